@@ -1,0 +1,15 @@
+"""Mycel: a deep-learning framework with a C++20 core, in the style of MindSpore."""
+from mycel import _mycel
+from mycel._mycel import dtype, promote_types
+from mycel.common.dtype import (bool_, int8, uint8, int16, int32, int64, float16, bfloat16,
+                                float32, float64, float_, int_, half, double, single)
+from mycel.common.tensor import Tensor, from_dlpack
+from mycel import ops
+from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
+from mycel.common.seed import set_seed, get_seed
+
+__version__ = "0.1.0"
+
+__all__ = ["Tensor", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+           "GRAPH_MODE", "set_seed", "get_seed", "bool_", "int8", "uint8", "int16", "int32",
+           "int64", "float16", "bfloat16", "float32", "float64"]

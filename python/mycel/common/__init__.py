@@ -1,0 +1,1 @@
+"""Tensor, dtypes and global settings."""

@@ -1,0 +1,31 @@
+"""Primitive classes (MindSpore's `ops.operations`, usually imported as P): configure the
+attributes once, then call with tensors: `P.MatMul(transpose_b=True)(x, w)`."""
+from mycel import _mycel
+
+
+class Primitive:
+    """Base of every primitive class; subclasses are generated from the registry."""
+    _handle = None
+
+    def __init__(self, *args, **kwargs):
+        self._bound = type(self)._handle.bind(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._bound(*args, **kwargs)
+
+    @property
+    def attrs(self):
+        """The attributes fixed at construction."""
+        return self._bound.preset
+
+    def __repr__(self):
+        items = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
+        return f"{type(self).__name__}<{items}>"
+
+
+__all__ = []
+for _name, _handle in _mycel.op_handles.items():
+    _cls = type(_handle.class_name, (Primitive,), {
+        "_handle": _handle, "__doc__": _handle.doc, "__module__": __name__})
+    globals()[_handle.class_name] = _cls
+    __all__.append(_handle.class_name)

@@ -1,0 +1,44 @@
+// Reference-counted memory blocks: 64-byte aligned, from a caching allocator, or borrowed from
+// another owner (numpy, DLPack) with a release callback.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace mycel {
+
+/// One block of memory that tensors view.
+class Storage {
+ public:
+  /// Allocates nbytes (64-byte aligned) from the caching allocator.
+  static std::shared_ptr<Storage> allocate(size_t nbytes);
+  /// Wraps memory owned elsewhere; `release` runs when the last tensor lets go.
+  static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, std::function<void()> release);
+
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+ private:
+  Storage(void* data, size_t nbytes, size_t capacity, std::function<void()> release)
+      : data_(data), nbytes_(nbytes), capacity_(capacity), release_(std::move(release)) {}
+  void* data_;
+  size_t nbytes_;
+  size_t capacity_;                // size class in the allocator; 0 when borrowed
+  std::function<void()> release_;  // set when borrowed
+};
+
+/// Allocator statistics, for tests and the profiler.
+struct AllocatorStats {
+  size_t bytes_in_use = 0;
+  size_t bytes_cached = 0;
+  size_t num_system_allocs = 0;
+};
+AllocatorStats allocator_stats();
+/// Returns every cached block to the system.
+void empty_cache();
+
+}  // namespace mycel

@@ -1,0 +1,107 @@
+#include "mycel/core/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
+
+namespace mycel {
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, size_t offset, Shape shape, DType dtype)
+    : storage_(std::move(storage)), offset_(offset), shape_(std::move(shape)), dtype_(dtype) {
+  numel_ = mycel::numel(shape_);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t d : shape)
+    MYCEL_CHECK(d >= 0, ValueError, "negative dimension in shape ", shape_str(shape));
+  size_t n = static_cast<size_t>(mycel::numel(shape)) * itemsize(dtype);
+  return Tensor(Storage::allocate(n), 0, shape, dtype);
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  std::memset(t.data(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::scalar(double v, DType dtype) {
+  Tensor t = empty({}, dtype);
+  convert_elements(&v, DType::float64, t.data(), dtype, 1);
+  return t;
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  MYCEL_CHECK(mycel::numel(shape) == numel_, ShapeError, "cannot view a tensor of shape ",
+              shape_str(shape_), " as shape ", shape_str(shape));
+  return Tensor(storage_, offset_, shape, dtype_);
+}
+
+Tensor Tensor::narrow0(int64_t start, int64_t n) const {
+  MYCEL_CHECK(ndim() > 0 && start >= 0 && n >= 0 && start + n <= shape_[0], IndexError,
+              "slice [", start, ", ", start + n, ") out of range for shape ", shape_str(shape_));
+  Shape s = shape_;
+  s[0] = n;
+  int64_t inner = shape_[0] == 0 ? 0 : numel_ / shape_[0];
+  return Tensor(storage_, offset_ + static_cast<size_t>(start * inner) * itemsize(dtype_), s, dtype_);
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(shape_, dtype_);
+  if (nbytes()) std::memcpy(t.data(), data(), nbytes());
+  return t;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_) return *this;
+  Tensor t = empty(shape_, dtype);
+  convert_elements(data(), dtype_, t.data(), dtype, numel_);
+  return t;
+}
+
+double Tensor::item_as_double(int64_t i) const {
+  MYCEL_CHECK(i >= 0 && i < numel_, IndexError, "element ", i, " out of range for ", numel_, " elements");
+  double v;
+  convert_elements(static_cast<const char*>(data()) + i * itemsize(dtype_), dtype_, &v,
+                   DType::float64, 1);
+  return v;
+}
+
+namespace {
+template <class D, class S>
+D convert_one(S s) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return static_cast<compute_t<S>>(s) != compute_t<S>(0);
+  } else if constexpr (std::is_integral_v<D> && !std::is_integral_v<compute_t<S>>) {
+    // float -> int: NaN/inf/out of range are undefined in C++; give numpy's usual result.
+    auto v = static_cast<double>(static_cast<compute_t<S>>(s));
+    if (!std::isfinite(v)) return std::numeric_limits<D>::min();
+    if (v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) return std::numeric_limits<D>::min();
+    return static_cast<D>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<D>(static_cast<compute_t<D>>(static_cast<compute_t<S>>(s)));
+  }
+}
+}  // namespace
+
+void convert_elements(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n) {
+  if (src_dtype == dst_dtype) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * itemsize(src_dtype));
+    return;
+  }
+  visit_dtype(src_dtype, [&](auto st) {
+    using S = typename decltype(st)::type;
+    visit_dtype(dst_dtype, [&](auto dt) {
+      using D = typename decltype(dt)::type;
+      const S* s = static_cast<const S*>(src);
+      D* d = static_cast<D*>(dst);
+      parallel_for(n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) d[i] = convert_one<D>(s[i]);
+      });
+    });
+  });
+}
+
+}  // namespace mycel

@@ -1,0 +1,259 @@
+#include "mycel/ops/registry.h"
+
+#include <sstream>
+
+namespace mycel {
+
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::kBool: return "bool";
+    case AttrKind::kInt: return "int";
+    case AttrKind::kFloat: return "float";
+    case AttrKind::kStr: return "str";
+    case AttrKind::kInts: return "tuple of int";
+    case AttrKind::kFloats: return "tuple of float";
+    case AttrKind::kDType: return "dtype";
+  }
+  return "?";
+}
+
+// ---- OpDef ----
+
+int OpDef::attr_index(const std::string& n) const {
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs[i].name == n) return static_cast<int>(i);
+    for (const auto& a : attrs[i].aliases)
+      if (a == n) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool OpDef::supports(DType t) const {
+  for (DType d : dtypes)
+    if (d == t) return true;
+  return false;
+}
+
+// ---- Attrs ----
+
+bool Attrs::has(const std::string& name) const {
+  int i = op_->attr_index(name);
+  return i >= 0 && !std::holds_alternative<std::monostate>(values_[i]);
+}
+
+const AttrValue& Attrs::get(const std::string& name) const {
+  int i = op_ ? op_->attr_index(name) : -1;
+  if (i < 0) MYCEL_THROW(RuntimeError, "[", op_ ? op_->name : "?", "] has no attribute '", name, "'");
+  return values_[i];
+}
+
+namespace {
+template <class T>
+const T& get_as(const Attrs& a, const std::string& name) {
+  const AttrValue& v = a.get(name);
+  if (auto* p = std::get_if<T>(&v)) return *p;
+  MYCEL_THROW(RuntimeError, "[", a.op()->name, "] attribute '", name, "' is unset or of another kind");
+}
+}  // namespace
+
+bool Attrs::get_bool(const std::string& n) const { return get_as<bool>(*this, n); }
+int64_t Attrs::get_int(const std::string& n) const { return get_as<int64_t>(*this, n); }
+double Attrs::get_float(const std::string& n) const { return get_as<double>(*this, n); }
+const std::string& Attrs::get_str(const std::string& n) const { return get_as<std::string>(*this, n); }
+const std::vector<int64_t>& Attrs::get_ints(const std::string& n) const {
+  return get_as<std::vector<int64_t>>(*this, n);
+}
+const std::vector<double>& Attrs::get_floats(const std::string& n) const {
+  return get_as<std::vector<double>>(*this, n);
+}
+DType Attrs::get_dtype(const std::string& n) const { return get_as<DType>(*this, n); }
+
+// ---- Registry ----
+
+Registry& Registry::get() {
+  static auto* r = new Registry();
+  return *r;
+}
+
+void Registry::add(OpDef def) {
+  auto fail = [&](const char* what) {
+    MYCEL_THROW(RuntimeError, "op '", def.name, "' registered without ", what);
+  };
+  if (def.name.empty()) fail("a name");
+  if (def.class_name.empty()) fail("a class name");
+  if (def.doc.empty()) fail("a doc line");
+  if (!def.infer) fail("infer");
+  if (!def.kernel) fail("a CPU kernel");
+  if (by_name_.count(def.name)) MYCEL_THROW(RuntimeError, "op '", def.name, "' registered twice");
+  for (const auto* o : order_)
+    if (o->class_name == def.class_name)
+      MYCEL_THROW(RuntimeError, "class name '", def.class_name, "' used by '", o->name, "' and '",
+                  def.name, "'");
+  auto p = std::make_unique<OpDef>(std::move(def));
+  order_.push_back(p.get());
+  by_name_[p->name] = std::move(p);
+}
+
+const OpDef* Registry::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+const OpDef& Registry::at(const std::string& name) const {
+  const OpDef* op = find(name);
+  if (!op) MYCEL_THROW(ValueError, "no op named '", name, "'");
+  return *op;
+}
+
+// ---- attributes ----
+
+namespace {
+bool kind_matches(AttrKind k, const AttrValue& v) {
+  switch (k) {
+    case AttrKind::kBool: return std::holds_alternative<bool>(v);
+    case AttrKind::kInt: return std::holds_alternative<int64_t>(v);
+    case AttrKind::kFloat: return std::holds_alternative<double>(v);
+    case AttrKind::kStr: return std::holds_alternative<std::string>(v);
+    case AttrKind::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrKind::kFloats: return std::holds_alternative<std::vector<double>>(v);
+    case AttrKind::kDType: return std::holds_alternative<DType>(v);
+  }
+  return false;
+}
+
+// Accepts the obvious conversions a Python caller expects: int for float, int for a 1-tuple.
+AttrValue coerce(const OpDef& op, const AttrDef& a, AttrValue v) {
+  if (std::holds_alternative<std::monostate>(v) || kind_matches(a.kind, v)) return v;
+  if (a.kind == AttrKind::kFloat && std::holds_alternative<int64_t>(v))
+    return static_cast<double>(std::get<int64_t>(v));
+  if (a.kind == AttrKind::kInt && std::holds_alternative<bool>(v))
+    return static_cast<int64_t>(std::get<bool>(v));
+  if (a.kind == AttrKind::kInts && std::holds_alternative<int64_t>(v))
+    return std::vector<int64_t>{std::get<int64_t>(v)};
+  if (a.kind == AttrKind::kFloats && std::holds_alternative<double>(v))
+    return std::vector<double>{std::get<double>(v)};
+  if (a.kind == AttrKind::kFloats && std::holds_alternative<std::vector<int64_t>>(v)) {
+    auto& iv = std::get<std::vector<int64_t>>(v);
+    return std::vector<double>(iv.begin(), iv.end());
+  }
+  static const char* given[] = {"None", "bool", "int", "float", "str", "tuple of int",
+                                "tuple of float", "dtype"};
+  MYCEL_THROW(TypeError, "[", op.name, "] attribute '", a.name, "' expects ", attr_kind_name(a.kind),
+              ", got ", given[v.index()]);
+}
+}  // namespace
+
+Attrs make_attrs(const OpDef& op, std::vector<AttrValue> given) {
+  given.resize(op.attrs.size());
+  for (size_t i = 0; i < op.attrs.size(); ++i) {
+    const AttrDef& a = op.attrs[i];
+    AttrValue& v = given[i];
+    if (std::holds_alternative<std::monostate>(v)) v = a.default_value;
+    if (std::holds_alternative<std::monostate>(v) && !a.optional)
+      MYCEL_THROW(TypeError, "[", op.name, "] missing required attribute '", a.name, "' (",
+                  attr_kind_name(a.kind), ")");
+    v = coerce(op, a, std::move(v));
+  }
+  return Attrs(&op, std::move(given));
+}
+
+Attrs make_attrs(const OpDef& op, const std::map<std::string, AttrValue>& named) {
+  std::vector<AttrValue> v(op.attrs.size());
+  for (const auto& [k, val] : named) {
+    int i = op.attr_index(k);
+    if (i < 0) MYCEL_THROW(TypeError, "[", op.name, "] got an unexpected attribute '", k, "'");
+    v[i] = val;
+  }
+  return make_attrs(op, std::move(v));
+}
+
+// ---- eager execution ----
+
+namespace {
+std::string dtype_list(const std::vector<DType>& ds) {
+  std::ostringstream os;
+  for (size_t i = 0; i < ds.size(); ++i) os << (i ? ", " : "") << dtype_name(ds[i]);
+  return os.str();
+}
+
+const std::string& input_name(const OpDef& op, size_t i) {
+  static const std::string unnamed = "input";
+  if (op.inputs.empty()) return unnamed;
+  return op.inputs[std::min(i, op.inputs.size() - 1)].name;
+}
+}  // namespace
+
+std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs) {
+  bool variadic = !op.inputs.empty() && op.inputs.back().variadic;
+  if (!variadic && inputs.size() != op.inputs.size())
+    MYCEL_THROW(TypeError, "[", op.name, "] takes ", op.inputs.size(), " tensor inputs, got ",
+                inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool optional = i < op.inputs.size() && op.inputs[i].optional && !op.inputs[i].variadic;
+    if (!inputs[i].defined() && !optional)
+      MYCEL_THROW(TypeError, "[", op.name, "] input '", input_name(op, i), "' must be a tensor, got None");
+  }
+  if (op.promote_inputs && !inputs.empty()) {
+    DType common = DType::bool_;
+    bool first = true;
+    for (const Tensor& t : inputs)
+      if (t.defined()) {
+        common = first ? t.dtype() : promote_types(common, t.dtype());
+        first = false;
+      }
+    for (Tensor& t : inputs)
+      if (t.defined() && t.dtype() != common) t = t.to(common);
+  }
+  if (!op.dtypes.empty() && static_cast<size_t>(op.dtype_input) < inputs.size()) {
+    const Tensor& t = inputs[op.dtype_input];
+    if (t.defined() && !op.supports(t.dtype()))
+      MYCEL_THROW(TypeError, "[", op.name, "] input '", input_name(op, op.dtype_input),
+                  "' has unsupported dtype ", dtype_name(t.dtype()), "; supported: ",
+                  dtype_list(op.dtypes));
+  }
+  std::vector<TensorMeta> metas(inputs.size());
+  std::vector<const TensorMeta*> meta_ptrs(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined()) {
+      metas[i] = inputs[i].meta();
+      meta_ptrs[i] = &metas[i];
+    }
+  std::vector<TensorMeta> out_metas = op.infer(InferContext{op, meta_ptrs, attrs});
+  if (op.view && out_metas.size() == 1 && !inputs.empty()) return {op.view(inputs[0], out_metas[0])};
+  std::vector<Tensor> outputs;
+  outputs.reserve(out_metas.size());
+  for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
+  op.kernel(KernelContext{op, inputs, outputs, attrs});
+  return outputs;
+}
+
+std::vector<Tensor> call_op(const std::string& name, std::vector<Tensor> inputs,
+                            const std::map<std::string, AttrValue>& attrs) {
+  const OpDef& op = Registry::get().at(name);
+  return call_op(op, std::move(inputs), make_attrs(op, attrs));
+}
+
+// ---- dtype lists ----
+
+std::vector<DType> all_dtypes() {
+  std::vector<DType> v;
+  for (int i = 0; i < kNumDTypes; ++i) v.push_back(static_cast<DType>(i));
+  return v;
+}
+std::vector<DType> numeric_dtypes() {
+  auto v = all_dtypes();
+  v.erase(v.begin());
+  return v;
+}
+std::vector<DType> signed_dtypes() {
+  return {DType::int8, DType::int16, DType::int32, DType::int64,
+          DType::float16, DType::bfloat16, DType::float32, DType::float64};
+}
+std::vector<DType> float_dtypes() {
+  return {DType::float16, DType::bfloat16, DType::float32, DType::float64};
+}
+std::vector<DType> integer_dtypes() {
+  return {DType::int8, DType::uint8, DType::int16, DType::int32, DType::int64};
+}
+
+}  // namespace mycel

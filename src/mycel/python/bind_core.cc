@@ -1,0 +1,55 @@
+// Dtypes, error classes, threads and allocator statistics.
+#include <nanobind/stl/string.h>
+
+#include "mycel/core/parallel.h"
+#include "mycel/python/convert.h"
+
+namespace mycel::py {
+
+void init_core(nb::module_& m) {
+  nb::enum_<DType> dt(m, "dtype", "Element type of a Tensor.");
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto t = static_cast<DType>(i);
+    dt.value(dtype_name(t), t);
+  }
+  dt.def_prop_ro("itemsize", [](DType t) { return itemsize(t); })
+      .def_prop_ro("is_floating_point", [](DType t) { return is_floating(t); })
+      .def("__repr__", [](DType t) {
+        std::string n = dtype_name(t);
+        n[0] = static_cast<char>(std::toupper(n[0]));
+        return n == "Bool" ? std::string("Bool") : n;  // MindSpore prints Float32, Int64, Bool
+      })
+      .def("__str__", [](DType t) { return std::string(dtype_name(t)); });
+  m.def("promote_types", &promote_types);
+  m.def("dtype_from", &to_dtype);
+  m.def("set_num_threads", &set_num_threads);
+  m.def("get_num_threads", &num_threads);
+  m.def("allocator_stats", [] {
+    AllocatorStats s = allocator_stats();
+    nb::dict d;
+    d["bytes_in_use"] = s.bytes_in_use;
+    d["bytes_cached"] = s.bytes_cached;
+    d["num_system_allocs"] = s.num_system_allocs;
+    return d;
+  });
+  m.def("empty_cache", &empty_cache);
+
+  // Error classes: our hierarchy maps onto Python built-ins.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const NotSupported& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+}
+
+}  // namespace mycel::py

@@ -1,0 +1,62 @@
+// The Tensor class: construction from Python data, numpy/DLPack interop, metadata.
+// Operators, indexing and repr are added in python/mycel/common/tensor.py on top of these.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "mycel/python/convert.h"
+
+namespace mycel::py {
+
+void init_tensor(nb::module_& m) {
+  nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), "An n-d array on the CPU.")
+      .def("__init__",
+           [](Tensor* self, nb::object input_data, nb::object dtype, nb::object shape, nb::object init) {
+             std::optional<DType> dt;
+             if (!dtype.is_none()) dt = to_dtype(dtype);
+             if (!input_data.is_none()) {
+               new (self) Tensor(to_tensor(input_data, dt));
+               return;
+             }
+             if (shape.is_none())
+               MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+             Shape s;
+             for (nb::handle h : shape) {
+               if (h.is_none())
+                 MYCEL_THROW(NotSupported, "Tensor(shape=...) with a None (dynamic) dimension is only "
+                             "meaningful as a graph-mode input signature (Cell.set_inputs)");
+               s.push_back(nb::cast<int64_t>(h));
+             }
+             new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
+           },
+           nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
+           nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())
+      .def_prop_ro("shape", [](const Tensor& t) {
+        nb::list l;
+        for (int64_t d : t.shape()) l.append(d);
+        return nb::tuple(l);
+      })
+      .def_prop_ro("dtype", &Tensor::dtype)
+      .def_prop_ro("ndim", &Tensor::ndim)
+      .def_prop_ro("size", &Tensor::numel)
+      .def_prop_ro("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); })
+      .def_prop_ro("nbytes", &Tensor::nbytes)
+      .def("numel", &Tensor::numel)
+      .def("dim", &Tensor::ndim)
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("asnumpy", &to_numpy, "The data as a numpy array (shares memory; bfloat16 -> float32).")
+      .def("numpy", &to_numpy, "Alias of asnumpy().")
+      .def("_dlpack_array", &to_dlpack_array)
+      .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })
+      .def("astype", [](const Tensor& t, nb::handle dtype) { return t.to(to_dtype(dtype)); },
+           nb::arg("dtype"))
+      .def("clone", &Tensor::clone)
+      .def("_is_view_of", [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); })
+      .def("__len__", [](const Tensor& t) {
+        if (t.ndim() == 0) MYCEL_THROW(TypeError, "len() of a 0-d tensor");
+        return t.shape()[0];
+      });
+  m.def("tensor_from_dlpack", &from_dlpack, nb::arg("obj"));
+}
+
+}  // namespace mycel::py

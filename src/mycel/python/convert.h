@@ -1,0 +1,30 @@
+// Conversions between Python objects and core values, shared by the binding files.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <optional>
+
+#include "mycel/core/tensor.h"
+#include "mycel/ops/registry.h"
+
+namespace mycel::py {
+namespace nb = nanobind;
+
+/// DType from a mycel dtype, a numpy dtype/type or a string.
+DType to_dtype(nb::handle obj);
+/// Tensor from a Tensor, numpy array, DLPack object, list or scalar (copies unless a Tensor).
+/// A Python float defaults to float32 and an int to int64 (MindSpore's defaults).
+Tensor to_tensor(nb::handle obj, std::optional<DType> dtype = std::nullopt);
+/// Zero-copy numpy view of t (bfloat16 is converted to float32, since numpy lacks it).
+nb::object to_numpy(const Tensor& t);
+/// A nanobind ndarray (no framework) sharing t's storage, for __dlpack__.
+nb::object to_dlpack_array(const Tensor& t);
+/// Tensor sharing the memory of any DLPack / buffer-protocol object (copies if not contiguous).
+Tensor from_dlpack(nb::handle obj);
+/// Attribute value of the given kind from a Python object.
+AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj);
+/// Python value of an attribute.
+nb::object attr_to_python(const AttrValue& v);
+
+}  // namespace mycel::py

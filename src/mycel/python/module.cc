@@ -1,0 +1,15 @@
+// The _mycel extension module: thin glue only; each area binds itself in its own file.
+#include "mycel/python/convert.h"
+
+namespace mycel::py {
+void init_core(nb::module_& m);
+void init_tensor(nb::module_& m);
+void init_ops(nb::module_& m);
+}  // namespace mycel::py
+
+NB_MODULE(_mycel, m) {
+  m.doc() = "Mycel core (C++)";
+  mycel::py::init_core(m);
+  mycel::py::init_tensor(m);
+  mycel::py::init_ops(m);
+}
