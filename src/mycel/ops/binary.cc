@@ -13,6 +13,11 @@ std::vector<TensorMeta> same_dtype(const InferContext& c) {
 std::vector<TensorMeta> float_dtype(const InferContext& c) {
   return {infer_broadcast(c, float_result_dtype(c.in(0).dtype))};
 }
+// numpy's true division of integers is float64 whatever their width.
+std::vector<TensorMeta> div_dtype(const InferContext& c) {
+  DType t = c.in(0).dtype;
+  return {infer_broadcast(c, is_floating(t) ? t : DType::float64)};
+}
 std::vector<TensorMeta> bool_dtype(const InferContext& c) {
   return {infer_broadcast(c, DType::bool_)};
 }
@@ -49,7 +54,7 @@ MYCEL_REGISTER_OPS(binary) {
                  else return x * y;
                })));
   r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).",
-               all_dtypes(), float_dtype, float_binary([](auto x, auto y) { return x / y; })));
+               all_dtypes(), div_dtype, float_binary([](auto x, auto y) { return x / y; })));
   r.add(binary("equal", "Equal", "Elementwise x == y.", all_dtypes(), bool_dtype,
                predicate_binary([](auto x, auto y) { return x == y; }), "none"));
 }
