@@ -85,3 +85,5 @@ def _install():
 
 
 _install()
+
+from mycel.common import tensor_methods  # noqa: E402,F401  (indexing and shape methods)

@@ -1,0 +1,1 @@
+"""Tensor methods built on registry ops (indexing, reshape-like methods, ...)."""
