@@ -30,10 +30,7 @@ def _array(self, dtype=None, copy=None):
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    kw = {}
-    if max_version is not None:
-        kw["max_version"] = max_version
-    return self._dlpack_array().__dlpack__(**kw)
+    return self._dlpack_array()  # a "dltensor" capsule sharing our storage
 
 
 def _item(self):
@@ -80,7 +77,7 @@ def _install():
     for dunder, name in {"neg": "neg", "abs": "abs", "invert": "logical_not"}.items():
         op = getattr(_ops, name, None)
         if op is not None:
-            setattr(t, f"__{dunder}__", op)
+            setattr(t, f"__{dunder}__", lambda self, _op=op: _op(self))
     t.__pos__ = lambda self: self
 
 

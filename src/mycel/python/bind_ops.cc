@@ -111,7 +111,11 @@ struct OpHandle {
       nb::handle h = flat[i];
       if (h.is_none()) continue;
       if (is_python_scalar(h)) { have_scalar = true; continue; }
-      inputs[i] = to_tensor(h);
+      try {
+        inputs[i] = to_tensor(h);
+      } catch (const TypeError& e) {
+        MYCEL_THROW(TypeError, "[", d.name, "] input '", d.inputs[std::min(i, n_in - 1)].name, "': ", e.what());
+      }
       base = have_base ? promote_types(base, inputs[i].dtype()) : inputs[i].dtype();
       have_base = true;
     }

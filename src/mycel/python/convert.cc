@@ -2,7 +2,26 @@
 
 #include <cstring>
 
+#include <nanobind/stl/string.h>
+
 namespace mycel::py {
+
+std::string py_type_name(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
+
+std::string str_of(nb::handle h) {
+  nb::object s = nb::steal(PyObject_Str(h.ptr()));
+  if (!s.is_valid()) { PyErr_Clear(); return "?"; }
+  const char* c = PyUnicode_AsUTF8(s.ptr());
+  return c ? c : "?";
+}
+
+std::string repr_str(nb::handle h) {
+  nb::object s = nb::steal(PyObject_Repr(h.ptr()));
+  if (!s.is_valid()) { PyErr_Clear(); return "?"; }
+  const char* c = PyUnicode_AsUTF8(s.ptr());
+  return c ? c : "?";
+}
+
 namespace {
 
 nb::dlpack::dtype to_dl(DType t) {
@@ -95,7 +114,7 @@ DType to_dtype(nb::handle obj) {
     return dtype_from_name(nb::cast<std::string>(d.attr("name")));
   } catch (const nb::python_error&) {
   }
-  MYCEL_THROW(TypeError, "cannot interpret ", nb::cast<std::string>(nb::repr(obj)), " as a dtype");
+  MYCEL_THROW(TypeError, "cannot interpret ", repr_str(obj), " as a dtype");
 }
 
 Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
@@ -104,34 +123,34 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
     return dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
   }
   if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.ptr() == Py_True, dtype.value_or(DType::bool_));
-  if (PyLong_Check(obj.ptr())) {
+  if (PyLong_CheckExact(obj.ptr())) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-    if (overflow) MYCEL_THROW(ValueError, "integer ", nb::cast<std::string>(nb::str(obj)), " does not fit in int64");
+    if (overflow) MYCEL_THROW(ValueError, "integer ", str_of(obj), " does not fit in int64");
     Tensor t = Tensor::empty({}, DType::int64);
     *t.data<int64_t>() = v;
     return dtype ? t.to(*dtype) : t;
   }
-  if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AsDouble(obj.ptr()), dtype.value_or(DType::float32));
+  if (PyFloat_CheckExact(obj.ptr())) return Tensor::scalar(PyFloat_AsDouble(obj.ptr()), dtype.value_or(DType::float32));
   // Everything else goes through numpy (lists, numpy arrays and scalars, torch tensors, ...).
   nb::object arr;
   try {
     arr = numpy().attr("asarray")(obj);
   } catch (const nb::python_error& e) {
     MYCEL_THROW(TypeError, "cannot convert an object of type ",
-                nb::cast<std::string>(nb::str(obj.type().attr("__name__"))), " to a Tensor: ", e.what());
+                py_type_name(obj), " to a Tensor: ", e.what());
   }
-  std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+  std::string kind = str_of(arr.attr("dtype").attr("kind"));
   if (kind != "f" && kind != "i" && kind != "u" && kind != "b")
     MYCEL_THROW(TypeError, "cannot convert an object of type ",
-                nb::cast<std::string>(nb::str(obj.type().attr("__name__"))),
-                " to a Tensor (numpy sees dtype ", nb::cast<std::string>(nb::str(arr.attr("dtype"))),
+                py_type_name(obj),
+                " to a Tensor (numpy sees dtype ", repr_str(arr.attr("dtype")),
                 "; ragged or non-numeric data?)");
   bool is_sequence = nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj);
   if (is_sequence && !dtype && kind == "f") dtype = DType::float32;  // MindSpore's default float
   nb::ndarray<nb::ro, nb::device::cpu> a;
   if (!nb::try_cast(arr, a, false))
-    MYCEL_THROW(TypeError, "cannot convert numpy dtype ", nb::cast<std::string>(nb::str(arr.attr("dtype"))),
+    MYCEL_THROW(TypeError, "cannot convert numpy dtype ", repr_str(arr.attr("dtype")),
                 " to a Tensor");
   Tensor t = copy_from_ndarray(a, from_dl(a.dtype()));
   return dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
@@ -154,7 +173,7 @@ Tensor from_dlpack(nb::handle obj) {
   nb::ndarray<nb::device::cpu> a;
   if (!nb::try_cast(obj, a, false))
     MYCEL_THROW(TypeError, "from_dlpack: object of type ",
-                nb::cast<std::string>(nb::str(obj.type().attr("__name__"))),
+                py_type_name(obj),
                 " is not a CPU DLPack or buffer-protocol array");
   DType dt = from_dl(a.dtype());
   Shape shape(a.ndim());
@@ -179,8 +198,8 @@ AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
   auto bad = [&]() -> AttrValue {
     MYCEL_THROW(TypeError, "[", op.name, "] attribute '", def.name, "' expects ",
                 attr_kind_name(def.kind), ", got ",
-                nb::cast<std::string>(nb::str(obj.type().attr("__name__"))), " ",
-                nb::cast<std::string>(nb::repr(obj)));
+                py_type_name(obj), " ",
+                repr_str(obj));
   };
   auto as_int = [&](nb::handle h, int64_t& out) {
     if (PyBool_Check(h.ptr()) && def.kind != AttrKind::kBool) return false;

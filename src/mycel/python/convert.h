@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 
 #include <optional>
+#include <string>
 
 #include "mycel/core/tensor.h"
 #include "mycel/ops/registry.h"
@@ -11,6 +12,10 @@
 namespace mycel::py {
 namespace nb = nanobind;
 
+/// Python type name, str() and repr() of an object, for error messages (never throw).
+std::string py_type_name(nb::handle h);
+std::string str_of(nb::handle h);
+std::string repr_str(nb::handle h);
 /// DType from a mycel dtype, a numpy dtype/type or a string.
 DType to_dtype(nb::handle obj);
 /// Tensor from a Tensor, numpy array, DLPack object, list or scalar (copies unless a Tensor).
