@@ -45,3 +45,15 @@ def test_op_dtypes_claimed_are_tested(name):
         tested.add("bfloat16")  # test_op_table runs float32 rows in bfloat16 too
     untested = sorted(claimed - tested)
     assert not untested, f"{name} claims dtypes with no table row: {untested}"
+
+
+def test_docs_ops_md_is_current():
+    """docs/ops.md is generated from the registry; regenerate with scripts/gen_op_docs.py."""
+    import importlib.util
+    import os
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    spec = importlib.util.spec_from_file_location("gen_op_docs", os.path.join(root, "scripts", "gen_op_docs.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(os.path.join(root, "docs", "ops.md")) as f:
+        assert f.read() == gen.render(), "docs/ops.md is stale: run .venv/bin/python scripts/gen_op_docs.py"

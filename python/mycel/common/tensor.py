@@ -84,3 +84,4 @@ def _install():
 _install()
 
 from mycel.common import tensor_methods  # noqa: E402,F401  (indexing and shape methods)
+from mycel.common import tensor_op_methods  # noqa: E402,F401  (x.sum(), x.exp(), ...)

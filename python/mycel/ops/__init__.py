@@ -18,6 +18,16 @@ for _cls_name in operations.__all__:
     globals()[_cls_name] = getattr(operations, _cls_name)
 
 
+# MindSpore's other spellings of registry ops.
+_ALIASES = {"where": "select", "clamp": "clip_by_value", "reduce_sum": "sum", "reduce_mean": "mean",
+            "reduce_max": "max", "reduce_min": "min", "topk": "top_k", "floor_mod": "mod",
+            "truediv": "div", "ne": "not_equal", "gt": "greater", "ge": "greater_equal",
+            "lt": "less", "le": "less_equal", "amax": "max", "amin": "min"}
+for _alias, _target in _ALIASES.items():
+    if _target in _handles and _alias not in globals():
+        globals()[_alias] = getattr(_mycel.ops, _target)
+
+
 def op_names():
     """Names of every registered op."""
     return sorted(_handles)

@@ -1,0 +1,33 @@
+"""Tensor methods that forward to registry ops (x.sum(axis), x.exp(), x.matmul(w), ...), as
+MindSpore's and PyTorch's Tensor offer. Methods for ops that are not registered are skipped."""
+from mycel import _mycel
+from mycel.common.tensor import Tensor
+
+# method name -> op name
+_METHODS = {
+    "abs": "abs", "neg": "neg", "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p",
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "square": "square", "reciprocal": "reciprocal",
+    "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "sigmoid": "sigmoid",
+    "relu": "relu", "erf": "erf", "floor": "floor", "ceil": "ceil", "round": "round",
+    "sign": "sign", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+    "logical_not": "logical_not", "add": "add", "sub": "sub", "mul": "mul", "div": "div",
+    "pow": "pow", "maximum": "maximum", "minimum": "minimum", "matmul": "matmul",
+    "sum": "sum", "mean": "mean", "max": "max", "min": "min", "amax": "max", "amin": "min",
+    "prod": "prod", "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin",
+    "var": "var", "std": "std", "logsumexp": "logsumexp", "cumsum": "cumsum",
+    "clip": "clip_by_value", "softmax": "softmax", "log_softmax": "log_softmax",
+    "sort": "sort", "argsort": "argsort", "topk": "top_k",
+}
+
+
+def _forward(op):
+    def method(self, *args, **kwargs):
+        return op(self, *args, **kwargs)
+    method.__doc__ = op.__doc__
+    return method
+
+
+for _method, _op_name in _METHODS.items():
+    _op = getattr(_mycel.ops, _op_name, None)
+    if _op is not None and not hasattr(Tensor, _method):
+        setattr(Tensor, _method, _forward(_op))

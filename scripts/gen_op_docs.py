@@ -1,0 +1,32 @@
+"""Writes docs/ops.md from the op registry (run after adding an op; a test checks it is current).
+
+    .venv/bin/python scripts/gen_op_docs.py [output]
+"""
+import os
+import sys
+
+from mycel import _mycel
+
+
+def render():
+    lines = ["# Op reference", "",
+             "Generated from the C++ op registry by `scripts/gen_op_docs.py`; do not edit by hand.",
+             "Each op is callable as `mycel.ops.<name>(inputs..., attrs...)` and as a primitive class",
+             "`mycel.ops.<Class>(attrs...)(inputs...)` (also `from mycel.ops import operations as P`).",
+             "", "| op | class | inputs | attributes (default) | dtypes | gradient | description |",
+             "|---|---|---|---|---|---|---|"]
+    for name in sorted(_mycel.op_handles):
+        h = _mycel.op_handles[name]
+        ins = ", ".join(f"{n}{'?' if opt else ''}{'...' if var else ''}" for n, opt, var in h.inputs)
+        attrs = ", ".join(f"{n}: {k}" + (f" = {d!r}" if d is not None else ("" if has else " (required)"))
+                          for n, k, d, has in h.attrs)
+        dts = ", ".join(str(d) for d in h.dtypes) or "-"
+        lines.append(f"| `{name}` | `{h.class_name}` | {ins or '-'} | {attrs or '-'} | {dts} | "
+                     f"{h.grad} | {h.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "docs", "ops.md")
+    with open(out, "w") as f:
+        f.write(render())
