@@ -1,4 +1,6 @@
 // The Philox generator against Random123's known answers, and the global generator's state.
+#include "mycel/core/random.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "mycel/core/parallel.h"
-#include "mycel/core/random.h"
 #include "mycel/ops/registry.h"
 
 namespace mycel {
@@ -85,7 +86,8 @@ TEST(RandomOps, SameForAnyThreadCount) {
   std::vector<std::vector<double>> runs;
   for (int nt : {1, 2, 3}) {
     set_num_threads(nt);
-    Tensor t = call_op("normal", {}, {{"shape", std::vector<int64_t>{70001}}, {"seed", int64_t(9)}})[0];
+    Tensor t =
+        call_op("normal", {}, {{"shape", std::vector<int64_t>{70001}}, {"seed", int64_t(9)}})[0];
     runs.emplace_back();
     for (int64_t i = 0; i < t.numel(); i += 997) runs.back().push_back(t.item_as_double(i));
   }

@@ -1,6 +1,7 @@
 // Loss ops. Reductions are "mean", "sum" or "none"; 16-bit floats compute in float32; softmax
 // losses use log-sum-exp, so logits of any finite magnitude give finite results.
 #include "mycel/kernels/cpu/loss.h"
+
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -11,8 +12,8 @@ Shape reduced_shape(const InferContext& c, const Shape& full) {
   const std::string& r = c.attrs.get_str("reduction");
   if (r == "none") return full;
   if (r == "mean" || r == "sum") return {};
-  MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'reduction' must be 'mean', 'sum' or 'none', got '",
-              r, "'");
+  MYCEL_THROW(ValueError, "[", c.op.name,
+              "] attribute 'reduction' must be 'mean', 'sum' or 'none', got '", r, "'");
 }
 
 void check_label_dtype(const InferContext& c, size_t i) {

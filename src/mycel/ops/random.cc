@@ -2,10 +2,14 @@
 // (MindSpore's): both 0 draws from the global generator, seeded by mycel.set_seed, so each call
 // gives new numbers; otherwise the op uses its own stream keyed by (seed, seed2) that restarts at
 // every call, so the same op seeds give the same numbers each call (as in TF and MindSpore).
+// Positional attribute order follows MindSpore's functions: uniform(shape, minval, maxval, seed,
+// dtype), randint(low, high, size, seed, dtype). dropout takes keep_prob as MindSpore's Dropout
+// primitive does (not the drop probability p of MindSpore 2.x ops.dropout).
+#include "mycel/kernels/cpu/random.h"
+
 #include <cmath>
 #include <limits>
 
-#include "mycel/kernels/cpu/random.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -25,10 +29,11 @@ Shape shape_attr(const InferContext& c) {
   int64_t n = 1;
   for (int64_t d : s) {
     if (d < 0)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape' must have non-negative dims, got ",
-                  shape_str(s));
+      MYCEL_THROW(ValueError, "[", c.op.name,
+                  "] attribute 'shape' must have non-negative dims, got ", shape_str(s));
     if (d > 0 && n > std::numeric_limits<int64_t>::max() / 16 / d)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape' ", shape_str(s), " is too large");
+      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape' ", shape_str(s),
+                  " is too large");
     n *= d;
   }
   return s;
@@ -77,8 +82,8 @@ std::vector<TensorMeta> infer_randint(const InferContext& c) {
   DType t = dtype_attr(c);
   int64_t low = c.attrs.get_int("low"), high = c.attrs.get_int("high");
   if (low >= high)
-    MYCEL_THROW(ValueError, "[randint] attribute 'low' (", low, ") must be less than 'high' (", high,
-                ")");
+    MYCEL_THROW(ValueError, "[randint] attribute 'low' (", low, ") must be less than 'high' (",
+                high, ")");
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
@@ -107,7 +112,8 @@ std::vector<TensorMeta> infer_dropout(const InferContext& c) {
   return {c.in(0), c.in(0)};
 }
 
-AttrDef attr(std::string name, AttrKind kind, AttrValue def, std::vector<std::string> aliases = {}) {
+AttrDef attr(std::string name, AttrKind kind, AttrValue def,
+             std::vector<std::string> aliases = {}) {
   return {std::move(name), kind, std::move(def), false, std::move(aliases)};
 }
 
@@ -145,16 +151,18 @@ OpDef random_op(std::string name, std::string cls, std::string doc, std::vector<
 MYCEL_REGISTER_OPS(random) {
   using namespace cpu;
   const AttrDef shape = attr("shape", AttrKind::kInts, {}, {"size"});
-  r.add(random_op("uniform", "UniformReal", "Uniform floats in [minval, maxval) of the given shape.",
-                  {}, {shape, attr("minval", AttrKind::kFloat, 0.0), attr("maxval", AttrKind::kFloat, 1.0)},
-                  DType::float32, infer_uniform, uniform_kernel, float_dtypes()));
-  r.add(random_op("normal", "StandardNormal",
-                  "Normal floats with the given mean and stddev (Box-Muller) of the given shape.",
-                  {}, {shape, attr("mean", AttrKind::kFloat, 0.0), attr("stddev", AttrKind::kFloat, 1.0)},
-                  DType::float32, infer_normal, normal_kernel, float_dtypes()));
-  r.add(random_op("randint", "UniformInt", "Uniform integers in [low, high) of the given shape.", {},
-                  {attr("low", AttrKind::kInt, {}), attr("high", AttrKind::kInt, {}), shape}, DType::int64,
-                  infer_randint, randint_kernel, integer_dtypes()));
+  r.add(random_op(
+      "uniform", "UniformReal", "Uniform floats in [minval, maxval) of the given shape.", {},
+      {shape, attr("minval", AttrKind::kFloat, 0.0), attr("maxval", AttrKind::kFloat, 1.0)},
+      DType::float32, infer_uniform, uniform_kernel, float_dtypes()));
+  r.add(
+      random_op("normal", "StandardNormal",
+                "Normal floats with the given mean and stddev (Box-Muller) of the given shape.", {},
+                {shape, attr("mean", AttrKind::kFloat, 0.0), attr("stddev", AttrKind::kFloat, 1.0)},
+                DType::float32, infer_normal, normal_kernel, float_dtypes()));
+  r.add(random_op("randint", "UniformInt", "Uniform integers in [low, high) of the given shape.",
+                  {}, {attr("low", AttrKind::kInt, {}), attr("high", AttrKind::kInt, {}), shape},
+                  DType::int64, infer_randint, randint_kernel, integer_dtypes()));
   r.add(random_op("bernoulli", "Bernoulli",
                   "1 with probability p, else 0, with the shape and dtype of x.", {{"x"}},
                   {attr("p", AttrKind::kFloat, 0.5)}, {}, infer_bernoulli, bernoulli_kernel,
@@ -162,8 +170,8 @@ MYCEL_REGISTER_OPS(random) {
   r.add(random_op("dropout", "Dropout",
                   "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
                   "1/keep_prob; returns (y, mask).",
-                  {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout, dropout_kernel,
-                  float_dtypes(), "todo"));
+                  {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
+                  dropout_kernel, float_dtypes(), "todo"));
 }
 
 }  // namespace mycel

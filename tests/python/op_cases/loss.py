@@ -122,32 +122,34 @@ def logits_labels(shape, scale=1.0, weight_shape=None, pos_weight_shape=None):
 
 
 FLOATS = ("float32", "float64")
+SCE, SSCE = "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits"
+BCE, BCEL = "binary_cross_entropy", "binary_cross_entropy_with_logits"
 
 CASES = [
     # softmax_cross_entropy_with_logits
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(4, 5), dtypes=FLOATS),
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(4, 5), dtypes=("float16",),
+    OpCase(SCE, softmax_ce_ref, logits_probs(4, 5), dtypes=FLOATS),
+    OpCase(SCE, softmax_ce_ref, logits_probs(4, 5), dtypes=("float16",),
            id="f16", **F16),
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(0, 5), id="empty"),
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(3, 1), id="one_class"),
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(300, 200), id="large"),
-    OpCase("softmax_cross_entropy_with_logits", softmax_ce_ref, logits_probs(6, 7, scale=1e4),
+    OpCase(SCE, softmax_ce_ref, logits_probs(0, 5), id="empty"),
+    OpCase(SCE, softmax_ce_ref, logits_probs(3, 1), id="one_class"),
+    OpCase(SCE, softmax_ce_ref, logits_probs(300, 200), id="large"),
+    OpCase(SCE, softmax_ce_ref, logits_probs(6, 7, scale=1e4),
            id="extreme", rtol=1e-5, atol=1e-3),
 ]
 
 for _r in REDUCTIONS:
     CASES += [
-        OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(5, 7),
+        OpCase(SSCE, sparse_ce_ref, logits_indices(5, 7),
                attrs={"reduction": _r}, id=_r),
         OpCase("nll_loss", nll_ref, logits_indices(6, 4), attrs={"reduction": _r}, id=_r),
         OpCase("nll_loss", nll_ref, logits_indices(6, 4, weight=True, ignore=-100),
                attrs={"reduction": _r}, id=f"weight_ignore_{_r}"),
-        OpCase("binary_cross_entropy", bce_ref, probs_labels((3, 4)), attrs={"reduction": _r}, id=_r),
-        OpCase("binary_cross_entropy", bce_ref, probs_labels((3, 4), weight_shape=(4,)),
+        OpCase(BCE, bce_ref, probs_labels((3, 4)), attrs={"reduction": _r}, id=_r),
+        OpCase(BCE, bce_ref, probs_labels((3, 4), weight_shape=(4,)),
                attrs={"reduction": _r}, id=f"weight_{_r}"),
-        OpCase("binary_cross_entropy_with_logits", bce_logits_ref, logits_labels((3, 4)),
+        OpCase(BCEL, bce_logits_ref, logits_labels((3, 4)),
                attrs={"reduction": _r}, id=_r),
-        OpCase("binary_cross_entropy_with_logits", bce_logits_ref,
+        OpCase(BCEL, bce_logits_ref,
                logits_labels((3, 4), weight_shape=(3, 1), pos_weight_shape=(4,)),
                attrs={"reduction": _r}, id=f"weights_{_r}"),
         OpCase("mse_loss", mse_ref, [(3, 4), (3, 4)], attrs={"reduction": _r}, id=_r),
@@ -156,42 +158,43 @@ for _r in REDUCTIONS:
 
 CASES += [
     # sparse_softmax_cross_entropy_with_logits
-    OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(5, 7, "int32"),
+    OpCase(SSCE, sparse_ce_ref, logits_indices(5, 7, "int32"),
            id="int32_labels"),
-    OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(5, 7),
+    OpCase(SSCE, sparse_ce_ref, logits_indices(5, 7),
            dtypes=("float16",), id="f16", **F16),
-    OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(0, 7),
+    OpCase(SSCE, sparse_ce_ref, logits_indices(0, 7),
            attrs={"reduction": "sum"}, id="empty"),
-    OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(500, 100),
+    OpCase(SSCE, sparse_ce_ref, logits_indices(500, 100),
            attrs={"reduction": "none"}, id="large"),
-    OpCase("sparse_softmax_cross_entropy_with_logits", sparse_ce_ref, logits_indices(8, 6, scale=1e4),
+    OpCase(SSCE, sparse_ce_ref, logits_indices(8, 6, scale=1e4),
            attrs={"reduction": "none"}, id="extreme", rtol=1e-5, atol=1e-3),
     # nll_loss
     OpCase("nll_loss", nll_ref, logits_indices(9, 4, "int32", ignore=1),
            attrs={"ignore_index": 1}, id="ignore_index_1"),
-    OpCase("nll_loss", nll_ref, logits_indices(6, 4, weight=True), dtypes=("float16",), id="f16", **F16),
+    OpCase("nll_loss", nll_ref, logits_indices(6, 4, weight=True), dtypes=("float16",), id="f16",
+           **F16),
     OpCase("nll_loss", nll_ref, logits_indices(0, 4), attrs={"reduction": "sum"}, id="empty"),
     OpCase("nll_loss", nll_ref, logits_indices(40000, 3, weight=True), attrs={"reduction": "sum"},
            id="large", rtol=1e-4),
     # binary_cross_entropy
-    OpCase("binary_cross_entropy", bce_ref, probs_labels((4, 5), extremes=True),
+    OpCase(BCE, bce_ref, probs_labels((4, 5), extremes=True),
            attrs={"reduction": "none"}, id="clamp"),
-    OpCase("binary_cross_entropy", bce_ref, probs_labels(()), attrs={"reduction": "none"}, id="0d"),
-    OpCase("binary_cross_entropy", bce_ref, probs_labels((0, 3)), attrs={"reduction": "sum"}, id="empty"),
-    OpCase("binary_cross_entropy", bce_ref, probs_labels((3, 4)), dtypes=("float16",), id="f16", **F16),
-    OpCase("binary_cross_entropy", bce_ref, probs_labels((200, 201), weight_shape=(201,)), id="large"),
+    OpCase(BCE, bce_ref, probs_labels(()), attrs={"reduction": "none"}, id="0d"),
+    OpCase(BCE, bce_ref, probs_labels((0, 3)), attrs={"reduction": "sum"}, id="empty"),
+    OpCase(BCE, bce_ref, probs_labels((3, 4)), dtypes=("float16",), id="f16", **F16),
+    OpCase(BCE, bce_ref, probs_labels((200, 201), weight_shape=(201,)), id="large"),
     # binary_cross_entropy_with_logits
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref, logits_labels((5, 6), scale=1e4),
+    OpCase(BCEL, bce_logits_ref, logits_labels((5, 6), scale=1e4),
            attrs={"reduction": "none"}, id="extreme"),
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref,
+    OpCase(BCEL, bce_logits_ref,
            logits_labels((5, 6), scale=1e4, weight_shape=(6,), pos_weight_shape=(6,)),
            attrs={"reduction": "none"}, id="extreme_pos_weight"),
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref, logits_labels(()), id="0d"),
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref, logits_labels((0, 4)),
+    OpCase(BCEL, bce_logits_ref, logits_labels(()), id="0d"),
+    OpCase(BCEL, bce_logits_ref, logits_labels((0, 4)),
            attrs={"reduction": "none"}, id="empty"),
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref, logits_labels((3, 4)),
+    OpCase(BCEL, bce_logits_ref, logits_labels((3, 4)),
            dtypes=("float16",), id="f16", **F16),
-    OpCase("binary_cross_entropy_with_logits", bce_logits_ref,
+    OpCase(BCEL, bce_logits_ref,
            logits_labels((200, 201), weight_shape=(200, 1), pos_weight_shape=(201,)), id="large"),
     # mse_loss
     OpCase("mse_loss", mse_ref, [(), ()], id="0d"),

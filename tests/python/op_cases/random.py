@@ -1,5 +1,5 @@
 """Table rows for the random ops. Their values are random, so test_op_table skips them
-(nondeterministic=True); test_random.py runs each row for shape/dtype and tests the statistics.
+(**R); test_random.py runs each row for shape/dtype and tests the statistics.
 A row's ref returns an array of the expected shape and dtype (values irrelevant); for ops with a
 `dtype` attribute the row's dtypes are values of that attribute, otherwise of the input."""
 import numpy as np
@@ -9,6 +9,7 @@ from op_cases import OpCase
 FLOAT = ("float16", "float32", "float64")
 INT = ("int8", "uint8", "int16", "int32", "int64")
 ALL = ("bool",) + INT + FLOAT
+R = dict(nondeterministic=True)
 
 
 def _like_shape(shape=None, size=None, **attrs):
@@ -28,25 +29,24 @@ def _randint(**attrs):
 
 
 CASES = [
-    OpCase("uniform", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, nondeterministic=True),
-    OpCase("uniform", _like_shape, [], attrs={"shape": (0, 4)}, id="empty", nondeterministic=True),
-    OpCase("uniform", _like_shape, [], attrs={"shape": ()}, id="0d", nondeterministic=True),
+    OpCase("uniform", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("uniform", _like_shape, [], attrs={"shape": (0, 4)}, id="empty", **R),
+    OpCase("uniform", _like_shape, [], attrs={"shape": ()}, id="0d", **R),
     OpCase("uniform", _like_shape, [], attrs={"shape": (300, 301), "minval": -2.0, "maxval": 5.0},
-           id="large", nondeterministic=True),
-    OpCase("normal", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, nondeterministic=True),
-    OpCase("normal", _like_shape, [], attrs={"shape": (0,)}, id="empty", nondeterministic=True),
+           id="large", **R),
+    OpCase("normal", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("normal", _like_shape, [], attrs={"shape": (0,)}, id="empty", **R),
     OpCase("normal", _like_shape, [], attrs={"shape": (301, 300), "mean": 3.0, "stddev": 0.5},
-           id="large", nondeterministic=True),
-    OpCase("randint", _randint, [], attrs={"low": 0, "high": 7, "shape": (3, 4)}, dtypes=INT,
-           nondeterministic=True),
+           id="large", **R),
+    OpCase("randint", _randint, [], attrs={"low": 0, "high": 7, "shape": (3, 4)}, dtypes=INT, **R),
     OpCase("randint", _randint, [], attrs={"low": -3, "high": 7, "shape": (5,)}, id="signed",
-           dtypes=("int8", "int64"), nondeterministic=True),
-    OpCase("randint", _randint, [], attrs={"low": 0, "high": 2**40, "shape": (50000,)}, dtypes=("int64",),
-           id="large", nondeterministic=True),
-    OpCase("bernoulli", _like_input, [(3, 4)], attrs={"p": 0.3}, dtypes=ALL, nondeterministic=True),
-    OpCase("bernoulli", _like_input, [()], id="0d", nondeterministic=True),
-    OpCase("bernoulli", _like_input, [(200, 200)], id="large", nondeterministic=True),
-    OpCase("dropout", _dropout, [(3, 4)], attrs={"keep_prob": 0.8}, dtypes=FLOAT, nondeterministic=True),
-    OpCase("dropout", _dropout, [(0, 4)], id="empty", nondeterministic=True),
-    OpCase("dropout", _dropout, [(200, 200)], id="large", nondeterministic=True),
+           dtypes=("int8", "int64"), **R),
+    OpCase("randint", _randint, [], attrs={"low": 0, "high": 2**40, "shape": (50000,)},
+           dtypes=("int64",), id="large", **R),
+    OpCase("bernoulli", _like_input, [(3, 4)], attrs={"p": 0.3}, dtypes=ALL, **R),
+    OpCase("bernoulli", _like_input, [()], id="0d", **R),
+    OpCase("bernoulli", _like_input, [(200, 200)], id="large", **R),
+    OpCase("dropout", _dropout, [(3, 4)], attrs={"keep_prob": 0.8}, dtypes=FLOAT, **R),
+    OpCase("dropout", _dropout, [(0, 4)], id="empty", **R),
+    OpCase("dropout", _dropout, [(200, 200)], id="large", **R),
 ]

@@ -35,7 +35,9 @@ double chunked_sum(const C* v, int64_t n) {
   return s;
 }
 
-void store_scalar(double v, Tensor& out) { convert_elements(&v, DType::float64, out.data(), out.dtype(), 1); }
+void store_scalar(double v, Tensor& out) {
+  convert_elements(&v, DType::float64, out.data(), out.dtype(), 1);
+}
 
 // Writes per-element losses L (n values of compute type C) to out: as is, summed or averaged.
 // `divisor` replaces n for the mean (nll_loss divides by the total weight).
@@ -53,8 +55,10 @@ void write_reduced(const C* L, int64_t n, Reduction r, Tensor& out, double divis
 // Calls fn(TypeTag<int32_t or int64_t>) for a label tensor (infer checked the dtype).
 template <class Fn>
 void visit_label_dtype(DType t, Fn&& fn) {
-  if (t == DType::int32) fn(TypeTag<int32_t>{});
-  else fn(TypeTag<int64_t>{});
+  if (t == DType::int32)
+    fn(TypeTag<int32_t>{});
+  else
+    fn(TypeTag<int64_t>{});
 }
 
 // Checks every label before anything is written: an IndexError leaves the outputs untouched.

@@ -16,9 +16,12 @@ constexpr double k2Pow32 = 4294967296.0;
 // Uniform in [0, 1) with as many bits as T's mantissa holds, so rounding never reaches 1.
 template <class T>
 float unit_float(uint32_t x) {
-  if constexpr (std::is_same_v<T, Half>) return float(x >> 21) * 0x1.0p-11f;
-  else if constexpr (std::is_same_v<T, BFloat16>) return float(x >> 24) * 0x1.0p-8f;
-  else return float(x >> 8) * 0x1.0p-24f;
+  if constexpr (std::is_same_v<T, Half>)
+    return float(x >> 21) * 0x1.0p-11f;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return float(x >> 24) * 0x1.0p-8f;
+  else
+    return float(x >> 8) * 0x1.0p-24f;
 }
 inline double unit_double(uint32_t lo, uint32_t hi) {
   return double(((uint64_t(hi) << 32) | lo) >> 11) * 0x1.0p-53;
@@ -52,19 +55,21 @@ void uniform_kernel(const KernelContext& ctx) {
     T* o = out.data<T>();
     if constexpr (std::is_same_v<T, double>) {
       const double below = std::nextafter(hi, lo);
-      fill_blocks<2>(n, stream_for(ctx, n, 2), 4, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+      auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
         for (int64_t k = 0; k < cnt; ++k)
           o[i0 + k] = std::min(lo + unit_double(w[2 * k], w[2 * k + 1]) * (hi - lo), below);
-      });
+      };
+      fill_blocks<2>(n, stream_for(ctx, n, 2), 4, group);
     } else {
       const float fhi = float(hi), below = std::nextafter(fhi, float(lo));
-      fill_blocks<4>(n, stream_for(ctx, n, 4), 2, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+      auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
         for (int64_t k = 0; k < cnt; ++k) {
           float v = float(lo + double(unit_float<T>(w[k])) * (hi - lo));
           if constexpr (std::is_same_v<T, float>) v = std::min(v, below);
           o[i0 + k] = T(v);
         }
-      });
+      };
+      fill_blocks<4>(n, stream_for(ctx, n, 4), 2, group);
     }
   });
 }
@@ -78,27 +83,30 @@ void normal_kernel(const KernelContext& ctx) {
     T* o = out.data<T>();
     if constexpr (std::is_same_v<T, double>) {
       // One block: two 53-bit uniforms -> one Box-Muller pair.
-      fill_blocks<2>(n, stream_for(ctx, n, 2), 40, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+      auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
         const double u1 = 1.0 - unit_double(w[0], w[1]);  // (0, 1]: log is finite
         const double th = 2.0 * std::numbers::pi * unit_double(w[2], w[3]);
         const double r = std::sqrt(-2.0 * std::log(u1));
         const double z[2] = {r * std::cos(th), r * std::sin(th)};
         for (int64_t k = 0; k < cnt; ++k) o[i0 + k] = mean + stddev * z[k];
-      });
+      };
+      fill_blocks<2>(n, stream_for(ctx, n, 2), 40, group);
     } else {
       // One block: four 24-bit uniforms -> two Box-Muller pairs.
       const float m = float(mean), sd = float(stddev);
-      fill_blocks<4>(n, stream_for(ctx, n, 4), 20, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+      auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
         float z[4];
         for (int p = 0; p < 2; ++p) {
           const float u1 = 1.0f - float(w[2 * p] >> 8) * 0x1.0p-24f;
-          const float th = 2.0f * std::numbers::pi_v<float> * (float(w[2 * p + 1] >> 8) * 0x1.0p-24f);
+          const float th =
+              2.0f * std::numbers::pi_v<float> * (float(w[2 * p + 1] >> 8) * 0x1.0p-24f);
           const float r = std::sqrt(-2.0f * std::log(u1));
           z[2 * p] = r * std::cos(th);
           z[2 * p + 1] = r * std::sin(th);
         }
         for (int64_t k = 0; k < cnt; ++k) o[i0 + k] = T(m + sd * z[k]);
-      });
+      };
+      fill_blocks<4>(n, stream_for(ctx, n, 4), 20, group);
     }
   });
 }
@@ -107,14 +115,14 @@ void randint_kernel(const KernelContext& ctx) {
   Tensor& out = ctx.out(0);
   const int64_t low = ctx.attrs.get_int("low"), high = ctx.attrs.get_int("high");
   const uint64_t range = uint64_t(high) - uint64_t(low);  // infer checks high > low
-  const uint64_t threshold = (0 - range) % range;  // x >= threshold: x % range is unbiased
+  const uint64_t threshold = (0 - range) % range;         // x >= threshold: x % range is unbiased
   const int64_t n = out.numel();
   PhiloxStream s = stream_for(ctx, n, 2);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
     // Two 64-bit candidates per block; a rejected one retries in the same block's sub-stream.
-    fill_blocks<2>(n, s, 8, [&](int64_t i0, int64_t cnt, int64_t j, Words w) {
+    auto group = [&](int64_t i0, int64_t cnt, int64_t j, Words w) {
       for (int64_t k = 0; k < cnt; ++k) {
         uint64_t x = (uint64_t(w[2 * k + 1]) << 32) | w[2 * k];
         for (uint32_t sub = 1; x < threshold; ++sub) {
@@ -123,7 +131,8 @@ void randint_kernel(const KernelContext& ctx) {
         }
         o[i0 + k] = static_cast<T>(static_cast<int64_t>(uint64_t(low) + x % range));
       }
-    });
+    };
+    fill_blocks<2>(n, s, 8, group);
   });
 }
 
@@ -135,9 +144,10 @@ void bernoulli_kernel(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     T* o = out.data<T>();
-    fill_blocks<4>(n, stream_for(ctx, n, 4), 1, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+    auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
       for (int64_t k = 0; k < cnt; ++k) o[i0 + k] = T(C(double(w[k]) < thr ? 1 : 0));
-    });
+    };
+    fill_blocks<4>(n, stream_for(ctx, n, 4), 1, group);
   });
 }
 
@@ -153,13 +163,14 @@ void dropout_kernel(const KernelContext& ctx) {
     T* y = ctx.out(0).data<T>();
     T* mask = ctx.out(1).data<T>();
     const C kp = C(keep);
-    fill_blocks<4>(n, stream_for(ctx, n, 4), 2, [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
+    auto group = [&](int64_t i0, int64_t cnt, int64_t, const Words& w) {
       for (int64_t k = 0; k < cnt; ++k) {
         const C m = double(w[k]) < thr ? C(1) : C(0);
         mask[i0 + k] = T(m);
         y[i0 + k] = T(C(a[i0 + k]) * m / kp);
       }
-    });
+    };
+    fill_blocks<4>(n, stream_for(ctx, n, 4), 2, group);
   });
 }
 
