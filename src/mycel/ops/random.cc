@@ -1,0 +1,177 @@
+// Random ops: they draw from the Philox generator (core/random.h). Attributes seed and seed2
+// (MindSpore's): both 0 draws from the global generator, seeded by mycel.set_seed, so each call
+// gives new numbers; otherwise the op uses its own stream keyed by (seed, seed2) that restarts at
+// every call, so the same op seeds give the same numbers each call (as in TF and MindSpore).
+// Positional attribute order follows MindSpore's functions: uniform(shape, minval, maxval, seed,
+// dtype), randint(low, high, size, seed, dtype). dropout takes keep_prob as MindSpore's Dropout
+// primitive does (not the drop probability p of MindSpore 2.x ops.dropout).
+#include "mycel/kernels/cpu/random.h"
+
+#include <cmath>
+#include <limits>
+
+#include "mycel/ops/infer_util.h"
+
+namespace mycel {
+namespace {
+
+void check_seeds(const InferContext& c) {
+  for (const char* name : {"seed", "seed2"}) {
+    int64_t s = c.attrs.get_int(name);
+    if (s < 0)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name, "' must be >= 0, got ", s);
+  }
+}
+
+// The output shape from attribute `shape`: non-negative dims whose product fits in int64.
+Shape shape_attr(const InferContext& c) {
+  const auto& s = c.attrs.get_ints("shape");
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0)
+      MYCEL_THROW(ValueError, "[", c.op.name,
+                  "] attribute 'shape' must have non-negative dims, got ", shape_str(s));
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / 16 / d)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape' ", shape_str(s),
+                  " is too large");
+    n *= d;
+  }
+  return s;
+}
+
+DType dtype_attr(const InferContext& c) {
+  DType t = c.attrs.get_dtype("dtype");
+  if (!c.op.supports(t)) {
+    std::string list;
+    for (DType d : c.op.dtypes) list += std::string(list.empty() ? "" : ", ") + dtype_name(d);
+    MYCEL_THROW(TypeError, "[", c.op.name, "] attribute 'dtype' must be one of ", list, ", got ",
+                dtype_name(t));
+  }
+  return t;
+}
+
+void check_finite(const InferContext& c, const char* name) {
+  double v = c.attrs.get_float(name);
+  if (!std::isfinite(v))
+    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name, "' must be finite, got ", v);
+}
+
+std::vector<TensorMeta> infer_uniform(const InferContext& c) {
+  check_seeds(c);
+  check_finite(c, "minval");
+  check_finite(c, "maxval");
+  double lo = c.attrs.get_float("minval"), hi = c.attrs.get_float("maxval");
+  if (!(lo < hi) || !std::isfinite(hi - lo))
+    MYCEL_THROW(ValueError, "[uniform] attribute 'minval' (", lo, ") must be less than 'maxval' (",
+                hi, ") and maxval - minval finite");
+  return {{shape_attr(c), dtype_attr(c)}};
+}
+
+std::vector<TensorMeta> infer_normal(const InferContext& c) {
+  check_seeds(c);
+  check_finite(c, "mean");
+  check_finite(c, "stddev");
+  if (c.attrs.get_float("stddev") < 0)
+    MYCEL_THROW(ValueError, "[normal] attribute 'stddev' must be >= 0, got ",
+                c.attrs.get_float("stddev"));
+  return {{shape_attr(c), dtype_attr(c)}};
+}
+
+std::vector<TensorMeta> infer_randint(const InferContext& c) {
+  check_seeds(c);
+  DType t = dtype_attr(c);
+  int64_t low = c.attrs.get_int("low"), high = c.attrs.get_int("high");
+  if (low >= high)
+    MYCEL_THROW(ValueError, "[randint] attribute 'low' (", low, ") must be less than 'high' (",
+                high, ")");
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using L = std::numeric_limits<T>;
+      if (low < int64_t(L::min()) || high - 1 > int64_t(L::max()))
+        MYCEL_THROW(ValueError, "[randint] range [", low, ", ", high, ") does not fit dtype ",
+                    dtype_name(t), " [", int64_t(L::min()), ", ", int64_t(L::max()), "]");
+    }
+  });
+  return {{shape_attr(c), t}};
+}
+
+std::vector<TensorMeta> infer_bernoulli(const InferContext& c) {
+  check_seeds(c);
+  double p = c.attrs.get_float("p");
+  if (!(p >= 0.0 && p <= 1.0))
+    MYCEL_THROW(ValueError, "[bernoulli] attribute 'p' must be in [0, 1], got ", p);
+  return {c.in(0)};
+}
+
+std::vector<TensorMeta> infer_dropout(const InferContext& c) {
+  check_seeds(c);
+  double k = c.attrs.get_float("keep_prob");
+  if (!(k > 0.0 && k <= 1.0))
+    MYCEL_THROW(ValueError, "[dropout] attribute 'keep_prob' must be in (0, 1], got ", k);
+  return {c.in(0), c.in(0)};
+}
+
+AttrDef attr(std::string name, AttrKind kind, AttrValue def,
+             std::vector<std::string> aliases = {}) {
+  return {std::move(name), kind, std::move(def), false, std::move(aliases)};
+}
+
+std::vector<AttrDef> seed_attrs() {
+  return {attr("seed", AttrKind::kInt, int64_t(0), {"Seed0"}),
+          attr("seed2", AttrKind::kInt, int64_t(0), {"Seed1"})};
+}
+
+// A random op: attributes `head` then seed, dtype (when `dtype_default` is set) and seed2, in
+// MindSpore's positional order (ops.uniform(shape, minval, maxval, seed, dtype)).
+OpDef random_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
+                std::vector<AttrDef> head, AttrValue dtype_default, InferFn infer, KernelFn kernel,
+                std::vector<DType> dtypes, std::string grad = "none") {
+  OpDef d;
+  d.name = std::move(name);
+  d.class_name = std::move(cls);
+  d.doc = std::move(doc);
+  d.inputs = std::move(inputs);
+  d.attrs = std::move(head);
+  auto seeds = seed_attrs();
+  d.attrs.push_back(seeds[0]);
+  if (!std::holds_alternative<std::monostate>(dtype_default))
+    d.attrs.push_back(attr("dtype", AttrKind::kDType, dtype_default));
+  d.attrs.push_back(seeds[1]);
+  d.infer = std::move(infer);
+  d.kernel = std::move(kernel);
+  d.dtypes = std::move(dtypes);
+  d.random = true;
+  d.grad = std::move(grad);
+  return d;
+}
+
+}  // namespace
+
+MYCEL_REGISTER_OPS(random) {
+  using namespace cpu;
+  const AttrDef shape = attr("shape", AttrKind::kInts, {}, {"size"});
+  r.add(random_op(
+      "uniform", "UniformReal", "Uniform floats in [minval, maxval) of the given shape.", {},
+      {shape, attr("minval", AttrKind::kFloat, 0.0), attr("maxval", AttrKind::kFloat, 1.0)},
+      DType::float32, infer_uniform, uniform_kernel, float_dtypes()));
+  r.add(
+      random_op("normal", "StandardNormal",
+                "Normal floats with the given mean and stddev (Box-Muller) of the given shape.", {},
+                {shape, attr("mean", AttrKind::kFloat, 0.0), attr("stddev", AttrKind::kFloat, 1.0)},
+                DType::float32, infer_normal, normal_kernel, float_dtypes()));
+  r.add(random_op("randint", "UniformInt", "Uniform integers in [low, high) of the given shape.",
+                  {}, {attr("low", AttrKind::kInt, {}), attr("high", AttrKind::kInt, {}), shape},
+                  DType::int64, infer_randint, randint_kernel, integer_dtypes()));
+  r.add(random_op("bernoulli", "Bernoulli",
+                  "1 with probability p, else 0, with the shape and dtype of x.", {{"x"}},
+                  {attr("p", AttrKind::kFloat, 0.5)}, {}, infer_bernoulli, bernoulli_kernel,
+                  all_dtypes()));
+  r.add(random_op("dropout", "Dropout",
+                  "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
+                  "1/keep_prob; returns (y, mask).",
+                  {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
+                  dropout_kernel, float_dtypes(), "todo"));
+}
+
+}  // namespace mycel

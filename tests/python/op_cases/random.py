@@ -1,0 +1,52 @@
+"""Table rows for the random ops. Their values are random, so test_op_table skips them
+(**R); test_random.py runs each row for shape/dtype and tests the statistics.
+A row's ref returns an array of the expected shape and dtype (values irrelevant); for ops with a
+`dtype` attribute the row's dtypes are values of that attribute, otherwise of the input."""
+import numpy as np
+
+from op_cases import OpCase
+
+FLOAT = ("float16", "float32", "float64")
+INT = ("int8", "uint8", "int16", "int32", "int64")
+ALL = ("bool",) + INT + FLOAT
+R = dict(nondeterministic=True)
+
+
+def _like_shape(shape=None, size=None, **attrs):
+    return np.empty(shape if shape is not None else size, dtype=attrs.get("dtype", "float32"))
+
+
+def _like_input(x, **attrs):
+    return np.empty_like(x)
+
+
+def _dropout(x, **attrs):
+    return np.empty_like(x), np.empty_like(x)
+
+
+def _randint(**attrs):
+    return np.empty(attrs["shape"], dtype=attrs.get("dtype", "int64"))
+
+
+CASES = [
+    OpCase("uniform", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("uniform", _like_shape, [], attrs={"shape": (0, 4)}, id="empty", **R),
+    OpCase("uniform", _like_shape, [], attrs={"shape": ()}, id="0d", **R),
+    OpCase("uniform", _like_shape, [], attrs={"shape": (300, 301), "minval": -2.0, "maxval": 5.0},
+           id="large", **R),
+    OpCase("normal", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("normal", _like_shape, [], attrs={"shape": (0,)}, id="empty", **R),
+    OpCase("normal", _like_shape, [], attrs={"shape": (301, 300), "mean": 3.0, "stddev": 0.5},
+           id="large", **R),
+    OpCase("randint", _randint, [], attrs={"low": 0, "high": 7, "shape": (3, 4)}, dtypes=INT, **R),
+    OpCase("randint", _randint, [], attrs={"low": -3, "high": 7, "shape": (5,)}, id="signed",
+           dtypes=("int8", "int64"), **R),
+    OpCase("randint", _randint, [], attrs={"low": 0, "high": 2**40, "shape": (50000,)},
+           dtypes=("int64",), id="large", **R),
+    OpCase("bernoulli", _like_input, [(3, 4)], attrs={"p": 0.3}, dtypes=ALL, **R),
+    OpCase("bernoulli", _like_input, [()], id="0d", **R),
+    OpCase("bernoulli", _like_input, [(200, 200)], id="large", **R),
+    OpCase("dropout", _dropout, [(3, 4)], attrs={"keep_prob": 0.8}, dtypes=FLOAT, **R),
+    OpCase("dropout", _dropout, [(0, 4)], id="empty", **R),
+    OpCase("dropout", _dropout, [(200, 200)], id="large", **R),
+]
