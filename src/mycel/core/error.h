@@ -21,6 +21,8 @@ class ShapeError : public ValueError { using ValueError::ValueError; };
 class IndexError : public Error { using Error::Error; };
 /// Valid request that Mycel does not support (Python NotImplementedError).
 class NotSupported : public Error { using Error::Error; };
+/// An allocation the system refused (Python MemoryError).
+class OutOfMemory : public Error { using Error::Error; };
 /// Anything else that went wrong at run time (Python RuntimeError).
 class RuntimeError : public Error { using Error::Error; };
 

@@ -50,7 +50,7 @@ class CachingAllocator {
     if (!p) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.bytes_in_use -= capacity;
-      MYCEL_THROW(RuntimeError, "out of memory allocating ", capacity, " bytes");
+      MYCEL_THROW(OutOfMemory, "out of memory allocating ", capacity, " bytes");
     }
     return p;
   }

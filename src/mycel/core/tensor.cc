@@ -15,9 +15,15 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, size_t offset, Shape shape, DTy
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t d : shape)
+  // Reject negative dimensions and element counts whose byte size would overflow.
+  int64_t count = 1;
+  for (int64_t d : shape) {
     MYCEL_CHECK(d >= 0, ValueError, "negative dimension in shape ", shape_str(shape));
-  size_t n = static_cast<size_t>(mycel::numel(shape)) * itemsize(dtype);
+    if (d != 0 && count > (int64_t(1) << 56) / d)
+      MYCEL_THROW(ValueError, "shape ", shape_str(shape), " has too many elements to allocate");
+    count *= d;
+  }
+  size_t n = static_cast<size_t>(count) * itemsize(dtype);
   return Tensor(Storage::allocate(n), 0, shape, dtype);
 }
 

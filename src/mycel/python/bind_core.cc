@@ -44,6 +44,8 @@ void init_core(nb::module_& m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const NotSupported& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const Error& e) {
