@@ -20,7 +20,8 @@ PadMode pad_mode(const OpDef& op, const Attrs& a) {
   if (s == "valid") return PadMode::kValid;
   if (s == "same") return PadMode::kSame;
   if (s == "pad") return PadMode::kPad;
-  MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad_mode' must be 'valid', 'same' or 'pad', got '",
+  MYCEL_THROW(ValueError, "[", op.name,
+              "] attribute 'pad_mode' must be 'valid', 'same' or 'pad', got '",
               a.get_str("pad_mode"), "'");
 }
 
@@ -30,8 +31,8 @@ std::pair<int64_t, int64_t> hw_attr(const OpDef& op, const Attrs& a, const char*
   if (v.size() != 1 && v.size() != 2 && v.size() != 4)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 2 or 4 values, got ",
                 v.size());
-  std::pair<int64_t, int64_t> p = v.size() == 1 ? std::pair{v[0], v[0]}
-                                                 : std::pair{v[v.size() - 2], v[v.size() - 1]};
+  std::pair<int64_t, int64_t> p =
+      v.size() == 1 ? std::pair{v[0], v[0]} : std::pair{v[v.size() - 2], v[v.size() - 1]};
   if (p.first < lo || p.second < lo)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' values must be >= ", lo,
                 ", got ", shape_str(v));
@@ -71,15 +72,22 @@ WindowGeom window_geom(const OpDef& op, const Attrs& a, const Shape& xs, const c
   const PadMode mode = pad_mode(op, a);
   const auto& pad = a.get_ints("pad");
   if (pad.size() != 1 && pad.size() != 2 && pad.size() != 4)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' takes 1, 2 or 4 values, got ", pad.size());
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' takes 1, 2 or 4 values, got ",
+                pad.size());
   for (int64_t p : pad)
-    if (p < 0) MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' values must be >= 0, got ", shape_str(pad));
-  if (mode != PadMode::kPad && std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; }))
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' must be 0 unless pad_mode is 'pad', got ",
-                shape_str(pad));
-  if (pad.size() == 1) g.pt = g.pb = g.pl = g.pr = pad[0];
-  else if (pad.size() == 2) g.pt = g.pb = pad[0], g.pl = g.pr = pad[1];
-  else g.pt = pad[0], g.pb = pad[1], g.pl = pad[2], g.pr = pad[3];
+    if (p < 0)
+      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' values must be >= 0, got ",
+                  shape_str(pad));
+  if (mode != PadMode::kPad &&
+      std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; }))
+    MYCEL_THROW(ValueError, "[", op.name,
+                "] attribute 'pad' must be 0 unless pad_mode is 'pad', got ", shape_str(pad));
+  if (pad.size() == 1)
+    g.pt = g.pb = g.pl = g.pr = pad[0];
+  else if (pad.size() == 2)
+    g.pt = g.pb = pad[0], g.pl = g.pr = pad[1];
+  else
+    g.pt = pad[0], g.pb = pad[1], g.pl = pad[2], g.pr = pad[3];
   window_dim(op, mode, "height", g.h, kh, g.sh, dh, g.pt, g.pb, g.oh);
   window_dim(op, mode, "width", g.w, kw, g.sw, dw, g.pl, g.pr, g.ow);
   return g;
@@ -112,7 +120,8 @@ std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
   check_same_dtype(c, 0, 1);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
   const int64_t groups = c.attrs.get_int("groups");
-  if (groups < 1) MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
+  if (groups < 1)
+    MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
   if (xs[1] % groups != 0)
     MYCEL_THROW(ShapeError, "[", op, "] input 'x' shape ", shape_str(xs), " has ", xs[1],
                 " channels, not divisible by groups (", groups, ")");
@@ -129,7 +138,8 @@ std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
     check_same_dtype(c, 0, 2);
     const Shape& bs = c.in(2).shape;
     if (bs.size() != 1 || bs[0] != ws[0])
-      MYCEL_THROW(ShapeError, "[", op, "] input 'b' must have shape (", ws[0], ",), got ", shape_str(bs));
+      MYCEL_THROW(ShapeError, "[", op, "] input 'b' must have shape (", ws[0], ",), got ",
+                  shape_str(bs));
   }
   WindowGeom g = conv_geom(c.op, c.attrs, xs, ws);
   return {{{g.n, g.oc, g.oh, g.ow}, c.in(0).dtype}};
@@ -138,14 +148,16 @@ std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
 void conv2d_kernel(const KernelContext& c) {
   const WindowGeom g = conv_geom(c.op, c.attrs, c.in(0).shape(), c.in(1).shape());
   const Tensor* bias = c.in(2).defined() ? &c.in(2) : nullptr;
-  if (c.out(0).dtype() == DType::float64) return cpu::conv2d_ref<double>(c.in(0), c.in(1), bias, c.out(0), g);
+  if (c.out(0).dtype() == DType::float64)
+    return cpu::conv2d_ref<double>(c.in(0), c.in(1), bias, c.out(0), g);
   cpu::conv2d_dnnl(c.in(0), c.in(1), bias, c.out(0), g);
 }
 
 std::vector<TensorMeta> infer_pool(const InferContext& c) {
   check_rank(c, 0, 3, 4);
   WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape);
-  if (pad_mode(c.op, c.attrs) == PadMode::kPad && (2 * std::max(g.pt, g.pb) > g.kh || 2 * std::max(g.pl, g.pr) > g.kw))
+  if (pad_mode(c.op, c.attrs) == PadMode::kPad &&
+      (2 * std::max(g.pt, g.pb) > g.kh || 2 * std::max(g.pl, g.pr) > g.kw))
     MYCEL_THROW(ValueError, "[", c.op.name, "] padding ", shape_str(c.attrs.get_ints("pad")),
                 " must be at most half the kernel size (", g.kh, ", ", g.kw, ")");
   return {{pool_out_shape(c.in(0).shape, g.oh, g.ow), c.in(0).dtype}};
@@ -156,8 +168,10 @@ void pool_kernel(const KernelContext& c) {
   const WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape());
   visit_float_dtype(c.in(0).dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (Max) cpu::max_pool2d_ref<T>(c.in(0), c.out(0), g);
-    else cpu::avg_pool2d_ref<T>(c.in(0), c.out(0), g, c.attrs.get_bool("count_include_pad"));
+    if constexpr (Max)
+      cpu::max_pool2d_ref<T>(c.in(0), c.out(0), g);
+    else
+      cpu::avg_pool2d_ref<T>(c.in(0), c.out(0), g, c.attrs.get_bool("count_include_pad"));
   });
 }
 
@@ -206,10 +220,10 @@ MYCEL_REGISTER_OPS(nn_conv) {
     d.doc = "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.";
     d.inputs = {{"x"}, {"w"}, {"b", true, false}};
     d.attrs = {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
-              {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
-              {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
-              {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
-              {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}};
+               {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
+               {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
+               {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
+               {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}};
     d.infer = infer_conv2d;
     d.kernel = conv2d_kernel;
     d.dtypes = {DType::bfloat16, DType::float32, DType::float64};

@@ -1,5 +1,5 @@
-// Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T + b).
-// float32/bfloat16 run on oneDNN; float64 and integers on the reference loops in nn_ref.h.
+// Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T +
+// b). float32/bfloat16 run on oneDNN; float64 and integers on the reference loops in nn_ref.h.
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/infer_util.h"
@@ -31,8 +31,12 @@ MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
     g.n = g.trans_b ? ys[ry - 2] : ys[ry - 1];
   }
   if (kx != ky) {
-    const char* xk = rx == 1 ? "x.shape[0]" : g.trans_a ? "x.shape[-2] (transpose_a)" : "x.shape[-1]";
-    const char* yk = ry == 1 ? "y.shape[0]" : g.trans_b ? "y.shape[-1] (transpose_b)" : "y.shape[-2]";
+    const char* xk = rx == 1     ? "x.shape[0]"
+                     : g.trans_a ? "x.shape[-2] (transpose_a)"
+                                 : "x.shape[-1]";
+    const char* yk = ry == 1     ? "y.shape[0]"
+                     : g.trans_b ? "y.shape[-1] (transpose_b)"
+                                 : "y.shape[-2]";
     MYCEL_THROW(ShapeError, "[matmul] input 'x' shape ", shape_str(xs), " and 'y' shape ",
                 shape_str(ys), ": ", xk, " (", kx, ") must equal ", yk, " (", ky, ")");
   }
@@ -69,7 +73,8 @@ MatmulGeom dense_geom(const Shape& xs, const Shape& ws) {
 }
 
 // Runs c = a @ b (+ bias): oneDNN for float32/bfloat16, the reference loop otherwise.
-void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const MatmulGeom& g) {
+void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                const MatmulGeom& g) {
   const DType t = c.dtype();
   if (t == DType::float32 || t == DType::bfloat16) return cpu::matmul_dnnl(a, b, bias, c, g);
   visit_dtype(t, [&](auto tag) {
@@ -100,20 +105,21 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
   if (xs.back() != ws[1])
     MYCEL_THROW(ShapeError, "[dense] input 'x' shape ", shape_str(xs), " and 'w' shape ",
-                shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1], ")");
+                shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1],
+                ")");
   if (c.has_input(2)) {
     check_same_dtype(c, 0, 2);
     const Shape& bs = c.in(2).shape;
     if (bs.size() != 1 || bs[0] != ws[0])
-      MYCEL_THROW(ShapeError, "[dense] input 'b' must have shape (", ws[0], ",) to match 'w' shape ",
-                  shape_str(ws), ", got ", shape_str(bs));
+      MYCEL_THROW(ShapeError, "[dense] input 'b' must have shape (", ws[0],
+                  ",) to match 'w' shape ", shape_str(ws), ", got ", shape_str(bs));
   }
   return {{dense_geom(xs, ws).out_shape, c.in(0).dtype}};
 }
 
 std::vector<DType> matmul_dtypes() {
-  return {DType::int8, DType::uint8, DType::int16, DType::int32, DType::int64,
-          DType::bfloat16, DType::float32, DType::float64};
+  return {DType::int8,  DType::uint8,    DType::int16,   DType::int32,
+          DType::int64, DType::bfloat16, DType::float32, DType::float64};
 }
 
 }  // namespace
@@ -128,7 +134,9 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.attrs = {{"transpose_a", AttrKind::kBool, false, false, {}},
                {"transpose_b", AttrKind::kBool, false, false, {}}};
     d.infer = infer_matmul;
-    d.kernel = [](const KernelContext& c) { run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c)); };
+    d.kernel = [](const KernelContext& c) {
+      run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c));
+    };
     d.dtypes = matmul_dtypes();
     r.add(std::move(d));
   }

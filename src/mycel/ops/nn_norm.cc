@@ -19,7 +19,8 @@ int64_t softmax_axis(const OpDef& op, const Attrs& a, int64_t ndim) {
   const int64_t axis = a.get_int("axis");
   if (ndim == 0) {  // a scalar: axis 0 or -1 only
     if (axis != 0 && axis != -1)
-      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'axis' (", axis, ") is out of range for a 0-d input");
+      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'axis' (", axis,
+                  ") is out of range for a 0-d input");
     return 0;
   }
   return normalize_axis(axis, ndim, op.name.c_str(), "axis");
@@ -54,11 +55,13 @@ std::vector<TensorMeta> infer_batch_norm(const InferContext& c) {
                   ",) for input 'x' shape ", shape_str(xs), ", got ", shape_str(s));
   }
   const double eps = c.attrs.get_float("epsilon"), momentum = c.attrs.get_float("momentum");
-  if (!(eps >= 0)) MYCEL_THROW(ValueError, "[", op, "] attribute 'epsilon' must be >= 0, got ", eps);
+  if (!(eps >= 0))
+    MYCEL_THROW(ValueError, "[", op, "] attribute 'epsilon' must be >= 0, got ", eps);
   if (!(momentum >= 0 && momentum <= 1))
     MYCEL_THROW(ValueError, "[", op, "] attribute 'momentum' must be in [0, 1], got ", momentum);
   if (c.attrs.get_bool("is_training") && numel(xs) / std::max<int64_t>(xs[1], 1) < 2 && xs[1] > 0)
-    MYCEL_THROW(ValueError, "[", op, "] training needs more than one value per channel, got input 'x' shape ",
+    MYCEL_THROW(ValueError, "[", op,
+                "] training needs more than one value per channel, got input 'x' shape ",
                 shape_str(xs));
   const TensorMeta stat{{xs[1]}, c.in(3).dtype};
   return {c.in(0), stat, stat};
@@ -78,8 +81,9 @@ struct LayerNormAxes {
 };
 
 LayerNormAxes layer_norm_axes(const OpDef& op, const Attrs& a, int64_t ndim) {
-  return {normalize_axis(a.get_int("begin_norm_axis"), ndim, op.name.c_str(), "begin_norm_axis"),
-          normalize_axis(a.get_int("begin_params_axis"), ndim, op.name.c_str(), "begin_params_axis")};
+  return {
+      normalize_axis(a.get_int("begin_norm_axis"), ndim, op.name.c_str(), "begin_norm_axis"),
+      normalize_axis(a.get_int("begin_params_axis"), ndim, op.name.c_str(), "begin_params_axis")};
 }
 
 std::vector<TensorMeta> infer_layer_norm(const InferContext& c) {
@@ -97,7 +101,8 @@ std::vector<TensorMeta> infer_layer_norm(const InferContext& c) {
                   shape_str(want), " (x.shape[begin_params_axis:] for x shape ", shape_str(xs),
                   "), got ", shape_str(c.in(i).shape));
   if (!(c.attrs.get_float("epsilon") >= 0))
-    MYCEL_THROW(ValueError, "[", op, "] attribute 'epsilon' must be >= 0, got ", c.attrs.get_float("epsilon"));
+    MYCEL_THROW(ValueError, "[", op, "] attribute 'epsilon' must be >= 0, got ",
+                c.attrs.get_float("epsilon"));
   Shape stat(xs.begin(), xs.begin() + ax.norm);
   stat.resize(xs.size(), 1);
   return {c.in(0), {stat, c.in(0).dtype}, {stat, c.in(0).dtype}};
@@ -125,8 +130,8 @@ MYCEL_REGISTER_OPS(nn_norm) {
     d.doc = "Batch normalization over channel dim 1; returns (y, saved_mean, saved_invstd).";
     d.inputs = {{"x"}, {"scale"}, {"bias"}, {"mean"}, {"variance"}};
     d.attrs = {{"is_training", AttrKind::kBool, false, false, {}},
-              {"epsilon", AttrKind::kFloat, 1e-5, false, {}},
-              {"momentum", AttrKind::kFloat, 0.1, false, {}}};
+               {"epsilon", AttrKind::kFloat, 1e-5, false, {}},
+               {"momentum", AttrKind::kFloat, 0.1, false, {}}};
     d.infer = infer_batch_norm;
     d.kernel = batch_norm_kernel;
     d.dtypes = float_dtypes();
@@ -140,8 +145,8 @@ MYCEL_REGISTER_OPS(nn_norm) {
     d.doc = "Layer normalization over dims from begin_norm_axis; returns (y, mean, rstd).";
     d.inputs = {{"x"}, {"gamma"}, {"beta"}};
     d.attrs = {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
-              {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
-              {"epsilon", AttrKind::kFloat, 1e-7, false, {}}};
+               {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
+               {"epsilon", AttrKind::kFloat, 1e-7, false, {}}};
     d.infer = infer_layer_norm;
     d.kernel = layer_norm_kernel;
     d.dtypes = float_dtypes();

@@ -29,7 +29,8 @@ struct ConvEntry : Entry {
 
 Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   Reorder r{from, to, std::nullopt};
-  if (from != to) r.prim = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+  if (from != to)
+    r.prim = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
   return r;
 }
 
@@ -37,16 +38,17 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
   auto e = std::make_shared<ConvEntry>();
   const auto dt = to_dnnl(dtype);
   const memory::dims src_dims{g.n, g.c, g.h, g.w}, dst_dims{g.n, g.oc, g.oh, g.ow};
-  const memory::dims wei_dims = g.groups > 1
-      ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
-      : memory::dims{g.oc, g.c, g.kh, g.kw};
+  const memory::dims wei_dims =
+      g.groups > 1 ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
+                   : memory::dims{g.oc, g.c, g.kh, g.kw};
   const memory::desc src_user(src_dims, dt, tag::nchw), dst_user(dst_dims, dt, tag::nchw);
   const memory::desc wei_user(wei_dims, dt, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, dt, tag::x);
   try {
     const memory::desc src_any(src_dims, dt, tag::any), dst_any(dst_dims, dt, tag::any),
         wei_any(wei_dims, dt, tag::any);
-    const memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+    const memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl},
+        pad_r{g.pb, g.pr};
     auto d = has_bias ? dnnl::convolution_forward::desc(
                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                             src_any, wei_any, e->bias_md, dst_any, strides, dil, pad_l, pad_r)
@@ -77,7 +79,8 @@ memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold) {
 
 }  // namespace
 
-void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g) {
+void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                 const WindowGeom& g) {
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) {  // no input channels: the output is the bias (or zero)
     std::memset(y.data(), 0, y.nbytes());
@@ -91,8 +94,9 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     }
     return;
   }
-  const std::string k = key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw,
-                            g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr);
+  const std::string k =
+      key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,
+          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr);
   auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr); });
   if (!e->ok) {
     if (y.dtype() == DType::float32) return conv2d_ref<float>(x, w, bias, y, g);
@@ -113,7 +117,9 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   }
   Tensor pad = scratchpad(e->pd);
   std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst},
+      {DNNL_ARG_SRC, src},
+      {DNNL_ARG_WEIGHTS, wei},
+      {DNNL_ARG_DST, dst},
       {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
   if (bias) args[DNNL_ARG_BIAS] = wrap(e->bias_md, *bias);
   e->prim.execute(stream(), args);

@@ -66,16 +66,20 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
 // Runs in float32 and rounds into c: bfloat16 where oneDNN has no bf16 kernel.
 void matmul_via_f32(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                     const MatmulGeom& g, bool use_dnnl) {
-  Tensor a32 = a.to(DType::float32), b32 = b.to(DType::float32), c32 = Tensor::empty(c.shape(), DType::float32);
+  Tensor a32 = a.to(DType::float32), b32 = b.to(DType::float32),
+         c32 = Tensor::empty(c.shape(), DType::float32);
   Tensor bias32 = bias ? bias->to(DType::float32) : Tensor();
-  if (use_dnnl) matmul_dnnl(a32, b32, bias ? &bias32 : nullptr, c32, g);
-  else matmul_ref<float>(a32, b32, bias ? &bias32 : nullptr, c32, g);
+  if (use_dnnl)
+    matmul_dnnl(a32, b32, bias ? &bias32 : nullptr, c32, g);
+  else
+    matmul_ref<float>(a32, b32, bias ? &bias32 : nullptr, c32, g);
   convert_elements(c32.data(), DType::float32, c.data(), c.dtype(), c.numel());
 }
 
 }  // namespace
 
-void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const MatmulGeom& g) {
+void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                 const MatmulGeom& g) {
   if (c.numel() == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (plus bias)
     std::memset(c.data(), 0, c.nbytes());
@@ -86,8 +90,9 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
     }
     return;
   }
-  const std::string k = key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch),
-                            g.m, g.k, g.n, g.trans_a, g.trans_b, bias != nullptr);
+  const std::string k =
+      key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m, g.k,
+          g.n, g.trans_a, g.trans_b, bias != nullptr);
   auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr); });
   if (!e->ok) {
     if (c.dtype() == DType::float32) return matmul_ref<float>(a, b, bias, c, g);

@@ -8,8 +8,10 @@
 namespace mycel::cpu {
 
 /// c = op(a) @ op(b) (+ bias broadcast over the last dim) per geometry.
-void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const MatmulGeom& g);
+void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                 const MatmulGeom& g);
 /// y = conv2d(x, w) (+ bias), NCHW, weights (OC, C/groups, KH, KW).
-void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g);
+void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                 const WindowGeom& g);
 
 }  // namespace mycel::cpu

@@ -20,10 +20,14 @@ dnnl::stream& stream() {
 
 dnnl::memory::data_type to_dnnl(DType t) {
   switch (t) {
-    case DType::float16: return dnnl::memory::data_type::f16;
-    case DType::bfloat16: return dnnl::memory::data_type::bf16;
-    case DType::float32: return dnnl::memory::data_type::f32;
-    default: break;
+    case DType::float16:
+      return dnnl::memory::data_type::f16;
+    case DType::bfloat16:
+      return dnnl::memory::data_type::bf16;
+    case DType::float32:
+      return dnnl::memory::data_type::f32;
+    default:
+      break;
   }
   MYCEL_THROW(TypeError, "oneDNN has no data type for ", dtype_name(t));
 }
@@ -50,7 +54,8 @@ Cache& cache() {
 }
 }  // namespace
 
-std::shared_ptr<Entry> lookup(const std::string& key, const std::function<std::shared_ptr<Entry>()>& build) {
+std::shared_ptr<Entry> lookup(const std::string& key,
+                              const std::function<std::shared_ptr<Entry>()>& build) {
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> g(c.mu);
@@ -60,7 +65,8 @@ std::shared_ptr<Entry> lookup(const std::string& key, const std::function<std::s
       return it->second->second;
     }
   }
-  // Build outside the lock (it can take milliseconds); a racing builder of the same key only wastes work.
+  // Build outside the lock (it can take milliseconds); a racing builder of the same key only wastes
+  // work.
   std::shared_ptr<Entry> e = build();
   c.builds.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(c.mu);

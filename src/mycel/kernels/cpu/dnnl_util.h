@@ -3,11 +3,10 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <sstream>
 #include <string>
 #include <unordered_map>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "mycel/core/tensor.h"
 
@@ -29,11 +28,13 @@ struct Entry {
 };
 
 /// Returns the entry for `key`, building it with `build` on a miss (LRU, guarded by a mutex).
-std::shared_ptr<Entry> lookup(const std::string& key, const std::function<std::shared_ptr<Entry>()>& build);
+std::shared_ptr<Entry> lookup(const std::string& key,
+                              const std::function<std::shared_ptr<Entry>()>& build);
 /// Typed form of lookup.
 template <class E, class Build>
 std::shared_ptr<E> cached(const std::string& key, Build&& build) {
-  return std::static_pointer_cast<E>(lookup(key, [&]() -> std::shared_ptr<Entry> { return build(); }));
+  return std::static_pointer_cast<E>(
+      lookup(key, [&]() -> std::shared_ptr<Entry> { return build(); }));
 }
 /// Number of primitive builds so far (cache misses); tests use it to check that hits build nothing.
 int64_t build_count();
@@ -51,7 +52,8 @@ std::ostream& operator<<(std::ostream& os, const dnnl::memory::dims& d);
 
 /// True when `e` is oneDNN saying it has no implementation (not a real failure).
 bool is_unimplemented(const dnnl::error& e);
-/// A scratchpad buffer for pd (user scratchpad mode); hold the returned tensor until execution ends.
+/// A scratchpad buffer for pd (user scratchpad mode); hold the returned tensor until execution
+/// ends.
 Tensor scratchpad(const dnnl::primitive_desc_base& pd);
 /// Wraps a tensor's buffer (no copy).
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {

@@ -19,11 +19,11 @@ struct MatmulGeom {
 
 /// A 2-d sliding window over NCHW input: convolution (with weights) or pooling (kernel only).
 struct WindowGeom {
-  int64_t n = 0, c = 0, h = 0, w = 0;  // input
-  int64_t oc = 0, oh = 0, ow = 0;      // output channels and size
-  int64_t kh = 1, kw = 1;              // kernel
-  int64_t sh = 1, sw = 1;              // stride
-  int64_t dh = 1, dw = 1;              // dilation (1 = dense)
+  int64_t n = 0, c = 0, h = 0, w = 0;      // input
+  int64_t oc = 0, oh = 0, ow = 0;          // output channels and size
+  int64_t kh = 1, kw = 1;                  // kernel
+  int64_t sh = 1, sw = 1;                  // stride
+  int64_t dh = 1, dw = 1;                  // dilation (1 = dense)
   int64_t pt = 0, pb = 0, pl = 0, pr = 0;  // padding: top, bottom, left, right
   int64_t groups = 1;
 };

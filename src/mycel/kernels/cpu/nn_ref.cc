@@ -12,9 +12,12 @@ namespace mycel::cpu {
 namespace {
 
 // Elementwise math type: double for float64, float otherwise. Sums always accumulate in double.
-template <class T> using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-int64_t capped(int64_t cost) { return std::min<int64_t>(std::max<int64_t>(cost, 1), kParallelGrain); }
+int64_t capped(int64_t cost) {
+  return std::min<int64_t>(std::max<int64_t>(cost, 1), kParallelGrain);
+}
 
 // Element offsets of each batch matrix of an operand broadcast over `batch`.
 std::vector<int64_t> batch_offsets(const Shape& batch, const Shape& operand_batch, int64_t mat) {
@@ -39,7 +42,8 @@ std::vector<int64_t> batch_offsets(const Shape& batch, const Shape& operand_batc
 }  // namespace
 
 template <class T>
-void matmul_ref(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const MatmulGeom& g) {
+void matmul_ref(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                const MatmulGeom& g) {
   const int64_t M = g.m, K = g.k, N = g.n, nb = g.batch_count();
   if (c.numel() == 0) return;
   const std::vector<int64_t> aoff = batch_offsets(g.batch, g.a_batch, M * K);
@@ -92,7 +96,8 @@ void matmul_ref(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
 }
 
 template <class T>
-void conv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g) {
+void conv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                const WindowGeom& g) {
   using A = acc_t<T>;
   const int64_t icg = g.c / g.groups, ocg = g.oc / g.groups, H = g.h, W = g.w;
   const T* X = x.data<T>();
@@ -152,34 +157,35 @@ template <class T>
 void max_pool2d_ref(const Tensor& x, Tensor& y, const WindowGeom& g) {
   using A = acc_t<T>;
   const int64_t W = g.w;
-  for_each_window<T>(x, y, g, [&](const T* xp, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                                  int64_t, int64_t) {
-    A m = -std::numeric_limits<A>::infinity();
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) {
-        const A v = A(xp[h * W + w]);
-        if (v > m || std::isnan(v)) m = v;
-        if (std::isnan(m)) return m;
-      }
-    return m;
-  });
+  for_each_window<T>(
+      x, y, g, [&](const T* xp, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t, int64_t) {
+        A m = -std::numeric_limits<A>::infinity();
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) {
+            const A v = A(xp[h * W + w]);
+            if (v > m || std::isnan(v)) m = v;
+            if (std::isnan(m)) return m;
+          }
+        return m;
+      });
 }
 
 template <class T>
 void avg_pool2d_ref(const Tensor& x, Tensor& y, const WindowGeom& g, bool count_include_pad) {
   using A = acc_t<T>;
   const int64_t W = g.w;
-  for_each_window<T>(x, y, g, [&](const T* xp, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                                  int64_t hs, int64_t ws) {
-    double sum = 0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) sum += double(A(xp[h * W + w]));
-    int64_t count = (h1 - h0) * (w1 - w0);
-    if (count_include_pad)  // the window clipped to the padded input
-      count = (std::min(hs + g.kh, g.h + g.pb) - std::max(hs, -g.pt)) *
-              (std::min(ws + g.kw, g.w + g.pr) - std::max(ws, -g.pl));
-    return count > 0 ? A(sum / double(count)) : A(0);
-  });
+  for_each_window<T>(
+      x, y, g,
+      [&](const T* xp, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t hs, int64_t ws) {
+        double sum = 0;
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) sum += double(A(xp[h * W + w]));
+        int64_t count = (h1 - h0) * (w1 - w0);
+        if (count_include_pad)  // the window clipped to the padded input
+          count = (std::min(hs + g.kh, g.h + g.pb) - std::max(hs, -g.pt)) *
+                  (std::min(ws + g.kw, g.w + g.pr) - std::max(ws, -g.pl));
+        return count > 0 ? A(sum / double(count)) : A(0);
+      });
 }
 
 template <class T>
@@ -222,10 +228,12 @@ void softmax_ref(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t
       for (int64_t l = 0; l < len; ++l) sum += double(std::exp(A(xp[l * inner]) - m));
       if (log) {
         const A lse = A(std::log(sum));
-        for (int64_t l = 0; l < len; ++l) yp[l * inner] = static_cast<T>(A(xp[l * inner]) - m - lse);
+        for (int64_t l = 0; l < len; ++l)
+          yp[l * inner] = static_cast<T>(A(xp[l * inner]) - m - lse);
       } else {
         const A inv = A(1.0 / sum);
-        for (int64_t l = 0; l < len; ++l) yp[l * inner] = static_cast<T>(std::exp(A(xp[l * inner]) - m) * inv);
+        for (int64_t l = 0; l < len; ++l)
+          yp[l * inner] = static_cast<T>(std::exp(A(xp[l * inner]) - m) * inv);
       }
     }
   });
@@ -275,7 +283,8 @@ void from_doubles(const std::vector<double>& v, Tensor& t) {
 
 void batch_norm_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
-                    int64_t n, int64_t c, int64_t spatial, bool training, double eps, double momentum) {
+                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                    double momentum) {
   const std::vector<double> gamma = to_doubles(scale), beta = to_doubles(bias);
   std::vector<double> rmean = to_doubles(running_mean), rvar = to_doubles(running_var);
   std::vector<double> mean(c), invstd(c);
@@ -329,15 +338,17 @@ void batch_norm_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
   template void softmax_ref<T>(const Tensor&, Tensor&, int64_t, int64_t, int64_t, bool);         \
   template void layer_norm_ref<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&, \
                                   Tensor&, int64_t, int64_t, double);                            \
-  template void conv2d_ref<T>(const Tensor&, const Tensor&, const Tensor*, Tensor&, const WindowGeom&);
+  template void conv2d_ref<T>(const Tensor&, const Tensor&, const Tensor*, Tensor&,              \
+                              const WindowGeom&);
 MYCEL_NN_FLOAT_INSTANCES(Half)
 MYCEL_NN_FLOAT_INSTANCES(BFloat16)
 MYCEL_NN_FLOAT_INSTANCES(float)
 MYCEL_NN_FLOAT_INSTANCES(double)
 #undef MYCEL_NN_FLOAT_INSTANCES
 
-#define MYCEL_MATMUL_INSTANCE(T) \
-  template void matmul_ref<T>(const Tensor&, const Tensor&, const Tensor*, Tensor&, const MatmulGeom&);
+#define MYCEL_MATMUL_INSTANCE(T)                                                    \
+  template void matmul_ref<T>(const Tensor&, const Tensor&, const Tensor*, Tensor&, \
+                              const MatmulGeom&);
 MYCEL_MATMUL_INSTANCE(float)
 MYCEL_MATMUL_INSTANCE(double)
 MYCEL_MATMUL_INSTANCE(int8_t)
