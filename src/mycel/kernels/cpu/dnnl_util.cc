@@ -1,0 +1,103 @@
+#include "mycel/kernels/cpu/dnnl_util.h"
+
+#include <atomic>
+#include <list>
+#include <mutex>
+
+#include "mycel/core/error.h"
+
+namespace mycel::cpu::dnnl_util {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+dnnl::memory::data_type to_dnnl(DType t) {
+  switch (t) {
+    case DType::float16:
+      return dnnl::memory::data_type::f16;
+    case DType::bfloat16:
+      return dnnl::memory::data_type::bf16;
+    case DType::float32:
+      return dnnl::memory::data_type::f32;
+    default:
+      break;
+  }
+  MYCEL_THROW(TypeError, "oneDNN has no data type for ", dtype_name(t));
+}
+
+dnnl::primitive_attr default_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+namespace {
+constexpr size_t kCapacity = 1024;
+
+struct Cache {
+  std::mutex mu;
+  std::list<std::pair<std::string, std::shared_ptr<Entry>>> lru;  // most recent first
+  std::unordered_map<std::string, decltype(lru)::iterator> index;
+  std::atomic<int64_t> builds{0};
+};
+
+Cache& cache() {
+  static auto* c = new Cache();  // leaked: primitives must outlive static destructors that use them
+  return *c;
+}
+}  // namespace
+
+std::shared_ptr<Entry> lookup(const std::string& key,
+                              const std::function<std::shared_ptr<Entry>()>& build) {
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    auto it = c.index.find(key);
+    if (it != c.index.end()) {
+      c.lru.splice(c.lru.begin(), c.lru, it->second);
+      return it->second->second;
+    }
+  }
+  // Build outside the lock (it can take milliseconds); a racing builder of the same key only wastes
+  // work.
+  std::shared_ptr<Entry> e = build();
+  c.builds.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> g(c.mu);
+  auto it = c.index.find(key);
+  if (it != c.index.end()) return it->second->second;
+  c.lru.emplace_front(key, e);
+  c.index[key] = c.lru.begin();
+  if (c.lru.size() > kCapacity) {
+    c.index.erase(c.lru.back().first);
+    c.lru.pop_back();
+  }
+  return e;
+}
+
+int64_t build_count() { return cache().builds.load(std::memory_order_relaxed); }
+
+size_t cache_size() {
+  std::lock_guard<std::mutex> g(cache().mu);
+  return cache().lru.size();
+}
+
+std::ostream& operator<<(std::ostream& os, const dnnl::memory::dims& d) {
+  for (auto v : d) os << v << ',';
+  return os;
+}
+
+bool is_unimplemented(const dnnl::error& e) { return e.status == dnnl_unimplemented; }
+
+Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
+  size_t n = pd.scratchpad_desc().get_size();
+  return Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
+}
+
+}  // namespace mycel::cpu::dnnl_util

@@ -1,0 +1,63 @@
+// oneDNN plumbing shared by the dense/conv kernels: the process-wide engine, a per-thread stream,
+// dtype mapping, and the primitive cache (a repeated call with the same shapes builds nothing).
+#pragma once
+#include <functional>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "mycel/core/tensor.h"
+
+namespace mycel::cpu::dnnl_util {
+
+/// The one CPU engine.
+dnnl::engine& engine();
+/// This thread's stream on engine() (a CPU stream is cheap; per-thread keeps callers independent).
+dnnl::stream& stream();
+/// oneDNN's data type for a Mycel dtype (float16, bfloat16, float32 only).
+dnnl::memory::data_type to_dnnl(DType t);
+/// Attributes every cached primitive uses: user-managed scratchpad, so concurrent calls are safe.
+dnnl::primitive_attr default_attr();
+
+/// Base of a cached computation: primitives, descriptors and reorders built for one key.
+struct Entry {
+  virtual ~Entry() = default;
+  bool ok = true;  // false: oneDNN has no implementation here (e.g. bf16 below AVX-512); use f32
+};
+
+/// Returns the entry for `key`, building it with `build` on a miss (LRU, guarded by a mutex).
+std::shared_ptr<Entry> lookup(const std::string& key,
+                              const std::function<std::shared_ptr<Entry>()>& build);
+/// Typed form of lookup.
+template <class E, class Build>
+std::shared_ptr<E> cached(const std::string& key, Build&& build) {
+  return std::static_pointer_cast<E>(
+      lookup(key, [&]() -> std::shared_ptr<Entry> { return build(); }));
+}
+/// Number of primitive builds so far (cache misses); tests use it to check that hits build nothing.
+int64_t build_count();
+/// Entries now held.
+size_t cache_size();
+
+/// Builds a cache key from streamed parts: key("matmul", dims, dtype, ...).
+template <class... Args>
+std::string key(const Args&... args) {
+  std::ostringstream os;
+  ((os << args << '|'), ...);
+  return os.str();
+}
+std::ostream& operator<<(std::ostream& os, const dnnl::memory::dims& d);
+
+/// True when `e` is oneDNN saying it has no implementation (not a real failure).
+bool is_unimplemented(const dnnl::error& e);
+/// A scratchpad buffer for pd (user scratchpad mode); hold the returned tensor until execution
+/// ends.
+Tensor scratchpad(const dnnl::primitive_desc_base& pd);
+/// Wraps a tensor's buffer (no copy).
+inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
+  return dnnl::memory(md, engine(), t.data());
+}
+
+}  // namespace mycel::cpu::dnnl_util

@@ -1,0 +1,159 @@
+// Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T +
+// b). float32/bfloat16 run on oneDNN; float64 and integers on the reference loops in nn_ref.h.
+#include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/ops/infer_util.h"
+
+namespace mycel {
+namespace {
+
+using cpu::MatmulGeom;
+
+constexpr size_t kMaxDnnlRank = 12;  // oneDNN's DNNL_MAX_NDIMS
+
+// Geometry of x @ y (np.matmul rules; the transposes apply to operands of rank >= 2).
+MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
+  MatmulGeom g;
+  const size_t rx = xs.size(), ry = ys.size();
+  g.trans_a = ta && rx >= 2;
+  g.trans_b = tb && ry >= 2;
+  int64_t kx, ky;
+  if (rx == 1) {
+    kx = xs[0];
+  } else {
+    g.m = g.trans_a ? xs[rx - 1] : xs[rx - 2];
+    kx = g.trans_a ? xs[rx - 2] : xs[rx - 1];
+  }
+  if (ry == 1) {
+    ky = ys[0];
+  } else {
+    ky = g.trans_b ? ys[ry - 1] : ys[ry - 2];
+    g.n = g.trans_b ? ys[ry - 2] : ys[ry - 1];
+  }
+  if (kx != ky) {
+    const char* xk = rx == 1     ? "x.shape[0]"
+                     : g.trans_a ? "x.shape[-2] (transpose_a)"
+                                 : "x.shape[-1]";
+    const char* yk = ry == 1     ? "y.shape[0]"
+                     : g.trans_b ? "y.shape[-1] (transpose_b)"
+                                 : "y.shape[-2]";
+    MYCEL_THROW(ShapeError, "[matmul] input 'x' shape ", shape_str(xs), " and 'y' shape ",
+                shape_str(ys), ": ", xk, " (", kx, ") must equal ", yk, " (", ky, ")");
+  }
+  g.k = kx;
+  Shape xb(xs.begin(), xs.end() - std::min<size_t>(rx, 2));
+  Shape yb(ys.begin(), ys.end() - std::min<size_t>(ry, 2));
+  g.batch = broadcast_shapes(xb, yb, "matmul");
+  g.a_batch = Shape(g.batch.size() - xb.size(), 1);
+  g.a_batch.insert(g.a_batch.end(), xb.begin(), xb.end());
+  g.b_batch = Shape(g.batch.size() - yb.size(), 1);
+  g.b_batch.insert(g.b_batch.end(), yb.begin(), yb.end());
+  g.out_shape = g.batch;
+  if (rx >= 2) g.out_shape.push_back(g.m);
+  if (ry >= 2) g.out_shape.push_back(g.n);
+  return g;
+}
+
+MatmulGeom matmul_geom(const KernelContext& c) {
+  return matmul_geom(c.in(0).shape(), c.in(1).shape(), c.attrs.get_bool("transpose_a"),
+                     c.attrs.get_bool("transpose_b"));
+}
+
+// Geometry of dense: x viewed as (M, in) times w (out, in) transposed.
+MatmulGeom dense_geom(const Shape& xs, const Shape& ws) {
+  MatmulGeom g;
+  g.k = xs.back();
+  g.n = ws[0];
+  g.m = 1;
+  for (size_t i = 0; i + 1 < xs.size(); ++i) g.m *= xs[i];
+  g.trans_b = true;
+  g.out_shape = Shape(xs.begin(), xs.end() - 1);
+  g.out_shape.push_back(g.n);
+  return g;
+}
+
+// Runs c = a @ b (+ bias): oneDNN for float32/bfloat16, the reference loop otherwise.
+void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                const MatmulGeom& g) {
+  const DType t = c.dtype();
+  if (t == DType::float32 || t == DType::bfloat16) return cpu::matmul_dnnl(a, b, bias, c, g);
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>))
+      cpu::matmul_ref<T>(a, b, bias, c, g);
+    else
+      MYCEL_THROW(TypeError, "[matmul] no kernel for ", dtype_name(t));
+  });
+}
+
+std::vector<TensorMeta> infer_matmul(const InferContext& c) {
+  check_rank(c, 0, 1, kMaxDnnlRank);
+  check_rank(c, 1, 1, kMaxDnnlRank);
+  check_same_dtype(c, 0, 1);
+  MatmulGeom g = matmul_geom(c.in(0).shape, c.in(1).shape, c.attrs.get_bool("transpose_a"),
+                             c.attrs.get_bool("transpose_b"));
+  if (g.batch.size() + 2 > kMaxDnnlRank)
+    MYCEL_THROW(NotSupported, "[matmul] at most ", kMaxDnnlRank - 2, " batch dimensions, got ",
+                g.batch.size());
+  return {{g.out_shape, c.in(0).dtype}};
+}
+
+std::vector<TensorMeta> infer_dense(const InferContext& c) {
+  check_rank(c, 0, 1, 64);
+  check_rank(c, 1, 2, 2);
+  check_same_dtype(c, 0, 1);
+  const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
+  if (xs.back() != ws[1])
+    MYCEL_THROW(ShapeError, "[dense] input 'x' shape ", shape_str(xs), " and 'w' shape ",
+                shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1],
+                ")");
+  if (c.has_input(2)) {
+    check_same_dtype(c, 0, 2);
+    const Shape& bs = c.in(2).shape;
+    if (bs.size() != 1 || bs[0] != ws[0])
+      MYCEL_THROW(ShapeError, "[dense] input 'b' must have shape (", ws[0],
+                  ",) to match 'w' shape ", shape_str(ws), ", got ", shape_str(bs));
+  }
+  return {{dense_geom(xs, ws).out_shape, c.in(0).dtype}};
+}
+
+std::vector<DType> matmul_dtypes() {
+  return {DType::int8,  DType::uint8,    DType::int16,   DType::int32,
+          DType::int64, DType::bfloat16, DType::float32, DType::float64};
+}
+
+}  // namespace
+
+MYCEL_REGISTER_OPS(nn_linear) {
+  {
+    OpDef d;
+    d.name = "matmul";
+    d.class_name = "MatMul";
+    d.doc = "Matrix product with numpy semantics: batched, broadcasting batch dims, 1-d operands.";
+    d.inputs = {{"x"}, {"y"}};
+    d.attrs = {{"transpose_a", AttrKind::kBool, false, false, {}},
+               {"transpose_b", AttrKind::kBool, false, false, {}}};
+    d.infer = infer_matmul;
+    d.kernel = [](const KernelContext& c) {
+      run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c));
+    };
+    d.dtypes = matmul_dtypes();
+    r.add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = "dense";
+    d.class_name = "Dense";
+    d.doc = "Fully connected layer: x @ w.T + b, w of shape (out, in).";
+    d.inputs = {{"x"}, {"w"}, {"b", true, false}};
+    d.infer = infer_dense;
+    d.kernel = [](const KernelContext& c) {
+      const MatmulGeom g = dense_geom(c.in(0).shape(), c.in(1).shape());
+      run_matmul(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
+    };
+    d.dtypes = {DType::bfloat16, DType::float32, DType::float64};
+    r.add(std::move(d));
+  }
+}
+
+}  // namespace mycel
