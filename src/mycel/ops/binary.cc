@@ -91,7 +91,8 @@ MYCEL_REGISTER_OPS(binary) {
   r.add(binary("mod", "FloorMod",
                "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
                "gives 0).",
-               numeric, same_dtype, numeric_binary([](auto x, auto y) { return floor_mod(x, y); })));
+               numeric, same_dtype,
+               numeric_binary([](auto x, auto y) { return floor_mod(x, y); })));
   r.add(binary("pow", "Pow",
                "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
                numeric, same_dtype, pow_kernel));

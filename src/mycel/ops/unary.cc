@@ -20,12 +20,15 @@ std::vector<TensorMeta> same_dtype(const InferContext& c) { return {c.in(0)}; }
 std::vector<TensorMeta> float_dtype(const InferContext& c) {
   return {{c.in(0).shape, float_result_dtype(c.in(0).dtype)}};
 }
-std::vector<TensorMeta> bool_dtype(const InferContext& c) { return {{c.in(0).shape, DType::bool_}}; }
+std::vector<TensorMeta> bool_dtype(const InferContext& c) {
+  return {{c.in(0).shape, DType::bool_}};
+}
 
 std::vector<TensorMeta> gelu_infer(const InferContext& c) {
   const std::string& a = c.attrs.get_str("approximate");
   if (a != "none" && a != "tanh")
-    MYCEL_THROW(ValueError, "[gelu] attribute 'approximate' must be 'none' or 'tanh', got '", a, "'");
+    MYCEL_THROW(ValueError, "[gelu] attribute 'approximate' must be 'none' or 'tanh', got '", a,
+                "'");
   return {c.in(0)};
 }
 
@@ -130,7 +133,8 @@ MYCEL_REGISTER_OPS(unary) {
               float_unary([](auto x) { return x * sigmoid(x); })));
   r.add(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
               same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })));
-  r.add(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).", floats, same_dtype,
+  r.add(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).", floats,
+              same_dtype,
               float_unary([](auto x) {
                 using C = decltype(x);
                 return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
@@ -151,8 +155,9 @@ MYCEL_REGISTER_OPS(unary) {
               }),
               "todo", {{"alpha", AttrKind::kFloat, 1.0, false, {}}}));
   r.add(unary("gelu", "GeLU",
-              "Elementwise x * Phi(x): approximate='none' (erf form) or 'tanh'.", floats, gelu_infer,
-              gelu_kernel, "todo", {{"approximate", AttrKind::kStr, std::string("none"), false, {}}}));
+              "Elementwise x * Phi(x): approximate='none' (erf form) or 'tanh'.", floats,
+              gelu_infer, gelu_kernel, "todo",
+              {{"approximate", AttrKind::kStr, std::string("none"), false, {}}}));
   r.add(unary("softplus", "Softplus",
               "Elementwise log(1 + e**(beta*x)) / beta; x where beta*x > threshold (as torch).",
               floats, same_dtype,
@@ -181,7 +186,8 @@ MYCEL_REGISTER_OPS(unary) {
   r.add(unary("round", "Round", "Elementwise rounding to the nearest integer, ties to even.",
               numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>) return std::rint(x);  // ties to even
+                // std::rint in the default rounding mode: ties to even, and it vectorizes.
+                if constexpr (std::is_floating_point_v<decltype(x)>) return std::rint(x);
                 else return x;
               })));
 
@@ -192,7 +198,8 @@ MYCEL_REGISTER_OPS(unary) {
               predicate_unary([](auto x) { return is_nan(x); }), "none"));
   r.add(unary("isinf", "IsInf", "Elementwise test for +inf or -inf.", all, bool_dtype,
               predicate_unary([](auto x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>) return std::fabs(x) == INFINITY;
+                using C = decltype(x);
+                if constexpr (std::is_floating_point_v<C>) return std::fabs(x) == C(INFINITY);
                 else return false;
               }), "none"));
   r.add(unary("isfinite", "IsFinite", "Elementwise test for a finite value (not NaN or inf).", all,

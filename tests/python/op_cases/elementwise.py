@@ -68,7 +68,8 @@ def with_specials(shapes, dtype_specials=(np.nan, np.inf, -np.inf, 0.0, -0.0)):
             a = make_input(rng, s, dtype)
             if a.dtype.kind == "f" and a.size:
                 flat = a.reshape(-1)
-                idx = rng.choice(flat.size, size=min(flat.size, 2 * len(dtype_specials)), replace=False)
+                k = min(flat.size, 2 * len(dtype_specials))
+                idx = rng.choice(flat.size, size=k, replace=False)
                 for k, i in enumerate(idx):
                     flat[i] = dtype_specials[k % len(dtype_specials)]
             out.append(a)
@@ -263,7 +264,8 @@ CASES += [
     # Integer powers (wrapping like numpy) and float powers with mixed signs.
     OpCase("pow", np.power, _int_pairs(0, 5, zero_y=True), dtypes=INT, id="int"),
     OpCase("pow", np.power,
-           lambda rng, dt: [np.array([3, -3, 2, 1, -1, 0], dt), np.array([40, 41, 63, 100, 7, 0], dt)],
+           lambda rng, dt: [np.array([3, -3, 2, 1, -1, 0], dt),
+                            np.array([40, 41, 63, 100, 7, 0], dt)],
            dtypes=("int32", "int64"), id="int_wrap"),
     OpCase("pow", quiet(np.power), [(3, 4), (3, 4)], dtypes=("float32", "float64"), id="neg_base"),
     OpCase("pow", np.power, [(40000,), ()], dtypes=("int32",), domain="positive", id="large_int"),

@@ -35,7 +35,7 @@ inline T wrap_sub(T x, T y) {
   }
 }
 
-/// Wrapping negation for integers (INT_MIN stays INT_MIN, as in numpy) and plain negation otherwise.
+/// Wrapping negation for integers (INT_MIN stays INT_MIN, as in numpy); plain -x otherwise.
 template <class T>
 inline T wrap_neg(T x) {
   if constexpr (is_int_v<T>)
