@@ -1,4 +1,6 @@
-// Binary elementwise ops with numpy broadcasting and type promotion.
+// Binary elementwise ops with numpy broadcasting and type promotion (inputs arrive promoted to
+// one dtype). Output dtypes follow numpy: true division of ints is float64, atan2 of ints is the
+// float numpy picks (int8 -> float16), comparisons and logical ops give bool.
 #include <cmath>
 
 #include "mycel/kernels/cpu/binary.h"
@@ -37,26 +39,99 @@ OpDef binary(std::string name, std::string cls, std::string doc, std::vector<DTy
   return d;
 }
 
+// Integer powers with a negative exponent raise ValueError, as numpy does: the exponent tensor is
+// scanned once before the loop (cheap next to the powers themselves).
+void pow_kernel(const KernelContext& ctx) {
+  visit_dtype(ctx.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      MYCEL_THROW(TypeError, "[pow] does not support bool inputs");
+    } else if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        const T* e = ctx.in(1).data<T>();
+        for (int64_t i = 0, n = ctx.in(1).numel(); i < n; ++i)
+          if (e[i] < 0)
+            MYCEL_THROW(ValueError, "[pow] integers to negative integer powers are not allowed "
+                        "(input 'y' holds ", int64_t(e[i]), "); cast 'x' to a float dtype first");
+      }
+      cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
+                               [](T x, T y) { return cpu::int_pow(x, y); });
+    } else {
+      using C = compute_t<T>;
+      cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
+                               [](C x, C y) { return std::pow(x, y); });
+    }
+  });
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(binary) {
   using namespace cpu;
-  r.add(binary("add", "Add", "Elementwise x + y with broadcasting.", all_dtypes(), same_dtype,
+  const auto all = all_dtypes(), numeric = numeric_dtypes();
+
+  // Arithmetic.
+  r.add(binary("add", "Add", "Elementwise x + y with broadcasting.", all, same_dtype,
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
-                 else return x + y;
+                 else return wrap_add(x, y);
                })));
-  r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_dtypes(), same_dtype,
-               same_dtype_binary([](auto x, auto y) -> decltype(x) { return x - y; })));
-  r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_dtypes(), same_dtype,
+  r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
+               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); })));
+  r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
-                 else return x * y;
+                 else return wrap_mul(x, y);
                })));
-  r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).",
-               all_dtypes(), div_dtype, float_binary([](auto x, auto y) { return x / y; })));
-  r.add(binary("equal", "Equal", "Elementwise x == y.", all_dtypes(), bool_dtype,
+  r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
+               div_dtype, float_binary([](auto x, auto y) { return x / y; })));
+  r.add(binary("floor_div", "FloorDiv",
+               "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
+               same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); })));
+  r.add(binary("mod", "FloorMod",
+               "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
+               "gives 0).",
+               numeric, same_dtype,
+               numeric_binary([](auto x, auto y) { return floor_mod(x, y); })));
+  r.add(binary("pow", "Pow",
+               "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
+               numeric, same_dtype, pow_kernel));
+  r.add(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN.", all,
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); })));
+  r.add(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN.", all,
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); })));
+  r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
+               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); })));
+
+  // Comparisons (bool output, not differentiable).
+  r.add(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
                predicate_binary([](auto x, auto y) { return x == y; }), "none"));
+  r.add(binary("not_equal", "NotEqual", "Elementwise x != y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x != y; }), "none"));
+  r.add(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x < y; }), "none"));
+  r.add(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x <= y; }), "none"));
+  r.add(binary("greater", "Greater", "Elementwise x > y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x > y; }), "none"));
+  r.add(binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x >= y; }), "none"));
+
+  // Logical ops on truth values (nonzero is true).
+  r.add(binary("logical_and", "LogicalAnd", "Elementwise x and y (nonzero is true).", all,
+               bool_dtype,
+               predicate_binary([](auto x, auto y) {
+                 return (x != decltype(x)(0)) & (y != decltype(y)(0));
+               }), "none"));
+  r.add(binary("logical_or", "LogicalOr", "Elementwise x or y (nonzero is true).", all, bool_dtype,
+               predicate_binary([](auto x, auto y) {
+                 return (x != decltype(x)(0)) | (y != decltype(y)(0));
+               }), "none"));
+  r.add(binary("logical_xor", "LogicalXor", "Elementwise x xor y (nonzero is true).", all,
+               bool_dtype,
+               predicate_binary([](auto x, auto y) {
+                 return (x != decltype(x)(0)) != (y != decltype(y)(0));
+               }), "none"));
 }
 
 }  // namespace mycel

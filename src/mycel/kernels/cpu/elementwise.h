@@ -2,12 +2,69 @@
 // scalar functor; vectorization (contiguous inner loops) and threading live here, once.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "mycel/core/parallel.h"
 #include "mycel/core/tensor.h"
 
 namespace mycel::cpu {
+
+// ---- Scalar helpers shared by the op functors ----
+
+template <class T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+/// x + y, x - y, x * y with two's-complement wrapping for integers (no signed-overflow UB).
+template <class T>
+inline T wrap_add(T x, T y) {
+  if constexpr (is_int_v<T>) {
+    using U = std::make_unsigned_t<decltype(x + y)>;
+    return static_cast<T>(static_cast<U>(x) + static_cast<U>(y));
+  } else {
+    return x + y;
+  }
+}
+template <class T>
+inline T wrap_sub(T x, T y) {
+  if constexpr (is_int_v<T>) {
+    using U = std::make_unsigned_t<decltype(x - y)>;
+    return static_cast<T>(static_cast<U>(x) - static_cast<U>(y));
+  } else {
+    return x - y;
+  }
+}
+
+/// Wrapping negation for integers (INT_MIN stays INT_MIN, as in numpy); plain -x otherwise.
+template <class T>
+inline T wrap_neg(T x) {
+  if constexpr (is_int_v<T>)
+    return static_cast<T>(0u - static_cast<std::make_unsigned_t<T>>(x));
+  else
+    return -x;
+}
+
+/// Wrapping integer product (no signed-overflow UB); plain product for floats.
+template <class T>
+inline T wrap_mul(T x, T y) {
+  if constexpr (is_int_v<T>) {
+    using U = std::make_unsigned_t<decltype(x * y)>;
+    return static_cast<T>(static_cast<U>(x) * static_cast<U>(y));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return x && y;
+  } else {
+    return x * y;
+  }
+}
+
+/// True for NaN of floating types; always false for integers and bool.
+template <class T>
+inline bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+// ---- Loops ----
 
 /// y[i] = f(x[i]) for contiguous x, y; f takes and returns compute types.
 template <class In, class Out, class F>
@@ -106,20 +163,54 @@ void binary_map(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   });
 }
 
-/// out = f(a, b, c) with broadcasting (select, clip): the general strided path only.
+namespace detail {
+// One contiguous run of a ternary map; each operand's stride is 0 (broadcast) or 1, fixed at
+// compile time so the loop vectorizes.
+template <int SA, int SB, int SC, class A, class B, class C, class Out, class F>
+void ternary_run(const A* a, const B* b, const C* c, Out* o, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = static_cast<Out>(f(compute_t<A>(a[i * SA]), compute_t<B>(b[i * SB]),
+                              compute_t<C>(c[i * SC])));
+}
+template <class A, class B, class C, class Out, class F>
+void ternary_run(int code, const A* a, const B* b, const C* c, Out* o, int64_t n, const F& f) {
+  switch (code) {  // code = 4 * (stride_a != 0) + 2 * (stride_b != 0) + (stride_c != 0)
+    case 0: return ternary_run<0, 0, 0>(a, b, c, o, n, f);
+    case 1: return ternary_run<0, 0, 1>(a, b, c, o, n, f);
+    case 2: return ternary_run<0, 1, 0>(a, b, c, o, n, f);
+    case 3: return ternary_run<0, 1, 1>(a, b, c, o, n, f);
+    case 4: return ternary_run<1, 0, 0>(a, b, c, o, n, f);
+    case 5: return ternary_run<1, 0, 1>(a, b, c, o, n, f);
+    case 6: return ternary_run<1, 1, 0>(a, b, c, o, n, f);
+    default: return ternary_run<1, 1, 1>(a, b, c, o, n, f);
+  }
+}
+}  // namespace detail
+
+/// out = f(a, b, c) with numpy broadcasting (select, clip); f works on compute types.
 template <class A, class B, class C, class Out, class F>
 void ternary_map(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out, F f) {
-  if (out.numel() == 0) return;
+  const int64_t n = out.numel();
+  if (n == 0) return;
   const A* pa = a.data<A>();
   const B* pb = b.data<B>();
   const C* pc = c.data<C>();
   Out* po = out.data<Out>();
+  auto full = [n](const Tensor& t) { return t.numel() == n; };
+  if ((full(a) || a.numel() == 1) && (full(b) || b.numel() == 1) && (full(c) || c.numel() == 1)) {
+    // Each operand is whole or a single value: one flat loop, split across threads.
+    const int code = 4 * full(a) + 2 * full(b) + full(c);
+    parallel_for(n, 1, [&](int64_t s, int64_t e) {
+      detail::ternary_run(code, pa + (full(a) ? s : 0), pb + (full(b) ? s : 0),
+                          pc + (full(c) ? s : 0), po + s, e - s, f);
+    });
+    return;
+  }
   BroadcastPlan plan = plan_broadcast(out.shape(), {&a.shape(), &b.shape(), &c.shape()});
-  const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back(), sc = plan.strides[2].back();
+  const int code = 4 * (plan.strides[0].back() != 0) + 2 * (plan.strides[1].back() != 0) +
+                   (plan.strides[2].back() != 0);
   for_each_broadcast_run<3>(plan, 1, [&](int64_t o, const int64_t* off, int64_t len) {
-    for (int64_t i = 0; i < len; ++i)
-      po[o + i] = static_cast<Out>(f(compute_t<A>(pa[off[0] + i * sa]), compute_t<B>(pb[off[1] + i * sb]),
-                                     compute_t<C>(pc[off[2] + i * sc])));
+    detail::ternary_run(code, pa + off[0], pb + off[1], pc + off[2], po + o, len, f);
   });
 }
 
