@@ -1,0 +1,6 @@
+"""MindData: datasets built lazily by chained calls (`.map().batch()`) and run by a C++ engine."""
+from mycel.dataset.engine import *  # noqa: F401,F403  Dataset, iterators, NumpySlices/Generator
+from mycel.dataset.samplers import *  # noqa: F401,F403
+from mycel.dataset.sources import *  # noqa: F401,F403  Mnist, Cifar10/100, ImageFolder, CSV
+from mycel.dataset.mindrecord_dataset import *  # noqa: F401,F403  MindDataset
+from mycel.dataset import vision, transforms  # noqa: F401

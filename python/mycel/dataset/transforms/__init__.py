@@ -1,0 +1,1 @@
+"""Generic transforms: TypeCast, OneHot, Compose, RandomApply, RandomChoice."""

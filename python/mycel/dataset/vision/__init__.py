@@ -1,0 +1,1 @@
+"""Vision transforms (C++): Decode, Resize, RandomResizedCrop, ..."""

@@ -1,0 +1,1 @@
+"""MindRecord: our paged record format (FileWriter, readers, converters)."""
