@@ -6,6 +6,7 @@ void init_core(nb::module_& m);
 void init_tensor(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_random(nb::module_& m);
+void init_shape(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -13,5 +14,6 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_core(m);
   mycel::py::init_tensor(m);
   mycel::py::init_random(m);
+  mycel::py::init_shape(m);
   mycel::py::init_ops(m);
 }

@@ -8,7 +8,8 @@ namespace mycel::cpu {
 namespace {
 
 template <class I>
-std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bool neg, const char* op) {
+std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bool neg, const char* op,
+                                 int64_t axis0) {
   const size_t k = dims.size();
   std::vector<int64_t> out(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
@@ -18,7 +19,7 @@ std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bo
       if (neg && v < 0 && v >= -n) v += n;
       if (v < 0 || v >= n)
         MYCEL_THROW(IndexError, "[", op, "] index ", static_cast<int64_t>(p[r * k + j]),
-                    " is out of range for dimension ", j, " with size ", n, " (expected ",
+                    " is out of range for axis ", axis0 + static_cast<int64_t>(j), " with size ", n, " (expected ",
                     neg ? -n : 0, " <= index < ", n, ")");
       lin = lin * n + v;
     }
@@ -30,13 +31,13 @@ std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bo
 }  // namespace
 
 std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bool allow_negative,
-                                    const char* op) {
+                                    const char* op, int64_t first_axis) {
   const int64_t k = static_cast<int64_t>(dims.size());
   const int64_t rows = k ? indices.numel() / k : 0;
   if (indices.dtype() == DType::int32)
-    return linear_impl(indices.data<int32_t>(), rows, dims, allow_negative, op);
+    return linear_impl(indices.data<int32_t>(), rows, dims, allow_negative, op, first_axis);
   if (indices.dtype() == DType::int64)
-    return linear_impl(indices.data<int64_t>(), rows, dims, allow_negative, op);
+    return linear_impl(indices.data<int64_t>(), rows, dims, allow_negative, op, first_axis);
   MYCEL_THROW(TypeError, "[", op, "] indices must be int32 or int64, got ", dtype_name(indices.dtype()));
 }
 

@@ -10,9 +10,9 @@ namespace mycel::cpu {
 
 /// Reads `indices` (int32/int64) as rows of dims.size() coordinates into `dims` and returns each
 /// row's row-major linear index; negative coordinates count from the end if allow_negative.
-/// Throws IndexError naming `op` on the first coordinate out of range.
+/// Throws IndexError naming `op` and the axis (first_axis + coordinate) on the first one out of range.
 std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bool allow_negative,
-                                    const char* op);
+                                    const char* op, int64_t first_axis = 0);
 
 /// out[o, r, i] = src[o, rows[r], i]: src viewed as (outer, n, inner), out as (outer, rows, inner).
 void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t outer,
