@@ -16,6 +16,7 @@ using detail::optional_attr;
 std::vector<TensorMeta> infer_shape_attr(const InferContext& c) {
   const Ints& s = c.attrs.get_ints("shape");
   detail::check_dims(s, c.op.name, "shape");
+  detail::check_size(s, c.op.name);
   return {{s, c.attrs.get_dtype("dtype")}};
 }
 
@@ -78,6 +79,7 @@ std::vector<TensorMeta> infer_eye(const InferContext& c) {
   int64_t n = c.attrs.get_int("n");
   int64_t m = c.attrs.has("m") ? c.attrs.get_int("m") : n;
   if (n < 0 || m < 0) MYCEL_THROW(ValueError, "[eye] n and m must be >= 0, got ", n, " and ", m);
+  detail::check_size({n, m}, "eye");
   return {{{n, m}, c.attrs.get_dtype("dtype")}};
 }
 

@@ -25,7 +25,7 @@ std::vector<TensorMeta> infer_slice(const InferContext& c) {
   Shape out(s.size());
   for (size_t d = 0; d < s.size(); ++d) {
     int64_t len = size[d] == -1 ? s[d] - begin[d] : size[d];
-    if (begin[d] < 0 || begin[d] > s[d] || len < 0 || begin[d] + len > s[d])
+    if (begin[d] < 0 || begin[d] > s[d] || len < 0 || len > s[d] - begin[d])
       MYCEL_THROW(ValueError, "[slice] begin ", shape_str(begin), " and size ", shape_str(size),
                   " are out of range for shape ", shape_str(s), " at dimension ", d);
     out[d] = len;
@@ -145,6 +145,9 @@ std::vector<TensorMeta> infer_pad(const InferContext& c) {
   Shape out(s.size());
   for (size_t d = 0; d < s.size(); ++d) {
     int64_t b = p[2 * d], a = p[2 * d + 1], n = s[d];
+    const int64_t kMax = int64_t{1} << 48;
+    if (b > kMax || a > kMax)
+      MYCEL_THROW(ValueError, "[pad] paddings (", b, ", ", a, ") for dimension ", d, " are too large");
     out[d] = n + b + a;
     if (b < -n || a < -n || out[d] < 0)
       MYCEL_THROW(ValueError, "[pad] paddings (", b, ", ", a, ") for dimension ", d, " of shape ",
@@ -155,6 +158,7 @@ std::vector<TensorMeta> infer_pad(const InferContext& c) {
     if (mode == "edge" && n == 0 && (b > 0 || a > 0))
       MYCEL_THROW(ValueError, "[pad] edge mode cannot pad the empty dimension ", d);
   }
+  detail::check_size(out, "pad");
   return {{out, c.in(0).dtype}};
 }
 
@@ -311,6 +315,7 @@ std::vector<TensorMeta> infer_one_hot(const InferContext& c) {
   axis = axis == -1 ? static_cast<int64_t>(out.size())
                     : normalize_axis(axis, static_cast<int64_t>(out.size()) + 1, "one_hot");
   out.insert(out.begin() + axis, depth);
+  detail::check_size(out, "one_hot");
   return {{out, c.attrs.get_dtype("dtype")}};
 }
 

@@ -23,6 +23,7 @@ std::vector<TensorMeta> infer_resize(const InferContext& c) {
   if (c.attrs.has("half_pixel_centers") && c.attrs.get_bool("half_pixel_centers") &&
       c.attrs.get_bool("align_corners"))
     MYCEL_THROW(ValueError, "[", c.op.name, "] align_corners and half_pixel_centers cannot both be true");
+  detail::check_size({s[0], s[1], size[0], size[1]}, c.op.name);
   return {{{s[0], s[1], size[0], size[1]}, c.in(0).dtype}};
 }
 

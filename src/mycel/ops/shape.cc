@@ -37,8 +37,8 @@ std::vector<TensorMeta> infer_reshape(const InferContext& c) {
     } else if (shape[i] < 0) {
       MYCEL_THROW(ValueError, "[reshape] shape ", shape_str(shape), " has a negative dimension ",
                   shape[i], " (only -1 is allowed, once)");
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      MYCEL_THROW(ValueError, "[reshape] shape ", shape_str(shape), " has too many elements");
     }
   }
   const int64_t n = numel(x.shape);
@@ -148,6 +148,7 @@ std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
                   shape[d], ")");
     }
   }
+  detail::check_size(shape, "broadcast_to");
   return {{shape, c.in(0).dtype}};
 }
 
@@ -180,7 +181,10 @@ std::vector<TensorMeta> infer_tile(const InferContext& c) {
     if (v < 0) MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " has a negative entry ", v);
   auto [in, mult] = tile_plan(c.in(0).shape, m);
   Shape out(in.size());
-  for (size_t d = 0; d < in.size(); ++d) out[d] = in[d] * mult[d];
+  for (size_t d = 0; d < in.size(); ++d)
+    if (__builtin_mul_overflow(in[d], mult[d], &out[d]))
+      MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " make dimension ", d, " overflow");
+  detail::check_size(out, "tile");
   return {{out, c.in(0).dtype}};
 }
 
@@ -269,6 +273,9 @@ std::vector<TensorMeta> infer_split(const InferContext& c) {
       else if (sizes[i] < 0)
         MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes),
                     " has a negative entry (one -1 is allowed)");
+      else if (sizes[i] > dim - known)
+        MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes), " must sum to dimension ",
+                    axis, " of shape ", shape_str(s), " (", dim, ")");
       else known += sizes[i];
     }
     if (free_at >= 0 && known <= dim) sizes[free_at] = dim - known;

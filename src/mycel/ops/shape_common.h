@@ -45,6 +45,15 @@ inline void check_dims(const std::vector<int64_t>& shape, const std::string& op,
                   " has a negative dimension ", d);
 }
 
+/// Throws ValueError if a result shape's element count overflows (or exceeds 2**48 elements).
+inline void check_size(const Shape& shape, const std::string& op) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 48))
+      MYCEL_THROW(ValueError, "[", op, "] result shape ", shape_str(shape),
+                  d < 0 ? " has a negative dimension" : " has too many elements");
+}
+
 using Ints = std::vector<int64_t>;
 
 }  // namespace mycel::detail
