@@ -143,7 +143,22 @@ def _strided_path(self, items, consumed):
     out = _ops.strided_slice(self, begin, end, strides, **masks)
     if gather_idx is not None:
         out = _ops.gather(out, gather_idx, gather_at)
+        if not _advanced_adjacent(items, self.ndim - consumed):
+            # numpy: integers count as advanced indices too; when they are not next to the array,
+            # the indexed dimensions go first.
+            k = gather_idx.ndim
+            rest = [d for d in range(out.ndim) if not gather_at <= d < gather_at + k]
+            out = _ops.transpose(out, list(range(gather_at, gather_at + k)) + rest)
     return out
+
+
+def _advanced_adjacent(items, ellipsis_dims):
+    """Whether the integer and array entries of a key are consecutive (numpy's placement rule)."""
+    kinds = []
+    for kind, _ in items:
+        kinds.extend([_SLICE] * ellipsis_dims if kind == _ELLIPSIS else [kind])
+    pos = [i for i, kind in enumerate(kinds) if kind in (_INT, _ARRAY)]
+    return pos[-1] - pos[0] + 1 == len(pos)
 
 
 def _numpy_key(key):
