@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/shape_common.h"
 
@@ -66,10 +67,16 @@ void arange_kernel(const KernelContext& c) {
   visit_dtype(r.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* y = c.out(0).data<T>();
-    for (int64_t i = 0; i < r.n; ++i) {
-      double v = r.start + static_cast<double>(i) * r.delta;
-      convert_elements(&v, DType::float64, y + i, r.dtype, 1);
-    }
+    parallel_for(r.n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double v = r.start + static_cast<double>(i) * r.delta;
+        // Integers go through int64 so that values beyond a narrow type wrap as in numpy.
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+          y[i] = static_cast<T>(static_cast<int64_t>(v));
+        else
+          y[i] = static_cast<T>(static_cast<compute_t<T>>(v));
+      }
+    });
   });
 }
 

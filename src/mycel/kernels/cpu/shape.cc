@@ -32,12 +32,15 @@ void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t
   if (total == 0) return;
   const int64_t outer = total / inner;
   const std::vector<int64_t>& last = t.back();
-  bool contiguous = true, inner_pad = false;
+  // The innermost table is usually an arithmetic progression: copy with a fixed step then.
+  const int64_t step = inner > 1 ? last[1] - last[0] : 1;
+  bool arithmetic = true, inner_pad = false;
   for (int64_t i = 0; i < inner; ++i) {
     if (last[i] == kPadOffset) inner_pad = true;
-    if (last[i] != last[0] + i) contiguous = false;
+    if (last[i] != last[0] + i * step) arithmetic = false;
   }
-  contiguous = contiguous && !inner_pad;
+  arithmetic = arithmetic && !inner_pad;
+  const bool contiguous = arithmetic && step == 1;
   parallel_for(outer, inner, [&](int64_t b, int64_t e) {
     std::vector<int64_t> idx(nd - 1, 0);
     for (int64_t d = nd - 2, rem = b; d >= 0; --d) {
@@ -57,6 +60,9 @@ void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t
         std::fill(y, y + inner, fill);
       } else if (contiguous) {
         std::memcpy(y, src + off + last[0], static_cast<size_t>(inner) * sizeof(U));
+      } else if (arithmetic) {
+        const U* x = src + off + last[0];
+        for (int64_t i = 0; i < inner; ++i) y[i] = x[i * step];
       } else if (!inner_pad) {
         for (int64_t i = 0; i < inner; ++i) y[i] = src[off + last[i]];
       } else {
