@@ -4,6 +4,7 @@
 namespace mycel::py {
 void init_core(nb::module_& m);
 void init_tensor(nb::module_& m);
+void init_shape(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_random(nb::module_& m);
 void init_data(nb::module_& m);
@@ -14,6 +15,7 @@ NB_MODULE(_mycel, m) {
   nanobind::set_leak_warnings(false);  // objects alive at interpreter exit are expected, not leaks
   mycel::py::init_core(m);
   mycel::py::init_tensor(m);
+  mycel::py::init_shape(m);
   mycel::py::init_random(m);
   mycel::py::init_ops(m);
   mycel::py::init_data(m);

@@ -1,0 +1,101 @@
+#include "mycel/kernels/cpu/index.h"
+
+#include <cstring>
+
+#include "mycel/core/parallel.h"
+
+namespace mycel::cpu {
+namespace {
+
+template <class I>
+std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bool neg, const char* op,
+                                 int64_t axis0) {
+  const size_t k = dims.size();
+  std::vector<int64_t> out(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t lin = 0;
+    for (size_t j = 0; j < k; ++j) {
+      int64_t v = static_cast<int64_t>(p[r * k + j]), n = dims[j];
+      if (neg && v < 0 && v >= -n) v += n;
+      if (v < 0 || v >= n)
+        MYCEL_THROW(IndexError, "[", op, "] index ", static_cast<int64_t>(p[r * k + j]),
+                    " is out of range for axis ", axis0 + static_cast<int64_t>(j), " with size ", n, " (expected ",
+                    neg ? -n : 0, " <= index < ", n, ")");
+      lin = lin * n + v;
+    }
+    out[r] = lin;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bool allow_negative,
+                                    const char* op, int64_t first_axis) {
+  const int64_t k = static_cast<int64_t>(dims.size());
+  const int64_t rows = k ? indices.numel() / k : 0;
+  if (indices.dtype() == DType::int32)
+    return linear_impl(indices.data<int32_t>(), rows, dims, allow_negative, op, first_axis);
+  if (indices.dtype() == DType::int64)
+    return linear_impl(indices.data<int64_t>(), rows, dims, allow_negative, op, first_axis);
+  MYCEL_THROW(TypeError, "[", op, "] indices must be int32 or int64, got ", dtype_name(indices.dtype()));
+}
+
+void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t outer,
+                   int64_t inner, Tensor& out) {
+  const size_t isz = itemsize(src.dtype());
+  const size_t block = static_cast<size_t>(inner) * isz;
+  const int64_t m = static_cast<int64_t>(rows.size());
+  if (block == 0 || m == 0 || outer == 0) return;
+  const int64_t n = src.numel() / (outer * inner);
+  const char* s = static_cast<const char*>(src.data());
+  char* d = static_cast<char*>(out.data());
+  parallel_for(outer * m, inner, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      int64_t o = q / m, r = q % m;
+      std::memcpy(d + q * block, s + (o * n + rows[r]) * block, block);
+    }
+  });
+}
+
+void scatter_add_blocks(const Tensor& input, const Tensor& updates, const std::vector<int64_t>& rows,
+                        int64_t inner, Tensor& out) {
+  if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* y = out.data<T>();
+    const T* u = updates.data<T>();
+    // Rows run serially (duplicates accumulate in order); the inner block runs in parallel.
+    for (size_t r = 0; r < rows.size(); ++r) {
+      T* dst = y + rows[r] * inner;
+      const T* src = u + static_cast<int64_t>(r) * inner;
+      parallel_for(inner, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(C(dst[i]) + C(src[i]));
+      });
+    }
+  });
+}
+
+void one_hot(const Tensor& indices, Tensor& out, int64_t outer, int64_t depth, int64_t inner,
+             double on, double off) {
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T von, voff;
+    convert_elements(&on, DType::float64, &von, out.dtype(), 1);
+    convert_elements(&off, DType::float64, &voff, out.dtype(), 1);
+    T* y = out.data<T>();
+    auto run = [&](const auto* idx) {
+      parallel_for(outer, depth * inner, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o)
+          for (int64_t d = 0; d < depth; ++d)
+            for (int64_t i = 0; i < inner; ++i)
+              y[(o * depth + d) * inner + i] = static_cast<int64_t>(idx[o * inner + i]) == d ? von : voff;
+      });
+    };
+    if (indices.dtype() == DType::int32) run(indices.data<int32_t>());
+    else run(indices.data<int64_t>());
+  });
+}
+
+}  // namespace mycel::cpu

@@ -1,0 +1,156 @@
+#include "mycel/kernels/cpu/shape.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mycel/core/parallel.h"
+
+namespace mycel::cpu {
+namespace {
+
+// Copies move bits only, so the loops are instantiated per element size, not per dtype.
+template <class Fn>
+void visit_size(size_t n, Fn&& fn) {
+  switch (n) {
+    case 1: return fn(TypeTag<uint8_t>{});
+    case 2: return fn(TypeTag<uint16_t>{});
+    case 4: return fn(TypeTag<uint32_t>{});
+    default: return fn(TypeTag<uint64_t>{});
+  }
+}
+
+template <class U>
+void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t, int64_t base,
+                 U fill) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  if (nd == 0) {
+    dst[0] = src[base];
+    return;
+  }
+  const int64_t inner = shape.back();
+  const int64_t total = numel(shape);
+  if (total == 0) return;
+  const int64_t outer = total / inner;
+  const std::vector<int64_t>& last = t.back();
+  // The innermost table is usually an arithmetic progression: copy with a fixed step then.
+  const int64_t step = inner > 1 ? last[1] - last[0] : 1;
+  bool arithmetic = true, inner_pad = false;
+  for (int64_t i = 0; i < inner; ++i) {
+    if (last[i] == kPadOffset) inner_pad = true;
+    if (last[i] != last[0] + i * step) arithmetic = false;
+  }
+  arithmetic = arithmetic && !inner_pad;
+  const bool contiguous = arithmetic && step == 1;
+  parallel_for(outer, inner, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(nd - 1, 0);
+    for (int64_t d = nd - 2, rem = b; d >= 0; --d) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+    }
+    for (int64_t o = b; o < e; ++o) {
+      int64_t off = base;
+      bool pad = false;
+      for (int64_t d = 0; d + 1 < nd; ++d) {
+        int64_t v = t[d][idx[d]];
+        pad |= v == kPadOffset;
+        off += v;
+      }
+      U* y = dst + o * inner;
+      if (pad) {
+        std::fill(y, y + inner, fill);
+      } else if (contiguous) {
+        std::memcpy(y, src + off + last[0], static_cast<size_t>(inner) * sizeof(U));
+      } else if (arithmetic) {
+        const U* x = src + off + last[0];
+        for (int64_t i = 0; i < inner; ++i) y[i] = x[i * step];
+      } else if (!inner_pad) {
+        for (int64_t i = 0; i < inner; ++i) y[i] = src[off + last[i]];
+      } else {
+        for (int64_t i = 0; i < inner; ++i) y[i] = last[i] == kPadOffset ? fill : src[off + last[i]];
+      }
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+// (outer, inner) split of a shape around `axis`: outer = prod(shape[:axis]), inner = the rest.
+int64_t outer_of(const Shape& s, int64_t axis) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < axis; ++d) n *= s[d];
+  return n;
+}
+
+}  // namespace
+
+void gather_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, int64_t base,
+                    double fill) {
+  Tensor f = Tensor::scalar(fill, out.dtype());
+  visit_size(itemsize(out.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U fv;
+    std::memcpy(&fv, f.data(), sizeof(U));
+    gather_impl<U>(out.numel() && src.numel() ? src.data<U>() : nullptr, out.data<U>(), out.shape(),
+                   tables, base, fv);
+  });
+}
+
+std::vector<int64_t> strided_table(int64_t n, int64_t start, int64_t step, int64_t stride) {
+  std::vector<int64_t> t(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) t[i] = (start + i * step) * stride;
+  return t;
+}
+
+void concat_blocks(const std::vector<Tensor>& inputs, Tensor& out, int64_t axis) {
+  const int64_t outer = outer_of(out.shape(), axis);
+  const size_t row = out.numel() && outer ? out.nbytes() / outer : 0;
+  if (row == 0) return;
+  std::vector<size_t> sizes;
+  for (const Tensor& t : inputs) sizes.push_back(t.nbytes() / outer);
+  char* dst = static_cast<char*>(out.data());
+  parallel_for(outer, static_cast<int64_t>(row / 4 + 1), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      char* y = dst + o * row;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        if (sizes[k]) std::memcpy(y, static_cast<const char*>(inputs[k].data()) + o * sizes[k], sizes[k]);
+        y += sizes[k];
+      }
+    }
+  });
+}
+
+void split_blocks(const Tensor& in, std::vector<Tensor>& outputs, int64_t axis) {
+  const int64_t outer = outer_of(in.shape(), axis);
+  const size_t row = in.numel() && outer ? in.nbytes() / outer : 0;
+  if (row == 0) return;
+  std::vector<size_t> sizes;
+  for (const Tensor& t : outputs) sizes.push_back(t.nbytes() / outer);
+  const char* src = static_cast<const char*>(in.data());
+  parallel_for(outer, static_cast<int64_t>(row / 4 + 1), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const char* x = src + o * row;
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        if (sizes[k]) std::memcpy(static_cast<char*>(outputs[k].data()) + o * sizes[k], x, sizes[k]);
+        x += sizes[k];
+      }
+    }
+  });
+}
+
+void copy_all(const Tensor& in, Tensor& out) {
+  if (out.nbytes()) std::memcpy(out.data(), in.data(), out.nbytes());
+}
+
+void fill_value(Tensor& out, double v) {
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T x;
+    convert_elements(&v, DType::float64, &x, out.dtype(), 1);
+    T* p = out.data<T>();
+    parallel_for(out.numel(), 1, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, x); });
+  });
+}
+
+}  // namespace mycel::cpu

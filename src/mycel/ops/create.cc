@@ -1,0 +1,136 @@
+// Creation ops: tensors made from attributes alone (zeros, ones, fill, arange, eye) or from
+// another tensor's shape (zeros_like, ones_like).
+#include <cmath>
+#include <cstring>
+
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/shape.h"
+#include "mycel/ops/shape_common.h"
+
+namespace mycel {
+namespace {
+using detail::Ints;
+using detail::attr;
+using detail::make_op;
+using detail::optional_attr;
+
+std::vector<TensorMeta> infer_shape_attr(const InferContext& c) {
+  const Ints& s = c.attrs.get_ints("shape");
+  detail::check_dims(s, c.op.name, "shape");
+  detail::check_size(s, c.op.name);
+  return {{s, c.attrs.get_dtype("dtype")}};
+}
+
+std::vector<TensorMeta> infer_like(const InferContext& c) {
+  return {{c.in(0).shape, c.attrs.has("dtype") ? c.attrs.get_dtype("dtype") : c.in(0).dtype}};
+}
+
+KernelFn fill_kernel(double v) {
+  return [v](const KernelContext& c) { cpu::fill_value(c.out(0), v); };
+}
+
+// ---- arange ----
+
+struct RangeSpec {
+  double start, limit, delta;
+  int64_t n;
+  DType dtype;
+};
+
+RangeSpec range_spec(const Attrs& a) {
+  RangeSpec r;
+  r.start = a.get_float("start");
+  r.limit = a.has("limit") ? a.get_float("limit") : r.start;
+  if (!a.has("limit")) r.start = 0;  // arange(n) counts from 0
+  r.delta = a.get_float("delta");
+  if (r.delta == 0) MYCEL_THROW(ValueError, "[arange] delta must be non-zero");
+  if (!std::isfinite(r.start) || !std::isfinite(r.limit) || !std::isfinite(r.delta))
+    MYCEL_THROW(ValueError, "[arange] start, limit and delta must be finite, got ", r.start, ", ",
+                r.limit, ", ", r.delta);
+  // Attributes arrive as floats: integral values mean integer arguments (-> int64).
+  bool integral = r.start == std::floor(r.start) && r.limit == std::floor(r.limit) &&
+                  r.delta == std::floor(r.delta);
+  r.dtype = a.has("dtype") ? a.get_dtype("dtype") : integral ? DType::int64 : DType::float32;
+  double len = std::ceil((r.limit - r.start) / r.delta);  // numpy's length rule
+  if (len > 1e12) MYCEL_THROW(ValueError, "[arange] would produce ", len, " elements");
+  r.n = len > 0 ? static_cast<int64_t>(len) : 0;
+  return r;
+}
+
+std::vector<TensorMeta> infer_arange(const InferContext& c) {
+  RangeSpec r = range_spec(c.attrs);
+  return {{{r.n}, r.dtype}};
+}
+
+void arange_kernel(const KernelContext& c) {
+  RangeSpec r = range_spec(c.attrs);
+  visit_dtype(r.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* y = c.out(0).data<T>();
+    parallel_for(r.n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double v = r.start + static_cast<double>(i) * r.delta;
+        // Integers go through int64 so that values beyond a narrow type wrap as in numpy.
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+          y[i] = static_cast<T>(static_cast<int64_t>(v));
+        else
+          y[i] = static_cast<T>(static_cast<compute_t<T>>(v));
+      }
+    });
+  });
+}
+
+// ---- eye ----
+
+std::vector<TensorMeta> infer_eye(const InferContext& c) {
+  int64_t n = c.attrs.get_int("n");
+  int64_t m = c.attrs.has("m") ? c.attrs.get_int("m") : n;
+  if (n < 0 || m < 0) MYCEL_THROW(ValueError, "[eye] n and m must be >= 0, got ", n, " and ", m);
+  detail::check_size({n, m}, "eye");
+  return {{{n, m}, c.attrs.get_dtype("dtype")}};
+}
+
+void eye_kernel(const KernelContext& c) {
+  Tensor& y = c.out(0);
+  cpu::fill_value(y, 0);
+  const int64_t n = y.shape()[0], m = y.shape()[1];
+  const size_t isz = itemsize(y.dtype());
+  Tensor one = Tensor::scalar(1, y.dtype());
+  for (int64_t i = 0; i < std::min(n, m); ++i)
+    std::memcpy(static_cast<char*>(y.data()) + (i * m + i) * isz, one.data(), isz);
+}
+
+}  // namespace
+
+MYCEL_REGISTER_OPS(create) {
+  const AttrValue f32 = DType::float32;
+  auto shape_attr = [] { return attr("shape", AttrKind::kInts, {}, {"size"}); };
+  r.add(make_op("zeros", "Zeros", "A tensor of `shape` filled with 0.", {},
+                {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(0),
+                all_dtypes(), "none"));
+  r.add(make_op("ones", "Ones", "A tensor of `shape` filled with 1.", {},
+                {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(1),
+                all_dtypes(), "none"));
+  r.add(make_op("fill", "Fill", "A tensor of `shape` filled with `value`.", {},
+                {shape_attr(), attr("value", AttrKind::kFloat, {}, {"fill_value"}),
+                 attr("dtype", AttrKind::kDType, f32)},
+                infer_shape_attr,
+                [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
+                all_dtypes(), "none"));
+  r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).", {{"x"}},
+                {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0), all_dtypes(), "none"));
+  r.add(make_op("ones_like", "OnesLike", "Ones with x's shape (and dtype unless given).", {{"x"}},
+                {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(1), all_dtypes(), "none"));
+  r.add(make_op("arange", "Range",
+                "Evenly spaced values in [start, limit) by delta (numpy.arange); integral arguments give int64.",
+                {},
+                {attr("start", AttrKind::kFloat, {}), optional_attr("limit", AttrKind::kFloat, {"end", "stop"}),
+                 attr("delta", AttrKind::kFloat, 1.0, {"step"}), optional_attr("dtype", AttrKind::kDType)},
+                infer_arange, arange_kernel, all_dtypes(), "none"));
+  r.add(make_op("eye", "Eye", "The (n, m) identity matrix.", {},
+                {attr("n", AttrKind::kInt, {}), optional_attr("m", AttrKind::kInt),
+                 attr("dtype", AttrKind::kDType, f32)},
+                infer_eye, eye_kernel, all_dtypes(), "none"));
+}
+
+}  // namespace mycel

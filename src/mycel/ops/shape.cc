@@ -1,0 +1,353 @@
+// Shape ops: views (reshape, flatten, expand_dims, squeeze, identity), permutations and
+// broadcasts (transpose, broadcast_to, tile), joins and splits (concat, stack, split), cast.
+#include <algorithm>
+
+#include "mycel/kernels/cpu/shape.h"
+#include "mycel/ops/shape_common.h"
+
+namespace mycel {
+namespace {
+using detail::Ints;
+using detail::attr;
+using detail::make_op;
+using detail::optional_attr;
+
+// ---- views: output shares the input's storage in eager mode; the kernel copies (graph mode) ----
+
+Tensor as_view(const Tensor& x, const TensorMeta& out) { return x.view(out.shape); }
+void copy_kernel(const KernelContext& c) { cpu::copy_all(c.in(0), c.out(0)); }
+
+OpDef view_op(std::string name, std::string cls, std::string doc, std::vector<AttrDef> attrs,
+              InferFn infer) {
+  OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
+                    std::move(infer), copy_kernel, all_dtypes());
+  d.view = as_view;
+  return d;
+}
+
+std::vector<TensorMeta> infer_reshape(const InferContext& c) {
+  const TensorMeta& x = c.in(0);
+  Ints shape = c.attrs.get_ints("shape");
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer_at >= 0)
+        MYCEL_THROW(ValueError, "[reshape] shape ", shape_str(shape), " has more than one -1");
+      infer_at = static_cast<int64_t>(i);
+    } else if (shape[i] < 0) {
+      MYCEL_THROW(ValueError, "[reshape] shape ", shape_str(shape), " has a negative dimension ",
+                  shape[i], " (only -1 is allowed, once)");
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      MYCEL_THROW(ValueError, "[reshape] shape ", shape_str(shape), " has too many elements");
+    }
+  }
+  const int64_t n = numel(x.shape);
+  if (infer_at >= 0) {
+    if (known == 0 || n % known != 0)
+      MYCEL_THROW(ValueError, "[reshape] cannot reshape a tensor of shape ", shape_str(x.shape), " (",
+                  n, " elements) into shape ", shape_str(shape));
+    shape[infer_at] = n / known;
+  } else if (known != n) {
+    MYCEL_THROW(ValueError, "[reshape] cannot reshape a tensor of shape ", shape_str(x.shape), " (",
+                n, " elements) into shape ", shape_str(shape), " (", known, " elements)");
+  }
+  return {{shape, x.dtype}};
+}
+
+std::vector<TensorMeta> infer_flatten(const InferContext& c) {
+  const TensorMeta& x = c.in(0);
+  if (x.shape.empty())
+    MYCEL_THROW(ShapeError, "[flatten] input 'x' must have rank >= 1 (dimension 0 is kept), got shape ()");
+  int64_t rest = 1;
+  for (size_t i = 1; i < x.shape.size(); ++i) rest *= x.shape[i];
+  return {{{x.shape[0], rest}, x.dtype}};
+}
+
+std::vector<TensorMeta> infer_expand_dims(const InferContext& c) {
+  Shape s = c.in(0).shape;
+  int64_t nd = static_cast<int64_t>(s.size());
+  int64_t axis = normalize_axis(c.attrs.get_int("axis"), nd + 1, "expand_dims");
+  s.insert(s.begin() + axis, 1);
+  return {{s, c.in(0).dtype}};
+}
+
+std::vector<TensorMeta> infer_squeeze(const InferContext& c) {
+  const Shape& s = c.in(0).shape;
+  const Ints& axis = c.attrs.get_ints("axis");
+  Ints axes = normalize_axes(axis, static_cast<int64_t>(s.size()), "squeeze");
+  Shape out;
+  for (size_t d = 0; d < s.size(); ++d) {
+    bool listed = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (listed && s[d] == 1) continue;
+    if (listed && !axis.empty())
+      MYCEL_THROW(ValueError, "[squeeze] cannot squeeze axis ", d, " of shape ", shape_str(s),
+                  ": its size is ", s[d], ", not 1");
+    out.push_back(s[d]);  // not listed, or not size 1 when squeezing "all size-1 dims"
+  }
+  return {{out, c.in(0).dtype}};
+}
+
+// ---- transpose, broadcast_to, tile: offset-table gathers ----
+
+Ints transpose_perm(const Ints& perm, int64_t nd) {
+  if (perm.empty()) {
+    Ints p(nd);
+    for (int64_t i = 0; i < nd; ++i) p[i] = nd - 1 - i;
+    return p;
+  }
+  if (static_cast<int64_t>(perm.size()) != nd)
+    MYCEL_THROW(ValueError, "[transpose] perm ", shape_str(perm), " has ", perm.size(),
+                " entries, expected one per dimension of the input (", nd, ")");
+  Ints p;
+  for (int64_t a : perm) {
+    int64_t n = normalize_axis(a, nd, "transpose", "perm entry");
+    if (std::find(p.begin(), p.end(), n) != p.end())
+      MYCEL_THROW(ValueError, "[transpose] perm ", shape_str(perm), " is not a permutation (axis ", n,
+                  " appears twice)");
+    p.push_back(n);
+  }
+  return p;
+}
+
+std::vector<TensorMeta> infer_transpose(const InferContext& c) {
+  const Shape& s = c.in(0).shape;
+  Ints p = transpose_perm(c.attrs.get_ints("perm"), static_cast<int64_t>(s.size()));
+  Shape out;
+  for (int64_t a : p) out.push_back(s[a]);
+  return {{out, c.in(0).dtype}};
+}
+
+void transpose_kernel(const KernelContext& c) {
+  const Shape& s = c.in(0).shape();
+  Ints p = transpose_perm(c.attrs.get_ints("perm"), c.in(0).ndim());
+  auto st = contiguous_strides(s);
+  cpu::OffsetTables t;
+  for (int64_t a : p) t.push_back(cpu::strided_table(s[a], 0, 1, st[a]));
+  cpu::gather_offsets(c.in(0), c.out(0), t);
+}
+
+std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
+  const Shape& s = c.in(0).shape;
+  Ints shape = c.attrs.get_ints("shape");
+  const size_t nd = s.size();
+  if (shape.size() < nd)
+    MYCEL_THROW(ValueError, "[broadcast_to] cannot broadcast shape ", shape_str(s), " to ",
+                shape_str(shape), ": target has fewer dimensions");
+  const size_t lead = shape.size() - nd;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      if (d < lead)
+        MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape), ": -1 at new leading axis ",
+                    d, " has no input dimension to keep");
+      shape[d] = s[d - lead];
+    } else if (shape[d] < 0) {
+      MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape), " has a negative dimension");
+    } else if (d >= lead && s[d - lead] != 1 && s[d - lead] != shape[d]) {
+      MYCEL_THROW(ShapeError, "[broadcast_to] cannot broadcast shape ", shape_str(s), " to ",
+                  shape_str(c.attrs.get_ints("shape")), " (dimension ", d, ": ", s[d - lead], " vs ",
+                  shape[d], ")");
+    }
+  }
+  detail::check_size(shape, "broadcast_to");
+  return {{shape, c.in(0).dtype}};
+}
+
+void broadcast_kernel(const KernelContext& c) {
+  const Shape& s = c.in(0).shape();
+  const Shape& o = c.out(0).shape();
+  auto st = contiguous_strides(s);
+  const size_t lead = o.size() - s.size();
+  cpu::OffsetTables t;
+  for (size_t d = 0; d < o.size(); ++d) {
+    bool stretched = d < lead || s[d - lead] == 1;
+    t.push_back(cpu::strided_table(o[d], 0, stretched ? 0 : 1, stretched ? 0 : st[d - lead]));
+  }
+  cpu::gather_offsets(c.in(0), c.out(0), t);
+}
+
+// Input shape and multiples, both padded with leading 1s to a common rank.
+std::pair<Shape, Ints> tile_plan(const Shape& s, const Ints& m) {
+  size_t r = std::max(s.size(), m.size());
+  Shape in(r - s.size(), 1);
+  in.insert(in.end(), s.begin(), s.end());
+  Ints mult(r - m.size(), 1);
+  mult.insert(mult.end(), m.begin(), m.end());
+  return {in, mult};
+}
+
+std::vector<TensorMeta> infer_tile(const InferContext& c) {
+  const Ints& m = c.attrs.get_ints("multiples");
+  for (int64_t v : m)
+    if (v < 0) MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " has a negative entry ", v);
+  auto [in, mult] = tile_plan(c.in(0).shape, m);
+  Shape out(in.size());
+  for (size_t d = 0; d < in.size(); ++d)
+    if (__builtin_mul_overflow(in[d], mult[d], &out[d]))
+      MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " make dimension ", d, " overflow");
+  detail::check_size(out, "tile");
+  return {{out, c.in(0).dtype}};
+}
+
+void tile_kernel(const KernelContext& c) {
+  auto [in, mult] = tile_plan(c.in(0).shape(), c.attrs.get_ints("multiples"));
+  auto st = contiguous_strides(in);
+  const Shape& o = c.out(0).shape();
+  cpu::OffsetTables t;
+  for (size_t d = 0; d < in.size(); ++d) {
+    std::vector<int64_t> tab(o[d]);
+    for (int64_t i = 0; i < o[d]; ++i) tab[i] = (i % in[d]) * st[d];
+    t.push_back(std::move(tab));
+  }
+  cpu::gather_offsets(c.in(0), c.out(0), t);
+}
+
+// ---- concat, stack, split ----
+
+std::vector<TensorMeta> infer_concat(const InferContext& c) {
+  const size_t n = c.num_inputs();
+  if (n == 0) MYCEL_THROW(ValueError, "[concat] needs at least one tensor, got an empty sequence");
+  const TensorMeta& x0 = c.in(0);
+  if (x0.shape.empty()) MYCEL_THROW(ValueError, "[concat] cannot concatenate 0-d tensors");
+  const int64_t nd = static_cast<int64_t>(x0.shape.size());
+  const int64_t axis = normalize_axis(c.attrs.get_int("axis"), nd, "concat");
+  Shape out = x0.shape;
+  for (size_t i = 1; i < n; ++i) {
+    const TensorMeta& x = c.in(i);
+    if (x.dtype != x0.dtype)
+      MYCEL_THROW(TypeError, "[concat] all tensors must have the same dtype: tensors[0] is ",
+                  dtype_name(x0.dtype), ", tensors[", i, "] is ", dtype_name(x.dtype));
+    bool ok = static_cast<int64_t>(x.shape.size()) == nd;
+    for (int64_t d = 0; ok && d < nd; ++d) ok = d == axis || x.shape[d] == x0.shape[d];
+    if (!ok)
+      MYCEL_THROW(ShapeError, "[concat] tensors[", i, "] has shape ", shape_str(x.shape),
+                  ", incompatible with tensors[0] shape ", shape_str(x0.shape),
+                  ": all dimensions except axis ", axis, " must match");
+    out[axis] += x.shape[axis];
+  }
+  return {{out, x0.dtype}};
+}
+
+void concat_kernel(const KernelContext& c) {
+  cpu::concat_blocks(c.inputs, c.out(0), normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "concat"));
+}
+
+std::vector<TensorMeta> infer_stack(const InferContext& c) {
+  const size_t n = c.num_inputs();
+  if (n == 0) MYCEL_THROW(ValueError, "[stack] needs at least one tensor, got an empty sequence");
+  const TensorMeta& x0 = c.in(0);
+  for (size_t i = 1; i < n; ++i) {
+    if (c.in(i).dtype != x0.dtype)
+      MYCEL_THROW(TypeError, "[stack] all tensors must have the same dtype: tensors[0] is ",
+                  dtype_name(x0.dtype), ", tensors[", i, "] is ", dtype_name(c.in(i).dtype));
+    if (c.in(i).shape != x0.shape)
+      MYCEL_THROW(ShapeError, "[stack] all tensors must have the same shape: tensors[0] is ",
+                  shape_str(x0.shape), ", tensors[", i, "] is ", shape_str(c.in(i).shape));
+  }
+  const int64_t nd = static_cast<int64_t>(x0.shape.size());
+  int64_t axis = normalize_axis(c.attrs.get_int("axis"), nd + 1, "stack");
+  Shape out = x0.shape;
+  out.insert(out.begin() + axis, static_cast<int64_t>(n));
+  return {{out, x0.dtype}};
+}
+
+void stack_kernel(const KernelContext& c) {
+  cpu::concat_blocks(c.inputs, c.out(0), normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim() + 1, "stack"));
+}
+
+std::vector<TensorMeta> infer_split(const InferContext& c) {
+  const Shape& s = c.in(0).shape;
+  if (s.empty()) MYCEL_THROW(ValueError, "[split] cannot split a 0-d tensor");
+  const int64_t axis = normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(s.size()), "split");
+  const int64_t dim = s[axis];
+  const int64_t num = c.attrs.get_int("output_num");
+  Ints sizes;
+  if (c.attrs.has("size_splits")) {
+    sizes = c.attrs.get_ints("size_splits");
+    if (sizes.empty()) MYCEL_THROW(ValueError, "[split] size_splits must not be empty");
+    if (num != 1 && num != static_cast<int64_t>(sizes.size()))
+      MYCEL_THROW(ValueError, "[split] output_num ", num, " disagrees with size_splits ",
+                  shape_str(sizes), " (", sizes.size(), " parts)");
+    int64_t known = 0, free_at = -1;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] == -1 && free_at < 0) free_at = static_cast<int64_t>(i);
+      else if (sizes[i] < 0)
+        MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes),
+                    " has a negative entry (one -1 is allowed)");
+      else if (sizes[i] > dim - known)
+        MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes), " must sum to dimension ",
+                    axis, " of shape ", shape_str(s), " (", dim, ")");
+      else known += sizes[i];
+    }
+    if (free_at >= 0 && known <= dim) sizes[free_at] = dim - known;
+    else if (free_at >= 0 || known != dim)
+      MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes), " must sum to dimension ",
+                  axis, " of shape ", shape_str(s), " (", dim, ")");
+  } else {
+    if (num <= 0) MYCEL_THROW(ValueError, "[split] output_num must be positive, got ", num);
+    if (dim % num != 0)
+      MYCEL_THROW(ValueError, "[split] dimension ", axis, " of shape ", shape_str(s), " (", dim,
+                  ") is not divisible by output_num ", num);
+    sizes.assign(num, dim / num);
+  }
+  std::vector<TensorMeta> outs;
+  for (int64_t k : sizes) {
+    Shape o = s;
+    o[axis] = k;
+    outs.push_back({o, c.in(0).dtype});
+  }
+  return outs;
+}
+
+void split_kernel(const KernelContext& c) {
+  cpu::split_blocks(c.in(0), c.outputs, normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "split"));
+}
+
+// ---- cast ----
+
+std::vector<TensorMeta> infer_cast(const InferContext& c) {
+  return {{c.in(0).shape, c.attrs.get_dtype("dtype")}};
+}
+
+void cast_kernel(const KernelContext& c) {
+  convert_elements(c.in(0).data(), c.in(0).dtype(), c.out(0).data(), c.out(0).dtype(), c.in(0).numel());
+}
+
+}  // namespace
+
+MYCEL_REGISTER_OPS(shape) {
+  const AttrValue no_ints = Ints{};
+  r.add(view_op("reshape", "Reshape", "Reshapes x to `shape` (one entry may be -1); a view in eager mode.",
+                {attr("shape", AttrKind::kInts, {}, {"input_shape"})}, infer_reshape));
+  r.add(view_op("flatten", "Flatten", "Keeps dimension 0 and flattens the rest: (N, ...) -> (N, X).",
+                {}, infer_flatten));
+  r.add(view_op("expand_dims", "ExpandDims", "Inserts a size-1 dimension at `axis`.",
+                {attr("axis", AttrKind::kInt, {}, {"dim"})}, infer_expand_dims));
+  r.add(view_op("squeeze", "Squeeze", "Removes size-1 dimensions (`axis`, or all when empty).",
+                {attr("axis", AttrKind::kInts, no_ints)}, infer_squeeze));
+  r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
+  r.add(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
+                {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
+                infer_transpose, transpose_kernel, all_dtypes()));
+  r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
+                {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
+                all_dtypes()));
+  r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
+                {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
+                tile_kernel, all_dtypes()));
+  r.add(make_op("concat", "Concat", "Joins tensors along an existing axis.",
+                {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
+                infer_concat, concat_kernel, all_dtypes()));
+  r.add(make_op("stack", "Stack", "Joins same-shape tensors along a new axis.",
+                {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
+                infer_stack, stack_kernel, all_dtypes()));
+  r.add(make_op("split", "Split", "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.",
+                {{"x"}},
+                {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
+                 attr("output_num", AttrKind::kInt, int64_t{1}),
+                 optional_attr("size_splits", AttrKind::kInts)},
+                infer_split, split_kernel, all_dtypes()));
+  r.add(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
+                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes()));
+}
+
+}  // namespace mycel

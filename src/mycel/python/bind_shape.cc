@@ -1,0 +1,29 @@
+// Zero-copy helpers behind Tensor indexing (python/mycel/common/tensor_methods.py): views of
+// leading slices and in-place assignment into a tensor's storage.
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "mycel/python/convert.h"
+
+namespace mycel::py {
+
+void init_shape(nb::module_& m) {
+  auto cls = nb::type<Tensor>();
+  cls.attr("_narrow") = nb::cpp_function(
+      [](const Tensor& t, int64_t start, int64_t n) { return t.narrow0(start, n); },
+      nb::is_method(), nb::arg("start"), nb::arg("n"),
+      "x[start:start+n] along dimension 0, sharing storage.");
+  cls.attr("_view") = nb::cpp_function(
+      [](const Tensor& t, const Shape& shape) { return t.view(shape); }, nb::is_method(),
+      nb::arg("shape"), "The same storage with another shape of the same element count.");
+  cls.attr("_assign") = nb::cpp_function(
+      [](Tensor& t, const Tensor& src) {
+        MYCEL_CHECK(src.shape() == t.shape(), ShapeError, "_assign: source shape ",
+                    shape_str(src.shape()), " differs from target shape ", shape_str(t.shape()));
+        convert_elements(src.data(), src.dtype(), t.data(), t.dtype(), t.numel());
+      },
+      nb::is_method(), nb::arg("src"), "Overwrites this tensor's elements with src (converted).");
+}
+
+}  // namespace mycel::py
