@@ -1,0 +1,74 @@
+// FuncGraph: one function in the IR (parameters, output, nested graphs that may use its nodes as
+// free variables), and Module, which owns every graph of a compilation.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mycel/ir/node.h"
+
+namespace mycel::ir {
+
+class Module;
+
+/// A function: parameters and one output node; its body is what the output depends on.
+class FuncGraph {
+ public:
+  FuncGraph(Module* m, std::string name, FuncGraph* parent)
+      : module_(m), name_(std::move(name)), parent_(parent) {}
+  FuncGraph(const FuncGraph&) = delete;
+  FuncGraph& operator=(const FuncGraph&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  Module* module() const { return module_; }
+  /// The lexically enclosing graph (nullptr at top level); free variables come from ancestors.
+  FuncGraph* parent() const { return parent_; }
+  void set_parent(FuncGraph* p) { parent_ = p; }
+  bool is_ancestor_of(const FuncGraph* g) const;
+
+  const std::vector<NodePtr>& parameters() const { return params_; }
+  NodePtr add_parameter(const std::string& name);
+  void set_parameters(std::vector<NodePtr> params) { params_ = std::move(params); }
+  const NodePtr& output() const { return output_; }
+  void set_output(NodePtr n) { output_ = std::move(n); }
+
+  /// Creates an Apply in this graph: callee and arguments.
+  NodePtr apply(std::vector<NodePtr> inputs, SourceLoc loc = {});
+  /// Calls a graph primitive.
+  NodePtr prim(Prim p, std::vector<NodePtr> args, SourceLoc loc = {});
+  /// Creates a Constant.
+  NodePtr constant(ValuePtr v);
+
+  /// This graph's Apply nodes reachable from the output, each after its inputs (parameters and
+  /// constants excluded; nodes of other graphs are not entered).
+  std::vector<NodePtr> toposort() const;
+  /// Nodes of ancestor graphs used here or in nested graphs (the closure's environment), in
+  /// first-use order.
+  std::vector<NodePtr> free_variables() const;
+  /// Graphs referenced by constants in this graph's body, in first-use order.
+  std::vector<FuncGraph*> used_graphs() const;
+
+ private:
+  Module* module_;
+  std::string name_;
+  FuncGraph* parent_;
+  std::vector<NodePtr> params_;
+  NodePtr output_;
+};
+
+/// Owns the graphs of one compilation (parse, specialization and AD add to it).
+class Module {
+ public:
+  /// Creates a graph; the name is made unique within the module ("f", "f.1", ...).
+  FuncGraph* add_graph(const std::string& name, FuncGraph* parent = nullptr);
+  const std::vector<std::unique_ptr<FuncGraph>>& graphs() const { return graphs_; }
+  /// Drops graphs not reachable from `roots` (after inlining and specialization).
+  void collect_garbage(const std::vector<FuncGraph*>& roots);
+
+ private:
+  std::vector<std::unique_ptr<FuncGraph>> graphs_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace mycel::ir

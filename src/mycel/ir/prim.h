@@ -1,0 +1,36 @@
+// Graph primitives: the structural and control operations of the IR that are not tensor ops
+// (those live in the op registry). Analysis, the optimizer, AD and the VM interpret them.
+#pragma once
+
+namespace mycel::ir {
+
+enum class Prim {
+  // Tuples and lists.
+  kMakeTuple,     // make_tuple(a, b, ...) -> (a, b, ...)
+  kMakeList,      // make_list(a, b, ...) -> [a, b, ...]
+  kTupleGetItem,  // tuple_getitem(t, i) with i a constant int
+  kTupleLen,      // tuple_len(t)
+  kMakeDict,      // make_dict(keys_tuple, values_tuple)
+  kDictGetItem,   // dict_getitem(d, key)
+  // Control.
+  kSwitch,        // switch(cond, a, b) -> a if cond else b (cond: bool scalar or 0-d tensor)
+  kPartial,       // partial(f, a, ...) -> a function: f with its first arguments bound
+  kDepend,        // depend(value, effect) -> value, ordered after effect
+  // Python scalar arithmetic on compile-time or run-time ints/floats/bools.
+  kScalarAdd, kScalarSub, kScalarMul, kScalarDiv, kScalarFloorDiv, kScalarMod, kScalarPow,
+  kScalarNeg, kScalarEq, kScalarNe, kScalarLt, kScalarLe, kScalarGt, kScalarGe, kScalarNot,
+  kScalarToTensor,  // scalar_to_tensor(s, dtype)
+  kTensorToScalar,  // tensor_to_scalar(t): a 0-d tensor's value (bool for conditions)
+  kIs, kIsNot,      // identity tests against None and constants
+  kPrint,           // print(values...) as a graph op (side effect)
+  kShape,           // shape(t) -> tuple of ints (constant unless dims are dynamic)
+  kRank,            // rank(t)
+  kDTypeOf,         // dtype(t)
+};
+
+/// Text name of a primitive as the printer writes it ("make_tuple", "switch", ...).
+const char* prim_name(Prim p);
+/// Number of inputs (-1: variadic).
+int prim_arity(Prim p);
+
+}  // namespace mycel::ir
