@@ -29,6 +29,8 @@ std::vector<TensorMeta> argsort_infer(const InferContext& c) {
 std::vector<TensorMeta> top_k_infer(const InferContext& c) {
   const Shape& s = c.in(0).shape;
   int64_t k = c.attrs.get_int("k"), n = s.empty() ? 1 : s.back();
+  if (s.empty() && k != 1)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] k (", k, ") must be 1 for a 0-d input 'x'");
   if (k < 0 || k > n)
     MYCEL_THROW(ValueError, "[", c.op.name, "] k (", k, ") must be in [0, ", n,
                 "], the size of the last axis of input 'x' with shape ", shape_str(s));
