@@ -13,68 +13,38 @@ namespace mycel::cpu {
 
 // ---- the (outer, reduce, inner) view ----
 
-ReduceView plan_reduce(const Shape& shape, const std::vector<int64_t>& axes) {
-  const size_t nd = shape.size();
-  std::vector<bool> red(nd, false);
+std::vector<ReduceStage> plan_reduce(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> red(shape.size(), false);
   for (int64_t a : axes) red[a] = true;
-  ReduceView v;
-  // Groups of adjacent non-unit dims with the same role; one reduced group needs no copy.
+  if (numel(shape) == 0) {  // nothing to read: one stage that only sizes the output
+    ReduceStage s;
+    for (size_t d = 0; d < shape.size(); ++d) (red[d] ? s.reduce : s.outer) *= shape[d];
+    return {s};
+  }
+  // Groups of adjacent non-unit dims with the same role.
   std::vector<std::pair<bool, int64_t>> groups;
-  for (size_t d = 0; d < nd; ++d) {
+  for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     if (!groups.empty() && groups.back().first == red[d]) groups.back().second *= shape[d];
     else groups.push_back({red[d], shape[d]});
   }
-  int reduced_groups = 0;
-  for (auto& g : groups) reduced_groups += g.first;
-  if (reduced_groups <= 1 || numel(shape) == 0) {
-    bool seen = false;
-    for (auto& [is_red, n] : groups) {
-      if (is_red) v.reduce *= n, seen = true;
-      else if (seen && reduced_groups <= 1) v.inner *= n;
-      else v.outer *= n;
+  std::vector<ReduceStage> stages;
+  for (size_t j = groups.size(); j-- > 0;) {
+    if (!groups[j].first) continue;
+    ReduceStage s;
+    s.reduce = groups[j].second;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      if (i < j) s.outer *= groups[i].second;
+      else if (i > j) s.inner *= groups[i].second;
     }
-    return v;
+    stages.push_back(s);
+    groups.erase(groups.begin() + j);
   }
-  for (size_t d = 0; d < nd; ++d)
-    if (!red[d]) v.perm.push_back(static_cast<int64_t>(d)), v.outer *= shape[d];
-  for (size_t d = 0; d < nd; ++d)
-    if (red[d]) v.perm.push_back(static_cast<int64_t>(d)), v.reduce *= shape[d];
-  return v;
+  if (stages.empty()) stages.push_back({numel(shape), 1, 1});  // only unit axes reduced
+  return stages;
 }
 
 namespace {
-
-// y = x transposed by perm (y.shape[d] = x.shape[perm[d]]), moving whole elements as raw bits.
-Tensor permute_copy(const Tensor& x, const std::vector<int64_t>& perm) {
-  const int64_t nd = x.ndim();
-  Shape s(nd);
-  std::vector<int64_t> xs = contiguous_strides(x.shape()), st(nd);
-  for (int64_t d = 0; d < nd; ++d) s[d] = x.shape()[perm[d]], st[d] = xs[perm[d]];
-  Tensor y = Tensor::empty(s, x.dtype());
-  const int64_t last = s.back(), rows = y.numel() / last;
-  auto copy = [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    const U* src = static_cast<const U*>(x.data());
-    U* dst = static_cast<U*>(y.data());
-    parallel_for(rows, last, [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        int64_t off = 0, rem = r;
-        for (int64_t d = nd - 2; d >= 0; --d) off += (rem % s[d]) * st[d], rem /= s[d];
-        const U* p = src + off;
-        U* q = dst + r * last;
-        for (int64_t i = 0; i < last; ++i) q[i] = p[i * st[nd - 1]];
-      }
-    });
-  };
-  switch (itemsize(x.dtype())) {
-    case 1: copy(TypeTag<uint8_t>{}); break;
-    case 2: copy(TypeTag<uint16_t>{}); break;
-    case 4: copy(TypeTag<uint32_t>{}); break;
-    default: copy(TypeTag<uint64_t>{}); break;
-  }
-  return y;
-}
 
 template <class C>
 bool is_nan(C x) {
@@ -100,12 +70,12 @@ struct AccBuffer {
   A& operator[](int64_t i) { return p[i]; }
 };
 
-constexpr int kLanes = 8;           // independent accumulators in a contiguous run (vectorizes)
-constexpr int64_t kLeaf = 256;      // pairwise-summation leaf along a contiguous run
+constexpr int kLanes = 32;          // independent accumulators in a contiguous run (vectorizes)
+constexpr int64_t kLeaf = 1024;     // pairwise-summation leaf along a contiguous run
 constexpr int64_t kRowLeaf = 32;    // pairwise leaf along a strided (row) reduction
 constexpr int64_t kColBlock = 256;  // output columns per work item in the strided case
 
-// Reduces p[0..n) (element i has reduction index base + i) pairwise over 8 lanes.
+// Reduces p[0..n) (element i has reduction index base + i) pairwise over kLanes lanes.
 template <class T, class Op>
 typename Op::Acc reduce_run(const T* p, int64_t n, int64_t base, const Op& op) {
   using Acc = typename Op::Acc;
@@ -260,7 +230,8 @@ struct Extremum {
     else return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
   }
   Acc step(Acc a, Acc x, int64_t) const {
-    return ((kMax ? x > a : x < a) || is_nan(x)) ? x : a;
+    bool take = (kMax ? x > a : x < a) | is_nan(x);  // no short circuit: keeps it vectorizable
+    return take ? x : a;
   }
   Acc merge(Acc a, Acc b) const { return step(a, b, 0); }
   Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
@@ -289,6 +260,7 @@ struct LogSumExp {
   Acc init() const { return {kNegInf, F(0)}; }
   template <class C> Acc step(Acc a, C x, int64_t) const {
     F v = F(x);
+    if (v < a.m) return {a.m, a.s + std::exp(v - a.m)};  // the common case
     if (v == kNegInf) return a;
     if (v > a.m) return {v, a.s * std::exp(a.m - v) + F(1)};
     if (v == a.m) return {a.m, a.s + F(1)};  // also +inf twice
@@ -356,12 +328,57 @@ struct ArgExtremum {
 
 // ---- kernels ----
 
-// Runs the reducer make(TypeTag<T>) over the op's axes (attribute `axis`, a list).
+// Adapters for multi-stage reductions: the first stage keeps accumulators (Partial), later
+// stages merge them (Combine), the last one finalizes with the total count.
+template <class Op>
+struct Partial {
+  using Acc = typename Op::Acc;
+  using Out = Acc;
+  Op op;
+  Acc init() const { return op.init(); }
+  template <class C> Acc step(Acc a, C x, int64_t i) const { return op.step(a, x, i); }
+  Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
+  Out finalize(Acc a, int64_t) const { return a; }
+};
+
+template <class Op, bool kLast>
+struct Combine {
+  using Acc = typename Op::Acc;
+  using Out = std::conditional_t<kLast, typename Op::Out, Acc>;
+  Op op;
+  int64_t total;
+  Acc init() const { return op.init(); }
+  Acc step(Acc a, Acc x, int64_t) const { return op.merge(a, x); }
+  Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
+  Out finalize(Acc a, int64_t) const {
+    if constexpr (kLast) return op.finalize(a, total);
+    else return a;
+  }
+};
+
+template <class T, class Op>
+void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStage>& st, const Op& op) {
+  using Acc = typename Op::Acc;
+  if (st.size() == 1) return reduce_3d(x, y, st[0].outer, st[0].reduce, st[0].inner, op);
+  int64_t total = 1;
+  for (const auto& s : st) total *= s.reduce;
+  AccBuffer<Acc> cur(st[0].outer * st[0].inner, op.init());
+  reduce_3d(x, cur.data(), st[0].outer, st[0].reduce, st[0].inner, Partial<Op>{op});
+  for (size_t k = 1; k + 1 < st.size(); ++k) {
+    AccBuffer<Acc> next(st[k].outer * st[k].inner, op.init());
+    reduce_3d(cur.data(), next.data(), st[k].outer, st[k].reduce, st[k].inner,
+              Combine<Op, false>{op, total});
+    std::swap(cur, next);
+  }
+  const ReduceStage& s = st.back();
+  reduce_3d(cur.data(), y, s.outer, s.reduce, s.inner, Combine<Op, true>{op, total});
+}
+
+// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0.
 template <class Make>
 void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, Make make) {
-  const Tensor& x0 = ctx.in(0);
-  ReduceView v = plan_reduce(x0.shape(), axes);
-  Tensor x = v.perm.empty() ? x0 : permute_copy(x0, v.perm);
+  const Tensor& x = ctx.in(0);
+  std::vector<ReduceStage> stages = plan_reduce(x.shape(), axes);
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto op = make(tag);
@@ -369,7 +386,7 @@ void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, M
     if (dtype_v<Out> != ctx.out(0).dtype())
       MYCEL_THROW(RuntimeError, "[", ctx.op.name, "] internal: kernel output dtype ",
                   dtype_name(dtype_v<Out>), " != inferred ", dtype_name(ctx.out(0).dtype()));
-    reduce_3d(x.data<T>(), ctx.out(0).data<Out>(), v.outer, v.reduce, v.inner, op);
+    reduce_stages(x.data<T>(), ctx.out(0).data<Out>(), stages, op);
   });
 }
 
@@ -422,12 +439,39 @@ void std_kernel(const KernelContext& c) {
   double ddof = static_cast<double>(c.attrs.get_int("ddof"));
   reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, true>{ddof}; });
 }
-void argmax_kernel(const KernelContext& c) {
-  run_reduction(c, single_axis(c), [](auto t) { return ArgExtremum<tag_t<decltype(t)>, true>{}; });
+namespace {
+// argmax/argmin. Contiguous rows take two vectorizable passes (the extremum, then its first
+// position); other layouts use the generic (value, index) accumulator.
+template <bool kMax>
+void arg_extremum(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<ReduceStage> st = plan_reduce(x.shape(), single_axis(ctx));
+  if (st.size() != 1 || st[0].inner != 1 || x.numel() == 0) {
+    run_reduction(ctx, single_axis(ctx), [](auto t) { return ArgExtremum<tag_t<decltype(t)>, kMax>{}; });
+    return;
+  }
+  const int64_t outer = st[0].outer, R = st[0].reduce;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    int64_t* py = ctx.out(0).data<int64_t>();
+    parallel_for(outer, R, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* row = px + o * R;
+        const C m = reduce_run(row, R, 0, Extremum<T, kMax>{});
+        const bool nan = is_nan(m);
+        int64_t j = 0;
+        while (j + 1 < R && !(nan ? is_nan(C(row[j])) : C(row[j]) == m)) ++j;
+        py[o] = j;
+      }
+    });
+  });
 }
-void argmin_kernel(const KernelContext& c) {
-  run_reduction(c, single_axis(c), [](auto t) { return ArgExtremum<tag_t<decltype(t)>, false>{}; });
-}
+}  // namespace
+
+void argmax_kernel(const KernelContext& c) { arg_extremum<true>(c); }
+void argmin_kernel(const KernelContext& c) { arg_extremum<false>(c); }
 
 void cumsum_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);

@@ -1,7 +1,7 @@
 // Reductions and scans on CPU. One loop family: the input is viewed as (outer, reduced, inner)
-// (reduced axes that are not adjacent are first copied to the end), each op supplies a small
-// accumulator (init / step / merge / finalize) and the loop handles pairwise blocking,
-// vectorization and threading.
+// (non-adjacent reduced axes are reduced group by group, carrying accumulators between stages),
+// each op supplies a small accumulator (init / step / merge / finalize) and the loop handles
+// pairwise blocking, vectorization and threading.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -10,12 +10,13 @@
 
 namespace mycel::cpu {
 
-/// A reduction over normalized `axes` of `shape` seen as a 3-d (outer, reduce, inner) loop.
-struct ReduceView {
+/// One pass of a reduction: the current data seen as (outer, reduce, inner).
+struct ReduceStage {
   int64_t outer = 1, reduce = 1, inner = 1;
-  std::vector<int64_t> perm;  // non-empty: transpose the input by perm first (then inner == 1)
 };
-ReduceView plan_reduce(const Shape& shape, const std::vector<int64_t>& axes);
+/// Stages reducing normalized `axes` of `shape`: one per group of adjacent reduced axes (unit
+/// dims ignored), innermost first; each stage's input is the previous stage's output.
+std::vector<ReduceStage> plan_reduce(const Shape& shape, const std::vector<int64_t>& axes);
 
 // Kernels; each reads its attributes (axis, keep_dims, ddof, ...) from the context. Input
 // validation happened in the op's infer.
