@@ -1,0 +1,516 @@
+#include "mycel/kernels/cpu/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "mycel/core/parallel.h"
+#include "mycel/ops/infer_util.h"
+
+namespace mycel::cpu {
+
+// ---- the (outer, reduce, inner) view ----
+
+std::vector<ReduceStage> plan_reduce(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> red(shape.size(), false);
+  for (int64_t a : axes) red[a] = true;
+  if (numel(shape) == 0) {  // nothing to read: one stage that only sizes the output
+    ReduceStage s;
+    for (size_t d = 0; d < shape.size(); ++d) (red[d] ? s.reduce : s.outer) *= shape[d];
+    return {s};
+  }
+  // Groups of adjacent non-unit dims with the same role.
+  std::vector<std::pair<bool, int64_t>> groups;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!groups.empty() && groups.back().first == red[d]) groups.back().second *= shape[d];
+    else groups.push_back({red[d], shape[d]});
+  }
+  std::vector<ReduceStage> stages;
+  for (size_t j = groups.size(); j-- > 0;) {
+    if (!groups[j].first) continue;
+    ReduceStage s;
+    s.reduce = groups[j].second;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      if (i < j) s.outer *= groups[i].second;
+      else if (i > j) s.inner *= groups[i].second;
+    }
+    stages.push_back(s);
+    groups.erase(groups.begin() + j);
+  }
+  if (stages.empty()) stages.push_back({numel(shape), 1, 1});  // only unit axes reduced
+  return stages;
+}
+
+namespace {
+
+template <class C>
+bool is_nan(C x) {
+  if constexpr (std::is_floating_point_v<C>) return x != x;
+  else return false;
+}
+
+// Casts a compute value to a storage type (the 16-bit floats construct from float).
+template <class O, class V>
+O to_out(V v) {
+  if constexpr (std::is_same_v<O, Half> || std::is_same_v<O, BFloat16>) return O(static_cast<float>(v));
+  else return static_cast<O>(v);
+}
+
+// ---- the loop family ----
+
+// A buffer of accumulators (std::vector<bool> has no data()).
+template <class A>
+struct AccBuffer {
+  std::unique_ptr<A[]> p;
+  AccBuffer(int64_t n, A v) : p(new A[std::max<int64_t>(n, 1)]) { std::fill_n(p.get(), n, v); }
+  A* data() { return p.get(); }
+  A& operator[](int64_t i) { return p[i]; }
+};
+
+constexpr int kLanes = 32;          // independent accumulators in a contiguous run (vectorizes)
+constexpr int64_t kLeaf = 1024;     // pairwise-summation leaf along a contiguous run
+constexpr int64_t kRowLeaf = 32;    // pairwise leaf along a strided (row) reduction
+constexpr int64_t kColBlock = 256;  // output columns per work item in the strided case
+
+// Reduces p[0..n) (element i has reduction index base + i) pairwise over kLanes lanes.
+template <class T, class Op>
+typename Op::Acc reduce_run(const T* p, int64_t n, int64_t base, const Op& op) {
+  using Acc = typename Op::Acc;
+  using C = compute_t<T>;
+  if (n > kLeaf) {
+    int64_t h = n / 2 / kLanes * kLanes;
+    return op.merge(reduce_run(p, h, base, op), reduce_run(p + h, n - h, base + h, op));
+  }
+  Acc a[kLanes];
+  for (auto& v : a) v = op.init();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) a[j] = op.step(a[j], C(p[i + j]), base + i + j);
+  for (; i < n; ++i) a[0] = op.step(a[0], C(p[i]), base + i);
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) a[j] = op.merge(a[j], a[j + w]);
+  return a[0];
+}
+
+// acc[0..w) op= rows [0, n) of p (row r at p + r * stride, reduction index r0 + r), pairwise over
+// rows; scratch holds w accumulators per recursion level.
+template <class T, class Op>
+void reduce_rows(const T* p, int64_t n, int64_t stride, int64_t w, int64_t r0,
+                 typename Op::Acc* acc, typename Op::Acc* scratch, const Op& op) {
+  using C = compute_t<T>;
+  if (n > kRowLeaf) {
+    int64_t h = n / 2;
+    reduce_rows(p, h, stride, w, r0, acc, scratch + w, op);
+    for (int64_t i = 0; i < w; ++i) scratch[i] = op.init();
+    reduce_rows(p + h * stride, n - h, stride, w, r0 + h, scratch, scratch + w, op);
+    for (int64_t i = 0; i < w; ++i) acc[i] = op.merge(acc[i], scratch[i]);
+    return;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const T* row = p + r * stride;
+    for (int64_t i = 0; i < w; ++i) acc[i] = op.step(acc[i], C(row[i]), r0 + r);
+  }
+}
+
+// Scratch levels reduce_rows needs for n rows.
+int64_t row_levels(int64_t n) {
+  int64_t levels = 1;
+  for (; n > kRowLeaf; n -= n / 2) ++levels;
+  return levels;
+}
+
+// y[o, i] = finalize(reduce over r of x[o, r, i]).
+template <class T, class Op>
+void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_t inner,
+               const Op& op) {
+  using Acc = typename Op::Acc;
+  const int64_t m = outer * inner;
+  if (m == 0) return;
+  if (R == 0) {
+    const auto v = op.finalize(op.init(), 0);
+    for (int64_t i = 0; i < m; ++i) y[i] = v;
+    return;
+  }
+  const int nt = num_threads();
+  const int64_t nblk = inner == 1 ? outer : outer * ((inner + kColBlock - 1) / kColBlock);
+  if (nblk < nt && m * R >= kParallelGrain && R >= 2 * nt) {
+    // Few outputs, long reductions: split the rows across threads and merge the partials.
+    AccBuffer<Acc> part(nt * m, op.init());
+    parallel_for(nt, R / nt * m, [&](int64_t b, int64_t e) {
+      AccBuffer<Acc> scratch(inner == 1 ? 0 : inner * row_levels(R), op.init());
+      for (int64_t c = b; c < e; ++c) {
+        int64_t r0 = R * c / nt, r1 = R * (c + 1) / nt;
+        Acc* pc = part.data() + c * m;
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* xo = x + (o * R + r0) * inner;
+          if (inner == 1) pc[o] = reduce_run(xo, r1 - r0, r0, op);
+          else reduce_rows(xo, r1 - r0, inner, inner, r0, pc + o * inner, scratch.data(), op);
+        }
+      }
+    });
+    for (int64_t i = 0; i < m; ++i) {
+      Acc a = part[i];
+      for (int c = 1; c < nt; ++c) a = op.merge(a, part[c * m + i]);
+      y[i] = op.finalize(a, R);
+    }
+    return;
+  }
+  if (inner == 1) {
+    parallel_for(outer, R, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) y[o] = op.finalize(reduce_run(x + o * R, R, 0, op), R);
+    });
+    return;
+  }
+  const int64_t cols = (inner + kColBlock - 1) / kColBlock;
+  parallel_for(outer * cols, R * std::min(inner, kColBlock), [&](int64_t b, int64_t e) {
+    AccBuffer<Acc> scratch(kColBlock * (row_levels(R) + 1), op.init());
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / cols, c0 = item % cols * kColBlock;
+      const int64_t w = std::min(kColBlock, inner - c0);
+      Acc* acc = scratch.data();
+      for (int64_t i = 0; i < w; ++i) acc[i] = op.init();
+      reduce_rows(x + o * R * inner + c0, R, inner, w, 0, acc, acc + kColBlock, op);
+      for (int64_t i = 0; i < w; ++i) y[o * inner + c0 + i] = op.finalize(acc[i], R);
+    }
+  });
+}
+
+// ---- accumulators: init / step(acc, x, index) / merge / finalize(acc, count) ----
+
+template <class T> constexpr bool kFloat = std::is_floating_point_v<compute_t<T>>;
+// Sums and products of integers and bools are int64, as in numpy (accumulated as uint64 so
+// that overflow wraps without undefined behaviour).
+template <class T> using int64_promoted_t = std::conditional_t<kFloat<T>, T, int64_t>;
+template <class T> using sum_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, uint64_t>;
+// Float results (mean, var, logsumexp) of integers and bools are float64.
+template <class T> using float_out_t = std::conditional_t<kFloat<T>, T, double>;
+template <class T> using float_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, double>;
+
+template <class T>
+struct Sum {
+  using Acc = sum_acc_t<T>;
+  using Out = int64_promoted_t<T>;
+  Acc init() const { return Acc(0); }
+  template <class C> Acc step(Acc a, C x, int64_t) const { return a + Acc(x); }
+  Acc merge(Acc a, Acc b) const { return a + b; }
+  Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
+};
+
+template <class T>
+struct Prod {
+  using Acc = sum_acc_t<T>;
+  using Out = int64_promoted_t<T>;
+  Acc init() const { return Acc(1); }
+  template <class C> Acc step(Acc a, C x, int64_t) const { return a * Acc(x); }
+  Acc merge(Acc a, Acc b) const { return a * b; }
+  Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
+};
+
+template <class T>
+struct Mean {
+  using Acc = float_acc_t<T>;
+  using Out = float_out_t<T>;
+  Acc init() const { return Acc(0); }
+  template <class C> Acc step(Acc a, C x, int64_t) const { return a + Acc(x); }
+  Acc merge(Acc a, Acc b) const { return a + b; }
+  Out finalize(Acc a, int64_t n) const { return to_out<Out>(a / Acc(n)); }
+};
+
+// max (kMax) or min; NaN propagates as in numpy.
+template <class T, bool kMax>
+struct Extremum {
+  using Acc = compute_t<T>;
+  using Out = T;
+  Acc init() const {
+    if constexpr (std::is_floating_point_v<Acc>)
+      return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
+    else return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
+  }
+  Acc step(Acc a, Acc x, int64_t) const {
+    bool take = (kMax ? x > a : x < a) | is_nan(x);  // no short circuit: keeps it vectorizable
+    return take ? x : a;
+  }
+  Acc merge(Acc a, Acc b) const { return step(a, b, 0); }
+  Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
+};
+
+// all (kAll) or any: truth of x != 0 (NaN is true, as in numpy).
+template <class T, bool kAll>
+struct Logical {
+  using Acc = bool;
+  using Out = bool;
+  Acc init() const { return kAll; }
+  template <class C> Acc step(Acc a, C x, int64_t) const {
+    return kAll ? (a & (x != C(0))) : (a | (x != C(0)));
+  }
+  Acc merge(Acc a, Acc b) const { return kAll ? (a & b) : (a | b); }
+  Out finalize(Acc a, int64_t) const { return a; }
+};
+
+// log(sum(exp(x))) in one pass: the running max m and sum(exp(x - m)).
+template <class T>
+struct LogSumExp {
+  using F = float_acc_t<T>;
+  struct Acc { F m, s; };
+  using Out = float_out_t<T>;
+  static constexpr F kNegInf = -std::numeric_limits<F>::infinity();
+  Acc init() const { return {kNegInf, F(0)}; }
+  template <class C> Acc step(Acc a, C x, int64_t) const {
+    F v = F(x);
+    if (v < a.m) return {a.m, a.s + std::exp(v - a.m)};  // the common case
+    if (v == kNegInf) return a;
+    if (v > a.m) return {v, a.s * std::exp(a.m - v) + F(1)};
+    if (v == a.m) return {a.m, a.s + F(1)};  // also +inf twice
+    return {a.m, a.s + std::exp(v - a.m)};    // NaN poisons s
+  }
+  Acc merge(Acc a, Acc b) const {
+    if (b.s == F(0)) return a;
+    if (a.s == F(0)) return b;
+    if (a.m == b.m) return {a.m, a.s + b.s};
+    if (a.m > b.m) return {a.m, a.s + b.s * std::exp(b.m - a.m)};
+    return {b.m, b.s + a.s * std::exp(a.m - b.m)};
+  }
+  Out finalize(Acc a, int64_t) const { return to_out<Out>(a.m + std::log(a.s)); }
+};
+
+// Variance (or its square root) by Welford's update and Chan's merge, in float64; divisor
+// max(count - ddof, 0) as in numpy, so ddof >= count gives inf or nan.
+template <class T, bool kStd>
+struct Variance {
+  struct Acc { double n, mean, m2; };
+  using Out = float_out_t<T>;
+  double ddof = 0;
+  Acc init() const { return {0, 0, 0}; }
+  template <class C> Acc step(Acc a, C x, int64_t) const {
+    double v = double(x), n = a.n + 1, d = v - a.mean, mean = a.mean + d / n;
+    return {n, mean, a.m2 + d * (v - mean)};
+  }
+  Acc merge(Acc a, Acc b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    double n = a.n + b.n, d = b.mean - a.mean;
+    return {n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * b.n / n)};
+  }
+  Out finalize(Acc a, int64_t count) const {
+    double var = a.m2 / std::max(double(count) - ddof, 0.0);
+    return to_out<Out>(kStd ? std::sqrt(var) : var);
+  }
+};
+
+// Index of the first maximum (kMax) or minimum; the first NaN wins, as in numpy.
+template <class T, bool kMax>
+struct ArgExtremum {
+  using C = compute_t<T>;
+  struct Acc { C v; int64_t i; };
+  using Out = int64_t;
+  static bool better(C x, C y) { return kMax ? x > y : x < y; }
+  Acc init() const { return {C(), -1}; }
+  Acc step(Acc a, C x, int64_t i) const {
+    if (a.i < 0 || (!is_nan(a.v) && (is_nan(x) || better(x, a.v)))) return {x, i};
+    return a;
+  }
+  Acc merge(Acc a, Acc b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    bool an = is_nan(a.v), bn = is_nan(b.v);
+    if (an != bn) return an ? a : b;
+    if (!an) {
+      if (better(a.v, b.v)) return a;
+      if (better(b.v, a.v)) return b;
+    }
+    return a.i < b.i ? a : b;
+  }
+  Out finalize(Acc a, int64_t) const { return a.i; }
+};
+
+// ---- kernels ----
+
+// Adapters for multi-stage reductions: the first stage keeps accumulators (Partial), later
+// stages merge them (Combine), the last one finalizes with the total count.
+template <class Op>
+struct Partial {
+  using Acc = typename Op::Acc;
+  using Out = Acc;
+  Op op;
+  Acc init() const { return op.init(); }
+  template <class C> Acc step(Acc a, C x, int64_t i) const { return op.step(a, x, i); }
+  Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
+  Out finalize(Acc a, int64_t) const { return a; }
+};
+
+template <class Op, bool kLast>
+struct Combine {
+  using Acc = typename Op::Acc;
+  using Out = std::conditional_t<kLast, typename Op::Out, Acc>;
+  Op op;
+  int64_t total;
+  Acc init() const { return op.init(); }
+  Acc step(Acc a, Acc x, int64_t) const { return op.merge(a, x); }
+  Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
+  Out finalize(Acc a, int64_t) const {
+    if constexpr (kLast) return op.finalize(a, total);
+    else return a;
+  }
+};
+
+template <class T, class Op>
+void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStage>& st, const Op& op) {
+  using Acc = typename Op::Acc;
+  if (st.size() == 1) return reduce_3d(x, y, st[0].outer, st[0].reduce, st[0].inner, op);
+  int64_t total = 1;
+  for (const auto& s : st) total *= s.reduce;
+  AccBuffer<Acc> cur(st[0].outer * st[0].inner, op.init());
+  reduce_3d(x, cur.data(), st[0].outer, st[0].reduce, st[0].inner, Partial<Op>{op});
+  for (size_t k = 1; k + 1 < st.size(); ++k) {
+    AccBuffer<Acc> next(st[k].outer * st[k].inner, op.init());
+    reduce_3d(cur.data(), next.data(), st[k].outer, st[k].reduce, st[k].inner,
+              Combine<Op, false>{op, total});
+    std::swap(cur, next);
+  }
+  const ReduceStage& s = st.back();
+  reduce_3d(cur.data(), y, s.outer, s.reduce, s.inner, Combine<Op, true>{op, total});
+}
+
+// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0.
+template <class Make>
+void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, Make make) {
+  const Tensor& x = ctx.in(0);
+  std::vector<ReduceStage> stages = plan_reduce(x.shape(), axes);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto op = make(tag);
+    using Out = typename decltype(op)::Out;
+    if (dtype_v<Out> != ctx.out(0).dtype())
+      MYCEL_THROW(RuntimeError, "[", ctx.op.name, "] internal: kernel output dtype ",
+                  dtype_name(dtype_v<Out>), " != inferred ", dtype_name(ctx.out(0).dtype()));
+    reduce_stages(x.data<T>(), ctx.out(0).data<Out>(), stages, op);
+  });
+}
+
+template <class Make>
+void reduce_axes(const KernelContext& ctx, Make make) {
+  run_reduction(ctx, normalize_axes(ctx.attrs.get_ints("axis"), ctx.in(0).ndim(), ctx.op.name),
+                make);
+}
+
+// Single-axis ops (argmax, cumsum): a 0-d input acts as a 1-element vector.
+std::vector<int64_t> single_axis(const KernelContext& ctx) {
+  int64_t nd = ctx.in(0).ndim();
+  if (nd == 0) return {};
+  return {normalize_axis(ctx.attrs.get_int("axis"), nd, ctx.op.name.c_str())};
+}
+
+template <class T> using tag_t = typename T::type;
+
+}  // namespace
+
+void sum_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Sum<tag_t<decltype(t)>>{}; });
+}
+void mean_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Mean<tag_t<decltype(t)>>{}; });
+}
+void prod_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Prod<tag_t<decltype(t)>>{}; });
+}
+void max_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Extremum<tag_t<decltype(t)>, true>{}; });
+}
+void min_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Extremum<tag_t<decltype(t)>, false>{}; });
+}
+void all_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Logical<tag_t<decltype(t)>, true>{}; });
+}
+void any_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return Logical<tag_t<decltype(t)>, false>{}; });
+}
+void logsumexp_kernel(const KernelContext& c) {
+  reduce_axes(c, [](auto t) { return LogSumExp<tag_t<decltype(t)>>{}; });
+}
+void var_kernel(const KernelContext& c) {
+  double ddof = static_cast<double>(c.attrs.get_int("ddof"));
+  reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, false>{ddof}; });
+}
+void std_kernel(const KernelContext& c) {
+  double ddof = static_cast<double>(c.attrs.get_int("ddof"));
+  reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, true>{ddof}; });
+}
+namespace {
+// argmax/argmin. Contiguous rows take two vectorizable passes (the extremum, then its first
+// position); other layouts use the generic (value, index) accumulator.
+template <bool kMax>
+void arg_extremum(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<ReduceStage> st = plan_reduce(x.shape(), single_axis(ctx));
+  if (st.size() != 1 || st[0].inner != 1 || x.numel() == 0) {
+    run_reduction(ctx, single_axis(ctx), [](auto t) { return ArgExtremum<tag_t<decltype(t)>, kMax>{}; });
+    return;
+  }
+  const int64_t outer = st[0].outer, R = st[0].reduce;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    int64_t* py = ctx.out(0).data<int64_t>();
+    parallel_for(outer, R, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* row = px + o * R;
+        const C m = reduce_run(row, R, 0, Extremum<T, kMax>{});
+        const bool nan = is_nan(m);
+        int64_t j = 0;
+        while (j + 1 < R && !(nan ? is_nan(C(row[j])) : C(row[j]) == m)) ++j;
+        py[o] = j;
+      }
+    });
+  });
+}
+}  // namespace
+
+void argmax_kernel(const KernelContext& c) { arg_extremum<true>(c); }
+void argmin_kernel(const KernelContext& c) { arg_extremum<false>(c); }
+
+void cumsum_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
+  std::vector<int64_t> axes = single_axis(ctx);
+  const bool exclusive = ctx.attrs.get_bool("exclusive"), reverse = ctx.attrs.get_bool("reverse");
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (axes.empty() || d < axes[0]) outer *= x.shape()[d];
+    else if (d == axes[0]) n = x.shape()[d];
+    else inner *= x.shape()[d];
+  }
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    using Acc = sum_acc_t<T>;
+    using Out = int64_promoted_t<T>;
+    const T* px = x.data<T>();
+    Out* py = ctx.out(0).data<Out>();
+    const int64_t cols = (inner + kColBlock - 1) / kColBlock;
+    parallel_for(outer * cols, n * std::min(inner, kColBlock), [&](int64_t b, int64_t e) {
+      Acc acc[kColBlock];
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t o = item / cols, c0 = item % cols * kColBlock;
+        const int64_t w = std::min(kColBlock, inner - c0);
+        for (int64_t i = 0; i < w; ++i) acc[i] = Acc(0);
+        for (int64_t s = 0; s < n; ++s) {
+          const int64_t off = (o * n + (reverse ? n - 1 - s : s)) * inner + c0;
+          const T* xr = px + off;
+          Out* yr = py + off;
+          if (exclusive) {
+            for (int64_t i = 0; i < w; ++i) yr[i] = to_out<Out>(acc[i]), acc[i] += Acc(C(xr[i]));
+          } else {
+            for (int64_t i = 0; i < w; ++i) acc[i] += Acc(C(xr[i])), yr[i] = to_out<Out>(acc[i]);
+          }
+        }
+      }
+    });
+  });
+}
+
+}  // namespace mycel::cpu
