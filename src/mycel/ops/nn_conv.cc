@@ -167,7 +167,7 @@ template <bool Max>
 void pool_kernel(const KernelContext& c) {
   const WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape());
   const bool include_pad = !Max && c.attrs.get_bool("count_include_pad");
-  if (cpu::use_dnnl(c.in(0).dtype(), true))  // oneDNN: 3-16x faster than the loop
+  if (cpu::use_dnnl(c.in(0).dtype(), true))  // oneDNN: 4-25x faster than the loop
     return cpu::pool2d_dnnl(c.in(0), c.out(0), g, Max, include_pad);
   visit_float_dtype(c.in(0).dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
