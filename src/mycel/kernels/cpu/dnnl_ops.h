@@ -1,11 +1,30 @@
-// oneDNN-backed dense kernels (float32 and bfloat16; the caller routes other dtypes to nn_ref.h).
-// Primitives are cached by shapes, dtype and attributes; where oneDNN cannot run bfloat16 on this
-// CPU the kernel converts to float32, computes and rounds back.
+// oneDNN-backed nn kernels (float32 and bfloat16; the caller routes other dtypes to nn_ref.h).
+// Primitives are cached by shapes, dtype and attributes. Where oneDNN has no implementation, the
+// dense kernels compute in float32 and round back; the memory-bound ones run the nn_ref.h loop.
 #pragma once
 #include "mycel/core/tensor.h"
 #include "mycel/kernels/cpu/nn_geom.h"
 
 namespace mycel::cpu {
+
+/// True for the dtypes these kernels take (float32, bfloat16).
+inline bool dnnl_dtype(DType t) { return t == DType::float32 || t == DType::bfloat16; }
+
+/// Who runs the memory-bound nn ops (pooling, softmax, normalization) on float32/bfloat16.
+enum class NnBackend {
+  kAuto,  // oneDNN where it measured faster than the nn_ref.h loops, the loops elsewhere
+  kDnnl,  // oneDNN wherever it can express the op
+  kRef,   // the nn_ref.h loops
+};
+/// The current choice; starts from the environment, MYCEL_NN_BACKEND=auto|dnnl|ref (auto).
+NnBackend nn_backend();
+/// Overrides the choice (tests and benchmarks).
+void set_nn_backend(NnBackend b);
+/// Whether a memory-bound op on dtype t runs on oneDNN; dnnl_faster is its choice under kAuto.
+inline bool use_dnnl(DType t, bool dnnl_faster) {
+  const NnBackend b = nn_backend();
+  return dnnl_dtype(t) && (b == NnBackend::kDnnl || (b == NnBackend::kAuto && dnnl_faster));
+}
 
 /// c = op(a) @ op(b) (+ bias broadcast over the last dim) per geometry.
 void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
@@ -13,5 +32,19 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
 /// y = conv2d(x, w) (+ bias), NCHW, weights (OC, C/groups, KH, KW).
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g);
+/// Max pooling, or average pooling (count_include_pad: padded positions count in the divisor).
+void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
+                 bool count_include_pad);
+/// Softmax (or log-softmax) over the middle dim of x viewed as (outer, len, inner).
+void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log);
+/// Layer norm over rows of x viewed as (outer, inner) with gamma/beta of `inner` elements; writes
+/// each row's mean and 1/sqrt(var + eps).
+void layer_norm_dnnl(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                     Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps);
+/// Batch norm with batch_norm_ref's contract (running statistics updated in place in training).
+void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
+                     Tensor& saved_invstd, int64_t n, int64_t c, int64_t spatial, bool training,
+                     double eps, double momentum);
 
 }  // namespace mycel::cpu

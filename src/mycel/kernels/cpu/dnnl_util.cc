@@ -1,10 +1,13 @@
 #include "mycel/kernels/cpu/dnnl_util.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <list>
 #include <mutex>
 
 #include "mycel/core/error.h"
+#include "mycel/kernels/cpu/dnnl_ops.h"
 
 namespace mycel::cpu::dnnl_util {
 
@@ -101,3 +104,21 @@ Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
 }
 
 }  // namespace mycel::cpu::dnnl_util
+
+namespace mycel::cpu {
+namespace {
+std::atomic<NnBackend>& backend_choice() {
+  static std::atomic<NnBackend> b = [] {
+    const char* v = std::getenv("MYCEL_NN_BACKEND");
+    if (v && std::strcmp(v, "dnnl") == 0) return NnBackend::kDnnl;
+    if (v && std::strcmp(v, "ref") == 0) return NnBackend::kRef;
+    return NnBackend::kAuto;
+  }();
+  return b;
+}
+}  // namespace
+
+NnBackend nn_backend() { return backend_choice().load(std::memory_order_relaxed); }
+void set_nn_backend(NnBackend b) { backend_choice().store(b, std::memory_order_relaxed); }
+
+}  // namespace mycel::cpu

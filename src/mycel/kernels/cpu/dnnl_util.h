@@ -60,4 +60,17 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.data());
 }
 
+/// A cached single primitive on plain layouts (pooling, softmax, normalization).
+struct PrimEntry : Entry {
+  dnnl::primitive_desc_base pd;
+  dnnl::primitive prim;
+};
+/// Runs e's primitive on args plus a scratchpad of its own, and waits for it.
+inline void execute(const PrimEntry& e, std::unordered_map<int, dnnl::memory> args) {
+  Tensor pad = scratchpad(e.pd);
+  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(e.pd.scratchpad_desc(), engine(), pad.data());
+  e.prim.execute(stream(), args);
+  stream().wait();
+}
+
 }  // namespace mycel::cpu::dnnl_util

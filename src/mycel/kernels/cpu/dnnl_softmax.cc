@@ -1,0 +1,57 @@
+// softmax and log_softmax on oneDNN's softmax_forward / logsoftmax_forward, with x viewed as
+// (outer, len[, inner]) and the softmax on axis 1.
+#include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/dnnl_util.h"
+#include "mycel/kernels/cpu/nn_ref.h"
+
+namespace mycel::cpu {
+namespace {
+
+using dnnl::memory;
+using namespace dnnl_util;
+using tag = memory::format_tag;
+
+struct SoftmaxEntry : PrimEntry {
+  memory::desc md;
+};
+
+std::shared_ptr<SoftmaxEntry> build(DType dtype, int64_t outer, int64_t len, int64_t inner,
+                                    bool log) {
+  auto e = std::make_shared<SoftmaxEntry>();
+  const auto dt = to_dnnl(dtype);
+  e->md = inner == 1 ? memory::desc({outer, len}, dt, tag::ab)
+                     : memory::desc({outer, len, inner}, dt, tag::abc);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  try {
+    if (log) {
+      dnnl::logsoftmax_forward::primitive_desc pd({prop, e->md, 1}, default_attr(), engine());
+      e->pd = pd;
+      e->prim = dnnl::logsoftmax_forward(pd);
+    } else {
+      dnnl::softmax_forward::primitive_desc pd({prop, e->md, 1}, default_attr(), engine());
+      e->pd = pd;
+      e->prim = dnnl::softmax_forward(pd);
+    }
+  } catch (const dnnl::error& err) {
+    if (!is_unimplemented(err)) throw;
+    e->ok = false;
+  }
+  return e;
+}
+
+}  // namespace
+
+void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner,
+                  bool log) {
+  if (y.numel() == 0) return;
+  const std::string k = key("softmax", dtype_name(y.dtype()), outer, len, inner, log);
+  auto e = cached<SoftmaxEntry>(k, [&] { return build(y.dtype(), outer, len, inner, log); });
+  if (!e->ok) {
+    return visit_float_dtype(y.dtype(), log ? "log_softmax" : "softmax", [&](auto t) {
+      softmax_ref<typename decltype(t)::type>(x, y, outer, len, inner, log);
+    });
+  }
+  execute(*e, {{DNNL_ARG_SRC, wrap(e->md, x)}, {DNNL_ARG_DST, wrap(e->md, y)}});
+}
+
+}  // namespace mycel::cpu
