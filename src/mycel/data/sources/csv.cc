@@ -209,13 +209,16 @@ class CsvSource : public Source {
                     fields.size(), " fields, expected ", columns_.size());
       for (size_t k = 0; k < fields.size(); ++k) {
         Column& c = columns_[k];
-        if (!parse_value(fields[k], c))
+        if (!parse_value(fields[k], c)) {
+          Column as_float(c.name, DType::float32);  // a number of the wrong kind, or text?
+          bool numeric = parse_value(fields[k], as_float);
           MYCEL_THROW(ValueError, "[", kOwner, "] file '", path, "', line ", line_no, ", column '",
                       c.name, "' (", k + 1, "): '", fields[k], "' is not ",
                       trim(fields[k]).empty()
                           ? "allowed: the field is empty and the column has no default"
-                          : std::string("a valid ") + dtype_name(c.dtype) +
-                                " (only numeric columns are supported)");
+                          : std::string("a valid ") + dtype_name(c.dtype),
+                      numeric ? "" : " (only numeric columns are supported)");
+        }
       }
       ++rows_;
     }
