@@ -92,6 +92,9 @@ class FileReader:
         types = {name: ftype for name, ftype, _ in self._reader.fields}
         if field not in types:
             raise ValueError(f"[FileReader] find: field '{field}' is not in the schema")
+        if field not in self._reader.index_fields:
+            raise ValueError(f"[FileReader] find: field '{field}' is not an index field "
+                             "(add it with FileWriter.add_index)")
         if types[field] == "string":
             return list(self._reader.find_str(field, str(value)))
         if types[field] == "float32":  # keys are stored as the float32 value widened
