@@ -48,7 +48,8 @@ void write_rows(Writer& w, int n) {
     int64_t id = i;
     std::vector<float> vec(static_cast<size_t>(i % 3) * 2, static_cast<float>(i));
     std::string blob(i == 7 ? 10000 : i, static_cast<char>('a' + i % 26));
-    w.write_row({{&id, 8, {}}, {vec.data(), vec.size() * 4, {i % 3, 2}}, {blob.data(), blob.size(), {}}});
+    w.write_row(
+        {{&id, 8, {}}, {vec.data(), vec.size() * 4, {i % 3, 2}}, {blob.data(), blob.size(), {}}});
   }
 }
 
@@ -152,7 +153,8 @@ TEST(MindRecord, CorruptFilesFailCleanly) {
       r.get(i);
     } catch (const RuntimeError& e) {
       ++failures;
-      EXPECT_NE(std::string(e.what()).find("bad.mindrecord: page 1 checksum mismatch"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("bad.mindrecord: page 1 checksum mismatch"),
+                std::string::npos);
     }
   }
   EXPECT_GT(failures, 0);
@@ -161,8 +163,9 @@ TEST(MindRecord, CorruptFilesFailCleanly) {
   flipped[20] ^= 1;
   dump(bad, flipped);
   EXPECT_THROW(Reader({bad}, true, {}), RuntimeError);
-  dump(bad, "definitely not a record file, just some text that is long enough to have a footer."
-            "..............................................................................");
+  dump(bad,
+       "definitely not a record file, just some text that is long enough to have a footer."
+       "..............................................................................");
   try {
     Reader({bad}, true, {});
     FAIL();

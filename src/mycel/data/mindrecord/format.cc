@@ -47,12 +47,18 @@ uint32_t crc32c(const void* data, size_t n, uint32_t crc) {
 
 const char* field_type_name(FieldType t) {
   switch (t) {
-    case FieldType::int32: return "int32";
-    case FieldType::int64: return "int64";
-    case FieldType::float32: return "float32";
-    case FieldType::float64: return "float64";
-    case FieldType::string: return "string";
-    case FieldType::bytes: return "bytes";
+    case FieldType::int32:
+      return "int32";
+    case FieldType::int64:
+      return "int64";
+    case FieldType::float32:
+      return "float32";
+    case FieldType::float64:
+      return "float64";
+    case FieldType::string:
+      return "string";
+    case FieldType::bytes:
+      return "bytes";
   }
   return "?";
 }
@@ -66,11 +72,16 @@ FieldType field_type_from_name(const std::string& name, const std::string& field
 
 DType field_dtype(FieldType t) {
   switch (t) {
-    case FieldType::int32: return DType::int32;
-    case FieldType::int64: return DType::int64;
-    case FieldType::float32: return DType::float32;
-    case FieldType::float64: return DType::float64;
-    default: return DType::uint8;
+    case FieldType::int32:
+      return DType::int32;
+    case FieldType::int64:
+      return DType::int64;
+    case FieldType::float32:
+      return DType::float32;
+    case FieldType::float64:
+      return DType::float64;
+    default:
+      return DType::uint8;
   }
 }
 

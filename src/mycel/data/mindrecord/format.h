@@ -59,7 +59,8 @@
 
 namespace mycel::data::mr {
 
-static_assert(std::endian::native == std::endian::little, "MindRecord assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "MindRecord assumes a little-endian host");
 
 inline constexpr char kMagic[8] = {'M', 'Y', 'C', 'E', 'L', 'M', 'R', '1'};
 inline constexpr char kFooterMagic[8] = {'M', 'Y', 'C', 'E', 'L', 'M', 'R', 'F'};
@@ -67,7 +68,7 @@ inline constexpr uint32_t kVersion = 1;
 inline constexpr uint32_t kPageMagic = 0x4750524D;  // "MRPG"
 inline constexpr uint64_t kPageHeaderSize = 16;     // magic, crc, n_pages, row_count
 inline constexpr uint64_t kFooterSize = 64;
-inline constexpr uint64_t kRowEntrySize = 24;       // page, offset, length
+inline constexpr uint64_t kRowEntrySize = 24;  // page, offset, length
 inline constexpr uint32_t kMaxHeaderBytes = 64u << 20;
 inline constexpr uint32_t kMinPageSize = 1024;
 inline constexpr uint32_t kMaxPageSize = 1u << 30;
@@ -77,7 +78,14 @@ inline constexpr uint32_t kMaxFields = 4096;
 inline constexpr uint32_t kMaxDims = 16;
 
 /// Field types of a schema (MindSpore's names).
-enum class FieldType : uint8_t { int32 = 0, int64 = 1, float32 = 2, float64 = 3, string = 4, bytes = 5 };
+enum class FieldType : uint8_t {
+  int32 = 0,
+  int64 = 1,
+  float32 = 2,
+  float64 = 3,
+  string = 4,
+  bytes = 5
+};
 
 /// "int32", ..., "bytes".
 const char* field_type_name(FieldType t);
@@ -184,7 +192,8 @@ class ByteReader {
 
  private:
   void need(uint64_t k, const char* field) const {
-    if (k > n_ - pos_) fail(field, "needs ", k, " bytes but only ", n_ - pos_, " remain (truncated)");
+    if (k > n_ - pos_)
+      fail(field, "needs ", k, " bytes but only ", n_ - pos_, " remain (truncated)");
   }
   void check_count(uint64_t c, const char* field, uint64_t min_item, uint64_t limit) const {
     if (c > limit) fail(field, "count ", c, " exceeds the limit ", limit);

@@ -28,7 +28,8 @@ File& File::operator=(File&& o) noexcept {
 
 File File::open_read(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) MYCEL_THROW(RuntimeError, path, ": cannot open MindRecord file: ", std::strerror(errno));
+  if (fd < 0)
+    MYCEL_THROW(RuntimeError, path, ": cannot open MindRecord file: ", std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -59,7 +60,8 @@ void File::pread_exact(void* p, size_t n, uint64_t offset, const char* what) con
   while (n > 0) {
     ssize_t k = ::pread(fd_, c, n, static_cast<off_t>(offset));
     if (k < 0 && errno == EINTR) continue;
-    if (k < 0) MYCEL_THROW(RuntimeError, path_, ": read of ", what, " failed: ", std::strerror(errno));
+    if (k < 0)
+      MYCEL_THROW(RuntimeError, path_, ": read of ", what, " failed: ", std::strerror(errno));
     if (k == 0)
       MYCEL_THROW(RuntimeError, path_, ": unexpected end of file reading ", what, " (truncated)");
     c += k;
@@ -70,7 +72,8 @@ void File::pread_exact(void* p, size_t n, uint64_t offset, const char* what) con
 
 uint64_t File::size() const {
   struct stat st;
-  if (::fstat(fd_, &st) != 0) MYCEL_THROW(RuntimeError, path_, ": stat failed: ", std::strerror(errno));
+  if (::fstat(fd_, &st) != 0)
+    MYCEL_THROW(RuntimeError, path_, ": stat failed: ", std::strerror(errno));
   return static_cast<uint64_t>(st.st_size);
 }
 

@@ -31,8 +31,8 @@ Reader::Reader(const std::vector<std::string>& files, bool expand,
                   p, "') is missing");
       shards_.push_back(std::make_shared<ShardFile>(p));
       const Header& o = shards_.back()->header();
-      MYCEL_CHECK(o.set_id == h.set_id && o.shard_id == s, RuntimeError, p,
-                  ": is not shard ", s, " of the file set of ", files[0]);
+      MYCEL_CHECK(o.set_id == h.set_id && o.shard_id == s, RuntimeError, p, ": is not shard ", s,
+                  " of the file set of ", files[0]);
     }
     interleaved_ = h.shard_num > 1;
   } else {
@@ -42,7 +42,8 @@ Reader::Reader(const std::vector<std::string>& files, bool expand,
     std::set<uint32_t> ids;
     bool one_set = shards_.size() == h0.shard_num && h0.shard_num > 1;
     for (auto& s : shards_)
-      one_set = one_set && s->header().set_id == h0.set_id && ids.insert(s->header().shard_id).second;
+      one_set =
+          one_set && s->header().set_id == h0.set_id && ids.insert(s->header().shard_id).second;
     if (one_set) {
       std::sort(shards_.begin(), shards_.end(),
                 [](auto& a, auto& b) { return a->header().shard_id < b->header().shard_id; });
@@ -102,7 +103,8 @@ std::vector<Tensor> Reader::get(int64_t index) const {
     s = static_cast<size_t>(index % static_cast<int64_t>(shards_.size()));
     local = static_cast<uint64_t>(index / static_cast<int64_t>(shards_.size()));
   } else {
-    s = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin() - 1);
+    s = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), index) -
+                            starts_.begin() - 1);
     local = static_cast<uint64_t>(index - starts_[s]);
   }
   const ShardFile& sh = *shards_[s];
@@ -148,8 +150,10 @@ std::vector<Tensor> Reader::get(int64_t index) const {
 }
 
 std::vector<int64_t> Reader::find(const std::string& field, const IndexKey& key) const {
-  auto it = std::find_if(fields().begin(), fields().end(), [&](const FieldSpec& f) { return f.name == field; });
-  MYCEL_CHECK(it != fields().end(), ValueError, "[MindRecord] field '", field, "' is not in the schema");
+  auto it = std::find_if(fields().begin(), fields().end(),
+                         [&](const FieldSpec& f) { return f.name == field; });
+  MYCEL_CHECK(it != fields().end(), ValueError, "[MindRecord] field '", field,
+              "' is not in the schema");
   const uint32_t fi = static_cast<uint32_t>(it - fields().begin());
   const FieldType t = it->type;
   auto less = [t](const IndexKey& a, const IndexKey& b) {
@@ -162,8 +166,9 @@ std::vector<int64_t> Reader::find(const std::string& field, const IndexKey& key)
   for (size_t s = 0; s < shards_.size(); ++s) {
     const auto& idx = shards_[s]->header().index_fields;  // files of different sets may differ
     auto j = std::find(idx.begin(), idx.end(), fi);
-    MYCEL_CHECK(j != idx.end(), ValueError, "[MindRecord] field '", field, "' is not an index field of ",
-                shards_[s]->path(), " (add it with FileWriter.add_index)");
+    MYCEL_CHECK(j != idx.end(), ValueError, "[MindRecord] field '", field,
+                "' is not an index field of ", shards_[s]->path(),
+                " (add it with FileWriter.add_index)");
     const auto& keys = shards_[s]->keys(static_cast<size_t>(j - idx.begin()));
     auto [lo, hi] = std::equal_range(keys.begin(), keys.end(), key, less);
     for (auto k = lo; k != hi; ++k) {

@@ -51,7 +51,8 @@ class Reader {
  public:
   /// `expand`: files holds one path whose header lists its sibling shards, which are opened too.
   /// `columns`: names to return (all fields, in schema order, when empty).
-  Reader(const std::vector<std::string>& files, bool expand, const std::vector<std::string>& columns);
+  Reader(const std::vector<std::string>& files, bool expand,
+         const std::vector<std::string>& columns);
 
   const std::vector<FieldSpec>& fields() const { return shards_[0]->header().fields; }
   const Header& header() const { return shards_[0]->header(); }

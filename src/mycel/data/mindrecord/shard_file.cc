@@ -42,18 +42,18 @@ ShardFile::ShardFile(const std::string& path) : file_(File::open_read(path)) {
             f.index_offset <= size && f.index_offset + f.index_len + kFooterSize == size;
   if (!ok)
     MYCEL_THROW(RuntimeError, path, ": corrupt footer: data at ", f.data_offset, " with ",
-                f.num_pages, " pages of ", ps, " bytes, index at ", f.index_offset, " (", f.index_len,
-                " bytes) do not match the file size ", size);
+                f.num_pages, " pages of ", ps, " bytes, index at ", f.index_offset, " (",
+                f.index_len, " bytes) do not match the file size ", size);
   if (f.num_rows > f.index_len / kRowEntrySize)
-    MYCEL_THROW(RuntimeError, path, ": corrupt footer: ", f.num_rows, " rows cannot fit in an index of ",
-                f.index_len, " bytes");
+    MYCEL_THROW(RuntimeError, path, ": corrupt footer: ", f.num_rows,
+                " rows cannot fit in an index of ", f.index_len, " bytes");
 
   std::string ibytes(f.index_len, '\0');
   file_.pread_exact(ibytes.data(), ibytes.size(), f.index_offset, "the index");
   uint32_t icrc = crc32c(ibytes.data(), ibytes.size());
   if (icrc != f.index_crc)
-    MYCEL_THROW(RuntimeError, path, ": index checksum mismatch (stored ", f.index_crc, ", computed ",
-                icrc, "): the file is corrupt");
+    MYCEL_THROW(RuntimeError, path, ": index checksum mismatch (stored ", f.index_crc,
+                ", computed ", icrc, "): the file is corrupt");
   ByteReader r(ibytes.data(), ibytes.size(), path + ": index");
   uint64_t rows = r.get_count("row count", kRowEntrySize);
   if (rows != f.num_rows) r.fail("row count", rows, " rows but the footer says ", f.num_rows);
@@ -66,8 +66,9 @@ ShardFile::ShardFile(const std::string& path) : file_(File::open_read(path)) {
     l.length = r.get<uint64_t>("row length");
     bool in = l.page < f.num_pages && l.offset >= kPageHeaderSize + 16 && l.offset <= data_len &&
               l.length <= data_len && l.page * ps + l.offset + l.length <= data_len;
-    if (!in) r.fail("row location", "row ", i, " at page ", l.page, " offset ", l.offset, " length ",
-                    l.length, " lies outside the ", f.num_pages, " pages");
+    if (!in)
+      r.fail("row location", "row ", i, " at page ", l.page, " offset ", l.offset, " length ",
+             l.length, " lies outside the ", f.num_pages, " pages");
   }
   for (uint32_t fi : header_.index_fields) {
     FieldType t = header_.fields[fi].type;
@@ -75,9 +76,12 @@ ShardFile::ShardFile(const std::string& path) : file_(File::open_read(path)) {
     if (cnt != rows) r.fail("index key count", cnt, " keys for ", rows, " rows");
     std::vector<IndexKey> keys(cnt);
     for (IndexKey& k : keys) {
-      if (t == FieldType::int32 || t == FieldType::int64) k.i = r.get<int64_t>("index key");
-      else if (t == FieldType::string) k.s = r.get_str("index key");
-      else k.d = r.get<double>("index key");
+      if (t == FieldType::int32 || t == FieldType::int64)
+        k.i = r.get<int64_t>("index key");
+      else if (t == FieldType::string)
+        k.s = r.get_str("index key");
+      else
+        k.d = r.get<double>("index key");
       k.row = r.get<uint64_t>("index row");
       if (k.row >= rows) r.fail("index row", k.row, " >= ", rows, " rows");
     }

@@ -25,9 +25,9 @@ struct Key {
 struct Writer::Shard {
   std::string final_path, tmp_path;
   File file;
-  std::string page;                   // packed rows of the open page
-  std::vector<uint64_t> page_rows;    // their lengths
-  std::vector<uint64_t> page_row_ids; // their local row numbers
+  std::string page;                    // packed rows of the open page
+  std::vector<uint64_t> page_rows;     // their lengths
+  std::vector<uint64_t> page_row_ids;  // their local row numbers
   std::vector<RowLoc> locs;
   std::vector<std::vector<Key>> keys;  // per index field
   uint64_t header_len = 0, data_offset = 0, num_pages = 0;
@@ -61,14 +61,16 @@ Writer::~Writer() {
 }
 
 void Writer::set_page_size(uint32_t bytes) {
-  MYCEL_CHECK(shards_.empty(), ValueError, "[FileWriter] set_page_size must come before the first row");
-  MYCEL_CHECK(bytes >= kMinPageSize && bytes <= kMaxPageSize, ValueError,
-              "[FileWriter] page size ", bytes, " is outside [", kMinPageSize, ", ", kMaxPageSize, "]");
+  MYCEL_CHECK(shards_.empty(), ValueError,
+              "[FileWriter] set_page_size must come before the first row");
+  MYCEL_CHECK(bytes >= kMinPageSize && bytes <= kMaxPageSize, ValueError, "[FileWriter] page size ",
+              bytes, " is outside [", kMinPageSize, ", ", kMaxPageSize, "]");
   page_size_ = bytes;
 }
 
 int Writer::add_schema(std::vector<FieldSpec> fields, std::string desc) {
-  MYCEL_CHECK(!has_schema_, ValueError, "[FileWriter] add_schema was already called; a file has one schema");
+  MYCEL_CHECK(!has_schema_, ValueError,
+              "[FileWriter] add_schema was already called; a file has one schema");
   validate_schema(fields, {}, "[FileWriter] add_schema");
   fields_ = std::move(fields);
   desc_ = std::move(desc);
@@ -77,11 +79,13 @@ int Writer::add_schema(std::vector<FieldSpec> fields, std::string desc) {
 }
 
 void Writer::add_index(const std::vector<std::string>& names) {
-  MYCEL_CHECK(has_schema_, ValueError, "[FileWriter] add_index needs a schema; call add_schema first");
+  MYCEL_CHECK(has_schema_, ValueError,
+              "[FileWriter] add_index needs a schema; call add_schema first");
   MYCEL_CHECK(shards_.empty(), ValueError, "[FileWriter] add_index must come before the first row");
   std::vector<uint32_t> index = index_;
   for (const auto& n : names) {
-    auto it = std::find_if(fields_.begin(), fields_.end(), [&](const FieldSpec& f) { return f.name == n; });
+    auto it = std::find_if(fields_.begin(), fields_.end(),
+                           [&](const FieldSpec& f) { return f.name == n; });
     MYCEL_CHECK(it != fields_.end(), ValueError, "[FileWriter] add_index: field '", n,
                 "' is not in the schema");
     index.push_back(static_cast<uint32_t>(it - fields_.begin()));
@@ -120,7 +124,8 @@ void Writer::open_shards() {
 }
 
 void Writer::write_row(const std::vector<FieldValue>& values) {
-  MYCEL_CHECK(has_schema_, ValueError, "[FileWriter] write_raw_data needs a schema; call add_schema first");
+  MYCEL_CHECK(has_schema_, ValueError,
+              "[FileWriter] write_raw_data needs a schema; call add_schema first");
   MYCEL_CHECK(!committed_ && !aborted_, ValueError, "[FileWriter] the writer was already ",
               committed_ ? "committed" : "aborted");
   MYCEL_CHECK(values.size() == fields_.size(), ValueError, "[FileWriter] row ", rows_, " has ",
@@ -141,8 +146,8 @@ void Writer::write_row(const std::vector<FieldValue>& values) {
       bool ok = v.shape.size() == f.shape.size();
       for (size_t d = 0; ok && d < f.shape.size(); ++d)
         ok = f.shape[d] == -1 ? v.shape[d] >= 0 : v.shape[d] == f.shape[d];
-      MYCEL_CHECK(ok, ValueError, "[FileWriter] row ", rows_, ", field '", f.name, "': expected shape ",
-                  shape_str(f.shape), ", got ", shape_str(v.shape));
+      MYCEL_CHECK(ok, ValueError, "[FileWriter] row ", rows_, ", field '", f.name,
+                  "': expected shape ", shape_str(f.shape), ", got ", shape_str(v.shape));
     } else {
       MYCEL_CHECK(v.shape.empty(), ValueError, "[FileWriter] row ", rows_, ", field '", f.name,
                   "': expected a scalar, got shape ", shape_str(v.shape));
@@ -163,11 +168,20 @@ void Writer::write_row(const std::vector<FieldValue>& values) {
     Key key;
     key.row = local;
     switch (f.type) {
-      case FieldType::int32: key.i = *static_cast<const int32_t*>(v.data); break;
-      case FieldType::int64: key.i = *static_cast<const int64_t*>(v.data); break;
-      case FieldType::float32: key.d = *static_cast<const float*>(v.data); break;
-      case FieldType::float64: key.d = *static_cast<const double*>(v.data); break;
-      default: key.s.assign(static_cast<const char*>(v.data), v.nbytes);
+      case FieldType::int32:
+        key.i = *static_cast<const int32_t*>(v.data);
+        break;
+      case FieldType::int64:
+        key.i = *static_cast<const int64_t*>(v.data);
+        break;
+      case FieldType::float32:
+        key.d = *static_cast<const float*>(v.data);
+        break;
+      case FieldType::float64:
+        key.d = *static_cast<const double*>(v.data);
+        break;
+      default:
+        key.s.assign(static_cast<const char*>(v.data), v.nbytes);
     }
     s.keys[j].push_back(std::move(key));
   }
@@ -186,8 +200,9 @@ void Writer::write_row(const std::vector<FieldValue>& values) {
 }
 
 // Emits one page unit: header, offsets, data, zero padding; the CRC covers bytes [8, end).
-static std::string make_unit(uint64_t n_pages, uint64_t page_size, const std::vector<uint64_t>& lens,
-                             const std::string& data, std::vector<uint64_t>* offsets) {
+static std::string make_unit(uint64_t n_pages, uint64_t page_size,
+                             const std::vector<uint64_t>& lens, const std::string& data,
+                             std::vector<uint64_t>* offsets) {
   ByteWriter b;
   b.put(kPageMagic);
   b.put<uint32_t>(0);
@@ -253,9 +268,12 @@ void Writer::finish_shard(Shard& s) {
     });
     b.put<uint64_t>(keys.size());
     for (const Key& k : keys) {
-      if (t == FieldType::int32 || t == FieldType::int64) b.put(k.i);
-      else if (t == FieldType::string) b.put_str(k.s);
-      else b.put(k.d);
+      if (t == FieldType::int32 || t == FieldType::int64)
+        b.put(k.i);
+      else if (t == FieldType::string)
+        b.put_str(k.s);
+      else
+        b.put(k.d);
       b.put(k.row);
     }
   }
