@@ -26,16 +26,9 @@ std::vector<TensorMeta> bool_dtype(const InferContext& c) {
 
 OpDef binary(std::string name, std::string cls, std::string doc, std::vector<DType> dtypes,
              InferFn infer, KernelFn kernel, std::string grad = "todo") {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = {{"x"}, {"y"}};
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = std::move(dtypes);
+  OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}, {"y"}}, {},
+                    std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
   d.promote_inputs = true;
-  d.grad = std::move(grad);
   return d;
 }
 

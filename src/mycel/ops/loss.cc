@@ -105,16 +105,8 @@ const AttrDef kReduction{"reduction", AttrKind::kStr, std::string("mean"), false
 
 OpDef loss(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
            std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel) {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = std::move(inputs);
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = float_dtypes();
-  return d;
+  return make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs),
+                 std::move(attrs), std::move(infer), std::move(kernel), float_dtypes());
 }
 
 }  // namespace

@@ -112,11 +112,6 @@ std::vector<TensorMeta> infer_dropout(const InferContext& c) {
   return {c.in(0), c.in(0)};
 }
 
-AttrDef attr(std::string name, AttrKind kind, AttrValue def,
-             std::vector<std::string> aliases = {}) {
-  return {std::move(name), kind, std::move(def), false, std::move(aliases)};
-}
-
 std::vector<AttrDef> seed_attrs() {
   return {attr("seed", AttrKind::kInt, int64_t(0), {"Seed0"}),
           attr("seed2", AttrKind::kInt, int64_t(0), {"Seed1"})};
@@ -127,22 +122,15 @@ std::vector<AttrDef> seed_attrs() {
 OpDef random_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
                 std::vector<AttrDef> head, AttrValue dtype_default, InferFn infer, KernelFn kernel,
                 std::vector<DType> dtypes, std::string grad = "none") {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = std::move(inputs);
-  d.attrs = std::move(head);
   auto seeds = seed_attrs();
-  d.attrs.push_back(seeds[0]);
+  head.push_back(seeds[0]);
   if (!std::holds_alternative<std::monostate>(dtype_default))
-    d.attrs.push_back(attr("dtype", AttrKind::kDType, dtype_default));
-  d.attrs.push_back(seeds[1]);
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = std::move(dtypes);
+    head.push_back(attr("dtype", AttrKind::kDType, dtype_default));
+  head.push_back(seeds[1]);
+  OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs),
+                    std::move(head), std::move(infer), std::move(kernel), std::move(dtypes),
+                    std::move(grad));
   d.random = true;
-  d.grad = std::move(grad);
   return d;
 }
 

@@ -76,17 +76,8 @@ std::vector<AttrDef> axes_attrs() {
 
 OpDef reduction(std::string name, std::string cls, std::string doc, InferFn infer, KernelFn kernel,
                 std::string grad = "todo") {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = {{"x"}};
-  d.attrs = axes_attrs();
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = all_dtypes();
-  d.grad = std::move(grad);
-  return d;
+  return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, axes_attrs(),
+                 std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
 }
 
 }  // namespace

@@ -107,6 +107,26 @@ const OpDef& Registry::at(const std::string& name) const {
 
 // ---- attributes ----
 
+OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
+              std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel, std::vector<DType> dtypes,
+              std::string grad) {
+  OpDef d;
+  d.name = std::move(name);
+  d.class_name = std::move(cls);
+  d.doc = std::move(doc);
+  d.inputs = std::move(inputs);
+  d.attrs = std::move(attrs);
+  d.infer = std::move(infer);
+  d.kernel = std::move(kernel);
+  d.dtypes = std::move(dtypes);
+  d.grad = std::move(grad);
+  return d;
+}
+
+AttrDef attr(std::string name, AttrKind kind, AttrValue def, std::vector<std::string> aliases) {
+  return AttrDef{std::move(name), kind, std::move(def), false, std::move(aliases)};
+}
+
 namespace {
 bool kind_matches(AttrKind k, const AttrValue& v) {
   switch (k) {

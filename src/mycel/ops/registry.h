@@ -124,6 +124,13 @@ class Registry {
   std::vector<const OpDef*> order_;
 };
 
+/// An OpDef from its usual parts (families wrap it to fill their common fields).
+OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
+              std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel, std::vector<DType> dtypes,
+              std::string grad = "todo");
+/// A required (default monostate) or defaulted attribute, with optional alias spellings.
+AttrDef attr(std::string name, AttrKind kind, AttrValue def = {}, std::vector<std::string> aliases = {});
+
 /// Fills defaults, checks kinds and required attributes; `given` is indexed by schema position.
 Attrs make_attrs(const OpDef& op, std::vector<AttrValue> given);
 /// Same, from name -> value pairs (C++ callers and tests).

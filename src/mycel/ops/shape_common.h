@@ -7,28 +7,8 @@
 
 namespace mycel::detail {
 
-/// An OpDef from its parts (the families register many ops with the same layout).
-inline OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
-                     std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel,
-                     std::vector<DType> dtypes, std::string grad = "todo") {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = std::move(inputs);
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = std::move(dtypes);
-  d.grad = std::move(grad);
-  return d;
-}
-
-/// A required or defaulted attribute (default monostate: required).
-inline AttrDef attr(std::string name, AttrKind kind, AttrValue def = {},
-                    std::vector<std::string> aliases = {}) {
-  return AttrDef{std::move(name), kind, std::move(def), false, std::move(aliases)};
-}
+using ::mycel::attr;
+using ::mycel::make_op;
 /// An attribute that may be absent (None): Attrs::has(name) is false then.
 inline AttrDef optional_attr(std::string name, AttrKind kind, std::vector<std::string> aliases = {}) {
   return AttrDef{std::move(name), kind, {}, true, std::move(aliases)};

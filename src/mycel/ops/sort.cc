@@ -41,17 +41,8 @@ std::vector<TensorMeta> top_k_infer(const InferContext& c) {
 
 OpDef sort_op(std::string name, std::string cls, std::string doc, InferFn infer, KernelFn kernel,
               std::vector<AttrDef> attrs, std::string grad) {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = {{"x"}};
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = all_dtypes();
-  d.grad = std::move(grad);
-  return d;
+  return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
+                 std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
 }
 
 }  // namespace

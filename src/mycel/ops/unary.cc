@@ -35,17 +35,8 @@ std::vector<TensorMeta> gelu_infer(const InferContext& c) {
 OpDef unary(std::string name, std::string cls, std::string doc, std::vector<DType> dtypes,
             InferFn infer, KernelFn kernel, std::string grad = "todo",
             std::vector<AttrDef> attrs = {}) {
-  OpDef d;
-  d.name = std::move(name);
-  d.class_name = std::move(cls);
-  d.doc = std::move(doc);
-  d.inputs = {{"x"}};
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  d.kernel = std::move(kernel);
-  d.dtypes = std::move(dtypes);
-  d.grad = std::move(grad);
-  return d;
+  return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
+                 std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
 }
 
 // Numeric dtypes without bool and uint8 (abs of uint8 is the identity but numpy supports it).
