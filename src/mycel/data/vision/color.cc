@@ -106,6 +106,26 @@ MYCEL_REGISTER_DATA(vision_color) {
       return out;
     });
   });
+  register_transform("ToTensor", [](const Params& p, const TransformList&) {
+    auto it = p.values().find("output_type");
+    DType to = DType::float32;
+    if (it != p.values().end() && std::holds_alternative<std::string>(it->second))
+      to = dtype_from_name(std::get<std::string>(it->second));
+    else if (p.has("output_type"))
+      to = p.get_dtype("output_type");
+    if (!is_floating(to)) MYCEL_THROW(ValueError, "[ToTensor] output_type must be a float type, got ", dtype_name(to));
+    return image_fn("ToTensor", false, [to](const Tensor& img, RowRng&) {
+      ImageShape s = image_shape(img, "ToTensor");
+      Tensor f = img.to(DType::float32);
+      Tensor out = Tensor::empty({s.c, s.h, s.w}, DType::float32);
+      const float* src = f.data<float>();
+      float* d = out.data<float>();
+      const int64_t plane = s.h * s.w;
+      for (int64_t ch = 0; ch < s.c; ++ch)
+        for (int64_t i = 0; i < plane; ++i) d[ch * plane + i] = src[i * s.c + ch] * (1.f / 255.f);
+      return out.to(to);
+    });
+  });
   register_transform("Invert", [](const Params&, const TransformList&) {
     return image_fn("Invert", false, [](const Tensor& img, RowRng&) { return invert(img); });
   });

@@ -53,6 +53,7 @@ int64_t rgb_or_gray(const Tensor& img, const std::string& op) {
 }  // namespace
 
 Tensor adjust_brightness(const Tensor& img, double factor) {
+  image_shape(img, "AdjustBrightness");
   float f = static_cast<float>(factor);
   return visit_pixels(img, "AdjustBrightness", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -161,6 +162,7 @@ Tensor posterize(const Tensor& img, int bits, const std::string& op) {
 }
 
 Tensor solarize(const Tensor& img, double threshold) {
+  image_shape(img, "Solarize");
   return visit_pixels(img, "Solarize", [&](auto tag) {
     using T = typename decltype(tag)::type;
     float thr = static_cast<float>(threshold);
@@ -169,6 +171,7 @@ Tensor solarize(const Tensor& img, double threshold) {
 }
 
 Tensor invert(const Tensor& img) {
+  image_shape(img, "Invert");
   return visit_pixels(img, "Invert", [&](auto tag) {
     using T = typename decltype(tag)::type;
     return map_elems<T>(img, [](T v) { return T(kBound<T> - v); });
