@@ -494,3 +494,25 @@ def test_eager_calls_return_numpy_or_tensor():
     assert isinstance(t, _mycel.Tensor) and tuple(t.shape) == (3, 8, 8)
     assert isinstance(vision.RandomCrop(4)(img), np.ndarray)
     assert hasattr(vision.Resize(4), "_handle") and hasattr(transforms.Compose([vision.Invert()]), "_handle")
+
+
+def test_decode_fuzzed_bytes_never_crash():
+    pytest.importorskip("PIL")
+    rng = np.random.default_rng(1)
+    sources = [encode(image(16, 16), "JPEG"), encode(image(16, 16), "PNG"),
+               encode(image(16, 16), "JPEG", progressive=True)]
+    ok = failed = 0
+    for data in sources:
+        for _ in range(150):
+            bad = data.copy()
+            pos = rng.integers(0, len(bad), rng.integers(1, 6))
+            bad[pos] = rng.integers(0, 256, len(pos))
+            bad = bad[: rng.integers(len(bad) // 2, len(bad) + 1)]
+            try:
+                out = run(vision.Decode(), bad)
+                assert out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3
+                ok += 1
+            except RuntimeError as e:
+                assert "Decode" in str(e)
+                failed += 1
+    assert failed > 0
