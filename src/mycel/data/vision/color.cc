@@ -75,7 +75,14 @@ MYCEL_REGISTER_DATA(vision_color) {
       float* d = out.data<float>();
       auto run = [&](const auto* s) {
         int64_t total = img.numel();
-        if (hwc) {
+        if (hwc && c == 3) {  // the common RGB case, unrolled so the compiler vectorizes it
+          const float m0 = m[0], m1 = m[1], m2 = m[2], i0 = inv[0], i1 = inv[1], i2 = inv[2];
+          for (int64_t i = 0; i < total; i += 3) {
+            d[i] = (static_cast<float>(s[i]) - m0) * i0;
+            d[i + 1] = (static_cast<float>(s[i + 1]) - m1) * i1;
+            d[i + 2] = (static_cast<float>(s[i + 2]) - m2) * i2;
+          }
+        } else if (hwc) {
           for (int64_t i = 0; i < total; i += c)
             for (int64_t k = 0; k < c; ++k) d[i + k] = (static_cast<float>(s[i + k]) - m[k]) * inv[k];
         } else {
