@@ -102,26 +102,25 @@ Tensor adjust_hue(const Tensor& img, double shift, const std::string& op) {
     Tensor out = Tensor::empty(img.shape(), img.dtype());
     const T* s = img.data<T>();
     T* d = out.data<T>();
-    const float k = kBound<T>;
+    const float shift6 = static_cast<float>(6.0 * (shift - std::floor(shift)));
     for (int64_t i = 0, n = img.numel() / 3; i < n; ++i) {
-      // RGB -> HSV (all in [0, 1]), rotate the hue, HSV -> RGB (as Python's colorsys).
-      float r = s[3 * i] / k, g = s[3 * i + 1] / k, b = s[3 * i + 2] / k;
-      float mx = std::max({r, g, b}), mn = std::min({r, g, b}), v = mx, dl = mx - mn;
-      float sv = mx > 0 ? dl / mx : 0.f, h = 0.f;
-      if (dl > 0) {
-        if (mx == r) h = (g - b) / dl;
-        else if (mx == g) h = 2.f + (b - r) / dl;
-        else h = 4.f + (r - g) / dl;
-        h /= 6.f;
+      // RGB -> hue in [0, 6), chroma/value; rotate the hue; back with the branch-free form
+      // c_n = v - v*s*clamp(min(k, 4 - k), 0, 1), k = (n + h) mod 6, n = 5, 3, 1 (as colorsys).
+      float r = s[3 * i], g = s[3 * i + 1], b = s[3 * i + 2];
+      float mx = std::max({r, g, b}), mn = std::min({r, g, b}), dl = mx - mn;
+      float h = 0.f;
+      if (dl > 0) h = mx == r ? (g - b) / dl : (mx == g ? 2.f + (b - r) / dl : 4.f + (r - g) / dl);
+      h += shift6;
+      h = h < 0 ? h + 6.f : h;
+      h = h >= 6.f ? h - 6.f : h;
+      h = h >= 6.f ? h - 6.f : h;
+      const float n3[3] = {5.f, 3.f, 1.f};
+      for (int ch = 0; ch < 3; ++ch) {
+        float kk = n3[ch] + h;
+        kk = kk >= 6.f ? kk - 6.f : kk;
+        float t = std::min(std::max(std::min(kk, 4.f - kk), 0.f), 1.f);
+        d[3 * i + ch] = sat<T>(mx - dl * t);  // v*s = mx - mn
       }
-      h = static_cast<float>(h + shift);
-      h -= std::floor(h);
-      float h6 = h * 6.f;
-      int sector = static_cast<int>(h6) % 6;
-      float fr = h6 - std::floor(h6);
-      float p = v * (1 - sv), q = v * (1 - sv * fr), t = v * (1 - sv * (1 - fr));
-      float rgb[6][3] = {{v, t, p}, {q, v, p}, {p, v, t}, {p, q, v}, {t, p, v}, {v, p, q}};
-      for (int ch = 0; ch < 3; ++ch) d[3 * i + ch] = sat<T>(rgb[sector][ch] * k);
     }
     return out;
   });
