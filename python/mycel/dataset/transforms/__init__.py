@@ -1,1 +1,119 @@
-"""Generic transforms: TypeCast, OneHot, Compose, RandomApply, RandomChoice."""
+"""Generic transforms: TypeCast, OneHot, Compose, RandomApply, RandomChoice.
+
+Every transform here and in mycel.dataset.vision is a thin handle on a C++ transform registered by
+name (src/mycel/data/vision/). It runs inside `dataset.map(operations=[...])` in the engine's
+worker threads, or eagerly when called on numpy arrays / Tensors: `vision.Resize(32)(img)`.
+Eager calls of random transforms draw from the stream of (mycel.get_seed() or 0, call number).
+"""
+import itertools
+
+import numpy as np
+
+from mycel import _mycel
+
+__all__ = ["TensorOperation", "TypeCast", "OneHot", "Compose", "RandomApply", "RandomChoice"]
+
+_eager_calls = itertools.count()
+
+
+def _to_handle(op, owner="transforms"):
+    """The C++ transform behind a transform object, a C++ transform, or a Python callable."""
+    if hasattr(op, "_handle"):
+        return op._handle
+    if isinstance(op, _mycel.data.Transform):
+        return op
+    if callable(op):
+        return _mycel.data.py_transform(op)
+    raise TypeError(f"{owner}: expected a transform or a Python callable, got {type(op).__name__}")
+
+
+def _to_handles(ops, owner):
+    if not isinstance(ops, (list, tuple)):
+        raise TypeError(f"{owner}: transforms must be a list of transforms, got {type(ops).__name__}")
+    if not ops:
+        raise ValueError(f"{owner}: transforms must not be empty")
+    return [_to_handle(op, owner) for op in ops]
+
+
+def _enum_value(v):
+    return v.value if hasattr(v, "value") else v
+
+
+def _to_tensor(x):
+    if isinstance(x, _mycel.Tensor):
+        return x
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return _mycel.Tensor(np.frombuffer(x, dtype=np.uint8).copy())
+    return _mycel.Tensor(np.require(np.asarray(x), requirements="C"))
+
+
+class TensorOperation:
+    """Base of the transforms: builds the C++ transform and applies it eagerly when called."""
+
+    def _build(self, name=None, children=(), **params):
+        self._name = name or type(self).__name__
+        self._params = params
+        self._handle = _mycel.data.make_transform(self._name, children=list(children), **params)
+
+    @property
+    def is_random(self):
+        """Whether the transform draws random numbers."""
+        return self._handle.is_random
+
+    def __call__(self, *inputs):
+        if not inputs:
+            raise TypeError(f"{self._name}: expected at least one input")
+        as_tensor = any(isinstance(x, _mycel.Tensor) for x in inputs)
+        from mycel.common.seed import get_seed
+        seed = get_seed() or 0
+        outs = self._handle.apply([_to_tensor(x) for x in inputs], seed, next(_eager_calls))
+        outs = tuple(o if as_tensor else o.asnumpy() for o in outs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__}({args})"
+
+
+class TypeCast(TensorOperation):
+    """Casts a column to `data_type` (a mycel dtype, numpy dtype or name)."""
+
+    def __init__(self, data_type):
+        if not isinstance(data_type, _mycel.dtype):
+            import mycel
+            try:
+                data_type = getattr(mycel, np.dtype(data_type).name.replace("bool", "bool_"))
+            except (TypeError, AttributeError):
+                raise TypeError(f"TypeCast: unsupported data_type {data_type!r}") from None
+        self._build(data_type=data_type)
+
+
+class OneHot(TensorOperation):
+    """Integer label(s) -> one-hot vector(s) of length num_classes (optionally label-smoothed)."""
+
+    def __init__(self, num_classes, smoothing_rate=0.0):
+        self._build(num_classes=num_classes, smoothing_rate=float(smoothing_rate))
+
+
+class Compose(TensorOperation):
+    """Applies the transforms in order (Python callables allowed)."""
+
+    def __init__(self, transforms):
+        self.transforms = list(transforms) if isinstance(transforms, (list, tuple)) else transforms
+        self._build(children=_to_handles(transforms, "Compose"))
+
+
+class RandomApply(TensorOperation):
+    """Applies all the transforms, in order, with probability prob (else passes the row through)."""
+
+    def __init__(self, transforms, prob=0.5):
+        self.transforms = transforms
+        self._build(children=_to_handles(transforms, "RandomApply"), prob=float(prob))
+
+
+class RandomChoice(TensorOperation):
+    """Applies one of the transforms, chosen uniformly per row."""
+
+    def __init__(self, transforms):
+        self.transforms = transforms
+        self._build(children=_to_handles(transforms, "RandomChoice"))

@@ -1,0 +1,252 @@
+// Resampling kernels: separable resize with precomputed tap tables, and inverse-mapped affine
+// warps (rotation, shear, translation). Conventions follow OpenCV, which MindSpore uses:
+//  - LINEAR/CUBIC: half-pixel centers, src = (dst + 0.5) * in/out - 0.5, no antialiasing;
+//    LINEAR clamps src to [0, in-1]; CUBIC (a = -0.75) replicates the border.
+//  - NEAREST: src = floor(dst * in/out) (OpenCV's INTER_NEAREST, not Pillow's centered one).
+//  - AREA: box average over the covered source pixels when shrinking, LINEAR when enlarging.
+// uint8 results are computed in float and rounded to nearest, then saturated.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "mycel/data/vision/image.h"
+
+namespace mycel::data::vision {
+namespace {
+
+// Taps of one axis: output i reads source idx[i*k + j] with weight wt[i*k + j].
+struct Taps {
+  int k = 0;
+  std::vector<int32_t> idx;
+  std::vector<float> wt;
+};
+
+float cubic_w(double x, int j) {  // weight of tap j (at offsets -1, 0, 1, 2) for fraction x
+  const double a = -0.75;
+  double w0 = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
+  double w1 = ((a + 2) * x - (a + 3)) * x * x + 1;
+  double w2 = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
+  double w[4] = {w0, w1, w2, 1 - w0 - w1 - w2};
+  return static_cast<float>(w[j]);
+}
+
+Taps make_taps(int64_t in, int64_t out, Interp interp) {
+  Taps t;
+  double scale = static_cast<double>(in) / out;
+  if (interp == Interp::area && scale <= 1.0) interp = Interp::linear;
+  auto clampi = [in](int64_t i) { return static_cast<int32_t>(std::clamp<int64_t>(i, 0, in - 1)); };
+  if (interp == Interp::linear) {
+    t.k = 2;
+    for (int64_t o = 0; o < out; ++o) {
+      double f = (o + 0.5) * scale - 0.5;
+      int64_t s = static_cast<int64_t>(std::floor(f));
+      f -= s;
+      if (s < 0) s = 0, f = 0;
+      if (s >= in - 1) s = in - 1, f = 0;
+      t.idx.push_back(clampi(s));
+      t.idx.push_back(clampi(s + 1));
+      t.wt.push_back(static_cast<float>(1 - f));
+      t.wt.push_back(static_cast<float>(f));
+    }
+  } else if (interp == Interp::cubic) {
+    t.k = 4;
+    for (int64_t o = 0; o < out; ++o) {
+      double f = (o + 0.5) * scale - 0.5;
+      int64_t s = static_cast<int64_t>(std::floor(f));
+      f -= s;
+      for (int j = 0; j < 4; ++j) {
+        t.idx.push_back(clampi(s - 1 + j));
+        t.wt.push_back(cubic_w(f, j));
+      }
+    }
+  } else {  // area, shrinking: the box [o*scale, (o+1)*scale) weighted by coverage
+    t.k = static_cast<int>(std::ceil(scale)) + 1;
+    for (int64_t o = 0; o < out; ++o) {
+      double b = o * scale, e = std::min<double>((o + 1) * scale, in);
+      int64_t s = static_cast<int64_t>(std::floor(b));
+      for (int j = 0; j < t.k; ++j) {
+        double lo = std::max<double>(b, s + j), hi = std::min<double>(e, s + j + 1);
+        t.idx.push_back(clampi(s + j));
+        t.wt.push_back(hi > lo ? static_cast<float>((hi - lo) / (e - b)) : 0.f);
+      }
+    }
+  }
+  return t;
+}
+
+template <class T>
+inline T store(float v) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    v = std::min(std::max(v, 0.f), 255.f);
+    return static_cast<uint8_t>(v + 0.5f);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// Vertical pass into a float row, then horizontal pass; K > 0 fixes the tap count at compile time.
+template <class T, int K>
+void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, int64_t oh,
+                      int64_t ow, const Taps& ty, const Taps& tx) {
+  const int ky = ty.k, kx = K > 0 ? K : tx.k;
+  std::vector<float> row(iw * c);
+  std::vector<int32_t> xoff(tx.idx.size());
+  for (size_t i = 0; i < xoff.size(); ++i) xoff[i] = static_cast<int32_t>(tx.idx[i] * c);
+  const int64_t n = iw * c;
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    std::fill(row.begin(), row.end(), 0.f);
+    for (int j = 0; j < ky; ++j) {
+      float w = ty.wt[oy * ky + j];
+      if (w == 0.f) continue;
+      const T* s = src + static_cast<int64_t>(ty.idx[oy * ky + j]) * n;
+      for (int64_t i = 0; i < n; ++i) row[i] += w * static_cast<float>(s[i]);
+    }
+    T* d = dst + oy * ow * c;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int32_t* xo = &xoff[ox * kx];
+      const float* xw = &tx.wt[ox * kx];
+      for (int64_t ch = 0; ch < c; ++ch) {
+        float acc = 0.f;
+        for (int j = 0; j < kx; ++j) acc += xw[j] * row[xo[j] + ch];
+        d[ox * c + ch] = store<T>(acc);
+      }
+    }
+  }
+}
+
+template <class T>
+void resize_typed(const Tensor& img, Tensor& out, const ImageShape& s, int64_t oh, int64_t ow,
+                  Interp interp) {
+  Taps ty = make_taps(s.h, oh, interp), tx = make_taps(s.w, ow, interp);
+  const T* src = img.data<T>();
+  T* dst = out.data<T>();
+  if (tx.k == 2)
+    resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
+  else if (tx.k == 4)
+    resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
+  else
+    resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
+}
+
+}  // namespace
+
+Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op) {
+  ImageShape s = image_shape(img, op);
+  if (oh <= 0 || ow <= 0)
+    MYCEL_THROW(ValueError, "[", op, "] output size must be positive, got (", oh, ", ", ow, ")");
+  Tensor out = new_image(s, oh, ow, img.dtype());
+  if (interp == Interp::nearest) {  // pure index copy: any dtype
+    size_t px = s.c * itemsize(img.dtype());
+    std::vector<int64_t> xs(ow);
+    for (int64_t x = 0; x < ow; ++x)
+      xs[x] = std::min<int64_t>(static_cast<int64_t>(std::floor(x * double(s.w) / ow)), s.w - 1);
+    const char* src = static_cast<const char*>(img.data());
+    char* dst = static_cast<char*>(out.data());
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t sy = std::min<int64_t>(static_cast<int64_t>(std::floor(y * double(s.h) / oh)), s.h - 1);
+      const char* srow = src + sy * s.w * px;
+      char* drow = dst + y * ow * px;
+      if (px == 1) {
+        for (int64_t x = 0; x < ow; ++x) drow[x] = srow[xs[x]];
+      } else {
+        for (int64_t x = 0; x < ow; ++x) std::memcpy(drow + x * px, srow + xs[x] * px, px);
+      }
+    }
+    return out;
+  }
+  check_pixel_dtype(img, op);
+  if (img.dtype() == DType::uint8)
+    resize_typed<uint8_t>(img, out, s, oh, ow, interp);
+  else
+    resize_typed<float>(img, out, s, oh, ow, interp);
+  return out;
+}
+
+namespace {
+
+template <class T>
+void warp_typed(const T* src, T* dst, const ImageShape& s, const double m[6], int64_t oh,
+                int64_t ow, Interp interp, const std::vector<float>& fill) {
+  const int64_t c = s.c, W = s.w, H = s.h;
+  // Pixel (x, y) channel ch, or the fill value outside the image (OpenCV's BORDER_CONSTANT).
+  auto at = [&](int64_t x, int64_t y, int64_t ch) -> float {
+    if (x < 0 || y < 0 || x >= W || y >= H) return fill[ch];
+    return static_cast<float>(src[(y * W + x) * c + ch]);
+  };
+  for (int64_t y = 0; y < oh; ++y) {
+    T* d = dst + y * ow * c;
+    for (int64_t x = 0; x < ow; ++x) {
+      double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
+      T* p = d + x * c;
+      if (interp == Interp::nearest) {
+        int64_t ix = static_cast<int64_t>(std::floor(sx + 0.5)), iy = static_cast<int64_t>(std::floor(sy + 0.5));
+        for (int64_t ch = 0; ch < c; ++ch) p[ch] = store<T>(at(ix, iy, ch));
+        continue;
+      }
+      int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
+      float fx = static_cast<float>(sx - x0), fy = static_cast<float>(sy - y0);
+      if (x0 < -2 || y0 < -2 || x0 > W + 1 || y0 > H + 1) {  // all taps outside
+        for (int64_t ch = 0; ch < c; ++ch) p[ch] = store<T>(fill[ch]);
+        continue;
+      }
+      if (interp == Interp::cubic) {
+        float wx[4], wy[4];
+        for (int j = 0; j < 4; ++j) wx[j] = cubic_w(fx, j), wy[j] = cubic_w(fy, j);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          float acc = 0.f;
+          for (int a = 0; a < 4; ++a) {
+            float r = 0.f;
+            for (int b = 0; b < 4; ++b) r += wx[b] * at(x0 - 1 + b, y0 - 1 + a, ch);
+            acc += wy[a] * r;
+          }
+          p[ch] = store<T>(acc);
+        }
+        continue;
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {  // linear (and area, which has no warp form)
+        float top = (1 - fx) * at(x0, y0, ch) + fx * at(x0 + 1, y0, ch);
+        float bot = (1 - fx) * at(x0, y0 + 1, ch) + fx * at(x0 + 1, y0 + 1, ch);
+        p[ch] = store<T>((1 - fy) * top + fy * bot);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor warp_affine(const Tensor& img, const double m[6], int64_t oh, int64_t ow, Interp interp,
+                   const std::vector<double>& fill, const std::string& op) {
+  ImageShape s = image_shape(img, op);
+  check_pixel_dtype(img, op);
+  std::vector<double> f = fill_for(fill, s.c, op);
+  std::vector<float> ff(f.begin(), f.end());
+  Tensor out = new_image(s, oh, ow, img.dtype());
+  if (img.dtype() == DType::uint8)
+    warp_typed(img.data<uint8_t>(), out.data<uint8_t>(), s, m, oh, ow, interp, ff);
+  else
+    warp_typed(img.data<float>(), out.data<float>(), s, m, oh, ow, interp, ff);
+  return out;
+}
+
+Tensor rotate(const Tensor& img, double degrees, Interp interp, bool expand,
+              std::optional<std::pair<double, double>> center, const std::vector<double>& fill,
+              const std::string& op) {
+  ImageShape s = image_shape(img, op);
+  double th = degrees * M_PI / 180.0, cs = std::cos(th), sn = std::sin(th);
+  // Snap the exact multiples of 90 degrees so that they move pixels without resampling error.
+  if (std::abs(cs) < 1e-12) cs = 0;
+  if (std::abs(sn) < 1e-12) sn = 0;
+  double cx = center ? center->first : (s.w - 1) / 2.0, cy = center ? center->second : (s.h - 1) / 2.0;
+  int64_t oh = s.h, ow = s.w;
+  double ocx = cx, ocy = cy;
+  if (expand) {  // bounding box of the rotated image, centered in the output
+    ow = static_cast<int64_t>(std::ceil(std::abs(s.w * cs) + std::abs(s.h * sn) - 1e-6));
+    oh = static_cast<int64_t>(std::ceil(std::abs(s.w * sn) + std::abs(s.h * cs) - 1e-6));
+    ocx = (ow - 1) / 2.0, ocy = (oh - 1) / 2.0;
+  }
+  // Inverse map: input = center + R(-theta) (output - output center), with y pointing down.
+  double m[6] = {cs, -sn, cx - ocx * cs + ocy * sn, sn, cs, cy - ocx * sn - ocy * cs};
+  return warp_affine(img, m, oh, ow, interp, fill, op);
+}
+
+}  // namespace mycel::data::vision
