@@ -8,6 +8,7 @@ void init_shape(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_random(nb::module_& m);
 void init_data(nb::module_& m);
+void init_dataset_engine(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -19,4 +20,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_random(m);
   mycel::py::init_ops(m);
   mycel::py::init_data(m);
+  mycel::py::init_dataset_engine(m);
 }
