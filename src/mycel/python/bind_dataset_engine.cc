@@ -200,7 +200,9 @@ void init_dataset_engine(nb::module_& m) {
     for (auto& [on, shape, value] : pads) ps.push_back({on, shape, value});
     return eng::batch_op(std::move(child), size, drop, bm, std::move(map_in), std::move(layout),
                          std::move(ps), std::move(names), workers);
-  });
+  }, nb::arg("child"), nb::arg("batch_size"), nb::arg("drop_remainder"),
+     nb::arg("per_batch_map").none(), nb::arg("batch_info"), nb::arg("map_inputs"),
+     nb::arg("layout"), nb::arg("pads"), nb::arg("column_names"), nb::arg("workers"));
   e.def("shuffle_op", &eng::shuffle_op);
   e.def("repeat_op", &eng::repeat_op);
   e.def("take_op", &eng::take_op);
