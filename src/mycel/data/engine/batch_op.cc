@@ -1,0 +1,185 @@
+// batch: groups rows into batches on the dispatcher, then on parallel workers runs the optional
+// per_batch_map, pads, and stacks each column into one (B, ...) tensor.
+#include <cstring>
+
+#include "mycel/data/engine/engine.h"
+#include "mycel/data/engine/rethrow.h"
+
+namespace mycel::data::engine {
+namespace {
+
+// Copies src (shape s) into the leading corner of dst (shape d, same rank), row-major.
+void copy_padded(const char* src, const Shape& s, char* dst, const Shape& d, size_t item) {
+  if (s.empty()) {
+    std::memcpy(dst, src, item);
+    return;
+  }
+  int64_t inner_s = 1, inner_d = 1;
+  for (size_t i = 1; i < s.size(); ++i) inner_s *= s[i], inner_d *= d[i];
+  Shape s1(s.begin() + 1, s.end()), d1(d.begin() + 1, d.end());
+  for (int64_t i = 0; i < s[0]; ++i) {
+    if (s.size() == 1) {
+      std::memcpy(dst + i * item, src + i * item, item);
+    } else {
+      copy_padded(src + i * inner_s * item, s1, dst + i * inner_d * item, d1, item);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
+  MYCEL_CHECK(!items.empty(), ValueError, "batch: empty batch for column '", column, "'");
+  const Tensor& first = items[0];
+  Shape target = first.shape();
+  for (size_t i = 1; i < items.size(); ++i) {
+    const Tensor& t = items[i];
+    MYCEL_CHECK(t.dtype() == first.dtype(), TypeError, "batch: column '", column, "' has dtype ",
+                dtype_name(first.dtype()), " in row 0 of the batch but ", dtype_name(t.dtype()),
+                " in row ", i);
+    if (t.shape() == first.shape()) continue;
+    MYCEL_CHECK(pad.enabled, ValueError, "batch: column '", column, "' has shape ",
+                shape_str(first.shape()), " in row 0 of the batch but ", shape_str(t.shape()),
+                " in row ", i, "; rows must have equal shapes (or give pad_info to pad them)");
+    MYCEL_CHECK(t.ndim() == first.ndim(), ValueError, "batch: cannot pad column '", column,
+                "': rank differs (shape ", shape_str(first.shape()), " vs ", shape_str(t.shape()), ")");
+    for (int64_t d = 0; d < t.ndim(); ++d) target[d] = std::max(target[d], t.dim(d));
+  }
+  if (pad.enabled && !pad.shape.empty()) {
+    MYCEL_CHECK(static_cast<int64_t>(pad.shape.size()) == first.ndim(), ValueError,
+                "batch: pad_info shape for column '", column, "' has ", pad.shape.size(),
+                " dimensions but the rows have shape ", shape_str(first.shape()));
+    for (size_t d = 0; d < pad.shape.size(); ++d) {
+      if (pad.shape[d] < 0) continue;
+      MYCEL_CHECK(pad.shape[d] >= target[d], ValueError, "batch: pad_info shape for column '", column,
+                  "' is smaller than a row: dimension ", d, " is ", pad.shape[d], " but a row has ",
+                  target[d]);
+      target[d] = pad.shape[d];
+    }
+  }
+  Shape out_shape{static_cast<int64_t>(items.size())};
+  out_shape.insert(out_shape.end(), target.begin(), target.end());
+  Tensor out = Tensor::empty(out_shape, first.dtype());
+  size_t item = itemsize(first.dtype());
+  int64_t per = 1;
+  for (int64_t d : target) per *= d;
+  char* dst = static_cast<char*>(out.data());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Tensor& t = items[i];
+    char* slot = dst + i * per * item;
+    if (t.shape() == target) {
+      std::memcpy(slot, t.data(), t.nbytes());
+      continue;
+    }
+    Tensor fill = Tensor::scalar(pad.value, first.dtype());
+    for (int64_t k = 0; k < per; ++k) std::memcpy(slot + k * item, fill.data(), item);
+    copy_padded(static_cast<const char*>(t.data()), t.shape(), slot, target, item);
+  }
+  return out;
+}
+
+namespace {
+
+class BatchOp : public ParallelOp {
+ public:
+  BatchOp(std::shared_ptr<Op> child, int64_t size, bool drop, std::shared_ptr<BatchMap> fn,
+          std::vector<int64_t> map_in, Layout layout, std::vector<PadSpec> pads,
+          std::vector<std::string> names, int workers)
+      : ParallelOp(workers, {std::move(child)}), size_(size), drop_(drop), fn_(std::move(fn)),
+        map_in_(std::move(map_in)), layout_(std::move(layout)), pads_(std::move(pads)),
+        names_(std::move(names)) {
+    MYCEL_CHECK(size_ >= 1, ValueError, "batch: batch_size must be >= 1, got ", size_);
+  }
+  std::string name() const override { return "batch"; }
+
+ protected:
+  void dispatch() override {
+    int64_t epoch = 0, id = 0;
+    Job j;
+    Packet p;
+    while (children_[0]->pop(p)) {
+      if (p.kind == Kind::kRow) {
+        j.rows.push_back(std::move(p.row));
+        if (static_cast<int64_t>(j.rows.size()) < size_) continue;
+      } else if (j.rows.empty() || drop_) {
+        j.rows.clear();
+        Job ctl;
+        ctl.kind = p.kind;
+        if (p.kind == Kind::kEoe) ++epoch, id = 0;
+        if (!send(std::move(ctl)) || p.kind == Kind::kEof) return;
+        continue;
+      }
+      // A full batch, or the partial last batch of an epoch (then the marker follows).
+      j.epoch = epoch;
+      j.id = id++;
+      if (!send(std::move(j))) return;
+      j = Job();
+      if (p.kind != Kind::kRow) {
+        Job ctl;
+        ctl.kind = p.kind;
+        if (p.kind == Kind::kEoe) ++epoch, id = 0;
+        if (!send(std::move(ctl)) || p.kind == Kind::kEof) return;
+      }
+    }
+  }
+
+  Row work(Job& job, int) override {
+    size_t ncol = job.rows[0].size();
+    std::vector<std::vector<Tensor>> cols(ncol);
+    for (Row& r : job.rows) {
+      MYCEL_CHECK(r.size() == ncol, ValueError, "batch: rows have ", ncol, " and ", r.size(), " columns");
+      for (size_t c = 0; c < ncol; ++c) cols[c].push_back(std::move(r[c]));
+    }
+    if (fn_) {
+      std::vector<std::vector<Tensor>> in;
+      for (int64_t c : map_in_) in.push_back(cols[c]);
+      std::vector<std::vector<Tensor>> res;
+      try {
+        res = fn_->apply(std::move(in), job.id, job.epoch);
+      } catch (...) {
+        rethrow_with_context("batch: per_batch_map: ");
+      }
+      std::vector<std::vector<Tensor>> next;
+      for (int64_t l : layout_) {
+        if (l >= 0) {
+          next.push_back(std::move(cols[l]));
+          continue;
+        }
+        MYCEL_CHECK(-l - 1 < static_cast<int64_t>(res.size()), ValueError, "batch: per_batch_map returned ",
+                    res.size(), " columns but output_columns names more");
+        next.push_back(std::move(res[-l - 1]));
+      }
+      cols = std::move(next);
+    }
+    Row out;
+    for (size_t c = 0; c < cols.size(); ++c) {
+      static const PadSpec kNoPad;
+      const PadSpec& pad = c < pads_.size() ? pads_[c] : kNoPad;
+      std::string nm = c < names_.size() ? names_[c] : std::to_string(c);
+      out.push_back(stack_column(cols[c], pad, nm));
+    }
+    return out;
+  }
+
+ private:
+  int64_t size_;
+  bool drop_;
+  std::shared_ptr<BatchMap> fn_;
+  std::vector<int64_t> map_in_;
+  Layout layout_;
+  std::vector<PadSpec> pads_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool drop_remainder,
+                             std::shared_ptr<BatchMap> per_batch_map, std::vector<int64_t> map_inputs,
+                             Layout layout, std::vector<PadSpec> pads,
+                             std::vector<std::string> column_names, int workers) {
+  return std::make_shared<BatchOp>(std::move(child), batch_size, drop_remainder, std::move(per_batch_map),
+                                   std::move(map_inputs), std::move(layout), std::move(pads),
+                                   std::move(column_names), workers);
+}
+
+}  // namespace mycel::data::engine

@@ -1,0 +1,96 @@
+// The dataset engine's public interface: build a tree of ops with these factories, then run it
+// with a Pipeline. Column names live in Python; the engine sees column indices only.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mycel/data/engine/op.h"
+#include "mycel/data/engine/sampler.h"
+#include "mycel/data/transform.h"
+
+namespace mycel::data::engine {
+
+/// A one-pass stream of rows (a Python iterable); next() returns false at its end.
+class RowStream {
+ public:
+  virtual ~RowStream() = default;
+  virtual bool next(Row& row) = 0;
+};
+
+/// Opens a fresh stream for each epoch (GeneratorDataset over a callable or iterable).
+class StreamFactory {
+ public:
+  virtual ~StreamFactory() = default;
+  virtual std::unique_ptr<RowStream> open(int64_t epoch) = 0;
+};
+
+/// A per_batch_map: lists of column tensors in, lists out (one list per output column).
+class BatchMap {
+ public:
+  virtual ~BatchMap() = default;
+  virtual std::vector<std::vector<Tensor>> apply(std::vector<std::vector<Tensor>> columns,
+                                                 int64_t batch_num, int64_t epoch_num) const = 0;
+};
+
+/// Where each output column of map/batch comes from: index >= 0 an input column, -k-1 output k.
+using Layout = std::vector<int64_t>;
+
+/// Padding of one batch column: target shape (-1 = longest in the batch) and fill value.
+struct PadSpec {
+  bool enabled = false;
+  std::vector<int64_t> shape;  // empty: pad every dimension to the longest
+  double value = 0;
+};
+
+std::shared_ptr<Op> source_op(std::shared_ptr<Source> source, SamplerSpec sampler, int workers);
+std::shared_ptr<Op> stream_op(std::shared_ptr<StreamFactory> factory, int64_t num_samples);
+std::shared_ptr<Op> map_op(std::shared_ptr<Op> child, TransformList transforms,
+                           std::vector<int64_t> input_columns, Layout layout, int workers);
+std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool drop_remainder,
+                             std::shared_ptr<BatchMap> per_batch_map, std::vector<int64_t> map_inputs,
+                             Layout layout, std::vector<PadSpec> pads,
+                             std::vector<std::string> column_names, int workers);
+std::shared_ptr<Op> shuffle_op(std::shared_ptr<Op> child, int64_t buffer_size);
+std::shared_ptr<Op> repeat_op(std::shared_ptr<Op> child, int64_t count);
+std::shared_ptr<Op> take_op(std::shared_ptr<Op> child, int64_t count);
+std::shared_ptr<Op> skip_op(std::shared_ptr<Op> child, int64_t count);
+std::shared_ptr<Op> project_op(std::shared_ptr<Op> child, std::vector<int64_t> columns);
+std::shared_ptr<Op> zip_op(std::vector<std::shared_ptr<Op>> children);
+std::shared_ptr<Op> concat_op(std::vector<std::shared_ptr<Op>> children);
+
+/// Stacks equal-shaped rows of one column into a (B, ...) tensor, padding when pad.enabled;
+/// throws ValueError naming the column and both shapes for ragged rows without padding.
+Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column);
+
+/// The (seed, row id) of the row a map worker is transforming on this thread, for Python
+/// transforms that want reproducible randomness; {0, 0, false} outside a map.
+struct RowContext {
+  uint64_t seed = 0;
+  uint64_t row_id = 0;
+  bool active = false;
+};
+RowContext current_row();
+
+/// A running pipeline: the root's output behind a prefetch queue filled by its own thread.
+class Pipeline {
+ public:
+  enum class Status { kRow, kEpochEnd, kEnd, kTimeout };
+  /// Builds and starts: num_epochs of the root (-1 forever), seed for every random choice.
+  Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch);
+  ~Pipeline();
+  /// Waits up to timeout_ms (< 0: forever) for the next packet; rethrows a worker's error.
+  Status next(Row& row, int64_t timeout_ms);
+  /// Aborts and joins every thread; idempotent.
+  void stop();
+
+ private:
+  std::unique_ptr<ExecContext> ctx_;
+  std::shared_ptr<Op> root_;
+  std::unique_ptr<Queue<Packet>> out_;
+  std::thread prefetch_;
+  bool stopped_ = false, ended_ = false;
+};
+
+}  // namespace mycel::data::engine

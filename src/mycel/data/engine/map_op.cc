@@ -1,0 +1,82 @@
+// map: applies a chain of transforms to selected columns on parallel workers. Each row's RowRng
+// is keyed by (seed, op, epoch) with the row's position in the epoch as its counter, so random
+// transforms give the same result whatever worker runs them.
+#include "mycel/data/engine/engine.h"
+#include "mycel/data/engine/rethrow.h"
+
+namespace mycel::data::engine {
+namespace {
+
+thread_local RowContext t_row;
+
+class MapOp : public ParallelOp {
+ public:
+  MapOp(std::shared_ptr<Op> child, TransformList ts, std::vector<int64_t> in, Layout layout, int workers)
+      : ParallelOp(workers, {std::move(child)}), ts_(std::move(ts)), in_(std::move(in)),
+        layout_(std::move(layout)) {
+    for (int64_t l : layout_)
+      if (l < 0) n_out_ = std::max<int64_t>(n_out_, -l);
+  }
+  std::string name() const override { return "map"; }
+
+ protected:
+  void dispatch() override {
+    int64_t epoch = 0, id = 0;
+    Packet p;
+    while (children_[0]->pop(p)) {
+      Job j;
+      j.kind = p.kind;
+      j.epoch = epoch;
+      j.id = id++;
+      if (p.kind == Kind::kRow) j.rows.push_back(std::move(p.row));
+      if (p.kind == Kind::kEoe) ++epoch, id = 0;
+      if (!send(std::move(j)) || p.kind == Kind::kEof) return;
+    }
+  }
+
+  Row work(Job& job, int) override {
+    Row& row = job.rows[0];
+    std::vector<Tensor> cols;
+    for (int64_t c : in_) {
+      MYCEL_CHECK(c < static_cast<int64_t>(row.size()), IndexError, "map: input column ", c,
+                  " out of range for a row of ", row.size(), " columns");
+      cols.push_back(row[c]);
+    }
+    uint64_t seed = mix_seed(ctx_->seed(), op_id_, job.epoch);
+    for (size_t i = 0; i < ts_.size(); ++i) {
+      RowRng rng(seed, job.id, static_cast<uint32_t>(i));
+      t_row = {seed ^ (0x9E3779B97F4A7C15ull * (i + 1)), static_cast<uint64_t>(job.id), true};
+      try {
+        cols = ts_[i]->apply(cols, rng);
+      } catch (...) {
+        t_row.active = false;
+        rethrow_with_context("map: operation " + std::to_string(i) + " (" + ts_[i]->name() + "): ");
+      }
+      t_row.active = false;
+    }
+    MYCEL_CHECK(static_cast<int64_t>(cols.size()) == n_out_, ValueError, "map: the operations returned ",
+                cols.size(), " columns but output_columns names ", n_out_);
+    Row out;
+    out.reserve(layout_.size());
+    for (int64_t l : layout_) out.push_back(l >= 0 ? row[l] : cols[-l - 1]);
+    return out;
+  }
+
+ private:
+  TransformList ts_;
+  std::vector<int64_t> in_;
+  Layout layout_;
+  int64_t n_out_ = 0;
+};
+
+}  // namespace
+
+RowContext current_row() { return t_row; }
+
+std::shared_ptr<Op> map_op(std::shared_ptr<Op> child, TransformList transforms,
+                           std::vector<int64_t> input_columns, Layout layout, int workers) {
+  return std::make_shared<MapOp>(std::move(child), std::move(transforms), std::move(input_columns),
+                                 std::move(layout), workers);
+}
+
+}  // namespace mycel::data::engine

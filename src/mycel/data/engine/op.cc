@@ -1,0 +1,91 @@
+// Op plumbing: ids and epoch counts, and the ordered dispatcher/worker scheme of ParallelOp.
+#include "mycel/data/engine/op.h"
+
+namespace mycel::data::engine {
+
+uint64_t mix_seed(uint64_t seed, uint64_t op_id, uint64_t epoch) {
+  auto splitmix = [](uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  return splitmix(splitmix(splitmix(seed) ^ op_id) ^ epoch);
+}
+
+void Op::prepare(ExecContext* ctx, int64_t epochs, int& next_id) {
+  ctx_ = ctx;
+  op_id_ = next_id++;
+  epochs_ = epochs;
+  on_prepare();
+  for (auto& c : children_) c->prepare(ctx, child_epochs(epochs), next_id);
+}
+
+void Op::start() {
+  for (auto& c : children_) c->start();
+}
+
+void Op::join() {
+  for (auto& c : children_) c->join();
+}
+
+ParallelOp::ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children)
+    : Op(std::move(children)), n_(workers < 1 ? 1 : workers) {}
+
+ParallelOp::~ParallelOp() {
+  // Threads must be joined by the pipeline before destruction; never let std::thread terminate.
+  for (auto& t : threads_)
+    if (t.joinable()) t.detach();
+}
+
+void ParallelOp::start() {
+  for (int w = 0; w < n_; ++w) {
+    in_.push_back(std::make_unique<Queue<Job>>(ctx_, kWorkerQueueSize));
+    out_.push_back(std::make_unique<Queue<Packet>>(ctx_, kWorkerQueueSize));
+  }
+  Op::start();
+  for (int w = 0; w < n_; ++w) threads_.emplace_back([this, w] { run_worker(w); });
+  threads_.emplace_back([this] { run_dispatch(); });
+}
+
+void ParallelOp::join() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  Op::join();
+}
+
+bool ParallelOp::send(Job job) {
+  int w = static_cast<int>(next_in_++ % n_);
+  return in_[w]->push(std::move(job));
+}
+
+bool ParallelOp::pop(Packet& p) {
+  int w = static_cast<int>(next_out_++ % n_);
+  return out_[w]->pop(p);
+}
+
+void ParallelOp::run_dispatch() {
+  try {
+    dispatch();
+  } catch (...) {
+    ctx_->fail(std::current_exception());
+  }
+}
+
+void ParallelOp::run_worker(int w) {
+  try {
+    Job job;
+    while (in_[w]->pop(job)) {
+      Packet p;
+      p.kind = job.kind;
+      if (job.kind == Kind::kRow) p.row = work(job, w);
+      job = Job();  // drop inputs before blocking on the output queue
+      if (!out_[w]->push(std::move(p))) return;
+    }
+  } catch (...) {
+    ctx_->fail(std::current_exception());
+  }
+}
+
+}  // namespace mycel::data::engine

@@ -1,0 +1,95 @@
+// Pipeline operators. Each op's output is a stream of packets: rows, an end-of-epoch marker after
+// each epoch, and an end-of-data marker after the last epoch. Heavy ops (sources, map, batch) run
+// a dispatcher thread plus N workers joined by per-worker bounded queues; the consumer reads the
+// workers' outputs round-robin, which restores the input order. Light ops (shuffle, repeat, take,
+// skip, project, zip, concat) run inline on their consumer's thread.
+#pragma once
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mycel/data/engine/queue.h"
+#include "mycel/data/source.h"
+
+namespace mycel::data::engine {
+
+enum class Kind : uint8_t { kRow, kEoe, kEof };
+
+/// One element of an op's output stream.
+struct Packet {
+  Kind kind = Kind::kRow;
+  Row row;
+};
+
+/// A seed for (pipeline seed, op, epoch): splitmix64 of the three, so streams never overlap.
+uint64_t mix_seed(uint64_t seed, uint64_t op_id, uint64_t epoch);
+
+/// Base of every operator.
+class Op {
+ public:
+  explicit Op(std::vector<std::shared_ptr<Op>> children = {}) : children_(std::move(children)) {}
+  virtual ~Op() = default;
+  virtual std::string name() const = 0;
+  const std::vector<std::shared_ptr<Op>>& children() const { return children_; }
+
+  /// Before start: sets the context, this op's id (pre-order) and how many epochs it will produce
+  /// (-1: forever); children get child_epochs(epochs).
+  void prepare(ExecContext* ctx, int64_t epochs, int& next_id);
+  /// Starts this op's threads (and its children's).
+  virtual void start();
+  /// Joins this op's threads (and its children's); call after ExecContext::abort().
+  virtual void join();
+  /// Next packet of the output stream (called from one consumer thread); false when aborted.
+  virtual bool pop(Packet& p) = 0;
+
+ protected:
+  virtual int64_t child_epochs(int64_t epochs) const { return epochs; }
+  virtual void on_prepare() {}
+  ExecContext* ctx_ = nullptr;
+  int op_id_ = 0;
+  int64_t epochs_ = -1;
+  std::vector<std::shared_ptr<Op>> children_;
+};
+
+/// A unit of work handed from a dispatcher to a worker.
+struct Job {
+  Kind kind = Kind::kRow;
+  int64_t epoch = 0;
+  int64_t id = 0;     // position in the epoch of this op's input (map) or output (source, batch)
+  int64_t index = 0;  // source row index
+  std::vector<Row> rows;
+};
+
+/// An op with a dispatcher thread and `workers` worker threads that keeps order.
+class ParallelOp : public Op {
+ public:
+  ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children);
+  ~ParallelOp() override;
+  void start() override;
+  void join() override;
+  bool pop(Packet& p) override;
+
+ protected:
+  /// Runs on the dispatcher thread: produce jobs with send() until end of data or abort.
+  virtual void dispatch() = 0;
+  /// Runs on a worker thread for each row job; may throw (the error reaches the iterator).
+  virtual Row work(Job& job, int worker) = 0;
+  /// Hands a job to the next worker in round-robin order; false when aborted.
+  bool send(Job job);
+  int workers() const { return n_; }
+
+ private:
+  void run_dispatch();
+  void run_worker(int w);
+  int n_;
+  std::vector<std::unique_ptr<Queue<Job>>> in_;
+  std::vector<std::unique_ptr<Queue<Packet>>> out_;
+  std::vector<std::thread> threads_;
+  int64_t next_in_ = 0, next_out_ = 0;
+};
+
+/// Queue capacity per worker (bounded so fast producers cannot run far ahead).
+inline constexpr size_t kWorkerQueueSize = 8;
+
+}  // namespace mycel::data::engine

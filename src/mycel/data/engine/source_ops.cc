@@ -1,0 +1,89 @@
+// Leaf ops: a random-access Source read by parallel workers in sampler order, and a one-pass
+// stream (Python iterable) read by its dispatcher thread.
+#include "mycel/data/engine/engine.h"
+
+namespace mycel::data::engine {
+namespace {
+
+class SourceOp : public ParallelOp {
+ public:
+  SourceOp(std::shared_ptr<Source> src, SamplerSpec spec, int workers)
+      : ParallelOp(workers, {}), src_(std::move(src)), spec_(std::move(spec)) {
+    check_sampler(spec_, src_->size());
+  }
+  std::string name() const override { return "source"; }
+
+ protected:
+  void dispatch() override {
+    uint64_t key = mix_seed(ctx_->seed(), op_id_, 0);
+    int64_t n = src_->size();
+    for (int64_t e = 0; epochs_ < 0 || e < epochs_; ++e) {
+      std::vector<int64_t> idx = sampler_indices(spec_, n, key, e);
+      for (size_t i = 0; i < idx.size(); ++i) {
+        Job j;
+        j.epoch = e;
+        j.id = static_cast<int64_t>(i);
+        j.index = idx[i];
+        if (!send(std::move(j))) return;
+      }
+      Job eoe;
+      eoe.kind = Kind::kEoe;
+      if (!send(std::move(eoe))) return;
+    }
+    Job eof;
+    eof.kind = Kind::kEof;
+    send(std::move(eof));
+  }
+  Row work(Job& job, int) override { return src_->get(job.index); }
+
+ private:
+  std::shared_ptr<Source> src_;
+  SamplerSpec spec_;
+};
+
+class StreamOp : public ParallelOp {
+ public:
+  StreamOp(std::shared_ptr<StreamFactory> f, int64_t num_samples)
+      : ParallelOp(1, {}), factory_(std::move(f)), num_samples_(num_samples) {}
+  std::string name() const override { return "generator"; }
+
+ protected:
+  void dispatch() override {
+    for (int64_t e = 0; epochs_ < 0 || e < epochs_; ++e) {
+      std::unique_ptr<RowStream> s = factory_->open(e);
+      Row row;
+      for (int64_t i = 0; (num_samples_ < 0 || i < num_samples_) && !ctx_->aborted() && s->next(row); ++i) {
+        Job j;
+        j.epoch = e;
+        j.id = i;
+        j.rows.push_back(std::move(row));
+        row = Row();
+        if (!send(std::move(j))) return;
+      }
+      s.reset();
+      Job eoe;
+      eoe.kind = Kind::kEoe;
+      if (!send(std::move(eoe))) return;
+    }
+    Job eof;
+    eof.kind = Kind::kEof;
+    send(std::move(eof));
+  }
+  Row work(Job& job, int) override { return std::move(job.rows[0]); }
+
+ private:
+  std::shared_ptr<StreamFactory> factory_;
+  int64_t num_samples_;
+};
+
+}  // namespace
+
+std::shared_ptr<Op> source_op(std::shared_ptr<Source> source, SamplerSpec sampler, int workers) {
+  return std::make_shared<SourceOp>(std::move(source), std::move(sampler), workers);
+}
+
+std::shared_ptr<Op> stream_op(std::shared_ptr<StreamFactory> factory, int64_t num_samples) {
+  return std::make_shared<StreamOp>(std::move(factory), num_samples);
+}
+
+}  // namespace mycel::data::engine
