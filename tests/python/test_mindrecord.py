@@ -93,7 +93,7 @@ def test_mind_dataset_columns_and_samples(tmp_path):
     rows = [make_row(i) for i in range(9)]
     path = tmp_path / "c.mindrecord"
     write(path, rows)
-    d = ds.MindDataset(str(path), columns_list=["text", "i64"], num_samples=5)
+    d = ds.MindDataset(str(path), columns_list=["text", "i64"], num_samples=5, shuffle=False)
     out = list(d)
     assert len(out) == 5 and d.get_dataset_size() == 5
     for i, (text, i64) in enumerate(out):
@@ -149,7 +149,7 @@ def test_shards(tmp_path):
     for start in names:  # any shard finds its siblings; rows come back in write order
         assert [r["id"] for r in FileReader(start).get_next()] == list(range(10))
     assert [r["id"] for r in FileReader(names[::-1]).get_next()] == list(range(10))
-    d = ds.MindDataset(names[0])
+    d = ds.MindDataset(names[0], shuffle=False)
     assert [int(row[0].asnumpy()) for row in d] == list(range(10))
     os.remove(names[2])
     with pytest.raises(RuntimeError, match="missing"):
@@ -466,7 +466,7 @@ def test_mnist_to_mr_fashion_test_split(tmp_path):
         images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)
     with gzip.open(src / "t10k-labels-idx1-ubyte.gz") as f:
         labels = np.frombuffer(f.read(), np.uint8, offset=8)
-    d = ds.MindDataset(str(tmp_path / "fm_test.mindrecord"), columns_list=["data", "label"])
+    d = ds.MindDataset(str(tmp_path / "fm_test.mindrecord"), columns_list=["data", "label"], shuffle=False)
     assert d.get_dataset_size() == 10000
     for i, (data, label) in enumerate(d):
         assert int(label.asnumpy()) == labels[i]
