@@ -62,7 +62,12 @@ bool ParallelOp::send(Job job) {
 
 bool ParallelOp::pop(Packet& p) {
   int w = static_cast<int>(next_out_++ % n_);
-  return out_[w]->pop(p);
+  if (!out_[w]->pop(p)) return false;
+  if (p.kind == Kind::kError) {
+    ctx_->fail(p.error);
+    return false;
+  }
+  return true;
 }
 
 void ParallelOp::run_dispatch() {
@@ -74,17 +79,19 @@ void ParallelOp::run_dispatch() {
 }
 
 void ParallelOp::run_worker(int w) {
-  try {
-    Job job;
-    while (in_[w]->pop(job)) {
-      Packet p;
-      p.kind = job.kind;
+  Job job;
+  while (in_[w]->pop(job)) {
+    Packet p;
+    p.kind = job.kind;
+    try {
       if (job.kind == Kind::kRow) p.row = work(job, w);
-      job = Job();  // drop inputs before blocking on the output queue
-      if (!out_[w]->push(std::move(p))) return;
+    } catch (...) {
+      p.kind = Kind::kError;  // delivered in order by pop(); this worker stops here
+      p.error = std::current_exception();
     }
-  } catch (...) {
-    ctx_->fail(std::current_exception());
+    job = Job();  // drop inputs before blocking on the output queue
+    bool failed = p.kind == Kind::kError;
+    if (!out_[w]->push(std::move(p)) || failed) return;
   }
 }
 

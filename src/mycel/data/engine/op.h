@@ -4,6 +4,7 @@
 // workers' outputs round-robin, which restores the input order. Light ops (shuffle, repeat, take,
 // skip, project, zip, concat) run inline on their consumer's thread.
 #pragma once
+#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,12 +15,15 @@
 
 namespace mycel::data::engine {
 
-enum class Kind : uint8_t { kRow, kEoe, kEof };
+enum class Kind : uint8_t { kRow, kEoe, kEof, kError };
 
-/// One element of an op's output stream.
+/// One element of an op's output stream. A worker's failure travels as a kError packet in its
+/// place in the stream, so the error the user sees is the first one in output order, whatever
+/// worker happened to fail first.
 struct Packet {
   Kind kind = Kind::kRow;
   Row row;
+  std::exception_ptr error;
 };
 
 /// A seed for (pipeline seed, op, epoch): splitmix64 of the three, so streams never overlap.
