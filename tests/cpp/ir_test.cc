@@ -56,13 +56,14 @@ TEST(IR, FreeVariablesOfNestedGraphs) {
   EXPECT_TRUE(check(*f).empty());
   EXPECT_EQ(print(*f),
             "graph @f(%x) {\n"
-            "  %1 = @g(%x)\n"
-            "  return %1\n"
+            "  %1 = mul(%x, %x)\n"
+            "  %2 = @g(%x)\n"
+            "  return %2\n"
             "}\n"
             "\n"
             "graph @g(%y) {  # in @f\n"
-            "  %2 = add(%y, %3)\n"
-            "  return %2\n"
+            "  %3 = add(%y, %1)\n"
+            "  return %3\n"
             "}\n");
 }
 
@@ -79,6 +80,27 @@ TEST(IR, FreeVariablesPropagateThroughIntermediateGraphs) {
   ASSERT_EQ(g->free_variables().size(), 1u);
   EXPECT_EQ(g->free_variables()[0], x);
   EXPECT_TRUE(f->free_variables().empty());
+}
+
+TEST(IR, NodesUsedOnlyByNestedGraphsAreScheduledInTheirOwnGraph) {
+  // def f(x, c): y = x + 1; return switch(c, g_true, g_false)() with g_true using y.
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = f->add_parameter("x"), c = f->add_parameter("c");
+  NodePtr y = op(f, "add", {x, f->constant(integer(1))});
+  FuncGraph* t = m.add_graph("t", f);
+  FuncGraph* e = m.add_graph("e", f);
+  t->set_output(op(t, "neg", {y}));
+  e->set_output(x);
+  NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+  f->set_output(f->apply({sw}));
+  auto order = f->toposort();
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], y);  // before the switch whose branch reads it
+  EXPECT_EQ(order.back(), f->output());
+  std::string text = print(*f);
+  EXPECT_NE(text.find("%1 = add(%x, 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("%4 = neg(%1)"), std::string::npos) << text;
 }
 
 TEST(IR, RecursiveGraphIsPrintedOnce) {

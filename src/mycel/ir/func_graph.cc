@@ -30,29 +30,77 @@ NodePtr FuncGraph::prim(Prim p, std::vector<NodePtr> args, SourceLoc loc) {
 
 NodePtr FuncGraph::constant(ValuePtr v) { return std::make_shared<Constant>(nullptr, std::move(v)); }
 
-std::vector<NodePtr> FuncGraph::toposort() const {
-  std::vector<NodePtr> order;
-  if (!output_) return order;
-  std::unordered_set<const Node*> done, on_stack;
-  // Iterative post-order DFS: (node, next input index).
-  std::vector<std::pair<NodePtr, size_t>> stack;
-  auto mine = [&](const NodePtr& n) { return n && n->is_apply() && n->graph() == this; };
-  if (mine(output_)) stack.push_back({output_, 0});
-  while (!stack.empty()) {
-    auto& [n, i] = stack.back();
-    const auto& ins = static_cast<Apply*>(n.get())->inputs();
-    if (i < ins.size()) {
-      const NodePtr& in = ins[i++];
-      if (mine(in) && !done.count(in.get()) && !on_stack.count(in.get())) {
-        on_stack.insert(in.get());
-        stack.push_back({in, 0});
+namespace {
+// Post-order DFS over `g`'s Apply nodes from `roots`, appending to `order` (skips `done` nodes).
+void dfs(const FuncGraph* g, const std::vector<NodePtr>& roots, std::vector<NodePtr>& order,
+         std::unordered_set<const Node*>& done) {
+  auto mine = [&](const NodePtr& n) { return n && n->is_apply() && n->graph() == g; };
+  std::unordered_set<const Node*> on_stack;
+  std::vector<std::pair<NodePtr, size_t>> stack;  // (node, next input index)
+  for (const NodePtr& root : roots) {
+    if (!mine(root) || done.count(root.get())) continue;
+    stack.push_back({root, 0});
+    on_stack.insert(root.get());
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      const auto& ins = static_cast<Apply*>(n.get())->inputs();
+      if (i < ins.size()) {
+        const NodePtr& in = ins[i++];
+        if (mine(in) && !done.count(in.get()) && !on_stack.count(in.get())) {
+          on_stack.insert(in.get());
+          stack.push_back({in, 0});
+        }
+        continue;
       }
-      continue;
+      done.insert(n.get());
+      on_stack.erase(n.get());
+      order.push_back(n);
+      stack.pop_back();
     }
-    done.insert(n.get());
-    on_stack.erase(n.get());
-    order.push_back(n);
-    stack.pop_back();
+  }
+}
+}  // namespace
+
+std::vector<NodePtr> FuncGraph::toposort() const {
+  // Roots: the output, plus this graph's nodes that only nested graphs use (their free
+  // variables): those must be computed here, before any closure that reads them is called.
+  std::vector<NodePtr> order;
+  std::unordered_set<const Node*> done;
+  dfs(this, {output_}, order, done);
+  std::unordered_set<const FuncGraph*> scanned;
+  for (size_t scanned_upto = 0;;) {
+    std::vector<NodePtr> extra;
+    std::vector<const FuncGraph*> nested;
+    auto note_graph = [&](const NodePtr& n) {
+      FuncGraph* u = constant_graph(n);
+      if (u && is_ancestor_of(u) && scanned.insert(u).second) nested.push_back(u);
+    };
+    for (size_t k = scanned_upto; k < order.size(); ++k)
+      for (const NodePtr& in : static_cast<Apply*>(order[k].get())->inputs()) note_graph(in);
+    if (scanned_upto == 0) note_graph(output_);
+    scanned_upto = order.size();
+    // Walk every descendant reachable from the new nested graphs.
+    for (size_t k = 0; k < nested.size(); ++k) {
+      const FuncGraph* u = nested[k];
+      auto visit_input = [&](const NodePtr& in) {
+        if (in && in->graph() == this && in->is_apply() && !done.count(in.get())) extra.push_back(in);
+        note_graph(in);
+      };
+      for (const NodePtr& a : u->toposort())
+        for (const NodePtr& in : static_cast<Apply*>(a.get())->inputs()) visit_input(in);
+      visit_input(u->output());
+    }
+    if (extra.empty()) break;
+    // Free-variable roots go before the output's nodes that were not yet needed by them.
+    std::vector<NodePtr> fv_order;
+    std::unordered_set<const Node*> fv_done;
+    dfs(this, extra, fv_order, fv_done);
+    std::vector<NodePtr> merged = fv_order;
+    for (const NodePtr& n : order)
+      if (!fv_done.count(n.get())) merged.push_back(n);
+    order = std::move(merged);
+    done.insert(fv_done.begin(), fv_done.end());
+    scanned_upto = 0;  // rescan: the new nodes may reference further nested graphs
   }
   return order;
 }
