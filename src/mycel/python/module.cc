@@ -9,6 +9,7 @@ void init_ops(nb::module_& m);
 void init_random(nb::module_& m);
 void init_data(nb::module_& m);
 void init_mindrecord(nb::module_& m);
+void init_frontend(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -21,4 +22,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_ops(m);
   mycel::py::init_data(m);
   mycel::py::init_mindrecord(m);
+  mycel::py::init_frontend(m);
 }
