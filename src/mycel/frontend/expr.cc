@@ -50,7 +50,11 @@ NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const Sou
   std::vector<ir::ValuePtr> vals;
   for (const NodePtr& n : items) {
     ir::Constant* c = ir::as_constant(n);
-    if (!c || c->value()->kind() == ir::ValueKind::kExternal) { all_const = false; break; }
+    // Graphs stay visible as node inputs (used_graphs, garbage collection do not look in tuples).
+    if (!c || c->value()->kind() == ir::ValueKind::kExternal || c->value()->kind() == ir::ValueKind::kGraph) {
+      all_const = false;
+      break;
+    }
     vals.push_back(c->value());
   }
   if (all_const && p != Prim::kMakeDict)

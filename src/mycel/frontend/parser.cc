@@ -47,7 +47,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     if (file.is_none()) file = fn.attr("__code__").attr("co_filename");
     src->file = std::make_shared<const std::string>(nb::cast<std::string>(file));
     std::string first = nb::cast<std::string>(lines[0]);
-    src->indent = static_cast<int>(first.size() - first.find_first_not_of(" \t"));
+    src->indent = static_cast<int>(first.find_first_not_of(" \t"));
     for (nb::handle l : lines) {
       std::string s = nb::cast<std::string>(l);
       while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();

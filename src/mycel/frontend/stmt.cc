@@ -64,6 +64,7 @@ Block* Parser::stmt(Block* b, nb::handle s) {
     std::string name = str_attr(target, "id");
     NodePtr cur = read(b, name, loc);
     NodePtr r = binop(b, ast_type(s.attr("op")), cur, expr(b, s.attr("value")), loc);
+    if (r->is_apply() && r->debug_name().empty()) r->set_debug_name(name);
     write(b, name, r);
     return b;
   }
