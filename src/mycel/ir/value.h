@@ -18,8 +18,10 @@ class FuncGraph;
 class Value;
 using ValuePtr = std::shared_ptr<const Value>;
 
+// kExternal: an object of the host language the IR cannot inspect (the frontend's Python objects,
+// evaluated by analysis at compile time when all the arguments of a call of it are constants).
 enum class ValueKind { kNone, kBool, kInt, kFloat, kStr, kDType, kTensor, kTuple, kList, kDict,
-                       kOp, kPrim, kGraph };
+                       kOp, kPrim, kGraph, kExternal };
 
 /// Base of all values.
 class Value {

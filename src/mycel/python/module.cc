@@ -10,6 +10,7 @@ void init_random(nb::module_& m);
 void init_data(nb::module_& m);
 void init_mindrecord(nb::module_& m);
 void init_dataset_engine(nb::module_& m);
+void init_frontend(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -23,4 +24,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_data(m);
   mycel::py::init_mindrecord(m);
   mycel::py::init_dataset_engine(m);
+  mycel::py::init_frontend(m);
 }

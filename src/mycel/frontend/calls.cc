@@ -1,0 +1,326 @@
+// Calls: registry ops in the canonical unresolved form (every input position, then every
+// attribute position in schema order), Tensor methods, graphs (arguments bound by the callee's
+// signature at parse time), builtins, and Python callables left for compile-time evaluation.
+#include <nanobind/stl/string.h>
+
+#include "mycel/frontend/parser.h"
+#include "mycel/python/convert.h"
+
+namespace mycel::frontend {
+
+namespace {
+ir::ValuePtr attr_value(const AttrValue& v) {
+  return std::visit([](const auto& x) -> ir::ValuePtr {
+    using X = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<X, std::monostate>) return ir::none();
+    else if constexpr (std::is_same_v<X, bool>) return ir::boolean(x);
+    else if constexpr (std::is_same_v<X, int64_t>) return ir::integer(x);
+    else if constexpr (std::is_same_v<X, double>) return ir::floating(x);
+    else if constexpr (std::is_same_v<X, std::string>) return ir::string(x);
+    else if constexpr (std::is_same_v<X, DType>) return ir::dtype_value(x);
+    else {
+      std::vector<ir::ValuePtr> items;
+      for (auto e : x) {
+        if constexpr (std::is_same_v<X, std::vector<int64_t>>) items.push_back(ir::integer(e));
+        else items.push_back(ir::floating(e));
+      }
+      return ir::tuple(std::move(items));
+    }
+  }, v);
+}
+
+// The Python object a constant stands for (for calls evaluated at parse time), or null.
+nb::object to_python(const NodePtr& n) {
+  ir::Constant* c = ir::as_constant(n);
+  if (!c) return {};
+  const ir::Value& v = *c->value();
+  switch (v.kind()) {
+    case ir::ValueKind::kNone: return nb::none();
+    case ir::ValueKind::kBool: return nb::bool_(static_cast<const ir::BoolValue&>(v).value());
+    case ir::ValueKind::kInt: return nb::int_(static_cast<const ir::IntValue&>(v).value());
+    case ir::ValueKind::kFloat: return nb::float_(static_cast<const ir::FloatValue&>(v).value());
+    case ir::ValueKind::kStr: return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
+    case ir::ValueKind::kDType: return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
+    case ir::ValueKind::kExternal: return static_cast<const PyObjectValue&>(v).object();
+    case ir::ValueKind::kTuple: case ir::ValueKind::kList: {
+      nb::list l;
+      for (const auto& item : static_cast<const ir::SequenceValue&>(v).items()) {
+        nb::object o = to_python(std::make_shared<ir::Constant>(nullptr, item));
+        if (!o.is_valid()) return {};
+        l.append(o);
+      }
+      if (v.kind() == ir::ValueKind::kList) return l;
+      return nb::tuple(l);
+    }
+    default: return {};
+  }
+}
+}  // namespace
+
+NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& preset,
+                        std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                        const SourceLoc& loc) {
+  const size_t n_in = d.inputs.size(), n_attr = d.attrs.size();
+  std::vector<NodePtr> in(n_in), at(n_attr);
+  std::vector<bool> fixed(n_attr, false);
+  for (size_t i = 0; i < preset.size() && i < n_attr; ++i)
+    if (!std::holds_alternative<std::monostate>(preset[i])) {
+      at[i] = constant(attr_value(preset[i]));
+      fixed[i] = true;
+    }
+  size_t ai = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < n_in) { in[i] = args[i]; continue; }
+    while (ai < n_attr && fixed[ai]) ++ai;
+    if (ai >= n_attr)
+      error(loc, "TypeError", "[" + d.name + "] takes at most " + std::to_string(i) +
+                                  " positional arguments, got " + std::to_string(args.size()));
+    at[ai++] = args[i];
+  }
+  for (auto& [key, v] : kw) {
+    bool done = false;
+    for (size_t i = 0; i < n_in && !done; ++i)
+      if (d.inputs[i].name == key) {
+        if (in[i]) error(loc, "TypeError", "[" + d.name + "] got multiple values for input '" + key + "'");
+        in[i] = v;
+        done = true;
+      }
+    if (done) continue;
+    int idx = d.attr_index(key);
+    if (idx < 0) error(loc, "TypeError", "[" + d.name + "] got an unexpected keyword argument '" + key + "'");
+    if (at[idx]) error(loc, "TypeError", "[" + d.name + "] got multiple values for attribute '" + key + "'");
+    at[idx] = v;
+  }
+  std::vector<AttrValue> defaults;
+  for (size_t i = 0; i < n_in; ++i)
+    if (!in[i]) {
+      if (!d.inputs[i].optional)
+        error(loc, "TypeError", "[" + d.name + "] missing required input '" + d.inputs[i].name + "'");
+      in[i] = constant(ir::none());
+    }
+  for (size_t i = 0; i < n_attr; ++i) {
+    const AttrDef& a = d.attrs[i];
+    defaults.push_back(a.default_value);
+    if (at[i]) continue;
+    if (std::holds_alternative<std::monostate>(a.default_value) && !a.optional)
+      error(loc, "TypeError", "[" + d.name + "] missing required attribute '" + a.name + "'");
+    at[i] = constant(attr_value(a.default_value));
+  }
+  std::vector<NodePtr> all{constant(ir::op_value(&d, Attrs(&d, std::move(defaults))))};
+  all.insert(all.end(), in.begin(), in.end());
+  all.insert(all.end(), at.begin(), at.end());
+  return apply(b, std::move(all), loc);
+}
+
+NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
+                           std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  const OpDef* d = Registry::get().find(name);
+  if (!d) error(loc, "NotImplementedError", "op '" + name + "' is not registered");
+  return op_call(b, *d, {}, std::move(args), std::move(kw), loc);
+}
+
+NodePtr Parser::call(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  nb::handle func = e.attr("func");
+  NodePtr base, callee;
+  std::string method;
+  if (ast_type(func) == "Attribute") {
+    base = expr(b, func.attr("value"));
+    method = str_attr(func, "attr");
+    if (py_object_of(base)) callee = attribute(b, base, method, loc_of(func));
+  } else {
+    callee = expr(b, func);
+  }
+  std::vector<NodePtr> args;
+  for (nb::handle a : e.attr("args")) {
+    if (ast_type(a) != "Starred") {
+      args.push_back(expr(b, a));
+      continue;
+    }
+    NodePtr t = expr(b, a.attr("value"));
+    if (ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList)) {
+      auto* ap = ir::as_apply(t);
+      for (size_t i = 0; i < ap->num_args(); ++i) args.push_back(ap->arg(i));
+    } else if (ir::Constant* c = ir::as_constant(t); c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                                                          c->value()->kind() == ir::ValueKind::kList)) {
+      for (const auto& v : static_cast<const ir::SequenceValue&>(*c->value()).items())
+        args.push_back(constant(v));
+    } else {
+      unsupported(a, "f(*args) with a tuple not known at compile time",
+                  "pass the arguments one by one, or call with a tuple literal");
+    }
+  }
+  std::vector<std::pair<std::string, NodePtr>> kw;
+  for (nb::handle k : e.attr("keywords")) {
+    if (k.attr("arg").is_none()) unsupported(k, "f(**kwargs)", "pass the keyword arguments by name");
+    kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
+  }
+  if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
+  return call_value(b, callee, std::move(args), std::move(kw), loc);
+}
+
+namespace {
+std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const std::string& fname,
+                               std::vector<NodePtr> args,
+                               std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  std::vector<NodePtr> out(sig.names.size());
+  std::vector<NodePtr> extra;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < sig.n_positional) out[i] = args[i];
+    else if (sig.vararg >= 0) extra.push_back(args[i]);
+    else p.error(loc, "TypeError", fname + "() takes " + std::to_string(sig.n_positional) +
+                                       " positional arguments but " + std::to_string(args.size()) + " were given");
+  }
+  if (sig.vararg >= 0) out[sig.vararg] = p.prim(b, Prim::kMakeTuple, std::move(extra), loc);
+  for (auto& [k, v] : kw) {
+    auto it = std::find(sig.names.begin(), sig.names.end(), k);
+    size_t i = it - sig.names.begin();
+    if (it == sig.names.end() || static_cast<int>(i) == sig.vararg)
+      p.error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
+    if (out[i]) p.error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
+    out[i] = v;
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!out[i]) {
+      if (!sig.defaults[i])
+        p.error(loc, "TypeError", fname + "() missing required argument '" + sig.names[i] + "'");
+      out[i] = sig.defaults[i];
+    }
+  return out;
+}
+}  // namespace
+
+NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
+                           std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  if (FuncGraph* g = ir::constant_graph(callee)) {
+    auto it = signatures.find(g);
+    std::vector<NodePtr> in{callee};
+    if (it != signatures.end()) {
+      auto bound = bind_args(*this, b, it->second, g->name(), std::move(args), std::move(kw), loc);
+      in.insert(in.end(), bound.begin(), bound.end());
+    } else {
+      in.insert(in.end(), args.begin(), args.end());
+    }
+    return apply(b, std::move(in), loc);
+  }
+  if (const PyObjectValue* pv = py_object_of(callee)) {
+    nb::object fn = pv->object();
+    const OpDef* op = nullptr;
+    std::vector<AttrValue> preset;
+    if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
+    if (op_handle_of(fn, &op, &preset)) return op_call(b, *op, preset, std::move(args), std::move(kw), loc);
+    if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
+      // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.
+      nb::list pa;
+      nb::dict pk;
+      for (auto& a : args) {
+        nb::object o = to_python(a);
+        if (!o.is_valid()) error(loc, "TypeError", "primitive attributes must be compile-time constants");
+        pa.append(o);
+      }
+      for (auto& [k, v] : kw) {
+        nb::object o = to_python(v);
+        if (!o.is_valid()) error(loc, "TypeError", "primitive attributes must be compile-time constants");
+        pk[k.c_str()] = o;
+      }
+      try {
+        return object_node(b, fn(*nb::tuple(pa), **pk), loc);
+      } catch (nb::python_error& e) {
+        error(loc, "TypeError", e.what());
+      }
+    }
+    if ((PyCFunction_Check(fn.ptr()) || PyType_Check(fn.ptr())) && nb::hasattr(fn, "__name__") &&
+        fn.is(nb::getattr(builtins_, str_attr(fn, "__name__").c_str(), nb::none()))) {
+      bool handled = false;  // len, print, abs, tuple, list, getattr; others are evaluated later
+      NodePtr r = builtin(b, str_attr(fn, "__name__"), fn, args, kw, loc, &handled);
+      if (handled) return r;
+    }
+    // Anything else is evaluated by analysis at compile time; constant keywords are bound now.
+    if (!kw.empty()) {
+      nb::dict pk;
+      for (auto& [k, v] : kw) {
+        nb::object o = to_python(v);
+        if (!o.is_valid())
+          error(loc, "TypeError", "keyword argument '" + k + "' of " + pv->name() +
+                                      " must be a compile-time constant in graph mode");
+        pk[k.c_str()] = o;
+      }
+      callee = constant(py_object(nb::module_::import_("functools").attr("partial")(fn, **pk)));
+    }
+    std::vector<NodePtr> in{callee};
+    in.insert(in.end(), args.begin(), args.end());
+    return apply(b, std::move(in), loc);
+  }
+  if (!kw.empty()) error(loc, "TypeError", "keyword arguments need a callee known at compile time");
+  std::vector<NodePtr> in{callee};
+  in.insert(in.end(), args.begin(), args.end());
+  return apply(b, std::move(in), loc);
+}
+
+NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::vector<NodePtr> args,
+                        std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
+                        bool* handled) {
+  *handled = true;
+  if (name == "print") return prim(b, Prim::kPrint, std::move(args), loc);
+  if (name == "len" && args.size() == 1) {
+    if (is_sequence(args[0]) || dict_nodes.count(args[0].get())) return prim(b, Prim::kTupleLen, args, loc);
+    NodePtr n = prim(b, Prim::kTupleGetItem, {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
+    scalar_nodes.insert(n.get());
+    return n;
+  }
+  if (name == "abs" && args.size() == 1 && !is_scalar(args[0]) && !ir::as_constant(args[0]))
+    return op_by_name(b, "abs", args, {}, loc);
+  if ((name == "tuple" || name == "list") && args.size() == 1) {
+    Prim p = name == "tuple" ? Prim::kMakeTuple : Prim::kMakeList;
+    if (ir::is_prim_call(args[0], Prim::kMakeTuple) || ir::is_prim_call(args[0], Prim::kMakeList)) {
+      auto* a = ir::as_apply(args[0]);
+      return prim(b, p, std::vector<NodePtr>(a->inputs().begin() + 1, a->inputs().end()), loc);
+    }
+  }
+  if (name == "getattr" && (args.size() == 2 || args.size() == 3) && py_object_of(args[0])) {
+    ir::Constant* c = ir::as_constant(args[1]);
+    if (c && c->value()->kind() == ir::ValueKind::kStr) {
+      const std::string& a = static_cast<const ir::StrValue&>(*c->value()).value();
+      if (args.size() == 3 && !nb::hasattr(py_object_of(args[0])->object(), a.c_str())) return args[2];
+      return attribute(b, args[0], a, loc);
+    }
+  }
+  if (name == "super") error(loc, "SyntaxError", "'super()' is not supported in graph mode; "
+                             "call the base class method as Base.method(self, ...)");
+  *handled = false;
+  return nullptr;
+}
+
+NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
+                              std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  auto shape_arg = [&]() -> NodePtr {
+    if (args.size() == 1) return args[0];
+    return sequence(b, Prim::kMakeTuple, args, loc);
+  };
+  if (m == "reshape" || m == "view") return op_by_name(b, "reshape", {self, shape_arg()}, {}, loc);
+  if (m == "transpose" || m == "permute") return op_by_name(b, "transpose", {self, shape_arg()}, {}, loc);
+  if (m == "tile") return op_by_name(b, "tile", {self, shape_arg()}, {}, loc);
+  if (m == "flatten" && args.empty() && kw.empty())
+    return op_by_name(b, "reshape", {self, constant(ir::tuple({ir::integer(-1)}))}, {}, loc);
+  if (m == "astype" || m == "to") {
+    args.insert(args.begin(), self);
+    return op_by_name(b, "cast", std::move(args), std::move(kw), loc);
+  }
+  if (m == "copy" || m == "clone") return op_by_name(b, "identity", {self}, {}, loc);
+  if (m == "item" && args.empty()) return prim(b, Prim::kTensorToScalar, {self}, loc);
+  static const char* direct[] = {"expand_dims", "squeeze", "broadcast_to"};
+  for (const char* d : direct)
+    if (m == d) {
+      args.insert(args.begin(), self);
+      return op_by_name(b, m, std::move(args), std::move(kw), loc);
+    }
+  nb::dict table = nb::cast<nb::dict>(nb::module_::import_("mycel.common.tensor_op_methods").attr("_METHODS"));
+  if (table.contains(m.c_str()) && Registry::get().find(nb::cast<std::string>(table[m.c_str()]))) {
+    args.insert(args.begin(), self);
+    return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
+  }
+  error(loc, "AttributeError", "method '" + m + "' of a graph value is not supported in graph mode; "
+        "call the mycel.ops function instead");
+}
+
+}  // namespace mycel::frontend

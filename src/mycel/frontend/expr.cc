@@ -1,0 +1,229 @@
+// Expressions: names, constants, literals, operators (registry ops for tensors, scalar prims for
+// values known to be Python scalars), short-circuit and/or and conditional expressions (switch),
+// attributes and subscripts.
+#include "mycel/frontend/parser.h"
+
+namespace mycel::frontend {
+
+NodePtr Parser::constant(ir::ValuePtr v) {
+  NodePtr c = std::make_shared<ir::Constant>(nullptr, std::move(v));
+  keep_nodes_.push_back(c);  // the node sets below hold raw pointers: no address may be reused
+  auto k = static_cast<const ir::Constant*>(c.get())->value()->kind();
+  if (k == ir::ValueKind::kInt || k == ir::ValueKind::kFloat || k == ir::ValueKind::kBool)
+    scalar_nodes.insert(c.get());
+  if (k == ir::ValueKind::kTuple || k == ir::ValueKind::kList) seq_nodes.insert(c.get());
+  if (k == ir::ValueKind::kDict) dict_nodes.insert(c.get());
+  return c;
+}
+
+NodePtr Parser::apply(Block* b, std::vector<NodePtr> in, const SourceLoc& loc) {
+  NodePtr a = b->g->apply(std::move(in), loc);
+  applies_.push_back(a);
+  return a;
+}
+
+NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLoc& loc) {
+  args.insert(args.begin(), constant(ir::prim_value(p)));
+  NodePtr n = apply(b, std::move(args), loc);
+  switch (p) {
+    case Prim::kMakeTuple: case Prim::kMakeList: seq_nodes.insert(n.get()); break;
+    case Prim::kShape: seq_nodes.insert(n.get()); shape_nodes.insert(n.get()); break;
+    case Prim::kMakeDict: dict_nodes.insert(n.get()); break;
+    case Prim::kTupleLen: case Prim::kRank: case Prim::kScalarAdd: case Prim::kScalarSub:
+    case Prim::kScalarMul: case Prim::kScalarDiv: case Prim::kScalarFloorDiv: case Prim::kScalarMod:
+    case Prim::kScalarPow: case Prim::kScalarNeg: case Prim::kScalarEq: case Prim::kScalarNe:
+    case Prim::kScalarLt: case Prim::kScalarLe: case Prim::kScalarGt: case Prim::kScalarGe:
+    case Prim::kScalarNot: case Prim::kIs: case Prim::kIsNot:
+      scalar_nodes.insert(n.get());
+      break;
+    default: break;
+  }
+  return n;
+}
+
+bool Parser::is_scalar(const NodePtr& n) const { return scalar_nodes.count(n.get()) > 0; }
+bool Parser::is_sequence(const NodePtr& n) const { return seq_nodes.count(n.get()) > 0; }
+
+NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc) {
+  // A literal made only of constants is one constant ((2, 3) as a reshape shape stays readable).
+  bool all_const = true;
+  std::vector<ir::ValuePtr> vals;
+  for (const NodePtr& n : items) {
+    ir::Constant* c = ir::as_constant(n);
+    // Graphs stay visible as node inputs (used_graphs, garbage collection do not look in tuples).
+    if (!c || c->value()->kind() == ir::ValueKind::kExternal || c->value()->kind() == ir::ValueKind::kGraph) {
+      all_const = false;
+      break;
+    }
+    vals.push_back(c->value());
+  }
+  if (all_const && p != Prim::kMakeDict)
+    return constant(p == Prim::kMakeList ? ir::list(std::move(vals)) : ir::tuple(std::move(vals)));
+  return prim(b, p, std::move(items), loc);
+}
+
+namespace {
+struct BinOpInfo {
+  const char* op;
+  Prim scalar;
+  bool has_scalar;
+};
+const std::map<std::string, BinOpInfo>& binops() {
+  static const std::map<std::string, BinOpInfo> m = {
+      {"Add", {"add", Prim::kScalarAdd, true}}, {"Sub", {"sub", Prim::kScalarSub, true}},
+      {"Mult", {"mul", Prim::kScalarMul, true}}, {"Div", {"div", Prim::kScalarDiv, true}},
+      {"FloorDiv", {"floor_div", Prim::kScalarFloorDiv, true}}, {"Mod", {"mod", Prim::kScalarMod, true}},
+      {"Pow", {"pow", Prim::kScalarPow, true}}, {"MatMult", {"matmul", Prim::kScalarAdd, false}},
+      {"BitAnd", {"logical_and", Prim::kScalarAdd, false}},
+      {"BitOr", {"logical_or", Prim::kScalarAdd, false}},
+      {"BitXor", {"logical_xor", Prim::kScalarAdd, false}},
+      {"Eq", {"equal", Prim::kScalarEq, true}}, {"NotEq", {"not_equal", Prim::kScalarNe, true}},
+      {"Lt", {"less", Prim::kScalarLt, true}}, {"LtE", {"less_equal", Prim::kScalarLe, true}},
+      {"Gt", {"greater", Prim::kScalarGt, true}}, {"GtE", {"greater_equal", Prim::kScalarGe, true}},
+  };
+  return m;
+}
+}  // namespace
+
+// Operands both known to be Python scalars use scalar prims; anything else uses the registry op
+// eager mode's Tensor operator calls (analysis turns an op on two scalars into scalar math).
+NodePtr Parser::binop(Block* b, const std::string& op, NodePtr l, NodePtr r, const SourceLoc& loc) {
+  auto it = binops().find(op);
+  if (it == binops().end()) error(loc, "SyntaxError", "operator '" + op + "' is not supported in graph mode");
+  if (it->second.has_scalar && is_scalar(l) && is_scalar(r)) return prim(b, it->second.scalar, {l, r}, loc);
+  return op_by_name(b, it->second.op, {l, r}, {}, loc);
+}
+
+NodePtr Parser::compare(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  nb::handle ops = e.attr("ops"), comps = e.attr("comparators");
+  NodePtr left = expr(b, e.attr("left"));
+  auto one = [&](Block* blk, NodePtr l, size_t i) -> NodePtr {
+    std::string op = ast_type(ops[i]);
+    NodePtr r = expr(blk, comps[i]);
+    if (op == "Is" || op == "IsNot") return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
+    if (op == "In" || op == "NotIn") {
+      NodePtr c = constant(py_object(nb::module_::import_("operator").attr("contains")));
+      NodePtr in = apply(blk, {c, r, l}, loc);
+      return op == "In" ? in : prim(blk, Prim::kScalarNot, {in}, loc);
+    }
+    return binop(blk, op, l, r, loc);
+  };
+  size_t n = len_of(ops);
+  if (n == 1) return one(b, left, 0);
+  // a < b < c: (a < b) and (b < c), the second comparison only evaluated when the first holds.
+  unsupported(e, "chained comparison", "write `a < b and b < c`");
+}
+
+NodePtr Parser::boolop(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  bool is_and = ast_type(e.attr("op")) == "And";
+  nb::handle values = e.attr("values");
+  NodePtr acc = expr(b, values[0]);
+  for (size_t i = 1; i < len_of(values); ++i) {
+    // and: switch(a, @rest, @keep_a)();  or: switch(a, @keep_a, @rest)().
+    Block* rest = new_block(b->scope, b, Block::kSwitch, b->scope->name + (is_and ? "_and" : "_or"));
+    Block* keep = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_keep");
+    finish(rest, expr(rest, values[i]));
+    finish(keep, acc);
+    acc = is_and ? switch_call(b, acc, rest, keep, loc) : switch_call(b, acc, keep, rest, loc);
+  }
+  return acc;
+}
+
+NodePtr Parser::ifexp(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  NodePtr c = expr(b, e.attr("test"));
+  Block* t = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_true");
+  Block* f = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_false");
+  finish(t, expr(t, e.attr("body")));
+  finish(f, expr(f, e.attr("orelse")));
+  return switch_call(b, c, t, f, loc);
+}
+
+NodePtr Parser::expr(Block* b, nb::handle e) {
+  const std::string t = ast_type(e);
+  SourceLoc loc = loc_of(e);
+  if (t == "Name") return read(b, str_attr(e, "id"), loc);
+  if (t == "Constant") {
+    nb::handle v = e.attr("value");
+    if (v.ptr() == Py_Ellipsis) return constant(py_object(v));
+    if (PyBytes_Check(v.ptr()) || PyComplex_Check(v.ptr()))
+      unsupported(e, "a bytes or complex literal", "use a str, int or float");
+    return object_node(b, v, loc);
+  }
+  if (t == "BinOp") return binop(b, ast_type(e.attr("op")), expr(b, e.attr("left")), expr(b, e.attr("right")), loc);
+  if (t == "UnaryOp") {
+    std::string op = ast_type(e.attr("op"));
+    NodePtr v = expr(b, e.attr("operand"));
+    if (op == "UAdd") return v;
+    if (op == "Not") return prim(b, Prim::kScalarNot, {v}, loc);
+    if (ir::Constant* c = ir::as_constant(v); op == "USub" && c) {  // -1, -0.5: literals
+      if (c->value()->kind() == ir::ValueKind::kInt)
+        return constant(ir::integer(-static_cast<const ir::IntValue&>(*c->value()).value()));
+      if (c->value()->kind() == ir::ValueKind::kFloat)
+        return constant(ir::floating(-static_cast<const ir::FloatValue&>(*c->value()).value()));
+    }
+    if (op == "USub") return is_scalar(v) ? prim(b, Prim::kScalarNeg, {v}, loc) : op_by_name(b, "neg", {v}, {}, loc);
+    return op_by_name(b, "logical_not", {v}, {}, loc);  // ~x, as Tensor.__invert__
+  }
+  if (t == "BoolOp") return boolop(b, e);
+  if (t == "Compare") return compare(b, e);
+  if (t == "IfExp") return ifexp(b, e);
+  if (t == "Call") return call(b, e);
+  if (t == "Attribute") return attribute(b, expr(b, e.attr("value")), str_attr(e, "attr"), loc);
+  if (t == "Subscript") return subscript(b, e);
+  if (t == "Lambda") return nested_def(b, e, true);
+  if (t == "Tuple" || t == "List") {
+    std::vector<NodePtr> items;
+    for (nb::handle x : e.attr("elts")) {
+      if (ast_type(x) == "Starred") unsupported(x, "*unpacking in a literal", "concatenate tuples with +");
+      items.push_back(expr(b, x));
+    }
+    return sequence(b, t == "Tuple" ? Prim::kMakeTuple : Prim::kMakeList, std::move(items), loc);
+  }
+  if (t == "Dict") {
+    std::vector<ir::ValuePtr> keys;
+    std::vector<NodePtr> values;
+    nb::handle ks = e.attr("keys"), vs = e.attr("values");
+    for (size_t i = 0; i < len_of(ks); ++i) {
+      if (ks[i].is_none()) unsupported(vs[i], "**unpacking in a dict", "list the keys explicitly");
+      ir::Constant* k = ir::as_constant(expr(b, ks[i]));
+      if (!k) unsupported(ks[i], "a dict key that is not a constant", "use str or int literals as keys");
+      keys.push_back(k->value());
+      values.push_back(expr(b, vs[i]));
+    }
+    return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))),
+                                     prim(b, Prim::kMakeTuple, std::move(values), loc)}, loc);
+  }
+  if (t == "ListComp") unsupported(e, "list comprehension", "build the list with a for loop");
+  if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");
+  if (t == "SetComp" || t == "Set") unsupported(e, "set", "use a tuple");
+  if (t == "DictComp") unsupported(e, "dict comprehension", "build the dict with a for loop");
+  if (t == "JoinedStr") unsupported(e, "f-string", "pass the values to print() separately");
+  if (t == "NamedExpr") unsupported(e, "':=' (assignment expression)", "assign on its own line");
+  if (t == "Yield" || t == "YieldFrom") unsupported(e, "yield", "return a tuple of the values");
+  if (t == "Await") unsupported(e, "await", "use synchronous code");
+  if (t == "Starred") unsupported(e, "*unpacking here", "pass the items explicitly");
+  unsupported(e, t, "rewrite the expression with supported operations");
+}
+
+NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc) {
+  if (const PyObjectValue* pv = py_object_of(base)) {  // a Python object: look it up now
+    nb::object v;
+    try {
+      v = pv->object().attr(attr.c_str());
+    } catch (nb::python_error& e) {
+      error(loc, "AttributeError", "'" + pv->name() + "' has no attribute '" + attr + "'");
+    }
+    return object_node(b, v, loc);
+  }
+  if (attr == "shape") return prim(b, Prim::kShape, {base}, loc);
+  if (attr == "ndim") return prim(b, Prim::kRank, {base}, loc);
+  if (attr == "dtype") return prim(b, Prim::kDTypeOf, {base}, loc);
+  if (attr == "T") return op_by_name(b, "transpose", {base}, {}, loc);
+  error(loc, "AttributeError", "attribute '" + attr + "' of a graph value is not supported in graph mode; "
+        "tensors offer .shape, .ndim, .dtype, .T and their methods");
+}
+
+}  // namespace mycel::frontend

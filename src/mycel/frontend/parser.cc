@@ -1,0 +1,198 @@
+// Entry points: parse a function, a bound method or a Cell; read a Python function's source,
+// build its signature and parse its body into graphs (one per block).
+#include "mycel/frontend/parser.h"
+
+#include "mycel/ir/checker.h"
+
+namespace mycel::frontend {
+
+Parser::Parser() {
+  builtins_ = nb::module_::import_("builtins");
+  ast_ = nb::module_::import_("ast");
+  inspect_ = nb::module_::import_("inspect");
+  nb::module_ nn = nb::module_::import_("mycel.nn");
+  cell_type_ = nn.attr("Cell");
+  cell_list_type_ = nn.attr("CellList");
+  param_type_ = nb::module_::import_("mycel.common.parameter").attr("Parameter");
+  prim_type_ = nb::module_::import_("mycel.ops.operations").attr("Primitive");
+  nb::object ops = nb::module_::import_("mycel._mycel").attr("ops");
+  for (const OpDef* op : Registry::get().ops()) {
+    nb::object f = nb::getattr(ops, op->name.c_str(), nb::none());
+    if (!f.is_none()) {
+      op_funcs_[f.ptr()] = op;
+      keep_alive_.push_back(f);
+    }
+  }
+  nb::dict paths = nb::cast<nb::dict>(nb::module_::import_("sysconfig").attr("get_paths")());
+  for (const char* k : {"stdlib", "platstdlib", "purelib", "platlib"})
+    if (paths.contains(k)) library_prefixes_.push_back(nb::cast<std::string>(paths[k]));
+}
+
+namespace {
+std::string qualname(nb::handle fn) {
+  return nb::cast<std::string>(nb::getattr(fn, "__qualname__", fn.attr("__name__")));
+}
+}  // namespace
+
+FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::string& name,
+                                  FuncGraph* parent, bool entry, const SourceLoc& loc) {
+  // Source: the lines of the def, dedented for ast.parse; positions map back to the file.
+  auto src = std::make_unique<SourceInfo>();
+  nb::object tree;
+  try {
+    nb::tuple sl = nb::cast<nb::tuple>(inspect_.attr("getsourcelines")(fn));
+    nb::list lines = nb::cast<nb::list>(sl[0]);
+    src->first_line = nb::cast<int>(sl[1]);
+    nb::object file = inspect_.attr("getsourcefile")(fn);
+    if (file.is_none()) file = fn.attr("__code__").attr("co_filename");
+    src->file = std::make_shared<const std::string>(nb::cast<std::string>(file));
+    std::string first = nb::cast<std::string>(lines[0]);
+    src->indent = static_cast<int>(first.find_first_not_of(" \t"));
+    for (nb::handle l : lines) {
+      std::string s = nb::cast<std::string>(l);
+      while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+      src->lines.push_back(std::make_shared<const std::string>(s));
+    }
+    nb::object text = nb::module_::import_("textwrap").attr("dedent")(nb::str("").attr("join")(lines));
+    tree = ast_.attr("parse")(text);
+  } catch (nb::python_error& e) {
+    error(loc, "TypeError", "cannot read the source of '" + qualname(fn) +
+                                "': graph mode parses Python source (" + e.what() + ")");
+  }
+  const SourceInfo* info = src.get();
+  sources_.push_back(std::move(src));
+  nb::object def;
+  bool is_lambda = str_attr(fn, "__name__") == "<lambda>";
+  for (nb::handle n : ast_.attr("walk")(tree)) {
+    std::string t = ast_type(n);
+    if ((is_lambda && t == "Lambda") || (!is_lambda && t == "FunctionDef")) {
+      def = nb::borrow(n);
+      break;
+    }
+  }
+  if (!def.is_valid()) error(loc, "TypeError", "cannot find the definition of '" + qualname(fn) + "'");
+
+  auto sc = std::make_unique<Scope>();
+  Scope* s = sc.get();
+  scopes_.push_back(std::move(sc));
+  s->globals = fn.attr("__globals__");
+  s->src = info;
+  s->name = is_lambda ? std::string("lambda") : name;
+  nb::object code = fn.attr("__code__");
+  nb::object cells = fn.attr("__closure__");
+  nb::tuple freevars = nb::cast<nb::tuple>(code.attr("co_freevars"));
+  for (size_t i = 0; i < len_of(freevars); ++i) {
+    try {
+      s->closure[freevars[i]] = nb::borrow<nb::tuple>(cells)[i].attr("cell_contents");
+    } catch (nb::python_error&) {  // an empty cell: the name is not bound yet
+    }
+  }
+  Scope* saved = current_scope;
+  current_scope = s;
+
+  Block* blk = new_block(s, nullptr, Block::kFunction, s->name);
+  FuncGraph* g = blk->g;
+  g->set_parent(parent);
+  if (entry) top_ = g;
+  fn_cache_[{fn.ptr(), self.ptr()}] = g;
+  keep_alive_.push_back(nb::borrow(fn));
+  if (self.is_valid()) keep_alive_.push_back(nb::borrow(self));
+
+  // Signature: positional, *args, keyword-only; `self` of a method is bound, not a parameter.
+  nb::handle args = def.attr("args");
+  if (!args.attr("kwarg").is_none())
+    unsupported(args.attr("kwarg"), "**kwargs", "name the keyword parameters explicitly");
+  std::vector<nb::handle> pos;
+  for (nb::handle a : args.attr("posonlyargs")) pos.push_back(a);
+  for (nb::handle a : args.attr("args")) pos.push_back(a);
+  size_t skip = 0;
+  if (self.is_valid()) {
+    if (pos.empty()) error(loc_of(def), "TypeError", "method '" + qualname(fn) + "' has no self parameter");
+    write(blk, str_attr(pos[0], "arg"), constant(py_object(self)));
+    s->locals.insert(str_attr(pos[0], "arg"));
+    skip = 1;
+  }
+  Signature sig;
+  std::vector<nb::handle> params(pos.begin() + skip, pos.end());
+  sig.n_positional = params.size();
+  if (!args.attr("vararg").is_none()) {
+    sig.vararg = static_cast<int>(params.size());
+    params.push_back(args.attr("vararg"));
+  }
+  size_t first_kw = params.size();
+  for (nb::handle a : args.attr("kwonlyargs")) params.push_back(a);
+  for (nb::handle a : params) sig.names.push_back(str_attr(a, "arg"));
+  sig.defaults.assign(params.size(), nullptr);
+  nb::object defaults = fn.attr("__defaults__");
+  if (!defaults.is_none()) {
+    size_t nd = len_of(defaults), npos = pos.size();
+    for (size_t i = 0; i < nd; ++i) {
+      size_t p = npos - nd + i;
+      if (p >= skip) sig.defaults[p - skip] = object_node(blk, defaults[i], loc);
+    }
+  }
+  nb::object kwdefaults = fn.attr("__kwdefaults__");
+  if (!kwdefaults.is_none())
+    for (size_t i = first_kw; i < params.size(); ++i)
+      if (nb::cast<nb::dict>(kwdefaults).contains(sig.names[i].c_str()))
+        sig.defaults[i] = object_node(blk, nb::cast<nb::dict>(kwdefaults)[sig.names[i].c_str()], loc);
+  for (size_t i = 0; i < params.size(); ++i) {
+    NodePtr p = g->add_parameter(sig.names[i]);
+    p->set_loc(loc_of(params[i]));
+    if (static_cast<int>(i) == sig.vararg) seq_nodes.insert(p.get());
+    write(blk, sig.names[i], p);
+    s->locals.insert(sig.names[i]);
+  }
+  signatures[g] = sig;
+  if (entry)  // a Cell's weights follow its inputs
+    for (auto& [wname, w] : pending_weights_) weight(w, wname);
+
+  if (is_lambda) {
+    finish(blk, expr(blk, def.attr("body")));
+  } else {
+    collect_locals(ast_, def.attr("body"), s->locals);
+    if (Block* end = stmts(blk, def.attr("body"))) finish(end, constant(ir::none()));
+  }
+  current_scope = saved;
+  parsed_.push_back(qualname(fn));
+  return g;
+}
+
+ParsedModule Parser::run(nb::handle obj) {
+  module_ = std::make_unique<ir::Module>();
+  nb::object fn, self;
+  std::string name;
+  if (nb::isinstance(obj, cell_type_)) {
+    nb::object type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__");
+    name = nb::cast<std::string>(type);
+    fn = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("construct");
+    self = nb::borrow(obj);
+    for (nb::handle item : obj.attr("parameters_and_names")()) {
+      nb::tuple t = nb::borrow<nb::tuple>(item);
+      pending_weights_.push_back({nb::cast<std::string>(t[0]), nb::borrow(t[1])});
+    }
+  } else if (PyMethod_Check(obj.ptr())) {
+    fn = obj.attr("__func__");
+    self = obj.attr("__self__");
+    name = str_attr(fn, "__name__");
+  } else if (PyFunction_Check(obj.ptr())) {
+    fn = nb::borrow(obj);
+    name = str_attr(fn, "__name__");
+  } else {
+    MYCEL_THROW(TypeError, "frontend.parse expects a function, a bound method or a Cell, got ",
+                nb::cast<std::string>(nb::repr(obj.type())));
+  }
+  if (name == "<lambda>") name = "lambda";
+  FuncGraph* entry = parse_function(fn, self, name, nullptr, true, {});
+  applies_.clear();
+  ir::verify(*entry, "frontend");
+  ParsedModule out;
+  out.module = std::move(module_);
+  out.entry = entry;
+  out.parsed = parsed_;
+  return out;
+}
+
+ParsedModule parse(nb::handle obj) { return Parser().run(obj); }
+
+}  // namespace mycel::frontend

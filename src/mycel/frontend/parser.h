@@ -1,0 +1,187 @@
+// Internal state of the frontend, shared by its files: blocks (Braun-style SSA: one graph per
+// straight-line region, phis as graph parameters), function scopes, and the Parser itself.
+#pragma once
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "mycel/frontend/frontend.h"
+
+namespace mycel::frontend {
+
+using ir::FuncGraph;
+using ir::NodePtr;
+using ir::Prim;
+using ir::SourceLoc;
+
+/// Source of one parsed Python function: file, the lines it spans, and the offsets that map the
+/// dedented `ast` positions back to the file.
+struct SourceInfo {
+  std::shared_ptr<const std::string> file;
+  int first_line = 1;  // file line of the source's first line
+  int indent = 0;      // columns removed by dedenting
+  std::vector<std::shared_ptr<const std::string>> lines;
+};
+
+struct Scope;
+
+/// A straight-line region of code: one graph. How it is entered decides how a variable it does
+/// not define is read: from its parent (a branch of a switch), through a phi parameter (a jump
+/// target), or from the enclosing scope (a function's entry).
+struct Block {
+  enum Entry { kFunction, kSwitch, kJump };
+  FuncGraph* g = nullptr;
+  Block* parent = nullptr;  // the immediate dominator; g->parent() is parent->g
+  Scope* scope = nullptr;
+  Entry entry = kJump;
+  bool sealed = false;      // all predecessors known
+  bool terminated = false;  // output set (return, jump or switch)
+  std::map<std::string, NodePtr> vars;
+  std::vector<std::string> phis;                        // parameter i <-> variable phis[i]
+  std::vector<std::pair<Block*, NodePtr>> jumps;        // calls of this block: (from, apply)
+  std::vector<NodePtr> effects;                         // side effects (print) to keep alive
+};
+
+/// One Python function (or lambda) being parsed.
+struct Scope {
+  Scope* outer = nullptr;      // enclosing function for nested defs and lambdas
+  Block* def_block = nullptr;  // where a nested def was defined
+  nb::object globals;          // fn.__globals__ (inherited by nested defs)
+  nb::dict closure;            // free variable name -> cell contents, of the Python function
+  std::set<std::string> locals;
+  const SourceInfo* src = nullptr;
+  std::string name;
+  struct Loop {
+    Block* header;
+    Block* after;  // created at the first break
+  };
+  std::vector<Loop> loops;
+  int hidden = 0;  // counter for hidden variables ($i, $i2, ...)
+};
+
+/// The signature of a parsed graph, for binding call arguments at parse time.
+struct Signature {
+  std::vector<std::string> names;  // graph parameters in order (positional, *args, keyword-only)
+  size_t n_positional = 0;
+  int vararg = -1;                 // index of the *args parameter, or -1
+  std::vector<NodePtr> defaults;   // per name; nullptr = required
+};
+
+class Parser {
+ public:
+  Parser();
+  ParsedModule run(nb::handle obj);
+
+  // ---- blocks and SSA (control.cc) ----
+  Block* new_block(Scope* s, Block* parent, Block::Entry entry, const std::string& name);
+  NodePtr read(Block* b, const std::string& name, const SourceLoc& loc);
+  void write(Block* b, const std::string& name, NodePtr v) { b->vars[name] = std::move(v); }
+  NodePtr jump(Block* from, Block* to, const SourceLoc& loc);
+  void seal(Block* b);
+  void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
+  NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
+
+  // ---- statements (stmt.cc, control.cc) ----
+  Block* stmts(Block* b, nb::handle body);  // returns the block to continue in (nullptr: ended)
+  Block* stmt(Block* b, nb::handle s);
+  void assign(Block* b, nb::handle target, NodePtr v);
+  Block* if_stmt(Block* b, nb::handle s);
+  Block* while_stmt(Block* b, nb::handle s);
+  Block* for_stmt(Block* b, nb::handle s);
+  Block* loop_jump(Block* b, nb::handle s, bool is_break);
+  NodePtr nested_def(Block* b, nb::handle def, bool is_lambda);
+
+  // ---- expressions (expr.cc) ----
+  NodePtr expr(Block* b, nb::handle e);
+  NodePtr binop(Block* b, const std::string& op, NodePtr l, NodePtr r, const SourceLoc& loc);
+  NodePtr compare(Block* b, nb::handle e);
+  NodePtr boolop(Block* b, nb::handle e);
+  NodePtr ifexp(Block* b, nb::handle e);
+  NodePtr subscript(Block* b, nb::handle e);
+  NodePtr attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc);
+  NodePtr sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc);
+
+  // ---- calls (calls.cc) ----
+  NodePtr call(Block* b, nb::handle e);
+  NodePtr call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
+                     std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  NodePtr op_call(Block* b, const OpDef& op, const std::vector<AttrValue>& preset,
+                  std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                  const SourceLoc& loc);
+  NodePtr op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
+                     std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
+                        std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  NodePtr builtin(Block* b, const std::string& name, nb::handle fn, std::vector<NodePtr> args,
+                  std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
+                  bool* handled);
+
+  // ---- names and Python objects (resolve.cc) ----
+  NodePtr lookup(Block* b, const std::string& name, const SourceLoc& loc);
+  NodePtr object_node(Block* b, nb::handle obj, const SourceLoc& loc);
+  FuncGraph* function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc);
+  FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
+  bool is_user_function(nb::handle fn) const;
+  const OpDef* op_of_function(nb::handle fn) const;
+  bool op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValue>* preset) const;
+  NodePtr weight(nb::handle param, const std::string& name);
+
+  // ---- source and errors (errors.cc) ----
+  SourceLoc loc_of(nb::handle node) const;
+  [[noreturn]] void unsupported(nb::handle node, const std::string& construct,
+                                const std::string& instead) const;
+  [[noreturn]] void error(const SourceLoc& loc, const std::string& kind,
+                          const std::string& msg) const;
+
+  // ---- helpers ----
+  NodePtr constant(ir::ValuePtr v);
+  NodePtr prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLoc& loc);
+  NodePtr apply(Block* b, std::vector<NodePtr> in, const SourceLoc& loc);
+  bool is_scalar(const NodePtr& n) const;
+  bool is_sequence(const NodePtr& n) const;
+  Scope* current_scope = nullptr;
+  std::vector<NodePtr> keep_nodes_;  // nodes the raw-pointer sets below refer to
+
+  // Node classes known at parse time (for operators and subscripts).
+  std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
+  std::unordered_map<const FuncGraph*, Signature> signatures;
+
+ private:
+  FuncGraph* parse_function(nb::handle fn, nb::handle self, const std::string& name,
+                            FuncGraph* parent, bool entry, const SourceLoc& loc);
+  void replace_phi(Block* b, size_t index, NodePtr v);
+  void try_remove_trivial(Block* b, const NodePtr& phi);
+  NodePtr add_phi(Block* b, const std::string& name);
+  void fill_jumps(Block* b);
+
+  std::unique_ptr<ir::Module> module_;
+  FuncGraph* top_ = nullptr;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  std::vector<std::unique_ptr<Scope>> scopes_;
+  std::vector<std::unique_ptr<SourceInfo>> sources_;
+  std::vector<NodePtr> applies_;  // every Apply made, for replacing removed phis
+  std::map<std::pair<PyObject*, PyObject*>, FuncGraph*> fn_cache_;
+  std::vector<nb::object> keep_alive_;
+  std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
+  std::map<PyObject*, NodePtr> weights_;
+  std::unordered_map<PyObject*, const OpDef*> op_funcs_;
+  std::vector<std::string> parsed_;
+  nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
+  std::vector<std::string> library_prefixes_;
+};
+
+/// len() of a Python object.
+inline size_t len_of(nb::handle h) { return nb::len(h); }
+/// Adds every name `body` binds (Python's rule for what is local to a function).
+void collect_locals(nb::handle ast_module, nb::handle body, std::set<std::string>& out);
+/// Python type name of an ast node ("Name", "BinOp").
+std::string ast_type(nb::handle node);
+/// The string attribute `attr` of an object.
+std::string str_attr(nb::handle o, const char* attr);
+
+}  // namespace mycel::frontend

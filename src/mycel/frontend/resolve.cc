@@ -1,0 +1,155 @@
+// Name resolution the way Python does it (locals, enclosing functions, closure cells, globals,
+// builtins) and the conversion of Python objects met on the way into IR nodes: Parameters become
+// weight parameters of the top graph, Cells and user functions parsed graphs, plain values
+// constants, and anything else a py:<name> constant for compile-time evaluation.
+#include "mycel/frontend/parser.h"
+#include "mycel/python/convert.h"
+
+namespace mycel::frontend {
+
+ir::ValuePtr py_object(nb::handle o) {
+  std::string name;
+  if (PyModule_Check(o.ptr())) {
+    name = str_attr(o, "__name__");
+  } else if (o.ptr() == Py_Ellipsis || PySlice_Check(o.ptr())) {
+    name = nb::cast<std::string>(nb::repr(o));
+  } else if (nb::hasattr(o, "__qualname__") && nb::isinstance<nb::str>(o.attr("__qualname__"))) {
+    name = str_attr(o, "__qualname__");
+    nb::object mod = nb::getattr(o, "__module__", nb::none());
+    if (nb::isinstance<nb::str>(mod) && nb::cast<std::string>(mod) != "builtins")
+      name = nb::cast<std::string>(mod) + "." + name;
+  } else {
+    name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(o.ptr()))).attr("__name__")) +
+           " object";
+  }
+  return std::make_shared<PyObjectValue>(nb::borrow(o), name);
+}
+
+const PyObjectValue* py_object_of(const NodePtr& n) {
+  ir::Constant* c = ir::as_constant(n);
+  if (!c || c->value()->kind() != ir::ValueKind::kExternal) return nullptr;
+  return static_cast<const PyObjectValue*>(c->value().get());
+}
+
+NodePtr Parser::lookup(Block* b, const std::string& name, const SourceLoc& loc) {
+  Scope* s = b->scope;
+  // A local not bound on every path into here (a variable first assigned inside a loop): None.
+  if (s->locals.count(name)) return constant(ir::none());
+  for (Scope* sc = s; sc->outer; sc = sc->outer)
+    if (sc->outer->locals.count(name)) return read(sc->def_block, name, loc);
+  Scope* root = s;
+  while (root->outer) root = root->outer;
+  if (root->closure.contains(name.c_str())) return object_node(b, root->closure[name.c_str()], loc);
+  if (root->globals.is_valid() && nb::cast<nb::dict>(root->globals).contains(name.c_str()))
+    return object_node(b, nb::cast<nb::dict>(root->globals)[name.c_str()], loc);
+  if (nb::hasattr(builtins_, name.c_str())) return object_node(b, builtins_.attr(name.c_str()), loc);
+  error(loc, "NameError", "name '" + name + "' is not defined");
+}
+
+NodePtr Parser::weight(nb::handle param, const std::string& name) {
+  auto it = weights_.find(param.ptr());
+  if (it != weights_.end()) return it->second;
+  NodePtr p = top_->add_parameter(name);
+  static_cast<ir::Parameter*>(p.get())->bind(nb::cast<Tensor>(param));
+  keep_alive_.push_back(nb::borrow(param));
+  weights_[param.ptr()] = p;
+  return p;
+}
+
+bool Parser::is_user_function(nb::handle fn) const {
+  if (!PyFunction_Check(fn.ptr())) return false;
+  nb::object mod = nb::getattr(fn, "__module__", nb::none());
+  if (nb::isinstance<nb::str>(mod) && nb::cast<std::string>(mod).rfind("mycel.common", 0) == 0) return false;
+  std::string file = nb::cast<std::string>(fn.attr("__code__").attr("co_filename"));
+  for (const std::string& p : library_prefixes_)
+    if (!p.empty() && file.rfind(p, 0) == 0) return false;  // numpy, the standard library: interpret
+  return true;
+}
+
+const OpDef* Parser::op_of_function(nb::handle fn) const {
+  auto it = op_funcs_.find(fn.ptr());
+  return it == op_funcs_.end() ? nullptr : it->second;
+}
+
+bool Parser::op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValue>* preset) const {
+  nb::handle h = obj;
+  nb::object bound;
+  if (nb::isinstance(obj, prim_type_)) {
+    bound = obj.attr("_bound");
+    h = bound;
+  }
+  if (ast_type(h) != "OpHandle") return false;
+  *op = &Registry::get().at(str_attr(h, "name"));
+  preset->assign((*op)->attrs.size(), AttrValue{});
+  nb::dict d = nb::cast<nb::dict>(h.attr("preset"));
+  for (auto [k, v] : d) {
+    int i = (*op)->attr_index(nb::cast<std::string>(k));
+    if (i >= 0) (*preset)[i] = py::to_attr(**op, (*op)->attrs[i], v);
+  }
+  return true;
+}
+
+FuncGraph* Parser::function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc) {
+  auto key = std::make_pair(fn.ptr(), self.ptr());
+  auto it = fn_cache_.find(key);
+  if (it != fn_cache_.end()) return it->second;
+  return parse_function(fn, self, str_attr(fn, "__name__"), top_, false, loc);
+}
+
+FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
+  nb::object fn = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("construct");
+  auto key = std::make_pair(fn.ptr(), cell.ptr());
+  auto it = fn_cache_.find(key);
+  if (it != fn_cache_.end()) return it->second;
+  std::string name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("__name__"));
+  return parse_function(fn, cell, name, top_, false, loc);
+}
+
+NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
+  PyObject* o = obj.ptr();
+  if (obj.is_none()) return constant(ir::none());
+  if (PyBool_Check(o)) return constant(ir::boolean(o == Py_True));
+  if (PyLong_Check(o)) return constant(ir::integer(nb::cast<int64_t>(obj)));
+  if (PyFloat_Check(o)) return constant(ir::floating(PyFloat_AsDouble(o)));
+  if (PyUnicode_Check(o)) return constant(ir::string(nb::cast<std::string>(obj)));
+  if (nb::isinstance<DType>(obj)) return constant(ir::dtype_value(nb::cast<DType>(obj)));
+  if (nb::isinstance(obj, param_type_)) {
+    nb::object n = nb::getattr(obj, "name", nb::none());
+    return weight(obj, n.is_none() ? std::string("param") : nb::cast<std::string>(n));
+  }
+  if (nb::isinstance<Tensor>(obj)) return constant(ir::tensor_value(nb::cast<Tensor>(obj)));
+  nb::module_ np = nb::module_::import_("numpy");
+  if (nb::isinstance(obj, np.attr("ndarray")) || nb::isinstance(obj, np.attr("generic")))
+    return constant(ir::tensor_value(py::to_tensor(obj)));
+  if (nb::isinstance(obj, cell_list_type_) || PyTuple_Check(o) || PyList_Check(o)) {
+    std::vector<NodePtr> items;
+    for (nb::handle x : obj) items.push_back(object_node(b, x, loc));
+    return sequence(b, PyList_Check(o) ? Prim::kMakeList : Prim::kMakeTuple, std::move(items), loc);
+  }
+  if (nb::isinstance(obj, cell_type_)) return constant(ir::graph_value(cell_graph(obj, loc)));
+  if (PyDict_Check(o)) {
+    std::vector<std::pair<ir::ValuePtr, ir::ValuePtr>> items;
+    std::vector<ir::ValuePtr> keys;
+    std::vector<NodePtr> values;
+    bool all_const = true;
+    for (auto [k, v] : nb::borrow<nb::dict>(obj)) {
+      ir::Constant* kc = ir::as_constant(object_node(b, k, loc));
+      if (!kc) error(loc, "TypeError", "dict keys must be constants in graph mode");
+      NodePtr vn = object_node(b, v, loc);
+      all_const = all_const && vn->is_constant();
+      keys.push_back(kc->value());
+      values.push_back(vn);
+      if (all_const) items.push_back({kc->value(), ir::as_constant(vn)->value()});
+    }
+    if (all_const) return constant(std::make_shared<ir::DictValue>(std::move(items)));
+    return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
+  }
+  if (is_user_function(obj)) return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));
+  if (PyMethod_Check(o)) {
+    nb::object fn = obj.attr("__func__"), self = obj.attr("__self__");
+    if (is_user_function(fn)) return constant(ir::graph_value(function_graph(fn, self, loc)));
+  }
+  return constant(py_object(obj));
+}
+
+}  // namespace mycel::frontend

@@ -1,0 +1,203 @@
+// Statements: assignment (tuple unpacking, augmented), expression statements, return, nested
+// defs; control statements dispatch to control.cc; everything else is a located SyntaxError.
+#include "mycel/frontend/parser.h"
+
+namespace mycel::frontend {
+
+Block* Parser::stmts(Block* b, nb::handle body) {
+  for (nb::handle s : body) {
+    if (!b) break;  // code after return/break/continue is unreachable
+    b = stmt(b, s);
+  }
+  return b;
+}
+
+namespace {
+const std::map<std::string, std::pair<std::string, std::string>>& unsupported_statements() {
+  static const std::map<std::string, std::pair<std::string, std::string>> m = {
+      {"Try", {"try", "check the condition with an `if`, or move the try/except outside the Cell"}},
+      {"TryStar", {"try", "move the try/except outside the Cell"}},
+      {"With", {"with", "move the `with` block outside the Cell's construct"}},
+      {"AsyncWith", {"async with", "use plain synchronous code"}},
+      {"AsyncFor", {"async for", "use a plain `for` loop"}},
+      {"AsyncFunctionDef", {"async def", "use a plain `def`"}},
+      {"Global", {"global", "pass the value as an argument or store it on self"}},
+      {"Nonlocal", {"nonlocal", "return the new value from the nested function instead"}},
+      {"Delete", {"del", "rebind the name instead (x = None)"}},
+      {"Import", {"import", "import at module level, outside the function"}},
+      {"ImportFrom", {"import", "import at module level, outside the function"}},
+      {"ClassDef", {"class", "define the class at module level"}},
+      {"Raise", {"raise", "validate inputs before calling the Cell"}},
+      {"Assert", {"assert", "validate inputs before calling the Cell"}},
+      {"Match", {"match", "use if/elif/else"}},
+  };
+  return m;
+}
+}  // namespace
+
+Block* Parser::stmt(Block* b, nb::handle s) {
+  const std::string t = ast_type(s);
+  SourceLoc loc = loc_of(s);
+  if (t == "Expr") {
+    nb::handle v = s.attr("value");
+    if (ast_type(v) == "Constant") return b;  // docstrings
+    NodePtr n = expr(b, v);
+    if (n->is_apply()) b->effects.push_back(n);  // keep calls made for their effect (print)
+    return b;
+  }
+  if (t == "Assign") {
+    NodePtr v = expr(b, s.attr("value"));
+    for (nb::handle target : s.attr("targets")) assign(b, target, v);
+    return b;
+  }
+  if (t == "AnnAssign") {
+    if (s.attr("value").is_none()) return b;
+    assign(b, s.attr("target"), expr(b, s.attr("value")));
+    return b;
+  }
+  if (t == "AugAssign") {
+    nb::handle target = s.attr("target");
+    if (ast_type(target) != "Name")
+      unsupported(s, std::string("augmented assignment to ") +
+                         (ast_type(target) == "Subscript" ? "an item" : "an attribute"),
+                  "assign to a local variable (y = x + 1) and return it");
+    std::string name = str_attr(target, "id");
+    NodePtr cur = read(b, name, loc);
+    NodePtr r = binop(b, ast_type(s.attr("op")), cur, expr(b, s.attr("value")), loc);
+    if (r->is_apply() && r->debug_name().empty()) r->set_debug_name(name);
+    write(b, name, r);
+    return b;
+  }
+  if (t == "Return") {
+    nb::handle v = s.attr("value");
+    finish(b, v.is_none() ? constant(ir::none()) : expr(b, v));
+    return nullptr;
+  }
+  if (t == "Pass") return b;
+  if (t == "If") return if_stmt(b, s);
+  if (t == "While") return while_stmt(b, s);
+  if (t == "For") return for_stmt(b, s);
+  if (t == "Break") return loop_jump(b, s, true);
+  if (t == "Continue") return loop_jump(b, s, false);
+  if (t == "FunctionDef") {
+    write(b, str_attr(s, "name"), nested_def(b, s, false));
+    return b;
+  }
+  auto it = unsupported_statements().find(t);
+  if (it != unsupported_statements().end()) unsupported(s, it->second.first, it->second.second);
+  unsupported(s, t, "rewrite it with assignments, if/while/for and function calls");
+}
+
+void Parser::assign(Block* b, nb::handle target, NodePtr v) {
+  const std::string t = ast_type(target);
+  SourceLoc loc = loc_of(target);
+  if (t == "Name") {
+    std::string name = str_attr(target, "id");
+    if (v->is_apply() && v->debug_name().empty() && v->graph() == b->g) v->set_debug_name(name);
+    write(b, name, v);
+    return;
+  }
+  if (t == "Tuple" || t == "List") {
+    nb::handle elts = target.attr("elts");
+    size_t n = len_of(elts);
+    for (nb::handle e : elts)
+      if (ast_type(e) == "Starred")
+        unsupported(e, "starred assignment", "index the tuple explicitly (a, b = t[0], t[1:])");
+    // Unpacking a tuple built right here uses its items directly (a, b = b, a).
+    bool literal = ir::is_prim_call(v, Prim::kMakeTuple) || ir::is_prim_call(v, Prim::kMakeList);
+    std::vector<NodePtr> items;
+    for (size_t i = 0; i < n; ++i) {
+      if (literal) {
+        auto* a = ir::as_apply(v);
+        if (a->num_args() != n)
+          error(loc, "ValueError", "cannot unpack " + std::to_string(a->num_args()) + " values into " +
+                                       std::to_string(n) + " names");
+        items.push_back(a->arg(i));
+      } else {
+        NodePtr item = prim(b, Prim::kTupleGetItem, {v, constant(ir::integer(static_cast<int64_t>(i)))}, loc);
+        if (shape_nodes.count(v.get())) scalar_nodes.insert(item.get());
+        items.push_back(item);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) assign(b, elts[i], items[i]);
+    return;
+  }
+  if (t == "Attribute")
+    unsupported(target, "assignment to an attribute",
+                "keep the value in a local variable; update Parameters with ops.assign");
+  if (t == "Subscript")
+    unsupported(target, "item assignment",
+                "build a new value (ops.select, ops.concat) instead of writing into it");
+  if (t == "Starred")
+    unsupported(target, "starred assignment", "index the tuple explicitly");
+  unsupported(target, "assignment to " + t, "assign to a name or a tuple of names");
+}
+
+// A def or lambda inside parsed code: a graph nested in the current block, so it reads the
+// enclosing function's variables as free variables (closures).
+NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
+  SourceLoc loc = loc_of(def);
+  if (!is_lambda && len_of(def.attr("decorator_list")) > 0)
+    unsupported(def.attr("decorator_list")[0], "a decorator on a nested function",
+                "define the function without a decorator");
+  nb::handle args = def.attr("args");
+  if (!args.attr("kwarg").is_none())
+    unsupported(args.attr("kwarg"), "**kwargs", "name the keyword parameters explicitly");
+  if (len_of(args.attr("posonlyargs")) > 0)
+    unsupported(def, "positional-only parameters", "drop the `/`");
+  Scope* outer = b->scope;
+  auto sc = std::make_unique<Scope>();
+  sc->outer = outer;
+  sc->def_block = b;
+  sc->globals = outer->globals;
+  sc->closure = outer->closure;
+  sc->src = outer->src;
+  sc->name = is_lambda ? std::string("lambda") : str_attr(def, "name");
+  Scope* s = sc.get();
+  scopes_.push_back(std::move(sc));
+
+  Signature sig;
+  std::vector<nb::handle> params;
+  for (nb::handle a : args.attr("args")) params.push_back(a);
+  sig.n_positional = params.size();
+  if (!args.attr("vararg").is_none()) {
+    sig.vararg = static_cast<int>(params.size());
+    params.push_back(args.attr("vararg"));
+  }
+  for (nb::handle a : args.attr("kwonlyargs")) params.push_back(a);
+  for (nb::handle a : params) sig.names.push_back(str_attr(a, "arg"));
+  sig.defaults.assign(params.size(), nullptr);
+  nb::handle defs = args.attr("defaults");
+  size_t nd = len_of(defs);
+  for (size_t i = 0; i < nd; ++i) sig.defaults[sig.n_positional - nd + i] = expr(b, defs[i]);
+  nb::handle kwd = args.attr("kw_defaults");
+  size_t first_kw = params.size() - len_of(kwd);
+  for (size_t i = 0; i < len_of(kwd); ++i)
+    if (!kwd[i].is_none()) sig.defaults[first_kw + i] = expr(b, kwd[i]);
+
+  Block* entry = new_block(s, b, Block::kFunction, s->name);
+  for (size_t i = 0; i < params.size(); ++i) {
+    NodePtr p = entry->g->add_parameter(sig.names[i]);
+    p->set_loc(loc_of(params[i]));
+    if (static_cast<int>(i) == sig.vararg) seq_nodes.insert(p.get());
+    write(entry, sig.names[i], p);
+    s->locals.insert(sig.names[i]);
+  }
+  signatures[entry->g] = sig;
+  NodePtr self_ref = constant(ir::graph_value(entry->g));
+  if (!is_lambda) write(b, s->name, self_ref);  // recursion inside the nested function
+  if (is_lambda) {
+    finish(entry, expr(entry, def.attr("body")));
+  } else {
+    nb::handle body = def.attr("body");
+    collect_locals(ast_, body, s->locals);
+    Scope* saved = current_scope;
+    current_scope = s;
+    Block* end = stmts(entry, body);
+    current_scope = saved;
+    if (end) finish(end, constant(ir::none()));
+  }
+  return self_ref;
+}
+
+}  // namespace mycel::frontend

@@ -1,0 +1,118 @@
+// Subscripts. Sequences known at parse time (tuple literals, shapes, *args, constants) use
+// tuple_getitem / dict_getitem; everything else is tensor indexing, lowered to the registry ops
+// eager __getitem__ uses for basic indices: strided_slice (ints, slices, None, ...) or gather.
+#include "mycel/frontend/parser.h"
+
+namespace mycel::frontend {
+
+namespace {
+int64_t const_int(const NodePtr& n, bool* ok) {
+  ir::Constant* c = ir::as_constant(n);
+  *ok = c && c->value()->kind() == ir::ValueKind::kInt;
+  return *ok ? static_cast<const ir::IntValue&>(*c->value()).value() : 0;
+}
+}  // namespace
+
+NodePtr Parser::subscript(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  NodePtr base = expr(b, e.attr("value"));
+  nb::handle key = e.attr("slice");
+  const std::string kt = ast_type(key);
+  if (const PyObjectValue* pv = py_object_of(base)) {  // a Python container: index it now
+    NodePtr k = expr(b, key);
+    ir::Constant* c = ir::as_constant(k);
+    if (c && c->value()->kind() != ir::ValueKind::kTuple) {
+      nb::object kv;
+      if (auto* kp = py_object_of(k)) kv = kp->object();
+      else if (c->value()->kind() == ir::ValueKind::kInt)
+        kv = nb::int_(static_cast<const ir::IntValue&>(*c->value()).value());
+      else if (c->value()->kind() == ir::ValueKind::kStr)
+        kv = nb::str(static_cast<const ir::StrValue&>(*c->value()).value().c_str());
+      if (kv.is_valid()) {
+        try {
+          return object_node(b, pv->object()[kv], loc);
+        } catch (nb::python_error& err) {
+          error(loc, "IndexError", err.what());
+        }
+      }
+    }
+  }
+  if (dict_nodes.count(base.get())) return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);
+  if (is_sequence(base)) {
+    if (kt == "Slice") {
+      auto part = [&](const char* f) -> nb::object {
+        nb::handle x = key.attr(f);
+        if (x.is_none()) return nb::none();
+        bool ok;
+        int64_t v = const_int(expr(b, x), &ok);
+        if (!ok) unsupported(x, "a tuple slice bound that is not a constant", "use integer literals");
+        return nb::int_(v);
+      };
+      nb::object sl = nb::module_::import_("builtins").attr("slice")(part("lower"), part("upper"), part("step"));
+      NodePtr getitem = constant(py_object(nb::module_::import_("operator").attr("getitem")));
+      NodePtr r = apply(b, {getitem, base, constant(py_object(sl))}, loc);
+      seq_nodes.insert(r.get());
+      if (shape_nodes.count(base.get())) shape_nodes.insert(r.get());
+      return r;
+    }
+    NodePtr r = prim(b, Prim::kTupleGetItem, {base, expr(b, key)}, loc);
+    if (shape_nodes.count(base.get())) scalar_nodes.insert(r.get());
+    return r;
+  }
+  // Tensor indexing: the key's items as strided_slice arguments.
+  std::vector<nb::handle> items;
+  if (kt == "Tuple") for (nb::handle x : key.attr("elts")) items.push_back(x);
+  else items.push_back(key);
+  std::vector<NodePtr> begin, end, strides;
+  int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_mask = 0;
+  bool all_const = true;
+  auto bound = [&](NodePtr n) {
+    if (!ir::as_constant(n)) all_const = false;
+    return n;
+  };
+  for (size_t j = 0; j < items.size(); ++j) {
+    nb::handle x = items[j];
+    int64_t bit = int64_t{1} << j;
+    NodePtr zero = constant(ir::integer(0)), one = constant(ir::integer(1));
+    if (ast_type(x) == "Slice") {
+      nb::handle lo = x.attr("lower"), hi = x.attr("upper"), st = x.attr("step");
+      if (lo.is_none()) { begin_mask |= bit; begin.push_back(zero); }
+      else begin.push_back(bound(expr(b, lo)));
+      if (hi.is_none()) { end_mask |= bit; end.push_back(zero); }
+      else end.push_back(bound(expr(b, hi)));
+      strides.push_back(st.is_none() ? one : bound(expr(b, st)));
+      continue;
+    }
+    NodePtr k = expr(b, x);
+    ir::Constant* c = ir::as_constant(k);
+    if (c && c->value()->kind() == ir::ValueKind::kNone) {
+      new_axis_mask |= bit;
+    } else if (py_object_of(k) && py_object_of(k)->object().ptr() == Py_Ellipsis) {
+      ellipsis_mask |= bit;
+    } else if (is_scalar(k)) {
+      bool ok;
+      int64_t v = const_int(k, &ok);
+      shrink_mask |= bit;
+      begin.push_back(bound(k));
+      end.push_back(ok ? constant(ir::integer(v + 1)) : bound(prim(b, Prim::kScalarAdd, {k, one}, loc)));
+      strides.push_back(one);
+      continue;
+    } else if (items.size() == 1) {
+      return op_by_name(b, "gather", {base, k, constant(ir::integer(0))}, {}, loc);  // x[index_tensor]
+    } else {
+      unsupported(x, "a tensor index inside a tuple key", "index with ops.gather along the axis");
+    }
+    begin.push_back(zero);
+    end.push_back(zero);
+    strides.push_back(one);
+  }
+  auto tup = [&](std::vector<NodePtr> v) { return sequence(b, Prim::kMakeTuple, std::move(v), loc); };
+  (void)all_const;
+  auto ci = [&](int64_t v) { return constant(ir::integer(v)); };
+  return op_by_name(b, "strided_slice",
+                    {base, tup(begin), tup(end), tup(strides), ci(begin_mask), ci(end_mask),
+                     ci(ellipsis_mask), ci(new_axis_mask), ci(shrink_mask)},
+                    {}, loc);
+}
+
+}  // namespace mycel::frontend
