@@ -208,13 +208,13 @@ def test_cell_weights_are_bound_parameters_and_celllist_is_a_loop():
     p = parse(Stack())
     text = p.ir()
     assert text.startswith("graph @Stack(%x, %layers.0.weight, %layers.1.weight) {\n")
-    assert "graph @Stack_for(%$i, %x.1)" in text and "tuple_getitem(%" in text
-    # The layers tuple is a node of @Stack used only inside the loop: the printer (which walks
-    # each graph from its output) does not show it nor the Dense graphs yet, so check the module.
+    assert "graph @Stack_for(%$i, %x.3)" in text and "tuple_getitem(%1, %$i)" in text
+    # The layers tuple is a node of @Stack used only inside the loop: it is scheduled in @Stack.
+    assert "%1 = make_tuple(@Dense, @Dense.1)" in text and "graph @Dense.1(%x.2)" in text
     assert {"Dense", "Dense.1"} <= set(p.graph_names)
     dense = parse(Dense(2)).ir()
     assert "matmul(%x, %weight, False, True)" in dense  # preset attribute in its position
-    assert "mul(%x.1, 3)" in text
+    assert "mul(%x.3, 3)" in text
     assert [n for n, _ in p.weights] == ["layers.0.weight", "layers.1.weight"]
     w = p.weights[0][1]
     assert np.array_equal(w.asnumpy(), np.ones((2, 2), np.float32))
@@ -223,7 +223,7 @@ def test_cell_weights_are_bound_parameters_and_celllist_is_a_loop():
 def test_sequential_cell_parses_its_construct():
     seq = nn.SequentialCell([Dense(2), Dense(2)])
     text = parse(seq).ir()
-    assert "graph @SequentialCell_for(%$i, %input_data.1)" in text
+    assert "graph @SequentialCell_for(%$i, %input_data.2)" in text
     assert text.startswith("graph @SequentialCell(%input_data, %0.weight, %1.weight)")
 
 
@@ -260,7 +260,8 @@ def test_closures_read_outer_variables():
         return inner(x)
     text = ir(outer)
     assert "graph @inner(%z) {  # in @outer" in text
-    assert "  %2 = mul(%z, %3)\n" in text  # %3: x + 1, a node of @outer
+    assert "  %1 = add(%x, 1)  # y\n" in text  # a node of @outer, scheduled there
+    assert "  %3 = mul(%z, %1)\n" in text  # used by @inner as a free variable
 
 
 def test_locations_point_at_user_source():
