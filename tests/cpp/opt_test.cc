@@ -267,9 +267,29 @@ TEST(Opt, PipelineFlattensAStraightLineModelAndDumps) {
             "  %4: (f32[?, 3],) = make_tuple(%3)\n"
             "  return %4\n"
             "}\n");
+  EXPECT_TRUE(g->used_graphs().empty()) << "no graph calls, closures or partials left";
+  EXPECT_EQ(text(g).find("tuple_getitem"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir / "000_input.ir"));
   EXPECT_TRUE(std::filesystem::exists(dir / "001_inline_calls.ir"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(Opt, PipelineKeepsDataDependentRecursion) {
+  // def f(n): return f(n - 1) if n > 0 else n   (n a tensor): stays a loop, IR stays valid
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr n = f->add_parameter("n");
+  FuncGraph* t = m.add_graph("t", f);
+  t->set_output(call(t, f, {uop(t, "sub", {n, t->constant(integer(1))})}));
+  FuncGraph* e = m.add_graph("e", f);
+  e->set_output(n);
+  f->set_output(f->apply({f->prim(Prim::kSwitch, {uop(f, "greater", {n, f->constant(integer(0))}),
+                                                  f->constant(graph_value(t)), f->constant(graph_value(e))})}));
+  FuncGraph* g = analysis::specialize(m, f, {tensor({}, DType::int32)});
+  opt::optimize(g, checked());
+  std::string s = text(g);
+  EXPECT_NE(s.find("switch(%1, @t.2, @e.2)"), std::string::npos) << s;
+  EXPECT_NE(s.find("@f.1(%4)"), std::string::npos) << s;
 }
 
 }  // namespace
