@@ -1,0 +1,240 @@
+#include "mycel/analysis/abstract_util.h"
+
+#include <sstream>
+
+#include "mycel/core/error.h"
+
+namespace mycel::analysis::detail {
+
+using namespace ir;
+
+FuncGraph* FnAbs::graph() const {
+  return callee()->kind() == ValueKind::kGraph ? static_cast<const GraphValue&>(*callee()).graph()
+                                               : nullptr;
+}
+
+std::string FnUnion::repr() const {
+  std::string s = "fn:{";
+  for (size_t i = 0; i < fns_.size(); ++i) s += (i ? " | " : "") + fns_[i]->callee()->repr();
+  return s + "}";
+}
+
+bool FnUnion::equals(const Abstract& o) const {
+  auto* u = dynamic_cast<const FnUnion*>(&o);
+  if (!u || u->fns_.size() != fns_.size()) return false;
+  for (size_t i = 0; i < fns_.size(); ++i)
+    if (key_of(fns_[i]) != key_of(u->fns_[i])) return false;
+  return true;
+}
+
+std::string DictAbs::repr() const {
+  std::string s = "{";
+  for (size_t i = 0; i < keys_.size(); ++i)
+    s += (i ? ", " : "") + keys_[i]->repr() + ": " + items()[i]->repr();
+  return s + "}";
+}
+
+bool OpaqueAbs::equals(const Abstract& o) const {
+  auto* p = dynamic_cast<const OpaqueAbs*>(&o);
+  return p && p->v_->equals(*v_);
+}
+
+AbstractPtr pending() {
+  static AbstractPtr p = std::make_shared<PendingAbs>();
+  return p;
+}
+bool is_pending(const AbstractPtr& a) { return a && dynamic_cast<const PendingAbs*>(a.get()); }
+bool has_pending(const AbstractPtr& a) {
+  if (is_pending(a)) return true;
+  if (auto* t = as_tuple(a))
+    for (const auto& i : t->items())
+      if (has_pending(i)) return true;
+  return false;
+}
+
+AbstractPtr scalar_abs(ValueKind type, ValuePtr value) {
+  return std::make_shared<AbstractScalar>(type, std::move(value));
+}
+const AbstractScalar* as_scalar(const AbstractPtr& a) {
+  return a && a->kind() == AbstractKind::kScalar ? static_cast<const AbstractScalar*>(a.get()) : nullptr;
+}
+const AbstractTensor* as_tensor(const AbstractPtr& a) {
+  return a && a->kind() == AbstractKind::kTensor ? static_cast<const AbstractTensor*>(a.get()) : nullptr;
+}
+const AbstractTuple* as_tuple(const AbstractPtr& a) {
+  return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get()) : nullptr;
+}
+
+AbstractPtr abstract_of_value(const ValuePtr& v) {
+  switch (v->kind()) {
+    case ValueKind::kNone: return std::make_shared<AbstractNone>();
+    case ValueKind::kBool: case ValueKind::kInt: case ValueKind::kFloat: case ValueKind::kStr:
+    case ValueKind::kDType:
+      return scalar_abs(v->kind(), v);
+    case ValueKind::kTensor: {
+      const Tensor& t = static_cast<const TensorValue&>(*v).tensor();
+      return std::make_shared<AbstractTensor>(t.shape(), t.dtype());
+    }
+    case ValueKind::kTuple: case ValueKind::kList: {
+      std::vector<AbstractPtr> items;
+      for (const auto& i : static_cast<const SequenceValue&>(*v).items()) items.push_back(abstract_of_value(i));
+      return std::make_shared<AbstractTuple>(std::move(items), v->kind() == ValueKind::kList);
+    }
+    case ValueKind::kDict: {
+      std::vector<ValuePtr> keys;
+      std::vector<AbstractPtr> vals;
+      for (const auto& [k, x] : static_cast<const DictValue&>(*v).items()) {
+        keys.push_back(k);
+        vals.push_back(abstract_of_value(x));
+      }
+      return std::make_shared<DictAbs>(std::move(keys), std::move(vals));
+    }
+    case ValueKind::kOp: case ValueKind::kPrim:
+      return std::make_shared<FnAbs>(v, nullptr, nullptr);
+    default:
+      return std::make_shared<OpaqueAbs>(v);  // graphs are handled by the engine (they need a context)
+  }
+}
+
+ValuePtr constant_of(const AbstractPtr& a) {
+  if (!a) return nullptr;
+  if (a->kind() == AbstractKind::kNone && !is_pending(a)) return none();
+  if (auto* s = as_scalar(a)) return s->value();
+  if (auto* t = as_tuple(a)) {
+    if (dynamic_cast<const DictAbs*>(a.get())) return nullptr;
+    std::vector<ValuePtr> items;
+    for (const auto& i : t->items()) {
+      ValuePtr v = constant_of(i);
+      if (!v) return nullptr;
+      items.push_back(std::move(v));
+    }
+    return t->is_list() ? list(std::move(items)) : tuple(std::move(items));
+  }
+  return nullptr;
+}
+
+namespace {
+AbstractPtr merge(const AbstractPtr& a, const AbstractPtr& b, const SourceLoc& loc, bool widening) {
+  if (is_pending(a)) return b;
+  if (is_pending(b)) return a;
+  if (a->kind() != b->kind()) return nullptr;
+  if (auto* sa = as_scalar(a)) {
+    auto* sb = as_scalar(b);
+    if (sa->type() != sb->type()) return nullptr;
+    if (!widening && a->equals(*b)) return a;
+    if (sa->type() == ValueKind::kStr || sa->type() == ValueKind::kDType)
+      return a->equals(*b) ? a : nullptr;  // strings and dtypes have no run-time form
+    return scalar_abs(sa->type());
+  }
+  if (a->equals(*b)) return a;
+  if (auto* ta = as_tensor(a)) {
+    auto* tb = as_tensor(b);
+    if (ta->dtype() != tb->dtype() || ta->shape().size() != tb->shape().size()) return nullptr;
+    Shape s = ta->shape();
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] != tb->shape()[i]) s[i] = kDynamic;
+    return std::make_shared<AbstractTensor>(s, ta->dtype());
+  }
+  if (auto* ua = as_tuple(a)) {
+    auto* ub = as_tuple(b);
+    if (ua->items().size() != ub->items().size() || ua->is_list() != ub->is_list()) return nullptr;
+    std::vector<AbstractPtr> items;
+    for (size_t i = 0; i < ua->items().size(); ++i) {
+      AbstractPtr j = merge(ua->items()[i], ub->items()[i], loc, widening);
+      if (!j) return nullptr;
+      items.push_back(j);
+    }
+    if (auto* da = dynamic_cast<const DictAbs*>(a.get())) return std::make_shared<DictAbs>(da->keys(), items);
+    return std::make_shared<AbstractTuple>(std::move(items), ua->is_list());
+  }
+  if (a->kind() == AbstractKind::kFunction) {
+    if (key_of(a) == key_of(b)) return a;
+    std::vector<std::shared_ptr<const FnAbs>> fns;
+    auto add = [&](const AbstractPtr& f) {
+      if (auto* u = dynamic_cast<const FnUnion*>(f.get())) {
+        for (const auto& x : u->fns()) fns.push_back(x);
+        return true;
+      }
+      auto fa = std::dynamic_pointer_cast<const FnAbs>(f);
+      if (!fa) return false;
+      fns.push_back(fa);
+      return true;
+    };
+    if (!add(a) || !add(b)) return nullptr;
+    return std::make_shared<FnUnion>(std::move(fns), loc);
+  }
+  return nullptr;
+}
+}  // namespace
+
+AbstractPtr join(const AbstractPtr& a, const AbstractPtr& b, const SourceLoc& loc) {
+  return merge(a, b, loc, false);
+}
+
+AbstractPtr widen(const AbstractPtr& a, const AbstractPtr& b) {
+  AbstractPtr w = merge(a, b, {}, true);
+  return w ? w : b;  // unrelated signatures: nothing to widen, the call is not a loop
+}
+
+std::string key_of(const AbstractPtr& a) {
+  if (!a) return "null";
+  if (auto* f = dynamic_cast<const FnAbs*>(a.get())) {
+    std::ostringstream os;
+    os << "fn<" << f->callee()->repr() << "@" << static_cast<const void*>(f->graph()) << "/"
+       << static_cast<const void*>(f->env());
+    for (const auto& b : f->bound_args()) os << "," << key_of(b);
+    os << ">";
+    return os.str();
+  }
+  if (auto* u = dynamic_cast<const FnUnion*>(a.get())) {
+    std::string s = "union<";
+    for (const auto& f : u->fns()) s += key_of(f) + ";";
+    return s + ">";
+  }
+  if (auto* t = as_tuple(a)) {
+    std::string s = dynamic_cast<const DictAbs*>(a.get()) ? a->repr() + "{" : t->is_list() ? "[" : "(";
+    for (const auto& i : t->items()) s += key_of(i) + ",";
+    return s + ")";
+  }
+  if (auto* s = as_scalar(a)) return s->value() ? s->repr() + ":" + std::to_string(static_cast<int>(s->type())) : s->repr();
+  return a->repr();
+}
+
+std::string where(const SourceLoc& loc) {
+  if (!loc.known()) return "";
+  std::string text = loc.text ? *loc.text : "";
+  size_t b = text.find_first_not_of(" \t");
+  text = b == std::string::npos ? "" : text.substr(b);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return "\n" + (loc.file ? *loc.file : std::string("<string>")) + ":" + std::to_string(loc.line) + ": " + text;
+}
+
+void rethrow_with(const std::string& suffix_in, const std::string& placeholder) {
+  auto fix = [&](const char* what) {
+    std::string m = what;
+    if (!placeholder.empty())
+      for (size_t p = m.find(placeholder); p != std::string::npos; p = m.find(placeholder, p + 1))
+        m.replace(p, placeholder.size(), "?");
+    return m;
+  };
+  const std::string suffix = suffix_in;
+  try {
+    throw;
+  } catch (const ShapeError& e) {
+    throw ShapeError(fix(e.what()) + suffix);
+  } catch (const ValueError& e) {
+    throw ValueError(fix(e.what()) + suffix);
+  } catch (const TypeError& e) {
+    throw TypeError(fix(e.what()) + suffix);
+  } catch (const IndexError& e) {
+    throw IndexError(fix(e.what()) + suffix);
+  } catch (const NotSupported& e) {
+    throw NotSupported(fix(e.what()) + suffix);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(fix(e.what()) + suffix);
+  } catch (const std::exception& e) {
+    throw RuntimeError(fix(e.what()) + suffix);
+  }
+}
+
+}  // namespace mycel::analysis::detail

@@ -1,0 +1,123 @@
+// Analysis-internal abstract values (function values with their defining context, unions of
+// functions from data-dependent switches, dicts, opaque Python objects, the "not yet known"
+// result of a recursive call) and the lattice operations on abstracts: join, widen, constants.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mycel/ir/func_graph.h"
+
+namespace mycel::analysis::detail {
+
+struct Context;
+
+/// Where a graph constant was created, and which specializations calls of it asked for.
+struct Site {
+  ir::FuncGraph* graph = nullptr;                  // the original graph
+  std::vector<ir::FuncGraph*> specs;               // distinct specialized clones
+  void add(ir::FuncGraph* g) {
+    for (auto* s : specs)
+      if (s == g) return;
+    specs.push_back(g);
+  }
+};
+
+/// A function value: a graph closure (graph + the context its free variables live in), an op or
+/// a graph primitive, with arguments bound by partial().
+class FnAbs : public ir::AbstractFunction {
+ public:
+  FnAbs(ir::ValuePtr callee, Context* env, std::shared_ptr<Site> site,
+        std::vector<ir::AbstractPtr> bound = {})
+      : ir::AbstractFunction(std::move(callee), std::move(bound)), env_(env), site_(std::move(site)) {}
+  Context* env() const { return env_; }
+  const std::shared_ptr<Site>& site() const { return site_; }
+  ir::FuncGraph* graph() const;  // nullptr unless a graph closure
+
+ private:
+  Context* env_;
+  std::shared_ptr<Site> site_;
+};
+
+/// One of several functions (the result of switch on a run-time condition).
+class FnUnion : public ir::Abstract {
+ public:
+  FnUnion(std::vector<std::shared_ptr<const FnAbs>> fns, ir::SourceLoc loc)
+      : ir::Abstract(ir::AbstractKind::kFunction), fns_(std::move(fns)), loc_(std::move(loc)) {}
+  const std::vector<std::shared_ptr<const FnAbs>>& fns() const { return fns_; }
+  const ir::SourceLoc& loc() const { return loc_; }
+  std::string repr() const override;
+  bool equals(const ir::Abstract& o) const override;
+
+ private:
+  std::vector<std::shared_ptr<const FnAbs>> fns_;
+  ir::SourceLoc loc_;
+};
+
+/// A dict with constant keys: a tuple of values plus the keys.
+class DictAbs : public ir::AbstractTuple {
+ public:
+  DictAbs(std::vector<ir::ValuePtr> keys, std::vector<ir::AbstractPtr> values)
+      : ir::AbstractTuple(std::move(values)), keys_(std::move(keys)) {}
+  const std::vector<ir::ValuePtr>& keys() const { return keys_; }
+  std::string repr() const override;
+
+ private:
+  std::vector<ir::ValuePtr> keys_;
+};
+
+/// A constant of a kind analysis cannot interpret (a Python object): callable only through the
+/// compile-time evaluation hook.
+class OpaqueAbs : public ir::Abstract {
+ public:
+  explicit OpaqueAbs(ir::ValuePtr v) : ir::Abstract(ir::AbstractKind::kFunction), v_(std::move(v)) {}
+  const ir::ValuePtr& value() const { return v_; }
+  std::string repr() const override { return "opaque:" + v_->repr(); }
+  bool equals(const ir::Abstract& o) const override;
+
+ private:
+  ir::ValuePtr v_;
+};
+
+/// The result of a recursive call whose callee's output is not known yet (bottom of the lattice).
+class PendingAbs : public ir::Abstract {
+ public:
+  PendingAbs() : ir::Abstract(ir::AbstractKind::kNone) {}
+  std::string repr() const override { return "<pending>"; }
+  bool equals(const ir::Abstract& o) const override { return dynamic_cast<const PendingAbs*>(&o); }
+};
+
+ir::AbstractPtr pending();
+bool is_pending(const ir::AbstractPtr& a);
+/// True when `a` holds a pending part anywhere (tuple items).
+bool has_pending(const ir::AbstractPtr& a);
+
+/// The abstract of a constant value (graph values need a context: see Engine).
+ir::AbstractPtr abstract_of_value(const ir::ValuePtr& v);
+/// The constant value `a` stands for, when fully known (scalars with values, None, tuples of
+/// those); nullptr otherwise.
+ir::ValuePtr constant_of(const ir::AbstractPtr& a);
+/// Scalar abstract helpers.
+ir::AbstractPtr scalar_abs(ir::ValueKind type, ir::ValuePtr value = nullptr);
+const ir::AbstractScalar* as_scalar(const ir::AbstractPtr& a);
+const ir::AbstractTensor* as_tensor(const ir::AbstractPtr& a);
+const ir::AbstractTuple* as_tuple(const ir::AbstractPtr& a);
+
+/// Least upper bound for control-flow merges: equal abstracts stay; scalars of one type lose
+/// differing values; tensors of one dtype and rank get kDynamic where dims differ; tuples join
+/// item-wise; functions form a union. Returns nullptr when they cannot be joined.
+ir::AbstractPtr join(const ir::AbstractPtr& a, const ir::AbstractPtr& b, const ir::SourceLoc& loc);
+/// Widening for recursion: like join, and constants always lose their values.
+ir::AbstractPtr widen(const ir::AbstractPtr& a, const ir::AbstractPtr& b);
+
+/// A text key for a signature; closures are keyed by graph and context identity.
+std::string key_of(const ir::AbstractPtr& a);
+
+/// "\n<file>:<line>: <source line>" for a known location, "" otherwise.
+std::string where(const ir::SourceLoc& loc);
+/// Rethrows the exception in flight as the same error class, with `suffix` appended (and each
+/// occurrence of `placeholder`, when given, shown as "?": dynamic dims in infer messages).
+[[noreturn]] void rethrow_with(const std::string& suffix, const std::string& placeholder = "");
+
+}  // namespace mycel::analysis::detail

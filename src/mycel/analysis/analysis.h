@@ -1,0 +1,61 @@
+// Analysis: abstract interpretation of the IR from an entry graph with argument abstracts, and
+// specialization of every graph per call signature into monomorphic clones (one clone per
+// (graph, signature, enclosing context), MindSpore static_analysis style). The input graphs are
+// never modified. Canonical unresolved op calls are resolved (attributes folded, weak scalars and
+// promotion made explicit), Python-level constants fold, and every node gets its abstract.
+#pragma once
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mycel/ir/func_graph.h"
+
+namespace mycel::analysis {
+
+/// Compile-time evaluation of an opaque callee (a Python object constant) on constant arguments.
+/// Returns nullptr when it cannot evaluate; the Python glue registers one.
+using ConstEvalHook =
+    std::function<ir::ValuePtr(const ir::Value& callee, const std::vector<ir::ValuePtr>& const_args)>;
+void set_const_eval_hook(ConstEvalHook hook);
+const ConstEvalHook& const_eval_hook();
+
+/// Limits of the specializer.
+struct SpecializeOptions {
+  int max_unroll = 16;    // same graph on the stack this often with changing constants: widen
+  int max_fixpoint = 6;   // re-analyses of a recursive graph until its output abstract is stable
+};
+
+/// Statistics of one specialize() call (tests check that a cache hit does no work).
+struct SpecializeStats {
+  int contexts = 0;   // (graph, signature) contexts analysed
+  int reanalyses = 0; // re-runs of recursive contexts
+};
+
+/// Specializes `entry` for `args` (one per parameter, or one per unbound parameter: weights,
+/// i.e. parameters bound to tensors, take their tensor's abstract). Returns a new graph in `m`.
+ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& args,
+                          const SpecializeOptions& opts = {}, SpecializeStats* stats = nullptr);
+
+/// A stable text key of an argument signature (the compile cache's key).
+std::string signature_key(const std::vector<ir::AbstractPtr>& args);
+
+/// Specialization results keyed by (entry graph, argument signature): a second call with the same
+/// signature returns the same graph and analyses nothing.
+class CompileCache {
+ public:
+  ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry,
+                            const std::vector<ir::AbstractPtr>& args, SpecializeStats* stats = nullptr);
+  /// The cached graph for this signature, or nullptr.
+  ir::FuncGraph* find(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& args) const;
+  size_t size() const { return map_.size(); }
+  int64_t hits() const { return hits_; }
+  int64_t misses() const { return misses_; }
+  void clear() { map_.clear(); }
+
+ private:
+  std::unordered_map<std::string, ir::FuncGraph*> map_;
+  int64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace mycel::analysis

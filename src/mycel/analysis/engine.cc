@@ -1,0 +1,314 @@
+#include "mycel/analysis/engine.h"
+
+#include <sstream>
+
+#include "mycel/core/error.h"
+
+namespace mycel::analysis::detail {
+
+using namespace ir;
+
+namespace {
+std::string ptr_key(const void* p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+// Counts a run-time switch call while its branches are analysed (drives widening).
+struct DynamicScope {
+  Context* c;
+  explicit DynamicScope(Context* ctx) : c(ctx) { ++c->dynamic_calls; }
+  ~DynamicScope() { --c->dynamic_calls; }
+};
+}  // namespace
+
+FuncGraph* Engine::run(FuncGraph* entry, const std::vector<AbstractPtr>& args) {
+  const auto& params = entry->parameters();
+  size_t weights = 0;
+  for (const NodePtr& p : params) weights += as_parameter(p)->is_weight();
+  std::vector<AbstractPtr> full;
+  if (args.size() == params.size()) {
+    full = args;
+  } else if (args.size() == params.size() - weights) {
+    size_t k = 0;
+    for (const NodePtr& p : params) {
+      const Parameter* q = as_parameter(p);
+      full.push_back(q->is_weight()
+                         ? std::make_shared<AbstractTensor>(q->bound().shape(), q->bound().dtype())
+                         : args[k++]);
+    }
+  } else {
+    MYCEL_THROW(TypeError, "[specialize] @", entry->name(), " takes ", params.size() - weights,
+                " arguments (", weights, " weights bound), got ", args.size());
+  }
+  for (size_t i = 0; i < full.size(); ++i)
+    if (!full[i]) MYCEL_THROW(TypeError, "[specialize] argument ", i, " of @", entry->name(), " has no abstract");
+  FnAbs fn(graph_value(entry), nullptr, std::make_shared<Site>());
+  FuncGraph* spec = nullptr;
+  call_graph(nullptr, fn, full, {}, &spec);
+  finalize(spec);
+  return spec;
+}
+
+NodePtr Engine::constant(Context* ctx, const ValuePtr& v) {
+  auto node = std::make_shared<Constant>(nullptr, v);
+  if (v->kind() == ValueKind::kGraph) {
+    FuncGraph* g = static_cast<const GraphValue&>(*v).graph();
+    Context* env = g->parent() ? find_env(ctx, g->parent(), {}) : nullptr;
+    auto site = std::make_shared<Site>();
+    site->graph = g;
+    sites_[node.get()] = site;
+    node->set_abstract(std::make_shared<FnAbs>(v, env, site));
+  } else {
+    node->set_abstract(abstract_of_value(v));
+  }
+  return node;
+}
+
+NodePtr Engine::emit(Context* ctx, std::vector<NodePtr> inputs, AbstractPtr abs, const SourceLoc& loc) {
+  NodePtr n = ctx->clone->apply(std::move(inputs), loc);
+  n->set_abstract(std::move(abs));
+  return n;
+}
+
+Context* Engine::find_env(Context* ctx, FuncGraph* parent, const SourceLoc& loc) {
+  for (Context* c = ctx; c; c = c->env)
+    if (c->graph == parent) return c;
+  MYCEL_THROW(RuntimeError, "[specialize] a value of @", parent->name(),
+              " is used outside the scope it was defined in", where(loc));
+}
+
+NodePtr Engine::get(Context* ctx, const NodePtr& orig) {
+  if (!orig) MYCEL_THROW(RuntimeError, "[specialize] null node in @", ctx->graph->name());
+  if (Constant* c = as_constant(orig)) return constant(ctx, c->value());
+  if (orig->graph() != ctx->graph) return get(find_env(ctx, orig->graph(), orig->loc()), orig);
+  auto it = ctx->map.find(orig.get());
+  if (it != ctx->map.end()) return it->second;
+  if (orig->is_parameter())
+    MYCEL_THROW(RuntimeError, "[specialize] parameter %", as_parameter(orig)->name(),
+                " is not a parameter of @", ctx->graph->name());
+  NodePtr n = eval_apply(ctx, *static_cast<Apply*>(orig.get()));
+  if (n->is_apply() && n->graph() == ctx->clone && n->debug_name().empty())
+    n->set_debug_name(orig->debug_name());
+  ctx->map[orig.get()] = n;
+  return n;
+}
+
+NodePtr Engine::eval_apply(Context* ctx, const Apply& a) {
+  if (a.inputs().empty()) MYCEL_THROW(RuntimeError, "[specialize] apply with no callee", where(a.loc()));
+  std::vector<NodePtr> args;
+  args.reserve(a.num_args());
+  for (size_t i = 0; i < a.num_args(); ++i) args.push_back(get(ctx, a.arg(i)));
+  return call(ctx, get(ctx, a.callee()), args, a.loc());
+}
+
+NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<NodePtr>& args,
+                     const SourceLoc& loc) {
+  const AbstractPtr& fa = callee->abstract();
+  std::vector<NodePtr> inputs{callee};
+  inputs.insert(inputs.end(), args.begin(), args.end());
+  std::vector<AbstractPtr> arg_abs;
+  for (const NodePtr& n : args) arg_abs.push_back(n->abstract());
+  if (is_pending(fa)) return emit(ctx, inputs, pending(), loc);
+
+  if (auto* u = dynamic_cast<const FnUnion*>(fa.get())) {
+    DynamicScope scope(ctx);
+    AbstractPtr out;
+    for (const auto& f : u->fns()) {
+      if (!f->graph())
+        MYCEL_THROW(NotSupported, "[switch] both branches must be functions defined in the model, got ",
+                    f->callee()->repr(), where(loc));
+      std::vector<AbstractPtr> full = f->bound_args();
+      full.insert(full.end(), arg_abs.begin(), arg_abs.end());
+      FuncGraph* spec = nullptr;
+      AbstractPtr o = call_graph(ctx, *f, full, loc, &spec);
+      f->site()->add(spec);
+      AbstractPtr j = out ? join(out, o, u->loc()) : o;
+      if (!j)
+        MYCEL_THROW(TypeError, "[switch] the branches of this condition give different types: ",
+                    out->repr(), " and ", o->repr(),
+                    " (they must agree in dtype and rank; differing dims become dynamic)", where(u->loc()));
+      out = j;
+    }
+    return emit(ctx, inputs, out, loc);
+  }
+
+  if (auto* f = dynamic_cast<const FnAbs*>(fa.get())) {
+    if (FuncGraph* g = f->graph()) {
+      (void)g;
+      std::vector<AbstractPtr> full = f->bound_args();
+      full.insert(full.end(), arg_abs.begin(), arg_abs.end());
+      FuncGraph* spec = nullptr;
+      AbstractPtr out = call_graph(ctx, *f, full, loc, &spec);
+      if (f->site()) f->site()->add(spec);
+      return emit(ctx, inputs, out, loc);
+    }
+    std::vector<NodePtr> full = args;
+    if (!f->bound_args().empty()) {
+      Apply* pa = as_apply(callee);
+      if (!pa || !is_prim_call(callee, Prim::kPartial))
+        MYCEL_THROW(NotSupported, "[specialize] cannot call a partial application of ",
+                    f->callee()->repr(), " passed through a variable", where(loc));
+      full.insert(full.begin(), pa->inputs().begin() + 2, pa->inputs().end());
+    }
+    if (f->callee()->kind() == ValueKind::kOp)
+      return eval_op_call(*this, ctx, static_cast<const OpValue&>(*f->callee()), full, loc);
+    if (f->callee()->kind() == ValueKind::kPrim)
+      return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full, loc);
+  }
+
+  if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {
+    std::vector<ValuePtr> consts;
+    for (size_t i = 0; i < args.size(); ++i) {
+      ValuePtr v = constant_of(arg_abs[i]);
+      if (!v) {
+        if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
+      }
+      if (!v)
+        MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
+                    " in graph mode: argument ", i, " (", arg_abs[i]->repr(),
+                    ") is only known at run time; only compile-time values can be passed to it",
+                    where(loc));
+      consts.push_back(v);
+    }
+    ValuePtr r = const_eval_hook() ? const_eval_hook()(*o->value(), consts) : nullptr;
+    if (!r)
+      MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
+                  " in graph mode (no compile-time evaluation for it)", where(loc));
+    return constant(ctx, r);
+  }
+  MYCEL_THROW(TypeError, "[specialize] a value of type ", fa ? fa->repr() : "?", " is not callable",
+              where(loc));
+}
+
+AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<AbstractPtr>& args,
+                               const SourceLoc& loc, FuncGraph** spec) {
+  FuncGraph* g = fn.graph();
+  Context* env = fn.env();
+  if (args.size() != g->parameters().size())
+    MYCEL_THROW(TypeError, "[call] @", g->name(), " takes ", g->parameters().size(),
+                " arguments, got ", args.size(), where(loc));
+  for (const auto& a : args)
+    if (has_pending(a)) {  // an argument depends on an unfinished recursion: wait for the fixpoint
+      for (Context* c : stack_)
+        if (c->assumed) {
+          *spec = nullptr;
+          return pending();
+        }
+    }
+  std::string args_key;
+  for (const auto& a : args) args_key += key_of(a) + "|";
+  const std::string prefix = ptr_key(g) + "/" + ptr_key(env) + "|";
+
+  // Widening: the same graph already on the stack, reached through a run-time branch or too often
+  // with changing constants, gets arguments that drop the changing values (loops stay loops).
+  std::vector<AbstractPtr> sig = args;
+  Context* recent = nullptr;
+  bool dynamic = false;
+  int same = 0;
+  for (size_t i = stack_.size(); i-- > 0;) {
+    Context* c = stack_[i];
+    if (!recent) dynamic |= c->dynamic_calls > 0;
+    if (c->graph == g && c->env == env) {
+      if (!recent) recent = c;
+      ++same;
+    }
+  }
+  if (recent && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+    args_key.clear();
+    for (size_t i = 0; i < sig.size(); ++i) {
+      sig[i] = widen(recent->args[i], args[i]);
+      args_key += key_of(sig[i]) + "|";
+    }
+  }
+
+  const std::string key = prefix + args_key;
+  Context* c;
+  auto it = memo_.find(key);
+  if (it != memo_.end()) {
+    c = it->second;
+  } else {
+    all_.push_back(std::make_unique<Context>());
+    c = all_.back().get();
+    c->graph = g;
+    c->env = env;
+    c->args = sig;
+    c->key = key;
+    c->clone = module_.add_graph(g->name(), env ? env->clone : nullptr);
+    memo_[key] = c;
+    created_.push_back(key);
+  }
+  *spec = c->clone;
+  if (c->in_progress) {  // recursion with the same signature: reuse the clone being built
+    c->assumed = true;
+    return c->output ? c->output : pending();
+  }
+  if (!c->output) analyse(c);
+  return c->output;
+}
+
+void Engine::analyse(Context* ctx) {
+  ctx->in_progress = true;
+  stack_.push_back(ctx);
+  const size_t mark = created_.size();
+  if (stats_) ++stats_->contexts;
+  for (int iter = 0;; ++iter) {
+    ctx->map.clear();
+    ctx->assumed = false;
+    std::vector<NodePtr> params;
+    for (size_t i = 0; i < ctx->graph->parameters().size(); ++i) {
+      const Parameter* o = as_parameter(ctx->graph->parameters()[i]);
+      auto p = std::make_shared<Parameter>(ctx->clone, o->name());
+      if (o->is_weight()) p->bind(o->bound());
+      p->set_abstract(ctx->args[i]);
+      p->set_loc(o->loc());
+      p->set_debug_name(o->debug_name());
+      ctx->map[o] = p;
+      params.push_back(p);
+    }
+    ctx->clone->set_parameters(params);
+    for (const NodePtr& n : ctx->graph->toposort()) get(ctx, n);
+    NodePtr out = get(ctx, ctx->graph->output());
+    ctx->clone->set_output(out);
+    AbstractPtr result = out->abstract();
+    if (!ctx->assumed) {
+      // Pending parts are fine while an enclosing recursion is unresolved: that context analyses
+      // again (dropping this one) once its output is known.
+      bool outer_pending = false;
+      for (Context* c : stack_) outer_pending |= c != ctx && c->assumed;
+      if (has_pending(result) && !outer_pending)
+        MYCEL_THROW(TypeError, "[specialize] cannot infer the result of @", ctx->graph->name(),
+                    ": it depends on a recursive call that has no base case", where(out->loc()));
+      ctx->output = result;
+      break;
+    }
+    // A recursive call used ctx->output: done when it matches, else join and analyse again.
+    if (ctx->output && ctx->output->equals(*result) && !has_pending(result)) break;
+    AbstractPtr next = ctx->output ? join(ctx->output, result, out->loc()) : result;
+    if (!next)
+      MYCEL_THROW(TypeError, "[specialize] recursive @", ctx->graph->name(),
+                  " returns different types on different paths: ", ctx->output->repr(), " and ",
+                  result->repr(), where(out->loc()));
+    if (iter + 1 >= opts_.max_fixpoint)
+      MYCEL_THROW(TypeError, "[specialize] the result type of recursive @", ctx->graph->name(),
+                  " does not settle (last: ", next->repr(), ")", where(out->loc()));
+    if (is_pending(next) && iter > 0)
+      MYCEL_THROW(TypeError, "[specialize] cannot infer the result of @", ctx->graph->name(),
+                  ": every path calls it recursively", where(out->loc()));
+    ctx->output = is_pending(next) ? nullptr : next;
+    if (stats_) ++stats_->reanalyses;
+    while (created_.size() > mark) {  // contexts analysed with the old assumption are stale
+      auto it = memo_.find(created_.back());
+      if (it != memo_.end()) {
+        discarded_.push_back(it->second->clone);
+        memo_.erase(it);
+      }
+      created_.pop_back();
+    }
+  }
+  stack_.pop_back();
+  ctx->in_progress = false;
+}
+
+}  // namespace mycel::analysis::detail

@@ -1,0 +1,262 @@
+// Op calls: canonical unresolved form -> resolved form. Attribute arguments must be compile-time
+// constants; Python scalar inputs become tensors of the eager weak-scalar dtype; promote_inputs
+// ops get explicit casts; the output abstract comes from the op's own infer.
+//
+// Dynamic dims: infer runs on concrete sizes, so every kDynamic input dim is replaced by a
+// placeholder size and infer runs twice, with two different placeholders; an output dim that
+// differs between the runs depends on a dynamic dim and becomes kDynamic. (Dynamic dims are thus
+// assumed not to be 1, i.e. not to broadcast; the run time checks the actual sizes.)
+#include "mycel/analysis/engine.h"
+#include "mycel/core/error.h"
+
+namespace mycel::analysis::detail {
+
+using namespace ir;
+
+namespace {
+constexpr int64_t kPlaceholderA = 7919, kPlaceholderB = 7933;
+
+std::optional<AttrValue> to_attr(const ValuePtr& v) {
+  switch (v->kind()) {
+    case ValueKind::kNone: return AttrValue{};
+    case ValueKind::kBool: return AttrValue{static_cast<const BoolValue&>(*v).value()};
+    case ValueKind::kInt: return AttrValue{static_cast<const IntValue&>(*v).value()};
+    case ValueKind::kFloat: return AttrValue{static_cast<const FloatValue&>(*v).value()};
+    case ValueKind::kStr: return AttrValue{static_cast<const StrValue&>(*v).value()};
+    case ValueKind::kDType: return AttrValue{static_cast<const DTypeValue&>(*v).value()};
+    case ValueKind::kTuple: case ValueKind::kList: {
+      const auto& items = static_cast<const SequenceValue&>(*v).items();
+      bool any_float = false;
+      for (const auto& i : items) {
+        if (i->kind() == ValueKind::kFloat) any_float = true;
+        else if (i->kind() != ValueKind::kInt && i->kind() != ValueKind::kBool) return std::nullopt;
+      }
+      auto num = [](const ValuePtr& i) -> double {
+        if (i->kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(*i).value();
+        if (i->kind() == ValueKind::kBool) return static_cast<const BoolValue&>(*i).value();
+        return static_cast<double>(static_cast<const IntValue&>(*i).value());
+      };
+      if (any_float) {
+        std::vector<double> d;
+        for (const auto& i : items) d.push_back(num(i));
+        return AttrValue{d};
+      }
+      std::vector<int64_t> n;
+      for (const auto& i : items)
+        n.push_back(i->kind() == ValueKind::kBool ? static_cast<const BoolValue&>(*i).value()
+                                                   : static_cast<const IntValue&>(*i).value());
+      return AttrValue{n};
+    }
+    default: return std::nullopt;
+  }
+}
+
+// Eager's weak-scalar rule (bind_ops.cc): a Python scalar takes the tensors' dtype unless it is
+// of a higher kind.
+DType weak_scalar_dtype(ValueKind k, bool have_base, DType base) {
+  if (k == ValueKind::kBool) return have_base ? base : DType::bool_;
+  if (k == ValueKind::kInt) return !have_base || is_bool(base) ? DType::int64 : base;
+  return !have_base || !is_floating(base) ? DType::float32 : base;
+}
+
+bool is_weak_scalar(const AbstractPtr& a) {
+  auto* s = as_scalar(a);
+  return s && (s->type() == ValueKind::kBool || s->type() == ValueKind::kInt || s->type() == ValueKind::kFloat);
+}
+
+AbstractPtr tensor_abs(Shape s, DType t) { return std::make_shared<AbstractTensor>(std::move(s), t); }
+}  // namespace
+
+NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vector<NodePtr>& args,
+                     const SourceLoc& loc) {
+  const OpDef& op = opv.op();
+  const size_t n_in = op.inputs.size(), n_attr = op.attrs.size();
+  const bool variadic = n_in > 0 && op.inputs.back().variadic;
+  for (const NodePtr& a : args)
+    if (has_pending(a->abstract())) {
+      std::vector<NodePtr> in{e.constant(ctx, op_value(&op, opv.attrs()))};
+      in.insert(in.end(), args.begin(), args.end());
+      return e.emit(ctx, in, pending(), loc);
+    }
+
+  // Attributes: fold the constant arguments (or keep the callee's when already resolved).
+  Attrs attrs = opv.attrs();
+  if (n_attr > 0 && args.size() == n_in + n_attr) {
+    std::vector<AttrValue> given(n_attr);
+    for (size_t j = 0; j < n_attr; ++j) {
+      const AbstractPtr& a = args[n_in + j]->abstract();
+      ValuePtr v = constant_of(a);
+      if (!v)
+        MYCEL_THROW(TypeError, "[", op.name, "] attribute '", op.attrs[j].name,
+                    "' must be a compile-time constant in graph mode, got a value known only at run "
+                    "time (", a->repr(), ")", where(loc));
+      auto av = to_attr(v);
+      if (!av)
+        MYCEL_THROW(TypeError, "[", op.name, "] attribute '", op.attrs[j].name, "' expects ",
+                    attr_kind_name(op.attrs[j].kind), ", got ", v->repr(), where(loc));
+      given[j] = std::move(*av);
+    }
+    try {
+      attrs = make_attrs(op, std::move(given));
+    } catch (...) {
+      rethrow_with(where(loc));
+    }
+  } else if (args.size() != n_in) {
+    MYCEL_THROW(TypeError, "[", op.name, "] expects ", n_in, " inputs and ", n_attr,
+                " attributes in graph IR, got ", args.size(), " arguments", where(loc));
+  }
+
+  // Flatten the inputs (a variadic input is one tuple node) into entries.
+  struct Entry {
+    NodePtr node;
+    AbstractPtr abs;
+    size_t def;  // index into op.inputs
+  };
+  std::vector<Entry> flat;
+  for (size_t i = 0; i < n_in; ++i) {
+    const NodePtr& n = args[i];
+    if (variadic && i + 1 == n_in) {
+      auto* t = as_tuple(n->abstract());
+      if (!t)
+        MYCEL_THROW(TypeError, "[", op.name, "] input '", op.inputs[i].name,
+                    "' must be a tuple or list of tensors, got ", n->abstract()->repr(), where(loc));
+      Apply* mt = as_apply(n);
+      bool literal = mt && (is_prim_call(n, Prim::kMakeTuple) || is_prim_call(n, Prim::kMakeList));
+      for (size_t k = 0; k < t->items().size(); ++k) {
+        NodePtr item = literal ? mt->arg(k)
+                               : e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), n,
+                                              e.constant(ctx, integer(static_cast<int64_t>(k)))},
+                                        t->items()[k], loc);
+        flat.push_back({item, t->items()[k], i});
+      }
+    } else {
+      flat.push_back({n, n->abstract(), i});
+    }
+  }
+
+  // Classify, and apply the weak-scalar rule exactly as eager dispatch does.
+  bool have_base = false, have_scalar = false;
+  DType base = DType::bool_;
+  for (Entry& en : flat) {
+    const InputDef& d = op.inputs[en.def];
+    if (en.abs->kind() == AbstractKind::kNone) {
+      if (!d.optional || d.variadic)
+        MYCEL_THROW(TypeError, "[", op.name, "] input '", d.name, "' must be a tensor, got None", where(loc));
+      en.node = nullptr;
+    } else if (auto* t = as_tensor(en.abs)) {
+      base = have_base ? promote_types(base, t->dtype()) : t->dtype();
+      have_base = true;
+    } else if (is_weak_scalar(en.abs)) {
+      have_scalar = true;
+    } else {
+      MYCEL_THROW(TypeError, "[", op.name, "] input '", d.name, "' expects a tensor, got ",
+                  en.abs->repr(), where(loc));
+    }
+  }
+  const OpDef& cast = Registry::get().at("cast");
+  auto emit_cast = [&](Entry& en, DType to) {
+    auto* t = as_tensor(en.abs);
+    en.abs = tensor_abs(t->shape(), to);
+    en.node = e.emit(ctx, {e.constant(ctx, op_value(&cast, make_attrs(cast, std::map<std::string, AttrValue>{{"dtype", to}}))), en.node},
+                     en.abs, loc);
+  };
+  DType common = base;
+  bool have_common = have_base;
+  for (Entry& en : flat) {
+    if (!en.node || !is_weak_scalar(en.abs)) continue;
+    DType sd = weak_scalar_dtype(as_scalar(en.abs)->type(), have_base, base);
+    en.abs = tensor_abs({}, sd);
+    en.node = e.emit(ctx, {e.constant(ctx, prim_value(Prim::kScalarToTensor)), en.node,
+                           e.constant(ctx, dtype_value(sd))},
+                     en.abs, loc);
+    if (!have_common || (is_floating(sd) && !is_floating(common)) || (is_integral(sd) && is_bool(common)))
+      common = sd;
+    have_common = true;
+  }
+  if (op.promote_inputs) {
+    // With scalars eager casts to `common`; without, call_op promotes all inputs to one dtype.
+    bool first = true;
+    DType target = common;
+    if (!have_scalar)
+      for (const Entry& en : flat)
+        if (en.node) {
+          DType t = as_tensor(en.abs)->dtype();
+          target = first ? t : promote_types(target, t);
+          first = false;
+        }
+    for (Entry& en : flat)
+      if (en.node && as_tensor(en.abs)->dtype() != target) emit_cast(en, target);
+  }
+  if (!op.dtypes.empty() && static_cast<size_t>(op.dtype_input) < flat.size()) {
+    const Entry& en = flat[op.dtype_input];
+    if (en.node && !op.supports(as_tensor(en.abs)->dtype())) {
+      std::string list;
+      for (DType t : op.dtypes) list += (list.empty() ? "" : ", ") + std::string(dtype_name(t));
+      MYCEL_THROW(TypeError, "[", op.name, "] input '", op.inputs[en.def].name,
+                  "' has unsupported dtype ", dtype_name(as_tensor(en.abs)->dtype()),
+                  "; supported: ", list, where(loc));
+    }
+  }
+
+  // Output abstracts from the op's infer (twice when dims are dynamic).
+  bool dynamic = false;
+  for (const Entry& en : flat)
+    if (en.node && as_tensor(en.abs)->is_dynamic()) dynamic = true;
+  auto run_infer = [&](int64_t placeholder) {
+    std::vector<TensorMeta> metas(flat.size());
+    std::vector<const TensorMeta*> ptrs(flat.size(), nullptr);
+    for (size_t i = 0; i < flat.size(); ++i)
+      if (flat[i].node) {
+        auto* t = as_tensor(flat[i].abs);
+        metas[i] = {t->shape(), t->dtype()};
+        for (int64_t& d : metas[i].shape)
+          if (d == kDynamic) d = placeholder;
+        ptrs[i] = &metas[i];
+      }
+    return op.infer(InferContext{op, ptrs, attrs});
+  };
+  std::vector<TensorMeta> outs, outs_b;
+  try {
+    outs = run_infer(kPlaceholderA);
+    if (dynamic) outs_b = run_infer(kPlaceholderB);
+  } catch (...) {
+    rethrow_with(where(loc), dynamic ? std::to_string(kPlaceholderA) : "");
+  }
+  std::vector<AbstractPtr> out_abs;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Shape s = outs[k].shape;
+    if (dynamic) {
+      if (outs_b[k].shape.size() != s.size())
+        MYCEL_THROW(NotSupported, "[", op.name, "] the rank of its output depends on a dynamic dimension",
+                    where(loc));
+      for (size_t d = 0; d < s.size(); ++d)
+        if (s[d] != outs_b[k].shape[d]) s[d] = kDynamic;
+    }
+    out_abs.push_back(tensor_abs(s, outs[k].dtype));
+  }
+  AbstractPtr result = out_abs.size() == 1 ? out_abs[0] : std::make_shared<AbstractTuple>(out_abs);
+
+  // The resolved call: the op with its attributes, then the (converted) inputs.
+  std::vector<NodePtr> inputs{e.constant(ctx, op_value(&op, attrs))};
+  size_t f = 0;
+  for (size_t i = 0; i < n_in; ++i) {
+    if (variadic && i + 1 == n_in) {
+      std::vector<NodePtr> items{e.constant(ctx, prim_value(Prim::kMakeTuple))};
+      std::vector<AbstractPtr> item_abs;
+      bool changed = false;
+      auto* t = as_tuple(args[i]->abstract());
+      for (size_t k = 0; k < t->items().size(); ++k, ++f) {
+        items.push_back(flat[f].node);
+        item_abs.push_back(flat[f].abs);
+        changed |= !flat[f].abs->equals(*t->items()[k]) || !is_prim_call(args[i], Prim::kMakeTuple);
+      }
+      inputs.push_back(changed ? e.emit(ctx, items, std::make_shared<AbstractTuple>(item_abs), loc) : args[i]);
+    } else {
+      inputs.push_back(flat[f].node ? flat[f].node : args[i]);  // absent optional: its None constant
+      ++f;
+    }
+  }
+  return e.emit(ctx, inputs, result, loc);
+}
+
+}  // namespace mycel::analysis::detail

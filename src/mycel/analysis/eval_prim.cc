@@ -1,0 +1,257 @@
+// Graph primitives under abstract interpretation: tuples and dicts, switch (a constant condition
+// picks its branch; a run-time one keeps both, joined), partial, Python scalar arithmetic (folded
+// on constants with Python's semantics), shape/rank/dtype (folded when static).
+#include <cmath>
+
+#include "mycel/analysis/engine.h"
+#include "mycel/core/error.h"
+
+namespace mycel::analysis::detail {
+
+using namespace ir;
+
+namespace {
+
+bool is_num(const ValuePtr& v) {
+  return v && (v->kind() == ValueKind::kBool || v->kind() == ValueKind::kInt || v->kind() == ValueKind::kFloat);
+}
+double as_double(const ValuePtr& v) {
+  if (v->kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(*v).value();
+  if (v->kind() == ValueKind::kBool) return static_cast<const BoolValue&>(*v).value();
+  return static_cast<double>(static_cast<const IntValue&>(*v).value());
+}
+int64_t as_int(const ValuePtr& v) {
+  if (v->kind() == ValueKind::kBool) return static_cast<const BoolValue&>(*v).value();
+  return static_cast<const IntValue&>(*v).value();
+}
+
+/// Python truthiness of a constant; nullopt when not a compile-time fact.
+std::optional<bool> truth(const AbstractPtr& a) {
+  if (!a || is_pending(a)) return std::nullopt;
+  if (a->kind() == AbstractKind::kNone) return false;
+  if (auto* t = as_tuple(a)) return !t->items().empty();
+  if (a->kind() == AbstractKind::kFunction) return true;
+  ValuePtr v = constant_of(a);
+  if (!v) return std::nullopt;
+  if (is_num(v)) return as_double(v) != 0;
+  if (v->kind() == ValueKind::kStr) return !static_cast<const StrValue&>(*v).value().empty();
+  return true;
+}
+
+[[noreturn]] void zero_division(Prim p, const SourceLoc& loc) {
+  MYCEL_THROW(ValueError, "[", prim_name(p), "] division by zero", where(loc));
+}
+
+/// Folds Python scalar arithmetic and comparisons on constants.
+ValuePtr fold_scalar(Prim p, const std::vector<ValuePtr>& v, const SourceLoc& loc) {
+  if (p == Prim::kScalarNot) return boolean(!*truth(abstract_of_value(v[0])));
+  if (p == Prim::kScalarNeg) {
+    if (v[0]->kind() == ValueKind::kFloat) return floating(-as_double(v[0]));
+    return integer(-as_int(v[0]));
+  }
+  if (p == Prim::kScalarEq || p == Prim::kScalarNe) {
+    bool eq = is_num(v[0]) && is_num(v[1]) ? as_double(v[0]) == as_double(v[1]) : v[0]->equals(*v[1]);
+    return boolean(p == Prim::kScalarEq ? eq : !eq);
+  }
+  if (p == Prim::kScalarAdd && v[0]->kind() == ValueKind::kStr && v[1]->kind() == ValueKind::kStr)
+    return string(static_cast<const StrValue&>(*v[0]).value() + static_cast<const StrValue&>(*v[1]).value());
+  if (!is_num(v[0]) || !is_num(v[1])) return nullptr;
+  const bool fl = v[0]->kind() == ValueKind::kFloat || v[1]->kind() == ValueKind::kFloat;
+  const double x = as_double(v[0]), y = as_double(v[1]);
+  switch (p) {
+    case Prim::kScalarLt: return boolean(x < y);
+    case Prim::kScalarLe: return boolean(x <= y);
+    case Prim::kScalarGt: return boolean(x > y);
+    case Prim::kScalarGe: return boolean(x >= y);
+    case Prim::kScalarDiv:
+      if (y == 0) zero_division(p, loc);
+      return floating(x / y);
+    default: break;
+  }
+  if (fl) {
+    switch (p) {
+      case Prim::kScalarAdd: return floating(x + y);
+      case Prim::kScalarSub: return floating(x - y);
+      case Prim::kScalarMul: return floating(x * y);
+      case Prim::kScalarPow: return floating(std::pow(x, y));
+      case Prim::kScalarFloorDiv:
+        if (y == 0) zero_division(p, loc);
+        return floating(std::floor(x / y));
+      case Prim::kScalarMod: {
+        if (y == 0) zero_division(p, loc);
+        double r = std::fmod(x, y);
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        return floating(r);
+      }
+      default: return nullptr;
+    }
+  }
+  const int64_t a = as_int(v[0]), b = as_int(v[1]);
+  switch (p) {
+    case Prim::kScalarAdd: return integer(a + b);
+    case Prim::kScalarSub: return integer(a - b);
+    case Prim::kScalarMul: return integer(a * b);
+    case Prim::kScalarPow: {
+      if (b < 0) return floating(std::pow(x, y));
+      int64_t r = 1;
+      for (int64_t i = 0; i < b; ++i) r *= a;
+      return integer(r);
+    }
+    case Prim::kScalarFloorDiv: case Prim::kScalarMod: {
+      if (b == 0) zero_division(p, loc);
+      int64_t q = a / b, r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) { --q; r += b; }
+      return integer(p == Prim::kScalarFloorDiv ? q : r);
+    }
+    default: return nullptr;
+  }
+}
+
+ValueKind scalar_result_type(Prim p, const std::vector<AbstractPtr>& a, const SourceLoc& loc) {
+  switch (p) {
+    case Prim::kScalarEq: case Prim::kScalarNe: case Prim::kScalarLt: case Prim::kScalarLe:
+    case Prim::kScalarGt: case Prim::kScalarGe: case Prim::kScalarNot:
+      return ValueKind::kBool;
+    case Prim::kScalarDiv: return ValueKind::kFloat;
+    default: break;
+  }
+  bool fl = false;
+  for (const auto& x : a) {
+    auto* s = as_scalar(x);
+    if (!s || (s->type() != ValueKind::kInt && s->type() != ValueKind::kFloat && s->type() != ValueKind::kBool))
+      MYCEL_THROW(TypeError, "[", prim_name(p), "] expects Python numbers, got ", x->repr(), where(loc));
+    fl |= s->type() == ValueKind::kFloat;
+  }
+  return fl ? ValueKind::kFloat : ValueKind::kInt;
+}
+
+int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& loc) {
+  ValuePtr v = constant_of(a);
+  if (!v || (v->kind() != ValueKind::kInt && v->kind() != ValueKind::kBool))
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] index must be a constant int, got ", a->repr(), where(loc));
+  int64_t i = as_int(v), n = static_cast<int64_t>(size);
+  if (i < -n || i >= n)
+    MYCEL_THROW(IndexError, "[", prim_name(p), "] index ", i, " is out of range for a tuple of ", n,
+                " items", where(loc));
+  return i < 0 ? i + n : i;
+}
+
+}  // namespace
+
+NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  const int arity = prim_arity(p);
+  if (arity >= 0 && static_cast<int>(args.size()) != arity)
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] takes ", arity, " arguments, got ", args.size(), where(loc));
+  std::vector<AbstractPtr> a;
+  for (const NodePtr& n : args) a.push_back(n->abstract());
+  auto keep = [&](AbstractPtr abs) {
+    std::vector<NodePtr> in{e.constant(ctx, prim_value(p))};
+    in.insert(in.end(), args.begin(), args.end());
+    return e.emit(ctx, in, std::move(abs), loc);
+  };
+  auto fold_or_keep = [&](AbstractPtr abs) {
+    ValuePtr v = constant_of(abs);
+    return v ? e.constant(ctx, v) : keep(std::move(abs));
+  };
+  const bool structural = p == Prim::kMakeTuple || p == Prim::kMakeList || p == Prim::kSwitch ||
+                          p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial;
+  if (!structural)
+    for (const auto& x : a)
+      if (has_pending(x)) return keep(pending());
+
+  switch (p) {
+    case Prim::kMakeTuple: case Prim::kMakeList:
+      return fold_or_keep(std::make_shared<AbstractTuple>(a, p == Prim::kMakeList));
+    case Prim::kTupleGetItem: {
+      auto* t = as_tuple(a[0]);
+      if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
+      return fold_or_keep(t->items()[const_index(a[1], t->items().size(), p, loc)]);
+    }
+    case Prim::kTupleLen: {
+      auto* t = as_tuple(a[0]);
+      if (!t) MYCEL_THROW(TypeError, "[tuple_len] expects a tuple, got ", a[0]->repr(), where(loc));
+      return e.constant(ctx, integer(static_cast<int64_t>(t->items().size())));
+    }
+    case Prim::kMakeDict: {
+      ValuePtr keys = constant_of(a[0]);
+      auto* vals = as_tuple(a[1]);
+      if (!keys || keys->kind() != ValueKind::kTuple || !vals)
+        MYCEL_THROW(TypeError, "[make_dict] keys must be constants", where(loc));
+      return keep(std::make_shared<DictAbs>(static_cast<const SequenceValue&>(*keys).items(), vals->items()));
+    }
+    case Prim::kDictGetItem: {
+      auto* d = dynamic_cast<const DictAbs*>(a[0].get());
+      ValuePtr key = constant_of(a[1]);
+      if (!d || !key) MYCEL_THROW(TypeError, "[dict_getitem] expects a dict and a constant key", where(loc));
+      for (size_t i = 0; i < d->keys().size(); ++i)
+        if (d->keys()[i]->equals(*key)) {
+          if (ValuePtr v = constant_of(d->items()[i])) return e.constant(ctx, v);
+          if (!is_prim_call(args[0], Prim::kMakeDict))
+            MYCEL_THROW(NotSupported, "[dict_getitem] dicts can only be read where they are built", where(loc));
+          return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), as_apply(args[0])->arg(1),
+                              e.constant(ctx, integer(static_cast<int64_t>(i)))},
+                        d->items()[i], loc);
+        }
+      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
+    }
+    case Prim::kSwitch: {
+      if (auto c = truth(a[0])) return *c ? args[1] : args[2];  // a constant condition picks its branch
+      if (is_pending(a[0])) return keep(pending());
+      AbstractPtr j = join(a[1], a[2], loc);
+      if (!j)
+        MYCEL_THROW(TypeError, "[switch] the two branches give different types: ", a[1]->repr(), " and ",
+                    a[2]->repr(), where(loc));
+      return keep(j);
+    }
+    case Prim::kPartial: {
+      auto* f = dynamic_cast<const FnAbs*>(a.at(0).get());
+      if (!f) MYCEL_THROW(TypeError, "[partial] expects a function, got ", a[0]->repr(), where(loc));
+      std::vector<AbstractPtr> bound = f->bound_args();
+      bound.insert(bound.end(), a.begin() + 1, a.end());
+      return keep(std::make_shared<FnAbs>(f->callee(), f->env(), f->site(), std::move(bound)));
+    }
+    case Prim::kDepend: return keep(a[0]);
+    case Prim::kPrint: return keep(std::make_shared<AbstractNone>());
+    case Prim::kScalarToTensor: {
+      ValuePtr dt = constant_of(a[1]);
+      if (!dt || dt->kind() != ValueKind::kDType)
+        MYCEL_THROW(TypeError, "[scalar_to_tensor] dtype must be a constant dtype", where(loc));
+      scalar_result_type(Prim::kScalarAdd, {a[0]}, loc);  // checks it is a number
+      return keep(std::make_shared<AbstractTensor>(Shape{}, static_cast<const DTypeValue&>(*dt).value()));
+    }
+    case Prim::kTensorToScalar: {
+      auto* t = as_tensor(a[0]);
+      if (!t) MYCEL_THROW(TypeError, "[tensor_to_scalar] expects a tensor, got ", a[0]->repr(), where(loc));
+      ValueKind k = is_bool(t->dtype()) ? ValueKind::kBool : is_floating(t->dtype()) ? ValueKind::kFloat : ValueKind::kInt;
+      return keep(scalar_abs(k));
+    }
+    case Prim::kIs: case Prim::kIsNot: {
+      ValuePtr x = constant_of(a[0]), y = constant_of(a[1]);
+      std::optional<bool> same;
+      if (x && y) same = x->equals(*y);
+      else if ((x && x->kind() == ValueKind::kNone) || (y && y->kind() == ValueKind::kNone)) same = false;
+      if (!same) MYCEL_THROW(NotSupported, "[is] can only compare compile-time values or None", where(loc));
+      return e.constant(ctx, boolean(p == Prim::kIs ? *same : !*same));
+    }
+    case Prim::kShape: case Prim::kRank: case Prim::kDTypeOf: {
+      auto* t = as_tensor(a[0]);
+      if (!t) MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a tensor, got ", a[0]->repr(), where(loc));
+      if (p == Prim::kRank) return e.constant(ctx, integer(static_cast<int64_t>(t->shape().size())));
+      if (p == Prim::kDTypeOf) return e.constant(ctx, dtype_value(t->dtype()));
+      std::vector<AbstractPtr> dims;
+      for (int64_t d : t->shape()) dims.push_back(d == kDynamic ? scalar_abs(ValueKind::kInt) : scalar_abs(ValueKind::kInt, integer(d)));
+      return fold_or_keep(std::make_shared<AbstractTuple>(std::move(dims)));
+    }
+    default: break;
+  }
+  // Python scalar arithmetic and comparisons.
+  std::vector<ValuePtr> consts;
+  for (const auto& x : a) consts.push_back(constant_of(x));
+  bool all_const = true;
+  for (const auto& v : consts) all_const &= v != nullptr;
+  if (all_const)
+    if (ValuePtr r = fold_scalar(p, consts, loc)) return e.constant(ctx, r);
+  return keep(scalar_abs(scalar_result_type(p, a, loc)));
+}
+
+}  // namespace mycel::analysis::detail

@@ -1,0 +1,115 @@
+// Inlining: a direct call @g(args) of a graph that is not recursive, whose free variables are
+// visible at the call site, is replaced by a copy of g's body (graphs nested in g are copied too,
+// re-parented under the caller).
+#include <unordered_set>
+
+#include "mycel/opt/graph_util.h"
+#include "mycel/opt/opt.h"
+
+namespace mycel::opt {
+
+using namespace ir;
+
+namespace {
+
+// True when g can reach itself through the graphs it uses (recursion, loops).
+bool is_recursive(FuncGraph* g) {
+  std::vector<FuncGraph*> work = g->used_graphs();
+  std::unordered_set<FuncGraph*> seen;
+  while (!work.empty()) {
+    FuncGraph* u = work.back();
+    work.pop_back();
+    if (u == g) return true;
+    if (!seen.insert(u).second) continue;
+    for (FuncGraph* v : u->used_graphs()) work.push_back(v);
+  }
+  return false;
+}
+
+// Copies g's body into `target` with g's parameters bound to `args`.
+class Inliner {
+ public:
+  Inliner(FuncGraph* g, FuncGraph* target) : g_(g), target_(target) {}
+
+  NodePtr run(const std::vector<NodePtr>& args) {
+    for (size_t i = 0; i < args.size(); ++i) map_[g_->parameters()[i].get()] = args[i];
+    for (const NodePtr& n : g_->toposort()) node(n);
+    return node(g_->output());
+  }
+
+ private:
+  bool inside(const FuncGraph* h) const { return h == g_ || (h && g_->is_ancestor_of(h)); }
+
+  FuncGraph* graph(FuncGraph* h) {
+    if (h == g_) return target_;
+    auto it = graphs_.find(h);
+    if (it != graphs_.end()) return it->second;
+    FuncGraph* c = g_->module()->add_graph(h->name(), graph(h->parent()));
+    graphs_[h] = c;
+    std::vector<NodePtr> params;
+    for (const NodePtr& p : h->parameters()) {
+      NodePtr q = std::make_shared<Parameter>(c, as_parameter(p)->name());
+      q->set_abstract(p->abstract());
+      q->set_loc(p->loc());
+      map_[p.get()] = q;
+      params.push_back(q);
+    }
+    c->set_parameters(params);
+    for (const NodePtr& n : h->toposort()) node(n);
+    c->set_output(node(h->output()));
+    return c;
+  }
+
+  NodePtr node(const NodePtr& n) {
+    auto it = map_.find(n.get());
+    if (it != map_.end()) return it->second;
+    if (FuncGraph* h = constant_graph(n); h && inside(h) && h != g_) {
+      NodePtr c = target_->constant(graph_value(graph(h)));
+      c->set_abstract(n->abstract() ? std::make_shared<AbstractFunction>(graph_value(graph(h))) : nullptr);
+      return c;
+    }
+    if (!n->is_apply() || !inside(n->graph())) return n;  // constants and free variables stay
+    auto* a = static_cast<Apply*>(n.get());
+    std::vector<NodePtr> in;
+    for (const NodePtr& i : a->inputs()) in.push_back(node(i));
+    NodePtr c = graph(n->graph())->apply(std::move(in), n->loc());
+    c->set_abstract(n->abstract());
+    c->set_debug_name(n->debug_name());
+    map_[n.get()] = c;
+    return c;
+  }
+
+  FuncGraph* g_;
+  FuncGraph* target_;
+  std::unordered_map<const Node*, NodePtr> map_;
+  std::unordered_map<FuncGraph*, FuncGraph*> graphs_;
+};
+
+}  // namespace
+
+bool inline_calls(FuncGraph* root, const OptOptions&) {
+  std::unordered_map<const Node*, NodePtr> repl;
+  std::unordered_map<FuncGraph*, bool> recursive;
+  for (const NodePtr& n : detail::all_applies(root)) {
+    auto* a = static_cast<Apply*>(n.get());
+    FuncGraph* g = constant_graph(a->callee());
+    if (!g || a->num_args() != g->parameters().size() || g == n->graph()) continue;
+    if (!recursive.count(g)) recursive[g] = is_recursive(g);
+    if (recursive[g]) continue;
+    bool in_scope = true;
+    for (const NodePtr& fv : g->free_variables())
+      in_scope &= fv->graph() == n->graph() || (fv->graph() && fv->graph()->is_ancestor_of(n->graph()));
+    if (!in_scope) continue;
+    // Arguments may themselves be calls inlined in this sweep.
+    std::vector<NodePtr> args;
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      auto it = repl.find(a->arg(i).get());
+      args.push_back(it == repl.end() ? a->arg(i) : it->second);
+    }
+    repl[n.get()] = Inliner(g, n->graph()).run(args);
+  }
+  detail::replace_uses(root, repl);
+  return !repl.empty();
+}
+
+}  // namespace mycel::opt
