@@ -353,13 +353,14 @@ TEST(Analysis, ClosureSeesItsParentsSpecializedNodes) {
   FuncGraph* s = specialize(m, f, {tensor({2}, DType::float64)});
   EXPECT_EQ(text(s),
             "graph @f.1(%x: f64[2]) {\n"
-            "  %1: f64[2] = @g.1(%x)\n"
-            "  return %1\n"
+            "  %1: f64[2] = mul(%x, %x)\n"
+            "  %2: f64[2] = @g.1(%x)\n"
+            "  return %2\n"
             "}\n"
             "\n"
             "graph @g.1(%y: f64[2]) {  # in @f.1\n"
-            "  %2: f64[2] = add(%y, %3)\n"
-            "  return %2\n"
+            "  %3: f64[2] = add(%y, %1)\n"
+            "  return %3\n"
             "}\n");
   EXPECT_TRUE(check(*s).empty());
 }
