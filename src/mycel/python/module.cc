@@ -11,6 +11,7 @@ void init_data(nb::module_& m);
 void init_mindrecord(nb::module_& m);
 void init_dataset_engine(nb::module_& m);
 void init_frontend(nb::module_& m);
+void init_graph(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -25,4 +26,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_mindrecord(m);
   mycel::py::init_dataset_engine(m);
   mycel::py::init_frontend(m);
+  mycel::py::init_graph(m);
 }
