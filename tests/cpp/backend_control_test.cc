@@ -229,5 +229,92 @@ TEST(BackendControl, ShapeOfADynamicDimIsARunTimeScalar) {
   }
 }
 
+TEST(BackendControl, SelfTailCallSwapsTensorsThroughParameterHomes) {
+  // def fib(a, b, i): return fib(b, a + b, i + 1) if i < 20 else a   -- switch of partials,
+  // so fib tail-calls itself with arguments living in its own frame.
+  Module m;
+  FuncGraph* fib = m.add_graph("fib");
+  NodePtr a = param(fib, "a", tensor_abs({3})), b = param(fib, "b", tensor_abs({3}));
+  NodePtr i = param(fib, "i", scalar_abs(ValueKind::kInt));
+  FuncGraph* id = m.add_graph("identity");
+  id->set_output(param(id, "v", tensor_abs({3})));
+  NodePtr ab = op(fib, "add", {a, b});
+  NodePtr i1 = prim(fib, Prim::kScalarAdd, {i, iconst(fib, 1)}, scalar_abs(ValueKind::kInt));
+  NodePtr again = fib->prim(Prim::kPartial, {gconst(fib, fib), b, ab, i1});
+  NodePtr stop = fib->prim(Prim::kPartial, {gconst(fib, id), a});
+  NodePtr c = prim(fib, Prim::kScalarLt, {i, iconst(fib, 20)}, scalar_abs(ValueKind::kBool));
+  NodePtr sw = fib->prim(Prim::kSwitch, {c, again, stop});
+  fib->set_output(call(fib, {sw}, tensor_abs({3})));
+  FuncGraph* top = m.add_graph("top");
+  NodePtr x = param(top, "x", tensor_abs({3})), y = param(top, "y", tensor_abs({3}));
+  top->set_output(call(top, {gconst(top, fib), x, y, iconst(top, 0)}, tensor_abs({3})));
+  auto prog = compile(*top);
+  EXPECT_NE(prog->dump().find("tail_call switch("), std::string::npos) << prog->dump();
+  Tensor X = randn({3}, 1), Y = randn({3}, 2), ra = X, rb = Y;
+  for (int k = 0; k < 20; ++k) {
+    Tensor s = eager("add", {ra, rb})[0];
+    ra = rb;
+    rb = s;
+  }
+  expect_same(prog->run({X, Y})[0], ra);
+  expect_same(prog->run({X, Y})[0], ra);
+}
+
+TEST(BackendControl, TwoCallsOfOneGraphKeepBothResults) {
+  // def g(v): return exp(v) * 2;  def f(x, y): return g(x) - g(y)
+  Module m;
+  FuncGraph* g = m.add_graph("g");
+  NodePtr v = param(g, "v", tensor_abs({2, 2}));
+  g->set_output(op(g, "mul", {op(g, "exp", {v}), tconst(g, 2)}));
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = param(f, "x", tensor_abs({2, 2})), y = param(f, "y", tensor_abs({2, 2}));
+  NodePtr gx = call(f, {gconst(f, g), x}, tensor_abs({2, 2}));
+  NodePtr gy = call(f, {gconst(f, g), y}, tensor_abs({2, 2}));
+  f->set_output(op(f, "sub", {gx, gy}));
+  auto prog = compile(*f);
+  Tensor X = randn({2, 2}, 1), Y = randn({2, 2}, 2), two = Tensor::scalar(2, DType::float32);
+  Tensor ref = eager("sub", {eager("mul", {eager("exp", {X})[0], two})[0],
+                             eager("mul", {eager("exp", {Y})[0], two})[0]})[0];
+  expect_same(prog->run({X, Y})[0], ref);
+  EXPECT_EQ(prog->dump(),
+            "function @f(r0, r1)\n"
+            "  r2 = call @g(r0)\n"
+            "  r3 = call @g(r1)\n"
+            "  r4 = sub(r2, r3)\n"
+            "  return r4\n"
+            "function @g(r0)\n"
+            "  r1 = exp(r0)\n"
+            "  r3 = mul(r1, r2)\n"
+            "  return r3\n");
+}
+
+TEST(BackendControl, SelfTailCallSwappingParameters) {
+  // def swap(a, b, i): return swap(-b, a, i + 1) if i < 3 else (a, b)
+  Module m;
+  FuncGraph* sw = m.add_graph("swap");
+  NodePtr a = param(sw, "a", tensor_abs({2})), b = param(sw, "b", tensor_abs({2}));
+  NodePtr i = param(sw, "i", scalar_abs(ValueKind::kInt));
+  AbstractPtr out = pair_abs(tensor_abs({2}), tensor_abs({2}));
+  FuncGraph* done = m.add_graph("done");
+  NodePtr p = param(done, "p", tensor_abs({2})), q = param(done, "q", tensor_abs({2}));
+  done->set_output(prim(done, Prim::kMakeTuple, {p, q}, out));
+  NodePtr nb = op(sw, "neg", {b});  // from the second iteration on, a lives in its home
+  NodePtr i1 = prim(sw, Prim::kScalarAdd, {i, iconst(sw, 1)}, scalar_abs(ValueKind::kInt));
+  NodePtr again = sw->prim(Prim::kPartial, {gconst(sw, sw), nb, a, i1});
+  NodePtr stop = sw->prim(Prim::kPartial, {gconst(sw, done), a, b});
+  NodePtr c = prim(sw, Prim::kScalarLt, {i, iconst(sw, 3)}, scalar_abs(ValueKind::kBool));
+  sw->set_output(call(sw, {sw->prim(Prim::kSwitch, {c, again, stop})}, out));
+  FuncGraph* top = m.add_graph("top");
+  NodePtr x = param(top, "x", tensor_abs({2})), y = param(top, "y", tensor_abs({2}));
+  top->set_output(call(top, {gconst(top, sw), x, y, iconst(top, 0)}, out));
+  auto prog = compile(*top);
+  Tensor X = randn({2}, 1), Y = randn({2}, 2);
+  auto r = prog->run({X, Y});
+  // (a, b) -> (-b, a) three times: (-y, x) -> (-x, -y) -> (y, -x); the third call moves a's
+  // home into b's while -b goes into a's home, so the arguments are staged.
+  expect_same(r[0], Y);
+  expect_same(r[1], eager("neg", {X})[0]);
+}
+
 }  // namespace
 }  // namespace mycel::backend::testing

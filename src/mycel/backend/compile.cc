@@ -267,6 +267,7 @@ class Lowerer {
           for (const NodePtr& v : fv_[k])
             if (mine(v)) d.push_back(v);
       }
+      std::reverse(d.begin(), d.end());  // popped from the back: first input first
       return d;
     };
     std::vector<std::pair<NodePtr, std::vector<NodePtr>>> stack;

@@ -220,11 +220,11 @@ class Vm {
       for (size_t k = 0; k < t.args.size(); ++k) {
         const Tensor& s = p_.scratch[k].t;
         if (!in_arena(s) || s.offset() < lo) continue;
-        for (int h : c.params) {
-          const Tensor& home = cp.home[h];
-          if (!home.defined() || home.offset() == s.offset()) continue;
+        for (size_t j = 0; j < c.params.size(); ++j) {
+          const Tensor& home = cp.home[c.params[j]];
+          if (!home.defined() || (j == k && home.offset() == s.offset())) continue;
           if (s.offset() < home.offset() + home.nbytes() && home.offset() < s.offset() + s.nbytes())
-            stage = true;
+            stage = true;  // e.g. a swap: another argument's home holds this source
         }
       }
     }
