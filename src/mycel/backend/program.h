@@ -2,6 +2,10 @@
 // instruction list per graph (kernel launches with prebuilt argument tensors, call/switch/
 // tail-call control ops) run by a small VM over one memory arena planned by lifetime analysis.
 //
+// Frames are static: each function has a fixed frame in the arena, above its callers' frames;
+// tail calls reuse it, recursive (non-tail) calls save and restore it. A Program runs one call
+// at a time (not thread-safe).
+//
 // Outputs: run() copies every output that lives in the arena into a fresh tensor (one allocator
 // call per output), so callers may keep results while the Program runs again; outputs that are
 // inputs, weights or constants are returned as they are (shared, like eager views).
