@@ -1,8 +1,7 @@
-// Lowering: each reachable graph becomes a Function of registers and instructions.
-// Closure conversion: a graph's free variables (its own and those of graphs it references,
-// to a fixpoint) become extra parameters that every call site passes from its own scope; weights
-// and constants are captured directly instead. Tuples exist only at compile time: a node's value
-// is a tree of registers, so make_tuple/tuple_getitem cost nothing at run time.
+// Lowering: each reachable graph becomes a Function of registers and instructions; its free
+// variables (closure.cc) are extra parameters that every call site passes from its own scope.
+// Tuples exist only at compile time: a node's value is a tree of registers, so make_tuple and
+// tuple_getitem cost nothing at run time.
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -59,68 +58,15 @@ class Lowerer {
   Lowerer(const FuncGraph& top, ProgramImpl& p) : top_(top), p_(p) {}
 
   void run() {
-    collect_graphs();
-    compute_free_variables();
+    Closures c = convert_closures(top_);
+    graphs_ = std::move(c.graphs);
+    index_ = std::move(c.index);
+    fv_ = std::move(c.fv);
     p_.fns.resize(graphs_.size());
     for (size_t i = 0; i < graphs_.size(); ++i) lower_graph(static_cast<int>(i));
-    check_calls();
-    find_cycles();
   }
 
  private:
-  // ---- graphs and closure conversion ----
-
-  void collect_graphs() {
-    std::vector<const FuncGraph*> work{&top_};
-    while (!work.empty()) {
-      const FuncGraph* g = work.back();
-      work.pop_back();
-      if (index_.count(g)) continue;
-      MYCEL_CHECK(g->output(), RuntimeError, "[backend] graph @", g->name(), " has no output");
-      index_[g] = static_cast<int>(graphs_.size());
-      graphs_.push_back(g);
-      auto used = g->used_graphs();
-      for (auto it = used.rbegin(); it != used.rend(); ++it) work.push_back(*it);
-    }
-  }
-
-  // Nodes of other graphs a graph's body uses (weights and constants excluded).
-  std::vector<NodePtr> direct_free(const FuncGraph* g) {
-    std::vector<NodePtr> out;
-    std::unordered_set<const Node*> seen;
-    auto visit = [&](const NodePtr& n) {
-      if (!n || n->is_constant() || n->graph() == g || is_weight(n) || !seen.insert(n.get()).second)
-        return;
-      out.push_back(n);
-    };
-    for (const NodePtr& a : g->toposort())
-      for (const NodePtr& in : static_cast<ir::Apply*>(a.get())->inputs()) visit(in);
-    visit(g->output());
-    return out;
-  }
-
-  void compute_free_variables() {
-    for (const FuncGraph* g : graphs_) fv_[g] = direct_free(g);
-    // Fixpoint: calling K from G needs K's free variables that G does not define itself.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const FuncGraph* g : graphs_) {
-        auto& mine = fv_[g];
-        for (const FuncGraph* k : g->used_graphs()) {
-          for (const NodePtr& n : fv_[k]) {
-            if (n->graph() == g || std::find(mine.begin(), mine.end(), n) != mine.end()) continue;
-            mine.push_back(n);
-            changed = true;
-          }
-        }
-      }
-    }
-    if (!fv_[&top_].empty())
-      MYCEL_THROW(RuntimeError, "[backend] graph @", top_.name(), " uses nodes of graph @",
-                  fv_[&top_][0]->graph() ? fv_[&top_][0]->graph()->name() : "?",
-                  " that does not enclose it", where(fv_[&top_][0].get()));
-  }
-
   // ---- registers ----
 
   int new_reg(RegInfo info) {
@@ -531,70 +477,6 @@ class Lowerer {
     vals_[node.get()] = std::move(out);
   }
 
-  // ---- checks and the call graph ----
-
-  void check_calls() {
-    for (Function& f : p_.fns)
-      for (Instr& in : f.code)
-        for (Target& t : in.targets) {
-          const Function& c = p_.fns[t.fn];
-          MYCEL_CHECK(t.args.size() == c.params.size(), TypeError, "[backend] @", f.name,
-                      " calls @", c.name, " with ", t.args.size(), " values, it takes ",
-                      c.params.size(), where(in.node));
-          for (size_t k = 0; k < t.args.size(); ++k)
-            MYCEL_CHECK(f.regs[t.args[k]].type == c.regs[c.params[k]].type, TypeError,
-                        "[backend] @", f.name, " passes a ", reg_type_name(f.regs[t.args[k]].type),
-                        " as parameter '", c.param_names[k], "' of @", c.name, " (expects ",
-                        reg_type_name(c.regs[c.params[k]].type), ")", where(in.node));
-          MYCEL_CHECK(in.out.size() == c.outputs.size(), TypeError, "[backend] @", c.name,
-                      " returns ", c.outputs.size(), " values, its call in @", f.name, " expects ",
-                      in.out.size(), where(in.node));
-        }
-  }
-
-  // Tarjan's strongly connected components over call edges: a cycle is recursion.
-  void find_cycles() {
-    int n = static_cast<int>(p_.fns.size()), counter = 0, sccs = 0;
-    std::vector<int> idx(n, -1), low(n, 0), stack;
-    std::vector<char> on(n, 0);
-    std::function<void(int)> visit = [&](int v) {
-      idx[v] = low[v] = counter++;
-      stack.push_back(v);
-      on[v] = 1;
-      for (const Instr& in : p_.fns[v].code)
-        for (const Target& t : in.targets) {
-          if (idx[t.fn] < 0) {
-            visit(t.fn);
-            low[v] = std::min(low[v], low[t.fn]);
-          } else if (on[t.fn]) {
-            low[v] = std::min(low[v], idx[t.fn]);
-          }
-        }
-      if (low[v] != idx[v]) return;
-      int members = 0;
-      for (int w = -1; w != v;) {
-        w = stack.back();
-        stack.pop_back();
-        on[w] = 0;
-        p_.fns[w].scc = sccs;
-        ++members;
-      }
-      p_.num_scc_members.push_back(members);
-      ++sccs;
-    };
-    for (int v = 0; v < n; ++v)
-      if (idx[v] < 0) visit(v);
-    for (Function& f : p_.fns) {
-      f.recursive = p_.num_scc_members[f.scc] > 1;
-      for (const Instr& in : f.code)
-        for (const Target& t : in.targets)
-          if (t.fn == &f - p_.fns.data()) f.recursive = true;
-    }
-    for (Function& f : p_.fns)
-      for (Instr& in : f.code)
-        for (Target& t : in.targets) t.scc_call = p_.fns[t.fn].scc == f.scc && f.recursive;
-  }
-
   const FuncGraph& top_;
   ProgramImpl& p_;
   std::vector<const FuncGraph*> graphs_;
@@ -611,28 +493,4 @@ class Lowerer {
 void lower(const ir::FuncGraph& top, ProgramImpl& p) { Lowerer(top, p).run(); }
 
 }  // namespace detail
-
-std::unique_ptr<Program> compile(const ir::FuncGraph& g) {
-  auto impl = std::make_unique<detail::ProgramImpl>();
-  detail::lower(g, *impl);
-  for (int r : impl->fns[0].params)
-    MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,
-                "[backend] graph @", g.name(), " takes a Python scalar parameter; Program inputs "
-                "must be tensors (analysis specializes scalars as constants)");
-  // A fully static graph gets its plan now, so the first run plans nothing.
-  std::vector<TensorMeta> metas;
-  bool is_static = true;
-  for (int r : impl->fns[0].params) {
-    const TensorMeta& m = impl->fns[0].regs[r].meta;
-    for (int64_t d : m.shape) is_static = is_static && d != ir::kDynamic;
-    metas.push_back(m);
-  }
-  if (is_static) {
-    std::vector<Shape> sig;
-    for (const auto& m : metas) sig.push_back(m.shape);
-    impl->plans[sig] = detail::build_plan(*impl, metas);
-  }
-  return std::make_unique<Program>(std::move(impl));
-}
-
 }  // namespace mycel::backend

@@ -5,10 +5,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mycel/backend/program.h"
-#include "mycel/ir/node.h"
+#include "mycel/ir/func_graph.h"
 #include "mycel/ops/registry.h"
 
 namespace mycel::backend::detail {
@@ -129,8 +130,17 @@ struct ProgramImpl {
   std::vector<Reg> save_regs;
 };
 
+// closure.cc: reachable graphs (top first) and their closure-converted free variables.
+struct Closures {
+  std::vector<const ir::FuncGraph*> graphs;
+  std::unordered_map<const ir::FuncGraph*, int> index;
+  std::unordered_map<const ir::FuncGraph*, std::vector<ir::NodePtr>> fv;
+};
+Closures convert_closures(const ir::FuncGraph& top);
 // compile.cc
 void lower(const ir::FuncGraph& top, ProgramImpl& p);
+// call_graph.cc: argument checks at calls; cycles (recursion) and scc_call flags.
+void analyse_calls(ProgramImpl& p);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc
