@@ -42,8 +42,8 @@ class Program {
   Program& operator=(const Program&) = delete;
 
   /// Runs the program. Throws TypeError (wrong count or dtype) or ValueError (wrong shape) naming
-  /// the parameter. A make_tuple output gives several tensors; Python scalar outputs come back as
-  /// 0-d tensors (int64, float64 or bool).
+  /// the parameter. A make_tuple output gives several tensors (nested tuples flattened in order);
+  /// Python scalar outputs come back as 0-d tensors (int64, float64 or bool), None as undefined.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   ProgramStats stats() const;
   /// The instruction listing, one function after another (for tests and debugging).
