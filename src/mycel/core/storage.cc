@@ -31,6 +31,7 @@ class CachingAllocator {
   void* allocate(size_t capacity) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      stats_.num_allocs++;
       auto it = free_.find(capacity);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();

@@ -36,6 +36,7 @@ struct AllocatorStats {
   size_t bytes_in_use = 0;
   size_t bytes_cached = 0;
   size_t num_system_allocs = 0;
+  size_t num_allocs = 0;  // every Storage::allocate call, cached or not (graph-mode tests)
 };
 AllocatorStats allocator_stats();
 /// Returns every cached block to the system.

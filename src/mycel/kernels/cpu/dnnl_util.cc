@@ -98,9 +98,14 @@ std::ostream& operator<<(std::ostream& os, const dnnl::memory::dims& d) {
 
 bool is_unimplemented(const dnnl::error& e) { return e.status == dnnl_unimplemented; }
 
+// One growing buffer per thread: primitives run synchronously and need their scratchpad only
+// during execute, so reusing it keeps warm graph-mode runs free of allocator calls.
 Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
   size_t n = pd.scratchpad_desc().get_size();
-  return Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
+  thread_local Tensor pad;
+  if (!pad.defined() || pad.nbytes() < n)
+    pad = Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
+  return pad;
 }
 
 }  // namespace mycel::cpu::dnnl_util

@@ -1,0 +1,112 @@
+// The call graph: argument checks at every call, and its strongly connected components --
+// a component with a cycle is recursion, whose frames the VM saves around non-tail calls.
+#include <functional>
+
+#include "mycel/backend/detail.h"
+
+namespace mycel::backend {
+namespace detail {
+namespace {
+
+std::string where(const ir::Node* n) {
+  if (!n || !n->loc().known()) return "";
+  return " at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
+}
+
+
+void check_calls(ProgramImpl& p) {
+  for (Function& f : p.fns)
+    for (Instr& in : f.code)
+      for (Target& t : in.targets) {
+        const Function& c = p.fns[t.fn];
+        MYCEL_CHECK(t.args.size() == c.params.size(), TypeError, "[backend] @", f.name,
+                    " calls @", c.name, " with ", t.args.size(), " values, it takes ",
+                    c.params.size(), where(in.node));
+        for (size_t k = 0; k < t.args.size(); ++k)
+          MYCEL_CHECK(f.regs[t.args[k]].type == c.regs[c.params[k]].type, TypeError,
+                      "[backend] @", f.name, " passes a ", reg_type_name(f.regs[t.args[k]].type),
+                      " as parameter '", c.param_names[k], "' of @", c.name, " (expects ",
+                      reg_type_name(c.regs[c.params[k]].type), ")", where(in.node));
+        MYCEL_CHECK(in.out.size() == c.outputs.size(), TypeError, "[backend] @", c.name,
+                    " returns ", c.outputs.size(), " values, its call in @", f.name, " expects ",
+                    in.out.size(), where(in.node));
+      }
+}
+
+// Tarjan's strongly connected components over call edges: a cycle is recursion.
+void find_cycles(ProgramImpl& p) {
+  int n = static_cast<int>(p.fns.size()), counter = 0, sccs = 0;
+  std::vector<int> idx(n, -1), low(n, 0), stack;
+  std::vector<char> on(n, 0);
+  std::function<void(int)> visit = [&](int v) {
+    idx[v] = low[v] = counter++;
+    stack.push_back(v);
+    on[v] = 1;
+    for (const Instr& in : p.fns[v].code)
+      for (const Target& t : in.targets) {
+        if (idx[t.fn] < 0) {
+          visit(t.fn);
+          low[v] = std::min(low[v], low[t.fn]);
+        } else if (on[t.fn]) {
+          low[v] = std::min(low[v], idx[t.fn]);
+        }
+      }
+    if (low[v] != idx[v]) return;
+    int members = 0;
+    for (int w = -1; w != v;) {
+      w = stack.back();
+      stack.pop_back();
+      on[w] = 0;
+      p.fns[w].scc = sccs;
+      ++members;
+    }
+    p.num_scc_members.push_back(members);
+    ++sccs;
+  };
+  for (int v = 0; v < n; ++v)
+    if (idx[v] < 0) visit(v);
+  for (Function& f : p.fns) {
+    f.recursive = p.num_scc_members[f.scc] > 1;
+    for (const Instr& in : f.code)
+      for (const Target& t : in.targets)
+        if (t.fn == &f - p.fns.data()) f.recursive = true;
+  }
+  for (Function& f : p.fns)
+    for (Instr& in : f.code)
+      for (Target& t : in.targets) t.scc_call = p.fns[t.fn].scc == f.scc && f.recursive;
+}
+
+}  // namespace
+
+void analyse_calls(ProgramImpl& p) {
+  check_calls(p);
+  find_cycles(p);
+}
+
+}  // namespace detail
+
+std::unique_ptr<Program> compile(const ir::FuncGraph& g) {
+  auto impl = std::make_unique<detail::ProgramImpl>();
+  detail::lower(g, *impl);
+  detail::analyse_calls(*impl);
+  for (int r : impl->fns[0].params)
+    MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,
+                "[backend] graph @", g.name(), " takes a Python scalar parameter; Program inputs "
+                "must be tensors (analysis specializes scalars as constants)");
+  // A fully static graph gets its plan now, so the first run plans nothing.
+  std::vector<TensorMeta> metas;
+  bool is_static = true;
+  for (int r : impl->fns[0].params) {
+    const TensorMeta& m = impl->fns[0].regs[r].meta;
+    for (int64_t d : m.shape) is_static = is_static && d != ir::kDynamic;
+    metas.push_back(m);
+  }
+  if (is_static) {
+    std::vector<Shape> sig;
+    for (const auto& m : metas) sig.push_back(m.shape);
+    impl->plans[sig] = detail::build_plan(*impl, metas);
+  }
+  return std::make_unique<Program>(std::move(impl));
+}
+
+}  // namespace mycel::backend

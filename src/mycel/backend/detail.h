@@ -1,0 +1,150 @@
+// Internals of a compiled Program: register-based functions (compile.cc), per-shape plans with
+// the arena and prebuilt kernel tensors (dynamic.cc, memory_plan.cc) and the VM state (vm.cc).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mycel/backend/program.h"
+#include "mycel/ir/func_graph.h"
+#include "mycel/ops/registry.h"
+
+namespace mycel::backend::detail {
+
+/// The static type of a register.
+enum class RegType : uint8_t { kTensor, kInt, kFloat, kBool, kNone };
+
+/// A run-time value: a tensor or a Python scalar (its type is fixed per register).
+struct Reg {
+  Tensor t;
+  int64_t i = 0;  // ints and bools
+  double f = 0;
+};
+
+/// What the compiler knows about a register.
+struct RegInfo {
+  RegType type = RegType::kNone;
+  TensorMeta meta;         // tensors: shape (ir::kDynamic dims allowed) and dtype
+  bool is_const = false;   // constants, weights: value below, fixed for the Program's life
+  Reg value;
+};
+
+enum class Code : uint8_t {
+  kKernel,          // op kernel: in -> out (prebuilt tensors per plan)
+  kView,            // reshape-like: out aliases in (folded at plan time when in is static)
+  kScalar,          // scalar arithmetic/comparison prim on in[0], in[1]
+  kTensorToScalar,  // in[0] (one-element tensor) -> scalar out[0]
+  kScalarToTensor,  // scalar in[0] -> 0-d tensor out[0] of `dtype`
+  kDim,             // in[0].shape[axis] -> int out[0] (dynamic dims)
+  kSelect,          // switch as a value: out = cond ? in : in_b
+  kCall,            // call of one of targets (two with a switch on cond)
+  kPrint,           // print(in...)
+};
+
+/// One possible callee of a call: a function and its arguments in its parameter order (bound
+/// partial arguments, call arguments, then closure-converted free variables).
+struct Target {
+  int fn = -1;
+  std::vector<int> args;
+  bool scc_call = false;  // callee in the caller's call cycle (recursion): frames are saved
+};
+
+struct Instr {
+  Code code;
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  ir::Prim prim{};
+  std::vector<int> in;    // kernel inputs (-1: absent optional), scalar operands
+  std::vector<int> in_b;  // select: the false branch's registers
+  std::vector<int> out;
+  int cond = -1;          // select/switch-call condition (bool scalar or one-element tensor)
+  std::vector<Target> targets;
+  bool tail = false;      // a call whose results are the function's results (frame reused)
+  DType dtype = DType::float32;
+  int64_t axis = 0;
+  const ir::Node* node = nullptr;  // for error messages
+};
+
+/// One graph, closure converted, as registers and instructions.
+struct Function {
+  std::string name;
+  std::vector<RegInfo> regs;
+  std::vector<int> params;               // flattened parameter registers (then free variables)
+  std::vector<std::string> param_names;  // one per entry of params
+  std::vector<Instr> code;
+  std::vector<int> outputs;
+  int scc = -1;            // call-graph strongly connected component
+  bool recursive = false;  // in a call cycle: parameters get home buffers, frames are saved
+};
+
+/// A kernel's prebuilt argument vectors and the inputs refreshed from registers at each launch.
+struct KernelSlots {
+  std::vector<Tensor> in, out;
+  std::vector<std::pair<int, int>> refresh;  // (input slot, register) for dynamic registers
+};
+
+/// One function under one shape plan.
+struct FnPlan {
+  std::vector<TensorMeta> meta;   // per register
+  std::vector<char> known;        // meta inferred
+  std::vector<Tensor> home;       // per register: the arena buffer backing it, if any
+  std::vector<char> is_static;    // register's tensor is fixed for the plan (no refresh needed)
+  std::vector<Reg> regs;          // the register file (frames are static; recursion saves it)
+  std::vector<KernelSlots> kernels;  // per instruction (kernels only)
+  std::vector<char> elided;       // per instruction: folded at plan time (static views)
+  size_t base = 0, size = 0;      // this function's frame in the arena
+  size_t block_base = 0, block_end = 0;  // its call cycle's frames
+  size_t num_inplace = 0;
+};
+
+/// Everything that depends on the concrete input shapes.
+struct Plan {
+  std::vector<FnPlan> fns;
+  std::shared_ptr<Storage> arena;
+  size_t arena_bytes = 0;
+};
+
+/// A VM call frame: the caller waiting at instruction pc for a non-tail call.
+struct Frame {
+  int fn;
+  int pc;
+  int target;
+  bool saved;
+  size_t save_bytes, save_regs;  // marks in the save stacks
+};
+
+struct ProgramImpl {
+  std::vector<Function> fns;  // fns[0] is the top graph
+  std::vector<int> num_scc_members;
+  std::map<std::vector<Shape>, std::unique_ptr<Plan>> plans;
+  Plan* plan = nullptr;  // the last used
+  std::vector<Shape> last_sig;
+  size_t num_launches = 0;
+  // VM stacks, reused across runs so a warm run does not allocate.
+  std::vector<Frame> frames;
+  std::vector<Reg> scratch;
+  std::vector<std::byte> save_bytes;
+  std::vector<Reg> save_regs;
+};
+
+// closure.cc: reachable graphs (top first) and their closure-converted free variables.
+struct Closures {
+  std::vector<const ir::FuncGraph*> graphs;
+  std::unordered_map<const ir::FuncGraph*, int> index;
+  std::unordered_map<const ir::FuncGraph*, std::vector<ir::NodePtr>> fv;
+};
+Closures convert_closures(const ir::FuncGraph& top);
+// compile.cc
+void lower(const ir::FuncGraph& top, ProgramImpl& p);
+// call_graph.cc: argument checks at calls; cycles (recursion) and scc_call flags.
+void analyse_calls(ProgramImpl& p);
+// dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
+std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
+// vm.cc
+void execute(ProgramImpl& p, Plan& plan);
+std::string reg_type_name(RegType t);
+
+}  // namespace mycel::backend::detail

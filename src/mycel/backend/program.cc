@@ -1,0 +1,163 @@
+// Program: input checks, the plan cache keyed by the input shapes, output copy-out, stats, dump.
+#include <cstring>
+#include <sstream>
+
+#include "mycel/backend/detail.h"
+
+namespace mycel::backend {
+
+using detail::Code;
+using detail::RegType;
+
+Program::Program(std::unique_ptr<detail::ProgramImpl> impl) : impl_(std::move(impl)) {
+  impl_->frames.reserve(64);
+  impl_->last_sig.reserve(impl_->fns[0].params.size());
+  if (impl_->plans.size() == 1) {
+    impl_->plan = impl_->plans.begin()->second.get();
+    impl_->last_sig = impl_->plans.begin()->first;
+  }
+}
+
+Program::~Program() = default;
+
+namespace {
+
+// Checks inputs against the top graph's parameter abstracts; kDynamic dims accept any size.
+void check_inputs(const detail::Function& top, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != top.params.size()) {
+    std::ostringstream names;
+    for (size_t k = 0; k < top.param_names.size(); ++k) names << (k ? ", " : "") << top.param_names[k];
+    MYCEL_THROW(TypeError, "[graph @", top.name, "] takes ", top.params.size(), " inputs (", names.str(),
+                "), got ", inputs.size());
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorMeta& want = top.regs[top.params[k]].meta;
+    const Tensor& x = inputs[k];
+    const std::string& name = top.param_names[k];
+    MYCEL_CHECK(x.defined(), TypeError, "[graph @", top.name, "] input '", name,
+                "' must be a tensor, got None");
+    MYCEL_CHECK(x.dtype() == want.dtype, TypeError, "[graph @", top.name, "] input '", name,
+                "' expects dtype ", dtype_name(want.dtype), ", got ", dtype_name(x.dtype()));
+    bool ok = x.shape().size() == want.shape.size();
+    for (size_t d = 0; ok && d < want.shape.size(); ++d)
+      ok = want.shape[d] == ir::kDynamic || want.shape[d] == x.shape()[d];
+    if (!ok) {
+      std::ostringstream w;
+      w << "(";
+      for (size_t d = 0; d < want.shape.size(); ++d)
+        w << (d ? ", " : "") << (want.shape[d] == ir::kDynamic ? std::string("?") : std::to_string(want.shape[d]));
+      w << (want.shape.size() == 1 ? ",)" : ")");
+      MYCEL_THROW(ValueError, "[graph @", top.name, "] input '", name, "' expects shape ", w.str(),
+                  ", got ", shape_str(x.shape()));
+    }
+  }
+}
+
+bool same_sig(const std::vector<Shape>& sig, const std::vector<Tensor>& inputs) {
+  if (sig.size() != inputs.size()) return false;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (sig[k] != inputs[k].shape()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
+  detail::ProgramImpl& p = *impl_;
+  const detail::Function& top = p.fns[0];
+  check_inputs(top, inputs);
+  if (!p.plan || !same_sig(p.last_sig, inputs)) {
+    std::vector<Shape> sig;
+    for (const Tensor& x : inputs) sig.push_back(x.shape());
+    auto it = p.plans.find(sig);
+    if (it == p.plans.end()) {
+      std::vector<TensorMeta> metas;
+      for (const Tensor& x : inputs) metas.push_back(x.meta());
+      it = p.plans.emplace(sig, detail::build_plan(p, metas)).first;
+    }
+    p.plan = it->second.get();
+    p.last_sig = std::move(sig);
+  }
+  detail::FnPlan& fp = p.plan->fns[0];
+  for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = inputs[k];
+  p.num_launches = 0;
+  detail::execute(p, *p.plan);
+
+  std::vector<Tensor> outs;
+  outs.reserve(top.outputs.size());
+  for (int r : top.outputs) {
+    const detail::Reg& v = fp.regs[r];
+    switch (top.regs[r].type) {
+      case RegType::kTensor:
+        if (v.t.storage() == p.plan->arena) {  // copy out: the arena is reused by the next run
+          Tensor o = Tensor::empty(v.t.meta());
+          std::memcpy(o.data(), v.t.data(), v.t.nbytes());
+          outs.push_back(std::move(o));
+        } else {
+          outs.push_back(v.t);
+        }
+        break;
+      case RegType::kInt: outs.push_back(Tensor::scalar(static_cast<double>(v.i), DType::int64)); break;
+      case RegType::kFloat: outs.push_back(Tensor::scalar(v.f, DType::float64)); break;
+      case RegType::kBool: outs.push_back(Tensor::scalar(v.i != 0, DType::bool_)); break;
+      case RegType::kNone: outs.push_back(Tensor()); break;
+    }
+  }
+  // Drop references to the caller's inputs so they are not kept alive by the Program.
+  for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = Tensor();
+  return outs;
+}
+
+ProgramStats Program::stats() const {
+  const detail::ProgramImpl& p = *impl_;
+  ProgramStats s;
+  s.num_plans = p.plans.size();
+  s.num_kernel_launches = p.num_launches;
+  for (size_t f = 0; f < p.fns.size(); ++f)
+    for (size_t i = 0; i < p.fns[f].code.size(); ++i)
+      if (!p.plan || !p.plan->fns[f].elided[i]) ++s.num_instructions;
+  if (p.plan) {
+    s.arena_bytes = p.plan->arena_bytes;
+    for (const auto& fp : p.plan->fns) s.num_inplace += fp.num_inplace;
+  }
+  return s;
+}
+
+std::string Program::dump() const {
+  const detail::ProgramImpl& p = *impl_;
+  std::ostringstream os;
+  auto regs = [&](const std::vector<int>& rs) {
+    std::string s;
+    for (size_t k = 0; k < rs.size(); ++k)
+      s += (k ? ", " : "") + (rs[k] < 0 ? std::string("None") : "r" + std::to_string(rs[k]));
+    return s;
+  };
+  for (const detail::Function& f : p.fns) {
+    os << "function @" << f.name << "(" << regs(f.params) << ")"
+       << (f.recursive ? "  # recursive" : "") << "\n";
+    for (const detail::Instr& in : f.code) {
+      os << "  " << (in.out.empty() ? "" : regs(in.out) + " = ");
+      switch (in.code) {
+        case Code::kKernel: os << in.op->name << "(" << regs(in.in) << ")"; break;
+        case Code::kView: os << "view " << in.op->name << "(" << regs(in.in) << ")"; break;
+        case Code::kScalar: os << ir::prim_name(in.prim) << "(" << regs(in.in) << ")"; break;
+        case Code::kTensorToScalar: os << "tensor_to_scalar(" << regs(in.in) << ")"; break;
+        case Code::kScalarToTensor: os << "scalar_to_tensor(" << regs(in.in) << ", " << dtype_name(in.dtype) << ")"; break;
+        case Code::kDim: os << "dim(" << regs(in.in) << ", " << in.axis << ")"; break;
+        case Code::kSelect: os << "select(r" << in.cond << ", [" << regs(in.in) << "], [" << regs(in.in_b) << "])"; break;
+        case Code::kPrint: os << "print(" << regs(in.in) << ")"; break;
+        case Code::kCall:
+          os << (in.tail ? "tail_call " : "call ");
+          if (in.targets.size() == 2) os << "switch(r" << in.cond << ") ";
+          for (size_t t = 0; t < in.targets.size(); ++t)
+            os << (t ? " | " : "") << "@" << p.fns[in.targets[t].fn].name << "(" << regs(in.targets[t].args) << ")";
+          break;
+      }
+      os << "\n";
+    }
+    os << "  return " << regs(f.outputs) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace mycel::backend

@@ -1,0 +1,61 @@
+// The backend: a specialized, optimized (monomorphic) graph compiles to a Program -- one linear
+// instruction list per graph (kernel launches with prebuilt argument tensors, call/switch/
+// tail-call control ops) run by a small VM over one memory arena planned by lifetime analysis.
+//
+// Frames are static: each function has a fixed frame in the arena, above its callers' frames;
+// tail calls reuse it, recursive (non-tail) calls save and restore it. A Program runs one call
+// at a time (not thread-safe).
+//
+// Outputs: run() copies every output that lives in the arena into a fresh tensor (one allocator
+// call per output), so callers may keep results while the Program runs again; outputs that are
+// inputs, weights or constants are returned as they are (shared, like eager views).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mycel/core/tensor.h"
+#include "mycel/ir/func_graph.h"
+
+namespace mycel::backend {
+
+namespace detail {
+struct ProgramImpl;
+}
+
+/// Sizes and counters of a Program (of the plan used by the last run).
+struct ProgramStats {
+  size_t arena_bytes = 0;          // the arena of the current shape plan
+  size_t num_instructions = 0;     // instructions of all functions (views folded away excluded)
+  size_t num_kernel_launches = 0;  // kernels launched by the last run
+  size_t num_plans = 0;            // shape plans cached (one per concrete input signature)
+  size_t num_inplace = 0;          // elementwise outputs written over a dying input
+};
+
+/// A compiled graph: run it with the graph's (non-weight) parameters in order.
+class Program {
+ public:
+  explicit Program(std::unique_ptr<detail::ProgramImpl> impl);
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  /// Runs the program. Throws TypeError (wrong count or dtype) or ValueError (wrong shape) naming
+  /// the parameter. A make_tuple output gives several tensors (nested tuples flattened in order);
+  /// Python scalar outputs come back as 0-d tensors (int64, float64 or bool), None as undefined.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  ProgramStats stats() const;
+  /// The instruction listing, one function after another (for tests and debugging).
+  std::string dump() const;
+  detail::ProgramImpl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::ProgramImpl> impl_;
+};
+
+/// Compiles `g` (resolved and monomorphic: every node has an abstract value). Weight parameters
+/// (Parameter::is_weight) are captured; the others are the Program's inputs.
+std::unique_ptr<Program> compile(const ir::FuncGraph& g);
+
+}  // namespace mycel::backend

@@ -1,0 +1,338 @@
+// The VM: runs a function's instructions over its static register file; calls push a frame
+// from a reused stack, tail calls replace the running function (a 10^5-iteration loop runs in
+// constant memory), recursive calls save the caller's frame bytes and registers around the call.
+// A warm run allocates nothing from the tensor allocator except the outputs it returns.
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "mycel/backend/detail.h"
+#include "mycel/ir/value.h"
+
+namespace mycel::backend {
+namespace detail {
+
+std::string reg_type_name(RegType t) {
+  switch (t) {
+    case RegType::kTensor: return "tensor";
+    case RegType::kInt: return "int";
+    case RegType::kFloat: return "float";
+    case RegType::kBool: return "bool";
+    case RegType::kNone: return "None";
+  }
+  return "?";
+}
+
+namespace {
+
+bool truthy(const Reg& r, RegType t) {
+  if (t == RegType::kFloat) return r.f != 0;
+  if (t != RegType::kTensor) return r.i != 0;
+  MYCEL_CHECK(r.t.numel() == 1, ValueError, "[switch] the condition must be a one-element tensor, got shape ",
+              shape_str(r.t.shape()));
+  bool b;
+  convert_elements(r.t.data(), r.t.dtype(), &b, DType::bool_, 1);
+  return b;
+}
+
+double as_float(const Reg& r, RegType t) { return t == RegType::kFloat ? r.f : static_cast<double>(r.i); }
+
+// Python semantics for int/float/bool scalars: ints stay ints except true division.
+void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, Reg& out, RegType to) {
+  using ir::Prim;
+  const bool ints = ta != RegType::kFloat && (!b || tb != RegType::kFloat);
+  const double x = as_float(a, ta), y = b ? as_float(*b, tb) : 0;
+  const int64_t i = a.i, j = b ? b->i : 0;
+  double f = 0;
+  int64_t n = 0;
+  switch (p) {
+    case Prim::kScalarAdd: n = i + j; f = x + y; break;
+    case Prim::kScalarSub: n = i - j; f = x - y; break;
+    case Prim::kScalarMul: n = i * j; f = x * y; break;
+    case Prim::kScalarDiv:
+      MYCEL_CHECK(y != 0 || !ints, ValueError, "division by zero");
+      f = x / y;
+      break;
+    case Prim::kScalarFloorDiv:
+      if (ints) {
+        MYCEL_CHECK(j != 0, ValueError, "integer division or modulo by zero");
+        n = i / j - ((i % j != 0) && ((i < 0) != (j < 0)));
+      }
+      f = std::floor(x / y);
+      break;
+    case Prim::kScalarMod:
+      if (ints) {
+        MYCEL_CHECK(j != 0, ValueError, "integer division or modulo by zero");
+        n = i % j;
+        if (n != 0 && ((n < 0) != (j < 0))) n += j;
+      }
+      f = x - std::floor(x / y) * y;
+      break;
+    case Prim::kScalarPow:
+      f = std::pow(x, y);
+      n = static_cast<int64_t>(std::llround(f));
+      break;
+    case Prim::kScalarNeg: n = -i; f = -x; break;
+    case Prim::kScalarEq: n = ints ? i == j : x == y; break;
+    case Prim::kScalarNe: n = ints ? i != j : x != y; break;
+    case Prim::kScalarLt: n = ints ? i < j : x < y; break;
+    case Prim::kScalarLe: n = ints ? i <= j : x <= y; break;
+    case Prim::kScalarGt: n = ints ? i > j : x > y; break;
+    case Prim::kScalarGe: n = ints ? i >= j : x >= y; break;
+    case Prim::kScalarNot: n = ta == RegType::kFloat ? x == 0 : i == 0; break;
+    default: MYCEL_THROW(RuntimeError, "[backend] not a scalar primitive: ", ir::prim_name(p));
+  }
+  if (to == RegType::kFloat) out.f = ints && p != Prim::kScalarDiv && p != Prim::kScalarPow ? n : f;
+  else out.i = n;
+}
+
+class Vm {
+ public:
+  Vm(ProgramImpl& p, Plan& plan) : p_(p), plan_(plan), arena_(plan.arena.get()) {}
+
+  void run() {
+    p_.frames.clear();
+    size_t bytes_top = 0, regs_top = 0;
+    int f = 0, pc = 0;
+    for (;;) {
+      const Function& fn = p_.fns[f];
+      FnPlan& fp = plan_.fns[f];
+      if (pc == static_cast<int>(fn.code.size())) {  // return
+        if (p_.frames.empty()) {  // the top graph's (tail-called) result
+          if (f != 0)
+            for (size_t k = 0; k < fn.outputs.size(); ++k)
+              plan_.fns[0].regs[p_.fns[0].outputs[k]] = fp.regs[fn.outputs[k]];
+          return;
+        }
+        Frame fr = p_.frames.back();
+        p_.frames.pop_back();
+        finish_call(fr, f, bytes_top, regs_top);
+        f = fr.fn;
+        pc = fr.pc + 1;
+        continue;
+      }
+      const Instr& in = fn.code[pc];
+      switch (in.code) {
+        case Code::kKernel: {
+          KernelSlots& ks = fp.kernels[pc];
+          for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
+          in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+          ++p_.num_launches;
+          break;
+        }
+        case Code::kView:
+          if (!fp.elided[pc]) {
+            const Tensor& x = fp.regs[in.in[0]].t;
+            const TensorMeta& m = fp.meta[in.out[0]];
+            fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
+          }
+          break;
+        case Code::kScalar:
+          scalar_op(in.prim, fp.regs[in.in[0]], fn.regs[in.in[0]].type,
+                    in.in.size() > 1 ? &fp.regs[in.in[1]] : nullptr,
+                    in.in.size() > 1 ? fn.regs[in.in[1]].type : RegType::kNone, fp.regs[in.out[0]],
+                    fn.regs[in.out[0]].type);
+          break;
+        case Code::kTensorToScalar: {
+          const Tensor& t = fp.regs[in.in[0]].t;
+          MYCEL_CHECK(t.numel() == 1, ValueError, "[tensor_to_scalar] needs a one-element tensor, got shape ",
+                      shape_str(t.shape()));
+          Reg& o = fp.regs[in.out[0]];
+          if (fn.regs[in.out[0]].type == RegType::kFloat)
+            convert_elements(t.data(), t.dtype(), &o.f, DType::float64, 1);
+          else
+            convert_elements(t.data(), t.dtype(), &o.i, DType::int64, 1);
+          break;
+        }
+        case Code::kScalarToTensor: {
+          const Reg& s = fp.regs[in.in[0]];
+          Tensor& o = fp.regs[in.out[0]].t;
+          if (fn.regs[in.in[0]].type == RegType::kFloat)
+            convert_elements(&s.f, DType::float64, o.data(), in.dtype, 1);
+          else
+            convert_elements(&s.i, DType::int64, o.data(), in.dtype, 1);
+          break;
+        }
+        case Code::kDim: fp.regs[in.out[0]].i = fp.regs[in.in[0]].t.dim(in.axis); break;
+        case Code::kSelect: {
+          bool c = truthy(fp.regs[in.cond], fn.regs[in.cond].type);
+          const auto& src = c ? in.in : in.in_b;
+          for (size_t k = 0; k < in.out.size(); ++k) fp.regs[in.out[k]] = fp.regs[src[k]];
+          break;
+        }
+        case Code::kPrint: print(fn, fp, in); break;
+        case Code::kCall: {
+          int ti = in.targets.size() == 1 ? 0 : (truthy(fp.regs[in.cond], fn.regs[in.cond].type) ? 0 : 1);
+          const Target& t = in.targets[ti];
+          gather(fp, t);
+          bool saved = false;
+          size_t mb = bytes_top, mr = regs_top;
+          if (!in.tail && t.scc_call) {  // recursion: our frame will be overwritten
+            save(f, bytes_top, regs_top);
+            saved = true;
+          }
+          enter(f, t, bytes_top);
+          if (!in.tail) p_.frames.push_back(Frame{f, pc, ti, saved, mb, mr});
+          f = t.fn;
+          pc = 0;
+          continue;
+        }
+      }
+      ++pc;
+    }
+  }
+
+ private:
+  bool in_arena(const Tensor& t) const { return t.defined() && t.storage().get() == arena_; }
+
+  std::byte* bytes_at(size_t at, size_t n) {
+    if (p_.save_bytes.size() < at + n) p_.save_bytes.resize(std::max(at + n, 2 * p_.save_bytes.size()));
+    return p_.save_bytes.data() + at;
+  }
+  Reg& reg_at(size_t at) {
+    if (p_.save_regs.size() <= at) p_.save_regs.resize(std::max(at + 1, 2 * p_.save_regs.size()));
+    return p_.save_regs[at];
+  }
+
+  void gather(FnPlan& fp, const Target& t) {
+    if (p_.scratch.size() < t.args.size()) p_.scratch.resize(t.args.size());
+    for (size_t k = 0; k < t.args.size(); ++k) p_.scratch[k] = fp.regs[t.args[k]];
+  }
+
+  void save(int f, size_t& bytes_top, size_t& regs_top) {
+    FnPlan& fp = plan_.fns[f];
+    std::memcpy(bytes_at(bytes_top, fp.size), static_cast<char*>(arena_->data()) + fp.base, fp.size);
+    bytes_top += fp.size;
+    for (const Reg& r : fp.regs) reg_at(regs_top++) = r;
+  }
+
+  // Moves the gathered arguments into the callee's parameters. Within a call cycle, tensors in
+  // the cycle's frames are copied into the callee's parameter homes (via the save stack when a
+  // source overlaps a home), since the callee's frame may be the very one they live in.
+  void enter(int caller, const Target& t, size_t bytes_top) {
+    const Function& c = p_.fns[t.fn];
+    FnPlan& cp = plan_.fns[t.fn];
+    const size_t lo = cp.block_base;
+    char* base = static_cast<char*>(arena_->data());
+    bool stage = false;
+    if (t.scc_call) {
+      for (size_t k = 0; k < t.args.size(); ++k) {
+        const Tensor& s = p_.scratch[k].t;
+        if (!in_arena(s) || s.offset() < lo) continue;
+        for (size_t j = 0; j < c.params.size(); ++j) {
+          const Tensor& home = cp.home[c.params[j]];
+          if (!home.defined() || (j == k && home.offset() == s.offset())) continue;
+          if (s.offset() < home.offset() + home.nbytes() && home.offset() < s.offset() + s.nbytes())
+            stage = true;  // e.g. a swap: another argument's home holds this source
+        }
+      }
+    }
+    size_t at = bytes_top;
+    if (stage)
+      for (size_t k = 0; k < t.args.size(); ++k) {
+        const Tensor& s = p_.scratch[k].t;
+        if (!in_arena(s) || s.offset() < lo) continue;
+        std::memcpy(bytes_at(at, s.nbytes()), s.data(), s.nbytes());
+        at += s.nbytes();
+      }
+    at = bytes_top;
+    for (size_t k = 0; k < t.args.size(); ++k) {
+      Reg& dst = cp.regs[c.params[k]];
+      const Reg& s = p_.scratch[k];
+      if (t.scc_call && in_arena(s.t) && s.t.offset() >= lo) {
+        const Tensor& home = cp.home[c.params[k]];
+        const void* src = stage ? static_cast<const void*>(p_.save_bytes.data() + at) : s.t.data();
+        if (home.data() != src) std::memmove(home.data(), src, home.nbytes());
+        at += s.t.nbytes();
+        dst.t = home;
+      } else {
+        dst = s;
+      }
+    }
+    (void)base;
+    (void)caller;
+  }
+
+  // Results of the callee into the caller's registers: results living above the caller's frames
+  // (or, after a recursive call, in its cycle's frames, which the restore overwrites) are copied
+  // into the caller's result buffers.
+  void finish_call(const Frame& fr, int callee, size_t& bytes_top, size_t& regs_top) {
+    const Function& cf = p_.fns[callee];
+    FnPlan& cp = plan_.fns[callee];
+    const Function& fn = p_.fns[fr.fn];
+    FnPlan& fp = plan_.fns[fr.fn];
+    const Instr& in = fn.code[fr.pc];
+    const size_t threshold = fr.saved ? fp.block_base : fp.block_end;
+    if (!fr.saved) {
+      for (size_t k = 0; k < in.out.size(); ++k) {
+        const Reg& s = cp.regs[cf.outputs[k]];
+        Reg& d = fp.regs[in.out[k]];
+        if (in_arena(s.t) && s.t.offset() >= threshold) {
+          const Tensor& home = fp.home[in.out[k]];
+          std::memcpy(home.data(), s.t.data(), home.nbytes());
+          d.t = home;
+        } else {
+          d = s;
+        }
+      }
+      return;
+    }
+    // Stage results above the saved frame, restore the frame, then write the results.
+    size_t at = bytes_top, r_at = regs_top;
+    for (size_t k = 0; k < in.out.size(); ++k) {
+      const Reg& s = cp.regs[cf.outputs[k]];
+      reg_at(r_at++) = s;
+      if (in_arena(s.t) && s.t.offset() >= threshold) {
+        std::memcpy(bytes_at(at, s.t.nbytes()), s.t.data(), s.t.nbytes());
+        at += s.t.nbytes();
+      }
+    }
+    std::memcpy(static_cast<char*>(arena_->data()) + fp.base, p_.save_bytes.data() + fr.save_bytes,
+                fp.size);
+    for (size_t r = 0; r < fp.regs.size(); ++r) fp.regs[r] = p_.save_regs[fr.save_regs + r];
+    at = bytes_top;
+    r_at = regs_top;
+    for (size_t k = 0; k < in.out.size(); ++k) {
+      const Reg& s = p_.save_regs[r_at++];
+      Reg& d = fp.regs[in.out[k]];
+      if (in_arena(s.t) && s.t.offset() >= threshold) {
+        const Tensor& home = fp.home[in.out[k]];
+        std::memcpy(home.data(), p_.save_bytes.data() + at, home.nbytes());
+        at += s.t.nbytes();
+        d.t = home;
+      } else {
+        d = s;
+      }
+    }
+    bytes_top = fr.save_bytes;
+    regs_top = fr.save_regs;
+  }
+
+  void print(const Function& fn, FnPlan& fp, const Instr& in) {
+    std::ostringstream os;
+    for (size_t k = 0; k < in.in.size(); ++k) {
+      const Reg& r = fp.regs[in.in[k]];
+      os << (k ? " " : "");
+      switch (fn.regs[in.in[k]].type) {
+        case RegType::kTensor: os << ir::TensorValue(r.t).repr(); break;
+        case RegType::kInt: os << r.i; break;
+        case RegType::kFloat: os << r.f; break;
+        case RegType::kBool: os << (r.i ? "True" : "False"); break;
+        case RegType::kNone: os << "None"; break;
+      }
+    }
+    std::cout << os.str() << std::endl;
+  }
+
+  ProgramImpl& p_;
+  Plan& plan_;
+  Storage* arena_;
+};
+
+}  // namespace
+
+void execute(ProgramImpl& p, Plan& plan) { Vm(p, plan).run(); }
+
+}  // namespace detail
+}  // namespace mycel::backend
