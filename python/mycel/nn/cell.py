@@ -3,6 +3,8 @@
 `parameters_and_names()` walks the tree with hierarchical names, as in MindSpore."""
 from collections import OrderedDict
 
+from mycel import context
+from mycel.common import api as _api
 from mycel.common.parameter import Parameter
 
 
@@ -19,7 +21,27 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *inputs, **kwargs):
-        return self.construct(*inputs, **kwargs)
+        if kwargs or context.get_context("mode") != context.GRAPH_MODE:
+            return self.construct(*inputs, **kwargs)
+        compiled = self.__dict__.get("_compiled")
+        if compiled is None:  # graph mode: parse construct once, compile per input signature
+            compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
+            object.__setattr__(self, "_compiled", compiled)
+        return compiled(*inputs)
+
+    def forward(self, *inputs, **kwargs):
+        """PyTorch-style alias of calling the Cell."""
+        return self(*inputs, **kwargs)
+
+    def set_inputs(self, *inputs):
+        """Fixes graph mode's input signature; Tensor(shape=[None, ...]) dims accept any size,
+        so one compiled Program serves every batch size."""
+        object.__setattr__(self, "_input_spec", tuple(inputs))
+        object.__setattr__(self, "_compiled", None)
+
+    def compile_cache_clear(self):
+        """Drops the compiled graphs (after changing the model's structure)."""
+        object.__setattr__(self, "_compiled", None)
 
     # Attribute registration: Parameters and Cells live in their own tables.
     def __setattr__(self, name, value):

@@ -30,6 +30,7 @@ void init_core(nb::module_& m) {
     d["bytes_in_use"] = s.bytes_in_use;
     d["bytes_cached"] = s.bytes_cached;
     d["num_system_allocs"] = s.num_system_allocs;
+    d["num_allocs"] = s.num_allocs;
     return d;
   });
   m.def("empty_cache", &empty_cache);

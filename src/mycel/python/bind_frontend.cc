@@ -20,7 +20,10 @@ PyObject* error_type(const std::string& kind) {
   return PyExc_SyntaxError;
 }
 
-frontend::ParsedModule parse(nb::handle obj, nb::args example_args) {
+}  // namespace
+
+/// frontend::parse with its located errors raised as the Python exceptions they name.
+frontend::ParsedModule parse_or_raise(nb::handle obj) {
   try {
     return frontend::parse(obj);
   } catch (const frontend::FrontendError& e) {
@@ -34,6 +37,9 @@ frontend::ParsedModule parse(nb::handle obj, nb::args example_args) {
     throw nb::python_error();
   }
 }
+
+namespace {
+frontend::ParsedModule parse(nb::handle obj, nb::args) { return parse_or_raise(obj); }
 }  // namespace
 
 void init_frontend(nb::module_& m) {

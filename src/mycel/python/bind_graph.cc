@@ -4,12 +4,15 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/analysis/analysis.h"
+#include "mycel/backend/program.h"
 #include "mycel/frontend/frontend.h"
 #include "mycel/ir/printer.h"
 #include "mycel/opt/opt.h"
 #include "mycel/python/convert.h"
 
 namespace mycel::py {
+
+frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
 
 /// Python object for a compile-time value (nullptr-free: None for none).
 nb::object value_to_py(const ir::Value& v) {
@@ -79,6 +82,86 @@ ir::AbstractPtr abstract_of(nb::handle h) {
   return std::make_shared<ir::AbstractScalar>(v->kind(), v);
 }
 
+namespace {
+
+/// A Tensor(shape=[None, ...]) input signature: dims given as None are dynamic.
+ir::AbstractPtr abstract_of_spec(nb::handle h) {
+  if (nb::hasattr(h, "_dynamic_shape")) {
+    Shape s;
+    for (nb::handle d : h.attr("_dynamic_shape")) s.push_back(d.is_none() ? ir::kDynamic : nb::cast<int64_t>(d));
+    return std::make_shared<ir::AbstractTensor>(s, nb::cast<const Tensor&>(h).dtype());
+  }
+  return abstract_of(h);
+}
+
+/// One function, method or Cell in graph mode: parsed once, then specialized, optimized and
+/// compiled to a Program once per input signature (the compile cache); calls run the Program.
+class CompiledGraph {
+ public:
+  explicit CompiledGraph(nb::handle obj) : parsed_(parse_or_raise(obj)) {}
+
+  nb::object call(nb::args args) { return run(signature(args), args); }
+
+  /// Runs with a fixed signature (Cell.set_inputs): dims given as None accept any size.
+  nb::object run_with_signature(nb::handle spec, nb::args args) {
+    std::vector<ir::AbstractPtr> abs;
+    for (nb::handle h : spec) abs.push_back(abstract_of_spec(h));
+    if (abs.size() != args.size())
+      MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(), " inputs, the call passes ", args.size());
+    return run(abs, args);
+  }
+
+  std::string ir(nb::args args) {
+    backend::Program& p = program(signature(args));
+    (void)p;
+    return ir::print(*last_graph_);
+  }
+  size_t num_programs() const { return programs_.size(); }
+  const analysis::CompileCache& cache() const { return cache_; }
+  backend::Program& program_for(nb::args args) { return program(signature(args)); }
+
+ private:
+  std::vector<ir::AbstractPtr> signature(nb::args args) {
+    std::vector<ir::AbstractPtr> abs;
+    for (nb::handle h : args) abs.push_back(abstract_of(h));
+    return abs;
+  }
+
+  backend::Program& program(const std::vector<ir::AbstractPtr>& abs) {
+    std::string key = analysis::signature_key(abs);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return *it->second;
+    ir::FuncGraph* s = cache_.specialize(*parsed_.module, parsed_.entry, abs);
+    opt::optimize(s);
+    last_graph_ = s;
+    auto prog = backend::compile(*s);
+    return *(programs_[key] = std::move(prog));
+  }
+
+  nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
+    backend::Program& p = program(abs);
+    std::vector<Tensor> inputs;
+    inputs.reserve(args.size());
+    for (nb::handle h : args) inputs.push_back(to_tensor(h));
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;
+      outs = p.run(inputs);
+    }
+    if (outs.size() == 1) return nb::cast(std::move(outs[0]));
+    nb::list l;
+    for (auto& t : outs) l.append(nb::cast(std::move(t)));
+    return nb::tuple(l);
+  }
+
+  frontend::ParsedModule parsed_;
+  analysis::CompileCache cache_;
+  std::unordered_map<std::string, std::unique_ptr<backend::Program>> programs_;
+  ir::FuncGraph* last_graph_ = nullptr;
+};
+
+}  // namespace
+
 void init_graph(nb::module_& m) {
   nb::module_ g = m.def_submodule("graph", "Graph mode: specialization, optimization, execution.");
   // Analysis calls Python helpers on constant arguments at compile time (math, numpy, ...).
@@ -98,6 +181,24 @@ void init_graph(nb::module_& m) {
     return ir::print(*s);
   }, nb::arg("parsed"), nb::arg("args"), nb::arg("optimize") = true,
      "Specializes (and optimizes) a parsed function for example arguments; returns the IR text.");
+  nb::class_<CompiledGraph>(g, "CompiledGraph", "A function, method or Cell compiled to graphs.")
+      .def("__call__", &CompiledGraph::call)
+      .def("run_with_signature", &CompiledGraph::run_with_signature)
+      .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def_prop_ro("num_programs", &CompiledGraph::num_programs)
+      .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
+      .def("stats", [](CompiledGraph& c, nb::args args) {
+        backend::ProgramStats s = c.program_for(args).stats();
+        nb::dict d;
+        d["arena_bytes"] = s.arena_bytes;
+        d["num_instructions"] = s.num_instructions;
+        d["num_kernel_launches"] = s.num_kernel_launches;
+        d["num_plans"] = s.num_plans;
+        d["num_inplace"] = s.num_inplace;
+        return d;
+      });
+  g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
+        "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
 }
 
 }  // namespace mycel::py

@@ -20,14 +20,16 @@ void init_tensor(nb::module_& m) {
              }
              if (shape.is_none())
                MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+             // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
+             // placeholder tensor remembering which dims are dynamic.
              Shape s;
+             bool dynamic = false;
              for (nb::handle h : shape) {
-               if (h.is_none())
-                 MYCEL_THROW(NotSupported, "Tensor(shape=...) with a None (dynamic) dimension is only "
-                             "meaningful as a graph-mode input signature (Cell.set_inputs)");
-               s.push_back(nb::cast<int64_t>(h));
+               dynamic |= h.is_none();
+               s.push_back(h.is_none() ? 0 : nb::cast<int64_t>(h));
              }
              new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
+             if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(shape);
            },
            nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
            nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())
