@@ -111,14 +111,10 @@ class CompiledGraph {
     return run(abs, args);
   }
 
-  std::string ir(nb::args args) {
-    backend::Program& p = program(signature(args));
-    (void)p;
-    return ir::print(*last_graph_);
-  }
+  std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
   size_t num_programs() const { return programs_.size(); }
   const analysis::CompileCache& cache() const { return cache_; }
-  backend::Program& program_for(nb::args args) { return program(signature(args)); }
+  backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
 
  private:
   std::vector<ir::AbstractPtr> signature(nb::args args) {
@@ -127,19 +123,25 @@ class CompiledGraph {
     return abs;
   }
 
-  backend::Program& program(const std::vector<ir::AbstractPtr>& abs) {
+  /// The specialized graph and Program for a signature, built on first use.
+  struct Entry {
+    ir::FuncGraph* graph = nullptr;
+    std::unique_ptr<backend::Program> program;
+  };
+
+  Entry& compiled(const std::vector<ir::AbstractPtr>& abs) {
     std::string key = analysis::signature_key(abs);
     auto it = programs_.find(key);
-    if (it != programs_.end()) return *it->second;
-    ir::FuncGraph* s = cache_.specialize(*parsed_.module, parsed_.entry, abs);
-    opt::optimize(s);
-    last_graph_ = s;
-    auto prog = backend::compile(*s);
-    return *(programs_[key] = std::move(prog));
+    if (it != programs_.end()) return it->second;
+    Entry e;  // built fully before it is cached, so a failed compile leaves nothing behind
+    e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
+    opt::optimize(e.graph);
+    e.program = backend::compile(*e.graph);
+    return programs_[key] = std::move(e);
   }
 
   nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
-    backend::Program& p = program(abs);
+    backend::Program& p = *compiled(abs).program;
     std::vector<Tensor> inputs;
     inputs.reserve(args.size());
     for (nb::handle h : args) inputs.push_back(to_tensor(h));
@@ -156,8 +158,7 @@ class CompiledGraph {
 
   frontend::ParsedModule parsed_;
   analysis::CompileCache cache_;
-  std::unordered_map<std::string, std::unique_ptr<backend::Program>> programs_;
-  ir::FuncGraph* last_graph_ = nullptr;
+  std::unordered_map<std::string, Entry> programs_;
 };
 
 }  // namespace
