@@ -132,6 +132,15 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     callee = expr(b, func);
   }
   std::vector<NodePtr> args;
+  // tuple(elt for v in seq) / list(...): the generator is unrolled like a list comprehension.
+  nb::handle ast_args = e.attr("args");
+  if (len_of(ast_args) == 1 && len_of(e.attr("keywords")) == 0 && ast_type(ast_args[0]) == "GeneratorExp") {
+    const PyObjectValue* pv = callee ? py_object_of(callee) : nullptr;
+    if (pv && (pv->object().is(builtins_.attr("tuple")) || pv->object().is(builtins_.attr("list")))) {
+      bool is_tuple = pv->object().is(builtins_.attr("tuple"));
+      return comprehension(b, ast_args[0], is_tuple ? Prim::kMakeTuple : Prim::kMakeList);
+    }
+  }
   for (nb::handle a : e.attr("args")) {
     if (ast_type(a) != "Starred") {
       args.push_back(expr(b, a));

@@ -210,8 +210,127 @@ Block* Parser::loop_jump(Block* b, nb::handle s, bool is_break) {
   return nullptr;
 }
 
+// An iterable of a `for` loop or a comprehension, read at parse time: a sequence value (tuple,
+// list, CellList; indexed with tuple_getitem), or zip / enumerate of iterables, lowered without
+// calling Python's zip: the loop counts over the shortest sequence.
+struct Parser::Iter {
+  enum Kind { kSeq, kZip, kEnumerate } kind = kSeq;
+  NodePtr seq;              // kSeq
+  std::vector<Iter> subs;   // kZip: every argument; kEnumerate: the one argument
+  NodePtr start;            // kEnumerate: the first index (nullptr: 0)
+};
+
+Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
+  Iter r;
+  if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0) {
+    if (!fn) fn = expr(b, it.attr("func"));
+    const PyObjectValue* pv = py_object_of(fn);
+    auto is = [&](const char* n) { return pv && pv->object().is(builtins_.attr(n)); };
+    nb::handle args = it.attr("args");
+    for (nb::handle a : args)
+      if (ast_type(a) == "Starred") unsupported(a, "*args in a for iterable", "pass the items directly");
+    size_t n = len_of(args);
+    if ((is("zip") && n > 0) || (is("enumerate") && (n == 1 || n == 2))) {
+      r.kind = is("zip") ? Iter::kZip : Iter::kEnumerate;
+      r.subs.push_back(iterable(b, args[0]));
+      if (r.kind == Iter::kZip)
+        for (size_t k = 1; k < n; ++k) r.subs.push_back(iterable(b, args[k]));
+      else if (n == 2) {
+        r.start = expr(b, args[1]);
+        if (!is_scalar(r.start))
+          unsupported(args[1], "an enumerate start that is not an integer", "pass an int");
+      }
+      return r;
+    }
+    std::vector<NodePtr> av;
+    for (nb::handle a : args) av.push_back(expr(b, a));
+    if (is("range")) {  // range(...) with constant bounds inside zip/enumerate: a constant tuple
+      nb::list pa;
+      bool all = true;
+      for (const NodePtr& a : av) {
+        ir::Constant* k = ir::as_constant(a);
+        if (!k || k->value()->kind() != ir::ValueKind::kInt) { all = false; break; }
+        pa.append(nb::int_(static_cast<const ir::IntValue&>(*k->value()).value()));
+      }
+      if (all && !av.empty() && av.size() <= 3) {
+        std::vector<ir::ValuePtr> vals;
+        try {
+          for (nb::handle v : builtins_.attr("range")(*nb::tuple(pa))) vals.push_back(ir::integer(nb::cast<int64_t>(v)));
+        } catch (nb::python_error& e) {
+          error(loc_of(it), "ValueError", e.what());
+        }
+        r.seq = constant(ir::tuple(std::move(vals)));
+        return r;
+      }
+    }
+    r.seq = call_value(b, fn, std::move(av), {}, loc_of(it));
+    return r;
+  }
+  r.seq = expr(b, it);
+  return r;
+}
+
+void Parser::iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc) {
+  if (it.kind != Iter::kSeq) {
+    for (const Iter& s : it.subs) iter_lens(b, s, lens, loc);
+    return;
+  }
+  NodePtr n = prim(b, Prim::kTupleLen, {it.seq}, loc);
+  scalar_nodes.insert(n.get());
+  lens.push_back(n);
+}
+
+NodePtr Parser::iter_item(Block* b, const Iter& it, NodePtr i, const SourceLoc& loc) {
+  if (it.kind == Iter::kSeq) {
+    if (ir::Constant* k = ir::as_constant(i)) {  // a parse-time index: take literal items directly
+      int64_t idx = static_cast<const ir::IntValue&>(*k->value()).value();
+      if (ir::is_prim_call(it.seq, Prim::kMakeTuple) || ir::is_prim_call(it.seq, Prim::kMakeList))
+        return ir::as_apply(it.seq)->arg(idx);
+      ir::Constant* c = ir::as_constant(it.seq);
+      if (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList))
+        return constant(static_cast<const ir::SequenceValue&>(*c->value()).items()[idx]);
+    }
+    return prim(b, Prim::kTupleGetItem, {it.seq, i}, loc);
+  }
+  std::vector<NodePtr> items;
+  if (it.kind == Iter::kEnumerate) {
+    NodePtr index = i;
+    if (it.start) {
+      ir::Constant* ki = ir::as_constant(i);
+      ir::Constant* ks = ir::as_constant(it.start);
+      if (ki && ks && ks->value()->kind() == ir::ValueKind::kInt)
+        index = constant(ir::integer(static_cast<const ir::IntValue&>(*ki->value()).value() +
+                                     static_cast<const ir::IntValue&>(*ks->value()).value()));
+      else
+        index = prim(b, Prim::kScalarAdd, {i, it.start}, loc);
+    }
+    items.push_back(index);
+  }
+  for (const Iter& s : it.subs) items.push_back(iter_item(b, s, i, loc));
+  return sequence(b, Prim::kMakeTuple, std::move(items), loc);
+}
+
+// The number of items, when known at parse time (literal tuples and lists, constants), or -1.
+int64_t Parser::iter_static_len(const Iter& it) const {
+  if (it.kind == Iter::kSeq) {
+    if (ir::is_prim_call(it.seq, Prim::kMakeTuple) || ir::is_prim_call(it.seq, Prim::kMakeList))
+      return static_cast<int64_t>(ir::as_apply(it.seq)->num_args());
+    ir::Constant* c = ir::as_constant(it.seq);
+    if (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList))
+      return static_cast<int64_t>(static_cast<const ir::SequenceValue&>(*c->value()).items().size());
+    return -1;
+  }
+  int64_t n = -1;
+  for (const Iter& s : it.subs) {
+    int64_t m = iter_static_len(s);
+    if (m < 0) return -1;
+    n = n < 0 ? m : std::min(n, m);
+  }
+  return n;
+}
+
 // for target in <iterable>: a loop over a hidden counter. range(start, stop, step) counts
-// directly; tuples, lists, CellLists, enumerate and zip index the sequence with tuple_getitem.
+// directly; tuples, lists, CellLists, enumerate and zip index the sequences with tuple_getitem.
 Block* Parser::for_stmt(Block* b, nb::handle s) {
   SourceLoc loc = loc_of(s);
   if (len_of(s.attr("orelse")) > 0)
@@ -220,57 +339,47 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   std::string counter = "$i" + (sc->hidden ? std::to_string(sc->hidden + 1) : std::string());
   ++sc->hidden;
   nb::handle it = s.attr("iter");
-  enum { kRange, kSeq, kEnumerate, kZip } kind = kSeq;
-  std::vector<NodePtr> seqs;
+  bool is_range = false;
+  Iter src;
   NodePtr start = constant(ir::integer(0)), stop, step = constant(ir::integer(1));
   bool descending = false;
+  bool range_call = false;
+  NodePtr fn;
   if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0) {
-    NodePtr fn = expr(b, it.attr("func"));
+    fn = expr(b, it.attr("func"));
     const PyObjectValue* pv = py_object_of(fn);
-    auto is = [&](const char* n) { return pv && pv->object().is(builtins_.attr(n)); };
+    range_call = pv && pv->object().is(builtins_.attr("range"));
+  }
+  if (range_call) {
+    is_range = true;
     std::vector<NodePtr> args;
     for (nb::handle a : it.attr("args")) {
       if (ast_type(a) == "Starred") unsupported(a, "*args in a for iterable", "pass the items directly");
       args.push_back(expr(b, a));
     }
-    if (is("range")) {
-      kind = kRange;
-      if (args.empty() || args.size() > 3) error(loc, "TypeError", "range expected 1 to 3 arguments");
-      if (args.size() == 1) stop = args[0];
-      else { start = args[0]; stop = args[1]; }
-      if (args.size() == 3) {
-        step = args[2];
-        ir::Constant* k = ir::as_constant(step);
-        if (!k || k->value()->kind() != ir::ValueKind::kInt ||
-            static_cast<const ir::IntValue&>(*k->value()).value() == 0)
-          unsupported(it.attr("args")[2], "a range step that is not a constant",
-                      "write the step as a nonzero integer literal or a constant attribute");
-        descending = static_cast<const ir::IntValue&>(*k->value()).value() < 0;
-      }
-    } else if (is("enumerate") && args.size() == 1) {
-      kind = kEnumerate;
-      seqs = args;
-    } else if (is("zip") && !args.empty()) {
-      kind = kZip;
-      seqs = args;
-    } else {
-      seqs.push_back(call_value(b, fn, args, {}, loc_of(it)));
+    if (args.empty() || args.size() > 3) error(loc, "TypeError", "range expected 1 to 3 arguments");
+    if (args.size() == 1) stop = args[0];
+    else { start = args[0]; stop = args[1]; }
+    if (args.size() == 3) {
+      step = args[2];
+      ir::Constant* k = ir::as_constant(step);
+      if (!k || k->value()->kind() != ir::ValueKind::kInt ||
+          static_cast<const ir::IntValue&>(*k->value()).value() == 0)
+        unsupported(it.attr("args")[2], "a range step that is not a constant",
+                    "write the step as a nonzero integer literal or a constant attribute");
+      descending = static_cast<const ir::IntValue&>(*k->value()).value() < 0;
     }
   } else {
-    seqs.push_back(expr(b, it));
+    src = iterable(b, it, fn);
   }
   std::vector<NodePtr> lens;
-  for (const NodePtr& q : seqs) {
-    NodePtr n = prim(b, Prim::kTupleLen, {q}, loc);
-    scalar_nodes.insert(n.get());
-    lens.push_back(n);
-  }
+  if (!is_range) iter_lens(b, src, lens, loc);
   write(b, counter, start);
   Block* header = new_block(sc, b, Block::kJump, sc->name + "_for");
   finish(b, jump(b, header, loc));
   NodePtr i = read(header, counter, loc);
   NodePtr c;
-  if (kind == kRange) {
+  if (is_range) {
     c = prim(header, descending ? Prim::kScalarGt : Prim::kScalarLt, {i, stop}, loc);
   } else {
     for (const NodePtr& n : lens) {
@@ -285,15 +394,7 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   NodePtr next = prim(body, Prim::kScalarAdd, {i, step}, loc);
   scalar_nodes.insert(next.get());
   write(body, counter, next);
-  NodePtr item;
-  if (kind == kRange) {
-    item = i;
-  } else {
-    std::vector<NodePtr> items;
-    for (const NodePtr& q : seqs) items.push_back(prim(body, Prim::kTupleGetItem, {q, i}, loc));
-    if (kind == kEnumerate) items.insert(items.begin(), i);
-    item = items.size() == 1 ? items[0] : sequence(body, Prim::kMakeTuple, items, loc);
-  }
+  NodePtr item = is_range ? i : iter_item(body, src, i, loc);
   assign(body, s.attr("target"), item);
   sc->loops.push_back({header, nullptr});
   if (Block* end = stmts(body, s.attr("body"))) finish(end, jump(end, header, loc));
@@ -304,6 +405,98 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   finish(exit, jump(exit, after, loc));
   seal(after);
   return after;
+}
+
+namespace {
+// Folds scalar prims whose operands are constants (a comprehension filter such as `i % 2 == 0`).
+NodePtr fold(Parser& p, const NodePtr& n) {
+  static const std::pair<Prim, const char*> table[] = {
+      {Prim::kScalarAdd, "add"}, {Prim::kScalarSub, "sub"}, {Prim::kScalarMul, "mul"},
+      {Prim::kScalarDiv, "truediv"}, {Prim::kScalarFloorDiv, "floordiv"}, {Prim::kScalarMod, "mod"},
+      {Prim::kScalarPow, "pow"}, {Prim::kScalarNeg, "neg"}, {Prim::kScalarEq, "eq"},
+      {Prim::kScalarNe, "ne"}, {Prim::kScalarLt, "lt"}, {Prim::kScalarLe, "le"},
+      {Prim::kScalarGt, "gt"}, {Prim::kScalarGe, "ge"}, {Prim::kScalarNot, "not_"}};
+  for (const auto& [prim, name] : table) {
+    if (!ir::is_prim_call(n, prim)) continue;
+    auto* a = ir::as_apply(n);
+    nb::list args;
+    for (size_t k = 0; k < a->num_args(); ++k) {
+      NodePtr v = fold(p, a->arg(k));
+      ir::Constant* c = ir::as_constant(v);
+      if (!c) return n;
+      const ir::Value& x = *c->value();
+      if (x.kind() == ir::ValueKind::kInt) args.append(nb::int_(static_cast<const ir::IntValue&>(x).value()));
+      else if (x.kind() == ir::ValueKind::kFloat) args.append(nb::float_(static_cast<const ir::FloatValue&>(x).value()));
+      else if (x.kind() == ir::ValueKind::kBool) args.append(nb::bool_(static_cast<const ir::BoolValue&>(x).value()));
+      else return n;
+    }
+    nb::object r;
+    try {
+      r = nb::module_::import_("operator").attr(name)(*nb::tuple(args));
+    } catch (nb::python_error&) {
+      return n;
+    }
+    if (PyBool_Check(r.ptr())) return p.constant(ir::boolean(nb::cast<bool>(r)));
+    if (PyLong_Check(r.ptr())) return p.constant(ir::integer(nb::cast<int64_t>(r)));
+    if (PyFloat_Check(r.ptr())) return p.constant(ir::floating(nb::cast<double>(r)));
+    return n;
+  }
+  return n;
+}
+
+void target_names(nb::handle t, std::vector<std::string>& out) {
+  std::string k = ast_type(t);
+  if (k == "Name") out.push_back(str_attr(t, "id"));
+  else if (k == "Tuple" || k == "List")
+    for (nb::handle e : t.attr("elts")) target_names(e, out);
+}
+}  // namespace
+
+// [elt for target in iterable if cond] (and tuple(elt for ...)): unrolled into make_list /
+// make_tuple when the iterable's length is known at parse time and every filter folds to a
+// constant; the target names are bound only while the element is parsed (comprehension scope).
+NodePtr Parser::comprehension(Block* b, nb::handle e, Prim p) {
+  const bool is_list = ast_type(e) == "ListComp";
+  const char* what = is_list ? "list comprehension" : "generator expression";
+  const char* instead = is_list ? "build the list with a for loop" : "use a for loop";
+  nb::handle gens = e.attr("generators");
+  if (len_of(gens) != 1) unsupported(e, std::string(what) + " with several `for` clauses", instead);
+  nb::handle g = gens[0];
+  if (PyObject_IsTrue(g.attr("is_async").ptr()) == 1) unsupported(e, "async comprehension", instead);
+  SourceLoc loc = loc_of(e);
+  Iter src;
+  nb::handle it = g.attr("iter");
+  src = iterable(b, it);
+  int64_t n = iter_static_len(src);
+  if (n < 0)
+    unsupported(e, std::string(what) + " over a sequence whose length is not known when parsing",
+                std::string(instead) + ", or iterate over range(<constant>) or a tuple literal");
+  std::vector<std::string> names;
+  target_names(g.attr("target"), names);
+  std::map<std::string, NodePtr> saved;
+  for (const std::string& nm : names) {
+    auto f = b->vars.find(nm);
+    saved[nm] = f == b->vars.end() ? nullptr : f->second;
+  }
+  std::vector<NodePtr> items;
+  for (int64_t k = 0; k < n; ++k) {
+    NodePtr item = iter_item(b, src, constant(ir::integer(k)), loc);
+    assign(b, g.attr("target"), item);
+    bool keep = true;
+    for (nb::handle cond : g.attr("ifs")) {
+      int truth = constant_truth(fold(*this, expr(b, cond)));
+      if (truth < 0)
+        unsupported(cond, std::string("a ") + what + " filter not known at compile time",
+                    "filter with an `if` inside a for loop");
+      if (!truth) { keep = false; break; }
+    }
+    if (keep) items.push_back(expr(b, e.attr("elt")));
+    for (auto& [nm, v] : saved) {
+      if (v) b->vars[nm] = v;
+      else b->vars.erase(nm);
+    }
+  }
+  return sequence(b, p, std::move(items), loc);
 }
 
 }  // namespace mycel::frontend

@@ -196,7 +196,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))),
                                      prim(b, Prim::kMakeTuple, std::move(values), loc)}, loc);
   }
-  if (t == "ListComp") unsupported(e, "list comprehension", "build the list with a for loop");
+  if (t == "ListComp") return comprehension(b, e, Prim::kMakeList);
   if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");
   if (t == "SetComp" || t == "Set") unsupported(e, "set", "use a tuple");
   if (t == "DictComp") unsupported(e, "dict comprehension", "build the dict with a for loop");

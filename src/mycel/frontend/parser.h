@@ -93,6 +93,12 @@ class Parser {
   Block* if_stmt(Block* b, nb::handle s);
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
+  struct Iter;
+  Iter iterable(Block* b, nb::handle it, NodePtr fn = nullptr);
+  void iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc);
+  NodePtr iter_item(Block* b, const Iter& it, NodePtr i, const SourceLoc& loc);
+  int64_t iter_static_len(const Iter& it) const;
+  NodePtr comprehension(Block* b, nb::handle e, Prim p);
   Block* loop_jump(Block* b, nb::handle s, bool is_break);
   NodePtr nested_def(Block* b, nb::handle def, bool is_lambda);
 
