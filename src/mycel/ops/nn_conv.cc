@@ -217,57 +217,38 @@ std::vector<AttrDef> pool_attrs() {
 
 MYCEL_REGISTER_OPS(nn_conv) {
   {
-    OpDef d;
-    d.name = "conv2d";
-    d.class_name = "Conv2D";
-    d.doc = "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.";
-    d.inputs = {{"x"}, {"w"}, {"b", true, false}};
-    d.attrs = {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
-               {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
-               {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
-               {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
-               {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}};
-    d.infer = infer_conv2d;
-    d.kernel = conv2d_kernel;
-    d.dtypes = {DType::bfloat16, DType::float32, DType::float64};
+    OpDef d =
+        make_op("conv2d", "Conv2D",
+                "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.",
+                {{"x"}, {"w"}, {"b", true, false}},
+                {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
+                 {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
+                 {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
+                 {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
+                 {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}},
+                infer_conv2d, conv2d_kernel, {DType::bfloat16, DType::float32, DType::float64});
     r.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "max_pool2d";
-    d.class_name = "MaxPool";
-    d.doc = "2-d max pooling over NCHW (or CHW) input.";
-    d.inputs = {{"x"}};
-    d.attrs = pool_attrs();
-    d.infer = infer_pool;
-    d.kernel = pool_kernel<true>;
-    d.dtypes = float_dtypes();
+    OpDef d = make_op("max_pool2d", "MaxPool", "2-d max pooling over NCHW (or CHW) input.", {{"x"}},
+                      pool_attrs(), infer_pool, pool_kernel<true>, float_dtypes());
     r.add(std::move(d));
   }
   std::vector<AttrDef> avg_attrs = pool_attrs();
   avg_attrs.push_back({"count_include_pad", AttrKind::kBool, false, false, {}});
   {
-    OpDef d;
-    d.name = "avg_pool2d";
-    d.class_name = "AvgPool";
-    d.doc = "2-d average pooling over NCHW (or CHW) input; padding is excluded from the count.";
-    d.inputs = {{"x"}};
-    d.attrs = avg_attrs;
-    d.infer = infer_pool;
-    d.kernel = pool_kernel<false>;
-    d.dtypes = float_dtypes();
+    OpDef d =
+        make_op("avg_pool2d", "AvgPool",
+                "2-d average pooling over NCHW (or CHW) input; padding is excluded from the count.",
+                {{"x"}}, avg_attrs, infer_pool, pool_kernel<false>, float_dtypes());
     r.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "adaptive_avg_pool2d";
-    d.class_name = "AdaptiveAvgPool2D";
-    d.doc = "Average pooling to a fixed output size (h, w) with PyTorch's bin boundaries.";
-    d.inputs = {{"x"}};
-    d.attrs = {{"output_size", AttrKind::kInts, AttrValue{}, false, {}}};
-    d.infer = infer_adaptive;
-    d.kernel = adaptive_kernel;
-    d.dtypes = float_dtypes();
+    OpDef d =
+        make_op("adaptive_avg_pool2d", "AdaptiveAvgPool2D",
+                "Average pooling to a fixed output size (h, w) with PyTorch's bin boundaries.",
+                {{"x"}}, {{"output_size", AttrKind::kInts, AttrValue{}, false, {}}}, infer_adaptive,
+                adaptive_kernel, float_dtypes());
     r.add(std::move(d));
   }
 }

@@ -136,56 +136,38 @@ void layer_norm_kernel(const KernelContext& c) {
 
 MYCEL_REGISTER_OPS(nn_norm) {
   {
-    OpDef d;
-    d.name = "batch_norm";
-    d.class_name = "BatchNorm";
-    d.doc = "Batch normalization over channel dim 1; returns (y, saved_mean, saved_invstd).";
-    d.inputs = {{"x"}, {"scale"}, {"bias"}, {"mean"}, {"variance"}};
-    d.attrs = {{"is_training", AttrKind::kBool, false, false, {}},
-               {"epsilon", AttrKind::kFloat, 1e-5, false, {}},
-               {"momentum", AttrKind::kFloat, 0.1, false, {}}};
-    d.infer = infer_batch_norm;
-    d.kernel = batch_norm_kernel;
-    d.dtypes = float_dtypes();
+    OpDef d =
+        make_op("batch_norm", "BatchNorm",
+                "Batch normalization over channel dim 1; returns (y, saved_mean, saved_invstd).",
+                {{"x"}, {"scale"}, {"bias"}, {"mean"}, {"variance"}},
+                {{"is_training", AttrKind::kBool, false, false, {}},
+                 {"epsilon", AttrKind::kFloat, 1e-5, false, {}},
+                 {"momentum", AttrKind::kFloat, 0.1, false, {}}},
+                infer_batch_norm, batch_norm_kernel, float_dtypes());
     d.mutated_inputs = {3, 4};
     r.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "layer_norm";
-    d.class_name = "LayerNorm";
-    d.doc = "Layer normalization over dims from begin_norm_axis; returns (y, mean, rstd).";
-    d.inputs = {{"x"}, {"gamma"}, {"beta"}};
-    d.attrs = {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
-               {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
-               {"epsilon", AttrKind::kFloat, 1e-7, false, {}}};
-    d.infer = infer_layer_norm;
-    d.kernel = layer_norm_kernel;
-    d.dtypes = float_dtypes();
+    OpDef d =
+        make_op("layer_norm", "LayerNorm",
+                "Layer normalization over dims from begin_norm_axis; returns (y, mean, rstd).",
+                {{"x"}, {"gamma"}, {"beta"}},
+                {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
+                 {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
+                 {"epsilon", AttrKind::kFloat, 1e-7, false, {}}},
+                infer_layer_norm, layer_norm_kernel, float_dtypes());
     r.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "softmax";
-    d.class_name = "Softmax";
-    d.doc = "exp(x) / sum(exp(x)) along axis.";
-    d.inputs = {{"x"}};
-    d.attrs = {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}};
-    d.infer = infer_softmax;
-    d.kernel = softmax_kernel<false>;
-    d.dtypes = float_dtypes();
+    OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
+                      {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
+                      softmax_kernel<false>, float_dtypes());
     r.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "log_softmax";
-    d.class_name = "LogSoftmax";
-    d.doc = "x - log(sum(exp(x))) along axis.";
-    d.inputs = {{"x"}};
-    d.attrs = {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}};
-    d.infer = infer_softmax;
-    d.kernel = softmax_kernel<true>;
-    d.dtypes = float_dtypes();
+    OpDef d = make_op("log_softmax", "LogSoftmax", "x - log(sum(exp(x))) along axis.", {{"x"}},
+                      {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
+                      softmax_kernel<true>, float_dtypes());
     r.add(std::move(d));
   }
 }
