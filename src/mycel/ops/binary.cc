@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "mycel/kernels/cpu/binary.h"
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -68,14 +69,14 @@ MYCEL_REGISTER_OPS(binary) {
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
                  else return wrap_add(x, y);
-               })));
+               }), "bprop"));
   r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
-               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); })));
+               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }), "bprop"));
   r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
                  else return wrap_mul(x, y);
-               })));
+               }), "bprop"));
   r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
                div_dtype, float_binary([](auto x, auto y) { return x / y; })));
   r.add(binary("floor_div", "FloorDiv",
@@ -125,6 +126,20 @@ MYCEL_REGISTER_OPS(binary) {
                predicate_binary([](auto x, auto y) {
                  return (x != decltype(x)(0)) != (y != decltype(y)(0));
                }), "none"));
+}
+
+// Backward rules: broadcasting is undone by summing each sensitivity back to its input's shape.
+MYCEL_REGISTER_BPROPS(binary) {
+  b.add("add", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.reduce_to(g.dout(), g.input(0)), g.reduce_to(g.dout(), g.input(1))};
+  });
+  b.add("sub", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.reduce_to(g.dout(), g.input(0)), g.reduce_to(g.neg(g.dout()), g.input(1))};
+  });
+  b.add("mul", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.reduce_to(g.mul(g.dout(), g.input(1)), g.input(0)),
+            g.reduce_to(g.mul(g.dout(), g.input(0)), g.input(1))};
+  });
 }
 
 }  // namespace mycel

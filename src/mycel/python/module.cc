@@ -12,6 +12,7 @@ void init_mindrecord(nb::module_& m);
 void init_dataset_engine(nb::module_& m);
 void init_frontend(nb::module_& m);
 void init_graph(nb::module_& m);
+void init_ad(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -27,4 +28,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_dataset_engine(m);
   mycel::py::init_frontend(m);
   mycel::py::init_graph(m);
+  mycel::py::init_ad(m);
 }
