@@ -53,7 +53,7 @@ def cases():
     out = {}
     for d in DTYPES:
         for k, s in enumerate(SHAPES):
-            out[f"{d}.s{k}"] = (d, reference(d, s, seed=len(out)))
+            out[f"{d}.s{k}"] = (d, np.asarray(reference(d, s, seed=len(out))))
     return out
 
 
