@@ -1,5 +1,7 @@
 // Checkpoint parsers from C++: round trips, and corrupt or hostile files that must raise
 // ValueError (never crash, never allocate what the file cannot hold).
+#include "mycel/io/io.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -9,8 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <random>
-
-#include "mycel/io/io.h"
 
 namespace mycel::io {
 namespace {

@@ -277,7 +277,8 @@ def test_load_param_dtype_conversion_and_strict_load():
     params = {"fc1.weight": Tensor(w64)}
     mycel.load_param_into_net(dst, params)
     np.testing.assert_array_equal(dst.fc1.weight.asnumpy(), w64.astype(np.float32))
-    with pytest.raises(ValueError, match=r"'fc1.weight' has dtype float32 in the network but float64 .*\(strict_load=True\)"):
+    with pytest.raises(ValueError, match=r"'fc1.weight' has dtype float32 in the network but "
+                                         r"float64 .*\(strict_load=True\)"):
         mycel.load_param_into_net(dst, params, strict_load=True)
     with pytest.raises(ValueError, match="'fc1.bias' has dtype"):  # int into float: never
         mycel.load_param_into_net(dst, {"fc1.bias": Tensor(np.ones(3, np.int32))})

@@ -17,7 +17,8 @@ _ST_SUFFIX = ".safetensors"
 
 def _check_file_name(fn, name):
     if not isinstance(name, (str, os.PathLike)):
-        raise TypeError(f"{fn}: the file name must be a str or os.PathLike, got {type(name).__name__}")
+        raise TypeError(f"{fn}: the file name must be a str or os.PathLike, "
+                        f"got {type(name).__name__}")
     return os.fspath(name)
 
 
@@ -49,7 +50,8 @@ def _named_tensors(fn, save_obj):
     out = []
     for name, value in items:
         if not isinstance(name, str):
-            raise TypeError(f"{fn}: parameter names must be str, got {type(name).__name__} {name!r}")
+            raise TypeError(f"{fn}: parameter names must be str, "
+                            f"got {type(name).__name__} {name!r}")
         out.append((name, _as_tensor(fn, name, value)))
     return out
 
@@ -151,8 +153,8 @@ def load_param_into_net(net, parameter_dict, strict_load=False):
         value = _as_tensor(fn, name, parameter_dict[name])
         used.add(name)
         if tuple(value.shape) != tuple(param.shape):
-            raise ValueError(f"{fn}: parameter '{name}' has shape {tuple(param.shape)} in the network "
-                             f"but {tuple(value.shape)} in the checkpoint")
+            raise ValueError(f"{fn}: parameter '{name}' has shape {tuple(param.shape)} "
+                             f"in the network but {tuple(value.shape)} in the checkpoint")
         if value.dtype != param.dtype:
             floats = value.dtype.is_floating_point and param.dtype.is_floating_point
             if strict_load or not floats:

@@ -35,7 +35,8 @@ void put(std::string& out, T v) {
 
 uint32_t crc_update(uint32_t crc, const void* p, uint64_t n) {
   if (n == 0) return crc;  // zlib treats a null buffer as "give me the initial value"
-  return static_cast<uint32_t>(::crc32_z(crc, static_cast<const Bytef*>(p), static_cast<size_t>(n)));
+  return static_cast<uint32_t>(
+      ::crc32_z(crc, static_cast<const Bytef*>(p), static_cast<size_t>(n)));
 }
 
 // Reads little-endian fields from the header, checking each against the bytes left.
@@ -77,7 +78,8 @@ struct Entry {
 };
 
 // Parses and validates the header against the file layout; returns the entries in file order.
-std::vector<Entry> parse_header(const std::string& header, uint64_t file_size, const std::string& path) {
+std::vector<Entry> parse_header(const std::string& header, uint64_t file_size,
+                                const std::string& path) {
   HeaderReader r(header, path);
   uint64_t count = r.get<uint64_t>("the tensor count");
   if (count > r.left() / kMinEntry)
@@ -92,7 +94,8 @@ std::vector<Entry> parse_header(const std::string& header, uint64_t file_size, c
   for (uint64_t i = 0; i < count; ++i) {
     Entry e;
     uint32_t name_len = r.get<uint32_t>("a name length");
-    MYCEL_CHECK(name_len > 0, ValueError, "checkpoint '", path, "': tensor #", i, " has an empty name");
+    MYCEL_CHECK(name_len > 0, ValueError, "checkpoint '", path, "': tensor #", i,
+                " has an empty name");
     e.name = r.get_bytes(name_len, "a tensor name");
     std::string where = "checkpoint '" + path + "', tensor '" + e.name + "'";
     MYCEL_CHECK(names.insert(e.name).second, ValueError, where, " appears twice");
@@ -101,13 +104,15 @@ std::vector<Entry> parse_header(const std::string& header, uint64_t file_size, c
                 " (expected 0..", kNumDTypes - 1, ")");
     e.dtype = static_cast<DType>(code);
     uint32_t rank = r.get<uint32_t>("a rank");
-    MYCEL_CHECK(rank <= kMaxRank, ValueError, where, ": rank ", rank, " exceeds the maximum ", kMaxRank);
+    MYCEL_CHECK(rank <= kMaxRank, ValueError, where, ": rank ", rank, " exceeds the maximum ",
+                kMaxRank);
     for (uint32_t k = 0; k < rank; ++k) e.shape.push_back(r.get<int64_t>("a dimension"));
     e.offset = r.get<uint64_t>("a data offset");
     e.nbytes = r.get<uint64_t>("a data length");
     uint64_t expect = detail::checked_nbytes(e.shape, e.dtype, file_size, where);
-    MYCEL_CHECK(e.nbytes == expect, ValueError, where, ": data length ", e.nbytes, " bytes, but shape ",
-                shape_str(e.shape), " of ", dtype_name(e.dtype), " needs ", expect);
+    MYCEL_CHECK(e.nbytes == expect, ValueError, where, ": data length ", e.nbytes,
+                " bytes, but shape ", shape_str(e.shape), " of ", dtype_name(e.dtype), " needs ",
+                expect);
     // Tensors lie back to back at 64-byte boundaries, so the only valid offset is the next one.
     MYCEL_CHECK(e.offset == cursor, ValueError, where, ": data offset ", e.offset,
                 " is out of place (expected ", cursor, ")");
@@ -121,7 +126,8 @@ std::vector<Entry> parse_header(const std::string& header, uint64_t file_size, c
   MYCEL_CHECK(r.left() == 0, ValueError, "checkpoint '", path, "' has a corrupt header: ", r.left(),
               " unused bytes after the last tensor entry");
   MYCEL_CHECK(cursor == data_end, ValueError, "checkpoint '", path, "' has ", file_size,
-              " bytes, but its header describes ", cursor + 4, (cursor + 4 > file_size ? " (truncated)" : ""));
+              " bytes, but its header describes ", cursor + 4,
+              (cursor + 4 > file_size ? " (truncated)" : ""));
   return entries;
 }
 
@@ -135,7 +141,8 @@ void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors)
   std::unordered_set<std::string> names;
   for (const auto& [name, t] : tensors) {
     MYCEL_CHECK(!name.empty(), ValueError, "save_checkpoint: a tensor has an empty name");
-    MYCEL_CHECK(names.insert(name).second, ValueError, "save_checkpoint: duplicate name '", name, "'");
+    MYCEL_CHECK(names.insert(name).second, ValueError, "save_checkpoint: duplicate name '", name,
+                "'");
     MYCEL_CHECK(t.defined(), ValueError, "save_checkpoint: tensor '", name, "' is undefined");
     MYCEL_CHECK(name.size() <= UINT32_MAX, ValueError, "save_checkpoint: name too long");
     MYCEL_CHECK(uint64_t(t.ndim()) <= kMaxRank, ValueError, "save_checkpoint: tensor '", name,
@@ -192,13 +199,14 @@ std::vector<NamedTensor> load_ckpt(const std::string& path) {
   char pre[kPreamble];
   f.read_at(pre, kPreamble, 0, "the preamble");
   if (std::memcmp(pre, kMagic, sizeof kMagic) != 0)
-    MYCEL_THROW(ValueError, "'", path, "' is not a Mycel checkpoint (its first bytes are not \"MYCELCKP\")");
+    MYCEL_THROW(ValueError, "'", path,
+                "' is not a Mycel checkpoint (its first bytes are not \"MYCELCKP\")");
   uint32_t version;
   uint64_t header_len;
   std::memcpy(&version, pre + 8, 4);
   std::memcpy(&header_len, pre + 12, 8);
-  MYCEL_CHECK(version == kVersion, ValueError, "checkpoint '", path, "' has format version ", version,
-              "; this Mycel reads version ", kVersion);
+  MYCEL_CHECK(version == kVersion, ValueError, "checkpoint '", path, "' has format version ",
+              version, "; this Mycel reads version ", kVersion);
   MYCEL_CHECK(header_len <= size - kPreamble - 4, ValueError, "checkpoint '", path,
               "' has a corrupt header length ", header_len, ": the file has only ", size, " bytes");
   std::string header(header_len, '\0');
@@ -230,8 +238,8 @@ std::vector<NamedTensor> load_ckpt(const std::string& path) {
   uint32_t stored;
   f.read_at(&stored, 4, pos, "the checksum");
   if (stored != crc)
-    MYCEL_THROW(ValueError, "checkpoint '", path, "' is corrupt: CRC-32 mismatch (stored 0x", std::hex,
-                stored, ", computed 0x", crc, ")");
+    MYCEL_THROW(ValueError, "checkpoint '", path, "' is corrupt: CRC-32 mismatch (stored 0x",
+                std::hex, stored, ", computed 0x", crc, ")");
   return out;
 }
 

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 #include "mycel/core/error.h"
@@ -16,7 +16,8 @@ namespace mycel::io::detail {
 
 ReadFile::ReadFile(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) MYCEL_THROW(ValueError, "cannot open checkpoint '", path, "': ", std::strerror(errno));
+  if (fd_ < 0)
+    MYCEL_THROW(ValueError, "cannot open checkpoint '", path, "': ", std::strerror(errno));
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);
@@ -41,11 +42,11 @@ void ReadFile::read_at(void* dst, uint64_t n, uint64_t offset, const char* what)
     ssize_t k = ::pread(fd_, c, chunk, static_cast<off_t>(offset));
     if (k < 0 && errno == EINTR) continue;
     if (k < 0)
-      MYCEL_THROW(RuntimeError, "checkpoint '", path_, "': reading ", what, " failed: ",
-                  std::strerror(errno));
+      MYCEL_THROW(RuntimeError, "checkpoint '", path_, "': reading ", what,
+                  " failed: ", std::strerror(errno));
     if (k == 0)
-      MYCEL_THROW(ValueError, "checkpoint '", path_, "' is truncated: the file ended while reading ",
-                  what);
+      MYCEL_THROW(ValueError, "checkpoint '", path_,
+                  "' is truncated: the file ended while reading ", what);
     c += k;
     n -= static_cast<uint64_t>(k);
     offset += static_cast<uint64_t>(k);
@@ -75,8 +76,8 @@ void AtomicWriter::write(const void* data, uint64_t n) {
     ssize_t k = ::write(fd_, c, chunk);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0)
-      MYCEL_THROW(RuntimeError, "writing checkpoint '", path_, "' failed: ",
-                  k < 0 ? std::strerror(errno) : "no progress");
+      MYCEL_THROW(RuntimeError, "writing checkpoint '", path_,
+                  "' failed: ", k < 0 ? std::strerror(errno) : "no progress");
     c += k;
     n -= static_cast<uint64_t>(k);
   }
@@ -90,7 +91,8 @@ void AtomicWriter::commit() {
   if (::close(fd) != 0 || ::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp_path_.c_str());
-    MYCEL_THROW(RuntimeError, "cannot move '", tmp_path_, "' to '", path_, "': ", std::strerror(err));
+    MYCEL_THROW(RuntimeError, "cannot move '", tmp_path_, "' to '", path_,
+                "': ", std::strerror(err));
   }
   // Make the rename itself durable; best effort, as the data is already safely in place.
   size_t slash = path_.rfind('/');
@@ -107,7 +109,8 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
   constexpr uint64_t kMaxElements = uint64_t(1) << 56;
   uint64_t count = 1;
   for (int64_t d : shape) {
-    MYCEL_CHECK(d >= 0, ValueError, where, ": negative dimension ", d, " in shape ", shape_str(shape));
+    MYCEL_CHECK(d >= 0, ValueError, where, ": negative dimension ", d, " in shape ",
+                shape_str(shape));
     uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && count > kMaxElements / ud)
       MYCEL_THROW(ValueError, where, ": shape ", shape_str(shape), " has too many elements");

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "mycel/core/shape.h"
 #include "mycel/core/dtype.h"
+#include "mycel/core/shape.h"
 
 namespace mycel::io::detail {
 

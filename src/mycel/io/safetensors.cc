@@ -3,10 +3,9 @@
 //    "__metadata__": {"key": "value"}}
 // then the tensors' bytes, with offsets relative to the end of the header. The JSON library is
 // confined to this file so that no other translation unit pays for its header.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "mycel/io/file.h"
 #include "mycel/io/io.h"
@@ -26,11 +25,11 @@ struct DTypeName {
   DType dtype;
   const char* name;
 };
-constexpr DTypeName kNames[] = {
-    {DType::bool_, "BOOL"}, {DType::int8, "I8"},     {DType::uint8, "U8"},
-    {DType::int16, "I16"},  {DType::int32, "I32"},   {DType::int64, "I64"},
-    {DType::float16, "F16"}, {DType::bfloat16, "BF16"}, {DType::float32, "F32"},
-    {DType::float64, "F64"}};
+constexpr DTypeName kNames[] = {{DType::bool_, "BOOL"},  {DType::int8, "I8"},
+                                {DType::uint8, "U8"},    {DType::int16, "I16"},
+                                {DType::int32, "I32"},   {DType::int64, "I64"},
+                                {DType::float16, "F16"}, {DType::bfloat16, "BF16"},
+                                {DType::float32, "F32"}, {DType::float64, "F64"}};
 
 const char* st_name(DType t) {
   for (const auto& n : kNames)
@@ -42,13 +41,14 @@ DType st_dtype(const std::string& s, const std::string& where) {
   for (const auto& n : kNames)
     if (s == n.name) return n.dtype;
   for (const char* other : {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2"})
-    if (s == other) MYCEL_THROW(NotSupported, where, ": safetensors dtype ", s, " is not supported by Mycel");
+    if (s == other)
+      MYCEL_THROW(NotSupported, where, ": safetensors dtype ", s, " is not supported by Mycel");
   MYCEL_THROW(ValueError, where, ": unknown dtype \"", s, "\"");
 }
 
 uint64_t get_u64(const json& v, const std::string& where, const char* what) {
-  MYCEL_CHECK(v.is_number_unsigned(), ValueError, where, ": ", what, " must be a non-negative integer, got ",
-              v.dump());
+  MYCEL_CHECK(v.is_number_unsigned(), ValueError, where, ": ", what,
+              " must be a non-negative integer, got ", v.dump());
   return v.get<uint64_t>();
 }
 
@@ -85,7 +85,8 @@ std::vector<Entry> parse_header(const json& h, uint64_t data_size, const std::st
     if (name == "__metadata__") {
       MYCEL_CHECK(v.is_object(), ValueError, file, ": __metadata__ must be an object");
       for (const auto& [k, s] : v.items()) {
-        MYCEL_CHECK(s.is_string(), ValueError, file, ": __metadata__[\"", k, "\"] must be a string");
+        MYCEL_CHECK(s.is_string(), ValueError, file, ": __metadata__[\"", k,
+                    "\"] must be a string");
         metadata[k] = s.get<std::string>();
       }
       continue;
@@ -105,16 +106,18 @@ std::vector<Entry> parse_header(const json& h, uint64_t data_size, const std::st
     Entry e{name, st_dtype(dt.get<std::string>(), where), {}, 0, 0};
     for (const json& d : shape) {
       uint64_t ud = get_u64(d, where, "a dimension");
-      MYCEL_CHECK(ud <= uint64_t(INT64_MAX), ValueError, where, ": dimension ", ud, " is too large");
+      MYCEL_CHECK(ud <= uint64_t(INT64_MAX), ValueError, where, ": dimension ", ud,
+                  " is too large");
       e.shape.push_back(static_cast<int64_t>(ud));
     }
     e.begin = get_u64(offs[0], where, "data_offsets[0]");
     e.end = get_u64(offs[1], where, "data_offsets[1]");
-    MYCEL_CHECK(e.begin <= e.end && e.end <= data_size, ValueError, where, ": data_offsets [", e.begin,
-                ", ", e.end, "] are out of range for ", data_size, " data bytes");
+    MYCEL_CHECK(e.begin <= e.end && e.end <= data_size, ValueError, where, ": data_offsets [",
+                e.begin, ", ", e.end, "] are out of range for ", data_size, " data bytes");
     uint64_t expect = detail::checked_nbytes(e.shape, e.dtype, data_size, where);
-    MYCEL_CHECK(e.end - e.begin == expect, ValueError, where, ": data_offsets span ", e.end - e.begin,
-                " bytes, but shape ", shape_str(e.shape), " of ", st_name(e.dtype), " needs ", expect);
+    MYCEL_CHECK(e.end - e.begin == expect, ValueError, where, ": data_offsets span ",
+                e.end - e.begin, " bytes, but shape ", shape_str(e.shape), " of ", st_name(e.dtype),
+                " needs ", expect);
     entries.push_back(std::move(e));
   }
   // The data buffer must be covered exactly: no holes, no overlaps, nothing left over.
@@ -127,8 +130,9 @@ std::vector<Entry> parse_header(const json& h, uint64_t data_size, const std::st
                 e.begin, " but the previous tensor ends at ", cursor, " (overlap or hole)");
     cursor = e.end;
   }
-  MYCEL_CHECK(cursor == data_size, ValueError, file, ": tensors cover ", cursor, " data bytes but the file holds ",
-              data_size, cursor < data_size ? " (trailing bytes)" : "");
+  MYCEL_CHECK(cursor == data_size, ValueError, file, ": tensors cover ", cursor,
+              " data bytes but the file holds ", data_size,
+              cursor < data_size ? " (trailing bytes)" : "");
   return entries;
 }
 
@@ -152,9 +156,11 @@ void save_safetensors(const std::string& path, const std::vector<NamedTensor>& t
   try {
     text = h.dump(-1, ' ', false, json::error_handler_t::strict);
   } catch (const json::exception& e) {
-    MYCEL_THROW(ValueError, "save_safetensors: a name or metadata string is not valid UTF-8 (", e.what(), ")");
+    MYCEL_THROW(ValueError, "save_safetensors: a name or metadata string is not valid UTF-8 (",
+                e.what(), ")");
   }
-  text.resize(detail::align_up(text.size(), 8), ' ');  // keeps the data 8-byte aligned, as the spec suggests
+  text.resize(detail::align_up(text.size(), 8),
+              ' ');  // keeps the data 8-byte aligned, as the spec suggests
   uint64_t n = text.size();
   detail::AtomicWriter w(path);
   w.write(&n, 8);
@@ -171,11 +177,13 @@ SafetensorsFile load_safetensors(const std::string& path) {
   uint64_t n;
   f.read_at(&n, 8, 0, "the header size");
   MYCEL_CHECK(n <= size - 8 && n <= kMaxHeader, ValueError, "safetensors file '", path,
-              "' has a corrupt header size ", n, " (file: ", size, " bytes, limit ", kMaxHeader, ")");
+              "' has a corrupt header size ", n, " (file: ", size, " bytes, limit ", kMaxHeader,
+              ")");
   std::string text(n, '\0');
   f.read_at(text.data(), n, 8, "the header");
   SafetensorsFile out;
-  std::vector<Entry> entries = parse_header(parse_json(text, path), size - 8 - n, path, out.metadata);
+  std::vector<Entry> entries =
+      parse_header(parse_json(text, path), size - 8 - n, path, out.metadata);
   for (const Entry& e : entries) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     f.read_at(t.data(), e.end - e.begin, 8 + n + e.begin, "tensor data");

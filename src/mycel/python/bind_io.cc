@@ -51,12 +51,14 @@ void init_io(nb::module_& m) {
       nb::arg("path"), "[(name, Tensor)] of a .ckpt file, validated.");
   io.def(
       "save_safetensors",
-      [](const std::string& path, const Pairs& tensors, const std::map<std::string, std::string>& meta) {
+      [](const std::string& path, const Pairs& tensors,
+         const std::map<std::string, std::string>& meta) {
         auto named = to_named(tensors);
         nb::gil_scoped_release release;
         io::save_safetensors(path, named, meta);
       },
-      nb::arg("path"), nb::arg("tensors"), nb::arg("metadata") = std::map<std::string, std::string>{},
+      nb::arg("path"), nb::arg("tensors"),
+      nb::arg("metadata") = std::map<std::string, std::string>{},
       "Writes [(name, Tensor)] and string metadata to a safetensors file atomically.");
   io.def(
       "load_safetensors",
