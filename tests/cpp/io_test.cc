@@ -136,6 +136,9 @@ TEST(CkptTest, HostileFieldsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(ckpt_error(dir, fix_crc(put_u64(good, dims + 16, 1 << 20))).find("offset"),
             std::string::npos);
+  std::string bad_name = good;
+  bad_name[20 + 8 + 4] = '\xff';  // the name "w"
+  EXPECT_NE(ckpt_error(dir, fix_crc(bad_name)).find("not valid UTF-8"), std::string::npos);
   std::string flipped = good;
   flipped[good.size() - 10] ^= 1;  // inside the data
   EXPECT_NE(ckpt_error(dir, flipped).find("CRC-32 mismatch"), std::string::npos);

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -203,6 +204,21 @@ def test_save_is_atomic_and_leaves_no_temporary(tmp_path):
         mycel.save_checkpoint({"z": Tensor(np.zeros(3))}, str(tmp_path / "no_dir" / "b.ckpt"))
 
 
+def test_threads_saving_to_one_path_do_not_share_a_temporary(tmp_path):
+    path = str(tmp_path / "shared.ckpt")
+    data = [{"t": Tensor(np.full(1 << 18, i, np.int32))} for i in range(4)]
+
+    def save(i):
+        for _ in range(5):
+            mycel.save_checkpoint(data[i], path)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(save, range(4)))
+    t = mycel.load_checkpoint(path)["t"].asnumpy()
+    assert t.shape == (1 << 18,) and (t == t[0]).all() and 0 <= t[0] < 4
+    assert os.listdir(tmp_path) == ["shared.ckpt"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Loading into a network.
 
@@ -328,6 +344,7 @@ def test_hostile_fields(tmp_path):
     expect_corrupt(bad, patch(blob, 12, "<Q", 2**64 - 1), "header length")
     expect_corrupt(bad, patch(blob, 20, "<Q", 2**60), "claims 1152921504606846976 tensors")
     expect_corrupt(bad, patch(blob, e0["dtype_pos"], "<B", 10), "unknown dtype code 10")
+    expect_corrupt(bad, patch(blob, e0["dtype_pos"] - 1, "<B", 0xFF), "not valid UTF-8")
     expect_corrupt(bad, patch(blob, e0["dtype_pos"] + 1, "<I", 2**31), "rank")
     expect_corrupt(bad, patch(blob, e0["dims_pos"], "<q", 2**62), "'w'.*(too many|more bytes)")
     expect_corrupt(bad, patch(blob, e0["dims_pos"], "<q", -2), "negative dimension -2")

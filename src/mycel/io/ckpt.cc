@@ -97,6 +97,8 @@ std::vector<Entry> parse_header(const std::string& header, uint64_t file_size,
     MYCEL_CHECK(name_len > 0, ValueError, "checkpoint '", path, "': tensor #", i,
                 " has an empty name");
     e.name = r.get_bytes(name_len, "a tensor name");
+    MYCEL_CHECK(detail::is_utf8(e.name), ValueError, "checkpoint '", path, "': tensor #", i,
+                " has a name that is not valid UTF-8");
     std::string where = "checkpoint '" + path + "', tensor '" + e.name + "'";
     MYCEL_CHECK(names.insert(e.name).second, ValueError, where, " appears twice");
     uint8_t code = r.get<uint8_t>("a dtype code");
@@ -141,6 +143,7 @@ void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors)
   std::unordered_set<std::string> names;
   for (const auto& [name, t] : tensors) {
     MYCEL_CHECK(!name.empty(), ValueError, "save_checkpoint: a tensor has an empty name");
+    MYCEL_CHECK(detail::is_utf8(name), ValueError, "save_checkpoint: a name is not valid UTF-8");
     MYCEL_CHECK(names.insert(name).second, ValueError, "save_checkpoint: duplicate name '", name,
                 "'");
     MYCEL_CHECK(t.defined(), ValueError, "save_checkpoint: tensor '", name, "' is undefined");

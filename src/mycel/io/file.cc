@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
-#include <vector>
+#include <mutex>
+#include <set>
 
 #include "mycel/core/error.h"
 
@@ -53,18 +55,39 @@ void ReadFile::read_at(void* dst, uint64_t n, uint64_t offset, const char* what)
   }
 }
 
+namespace {
+std::mutex claims_mutex;
+std::condition_variable claims_released;
+std::set<std::string> claimed;  // temporary paths being written by this process
+}  // namespace
+
+TempClaim::TempClaim(std::string tmp_path) : path_(std::move(tmp_path)) {
+  std::unique_lock lock(claims_mutex);
+  claims_released.wait(lock, [&] { return !claimed.count(path_); });
+  claimed.insert(path_);
+}
+
+TempClaim::~TempClaim() {
+  {
+    std::lock_guard lock(claims_mutex);
+    claimed.erase(path_);
+  }
+  claims_released.notify_all();
+}
+
 AtomicWriter::AtomicWriter(const std::string& path)
-    : path_(path), tmp_path_(path + ".tmp-" + std::to_string(::getpid())) {
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    : path_(path), tmp_(path + ".tmp-" + std::to_string(::getpid())) {
+  const std::string& tmp = tmp_.path();
+  fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    MYCEL_THROW(RuntimeError, "cannot create '", tmp_path_, "' to save checkpoint '", path,
+    MYCEL_THROW(RuntimeError, "cannot create '", tmp, "' to save checkpoint '", path,
                 "': ", std::strerror(errno));
 }
 
 AtomicWriter::~AtomicWriter() {
   if (fd_ >= 0) {  // not committed: an error happened, leave the old checkpoint alone
     ::close(fd_);
-    ::unlink(tmp_path_.c_str());
+    ::unlink(tmp_.path().c_str());
   }
 }
 
@@ -84,15 +107,15 @@ void AtomicWriter::write(const void* data, uint64_t n) {
 }
 
 void AtomicWriter::commit() {
+  const std::string& tmp = tmp_.path();
   if (::fsync(fd_) != 0)
-    MYCEL_THROW(RuntimeError, "fsync of '", tmp_path_, "' failed: ", std::strerror(errno));
+    MYCEL_THROW(RuntimeError, "fsync of '", tmp, "' failed: ", std::strerror(errno));
   int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0 || ::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp_path_.c_str());
-    MYCEL_THROW(RuntimeError, "cannot move '", tmp_path_, "' to '", path_,
-                "': ", std::strerror(err));
+    ::unlink(tmp.c_str());
+    MYCEL_THROW(RuntimeError, "cannot move '", tmp, "' to '", path_, "': ", std::strerror(err));
   }
   // Make the rename itself durable; best effort, as the data is already safely in place.
   size_t slash = path_.rfind('/');
@@ -121,6 +144,30 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
     MYCEL_THROW(ValueError, where, ": shape ", shape_str(shape), " of ", dtype_name(dtype),
                 " needs more bytes than the file's ", limit);
   return count * size;
+}
+
+bool is_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned c = p[i];
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Reject overlong forms, surrogates and code points past U+10FFFF.
+    static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    i += len;
+  }
+  return true;
 }
 
 void normalize_bools(void* data, uint64_t n) {

@@ -28,6 +28,20 @@ class ReadFile {
   std::string path_;
 };
 
+/// Holds "<path>.tmp-<pid>" for one writer: a second thread saving to the same path waits
+/// instead of writing into the same temporary file.
+class TempClaim {
+ public:
+  explicit TempClaim(std::string tmp_path);
+  ~TempClaim();
+  TempClaim(const TempClaim&) = delete;
+  TempClaim& operator=(const TempClaim&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 /// Writes "<path>.tmp-<pid>"; commit() fsyncs it, renames it over `path` and fsyncs the
 /// directory, so a reader sees the old file or the complete new one, never a partial one.
 /// Destroyed without commit(), it removes the temporary file.
@@ -43,9 +57,10 @@ class AtomicWriter {
   void commit();
 
  private:
+  std::string path_;
+  TempClaim tmp_;  // before fd_: claimed before the file is opened, released after it closes
   int fd_ = -1;
   uint64_t written_ = 0;
-  std::string path_, tmp_path_;
 };
 
 /// x rounded up to a multiple of a (a power of two); callers ensure no overflow.
@@ -56,6 +71,8 @@ inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1)
 /// a hostile file cannot make us allocate more than it holds). Errors start with `where`.
 uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const std::string& where);
 
+/// Whether s is well-formed UTF-8 (names must become Python str).
+bool is_utf8(const std::string& s);
 /// Rewrites every byte of a bool tensor to 0 or 1: a file may hold any byte, C++ bool may not.
 void normalize_bools(void* data, uint64_t n);
 
