@@ -8,10 +8,11 @@ from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
+from mycel.common.autodiff import grad, value_and_grad
 from mycel import nn
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "nn", "set_seed", "get_seed", "bool_", "int8", "uint8", "int16", "int32",
+           "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "nn", "set_seed", "get_seed", "bool_", "int8", "uint8", "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]

@@ -80,7 +80,8 @@ NodePtr Transformer::op_const(const char* name, const std::map<std::string, Attr
 GraphJ* Transformer::vjp(FuncGraph* g, const std::vector<NodePtr>& fvs) { return build(g, fvs, true); }
 
 FuncGraph* Transformer::forward(FuncGraph* g) {
-  if (g->free_variables().empty()) return g;  // closed: callable anywhere as it is
+  if (!g->parent() || (g->free_variables().empty() && forward_parent(g->parent()) == g->parent()))
+    return g;  // callable here as it is
   return build(g, {}, false)->graph;
 }
 
