@@ -46,11 +46,7 @@ NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
   auto it = b->vars.find(name);
   if (it != b->vars.end()) return it->second;
   NodePtr v;
-  if (!b->scope->locals.count(name)) {
-    // Not a local of this function (a global, builtin or enclosing function's variable): resolve
-    // it now, not through a loop-header phi, so calls on it (ops.sum, np.pi) resolve at parse time.
-    v = lookup(b, name, loc);
-  } else if (b->entry == Block::kSwitch) {
+  if (b->entry == Block::kSwitch) {
     v = read(b->parent, name, loc);
   } else if (b->entry == Block::kFunction) {
     v = lookup(b, name, loc);
