@@ -3,6 +3,7 @@
 // reference loops otherwise.
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -161,15 +162,39 @@ MYCEL_REGISTER_OPS(nn_norm) {
   {
     OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
-                      softmax_kernel<false>, float_dtypes());
+                      softmax_kernel<false>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
   {
     OpDef d = make_op("log_softmax", "LogSoftmax", "x - log(sum(exp(x))) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
-                      softmax_kernel<true>, float_dtypes());
+                      softmax_kernel<true>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+}
+
+namespace {
+
+// The softmax axis as a reduction axis list (a 0-d input reduces over everything: no axes).
+std::vector<int64_t> softmax_axes(BpropBuilder& g) {
+  const int64_t nd = static_cast<int64_t>(g.meta(g.input(0)).shape.size());
+  if (nd == 0) return {};
+  return {softmax_axis(g.op(), g.attrs(), nd)};
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(nn_norm) {
+  // y = softmax(x): dx = y * (dy - sum(dy * y)) along the axis.
+  b.add("softmax", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar y = g.out(), dy = g.dout();
+    return {g.mul(y, g.sub(dy, g.sum(g.mul(dy, y), softmax_axes(g), true)))};
+  });
+  // y = log_softmax(x): dx = dy - exp(y) * sum(dy) along the axis.
+  b.add("log_softmax", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar y = g.out(), dy = g.dout();
+    return {g.sub(dy, g.mul(g.call("exp", {y}), g.sum(dy, softmax_axes(g), true)))};
+  });
 }
 
 }  // namespace mycel
