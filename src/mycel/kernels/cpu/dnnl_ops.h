@@ -32,6 +32,11 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
 /// y = conv2d(x, w) (+ bias), NCHW, weights (OC, C/groups, KH, KW).
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g);
+/// dx of conv2d from dy and w (oneDNN backward data), same geometry as the forward.
+void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g);
+/// dw of conv2d from dy and x (oneDNN backward weights), same geometry as the forward.
+void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw,
+                                 const WindowGeom& g);
 /// Max pooling, or average pooling (count_include_pad: padded positions count in the divisor).
 void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                  bool count_include_pad);
