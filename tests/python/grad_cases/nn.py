@@ -3,6 +3,22 @@ import numpy as np
 
 from . import GradCase
 
+
+def _bn(x_shape):
+    def gen(rng):
+        c = x_shape[1]
+        return [rng.standard_normal(x_shape), rng.standard_normal(c), rng.standard_normal(c),
+                rng.standard_normal(c), rng.uniform(0.5, 2.0, size=c)]
+    return gen
+
+
+def _ln(x_shape, begin_params_axis):
+    def gen(rng):
+        p = x_shape[begin_params_axis % len(x_shape):]
+        return [rng.standard_normal(x_shape), rng.standard_normal(p), rng.standard_normal(p)]
+    return gen
+
+
 CASES = [
     # matmul: plain, transposes, batch broadcasting, 1-d operands
     GradCase("matmul", [(3, 4), (4, 5)]),
@@ -59,4 +75,16 @@ CASES = [
     GradCase("adaptive_avg_pool2d", [(2, 3, 7, 9)], attrs=dict(output_size=(3, 4))),
     GradCase("adaptive_avg_pool2d", [(3, 5, 5)], attrs=dict(output_size=2), id="chw"),
     GradCase("adaptive_avg_pool2d", [(1, 2, 4, 4)], attrs=dict(output_size=(6, 1)), id="upsample"),
+    # batch_norm: x, scale, bias (running statistics are state, never differentiated)
+    GradCase("batch_norm", _bn((4, 3, 2, 3)), attrs=dict(is_training=True), wrt=[0, 1, 2], id="training"),
+    GradCase("batch_norm", _bn((5, 2)), attrs=dict(is_training=True, epsilon=1e-3), wrt=[0, 1, 2],
+             id="training_2d"),
+    GradCase("batch_norm", _bn((2, 3, 4)), wrt=[0, 1, 2], id="inference"),
+    # layer_norm: gamma spanning the normalized dims, fewer of them, or more
+    GradCase("layer_norm", _ln((3, 6), -1)),
+    GradCase("layer_norm", _ln((2, 3, 4), 1), attrs=dict(begin_norm_axis=1, begin_params_axis=1), id="axis1"),
+    GradCase("layer_norm", _ln((2, 3, 4), -1), attrs=dict(begin_norm_axis=1, begin_params_axis=-1),
+             id="params_last"),
+    GradCase("layer_norm", _ln((2, 3, 4), 0), attrs=dict(begin_norm_axis=-1, begin_params_axis=0),
+             id="params_first"),
 ]
