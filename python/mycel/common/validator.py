@@ -43,3 +43,8 @@ def check_supported(who, arg, ok):
 def channels_last_perm(rank):
     """The permutation moving dim 1 (channels) last: (0, 2, ..., rank-1, 1)."""
     return (0,) + tuple(range(2, rank)) + (1,)
+
+
+def append_dim(shape, n):
+    """shape + (n,)."""
+    return tuple(shape) + (n,)

@@ -5,6 +5,7 @@ from mycel.common import dtype as mstype
 from mycel.common.initializer import initializer
 from mycel.common.parameter import Parameter
 from mycel.common.tensor import Tensor
+from mycel.common.validator import append_dim
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int
 
@@ -37,7 +38,7 @@ class Embedding(Cell):
             flat = ops.one_hot(ops.reshape(ids, (-1,)), depth=self.vocab_size,
                                dtype=self.embedding_table.dtype)
             out = ops.matmul(flat, self.embedding_table)
-            return ops.reshape(out, ids.shape + (self.embedding_size,))
+            return ops.reshape(out, append_dim(ids.shape, self.embedding_size))
         return ops.embedding(ids, self.embedding_table)
 
     def extend_repr(self):

@@ -19,6 +19,7 @@ class _BatchNorm(Cell):
                  use_batch_statistics=None, data_format="NCHW", dtype=mstype.float32):
         super().__init__()
         who = type(self).__name__
+        self.cls_name = who
         self.num_features = check_int(num_features, who, "num_features")
         if not 0 <= momentum <= 1:
             raise ValueError(f"{who}: momentum must be in [0, 1], got {momentum}")
@@ -37,7 +38,7 @@ class _BatchNorm(Cell):
         self.moving_variance = make_param(moving_var_init, c, dtype, "variance", requires_grad=False)
 
     def construct(self, x):
-        check_rank(type(self).__name__, "x", x.ndim, self._ranks)
+        check_rank(self.cls_name, "x", x.ndim, self._ranks)
         batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
         y, _, _ = ops.batch_norm(x, self.gamma, self.beta, self.moving_mean, self.moving_variance,
                                  is_training=batch_stats, epsilon=self.eps, momentum=1.0 - self.momentum)

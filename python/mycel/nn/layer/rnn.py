@@ -61,26 +61,27 @@ class LSTM(Cell):
             h0, c0 = zeros, zeros
         else:
             h0, c0 = hx
-        hs = ()
-        cs = ()
+        # Final states gathered by concat along dim 0 (a loop over layers keeps one signature).
+        hs = ops.zeros((0, x.shape[1], self.hidden_size), dtype=x.dtype)
+        cs = hs
         for layer in range(self.num_layers):
             if layer > 0:
                 x = self.dropout(x)
             k = layer * self.num_directions
             w_ih, w_hh, b_ih, b_hh = self.all_weights[k]
             out, h, c = self._run(x, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh, False)
-            hs = hs + (h,)
-            cs = cs + (c,)
+            hs = ops.concat((hs, ops.expand_dims(h, 0)), axis=0)
+            cs = ops.concat((cs, ops.expand_dims(c, 0)), axis=0)
             if self.bidirectional:
                 w_ih, w_hh, b_ih, b_hh = self.all_weights[k + 1]
                 out_r, h_r, c_r = self._run(x, h0[k + 1], c0[k + 1], w_ih, w_hh, b_ih, b_hh, True)
                 out = ops.concat((out, out_r), axis=2)
-                hs = hs + (h_r,)
-                cs = cs + (c_r,)
+                hs = ops.concat((hs, ops.expand_dims(h_r, 0)), axis=0)
+                cs = ops.concat((cs, ops.expand_dims(c_r, 0)), axis=0)
             x = out
         if self.batch_first:
             x = ops.transpose(x, (1, 0, 2))
-        return x, (ops.stack(hs, axis=0), ops.stack(cs, axis=0))
+        return x, (hs, cs)
 
     def _run(self, xs, h, c, w_ih, w_hh, b_ih, b_hh, reverse):
         """One direction of one layer over every time step: (outputs (T, N, H), h_T, c_T)."""

@@ -71,16 +71,16 @@ class MultiheadAttention(Cell):
         k = ops.dense(key, wk, bk)
         v = ops.dense(value, wv, bv)
         # (L, N, E) -> (N * heads, L, d): one batched matmul for every head.
-        q = ops.transpose(ops.reshape(q, (tgt_len, bsz * heads, d)), (1, 0, 2))
-        k = ops.transpose(ops.reshape(k, (src_len, bsz * heads, d)), (1, 0, 2))
-        v = ops.transpose(ops.reshape(v, (src_len, bsz * heads, d)), (1, 0, 2))
+        q = ops.transpose(ops.reshape(q, (tgt_len, -1, d)), (1, 0, 2))
+        k = ops.transpose(ops.reshape(k, (src_len, -1, d)), (1, 0, 2))
+        v = ops.transpose(ops.reshape(v, (src_len, -1, d)), (1, 0, 2))
         scores = ops.matmul(q, k, transpose_b=True)
         if attn_mask is not None:
             scores = _masked(scores, attn_mask)
         if key_padding_mask is not None:
             scores = ops.reshape(scores, (bsz, heads, tgt_len, src_len))
             scores = _masked(scores, ops.reshape(key_padding_mask, (bsz, 1, 1, src_len)))
-            scores = ops.reshape(scores, (bsz * heads, tgt_len, src_len))
+            scores = ops.reshape(scores, (-1, tgt_len, src_len))
         weights = ops.softmax(scores, axis=-1)
         out = ops.matmul(self.dropout(weights), v)
         out = ops.reshape(ops.transpose(out, (1, 0, 2)), (tgt_len, bsz, self.embed_dim))

@@ -15,14 +15,16 @@ class LossBase(Cell):
         if reduction not in _REDUCTIONS:
             raise ValueError(f"{type(self).__name__}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
         self.reduction = reduction
+        # Graph mode folds bools, not string comparisons: decide the reduction here.
+        self.reduce_mean, self.reduce_sum = reduction == "mean", reduction == "sum"
 
     def get_loss(self, x, weights=None):
         """x (times weights) reduced by self.reduction."""
         if weights is not None:
             x = x * weights
-        if self.reduction == "mean":
+        if self.reduce_mean:
             return ops.mean(x)
-        if self.reduction == "sum":
+        if self.reduce_sum:
             return ops.sum(x)
         return x
 
@@ -141,9 +143,9 @@ class CrossEntropyLoss(LossBase):
         keep = ops.cast(ops.not_equal(labels, self.ignore_index), logp.dtype)
         neg = -logp if self.weight is None else -logp * self.weight
         smooth = ops.sum(neg, axis=1) * keep
-        if self.reduction == "mean":
+        if self.reduce_mean:
             smooth = ops.sum(smooth) / total
-        elif self.reduction == "sum":
+        elif self.reduce_sum:
             smooth = ops.sum(smooth)
         return (1.0 - eps) * loss + eps / n_classes * smooth
 
