@@ -66,8 +66,10 @@ class Cell:
                 raise AttributeError("call Cell.__init__ before assigning sub-Cells")
             params.pop(name, None)
             self.__dict__.pop(name, None)
+            # A Cell registered twice (an alias) keeps the names of its first attribute.
+            rename = self._auto_prefix and not any(c is value for c in cells.values())
             cells[name] = value
-            if self._auto_prefix:
+            if rename:
                 value.update_parameters_name(name + ".")
         else:
             if params is not None and name in params:
