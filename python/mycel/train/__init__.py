@@ -1,0 +1,1 @@
+"""Training utilities: metrics (more to come: Model, callbacks)."""
