@@ -54,8 +54,11 @@ NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
     // body is still seen as an op call at parse time.
     v = lookup(b, name, loc);
   } else if (name[0] != '$' && !b->scope->assigned.count(name) && b->scope->entry_block &&
-             b->scope->entry_block != b) {
-    v = read(b->scope->entry_block, name, loc);  // a parameter never rebound (self): same reason
+             b->scope->entry_block != b &&
+             ir::as_constant(read(b->scope->entry_block, name, loc))) {
+    // A parameter never rebound and bound to a constant (`self`): same reason. Run-time
+    // parameters keep their phi, the form the later passes expect of loop-carried values.
+    v = read(b->scope->entry_block, name, loc);
   } else if (!b->sealed) {
     v = add_phi(b, name);  // operands come when the block is sealed
   } else {
