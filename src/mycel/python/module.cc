@@ -13,6 +13,7 @@ void init_dataset_engine(nb::module_& m);
 void init_frontend(nb::module_& m);
 void init_graph(nb::module_& m);
 void init_ad(nb::module_& m);
+void init_io(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -29,4 +30,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_frontend(m);
   mycel::py::init_graph(m);
   mycel::py::init_ad(m);
+  mycel::py::init_io(m);
 }
