@@ -8,6 +8,7 @@ from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
+from mycel.common.autodiff import grad, value_and_grad
 from mycel import nn
 from mycel import train
 from mycel.train.serialization import save_checkpoint, load_checkpoint, load_param_into_net
@@ -15,6 +16,7 @@ from mycel.train.serialization import save_checkpoint, load_checkpoint, load_par
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "nn", "train", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net", "set_seed", "get_seed", "bool_", "int8", "uint8", "int16", "int32",
+           "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "nn", "train", "save_checkpoint",
+           "load_checkpoint", "load_param_into_net", "set_seed", "get_seed", "bool_", "int8", "uint8",
+           "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]

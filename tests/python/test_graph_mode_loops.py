@@ -216,3 +216,34 @@ def test_unsupported_comprehension(fn, args, line):
     assert "test_graph_mode_loops.py" in msg
     assert "not supported in graph mode" in msg
     assert line in msg
+
+
+class _OpsInLoop(mycel.nn.Cell):
+    """Module functions and `self` attributes used inside a data-dependent loop must still
+    resolve at parse time (an op call, a primitive), not through a loop phi."""
+
+    def __init__(self):
+        super().__init__()
+        self.act = ops.ReLU()
+
+    def construct(self, x):
+        h = ops.zeros_like(x[0])
+        out = ops.zeros_like(x)
+        t = ops.zeros((), mycel.int32)
+        while t < x.shape[0]:
+            h = self.act(ops.tanh(h) * 0.5 + x[t])
+            out = ops.tensor_scatter_add(out, ops.reshape(t, (1, 1)), ops.expand_dims(h, 0))
+            t = t + 1
+        return out
+
+
+def test_ops_and_self_inside_while_loop():
+    x = t(4, 3)
+    h, ref = np.zeros(3, np.float32), []
+    for row in x.asnumpy():
+        h = np.maximum(np.tanh(h) * 0.5 + row, 0)
+        ref.append(h)
+    net = _OpsInLoop()
+    np.testing.assert_allclose(net(x).asnumpy(), np.stack(ref), rtol=1e-6)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_allclose(net(x).asnumpy(), np.stack(ref), rtol=1e-6)

@@ -1,6 +1,7 @@
 """Cell: a model or layer. `construct` is the forward computation; calling the Cell runs it
-(eagerly for now). Parameters and sub-Cells assigned as attributes are registered, so
-`parameters_and_names()` walks the tree with hierarchical names, as in MindSpore."""
+(eagerly, or compiled in GRAPH_MODE). Parameters and sub-Cells assigned as attributes are
+registered, so `parameters_and_names()` walks the tree with hierarchical names, as in MindSpore:
+a Parameter's `name` follows its attribute path ("conv1.weight") unless auto_prefix is off."""
 from collections import OrderedDict
 
 from mycel import context
@@ -16,11 +17,16 @@ class Cell:
         object.__setattr__(self, "_cells", OrderedDict())
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "_auto_prefix", auto_prefix)
+        object.__setattr__(self, "_float_dtype", None)
+        object.__setattr__(self, "requires_grad", False)
 
     def construct(self, *inputs, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *inputs, **kwargs):
+        float_dtype = self.__dict__.get("_float_dtype")
+        if float_dtype is not None:
+            inputs = tuple(_cast_float(x, float_dtype) for x in inputs)
         if kwargs or context.get_context("mode") != context.GRAPH_MODE:
             return self.construct(*inputs, **kwargs)
         compiled = self.__dict__.get("_compiled")
@@ -60,7 +66,11 @@ class Cell:
                 raise AttributeError("call Cell.__init__ before assigning sub-Cells")
             params.pop(name, None)
             self.__dict__.pop(name, None)
+            # A Cell registered twice (an alias) keeps the names of its first attribute.
+            rename = self._auto_prefix and not any(c is value for c in cells.values())
             cells[name] = value
+            if rename:
+                value.update_parameters_name(name + ".")
         else:
             if params is not None and name in params:
                 if value is not None:
@@ -87,12 +97,36 @@ class Cell:
             object.__delattr__(self, name)
 
     def insert_param_to_cell(self, param_name, param, check_name=True):
-        """Registers `param` under `param_name`."""
-        setattr(self, param_name, param)
+        """Registers `param` under `param_name` (None removes it)."""
+        if not isinstance(param_name, str) or not param_name:
+            raise KeyError(f"insert_param_to_cell: param_name must be a non-empty str, got {param_name!r}")
+        if check_name and "." in param_name:
+            raise KeyError(f"insert_param_to_cell: param_name {param_name!r} must not contain '.'")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"insert_param_to_cell: param must be a Parameter or None, got {type(param).__name__}")
+        if param_name in self.__dict__ or param_name in self._cells:
+            raise KeyError(f"insert_param_to_cell: attribute {param_name!r} already exists and is not a Parameter")
+        if param is None:
+            self._params[param_name] = None
+        else:
+            setattr(self, param_name, param)
 
     def insert_child_to_cell(self, child_name, child_cell):
         """Registers `child_cell` under `child_name`."""
-        setattr(self, child_name, child_cell)
+        if not isinstance(child_name, str) or not child_name or "." in child_name:
+            raise KeyError(f"insert_child_to_cell: child_name must be a non-empty str without '.', got {child_name!r}")
+        if child_cell is not None and not isinstance(child_cell, Cell):
+            raise TypeError(f"insert_child_to_cell: child_cell must be a Cell or None, got {type(child_cell).__name__}")
+        if child_cell is None:
+            self._cells[child_name] = None
+        else:
+            setattr(self, child_name, child_cell)
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        """Renames every Parameter to `prefix` + its path in this Cell (called when this Cell
+        becomes the child `prefix` of another, so names read "backbone.conv1.weight")."""
+        for name, p in self.parameters_and_names(expand=recurse):
+            p.name = prefix + name
 
     def cells_and_names(self, cells=None, name_prefix=""):
         """(name, cell) for this Cell and every Cell below it, each once."""
@@ -142,16 +176,57 @@ class Cell:
         return OrderedDict(self.parameters_and_names(expand=recurse))
 
     def set_train(self, mode=True):
-        """Sets training mode on this Cell and every sub-Cell."""
+        """Sets training mode on this Cell and every sub-Cell. Graph mode folds `self.training`
+        as a constant, so changing it drops the compiled graphs."""
+        mode = bool(mode)
         for _, cell in self.cells_and_names():
-            object.__setattr__(cell, "training", mode)
+            if cell.training != mode:
+                object.__setattr__(cell, "training", mode)
+                object.__setattr__(cell, "_compiled", None)
+        object.__setattr__(self, "_compiled", None)
         return self
 
+    def set_grad(self, requires_grad=True):
+        """Marks the Cell as one whose gradients will be taken (MindSpore's flag)."""
+        object.__setattr__(self, "requires_grad", bool(requires_grad))
+        return self
+
+    def to_float(self, dst_type):
+        """Runs this Cell and its sub-Cells in `dst_type`: floating Tensor inputs are cast to it
+        when the Cell is called (MindSpore's to_float; Parameters keep their dtype)."""
+        if str(dst_type) not in ("float16", "bfloat16", "float32", "float64"):
+            raise ValueError(f"to_float: dst_type must be a float dtype, got {dst_type!r}")
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_float_dtype", dst_type)
+            object.__setattr__(cell, "_compiled", None)
+        return self
+
+    def apply(self, fn):
+        """Calls fn on every sub-Cell (children first) and then on this Cell."""
+        for cell in self.cells():
+            cell.apply(fn)
+        fn(self)
+        return self
+
+    def extend_repr(self):
+        """Extra text shown inside repr(); layers override it with their settings."""
+        return ""
+
     def __repr__(self):
-        lines = [f"{type(self).__name__}<"]
+        extra = self.extend_repr()
+        lines = [f"{type(self).__name__}<{extra}"]
         for name, cell in self._cells.items():
             lines.append(f"  ({name}): " + repr(cell).replace("\n", "\n  "))
-        return "\n".join(lines) + ">" if len(lines) > 1 else f"{type(self).__name__}<>"
+        return "\n".join(lines) + ">" if len(lines) > 1 else f"{type(self).__name__}<{extra}>"
+
+
+def _cast_float(x, dtype):
+    """x cast to dtype when it is a floating Tensor; anything else unchanged."""
+    from mycel import _mycel
+    if isinstance(x, _mycel.Tensor) and str(x.dtype) in ("float16", "bfloat16", "float32", "float64") \
+            and x.dtype != dtype:
+        return _mycel.ops.cast(x, dtype)
+    return x
 
 
 class CellList(Cell):
@@ -163,11 +238,12 @@ class CellList(Cell):
             self.extend(args[0])
 
     def _renumber(self, cells):
-        self._cells.clear()
-        for i, c in enumerate(cells):
+        for c in cells:
             if not isinstance(c, Cell):
                 raise TypeError(f"CellList items must be Cells, got {type(c).__name__}")
-            self._cells[str(i)] = c
+        self._cells.clear()
+        for i, c in enumerate(cells):
+            self.insert_child_to_cell(str(i), c)
 
     def __getitem__(self, index):
         items = list(self._cells.values())
@@ -233,12 +309,45 @@ class SequentialCell(Cell):
             return SequentialCell(items[index])
         return items[index]
 
+    def __setitem__(self, index, cell):
+        if not isinstance(cell, Cell):
+            raise TypeError(f"SequentialCell items must be Cells, got {type(cell).__name__}")
+        key = list(self._cells.keys())[index]
+        self.insert_child_to_cell(key, cell)
+
+    def __delitem__(self, index):
+        items = list(self._cells.values())
+        del items[index]
+        self._renumber(items)
+
     def __len__(self):
         return len(self._cells)
 
+    def __iter__(self):
+        return iter(list(self._cells.values()))
+
+    def _renumber(self, cells):
+        self._cells.clear()
+        for i, c in enumerate(cells):
+            self.insert_child_to_cell(str(i), c)
+
     def append(self, cell):
+        if not isinstance(cell, Cell):
+            raise TypeError(f"SequentialCell items must be Cells, got {type(cell).__name__}")
         self.insert_child_to_cell(str(len(self._cells)), cell)
         return self
+
+    def extend(self, cells):
+        for c in cells:
+            self.append(c)
+        return self
+
+    def insert(self, index, cell):
+        if not isinstance(cell, Cell):
+            raise TypeError(f"SequentialCell items must be Cells, got {type(cell).__name__}")
+        items = list(self._cells.values())
+        items.insert(index, cell)
+        self._renumber(items)
 
     def construct(self, input_data):
         for cell in self.cell_list:

@@ -31,3 +31,7 @@ for _alias, _target in _ALIASES.items():
 def op_names():
     """Names of every registered op."""
     return sorted(_handles)
+
+
+# Autodiff (composite operations, as in mindspore.ops): GradOperation, grad, value_and_grad.
+from mycel.common.autodiff import GradOperation, grad, value_and_grad  # noqa: E402

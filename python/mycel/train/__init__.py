@@ -1,4 +1,5 @@
-"""Training utilities (MindSpore's mindspore.train): checkpoints for now."""
+"""Training utilities (MindSpore's mindspore.train): metrics and checkpoints (Model and callbacks
+come next)."""
 from mycel.train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,
                                        save_safetensors, load_safetensors)
 

@@ -59,6 +59,7 @@ NodePtr Engine::constant(Context* ctx, const ValuePtr& v) {
     auto site = std::make_shared<Site>();
     site->graph = g;
     sites_[node.get()] = site;
+    site_nodes_.push_back(node);  // sites_ is keyed by address: keep the node alive
     node->set_abstract(std::make_shared<FnAbs>(v, env, site));
   } else {
     node->set_abstract(abstract_of_value(v));

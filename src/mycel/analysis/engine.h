@@ -60,6 +60,7 @@ class Engine {
   std::vector<std::string> created_;                    // memo keys in creation order
   std::vector<Context*> stack_;                         // contexts being analysed
   std::unordered_map<const ir::Node*, std::shared_ptr<Site>> sites_;  // graph constants made
+  std::vector<ir::NodePtr> site_nodes_;                  // ... kept alive (no address reuse)
   std::vector<ir::FuncGraph*> discarded_;               // clones of contexts dropped on re-analysis
 };
 

@@ -48,8 +48,17 @@ NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
   NodePtr v;
   if (b->entry == Block::kSwitch) {
     v = read(b->parent, name, loc);
-  } else if (b->entry == Block::kFunction) {
+  } else if (b->entry == Block::kFunction || (name[0] != '$' && !b->scope->locals.count(name))) {
+    // A name the function never assigns (a global, a closure, `self`'s module) cannot change
+    // around a loop: resolve it now rather than through a phi, so `ops.relu(h)` inside a loop
+    // body is still seen as an op call at parse time.
     v = lookup(b, name, loc);
+  } else if (name[0] != '$' && !b->scope->assigned.count(name) && b->scope->entry_block &&
+             b->scope->entry_block != b &&
+             ir::as_constant(read(b->scope->entry_block, name, loc))) {
+    // A parameter never rebound and bound to a constant (`self`): same reason. Run-time
+    // parameters keep their phi, the form the later passes expect of loop-carried values.
+    v = read(b->scope->entry_block, name, loc);
   } else if (!b->sealed) {
     v = add_phi(b, name);  // operands come when the block is sealed
   } else {

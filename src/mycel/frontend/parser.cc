@@ -151,6 +151,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     finish(blk, expr(blk, def.attr("body")));
   } else {
     collect_locals(ast_, def.attr("body"), s->locals);
+    collect_locals(ast_, def.attr("body"), s->assigned);
+    s->entry_block = blk;
     if (Block* end = stmts(blk, def.attr("body"))) finish(end, constant(ir::none()));
   }
   current_scope = saved;

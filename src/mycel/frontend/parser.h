@@ -54,6 +54,8 @@ struct Scope {
   nb::object globals;          // fn.__globals__ (inherited by nested defs)
   nb::dict closure;            // free variable name -> cell contents, of the Python function
   std::set<std::string> locals;
+  std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
+  Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
   struct Loop {

@@ -191,6 +191,8 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
   } else {
     nb::handle body = def.attr("body");
     collect_locals(ast_, body, s->locals);
+    collect_locals(ast_, body, s->assigned);
+    s->entry_block = entry;
     Scope* saved = current_scope;
     current_scope = s;
     Block* end = stmts(entry, body);

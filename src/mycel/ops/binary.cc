@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "mycel/kernels/cpu/binary.h"
-#include "mycel/ops/bprop.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -78,24 +78,25 @@ MYCEL_REGISTER_OPS(binary) {
                  else return wrap_mul(x, y);
                }), "bprop"));
   r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
-               div_dtype, float_binary([](auto x, auto y) { return x / y; })));
+               div_dtype, float_binary([](auto x, auto y) { return x / y; }), "bprop"));
   r.add(binary("floor_div", "FloorDiv",
                "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
-               same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); })));
+               same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }),
+               "none"));  // piecewise constant
   r.add(binary("mod", "FloorMod",
                "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
                "gives 0).",
                numeric, same_dtype,
-               numeric_binary([](auto x, auto y) { return floor_mod(x, y); })));
+               numeric_binary([](auto x, auto y) { return floor_mod(x, y); }), "bprop"));
   r.add(binary("pow", "Pow",
                "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
-               numeric, same_dtype, pow_kernel));
+               numeric, same_dtype, pow_kernel, "bprop"));
   r.add(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); })));
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"));
   r.add(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); })));
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
-               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); })));
+               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
 
   // Comparisons (bool output, not differentiable).
   r.add(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
@@ -128,8 +129,19 @@ MYCEL_REGISTER_OPS(binary) {
                }), "none"));
 }
 
-// Backward rules: broadcasting is undone by summing each sensitivity back to its input's shape.
+// Backward rules: broadcasting is undone by summing each sensitivity back to its input's shape
+// (bprop::to_input, which also leaves integer inputs without a gradient).
 MYCEL_REGISTER_BPROPS(binary) {
+  using bprop::to_input;
+  // Input i in the output's (promoted, floating) dtype, for rules that mix the two inputs.
+  auto promoted = [](BpropBuilder& g, size_t i) {
+    GradVar v = g.input(i);
+    DType t = g.out_meta(0).dtype;
+    return g.meta(v).dtype == t ? v : g.cast(v, t);
+  };
+  auto no_float_input = [](BpropBuilder& g) {
+    return !bprop::is_float(g, g.input(0)) && !bprop::is_float(g, g.input(1));
+  };
   b.add("add", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.reduce_to(g.dout(), g.input(0)), g.reduce_to(g.dout(), g.input(1))};
   });
@@ -139,6 +151,51 @@ MYCEL_REGISTER_BPROPS(binary) {
   b.add("mul", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.reduce_to(g.mul(g.dout(), g.input(1)), g.input(0)),
             g.reduce_to(g.mul(g.dout(), g.input(0)), g.input(1))};
+  });
+  b.add("div", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // d(x / y) = dout / y and -dout x / y^2 = -(dout / y) * out.
+    GradVar dx = g.div(g.dout(), g.input(1));
+    return {to_input(g, dx, 0), to_input(g, g.neg(g.mul(dx, g.out())), 1)};
+  });
+  b.add("mod", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // x mod y = x - floor(x / y) y, with floor(x / y) locally constant.
+    GradVar q = g.call("floor_div", {g.input(0), g.input(1)});
+    return {to_input(g, g.dout(), 0), to_input(g, g.neg(g.mul(g.dout(), q)), 1)};
+  });
+  b.add("pow", [promoted, no_float_input](BpropBuilder& g) -> std::vector<GradVar> {
+    // d/dx = y x^(y-1); d/dy = out log(x), taken as 0 where x <= 0 (as TensorFlow and JAX do),
+    // where x^y is only defined for integral y and log(x) would give NaN.
+    if (no_float_input(g)) return {GradVar(), GradVar()};
+    GradVar x = promoted(g, 0), y = promoted(g, 1);
+    DType t = g.out_meta(0).dtype;
+    GradVar one = g.scalar(1, t);
+    GradVar dx = g.mul(g.dout(), g.mul(y, g.call("pow", {x, g.sub(y, one)})));
+    GradVar pos = g.call("greater", {x, g.scalar(0, t)});
+    GradVar safe_log = g.call("log", {g.call("select", {pos, x, g.ones_like(x)})});
+    GradVar dy = g.mul(g.dout(), g.mul(g.out(), g.call("select", {pos, safe_log, g.zeros_like(x)})));
+    return {to_input(g, dx, 0), to_input(g, dy, 1)};
+  });
+  // maximum/minimum: the winner gets dout; exact ties split it evenly (each side gets half), so
+  // maximum(x, x) has gradient 1 in x as it should.
+  for (const char* name : {"maximum", "minimum"}) {
+    const std::string cmp = std::string(name) == "maximum" ? "greater" : "less";
+    b.add(name, [cmp, promoted, no_float_input](BpropBuilder& g) -> std::vector<GradVar> {
+      if (no_float_input(g)) return {GradVar(), GradVar()};
+      GradVar x = promoted(g, 0), y = promoted(g, 1);
+      DType t = g.out_meta(0).dtype;
+      GradVar wins = bprop::as_mask(g, g.call(cmp, {x, y}), t);
+      GradVar ties = bprop::as_mask(g, g.call("equal", {x, y}), t);
+      GradVar share = g.add(wins, g.mul(ties, g.scalar(0.5, t)));  // x's share of dout
+      GradVar dx = g.mul(g.dout(), share);
+      return {to_input(g, dx, 0), to_input(g, g.sub(g.dout(), dx), 1)};
+    });
+  }
+  b.add("atan2", [promoted, no_float_input](BpropBuilder& g) -> std::vector<GradVar> {
+    // atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2).
+    if (no_float_input(g)) return {GradVar(), GradVar()};
+    GradVar x = promoted(g, 0), y = promoted(g, 1);
+    GradVar scale = g.div(g.dout(), g.add(g.mul(x, x), g.mul(y, y)));
+    return {to_input(g, g.mul(scale, y), 0), to_input(g, g.neg(g.mul(scale, x)), 1)};
   });
 }
 

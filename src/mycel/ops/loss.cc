@@ -2,6 +2,9 @@
 // losses use log-sum-exp, so logits of any finite magnitude give finite results.
 #include "mycel/kernels/cpu/loss.h"
 
+#include <algorithm>
+
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -106,7 +109,7 @@ const AttrDef kReduction{"reduction", AttrKind::kStr, std::string("mean"), false
 OpDef loss(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
            std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel) {
   return make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs),
-                 std::move(attrs), std::move(infer), std::move(kernel), float_dtypes());
+                 std::move(attrs), std::move(infer), std::move(kernel), float_dtypes(), "bprop");
 }
 
 }  // namespace
@@ -139,6 +142,132 @@ MYCEL_REGISTER_OPS(loss) {
              infer_binary_ce, bce_with_logits_kernel));
   r.add(loss("mse_loss", "MSELoss", "Mean squared error (x - y)**2 with broadcasting, reduced.",
              {{"logits"}, {"labels"}}, {kReduction}, infer_mse, mse_loss_kernel));
+}
+
+namespace {
+
+// Loss rules differentiate the predictions only: labels, targets and class weights get no
+// gradient (mse_loss, symmetric in its inputs, differentiates both).
+
+bool is_static(const Shape& s) {
+  return std::all_of(s.begin(), s.end(), [](int64_t d) { return d >= 0; });
+}
+
+// Broadcast of two shapes whose dims may be -1 (unknown until run time).
+Shape broadcast_dims(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    out[out.size() - 1 - i] = da == 1 ? db : (db == 1 || da != -1) ? da : db;
+  }
+  return out;
+}
+
+// The loss sensitivity per unreduced element: dout for "none" and "sum" (a 0-d value broadcasts),
+// dout / count for "mean", count being the elements of `full` (shape `full_shape`).
+GradVar per_element_dout(BpropBuilder& g, const GradVar& full, const Shape& full_shape) {
+  GradVar dout = g.dout();
+  if (g.attrs().get_str("reduction") != "mean") return dout;
+  const DType t = g.meta(g.input(0)).dtype;
+  if (is_static(full_shape)) return g.mul(dout, g.scalar(1.0 / double(numel(full_shape)), t));
+  return g.div(dout, g.sum(g.call("ones_like", {full}, {{"dtype", t}}), {}));
+}
+
+GradVar expand_last(BpropBuilder& g, GradVar v) {
+  return g.call("expand_dims", {v}, {{"axis", int64_t{-1}}});
+}
+
+GradVar one_hot_like(BpropBuilder& g, GradVar labels, const TensorMeta& logits) {
+  return g.call("one_hot", {labels}, {{"depth", logits.shape[1]}, {"dtype", logits.dtype}});
+}
+
+// d loss / d logits: dloss * (softmax - labels), plus softmax's vjp of the second output's dout.
+std::vector<GradVar> softmax_ce_bprop(BpropBuilder& g) {
+  GradVar dl = g.tuple_get(g.dout(), 0), dgrad = g.tuple_get(g.dout(), 1);
+  GradVar p = g.call("softmax", {g.input(0)});
+  GradVar through_grad =
+      g.mul(p, g.sub(dgrad, g.sum(g.mul(dgrad, p), {-1}, true)));
+  return {g.add(g.mul(expand_last(g, dl), g.tuple_get(g.out(), 1)), through_grad), {}};
+}
+
+// loss_i = logsumexp(x_i) - x_i[label_i]: dx = (softmax(x) - one_hot(label)) * dloss_i.
+std::vector<GradVar> sparse_ce_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), labels = g.input(1);
+  const TensorMeta xm = g.meta(x);
+  GradVar d = per_element_dout(g, labels, {xm.shape[0]});
+  if (g.attrs().get_str("reduction") == "none") d = expand_last(g, d);
+  GradVar diff = g.sub(g.call("softmax", {x}), one_hot_like(g, labels, xm));
+  return {g.mul(diff, d), {}};
+}
+
+// loss_i = -w[t_i] x[i, t_i] (0 where t_i is ignore_index); "mean" divides by the total weight.
+std::vector<GradVar> nll_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), target = g.input(1), weight = g.input(2);
+  const TensorMeta xm = g.meta(x);
+  GradVar sel = one_hot_like(g, target, xm);  // an ignore_index outside [0, C) selects nothing
+  const int64_t ignore = g.attrs().get_int("ignore_index");
+  if (ignore >= 0 && ignore < xm.shape[1]) {
+    GradVar keep = g.call("not_equal", {target, g.scalar(double(ignore), g.meta(target).dtype)});
+    sel = g.mul(sel, expand_last(g, g.cast(keep, xm.dtype)));
+  }
+  if (weight) sel = g.mul(sel, weight);
+  const std::string& r = g.attrs().get_str("reduction");
+  GradVar d = g.tuple_get(g.dout(), 0);
+  if (r == "none") d = expand_last(g, d);
+  if (r == "mean") d = g.div(d, g.tuple_get(g.out(), 1));
+  return {g.neg(g.mul(sel, d)), {}, {}};
+}
+
+// l = -w (y log p + (1 - y) log(1 - p)): dl/dp = w (p - y) / (p (1 - p)), the denominator held
+// above 1e-12 as the forward's log clamp keeps the loss finite.
+std::vector<GradVar> bce_bprop(BpropBuilder& g) {
+  GradVar p = g.input(0), y = g.input(1), w = g.input(2);
+  const TensorMeta pm = g.meta(p);
+  GradVar one = g.scalar(1.0, pm.dtype);
+  GradVar den = g.call("maximum", {g.mul(p, g.sub(one, p)), g.scalar(1e-12, pm.dtype)});
+  GradVar dp = g.div(g.sub(p, y), den);
+  if (w) dp = g.mul(dp, w);
+  return {g.mul(dp, per_element_dout(g, p, pm.shape)), {}, {}};
+}
+
+// l = w ((1 - y) x + (1 + (pw - 1) y) softplus(-x)): dl/dx = w ((1 - y) - lw sigmoid(-x)) with
+// lw = 1 + (pw - 1) y; without pos_weight that is w (sigmoid(x) - y).
+std::vector<GradVar> bce_logits_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), y = g.input(1), w = g.input(2), pw = g.input(3);
+  const TensorMeta xm = g.meta(x);
+  GradVar one = g.scalar(1.0, xm.dtype);
+  GradVar s = g.call("sigmoid", {x});
+  GradVar dx;
+  if (pw) {
+    GradVar lw = g.add(one, g.mul(g.sub(pw, one), y));
+    dx = g.add(g.sub(one, y), g.mul(lw, g.sub(s, one)));
+  } else {
+    dx = g.sub(s, y);
+  }
+  if (w) dx = g.mul(dx, w);
+  return {g.mul(dx, per_element_dout(g, x, xm.shape)), {}, {}, {}};
+}
+
+// l = (x - y)**2 broadcast: dx = 2 (x - y) dl summed back to x's shape, dy its negation.
+std::vector<GradVar> mse_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), y = g.input(1);
+  const TensorMeta xm = g.meta(x);
+  const Shape full = broadcast_dims(xm.shape, g.meta(y).shape);
+  GradVar diff = g.sub(x, y);
+  GradVar d = g.mul(g.mul(diff, g.scalar(2.0, xm.dtype)), per_element_dout(g, diff, full));
+  return {g.reduce_to(d, x, full), g.reduce_to(g.neg(d), y, full)};
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(loss) {
+  b.add("softmax_cross_entropy_with_logits", softmax_ce_bprop);
+  b.add("sparse_softmax_cross_entropy_with_logits", sparse_ce_bprop);
+  b.add("nll_loss", nll_bprop);
+  b.add("binary_cross_entropy", bce_bprop);
+  b.add("binary_cross_entropy_with_logits", bce_logits_bprop);
+  b.add("mse_loss", mse_bprop);
 }
 
 }  // namespace mycel

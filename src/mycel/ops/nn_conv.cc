@@ -1,10 +1,13 @@
 // Windowed ops on NCHW tensors: conv2d and max/avg pooling (oneDNN for float32/bfloat16, reference
-// loops for the other float dtypes) and adaptive average pooling (reference loop).
+// loops for the other float dtypes), adaptive average pooling (reference loop), and the backward
+// ops their gradient rules call (conv2d_backprop_input/filter, max/avg_pool2d_grad).
 #include <algorithm>
 #include <cctype>
 
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -113,12 +116,9 @@ Shape pool_out_shape(const Shape& xs, int64_t oh, int64_t ow) {
   return s;
 }
 
-std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
+// Channel and kernel checks of an input shape xs against weights ws (conv2d and its backward).
+void check_conv_shapes(const InferContext& c, const Shape& xs, const Shape& ws) {
   const std::string& op = c.op.name;
-  check_rank(c, 0, 4, 4);
-  check_rank(c, 1, 4, 4);
-  check_same_dtype(c, 0, 1);
-  const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
   const int64_t groups = c.attrs.get_int("groups");
   if (groups < 1)
     MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
@@ -134,6 +134,15 @@ std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
                 ") must equal the input channels x.shape[1] (", xs[1], ")");
   if (ws[2] < 1 || ws[3] < 1)
     MYCEL_THROW(ShapeError, "[", op, "] input 'w' shape ", shape_str(ws), " has an empty kernel");
+}
+
+std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
+  const std::string& op = c.op.name;
+  check_rank(c, 0, 4, 4);
+  check_rank(c, 1, 4, 4);
+  check_same_dtype(c, 0, 1);
+  const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
+  check_conv_shapes(c, xs, ws);
   if (c.has_input(2)) {
     check_same_dtype(c, 0, 2);
     const Shape& bs = c.in(2).shape;
@@ -178,6 +187,89 @@ void pool_kernel(const KernelContext& c) {
   });
 }
 
+// A 4-value shape attribute (input_size / filter_size of the conv backward ops).
+Shape shape4_attr(const InferContext& c, const char* name) {
+  const auto& v = c.attrs.get_ints(name);
+  if (v.size() != 4)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name,
+                "' must have 4 values (N, C, H, W), got ", shape_str(v));
+  return Shape(v.begin(), v.end());
+}
+
+// Checks that dy (input 0) has the shape conv2d gives for input xs and weights ws.
+void check_conv_dy(const InferContext& c, const Shape& xs, const Shape& ws) {
+  check_conv_shapes(c, xs, ws);
+  const WindowGeom g = conv_geom(c.op, c.attrs, xs, ws);
+  const Shape want{g.n, g.oc, g.oh, g.ow};
+  if (c.in(0).shape != want)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(0).shape),
+                " must be the conv2d output shape ", shape_str(want), " for input shape ",
+                shape_str(xs), " and weight shape ", shape_str(ws));
+}
+
+// conv2d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
+std::vector<TensorMeta> infer_conv_bwd_input(const InferContext& c) {
+  check_rank(c, 0, 4, 4);
+  check_rank(c, 1, 4, 4);
+  check_same_dtype(c, 0, 1);
+  Shape xs = shape4_attr(c, "input_size");
+  xs[0] = c.in(0).shape[0];
+  check_conv_dy(c, xs, c.in(1).shape);
+  return {{xs, c.in(0).dtype}};
+}
+
+// conv2d_backprop_filter(dout, x): dw of filter_size.
+std::vector<TensorMeta> infer_conv_bwd_filter(const InferContext& c) {
+  check_rank(c, 0, 4, 4);
+  check_rank(c, 1, 4, 4);
+  check_same_dtype(c, 0, 1);
+  const Shape ws = shape4_attr(c, "filter_size");
+  check_conv_dy(c, c.in(1).shape, ws);
+  return {{ws, c.in(0).dtype}};
+}
+
+void conv_bwd_input_kernel(const KernelContext& c) {
+  const WindowGeom g = conv_geom(c.op, c.attrs, c.out(0).shape(), c.in(1).shape());
+  if (c.out(0).dtype() == DType::float64)
+    return cpu::conv2d_backprop_input_ref<double>(c.in(0), c.in(1), c.out(0), g);
+  cpu::conv2d_backprop_input_dnnl(c.in(0), c.in(1), c.out(0), g);
+}
+
+void conv_bwd_filter_kernel(const KernelContext& c) {
+  const WindowGeom g = conv_geom(c.op, c.attrs, c.in(1).shape(), c.out(0).shape());
+  if (c.out(0).dtype() == DType::float64)
+    return cpu::conv2d_backprop_filter_ref<double>(c.in(0), c.in(1), c.out(0), g);
+  cpu::conv2d_backprop_filter_dnnl(c.in(0), c.in(1), c.out(0), g);
+}
+
+// max/avg_pool2d_grad(x, dout): dx shaped like x; dout must be the pooled shape of x.
+std::vector<TensorMeta> infer_pool_grad(const InferContext& c) {
+  check_rank(c, 0, 3, 4);
+  check_same_dtype(c, 0, 1);
+  const WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape);
+  const Shape want = pool_out_shape(c.in(0).shape, g.oh, g.ow);
+  if (c.in(1).shape != want)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(1).shape),
+                " must be the pooled shape ", shape_str(want), " of input 'x' shape ",
+                shape_str(c.in(0).shape));
+  return {c.in(0)};
+}
+
+template <bool Max>
+void pool_grad_kernel(const KernelContext& c) {
+  const WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape());
+  const bool include_pad = !Max && c.attrs.get_bool("count_include_pad");
+  if (cpu::use_dnnl(c.in(0).dtype(), true))  // oneDNN: 2-5x faster than the loops
+    return cpu::pool2d_grad_dnnl(c.in(0), c.in(1), c.out(0), g, Max, include_pad);
+  visit_float_dtype(c.in(0).dtype(), c.op.name.c_str(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Max)
+      cpu::max_pool2d_grad_ref<T>(c.in(0), c.in(1), c.out(0), g);
+    else
+      cpu::avg_pool2d_grad_ref<T>(c.in(1), c.out(0), g, include_pad);
+  });
+}
+
 std::pair<int64_t, int64_t> adaptive_size(const InferContext& c) {
   return hw_attr(c.op, c.attrs, "output_size", 1);
 }
@@ -206,6 +298,23 @@ void adaptive_kernel(const KernelContext& c) {
   });
 }
 
+std::vector<AttrDef> conv_attrs() {
+  return {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
+          {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
+          {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
+          {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
+          {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}};
+}
+
+// The conv attributes after a required shape attribute (input_size or filter_size).
+std::vector<AttrDef> conv_bwd_attrs(const char* size_name) {
+  std::vector<AttrDef> a{{size_name, AttrKind::kInts, AttrValue{}, false, {}}};
+  for (AttrDef& d : conv_attrs()) a.push_back(std::move(d));
+  return a;
+}
+
+std::vector<DType> conv_dtypes() { return {DType::bfloat16, DType::float32, DType::float64}; }
+
 std::vector<AttrDef> pool_attrs() {
   return {{"kernel_size", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
           {"strides", AttrKind::kInts, std::vector<int64_t>{1}, false, {"stride"}},
@@ -220,37 +329,139 @@ MYCEL_REGISTER_OPS(nn_conv) {
     OpDef d =
         make_op("conv2d", "Conv2D",
                 "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.",
-                {{"x"}, {"w"}, {"b", true, false}},
-                {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
-                 {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
-                 {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
-                 {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
-                 {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}},
-                infer_conv2d, conv2d_kernel, {DType::bfloat16, DType::float32, DType::float64});
+                {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(),
+                infer_conv2d, conv2d_kernel, conv_dtypes(), "bprop");
     r.add(std::move(d));
   }
+  r.add(make_op("conv2d_backprop_input", "Conv2DBackpropInput",
+                "Gradient of conv2d with respect to its input: dout (N, OC, OH, OW) and w to dx of "
+                "input_size (its batch dim follows dout).",
+                {{"dout"}, {"w"}}, conv_bwd_attrs("input_size"), infer_conv_bwd_input,
+                conv_bwd_input_kernel, conv_dtypes(), "bprop"));
+  r.add(make_op("conv2d_backprop_filter", "Conv2DBackpropFilter",
+                "Gradient of conv2d with respect to its weights: dout and x to dw of filter_size.",
+                {{"dout"}, {"x"}}, conv_bwd_attrs("filter_size"), infer_conv_bwd_filter,
+                conv_bwd_filter_kernel, conv_dtypes(), "bprop"));
   {
     OpDef d = make_op("max_pool2d", "MaxPool", "2-d max pooling over NCHW (or CHW) input.", {{"x"}},
-                      pool_attrs(), infer_pool, pool_kernel<true>, float_dtypes());
+                      pool_attrs(), infer_pool, pool_kernel<true>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+  r.add(make_op("max_pool2d_grad", "MaxPoolGrad",
+                "Gradient of max_pool2d: each dout element goes to the first maximum of its window.",
+                {{"x"}, {"dout"}}, pool_attrs(), infer_pool_grad, pool_grad_kernel<true>,
+                float_dtypes(), "unsupported"));
   std::vector<AttrDef> avg_attrs = pool_attrs();
   avg_attrs.push_back({"count_include_pad", AttrKind::kBool, false, false, {}});
   {
     OpDef d =
         make_op("avg_pool2d", "AvgPool",
                 "2-d average pooling over NCHW (or CHW) input; padding is excluded from the count.",
-                {{"x"}}, avg_attrs, infer_pool, pool_kernel<false>, float_dtypes());
+                {{"x"}}, avg_attrs, infer_pool, pool_kernel<false>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+  r.add(make_op("avg_pool2d_grad", "AvgPoolGrad",
+                "Gradient of avg_pool2d: each dout element spread evenly over its window (x gives "
+                "only the shape).",
+                {{"x"}, {"dout"}}, avg_attrs, infer_pool_grad, pool_grad_kernel<false>,
+                float_dtypes(), "bprop"));
   {
     OpDef d =
         make_op("adaptive_avg_pool2d", "AdaptiveAvgPool2D",
                 "Average pooling to a fixed output size (h, w) with PyTorch's bin boundaries.",
                 {{"x"}}, {{"output_size", AttrKind::kInts, AttrValue{}, false, {}}}, infer_adaptive,
-                adaptive_kernel, float_dtypes());
+                adaptive_kernel, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+}
+
+namespace {
+
+// The forward call's attributes by name, to pass on to the backward ops (same schema).
+std::map<std::string, AttrValue> forward_attrs(BpropBuilder& g) {
+  std::map<std::string, AttrValue> m;
+  const auto& defs = g.op().attrs;
+  for (size_t i = 0; i < defs.size(); ++i) m[defs[i].name] = g.attrs().values()[i];
+  return m;
+}
+
+std::map<std::string, AttrValue> with_size(BpropBuilder& g, const char* name, const Shape& s) {
+  std::map<std::string, AttrValue> m = forward_attrs(g);
+  m.erase("input_size");
+  m.erase("filter_size");
+  m[name] = std::vector<int64_t>(s.begin(), s.end());
+  return m;
+}
+
+GradVar conv_input_grad(BpropBuilder& g, GradVar dy, GradVar w, const Shape& x_shape) {
+  return g.call("conv2d_backprop_input", {dy, w}, with_size(g, "input_size", x_shape));
+}
+
+GradVar conv_filter_grad(BpropBuilder& g, GradVar dy, GradVar x, const Shape& w_shape) {
+  return g.call("conv2d_backprop_filter", {dy, x}, with_size(g, "filter_size", w_shape));
+}
+
+GradVar conv_forward(BpropBuilder& g, GradVar x, GradVar w) {
+  std::map<std::string, AttrValue> m = forward_attrs(g);
+  m.erase("input_size");
+  m.erase("filter_size");
+  return g.call("conv2d", {x, w, GradVar()}, m);
+}
+
+// Averaging matrix P (out, in) of one adaptive-pooling dim: row i averages bin i, so that
+// y = P_h x P_w^T per plane (the bins are separable).
+Tensor adaptive_matrix(int64_t out, int64_t in, DType t) {
+  Tensor p = Tensor::zeros({out, in}, DType::float64);
+  double* d = p.data<double>();
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
+    for (int64_t j = a; j < b; ++j) d[i * in + j] = 1.0 / double(b - a);
+  }
+  return p.to(t);
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(nn_conv) {
+  b.add("conv2d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar x = g.input(0), w = g.input(1), dy = g.dout();
+    GradVar db = g.input(2) ? g.sum(dy, {0, 2, 3}) : GradVar();
+    return {conv_input_grad(g, dy, w, g.meta(x).shape), conv_filter_grad(g, dy, x, g.meta(w).shape),
+            db};
+  });
+  // Both backward ops are linear in each input, so their own gradients are convolutions again
+  // (conv2d_backprop_input(dy, w) = A_w^T dy with A_w the convolution by w).
+  b.add("conv2d_backprop_input", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dy = g.input(0), w = g.input(1), gdx = g.dout();
+    return {conv_forward(g, gdx, w), conv_filter_grad(g, dy, gdx, g.meta(w).shape)};
+  });
+  b.add("conv2d_backprop_filter", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dy = g.input(0), x = g.input(1), gdw = g.dout();
+    return {conv_forward(g, x, gdw), conv_input_grad(g, dy, gdw, g.meta(x).shape)};
+  });
+  b.add("max_pool2d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("max_pool2d_grad", {g.input(0), g.dout()}, forward_attrs(g))};
+  });
+  b.add("avg_pool2d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("avg_pool2d_grad", {g.input(0), g.dout()}, forward_attrs(g))};
+  });
+  // avg_pool2d_grad is linear in dout (its adjoint is avg_pool2d); x only gives the shape.
+  b.add("avg_pool2d_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {GradVar(), g.call("avg_pool2d", {g.dout()}, forward_attrs(g))};
+  });
+  // y = P_h x P_w^T per plane: dx = P_h^T dy P_w, two matmuls with constant matrices.
+  b.add("adaptive_avg_pool2d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    const TensorMeta xm = g.meta(g.input(0)), ym = g.out_meta(0);
+    const int64_t h = xm.shape[xm.shape.size() - 2], w = xm.shape.back();
+    const int64_t oh = ym.shape[ym.shape.size() - 2], ow = ym.shape.back();
+    if (h < 0 || w < 0)
+      MYCEL_THROW(NotSupported, "[adaptive_avg_pool2d] gradient needs static spatial dims, got ",
+                  shape_str(xm.shape));
+    GradVar ph = g.constant(adaptive_matrix(oh, h, xm.dtype));
+    GradVar pw = g.constant(adaptive_matrix(ow, w, xm.dtype));
+    GradVar t = g.call("matmul", {ph, g.dout()}, {{"transpose_a", true}});
+    return {g.call("matmul", {t, pw})};
+  });
 }
 
 }  // namespace mycel

@@ -2,6 +2,7 @@
 // b). float32/bfloat16 run on oneDNN; float64 and integers on the reference loops in nn_ref.h.
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -138,6 +139,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
       run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c));
     };
     d.dtypes = matmul_dtypes();
+    d.grad = "bprop";
     r.add(std::move(d));
   }
   {
@@ -152,8 +154,82 @@ MYCEL_REGISTER_OPS(nn_linear) {
       run_matmul(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
     };
     d.dtypes = {DType::bfloat16, DType::float32, DType::float64};
+    d.grad = "bprop";
     r.add(std::move(d));
   }
+}
+
+namespace {
+
+GradVar mm(BpropBuilder& g, GradVar a, GradVar b, bool ta, bool tb) {
+  return g.call("matmul", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+}
+
+GradVar expand(BpropBuilder& g, GradVar a, int64_t axis) {
+  return g.call("expand_dims", {a}, {{"axis", axis}});
+}
+
+// Broadcast of two batch shapes where dims may be -1 (unknown until run time).
+Shape broadcast_batch(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    out[out.size() - 1 - i] = da == 1 ? db : (db == 1 || da != -1) ? da : db;
+  }
+  return out;
+}
+
+// C = op(X) @ op(Y) with 1-d operands promoted to matrices (x: a row, y: a column): dA = dC @ B^T
+// and dB = A^T @ dC, written with transpose flags so no transpose is materialized, then summed
+// over broadcast batch dims back to each input's shape.
+std::vector<GradVar> matmul_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), y = g.input(1), dc = g.dout();
+  const Shape xs = g.meta(x).shape, ys = g.meta(y).shape;
+  const bool x1 = xs.size() == 1, y1 = ys.size() == 1;
+  const bool ta = g.attrs().get_bool("transpose_a") && !x1;
+  const bool tb = g.attrs().get_bool("transpose_b") && !y1;
+  GradVar X = x1 ? expand(g, x, 0) : x;
+  GradVar Y = y1 ? expand(g, y, -1) : y;
+  if (y1) dc = expand(g, dc, -1);
+  if (x1) dc = expand(g, dc, -2);
+  const Shape xm = x1 ? Shape{1, xs[0]} : Shape(xs.end() - 2, xs.end());
+  const Shape ym = y1 ? Shape{ys[0], 1} : Shape(ys.end() - 2, ys.end());
+  const Shape batch = broadcast_batch(Shape(xs.begin(), xs.end() - (x1 ? 1 : 2)),
+                                      Shape(ys.begin(), ys.end() - (y1 ? 1 : 2)));
+  GradVar dx = ta ? mm(g, Y, dc, tb, true) : mm(g, dc, Y, false, !tb);
+  GradVar dy = tb ? mm(g, dc, X, true, ta) : mm(g, X, dc, !ta, false);
+  Shape dxs = batch, dys = batch;
+  dxs.insert(dxs.end(), xm.begin(), xm.end());
+  dys.insert(dys.end(), ym.begin(), ym.end());
+  if (y1) {  // y's promoted column dim trails: drop it so reduce_to sums only leading dims
+    dy = g.call("squeeze", {dy}, {{"axis", std::vector<int64_t>{-1}}});
+    dys.pop_back();
+  }
+  return {g.reduce_to(dx, x, dxs), g.reduce_to(dy, y, dys)};
+}
+
+// y = x @ w.T + b: dx = dy @ w, dw = dy^T @ x over all leading dims, db = dy summed over them.
+std::vector<GradVar> dense_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0), w = g.input(1), dy = g.dout();
+  const Shape ws = g.meta(w).shape;
+  const size_t rank = g.meta(x).shape.size();
+  GradVar dx = g.call("matmul", {dy, w});
+  GradVar dw = mm(g, g.reshape(dy, {-1, ws[0]}), g.reshape(x, {-1, ws[1]}), true, false);
+  GradVar db;
+  if (g.input(2)) {
+    std::vector<int64_t> lead(rank - 1);
+    for (size_t i = 0; i + 1 < rank; ++i) lead[i] = static_cast<int64_t>(i);
+    db = lead.empty() ? dy : g.sum(dy, lead);
+  }
+  return {dx, dw, db};
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(nn_linear) {
+  b.add("matmul", matmul_bprop);
+  b.add("dense", dense_bprop);
 }
 
 }  // namespace mycel

@@ -1,8 +1,10 @@
 // Normalization and softmax: batch_norm (training updates the running statistics in place),
 // layer_norm, softmax and log_softmax. oneDNN for float32/bfloat16 where it can express the axes,
-// reference loops otherwise.
+// reference loops otherwise. batch_norm_grad and layer_norm_grad are their backward ops.
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -132,6 +134,67 @@ void layer_norm_kernel(const KernelContext& c) {
   });
 }
 
+// batch_norm_grad(dout, x, scale, saved_mean, saved_invstd, dmean, dinvstd) -> (dx, dscale,
+// dbias): the saved statistics are batch_norm's second and third outputs.
+std::vector<TensorMeta> infer_batch_norm_grad(const InferContext& c) {
+  const std::string& op = c.op.name;
+  check_rank(c, 1, 2, 64);
+  check_float(c, 1);
+  check_same_dtype(c, 1, 0);
+  const Shape& xs = c.in(1).shape;
+  if (c.in(0).shape != xs)
+    MYCEL_THROW(ShapeError, "[", op, "] input 'dout' shape ", shape_str(c.in(0).shape),
+                " must equal input 'x' shape ", shape_str(xs));
+  for (size_t i = 2; i < 7; ++i) {
+    check_float(c, i);
+    if (c.in(i).shape != Shape{xs[1]})
+      MYCEL_THROW(ShapeError, "[", op, "] input '", input_name(c, i), "' must have shape (", xs[1],
+                  ",) for input 'x' shape ", shape_str(xs), ", got ", shape_str(c.in(i).shape));
+  }
+  const TensorMeta param{{xs[1]}, c.in(2).dtype};
+  return {c.in(1), param, param};
+}
+
+void batch_norm_grad_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(1);
+  const int64_t n = x.dim(0), ch = x.dim(1), spatial = ch > 0 && n > 0 ? x.numel() / (n * ch) : 0;
+  cpu::batch_norm_grad_ref(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
+                           c.out(1), c.out(2), n, ch, spatial, c.attrs.get_bool("is_training"));
+}
+
+// layer_norm_grad(dout, x, gamma, mean, rstd, dmean, drstd) -> (dx, dgamma, dbeta).
+std::vector<TensorMeta> infer_layer_norm_grad(const InferContext& c) {
+  const std::string& op = c.op.name;
+  check_rank(c, 1, 1, 64);
+  check_float(c, 1);
+  for (size_t i = 0; i < 7; ++i) check_same_dtype(c, 1, i);
+  const Shape& xs = c.in(1).shape;
+  const LayerNormAxes ax = layer_norm_axes(c.op, c.attrs, static_cast<int64_t>(xs.size()));
+  Shape stat(xs.begin(), xs.begin() + ax.norm);
+  stat.resize(xs.size(), 1);
+  const Shape params(xs.begin() + ax.params, xs.end());
+  const std::pair<size_t, const Shape*> want[] = {{0, &xs},   {2, &params}, {3, &stat},
+                                                 {4, &stat}, {5, &stat},   {6, &stat}};
+  for (const auto& [i, s] : want)
+    if (c.in(i).shape != *s)
+      MYCEL_THROW(ShapeError, "[", op, "] input '", input_name(c, i), "' must have shape ",
+                  shape_str(*s), " for input 'x' shape ", shape_str(xs), ", got ",
+                  shape_str(c.in(i).shape));
+  return {c.in(1), c.in(2), c.in(2)};
+}
+
+void layer_norm_grad_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(1);
+  const LayerNormAxes ax = layer_norm_axes(c.op, c.attrs, x.ndim());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < x.ndim(); ++i) (i < ax.norm ? outer : inner) *= x.dim(i);
+  visit_float_dtype(x.dtype(), "layer_norm_grad", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cpu::layer_norm_grad_ref<T>(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
+                                c.out(1), c.out(2), outer, inner);
+  });
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(nn_norm) {
@@ -143,10 +206,17 @@ MYCEL_REGISTER_OPS(nn_norm) {
                 {{"is_training", AttrKind::kBool, false, false, {}},
                  {"epsilon", AttrKind::kFloat, 1e-5, false, {}},
                  {"momentum", AttrKind::kFloat, 0.1, false, {}}},
-                infer_batch_norm, batch_norm_kernel, float_dtypes());
+                infer_batch_norm, batch_norm_kernel, float_dtypes(), "bprop");
     d.mutated_inputs = {3, 4};
     r.add(std::move(d));
   }
+  r.add(make_op("batch_norm_grad", "BatchNormGrad",
+                "Gradient of batch_norm: (dx, dscale, dbias) from dout, x, scale, the saved "
+                "statistics and their sensitivities.",
+                {{"dout"}, {"x"}, {"scale"}, {"saved_mean"}, {"saved_invstd"}, {"dmean"},
+                 {"dinvstd"}},
+                {{"is_training", AttrKind::kBool, false, false, {}}}, infer_batch_norm_grad,
+                batch_norm_grad_kernel, float_dtypes(), "unsupported"));
   {
     OpDef d =
         make_op("layer_norm", "LayerNorm",
@@ -155,21 +225,77 @@ MYCEL_REGISTER_OPS(nn_norm) {
                 {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
                  {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
                  {"epsilon", AttrKind::kFloat, 1e-7, false, {}}},
-                infer_layer_norm, layer_norm_kernel, float_dtypes());
+                infer_layer_norm, layer_norm_kernel, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+  r.add(make_op("layer_norm_grad", "LayerNormGrad",
+                "Gradient of layer_norm: (dx, dgamma, dbeta) from dout, x, gamma, the saved mean "
+                "and rstd and their sensitivities.",
+                {{"dout"}, {"x"}, {"gamma"}, {"mean"}, {"rstd"}, {"dmean"}, {"drstd"}},
+                {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
+                 {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}}},
+                infer_layer_norm_grad, layer_norm_grad_kernel, float_dtypes(), "unsupported"));
   {
     OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
-                      softmax_kernel<false>, float_dtypes());
+                      softmax_kernel<false>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
   {
     OpDef d = make_op("log_softmax", "LogSoftmax", "x - log(sum(exp(x))) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
-                      softmax_kernel<true>, float_dtypes());
+                      softmax_kernel<true>, float_dtypes(), "bprop");
     r.add(std::move(d));
   }
+}
+
+namespace {
+
+// The softmax axis as a reduction axis list (a 0-d input reduces over everything: no axes).
+std::vector<int64_t> softmax_axes(BpropBuilder& g) {
+  const int64_t nd = static_cast<int64_t>(g.meta(g.input(0)).shape.size());
+  if (nd == 0) return {};
+  return {softmax_axis(g.op(), g.attrs(), nd)};
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(nn_norm) {
+  // Training differentiates x, scale and bias through the batch statistics (and the saved
+  // statistics' own sensitivities); inference treats the running statistics as constants. The
+  // running statistics are state the op updates, never differentiated.
+  b.add("batch_norm", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar out = g.out(), dout = g.dout();
+    GradVar grads = g.call(
+        "batch_norm_grad",
+        {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1), g.tuple_get(out, 2),
+         g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
+        {{"is_training", g.attrs().get_bool("is_training")}});
+    GradVar dbias = g.tuple_get(grads, 2);
+    const DType bias_t = g.meta(g.input(2)).dtype;
+    if (bias_t != g.meta(g.input(1)).dtype) dbias = g.cast(dbias, bias_t);
+    return {g.tuple_get(grads, 0), g.tuple_get(grads, 1), dbias, {}, {}};
+  });
+  b.add("layer_norm", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar out = g.out(), dout = g.dout();
+    GradVar grads = g.call(
+        "layer_norm_grad",
+        {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1), g.tuple_get(out, 2),
+         g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
+        {{"begin_norm_axis", g.attrs().get_int("begin_norm_axis")},
+         {"begin_params_axis", g.attrs().get_int("begin_params_axis")}});
+    return {g.tuple_get(grads, 0), g.tuple_get(grads, 1), g.tuple_get(grads, 2)};
+  });
+  // y = softmax(x): dx = y * (dy - sum(dy * y)) along the axis.
+  b.add("softmax", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar y = g.out(), dy = g.dout();
+    return {g.mul(y, g.sub(dy, g.sum(g.mul(dy, y), softmax_axes(g), true)))};
+  });
+  // y = log_softmax(x): dx = dy - exp(y) * sum(dy) along the axis.
+  b.add("log_softmax", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar y = g.out(), dy = g.dout();
+    return {g.sub(dy, g.mul(g.call("exp", {y}), g.sum(dy, softmax_axes(g), true)))};
+  });
 }
 
 }  // namespace mycel

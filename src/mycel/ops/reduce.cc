@@ -2,6 +2,7 @@
 // sums and products of bools and integers are int64 (numpy gives uint64 for uint8; we have no
 // uint64), means, variances and logsumexp of integers are float64, max/min keep the dtype.
 #include "mycel/kernels/cpu/reduce.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -75,7 +76,7 @@ std::vector<AttrDef> axes_attrs() {
 }
 
 OpDef reduction(std::string name, std::string cls, std::string doc, InferFn infer, KernelFn kernel,
-                std::string grad = "todo") {
+                std::string grad = "bprop") {
   return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, axes_attrs(),
                  std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
 }
@@ -126,6 +127,116 @@ MYCEL_REGISTER_OPS(reduce) {
                   {"exclusive", AttrKind::kBool, false, false, {}},
                   {"reverse", AttrKind::kBool, false, false, {}}};
   r.add(std::move(cumsum));
+}
+
+// Backward rules. A reduction's dout is first given back its reduced axes (bprop::unreduce) so
+// that it broadcasts against x; integer inputs (summed into int64 or averaged into float64) get
+// no gradient.
+namespace {
+
+// x, its normalized reduced axes, and dout/out with the reduced axes restored.
+struct Reduced {
+  GradVar x, dout, out;
+  std::vector<int64_t> axes;
+  DType t;
+};
+
+Reduced reduced(BpropBuilder& g) {
+  Reduced r;
+  r.x = g.input(0);
+  TensorMeta m = g.meta(r.x);
+  r.t = m.dtype;
+  r.axes = normalize_axes(g.attrs().get_ints("axis"), static_cast<int64_t>(m.shape.size()),
+                          g.op().name);
+  bool keep = g.attrs().get_bool("keep_dims");
+  r.dout = bprop::unreduce(g, g.dout(), r.axes, keep);
+  r.out = bprop::unreduce(g, g.out(), r.axes, keep);
+  return r;
+}
+
+// The number of reduced elements per output, minus ddof: a constant when the reduced dims are
+// known, else counted at run time (dynamic dims).
+GradVar reduced_count(BpropBuilder& g, const Reduced& r, int64_t ddof = 0) {
+  const Shape& s = g.meta(r.x).shape;
+  int64_t n = 1;
+  bool known = true;
+  for (int64_t a : r.axes) {
+    known = known && s[a] >= 0;
+    n *= s[a];
+  }
+  if (known) return g.scalar(static_cast<double>(n - ddof), r.t);
+  GradVar count = g.sum(g.ones_like(r.x), r.axes, true);
+  return ddof ? g.sub(count, g.scalar(static_cast<double>(ddof), r.t)) : count;
+}
+
+std::vector<GradVar> none() { return {GradVar()}; }
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(reduce) {
+  using bprop::broadcast_like;
+  b.add("sum", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return none();
+    Reduced r = reduced(g);
+    return {broadcast_like(g, r.dout, r.x)};
+  });
+  b.add("mean", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return none();
+    Reduced r = reduced(g);
+    return {g.div(broadcast_like(g, r.dout, r.x), reduced_count(g, r))};
+  });
+  b.add("prod", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // d prod / d x_i = product of the other elements, computed without dividing by zero: with no
+    // zero in the group it is out / x_i; with exactly one zero only that element gets the product
+    // of the rest; with two or more zeros every partial is 0.
+    if (!bprop::is_float(g, g.input(0))) return none();
+    Reduced r = reduced(g);
+    GradVar zero = g.scalar(0, r.t), one = g.scalar(1, r.t);
+    GradVar is_zero = g.call("equal", {r.x, zero});
+    GradVar nonzero_x = g.call("select", {is_zero, g.ones_like(r.x), r.x});
+    GradVar rest = g.call("prod", {nonzero_x}, {{"axis", r.axes}, {"keep_dims", true}});
+    GradVar zeros = g.sum(bprop::as_mask(g, is_zero, r.t), r.axes, true);
+    GradVar no_zero = g.call("equal", {zeros, zero}), one_zero = g.call("equal", {zeros, one});
+    GradVar at_zero = g.call("select", {one_zero, broadcast_like(g, rest, r.x), g.zeros_like(r.x)});
+    GradVar elsewhere = g.call("select", {no_zero, g.div(rest, nonzero_x), g.zeros_like(r.x)});
+    return {g.mul(r.dout, g.call("select", {is_zero, at_zero, elsewhere}))};
+  });
+  // max/min: dout goes to the elements equal to the result, split evenly among ties (as
+  // TensorFlow and JAX do), so the rule is symmetric in tied elements.
+  for (const char* name : {"max", "min"}) {
+    b.add(name, [](BpropBuilder& g) -> std::vector<GradVar> {
+      if (!bprop::is_float(g, g.input(0))) return none();
+      Reduced r = reduced(g);
+      GradVar hit = bprop::as_mask(g, g.call("equal", {r.x, r.out}), r.t);
+      GradVar ties = g.sum(hit, r.axes, true);
+      return {g.mul(g.div(r.dout, ties), hit)};
+    });
+  }
+  b.add("logsumexp", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return none();
+    Reduced r = reduced(g);  // softmax(x) over the axes, times dout
+    return {g.mul(r.dout, g.call("exp", {g.sub(r.x, r.out)}))};
+  });
+  // var = sum((x - mean)^2) / (n - ddof): d/dx = 2 (x - mean) / (n - ddof); std = sqrt(var).
+  for (const char* name : {"var", "std"}) {
+    const bool is_std = std::string(name) == "std";
+    b.add(name, [is_std](BpropBuilder& g) -> std::vector<GradVar> {
+      if (!bprop::is_float(g, g.input(0))) return none();
+      Reduced r = reduced(g);
+      GradVar centered =
+          g.sub(r.x, g.call("mean", {r.x}, {{"axis", r.axes}, {"keep_dims", true}}));
+      GradVar dx = g.div(g.mul(r.dout, centered), reduced_count(g, r, g.attrs().get_int("ddof")));
+      return {is_std ? g.div(dx, r.out) : g.mul(dx, g.scalar(2, r.t))};
+    });
+  }
+  b.add("cumsum", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // The adjoint of a running sum is the running sum in the other direction.
+    if (!bprop::is_float(g, g.input(0))) return none();
+    const Attrs& a = g.attrs();
+    return {g.call("cumsum", {g.dout()},
+                   {{"axis", a.get_int("axis")}, {"exclusive", a.get_bool("exclusive")},
+                    {"reverse", !a.get_bool("reverse")}})};
+  });
 }
 
 }  // namespace mycel

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mycel/kernels/cpu/shape.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -20,7 +21,7 @@ void copy_kernel(const KernelContext& c) { cpu::copy_all(c.in(0), c.out(0)); }
 OpDef view_op(std::string name, std::string cls, std::string doc, std::vector<AttrDef> attrs,
               InferFn infer) {
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
-                    std::move(infer), copy_kernel, all_dtypes());
+                    std::move(infer), copy_kernel, all_dtypes(), "bprop");
   d.view = as_view;
   return d;
 }
@@ -163,6 +164,21 @@ void broadcast_kernel(const KernelContext& c) {
     t.push_back(cpu::strided_table(o[d], 0, stretched ? 0 : 1, stretched ? 0 : st[d - lead]));
   }
   cpu::gather_offsets(c.in(0), c.out(0), t);
+}
+
+// broadcast_like(x, like): x broadcast to like's shape, read at run time (dynamic dims welcome).
+std::vector<TensorMeta> infer_broadcast_like(const InferContext& c) {
+  const Shape& s = c.in(0).shape;
+  const Shape& to = c.in(1).shape;
+  bool ok = to.size() >= s.size();
+  for (size_t d = 0; ok && d < s.size(); ++d) {
+    int64_t a = s[d], b = to[to.size() - s.size() + d];
+    ok = a == 1 || a == b;
+  }
+  if (!ok)
+    MYCEL_THROW(ShapeError, "[broadcast_like] cannot broadcast input 'x' of shape ", shape_str(s),
+                " to the shape ", shape_str(to), " of input 'like'");
+  return {{to, c.in(0).dtype}};
 }
 
 // Input shape and multiples, both padded with leading 1s to a common rank.
@@ -327,27 +343,140 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
   r.add(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
                 {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-                infer_transpose, transpose_kernel, all_dtypes()));
+                infer_transpose, transpose_kernel, all_dtypes(), "bprop"));
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
-                all_dtypes()));
+                all_dtypes(), "bprop"));
+  r.add(make_op("broadcast_like", "BroadcastLike",
+                "Broadcasts x to the shape of `like` (whose values are not read).", {{"x"}, {"like"}},
+                {}, infer_broadcast_like, broadcast_kernel, all_dtypes(), "bprop"));
   r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
                 {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
-                tile_kernel, all_dtypes()));
+                tile_kernel, all_dtypes(), "bprop"));
   r.add(make_op("concat", "Concat", "Joins tensors along an existing axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
-                infer_concat, concat_kernel, all_dtypes()));
+                infer_concat, concat_kernel, all_dtypes(), "bprop"));
   r.add(make_op("stack", "Stack", "Joins same-shape tensors along a new axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
-                infer_stack, stack_kernel, all_dtypes()));
+                infer_stack, stack_kernel, all_dtypes(), "bprop"));
   r.add(make_op("split", "Split", "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.",
                 {{"x"}},
                 {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
                  attr("output_num", AttrKind::kInt, int64_t{1}),
                  optional_attr("size_splits", AttrKind::kInts)},
-                infer_split, split_kernel, all_dtypes()));
+                infer_split, split_kernel, all_dtypes(), "bprop"));
   r.add(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
-                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes()));
+                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"));
+}
+
+// Backward rules: every op here is linear, so each rule is the adjoint data movement (reshape
+// back, inverse permutation, sum over broadcast or tiled copies, split a concat, concat a split).
+// Non-floating inputs get no gradient.
+MYCEL_REGISTER_BPROPS(shape) {
+  using bprop::is_float;
+  // Views: the gradient is dout reshaped to x's shape (one dynamic dim at most; it becomes -1).
+  for (const char* name : {"reshape", "flatten", "squeeze"}) {
+    b.add(name, [](BpropBuilder& g) -> std::vector<GradVar> {
+      GradVar x = g.input(0);
+      if (!is_float(g, x)) return {GradVar()};
+      return {g.reshape(g.dout(), g.meta(x).shape)};
+    });
+  }
+  b.add("expand_dims", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar x = g.input(0);
+    if (!is_float(g, x)) return {GradVar()};
+    int64_t axis = normalize_axis(g.attrs().get_int("axis"),
+                                  static_cast<int64_t>(g.meta(x).shape.size()) + 1, "expand_dims");
+    return {g.call("squeeze", {g.dout()}, {{"axis", Ints{axis}}})};
+  });
+  b.add("identity", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_float(g, g.input(0))) return {GradVar()};
+    return {g.dout()};
+  });
+  b.add("transpose", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar x = g.input(0);
+    if (!is_float(g, x)) return {GradVar()};
+    Ints p = transpose_perm(g.attrs().get_ints("perm"), static_cast<int64_t>(g.meta(x).shape.size()));
+    Ints inverse(p.size());
+    for (size_t i = 0; i < p.size(); ++i) inverse[p[i]] = static_cast<int64_t>(i);
+    return {g.call("transpose", {g.dout()}, {{"perm", inverse}})};
+  });
+  b.add("broadcast_to", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_float(g, g.input(0))) return {GradVar()};
+    return {g.reduce_to(g.dout(), g.input(0))};
+  });
+  b.add("broadcast_like", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_float(g, g.input(0))) return {GradVar(), GradVar()};
+    return {g.reduce_to(g.dout(), g.input(0)), GradVar()};  // `like` only lends its shape
+  });
+  b.add("tile", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // dout viewed as (m0, s0, m1, s1, ...) holds the m0 * m1 * ... copies: sum over the m axes.
+    GradVar x = g.input(0);
+    if (!is_float(g, x)) return {GradVar()};
+    const Shape xs = g.meta(x).shape;
+    auto [in, mult] = tile_plan(xs, g.attrs().get_ints("multiples"));
+    Shape split;
+    Ints copy_axes;
+    for (size_t d = 0; d < in.size(); ++d) {
+      copy_axes.push_back(static_cast<int64_t>(split.size()));
+      split.push_back(mult[d]);
+      split.push_back(in[d]);
+    }
+    GradVar summed = g.sum(g.reshape(g.dout(), split), copy_axes, false);
+    return {g.reshape(summed, xs)};
+  });
+  b.add("concat", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar xs = g.input(0);
+    const size_t n = g.tuple_size(xs);
+    Ints sizes;
+    bool floating = true;
+    int64_t axis = 0;
+    for (size_t k = 0; k < n; ++k) {
+      TensorMeta m = g.meta(g.tuple_get(xs, k));
+      axis = normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()), "concat");
+      sizes.push_back(m.shape[axis]);
+      floating = floating && is_floating(m.dtype);
+    }
+    if (!floating) return {GradVar()};
+    if (n == 1) return {g.make_tuple({g.dout()})};
+    GradVar parts = g.call("split", {g.dout()},
+                           {{"axis", axis}, {"output_num", static_cast<int64_t>(n)}, {"size_splits", sizes}});
+    std::vector<GradVar> items;
+    for (size_t k = 0; k < n; ++k) items.push_back(g.tuple_get(parts, k));
+    return {g.make_tuple(items)};
+  });
+  b.add("stack", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar xs = g.input(0);
+    const size_t n = g.tuple_size(xs);
+    TensorMeta m = g.meta(g.tuple_get(xs, 0));
+    if (!is_floating(m.dtype)) return {GradVar()};
+    int64_t axis = normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()) + 1,
+                                  "stack");
+    std::vector<GradVar> items;
+    GradVar parts = n == 1 ? g.dout()
+                           : g.call("split", {g.dout()}, {{"axis", axis}, {"output_num", int64_t(n)}});
+    for (size_t k = 0; k < n; ++k) {
+      GradVar part = n == 1 ? parts : g.tuple_get(parts, k);
+      items.push_back(g.call("squeeze", {part}, {{"axis", Ints{axis}}}));
+    }
+    return {g.make_tuple(items)};
+  });
+  b.add("split", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // dout holds one sensitivity per part (zeros for unused parts): join them back.
+    GradVar x = g.input(0);
+    if (!is_float(g, x)) return {GradVar()};
+    const Attrs& a = g.attrs();
+    size_t parts = a.has("size_splits") ? a.get_ints("size_splits").size()
+                                        : static_cast<size_t>(a.get_int("output_num"));
+    if (parts == 1) return {g.dout()};
+    return {g.call("concat", {g.dout()}, {{"axis", a.get_int("axis")}})};
+  });
+  b.add("cast", [](BpropBuilder& g) -> std::vector<GradVar> {
+    // Only float -> float casts carry a gradient (to an integer the result is piecewise constant).
+    GradVar x = g.input(0);
+    if (!is_float(g, x) || !is_floating(g.out_meta(0).dtype)) return {GradVar()};
+    return {g.cast(g.dout(), g.meta(x).dtype)};
+  });
 }
 
 }  // namespace mycel

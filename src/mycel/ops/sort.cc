@@ -1,5 +1,6 @@
 // Sorting ops: sort, argsort, top_k. Indices are int64 (numpy's intp); ties keep index order.
 #include "mycel/kernels/cpu/sort.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -52,7 +53,7 @@ MYCEL_REGISTER_OPS(sort) {
   const std::vector<AttrDef> axis_descending = {{"axis", AttrKind::kInt, int64_t{-1}, false, {"dim"}},
                                                 {"descending", AttrKind::kBool, false, false, {}}};
   r.add(sort_op("sort", "Sort", "Stable sort along axis: (values, int64 indices); NaN sorts last.",
-                sort_infer, sort_kernel, axis_descending, "todo"));
+                sort_infer, sort_kernel, axis_descending, "bprop"));
   r.add(sort_op("argsort", "Argsort", "Int64 indices that stably sort x along axis.",
                 argsort_infer, argsort_kernel, axis_descending, "none"));
   r.add(sort_op("top_k", "TopK",
@@ -60,7 +61,25 @@ MYCEL_REGISTER_OPS(sort) {
                 top_k_infer, top_k_kernel,
                 {{"k", AttrKind::kInt, std::monostate{}, false, {}},
                  {"sorted", AttrKind::kBool, true, false, {}}},
-                "todo"));
+                "bprop"));
+}
+
+// Backward rules: each value's sensitivity goes back to the position it came from, found in the
+// op's own index output (ties were broken there, so the rule picks the same element).
+MYCEL_REGISTER_BPROPS(sort) {
+  for (const char* name : {"sort", "top_k"}) {
+    const bool is_sort = std::string(name) == "sort";
+    b.add(name, [is_sort](BpropBuilder& g) -> std::vector<GradVar> {
+      GradVar x = g.input(0);
+      if (!bprop::is_float(g, x)) return {GradVar()};
+      GradVar dvalues = g.tuple_get(g.dout(), 0);
+      if (g.meta(x).shape.empty()) return {dvalues};  // a 0-d input is its own only value
+      const int64_t axis = is_sort ? g.attrs().get_int("axis") : -1;
+      return {g.call("tensor_scatter_elements",
+                     {g.zeros_like(x), g.tuple_get(g.out(), 1), dvalues},
+                     {{"axis", axis}, {"reduction", std::string("add")}})};
+    });
+  }
 }
 
 }  // namespace mycel

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "mycel/kernels/cpu/unary.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -33,7 +34,7 @@ std::vector<TensorMeta> gelu_infer(const InferContext& c) {
 }
 
 OpDef unary(std::string name, std::string cls, std::string doc, std::vector<DType> dtypes,
-            InferFn infer, KernelFn kernel, std::string grad = "todo",
+            InferFn infer, KernelFn kernel, std::string grad = "bprop",
             std::vector<AttrDef> attrs = {}) {
   return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
                  std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
@@ -85,7 +86,7 @@ MYCEL_REGISTER_OPS(unary) {
                 using C = decltype(x);
                 if constexpr (is_unsigned_int<C>) return x > C(0) ? C(1) : C(0);
                 else return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
-              })));
+              }), "none"));
   r.add(unary("square", "Square", "Elementwise x * x.", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })));
   r.add(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
@@ -137,17 +138,17 @@ MYCEL_REGISTER_OPS(unary) {
                 C alpha = C(a.get_float("alpha"));
                 return [alpha](C x) { return x > C(0) ? x : alpha * x; };
               }),
-              "todo", {{"alpha", AttrKind::kFloat, 0.2, false, {"negative_slope"}}}));
+              "bprop", {{"alpha", AttrKind::kFloat, 0.2, false, {"negative_slope"}}}));
   r.add(unary("elu", "Elu", "Elementwise x if x > 0 else alpha * (e**x - 1).", floats, same_dtype,
               float_unary_attrs([](const Attrs& a, auto tag) {
                 using C = decltype(tag);
                 C alpha = C(a.get_float("alpha"));
                 return [alpha](C x) { return x > C(0) ? x : alpha * std::expm1(x); };
               }),
-              "todo", {{"alpha", AttrKind::kFloat, 1.0, false, {}}}));
+              "bprop", {{"alpha", AttrKind::kFloat, 1.0, false, {}}}));
   r.add(unary("gelu", "GeLU",
               "Elementwise x * Phi(x): approximate='none' (erf form) or 'tanh'.", floats,
-              gelu_infer, gelu_kernel, "todo",
+              gelu_infer, gelu_kernel, "bprop",
               {{"approximate", AttrKind::kStr, std::string("none"), false, {}}}));
   r.add(unary("softplus", "Softplus",
               "Elementwise log(1 + e**(beta*x)) / beta; x where beta*x > threshold (as torch).",
@@ -160,27 +161,28 @@ MYCEL_REGISTER_OPS(unary) {
                   return bx > threshold ? x : std::log1p(std::exp(bx)) / beta;
                 };
               }),
-              "todo", {{"beta", AttrKind::kFloat, 1.0, false, {}},
+              "bprop", {{"beta", AttrKind::kFloat, 1.0, false, {}},
                {"threshold", AttrKind::kFloat, 20.0, false, {}}}));
 
-  // Rounding (integer dtypes kept; round is half to even like numpy).
+  // Rounding (integer dtypes kept; round is half to even like numpy). Piecewise constant, so
+  // not differentiable: their gradient is zero almost everywhere (policy "none").
   r.add(unary("floor", "Floor", "Elementwise floor.", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 if constexpr (std::is_floating_point_v<decltype(x)>) return std::floor(x);
                 else return x;
-              })));
+              }), "none"));
   r.add(unary("ceil", "Ceil", "Elementwise ceiling.", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 if constexpr (std::is_floating_point_v<decltype(x)>) return std::ceil(x);
                 else return x;
-              })));
+              }), "none"));
   r.add(unary("round", "Round", "Elementwise rounding to the nearest integer, ties to even.",
               numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 // std::rint in the default rounding mode: ties to even, and it vectorizes.
                 if constexpr (std::is_floating_point_v<decltype(x)>) return std::rint(x);
                 else return x;
-              })));
+              }), "none"));
 
   // Predicates (bool output, not differentiable).
   r.add(unary("logical_not", "LogicalNot", "Elementwise not x (nonzero is true).", all, bool_dtype,
@@ -199,6 +201,124 @@ MYCEL_REGISTER_OPS(unary) {
                 if constexpr (std::is_floating_point_v<decltype(x)>) return x - x == decltype(x)(0);
                 else return true;
               }), "none"));
+}
+
+// Backward rules, written with differentiable ops so that they differentiate again; rules reuse
+// the forward output where it is cheaper (exp, tanh, sigmoid). Integer and bool inputs (promoted
+// to float by sqrt, exp, ...) get no gradient.
+MYCEL_REGISTER_BPROPS(unary) {
+  // f(g, x, out, dout, c) -> dx, where c(v) is the constant v in x's dtype.
+  using Scalar = std::function<GradVar(double)>;
+  using Rule = std::function<GradVar(BpropBuilder&, GradVar, GradVar, GradVar, const Scalar&)>;
+  auto rule = [&b](const char* name, Rule f) {
+    b.add(name, [f](BpropBuilder& g) -> std::vector<GradVar> {
+      GradVar x = g.input(0);
+      if (!bprop::is_float(g, x)) return {GradVar()};
+      DType t = g.meta(x).dtype;
+      Scalar c = [&g, t](double v) { return g.scalar(v, t); };
+      return {f(g, x, g.out(), g.dout(), c)};
+    });
+  };
+  auto call1 = [](BpropBuilder& g, const char* op, GradVar v) { return g.call(op, {v}); };
+  auto where = [](BpropBuilder& g, GradVar cond, GradVar a, GradVar b) {
+    return g.call("select", {cond, a, b});
+  };
+  auto positive = [](BpropBuilder& g, GradVar x, const Scalar& c) {
+    return g.call("greater", {x, c(0)});
+  };
+
+  rule("neg", [](BpropBuilder& g, GradVar, GradVar, GradVar d, const Scalar&) { return g.neg(d); });
+  rule("abs", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return g.mul(d, call1(g, "sign", x));  // 0 at x == 0 (the subgradient numpy-like libs pick)
+  });
+  rule("square", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    return g.mul(d, g.mul(x, c(2)));
+  });
+  rule("reciprocal", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar&) {
+    return g.neg(g.mul(d, g.mul(y, y)));
+  });
+  rule("sqrt", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.div(g.mul(d, c(0.5)), y);
+  });
+  rule("rsqrt", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, g.mul(c(-0.5), g.mul(y, g.mul(y, y))));  // d x^-1/2 = -x^-3/2 / 2
+  });
+  rule("exp", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar&) {
+    return g.mul(d, y);
+  });
+  rule("expm1", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, g.add(y, c(1)));
+  });
+  rule("log", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return g.div(d, x);
+  });
+  rule("log1p", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    return g.div(d, g.add(x, c(1)));
+  });
+  rule("sin", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return g.mul(d, call1(g, "cos", x));
+  });
+  rule("cos", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return g.neg(g.mul(d, call1(g, "sin", x)));
+  });
+  rule("tan", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, g.add(c(1), g.mul(y, y)));
+  });
+  rule("tanh", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, g.sub(c(1), g.mul(y, y)));
+  });
+  rule("erf", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    const double two_over_sqrt_pi = 1.12837916709551257390;
+    return g.mul(d, g.mul(c(two_over_sqrt_pi), call1(g, "exp", g.neg(g.mul(x, x)))));
+  });
+  rule("sigmoid", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, g.mul(y, g.sub(c(1), y)));
+  });
+  rule("silu", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    GradVar s = call1(g, "sigmoid", x);  // d(x s) = s (1 + x (1 - s))
+    return g.mul(d, g.mul(s, g.add(c(1), g.mul(x, g.sub(c(1), s)))));
+  });
+  // Kinks: relu, relu6 and leaky_relu take the gradient of the left piece at the kink (0 at x == 0).
+  rule("relu", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    return g.mul(d, bprop::as_mask(g, positive(g, x, c), g.meta(x).dtype));
+  });
+  rule("relu6", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    GradVar inside = g.call("logical_and", {positive(g, x, c), g.call("less", {x, c(6)})});
+    return g.mul(d, bprop::as_mask(g, inside, g.meta(x).dtype));
+  });
+  rule("leaky_relu", [where, positive](BpropBuilder& g, GradVar x, GradVar, GradVar d,
+                                       const Scalar& c) {
+    return where(g, positive(g, x, c), d, g.mul(d, c(g.attrs().get_float("alpha"))));
+  });
+  rule("elu", [where, positive](BpropBuilder& g, GradVar x, GradVar y, GradVar d, const Scalar& c) {
+    // For x <= 0, y = alpha (e^x - 1), so dy/dx = alpha e^x = y + alpha.
+    return where(g, positive(g, x, c), d, g.mul(d, g.add(y, c(g.attrs().get_float("alpha")))));
+  });
+  rule("gelu", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    if (g.attrs().get_str("approximate") == "tanh") {
+      // y = x (1 + t) / 2 with t = tanh(k (x + a x^3)):
+      // dy/dx = (1 + t) / 2 + x (1 - t^2) k (1 + 3 a x^2) / 2.
+      const double k = 0.79788456080286535588, a = 0.044715;
+      GradVar x2 = g.mul(x, x);
+      GradVar t = call1(g, "tanh", g.mul(c(k), g.add(x, g.mul(c(a), g.mul(x2, x)))));
+      GradVar du = g.mul(c(k), g.add(c(1), g.mul(c(3 * a), x2)));
+      GradVar dy = g.add(g.mul(c(0.5), g.add(c(1), t)),
+                         g.mul(g.mul(c(0.5), x), g.mul(g.sub(c(1), g.mul(t, t)), du)));
+      return g.mul(d, dy);
+    }
+    // y = x Phi(x): dy/dx = Phi(x) + x phi(x).
+    const double inv_sqrt2 = 0.70710678118654752440, inv_sqrt_2pi = 0.39894228040143267794;
+    GradVar cdf = g.mul(c(0.5), g.add(c(1), call1(g, "erf", g.mul(x, c(inv_sqrt2)))));
+    GradVar pdf = g.mul(c(inv_sqrt_2pi), call1(g, "exp", g.mul(c(-0.5), g.mul(x, x))));
+    return g.mul(d, g.add(cdf, g.mul(x, pdf)));
+  });
+  rule("softplus", [where, call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    // sigmoid(beta x) below the threshold; 1 where the op returns x itself.
+    const Attrs& a = g.attrs();
+    GradVar bx = g.mul(x, c(a.get_float("beta")));
+    GradVar linear = g.call("greater", {bx, c(a.get_float("threshold"))});
+    return where(g, linear, d, g.mul(d, call1(g, "sigmoid", bx)));
+  });
 }
 
 }  // namespace mycel

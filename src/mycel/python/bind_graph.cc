@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/ad/ad.h"
 #include "mycel/analysis/analysis.h"
 #include "mycel/backend/program.h"
 #include "mycel/frontend/frontend.h"
@@ -100,6 +101,30 @@ class CompiledGraph {
  public:
   explicit CompiledGraph(nb::handle obj) : parsed_(parse_or_raise(obj)) {}
 
+  /// The gradient of obj per `spec`; `weights` (Parameters) are matched to the graph's weight
+  /// parameters by storage, and ones the function never reads become unused weight parameters.
+  CompiledGraph(nb::handle obj, ad::GradSpec spec, nb::handle weights) : parsed_(parse_or_raise(obj)), grad_(spec) {
+    if (weights.is_none()) return;
+    grad_->with_weights = true;
+    for (nb::handle w : weights) {
+      const Tensor& t = nb::cast<const Tensor&>(w);
+      const auto& params = parsed_.entry->parameters();
+      int index = -1;
+      for (size_t i = 0; i < params.size(); ++i) {
+        auto* p = static_cast<ir::Parameter*>(params[i].get());
+        if (p->is_weight() && p->bound().data() == t.data()) index = static_cast<int>(i);
+      }
+      if (index < 0) {
+        nb::object n = nb::getattr(w, "name", nb::none());
+        ir::NodePtr p = parsed_.entry->add_parameter(n.is_none() ? std::string("weight") : nb::cast<std::string>(n));
+        static_cast<ir::Parameter*>(p.get())->bind(t);
+        keep_alive_.push_back(nb::borrow(w));
+        index = static_cast<int>(parsed_.entry->parameters().size()) - 1;
+      }
+      grad_->weight_params.push_back(index);
+    }
+  }
+
   nb::object call(nb::args args) { return run(signature(args), args); }
 
   /// Runs with a fixed signature (Cell.set_inputs): dims given as None accept any size.
@@ -134,7 +159,20 @@ class CompiledGraph {
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second;
     Entry e;  // built fully before it is cached, so a failed compile leaves nothing behind
-    e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
+    if (grad_) {
+      // Differentiate the specialized, optimized function, then specialize the gradient graph.
+      std::vector<ir::AbstractPtr> fabs = abs;
+      if (grad_->sens_param) {
+        if (fabs.empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+        fabs.pop_back();
+      }
+      ir::FuncGraph* f = cache_.specialize(*parsed_.module, parsed_.entry, fabs);
+      opt::optimize(f);
+      ir::FuncGraph* g = ad::grad_graph(f, *grad_);
+      e.graph = analysis::specialize(*parsed_.module, g, abs);
+    } else {
+      e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
+    }
     opt::optimize(e.graph);
     e.program = backend::compile(*e.graph);
     return programs_[key] = std::move(e);
@@ -150,13 +188,26 @@ class CompiledGraph {
       nb::gil_scoped_release release;
       outs = p.run(inputs);
     }
-    if (outs.size() == 1) return nb::cast(std::move(outs[0]));
-    nb::list l;
-    for (auto& t : outs) l.append(nb::cast(std::move(t)));
-    return nb::tuple(l);
+    size_t k = 0;
+    return structured(outs, k, compiled(abs).graph->output()->abstract());
+  }
+
+  /// The Program's flat outputs nested again as the graph's output abstract says.
+  static nb::object structured(std::vector<Tensor>& outs, size_t& k, const ir::AbstractPtr& a) {
+    if (a && a->kind() == ir::AbstractKind::kTuple) {
+      nb::list l;
+      for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
+      return nb::tuple(l);
+    }
+    if (k >= outs.size()) MYCEL_THROW(RuntimeError, "graph mode: the program returned fewer outputs than its graph");
+    Tensor& t = outs[k++];
+    if (!t.defined()) return nb::none();
+    return nb::cast(std::move(t));
   }
 
   frontend::ParsedModule parsed_;
+  std::optional<ad::GradSpec> grad_;
+  std::vector<nb::object> keep_alive_;
   analysis::CompileCache cache_;
   std::unordered_map<std::string, Entry> programs_;
 };
@@ -200,6 +251,18 @@ void init_graph(nb::module_& m) {
       });
   g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
         "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
+  g.def("grad", [](nb::handle obj, std::vector<int> positions, bool positions_tuple, nb::handle weights,
+                   bool return_value, bool has_aux, bool sens_param) {
+          ad::GradSpec spec;
+          spec.positions = std::move(positions);
+          spec.positions_tuple = positions_tuple;
+          spec.return_value = return_value;
+          spec.has_aux = has_aux;
+          spec.sens_param = sens_param;
+          return new CompiledGraph(obj, spec, weights);
+        }, nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
+        nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
+        "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
 }
 
 }  // namespace mycel::py

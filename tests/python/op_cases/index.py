@@ -1,5 +1,5 @@
-"""Table rows for the indexing ops: slice, strided_slice, pad, gather, gather_nd, embedding,
-tensor_scatter_add, scatter_add and one_hot."""
+"""Table rows for the indexing ops: slice, strided_slice(_grad), pad(_grad), gather, gather_nd,
+embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements and one_hot."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -68,6 +68,65 @@ def _emb_gen(ids_shape, n, dim):
     return gen
 
 
+FLOATS = ("float16", "float32", "float64")
+
+
+def _ss_grad(key, dy_shape, like_shape, begin, end, strides, **masks):
+    """strided_slice_grad: zeros like `like` with dy written at the slice `key`."""
+    def ref(dy, like, **attrs):
+        out = np.zeros(like.shape, dy.dtype)
+        out[key] = dy
+        return out
+
+    def gen(rng, dtype):
+        return [make_input(rng, dy_shape, dtype), make_input(rng, like_shape, dtype)]
+    return dict(ref=ref, shapes=gen, attrs=dict(begin=begin, end=end, strides=strides, **masks))
+
+
+def _pad_grad_ref(dy, like, paddings, mode="constant", value=0.0):
+    """The adjoint of pad: pad the element numbers of `like` (-1 in constant padding) and add dy
+    into the elements each output position copied."""
+    src = np.arange(like.size).reshape(like.shape)
+    padded = _pad_ref(src, paddings, mode, value=-1) if mode == "constant" else _pad_ref(src, paddings, mode)
+    out = np.zeros(like.size)
+    keep = padded >= 0
+    np.add.at(out, padded[keep], dy.astype(np.float64)[keep])
+    return out.reshape(like.shape).astype(dy.dtype)
+
+
+def _pad_grad_gen(dy_shape, like_shape):
+    return lambda rng, dtype: [make_input(rng, dy_shape, dtype), make_input(rng, like_shape, dtype)]
+
+
+def _along_gen(x_shape, index_shape, axis, updates=False, distinct=False):
+    """input, int64 indices into `axis` (distinct along it when asked) [, updates]."""
+    def gen(rng, dtype):
+        n = x_shape[axis]
+        if distinct:
+            perm = np.argsort(rng.random(x_shape), axis=axis)
+            idx = np.take(perm, np.arange(index_shape[axis]), axis=axis)
+        else:
+            idx = rng.integers(-n, n, size=index_shape)
+        arrays = [make_input(rng, x_shape, dtype), idx.astype(np.int64)]
+        if updates:
+            arrays.append(make_input(rng, index_shape, dtype))
+        return arrays
+    return gen
+
+
+def _scatter_elements_ref(x, idx, u, axis=0, reduction="none"):
+    axis = axis % x.ndim
+    coords = list(np.indices(idx.shape))
+    coords[axis] = idx % x.shape[axis]
+    if reduction == "add":
+        out = x.astype(np.float64) if x.dtype.kind == "f" else x.copy()
+        np.add.at(out, tuple(coords), u)
+        return out.astype(x.dtype)
+    out = x.copy()
+    out[tuple(coords)] = u
+    return out
+
+
 CASES = [
     OpCase("slice", _key((slice(1, 3), slice(2, 5))), [(4, 5)], dict(begin=(1, 2), size=(2, -1)),
            dtypes=ALL),
@@ -94,6 +153,26 @@ CASES = [
     OpCase("strided_slice", shapes=[(300, 300)], id="large",
            **_ss((slice(None, None, -1), slice(1, None, 2)), (0, 1), (0, 0), (-1, 2), begin_mask=1,
                  end_mask=3)),
+    OpCase("strided_slice_grad", dtypes=FLOATS,
+           **_ss_grad((slice(0, 3, 2), slice(3, 0, -1)), (2, 3), (4, 5), (0, 3), (3, 0), (2, -1))),
+    OpCase("strided_slice_grad", id="ellipsis_newaxis",
+           **_ss_grad((None, Ellipsis, 1, None), (1, 4, 5, 1), (4, 5, 6), (0, 0, 1, 0), (1, 0, 2, 1),
+                      (1, 1, 1, 1), ellipsis_mask=0b10, new_axis_mask=0b1001, shrink_axis_mask=0b100)),
+    OpCase("strided_slice_grad", id="empty",
+           **_ss_grad((slice(0, 1), slice(1, 3)), (0, 2), (0, 4), (0, 1), (1, 3), (1, 1))),
+    OpCase("strided_slice_grad", id="large",
+           **_ss_grad((slice(None, None, -1), slice(1, None, 2)), (300, 150), (300, 300), (0, 1),
+                      (0, 0), (-1, 2), begin_mask=1, end_mask=3)),
+    OpCase("pad_grad", _pad_grad_ref, _pad_grad_gen((5, 4), (2, 3)), dict(paddings=(1, 2, 0, 1), value=1.5),
+           dtypes=FLOATS),
+    OpCase("pad_grad", _pad_grad_ref, _pad_grad_gen((6, 10), (3, 4)),
+           dict(paddings=(2, 1, 3, 3), mode="reflect"), dtypes=FLOATS, id="reflect"),
+    OpCase("pad_grad", _pad_grad_ref, _pad_grad_gen((6, 9), (3, 4)),
+           dict(paddings=(2, 1, 0, 5), mode="edge"), id="edge"),
+    OpCase("pad_grad", _pad_grad_ref, _pad_grad_gen((5, 3), (4, 5)), dict(paddings=(-1, 2, 1, -3)),
+           id="crop"),
+    OpCase("pad_grad", _pad_grad_ref, _pad_grad_gen((203, 207), (200, 200)),
+           dict(paddings=(1, 2, 3, 4), mode="reflect"), id="large"),
     OpCase("pad", _pad_ref, [(2, 3)], dict(paddings=(1, 2, 0, 1), value=1.5), dtypes=ALL),
     OpCase("pad", _pad_ref, [(3, 4)], dict(paddings=(2, 1, 3, 3), mode="reflect"), dtypes=ALL, id="reflect"),
     OpCase("pad", _pad_ref, [(3, 4)], dict(paddings=(2, 1, 0, 5), mode="edge"), dtypes=ALL, id="edge"),
@@ -130,6 +209,22 @@ CASES = [
     OpCase("scatter_add", _scatter_add_ref, _gen((5,), (2, 3), 0, 5, "int32", extra=(2, 3)), id="2d_index"),
     OpCase("scatter_add", _scatter_add_ref, _gen((5, 2), (0,), 0, 5, extra=(0, 2)), id="empty"),
     OpCase("scatter_add", _scatter_add_ref, _gen((100, 400), (60,), 0, 100, extra=(60, 400)), id="large"),
+    OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
+           _along_gen((3, 4), (3, 6), 1), dict(dim=1), dtypes=ALL),
+    OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
+           _along_gen((4, 3, 2), (2, 3, 2), 0), dict(dim=-3), id="dim0"),
+    OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
+           _along_gen((3, 4), (3, 0), 1), dict(dim=1), id="empty"),
+    OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
+           _along_gen((300, 200), (300, 400), 1), dict(dim=1), id="large"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref,
+           _along_gen((4, 3), (3, 3), 0, updates=True, distinct=True), dict(axis=0), dtypes=ALL),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 7), 1, updates=True),
+           dict(axis=-1, reduction="add"), dtypes=NUMERIC, id="add"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 0), 1, updates=True),
+           dict(axis=1, reduction="add"), id="empty"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref,
+           _along_gen((200, 300), (200, 100), 1, updates=True), dict(axis=1, reduction="add"), id="large"),
     OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(-1, 6, size=(3, 4)).astype(dt)],
            dict(depth=5), dtypes=("int32", "int64")),
     OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(0, 4, size=(3,)).astype(np.int64)],

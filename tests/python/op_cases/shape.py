@@ -1,4 +1,4 @@
-"""Table rows for the shape ops: reshape-like views, transpose, broadcast_to, tile, concat,
+"""Table rows for the shape ops: reshape-like views, transpose, broadcast_to/_like, tile, concat,
 stack, split and cast."""
 import numpy as np
 
@@ -51,6 +51,13 @@ CASES = [
            id="empty"),
     OpCase("broadcast_to", lambda x, shape: np.broadcast_to(x, shape), [(1, 300)],
            dict(shape=(200, 300)), id="large"),
+    OpCase("broadcast_like", lambda x, like: np.broadcast_to(x, like.shape), [(3, 1), (2, 3, 4)],
+           dtypes=ALL),
+    OpCase("broadcast_like", lambda x, like: np.broadcast_to(x, like.shape), [(), (2, 3)], id="0d"),
+    OpCase("broadcast_like", lambda x, like: np.broadcast_to(x, like.shape), [(1, 3), (0, 3)],
+           id="empty"),
+    OpCase("broadcast_like", lambda x, like: np.broadcast_to(x, like.shape), [(1, 300), LARGE],
+           id="large"),
     OpCase("tile", lambda x, multiples: np.tile(x, multiples), [(2, 3)], dict(multiples=(2, 1, 2)),
            dtypes=ALL),
     OpCase("tile", lambda x, multiples: np.tile(x, multiples), [(2, 3, 2)], dict(multiples=(3,)),

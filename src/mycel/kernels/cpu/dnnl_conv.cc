@@ -1,10 +1,11 @@
-// conv2d on oneDNN's convolution primitive. The primitive picks its preferred (blocked) layouts;
-// cached reorders move NCHW data in and out of them.
+// conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
+// picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
 #include <cstring>
 #include <optional>
 
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
+#include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 
 namespace mycel::cpu {
@@ -128,6 +129,139 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     e->dst.prim->execute(stream(), dst, user);
   }
   stream().wait();
+}
+
+namespace {
+
+// A backward convolution: two inputs (diff_dst and weights, or diff_dst and src) and one output,
+// each with the reorder between its user layout and the primitive's.
+struct ConvBwdEntry : Entry {
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
+  Reorder dy, other, out;
+};
+
+// User (plain) and "any" descriptors and the window parameters of one convolution geometry.
+struct ConvDescs {
+  memory::desc src_user, wei_user, dst_user, src_any, wei_any, dst_any;
+  memory::dims strides, dil, pad_l, pad_r;
+};
+
+ConvDescs conv_descs(DType dtype, const WindowGeom& g) {
+  const auto dt = to_dnnl(dtype);
+  const memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.oc, g.oh, g.ow};
+  const memory::dims wei = g.groups > 1
+                               ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
+                               : memory::dims{g.oc, g.c, g.kh, g.kw};
+  return {memory::desc(src, dt, tag::nchw),
+          memory::desc(wei, dt, g.groups > 1 ? tag::goihw : tag::oihw),
+          memory::desc(dst, dt, tag::nchw),
+          memory::desc(src, dt, tag::any),
+          memory::desc(wei, dt, tag::any),
+          memory::desc(dst, dt, tag::any),
+          {g.sh, g.sw},
+          {g.dh - 1, g.dw - 1},
+          {g.pt, g.pl},
+          {g.pb, g.pr}};
+}
+
+// Backward data (weights == false: dx from dy and w) or backward weights (dw from dy and x).
+std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool weights) {
+  auto e = std::make_shared<ConvBwdEntry>();
+  const ConvDescs d = conv_descs(dtype, g);
+  try {
+    const auto alg = dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, d.src_any,
+                                        d.wei_any, d.dst_any, d.strides, d.dil, d.pad_l, d.pad_r),
+        default_attr(), engine());
+    if (weights) {
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides,
+                                                   d.dil, d.pad_l, d.pad_r),
+          default_attr(), engine(), hint);
+      e->pd = pd;
+      e->prim = dnnl::convolution_backward_weights(pd);
+      e->dy = make_reorder(d.dst_user, pd.diff_dst_desc());
+      e->other = make_reorder(d.src_user, pd.src_desc());
+      e->out = make_reorder(pd.diff_weights_desc(), d.wei_user);
+    } else {
+      dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides,
+                                                d.dil, d.pad_l, d.pad_r),
+          default_attr(), engine(), hint);
+      e->pd = pd;
+      e->prim = dnnl::convolution_backward_data(pd);
+      e->dy = make_reorder(d.dst_user, pd.diff_dst_desc());
+      e->other = make_reorder(d.wei_user, pd.weights_desc());
+      e->out = make_reorder(pd.diff_src_desc(), d.src_user);
+    }
+  } catch (const dnnl::error& err) {
+    if (!is_unimplemented(err)) throw;
+    e->ok = false;
+  }
+  return e;
+}
+
+void run_bwd(const ConvBwdEntry& e, const Tensor& dy, int other_arg, const Tensor& other,
+             int out_arg, Tensor& out) {
+  Tensor dy_buf, other_buf, out_buf;
+  memory mdy = to_layout(e.dy, dy, dy_buf);
+  memory mother = to_layout(e.other, other, other_buf);
+  memory mout = wrap(e.out.to, out);
+  if (e.out.prim) {
+    out_buf = Tensor::empty({static_cast<int64_t>(e.out.from.get_size())}, DType::uint8);
+    mout = memory(e.out.from, engine(), out_buf.data());
+  }
+  Tensor pad = scratchpad(e.pd);
+  e.prim.execute(stream(), {{DNNL_ARG_DIFF_DST, mdy},
+                            {other_arg, mother},
+                            {out_arg, mout},
+                            {DNNL_ARG_SCRATCHPAD, memory(e.pd.scratchpad_desc(), engine(), pad.data())}});
+  if (e.out.prim) {
+    memory user = wrap(e.out.to, out);
+    e.out.prim->execute(stream(), mout, user);
+  }
+  stream().wait();
+}
+
+// Shared driver of both backward kernels: empty shapes, the cache, and the float32 fallbacks.
+void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const WindowGeom& g,
+                     bool weights) {
+  if (out.numel() == 0) return;
+  if (dy.numel() == 0 || other.numel() == 0) {  // nothing flows back: zero gradient
+    std::memset(out.data(), 0, out.nbytes());
+    return;
+  }
+  const std::string k = key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n,
+                            g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb,
+                            g.pl, g.pr, g.groups);
+  auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(out.dtype(), g, weights); });
+  if (!e->ok) {
+    if (out.dtype() == DType::float32)
+      return weights ? conv2d_backprop_filter_ref<float>(dy, other, out, g)
+                     : conv2d_backprop_input_ref<float>(dy, other, out, g);
+    Tensor dy32 = dy.to(DType::float32), other32 = other.to(DType::float32);
+    Tensor out32 = Tensor::empty(out.shape(), DType::float32);
+    conv2d_bwd_dnnl(dy32, other32, out32, g, weights);
+    convert_elements(out32.data(), DType::float32, out.data(), out.dtype(), out.numel());
+    return;
+  }
+  if (weights)
+    run_bwd(*e, dy, DNNL_ARG_SRC, other, DNNL_ARG_DIFF_WEIGHTS, out);
+  else
+    run_bwd(*e, dy, DNNL_ARG_WEIGHTS, other, DNNL_ARG_DIFF_SRC, out);
+}
+
+}  // namespace
+
+void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g) {
+  conv2d_bwd_dnnl(dy, w, dx, g, false);
+}
+
+void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw,
+                                 const WindowGeom& g) {
+  conv2d_bwd_dnnl(dy, x, dw, g, true);
 }
 
 }  // namespace mycel::cpu

@@ -32,9 +32,17 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
 /// y = conv2d(x, w) (+ bias), NCHW, weights (OC, C/groups, KH, KW).
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g);
+/// dx of conv2d from dy and w (oneDNN backward data), same geometry as the forward.
+void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g);
+/// dw of conv2d from dy and x (oneDNN backward weights), same geometry as the forward.
+void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw,
+                                 const WindowGeom& g);
 /// Max pooling, or average pooling (count_include_pad: padded positions count in the divisor).
 void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                  bool count_include_pad);
+/// Backward of pool2d_dnnl: dx from dy (max pooling recomputes the argmax from x).
+void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g, bool max,
+                      bool count_include_pad);
 /// Softmax (or log-softmax) over the middle dim of x viewed as (outer, len, inner).
 void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log);
 /// Layer norm over rows of x viewed as (outer, inner) with gamma/beta of `inner` elements; writes

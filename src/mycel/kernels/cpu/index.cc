@@ -77,6 +77,43 @@ void scatter_add_blocks(const Tensor& input, const Tensor& updates, const std::v
   });
 }
 
+void gather_along_axis(const Tensor& src, const std::vector<int64_t>& idx, int64_t outer, int64_t n,
+                       int64_t m, int64_t inner, Tensor& out) {
+  const size_t isz = itemsize(src.dtype());
+  const char* s = static_cast<const char*>(src.data());
+  char* d = static_cast<char*>(out.data());
+  if (out.numel() == 0) return;
+  parallel_for(outer * m, inner, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t o = q / m;
+      for (int64_t i = 0; i < inner; ++i)
+        std::memcpy(d + (q * inner + i) * isz, s + ((o * n + idx[q * inner + i]) * inner + i) * isz, isz);
+    }
+  });
+}
+
+void scatter_along_axis(const Tensor& input, const Tensor& updates, const std::vector<int64_t>& idx,
+                        int64_t outer, int64_t n, int64_t m, int64_t inner, bool add, Tensor& out) {
+  if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* y = out.data<T>();
+    const T* u = updates.data<T>();
+    // Serial: repeated targets accumulate (or the last write wins) in a fixed order.
+    for (int64_t q = 0; q < outer * m; ++q) {
+      const int64_t o = q / m;
+      for (int64_t i = 0; i < inner; ++i) {
+        T& dst = y[(o * n + idx[q * inner + i]) * inner + i];
+        const T v = u[q * inner + i];
+        if (!add) dst = v;
+        else if constexpr (std::is_same_v<T, bool>) dst = dst || v;
+        else dst = static_cast<T>(C(dst) + C(v));
+      }
+    }
+  });
+}
+
 void one_hot(const Tensor& indices, Tensor& out, int64_t outer, int64_t depth, int64_t inner,
              double on, double off) {
   visit_dtype(out.dtype(), [&](auto tag) {

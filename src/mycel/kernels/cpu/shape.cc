@@ -97,6 +97,38 @@ void gather_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, 
   });
 }
 
+void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, int64_t base) {
+  fill_value(out, 0);
+  const Shape& shape = src.shape();
+  const int64_t nd = static_cast<int64_t>(shape.size()), total = src.numel();
+  if (total == 0) return;
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* x = src.data<T>();
+    T* y = out.data<T>();
+    // Serial: targets may repeat, and these backward kernels move little data per element.
+    std::vector<int64_t> idx(nd, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t off = base;
+      bool pad = false;
+      for (int64_t d = 0; d < nd; ++d) {
+        int64_t v = tables[d][idx[d]];
+        pad |= v == kPadOffset;
+        off += v;
+      }
+      if (!pad) {
+        if constexpr (std::is_same_v<T, bool>) y[off] = y[off] || x[i];
+        else y[off] = static_cast<T>(C(y[off]) + C(x[i]));
+      }
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
 std::vector<int64_t> strided_table(int64_t n, int64_t start, int64_t step, int64_t stride) {
   std::vector<int64_t> t(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) t[i] = (start + i * step) * stride;

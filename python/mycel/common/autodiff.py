@@ -1,0 +1,87 @@
+"""Gradients, MindSpore style: mycel.grad, mycel.value_and_grad and ops.GradOperation.
+
+The function (or Cell) is parsed into the IR, specialized per input signature, and its gradient
+graph is built by the vjp transform in C++ (src/mycel/ad) and compiled to one Program, cached per
+signature, so a training loop compiles once. Gradients are taken w.r.t. input positions and/or
+Parameters (weights), as MindSpore's API defines them.
+"""
+from mycel import _mycel
+
+
+def _weights_list(weights):
+    if weights is None:
+        return None
+    if isinstance(weights, (list, tuple)):
+        return list(weights)
+    return [weights]
+
+
+def _positions(grad_position, num_args):
+    if grad_position is None:
+        return [], False
+    if isinstance(grad_position, int):
+        return [grad_position], False
+    return list(grad_position), True
+
+
+class _GradFunction:
+    """What grad/value_and_grad return: compiles the gradient graph on first call."""
+
+    def __init__(self, fn, grad_position, weights, has_aux, return_value, sens_param=False,
+                 all_positions=False):
+        self._fn = fn
+        self._grad_position = grad_position
+        self._weights = _weights_list(weights)
+        self._has_aux = has_aux
+        self._return_value = return_value
+        self._sens_param = sens_param
+        self._all_positions = all_positions
+        self._compiled = {}
+
+    def __call__(self, *args):
+        n = len(args) - (1 if self._sens_param else 0)
+        if self._all_positions:
+            positions, as_tuple = list(range(n)), True
+        else:
+            positions, as_tuple = _positions(self._grad_position, n)
+        if not positions and self._weights is None:
+            raise ValueError("grad: grad_position is None and no weights given: nothing to differentiate")
+        key = (n, tuple(positions))
+        g = self._compiled.get(key)
+        if g is None:
+            g = self._compiled[key] = _mycel.graph.grad(
+                self._fn, positions, as_tuple, self._weights, self._return_value, self._has_aux,
+                self._sens_param)
+        return g(*args)
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False):
+    """The gradient function of `fn` w.r.t. input `grad_position` (int, tuple, or None) and/or
+    `weights` (Parameters). Returns grads (a tuple for a tuple position), or
+    (input grads, weight grads) when both are asked for; with has_aux, fn returns (out, aux...),
+    only out is differentiated, and the result is (grads, aux)."""
+    return _GradFunction(fn, grad_position, weights, has_aux, return_value=False)
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+    """Like grad, returning (fn's value, grads)."""
+    return _GradFunction(fn, grad_position, weights, has_aux, return_value=True)
+
+
+class GradOperation:
+    """MindSpore's GradOperation: GradOperation(get_all, get_by_list, sens_param)(fn[, weights])
+    gives a function returning the gradient of the first input (default), of all inputs
+    (get_all), of the weights (get_by_list) or both ((inputs, weights)); with sens_param the last
+    argument is the output sensitivity instead of ones."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise TypeError("GradOperation(get_by_list=True) needs the weights: grad_op(fn, weights)")
+        position = None if (self.get_by_list and not self.get_all) else 0
+        return _GradFunction(fn, position, weights if self.get_by_list else None, False,
+                             return_value=False, sens_param=self.sens_param, all_positions=self.get_all)

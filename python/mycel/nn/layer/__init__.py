@@ -1,0 +1,16 @@
+"""Layers (MindSpore's mindspore.nn layers), each a Cell built from registry ops only, so every
+layer runs in both modes and is differentiable wherever its ops are."""
+from mycel.nn.layer.activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, Sigmoid, Tanh, Softmax,
+                                       LogSoftmax, get_activation)
+from mycel.nn.layer.basic import Dense, Flatten, Dropout
+from mycel.nn.layer.conv import Conv2d
+from mycel.nn.layer.pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
+from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from mycel.nn.layer.embedding import Embedding
+from mycel.nn.layer.transformer import MultiheadAttention, TransformerEncoderLayer
+from mycel.nn.layer.rnn import LSTM
+
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d",
+           "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
+           "MultiheadAttention", "TransformerEncoderLayer", "LSTM"]

@@ -1,0 +1,48 @@
+"""Argument normalization shared by the layers (runs in __init__, never inside construct)."""
+import numbers
+
+from mycel.common.initializer import initializer
+from mycel.common.parameter import Parameter
+
+
+def pair(value, who, arg, allow_zero=False):
+    """An int or a pair of ints as a pair of ints >= 1 (or >= 0 with allow_zero)."""
+    vals = (value, value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+    low = 0 if allow_zero else 1
+    if not isinstance(vals, (tuple, list)) or len(vals) != 2 or \
+            any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low for v in vals):
+        raise ValueError(f"{who}: '{arg}' must be an int or a pair of ints >= {low}, got {value!r}")
+    return tuple(int(v) for v in vals)
+
+
+def check_int(value, who, arg, low=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{who}: '{arg}' must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_pad_mode(pad_mode, who):
+    if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
+        raise ValueError(f"{who}: pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
+    return pad_mode.lower()
+
+
+def padding4(padding, pad_mode, who):
+    """MindSpore's padding (int or (top, bottom, left, right)) as a 4-tuple; nonzero only with 'pad'."""
+    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+        pads = (int(padding),) * 4
+    elif isinstance(padding, (tuple, list)) and len(padding) in (2, 4):
+        pads = tuple(padding) if len(padding) == 4 else (padding[0], padding[0], padding[1], padding[1])
+    else:
+        raise ValueError(f"{who}: padding must be an int or a tuple of 2 or 4 ints, got {padding!r}")
+    if any(isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0 for p in pads):
+        raise ValueError(f"{who}: padding must be non-negative ints, got {padding!r}")
+    if pad_mode != "pad" and any(pads):
+        raise ValueError(f"{who}: padding must be 0 unless pad_mode is 'pad', got padding={padding!r} "
+                         f"with pad_mode={pad_mode!r}")
+    return tuple(int(p) for p in pads)
+
+
+def make_param(init, shape, dtype, name, requires_grad=True):
+    """A Parameter of `shape` filled by `init` (an initializer, its name, a number or a Tensor)."""
+    return Parameter(initializer(init, shape, dtype), name=name, requires_grad=requires_grad)

@@ -1,0 +1,132 @@
+"""MultiheadAttention and TransformerEncoderLayer (sequence-first unless batch_first)."""
+import math
+
+from mycel import ops
+from mycel.common import dtype as mstype
+from mycel.common.initializer import Zero
+from mycel.common.validator import check_rank, is_bool_dtype
+from mycel.nn.cell import Cell
+from mycel.nn.layer._util import check_int, make_param
+from mycel.nn.layer.activation import GELU, get_activation
+from mycel.nn.layer.basic import Dense, Dropout
+from mycel.nn.layer.normalization import LayerNorm
+
+
+def _masked(scores, mask):
+    """Adds a float mask; a bool mask puts -inf where it is True (that position is not attended)."""
+    if is_bool_dtype(mask.dtype):
+        return ops.select(mask, ops.fill((), -math.inf, dtype=scores.dtype), scores)
+    return scores + mask
+
+
+class MultiheadAttention(Cell):
+    """softmax(q k^T / sqrt(d)) v over num_heads heads of size embed_dim / num_heads. Inputs are
+    (L, N, E) or (N, L, E) with batch_first; returns (output, weights) with weights (N, L, S)
+    averaged over heads, (N, heads, L, S) if not average_attn_weights, None if not need_weights."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, has_bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, dtype=mstype.float32):
+        super().__init__()
+        who = "MultiheadAttention"
+        self.embed_dim = check_int(embed_dim, who, "embed_dim")
+        self.num_heads = check_int(num_heads, who, "num_heads")
+        if embed_dim % num_heads:
+            raise ValueError(f"{who}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError(f"{who}: add_bias_kv and add_zero_attn are not supported yet")
+        self.kdim = embed_dim if kdim is None else check_int(kdim, who, "kdim")
+        self.vdim = embed_dim if vdim is None else check_int(vdim, who, "vdim")
+        self.head_dim = embed_dim // num_heads
+        self.batch_first = bool(batch_first)
+        self.has_bias = bool(has_bias)
+        self.same_dims = self.kdim == embed_dim and self.vdim == embed_dim
+        e = embed_dim
+        if self.same_dims:
+            self.in_proj_weight = make_param("xavier_uniform", (3 * e, e), dtype, "in_proj_weight")
+        else:
+            self.q_proj_weight = make_param("xavier_uniform", (e, e), dtype, "q_proj_weight")
+            self.k_proj_weight = make_param("xavier_uniform", (e, self.kdim), dtype, "k_proj_weight")
+            self.v_proj_weight = make_param("xavier_uniform", (e, self.vdim), dtype, "v_proj_weight")
+        self.in_proj_bias = make_param(Zero(), (3 * e,), dtype, "in_proj_bias") if has_bias else None
+        self.out_proj = Dense(e, e, has_bias=has_bias, bias_init="zeros", dtype=dtype)
+        self.dropout = Dropout(p=dropout)
+
+    def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                  average_attn_weights=True):
+        check_rank("MultiheadAttention", "query", query.ndim, (3,))
+        if self.batch_first:
+            query = ops.transpose(query, (1, 0, 2))
+            key = ops.transpose(key, (1, 0, 2))
+            value = ops.transpose(value, (1, 0, 2))
+        tgt_len, bsz, src_len = query.shape[0], query.shape[1], key.shape[0]
+        heads, d = self.num_heads, self.head_dim
+        if self.same_dims:
+            wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        bq, bk, bv = None, None, None
+        if self.has_bias:
+            bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+        q = ops.dense(query, wq, bq) * (1.0 / math.sqrt(d))
+        k = ops.dense(key, wk, bk)
+        v = ops.dense(value, wv, bv)
+        # (L, N, E) -> (N * heads, L, d): one batched matmul for every head.
+        q = ops.transpose(ops.reshape(q, (tgt_len, -1, d)), (1, 0, 2))
+        k = ops.transpose(ops.reshape(k, (src_len, -1, d)), (1, 0, 2))
+        v = ops.transpose(ops.reshape(v, (src_len, -1, d)), (1, 0, 2))
+        scores = ops.matmul(q, k, transpose_b=True)
+        if attn_mask is not None:
+            scores = _masked(scores, attn_mask)
+        if key_padding_mask is not None:
+            scores = ops.reshape(scores, (bsz, heads, tgt_len, src_len))
+            scores = _masked(scores, ops.reshape(key_padding_mask, (bsz, 1, 1, src_len)))
+            scores = ops.reshape(scores, (-1, tgt_len, src_len))
+        weights = ops.softmax(scores, axis=-1)
+        out = ops.matmul(self.dropout(weights), v)
+        out = ops.reshape(ops.transpose(out, (1, 0, 2)), (tgt_len, bsz, self.embed_dim))
+        out = self.out_proj(out)
+        if self.batch_first:
+            out = ops.transpose(out, (1, 0, 2))
+        if not need_weights:
+            return out, None
+        weights = ops.reshape(weights, (bsz, heads, tgt_len, src_len))
+        if average_attn_weights:
+            weights = ops.mean(weights, axis=1)
+        return out, weights
+
+
+class TransformerEncoderLayer(Cell):
+    """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
+    (after the residual by default, before the block with norm_first)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(p=dropout)
+        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
+        self.norm_first = bool(norm_first)
+        self.norm1 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.dropout1 = Dropout(p=dropout)
+        self.dropout2 = Dropout(p=dropout)
+        # "gelu" here is the exact (erf) form, as in PyTorch's encoder layer.
+        self.activation = GELU(approximate=False) if activation == "gelu" else get_activation(activation)
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        out, _ = self.self_attn(x, x, x, key_padding_mask, False, attn_mask)
+        return self.dropout1(out)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))

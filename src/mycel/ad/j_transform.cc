@@ -1,0 +1,240 @@
+// The J transform (see ad.h). Each graph g (with an ordered list of free variables) becomes g_J,
+// built lazily node by node; its bprop graph is built after the forward part, walking g's applies
+// in reverse and accumulating sensitivities per original node. A call of a graph (directly, through
+// a switch of graphs or a partial) calls the callee's J graph and keeps the bprop closure it returns;
+// the backward pass calls that closure and spreads what it returns over the free variables and the
+// arguments of the call.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "mycel/ad/ad.h"
+#include "mycel/ad/detail.h"
+#include "mycel/core/error.h"
+
+namespace mycel::ad::detail {
+
+using namespace ir;
+
+namespace {
+std::string at(const SourceLoc& loc) { return loc.known() ? " (at " + loc.str() + ")" : ""; }
+
+bool is_float_tensor(const AbstractPtr& a) {
+  return a && a->kind() == AbstractKind::kTensor && is_floating(static_cast<const AbstractTensor&>(*a).dtype());
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Values with sensitivities: float tensors, and tuples holding some.
+
+bool differentiable(const AbstractPtr& a) {
+  if (is_float_tensor(a)) return true;
+  if (a && a->kind() == AbstractKind::kTuple)
+    for (const auto& i : static_cast<const AbstractTuple&>(*a).items())
+      if (differentiable(i)) return true;
+  return false;
+}
+
+NodePtr Transformer::none() { return cst(ir::none()); }
+
+NodePtr Transformer::getitem(FuncGraph* g, const NodePtr& t, size_t i) {
+  if (Apply* a = as_apply(t); a && (is_prim_call(t, Prim::kMakeTuple) || is_prim_call(t, Prim::kMakeList)))
+    return a->arg(i);
+  return g->prim(Prim::kTupleGetItem, {t, cst(integer(static_cast<int64_t>(i)))});
+}
+
+NodePtr Transformer::zeros(FuncGraph* g, const NodePtr& fwd, const AbstractPtr& a) {
+  if (is_float_tensor(a))
+    return g->apply({op_const("zeros_like"), fwd});
+  if (a && a->kind() == AbstractKind::kTuple && differentiable(a)) {
+    const auto& items = static_cast<const AbstractTuple&>(*a).items();
+    std::vector<NodePtr> z;
+    for (size_t i = 0; i < items.size(); ++i) z.push_back(zeros(g, getitem(g, fwd, i), items[i]));
+    return g->prim(Prim::kMakeTuple, std::move(z));
+  }
+  return none();
+}
+
+NodePtr Transformer::add(FuncGraph* g, const NodePtr& x, const NodePtr& y, const AbstractPtr& a) {
+  if (!x) return y;
+  if (!y) return x;
+  if (is_float_tensor(a)) return g->apply({op_const("add"), x, y});
+  if (a && a->kind() == AbstractKind::kTuple && differentiable(a)) {
+    const auto& items = static_cast<const AbstractTuple&>(*a).items();
+    std::vector<NodePtr> s;
+    for (size_t i = 0; i < items.size(); ++i)
+      s.push_back(differentiable(items[i]) ? add(g, getitem(g, x, i), getitem(g, y, i), items[i]) : none());
+    return g->prim(Prim::kMakeTuple, std::move(s));
+  }
+  return none();
+}
+
+NodePtr Transformer::op_const(const char* name, const std::map<std::string, AttrValue>& attrs) {
+  const OpDef& op = Registry::get().at(name);
+  return cst(op_value(&op, make_attrs(op, attrs)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph states.
+
+GraphJ* Transformer::vjp(FuncGraph* g, const std::vector<NodePtr>& fvs) { return build(g, fvs, true); }
+
+FuncGraph* Transformer::forward(FuncGraph* g) {
+  if (!g->parent() || (g->free_variables().empty() && forward_parent(g->parent()) == g->parent()))
+    return g;  // callable here as it is
+  return build(g, {}, false)->graph;
+}
+
+GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, bool want_vjp) {
+  std::vector<NodePtr> fvs = fvs_in.empty() ? g->free_variables() : fvs_in;
+  std::vector<const Node*> key;
+  for (const NodePtr& n : fvs) key.push_back(n.get());
+  FuncGraph* parent = g->parent() ? forward_parent(g->parent()) : nullptr;
+  Key k{g, key, parent, want_vjp};
+  auto it = memo_.find(k);
+  if (it != memo_.end()) return it->second;  // also a recursive use while it is being built
+  auto st = std::make_unique<GraphJ>();
+  GraphJ* s = st.get();
+  states_.push_back(std::move(st));
+  memo_[k] = s;
+  s->orig = g;
+  s->vjp = want_vjp;
+  s->fvs = fvs;
+  s->graph = g->module()->add_graph(g->name() + (want_vjp ? "_vjp" : "_fwd"), parent);
+  for (const NodePtr& p : g->parameters()) {
+    NodePtr q = s->graph->add_parameter(as_parameter(p)->name());
+    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
+    q->set_abstract(p->abstract());
+    q->set_loc(p->loc());
+    s->fwd[p.get()] = q;
+  }
+  NodePtr dout;
+  if (want_vjp) {
+    dout = s->graph->add_parameter("dout");
+    dout->set_abstract(g->output()->abstract());
+  }
+  active_.push_back(s);
+  for (const NodePtr& n : g->toposort()) fwd(s, n);  // forward values, in order
+  NodePtr out = fwd(s, g->output());
+  if (want_vjp) build_bprop(s, dout);
+  else s->graph->set_output(out);
+  active_.pop_back();
+  return s;
+}
+
+void Transformer::enter_identity(FuncGraph* g) {
+  auto st = std::make_unique<GraphJ>();
+  st->orig = g;
+  st->graph = g;
+  st->identity = true;
+  active_.push_back(st.get());
+  states_.push_back(std::move(st));
+}
+
+FuncGraph* Transformer::forward_parent(FuncGraph* g) {
+  // The graph standing for g where transformed code runs: the innermost one being built.
+  for (size_t i = active_.size(); i-- > 0;)
+    if (active_[i]->orig == g) return active_[i]->graph;
+  MYCEL_THROW(NotSupported, "[grad] the function @", g->name(),
+              " is used outside the function it is defined in; autodiff needs closures to be called "
+              "where they are defined");
+}
+
+GraphJ* Transformer::owner(const Node* n) {
+  for (size_t i = active_.size(); i-- > 0;)
+    if (active_[i]->orig == n->graph()) return active_[i];
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward values.
+
+NodePtr Transformer::fwd(GraphJ* s, const NodePtr& n) {
+  if (Constant* c = as_constant(n)) {
+    if (FuncGraph* g = constant_graph(n)) return cst(graph_value(forward(g)));
+    NodePtr k = cst(c->value());
+    k->set_abstract(n->abstract());
+    return k;
+  }
+  if (n->graph() != s->orig) {
+    GraphJ* o = owner(n.get());
+    if (!o) MYCEL_THROW(RuntimeError, "[grad] a free variable's graph @", n->graph()->name(), " is not being transformed");
+    return fwd(o, n);
+  }
+  if (s->identity) return n;
+  auto it = s->fwd.find(n.get());
+  if (it != s->fwd.end()) return it->second;
+  if (!n->is_apply()) MYCEL_THROW(RuntimeError, "[grad] parameter of @", s->orig->name(), " has no forward value");
+  NodePtr r = fwd_apply(s, n);
+  r->set_abstract(n->abstract());
+  r->set_loc(n->loc());
+  r->set_debug_name(n->debug_name());
+  s->fwd[n.get()] = r;
+  return r;
+}
+
+NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
+  const Apply& a = *as_apply(n);
+  FuncGraph* g = s->graph;
+  std::vector<NodePtr> args;
+  for (size_t i = 0; i < a.num_args(); ++i) args.push_back(fwd(s, a.arg(i)));
+  auto call = [&](NodePtr callee, std::vector<NodePtr> in, CallSite cs) {
+    in.insert(in.begin(), std::move(callee));
+    if (s->vjp) s->calls[n.get()] = std::move(cs);
+    return g->apply(std::move(in), n->loc());
+  };
+
+  const NodePtr& callee = a.callee();
+  if (Constant* c = as_constant(callee)) {
+    const ValuePtr& v = c->value();
+    if (v->kind() == ValueKind::kOp || v->kind() == ValueKind::kPrim) {
+      args.insert(args.begin(), cst(v));
+      return g->apply(std::move(args), n->loc());
+    }
+    if (FuncGraph* f = constant_graph(callee)) {
+      CallSite cs;
+      cs.callee = f;
+      cs.fvs = f->free_variables();
+      return call(cst(graph_value(forward(f))), std::move(args), std::move(cs));
+    }
+    MYCEL_THROW(NotSupported, "[grad] cannot differentiate a call of ", v->repr(), at(n->loc()));
+  }
+  // Calls through values: a switch of graphs, a partial application.
+  if (is_prim_call(callee, Prim::kSwitch)) {
+    const Apply& sw = *as_apply(callee);
+    FuncGraph* g1 = constant_graph(sw.arg(1));
+    FuncGraph* g2 = constant_graph(sw.arg(2));
+    if (!g1 || !g2)
+      MYCEL_THROW(NotSupported, "[grad] a switch between functions that are not defined in the model", at(n->loc()));
+    CallSite cs;
+    cs.callee = g1;
+    cs.other = g2;
+    cs.cond = fwd(s, sw.arg(0));
+    cs.fvs = g1->free_variables();
+    for (const NodePtr& v : g2->free_variables())
+      if (std::find(cs.fvs.begin(), cs.fvs.end(), v) == cs.fvs.end()) cs.fvs.push_back(v);
+    NodePtr sw_f = g->prim(Prim::kSwitch, {cs.cond, cst(graph_value(forward(g1))), cst(graph_value(forward(g2)))},
+                           callee->loc());
+    return call(sw_f, std::move(args), std::move(cs));
+  }
+  if (is_prim_call(callee, Prim::kPartial)) {
+    const Apply& p = *as_apply(callee);
+    FuncGraph* f = constant_graph(p.arg(0));
+    if (!f) MYCEL_THROW(NotSupported, "[grad] a partial application of a function not defined in the model", at(n->loc()));
+    CallSite cs;
+    cs.callee = f;
+    cs.fvs = f->free_variables();
+    std::vector<NodePtr> in;
+    for (size_t i = 1; i < p.num_args(); ++i) {
+      in.push_back(fwd(s, p.arg(i)));
+      cs.bound.push_back(p.arg(i));
+    }
+    in.insert(in.end(), args.begin(), args.end());
+    return call(cst(graph_value(forward(f))), std::move(in), std::move(cs));
+  }
+  MYCEL_THROW(NotSupported, "[grad] cannot differentiate this call of a function value (",
+              callee->abstract() ? callee->abstract()->repr() : "?",
+              "); call functions directly or through if/else", at(n->loc()));
+}
+
+}  // namespace mycel::ad::detail
