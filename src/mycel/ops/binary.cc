@@ -91,9 +91,9 @@ MYCEL_REGISTER_OPS(binary) {
   r.add(binary("pow", "Pow",
                "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
                numeric, same_dtype, pow_kernel, "bprop"));
-  r.add(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN.", all,
+  r.add(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
                same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"));
-  r.add(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN.", all,
+  r.add(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
                same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));

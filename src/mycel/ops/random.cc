@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -159,7 +160,18 @@ MYCEL_REGISTER_OPS(random) {
                   "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
                   "1/keep_prob; returns (y, mask).",
                   {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
-                  dropout_kernel, float_dtypes(), "todo"));
+                  dropout_kernel, float_dtypes(), "bprop"));
+}
+
+// Backward rule of dropout: the kept elements pass dy scaled as in the forward (the mask output
+// is the draw, so the same elements are kept). The other random ops draw from attributes only or
+// (bernoulli) ignore x's values: they are not differentiable.
+MYCEL_REGISTER_BPROPS(random) {
+  b.add("dropout", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar mask = g.tuple_get(g.out(), 1), dy = g.tuple_get(g.dout(), 0);
+    DType t = g.meta(g.input(0)).dtype;
+    return {g.mul(dy, g.mul(mask, g.scalar(1.0 / g.attrs().get_float("keep_prob"), t)))};
+  });
 }
 
 }  // namespace mycel

@@ -91,9 +91,9 @@ MYCEL_REGISTER_OPS(reduce) {
                   reduce_infer(float64_if_integral), mean_kernel));
   r.add(reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
                   reduce_infer(int64_if_integral), prod_kernel));
-  r.add(reduction("max", "ReduceMax", "Maximum over axes (all if axis is empty); NaN propagates.",
+  r.add(reduction("max", "ReduceMax", "Maximum over axes (all if axis is empty); NaN propagates; tied maxima share the gradient.",
                   reduce_infer(keep_dtype, "maximum"), max_kernel));
-  r.add(reduction("min", "ReduceMin", "Minimum over axes (all if axis is empty); NaN propagates.",
+  r.add(reduction("min", "ReduceMin", "Minimum over axes (all if axis is empty); NaN propagates; tied minima share the gradient.",
                   reduce_infer(keep_dtype, "minimum"), min_kernel));
   r.add(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
                   reduce_infer(bool_dtype), all_kernel, "none"));

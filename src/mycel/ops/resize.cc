@@ -3,6 +3,7 @@
 
 #include "mycel/kernels/cpu/resize.h"
 #include "mycel/kernels/cpu/shape.h"
+#include "mycel/ops/bprop_util.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -27,10 +28,8 @@ std::vector<TensorMeta> infer_resize(const InferContext& c) {
   return {{{s[0], s[1], size[0], size[1]}, c.in(0).dtype}};
 }
 
-void nearest_kernel(const KernelContext& c) {
-  const Shape& s = c.in(0).shape();
-  const Shape& o = c.out(0).shape();
-  const bool corners = c.attrs.get_bool("align_corners");
+// Per output dimension, the input offsets nearest resizing reads.
+cpu::OffsetTables nearest_tables(const Shape& s, const Shape& o, bool corners) {
   auto st = contiguous_strides(s);
   cpu::OffsetTables t = {cpu::strided_table(o[0], 0, 1, st[0]), cpu::strided_table(o[1], 0, 1, st[1])};
   for (int d = 2; d < 4; ++d) {
@@ -44,30 +43,105 @@ void nearest_kernel(const KernelContext& c) {
     }
     t.push_back(std::move(tab));
   }
+  return t;
+}
+
+void nearest_kernel(const KernelContext& c) {
+  auto t = nearest_tables(c.in(0).shape(), c.out(0).shape(), c.attrs.get_bool("align_corners"));
   cpu::gather_offsets(c.in(0), c.out(0), t);
 }
 
+// Backward ops (dy, like): dy must be what resizing `like` gave (same N, C; any size).
+std::vector<TensorMeta> infer_resize_grad(const InferContext& c) {
+  check_rank(c, 0, 4, 4);
+  check_rank(c, 1, 4, 4);
+  const Shape& dy = c.in(0).shape;
+  const Shape& x = c.in(1).shape;
+  if (dy[0] != x[0] || dy[1] != x[1])
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dy' shape ", shape_str(dy),
+                " must share N and C with input 'like' shape ", shape_str(x));
+  if (c.attrs.has("half_pixel_centers") && c.attrs.get_bool("half_pixel_centers") &&
+      c.attrs.get_bool("align_corners"))
+    MYCEL_THROW(ValueError, "[", c.op.name, "] align_corners and half_pixel_centers cannot both be true");
+  return {{x, c.in(0).dtype}};
+}
+
+void nearest_grad_kernel(const KernelContext& c) {
+  auto t = nearest_tables(c.in(1).shape(), c.in(0).shape(), c.attrs.get_bool("align_corners"));
+  cpu::scatter_add_offsets(c.in(0), c.out(0), t);
+}
+
+cpu::CoordMode coord_mode(const Attrs& a) {
+  return a.get_bool("align_corners")        ? cpu::CoordMode::kAlignCorners
+         : a.get_bool("half_pixel_centers") ? cpu::CoordMode::kHalfPixel
+                                            : cpu::CoordMode::kAsymmetric;
+}
+
+void bilinear_grad_kernel(const KernelContext& c) {
+  cpu::resize_bilinear_backward(c.in(0), c.out(0), coord_mode(c.attrs));
+}
+
 void bilinear_kernel(const KernelContext& c) {
-  cpu::CoordMode mode = c.attrs.get_bool("align_corners")        ? cpu::CoordMode::kAlignCorners
-                        : c.attrs.get_bool("half_pixel_centers") ? cpu::CoordMode::kHalfPixel
-                                                                 : cpu::CoordMode::kAsymmetric;
-  cpu::resize_bilinear(c.in(0), c.out(0), mode);
+  cpu::resize_bilinear(c.in(0), c.out(0), coord_mode(c.attrs));
 }
 
 }  // namespace
 
 MYCEL_REGISTER_OPS(resize) {
+  const AttrDef corners = attr("align_corners", AttrKind::kBool, false);
+  const AttrDef half_pixel = attr("half_pixel_centers", AttrKind::kBool, false);
   r.add(make_op("resize_nearest_neighbor", "ResizeNearestNeighbor",
                 "Nearest-neighbour resize of NCHW x to `size` (h, w).", {{"x"}},
-                {attr("size", AttrKind::kInts, {}), attr("align_corners", AttrKind::kBool, false)},
-                infer_resize, nearest_kernel, all_dtypes()));
+                {attr("size", AttrKind::kInts, {}), corners}, infer_resize, nearest_kernel,
+                all_dtypes(), "bprop"));
   r.add(make_op("resize_bilinear", "ResizeBilinear",
                 "Bilinear resize of NCHW x to `size` (h, w); half_pixel_centers matches PyTorch's "
                 "align_corners=False.",
-                {{"x"}},
-                {attr("size", AttrKind::kInts, {}), attr("align_corners", AttrKind::kBool, false),
-                 attr("half_pixel_centers", AttrKind::kBool, false)},
-                infer_resize, bilinear_kernel, float_dtypes()));
+                {{"x"}}, {attr("size", AttrKind::kInts, {}), corners, half_pixel}, infer_resize,
+                bilinear_kernel, float_dtypes(), "bprop"));
+  r.add(make_op("resize_nearest_neighbor_grad", "ResizeNearestNeighborGrad",
+                "Backward of resize_nearest_neighbor: each pixel of `like` sums dy over the outputs "
+                "that copied it.",
+                {{"dy"}, {"like"}}, {corners}, infer_resize_grad, nearest_grad_kernel, float_dtypes(),
+                "bprop"));
+  r.add(make_op("resize_bilinear_grad", "ResizeBilinearGrad",
+                "Backward of resize_bilinear: dy spread onto `like`'s pixels by the interpolation "
+                "weights.",
+                {{"dy"}, {"like"}}, {corners, half_pixel}, infer_resize_grad, bilinear_grad_kernel,
+                float_dtypes(), "bprop"));
+}
+
+// Backward rules: resizing is linear in x, so each op's rule is its adjoint op and the adjoint's
+// rule is the resize again (to dy's size), which gives second derivatives.
+MYCEL_REGISTER_BPROPS(resize) {
+  b.add("resize_nearest_neighbor", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return {GradVar()};
+    return {g.call("resize_nearest_neighbor_grad", {g.dout(), g.input(0)},
+                   {{"align_corners", g.attrs().get_bool("align_corners")}})};
+  });
+  b.add("resize_bilinear", [](BpropBuilder& g) -> std::vector<GradVar> {
+    const Attrs& a = g.attrs();
+    return {g.call("resize_bilinear_grad", {g.dout(), g.input(0)},
+                   {{"align_corners", a.get_bool("align_corners")},
+                    {"half_pixel_centers", a.get_bool("half_pixel_centers")}})};
+  });
+  // The adjoints resize back to the size of their dy.
+  auto size_of_dy = [](BpropBuilder& g) {
+    const Shape& s = g.meta(g.input(0)).shape;
+    return std::vector<int64_t>{s[2], s[3]};
+  };
+  b.add("resize_nearest_neighbor_grad", [size_of_dy](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("resize_nearest_neighbor", {g.dout()},
+                   {{"size", size_of_dy(g)}, {"align_corners", g.attrs().get_bool("align_corners")}}),
+            GradVar()};
+  });
+  b.add("resize_bilinear_grad", [size_of_dy](BpropBuilder& g) -> std::vector<GradVar> {
+    const Attrs& a = g.attrs();
+    return {g.call("resize_bilinear", {g.dout()},
+                   {{"size", size_of_dy(g)}, {"align_corners", a.get_bool("align_corners")},
+                    {"half_pixel_centers", a.get_bool("half_pixel_centers")}}),
+            GradVar()};
+  });
 }
 
 }  // namespace mycel

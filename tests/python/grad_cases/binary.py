@@ -46,4 +46,11 @@ CASES = [
     GradCase("minimum", _pair((4, 1), (3,)), id="broadcast"),
     GradCase("atan2", [(2, 3), (2, 3)], domain="away0"),
     GradCase("atan2", [(2, 3), (1, 3)], domain="away0", id="broadcast"),
+    # An integer input is promoted in the forward and gets no gradient; the float one still does.
+    GradCase("maximum", lambda rng: [rng.integers(-3, 3, size=(2, 3)), rng.standard_normal((3,)) + 0.5],
+             id="int_x"),
+    GradCase("pow", lambda rng: [rng.integers(1, 4, size=(2, 3)), rng.uniform(0.5, 2.0, size=(2, 3))],
+             id="int_base"),
+    GradCase("div", lambda rng: [rng.standard_normal((2, 3)), rng.integers(1, 4, size=(3,))],
+             id="int_y"),
 ]

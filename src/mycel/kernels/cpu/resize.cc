@@ -68,4 +68,42 @@ void resize_bilinear(const Tensor& x, Tensor& out, CoordMode mode) {
   });
 }
 
+void resize_bilinear_backward(const Tensor& dy, Tensor& dx, CoordMode mode) {
+  const Shape& s = dx.shape();
+  const int64_t nc = s[0] * s[1], h = s[2], w = s[3];
+  const int64_t oh = dy.shape()[2], ow = dy.shape()[3];
+  visit_float_dtype(dx.dtype(), "resize_bilinear_grad", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* dst = dx.data<T>();
+    std::fill(dst, dst + dx.numel(), T(0));
+    if (dy.numel() == 0 || dx.numel() == 0) return;
+    Lerp th = lerp_table(h, oh, mode), tw = lerp_table(w, ow, mode);
+    const T* src = dy.data<T>();
+    // One plane per task: the four corners an output reads lie in its own plane.
+    parallel_for(nc, oh * ow * 4, [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(h * w));
+      for (int64_t plane = b; plane < e; ++plane) {
+        std::fill(acc.begin(), acc.end(), C(0));
+        for (int64_t i = 0; i < oh; ++i) {
+          const C wy = static_cast<C>(th.w[i]);
+          C* r0 = acc.data() + th.lo[i] * w;
+          C* r1 = acc.data() + th.hi[i] * w;
+          const T* g = src + (plane * oh + i) * ow;
+          for (int64_t j = 0; j < ow; ++j) {
+            const C wx = static_cast<C>(tw.w[j]), v = C(g[j]);
+            const int64_t a = tw.lo[j], c = tw.hi[j];
+            r0[a] += v * (C(1) - wy) * (C(1) - wx);
+            r0[c] += v * (C(1) - wy) * wx;
+            r1[a] += v * wy * (C(1) - wx);
+            r1[c] += v * wy * wx;
+          }
+        }
+        T* out = dst + plane * h * w;
+        for (int64_t k = 0; k < h * w; ++k) out[k] = static_cast<T>(acc[k]);
+      }
+    });
+  });
+}
+
 }  // namespace mycel::cpu

@@ -98,18 +98,19 @@ void gather_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, 
 }
 
 void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, int64_t base) {
-  fill_value(out, 0);
   const Shape& shape = src.shape();
   const int64_t nd = static_cast<int64_t>(shape.size()), total = src.numel();
-  if (total == 0) return;
+  if (out.numel() == 0) return;
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* x = src.data<T>();
+    const T* x = total ? src.data<T>() : nullptr;
     T* y = out.data<T>();
+    // Sums build up in the compute type (float for float16/bfloat16), rounded once at the end.
     // Serial: targets may repeat, and these backward kernels move little data per element.
+    std::vector<C> acc(static_cast<size_t>(out.numel()), C(0));
     std::vector<int64_t> idx(nd, 0);
-    for (int64_t i = 0; i < total; ++i) {
+    for (int64_t i = 0; i < total; ++i) {  // (no iteration for an empty src: out stays 0)
       int64_t off = base;
       bool pad = false;
       for (int64_t d = 0; d < nd; ++d) {
@@ -118,14 +119,15 @@ void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tab
         off += v;
       }
       if (!pad) {
-        if constexpr (std::is_same_v<T, bool>) y[off] = y[off] || x[i];
-        else y[off] = static_cast<T>(C(y[off]) + C(x[i]));
+        if constexpr (std::is_same_v<T, bool>) acc[off] = acc[off] || x[i];
+        else acc[off] += C(x[i]);
       }
       for (int64_t d = nd - 1; d >= 0; --d) {
         if (++idx[d] < shape[d]) break;
         idx[d] = 0;
       }
     }
+    for (int64_t k = 0; k < out.numel(); ++k) y[k] = static_cast<T>(acc[k]);
   });
 }
 
