@@ -4,6 +4,7 @@ from mycel._mycel import dtype, promote_types
 from mycel.common.dtype import (bool_, int8, uint8, int16, int32, int64, float16, bfloat16,
                                 float32, float64, float_, int_, half, double, single)
 from mycel.common.tensor import Tensor, from_dlpack
+from mycel.common.parameter import Parameter, ParameterTuple
 from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
 from mycel.common.seed import set_seed, get_seed
@@ -15,7 +16,7 @@ from mycel.train.serialization import save_checkpoint, load_checkpoint, load_par
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
            "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",

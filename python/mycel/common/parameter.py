@@ -28,3 +28,30 @@ class Parameter(Tensor):
             data = Tensor(data, dtype=self.dtype)
         self._assign(data)
         return self
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters (MindSpore's ParameterTuple): what `cell.trainable_params()` gives an
+    optimizer or GradOperation(get_by_list=True). `clone(prefix, init)` makes same-shaped copies
+    named `prefix.<name>` (optimizer state such as moments)."""
+
+    def __new__(cls, params=()):
+        params = tuple(params)
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ParameterTuple: every item must be a Parameter, got {type(p).__name__}")
+        return super().__new__(cls, params)
+
+    def clone(self, prefix, init="zeros"):
+        out = []
+        for p in self:
+            if init == "zeros":
+                data = np.zeros(p.shape, dtype=p.asnumpy().dtype)
+            elif init == "ones":
+                data = np.ones(p.shape, dtype=p.asnumpy().dtype)
+            elif init == "same":
+                data = p.asnumpy().copy()
+            else:
+                raise ValueError(f"ParameterTuple.clone: init must be 'zeros', 'ones' or 'same', got {init!r}")
+            out.append(Parameter(Tensor(data, dtype=p.dtype), name=f"{prefix}.{p.name}", requires_grad=False))
+        return ParameterTuple(out)
