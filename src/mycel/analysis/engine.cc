@@ -216,7 +216,7 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
       ++same;
     }
   }
-  if (recent && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+  if (recent && !g->unroll() && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
       sig[i] = widen(recent->args[i], args[i]);

@@ -154,7 +154,8 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     return v ? e.constant(ctx, v) : keep(std::move(abs));
   };
   const bool structural = p == Prim::kMakeTuple || p == Prim::kMakeList || p == Prim::kSwitch ||
-                          p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial;
+                          p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial ||
+                          p == Prim::kAssign;
   if (!structural)
     for (const auto& x : a)
       if (has_pending(x)) return keep(pending());
@@ -212,6 +213,31 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     }
     case Prim::kDepend: return keep(a[0]);
     case Prim::kPrint: return keep(std::make_shared<AbstractNone>());
+    case Prim::kAssign: {
+      NodePtr target = args[0];  // an item of a tuple of Parameters (a loop over self.parameters)
+      while (is_prim_call(target, Prim::kTupleGetItem)) {
+        auto* g = as_apply(target);
+        ValuePtr i = constant_of(g->arg(1)->abstract());
+        if (!i || i->kind() != ValueKind::kInt ||
+            !(is_prim_call(g->arg(0), Prim::kMakeTuple) || is_prim_call(g->arg(0), Prim::kMakeList)))
+          break;
+        auto* t = as_apply(g->arg(0));
+        int64_t k = static_cast<const IntValue&>(*i).value();
+        if (k < 0) k += static_cast<int64_t>(t->num_args());
+        if (k < 0 || k >= static_cast<int64_t>(t->num_args())) break;
+        target = t->arg(k);
+      }
+      const Parameter* w = as_parameter(target);
+      if (!w || !w->is_weight())
+        MYCEL_THROW(TypeError, "[assign] argument 'variable' must be a Parameter of the network, got a ",
+                    "computed value of type ", a[0]->repr(), where(loc));
+      auto* v = as_tensor(a[1]);
+      const auto* t = as_tensor(a[0]);
+      if (!v || v->dtype() != t->dtype() || v->shape() != t->shape())
+        MYCEL_THROW(TypeError, "[assign] argument 'value' must match Parameter '", w->name(), "' (",
+                    t->repr(), "), got ", a[1]->repr(), where(loc));
+      return e.emit(ctx, {e.constant(ctx, prim_value(p)), target, args[1]}, a[1], loc);
+    }
     case Prim::kScalarToTensor: {
       ValuePtr dt = constant_of(a[1]);
       if (!dt || dt->kind() != ValueKind::kDType)

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "mycel/backend/detail.h"
+#include "mycel/backend/effect_order.h"
 #include "mycel/ir/func_graph.h"
 
 namespace mycel::backend {
@@ -213,6 +214,9 @@ class Lowerer {
           for (const NodePtr& v : fv_[k])
             if (mine(v)) d.push_back(v);
       }
+      auto e = extra_.find(n.get());
+      if (e != extra_.end())
+        for (const NodePtr& r : e->second) d.push_back(r);
       std::reverse(d.begin(), d.end());  // popped from the back: first input first
       return d;
     };
@@ -235,14 +239,25 @@ class Lowerer {
         stack.pop_back();
       }
     };
-    push(g_->output());
-    drain();
-    // Free variables of closures that are not reached otherwise (e.g. returned via depend).
-    for (const FuncGraph* k : g_->used_graphs())
-      for (const NodePtr& v : fv_[k]) {
-        push(v);
-        drain();
-      }
+    auto run = [&] {
+      push(g_->output());
+      drain();
+      // Free variables of closures that are not reached otherwise (e.g. returned via depend).
+      for (const FuncGraph* k : g_->used_graphs())
+        for (const NodePtr& v : fv_[k]) {
+          push(v);
+          drain();
+        }
+    };
+    run();
+    // Writes of weights (assign) go after every read of the weight: schedule again with those edges.
+    extra_ = effects_.deps(g_, order);
+    if (!extra_.empty()) {
+      order.clear();
+      done.clear();
+      run();
+    }
+    extra_.clear();
     return order;
   }
 
@@ -400,6 +415,15 @@ class Lowerer {
         vals_[n] = Val{const_reg(*ir::integer(r), n), false, {}};
         return;
       }
+      case Prim::kAssign: {
+        int w = scalar_reg(a->arg(0), "assign");
+        MYCEL_CHECK(is_weight(a->arg(0)), NotSupported, "[backend] assign needs a Parameter as its target",
+                    where(n));
+        Instr& in = emit(Code::kAssign, n);
+        in.in = {w, scalar_reg(a->arg(1), "assign")};
+        vals_[n] = value_of(a->arg(1));
+        return;
+      }
       case Prim::kPrint: {
         std::vector<int> regs;
         for (size_t i = 0; i < a->num_args(); ++i) flatten(value_of(a->arg(i)), regs);
@@ -482,6 +506,8 @@ class Lowerer {
   std::vector<const FuncGraph*> graphs_;
   std::unordered_map<const FuncGraph*, int> index_;
   std::unordered_map<const FuncGraph*, std::vector<NodePtr>> fv_;
+  EffectOrder effects_;                                                  // assign after reads
+  std::unordered_map<const Node*, std::vector<NodePtr>> extra_;          // ... as scheduling edges
   // Per graph being lowered.
   const FuncGraph* g_ = nullptr;
   Function* fn_ = nullptr;

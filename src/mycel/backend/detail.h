@@ -42,6 +42,7 @@ enum class Code : uint8_t {
   kSelect,          // switch as a value: out = cond ? in : in_b
   kCall,            // call of one of targets (two with a switch on cond)
   kPrint,           // print(in...)
+  kAssign,          // in[0] (a weight) := in[1], in place
 };
 
 /// One possible callee of a call: a function and its arguments in its parameter order (bound

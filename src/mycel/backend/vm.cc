@@ -162,6 +162,12 @@ class Vm {
           break;
         }
         case Code::kPrint: print(fn, fp, in); break;
+        case Code::kAssign: {
+          Tensor& dst = fp.regs[in.in[0]].t;
+          const Tensor& src = fp.regs[in.in[1]].t;
+          if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), dst.nbytes());
+          break;
+        }
         case Code::kCall: {
           int ti = in.targets.size() == 1 ? 0 : (truthy(fp.regs[in.cond], fn.regs[in.cond].type) ? 0 : 1);
           const Target& t = in.targets[ti];

@@ -201,6 +201,23 @@ std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const 
 
 NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                            std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  if (ir::is_prim_value(callee, Prim::kAssign) || ir::is_prim_value(callee, Prim::kDepend)) {
+    // ops.assign(variable, value), ops.depend(value, expr)
+    Prim p = ir::is_prim_value(callee, Prim::kAssign) ? Prim::kAssign : Prim::kDepend;
+    const char* names[2] = {p == Prim::kAssign ? "variable" : "value", p == Prim::kAssign ? "value" : "expr"};
+    for (auto& [k, v] : kw) {
+      if (k == names[0] && args.empty()) args.push_back(v);
+      else if (k == names[1] && args.size() == 1) args.push_back(v);
+      else error(loc, "TypeError", std::string(ir::prim_name(p)) + "() got an unexpected keyword argument '" + k + "'");
+    }
+    if (args.size() != 2)
+      error(loc, "TypeError", std::string(ir::prim_name(p)) + "() takes 2 arguments (" + names[0] + ", " +
+                                  names[1] + "), got " + std::to_string(args.size()));
+    if (p == Prim::kAssign && assigned_)
+      for (auto& [obj, node] : weights_)
+        if (node == args[0]) (*assigned_)[obj] = loc;
+    return prim(b, p, std::move(args), loc);
+  }
   if (FuncGraph* g = ir::constant_graph(callee)) {
     auto it = signatures.find(g);
     std::vector<NodePtr> in{callee};

@@ -385,6 +385,7 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   if (!is_range) iter_lens(b, src, lens, loc);
   write(b, counter, start);
   Block* header = new_block(sc, b, Block::kJump, sc->name + "_for");
+  header->g->set_unroll(!is_range);  // a sequence's items may differ in type: unroll it
   finish(b, jump(b, header, loc));
   NodePtr i = read(header, counter, loc);
   NodePtr c;

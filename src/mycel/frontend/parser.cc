@@ -23,6 +23,12 @@ Parser::Parser() {
       keep_alive_.push_back(f);
     }
   }
+  nb::module_ effects = nb::module_::import_("mycel.ops.effects");
+  for (auto [name, prim] : {std::pair{"assign", Prim::kAssign}, std::pair{"depend", Prim::kDepend}}) {
+    nb::object f = effects.attr(name);
+    prim_funcs_[f.ptr()] = prim;
+    keep_alive_.push_back(f);
+  }
   nb::dict paths = nb::cast<nb::dict>(nb::module_::import_("sysconfig").attr("get_paths")());
   for (const char* k : {"stdlib", "platstdlib", "purelib", "platlib"})
     if (paths.contains(k)) library_prefixes_.push_back(nb::cast<std::string>(paths[k]));
@@ -89,6 +95,9 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   }
   Scope* saved = current_scope;
   current_scope = s;
+  std::unordered_map<PyObject*, SourceLoc> assigned;
+  auto* saved_assigned = assigned_;
+  assigned_ = &assigned;
 
   Block* blk = new_block(s, nullptr, Block::kFunction, s->name);
   FuncGraph* g = blk->g;
@@ -156,6 +165,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     if (Block* end = stmts(blk, def.attr("body"))) finish(end, constant(ir::none()));
   }
   current_scope = saved;
+  assigned_ = saved_assigned;
   parsed_.push_back(qualname(fn));
   return g;
 }

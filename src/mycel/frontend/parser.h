@@ -178,6 +178,10 @@ class Parser {
   std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
   std::map<PyObject*, NodePtr> weights_;
   std::unordered_map<PyObject*, const OpDef*> op_funcs_;
+  std::unordered_map<PyObject*, Prim> prim_funcs_;  // ops.assign, ops.depend
+  // Parameters the function being parsed has assigned so far (a later read there is an error:
+  // in graph mode a step's reads are ordered before its writes).
+  std::unordered_map<PyObject*, SourceLoc>* assigned_ = nullptr;
   std::vector<std::string> parsed_;
   nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
   std::vector<std::string> library_prefixes_;

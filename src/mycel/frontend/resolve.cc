@@ -115,6 +115,11 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
   if (nb::isinstance<DType>(obj)) return constant(ir::dtype_value(nb::cast<DType>(obj)));
   if (nb::isinstance(obj, param_type_)) {
     nb::object n = nb::getattr(obj, "name", nb::none());
+    if (assigned_ && assigned_->count(o))
+      error(loc, "ValueError", "Parameter '" + (n.is_none() ? std::string("?") : nb::cast<std::string>(n)) +
+                                   "' is read after ops.assign wrote it (line " +
+                                   std::to_string(assigned_->at(o).line) + "); in graph mode a step reads "
+                                   "its Parameters before writing them, so use the value you assigned instead");
     return weight(obj, n.is_none() ? std::string("param") : nb::cast<std::string>(n));
   }
   if (nb::isinstance<Tensor>(obj)) return constant(ir::tensor_value(nb::cast<Tensor>(obj)));
@@ -144,6 +149,8 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     if (all_const) return constant(std::make_shared<ir::DictValue>(std::move(items)));
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
+  auto pf = prim_funcs_.find(o);
+  if (pf != prim_funcs_.end()) return constant(ir::prim_value(pf->second));  // ops.assign, ops.depend
   if (is_user_function(obj)) return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));
   if (PyMethod_Check(o)) {
     nb::object fn = obj.attr("__func__"), self = obj.attr("__self__");

@@ -26,6 +26,10 @@ class FuncGraph {
   FuncGraph* parent() const { return parent_; }
   void set_parent(FuncGraph* p) { parent_ = p; }
   bool is_ancestor_of(const FuncGraph* g) const;
+  /// A loop header analysis always unrolls (a for over a tuple or list: its trip count is the
+  /// sequence's length, and its items may differ in type, so it cannot stay a loop).
+  bool unroll() const { return unroll_; }
+  void set_unroll(bool u) { unroll_ = u; }
 
   const std::vector<NodePtr>& parameters() const { return params_; }
   NodePtr add_parameter(const std::string& name);
@@ -55,6 +59,7 @@ class FuncGraph {
   FuncGraph* parent_;
   std::vector<NodePtr> params_;
   NodePtr output_;
+  bool unroll_ = false;
 };
 
 /// Owns the graphs of one compilation (parse, specialization and AD add to it).

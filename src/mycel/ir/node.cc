@@ -9,12 +9,14 @@ std::string SourceLoc::str() const {
   return (file ? *file : std::string("<string>")) + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
+bool is_prim_value(const NodePtr& n, Prim p) {
+  Constant* c = as_constant(n);
+  return c && c->value()->kind() == ValueKind::kPrim && static_cast<const PrimValue&>(*c->value()).prim() == p;
+}
+
 bool is_prim_call(const NodePtr& n, Prim p) {
   Apply* a = as_apply(n);
-  if (!a) return false;
-  Constant* c = as_constant(a->callee());
-  return c && c->value()->kind() == ValueKind::kPrim &&
-         static_cast<const PrimValue&>(*c->value()).prim() == p;
+  return a && is_prim_value(a->callee(), p);
 }
 
 FuncGraph* constant_graph(const NodePtr& n) {

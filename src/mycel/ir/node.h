@@ -104,6 +104,8 @@ inline Parameter* as_parameter(const NodePtr& n) {
   return n && n->is_parameter() ? static_cast<Parameter*>(n.get()) : nullptr;
 }
 /// The graph primitive a node's callee is, if it is a constant graph primitive.
+/// True for a Constant holding primitive p.
+bool is_prim_value(const NodePtr& n, Prim p);
 bool is_prim_call(const NodePtr& n, Prim p);
 /// The graph a Constant holds, or nullptr.
 FuncGraph* constant_graph(const NodePtr& n);

@@ -23,6 +23,8 @@ enum class Prim {
   kTensorToScalar,  // tensor_to_scalar(t): a 0-d tensor's value (bool for conditions)
   kIs, kIsNot,      // identity tests against None and constants
   kPrint,           // print(values...) as a graph op (side effect)
+  kAssign,          // assign(weight, value) -> value: writes a Parameter (side effect, applied
+                    // after every read of it in the step: see backend schedule)
   kShape,           // shape(t) -> tuple of ints (constant unless dims are dynamic)
   kRank,            // rank(t)
   kDTypeOf,         // dtype(t)

@@ -147,3 +147,23 @@ ValuePtr prim_value(Prim p) { return std::make_shared<PrimValue>(p); }
 ValuePtr graph_value(FuncGraph* g) { return std::make_shared<GraphValue>(g); }
 
 }  // namespace mycel::ir
+
+namespace mycel::ir {
+
+std::string GradFlags::repr() const {
+  std::string s = "grad_op[";
+  if (all_positions) {
+    s += "all";
+  } else {
+    s += "pos=(";
+    for (size_t i = 0; i < positions.size(); ++i) s += (i ? "," : "") + std::to_string(positions[i]);
+    s += positions_tuple ? ",)" : ")";
+  }
+  if (with_weights) s += " weights";
+  if (return_value) s += " value";
+  if (has_aux) s += " aux";
+  if (sens_param) s += " sens";
+  return s + "]";
+}
+
+}  // namespace mycel::ir

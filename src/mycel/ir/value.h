@@ -20,8 +20,9 @@ using ValuePtr = std::shared_ptr<const Value>;
 
 // kExternal: an object of the host language the IR cannot inspect (the frontend's Python objects,
 // evaluated by analysis at compile time when all the arguments of a call of it are constants).
+// kGradOp: a gradient transformation (GradOperation / grad / value_and_grad) used inside a graph.
 enum class ValueKind { kNone, kBool, kInt, kFloat, kStr, kDType, kTensor, kTuple, kList, kDict,
-                       kOp, kPrim, kGraph, kExternal };
+                       kOp, kPrim, kGraph, kExternal, kGradOp };
 
 /// Base of all values.
 class Value {
@@ -154,6 +155,35 @@ class GraphValue : public Value {
 
  private:
   FuncGraph* g_;
+};
+
+/// What a gradient function returns, as MindSpore's grad / value_and_grad / GradOperation define it.
+struct GradFlags {
+  std::vector<int> positions;    // input positions to differentiate
+  bool all_positions = false;    // every input (GradOperation(get_all=True)); positions ignored
+  bool positions_tuple = false;  // a tuple even for one position
+  bool with_weights = false;     // weight gradients (a tuple) after the input gradients
+  bool return_value = false;     // (value, grads)
+  bool has_aux = false;          // fn returns (out, aux...): only out is differentiated
+  bool sens_param = false;       // the last argument is the output sensitivity
+  std::string repr() const;
+  bool operator==(const GradFlags&) const = default;
+};
+
+/// A gradient transformation used inside a graph: `op(fn, weights)` is the gradient function of
+/// fn, which analysis specializes and ad expands into a gradient graph (ad::expand_grad_calls).
+class GradOpValue : public Value {
+ public:
+  explicit GradOpValue(GradFlags f) : Value(ValueKind::kGradOp), f_(std::move(f)) {}
+  const GradFlags& flags() const { return f_; }
+  std::string repr() const override { return f_.repr(); }
+  bool equals(const Value& o) const override {
+    return o.kind() == ValueKind::kGradOp && static_cast<const GradOpValue&>(o).f_ == f_;
+  }
+  size_t hash() const override { return std::hash<std::string>()(f_.repr()); }
+
+ private:
+  GradFlags f_;
 };
 
 // Constructors.

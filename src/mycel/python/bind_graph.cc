@@ -182,7 +182,7 @@ class CompiledGraph {
     backend::Program& p = *compiled(abs).program;
     std::vector<Tensor> inputs;
     inputs.reserve(args.size());
-    for (nb::handle h : args) inputs.push_back(to_tensor(h));
+    for (nb::handle h : args) flatten_input(h, inputs);
     std::vector<Tensor> outs;
     {
       nb::gil_scoped_release release;
@@ -190,6 +190,15 @@ class CompiledGraph {
     }
     size_t k = 0;
     return structured(outs, k, compiled(abs).graph->output()->abstract());
+  }
+
+  /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
+  static void flatten_input(nb::handle h, std::vector<Tensor>& out) {
+    if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+      for (nb::handle x : h) flatten_input(x, out);
+      return;
+    }
+    out.push_back(to_tensor(h));
   }
 
   /// The Program's flat outputs nested again as the graph's output abstract says.

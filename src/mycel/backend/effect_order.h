@@ -1,0 +1,30 @@
+// Ordering of side effects in a compiled function. assign(weight, value) writes a Parameter in
+// place, so within one step it must run after every read of that weight, including reads through
+// views and inside called graphs (loop bodies, branches). MindSpore threads a monad through such
+// effects; for the steps we compile (forward, backward, then the optimizer's writes) "every read
+// before the write" is the whole rule, and these extra edges give it to the scheduler.
+#pragma once
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "mycel/ir/func_graph.h"
+
+namespace mycel::backend::detail {
+
+class EffectOrder {
+ public:
+  /// Extra dependencies among `nodes` (the applies of g to schedule): each node writing a weight
+  /// depends on every node reading it that does not itself consume the write.
+  std::unordered_map<const ir::Node*, std::vector<ir::NodePtr>> deps(const ir::FuncGraph* g,
+                                                                      const std::vector<ir::NodePtr>& nodes);
+
+ private:
+  struct Uses {
+    std::unordered_set<const ir::Node*> reads, writes;  // weight Parameter nodes
+  };
+  const Uses& of_graph(const ir::FuncGraph* g);  // transitive over the graphs g uses
+  std::unordered_map<const ir::FuncGraph*, Uses> memo_;
+};
+
+}  // namespace mycel::backend::detail
