@@ -16,12 +16,13 @@ class Adagrad(Optimizer):
             h.set_data(h.asnumpy() + self.initial_accum)
 
     def construct(self, gradients):
-        gradients = self.scale_grad(self.decay_weight(gradients))
-        lrs = self._lr_per_param(self.get_lr())
-        for p, g, h, lr in zip(self.parameters, gradients, self.accum, lrs):
+        step = self._next_step()
+        for p, g, h, wd, lr_cell in zip(self.parameters, gradients, self.accum, self._param_wd,
+                                        self._param_lr_cells):
+            g = self._grad(p, g, wd)
             h_new = h
             if self.update_slots:
                 h_new = h + g * g
                 ops.assign(h, h_new)
-            ops.assign(p, p - lr * g / ops.sqrt(h_new))
+            ops.assign(p, p - self._lr(lr_cell, step) * g / ops.sqrt(h_new))
         return True

@@ -32,14 +32,15 @@ class Adam(Optimizer):
         self.vhat = self._clone_state("vhat") if use_amsgrad else self.moment2
 
     def construct(self, gradients):
-        gradients = self.scale_grad(self.decay_weight(gradients))
-        lrs = self._lr_per_param(self.get_lr())
+        step = self._next_step()
         b1p = self.beta1_power * self.beta1
         b2p = self.beta2_power * self.beta2
         ops.assign(self.beta1_power, b1p)
         ops.assign(self.beta2_power, b2p)
         correction = ops.sqrt(1.0 - b2p) / (1.0 - b1p)
-        for p, g, m, v, vmax, lr in zip(self.parameters, gradients, self.moment1, self.moment2, self.vhat, lrs):
+        for p, g, m, v, vmax, wd, lr_cell in zip(self.parameters, gradients, self.moment1, self.moment2,
+                                                 self.vhat, self._param_wd, self._param_lr_cells):
+            g = self._grad(p, g, wd)
             m_new = self.beta1 * m + (1.0 - self.beta1) * g
             v_new = self.beta2 * v + (1.0 - self.beta2) * g * g
             ops.assign(m, m_new)
@@ -49,7 +50,7 @@ class Adam(Optimizer):
                 ops.assign(vmax, v_new)
             if self.use_nesterov:
                 m_new = self.beta1 * m_new + (1.0 - self.beta1) * g
-            ops.assign(p, p - lr * correction * m_new / (ops.sqrt(v_new) + self.eps))
+            ops.assign(p, p - self._lr(lr_cell, step) * correction * m_new / (ops.sqrt(v_new) + self.eps))
         return True
 
 
@@ -63,17 +64,15 @@ class AdamWeightDecay(Optimizer):
         self.moments2 = self._clone_state("adam_v")
 
     def construct(self, gradients):
-        lrs = self._lr_per_param(self.get_lr())
-        for p, g, m, v, wd, lr in zip(self.parameters, gradients, self.moments1, self.moments2,
-                                      self._param_wd, lrs):
+        step = self._next_step()
+        for p, g, m, v, wd, lr_cell in zip(self.parameters, gradients, self.moments1, self.moments2,
+                                           self._param_wd, self._param_lr_cells):
             m_new = self.beta1 * m + (1.0 - self.beta1) * g
             v_new = self.beta2 * v + (1.0 - self.beta2) * g * g
-            update = m_new / (ops.sqrt(v_new) + self.eps)
-            if wd > 0.0:
-                update = update + wd * p
+            update = self._decoupled(m_new / (ops.sqrt(v_new) + self.eps), p, wd)
             ops.assign(m, m_new)
             ops.assign(v, v_new)
-            ops.assign(p, p - lr * update)
+            ops.assign(p, p - self._lr(lr_cell, step) * update)
         return True
 
 
@@ -91,19 +90,19 @@ class AdamW(Optimizer):
         self.moment2 = self._clone_state("moment2")
 
     def construct(self, gradients):
-        gradients = self.scale_grad(gradients)
-        lrs = self._lr_per_param(self.get_lr())
+        step = self._next_step()
         b1p = self.beta1_power * self.beta1
         b2p = self.beta2_power * self.beta2
         ops.assign(self.beta1_power, b1p)
         ops.assign(self.beta2_power, b2p)
-        for p, g, m, v, wd, lr in zip(self.parameters, gradients, self.moment1, self.moment2,
-                                      self._param_wd, lrs):
+        for p, g, m, v, wd, lr_cell in zip(self.parameters, gradients, self.moment1, self.moment2,
+                                           self._param_wd, self._param_lr_cells):
+            g = self._unscale(g)
+            lr = self._lr(lr_cell, step)
             m_new = self.beta1 * m + (1.0 - self.beta1) * g
             v_new = self.beta2 * v + (1.0 - self.beta2) * g * g
             ops.assign(m, m_new)
             ops.assign(v, v_new)
-            decayed = p - lr * wd * p if wd > 0.0 else p
             update = (m_new / (1.0 - b1p)) / (ops.sqrt(v_new / (1.0 - b2p)) + self.eps)
-            ops.assign(p, decayed - lr * update)
+            ops.assign(p, p - lr * self._decoupled(update, p, wd))
         return True

@@ -22,22 +22,20 @@ class Lamb(Optimizer):
         self.moments2 = self._clone_state("lamb_v")
 
     def construct(self, gradients):
-        t = ops.cast(self.global_step, mstype.float32).reshape(()) + 1.0
-        lrs = self._lr_per_param(self.get_lr())
+        step = self._next_step()
+        t = ops.cast(step, mstype.float32).reshape(()) + 1.0
         c1 = 1.0 - ops.exp(t * math.log(self.beta1))
         c2 = 1.0 - ops.exp(t * math.log(self.beta2))
-        for p, g, m, v, wd, lr in zip(self.parameters, gradients, self.moments1, self.moments2,
-                                      self._param_wd, lrs):
+        for p, g, m, v, wd, lr_cell in zip(self.parameters, gradients, self.moments1, self.moments2,
+                                           self._param_wd, self._param_lr_cells):
             m_new = self.beta1 * m + (1.0 - self.beta1) * g
             v_new = self.beta2 * v + (1.0 - self.beta2) * g * g
             ops.assign(m, m_new)
             ops.assign(v, v_new)
-            r = (m_new / c1) / (ops.sqrt(v_new / c2) + self.eps)
-            if wd > 0.0:
-                r = r + wd * p
+            r = self._decoupled((m_new / c1) / (ops.sqrt(v_new / c2) + self.eps), p, wd)
             w_norm = ops.sqrt(ops.sum(p * p))
             r_norm = ops.sqrt(ops.sum(r * r))
             usable = ops.logical_and(ops.greater(w_norm, 0.0), ops.greater(r_norm, 0.0))
             ratio = ops.select(usable, w_norm / ops.maximum(r_norm, 1e-30), ops.ones_like(w_norm))
-            ops.assign(p, p - lr * ratio * r)
+            ops.assign(p, p - self._lr(lr_cell, step) * ratio * r)
         return True

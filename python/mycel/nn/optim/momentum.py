@@ -14,14 +14,15 @@ class Momentum(Optimizer):
         self.moments = self._clone_state("moments")
 
     def construct(self, gradients):
-        gradients = self.scale_grad(self.decay_weight(gradients))
-        lrs = self._lr_per_param(self.get_lr())
-        for p, g, v, lr in zip(self.parameters, gradients, self.moments, lrs):
+        step = self._next_step()
+        for p, g, v, wd, lr_cell in zip(self.parameters, gradients, self.moments, self._param_wd,
+                                        self._param_lr_cells):
+            g = self._grad(p, g, wd)
             v_new = self.momentum * v + g
             if self.use_nesterov:
-                step = g + self.momentum * v_new
+                update = g + self.momentum * v_new
             else:
-                step = v_new
+                update = v_new
             ops.assign(v, v_new)
-            ops.assign(p, p - lr * step)
+            ops.assign(p, p - self._lr(lr_cell, step) * update)
         return True

@@ -163,9 +163,11 @@ class Optimizer(Cell):
         self.exec_weight_decay = any(wd > 0 for wd in param_wd)
         if self.is_group_lr:
             self.learning_rate = CellList(lr_cells)     # registered, so checkpoints keep each group's lr
-            self._param_lr_cells = tuple(param_lr_cells)
         else:
             self.learning_rate = lr_cells[0]
+        # The lr Cell of each parameter (one shared Cell without group lrs), zipped with the
+        # parameters in construct: graph mode unrolls that loop, so no per-parameter indexing.
+        self._param_lr_cells = tuple(param_lr_cells)
         self.global_step = Parameter(Tensor(np.zeros([1], np.int32)), name="global_step", requires_grad=False)
 
     # ---- state ----
@@ -197,36 +199,43 @@ class Optimizer(Cell):
         return ops.depend(lr, ops.assign(self.global_step, step + 1))
 
     def get_lr_parameter(self, param):
-        """The learning-rate Cell (or Parameter for a constant lr) that applies to `param`."""
+        """The learning-rate Parameter (constant or per-step list) or schedule Cell of `param`."""
         who = type(self).__name__
-        for p, cell in zip(self.parameters, self._lr_cells_per_param()):
+        for p, cell in zip(self.parameters, self._param_lr_cells):
             if p is param:
                 return cell.learning_rate if isinstance(cell, (_ConstantLR, _IteratorLR)) else cell
         raise ValueError(f"{who}.get_lr_parameter: {getattr(param, 'name', param)!r} is not optimized by this optimizer")
 
-    def _lr_cells_per_param(self):
-        return self._param_lr_cells if self.is_group_lr else (self.learning_rate,) * len(self.parameters)
+    def _next_step(self):
+        """This step's number (a copy of global_step) after scheduling global_step += 1."""
+        step = self.global_step + 0
+        return ops.depend(step, ops.assign(self.global_step, step + 1))
 
-    def _lr_per_param(self, lr):
-        """get_lr's value as one entry per parameter."""
-        if self.is_group_lr:
-            return lr
-        return tuple(lr for _ in self.parameters)
+    def _lr(self, lr_cell, step):
+        """A parameter's learning rate at `step`, from its entry of self._param_lr_cells."""
+        return lr_cell(step).reshape(())
 
-    def decay_weight(self, gradients):
-        """g + weight_decay * p for every parameter with a weight decay > 0."""
-        if not self.exec_weight_decay:
-            return gradients
-        if self.is_group:
-            return tuple(g + wd * p if wd > 0.0 else g
-                         for p, g, wd in zip(self.parameters, gradients, self.weight_decay))
-        return tuple(g + self.weight_decay * p for p, g in zip(self.parameters, gradients))
+    def _grad(self, p, g, wd):
+        """The gradient a coupled-decay optimizer uses: (g / loss_scale) + wd * p, the decay
+        only where wd > 0 (a Python constant, so graph mode keeps one branch)."""
+        if self.loss_scale != 1.0:
+            g = g * self.reciprocal_scale
+        if wd > 0.0:
+            g = g + wd * p
+        return g
 
-    def scale_grad(self, gradients):
-        """Gradients divided by loss_scale (when it is not 1)."""
-        if self.loss_scale == 1.0:
-            return gradients
-        return tuple(g * self.reciprocal_scale for _, g in zip(self.parameters, gradients))
+    def _decoupled(self, update, p, wd):
+        """update + wd * p where wd > 0 (decoupled weight decay). A method, so that graph mode
+        branches on the constant wd inside it and the caller's loop stays straight-line."""
+        if wd > 0.0:
+            update = update + wd * p
+        return update
+
+    def _unscale(self, g):
+        """g / loss_scale, for optimizers that decouple weight decay from the gradient."""
+        if self.loss_scale != 1.0:
+            g = g * self.reciprocal_scale
+        return g
 
     def __call__(self, gradients):
         who = type(self).__name__

@@ -23,10 +23,10 @@ class RMSProp(Optimizer):
         self.mean_grad = self._clone_state("mean_grad") if centered else self.moment
 
     def construct(self, gradients):
-        gradients = self.scale_grad(self.decay_weight(gradients))
-        lrs = self._lr_per_param(self.get_lr())
-        for p, g, s, mom, gm, lr in zip(self.parameters, gradients, self.mean_square, self.moment,
-                                        self.mean_grad, lrs):
+        step = self._next_step()
+        for p, g, s, mom, gm, wd, lr_cell in zip(self.parameters, gradients, self.mean_square, self.moment,
+                                                 self.mean_grad, self._param_wd, self._param_lr_cells):
+            g = self._grad(p, g, wd)
             s_new = self.decay * s + (1.0 - self.decay) * g * g
             ops.assign(s, s_new)
             denom = s_new + self.epsilon
@@ -34,7 +34,7 @@ class RMSProp(Optimizer):
                 gm_new = self.decay * gm + (1.0 - self.decay) * g
                 ops.assign(gm, gm_new)
                 denom = denom - gm_new * gm_new
-            mom_new = self.momentum * mom + lr * g / ops.sqrt(denom)
+            mom_new = self.momentum * mom + self._lr(lr_cell, step) * g / ops.sqrt(denom)
             ops.assign(mom, mom_new)
             ops.assign(p, p - mom_new)
         return True

@@ -29,19 +29,20 @@ class SGD(Optimizer):
             for p in self.parameters))
 
     def construct(self, gradients):
-        gradients = self.scale_grad(self.decay_weight(gradients))
-        lrs = self._lr_per_param(self.get_lr())
+        step = self._next_step()
         if self.momentum == 0.0:
-            for p, g, lr in zip(self.parameters, gradients, lrs):
-                ops.assign(p, p - lr * g)
+            for p, g, wd, lr_cell in zip(self.parameters, gradients, self._param_wd, self._param_lr_cells):
+                ops.assign(p, p - self._lr(lr_cell, step) * self._grad(p, g, wd))
             return True
-        for p, g, v, first, lr in zip(self.parameters, gradients, self.accum, self.stat, lrs):
+        for p, g, v, first, wd, lr_cell in zip(self.parameters, gradients, self.accum, self.stat,
+                                               self._param_wd, self._param_lr_cells):
+            g = self._grad(p, g, wd)
             v_new = first * g + (1.0 - first) * (self.momentum * v + (1.0 - self.dampening) * g)
             if self.nesterov:
-                step = g + self.momentum * v_new
+                update = g + self.momentum * v_new
             else:
-                step = v_new
+                update = v_new
             ops.assign(v, v_new)
             ops.assign(first, first * 0.0)
-            ops.assign(p, p - lr * step)
+            ops.assign(p, p - self._lr(lr_cell, step) * update)
         return True
