@@ -5,4 +5,13 @@ from mycel.nn.layer import __all__ as _layer_all
 from mycel.nn.loss import *  # noqa: F401,F403
 from mycel.nn.loss import __all__ as _loss_all
 
-__all__ = ["Cell", "CellList", "SequentialCell"] + _layer_all + _loss_all
+from mycel.nn.optim import *  # noqa: F401,F403
+from mycel.nn.optim import __all__ as _optim_all
+from mycel.nn.learning_rate_schedule import *  # noqa: F401,F403
+from mycel.nn.learning_rate_schedule import __all__ as _schedule_all
+from mycel.nn.dynamic_lr import *  # noqa: F401,F403
+from mycel.nn.dynamic_lr import __all__ as _dynamic_lr_all
+from mycel.nn import learning_rate_schedule, dynamic_lr  # noqa: F401
+
+__all__ = ["Cell", "CellList", "SequentialCell"] + _layer_all + _loss_all + _optim_all + _schedule_all + \
+    _dynamic_lr_all

@@ -38,3 +38,6 @@ from mycel.common.autodiff import GradOperation, grad, value_and_grad  # noqa: E
 
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402
+
+# Gradient clipping by global norm.
+from mycel.ops.clip import clip_by_global_norm  # noqa: E402

@@ -1,0 +1,11 @@
+"""Optimizers (MindSpore's mindspore.nn optimizers): each a Cell whose construct(gradients)
+updates its Parameters with ops.assign."""
+from mycel.nn.optim.optimizer import Optimizer
+from mycel.nn.optim.sgd import SGD
+from mycel.nn.optim.momentum import Momentum
+from mycel.nn.optim.adam import Adam, AdamWeightDecay, AdamW
+from mycel.nn.optim.rmsprop import RMSProp
+from mycel.nn.optim.adagrad import Adagrad
+from mycel.nn.optim.lamb import Lamb
+
+__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "AdamW", "RMSProp", "Adagrad", "Lamb"]
