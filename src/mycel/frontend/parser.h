@@ -85,6 +85,9 @@ class Parser {
   void write(Block* b, const std::string& name, NodePtr v) { b->vars[name] = std::move(v); }
   NodePtr jump(Block* from, Block* to, const SourceLoc& loc);
   void seal(Block* b);
+  /// True when evaluating n may assign or print (a call of a graph that does): such a value is
+  /// kept as an effect of its block even if unused.
+  bool has_effects(const NodePtr& n);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 

@@ -1,5 +1,8 @@
 // Statements: assignment (tuple unpacking, augmented), expression statements, return, nested
 // defs; control statements dispatch to control.cc; everything else is a located SyntaxError.
+#include <functional>
+#include <unordered_set>
+
 #include "mycel/frontend/parser.h"
 
 namespace mycel::frontend {
@@ -47,12 +50,15 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   }
   if (t == "Assign") {
     NodePtr v = expr(b, s.attr("value"));
+    if (has_effects(v)) b->effects.push_back(v);  // kept even when the value goes unused
     for (nb::handle target : s.attr("targets")) assign(b, target, v);
     return b;
   }
   if (t == "AnnAssign") {
     if (s.attr("value").is_none()) return b;
-    assign(b, s.attr("target"), expr(b, s.attr("value")));
+    NodePtr v = expr(b, s.attr("value"));
+    if (has_effects(v)) b->effects.push_back(v);
+    assign(b, s.attr("target"), v);
     return b;
   }
   if (t == "AugAssign") {
@@ -200,6 +206,35 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
     if (end) finish(end, constant(ir::none()));
   }
   return self_ref;
+}
+
+}  // namespace mycel::frontend
+
+namespace mycel::frontend {
+
+bool Parser::has_effects(const NodePtr& n) {
+  std::unordered_set<const FuncGraph*> seen;
+  std::function<bool(const NodePtr&)> node_effects;
+  std::function<bool(const FuncGraph*)> graph_effects = [&](const FuncGraph* g) {
+    if (!g || !seen.insert(g).second) return false;
+    if (g->output() && node_effects(g->output())) return true;
+    for (const NodePtr& a : g->toposort())
+      if (node_effects(a)) return true;
+    for (const FuncGraph* k : g->used_graphs())
+      if (graph_effects(k)) return true;
+    return false;
+  };
+  node_effects = [&](const NodePtr& x) {
+    auto* a = ir::as_apply(x);
+    if (!a) return false;
+    if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint)) return true;
+    for (const NodePtr& in : a->inputs())
+      if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;
+    return false;
+  };
+  if (!n || !n->is_apply()) return false;
+  if (ir::is_prim_call(n, Prim::kDepend)) return true;  // ops.depend(value, effect)
+  return node_effects(n);
 }
 
 }  // namespace mycel::frontend
