@@ -164,7 +164,7 @@ NodePtr Recorder::make_tuple(std::vector<NodePtr> items) {
 }
 
 void Recorder::record_op(const OpDef& op, const Attrs& attrs, const std::vector<RecordedArg>& inputs,
-                         const std::vector<Tensor>& outputs) {
+                         std::vector<Tensor>& outputs) {
   const size_t n_in = op.inputs.size();
   const bool variadic = n_in > 0 && op.inputs.back().variadic;
   // Inputs an op updates in place (running statistics) are fed as copies: re-running the op in
@@ -185,6 +185,8 @@ void Recorder::record_op(const OpDef& op, const Attrs& attrs, const std::vector<
   std::string callee = op.name + "[";
   for (const AttrValue& v : attrs.values()) callee += attr_key(v) + ",";
   NodePtr n = add_apply(std::move(in), callee + "]");
+  for (Tensor& t : outputs)
+    if (t.defined() && nodes_.count(key_of(t))) t = t.clone();
   if (outputs.size() == 1) {
     bind(outputs[0], n);
     return;

@@ -64,9 +64,11 @@ class Recorder {
   ir::NodePtr input(const RecordedArg& a);
   /// A captured input fed with `t` that no tensor maps to (inputs an op mutates in place).
   ir::NodePtr capture_copy(const Tensor& t);
-  /// Appends op(inputs) with its attributes and maps each output tensor to its node.
+  /// Appends op(inputs) with its attributes and maps each output tensor to its node. An output
+  /// identical to a tensor already mapped (a view op that changed nothing: stop_gradient, a
+  /// reshape to the same shape) is replaced by a copy, so the two stay distinct values.
   void record_op(const OpDef& op, const Attrs& attrs, const std::vector<RecordedArg>& inputs,
-                 const std::vector<Tensor>& outputs);
+                 std::vector<Tensor>& outputs);
   /// Appends a call of graph `callee` (owned elsewhere: `owner` is kept alive with the recording).
   ir::NodePtr record_call(ir::FuncGraph* callee, std::vector<ir::NodePtr> args, std::shared_ptr<void> owner);
   /// tuple_getitem(n, i) and make_tuple(items), recorded like ops.

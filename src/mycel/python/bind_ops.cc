@@ -9,7 +9,7 @@
 namespace mycel::py {
 
 void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
-                     const Attrs& attrs, const std::vector<Tensor>& outs);  // bind_pynative.cc
+                     const Attrs& attrs, std::vector<Tensor>& outs);  // bind_pynative.cc
 namespace {
 
 bool is_python_scalar(nb::handle h) {

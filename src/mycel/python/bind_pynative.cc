@@ -148,7 +148,7 @@ class GradRecorder {
 /// The eager-op hook (bind_ops.cc): `flat` are the call's inputs as given, `tensors` the same
 /// converted before any promotion cast (scalar slots are ignored here).
 void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
-                     const Attrs& attrs, const std::vector<Tensor>& outs) {
+                     const Attrs& attrs, std::vector<Tensor>& outs) {
   pynative::Recorder* r = pynative::Recorder::current();
   if (!r) return;
   std::vector<pynative::RecordedArg> in(flat.size());
