@@ -272,3 +272,11 @@ def test_bad_output_names_the_problem():
         mycel.grad(lambda x: ops.argmax(x))(T([1., 2.]))
     with pytest.raises(TypeError, match="outputs"):
         mycel.grad(lambda x: {"a": x})(T([1., 2.]))
+
+
+def test_astype_and_clone_are_recorded_as_casts():
+    def f(x):
+        y = x.astype(mycel.float32).astype(mycel.float64)
+        return ops.sum(y.clone() * x)
+    x = np.array([1.5, -2.0])
+    np.testing.assert_allclose(mycel.grad(f)(T(x)).asnumpy(), 2 * x, rtol=1e-6)

@@ -159,6 +159,18 @@ void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const
   r->record_op(op, attrs, in, outs);
 }
 
+/// Tensor.astype and Tensor.clone while recording: a cast op (to the same dtype for clone), so
+/// gradients flow through them as through graph mode's cast. Returns `out` (a copy if it aliases).
+Tensor record_cast(const Tensor& in, Tensor out) {
+  pynative::Recorder* r = pynative::Recorder::current();
+  if (!r) return out;
+  static const OpDef& cast = Registry::get().at("cast");
+  std::vector<Tensor> outs{std::move(out)};
+  r->record_op(cast, make_attrs(cast, std::map<std::string, AttrValue>{{"dtype", outs[0].dtype()}}),
+               {{in, nullptr}}, outs);
+  return outs[0];
+}
+
 void init_pynative(nb::module_& m) {
   nb::module_ p = m.def_submodule("pynative", "PyNative mode: gradients by recording eager ops into IR.");
   p.def("recording", [] { return pynative::Recorder::current() != nullptr; },
