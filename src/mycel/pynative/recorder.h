@@ -75,6 +75,8 @@ class Recorder {
   ir::NodePtr getitem(const ir::NodePtr& n, int64_t i);
   ir::NodePtr make_tuple(std::vector<ir::NodePtr> items);
   ir::NodePtr constant(ir::ValuePtr v);
+  /// Whether tensor t is mapped to a node already.
+  bool knows(const Tensor& t) const { return nodes_.count(key_of(t)) > 0; }
   /// From now on, tensor t is the value of node n.
   void bind(const Tensor& t, const ir::NodePtr& n);
 

@@ -88,11 +88,18 @@ class GradRecorder {
     std::vector<Tensor> arg_tensors;
     nb::list fn_args;
     for (size_t i = 0; i < n; ++i) {
-      nb::handle a = args[i];
-      fn_args.append(a);
+      nb::object a = nb::borrow(args[i]);
       std::string pname = "x" + std::to_string(i);
-      if (nb::isinstance<Tensor>(a)) r.add_argument(nb::cast<Tensor>(a), pname);
-      else r.add_argument_value(abstract_of(a), pname);
+      if (nb::isinstance<Tensor>(a)) {
+        Tensor t = nb::cast<Tensor>(a);
+        // The same tensor passed twice: fn gets a copy the second time, so each position keeps
+        // its own parameter and gradient (as in graph mode).
+        if (r.knows(t)) a = nb::cast(t = t.clone());
+        r.add_argument(t, pname);
+      } else {
+        r.add_argument_value(abstract_of(a), pname);
+      }
+      fn_args.append(a);
       arg_tensors.push_back(to_tensor(a));
     }
     if (!weights.is_none())
