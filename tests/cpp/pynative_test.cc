@@ -55,9 +55,9 @@ TEST(PynativeRecorder, RecordsOpsWithCapturedInputsAfterArguments) {
 
 TEST(PynativeRecorder, KeyDependsOnStructureShapesAndAttrsNotValues) {
   std::string k1 = record_f(vec({1, 2}), vec({3, 4})).key;
-  EXPECT_EQ(k1, record_f(vec({5, 6}), vec({7, 8})).key);         // new values: same program
-  EXPECT_NE(k1, record_f(vec({1, 2, 3}), vec({3, 4, 5})).key);   // new shapes
-  EXPECT_NE(k1, record_f(vec({1, 2}), vec({3, 4}), true).key);   // new attribute
+  EXPECT_EQ(k1, record_f(vec({5, 6}), vec({7, 8})).key);        // new values: same program
+  EXPECT_NE(k1, record_f(vec({1, 2, 3}), vec({3, 4, 5})).key);  // new shapes
+  EXPECT_NE(k1, record_f(vec({1, 2}), vec({3, 4}), true).key);  // new attribute
 }
 
 TEST(PynativeRecorder, NestedActivationIsRejected) {

@@ -28,7 +28,8 @@ CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
   ir::FuncGraph* g = ad::grad_graph(f, spec);
   std::vector<ir::AbstractPtr> abs = r.input_abstracts;
   if (spec.sens_param) {
-    if (!sens) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+    if (!sens)
+      MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
     abs.push_back(sens);
   }
   CompiledGrad c;  // built fully before it is cached, so a failed compile leaves nothing behind

@@ -32,7 +32,8 @@ class GradCache {
   /// output sensitivity when the spec has sens_param (nullptr otherwise).
   CompiledGrad& get(Recording& r, const ir::AbstractPtr& sens);
   /// Runs it: the recording's arguments (as tensors), its captured tensors, then the sensitivity.
-  std::vector<Tensor> run(CompiledGrad& c, const Recording& r, std::vector<Tensor> args, const Tensor& sens);
+  std::vector<Tensor> run(CompiledGrad& c, const Recording& r, std::vector<Tensor> args,
+                          const Tensor& sens);
 
   int64_t compiles() const { return compiles_; }
   int64_t hits() const { return hits_; }

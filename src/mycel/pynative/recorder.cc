@@ -22,31 +22,42 @@ std::string num(double v) {
 
 // Attribute values in full precision (OpValue::repr rounds floats for printing).
 std::string attr_key(const AttrValue& v) {
-  return std::visit([](const auto& x) -> std::string {
-    using X = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<X, std::monostate>) return "N";
-    else if constexpr (std::is_same_v<X, bool>) return x ? "T" : "F";
-    else if constexpr (std::is_same_v<X, int64_t>) return std::to_string(x);
-    else if constexpr (std::is_same_v<X, double>) return num(x);
-    else if constexpr (std::is_same_v<X, std::string>) return "'" + x + "'";
-    else if constexpr (std::is_same_v<X, DType>) return dtype_name(x);
-    else {
-      std::string s = "(";
-      for (const auto& e : x) s += attr_key(AttrValue{e}) + ",";
-      return s + ")";
-    }
-  }, v);
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          return "N";
+        else if constexpr (std::is_same_v<X, bool>)
+          return x ? "T" : "F";
+        else if constexpr (std::is_same_v<X, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<X, double>)
+          return num(x);
+        else if constexpr (std::is_same_v<X, std::string>)
+          return "'" + x + "'";
+        else if constexpr (std::is_same_v<X, DType>)
+          return dtype_name(x);
+        else {
+          std::string s = "(";
+          for (const auto& e : x) s += attr_key(AttrValue{e}) + ",";
+          return s + ")";
+        }
+      },
+      v);
 }
 
 std::string value_key(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::kFloat: return "f" + num(static_cast<const FloatValue&>(v).value());
-    case ValueKind::kTuple: case ValueKind::kList: {
+    case ValueKind::kFloat:
+      return "f" + num(static_cast<const FloatValue&>(v).value());
+    case ValueKind::kTuple:
+    case ValueKind::kList: {
       std::string s = v.kind() == ValueKind::kTuple ? "(" : "[";
       for (const auto& i : static_cast<const SequenceValue&>(v).items()) s += value_key(*i) + ",";
       return s + ")";
     }
-    default: return v.repr();  // ints, bools, None, strings, dtypes print exactly
+    default:
+      return v.repr();  // ints, bools, None, strings, dtypes print exactly
   }
 }
 
@@ -70,8 +81,10 @@ Recorder* Recorder::current() { return t_current; }
 
 void Recorder::activate() {
   if (t_current && t_current != this)
-    MYCEL_THROW(NotSupported, "[grad] a gradient taken inside a function being differentiated in PYNATIVE_MODE "
-                "(nested recording) is not supported; differentiate the inner function in GRAPH_MODE instead");
+    MYCEL_THROW(NotSupported,
+                "[grad] a gradient taken inside a function being differentiated in PYNATIVE_MODE "
+                "(nested recording) is not supported; differentiate the inner function in "
+                "GRAPH_MODE instead");
   t_current = this;
   active_ = true;
 }
@@ -89,7 +102,8 @@ void Recorder::bind(const Tensor& t, const NodePtr& n) { nodes_[key_of(t)] = {t,
 
 const std::string& Recorder::token(const NodePtr& n) {
   auto it = ids_.find(n.get());
-  if (it == ids_.end()) MYCEL_THROW(RuntimeError, "[grad] recorder: a node from another recording was used");
+  if (it == ids_.end())
+    MYCEL_THROW(RuntimeError, "[grad] recorder: a node from another recording was used");
   return it->second;
 }
 
@@ -155,7 +169,8 @@ NodePtr Recorder::add_apply(std::vector<NodePtr> inputs, const std::string& call
 }
 
 NodePtr Recorder::getitem(const NodePtr& n, int64_t i) {
-  return add_apply({rec_.graph->constant(prim_value(Prim::kTupleGetItem)), n, constant(integer(i))}, "getitem");
+  return add_apply({rec_.graph->constant(prim_value(Prim::kTupleGetItem)), n, constant(integer(i))},
+                   "getitem");
 }
 
 NodePtr Recorder::make_tuple(std::vector<NodePtr> items) {
@@ -163,15 +178,16 @@ NodePtr Recorder::make_tuple(std::vector<NodePtr> items) {
   return add_apply(std::move(items), "tuple");
 }
 
-void Recorder::record_op(const OpDef& op, const Attrs& attrs, const std::vector<RecordedArg>& inputs,
-                         std::vector<Tensor>& outputs) {
+void Recorder::record_op(const OpDef& op, const Attrs& attrs,
+                         const std::vector<RecordedArg>& inputs, std::vector<Tensor>& outputs) {
   const size_t n_in = op.inputs.size();
   const bool variadic = n_in > 0 && op.inputs.back().variadic;
   // Inputs an op updates in place (running statistics) are fed as copies: re-running the op in
   // the gradient program must not update them a second time.
   auto node_of = [&](size_t i) {
     for (int m : op.mutated_inputs)
-      if (static_cast<size_t>(m) == i && inputs[i].tensor.defined()) return capture_copy(inputs[i].tensor.clone());
+      if (static_cast<size_t>(m) == i && inputs[i].tensor.defined())
+        return capture_copy(inputs[i].tensor.clone());
     return input(inputs[i]);
   };
   std::vector<NodePtr> in{rec_.graph->constant(op_value(&op, attrs))};
@@ -194,7 +210,8 @@ void Recorder::record_op(const OpDef& op, const Attrs& attrs, const std::vector<
   for (size_t k = 0; k < outputs.size(); ++k) bind(outputs[k], getitem(n, static_cast<int64_t>(k)));
 }
 
-NodePtr Recorder::record_call(FuncGraph* callee, std::vector<NodePtr> args, std::shared_ptr<void> owner) {
+NodePtr Recorder::record_call(FuncGraph* callee, std::vector<NodePtr> args,
+                              std::shared_ptr<void> owner) {
   rec_.keep_alive.push_back(std::move(owner));
   char buf[32];
   std::snprintf(buf, sizeof buf, "@%p", static_cast<void*>(callee));

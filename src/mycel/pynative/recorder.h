@@ -31,11 +31,11 @@ struct RecordedArg {
 struct Recording {
   std::unique_ptr<ir::Module> module;
   ir::FuncGraph* graph = nullptr;
-  std::string key;                             // op names, attrs, wiring, parameter abstracts
+  std::string key;                               // op names, attrs, wiring, parameter abstracts
   std::vector<ir::AbstractPtr> input_abstracts;  // non-weight parameters: arguments, captured
   size_t num_arguments = 0;
-  std::vector<Tensor> captured;                // fed after the arguments at run time
-  std::vector<int> weight_params;              // parameter indices of the weights, in given order
+  std::vector<Tensor> captured;    // fed after the arguments at run time
+  std::vector<int> weight_params;  // parameter indices of the weights, in given order
   std::vector<std::shared_ptr<void>> keep_alive;  // owners of graphs called by the recording
 };
 
@@ -70,7 +70,8 @@ class Recorder {
   void record_op(const OpDef& op, const Attrs& attrs, const std::vector<RecordedArg>& inputs,
                  std::vector<Tensor>& outputs);
   /// Appends a call of graph `callee` (owned elsewhere: `owner` is kept alive with the recording).
-  ir::NodePtr record_call(ir::FuncGraph* callee, std::vector<ir::NodePtr> args, std::shared_ptr<void> owner);
+  ir::NodePtr record_call(ir::FuncGraph* callee, std::vector<ir::NodePtr> args,
+                          std::shared_ptr<void> owner);
   /// tuple_getitem(n, i) and make_tuple(items), recorded like ops.
   ir::NodePtr getitem(const ir::NodePtr& n, int64_t i);
   ir::NodePtr make_tuple(std::vector<ir::NodePtr> items);
@@ -95,8 +96,8 @@ class Recorder {
   bool active_ = false;
   std::vector<ir::NodePtr> arguments_, captured_params_, weights_;
   std::vector<std::string> weight_keys_;
-  std::map<TensorKey, std::pair<Tensor, ir::NodePtr>> nodes_;   // tensor identity -> node
-  std::map<const ir::Node*, std::string> ids_;                  // node -> token in the key
+  std::map<TensorKey, std::pair<Tensor, ir::NodePtr>> nodes_;  // tensor identity -> node
+  std::map<const ir::Node*, std::string> ids_;                 // node -> token in the key
   std::string body_key_;
 };
 

@@ -37,8 +37,10 @@ ir::NodePtr node_of(pynative::Recorder& r, nb::handle h, const char* where) {
     for (nb::handle x : h) items.push_back(node_of(r, x, where));
     return r.make_tuple(std::move(items));
   }
-  MYCEL_THROW(TypeError, "[grad] ", where, " must be tensors, Python scalars or tuples of them in "
-              "PYNATIVE_MODE, got ", py_type_name(h));
+  MYCEL_THROW(TypeError, "[grad] ", where,
+              " must be tensors, Python scalars or tuples of them in "
+              "PYNATIVE_MODE, got ",
+              py_type_name(h));
 }
 
 /// Maps the tensors of a @jit call's result to the call node (items of tuples by tuple_getitem).
@@ -55,10 +57,12 @@ void bind_result(pynative::Recorder& r, nb::handle out, const ir::NodePtr& n) {
 nb::object structured(std::vector<Tensor>& outs, size_t& k, const ir::AbstractPtr& a) {
   if (a && a->kind() == ir::AbstractKind::kTuple) {
     nb::list l;
-    for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
+    for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items())
+      l.append(structured(outs, k, item));
     return nb::tuple(l);
   }
-  if (k >= outs.size()) MYCEL_THROW(RuntimeError, "[grad] the gradient program returned fewer outputs than its graph");
+  if (k >= outs.size())
+    MYCEL_THROW(RuntimeError, "[grad] the gradient program returned fewer outputs than its graph");
   Tensor& t = outs[k++];
   if (!t.defined()) return nb::none();
   return nb::cast(std::move(t));
@@ -75,12 +79,14 @@ std::shared_ptr<void> hold(nb::handle h) {
 /// mycel.grad in PYNATIVE_MODE: one per grad function, holding its compiled programs.
 class GradRecorder {
  public:
-  explicit GradRecorder(ad::GradSpec spec) : sens_param_(spec.sens_param), cache_(std::move(spec)) {}
+  explicit GradRecorder(ad::GradSpec spec)
+      : sens_param_(spec.sens_param), cache_(std::move(spec)) {}
 
   nb::object call(nb::handle fn, nb::handle weights, nb::args args) {
     size_t n = args.size();
     if (sens_param_) {
-      if (n == 0) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+      if (n == 0)
+        MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
       --n;
     }
     nb::object name = nb::getattr(fn, "__name__", nb::str(py_type_name(fn).c_str()));
@@ -105,7 +111,8 @@ class GradRecorder {
     if (!weights.is_none())
       for (nb::handle w : weights) {
         nb::object wn = nb::getattr(w, "name", nb::none());
-        r.add_weight(to_tensor(w), wn.is_none() ? std::string("weight") : nb::cast<std::string>(nb::str(wn)));
+        r.add_weight(to_tensor(w),
+                     wn.is_none() ? std::string("weight") : nb::cast<std::string>(nb::str(wn)));
       }
     // The recording run: fn executes eagerly; every op it runs lands in r.
     r.activate();
@@ -140,7 +147,8 @@ class GradRecorder {
     std::vector<std::string> names;
     if (!last_) return names;
     for (const ir::NodePtr& n : last_->graph->toposort())
-      if (ir::FuncGraph* g = ir::constant_graph(ir::as_apply(n)->callee())) names.push_back(g->name());
+      if (ir::FuncGraph* g = ir::constant_graph(ir::as_apply(n)->callee()))
+        names.push_back(g->name());
     return names;
   }
 
@@ -154,14 +162,17 @@ class GradRecorder {
 
 /// The eager-op hook (bind_ops.cc): `flat` are the call's inputs as given, `tensors` the same
 /// converted before any promotion cast (scalar slots are ignored here).
-void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
-                     const Attrs& attrs, std::vector<Tensor>& outs) {
+void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat,
+                     const std::vector<Tensor>& tensors, const Attrs& attrs,
+                     std::vector<Tensor>& outs) {
   pynative::Recorder* r = pynative::Recorder::current();
   if (!r) return;
   std::vector<pynative::RecordedArg> in(flat.size());
   for (size_t i = 0; i < flat.size(); ++i) {
-    if (flat[i].is_none() || is_python_scalar(flat[i])) in[i].value = py_to_value(flat[i]);
-    else in[i].tensor = tensors[i];
+    if (flat[i].is_none() || is_python_scalar(flat[i]))
+      in[i].value = py_to_value(flat[i]);
+    else
+      in[i].tensor = tensors[i];
   }
   r->record_op(op, attrs, in, outs);
 }
@@ -179,48 +190,60 @@ Tensor record_cast(const Tensor& in, Tensor out) {
 }
 
 void init_pynative(nb::module_& m) {
-  nb::module_ p = m.def_submodule("pynative", "PyNative mode: gradients by recording eager ops into IR.");
-  p.def("recording", [] { return pynative::Recorder::current() != nullptr; },
-        "Whether a gradient is being recorded on this thread.");
-  p.def("record_jit_call", [](nb::handle parsed, nb::tuple args, nb::handle out) {
-          pynative::Recorder& r = active_recorder("record_jit_call");
-          auto& pm = nb::cast<frontend::ParsedModule&>(parsed);
-          std::vector<ir::NodePtr> in;
-          for (nb::handle a : args) in.push_back(node_of(r, a, "arguments of a @jit function"));
-          // Parameters past the arguments are the function's weights (a Cell's method).
-          const auto& params = pm.entry->parameters();
-          for (size_t i = in.size(); i < params.size(); ++i) {
-            auto* prm = ir::as_parameter(params[i]);
-            if (!prm->is_weight())
-              MYCEL_THROW(TypeError, "[jit] @", pm.entry->name(), " takes ", params.size(),
-                          " arguments, got ", args.size());
-            in.push_back(r.input({prm->bound(), nullptr}));
-          }
-          ir::NodePtr call = r.record_call(pm.entry, std::move(in), hold(parsed));
-          bind_result(r, out, call);
-        }, nb::arg("parsed"), nb::arg("args"), nb::arg("out"),
-        "Records one call of a parsed @jit function whose (compiled) result was `out`.");
+  nb::module_ p =
+      m.def_submodule("pynative", "PyNative mode: gradients by recording eager ops into IR.");
+  p.def(
+      "recording", [] { return pynative::Recorder::current() != nullptr; },
+      "Whether a gradient is being recorded on this thread.");
+  p.def(
+      "record_jit_call",
+      [](nb::handle parsed, nb::tuple args, nb::handle out) {
+        pynative::Recorder& r = active_recorder("record_jit_call");
+        auto& pm = nb::cast<frontend::ParsedModule&>(parsed);
+        std::vector<ir::NodePtr> in;
+        for (nb::handle a : args) in.push_back(node_of(r, a, "arguments of a @jit function"));
+        // Parameters past the arguments are the function's weights (a Cell's method).
+        const auto& params = pm.entry->parameters();
+        for (size_t i = in.size(); i < params.size(); ++i) {
+          auto* prm = ir::as_parameter(params[i]);
+          if (!prm->is_weight())
+            MYCEL_THROW(TypeError, "[jit] @", pm.entry->name(), " takes ", params.size(),
+                        " arguments, got ", args.size());
+          in.push_back(r.input({prm->bound(), nullptr}));
+        }
+        ir::NodePtr call = r.record_call(pm.entry, std::move(in), hold(parsed));
+        bind_result(r, out, call);
+      },
+      nb::arg("parsed"), nb::arg("args"), nb::arg("out"),
+      "Records one call of a parsed @jit function whose (compiled) result was `out`.");
   nb::class_<GradRecorder>(p, "GradRecorder", "A gradient taken by recording eager execution.")
-      .def("__init__", [](GradRecorder* self, std::vector<int> positions, bool positions_tuple,
-                          bool with_weights, bool return_value, bool has_aux, bool sens_param) {
-             ad::GradSpec spec;
-             spec.positions = std::move(positions);
-             spec.positions_tuple = positions_tuple;
-             spec.with_weights = with_weights;
-             spec.return_value = return_value;
-             spec.has_aux = has_aux;
-             spec.sens_param = sens_param;
-             new (self) GradRecorder(std::move(spec));
-           }, nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("with_weights"),
-           nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"))
-      .def("__call__", &GradRecorder::call, nb::arg("fn"), nb::arg("weights").none(), nb::arg("args"),
-           "(fn, weights, *args): runs fn(*args) eagerly while recording, then the cached gradient program.")
-      .def_prop_ro("compiles", [](const GradRecorder& g) { return g.cache().compiles(); },
-                   "How many gradient programs were compiled (one per recorded structure).")
+      .def(
+          "__init__",
+          [](GradRecorder* self, std::vector<int> positions, bool positions_tuple,
+             bool with_weights, bool return_value, bool has_aux, bool sens_param) {
+            ad::GradSpec spec;
+            spec.positions = std::move(positions);
+            spec.positions_tuple = positions_tuple;
+            spec.with_weights = with_weights;
+            spec.return_value = return_value;
+            spec.has_aux = has_aux;
+            spec.sens_param = sens_param;
+            new (self) GradRecorder(std::move(spec));
+          },
+          nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("with_weights"),
+          nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"))
+      .def("__call__", &GradRecorder::call, nb::arg("fn"), nb::arg("weights").none(),
+           nb::arg("args"),
+           "(fn, weights, *args): runs fn(*args) eagerly while recording, then the cached gradient "
+           "program.")
+      .def_prop_ro(
+          "compiles", [](const GradRecorder& g) { return g.cache().compiles(); },
+          "How many gradient programs were compiled (one per recorded structure).")
       .def_prop_ro("cache_hits", [](const GradRecorder& g) { return g.cache().hits(); })
       .def_prop_ro("num_programs", [](const GradRecorder& g) { return g.cache().size(); })
       .def("last_ir", &GradRecorder::last_ir, "The last recorded graph (before specialization).")
-      .def("last_calls", &GradRecorder::last_calls, "Graphs called by the last recorded graph (@jit calls).");
+      .def("last_calls", &GradRecorder::last_calls,
+           "Graphs called by the last recorded graph (@jit calls).");
 }
 
 }  // namespace mycel::py
