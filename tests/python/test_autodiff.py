@@ -9,6 +9,15 @@ from mycel import Tensor, nn, ops
 from mycel.common.parameter import Parameter
 
 
+@pytest.fixture(autouse=True)
+def graph_mode():
+    """These tests check the parsed-graph path; PyNative recording reruns them in
+    test_pynative_grad.py / test_grad_table_pynative.py."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
 def T(a):
     return Tensor(np.asarray(a, dtype=np.float64))
 

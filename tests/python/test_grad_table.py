@@ -8,6 +8,16 @@ from mycel import _mycel, ops
 from grad_cases import all_cases, case_inputs, wrt_indices
 from gradcheck import as_tensor, check_close, numeric_vjp, op_forward, random_douts
 
+
+@pytest.fixture(autouse=True)
+def graph_mode():
+    """These tests check the parsed-graph path; PyNative recording reruns them in
+    test_pynative_grad.py / test_grad_table_pynative.py."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
 CASES = all_cases()
 
 
@@ -30,6 +40,7 @@ def test_api_gradient_matches_finite_differences(case, tmp_path):
     fn = scope["f"]
     grads = ops.GradOperation(get_all=True, sens_param=True)(fn)(*[as_tensor(a) for a in arrays],
                                                                  mycel.Tensor(dout[0]))
+    mode = "graph" if mycel.get_context("mode") == mycel.GRAPH_MODE else "pynative"
     for i in wrt_indices(case, arrays):
         num = numeric_vjp(f, arrays, i, dout, case.eps)
-        check_close(grads[i].asnumpy(), num, case.rtol, case.atol, f"{case.name()} input {i} (graph)")
+        check_close(grads[i].asnumpy(), num, case.rtol, case.atol, f"{case.name()} input {i} ({mode})")

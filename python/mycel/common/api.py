@@ -33,11 +33,18 @@ class _JitFunction:
         self._fn = fn
         self._input_signature = input_signature
         self._compiled = None
+        self._parsed = None  # the IR a PyNative gradient recording calls
 
     def __call__(self, *args):
         if self._compiled is None:
             self._compiled = _Compiled(self._fn, self._input_signature)
-        return self._compiled(*args)
+        out = self._compiled(*args)
+        if _mycel.pynative.recording():
+            # Inside an eager grad: one call node of this function's graph, differentiated through.
+            if self._parsed is None:
+                self._parsed = _mycel.frontend.parse(self._fn)
+            _mycel.pynative.record_jit_call(self._parsed, tuple(args), out)
+        return out
 
     def __get__(self, obj, objtype=None):
         if obj is None:

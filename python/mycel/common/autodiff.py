@@ -1,11 +1,14 @@
 """Gradients, MindSpore style: mycel.grad, mycel.value_and_grad and ops.GradOperation.
 
-The function (or Cell) is parsed into the IR, specialized per input signature, and its gradient
-graph is built by the vjp transform in C++ (src/mycel/ad) and compiled to one Program, cached per
-signature, so a training loop compiles once. Gradients are taken w.r.t. input positions and/or
+In GRAPH_MODE the function (or Cell) is parsed into the IR, specialized per input signature, and
+its gradient graph is built by the vjp transform in C++ (src/mycel/ad) and compiled to one Program,
+cached per signature, so a training loop compiles once. In PYNATIVE_MODE the function runs eagerly
+while its ops are recorded into IR, and the recording goes through the same transform
+(pynative_grad.py). Gradients are taken w.r.t. input positions and/or
 Parameters (weights), as MindSpore's API defines them.
 """
-from mycel import _mycel
+from mycel import _mycel, context
+from mycel.common import pynative_grad
 
 
 def _weights_list(weights):
@@ -37,6 +40,7 @@ class _GradFunction:
         self._sens_param = sens_param
         self._all_positions = all_positions
         self._compiled = {}
+        self._recorded = {}  # PYNATIVE_MODE: (number of inputs, positions) -> RecordedGrad
 
     def __call__(self, *args):
         n = len(args) - (1 if self._sens_param else 0)
@@ -47,6 +51,14 @@ class _GradFunction:
         if not positions and self._weights is None:
             raise ValueError("grad: grad_position is None and no weights given: nothing to differentiate")
         key = (n, tuple(positions))
+        if context.get_context("mode") == context.PYNATIVE_MODE:
+            # Run fn eagerly while recording its ops; differentiate the recording.
+            r = self._recorded.get(key)
+            if r is None:
+                r = self._recorded[key] = pynative_grad.RecordedGrad(
+                    positions, as_tuple, self._weights, self._return_value, self._has_aux,
+                    self._sens_param)
+            return r(self._fn, *args)
         g = self._compiled.get(key)
         if g is None:
             g = self._compiled[key] = _mycel.graph.grad(

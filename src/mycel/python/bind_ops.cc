@@ -3,9 +3,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/pynative/recorder.h"
 #include "mycel/python/convert.h"
 
 namespace mycel::py {
+
+void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
+                     const Attrs& attrs, std::vector<Tensor>& outs);  // bind_pynative.cc
 namespace {
 
 bool is_python_scalar(nb::handle h) {
@@ -119,6 +123,9 @@ struct OpHandle {
       base = have_base ? promote_types(base, inputs[i].dtype()) : inputs[i].dtype();
       have_base = true;
     }
+    // While a gradient is recorded, the op is recorded with its inputs as given (before casts).
+    const bool recording = pynative::Recorder::current() != nullptr;
+    std::vector<Tensor> given = recording ? inputs : std::vector<Tensor>{};
     if (have_scalar) {
       // A weak scalar of a higher kind (float next to int tensors) sets the common dtype itself,
       // so int32_tensor + 1.5 is float32, not numpy's float64.
@@ -144,6 +151,7 @@ struct OpHandle {
       nb::gil_scoped_release release;  // kernels never touch Python
       outs = call_op(d, std::move(inputs), a);
     }
+    if (recording) record_eager_op(d, flat, given, a, outs);
     return wrap_outputs(std::move(outs));
   }
 
