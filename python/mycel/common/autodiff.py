@@ -51,6 +51,8 @@ class _GradFunction:
         if not positions and self._weights is None:
             raise ValueError("grad: grad_position is None and no weights given: nothing to differentiate")
         key = (n, tuple(positions))
+        if isinstance(self._fn, _GradFunction):
+            return self._nested(key, args)
         if context.get_context("mode") == context.PYNATIVE_MODE:
             # Run fn eagerly while recording its ops; differentiate the recording.
             r = self._recorded.get(key)
@@ -65,6 +67,28 @@ class _GradFunction:
                 self._fn, positions, as_tuple, self._weights, self._return_value, self._has_aux,
                 self._sens_param)
         return g(*args)
+
+    def _nested(self, key, args):
+        # grad of grad: one graph whose body calls this gradient function; the frontend turns the
+        # call into in-graph gradients (expanded inner first, then differentiated again).
+        g = self._compiled.get(key)
+        if g is None:
+            g = self._compiled[key] = _mycel.graph.compile(_nested_entry(self))
+        return g(tuple(args))
+
+    def _mycel_grad_spec(self):
+        """What graph mode needs to take this gradient inside a graph (see frontend object_node)."""
+        positions, as_tuple = _positions(self._grad_position, 0)
+        return {"positions": positions, "positions_tuple": as_tuple, "all_positions": self._all_positions,
+                "with_weights": self._weights is not None, "return_value": self._return_value,
+                "has_aux": self._has_aux, "sens_param": self._sens_param,
+                "fn": self._fn, "weights": tuple(self._weights) if self._weights is not None else None}
+
+
+def _nested_entry(outer):
+    def nested_grad(args):  # the arguments come as one tuple (a top-level graph has no *args)
+        return outer(*args)
+    return nested_grad
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):
@@ -90,6 +114,13 @@ class GradOperation:
         self.get_all = get_all
         self.get_by_list = get_by_list
         self.sens_param = sens_param
+
+    def _mycel_grad_spec(self):
+        """The flags graph mode needs for `self(fn, weights)` inside a graph."""
+        by_list_only = self.get_by_list and not self.get_all
+        return {"positions": [] if by_list_only else [0], "positions_tuple": False,
+                "all_positions": self.get_all, "with_weights": self.get_by_list, "return_value": False,
+                "has_aux": False, "sens_param": self.sens_param}
 
     def __call__(self, fn, weights=None):
         if self.get_by_list and weights is None:

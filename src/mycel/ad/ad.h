@@ -42,4 +42,9 @@ ir::FuncGraph* grad_graph(ir::FuncGraph* f, const GradSpec& spec);
 ir::FuncGraph* grad_graph_in(ir::FuncGraph* parent, ir::FuncGraph* f, const GradSpec& spec,
                              const std::vector<ir::NodePtr>& weights);
 
+/// Replaces calls of gradient functions made inside the graph (`grad_op(S, weights)(x...)`, left
+/// by analysis) whose S holds no such calls itself by calls of S's gradient graph. Returns false
+/// when there were none; after true, specialize and optimize again and repeat.
+bool expand_grad_calls(ir::FuncGraph* top);
+
 }  // namespace mycel::ad

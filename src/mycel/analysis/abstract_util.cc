@@ -65,6 +65,11 @@ const AbstractTuple* as_tuple(const AbstractPtr& a) {
   return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get()) : nullptr;
 }
 
+bool GradFnAbs::equals(const Abstract& o) const {
+  auto* g = dynamic_cast<const GradFnAbs*>(&o);
+  return g && g->op_->equals(*op_) && g->fn_->equals(*fn_) && g->weights_->equals(*weights_);
+}
+
 AbstractPtr abstract_of_value(const ValuePtr& v) {
   switch (v->kind()) {
     case ValueKind::kNone: return std::make_shared<AbstractNone>();
@@ -89,7 +94,7 @@ AbstractPtr abstract_of_value(const ValuePtr& v) {
       }
       return std::make_shared<DictAbs>(std::move(keys), std::move(vals));
     }
-    case ValueKind::kOp: case ValueKind::kPrim:
+    case ValueKind::kOp: case ValueKind::kPrim: case ValueKind::kGradOp:
       return std::make_shared<FnAbs>(v, nullptr, nullptr);
     default:
       return std::make_shared<OpaqueAbs>(v);  // graphs are handled by the engine (they need a context)
@@ -186,6 +191,8 @@ std::string key_of(const AbstractPtr& a) {
     os << ">";
     return os.str();
   }
+  if (auto* g = dynamic_cast<const GradFnAbs*>(a.get()))
+    return "gradfn<" + g->op().repr() + "," + key_of(g->fn()) + "," + key_of(g->weights()) + ">";
   if (auto* u = dynamic_cast<const FnUnion*>(a.get())) {
     std::string s = "union<";
     for (const auto& f : u->fns()) s += key_of(f) + ";";

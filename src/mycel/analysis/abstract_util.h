@@ -67,6 +67,25 @@ class DictAbs : public ir::AbstractTuple {
   std::vector<ir::ValuePtr> keys_;
 };
 
+/// A gradient function made in the graph, `grad_op(fn, weights)`: calling it specializes fn for
+/// the call's arguments and gives the gradients' abstract; ad::expand_grad_calls later replaces the
+/// call by a call of fn's gradient graph.
+class GradFnAbs : public ir::Abstract {
+ public:
+  GradFnAbs(std::shared_ptr<const ir::GradOpValue> op, ir::AbstractPtr fn, ir::AbstractPtr weights)
+      : ir::Abstract(ir::AbstractKind::kFunction), op_(std::move(op)), fn_(std::move(fn)), weights_(std::move(weights)) {}
+  const ir::GradOpValue& op() const { return *op_; }
+  const std::shared_ptr<const ir::GradOpValue>& op_ptr() const { return op_; }
+  const ir::AbstractPtr& fn() const { return fn_; }
+  const ir::AbstractPtr& weights() const { return weights_; }  // None, or a tuple of tensors
+  std::string repr() const override { return "grad_fn<" + op_->repr() + ", " + fn_->repr() + ">"; }
+  bool equals(const ir::Abstract& o) const override;
+
+ private:
+  std::shared_ptr<const ir::GradOpValue> op_;
+  ir::AbstractPtr fn_, weights_;
+};
+
 /// A constant of a kind analysis cannot interpret (a Python object): callable only through the
 /// compile-time evaluation hook.
 class OpaqueAbs : public ir::Abstract {

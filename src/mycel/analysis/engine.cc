@@ -135,6 +135,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
     return emit(ctx, inputs, out, loc);
   }
 
+  if (dynamic_cast<const GradFnAbs*>(fa.get())) return call_grad_fn(ctx, callee, args, loc);
+
   if (auto* f = dynamic_cast<const FnAbs*>(fa.get())) {
     if (FuncGraph* g = f->graph()) {
       (void)g;
@@ -157,6 +159,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       return eval_op_call(*this, ctx, static_cast<const OpValue&>(*f->callee()), full, loc);
     if (f->callee()->kind() == ValueKind::kPrim)
       return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full, loc);
+    if (f->callee()->kind() == ValueKind::kGradOp)
+      return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {

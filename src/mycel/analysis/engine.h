@@ -42,10 +42,18 @@ class Engine {
   /// Calls a function abstract with argument nodes (already specialized); returns the call node.
   ir::NodePtr call(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
                    const ir::SourceLoc& loc);
+  /// grad_op(fn[, weights]): a gradient function (eval_grad.cc).
+  ir::NodePtr make_grad_fn(Context* ctx, const ir::NodePtr& callee, const ir::GradOpValue& op,
+                           const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
+  /// A call of a gradient function: specializes the differentiated function (eval_grad.cc).
+  ir::NodePtr call_grad_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
+                           const ir::SourceLoc& loc);
 
  private:
   ir::NodePtr get(Context* ctx, const ir::NodePtr& orig);
   ir::NodePtr eval_apply(Context* ctx, const ir::Apply& a);
+  ir::AbstractPtr grad_output(Context* ctx, const GradFnAbs& gf, const ir::NodePtr& made,
+                              std::vector<ir::AbstractPtr> args, const ir::SourceLoc& loc);
   ir::AbstractPtr call_graph(Context* ctx, const FnAbs& fn, const std::vector<ir::AbstractPtr>& args,
                              const ir::SourceLoc& loc, ir::FuncGraph** spec);
   Context* find_env(Context* ctx, ir::FuncGraph* parent, const ir::SourceLoc& loc);

@@ -155,7 +155,7 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
   };
   const bool structural = p == Prim::kMakeTuple || p == Prim::kMakeList || p == Prim::kSwitch ||
                           p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial ||
-                          p == Prim::kAssign;
+                          p == Prim::kAssign || p == Prim::kUnpackCall;
   if (!structural)
     for (const auto& x : a)
       if (has_pending(x)) return keep(pending());
@@ -212,6 +212,22 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return keep(std::make_shared<FnAbs>(f->callee(), f->env(), f->site(), std::move(bound)));
     }
     case Prim::kDepend: return keep(a[0]);
+    case Prim::kUnpackCall: {
+      std::vector<NodePtr> flat;
+      for (size_t k = 1; k < args.size(); ++k) {
+        auto* t = as_tuple(a[k]);
+        if (!t) MYCEL_THROW(TypeError, "[call] f(*args) needs a tuple, got ", a[k]->repr(), where(loc));
+        for (size_t i = 0; i < t->items().size(); ++i) {
+          if (is_prim_call(args[k], Prim::kMakeTuple) || is_prim_call(args[k], Prim::kMakeList))
+            flat.push_back(as_apply(args[k])->arg(i));
+          else
+            flat.push_back(e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[k],
+                                        e.constant(ctx, integer(static_cast<int64_t>(i)))},
+                                  t->items()[i], loc));
+        }
+      }
+      return e.call(ctx, args[0], flat, loc);
+    }
     case Prim::kPrint: return keep(std::make_shared<AbstractNone>());
     case Prim::kAssign: {
       NodePtr target = args[0];  // an item of a tuple of Parameters (a loop over self.parameters)

@@ -51,6 +51,7 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
     return std::make_shared<AbstractFunction>(tuple(std::move(callees)));
   }
   if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get())) return std::make_shared<AbstractFunction>(o->value());
+  if (auto* g = dynamic_cast<const GradFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(g->op_ptr());
   if (auto* t = as_tuple(a)) {
     bool changed = false;
     std::vector<AbstractPtr> items;

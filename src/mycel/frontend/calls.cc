@@ -141,6 +141,24 @@ NodePtr Parser::call(Block* b, nb::handle e) {
       return comprehension(b, ast_args[0], is_tuple ? Prim::kMakeTuple : Prim::kMakeList);
     }
   }
+  // f(*t) with t a tuple only analysis knows (a *args parameter): unpack_call(f, (a,), t, ...).
+  bool unpack = false;
+  for (nb::handle a : e.attr("args"))
+    if (ast_type(a) == "Starred") {
+      NodePtr t = expr(b, a.attr("value"));
+      ir::Constant* c = ir::as_constant(t);
+      unpack |= !(ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList) ||
+                  (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList)));
+    }
+  if (unpack) {
+    if (len_of(e.attr("keywords")) > 0) unsupported(e, "keyword arguments with f(*args)", "pass them positionally");
+    if (!callee) callee = attribute(b, base, method, loc_of(func));
+    std::vector<NodePtr> parts{callee};
+    for (nb::handle a : e.attr("args"))
+      parts.push_back(ast_type(a) == "Starred" ? expr(b, a.attr("value"))
+                                               : sequence(b, Prim::kMakeTuple, {expr(b, a)}, loc));
+    return prim(b, Prim::kUnpackCall, std::move(parts), loc);
+  }
   for (nb::handle a : e.attr("args")) {
     if (ast_type(a) != "Starred") {
       args.push_back(expr(b, a));

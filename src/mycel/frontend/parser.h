@@ -88,6 +88,8 @@ class Parser {
   /// True when evaluating n may assign or print (a call of a graph that does): such a value is
   /// kept as an effect of its block even if unused.
   bool has_effects(const NodePtr& n);
+  /// A GradOperation or mycel.grad function object met in the source (resolve.cc).
+  NodePtr grad_object(Block* b, nb::handle obj, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 

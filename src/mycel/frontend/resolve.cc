@@ -149,6 +149,7 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     if (all_const) return constant(std::make_shared<ir::DictValue>(std::move(items)));
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
+  if (nb::hasattr(obj, "_mycel_grad_spec") && !PyType_Check(o)) return grad_object(b, obj, loc);
   auto pf = prim_funcs_.find(o);
   if (pf != prim_funcs_.end()) return constant(ir::prim_value(pf->second));  // ops.assign, ops.depend
   if (is_user_function(obj)) return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));
@@ -157,6 +158,22 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     if (is_user_function(fn)) return constant(ir::graph_value(function_graph(fn, self, loc)));
   }
   return constant(py_object(obj));
+}
+
+NodePtr Parser::grad_object(Block* b, nb::handle obj, const SourceLoc& loc) {
+  nb::dict d = nb::cast<nb::dict>(obj.attr("_mycel_grad_spec")());
+  ir::GradFlags f;
+  for (nb::handle p : d["positions"]) f.positions.push_back(nb::cast<int>(p));
+  f.positions_tuple = nb::cast<bool>(d["positions_tuple"]);
+  f.all_positions = nb::cast<bool>(d["all_positions"]);
+  f.with_weights = nb::cast<bool>(d["with_weights"]);
+  f.return_value = nb::cast<bool>(d["return_value"]);
+  f.has_aux = nb::cast<bool>(d["has_aux"]);
+  f.sens_param = nb::cast<bool>(d["sens_param"]);
+  NodePtr op = constant(std::make_shared<ir::GradOpValue>(std::move(f)));
+  if (!d.contains("fn")) return op;  // GradOperation: called with (fn, weights) in the graph
+  // mycel.grad(fn, ...): the gradient function itself
+  return apply(b, {op, object_node(b, d["fn"], loc), object_node(b, d["weights"], loc)}, loc);
 }
 
 }  // namespace mycel::frontend

@@ -16,6 +16,7 @@ enum class Prim {
   kSwitch,        // switch(cond, a, b) -> a if cond else b (cond: bool scalar or 0-d tensor)
   kPartial,       // partial(f, a, ...) -> a function: f with its first arguments bound
   kDepend,        // depend(value, effect) -> value, ordered after effect
+  kUnpackCall,    // unpack_call(f, t1, t2, ...) -> f(*t1, *t2, ...) for tuples known at analysis
   // Python scalar arithmetic on compile-time or run-time ints/floats/bools.
   kScalarAdd, kScalarSub, kScalarMul, kScalarDiv, kScalarFloorDiv, kScalarMod, kScalarPow,
   kScalarNeg, kScalarEq, kScalarNe, kScalarLt, kScalarLe, kScalarGt, kScalarGe, kScalarNot,

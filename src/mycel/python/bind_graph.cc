@@ -168,14 +168,27 @@ class CompiledGraph {
       }
       ir::FuncGraph* f = cache_.specialize(*parsed_.module, parsed_.entry, fabs);
       opt::optimize(f);
+      f = expand_grads(f, fabs);
       ir::FuncGraph* g = ad::grad_graph(f, *grad_);
       e.graph = analysis::specialize(*parsed_.module, g, abs);
     } else {
       e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
     }
     opt::optimize(e.graph);
+    e.graph = expand_grads(e.graph, abs);
     e.program = backend::compile(*e.graph);
     return programs_[key] = std::move(e);
+  }
+
+  /// Gradients taken inside the graph become calls of gradient graphs, one round per nesting
+  /// level; each round specializes and optimizes the whole graph again.
+  ir::FuncGraph* expand_grads(ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs) {
+    for (int round = 0; ad::expand_grad_calls(g); ++round) {
+      if (round >= 8) MYCEL_THROW(NotSupported, "[grad] gradients nested more than 8 deep");
+      g = analysis::specialize(*parsed_.module, g, abs);
+      opt::optimize(g);
+    }
+    return g;
   }
 
   nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
