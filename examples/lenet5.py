@@ -5,8 +5,9 @@ optimizer, and Model.train / Model.eval with callbacks. Run with scripts/demo, o
     .venv/bin/python examples/lenet5.py --epochs 10 --mode graph
     .venv/bin/python examples/lenet5.py --steps 200 --mode pynative     # a quick look
 
-Momentum with learning rate 0.01 and momentum 0.9 on batches of 32 converges: the test accuracy
-passes 0.89 within 10 epochs (about 0.85 after the first)."""
+Momentum with learning rate 0.01 and momentum 0.9 on batches of 32 converges: a 10-epoch run
+(PyNative, a stand-in Momentum with the same update) reached test accuracy 0.888; the target is
+0.89 in graph mode."""
 import argparse
 import os
 
