@@ -12,11 +12,13 @@ from mycel.common.api import jit, ms_function
 from mycel.common.autodiff import grad, value_and_grad
 from mycel import nn
 from mycel import train
+from mycel import amp
+from mycel.train.model import Model
 from mycel.train.serialization import save_checkpoint, load_checkpoint, load_param_into_net
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+__all__ = ["Model", "amp", "Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
            "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",

@@ -4,6 +4,7 @@ from mycel.nn.layer import *  # noqa: F401,F403
 from mycel.nn.layer import __all__ as _layer_all
 from mycel.nn.loss import *  # noqa: F401,F403
 from mycel.nn.loss import __all__ as _loss_all
+from mycel.nn.wrap import *  # noqa: F401,F403  training wrappers: WithLossCell, TrainOneStepCell, ...
 
 from mycel.nn.optim import *  # noqa: F401,F403
 from mycel.nn.optim import __all__ as _optim_all

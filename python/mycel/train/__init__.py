@@ -1,7 +1,14 @@
-"""Training utilities (MindSpore's mindspore.train): metrics and checkpoints (Model and callbacks
-come next)."""
+"""Training utilities (MindSpore's mindspore.train): Model, callbacks, metrics and checkpoints."""
 from mycel.train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,
                                        save_safetensors, load_safetensors)
+from mycel.train import callback
+from mycel.train.callback import *  # noqa: F401,F403  (mycel.train.LossMonitor, as in MindSpore)
+from mycel.train.callback import __all__ as _callback_all
+from mycel.train.model import Model
+from mycel.train import metrics
+from mycel.train.metrics import (Metric, Accuracy, Loss, Top1CategoricalAccuracy,
+                                 Top5CategoricalAccuracy)
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "save_safetensors",
-           "load_safetensors"]
+__all__ = ["Model", "callback", "metrics", "save_checkpoint", "load_checkpoint",
+           "load_param_into_net", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
+           "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"] + _callback_all

@@ -24,6 +24,10 @@ void init_shape(nb::module_& m) {
         convert_elements(src.data(), src.dtype(), t.data(), t.dtype(), t.numel());
       },
       nb::is_method(), nb::arg("src"), "Overwrites this tensor's elements with src (converted).");
+  cls.attr("_rebind") = nb::cpp_function(
+      [](Tensor& t, const Tensor& src) { t = src; }, nb::is_method(), nb::arg("src"),
+      "Makes this tensor object hold src's storage, shape and dtype (Parameter.set_dtype: the "
+      "same Parameter object, seen by optimizers and Cells, changes dtype).");
 }
 
 }  // namespace mycel::py

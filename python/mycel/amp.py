@@ -1,0 +1,211 @@
+"""Automatic mixed precision (MindSpore's mindspore.amp): run a network in bfloat16, the CPU's
+low-precision dtype, and build training steps with loss scaling.
+
+Levels: "O0" keeps float32; "O2" runs every Cell in bfloat16 except BatchNorm/LayerNorm and loss
+Cells (kept in float32) and casts the outputs back to float32; "O3" runs everything in bfloat16
+and casts the outputs back to float32.
+
+Difference from MindSpore: MindSpore keeps float32 Parameters and lets its graph compiler insert a
+cast wherever a low-precision Cell reads one. Mycel does not insert those casts yet, so O2/O3 cast
+the Parameters of the low-precision Cells themselves to bfloat16 (in place: the same Parameter
+objects, so an optimizer built before stays attached); the optimizer then updates bfloat16
+weights, and its state must follow each Parameter's dtype.
+"""
+import inspect
+
+from mycel import ops
+from mycel.common import dtype as mstype
+from mycel.nn.cell import Cell
+from mycel.nn.layer.normalization import _BatchNorm, LayerNorm
+from mycel.nn.loss.loss import LossBase
+from mycel.nn.wrap.cell_wrapper import WithLossCell, TrainOneStepCell
+from mycel.nn.wrap.loss_scale import (FixedLossScaleUpdateCell, DynamicLossScaleUpdateCell,
+                                      TrainOneStepWithLossScaleCell)
+
+_LEVELS = ("O0", "O1", "O2", "O3", "auto")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+_KEEP_FP32 = (_BatchNorm, LayerNorm, LossBase)  # numerically sensitive: stay float32 under O2
+
+
+def _to_float32(out):
+    """out (a Tensor or a tuple of Tensors) in float32."""
+    if isinstance(out, tuple):
+        cast = ()
+        for o in out:
+            cast = cast + (ops.cast(o, mstype.float32),)
+        return cast
+    return ops.cast(out, mstype.float32)
+
+
+class _OutputTo32(Cell):
+    """Runs the backbone and casts its outputs to float32. Graph mode cannot forward `*inputs`
+    of unknown length, so the common arities get their own construct (see _output_to_32)."""
+
+    def __init__(self, backbone):
+        super().__init__(auto_prefix=False)
+        self._backbone = backbone
+
+    def construct(self, *inputs):
+        return _to_float32(self._backbone(*inputs))
+
+
+class _OutputTo32Of1(_OutputTo32):
+    def construct(self, x):
+        return _to_float32(self._backbone(x))
+
+
+class _OutputTo32Of2(_OutputTo32):
+    def construct(self, x, y):
+        return _to_float32(self._backbone(x, y))
+
+
+def _output_to_32(backbone):
+    """The _OutputTo32 wrapper whose construct takes as many inputs as the backbone's."""
+    try:
+        params = inspect.signature(backbone.construct).parameters.values()
+    except (TypeError, ValueError):
+        return _OutputTo32(backbone)
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+        return _OutputTo32(backbone)
+    arity = len(list(params))
+    return {1: _OutputTo32Of1, 2: _OutputTo32Of2}.get(arity, _OutputTo32)(backbone)
+
+
+def _set_cell_dtype(cell, dtype):
+    """This Cell alone (not its children) computes in dtype: its floating inputs and its own
+    Parameters are cast to it."""
+    object.__setattr__(cell, "_float_dtype", dtype)
+    object.__setattr__(cell, "_compiled", None)
+    for p in cell._params.values():
+        if p is not None and str(p.dtype) in _FLOATS and p.dtype != dtype:
+            p._rebind(p.astype(dtype))  # same Parameter object, new dtype
+
+
+def _cast_tree(cell, dtype, keep_fp32):
+    """Casts every Cell of the tree to dtype; subtrees rooted at a keep_fp32 type run float32."""
+    if keep_fp32 and isinstance(cell, _KEEP_FP32):
+        dtype = mstype.float32
+    _set_cell_dtype(cell, dtype)
+    for child in cell.cells():
+        _cast_tree(child, dtype, keep_fp32)
+
+
+def auto_mixed_precision(network, amp_level="O0", dtype=mstype.bfloat16):
+    """Returns `network` set up for amp_level ("O0", "O2" or "O3"; see the module doc). For O2/O3
+    the result is a wrapper Cell whose outputs are float32; `network` itself is changed in place."""
+    if not isinstance(network, Cell):
+        raise TypeError(f"auto_mixed_precision: 'network' must be a Cell, got {type(network).__name__}")
+    if amp_level not in _LEVELS:
+        raise ValueError(f"auto_mixed_precision: amp_level must be one of {_LEVELS}, got {amp_level!r}")
+    if amp_level in ("O1", "auto"):
+        raise NotImplementedError(f"auto_mixed_precision: amp_level {amp_level!r} (per-op white "
+                                  f"lists) is not supported; use 'O0', 'O2' or 'O3'")
+    if str(dtype) not in ("float16", "bfloat16"):
+        raise ValueError(f"auto_mixed_precision: dtype must be float16 or bfloat16, got {dtype!r}")
+    if amp_level == "O0":
+        return network
+    _cast_tree(network, dtype, keep_fp32=amp_level == "O2")
+    return _output_to_32(network)
+
+
+class LossScaleManager:
+    """Base class of loss-scale managers: the scale, whether overflowing steps are dropped, and
+    the update Cell a training step uses."""
+
+    def get_loss_scale(self):
+        raise NotImplementedError
+
+    def update_loss_scale(self, overflow):
+        raise NotImplementedError
+
+    def get_update_cell(self):
+        raise NotImplementedError
+
+
+class FixedLossScaleManager(LossScaleManager):
+    """A constant scale. With drop_overflow_update=True overflowing steps are skipped
+    (TrainOneStepWithLossScaleCell); with False the step is a TrainOneStepCell with sens=scale and
+    the optimizer must divide by it (its loss_scale argument), as in MindSpore."""
+
+    def __init__(self, loss_scale=128.0, drop_overflow_update=True):
+        if isinstance(loss_scale, bool) or not isinstance(loss_scale, (int, float)) or loss_scale < 1:
+            raise ValueError(f"FixedLossScaleManager: loss_scale must be a number >= 1, got {loss_scale!r}")
+        self._loss_scale = float(loss_scale)
+        self._drop_overflow_update = bool(drop_overflow_update)
+
+    def get_loss_scale(self):
+        return self._loss_scale
+
+    def get_drop_overflow_update(self):
+        return self._drop_overflow_update
+
+    def update_loss_scale(self, overflow):
+        """A fixed scale never changes."""
+
+    def get_update_cell(self):
+        return FixedLossScaleUpdateCell(self._loss_scale) if self._drop_overflow_update else None
+
+
+class DynamicLossScaleManager(LossScaleManager):
+    """A scale divided by scale_factor on overflow and multiplied by it after scale_window
+    steps without one; overflowing steps are always skipped."""
+
+    def __init__(self, init_loss_scale=2 ** 24, scale_factor=2, scale_window=2000):
+        if isinstance(init_loss_scale, bool) or not isinstance(init_loss_scale, (int, float)) \
+                or init_loss_scale < 1:
+            raise ValueError(f"DynamicLossScaleManager: init_loss_scale must be a number >= 1, "
+                             f"got {init_loss_scale!r}")
+        if isinstance(scale_factor, bool) or not isinstance(scale_factor, (int, float)) or scale_factor <= 1:
+            raise ValueError(f"DynamicLossScaleManager: scale_factor must be a number > 1, got {scale_factor!r}")
+        if isinstance(scale_window, bool) or not isinstance(scale_window, int) or scale_window < 1:
+            raise ValueError(f"DynamicLossScaleManager: scale_window must be an int >= 1, got {scale_window!r}")
+        self.loss_scale = float(init_loss_scale)
+        self.scale_factor = float(scale_factor)
+        self.scale_window = scale_window
+        self.cur_iter = 1
+        self.last_overflow_iter = 0
+
+    def get_loss_scale(self):
+        return self.loss_scale
+
+    def get_drop_overflow_update(self):
+        return True
+
+    def update_loss_scale(self, overflow):
+        """The same rule as DynamicLossScaleUpdateCell, on Python numbers (for host-side loops)."""
+        if overflow:
+            self.loss_scale = max(self.loss_scale / self.scale_factor, 1.0)
+            self.last_overflow_iter = self.cur_iter
+        elif self.cur_iter - self.last_overflow_iter >= self.scale_window:
+            self.loss_scale *= self.scale_factor
+            self.last_overflow_iter = self.cur_iter
+        self.cur_iter += 1
+
+    def get_update_cell(self):
+        return DynamicLossScaleUpdateCell(self.loss_scale, self.scale_factor, self.scale_window)
+
+
+def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_level="O0",
+                        loss_scale_manager=None, **kwargs):
+    """The training step of `network` (the backbone, or the loss network when loss_fn is None):
+    mixed precision at `level`, the loss appended in float32, and a TrainOneStepCell or (with a
+    loss_scale_manager that drops overflowing steps) a TrainOneStepWithLossScaleCell."""
+    del boost_level  # accepted for MindSpore compatibility; no boost modes
+    if kwargs:
+        raise TypeError(f"build_train_network: unexpected arguments {sorted(kwargs)}")
+    if loss_scale_manager is not None and not isinstance(loss_scale_manager, LossScaleManager):
+        raise TypeError(f"build_train_network: loss_scale_manager must be a LossScaleManager, "
+                        f"got {type(loss_scale_manager).__name__}")
+    network = auto_mixed_precision(network, level)
+    if loss_fn is not None:
+        network = WithLossCell(network, loss_fn)
+    if loss_scale_manager is None:
+        return TrainOneStepCell(network, optimizer)
+    update_cell = loss_scale_manager.get_update_cell()
+    if update_cell is None:
+        return TrainOneStepCell(network, optimizer, sens=loss_scale_manager.get_loss_scale())
+    return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
+
+
+__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager",
+           "FixedLossScaleManager", "DynamicLossScaleManager"]

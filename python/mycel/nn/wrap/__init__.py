@@ -1,0 +1,7 @@
+"""Wrapper Cells for training: loss, evaluation, one-step training and loss scaling."""
+from mycel.nn.wrap.cell_wrapper import WithLossCell, WithEvalCell, TrainOneStepCell
+from mycel.nn.wrap.loss_scale import (FixedLossScaleUpdateCell, DynamicLossScaleUpdateCell,
+                                      TrainOneStepWithLossScaleCell)
+
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "FixedLossScaleUpdateCell",
+           "DynamicLossScaleUpdateCell", "TrainOneStepWithLossScaleCell"]

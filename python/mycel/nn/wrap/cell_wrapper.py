@@ -1,0 +1,84 @@
+"""Training and evaluation wrappers (MindSpore's nn.WithLossCell, nn.WithEvalCell,
+nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
+step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
+from mycel import ops
+from mycel.common import dtype as mstype
+from mycel.common.parameter import ParameterTuple
+from mycel.nn.cell import Cell
+
+
+def _check_cell(who, arg, value):
+    if not isinstance(value, Cell):
+        raise TypeError(f"{who}: '{arg}' must be a Cell, got {type(value).__name__}")
+    return value
+
+
+class WithLossCell(Cell):
+    """backbone followed by loss_fn: construct(data, label) = loss_fn(backbone(data), label)."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)  # keep the backbone's parameter names ("conv1.weight")
+        self._backbone = _check_cell("WithLossCell", "backbone", backbone)
+        self._loss_fn = _check_cell("WithLossCell", "loss_fn", loss_fn)
+
+    def construct(self, data, label):
+        out = self._backbone(data)
+        return self._loss_fn(out, label)
+
+    @property
+    def backbone_network(self):
+        """The wrapped network without its loss."""
+        return self._backbone
+
+
+class WithEvalCell(Cell):
+    """Evaluation wrapper: construct(data, label) returns (loss, outputs, label). With
+    add_cast_fp32 the outputs and label are cast to float32 first (for low-precision networks)."""
+
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
+        super().__init__(auto_prefix=False)
+        self._network = _check_cell("WithEvalCell", "network", network)
+        self._loss_fn = _check_cell("WithEvalCell", "loss_fn", loss_fn)
+        self.add_cast_fp32 = bool(add_cast_fp32)
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:  # a Python bool: graph mode folds the branch away
+            label = ops.cast(label, mstype.float32)
+            outputs = ops.cast(outputs, mstype.float32)
+        loss = self._loss_fn(outputs, label)
+        return loss, outputs, label
+
+
+def optimizer_parameters(who, optimizer):
+    """The Parameters an optimizer updates (its `parameters`), as a ParameterTuple."""
+    params = getattr(optimizer, "parameters", None)
+    if params is None:
+        raise TypeError(f"{who}: 'optimizer' must have a 'parameters' attribute (the Parameters it "
+                        f"updates), got {type(optimizer).__name__}")
+    return params if isinstance(params, ParameterTuple) else ParameterTuple(params)
+
+
+class TrainOneStepCell(Cell):
+    """One training step: construct(*inputs) runs network(*inputs) (which returns the loss), takes
+    the gradients of the loss w.r.t. the optimizer's parameters with output sensitivity `sens`, and
+    applies optimizer(grads). Returns the loss, ordered after the update by ops.depend."""
+
+    def __init__(self, network, optimizer, sens=1.0):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell("TrainOneStepCell", "network", network)
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer_parameters("TrainOneStepCell", optimizer)
+        if isinstance(sens, bool) or not isinstance(sens, (int, float)):
+            raise TypeError(f"TrainOneStepCell: 'sens' must be a float, got {type(sens).__name__}")
+        self.sens = float(sens)
+        # As in MindSpore: the sensitivity is passed in (sens_param), filled to the loss's shape.
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+
+    def construct(self, *inputs):
+        loss = self.network(*inputs)
+        sens = ops.ones_like(loss) * self.sens
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss

@@ -1,0 +1,13 @@
+"""Training callbacks (MindSpore's mindspore.train callbacks): hooks that Model.train, eval and
+fit call around every step and epoch."""
+from mycel.train.callback._callback import Callback, RunContext, CallbackList, CallbackParams
+from mycel.train.callback._loss_monitor import LossMonitor, TimeMonitor
+from mycel.train.callback._checkpoint import ModelCheckpoint, CheckpointConfig
+from mycel.train.callback._early_stop import EarlyStopping
+from mycel.train.callback._lr_scheduler import LearningRateScheduler
+from mycel.train.callback._history import History
+from mycel.train.callback._progress import ProgressBar
+
+__all__ = ["Callback", "RunContext", "CallbackList", "CallbackParams", "LossMonitor", "TimeMonitor",
+           "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "LearningRateScheduler", "History",
+           "ProgressBar"]

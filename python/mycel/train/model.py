@@ -1,0 +1,246 @@
+"""Model: the high-level training API (MindSpore's mindspore.train.Model). It wraps a network,
+loss and optimizer into a training step (TrainOneStepCell, with mixed precision and loss scaling
+from mycel.amp) and runs it over datasets with callbacks: train, eval, fit, predict.
+
+dataset_sink_mode: MindSpore sinks whole epochs to the device and returns to Python only per
+epoch. Mycel runs on the host, so sinking is emulated: the same step loop runs, with every
+callback hook called as in non-sink mode; sink_size > 0 makes each "epoch" sink_size steps taken
+from the dataset repeated endlessly, as MindSpore does."""
+import sys
+
+from mycel import amp
+from mycel.nn.cell import Cell
+from mycel.nn.wrap.cell_wrapper import WithEvalCell
+from mycel.train import metrics as _metrics
+from mycel.train.callback import CallbackList, CallbackParams, ProgressBar, RunContext
+
+_METRIC_NAMES = {
+    "acc": _metrics.Accuracy, "accuracy": _metrics.Accuracy, "loss": _metrics.Loss,
+    "top_1_accuracy": _metrics.Top1CategoricalAccuracy,
+    "top_5_accuracy": _metrics.Top5CategoricalAccuracy,
+    "precision": _metrics.Precision, "recall": _metrics.Recall, "f1": _metrics.F1,
+}
+
+
+def _make_metrics(metrics):
+    """{name: Metric} from a set/list of names or a dict name -> Metric."""
+    if metrics is None:
+        return {}
+    if isinstance(metrics, dict):
+        for name, m in metrics.items():
+            if not isinstance(m, _metrics.Metric):
+                raise TypeError(f"Model: metrics[{name!r}] must be a Metric, got {type(m).__name__}")
+        return dict(metrics)
+    if isinstance(metrics, (set, list, tuple)):
+        out = {}
+        for name in metrics:
+            if name not in _METRIC_NAMES:
+                raise ValueError(f"Model: unknown metric name {name!r}; known: {sorted(_METRIC_NAMES)}")
+            out[name] = _METRIC_NAMES[name]()
+        return out
+    raise TypeError(f"Model: metrics must be a set of names or a dict of name -> Metric, "
+                    f"got {type(metrics).__name__}")
+
+
+def _check_dataset(who, dataset):
+    if not hasattr(dataset, "create_tuple_iterator") or not hasattr(dataset, "get_dataset_size"):
+        raise TypeError(f"Model.{who}: the dataset must be a mycel.dataset Dataset, got {type(dataset).__name__}")
+
+
+def _check_epoch(who, arg, value, lo):
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise ValueError(f"Model.{who}: '{arg}' must be an int >= {lo}, got {value!r}")
+
+
+def _callbacks(callbacks, default_progress):
+    cbs = list(CallbackList(callbacks))
+    if default_progress and not any(isinstance(cb, ProgressBar) for cb in cbs):
+        stdout = sys.stdout
+        if getattr(stdout, "isatty", None) and stdout.isatty():
+            cbs.append(ProgressBar())
+    return CallbackList(cbs)
+
+
+class Model:
+    """Model(network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
+    amp_level="O0", loss_scale_manager=None). Without loss_fn the network must return the loss
+    itself. metrics: a set of names ({"acc", "loss"}) or a dict name -> Metric. eval_network, when
+    given, maps (data, label) to (loss, outputs, label); otherwise WithEvalCell(network, loss_fn)."""
+
+    def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
+                 eval_indexes=None, amp_level="O0", boost_level="O0", **kwargs):
+        if not isinstance(network, Cell):
+            raise TypeError(f"Model: network must be a Cell, got {type(network).__name__}")
+        loss_scale_manager = kwargs.pop("loss_scale_manager", None)
+        if kwargs:
+            raise TypeError(f"Model: unexpected arguments {sorted(kwargs)}")
+        if eval_indexes is not None:
+            if len(eval_indexes) != 3:
+                raise ValueError(f"Model: eval_indexes must be [loss, output, label] positions, got {eval_indexes!r}")
+        self._eval_indexes = tuple(eval_indexes) if eval_indexes is not None else (0, 1, 2)
+        self._network = network
+        self._loss_fn = loss_fn
+        self._optimizer = optimizer
+        self._amp_level = amp_level
+        self._metric_fns = _make_metrics(metrics)
+        self._predict_network = amp.auto_mixed_precision(network, amp_level)
+        self._train_network = None
+        if optimizer is not None:
+            self._train_network = amp.build_train_network(self._predict_network, optimizer, loss_fn,
+                                                          level="O0", loss_scale_manager=loss_scale_manager)
+        if eval_network is not None:
+            self._eval_network = eval_network
+        elif loss_fn is not None:
+            self._eval_network = WithEvalCell(self._predict_network, loss_fn,
+                                              add_cast_fp32=amp_level != "O0")
+        else:
+            self._eval_network = None
+
+    @property
+    def train_network(self):
+        return self._train_network
+
+    @property
+    def predict_network(self):
+        return self._predict_network
+
+    @property
+    def eval_network(self):
+        return self._eval_network
+
+    # ---- training
+    def _params(self, epoch, dataset, sink_mode, sink_size):
+        steps = dataset.get_dataset_size()
+        batch_size = dataset.get_batch_size() if hasattr(dataset, "get_batch_size") else None
+        return CallbackParams(
+            train_network=self._train_network, network=self._network, optimizer=self._optimizer,
+            loss_fn=self._loss_fn, epoch_num=epoch, batch_num=sink_size if sink_mode and sink_size > 0 else steps,
+            cur_epoch_num=0, cur_step_num=0, net_outputs=None, mode="train",
+            dataset_sink_mode=sink_mode, train_dataset=dataset, batch_size=batch_size,
+            eval_results=None, eval_epoch=None, parallel_mode="stand_alone", device_number=1)
+
+    def _epochs_of_rows(self, dataset, epochs, sink_mode, sink_size):
+        """Yields one iterable of rows per epoch."""
+        if sink_mode and sink_size > 0:
+            rows = self._endless_rows(dataset)
+            for _ in range(epochs):
+                yield (next(rows) for _ in range(sink_size))
+            return
+        it = dataset.create_tuple_iterator(num_epochs=epochs)
+        for _ in range(epochs):
+            yield it
+
+    @staticmethod
+    def _endless_rows(dataset):
+        it = dataset.create_tuple_iterator(num_epochs=-1)
+        while True:
+            empty = True
+            for row in it:
+                empty = False
+                yield row
+            if empty:
+                raise ValueError("Model.train: the training dataset is empty")
+
+    def _train(self, who, epoch, train_dataset, callbacks, sink_mode, sink_size, initial_epoch,
+               valid=None):
+        if self._train_network is None:
+            raise RuntimeError(f"Model.{who}: no optimizer was given, so there is no training network")
+        _check_dataset(who, train_dataset)
+        _check_epoch(who, "epoch", epoch, 1)
+        _check_epoch(who, "initial_epoch", initial_epoch, 0)
+        if initial_epoch >= epoch:
+            raise ValueError(f"Model.{who}: initial_epoch ({initial_epoch}) must be < epoch ({epoch})")
+        if isinstance(sink_size, bool) or not isinstance(sink_size, int) or (sink_size < 1 and sink_size != -1):
+            raise ValueError(f"Model.{who}: sink_size must be -1 or an int >= 1, got {sink_size!r}")
+        cbs = _callbacks(callbacks, default_progress=True)
+        cb = self._params(epoch, train_dataset, bool(sink_mode), sink_size)
+        cb.cur_epoch_num = initial_epoch
+        cb.cur_step_num = initial_epoch * cb.batch_num
+        run = RunContext(cb)
+        net = self._train_network
+        net.set_train(True)
+        cbs.on_train_begin(run)
+        for rows in self._epochs_of_rows(train_dataset, epoch - initial_epoch, sink_mode, sink_size):
+            cb.cur_epoch_num += 1
+            cbs.on_train_epoch_begin(run)
+            for row in rows:
+                cb.cur_step_num += 1
+                cbs.on_train_step_begin(run)
+                cb.net_outputs = net(*row)
+                cbs.on_train_step_end(run)
+                if run.get_stop_requested():
+                    break
+            if valid is not None and cb.cur_epoch_num % valid[1] == 0:
+                cb.eval_results = self._eval(valid[0], cbs, in_fit=True)
+                cb.eval_epoch = cb.cur_epoch_num
+                net.set_train(True)
+            cbs.on_train_epoch_end(run)
+            if run.get_stop_requested():
+                break
+        cbs.on_train_end(run)
+
+    def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False, sink_size=-1,
+              initial_epoch=0):
+        """Trains for epochs initial_epoch+1 .. epoch over train_dataset, calling the callbacks.
+        A ProgressBar is added when stdout is a terminal and none is given."""
+        self._train("train", epoch, train_dataset, callbacks, dataset_sink_mode, sink_size, initial_epoch)
+
+    def fit(self, epoch, train_dataset, valid_dataset=None, valid_frequency=1, callbacks=None,
+            dataset_sink_mode=False, valid_dataset_sink_mode=False, sink_size=-1, initial_epoch=0):
+        """train, plus an evaluation on valid_dataset every valid_frequency epochs, before the
+        epoch-end callbacks (they read cb_params.eval_results; "loss" is also given as
+        "eval_loss")."""
+        valid = None
+        if valid_dataset is not None:
+            _check_dataset("fit", valid_dataset)
+            _check_epoch("fit", "valid_frequency", valid_frequency, 1)
+            valid = (valid_dataset, valid_frequency)
+        self._train("fit", epoch, train_dataset, callbacks, dataset_sink_mode, sink_size, initial_epoch,
+                    valid)
+
+    # ---- evaluation and prediction
+    def _eval(self, dataset, cbs, in_fit=False):
+        who = "fit" if in_fit else "eval"
+        if self._eval_network is None:
+            raise RuntimeError(f"Model.{who}: no loss_fn or eval_network was given, so there is nothing to evaluate")
+        if not self._metric_fns:
+            raise RuntimeError(f"Model.{who}: no metrics were given (e.g. metrics={{'acc'}})")
+        _check_dataset(who, dataset)
+        net = self._eval_network
+        net.set_train(False)
+        for m in self._metric_fns.values():
+            m.clear()
+        cb = CallbackParams(eval_network=net, valid_dataset=dataset, mode="eval", cur_step_num=0,
+                            batch_num=dataset.get_dataset_size(), net_outputs=None,
+                            cur_epoch_num=1, epoch_num=1)
+        run = RunContext(cb)
+        i_loss, i_out, i_label = self._eval_indexes
+        cbs.on_eval_begin(run)
+        cbs.on_eval_epoch_begin(run)
+        for row in dataset.create_tuple_iterator(num_epochs=1):
+            cb.cur_step_num += 1
+            cbs.on_eval_step_begin(run)
+            outputs = net(*row)
+            cb.net_outputs = outputs
+            for m in self._metric_fns.values():
+                if isinstance(m, _metrics.Loss):
+                    m.update(outputs[i_loss])
+                else:
+                    m.update(outputs[i_out], outputs[i_label])
+            cbs.on_eval_step_end(run)
+        results = {name: m.eval() for name, m in self._metric_fns.items()}
+        if in_fit and "loss" in results:
+            results.setdefault("eval_loss", results["loss"])
+        cb.metrics = results
+        cbs.on_eval_epoch_end(run)
+        cbs.on_eval_end(run)
+        return results
+
+    def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False):
+        """Runs the eval network over valid_dataset and returns {metric name: value}."""
+        return self._eval(valid_dataset, _callbacks(callbacks, default_progress=False))
+
+    def predict(self, *predict_data):
+        """The network's output for the given inputs (in inference mode)."""
+        self._predict_network.set_train(False)
+        return self._predict_network(*predict_data)
