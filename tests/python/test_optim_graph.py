@@ -6,7 +6,6 @@ import pytest
 import mycel
 from mycel import nn, ops, Tensor
 
-pytestmark = pytest.mark.xfail(reason="graph-mode assign lands from the lead", strict=False)
 
 
 class _Regression(nn.Cell):

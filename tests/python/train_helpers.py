@@ -6,11 +6,9 @@ import pytest
 import mycel
 from mycel import nn, ops, Tensor, Parameter, ParameterTuple
 
-GRAPH_XFAIL = pytest.mark.xfail(reason="in-graph grad lands from the lead", strict=False)
 MODES = [pytest.param(mycel.PYNATIVE_MODE, id="pynative"),
-         pytest.param(mycel.GRAPH_MODE, id="graph", marks=GRAPH_XFAIL)]
-BOTH_MODES = [pytest.param(mycel.PYNATIVE_MODE, id="pynative"),
-              pytest.param(mycel.GRAPH_MODE, id="graph")]  # forward-only Cells run in graph mode now
+         pytest.param(mycel.GRAPH_MODE, id="graph")]
+BOTH_MODES = MODES
 
 
 class SGD(nn.Cell):

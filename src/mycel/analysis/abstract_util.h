@@ -16,6 +16,7 @@ struct Context;
 /// Where a graph constant was created, and which specializations calls of it asked for.
 struct Site {
   ir::FuncGraph* graph = nullptr;                  // the original graph
+  Context* env = nullptr;                          // where its free variables live
   std::vector<ir::FuncGraph*> specs;               // distinct specialized clones
   void add(ir::FuncGraph* g) {
     for (auto* s : specs)

@@ -58,6 +58,7 @@ NodePtr Engine::constant(Context* ctx, const ValuePtr& v) {
     Context* env = g->parent() ? find_env(ctx, g->parent(), {}) : nullptr;
     auto site = std::make_shared<Site>();
     site->graph = g;
+    site->env = env;
     sites_[node.get()] = site;
     site_nodes_.push_back(node);  // sites_ is keyed by address: keep the node alive
     node->set_abstract(std::make_shared<FnAbs>(v, env, site));

@@ -67,6 +67,57 @@ bool is_weak_scalar(const AbstractPtr& a) {
 AbstractPtr tensor_abs(Shape s, DType t) { return std::make_shared<AbstractTensor>(std::move(s), t); }
 }  // namespace
 
+namespace {
+/// strided_slice(t, begin, end, strides, masks...) on a tuple t: one index or one constant slice.
+NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  const auto* t = as_tuple(args[0]->abstract());
+  auto ints = [&](size_t k) {
+    std::vector<int64_t> v;
+    ValuePtr c = constant_of(args[k]->abstract());
+    if (!c || c->kind() != ValueKind::kTuple)
+      MYCEL_THROW(NotSupported, "[getitem] a tuple can only be indexed with constants", where(loc));
+    for (const auto& i : static_cast<const SequenceValue&>(*c).items()) {
+      if (i->kind() != ValueKind::kInt)
+        MYCEL_THROW(NotSupported, "[getitem] a tuple can only be indexed with integer constants", where(loc));
+      v.push_back(static_cast<const IntValue&>(*i).value());
+    }
+    return v;
+  };
+  auto mask = [&](size_t k) {
+    ValuePtr c = constant_of(args[k]->abstract());
+    return c && c->kind() == ValueKind::kInt ? static_cast<const IntValue&>(*c).value() : int64_t{0};
+  };
+  std::vector<int64_t> begin = ints(1), end = ints(2), strides = ints(3);
+  if (begin.size() != 1 || mask(6) || mask(7))
+    MYCEL_THROW(NotSupported, "[getitem] a tuple takes one index or slice, got ", begin.size(), where(loc));
+  const int64_t n = static_cast<int64_t>(t->items().size());
+  auto item = [&](int64_t i) {
+    if (is_prim_call(args[0], Prim::kMakeTuple) || is_prim_call(args[0], Prim::kMakeList))
+      return as_apply(args[0])->arg(i);
+    return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[0], e.constant(ctx, integer(i))},
+                  t->items()[i], loc);
+  };
+  if (mask(8) & 1) {  // t[i]
+    int64_t i = begin[0] < 0 ? begin[0] + n : begin[0];
+    if (i < 0 || i >= n) MYCEL_THROW(IndexError, "[getitem] tuple index ", begin[0], " out of range for ", n, " items", where(loc));
+    return item(i);
+  }
+  int64_t step = strides[0];
+  if (step == 0) MYCEL_THROW(ValueError, "[getitem] slice step cannot be zero", where(loc));
+  auto clamp = [&](int64_t v, bool is_end) {
+    if (v < 0) v += n;
+    int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
+    (void)is_end;
+    return std::min(std::max(v, lo), hi);
+  };
+  int64_t b = (mask(4) & 1) ? (step > 0 ? 0 : n - 1) : clamp(begin[0], false);
+  int64_t en = (mask(5) & 1) ? (step > 0 ? n : -1) : clamp(end[0], true);
+  std::vector<NodePtr> items;
+  for (int64_t i = b; step > 0 ? i < en : i > en; i += step) items.push_back(item(i));
+  return eval_prim_call(e, ctx, t->is_list() ? Prim::kMakeList : Prim::kMakeTuple, items, loc);
+}
+}  // namespace
+
 NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vector<NodePtr>& args,
                      const SourceLoc& loc) {
   const OpDef& op = opv.op();
@@ -78,6 +129,20 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       in.insert(in.end(), args.begin(), args.end());
       return e.emit(ctx, in, pending(), loc);
     }
+
+  // Python's tuple + tuple (a tuple built up in an unrolled loop): concatenation.
+  if (op.name == "add" && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&
+      !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
+    return eval_prim_call(e, ctx, Prim::kUnpackCall,
+                          {e.constant(ctx, prim_value(as_tuple(args[0]->abstract())->is_list() ? Prim::kMakeList
+                                                                                               : Prim::kMakeTuple)),
+                           args[0], args[1]},
+                          loc);
+
+  // t[i] and t[a:b:c] on a tuple the parser could not tell from a tensor (a call's result).
+  if (op.name == "strided_slice" && args.size() == 9 && as_tuple(args[0]->abstract()) &&
+      !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
+    return tuple_subscript(e, ctx, args, loc);
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();

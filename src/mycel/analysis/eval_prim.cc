@@ -212,6 +212,18 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return keep(std::make_shared<FnAbs>(f->callee(), f->env(), f->site(), std::move(bound)));
     }
     case Prim::kDepend: return keep(a[0]);
+    case Prim::kScalarNot:
+      if (as_tensor(a[0])) {  // `not t` for a one-element tensor: its truth value
+        const Shape& sh = as_tensor(a[0])->shape();
+        bool dynamic = false;
+        for (int64_t d : sh) dynamic |= d == kDynamic;
+        if (!dynamic && numel(sh) != 1)
+          MYCEL_THROW(ValueError, "[not] the truth value of a tensor of shape ", shape_str(sh),
+                      " is ambiguous; use ops.all or ops.any", where(loc));
+        NodePtr b = eval_prim_call(e, ctx, Prim::kTensorToScalar, {args[0]}, loc);
+        return eval_prim_call(e, ctx, Prim::kScalarNot, {b}, loc);
+      }
+      break;
     case Prim::kUnpackCall: {
       std::vector<NodePtr> flat;
       for (size_t k = 1; k < args.size(); ++k) {
@@ -243,14 +255,16 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
         if (k < 0 || k >= static_cast<int64_t>(t->num_args())) break;
         target = t->arg(k);
       }
+      // A Parameter of the network, or a function parameter or tuple item that becomes one when
+      // the call is inlined (the backend checks that); never a computed value.
       const Parameter* w = as_parameter(target);
-      if (!w || !w->is_weight())
+      if (!w && !is_prim_call(target, Prim::kTupleGetItem))
         MYCEL_THROW(TypeError, "[assign] argument 'variable' must be a Parameter of the network, got a ",
                     "computed value of type ", a[0]->repr(), where(loc));
       auto* v = as_tensor(a[1]);
       const auto* t = as_tensor(a[0]);
       if (!v || v->dtype() != t->dtype() || v->shape() != t->shape())
-        MYCEL_THROW(TypeError, "[assign] argument 'value' must match Parameter '", w->name(), "' (",
+        MYCEL_THROW(TypeError, "[assign] argument 'value' must match Parameter '", w ? w->name() : "?", "' (",
                     t->repr(), "), got ", a[1]->repr(), where(loc));
       return e.emit(ctx, {e.constant(ctx, prim_value(p)), target, args[1]}, a[1], loc);
     }

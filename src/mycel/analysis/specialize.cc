@@ -1,6 +1,7 @@
 // Entry points (specialize, the compile cache, the compile-time evaluation hook) and the last
 // step of specialization: graph constants replaced by the clone their calls asked for, and
 // analysis-internal abstracts turned into plain IR abstracts.
+#include <map>
 #include <unordered_set>
 
 #include "mycel/analysis/engine.h"
@@ -69,9 +70,22 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
 
 void Engine::finalize(FuncGraph* root) {
   (void)root;
+  // A graph constant whose calls all went through a context memoized for another constant of the
+  // same closure (a tuple of Cells passed to one helper) asked for nothing itself: it takes that
+  // closure's clone when there is exactly one.
+  std::map<std::pair<FuncGraph*, Context*>, std::shared_ptr<Site>> by_closure;
+  for (const auto& [node, site] : sites_) {
+    auto& u = by_closure[{site->graph, site->env}];
+    if (!u) u = std::make_shared<Site>();
+    for (FuncGraph* g : site->specs) u->add(g);
+  }
   auto fix = [&](const NodePtr& n, const SourceLoc& loc) -> NodePtr {
     if (!n->is_constant()) return n;
     auto it = sites_.find(n.get());
+    if (it != sites_.end() && it->second->specs.empty()) {
+      const auto& u = by_closure[{it->second->graph, it->second->env}];
+      if (u && u->specs.size() == 1) it->second->add(u->specs[0]);
+    }
     if (it != sites_.end())
       if (FuncGraph* s = single_spec(it->second, loc)) {
         NodePtr c = std::make_shared<Constant>(nullptr, graph_value(s));

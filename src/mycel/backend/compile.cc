@@ -195,9 +195,38 @@ class Lowerer {
     for (const NodePtr& a : schedule())
       if (!is_function_valued(a)) lower_apply(a);
     fn_->outputs = flat(value_of(g_->output()));
+    if (fi == 0) copy_written_weights();
     if (!fn_->code.empty() && fn_->code.back().code == Code::kCall &&
         fn_->code.back().node == g_->output().get() && fn_->code.back().out == fn_->outputs)
       fn_->code.back().tail = true;
+  }
+
+  // A step returning a weight it also writes returns the value read at its start (the write
+  // comes after every read): the output is a copy taken before any instruction runs.
+  void copy_written_weights() {
+    const auto& written = effects_.written(g_);
+    for (const Node* w : written) {
+      auto it = vals_.find(w);
+      if (it == vals_.end() || it->second.tuple) continue;
+      const int r = it->second.reg;
+      int copy = -1;
+      for (int& o : fn_->outputs)
+        if (o == r) {
+          if (copy < 0) {
+            RegInfo info;
+            info.type = RegType::kTensor;
+            info.meta = fn_->regs[r].meta;
+            copy = new_reg(std::move(info));
+            Instr in{};
+            in.code = Code::kCopy;
+            in.in = {r};
+            in.out = {copy};
+            in.node = w;
+            fn_->code.insert(fn_->code.begin(), std::move(in));
+          }
+          o = copy;
+        }
+    }
   }
 
   // This graph's applies in dependency order. A node a closure uses as a free variable is a

@@ -43,6 +43,7 @@ enum class Code : uint8_t {
   kCall,            // call of one of targets (two with a switch on cond)
   kPrint,           // print(in...)
   kAssign,          // in[0] (a weight) := in[1], in place
+  kCopy,            // out[0] := a copy of in[0] (a weight returned by a step that writes it)
 };
 
 /// One possible callee of a call: a function and its arguments in its parameter order (bound

@@ -84,6 +84,7 @@ class ShapePlanner {
         case Code::kKernel:
         case Code::kView: infer_op(f, in); break;
         case Code::kScalarToTensor: set(f, in.out[0], TensorMeta{{}, in.dtype}, in.node); break;
+        case Code::kCopy: set(f, in.out[0], meta(f, in.in[0]), in.node); break;
         case Code::kSelect:
           for (size_t k = 0; k < in.out.size(); ++k) {
             if (!tensor(f, in.out[k])) continue;
@@ -220,6 +221,7 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
         break;
       }
       case Code::kScalarToTensor:
+      case Code::kCopy:
         fp.regs[in.out[0]].t = fp.home[in.out[0]];
         fp.is_static[in.out[0]] = 1;
         break;

@@ -18,6 +18,8 @@ class EffectOrder {
   /// depends on every node reading it that does not itself consume the write.
   std::unordered_map<const ir::Node*, std::vector<ir::NodePtr>> deps(const ir::FuncGraph* g,
                                                                       const std::vector<ir::NodePtr>& nodes);
+  /// The weights g or a graph it calls writes.
+  const std::unordered_set<const ir::Node*>& written(const ir::FuncGraph* g) { return of_graph(g).writes; }
 
  private:
   struct Uses {

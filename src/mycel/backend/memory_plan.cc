@@ -126,7 +126,8 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
         }
         break;
       }
-      case Code::kScalarToTensor: own(in.out[0], t); break;
+      case Code::kScalarToTensor:
+      case Code::kCopy: own(in.out[0], t); break;
       case Code::kView:
         refs[in.out[0]] = refs[in.in[0]];
         touch(in.out[0]);

@@ -162,6 +162,11 @@ class Vm {
           break;
         }
         case Code::kPrint: print(fn, fp, in); break;
+        case Code::kCopy: {
+          const Tensor& src = fp.regs[in.in[0]].t;
+          std::memcpy(fp.regs[in.out[0]].t.data(), src.data(), src.nbytes());
+          break;
+        }
         case Code::kAssign: {
           Tensor& dst = fp.regs[in.in[0]].t;
           const Tensor& src = fp.regs[in.in[1]].t;

@@ -183,7 +183,14 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
   }
   if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
-  return call_value(b, callee, std::move(args), std::move(kw), loc);
+  NodePtr r = call_value(b, callee, std::move(args), std::move(kw), loc);
+  // ops.assign(m, v) with m a local (a loop variable over self.parameters): later reads of m in
+  // this function see v, as they would eagerly (the Parameter itself is written after its reads).
+  if (ir::is_prim_call(r, Prim::kAssign) && len_of(ast_args) > 0 && ast_type(ast_args[0]) == "Name") {
+    std::string name = str_attr(ast_args[0], "id");
+    if (b->scope->locals.count(name)) write(b, name, r);
+  }
+  return r;
 }
 
 namespace {

@@ -59,6 +59,7 @@ struct ParsedModule {
   std::unique_ptr<ir::Module> module;
   ir::FuncGraph* entry = nullptr;
   std::vector<std::string> parsed;  // qualified names of the Python functions parsed, in order
+  int vararg = -1;                  // the entry's *args parameter (it takes a tuple), or -1
 };
 
 /// Parses a Python function, a bound method or a Cell (its construct).

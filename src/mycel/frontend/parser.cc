@@ -201,6 +201,7 @@ ParsedModule Parser::run(nb::handle obj) {
   ParsedModule out;
   out.module = std::move(module_);
   out.entry = entry;
+  out.vararg = signatures[entry].vararg;
   out.parsed = parsed_;
   return out;
 }

@@ -12,6 +12,10 @@ namespace {
 bool same_abstract(const NodePtr& a, const NodePtr& b) {
   return a->abstract() && b->abstract() && a->abstract()->equals(*b->abstract());
 }
+bool is_weight(const NodePtr& n) {
+  const Parameter* p = as_parameter(n);
+  return p && p->is_weight();
+}
 bool is_const(const NodePtr& n, double v) {
   auto c = detail::uniform_constant(n);
   return c && *c == v;
@@ -74,6 +78,9 @@ bool simplify_algebra(FuncGraph* root, const OptOptions&) {
       if (identity && same_abstract(n, src)) r = src;
       else if (!identity) r = detail::make_like(n->graph(), {with_attrs(n->graph(), "transpose", {{"perm", c}}), src}, n);
     }
+    // A copy of a weight (w + 0, w * 1, ...) is kept: it is the value read before an assign of
+    // the weight in the same step, which the weight itself would not be (see backend schedule).
+    if (r && is_weight(r)) continue;
     if (r) repl[n.get()] = r;
   }
   detail::replace_uses(root, repl);

@@ -145,6 +145,12 @@ class CompiledGraph {
   std::vector<ir::AbstractPtr> signature(nb::args args) {
     std::vector<ir::AbstractPtr> abs;
     for (nb::handle h : args) abs.push_back(abstract_of(h));
+    int v = parsed_.vararg;  // construct(self, x, *rest): the trailing arguments form one tuple
+    if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_) {
+      std::vector<ir::AbstractPtr> rest(abs.begin() + v, abs.end());
+      abs.resize(v);
+      abs.push_back(std::make_shared<ir::AbstractTuple>(std::move(rest)));
+    }
     return abs;
   }
 

@@ -73,28 +73,6 @@ class DynamicLossScaleUpdateCell(Cell):
         return overflow
 
 
-def _optimizer_state(weights, optimizer):
-    """Every Parameter a step may write: the weights, then the optimizer's own Parameters
-    (moments, step counters, ...) registered on it or held in tuples/lists of its attributes."""
-    found, seen = [], set()
-
-    def visit(value):
-        if isinstance(value, Parameter):
-            if id(value) not in seen:
-                seen.add(id(value))
-                found.append(value)
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                visit(item)
-
-    visit(tuple(weights))
-    cells = optimizer.cells_and_names() if isinstance(optimizer, Cell) else [("", optimizer)]
-    for _, cell in cells:
-        visit(tuple(getattr(cell, "_params", {}).values()))
-        visit(tuple(v for v in vars(cell).values() if isinstance(v, (tuple, list))))
-    return ParameterTuple(found)
-
-
 def _unscale(grads, scale):
     """Each gradient divided by the loss scale (in its own dtype)."""
     out = ()
@@ -111,29 +89,13 @@ def _all_finite(grads):
     return finite
 
 
-def _copies(params):
-    out = ()
-    for p in params:
-        out = out + (p + ops.zeros_like(p),)
-    return out
-
-
-def _restore_on(overflow, params, saved):
-    """Puts back the saved values where overflow is True; a no-op write otherwise."""
-    done = overflow
-    for p, old in zip(params, saved):
-        done = ops.depend(done, ops.assign(p, ops.select(overflow, old, p)))
-    return done
-
-
 class TrainOneStepWithLossScaleCell(TrainOneStepCell):
     """TrainOneStepCell with loss scaling. scale_sense is an update Cell (Fixed/Dynamic
     LossScaleUpdateCell, whose scale lives in the Parameter `scale_sense`) or a Tensor with a
     fixed scale. construct(*inputs) returns (loss, overflow, scale used this step).
 
-    An overflowing step is skipped without Python control flow: the optimizer runs, then every
-    Parameter it may write (weights and optimizer state) is set back to its value before the step
-    with a select on the overflow flag, so one compiled program serves both outcomes."""
+    An overflowing step skips the optimizer: in graph mode `if not overflow` stays a run-time
+    branch of the compiled step, and the update's writes happen only when it is taken."""
 
     def __init__(self, network, optimizer, scale_sense):
         super().__init__(network, optimizer, sens=1.0)
@@ -151,7 +113,6 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
             raise TypeError(f"{who}: 'scale_sense' must be a Cell or a Tensor, got {type(scale_sense).__name__}")
         self.has_manager = self.loss_scaling_manager is not None
         self.scale_sense = Parameter(Tensor(value), name="scale_sense", requires_grad=False)
-        self.state = _optimizer_state(self.weights, optimizer)
 
     def set_sense_scale(self, sens):
         """Sets the loss scale (a Tensor or number)."""
@@ -167,9 +128,6 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         overflow = ops.logical_not(_all_finite(grads))
         if self.has_manager:  # a Python bool: graph mode folds it
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
-        saved = _copies(self.state)
-        grads = ops.depend(grads, saved)  # the copies are taken before the update
-        updated = self.optimizer(grads)
-        restored = _restore_on(ops.depend(overflow, updated), self.state, saved)
-        loss = ops.depend(loss, restored)
+        if not overflow:  # a run-time branch: the update runs only for a finite step
+            loss = ops.depend(loss, self.optimizer(grads))
         return loss, overflow, scaling_sens
