@@ -104,6 +104,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     p.fused_ops.push_back(make_fused_op(*prod.op, ops));
     Instr fused = prod;
     fused.op = p.fused_ops.back().get();
+    fused.in.resize(prod.op->inputs.size(), -1);  // absent optional inputs, then the rows
     fused.in.insert(fused.in.end(), rows.begin(), rows.end());
     fused.out = {cur};
     fused.node = f.code[last].node;

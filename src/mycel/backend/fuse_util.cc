@@ -19,8 +19,12 @@ std::vector<int> count_uses(const Function& f) {
 }
 
 bool has_side_effect(const Instr& in) {
-  if (in.code == Code::kCall || in.code == Code::kPrint) return true;
-  return in.code == Code::kKernel && (!in.op->mutated_inputs.empty() || in.op->random);
+  switch (in.code) {  // a whitelist: any other code (calls, print, new ones) is a barrier
+    case Code::kKernel: return !in.op->mutated_inputs.empty() || in.op->random;
+    case Code::kView: case Code::kScalar: case Code::kTensorToScalar: case Code::kScalarToTensor:
+    case Code::kDim: case Code::kSelect: return false;
+    default: return true;
+  }
 }
 
 bool is_static_f32(const Function& f, int r) {

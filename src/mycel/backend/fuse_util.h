@@ -10,8 +10,8 @@ namespace mycel::backend::detail {
 /// Per register: how many times it is read (instruction operands, call arguments, select
 /// branches and conditions, and the function's outputs).
 std::vector<int> count_uses(const Function& f);
-/// True for instructions whose effect is more than their outputs: mutating kernels, calls and
-/// print. Fusion never moves a read across one of them.
+/// True for instructions whose effect may be more than their outputs: mutating or random
+/// kernels, calls, print, and any code not known to be pure. Fusion never moves a read across one.
 bool has_side_effect(const Instr& in);
 /// A tensor register whose static shape has no kDynamic dim and whose dtype is float32.
 bool is_static_f32(const Function& f, int r);
