@@ -15,15 +15,25 @@ namespace {
 
 using cpu::EwOp;
 
-// The chain op of `in`, if it is a fusable elementwise kernel on shape `shape` (its output's).
+bool is_static_tensor(const Function& f, int r, DType d) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d) return false;
+  for (int64_t x : f.regs[r].meta.shape)
+    if (x == ir::kDynamic) return false;
+  return true;
+}
+
+// The chain op of `in`, if it is a fusable elementwise kernel: float32 operands (bool for
+// cast's input and the comparisons' output), each of the output's shape or of one element.
 bool chain_op(const Function& f, const Instr& in, EwOp& op) {
   if (in.code != Code::kKernel || in.out.size() != 1 || !cpu::ew_op_from_name(in.op->name, op))
     return false;
-  if (static_cast<int>(in.in.size()) != cpu::ew_arity(op) || !is_static_f32(f, in.out[0]))
-    return false;
+  if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
+  const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
+  if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
   const TensorMeta& m = f.regs[in.out[0]].meta;
   for (int r : in.in)
-    if (!is_static_f32(f, r) || (f.regs[r].meta != m && numel(f.regs[r].meta.shape) != 1))
+    if (!is_static_tensor(f, r, bool_in ? DType::bool_ : DType::float32) ||
+        (f.regs[r].meta.shape != m.shape && numel(f.regs[r].meta.shape) != 1))
       return false;
   return true;
 }
@@ -64,7 +74,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
     int g = -1;
     for (int r : in.in) {
       auto it = open.find(r);
-      if (it != open.end() && uses[r] == 1 && f.regs[r].meta == f.regs[in.out[0]].meta) {
+      if (it != open.end() && uses[r] == 1 &&
+          f.regs[r].meta.shape == f.regs[in.out[0]].meta.shape) {
         g = it->second;
         open.erase(it);
         break;
@@ -80,7 +91,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   }
   std::vector<char> keep(n, 1);
   for (const Group& g : groups) {
-    if (g.members.size() < 2) continue;
+    if (g.members.size() < 2 || f.regs[g.out].meta.dtype != DType::float32) continue;
     // Slots: external inputs first (in order of first use), then one per step.
     cpu::EwProgram prog;
     std::vector<int> produced, ext;
@@ -89,6 +100,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
     for (int i : g.members)
       for (int r : f.code[i].in)
         if (!has(produced, r) && !has(ext, r)) ext.push_back(r);
+    // Bool tensors hold one byte per element: a chain only makes and reads them inside.
+    if (std::any_of(ext.begin(), ext.end(), [&](int r) { return f.regs[r].meta.dtype != DType::float32; }))
+      continue;
     std::unordered_map<int, int> slot_of_step_out;
     prog.num_inputs = static_cast<int>(ext.size());
     auto slot = [&](int r) {

@@ -15,9 +15,12 @@ namespace mycel::cpu {
 enum class EwOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
   kNeg, kAbs, kRelu, kSquare, kSqrt, kReciprocal, kExp, kSigmoid, kTanh,  // unary
+  kGreater, kLess,  // float32 -> bool, held inside a chain as 1.0f / 0.0f
+  kCast,            // bool -> float32 (the mask of a relu gradient): the held 1.0f / 0.0f
 };
 
-/// The op named `name` (a registry op name); false if it cannot be fused.
+/// The op named `name` (a registry op name); false if it cannot be fused. Only greater and less
+/// give bool, and only cast reads it: bool values never enter or leave a chain.
 bool ew_op_from_name(const std::string& name, EwOp& op);
 const char* ew_op_name(EwOp op);
 int ew_arity(EwOp op);
