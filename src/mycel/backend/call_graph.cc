@@ -1,5 +1,6 @@
 // The call graph: argument checks at every call, and its strongly connected components --
 // a component with a cycle is recursion, whose frames the VM saves around non-tail calls.
+#include <cstdlib>
 #include <functional>
 
 #include "mycel/backend/detail.h"
@@ -85,9 +86,18 @@ void analyse_calls(ProgramImpl& p) {
 
 }  // namespace detail
 
-std::unique_ptr<Program> compile(const ir::FuncGraph& g) {
+bool CompileOptions::default_fuse() {
+  const char* v = std::getenv("MYCEL_FUSE");
+  return !(v && v[0] == '0');
+}
+
+std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts) {
   auto impl = std::make_unique<detail::ProgramImpl>();
   detail::lower(g, *impl);
+  if (opts.fuse) {
+    detail::fuse_post_ops(*impl);
+    detail::fuse_elementwise(*impl);
+  }
   detail::analyse_calls(*impl);
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,

@@ -130,6 +130,9 @@ struct ProgramImpl {
   std::vector<Reg> scratch;
   std::vector<std::byte> save_bytes;
   std::vector<Reg> save_regs;
+  // Ops of fused instructions (fuse_*.cc): owned here, not in the registry (backend-only).
+  std::vector<std::shared_ptr<const OpDef>> fused_ops;
+  size_t num_fused = 0;
 };
 
 // closure.cc: reachable graphs (top first) and their closure-converted free variables.
@@ -143,6 +146,9 @@ Closures convert_closures(const ir::FuncGraph& top);
 void lower(const ir::FuncGraph& top, ProgramImpl& p);
 // call_graph.cc: argument checks at calls; cycles (recursion) and scc_call flags.
 void analyse_calls(ProgramImpl& p);
+// fuse_post_ops.cc, fuse_elementwise.cc: rewrite lowered functions (before analyse_calls).
+void fuse_post_ops(ProgramImpl& p);
+void fuse_elementwise(ProgramImpl& p);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc

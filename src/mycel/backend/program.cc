@@ -112,6 +112,7 @@ ProgramStats Program::stats() const {
   const detail::ProgramImpl& p = *impl_;
   ProgramStats s;
   s.num_plans = p.plans.size();
+  s.num_fused = p.num_fused;
   s.num_kernel_launches = p.num_launches;
   for (size_t f = 0; f < p.fns.size(); ++f)
     for (size_t i = 0; i < p.fns[f].code.size(); ++i)

@@ -31,6 +31,7 @@ struct ProgramStats {
   size_t num_kernel_launches = 0;  // kernels launched by the last run
   size_t num_plans = 0;            // shape plans cached (one per concrete input signature)
   size_t num_inplace = 0;          // elementwise outputs written over a dying input
+  size_t num_fused = 0;            // instructions that fusion made out of several
 };
 
 /// A compiled graph: run it with the graph's (non-weight) parameters in order.
@@ -54,8 +55,15 @@ class Program {
   std::unique_ptr<detail::ProgramImpl> impl_;
 };
 
+/// How to compile.
+struct CompileOptions {
+  bool fuse = default_fuse();  // conv/dense/matmul post-ops and elementwise chains
+  /// True unless the environment says MYCEL_FUSE=0 (read at each compile).
+  static bool default_fuse();
+};
+
 /// Compiles `g` (resolved and monomorphic: every node has an abstract value). Weight parameters
 /// (Parameter::is_weight) are captured; the others are the Program's inputs.
-std::unique_ptr<Program> compile(const ir::FuncGraph& g);
+std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts = {});
 
 }  // namespace mycel::backend

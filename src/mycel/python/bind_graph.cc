@@ -275,8 +275,11 @@ void init_graph(nb::module_& m) {
         d["num_kernel_launches"] = s.num_kernel_launches;
         d["num_plans"] = s.num_plans;
         d["num_inplace"] = s.num_inplace;
+        d["num_fused"] = s.num_fused;
         return d;
-      });
+      })
+      .def("program_text", [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
+           "The compiled Program's instruction listing for these arguments (after fusion).");
   g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
         "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
   g.def("grad", [](nb::handle obj, std::vector<int> positions, bool positions_tuple, nb::handle weights,

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
@@ -35,7 +36,9 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   return r;
 }
 
-std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias) {
+// `post` may only hold relu (conv2d has no row-vector post-op).
+std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias,
+                                 const PostOpRequest* post) {
   auto e = std::make_shared<ConvEntry>();
   const auto dt = to_dnnl(dtype);
   const memory::dims src_dims{g.n, g.c, g.h, g.w}, dst_dims{g.n, g.oc, g.oh, g.ow};
@@ -56,7 +59,9 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
                       : dnnl::convolution_forward::desc(
                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                             src_any, wei_any, dst_any, strides, dil, pad_l, pad_r);
-    e->pd = dnnl::convolution_forward::primitive_desc(d, default_attr(), engine());
+    dnnl::primitive_attr attr = default_attr();
+    append_post_ops(attr, post, e->bias_md);
+    e->pd = dnnl::convolution_forward::primitive_desc(d, attr, engine());
     e->prim = dnnl::convolution_forward(e->pd);
     e->src = make_reorder(src_user, e->pd.src_desc());
     e->wei = make_reorder(wei_user, e->pd.weights_desc());
@@ -82,6 +87,10 @@ memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold) {
 
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g) {
+  PostOpRequest* post = take_post_ops();
+  if (post)
+    for (const PostOp& p : post->ops)
+      if (p.kind != PostOp::Kind::kRelu) post = nullptr;  // not ours to apply: the caller does
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) {  // no input channels: the output is the bias (or zero)
     std::memset(y.data(), 0, y.nbytes());
@@ -97,8 +106,8 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   }
   const std::string k =
       key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,
-          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr);
-  auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr); });
+          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr, post_ops_key(post));
+  auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr, post); });
   if (!e->ok) {
     if (y.dtype() == DType::float32) return conv2d_ref<float>(x, w, bias, y, g);
     Tensor x32 = x.to(DType::float32), w32 = w.to(DType::float32);
@@ -129,6 +138,7 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     e->dst.prim->execute(stream(), dst, user);
   }
   stream().wait();
+  if (post) post->applied = true;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 
@@ -15,7 +16,7 @@ using namespace dnnl_util;
 struct MatmulEntry : Entry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
-  memory::desc a_md, b_md, bias_md, c_md;
+  memory::desc a_md, b_md, bias_md, c_md, row_md;  // row_md: (1, ..., N), for add-row post-ops
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -38,7 +39,8 @@ memory::dims dims_of(const Shape& batch, int64_t rows, int64_t cols) {
   return d;
 }
 
-std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bias) {
+std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bias,
+                                   const PostOpRequest* post) {
   auto e = std::make_shared<MatmulEntry>();
   const auto dt = to_dnnl(dtype);
   const int64_t M = g.m, K = g.k, N = g.n;
@@ -47,14 +49,15 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
   e->b_md = memory::desc(dims_of(g.b_batch, K, N), dt,
                          strides_for(g.b_batch, K * N, g.trans_b ? 1 : N, g.trans_b ? K : 1));
   e->c_md = memory::desc(dims_of(g.batch, M, N), dt, strides_for(g.batch, M * N, N, 1));
-  if (has_bias) {
-    Shape ones(g.batch.size(), 1);
-    e->bias_md = memory::desc(dims_of(ones, 1, N), dt, strides_for(ones, N, N, 1));
-  }
+  Shape ones(g.batch.size(), 1);
+  e->row_md = memory::desc(dims_of(ones, 1, N), dt, strides_for(ones, N, N, 1));
+  if (has_bias) e->bias_md = e->row_md;
   try {
+    dnnl::primitive_attr attr = default_attr();
+    append_post_ops(attr, post, e->row_md);
     dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(e->a_md, e->b_md, e->bias_md, e->c_md)
                                     : dnnl::matmul::desc(e->a_md, e->b_md, e->c_md);
-    e->pd = dnnl::matmul::primitive_desc(d, default_attr(), engine());
+    e->pd = dnnl::matmul::primitive_desc(d, attr, engine());
     e->prim = dnnl::matmul(e->pd);
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
@@ -80,6 +83,7 @@ void matmul_via_f32(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor
 
 void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                  const MatmulGeom& g) {
+  PostOpRequest* post = take_post_ops();
   if (c.numel() == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (plus bias)
     std::memset(c.data(), 0, c.nbytes());
@@ -92,8 +96,8 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
   }
   const std::string k =
       key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m, g.k,
-          g.n, g.trans_a, g.trans_b, bias != nullptr);
-  auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr); });
+          g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));
+  auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
   if (!e->ok) {
     if (c.dtype() == DType::float32) return matmul_ref<float>(a, b, bias, c, g);
     return matmul_via_f32(a, b, bias, c, g, true);
@@ -105,8 +109,10 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
       {DNNL_ARG_DST, wrap(e->c_md, c)},
       {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
   if (bias) args[DNNL_ARG_BIAS] = wrap(e->bias_md, *bias);
+  add_post_op_args(args, post, e->row_md);
   e->prim.execute(stream(), args);
   stream().wait();
+  if (post) post->applied = true;
 }
 
 }  // namespace mycel::cpu

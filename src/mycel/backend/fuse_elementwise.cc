@@ -1,0 +1,140 @@
+// Chains of float32 elementwise kernels on one static shape (x * a + b, relu(x + y), optimizer
+// updates) become one fused_elementwise instruction (kernels/cpu/fused_elementwise.h) that runs
+// the chain block by block: one pass over memory instead of one per op, and no intermediate
+// tensors. A chain grows through registers read exactly once, by the next op of the chain;
+// operands of one element broadcast. Reads never move across an instruction with side effects.
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+#include "mycel/backend/fuse_util.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+using cpu::EwOp;
+
+bool is_static_tensor(const Function& f, int r, DType d) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d) return false;
+  for (int64_t x : f.regs[r].meta.shape)
+    if (x == ir::kDynamic) return false;
+  return true;
+}
+
+// The chain op of `in`, if it is a fusable elementwise kernel: float32 operands (bool for
+// cast's input and the comparisons' output), each of the output's shape or of one element.
+bool chain_op(const Function& f, const Instr& in, EwOp& op) {
+  if (in.code != Code::kKernel || in.out.size() != 1 || !cpu::ew_op_from_name(in.op->name, op))
+    return false;
+  if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
+  const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
+  if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
+  const TensorMeta& m = f.regs[in.out[0]].meta;
+  for (int r : in.in)
+    if (!is_static_tensor(f, r, bool_in ? DType::bool_ : DType::float32) ||
+        (f.regs[r].meta.shape != m.shape && numel(f.regs[r].meta.shape) != 1))
+      return false;
+  return true;
+}
+
+struct Group {
+  std::vector<int> members;  // instruction indices, in order
+  int out = -1;
+};
+
+std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "fused_elementwise{" + prog.str() + "}";
+  d->class_name = "FusedElementwise";
+  // "Elementwise" first: the memory planner may then write the output over a dying input.
+  d->doc = "Elementwise chain fused by the graph backend.";
+  for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
+  d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
+  d->kernel = [prog](const KernelContext& c) {
+    cpu::run_fused_elementwise(prog, c.inputs, c.out(0));
+  };
+  d->dtypes = {DType::float32};
+  d->grad = "none";
+  return d;
+}
+
+void fuse_function(Function& f, ProgramImpl& p) {
+  const std::vector<int> uses = count_uses(f);
+  const int n = static_cast<int>(f.code.size());
+  std::vector<Group> groups;
+  std::unordered_map<int, int> open;  // output register of an open group -> the group
+  std::vector<EwOp> ops(n);
+  for (int i = 0; i < n; ++i) {
+    const Instr& in = f.code[i];
+    if (!chain_op(f, in, ops[i])) {
+      if (has_side_effect(in)) open.clear();  // later reads must not move above it
+      continue;
+    }
+    int g = -1;
+    for (int r : in.in) {
+      auto it = open.find(r);
+      if (it != open.end() && uses[r] == 1 &&
+          f.regs[r].meta.shape == f.regs[in.out[0]].meta.shape) {
+        g = it->second;
+        open.erase(it);
+        break;
+      }
+    }
+    if (g < 0) {
+      g = static_cast<int>(groups.size());
+      groups.push_back({});
+    }
+    groups[g].members.push_back(i);
+    groups[g].out = in.out[0];
+    open[in.out[0]] = g;
+  }
+  std::vector<char> keep(n, 1);
+  for (const Group& g : groups) {
+    if (g.members.size() < 2 || f.regs[g.out].meta.dtype != DType::float32) continue;
+    // Slots: external inputs first (in order of first use), then one per step.
+    cpu::EwProgram prog;
+    std::vector<int> produced, ext;
+    for (int i : g.members) produced.push_back(f.code[i].out[0]);
+    auto has = [](const std::vector<int>& v, int r) { return std::find(v.begin(), v.end(), r) != v.end(); };
+    for (int i : g.members)
+      for (int r : f.code[i].in)
+        if (!has(produced, r) && !has(ext, r)) ext.push_back(r);
+    // Bool tensors hold one byte per element: a chain only makes and reads them inside.
+    if (std::any_of(ext.begin(), ext.end(), [&](int r) { return f.regs[r].meta.dtype != DType::float32; }))
+      continue;
+    std::unordered_map<int, int> slot_of_step_out;
+    prog.num_inputs = static_cast<int>(ext.size());
+    auto slot = [&](int r) {
+      auto it = slot_of_step_out.find(r);
+      if (it != slot_of_step_out.end()) return it->second;
+      return static_cast<int>(std::find(ext.begin(), ext.end(), r) - ext.begin());
+    };
+    for (int i : g.members) {
+      const Instr& in = f.code[i];
+      cpu::EwStep s{ops[i], slot(in.in[0]), in.in.size() > 1 ? slot(in.in[1]) : 0};
+      slot_of_step_out[in.out[0]] = prog.num_inputs + static_cast<int>(prog.steps.size());
+      prog.steps.push_back(s);
+    }
+    p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta));
+    const int last = g.members.back();
+    Instr fused = f.code[last];
+    fused.op = p.fused_ops.back().get();
+    fused.attrs = Attrs(fused.op, {});
+    fused.in = ext;
+    fused.out = {g.out};
+    for (int i : g.members) keep[i] = 0;
+    f.code[last] = std::move(fused);
+    keep[last] = 1;
+    ++p.num_fused;
+  }
+  compact(f, keep);
+}
+
+}  // namespace
+
+void fuse_elementwise(ProgramImpl& p) {
+  for (Function& f : p.fns) fuse_function(f, p);
+}
+
+}  // namespace mycel::backend::detail

@@ -1,0 +1,126 @@
+// conv2d / dense / matmul followed by relu (and, for dense and matmul, by `add` of a row vector)
+// become one instruction whose kernel asks oneDNN for the primitive with those post-ops, so the
+// intermediate is never written out and read back. Only float32 (the post-ops are then exact:
+// oneDNN adds in float32 and its relu with alpha 0 equals max(y, 0)), only when each
+// intermediate has no other reader, and never across an instruction with side effects.
+#include <memory>
+
+#include "mycel/backend/fuse_util.h"
+#include "mycel/kernels/cpu/dnnl_post_ops.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+using cpu::PostOp;
+
+bool is_producer(const Instr& in) {
+  if (in.code != Code::kKernel || in.out.size() != 1) return false;
+  const std::string& n = in.op->name;
+  return n == "conv2d" || n == "dense" || n == "matmul";
+}
+
+bool is_op(const Instr& in, const char* name) {
+  return in.code == Code::kKernel && in.op->name == name && in.out.size() == 1;
+}
+
+// The op of the fused instruction: the producer's infer and kernel, with post-ops requested
+// around the kernel (and applied by loops if the primitive could not take them).
+std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<PostOp::Kind>& ops) {
+  auto d = std::make_shared<OpDef>();
+  d->name = base.name;
+  for (PostOp::Kind k : ops) d->name += k == PostOp::Kind::kRelu ? "+relu" : "+add";
+  d->class_name = base.class_name;
+  d->doc = "Fused " + base.name + " with oneDNN post-ops (graph backend only).";
+  d->inputs = base.inputs;
+  for (PostOp::Kind k : ops)
+    if (k == PostOp::Kind::kAddRow) d->inputs.push_back({"row"});
+  const size_t nbase = base.inputs.size();
+  const OpDef* b = &base;
+  d->infer = [b, nbase](const InferContext& c) {
+    std::vector<const TensorMeta*> ins(c.inputs.begin(), c.inputs.begin() + nbase);
+    return b->infer(InferContext{*b, ins, c.attrs});
+  };
+  auto req = std::make_shared<cpu::PostOpRequest>();
+  for (PostOp::Kind k : ops) req->ops.push_back(PostOp{k, Tensor()});
+  d->kernel = [b, nbase, req](const KernelContext& c) {
+    size_t extra = nbase;
+    for (PostOp& p : req->ops)
+      if (p.kind == PostOp::Kind::kAddRow) p.operand = c.inputs[extra++];
+    {
+      cpu::PostOpScope scope(req.get());
+      b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
+    }
+    if (!req->applied) cpu::apply_post_ops(req->ops, c.out(0));
+    for (PostOp& p : req->ops) p.operand = Tensor();  // do not keep buffers alive
+  };
+  d->dtypes = {DType::float32};
+  d->dtype_input = base.dtype_input;
+  d->grad = "none";
+  return d;
+}
+
+void fuse_function(Function& f, ProgramImpl& p) {
+  const std::vector<int> uses = count_uses(f);
+  const int n = static_cast<int>(f.code.size());
+  // The reader of each register read once by an instruction (-1: none or several).
+  std::vector<int> reader(f.regs.size(), -1);
+  for (int i = 0; i < n; ++i)
+    for (int r : f.code[i].in)
+      if (r >= 0 && uses[r] == 1) reader[r] = i;
+  std::vector<char> keep(n, 1);
+  for (int i = 0; i < n; ++i) {
+    Instr& prod = f.code[i];
+    if (!keep[i] || !is_producer(prod) || !is_static_f32(f, prod.out[0])) continue;
+    const bool conv = prod.op->name == "conv2d";
+    std::vector<PostOp::Kind> ops;
+    std::vector<int> rows, absorbed;
+    int cur = prod.out[0], last = i;
+    for (;;) {
+      const int j = reader[cur];
+      if (j < 0) break;
+      bool blocked = false;
+      for (int k = last + 1; k < j && !blocked; ++k) blocked = keep[k] && has_side_effect(f.code[k]);
+      if (blocked) break;
+      const Instr& c = f.code[j];
+      if (is_op(c, "relu") && c.in[0] == cur) {
+        ops.push_back(PostOp::Kind::kRelu);
+      } else if (!conv && is_op(c, "add") && c.in.size() == 2 &&
+                 f.regs[c.out[0]].meta == f.regs[cur].meta) {
+        const int other = c.in[0] == cur ? c.in[1] : c.in[0];
+        const Shape& ys = f.regs[cur].meta.shape;
+        if (c.in[0] == c.in[1] || !is_static_f32(f, other) || ys.empty() ||
+            f.regs[other].meta.shape != Shape{ys.back()})
+          break;
+        ops.push_back(PostOp::Kind::kAddRow);
+        rows.push_back(other);
+      } else {
+        break;
+      }
+      absorbed.push_back(j);
+      cur = c.out[0];
+      last = j;
+    }
+    if (ops.empty()) continue;
+    p.fused_ops.push_back(make_fused_op(*prod.op, ops));
+    Instr fused = prod;
+    fused.op = p.fused_ops.back().get();
+    fused.in.resize(prod.op->inputs.size(), -1);  // absent optional inputs, then the rows
+    fused.in.insert(fused.in.end(), rows.begin(), rows.end());
+    fused.out = {cur};
+    fused.node = f.code[last].node;
+    keep[i] = 0;
+    for (int j : absorbed) keep[j] = 0;
+    f.code[last] = std::move(fused);
+    keep[last] = 1;
+    ++p.num_fused;
+  }
+  compact(f, keep);
+}
+
+}  // namespace
+
+void fuse_post_ops(ProgramImpl& p) {
+  for (Function& f : p.fns) fuse_function(f, p);
+}
+
+}  // namespace mycel::backend::detail

@@ -1,0 +1,46 @@
+#include "mycel/backend/fuse_util.h"
+
+namespace mycel::backend::detail {
+
+std::vector<int> count_uses(const Function& f) {
+  std::vector<int> uses(f.regs.size(), 0);
+  auto use = [&](int r) {
+    if (r >= 0) ++uses[r];
+  };
+  for (const Instr& in : f.code) {
+    for (int r : in.in) use(r);
+    for (int r : in.in_b) use(r);
+    use(in.cond);
+    for (const Target& t : in.targets)
+      for (int r : t.args) use(r);
+  }
+  for (int r : f.outputs) use(r);
+  return uses;
+}
+
+bool has_side_effect(const Instr& in) {
+  switch (in.code) {  // a whitelist: any other code (calls, print, new ones) is a barrier
+    case Code::kKernel: return !in.op->mutated_inputs.empty() || in.op->random;
+    case Code::kView: case Code::kScalar: case Code::kTensorToScalar: case Code::kScalarToTensor:
+    case Code::kDim: case Code::kSelect: return false;
+    default: return true;
+  }
+}
+
+bool is_static_f32(const Function& f, int r) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != DType::float32)
+    return false;
+  for (int64_t d : f.regs[r].meta.shape)
+    if (d == ir::kDynamic) return false;
+  return true;
+}
+
+void compact(Function& f, const std::vector<char>& keep) {
+  std::vector<Instr> code;
+  code.reserve(f.code.size());
+  for (size_t i = 0; i < f.code.size(); ++i)
+    if (keep[i]) code.push_back(std::move(f.code[i]));
+  f.code = std::move(code);
+}
+
+}  // namespace mycel::backend::detail

@@ -1,0 +1,21 @@
+// Helpers shared by the backend's fusion passes (fuse_post_ops.cc, fuse_elementwise.cc), which
+// rewrite a lowered Function's instruction list before calls are analysed and memory is planned.
+#pragma once
+#include <vector>
+
+#include "mycel/backend/detail.h"
+
+namespace mycel::backend::detail {
+
+/// Per register: how many times it is read (instruction operands, call arguments, select
+/// branches and conditions, and the function's outputs).
+std::vector<int> count_uses(const Function& f);
+/// True for instructions whose effect may be more than their outputs: mutating or random
+/// kernels, calls, print, and any code not known to be pure. Fusion never moves a read across one.
+bool has_side_effect(const Instr& in);
+/// A tensor register whose static shape has no kDynamic dim and whose dtype is float32.
+bool is_static_f32(const Function& f, int r);
+/// Keeps the instructions whose `keep` flag is set, in order.
+void compact(Function& f, const std::vector<char>& keep);
+
+}  // namespace mycel::backend::detail

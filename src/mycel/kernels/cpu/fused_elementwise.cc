@@ -1,0 +1,140 @@
+#include "mycel/kernels/cpu/fused_elementwise.h"
+
+#include <cmath>
+
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/binary.h"
+#include "mycel/kernels/cpu/unary.h"
+
+namespace mycel::cpu {
+namespace {
+
+struct OpInfo {
+  EwOp op;
+  const char* name;
+  int arity;
+};
+constexpr OpInfo kOps[] = {
+    {EwOp::kAdd, "add", 2},          {EwOp::kSub, "sub", 2},         {EwOp::kMul, "mul", 2},
+    {EwOp::kDiv, "div", 2},          {EwOp::kMaximum, "maximum", 2}, {EwOp::kMinimum, "minimum", 2},
+    {EwOp::kNeg, "neg", 1},          {EwOp::kAbs, "abs", 1},         {EwOp::kRelu, "relu", 1},
+    {EwOp::kSquare, "square", 1},    {EwOp::kSqrt, "sqrt", 1},       {EwOp::kReciprocal, "reciprocal", 1},
+    {EwOp::kExp, "exp", 1},          {EwOp::kSigmoid, "sigmoid", 1}, {EwOp::kTanh, "tanh", 1},
+    {EwOp::kGreater, "greater", 2},  {EwOp::kLess, "less", 2},       {EwOp::kCast, "cast", 1},
+};
+
+// Elements per block: a few step buffers of this size stay in L1.
+constexpr int64_t kBlock = 512;
+
+// One step over n elements. An operand stride of 0 broadcasts its single value. The scalar
+// math is the op kernels' own (unary.h, binary.h), written once per op here.
+template <int SA, int SB, class F>
+void loop2(const float* a, const float* b, float* o, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * SA], b[i * SB]);
+}
+template <class F>
+void binary(const float* a, bool va, const float* b, bool vb, float* o, int64_t n, F f) {
+  if (va && vb) loop2<1, 1>(a, b, o, n, f);
+  else if (va) loop2<1, 0>(a, b, o, n, f);
+  else if (vb) loop2<0, 1>(a, b, o, n, f);
+  else loop2<0, 0>(a, b, o, n, f);
+}
+template <class F>
+void unary(const float* a, bool va, float* o, int64_t n, F f) {
+  if (va)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+  else
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[0]);
+}
+
+void step(EwOp op, const float* a, bool va, const float* b, bool vb, float* o, int64_t n) {
+  switch (op) {
+    case EwOp::kAdd: return binary(a, va, b, vb, o, n, [](float x, float y) { return x + y; });
+    case EwOp::kSub: return binary(a, va, b, vb, o, n, [](float x, float y) { return x - y; });
+    case EwOp::kMul: return binary(a, va, b, vb, o, n, [](float x, float y) { return x * y; });
+    case EwOp::kDiv: return binary(a, va, b, vb, o, n, [](float x, float y) { return x / y; });
+    case EwOp::kMaximum: return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_max(x, y); });
+    case EwOp::kMinimum: return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_min(x, y); });
+    case EwOp::kNeg: return unary(a, va, o, n, [](float x) { return -x; });
+    case EwOp::kAbs: return unary(a, va, o, n, [](float x) { return std::fabs(x); });
+    case EwOp::kRelu: return unary(a, va, o, n, [](float x) { return x < 0.f ? 0.f : x; });
+    case EwOp::kSquare: return unary(a, va, o, n, [](float x) { return x * x; });
+    case EwOp::kSqrt: return unary(a, va, o, n, [](float x) { return std::sqrt(x); });
+    case EwOp::kReciprocal: return unary(a, va, o, n, [](float x) { return 1.f / x; });
+    case EwOp::kExp: return unary(a, va, o, n, [](float x) { return fast_exp(x); });
+    case EwOp::kSigmoid: return unary(a, va, o, n, [](float x) { return sigmoid(x); });
+    case EwOp::kTanh: return unary(a, va, o, n, [](float x) { return fast_tanh(x); });
+    case EwOp::kGreater: return binary(a, va, b, vb, o, n, [](float x, float y) { return x > y ? 1.f : 0.f; });
+    case EwOp::kLess: return binary(a, va, b, vb, o, n, [](float x, float y) { return x < y ? 1.f : 0.f; });
+    case EwOp::kCast: return unary(a, va, o, n, [](float x) { return x; });
+  }
+}
+
+}  // namespace
+
+bool ew_op_from_name(const std::string& name, EwOp& op) {
+  for (const OpInfo& i : kOps)
+    if (name == i.name) {
+      op = i.op;
+      return true;
+    }
+  return false;
+}
+
+const char* ew_op_name(EwOp op) { return kOps[static_cast<int>(op)].name; }
+int ew_arity(EwOp op) { return kOps[static_cast<int>(op)].arity; }
+
+std::string EwProgram::str() const {
+  auto slot = [&](int s) {
+    return s < num_inputs ? "i" + std::to_string(s) : "t" + std::to_string(s - num_inputs);
+  };
+  std::string r;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const EwStep& s = steps[k];
+    r += (k ? "; t" : "t") + std::to_string(k) + "=" + ew_op_name(s.op) + "(" + slot(s.a);
+    if (ew_arity(s.op) == 2) r += "," + slot(s.b);
+    r += ")";
+  }
+  return r;
+}
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
+  std::vector<const float*> base(ni);
+  std::vector<char> full(ni);
+  for (int k = 0; k < ni; ++k) {
+    base[k] = inputs[k].data<float>();
+    full[k] = inputs[k].numel() == n;
+  }
+  float* o = out.data<float>();
+  const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  parallel_for(nblocks, kBlock * ns, [&](int64_t b0, int64_t b1) {
+    // Step results of one block; the last step writes straight into the output.
+    thread_local std::vector<float> tmp;  // reused: warm runs allocate nothing
+    tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t start = blk * kBlock, len = std::min(kBlock, n - start);
+      auto operand = [&](int s, bool& vec) -> const float* {
+        if (s < ni) {
+          vec = full[s];
+          return full[s] ? base[s] + start : base[s];
+        }
+        vec = true;
+        return tmp.data() + static_cast<size_t>(s - ni) * kBlock;
+      };
+      for (int k = 0; k < ns; ++k) {
+        const EwStep& s = p.steps[k];
+        bool va = false, vb = false;
+        const float* a = operand(s.a, va);
+        const float* b = ew_arity(s.op) == 2 ? operand(s.b, vb) : nullptr;
+        float* dst = k + 1 == ns ? o + start : tmp.data() + static_cast<size_t>(k) * kBlock;
+        step(s.op, a, va, b, vb, dst, len);
+      }
+    }
+  });
+}
+
+}  // namespace mycel::cpu

@@ -1,0 +1,222 @@
+"""Operator fusion in graph mode (src/mycel/backend/fuse_*.cc): program listings before and after
+fusion, and results equal to eager mode (and to the unfused program) bit for bit on LeNet5
+forward, its gradients, and random elementwise chains."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, nn, ops
+from mycel._mycel import graph as G
+from mycel.common.parameter import Parameter
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    os.environ.pop("MYCEL_FUSE", None)
+
+
+def t(*shape, seed=0, scale=1.0):
+    return Tensor((np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32))
+
+
+def unfused(fn):
+    """Runs fn() with fusion switched off for the programs it compiles."""
+    os.environ["MYCEL_FUSE"] = "0"
+    try:
+        return fn()
+    finally:
+        os.environ.pop("MYCEL_FUSE", None)
+
+
+class LeNet5(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+        self.fc1 = nn.Dense(16 * 5 * 5, 120)
+        self.fc2 = nn.Dense(120, 84)
+        self.fc3 = nn.Dense(84, 10)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.conv1(x)))
+        x = self.pool(self.relu(self.conv2(x)))
+        x = self.flatten(x)
+        x = self.relu(self.fc1(x))
+        x = self.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class WithLoss(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+    def construct(self, x, y):
+        return self.loss(self.net(x), y)
+
+
+def test_lenet5_forward_fused_equals_eager_bitwise():
+    mycel.set_seed(1)
+    net = LeNet5()
+    x = t(16, 1, 32, 32, seed=3)
+    eager = net(x).asnumpy()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    graph = net(x).asnumpy()
+    np.testing.assert_array_equal(graph, eager)
+    text = G.compile(net).program_text(x)
+    assert text.count("conv2d+relu(") == 2 and text.count("dense+relu(") == 2, text
+    assert "\n  r" in text and " relu(" not in text, text  # no relu left on its own
+    before = unfused(lambda: G.compile(net).program_text(x))
+    assert before.count(" relu(") == 4 and "+relu" not in before, before
+
+
+def test_lenet5_program_before_and_after():
+    mycel.set_seed(1)
+    net = LeNet5()
+    x = t(2, 1, 32, 32, seed=3)
+    assert unfused(lambda: G.compile(net).program_text(x)) == (
+        "function @LeNet5.1(r0)\n"
+        "  r3 = conv2d(r0, r1, None)\n"
+        "  r4 = relu(r3)\n"
+        "  r5 = max_pool2d(r4)\n"
+        "  r8 = conv2d(r5, r6, None)\n"
+        "  r9 = relu(r8)\n"
+        "  r10 = max_pool2d(r9)\n"
+        "  r11 = view flatten(r10)\n"
+        "  r14 = dense(r11, r12, r13)\n"
+        "  r15 = relu(r14)\n"
+        "  r18 = dense(r15, r16, r17)\n"
+        "  r19 = relu(r18)\n"
+        "  r22 = dense(r19, r20, r21)\n"
+        "  return r22\n")
+    assert G.compile(net).program_text(x) == (
+        "function @LeNet5.1(r0)\n"
+        "  r4 = conv2d+relu(r0, r1, None)\n"
+        "  r5 = max_pool2d(r4)\n"
+        "  r9 = conv2d+relu(r5, r6, None)\n"
+        "  r10 = max_pool2d(r9)\n"
+        "  r11 = view flatten(r10)\n"
+        "  r15 = dense+relu(r11, r12, r13)\n"
+        "  r19 = dense+relu(r15, r16, r17)\n"
+        "  r22 = dense(r19, r20, r21)\n"
+        "  return r22\n")
+
+
+def test_lenet5_gradients_fused_equal_unfused_and_eager():
+    mycel.set_seed(2)
+    net = LeNet5()
+    wl = WithLoss(net)
+    params = net.trainable_params()
+    x = t(8, 1, 32, 32, seed=4)
+    y = Tensor(np.random.default_rng(5).integers(0, 10, 8).astype(np.int32))
+    loss_f, grads_f = mycel.value_and_grad(wl, None, params)(x, y)
+    loss_u, grads_u = unfused(lambda: mycel.value_and_grad(wl, None, params)(x, y))
+    np.testing.assert_array_equal(loss_f.asnumpy(), loss_u.asnumpy())
+    for gf, gu in zip(grads_f, grads_u):
+        np.testing.assert_array_equal(gf.asnumpy(), gu.asnumpy())
+    # The masks of the four relu gradients are fused chains (greater, cast, mul).
+    g = mycel.value_and_grad(wl, None, params)
+    g(x, y)
+    text = list(g._compiled.values())[0].program_text(x, y)
+    assert text.count("fused_elementwise{t0=greater(i0,i1); t1=cast(t0); t2=mul(i2,t1)}") == 4, text
+    # Independent reference: central finite differences of the loss along one weight entry.
+    w = params[0]
+    base = w.asnumpy().copy()
+    eps = 1e-2
+
+    def loss_at(v):
+        arr = base.copy()
+        arr.flat[7] = v
+        w.set_data(Tensor(arr))
+        return float(wl(x, y).asnumpy())
+    fd = (loss_at(base.flat[7] + eps) - loss_at(base.flat[7] - eps)) / (2 * eps)
+    w.set_data(Tensor(base))
+    assert abs(fd - grads_f[0].asnumpy().flat[7]) < 2e-3 * max(1.0, abs(fd))
+
+
+def test_dense_add_chain_program_and_values():
+    w, b, c = t(16, 8, seed=1), t(16, seed=2), t(16, seed=3)
+
+    def f(x):
+        return ops.sigmoid(ops.relu(ops.dense(x, w, b) + c) * 0.5 - 1.0)
+    x = t(5, 8, seed=4)
+    eager = f(x).asnumpy()
+    assert unfused(lambda: G.compile(f).program_text(x)) == (
+        "function @f.1(r0)\n"
+        "  r3 = dense(r0, r1, r2)\n"
+        "  r5 = add(r3, r4)\n"
+        "  r6 = relu(r5)\n"
+        "  r8 = mul(r6, r7)\n"
+        "  r10 = sub(r8, r9)\n"
+        "  r11 = sigmoid(r10)\n"
+        "  return r11\n")
+    assert G.compile(f).program_text(x) == (
+        "function @f.1(r0)\n"
+        "  r6 = dense+add+relu(r0, r1, r2, r4)\n"
+        "  r11 = fused_elementwise{t0=mul(i0,i1); t1=sub(t0,i2); t2=sigmoid(t1)}(r6, r7, r9)\n"
+        "  return r11\n")
+    np.testing.assert_array_equal(mycel.jit(f)(x).asnumpy(), eager)
+
+
+UNARY = ["ops.relu({})", "ops.neg({})", "ops.abs({})", "ops.square({})", "ops.exp({})",
+         "ops.sigmoid({})", "ops.tanh({})", "ops.sqrt(ops.abs({}))"]
+BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "ops.maximum({}, {})",
+          "ops.minimum({}, {})"]
+
+
+def random_chain(rng, n_inputs, length):
+    """Source of a function of n_inputs tensors: a random chain of unary and binary ops, whose
+    second operands are inputs or Python scalars (weak scalars broadcast)."""
+    expr = "a0"
+    for _ in range(length):
+        if rng.random() < 0.4:
+            expr = rng.choice(UNARY).format(expr)
+        else:
+            other = f"a{rng.integers(n_inputs)}" if rng.random() < 0.7 else f"{rng.uniform(-2, 2):.3f}"
+            l, r = (expr, other) if rng.random() < 0.5 else (other, expr)
+            expr = rng.choice(BINARY).format(l, r)
+    args = ", ".join(f"a{k}" for k in range(n_inputs))
+    return f"def chain({args}):\n    return {expr}\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_elementwise_chains_fused_equal_eager_bitwise(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n_inputs = int(rng.integers(1, 4))
+    src = "from mycel import ops\n\n" + random_chain(rng, n_inputs, int(rng.integers(3, 9)))
+    path = tmp_path / f"chain_{seed}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(f"chain_{seed}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shape = (int(rng.integers(1, 40)), int(rng.integers(1, 300)))  # odd sizes: partial blocks
+    args = [t(*shape, seed=seed * 10 + k) for k in range(n_inputs)]
+    eager = mod.chain(*args).asnumpy()
+    compiled = G.compile(mod.chain)
+    graph = compiled(*args).asnumpy()
+    np.testing.assert_array_equal(graph, eager, err_msg=src)
+    assert compiled.stats(*args)["num_fused"] >= 1, compiled.program_text(*args)
+
+
+def test_shared_intermediate_is_not_fused_away():
+    def f(x, y):
+        e = ops.exp(x)
+        return ops.relu(e * y) + e, e
+    x, y = t(7, 9, seed=1), t(7, 9, seed=2)
+    want = f(x, y)
+    got = G.compile(f)(x, y)
+    for g, e in zip(got, want):
+        np.testing.assert_array_equal(g.asnumpy(), e.asnumpy())
+    text = G.compile(f).program_text(x, y)
+    assert " exp(" in text, text  # e is an output and read twice: it stays a tensor
