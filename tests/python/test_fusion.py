@@ -114,6 +114,7 @@ def test_lenet5_program_before_and_after():
 
 
 def test_lenet5_gradients_fused_equal_unfused_and_eager():
+    mycel.set_context(mode=mycel.GRAPH_MODE)  # the compiled gradient path (PyNative records)
     mycel.set_seed(2)
     net = LeNet5()
     wl = WithLoss(net)
@@ -129,6 +130,7 @@ def test_lenet5_gradients_fused_equal_unfused_and_eager():
     g = mycel.value_and_grad(wl, None, params)
     g(x, y)
     text = list(g._compiled.values())[0].program_text(x, y)
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
     assert text.count("fused_elementwise{t0=greater(i0,i1); t1=cast(t0); t2=mul(i2,t1)}") == 4, text
     # Independent reference: central finite differences of the loss along one weight entry.
     w = params[0]
