@@ -94,7 +94,14 @@ bool expand_grad_calls(FuncGraph* top) {
       FuncGraph* G = gradient_of(S, made);
       as_apply(call)->set_input(0, std::make_shared<Constant>(nullptr, graph_value(G)));
       changed = true;
-    } else if (Apply* inner = grad_fn_apply(fn)) {  // grad of grad: make the inner gradient a graph
+    } else if (grad_fn_apply(fn)) {  // grad of grad: make the innermost gradient a graph
+      Apply* outer = made;
+      Apply* inner = grad_fn_apply(fn);
+      while (Apply* deeper = grad_fn_apply(inner->arg(0))) {
+        outer = inner;
+        inner = deeper;
+      }
+      made = outer;
       FuncGraph* S = constant_graph(inner->arg(0));
       if (!S)
         MYCEL_THROW(NotSupported, "[grad] can only differentiate functions defined in the model",
