@@ -24,13 +24,14 @@ namespace detail {
 
 namespace {
 FuncGraph* single_spec(const std::shared_ptr<Site>& site, const SourceLoc& loc) {
-  if (!site || site->specs.empty()) return nullptr;
-  if (site->specs.size() > 1)
+  if (!site || site->all_specs().empty()) return nullptr;
+  const auto& specs = site->all_specs();
+  if (specs.size() > 1)
     MYCEL_THROW(NotSupported, "[specialize] function @", site->graph->name(),
-                " is called with ", site->specs.size(),
+                " is called with ", specs.size(),
                 " different argument types through one value; call it directly instead",
                 where(loc));
-  return site->specs[0];
+  return specs[0];
 }
 
 AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
