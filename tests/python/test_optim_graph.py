@@ -6,9 +6,6 @@ import pytest
 import mycel
 from mycel import nn, ops, Tensor
 
-pytestmark = pytest.mark.xfail(reason="graph-mode assign lands from the lead", strict=False)
-
-
 class _Regression(nn.Cell):
     def __init__(self):
         super().__init__()
@@ -46,6 +43,7 @@ def _state(net, opt):
     return {n: p.asnumpy().copy() for n, p in list(net.parameters_and_names()) + list(opt.parameters_and_names())}
 
 
+@pytest.mark.xfail(reason="needs in-graph GradOperation (value_and_grad inside @jit)", strict=False)
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_jit_train_step_matches_eager(name):
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
