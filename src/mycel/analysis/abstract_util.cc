@@ -245,3 +245,44 @@ void rethrow_with(const std::string& suffix_in, const std::string& placeholder) 
 }
 
 }  // namespace mycel::analysis::detail
+
+namespace mycel::analysis::detail {
+
+namespace {
+std::shared_ptr<Site> root_of(std::shared_ptr<Site> s) {
+  while (s && s->merged_into) s = s->merged_into;
+  return s;
+}
+}  // namespace
+
+void merge_sites(const AbstractPtr& from, const AbstractPtr& into) {
+  if (!from || !into || from == into) return;
+  auto* f = dynamic_cast<const FnAbs*>(from.get());
+  auto* t = dynamic_cast<const FnAbs*>(into.get());
+  if (f && t) {
+    std::shared_ptr<Site> a = root_of(f->site()), b = root_of(t->site());
+    if (a && b && a != b && a->graph == b->graph) {
+      for (ir::FuncGraph* g : a->specs) b->add(g);
+      a->specs.clear();
+      a->merged_into = b;
+    }
+    const auto& fb = f->bound_args();
+    const auto& tb = t->bound_args();
+    for (size_t i = 0; i < fb.size() && i < tb.size(); ++i) merge_sites(fb[i], tb[i]);
+    return;
+  }
+  auto* fu = dynamic_cast<const FnUnion*>(from.get());
+  auto* tu = dynamic_cast<const FnUnion*>(into.get());
+  if (fu && tu) {
+    for (size_t i = 0; i < fu->fns().size() && i < tu->fns().size(); ++i)
+      merge_sites(fu->fns()[i], tu->fns()[i]);
+    return;
+  }
+  auto* ft = as_tuple(from);
+  auto* tt = as_tuple(into);
+  if (ft && tt)
+    for (size_t i = 0; i < ft->items().size() && i < tt->items().size(); ++i)
+      merge_sites(ft->items()[i], tt->items()[i]);
+}
+
+}  // namespace mycel::analysis::detail

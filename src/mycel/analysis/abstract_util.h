@@ -14,16 +14,30 @@ namespace mycel::analysis::detail {
 struct Context;
 
 /// Where a graph constant was created, and which specializations calls of it asked for.
+/// Sites whose values reach the same memoized call (one clone serves both) are merged: the later
+/// one forwards to the first, so both constants are replaced by the clones either call asked for.
 struct Site {
   ir::FuncGraph* graph = nullptr;                  // the original graph
   Context* env = nullptr;                          // where its free variables live
-  std::vector<ir::FuncGraph*> specs;               // distinct specialized clones
-  void add(ir::FuncGraph* g) {
-    for (auto* s : specs)
-      if (s == g) return;
-    specs.push_back(g);
+  std::vector<ir::FuncGraph*> specs;               // distinct specialized clones (of the root)
+  std::shared_ptr<Site> merged_into;               // set when this site forwards to another
+  Site* root() {
+    Site* s = this;
+    while (s->merged_into) s = s->merged_into.get();
+    return s;
   }
+  void add(ir::FuncGraph* g) {
+    Site* r = root();
+    for (auto* s : r->specs)
+      if (s == g) return;
+    r->specs.push_back(g);
+  }
+  /// The specializations asked for through this site or any site merged with it.
+  const std::vector<ir::FuncGraph*>& all_specs() { return root()->specs; }
 };
+/// Merges the site of every function value inside `from` (tuples, partial arguments) into the
+/// site of the function value at the same place in `into`.
+void merge_sites(const ir::AbstractPtr& from, const ir::AbstractPtr& into);
 
 /// A function value: a graph closure (graph + the context its free variables live in), an op or
 /// a graph primitive, with arguments bound by partial().

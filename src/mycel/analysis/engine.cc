@@ -246,6 +246,9 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
     created_.push_back(key);
   }
   *spec = c->clone;
+  // Function values passed here are called through c's parameters: every call site's constants
+  // must become the clones that c's calls ask for, not only those of the call that made c.
+  for (size_t i = 0; i < args.size(); ++i) merge_sites(args[i], c->args[i]);
   if (c->in_progress) {  // recursion with the same signature: reuse the clone being built
     c->assumed = true;
     return c->output ? c->output : pending();

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -71,6 +72,10 @@ class Engine {
   std::vector<ir::NodePtr> site_nodes_;                  // ... kept alive (no address reuse)
   std::vector<ir::FuncGraph*> discarded_;               // clones of contexts dropped on re-analysis
 };
+
+/// The truth of a one-element tensor condition computable at compile time (constants and
+/// ops on them, scalar_to_tensor of constant scalars); nullopt when known only at run time.
+std::optional<bool> constant_condition(const ir::NodePtr& cond);
 
 // Implemented in eval_op.cc and eval_prim.cc.
 /// Resolves an op call (attributes, weak scalars, promotion casts, infer); returns the new node.

@@ -197,6 +197,7 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     }
     case Prim::kSwitch: {
       if (auto c = truth(a[0])) return *c ? args[1] : args[2];  // a constant condition picks its branch
+      if (auto c = constant_condition(args[0])) return *c ? args[1] : args[2];  // ... a constant tensor too
       if (is_pending(a[0])) return keep(pending());
       AbstractPtr j = join(a[1], a[2], loc);
       if (!j)

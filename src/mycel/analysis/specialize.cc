@@ -25,13 +25,14 @@ namespace detail {
 
 namespace {
 FuncGraph* single_spec(const std::shared_ptr<Site>& site, const SourceLoc& loc) {
-  if (!site || site->specs.empty()) return nullptr;
-  if (site->specs.size() > 1)
+  if (!site || site->all_specs().empty()) return nullptr;
+  const auto& specs = site->all_specs();
+  if (specs.size() > 1)
     MYCEL_THROW(NotSupported, "[specialize] function @", site->graph->name(),
-                " is called with ", site->specs.size(),
+                " is called with ", specs.size(),
                 " different argument types through one value; call it directly instead",
                 where(loc));
-  return site->specs[0];
+  return specs[0];
 }
 
 AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
@@ -77,12 +78,12 @@ void Engine::finalize(FuncGraph* root) {
   for (const auto& [node, site] : sites_) {
     auto& u = by_closure[{site->graph, site->env}];
     if (!u) u = std::make_shared<Site>();
-    for (FuncGraph* g : site->specs) u->add(g);
+    for (FuncGraph* g : site->all_specs()) u->add(g);
   }
   auto fix = [&](const NodePtr& n, const SourceLoc& loc) -> NodePtr {
     if (!n->is_constant()) return n;
     auto it = sites_.find(n.get());
-    if (it != sites_.end() && it->second->specs.empty()) {
+    if (it != sites_.end() && it->second->all_specs().empty()) {
       const auto& u = by_closure[{it->second->graph, it->second->env}];
       if (u && u->specs.size() == 1) it->second->add(u->specs[0]);
     }

@@ -1,6 +1,10 @@
 // Algebraic simplification. Each rule fires only when the result's abstract equals the operand's
 // (same dtype, same shape: no broadcast or promotion is lost). x + 0 turns -0.0 into +0.0 in IEEE
 // arithmetic; the two compare equal, and MindSpore simplifies it the same way.
+// A copy of a Parameter that the step assigns (`step = global_step + 0`) is a snapshot: a read of
+// the Parameter itself that is ordered after the assign sees the new value, so such copies stay.
+#include <unordered_set>
+
 #include "mycel/opt/graph_util.h"
 #include "mycel/opt/opt.h"
 
@@ -11,10 +15,6 @@ using namespace ir;
 namespace {
 bool same_abstract(const NodePtr& a, const NodePtr& b) {
   return a->abstract() && b->abstract() && a->abstract()->equals(*b->abstract());
-}
-bool is_weight(const NodePtr& n) {
-  const Parameter* p = as_parameter(n);
-  return p && p->is_weight();
 }
 bool is_const(const NodePtr& n, double v) {
   auto c = detail::uniform_constant(n);
@@ -35,6 +35,13 @@ NodePtr with_attrs(FuncGraph* g, const char* op, std::map<std::string, AttrValue
   const OpDef& d = Registry::get().at(op);
   return g->constant(op_value(&d, make_attrs(d, attrs)));
 }
+// Parameters written by an assign somewhere in the graphs of root.
+std::unordered_set<const Node*> assigned_weights(const std::vector<NodePtr>& applies) {
+  std::unordered_set<const Node*> out;
+  for (const NodePtr& n : applies)
+    if (is_prim_call(n, Prim::kAssign)) out.insert(as_apply(n)->arg(0).get());
+  return out;
+}
 }  // namespace
 
 bool simplify_algebra(FuncGraph* root, const OptOptions&) {
@@ -43,7 +50,9 @@ bool simplify_algebra(FuncGraph* root, const OptOptions&) {
     auto it = repl.find(n.get());
     return it == repl.end() ? n : it->second;
   };
-  for (const NodePtr& n : detail::all_applies(root)) {
+  const std::vector<NodePtr> applies = detail::all_applies(root);
+  const std::unordered_set<const Node*> assigned = assigned_weights(applies);
+  for (const NodePtr& n : applies) {
     const OpValue* op = detail::op_of(n);
     if (!op) continue;
     auto* a = static_cast<Apply*>(n.get());
@@ -78,9 +87,8 @@ bool simplify_algebra(FuncGraph* root, const OptOptions&) {
       if (identity && same_abstract(n, src)) r = src;
       else if (!identity) r = detail::make_like(n->graph(), {with_attrs(n->graph(), "transpose", {{"perm", c}}), src}, n);
     }
-    // A copy of a weight (w + 0, w * 1, ...) is kept: it is the value read before an assign of
-    // the weight in the same step, which the weight itself would not be (see backend schedule).
-    if (r && is_weight(r)) continue;
+    // Views (reshape) share the Parameter's storage anyway; any other op is a copy to keep.
+    if (r && assigned.count(r.get()) && !op->op().view) continue;
     if (r) repl[n.get()] = r;
   }
   detail::replace_uses(root, repl);

@@ -1,0 +1,127 @@
+"""Graph-mode bugs found by compiling the optimizers, each reproduced by a small Cell or function and
+compared with the same code run eagerly (or with numpy)."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, _mycel, nn, ops
+from mycel.common import dtype as mstype
+from mycel.common.parameter import Parameter
+
+
+@pytest.fixture(autouse=True)
+def _pynative():
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def _x():
+    return Tensor(np.array([0.5, -1.5, 2.0], np.float32))
+
+
+class _Counter(nn.Cell):
+    """Reads a copy of its counter, then advances it: the copy must keep the old value."""
+
+    def __init__(self):
+        super().__init__()
+        self.counter = Parameter(Tensor(np.zeros([1], np.int32)), name="counter", requires_grad=False)
+
+    def _next(self):
+        step = self.counter + 0
+        return ops.depend(step, ops.assign(self.counter, step + 1))
+
+    def construct(self, x):
+        step = self._next()
+        return x * (ops.cast(step, mstype.float32) + 1.0)
+
+
+def test_copy_of_assigned_parameter_keeps_the_value_before_the_assign():
+    # simplify_algebra turned `counter + 0` into `counter`, which the step then read after its
+    # assign: the compiled step saw the new value (Lamb's bias correction used step + 1).
+    eager, graph = _Counter(), _Counter()
+    step = mycel.jit(graph)
+    x = _x()
+    for k in range(3):
+        want = eager(x).asnumpy()
+        np.testing.assert_allclose(want, x.asnumpy() * (k + 1))
+        np.testing.assert_allclose(step(x).asnumpy(), want)
+    assert graph.counter.asnumpy().tolist() == eager.counter.asnumpy().tolist() == [3]
+
+
+class _Scale(nn.Cell):
+    def __init__(self, value):
+        super().__init__()
+        self.value = Parameter(Tensor(np.float32(value)), name="value", requires_grad=False)
+
+    def construct(self, x):
+        return x * self.value
+
+
+class _SharedThroughHelper(nn.Cell):
+    """One sub-Cell in a tuple twice (an optimizer's lr Cell per parameter), each entry called
+    through the same helper method."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = _Scale(3.0)
+        self.per_input = (self.scale, self.scale)
+
+    def _apply(self, cell, x):
+        return cell(x) + 1.0
+
+    def construct(self, a, b):
+        return self._apply(self.per_input[0], a), self._apply(self.per_input[1], b)
+
+
+def test_shared_cell_called_through_one_helper_from_two_sites():
+    # The helper's specialization was memoized on the first call; the second site's constant of
+    # the shared Cell kept the unspecialized graph ("node without an abstract value").
+    a = _x()
+    b = Tensor(np.array([1.0, 2.0, 4.0], np.float32))
+    got = mycel.jit(_SharedThroughHelper())(a, b)
+    want = _SharedThroughHelper()(a, b)
+    for g, w, x in zip(got, want, (a, b)):
+        np.testing.assert_allclose(w.asnumpy(), x.asnumpy() * 3.0 + 1.0)
+        np.testing.assert_allclose(g.asnumpy(), w.asnumpy())
+
+
+def decay_each(x):
+    # `w > 0.0` on floats from a tuple is analysed as a tensor op on constants.
+    for w in (0.0, 0.5):
+        if w > 0.0:
+            x = x + w * x
+        else:
+            x = x - 1.0
+    return x
+
+
+FLAG = Tensor(np.array(False))
+
+
+def flagged(x):
+    if FLAG:
+        return x * 2.0
+    return x + 2.0
+
+
+@pytest.mark.parametrize("fn, ref", [(decay_each, lambda x: (x - 1.0) * 1.5), (flagged, lambda x: x + 2.0)])
+def test_constant_tensor_condition_picks_its_branch_at_analysis(fn, ref):
+    x = _x()
+    want = fn(x).asnumpy()
+    np.testing.assert_allclose(want, ref(x.asnumpy()), rtol=1e-6)
+    np.testing.assert_allclose(mycel.jit(fn)(x).asnumpy(), want, rtol=1e-6)
+    text = _mycel.graph.specialize(_mycel.frontend.parse(fn), x)
+    assert "switch(" not in text and text.count("graph @") == 1, text
+
+
+def test_tensor_condition_known_only_at_run_time_stays_a_switch():
+    def positive(x):
+        if x.sum() > 0.0:
+            return x * 2.0
+        return x + 2.0
+    x = _x()
+    text = _mycel.graph.specialize(_mycel.frontend.parse(positive), x)
+    assert "switch(" in text
+    for v in (x, Tensor(-x.asnumpy())):
+        np.testing.assert_allclose(mycel.jit(positive)(v).asnumpy(), positive(v).asnumpy())
