@@ -18,7 +18,7 @@ from mycel.dataset import vision
 from mycel.train import Model, LossMonitor, TimeMonitor
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
-LEARNING_RATE = 0.01
+LEARNING_RATE = 0.02
 MOMENTUM = 0.9
 BATCH_SIZE = 32
 
@@ -79,9 +79,11 @@ def main(argv=None):
     test_data = create_dataset("test", shuffle=False)
 
     net = LeNet5()
-    optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
-    model = build_model(net, optimizer)
     steps = train_data.get_dataset_size()
+    # Cosine decay from LEARNING_RATE to 0 over the run (a per-step list, MindSpore's dynamic lr).
+    lr = nn.cosine_decay_lr(0.0, LEARNING_RATE, steps * args.epochs, steps, args.epochs)
+    optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=MOMENTUM)
+    model = build_model(net, optimizer)
     print(f"LeNet5 on Fashion-MNIST: {args.epochs} epochs of {steps} steps, batch {BATCH_SIZE}, "
           f"{args.mode} mode")
     model.train(args.epochs, train_data, callbacks=[LossMonitor(per_print_times=max(steps // 4, 1)),

@@ -4,7 +4,7 @@ registered, so `parameters_and_names()` walks the tree with hierarchical names, 
 a Parameter's `name` follows its attribute path ("conv1.weight") unless auto_prefix is off."""
 from collections import OrderedDict
 
-from mycel import context
+from mycel import _mycel, context
 from mycel.common import api as _api
 from mycel.common.parameter import Parameter
 
@@ -28,12 +28,29 @@ class Cell:
         if float_dtype is not None:
             inputs = tuple(_cast_float(x, float_dtype) for x in inputs)
         if kwargs or context.get_context("mode") != context.GRAPH_MODE:
+            if not kwargs and "bprop" in _class_attrs(type(self)) and _mycel.pynative.recording():
+                return self._call_recorded_with_bprop(inputs)
             return self.construct(*inputs, **kwargs)
         compiled = self.__dict__.get("_compiled")
         if compiled is None:  # graph mode: parse construct once, compile per input signature
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
         return compiled(*inputs)
+
+    def _call_recorded_with_bprop(self, inputs):
+        # Inside an eager grad: one call of the compiled construct, whose gradient is this Cell's
+        # own bprop (the recorder differentiates the call like a @jit function).
+        compiled = self.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
+            object.__setattr__(self, "_compiled", compiled)
+        out = compiled(*inputs)
+        parsed = self.__dict__.get("_parsed_for_grad")
+        if parsed is None:
+            parsed = _mycel.frontend.parse(self)
+            object.__setattr__(self, "_parsed_for_grad", parsed)
+        _mycel.pynative.record_jit_call(parsed, tuple(inputs), out)
+        return out
 
     def forward(self, *inputs, **kwargs):
         """PyTorch-style alias of calling the Cell."""
@@ -218,6 +235,16 @@ class Cell:
         for name, cell in self._cells.items():
             lines.append(f"  ({name}): " + repr(cell).replace("\n", "\n  "))
         return "\n".join(lines) + ">" if len(lines) > 1 else f"{type(self).__name__}<{extra}>"
+
+
+def _class_attrs(cls):
+    """Names defined by cls and its bases below Cell (a user's bprop, not Cell's)."""
+    names = set()
+    for k in cls.__mro__:
+        if k is Cell:
+            break
+        names.update(k.__dict__)
+    return names
 
 
 def _cast_float(x, dtype):

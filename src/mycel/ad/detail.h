@@ -65,6 +65,7 @@ class Transformer {
   ir::NodePtr fwd_apply(GraphJ* s, const ir::NodePtr& n);
   GraphJ* build(ir::FuncGraph* g, const std::vector<ir::NodePtr>& fvs, bool vjp);
   void build_bprop(GraphJ* s, const ir::NodePtr& dout);  // bprop_graph.cc
+  void build_custom(GraphJ* s, const ir::NodePtr& dout);  // a Cell's own bprop
 
   using Key = std::tuple<ir::FuncGraph*, std::vector<const ir::Node*>, ir::FuncGraph*, bool>;
   std::map<Key, GraphJ*> memo_;

@@ -114,12 +114,49 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
     dout->set_abstract(g->output()->abstract());
   }
   active_.push_back(s);
+  if (want_vjp && g->bprop()) {  // a Cell's own bprop replaces the transform of its body
+    build_custom(s, dout);
+    active_.pop_back();
+    return s;
+  }
   for (const NodePtr& n : g->toposort()) fwd(s, n);  // forward values, in order
   NodePtr out = fwd(s, g->output());
   if (want_vjp) build_bprop(s, dout);
   else s->graph->set_output(out);
   active_.pop_back();
   return s;
+}
+
+// g_vjp(x..., dout) = ((zeros for the free variables...), bprop(x..., g(x...), dout)...): the
+// user's rule gives the inputs' sensitivities; weights and other free variables get none.
+void Transformer::build_custom(GraphJ* s, const NodePtr& dout) {
+  FuncGraph* g = s->orig;
+  FuncGraph* G = s->graph;
+  std::vector<NodePtr> xs;
+  for (const NodePtr& p : g->parameters()) xs.push_back(s->fwd[p.get()]);
+  std::vector<NodePtr> call{cst(graph_value(forward(g)))};
+  call.insert(call.end(), xs.begin(), xs.end());
+  NodePtr out = G->apply(std::move(call), g->output()->loc());
+  std::vector<NodePtr> bcall{cst(graph_value(forward(g->bprop())))};
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (!as_parameter(g->parameters()[i])->is_weight()) bcall.push_back(xs[i]);
+  bcall.push_back(out);
+  bcall.push_back(dout);
+  NodePtr r = G->apply(std::move(bcall), g->output()->loc());
+  std::vector<NodePtr> fv_sens;
+  for (const NodePtr& v : s->fvs) fv_sens.push_back(differentiable(v->abstract()) ? zeros(G, fwd(s, v), v->abstract()) : none());
+  std::vector<NodePtr> result{G->prim(Prim::kMakeTuple, std::move(fv_sens))};
+  size_t k = 0;  // index into the bprop's result (inputs only; weights get zeros)
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const NodePtr& p = g->parameters()[i];
+    if (as_parameter(p)->is_weight()) {
+      result.push_back(zeros(G, xs[i], p->abstract()));
+      continue;
+    }
+    result.push_back(differentiable(p->abstract()) ? getitem(G, r, k) : none());
+    ++k;
+  }
+  G->set_output(G->prim(Prim::kMakeTuple, std::move(result)));
 }
 
 void Transformer::enter_identity(FuncGraph* g) {

@@ -254,6 +254,24 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
     return c->output ? c->output : pending();
   }
   if (!c->output) analyse(c);
+  if (g->bprop() && !c->clone->bprop() && c->output && !has_pending(c->output)) {
+    // The Cell's own bprop, specialized for (inputs..., out, dout) next to its construct.
+    FuncGraph* b = g->bprop();
+    FnAbs bfn(graph_value(b), b->parent() ? find_env(c, b->parent(), loc) : nullptr, nullptr);
+    std::vector<AbstractPtr> bargs;  // the inputs (a top-level Cell's weights are parameters too)
+    for (size_t i = 0; i < sig.size(); ++i)
+      if (!as_parameter(g->parameters()[i])->is_weight()) bargs.push_back(sig[i]);
+    const size_t n_inputs = bargs.size();
+    bargs.push_back(c->output);
+    bargs.push_back(c->output);
+    FuncGraph* bspec = nullptr;
+    AbstractPtr bout = call_graph(ctx, bfn, bargs, loc, &bspec);
+    auto* t = as_tuple(bout);
+    if (!t || t->items().size() != n_inputs)
+      MYCEL_THROW(TypeError, "[bprop] @", b->name(), " must return a tuple with one sensitivity per input (",
+                  n_inputs, "), got ", bout->repr(), where(loc));
+    c->clone->set_bprop(bspec);
+  }
   return c->output;
 }
 

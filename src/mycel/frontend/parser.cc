@@ -196,6 +196,7 @@ ParsedModule Parser::run(nb::handle obj) {
   }
   if (name == "<lambda>") name = "lambda";
   FuncGraph* entry = parse_function(fn, self, name, nullptr, true, {});
+  if (nb::isinstance(obj, cell_type_)) attach_bprop(entry, obj, name, {});
   applies_.clear();
   ir::verify(*entry, "frontend");
   ParsedModule out;

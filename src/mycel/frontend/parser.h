@@ -90,6 +90,8 @@ class Parser {
   bool has_effects(const NodePtr& n);
   /// A GradOperation or mycel.grad function object met in the source (resolve.cc).
   NodePtr grad_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
+  void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 

@@ -102,7 +102,23 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
   auto it = fn_cache_.find(key);
   if (it != fn_cache_.end()) return it->second;
   std::string name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("__name__"));
-  return parse_function(fn, cell, name, top_, false, loc);
+  FuncGraph* g = parse_function(fn, cell, name, top_, false, loc);
+  attach_bprop(g, cell, name, loc);
+  return g;
+}
+
+void Parser::attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc) {
+  // A custom bprop(self, *inputs, out, dout) defined by the Cell's class (MindSpore's Cell.bprop).
+  nb::object bprop = nb::getattr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))), "bprop", nb::none());
+  if (bprop.is_none() || !PyFunction_Check(bprop.ptr())) return;
+  FuncGraph* b = parse_function(bprop, cell, name + "_bprop", top_, false, loc);
+  size_t inputs = 0;
+  for (const NodePtr& p : g->parameters()) inputs += !static_cast<ir::Parameter*>(p.get())->is_weight();
+  if (b->parameters().size() != inputs + 2)
+    error(loc.known() ? loc : b->parameters().empty() ? loc : b->parameters()[0]->loc(), "TypeError",
+          name + ".bprop must take the inputs of construct plus out and dout (" + std::to_string(inputs + 2) +
+              " arguments), it takes " + std::to_string(b->parameters().size()));
+  g->set_bprop(b);
 }
 
 NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {

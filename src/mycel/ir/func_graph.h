@@ -30,6 +30,10 @@ class FuncGraph {
   /// sequence's length, and its items may differ in type, so it cannot stay a loop).
   bool unroll() const { return unroll_; }
   void set_unroll(bool u) { unroll_ = u; }
+  /// A Cell's own bprop(inputs..., out, dout) -> input sensitivities, used by autodiff instead of
+  /// differentiating this graph (specialized alongside it; such graphs are not inlined).
+  FuncGraph* bprop() const { return bprop_; }
+  void set_bprop(FuncGraph* b) { bprop_ = b; }
 
   const std::vector<NodePtr>& parameters() const { return params_; }
   NodePtr add_parameter(const std::string& name);
@@ -60,6 +64,7 @@ class FuncGraph {
   std::vector<NodePtr> params_;
   NodePtr output_;
   bool unroll_ = false;
+  FuncGraph* bprop_ = nullptr;
 };
 
 /// Owns the graphs of one compilation (parse, specialization and AD add to it).

@@ -94,6 +94,7 @@ bool inline_calls(FuncGraph* root, const OptOptions&) {
     auto* a = static_cast<Apply*>(n.get());
     FuncGraph* g = constant_graph(a->callee());
     if (!g || a->num_args() != g->parameters().size() || g == n->graph()) continue;
+    if (g && g->bprop()) continue;  // a Cell with its own bprop stays a call for autodiff
     if (!recursive.count(g)) recursive[g] = is_recursive(g);
     if (recursive[g]) continue;
     bool in_scope = true;
