@@ -5,9 +5,9 @@ optimizer, and Model.train / Model.eval with callbacks. Run with scripts/demo, o
     .venv/bin/python examples/lenet5.py --epochs 10 --mode graph
     .venv/bin/python examples/lenet5.py --steps 200 --mode pynative     # a quick look
 
-Momentum with learning rate 0.01 and momentum 0.9 on batches of 32 converges: a 10-epoch run
-(PyNative, a stand-in Momentum with the same update) reached test accuracy 0.888; the target is
-0.89 in graph mode."""
+Momentum 0.9 with a cosine-decayed learning rate from 0.02 to 0 on batches of 32 converges: a
+10-epoch graph-mode run reached test accuracy 0.9058 (target 0.89); a constant 0.01 stopped at
+0.888."""
 import argparse
 import os
 

@@ -194,3 +194,26 @@ def test_loop_over_many_parameters_unrolls():
     grads = tuple(Tensor(np.ones(2, np.float32)) for _ in range(40))
     opt(grads)
     np.testing.assert_allclose([p.asnumpy()[0] for p in ps], np.arange(40) - 0.5)
+
+
+def _apply_n(f, x, n):
+    i = 0
+    while i < n:
+        x = f(x)
+        i = i + 1
+    return x
+
+
+def test_gradient_through_a_function_passed_as_an_argument():
+    # A lambda and a registry op passed into a loop that calls them a run-time number of times.
+    x = np.array([0.3, 0.7, -1.1], np.float32)
+    g1 = mycel.grad(lambda v: _apply_n(lambda u: ops.sin(u) * 2.0, v, 3).sum())(Tensor(x))
+    a = x.astype(np.float64)
+    b = 2 * np.sin(a)
+    c = 2 * np.sin(b)
+    want1 = 2 * np.cos(c) * 2 * np.cos(b) * 2 * np.cos(a)
+    np.testing.assert_allclose(g1.asnumpy(), want1, rtol=1e-4)
+    n = Tensor(np.array(3, np.int32))
+    g2 = mycel.grad(lambda v, k: _apply_n(ops.sin, v, k).sum())(Tensor(x), n)
+    want2 = np.cos(np.sin(np.sin(a))) * np.cos(np.sin(a)) * np.cos(a)
+    np.testing.assert_allclose(g2.asnumpy(), want2, rtol=1e-4)

@@ -20,6 +20,12 @@ using ConstEvalHook =
 void set_const_eval_hook(ConstEvalHook hook);
 const ConstEvalHook& const_eval_hook();
 
+/// The registry op an opaque callee stands for (a `mycel.ops` function passed around as a value),
+/// or nullptr; the Python glue registers one.
+using OpaqueOpHook = std::function<const OpDef*(const ir::Value& callee)>;
+void set_opaque_op_hook(OpaqueOpHook hook);
+const OpaqueOpHook& opaque_op_hook();
+
 /// Limits of the specializer.
 struct SpecializeOptions {
   int max_unroll = 16;    // same graph on the stack this often with changing constants: widen

@@ -165,6 +165,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {
+    // A mycel.ops function passed as a value (a higher-order function's argument): call the op.
+    if (opaque_op_hook())
+      if (const OpDef* op = opaque_op_hook()(*o->value())) {
+        bool all_const = true;
+        for (const auto& a : arg_abs) all_const &= constant_of(a) != nullptr;
+        if (!all_const) return eval_op_call(*this, ctx, OpValue(op, Attrs{}), args, loc);
+      }
     std::vector<ValuePtr> consts;
     for (size_t i = 0; i < args.size(); ++i) {
       ValuePtr v = constant_of(arg_abs[i]);

@@ -16,9 +16,15 @@ ConstEvalHook& hook_slot() {
   static ConstEvalHook h;
   return h;
 }
+OpaqueOpHook& op_hook_slot() {
+  static OpaqueOpHook h;
+  return h;
+}
 }  // namespace
 
 void set_const_eval_hook(ConstEvalHook hook) { hook_slot() = std::move(hook); }
+void set_opaque_op_hook(OpaqueOpHook hook) { op_hook_slot() = std::move(hook); }
+const OpaqueOpHook& opaque_op_hook() { return op_hook_slot(); }
 const ConstEvalHook& const_eval_hook() { return hook_slot(); }
 
 namespace detail {

@@ -253,6 +253,17 @@ void init_graph(nb::module_& m) {
     nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
     return py_to_value(fn(*nb::tuple(py_args)));
   });
+  analysis::set_opaque_op_hook([](const ir::Value& callee) -> const OpDef* {
+    if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
+    nb::gil_scoped_acquire gil;
+    nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
+    nb::object name = nb::getattr(fn, "__name__", nb::none());
+    if (!nb::isinstance<nb::str>(name)) return nullptr;
+    std::string n = nb::cast<std::string>(name);
+    nb::object ops = nb::module_::import_("mycel._mycel").attr("ops");
+    if (!nb::getattr(ops, n.c_str(), nb::none()).is(fn)) return nullptr;
+    return Registry::get().find(n);
+  });
   g.def("specialize", [](frontend::ParsedModule& p, nb::args args, bool optimize) {
     std::vector<ir::AbstractPtr> abs;
     for (nb::handle a : args) abs.push_back(abstract_of(a));
