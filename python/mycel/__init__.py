@@ -10,6 +10,7 @@ from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
 from mycel.common.autodiff import grad, value_and_grad
+from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd
 from mycel import nn
 from mycel import train
 from mycel import amp
@@ -19,7 +20,7 @@ from mycel.train.serialization import save_checkpoint, load_checkpoint, load_par
 __version__ = "0.1.0"
 
 __all__ = ["Model", "amp", "Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "nn", "train", "save_checkpoint",
+           "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]

@@ -69,12 +69,63 @@ def test_bad_levels():
         amp.DynamicLossScaleManager(scale_factor=1)
 
 
-def test_o2_training_step_runs():
-    net = ConvBNNet()
-    step = amp.build_train_network(net, SGD(net.trainable_params(), 0.01),
-                                   nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), level="O2")
-    loss = step(Tensor(np.ones((2, 1, 6, 6), np.float32)), Tensor(np.array([0, 1], np.int32)))
-    assert loss.dtype == mycel.float32 and np.isfinite(loss.asnumpy())
+def _amp_losses(level, mode, steps=3):
+    """Losses of `steps` O2/O3 training steps of a fixed-seed ConvBNNet in `mode`, and its weights."""
+    mycel.set_context(mode=mode)
+    try:
+        mycel.set_seed(7)
+        net = ConvBNNet()
+        step = amp.build_train_network(net, SGD(net.trainable_params(), 0.05),
+                                       nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), level=level)
+        x = np.random.default_rng(1).standard_normal((4, 1, 6, 6)).astype(np.float32)
+        y = np.array([0, 1, 2, 1], np.int32)
+        losses = []
+        for _ in range(steps):
+            loss = step(Tensor(x), Tensor(y))
+            assert loss.dtype == mycel.float32
+            losses.append(float(loss.asnumpy()))
+        return losses, {n: p.asnumpy().astype(np.float32) for n, p in net.parameters_and_names()}
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("level", ["O2", "O3"])
+def test_amp_training_step_graph_mode_matches_pynative(level):
+    # Graph mode must apply to_float's input casts (the frontend inserts them) exactly as the eager
+    # Cell.__call__ does: the same bfloat16 computation, so the same losses and updated weights.
+    eager, w_eager = _amp_losses(level, mycel.PYNATIVE_MODE)
+    graph, w_graph = _amp_losses(level, mycel.GRAPH_MODE)
+    assert all(np.isfinite(eager)) and eager[-1] < eager[0]  # it trains
+    np.testing.assert_allclose(graph, eager, rtol=2e-2, atol=1e-3)
+    for name in w_eager:
+        np.testing.assert_allclose(w_graph[name], w_eager[name], rtol=2e-2, atol=2e-2, err_msg=name)
+
+
+def test_to_float_casts_sub_cell_inputs_in_graph_mode():
+    # A float32 input reaching a bfloat16 sub-Cell: without the cast, conv2d rejects mixed dtypes.
+    class Outer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.Dense(3, 2)
+            amp._set_cell_dtype(self.inner, mycel.bfloat16)  # what O2 does per Cell
+
+        def construct(self, x, n):
+            return self.inner(x), n  # n: an int32 tensor, left alone by the cast
+
+    net = Outer()
+    x = np.array([[1.0, 2.0, -1.0]], np.float32)
+    n = np.array([3], np.int32)
+    eager_out, eager_n = net(Tensor(x), Tensor(n))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        out, n_out = net(Tensor(x), Tensor(n))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    assert out.dtype == mycel.bfloat16 and n_out.dtype == mycel.int32
+    w = net.inner.weight.asnumpy().astype(np.float32)
+    b = net.inner.bias.asnumpy().astype(np.float32)
+    np.testing.assert_allclose(out.asnumpy().astype(np.float32), x @ w.T + b, rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(out.asnumpy(), eager_out.asnumpy())
 
 
 def test_build_train_network_with_managers():

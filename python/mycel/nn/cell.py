@@ -5,6 +5,7 @@ a Parameter's `name` follows its attribute path ("conv1.weight") unless auto_pre
 from collections import OrderedDict
 
 from mycel import _mycel, context
+from mycel.common import dtype as _mstype
 from mycel.common import api as _api
 from mycel.common.parameter import Parameter
 
@@ -252,6 +253,18 @@ def _cast_float(x, dtype):
     from mycel import _mycel
     if isinstance(x, _mycel.Tensor) and str(x.dtype) in ("float16", "bfloat16", "float32", "float64") \
             and x.dtype != dtype:
+        return _mycel.ops.cast(x, dtype)
+    return x
+
+
+_FLOAT_DTYPES = (_mstype.float16, _mstype.bfloat16, _mstype.float32, _mstype.float64)
+
+
+def _cast_float_input(x, dtype):
+    """Graph mode's _cast_float: the frontend calls it on the inputs of a Cell with to_float set
+    (Parser::cast_cell_inputs). Parsed like user code; `x.dtype in ...` is a compile-time
+    constant, so each call folds to one cast or to nothing."""
+    if x.dtype in _FLOAT_DTYPES and x.dtype not in (dtype,):
         return _mycel.ops.cast(x, dtype)
     return x
 

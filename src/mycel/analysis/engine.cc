@@ -15,6 +15,23 @@ std::string ptr_key(const void* p) {
   return os.str();
 }
 
+// isinstance(x, cls) on a value known only at run time: its type is known at compile time, so
+// a stand-in of that type (an empty tensor of the dtype; a tuple of stand-ins) answers the test.
+// Used for `isinstance` only: any other Python function would compute with the stand-in's data.
+ValuePtr type_witness(const AbstractPtr& a) {
+  if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
+  if (auto* t = as_tuple(a)) {
+    std::vector<ValuePtr> items;
+    for (const auto& x : t->items()) {
+      ValuePtr w = type_witness(x);
+      if (!w) return nullptr;
+      items.push_back(std::move(w));
+    }
+    return tuple(std::move(items));
+  }
+  return nullptr;
+}
+
 // Counts a run-time switch call while its branches are analysed (drives widening).
 struct DynamicScope {
   Context* c;
@@ -178,6 +195,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (!v) {
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
+      if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
       if (!v)
         MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                     " in graph mode: argument ", i, " (", arg_abs[i]->repr(),

@@ -141,6 +141,8 @@ class Parser {
   NodePtr object_node(Block* b, nb::handle obj, const SourceLoc& loc);
   FuncGraph* function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc);
   FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
+  /// Cell.to_float in graph mode: the call's floating tensor arguments cast to the Cell's dtype.
+  void cast_cell_inputs(Block* b, FuncGraph* g, std::vector<NodePtr>& args, const SourceLoc& loc);
   bool is_user_function(nb::handle fn) const;
   const OpDef* op_of_function(nb::handle fn) const;
   bool op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValue>* preset) const;
@@ -184,6 +186,8 @@ class Parser {
   std::vector<nb::object> keep_alive_;
   std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
   std::map<PyObject*, NodePtr> weights_;
+  std::unordered_map<const FuncGraph*, nb::object> cell_float_dtype_;  // Cells with to_float set
+  nb::object float_input_cast_;  // mycel.nn.cell._cast_float_input, parsed where it is used
   std::unordered_map<PyObject*, const OpDef*> op_funcs_;
   std::unordered_map<PyObject*, Prim> prim_funcs_;  // ops.assign, ops.depend
   // Parameters the function being parsed has assigned so far (a later read there is an error:
