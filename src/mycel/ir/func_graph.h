@@ -30,6 +30,11 @@ class FuncGraph {
   /// sequence's length, and its items may differ in type, so it cannot stay a loop).
   bool unroll() const { return unroll_; }
   void set_unroll(bool u) { unroll_ = u; }
+  /// Compile-time default values of the trailing parameters, one per parameter (nullptr =
+  /// required): a call whose callee is only known after analysis (a Cell taken from a CellList
+  /// in a loop) is completed with them, as Python would.
+  const std::vector<ValuePtr>& default_values() const { return defaults_; }
+  void set_default_values(std::vector<ValuePtr> d) { defaults_ = std::move(d); }
 
   const std::vector<NodePtr>& parameters() const { return params_; }
   NodePtr add_parameter(const std::string& name);
@@ -60,6 +65,7 @@ class FuncGraph {
   std::vector<NodePtr> params_;
   NodePtr output_;
   bool unroll_ = false;
+  std::vector<ValuePtr> defaults_;
 };
 
 /// Owns the graphs of one compilation (parse, specialization and AD add to it).
