@@ -74,6 +74,7 @@ def mycel_run(make_net, init, x, y, mode, warmup, steps):
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
     train = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    train.set_train(True)  # BatchNorm uses batch statistics, as torch's net.train() does
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
     return time_steps(lambda: float(train(xt, yt).asnumpy()), warmup, steps)
 

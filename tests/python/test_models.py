@@ -83,6 +83,7 @@ def _one_step(make_net, init, x, y, mode):
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)
+    step.set_train(True)  # BatchNorm on batch statistics, moving statistics updated
     loss = float(step(Tensor(x), Tensor(y)).asnumpy())
     return loss, [p.asnumpy().copy() for p in net.trainable_params()]
 
