@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+# Two OpenMP runtimes (Mycel's and torch's) take turns here; with the default spin-waiting, the
+# idle one's threads keep spinning on the shared cores and slow the other down. Set before import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
@@ -54,19 +57,9 @@ WORKLOADS = {
 }
 
 
-def time_steps(step, warmup, steps):
-    """Runs warmup + steps calls of step() (each returns the loss as a float, which waits for the
-    step to finish); returns (losses, timed step durations)."""
-    losses, times = [], []
-    for i in range(warmup + steps):
-        t = time.perf_counter()
-        losses.append(step())
-        if i >= warmup:
-            times.append(time.perf_counter() - t)
-    return losses, times
-
-
-def mycel_run(make_net, init, x, y, mode, warmup, steps):
+def mycel_step(make_net, init, x, y, mode):
+    """A Momentum TrainOneStepCell from the weights init; the returned step() runs one training
+    step in `mode` and returns the loss as a float (which waits for the step to finish)."""
     mycel.set_context(mode=mode)
     net = make_net()
     for p, a in zip(net.trainable_params(), init):
@@ -76,10 +69,16 @@ def mycel_run(make_net, init, x, y, mode, warmup, steps):
     train = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
     train.set_train(True)  # BatchNorm uses batch statistics, as torch's net.train() does
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
-    return time_steps(lambda: float(train(xt, yt).asnumpy()), warmup, steps)
+
+    def step():
+        mycel.set_context(mode=mode)  # steps of the two modes are interleaved
+        return float(train(xt, yt).asnumpy())
+
+    return step
 
 
-def torch_run(make_net, init, x, y, compiled, warmup, steps):
+def torch_step(make_net, init, x, y, compiled):
+    """The same step in PyTorch (torch.compile of the model when compiled)."""
     net = make_net()
     params = list(net.parameters())
     if [tuple(p.shape) for p in params] != [a.shape for a in init]:
@@ -100,7 +99,7 @@ def torch_run(make_net, init, x, y, compiled, warmup, steps):
         opt.step()
         return loss.item()
 
-    return time_steps(step, warmup, steps)
+    return step
 
 
 def max_rel_diff(a, b):
@@ -116,24 +115,43 @@ def run_workload(name, warmup, steps):
     mycel.set_seed(0)
     init = [p.asnumpy().copy() for p in make_mycel().trainable_params()]
     row = {"name": name, "batch": batch, "unit": unit}
-    results = {}
-    runs = [("graph", lambda: mycel_run(make_mycel, init, x, y, mycel.GRAPH_MODE, warmup, steps)),
-            ("eager", lambda: mycel_run(make_mycel, init, x, y, mycel.PYNATIVE_MODE, warmup, steps))]
+    makers = [("graph", lambda: mycel_step(make_mycel, init, x, y, mycel.GRAPH_MODE)),
+              ("eager", lambda: mycel_step(make_mycel, init, x, y, mycel.PYNATIVE_MODE))]
     if torch is not None:
-        runs += [("torch", lambda: torch_run(make_torch, init, x, y, False, warmup, steps)),
-                 ("compile", lambda: torch_run(make_torch, init, x, y, True, warmup, steps))]
-    for key, fn in runs:
+        makers += [("torch", lambda: torch_step(make_torch, init, x, y, False)),
+                   ("compile", lambda: torch_step(make_torch, init, x, y, True))]
+    steps_of, results, times = {}, {}, {}
+
+    def guarded(key, fn):  # a failing peer is reported and dropped, never hides the others
         try:
-            losses, times = fn()
-        except Exception as e:  # report and go on: one failing peer must not hide the others
-            row[key + "_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            return fn()
+        except Exception as e:
+            msg = str(e).strip().splitlines()
+            row[key + "_error"] = f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
             print(f"  {name} {key}: FAILED {row[key + '_error']}", flush=True)
-            continue
-        results[key] = losses
-        med = statistics.median(times)
+            steps_of.pop(key, None)
+            return None
+
+    for key, make in makers:
+        step = guarded(key, make)
+        if step is not None:
+            steps_of[key], results[key], times[key] = step, [], []
+    # Round-robin, one step of each in turn, so that all see the same machine load (the cores
+    # are shared); warm-up steps (compilation included) are not timed.
+    for i in range(warmup + steps):
+        for key in list(steps_of):
+            t = time.perf_counter()
+            loss = guarded(key, steps_of[key])
+            if loss is None:
+                continue
+            results[key].append(loss)
+            if i >= warmup:
+                times[key].append(time.perf_counter() - t)
+    for key in steps_of:
+        med = statistics.median(times[key])
         row[key] = batch / med
         print(f"  {name} {key}: median step {med * 1e3:.2f} ms ({batch / med:.1f} {unit}); "
-              f"first step {losses[0]:.6f}, last {losses[-1]:.6f}", flush=True)
+              f"first step loss {results[key][0]:.6f}, last {results[key][-1]:.6f}", flush=True)
     if "graph" in results and "eager" in results:
         row["graph_vs_eager"] = max_rel_diff(results["graph"], results["eager"])
     if "graph" in results and "torch" in results:
@@ -183,7 +201,8 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(args.threads)
     print(f"threads: {args.threads} (mycel and torch); warm-up {warmup}, timed {steps} steps; "
-          f"torch {torch.__version__ if torch is not None else 'not installed'}", flush=True)
+          f"torch {torch.__version__ if torch is not None else 'not installed'}; "
+          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}", flush=True)
     rows = []
     for name in args.only or list(WORKLOADS):
         print(f"{name}:", flush=True)
