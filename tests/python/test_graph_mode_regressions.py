@@ -125,3 +125,44 @@ def test_tensor_condition_known_only_at_run_time_stays_a_switch():
     assert "switch(" in text
     for v in (x, Tensor(-x.asnumpy())):
         np.testing.assert_allclose(mycel.jit(positive)(v).asnumpy(), positive(v).asnumpy())
+
+
+class _Scaled(nn.Cell):
+    """A Cell whose construct has default arguments, like TransformerEncoderLayer's masks."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def construct(self, x, shift=None, scale=1.0):
+        if shift is None:
+            return x * self.factor * scale
+        return x * self.factor * scale + shift
+
+
+def test_cell_with_default_arguments_called_from_a_sequential_loop():
+    # The callee of `cell(x)` in SequentialCell's loop is known only after analysis, so the
+    # parsed defaults must complete the call there ("@_Scaled takes 3 arguments, got 1").
+    x = _x()
+    seq = nn.SequentialCell([_Scaled(2.0), _Scaled(-3.0)])
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    out = seq(x).asnumpy()
+    np.testing.assert_allclose(out, x.asnumpy() * -6.0, rtol=1e-6)
+
+
+def test_cell_list_loop_passes_some_arguments_and_defaults_the_rest():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.CellList([_Scaled(2.0), _Scaled(0.5)])
+
+        def construct(self, x):
+            for c in self.blocks:
+                x = c(x, x)
+            return x
+
+    x = _x()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    out = Net()(x).asnumpy()
+    ref = x.asnumpy() * 3.0  # 2x + x
+    np.testing.assert_allclose(out, ref * 0.5 + ref, rtol=1e-6)

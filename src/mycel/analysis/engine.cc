@@ -122,9 +122,10 @@ NodePtr Engine::eval_apply(Context* ctx, const Apply& a) {
   return call(ctx, get(ctx, a.callee()), args, a.loc());
 }
 
-NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<NodePtr>& args,
+NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<NodePtr>& given,
                      const SourceLoc& loc) {
   const AbstractPtr& fa = callee->abstract();
+  std::vector<NodePtr> args = with_defaults(ctx, fa, given);
   std::vector<NodePtr> inputs{callee};
   inputs.insert(inputs.end(), args.begin(), args.end());
   std::vector<AbstractPtr> arg_abs;
@@ -211,6 +212,24 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   }
   MYCEL_THROW(TypeError, "[specialize] a value of type ", fa ? fa->repr() : "?", " is not callable",
               where(loc));
+}
+
+// A graph called with fewer arguments than it has parameters (its callee was not known when
+// the call was parsed) gets the parsed compile-time defaults of the missing trailing ones.
+std::vector<NodePtr> Engine::with_defaults(Context* ctx, const AbstractPtr& fa,
+                                           const std::vector<NodePtr>& args) {
+  auto* f = dynamic_cast<const FnAbs*>(fa.get());
+  FuncGraph* g = f ? f->graph() : nullptr;
+  if (!g) return args;
+  const auto& defaults = g->default_values();
+  size_t given = f->bound_args().size() + args.size();
+  if (given >= g->parameters().size() || defaults.size() != g->parameters().size()) return args;
+  std::vector<NodePtr> full = args;
+  for (size_t i = given; i < defaults.size(); ++i) {
+    if (!defaults[i]) return args;  // a required argument is missing: call_graph reports it
+    full.push_back(constant(ctx, defaults[i]));
+  }
+  return full;
 }
 
 AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<AbstractPtr>& args,

@@ -41,6 +41,9 @@ class Engine {
   ir::NodePtr emit(Context* ctx, std::vector<ir::NodePtr> inputs, ir::AbstractPtr abs,
                    const ir::SourceLoc& loc);
   /// Calls a function abstract with argument nodes (already specialized); returns the call node.
+  /// args completed with the callee graph's compile-time defaults when some are missing.
+  std::vector<ir::NodePtr> with_defaults(Context* ctx, const ir::AbstractPtr& fa,
+                                         const std::vector<ir::NodePtr>& args);
   ir::NodePtr call(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
                    const ir::SourceLoc& loc);
   /// grad_op(fn[, weights]): a gradient function (eval_grad.cc).

@@ -153,6 +153,12 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     s->locals.insert(sig.names[i]);
   }
   signatures[g] = sig;
+  if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
+    std::vector<ir::ValuePtr> dv(params.size());
+    for (size_t i = 0; i < sig.n_positional; ++i)
+      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr) dv[i] = c->value();
+    g->set_default_values(std::move(dv));
+  }
   if (entry)  // a Cell's weights follow its inputs
     for (auto& [wname, w] : pending_weights_) weight(w, wname);
 

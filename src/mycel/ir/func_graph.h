@@ -34,6 +34,11 @@ class FuncGraph {
   /// differentiating this graph (specialized alongside it; such graphs are not inlined).
   FuncGraph* bprop() const { return bprop_; }
   void set_bprop(FuncGraph* b) { bprop_ = b; }
+  /// Compile-time default values of the trailing parameters, one per parameter (nullptr =
+  /// required): a call whose callee is only known after analysis (a Cell taken from a CellList
+  /// in a loop) is completed with them, as Python would.
+  const std::vector<ValuePtr>& default_values() const { return defaults_; }
+  void set_default_values(std::vector<ValuePtr> d) { defaults_ = std::move(d); }
 
   const std::vector<NodePtr>& parameters() const { return params_; }
   NodePtr add_parameter(const std::string& name);
@@ -65,6 +70,7 @@ class FuncGraph {
   NodePtr output_;
   bool unroll_ = false;
   FuncGraph* bprop_ = nullptr;
+  std::vector<ValuePtr> defaults_;
 };
 
 /// Owns the graphs of one compilation (parse, specialization and AD add to it).
