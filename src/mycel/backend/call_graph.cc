@@ -91,6 +91,11 @@ bool CompileOptions::default_fuse() {
   return !(v && v[0] == '0');
 }
 
+bool CompileOptions::default_layout() {
+  const char* v = std::getenv("MYCEL_LAYOUT");
+  return !(v && v[0] == '0');
+}
+
 std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts) {
   auto impl = std::make_unique<detail::ProgramImpl>();
   detail::lower(g, *impl);
@@ -98,6 +103,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fuse_post_ops(*impl);
     detail::fuse_elementwise(*impl);
   }
+  if (opts.layout) detail::assign_layouts(*impl);
   detail::analyse_calls(*impl);
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,

@@ -60,6 +60,9 @@ struct CompileOptions {
   bool fuse = default_fuse();  // conv/dense/matmul post-ops and elementwise chains
   /// True unless the environment says MYCEL_FUSE=0 (read at each compile).
   static bool default_fuse();
+  bool layout = default_layout();  // channel-blocked conv/pool activations (assign_layouts.cc)
+  /// True unless the environment says MYCEL_LAYOUT=0 (read at each compile).
+  static bool default_layout();
 };
 
 /// Compiles `g` (resolved and monomorphic: every node has an abstract value). Weight parameters

@@ -1,0 +1,70 @@
+#include "mycel/kernels/cpu/dnnl_layout.h"
+
+#include "mycel/core/error.h"
+#include "mycel/kernels/cpu/dnnl_util.h"
+
+namespace mycel::cpu {
+namespace {
+thread_local LayoutRequest t_layout;
+
+using dnnl::memory;
+using namespace dnnl_util;
+
+}  // namespace
+
+memory::desc blocked_desc(const Shape& s, DType dt, bool blocked) {
+  const auto tag = !blocked ? memory::format_tag::nchw
+                   : channel_block() == 16 ? memory::format_tag::nChw16c
+                                           : memory::format_tag::nChw8c;
+  return memory::desc({s[0], s[1], s[2], s[3]}, to_dnnl(dt), tag);
+}
+
+namespace {
+
+struct ReorderEntry : Entry {
+  memory::desc from, to;
+  dnnl::reorder prim;
+};
+}  // namespace
+
+int64_t channel_block() {
+  static const int64_t b = [] {
+    const auto isa = dnnl::get_effective_cpu_isa();
+    return isa >= dnnl::cpu_isa::avx512_core ? int64_t{16} : int64_t{8};
+  }();
+  return b;
+}
+
+size_t blocked_nbytes(const Shape& s, DType dtype) {
+  MYCEL_CHECK(s.size() == 4, RuntimeError, "[layout] blocked tensors are NCHW, got rank ", s.size());
+  const int64_t b = channel_block(), c = (s[1] + b - 1) / b * b;
+  return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
+}
+
+LayoutScope::LayoutScope(const LayoutRequest& r) { t_layout = r; }
+LayoutScope::~LayoutScope() { t_layout = LayoutRequest{}; }
+
+LayoutRequest take_layout() {
+  LayoutRequest r = t_layout;
+  t_layout = LayoutRequest{};
+  return r;
+}
+
+void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {
+  const Shape& s = x.shape();
+  if (x.numel() == 0) return;
+  const std::string k = key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3],
+                            to_blocked);
+  auto e = cached<ReorderEntry>(k, [&] {
+    auto r = std::make_shared<ReorderEntry>();
+    r->from = blocked_desc(s, x.dtype(), !to_blocked);
+    r->to = blocked_desc(s, x.dtype(), to_blocked);
+    r->prim = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), r->from, engine(), r->to));
+    return r;
+  });
+  dnnl::memory src = wrap(e->from, x), dst = wrap(e->to, y);
+  e->prim.execute(stream(), src, dst);
+  stream().wait();
+}
+
+}  // namespace mycel::cpu
