@@ -1,6 +1,6 @@
-// The layout step: float32 conv2d outputs are stored in oneDNN's channel-blocked layout
-// (nChw16c / nChw8c, kernels/cpu/dnnl_layout.h), which its convolutions write ~40% faster than
-// NCHW, and the layout flows on through the consumers that can take it (max/avg pooling, a
+// The layout step: float32 conv2d outputs are stored in the activation layout oneDNN's
+// convolutions prefer ("blocked": NHWC or nChw16c / nChw8c, kernels/cpu/dnnl_layout.h), which
+// they write without the reorder to NCHW, and the layout flows on through the consumers that can take it (max/avg pooling, a
 // following conv2d, relu and sums of two blocked tensors). Any other reader -- dense, reshape,
 // outputs, calls, gradients -- gets one reorder to NCHW, inserted before its first plain reader
 // and shared by the later ones. Registers keep their logical NCHW meta; `RegInfo::blocked`
@@ -175,6 +175,7 @@ class LayoutAssigner {
 
 void assign_layouts(ProgramImpl& p) {
   if (cpu::nn_backend() == cpu::NnBackend::kRef) return;  // reference loops know only NCHW
+  if (cpu::activation_tag() == dnnl::memory::format_tag::undef) return;
   for (Function& f : p.fns) LayoutAssigner(f, p).run();
 }
 

@@ -12,10 +12,31 @@ using namespace dnnl_util;
 
 }  // namespace
 
+memory::format_tag activation_tag() {
+  static const memory::format_tag t = [] {
+    // oneDNN's choice for a typical float32 convolution with free ("any") activation layouts.
+    const memory::dims src{64, 16, 14, 14}, wei{32, 16, 3, 3}, dst{64, 32, 12, 12};
+    const auto f32 = memory::data_type::f32;
+    try {
+      dnnl::convolution_forward::primitive_desc pd(
+          dnnl::convolution_forward::desc(
+              dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              memory::desc(src, f32, memory::format_tag::any),
+              memory::desc(wei, f32, memory::format_tag::any),
+              memory::desc(dst, f32, memory::format_tag::any), {1, 1}, {0, 0}, {0, 0}, {0, 0}),
+          engine());
+      for (auto tag : {memory::format_tag::nhwc, memory::format_tag::nChw16c,
+                       memory::format_tag::nChw8c})
+        if (pd.dst_desc() == memory::desc(dst, f32, tag)) return tag;
+    } catch (const dnnl::error&) {
+    }
+    return memory::format_tag::undef;
+  }();
+  return t;
+}
+
 memory::desc blocked_desc(const Shape& s, DType dt, bool blocked) {
-  const auto tag = !blocked ? memory::format_tag::nchw
-                   : channel_block() == 16 ? memory::format_tag::nChw16c
-                                           : memory::format_tag::nChw8c;
+  const auto tag = blocked ? activation_tag() : memory::format_tag::nchw;
   return memory::desc({s[0], s[1], s[2], s[3]}, to_dnnl(dt), tag);
 }
 
@@ -28,11 +49,11 @@ struct ReorderEntry : Entry {
 }  // namespace
 
 int64_t channel_block() {
-  static const int64_t b = [] {
-    const auto isa = dnnl::get_effective_cpu_isa();
-    return isa >= dnnl::cpu_isa::avx512_core ? int64_t{16} : int64_t{8};
-  }();
-  return b;
+  switch (activation_tag()) {
+    case memory::format_tag::nChw16c: return 16;
+    case memory::format_tag::nChw8c: return 8;
+    default: return 1;
+  }
 }
 
 size_t blocked_nbytes(const Shape& s, DType dtype) {

@@ -1,8 +1,9 @@
-// Channel-blocked activations (oneDNN's nChw16c / nChw8c) for the graph backend: its layout step
-// lets conv2d write its preferred blocked layout and pooling read and write it, so no reorder runs
-// between them. A per-thread request (like PostOpScope) tells the next conv2d_dnnl/pool2d_dnnl
-// call which of its tensors are blocked; tensors keep their logical NCHW shape, only their buffer
-// is laid out (and sized) differently.
+// oneDNN's preferred activation layout for the graph backend ("blocked" below): its layout step
+// lets conv2d write the layout oneDNN's convolutions prefer on this CPU (NHWC for the brgemm
+// kernels, nChw16c / nChw8c for the older blocked ones) and pooling read and write it, so no
+// reorder runs between them. A per-thread request (like PostOpScope) tells the next
+// conv2d_dnnl/pool2d_dnnl call which of its tensors are in that layout; tensors keep their
+// logical NCHW shape, only their buffer is laid out (and sized) differently.
 #pragma once
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -11,7 +12,10 @@
 
 namespace mycel::cpu {
 
-/// Channels per block of the blocked layout on this CPU (16 with AVX-512, else 8).
+/// The activation layout oneDNN's convolutions prefer here (nhwc, nChw16c or nChw8c), found once
+/// by asking it; format_tag::undef when it is none of those (the layout step then stays off).
+dnnl::memory::format_tag activation_tag();
+/// Channels per block of that layout (16, 8, or 1 for nhwc: no padding).
 int64_t channel_block();
 /// Bytes of an NCHW tensor of `shape` and `dtype` in the blocked layout (channels padded to
 /// channel_block(); the padding is kept zero by oneDNN's primitives).
@@ -35,7 +39,7 @@ class LayoutScope {
 /// Takes this thread's pending request (plain/plain if none), so nested calls do not see it.
 LayoutRequest take_layout();
 
-/// oneDNN descriptor of an NCHW tensor: nchw, or the blocked tag when `blocked`.
+/// oneDNN descriptor of an NCHW tensor: nchw, or activation_tag() when `blocked`.
 dnnl::memory::desc blocked_desc(const Shape& shape, DType dtype, bool blocked);
 
 /// y (plain NCHW) := x (blocked), or the reverse with `to_blocked`; both of x's logical shape.
