@@ -57,7 +57,9 @@ bool is_zero_keeping_elementwise(const Instr& in) {
 // LayoutScope (conv, pool) or on flat views of the padded buffers (elementwise).
 std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked, bool flat) {
   auto d = std::make_shared<OpDef>(base);
-  d->name = base.name + (src_blocked ? "[blocked]" : "[to blocked]");
+  // The listing shows the layouts read and written: "{nhwc}relu", "{nchw>nhwc}conv2d+relu".
+  const std::string tag = cpu::activation_tag_name();
+  d->name = (src_blocked ? "{" + tag + "}" : "{nchw>" + tag + "}") + base.name;
   d->view = nullptr;
   d->grad = "none";
   const OpDef* b = &base;

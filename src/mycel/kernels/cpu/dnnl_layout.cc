@@ -48,6 +48,15 @@ struct ReorderEntry : Entry {
 };
 }  // namespace
 
+const char* activation_tag_name() {
+  switch (activation_tag()) {
+    case memory::format_tag::nhwc: return "nhwc";
+    case memory::format_tag::nChw16c: return "nChw16c";
+    case memory::format_tag::nChw8c: return "nChw8c";
+    default: return "nchw";
+  }
+}
+
 int64_t channel_block() {
   switch (activation_tag()) {
     case memory::format_tag::nChw16c: return 16;

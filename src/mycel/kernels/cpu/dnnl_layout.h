@@ -15,6 +15,8 @@ namespace mycel::cpu {
 /// The activation layout oneDNN's convolutions prefer here (nhwc, nChw16c or nChw8c), found once
 /// by asking it; format_tag::undef when it is none of those (the layout step then stays off).
 dnnl::memory::format_tag activation_tag();
+/// Its name as the program listing shows it ("nhwc", "nChw16c", "nChw8c").
+const char* activation_tag_name();
 /// Channels per block of that layout (16, 8, or 1 for nhwc: no padding).
 int64_t channel_block();
 /// Bytes of an NCHW tensor of `shape` and `dtype` in the blocked layout (channels padded to
