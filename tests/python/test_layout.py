@@ -4,6 +4,8 @@ one reorder to NCHW runs where a plain reader (dense, flatten, outputs, gradient
 Results must equal eager mode, the program without the step (MYCEL_LAYOUT=0) and numpy, up to
 float32 summation order."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -231,3 +233,23 @@ def test_op_that_does_not_keep_zeros_gets_plain_input():
     # exp(0) = 1 would fill the channel padding: it reads NCHW, and the pool after it too.
     assert text.index("to_nchw(") < text.index("exp("), text
     assert "max_pool2d(" in text and "}max_pool2d" not in text, text
+
+
+@pytest.mark.parametrize("tag", ["nChw16c", "nChw8c", "nhwc"])
+def test_every_layout_tag_passes_this_file(tag):
+    """The CPU picks one layout per process; MYCEL_LAYOUT_TAG forces the others, so the padded
+    blocked layouts (channels rounded up to 16 or 8) run the tests above too."""
+    env = dict(os.environ, MYCEL_LAYOUT_TAG=tag)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        __file__, "-k", "not every_layout_tag"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-3000:]
+
+
+def test_forced_tag_is_the_one_used():
+    tag = os.environ.get("MYCEL_LAYOUT_TAG")
+    if tag is None:
+        return  # the CPU's own choice: checked by the markers of the tests above
+    _, text = compiled(Residual(arr(8, 3, 3, 3), arr(8, 8, 3, 3)), Tensor(arr(1, 3, 10, 10)))
+    assert "{" + tag + "}" in text, text

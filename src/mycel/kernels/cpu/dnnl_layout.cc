@@ -1,5 +1,8 @@
 #include "mycel/kernels/cpu/dnnl_layout.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "mycel/core/error.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
@@ -14,6 +17,14 @@ using namespace dnnl_util;
 
 memory::format_tag activation_tag() {
   static const memory::format_tag t = [] {
+    // MYCEL_LAYOUT_TAG=nhwc|nChw16c|nChw8c overrides the choice (tests of the padded layouts).
+    if (const char* v = std::getenv("MYCEL_LAYOUT_TAG")) {
+      const std::string s = v;
+      if (s == "nhwc") return memory::format_tag::nhwc;
+      if (s == "nChw16c") return memory::format_tag::nChw16c;
+      if (s == "nChw8c") return memory::format_tag::nChw8c;
+      MYCEL_THROW(ValueError, "MYCEL_LAYOUT_TAG must be nhwc, nChw16c or nChw8c, got '", s, "'");
+    }
     // oneDNN's choice for a typical float32 convolution with free ("any") activation layouts.
     const memory::dims src{64, 16, 14, 14}, wei{32, 16, 3, 3}, dst{64, 32, 12, 12};
     const auto f32 = memory::data_type::f32;
