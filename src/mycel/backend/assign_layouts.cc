@@ -101,9 +101,17 @@ std::shared_ptr<const OpDef> make_to_plain_op() {
 
 class LayoutAssigner {
  public:
-  LayoutAssigner(Function& f, ProgramImpl& p) : f_(f), p_(p), plain_(f.regs.size(), -1) {}
+  LayoutAssigner(Function& f, ProgramImpl& p)
+      : f_(f), p_(p), plain_(f.regs.size(), -1), wanted_(f.regs.size(), 0) {}
 
   void run() {
+    // A conv whose result only plain readers take gains nothing: its own reorder moves as much.
+    for (const Instr& in : f_.code) {
+      if ((is_pool(in) || is_conv(in)) && in.in[0] >= 0) wanted_[in.in[0]] = 1;
+      if (is_zero_keeping_elementwise(in))
+        for (int r : in.in)
+          if (r >= 0) wanted_[r] = 1;
+    }
     std::vector<Instr> old = std::move(f_.code);
     f_.code.clear();
     for (Instr& in : old) {
@@ -125,8 +133,8 @@ class LayoutAssigner {
   // Rewrites `in` to read/write blocked tensors when it can; false leaves it untouched.
   bool try_blocked(Instr& in) {
     bool src_blocked = false, flat = false;
-    if (is_conv(in) && is_nchw_f32(f_, in.out[0]) && is_nchw_f32(f_, in.in[0]) &&
-        numel(f_.regs[in.in[1]].meta.shape) > 0) {
+    if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
+        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0) {
       src_blocked = blocked(in.in[0]);
       for (size_t k = 1; k < in.in.size(); ++k) in.in[k] = plain(in.in[k]);
     } else if (is_pool(in) && blocked(in.in[0]) && is_nchw_f32(f_, in.out[0])) {
@@ -169,7 +177,8 @@ class LayoutAssigner {
 
   Function& f_;
   ProgramImpl& p_;
-  std::vector<int> plain_;  // per register: its NCHW copy, -1 if none yet
+  std::vector<int> plain_;    // per register: its NCHW copy, -1 if none yet
+  std::vector<char> wanted_;  // per original register: read first by a layout-aware op
   const OpDef* to_plain_ = nullptr;
 };
 
