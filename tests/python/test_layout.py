@@ -27,9 +27,10 @@ def arr(*shape, seed=0, scale=1.0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
 
 
-def compiled(obj, *args, layout=True):
-    """Result and listing of obj compiled with the layout step on or off."""
-    os.environ["MYCEL_LAYOUT"] = "1" if layout else "0"
+def compiled(obj, *args, layout="all"):
+    """Result and listing of obj compiled with the layout step: "all" (wherever it can, without
+    the cost check), "1" (where it pays: the default) or "0" (off)."""
+    os.environ["MYCEL_LAYOUT"] = layout
     try:
         g = G.compile(obj)
         out = g(*args)
@@ -105,8 +106,8 @@ def test_lenet5_forward_equals_eager_and_plain_program():
     net = LeNet5()
     x = Tensor(arr(16, 1, 32, 32, seed=3))
     eager = net(x).asnumpy()
-    out, text = compiled(net, x)
-    plain, plain_text = compiled(net, x, layout=False)
+    out, text = compiled(net, x, layout="1")  # pays: the default keeps it
+    plain, plain_text = compiled(net, x, layout="0")
     np.testing.assert_allclose(out.asnumpy(), eager, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out.asnumpy(), plain.asnumpy(), rtol=1e-5, atol=1e-6)
     # conv -> pool -> conv -> pool in the blocked layout, one reorder before flatten.
@@ -119,7 +120,7 @@ def test_lenet5_training_step_equals_eager():
     x = Tensor(arr(8, 1, 32, 32, seed=4))
     y = Tensor(np.random.default_rng(5).integers(0, 10, 8).astype(np.int32))
     results = {}
-    for name in ("eager", "layout", "plain"):
+    for name in ("eager", "layout", "plain", "auto"):
         mycel.set_seed(2)
         net = LeNet5()
         step = nn.TrainOneStepCell(WithLoss(net), nn.SGD(net.trainable_params(), learning_rate=0.1))
@@ -127,14 +128,14 @@ def test_lenet5_training_step_equals_eager():
             losses = [float(step(x, y).asnumpy()) for _ in range(2)]
         else:
             mycel.set_context(mode=mycel.GRAPH_MODE)
-            os.environ["MYCEL_LAYOUT"] = "1" if name == "layout" else "0"
+            os.environ["MYCEL_LAYOUT"] = {"layout": "all", "plain": "0", "auto": "1"}[name]
             losses = [float(step(x, y).asnumpy()) for _ in range(2)]
-            if name == "layout":
-                assert layout_marker(step._compiled.graph.program_text(x, y))
+            # The gradient reads most activations in NCHW: by default the step stays plain.
+            assert layout_marker(step._compiled.graph.program_text(x, y)) == (name == "layout")
             os.environ.pop("MYCEL_LAYOUT")
             mycel.set_context(mode=mycel.PYNATIVE_MODE)
         results[name] = (losses, [p.asnumpy().copy() for p in net.trainable_params()])
-    for other in ("eager", "plain"):
+    for other in ("eager", "plain", "auto"):
         np.testing.assert_allclose(results["layout"][0], results[other][0], rtol=1e-5)
         for a, b in zip(results["layout"][1], results[other][1]):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -149,11 +150,11 @@ def test_lenet5_gradients_equal_plain_program():
     x = Tensor(arr(4, 1, 32, 32, seed=6))
     y = Tensor(np.random.default_rng(7).integers(0, 10, 4).astype(np.int32))
     res = {}
-    for layout in ("1", "0"):
+    for layout in ("all", "0"):
         os.environ["MYCEL_LAYOUT"] = layout
         loss, grads = mycel.value_and_grad(wl, None, params)(x, y)
         res[layout] = [loss.asnumpy()] + [g.asnumpy() for g in grads]
-    for a, b in zip(res["1"], res["0"]):
+    for a, b in zip(res["all"], res["0"]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
@@ -197,6 +198,10 @@ def test_pool_after_conv_and_conv_output_returned_too():
     np.testing.assert_allclose(y.asnumpy(), conv, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(p.asnumpy(), np_pool(conv, 2, 2), rtol=1e-4, atol=1e-4)
     assert layout_marker(text) and text.count("to_nchw(") == 2, text  # both outputs plain
+    # By default it stays plain: the two reorders would move more than the conv's own one.
+    (y1, p1), text1 = compiled(f, Tensor(x), Tensor(w), layout="1")
+    assert not layout_marker(text1), text1
+    np.testing.assert_allclose(p1.asnumpy(), p.asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 class Residual(nn.Cell):
@@ -246,7 +251,7 @@ def test_conv_read_only_by_plain_ops_stays_plain():
     def f(x, w):
         return ops.exp(ops.conv2d(x, w, pad_mode="valid"))
 
-    out, text = compiled(f, Tensor(x), Tensor(w))
+    out, text = compiled(f, Tensor(x), Tensor(w), layout="all")
     np.testing.assert_allclose(out.asnumpy(), np.exp(np_conv(x, w)), rtol=1e-4)
     # Its own reorder moves as much as a to_nchw would: the conv keeps writing NCHW.
     assert not layout_marker(text) and "to_nchw" not in text, text

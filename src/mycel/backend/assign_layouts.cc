@@ -127,8 +127,13 @@ class LayoutAssigner {
     for (int& r : f_.outputs) r = plain(r);
   }
 
+  /// Bytes the blocked layout saves moving (reorders inside the convs) and costs (to_nchw).
+  size_t saved_bytes() const { return saved_; }
+  size_t reorder_bytes() const { return cost_; }
+
  private:
   bool blocked(int r) const { return r >= 0 && f_.regs[r].blocked; }
+  size_t bytes(int r) const { return numel(f_.regs[r].meta.shape) * itemsize(f_.regs[r].meta.dtype); }
 
   // Rewrites `in` to read/write blocked tensors when it can; false leaves it untouched.
   bool try_blocked(Instr& in) {
@@ -136,6 +141,10 @@ class LayoutAssigner {
     if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
         is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0) {
       src_blocked = blocked(in.in[0]);
+      // Without the step the conv reorders its result from the layout it prefers, and its input
+      // to it (unless one channel makes the two layouts the same bytes).
+      saved_ += bytes(in.out[0]);
+      if (src_blocked && f_.regs[in.in[0]].meta.shape[1] > 1) saved_ += bytes(in.in[0]);
       for (size_t k = 1; k < in.in.size(); ++k) in.in[k] = plain(in.in[k]);
     } else if (is_pool(in) && blocked(in.in[0]) && is_nchw_f32(f_, in.out[0])) {
       src_blocked = true;
@@ -160,6 +169,7 @@ class LayoutAssigner {
       p_.fused_ops.push_back(make_to_plain_op());
       to_plain_ = p_.fused_ops.back().get();
     }
+    cost_ += bytes(r);
     RegInfo info = f_.regs[r];
     info.blocked = false;
     f_.regs.push_back(info);
@@ -180,14 +190,31 @@ class LayoutAssigner {
   std::vector<int> plain_;    // per register: its NCHW copy, -1 if none yet
   std::vector<char> wanted_;  // per original register: read first by a layout-aware op
   const OpDef* to_plain_ = nullptr;
+  size_t saved_ = 0, cost_ = 0;
 };
 
 }  // namespace
 
-void assign_layouts(ProgramImpl& p) {
+void assign_layouts(ProgramImpl& p, bool always) {
   if (cpu::nn_backend() == cpu::NnBackend::kRef) return;  // reference loops know only NCHW
   if (cpu::activation_tag() == dnnl::memory::format_tag::undef) return;
-  for (Function& f : p.fns) LayoutAssigner(f, p).run();
+  for (Function& f : p.fns) {
+    // Training graphs read most activations again in NCHW (relu masks, pooling and conv
+    // gradients): when the reorders that adds move more bytes than the convs' own reorders that
+    // it removes, the function keeps NCHW.
+    const std::vector<Instr> code = f.code;
+    const std::vector<RegInfo> regs = f.regs;
+    const std::vector<int> outputs = f.outputs;
+    const size_t num_ops = p.fused_ops.size();
+    LayoutAssigner a(f, p);
+    a.run();
+    if (!always && a.reorder_bytes() > a.saved_bytes()) {
+      f.code = code;
+      f.regs = regs;
+      f.outputs = outputs;
+      p.fused_ops.resize(num_ops);
+    }
+  }
 }
 
 }  // namespace mycel::backend::detail

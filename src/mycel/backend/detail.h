@@ -151,7 +151,8 @@ void analyse_calls(ProgramImpl& p);
 void fuse_post_ops(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
-void assign_layouts(ProgramImpl& p);
+// `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
+void assign_layouts(ProgramImpl& p, bool always);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc
