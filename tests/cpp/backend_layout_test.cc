@@ -4,6 +4,7 @@
 
 #include "backend_util.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/dnnl_ops.h"
 
 namespace mycel::backend::testing {
 namespace {
@@ -98,6 +99,18 @@ TEST(BackendLayout, CostCheckKeepsNchwWhenReordersWouldMoveMore) {
   const std::string all = compile(*g, with(Layout::kAlways))->dump();
   EXPECT_NE(all.find("}max_pool2d("), std::string::npos) << all;
   EXPECT_NE(all.find("to_nchw("), std::string::npos) << all;
+}
+
+TEST(BackendLayout, KernelThatIgnoresTheLayoutIsAnError) {
+  // Compiled for oneDNN, then run with the reference loops: pooling would read NHWC as NCHW.
+  Net net;
+  auto prog = compile(*net.g, with(Layout::kAlways));
+  const cpu::NnBackend before = cpu::nn_backend();
+  cpu::set_nn_backend(cpu::NnBackend::kRef);
+  EXPECT_THROW(prog->run({randn({2, 3, 14, 14}, 9)}), RuntimeError);
+  cpu::set_nn_backend(before);
+  Tensor X = randn({2, 3, 14, 14}, 10);
+  expect_close(prog->run({X})[0], net.reference(X));
 }
 
 }  // namespace

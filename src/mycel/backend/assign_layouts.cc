@@ -81,6 +81,10 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
     d->kernel = [b, req](const KernelContext& c) {
       cpu::LayoutScope scope(req);
       b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
+      // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
+      MYCEL_CHECK(scope.taken(), RuntimeError, "[", b->name, "] ran without oneDNN on a ",
+                  cpu::activation_tag_name(), " tensor; compile again (graph mode recompiles "
+                  "on a new Cell) or set MYCEL_LAYOUT=0");
     };
   }
   return d;

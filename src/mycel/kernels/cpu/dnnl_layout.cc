@@ -9,6 +9,7 @@
 namespace mycel::cpu {
 namespace {
 thread_local LayoutRequest t_layout;
+thread_local bool t_pending = false;
 
 using dnnl::memory;
 using namespace dnnl_util;
@@ -82,12 +83,20 @@ size_t blocked_nbytes(const Shape& s, DType dtype) {
   return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
 }
 
-LayoutScope::LayoutScope(const LayoutRequest& r) { t_layout = r; }
-LayoutScope::~LayoutScope() { t_layout = LayoutRequest{}; }
+LayoutScope::LayoutScope(const LayoutRequest& r) {
+  t_layout = r;
+  t_pending = true;
+}
+LayoutScope::~LayoutScope() {
+  t_layout = LayoutRequest{};
+  t_pending = false;
+}
+bool LayoutScope::taken() const { return !t_pending; }
 
 LayoutRequest take_layout() {
   LayoutRequest r = t_layout;
   t_layout = LayoutRequest{};
+  t_pending = false;
   return r;
 }
 

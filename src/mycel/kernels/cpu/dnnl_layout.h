@@ -36,6 +36,8 @@ class LayoutScope {
   ~LayoutScope();
   LayoutScope(const LayoutScope&) = delete;
   LayoutScope& operator=(const LayoutScope&) = delete;
+  /// Whether a kernel took the request (one that did not ran on NCHW: a backend bug).
+  bool taken() const;
 };
 
 /// Takes this thread's pending request (plain/plain if none), so nested calls do not see it.
