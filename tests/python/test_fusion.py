@@ -17,9 +17,12 @@ RNG = np.random.default_rng(0)
 
 @pytest.fixture(autouse=True)
 def _restore():
+    # The listings here pin fusion alone; the layout step has its own tests (test_layout.py).
+    os.environ["MYCEL_LAYOUT"] = "0"
     yield
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
     os.environ.pop("MYCEL_FUSE", None)
+    os.environ.pop("MYCEL_LAYOUT", None)
 
 
 def t(*shape, seed=0, scale=1.0):

@@ -2,6 +2,7 @@
 // a component with a cycle is recursion, whose frames the VM saves around non-tail calls.
 #include <cstdlib>
 #include <functional>
+#include <string>
 
 #include "mycel/backend/detail.h"
 
@@ -91,6 +92,13 @@ bool CompileOptions::default_fuse() {
   return !(v && v[0] == '0');
 }
 
+CompileOptions::Layout CompileOptions::default_layout() {
+  const char* v = std::getenv("MYCEL_LAYOUT");
+  if (v && v[0] == '0') return Layout::kOff;
+  if (v && std::string(v) == "all") return Layout::kAlways;
+  return Layout::kAuto;
+}
+
 std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts) {
   auto impl = std::make_unique<detail::ProgramImpl>();
   detail::lower(g, *impl);
@@ -98,6 +106,8 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fuse_post_ops(*impl);
     detail::fuse_elementwise(*impl);
   }
+  if (opts.layout != CompileOptions::Layout::kOff)
+    detail::assign_layouts(*impl, opts.layout == CompileOptions::Layout::kAlways);
   detail::analyse_calls(*impl);
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,

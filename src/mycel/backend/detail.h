@@ -30,6 +30,7 @@ struct RegInfo {
   TensorMeta meta;         // tensors: shape (ir::kDynamic dims allowed) and dtype
   bool is_const = false;   // constants, weights: value below, fixed for the Program's life
   Reg value;
+  bool blocked = false;    // NCHW tensor stored channel-blocked (assign_layouts.cc): padded size
 };
 
 enum class Code : uint8_t {
@@ -149,6 +150,9 @@ void analyse_calls(ProgramImpl& p);
 // fuse_post_ops.cc, fuse_elementwise.cc: rewrite lowered functions (before analyse_calls).
 void fuse_post_ops(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
+// assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
+// `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
+void assign_layouts(ProgramImpl& p, bool always);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc

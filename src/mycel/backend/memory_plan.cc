@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "mycel/kernels/cpu/dnnl_layout.h"
+
 namespace mycel::backend::detail {
 namespace {
 
@@ -68,7 +70,10 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
   const int n = static_cast<int>(f.code.size());
   const size_t nregs = f.regs.size();
   auto is_tensor = [&](int r) { return r >= 0 && f.regs[r].type == RegType::kTensor; };
-  auto bytes = [&](int r) { return static_cast<size_t>(numel(meta[r].shape)) * itemsize(meta[r].dtype); };
+  auto bytes = [&](int r) {
+    if (f.regs[r].blocked) return cpu::blocked_nbytes(meta[r].shape, meta[r].dtype);
+    return static_cast<size_t>(numel(meta[r].shape)) * itemsize(meta[r].dtype);
+  };
 
   // Last use of every register.
   std::vector<int> last(nregs, -1);
@@ -112,6 +117,7 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
         if (elementwise)
           for (int r : in.in)
             if (is_tensor(r) && refs[r].size() == 1 && meta[r] == meta[o] &&
+                f.regs[r].blocked == f.regs[o].blocked &&
                 !f.regs[r].is_const && L.buffers[refs[r][0]].end == t) {
               reuse = refs[r][0];
               break;

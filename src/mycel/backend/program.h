@@ -60,6 +60,12 @@ struct CompileOptions {
   bool fuse = default_fuse();  // conv/dense/matmul post-ops and elementwise chains
   /// True unless the environment says MYCEL_FUSE=0 (read at each compile).
   static bool default_fuse();
+  /// oneDNN's preferred activation layout for conv/pool chains (assign_layouts.cc): kAuto where
+  /// it moves fewer bytes than it adds in reorders, kAlways everywhere it can (tests).
+  enum class Layout { kOff, kAuto, kAlways };
+  Layout layout = default_layout();
+  /// MYCEL_LAYOUT=0: kOff, MYCEL_LAYOUT=all: kAlways, else kAuto (read at each compile).
+  static Layout default_layout();
 };
 
 /// Compiles `g` (resolved and monomorphic: every node has an abstract value). Weight parameters

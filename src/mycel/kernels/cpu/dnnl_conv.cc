@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
@@ -36,16 +37,18 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   return r;
 }
 
-// `post` may only hold relu (conv2d has no row-vector post-op).
+// `post` may only hold relu (conv2d has no row-vector post-op). `layout` says whether x and y
+// are channel-blocked (graph backend) rather than NCHW.
 std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias,
-                                 const PostOpRequest* post) {
+                                 const PostOpRequest* post, const LayoutRequest& layout) {
   auto e = std::make_shared<ConvEntry>();
   const auto dt = to_dnnl(dtype);
   const memory::dims src_dims{g.n, g.c, g.h, g.w}, dst_dims{g.n, g.oc, g.oh, g.ow};
   const memory::dims wei_dims =
       g.groups > 1 ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
                    : memory::dims{g.oc, g.c, g.kh, g.kw};
-  const memory::desc src_user(src_dims, dt, tag::nchw), dst_user(dst_dims, dt, tag::nchw);
+  const memory::desc src_user = blocked_desc({g.n, g.c, g.h, g.w}, dtype, layout.src_blocked);
+  const memory::desc dst_user = blocked_desc({g.n, g.oc, g.oh, g.ow}, dtype, layout.dst_blocked);
   const memory::desc wei_user(wei_dims, dt, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, dt, tag::x);
   try {
@@ -88,10 +91,13 @@ memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold) {
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g) {
   PostOpRequest* post = take_post_ops();
+  const LayoutRequest layout = take_layout();
   if (post)
     for (const PostOp& p : post->ops)
       if (p.kind != PostOp::Kind::kRelu) post = nullptr;  // not ours to apply: the caller does
   if (y.numel() == 0) return;
+  MYCEL_CHECK((!layout.src_blocked && !layout.dst_blocked) || (x.numel() > 0 && w.numel() > 0),
+              RuntimeError, "[conv2d] blocked layouts need non-empty inputs (backend bug)");
   if (x.numel() == 0 || w.numel() == 0) {  // no input channels: the output is the bias (or zero)
     std::memset(y.data(), 0, y.nbytes());
     if (bias) {
@@ -106,9 +112,12 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   }
   const std::string k =
       key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,
-          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr, post_ops_key(post));
-  auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr, post); });
+          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr, post_ops_key(post),
+          layout.src_blocked, layout.dst_blocked);
+  auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr, post, layout); });
   if (!e->ok) {
+    MYCEL_CHECK(!layout.src_blocked && !layout.dst_blocked, RuntimeError,
+                "[conv2d] oneDNN has no blocked-layout convolution here (backend bug)");
     if (y.dtype() == DType::float32) return conv2d_ref<float>(x, w, bias, y, g);
     Tensor x32 = x.to(DType::float32), w32 = w.to(DType::float32);
     Tensor b32 = bias ? bias->to(DType::float32) : Tensor();

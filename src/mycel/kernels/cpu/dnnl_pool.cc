@@ -1,5 +1,6 @@
 // max_pool2d and avg_pool2d (and their backward) on oneDNN's pooling primitives, on the user's
 // NCHW buffers. Asymmetric ("same") padding maps to padding_l / padding_r.
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/nn_grad_ref.h"
@@ -16,11 +17,12 @@ struct PoolEntry : PrimEntry {
   memory::desc src, dst;
 };
 
-std::shared_ptr<PoolEntry> build(DType dtype, const WindowGeom& g, dnnl::algorithm alg) {
+// `blocked`: x and y are channel-blocked (graph backend) rather than NCHW.
+std::shared_ptr<PoolEntry> build(DType dtype, const WindowGeom& g, dnnl::algorithm alg,
+                                 bool blocked) {
   auto e = std::make_shared<PoolEntry>();
-  const auto dt = to_dnnl(dtype);
-  e->src = memory::desc({g.n, g.c, g.h, g.w}, dt, tag::nchw);
-  e->dst = memory::desc({g.n, g.c, g.oh, g.ow}, dt, tag::nchw);
+  e->src = blocked_desc({g.n, g.c, g.h, g.w}, dtype, blocked);
+  e->dst = blocked_desc({g.n, g.c, g.oh, g.ow}, dtype, blocked);
   try {
     dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, e->src, e->dst,
                                   {g.sh, g.sw}, {g.kh, g.kw}, {g.pt, g.pl}, {g.pb, g.pr});
@@ -38,6 +40,10 @@ std::shared_ptr<PoolEntry> build(DType dtype, const WindowGeom& g, dnnl::algorit
 
 void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                  bool count_include_pad) {
+  const LayoutRequest layout = take_layout();
+  const bool blocked = layout.src_blocked;
+  MYCEL_CHECK(layout.src_blocked == layout.dst_blocked, RuntimeError,
+              "[pool2d] input and output layouts must agree (backend bug)");
   if (y.numel() == 0) return;
   // The reference loop's avg divisor is the window clipped to the padded input; as output sizes
   // round down, that is the whole kernel, which is what include_padding divides by.
@@ -45,9 +51,10 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   const std::string k = key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh,
-                            g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg));
-  auto e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg); });
+                            g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
+  auto e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg, blocked); });
   if (!e->ok) {
+    MYCEL_CHECK(!blocked, RuntimeError, "[pool2d] oneDNN has no blocked pooling here (backend bug)");
     return visit_float_dtype(y.dtype(), max ? "max_pool2d" : "avg_pool2d", [&](auto t) {
       using T = typename decltype(t)::type;
       if (max)

@@ -1,0 +1,224 @@
+// The layout step: float32 conv2d outputs are stored in the activation layout oneDNN's
+// convolutions prefer ("blocked": NHWC or nChw16c / nChw8c, kernels/cpu/dnnl_layout.h), which
+// they write without the reorder to NCHW, and the layout flows on through the consumers that can take it (max/avg pooling, a
+// following conv2d, relu and sums of two blocked tensors). Any other reader -- dense, reshape,
+// outputs, calls, gradients -- gets one reorder to NCHW, inserted before its first plain reader
+// and shared by the later ones. Registers keep their logical NCHW meta; `RegInfo::blocked`
+// makes the memory planner reserve the padded size. Runs after fusion, before calls are analysed.
+#include <memory>
+#include <string>
+
+#include "mycel/backend/fuse_util.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/dnnl_ops.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+// A static, non-empty float32 NCHW tensor register.
+bool is_nchw_f32(const Function& f, int r) {
+  return is_static_f32(f, r) && f.regs[r].meta.shape.size() == 4 && numel(f.regs[r].meta.shape) > 0;
+}
+
+bool is_conv(const Instr& in) {
+  if (in.code != Code::kKernel || in.out.size() != 1) return false;
+  const std::string& n = in.op->name;
+  return n == "conv2d" || n.rfind("conv2d+", 0) == 0;  // plain or with fused post-ops
+}
+
+bool is_pool(const Instr& in) {
+  return in.code == Code::kKernel && in.out.size() == 1 &&
+         (in.op->name == "max_pool2d" || in.op->name == "avg_pool2d");
+}
+
+// Elementwise ops that map zeros to zero, so the blocked layout's zero channel padding stays zero
+// (a later conv multiplies it by zero weights: NaN or inf there would leak into real channels).
+bool keeps_zero(const std::string& op) {
+  static const char* const kOps[] = {"add", "sub", "mul", "maximum", "minimum", "neg", "abs",
+                                     "relu", "square"};
+  for (const char* o : kOps)
+    if (op == o) return true;
+  return false;
+}
+
+// relu/add/... or a fused chain made only of such ops ("fused_elementwise{t0=add(i0,i1); ...}").
+bool is_zero_keeping_elementwise(const Instr& in) {
+  if (in.code != Code::kKernel || in.out.size() != 1) return false;
+  const std::string& n = in.op->name;
+  if (n.rfind("fused_elementwise{", 0) != 0) return keeps_zero(n);
+  for (size_t eq = n.find('='); eq != std::string::npos; eq = n.find('=', eq + 1)) {
+    const size_t open = n.find('(', eq);
+    if (open == std::string::npos || !keeps_zero(n.substr(eq + 1, open - eq - 1))) return false;
+  }
+  return true;
+}
+
+// The op of a layout-aware instruction: `base`'s infer and kernel, the kernel run under a
+// LayoutScope (conv, pool) or on flat views of the padded buffers (elementwise).
+std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked, bool flat) {
+  auto d = std::make_shared<OpDef>(base);
+  // The listing shows the layouts read and written: "{nhwc}relu", "{nchw>nhwc}conv2d+relu".
+  const std::string tag = cpu::activation_tag_name();
+  d->name = (src_blocked ? "{" + tag + "}" : "{nchw>" + tag + "}") + base.name;
+  d->view = nullptr;
+  d->grad = "none";
+  const OpDef* b = &base;
+  d->infer = [b](const InferContext& c) { return b->infer(InferContext{*b, c.inputs, c.attrs}); };
+  if (flat) {  // every tensor is blocked and of one shape: the op sees the padded buffers whole
+    d->kernel = [b](const KernelContext& c) {
+      auto flat_view = [](const Tensor& t) {
+        const int64_t n = static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) /
+                                               itemsize(t.dtype()));
+        return Tensor(t.storage(), t.offset(), Shape{n}, t.dtype());
+      };
+      std::vector<Tensor> ins, outs;
+      for (const Tensor& t : c.inputs) ins.push_back(flat_view(t));
+      for (const Tensor& t : c.outputs) outs.push_back(flat_view(t));
+      b->kernel(KernelContext{*b, ins, outs, c.attrs});
+    };
+  } else {
+    const cpu::LayoutRequest req{src_blocked, true};
+    d->kernel = [b, req](const KernelContext& c) {
+      cpu::LayoutScope scope(req);
+      b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
+      // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
+      MYCEL_CHECK(scope.taken(), RuntimeError, "[", b->name, "] ran without oneDNN on a ",
+                  cpu::activation_tag_name(), " tensor; compile again (graph mode recompiles "
+                  "on a new Cell) or set MYCEL_LAYOUT=0");
+    };
+  }
+  return d;
+}
+
+std::shared_ptr<const OpDef> make_to_plain_op() {
+  auto d = std::make_shared<OpDef>();
+  d->name = "to_nchw";
+  d->class_name = "ToNCHW";
+  d->doc = "Reorders a channel-blocked tensor to NCHW (graph backend layout step).";
+  d->inputs = {{"x"}};
+  d->infer = [](const InferContext& c) { return std::vector<TensorMeta>{*c.inputs[0]}; };
+  d->kernel = [](const KernelContext& c) { cpu::reorder_blocked(c.in(0), c.out(0), false); };
+  d->dtypes = {DType::float32};
+  d->grad = "none";
+  return d;
+}
+
+class LayoutAssigner {
+ public:
+  LayoutAssigner(Function& f, ProgramImpl& p)
+      : f_(f), p_(p), plain_(f.regs.size(), -1), wanted_(f.regs.size(), 0) {}
+
+  void run() {
+    // A conv whose result only plain readers take gains nothing: its own reorder moves as much.
+    for (const Instr& in : f_.code) {
+      if ((is_pool(in) || is_conv(in)) && in.in[0] >= 0) wanted_[in.in[0]] = 1;
+      if (is_zero_keeping_elementwise(in))
+        for (int r : in.in)
+          if (r >= 0) wanted_[r] = 1;
+    }
+    std::vector<Instr> old = std::move(f_.code);
+    f_.code.clear();
+    for (Instr& in : old) {
+      if (!try_blocked(in)) {
+        for (int& r : in.in) r = plain(r);
+        for (int& r : in.in_b) r = plain(r);
+        in.cond = plain(in.cond);
+        for (Target& t : in.targets)
+          for (int& r : t.args) r = plain(r);
+      }
+      f_.code.push_back(std::move(in));
+    }
+    for (int& r : f_.outputs) r = plain(r);
+  }
+
+  /// Bytes the blocked layout saves moving (reorders inside the convs) and costs (to_nchw).
+  size_t saved_bytes() const { return saved_; }
+  size_t reorder_bytes() const { return cost_; }
+
+ private:
+  bool blocked(int r) const { return r >= 0 && f_.regs[r].blocked; }
+  size_t bytes(int r) const { return numel(f_.regs[r].meta.shape) * itemsize(f_.regs[r].meta.dtype); }
+
+  // Rewrites `in` to read/write blocked tensors when it can; false leaves it untouched.
+  bool try_blocked(Instr& in) {
+    bool src_blocked = false, flat = false;
+    if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
+        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0) {
+      src_blocked = blocked(in.in[0]);
+      // Without the step the conv reorders its result from the layout it prefers, and its input
+      // to it (unless one channel makes the two layouts the same bytes).
+      saved_ += bytes(in.out[0]);
+      if (src_blocked && f_.regs[in.in[0]].meta.shape[1] > 1) saved_ += bytes(in.in[0]);
+      for (size_t k = 1; k < in.in.size(); ++k) in.in[k] = plain(in.in[k]);
+    } else if (is_pool(in) && blocked(in.in[0]) && is_nchw_f32(f_, in.out[0])) {
+      src_blocked = true;
+    } else if (is_zero_keeping_elementwise(in) && !in.in.empty() && is_nchw_f32(f_, in.out[0])) {
+      for (int r : in.in)
+        if (!blocked(r) || !(f_.regs[r].meta == f_.regs[in.out[0]].meta)) return false;
+      src_blocked = flat = true;
+    } else {
+      return false;
+    }
+    p_.fused_ops.push_back(make_blocked_op(*in.op, src_blocked, flat));
+    in.op = p_.fused_ops.back().get();
+    f_.regs[in.out[0]].blocked = true;
+    return true;
+  }
+
+  // The register holding r in NCHW: r itself, or a reorder of it (made once, before its first use).
+  int plain(int r) {
+    if (!blocked(r)) return r;
+    if (plain_[r] >= 0) return plain_[r];
+    if (!to_plain_) {
+      p_.fused_ops.push_back(make_to_plain_op());
+      to_plain_ = p_.fused_ops.back().get();
+    }
+    cost_ += bytes(r);
+    RegInfo info = f_.regs[r];
+    info.blocked = false;
+    f_.regs.push_back(info);
+    const int q = static_cast<int>(f_.regs.size()) - 1;
+    plain_.push_back(-1);
+    Instr reorder;
+    reorder.code = Code::kKernel;
+    reorder.op = to_plain_;
+    reorder.in = {r};
+    reorder.out = {q};
+    f_.code.push_back(std::move(reorder));
+    plain_[r] = q;
+    return q;
+  }
+
+  Function& f_;
+  ProgramImpl& p_;
+  std::vector<int> plain_;    // per register: its NCHW copy, -1 if none yet
+  std::vector<char> wanted_;  // per original register: read first by a layout-aware op
+  const OpDef* to_plain_ = nullptr;
+  size_t saved_ = 0, cost_ = 0;
+};
+
+}  // namespace
+
+void assign_layouts(ProgramImpl& p, bool always) {
+  if (cpu::nn_backend() == cpu::NnBackend::kRef) return;  // reference loops know only NCHW
+  if (cpu::activation_tag() == dnnl::memory::format_tag::undef) return;
+  for (Function& f : p.fns) {
+    // Training graphs read most activations again in NCHW (relu masks, pooling and conv
+    // gradients): when the reorders that adds move more bytes than the convs' own reorders that
+    // it removes, the function keeps NCHW.
+    const std::vector<Instr> code = f.code;
+    const std::vector<RegInfo> regs = f.regs;
+    const std::vector<int> outputs = f.outputs;
+    const size_t num_ops = p.fused_ops.size();
+    LayoutAssigner a(f, p);
+    a.run();
+    if (!always && a.reorder_bytes() > a.saved_bytes()) {
+      f.code = code;
+      f.regs = regs;
+      f.outputs = outputs;
+      p.fused_ops.resize(num_ops);
+    }
+  }
+}
+
+}  // namespace mycel::backend::detail

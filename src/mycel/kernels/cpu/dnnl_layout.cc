@@ -1,0 +1,120 @@
+#include "mycel/kernels/cpu/dnnl_layout.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "mycel/core/error.h"
+#include "mycel/kernels/cpu/dnnl_util.h"
+
+namespace mycel::cpu {
+namespace {
+thread_local LayoutRequest t_layout;
+thread_local bool t_pending = false;
+
+using dnnl::memory;
+using namespace dnnl_util;
+
+}  // namespace
+
+memory::format_tag activation_tag() {
+  static const memory::format_tag t = [] {
+    // MYCEL_LAYOUT_TAG=nhwc|nChw16c|nChw8c overrides the choice (tests of the padded layouts).
+    if (const char* v = std::getenv("MYCEL_LAYOUT_TAG")) {
+      const std::string s = v;
+      if (s == "nhwc") return memory::format_tag::nhwc;
+      if (s == "nChw16c") return memory::format_tag::nChw16c;
+      if (s == "nChw8c") return memory::format_tag::nChw8c;
+      MYCEL_THROW(ValueError, "MYCEL_LAYOUT_TAG must be nhwc, nChw16c or nChw8c, got '", s, "'");
+    }
+    // oneDNN's choice for a typical float32 convolution with free ("any") activation layouts.
+    const memory::dims src{64, 16, 14, 14}, wei{32, 16, 3, 3}, dst{64, 32, 12, 12};
+    const auto f32 = memory::data_type::f32;
+    try {
+      dnnl::convolution_forward::primitive_desc pd(
+          dnnl::convolution_forward::desc(
+              dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              memory::desc(src, f32, memory::format_tag::any),
+              memory::desc(wei, f32, memory::format_tag::any),
+              memory::desc(dst, f32, memory::format_tag::any), {1, 1}, {0, 0}, {0, 0}, {0, 0}),
+          engine());
+      for (auto tag : {memory::format_tag::nhwc, memory::format_tag::nChw16c,
+                       memory::format_tag::nChw8c})
+        if (pd.dst_desc() == memory::desc(dst, f32, tag)) return tag;
+    } catch (const dnnl::error&) {
+    }
+    return memory::format_tag::undef;
+  }();
+  return t;
+}
+
+memory::desc blocked_desc(const Shape& s, DType dt, bool blocked) {
+  const auto tag = blocked ? activation_tag() : memory::format_tag::nchw;
+  return memory::desc({s[0], s[1], s[2], s[3]}, to_dnnl(dt), tag);
+}
+
+namespace {
+
+struct ReorderEntry : Entry {
+  memory::desc from, to;
+  dnnl::reorder prim;
+};
+}  // namespace
+
+const char* activation_tag_name() {
+  switch (activation_tag()) {
+    case memory::format_tag::nhwc: return "nhwc";
+    case memory::format_tag::nChw16c: return "nChw16c";
+    case memory::format_tag::nChw8c: return "nChw8c";
+    default: return "nchw";
+  }
+}
+
+int64_t channel_block() {
+  switch (activation_tag()) {
+    case memory::format_tag::nChw16c: return 16;
+    case memory::format_tag::nChw8c: return 8;
+    default: return 1;
+  }
+}
+
+size_t blocked_nbytes(const Shape& s, DType dtype) {
+  MYCEL_CHECK(s.size() == 4, RuntimeError, "[layout] blocked tensors are NCHW, got rank ", s.size());
+  const int64_t b = channel_block(), c = (s[1] + b - 1) / b * b;
+  return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
+}
+
+LayoutScope::LayoutScope(const LayoutRequest& r) {
+  t_layout = r;
+  t_pending = true;
+}
+LayoutScope::~LayoutScope() {
+  t_layout = LayoutRequest{};
+  t_pending = false;
+}
+bool LayoutScope::taken() const { return !t_pending; }
+
+LayoutRequest take_layout() {
+  LayoutRequest r = t_layout;
+  t_layout = LayoutRequest{};
+  t_pending = false;
+  return r;
+}
+
+void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {
+  const Shape& s = x.shape();
+  if (x.numel() == 0) return;
+  const std::string k = key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3],
+                            to_blocked);
+  auto e = cached<ReorderEntry>(k, [&] {
+    auto r = std::make_shared<ReorderEntry>();
+    r->from = blocked_desc(s, x.dtype(), !to_blocked);
+    r->to = blocked_desc(s, x.dtype(), to_blocked);
+    r->prim = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), r->from, engine(), r->to));
+    return r;
+  });
+  dnnl::memory src = wrap(e->from, x), dst = wrap(e->to, y);
+  e->prim.execute(stream(), src, dst);
+  stream().wait();
+}
+
+}  // namespace mycel::cpu
