@@ -199,6 +199,35 @@ TEST(BackendControl, DynamicBatchReusesCachedPlans) {
   EXPECT_THROW(prog->run({randn({3, 7}, 1)}), ValueError);
 }
 
+TEST(BackendControl, ShapePlansAreBoundedLeastRecentlyUsed) {
+  Module m;
+  FuncGraph* g = m.add_graph("mlp");
+  NodePtr x = param(g, "x", tensor_abs({kDynamic, 8}));
+  Tensor w = randn({8, 4}, 1);
+  NodePtr W = weight(g, "w", w);
+  g->set_output(op(g, "relu", {op(g, "matmul", {x, W})}));
+  CompileOptions opts;
+  opts.max_plans = 4;
+  auto prog = compile(*g, opts);
+  auto ref = [&](const Tensor& X) { return eager("relu", {eager("matmul", {X, w})[0]})[0]; };
+  for (int64_t n = 1; n <= 40; ++n) {
+    Tensor X = randn({n, 8}, static_cast<uint32_t>(n));
+    expect_same(prog->run({X})[0], ref(X));
+    EXPECT_LE(prog->stats().num_plans, 4u) << "after batch " << n;
+  }
+  EXPECT_EQ(prog->stats().num_plans, 4u);
+  // Batch 37 is still cached (no new plan: one allocation, the output); batch 2 was evicted.
+  Tensor X37 = randn({37, 8}, 37), X2 = randn({2, 8}, 2), want37 = ref(X37);
+  size_t allocs = allocator_stats().num_allocs;
+  Tensor y37 = prog->run({X37})[0];
+  EXPECT_EQ(allocator_stats().num_allocs - allocs, 1u);
+  expect_same(y37, want37);
+  expect_same(prog->run({X2})[0], ref(X2));
+  EXPECT_EQ(prog->stats().num_plans, 4u);
+  opts.max_plans = 0;
+  EXPECT_THROW(compile(*g, opts), ValueError);
+}
+
 TEST(BackendControl, DynamicBatchThroughALoopAndShapePrim) {
   DoublingLoop l({kDynamic, 2});
   auto prog = compile(*l.top);

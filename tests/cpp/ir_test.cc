@@ -133,6 +133,29 @@ TEST(IR, CheckerFindsScopeAndArityErrors) {
   EXPECT_THROW(verify(*f, "test"), RuntimeError);
 }
 
+// The LSTM enclosure error ("graph @Wrap1.1 uses nodes of graph @_run_while.1 that does not
+// enclose it") came from a graph constant naming a graph nested in a non-enclosing graph: every
+// node was in scope, so the checker passed and only the backend noticed. The checker now names
+// the pass that makes such a reference.
+TEST(IR, CheckerFindsNestedGraphReferencedOutsideItsParent) {
+  Module m;
+  FuncGraph* loop = m.add_graph("loop");
+  NodePtr i = loop->add_parameter("i");
+  FuncGraph* after = m.add_graph("loop_after", loop);
+  after->set_output(op(after, "neg", {i}));  // reads the loop's parameter: a free variable
+  loop->set_output(loop->apply({loop->constant(graph_value(after))}));
+  EXPECT_TRUE(check(*loop).empty()) << print(*loop);
+
+  FuncGraph* top = m.add_graph("top");
+  NodePtr x = top->add_parameter("x");
+  NodePtr r = top->apply({top->constant(graph_value(loop)), x});
+  top->set_output(top->prim(Prim::kMakeTuple, {r, top->apply({top->constant(graph_value(after))})}));
+  auto errs = check(*top);
+  ASSERT_EQ(errs.size(), 1u) << print(*top);
+  EXPECT_NE(errs[0].find("@top: refers to @loop_after, nested in @loop, which does not enclose it"),
+            std::string::npos) << errs[0];
+}
+
 TEST(IR, ModuleNamesAreUniqueAndGarbageIsCollected) {
   Module m;
   FuncGraph* a = m.add_graph("f");

@@ -357,13 +357,6 @@ def test_transformer_encoder_layer(norm_first):
     np.testing.assert_allclose(both_modes(layer, x), y.transpose(1, 0, 2), rtol=1e-4, atol=1e-4)
 
 
-# Intermittent (about 1 run in 3 of this file, never in isolation): graph mode may fail to compile
-# the LSTM with "[backend] graph @Wrap1.1 uses nodes of graph @_run_while.1 that does not enclose
-# it". Only that RuntimeError is tolerated; wrong values still fail the test.
-_BACKEND_FLAKE = pytest.mark.xfail(raises=RuntimeError, strict=False,
-                                   reason="intermittent backend enclosure error after loop inlining")
-
-
 def _sig(z):
     return 1 / (1 + np.exp(-z))
 
@@ -395,7 +388,6 @@ def ref_lstm(layer, x):
     return inp, np.stack(hs), np.stack(cs)
 
 
-@_BACKEND_FLAKE
 @pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True), dict(batch_first=True)])
 def test_lstm(kw):
     layer = nn.LSTM(3, 4, **kw)
@@ -410,7 +402,6 @@ def test_lstm(kw):
     np.testing.assert_allclose(c, ref_c, rtol=1e-4, atol=1e-5)
 
 
-@_BACKEND_FLAKE
 def test_lstm_graph_mode_keeps_one_loop_for_any_length():
     """The time loop is a while loop: other sequence lengths run through the same parsed graph
     and still match the reference (an unrolled loop would have baked in T)."""

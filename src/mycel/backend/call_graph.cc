@@ -99,8 +99,17 @@ CompileOptions::Layout CompileOptions::default_layout() {
   return Layout::kAuto;
 }
 
+size_t CompileOptions::default_max_plans() {
+  const char* v = std::getenv("MYCEL_MAX_SHAPE_PLANS");
+  long n = v ? std::strtol(v, nullptr, 10) : 0;
+  return n > 0 ? static_cast<size_t>(n) : 16;
+}
+
 std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts) {
+  MYCEL_CHECK(opts.max_plans >= 1, ValueError, "[backend] CompileOptions::max_plans must be >= 1, got ",
+              opts.max_plans);
   auto impl = std::make_unique<detail::ProgramImpl>();
+  impl->max_plans = opts.max_plans;
   detail::lower(g, *impl);
   if (opts.fuse) {
     detail::fuse_post_ops(*impl);
@@ -125,6 +134,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     std::vector<Shape> sig;
     for (const auto& m : metas) sig.push_back(m.shape);
     impl->plans[sig] = detail::build_plan(*impl, metas);
+    impl->plan_lru.push_back(sig);
   }
   return std::make_unique<Program>(std::move(impl));
 }

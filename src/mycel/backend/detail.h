@@ -2,7 +2,9 @@
 // the arena and prebuilt kernel tensors (dynamic.cc, memory_plan.cc) and the VM state (vm.cc).
 #pragma once
 #include <cstdint>
+#include <list>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -123,6 +125,10 @@ struct ProgramImpl {
   std::vector<Function> fns;  // fns[0] is the top graph
   std::vector<int> num_scc_members;
   std::map<std::vector<Shape>, std::unique_ptr<Plan>> plans;
+  // Least-recently-used order of `plans` (front: next to evict); at most max_plans are kept, so
+  // a dynamic dim that takes many sizes does not grow memory without bound.
+  std::list<std::vector<Shape>> plan_lru;
+  size_t max_plans = 16;
   Plan* plan = nullptr;  // the last used
   std::vector<Shape> last_sig;
   size_t num_launches = 0;
@@ -134,6 +140,8 @@ struct ProgramImpl {
   // Ops of fused instructions (fuse_*.cc): owned here, not in the registry (backend-only).
   std::vector<std::shared_ptr<const OpDef>> fused_ops;
   size_t num_fused = 0;
+  // One run at a time: plans, frames and the arena are shared by every caller of run().
+  std::mutex run_mutex;
 };
 
 // closure.cc: reachable graphs (top first) and their closure-converted free variables.

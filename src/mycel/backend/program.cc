@@ -60,24 +60,40 @@ bool same_sig(const std::vector<Shape>& sig, const std::vector<Tensor>& inputs) 
   return true;
 }
 
+// The plan for the inputs' shapes: cached, most recently used last; past max_plans the least
+// recently used one is dropped (never the one returned).
+detail::Plan* plan_for(detail::ProgramImpl& p, const std::vector<Tensor>& inputs) {
+  std::vector<Shape> sig;
+  for (const Tensor& x : inputs) sig.push_back(x.shape());
+  auto it = p.plans.find(sig);
+  if (it != p.plans.end()) {
+    for (auto l = p.plan_lru.begin(); l != p.plan_lru.end(); ++l)
+      if (*l == sig) {
+        p.plan_lru.splice(p.plan_lru.end(), p.plan_lru, l);
+        break;
+      }
+  } else {
+    while (p.plans.size() >= p.max_plans && !p.plan_lru.empty()) {
+      p.plans.erase(p.plan_lru.front());
+      p.plan_lru.pop_front();
+    }
+    std::vector<TensorMeta> metas;
+    for (const Tensor& x : inputs) metas.push_back(x.meta());
+    it = p.plans.emplace(sig, detail::build_plan(p, metas)).first;
+    p.plan_lru.push_back(sig);
+  }
+  p.last_sig = std::move(sig);
+  return it->second.get();
+}
+
 }  // namespace
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
   detail::ProgramImpl& p = *impl_;
+  std::lock_guard<std::mutex> lock(p.run_mutex);
   const detail::Function& top = p.fns[0];
   check_inputs(top, inputs);
-  if (!p.plan || !same_sig(p.last_sig, inputs)) {
-    std::vector<Shape> sig;
-    for (const Tensor& x : inputs) sig.push_back(x.shape());
-    auto it = p.plans.find(sig);
-    if (it == p.plans.end()) {
-      std::vector<TensorMeta> metas;
-      for (const Tensor& x : inputs) metas.push_back(x.meta());
-      it = p.plans.emplace(sig, detail::build_plan(p, metas)).first;
-    }
-    p.plan = it->second.get();
-    p.last_sig = std::move(sig);
-  }
+  if (!p.plan || !same_sig(p.last_sig, inputs)) p.plan = plan_for(p, inputs);
   detail::FnPlan& fp = p.plan->fns[0];
   for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = inputs[k];
   p.num_launches = 0;
@@ -109,6 +125,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
 }
 
 ProgramStats Program::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->run_mutex);
   const detail::ProgramImpl& p = *impl_;
   ProgramStats s;
   s.num_plans = p.plans.size();

@@ -4,7 +4,7 @@
 //
 // Frames are static: each function has a fixed frame in the arena, above its callers' frames;
 // tail calls reuse it, recursive (non-tail) calls save and restore it. A Program runs one call
-// at a time (not thread-safe).
+// at a time: concurrent run() calls (two Python threads) wait for each other.
 //
 // Outputs: run() copies every output that lives in the arena into a fresh tensor (one allocator
 // call per output), so callers may keep results while the Program runs again; outputs that are
@@ -29,7 +29,7 @@ struct ProgramStats {
   size_t arena_bytes = 0;          // the arena of the current shape plan
   size_t num_instructions = 0;     // instructions of all functions (views folded away excluded)
   size_t num_kernel_launches = 0;  // kernels launched by the last run
-  size_t num_plans = 0;            // shape plans cached (one per concrete input signature)
+  size_t num_plans = 0;            // shape plans cached (one per input signature, at most max_plans)
   size_t num_inplace = 0;          // elementwise outputs written over a dying input
   size_t num_fused = 0;            // instructions that fusion made out of several
 };
@@ -58,6 +58,10 @@ class Program {
 /// How to compile.
 struct CompileOptions {
   bool fuse = default_fuse();  // conv/dense/matmul post-ops and elementwise chains
+  /// Shape plans kept for graphs with dynamic dims (least recently used evicted);
+  /// MYCEL_MAX_SHAPE_PLANS overrides the default of 16.
+  size_t max_plans = default_max_plans();
+  static size_t default_max_plans();
   /// True unless the environment says MYCEL_FUSE=0 (read at each compile).
   static bool default_fuse();
   /// oneDNN's preferred activation layout for conv/pool chains (assign_layouts.cc): kAuto where

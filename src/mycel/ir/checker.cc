@@ -46,8 +46,14 @@ std::vector<std::string> check(const FuncGraph& root) {
                          " arguments, got " + std::to_string(a->num_args()));
       }
     }
-    for (FuncGraph* u : g->used_graphs())
+    for (FuncGraph* u : g->used_graphs()) {
+      // A closure is made where its graph is visible: a graph nested in another can only be
+      // referenced from its parent's scope (else its free variables would have no value there).
+      if (u->parent() && u->parent() != g && !u->parent()->is_ancestor_of(g))
+        errs.push_back(where + ": refers to @" + u->name() + ", nested in @" + u->parent()->name() +
+                       ", which does not enclose it");
       if (seen.insert(u).second) work.push_back(u);
+    }
   }
   return errs;
 }

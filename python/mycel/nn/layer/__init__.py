@@ -3,7 +3,7 @@ layer runs in both modes and is differentiable wherever its ops are."""
 from mycel.nn.layer.activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, Sigmoid, Tanh, Softmax,
                                        LogSoftmax, get_activation)
 from mycel.nn.layer.basic import Dense, Flatten, Dropout
-from mycel.nn.layer.conv import Conv2d
+from mycel.nn.layer.conv import Conv2d, Conv2dTranspose
 from mycel.nn.layer.pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from mycel.nn.layer.embedding import Embedding
@@ -11,6 +11,6 @@ from mycel.nn.layer.transformer import MultiheadAttention, TransformerEncoderLay
 from mycel.nn.layer.rnn import LSTM
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-           "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
+           "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "Conv2dTranspose",
+           "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
            "MultiheadAttention", "TransformerEncoderLayer", "LSTM"]

@@ -1,4 +1,4 @@
-"""Conv2d over NCHW input, with MindSpore's arguments and defaults."""
+"""Conv2d and Conv2dTranspose over NCHW input, with MindSpore's arguments and defaults."""
 import math
 
 from mycel import ops
@@ -53,3 +53,82 @@ class Conv2d(Cell):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
                 f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
+
+
+def _transpose_extra(kernel, stride, dilation, pad_mode, pads, output_padding):
+    """b in MindSpore's Conv2dTranspose output size H*stride + b of one spatial dim (folded at
+    construction, so construct only multiplies and adds)."""
+    if pad_mode == "same":
+        return 0
+    if pad_mode == "valid":
+        return max(dilation * (kernel - 1) - stride + 1, 0)
+    # (H-1)*stride - (pad0+pad1) + dilation*(k-1) + output_padding + 1
+    return dilation * (kernel - 1) + output_padding + 1 - stride - pads[0] - pads[1]
+
+
+class Conv2dTranspose(Cell):
+    """2-d transposed convolution: the gradient of Conv2d with respect to its input, as a layer.
+    weight (in_channels, out_channels/group, kh, kw). Output size per spatial dim: "same"
+    H*stride; "valid" H*stride + max(dilation*(k-1) - stride + 1, 0); "pad"
+    (H-1)*stride - (top+bottom) + dilation*(k-1) + output_padding + 1."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
+                 output_padding=0, dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None,
+                 dtype=mstype.float32):
+        super().__init__()
+        who = "Conv2dTranspose"
+        self.in_channels = check_int(in_channels, who, "in_channels")
+        self.out_channels = check_int(out_channels, who, "out_channels")
+        self.group = check_int(group, who, "group")
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by group ({group})")
+        self.kernel_size = pair(kernel_size, who, "kernel_size")
+        self.stride = pair(stride, who, "stride")
+        self.dilation = pair(dilation, who, "dilation")
+        self.pad_mode = check_pad_mode(pad_mode, who)
+        self.padding = padding4(padding, self.pad_mode, who)
+        self.output_padding = pair(output_padding, who, "output_padding", allow_zero=True)
+        if any(self.output_padding) and self.pad_mode != "pad":
+            raise ValueError(f"{who}: output_padding must be 0 unless pad_mode is 'pad', got "
+                             f"output_padding={output_padding!r} with pad_mode={self.pad_mode!r}")
+        # An extra row/column must stay beyond the last window, else the conv2d it transposes
+        # would have a larger output than this layer's input.
+        if any(o >= s for o, s in zip(self.output_padding, self.stride)):
+            raise ValueError(f"{who}: output_padding {self.output_padding} must be smaller than "
+                             f"stride {self.stride}")
+        self.has_bias = bool(has_bias)
+        # The weight of the conv2d this layer transposes: that conv maps out_channels to in_channels.
+        shape = (in_channels, out_channels // group) + self.kernel_size
+        if weight_init is None:
+            weight_init = HeUniform(math.sqrt(5))
+        self.weight = make_param(weight_init, shape, dtype, "weight")
+        self.bias = None
+        if self.has_bias:
+            if bias_init is None:
+                fan_in = out_channels // group * self.kernel_size[0] * self.kernel_size[1]
+                bias_init = Uniform(1 / math.sqrt(fan_in))
+            self.bias = make_param(bias_init, (out_channels,), dtype, "bias")
+        # Plain int attributes: graph mode folds int arithmetic on them (not on tuple items yet).
+        self._stride_h, self._stride_w = self.stride
+        self._extra_h, self._extra_w = (
+            _transpose_extra(self.kernel_size[i], self.stride[i], self.dilation[i], self.pad_mode,
+                             self.padding[2 * i:2 * i + 2], self.output_padding[i]) for i in (0, 1))
+
+    def construct(self, x):
+        check_rank("Conv2dTranspose", "x", x.ndim, (4,))
+        n, _, h, w = x.shape
+        out_h = h * self._stride_h + self._extra_h
+        out_w = w * self._stride_w + self._extra_w
+        y = ops.conv2d_backprop_input(x, self.weight, input_size=(n, self.out_channels, out_h, out_w),
+                                      stride=self.stride, pad_mode=self.pad_mode, pad=self.padding,
+                                      dilation=self.dilation, groups=self.group)
+        if self.has_bias:
+            y = y + ops.reshape(self.bias, (1, self.out_channels, 1, 1))
+        return y
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
+                f"padding={self.padding}, output_padding={self.output_padding}, dilation={self.dilation}, "
+                f"group={self.group}, has_bias={self.has_bias}")
