@@ -166,3 +166,25 @@ def test_cell_list_loop_passes_some_arguments_and_defaults_the_rest():
     out = Net()(x).asnumpy()
     ref = x.asnumpy() * 3.0  # 2x + x
     np.testing.assert_allclose(out, ref * 0.5 + ref, rtol=1e-6)
+
+
+def test_operator_on_items_of_a_tuple_attribute_is_python_arithmetic():
+    # `h * self.stride[0]`: the parser cannot tell the item from a tensor; analysis computes it
+    # as Python ints, so it can be used in a shape (it was a run-time int64 tensor).
+    class C(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.stride = (2, 3)
+
+        def construct(self, x):
+            h = x.shape[1]
+            return ops.reshape(x, (h * self.stride[0] // 2, self.stride[1] - 2 + 0 * h))
+
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        got = C()(Tensor(x)).asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_array_equal(got, C()(Tensor(x)).asnumpy())
+    assert got.shape == (4, 1)

@@ -6,6 +6,8 @@
 // placeholder size and infer runs twice, with two different placeholders; an output dim that
 // differs between the runs depends on a dynamic dim and becomes kDynamic. (Dynamic dims are thus
 // assumed not to be 1, i.e. not to broadcast; the run time checks the actual sizes.)
+#include <map>
+
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
 
@@ -129,6 +131,21 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       in.insert(in.end(), args.begin(), args.end());
       return e.emit(ctx, in, pending(), loc);
     }
+
+  // An operator on two Python scalars the parser could not tell from tensors (an item of a tuple
+  // attribute, a call's result): Python scalar arithmetic, as eagerly.
+  if (args.size() == 2 && as_scalar(args[0]->abstract()) && as_scalar(args[1]->abstract())) {
+    static const std::map<std::string, Prim> scalar_ops = {
+        {"add", Prim::kScalarAdd}, {"sub", Prim::kScalarSub}, {"mul", Prim::kScalarMul},
+        {"div", Prim::kScalarDiv}, {"floor_div", Prim::kScalarFloorDiv}, {"mod", Prim::kScalarMod},
+        {"pow", Prim::kScalarPow}, {"equal", Prim::kScalarEq}, {"not_equal", Prim::kScalarNe},
+        {"less", Prim::kScalarLt}, {"less_equal", Prim::kScalarLe}, {"greater", Prim::kScalarGt},
+        {"greater_equal", Prim::kScalarGe}};
+    auto it = scalar_ops.find(op.name);
+    const ValueKind k0 = as_scalar(args[0]->abstract())->type(), k1 = as_scalar(args[1]->abstract())->type();
+    auto numeric = [](ValueKind k) { return k == ValueKind::kInt || k == ValueKind::kFloat || k == ValueKind::kBool; };
+    if (it != scalar_ops.end() && numeric(k0) && numeric(k1)) return eval_prim_call(e, ctx, it->second, args, loc);
+  }
 
   // Python's tuple + tuple (a tuple built up in an unrolled loop): concatenation.
   if (op.name == "add" && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&
