@@ -207,6 +207,25 @@ TEST(Opt, SimplifyAlgebraIdentities) {
   EXPECT_NE(s.find("mul(Tensor<f32(2, 3)>, %x)"), std::string::npos) << s;
 }
 
+TEST(Opt, SimplifyAlgebraOnesLikeZerosLike) {
+  // x * ones_like(y) -> x and zeros_like(y) + x -> x when the shapes agree; a broadcasting one stays.
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = f->add_parameter("x");
+  NodePtr y = f->add_parameter("y");
+  NodePtr a = uop(f, "add", {uop(f, "zeros_like", {y}), uop(f, "mul", {x, uop(f, "ones_like", {y})})});
+  NodePtr z = f->add_parameter("z");
+  NodePtr b = uop(f, "mul", {uop(f, "ones_like", {z}), x});  // [2, 3] result: x broadcasts, stays
+  f->set_output(f->prim(Prim::kMakeTuple, {a, b}));
+  FuncGraph* g = analysis::specialize(m, f, {tensor({3}), tensor({3}), tensor({2, 3})});
+  run_pass(opt::simplify_algebra, g);
+  opt::eliminate_dead_code(g, checked());
+  std::string s = text(g);
+  EXPECT_NE(s.find("make_tuple(%x, %"), std::string::npos) << s;
+  EXPECT_NE(s.find("mul(%"), std::string::npos) << s;
+  EXPECT_EQ(s.find("zeros_like"), std::string::npos) << s;
+}
+
 TEST(Opt, SimplifyAlgebraTransposeReshapeCast) {
   Module m;
   FuncGraph* f = m.add_graph("f");

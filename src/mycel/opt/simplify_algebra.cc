@@ -1,4 +1,4 @@
-// Algebraic simplification. Each rule fires only when the result's abstract equals the operand's
+// Algebraic simplification (x * ones_like(.) and x + zeros_like(.) count as x * 1 and x + 0). Each rule fires only when the result's abstract equals the operand's
 // (same dtype, same shape: no broadcast or promotion is lost). x + 0 turns -0.0 into +0.0 in IEEE
 // arithmetic; the two compare equal, and MindSpore simplifies it the same way.
 // A copy of a Parameter that the step assigns (`step = global_step + 0`) is a snapshot: a read of
@@ -61,11 +61,11 @@ bool simplify_algebra(FuncGraph* root, const OptOptions&) {
     NodePtr y = a->num_args() > 1 ? current(a->arg(1)) : nullptr;
     NodePtr r;
     if (name == "mul") {
-      if (is_const(y, 1) && same_abstract(n, x)) r = x;
-      else if (is_const(x, 1) && same_abstract(n, y)) r = y;
+      if ((is_const(y, 1) || detail::is_op(y, "ones_like")) && same_abstract(n, x)) r = x;
+      else if ((is_const(x, 1) || detail::is_op(x, "ones_like")) && same_abstract(n, y)) r = y;
     } else if (name == "add") {
-      if (is_const(y, 0) && same_abstract(n, x)) r = x;
-      else if (is_const(x, 0) && same_abstract(n, y)) r = y;
+      if ((is_const(y, 0) || detail::is_op(y, "zeros_like")) && same_abstract(n, x)) r = x;
+      else if ((is_const(x, 0) || detail::is_op(x, "zeros_like")) && same_abstract(n, y)) r = y;
     } else if (name == "sub") {
       if (is_const(y, 0) && same_abstract(n, x)) r = x;
     } else if (name == "div") {
