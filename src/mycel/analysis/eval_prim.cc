@@ -136,6 +136,81 @@ int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& 
   return i < 0 ? i + n : i;
 }
 
+/// The items of a tuple-valued node as nodes: a make_tuple's arguments, constants for constant
+/// items, tuple_getitem otherwise.
+std::vector<NodePtr> tuple_items(Engine& e, Context* ctx, const NodePtr& t, const SourceLoc& loc) {
+  auto* ta = as_tuple(t->abstract());
+  std::vector<NodePtr> out;
+  for (size_t i = 0; i < ta->items().size(); ++i) {
+    if (ValuePtr v = constant_of(ta->items()[i])) out.push_back(e.constant(ctx, v));
+    else if (is_prim_call(t, Prim::kMakeTuple)) out.push_back(as_apply(t)->arg(i));
+    else
+      out.push_back(e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), t,
+                                 e.constant(ctx, integer(static_cast<int64_t>(i)))},
+                           ta->items()[i], loc));
+  }
+  return out;
+}
+
+/// make_tuple(items) typed as a dict with these keys.
+NodePtr dict_node(Engine& e, Context* ctx, std::vector<ValuePtr> keys, const std::vector<NodePtr>& items,
+                  const SourceLoc& loc) {
+  std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
+  std::vector<AbstractPtr> abs;
+  for (const NodePtr& n : items) {
+    in.push_back(n);
+    abs.push_back(n->abstract());
+  }
+  return e.emit(ctx, std::move(in), std::make_shared<DictAbs>(std::move(keys), std::move(abs)), loc);
+}
+
+/// make_tuple(items) as a plain tuple, folded to a constant when every item is one.
+NodePtr tuple_node(Engine& e, Context* ctx, const std::vector<NodePtr>& items, const SourceLoc& loc) {
+  std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
+  std::vector<AbstractPtr> abs;
+  for (const NodePtr& n : items) {
+    in.push_back(n);
+    abs.push_back(n->abstract());
+  }
+  auto t = std::make_shared<AbstractTuple>(std::move(abs));
+  if (ValuePtr v = constant_of(t)) return e.constant(ctx, v);
+  return e.emit(ctx, std::move(in), t, loc);
+}
+
+NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  auto* d = dynamic_cast<const DictAbs*>(args[0]->abstract().get());
+  if (!d)
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a dict with keys known at compile time, got ",
+                args[0]->abstract()->repr(), where(loc));
+  std::vector<NodePtr> items = tuple_items(e, ctx, args[0], loc);
+  std::vector<ValuePtr> keys = d->keys();
+  if (p == Prim::kDictKeys) return e.constant(ctx, tuple(keys));
+  if (p == Prim::kDictValues) return tuple_node(e, ctx, items, loc);
+  if (p == Prim::kDictItems) {
+    std::vector<NodePtr> pairs;
+    for (size_t i = 0; i < keys.size(); ++i) pairs.push_back(tuple_node(e, ctx, {e.constant(ctx, keys[i]), items[i]}, loc));
+    return tuple_node(e, ctx, pairs, loc);
+  }
+  ValuePtr key = constant_of(args[1]->abstract());
+  if (!key)
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] the key must be a compile-time constant, got ",
+                args[1]->abstract()->repr(), where(loc));
+  size_t i = 0;
+  while (i < keys.size() && !keys[i]->equals(*key)) ++i;
+  if (p == Prim::kDictGetItem) {
+    if (i == keys.size())
+      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
+    return items[i];
+  }
+  if (i == keys.size()) {  // dict_setitem: a new key goes last, as in a Python dict
+    keys.push_back(key);
+    items.push_back(args[2]);
+  } else {
+    items[i] = args[2];
+  }
+  return dict_node(e, ctx, std::move(keys), items, loc);
+}
+
 }  // namespace
 
 NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
@@ -174,27 +249,18 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return e.constant(ctx, integer(static_cast<int64_t>(t->items().size())));
     }
     case Prim::kMakeDict: {
+      // A dict is a tuple of its values whose abstract (DictAbs) carries the constant keys, so
+      // it flows through calls, switches and returns like a tuple; keyed prims become indexing.
       ValuePtr keys = constant_of(a[0]);
       auto* vals = as_tuple(a[1]);
       if (!keys || keys->kind() != ValueKind::kTuple || !vals)
         MYCEL_THROW(TypeError, "[make_dict] keys must be constants", where(loc));
-      return keep(std::make_shared<DictAbs>(static_cast<const SequenceValue&>(*keys).items(), vals->items()));
+      return dict_node(e, ctx, static_cast<const SequenceValue&>(*keys).items(),
+                       tuple_items(e, ctx, args[1], loc), loc);
     }
-    case Prim::kDictGetItem: {
-      auto* d = dynamic_cast<const DictAbs*>(a[0].get());
-      ValuePtr key = constant_of(a[1]);
-      if (!d || !key) MYCEL_THROW(TypeError, "[dict_getitem] expects a dict and a constant key", where(loc));
-      for (size_t i = 0; i < d->keys().size(); ++i)
-        if (d->keys()[i]->equals(*key)) {
-          if (ValuePtr v = constant_of(d->items()[i])) return e.constant(ctx, v);
-          if (!is_prim_call(args[0], Prim::kMakeDict))
-            MYCEL_THROW(NotSupported, "[dict_getitem] dicts can only be read where they are built", where(loc));
-          return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), as_apply(args[0])->arg(1),
-                              e.constant(ctx, integer(static_cast<int64_t>(i)))},
-                        d->items()[i], loc);
-        }
-      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
-    }
+    case Prim::kDictGetItem: case Prim::kDictSetItem: case Prim::kDictKeys: case Prim::kDictValues:
+    case Prim::kDictItems:
+      return eval_dict_prim(e, ctx, p, args, loc);
     case Prim::kSwitch: {
       if (auto c = truth(a[0])) return *c ? args[1] : args[2];  // a constant condition picks its branch
       if (auto c = constant_condition(args[0])) return *c ? args[1] : args[2];  // ... a constant tensor too

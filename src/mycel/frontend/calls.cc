@@ -313,7 +313,32 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
                         bool* handled) {
   *handled = true;
-  if (name == "print") return prim(b, Prim::kPrint, std::move(args), loc);
+  if (name == "print") {
+    // An f-string whose values are known only at run time prints as its pieces.
+    std::vector<NodePtr> pieces;
+    for (NodePtr& a : args) {
+      auto it = fstring_parts.find(a.get());
+      bool constant_values = true;
+      if (it != fstring_parts.end())
+        for (const NodePtr& x : it->second) constant_values &= ir::as_constant(x) != nullptr;
+      if (it == fstring_parts.end() || constant_values) {
+        pieces.push_back(a);
+        continue;
+      }
+      for (const NodePtr& x : it->second) {
+        ir::Constant* c = ir::as_constant(x);
+        if (c && c->value()->kind() == ir::ValueKind::kStr) {  // "loss " + x prints as "loss x"
+          std::string text = static_cast<const ir::StrValue&>(*c->value()).value();
+          size_t lo = text.find_first_not_of(' '), hi = text.find_last_not_of(' ');
+          if (lo == std::string::npos) continue;
+          pieces.push_back(constant(ir::string(text.substr(lo, hi - lo + 1))));
+        } else {
+          pieces.push_back(x);
+        }
+      }
+    }
+    return prim(b, Prim::kPrint, std::move(pieces), loc);
+  }
   if (name == "len" && args.size() == 1) {
     if (is_sequence(args[0]) || dict_nodes.count(args[0].get())) return prim(b, Prim::kTupleLen, args, loc);
     NodePtr n = prim(b, Prim::kTupleGetItem, {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
@@ -349,6 +374,11 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
     if (args.size() == 1) return args[0];
     return sequence(b, Prim::kMakeTuple, args, loc);
   };
+  if ((m == "keys" || m == "values" || m == "items") && args.empty() && kw.empty()) {
+    // Tensors have no such methods: self is a dict (its keys are known at compile time).
+    Prim p = m == "keys" ? Prim::kDictKeys : m == "values" ? Prim::kDictValues : Prim::kDictItems;
+    return prim(b, p, {self}, loc);
+  }
   if (m == "reshape" || m == "view") return op_by_name(b, "reshape", {self, shape_arg()}, {}, loc);
   if (m == "transpose" || m == "permute") return op_by_name(b, "transpose", {self, shape_arg()}, {}, loc);
   if (m == "tile") return op_by_name(b, "tile", {self, shape_arg()}, {}, loc);

@@ -28,7 +28,8 @@ NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLo
   switch (p) {
     case Prim::kMakeTuple: case Prim::kMakeList: seq_nodes.insert(n.get()); break;
     case Prim::kShape: seq_nodes.insert(n.get()); shape_nodes.insert(n.get()); break;
-    case Prim::kMakeDict: dict_nodes.insert(n.get()); break;
+    case Prim::kMakeDict: case Prim::kDictSetItem: dict_nodes.insert(n.get()); break;
+    case Prim::kDictKeys: case Prim::kDictValues: case Prim::kDictItems: seq_nodes.insert(n.get()); break;
     case Prim::kTupleLen: case Prim::kRank: case Prim::kScalarAdd: case Prim::kScalarSub:
     case Prim::kScalarMul: case Prim::kScalarDiv: case Prim::kScalarFloorDiv: case Prim::kScalarMod:
     case Prim::kScalarPow: case Prim::kScalarNeg: case Prim::kScalarEq: case Prim::kScalarNe:
@@ -103,6 +104,7 @@ NodePtr Parser::compare(Block* b, nb::handle e) {
     NodePtr r = expr(blk, comps[i]);
     if (op == "Is" || op == "IsNot") return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
     if (op == "In" || op == "NotIn") {
+      if (dict_nodes.count(r.get())) r = prim(blk, Prim::kDictKeys, {r}, loc);  // k in d: a key test
       NodePtr c = constant(py_object(nb::module_::import_("operator").attr("contains")));
       NodePtr in = apply(blk, {c, r, l}, loc);
       return op == "In" ? in : prim(blk, Prim::kScalarNot, {in}, loc);
@@ -144,7 +146,13 @@ NodePtr Parser::ifexp(Block* b, nb::handle e) {
 NodePtr Parser::expr(Block* b, nb::handle e) {
   const std::string t = ast_type(e);
   SourceLoc loc = loc_of(e);
-  if (t == "Name") return read(b, str_attr(e, "id"), loc);
+  if (t == "Name") {
+    std::string name = str_attr(e, "id");
+    NodePtr n = read(b, name, loc);
+    // A name bound to a dict in this function stays one through branches and loops (phis).
+    if (b->scope->dict_vars.count(name)) dict_nodes.insert(n.get());
+    return n;
+  }
   if (t == "Constant") {
     nb::handle v = e.attr("value");
     if (v.ptr() == Py_Ellipsis) return constant(py_object(v));
@@ -200,12 +208,60 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
   if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");
   if (t == "SetComp" || t == "Set") unsupported(e, "set", "use a tuple");
   if (t == "DictComp") unsupported(e, "dict comprehension", "build the dict with a for loop");
-  if (t == "JoinedStr") unsupported(e, "f-string", "pass the values to print() separately");
+  if (t == "JoinedStr") return fstring(b, e);
   if (t == "NamedExpr") unsupported(e, "':=' (assignment expression)", "assign on its own line");
   if (t == "Yield" || t == "YieldFrom") unsupported(e, "yield", "return a tuple of the values");
   if (t == "Await") unsupported(e, "await", "use synchronous code");
   if (t == "Starred") unsupported(e, "*unpacking here", "pass the items explicitly");
   unsupported(e, t, "rewrite the expression with supported operations");
+}
+
+// f"a {x:>4}": format_fstring("a {:>4}", x), evaluated by analysis when x is a compile-time
+// value. print() of an f-string with run-time values prints its pieces instead (fstring_parts).
+NodePtr Parser::fstring(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  std::string tmpl;
+  std::vector<NodePtr> values, parts;
+  auto escaped = [](const std::string& s) {
+    std::string r;
+    for (char c : s) {
+      r += c;
+      if (c == '{' || c == '}') r += c;
+    }
+    return r;
+  };
+  for (nb::handle v : e.attr("values")) {
+    if (ast_type(v) == "Constant") {
+      std::string text = nb::cast<std::string>(nb::str(v.attr("value")));
+      tmpl += escaped(text);
+      parts.push_back(constant(ir::string(text)));
+      continue;
+    }
+    NodePtr x = expr(b, v.attr("value"));
+    int conv = nb::cast<int>(v.attr("conversion"));
+    std::string field = "{";
+    if (conv >= 0) field += std::string("!") + static_cast<char>(conv);
+    nb::handle spec = v.attr("format_spec");
+    if (!spec.is_none()) {
+      std::string sp;
+      for (nb::handle sv : spec.attr("values")) {
+        if (ast_type(sv) != "Constant")
+          unsupported(sv, "a computed format spec in an f-string", "write the spec literally ({x:.3f})");
+        sp += nb::cast<std::string>(nb::str(sv.attr("value")));
+      }
+      field += ":" + sp;
+    }
+    tmpl += field + "}";
+    values.push_back(x);
+    parts.push_back(x);
+  }
+  static nb::handle fmt = nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_fstring")).release();
+  std::vector<NodePtr> in{constant(py_object(fmt)), constant(ir::string(tmpl))};
+  in.insert(in.end(), values.begin(), values.end());
+  NodePtr r = apply(b, std::move(in), loc);
+  fstring_parts[r.get()] = std::move(parts);
+  scalar_nodes.insert(r.get());  // a str: == and + are Python's
+  return r;
 }
 
 NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc) {

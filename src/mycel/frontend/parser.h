@@ -55,6 +55,7 @@ struct Scope {
   nb::dict closure;            // free variable name -> cell contents, of the Python function
   std::set<std::string> locals;
   std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
+  std::set<std::string> dict_vars;  // locals assigned a dict (read back as dicts after phis)
   Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
@@ -102,6 +103,7 @@ class Parser {
   Block* if_stmt(Block* b, nb::handle s);
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
+  Block* loop_end(Block* exit, Block* after, nb::handle orelse, const SourceLoc& loc);
   struct Iter;
   Iter iterable(Block* b, nb::handle it, NodePtr fn = nullptr);
   void iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc);
@@ -118,6 +120,14 @@ class Parser {
   NodePtr boolop(Block* b, nb::handle e);
   NodePtr ifexp(Block* b, nb::handle e);
   NodePtr subscript(Block* b, nb::handle e);
+  NodePtr fstring(Block* b, nb::handle e);
+  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index);
+  /// x[key] = v and d[key] = v: rebinds the name to the updated value (assign_item.cc).
+  void assign_item(Block* b, nb::handle target, NodePtr v);
+  /// self.attr = v: ops.assign for a Parameter, else a located error (assign_item.cc).
+  void assign_attribute(Block* b, nb::handle target, NodePtr v);
+  /// A function of the mycel package parsed like user code (graph_syntax helpers).
+  NodePtr library_graph(const char* module, const char* name, const SourceLoc& loc);
   NodePtr attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc);
   NodePtr sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc);
 
@@ -167,6 +177,7 @@ class Parser {
   // Node classes known at parse time (for operators and subscripts).
   std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
   std::unordered_map<const FuncGraph*, Signature> signatures;
+  std::unordered_map<const ir::Node*, std::vector<NodePtr>> fstring_parts;  // f-string -> its pieces
 
  private:
   FuncGraph* parse_function(nb::handle fn, nb::handle self, const std::string& name,

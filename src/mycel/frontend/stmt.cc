@@ -63,10 +63,11 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   }
   if (t == "AugAssign") {
     nb::handle target = s.attr("target");
-    if (ast_type(target) != "Name")
-      unsupported(s, std::string("augmented assignment to ") +
-                         (ast_type(target) == "Subscript" ? "an item" : "an attribute"),
-                  "assign to a local variable (y = x + 1) and return it");
+    if (ast_type(target) != "Name") {  // x[i] += v, self.w -= v: read, compute, assign
+      NodePtr r = binop(b, ast_type(s.attr("op")), expr(b, target), expr(b, s.attr("value")), loc);
+      assign(b, target, r);
+      return b;
+    }
     std::string name = str_attr(target, "id");
     NodePtr cur = read(b, name, loc);
     NodePtr r = binop(b, ast_type(s.attr("op")), cur, expr(b, s.attr("value")), loc);
@@ -100,6 +101,7 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
   if (t == "Name") {
     std::string name = str_attr(target, "id");
     if (v->is_apply() && v->debug_name().empty() && v->graph() == b->g) v->set_debug_name(name);
+    if (dict_nodes.count(v.get())) b->scope->dict_vars.insert(name);
     write(b, name, v);
     return;
   }
@@ -128,12 +130,8 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
     for (size_t i = 0; i < n; ++i) assign(b, elts[i], items[i]);
     return;
   }
-  if (t == "Attribute")
-    unsupported(target, "assignment to an attribute",
-                "keep the value in a local variable; update Parameters with ops.assign");
-  if (t == "Subscript")
-    unsupported(target, "item assignment",
-                "build a new value (ops.select, ops.concat) instead of writing into it");
+  if (t == "Attribute") return assign_attribute(b, target, v);
+  if (t == "Subscript") return assign_item(b, target, v);
   if (t == "Starred")
     unsupported(target, "starred assignment", "index the tuple explicitly");
   unsupported(target, "assignment to " + t, "assign to a name or a tuple of names");
