@@ -241,7 +241,10 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     case Prim::kTupleGetItem: {
       auto* t = as_tuple(a[0]);
       if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
-      return fold_or_keep(t->items()[const_index(a[1], t->items().size(), p, loc)]);
+      int64_t i = const_index(a[1], t->items().size(), p, loc);
+      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple))
+        return as_apply(args[0])->arg(i);  // the item itself: no tuple of it is left to build
+      return fold_or_keep(t->items()[i]);
     }
     case Prim::kTupleLen: {
       auto* t = as_tuple(a[0]);

@@ -9,7 +9,8 @@ NodePtr Parser::constant(ir::ValuePtr v) {
   NodePtr c = std::make_shared<ir::Constant>(nullptr, std::move(v));
   keep_nodes_.push_back(c);  // the node sets below hold raw pointers: no address may be reused
   auto k = static_cast<const ir::Constant*>(c.get())->value()->kind();
-  if (k == ir::ValueKind::kInt || k == ir::ValueKind::kFloat || k == ir::ValueKind::kBool)
+  if (k == ir::ValueKind::kInt || k == ir::ValueKind::kFloat || k == ir::ValueKind::kBool ||
+      k == ir::ValueKind::kStr)  // Python values: == and + on two of them are Python's
     scalar_nodes.insert(c.get());
   if (k == ir::ValueKind::kTuple || k == ir::ValueKind::kList) seq_nodes.insert(c.get());
   if (k == ir::ValueKind::kDict) dict_nodes.insert(c.get());
