@@ -92,7 +92,13 @@ const std::map<std::string, BinOpInfo>& binops() {
 NodePtr Parser::binop(Block* b, const std::string& op, NodePtr l, NodePtr r, const SourceLoc& loc) {
   auto it = binops().find(op);
   if (it == binops().end()) error(loc, "SyntaxError", "operator '" + op + "' is not supported in graph mode");
-  if (it->second.has_scalar && is_scalar(l) && is_scalar(r)) return prim(b, it->second.scalar, {l, r}, loc);
+  auto is_str = [](const NodePtr& n) {
+    ir::Constant* c = ir::as_constant(n);
+    return c && c->value()->kind() == ir::ValueKind::kStr;
+  };
+  // A str operand makes it Python's operator (k == "b" with k a loop variable over dict keys).
+  if (it->second.has_scalar && ((is_scalar(l) && is_scalar(r)) || is_str(l) || is_str(r)))
+    return prim(b, it->second.scalar, {l, r}, loc);
   return op_by_name(b, it->second.op, {l, r}, {}, loc);
 }
 
