@@ -136,6 +136,16 @@ int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& 
   return i < 0 ? i + n : i;
 }
 
+/// Whether a tuple holds a str constant (dict_items pairs): such a tuple exists only at compile
+/// time, the backend has no register for the str, so its other items are read directly.
+bool has_str_item(const AbstractTuple& t) {
+  for (const auto& x : t.items()) {
+    ValuePtr v = constant_of(x);
+    if (v && v->kind() == ValueKind::kStr) return true;
+  }
+  return false;
+}
+
 /// The items of a tuple-valued node as nodes: a make_tuple's arguments, constants for constant
 /// items, tuple_getitem otherwise.
 std::vector<NodePtr> tuple_items(Engine& e, Context* ctx, const NodePtr& t, const SourceLoc& loc) {
@@ -242,9 +252,12 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       auto* t = as_tuple(a[0]);
       if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
       int64_t i = const_index(a[1], t->items().size(), p, loc);
-      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple))
-        return as_apply(args[0])->arg(i);  // the item itself: no tuple of it is left to build
-      return fold_or_keep(t->items()[i]);
+      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple) && has_str_item(*t))
+        return as_apply(args[0])->arg(i);  // a (key, value) pair cannot be built at run time
+      if (ValuePtr v = constant_of(t->items()[i])) return e.constant(ctx, v);
+      // The index as a constant node, even when it came through a parameter (an unrolled loop's
+      // counter): the backend and eliminate_tuples read it from the node.
+      return e.emit(ctx, {e.constant(ctx, prim_value(p)), args[0], e.constant(ctx, integer(i))}, t->items()[i], loc);
     }
     case Prim::kTupleLen: {
       auto* t = as_tuple(a[0]);
