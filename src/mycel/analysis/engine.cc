@@ -246,7 +246,10 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
       ++same;
     }
   }
-  if (recent && !g->unroll() && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+  // An unrolled header (for over a sequence) is widened too when its own exit test is only known
+  // at run time (for row in x with a dynamic first dim): it then stays a loop.
+  const bool unroll = g->unroll() && !(recent && recent->dynamic_calls > 0);
+  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
       sig[i] = widen(recent->args[i], args[i]);

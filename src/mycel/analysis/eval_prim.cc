@@ -136,6 +136,21 @@ int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& 
   return i < 0 ? i + n : i;
 }
 
+/// `for row in x` over a tensor: its length is x.shape[0] (a run-time int for a dynamic dim)
+/// and item i is gather(x, i, axis=0), as eager iteration gives x[i].
+NodePtr iterate_tensor(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  auto* t = as_tensor(args[0]->abstract());
+  if (t->shape().empty()) MYCEL_THROW(TypeError, "iteration over a 0-d tensor", where(loc));
+  if (p == Prim::kTupleLen) {
+    NodePtr shape = eval_prim_call(e, ctx, Prim::kShape, {args[0]}, loc);
+    return eval_prim_call(e, ctx, Prim::kTupleGetItem, {shape, e.constant(ctx, integer(0))}, loc);
+  }
+  NodePtr index = eval_prim_call(e, ctx, Prim::kScalarToTensor, {args[1], e.constant(ctx, dtype_value(DType::int64))}, loc);
+  const OpDef& gather = Registry::get().at("gather");
+  ValuePtr op = op_value(&gather, make_attrs(gather, std::map<std::string, AttrValue>{{"axis", int64_t{0}}}));
+  return eval_op_call(e, ctx, static_cast<const OpValue&>(*op), {args[0], index}, loc);
+}
+
 /// Whether a tuple holds a str constant (dict_items pairs): such a tuple exists only at compile
 /// time, the backend has no register for the str, so its other items are read directly.
 bool has_str_item(const AbstractTuple& t) {
@@ -244,6 +259,9 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
   if (!structural)
     for (const auto& x : a)
       if (has_pending(x)) return keep(pending());
+
+  if ((p == Prim::kTupleLen || p == Prim::kTupleGetItem) && as_tensor(a[0]))
+    return iterate_tensor(e, ctx, p, args, loc);
 
   switch (p) {
     case Prim::kMakeTuple: case Prim::kMakeList:
