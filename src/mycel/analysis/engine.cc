@@ -162,6 +162,16 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       full.insert(full.end(), arg_abs.begin(), arg_abs.end());
       FuncGraph* spec = nullptr;
       AbstractPtr out = call_graph(ctx, *f, full, loc, &spec);
+      if (spec && f->bound_args().empty() && !callee->is_constant() && spec->free_variables().empty()) {
+        // A function with no free variables reached through a variable (a parameter, self.act
+        // passed on): call its clone for this signature directly, so one value may serve several
+        // signatures (the value itself is then unused, and dead-code elimination drops it).
+        auto direct = std::make_shared<Constant>(nullptr, graph_value(spec));
+        direct->set_abstract(std::make_shared<AbstractFunction>(graph_value(spec)));
+        site_nodes_.push_back(direct);
+        inputs[0] = direct;
+        return emit(ctx, inputs, out, loc);
+      }
       if (f->site()) f->site()->add(spec);
       return emit(ctx, inputs, out, loc);
     }
