@@ -341,3 +341,105 @@ def test_loop_else_matches_eager():
     same(loop_else, arr(2, 3))
     same(data_dependent_while_else, np.abs(arr(4)) + 0.5)
     same(data_dependent_while_else, np.full(4, 8.0, np.float32))
+
+
+# ---- 4. iterating over a tensor ----
+
+def iterate_rows(x):
+    acc = x[0] * 0.0
+    for row in x:
+        acc = acc + row * row
+    return acc
+
+
+def enumerate_rows(x):
+    out = ()
+    for i, row in enumerate(x):
+        out = out + (row.sum() * i,)
+    return out
+
+
+class RowLoop(nn.Cell):
+    def construct(self, x):
+        acc = x[0] * 0.0
+        for row in x:
+            acc = acc * 0.5 + row
+        return acc
+
+
+def test_iterating_over_a_tensor_matches_eager():
+    same(iterate_rows, arr(3, 2))
+    same(enumerate_rows, arr(4, 3))
+    # A dynamic first dim (set_inputs with None): one Program, a loop over the rows at run time.
+    net = RowLoop()
+    xs = [arr(n, 3, seed=n) for n in (2, 5)]
+    eager = [net(Tensor(x)).asnumpy() for x in xs]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net.set_inputs(Tensor(shape=[None, 3], dtype=mycel.float32))
+    for x, e in zip(xs, eager):
+        np.testing.assert_array_equal(net(Tensor(x)).asnumpy(), e)
+    assert net._compiled.graph.num_programs == 1
+
+
+# ---- 6. reshape with a dynamic batch dim ----
+
+class Flatten(nn.Cell):
+    def construct(self, x):
+        return x.reshape(x.shape[0], -1) * 2.0, ops.reshape(x, (x.shape[0], 3, -1))
+
+
+def test_reshape_with_dynamic_batch_dim():
+    net = Flatten()
+    xs = [arr(n, 2, 3, seed=n) for n in (1, 4)]
+    eager = [net(Tensor(x)) for x in xs]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net.set_inputs(Tensor(shape=[None, 2, 3], dtype=mycel.float32))
+    for x, e in zip(xs, eager):
+        g = net(Tensor(x))
+        for a, b in zip(e, g):
+            assert b.shape == a.shape
+            np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+
+
+class TwoDynamicDims(nn.Cell):
+    def construct(self, x):
+        return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def test_reshape_naming_two_dynamic_dims_is_a_clear_error():
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net = TwoDynamicDims()
+    net.set_inputs(Tensor(shape=[None, None, 3], dtype=mycel.float32))
+    with pytest.raises(NotImplementedError, match=r"reshape\(-1, k\)") as info:
+        net(Tensor(arr(2, 2, 3)))
+    assert "x.reshape(x.shape[0], x.shape[1], -1)" in str(info.value)
+
+
+# ---- 7. one function value, several signatures ----
+
+def _act(x):
+    return ops.relu(x) * 2.0
+
+
+def _apply_twice(f, x, y):
+    return f(x).sum() + f(y).sum()
+
+
+class ActTwice(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.act = _act
+
+    def construct(self, x, y):
+        a = _apply_twice(self.act, x, y)
+        f = self.act
+        return a + f(x).mean() + f(y).mean()
+
+
+def test_function_value_called_with_two_signatures():
+    net = ActTwice()
+    args = (arr(2, 3), arr(4, seed=1))
+    eager = net(*[Tensor(a) for a in args]).asnumpy()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_array_equal(net(*[Tensor(a) for a in args]).asnumpy(), eager)
+    same(lambda x, y: _apply_twice(_act, x, y), *args)
