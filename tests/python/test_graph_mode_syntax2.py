@@ -443,3 +443,43 @@ def test_function_value_called_with_two_signatures():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     np.testing.assert_array_equal(net(*[Tensor(a) for a in args]).asnumpy(), eager)
     same(lambda x, y: _apply_twice(_act, x, y), *args)
+
+
+# ---- 3. **kwargs ----
+
+def _scale(x, **kw):
+    y = x * kw["a"]
+    if "b" in kw:
+        y = y + kw["b"]
+    return y * len(kw)
+
+
+def kwargs_calls(x):
+    d = {"a": 2.0, "b": x}
+    return _scale(x, a=3.0) + _scale(x, a=x, b=1.0) + _scale(x, **d)
+
+
+def kwargs_nested(x):
+    def inner(t, scale=1.0, **opts):
+        for k, v in opts.items():
+            t = t + v * scale
+        return t
+    return inner(x, p=1.0, q=x, scale=0.5) + inner(x, **{"r": 2.0})
+
+
+def test_kwargs_match_eager():
+    same(kwargs_calls, arr(4))
+    same(kwargs_nested, arr(2, 3))
+
+
+def test_kwargs_errors_are_located():
+    def entry(x, **kw):
+        return x
+
+    def splat_unknown(x, d):
+        return _scale(x, **d)
+
+    raises_at(entry, (Tensor(arr(2)),), SyntaxError, "def entry(x, **kw):", "name the keyword parameters")
+    with pytest.raises(SyntaxError) as info:
+        mycel.jit(splat_unknown)(Tensor(arr(2)), (1.0,))
+    assert "_scale(x, **d)" in str(info.value) and "build the dict with a literal" in str(info.value)

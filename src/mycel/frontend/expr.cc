@@ -46,6 +46,12 @@ NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLo
 bool Parser::is_scalar(const NodePtr& n) const { return scalar_nodes.count(n.get()) > 0; }
 bool Parser::is_sequence(const NodePtr& n) const { return seq_nodes.count(n.get()) > 0; }
 
+NodePtr Parser::make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values,
+                          const SourceLoc& loc) {
+  return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))), prim(b, Prim::kMakeTuple, std::move(values), loc)},
+              loc);
+}
+
 NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc) {
   // A literal made only of constants is one constant ((2, 3) as a reshape shape stays readable).
   bool all_const = true;
@@ -208,8 +214,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
       keys.push_back(k->value());
       values.push_back(expr(b, vs[i]));
     }
-    return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))),
-                                     prim(b, Prim::kMakeTuple, std::move(values), loc)}, loc);
+    return make_dict(b, std::move(keys), std::move(values), loc);
   }
   if (t == "ListComp") return comprehension(b, e, Prim::kMakeList);
   if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");

@@ -72,6 +72,7 @@ struct Signature {
   std::vector<std::string> names;  // graph parameters in order (positional, *args, keyword-only)
   size_t n_positional = 0;
   int vararg = -1;                 // index of the *args parameter, or -1
+  int kwarg = -1;                  // index of the **kwargs parameter (it takes a dict), or -1
   std::vector<NodePtr> defaults;   // per name; nullptr = required
 };
 
@@ -130,9 +131,14 @@ class Parser {
   NodePtr library_graph(const char* module, const char* name, const SourceLoc& loc);
   NodePtr attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc);
   NodePtr sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc);
+  /// make_dict of constant keys and value nodes (a dict literal, **kwargs).
+  NodePtr make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values, const SourceLoc& loc);
+  /// The parameter **kwargs of a def (added last; a dict of the call's other keywords).
+  void add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg);
 
   // ---- calls (calls.cc) ----
   NodePtr call(Block* b, nb::handle e);
+  bool expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::string, NodePtr>>& kw);
   NodePtr call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr op_call(Block* b, const OpDef& op, const std::vector<AttrValue>& preset,

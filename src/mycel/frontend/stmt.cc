@@ -137,6 +137,19 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
   unsupported(target, "assignment to " + t, "assign to a name or a tuple of names");
 }
 
+void Parser::add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg) {
+  std::string name = str_attr(kwarg, "arg");
+  NodePtr p = entry->g->add_parameter(name);
+  p->set_loc(loc_of(kwarg));
+  dict_nodes.insert(p.get());
+  entry->scope->dict_vars.insert(name);
+  entry->scope->locals.insert(name);
+  write(entry, name, p);
+  sig.kwarg = static_cast<int>(sig.names.size());
+  sig.names.push_back(name);
+  sig.defaults.push_back(nullptr);
+}
+
 // A def or lambda inside parsed code: a graph nested in the current block, so it reads the
 // enclosing function's variables as free variables (closures).
 NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
@@ -145,8 +158,6 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
     unsupported(def.attr("decorator_list")[0], "a decorator on a nested function",
                 "define the function without a decorator");
   nb::handle args = def.attr("args");
-  if (!args.attr("kwarg").is_none())
-    unsupported(args.attr("kwarg"), "**kwargs", "name the keyword parameters explicitly");
   if (len_of(args.attr("posonlyargs")) > 0)
     unsupported(def, "positional-only parameters", "drop the `/`");
   Scope* outer = b->scope;
@@ -187,6 +198,7 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
     write(entry, sig.names[i], p);
     s->locals.insert(sig.names[i]);
   }
+  if (!args.attr("kwarg").is_none()) add_kwarg_param(entry, sig, args.attr("kwarg"));
   signatures[entry->g] = sig;
   NodePtr self_ref = constant(ir::graph_value(entry->g));
   if (!is_lambda) write(b, s->name, self_ref);  // recursion inside the nested function
