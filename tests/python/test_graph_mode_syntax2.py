@@ -99,7 +99,16 @@ def set_in_loop(x):
     return x
 
 
+def set_runtime_index(x):
+    i = 0
+    while i < x.shape[0]:      # i is only known at run time: a loop in the graph
+        x[i] = x[i] * (i + 2.0)
+        i = i + 1
+    return x
+
+
 def test_item_assignment_matches_eager():
+    same(set_runtime_index, arr(3, 2))
     same(set_int_and_slices, arr(3, 4))
     same(set_rows_broadcast, arr(4, 4), arr(4, seed=1))
     same(set_mask, arr(3, 5))

@@ -28,8 +28,10 @@ def setitem_strided(x, value, begin, end, strides, begin_mask, end_mask, ellipsi
 
 def setitem_tensor(x, key, value):
     """x[mask] = value (a bool tensor over x's leading dims; value a scalar or broadcastable to
-    x.shape[mask.ndim:]) or x[indices] = value (an integer tensor of rows along axis 0)."""
+    x.shape[mask.ndim:]) or x[indices] = value (an integer tensor of rows along axis 0, or an
+    int known only at run time)."""
     v = _ops.cast(value, x.dtype)
+    key = _ops.identity(key)  # an int only known at run time (a while loop's counter) -> 0-d tensor
     if key.dtype in (bool_,):
         mask = key
         for _ in range(x.ndim - key.ndim):
@@ -47,3 +49,9 @@ def format_fstring(template, *values):
     """An f-string of compile-time values, formatted when the graph is specialized: the frontend
     turns f"a {x!r:>4}" into format_fstring("a {!r:>4}", x)."""
     return template.format(*values)
+
+
+def getitem_index(x, key):
+    """x[key] with key an index tensor or an int known only at run time (a while loop's counter):
+    identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather."""
+    return _ops.gather(x, _ops.identity(key), 0)

@@ -63,7 +63,8 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
   }
   NodePtr index;
   std::vector<NodePtr> sargs = strided_key(b, key, &index);
-  if (index) return op_by_name(b, "gather", {base, index, constant(ir::integer(0))}, {}, loc);  // x[index_tensor]
+  if (index)  // x[index_tensor], or x[i] with i an int known only at run time
+    return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_index", loc), {base, index}, {}, loc);
   sargs.insert(sargs.begin(), base);
   return op_by_name(b, "strided_slice", std::move(sargs), {}, loc);
 }
