@@ -365,5 +365,39 @@ TEST(Analysis, ClosureSeesItsParentsSpecializedNodes) {
   EXPECT_TRUE(check(*s).empty());
 }
 
+TEST(Analysis, DictsAreKeyedTuples) {
+  // d = {"a": x}; d["b"] = neg(x); d["a"] = y; return d["a"] + d["b"], d.keys()
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = f->add_parameter("x"), y = f->add_parameter("y");
+  NodePtr d = f->prim(Prim::kMakeDict, {f->constant(tuple({string("a")})), f->prim(Prim::kMakeTuple, {x})});
+  d = f->prim(Prim::kDictSetItem, {d, f->constant(string("b")), uop(f, "neg", {x})});
+  d = f->prim(Prim::kDictSetItem, {d, f->constant(string("a")), y});
+  NodePtr a = f->prim(Prim::kDictGetItem, {d, f->constant(string("a"))});
+  NodePtr b = f->prim(Prim::kDictGetItem, {d, f->constant(string("b"))});
+  f->set_output(f->prim(Prim::kMakeTuple, {uop(f, "add", {a, b}), f->prim(Prim::kDictKeys, {d})}));
+  FuncGraph* g = specialize(m, f, {tensor({2}), tensor({2})});
+  EXPECT_EQ(text(g),
+            "graph @f.1(%x: f32[2], %y: f32[2]) {\n"
+            "  %1: f32[2] = neg(%x)\n"
+            "  %2: f32[2] = add(%y, %1)\n"
+            "  %3: (f32[2], (str=\"a\", str=\"b\")) = make_tuple(%2, (\"a\", \"b\"))\n"
+            "  return %3\n"
+            "}\n");
+  EXPECT_TRUE(check(*g).empty());
+}
+
+TEST(Analysis, ReshapeNamingItsDynamicDimBecomesAConstantShape) {
+  // x: f32[?, 2, 3]; x.reshape(x.shape[0], -1) -> reshape[shape=(-1, 6)]
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = f->add_parameter("x");
+  NodePtr n = f->prim(Prim::kTupleGetItem, {f->prim(Prim::kShape, {x}), f->constant(integer(0))});
+  f->set_output(uop(f, "reshape", {x}, {{"shape", f->prim(Prim::kMakeTuple, {n, f->constant(integer(-1))})}}));
+  FuncGraph* g = specialize(m, f, {tensor({kDynamic, 2, 3})});
+  EXPECT_NE(text(g).find("reshape[shape=(-1, 6)](%x)"), std::string::npos) << text(g);
+  EXPECT_NE(text(g).find("f32[?, 6]"), std::string::npos) << text(g);
+}
+
 }  // namespace
 }  // namespace mycel::ir

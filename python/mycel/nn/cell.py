@@ -90,6 +90,10 @@ class Cell:
             if rename:
                 value.update_parameters_name(name + ".")
         else:
+            if params is not None and name in params and isinstance(value, _mycel.Tensor):
+                # self.w = tensor writes the Parameter in place, as graph mode's assign does.
+                _assign_param(params[name], value)
+                return
             if params is not None and name in params:
                 if value is not None:
                     raise TypeError(f"cannot assign {type(value).__name__} to Parameter '{name}'")
@@ -258,6 +262,11 @@ def _cast_float(x, dtype):
 
 
 _FLOAT_DTYPES = (_mstype.float16, _mstype.bfloat16, _mstype.float32, _mstype.float64)
+
+
+def _assign_param(param, value):
+    from mycel.ops.effects import assign  # mycel.ops imports nn
+    assign(param, value)
 
 
 def _cast_float_input(x, dtype):

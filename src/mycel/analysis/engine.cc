@@ -163,6 +163,16 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       full.insert(full.end(), arg_abs.begin(), arg_abs.end());
       FuncGraph* spec = nullptr;
       AbstractPtr out = call_graph(ctx, *f, full, loc, &spec);
+      if (spec && f->bound_args().empty() && !callee->is_constant() && spec->free_variables().empty()) {
+        // A function with no free variables reached through a variable (a parameter, self.act
+        // passed on): call its clone for this signature directly, so one value may serve several
+        // signatures (the value itself is then unused, and dead-code elimination drops it).
+        auto direct = std::make_shared<Constant>(nullptr, graph_value(spec));
+        direct->set_abstract(std::make_shared<AbstractFunction>(graph_value(spec)));
+        site_nodes_.push_back(direct);
+        inputs[0] = direct;
+        return emit(ctx, inputs, out, loc);
+      }
       if (f->site()) f->site()->add(spec);
       return emit(ctx, inputs, out, loc);
     }
@@ -265,7 +275,10 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
       ++same;
     }
   }
-  if (recent && !g->unroll() && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+  // An unrolled header (for over a sequence) is widened too when its own exit test is only known
+  // at run time (for row in x with a dynamic first dim): it then stays a loop.
+  const bool unroll = g->unroll() && !(recent && recent->dynamic_calls > 0);
+  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
       sig[i] = widen(recent->args[i], args[i]);

@@ -120,6 +120,63 @@ NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& arg
 }
 }  // namespace
 
+/// reshape(x, (x.shape[0], -1)) with x.shape[0] dynamic: a shape with run-time items that are
+/// dynamic dims of x itself becomes a constant shape with one -1. The run-time item turns into
+/// the -1, and a -1 the user wrote into the size it must have, computed from x's static dims
+/// (the dynamic dim cancels). nullptr when the items are not of that form (the caller then
+/// reports the usual compile-time-constant error).
+static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, const SourceLoc& loc) {
+  auto* xt = as_tensor(x->abstract());
+  auto* st = as_tuple(shape->abstract());
+  if (!xt || !st || !is_prim_call(shape, Prim::kMakeTuple)) return nullptr;
+  auto dim_of_x = [&](const NodePtr& n) -> int64_t {  // k when n is x.shape[k], else -1
+    if (!is_prim_call(n, Prim::kTupleGetItem)) return -1;
+    const NodePtr& sh = as_apply(n)->arg(0);
+    ValuePtr k = constant_of(as_apply(n)->arg(1)->abstract());
+    if (!is_prim_call(sh, Prim::kShape) || as_apply(sh)->arg(0) != x || !k || k->kind() != ValueKind::kInt)
+      return -1;
+    return static_cast<const IntValue&>(*k).value();
+  };
+  const auto* items = as_apply(shape);
+  std::vector<int64_t> out;
+  std::vector<int64_t> used;  // dynamic dims of x the shape names
+  int minus_at = -1;
+  int64_t known = 1;  // product of the constant sizes given
+  for (size_t i = 0; i < items->num_args(); ++i) {
+    ValuePtr v = constant_of(st->items()[i]);
+    if (v && v->kind() == ValueKind::kInt) {
+      int64_t d = static_cast<const IntValue&>(*v).value();
+      if (d == -1) minus_at = static_cast<int>(i);
+      else known *= d;
+      out.push_back(d);
+      continue;
+    }
+    int64_t k = dim_of_x(items->arg(i));
+    if (k < 0) return nullptr;
+    used.push_back(k);
+    out.push_back(-1);
+  }
+  int64_t rank = static_cast<int64_t>(xt->shape().size()), static_numel = 1;
+  std::vector<int64_t> dynamic;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (xt->shape()[k] == kDynamic) dynamic.push_back(k);
+    else static_numel *= xt->shape()[k];
+  }
+  if (used.size() != 1 || dynamic.size() != 1 || used[0] != dynamic[0])
+    MYCEL_THROW(NotSupported, "[reshape] argument 'shape' may name one dynamic dim of x (x.shape[k]) "
+                "when x has exactly one; got ", shape->abstract()->repr(), " for x ", x->abstract()->repr(),
+                ": write the shape with one -1 and constants, e.g. reshape(-1, k)", where(loc));
+  if (minus_at >= 0) {
+    if (known == 0 || static_numel % known != 0)
+      MYCEL_THROW(ValueError, "[reshape] cannot reshape ", x->abstract()->repr(), " into ",
+                  shape->abstract()->repr(), where(loc));
+    out[minus_at] = static_numel / known;
+  }
+  std::vector<ValuePtr> vals;
+  for (int64_t d : out) vals.push_back(integer(d));
+  return tuple(std::move(vals));
+}
+
 NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vector<NodePtr>& args,
                      const SourceLoc& loc) {
   const OpDef& op = opv.op();
@@ -166,7 +223,9 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   if (n_attr > 0 && args.size() == n_in + n_attr) {
     std::vector<AttrValue> given(n_attr);
     for (size_t j = 0; j < n_attr; ++j) {
-      const AbstractPtr& a = args[n_in + j]->abstract();
+      AbstractPtr a = args[n_in + j]->abstract();
+      if (op.name == "reshape" && j == 0 && !constant_of(a))
+        if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc)) a = abstract_of_value(shape);
       ValuePtr v = constant_of(a);
       if (!v)
         MYCEL_THROW(TypeError, "[", op.name, "] attribute '", op.attrs[j].name,

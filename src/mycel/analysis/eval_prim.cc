@@ -136,6 +136,106 @@ int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& 
   return i < 0 ? i + n : i;
 }
 
+/// `for row in x` over a tensor: its length is x.shape[0] (a run-time int for a dynamic dim)
+/// and item i is gather(x, i, axis=0), as eager iteration gives x[i].
+NodePtr iterate_tensor(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  auto* t = as_tensor(args[0]->abstract());
+  if (t->shape().empty()) MYCEL_THROW(TypeError, "iteration over a 0-d tensor", where(loc));
+  if (p == Prim::kTupleLen) {
+    NodePtr shape = eval_prim_call(e, ctx, Prim::kShape, {args[0]}, loc);
+    return eval_prim_call(e, ctx, Prim::kTupleGetItem, {shape, e.constant(ctx, integer(0))}, loc);
+  }
+  NodePtr index = eval_prim_call(e, ctx, Prim::kScalarToTensor, {args[1], e.constant(ctx, dtype_value(DType::int64))}, loc);
+  const OpDef& gather = Registry::get().at("gather");
+  ValuePtr op = op_value(&gather, make_attrs(gather, std::map<std::string, AttrValue>{{"axis", int64_t{0}}}));
+  return eval_op_call(e, ctx, static_cast<const OpValue&>(*op), {args[0], index}, loc);
+}
+
+/// Whether a tuple holds a str constant (dict_items pairs): such a tuple exists only at compile
+/// time, the backend has no register for the str, so its other items are read directly.
+bool has_str_item(const AbstractTuple& t) {
+  for (const auto& x : t.items()) {
+    ValuePtr v = constant_of(x);
+    if (v && v->kind() == ValueKind::kStr) return true;
+  }
+  return false;
+}
+
+/// The items of a tuple-valued node as nodes: a make_tuple's arguments, constants for constant
+/// items, tuple_getitem otherwise.
+std::vector<NodePtr> tuple_items(Engine& e, Context* ctx, const NodePtr& t, const SourceLoc& loc) {
+  auto* ta = as_tuple(t->abstract());
+  std::vector<NodePtr> out;
+  for (size_t i = 0; i < ta->items().size(); ++i) {
+    if (ValuePtr v = constant_of(ta->items()[i])) out.push_back(e.constant(ctx, v));
+    else if (is_prim_call(t, Prim::kMakeTuple)) out.push_back(as_apply(t)->arg(i));
+    else
+      out.push_back(e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), t,
+                                 e.constant(ctx, integer(static_cast<int64_t>(i)))},
+                           ta->items()[i], loc));
+  }
+  return out;
+}
+
+/// make_tuple(items) typed as a dict with these keys.
+NodePtr dict_node(Engine& e, Context* ctx, std::vector<ValuePtr> keys, const std::vector<NodePtr>& items,
+                  const SourceLoc& loc) {
+  std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
+  std::vector<AbstractPtr> abs;
+  for (const NodePtr& n : items) {
+    in.push_back(n);
+    abs.push_back(n->abstract());
+  }
+  return e.emit(ctx, std::move(in), std::make_shared<DictAbs>(std::move(keys), std::move(abs)), loc);
+}
+
+/// make_tuple(items) as a plain tuple, folded to a constant when every item is one.
+NodePtr tuple_node(Engine& e, Context* ctx, const std::vector<NodePtr>& items, const SourceLoc& loc) {
+  std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
+  std::vector<AbstractPtr> abs;
+  for (const NodePtr& n : items) {
+    in.push_back(n);
+    abs.push_back(n->abstract());
+  }
+  auto t = std::make_shared<AbstractTuple>(std::move(abs));
+  if (ValuePtr v = constant_of(t)) return e.constant(ctx, v);
+  return e.emit(ctx, std::move(in), t, loc);
+}
+
+NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  auto* d = dynamic_cast<const DictAbs*>(args[0]->abstract().get());
+  if (!d)
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a dict with keys known at compile time, got ",
+                args[0]->abstract()->repr(), where(loc));
+  std::vector<NodePtr> items = tuple_items(e, ctx, args[0], loc);
+  std::vector<ValuePtr> keys = d->keys();
+  if (p == Prim::kDictKeys) return e.constant(ctx, tuple(keys));
+  if (p == Prim::kDictValues) return tuple_node(e, ctx, items, loc);
+  if (p == Prim::kDictItems) {
+    std::vector<NodePtr> pairs;
+    for (size_t i = 0; i < keys.size(); ++i) pairs.push_back(tuple_node(e, ctx, {e.constant(ctx, keys[i]), items[i]}, loc));
+    return tuple_node(e, ctx, pairs, loc);
+  }
+  ValuePtr key = constant_of(args[1]->abstract());
+  if (!key)
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] the key must be a compile-time constant, got ",
+                args[1]->abstract()->repr(), where(loc));
+  size_t i = 0;
+  while (i < keys.size() && !keys[i]->equals(*key)) ++i;
+  if (p == Prim::kDictGetItem) {
+    if (i == keys.size())
+      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
+    return items[i];
+  }
+  if (i == keys.size()) {  // dict_setitem: a new key goes last, as in a Python dict
+    keys.push_back(key);
+    items.push_back(args[2]);
+  } else {
+    items[i] = args[2];
+  }
+  return dict_node(e, ctx, std::move(keys), items, loc);
+}
+
 }  // namespace
 
 NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
@@ -160,13 +260,22 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     for (const auto& x : a)
       if (has_pending(x)) return keep(pending());
 
+  if ((p == Prim::kTupleLen || p == Prim::kTupleGetItem) && as_tensor(a[0]))
+    return iterate_tensor(e, ctx, p, args, loc);
+
   switch (p) {
     case Prim::kMakeTuple: case Prim::kMakeList:
       return fold_or_keep(std::make_shared<AbstractTuple>(a, p == Prim::kMakeList));
     case Prim::kTupleGetItem: {
       auto* t = as_tuple(a[0]);
       if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
-      return fold_or_keep(t->items()[const_index(a[1], t->items().size(), p, loc)]);
+      int64_t i = const_index(a[1], t->items().size(), p, loc);
+      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple) && has_str_item(*t))
+        return as_apply(args[0])->arg(i);  // a (key, value) pair cannot be built at run time
+      if (ValuePtr v = constant_of(t->items()[i])) return e.constant(ctx, v);
+      // The index as a constant node, even when it came through a parameter (an unrolled loop's
+      // counter): the backend and eliminate_tuples read it from the node.
+      return e.emit(ctx, {e.constant(ctx, prim_value(p)), args[0], e.constant(ctx, integer(i))}, t->items()[i], loc);
     }
     case Prim::kTupleLen: {
       auto* t = as_tuple(a[0]);
@@ -174,27 +283,18 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return e.constant(ctx, integer(static_cast<int64_t>(t->items().size())));
     }
     case Prim::kMakeDict: {
+      // A dict is a tuple of its values whose abstract (DictAbs) carries the constant keys, so
+      // it flows through calls, switches and returns like a tuple; keyed prims become indexing.
       ValuePtr keys = constant_of(a[0]);
       auto* vals = as_tuple(a[1]);
       if (!keys || keys->kind() != ValueKind::kTuple || !vals)
         MYCEL_THROW(TypeError, "[make_dict] keys must be constants", where(loc));
-      return keep(std::make_shared<DictAbs>(static_cast<const SequenceValue&>(*keys).items(), vals->items()));
+      return dict_node(e, ctx, static_cast<const SequenceValue&>(*keys).items(),
+                       tuple_items(e, ctx, args[1], loc), loc);
     }
-    case Prim::kDictGetItem: {
-      auto* d = dynamic_cast<const DictAbs*>(a[0].get());
-      ValuePtr key = constant_of(a[1]);
-      if (!d || !key) MYCEL_THROW(TypeError, "[dict_getitem] expects a dict and a constant key", where(loc));
-      for (size_t i = 0; i < d->keys().size(); ++i)
-        if (d->keys()[i]->equals(*key)) {
-          if (ValuePtr v = constant_of(d->items()[i])) return e.constant(ctx, v);
-          if (!is_prim_call(args[0], Prim::kMakeDict))
-            MYCEL_THROW(NotSupported, "[dict_getitem] dicts can only be read where they are built", where(loc));
-          return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), as_apply(args[0])->arg(1),
-                              e.constant(ctx, integer(static_cast<int64_t>(i)))},
-                        d->items()[i], loc);
-        }
-      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
-    }
+    case Prim::kDictGetItem: case Prim::kDictSetItem: case Prim::kDictKeys: case Prim::kDictValues:
+    case Prim::kDictItems:
+      return eval_dict_prim(e, ctx, p, args, loc);
     case Prim::kSwitch: {
       if (auto c = truth(a[0])) return *c ? args[1] : args[2];  // a constant condition picks its branch
       if (auto c = constant_condition(args[0])) return *c ? args[1] : args[2];  // ... a constant tensor too

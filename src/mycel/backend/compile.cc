@@ -455,9 +455,19 @@ class Lowerer {
       }
       case Prim::kPrint: {
         std::vector<int> regs;
-        for (size_t i = 0; i < a->num_args(); ++i) flatten(value_of(a->arg(i)), regs);
+        std::vector<std::string> text;
+        for (size_t i = 0; i < a->num_args(); ++i) {
+          ir::Constant* c = ir::as_constant(a->arg(i));
+          if (c && c->value()->kind() == ir::ValueKind::kStr) {  // print("loss", x): text, no register
+            regs.push_back(-1 - static_cast<int>(text.size()));
+            text.push_back(static_cast<const ir::StrValue&>(*c->value()).value());
+            continue;
+          }
+          flatten(value_of(a->arg(i)), regs);
+        }
         Instr& in = emit(Code::kPrint, n);
         in.in = std::move(regs);
+        in.text = std::move(text);
         vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
         return;
       }

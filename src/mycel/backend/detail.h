@@ -71,6 +71,7 @@ struct Instr {
   DType dtype = DType::float32;
   int64_t axis = 0;
   const ir::Node* node = nullptr;  // for error messages
+  std::vector<std::string> text;   // print: constant strings, read where `in` holds -1 - index
 };
 
 /// One graph, closure converted, as registers and instructions.

@@ -323,8 +323,12 @@ class Vm {
   void print(const Function& fn, FnPlan& fp, const Instr& in) {
     std::ostringstream os;
     for (size_t k = 0; k < in.in.size(); ++k) {
-      const Reg& r = fp.regs[in.in[k]];
       os << (k ? " " : "");
+      if (in.in[k] < 0) {  // a constant string
+        os << in.text[-1 - in.in[k]];
+        continue;
+      }
+      const Reg& r = fp.regs[in.in[k]];
       switch (fn.regs[in.in[k]].type) {
         case RegType::kTensor: os << ir::TensorValue(r.t).repr(); break;
         case RegType::kInt: os << r.i; break;

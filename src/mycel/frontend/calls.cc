@@ -119,6 +119,40 @@ NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePt
   return op_call(b, *d, {}, std::move(args), std::move(kw), loc);
 }
 
+// f(**d) with d a dict literal of this function (make_dict) or a constant dict: its items become
+// keyword arguments. False when the keys are not known at parse time.
+bool Parser::expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::string, NodePtr>>& kw) {
+  NodePtr d = expr(b, k.attr("value"));
+  std::vector<ir::ValuePtr> keys;
+  std::vector<NodePtr> values;
+  if (ir::is_prim_call(d, Prim::kMakeDict)) {
+    auto* a = ir::as_apply(d);
+    ir::Constant* kc = ir::as_constant(a->arg(0));
+    if (!kc) return false;
+    keys = static_cast<const ir::SequenceValue&>(*kc->value()).items();
+    if (ir::is_prim_call(a->arg(1), Prim::kMakeTuple)) {
+      auto* t = ir::as_apply(a->arg(1));
+      for (size_t i = 0; i < t->num_args(); ++i) values.push_back(t->arg(i));
+    } else if (ir::Constant* vc = ir::as_constant(a->arg(1))) {
+      for (const auto& v : static_cast<const ir::SequenceValue&>(*vc->value()).items()) values.push_back(constant(v));
+    } else {
+      return false;
+    }
+  } else if (ir::Constant* c = ir::as_constant(d); c && c->value()->kind() == ir::ValueKind::kDict) {
+    for (const auto& [key, v] : static_cast<const ir::DictValue&>(*c->value()).items()) {
+      keys.push_back(key);
+      values.push_back(constant(v));
+    }
+  } else {
+    return false;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i]->kind() != ir::ValueKind::kStr) error(loc_of(k), "TypeError", "keywords must be strings");
+    kw.push_back({static_cast<const ir::StrValue&>(*keys[i]).value(), values[i]});
+  }
+  return true;
+}
+
 NodePtr Parser::call(Block* b, nb::handle e) {
   SourceLoc loc = loc_of(e);
   nb::handle func = e.attr("func");
@@ -179,7 +213,12 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   }
   std::vector<std::pair<std::string, NodePtr>> kw;
   for (nb::handle k : e.attr("keywords")) {
-    if (k.attr("arg").is_none()) unsupported(k, "f(**kwargs)", "pass the keyword arguments by name");
+    if (k.attr("arg").is_none()) {  // f(**d): the dict's keys must be known here
+      if (!expand_kwargs(b, k, kw))
+        unsupported(k, "f(**d) with a dict whose keys are not known where it is called",
+                    "build the dict with a literal in this function, or pass the keyword arguments by name");
+      continue;
+    }
     kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
   }
   if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
@@ -206,14 +245,22 @@ std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const 
                                        " positional arguments but " + std::to_string(args.size()) + " were given");
   }
   if (sig.vararg >= 0) out[sig.vararg] = p.prim(b, Prim::kMakeTuple, std::move(extra), loc);
+  std::vector<ir::ValuePtr> extra_keys;  // keywords **kwargs collects
+  std::vector<NodePtr> extra_values;
   for (auto& [k, v] : kw) {
     auto it = std::find(sig.names.begin(), sig.names.end(), k);
     size_t i = it - sig.names.begin();
+    if ((it == sig.names.end() || static_cast<int>(i) == sig.kwarg) && sig.kwarg >= 0) {
+      extra_keys.push_back(ir::string(k));
+      extra_values.push_back(v);
+      continue;
+    }
     if (it == sig.names.end() || static_cast<int>(i) == sig.vararg)
       p.error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
     if (out[i]) p.error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
     out[i] = v;
   }
+  if (sig.kwarg >= 0) out[sig.kwarg] = p.make_dict(b, std::move(extra_keys), std::move(extra_values), loc);
   for (size_t i = 0; i < out.size(); ++i)
     if (!out[i]) {
       if (!sig.defaults[i])
@@ -313,7 +360,32 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
                         bool* handled) {
   *handled = true;
-  if (name == "print") return prim(b, Prim::kPrint, std::move(args), loc);
+  if (name == "print") {
+    // An f-string whose values are known only at run time prints as its pieces.
+    std::vector<NodePtr> pieces;
+    for (NodePtr& a : args) {
+      auto it = fstring_parts.find(a.get());
+      bool constant_values = true;
+      if (it != fstring_parts.end())
+        for (const NodePtr& x : it->second) constant_values &= ir::as_constant(x) != nullptr;
+      if (it == fstring_parts.end() || constant_values) {
+        pieces.push_back(a);
+        continue;
+      }
+      for (const NodePtr& x : it->second) {
+        ir::Constant* c = ir::as_constant(x);
+        if (c && c->value()->kind() == ir::ValueKind::kStr) {  // "loss " + x prints as "loss x"
+          std::string text = static_cast<const ir::StrValue&>(*c->value()).value();
+          size_t lo = text.find_first_not_of(' '), hi = text.find_last_not_of(' ');
+          if (lo == std::string::npos) continue;
+          pieces.push_back(constant(ir::string(text.substr(lo, hi - lo + 1))));
+        } else {
+          pieces.push_back(x);
+        }
+      }
+    }
+    return prim(b, Prim::kPrint, std::move(pieces), loc);
+  }
   if (name == "len" && args.size() == 1) {
     if (is_sequence(args[0]) || dict_nodes.count(args[0].get())) return prim(b, Prim::kTupleLen, args, loc);
     NodePtr n = prim(b, Prim::kTupleGetItem, {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
@@ -349,6 +421,11 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
     if (args.size() == 1) return args[0];
     return sequence(b, Prim::kMakeTuple, args, loc);
   };
+  if ((m == "keys" || m == "values" || m == "items") && args.empty() && kw.empty()) {
+    // Tensors have no such methods: self is a dict (its keys are known at compile time).
+    Prim p = m == "keys" ? Prim::kDictKeys : m == "values" ? Prim::kDictValues : Prim::kDictItems;
+    return prim(b, p, {self}, loc);
+  }
   if (m == "reshape" || m == "view") return op_by_name(b, "reshape", {self, shape_arg()}, {}, loc);
   if (m == "transpose" || m == "permute") return op_by_name(b, "transpose", {self, shape_arg()}, {}, loc);
   if (m == "tile") return op_by_name(b, "tile", {self, shape_arg()}, {}, loc);

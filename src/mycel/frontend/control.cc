@@ -185,8 +185,6 @@ Block* Parser::if_stmt(Block* b, nb::handle s) {
 
 Block* Parser::while_stmt(Block* b, nb::handle s) {
   SourceLoc loc = loc_of(s);
-  if (len_of(s.attr("orelse")) > 0)
-    unsupported(s, "while ... else", "set a flag before `break` and test it after the loop");
   const std::string& fn = b->scope->name;
   Block* header = new_block(b->scope, b, Block::kJump, fn + "_while");
   finish(b, jump(b, header, loc));
@@ -199,8 +197,15 @@ Block* Parser::while_stmt(Block* b, nb::handle s) {
   Block* after = b->scope->loops.back().after;
   b->scope->loops.pop_back();
   seal(header);
-  if (!after) return exit;
-  finish(exit, jump(exit, after, loc));
+  return loop_end(exit, after, s.attr("orelse"), loc);
+}
+
+// The loop's `else` runs in the block its condition left by (no break reached it); a break
+// jumps past it to `after`, where both paths meet.
+Block* Parser::loop_end(Block* exit, Block* after, nb::handle orelse, const SourceLoc& loc) {
+  Block* end = stmts(exit, orelse);
+  if (!after) return end;
+  if (end) finish(end, jump(end, after, loc));
   seal(after);
   return after;
 }
@@ -231,6 +236,12 @@ struct Parser::Iter {
 
 Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
   Iter r;
+  nb::handle func = ast_type(it) == "Call" ? it.attr("func") : nb::handle();
+  bool method = func.is_valid() && ast_type(func) == "Attribute";
+  if (method) {  // d.items(), self.layers.values(): evaluated as a call
+    r.seq = expr(b, it);
+    return r;
+  }
   if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0) {
     if (!fn) fn = expr(b, it.attr("func"));
     const PyObjectValue* pv = py_object_of(fn);
@@ -276,6 +287,7 @@ Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
     return r;
   }
   r.seq = expr(b, it);
+  if (dict_nodes.count(r.seq.get())) r.seq = prim(b, Prim::kDictKeys, {r.seq}, loc_of(it));  // for k in d
   return r;
 }
 
@@ -342,8 +354,6 @@ int64_t Parser::iter_static_len(const Iter& it) const {
 // directly; tuples, lists, CellLists, enumerate and zip index the sequences with tuple_getitem.
 Block* Parser::for_stmt(Block* b, nb::handle s) {
   SourceLoc loc = loc_of(s);
-  if (len_of(s.attr("orelse")) > 0)
-    unsupported(s, "for ... else", "set a flag before `break` and test it after the loop");
   Scope* sc = b->scope;
   std::string counter = "$i" + (sc->hidden ? std::to_string(sc->hidden + 1) : std::string());
   ++sc->hidden;
@@ -354,7 +364,7 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   bool descending = false;
   bool range_call = false;
   NodePtr fn;
-  if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0) {
+  if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0 && ast_type(it.attr("func")) != "Attribute") {
     fn = expr(b, it.attr("func"));
     const PyObjectValue* pv = py_object_of(fn);
     range_call = pv && pv->object().is(builtins_.attr("range"));
@@ -411,10 +421,7 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   Block* after = sc->loops.back().after;
   sc->loops.pop_back();
   seal(header);
-  if (!after) return exit;
-  finish(exit, jump(exit, after, loc));
-  seal(after);
-  return after;
+  return loop_end(exit, after, s.attr("orelse"), loc);
 }
 
 namespace {

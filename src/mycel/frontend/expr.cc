@@ -9,7 +9,8 @@ NodePtr Parser::constant(ir::ValuePtr v) {
   NodePtr c = std::make_shared<ir::Constant>(nullptr, std::move(v));
   keep_nodes_.push_back(c);  // the node sets below hold raw pointers: no address may be reused
   auto k = static_cast<const ir::Constant*>(c.get())->value()->kind();
-  if (k == ir::ValueKind::kInt || k == ir::ValueKind::kFloat || k == ir::ValueKind::kBool)
+  if (k == ir::ValueKind::kInt || k == ir::ValueKind::kFloat || k == ir::ValueKind::kBool ||
+      k == ir::ValueKind::kStr)  // Python values: == and + on two of them are Python's
     scalar_nodes.insert(c.get());
   if (k == ir::ValueKind::kTuple || k == ir::ValueKind::kList) seq_nodes.insert(c.get());
   if (k == ir::ValueKind::kDict) dict_nodes.insert(c.get());
@@ -28,7 +29,8 @@ NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLo
   switch (p) {
     case Prim::kMakeTuple: case Prim::kMakeList: seq_nodes.insert(n.get()); break;
     case Prim::kShape: seq_nodes.insert(n.get()); shape_nodes.insert(n.get()); break;
-    case Prim::kMakeDict: dict_nodes.insert(n.get()); break;
+    case Prim::kMakeDict: case Prim::kDictSetItem: dict_nodes.insert(n.get()); break;
+    case Prim::kDictKeys: case Prim::kDictValues: case Prim::kDictItems: seq_nodes.insert(n.get()); break;
     case Prim::kTupleLen: case Prim::kRank: case Prim::kScalarAdd: case Prim::kScalarSub:
     case Prim::kScalarMul: case Prim::kScalarDiv: case Prim::kScalarFloorDiv: case Prim::kScalarMod:
     case Prim::kScalarPow: case Prim::kScalarNeg: case Prim::kScalarEq: case Prim::kScalarNe:
@@ -43,6 +45,12 @@ NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLo
 
 bool Parser::is_scalar(const NodePtr& n) const { return scalar_nodes.count(n.get()) > 0; }
 bool Parser::is_sequence(const NodePtr& n) const { return seq_nodes.count(n.get()) > 0; }
+
+NodePtr Parser::make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values,
+                          const SourceLoc& loc) {
+  return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))), prim(b, Prim::kMakeTuple, std::move(values), loc)},
+              loc);
+}
 
 NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc) {
   // A literal made only of constants is one constant ((2, 3) as a reshape shape stays readable).
@@ -90,7 +98,13 @@ const std::map<std::string, BinOpInfo>& binops() {
 NodePtr Parser::binop(Block* b, const std::string& op, NodePtr l, NodePtr r, const SourceLoc& loc) {
   auto it = binops().find(op);
   if (it == binops().end()) error(loc, "SyntaxError", "operator '" + op + "' is not supported in graph mode");
-  if (it->second.has_scalar && is_scalar(l) && is_scalar(r)) return prim(b, it->second.scalar, {l, r}, loc);
+  auto is_str = [](const NodePtr& n) {
+    ir::Constant* c = ir::as_constant(n);
+    return c && c->value()->kind() == ir::ValueKind::kStr;
+  };
+  // A str operand makes it Python's operator (k == "b" with k a loop variable over dict keys).
+  if (it->second.has_scalar && ((is_scalar(l) && is_scalar(r)) || is_str(l) || is_str(r)))
+    return prim(b, it->second.scalar, {l, r}, loc);
   return op_by_name(b, it->second.op, {l, r}, {}, loc);
 }
 
@@ -103,6 +117,7 @@ NodePtr Parser::compare(Block* b, nb::handle e) {
     NodePtr r = expr(blk, comps[i]);
     if (op == "Is" || op == "IsNot") return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
     if (op == "In" || op == "NotIn") {
+      if (dict_nodes.count(r.get())) r = prim(blk, Prim::kDictKeys, {r}, loc);  // k in d: a key test
       NodePtr c = constant(py_object(nb::module_::import_("operator").attr("contains")));
       NodePtr in = apply(blk, {c, r, l}, loc);
       return op == "In" ? in : prim(blk, Prim::kScalarNot, {in}, loc);
@@ -144,7 +159,13 @@ NodePtr Parser::ifexp(Block* b, nb::handle e) {
 NodePtr Parser::expr(Block* b, nb::handle e) {
   const std::string t = ast_type(e);
   SourceLoc loc = loc_of(e);
-  if (t == "Name") return read(b, str_attr(e, "id"), loc);
+  if (t == "Name") {
+    std::string name = str_attr(e, "id");
+    NodePtr n = read(b, name, loc);
+    // A name bound to a dict in this function stays one through branches and loops (phis).
+    if (b->scope->dict_vars.count(name)) dict_nodes.insert(n.get());
+    return n;
+  }
   if (t == "Constant") {
     nb::handle v = e.attr("value");
     if (v.ptr() == Py_Ellipsis) return constant(py_object(v));
@@ -193,19 +214,66 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
       keys.push_back(k->value());
       values.push_back(expr(b, vs[i]));
     }
-    return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))),
-                                     prim(b, Prim::kMakeTuple, std::move(values), loc)}, loc);
+    return make_dict(b, std::move(keys), std::move(values), loc);
   }
   if (t == "ListComp") return comprehension(b, e, Prim::kMakeList);
   if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");
   if (t == "SetComp" || t == "Set") unsupported(e, "set", "use a tuple");
   if (t == "DictComp") unsupported(e, "dict comprehension", "build the dict with a for loop");
-  if (t == "JoinedStr") unsupported(e, "f-string", "pass the values to print() separately");
+  if (t == "JoinedStr") return fstring(b, e);
   if (t == "NamedExpr") unsupported(e, "':=' (assignment expression)", "assign on its own line");
   if (t == "Yield" || t == "YieldFrom") unsupported(e, "yield", "return a tuple of the values");
   if (t == "Await") unsupported(e, "await", "use synchronous code");
   if (t == "Starred") unsupported(e, "*unpacking here", "pass the items explicitly");
   unsupported(e, t, "rewrite the expression with supported operations");
+}
+
+// f"a {x:>4}": format_fstring("a {:>4}", x), evaluated by analysis when x is a compile-time
+// value. print() of an f-string with run-time values prints its pieces instead (fstring_parts).
+NodePtr Parser::fstring(Block* b, nb::handle e) {
+  SourceLoc loc = loc_of(e);
+  std::string tmpl;
+  std::vector<NodePtr> values, parts;
+  auto escaped = [](const std::string& s) {
+    std::string r;
+    for (char c : s) {
+      r += c;
+      if (c == '{' || c == '}') r += c;
+    }
+    return r;
+  };
+  for (nb::handle v : e.attr("values")) {
+    if (ast_type(v) == "Constant") {
+      std::string text = nb::cast<std::string>(nb::str(v.attr("value")));
+      tmpl += escaped(text);
+      parts.push_back(constant(ir::string(text)));
+      continue;
+    }
+    NodePtr x = expr(b, v.attr("value"));
+    int conv = nb::cast<int>(v.attr("conversion"));
+    std::string field = "{";
+    if (conv >= 0) field += std::string("!") + static_cast<char>(conv);
+    nb::handle spec = v.attr("format_spec");
+    if (!spec.is_none()) {
+      std::string sp;
+      for (nb::handle sv : spec.attr("values")) {
+        if (ast_type(sv) != "Constant")
+          unsupported(sv, "a computed format spec in an f-string", "write the spec literally ({x:.3f})");
+        sp += nb::cast<std::string>(nb::str(sv.attr("value")));
+      }
+      field += ":" + sp;
+    }
+    tmpl += field + "}";
+    values.push_back(x);
+    parts.push_back(x);
+  }
+  static nb::handle fmt = nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_fstring")).release();
+  std::vector<NodePtr> in{constant(py_object(fmt)), constant(ir::string(tmpl))};
+  in.insert(in.end(), values.begin(), values.end());
+  NodePtr r = apply(b, std::move(in), loc);
+  fstring_parts[r.get()] = std::move(parts);
+  scalar_nodes.insert(r.get());  // a str: == and + are Python's
+  return r;
 }
 
 NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc) {

@@ -109,8 +109,9 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
 
   // Signature: positional, *args, keyword-only; `self` of a method is bound, not a parameter.
   nb::handle args = def.attr("args");
-  if (!args.attr("kwarg").is_none())
-    unsupported(args.attr("kwarg"), "**kwargs", "name the keyword parameters explicitly");
+  if (!args.attr("kwarg").is_none() && entry)
+    unsupported(args.attr("kwarg"), "**kwargs in the compiled function itself",
+                "name the keyword parameters explicitly (a function it calls may take **kwargs)");
   std::vector<nb::handle> pos;
   for (nb::handle a : args.attr("posonlyargs")) pos.push_back(a);
   for (nb::handle a : args.attr("args")) pos.push_back(a);
@@ -152,6 +153,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     write(blk, sig.names[i], p);
     s->locals.insert(sig.names[i]);
   }
+  if (!args.attr("kwarg").is_none()) add_kwarg_param(blk, sig, args.attr("kwarg"));
   signatures[g] = sig;
   if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
     std::vector<ir::ValuePtr> dv(params.size());

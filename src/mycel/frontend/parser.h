@@ -55,6 +55,7 @@ struct Scope {
   nb::dict closure;            // free variable name -> cell contents, of the Python function
   std::set<std::string> locals;
   std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
+  std::set<std::string> dict_vars;  // locals assigned a dict (read back as dicts after phis)
   Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
@@ -71,6 +72,7 @@ struct Signature {
   std::vector<std::string> names;  // graph parameters in order (positional, *args, keyword-only)
   size_t n_positional = 0;
   int vararg = -1;                 // index of the *args parameter, or -1
+  int kwarg = -1;                  // index of the **kwargs parameter (it takes a dict), or -1
   std::vector<NodePtr> defaults;   // per name; nullptr = required
 };
 
@@ -102,6 +104,7 @@ class Parser {
   Block* if_stmt(Block* b, nb::handle s);
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
+  Block* loop_end(Block* exit, Block* after, nb::handle orelse, const SourceLoc& loc);
   struct Iter;
   Iter iterable(Block* b, nb::handle it, NodePtr fn = nullptr);
   void iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc);
@@ -118,11 +121,24 @@ class Parser {
   NodePtr boolop(Block* b, nb::handle e);
   NodePtr ifexp(Block* b, nb::handle e);
   NodePtr subscript(Block* b, nb::handle e);
+  NodePtr fstring(Block* b, nb::handle e);
+  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index);
+  /// x[key] = v and d[key] = v: rebinds the name to the updated value (assign_item.cc).
+  void assign_item(Block* b, nb::handle target, NodePtr v);
+  /// self.attr = v: ops.assign for a Parameter, else a located error (assign_item.cc).
+  void assign_attribute(Block* b, nb::handle target, NodePtr v);
+  /// A function of the mycel package parsed like user code (graph_syntax helpers).
+  NodePtr library_graph(const char* module, const char* name, const SourceLoc& loc);
   NodePtr attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc);
   NodePtr sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc);
+  /// make_dict of constant keys and value nodes (a dict literal, **kwargs).
+  NodePtr make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values, const SourceLoc& loc);
+  /// The parameter **kwargs of a def (added last; a dict of the call's other keywords).
+  void add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg);
 
   // ---- calls (calls.cc) ----
   NodePtr call(Block* b, nb::handle e);
+  bool expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::string, NodePtr>>& kw);
   NodePtr call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr op_call(Block* b, const OpDef& op, const std::vector<AttrValue>& preset,
@@ -167,6 +183,7 @@ class Parser {
   // Node classes known at parse time (for operators and subscripts).
   std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
   std::unordered_map<const FuncGraph*, Signature> signatures;
+  std::unordered_map<const ir::Node*, std::vector<NodePtr>> fstring_parts;  // f-string -> its pieces
 
  private:
   FuncGraph* parse_function(nb::handle fn, nb::handle self, const std::string& name,

@@ -63,10 +63,11 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   }
   if (t == "AugAssign") {
     nb::handle target = s.attr("target");
-    if (ast_type(target) != "Name")
-      unsupported(s, std::string("augmented assignment to ") +
-                         (ast_type(target) == "Subscript" ? "an item" : "an attribute"),
-                  "assign to a local variable (y = x + 1) and return it");
+    if (ast_type(target) != "Name") {  // x[i] += v, self.w -= v: read, compute, assign
+      NodePtr r = binop(b, ast_type(s.attr("op")), expr(b, target), expr(b, s.attr("value")), loc);
+      assign(b, target, r);
+      return b;
+    }
     std::string name = str_attr(target, "id");
     NodePtr cur = read(b, name, loc);
     NodePtr r = binop(b, ast_type(s.attr("op")), cur, expr(b, s.attr("value")), loc);
@@ -100,6 +101,7 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
   if (t == "Name") {
     std::string name = str_attr(target, "id");
     if (v->is_apply() && v->debug_name().empty() && v->graph() == b->g) v->set_debug_name(name);
+    if (dict_nodes.count(v.get())) b->scope->dict_vars.insert(name);
     write(b, name, v);
     return;
   }
@@ -128,15 +130,24 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
     for (size_t i = 0; i < n; ++i) assign(b, elts[i], items[i]);
     return;
   }
-  if (t == "Attribute")
-    unsupported(target, "assignment to an attribute",
-                "keep the value in a local variable; update Parameters with ops.assign");
-  if (t == "Subscript")
-    unsupported(target, "item assignment",
-                "build a new value (ops.select, ops.concat) instead of writing into it");
+  if (t == "Attribute") return assign_attribute(b, target, v);
+  if (t == "Subscript") return assign_item(b, target, v);
   if (t == "Starred")
     unsupported(target, "starred assignment", "index the tuple explicitly");
   unsupported(target, "assignment to " + t, "assign to a name or a tuple of names");
+}
+
+void Parser::add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg) {
+  std::string name = str_attr(kwarg, "arg");
+  NodePtr p = entry->g->add_parameter(name);
+  p->set_loc(loc_of(kwarg));
+  dict_nodes.insert(p.get());
+  entry->scope->dict_vars.insert(name);
+  entry->scope->locals.insert(name);
+  write(entry, name, p);
+  sig.kwarg = static_cast<int>(sig.names.size());
+  sig.names.push_back(name);
+  sig.defaults.push_back(nullptr);
 }
 
 // A def or lambda inside parsed code: a graph nested in the current block, so it reads the
@@ -147,8 +158,6 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
     unsupported(def.attr("decorator_list")[0], "a decorator on a nested function",
                 "define the function without a decorator");
   nb::handle args = def.attr("args");
-  if (!args.attr("kwarg").is_none())
-    unsupported(args.attr("kwarg"), "**kwargs", "name the keyword parameters explicitly");
   if (len_of(args.attr("posonlyargs")) > 0)
     unsupported(def, "positional-only parameters", "drop the `/`");
   Scope* outer = b->scope;
@@ -189,6 +198,7 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
     write(entry, sig.names[i], p);
     s->locals.insert(sig.names[i]);
   }
+  if (!args.attr("kwarg").is_none()) add_kwarg_param(entry, sig, args.attr("kwarg"));
   signatures[entry->g] = sig;
   NodePtr self_ref = constant(ir::graph_value(entry->g));
   if (!is_lambda) write(b, s->name, self_ref);  // recursion inside the nested function

@@ -38,6 +38,8 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     }
   }
   if (dict_nodes.count(base.get())) return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);
+  if (kt == "Constant" && nb::isinstance<nb::str>(key.attr("value")))  // d["k"]: a dict that came
+    return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);      // through a call or branch
   if (is_sequence(base)) {
     if (kt == "Slice") {
       auto part = [&](const char* f) -> nb::object {
@@ -59,7 +61,20 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     if (shape_nodes.count(base.get())) scalar_nodes.insert(r.get());
     return r;
   }
-  // Tensor indexing: the key's items as strided_slice arguments.
+  NodePtr index;
+  std::vector<NodePtr> sargs = strided_key(b, key, &index);
+  if (index)  // x[index_tensor], or x[i] with i an int known only at run time
+    return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_index", loc), {base, index}, {}, loc);
+  sargs.insert(sargs.begin(), base);
+  return op_by_name(b, "strided_slice", std::move(sargs), {}, loc);
+}
+
+// A tensor key as strided_slice's arguments after x (begin, end, strides, the five masks), or
+// empty with *index set when the key is one tensor (a gather index or a bool mask).
+std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* index) {
+  SourceLoc loc = loc_of(key);
+  const std::string kt = ast_type(key);
+  *index = nullptr;
   std::vector<nb::handle> items;
   if (kt == "Tuple") for (nb::handle x : key.attr("elts")) items.push_back(x);
   else items.push_back(key);
@@ -98,7 +113,8 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
       strides.push_back(one);
       continue;
     } else if (items.size() == 1) {
-      return op_by_name(b, "gather", {base, k, constant(ir::integer(0))}, {}, loc);  // x[index_tensor]
+      *index = k;
+      return {};
     } else {
       unsupported(x, "a tensor index inside a tuple key", "index with ops.gather along the axis");
     }
@@ -109,10 +125,8 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
   auto tup = [&](std::vector<NodePtr> v) { return sequence(b, Prim::kMakeTuple, std::move(v), loc); };
   (void)all_const;
   auto ci = [&](int64_t v) { return constant(ir::integer(v)); };
-  return op_by_name(b, "strided_slice",
-                    {base, tup(begin), tup(end), tup(strides), ci(begin_mask), ci(end_mask),
-                     ci(ellipsis_mask), ci(new_axis_mask), ci(shrink_mask)},
-                    {}, loc);
+  return {tup(begin), tup(end), tup(strides), ci(begin_mask), ci(end_mask), ci(ellipsis_mask),
+          ci(new_axis_mask), ci(shrink_mask)};
 }
 
 }  // namespace mycel::frontend

@@ -10,7 +10,8 @@ struct PrimInfo {
 // Indexed by Prim; the static_assert below keeps it in step with the enum.
 constexpr PrimInfo kPrims[] = {
     {"make_tuple", -1}, {"make_list", -1}, {"tuple_getitem", 2}, {"tuple_len", 1},
-    {"make_dict", 2}, {"dict_getitem", 2}, {"switch", 3}, {"partial", -1}, {"depend", 2}, {"unpack_call", -1},
+    {"make_dict", 2}, {"dict_getitem", 2},
+    {"dict_setitem", 3}, {"dict_keys", 1}, {"dict_values", 1}, {"dict_items", 1}, {"switch", 3}, {"partial", -1}, {"depend", 2}, {"unpack_call", -1},
     {"scalar_add", 2}, {"scalar_sub", 2}, {"scalar_mul", 2}, {"scalar_div", 2},
     {"scalar_floordiv", 2}, {"scalar_mod", 2}, {"scalar_pow", 2}, {"scalar_neg", 1},
     {"scalar_eq", 2}, {"scalar_ne", 2}, {"scalar_lt", 2}, {"scalar_le", 2}, {"scalar_gt", 2},

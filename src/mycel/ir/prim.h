@@ -12,6 +12,10 @@ enum class Prim {
   kTupleLen,      // tuple_len(t)
   kMakeDict,      // make_dict(keys_tuple, values_tuple)
   kDictGetItem,   // dict_getitem(d, key)
+  kDictSetItem,   // dict_setitem(d, key, value) -> a new dict with key set (graph values are immutable)
+  kDictKeys,      // dict_keys(d) -> tuple of the (constant) keys
+  kDictValues,    // dict_values(d) -> tuple of the values
+  kDictItems,     // dict_items(d) -> tuple of (key, value) pairs
   // Control.
   kSwitch,        // switch(cond, a, b) -> a if cond else b (cond: bool scalar or 0-d tensor)
   kPartial,       // partial(f, a, ...) -> a function: f with its first arguments bound

@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/ad/ad.h"
+#include "mycel/analysis/abstract_util.h"
 #include "mycel/analysis/analysis.h"
 #include "mycel/backend/program.h"
 #include "mycel/frontend/frontend.h"
@@ -157,6 +158,7 @@ class CompiledGraph {
   /// The specialized graph and Program for a signature, built on first use.
   struct Entry {
     ir::FuncGraph* graph = nullptr;
+    ir::AbstractPtr output;  // as analysis gave it (the optimizer may rebuild a dict's tuple)
     std::unique_ptr<backend::Program> program;
   };
 
@@ -180,6 +182,7 @@ class CompiledGraph {
     } else {
       e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
     }
+    e.output = e.graph->output()->abstract();
     opt::optimize(e.graph);
     e.graph = expand_grads(e.graph, abs);
     e.program = backend::compile(*e.graph);
@@ -208,7 +211,7 @@ class CompiledGraph {
       outs = p.run(inputs);
     }
     size_t k = 0;
-    return structured(outs, k, compiled(abs).graph->output()->abstract());
+    return structured(outs, k, compiled(abs).output);
   }
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
@@ -222,6 +225,12 @@ class CompiledGraph {
 
   /// The Program's flat outputs nested again as the graph's output abstract says.
   static nb::object structured(std::vector<Tensor>& outs, size_t& k, const ir::AbstractPtr& a) {
+    if (auto* d = dynamic_cast<const analysis::detail::DictAbs*>(a.get())) {  // a dict output
+      nb::dict out;
+      for (size_t i = 0; i < d->keys().size(); ++i)
+        out[value_to_py(*d->keys()[i])] = structured(outs, k, d->items()[i]);
+      return out;
+    }
     if (a && a->kind() == ir::AbstractKind::kTuple) {
       nb::list l;
       for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
