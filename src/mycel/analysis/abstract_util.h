@@ -21,6 +21,7 @@ struct Site {
   Context* env = nullptr;                          // where its free variables live
   std::vector<ir::FuncGraph*> specs;               // distinct specialized clones (of the root)
   std::shared_ptr<Site> merged_into;               // set when this site forwards to another
+  bool direct = false;                             // its calls call their clones directly
   Site* root() {
     Site* s = this;
     while (s->merged_into) s = s->merged_into.get();

@@ -171,6 +171,10 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         direct->set_abstract(std::make_shared<AbstractFunction>(graph_value(spec)));
         site_nodes_.push_back(direct);
         inputs[0] = direct;
+        if (f->site()) {  // the value still names a clone (any: it is only passed along, not called)
+          f->site()->add(spec);
+          f->site()->root()->direct = true;
+        }
         return emit(ctx, inputs, out, loc);
       }
       if (f->site()) f->site()->add(spec);

@@ -33,7 +33,7 @@ namespace {
 FuncGraph* single_spec(const std::shared_ptr<Site>& site, const SourceLoc& loc) {
   if (!site || site->all_specs().empty()) return nullptr;
   const auto& specs = site->all_specs();
-  if (specs.size() > 1)
+  if (specs.size() > 1 && !site->root()->direct)
     MYCEL_THROW(NotSupported, "[specialize] function @", site->graph->name(),
                 " is called with ", specs.size(),
                 " different argument types through one value; call it directly instead",
