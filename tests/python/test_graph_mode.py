@@ -215,3 +215,43 @@ def test_unsupported_syntax_is_a_located_syntax_error():
     with pytest.raises(SyntaxError) as info:
         mycel.jit(bad)(t(2))
     assert info.value.lineno is not None and "try" in str(info.value)
+
+
+def _warm_allocs(f, *args):
+    f(*args)
+    f(*args)
+    before = mycel._mycel.allocator_stats()["num_allocs"]
+    f(*args)
+    return mycel._mycel.allocator_stats()["num_allocs"] - before
+
+
+def test_warm_conv_training_step_allocates_only_its_output():
+    # Conv forward and backward, pooling gradients (their oneDNN reorders and workspaces use
+    # reused per-thread buffers), the optimizer's writes: one allocation, the returned loss.
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 6, 5, pad_mode="valid")
+            self.pool = nn.MaxPool2d(2, 2)
+            self.flat = nn.Flatten()
+            self.fc = nn.Dense(6 * 6 * 6, 10)
+
+        def construct(self, x):
+            return self.fc(self.flat(self.pool(ops.relu(self.conv(x)))))
+
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net = Net()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
+                               nn.Momentum(net.trainable_params(), 0.01, 0.9))
+    x = t(4, 1, 16, 16)
+    y = Tensor(np.array([1, 2, 3, 4], np.int32))
+    assert _warm_allocs(step, x, y) <= 1
+
+
+def test_warm_int_to_float_step_allocates_only_its_output():
+    @mycel.jit
+    def f(i):
+        return ops.exp(ops.cast(i, mycel.float32)) + 1.0
+
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    assert _warm_allocs(f, Tensor(np.arange(6, dtype=np.int32))) <= 1

@@ -77,10 +77,10 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
 }
 
 // Moves `t` into r's target layout when it differs; `hold` keeps the new buffer alive.
-memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold) {
+memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold, int slot) {
   memory user = wrap(r.from, t);
   if (!r.prim) return user;
-  hold = Tensor::empty({static_cast<int64_t>(r.to.get_size())}, DType::uint8);
+  hold = staging_buffer(slot, r.to.get_size());
   memory m(r.to, engine(), hold.data());
   r.prim->execute(stream(), user, m);
   return m;
@@ -127,11 +127,11 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     return;
   }
   Tensor src_buf, wei_buf, dst_buf;
-  memory src = to_layout(e->src, x, src_buf);
-  memory wei = to_layout(e->wei, w, wei_buf);
+  memory src = to_layout(e->src, x, src_buf, 0);
+  memory wei = to_layout(e->wei, w, wei_buf, 1);
   memory dst = wrap(e->dst.to, y);
   if (e->dst.prim) {
-    dst_buf = Tensor::empty({static_cast<int64_t>(e->dst.from.get_size())}, DType::uint8);
+    dst_buf = staging_buffer(2, e->dst.from.get_size());
     dst = memory(e->dst.from, engine(), dst_buf.data());
   }
   Tensor pad = scratchpad(e->pd);
@@ -225,11 +225,11 @@ std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool w
 void run_bwd(const ConvBwdEntry& e, const Tensor& dy, int other_arg, const Tensor& other,
              int out_arg, Tensor& out) {
   Tensor dy_buf, other_buf, out_buf;
-  memory mdy = to_layout(e.dy, dy, dy_buf);
-  memory mother = to_layout(e.other, other, other_buf);
+  memory mdy = to_layout(e.dy, dy, dy_buf, 0);
+  memory mother = to_layout(e.other, other, other_buf, 1);
   memory mout = wrap(e.out.to, out);
   if (e.out.prim) {
-    out_buf = Tensor::empty({static_cast<int64_t>(e.out.from.get_size())}, DType::uint8);
+    out_buf = staging_buffer(2, e.out.from.get_size());
     mout = memory(e.out.from, engine(), out_buf.data());
   }
   Tensor pad = scratchpad(e.pd);

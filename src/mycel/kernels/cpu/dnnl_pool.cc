@@ -132,8 +132,8 @@ void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const Windo
                                               {DNNL_ARG_SCRATCHPAD, scratch(e->pd, pad_b)}};
   if (max) {  // recompute where the maxima are
     const memory::desc ws_md = e->fwd_pd.workspace_desc();
-    ws_buf = Tensor::empty({static_cast<int64_t>(ws_md.get_size())}, DType::uint8);
-    y_buf = Tensor::empty(dy.shape(), dy.dtype());
+    ws_buf = staging_buffer(0, ws_md.get_size());
+    y_buf = Tensor(staging_buffer(1, dy.nbytes()).storage(), 0, dy.shape(), dy.dtype());
     memory ws(ws_md, engine(), ws_buf.data());
     e->fwd.execute(stream(), {{DNNL_ARG_SRC, wrap(e->src, x)},
                               {DNNL_ARG_DST, wrap(e->dst, y_buf)},

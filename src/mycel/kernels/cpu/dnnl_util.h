@@ -55,6 +55,10 @@ bool is_unimplemented(const dnnl::error& e);
 /// A scratchpad buffer for pd (user scratchpad mode); hold the returned tensor until execution
 /// ends.
 Tensor scratchpad(const dnnl::primitive_desc_base& pd);
+/// A per-thread buffer of at least n bytes for a reorder to or from a primitive's layout, one per
+/// slot (0-3) so one primitive call can stage its source, weights and destination at once; like
+/// the scratchpad it is reused by the next call, so warm runs allocate nothing.
+Tensor staging_buffer(int slot, size_t n);
 /// Wraps a tensor's buffer (no copy).
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.data());
