@@ -60,6 +60,7 @@ class Transformer {
 
  private:
   ir::FuncGraph* forward_parent(ir::FuncGraph* g);
+  ir::ValuePtr recompute_safe(const ir::ValuePtr& op) const;  // no in-place updates when recomputing
   GraphJ* owner(const ir::Node* n);
   ir::NodePtr fwd(GraphJ* s, const ir::NodePtr& n);
   ir::NodePtr fwd_apply(GraphJ* s, const ir::NodePtr& n);

@@ -168,6 +168,25 @@ void Transformer::enter_identity(FuncGraph* g) {
   states_.push_back(std::move(st));
 }
 
+// A vjp graph recomputes its forward values; the primal forward already ran, so an op that
+// updates state in place (batch_norm's moving statistics) must not update it again here: its
+// momentum becomes 0 (the update then writes the old statistics back). Its outputs are unchanged.
+ValuePtr Transformer::recompute_safe(const ValuePtr& v) const {
+  if (v->kind() != ValueKind::kOp) return v;
+  const auto& ov = static_cast<const OpValue&>(*v);
+  if (ov.op().mutated_inputs.empty()) return v;
+  bool recomputing = false;
+  for (const GraphJ* s : active_) recomputing |= s->vjp;
+  if (!recomputing) return v;
+  int m = ov.op().attr_index("momentum");
+  if (m < 0)
+    MYCEL_THROW(NotSupported, "[grad] op ", ov.op().name, " updates its inputs in place and has no momentum "
+                "attribute to switch the update off while its forward is recomputed for the gradient");
+  Attrs attrs = ov.attrs();
+  attrs.values()[m] = AttrValue(0.0);
+  return op_value(&ov.op(), std::move(attrs));
+}
+
 FuncGraph* Transformer::forward_parent(FuncGraph* g) {
   // The graph standing for g where transformed code runs: the innermost one being built.
   for (size_t i = active_.size(); i-- > 0;)
@@ -225,7 +244,7 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
   if (Constant* c = as_constant(callee)) {
     const ValuePtr& v = c->value();
     if (v->kind() == ValueKind::kOp || v->kind() == ValueKind::kPrim) {
-      args.insert(args.begin(), cst(v));
+      args.insert(args.begin(), cst(recompute_safe(v)));
       return g->apply(std::move(args), n->loc());
     }
     if (FuncGraph* f = constant_graph(callee)) {

@@ -2,6 +2,7 @@
 nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
 step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
 from mycel import ops
+from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
 from mycel.nn.cell import Cell
@@ -73,12 +74,18 @@ class TrainOneStepCell(Cell):
         if isinstance(sens, bool) or not isinstance(sens, (int, float)):
             raise TypeError(f"TrainOneStepCell: 'sens' must be a float, got {type(sens).__name__}")
         self.sens = float(sens)
-        # As in MindSpore: the sensitivity is passed in (sens_param), filled to the loss's shape.
+        # As in MindSpore (subclasses use it): the sensitivity passed in, filled to the loss's shape.
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        # The step itself takes the loss with its gradients, so the forward runs once: a network
+        # whose forward updates state (BatchNorm's moving statistics) updates it once per step.
+        self.value_and_grad = _autodiff.value_and_grad(self.network, None, self.weights)
 
     def construct(self, *inputs):
-        loss = self.network(*inputs)
-        sens = ops.ones_like(loss) * self.sens
-        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        loss, grads = self.value_and_grad(*inputs)
+        if self.sens != 1.0:  # gradients are linear in the output sensitivity
+            scaled = ()
+            for g in grads:
+                scaled = scaled + (g * self.sens,)
+            grads = scaled
         loss = ops.depend(loss, self.optimizer(grads))
         return loss
