@@ -241,3 +241,20 @@ def test_batch_norm_statistics_update_once_per_compiled_training_step():
     for name in ("moving_mean", "moving_variance"):
         np.testing.assert_allclose(getattr(net[1], name).asnumpy(), getattr(ref[1], name).asnumpy(),
                                    rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_training_step_with_batch_norm_runs_the_forward_once():
+    # The vjp recomputes the forward; CSE merges that recomputation into the primal forward, even
+    # through batch_norm (its recomputed twin has momentum 0), so each conv and BN runs once.
+    mycel.set_seed(0)
+    net = nn.SequentialCell([nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),
+                             nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Dense(4 * 8 * 8, 2)])
+    net.set_train(True)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
+                               nn.Momentum(net.trainable_params(), 0.01, 0.9))
+    x = Tensor(np.random.default_rng(2).random((2, 3, 8, 8)).astype(np.float32))
+    y = Tensor(np.array([0, 1], np.int32))
+    step(x, y)
+    ir = step._compiled.graph.ir(x, y)
+    assert ir.count("= conv2d[") + ir.count("= conv2d(") == 2, ir
+    assert ir.count("= batch_norm[") + ir.count("= batch_norm(") == 2, ir
