@@ -188,3 +188,26 @@ def test_operator_on_items_of_a_tuple_attribute_is_python_arithmetic():
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
     np.testing.assert_array_equal(got, C()(Tensor(x)).asnumpy())
     assert got.shape == (4, 1)
+
+
+def _four(x):
+    return (x, x * 2.0, x * 3.0, x * 4.0)
+
+
+def _tuple_subscripts(x):
+    t = _four(x)
+    return t[1:3], t[::-1][0], t[-1], t + (x,)
+
+
+def test_subscripts_and_concatenation_of_a_tuple_returned_by_a_call():
+    x = Tensor(np.array([1.0, -2.0], np.float32))
+    eager = _tuple_subscripts(x)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        graph = mycel.jit(_tuple_subscripts)(x)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    flat = lambda t: [a for i in t for a in (flat(i) if isinstance(i, tuple) else [i])]  # noqa: E731
+    assert len(flat(graph)) == len(flat(eager)) == 8
+    for g, e in zip(flat(graph), flat(eager)):
+        np.testing.assert_array_equal(g.asnumpy(), e.asnumpy())

@@ -106,14 +106,13 @@ NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& arg
   }
   int64_t step = strides[0];
   if (step == 0) MYCEL_THROW(ValueError, "[getitem] slice step cannot be zero", where(loc));
-  auto clamp = [&](int64_t v, bool is_end) {
+  auto clamp = [&](int64_t v) {  // Python's slice bounds
     if (v < 0) v += n;
     int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
-    (void)is_end;
     return std::min(std::max(v, lo), hi);
   };
-  int64_t b = (mask(4) & 1) ? (step > 0 ? 0 : n - 1) : clamp(begin[0], false);
-  int64_t en = (mask(5) & 1) ? (step > 0 ? n : -1) : clamp(end[0], true);
+  int64_t b = (mask(4) & 1) ? (step > 0 ? 0 : n - 1) : clamp(begin[0]);
+  int64_t en = (mask(5) & 1) ? (step > 0 ? n : -1) : clamp(end[0]);
   std::vector<NodePtr> items;
   for (int64_t i = b; step > 0 ? i < en : i > en; i += step) items.push_back(item(i));
   return eval_prim_call(e, ctx, t->is_list() ? Prim::kMakeList : Prim::kMakeTuple, items, loc);
