@@ -14,6 +14,7 @@ import mycel
 from mycel import Tensor, nn, ops
 from mycel._mycel import graph as G
 from mycel.common.parameter import Parameter
+from train_helpers import LeNet5, WithLoss
 
 
 @pytest.fixture(autouse=True)
@@ -68,37 +69,6 @@ def np_pool(x, k, s, avg=False):
 
 def relu(x):
     return np.maximum(x, 0)
-
-
-class LeNet5(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
-        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
-        self.fc1 = nn.Dense(16 * 5 * 5, 120)
-        self.fc2 = nn.Dense(120, 84)
-        self.fc3 = nn.Dense(84, 10)
-        self.relu = nn.ReLU()
-        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
-        self.flatten = nn.Flatten()
-
-    def construct(self, x):
-        x = self.pool(self.relu(self.conv1(x)))
-        x = self.pool(self.relu(self.conv2(x)))
-        x = self.flatten(x)
-        x = self.relu(self.fc1(x))
-        x = self.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class WithLoss(nn.Cell):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-
-    def construct(self, x, y):
-        return self.loss(self.net(x), y)
 
 
 def test_lenet5_forward_equals_eager_and_plain_program():

@@ -67,3 +67,38 @@ def regression_data(n=64, seed=0):
     x = rng.standard_normal((n, 3)).astype(np.float32)
     y = (x @ np.array([[1.0], [-2.0], [0.5]]) + 0.3).astype(np.float32)
     return x, y
+
+
+class LeNet5(nn.Cell):
+    """LeNet5 for 1x32x32 inputs (the fusion and layout tests pin its compiled listings)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+        self.fc1 = nn.Dense(16 * 5 * 5, 120)
+        self.fc2 = nn.Dense(120, 84)
+        self.fc3 = nn.Dense(84, 10)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.conv1(x)))
+        x = self.pool(self.relu(self.conv2(x)))
+        x = self.flatten(x)
+        x = self.relu(self.fc1(x))
+        x = self.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class WithLoss(nn.Cell):
+    """net followed by sparse softmax cross-entropy (mean)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+    def construct(self, x, y):
+        return self.loss(self.net(x), y)

@@ -9,6 +9,20 @@ from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, check_pad_mode, make_param, padding4, pair
 
 
+
+def _init_params(cell, weight_shape, out_channels, weight_init, bias_init, dtype):
+    """The weight (HeUniform(sqrt(5)) by default) and, with has_bias, the bias (uniform in
+    +-1/sqrt(fan_in), fan_in = weight_shape[1] * kh * kw, MindSpore's defaults)."""
+    if weight_init is None:
+        weight_init = HeUniform(math.sqrt(5))
+    cell.weight = make_param(weight_init, weight_shape, dtype, "weight")
+    cell.bias = None
+    if cell.has_bias:
+        if bias_init is None:
+            fan_in = weight_shape[1] * weight_shape[2] * weight_shape[3]
+            bias_init = Uniform(1 / math.sqrt(fan_in))
+        cell.bias = make_param(bias_init, (out_channels,), dtype, "bias")
+
 class Conv2d(Cell):
     """2-d convolution. weight (out_channels, in_channels/group, kh, kw); pad_mode "same" (the
     default) keeps ceil(H/stride), "valid" uses no padding, "pad" uses `padding`
@@ -33,16 +47,8 @@ class Conv2d(Cell):
         self.pad_mode = check_pad_mode(pad_mode, who)
         self.padding = padding4(padding, self.pad_mode, who)
         self.has_bias = bool(has_bias)
-        shape = (out_channels, in_channels // group) + self.kernel_size
-        if weight_init is None:
-            weight_init = HeUniform(math.sqrt(5))
-        self.weight = make_param(weight_init, shape, dtype, "weight")
-        self.bias = None
-        if self.has_bias:
-            if bias_init is None:
-                fan_in = in_channels // group * self.kernel_size[0] * self.kernel_size[1]
-                bias_init = Uniform(1 / math.sqrt(fan_in))
-            self.bias = make_param(bias_init, (out_channels,), dtype, "bias")
+        _init_params(self, (out_channels, in_channels // group) + self.kernel_size, out_channels,
+                     weight_init, bias_init, dtype)
 
     def construct(self, x):
         check_rank("Conv2d", "x", x.ndim, (4,))
@@ -99,17 +105,9 @@ class Conv2dTranspose(Cell):
                              f"stride {self.stride}")
         self.has_bias = bool(has_bias)
         # The weight of the conv2d this layer transposes: that conv maps out_channels to in_channels.
-        shape = (in_channels, out_channels // group) + self.kernel_size
-        if weight_init is None:
-            weight_init = HeUniform(math.sqrt(5))
-        self.weight = make_param(weight_init, shape, dtype, "weight")
-        self.bias = None
-        if self.has_bias:
-            if bias_init is None:
-                fan_in = out_channels // group * self.kernel_size[0] * self.kernel_size[1]
-                bias_init = Uniform(1 / math.sqrt(fan_in))
-            self.bias = make_param(bias_init, (out_channels,), dtype, "bias")
-        # Plain int attributes: graph mode folds int arithmetic on them (not on tuple items yet).
+        _init_params(self, (in_channels, out_channels // group) + self.kernel_size, out_channels,
+                     weight_init, bias_init, dtype)
+        # Plain int attributes: the stride and extra rows as ints, read in construct.
         self._stride_h, self._stride_w = self.stride
         self._extra_h, self._extra_w = (
             _transpose_extra(self.kernel_size[i], self.stride[i], self.dilation[i], self.pad_mode,
