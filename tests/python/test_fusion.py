@@ -48,7 +48,9 @@ def test_lenet5_forward_fused_equals_eager_bitwise():
     graph = net(x).asnumpy()
     np.testing.assert_array_equal(graph, eager)
     text = G.compile(net).program_text(x)
-    assert text.count("conv2d+relu(") == 2 and text.count("dense+relu(") == 2, text
+    # conv1 has one input channel: the direct kernel pools it in the same pass.
+    assert text.count("conv2d+relu+max_pool2d(") == 1 and text.count("conv2d+relu(") == 1, text
+    assert text.count("dense+relu(") == 2, text
     assert "\n  r" in text and " relu(" not in text, text  # no relu left on its own
     before = unfused(lambda: G.compile(net).program_text(x))
     assert before.count(" relu(") == 4 and "+relu" not in before, before
@@ -75,8 +77,7 @@ def test_lenet5_program_before_and_after():
         "  return r22\n")
     assert G.compile(net).program_text(x) == (
         "function @LeNet5.1(r0)\n"
-        "  r4 = conv2d+relu(r0, r1, None)\n"
-        "  r5 = max_pool2d(r4)\n"
+        "  r5 = conv2d+relu+max_pool2d(r0, r1, None)\n"
         "  r9 = conv2d+relu(r5, r6, None)\n"
         "  r10 = max_pool2d(r9)\n"
         "  r11 = view flatten(r10)\n"
@@ -195,3 +196,60 @@ def test_shared_intermediate_is_not_fused_away():
         np.testing.assert_array_equal(g.asnumpy(), e.asnumpy())
     text = G.compile(f).program_text(x, y)
     assert " exp(" in text, text  # e is an output and read twice: it stays a tensor
+
+
+def np_conv_relu_pool(x, w, pad):
+    """float64 reference: conv2d (stride 1, zero padding `pad`), relu, 2x2 stride 2 max pooling."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    oc, _, kh, kw = w.shape
+    oh, ow = h - kh + 1, wd - kw + 1
+    y = np.zeros((n, oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,oc->nohw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    y = np.maximum(y, 0)[:, :, :oh // 2 * 2, :ow // 2 * 2]
+    return y.reshape(n, oc, oh // 2, 2, ow // 2, 2).max(axis=(3, 5))
+
+
+class ConvPool(nn.Cell):
+    """A first layer with few channels, relu and 2x2 max pooling; optionally also returns the conv."""
+
+    def __init__(self, c, oc, k, pad, also_conv=False):
+        super().__init__()
+        self.w = Parameter(t(oc, c, k, k, seed=7, scale=0.3), name="w")
+        self.pad, self.also_conv = pad, also_conv
+
+    def construct(self, x):
+        y = ops.relu(ops.conv2d(x, self.w, pad_mode="pad", padding=self.pad))
+        p = ops.max_pool2d(y, kernel_size=2, strides=2)
+        if self.also_conv:
+            return p, y
+        return p
+
+
+@pytest.mark.parametrize("layout", ["0", "auto"])
+@pytest.mark.parametrize("c,oc,k,pad,hw", [(1, 6, 5, 0, 32), (3, 16, 3, 1, 15), (2, 5, 3, 2, 40)])
+def test_conv_relu_pool_is_one_instruction_equal_to_eager_and_numpy(layout, c, oc, k, pad, hw):
+    if layout == "auto":
+        os.environ.pop("MYCEL_LAYOUT", None)
+    net = ConvPool(c, oc, k, pad)
+    x = t(3, c, hw, hw + 1, seed=8)
+    eager = net(x).asnumpy()
+    np.testing.assert_allclose(eager, np_conv_relu_pool(x.asnumpy(), net.w.asnumpy(), pad),
+                               rtol=1e-5, atol=1e-5)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_array_equal(net(x).asnumpy(), eager)  # same arithmetic, exact max
+    text = G.compile(net).program_text(x)
+    assert "conv2d+relu+max_pool2d(" in text and " max_pool2d(" not in text, text
+
+
+def test_conv_read_twice_is_not_fused_with_its_pooling():
+    net = ConvPool(1, 4, 3, 1, also_conv=True)
+    x = t(2, 1, 12, 12, seed=9)
+    eager = [o.asnumpy() for o in net(x)]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for g, e in zip(net(x), eager):
+        np.testing.assert_array_equal(g.asnumpy(), e)
+    text = G.compile(net).program_text(x)
+    assert "+max_pool2d" not in text and "max_pool2d(" in text, text

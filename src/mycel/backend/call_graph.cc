@@ -113,6 +113,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   detail::lower(g, *impl);
   if (opts.fuse) {
     detail::fuse_post_ops(*impl);
+    detail::fuse_conv_pool(*impl);
     detail::fuse_elementwise(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)

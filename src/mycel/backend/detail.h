@@ -156,8 +156,10 @@ Closures convert_closures(const ir::FuncGraph& top);
 void lower(const ir::FuncGraph& top, ProgramImpl& p);
 // call_graph.cc: argument checks at calls; cycles (recursion) and scc_call flags.
 void analyse_calls(ProgramImpl& p);
-// fuse_post_ops.cc, fuse_elementwise.cc: rewrite lowered functions (before analyse_calls).
+// fuse_post_ops.cc, fuse_conv_pool.cc, fuse_elementwise.cc: rewrite lowered functions (before
+// analyse_calls).
 void fuse_post_ops(ProgramImpl& p);
+void fuse_conv_pool(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
 // `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.

@@ -19,10 +19,6 @@ bool is_producer(const Instr& in) {
   return n == "conv2d" || n == "dense" || n == "matmul";
 }
 
-bool is_op(const Instr& in, const char* name) {
-  return in.code == Code::kKernel && in.op->name == name && in.out.size() == 1;
-}
-
 // The op of the fused instruction: the producer's infer and kernel, with post-ops requested
 // around the kernel (and applied by loops if the primitive could not take them).
 std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<PostOp::Kind>& ops) {
@@ -62,11 +58,7 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<
 void fuse_function(Function& f, ProgramImpl& p) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
-  // The reader of each register read once by an instruction (-1: none or several).
-  std::vector<int> reader(f.regs.size(), -1);
-  for (int i = 0; i < n; ++i)
-    for (int r : f.code[i].in)
-      if (r >= 0 && uses[r] == 1) reader[r] = i;
+  const std::vector<int> reader = single_readers(f, uses);
   std::vector<char> keep(n, 1);
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
@@ -78,9 +70,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     for (;;) {
       const int j = reader[cur];
       if (j < 0) break;
-      bool blocked = false;
-      for (int k = last + 1; k < j && !blocked; ++k) blocked = keep[k] && has_side_effect(f.code[k]);
-      if (blocked) break;
+      if (side_effect_between(f, keep, last, j)) break;
       const Instr& c = f.code[j];
       if (is_op(c, "relu") && c.in[0] == cur) {
         ops.push_back(PostOp::Kind::kRelu);

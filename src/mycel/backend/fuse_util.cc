@@ -27,6 +27,24 @@ bool has_side_effect(const Instr& in) {
   }
 }
 
+bool is_op(const Instr& in, const char* name) {
+  return in.code == Code::kKernel && in.op->name == name && in.out.size() == 1;
+}
+
+std::vector<int> single_readers(const Function& f, const std::vector<int>& uses) {
+  std::vector<int> reader(f.regs.size(), -1);
+  for (int i = 0; i < static_cast<int>(f.code.size()); ++i)
+    for (int r : f.code[i].in)
+      if (r >= 0 && uses[r] == 1) reader[r] = i;
+  return reader;
+}
+
+bool side_effect_between(const Function& f, const std::vector<char>& keep, int from, int to) {
+  for (int k = from + 1; k < to; ++k)
+    if (keep[k] && has_side_effect(f.code[k])) return true;
+  return false;
+}
+
 bool is_static_f32(const Function& f, int r) {
   if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != DType::float32)
     return false;

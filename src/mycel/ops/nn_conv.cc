@@ -9,6 +9,7 @@
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/nn_window.h"
 
 namespace mycel {
 namespace {
@@ -462,6 +463,14 @@ MYCEL_REGISTER_BPROPS(nn_conv) {
     GradVar t = g.call("matmul", {ph, g.dout()}, {{"transpose_a", true}});
     return {g.call("matmul", {t, pw})};
   });
+}
+
+cpu::WindowGeom conv2d_window(const OpDef& op, const Attrs& a, const Shape& xs, const Shape& ws) {
+  return conv_geom(op, a, xs, ws);
+}
+
+cpu::WindowGeom pool2d_window(const OpDef& op, const Attrs& a, const Shape& xs) {
+  return pool_geom(op, a, xs);
 }
 
 }  // namespace mycel

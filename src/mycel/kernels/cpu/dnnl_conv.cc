@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
@@ -109,6 +110,17 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
                         static_cast<const char*>(bias->data()) + o * isz, isz);
     }
     return;
+  }
+  if (conv2d_direct_fits(y.dtype(), g)) {  // few channels: our kernel beats oneDNN's
+    const int64_t block = channel_block();
+    const bool src_plain = !layout.src_blocked || (g.c == 1 && block == 1);
+    const bool dst_ok = !layout.dst_blocked || block == 1 || g.oc <= block;
+    if (src_plain && dst_ok) {
+      const int64_t pixel_stride = !layout.dst_blocked ? 0 : block == 1 ? g.oc : block;
+      conv2d_direct(x, w, bias, y, g, post && !post->ops.empty(), pixel_stride);
+      if (post) post->applied = true;
+      return;
+    }
   }
   const std::string k =
       key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,

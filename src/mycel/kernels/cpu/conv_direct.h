@@ -1,0 +1,29 @@
+// Direct float32 convolution for layers with few channels: a network's first conv (one to a few
+// input channels, a handful of output channels). oneDNN vectorizes over 16 output channels and
+// wastes most lanes there (LeNet5's 1->6 5x5 conv ran at ~60 GFLOP/s on two cores); this kernel
+// vectorizes over 16 output columns instead and keeps up to 8 output channels' accumulators in
+// registers, with bias and relu applied before the one store.
+#pragma once
+#include <cstdint>
+
+#include "mycel/core/tensor.h"
+#include "mycel/kernels/cpu/nn_geom.h"
+
+namespace mycel::cpu {
+
+/// Whether conv2d_direct takes this convolution: float32, one group, stride and dilation 1, at
+/// most 16 output channels and 64 weights per output channel, on a CPU build with AVX-512.
+bool conv2d_direct_fits(DType dtype, const WindowGeom& g);
+
+/// y = conv2d(x, w) (+ bias) (then relu) with x in NCHW. y is NCHW when pixel_stride is 0, else
+/// channels-last with `pixel_stride` floats per pixel (>= g.oc; the channels past g.oc are zeroed).
+void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                   const WindowGeom& g, bool relu, int64_t pixel_stride);
+
+/// conv2d_direct followed by 2x2, stride 2 max pooling (no padding), in one pass: y holds
+/// (n, oc, oh / 2, ow / 2); the convolution's rows and columns past an even count are dropped,
+/// as the pooling would drop them.
+void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                            const WindowGeom& g, bool relu, int64_t pixel_stride);
+
+}  // namespace mycel::cpu

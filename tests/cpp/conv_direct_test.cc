@@ -1,0 +1,148 @@
+// The direct few-channel convolution (kernels/cpu/conv_direct.cc) and its fused 2x2 max pooling,
+// against a float64 loop written here, over padded, odd-sized, multi-tile and multi-block
+// geometries, with and without bias and relu, in NCHW and channels-last outputs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "mycel/kernels/cpu/conv_direct.h"
+
+namespace mycel {
+namespace {
+
+using cpu::WindowGeom;
+
+WindowGeom geom(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
+                int64_t pt, int64_t pb, int64_t pl, int64_t pr) {
+  WindowGeom g;
+  g.n = n, g.c = c, g.h = h, g.w = w, g.oc = oc, g.kh = kh, g.kw = kw;
+  g.pt = pt, g.pb = pb, g.pl = pl, g.pr = pr;
+  g.oh = h + pt + pb - kh + 1;
+  g.ow = w + pl + pr - kw + 1;
+  return g;
+}
+
+Tensor random(Shape s, unsigned seed) {
+  Tensor t = Tensor::empty(s, DType::float32);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+// y[n][o][i][j] in float64, relu applied when asked.
+std::vector<double> reference_conv(const Tensor& x, const Tensor& w, const Tensor* b,
+                                   const WindowGeom& g, bool relu) {
+  std::vector<double> y(g.n * g.oc * g.oh * g.ow);
+  const float *X = x.data<float>(), *W = w.data<float>();
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t o = 0; o < g.oc; ++o)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          double s = b ? b->data<float>()[o] : 0.0;
+          for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t u = 0; u < g.kh; ++u)
+              for (int64_t v = 0; v < g.kw; ++v) {
+                const int64_t ih = i - g.pt + u, iw = j - g.pl + v;
+                if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+                  s += double(X[((n * g.c + c) * g.h + ih) * g.w + iw]) *
+                       W[((o * g.c + c) * g.kh + u) * g.kw + v];
+              }
+          y[((n * g.oc + o) * g.oh + i) * g.ow + j] = relu ? std::max(s, 0.0) : s;
+        }
+  return y;
+}
+
+// The 2x2, stride 2 max pooling of a reference_conv result.
+std::vector<double> reference_pool(const std::vector<double>& y, const WindowGeom& g) {
+  const int64_t ph = g.oh / 2, pw = g.ow / 2;
+  std::vector<double> p(g.n * g.oc * ph * pw);
+  for (int64_t nc = 0; nc < g.n * g.oc; ++nc)
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j) {
+        const double* r = &y[(nc * g.oh + 2 * i) * g.ow + 2 * j];
+        p[(nc * ph + i) * pw + j] = std::max({r[0], r[1], r[g.ow], r[g.ow + 1]});
+      }
+  return p;
+}
+
+// Compares y (NCHW when stride is 0, else channels-last with `stride` floats per pixel, the
+// channels past oc zero) with the NCHW reference of h x w planes.
+void expect_matches(const Tensor& y, const std::vector<double>& ref, const WindowGeom& g,
+                    int64_t h, int64_t w, int64_t stride) {
+  const float* Y = y.data<float>();
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j) {
+        for (int64_t o = 0; o < g.oc; ++o) {
+          const int64_t at = stride == 0 ? ((n * g.oc + o) * h + i) * w + j
+                                         : ((n * h + i) * w + j) * stride + o;
+          const double want = ref[((n * g.oc + o) * h + i) * w + j];
+          ASSERT_NEAR(Y[at], want, 1e-5 + 1e-5 * std::abs(want))
+              << "n " << n << " o " << o << " row " << i << " col " << j << " stride " << stride;
+        }
+        for (int64_t o = g.oc; o < stride; ++o)
+          ASSERT_EQ(Y[((n * h + i) * w + j) * stride + o], 0.f) << "padding channel " << o;
+      }
+}
+
+struct Case {
+  WindowGeom g;
+  const char* what;
+};
+
+TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
+  const std::vector<Case> cases = {
+      {geom(2, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0), "LeNet5 conv1"},
+      {geom(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1), "same padding, 16 channels (two blocks), odd size"},
+      {geom(3, 2, 9, 40, 5, 3, 5, 2, 1, 0, 3), "asymmetric padding, three column tiles"},
+      {geom(1, 1, 8, 8, 1, 1, 1, 0, 0, 0, 0), "1x1 kernel, one channel"},
+      {geom(2, 4, 12, 13, 7, 4, 4, 1, 2, 1, 2), "64 weights per channel"},
+      {geom(1, 2, 6, 70, 9, 2, 3, 0, 1, 2, 0), "wide rows, 9 channels"},
+  };
+  for (const Case& k : cases) {
+    const WindowGeom& g = k.g;
+    SCOPED_TRACE(k.what);
+    if (!cpu::conv2d_direct_fits(DType::float32, g)) GTEST_SKIP() << "no AVX-512 direct kernel";
+    const Tensor x = random({g.n, g.c, g.h, g.w}, 1), w = random({g.oc, g.c, g.kh, g.kw}, 2);
+    const Tensor b = random({g.oc}, 3);
+    for (bool relu : {false, true})
+      for (const Tensor* bias : {static_cast<const Tensor*>(nullptr), &b}) {
+        const std::vector<double> conv = reference_conv(x, w, bias, g, relu);
+        const std::vector<double> pooled = reference_pool(conv, g);
+        for (int64_t stride : {int64_t(0), g.oc, int64_t(16)}) {
+          const int64_t per = stride == 0 ? g.oc : stride;
+          // NaN-filled outputs: every element the kernel must write is checked.
+          Tensor y = Tensor::empty({g.n * g.oh * g.ow * per}, DType::float32);
+          std::fill_n(y.data<float>(), y.numel(), std::numeric_limits<float>::quiet_NaN());
+          cpu::conv2d_direct(x, w, bias, y, g, relu, stride);
+          expect_matches(y, conv, g, g.oh, g.ow, stride);
+          Tensor p = Tensor::empty({g.n * (g.oh / 2) * (g.ow / 2) * per}, DType::float32);
+          std::fill_n(p.data<float>(), p.numel(), std::numeric_limits<float>::quiet_NaN());
+          cpu::conv2d_direct_max_pool(x, w, bias, p, g, relu, stride);
+          expect_matches(p, pooled, g, g.oh / 2, g.ow / 2, stride);
+        }
+      }
+  }
+}
+
+TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
+  const WindowGeom lenet = geom(64, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0);
+  WindowGeom many_out = lenet, strided = lenet, big_window = lenet, grouped = lenet;
+  many_out.oc = 32;
+  strided.sw = 2;
+  big_window.c = 3;  // 3 * 5 * 5 = 75 weights per channel
+  grouped.groups = 2;
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float64, lenet));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, many_out));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, strided));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, big_window));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, grouped));
+}
+
+}  // namespace
+}  // namespace mycel
