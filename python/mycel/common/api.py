@@ -2,8 +2,18 @@
 in GRAPH_MODE compiles its construct on first call and reuses the Program after (one Program per
 input signature; set_inputs with None dims makes one Program serve every size of those dims)."""
 import functools
+import inspect
 
 from mycel import _mycel
+
+
+def _entry_signature(obj):
+    """The Python signature of what graph mode compiles (a Cell's construct, else obj itself)."""
+    fn = getattr(obj, "construct", obj)
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and the like: arguments are passed as given
+        return None
 
 
 class _Compiled:
@@ -13,8 +23,39 @@ class _Compiled:
         self._obj = obj
         self._graph = _mycel.graph.compile(obj)
         self._input_spec = input_spec
+        self._signature = _entry_signature(obj)
+        params = self._signature.parameters.values() if self._signature else ()
+        kinds = [p.kind for p in params]
+        # Calls with exactly the positional parameters (or more, into *args) need no binding.
+        self._num_positional = sum(k in (inspect.Parameter.POSITIONAL_ONLY,
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+        self._has_varargs = inspect.Parameter.VAR_POSITIONAL in kinds
+        self._keyword_only = [p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                                   inspect.Parameter.VAR_KEYWORD)]
 
-    def __call__(self, *args):
+    def bind(self, args, kwargs):
+        """The positional arguments of a call, as Python binds them: keywords placed, defaults
+        filled in (a default None or scalar then specializes the graph like a passed one)."""
+        n = len(args)
+        if self._signature is None or (not kwargs and (n == self._num_positional or
+                                                       (self._has_varargs and n > self._num_positional))):
+            return args
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            name = getattr(self._obj, "__name__", type(self._obj).__name__)
+            raise TypeError(f"graph mode: {name}{self._signature}: {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs:
+            name = getattr(self._obj, "__name__", type(self._obj).__name__)
+            raise TypeError(f"graph mode: {name}{self._signature}: keyword-only parameters and "
+                            f"**kwargs ({', '.join(self._keyword_only)}) are not supported on the "
+                            "compiled function itself; make them positional, or pass a dict as one "
+                            "positional argument")
+        return bound.args
+
+    def __call__(self, *args, **kwargs):
+        args = self.bind(args, kwargs)
         if self._input_spec is not None:
             return self._graph.run_with_signature(self._input_spec, *args)
         return self._graph(*args)
@@ -35,9 +76,10 @@ class _JitFunction:
         self._compiled = None
         self._parsed = None  # the IR a PyNative gradient recording calls
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self._compiled is None:
             self._compiled = _Compiled(self._fn, self._input_signature)
+        args = self._compiled.bind(args, kwargs)
         out = self._compiled(*args)
         if _mycel.pynative.recording():
             # Inside an eager grad: one call node of this function's graph, differentiated through.

@@ -28,7 +28,8 @@ class Cell:
         float_dtype = self.__dict__.get("_float_dtype")
         if float_dtype is not None:
             inputs = tuple(_cast_float(x, float_dtype) for x in inputs)
-        if kwargs or context.get_context("mode") != context.GRAPH_MODE:
+            kwargs = {k: _cast_float(v, float_dtype) for k, v in kwargs.items()}
+        if context.get_context("mode") != context.GRAPH_MODE:
             if not kwargs and "bprop" in _class_attrs(type(self)) and _mycel.pynative.recording():
                 return self._call_recorded_with_bprop(inputs)
             return self.construct(*inputs, **kwargs)
@@ -36,7 +37,7 @@ class Cell:
         if compiled is None:  # graph mode: parse construct once, compile per input signature
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
-        return compiled(*inputs)
+        return compiled(*inputs, **kwargs)
 
     def _call_recorded_with_bprop(self, inputs):
         # Inside an eager grad: one call of the compiled construct, whose gradient is this Cell's

@@ -69,9 +69,22 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   sources_.push_back(std::move(src));
   nb::object def;
   bool is_lambda = str_attr(fn, "__name__") == "<lambda>";
+  // Several lambdas may share the source lines: take the first whose positional parameter names
+  // are the function's (`f(lambda: g(lambda t: t[0]))` finds `lambda t` for the inner one).
+  nb::object code_obj = fn.attr("__code__");
+  const size_t argc = nb::cast<size_t>(code_obj.attr("co_argcount"));
+  nb::object varnames = code_obj.attr("co_varnames");
+  auto same_params = [&](nb::handle lambda) {
+    nb::object args = lambda.attr("args").attr("posonlyargs") +
+                      lambda.attr("args").attr("args");
+    if (len_of(args) != argc) return false;
+    for (size_t i = 0; i < argc; ++i)
+      if (!args[i].attr("arg").equal(varnames[i])) return false;
+    return true;
+  };
   for (nb::handle n : ast_.attr("walk")(tree)) {
     std::string t = ast_type(n);
-    if ((is_lambda && t == "Lambda") || (!is_lambda && t == "FunctionDef")) {
+    if ((is_lambda && t == "Lambda" && same_params(n)) || (!is_lambda && t == "FunctionDef")) {
       def = nb::borrow(n);
       break;
     }

@@ -160,6 +160,7 @@ class CompiledGraph {
     ir::FuncGraph* graph = nullptr;
     ir::AbstractPtr output;  // as analysis gave it (the optimizer may rebuild a dict's tuple)
     std::unique_ptr<backend::Program> program;
+    std::vector<bool> constant_args;  // per parameter: a Python scalar/None folded into the graph
   };
 
   Entry& compiled(const std::vector<ir::AbstractPtr>& abs) {
@@ -185,6 +186,7 @@ class CompiledGraph {
     e.output = e.graph->output()->abstract();
     opt::optimize(e.graph);
     e.graph = expand_grads(e.graph, abs);
+    e.constant_args = opt::bind_constant_inputs(e.graph);
     e.program = backend::compile(*e.graph);
     return programs_[key] = std::move(e);
   }
@@ -201,17 +203,21 @@ class CompiledGraph {
   }
 
   nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
-    backend::Program& p = *compiled(abs).program;
+    Entry& e = compiled(abs);
+    backend::Program& p = *e.program;
     std::vector<Tensor> inputs;
     inputs.reserve(args.size());
-    for (nb::handle h : args) flatten_input(h, inputs);
+    for (size_t k = 0; k < args.size(); ++k)  // the varargs tuple (last parameter) is never folded
+      if (k >= e.constant_args.size() || !e.constant_args[k] ||
+          (parsed_.vararg >= 0 && static_cast<int>(k) >= parsed_.vararg))
+        flatten_input(args[k], inputs);
     std::vector<Tensor> outs;
     {
       nb::gil_scoped_release release;
       outs = p.run(inputs);
     }
     size_t k = 0;
-    return structured(outs, k, compiled(abs).output);
+    return structured(outs, k, e.output);
   }
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).

@@ -1,0 +1,100 @@
+"""How a compiled function or construct takes its arguments: keywords and defaults bound as Python
+binds them, and Python scalars / None / strings as compile-time constants (one specialization
+per value), each compared with the same code run eagerly."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, nn, ops
+
+
+@pytest.fixture(autouse=True)
+def _pynative_after():
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def t(*shape, seed=0):
+    return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def scale_shift(x, n, shift=0.5, flag=True, mode="add"):
+    y = x * n
+    if flag:
+        y = y + shift
+    if mode == "sub":
+        y = y - 1.0
+    return y
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((3,), {}), ((2.5,), {}), ((3,), {"flag": False}), ((-1,), {"shift": 2, "mode": "sub"}),
+    ((), {"n": 4, "flag": True}), ((True, 1.5, False, "sub"), {}),
+])
+def test_scalar_inputs_and_defaults_match_eager(args, kwargs):
+    x = t(3, 4)
+    want = scale_shift(x, *args, **kwargs).asnumpy()  # eager: ops run one by one
+    got = mycel.jit(scale_shift)(x, *args, **kwargs).asnumpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_each_scalar_value_compiles_once():
+    f = mycel.jit(scale_shift)
+    x = t(2, 2, seed=1)
+    for n in (1, 2, 1, 2, 2):
+        np.testing.assert_array_equal(f(x, n).asnumpy(), (x.asnumpy() * n + 0.5).astype(np.float32))
+    assert f._compiled.graph.num_programs == 2
+    # The folded scalar is not a Program input: the IR has one tensor parameter.
+    ir = f._compiled.graph.ir(x, 3, 0.5, True, "add")
+    assert ir.splitlines()[0].count("%") == 1, ir
+
+
+class Affine(nn.Cell):
+    def construct(self, x, scale=2.0, bias=None, relu=False):
+        y = x * scale
+        if bias is not None:
+            y = y + bias
+        if relu:
+            y = ops.relu(y)
+        return y
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((), {}), ((3.0,), {}), ((), {"bias": "x"}), ((1.0,), {"bias": "x", "relu": True}),
+    ((-1.0, None, True), {}),
+])
+def test_cell_keywords_and_defaults_in_graph_mode_match_pynative(args, kwargs):
+    net, x = Affine(), t(4, 3, seed=2)
+    kwargs = {k: (x if v == "x" else v) for k, v in kwargs.items()}
+    want = net(x, *args, **kwargs).asnumpy()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    got = net(x, *args, **kwargs)
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    assert net._compiled is not None  # compiled, not run eagerly
+
+
+def test_wrong_calls_raise_type_error_with_the_signature():
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net, x = Affine(), t(2, 2)
+    with pytest.raises(TypeError, match=r"Affine\(x, scale=2.0, bias=None, relu=False\).*too many"):
+        net(x, 1.0, None, True, 5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gain'"):
+        net(x, gain=2.0)
+    f = mycel.jit(scale_shift)
+    with pytest.raises(TypeError, match="missing a required argument: 'n'"):
+        f(x)
+
+
+def test_keyword_only_parameters_of_the_entry_are_refused_by_name():
+    def f(x, *, gain=2.0):
+        return x * gain
+    with pytest.raises(TypeError, match="keyword-only parameters and \\*\\*kwargs \\(gain\\)"):
+        mycel.jit(f)(t(2), gain=3.0)
+
+
+def test_two_lambdas_on_one_line_each_compile_their_own():
+    x = t(3, seed=4)
+    outer = lambda: mycel.jit(lambda a, b: a * b + 1.0)(x, (x, x)[0])  # noqa: E731
+    np.testing.assert_allclose(outer().asnumpy(), x.asnumpy() * x.asnumpy() + 1.0, rtol=1e-6)
+    pair = mycel.jit(lambda p: p[0] - p[1])
+    np.testing.assert_array_equal(pair((x, x)).asnumpy(), np.zeros(3, np.float32))
