@@ -253,3 +253,24 @@ def test_conv_read_twice_is_not_fused_with_its_pooling():
         np.testing.assert_array_equal(g.asnumpy(), e)
     text = G.compile(net).program_text(x)
     assert "+max_pool2d" not in text and "max_pool2d(" in text, text
+
+
+def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
+    """set_inputs with a None batch: fusion and the layout step only need the per-sample dims, so
+    the one dynamic Program has the static one's instructions; every batch size (1, odd, 0)
+    gives eager's result."""
+    os.environ.pop("MYCEL_LAYOUT", None)
+    mycel.set_seed(5)
+    net = LeNet5()
+    spec = Tensor(shape=[None, 1, 32, 32], dtype=mycel.float32)
+    static = G.compile(net).program_text(t(4, 1, 32, 32))
+    dynamic = G.compile(net).program_text(spec)
+    assert dynamic == static, dynamic
+    assert "conv2d+relu+max_pool2d(" in dynamic and "dense+relu(" in dynamic, dynamic
+    xs = [t(n, 1, 32, 32, seed=10 + n) for n in (5, 1, 0, 16)]
+    eager = [net(x).asnumpy() for x in xs]
+    net.set_inputs(spec)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for x, e in zip(xs, eager):
+        np.testing.assert_array_equal(net(x).asnumpy(), e)
+    assert net._compiled.graph.num_programs == 1

@@ -15,9 +15,11 @@
 namespace mycel::backend::detail {
 namespace {
 
-// A static, non-empty float32 NCHW tensor register.
+// A float32 NCHW tensor register with static, non-zero C, H and W (the batch may be dynamic:
+// zero images make the kernels return before they look at the layout).
 bool is_nchw_f32(const Function& f, int r) {
-  return is_static_f32(f, r) && f.regs[r].meta.shape.size() == 4 && numel(f.regs[r].meta.shape) > 0;
+  return is_f32_static_but_batch(f, r) && f.regs[r].meta.shape.size() == 4 &&
+         numel_per_sample(f, r) > 0;
 }
 
 bool is_conv(const Instr& in) {
@@ -137,7 +139,8 @@ class LayoutAssigner {
 
  private:
   bool blocked(int r) const { return r >= 0 && f_.regs[r].blocked; }
-  size_t bytes(int r) const { return numel(f_.regs[r].meta.shape) * itemsize(f_.regs[r].meta.dtype); }
+  // Per sample when the batch is dynamic: both sides of the cost check scale with it.
+  size_t bytes(int r) const { return numel_per_sample(f_, r) * itemsize(f_.regs[r].meta.dtype); }
 
   // Rewrites `in` to read/write blocked tensors when it can; false leaves it untouched.
   bool try_blocked(Instr& in) {

@@ -2,9 +2,10 @@
 // one instruction, "conv2d+relu+max_pool2d", for convolutions the direct kernel takes (few
 // channels: a network's first layer). The kernel pools two convolution rows while they are still
 // in registers, so the full-size activation is never written or read back; its arithmetic is
-// the unfused conv2d's, and max is exact, so the result is bit-identical. Static float32 shapes
-// only, never across a side effect. Runs after fuse_post_ops, before the layout step, which may
-// ask the instruction for a channels-last output like any conv2d.
+// the unfused conv2d's, and max is exact, so the result is bit-identical. float32 only, with
+// static image sizes and weights (the batch may be dynamic), never across a side effect. Runs
+// after fuse_post_ops, before the layout step, which may ask the instruction for a
+// channels-last output like any conv2d.
 #include <memory>
 
 #include "mycel/backend/fuse_util.h"
@@ -24,9 +25,9 @@ bool is_conv2d(const Instr& in) {
 // kernel computes in one pass with conv.
 bool fusible(const Function& f, const Instr& conv, const Instr& pool) {
   const int x = conv.in[0], w = conv.in[1], y = conv.out[0];
-  if (!is_static_f32(f, x) || !is_static_f32(f, w) || !is_static_f32(f, y) ||
-      !is_static_f32(f, pool.out[0]) || f.regs[y].meta.shape.size() != 4 ||
-      numel(f.regs[x].meta.shape) == 0 || numel(f.regs[w].meta.shape) == 0)
+  if (!is_f32_static_but_batch(f, x) || !is_static_f32(f, w) || !is_f32_static_but_batch(f, y) ||
+      !is_f32_static_but_batch(f, pool.out[0]) || f.regs[y].meta.shape.size() != 4 ||
+      numel_per_sample(f, x) == 0 || numel(f.regs[w].meta.shape) == 0)
     return false;
   const cpu::WindowGeom g = conv2d_window(*conv.op, conv.attrs, f.regs[x].meta.shape,
                                           f.regs[w].meta.shape);

@@ -62,7 +62,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<char> keep(n, 1);
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
-    if (!keep[i] || !is_producer(prod) || !is_static_f32(f, prod.out[0])) continue;
+    if (!keep[i] || !is_producer(prod) || !is_f32_static_but_batch(f, prod.out[0])) continue;
     const bool conv = prod.op->name == "conv2d";
     std::vector<PostOp::Kind> ops;
     std::vector<int> rows, absorbed;

@@ -53,6 +53,21 @@ bool is_static_f32(const Function& f, int r) {
   return true;
 }
 
+bool is_f32_static_but_batch(const Function& f, int r) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != DType::float32)
+    return false;
+  const Shape& s = f.regs[r].meta.shape;
+  for (size_t d = 1; d < s.size(); ++d)
+    if (s[d] == ir::kDynamic) return false;
+  return true;
+}
+
+int64_t numel_per_sample(const Function& f, int r) {
+  int64_t n = 1;
+  for (int64_t d : f.regs[r].meta.shape) n *= d == ir::kDynamic ? 1 : d;
+  return n;
+}
+
 void compact(Function& f, const std::vector<char>& keep) {
   std::vector<Instr> code;
   code.reserve(f.code.size());

@@ -1,6 +1,7 @@
 // Helpers shared by the backend's fusion passes (fuse_post_ops.cc, fuse_elementwise.cc), which
 // rewrite a lowered Function's instruction list before calls are analysed and memory is planned.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "mycel/backend/detail.h"
@@ -21,6 +22,12 @@ std::vector<int> single_readers(const Function& f, const std::vector<int>& uses)
 bool side_effect_between(const Function& f, const std::vector<char>& keep, int from, int to);
 /// A tensor register whose static shape has no kDynamic dim and whose dtype is float32.
 bool is_static_f32(const Function& f, int r);
+/// A float32 tensor register whose dims are static except perhaps the first (a dynamic batch:
+/// kernels see the concrete size at run time, and what fusion and layouts decide depends only
+/// on the other dims).
+bool is_f32_static_but_batch(const Function& f, int r);
+/// Elements of r's shape with a dynamic dim counted as 1 (per-sample sizes, for cost checks).
+int64_t numel_per_sample(const Function& f, int r);
 /// Keeps the instructions whose `keep` flag is set, in order.
 void compact(Function& f, const std::vector<char>& keep);
 

@@ -145,7 +145,8 @@ class CompiledGraph {
  private:
   std::vector<ir::AbstractPtr> signature(nb::args args) {
     std::vector<ir::AbstractPtr> abs;
-    for (nb::handle h : args) abs.push_back(abstract_of(h));
+    // A Tensor(shape=[None, ...]) placeholder names dynamic dims (program_text, ir, stats).
+    for (nb::handle h : args) abs.push_back(abstract_of_spec(h));
     int v = parsed_.vararg;  // construct(self, x, *rest): the trailing arguments form one tuple
     if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_) {
       std::vector<ir::AbstractPtr> rest(abs.begin() + v, abs.end());
