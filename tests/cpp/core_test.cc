@@ -1,11 +1,14 @@
-// Core: dtype promotion, 16-bit float conversion, tensors and views, the caching allocator.
+// Core: dtype promotion, 16-bit float conversion, tensors and views, the caching allocator,
+// printing values the way numpy does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "mycel/core/dtype.h"
 #include "mycel/core/storage.h"
 #include "mycel/core/tensor.h"
+#include "mycel/core/tensor_format.h"
 
 namespace mycel {
 namespace {
@@ -58,6 +61,33 @@ TEST(Tensor, ViewsShareStorage) {
   EXPECT_EQ(row.data<float>()[2], 7.0f);
   EXPECT_THROW(t.view({4}), ShapeError);
   EXPECT_THROW(t.narrow0(2, 1), IndexError);
+}
+
+template <class T>
+Tensor filled(const Shape& shape, DType dtype, std::initializer_list<T> values) {
+  Tensor t = Tensor::empty(shape, dtype);
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+
+// Expected texts are numpy's str(array) (np.array2string with ", " for repr).
+TEST(TensorFormat, WritesValuesAsNumpyStr) {
+  EXPECT_EQ(format_values(filled<float>({2, 3}, DType::float32, {1.5f, 2, -3.25f, 0.1f, 100, 7})),
+            "[[  1.5    2.    -3.25]\n [  0.1  100.     7.  ]]");
+  EXPECT_EQ(format_values(filled<float>({4}, DType::float32, {1e-5f, 1, NAN, -INFINITY})),
+            "[1.e-05 1.e+00    nan   -inf]");
+  EXPECT_EQ(format_values(filled<bool>({1, 2}, DType::bool_, {true, false})), "[[ True False]]");
+  EXPECT_EQ(format_values(filled<float>({}, DType::float32, {0.1f})), "0.1");
+  EXPECT_EQ(format_values(filled<float>({}, DType::float32, {2.5e-7f})), "2.5e-07");
+  EXPECT_EQ(format_values(filled<Half>({2}, DType::float16, {Half(0.1f), Half(65504.0f)})),
+            "[1.00e-01 6.55e+04]");
+  EXPECT_EQ(format_values(Tensor::zeros({2, 0}, DType::int32)), "[]");
+  Tensor r = Tensor::empty({1001}, DType::int32);
+  for (int i = 0; i < 1001; ++i) r.data<int32_t>()[i] = i;
+  EXPECT_EQ(format_values(r), "[   0    1    2 ...  998  999 1000]");
+  EXPECT_EQ(format_repr(r), "Tensor([   0,    1,    2, ...,  998,  999, 1000], dtype=Int32)");
+  EXPECT_EQ(format_float(1.0), "1.0");
+  EXPECT_EQ(format_float(1e16), "1e+16");
 }
 
 TEST(Tensor, ConvertsLikeNumpyAstype) {

@@ -264,8 +264,14 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     return iterate_tensor(e, ctx, p, args, loc);
 
   switch (p) {
-    case Prim::kMakeTuple: case Prim::kMakeList:
-      return fold_or_keep(std::make_shared<AbstractTuple>(a, p == Prim::kMakeList));
+    case Prim::kMakeTuple: case Prim::kMakeList: {
+      auto t = std::make_shared<AbstractTuple>(a, p == Prim::kMakeList);
+      // A call whose value is None (print, a helper that prints) is there for its effect: a
+      // folded (None, None) would drop the calls the frontend ties to the output this way.
+      for (size_t i = 0; i < args.size(); ++i)
+        if (args[i]->is_apply() && a[i]->kind() == AbstractKind::kNone) return keep(t);
+      return fold_or_keep(t);
+    }
     case Prim::kTupleGetItem: {
       auto* t = as_tuple(a[0]);
       if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));

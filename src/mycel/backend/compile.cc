@@ -308,6 +308,26 @@ class Lowerer {
     return fn_->code.back();
   }
 
+  // print's pieces: a constant string, or a value (a tuple as "(a, b)", its tensors as repr).
+  static void print_text(Instr& in, std::string s) {
+    in.in.push_back(-1 - static_cast<int>(in.text.size()));
+    in.text.push_back(std::move(s));
+    in.as_repr.push_back(0);
+  }
+  static void print_value(Instr& in, const Val& v, bool in_tuple) {
+    if (!v.tuple) {
+      in.in.push_back(v.reg);
+      in.as_repr.push_back(in_tuple);
+      return;
+    }
+    print_text(in, "(");
+    for (size_t k = 0; k < v.items.size(); ++k) {
+      if (k) print_text(in, ", ");
+      print_value(in, v.items[k], true);
+    }
+    print_text(in, v.items.size() == 1 ? ",)" : ")");
+  }
+
   void lower_apply(const NodePtr& node) {
     auto* a = ir::as_apply(node);
     if (auto* c = ir::as_constant(a->callee())) {
@@ -453,21 +473,19 @@ class Lowerer {
         vals_[n] = value_of(a->arg(1));
         return;
       }
-      case Prim::kPrint: {
-        std::vector<int> regs;
-        std::vector<std::string> text;
+      case Prim::kPrint: {  // pieces written one after another: text, values, tuples as "(a, b)"
+        Instr print{};
         for (size_t i = 0; i < a->num_args(); ++i) {
           ir::Constant* c = ir::as_constant(a->arg(i));
-          if (c && c->value()->kind() == ir::ValueKind::kStr) {  // print("loss", x): text, no register
-            regs.push_back(-1 - static_cast<int>(text.size()));
-            text.push_back(static_cast<const ir::StrValue&>(*c->value()).value());
-            continue;
-          }
-          flatten(value_of(a->arg(i)), regs);
+          if (c && c->value()->kind() == ir::ValueKind::kStr)  // print("loss", x): no register
+            print_text(print, static_cast<const ir::StrValue&>(*c->value()).value());
+          else
+            print_value(print, value_of(a->arg(i)), false);
         }
         Instr& in = emit(Code::kPrint, n);
-        in.in = std::move(regs);
-        in.text = std::move(text);
+        in.in = std::move(print.in);
+        in.text = std::move(print.text);
+        in.as_repr = std::move(print.as_repr);
         vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
         return;
       }

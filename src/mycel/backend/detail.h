@@ -72,6 +72,7 @@ struct Instr {
   int64_t axis = 0;
   const ir::Node* node = nullptr;  // for error messages
   std::vector<std::string> text;   // print: constant strings, read where `in` holds -1 - index
+  std::vector<char> as_repr;       // print: per entry of `in`, write a tensor as repr (in a tuple)
 };
 
 /// One graph, closure converted, as registers and instructions.

@@ -5,10 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 
 #include "mycel/backend/detail.h"
-#include "mycel/ir/value.h"
+#include "mycel/core/tensor_format.h"
 
 namespace mycel::backend {
 namespace detail {
@@ -320,24 +319,25 @@ class Vm {
     regs_top = fr.save_regs;
   }
 
+  // Writes the pieces one after another (the frontend puts the spaces between print's
+  // arguments); tensors as eager print shows them (numpy's str), a tuple's tensors as repr.
   void print(const Function& fn, FnPlan& fp, const Instr& in) {
-    std::ostringstream os;
+    std::string s;
     for (size_t k = 0; k < in.in.size(); ++k) {
-      os << (k ? " " : "");
       if (in.in[k] < 0) {  // a constant string
-        os << in.text[-1 - in.in[k]];
+        s += in.text[-1 - in.in[k]];
         continue;
       }
       const Reg& r = fp.regs[in.in[k]];
       switch (fn.regs[in.in[k]].type) {
-        case RegType::kTensor: os << ir::TensorValue(r.t).repr(); break;
-        case RegType::kInt: os << r.i; break;
-        case RegType::kFloat: os << r.f; break;
-        case RegType::kBool: os << (r.i ? "True" : "False"); break;
-        case RegType::kNone: os << "None"; break;
+        case RegType::kTensor: s += in.as_repr[k] ? format_repr(r.t) : format_values(r.t); break;
+        case RegType::kInt: s += std::to_string(r.i); break;
+        case RegType::kFloat: s += format_float(r.f); break;
+        case RegType::kBool: s += r.i ? "True" : "False"; break;
+        case RegType::kNone: s += "None"; break;
       }
     }
-    std::cout << os.str() << std::endl;
+    std::cout << s << std::endl;
   }
 
   ProgramImpl& p_;

@@ -361,28 +361,20 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
                         bool* handled) {
   *handled = true;
   if (name == "print") {
-    // An f-string whose values are known only at run time prints as its pieces.
+    // print's pieces are written one after another: a space between arguments; an f-string
+    // whose values are known only at run time contributes its pieces (text and values).
     std::vector<NodePtr> pieces;
-    for (NodePtr& a : args) {
-      auto it = fstring_parts.find(a.get());
+    for (size_t k = 0; k < args.size(); ++k) {
+      if (k) pieces.push_back(constant(ir::string(" ")));
+      auto it = fstring_parts.find(args[k].get());
       bool constant_values = true;
       if (it != fstring_parts.end())
         for (const NodePtr& x : it->second) constant_values &= ir::as_constant(x) != nullptr;
       if (it == fstring_parts.end() || constant_values) {
-        pieces.push_back(a);
+        pieces.push_back(args[k]);
         continue;
       }
-      for (const NodePtr& x : it->second) {
-        ir::Constant* c = ir::as_constant(x);
-        if (c && c->value()->kind() == ir::ValueKind::kStr) {  // "loss " + x prints as "loss x"
-          std::string text = static_cast<const ir::StrValue&>(*c->value()).value();
-          size_t lo = text.find_first_not_of(' '), hi = text.find_last_not_of(' ');
-          if (lo == std::string::npos) continue;
-          pieces.push_back(constant(ir::string(text.substr(lo, hi - lo + 1))));
-        } else {
-          pieces.push_back(x);
-        }
-      }
+      pieces.insert(pieces.end(), it->second.begin(), it->second.end());
     }
     return prim(b, Prim::kPrint, std::move(pieces), loc);
   }
