@@ -1,5 +1,6 @@
 """Graph mode vs eager mode vs PyTorch eager on forward passes (not a test): an MLP
-(784-512-512-10, batch 128) and LeNet5 (batch 64, 1x32x32), timed interleaved in one run.
+(784-512-512-10, batch 128) and LeNet5 (batch 64, 1x32x32; also compiled for a dynamic batch
+with set_inputs), timed interleaved in one run.
 
     .venv/bin/python bench/bench_graph.py [--reps 30]
 """
@@ -74,8 +75,10 @@ def torch_twin(net):
     return fwd
 
 
-def bench(name, net, x_np, reps):
+def bench(name, net, x_np, reps, dynamic_batch=False):
     x = Tensor(x_np)
+    if dynamic_batch:  # one Program for every batch size (set_inputs with a None dim)
+        net.set_inputs(Tensor(shape=[None, *x_np.shape[1:]], dtype=mycel.float32))
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
     eager_out = net(x)
     mycel.set_context(mode=mycel.GRAPH_MODE)
@@ -120,7 +123,10 @@ def main():
     if torch is not None:
         torch.set_num_threads(mycel.get_context("num_threads"))
     bench("MLP 784-512-512-10, batch 128", MLP(), RNG.standard_normal((128, 784)).astype(np.float32), args.reps)
-    bench("LeNet5, batch 64", LeNet5(), RNG.standard_normal((64, 1, 32, 32)).astype(np.float32), args.reps)
+    lenet_x = RNG.standard_normal((64, 1, 32, 32)).astype(np.float32)
+    bench("LeNet5, batch 64", LeNet5(), lenet_x, args.reps)
+    bench("LeNet5, batch 64, dynamic batch (set_inputs)", LeNet5(), lenet_x, args.reps,
+          dynamic_batch=True)
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 

@@ -132,7 +132,9 @@ TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
 
 TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   const WindowGeom lenet = geom(64, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0);
-  WindowGeom many_out = lenet, strided = lenet, big_window = lenet, grouped = lenet;
+  WindowGeom many_out = lenet, strided = lenet, big_window = lenet, grouped = lenet, wide = lenet;
+  wide.w = 40000;  // its load masks would not fit the kernel's stack table
+  wide.ow = wide.w - 4;
   many_out.oc = 32;
   strided.sw = 2;
   big_window.c = 3;  // 3 * 5 * 5 = 75 weights per channel
@@ -142,6 +144,7 @@ TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, strided));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, big_window));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, grouped));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, wide));
 }
 
 }  // namespace

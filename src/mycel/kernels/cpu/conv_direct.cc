@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <utility>
-#include <vector>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -24,6 +23,7 @@ constexpr int kLanes = 16;      // output columns per register
 constexpr int kMaxOcBlock = 8;  // output channels whose accumulators stay in registers (one row)
 constexpr int kMaxOcPooled = 6;  // the same for two rows at once (pooling): 24 accumulators
 constexpr int kMaxTiles = 2;    // 16-column tiles computed together (they share each weight)
+constexpr int kMaxMasks = 2048;  // load masks per call (tiles x kernel width), kept on the stack
 
 // What every output row of one call shares.
 struct Rows {
@@ -33,7 +33,7 @@ struct Rows {
   float* y;
   WindowGeom g;
   int64_t taps;                       // weights per output channel: c * kh * kw
-  std::vector<__mmask16> load_mask;   // [tile * kw + j]: lanes whose input column is in the row
+  const __mmask16* load_mask;         // [tile * kw + j]: lanes whose input column is in the row
   bool relu;
   int64_t pixel_stride;               // 0: NCHW output, else floats per pixel (channels last)
   int64_t out_h, out_w;               // of y: the conv's output, or the pooled one
@@ -56,7 +56,7 @@ template <int OCB, int T, int R>
   const WindowGeom& g = r.g;
   const int64_t C = g.c, H = g.h, W = g.w, KH = g.kh, KW = g.kw, taps = r.taps;
   const int64_t col0 = t0 * kLanes - g.pl, ih0 = oh - g.pt;
-  const __mmask16* masks = r.load_mask.data() + t0 * KW;
+  const __mmask16* masks = r.load_mask + t0 * KW;
   constexpr int kRow = OCB * T;
   constexpr auto kOneRow = std::make_index_sequence<kRow>{};
   each([&](auto k) { acc[k] = _mm512_set1_ps(r.bias ? r.bias[oc0 + k % kRow / T] : 0.f); },
@@ -171,7 +171,8 @@ void run_rows(Rows& r, const std::array<std::array<BlockFn, kMaxOc>, kMaxTiles>&
               int64_t conv_cols) {
   const WindowGeom& g = r.g;
   const int64_t tiles = (conv_cols + kLanes - 1) / kLanes;
-  r.load_mask.resize(tiles * g.kw);
+  __mmask16 masks[kMaxMasks];  // conv2d_direct_fits bounds tiles * kw (no heap allocation per call)
+  r.load_mask = masks;
   for (int64_t t = 0; t < tiles; ++t)
     for (int64_t j = 0; j < g.kw; ++j) {
       __mmask16 m = 0;
@@ -179,7 +180,7 @@ void run_rows(Rows& r, const std::array<std::array<BlockFn, kMaxOc>, kMaxTiles>&
         const int64_t ow = t * kLanes + l, col = ow + j - g.pl;
         if (ow < conv_cols && col >= 0 && col < g.w) m |= static_cast<__mmask16>(1u << l);
       }
-      r.load_mask[t * g.kw + j] = m;
+      masks[t * g.kw + j] = m;
     }
   const int64_t rows = r.out_h, stride = r.pixel_stride;
   parallel_for(g.n * rows, conv_cols * g.oc * r.taps * (g.oh / rows), [&](int64_t s, int64_t e) {
@@ -207,14 +208,15 @@ Rows make_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
   MYCEL_CHECK(conv2d_direct_fits(y.dtype(), g) && (pixel_stride == 0 || pixel_stride >= g.oc),
               RuntimeError, "[conv2d] direct kernel called outside its geometry (backend bug)");
   return Rows{x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
-              y.data<float>(), g, g.c * g.kh * g.kw, {}, relu, pixel_stride, out_h, out_w};
+              y.data<float>(), g, g.c * g.kh * g.kw, nullptr, relu, pixel_stride, out_h, out_w};
 }
 
 }  // namespace
 
 bool conv2d_direct_fits(DType dtype, const WindowGeom& g) {
   return dtype == DType::float32 && g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
-         g.dw == 1 && g.oc <= 16 && g.c * g.kh * g.kw <= 64 && g.ow >= 8;
+         g.dw == 1 && g.oc <= 16 && g.c * g.kh * g.kw <= 64 && g.ow >= 8 &&
+         (g.ow + kLanes - 1) / kLanes * g.kw <= kMaxMasks;
 }
 
 void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
