@@ -1,6 +1,6 @@
 // The direct few-channel convolution (kernels/cpu/conv_direct.cc) and its fused 2x2 max pooling,
 // against a float64 loop written here, over padded, odd-sized, multi-tile and multi-block
-// geometries, with and without bias and relu, in NCHW and channels-last outputs.
+// geometries, with and without bias and relu, in NCHW, NHWC and channel-blocked outputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,23 +70,26 @@ std::vector<double> reference_pool(const std::vector<double>& y, const WindowGeo
   return p;
 }
 
-// Compares y (NCHW when stride is 0, else channels-last with `stride` floats per pixel, the
-// channels past oc zero) with the NCHW reference of h x w planes.
+// Compares y (NCHW when block is 0, else nChw<block>c: channel o of pixel (i, j) at block
+// o / block, lane o % block, the last block's padding lanes zero) with the NCHW reference of
+// h x w planes.
 void expect_matches(const Tensor& y, const std::vector<double>& ref, const WindowGeom& g,
-                    int64_t h, int64_t w, int64_t stride) {
+                    int64_t h, int64_t w, int64_t block) {
   const float* Y = y.data<float>();
+  const int64_t X = block, blocks = X ? (g.oc + X - 1) / X : 0, plane = h * w * X;
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t i = 0; i < h; ++i)
       for (int64_t j = 0; j < w; ++j) {
         for (int64_t o = 0; o < g.oc; ++o) {
-          const int64_t at = stride == 0 ? ((n * g.oc + o) * h + i) * w + j
-                                         : ((n * h + i) * w + j) * stride + o;
+          const int64_t at = X == 0 ? ((n * g.oc + o) * h + i) * w + j
+                                    : (n * blocks + o / X) * plane + (i * w + j) * X + o % X;
           const double want = ref[((n * g.oc + o) * h + i) * w + j];
           ASSERT_NEAR(Y[at], want, 1e-5 + 1e-5 * std::abs(want))
-              << "n " << n << " o " << o << " row " << i << " col " << j << " stride " << stride;
+              << "n " << n << " o " << o << " row " << i << " col " << j << " block " << X;
         }
-        for (int64_t o = g.oc; o < stride; ++o)
-          ASSERT_EQ(Y[((n * h + i) * w + j) * stride + o], 0.f) << "padding channel " << o;
+        for (int64_t o = g.oc; o < blocks * X; ++o)
+          ASSERT_EQ(Y[(n * blocks + o / X) * plane + (i * w + j) * X + o % X], 0.f)
+              << "padding channel " << o << " block " << X;
       }
 }
 
@@ -114,17 +117,17 @@ TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
       for (const Tensor* bias : {static_cast<const Tensor*>(nullptr), &b}) {
         const std::vector<double> conv = reference_conv(x, w, bias, g, relu);
         const std::vector<double> pooled = reference_pool(conv, g);
-        for (int64_t stride : {int64_t(0), g.oc, int64_t(16)}) {
-          const int64_t per = stride == 0 ? g.oc : stride;
+        for (int64_t block : {int64_t(0), g.oc, int64_t(8), int64_t(16)}) {  // NCHW, NHWC, nChwXc
+          const int64_t per = block == 0 ? g.oc : (g.oc + block - 1) / block * block;
           // NaN-filled outputs: every element the kernel must write is checked.
           Tensor y = Tensor::empty({g.n * g.oh * g.ow * per}, DType::float32);
           std::fill_n(y.data<float>(), y.numel(), std::numeric_limits<float>::quiet_NaN());
-          cpu::conv2d_direct(x, w, bias, y, g, relu, stride);
-          expect_matches(y, conv, g, g.oh, g.ow, stride);
+          cpu::conv2d_direct(x, w, bias, y, g, relu, block);
+          expect_matches(y, conv, g, g.oh, g.ow, block);
           Tensor p = Tensor::empty({g.n * (g.oh / 2) * (g.ow / 2) * per}, DType::float32);
           std::fill_n(p.data<float>(), p.numel(), std::numeric_limits<float>::quiet_NaN());
-          cpu::conv2d_direct_max_pool(x, w, bias, p, g, relu, stride);
-          expect_matches(p, pooled, g, g.oh / 2, g.ow / 2, stride);
+          cpu::conv2d_direct_max_pool(x, w, bias, p, g, relu, block);
+          expect_matches(p, pooled, g, g.oh / 2, g.ow / 2, block);
         }
       }
   }

@@ -3,6 +3,8 @@ fusion, and results equal to eager mode (and to the unfused program) bit for bit
 forward, its gradients, and random elementwise chains."""
 import importlib.util
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -274,3 +276,16 @@ def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     for x, e in zip(xs, eager):
         np.testing.assert_array_equal(net(x).asnumpy(), e)
     assert net._compiled.graph.num_programs == 1
+
+
+@pytest.mark.parametrize("tag", ["nChw16c", "nChw8c", "nhwc"])
+def test_conv_pool_fusion_under_every_layout_tag(tag):
+    """The fused conv+pool writes whatever blocked layout the layout step asks for (nChw8c with
+    16 channels spans two blocks); the CPU picks one tag per process, so the others run in a
+    child process with MYCEL_LAYOUT_TAG forced."""
+    env = dict(os.environ, MYCEL_LAYOUT_TAG=tag)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        __file__, "-k", "conv_relu_pool or dynamic_batch"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "7 passed" in r.stdout, r.stdout[-3000:]

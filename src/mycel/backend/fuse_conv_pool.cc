@@ -32,10 +32,7 @@ bool fusible(const Function& f, const Instr& conv, const Instr& pool) {
   const cpu::WindowGeom g = conv2d_window(*conv.op, conv.attrs, f.regs[x].meta.shape,
                                           f.regs[w].meta.shape);
   const cpu::WindowGeom p = pool2d_window(*pool.op, pool.attrs, f.regs[y].meta.shape);
-  // A channel-blocked output needs every channel in one block (or unpadded NHWC).
-  const int64_t block = cpu::channel_block();
-  return cpu::conv2d_direct_fits(DType::float32, g) && (block == 1 || g.oc <= block) &&
-         g.oh >= 2 && g.ow >= 2 && p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 &&
+  return cpu::conv2d_direct_fits(DType::float32, g) && g.oh >= 2 && g.ow >= 2 && p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 &&
          p.pt == 0 && p.pb == 0 && p.pl == 0 && p.pr == 0;
 }
 
@@ -64,10 +61,9 @@ std::shared_ptr<const OpDef> make_conv_pool_op(const OpDef& conv, bool relu) {
       cpu::reorder_blocked(x, plain, false);
       x = plain;
     }
-    const int64_t block = cpu::channel_block();
-    const int64_t pixel_stride = !layout.dst_blocked ? 0 : block == 1 ? g.oc : block;
     const Tensor* bias = ctx.in(2).defined() ? &ctx.in(2) : nullptr;
-    cpu::conv2d_direct_max_pool(x, w, bias, ctx.out(0), g, relu, pixel_stride);
+    cpu::conv2d_direct_max_pool(x, w, bias, ctx.out(0), g, relu,
+                                layout.dst_blocked ? cpu::direct_block(g.oc) : 0);
   };
   d->dtypes = {DType::float32};
   d->dtype_input = conv.dtype_input;

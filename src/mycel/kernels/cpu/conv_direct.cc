@@ -35,7 +35,7 @@ struct Rows {
   int64_t taps;                       // weights per output channel: c * kh * kw
   const __mmask16* load_mask;         // [tile * kw + j]: lanes whose input column is in the row
   bool relu;
-  int64_t pixel_stride;               // 0: NCHW output, else floats per pixel (channels last)
+  int64_t block;                      // 0: NCHW output, else channels per block (see the header)
   int64_t out_h, out_w;               // of y: the conv's output, or the pooled one
 };
 
@@ -95,7 +95,7 @@ template <int OCB, int S, int F>
 [[gnu::always_inline]] inline void store_row(const Rows& r, const __m512* v, int64_t n,
                                              int64_t row, int64_t oc0, int64_t col, int64_t cols) {
   constexpr auto kAll = std::make_index_sequence<OCB>{};
-  if (r.pixel_stride == 0) {
+  if (r.block == 0) {
     const __mmask16 m = static_cast<__mmask16>((1u << cols) - 1);
     each([&](auto o) {
       _mm512_mask_storeu_ps(r.y + ((n * r.g.oc + oc0 + o) * r.out_h + row) * r.out_w + col, m,
@@ -103,12 +103,16 @@ template <int OCB, int S, int F>
     }, kAll);
     return;
   }
-  // Channels last: transpose the (channel, column) block through the stack.
+  // Blocked (channels last within each block of X channels): transpose the (channel, column)
+  // block through the stack; channel c of pixel p sits at block c / X, lane c % X.
   alignas(64) float tmp[OCB][kLanes];
   each([&](auto o) { _mm512_store_ps(tmp[o], v[o * S + F]); }, kAll);
-  float* dst = r.y + ((n * r.out_h + row) * r.out_w + col) * r.pixel_stride + oc0;
+  const int64_t X = r.block, plane = r.out_h * r.out_w * X;
+  float* dst = r.y + n * ((r.g.oc + X - 1) / X) * plane + (row * r.out_w + col) * X;
+  int64_t at[OCB];
+  for (int o = 0; o < OCB; ++o) at[o] = (oc0 + o) / X * plane + (oc0 + o) % X;
   for (int64_t p = 0; p < cols; ++p)
-    for (int o = 0; o < OCB; ++o) dst[p * r.pixel_stride + o] = tmp[o][p];
+    for (int o = 0; o < OCB; ++o) dst[p * X + at[o]] = tmp[o][p];
 }
 
 __m512 relu_if(bool relu, __m512 v) { return relu ? _mm512_max_ps(v, _mm512_setzero_ps()) : v; }
@@ -182,7 +186,7 @@ void run_rows(Rows& r, const std::array<std::array<BlockFn, kMaxOc>, kMaxTiles>&
       }
       masks[t * g.kw + j] = m;
     }
-  const int64_t rows = r.out_h, stride = r.pixel_stride;
+  const int64_t rows = r.out_h, X = r.block, nblocks = X ? (g.oc + X - 1) / X : 0;
   parallel_for(g.n * rows, conv_cols * g.oc * r.taps * (g.oh / rows), [&](int64_t s, int64_t e) {
     for (int64_t item = s; item < e; ++item) {
       const int64_t n = item / rows, row = item % rows;
@@ -193,22 +197,21 @@ void run_rows(Rows& r, const std::array<std::array<BlockFn, kMaxOc>, kMaxTiles>&
           blocks[nt - 1][nb - 1](r, n, row, oc0, t0);
         }
       }
-      if (stride > g.oc) {  // the layout's padding channels stay zero
-        float* y = r.y + (n * rows + row) * r.out_w * stride;
-        for (int64_t p = 0; p < r.out_w; ++p)
-          std::fill(y + p * stride + g.oc, y + (p + 1) * stride, 0.f);
+      if (X && g.oc % X) {  // the last block's padding channels stay zero
+        float* y = r.y + ((n * nblocks + nblocks - 1) * rows + row) * r.out_w * X;
+        for (int64_t p = 0; p < r.out_w; ++p) std::fill(y + p * X + g.oc % X, y + (p + 1) * X, 0.f);
       }
     }
   });
 }
 
 Rows make_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-               const WindowGeom& g, bool relu, int64_t pixel_stride, int64_t out_h,
+               const WindowGeom& g, bool relu, int64_t block, int64_t out_h,
                int64_t out_w) {
-  MYCEL_CHECK(conv2d_direct_fits(y.dtype(), g) && (pixel_stride == 0 || pixel_stride >= g.oc),
+  MYCEL_CHECK(conv2d_direct_fits(y.dtype(), g) && block >= 0,
               RuntimeError, "[conv2d] direct kernel called outside its geometry (backend bug)");
   return Rows{x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
-              y.data<float>(), g, g.c * g.kh * g.kw, nullptr, relu, pixel_stride, out_h, out_w};
+              y.data<float>(), g, g.c * g.kh * g.kw, nullptr, relu, block, out_h, out_w};
 }
 
 }  // namespace
@@ -220,15 +223,15 @@ bool conv2d_direct_fits(DType dtype, const WindowGeom& g) {
 }
 
 void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                   const WindowGeom& g, bool relu, int64_t pixel_stride) {
-  Rows r = make_rows(x, w, bias, y, g, relu, pixel_stride, g.oh, g.ow);
+                   const WindowGeom& g, bool relu, int64_t block) {
+  Rows r = make_rows(x, w, bias, y, g, relu, block, g.oh, g.ow);
   run_rows(r, kConvBlocks, g.ow);
 }
 
 void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                            const WindowGeom& g, bool relu, int64_t pixel_stride) {
+                            const WindowGeom& g, bool relu, int64_t block) {
   if (g.oh < 2 || g.ow < 2) return;  // no full window: the pooled output is empty
-  Rows r = make_rows(x, w, bias, y, g, relu, pixel_stride, g.oh / 2, g.ow / 2);
+  Rows r = make_rows(x, w, bias, y, g, relu, block, g.oh / 2, g.ow / 2);
   run_rows(r, kPooledBlocks, 2 * r.out_w);
 }
 

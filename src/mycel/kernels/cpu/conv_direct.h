@@ -16,15 +16,16 @@ namespace mycel::cpu {
 /// on a CPU build with AVX-512.
 bool conv2d_direct_fits(DType dtype, const WindowGeom& g);
 
-/// y = conv2d(x, w) (+ bias) (then relu) with x in NCHW. y is NCHW when pixel_stride is 0, else
-/// channels-last with `pixel_stride` floats per pixel (>= g.oc; the channels past g.oc are zeroed).
+/// y = conv2d(x, w) (+ bias) (then relu) with x in NCHW. y is NCHW when `block` is 0, else in
+/// oneDNN's blocked layout nChw<block>c (channels padded with zeros to a multiple of block);
+/// block == g.oc is NHWC.
 void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                   const WindowGeom& g, bool relu, int64_t pixel_stride);
+                   const WindowGeom& g, bool relu, int64_t block);
 
 /// conv2d_direct followed by 2x2, stride 2 max pooling (no padding), in one pass: y holds
 /// (n, oc, oh / 2, ow / 2); the convolution's rows and columns past an even count are dropped,
 /// as the pooling would drop them.
 void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                            const WindowGeom& g, bool relu, int64_t pixel_stride);
+                            const WindowGeom& g, bool relu, int64_t block);
 
 }  // namespace mycel::cpu

@@ -111,16 +111,13 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     }
     return;
   }
-  if (conv2d_direct_fits(y.dtype(), g)) {  // few channels: our kernel beats oneDNN's
-    const int64_t block = channel_block();
-    const bool src_plain = !layout.src_blocked || (g.c == 1 && block == 1);
-    const bool dst_ok = !layout.dst_blocked || block == 1 || g.oc <= block;
-    if (src_plain && dst_ok) {
-      const int64_t pixel_stride = !layout.dst_blocked ? 0 : block == 1 ? g.oc : block;
-      conv2d_direct(x, w, bias, y, g, post && !post->ops.empty(), pixel_stride);
-      if (post) post->applied = true;
-      return;
-    }
+  // Few channels: our kernel beats oneDNN's. It reads NCHW (which one-channel NHWC is).
+  if (conv2d_direct_fits(y.dtype(), g) &&
+      (!layout.src_blocked || (g.c == 1 && channel_block() == 1))) {
+    conv2d_direct(x, w, bias, y, g, post && !post->ops.empty(),
+                  layout.dst_blocked ? direct_block(g.oc) : 0);
+    if (post) post->applied = true;
+    return;
   }
   const std::string k =
       key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,

@@ -19,6 +19,8 @@ dnnl::memory::format_tag activation_tag();
 const char* activation_tag_name();
 /// Channels per block of that layout (16, 8, or 1 for nhwc: no padding).
 int64_t channel_block();
+/// The `block` argument of conv_direct.h's kernels for a blocked output of oc channels.
+inline int64_t direct_block(int64_t oc) { return channel_block() == 1 ? oc : channel_block(); }
 /// Bytes of an NCHW tensor of `shape` and `dtype` in the blocked layout (channels padded to
 /// channel_block(); the padding is kept zero by oneDNN's primitives).
 size_t blocked_nbytes(const Shape& shape, DType dtype);
