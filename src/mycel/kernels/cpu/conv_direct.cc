@@ -1,7 +1,4 @@
 #include "mycel/kernels/cpu/conv_direct.h"
-// GCC 12 warns on _mm512_max_ps (its _mm512_undefined_ps operand), a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <algorithm>
 #include <array>
@@ -13,6 +10,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/avx512_math.h"
 
 namespace mycel::cpu {
 
@@ -115,7 +113,7 @@ template <int OCB, int S, int F>
     for (int o = 0; o < OCB; ++o) dst[p * X + at[o]] = tmp[o][p];
 }
 
-__m512 relu_if(bool relu, __m512 v) { return relu ? _mm512_max_ps(v, _mm512_setzero_ps()) : v; }
+__m512 relu_if(bool relu, __m512 v) { return relu ? avx512::relu(v) : v; }
 
 // Output row oh of the convolution (see accumulate).
 template <int OCB, int T>
@@ -131,21 +129,16 @@ void conv_block(const Rows& r, int64_t n, int64_t oh, int64_t oc0, int64_t t0) {
 }
 
 // Row ph of the 2x2, stride 2 max pooling of the (relu'd) convolution: conv rows 2ph and 2ph + 1,
-// then the larger of each pair of columns (even and odd lanes of the two tiles, gathered).
+// pooled as pool_direct.cc pools (the same scan order, so the same ties and NaNs).
 template <int OCB, int T>
 void pooled_block(const Rows& r, int64_t n, int64_t ph, int64_t oc0, int64_t t0) {
   __m512 acc[2 * OCB * T];
   accumulate<OCB, T, 2>(r, n, 2 * ph, oc0, t0, acc);
-  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   __m512 out[OCB];
   each([&](auto o) {
     constexpr int k = o * T, k2 = OCB * T + o * T;  // tile 0 of rows 0 and 1
-    const __m512 a = _mm512_max_ps(relu_if(r.relu, acc[k]), relu_if(r.relu, acc[k2]));
-    const __m512 b = T == 1 ? a
-                            : _mm512_max_ps(relu_if(r.relu, acc[k + T - 1]),
-                                            relu_if(r.relu, acc[k2 + T - 1]));
-    out[o] = _mm512_max_ps(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b));
+    out[o] = avx512::max_pool_2x2(relu_if(r.relu, acc[k]), relu_if(r.relu, acc[k + T - 1]),
+                                  relu_if(r.relu, acc[k2]), relu_if(r.relu, acc[k2 + T - 1]));
   }, std::make_index_sequence<OCB>{});
   const int64_t col = t0 * kLanes / 2, cols = std::min<int64_t>(T * kLanes / 2, r.out_w - col);
   store_row<OCB, 1, 0>(r, out, n, ph, oc0, col, cols);

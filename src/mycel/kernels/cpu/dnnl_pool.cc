@@ -5,6 +5,7 @@
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/kernels/cpu/pool_direct.h"
 
 namespace mycel::cpu {
 namespace {
@@ -45,6 +46,8 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
   MYCEL_CHECK(layout.src_blocked == layout.dst_blocked, RuntimeError,
               "[pool2d] input and output layouts must agree (backend bug)");
   if (y.numel() == 0) return;
+  if (max && !blocked && max_pool_2x2_fits(y.dtype(), g))  // oneDNN is slow on plain NCHW
+    return max_pool_2x2(x, y, g);
   // The reference loop's avg divisor is the window clipped to the padded input; as output sizes
   // round down, that is the whole kernel, which is what include_padding divides by.
   const auto alg = max                 ? dnnl::algorithm::pooling_max
@@ -111,6 +114,7 @@ memory scratch(const dnnl::primitive_desc_base& pd, Tensor& hold) {
 void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g, bool max,
                       bool count_include_pad) {
   if (dx.numel() == 0) return;
+  if (max && max_pool_2x2_fits(dx.dtype(), g)) return max_pool_2x2_grad(x, dy, dx, g);
   const auto alg = max                 ? dnnl::algorithm::pooling_max
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;

@@ -1,0 +1,125 @@
+#include "mycel/kernels/cpu/pool_direct.h"
+
+#include <algorithm>
+
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/avx512_math.h"
+
+namespace mycel::cpu {
+
+#if defined(__AVX512F__)
+namespace {
+
+constexpr int64_t kLanes = 16;  // pooled columns per step: 32 input columns
+
+__mmask16 first_lanes(int64_t n) {
+  return n >= kLanes ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+
+// Calls fn(plane, pooled row) for every pooled row, in parallel.
+template <class Fn>
+void for_rows(const WindowGeom& g, int64_t cost, Fn fn) {
+  parallel_for(g.n * g.c * g.oh, cost, [&](int64_t s, int64_t e) {
+    for (int64_t item = s; item < e; ++item) fn(item / g.oh, item % g.oh);
+  });
+}
+
+}  // namespace
+
+bool max_pool_2x2_fits(DType dtype, const WindowGeom& g) {
+  return dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
+         g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
+}
+
+void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {
+  MYCEL_CHECK(max_pool_2x2_fits(y.dtype(), g), RuntimeError,
+              "[max_pool2d] 2x2 kernel called outside its geometry (backend bug)");
+  const float* X = x.data<float>();
+  float* Y = y.data<float>();
+  for_rows(g, 4 * g.ow, [&](int64_t p, int64_t i) {
+    const float* r0 = X + (p * g.h + 2 * i) * g.w;
+    const float* r1 = r0 + g.w;
+    float* out = Y + (p * g.oh + i) * g.ow;
+    for (int64_t c = 0; c < g.ow; c += kLanes) {
+      const int64_t in = 2 * std::min(kLanes, g.ow - c);  // input columns of this step
+      const __mmask16 lo = first_lanes(in), hi = first_lanes(in - kLanes);
+      const __m512 m = avx512::max_pool_2x2(
+          _mm512_maskz_loadu_ps(lo, r0 + 2 * c), _mm512_maskz_loadu_ps(hi, r0 + 2 * c + kLanes),
+          _mm512_maskz_loadu_ps(lo, r1 + 2 * c), _mm512_maskz_loadu_ps(hi, r1 + 2 * c + kLanes));
+      _mm512_mask_storeu_ps(out + c, first_lanes(g.ow - c), m);
+    }
+  });
+}
+
+void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
+  MYCEL_CHECK(max_pool_2x2_fits(dx.dtype(), g), RuntimeError,
+              "[max_pool2d_grad] 2x2 kernel called outside its geometry (backend bug)");
+  const float* X = x.data<float>();
+  const float* DY = dy.data<float>();
+  float* DX = dx.data<float>();
+  // Lanes 2j and 2j + 1 of the two halves come from lane j of (even, odd) values.
+  const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi_idx =
+      _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  auto nan = [](__m512 v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q); };
+  if (g.oh == 0) {  // no window: nothing receives a gradient
+    std::fill(DX, DX + dx.numel(), 0.f);
+    return;
+  }
+  for_rows(g, 8 * g.ow, [&](int64_t p, int64_t i) {
+    const float* r0 = X + (p * g.h + 2 * i) * g.w;
+    const float* r1 = r0 + g.w;
+    float* d0 = DX + (p * g.h + 2 * i) * g.w;
+    float* d1 = d0 + g.w;
+    const float* d = DY + (p * g.oh + i) * g.ow;
+    for (int64_t c = 0; c < g.ow; c += kLanes) {
+      const int64_t in = 2 * std::min(kLanes, g.ow - c);
+      const __mmask16 lo = first_lanes(in), hi = first_lanes(in - kLanes);
+      const __m512 x0l = _mm512_maskz_loadu_ps(lo, r0 + 2 * c);
+      const __m512 x0h = _mm512_maskz_loadu_ps(hi, r0 + 2 * c + kLanes);
+      const __m512 x1l = _mm512_maskz_loadu_ps(lo, r1 + 2 * c);
+      const __m512 x1h = _mm512_maskz_loadu_ps(hi, r1 + 2 * c + kLanes);
+      const __m512 win[4] = {avx512::even_lanes(x0l, x0h), avx512::odd_lanes(x0l, x0h),
+                             avx512::even_lanes(x1l, x1h), avx512::odd_lanes(x1l, x1h)};
+      // The scan of max_pool2d_grad_ref, per lane: a later element takes over when it is
+      // larger or a NaN, until the running maximum is a NaN.
+      __mmask16 sel[4] = {0xFFFF, 0, 0, 0};
+      __m512 m = win[0];
+      for (int k = 1; k < 4; ++k) {
+        const __mmask16 take =
+            (_mm512_cmp_ps_mask(win[k], m, _CMP_GT_OQ) | nan(win[k])) & ~nan(m);
+        for (int j = 0; j < k; ++j) sel[j] &= ~take;
+        sel[k] = take;
+        m = _mm512_mask_mov_ps(m, take, win[k]);
+      }
+      const __m512 g_out = _mm512_maskz_loadu_ps(first_lanes(g.ow - c), d + c);
+      __m512 v[4];
+      for (int k = 0; k < 4; ++k) v[k] = _mm512_maskz_mov_ps(sel[k], g_out);
+      _mm512_mask_storeu_ps(d0 + 2 * c, lo, _mm512_permutex2var_ps(v[0], lo_idx, v[1]));
+      _mm512_mask_storeu_ps(d0 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[0], hi_idx, v[1]));
+      _mm512_mask_storeu_ps(d1 + 2 * c, lo, _mm512_permutex2var_ps(v[2], lo_idx, v[3]));
+      _mm512_mask_storeu_ps(d1 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[2], hi_idx, v[3]));
+    }
+    if (g.w > 2 * g.ow) {  // a last odd column belongs to no window
+      std::fill(d0 + 2 * g.ow, d0 + g.w, 0.f);
+      std::fill(d1 + 2 * g.ow, d1 + g.w, 0.f);
+    }
+    if (i == g.oh - 1 && g.h > 2 * g.oh)  // as does a last odd row
+      std::fill(d1 + g.w, DX + (p + 1) * g.h * g.w, 0.f);
+  });
+}
+
+#else  // no AVX-512: oneDNN and the reference loops pool
+
+bool max_pool_2x2_fits(DType, const WindowGeom&) { return false; }
+void max_pool_2x2(const Tensor&, Tensor&, const WindowGeom&) {
+  MYCEL_THROW(RuntimeError, "[max_pool2d] the 2x2 kernel needs AVX-512 (backend bug)");
+}
+void max_pool_2x2_grad(const Tensor&, const Tensor&, Tensor&, const WindowGeom&) {
+  MYCEL_THROW(RuntimeError, "[max_pool2d_grad] the 2x2 kernel needs AVX-512 (backend bug)");
+}
+
+#endif
+
+}  // namespace mycel::cpu
