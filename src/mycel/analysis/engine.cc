@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/ir/raised.h"
 
 namespace mycel::analysis::detail {
 
@@ -85,6 +86,12 @@ NodePtr Engine::constant(Context* ctx, const ValuePtr& v) {
   return node;
 }
 
+bool Engine::in_runtime_branch() const {
+  for (const Context* c : stack_)
+    if (c->dynamic_calls > 0) return true;
+  return false;
+}
+
 NodePtr Engine::emit(Context* ctx, std::vector<NodePtr> inputs, AbstractPtr abs, const SourceLoc& loc) {
   NodePtr n = ctx->clone->apply(std::move(inputs), loc);
   n->set_abstract(std::move(abs));
@@ -130,6 +137,9 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   inputs.insert(inputs.end(), args.begin(), args.end());
   std::vector<AbstractPtr> arg_abs;
   for (const NodePtr& n : args) arg_abs.push_back(n->abstract());
+  bool raising = is_raises(fa);  // a value that never exists: its call raises first
+  for (const auto& x : arg_abs) raising |= is_raises(x);
+  if (raising) return emit(ctx, inputs, raises(), loc);
   if (is_pending(fa)) return emit(ctx, inputs, pending(), loc);
 
   if (auto* u = dynamic_cast<const FnUnion*>(fa.get())) {
@@ -218,7 +228,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     where(loc));
       consts.push_back(v);
     }
-    ValuePtr r = const_eval_hook() ? const_eval_hook()(*o->value(), consts) : nullptr;
+    ValuePtr r;
+    try {
+      r = const_eval_hook() ? const_eval_hook()(*o->value(), consts) : nullptr;
+    } catch (const RaisedError& err) {  // the helper raised: locate it at this call
+      if (err.loc.known()) throw;
+      throw RaisedError(err.exception, loc);
+    }
     if (!r)
       MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                   " in graph mode (no compile-time evaluation for it)", where(loc));
@@ -365,7 +381,7 @@ void Engine::analyse(Context* ctx) {
       // again (dropping this one) once its output is known.
       bool outer_pending = false;
       for (Context* c : stack_) outer_pending |= c != ctx && c->assumed;
-      if (has_pending(result) && !outer_pending)
+      if (has_pending(result) && !is_raises(result) && !outer_pending)
         MYCEL_THROW(TypeError, "[specialize] cannot infer the result of @", ctx->graph->name(),
                     ": it depends on a recursive call that has no base case", where(out->loc()));
       ctx->output = result;

@@ -29,7 +29,7 @@ void check_calls(ProgramImpl& p) {
                       "[backend] @", f.name, " passes a ", reg_type_name(f.regs[t.args[k]].type),
                       " as parameter '", c.param_names[k], "' of @", c.name, " (expects ",
                       reg_type_name(c.regs[c.params[k]].type), ")", where(in.node));
-        MYCEL_CHECK(in.out.size() == c.outputs.size(), TypeError, "[backend] @", c.name,
+        MYCEL_CHECK(c.raises || in.out.size() == c.outputs.size(), TypeError, "[backend] @", c.name,
                     " returns ", c.outputs.size(), " values, its call in @", f.name, " expects ",
                     in.out.size(), where(in.node));
       }

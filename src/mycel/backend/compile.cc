@@ -195,6 +195,7 @@ class Lowerer {
     for (const NodePtr& a : schedule())
       if (!is_function_valued(a)) lower_apply(a);
     fn_->outputs = flat(value_of(g_->output()));
+    fn_->raises = ir::is_prim_call(g_->output(), ir::Prim::kRaise);
     if (fi == 0) copy_written_weights();
     if (!fn_->code.empty() && fn_->code.back().code == Code::kCall &&
         fn_->code.back().node == g_->output().get() && fn_->code.back().out == fn_->outputs)
@@ -468,6 +469,13 @@ class Lowerer {
         Instr& in = emit(Code::kPrint, n);
         in.in = std::move(regs);
         in.text = std::move(text);
+        vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
+        return;
+      }
+      case Prim::kRaise: {  // its other inputs are effects, scheduled before it as dependencies
+        auto* c = ir::as_constant(a->arg(0));
+        MYCEL_CHECK(c, NotSupported, "[backend] raise needs a constant exception", where(n));
+        emit(Code::kRaise, n).raised = c->value();
         vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
         return;
       }

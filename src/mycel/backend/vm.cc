@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "mycel/backend/detail.h"
+#include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
 
 namespace mycel::backend {
@@ -162,6 +163,7 @@ class Vm {
           break;
         }
         case Code::kPrint: print(fn, fp, in); break;
+        case Code::kRaise: throw ir::RaisedError(in.raised, in.node ? in.node->loc() : ir::SourceLoc{});
         case Code::kCopy: {
           const Tensor& src = fp.regs[in.in[0]].t;
           std::memcpy(fp.regs[in.out[0]].t.data(), src.data(), src.nbytes());

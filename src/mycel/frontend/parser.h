@@ -84,6 +84,7 @@ class Parser {
   // ---- blocks and SSA (control.cc) ----
   Block* new_block(Scope* s, Block* parent, Block::Entry entry, const std::string& name);
   NodePtr read(Block* b, const std::string& name, const SourceLoc& loc);
+  [[noreturn]] void unbound_error(const SourceLoc& loc, const std::string& name) const;
   void write(Block* b, const std::string& name, NodePtr v) { b->vars[name] = std::move(v); }
   NodePtr jump(Block* from, Block* to, const SourceLoc& loc);
   void seal(Block* b);
@@ -112,6 +113,12 @@ class Parser {
   int64_t iter_static_len(const Iter& it) const;
   NodePtr comprehension(Block* b, nb::handle e, Prim p);
   Block* loop_jump(Block* b, nb::handle s, bool is_break);
+  // ---- raise, assert, del (checks.cc) ----
+  Block* raise_stmt(Block* b, nb::handle s);
+  Block* assert_stmt(Block* b, nb::handle s);
+  void del_target(Block* b, nb::handle target);
+  /// Ends b with raise(exc): exc is an exception object or class; b's effects run before it.
+  void finish_raise(Block* b, NodePtr exc, const SourceLoc& loc);
   NodePtr nested_def(Block* b, nb::handle def, bool is_lambda);
 
   // ---- expressions (expr.cc) ----
@@ -179,6 +186,8 @@ class Parser {
   bool is_sequence(const NodePtr& n) const;
   Scope* current_scope = nullptr;
   std::vector<NodePtr> keep_nodes_;  // nodes the raw-pointer sets below refer to
+  // What `del name` binds: reading it is a located UnboundLocalError (it never enters a graph).
+  NodePtr unbound_ = std::make_shared<ir::Constant>(nullptr, ir::none());
 
   // Node classes known at parse time (for operators and subscripts).
   std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
@@ -215,6 +224,9 @@ class Parser {
   std::vector<std::string> library_prefixes_;
 };
 
+/// The truth value of a condition known at parse time (a flag attribute, None, a constant):
+/// 1 or 0, or -1 when it is only known later.
+int constant_truth(const NodePtr& c);
 /// len() of a Python object.
 inline size_t len_of(nb::handle h) { return nb::len(h); }
 /// Adds every name `body` binds (Python's rule for what is local to a function).

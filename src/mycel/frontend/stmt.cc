@@ -26,12 +26,9 @@ const std::map<std::string, std::pair<std::string, std::string>>& unsupported_st
       {"AsyncFunctionDef", {"async def", "use a plain `def`"}},
       {"Global", {"global", "pass the value as an argument or store it on self"}},
       {"Nonlocal", {"nonlocal", "return the new value from the nested function instead"}},
-      {"Delete", {"del", "rebind the name instead (x = None)"}},
       {"Import", {"import", "import at module level, outside the function"}},
       {"ImportFrom", {"import", "import at module level, outside the function"}},
       {"ClassDef", {"class", "define the class at module level"}},
-      {"Raise", {"raise", "validate inputs before calling the Cell"}},
-      {"Assert", {"assert", "validate inputs before calling the Cell"}},
       {"Match", {"match", "use if/elif/else"}},
   };
   return m;
@@ -84,6 +81,12 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   if (t == "If") return if_stmt(b, s);
   if (t == "While") return while_stmt(b, s);
   if (t == "For") return for_stmt(b, s);
+  if (t == "Raise") return raise_stmt(b, s);
+  if (t == "Assert") return assert_stmt(b, s);
+  if (t == "Delete") {
+    for (nb::handle target : s.attr("targets")) del_target(b, target);
+    return b;
+  }
   if (t == "Break") return loop_jump(b, s, true);
   if (t == "Continue") return loop_jump(b, s, false);
   if (t == "FunctionDef") {
@@ -237,7 +240,9 @@ bool Parser::has_effects(const NodePtr& n) {
   node_effects = [&](const NodePtr& x) {
     auto* a = ir::as_apply(x);
     if (!a) return false;
-    if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint)) return true;
+    if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint) ||
+        ir::is_prim_call(x, Prim::kRaise))
+      return true;
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;
     return false;
