@@ -10,6 +10,32 @@ namespace mycel::analysis::detail {
 using namespace ir;
 
 namespace {
+// A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
+// many levels (each level nests the analysis deeper).
+constexpr int kMaxGrowingUnroll = 256;
+
+// A loop-carried tuple, list or dict that changes length cannot be widened: a loop over
+// compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
+// stays one (a run-time trip count) it is a located error naming the variable.
+bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
+                     const std::vector<AbstractPtr>& now, bool dynamic, int levels, const SourceLoc& loc) {
+  for (size_t i = 0; i < now.size(); ++i) {
+    auto* ta = as_tuple(before[i]);
+    auto* tb = as_tuple(now[i]);
+    if (!ta || !tb || ta->items().size() == tb->items().size()) continue;
+    if (!dynamic && levels < kMaxGrowingUnroll) return true;
+    const char* kind = dynamic_cast<const DictAbs*>(tb) ? "dict" : tb->is_list() ? "list" : "tuple";
+    MYCEL_THROW(NotSupported, "[loop] ", kind, " '", as_parameter(g.parameters()[i])->name(),
+                "' changes length (", ta->items().size(), " -> ", tb->items().size(),
+                " items) on each iteration of a loop that stays a loop in the graph (",
+                dynamic ? "its trip count is only known at run time"
+                        : "it runs more than " + std::to_string(kMaxGrowingUnroll) + " iterations",
+                "); grow it in a loop with a compile-time trip count (for i in range(<constant>)), "
+                "or write rows into a preallocated tensor (out[i] = v)", where(loc));
+  }
+  return false;
+}
+
 std::string ptr_key(const void* p) {
   std::ostringstream os;
   os << p;
@@ -298,7 +324,8 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
   // An unrolled header (for over a sequence) is widened too when its own exit test is only known
   // at run time (for row in x with a dynamic first dim): it then stays a loop.
   const bool unroll = g->unroll() && !(recent && recent->dynamic_calls > 0);
-  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll) &&
+      !keeps_unrolling(*g, recent->args, args, dynamic, same, loc)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
       sig[i] = widen(recent->args[i], args[i]);

@@ -221,6 +221,9 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     }
     kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
   }
+  // Tensors have none of these methods: a list (or a name that will be one) is being changed.
+  if (!callee && is_list_method(method) && !dict_nodes.count(base.get()))
+    return list_method(b, func.attr("value"), base, method, std::move(args), std::move(kw), loc);
   if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
   NodePtr r = call_value(b, callee, std::move(args), std::move(kw), loc);
   // ops.assign(m, v) with m a local (a loop variable over self.parameters): later reads of m in

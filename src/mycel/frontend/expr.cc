@@ -174,6 +174,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
     NodePtr n = read(b, name, loc);
     // A name bound to a dict in this function stays one through branches and loops (phis).
     if (b->scope->dict_vars.count(name)) dict_nodes.insert(n.get());
+    if (b->scope->list_vars.count(name)) seq_nodes.insert(n.get());
     return n;
   }
   if (t == "Constant") {

@@ -56,6 +56,7 @@ struct Scope {
   std::set<std::string> locals;
   std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
   std::set<std::string> dict_vars;  // locals assigned a dict (read back as dicts after phis)
+  std::set<std::string> list_vars;  // locals changed by list methods (read back as sequences)
   Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
@@ -102,6 +103,7 @@ class Parser {
   Block* stmts(Block* b, nb::handle body);  // returns the block to continue in (nullptr: ended)
   Block* stmt(Block* b, nb::handle s);
   void assign(Block* b, nb::handle target, NodePtr v);
+  void assign_starred(Block* b, nb::handle target, NodePtr v, size_t star);
   Block* if_stmt(Block* b, nb::handle s);
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
@@ -129,7 +131,13 @@ class Parser {
   NodePtr ifexp(Block* b, nb::handle e);
   NodePtr subscript(Block* b, nb::handle e);
   NodePtr fstring(Block* b, nb::handle e);
-  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index);
+  /// One index tensor among the basic items of a tuple key (x[:, idx]): the tensor, and one
+  /// letter per key item (i int, s slice, n None, e ..., a the tensor) to place its gather.
+  struct KeyIndex {
+    NodePtr index;
+    std::string kinds;
+  };
+  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple = nullptr);
   /// x[key] = v and d[key] = v: rebinds the name to the updated value (assign_item.cc).
   void assign_item(Block* b, nb::handle target, NodePtr v);
   /// self.attr = v: ops.assign for a Parameter, else a located error (assign_item.cc).
@@ -155,6 +163,10 @@ class Parser {
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// lst.append / extend / insert / pop on a local list: rebinds the name (list_methods.cc).
+  static bool is_list_method(const std::string& m);
+  NodePtr list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m, std::vector<NodePtr> args,
+                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr builtin(Block* b, const std::string& name, nb::handle fn, std::vector<NodePtr> args,
                   std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
                   bool* handled);

@@ -280,9 +280,10 @@ class CompiledGraph {
         out[value_to_py(*d->keys()[i])] = structured(outs, k, d->items()[i]);
       return out;
     }
-    if (a && a->kind() == ir::AbstractKind::kTuple) {
+    if (a && a->kind() == ir::AbstractKind::kTuple) {  // a list stays a list, as eagerly
       nb::list l;
       for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
+      if (static_cast<const ir::AbstractTuple&>(*a).is_list()) return l;
       return nb::tuple(l);
     }
     if (k >= outs.size()) MYCEL_THROW(RuntimeError, "graph mode: the program returned fewer outputs than its graph");
