@@ -126,7 +126,7 @@ class PendingAbs : public ir::Abstract {
 
 /// The value of an expression that raises when it runs (a `raise` left for run time, a call
 /// that always raises): there is none. It joins away at a switch like pending (the other
-/// branch gives the type), and whatever uses it raises too; unlike pending it is final.
+/// branch gives the type), and an expression using it is that raise; unlike pending it is final.
 class RaisesAbs : public PendingAbs {
  public:
   std::string repr() const override { return "<raises>"; }

@@ -163,9 +163,9 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   inputs.insert(inputs.end(), args.begin(), args.end());
   std::vector<AbstractPtr> arg_abs;
   for (const NodePtr& n : args) arg_abs.push_back(n->abstract());
-  bool raising = is_raises(fa);  // a value that never exists: its call raises first
-  for (const auto& x : arg_abs) raising |= is_raises(x);
-  if (raising) return emit(ctx, inputs, raises(), loc);
+  if (is_raises(fa)) return callee;  // a value that never exists: the call is that raise
+  for (const NodePtr& n : args)
+    if (is_raises(n->abstract())) return n;
   if (is_pending(fa)) return emit(ctx, inputs, pending(), loc);
 
   if (auto* u = dynamic_cast<const FnUnion*>(fa.get())) {

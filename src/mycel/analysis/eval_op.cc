@@ -204,12 +204,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   const OpDef& op = opv.op();
   const size_t n_in = op.inputs.size(), n_attr = op.attrs.size();
   const bool variadic = n_in > 0 && op.inputs.back().variadic;
-  for (const NodePtr& a : args)  // an input that raises first: so does the op
-    if (is_raises(a->abstract())) {
-      std::vector<NodePtr> in{e.constant(ctx, op_value(&op, opv.attrs()))};
-      in.insert(in.end(), args.begin(), args.end());
-      return e.emit(ctx, in, raises(), loc);
-    }
+  for (const NodePtr& a : args)  // an input that raises first: the op is never computed
+    if (is_raises(a->abstract())) return a;
   for (const NodePtr& a : args)
     if (has_pending(a->abstract())) {
       std::vector<NodePtr> in{e.constant(ctx, op_value(&op, opv.attrs()))};

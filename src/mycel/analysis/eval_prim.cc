@@ -254,11 +254,11 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     ValuePtr v = constant_of(abs);
     return v ? e.constant(ctx, v) : keep(std::move(abs));
   };
-  // A value that never exists (its expression raises first): what uses it raises too, but
+  // A value that never exists (its expression raises first): what uses it is that raise, but
   // depend only orders its effect and keeps its value.
   if (p != Prim::kDepend)
-    for (const auto& x : a)
-      if (is_raises(x)) return keep(raises());
+    for (size_t i = 0; i < a.size(); ++i)
+      if (is_raises(a[i])) return args[i];
   const bool structural = p == Prim::kMakeTuple || p == Prim::kMakeList || p == Prim::kSwitch ||
                           p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial ||
                           p == Prim::kAssign || p == Prim::kUnpackCall;

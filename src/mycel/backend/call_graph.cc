@@ -16,6 +16,23 @@ std::string where(const ir::Node* n) {
 }
 
 
+// A function whose result is a call of functions that all raise raises too (a helper that
+// raises, called last and not inlined).
+void mark_raising(ProgramImpl& p) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Function& f : p.fns) {
+      if (f.raises) continue;
+      for (const Instr& in : f.code) {
+        if (in.code != Code::kCall || in.node != f.output_node) continue;
+        bool all = true;
+        for (const Target& t : in.targets) all = all && p.fns[t.fn].raises;
+        if (all) f.raises = changed = true;
+      }
+    }
+  }
+}
+
 void check_calls(ProgramImpl& p) {
   for (Function& f : p.fns)
     for (Instr& in : f.code)
@@ -81,6 +98,7 @@ void find_cycles(ProgramImpl& p) {
 }  // namespace
 
 void analyse_calls(ProgramImpl& p) {
+  mark_raising(p);
   check_calls(p);
   find_cycles(p);
 }

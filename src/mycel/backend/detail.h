@@ -87,6 +87,7 @@ struct Function {
   int scc = -1;            // call-graph strongly connected component
   bool recursive = false;  // in a call cycle: parameters get home buffers, frames are saved
   bool raises = false;     // ends in a raise: never returns, so its outputs match no call's
+  const ir::Node* output_node = nullptr;  // the graph's output (a raising call makes it raise)
 };
 
 /// A kernel's prebuilt argument vectors and the inputs refreshed from registers at each launch.

@@ -45,6 +45,11 @@ NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::s
   if (!b->scope->locals.count(name))
     unsupported(base, "list." + m + " on a list of an enclosing function or a global",
                 "build the list in this function (graph values are immutable: the name is rebound)");
+  // The caller's list would change eagerly; here only the name is rebound, so refuse rather
+  // than silently differ.
+  if (lst->is_parameter() && b->scope->entry_block && lst->graph() == b->scope->entry_block->g)
+    unsupported(base, "list." + m + " on parameter '" + name + "' (the caller's list)",
+                "build and return a new list instead (return " + name + " + [v])");
   if (!kw.empty()) error(loc, "TypeError", "list." + m + "() takes no keyword arguments");
   auto arity = [&](size_t lo, size_t hi) {
     if (args.size() >= lo && args.size() <= hi) return;

@@ -1,6 +1,7 @@
 // Internal state of the frontend, shared by its files: blocks (Braun-style SSA: one graph per
 // straight-line region, phis as graph parameters), function scopes, and the Parser itself.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -97,6 +98,10 @@ class Parser {
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
+  /// Keeps n (a call that prints, assigns or raises) alive as an effect of b, once.
+  void add_effect(Block* b, const NodePtr& n) {
+    if (std::find(b->effects.begin(), b->effects.end(), n) == b->effects.end()) b->effects.push_back(n);
+  }
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 
   // ---- statements (stmt.cc, control.cc) ----

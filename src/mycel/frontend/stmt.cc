@@ -42,19 +42,19 @@ Block* Parser::stmt(Block* b, nb::handle s) {
     nb::handle v = s.attr("value");
     if (ast_type(v) == "Constant") return b;  // docstrings
     NodePtr n = expr(b, v);
-    if (n->is_apply()) b->effects.push_back(n);  // keep calls made for their effect (print)
+    if (n->is_apply()) add_effect(b, n);  // keep calls made for their effect (print)
     return b;
   }
   if (t == "Assign") {
     NodePtr v = expr(b, s.attr("value"));
-    if (has_effects(v)) b->effects.push_back(v);  // kept even when the value goes unused
+    if (has_effects(v)) add_effect(b, v);  // kept even when the value goes unused
     for (nb::handle target : s.attr("targets")) assign(b, target, v);
     return b;
   }
   if (t == "AnnAssign") {
     if (s.attr("value").is_none()) return b;
     NodePtr v = expr(b, s.attr("value"));
-    if (has_effects(v)) b->effects.push_back(v);
+    if (has_effects(v)) add_effect(b, v);
     assign(b, s.attr("target"), v);
     return b;
   }
