@@ -2,7 +2,9 @@
 frontend rebinds x to (Parser::assign_item); the setitem functions are parsed like user code, and
 `key.dtype in (bool_,)` and the other dtype tests fold at compile time, so each assignment
 specializes to a few registry ops. Eager `Tensor.__setitem__` writes in place through numpy;
-these give the same values. f-strings call format_fstring at compile time."""
+these give the same values. f-strings call format_fstring at compile time. starred_end,
+pop_index and index_placement are plain Python run at compile time (starred assignment,
+list.pop, an index tensor in a tuple key), raising the errors eager Python raises."""
 from mycel import _mycel
 from mycel.common.dtype import bool_, float32, float64, int32, int64
 

@@ -18,7 +18,8 @@ constexpr int kMaxGrowingUnroll = 256;
 // compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
 // stays one (a run-time trip count) it is a located error naming the variable.
 bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
-                     const std::vector<AbstractPtr>& now, bool dynamic, int levels, const SourceLoc& loc) {
+                     const std::vector<AbstractPtr>& now, bool dynamic, int levels,
+                     const SourceLoc& loc) {
   for (size_t i = 0; i < now.size(); ++i) {
     auto* ta = as_tuple(before[i]);
     auto* tb = as_tuple(now[i]);

@@ -335,14 +335,15 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       std::vector<NodePtr> flat;
       for (size_t k = 1; k < args.size(); ++k) {
         if (auto* x = as_tensor(a[k]); x && !x->shape().empty() && x->shape()[0] != kDynamic) {
-          for (int64_t i = 0; i < x->shape()[0]; ++i)  // f(*x) on a tensor: its rows, as Python iterates
-            flat.push_back(iterate_tensor(e, ctx, Prim::kTupleGetItem, {args[k], e.constant(ctx, integer(i))}, loc));
+          for (int64_t i = 0; i < x->shape()[0]; ++i)  // f(*x) of a tensor: its rows, as in Python
+            flat.push_back(
+                iterate_tensor(e, ctx, Prim::kTupleGetItem, {args[k], e.constant(ctx, integer(i))}, loc));
           continue;
         }
         auto* t = as_tuple(a[k]);
         if (!t)
-          MYCEL_THROW(TypeError, "[call] f(*args) needs a tuple, list or a tensor with a static first dim, got ",
-                      a[k]->repr(), where(loc));
+          MYCEL_THROW(TypeError, "[call] f(*args) needs a tuple, a list or a tensor with a static ",
+                      "first dim, got ", a[k]->repr(), where(loc));
         for (size_t i = 0; i < t->items().size(); ++i) {
           if (is_prim_call(args[k], Prim::kMakeTuple) || is_prim_call(args[k], Prim::kMakeList))
             flat.push_back(as_apply(args[k])->arg(i));

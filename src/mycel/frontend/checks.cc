@@ -42,7 +42,8 @@ Block* Parser::assert_stmt(Block* b, nb::handle s) {
   // The message is evaluated only when the assertion fails, as in Python.
   std::vector<NodePtr> args;
   if (!s.attr("msg").is_none()) args.push_back(expr(fail, s.attr("msg")));
-  NodePtr exc = call_value(fail, object_node(fail, builtins_.attr("AssertionError"), loc), std::move(args), {}, loc);
+  NodePtr cls = object_node(fail, builtins_.attr("AssertionError"), loc);
+  NodePtr exc = call_value(fail, cls, std::move(args), {}, loc);
   finish_raise(fail, exc, loc);
   Block* after = new_block(b->scope, b, Block::kJump, fn + "_after");
   finish(ok, jump(ok, after, loc));
@@ -66,7 +67,8 @@ void Parser::del_target(Block* b, nb::handle target) {
   if (t == "Subscript")
     unsupported(target, "del of an item", "build the value without it (t = t[:i] + t[i + 1:])");
   if (t == "Attribute")
-    unsupported(target, "del of an attribute", "attributes cannot be changed inside a compiled function");
+    unsupported(target, "del of an attribute",
+                "attributes cannot be changed inside a compiled function");
   unsupported(target, "del of " + t, "delete a name");
 }
 

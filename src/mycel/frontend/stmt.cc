@@ -1,5 +1,6 @@
-// Statements: assignment (tuple unpacking, starred, augmented), expression statements, return, nested
-// defs; control statements dispatch to control.cc; everything else is a located SyntaxError.
+// Statements: assignment (tuple unpacking, starred, augmented), expression statements, return,
+// nested defs; control statements dispatch to control.cc, raise/assert/del to checks.cc;
+// everything else is a located SyntaxError.
 #include <functional>
 #include <unordered_set>
 
