@@ -12,7 +12,7 @@ using namespace ir;
 namespace {
 // A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
 // many levels (each level nests the analysis deeper).
-constexpr int kMaxGrowingUnroll = 256;
+constexpr int kMaxGrowingUnroll = 128;
 
 // A loop-carried tuple, list or dict that changes length cannot be widened: a loop over
 // compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
@@ -29,10 +29,12 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
     MYCEL_THROW(NotSupported, "[loop] ", kind, " '", as_parameter(g.parameters()[i])->name(),
                 "' changes length (", ta->items().size(), " -> ", tb->items().size(),
                 " items) on each iteration of a loop that stays a loop in the graph (",
-                dynamic ? "its trip count is only known at run time"
-                        : "it runs more than " + std::to_string(kMaxGrowingUnroll) + " iterations",
-                "); grow it in a loop with a compile-time trip count (for i in range(<constant>)), "
-                "or write rows into a preallocated tensor (out[i] = v)", where(loc));
+                dynamic ? "its trip count is only known at run time); grow it in a loop with a "
+                          "compile-time trip count (for i in range(<constant>)), or write rows into a "
+                          "preallocated tensor (out[i] = v)"
+                        : "it runs more than " + std::to_string(kMaxGrowingUnroll) +
+                              " iterations); write rows into a preallocated tensor (out[i] = v)",
+                where(loc));
   }
   return false;
 }
