@@ -1,6 +1,7 @@
 // Analysis: specialization of hand-built IR in the canonical unresolved form. Expected IR text
 // and eager-mode dtypes are the references.
 #include "graph_test_util.h"
+#include "mycel/ir/raised.h"
 
 namespace mycel::ir {
 namespace {
@@ -204,6 +205,44 @@ TEST(Analysis, TensorConditionJoinsBranchesAndRejectsMismatches) {
         EXPECT_NE(msg.find("f32[2, 3] and f64[3, 2]"), std::string::npos) << msg;
         EXPECT_NE(msg.find("model.py:5: if c:"), std::string::npos) << msg;
       }
+    }
+  }
+}
+
+// An exception object as the frontend holds one (a Python object): only its identity matters here.
+struct TestException : Value {
+  TestException() : Value(ValueKind::kExternal) {}
+  std::string repr() const override { return "py:ValueError('bad')"; }
+  bool equals(const Value& o) const override { return &o == this; }
+  size_t hash() const override { return 7; }
+};
+
+TEST(Analysis, RaiseIsRaisedOnCompileTimePathsAndKeptUnderRunTimeConditions) {
+  // def f(x, c): if c: raise ValueError('bad')   else: return -x
+  auto exc = std::make_shared<TestException>();
+  for (bool runtime : {true, false}) {
+    Module m;
+    FuncGraph* f = m.add_graph("f");
+    NodePtr x = f->add_parameter("x"), c = f->add_parameter("c");
+    FuncGraph* t = m.add_graph("f_raise", f);
+    t->set_output(t->prim(Prim::kRaise, {t->constant(exc)}, loc(3, "raise ValueError('bad')")));
+    FuncGraph* e = m.add_graph("f_else", f);
+    e->set_output(uop(e, "neg", {x}));
+    NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+    f->set_output(f->apply({sw}));
+    AbstractPtr cond = runtime ? tensor({}, DType::bool_) : scalar(ValueKind::kBool, boolean(true));
+    if (runtime) {  // joined away: the other branch gives the type; the raise stays for run time
+      FuncGraph* g = specialize(m, f, {tensor({3}), cond});
+      EXPECT_EQ(g->output()->abstract()->repr(), "f32[3]");
+      EXPECT_NE(text(g).find("raise(py:ValueError('bad'))"), std::string::npos) << text(g);
+      continue;
+    }
+    try {
+      specialize(m, f, {tensor({3}), cond});
+      FAIL() << "expected a RaisedError";
+    } catch (const RaisedError& err) {
+      EXPECT_EQ(err.exception, exc);
+      EXPECT_EQ(err.loc.line, 3);
     }
   }
 }

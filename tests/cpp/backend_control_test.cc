@@ -2,6 +2,7 @@
 // 10^5 iterations in constant memory), non-tail recursion, run-time scalars, dynamic batch.
 #include "backend_util.h"
 #include "mycel/backend/detail.h"
+#include "mycel/ir/raised.h"
 
 namespace mycel::backend::testing {
 namespace {
@@ -53,6 +54,44 @@ TEST(BackendControl, SwitchBetweenClosuresUsingParentNodes) {
     Tensor R = sign > 0 ? eager("add", {A, X})[0] : eager("mul", {eager("sub", {A, Y})[0], Y})[0];
     expect_same(prog->run({X, Y})[0], eager("mul", {R, two})[0]);
   }
+}
+
+struct TestException : Value {
+  TestException() : Value(ValueKind::kExternal) {}
+  std::string repr() const override { return "py:ValueError('negative')"; }
+  bool equals(const Value& o) const override { return &o == this; }
+  size_t hash() const override { return 7; }
+};
+
+TEST(BackendControl, RaiseInABranchThrowsWhenTheProgramTakesIt) {
+  // def f(x): if sum(x) < 0: raise ValueError('negative')   else: return x * 2
+  // The raising branch returns no value the call expects: it never returns.
+  auto exc = std::make_shared<TestException>();
+  Module m;
+  FuncGraph* f = m.add_graph("f");
+  NodePtr x = param(f, "x", tensor_abs({3}));
+  FuncGraph* bad = m.add_graph("f_raise", f);
+  SourceLoc at;
+  at.line = 4;
+  NodePtr r = bad->prim(Prim::kRaise, {bad->constant(exc)}, at);
+  r->set_abstract(std::make_shared<AbstractNone>());
+  bad->set_output(r);
+  FuncGraph* ok = m.add_graph("f_ok", f);
+  ok->set_output(op(ok, "mul", {x, tconst(ok, 2)}));
+  NodePtr c = op(f, "less", {op(f, "sum", {x}), tconst(f, 0)});
+  f->set_output(switch_call(f, c, bad, ok, tensor_abs({3})));
+  auto prog = compile(*f);
+  EXPECT_NE(prog->dump().find("raise py:ValueError('negative')"), std::string::npos) << prog->dump();
+  Tensor pos = eager("abs", {randn({3}, 1)})[0];
+  expect_same(prog->run({pos})[0], eager("mul", {pos, Tensor::scalar(2, DType::float32)})[0]);
+  try {
+    prog->run({eager("neg", {pos})[0]});
+    FAIL() << "expected a RaisedError";
+  } catch (const RaisedError& e) {
+    EXPECT_EQ(e.exception, exc);
+    EXPECT_EQ(e.loc.line, 4);
+  }
+  expect_same(prog->run({pos})[0], eager("mul", {pos, Tensor::scalar(2, DType::float32)})[0]);  // runs again
 }
 
 // def f(x, c): while sum(x) <= c: x = x * 2; return x   -- as loop(x) = switch(...)()

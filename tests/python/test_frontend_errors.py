@@ -58,15 +58,14 @@ def test_undefined_name_is_a_name_error_with_location():
         parse(unknown_name)
 
 
-def test_starred_assignment_and_global():
+def test_unpacking_in_literal_and_global():
     def f(x):
-        a, *b = x
-        return a
+        return (*x, 1)
 
     def g(x):
         global CONFIG
         return x
-    with pytest.raises(SyntaxError, match="starred assignment"):
+    with pytest.raises(SyntaxError, match=r"'\*unpacking in a literal' is not supported"):
         parse(f)
     with pytest.raises(SyntaxError, match="'global' is not supported in graph mode; pass the value"):
         parse(g)

@@ -2,9 +2,11 @@
 frontend rebinds x to (Parser::assign_item); the setitem functions are parsed like user code, and
 `key.dtype in (bool_,)` and the other dtype tests fold at compile time, so each assignment
 specializes to a few registry ops. Eager `Tensor.__setitem__` writes in place through numpy;
-these give the same values. f-strings call format_fstring at compile time."""
+these give the same values. f-strings call format_fstring at compile time. starred_end,
+pop_index and index_placement are plain Python run at compile time (starred assignment,
+list.pop, an index tensor in a tuple key), raising the errors eager Python raises."""
 from mycel import _mycel
-from mycel.common.dtype import bool_, float32, float64
+from mycel.common.dtype import bool_, float32, float64, int32, int64
 
 _ops = _mycel.ops
 
@@ -55,3 +57,57 @@ def getitem_index(x, key):
     """x[key] with key an index tensor or an int known only at run time (a while loop's counter):
     identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather."""
     return _ops.gather(x, _ops.identity(key), 0)
+
+
+def starred_end(n, before, after):
+    """`a, *rest, b = seq` with len(seq) == n known at compile time: where the starred part ends
+    (evaluated at compile time; raises Python's error when seq is too short)."""
+    if n < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {n})")
+    return n - after
+
+
+def pop_index(n, i):
+    """`lst.pop(i)` with len(lst) == n known at compile time: i made non-negative, after Python's
+    checks (evaluated at compile time)."""
+    if n == 0:
+        raise IndexError("pop from empty list")
+    if not -n <= i < n:
+        raise IndexError("pop index out of range")
+    return i + n if i < 0 else i
+
+
+def index_placement(kinds, ndim, index_dtype, index_ndim):
+    """x[key] with one index tensor among basic items, as eager `_strided_path` places it (run at
+    compile time). kinds has one letter per key item: i int, s slice, n None, e ..., a the tensor.
+    Returns the axis of the sliced x to gather along, and the permutation that moves the gathered
+    dims first (numpy's rule when an int index is not next to the tensor) or None."""
+    if index_dtype == bool_:
+        raise NotImplementedError("graph mode: a bool mask inside a tuple key (x[:, mask]) is not "
+                                  "supported; select with ops.masked_select or index the axis alone")
+    if index_dtype not in (int32, int64):
+        raise IndexError(f"tensors used as indices must be integer or bool, got {index_dtype}")
+    consumed = sum(k in "isa" for k in kinds)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    axis, out_dim, expanded = 0, 0, []
+    for k in kinds:
+        if k == "a":
+            axis = out_dim
+        out_dim += {"n": 1, "s": 1, "a": 1, "i": 0, "e": ndim - consumed}[k]
+        expanded.extend("s" * (ndim - consumed) if k == "e" else k)
+    pos = [j for j, k in enumerate(expanded) if k in "ia"]
+    if pos[-1] - pos[0] + 1 == len(pos):
+        return axis, None
+    out_ndim = out_dim - 1 + index_ndim
+    rest = [d for d in range(out_ndim) if not axis <= d < axis + index_ndim]
+    return axis, tuple(range(axis, axis + index_ndim)) + tuple(rest)
+
+
+def getitem_gather(part, index, axis, perm):
+    """The gather of x[..., idx, ...] after its basic items sliced x into `part`."""
+    out = _ops.gather(part, index, axis)
+    if perm is not None:
+        out = _ops.transpose(out, perm)
+    return out

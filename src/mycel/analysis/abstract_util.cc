@@ -44,6 +44,11 @@ AbstractPtr pending() {
   return p;
 }
 bool is_pending(const AbstractPtr& a) { return a && dynamic_cast<const PendingAbs*>(a.get()); }
+AbstractPtr raises() {
+  static AbstractPtr r = std::make_shared<RaisesAbs>();
+  return r;
+}
+bool is_raises(const AbstractPtr& a) { return a && dynamic_cast<const RaisesAbs*>(a.get()); }
 bool has_pending(const AbstractPtr& a) {
   if (is_pending(a)) return true;
   if (auto* t = as_tuple(a))

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "mycel/ir/func_graph.h"
@@ -120,11 +121,21 @@ class PendingAbs : public ir::Abstract {
  public:
   PendingAbs() : ir::Abstract(ir::AbstractKind::kNone) {}
   std::string repr() const override { return "<pending>"; }
-  bool equals(const ir::Abstract& o) const override { return dynamic_cast<const PendingAbs*>(&o); }
+  bool equals(const ir::Abstract& o) const override { return typeid(o) == typeid(*this); }
+};
+
+/// The value of an expression that raises when it runs (a `raise` left for run time, a call
+/// that always raises): there is none. It joins away at a switch like pending (the other
+/// branch gives the type), and an expression using it is that raise; unlike pending it is final.
+class RaisesAbs : public PendingAbs {
+ public:
+  std::string repr() const override { return "<raises>"; }
 };
 
 ir::AbstractPtr pending();
 bool is_pending(const ir::AbstractPtr& a);
+ir::AbstractPtr raises();
+bool is_raises(const ir::AbstractPtr& a);
 /// True when `a` holds a pending part anywhere (tuple items).
 bool has_pending(const ir::AbstractPtr& a);
 

@@ -3,12 +3,42 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/ir/raised.h"
 
 namespace mycel::analysis::detail {
 
 using namespace ir;
 
 namespace {
+// A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
+// many levels (each level nests the analysis deeper).
+constexpr int kMaxGrowingUnroll = 128;
+
+// A loop-carried tuple, list or dict that changes length cannot be widened: a loop over
+// compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
+// stays one (a run-time trip count) it is a located error naming the variable.
+bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
+                     const std::vector<AbstractPtr>& now, bool dynamic, int levels,
+                     const SourceLoc& loc) {
+  for (size_t i = 0; i < now.size(); ++i) {
+    auto* ta = as_tuple(before[i]);
+    auto* tb = as_tuple(now[i]);
+    if (!ta || !tb || ta->items().size() == tb->items().size()) continue;
+    if (!dynamic && levels < kMaxGrowingUnroll) return true;
+    const char* kind = dynamic_cast<const DictAbs*>(tb) ? "dict" : tb->is_list() ? "list" : "tuple";
+    MYCEL_THROW(NotSupported, "[loop] ", kind, " '", as_parameter(g.parameters()[i])->name(),
+                "' changes length (", ta->items().size(), " -> ", tb->items().size(),
+                " items) on each iteration of a loop that stays a loop in the graph (",
+                dynamic ? "its trip count is only known at run time); grow it in a loop with a "
+                          "compile-time trip count (for i in range(<constant>)), or write rows into a "
+                          "preallocated tensor (out[i] = v)"
+                        : "it runs more than " + std::to_string(kMaxGrowingUnroll) +
+                              " iterations); write rows into a preallocated tensor (out[i] = v)",
+                where(loc));
+  }
+  return false;
+}
+
 std::string ptr_key(const void* p) {
   std::ostringstream os;
   os << p;
@@ -85,6 +115,12 @@ NodePtr Engine::constant(Context* ctx, const ValuePtr& v) {
   return node;
 }
 
+bool Engine::in_runtime_branch() const {
+  for (const Context* c : stack_)
+    if (c->dynamic_calls > 0) return true;
+  return false;
+}
+
 NodePtr Engine::emit(Context* ctx, std::vector<NodePtr> inputs, AbstractPtr abs, const SourceLoc& loc) {
   NodePtr n = ctx->clone->apply(std::move(inputs), loc);
   n->set_abstract(std::move(abs));
@@ -130,6 +166,9 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   inputs.insert(inputs.end(), args.begin(), args.end());
   std::vector<AbstractPtr> arg_abs;
   for (const NodePtr& n : args) arg_abs.push_back(n->abstract());
+  if (is_raises(fa)) return callee;  // a value that never exists: the call is that raise
+  for (const NodePtr& n : args)
+    if (is_raises(n->abstract())) return n;
   if (is_pending(fa)) return emit(ctx, inputs, pending(), loc);
 
   if (auto* u = dynamic_cast<const FnUnion*>(fa.get())) {
@@ -218,7 +257,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     where(loc));
       consts.push_back(v);
     }
-    ValuePtr r = const_eval_hook() ? const_eval_hook()(*o->value(), consts) : nullptr;
+    ValuePtr r;
+    try {
+      r = const_eval_hook() ? const_eval_hook()(*o->value(), consts) : nullptr;
+    } catch (const RaisedError& err) {  // the helper raised: locate it at this call
+      if (err.loc.known()) throw;
+      throw RaisedError(err.exception, loc);
+    }
     if (!r)
       MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                   " in graph mode (no compile-time evaluation for it)", where(loc));
@@ -282,7 +327,8 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
   // An unrolled header (for over a sequence) is widened too when its own exit test is only known
   // at run time (for row in x with a dynamic first dim): it then stays a loop.
   const bool unroll = g->unroll() && !(recent && recent->dynamic_calls > 0);
-  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll)) {
+  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll) &&
+      !keeps_unrolling(*g, recent->args, args, dynamic, same, loc)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
       sig[i] = widen(recent->args[i], args[i]);
@@ -365,7 +411,7 @@ void Engine::analyse(Context* ctx) {
       // again (dropping this one) once its output is known.
       bool outer_pending = false;
       for (Context* c : stack_) outer_pending |= c != ctx && c->assumed;
-      if (has_pending(result) && !outer_pending)
+      if (has_pending(result) && !is_raises(result) && !outer_pending)
         MYCEL_THROW(TypeError, "[specialize] cannot infer the result of @", ctx->graph->name(),
                     ": it depends on a recursive call that has no base case", where(out->loc()));
       ctx->output = result;

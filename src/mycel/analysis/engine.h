@@ -40,6 +40,9 @@ class Engine {
   /// A new Apply in ctx's clone with the given abstract and the original node's location.
   ir::NodePtr emit(Context* ctx, std::vector<ir::NodePtr> inputs, ir::AbstractPtr abs,
                    const ir::SourceLoc& loc);
+  /// True while the node being evaluated is reached only through a switch on a run-time
+  /// condition (a branch, a data-dependent loop): a `raise` there waits for the Program to run.
+  bool in_runtime_branch() const;
   /// Calls a function abstract with argument nodes (already specialized); returns the call node.
   /// args completed with the callee graph's compile-time defaults when some are missing.
   std::vector<ir::NodePtr> with_defaults(Context* ctx, const ir::AbstractPtr& fa,

@@ -67,6 +67,29 @@ bool is_weak_scalar(const AbstractPtr& a) {
 }
 
 AbstractPtr tensor_abs(Shape s, DType t) { return std::make_shared<AbstractTensor>(std::move(s), t); }
+
+// Python's == on constants: numbers by value (2 == 2.0 == True), tuples and lists item by item
+// (a tuple never equals a list), anything else (dtypes, strings, None) by identity of value.
+bool python_equal(const Value& x, const Value& y) {
+  auto num = [](const Value& v) {
+    return v.kind() == ValueKind::kBool || v.kind() == ValueKind::kInt || v.kind() == ValueKind::kFloat;
+  };
+  auto as_double = [](const Value& v) -> double {
+    if (v.kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(v).value();
+    if (v.kind() == ValueKind::kBool) return static_cast<const BoolValue&>(v).value();
+    return static_cast<double>(static_cast<const IntValue&>(v).value());
+  };
+  if (num(x) && num(y)) return as_double(x) == as_double(y);
+  if ((x.kind() == ValueKind::kTuple || x.kind() == ValueKind::kList) && x.kind() == y.kind()) {
+    const auto& a = static_cast<const SequenceValue&>(x).items();
+    const auto& b = static_cast<const SequenceValue&>(y).items();
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!python_equal(*a[i], *b[i])) return false;
+    return true;
+  }
+  return x.equals(y);
+}
 }  // namespace
 
 namespace {
@@ -181,6 +204,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   const OpDef& op = opv.op();
   const size_t n_in = op.inputs.size(), n_attr = op.attrs.size();
   const bool variadic = n_in > 0 && op.inputs.back().variadic;
+  for (const NodePtr& a : args)  // an input that raises first: the op is never computed
+    if (is_raises(a->abstract())) return a;
   for (const NodePtr& a : args)
     if (has_pending(a->abstract())) {
       std::vector<NodePtr> in{e.constant(ctx, op_value(&op, opv.attrs()))};
@@ -202,6 +227,13 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     auto numeric = [](ValueKind k) { return k == ValueKind::kInt || k == ValueKind::kFloat || k == ValueKind::kBool; };
     if (it != scalar_ops.end() && numeric(k0) && numeric(k1)) return eval_prim_call(e, ctx, it->second, args, loc);
   }
+
+  // == and != between compile-time values that are not both numbers (x.dtype == mycel.float32,
+  // x.shape == (2, 3), a str against None): Python's equality, folded.
+  if ((op.name == "equal" || op.name == "not_equal") && args.size() == 2 &&
+      !as_tensor(args[0]->abstract()) && !as_tensor(args[1]->abstract()))
+    if (ValuePtr x = constant_of(args[0]->abstract()), y = constant_of(args[1]->abstract()); x && y)
+      return e.constant(ctx, boolean(python_equal(*x, *y) == (op.name == "equal")));
 
   // Python's tuple + tuple (a tuple built up in an unrolled loop): concatenation.
   if (op.name == "add" && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&

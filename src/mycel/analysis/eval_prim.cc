@@ -5,6 +5,7 @@
 
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
+#include "mycel/ir/raised.h"
 
 namespace mycel::analysis::detail {
 
@@ -253,6 +254,11 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     ValuePtr v = constant_of(abs);
     return v ? e.constant(ctx, v) : keep(std::move(abs));
   };
+  // A value that never exists (its expression raises first): what uses it is that raise, but
+  // depend only orders its effect and keeps its value.
+  if (p != Prim::kDepend)
+    for (size_t i = 0; i < a.size(); ++i)
+      if (is_raises(a[i])) return args[i];
   const bool structural = p == Prim::kMakeTuple || p == Prim::kMakeList || p == Prim::kSwitch ||
                           p == Prim::kDepend || p == Prim::kPrint || p == Prim::kPartial ||
                           p == Prim::kAssign || p == Prim::kUnpackCall;
@@ -334,8 +340,16 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     case Prim::kUnpackCall: {
       std::vector<NodePtr> flat;
       for (size_t k = 1; k < args.size(); ++k) {
+        if (auto* x = as_tensor(a[k]); x && !x->shape().empty() && x->shape()[0] != kDynamic) {
+          for (int64_t i = 0; i < x->shape()[0]; ++i)  // f(*x) of a tensor: its rows, as in Python
+            flat.push_back(
+                iterate_tensor(e, ctx, Prim::kTupleGetItem, {args[k], e.constant(ctx, integer(i))}, loc));
+          continue;
+        }
         auto* t = as_tuple(a[k]);
-        if (!t) MYCEL_THROW(TypeError, "[call] f(*args) needs a tuple, got ", a[k]->repr(), where(loc));
+        if (!t)
+          MYCEL_THROW(TypeError, "[call] f(*args) needs a tuple, a list or a tensor with a static ",
+                      "first dim, got ", a[k]->repr(), where(loc));
         for (size_t i = 0; i < t->items().size(); ++i) {
           if (is_prim_call(args[k], Prim::kMakeTuple) || is_prim_call(args[k], Prim::kMakeList))
             flat.push_back(as_apply(args[k])->arg(i));
@@ -348,6 +362,16 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return e.call(ctx, args[0], flat, loc);
     }
     case Prim::kPrint: return keep(std::make_shared<AbstractNone>());
+    case Prim::kRaise: {
+      // raise(exception, effects...): raised now when this code is reached at compile time,
+      // else kept for the Program to raise when it runs this branch.
+      Constant* c = as_constant(args[0]);
+      if (!c || c->value()->kind() != ValueKind::kExternal)
+        MYCEL_THROW(TypeError, "[raise] exceptions must derive from BaseException and be made from "
+                    "compile-time values, got ", a[0]->repr(), where(loc));
+      if (!e.in_runtime_branch()) throw RaisedError(c->value(), loc);
+      return keep(raises());
+    }
     case Prim::kAssign: {
       NodePtr target = args[0];  // an item of a tuple of Parameters (a loop over self.parameters)
       while (is_prim_call(target, Prim::kTupleGetItem)) {

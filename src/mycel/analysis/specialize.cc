@@ -43,6 +43,7 @@ FuncGraph* single_spec(const std::shared_ptr<Site>& site, const SourceLoc& loc) 
 
 AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
   if (!a) return a;
+  if (is_raises(a)) return std::make_shared<AbstractNone>();  // never computed: no register data
   if (is_pending(a))
     MYCEL_THROW(RuntimeError, "[specialize] a value's type could not be inferred", where(loc));
   if (auto* f = dynamic_cast<const FnAbs*>(a.get())) {

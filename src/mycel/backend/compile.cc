@@ -195,6 +195,8 @@ class Lowerer {
     for (const NodePtr& a : schedule())
       if (!is_function_valued(a)) lower_apply(a);
     fn_->outputs = flat(value_of(g_->output()));
+    fn_->raises = ir::is_prim_call(g_->output(), ir::Prim::kRaise);
+    fn_->output_node = g_->output().get();
     if (fi == 0) copy_written_weights();
     if (!fn_->code.empty() && fn_->code.back().code == Code::kCall &&
         fn_->code.back().node == g_->output().get() && fn_->code.back().out == fn_->outputs)
@@ -246,7 +248,9 @@ class Lowerer {
       auto e = extra_.find(n.get());
       if (e != extra_.end())
         for (const NodePtr& r : e->second) d.push_back(r);
-      std::reverse(d.begin(), d.end());  // popped from the back: first input first
+      // Popped from the back: first input first, except that depend(value, effect) runs its
+      // effect first (a print before an `if` whose branch raises or prints must come first).
+      if (!ir::is_prim_call(n, ir::Prim::kDepend)) std::reverse(d.begin(), d.end());
       return d;
     };
     std::vector<std::pair<NodePtr, std::vector<NodePtr>>> stack;
@@ -486,6 +490,13 @@ class Lowerer {
         in.in = std::move(print.in);
         in.text = std::move(print.text);
         in.as_repr = std::move(print.as_repr);
+        vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
+        return;
+      }
+      case Prim::kRaise: {  // its other inputs are effects, scheduled before it as dependencies
+        auto* c = ir::as_constant(a->arg(0));
+        MYCEL_CHECK(c, NotSupported, "[backend] raise needs a constant exception", where(n));
+        emit(Code::kRaise, n).raised = c->value();
         vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
         return;
       }

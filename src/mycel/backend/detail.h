@@ -47,6 +47,7 @@ enum class Code : uint8_t {
   kPrint,           // print(in...)
   kAssign,          // in[0] (a weight) := in[1], in place
   kCopy,            // out[0] := a copy of in[0] (a weight returned by a step that writes it)
+  kRaise,           // raise `raised` (a Python exception reached at run time): never continues
 };
 
 /// One possible callee of a call: a function and its arguments in its parameter order (bound
@@ -73,6 +74,7 @@ struct Instr {
   const ir::Node* node = nullptr;  // for error messages
   std::vector<std::string> text;   // print: constant strings, read where `in` holds -1 - index
   std::vector<char> as_repr;       // print: per entry of `in`, write a tensor as repr (in a tuple)
+  ir::ValuePtr raised;             // raise: the exception object or class
 };
 
 /// One graph, closure converted, as registers and instructions.
@@ -85,6 +87,8 @@ struct Function {
   std::vector<int> outputs;
   int scc = -1;            // call-graph strongly connected component
   bool recursive = false;  // in a call cycle: parameters get home buffers, frames are saved
+  bool raises = false;     // ends in a raise: never returns, so its outputs match no call's
+  const ir::Node* output_node = nullptr;  // the graph's output (a raising call makes it raise)
 };
 
 /// A kernel's prebuilt argument vectors and the inputs refreshed from registers at each launch.

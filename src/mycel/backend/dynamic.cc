@@ -121,6 +121,12 @@ class ShapePlanner {
     for (size_t k = 0; k < outs.size(); ++k) set(f, in.out[k], outs[k], in.node);
   }
 
+  bool all_raise(const Instr& in) const {
+    for (const Target& t : in.targets)
+      if (!p_.fns[t.fn].raises) return false;
+    return true;
+  }
+
   void infer_call(size_t f, const Instr& in) {
     for (const Target& t : in.targets) {
       const Function& callee = p_.fns[t.fn];
@@ -135,12 +141,13 @@ class ShapePlanner {
       if (!tensor(f, in.out[k])) continue;
       bool got = false;
       for (const Target& t : in.targets) {
+        if (p_.fns[t.fn].raises) continue;  // never returns: gives the call no value
         int r = p_.fns[t.fn].outputs[k];
         if (!known(t.fn, r)) continue;
         set(f, in.out[k], meta(t.fn, r), in.node);
         got = true;
       }
-      if (!got) pending_ = true;
+      if (!got && !all_raise(in)) pending_ = true;
     }
   }
 

@@ -166,6 +166,7 @@ std::string Program::dump() const {
         case Code::kPrint: os << "print(" << regs(in.in) << ")"; break;
         case Code::kAssign: os << "assign(" << regs(in.in) << ")"; break;
         case Code::kCopy: os << "copy(" << regs(in.in) << ")"; break;
+        case Code::kRaise: os << "raise " << in.raised->repr(); break;
         case Code::kCall:
           os << (in.tail ? "tail_call " : "call ");
           if (in.targets.size() == 2) os << "switch(r" << in.cond << ") ";

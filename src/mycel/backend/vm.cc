@@ -8,6 +8,8 @@
 
 #include "mycel/backend/detail.h"
 #include "mycel/core/tensor_format.h"
+#include "mycel/ir/raised.h"
+#include "mycel/ir/value.h"
 
 namespace mycel::backend {
 namespace detail {
@@ -161,6 +163,8 @@ class Vm {
           break;
         }
         case Code::kPrint: print(fn, fp, in); break;
+        case Code::kRaise:  // the glue raises it as the Python exception
+          throw ir::RaisedError(in.raised, in.node ? in.node->loc() : ir::SourceLoc{});
         case Code::kCopy: {
           const Tensor& src = fp.regs[in.in[0]].t;
           std::memcpy(fp.regs[in.out[0]].t.data(), src.data(), src.nbytes());

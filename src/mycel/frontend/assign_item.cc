@@ -58,7 +58,7 @@ void Parser::assign_attribute(Block* b, nb::handle target, NodePtr v) {
     if (nb::isinstance(cur, param_type_)) {
       // self.w = value writes the Parameter, as eager Cell.__setattr__ does (ops.assign).
       NodePtr r = call_value(b, constant(ir::prim_value(Prim::kAssign)), {object_node(b, cur, loc), v}, {}, loc);
-      b->effects.push_back(r);
+      add_effect(b, r);
       return;
     }
   }

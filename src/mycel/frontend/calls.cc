@@ -221,8 +221,14 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     }
     kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
   }
+  // Tensors have none of these methods: a list (or a name that will be one) is being changed.
+  if (!callee && is_list_method(method) && !dict_nodes.count(base.get()))
+    return list_method(b, func.attr("value"), base, method, std::move(args), std::move(kw), loc);
   if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
   NodePtr r = call_value(b, callee, std::move(args), std::move(kw), loc);
+  // A call that prints, assigns or raises runs even when its value is folded away or unused
+  // (`if 0 < f(x) < 3:` with f printing and returning a constant).
+  if (ir::constant_graph(callee) && has_effects(r)) add_effect(b, r);
   // ops.assign(m, v) with m a local (a loop variable over self.parameters): later reads of m in
   // this function see v, as they would eagerly (the Parameter itself is written after its reads).
   if (ir::is_prim_call(r, Prim::kAssign) && len_of(ast_args) > 0 && ast_type(ast_args[0]) == "Name") {

@@ -44,7 +44,10 @@ void Parser::fill_jumps(Block* b) {
 
 NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
   auto it = b->vars.find(name);
-  if (it != b->vars.end()) return it->second;
+  if (it != b->vars.end()) {
+    if (it->second == unbound_) unbound_error(loc, name);  // `del name` reached here
+    return it->second;
+  }
   NodePtr v;
   if (b->entry == Block::kSwitch) {
     v = read(b->parent, name, loc);
@@ -64,12 +67,23 @@ NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
   } else {
     if (b->jumps.empty()) error(loc, "NameError", "name '" + name + "' is not defined here");
     v = add_phi(b, name);
-    fill_jumps(b);
+    try {
+      fill_jumps(b);
+    } catch (const FrontendError& e) {  // deleted on some path into b: report it at this read
+      if (e.kind == "UnboundLocalError") unbound_error(loc, name);
+      throw;
+    }
     try_remove_trivial(b, v);
     v = b->vars[name];
   }
   b->vars[name] = v;
   return v;
+}
+
+void Parser::unbound_error(const SourceLoc& loc, const std::string& name) const {
+  error(loc, "UnboundLocalError",
+        "cannot access local variable '" + name + "' where it is not associated with a value "
+        "(it is deleted with `del` on a path that reaches here)");
 }
 
 NodePtr Parser::jump(Block* from, Block* to, const SourceLoc& loc) {
@@ -149,8 +163,6 @@ NodePtr Parser::switch_call(Block* b, NodePtr cond, Block* t, Block* f, const So
   return apply(b, {sw}, loc);
 }
 
-namespace {
-// A condition known at parse time (a flag attribute, None, a constant): its truth value.
 int constant_truth(const NodePtr& c) {
   ir::Constant* k = ir::as_constant(c);
   if (!k) return -1;
@@ -162,7 +174,6 @@ int constant_truth(const NodePtr& c) {
     default: return -1;
   }
 }
-}  // namespace
 
 Block* Parser::if_stmt(Block* b, nb::handle s) {
   SourceLoc loc = loc_of(s);

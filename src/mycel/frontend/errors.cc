@@ -15,7 +15,7 @@ void collect_locals(nb::handle ast_module, nb::handle body, std::set<std::string
   for (nb::handle st : body)
     for (nb::handle n : walk(st)) {
       std::string t = ast_type(n);
-      if (t == "Name" && ast_type(n.attr("ctx")) == "Store") out.insert(str_attr(n, "id"));
+      if (t == "Name" && ast_type(n.attr("ctx")) != "Load") out.insert(str_attr(n, "id"));  // Store, Del
       if (t == "FunctionDef") out.insert(str_attr(n, "name"));
     }
 }

@@ -1,6 +1,8 @@
 // Expressions: names, constants, literals, operators (registry ops for tensors, scalar prims for
 // values known to be Python scalars), short-circuit and/or and conditional expressions (switch),
 // attributes and subscripts.
+#include <functional>
+
 #include "mycel/frontend/parser.h"
 
 namespace mycel::frontend {
@@ -111,10 +113,9 @@ NodePtr Parser::binop(Block* b, const std::string& op, NodePtr l, NodePtr r, con
 NodePtr Parser::compare(Block* b, nb::handle e) {
   SourceLoc loc = loc_of(e);
   nb::handle ops = e.attr("ops"), comps = e.attr("comparators");
-  NodePtr left = expr(b, e.attr("left"));
-  auto one = [&](Block* blk, NodePtr l, size_t i) -> NodePtr {
+  const size_t n = len_of(ops);
+  auto one = [&](Block* blk, NodePtr l, NodePtr r, size_t i) -> NodePtr {
     std::string op = ast_type(ops[i]);
-    NodePtr r = expr(blk, comps[i]);
     if (op == "Is" || op == "IsNot") return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
     if (op == "In" || op == "NotIn") {
       if (dict_nodes.count(r.get())) r = prim(blk, Prim::kDictKeys, {r}, loc);  // k in d: a key test
@@ -124,10 +125,19 @@ NodePtr Parser::compare(Block* b, nb::handle e) {
     }
     return binop(blk, op, l, r, loc);
   };
-  size_t n = len_of(ops);
-  if (n == 1) return one(b, left, 0);
-  // a < b < c: (a < b) and (b < c), the second comparison only evaluated when the first holds.
-  unsupported(e, "chained comparison", "write `a < b and b < c`");
+  // a < b < c is (a < b) and (b < c) with b evaluated once: each later comparison (and its
+  // operand) lives in the branch taken when the one before holds, as the `and` lowering does.
+  std::function<NodePtr(Block*, NodePtr, size_t)> chain = [&](Block* blk, NodePtr l, size_t i) {
+    NodePtr r = expr(blk, comps[i]);
+    NodePtr c = one(blk, l, r, i);
+    if (i + 1 == n) return c;
+    Block* rest = new_block(blk->scope, blk, Block::kSwitch, blk->scope->name + "_and");
+    Block* keep = new_block(blk->scope, blk, Block::kSwitch, blk->scope->name + "_keep");
+    finish(rest, chain(rest, r, i + 1));
+    finish(keep, c);
+    return switch_call(blk, c, rest, keep, loc);
+  };
+  return chain(b, expr(b, e.attr("left")), 0);
 }
 
 NodePtr Parser::boolop(Block* b, nb::handle e) {
@@ -164,6 +174,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
     NodePtr n = read(b, name, loc);
     // A name bound to a dict in this function stays one through branches and loops (phis).
     if (b->scope->dict_vars.count(name)) dict_nodes.insert(n.get());
+    if (b->scope->list_vars.count(name)) seq_nodes.insert(n.get());
     return n;
   }
   if (t == "Constant") {

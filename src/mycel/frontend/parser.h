@@ -1,6 +1,7 @@
 // Internal state of the frontend, shared by its files: blocks (Braun-style SSA: one graph per
 // straight-line region, phis as graph parameters), function scopes, and the Parser itself.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -56,6 +57,7 @@ struct Scope {
   std::set<std::string> locals;
   std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
   std::set<std::string> dict_vars;  // locals assigned a dict (read back as dicts after phis)
+  std::set<std::string> list_vars;  // locals changed by list methods (read back as sequences)
   Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
@@ -84,6 +86,7 @@ class Parser {
   // ---- blocks and SSA (control.cc) ----
   Block* new_block(Scope* s, Block* parent, Block::Entry entry, const std::string& name);
   NodePtr read(Block* b, const std::string& name, const SourceLoc& loc);
+  [[noreturn]] void unbound_error(const SourceLoc& loc, const std::string& name) const;
   void write(Block* b, const std::string& name, NodePtr v) { b->vars[name] = std::move(v); }
   NodePtr jump(Block* from, Block* to, const SourceLoc& loc);
   void seal(Block* b);
@@ -95,12 +98,17 @@ class Parser {
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
+  /// Keeps n (a call that prints, assigns or raises) alive as an effect of b, once.
+  void add_effect(Block* b, const NodePtr& n) {
+    if (std::find(b->effects.begin(), b->effects.end(), n) == b->effects.end()) b->effects.push_back(n);
+  }
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 
   // ---- statements (stmt.cc, control.cc) ----
   Block* stmts(Block* b, nb::handle body);  // returns the block to continue in (nullptr: ended)
   Block* stmt(Block* b, nb::handle s);
   void assign(Block* b, nb::handle target, NodePtr v);
+  void assign_starred(Block* b, nb::handle target, NodePtr v, size_t star);
   Block* if_stmt(Block* b, nb::handle s);
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
@@ -112,6 +120,12 @@ class Parser {
   int64_t iter_static_len(const Iter& it) const;
   NodePtr comprehension(Block* b, nb::handle e, Prim p);
   Block* loop_jump(Block* b, nb::handle s, bool is_break);
+  // ---- raise, assert, del (checks.cc) ----
+  Block* raise_stmt(Block* b, nb::handle s);
+  Block* assert_stmt(Block* b, nb::handle s);
+  void del_target(Block* b, nb::handle target);
+  /// Ends b with raise(exc): exc is an exception object or class; b's effects run before it.
+  void finish_raise(Block* b, NodePtr exc, const SourceLoc& loc);
   NodePtr nested_def(Block* b, nb::handle def, bool is_lambda);
 
   // ---- expressions (expr.cc) ----
@@ -122,7 +136,13 @@ class Parser {
   NodePtr ifexp(Block* b, nb::handle e);
   NodePtr subscript(Block* b, nb::handle e);
   NodePtr fstring(Block* b, nb::handle e);
-  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index);
+  /// One index tensor among the basic items of a tuple key (x[:, idx]): the tensor, and one
+  /// letter per key item (i int, s slice, n None, e ..., a the tensor) to place its gather.
+  struct KeyIndex {
+    NodePtr index;
+    std::string kinds;
+  };
+  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple = nullptr);
   /// x[key] = v and d[key] = v: rebinds the name to the updated value (assign_item.cc).
   void assign_item(Block* b, nb::handle target, NodePtr v);
   /// self.attr = v: ops.assign for a Parameter, else a located error (assign_item.cc).
@@ -148,6 +168,10 @@ class Parser {
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// lst.append / extend / insert / pop on a local list: rebinds the name (list_methods.cc).
+  static bool is_list_method(const std::string& m);
+  NodePtr list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m, std::vector<NodePtr> args,
+                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr builtin(Block* b, const std::string& name, nb::handle fn, std::vector<NodePtr> args,
                   std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
                   bool* handled);
@@ -179,6 +203,8 @@ class Parser {
   bool is_sequence(const NodePtr& n) const;
   Scope* current_scope = nullptr;
   std::vector<NodePtr> keep_nodes_;  // nodes the raw-pointer sets below refer to
+  // What `del name` binds: reading it is a located UnboundLocalError (it never enters a graph).
+  NodePtr unbound_ = std::make_shared<ir::Constant>(nullptr, ir::none());
 
   // Node classes known at parse time (for operators and subscripts).
   std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
@@ -215,6 +241,9 @@ class Parser {
   std::vector<std::string> library_prefixes_;
 };
 
+/// The truth value of a condition known at parse time (a flag attribute, None, a constant):
+/// 1 or 0, or -1 when it is only known later.
+int constant_truth(const NodePtr& c);
 /// len() of a Python object.
 inline size_t len_of(nb::handle h) { return nb::len(h); }
 /// Adds every name `body` binds (Python's rule for what is local to a function).

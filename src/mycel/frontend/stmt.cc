@@ -1,5 +1,6 @@
-// Statements: assignment (tuple unpacking, augmented), expression statements, return, nested
-// defs; control statements dispatch to control.cc; everything else is a located SyntaxError.
+// Statements: assignment (tuple unpacking, starred, augmented), expression statements, return,
+// nested defs; control statements dispatch to control.cc, raise/assert/del to checks.cc;
+// everything else is a located SyntaxError.
 #include <functional>
 #include <unordered_set>
 
@@ -26,12 +27,9 @@ const std::map<std::string, std::pair<std::string, std::string>>& unsupported_st
       {"AsyncFunctionDef", {"async def", "use a plain `def`"}},
       {"Global", {"global", "pass the value as an argument or store it on self"}},
       {"Nonlocal", {"nonlocal", "return the new value from the nested function instead"}},
-      {"Delete", {"del", "rebind the name instead (x = None)"}},
       {"Import", {"import", "import at module level, outside the function"}},
       {"ImportFrom", {"import", "import at module level, outside the function"}},
       {"ClassDef", {"class", "define the class at module level"}},
-      {"Raise", {"raise", "validate inputs before calling the Cell"}},
-      {"Assert", {"assert", "validate inputs before calling the Cell"}},
       {"Match", {"match", "use if/elif/else"}},
   };
   return m;
@@ -45,19 +43,19 @@ Block* Parser::stmt(Block* b, nb::handle s) {
     nb::handle v = s.attr("value");
     if (ast_type(v) == "Constant") return b;  // docstrings
     NodePtr n = expr(b, v);
-    if (n->is_apply()) b->effects.push_back(n);  // keep calls made for their effect (print)
+    if (n->is_apply()) add_effect(b, n);  // keep calls made for their effect (print)
     return b;
   }
   if (t == "Assign") {
     NodePtr v = expr(b, s.attr("value"));
-    if (has_effects(v)) b->effects.push_back(v);  // kept even when the value goes unused
+    if (has_effects(v)) add_effect(b, v);  // kept even when the value goes unused
     for (nb::handle target : s.attr("targets")) assign(b, target, v);
     return b;
   }
   if (t == "AnnAssign") {
     if (s.attr("value").is_none()) return b;
     NodePtr v = expr(b, s.attr("value"));
-    if (has_effects(v)) b->effects.push_back(v);
+    if (has_effects(v)) add_effect(b, v);
     assign(b, s.attr("target"), v);
     return b;
   }
@@ -84,6 +82,12 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   if (t == "If") return if_stmt(b, s);
   if (t == "While") return while_stmt(b, s);
   if (t == "For") return for_stmt(b, s);
+  if (t == "Raise") return raise_stmt(b, s);
+  if (t == "Assert") return assert_stmt(b, s);
+  if (t == "Delete") {
+    for (nb::handle target : s.attr("targets")) del_target(b, target);
+    return b;
+  }
   if (t == "Break") return loop_jump(b, s, true);
   if (t == "Continue") return loop_jump(b, s, false);
   if (t == "FunctionDef") {
@@ -108,18 +112,19 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
   if (t == "Tuple" || t == "List") {
     nb::handle elts = target.attr("elts");
     size_t n = len_of(elts);
-    for (nb::handle e : elts)
-      if (ast_type(e) == "Starred")
-        unsupported(e, "starred assignment", "index the tuple explicitly (a, b = t[0], t[1:])");
+    for (size_t i = 0; i < n; ++i)
+      if (ast_type(elts[i]) == "Starred") return assign_starred(b, target, v, i);
     // Unpacking a tuple built right here uses its items directly (a, b = b, a).
     bool literal = ir::is_prim_call(v, Prim::kMakeTuple) || ir::is_prim_call(v, Prim::kMakeList);
     std::vector<NodePtr> items;
     for (size_t i = 0; i < n; ++i) {
       if (literal) {
         auto* a = ir::as_apply(v);
-        if (a->num_args() != n)
-          error(loc, "ValueError", "cannot unpack " + std::to_string(a->num_args()) + " values into " +
-                                       std::to_string(n) + " names");
+        if (a->num_args() > n)
+          error(loc, "ValueError", "too many values to unpack (expected " + std::to_string(n) + ")");
+        if (a->num_args() < n)
+          error(loc, "ValueError", "not enough values to unpack (expected " + std::to_string(n) +
+                                       ", got " + std::to_string(a->num_args()) + ")");
         items.push_back(a->arg(i));
       } else {
         NodePtr item = prim(b, Prim::kTupleGetItem, {v, constant(ir::integer(static_cast<int64_t>(i)))}, loc);
@@ -133,8 +138,64 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
   if (t == "Attribute") return assign_attribute(b, target, v);
   if (t == "Subscript") return assign_item(b, target, v);
   if (t == "Starred")
-    unsupported(target, "starred assignment", "index the tuple explicitly");
+    unsupported(target, "a starred assignment target outside a tuple", "write `a, *rest = t`");
   unsupported(target, "assignment to " + t, "assign to a name or a tuple of names");
+}
+
+// a, *rest, b = v: the names before and after the star take single items, the starred name a
+// list of the middle (Python's rule). A sequence built here is split now; otherwise its length
+// is known at analysis: starred_end checks it as Python does and gives where the middle ends.
+void Parser::assign_starred(Block* b, nb::handle target, NodePtr v, size_t star) {
+  SourceLoc loc = loc_of(target);
+  nb::handle elts = target.attr("elts");
+  const size_t n = len_of(elts), after = n - star - 1;
+  auto ci = [&](int64_t k) { return constant(ir::integer(k)); };
+  std::vector<NodePtr> items;
+  bool known = true;
+  if (ir::is_prim_call(v, Prim::kMakeTuple) || ir::is_prim_call(v, Prim::kMakeList)) {
+    auto* a = ir::as_apply(v);
+    items.assign(a->inputs().begin() + 1, a->inputs().end());
+  } else if (ir::Constant* c = ir::as_constant(v); c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                                                         c->value()->kind() == ir::ValueKind::kList)) {
+    for (const auto& x : static_cast<const ir::SequenceValue&>(*c->value()).items()) items.push_back(constant(x));
+  } else {
+    known = false;
+  }
+  if (known) {
+    const size_t m = items.size();
+    if (m < n - 1)
+      error(loc, "ValueError", "not enough values to unpack (expected at least " + std::to_string(n - 1) +
+                                   ", got " + std::to_string(m) + ")");
+    for (size_t i = 0; i < star; ++i) assign(b, elts[i], items[i]);
+    assign(b, elts[star].attr("value"),
+           sequence(b, Prim::kMakeList, std::vector<NodePtr>(items.begin() + star, items.end() - after), loc));
+    for (size_t j = 0; j < after; ++j) assign(b, elts[star + 1 + j], items[m - after + j]);
+    return;
+  }
+  static nb::handle starred_end =
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("starred_end")).release();
+  NodePtr len = prim(b, Prim::kTupleLen, {v}, loc);
+  NodePtr end = apply(b, {constant(py_object(starred_end)), len, ci(static_cast<int64_t>(star)),
+                          ci(static_cast<int64_t>(after))}, loc);
+  scalar_nodes.insert(end.get());
+  NodePtr checked = prim(b, Prim::kDepend, {v, end}, loc);  // every item waits for the check
+  auto item = [&](NodePtr i) {
+    NodePtr r = prim(b, Prim::kTupleGetItem, {checked, std::move(i)}, loc);
+    if (shape_nodes.count(v.get())) scalar_nodes.insert(r.get());
+    return r;
+  };
+  for (size_t i = 0; i < star; ++i) assign(b, elts[i], item(ci(static_cast<int64_t>(i))));
+  // The middle: v[star:end] (a tuple slice, or rows of a tensor) made a list.
+  NodePtr mid = op_by_name(b, "strided_slice",
+                           {checked, sequence(b, Prim::kMakeTuple, {ci(static_cast<int64_t>(star))}, loc),
+                            sequence(b, Prim::kMakeTuple, {end}, loc), sequence(b, Prim::kMakeTuple, {ci(1)}, loc),
+                            ci(0), ci(0), ci(0), ci(0), ci(0)},
+                           {}, loc);
+  NodePtr rest = prim(b, Prim::kUnpackCall, {constant(ir::prim_value(Prim::kMakeList)), mid}, loc);
+  seq_nodes.insert(rest.get());
+  assign(b, elts[star].attr("value"), rest);
+  for (size_t j = 0; j < after; ++j)
+    assign(b, elts[star + 1 + j], item(prim(b, Prim::kScalarAdd, {end, ci(static_cast<int64_t>(j))}, loc)));
 }
 
 void Parser::add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg) {
@@ -237,7 +298,9 @@ bool Parser::has_effects(const NodePtr& n) {
   node_effects = [&](const NodePtr& x) {
     auto* a = ir::as_apply(x);
     if (!a) return false;
-    if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint)) return true;
+    if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint) ||
+        ir::is_prim_call(x, Prim::kRaise))
+      return true;
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;
     return false;

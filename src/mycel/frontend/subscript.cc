@@ -1,6 +1,7 @@
 // Subscripts. Sequences known at parse time (tuple literals, shapes, *args, constants) use
 // tuple_getitem / dict_getitem; everything else is tensor indexing, lowered to the registry ops
-// eager __getitem__ uses for basic indices: strided_slice (ints, slices, None, ...) or gather.
+// eager __getitem__ uses for basic indices: strided_slice (ints, slices, None, ...) or gather, and
+// both for one index tensor among basic items (x[:, idx]).
 #include "mycel/frontend/parser.h"
 
 namespace mycel::frontend {
@@ -62,16 +63,46 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     return r;
   }
   NodePtr index;
-  std::vector<NodePtr> sargs = strided_key(b, key, &index);
+  KeyIndex in_tuple;
+  std::vector<NodePtr> sargs = strided_key(b, key, &index, &in_tuple);
   if (index)  // x[index_tensor], or x[i] with i an int known only at run time
     return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_index", loc), {base, index}, {}, loc);
   sargs.insert(sargs.begin(), base);
-  return op_by_name(b, "strided_slice", std::move(sargs), {}, loc);
+  NodePtr part = op_by_name(b, "strided_slice", std::move(sargs), {}, loc);
+  if (!in_tuple.index) return part;
+  // x[:, idx] as eager mode does it: the basic items slice x (the tensor's axis kept whole), then
+  // a gather along that axis; index_placement (run at compile time, errors as eager's) gives the
+  // axis and the transpose numpy's rule needs when an int index is not next to the tensor.
+  static nb::handle placement =
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("index_placement")).release();
+  NodePtr idx = in_tuple.index;
+  NodePtr where = apply(b, {constant(py_object(placement)), constant(ir::string(in_tuple.kinds)),
+                            prim(b, Prim::kRank, {base}, loc), prim(b, Prim::kDTypeOf, {idx}, loc),
+                            prim(b, Prim::kRank, {idx}, loc)}, loc);
+  NodePtr axis = prim(b, Prim::kTupleGetItem, {where, constant(ir::integer(0))}, loc);
+  NodePtr perm = prim(b, Prim::kTupleGetItem, {where, constant(ir::integer(1))}, loc);
+  return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_gather", loc), {part, idx, axis, perm},
+                    {}, loc);
 }
+
+namespace {
+// A constant list or tuple of ints used as an index (x[:, [0, 2]]): the int64 tensor numpy makes.
+nb::object int_array(const ir::Value& v) {
+  if (v.kind() == ir::ValueKind::kInt) return nb::int_(static_cast<const ir::IntValue&>(v).value());
+  if (v.kind() != ir::ValueKind::kTuple && v.kind() != ir::ValueKind::kList) return {};
+  nb::list l;
+  for (const auto& x : static_cast<const ir::SequenceValue&>(v).items()) {
+    nb::object o = int_array(*x);
+    if (!o.is_valid()) return {};
+    l.append(o);
+  }
+  return l;
+}
+}  // namespace
 
 // A tensor key as strided_slice's arguments after x (begin, end, strides, the five masks), or
 // empty with *index set when the key is one tensor (a gather index or a bool mask).
-std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* index) {
+std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple) {
   SourceLoc loc = loc_of(key);
   const std::string kt = ast_type(key);
   *index = nullptr;
@@ -79,6 +110,7 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
   if (kt == "Tuple") for (nb::handle x : key.attr("elts")) items.push_back(x);
   else items.push_back(key);
   std::vector<NodePtr> begin, end, strides;
+  std::string kinds;
   int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_mask = 0;
   bool all_const = true;
   auto bound = [&](NodePtr n) {
@@ -90,6 +122,7 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     int64_t bit = int64_t{1} << j;
     NodePtr zero = constant(ir::integer(0)), one = constant(ir::integer(1));
     if (ast_type(x) == "Slice") {
+      kinds += 's';
       nb::handle lo = x.attr("lower"), hi = x.attr("upper"), st = x.attr("step");
       if (lo.is_none()) { begin_mask |= bit; begin.push_back(zero); }
       else begin.push_back(bound(expr(b, lo)));
@@ -102,8 +135,10 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     ir::Constant* c = ir::as_constant(k);
     if (c && c->value()->kind() == ir::ValueKind::kNone) {
       new_axis_mask |= bit;
+      kinds += 'n';
     } else if (py_object_of(k) && py_object_of(k)->object().ptr() == Py_Ellipsis) {
       ellipsis_mask |= bit;
+      kinds += 'e';
     } else if (is_scalar(k)) {
       bool ok;
       int64_t v = const_int(k, &ok);
@@ -111,17 +146,31 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
       begin.push_back(bound(k));
       end.push_back(ok ? constant(ir::integer(v + 1)) : bound(prim(b, Prim::kScalarAdd, {k, one}, loc)));
       strides.push_back(one);
+      kinds += 'i';
       continue;
     } else if (items.size() == 1) {
       *index = k;
       return {};
+    } else if (!in_tuple) {
+      unsupported(x, "a tensor index inside a tuple key in item assignment",
+                  "assign through ops.tensor_scatter_elements, or index one axis at a time");
+    } else if (in_tuple->index) {
+      unsupported(x, "several index tensors in one key", "index one axis at a time (x[:, i][j])");
     } else {
-      unsupported(x, "a tensor index inside a tuple key", "index with ops.gather along the axis");
+      // The tensor's axis is sliced whole here and gathered afterwards (subscript()).
+      nb::object list = c ? int_array(*c->value()) : nb::object();
+      in_tuple->index = list.is_valid() ? object_node(b, nb::module_::import_("numpy").attr("asarray")(
+                                                             list, nb::arg("dtype") = "int64"), loc)
+                                        : k;
+      kinds += 'a';
+      begin_mask |= bit;
+      end_mask |= bit;
     }
     begin.push_back(zero);
     end.push_back(zero);
     strides.push_back(one);
   }
+  if (in_tuple && in_tuple->index) in_tuple->kinds = kinds;
   auto tup = [&](std::vector<NodePtr> v) { return sequence(b, Prim::kMakeTuple, std::move(v), loc); };
   (void)all_const;
   auto ci = [&](int64_t v) { return constant(ir::integer(v)); };

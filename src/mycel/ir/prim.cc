@@ -17,8 +17,9 @@ constexpr PrimInfo kPrims[] = {
     {"scalar_eq", 2}, {"scalar_ne", 2}, {"scalar_lt", 2}, {"scalar_le", 2}, {"scalar_gt", 2},
     {"scalar_ge", 2}, {"scalar_not", 1}, {"scalar_to_tensor", 2}, {"tensor_to_scalar", 1},
     {"is", 2}, {"is_not", 2}, {"print", -1}, {"assign", 2}, {"shape", 1}, {"rank", 1}, {"dtype", 1},
+    {"raise", -1},
 };
-static_assert(sizeof(kPrims) / sizeof(kPrims[0]) == static_cast<int>(Prim::kDTypeOf) + 1,
+static_assert(sizeof(kPrims) / sizeof(kPrims[0]) == static_cast<int>(Prim::kRaise) + 1,
               "kPrims must list every Prim in order");
 }  // namespace
 

@@ -33,6 +33,9 @@ enum class Prim {
   kShape,           // shape(t) -> tuple of ints (constant unless dims are dynamic)
   kRank,            // rank(t)
   kDTypeOf,         // dtype(t)
+  kRaise,           // raise(exception, effects...): raises a Python exception object or class
+                    // (at compile time when reached there, else when the Program runs); the
+                    // effects are ordered before it; never returns
 };
 
 /// Text name of a primitive as the printer writes it ("make_tuple", "switch", ...).

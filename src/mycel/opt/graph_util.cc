@@ -96,7 +96,7 @@ bool is_pure(const NodePtr& n) {
   Constant* c = as_constant(a->callee());
   if (!c || c->value()->kind() != ValueKind::kPrim) return false;  // graph calls may print
   Prim p = static_cast<const PrimValue&>(*c->value()).prim();
-  return p != Prim::kPrint && p != Prim::kDepend && p != Prim::kAssign;
+  return p != Prim::kPrint && p != Prim::kDepend && p != Prim::kAssign && p != Prim::kRaise;
 }
 
 std::optional<double> uniform_constant(const NodePtr& n) {

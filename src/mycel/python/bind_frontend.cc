@@ -1,5 +1,5 @@
 // _mycel.frontend: parse(obj) -> ParsedModule (the IR of a function, method or Cell), and the
-// mapping of located frontend errors to Python's SyntaxError / NameError / TypeError.
+// mapping of located frontend errors to Python's SyntaxError / NameError / TypeError / ...
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,6 +12,7 @@ namespace mycel::py {
 namespace {
 PyObject* error_type(const std::string& kind) {
   if (kind == "NameError") return PyExc_NameError;
+  if (kind == "UnboundLocalError") return PyExc_UnboundLocalError;
   if (kind == "TypeError") return PyExc_TypeError;
   if (kind == "AttributeError") return PyExc_AttributeError;
   if (kind == "ValueError") return PyExc_ValueError;

@@ -9,6 +9,7 @@
 #include "mycel/backend/program.h"
 #include "mycel/frontend/frontend.h"
 #include "mycel/ir/printer.h"
+#include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
 #include "mycel/python/convert.h"
 
@@ -85,6 +86,48 @@ ir::AbstractPtr abstract_of(nb::handle h) {
 }
 
 namespace {
+
+/// Sets the Python error for a RaisedError: an exception class is instantiated without
+/// arguments and an instance is copied (a Program raises it on every run), as `raise` does.
+void raise_python(const ir::RaisedError& e) {
+  nb::object exc;
+  try {
+    if (e.exception->kind() != ir::ValueKind::kExternal)
+      MYCEL_THROW(TypeError, "exceptions must derive from BaseException");
+    nb::handle o = static_cast<const frontend::PyObjectValue&>(*e.exception).object();
+    if (PyExceptionClass_Check(o.ptr())) {
+      exc = o();
+    } else if (PyExceptionInstance_Check(o.ptr())) {
+      try {
+        exc = nb::module_::import_("copy").attr("copy")(o);
+      } catch (nb::python_error&) {  // not copyable: raise the object itself
+        exc = nb::borrow(o);
+      }
+    } else {
+      PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
+      return;
+    }
+    if (e.loc.known()) {
+      std::string text = e.loc.text ? *e.loc.text : "";
+      size_t b = text.find_first_not_of(" \t");
+      text = b == std::string::npos ? "" : text.substr(b);
+      std::string where = (e.loc.file ? *e.loc.file : std::string("<string>")) + ":" +
+                          std::to_string(e.loc.line) + ": " + text;
+      nb::object notes = nb::getattr(exc, "__notes__", nb::none());
+      bool noted = false;
+      if (!notes.is_none())
+        for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
+      if (!noted) exc.attr("add_note")(where);
+    }
+  } catch (nb::python_error& err) {
+    err.restore();
+    return;
+  } catch (const TypeError& err) {
+    PyErr_SetString(PyExc_TypeError, err.what());
+    return;
+  }
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+}
 
 /// A Tensor(shape=[None, ...]) input signature: dims given as None are dynamic.
 ir::AbstractPtr abstract_of_spec(nb::handle h) {
@@ -238,9 +281,10 @@ class CompiledGraph {
         out[value_to_py(*d->keys()[i])] = structured(outs, k, d->items()[i]);
       return out;
     }
-    if (a && a->kind() == ir::AbstractKind::kTuple) {
+    if (a && a->kind() == ir::AbstractKind::kTuple) {  // a list stays a list, as eagerly
       nb::list l;
       for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
+      if (static_cast<const ir::AbstractTuple&>(*a).is_list()) return l;
       return nb::tuple(l);
     }
     if (k >= outs.size()) MYCEL_THROW(RuntimeError, "graph mode: the program returned fewer outputs than its graph");
@@ -267,7 +311,20 @@ void init_graph(nb::module_& m) {
     nb::list py_args;
     for (const auto& a : args) py_args.append(value_to_py(*a));
     nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
-    return py_to_value(fn(*nb::tuple(py_args)));
+    try {
+      return py_to_value(fn(*nb::tuple(py_args)));
+    } catch (nb::python_error& e) {  // raised again as itself, located by analysis
+      throw ir::RaisedError(frontend::py_object(e.value()), {});
+    }
+  });
+  // A Python exception of the user's code (raise, assert, a helper run at compile time), from
+  // analysis or from a running Program: raised as Python would, the source line as a note.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ir::RaisedError& e) {
+      raise_python(e);
+    }
   });
   analysis::set_opaque_op_hook([](const ir::Value& callee) -> const OpDef* {
     if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
