@@ -98,3 +98,43 @@ def test_two_lambdas_on_one_line_each_compile_their_own():
     np.testing.assert_allclose(outer().asnumpy(), x.asnumpy() * x.asnumpy() + 1.0, rtol=1e-6)
     pair = mycel.jit(lambda p: p[0] - p[1])
     np.testing.assert_array_equal(pair((x, x)).asnumpy(), np.zeros(3, np.float32))
+
+
+@mycel.jit
+def _scaled(x, n=2):
+    return x * n
+
+
+def test_jit_function_called_from_compiled_code_is_parsed_in_place():
+    @mycel.jit
+    def outer(x):
+        return _scaled(x) + _scaled(x, 3)
+
+    x = t(3, seed=5)
+    np.testing.assert_array_equal(outer(x).asnumpy(), (x.asnumpy() * 2 + x.asnumpy() * 3))
+
+    class Net(nn.Cell):
+        @mycel.jit
+        def construct(self, x):  # MindSpore's pattern: a jit construct
+            return _scaled(x) * 2
+
+    want = Net()(x).asnumpy()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_array_equal(Net()(x).asnumpy(), want)
+    np.testing.assert_array_equal(want, x.asnumpy() * 4)
+
+
+def test_graph_grad_of_a_jit_function_with_scalar_and_default_arguments():
+    @mycel.jit
+    def f(x, n, flag=True):
+        y = x * x * n
+        if flag:
+            y = y + x
+        return y.sum()
+
+    x = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    eager = mycel.grad(lambda v: f(v, 3))(x).asnumpy()  # PyNative records the jit call
+    np.testing.assert_array_equal(eager, 6 * x.asnumpy() + 1)  # d/dx (3x^2 + x)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_array_equal(mycel.grad(f)(x, 3).asnumpy(), eager)
+    np.testing.assert_array_equal(mycel.grad(f)(x, 2, False).asnumpy(), 4 * x.asnumpy())

@@ -7,23 +7,18 @@ import inspect
 from mycel import _mycel
 
 
-def _entry_signature(obj):
-    """The Python signature of what graph mode compiles (a Cell's construct, else obj itself)."""
-    fn = getattr(obj, "construct", obj)
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):  # builtins and the like: arguments are passed as given
-        return None
+class ArgBinder:
+    """Binds a call's arguments to the positional parameters of what graph mode compiles (a
+    Cell's construct, else the function itself), as Python does: keywords placed, defaults
+    filled in (a default None or scalar then specializes the graph like a passed one)."""
 
-
-class _Compiled:
-    """The compiled form of one function, bound method or Cell."""
-
-    def __init__(self, obj, input_spec=None):
+    def __init__(self, obj):
         self._obj = obj
-        self._graph = _mycel.graph.compile(obj)
-        self._input_spec = input_spec
-        self._signature = _entry_signature(obj)
+        fn = getattr(obj, "construct", getattr(obj, "_mycel_graph_function", obj))
+        try:
+            self._signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # builtins and the like: arguments are passed as given
+            self._signature = None
         params = self._signature.parameters.values() if self._signature else ()
         kinds = [p.kind for p in params]
         # Calls with exactly the positional parameters (or more, into *args) need no binding.
@@ -34,25 +29,37 @@ class _Compiled:
                                                                    inspect.Parameter.VAR_KEYWORD)]
 
     def bind(self, args, kwargs):
-        """The positional arguments of a call, as Python binds them: keywords placed, defaults
-        filled in (a default None or scalar then specializes the graph like a passed one)."""
+        """The positional arguments of the call f(*args, **kwargs)."""
         n = len(args)
         if self._signature is None or (not kwargs and (n == self._num_positional or
                                                        (self._has_varargs and n > self._num_positional))):
             return args
+        name = getattr(self._obj, "__name__", type(self._obj).__name__)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
-            name = getattr(self._obj, "__name__", type(self._obj).__name__)
             raise TypeError(f"graph mode: {name}{self._signature}: {e}") from None
         bound.apply_defaults()
         if bound.kwargs:
-            name = getattr(self._obj, "__name__", type(self._obj).__name__)
             raise TypeError(f"graph mode: {name}{self._signature}: keyword-only parameters and "
                             f"**kwargs ({', '.join(self._keyword_only)}) are not supported on the "
                             "compiled function itself; make them positional, or pass a dict as one "
                             "positional argument")
         return bound.args
+
+
+class _Compiled:
+    """The compiled form of one function, bound method or Cell."""
+
+    def __init__(self, obj, input_spec=None):
+        self._obj = obj
+        self._graph = _mycel.graph.compile(obj)
+        self._input_spec = input_spec
+        self._binder = ArgBinder(obj)
+
+    def bind(self, args, kwargs):
+        """The positional arguments of a call (see ArgBinder)."""
+        return self._binder.bind(args, kwargs)
 
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
@@ -87,6 +94,12 @@ class _JitFunction:
                 self._parsed = _mycel.frontend.parse(self._fn)
             _mycel.pynative.record_jit_call(self._parsed, tuple(args), out)
         return out
+
+    @property
+    def _mycel_graph_function(self):
+        """What graph mode parses in place of this object (called from compiled code, or taken
+        by mycel.grad): the plain function or bound method."""
+        return self._fn
 
     def __get__(self, obj, objtype=None):
         if obj is None:

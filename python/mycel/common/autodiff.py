@@ -8,7 +8,7 @@ while its ops are recorded into IR, and the recording goes through the same tran
 Parameters (weights), as MindSpore's API defines them.
 """
 from mycel import _mycel, context
-from mycel.common import pynative_grad
+from mycel.common import api, pynative_grad
 
 
 def _weights_list(weights):
@@ -41,6 +41,7 @@ class _GradFunction:
         self._all_positions = all_positions
         self._compiled = {}
         self._recorded = {}  # PYNATIVE_MODE: (number of inputs, positions) -> RecordedGrad
+        self._binder = None  # GRAPH_MODE: completes calls with fn's defaults
 
     def __call__(self, *args):
         n = len(args) - (1 if self._sens_param else 0)
@@ -66,7 +67,12 @@ class _GradFunction:
             g = self._compiled[key] = _mycel.graph.grad(
                 self._fn, positions, as_tuple, self._weights, self._return_value, self._has_aux,
                 self._sens_param)
-        return g(*args)
+        if self._binder is None:
+            self._binder = api.ArgBinder(self._fn)
+        # Defaults of parameters not passed fill in after the given arguments (positions unchanged).
+        if self._sens_param:
+            return g(*self._binder.bind(args[:-1], {}), args[-1])
+        return g(*self._binder.bind(args, {}))
 
     def _nested(self, key, args):
         # grad of grad: one graph whose body calls this gradient function; the frontend turns the

@@ -64,5 +64,8 @@ struct ParsedModule {
 
 /// Parses a Python function, a bound method or a Cell (its construct).
 ParsedModule parse(nb::handle obj);
+/// What graph mode parses for obj: the function a @mycel.jit object wraps (its
+/// _mycel_graph_function attribute), else obj itself.
+nb::object graph_function_of(nb::handle obj);
 
 }  // namespace mycel::frontend

@@ -191,14 +191,16 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   return g;
 }
 
-ParsedModule Parser::run(nb::handle obj) {
+ParsedModule Parser::run(nb::handle entry_obj) {
   module_ = std::make_unique<ir::Module>();
-  nb::object fn, self;
+  nb::object obj = graph_function_of(entry_obj), fn, self;
   std::string name;
   if (nb::isinstance(obj, cell_type_)) {
     nb::object type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__");
     name = nb::cast<std::string>(type);
-    fn = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("construct");
+    // `@jit def construct(self, x)` (MindSpore's pattern) is parsed as the plain method.
+    fn = graph_function_of(
+        nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("construct"));
     self = nb::borrow(obj);
     for (nb::handle item : obj.attr("parameters_and_names")()) {
       nb::tuple t = nb::borrow<nb::tuple>(item);
@@ -226,6 +228,14 @@ ParsedModule Parser::run(nb::handle obj) {
   out.vararg = signatures[entry].vararg;
   out.parsed = parsed_;
   return out;
+}
+
+nb::object graph_function_of(nb::handle obj) {
+  // A @mycel.jit function (or any object offering _mycel_graph_function) is parsed as the
+  // Python function it wraps: jit inside compiled code adds nothing.
+  if (!PyType_Check(obj.ptr()) && nb::hasattr(obj, "_mycel_graph_function"))
+    return obj.attr("_mycel_graph_function");
+  return nb::borrow(obj);
 }
 
 ParsedModule parse(nb::handle obj) { return Parser().run(obj); }

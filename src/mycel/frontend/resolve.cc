@@ -187,6 +187,8 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
   if (nb::hasattr(obj, "_mycel_grad_spec") && !PyType_Check(o)) return grad_object(b, obj, loc);
+  if (nb::hasattr(obj, "_mycel_graph_function") && !PyType_Check(o))  // a @jit function
+    return object_node(b, graph_function_of(obj), loc);
   auto pf = prim_funcs_.find(o);
   if (pf != prim_funcs_.end()) return constant(ir::prim_value(pf->second));  // ops.assign, ops.depend
   if (is_user_function(obj)) return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));

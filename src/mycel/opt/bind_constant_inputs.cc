@@ -9,7 +9,7 @@
 
 namespace mycel::opt {
 
-std::vector<bool> bind_constant_inputs(ir::FuncGraph* g) {
+std::vector<bool> bind_constant_inputs(ir::FuncGraph* g, bool drop) {
   std::vector<bool> removed;
   std::vector<ir::NodePtr> kept;
   std::unordered_map<const ir::Node*, ir::NodePtr> repl;
@@ -34,7 +34,7 @@ std::vector<bool> bind_constant_inputs(ir::FuncGraph* g) {
   }
   if (repl.empty()) return removed;
   detail::replace_uses(g, repl);
-  g->set_parameters(std::move(kept));
+  if (drop) g->set_parameters(std::move(kept));
   return removed;
 }
 

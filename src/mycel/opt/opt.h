@@ -31,10 +31,11 @@ bool fold_constants(ir::FuncGraph* g, const OptOptions& o);
 /// x*1, x+0, x-0, x/1, transpose chains, reshape chains, no-op reshape/cast, identity.
 bool simplify_algebra(ir::FuncGraph* g, const OptOptions& o);
 
-/// Top-level inputs that specialization fixed to one value (Python scalars, None, strings) stop
-/// being parameters of the entry graph g: their uses read Constants. Returns, per non-weight
-/// parameter in order, whether it was removed (callers then do not pass that argument).
-std::vector<bool> bind_constant_inputs(ir::FuncGraph* g);
+/// Top-level inputs that specialization fixed to one value (Python scalars, None, strings): their
+/// uses in the entry graph g read Constants, and with `drop` they stop being parameters of g.
+/// Returns, per non-weight parameter in order, whether it was such an input (with `drop`,
+/// callers then do not pass that argument).
+std::vector<bool> bind_constant_inputs(ir::FuncGraph* g, bool drop = true);
 
 /// Runs the passes above until a fixpoint (bounded by max_rounds).
 void optimize(ir::FuncGraph* g, const OptOptions& opts = {});

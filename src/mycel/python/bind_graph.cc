@@ -220,6 +220,7 @@ class CompiledGraph {
         fabs.pop_back();
       }
       ir::FuncGraph* f = cache_.specialize(*parsed_.module, parsed_.entry, fabs);
+      opt::bind_constant_inputs(f, /*drop=*/false);  // scalars fold before differentiation
       opt::optimize(f);
       f = expand_grads(f, fabs);
       ir::FuncGraph* g = ad::grad_graph(f, *grad_);
