@@ -138,3 +138,39 @@ def test_graph_grad_of_a_jit_function_with_scalar_and_default_arguments():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     np.testing.assert_array_equal(mycel.grad(f)(x, 3).asnumpy(), eager)
     np.testing.assert_array_equal(mycel.grad(f)(x, 2, False).asnumpy(), 4 * x.asnumpy())
+
+
+class _Attention(nn.Cell):
+    """Self-attention over a variable sequence length: reshapes through b * s."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Dense(8, 8)
+
+    def construct(self, x):
+        b, s, d = x.shape
+        y = self.proj(x.reshape(b * s, d)).reshape(b, s, d)
+        return ops.softmax(ops.matmul(y, y.transpose(0, 2, 1)) / (d ** 0.5), axis=-1)
+
+
+def test_variable_sequence_length_compiles_once_and_matches_eager():
+    net = _Attention()
+    xs = [t(2, s, 8, seed=20 + s) for s in (3, 7, 1, 16)]
+    eager = [net(x).asnumpy() for x in xs]
+    net.set_inputs(Tensor(shape=[2, None, 8], dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for x, e in zip(xs, eager):
+        np.testing.assert_allclose(net(x).asnumpy(), e, rtol=1e-6, atol=1e-7)
+    assert net._compiled.graph.num_programs == 1
+
+
+def test_reshape_with_two_run_time_sizes_is_a_located_error():
+    class Two(nn.Cell):
+        def construct(self, x):
+            return x.reshape(x.shape[0] * 1, x.shape[1], 2)
+
+    net = Two()
+    net.set_inputs(Tensor(shape=[None, None, 2], dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    with pytest.raises(NotImplementedError, match=r"2 values known only at run time(.|\n)*test_graph_entry_args.py"):
+        net(t(2, 3, 2))

@@ -16,7 +16,9 @@ namespace mycel::analysis::detail {
 using namespace ir;
 
 namespace {
-constexpr int64_t kPlaceholderA = 7919, kPlaceholderB = 7933;
+// Highly divisible (7! and twice it), so a dynamic dim splits as a consistent program splits it
+// (reshape of (b * s, d) into (b, -1, d)); an output dim that depends on it still differs.
+constexpr int64_t kPlaceholderA = 5040, kPlaceholderB = 10080;
 
 std::optional<AttrValue> to_attr(const ValuePtr& v) {
   switch (v->kind()) {
@@ -145,7 +147,9 @@ NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& arg
 /// reshape(x, (x.shape[0], -1)) with x.shape[0] dynamic: a shape with run-time items that are
 /// dynamic dims of x itself becomes a constant shape with one -1. The run-time item turns into
 /// the -1, and a -1 the user wrote into the size it must have, computed from x's static dims
-/// (the dynamic dim cancels). nullptr when the items are not of that form (the caller then
+/// (the dynamic dim cancels). Otherwise one run-time item among constants, and no -1
+/// (reshape(b * s, d) with a dynamic s), becomes the -1: numel fixes its value, the one a
+/// consistent program computes. nullptr when the items are of neither form (the caller then
 /// reports the usual compile-time-constant error).
 static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, const SourceLoc& loc) {
   auto* xt = as_tensor(x->abstract());
@@ -162,6 +166,7 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
   const auto* items = as_apply(shape);
   std::vector<int64_t> out;
   std::vector<int64_t> used;  // dynamic dims of x the shape names
+  size_t other_runtime = 0;   // other run-time items (b * s, a loop counter, ...)
   int minus_at = -1;
   int64_t known = 1;  // product of the constant sizes given
   for (size_t i = 0; i < items->num_args(); ++i) {
@@ -174,9 +179,20 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
       continue;
     }
     int64_t k = dim_of_x(items->arg(i));
-    if (k < 0) return nullptr;
-    used.push_back(k);
+    if (k < 0) ++other_runtime;
+    else used.push_back(k);
     out.push_back(-1);
+  }
+  if (other_runtime > 0) {
+    if (other_runtime + used.size() != 1 || minus_at >= 0)
+      MYCEL_THROW(NotSupported, "[reshape] argument 'shape' ", shape->abstract()->repr(), " for x ",
+                  x->abstract()->repr(), " has ", other_runtime + used.size(),
+                  " values known only at run time", minus_at >= 0 ? " and a -1" : "",
+                  ": at most one size may be unknown when compiling (it becomes the -1); "
+                  "write the others as constants", where(loc));
+    std::vector<ValuePtr> vals;
+    for (int64_t d : out) vals.push_back(integer(d));
+    return tuple(std::move(vals));
   }
   int64_t rank = static_cast<int64_t>(xt->shape().size()), static_numel = 1;
   std::vector<int64_t> dynamic;
