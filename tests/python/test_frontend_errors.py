@@ -24,7 +24,7 @@ def uses_with(x):
 
 
 def uses_comprehension(x):
-    return [x for _ in range(x.shape[0])]
+    return {x for _ in range(x.shape[0])}
 
 
 def unknown_name(x):
@@ -38,8 +38,7 @@ def _line(fn, offset):
 @pytest.mark.parametrize("fn,offset,col,construct", [
     (uses_try, 1, 5, "'try' is not supported in graph mode"),
     (uses_with, 2, 5, "'with' is not supported in graph mode"),
-    (uses_comprehension, 1, 12, "'list comprehension over a sequence whose length is not known when "
-                                "parsing' is not supported in graph mode"),
+    (uses_comprehension, 1, 12, "'set' is not supported in graph mode"),
 ])
 def test_unsupported_syntax_points_at_the_line(fn, offset, col, construct):
     with pytest.raises(SyntaxError) as ei:

@@ -3,10 +3,14 @@ frontend rebinds x to (Parser::assign_item); the setitem functions are parsed li
 `key.dtype in (bool_,)` and the other dtype tests fold at compile time, so each assignment
 specializes to a few registry ops. Eager `Tensor.__setitem__` writes in place through numpy;
 these give the same values. f-strings call format_fstring at compile time. starred_end,
-pop_index and index_placement are plain Python run at compile time (starred assignment,
-list.pop, an index tensor in a tuple key), raising the errors eager Python raises."""
+pop_index, call_method and index_placement are plain Python run at compile time (starred
+assignment, list.pop, methods of compile-time values, an index tensor in a tuple key), raising
+the errors eager Python raises."""
+import builtins
+
 from mycel import _mycel
 from mycel.common.dtype import bool_, float32, float64, int32, int64
+from mycel.common.tensor import Tensor
 
 _ops = _mycel.ops
 
@@ -77,6 +81,14 @@ def pop_index(n, i):
     return i + n if i < 0 else i
 
 
+def call_method(obj, name, keywords, *args):
+    """`obj.name(*args)` of a method that is not a Tensor method (str.lower, tuple.index,
+    str.format, ...), with obj and the arguments compile-time values (evaluated at compile time);
+    the last len(keywords) arguments are the values of those keywords."""
+    n = len(args) - len(keywords)
+    return getattr(obj, name)(*args[:n], **dict(zip(keywords, args[n:])))
+
+
 def index_placement(kinds, ndim, index_dtype, index_ndim):
     """x[key] with one index tensor among basic items, as eager `_strided_path` places it (run at
     compile time). kinds has one letter per key item: i int, s slice, n None, e ..., a the tensor.
@@ -111,3 +123,71 @@ def getitem_gather(part, index, axis, perm):
     if perm is not None:
         out = _ops.transpose(out, perm)
     return out
+
+
+def builtin_max(*args):
+    """max(a, b, ...) and max(seq) (the frontend's builtin()): Python's max at compile time
+    when no item is a tensor; else Python's loop, m = v where v > m (the first maximal item
+    wins), the comparison's truth needing one element as eager bool() does. The pick is a
+    select, so a number against a tensor comes back as a tensor (of the number's weak dtype)."""
+    seq = args[0] if len(args) == 1 else args
+    tensors = isinstance(seq, Tensor)
+    for v in seq:
+        if isinstance(v, Tensor):
+            tensors = True
+    if not tensors:
+        return py_builtin("max", args)
+    m = seq[0]
+    for v in seq[1:]:
+        c = v > m
+        if one_element(c.shape):  # (an unused call would not be evaluated)
+            m = _ops.select(c, v, m)
+    return m
+
+
+def builtin_min(*args):
+    """min(a, b, ...) and min(seq): as builtin_max, with m = v where v < m."""
+    seq = args[0] if len(args) == 1 else args
+    tensors = isinstance(seq, Tensor)
+    for v in seq:
+        if isinstance(v, Tensor):
+            tensors = True
+    if not tensors:
+        return py_builtin("min", args)
+    m = seq[0]
+    for v in seq[1:]:
+        c = v < m
+        if one_element(c.shape):  # (an unused call would not be evaluated)
+            m = _ops.select(c, v, m)
+    return m
+
+
+def builtin_sum(seq, start=0):
+    """sum(seq, start): Python's sum at compile time when no item is a tensor; else
+    start + seq[0] + seq[1] + ... in that order, as Python adds them."""
+    tensors = isinstance(seq, Tensor) or isinstance(start, Tensor)
+    for v in seq:
+        if isinstance(v, Tensor):
+            tensors = True
+    if not tensors:
+        return py_builtin("sum", (seq, start))
+    total = start
+    for v in seq:
+        total = total + v
+    return total
+
+
+def py_builtin(name, args):
+    """The builtin `name` on compile-time arguments (evaluated at compile time)."""
+    return getattr(builtins, name)(*args)
+
+
+def one_element(shape):
+    """True, after the check eager bool(tensor) makes, on a comparison's shape (evaluated at
+    compile time)."""
+    n = 1
+    for d in shape:
+        n *= d
+    if n != 1:
+        raise ValueError(f"item(): only a tensor with one element can be converted to a Python scalar, got shape {shape}")
+    return True

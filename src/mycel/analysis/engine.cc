@@ -46,10 +46,17 @@ std::string ptr_key(const void* p) {
 }
 
 // isinstance(x, cls) on a value known only at run time: its type is known at compile time, so
-// a stand-in of that type (an empty tensor of the dtype; a tuple of stand-ins) answers the test.
+// a stand-in of that type (an empty tensor of the dtype, a Python scalar of its kind, a tuple of
+// stand-ins) answers the test.
 // Used for `isinstance` only: any other Python function would compute with the stand-in's data.
 ValuePtr type_witness(const AbstractPtr& a) {
   if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
+  if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
+  if (auto* s = as_scalar(a)) {  // a Python scalar known only at run time: one of its type
+    if (s->type() == ValueKind::kInt) return integer(0);
+    if (s->type() == ValueKind::kFloat) return floating(0.0);
+    if (s->type() == ValueKind::kBool) return boolean(false);
+  }
   if (auto* t = as_tuple(a)) {
     std::vector<ValuePtr> items;
     for (const auto& x : t->items()) {
@@ -250,6 +257,21 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
       if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
+      // obj.m(args) of a non-Tensor method is call_method(obj, "m", keywords, args) (the frontend's
+      // tensor_method): name the method and the receiver rather than the helper.
+      if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_method" && args.size() >= 2) {
+        ValuePtr m = constant_of(arg_abs[1]);
+        std::string name = m && m->kind() == ValueKind::kStr ? static_cast<const StrValue&>(*m).value() : "?";
+        if (i == 0)
+          MYCEL_THROW(NotSupported, "[specialize] method '", name, "' of ", arg_abs[0]->repr(),
+                      " is not supported in graph mode: methods other than Tensor methods are "
+                      "evaluated at compile time, on a value known then (str, int, float, tuples "
+                      "of them); for a tensor call the mycel.ops function instead", where(loc));
+        MYCEL_THROW(NotSupported, "[specialize] cannot call method '", name, "' in graph mode: argument ",
+                    i - 3, " (", arg_abs[i]->repr(), ") is only known at run time; the method is "
+                    "evaluated at compile time, so only compile-time values can be passed to it",
+                    where(loc));
+      }
       if (!v)
         MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                     " in graph mode: argument ", i, " (", arg_abs[i]->repr(),

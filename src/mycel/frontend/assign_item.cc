@@ -26,7 +26,7 @@ void Parser::assign_item(Block* b, nb::handle target, NodePtr v) {
   if (is_sequence(base))
     unsupported(target, "item assignment into a tuple or list",
                 "build a new tuple: t = t[:i] + (v,) + t[i + 1:]");
-  if (dict_nodes.count(base.get()) ||
+  if (dict_nodes.count(base.get()) || b->scope->dict_vars.count(name) ||  // (a loop's phi)
       (ast_type(key) == "Constant" && nb::isinstance<nb::str>(key.attr("value")))) {
     NodePtr d = prim(b, Prim::kDictSetItem, {base, expr(b, key), v}, loc);
     dict_nodes.insert(d.get());

@@ -153,6 +153,16 @@ bool Parser::expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::st
   return true;
 }
 
+// A builtin that only iterates its one argument (sum, max, min, any, all): a generator
+// expression passed to it may be unrolled into a tuple.
+bool Parser::consumes_iterable(const NodePtr& callee) const {
+  const PyObjectValue* pv = callee ? py_object_of(callee) : nullptr;
+  if (!pv) return false;
+  for (const char* f : {"sum", "max", "min", "any", "all"})
+    if (pv->object().is(builtins_.attr(f))) return true;
+  return false;
+}
+
 NodePtr Parser::call(Block* b, nb::handle e) {
   SourceLoc loc = loc_of(e);
   nb::handle func = e.attr("func");
@@ -175,6 +185,10 @@ NodePtr Parser::call(Block* b, nb::handle e) {
       return comprehension(b, ast_args[0], is_tuple ? Prim::kMakeTuple : Prim::kMakeList);
     }
   }
+  // dict(zip(keys, values)): the pairs are iterated like a dict comprehension's.
+  if (len_of(ast_args) == 1 && len_of(e.attr("keywords")) == 0 && callee && py_object_of(callee) &&
+      py_object_of(callee)->object().is(builtins_.attr("dict")))
+    if (NodePtr d = dict_of_pairs(b, ast_args[0])) return d;
   // f(*t) with t a tuple only analysis knows (a *args parameter): unpack_call(f, (a,), t, ...).
   bool unpack = false;
   for (nb::handle a : e.attr("args"))
@@ -194,6 +208,10 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     return prim(b, Prim::kUnpackCall, std::move(parts), loc);
   }
   for (nb::handle a : e.attr("args")) {
+    if (ast_type(a) == "GeneratorExp" && len_of(ast_args) == 1 && consumes_iterable(callee)) {
+      args.push_back(comprehension(b, a, Prim::kMakeTuple));  // sum(x * x for x in xs)
+      continue;
+    }
     if (ast_type(a) != "Starred") {
       args.push_back(expr(b, a));
       continue;
@@ -386,18 +404,41 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
   }
   if (name == "len" && args.size() == 1) {
     if (is_sequence(args[0]) || dict_nodes.count(args[0].get())) return prim(b, Prim::kTupleLen, args, loc);
+    // A constant or a compile-time Python call's result (name.upper()): Python's len, evaluated then.
+    auto* a = ir::as_apply(args[0]);
+    if (ir::as_constant(args[0]) || (a && py_object_of(a->callee()))) {
+      *handled = false;
+      return nullptr;
+    }
     NodePtr n = prim(b, Prim::kTupleGetItem, {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
     scalar_nodes.insert(n.get());
     return n;
   }
   if (name == "abs" && args.size() == 1 && !is_scalar(args[0]) && !ir::as_constant(args[0]))
     return op_by_name(b, "abs", args, {}, loc);
+  // max/min/sum: Python's at compile time without tensors, else Python's loop over the items
+  // (graph_syntax.builtin_*); max/min with key= or default= stay Python's.
+  if (((name == "max" || name == "min") && kw.empty() && !args.empty()) ||
+      (name == "sum" && (args.size() == 1 || args.size() == 2))) {
+    const std::string helper = "builtin_" + name;
+    return call_value(b, library_graph("mycel.common.graph_syntax", helper.c_str(), loc), std::move(args),
+                      std::move(kw), loc);
+  }
   if ((name == "tuple" || name == "list") && args.size() == 1) {
     Prim p = name == "tuple" ? Prim::kMakeTuple : Prim::kMakeList;
     if (ir::is_prim_call(args[0], Prim::kMakeTuple) || ir::is_prim_call(args[0], Prim::kMakeList)) {
       auto* a = ir::as_apply(args[0]);
       return prim(b, p, std::vector<NodePtr>(a->inputs().begin() + 1, a->inputs().end()), loc);
     }
+  }
+  if (name == "dict" && args.empty()) {  // dict(a=1, b=x)
+    std::vector<ir::ValuePtr> keys;
+    std::vector<NodePtr> values;
+    for (auto& [k, v] : kw) {
+      keys.push_back(ir::string(k));
+      values.push_back(v);
+    }
+    return make_dict(b, std::move(keys), std::move(values), loc);
   }
   if (name == "getattr" && (args.size() == 2 || args.size() == 3) && py_object_of(args[0])) {
     ir::Constant* c = ir::as_constant(args[1]);
@@ -446,8 +487,18 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
     args.insert(args.begin(), self);
     return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
   }
-  error(loc, "AttributeError", "method '" + m + "' of a graph value is not supported in graph mode; "
-        "call the mycel.ops function instead");
+  // Any other method is Python's (name.lower(), shape.index(3), "{}-{}".format(a, b)): evaluated
+  // at compile time on a compile-time receiver; analysis refuses a receiver known only at run time.
+  static nb::handle call_method =
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("call_method")).release();
+  std::vector<ir::ValuePtr> names;  // keyword values follow the positional ones
+  for (auto& [k, v] : kw) {
+    names.push_back(ir::string(k));
+    args.push_back(v);
+  }
+  args.insert(args.begin(), {constant(py_object(call_method)), self, constant(ir::string(m)),
+                             constant(ir::tuple(std::move(names)))});
+  return apply(b, std::move(args), loc);
 }
 
 }  // namespace mycel::frontend

@@ -235,16 +235,6 @@ Block* Parser::loop_jump(Block* b, nb::handle s, bool is_break) {
   return nullptr;
 }
 
-// An iterable of a `for` loop or a comprehension, read at parse time: a sequence value (tuple,
-// list, CellList; indexed with tuple_getitem), or zip / enumerate of iterables, lowered without
-// calling Python's zip: the loop counts over the shortest sequence.
-struct Parser::Iter {
-  enum Kind { kSeq, kZip, kEnumerate } kind = kSeq;
-  NodePtr seq;              // kSeq
-  std::vector<Iter> subs;   // kZip: every argument; kEnumerate: the one argument
-  NodePtr start;            // kEnumerate: the first index (nullptr: 0)
-};
-
 Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
   Iter r;
   nb::handle func = ast_type(it) == "Call" ? it.attr("func") : nb::handle();
@@ -433,98 +423,6 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   sc->loops.pop_back();
   seal(header);
   return loop_end(exit, after, s.attr("orelse"), loc);
-}
-
-namespace {
-// Folds scalar prims whose operands are constants (a comprehension filter such as `i % 2 == 0`).
-NodePtr fold(Parser& p, const NodePtr& n) {
-  static const std::pair<Prim, const char*> table[] = {
-      {Prim::kScalarAdd, "add"}, {Prim::kScalarSub, "sub"}, {Prim::kScalarMul, "mul"},
-      {Prim::kScalarDiv, "truediv"}, {Prim::kScalarFloorDiv, "floordiv"}, {Prim::kScalarMod, "mod"},
-      {Prim::kScalarPow, "pow"}, {Prim::kScalarNeg, "neg"}, {Prim::kScalarEq, "eq"},
-      {Prim::kScalarNe, "ne"}, {Prim::kScalarLt, "lt"}, {Prim::kScalarLe, "le"},
-      {Prim::kScalarGt, "gt"}, {Prim::kScalarGe, "ge"}, {Prim::kScalarNot, "not_"}};
-  for (const auto& [prim, name] : table) {
-    if (!ir::is_prim_call(n, prim)) continue;
-    auto* a = ir::as_apply(n);
-    nb::list args;
-    for (size_t k = 0; k < a->num_args(); ++k) {
-      NodePtr v = fold(p, a->arg(k));
-      ir::Constant* c = ir::as_constant(v);
-      if (!c) return n;
-      const ir::Value& x = *c->value();
-      if (x.kind() == ir::ValueKind::kInt) args.append(nb::int_(static_cast<const ir::IntValue&>(x).value()));
-      else if (x.kind() == ir::ValueKind::kFloat) args.append(nb::float_(static_cast<const ir::FloatValue&>(x).value()));
-      else if (x.kind() == ir::ValueKind::kBool) args.append(nb::bool_(static_cast<const ir::BoolValue&>(x).value()));
-      else return n;
-    }
-    nb::object r;
-    try {
-      r = nb::module_::import_("operator").attr(name)(*nb::tuple(args));
-    } catch (nb::python_error&) {
-      return n;
-    }
-    if (PyBool_Check(r.ptr())) return p.constant(ir::boolean(nb::cast<bool>(r)));
-    if (PyLong_Check(r.ptr())) return p.constant(ir::integer(nb::cast<int64_t>(r)));
-    if (PyFloat_Check(r.ptr())) return p.constant(ir::floating(nb::cast<double>(r)));
-    return n;
-  }
-  return n;
-}
-
-void target_names(nb::handle t, std::vector<std::string>& out) {
-  std::string k = ast_type(t);
-  if (k == "Name") out.push_back(str_attr(t, "id"));
-  else if (k == "Tuple" || k == "List")
-    for (nb::handle e : t.attr("elts")) target_names(e, out);
-}
-}  // namespace
-
-// [elt for target in iterable if cond] (and tuple(elt for ...)): unrolled into make_list /
-// make_tuple when the iterable's length is known at parse time and every filter folds to a
-// constant; the target names are bound only while the element is parsed (comprehension scope).
-NodePtr Parser::comprehension(Block* b, nb::handle e, Prim p) {
-  const bool is_list = ast_type(e) == "ListComp";
-  const char* what = is_list ? "list comprehension" : "generator expression";
-  const char* instead = is_list ? "build the list with a for loop" : "use a for loop";
-  nb::handle gens = e.attr("generators");
-  if (len_of(gens) != 1) unsupported(e, std::string(what) + " with several `for` clauses", instead);
-  nb::handle g = gens[0];
-  if (PyObject_IsTrue(g.attr("is_async").ptr()) == 1) unsupported(e, "async comprehension", instead);
-  SourceLoc loc = loc_of(e);
-  Iter src;
-  nb::handle it = g.attr("iter");
-  src = iterable(b, it);
-  int64_t n = iter_static_len(src);
-  if (n < 0)
-    unsupported(e, std::string(what) + " over a sequence whose length is not known when parsing",
-                std::string(instead) + ", or iterate over range(<constant>) or a tuple literal");
-  std::vector<std::string> names;
-  target_names(g.attr("target"), names);
-  std::map<std::string, NodePtr> saved;
-  for (const std::string& nm : names) {
-    auto f = b->vars.find(nm);
-    saved[nm] = f == b->vars.end() ? nullptr : f->second;
-  }
-  std::vector<NodePtr> items;
-  for (int64_t k = 0; k < n; ++k) {
-    NodePtr item = iter_item(b, src, constant(ir::integer(k)), loc);
-    assign(b, g.attr("target"), item);
-    bool keep = true;
-    for (nb::handle cond : g.attr("ifs")) {
-      int truth = constant_truth(fold(*this, expr(b, cond)));
-      if (truth < 0)
-        unsupported(cond, std::string("a ") + what + " filter not known at compile time",
-                    "filter with an `if` inside a for loop");
-      if (!truth) { keep = false; break; }
-    }
-    if (keep) items.push_back(expr(b, e.attr("elt")));
-    for (auto& [nm, v] : saved) {
-      if (v) b->vars[nm] = v;
-      else b->vars.erase(nm);
-    }
-  }
-  return sequence(b, p, std::move(items), loc);
 }
 
 }  // namespace mycel::frontend

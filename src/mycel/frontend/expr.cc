@@ -230,7 +230,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
   if (t == "ListComp") return comprehension(b, e, Prim::kMakeList);
   if (t == "GeneratorExp") unsupported(e, "generator expression", "use a for loop");
   if (t == "SetComp" || t == "Set") unsupported(e, "set", "use a tuple");
-  if (t == "DictComp") unsupported(e, "dict comprehension", "build the dict with a for loop");
+  if (t == "DictComp") return comprehension_loop(b, e, "<dictcomp>");
   if (t == "JoinedStr") return fstring(b, e);
   if (t == "NamedExpr") unsupported(e, "':=' (assignment expression)", "assign on its own line");
   if (t == "Yield" || t == "YieldFrom") unsupported(e, "yield", "return a tuple of the values");

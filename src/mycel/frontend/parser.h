@@ -113,12 +113,25 @@ class Parser {
   Block* while_stmt(Block* b, nb::handle s);
   Block* for_stmt(Block* b, nb::handle s);
   Block* loop_end(Block* exit, Block* after, nb::handle orelse, const SourceLoc& loc);
-  struct Iter;
+  /// An iterable of a `for` loop or a comprehension, read at parse time: a sequence value (tuple,
+  /// list, CellList; indexed with tuple_getitem), or zip / enumerate of iterables, lowered without
+  /// calling Python's zip: the loop counts over the shortest sequence.
+  struct Iter {
+    enum Kind { kSeq, kZip, kEnumerate } kind = kSeq;
+    NodePtr seq;              // kSeq
+    std::vector<Iter> subs;   // kZip: every argument; kEnumerate: the one argument
+    NodePtr start;            // kEnumerate: the first index (nullptr: 0)
+  };
   Iter iterable(Block* b, nb::handle it, NodePtr fn = nullptr);
   void iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc);
   NodePtr iter_item(Block* b, const Iter& it, NodePtr i, const SourceLoc& loc);
   int64_t iter_static_len(const Iter& it) const;
   NodePtr comprehension(Block* b, nb::handle e, Prim p);
+  /// A comprehension as the nested function Python makes of it, called (comprehension.cc).
+  NodePtr comprehension_loop(Block* b, nb::handle e, const char* name);
+  NodePtr comprehension_loop(Block* b, nb::handle e, Prim p);
+  /// dict(zip(keys, values)) and other dict(pairs) as a dict comprehension; null if not pairs.
+  NodePtr dict_of_pairs(Block* b, nb::handle arg);
   Block* loop_jump(Block* b, nb::handle s, bool is_break);
   // ---- raise, assert, del (checks.cc) ----
   Block* raise_stmt(Block* b, nb::handle s);
@@ -159,6 +172,7 @@ class Parser {
   // ---- calls (calls.cc) ----
   NodePtr call(Block* b, nb::handle e);
   bool expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::string, NodePtr>>& kw);
+  bool consumes_iterable(const NodePtr& callee) const;
   NodePtr call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr op_call(Block* b, const OpDef& op, const std::vector<AttrValue>& preset,
