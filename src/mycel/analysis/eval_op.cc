@@ -6,6 +6,7 @@
 // placeholder size and infer runs twice, with two different placeholders; an output dim that
 // differs between the runs depends on a dynamic dim and becomes kDynamic. (Dynamic dims are thus
 // assumed not to be 1, i.e. not to broadcast; the run time checks the actual sizes.)
+#include <algorithm>
 #include <map>
 
 #include "mycel/analysis/engine.h"
@@ -215,6 +216,49 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
   return tuple(std::move(vals));
 }
 
+/// zeros/ones/fill((n, x.shape[k], ...)) with x.shape[k] a dynamic dim (an RNN's initial state
+/// for a dynamic batch): a dynamic_fill that reads those sizes from x when the program runs.
+/// nullptr when the shape is not constants and dims of tensors (the caller then reports the
+/// usual compile-time-constant error).
+static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std::vector<NodePtr>& args,
+                            const SourceLoc& loc) {
+  const NodePtr& shape = args[0];
+  auto* st = as_tuple(shape->abstract());
+  if (!st || !is_prim_call(shape, Prim::kMakeTuple)) return nullptr;
+  std::vector<NodePtr> refs;
+  std::vector<ValuePtr> sizes, triples;
+  const auto* items = as_apply(shape);
+  for (size_t i = 0; i < items->num_args(); ++i) {
+    ValuePtr v = constant_of(st->items()[i]);
+    if (v && v->kind() == ValueKind::kInt) {
+      sizes.push_back(v);
+      continue;
+    }
+    const NodePtr& n = items->arg(i);  // x.shape[k]?
+    if (!is_prim_call(n, Prim::kTupleGetItem) || !is_prim_call(as_apply(n)->arg(0), Prim::kShape))
+      return nullptr;
+    ValuePtr k = constant_of(as_apply(n)->arg(1)->abstract());
+    if (!k || k->kind() != ValueKind::kInt) return nullptr;
+    const NodePtr& x = as_apply(as_apply(n)->arg(0))->arg(0);
+    size_t r = std::find(refs.begin(), refs.end(), x) - refs.begin();
+    if (r == refs.size()) refs.push_back(x);
+    sizes.push_back(integer(-1));
+    for (int64_t t : {static_cast<int64_t>(i), static_cast<int64_t>(r), static_cast<const IntValue&>(*k).value()})
+      triples.push_back(integer(t));
+  }
+  ValuePtr value = floating(op.name == "ones" ? 1.0 : 0.0);
+  if (op.name == "fill") {
+    value = constant_of(args[1]->abstract());
+    if (!value) return nullptr;  // the value must be known when compiling, as for fill itself
+  }
+  static const OpDef& fill = Registry::get().at("dynamic_fill");
+  std::vector<NodePtr> fill_args{eval_prim_call(e, ctx, Prim::kMakeTuple, refs, loc),
+                                 e.constant(ctx, tuple(std::move(sizes))),
+                                 e.constant(ctx, tuple(std::move(triples))), e.constant(ctx, value),
+                                 args.back()};  // dtype
+  return eval_op_call(e, ctx, OpValue(&fill, Attrs()), fill_args, loc);
+}
+
 NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vector<NodePtr>& args,
                      const SourceLoc& loc) {
   const OpDef& op = opv.op();
@@ -264,6 +308,10 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   if (op.name == "strided_slice" && args.size() == 9 && as_tuple(args[0]->abstract()) &&
       !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
     return tuple_subscript(e, ctx, args, loc);
+
+  if ((op.name == "zeros" || op.name == "ones" || op.name == "fill") && n_in == 0 &&
+      args.size() == n_attr && !constant_of(args[0]->abstract()))
+    if (NodePtr n = dynamic_fill(e, ctx, op, args, loc)) return n;
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();

@@ -25,6 +25,28 @@ std::vector<TensorMeta> infer_like(const InferContext& c) {
   return {{c.in(0).shape, c.attrs.has("dtype") ? c.attrs.get_dtype("dtype") : c.in(0).dtype}};
 }
 
+// dynamic_fill: `shape` with the sizes named by `ref_dims` triples (position, ref, dim) taken
+// from refs[ref].shape[dim], so a created tensor can follow a dimension known only when the
+// program runs (analysis turns zeros/ones/fill whose shape names x.shape[k] into it).
+std::vector<TensorMeta> infer_dynamic_fill(const InferContext& c) {
+  Ints s = c.attrs.get_ints("shape");
+  const Ints& t = c.attrs.get_ints("ref_dims");
+  if (t.size() % 3 != 0)
+    MYCEL_THROW(ValueError, "[dynamic_fill] attribute 'ref_dims' holds (position, ref, dim) "
+                "triples, got ", t.size(), " values");
+  for (size_t i = 0; i < t.size(); i += 3) {
+    const int64_t at = t[i], ref = t[i + 1], dim = t[i + 2];
+    if (at < 0 || at >= static_cast<int64_t>(s.size()) || ref < 0 ||
+        ref >= static_cast<int64_t>(c.num_inputs()) || dim < 0 || dim >= static_cast<int64_t>(c.in(ref).shape.size()))
+      MYCEL_THROW(ValueError, "[dynamic_fill] 'ref_dims' triple (", at, ", ", ref, ", ", dim,
+                  ") is out of range for shape ", shape_str(s), " and ", c.num_inputs(), " refs");
+    s[at] = c.in(ref).shape[dim];
+  }
+  detail::check_dims(s, c.op.name, "shape");
+  detail::check_size(s, c.op.name);
+  return {{s, c.attrs.get_dtype("dtype")}};
+}
+
 KernelFn fill_kernel(double v) {
   return [v](const KernelContext& c) { cpu::fill_value(c.out(0), v); };
 }
@@ -115,6 +137,15 @@ MYCEL_REGISTER_OPS(create) {
                 {shape_attr(), attr("value", AttrKind::kFloat, {}, {"fill_value"}),
                  attr("dtype", AttrKind::kDType, f32)},
                 infer_shape_attr,
+                [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
+                all_dtypes(), "none"));
+  r.add(make_op("dynamic_fill", "DynamicFill",
+                "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
+                "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
+                {{"refs", false, true}},
+                {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
+                 attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
+                infer_dynamic_fill,
                 [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
                 all_dtypes(), "none"));
   r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).", {{"x"}},

@@ -1,4 +1,5 @@
-"""Table rows for the creation ops (zeros, ones, fill, zeros_like, ones_like, arange, eye).
+"""Table rows for the creation ops (zeros, ones, fill, dynamic_fill, zeros_like, ones_like, arange,
+eye).
 
 Ops without tensor inputs take their dtype from an attribute, so each row names the dtype once in
 `dtypes` (for the completeness check) and once in `attrs` (what the op actually gets). A bfloat16
@@ -42,6 +43,14 @@ def _per_dtype(op, ref, attrs, dtypes=ALL + ("bfloat16",)):
     return [OpCase(op, ref, [], dict(attrs, dtype=dt), dtypes=(dt,), id=dt) for dt in dtypes]
 
 
+def _dynamic_fill(*refs, shape, ref_dims, value, dtype="float32"):
+    out = list(shape)
+    for i in range(0, len(ref_dims), 3):
+        at, r, d = ref_dims[i:i + 3]
+        out[at] = refs[r].shape[d]
+    return np.full(out, value, _np(dtype))
+
+
 CASES = [
     *_per_dtype("zeros", _zeros, dict(shape=(2, 3))),
     OpCase("zeros", _zeros, [], dict(shape=()), id="0d"),
@@ -56,6 +65,12 @@ CASES = [
     OpCase("fill", _fill, [], dict(shape=(), value=7.0, dtype="float64"), id="0d"),
     OpCase("fill", _fill, [], dict(shape=(0,), value=1.0), id="empty"),
     OpCase("fill", _fill, [], dict(shape=(300, 200), value=0.5), id="large"),
+    OpCase("dynamic_fill", _dynamic_fill, [(3, 5)],
+           dict(shape=(2, -1, 4), ref_dims=(1, 0, 1), value=1.5, dtype="float32"), dtypes=ALL),
+    OpCase("dynamic_fill", _dynamic_fill, [(3, 5), (7,)],
+           dict(shape=(-1, -1), ref_dims=(0, 1, 0, 1, 0, 0), value=-2.0, dtype="int32"), id="two_refs"),
+    OpCase("dynamic_fill", _dynamic_fill, [(0, 2)],
+           dict(shape=(-1, 3), ref_dims=(0, 0, 0), value=1.0, dtype="float64"), id="empty"),
     OpCase("zeros_like", lambda x: np.zeros_like(x), [(3, 4)], dtypes=ALL),
     OpCase("zeros_like", lambda x, dtype: np.zeros_like(x, dtype), [(3, 4)], dict(dtype="int32"), id="dtype"),
     OpCase("zeros_like", lambda x: np.zeros_like(x), [()], id="0d"),

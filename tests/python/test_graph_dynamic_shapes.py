@@ -1,0 +1,80 @@
+"""Programs compiled once for a dynamic dim (set_inputs with None) whose code creates tensors
+sized by that dim: zeros/ones/fill((n, x.shape[k], ...)) become dynamic_fill, so an LSTM's
+initial state and output buffer follow the batch and the sequence length. Each compared with
+eager mode on several sizes, with one Program for all of them."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, nn, ops
+
+
+@pytest.fixture(autouse=True)
+def _pynative_after():
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def t(*shape, seed=0):
+    return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def run_both(net, spec, xs):
+    eager = [net(x).asnumpy() for x in xs]
+    net.set_inputs(spec)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    got = [net(x).asnumpy() for x in xs]
+    assert net._compiled.graph.num_programs == 1
+    return eager, got
+
+
+class Padded(nn.Cell):
+    """Appends columns of zeros, ones and 0.5 sized by the dynamic batch."""
+
+    def construct(self, x):
+        n = x.shape[0]
+        return ops.concat((x, ops.zeros((n, 2), mycel.float32), ops.ones((n, 1), mycel.float32),
+                           ops.fill((n, 1), 0.5, dtype=mycel.float32)), axis=1)
+
+
+def test_created_tensors_follow_a_dynamic_batch():
+    xs = [t(n, 3, seed=n) for n in (2, 5, 1, 0)]
+    eager, got = run_both(Padded(), Tensor(shape=[None, 3], dtype=mycel.float32), xs)
+    for e, g, x in zip(eager, got, xs):
+        np.testing.assert_array_equal(g, e)
+        assert g.shape == (x.shape[0], 7)
+    np.testing.assert_array_equal(got[1][:, 3:], np.tile([0, 0, 1, 0.5], (5, 1)))
+
+
+class Rnn(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 8, num_layers=2, batch_first=True, bidirectional=True)
+
+    def construct(self, x):
+        out, (h, c) = self.lstm(x)
+        return ops.concat((out.sum(axis=1), h.sum(axis=0), c.mean(axis=0)), axis=1)
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ([None, 5, 4], [(2, 5, 4), (3, 5, 4), (1, 5, 4)]),   # dynamic batch
+    ([2, None, 4], [(2, 7, 4), (2, 1, 4), (2, 3, 4)]),   # dynamic sequence length
+])
+def test_lstm_compiles_once_for_a_dynamic_batch_or_sequence_length(spec, shapes):
+    mycel.set_seed(3)
+    xs = [t(*s, seed=i) for i, s in enumerate(shapes)]
+    eager, got = run_both(Rnn(), Tensor(shape=spec, dtype=mycel.float32), xs)
+    for e, g in zip(eager, got):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_a_size_computed_from_a_dynamic_dim_is_a_located_error():
+    class Doubled(nn.Cell):
+        def construct(self, x):
+            return ops.zeros((x.shape[0] * 2, 3), mycel.float32)
+
+    net = Doubled()
+    net.set_inputs(Tensor(shape=[None, 3], dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    with pytest.raises(TypeError, match=r"compile-time constant(.|\n)*test_graph_dynamic_shapes.py"):
+        net(t(2, 3))
