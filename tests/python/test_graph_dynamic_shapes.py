@@ -78,3 +78,25 @@ def test_a_size_computed_from_a_dynamic_dim_is_a_located_error():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     with pytest.raises(TypeError, match=r"compile-time constant(.|\n)*test_graph_dynamic_shapes.py"):
         net(t(2, 3))
+
+
+class RowLoop(nn.Cell):
+    """A loop over the rows of a dynamic first dim that reads and writes x[i]."""
+
+    def construct(self, x):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * (i + 1)
+        return x
+
+
+def test_loop_over_a_dynamic_dim_indexes_and_assigns_rows():
+    arrays = [np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32) for n in (4, 1, 6)]
+    net = RowLoop()
+    eager = [net(Tensor(a.copy())).asnumpy() for a in arrays]  # eager writes x in place
+    for a, e in zip(arrays, eager):
+        np.testing.assert_array_equal(e, a * np.arange(1, len(a) + 1, dtype=np.float32)[:, None])
+    net.set_inputs(Tensor(shape=[None, 3], dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for a, e in zip(arrays, eager):
+        np.testing.assert_array_equal(net(Tensor(a.copy())).asnumpy(), e)
+    assert net._compiled.graph.num_programs == 1

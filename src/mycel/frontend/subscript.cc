@@ -142,6 +142,10 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     } else if (is_scalar(k)) {
       bool ok;
       int64_t v = const_int(k, &ok);
+      if (!ok && items.size() == 1) {  // x[i], i an int counter (of a loop over a dynamic dim):
+        *index = k;                    // a gather, whose index need not be known when compiling
+        return {};
+      }
       shrink_mask |= bit;
       begin.push_back(bound(k));
       end.push_back(ok ? constant(ir::integer(v + 1)) : bound(prim(b, Prim::kScalarAdd, {k, one}, loc)));
