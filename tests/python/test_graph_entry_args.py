@@ -174,3 +174,37 @@ def test_reshape_with_two_run_time_sizes_is_a_located_error():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     with pytest.raises(NotImplementedError, match=r"2 values known only at run time(.|\n)*test_graph_entry_args.py"):
         net(t(2, 3, 2))
+
+
+class _Info(nn.Cell):
+    """MindSpore's tensor-info primitives and functions, and the primitive assign/depend."""
+
+    def __init__(self):
+        super().__init__()
+        from mycel.ops import operations as P
+        self.shape, self.rank, self.size, self.dtype = P.Shape(), P.Rank(), P.Size(), P.DType()
+        self.assign, self.depend = P.Assign(), P.Depend()
+        self.w = mycel.Parameter(Tensor(np.zeros(3, np.float32)), name="w")
+
+    def construct(self, x):
+        b, n = self.shape(x)
+        y = x.reshape(b * n) * self.rank(x) + self.size(x)
+        if self.dtype(x) == mycel.float32 and ops.dtype(x) == mycel.float32:
+            y = y + ops.rank(x) * ops.size(x) + ops.shape(x)[1]
+        y = self.depend(y, self.assign(self.w, x[0] * 2))
+        return ops.unsqueeze(y, 0)
+
+
+def test_tensor_info_primitives_and_functions_match_in_both_modes():
+    x = t(2, 3, seed=6)
+    net = _Info()
+    eager = net(x).asnumpy()
+    w_eager = net.w.asnumpy().copy()
+    np.testing.assert_array_equal(eager, (x.asnumpy().reshape(1, 6) * 2 + 6 + 2 * 6 + 3))
+    np.testing.assert_array_equal(w_eager, x.asnumpy()[0] * 2)
+    net.w.set_data(Tensor(np.zeros(3, np.float32)))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_array_equal(net(x).asnumpy(), eager)
+    np.testing.assert_array_equal(net.w.asnumpy(), w_eager)
+    ir = net._compiled.graph.ir(x)
+    assert "shape(" not in ir and "rank" not in ir, ir  # folded to constants

@@ -191,3 +191,11 @@ def one_element(shape):
     if n != 1:
         raise ValueError(f"item(): only a tensor with one element can be converted to a Python scalar, got shape {shape}")
     return True
+
+
+def tensor_size(x):
+    """x.size: the number of elements (folds to a constant for a static shape)."""
+    n = 1
+    for d in x.shape:
+        n = n * d
+    return n

@@ -22,7 +22,8 @@ for _cls_name in operations.__all__:
 _ALIASES = {"where": "select", "clamp": "clip_by_value", "reduce_sum": "sum", "reduce_mean": "mean",
             "reduce_max": "max", "reduce_min": "min", "topk": "top_k", "floor_mod": "mod",
             "truediv": "div", "ne": "not_equal", "gt": "greater", "ge": "greater_equal",
-            "lt": "less", "le": "less_equal", "amax": "max", "amin": "min"}
+            "lt": "less", "le": "less_equal", "amax": "max", "amin": "min",
+            "unsqueeze": "expand_dims", "permute": "transpose", "bmm": "matmul"}
 for _alias, _target in _ALIASES.items():
     if _target in _handles and _alias not in globals():
         globals()[_alias] = getattr(_mycel.ops, _target)
@@ -39,6 +40,10 @@ from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
 
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402
+
+# What a tensor is (shape, rank, size, dtype), functional and primitive forms.
+from mycel.ops.array_info import shape, rank, size, dtype  # noqa: E402
+from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend  # noqa: E402
 
 # Gradient clipping by global norm.
 from mycel.ops.clip import clip_by_global_norm  # noqa: E402

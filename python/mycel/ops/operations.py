@@ -29,3 +29,10 @@ for _name, _handle in _mycel.op_handles.items():
         "_handle": _handle, "__doc__": _handle.doc, "__module__": __name__})
     globals()[_handle.class_name] = _cls
     __all__.append(_handle.class_name)
+
+# Primitive forms of Python-level operations (tensor info, assign, depend): see array_info.py.
+from mycel.ops import array_info as _array_info  # noqa: E402
+
+for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend"):
+    globals()[_name] = getattr(_array_info, _name)
+    __all__.append(_name)

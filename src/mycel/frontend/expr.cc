@@ -301,8 +301,10 @@ NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const
   if (attr == "ndim") return prim(b, Prim::kRank, {base}, loc);
   if (attr == "dtype") return prim(b, Prim::kDTypeOf, {base}, loc);
   if (attr == "T") return op_by_name(b, "transpose", {base}, {}, loc);
+  if (attr == "size")  // the product of the shape: a constant unless a dim is dynamic
+    return call_value(b, library_graph("mycel.common.graph_syntax", "tensor_size", loc), {base}, {}, loc);
   error(loc, "AttributeError", "attribute '" + attr + "' of a graph value is not supported in graph mode; "
-        "tensors offer .shape, .ndim, .dtype, .T and their methods");
+        "tensors offer .shape, .ndim, .dtype, .size, .T and their methods");
 }
 
 }  // namespace mycel::frontend
