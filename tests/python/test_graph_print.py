@@ -169,3 +169,33 @@ def test_cell_construct_prints_values_in_graph_mode(capfd):
     net(x)
     graph = capfd.readouterr().out
     assert graph == eager == "h: " + str(eager_h.asnumpy()) + "\n"
+
+
+class _PrintCell(nn.Cell):
+    """MindSpore's Print primitive (each input on its own line) and its functional form."""
+
+    def __init__(self):
+        super().__init__()
+        from mycel.ops import operations as P
+        self.print = P.Print()
+
+    def construct(self, x):
+        self.print("x:", x, x.shape)
+        y = x * 2
+        mycel.ops.print_("y:", y)
+        return y
+
+
+def test_print_primitive_prints_each_input_on_a_line_in_both_modes(capfd):
+    x = Tensor(np.array([0.5, 1.0, 2.0], np.float32))
+    net = _PrintCell()
+    capfd.readouterr()
+    net(x)
+    eager = capfd.readouterr().out
+    assert eager == "x:\n[0.5 1.  2. ]\n(3,)\ny:\n[1. 2. 4.]\n"
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net(x)
+        assert capfd.readouterr().out == eager
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)

@@ -42,8 +42,8 @@ from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
 from mycel.ops.effects import assign, depend  # noqa: E402
 
 # What a tensor is (shape, rank, size, dtype), functional and primitive forms.
-from mycel.ops.array_info import shape, rank, size, dtype  # noqa: E402
-from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend  # noqa: E402
+from mycel.ops.array_info import shape, rank, size, dtype, print_  # noqa: E402
+from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend, Print  # noqa: E402
 
 # Gradient clipping by global norm.
 from mycel.ops.clip import clip_by_global_norm  # noqa: E402

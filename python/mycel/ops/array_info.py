@@ -1,6 +1,6 @@
 """What a tensor is, MindSpore style: the functional ops.shape/rank/size/dtype and the primitive
 classes P.Shape, P.Rank, P.Size, P.DType (used as `self.shape = P.Shape()` in a Cell), plus the
-primitive forms of assign and depend. They are plain Python: in graph mode they parse like user
+primitive forms of assign, depend and print. They are plain Python: in graph mode they parse like user
 code (`_mycel_graph_function`), so x.shape, x.ndim, x.size and x.dtype fold to constants wherever
 analysis knows them."""
 from mycel.ops.effects import assign, depend
@@ -24,6 +24,13 @@ def size(input_x):
 def dtype(input_x):
     """The dtype of input_x."""
     return input_x.dtype
+
+
+def print_(*inputs):
+    """Prints each input on a line of its own (MindSpore's Print): tensors with their values,
+    strings as they are. In graph mode it runs when the compiled program reaches it."""
+    for item in inputs:
+        print(item)
 
 
 class _FunctionPrimitive:
@@ -52,5 +59,7 @@ Size = _primitive("Size", size)
 DType = _primitive("DType", dtype)
 Assign = _primitive("Assign", assign)
 Depend = _primitive("Depend", depend)
+Print = _primitive("Print", print_)
 
-__all__ = ["shape", "rank", "size", "dtype", "Shape", "Rank", "Size", "DType", "Assign", "Depend"]
+__all__ = ["shape", "rank", "size", "dtype", "print_", "Shape", "Rank", "Size", "DType", "Assign",
+           "Depend", "Print"]

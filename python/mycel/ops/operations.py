@@ -30,9 +30,9 @@ for _name, _handle in _mycel.op_handles.items():
     globals()[_handle.class_name] = _cls
     __all__.append(_handle.class_name)
 
-# Primitive forms of Python-level operations (tensor info, assign, depend): see array_info.py.
+# Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
-for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend"):
+for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
     globals()[_name] = getattr(_array_info, _name)
     __all__.append(_name)
