@@ -101,7 +101,8 @@ struct Case {
 TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
   const std::vector<Case> cases = {
       {geom(2, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0), "LeNet5 conv1"},
-      {geom(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1), "same padding, 16 channels (two blocks), odd size"},
+      {geom(1, 3, 17, 32, 16, 3, 3, 1, 1, 1, 1), "same padding, 16 channels (two blocks), odd height"},
+      {geom(2, 5, 9, 20, 11, 5, 5, 2, 2, 2, 2), "125 weights per channel, 11 channels"},
       {geom(3, 2, 9, 40, 5, 3, 5, 2, 1, 0, 3), "asymmetric padding, three column tiles"},
       {geom(1, 1, 8, 8, 1, 1, 1, 0, 0, 0, 0), "1x1 kernel, one channel"},
       {geom(2, 4, 12, 13, 7, 4, 4, 1, 2, 1, 2), "64 weights per channel"},
@@ -136,11 +137,15 @@ TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
 TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   const WindowGeom lenet = geom(64, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0);
   WindowGeom many_out = lenet, strided = lenet, big_window = lenet, grouped = lenet, wide = lenet;
+  // 10-column rows and 16 channels (like LeNet5's conv2): oneDNN fills more lanes.
+  const WindowGeom short_rows = geom(64, 6, 12, 12, 16, 3, 3, 0, 0, 0, 0);
+  if (!cpu::conv2d_direct_fits(DType::float32, lenet)) GTEST_SKIP() << "no AVX-512 direct kernel";
+  EXPECT_TRUE(cpu::conv2d_direct_fits(DType::float32, geom(8, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1)));
   wide.w = 40000;  // its load masks would not fit the kernel's stack table
   wide.ow = wide.w - 4;
   many_out.oc = 32;
   strided.sw = 2;
-  big_window.c = 3;  // 3 * 5 * 5 = 75 weights per channel
+  big_window.c = 6;  // 6 * 5 * 5 = 150 weights per channel
   grouped.groups = 2;
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float64, lenet));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, many_out));
@@ -148,6 +153,7 @@ TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, big_window));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, grouped));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, wide));
+  EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, short_rows));
 }
 
 }  // namespace

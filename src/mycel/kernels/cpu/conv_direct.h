@@ -1,5 +1,5 @@
 // Direct float32 convolution for layers with few channels: a network's first conv (one to a few
-// input channels, a handful of output channels). oneDNN vectorizes over 16 output channels and
+// input channels, up to 16 output channels). oneDNN vectorizes over 16 output channels and
 // wastes most lanes there (LeNet5's 1->6 5x5 conv ran at ~60 GFLOP/s on two cores); this kernel
 // vectorizes over 16 output columns instead and keeps up to 8 output channels' accumulators in
 // registers, with bias and relu applied before the one store.
@@ -12,8 +12,9 @@
 namespace mycel::cpu {
 
 /// Whether conv2d_direct takes this convolution: float32, one group, stride and dilation 1, at
-/// most 16 output channels and 64 weights per output channel, output rows of 8 to ~1000 columns,
-/// on a CPU build with AVX-512.
+/// most 16 output channels and 128 weights per output channel, output rows of 8 to ~1000
+/// columns that fill its 16-wide tiles about as well as the channels would fill oneDNN's
+/// (see the .cc), on a CPU build with AVX-512.
 bool conv2d_direct_fits(DType dtype, const WindowGeom& g);
 
 /// y = conv2d(x, w) (+ bias) (then relu) with x in NCHW. y is NCHW when `block` is 0, else in
