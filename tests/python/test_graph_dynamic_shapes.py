@@ -34,7 +34,7 @@ class Padded(nn.Cell):
     def construct(self, x):
         n = x.shape[0]
         return ops.concat((x, ops.zeros((n, 2), mycel.float32), ops.ones((n, 1), mycel.float32),
-                           ops.fill((n, 1), 0.5, dtype=mycel.float32)), axis=1)
+                           ops.fill(mycel.float32, (n, 1), 0.5)), axis=1)
 
 
 def test_created_tensors_follow_a_dynamic_batch():
@@ -100,3 +100,27 @@ def test_loop_over_a_dynamic_dim_indexes_and_assigns_rows():
     for a, e in zip(arrays, eager):
         np.testing.assert_array_equal(net(Tensor(a.copy())).asnumpy(), e)
     assert net._compiled.graph.num_programs == 1
+
+
+def filled(x):
+    """MindSpore's fill(type, shape, value), full and full_like, constant and dynamic shapes."""
+    a = ops.fill(mycel.float32, (2, 3), 1.5)
+    b = ops.full((2, 3), 7)  # int64, as numpy.full
+    c = ops.full(3, True)
+    d = ops.full_like(x, -1.0)
+    e = ops.full((x.shape[0], 2), 0.25, dtype=mycel.float64)
+    return a, b, c, d, e
+
+
+def test_fill_full_and_full_like_match_numpy_in_both_modes():
+    x = t(4, 3, seed=9)
+    want = (np.full((2, 3), 1.5, np.float32), np.full((2, 3), 7), np.full(3, True),
+            np.full((4, 3), -1.0, np.float32), np.full((4, 2), 0.25))
+    eager = [v.asnumpy() for v in filled(x)]
+    for e, w in zip(eager, want):
+        np.testing.assert_array_equal(e, w)
+        assert e.dtype == w.dtype
+    jitted = mycel.jit(filled)
+    for e, g in zip(eager, jitted(x)):
+        np.testing.assert_array_equal(g.asnumpy(), e)
+        assert g.asnumpy().dtype == e.dtype

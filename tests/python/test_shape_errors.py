@@ -244,7 +244,7 @@ def test_creation_errors():
     with pytest.raises(ValueError, match=r"\[eye\].*>= 0"):
         ops.eye(-1)
     with pytest.raises(TypeError, match=r"\[fill\].*value"):
-        ops.fill((2,), "x")
+        ops.fill(mycel.float32, (2,), "x")
 
 
 def test_resize_errors():

@@ -89,7 +89,7 @@ class Constant(Initializer):
         self.value = value
 
     def _generate(self, shape, dtype):
-        return _ops.fill(tuple(shape), float(self.value), dtype=dtype)
+        return _ops.fill(dtype, tuple(shape), float(self.value))
 
 
 class Zero(Constant):

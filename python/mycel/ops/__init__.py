@@ -41,6 +41,9 @@ from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402
 
+# full / full_like (MindSpore 2.x, numpy) over fill.
+from mycel.ops.full import full, full_like  # noqa: E402
+
 # What a tensor is (shape, rank, size, dtype), functional and primitive forms.
 from mycel.ops.array_info import shape, rank, size, dtype, print_  # noqa: E402
 from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend, Print  # noqa: E402

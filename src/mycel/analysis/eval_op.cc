@@ -222,7 +222,7 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
 /// usual compile-time-constant error).
 static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std::vector<NodePtr>& args,
                             const SourceLoc& loc) {
-  const NodePtr& shape = args[0];
+  const NodePtr& shape = args[op.attr_index("shape")];
   auto* st = as_tuple(shape->abstract());
   if (!st || !is_prim_call(shape, Prim::kMakeTuple)) return nullptr;
   std::vector<NodePtr> refs;
@@ -248,14 +248,14 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std:
   }
   ValuePtr value = floating(op.name == "ones" ? 1.0 : 0.0);
   if (op.name == "fill") {
-    value = constant_of(args[1]->abstract());
+    value = constant_of(args[op.attr_index("value")]->abstract());
     if (!value) return nullptr;  // the value must be known when compiling, as for fill itself
   }
   static const OpDef& fill = Registry::get().at("dynamic_fill");
   std::vector<NodePtr> fill_args{eval_prim_call(e, ctx, Prim::kMakeTuple, refs, loc),
                                  e.constant(ctx, tuple(std::move(sizes))),
                                  e.constant(ctx, tuple(std::move(triples))), e.constant(ctx, value),
-                                 args.back()};  // dtype
+                                 args[op.attr_index("dtype")]};
   return eval_op_call(e, ctx, OpValue(&fill, Attrs()), fill_args, loc);
 }
 
@@ -310,7 +310,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     return tuple_subscript(e, ctx, args, loc);
 
   if ((op.name == "zeros" || op.name == "ones" || op.name == "fill") && n_in == 0 &&
-      args.size() == n_attr && !constant_of(args[0]->abstract()))
+      args.size() == n_attr && !constant_of(args[op.attr_index("shape")]->abstract()))
     if (NodePtr n = dynamic_fill(e, ctx, op, args, loc)) return n;
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).

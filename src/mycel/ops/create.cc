@@ -133,9 +133,10 @@ MYCEL_REGISTER_OPS(create) {
   r.add(make_op("ones", "Ones", "A tensor of `shape` filled with 1.", {},
                 {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(1),
                 all_dtypes(), "none"));
-  r.add(make_op("fill", "Fill", "A tensor of `shape` filled with `value`.", {},
-                {shape_attr(), attr("value", AttrKind::kFloat, {}, {"fill_value"}),
-                 attr("dtype", AttrKind::kDType, f32)},
+  // MindSpore's order: ops.fill(type, shape, value) (ops.full in Python takes size first).
+  r.add(make_op("fill", "Fill", "A tensor of `shape` and dtype `type` filled with `value`.", {},
+                {attr("type", AttrKind::kDType, {}, {"dtype"}), shape_attr(),
+                 attr("value", AttrKind::kFloat, {}, {"fill_value"})},
                 infer_shape_attr,
                 [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
                 all_dtypes(), "none"));

@@ -15,7 +15,7 @@ from mycel.nn.layer.normalization import LayerNorm
 def _masked(scores, mask):
     """Adds a float mask; a bool mask puts -inf where it is True (that position is not attended)."""
     if is_bool_dtype(mask.dtype):
-        return ops.select(mask, ops.fill((), -math.inf, dtype=scores.dtype), scores)
+        return ops.select(mask, ops.fill(scores.dtype, (), -math.inf), scores)
     return scores + mask
 
 
