@@ -124,3 +124,21 @@ def test_fill_full_and_full_like_match_numpy_in_both_modes():
     for e, g in zip(eager, jitted(x)):
         np.testing.assert_array_equal(g.asnumpy(), e)
         assert g.asnumpy().dtype == e.dtype
+
+
+class CausalScores(nn.Cell):
+    """Attention scores with a causal mask built for the run's sequence length."""
+
+    def construct(self, q):
+        n = q.shape[1]
+        scores = ops.matmul(q, q.transpose(0, 2, 1))
+        mask = ops.ones((n, n), mycel.float32).tril()
+        return ops.softmax(scores * mask + (mask - 1.0) * 1e9, axis=-1)
+
+
+def test_causal_mask_for_a_dynamic_sequence_length():
+    xs = [t(2, s, 4, seed=s) for s in (3, 6, 1)]
+    eager, got = run_both(CausalScores(), Tensor(shape=[2, None, 4], dtype=mycel.float32), xs)
+    for e, g in zip(eager, got):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(np.triu(g[0], 1), 0)  # nothing attends to the future

@@ -282,3 +282,9 @@ def test_huge_sizes_are_rejected():
         ops.one_hot(idx([0, 1]), big)
     with pytest.raises(ValueError, match=r"\[split\]"):
         ops.split(t((4,)), size_splits=(3, big))
+
+
+def test_triangle_errors():
+    for op in (ops.tril, ops.triu):
+        with pytest.raises(ValueError, match=r"\[tri[lu]\] input 'x' must have rank >= 2, got shape \(3,\)"):
+            op(t((3,)))

@@ -16,7 +16,7 @@ _METHODS = {
     "prod": "prod", "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin",
     "var": "var", "std": "std", "logsumexp": "logsumexp", "cumsum": "cumsum",
     "clip": "clip_by_value", "softmax": "softmax", "log_softmax": "log_softmax",
-    "sort": "sort", "argsort": "argsort", "topk": "top_k",
+    "sort": "sort", "argsort": "argsort", "topk": "top_k", "tril": "tril", "triu": "triu",
 }
 
 

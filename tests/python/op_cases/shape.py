@@ -1,5 +1,5 @@
 """Table rows for the shape ops: reshape-like views, transpose, broadcast_to/_like, tile, concat,
-stack, split and cast."""
+stack, split, cast, tril and triu."""
 import numpy as np
 
 from op_cases import OpCase
@@ -93,4 +93,13 @@ CASES = [
     OpCase("cast", lambda x, dtype: x.astype(dtype), [()], dict(dtype="float16"), id="0d"),
     OpCase("cast", lambda x, dtype: x.astype(dtype), [(0, 2)], dict(dtype="int64"), id="empty"),
     OpCase("cast", lambda x, dtype: x.astype(dtype), [LARGE], dict(dtype="float64"), id="large"),
+    OpCase("tril", lambda x, diagonal=0: np.tril(x, diagonal), [(3, 4)], dtypes=ALL),
+    OpCase("tril", lambda x, diagonal: np.tril(x, diagonal), [(2, 4, 3)], dict(diagonal=-1), id="batch_neg"),
+    OpCase("tril", lambda x, diagonal: np.tril(x, diagonal), [(3, 5)], dict(diagonal=7), id="all"),
+    OpCase("tril", lambda x, diagonal=0: np.tril(x, diagonal), [(0, 3)], id="empty"),
+    OpCase("tril", lambda x, diagonal=0: np.tril(x, diagonal), [LARGE], id="large"),
+    OpCase("triu", lambda x, diagonal=0: np.triu(x, diagonal), [(3, 4)], dtypes=ALL),
+    OpCase("triu", lambda x, diagonal: np.triu(x, diagonal), [(2, 3, 4)], dict(diagonal=2), id="batch_pos"),
+    OpCase("triu", lambda x, diagonal: np.triu(x, diagonal), [(4, 3)], dict(diagonal=-9), id="all"),
+    OpCase("triu", lambda x, diagonal=0: np.triu(x, diagonal), [LARGE], id="large"),
 ]

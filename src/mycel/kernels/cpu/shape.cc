@@ -187,4 +187,25 @@ void fill_value(Tensor& out, double v) {
   });
 }
 
+void triangle(const Tensor& x, Tensor& y, int64_t diagonal, bool lower) {
+  const Shape& s = x.shape();
+  const int64_t rows = s[s.size() - 2], cols = s[s.size() - 1];
+  if (rows == 0 || cols == 0) return;
+  const size_t isz = itemsize(x.dtype());
+  const auto* src = static_cast<const char*>(x.data());
+  auto* dst = static_cast<char*>(y.data());
+  // Each row keeps one contiguous range of columns: [0, i + diagonal] (lower) or
+  // [i + diagonal, cols) (upper); it is copied and the rest zeroed.
+  parallel_for(x.numel() / cols, cols, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t i = r % rows;
+      const int64_t lo = lower ? 0 : std::clamp<int64_t>(i + diagonal, 0, cols);
+      const int64_t hi = lower ? std::clamp<int64_t>(i + diagonal + 1, 0, cols) : cols;
+      char* out = dst + r * cols * isz;
+      std::memset(out, 0, cols * isz);
+      if (hi > lo) std::memcpy(out + lo * isz, src + (r * cols + lo) * isz, (hi - lo) * isz);
+    }
+  });
+}
+
 }  // namespace mycel::cpu

@@ -31,5 +31,8 @@ void split_blocks(const Tensor& in, std::vector<Tensor>& outputs, int64_t axis);
 void copy_all(const Tensor& in, Tensor& out);
 /// Fills out with v converted to its dtype.
 void fill_value(Tensor& out, double v);
+/// y = x with, in each matrix of the last two dims, only element (i, j) where j - i <= diagonal
+/// (lower) or j - i >= diagonal (upper) kept and the rest zero: tril / triu.
+void triangle(const Tensor& x, Tensor& y, int64_t diagonal, bool lower);
 
 }  // namespace mycel::cpu
