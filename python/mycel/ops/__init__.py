@@ -41,6 +41,9 @@ from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402
 
+# Composites of registry ops: masked_fill, chunk, linspace.
+from mycel.ops.composite import masked_fill, chunk, linspace  # noqa: E402
+
 # full / full_like (MindSpore 2.x, numpy) over fill.
 from mycel.ops.full import full, full_like  # noqa: E402
 

@@ -60,7 +60,14 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       src->lines.push_back(std::make_shared<const std::string>(s));
     }
     nb::object text = nb::module_::import_("textwrap").attr("dedent")(nb::str("").attr("join")(lines));
-    tree = ast_.attr("parse")(text);
+    try {
+      tree = ast_.attr("parse")(text);
+    } catch (nb::python_error&) {
+      // A lambda in a compound statement's header (`for y in f(lambda x: x + 1):`): its lines
+      // are the header alone, which parses once given a body. Line numbers stay as they were.
+      if (str_attr(fn, "__name__") != "<lambda>") throw;
+      tree = ast_.attr("parse")(nb::str(text) + nb::str("\n    pass\n"));
+    }
   } catch (nb::python_error& e) {
     error(loc, "TypeError", "cannot read the source of '" + qualname(fn) +
                                 "': graph mode parses Python source (" + e.what() + ")");
