@@ -142,3 +142,35 @@ def test_causal_mask_for_a_dynamic_sequence_length():
     for e, g in zip(eager, got):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
         np.testing.assert_array_equal(np.triu(g[0], 1), 0)  # nothing attends to the future
+
+
+def test_loop_carried_tensor_changing_rank_is_a_located_error_not_a_crash():
+    @mycel.jit
+    def grow(y, n):
+        i = ops.zeros((), mycel.int32)
+        while i < n:  # a run-time trip count: the loop stays a loop, so y needs one type
+            y = ops.expand_dims(y, 0)
+            i = i + 1
+        return y
+
+    with pytest.raises(NotImplementedError, match=r"tensor 'y' changes from f32\[2\] to f32\[1, 2\](.|\n)*while i < n"):
+        grow(Tensor(np.ones(2, np.float32)), Tensor(np.array(2, np.int32)))
+
+    @mycel.jit
+    def unrolled(y):
+        for _ in range(3):  # a compile-time trip count unrolls: each iteration its own type
+            y = ops.expand_dims(y, 0)
+        return y
+
+    assert unrolled(Tensor(np.ones(2, np.float32))).shape == (1, 1, 1, 2)
+
+
+def _deepen(x, n):
+    if n == 0:
+        return x
+    return _deepen(ops.expand_dims(x, 0), n - 1)
+
+
+def test_recursion_whose_types_never_repeat_stops_with_an_error():
+    with pytest.raises(NotImplementedError, match="changes from"):
+        mycel.jit(lambda x: _deepen(x, 3000))(Tensor(np.ones(2, np.float32)))

@@ -13,6 +13,8 @@ namespace {
 // A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
 // many levels (each level nests the analysis deeper).
 constexpr int kMaxGrowingUnroll = 128;
+// Nested specializations at most (each level is a few C++ frames of the analysis).
+constexpr size_t kMaxNesting = 1000;
 
 // A loop-carried tuple, list or dict that changes length cannot be widened: a loop over
 // compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
@@ -21,6 +23,18 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
                      const std::vector<AbstractPtr>& now, bool dynamic, int levels,
                      const SourceLoc& loc) {
   for (size_t i = 0; i < now.size(); ++i) {
+    auto* xa = as_tensor(before[i]);
+    auto* xb = as_tensor(now[i]);
+    if (xa && xb && (xa->shape().size() != xb->shape().size() || xa->dtype() != xb->dtype())) {
+      // A tensor whose rank or dtype changes cannot be widened either (only dims can).
+      if (!dynamic && levels < kMaxGrowingUnroll) return true;
+      MYCEL_THROW(NotSupported, "[loop] tensor '", as_parameter(g.parameters()[i])->name(),
+                  "' changes from ", xa->repr(), " to ", xb->repr(),
+                  " on an iteration of a loop that stays a loop in the graph (",
+                  dynamic ? "its trip count is only known at run time" : "it runs too many iterations",
+                  "); a loop-carried tensor must keep its rank and dtype (its dims may change)",
+                  where(loc));
+    }
     auto* ta = as_tuple(before[i]);
     auto* tb = as_tuple(now[i]);
     if (!ta || !tb || ta->items().size() == tb->items().size()) continue;
@@ -405,6 +419,12 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
 }
 
 void Engine::analyse(Context* ctx) {
+  // Specializations that never repeat a signature would nest until the C++ stack overflows:
+  // stop with an error long before (legitimate programs nest a few dozen levels).
+  if (stack_.size() >= kMaxNesting)
+    MYCEL_THROW(NotSupported, "[specialize] calls nest more than ", kMaxNesting, " levels deep ",
+                "while compiling @", ctx->graph->name(), " (a recursion or loop whose argument types "
+                "change on every call never reaches a fixed point)");
   ctx->in_progress = true;
   stack_.push_back(ctx);
   const size_t mark = created_.size();
