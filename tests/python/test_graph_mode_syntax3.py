@@ -4,7 +4,6 @@ eagerly and through mycel.jit on the same inputs and must give exactly the same 
 same exception type and message); what stays unsupported fails with the user's file:line.
 
 PYTEST_DONT_REWRITE: the functions under test use `assert`, whose eager message must stay Python's."""
-import inspect
 import math
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 
 import mycel
 from mycel import Tensor, nn, ops
+from graph_errors import line_of, located
 
 FILE = __file__.split("/")[-1]
 
@@ -76,23 +76,6 @@ def assert_note(exc, fn, text):
     """The note graph mode adds: <file>:<line>: <source line>, for the line holding `text`."""
     note = note_of(exc)
     assert f"{FILE}:{line_of(fn, text)}: " in note and text in note, note
-
-
-def line_of(fn, text):
-    lines, first = inspect.getsourcelines(fn)
-    for i, line in enumerate(lines):
-        if text in line:
-            return first + i
-    raise AssertionError(text)
-
-
-def located(fn, args, kind, text, hint=""):
-    """Graph mode raises `kind` naming this file, the line holding `text`, and `hint`."""
-    with pytest.raises(kind) as info:
-        mycel.jit(fn)(*args)
-    msg = str(info.value) + "".join(getattr(info.value, "__notes__", []))
-    assert f"{FILE}:{line_of(fn, text)}" in msg and text in msg and hint in msg, msg
-    return info.value
 
 
 # ---- 1. chained comparisons ----

@@ -2,13 +2,13 @@
 builtins max/min/sum with tensors, list comprehensions whose length analysis finds, and dict
 comprehensions / dict(...). Each construct runs eagerly and through mycel.jit on the same inputs
 and must give exactly the same values; what stays unsupported fails with the user's file:line."""
-import inspect
 
 import numpy as np
 import pytest
 
 import mycel
 from mycel import Tensor, nn, ops
+from graph_errors import line_of, located
 
 FILE = __file__.split("/")[-1]
 
@@ -52,23 +52,6 @@ def same(fn, *args):
     graph = mycel.jit(fn)(*args)
     assert_same(eager, graph)
     return graph
-
-
-def line_of(fn, text):
-    lines, first = inspect.getsourcelines(fn)
-    for i, line in enumerate(lines):
-        if text in line:
-            return first + i
-    raise AssertionError(text)
-
-
-def located(fn, args, kind, text, hint=""):
-    """Graph mode raises `kind` naming this file, the line holding `text`, and `hint`."""
-    with pytest.raises(kind) as info:
-        mycel.jit(fn)(*args)
-    msg = str(info.value) + "".join(getattr(info.value, "__notes__", []))
-    assert f"{FILE}:{line_of(fn, text)}" in msg and text in msg and hint in msg, msg
-    return info.value
 
 
 # ---- 1. methods of compile-time values ----

@@ -146,7 +146,8 @@ def builtin_max(*args):
 
 
 def builtin_min(*args):
-    """min(a, b, ...) and min(seq): as builtin_max, with m = v where v < m."""
+    """min(a, b, ...) and min(seq): as builtin_max, with m = v where v < m. (Written out again:
+    these helpers are parsed one by one, and a call between them would be a Python call.)"""
     seq = args[0] if len(args) == 1 else args
     tensors = isinstance(seq, Tensor)
     for v in seq:
