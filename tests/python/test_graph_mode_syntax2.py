@@ -7,16 +7,13 @@ import pytest
 
 import mycel
 from mycel import Parameter, Tensor, nn, ops
+from graph_helpers import arr
 
 
 @pytest.fixture(autouse=True)
 def _restore_mode():
     yield
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
-def arr(*shape, seed=0, dtype=np.float32):
-    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dtype)
 
 
 def flat(out):

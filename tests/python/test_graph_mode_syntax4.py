@@ -8,7 +8,7 @@ import pytest
 
 import mycel
 from mycel import Tensor, nn, ops
-from graph_errors import line_of, located
+from graph_helpers import arr, assert_same, line_of, located
 
 FILE = __file__.split("/")[-1]
 
@@ -17,32 +17,6 @@ FILE = __file__.split("/")[-1]
 def _restore_mode():
     yield
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
-def arr(*shape, seed=0, dtype=np.float32):
-    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dtype)
-
-
-def assert_same(e, g):
-    """Equal structure (tuple vs list and dict included), Python values and tensors bit for bit.
-    A Python scalar a compiled function returns comes back as a 0-d tensor."""
-    if isinstance(e, (bool, int, float)) and isinstance(g, Tensor):
-        assert g.ndim == 0 and type(g.item()) is type(e) and g.item() == e, (e, g)
-        return
-    assert type(e) is type(g), (type(e), type(g))
-    if isinstance(e, (tuple, list)):
-        assert len(e) == len(g)
-        for a, b in zip(e, g):
-            assert_same(a, b)
-    elif isinstance(e, dict):
-        assert list(e) == list(g), (list(e), list(g))
-        for k in e:
-            assert_same(e[k], g[k])
-    elif isinstance(e, Tensor):
-        assert e.dtype == g.dtype and e.shape == g.shape, (e, g)
-        np.testing.assert_array_equal(g.asnumpy(), e.asnumpy())
-    else:
-        assert e == g, (e, g)
 
 
 def same(fn, *args):
