@@ -103,6 +103,7 @@ struct OpDef {
   ViewFn view;                    // set for ops whose eager result may alias the input
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
   bool random = false;            // draws from the global generator
+  bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands
 
   int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)
