@@ -60,7 +60,12 @@ def format_fstring(template, *values):
 def getitem_index(x, key):
     """x[key] with key an index tensor or an int known only at run time (a while loop's counter):
     identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather."""
-    return _ops.gather(x, _ops.identity(key), 0)
+    key = _ops.identity(key)
+    if key.dtype == bool_:
+        raise IndexError("graph mode: indexing with a boolean mask known only at run time gives a "
+                         "shape known only at run time; use ops.select(mask, x, other) or "
+                         "ops.masked_fill, or a mask known when compiling (a numpy array, a constant)")
+    return _ops.gather(x, key, 0)
 
 
 def starred_end(n, before, after):
