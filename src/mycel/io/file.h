@@ -42,9 +42,15 @@ class TempClaim {
   std::string path_;
 };
 
+/// Removes the "<path>.tmp-<pid>" files whose writer process is gone (a killed save leaves its
+/// temporary file behind, and nothing else would ever remove it).
+void remove_stale_temps(const std::string& path);
+
 /// Writes "<path>.tmp-<pid>"; commit() fsyncs it, renames it over `path` and fsyncs the
 /// directory, so a reader sees the old file or the complete new one, never a partial one.
-/// Destroyed without commit(), it removes the temporary file.
+/// Destroyed without commit(), it removes the temporary file; created, it first removes the
+/// temporary files that killed writers left for `path`. Fault points (MYCEL_FAULT, for tests):
+/// atomic_write:opened, :partial, :written, :synced, :renamed.
 class AtomicWriter {
  public:
   explicit AtomicWriter(const std::string& path);
