@@ -5,11 +5,27 @@
 #include <cmath>
 #include <set>
 
+#include "mycel/data/mindrecord/commit.h"
+
 namespace mycel::data::mr {
 
 namespace {
 std::string join_path(const std::string& dir, const std::string& name) {
   return dir == "." ? name : dir + "/" + name;
+}
+
+// Opens shard `path` as the last commit published it: through a pending commit record when a
+// commit was cut short after its commit point (commit.h).
+std::shared_ptr<ShardFile> open_shard(const std::string& path) {
+  std::string target = committed_path(path);
+  if (target != path) {
+    try {
+      return std::make_shared<ShardFile>(target);
+    } catch (const RuntimeError&) {
+      if (path_exists(target)) throw;  // else a commit finished meanwhile: it is at `path` now
+    }
+  }
+  return std::make_shared<ShardFile>(path);
 }
 }  // namespace
 
@@ -18,7 +34,7 @@ Reader::Reader(const std::vector<std::string>& files, bool expand,
   MYCEL_CHECK(!files.empty(), ValueError, "[MindDataset] dataset_files is empty");
   if (expand) {
     MYCEL_CHECK(files.size() == 1, ValueError, "[MindDataset] expected one file to expand");
-    auto first = std::make_shared<ShardFile>(files[0]);
+    auto first = open_shard(files[0]);
     const Header& h = first->header();
     std::string dir = dir_name(files[0]);
     for (uint32_t s = 0; s < h.shard_num; ++s) {
@@ -27,16 +43,16 @@ Reader::Reader(const std::vector<std::string>& files, bool expand,
         continue;
       }
       std::string p = join_path(dir, h.shard_names[s]);
-      MYCEL_CHECK(path_exists(p), RuntimeError, files[0], ": shard ", s, " of ", h.shard_num, " ('",
-                  p, "') is missing");
-      shards_.push_back(std::make_shared<ShardFile>(p));
+      MYCEL_CHECK(path_exists(p) || committed_path(p) != p, RuntimeError, files[0], ": shard ", s,
+                  " of ", h.shard_num, " ('", p, "') is missing");
+      shards_.push_back(open_shard(p));
       const Header& o = shards_.back()->header();
       MYCEL_CHECK(o.set_id == h.set_id && o.shard_id == s, RuntimeError, p, ": is not shard ", s,
                   " of the file set of ", files[0]);
     }
     interleaved_ = h.shard_num > 1;
   } else {
-    for (const auto& f : files) shards_.push_back(std::make_shared<ShardFile>(f));
+    for (const auto& f : files) shards_.push_back(open_shard(f));
     // Exactly one complete shard set, in any order: read it in write order.
     const Header& h0 = shards_[0]->header();
     std::set<uint32_t> ids;
