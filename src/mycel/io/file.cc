@@ -199,7 +199,7 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
   return count * size;
 }
 
-bool is_utf8(const std::string& s) {
+size_t first_invalid_utf8(const std::string& s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size(), i = 0;
   while (i < n) {
@@ -209,19 +209,21 @@ bool is_utf8(const std::string& s) {
                  : (c >> 4) == 0xE  ? 3
                  : (c >> 3) == 0x1E ? 4
                                     : 0;
-    if (len == 0 || i + len > n) return false;
+    if (len == 0 || i + len > n) return i;
     uint32_t cp = len == 1 ? c : c & (0x7F >> len);
     for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
+      if ((p[i + k] & 0xC0) != 0x80) return i;
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
     // Reject overlong forms, surrogates and code points past U+10FFFF.
     static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
     i += len;
   }
-  return true;
+  return std::string::npos;
 }
+
+bool is_utf8(const std::string& s) { return first_invalid_utf8(s) == std::string::npos; }
 
 void normalize_bools(void* data, uint64_t n) {
   auto* b = static_cast<uint8_t*>(data);

@@ -79,6 +79,8 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
 
 /// Whether s is well-formed UTF-8 (names must become Python str).
 bool is_utf8(const std::string& s);
+/// Offset of the first byte of s that is not well-formed UTF-8; std::string::npos if none.
+size_t first_invalid_utf8(const std::string& s);
 /// Rewrites every byte of a bool tensor to 0 or 1: a file may hold any byte, C++ bool may not.
 void normalize_bools(void* data, uint64_t n);
 
