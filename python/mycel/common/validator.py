@@ -48,3 +48,10 @@ def channels_last_perm(rank):
 def append_dim(shape, n):
     """shape + (n,)."""
     return tuple(shape) + (n,)
+
+
+def not_tensor_error(who, arg, value):
+    """The TypeError for a non-Tensor argument of a Python-level op. Ops call it as
+    `if not isinstance(x, Tensor): raise not_tensor_error(...)`: graph mode folds isinstance of
+    a traced tensor to True, so the check costs nothing in a compiled step."""
+    return TypeError(f"[{who}] input '{arg}' must be a Tensor, got {type(value).__name__}")
