@@ -526,8 +526,9 @@ def test_safetensors_header_not_utf8_names_file_and_offset(tmp_path, text):
     offset = ref.value.start
     path = tmp_path / "bad.safetensors"
     path.write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 4)
-    with pytest.raises(ValueError, match=rf"safetensors file '.*bad.safetensors': header is not valid "
-                                         rf"UTF-8 \(byte 0x{text[offset]:02x} at header offset {offset}\)"):
+    msg = (rf"safetensors file '.*bad.safetensors': header is not valid UTF-8 "
+           rf"\(byte 0x{text[offset]:02x} at header offset {offset}\)")
+    with pytest.raises(ValueError, match=msg):
         load_safetensors(str(path))
     with pytest.raises(ValueError, match="bad.safetensors"):
         mycel.load_checkpoint(str(path))

@@ -269,9 +269,9 @@ def test_cifar_label_out_of_range_names_file_and_record(tmp_path, kind, column, 
         src.get(4)
     # Through the pipeline the 4 good rows arrive first, then the error.
     got = []
+    data = getattr(ds, kind)(str(tmp_path), usage="train", shuffle=False)
     with pytest.raises(ValueError, match=msg):
-        for r in getattr(ds, kind)(str(tmp_path), usage="train", shuffle=False).create_tuple_iterator(
-                num_epochs=1, output_numpy=True):
+        for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True):
             got.append(r)
     assert len(got) == 4
 

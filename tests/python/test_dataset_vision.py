@@ -402,7 +402,8 @@ def test_decode_png_checks_adler32_and_every_crc():
     for s, ok in ((stream, True), (bad_stream, False)):
         split = bytes(good[:pos]) + idat(s[:-4]) + idat(s[-4:]) + bytes(good[pos + 12 + n:])
         if ok:
-            np.testing.assert_array_equal(run(vision.Decode(), np.frombuffer(split, np.uint8)), image(20, 20))
+            got = run(vision.Decode(), np.frombuffer(split, np.uint8))
+            np.testing.assert_array_equal(got, image(20, 20))
         else:
             with pytest.raises(RuntimeError, match="Decode.*incorrect data check"):
                 run(vision.Decode(), np.frombuffer(split, np.uint8))
@@ -420,7 +421,8 @@ def test_decode_png_checks_adler32_and_every_crc():
     assert zlib.crc32(bytes(chunk[4:-4])) != struct.unpack(">I", chunk[-4:])[0]
     with pytest.raises(RuntimeError, match="Decode.*CRC"):
         run(vision.Decode(), np.frombuffer(bytes(bad), np.uint8))
-    np.testing.assert_array_equal(run(vision.Decode(), np.frombuffer(bytes(good), np.uint8)), image(20, 20))
+    got = run(vision.Decode(), np.frombuffer(bytes(good), np.uint8))
+    np.testing.assert_array_equal(got, image(20, 20))
 
 
 def test_decode_corrupt_data_raises_cleanly():

@@ -43,7 +43,7 @@ def test_pyproject_ranges_contain_the_pins():
         req = Requirement(text)
         assert req.specifier, f"pyproject.toml: '{text}' has no version range"
         pinned = pins[canonicalize_name(req.name)]
-        assert req.specifier.contains(pinned), f"pyproject.toml: '{text}' excludes the pinned {pinned}"
+        assert req.specifier.contains(pinned), f"pyproject.toml: '{text}' excludes pinned {pinned}"
 
 
 def test_setup_installs_through_the_constraints():

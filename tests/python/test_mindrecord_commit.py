@@ -20,7 +20,8 @@ AFTER = ["committed"] + [f"renamed{i}" for i in range(SHARDS)] + ["record_remove
 WRITER = r"""
 import os, sys, time
 from mycel.mindrecord import FileWriter
-path, tag, n, overwrite, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+path, tag, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5]
+overwrite = sys.argv[4] == "1"
 w = FileWriter(path, 4, overwrite=overwrite)
 w.add_schema({"id": {"type": "int64"}, "tag": {"type": "string"}})
 w.write_raw_data([{"id": i, "tag": tag} for i in range(n)])
@@ -40,8 +41,9 @@ def writer(path, tag, n, fault=None, overwrite=True, go="-"):
     env.pop("MYCEL_FAULT", None)
     if fault:
         env["MYCEL_FAULT"] = f"mindrecord_commit:{fault}"
-    return subprocess.Popen([sys.executable, "-c", WRITER, path, tag, str(n), "1" if overwrite else "0", go],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    args = [path, tag, str(n), "1" if overwrite else "0", go]
+    return subprocess.Popen([sys.executable, "-c", WRITER, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
 
 
 def write_set(path, tag, n):
@@ -74,7 +76,8 @@ def test_kill_at_each_point_of_a_commit(tmp_path, point):
     out, err = p.communicate(timeout=60)
     assert p.returncode == -signal.SIGKILL, err
     # 10 and 13 rows split differently over 4 shards: a mix of the sets could not pass as either.
-    assert read_set(path) == (("old", list(range(10))) if point in BEFORE else ("new", list(range(13))))
+    want = ("old", list(range(10))) if point in BEFORE else ("new", list(range(13)))
+    assert read_set(path) == want
     # The next commit in the directory finishes the killed one (or drops its files) first.
     q = writer(path, "later", 7)
     out, err = q.communicate(timeout=60)
@@ -111,7 +114,8 @@ def test_an_error_before_the_commit_point_keeps_the_old_set(tmp_path, monkeypatc
 def test_two_processes_writing_one_name(tmp_path, overwrite):
     path = str(tmp_path / "set.mr")
     go = str(tmp_path / "go")
-    procs = {tag: writer(path, tag, n, overwrite=overwrite, go=go) for tag, n in [("a", 40), ("b", 41)]}
+    procs = {tag: writer(path, tag, n, overwrite=overwrite, go=go)
+             for tag, n in [("a", 40), ("b", 41)]}
     for p in procs.values():  # both have written every row before either commits
         assert p.stdout.readline().strip() == "ready"
     open(go, "w").close()

@@ -38,7 +38,8 @@ def _pynative_after():
 @pytest.mark.parametrize("value,type_name", BAD)
 @pytest.mark.parametrize("op,arg,call", CASES)
 def test_non_tensor_input_is_a_type_error_naming_op_and_argument(op, arg, call, value, type_name):
-    with pytest.raises(TypeError, match=rf"^\[{op}\] input '{arg}' must be a Tensor, got {type_name}$"):
+    msg = rf"^\[{op}\] input '{arg}' must be a Tensor, got {type_name}$"
+    with pytest.raises(TypeError, match=msg):
         call(value)
 
 
@@ -53,7 +54,8 @@ def test_checks_fold_away_in_graph_mode():
     for a, b in zip(eager[:3], compiled[:3]):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
     assert int(eager[3]) == int(compiled[3]) == 8
-    np.testing.assert_array_equal(compiled[1].asnumpy(), np.where(MASK.asnumpy(), -1.0, X.asnumpy()))
+    want = np.where(MASK.asnumpy(), -1.0, X.asnumpy())
+    np.testing.assert_array_equal(compiled[1].asnumpy(), want)
 
 
 def test_graph_mode_raises_the_same_error_at_compile_time():

@@ -101,7 +101,8 @@ void remove_stale_temps(const std::string& path) {
     pid_t pid = static_cast<pid_t>(std::stol(digits));
     // ESRCH: no such process, so no writer will ever finish (or remove) this file. A live pid
     // (or EPERM: alive, another user's) may be a writer at work.
-    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
+    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH)
+      stale.push_back(name);
   }
   ::closedir(d);
   for (const auto& name : stale) ::unlink((dir == "." ? name : dir + "/" + name).c_str());

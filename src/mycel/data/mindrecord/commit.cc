@@ -157,7 +157,8 @@ void remove_dead_temps(const std::string& path) {
 std::string committed_path(const std::string& path) {
   const std::string dir = dir_name(path), base = base_name(path);
   // A shard is named set name + shard number: try each split of the trailing digits.
-  for (size_t k = base.size(); k > 0 && std::isdigit(static_cast<unsigned char>(base[k - 1])); --k) {
+  for (size_t k = base.size(); k > 0 && std::isdigit(static_cast<unsigned char>(base[k - 1]));
+       --k) {
     const std::string record = commit_record_path(join(dir, base.substr(0, k - 1)));
     if (k == 1 || !path_exists(record)) continue;
     std::vector<std::pair<std::string, std::string>> shards;

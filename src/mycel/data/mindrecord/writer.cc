@@ -300,7 +300,9 @@ void Writer::commit() {
   MYCEL_CHECK(!committed_ && !aborted_, ValueError, "[FileWriter] the writer was already ",
               committed_ ? "committed" : "aborted");
   const std::string dir = dir_name(paths_[0]);
-  const std::string set_name = paths_.size() == 1 ? paths_[0] : paths_[0].substr(0, paths_[0].size() - 1);
+  // file_name itself: the only path, or shard 0's path without its "0"
+  const std::string set_name =
+      paths_.size() == 1 ? paths_[0] : paths_[0].substr(0, paths_[0].size() - 1);
   std::unique_ptr<DirLock> lock;
   try {
     if (shards_.empty()) open_shards();  // a schema with no rows is a valid, empty file set
