@@ -1,6 +1,6 @@
-"""The Python-level ops of mycel.ops (array_info.py, full.py, composite.py) check that their
-tensor arguments are Tensors and say which op, which argument and what was given, eagerly and in
-graph mode, where the check folds away for real tensors."""
+"""The Python-level ops of mycel.ops (array_info.py, full.py, composite.py, clip.py, effects.py)
+check that their tensor arguments are Tensors and say which op, which argument and what was
+given, eagerly and in graph mode, where the check folds away for real tensors."""
 import numpy as np
 import pytest
 
@@ -11,8 +11,8 @@ from mycel.ops import operations as P
 X = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
 MASK = Tensor(np.array([[True, False, True]] * 2))
 
-# (op name, argument name, call with the bad value in that argument's place)
-CASES = [
+# (op name, argument name, call with the bad value in that argument's place, what it expects)
+CASES = [(op, arg, call, "a Tensor") for op, arg, call in [
     ("shape", "input_x", lambda v: ops.shape(v)),
     ("rank", "input_x", lambda v: ops.rank(v)),
     ("size", "input_x", lambda v: ops.size(v)),
@@ -25,6 +25,11 @@ CASES = [
     ("chunk", "input", lambda v: ops.chunk(v, 2)),
     ("masked_fill", "input_x", lambda v: ops.masked_fill(v, MASK, 1.0)),
     ("masked_fill", "mask", lambda v: ops.masked_fill(X, v, 1.0)),
+]] + [
+    ("assign", "variable", lambda v: ops.assign(v, X), "a Parameter or Tensor"),
+    ("assign", "variable", lambda v: P.Assign()(v, X), "a Parameter or Tensor"),
+    ("clip_by_global_norm", "x", lambda v: ops.clip_by_global_norm(v),
+     "a non-empty tuple of Tensors"),
 ]
 BAD = [(1.5, "float"), (3, "int"), (None, "NoneType"), ([1], "list"), (np.ones(3), "ndarray")]
 
@@ -36,9 +41,12 @@ def _pynative_after():
 
 
 @pytest.mark.parametrize("value,type_name", BAD)
-@pytest.mark.parametrize("op,arg,call", CASES)
-def test_non_tensor_input_is_a_type_error_naming_op_and_argument(op, arg, call, value, type_name):
-    msg = rf"^\[{op}\] input '{arg}' must be a Tensor, got {type_name}$"
+@pytest.mark.parametrize("op,arg,call,expected", CASES)
+def test_non_tensor_input_is_a_type_error_naming_op_and_argument(op, arg, call, expected, value,
+                                                                 type_name):
+    if op == "clip_by_global_norm" and type_name == "list":
+        type_name = r"list of \(int\)"  # a sequence: the types of its items too
+    msg = rf"^\[{op}\] input '{arg}' must be {expected}, got {type_name}$"
     with pytest.raises(TypeError, match=msg):
         call(value)
 

@@ -15,8 +15,11 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     of the result is at most clip_norm (tensors are unchanged when it already is). `use_norm`
     replaces the computed global norm. Returns a tuple like `x`."""
     if not isinstance(x, (tuple, list)) or not x or not all(isinstance(t, _mycel.Tensor) for t in x):
-        raise TypeError(f"clip_by_global_norm: argument 'x' must be a non-empty tuple of Tensors, "
-                        f"got {type(x).__name__}")
+        got = type(x).__name__
+        if isinstance(x, (tuple, list)):
+            got += " of (" + ", ".join(type(t).__name__ for t in x) + ")"
+        raise TypeError(f"[clip_by_global_norm] input 'x' must be a non-empty tuple of Tensors, "
+                        f"got {got}")
     if isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float)) or not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: argument 'clip_norm' must be a float > 0, got {clip_norm!r}")
     if use_norm is None:

@@ -8,7 +8,8 @@ def assign(variable, value):
     """Writes `value` into `variable` (a Parameter or Tensor) in place and returns `variable`.
     `value` must have the variable's shape; a Python number or array is converted to its dtype."""
     if not isinstance(variable, Tensor):
-        raise TypeError(f"assign: argument 'variable' must be a Parameter or Tensor, got {type(variable).__name__}")
+        raise TypeError(f"[assign] input 'variable' must be a Parameter or Tensor, "
+                        f"got {type(variable).__name__}")
     if not isinstance(value, Tensor):
         value = Tensor(value, dtype=variable.dtype)
     if tuple(value.shape) != tuple(variable.shape):
