@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -136,3 +137,50 @@ def test_two_processes_writing_one_name(tmp_path, overwrite):
         assert "refused:" in results[loser] and "another writer" in results[loser]
         assert read_set(path) == (ok[0], list(range(40 if ok[0] == "a" else 41)))
     assert sorted(os.listdir(tmp_path)) == FINALS
+
+
+READER = r"""
+import sys
+import time
+from mycel.mindrecord import FileReader
+rows = list(FileReader(sys.argv[1]).get_next())
+print(sorted({r["tag"] for r in rows}), len(rows), flush=True)
+"""
+
+
+def _stopped_or_exited(pid, proc, timeout=30.0):
+    """Waits until process `pid` is stopped (SIGSTOP) or has exited; True when stopped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.002)
+    raise AssertionError("the reader neither stopped nor exited")
+
+
+def test_a_reader_opening_a_set_while_a_commit_replaces_it_opens_it_again(tmp_path):
+    path = str(tmp_path / "set.mr")
+    write_set(path, "old", 10)
+    env = dict(os.environ, MYCEL_FAULT="mindrecord_read:first_opened:stop")
+    reader = subprocess.Popen([sys.executable, "-c", READER, f"{path}0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)
+    stops = 0
+    try:
+        # Frozen with the old shard 0 open; the new set is published before it opens shard 1.
+        assert _stopped_or_exited(reader.pid, reader)
+        stops += 1
+        write_set(path, "new", 13)
+        os.kill(reader.pid, signal.SIGCONT)
+        while _stopped_or_exited(reader.pid, reader):  # it opens the set again, from shard 0
+            stops += 1
+            os.kill(reader.pid, signal.SIGCONT)
+        out, err = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+        reader.wait()
+    assert reader.returncode == 0, err
+    assert out.strip() == "['new'] 13"
+    assert stops == 2

@@ -22,6 +22,7 @@ void fault_point(const char* point) {
   }
   if (std::strcmp(want + n, ":raise") == 0)
     MYCEL_THROW(RuntimeError, "injected fault at '", point, "' (MYCEL_FAULT)");
+  if (std::strcmp(want + n, ":stop") == 0) ::raise(SIGSTOP);
 }
 
 }  // namespace mycel

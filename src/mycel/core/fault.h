@@ -5,8 +5,9 @@
 namespace mycel {
 
 /// When MYCEL_FAULT equals `point`, the process SIGKILLs itself here (no destructor, no flush:
-/// exactly what a kill leaves behind); when it equals `point` + ":raise", throws RuntimeError
-/// instead (the error path). Otherwise does nothing; costs one getenv.
+/// exactly what a kill leaves behind); `point` + ":raise" throws RuntimeError instead (the error
+/// path); `point` + ":stop" SIGSTOPs the process until a SIGCONT (a test then acts while this
+/// process is frozen at the point). Otherwise does nothing; costs one getenv.
 void fault_point(const char* point);
 
 }  // namespace mycel
