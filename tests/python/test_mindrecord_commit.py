@@ -184,3 +184,14 @@ def test_a_reader_opening_a_set_while_a_commit_replaces_it_opens_it_again(tmp_pa
     assert reader.returncode == 0, err
     assert out.strip() == "['new'] 13"
     assert stops == 2
+
+
+@pytest.mark.parametrize("text", [b"", b"garbage\n", b"MYCELMR-COMMIT 1\n2\nset.mr0\tx\nend\n",
+                                  b"MYCELMR-COMMIT 1\n99999999999999999999\nend\n"])
+def test_a_corrupt_commit_record_is_an_error_naming_it(tmp_path, text):
+    # Records are written atomically, so only damage or tampering makes one unreadable.
+    path = str(tmp_path / "set.mr")
+    write_set(path, "old", 5)
+    (tmp_path / "set.mr.mrcommit").write_bytes(text)
+    with pytest.raises(RuntimeError, match=r"set\.mr\.mrcommit: corrupt MindRecord commit record"):
+        FileReader(f"{path}0")

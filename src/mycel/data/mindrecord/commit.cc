@@ -38,7 +38,7 @@ std::vector<std::pair<std::string, std::string>> read_record(const std::string& 
   size_t n = 0;
   std::getline(in, magic);
   std::getline(in, line);
-  bool ok = magic == kRecordMagic && !line.empty() &&
+  bool ok = magic == kRecordMagic && !line.empty() && line.size() <= 6 &&  // kMaxShards fits
             line.find_first_not_of("0123456789") == std::string::npos;
   if (ok) n = std::stoul(line);
   std::vector<std::pair<std::string, std::string>> out;
