@@ -125,6 +125,11 @@ class Registry {
   std::vector<const OpDef*> order_;
 };
 
+/// op.infer, then the central size check every inferred output passes before anything is
+/// allocated (eager dispatch, analysis and plan-time shapes alike): no negative dimension, and an
+/// element count whose byte size fits (at most 2**56 elements), else an error naming the op.
+std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx);
+
 /// An OpDef from its usual parts (families wrap it to fill their common fields).
 OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
               std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel, std::vector<DType> dtypes,
