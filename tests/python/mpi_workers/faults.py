@@ -1,0 +1,26 @@
+"""Run under mpirun by test_parallel_faults.py: after one good allreduce, rank 1 dies (kill -9),
+hangs (sleeps), or raises an exception nobody catches, while the other ranks enter the next
+allreduce. The job must end, naming the rank, within the collective timeout."""
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import mycel.communication as comm
+from mycel import Tensor, ops
+
+comm.init()
+R = comm.get_rank()
+x = Tensor(np.ones(4, np.float32))
+ops.AllReduce()(x)
+if R == 1:
+    if sys.argv[1] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif sys.argv[1] == "hang":
+        time.sleep(600)
+    else:
+        raise KeyError("rank 1 failed on purpose")
+ops.AllReduce()(x)
+print(f"rank {R} passed the second allreduce", flush=True)

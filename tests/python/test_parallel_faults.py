@@ -1,0 +1,39 @@
+"""A dead, hung or failing rank ends the whole mpirun job with an error naming it, within the
+collective timeout (MYCEL_COMM_TIMEOUT, here 3 s), instead of hanging."""
+import time
+
+from mpi_helpers import requires_mpi, run_mpi
+
+pytestmark = requires_mpi
+
+
+def _run(mode):
+    start = time.monotonic()
+    rc, out = run_mpi(2, "faults.py", mode, timeout=45, env={"MYCEL_COMM_TIMEOUT": "3"})
+    return rc, out, time.monotonic() - start
+
+
+def test_hung_rank_times_out_naming_it():
+    rc, out, took = _run("hang")
+    assert rc != 0, out
+    assert "RuntimeError: [allreduce] group 'mpi_world_group'" in out, out
+    assert "world rank(s) 1 did not reach this allreduce within 3" in out, out
+    assert "passed the second allreduce" not in out
+    assert took < 30, f"took {took:.1f} s"
+
+
+def test_killed_rank_ends_the_job():
+    rc, out, took = _run("kill")
+    assert rc != 0, out
+    # mpirun reports the dead process; a rank that noticed first names it in its timeout message.
+    assert "rank 1" in out, out
+    assert "passed the second allreduce" not in out
+    assert took < 30, f"took {took:.1f} s"
+
+
+def test_uncaught_exception_on_one_rank_ends_every_rank():
+    rc, out, took = _run("raise")
+    assert rc != 0, out
+    assert "KeyError: 'rank 1 failed on purpose'" in out, out
+    assert "passed the second allreduce" not in out
+    assert took < 30, f"took {took:.1f} s"
