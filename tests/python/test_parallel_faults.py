@@ -16,8 +16,8 @@ def _run(mode):
 def test_hung_rank_times_out_naming_it():
     rc, out, took = _run("hang")
     assert rc != 0, out
-    assert "RuntimeError: [allreduce] group 'mpi_world_group'" in out, out
-    assert "world rank(s) 1 did not reach this allreduce within 3" in out, out
+    assert "RuntimeError: [all_reduce] group 'mpi_world_group'" in out, out
+    assert "world rank(s) 1 did not reach this all_reduce within 3" in out, out
     assert "passed the second allreduce" not in out
     assert took < 30, f"took {took:.1f} s"
 

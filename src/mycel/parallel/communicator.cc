@@ -87,8 +87,8 @@ void check_peer(const Group& g, int r, const char* arg, const std::string& op, c
 
 enum Coll : int64_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv, kBarrier, kReduce };
 const char* coll_name(int64_t c) {
-  static const char* names[] = {"allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall",
-                                "send/receive", "barrier", "reduce"};
+  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all",
+                                "send/receive", "barrier", "reduce"};  // the ops' registry names
   return c >= 0 && c <= kReduce ? names[c] : "?";
 }
 const char* reduce_name(int64_t r) {
@@ -429,7 +429,7 @@ void check_reducible(const Tensor& t, ReduceOp r, const char* op) {
 
 void allreduce(const Tensor& in, const Tensor& out, ReduceOp r, const std::string& group) {
   Call c(kAllReduce, group);
-  check_reducible(in, r, "allreduce");
+  check_reducible(in, r, "all_reduce");
   if (c.local()) return copy(in, out);
 #if MYCEL_WITH_MPI
   c.handshake(make_meta(kAllReduce, code(r), &in));
