@@ -15,16 +15,21 @@ from mycel import Tensor, _mycel, ops
 
 
 def time_allreduce(n_floats, reps):
+    """Median seconds per call with and without the handshake, alternating call by call so that
+    both see the same machine load."""
     x = Tensor(np.ones(n_floats, np.float32))
     op = ops.AllReduce()
     op(x)  # warm-up (allocations, connections)
-    times = []
+    times = {True: [], False: []}
     for _ in range(reps):
-        ops.Barrier()()
-        t0 = time.perf_counter()
-        op(x)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+        for check in (True, False):
+            _mycel.comm.set_check(check)
+            ops.Barrier()()
+            t0 = time.perf_counter()
+            op(x)
+            times[check].append(time.perf_counter() - t0)
+    _mycel.comm.set_check(True)
+    return float(np.median(times[True])), float(np.median(times[False]))
 
 
 def fit(sizes, times):
@@ -39,10 +44,8 @@ def main():
     comm.init()
     rank, size = comm.get_rank(), comm.get_group_size()
     sizes = [4 * 4 ** k for k in range(13)]  # 4 B .. 64 MB
-    results = {}
-    for check in (True, False):
-        _mycel.comm.set_check(check)
-        results[check] = [time_allreduce(b // 4, 50 if b < (1 << 20) else 10) for b in sizes]
+    timed = [time_allreduce(b // 4, 50 if b < (1 << 20) else 10) for b in sizes]
+    results = {True: [t[0] for t in timed], False: [t[1] for t in timed]}
     if rank == 0:
         print(f"allreduce (sum, float32) on {size} ranks; median seconds per call")
         print(f"{'bytes':>10} {'checked (us)':>14} {'unchecked (us)':>15} {'GB/s checked':>13}")
