@@ -102,7 +102,7 @@ struct Meta {
   bool operator==(const Meta& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
 };
 
-Meta make_meta(Coll c, int64_t attr, const Tensor* t) {
+[[maybe_unused]] Meta make_meta(Coll c, int64_t attr, const Tensor* t) {
   Meta m;
   m.v[0] = c;
   m.v[1] = attr;
@@ -117,7 +117,7 @@ Meta make_meta(Coll c, int64_t attr, const Tensor* t) {
   return m;
 }
 
-std::string describe(const Meta& m) {
+[[maybe_unused]] std::string describe(const Meta& m) {
   std::string s = coll_name(m.v[0]);
   if (m.v[0] == kAllReduce || m.v[0] == kReduceScatter) s += std::string("(op=") + reduce_name(m.v[1]) + ")";
   if (m.v[0] == kBroadcast) s += "(root=" + std::to_string(m.v[1]) + ")";
