@@ -160,6 +160,23 @@ def mismatch():
     except ValueError as e:
         msg = str(e)
         assert "(2, 3)" in msg and "(3,)" in msg and "world rank 1" in msg, msg
+    # Different collectives on the same shape: named per rank.
+    y = Tensor(np.ones((2,), np.float32))
+    try:
+        ops.AllGather()(y) if R == 0 else ops.AllReduce()(y)
+        raise AssertionError("all_gather on rank 0 met all_reduce elsewhere")
+    except ValueError as e:
+        assert "all_gather of shape (2,) float32" in str(e) and "all_reduce(op=sum) of shape (2,)" in str(e), e
+    # send/receive: the receiver expects another shape; both ends raise before the payload moves.
+    if R in (0, 1) and N >= 2:
+        try:
+            if R == 0:
+                ops.Send(sr_tag=3, dest_rank=1)(Tensor(np.ones((2, 3), np.float32)))
+            else:
+                ops.Receive(sr_tag=3, src_rank=0, shape=(3,), dtype=mycel.float32)()
+            raise AssertionError("a mismatched send/receive passed")
+        except ValueError as e:
+            assert "(2, 3)" in str(e) and "(3,)" in str(e), e
     check(ops.AllReduce()(Tensor(np.ones(2, np.float32))).asnumpy(), np.full(2, N, np.float32), "after mismatch")
 
 
