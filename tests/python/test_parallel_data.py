@@ -53,6 +53,13 @@ def test_train_one_step_cell_matches_single_process(reference, distributed, mode
         np.testing.assert_allclose(got[f"{mode}_w_{k}"], v, rtol=1e-5, atol=1e-6, err_msg=k)
 
 
+def test_parameter_broadcast_starts_every_rank_from_rank_0(reference, distributed):
+    _, ref_w, _ = reference
+    _, got = distributed
+    for k, v in ref_w.items():  # rank 1 began elsewhere; rank 0's weights were broadcast
+        np.testing.assert_allclose(got[f"bcast_w_{k}"], v, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
 def test_model_train_with_default_shards_matches_single_process(reference, distributed):
     _, _, ref_w = reference
     out, got = distributed

@@ -39,6 +39,21 @@ for mode, label in ((mycel.PYNATIVE_MODE, "eager"), (mycel.GRAPH_MODE, "graph"))
     for k, v in weights(net).items():
         results[f"{label}_w_{k}"] = v
 
+# parameter_broadcast: ranks other than 0 start from other weights; rank 0's are broadcast.
+mycel.set_context(mode=mycel.GRAPH_MODE)
+mycel.set_auto_parallel_context(parameter_broadcast=True)
+net = make_net()
+if R != 0:
+    for p in net.trainable_params():
+        ops.assign(p, Tensor(np.random.RandomState(R).standard_normal(p.shape).astype(np.float32)))
+step, _, _ = make_step(net)
+mycel.set_auto_parallel_context(parameter_broadcast=False)
+for s in range(STEPS):
+    rows = slice(s * BATCH + R * local, s * BATCH + (R + 1) * local)
+    step(Tensor(x[rows]), Tensor(y[rows]))
+for k, v in weights(net).items():
+    results[f"bcast_w_{k}"] = v
+
 # Model.train: the dataset shards itself (num_shards/shard_id from the context): rank R reads rows
 # R, R + N, ..., so each global batch of BATCH rows is split across the ranks.
 mycel.set_context(mode=mycel.GRAPH_MODE)

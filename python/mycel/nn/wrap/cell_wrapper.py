@@ -87,6 +87,9 @@ class TrainOneStepCell(Cell):
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
                 self.weights, _pctx.get_auto_parallel_context("gradients_mean"), _pctx._device_num())
+            if _pctx.get_auto_parallel_context("parameter_broadcast"):  # rank 0's weights everywhere
+                from mycel.nn.wrap.grad_reducer import broadcast_parameters
+                broadcast_parameters(self.network.get_parameters())
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)

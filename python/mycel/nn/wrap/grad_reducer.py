@@ -12,6 +12,14 @@ from mycel.nn.cell import Cell
 from mycel.parallel import context as _pctx
 
 
+def broadcast_parameters(params, root=0, group=MPI_WORLD_COMM_GROUP):
+    """Overwrites every Parameter with rank `root`'s value (eagerly, one Broadcast each), so that
+    every rank starts from the same weights (the auto-parallel context's parameter_broadcast)."""
+    bcast = ops.Broadcast(root, group)
+    for p in params:
+        ops.assign(p, bcast(p))
+
+
 def plan_buckets(shapes, dtypes, bucket_bytes):
     """Buckets as tuples of consecutive parameter indices, each at most bucket_bytes (a larger
     parameter gets a bucket of its own)."""
