@@ -37,3 +37,11 @@ def test_uncaught_exception_on_one_rank_ends_every_rank():
     assert "KeyError: 'rank 1 failed on purpose'" in out, out
     assert "passed the second allreduce" not in out
     assert took < 30, f"took {took:.1f} s"
+
+
+def test_member_missing_from_create_group_is_named():
+    rc, out, took = _run("group")
+    assert rc != 0, out
+    assert "[create_group] group 'mpi_world_group'" in out, out
+    assert "world rank(s) 1 did not reach this create_group within 3 s" in out, out
+    assert took < 30, f"took {took:.1f} s"

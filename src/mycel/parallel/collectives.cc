@@ -21,11 +21,12 @@ namespace {
 
 // ---- metadata of a call: what every rank must agree on before the payload moves ----
 
-enum Coll : int64_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv, kBarrier, kReduce };
+enum Coll : int64_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv, kBarrier, kReduce,
+                      kCreateGroup };
 const char* coll_name(int64_t c) {
   static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all",
-                                "send/receive", "barrier", "reduce"};  // the ops' registry names
-  return c >= 0 && c <= kReduce ? names[c] : "?";
+                                "send/receive", "barrier", "reduce", "create_group"};  // registry names
+  return c >= 0 && c <= kCreateGroup ? names[c] : "?";
 }
 const char* reduce_name(int64_t r) {
   static const char* names[] = {"sum", "max", "min", "prod"};
@@ -57,6 +58,7 @@ struct Meta {
   std::string s = coll_name(m.v[0]);
   if (m.v[0] == kAllReduce || m.v[0] == kReduceScatter) s += std::string("(op=") + reduce_name(m.v[1]) + ")";
   if (m.v[0] == kBroadcast) s += "(root=" + std::to_string(m.v[1]) + ")";
+  if (m.v[0] == kCreateGroup) s += "(name and members with hash " + std::to_string(m.v[1]) + ")";
   if (m.v[0] == kReduce)
     s += std::string("(op=") + reduce_name(m.v[1] % 4) + ", dest_rank=" + std::to_string(m.v[1] / 4) + ")";
   if (m.v[0] == kSendRecv) s += "(sr_tag=" + std::to_string(m.v[1]) + ")";
@@ -347,5 +349,25 @@ void barrier(const std::string& group) {
 #endif
 }
 
+
+namespace detail {
+
+void agree_on_group(const std::string& name, const std::vector<int>& ranks) {
+  Call c(kCreateGroup, kWorldGroup);
+  if (c.local()) return;
+#if MYCEL_WITH_MPI
+  // FNV-1a of the name and the member list: members that disagree raise ValueError.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (char ch : name) mix(static_cast<unsigned char>(ch));
+  for (int r : ranks) mix(static_cast<uint64_t>(r) + 0x100);
+  std::vector<int> peers;
+  for (int r : ranks)
+    if (r != state().rank) peers.push_back(r);
+  if (!peers.empty()) c.handshake(make_meta(kCreateGroup, static_cast<int64_t>(h >> 1), nullptr), peers, kGroupTag);
+#endif
+}
+
+}  // namespace detail
 
 }  // namespace mycel::parallel

@@ -169,6 +169,7 @@ void create_group(const std::string& name, const std::vector<int>& ranks) {
   g.rank = me == ranks.end() ? -1 : static_cast<int>(me - ranks.begin());
 #if MYCEL_WITH_MPI
   if (s.mpi && g.rank >= 0) {  // MPI_Comm_create_group involves the members only
+    agree_on_group(name, ranks);  // MPI's call has no timeout: a missing member is found here
     MPI_Group world_g, new_g;
     MPI_Comm_group(MPI_COMM_WORLD, &world_g);
     MPI_Group_incl(world_g, static_cast<int>(ranks.size()), ranks.data(), &new_g);

@@ -14,6 +14,8 @@ namespace mycel::parallel::detail {
 
 /// Tag of collective handshakes; users' send/receive tags must stay below it.
 inline constexpr int kMetaTag = 30000;
+/// Tag of the handshake of create_group's members.
+inline constexpr int kGroupTag = 30001;
 
 /// A shape seen as (outer, n, inner bytes) around dimension `dim` split in n equal parts.
 struct Blocks {

@@ -43,4 +43,8 @@ Group& find_group(const std::string& name, const std::string& op);
 /// Throws ValueError unless r is a rank of g; `arg` names the attribute.
 void check_peer(const Group& g, int r, const char* arg, const std::string& op, const std::string& group);
 
+/// The members of a new group check, before MPI creates it, that they all create the same group
+/// (name and members); a member that never arrives is named when the timeout passes.
+void agree_on_group(const std::string& name, const std::vector<int>& ranks);
+
 }  // namespace mycel::parallel::detail

@@ -149,6 +149,12 @@ def groups():
         assert "not a member" in str(e), e
     comm.destroy_group("evens")
     comm.destroy_group("odds")
+    if R in (0, 1):  # members that disagree on the member order: ValueError on both, no group
+        try:
+            comm.create_group("pair", [0, 1] if R == 0 else [1, 0])
+            raise AssertionError("a group with disagreeing members was created")
+        except ValueError as e:
+            assert "create_group" in str(e), e
 
 
 def mismatch():

@@ -1,6 +1,6 @@
 """Run under mpirun by test_parallel_faults.py: after one good allreduce, rank 1 dies (kill -9),
 hangs (sleeps), or raises an exception nobody catches, while the other ranks enter the next
-allreduce. The job must end, naming the rank, within the collective timeout."""
+allreduce; or rank 1 hangs while rank 0 creates a group with it. The job must end, naming the rank, within the collective timeout."""
 import os
 import signal
 import sys
@@ -15,6 +15,10 @@ comm.init()
 R = comm.get_rank()
 x = Tensor(np.ones(4, np.float32))
 ops.AllReduce()(x)
+if sys.argv[1] == "group":  # rank 1 never joins the group rank 0 creates
+    if R == 1:
+        time.sleep(600)
+    comm.create_group("pair", [0, 1])
 if R == 1:
     if sys.argv[1] == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
