@@ -153,3 +153,23 @@ def test_graph_mode_keeps_collectives_whose_value_is_unused(tmp_path, monkeypatc
     with open(tmp_path / dumps[-1]) as f:
         final = f.read()
     assert "all_reduce" in final and "barrier" in final, final
+
+
+def test_thread_rule_takes_a_share_of_the_cores_unless_the_user_chose(monkeypatch):
+    from mycel import context
+    from mycel.communication import management
+    before = mycel.get_context("num_threads")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(context, "_threads_set_by_user", False)
+    try:
+        management._set_threads()  # a world of one: one rank on this node takes every core
+        assert mycel.get_context("num_threads") == max(1, len(os.sched_getaffinity(0)))
+        mycel.set_context(num_threads=1)
+        management._set_threads()
+        assert mycel.get_context("num_threads") == 1  # the user's choice stays
+        monkeypatch.setattr(context, "_threads_set_by_user", False)
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        management._set_threads()
+        assert mycel.get_context("num_threads") == 1
+    finally:
+        mycel._mycel.set_num_threads(before)

@@ -19,8 +19,6 @@ namespace {
 
 // ---- metadata of a call: what every rank must agree on before the payload moves ----
 
-// ---- metadata of a call: what every rank must agree on before the payload moves ----
-
 enum Coll : int64_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv, kBarrier, kReduce,
                       kCreateGroup };
 const char* coll_name(int64_t c) {
@@ -72,14 +70,9 @@ struct Meta {
   return s + " " + dtype_name(static_cast<DType>(m.v[2]));
 }
 
-
-}  // namespace
-
 // ---- collectives ----
 
-namespace {
-
-// One collective call on one group: validates, hands shakes, moves the payload, reports faults.
+// One collective call on one group: validates, shakes hands, moves the payload, reports faults.
 class Call {
  public:
   Call(Coll c, const std::string& group) : coll_(c), name_(group), g_(find_group(group, coll_name(c))) {}
