@@ -118,7 +118,10 @@ def test_train_one_step_cell_reduces_only_in_data_parallel_mode():
     net = nn.Dense(3, 2)
     loss = nn.WithLossCell(net, nn.MSELoss())
     opt = nn.SGD(net.trainable_params(), 0.1)
-    assert nn.TrainOneStepCell(loss, opt).reducer_flag is False
+    plain = nn.TrainOneStepCell(loss, opt)
+    assert plain.reducer_flag is False
+    grads = (Tensor(np.ones(2, np.float32)),)
+    assert plain.grad_reducer(grads) is grads  # MindSpore subclasses call it unconditionally
     mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True)
     step = nn.TrainOneStepCell(loss, opt)
     assert step.reducer_flag is True and isinstance(step.grad_reducer, nn.DistributedGradReducer)

@@ -61,6 +61,13 @@ def optimizer_parameters(who, optimizer):
     return params if isinstance(params, ParameterTuple) else ParameterTuple(params)
 
 
+class _Identity(Cell):
+    """Returns its input (the grad_reducer outside data-parallel mode)."""
+
+    def construct(self, x):
+        return x
+
+
 class TrainOneStepCell(Cell):
     """One training step: construct(*inputs) runs network(*inputs) (which returns the loss), takes
     the gradients of the loss w.r.t. the optimizer's parameters with output sensitivity `sens`, and
@@ -82,7 +89,7 @@ class TrainOneStepCell(Cell):
         self.value_and_grad = _autodiff.value_and_grad(self.network, None, self.weights)
         # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
         self.reducer_flag = _pctx._is_data_parallel()
-        self.grad_reducer = None
+        self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
         if self.reducer_flag:
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
