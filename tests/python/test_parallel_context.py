@@ -176,3 +176,31 @@ def test_thread_rule_takes_a_share_of_the_cores_unless_the_user_chose(monkeypatc
         assert mycel.get_context("num_threads") == 1
     finally:
         mycel._mycel.set_num_threads(before)
+
+
+class Chain(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a2a = ops.AlltoAll(1, 0, 1)
+        self.gather = ops.AllGather()
+        self.bcast = ops.Broadcast(0)
+        self.allreduce = ops.AllReduce()
+
+    def construct(self, x):
+        return (self.allreduce(self.bcast(self.gather(self.a2a(x)))) * 2.0).sum()
+
+
+def test_gradient_graph_holds_the_dual_collectives(tmp_path, monkeypatch):
+    """The bprops as IR: AlltoAll -> AlltoAll with the dims swapped, AllGather -> ReduceScatter,
+    Broadcast -> Reduce to the root, AllReduce(sum) -> AllReduce(sum), in reverse order."""
+    monkeypatch.setenv("MYCEL_DUMP_IR", str(tmp_path))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    g = mycel.grad(Chain())(Tensor(np.ones((2, 3), np.float32)))
+    np.testing.assert_array_equal(g.asnumpy(), np.full((2, 3), 2.0, np.float32))  # a world of one
+    with open(tmp_path / sorted(os.listdir(tmp_path))[-1]) as f:
+        ir = f.read()
+    backward = ir[ir.index("broadcast_like"):]
+    expected = ["all_reduce(", "reduce[dest_rank=0](", "reduce_scatter(",
+                "all_to_all[split_count=1, split_dim=1, concat_dim=0]("]
+    positions = [backward.index(e) for e in expected]
+    assert positions == sorted(positions), backward
