@@ -91,12 +91,15 @@ void init() {
   if (s.inited) return;
   if (s.finalized)
     MYCEL_THROW(RuntimeError, "[init] MPI cannot start again in a process after release()");
-  const int launched = env_int("OMPI_COMM_WORLD_SIZE", 0);  // set by Open MPI's mpirun
+  // Launched by an MPI starter: Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE, PMIx-based ones
+  // (srun, prterun) PMIX_RANK. Without either MPI is not started (a world of one).
+  int launched = env_int("OMPI_COMM_WORLD_SIZE", 0);
+  if (launched == 0 && std::getenv("PMIX_RANK")) launched = -1;  // size known after MPI_Init
   if (const char* t = std::getenv("MYCEL_COMM_TIMEOUT"); t && *t) set_timeout(std::atof(t));
   if (const char* c = std::getenv("MYCEL_COMM_CHECK"); c && *c) s.check = std::string(c) != "0";
   Group world;
 #if MYCEL_WITH_MPI
-  if (launched > 0) {
+  if (launched != 0) {
     int already = 0, provided = 0;
     MPI_Initialized(&already);
     if (!already && MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
@@ -107,6 +110,13 @@ void init() {
     MPI_Comm_size(MPI_COMM_WORLD, &s.size);
     world.comm = MPI_COMM_WORLD;
     MPI_Comm_dup(MPI_COMM_WORLD, &world.meta);
+    // This node's ranks: those that can share memory with this one (whatever the launcher).
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_rank(node, &s.local_rank);
+      MPI_Comm_size(node, &s.local_size);
+      MPI_Comm_free(&node);
+    }
   }
 #else
   if (launched > 1)
@@ -114,8 +124,6 @@ void init() {
                 " processes, but this build has no MPI: install libopenmpi-dev and rebuild "
                 "(CMake option MYCEL_WITH_MPI)");
 #endif
-  s.local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0);
-  s.local_size = std::max(1, env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
   for (int r = 0; r < s.size; ++r) world.world_ranks.push_back(r);
   world.rank = s.rank;
   s.groups[kWorldGroup] = std::move(world);
@@ -140,6 +148,8 @@ void release() {
   s.mpi = false;
   s.rank = 0;
   s.size = 1;
+  s.local_rank = 0;
+  s.local_size = 1;
 }
 
 void abort_job(int code) {

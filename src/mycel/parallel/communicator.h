@@ -37,7 +37,7 @@ void abort_job(int code);
 
 int world_rank();
 int world_size();
-/// Rank and count of this node's processes (OMPI_COMM_WORLD_LOCAL_RANK / _LOCAL_SIZE).
+/// Rank and count of this node's processes (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).
 int local_rank();
 int local_size();
 
