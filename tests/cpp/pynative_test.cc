@@ -76,7 +76,7 @@ TEST(PynativeGradCache, CompilesOncePerStructureAndMatchesClosedForm) {
     Tensor x = vec({base, -base}), c = vec({0.5, 2.0});
     Recording rec = record_f(x, c);
     CompiledGrad& g = cache.get(rec, nullptr);
-    std::vector<Tensor> out = cache.run(g, rec, {x}, Tensor());
+    std::vector<Tensor> out = cache.run(g, rec, {x}, {});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_DOUBLE_EQ(out[0].item_as_double(0), 2 * base * 0.5);  // d/dx sum(x*x*c) = 2xc
     EXPECT_DOUBLE_EQ(out[0].item_as_double(1), -2 * base * 2.0);

@@ -18,6 +18,19 @@ from train_helpers import LeNet5, WithLoss
 RNG = np.random.default_rng(0)
 
 
+def _has_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512f" in f.read()
+    except OSError:
+        return False
+
+
+# The direct convolution and its conv+relu+pool fusion are AVX-512 kernels (chosen at build time
+# today, -march=native): on a CPU without AVX-512 the program keeps conv and pool apart.
+needs_avx512 = pytest.mark.skipif(not _has_avx512(), reason="the direct conv kernel needs AVX-512")
+
+
 @pytest.fixture(autouse=True)
 def _restore():
     # The listings here pin fusion alone; the layout step has its own tests (test_layout.py).
@@ -41,6 +54,7 @@ def unfused(fn):
         os.environ.pop("MYCEL_FUSE", None)
 
 
+@needs_avx512
 def test_lenet5_forward_fused_equals_eager_bitwise():
     mycel.set_seed(1)
     net = LeNet5()
@@ -58,6 +72,7 @@ def test_lenet5_forward_fused_equals_eager_bitwise():
     assert before.count(" relu(") == 4 and "+relu" not in before, before
 
 
+@needs_avx512
 def test_lenet5_program_before_and_after():
     mycel.set_seed(1)
     net = LeNet5()
@@ -230,6 +245,7 @@ class ConvPool(nn.Cell):
         return p
 
 
+@needs_avx512
 @pytest.mark.parametrize("layout", ["0", "auto"])
 @pytest.mark.parametrize("c,oc,k,pad,hw", [(1, 6, 5, 0, 32), (3, 16, 3, 1, 15), (2, 5, 3, 2, 40)])
 def test_conv_relu_pool_is_one_instruction_equal_to_eager_and_numpy(layout, c, oc, k, pad, hw):
@@ -257,6 +273,7 @@ def test_conv_read_twice_is_not_fused_with_its_pooling():
     assert "+max_pool2d" not in text and "max_pool2d(" in text, text
 
 
+@needs_avx512
 def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     """set_inputs with a None batch: fusion and the layout step only need the per-sample dims, so
     the one dynamic Program has the static one's instructions; every batch size (1, odd, 0)
@@ -278,6 +295,7 @@ def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     assert net._compiled.graph.num_programs == 1
 
 
+@needs_avx512
 @pytest.mark.parametrize("tag", ["nChw16c", "nChw8c", "nhwc"])
 def test_conv_pool_fusion_under_every_layout_tag(tag):
     """The fused conv+pool writes whatever blocked layout the layout step asks for (nChw8c with

@@ -60,7 +60,12 @@ def format_fstring(template, *values):
 def getitem_index(x, key):
     """x[key] with key an index tensor or an int known only at run time (a while loop's counter):
     identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather."""
-    return _ops.gather(x, _ops.identity(key), 0)
+    key = _ops.identity(key)
+    if key.dtype == bool_:
+        raise IndexError("graph mode: indexing with a boolean mask known only at run time gives a "
+                         "shape known only at run time; use ops.select(mask, x, other) or "
+                         "ops.masked_fill, or a mask known when compiling (a numpy array, a constant)")
+    return _ops.gather(x, key, 0)
 
 
 def starred_end(n, before, after):
@@ -200,3 +205,37 @@ def tensor_size(x):
     for d in x.shape:
         n = n * d
     return n
+
+
+def needs_positions(key):
+    """Whether a key known at compile time needs numpy's advanced indexing beyond one integer
+    array (a bool mask, a list, several arrays): then getitem_positions selects the elements."""
+    import numpy as np
+    items = key if isinstance(key, tuple) else (key,)
+    arrays = 0
+    for k in items:
+        if isinstance(k, (bool, np.bool_, list)):
+            return True
+        if isinstance(k, Tensor):
+            k = np.asarray(k.asnumpy()) if k.ndim > 0 else None
+        if isinstance(k, np.ndarray):
+            if k.dtype == np.bool_:
+                return True
+            arrays += 1
+    return arrays > 1
+
+
+def key_positions(shape, key):
+    """(flat positions as an int64 tensor, result shape) of x[key] for x of this shape, by numpy's
+    own indexing (run at compile time)."""
+    from mycel.common.tensor_methods import _positions_of
+    if any(d is None or d < 0 for d in shape):
+        raise IndexError("graph mode: a boolean-mask, list or several-array index needs the indexed "
+                         f"tensor's shape at compile time, got {tuple(shape)} (a dynamic dim)")
+    pos = _positions_of(shape, key)
+    return Tensor(pos.reshape(-1)), pos.shape
+
+
+def gather_positions(x, flat_positions, shape):
+    """x[key] for an advanced key known at compile time (key_positions gave the positions)."""
+    return _ops.reshape(_ops.gather(_ops.reshape(x, (-1,)), flat_positions, 0), shape)

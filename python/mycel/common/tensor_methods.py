@@ -2,9 +2,11 @@
 
 Indexing follows numpy exactly. A key made of leading integers, then at most one step-1 slice,
 then only full slices (`x[0]`, `x[1, 2]`, `x[2:5]`, `x[0, 1:3, ...]`) returns a view sharing the
-tensor's storage; any other basic key runs `strided_slice`, and one integer array (list, numpy
-array or Tensor) adds a `gather` along its axis. Boolean masks and several integer arrays fall
-back to numpy on a copy.
+tensor's storage (recorded as `slice`/`reshape` while a PyNative gradient records); any other
+basic key runs `strided_slice`, and one integer array (list, numpy array or Tensor) adds a
+`gather` along its axis. Boolean masks and several integer arrays are numpy's own indexing
+applied to the element positions, then one `gather` of those positions: numpy decides the
+semantics, and the gather carries the gradient.
 """
 import math
 import operator
@@ -168,12 +170,28 @@ def _numpy_key(key):
     return key.asnumpy() if isinstance(key, Tensor) else key
 
 
+def _positions_of(shape, key):
+    """numpy's x[key] applied to the flat element positions of an x of this shape: which element
+    each output element is (int64, the shape of x[key]). Also graph mode's, at compile time."""
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[_numpy_key(key)]
+
+
+def _positions(self, key):
+    return _positions_of(self.shape, key)
+
+
+def _advanced_path(self, key):
+    """Boolean masks and several integer arrays: one gather of the selected flat positions."""
+    pos = _positions(self, key)
+    flat = _ops.reshape(self, (self.size,))
+    return _ops.reshape(_ops.gather(flat, Tensor(pos.reshape(-1)), 0), pos.shape)
+
+
 def _getitem(self, key):
     items, consumed = _parse(self, key)
     kinds = [kind for kind, _ in items]
     if _NUMPY in kinds or kinds.count(_ARRAY) > 1:
-        a = self.asnumpy()[_numpy_key(key)]
-        return Tensor(np.ascontiguousarray(a), dtype=self.dtype)
+        return _advanced_path(self, key)
     if _ARRAY not in kinds:
         view = _view_path(self, items)
         if view is not None:
@@ -181,8 +199,30 @@ def _getitem(self, key):
     return _strided_path(self, items, consumed)
 
 
+def _setitem_recorded(self, key, value):
+    """x[key] = value while a PyNative gradient records: the update as ops (the new values
+    gathered to the positions they land on, numpy's last write winning, then a select between old
+    and new), written into x and recorded as x's new value, so gradients reach x and value."""
+    pos = _positions(self, key).reshape(-1)
+    written, first_from_end = np.unique(pos[::-1], return_index=True)
+    source = pos.size - 1 - first_from_end  # which item of the broadcast value lands on each
+    v = value if isinstance(value, Tensor) else Tensor(np.asarray(value), dtype=self.dtype)
+    if v.dtype != self.dtype:
+        v = _ops.cast(v, self.dtype)
+    n = self.size
+    v = _ops.reshape(_ops.broadcast_to(v, _positions(self, key).shape), (pos.size,))
+    new = _ops.tensor_scatter_add(_ops.zeros((n,), self.dtype), Tensor(written.reshape(-1, 1)),
+                                  _ops.gather(v, Tensor(source.astype(np.int64)), 0))
+    keep = np.ones(n, dtype=bool)
+    keep[written] = False
+    new = _ops.select(Tensor(keep), _ops.reshape(self, (n,)), new)
+    _mycel.pynative.assign_recorded(self, _ops.reshape(new, self.shape))
+
+
 def _setitem(self, key, value):
     """In-place assignment through numpy (asnumpy() shares memory except for bfloat16)."""
+    if _mycel.pynative.recording():
+        return _setitem_recorded(self, key, value)
     if isinstance(value, Tensor):
         value = value.asnumpy()
     key = _numpy_key(key)

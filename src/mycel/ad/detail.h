@@ -50,6 +50,10 @@ class Transformer {
   ir::FuncGraph* forward(ir::FuncGraph* g);
   /// Makes g's nodes visible, untransformed, to graphs nested in it that are transformed.
   void enter_identity(ir::FuncGraph* g);
+  /// The free variables whose sensitivities g's vjp returns: those g and its nested graphs read,
+  /// and those of graphs enclosing g read by any graph g calls (transitively) — a weight read
+  /// only by a sibling graph g calls still gets its gradient through g.
+  const std::vector<ir::NodePtr>& free_variables(ir::FuncGraph* g);
 
   // Sensitivity arithmetic (nullptr = no sensitivity yet).
   static ir::NodePtr none();
@@ -70,6 +74,7 @@ class Transformer {
 
   using Key = std::tuple<ir::FuncGraph*, std::vector<const ir::Node*>, ir::FuncGraph*, bool>;
   std::map<Key, GraphJ*> memo_;
+  std::map<const ir::FuncGraph*, std::vector<ir::NodePtr>> free_variables_;
   std::vector<std::unique_ptr<GraphJ>> states_;
   std::vector<GraphJ*> active_;  // states whose forward part is being built (innermost last)
 };

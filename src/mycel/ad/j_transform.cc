@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "mycel/ad/ad.h"
 #include "mycel/ad/detail.h"
@@ -79,6 +80,25 @@ NodePtr Transformer::op_const(const char* name, const std::map<std::string, Attr
 
 GraphJ* Transformer::vjp(FuncGraph* g, const std::vector<NodePtr>& fvs) { return build(g, fvs, true); }
 
+const std::vector<NodePtr>& Transformer::free_variables(FuncGraph* g) {
+  auto it = free_variables_.find(g);
+  if (it != free_variables_.end()) return it->second;
+  std::vector<NodePtr> fvs;
+  std::unordered_set<const Node*> seen;
+  std::vector<FuncGraph*> work{g};
+  std::unordered_set<const FuncGraph*> visited{g};
+  for (size_t i = 0; i < work.size(); ++i) {
+    // g's own free variables, and its callees' that live in a graph enclosing g (visible here):
+    // a callee defined elsewhere (a closure passed in) brings its sensitivities back itself.
+    for (const NodePtr& v : work[i]->free_variables())
+      if ((i == 0 || (v->graph() && v->graph()->is_ancestor_of(g))) && seen.insert(v.get()).second)
+        fvs.push_back(v);
+    for (FuncGraph* k : work[i]->used_graphs())
+      if (visited.insert(k).second) work.push_back(k);
+  }
+  return free_variables_[g] = std::move(fvs);
+}
+
 FuncGraph* Transformer::forward(FuncGraph* g) {
   if (!g->parent() || (g->free_variables().empty() && forward_parent(g->parent()) == g->parent()))
     return g;  // callable here as it is
@@ -86,7 +106,7 @@ FuncGraph* Transformer::forward(FuncGraph* g) {
 }
 
 GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, bool want_vjp) {
-  std::vector<NodePtr> fvs = fvs_in.empty() ? g->free_variables() : fvs_in;
+  std::vector<NodePtr> fvs = fvs_in.empty() ? free_variables(g) : fvs_in;
   std::vector<const Node*> key;
   for (const NodePtr& n : fvs) key.push_back(n.get());
   FuncGraph* parent = g->parent() ? forward_parent(g->parent()) : nullptr;
@@ -250,7 +270,7 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
     if (FuncGraph* f = constant_graph(callee)) {
       CallSite cs;
       cs.callee = f;
-      cs.fvs = f->free_variables();
+      cs.fvs = free_variables(f);
       return call(cst(graph_value(forward(f))), std::move(args), std::move(cs));
     }
     MYCEL_THROW(NotSupported, "[grad] cannot differentiate a call of ", v->repr(), at(n->loc()));
@@ -266,8 +286,8 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
     cs.callee = g1;
     cs.other = g2;
     cs.cond = fwd(s, sw.arg(0));
-    cs.fvs = g1->free_variables();
-    for (const NodePtr& v : g2->free_variables())
+    cs.fvs = free_variables(g1);
+    for (const NodePtr& v : free_variables(g2))
       if (std::find(cs.fvs.begin(), cs.fvs.end(), v) == cs.fvs.end()) cs.fvs.push_back(v);
     NodePtr sw_f = g->prim(Prim::kSwitch, {cs.cond, cst(graph_value(forward(g1))), cst(graph_value(forward(g2)))},
                            callee->loc());
@@ -279,7 +299,7 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
     if (!f) MYCEL_THROW(NotSupported, "[grad] a partial application of a function not defined in the model", at(n->loc()));
     CallSite cs;
     cs.callee = f;
-    cs.fvs = f->free_variables();
+    cs.fvs = free_variables(f);
     std::vector<NodePtr> in;
     for (size_t i = 1; i < p.num_args(); ++i) {
       in.push_back(fwd(s, p.arg(i)));

@@ -304,6 +304,24 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
                            args[0], args[1]},
                           loc);
 
+  // Python's tuple * int and int * tuple with the int known at compile time (DropPath's
+  // `(1,) * (x.ndim - 1)`): the tuple repeated.
+  if (op.name == "mul" && args.size() == 2) {
+    const int t = as_tuple(args[0]->abstract()) ? 0 : as_tuple(args[1]->abstract()) ? 1 : -1;
+    ValuePtr n = t >= 0 ? constant_of(args[1 - t]->abstract()) : nullptr;
+    if (n && n->kind() == ValueKind::kInt && !dynamic_cast<const DictAbs*>(args[t]->abstract().get())) {
+      const int64_t k = static_cast<const IntValue&>(*n).value();
+      const size_t len = as_tuple(args[t]->abstract())->items().size();
+      if (k > 0 && len > 0 && static_cast<uint64_t>(k) > (uint64_t{1} << 20) / len)
+        MYCEL_THROW(ValueError, "[mul] repeating a tuple of ", len, " items ", k,
+                    " times makes more than 2**20 items", where(loc));
+      std::vector<NodePtr> in{e.constant(ctx, prim_value(as_tuple(args[t]->abstract())->is_list()
+                                                             ? Prim::kMakeList : Prim::kMakeTuple))};
+      for (int64_t i = 0; i < k; ++i) in.push_back(args[t]);
+      return eval_prim_call(e, ctx, Prim::kUnpackCall, in, loc);
+    }
+  }
+
   // t[i] and t[a:b:c] on a tuple the parser could not tell from a tensor (a call's result).
   if (op.name == "strided_slice" && args.size() == 9 && as_tuple(args[0]->abstract()) &&
       !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
@@ -492,7 +510,11 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       ++f;
     }
   }
-  return e.emit(ctx, inputs, result, loc);
+  NodePtr out = e.emit(ctx, inputs, result, loc);
+  if (op.tuple_output && out_abs.size() == 1)  // split into one part: still a tuple
+    return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kMakeTuple)), out},
+                  std::make_shared<AbstractTuple>(out_abs), loc);
+  return out;
 }
 
 }  // namespace mycel::analysis::detail

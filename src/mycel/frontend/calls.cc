@@ -28,8 +28,8 @@ ir::ValuePtr attr_value(const AttrValue& v) {
     }
   }, v);
 }
+}  // namespace
 
-// The Python object a constant stands for (for calls evaluated at parse time), or null.
 nb::object to_python(const NodePtr& n) {
   ir::Constant* c = ir::as_constant(n);
   if (!c) return {};
@@ -42,6 +42,7 @@ nb::object to_python(const NodePtr& n) {
     case ir::ValueKind::kStr: return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
     case ir::ValueKind::kDType: return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
     case ir::ValueKind::kExternal: return static_cast<const PyObjectValue&>(v).object();
+    case ir::ValueKind::kTensor: return nb::cast(static_cast<const ir::TensorValue&>(v).tensor());
     case ir::ValueKind::kTuple: case ir::ValueKind::kList: {
       nb::list l;
       for (const auto& item : static_cast<const ir::SequenceValue&>(v).items()) {
@@ -55,7 +56,6 @@ nb::object to_python(const NodePtr& n) {
     default: return {};
   }
 }
-}  // namespace
 
 NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& preset,
                         std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
@@ -109,7 +109,9 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
   std::vector<NodePtr> all{constant(ir::op_value(&d, Attrs(&d, std::move(defaults))))};
   all.insert(all.end(), in.begin(), in.end());
   all.insert(all.end(), at.begin(), at.end());
-  return apply(b, std::move(all), loc);
+  NodePtr r = apply(b, std::move(all), loc);
+  if (d.tuple_output) seq_nodes.insert(r.get());  // len(ops.split(x, 1)) is the tuple's length
+  return r;
 }
 
 NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,

@@ -171,6 +171,10 @@ int constant_truth(const NodePtr& c) {
     case ir::ValueKind::kNone: return 0;
     case ir::ValueKind::kBool: return static_cast<const ir::BoolValue&>(v).value();
     case ir::ValueKind::kInt: return static_cast<const ir::IntValue&>(v).value() != 0;
+    case ir::ValueKind::kFloat: return static_cast<const ir::FloatValue&>(v).value() != 0.0;
+    case ir::ValueKind::kStr: return !static_cast<const ir::StrValue&>(v).value().empty();
+    case ir::ValueKind::kTuple: case ir::ValueKind::kList:
+      return !static_cast<const ir::SequenceValue&>(v).items().empty();
     default: return -1;
   }
 }

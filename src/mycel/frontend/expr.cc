@@ -25,7 +25,66 @@ NodePtr Parser::apply(Block* b, std::vector<NodePtr> in, const SourceLoc& loc) {
   return a;
 }
 
+namespace {
+// The Python operator a scalar prim stands for, for folding it at parse time, or null.
+const char* python_operator(Prim p) {
+  switch (p) {
+    case Prim::kScalarAdd: return "add";
+    case Prim::kScalarSub: return "sub";
+    case Prim::kScalarMul: return "mul";
+    case Prim::kScalarDiv: return "truediv";
+    case Prim::kScalarFloorDiv: return "floordiv";
+    case Prim::kScalarMod: return "mod";
+    case Prim::kScalarPow: return "pow";
+    case Prim::kScalarNeg: return "neg";
+    case Prim::kScalarEq: return "eq";
+    case Prim::kScalarNe: return "ne";
+    case Prim::kScalarLt: return "lt";
+    case Prim::kScalarLe: return "le";
+    case Prim::kScalarGt: return "gt";
+    case Prim::kScalarGe: return "ge";
+    case Prim::kScalarNot: return "not_";
+    case Prim::kIs: return "is_";
+    case Prim::kIsNot: return "is_not";
+    default: return nullptr;
+  }
+}
+
+// Whether a constant is a plain Python value (None, bool, int, float, str) whose operators have
+// no side effects; `is` and `is not` also compare any object (Cells, functions) by identity.
+bool plain_constant(const NodePtr& n, Prim p) {
+  ir::Constant* c = ir::as_constant(n);
+  if (!c) return false;
+  switch (c->value()->kind()) {
+    case ir::ValueKind::kNone: case ir::ValueKind::kBool: case ir::ValueKind::kInt:
+    case ir::ValueKind::kFloat: case ir::ValueKind::kStr: return true;
+    case ir::ValueKind::kExternal: return p == Prim::kIs || p == Prim::kIsNot;
+    default: return false;
+  }
+}
+}  // namespace
+
+// Scalar prims whose operands are all constants fold now, as Python evaluates them, so that a
+// branch on `self.stride > 1` or `self.act is not None` is decided at parse time and the branch
+// not taken is never resolved (it may name attributes that exist only when it is taken).
+NodePtr Parser::fold_scalar(Block* b, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  const char* name = python_operator(p);
+  if (!name) return nullptr;
+  nb::list vals;
+  for (const NodePtr& a : args) {
+    if (!plain_constant(a, p)) return nullptr;
+    vals.append(to_python(a));
+  }
+  static nb::handle op_module = nb::module_::import_("operator").release();
+  try {
+    return object_node(b, op_module.attr(name)(*nb::tuple(vals)), loc);
+  } catch (nb::python_error&) {  // 1 // 0: left to analysis, which reports it with its location
+    return nullptr;
+  }
+}
+
 NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLoc& loc) {
+  if (NodePtr folded = fold_scalar(b, p, args, loc)) return folded;
   args.insert(args.begin(), constant(ir::prim_value(p)));
   NodePtr n = apply(b, std::move(args), loc);
   switch (p) {
@@ -131,6 +190,8 @@ NodePtr Parser::compare(Block* b, nb::handle e) {
     NodePtr r = expr(blk, comps[i]);
     NodePtr c = one(blk, l, r, i);
     if (i + 1 == n) return c;
+    if (int truth = constant_truth(c); truth >= 0)  // decided at parse time: no switch
+      return truth ? chain(blk, r, i + 1) : c;
     Block* rest = new_block(blk->scope, blk, Block::kSwitch, blk->scope->name + "_and");
     Block* keep = new_block(blk->scope, blk, Block::kSwitch, blk->scope->name + "_keep");
     finish(rest, chain(rest, r, i + 1));
@@ -146,6 +207,12 @@ NodePtr Parser::boolop(Block* b, nb::handle e) {
   nb::handle values = e.attr("values");
   NodePtr acc = expr(b, values[0]);
   for (size_t i = 1; i < len_of(values); ++i) {
+    // Known at parse time: Python's short circuit now, and the operand not reached is not parsed.
+    if (int truth = constant_truth(acc); truth >= 0) {
+      if (truth != is_and) return acc;
+      acc = expr(b, values[i]);
+      continue;
+    }
     // and: switch(a, @rest, @keep_a)();  or: switch(a, @keep_a, @rest)().
     Block* rest = new_block(b->scope, b, Block::kSwitch, b->scope->name + (is_and ? "_and" : "_or"));
     Block* keep = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_keep");
@@ -159,6 +226,7 @@ NodePtr Parser::boolop(Block* b, nb::handle e) {
 NodePtr Parser::ifexp(Block* b, nb::handle e) {
   SourceLoc loc = loc_of(e);
   NodePtr c = expr(b, e.attr("test"));
+  if (int truth = constant_truth(c); truth >= 0) return expr(b, truth ? e.attr("body") : e.attr("orelse"));
   Block* t = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_true");
   Block* f = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_false");
   finish(t, expr(t, e.attr("body")));

@@ -156,6 +156,9 @@ class Parser {
     std::string kinds;
   };
   std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple = nullptr);
+  /// The key as one Python object when every item is known at parse time and it needs numpy's
+  /// advanced indexing (a bool mask, a list, several arrays); else null.
+  nb::object constant_advanced_key(Block* b, nb::handle key);
   /// x[key] = v and d[key] = v: rebinds the name to the updated value (assign_item.cc).
   void assign_item(Block* b, nb::handle target, NodePtr v);
   /// self.attr = v: ops.assign for a Parameter, else a located error (assign_item.cc).
@@ -212,6 +215,7 @@ class Parser {
   // ---- helpers ----
   NodePtr constant(ir::ValuePtr v);
   NodePtr prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLoc& loc);
+  NodePtr fold_scalar(Block* b, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc);
   NodePtr apply(Block* b, std::vector<NodePtr> in, const SourceLoc& loc);
   bool is_scalar(const NodePtr& n) const;
   bool is_sequence(const NodePtr& n) const;
@@ -258,6 +262,8 @@ class Parser {
 /// The truth value of a condition known at parse time (a flag attribute, None, a constant):
 /// 1 or 0, or -1 when it is only known later.
 int constant_truth(const NodePtr& c);
+/// The Python object a constant node stands for (for values evaluated at parse time), or null.
+nb::object to_python(const NodePtr& n);
 /// len() of a Python object.
 inline size_t len_of(nb::handle h) { return nb::len(h); }
 /// Adds every name `body` binds (Python's rule for what is local to a function).

@@ -62,6 +62,17 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     if (shape_nodes.count(base.get())) scalar_nodes.insert(r.get());
     return r;
   }
+  if (nb::object k = constant_advanced_key(b, key); k.is_valid()) {
+    // The positions x[key] selects, computed by numpy when compiling (x's shape is known then),
+    // then one gather.
+    static nb::handle positions =
+        nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("key_positions")).release();
+    nb::object at_shape = nb::module_::import_("functools").attr("partial")(positions, nb::arg("key") = k);
+    NodePtr pos = apply(b, {constant(py_object(at_shape)), prim(b, Prim::kShape, {base}, loc)}, loc);
+    return call_value(b, library_graph("mycel.common.graph_syntax", "gather_positions", loc),
+                      {base, prim(b, Prim::kTupleGetItem, {pos, constant(ir::integer(0))}, loc),
+                       prim(b, Prim::kTupleGetItem, {pos, constant(ir::integer(1))}, loc)}, {}, loc);
+  }
   NodePtr index;
   KeyIndex in_tuple;
   std::vector<NodePtr> sargs = strided_key(b, key, &index, &in_tuple);
@@ -99,6 +110,54 @@ nb::object int_array(const ir::Value& v) {
   return l;
 }
 }  // namespace
+
+namespace {
+// Whether evaluating this key expression only reads names (so it may be tried twice).
+bool reads_only(nb::handle e) {
+  if (e.is_none()) return true;
+  const std::string t = ast_type(e);
+  if (t == "Name" || t == "Constant") return true;
+  if (t == "Attribute") return reads_only(e.attr("value"));
+  if (t == "UnaryOp") return reads_only(e.attr("operand"));
+  if (t == "Slice") return reads_only(e.attr("lower")) && reads_only(e.attr("upper")) && reads_only(e.attr("step"));
+  if (t == "List" || t == "Tuple") {
+    for (nb::handle x : e.attr("elts"))
+      if (!reads_only(x)) return false;
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+nb::object Parser::constant_advanced_key(Block* b, nb::handle key) {
+  if (!reads_only(key)) return {};
+  std::vector<nb::handle> items;
+  const bool is_tuple = ast_type(key) == "Tuple";
+  if (is_tuple) for (nb::handle x : key.attr("elts")) items.push_back(x);
+  else items.push_back(key);
+  nb::list parts;
+  for (nb::handle x : items) {
+    if (ast_type(x) == "Slice") {
+      nb::object bounds[3];
+      const char* fields[3] = {"lower", "upper", "step"};
+      for (int i = 0; i < 3; ++i) {
+        nb::handle f = x.attr(fields[i]);
+        if (f.is_none()) { bounds[i] = nb::none(); continue; }
+        bounds[i] = to_python(expr(b, f));
+        if (!bounds[i].is_valid()) return {};
+      }
+      parts.append(nb::module_::import_("builtins").attr("slice")(bounds[0], bounds[1], bounds[2]));
+      continue;
+    }
+    nb::object v = to_python(expr(b, x));
+    if (!v.is_valid()) return {};
+    parts.append(v);
+  }
+  nb::object k = is_tuple ? nb::object(nb::tuple(parts)) : nb::object(parts[0]);
+  static nb::handle needs =
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("needs_positions")).release();
+  return nb::cast<bool>(needs(k)) ? k : nb::object();
+}
 
 // A tensor key as strided_slice's arguments after x (begin, end, strides, the five masks), or
 // empty with *index set when the key is one tensor (a gather index or a bool mask).

@@ -103,6 +103,7 @@ struct OpDef {
   ViewFn view;                    // set for ops whose eager result may alias the input
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
   bool random = false;            // draws from the global generator
+  bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
   bool effect = false;            // talks to other processes (collectives): never folded, merged,
                                   // dropped or reordered, so every rank runs the same sequence
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands

@@ -359,12 +359,14 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(make_op("stack", "Stack", "Joins same-shape tensors along a new axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
                 infer_stack, stack_kernel, all_dtypes(), "bprop"));
-  r.add(make_op("split", "Split", "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.",
-                {{"x"}},
-                {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
-                 attr("output_num", AttrKind::kInt, int64_t{1}),
-                 optional_attr("size_splits", AttrKind::kInts)},
-                infer_split, split_kernel, all_dtypes(), "bprop"));
+  OpDef split = make_op("split", "Split", "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.",
+                        {{"x"}},
+                        {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
+                         attr("output_num", AttrKind::kInt, int64_t{1}),
+                         optional_attr("size_splits", AttrKind::kInts)},
+                        infer_split, split_kernel, all_dtypes(), "bprop");
+  split.tuple_output = true;
+  r.add(std::move(split));
   r.add(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
                 {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"));
 }

@@ -87,7 +87,9 @@ class Inliner {
 
 }  // namespace
 
-bool inline_calls(FuncGraph* root, const OptOptions&) {
+namespace {
+// One sweep: every direct call present now is inlined (calls inside the copies wait for the next).
+bool inline_sweep(FuncGraph* root) {
   std::unordered_map<const Node*, NodePtr> repl;
   std::unordered_map<FuncGraph*, bool> recursive;
   for (const NodePtr& n : detail::all_applies(root)) {
@@ -111,6 +113,16 @@ bool inline_calls(FuncGraph* root, const OptOptions&) {
   }
   detail::replace_uses(root, repl);
   return !repl.empty();
+}
+}  // namespace
+
+// Sweeps until no call is left to inline, so a network nested deeper than the pipeline has
+// rounds (Cells in SequentialCells in ... ) still becomes one flat graph. The bound only guards
+// against a bug: every sweep removes a level of a finite, non-recursive call tree.
+bool inline_calls(FuncGraph* root, const OptOptions&) {
+  bool changed = false;
+  for (int sweep = 0; sweep < 256 && inline_sweep(root); ++sweep) changed = true;
+  return changed;
 }
 
 }  // namespace mycel::opt

@@ -43,9 +43,9 @@ CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
 }
 
 std::vector<Tensor> GradCache::run(CompiledGrad& c, const Recording& r, std::vector<Tensor> args,
-                                   const Tensor& sens) {
+                                   const std::vector<Tensor>& sens) {
   args.insert(args.end(), r.captured.begin(), r.captured.end());
-  if (sens.defined()) args.push_back(sens);
+  args.insert(args.end(), sens.begin(), sens.end());
   return c.program->run(args);
 }
 

@@ -33,7 +33,7 @@ class GradCache {
   CompiledGrad& get(Recording& r, const ir::AbstractPtr& sens);
   /// Runs it: the recording's arguments (as tensors), its captured tensors, then the sensitivity.
   std::vector<Tensor> run(CompiledGrad& c, const Recording& r, std::vector<Tensor> args,
-                          const Tensor& sens);
+                          const std::vector<Tensor>& sens);
 
   int64_t compiles() const { return compiles_; }
   int64_t hits() const { return hits_; }

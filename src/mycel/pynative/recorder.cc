@@ -98,7 +98,14 @@ Recorder::TensorKey Recorder::key_of(const Tensor& t) {
   return {t.storage().get(), t.offset(), t.shape(), static_cast<int>(t.dtype())};
 }
 
-void Recorder::bind(const Tensor& t, const NodePtr& n) { nodes_[key_of(t)] = {t, n}; }
+void Recorder::bind(const Tensor& t, const NodePtr& n) {
+  nodes_[key_of(t)] = {t, n};
+  if (t.numel() > 0 && t.storage()) {  // the whole storage: views of any part of it alias t
+    auto begin = reinterpret_cast<uintptr_t>(t.storage()->data());
+    uintptr_t& end = recorded_memory_[begin];
+    end = std::max(end, begin + t.storage()->nbytes());
+  }
+}
 
 const std::string& Recorder::token(const NodePtr& n) {
   auto it = ids_.find(n.get());
@@ -142,13 +149,28 @@ NodePtr Recorder::capture_copy(const Tensor& t) {
   return p;
 }
 
+bool Recorder::aliases_recorded(const Tensor& t) const {
+  auto begin = reinterpret_cast<uintptr_t>(t.data());
+  uintptr_t end = begin + t.nbytes();
+  auto it = recorded_memory_.upper_bound(begin);  // the first range starting after t's start
+  if (it != recorded_memory_.end() && it->first < end) return true;
+  return it != recorded_memory_.begin() && std::prev(it)->second > begin;
+}
+
 NodePtr Recorder::input(const RecordedArg& a) {
   if (a.value) return constant(a.value);
   if (!a.tensor.defined()) return constant(none());
   auto it = nodes_.find(key_of(a.tensor));
   if (it != nodes_.end()) return it->second.second;
+  // Unknown, yet sharing memory with a recorded value: it was derived from that value outside
+  // the recorded ops (a raw view), and capturing it as a constant would lose its gradient.
+  if (a.tensor.numel() > 0 && aliases_recorded(a.tensor))
+    MYCEL_THROW(RuntimeError, "[grad] a tensor of shape ", shape_str(a.tensor.shape()), " and dtype ",
+                dtype_name(a.tensor.dtype()), " shares memory with a value computed in the function being "
+                "differentiated but was not made by a recorded op, so its gradient would be lost; "
+                "derive it with mycel ops (indexing, reshape, ops.*) rather than numpy or DLPack views");
   NodePtr p = capture_copy(a.tensor);
-  bind(a.tensor, p);
+  nodes_[key_of(a.tensor)] = {a.tensor, p};
   return p;
 }
 
@@ -203,7 +225,7 @@ void Recorder::record_op(const OpDef& op, const Attrs& attrs,
   NodePtr n = add_apply(std::move(in), callee + "]");
   for (Tensor& t : outputs)
     if (t.defined() && nodes_.count(key_of(t))) t = t.clone();
-  if (outputs.size() == 1) {
+  if (outputs.size() == 1 && !op.tuple_output) {  // a tuple_output op's node is a tuple
     bind(outputs[0], n);
     return;
   }
@@ -240,6 +262,7 @@ Recording Recorder::finish(const NodePtr& output) {
   for (const std::string& w : weight_keys_) k += w + ";";
   rec_.key = k + "#" + body_key_ + "->" + token(output);
   nodes_.clear();
+  recorded_memory_.clear();
   return std::move(rec_);
 }
 

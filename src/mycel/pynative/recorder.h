@@ -12,6 +12,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -97,6 +98,10 @@ class Recorder {
   std::vector<ir::NodePtr> arguments_, captured_params_, weights_;
   std::vector<std::string> weight_keys_;
   std::map<TensorKey, std::pair<Tensor, ir::NodePtr>> nodes_;  // tensor identity -> node
+  // Memory of arguments, weights and op outputs (storage start -> end), so that a tensor made
+  // outside recording that aliases one of them (a raw view) is caught.
+  std::map<uintptr_t, uintptr_t> recorded_memory_;
+  bool aliases_recorded(const Tensor& t) const;
   std::map<const ir::Node*, std::string> ids_;                 // node -> token in the key
   std::string body_key_;
 };

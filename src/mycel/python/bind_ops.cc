@@ -28,8 +28,8 @@ DType weak_scalar_dtype(nb::handle h, bool have_base, DType base) {
   return base;
 }
 
-nb::object wrap_outputs(std::vector<Tensor>&& outs) {
-  if (outs.size() == 1) return nb::cast(std::move(outs[0]));
+nb::object wrap_outputs(std::vector<Tensor>&& outs, bool tuple_output) {
+  if (outs.size() == 1 && !tuple_output) return nb::cast(std::move(outs[0]));
   nb::list l;
   for (auto& t : outs) l.append(nb::cast(std::move(t)));
   return nb::tuple(l);
@@ -152,7 +152,7 @@ struct OpHandle {
       outs = call_op(d, std::move(inputs), a);
     }
     if (recording) record_eager_op(d, flat, given, a, outs);
-    return wrap_outputs(std::move(outs));
+    return wrap_outputs(std::move(outs), d.tuple_output);
   }
 
   /// A new handle with attributes fixed: positional in schema order, or by keyword.

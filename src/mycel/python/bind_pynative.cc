@@ -22,6 +22,14 @@ bool is_python_scalar(nb::handle h) {
   return PyBool_Check(h.ptr()) || PyLong_CheckExact(h.ptr()) || PyFloat_CheckExact(h.ptr());
 }
 
+void flatten_tensors(nb::handle h, std::vector<Tensor>& out) {
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    for (nb::handle x : h) flatten_tensors(x, out);
+    return;
+  }
+  out.push_back(to_tensor(h));
+}
+
 pynative::Recorder& active_recorder(const char* what) {
   pynative::Recorder* r = pynative::Recorder::current();
   if (!r) MYCEL_THROW(RuntimeError, "[grad] ", what, " called while no gradient is being recorded");
@@ -121,10 +129,10 @@ class GradRecorder {
     last_.emplace(r.finish(out_node));
     pynative::Recording& rec = *last_;
 
-    Tensor sens;
+    std::vector<Tensor> sens;  // a tuple sensitivity (for a tuple output) flattened, as programs take it
     ir::AbstractPtr sens_abs;
     if (sens_param_) {
-      sens = to_tensor(args[n]);
+      flatten_tensors(args[n], sens);
       sens_abs = abstract_of(args[n]);
     }
     pynative::CompiledGrad& c = cache_.get(rec, sens_abs);
@@ -177,15 +185,16 @@ void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat,
   r->record_op(op, attrs, in, outs);
 }
 
-/// Tensor.astype and Tensor.clone while recording: a cast op (to the same dtype for clone), so
-/// gradients flow through them as through graph mode's cast. Returns `out` (a copy if it aliases).
-Tensor record_cast(const Tensor& in, Tensor out) {
+/// A tensor made by a Tensor method outside op dispatch (astype, clone, the views behind
+/// indexing), while recording: the op it stands for is recorded with `in` as its input, so
+/// gradients flow through it. Returns `out` (a copy if it aliases a tensor already recorded).
+Tensor record_derived(const char* op_name, const std::map<std::string, AttrValue>& attrs,
+                      const Tensor& in, Tensor out) {
   pynative::Recorder* r = pynative::Recorder::current();
   if (!r) return out;
-  static const OpDef& cast = Registry::get().at("cast");
+  const OpDef& op = Registry::get().at(op_name);
   std::vector<Tensor> outs{std::move(out)};
-  r->record_op(cast, make_attrs(cast, std::map<std::string, AttrValue>{{"dtype", outs[0].dtype()}}),
-               {{in, nullptr}}, outs);
+  r->record_op(op, make_attrs(op, attrs), {{in, nullptr}}, outs);
   return outs[0];
 }
 
@@ -195,6 +204,21 @@ void init_pynative(nb::module_& m) {
   p.def(
       "recording", [] { return pynative::Recorder::current() != nullptr; },
       "Whether a gradient is being recorded on this thread.");
+  p.def(
+      "assign_recorded",
+      [](Tensor& target, const Tensor& value) {
+        pynative::Recorder& r = active_recorder("assign_recorded");
+        MYCEL_CHECK(value.shape() == target.shape() && value.dtype() == target.dtype(), ShapeError,
+                    "[setitem] the updated tensor has shape ", shape_str(value.shape()), " and dtype ",
+                    dtype_name(value.dtype()), ", the target ", shape_str(target.shape()), " and ",
+                    dtype_name(target.dtype()));
+        ir::NodePtr n = r.input({value, nullptr});
+        convert_elements(value.data(), value.dtype(), target.data(), target.dtype(), target.numel());
+        r.bind(target, n);
+      },
+      nb::arg("target"), nb::arg("value"),
+      "x[key] = v while recording: writes the recorded functional update `value` into `target` "
+      "and makes later reads of `target` read its node.");
   p.def(
       "record_jit_call",
       [](nb::handle parsed, nb::tuple args, nb::handle out) {

@@ -11,11 +11,19 @@ namespace mycel::py {
 void init_shape(nb::module_& m) {
   auto cls = nb::type<Tensor>();
   cls.attr("_narrow") = nb::cpp_function(
-      [](const Tensor& t, int64_t start, int64_t n) { return t.narrow0(start, n); },
+      [](const Tensor& t, int64_t start, int64_t n) {
+        std::vector<int64_t> begin(t.ndim(), 0), size(t.ndim(), -1);
+        begin[0] = start;
+        size[0] = n;
+        return record_derived("slice", {{"begin", begin}, {"size", size}}, t, t.narrow0(start, n));
+      },
       nb::is_method(), nb::arg("start"), nb::arg("n"),
       "x[start:start+n] along dimension 0, sharing storage.");
   cls.attr("_view") = nb::cpp_function(
-      [](const Tensor& t, const Shape& shape) { return t.view(shape); }, nb::is_method(),
+      [](const Tensor& t, const Shape& shape) {
+        return record_derived("reshape", {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}},
+                              t, t.view(shape));
+      }, nb::is_method(),
       nb::arg("shape"), "The same storage with another shape of the same element count.");
   cls.attr("_assign") = nb::cpp_function(
       [](Tensor& t, const Tensor& src) {

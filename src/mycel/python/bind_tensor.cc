@@ -8,8 +8,6 @@
 
 namespace mycel::py {
 
-Tensor record_cast(const Tensor& in, Tensor out);  // bind_pynative.cc: a cast node while recording
-
 void init_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), "An n-d array on the CPU.")
       .def("__init__",
@@ -52,9 +50,10 @@ void init_tensor(nb::module_& m) {
       .def("numpy", &to_numpy, "Alias of asnumpy().")
       .def("_dlpack_array", &to_dlpack_array)
       .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })
-      .def("astype", [](const Tensor& t, nb::handle dtype) { return record_cast(t, t.to(to_dtype(dtype))); },
+      .def("astype", [](const Tensor& t, nb::handle dtype) { DType to = to_dtype(dtype);
+             return record_derived("cast", {{"dtype", to}}, t, t.to(to)); },
            nb::arg("dtype"))
-      .def("clone", [](const Tensor& t) { return record_cast(t, t.clone()); })
+      .def("clone", [](const Tensor& t) { return record_derived("cast", {{"dtype", t.dtype()}}, t, t.clone()); })
       .def("_is_view_of", [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); })
       .def("__len__", [](const Tensor& t) {
         if (t.ndim() == 0) MYCEL_THROW(TypeError, "len() of a 0-d tensor");

@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -31,5 +32,9 @@ Tensor from_dlpack(nb::handle obj);
 AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj);
 /// Python value of an attribute.
 nb::object attr_to_python(const AttrValue& v);
+/// While a PyNative gradient is recorded, records `out` as op_name(in) with `attrs`
+/// (bind_pynative.cc); every Tensor method that derives a tensor outside op dispatch calls it.
+Tensor record_derived(const char* op_name, const std::map<std::string, AttrValue>& attrs,
+                      const Tensor& in, Tensor out);
 
 }  // namespace mycel::py
