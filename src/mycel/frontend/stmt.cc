@@ -301,6 +301,9 @@ bool Parser::has_effects(const NodePtr& n) {
     if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint) ||
         ir::is_prim_call(x, Prim::kRaise))
       return true;
+    if (ir::Constant* c = ir::as_constant(a->callee());  // a collective: every rank must run it
+        c && c->value()->kind() == ir::ValueKind::kOp && static_cast<const ir::OpValue&>(*c->value()).op().effect)
+      return true;
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;
     return false;

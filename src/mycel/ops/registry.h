@@ -104,6 +104,8 @@ struct OpDef {
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
   bool random = false;            // draws from the global generator
   bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
+  bool effect = false;            // talks to other processes (collectives): never folded, merged,
+                                  // dropped or reordered, so every rank runs the same sequence
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands
 
   int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)

@@ -68,7 +68,7 @@ bool fold_constants(FuncGraph* root, const OptOptions& o) {
       continue;
     }
     const OpValue* op = detail::op_of(n);
-    if (!op || op->op().random || !op->op().mutated_inputs.empty()) continue;
+    if (!op || op->op().random || op->op().effect || !op->op().mutated_inputs.empty()) continue;
     if (!small_static(n->abstract(), o.fold_max_elements)) continue;
     const bool variadic = !op->op().inputs.empty() && op->op().inputs.back().variadic;
     std::vector<Tensor> inputs;
