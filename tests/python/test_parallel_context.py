@@ -146,15 +146,21 @@ class UnusedAllReduce(nn.Cell):
         return x * 2.0
 
 
+def final_dump(tmp_path):
+    """The IR after the last pass of the compiled step (MYCEL_DUMP_IR=<dir>/<graph>.<stage>/)."""
+    steps = sorted(d for d in os.listdir(tmp_path) if d.endswith(".step"))
+    assert steps, f"no step IR dumped: {os.listdir(tmp_path)}"
+    files = sorted(os.listdir(tmp_path / steps[-1]))
+    with open(tmp_path / steps[-1] / files[-1]) as f:
+        return f.read()
+
+
 def test_graph_mode_keeps_collectives_whose_value_is_unused(tmp_path, monkeypatch):
     monkeypatch.setenv("MYCEL_DUMP_IR", str(tmp_path))
     mycel.set_context(mode=mycel.GRAPH_MODE)
     out = UnusedAllReduce()(Tensor(np.ones(3, np.float32)))
     np.testing.assert_array_equal(out.asnumpy(), np.full(3, 2.0, np.float32))
-    dumps = sorted(os.listdir(tmp_path))
-    assert dumps, "no IR dumped"
-    with open(tmp_path / dumps[-1]) as f:
-        final = f.read()
+    final = final_dump(tmp_path)
     assert "all_reduce" in final and "barrier" in final, final
 
 
@@ -197,8 +203,7 @@ def test_gradient_graph_holds_the_dual_collectives(tmp_path, monkeypatch):
     mycel.set_context(mode=mycel.GRAPH_MODE)
     g = mycel.grad(Chain())(Tensor(np.ones((2, 3), np.float32)))
     np.testing.assert_array_equal(g.asnumpy(), np.full((2, 3), 2.0, np.float32))  # a world of one
-    with open(tmp_path / sorted(os.listdir(tmp_path))[-1]) as f:
-        ir = f.read()
+    ir = final_dump(tmp_path)
     backward = ir[ir.index("broadcast_like"):]
     expected = ["all_reduce(", "reduce[dest_rank=0](", "reduce_scatter(",
                 "all_to_all[split_count=1, split_dim=1, concat_dim=0]("]
