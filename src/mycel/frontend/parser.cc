@@ -23,6 +23,15 @@ Parser::Parser() {
       keep_alive_.push_back(f);
     }
   }
+  // mycel.ops shows each op as an OpFunction (a partial carrying its signature): the same op.
+  nb::object op_function = nb::module_::import_("mycel.ops.signature").attr("OpFunction");
+  for (auto [name, f] : nb::cast<nb::dict>(nb::module_::import_("mycel.ops").attr("__dict__"))) {
+    if (!nb::isinstance(f, op_function)) continue;
+    auto it = op_funcs_.find(f.attr("func").ptr());
+    if (it == op_funcs_.end()) continue;
+    op_funcs_[f.ptr()] = it->second;
+    keep_alive_.push_back(nb::borrow(f));
+  }
   nb::module_ effects = nb::module_::import_("mycel.ops.effects");
   for (auto [name, prim] : {std::pair{"assign", Prim::kAssign}, std::pair{"depend", Prim::kDepend}}) {
     nb::object f = effects.attr(name);

@@ -200,7 +200,8 @@ void init_ops(nb::module_& m) {
             d[h.op->attrs[i].name.c_str()] = attr_to_python(h.preset[i]);
         return d;
       })
-      .def_prop_ro("dtypes", [](const OpHandle& h) { return h.op->dtypes; });
+      .def_prop_ro("dtypes", [](const OpHandle& h) { return h.op->dtypes; })
+      .def_prop_ro("dtype_input", [](const OpHandle& h) { return h.op->dtype_input; });
 
   // One fast entry point per op: ops.<name>(*args, **kwargs) dispatches straight to the registry.
   nb::module_ ops = m.def_submodule("ops", "Registry ops (generated).");
