@@ -55,3 +55,10 @@ from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend, Print
 
 # Gradient clipping by global norm.
 from mycel.ops.clip import clip_by_global_norm  # noqa: E402
+
+
+def __getattr__(name):
+    """ops.relue: "did you mean 'relu'?" (called only for names the module lacks)."""
+    from mycel.common.suggest import did_you_mean
+    hint = "" if name.startswith("__") else did_you_mean(name, [n for n in globals() if not n.startswith("_")])
+    raise AttributeError(f"module 'mycel.ops' has no attribute '{name}'{hint}")

@@ -38,3 +38,10 @@ from mycel.ops import array_info as _array_info  # noqa: E402
 for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
     globals()[_name] = getattr(_array_info, _name)
     __all__.append(_name)
+
+
+def __getattr__(name):
+    """P.Matmul: "did you mean 'MatMul'?" (called only for names the module lacks)."""
+    from mycel.common.suggest import did_you_mean
+    hint = "" if name.startswith("__") else did_you_mean(name, __all__)
+    raise AttributeError(f"module 'mycel.ops.operations' has no attribute '{name}'{hint}")

@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/core/suggest.h"
+#include "mycel/ops/keywords.h"
 #include "mycel/pynative/recorder.h"
 #include "mycel/python/convert.h"
 
@@ -84,7 +86,9 @@ struct OpHandle {
         }
       if (done) continue;
       int idx = d.attr_index(key);
-      if (idx < 0) MYCEL_THROW(TypeError, "[", d.name, "] got an unexpected keyword argument '", key, "'");
+      if (idx < 0)
+        MYCEL_THROW(TypeError, "[", d.name, "] got an unexpected keyword argument '", key, "'",
+                    did_you_mean(key, keyword_names(d)));
       if (attr_set[idx]) MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for attribute '", key, "'");
       attrs[idx] = to_attr(d, d.attrs[idx], v);
       attr_set[idx] = true;
@@ -165,7 +169,9 @@ struct OpHandle {
     for (auto [k, v] : kwargs) {
       std::string key = nb::cast<std::string>(k);
       int idx = op->attr_index(key);
-      if (idx < 0) MYCEL_THROW(TypeError, "[", op->class_name, "] got an unexpected attribute '", key, "'");
+      if (idx < 0)
+        MYCEL_THROW(TypeError, "[", op->class_name, "] got an unexpected attribute '", key, "'",
+                    did_you_mean(key, attr_names(*op)));
       h.preset[idx] = to_attr(*op, op->attrs[idx], v);
     }
     return h;
