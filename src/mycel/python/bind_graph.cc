@@ -119,6 +119,15 @@ void raise_python(const ir::RaisedError& e) {
         for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
       if (!noted) exc.attr("add_note")(where);
     }
+    // The calls that led there, innermost first (analysis::called_from), once each.
+    for (const std::string& caller : e.callers) {
+      std::string note = "  " + caller;
+      nb::object notes = nb::getattr(exc, "__notes__", nb::none());
+      bool noted = false;
+      if (!notes.is_none())
+        for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == note;
+      if (!noted) exc.attr("add_note")(note);
+    }
   } catch (nb::python_error& err) {
     err.restore();
     return;
