@@ -78,8 +78,13 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       tree = ast_.attr("parse")(nb::str(text) + nb::str("\n    pass\n"));
     }
   } catch (nb::python_error& e) {
-    error(loc, "TypeError", "cannot read the source of '" + qualname(fn) +
-                                "': graph mode parses Python source (" + e.what() + ")");
+    // Python keeps no source for code typed at the prompt, piped to `python -` or exec'd from a
+    // string; IPython and Jupyter keep theirs in linecache, where inspect finds it.
+    std::string file = nb::cast<std::string>(fn.attr("__code__").attr("co_filename"));
+    error(loc, "TypeError", "graph mode cannot compile '" + qualname(fn) + "': it parses the Python source, and " +
+                                file + " keeps none (code typed at the prompt, piped to `python -` or exec'd from a "
+                                "string); define it in a .py file or a notebook cell, or run it eagerly with "
+                                "mycel.set_context(mode=mycel.PYNATIVE_MODE)");
   }
   const SourceInfo* info = src.get();
   sources_.push_back(std::move(src));
