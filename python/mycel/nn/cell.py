@@ -237,6 +237,14 @@ class Cell:
         fn(self)
         return self
 
+    def summary(self, *example_inputs):
+        """Prints and returns a table of the layers: output shapes (from one eager run on
+        example_inputs, in either mode), parameter counts, trainable flags, totals, memory."""
+        from mycel.nn.summary import summary  # nn.summary imports context, as Cell does
+        text = summary(self, *example_inputs)
+        print(text)
+        return text
+
     def extend_repr(self):
         """Extra text shown inside repr(); layers override it with their settings."""
         return ""

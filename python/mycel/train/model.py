@@ -96,6 +96,10 @@ class Model:
         else:
             self._eval_network = None
 
+    def summary(self, *example_inputs):
+        """The network's layer table (Cell.summary): printed and returned."""
+        return self._network.summary(*example_inputs)
+
     @property
     def train_network(self):
         return self._train_network
