@@ -340,6 +340,9 @@ void init_graph(nb::module_& m) {
     if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
     nb::gil_scoped_acquire gil;
     nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
+    // mycel.ops shows each op as an OpFunction, a partial of the entry point (ops/signature.py)
+    nb::object inner = nb::getattr(fn, "func", nb::none());
+    if (!inner.is_none() && PyCallable_Check(inner.ptr())) fn = inner;
     nb::object name = nb::getattr(fn, "__name__", nb::none());
     if (!nb::isinstance<nb::str>(name)) return nullptr;
     std::string n = nb::cast<std::string>(name);
