@@ -23,3 +23,20 @@ def did_you_mean(given, candidates):
     if not candidates or len(candidates) > 12:
         return ""
     return "; expected one of: " + ", ".join(candidates)
+
+
+class MissingAttributeError(AttributeError):
+    """AttributeError whose "did you mean" is worked out when the message is read, not when it is
+    raised: getattr(module, name, default) and hasattr never read it, so probing stays fast
+    (difflib over every op name takes about a millisecond)."""
+
+    def __init__(self, message, given, candidates):
+        super().__init__(message)
+        self._given, self._candidates = given, candidates
+
+    # tracebacks show it as the AttributeError it is ("AttributeError: module 'mycel.ops' ...")
+    __module__, __qualname__ = "builtins", "AttributeError"
+
+    def __str__(self):
+        hint = "" if self._given.startswith("__") else did_you_mean(self._given, self._candidates())
+        return self.args[0] + hint

@@ -267,7 +267,10 @@ def _check_keywords(cls, kwargs):
     names = _INIT_KEYWORDS.get(cls, ())
     if names == ():
         import inspect
-        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        try:
+            params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        except (TypeError, ValueError):  # no signature to check against: leave it to Python
+            params = [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
         names = None if any(p.kind == p.VAR_KEYWORD for p in params) else [
             p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         _INIT_KEYWORDS[cls] = names

@@ -59,6 +59,6 @@ from mycel.ops.clip import clip_by_global_norm  # noqa: E402
 
 def __getattr__(name):
     """ops.relue: "did you mean 'relu'?" (called only for names the module lacks)."""
-    from mycel.common.suggest import did_you_mean
-    hint = "" if name.startswith("__") else did_you_mean(name, [n for n in globals() if not n.startswith("_")])
-    raise AttributeError(f"module 'mycel.ops' has no attribute '{name}'{hint}")
+    from mycel.common.suggest import MissingAttributeError
+    raise MissingAttributeError(f"module 'mycel.ops' has no attribute '{name}'", name,
+                                lambda: [n for n in globals() if not n.startswith("_")])

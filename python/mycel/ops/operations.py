@@ -42,6 +42,6 @@ for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
 
 def __getattr__(name):
     """P.Matmul: "did you mean 'MatMul'?" (called only for names the module lacks)."""
-    from mycel.common.suggest import did_you_mean
-    hint = "" if name.startswith("__") else did_you_mean(name, __all__)
-    raise AttributeError(f"module 'mycel.ops.operations' has no attribute '{name}'{hint}")
+    from mycel.common.suggest import MissingAttributeError
+    raise MissingAttributeError(f"module 'mycel.ops.operations' has no attribute '{name}'", name,
+                                lambda: __all__)
