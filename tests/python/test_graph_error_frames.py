@@ -94,3 +94,19 @@ def test_control_flow_adds_no_frames(graph_mode):
         Loop()(mycel.Tensor(np.ones((2, 3), np.float32)))
     frames = [line for line in str(e.value).split("\n") if "called from" in line]
     assert all("# frame: loop" in f for f in frames), frames
+
+
+def test_a_call_on_a_line_starting_like_a_keyword_is_a_frame(graph_mode):
+    class Outer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(5, 2)
+
+        def construct(self, x):
+            elsewhere = self.fc(x)  # frame: elsewhere
+            return elsewhere
+
+    with pytest.raises(ValueError) as e:
+        Outer()(mycel.Tensor(np.ones((2, 3), np.float32)))
+    assert (f"  called from {HERE}:{line_of('# frame: elsewhere')}: elsewhere = self.fc(x)  # frame: elsewhere\n"
+            "    self.fc (Dense<input_channels=5, output_channels=2, has_bias=True>)") in str(e.value)

@@ -42,6 +42,13 @@ def test_dense_float64_input(mode):
     assert dense(x.astype(mycel.float32)).shape == (2, 4)
 
 
+def test_conv2d_transpose_float64_input(mode):
+    layer = nn.Conv2dTranspose(2, 3, 3)
+    with pytest.raises(TypeError) as e:
+        layer(mycel.Tensor(np.ones((1, 2, 4, 4))))
+    assert str(e.value) == message("Conv2dTranspose")
+
+
 def test_matching_dtypes_run(mode):
     dense = nn.Dense(3, 4, dtype=mycel.float64)
     assert dense(mycel.Tensor(np.ones((2, 3)))).dtype == mycel.float64

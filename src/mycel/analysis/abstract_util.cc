@@ -225,7 +225,8 @@ std::string called_from(const SourceLoc& loc) {
   std::string w = where(loc);
   if (w.empty()) return "";
   size_t text = w.find(": ") + 2;
-  for (const char* kw : {"if ", "elif ", "else", "while ", "for ", "assert ", "with ", "try", "except"})
+  for (const char* kw : {"if ", "elif ", "else:", "while ", "for ", "async for ", "assert ", "with ",
+                         "try:", "except:", "except "})
     if (w.compare(text, std::string(kw).size(), kw) == 0) return "";
   return "\n  called from " + w.substr(1);
 }

@@ -118,6 +118,8 @@ class Conv2dTranspose(Cell):
 
     def construct(self, x):
         check_rank("Conv2dTranspose", "x", x.ndim, (4,))
+        if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("Conv2dTranspose", x.dtype, self.weight.dtype))
         n, _, h, w = x.shape
         out_h = h * self._stride_h + self._extra_h
         out_w = w * self._stride_w + self._extra_w
