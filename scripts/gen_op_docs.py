@@ -26,7 +26,7 @@ def render():
              "conv = P.Conv2D(stride=2, pad_mode=\"same\")           # primitive: attributes once ...",
              "assert (conv(x, w).asnumpy() == y.asnumpy()).all()   # ... inputs at call time",
              "print(y.shape)                                      # (2, 4, 4, 4)",
-             "print(inspect.signature(ops.conv2d))   # (x, w, b=None, stride=(1,), pad_mode='valid', ...)",
+             "print(inspect.signature(ops.conv2d))   # (x, w, b=None, stride: tuple[int, ...] = (1,), ...)",
              "help(ops.conv2d)                       # inputs, attributes, dtypes, gradient, example",
              "```", "",
              "| op | class | inputs | attributes (default) | dtypes | gradient | description |",

@@ -16,6 +16,11 @@ HANDLES = _mycel.op_handles
 EMPTY = inspect.Parameter.empty
 
 
+KIND_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
+              "tuple of int": "tuple[int, ...]", "tuple of float": "tuple[float, ...]",
+              "dtype": "mycel._mycel.dtype"}
+
+
 def schema(handle, with_inputs=True):
     """(names in order, name -> default) straight from the registry entry."""
     names, defaults = [], {}
@@ -37,8 +42,13 @@ def assert_matches(sig, handle, with_inputs=True):
     assert sorted(p.name for p in params) == sorted(names)
     positional = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
     assert positional == names[:len(positional)]  # positional order is the call's binding order
+    kinds = {name: kind for name, kind, _, _ in handle.attrs}
     for p in params:
         assert p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        if p.name in kinds:  # an attribute is annotated with the Python type of its kind
+            assert inspect.formatannotation(p.annotation) == KIND_TYPES[kinds[p.name]], (handle.name, p.name)
+        else:
+            assert p.annotation is EMPTY
         if p.name in defaults:
             assert p.default == defaults[p.name], (handle.name, p.name)
         else:
@@ -71,10 +81,10 @@ def test_every_primitive_class_has_a_signature():
 
 
 def test_examples_of_signatures():
-    assert str(inspect.signature(ops.matmul)) == "(x, y, transpose_a=False, transpose_b=False)"
-    assert str(inspect.signature(P.MatMul)) == "(transpose_a=False, transpose_b=False)"
+    assert str(inspect.signature(ops.matmul)) == "(x, y, transpose_a: bool = False, transpose_b: bool = False)"
+    assert str(inspect.signature(P.MatMul)) == "(transpose_a: bool = False, transpose_b: bool = False)"
     # a configured primitive is called with its inputs
-    assert str(inspect.signature(P.MatMul(transpose_b=True))) == "(x, y, transpose_a=False)"
+    assert str(inspect.signature(P.MatMul(transpose_b=True))) == "(x, y, transpose_a: bool = False)"
     assert str(inspect.signature(ops.reduce_sum)) == str(inspect.signature(ops.sum))
     assert ops.reduce_sum.__name__ == "reduce_sum"
 

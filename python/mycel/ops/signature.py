@@ -7,6 +7,15 @@ import inspect
 _P = inspect.Parameter
 
 
+def _annotation(kind):
+    """The Python type of an attribute kind (the registry's attr_kind_name), for signatures."""
+    if kind == "dtype":
+        from mycel.common.dtype import float32
+        return type(float32)
+    return {"bool": bool, "int": int, "float": float, "str": str, "tuple of int": tuple[int, ...],
+            "tuple of float": tuple[float, ...]}.get(kind, _P.empty)
+
+
 def _default(has_default, value):
     return value if has_default else _P.empty
 
@@ -15,13 +24,13 @@ def _parameters(handle, skip_attrs=()):
     """inputs then attributes, as the C++ call binds them; after the first default every later
     parameter must have one too, so a required attribute behind a defaulted one is keyword-only."""
     params, seen_default = [], False
-    items = [(name, None if optional else _P.empty) for name, optional, _variadic in handle.inputs]
-    items += [(name, _default(has_default, value)) for name, _kind, value, has_default in handle.attrs
-              if name not in skip_attrs]
-    for name, default in items:
+    items = [(name, None if optional else _P.empty, _P.empty) for name, optional, _ in handle.inputs]
+    items += [(name, _default(has_default, value), _annotation(kind))
+              for name, kind, value, has_default in handle.attrs if name not in skip_attrs]
+    for name, default, annotation in items:
         seen_default = seen_default or default is not _P.empty
         kind = _P.KEYWORD_ONLY if seen_default and default is _P.empty else _P.POSITIONAL_OR_KEYWORD
-        params.append(_P(name, kind, default=default))
+        params.append(_P(name, kind, default=default, annotation=annotation))
     # keyword-only parameters must follow the positional ones
     params.sort(key=lambda p: p.kind == _P.KEYWORD_ONLY)
     return params
@@ -34,8 +43,8 @@ def function_signature(handle):
 
 def constructor_signature(handle):
     """P.<ClassName>(attributes...): the attributes a primitive is configured with."""
-    params = [_P(name, _P.POSITIONAL_OR_KEYWORD, default=_default(has_default, value))
-              for name, _kind, value, has_default in handle.attrs]
+    params = [_P(name, _P.POSITIONAL_OR_KEYWORD, default=_default(has_default, value),
+                 annotation=_annotation(kind)) for name, kind, value, has_default in handle.attrs]
     # a required attribute behind a defaulted one can only be given by keyword
     seen_default = False
     for i, p in enumerate(params):
