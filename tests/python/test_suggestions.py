@@ -126,3 +126,10 @@ def test_did_you_mean_helper():
     assert did_you_mean("transpose_B", ["transpose_a", "transpose_b"]) == "; did you mean 'transpose_b'?"
     assert did_you_mean("zzz", []) == ""
     assert did_you_mean("zzz", [f"name{i}" for i in range(20)]) == ""  # a long list does not help
+
+
+def test_model_keyword():
+    from mycel.train import Model
+    with pytest.raises(TypeError) as e:
+        Model(nn.Dense(3, 4), loss_scale_manger=None)
+    assert str(e.value) == "Model: unexpected argument 'loss_scale_manger'; did you mean 'loss_scale_manager'?"

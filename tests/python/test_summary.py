@@ -83,3 +83,14 @@ def test_frozen_layers_and_model_summary():
     text = Model(net).summary()  # no inputs: counts only
     assert "conv1    Conv2d     -                156  no" in text
     assert "Total params: 61,706 (trainable 61,550, non-trainable 156)" in text
+
+
+def test_summary_changes_no_state():
+    """The eager run is in inference mode: batch-norm statistics stay, training flags come back."""
+    net = nn.SequentialCell([nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU()])
+    net.set_train(True)
+    before = {n: p.asnumpy().copy() for n, p in net.parameters_and_names()}
+    text = net.summary(mycel.Tensor(np.random.rand(2, 1, 8, 8).astype(np.float32)))
+    assert all((p.asnumpy() == before[n]).all() for n, p in net.parameters_and_names())
+    assert all(c.training for _, c in net.cells_and_names())
+    assert "1      BatchNorm2d  (2, 4, 8, 8)      16  partly" in text  # moving statistics are not trainable

@@ -1,6 +1,8 @@
 """Cell.summary(*example_inputs): a table of the layers (output shape, parameter count, trainable)
 with totals and parameter memory. It runs the network once eagerly (PYNATIVE_MODE whatever the
-mode) with each sub-Cell's construct wrapped to record its output, so it costs one forward pass."""
+mode) with each sub-Cell's construct wrapped to record its output, so it costs one forward pass;
+the run is in inference mode (training flags are restored after, compiled graphs kept), so it
+updates no running statistics. A container's row counts the parameters of its sub-Cells too."""
 from mycel import context
 
 _ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2,
@@ -42,14 +44,20 @@ def _record_calls(cell, example_inputs):
         return run
 
     mode = context.get_context("mode")
+    cells = [c for _, c in cell.cells_and_names()]
+    training = [c.training for c in cells]
     try:
         context.set_context(mode=context.PYNATIVE_MODE)
+        for c in cells:  # inference: no batch-norm statistics updates, no dropout
+            object.__setattr__(c, "training", False)
         for sub in subs:  # an instance attribute shadows the class's construct in Cell.__call__
             object.__setattr__(sub, "construct", recording(sub, sub.construct))
         cell(*example_inputs)
     finally:
         for sub in subs:
             sub.__dict__.pop("construct", None)
+        for c, flag in zip(cells, training):
+            object.__setattr__(c, "training", flag)
         context.set_context(mode=mode)
     return rows
 
