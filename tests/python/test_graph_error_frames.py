@@ -110,3 +110,30 @@ def test_a_call_on_a_line_starting_like_a_keyword_is_a_frame(graph_mode):
         Outer()(mycel.Tensor(np.ones((2, 3), np.float32)))
     assert (f"  called from {HERE}:{line_of('# frame: elsewhere')}: elsewhere = self.fc(x)  # frame: elsewhere\n"
             "    self.fc (Dense<input_channels=5, output_channels=2, has_bias=True>)") in str(e.value)
+
+
+class TryBlock(nn.Cell):
+    def construct(self, x):
+        try:  # frame: try
+            x = x + 1
+        except ValueError:
+            pass
+        return x
+
+
+class UsesTryBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.block = TryBlock()
+
+    def construct(self, x):
+        return self.block(x)  # frame: uses
+
+
+def test_parse_error_in_a_called_cell(graph_mode):
+    with pytest.raises(SyntaxError) as e:
+        UsesTryBlock()(mycel.Tensor(np.ones((2,), np.float32)))
+    assert e.value.lineno == line_of("# frame: try")  # the location stays the error's own
+    assert str(e.value.msg).split("\n")[-2:] == [
+        f"  called from {HERE}:{line_of('# frame: uses')}: return self.block(x)  # frame: uses",
+        "    self.block (TryBlock<>)"]

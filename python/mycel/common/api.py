@@ -54,7 +54,11 @@ class _Compiled:
 
     def __init__(self, obj, input_spec=None):
         self._obj = obj
-        self._graph = _mycel.graph.compile(obj)
+        try:
+            self._graph = _mycel.graph.compile(obj)
+        except Exception as e:  # a parse error in a called Cell: name the Cells on the way
+            error_frames.annotate(e, obj)
+            raise
         self._input_spec = input_spec
         self._binder = ArgBinder(obj)
 

@@ -40,14 +40,16 @@ def annotate(exc, compiled_obj):
     """Adds to each "called from" line of exc's message (or notes) the Cell it called."""
     root = getattr(compiled_obj, "__self__", compiled_obj)  # a bound method's instance
     args = getattr(exc, "args", ())
-    if len(args) == 1 and isinstance(args[0], str) and "called from " in args[0]:
+    if args and isinstance(args[0], str) and "called from " in args[0]:
         lines = args[0].split("\n")
         idx = [i for i, line in enumerate(lines) if _FRAME.match(line)]
         labels = _cells_of([_FRAME.match(lines[i]).group(1) for i in idx], root)
         for i, label in reversed(list(zip(idx, labels))):
             if label:
                 lines.insert(i + 1, "    " + label)
-        exc.args = ("\n".join(lines),)
+        exc.args = ("\n".join(lines),) + tuple(args[1:])  # a SyntaxError keeps its location
+        if isinstance(exc, SyntaxError):
+            exc.msg = exc.args[0]
     notes = getattr(exc, "__notes__", None)
     if notes:
         idx = [i for i, n in enumerate(notes) if isinstance(n, str) and _FRAME.match(n)]
