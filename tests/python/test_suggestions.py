@@ -78,6 +78,15 @@ def test_ops_module_attribute():
     assert str(e.value) == "module 'mycel.ops' has no attribute '__wrapped__'"
 
 
+def test_package_attributes():
+    with pytest.raises(AttributeError) as e:
+        mycel.set_contxt
+    assert str(e.value) == "module 'mycel' has no attribute 'set_contxt'; did you mean 'set_context'?"
+    with pytest.raises(AttributeError) as e:
+        nn.Dence
+    assert str(e.value) == "module 'mycel.nn' has no attribute 'Dence'; did you mean 'Dense'?"
+
+
 def test_probing_ops_stays_fast():
     """getattr with a default never reads the message, so no difflib run: far below 1 ms."""
     import timeit

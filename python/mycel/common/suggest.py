@@ -40,3 +40,12 @@ class MissingAttributeError(AttributeError):
     def __str__(self):
         hint = "" if self._given.startswith("__") else did_you_mean(self._given, self._candidates())
         return self.args[0] + hint
+
+
+def module_getattr(module_name, namespace):
+    """A module's __getattr__ (called only for names it lacks) raising MissingAttributeError with
+    the closest public name of `namespace` (the module's globals())."""
+    def __getattr__(name):
+        raise MissingAttributeError(f"module '{module_name}' has no attribute '{name}'", name,
+                                    lambda: [n for n in namespace if not n.startswith("_")])
+    return __getattr__

@@ -57,8 +57,6 @@ from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend, Print
 from mycel.ops.clip import clip_by_global_norm  # noqa: E402
 
 
-def __getattr__(name):
-    """ops.relue: "did you mean 'relu'?" (called only for names the module lacks)."""
-    from mycel.common.suggest import MissingAttributeError
-    raise MissingAttributeError(f"module 'mycel.ops' has no attribute '{name}'", name,
-                                lambda: [n for n in globals() if not n.startswith("_")])
+# ops.relue: "did you mean 'relu'?" (common/suggest.py)
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.ops", globals())

@@ -40,8 +40,6 @@ for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
     __all__.append(_name)
 
 
-def __getattr__(name):
-    """P.Matmul: "did you mean 'MatMul'?" (called only for names the module lacks)."""
-    from mycel.common.suggest import MissingAttributeError
-    raise MissingAttributeError(f"module 'mycel.ops.operations' has no attribute '{name}'", name,
-                                lambda: __all__)
+# P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.ops.operations", globals())
