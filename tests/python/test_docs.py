@@ -65,7 +65,7 @@ def test_counts():
 
 @pytest.mark.parametrize("path", [p for p in DOC_FILES if runnable(p)], ids=lambda p: p.name)
 def test_doc_blocks_run(path, tmp_path):
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")  # mycel as installed, like the suite's own
     proc = subprocess.run([sys.executable, "-c", _RUNNER, str(path.relative_to(ROOT))],
                           input=json.dumps(runnable(path)), capture_output=True, text=True,
                           cwd=tmp_path, env=env, timeout=300)
