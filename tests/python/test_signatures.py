@@ -123,3 +123,18 @@ def test_functional_form_in_both_modes(mode):
         np.testing.assert_allclose(out.asnumpy(), [6.0, 6.0])
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_op_function_object():
+    """The functional form wraps the C++ entry point and behaves like a builtin function."""
+    assert ops.matmul.func is _mycel.ops.matmul
+    assert repr(ops.matmul) == "<mycel.ops.matmul>"
+    assert ops.matmul.__module__ == "mycel.ops" and ops.matmul.__name__ == "matmul"
+
+    class Holder:
+        act = ops.relu  # not bound as a method when read through an instance
+
+    x = mycel.Tensor(np.array([-1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(Holder().act(x).asnumpy(), [0.0, 2.0])
+    with pytest.raises(TypeError):
+        OpFunction(1)  # not callable

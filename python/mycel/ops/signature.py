@@ -1,8 +1,9 @@
 """Signatures and docstrings of registry ops, built from the one registry entry of each op, so that
 inspect.signature, help() and IDEs see what the C++ entry point accepts: inputs first, then the
 attributes in schema order (both positional or keyword), with the schema's defaults."""
-import functools
 import inspect
+
+from mycel import _mycel
 
 _P = inspect.Parameter
 
@@ -105,16 +106,9 @@ def docstring(handle, primitive=False):
     return "\n".join(lines)
 
 
-class OpFunction(functools.partial):
-    """A registry op in functional form (mycel.ops.matmul). Calling it calls the C++ entry point
-    directly (functools.partial is C code: no Python frame in between); the instance carries the
-    op's signature and help text."""
-
-    def __get__(self, obj, objtype=None):
-        return self  # like a builtin function: not turned into a method when stored on a class
-
-    def __repr__(self):
-        return f"<mycel.ops.{self.__name__}>"
+# A registry op in functional form (mycel.ops.matmul): a C type (bind_op_function.cc) that
+# forwards calls to the C++ entry point by vectorcall and has a __dict__ for what is set below.
+OpFunction = _mycel.OpFunction
 
 
 def op_function(fn, handle, name=None):

@@ -10,6 +10,7 @@
 
 namespace mycel::py {
 
+void init_op_function(nb::module_& m);  // bind_op_function.cc
 void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
                      const Attrs& attrs, std::vector<Tensor>& outs);  // bind_pynative.cc
 namespace {
@@ -179,6 +180,7 @@ struct OpHandle {
 };
 
 void init_ops(nb::module_& m) {
+  init_op_function(m);
   nb::class_<OpHandle>(m, "OpHandle", "A registered op, optionally with preset attributes.")
       .def("__call__", &OpHandle::call)
       .def("bind", &OpHandle::bind)
