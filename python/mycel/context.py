@@ -1,11 +1,13 @@
 """Global execution context: mode (PYNATIVE_MODE eager, GRAPH_MODE compiled) and threads."""
 from mycel import _mycel
+from mycel.common.suggest import did_you_mean
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _context = {"mode": PYNATIVE_MODE, "device_target": "CPU"}
 _threads_set_by_user = False  # mycel.communication.init() then leaves the thread count alone
+_SETTINGS = ("mode", "device_target", "num_threads")
 
 
 def set_context(**kwargs):
@@ -26,7 +28,7 @@ def set_context(**kwargs):
             _threads_set_by_user = True
             _mycel.set_num_threads(value)
         else:
-            raise ValueError(f"set_context: unknown setting {key!r}")
+            raise ValueError(f"set_context: unknown setting {key!r}" + did_you_mean(key, _SETTINGS))
 
 
 def get_context(key):
@@ -34,7 +36,7 @@ def get_context(key):
     if key == "num_threads":
         return _mycel.get_num_threads()
     if key not in _context:
-        raise ValueError(f"get_context: unknown setting {key!r}")
+        raise ValueError(f"get_context: unknown setting {key!r}" + did_you_mean(key, _SETTINGS))
     return _context[key]
 
 

@@ -5,6 +5,7 @@ import functools
 import inspect
 
 from mycel import _mycel
+from mycel.common import error_frames
 
 
 class ArgBinder:
@@ -53,7 +54,11 @@ class _Compiled:
 
     def __init__(self, obj, input_spec=None):
         self._obj = obj
-        self._graph = _mycel.graph.compile(obj)
+        try:
+            self._graph = _mycel.graph.compile(obj)
+        except Exception as e:  # a parse error in a called Cell: name the Cells on the way
+            error_frames.annotate(e, obj)
+            raise
         self._input_spec = input_spec
         self._binder = ArgBinder(obj)
 
@@ -63,9 +68,13 @@ class _Compiled:
 
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
-        if self._input_spec is not None:
-            return self._graph.run_with_signature(self._input_spec, *args)
-        return self._graph(*args)
+        try:
+            if self._input_spec is not None:
+                return self._graph.run_with_signature(self._input_spec, *args)
+            return self._graph(*args)
+        except Exception as e:  # name the Cells on the way to the error (error_frames.py)
+            error_frames.annotate(e, self._obj)
+            raise
 
     @property
     def graph(self):

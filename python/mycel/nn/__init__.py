@@ -16,3 +16,7 @@ from mycel.nn import learning_rate_schedule, dynamic_lr  # noqa: F401
 
 __all__ = ["Cell", "CellList", "SequentialCell"] + _layer_all + _loss_all + _optim_all + _schedule_all + \
     _dynamic_lr_all
+
+# nn.Dence: "did you mean 'Dense'?"
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.nn", globals())

@@ -2,6 +2,7 @@
 (eagerly, or compiled in GRAPH_MODE). Parameters and sub-Cells assigned as attributes are
 registered, so `parameters_and_names()` walks the tree with hierarchical names, as in MindSpore:
 a Parameter's `name` follows its attribute path ("conv1.weight") unless auto_prefix is off."""
+import weakref
 from collections import OrderedDict
 
 from mycel import _mycel, context
@@ -12,6 +13,11 @@ from mycel.common.parameter import Parameter
 
 class Cell:
     """Base class of layers and models."""
+
+    def __new__(cls, *args, **kwargs):
+        if kwargs:
+            _check_keywords(cls, kwargs)  # nn.Dense(..., has_bais=True): "did you mean 'has_bias'?"
+        return object.__new__(cls)
 
     def __init__(self, auto_prefix=True, flags=None):
         object.__setattr__(self, "_params", OrderedDict())
@@ -231,6 +237,14 @@ class Cell:
         fn(self)
         return self
 
+    def summary(self, *example_inputs):
+        """Prints and returns a table of the layers: output shapes (from one eager run on
+        example_inputs, in either mode), parameter counts, trainable flags, totals, memory."""
+        from mycel.nn.summary import summary  # nn.summary imports context, as Cell does
+        text = summary(self, *example_inputs)
+        print(text)
+        return text
+
     def extend_repr(self):
         """Extra text shown inside repr(); layers override it with their settings."""
         return ""
@@ -241,6 +255,32 @@ class Cell:
         for name, cell in self._cells.items():
             lines.append(f"  ({name}): " + repr(cell).replace("\n", "\n  "))
         return "\n".join(lines) + ">" if len(lines) > 1 else f"{type(self).__name__}<{extra}>"
+
+
+# Cell class -> names its __init__ accepts by keyword (None: it takes **kwargs); weak, so classes
+# made on the fly (in tests, in functions) are not kept alive.
+_INIT_KEYWORDS = weakref.WeakKeyDictionary()
+
+
+def _check_keywords(cls, kwargs):
+    """Raises Python's TypeError for an unknown constructor keyword, with the closest valid name."""
+    names = _INIT_KEYWORDS.get(cls, ())
+    if names == ():
+        import inspect
+        try:
+            params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        except (TypeError, ValueError):  # no signature to check against: leave it to Python
+            params = [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
+        names = None if any(p.kind == p.VAR_KEYWORD for p in params) else [
+            p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        _INIT_KEYWORDS[cls] = names
+    if names is None:
+        return
+    for key in kwargs:
+        if key not in names:
+            from mycel.common.suggest import did_you_mean
+            raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument '{key}'"
+                            + did_you_mean(key, names))
 
 
 def _class_attrs(cls):

@@ -6,12 +6,14 @@ classes configured once and called later (`ops.MatMul(transpose_b=True)(x, w)`).
 from mycel import _mycel
 from mycel.ops import operations
 from mycel.ops.operations import Primitive
+from mycel.ops.signature import op_function as _op_function
 
 _handles = _mycel.op_handles
 
-# Functional form: the C++ entry point itself (no Python frame between the user and the registry).
+# Functional form: the C++ entry point behind a C-level partial that carries the signature and help
+# text generated from the registry (no Python frame between the user and the registry).
 for _name in _handles:
-    globals()[_name] = getattr(_mycel.ops, _name)
+    globals()[_name] = _op_function(getattr(_mycel.ops, _name), _handles[_name])
 
 # Primitive classes.
 for _cls_name in operations.__all__:
@@ -26,7 +28,7 @@ _ALIASES = {"where": "select", "clamp": "clip_by_value", "reduce_sum": "sum", "r
             "unsqueeze": "expand_dims", "permute": "transpose", "bmm": "matmul"}
 for _alias, _target in _ALIASES.items():
     if _target in _handles and _alias not in globals():
-        globals()[_alias] = getattr(_mycel.ops, _target)
+        globals()[_alias] = _op_function(getattr(_mycel.ops, _target), _handles[_target], _alias)
 
 
 def op_names():
@@ -56,3 +58,7 @@ from mycel.ops.clip import clip_by_global_norm  # noqa: E402
 
 # Reduction kinds of the collectives (ops.AllReduce(op=ReduceOp.SUM), ...).
 from mycel.ops.collective import ReduceOp  # noqa: E402
+
+# ops.relue: "did you mean 'relu'?" (common/suggest.py)
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.ops", globals())

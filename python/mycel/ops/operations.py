@@ -1,11 +1,13 @@
 """Primitive classes (MindSpore's `ops.operations`, usually imported as P): configure the
 attributes once, then call with tensors: `P.MatMul(transpose_b=True)(x, w)`."""
 from mycel import _mycel
+from mycel.ops.signature import PrimitiveSignature, docstring
 
 
 class Primitive:
     """Base of every primitive class; subclasses are generated from the registry."""
     _handle = None
+    __signature__ = PrimitiveSignature()  # from the registry schema (signature.py)
 
     def __init__(self, *args, **kwargs):
         self._bound = type(self)._handle.bind(*args, **kwargs)
@@ -26,7 +28,7 @@ class Primitive:
 __all__ = []
 for _name, _handle in _mycel.op_handles.items():
     _cls = type(_handle.class_name, (Primitive,), {
-        "_handle": _handle, "__doc__": _handle.doc, "__module__": __name__})
+        "_handle": _handle, "__doc__": docstring(_handle, primitive=True), "__module__": __name__})
     globals()[_handle.class_name] = _cls
     __all__.append(_handle.class_name)
 
@@ -36,3 +38,8 @@ from mycel.ops import array_info as _array_info  # noqa: E402
 for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
     globals()[_name] = getattr(_array_info, _name)
     __all__.append(_name)
+
+
+# P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.ops.operations", globals())

@@ -61,6 +61,11 @@ def _callbacks(callbacks, default_progress):
     return CallbackList(cbs)
 
 
+# Model's keyword arguments (loss_scale_manager arrives through **kwargs), for "did you mean".
+_MODEL_ARGUMENTS = ("network", "loss_fn", "optimizer", "metrics", "eval_network", "eval_indexes",
+                    "amp_level", "boost_level", "loss_scale_manager")
+
+
 class Model:
     """Model(network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
     amp_level="O0", loss_scale_manager=None). Without loss_fn the network must return the loss
@@ -73,7 +78,9 @@ class Model:
             raise TypeError(f"Model: network must be a Cell, got {type(network).__name__}")
         loss_scale_manager = kwargs.pop("loss_scale_manager", None)
         if kwargs:
-            raise TypeError(f"Model: unexpected arguments {sorted(kwargs)}")
+            from mycel.common.suggest import did_you_mean
+            key = sorted(kwargs)[0]
+            raise TypeError(f"Model: unexpected argument '{key}'" + did_you_mean(key, _MODEL_ARGUMENTS))
         if eval_indexes is not None:
             if len(eval_indexes) != 3:
                 raise ValueError(f"Model: eval_indexes must be [loss, output, label] positions, got {eval_indexes!r}")
@@ -95,6 +102,10 @@ class Model:
                                               add_cast_fp32=amp_level != "O0")
         else:
             self._eval_network = None
+
+    def summary(self, *example_inputs):
+        """The network's layer table (Cell.summary): printed and returned."""
+        return self._network.summary(*example_inputs)
 
     @property
     def train_network(self):

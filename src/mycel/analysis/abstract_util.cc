@@ -221,6 +221,16 @@ std::string where(const SourceLoc& loc) {
   return "\n" + (loc.file ? *loc.file : std::string("<string>")) + ":" + std::to_string(loc.line) + ": " + text;
 }
 
+std::string called_from(const SourceLoc& loc) {
+  std::string w = where(loc);
+  if (w.empty()) return "";
+  size_t text = w.find(": ") + 2;
+  for (const char* kw : {"if ", "elif ", "else:", "while ", "for ", "async for ", "assert ", "with ",
+                         "try:", "except:", "except "})
+    if (w.compare(text, std::string(kw).size(), kw) == 0) return "";
+  return "\n  called from " + w.substr(1);
+}
+
 void rethrow_with(const std::string& suffix_in, const std::string& placeholder) {
   auto fix = [&](const char* what) {
     std::string m = what;

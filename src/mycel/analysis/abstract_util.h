@@ -162,6 +162,10 @@ std::string key_of(const ir::AbstractPtr& a);
 
 /// "\n<file>:<line>: <source line>" for a known location, "" otherwise.
 std::string where(const ir::SourceLoc& loc);
+/// "\n  called from <file>:<line>: <source line>" for the site of a function call, so an error
+/// inside the callee shows the chain of calls that led there; "" for an unknown location and for
+/// the calls of control-flow blocks (sites on `if`/`while`/`for`/... lines: not user calls).
+std::string called_from(const ir::SourceLoc& loc);
 /// Rethrows the exception in flight as the same error class, with `suffix` appended (and each
 /// occurrence of `placeholder`, when given, shown as "?": dynamic dims in infer messages).
 [[noreturn]] void rethrow_with(const std::string& suffix, const std::string& placeholder = "");

@@ -224,7 +224,21 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       std::vector<AbstractPtr> full = f->bound_args();
       full.insert(full.end(), arg_abs.begin(), arg_abs.end());
       FuncGraph* spec = nullptr;
-      AbstractPtr out = call_graph(ctx, *f, full, loc, &spec);
+      AbstractPtr out;
+      try {
+        out = call_graph(ctx, *f, full, loc, &spec);
+      } catch (RaisedError& e) {  // a traceback frame for this call (the Python glue shows them)
+        std::string frame = called_from(loc);
+        if (!frame.empty()) e.callers.push_back(frame.substr(3));
+        throw;
+      } catch (const mycel::Error& e) {
+        const std::string frame = called_from(loc), site = where(loc), msg = e.what();
+        // one frame per call; a call on the failing line itself adds nothing
+        const bool same_line = msg.size() >= site.size() &&
+                               msg.compare(msg.size() - site.size(), std::string::npos, site) == 0;
+        if (frame.empty() || same_line) throw;
+        rethrow_with(frame);
+      }
       if (spec && f->bound_args().empty() && !callee->is_constant() && spec->free_variables().empty()) {
         // A function with no free variables reached through a variable (a parameter, self.act
         // passed on): call its clone for this signature directly, so one value may serve several

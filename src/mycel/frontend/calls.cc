@@ -4,6 +4,8 @@
 #include <nanobind/stl/string.h>
 
 #include "mycel/frontend/parser.h"
+#include "mycel/core/suggest.h"
+#include "mycel/ops/keywords.h"
 #include "mycel/python/convert.h"
 
 namespace mycel::frontend {
@@ -87,7 +89,9 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
       }
     if (done) continue;
     int idx = d.attr_index(key);
-    if (idx < 0) error(loc, "TypeError", "[" + d.name + "] got an unexpected keyword argument '" + key + "'");
+    if (idx < 0)
+      error(loc, "TypeError", "[" + d.name + "] got an unexpected keyword argument '" + key + "'" +
+                                  did_you_mean(key, keyword_names(d)));
     if (at[idx]) error(loc, "TypeError", "[" + d.name + "] got multiple values for attribute '" + key + "'");
     at[idx] = v;
   }
@@ -259,6 +263,14 @@ NodePtr Parser::call(Block* b, nb::handle e) {
 }
 
 namespace {
+// The names a keyword argument may take (not *args): candidates for "did you mean".
+std::vector<std::string> signature_keywords(const Signature& sig) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < sig.names.size(); ++i)
+    if (static_cast<int>(i) != sig.vararg) names.push_back(sig.names[i]);
+  return names;
+}
+
 std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const std::string& fname,
                                std::vector<NodePtr> args,
                                std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
@@ -282,7 +294,8 @@ std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const 
       continue;
     }
     if (it == sig.names.end() || static_cast<int>(i) == sig.vararg)
-      p.error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
+      p.error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'" +
+                                    did_you_mean(k, signature_keywords(sig)));
     if (out[i]) p.error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
     out[i] = v;
   }

@@ -35,7 +35,9 @@ SourceLoc Parser::loc_of(nb::handle node) const {
 void Parser::error(const SourceLoc& loc, const std::string& kind, const std::string& msg) const {
   std::string file = loc.file ? *loc.file : std::string("<unknown>");
   std::string text = loc.text ? *loc.text : std::string();
-  std::string full = file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col + 1) + ": " + msg;
+  // no location (the entry function itself): the message alone, not "<unknown>:0:1:"
+  std::string full = loc.known() ? file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col + 1) + ": " + msg
+                                 : msg;
   if (!text.empty()) {
     full += "\n    " + text + "\n    " + std::string(static_cast<size_t>(std::max(loc.col, 0)), ' ') + "^";
   }

@@ -23,6 +23,15 @@ Parser::Parser() {
       keep_alive_.push_back(f);
     }
   }
+  // mycel.ops shows each op as an OpFunction (a partial carrying its signature): the same op.
+  nb::object op_function = nb::module_::import_("mycel.ops.signature").attr("OpFunction");
+  for (auto [name, f] : nb::cast<nb::dict>(nb::module_::import_("mycel.ops").attr("__dict__"))) {
+    if (!nb::isinstance(f, op_function)) continue;
+    auto it = op_funcs_.find(f.attr("func").ptr());
+    if (it == op_funcs_.end()) continue;
+    op_funcs_[f.ptr()] = it->second;
+    keep_alive_.push_back(nb::borrow(f));
+  }
   nb::module_ effects = nb::module_::import_("mycel.ops.effects");
   for (auto [name, prim] : {std::pair{"assign", Prim::kAssign}, std::pair{"depend", Prim::kDepend}}) {
     nb::object f = effects.attr(name);
@@ -69,8 +78,13 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       tree = ast_.attr("parse")(nb::str(text) + nb::str("\n    pass\n"));
     }
   } catch (nb::python_error& e) {
-    error(loc, "TypeError", "cannot read the source of '" + qualname(fn) +
-                                "': graph mode parses Python source (" + e.what() + ")");
+    // Python keeps no source for code typed at the prompt, piped to `python -` or exec'd from a
+    // string; IPython and Jupyter keep theirs in linecache, where inspect finds it.
+    std::string file = nb::cast<std::string>(fn.attr("__code__").attr("co_filename"));
+    error(loc, "TypeError", "graph mode cannot compile '" + qualname(fn) + "': it parses the Python source, and " +
+                                file + " keeps none (code typed at the prompt, piped to `python -` or exec'd from a "
+                                "string); define it in a .py file or a notebook cell, or run it eagerly with "
+                                "mycel.set_context(mode=mycel.PYNATIVE_MODE)");
   }
   const SourceInfo* info = src.get();
   sources_.push_back(std::move(src));

@@ -89,11 +89,29 @@ bool Parser::op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValu
   return true;
 }
 
+namespace {
+// A parse error inside a called function or Cell gets the call site as a traceback frame,
+// "  called from file:line: text", the format analysis uses for errors found later.
+[[noreturn]] void rethrow_called_from(const FrontendError& e, const SourceLoc& loc) {
+  if (!loc.known() || (loc.file && *loc.file == e.file && loc.line == e.line)) throw e;
+  std::string text = loc.text ? *loc.text : "";
+  size_t b = text.find_first_not_of(" \t");
+  text = b == std::string::npos ? "" : text.substr(b);
+  throw FrontendError(e.kind, std::string(e.what()) + "\n  called from " + (loc.file ? *loc.file : "<string>") +
+                                  ":" + std::to_string(loc.line) + ": " + text,
+                      e.file, e.line, e.col, e.text);
+}
+}  // namespace
+
 FuncGraph* Parser::function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc) {
   auto key = std::make_pair(fn.ptr(), self.ptr());
   auto it = fn_cache_.find(key);
   if (it != fn_cache_.end()) return it->second;
-  return parse_function(fn, self, str_attr(fn, "__name__"), top_, false, loc);
+  try {
+    return parse_function(fn, self, str_attr(fn, "__name__"), top_, false, loc);
+  } catch (const FrontendError& e) {
+    rethrow_called_from(e, loc);
+  }
 }
 
 FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
@@ -102,7 +120,12 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
   auto it = fn_cache_.find(key);
   if (it != fn_cache_.end()) return it->second;
   std::string name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("__name__"));
-  FuncGraph* g = parse_function(fn, cell, name, top_, false, loc);
+  FuncGraph* g = nullptr;
+  try {
+    g = parse_function(fn, cell, name, top_, false, loc);
+  } catch (const FrontendError& e) {
+    rethrow_called_from(e, loc);
+  }
   attach_bprop(g, cell, name, loc);
   nb::object float_dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
   if (!float_dtype.is_none()) cell_float_dtype_[g] = float_dtype;

@@ -3,6 +3,8 @@
 // evaluated at compile time. The Python glue raises `exception` as Python would and adds `loc`.
 #pragma once
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "mycel/ir/node.h"
 #include "mycel/ir/value.h"
@@ -17,6 +19,9 @@ struct RaisedError : std::runtime_error {
         exception(std::move(exception)), loc(std::move(loc)) {}
   ValuePtr exception;
   SourceLoc loc;
+  /// "called from file:line: text" for each call that led to `loc`, innermost first (analysis
+  /// adds one per function call it unwinds through, as a traceback has one frame per call).
+  std::vector<std::string> callers;
 };
 
 }  // namespace mycel::ir

@@ -2,6 +2,9 @@
 
 #include <sstream>
 
+#include "mycel/core/suggest.h"
+#include "mycel/ops/keywords.h"
+
 namespace mycel {
 
 const char* attr_kind_name(AttrKind k) {
@@ -26,6 +29,22 @@ int OpDef::attr_index(const std::string& n) const {
       if (a == n) return static_cast<int>(i);
   }
   return -1;
+}
+
+std::vector<std::string> attr_names(const OpDef& op) {
+  std::vector<std::string> names;
+  for (const AttrDef& a : op.attrs) {
+    names.push_back(a.name);
+    names.insert(names.end(), a.aliases.begin(), a.aliases.end());
+  }
+  return names;
+}
+
+std::vector<std::string> keyword_names(const OpDef& op) {
+  std::vector<std::string> names;
+  for (const InputDef& i : op.inputs) names.push_back(i.name);
+  for (std::string& a : attr_names(op)) names.push_back(std::move(a));
+  return names;
 }
 
 bool OpDef::supports(DType t) const {
@@ -181,7 +200,9 @@ Attrs make_attrs(const OpDef& op, const std::map<std::string, AttrValue>& named)
   std::vector<AttrValue> v(op.attrs.size());
   for (const auto& [k, val] : named) {
     int i = op.attr_index(k);
-    if (i < 0) MYCEL_THROW(TypeError, "[", op.name, "] got an unexpected attribute '", k, "'");
+    if (i < 0)
+      MYCEL_THROW(TypeError, "[", op.name, "] got an unexpected attribute '", k, "'",
+                  did_you_mean(k, attr_names(op)));
     v[i] = val;
   }
   return make_attrs(op, std::move(v));

@@ -120,6 +120,15 @@ void raise_python(const ir::RaisedError& e) {
         for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
       if (!noted) exc.attr("add_note")(where);
     }
+    // The calls that led there, innermost first (analysis::called_from), once each.
+    for (const std::string& caller : e.callers) {
+      std::string note = "  " + caller;
+      nb::object notes = nb::getattr(exc, "__notes__", nb::none());
+      bool noted = false;
+      if (!notes.is_none())
+        for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == note;
+      if (!noted) exc.attr("add_note")(note);
+    }
   } catch (nb::python_error& err) {
     err.restore();
     return;
@@ -291,6 +300,9 @@ void init_graph(nb::module_& m) {
     if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
     nb::gil_scoped_acquire gil;
     nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
+    // mycel.ops shows each op as an OpFunction, a partial of the entry point (ops/signature.py)
+    nb::object inner = nb::getattr(fn, "func", nb::none());
+    if (!inner.is_none() && PyCallable_Check(inner.ptr())) fn = inner;
     nb::object name = nb::getattr(fn, "__name__", nb::none());
     if (!nb::isinstance<nb::str>(name)) return nullptr;
     std::string n = nb::cast<std::string>(name);

@@ -3,11 +3,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/core/suggest.h"
+#include "mycel/ops/keywords.h"
 #include "mycel/pynative/recorder.h"
 #include "mycel/python/convert.h"
 
 namespace mycel::py {
 
+void init_op_function(nb::module_& m);  // bind_op_function.cc
 void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
                      const Attrs& attrs, std::vector<Tensor>& outs);  // bind_pynative.cc
 namespace {
@@ -84,7 +87,9 @@ struct OpHandle {
         }
       if (done) continue;
       int idx = d.attr_index(key);
-      if (idx < 0) MYCEL_THROW(TypeError, "[", d.name, "] got an unexpected keyword argument '", key, "'");
+      if (idx < 0)
+        MYCEL_THROW(TypeError, "[", d.name, "] got an unexpected keyword argument '", key, "'",
+                    did_you_mean(key, keyword_names(d)));
       if (attr_set[idx]) MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for attribute '", key, "'");
       attrs[idx] = to_attr(d, d.attrs[idx], v);
       attr_set[idx] = true;
@@ -165,7 +170,9 @@ struct OpHandle {
     for (auto [k, v] : kwargs) {
       std::string key = nb::cast<std::string>(k);
       int idx = op->attr_index(key);
-      if (idx < 0) MYCEL_THROW(TypeError, "[", op->class_name, "] got an unexpected attribute '", key, "'");
+      if (idx < 0)
+        MYCEL_THROW(TypeError, "[", op->class_name, "] got an unexpected attribute '", key, "'",
+                    did_you_mean(key, attr_names(*op)));
       h.preset[idx] = to_attr(*op, op->attrs[idx], v);
     }
     return h;
@@ -173,6 +180,7 @@ struct OpHandle {
 };
 
 void init_ops(nb::module_& m) {
+  init_op_function(m);
   nb::class_<OpHandle>(m, "OpHandle", "A registered op, optionally with preset attributes.")
       .def("__call__", &OpHandle::call)
       .def("bind", &OpHandle::bind)
@@ -200,7 +208,8 @@ void init_ops(nb::module_& m) {
             d[h.op->attrs[i].name.c_str()] = attr_to_python(h.preset[i]);
         return d;
       })
-      .def_prop_ro("dtypes", [](const OpHandle& h) { return h.op->dtypes; });
+      .def_prop_ro("dtypes", [](const OpHandle& h) { return h.op->dtypes; })
+      .def_prop_ro("dtype_input", [](const OpHandle& h) { return h.op->dtype_input; });
 
   // One fast entry point per op: ops.<name>(*args, **kwargs) dispatches straight to the registry.
   nb::module_ ops = m.def_submodule("ops", "Registry ops (generated).");

@@ -4,6 +4,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import HeUniform, Uniform
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import flatten_shape
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
@@ -31,6 +32,8 @@ class Dense(Cell):
         self.activation = get_activation(activation)
 
     def construct(self, x):
+        if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("Dense", x.dtype, self.weight.dtype))
         y = ops.dense(x, self.weight, self.bias)
         if self.activation is not None:
             y = self.activation(y)

@@ -4,6 +4,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import HeUniform, Uniform
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, check_pad_mode, make_param, padding4, pair
@@ -52,6 +53,8 @@ class Conv2d(Cell):
 
     def construct(self, x):
         check_rank("Conv2d", "x", x.ndim, (4,))
+        if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("Conv2d", x.dtype, self.weight.dtype))
         return ops.conv2d(x, self.weight, self.bias, stride=self.stride, pad_mode=self.pad_mode,
                           pad=self.padding, dilation=self.dilation, groups=self.group)
 
@@ -115,6 +118,8 @@ class Conv2dTranspose(Cell):
 
     def construct(self, x):
         check_rank("Conv2dTranspose", "x", x.ndim, (4,))
+        if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("Conv2dTranspose", x.dtype, self.weight.dtype))
         n, _, h, w = x.shape
         out_h = h * self._stride_h + self._extra_h
         out_w = w * self._stride_w + self._extra_w

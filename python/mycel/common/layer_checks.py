@@ -1,0 +1,12 @@
+"""Messages of the checks a layer runs on its inputs before calling an op, so that an error names
+what the user gave (the input) and what came from the layer (its weight) and says how to fix it.
+The checks themselves are `if ...: raise` in construct, so graph mode folds them at compile time
+and raises before it reaches the op; these helpers (in mycel.common, so graph mode runs them at
+compile time on constants instead of parsing them) only write the words."""
+
+
+def input_dtype_error(layer, x_dtype, weight_dtype):
+    """The TypeError message for an input x whose dtype is not the layer's weight's."""
+    return (f"{layer}: the input x you gave is {x_dtype}, but the layer's weight is {weight_dtype} "
+            f"(from the layer's dtype argument); cast the input with x.astype(mycel.{weight_dtype}), "
+            f"or call .to_float(mycel.{weight_dtype}) on the layer to have it cast its inputs")

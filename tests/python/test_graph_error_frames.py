@@ -1,0 +1,139 @@
+"""Graph-mode errors raised inside a library Cell point at the user: the message (or the notes of
+a Python exception) carries one "called from file:line: text" line per call that led there,
+innermost first, each naming the Cell that `self.<attr>` reached."""
+import os
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import nn
+
+HERE = os.path.abspath(__file__)
+BASIC = os.path.join(os.path.dirname(nn.__file__), "layer", "basic.py")
+
+
+def line_of(text):
+    """The line number of the first line of this file containing `text`."""
+    with open(HERE) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def basic_line(text):
+    with open(BASIC) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+class Head(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc2 = nn.Dense(128, 10)
+
+    def construct(self, x):
+        return self.fc2(x)  # frame: head
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(32, 64)
+        self.head = Head()
+
+    def construct(self, x):
+        x = self.fc1(x)
+        return self.head(x)  # frame: net
+
+
+@pytest.fixture
+def graph_mode():
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_shape_error_in_a_library_cell(graph_mode):
+    x = mycel.Tensor(np.ones((4, 32), np.float32))
+    with pytest.raises(ValueError) as e:
+        Net()(x)
+    lines = str(e.value).split("\n")
+    assert lines[-5:] == [
+        f"{BASIC}:{basic_line('y = ops.dense(')}: y = ops.dense(x, self.weight, self.bias)",
+        f"  called from {HERE}:{line_of('# frame: head')}: return self.fc2(x)  # frame: head",
+        "    self.fc2 (Dense<input_channels=128, output_channels=10, has_bias=True>)",
+        f"  called from {HERE}:{line_of('# frame: net')}: return self.head(x)  # frame: net",
+        "    self.head (Head<>)",
+    ]
+    assert lines[0].startswith("[dense]")
+
+
+def test_python_exception_in_a_library_cell_gets_notes(graph_mode):
+    x = mycel.Tensor(np.ones((4, 32)))  # float64: Dense's dtype check raises a Python TypeError
+    with pytest.raises(TypeError) as e:
+        Net()(x)
+    assert e.value.__notes__ == [
+        f"{BASIC}:{basic_line('raise TypeError(input_dtype_error(')}: "
+        'raise TypeError(input_dtype_error("Dense", x.dtype, self.weight.dtype))',
+        f"  called from {HERE}:{line_of('x = self.fc1(x)')}: x = self.fc1(x)",
+        "    self.fc1 (Dense<input_channels=32, output_channels=64, has_bias=True>)",
+    ]
+
+
+def test_control_flow_adds_no_frames(graph_mode):
+    class Loop(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 3)
+
+        def construct(self, x):
+            for _ in range(2):
+                if x.sum() > 0:
+                    x = self.fc(x) + x.reshape(-1)  # frame: loop
+            return x
+
+    with pytest.raises(ValueError) as e:
+        Loop()(mycel.Tensor(np.ones((2, 3), np.float32)))
+    frames = [line for line in str(e.value).split("\n") if "called from" in line]
+    assert all("# frame: loop" in f for f in frames), frames
+
+
+def test_a_call_on_a_line_starting_like_a_keyword_is_a_frame(graph_mode):
+    class Outer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(5, 2)
+
+        def construct(self, x):
+            elsewhere = self.fc(x)  # frame: elsewhere
+            return elsewhere
+
+    with pytest.raises(ValueError) as e:
+        Outer()(mycel.Tensor(np.ones((2, 3), np.float32)))
+    assert (f"  called from {HERE}:{line_of('# frame: elsewhere')}: elsewhere = self.fc(x)  # frame: elsewhere\n"
+            "    self.fc (Dense<input_channels=5, output_channels=2, has_bias=True>)") in str(e.value)
+
+
+class TryBlock(nn.Cell):
+    def construct(self, x):
+        try:  # frame: try
+            x = x + 1
+        except ValueError:
+            pass
+        return x
+
+
+class UsesTryBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.block = TryBlock()
+
+    def construct(self, x):
+        return self.block(x)  # frame: uses
+
+
+def test_parse_error_in_a_called_cell(graph_mode):
+    with pytest.raises(SyntaxError) as e:
+        UsesTryBlock()(mycel.Tensor(np.ones((2,), np.float32)))
+    assert e.value.lineno == line_of("# frame: try")  # the location stays the error's own
+    assert str(e.value.msg).split("\n")[-2:] == [
+        f"  called from {HERE}:{line_of('# frame: uses')}: return self.block(x)  # frame: uses",
+        "    self.block (TryBlock<>)"]

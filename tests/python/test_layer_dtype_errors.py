@@ -1,0 +1,54 @@
+"""A layer fed an input of another dtype than its weight says which came from the user (the
+input x) and which from the layer (its weight) and how to fix it, in both modes."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import nn
+
+MODES = [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE]
+
+
+def message(layer):
+    return (f"{layer}: the input x you gave is float64, but the layer's weight is float32 (from the "
+            "layer's dtype argument); cast the input with x.astype(mycel.float32), or call "
+            ".to_float(mycel.float32) on the layer to have it cast its inputs")
+
+
+@pytest.fixture(params=MODES, ids=["pynative", "graph"])
+def mode(request):
+    mycel.set_context(mode=request.param)
+    yield request.param
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_conv2d_float64_input(mode):
+    conv = nn.Conv2d(1, 6, 5)
+    x = mycel.Tensor(np.ones((1, 1, 32, 32)))  # numpy's float64
+    with pytest.raises(TypeError) as e:
+        conv(x)
+    assert str(e.value) == message("Conv2d")
+    # the fixes the message names both work
+    assert conv(x.astype(mycel.float32)).shape == (1, 6, 32, 32)
+    assert conv.to_float(mycel.float32)(x).shape == (1, 6, 32, 32)
+
+
+def test_dense_float64_input(mode):
+    dense = nn.Dense(3, 4)
+    x = mycel.Tensor(np.ones((2, 3)))
+    with pytest.raises(TypeError) as e:
+        dense(x)
+    assert str(e.value) == message("Dense")
+    assert dense(x.astype(mycel.float32)).shape == (2, 4)
+
+
+def test_conv2d_transpose_float64_input(mode):
+    layer = nn.Conv2dTranspose(2, 3, 3)
+    with pytest.raises(TypeError) as e:
+        layer(mycel.Tensor(np.ones((1, 2, 4, 4))))
+    assert str(e.value) == message("Conv2dTranspose")
+
+
+def test_matching_dtypes_run(mode):
+    dense = nn.Dense(3, 4, dtype=mycel.float64)
+    assert dense(mycel.Tensor(np.ones((2, 3)))).dtype == mycel.float64
