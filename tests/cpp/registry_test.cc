@@ -51,6 +51,14 @@ TEST(Registry, ErrorsNameTheOp) {
   EXPECT_THROW(Registry::get().at("no_such_op"), ValueError);
 }
 
+// The memory planner's in-place reuse reads this trait (never an op's name or doc string).
+TEST(Registry, ElementwiseTraitMarksExactlyThePointwiseOps) {
+  for (const char* name : {"add", "mul", "pow", "relu", "exp", "gelu", "isnan", "select", "clip_by_value"})
+    EXPECT_TRUE(Registry::get().at(name).elementwise) << name;
+  for (const char* name : {"matmul", "softmax", "sum", "reshape", "transpose", "conv2d", "gather"})
+    EXPECT_FALSE(Registry::get().at(name).elementwise) << name;
+}
+
 TEST(BroadcastPlan, CollapsesDims) {
   Shape out{4, 5, 6}, a{4, 5, 6}, b{1, 5, 6};
   auto p = cpu::plan_broadcast(out, {&a, &b});

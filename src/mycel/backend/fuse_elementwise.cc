@@ -47,8 +47,8 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   auto d = std::make_shared<OpDef>();
   d->name = "fused_elementwise{" + prog.str() + "}";
   d->class_name = "FusedElementwise";
-  // "Elementwise" first: the memory planner may then write the output over a dying input.
   d->doc = "Elementwise chain fused by the graph backend.";
+  d->elementwise = true;  // the memory planner may write the output over a dying input
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
   d->kernel = [prog](const KernelContext& c) {

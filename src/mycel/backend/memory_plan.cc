@@ -111,7 +111,7 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
     const int t = i + 1;
     switch (in.code) {
       case Code::kKernel: {
-        bool elementwise = in.op->doc.rfind("Elementwise", 0) == 0 && in.out.size() == 1;
+        bool elementwise = in.op->elementwise && in.out.size() == 1;
         int o = in.out[0];
         int reuse = -1;
         if (elementwise)

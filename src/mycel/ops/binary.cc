@@ -30,6 +30,7 @@ OpDef binary(std::string name, std::string cls, std::string doc, std::vector<DTy
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}, {"y"}}, {},
                     std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
   d.promote_inputs = true;
+  d.elementwise = true;
   return d;
 }
 

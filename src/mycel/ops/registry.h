@@ -104,6 +104,9 @@ struct OpDef {
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
   bool random = false;            // draws from the global generator
   bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
+  /// Output element i reads only input elements i (after broadcasting): the memory planner may
+  /// write the output over a dying input of the same shape and dtype.
+  bool elementwise = false;
   bool effect = false;            // talks to other processes (collectives): never folded, merged,
                                   // dropped or reordered, so every rank runs the same sequence
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands

@@ -28,6 +28,7 @@ MYCEL_REGISTER_OPS(ternary) {
   select.name = "select";
   select.class_name = "Select";
   select.doc = "Elementwise cond ? x : y with broadcasting (cond bool; x, y promoted).";
+  select.elementwise = true;
   select.inputs = {{"cond"}, {"x"}, {"y"}};
   select.infer = select_infer;
   select.kernel = cpu::select_kernel;
@@ -40,6 +41,7 @@ MYCEL_REGISTER_OPS(ternary) {
   clip.name = "clip_by_value";
   clip.class_name = "ClipByValue";
   clip.doc = "Elementwise min(max(x, clip_value_min), clip_value_max) with broadcasting.";
+  clip.elementwise = true;
   clip.inputs = {{"x"}, {"clip_value_min", true}, {"clip_value_max", true}};
   clip.infer = clip_infer;
   clip.kernel = cpu::clip_kernel;

@@ -36,8 +36,10 @@ std::vector<TensorMeta> gelu_infer(const InferContext& c) {
 OpDef unary(std::string name, std::string cls, std::string doc, std::vector<DType> dtypes,
             InferFn infer, KernelFn kernel, std::string grad = "bprop",
             std::vector<AttrDef> attrs = {}) {
-  return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
-                 std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
+  OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
+                    std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
+  d.elementwise = true;
+  return d;
 }
 
 // Numeric dtypes without bool and uint8 (abs of uint8 is the identity but numpy supports it).
