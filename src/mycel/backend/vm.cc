@@ -8,6 +8,7 @@
 
 #include "mycel/backend/detail.h"
 #include "mycel/core/tensor_format.h"
+#include "mycel/insight/insight.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
 
@@ -118,7 +119,15 @@ class Vm {
         case Code::kKernel: {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
-          in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+          if (insight::profiler::on()) [[unlikely]] {  // the profiler's hook: off, one branch
+            const int64_t t0 = insight::profiler::now_ns();
+            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+            int64_t bytes = 0;
+            for (const Tensor& o : ks.out) bytes += static_cast<int64_t>(o.nbytes());
+            insight::profiler::record(in.op->name, t0, insight::profiler::now_ns(), bytes);
+          } else {
+            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+          }
           ++p_.num_launches;
           break;
         }

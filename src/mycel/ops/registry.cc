@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "mycel/insight/insight.h"
+
 namespace mycel {
 
 const char* attr_kind_name(AttrKind k) {
@@ -243,6 +245,14 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
+  if (insight::profiler::on()) [[unlikely]] {  // eager dispatch's profiler hook
+    const int64_t t0 = insight::profiler::now_ns();
+    op.kernel(KernelContext{op, inputs, outputs, attrs});
+    int64_t bytes = 0;
+    for (const Tensor& o : outputs) bytes += static_cast<int64_t>(o.nbytes());
+    insight::profiler::record(op.name, t0, insight::profiler::now_ns(), bytes);
+    return outputs;
+  }
   op.kernel(KernelContext{op, inputs, outputs, attrs});
   return outputs;
 }

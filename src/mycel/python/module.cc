@@ -15,6 +15,7 @@ void init_graph(nb::module_& m);
 void init_ad(nb::module_& m);
 void init_io(nb::module_& m);
 void init_pynative(nb::module_& m);
+void init_insight(nb::module_& m);
 }  // namespace mycel::py
 
 NB_MODULE(_mycel, m) {
@@ -33,4 +34,5 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_ad(m);
   mycel::py::init_io(m);
   mycel::py::init_pynative(m);
+  mycel::py::init_insight(m);
 }

@@ -1,0 +1,117 @@
+"""Insight overheads on a LeNet5 GRAPH_MODE training step (batch 32, Momentum), in one process:
+  - summaries: the time SummaryRecord.record adds to the step's thread, recording every step the
+    loss (scalar) and histograms of all 10 weights (the writer thread encodes and writes them);
+  - summary ops: the same net with ScalarSummary + HistogramSummary inside construct;
+  - profiler: the step with the Profiler off (the baseline: one branch per launch) and on.
+Reported: median step time of each variant over rounds that alternate the variants.
+
+    .venv/bin/python bench/bench_insight.py [--steps 200] [--rounds 5]
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+import mycel  # noqa: E402
+from mycel import Tensor, nn, ops  # noqa: E402
+from lenet5 import LeNet5  # noqa: E402
+
+
+class LeNetWithSummaries(nn.Cell):
+    """LeNet5 whose construct records its logits' mean and their histogram (summary ops)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = LeNet5()
+        self.scalar = ops.ScalarSummary()
+        self.hist = ops.HistogramSummary()
+
+    def construct(self, x):
+        y = self.net(x)
+        self.scalar("logit_mean", y.mean())
+        self.hist("logits", y)
+        return y
+
+
+def train_step(net):
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
+    cell = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    cell.set_train(True)
+    return cell
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    rng = np.random.default_rng(0)
+    x = Tensor(rng.standard_normal((32, 1, 32, 32)).astype(np.float32))
+    y = Tensor(rng.integers(0, 10, 32).astype(np.int32))
+    net = LeNet5()
+    plain, with_ops = train_step(net), train_step(LeNetWithSummaries())
+    weights = net.trainable_params()
+    log_dir = tempfile.mkdtemp(prefix="bench_insight_")
+    rec = mycel.SummaryRecord(log_dir)
+    prof = mycel.Profiler(os.path.join(log_dir, "prof"), start_profile=False)
+
+    def baseline():
+        plain(x, y).asnumpy()
+
+    def summaries(step=[0]):
+        loss = plain(x, y)
+        rec.add_value("scalar", "loss", loss)
+        for p in weights:
+            rec.add_value("histogram", p.name, p)
+        step[0] += 1
+        rec.record(step[0])
+        loss.asnumpy()
+
+    def summary_ops(step=[0]):
+        loss = with_ops(x, y)
+        step[0] += 1
+        rec.record(step[0])
+        loss.asnumpy()
+
+    def profiled():
+        plain(x, y).asnumpy()
+
+    variants = [("baseline (profiler off)", baseline, None), ("SummaryRecord: loss + 10 histograms", summaries, None),
+                ("summary ops in construct + record", summary_ops, None), ("profiler on", profiled, prof)]
+    for _, fn, _ in variants:  # compile and warm up
+        for _ in range(10):
+            fn()
+    times = {name: [] for name, _, _ in variants}
+    for _ in range(args.rounds):
+        for name, fn, p in variants:
+            if p is not None:
+                p.start()
+            t0 = time.perf_counter()
+            for _ in range(args.steps):
+                fn()
+            times[name].append((time.perf_counter() - t0) / args.steps * 1e6)
+            if p is not None:
+                p.stop()
+                p._events.clear()  # keep memory flat across rounds
+    rec.flush()
+    base = statistics.median(times[variants[0][0]])
+    print(f"LeNet5 GRAPH_MODE train step, batch 32, {args.steps} steps x {args.rounds} rounds, "
+          f"{os.cpu_count()} CPUs")
+    for name, _, _ in variants:
+        med = statistics.median(times[name])
+        print(f"  {name:40s} {med:9.1f} us/step   {med - base:+8.1f} us ({(med / base - 1) * 100:+.1f}%)")
+    rec.close()
+
+
+if __name__ == "__main__":
+    main()
