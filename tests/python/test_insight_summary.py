@@ -279,3 +279,37 @@ def test_summary_in_differentiated_function_runs_once_per_step(tmp_path, mode):
         rec.record(2)
     acc = accumulator(only_event_file(str(tmp_path)))
     assert [(e.step, e.value) for e in acc.Scalars("y")] == [(1, 5.0), (2, 10.0)]
+
+
+class _BranchNet(nn.Cell):
+    """Summary ops of a constant, inside a data-dependent branch and inside a loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.scalar = ops.ScalarSummary()
+        self.const = Tensor(np.float32(7.0))
+
+    def construct(self, x):
+        self.scalar("const", self.const)
+        if x.sum() > 0:
+            self.scalar("branch", x.sum())
+        else:
+            self.scalar("branch", -x.sum())
+        i = 0
+        while i < 3:
+            self.scalar("loop", x[i])
+            i += 1
+        return x
+
+
+def test_summary_ops_of_constants_in_branches_and_loops(tmp_path, mode):
+    net = _BranchNet()
+    xs = [np.float32([1, 2, 3]), np.float32([-4, -5, -6])]
+    with SummaryRecord(str(tmp_path)) as rec:
+        for step, x in enumerate(xs):
+            net(Tensor(x))
+            rec.record(step)
+    acc = accumulator(only_event_file(str(tmp_path)))
+    assert [e.value for e in acc.Scalars("const")] == [7.0, 7.0]  # not folded away after step 0
+    assert [e.value for e in acc.Scalars("branch")] == [6.0, 15.0]
+    assert [e.value for e in acc.Scalars("loop")] == [3.0, -6.0]  # the last iteration's value

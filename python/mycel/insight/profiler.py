@@ -43,9 +43,7 @@ class Profiler:
         """Starts (or resumes) timing kernel launches."""
         if self._running:
             return
-        kept = self._events
-        _insight.profiler_start()
-        self._events = kept
+        _insight.profiler_start()  # one profiler at a time: this clears the C++ buffer only
         self._running = True
 
     def stop(self):

@@ -97,8 +97,8 @@ class SummaryRecord:
         self._pending.append((plugin, name, t))
 
     def record(self, step, train_network=None, plugin_filter=None):
-        """Writes the pending values and the summary ops' latest values as the Event of `step`.
-        Returns True (False when there was nothing to write)."""
+        """Queues the pending values and the summary ops' latest values as the Event of `step`
+        (written by the writer thread; flush() waits for it). Returns True."""
         who = "SummaryRecord.record"
         self._check_open(who)
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:

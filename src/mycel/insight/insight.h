@@ -57,6 +57,28 @@ class EventWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+/// One value of an Event read back from a file (the fields of its kind are set).
+struct ReadValue {
+  std::string tag;
+  SummaryKind kind = SummaryKind::kScalar;
+  double scalar = 0;                                  // kScalar
+  double min = 0, max = 0, num = 0, sum = 0, sum_squares = 0;  // kHistogram
+  std::vector<double> bucket_limit, bucket;           // kHistogram
+  int height = 0, width = 0, channels = 0;            // kImage
+  std::string png;                                    // kImage: the encoded image
+  Tensor tensor;                                      // kTensor
+};
+/// One Event read back: step, wall time, its summary values (none for the version record).
+struct ReadEvent {
+  int64_t step = 0;
+  double wall_time = 0;
+  std::vector<ReadValue> values;
+};
+/// Reads an event file (ours or TensorBoard's): every complete record whose CRCs check, in
+/// order. A torn or corrupt tail ends the read (`*complete` false), as TensorBoard's reader does;
+/// values of kinds Mycel does not draw (audio) are skipped.
+std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete = nullptr);
+
 /// Where summary ops put their values, for SummaryRecord.record to take. Bounded by keeping only
 /// the latest value per (kind, tag), as MindSpore does; when no SummaryRecord is open the ops
 /// cost one atomic load and keep nothing.

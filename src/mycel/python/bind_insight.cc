@@ -56,6 +56,45 @@ void init_insight(nb::module_& m) {
       .def_prop_ro("num_written", &insight::EventWriter::num_written)
       .def_prop_ro("num_waits", &insight::EventWriter::num_waits);
 
+  ins.def(
+      "read_event_file",
+      [](const std::string& path) {
+        std::vector<insight::ReadEvent> events;
+        bool complete = true;
+        {
+          nb::gil_scoped_release release;
+          events = insight::read_event_file(path, &complete);
+        }
+        nb::list out;
+        for (auto& e : events) {
+          nb::list values;
+          for (auto& v : e.values) {
+            nb::dict d;
+            d["tag"] = v.tag;
+            d["plugin"] = insight::kind_name(v.kind);
+            switch (v.kind) {
+              case insight::SummaryKind::kScalar: d["value"] = v.scalar; break;
+              case insight::SummaryKind::kHistogram:
+                d["min"] = v.min, d["max"] = v.max, d["num"] = v.num, d["sum"] = v.sum;
+                d["sum_squares"] = v.sum_squares;
+                d["bucket_limit"] = nb::cast(v.bucket_limit), d["bucket"] = nb::cast(v.bucket);
+                break;
+              case insight::SummaryKind::kImage:
+                d["height"] = v.height, d["width"] = v.width, d["channels"] = v.channels;
+                d["png"] = nb::bytes(v.png.data(), v.png.size());
+                break;
+              case insight::SummaryKind::kTensor: d["value"] = nb::cast(std::move(v.tensor)); break;
+            }
+            values.append(d);
+          }
+          out.append(nb::make_tuple(e.step, e.wall_time, values));
+        }
+        return nb::make_tuple(out, complete);
+      },
+      nb::arg("path"),
+      "([(step, wall_time, [value dict])], complete): every complete record of an event file; "
+      "complete is False when a torn or corrupt tail ended the read.");
+
   ins.def("attach_summaries", [] { insight::SummaryQueue::get().attach(); },
           "A SummaryRecord opened: summary ops start keeping their values.");
   ins.def("detach_summaries", [] { insight::SummaryQueue::get().detach(); },
