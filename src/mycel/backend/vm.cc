@@ -119,12 +119,15 @@ class Vm {
         case Code::kKernel: {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
-          if (insight::profiler::on()) [[unlikely]] {  // the profiler's hook: off, one branch
-            const int64_t t0 = insight::profiler::now_ns();
-            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
-            int64_t bytes = 0;
-            for (const Tensor& o : ks.out) bytes += static_cast<int64_t>(o.nbytes());
-            insight::profiler::record(in.op->name, t0, insight::profiler::now_ns(), bytes);
+          if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
+            const ir::Node* node = in.node;
+            auto launch = [&] { in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs}); };
+            auto where = [node] {  // the user's source line, built only when the debugger reports
+              if (!node || !node->loc().known()) return std::string();
+              const ir::SourceLoc& l = node->loc();
+              return l.str() + (l.text ? ": " + *l.text : std::string());
+            };
+            insight::hooked_launch(in.op->name, ks.out, launch, where);
           } else {
             in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
           }

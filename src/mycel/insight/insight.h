@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -99,11 +100,15 @@ class SummaryQueue {
   std::vector<SummaryValue> values_;
 };
 
-/// The profiler's event buffer. Kernel launches (the Program executor and eager dispatch) are
-/// timed only while it is on; off, a launch pays one relaxed atomic load and a branch.
+/// Hooks of kernel launches (the Program executor and eager dispatch): the profiler and the
+/// debugger. Off, a launch pays one relaxed atomic load and a branch on g_hooks.
+enum HookBits : uint8_t { kProfileHook = 1, kDebugHook = 2 };
+inline std::atomic<uint8_t> g_hooks{0};
+inline bool hooks_on() { return g_hooks.load(std::memory_order_relaxed) != 0; }
+
+/// The profiler's event buffer, filled while it is on.
 namespace profiler {
-inline std::atomic<bool> g_on{false};
-inline bool on() { return g_on.load(std::memory_order_relaxed); }
+inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kProfileHook) != 0; }
 /// Monotonic clock in nanoseconds (steady_clock).
 int64_t now_ns();
 /// One kernel launch: op name, start/end on now_ns()'s clock, bytes of its outputs, thread.
@@ -119,5 +124,46 @@ void stop();
 /// The events recorded since start(), in launch order per thread.
 std::vector<OpEvent> take();
 }  // namespace profiler
+
+/// The debugger's watch conditions, checked on every kernel output while it is on (MindInsight's
+/// watchpoints: NaN, infinity, values too large).
+namespace debugger {
+inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kDebugHook) != 0; }
+struct Watch {
+  bool nan = true, inf = true;
+  double max_abs = 0;    // > 0: also flag |x| > max_abs
+  bool raise = true;     // the launch that hits a condition raises (the step stops there)
+};
+/// One output that hit a condition: op, where (graph mode: file:line and source), condition,
+/// which output, how many elements of how many.
+struct Hit {
+  std::string op, where, condition;
+  int output;
+  int64_t count, numel;
+};
+void start(const Watch& w);
+void stop();
+std::vector<Hit> take();
+/// Checks the outputs of one launch of `op`; `where` is called only on a hit (it builds the
+/// source location). Raises RuntimeError on a hit when the watch says so.
+void check(const std::string& op, const std::vector<Tensor>& outputs,
+           const std::function<std::string()>& where);
+}  // namespace debugger
+
+/// A launch with the hooks on: times it (profiler) and checks its outputs (debugger).
+template <class Launch>
+void hooked_launch(const std::string& op, const std::vector<Tensor>& outputs, Launch&& launch,
+                   const std::function<std::string()>& where) {
+  const bool prof = profiler::on();
+  const int64_t t0 = prof ? profiler::now_ns() : 0;
+  launch();
+  if (prof) {
+    const int64_t t1 = profiler::now_ns();
+    int64_t bytes = 0;
+    for (const Tensor& o : outputs) bytes += static_cast<int64_t>(o.nbytes());
+    profiler::record(op, t0, t1, bytes);
+  }
+  if (debugger::on()) debugger::check(op, outputs, where);
+}
 
 }  // namespace mycel::insight

@@ -40,10 +40,10 @@ void start() {
   std::lock_guard lock(mu());
   events().clear();
   events().reserve(1 << 16);
-  g_on.store(true);
+  g_hooks.fetch_or(kProfileHook);
 }
 
-void stop() { g_on.store(false); }
+void stop() { g_hooks.fetch_and(static_cast<uint8_t>(~kProfileHook)); }
 
 std::vector<OpEvent> take() {
   std::lock_guard lock(mu());

@@ -245,12 +245,8 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
-  if (insight::profiler::on()) [[unlikely]] {  // eager dispatch's profiler hook
-    const int64_t t0 = insight::profiler::now_ns();
-    op.kernel(KernelContext{op, inputs, outputs, attrs});
-    int64_t bytes = 0;
-    for (const Tensor& o : outputs) bytes += static_cast<int64_t>(o.nbytes());
-    insight::profiler::record(op.name, t0, insight::profiler::now_ns(), bytes);
+  if (insight::hooks_on()) [[unlikely]] {  // eager dispatch's profiler/debugger hook
+    insight::hooked_launch(op.name, outputs, [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); }, {});
     return outputs;
   }
   op.kernel(KernelContext{op, inputs, outputs, attrs});

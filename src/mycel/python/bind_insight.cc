@@ -95,6 +95,24 @@ void init_insight(nb::module_& m) {
       "([(step, wall_time, [value dict])], complete): every complete record of an event file; "
       "complete is False when a torn or corrupt tail ended the read.");
 
+  ins.def(
+      "debugger_start",
+      [](bool nan, bool inf, double max_abs, bool raise) {
+        insight::debugger::start({nan, inf, max_abs, raise});
+      },
+      nb::arg("nan") = true, nb::arg("inf") = true, nb::arg("max_abs") = 0.0, nb::arg("raise_on_hit") = true,
+      "Checks every kernel output for the watch conditions until debugger_stop.");
+  ins.def("debugger_stop", &insight::debugger::stop);
+  ins.def(
+      "debugger_take",
+      [] {
+        nb::list l;
+        for (const auto& h : insight::debugger::take())
+          l.append(nb::make_tuple(h.op, h.where, h.condition, h.output, h.count, h.numel));
+        return l;
+      },
+      "[(op, where, condition, output, count, numel)] hits since debugger_start.");
+
   ins.def("attach_summaries", [] { insight::SummaryQueue::get().attach(); },
           "A SummaryRecord opened: summary ops start keeping their values.");
   ins.def("detach_summaries", [] { insight::SummaryQueue::get().detach(); },
