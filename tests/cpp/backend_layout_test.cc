@@ -53,6 +53,9 @@ struct Net {
 };
 
 TEST(BackendLayout, ConvPoolChainStaysInTheActivationLayout) {
+#ifndef __AVX512F__
+  GTEST_SKIP() << "the listing has the AVX-512 direct conv fused with its pooling";
+#endif
   Net net;
   auto prog = compile(*net.g, with(Layout::kAuto));
   const std::string t = cpu::activation_tag_name();

@@ -119,6 +119,27 @@ TEST(DataEngine, WorkerErrorReachesConsumer) {
   }
 }
 
+// The error travels in its row's place: the batches before row 7 arrive first (rows 0..5), the
+// batch row 7 would end (6, 7) is dropped, then the error, whatever the worker counts.
+TEST(DataEngine, ErrorArrivesAfterTheRowsBeforeIt) {
+  for (int workers : {1, 2, 3, 5}) {
+    auto m = map_op(source_op(iota_source(50), spec("sequential"), workers),
+                    {std::make_shared<Fail>()}, {0}, {-1}, workers);
+    Pipeline p(batch_op(m, 2, false, nullptr, {}, {0}, {}, {"x"}, workers), 1, 0, 4);
+    std::vector<int64_t> got;
+    Row row;
+    try {
+      for (auto st = p.next(row, -1); st != Pipeline::Status::kEnd; st = p.next(row, -1))
+        if (st == Pipeline::Status::kRow)
+          for (int64_t i = 0; i < row[0].numel(); ++i) got.push_back(row[0].data<int64_t>()[i]);
+      FAIL() << "no error with " << workers << " workers";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("seven"), std::string::npos);
+    }
+    EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 3, 4, 5})) << workers << " workers";
+  }
+}
+
 TEST(DataEngine, EarlyStopJoins) {
   auto root = repeat_op(map_op(source_op(iota_source(1000), spec("random"), 3),
                                {std::make_shared<AddNoise>()}, {0}, {-1}, 3), -1);

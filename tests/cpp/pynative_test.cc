@@ -95,3 +95,42 @@ TEST(PynativeGradCache, PositionOutOfRangeNamesIt) {
 
 }  // namespace
 }  // namespace mycel::pynative
+
+namespace mycel::pynative {
+namespace {
+
+// The pipeline on its own (graph mode's path, no Python): a recorded graph compiled forward and
+// as its gradient, one module per step, and the step cache's bound.
+TEST(Pipeline, CompilesForwardAndGradientOfOneGraph) {
+  Tensor x = vec({1.0, -2.0}), c = vec({0.5, 2.0});
+  Recording rec = record_f(x, c);
+  pipeline::Options o;
+  pipeline::Step fwd = pipeline::compile_step(rec.graph, rec.input_abstracts, nullptr, o);
+  std::vector<Tensor> y = fwd.program->run({x, c});
+  EXPECT_DOUBLE_EQ(y[0].item_as_double(0), 1 * 1 * 0.5 + 2 * 2 * 2.0);
+  EXPECT_NE(fwd.graph->module(), rec.graph->module());  // the step owns its graphs
+  ad::GradSpec spec;
+  spec.positions = {0};
+  pipeline::Step grad = pipeline::compile_step(rec.graph, rec.input_abstracts, &spec, o);
+  std::vector<Tensor> g = grad.program->run({x, c});
+  EXPECT_DOUBLE_EQ(g[0].item_as_double(0), 2 * 1.0 * 0.5);
+  EXPECT_DOUBLE_EQ(g[0].item_as_double(1), 2 * -2.0 * 2.0);
+}
+
+TEST(Pipeline, StepCacheEvictsLeastRecentlyUsed) {
+  Recording rec = record_f(vec({1.0}), vec({2.0}));
+  pipeline::StepCache cache(2);
+  auto step = [&] { return pipeline::compile_step(rec.graph, rec.input_abstracts, nullptr, {}); };
+  cache.insert("a", step());
+  cache.insert("b", step());
+  ASSERT_NE(cache.find("a"), nullptr);  // a is now the most recent
+  cache.insert("c", step());            // evicts b
+  EXPECT_EQ(cache.find("b"), nullptr);
+  EXPECT_NE(cache.find("a"), nullptr);
+  EXPECT_NE(cache.find("c"), nullptr);
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.evictions(), 1);
+}
+
+}  // namespace
+}  // namespace mycel::pynative

@@ -308,19 +308,28 @@ def check(net, x, seed=0, rtol=1e-6, lr=0.125):
             np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-9, err_msg=f"{p.name}: graph grad != PyNative grad")
         base = _snapshot(params)
         _mode(mycel.GRAPH_MODE)
-        eps = 1e-6
-        for i, p in enumerate(params):
-            d = rng.standard_normal(base[i].shape)
+        def directional(i, d, eps):
             vals = []
             for s in (1.0, -1.0):
                 _restore(params, base)
-                p._assign(Tensor(base[i] + s * eps * d))
+                params[i]._assign(Tensor(base[i] + s * eps * d))
                 vals.append(float(loss(xt).asnumpy()))
             _restore(params, base)
-            numeric = (vals[0] - vals[1]) / (2 * eps)
+            return (vals[0] - vals[1]) / (2 * eps)
+
+        for i, p in enumerate(params):
+            d = rng.standard_normal(base[i].shape)
             analytic = float((grads[mycel.PYNATIVE_MODE][i] * d).sum())
-            assert abs(numeric - analytic) <= 1e-5 * max(1.0, abs(numeric)), (
-                f"{p.name}: directional derivative {analytic} != finite differences {numeric}")
+            # A step across a kink (relu, max pooling) spoils a difference; a 100x smaller step
+            # crosses none but at measure zero, so the check fails only when both disagree.
+            numeric = []
+            for eps in (1e-6, 1e-8):
+                numeric.append(directional(i, d, eps))
+                if abs(numeric[-1] - analytic) <= 1e-5 * max(1.0, abs(numeric[-1])):
+                    break
+            else:
+                raise AssertionError(f"{p.name}: directional derivative {analytic} != finite "
+                                     f"differences {numeric} (steps 1e-6, 1e-8)")
 
         # 3. one SGD step per mode moves each parameter by -lr * gradient.
         for m in (mycel.PYNATIVE_MODE, mycel.GRAPH_MODE):

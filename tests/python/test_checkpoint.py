@@ -514,6 +514,26 @@ def test_safetensors_hostile_sizes_and_syntax(tmp_path):
         load_safetensors(str(path))
 
 
+@pytest.mark.parametrize("text", [
+    b'{"a\xff": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',  # in a name
+    b'{\xff"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',  # outside strings
+    b'{"__metadata__": {"k": "\xc3("}}',  # a truncated 2-byte sequence in metadata
+    b'{"a": 1}    \xed\xa0\x80',  # an encoded surrogate in the padding
+])
+def test_safetensors_header_not_utf8_names_file_and_offset(tmp_path, text):
+    with pytest.raises(UnicodeDecodeError) as ref:  # the reference: Python's UTF-8 decoder
+        text.decode("utf-8")
+    offset = ref.value.start
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 4)
+    msg = (rf"safetensors file '.*bad.safetensors': header is not valid UTF-8 "
+           rf"\(byte 0x{text[offset]:02x} at header offset {offset}\)")
+    with pytest.raises(ValueError, match=msg):
+        load_safetensors(str(path))
+    with pytest.raises(ValueError, match="bad.safetensors"):
+        mycel.load_checkpoint(str(path))
+
+
 def test_safetensors_package_cross_check(tmp_path):
     st = pytest.importorskip("safetensors.numpy")
     ref = {n: a for n, (d, a) in cases().items() if d != "bfloat16"}

@@ -355,6 +355,48 @@ def test_cpp_error_propagates():
         rows(ragged().map(lambda s: s, input_columns="seq", num_parallel_workers=2).batch(3))
 
 
+def _fail_at_99(x):
+    if int(x) == 99:
+        raise ZeroDivisionError("row 99 is bad")
+    return x
+
+
+@pytest.mark.parametrize("map_workers,batch_workers", [(1, 1), (2, 1), (4, 3), (8, 2)])
+def test_map_error_comes_after_the_batches_before_it(map_workers, batch_workers):
+    # The error travels in its row's place: the 9 complete batches before row 99 all arrive
+    # (rows 0..89, in order), then the map's own error; the batch row 99 would end is dropped.
+    d = seq(200).map(_fail_at_99, num_parallel_workers=map_workers)
+    d = d.batch(10, num_parallel_workers=batch_workers)
+    got = []
+    with pytest.raises(ZeroDivisionError, match="row 99 is bad"):
+        for (b,) in d.create_tuple_iterator(num_epochs=1, output_numpy=True):
+            got.append(np.asarray(b))
+    assert len(got) == 9
+    np.testing.assert_array_equal(np.stack(got), np.arange(90).reshape(9, 10))
+
+
+@pytest.mark.parametrize("shape", ["project", "take", "concat", "zip", "repeat"])
+def test_error_keeps_its_place_through_inline_ops(shape):
+    d = seq(200).map(_fail_at_99, num_parallel_workers=3)
+    expect = list(range(99))
+    if shape == "project":
+        d = d.project(["x"])
+    elif shape == "take":
+        d = d.take(150)
+    elif shape == "concat":
+        d = seq(5) + d
+        expect = list(range(5)) + expect
+    elif shape == "zip":
+        d = d.zip(ds.NumpySlicesDataset({"y": np.arange(200)}, shuffle=False))
+    else:
+        d = d.repeat(2)
+    got = []
+    with pytest.raises(ZeroDivisionError, match="row 99 is bad"):
+        for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True):
+            got.append(int(r[0]))
+    assert got == expect
+
+
 def test_early_stop_joins_threads():
     before = n_threads()
     big = ds.NumpySlicesDataset(np.zeros((5000, 8)), shuffle=True, num_parallel_workers=3)

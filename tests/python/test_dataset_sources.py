@@ -95,6 +95,16 @@ def test_real_fashion_mnist():
     assert ds.MnistDataset(FASHION, shuffle=False).get_dataset_size() == 70000
 
 
+@pytest.mark.parametrize("value", [10, 255])
+def test_mnist_label_out_of_range_names_file_and_record(tmp_path, value):
+    _, labels = write_mnist(tmp_path, "train", 6, np.random.default_rng(16))
+    labels[4] = value
+    write_idx(tmp_path / "train-labels-idx1-ubyte", labels, 0x801)
+    with pytest.raises(ValueError, match=rf"\[MnistDataset\] file '.*train-labels-idx1-ubyte' "
+                                         rf"record 4 has label {value}, expected 0\.\.9"):
+        _mycel.data.make_source("MnistDataset", dataset_dir=str(tmp_path), usage="train")
+
+
 def test_mnist_truncated_images(tmp_path):
     rng = np.random.default_rng(2)
     write_mnist(tmp_path, "train", 100, rng)
@@ -198,7 +208,8 @@ def test_mnist_argument_checks(tmp_path):
 # ---- CIFAR ---------------------------------------------------------------------------------
 
 def write_cifar(path, n, label_bytes, rng):
-    labels = rng.integers(0, 100, size=(n, label_bytes), dtype=np.uint8)
+    classes = [10] if label_bytes == 1 else [20, 100]  # CIFAR-10; CIFAR-100 coarse, fine
+    labels = np.stack([rng.integers(0, c, size=n, dtype=np.uint8) for c in classes], axis=1)
     chw = rng.integers(0, 256, size=(n, 3, 32, 32), dtype=np.uint8)
     path.write_bytes(np.concatenate([labels, chw.reshape(n, -1)], axis=1).tobytes())
     return chw.transpose(0, 2, 3, 1), labels
@@ -235,6 +246,41 @@ def test_cifar100_matches_numpy(tmp_path):
     np.testing.assert_array_equal(np.stack([r[0] for r in got]), img)
     np.testing.assert_array_equal([[int(r[1]), int(r[2])] for r in got], lab)
     assert ds.Cifar100Dataset(str(tmp_path), shuffle=False).get_dataset_size() == 7
+
+
+@pytest.mark.parametrize("kind,column,value", [("Cifar10Dataset", "label", 10),
+                                                ("Cifar10Dataset", "label", 255),
+                                                ("Cifar100Dataset", "coarse_label", 20),
+                                                ("Cifar100Dataset", "fine_label", 100)])
+def test_cifar_label_out_of_range_names_file_and_record(tmp_path, kind, column, value):
+    ten = kind == "Cifar10Dataset"
+    name = "data_batch_1.bin" if ten else "train.bin"
+    write_cifar(tmp_path / name, 6, 1 if ten else 2, np.random.default_rng(14))
+    raw = bytearray((tmp_path / name).read_bytes())
+    record = 3073 if ten else 3074
+    raw[4 * record + (1 if column == "fine_label" else 0)] = value  # record 4's label byte
+    (tmp_path / name).write_bytes(bytes(raw))
+    classes = {"label": 10, "coarse_label": 20, "fine_label": 100}[column]
+    msg = rf"\[{kind}\] file '.*{name}' record 4 has {column} {value}, expected 0\.\.{classes - 1}"
+    src = _mycel.data.make_source(kind, dataset_dir=str(tmp_path), usage="train")
+    for i in range(4):
+        src.get(i)
+    with pytest.raises(ValueError, match=msg):
+        src.get(4)
+    # Through the pipeline the 4 good rows arrive first, then the error.
+    got = []
+    data = getattr(ds, kind)(str(tmp_path), usage="train", shuffle=False)
+    with pytest.raises(ValueError, match=msg):
+        for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True):
+            got.append(r)
+    assert len(got) == 4
+
+
+def test_cifar_empty_batch_file(tmp_path):
+    write_cifar(tmp_path / "data_batch_1.bin", 2, 1, np.random.default_rng(15))
+    (tmp_path / "data_batch_2.bin").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"\[Cifar10Dataset\] file '.*data_batch_2.bin' is empty"):
+        _mycel.data.make_source("Cifar10Dataset", dataset_dir=str(tmp_path), usage="train")
 
 
 def test_cifar_wrong_size_and_missing_files(tmp_path):

@@ -6,6 +6,8 @@ floor(dst * in/out). Decode is checked against Pillow's decoding of Pillow-encod
 """
 import colorsys
 import io
+import struct
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -361,6 +363,66 @@ def test_decode_jpeg_close_to_pillow():
         assert np.abs(got.astype(int) - want).max() <= 2
     eager = vision.Decode()(data.tobytes())
     assert isinstance(eager, np.ndarray) and eager.shape == (24, 31, 3)
+
+
+def png_chunk(png, kind):
+    """(offset, length) of the first chunk of `kind` in PNG bytes."""
+    pos = 8
+    while pos < len(png):
+        n, t = struct.unpack(">I4s", png[pos:pos + 8])
+        if t == kind:
+            return pos, n
+        pos += 12 + n
+    raise AssertionError(f"no {kind} chunk")
+
+
+def fix_crc(png, pos):
+    """Rewrites the CRC of the chunk at `pos` to match its (changed) type and data."""
+    n = struct.unpack(">I", png[pos:pos + 4])[0]
+    png[pos + 8 + n:pos + 12 + n] = struct.pack(">I", zlib.crc32(bytes(png[pos + 4:pos + 8 + n])))
+
+
+def test_decode_png_checks_adler32_and_every_crc():
+    pytest.importorskip("PIL")
+    good = bytearray(encode(image(20, 20), "PNG").tobytes())
+    pos, n = png_chunk(good, b"IDAT")
+    stream = bytes(good[pos + 8:pos + 8 + n])
+    # The zlib stream's Adler-32 (its last 4 bytes) is wrong, every chunk CRC right; the stream is
+    # split so the checksum sits in an IDAT of its own, as encoders may do. Only zlib's check sees
+    # the damage, once the last row is decoded: libpng calls that a "benign" error and, by
+    # default, only warns.
+    bad_stream = stream[:-1] + bytes([stream[-1] ^ 1])
+    with pytest.raises(zlib.error, match="incorrect data check"):  # the reference agrees
+        zlib.decompress(bad_stream)
+
+    def idat(data):
+        c = bytearray(struct.pack(">I4s", len(data), b"IDAT") + data + bytes(4))
+        fix_crc(c, 0)
+        return bytes(c)
+    for s, ok in ((stream, True), (bad_stream, False)):
+        split = bytes(good[:pos]) + idat(s[:-4]) + idat(s[-4:]) + bytes(good[pos + 12 + n:])
+        if ok:
+            got = run(vision.Decode(), np.frombuffer(split, np.uint8))
+            np.testing.assert_array_equal(got, image(20, 20))
+        else:
+            with pytest.raises(RuntimeError, match="Decode.*incorrect data check"):
+                run(vision.Decode(), np.frombuffer(split, np.uint8))
+    # A wrong CRC on the image data, and on an ancillary chunk (a tEXt inserted after IHDR).
+    bad = bytearray(good)
+    bad[pos + 8 + n] ^= 1
+    with pytest.raises(RuntimeError, match="Decode.*CRC"):
+        run(vision.Decode(), np.frombuffer(bytes(bad), np.uint8))
+    text = b"Comment\0hello"
+    chunk = bytearray(struct.pack(">I4s", len(text), b"tEXt") + text + bytes(4))
+    fix_crc(chunk, 0)
+    chunk[-1] ^= 1
+    ihdr_end = 8 + 12 + 13
+    bad = good[:ihdr_end] + chunk + good[ihdr_end:]
+    assert zlib.crc32(bytes(chunk[4:-4])) != struct.unpack(">I", chunk[-4:])[0]
+    with pytest.raises(RuntimeError, match="Decode.*CRC"):
+        run(vision.Decode(), np.frombuffer(bytes(bad), np.uint8))
+    got = run(vision.Decode(), np.frombuffer(bytes(good), np.uint8))
+    np.testing.assert_array_equal(got, image(20, 20))
 
 
 def test_decode_corrupt_data_raises_cleanly():

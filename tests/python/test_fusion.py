@@ -146,7 +146,7 @@ def test_dense_add_chain_program_and_values():
     x = t(5, 8, seed=4)
     eager = f(x).asnumpy()
     assert unfused(lambda: G.compile(f).program_text(x)) == (
-        "function @f.1(r0)\n"
+        "function @f(r0)\n"
         "  r3 = dense(r0, r1, r2)\n"
         "  r5 = add(r3, r4)\n"
         "  r6 = relu(r5)\n"
@@ -155,7 +155,7 @@ def test_dense_add_chain_program_and_values():
         "  r11 = sigmoid(r10)\n"
         "  return r11\n")
     assert G.compile(f).program_text(x) == (
-        "function @f.1(r0)\n"
+        "function @f(r0)\n"
         "  r6 = dense+add+relu(r0, r1, r2, r4)\n"
         "  r11 = fused_elementwise{t0=mul(i0,i1); t1=sub(t0,i2); t2=sigmoid(t1)}(r6, r7, r9)\n"
         "  return r11\n")

@@ -48,3 +48,14 @@ def channels_last_perm(rank):
 def append_dim(shape, n):
     """shape + (n,)."""
     return tuple(shape) + (n,)
+
+
+def not_tensor_error(who, arg, value, expected="a Tensor"):
+    """The TypeError for a non-Tensor argument of a Python-level op. Ops call it as
+    `if not isinstance(x, Tensor): raise not_tensor_error(...)`: graph mode folds isinstance of
+    a traced tensor to True, so the check costs nothing in a compiled step. A tuple or list is
+    shown with the types of its items."""
+    got = type(value).__name__
+    if isinstance(value, (tuple, list)):
+        got += " of (" + ", ".join(type(v).__name__ for v in value) + ")"
+    return TypeError(f"[{who}] input '{arg}' must be {expected}, got {got}")

@@ -18,7 +18,9 @@ def _as_files(file_name, owner):
     else:
         raise ValueError(f"[{owner}] expected a file name or a non-empty list of file names, "
                          f"got {file_name!r}")
-    missing = [f for f in files if not os.path.isfile(f)]
+    # A shard may still sit under its temporary name when a commit was cut short after its
+    # commit point; the reader follows the commit record to it.
+    missing = [f for f in files if not os.path.isfile(_mycel.mindrecord.committed_path(f))]
     if missing:
         raise ValueError(f"[{owner}] file(s) do not exist: {missing}")
     return files, expand

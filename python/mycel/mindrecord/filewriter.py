@@ -93,8 +93,10 @@ def _encode(field, row, value):
 class FileWriter:
     """Writes a MindRecord file (or shard_num files named file_name + "0".."n-1"), atomically.
 
-    Rows are written to "<name>.tmp" files and renamed by commit(); a writer dropped before commit()
-    leaves no file under the final names."""
+    Rows are written to temporary files of this writer's own ("<name>.tmp-<pid>-<random>") and
+    published by commit(), all shards at once (a commit record makes a killed commit all or
+    nothing; docs/dataset.md); a writer dropped before commit() leaves no file under the final
+    names."""
 
     def __init__(self, file_name, shard_num=1, overwrite=False):
         if not isinstance(file_name, (str, os.PathLike)):

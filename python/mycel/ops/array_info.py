@@ -3,26 +3,36 @@ classes P.Shape, P.Rank, P.Size, P.DType (used as `self.shape = P.Shape()` in a 
 primitive forms of assign, depend and print. They are plain Python: in graph mode they parse like user
 code (`_mycel_graph_function`), so x.shape, x.ndim, x.size and x.dtype fold to constants wherever
 analysis knows them."""
+from mycel import _mycel
+from mycel.common.validator import not_tensor_error
 from mycel.ops.effects import assign, depend
 
 
 def shape(input_x):
     """The shape of input_x, a tuple of ints."""
+    if not isinstance(input_x, _mycel.Tensor):
+        raise not_tensor_error("shape", "input_x", input_x)
     return input_x.shape
 
 
 def rank(input_x):
     """The number of dimensions of input_x."""
+    if not isinstance(input_x, _mycel.Tensor):
+        raise not_tensor_error("rank", "input_x", input_x)
     return input_x.ndim
 
 
 def size(input_x):
     """The number of elements of input_x."""
+    if not isinstance(input_x, _mycel.Tensor):
+        raise not_tensor_error("size", "input_x", input_x)
     return input_x.size
 
 
 def dtype(input_x):
     """The dtype of input_x."""
+    if not isinstance(input_x, _mycel.Tensor):
+        raise not_tensor_error("dtype", "input_x", input_x)
     return input_x.dtype
 
 

@@ -1,6 +1,7 @@
 """Gradient clipping by the global norm of a tuple of tensors (MindSpore's ops.clip_by_global_norm)."""
 from mycel import _mycel
 from mycel.common.tensor import Tensor
+from mycel.common.validator import not_tensor_error
 
 _ops = _mycel.ops
 
@@ -15,8 +16,7 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     of the result is at most clip_norm (tensors are unchanged when it already is). `use_norm`
     replaces the computed global norm. Returns a tuple like `x`."""
     if not isinstance(x, (tuple, list)) or not x or not all(isinstance(t, _mycel.Tensor) for t in x):
-        raise TypeError(f"clip_by_global_norm: argument 'x' must be a non-empty tuple of Tensors, "
-                        f"got {type(x).__name__}")
+        raise not_tensor_error("clip_by_global_norm", "x", x, "a non-empty tuple of Tensors")
     if isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float)) or not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: argument 'clip_norm' must be a float > 0, got {clip_norm!r}")
     if use_norm is None:

@@ -2,18 +2,25 @@
 graph mode parses them like user code and their gradients come from the ops they call."""
 from mycel import _mycel
 from mycel.common.dtype import float32
+from mycel.common.validator import not_tensor_error
 
 _ops = _mycel.ops
 
 
 def masked_fill(input_x, mask, value):
     """input_x with `value` where the bool `mask` (broadcast to it) is True."""
+    if not isinstance(input_x, _mycel.Tensor):
+        raise not_tensor_error("masked_fill", "input_x", input_x)
+    if not isinstance(mask, _mycel.Tensor):
+        raise not_tensor_error("masked_fill", "mask", mask)
     return _ops.select(mask, _ops.cast(_ops.zeros_like(input_x), input_x.dtype) + value, input_x)
 
 
 def chunk(input, chunks, axis=0):  # noqa: A002 (MindSpore's argument name)
     """Splits input along `axis` into `chunks` pieces of ceil(n / chunks) (the last smaller), as
     MindSpore and PyTorch do: fewer pieces when n does not need them all."""
+    if not isinstance(input, _mycel.Tensor):
+        raise not_tensor_error("chunk", "input", input)
     n = input.shape[axis]
     size = (n + chunks - 1) // chunks
     sizes = ()

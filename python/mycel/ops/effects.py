@@ -2,13 +2,14 @@
 an effect. Eagerly they act at once; in graph mode the frontend maps them to the graph's assign and
 depend primitives, so an optimizer's updates run inside the compiled step."""
 from mycel.common.tensor import Tensor
+from mycel.common.validator import not_tensor_error
 
 
 def assign(variable, value):
     """Writes `value` into `variable` (a Parameter or Tensor) in place and returns `variable`.
     `value` must have the variable's shape; a Python number or array is converted to its dtype."""
     if not isinstance(variable, Tensor):
-        raise TypeError(f"assign: argument 'variable' must be a Parameter or Tensor, got {type(variable).__name__}")
+        raise not_tensor_error("assign", "variable", variable, "a Parameter or Tensor")
     if not isinstance(value, Tensor):
         value = Tensor(value, dtype=variable.dtype)
     if tuple(value.shape) != tuple(variable.shape):

@@ -2,6 +2,7 @@
 so in graph mode they parse like user code (a shape naming a dynamic dim becomes dynamic_fill)."""
 from mycel import _mycel
 from mycel.common.dtype import bool_, float32, int64
+from mycel.common.validator import not_tensor_error
 
 
 def _dtype_of_value(fill_value):
@@ -22,4 +23,6 @@ def full(size, fill_value, *, dtype=None):
 
 def full_like(input, fill_value, *, dtype=None):  # noqa: A002 (MindSpore's argument name)
     """A tensor of input's shape (and dtype unless given) filled with `fill_value`."""
+    if not isinstance(input, _mycel.Tensor):
+        raise not_tensor_error("full_like", "input", input)
     return _mycel.ops.fill(input.dtype if dtype is None else dtype, input.shape, float(fill_value))

@@ -1,7 +1,9 @@
 // POSIX file helpers for the checkpoint formats.
 #include "mycel/io/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +13,10 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "mycel/core/error.h"
+#include "mycel/core/fault.h"
 
 namespace mycel::io::detail {
 
@@ -75,13 +79,50 @@ TempClaim::~TempClaim() {
   claims_released.notify_all();
 }
 
+namespace {
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+}  // namespace
+
+void remove_stale_temps(const std::string& path) {
+  const std::string dir = dir_of(path);
+  const size_t slash = path.rfind('/');
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;  // the create that follows reports an unusable directory
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(digits));
+    // ESRCH: no such process, so no writer will ever finish (or remove) this file. A live pid
+    // (or EPERM: alive, another user's) may be a writer at work.
+    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH)
+      stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const auto& name : stale) ::unlink((dir == "." ? name : dir + "/" + name).c_str());
+}
+
 AtomicWriter::AtomicWriter(const std::string& path)
     : path_(path), tmp_(path + ".tmp-" + std::to_string(::getpid())) {
   const std::string& tmp = tmp_.path();
+  remove_stale_temps(path);
   fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
     MYCEL_THROW(RuntimeError, "cannot create '", tmp, "' to save checkpoint '", path,
                 "': ", std::strerror(errno));
+  try {
+    fault_point("atomic_write:opened");
+  } catch (...) {  // no destructor runs for a throwing constructor
+    ::close(fd_);
+    ::unlink(tmp.c_str());
+    throw;
+  }
 }
 
 AtomicWriter::~AtomicWriter() {
@@ -92,6 +133,7 @@ AtomicWriter::~AtomicWriter() {
 }
 
 void AtomicWriter::write(const void* data, uint64_t n) {
+  if (written_ > 0) fault_point("atomic_write:partial");  // some bytes are in the file
   const char* c = static_cast<const char*>(data);
   written_ += n;
   while (n > 0) {
@@ -108,18 +150,30 @@ void AtomicWriter::write(const void* data, uint64_t n) {
 
 void AtomicWriter::commit() {
   const std::string& tmp = tmp_.path();
+  fault_point("atomic_write:written");
   if (::fsync(fd_) != 0)
     MYCEL_THROW(RuntimeError, "fsync of '", tmp, "' failed: ", std::strerror(errno));
   int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    MYCEL_THROW(RuntimeError, "cannot close '", tmp, "': ", std::strerror(err));
+  }
+  try {
+    fault_point("atomic_write:synced");
+  } catch (...) {  // fd_ is closed, so the destructor would not remove the file
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     MYCEL_THROW(RuntimeError, "cannot move '", tmp, "' to '", path_, "': ", std::strerror(err));
   }
+  fault_point("atomic_write:renamed");
   // Make the rename itself durable; best effort, as the data is already safely in place.
-  size_t slash = path_.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+  std::string dir = dir_of(path_);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
@@ -146,7 +200,7 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
   return count * size;
 }
 
-bool is_utf8(const std::string& s) {
+size_t first_invalid_utf8(const std::string& s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size(), i = 0;
   while (i < n) {
@@ -156,19 +210,21 @@ bool is_utf8(const std::string& s) {
                  : (c >> 4) == 0xE  ? 3
                  : (c >> 3) == 0x1E ? 4
                                     : 0;
-    if (len == 0 || i + len > n) return false;
+    if (len == 0 || i + len > n) return i;
     uint32_t cp = len == 1 ? c : c & (0x7F >> len);
     for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
+      if ((p[i + k] & 0xC0) != 0x80) return i;
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
     // Reject overlong forms, surrogates and code points past U+10FFFF.
     static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
     i += len;
   }
-  return true;
+  return std::string::npos;
 }
+
+bool is_utf8(const std::string& s) { return first_invalid_utf8(s) == std::string::npos; }
 
 void normalize_bools(void* data, uint64_t n) {
   auto* b = static_cast<uint8_t*>(data);

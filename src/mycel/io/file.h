@@ -42,9 +42,15 @@ class TempClaim {
   std::string path_;
 };
 
+/// Removes the "<path>.tmp-<pid>" files whose writer process is gone (a killed save leaves its
+/// temporary file behind, and nothing else would ever remove it).
+void remove_stale_temps(const std::string& path);
+
 /// Writes "<path>.tmp-<pid>"; commit() fsyncs it, renames it over `path` and fsyncs the
 /// directory, so a reader sees the old file or the complete new one, never a partial one.
-/// Destroyed without commit(), it removes the temporary file.
+/// Destroyed without commit(), it removes the temporary file; created, it first removes the
+/// temporary files that killed writers left for `path`. Fault points (MYCEL_FAULT, for tests):
+/// atomic_write:opened, :partial, :written, :synced, :renamed.
 class AtomicWriter {
  public:
   explicit AtomicWriter(const std::string& path);
@@ -73,6 +79,8 @@ uint64_t checked_nbytes(const Shape& shape, DType dtype, uint64_t limit, const s
 
 /// Whether s is well-formed UTF-8 (names must become Python str).
 bool is_utf8(const std::string& s);
+/// Offset of the first byte of s that is not well-formed UTF-8; std::string::npos if none.
+size_t first_invalid_utf8(const std::string& s);
 /// Rewrites every byte of a bool tensor to 0 or 1: a file may hold any byte, C++ bool may not.
 void normalize_bools(void* data, uint64_t n);
 

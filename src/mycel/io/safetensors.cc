@@ -59,6 +59,11 @@ struct Entry {
   uint64_t begin, end;
 };
 
+std::string hex_byte(unsigned char c) {
+  const char* digits = "0123456789abcdef";
+  return {digits[c >> 4], digits[c & 15]};
+}
+
 // Parses the JSON header; nesting deeper than a valid header needs is refused while parsing,
 // so a hostile "[[[[..." header cannot exhaust memory or stack.
 json parse_json(const std::string& text, const std::string& path) {
@@ -69,6 +74,13 @@ json parse_json(const std::string& text, const std::string& path) {
                   kMaxDepth, " levels");
     return true;
   };
+  // JSON text is UTF-8: say so before the parser does, since its message would quote the bad
+  // bytes, and a message that is not UTF-8 cannot become a Python str.
+  size_t bad = detail::first_invalid_utf8(text);
+  if (bad != std::string::npos)
+    MYCEL_THROW(ValueError, "safetensors file '", path, "': header is not valid UTF-8 (byte 0x",
+                hex_byte(static_cast<unsigned char>(text[bad])), " at header offset ", bad,
+                "); the header must be UTF-8 JSON");
   try {
     return json::parse(text, depth_guard);
   } catch (const json::exception& e) {

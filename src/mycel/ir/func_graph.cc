@@ -159,10 +159,15 @@ std::vector<FuncGraph*> FuncGraph::used_graphs() const {
 }
 
 FuncGraph* Module::add_graph(const std::string& name, FuncGraph* parent) {
+  // "f", then "f.1", "f.2", ...: each base name remembers its next suffix, so naming costs O(1)
+  // however many graphs the module holds (it grew quadratically with compiled shapes before).
   std::string unique = name;
-  for (int k = 1; std::find(names_.begin(), names_.end(), unique) != names_.end(); ++k)
-    unique = name + "." + std::to_string(k);
-  names_.push_back(unique);
+  if (names_.count(unique)) {
+    int& k = next_suffix_[name];
+    do unique = name + "." + std::to_string(++k);
+    while (names_.count(unique));
+  }
+  names_.insert(unique);
   graphs_.push_back(std::make_unique<FuncGraph>(this, unique, parent));
   return graphs_.back().get();
 }
@@ -181,7 +186,7 @@ void Module::collect_garbage(const std::vector<FuncGraph*>& roots) {
   names_.clear();
   for (auto& g : graphs_)
     if (live.count(g.get())) {
-      names_.push_back(g->name());
+      names_.insert(g->name());
       kept.push_back(std::move(g));
     }
   graphs_ = std::move(kept);

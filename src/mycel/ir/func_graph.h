@@ -3,6 +3,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mycel/ir/node.h"
@@ -84,7 +86,8 @@ class Module {
 
  private:
   std::vector<std::unique_ptr<FuncGraph>> graphs_;
-  std::vector<std::string> names_;
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, int> next_suffix_;
 };
 
 }  // namespace mycel::ir

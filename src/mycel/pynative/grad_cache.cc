@@ -3,9 +3,10 @@
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
-#include "mycel/opt/opt.h"
 
 namespace mycel::pynative {
+
+GradCache::GradCache(ad::GradSpec spec) : spec_(std::move(spec)), options_(pipeline::Options::from_env()) {}
 
 CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
   for (int p : spec_.positions)
@@ -17,36 +18,41 @@ CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
   auto it = map_.find(key);
   if (it != map_.end()) {
     ++hits_;
-    return it->second;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
   }
   ad::GradSpec spec = spec_;
   spec.weight_params = r.weight_params;
-  ir::Module& m = *r.module;
-  // Differentiate the specialized, optimized recording, then specialize the gradient graph.
-  ir::FuncGraph* f = analysis::specialize(m, r.graph, r.input_abstracts);
-  opt::optimize(f);
-  ir::FuncGraph* g = ad::grad_graph(f, spec);
-  std::vector<ir::AbstractPtr> abs = r.input_abstracts;
+  std::vector<ir::AbstractPtr> inputs = r.input_abstracts;
   if (spec.sens_param) {
-    if (!sens)
-      MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
-    abs.push_back(sens);
+    if (!sens) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+    inputs.push_back(sens);
   }
-  CompiledGrad c;  // built fully before it is cached, so a failed compile leaves nothing behind
-  c.graph = analysis::specialize(m, g, abs);
-  opt::optimize(c.graph);
-  c.program = backend::compile(*c.graph);
+  CompiledGrad c;
+  c.step = pipeline::compile_step(r.graph, inputs, &spec, options_);
+  c.recording = std::move(r.module);
   c.keep_alive = std::move(r.keep_alive);
-  c.module = std::move(r.module);
   ++compiles_;
-  return map_[key] = std::move(c);
+  order_.emplace_front(key, std::move(c));
+  map_[key] = order_.begin();
+  while (order_.size() > options_.max_programs) {
+    map_.erase(order_.back().first);
+    order_.pop_back();
+    ++evictions_;
+  }
+  return order_.front().second;
 }
 
 std::vector<Tensor> GradCache::run(CompiledGrad& c, const Recording& r, std::vector<Tensor> args,
                                    const std::vector<Tensor>& sens) {
   args.insert(args.end(), r.captured.begin(), r.captured.end());
-  args.insert(args.end(), sens.begin(), sens.end());
-  return c.program->run(args);
+  const std::vector<bool>& folded = c.step.constant_args;
+  std::vector<Tensor> in;
+  in.reserve(args.size() + sens.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    if (i >= folded.size() || !folded[i]) in.push_back(std::move(args[i]));
+  in.insert(in.end(), sens.begin(), sens.end());
+  return c.step.program->run(in);
 }
 
 }  // namespace mycel::pynative

@@ -11,6 +11,7 @@
 #include "mycel/ir/printer.h"
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
+#include "mycel/pipeline/pipeline.h"
 #include "mycel/python/convert.h"
 
 namespace mycel::py {
@@ -182,7 +183,7 @@ class CompiledGraph {
 
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
   size_t num_programs() const { return programs_.size(); }
-  const analysis::CompileCache& cache() const { return cache_; }
+  const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
 
  private:
@@ -199,56 +200,15 @@ class CompiledGraph {
     return abs;
   }
 
-  /// The specialized graph and Program for a signature, built on first use.
-  struct Entry {
-    ir::FuncGraph* graph = nullptr;
-    ir::AbstractPtr output;  // as analysis gave it (the optimizer may rebuild a dict's tuple)
-    std::unique_ptr<backend::Program> program;
-    std::vector<bool> constant_args;  // per parameter: a Python scalar/None folded into the graph
-  };
-
-  Entry& compiled(const std::vector<ir::AbstractPtr>& abs) {
+  /// The compiled step for a signature, built on first use (pipeline::compile_step).
+  pipeline::Step& compiled(const std::vector<ir::AbstractPtr>& abs) {
     std::string key = analysis::signature_key(abs);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
-    Entry e;  // built fully before it is cached, so a failed compile leaves nothing behind
-    if (grad_) {
-      // Differentiate the specialized, optimized function, then specialize the gradient graph.
-      std::vector<ir::AbstractPtr> fabs = abs;
-      if (grad_->sens_param) {
-        if (fabs.empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
-        fabs.pop_back();
-      }
-      ir::FuncGraph* f = cache_.specialize(*parsed_.module, parsed_.entry, fabs);
-      opt::bind_constant_inputs(f, /*drop=*/false);  // scalars fold before differentiation
-      opt::optimize(f);
-      f = expand_grads(f, fabs);
-      ir::FuncGraph* g = ad::grad_graph(f, *grad_);
-      e.graph = analysis::specialize(*parsed_.module, g, abs);
-    } else {
-      e.graph = cache_.specialize(*parsed_.module, parsed_.entry, abs);
-    }
-    e.output = e.graph->output()->abstract();
-    opt::optimize(e.graph);
-    e.graph = expand_grads(e.graph, abs);
-    e.constant_args = opt::bind_constant_inputs(e.graph);
-    e.program = backend::compile(*e.graph);
-    return programs_[key] = std::move(e);
-  }
-
-  /// Gradients taken inside the graph become calls of gradient graphs, one round per nesting
-  /// level; each round specializes and optimizes the whole graph again.
-  ir::FuncGraph* expand_grads(ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs) {
-    for (int round = 0; ad::expand_grad_calls(g); ++round) {
-      if (round >= 8) MYCEL_THROW(NotSupported, "[grad] gradients nested more than 8 deep");
-      g = analysis::specialize(*parsed_.module, g, abs);
-      opt::optimize(g);
-    }
-    return g;
+    if (pipeline::Step* s = programs_.find(key)) return *s;
+    return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
   }
 
   nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
-    Entry& e = compiled(abs);
+    pipeline::Step& e = compiled(abs);
     backend::Program& p = *e.program;
     std::vector<Tensor> inputs;
     inputs.reserve(args.size());
@@ -297,8 +257,8 @@ class CompiledGraph {
   frontend::ParsedModule parsed_;
   std::optional<ad::GradSpec> grad_;
   std::vector<nb::object> keep_alive_;
-  analysis::CompileCache cache_;
-  std::unordered_map<std::string, Entry> programs_;
+  pipeline::Options options_ = pipeline::Options::from_env();
+  pipeline::StepCache programs_{options_.max_programs};
 };
 
 }  // namespace
@@ -352,6 +312,8 @@ void init_graph(nb::module_& m) {
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
       .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
+      .def_prop_ro("evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },
+                   "Compiled signatures dropped as least recently used (MYCEL_MAX_PROGRAMS).")
       .def("stats", [](CompiledGraph& c, nb::args args) {
         backend::ProgramStats s = c.program_for(args).stats();
         nb::dict d;

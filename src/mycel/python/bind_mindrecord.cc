@@ -4,6 +4,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/data/mindrecord/commit.h"
 #include "mycel/data/mindrecord/reader.h"
 #include "mycel/data/mindrecord/writer.h"
 #include "mycel/python/convert.h"
@@ -76,6 +77,9 @@ void init_mindrecord(nb::module_& m) {
       .def_prop_ro("file_names", &Writer::file_names)
       .def_prop_ro("rows_written", &Writer::rows_written)
       .def_prop_ro("committed", &Writer::committed);
+
+  mr.def("committed_path", &mycel::data::mr::committed_path, nb::arg("path"),
+         "The file a reader opens for shard `path` (a pending commit's temporary file, or path).");
 
   nb::class_<Reader>(mr, "Reader")
       .def(

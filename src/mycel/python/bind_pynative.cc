@@ -142,7 +142,7 @@ class GradRecorder {
       outs = cache_.run(c, rec, std::move(arg_tensors), sens);
     }
     size_t k = 0;
-    return structured(outs, k, c.graph->output()->abstract());
+    return structured(outs, k, c.step.graph->output()->abstract());
   }
 
   const pynative::GradCache& cache() const { return cache_; }

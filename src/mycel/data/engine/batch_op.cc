@@ -101,6 +101,13 @@ class BatchOp : public ParallelOp {
       if (p.kind == Kind::kRow) {
         j.rows.push_back(std::move(p.row));
         if (static_cast<int64_t>(j.rows.size()) < size_) continue;
+      } else if (p.kind == Kind::kError) {
+        // The batch it interrupts cannot be completed: the error takes that batch's place.
+        Job err;
+        err.kind = Kind::kError;
+        err.error = p.error;
+        send(std::move(err));
+        return;
       } else if (j.rows.empty() || drop_) {
         j.rows.clear();
         Job ctl;

@@ -13,11 +13,11 @@ Packet marker(Kind k) {
   return p;
 }
 
-// Reads the child until its end of epoch (zip and take need to stay aligned on epochs).
-bool drain_epoch(Op& child) {
-  Packet p;
-  while (child.pop(p))
-    if (p.kind != Kind::kRow) return true;
+// Reads the child until its end of epoch (zip and take need to stay aligned on epochs); `end`
+// receives the packet that ended it, which the caller forwards when it is an error.
+bool drain_epoch(Op& child, Packet& end) {
+  while (child.pop(end))
+    if (end.kind != Kind::kRow) return true;
   return false;
 }
 
@@ -58,6 +58,10 @@ class ShuffleOp : public Op {
       if (!child.pop(p)) return false;
       if (p.kind == Kind::kRow) {
         buf_[r] = std::move(p.row);
+        return true;
+      }
+      if (p.kind == Kind::kError) {  // buffered rows have no position to keep: the error goes now
+        out = std::move(p);
         return true;
       }
       child_eoe_ = true;  // an end of data mid-epoch cannot happen: every epoch ends with a marker
@@ -112,9 +116,9 @@ class TakeSkipOp : public Op {
     Op& child = *children_[0];
     while (true) {
       if (take_ && n_ >= 0 && seen_ >= n_) {  // quota reached: drop the rest of the epoch
-        if (!drain_epoch(child)) return false;
+        if (!drain_epoch(child, out)) return false;
         seen_ = 0;
-        out = marker(Kind::kEoe);
+        if (out.kind != Kind::kError) out = marker(Kind::kEoe);
         return true;
       }
       if (!child.pop(out)) return false;
@@ -144,6 +148,7 @@ class ProjectOp : public Op {
     Packet p;
     if (!children_[0]->pop(p)) return false;
     out.kind = p.kind;
+    out.error = p.error;
     out.row.clear();
     if (p.kind == Kind::kRow)
       for (int64_t c : cols_) out.row.push_back(p.row[c]);
@@ -167,6 +172,10 @@ class ZipOp : public Op {
     for (size_t i = 0; i < children_.size(); ++i) {
       Packet p;
       if (!children_[i]->pop(p)) return false;
+      if (p.kind == Kind::kError) {
+        out = std::move(p);
+        return true;
+      }
       if (p.kind == Kind::kRow) {
         at_row[i] = true;
         for (Tensor& t : p.row) out.row.push_back(std::move(t));
@@ -176,8 +185,14 @@ class ZipOp : public Op {
     }
     if (end == Kind::kRow) return true;
     if (end == Kind::kEoe)
-      for (size_t i = 0; i < children_.size(); ++i)
-        if (at_row[i] && !drain_epoch(*children_[i])) return false;
+      for (size_t i = 0; i < children_.size(); ++i) {
+        Packet e;
+        if (at_row[i] && !drain_epoch(*children_[i], e)) return false;
+        if (e.kind == Kind::kError) {
+          out = std::move(e);
+          return true;
+        }
+      }
     out = marker(end);
     return true;
   }
@@ -192,7 +207,7 @@ class ConcatOp : public Op {
     while (true) {
       if (!children_[cur_]->pop(out)) return false;
       if (out.kind == Kind::kRow) return true;
-      if (out.kind == Kind::kEof) return true;
+      if (out.kind == Kind::kEof || out.kind == Kind::kError) return true;
       if (++cur_ == children_.size()) {
         cur_ = 0;
         return true;

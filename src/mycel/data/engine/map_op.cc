@@ -26,11 +26,12 @@ class MapOp : public ParallelOp {
     while (children_[0]->pop(p)) {
       Job j;
       j.kind = p.kind;
+      j.error = p.error;
       j.epoch = epoch;
       j.id = id++;
       if (p.kind == Kind::kRow) j.rows.push_back(std::move(p.row));
       if (p.kind == Kind::kEoe) ++epoch, id = 0;
-      if (!send(std::move(j)) || p.kind == Kind::kEof) return;
+      if (!send(std::move(j)) || p.kind == Kind::kEof || p.kind == Kind::kError) return;
     }
   }
 

@@ -62,19 +62,19 @@ bool ParallelOp::send(Job job) {
 
 bool ParallelOp::pop(Packet& p) {
   int w = static_cast<int>(next_out_++ % n_);
-  if (!out_[w]->pop(p)) return false;
-  if (p.kind == Kind::kError) {
-    ctx_->fail(p.error);
-    return false;
-  }
-  return true;
+  // An error packet is returned like a row: aborting here would drop the good rows that
+  // downstream queues still hold ahead of it.
+  return out_[w]->pop(p);
 }
 
 void ParallelOp::run_dispatch() {
   try {
     dispatch();
-  } catch (...) {
-    ctx_->fail(std::current_exception());
+  } catch (...) {  // after every job already sent, so it reaches the iterator in order
+    Job j;
+    j.kind = Kind::kError;
+    j.error = std::current_exception();
+    send(std::move(j));
   }
 }
 
@@ -83,6 +83,7 @@ void ParallelOp::run_worker(int w) {
   while (in_[w]->pop(job)) {
     Packet p;
     p.kind = job.kind;
+    p.error = job.error;
     try {
       if (job.kind == Kind::kRow) p.row = work(job, w);
     } catch (...) {

@@ -45,6 +45,8 @@ class Op {
   /// Joins this op's threads (and its children's); call after ExecContext::abort().
   virtual void join();
   /// Next packet of the output stream (called from one consumer thread); false when aborted.
+  /// A kError packet ends the stream: the consumer forwards it, so the rows before it still
+  /// reach the iterator before the error does.
   virtual bool pop(Packet& p) = 0;
 
  protected:
@@ -63,6 +65,7 @@ struct Job {
   int64_t id = 0;     // position in the epoch of this op's input (map) or output (source, batch)
   int64_t index = 0;  // source row index
   std::vector<Row> rows;
+  std::exception_ptr error;  // kind == kError: an upstream error forwarded in its row's position
 };
 
 /// An op with a dispatcher thread and `workers` worker threads that keeps order.

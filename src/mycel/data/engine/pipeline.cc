@@ -14,8 +14,8 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
     try {
       Packet p;
       while (root_->pop(p)) {
-        bool eof = p.kind == Kind::kEof;
-        if (!out_->push(std::move(p)) || eof) return;
+        bool last = p.kind == Kind::kEof || p.kind == Kind::kError;
+        if (!out_->push(std::move(p)) || last) return;
       }
     } catch (...) {
       ctx_->fail(std::current_exception());
@@ -43,6 +43,11 @@ Pipeline::Status Pipeline::next(Row& row, int64_t timeout_ms) {
     return Status::kEnd;
   }
   if (p.kind == Kind::kEoe) return Status::kEpochEnd;
+  if (p.kind == Kind::kError) {  // every row before it was delivered; now the error
+    ended_ = true;
+    stop();
+    std::rethrow_exception(p.error);
+  }
   row = std::move(p.row);
   return Status::kRow;
 }

@@ -3,13 +3,59 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <set>
+#include <thread>
+
+#include "mycel/core/fault.h"
+#include "mycel/data/mindrecord/commit.h"
 
 namespace mycel::data::mr {
 
 namespace {
 std::string join_path(const std::string& dir, const std::string& name) {
   return dir == "." ? name : dir + "/" + name;
+}
+
+// Opens shard `path` as the last commit published it: through a pending commit record when a
+// commit was cut short after its commit point (commit.h).
+std::shared_ptr<ShardFile> open_shard(const std::string& path) {
+  std::string target = committed_path(path);
+  if (target != path) {
+    try {
+      return std::make_shared<ShardFile>(target);
+    } catch (const RuntimeError&) {
+      if (path_exists(target)) throw;  // else a commit finished meanwhile: it is at `path` now
+    }
+  }
+  return std::make_shared<ShardFile>(path);
+}
+
+// The shards of the set that `first_path` belongs to, in shard order; empty (with `why`) when a
+// sibling belongs to another set, as happens when a commit publishes a new set between the
+// opening of the first shard and of its siblings.
+std::vector<std::shared_ptr<ShardFile>> open_set(const std::string& first_path, std::string* why) {
+  std::vector<std::shared_ptr<ShardFile>> out;
+  auto first = open_shard(first_path);
+  fault_point("mindrecord_read:first_opened");
+  const Header& h = first->header();
+  std::string dir = dir_name(first_path);
+  for (uint32_t s = 0; s < h.shard_num; ++s) {
+    if (s == h.shard_id) {
+      out.push_back(first);
+      continue;
+    }
+    std::string p = join_path(dir, h.shard_names[s]);
+    MYCEL_CHECK(path_exists(p) || committed_path(p) != p, RuntimeError, first_path, ": shard ", s,
+                " of ", h.shard_num, " ('", p, "') is missing");
+    out.push_back(open_shard(p));
+    const Header& o = out.back()->header();
+    if (o.set_id != h.set_id || o.shard_id != s) {
+      *why = p + ": is not shard " + std::to_string(s) + " of the file set of " + first_path;
+      return {};
+    }
+  }
+  return out;
 }
 }  // namespace
 
@@ -18,25 +64,16 @@ Reader::Reader(const std::vector<std::string>& files, bool expand,
   MYCEL_CHECK(!files.empty(), ValueError, "[MindDataset] dataset_files is empty");
   if (expand) {
     MYCEL_CHECK(files.size() == 1, ValueError, "[MindDataset] expected one file to expand");
-    auto first = std::make_shared<ShardFile>(files[0]);
-    const Header& h = first->header();
-    std::string dir = dir_name(files[0]);
-    for (uint32_t s = 0; s < h.shard_num; ++s) {
-      if (s == h.shard_id) {
-        shards_.push_back(first);
-        continue;
-      }
-      std::string p = join_path(dir, h.shard_names[s]);
-      MYCEL_CHECK(path_exists(p), RuntimeError, files[0], ": shard ", s, " of ", h.shard_num, " ('",
-                  p, "') is missing");
-      shards_.push_back(std::make_shared<ShardFile>(p));
-      const Header& o = shards_.back()->header();
-      MYCEL_CHECK(o.set_id == h.set_id && o.shard_id == s, RuntimeError, p, ": is not shard ", s,
-                  " of the file set of ", files[0]);
+    // A set replaced while we open it mixes two sets: open it again, the commit is short.
+    std::string why;
+    for (int attempt = 0; attempt < 3 && shards_.empty(); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      shards_ = open_set(files[0], &why);
     }
-    interleaved_ = h.shard_num > 1;
+    MYCEL_CHECK(!shards_.empty(), RuntimeError, why);
+    interleaved_ = shards_[0]->header().shard_num > 1;
   } else {
-    for (const auto& f : files) shards_.push_back(std::make_shared<ShardFile>(f));
+    for (const auto& f : files) shards_.push_back(open_shard(f));
     // Exactly one complete shard set, in any order: read it in write order.
     const Header& h0 = shards_[0]->header();
     std::set<uint32_t> ids;

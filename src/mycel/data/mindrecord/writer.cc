@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "mycel/core/fault.h"
+#include "mycel/data/mindrecord/commit.h"
 #include "mycel/data/mindrecord/io.h"
 
 namespace mycel::data::mr {
@@ -105,10 +107,11 @@ void Writer::open_shards() {
   h.desc = desc_;
   h.fields = fields_;
   h.index_fields = index_;
+  const std::string suffix = unique_temp_suffix();  // two writers of one name never share a file
   for (uint32_t i = 0; i < paths_.size(); ++i) {
     auto s = std::make_unique<Shard>();
     s->final_path = paths_[i];
-    s->tmp_path = paths_[i] + ".tmp";
+    s->tmp_path = paths_[i] + suffix;
     s->keys.resize(index_.size());
     shards_.push_back(std::move(s));  // registered first, so abort() removes a half-made file
     Shard& sh = *shards_.back();
@@ -296,20 +299,53 @@ void Writer::commit() {
   MYCEL_CHECK(has_schema_, ValueError, "[FileWriter] commit needs a schema; call add_schema first");
   MYCEL_CHECK(!committed_ && !aborted_, ValueError, "[FileWriter] the writer was already ",
               committed_ ? "committed" : "aborted");
+  const std::string dir = dir_name(paths_[0]);
+  // file_name itself: the only path, or shard 0's path without its "0"
+  const std::string set_name =
+      paths_.size() == 1 ? paths_[0] : paths_[0].substr(0, paths_[0].size() - 1);
+  std::unique_ptr<DirLock> lock;
   try {
     if (shards_.empty()) open_shards();  // a schema with no rows is a valid, empty file set
+    fault_point("mindrecord_commit:begin");
     for (auto& s : shards_) finish_shard(*s);
-    // Every shard is complete and synced before the first rename.
-    for (auto& s : shards_)
-      if (::rename(s->tmp_path.c_str(), s->final_path.c_str()) != 0)
-        MYCEL_THROW(RuntimeError, "[FileWriter] cannot rename '", s->tmp_path, "' to '",
-                    s->final_path, "': ", std::strerror(errno));
+    fault_point("mindrecord_commit:shards_synced");
+    // One commit at a time per directory; a killed one is finished first, and its temporary
+    // files (and those of writers killed before committing) are removed.
+    lock = std::make_unique<DirLock>(dir);
+    recover_commit(set_name);
+    for (const auto& p : paths_) remove_dead_temps(p);
+    remove_dead_temps(commit_record_path(set_name));
+    if (!overwrite_)  // another writer may have published this name since the constructor checked
+      for (const auto& p : paths_)
+        MYCEL_CHECK(!path_exists(p), ValueError, "[FileWriter] '", p,
+                    "' was written by another writer while this one was writing; pass "
+                    "overwrite=True to replace it");
+    if (shards_.size() > 1) {
+      std::vector<std::pair<std::string, std::string>> pairs;
+      for (auto& s : shards_) pairs.emplace_back(s->final_path, s->tmp_path);
+      write_commit_record(set_name, pairs);  // the commit point
+    }
   } catch (...) {
     abort();
     throw;
   }
-  sync_dir(dir_name(paths_[0]));
+  // Committed: from here a failure must not remove the temporary files the record names.
   committed_ = true;
+  fault_point("mindrecord_commit:committed");
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    Shard& s = *shards_[i];
+    if (::rename(s.tmp_path.c_str(), s.final_path.c_str()) != 0)
+      MYCEL_THROW(RuntimeError, "[FileWriter] cannot rename '", s.tmp_path, "' to '",
+                  s.final_path, "': ", std::strerror(errno),
+                  shards_.size() > 1 ? "; the next commit in the directory finishes it" : "");
+    fault_point(("mindrecord_commit:renamed" + std::to_string(i)).c_str());
+  }
+  sync_dir(dir);
+  if (shards_.size() > 1) {
+    ::unlink(commit_record_path(set_name).c_str());
+    fault_point("mindrecord_commit:record_removed");
+    sync_dir(dir);
+  }
   shards_.clear();
 }
 

@@ -16,8 +16,10 @@ struct FieldValue {
   Shape shape;
 };
 
-/// Writes one file (or shard_num files) atomically: everything goes to "<name>.tmp" and is
-/// renamed to the final name only by commit(); a writer destroyed before commit() removes its
+/// Writes one file (or shard_num files) atomically: everything goes to "<name>.tmp-<pid>-<hex>"
+/// (unique per writer) and is renamed to the final names only by commit(), which publishes a
+/// shard set through a commit record (commit.h) so readers see the whole old set or the whole new
+/// one even if the process is killed mid-commit. A writer destroyed before commit() removes its
 /// temporary files, so no partial file ever carries a final name.
 class Writer {
  public:
@@ -36,7 +38,10 @@ class Writer {
   void add_index(const std::vector<std::string>& names);
   /// Appends a row whose values follow the schema's field order; validates sizes and shapes.
   void write_row(const std::vector<FieldValue>& values);
-  /// Finishes every shard (pages, index, footer), fsyncs and renames to the final names.
+  /// Finishes every shard (pages, index, footer), fsyncs and publishes them under the final
+  /// names (serialized with other commits in the directory). Fault points (MYCEL_FAULT):
+  /// mindrecord_commit:begin, :shards_synced, :record_written, :committed, :renamed<i>,
+  /// :record_removed.
   void commit();
   /// Drops everything written so far and removes the temporary files (idempotent).
   void abort();

@@ -19,6 +19,7 @@ struct CifarKind {
   const char* owner;
   size_t label_bytes;                     // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
   std::vector<std::string> label_columns;
+  std::vector<int> classes;               // per label column: 10, or 20 coarse and 100 fine
 };
 
 class CifarSource : public Source {
@@ -60,7 +61,14 @@ class CifarSource : public Source {
     for (size_t p = 0; p < plane; ++p)
       for (size_t c = 0; c < kChannels; ++c) hwc[p * kChannels + c] = chw[c * plane + p];
     Row row{image};
-    for (size_t k = 0; k < kind_.label_bytes; ++k) row.push_back(Tensor::scalar(buf[k], DType::int32));
+    for (size_t k = 0; k < kind_.label_bytes; ++k) {
+      // A label past the class count would index out of range in a loss or a one-hot later.
+      if (buf[k] >= kind_.classes[k])
+        MYCEL_THROW(ValueError, "[", kind_.owner, "] file '", files_[f]->path(), "' record ", local,
+                    " has ", kind_.label_columns[k], " ", int(buf[k]), ", expected 0..",
+                    kind_.classes[k] - 1, " (", kind_.classes[k], " classes)");
+      row.push_back(Tensor::scalar(buf[k], DType::int32));
+    }
     return row;
   }
 
@@ -83,6 +91,9 @@ class CifarSource : public Source {
     const uint64_t record = kind_.label_bytes + kPixels;
     for (const std::string& n : chosen) {
       auto file = std::make_shared<io::RandomAccessFile>(dir + "/" + n, kind_.owner);
+      if (file->size() == 0)
+        MYCEL_THROW(ValueError, "[", kind_.owner, "] file '", file->path(),
+                    "' is empty: a CIFAR batch file holds at least one ", record, "-byte record");
       if (file->size() % record != 0)
         MYCEL_THROW(ValueError, "[", kind_.owner, "] file '", file->path(), "' has ", file->size(),
                     " bytes, not a multiple of the ", record, "-byte record (",
@@ -102,11 +113,11 @@ class CifarSource : public Source {
 
 MYCEL_REGISTER_DATA(cifar_sources) {
   register_source("Cifar10Dataset", [](const Params& p) {
-    return std::make_shared<CifarSource>(CifarKind{"Cifar10Dataset", 1, {"label"}}, p);
+    return std::make_shared<CifarSource>(CifarKind{"Cifar10Dataset", 1, {"label"}, {10}}, p);
   });
   register_source("Cifar100Dataset", [](const Params& p) {
     return std::make_shared<CifarSource>(
-        CifarKind{"Cifar100Dataset", 2, {"coarse_label", "fine_label"}}, p);
+        CifarKind{"Cifar100Dataset", 2, {"coarse_label", "fine_label"}, {20, 100}}, p);
   });
 }
 

@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kOwner = "MnistDataset";
 constexpr uint32_t kImageMagic = 0x00000803;  // IDX: unsigned byte, 3 dimensions
 constexpr uint32_t kLabelMagic = 0x00000801;  // IDX: unsigned byte, 1 dimension
+constexpr int kClasses = 10;                     // MNIST digits, Fashion-MNIST classes
 
 // Finds `<prefix>-<kind>-idx<d>-ubyte` (or the `.idx` spelling some mirrors use), plain or .gz.
 std::string find_idx_file(const std::string& dir, const std::string& prefix, const std::string& kind,
@@ -113,6 +114,13 @@ class MnistSource : public Source {
       MYCEL_THROW(ValueError, "[", kOwner, "] '", image_path, "' has ", n, " images but '",
                   label_path, "' has ", n_labels, " labels");
 
+    // MNIST and Fashion-MNIST have 10 classes; a larger label (a corrupt byte, 255) would
+    // index out of range in a loss or a one-hot later, far from its cause.
+    for (uint64_t k = 0; k < n_labels; ++k)
+      if (label_bytes[8 + k] >= kClasses)
+        MYCEL_THROW(ValueError, "[", kOwner, "] file '", label_path, "' record ", k, " has label ",
+                    int(label_bytes[8 + k]), ", expected 0..", kClasses - 1, " (", kClasses,
+                    " classes)");
     rows_ = static_cast<int64_t>(rows);
     cols_ = static_cast<int64_t>(cols);
     images_.insert(images_.end(), image_bytes.begin() + 16, image_bytes.end());

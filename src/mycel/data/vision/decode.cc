@@ -101,6 +101,13 @@ const char* decode_png_into(PngSource* src, Tensor* out) {
     return src->message;
   }
   png_set_read_fn(png, src, png_read);
+  // By default libpng reports some data corruption as a "benign" warning and decodes on: a bad
+  // zlib check (Adler-32) met after the last row, a bad CRC on an ancillary chunk. Make every
+  // such check an error, so corrupt data never decodes silently. png_set_option takes a bool:
+  // passing PNG_OPTION_OFF (2) would turn the Adler-32 skip ON.
+  png_set_benign_errors(png, 0);
+  png_set_crc_action(png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
+  png_set_option(png, PNG_IGNORE_ADLER32, 0);
   png_set_user_limits(png, 1 << 20, 1 << 20);
   png_read_info(png, info);
   png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);

@@ -1,0 +1,106 @@
+// The compile pipeline as named stages: specialize, fold constant inputs, optimize, expand inner
+// gradients, (differentiate and again), lower. Each optimize call dumps to its own folder when
+// MYCEL_DUMP_IR is set, so the dumps of one step do not overwrite each other.
+#include <cstdlib>
+
+#include "mycel/analysis/analysis.h"
+#include "mycel/core/error.h"
+#include "mycel/pipeline/pipeline.h"
+
+namespace mycel::pipeline {
+
+namespace {
+
+// Optimizer options for one stage: the dump folder gets the graph's and the stage's name.
+opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name) {
+  opt::OptOptions s = o.opt;
+  if (!s.dump_dir.empty()) s.dump_dir += "/" + g.name() + "." + name;
+  if (!s.dump_dir.empty()) std::system(("mkdir -p '" + s.dump_dir + "'").c_str());
+  return s;
+}
+
+// Gradients taken inside the graph become calls of gradient graphs, one round per nesting level;
+// each round specializes and optimizes the whole graph again.
+ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs,
+                            const Options& o) {
+  for (int round = 0; ad::expand_grad_calls(g); ++round) {
+    if (round >= o.max_grad_nesting)
+      MYCEL_THROW(NotSupported, "[grad] gradients nested more than ", o.max_grad_nesting, " deep");
+    g = analysis::specialize(m, g, abs);
+    opt::optimize(g, stage(o, *g, "expand_grads"));
+  }
+  return g;
+}
+
+}  // namespace
+
+Options Options::from_env() {
+  Options o;
+  if (const char* e = std::getenv("MYCEL_DUMP_IR")) o.opt.dump_dir = e;
+  if (const char* e = std::getenv("MYCEL_MAX_PROGRAMS")) {
+    long n = std::strtol(e, nullptr, 10);
+    if (n > 0) o.max_programs = static_cast<size_t>(n);
+  }
+  return o;  // OptOptions and CompileOptions read their own variables in their defaults
+}
+
+Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                  const ad::GradSpec* grad, const Options& o) {
+  Step s;  // built fully before a cache holds it, so a failed compile leaves nothing behind
+  s.module = std::make_unique<ir::Module>();
+  ir::Module& m = *s.module;
+  if (grad) {
+    std::vector<ir::AbstractPtr> fabs = inputs;
+    if (grad->sens_param) {
+      if (fabs.empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+      fabs.pop_back();
+    }
+    ir::FuncGraph* f = analysis::specialize(m, entry, fabs);
+    opt::bind_constant_inputs(f, /*drop=*/false);  // scalars fold before differentiation
+    opt::optimize(f, stage(o, *f, "forward"));
+    f = expand_grads(m, f, fabs, o);
+    s.graph = analysis::specialize(m, ad::grad_graph(f, *grad), inputs);
+  } else {
+    s.graph = analysis::specialize(m, entry, inputs);
+  }
+  s.output = s.graph->output()->abstract();
+  opt::optimize(s.graph, stage(o, *s.graph, "step"));
+  s.graph = expand_grads(m, s.graph, inputs, o);
+  s.constant_args = opt::bind_constant_inputs(s.graph);
+  s.program = backend::compile(*s.graph, o.backend);
+  return s;
+}
+
+Step* StepCache::find(const std::string& key) {
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  order_.splice(order_.begin(), order_, it->second);
+  return &it->second->second;
+}
+
+Step& StepCache::insert(const std::string& key, Step step) {
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    order_.erase(it->second);
+    map_.erase(it);
+  }
+  order_.emplace_front(key, std::move(step));
+  map_[key] = order_.begin();
+  set_capacity(capacity_);
+  return order_.front().second;
+}
+
+void StepCache::set_capacity(size_t n) {
+  capacity_ = n < 1 ? 1 : n;
+  while (order_.size() > capacity_) {
+    map_.erase(order_.back().first);
+    order_.pop_back();
+    ++evictions_;
+  }
+}
+
+}  // namespace mycel::pipeline
