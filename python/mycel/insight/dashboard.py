@@ -25,12 +25,14 @@ def _page(logdir):
                          f"{line_chart_svg([(p[0], p[2]) for p in points])}</div>")
         for tag, items in sorted(logdir.values(run, "histogram").items()):
             step, _, h = items[-1]
-            parts.append(f"<div class='card'><h3>{html.escape(tag)} (step {step})</h3>{histogram_svg(h)}</div>")
+            parts.append(f"<div class='card'><h3>{html.escape(tag)} (step {step})</h3>"
+                         f"{histogram_svg(h)}</div>")
         for tag, items in sorted(logdir.values(run, "image").items()):
             step = items[-1][0]
             src = f"/api/image?run={q}&tag={urllib.parse.quote(tag)}&index={len(items) - 1}"
             parts.append(f"<div class='card'><h3>{html.escape(tag)} (step {step})</h3>"
-                         f"<img src='{html.escape(src)}' style='image-rendering:pixelated;min-width:128px'></div>")
+                         f"<img src='{html.escape(src)}' "
+                         "style='image-rendering:pixelated;min-width:128px'></div>")
     parts.append("</body></html>")
     return "".join(parts)
 
@@ -54,10 +56,11 @@ def make_handler(logdir):
                 if url.path == "/api/runs":
                     return self._send(200, json.dumps(logdir.runs()), "application/json")
                 if url.path == "/api/scalars":
-                    return self._send(200, json.dumps(logdir.scalars(q.get("run", "."))), "application/json")
+                    scalars = logdir.scalars(q.get("run", "."))
+                    return self._send(200, json.dumps(scalars), "application/json")
                 if url.path == "/api/histograms":
-                    hs = {tag: [{"step": s, **{k: v[k] for k in ("min", "max", "num", "sum", "bucket_limit", "bucket")}}
-                                for s, _, v in items]
+                    keys = ("min", "max", "num", "sum", "bucket_limit", "bucket")
+                    hs = {tag: [{"step": s, **{k: v[k] for k in keys}} for s, _, v in items]
                           for tag, items in logdir.values(q.get("run", "."), "histogram").items()}
                     return self._send(200, json.dumps(hs), "application/json")
                 if url.path == "/api/image":
@@ -79,7 +82,8 @@ def serve(logdir, host="127.0.0.1", port=8080):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mycel-insight", description="Serve a log directory's summaries.")
+    ap = argparse.ArgumentParser(prog="mycel-insight",
+                                 description="Serve a log directory's summaries.")
     ap.add_argument("--logdir", required=True)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8080)

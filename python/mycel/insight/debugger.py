@@ -16,8 +16,10 @@ class Debugger:
         watch = (watch,) if isinstance(watch, str) else tuple(watch)
         unknown = [w for w in watch if w not in _CONDITIONS]
         if unknown:
-            raise ValueError(f"Debugger: watch conditions must be among {_CONDITIONS}, got {unknown}")
-        if max_abs is not None and (isinstance(max_abs, bool) or not isinstance(max_abs, (int, float)) or max_abs <= 0):
+            raise ValueError(f"Debugger: watch conditions must be among {_CONDITIONS}, "
+                             f"got {unknown}")
+        number = isinstance(max_abs, (int, float)) and not isinstance(max_abs, bool)
+        if max_abs is not None and (not number or max_abs <= 0):
             raise ValueError(f"Debugger: 'max_abs' must be a number > 0 or None, got {max_abs!r}")
         self._watch = watch
         self._max_abs = float(max_abs or 0.0)
@@ -26,8 +28,8 @@ class Debugger:
         self._running = False
 
     def start(self):
-        _insight.debugger_start(nan="nan" in self._watch, inf="inf" in self._watch, max_abs=self._max_abs,
-                                raise_on_hit=self._raise)
+        _insight.debugger_start(nan="nan" in self._watch, inf="inf" in self._watch,
+                                max_abs=self._max_abs, raise_on_hit=self._raise)
         self._running = True
 
     def stop(self):

@@ -63,4 +63,5 @@ class LogDir:
 
     def scalars(self, run):
         """{tag: [[step, wall_time, value]]}."""
-        return {tag: [[s, w, v["value"]] for s, w, v in items] for tag, items in self.values(run, "scalar").items()}
+        return {tag: [[s, w, v["value"]] for s, w, v in items]
+                for tag, items in self.values(run, "scalar").items()}

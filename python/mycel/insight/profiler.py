@@ -88,7 +88,8 @@ class Profiler:
         trace = [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": "Mycel"}}]
         for name, t0, t1, nbytes, tid in events:
             trace.append({"name": name, "cat": "op", "ph": "X", "pid": pid, "tid": tid,
-                          "ts": (t0 - origin) / 1e3, "dur": (t1 - t0) / 1e3, "args": {"bytes": nbytes}})
+                          "ts": (t0 - origin) / 1e3, "dur": (t1 - t0) / 1e3,
+                          "args": {"bytes": nbytes}})
         _write_atomic(os.path.join(self.output_dir, "timeline.json"),
                       json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}))
         out = io.StringIO()

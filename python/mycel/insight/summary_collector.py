@@ -13,9 +13,13 @@ from mycel.train.callback._callback import Callback, loss_value
 from mycel.insight.summary_record import SummaryRecord
 
 _DEFAULTS = {"collect_metric": True, "collect_graph": False, "collect_train_lineage": True,
-             "collect_eval_lineage": True, "collect_input_data": True, "collect_dataset_graph": False,
-             "histogram_regular": None, "collect_landscape": None}
+             "collect_eval_lineage": True, "collect_input_data": True,
+             "collect_dataset_graph": False, "histogram_regular": None, "collect_landscape": None}
 _HISTOGRAM_DEFAULT_COUNT = 5  # MindSpore: without histogram_regular, the first 5 parameters
+
+
+def _type_name(obj):
+    return None if obj is None else type(obj).__name__
 
 
 def _lr_cell_value(cell, step):
@@ -59,7 +63,8 @@ class SummaryCollector(Callback):
         if isinstance(collect_freq, bool) or not isinstance(collect_freq, int) or collect_freq < 1:
             raise ValueError(f"{who}: 'collect_freq' must be an int >= 1, got {collect_freq!r}")
         if not isinstance(keep_default_action, bool):
-            raise TypeError(f"{who}: 'keep_default_action' must be a bool, got {keep_default_action!r}")
+            raise TypeError(f"{who}: 'keep_default_action' must be a bool, "
+                            f"got {keep_default_action!r}")
         if collect_specified_data is not None and not isinstance(collect_specified_data, dict):
             raise TypeError(f"{who}: 'collect_specified_data' must be a dict or None, "
                             f"got {type(collect_specified_data).__name__}")
@@ -71,8 +76,8 @@ class SummaryCollector(Callback):
         if unknown:
             raise ValueError(f"{who}: unknown collect_specified_data keys {unknown}; "
                              f"known: {sorted(_DEFAULTS)}")
-        self._collect = {k: (v if keep_default_action else (None if k == "histogram_regular" else False))
-                         for k, v in _DEFAULTS.items()}
+        off = {k: (None if k == "histogram_regular" else False) for k in _DEFAULTS}
+        self._collect = dict(_DEFAULTS) if keep_default_action else off
         self._collect.update(specified)
         regular = self._collect["histogram_regular"]
         self._histogram_regex = re.compile(regular) if isinstance(regular, str) else None
@@ -145,10 +150,11 @@ class SummaryCollector(Callback):
             "batch_size": cb.get("batch_size"),
             "train_dataset_size": cb.get("batch_num"),
             "learning_rate": learning_rate(opt, 0) if opt is not None else None,
-            "optimizer": type(opt).__name__ if opt is not None else None,
-            "loss_function": type(cb.get("loss_fn")).__name__ if cb.get("loss_fn") is not None else None,
-            "network": type(net).__name__ if net is not None else None,
-            "parameter_count": int(sum(int(np.prod(p.shape)) for p in net.trainable_params())) if net else None,
+            "optimizer": _type_name(opt),
+            "loss_function": _type_name(cb.get("loss_fn")),
+            "network": _type_name(net),
+            "parameter_count": None if net is None else
+            int(sum(int(np.prod(p.shape)) for p in net.trainable_params())),
         }
         info.update(self._custom_lineage)
         path = os.path.join(self.summary_dir, "hyper_params.json")

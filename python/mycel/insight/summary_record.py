@@ -35,8 +35,8 @@ def _as_tensor(who, plugin, name, value):
         return value
     if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
-    raise TypeError(f"{who}: value of {plugin} '{name}' must be a Tensor, a numpy array or a number, "
-                    f"got {type(value).__name__}")
+    raise TypeError(f"{who}: value of {plugin} '{name}' must be a Tensor, a numpy array or a "
+                    f"number, got {type(value).__name__}")
 
 
 class SummaryRecord:
@@ -53,7 +53,8 @@ class SummaryRecord:
         _check_str(who, "file_prefix", file_prefix)
         _check_str(who, "file_suffix", file_suffix)
         if max_file_size is not None:
-            raise NotImplementedError(f"{who}: max_file_size (file rotation) is not supported; pass None")
+            raise NotImplementedError(f"{who}: max_file_size (file rotation) is not supported; "
+                                      "pass None")
         os.makedirs(log_dir, exist_ok=True)
         self._log_dir = log_dir
         self._raise = bool(raise_exception)
@@ -76,7 +77,8 @@ class SummaryRecord:
     def set_mode(self, mode):
         """'train' or 'eval' (recorded for SummaryCollector; values are written the same way)."""
         if mode not in ("train", "eval"):
-            raise ValueError(f"SummaryRecord.set_mode: mode must be 'train' or 'eval', got {mode!r}")
+            raise ValueError(f"SummaryRecord.set_mode: mode must be 'train' or 'eval', "
+                             f"got {mode!r}")
         self._mode = mode
 
     def add_value(self, plugin, name, value):
@@ -87,10 +89,12 @@ class SummaryRecord:
         _check_str(who, "plugin", plugin)
         _check_str(who, "name", name)
         if plugin not in _PLUGINS:
-            raise ValueError(f"{who}: plugin must be one of {', '.join(map(repr, _PLUGINS))}, got {plugin!r}")
+            raise ValueError(f"{who}: plugin must be one of {', '.join(map(repr, _PLUGINS))}, "
+                             f"got {plugin!r}")
         t = _as_tensor(who, plugin, name, value)
         if plugin == "scalar" and t.size != 1:
-            raise ValueError(f"{who}: scalar '{name}' must have one element, got shape {tuple(t.shape)}")
+            raise ValueError(f"{who}: scalar '{name}' must have one element, "
+                             f"got shape {tuple(t.shape)}")
         if plugin == "image" and (t.ndim != 4 or t.shape[1] not in (1, 3, 4)):
             raise ValueError(f"{who}: image '{name}' must be 4-D NCHW with 1, 3 or 4 channels, "
                              f"got shape {tuple(t.shape)}")

@@ -24,7 +24,8 @@ def line_chart_svg(points):
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     sx, sy = _scale(min(xs), max(xs), PAD, W - 10), _scale(min(ys), max(ys), H - PAD / 2, 10)
     line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
-    return (f"<svg width='{W}' height='{H}' class='scalar'><rect width='{W}' height='{H}' fill='#fafafa'/>"
+    return (f"<svg width='{W}' height='{H}' class='scalar'>"
+            f"<rect width='{W}' height='{H}' fill='#fafafa'/>"
             f"<polyline fill='none' stroke='#1565c0' stroke-width='1.5' points='{line}'/>"
             f"<text x='2' y='14' font-size='10'>{html.escape(_fmt(max(ys)))}</text>"
             f"<text x='2' y='{H - PAD / 2}' font-size='10'>{html.escape(_fmt(min(ys)))}</text>"
@@ -46,7 +47,9 @@ def histogram_svg(h):
         bh = (H - PAD) * c / top
         bars.append(f"<rect x='{x0:.1f}' y='{H - PAD / 2 - bh:.1f}' width='{max(x1 - x0, 1):.1f}' "
                     f"height='{bh:.1f}' fill='#ef6c00'/>")
-    return (f"<svg width='{W}' height='{H}' class='histogram'><rect width='{W}' height='{H}' fill='#fafafa'/>"
+    return (f"<svg width='{W}' height='{H}' class='histogram'>"
+            f"<rect width='{W}' height='{H}' fill='#fafafa'/>"
             + "".join(bars)
             + f"<text x='{PAD}' y='{H - 4}' font-size='10'>{html.escape(_fmt(edges[0]))}</text>"
-            f"<text x='{W - 60}' y='{H - 4}' font-size='10'>{html.escape(_fmt(edges[-1]))}</text></svg>")
+            f"<text x='{W - 60}' y='{H - 4}' font-size='10'>"
+            f"{html.escape(_fmt(edges[-1]))}</text></svg>")

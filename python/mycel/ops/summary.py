@@ -1,8 +1,8 @@
 """Summary ops as MindSpore has them: `ops.ScalarSummary()("loss", loss)` with the call signature
-(name, value). Each calls the registry op (scalar_summary, ...) with `name` as its attribute: eagerly
-the value goes to the summary queue at once; in graph mode the function below is parsed like user
-code, so the op becomes an effect-ordered instruction of the compiled step (no Python per call),
-and SummaryRecord.record(step) drains what it put in the queue."""
+(name, value). Each calls the registry op (scalar_summary, ...) with `name` as its attribute:
+eagerly the value goes to the summary queue at once; in graph mode the function below is parsed
+like user code, so the op becomes an effect-ordered instruction of the compiled step (no Python
+per call), and SummaryRecord.record(step) drains what it put in the queue."""
 from mycel import _mycel
 from mycel.ops.operations import Primitive
 

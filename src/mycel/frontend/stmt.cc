@@ -302,8 +302,9 @@ bool Parser::has_effects(const NodePtr& n) {
     if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint) ||
         ir::is_prim_call(x, Prim::kRaise))
       return true;
-    if (auto* c = ir::as_constant(a->callee()); c && c->value()->kind() == ir::ValueKind::kOp &&
-                                                 has_effect(static_cast<const ir::OpValue&>(*c->value()).op()))
+    auto* c = ir::as_constant(a->callee());
+    if (c && c->value()->kind() == ir::ValueKind::kOp &&
+        has_effect(static_cast<const ir::OpValue&>(*c->value()).op()))
       return true;  // summary ops
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;

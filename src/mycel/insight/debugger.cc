@@ -30,9 +30,12 @@ void scan(const Tensor& t, double max_abs, int64_t* nan, int64_t* inf, int64_t* 
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
       const double v = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-      if (std::isnan(v)) ++*nan;
-      else if (std::isinf(v)) ++*inf;
-      else if (max_abs > 0 && std::fabs(v) > max_abs) ++*big;
+      if (std::isnan(v))
+        ++*nan;
+      else if (std::isinf(v))
+        ++*inf;
+      else if (max_abs > 0 && std::fabs(v) > max_abs)
+        ++*big;
     }
   });
 }
@@ -54,7 +57,8 @@ std::vector<Hit> take() {
   return r;
 }
 
-void check(const std::string& op, const std::vector<Tensor>& outputs, const std::function<std::string()>& where) {
+void check(const std::string& op, const std::vector<Tensor>& outputs,
+           const std::function<std::string()>& where) {
   Watch w;
   {
     std::lock_guard lock(mu());
@@ -73,11 +77,13 @@ void check(const std::string& op, const std::vector<Tensor>& outputs, const std:
     const std::string loc = where ? where() : "";
     {
       std::lock_guard lock(mu());
-      for (const auto& [cond, n] : found) hits().push_back({op, loc, cond, static_cast<int>(k), n, t.numel()});
+      for (const auto& [cond, n] : found)
+        hits().push_back({op, loc, cond, static_cast<int>(k), n, t.numel()});
     }
     if (w.raise)
-      MYCEL_THROW(RuntimeError, "[debugger] ", op, " output ", k, " has ", found[0].first, " (", found[0].second,
-                  " of ", t.numel(), " elements)", loc.empty() ? "" : " at " + loc);
+      MYCEL_THROW(RuntimeError, "[debugger] ", op, " output ", k, " has ", found[0].first, " (",
+                  found[0].second, " of ", t.numel(), " elements)",
+                  loc.empty() ? "" : " at " + loc);
   }
 }
 

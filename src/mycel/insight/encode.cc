@@ -17,7 +17,8 @@ std::vector<double> to_doubles(const Tensor& t) {
   visit_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
-    for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < r.size(); ++i)
+      r[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
   });
   return r;
 }
@@ -50,8 +51,10 @@ Histogram histogram(const std::vector<double>& x, int bins) {
     if (!std::isfinite(v)) continue;
     int k = std::clamp(static_cast<int>((v - h.min) * scale), 0, bins - 1);
     // The scaled index can be off by one at an edge: settle it against the edges themselves.
-    if (v < h.edges[k]) --k;
-    else if (k < bins - 1 && v >= h.edges[k + 1]) ++k;
+    if (v < h.edges[k])
+      --k;
+    else if (k < bins - 1 && v >= h.edges[k + 1])
+      ++k;
     h.counts[k] += 1;
   }
   return h;
@@ -61,16 +64,26 @@ namespace {
 
 pb::DataType proto_dtype(DType t) {
   switch (t) {
-    case DType::bool_: return pb::DT_BOOL;
-    case DType::int8: return pb::DT_INT8;
-    case DType::uint8: return pb::DT_UINT8;
-    case DType::int16: return pb::DT_INT16;
-    case DType::int32: return pb::DT_INT32;
-    case DType::int64: return pb::DT_INT64;
-    case DType::float16: return pb::DT_HALF;
-    case DType::float32: return pb::DT_FLOAT;
-    case DType::float64: return pb::DT_DOUBLE;
-    case DType::bfloat16: break;  // converted to float32 first (numpy readers lack bfloat16)
+    case DType::bool_:
+      return pb::DT_BOOL;
+    case DType::int8:
+      return pb::DT_INT8;
+    case DType::uint8:
+      return pb::DT_UINT8;
+    case DType::int16:
+      return pb::DT_INT16;
+    case DType::int32:
+      return pb::DT_INT32;
+    case DType::int64:
+      return pb::DT_INT64;
+    case DType::float16:
+      return pb::DT_HALF;
+    case DType::float32:
+      return pb::DT_FLOAT;
+    case DType::float64:
+      return pb::DT_DOUBLE;
+    case DType::bfloat16:
+      break;  // converted to float32 first (numpy readers lack bfloat16)
   }
   return pb::DT_FLOAT;
 }

@@ -23,17 +23,38 @@ uint64_t get_le(const char* p, int bytes) {
 
 bool dtype_of(pb::DataType t, DType* out) {
   switch (t) {
-    case pb::DT_BOOL: *out = DType::bool_; return true;
-    case pb::DT_INT8: *out = DType::int8; return true;
-    case pb::DT_UINT8: *out = DType::uint8; return true;
-    case pb::DT_INT16: *out = DType::int16; return true;
-    case pb::DT_INT32: *out = DType::int32; return true;
-    case pb::DT_INT64: *out = DType::int64; return true;
-    case pb::DT_HALF: *out = DType::float16; return true;
-    case pb::DT_BFLOAT16: *out = DType::bfloat16; return true;
-    case pb::DT_FLOAT: *out = DType::float32; return true;
-    case pb::DT_DOUBLE: *out = DType::float64; return true;
-    default: return false;
+    case pb::DT_BOOL:
+      *out = DType::bool_;
+      return true;
+    case pb::DT_INT8:
+      *out = DType::int8;
+      return true;
+    case pb::DT_UINT8:
+      *out = DType::uint8;
+      return true;
+    case pb::DT_INT16:
+      *out = DType::int16;
+      return true;
+    case pb::DT_INT32:
+      *out = DType::int32;
+      return true;
+    case pb::DT_INT64:
+      *out = DType::int64;
+      return true;
+    case pb::DT_HALF:
+      *out = DType::float16;
+      return true;
+    case pb::DT_BFLOAT16:
+      *out = DType::bfloat16;
+      return true;
+    case pb::DT_FLOAT:
+      *out = DType::float32;
+      return true;
+    case pb::DT_DOUBLE:
+      *out = DType::float64;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -64,7 +85,8 @@ bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
   std::vector<double> flat(d.data<double>(), d.data<double>() + d.numel());
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(flat[i]));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(flat[i]));
   });
   *out = t;
   return true;
@@ -80,14 +102,16 @@ bool decode_value(const pb::Summary::Value& v, ReadValue* r) {
     case pb::Summary::Value::kHisto: {
       const auto& h = v.histo();
       r->kind = SummaryKind::kHistogram;
-      r->min = h.min(), r->max = h.max(), r->num = h.num(), r->sum = h.sum(), r->sum_squares = h.sum_squares();
+      r->min = h.min(), r->max = h.max(), r->num = h.num(), r->sum = h.sum(),
+      r->sum_squares = h.sum_squares();
       r->bucket_limit.assign(h.bucket_limit().begin(), h.bucket_limit().end());
       r->bucket.assign(h.bucket().begin(), h.bucket().end());
       return true;
     }
     case pb::Summary::Value::kImage:
       r->kind = SummaryKind::kImage;
-      r->height = v.image().height(), r->width = v.image().width(), r->channels = v.image().colorspace();
+      r->height = v.image().height(), r->width = v.image().width(),
+      r->channels = v.image().colorspace();
       r->png = v.image().encoded_image_string();
       return true;
     case pb::Summary::Value::kTensor: {
@@ -116,7 +140,10 @@ std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete) 
   size_t pos = 0;
   bool ok = true;
   while (pos < data.size()) {
-    if (data.size() - pos < 12) { ok = false; break; }
+    if (data.size() - pos < 12) {
+      ok = false;
+      break;
+    }
     const uint64_t n = get_le(data.data() + pos, 8);
     if (get_le(data.data() + pos + 8, 4) != detail::masked_crc32c(data.data() + pos, 8) ||
         n > data.size() - pos - 16) {
@@ -124,9 +151,15 @@ std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete) 
       break;
     }
     const char* payload = data.data() + pos + 12;
-    if (get_le(payload + n, 4) != detail::masked_crc32c(payload, n)) { ok = false; break; }
+    if (get_le(payload + n, 4) != detail::masked_crc32c(payload, n)) {
+      ok = false;
+      break;
+    }
     pb::Event e;
-    if (!e.ParseFromArray(payload, static_cast<int>(n))) { ok = false; break; }
+    if (!e.ParseFromArray(payload, static_cast<int>(n))) {
+      ok = false;
+      break;
+    }
     ReadEvent re;
     re.step = e.step();
     re.wall_time = e.wall_time();

@@ -34,7 +34,8 @@ void write_all(int fd, const std::string& path, const std::string& bytes) {
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) MYCEL_THROW(RuntimeError, "cannot write event file '", path, "': ", std::strerror(errno));
+    if (n < 0)
+      MYCEL_THROW(RuntimeError, "cannot write event file '", path, "': ", std::strerror(errno));
     done += static_cast<size_t>(n);
   }
 }
@@ -87,12 +88,14 @@ struct EventWriter::Impl {
   }
 };
 
-EventWriter::EventWriter(const std::string& path, size_t max_pending) : impl_(std::make_unique<Impl>()) {
+EventWriter::EventWriter(const std::string& path, size_t max_pending)
+    : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->max_pending = std::max<size_t>(1, max_pending);
   impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (impl_->fd < 0)
-    MYCEL_THROW(ValueError, "cannot open event file '", path, "' for writing: ", std::strerror(errno));
+    MYCEL_THROW(ValueError, "cannot open event file '", path,
+                "' for writing: ", std::strerror(errno));
   std::string first;  // the file is a valid event file from its first moment
   detail::frame_record(detail::version_event(now_seconds()), first);
   try {
@@ -114,7 +117,8 @@ EventWriter::~EventWriter() {
 void EventWriter::write(int64_t step, double wall_time, std::vector<SummaryValue> values) {
   Impl& m = *impl_;
   std::unique_lock lock(m.mu);
-  MYCEL_CHECK(!m.closed, ValueError, "event file '", m.path, "' is closed; open a new SummaryRecord");
+  MYCEL_CHECK(!m.closed, ValueError, "event file '", m.path,
+              "' is closed; open a new SummaryRecord");
   m.raise_error();
   if (m.queue.size() >= m.max_pending) {
     ++m.waits;

@@ -24,8 +24,10 @@ Canvas image_canvas(const Tensor& t) {
     }
   double offset = 0, scale = 1;
   if (is_floating(t.dtype()) || is_bool(t.dtype())) {
-    if (lo >= 0 && hi <= 1) scale = 255;
-    else if (hi > lo) offset = lo, scale = 255 / (hi - lo);
+    if (lo >= 0 && hi <= 1)
+      scale = 255;
+    else if (hi > lo)
+      offset = lo, scale = 255 / (hi - lo);
   }
   Canvas c;
   const int64_t cols = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
@@ -41,7 +43,8 @@ Canvas image_canvas(const Tensor& t) {
         for (int64_t z = 0; z < w; ++z) {
           double v = x[((i * ch + k) * h + y) * w + z];
           v = std::isfinite(v) ? std::nearbyint((v - offset) * scale) : 0;
-          c.pixels[((top + y) * c.width + left + z) * ch + k] = static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
+          c.pixels[((top + y) * c.width + left + z) * ch + k] =
+              static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
         }
   }
   return c;
@@ -64,12 +67,13 @@ void png_on_warning(png_structp, png_const_charp) {}
 }  // namespace
 
 std::string encode_png(const Canvas& c) {
-  static const int kColor[] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
-                               PNG_COLOR_TYPE_RGBA};
+  static const int kColor[] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                               PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA};
   MYCEL_CHECK(c.channels >= 1 && c.channels <= 4, ValueError, "[ImageSummary] ", c.channels,
               " channels cannot be written as PNG (1, 3 or 4 expected)");
   PngSink sink;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_on_error, png_on_warning);
+  png_structp png =
+      png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_on_error, png_on_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   MYCEL_CHECK(png && info, RuntimeError, "[ImageSummary] libpng could not allocate its state");
   std::vector<png_bytep> rows(c.height);
@@ -82,7 +86,8 @@ std::string encode_png(const Canvas& c) {
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(png, 1);
   for (int y = 0; y < c.height; ++y)
-    rows[y] = const_cast<png_bytep>(c.pixels.data() + static_cast<size_t>(y) * c.width * c.channels);
+    rows[y] =
+        const_cast<png_bytep>(c.pixels.data() + static_cast<size_t>(y) * c.width * c.channels);
   png_write_info(png, info);
   png_write_image(png, rows.data());
   png_write_end(png, nullptr);

@@ -62,12 +62,12 @@ class EventWriter {
 struct ReadValue {
   std::string tag;
   SummaryKind kind = SummaryKind::kScalar;
-  double scalar = 0;                                  // kScalar
+  double scalar = 0;                                           // kScalar
   double min = 0, max = 0, num = 0, sum = 0, sum_squares = 0;  // kHistogram
-  std::vector<double> bucket_limit, bucket;           // kHistogram
-  int height = 0, width = 0, channels = 0;            // kImage
-  std::string png;                                    // kImage: the encoded image
-  Tensor tensor;                                      // kTensor
+  std::vector<double> bucket_limit, bucket;                    // kHistogram
+  int height = 0, width = 0, channels = 0;                     // kImage
+  std::string png;                                             // kImage: the encoded image
+  Tensor tensor;                                               // kTensor
 };
 /// One Event read back: step, wall time, its summary values (none for the version record).
 struct ReadEvent {
@@ -131,8 +131,8 @@ namespace debugger {
 inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kDebugHook) != 0; }
 struct Watch {
   bool nan = true, inf = true;
-  double max_abs = 0;    // > 0: also flag |x| > max_abs
-  bool raise = true;     // the launch that hits a condition raises (the step stops there)
+  double max_abs = 0;  // > 0: also flag |x| > max_abs
+  bool raise = true;   // the launch that hits a condition raises (the step stops there)
 };
 /// One output that hit a condition: op, where (graph mode: file:line and source), condition,
 /// which output, how many elements of how many.

@@ -8,19 +8,25 @@ namespace mycel::insight {
 
 const char* kind_name(SummaryKind k) {
   switch (k) {
-    case SummaryKind::kScalar: return "scalar";
-    case SummaryKind::kImage: return "image";
-    case SummaryKind::kHistogram: return "histogram";
-    case SummaryKind::kTensor: return "tensor";
+    case SummaryKind::kScalar:
+      return "scalar";
+    case SummaryKind::kImage:
+      return "image";
+    case SummaryKind::kHistogram:
+      return "histogram";
+    case SummaryKind::kTensor:
+      return "tensor";
   }
   return "?";
 }
 
 SummaryKind kind_from_name(std::string_view plugin, const char* who) {
-  for (SummaryKind k : {SummaryKind::kScalar, SummaryKind::kImage, SummaryKind::kHistogram, SummaryKind::kTensor})
+  for (SummaryKind k :
+       {SummaryKind::kScalar, SummaryKind::kImage, SummaryKind::kHistogram, SummaryKind::kTensor})
     if (plugin == kind_name(k)) return k;
-  MYCEL_THROW(ValueError, "[", who, "] plugin must be one of 'scalar', 'image', 'histogram', 'tensor', got '",
-              plugin, "'");
+  MYCEL_THROW(ValueError, "[", who,
+              "] plugin must be one of 'scalar', 'image', 'histogram', 'tensor', got '", plugin,
+              "'");
 }
 
 void check_value(SummaryKind k, const std::string& tag, const TensorMeta& m, const char* who) {
@@ -29,14 +35,15 @@ void check_value(SummaryKind k, const std::string& tag, const TensorMeta& m, con
   for (int64_t d : m.shape) n *= d;
   switch (k) {
     case SummaryKind::kScalar:
-      MYCEL_CHECK(n == 1, ValueError, "[", who, "] '", tag, "' must be a scalar (one element), got shape ",
-                  shape_str(m.shape));
+      MYCEL_CHECK(n == 1, ValueError, "[", who, "] '", tag,
+                  "' must be a scalar (one element), got shape ", shape_str(m.shape));
       return;
     case SummaryKind::kImage:
       MYCEL_CHECK(m.shape.size() == 4, ValueError, "[", who, "] '", tag,
                   "' must be a 4-D NCHW image batch, got shape ", shape_str(m.shape));
-      MYCEL_CHECK(m.shape[1] == 1 || m.shape[1] == 3 || m.shape[1] == 4, ValueError, "[", who, "] '", tag,
-                  "' must have 1, 3 or 4 channels (dim 1 of NCHW), got shape ", shape_str(m.shape));
+      MYCEL_CHECK(m.shape[1] == 1 || m.shape[1] == 3 || m.shape[1] == 4, ValueError, "[", who,
+                  "] '", tag, "' must have 1, 3 or 4 channels (dim 1 of NCHW), got shape ",
+                  shape_str(m.shape));
       return;
     case SummaryKind::kHistogram:
     case SummaryKind::kTensor:
@@ -61,8 +68,10 @@ void SummaryQueue::push(SummaryKind k, const std::string& tag, const Tensor& val
   std::lock_guard lock(mu_);
   auto it = std::find_if(values_.begin(), values_.end(),
                          [&](const SummaryValue& v) { return v.kind == k && v.tag == tag; });
-  if (it != values_.end()) it->value = std::move(copy);
-  else values_.push_back({k, tag, std::move(copy)});
+  if (it != values_.end())
+    it->value = std::move(copy);
+  else
+    values_.push_back({k, tag, std::move(copy)});
 }
 
 std::vector<SummaryValue> SummaryQueue::take() {

@@ -246,7 +246,8 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   outputs.reserve(out_metas.size());
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
   if (insight::hooks_on()) [[unlikely]] {  // eager dispatch's profiler/debugger hook
-    insight::hooked_launch(op.name, outputs, [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); }, {});
+    auto launch = [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); };
+    insight::hooked_launch(op.name, outputs, launch, {});
     return outputs;
   }
   op.kernel(KernelContext{op, inputs, outputs, attrs});

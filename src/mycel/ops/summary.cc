@@ -1,7 +1,8 @@
 // Summary ops (MindSpore's ScalarSummary, ImageSummary, HistogramSummary, TensorSummary): each
 // hands a copy of its input to the insight queue that SummaryRecord.record drains, eagerly or from
 // inside a compiled step (no Python call there). They carry the `effect` trait, so the optimizer
-// never folds, merges or drops them (ops/effect.h); their output is a placeholder int32 [1] (as MindSpore's).
+// never folds, merges or drops them (ops/effect.h); their output is a placeholder int32 [1] (as
+// MindSpore's).
 #include "mycel/insight/insight.h"
 #include "mycel/ops/effect.h"
 #include "mycel/ops/infer_util.h"
@@ -32,15 +33,17 @@ OpDef summary_op(const char* name, const char* cls, const char* doc) {
 
 MYCEL_REGISTER_OPS(summary) {
   using K = insight::SummaryKind;
-  r.add(summary_op<K::kScalar>("scalar_summary", "ScalarSummary",
-                               "Records a one-element tensor as scalar `name` of the next summary step."));
+  r.add(summary_op<K::kScalar>(
+      "scalar_summary", "ScalarSummary",
+      "Records a one-element tensor as scalar `name` of the next summary step."));
   r.add(summary_op<K::kImage>("image_summary", "ImageSummary",
                               "Records an NCHW image batch (1, 3 or 4 channels) as image `name`."));
   r.add(summary_op<K::kHistogram>("histogram_summary", "HistogramSummary",
                                   "Records the histogram of a tensor's values as `name`."));
   r.add(summary_op<K::kTensor>("tensor_summary", "TensorSummary",
                                "Records a tensor's values as tensor `name`."));
-  for (const char* name : {"scalar_summary", "image_summary", "histogram_summary", "tensor_summary"})
+  for (const char* name :
+       {"scalar_summary", "image_summary", "histogram_summary", "tensor_summary"})
     mark_effect(name);
 }
 

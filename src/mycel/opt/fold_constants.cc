@@ -69,7 +69,8 @@ bool fold_constants(FuncGraph* root, const OptOptions& o) {
       continue;
     }
     const OpValue* op = detail::op_of(n);
-    if (!op || op->op().random || has_effect(op->op()) || !op->op().mutated_inputs.empty()) continue;
+    if (!op || op->op().random || has_effect(op->op()) || !op->op().mutated_inputs.empty())
+      continue;
     if (!small_static(n->abstract(), o.fold_max_elements)) continue;
     const bool variadic = !op->op().inputs.empty() && op->op().inputs.back().variadic;
     std::vector<Tensor> inputs;

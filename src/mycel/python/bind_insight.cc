@@ -33,8 +33,8 @@ void init_insight(nb::module_& m) {
       .def(nb::init<const std::string&, size_t>(), nb::arg("path"), nb::arg("max_pending") = 256)
       .def(
           "write",
-          [](insight::EventWriter& w, int64_t step, double wall_time, const std::vector<Item>& items,
-             bool take_queued) {
+          [](insight::EventWriter& w, int64_t step, double wall_time,
+             const std::vector<Item>& items, bool take_queued) {
             auto values = to_values(items);
             if (take_queued)  // the summary ops' values: already copies, moved in without another
               for (auto& v : insight::SummaryQueue::get().take()) values.push_back(std::move(v));
@@ -44,14 +44,20 @@ void init_insight(nb::module_& m) {
           nb::arg("step"), nb::arg("wall_time"), nb::arg("values"), nb::arg("take_queued") = false,
           "Queues one Event of [(plugin, name, value)] (and, with take_queued, what summary ops "
           "recorded since the last take) at `step`; returns at once.")
-      .def("flush", [](insight::EventWriter& w) {
-        nb::gil_scoped_release release;
-        w.flush();
-      }, "Returns when every queued Event is in the file.")
-      .def("close", [](insight::EventWriter& w) {
-        nb::gil_scoped_release release;
-        w.close();
-      }, "Flushes, stops the thread and closes the file.")
+      .def(
+          "flush",
+          [](insight::EventWriter& w) {
+            nb::gil_scoped_release release;
+            w.flush();
+          },
+          "Returns when every queued Event is in the file.")
+      .def(
+          "close",
+          [](insight::EventWriter& w) {
+            nb::gil_scoped_release release;
+            w.close();
+          },
+          "Flushes, stops the thread and closes the file.")
       .def_prop_ro("path", &insight::EventWriter::path)
       .def_prop_ro("num_written", &insight::EventWriter::num_written)
       .def_prop_ro("num_waits", &insight::EventWriter::num_waits);
@@ -73,7 +79,9 @@ void init_insight(nb::module_& m) {
             d["tag"] = v.tag;
             d["plugin"] = insight::kind_name(v.kind);
             switch (v.kind) {
-              case insight::SummaryKind::kScalar: d["value"] = v.scalar; break;
+              case insight::SummaryKind::kScalar:
+                d["value"] = v.scalar;
+                break;
               case insight::SummaryKind::kHistogram:
                 d["min"] = v.min, d["max"] = v.max, d["num"] = v.num, d["sum"] = v.sum;
                 d["sum_squares"] = v.sum_squares;
@@ -83,7 +91,9 @@ void init_insight(nb::module_& m) {
                 d["height"] = v.height, d["width"] = v.width, d["channels"] = v.channels;
                 d["png"] = nb::bytes(v.png.data(), v.png.size());
                 break;
-              case insight::SummaryKind::kTensor: d["value"] = nb::cast(std::move(v.tensor)); break;
+              case insight::SummaryKind::kTensor:
+                d["value"] = nb::cast(std::move(v.tensor));
+                break;
             }
             values.append(d);
           }
@@ -100,7 +110,8 @@ void init_insight(nb::module_& m) {
       [](bool nan, bool inf, double max_abs, bool raise) {
         insight::debugger::start({nan, inf, max_abs, raise});
       },
-      nb::arg("nan") = true, nb::arg("inf") = true, nb::arg("max_abs") = 0.0, nb::arg("raise_on_hit") = true,
+      nb::arg("nan") = true, nb::arg("inf") = true, nb::arg("max_abs") = 0.0,
+      nb::arg("raise_on_hit") = true,
       "Checks every kernel output for the watch conditions until debugger_stop.");
   ins.def("debugger_stop", &insight::debugger::stop);
   ins.def(
@@ -113,10 +124,12 @@ void init_insight(nb::module_& m) {
       },
       "[(op, where, condition, output, count, numel)] hits since debugger_start.");
 
-  ins.def("attach_summaries", [] { insight::SummaryQueue::get().attach(); },
-          "A SummaryRecord opened: summary ops start keeping their values.");
-  ins.def("detach_summaries", [] { insight::SummaryQueue::get().detach(); },
-          "A SummaryRecord closed: with none left, summary ops keep nothing.");
+  ins.def(
+      "attach_summaries", [] { insight::SummaryQueue::get().attach(); },
+      "A SummaryRecord opened: summary ops start keeping their values.");
+  ins.def(
+      "detach_summaries", [] { insight::SummaryQueue::get().detach(); },
+      "A SummaryRecord closed: with none left, summary ops keep nothing.");
   ins.def(
       "take_summaries",
       [] {
@@ -127,7 +140,8 @@ void init_insight(nb::module_& m) {
       },
       "[(plugin, name, Tensor)] recorded by summary ops since the last take (latest per name).");
 
-  ins.def("profiler_start", &insight::profiler::start, "Clears the op buffer and starts timing launches.");
+  ins.def("profiler_start", &insight::profiler::start,
+          "Clears the op buffer and starts timing launches.");
   ins.def("profiler_stop", &insight::profiler::stop, "Stops timing launches.");
   ins.def("profiler_on", &insight::profiler::on);
   ins.def("profiler_now_ns", &insight::profiler::now_ns, "The profiler's clock (steady, ns).");
@@ -136,7 +150,8 @@ void init_insight(nb::module_& m) {
       [] {
         std::vector<insight::profiler::OpEvent> ev = insight::profiler::take();
         nb::list l;
-        for (const auto& e : ev) l.append(nb::make_tuple(e.name, e.start_ns, e.end_ns, e.bytes, e.thread));
+        for (const auto& e : ev)
+          l.append(nb::make_tuple(e.name, e.start_ns, e.end_ns, e.bytes, e.thread));
         return l;
       },
       "[(op, start_ns, end_ns, output_bytes, thread)] of the launches timed since profiler_start.");
