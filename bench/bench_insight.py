@@ -73,7 +73,8 @@ def per_launch(calls=50_000, rounds=7):
         with Debugger():
             dbg.append(run())
     o = statistics.median(off)
-    print(f"eager ops.add (4 floats), {rounds} alternating rounds of {calls}: hooks off {o:.3f} us/call, "
+    print(f"eager ops.add (4 floats), {rounds} alternating rounds of {calls}: "
+          f"hooks off {o:.3f} us/call, "
           f"profiler on {statistics.median(on):.3f} (+{statistics.median(on) - o:.3f}), "
           f"debugger on {statistics.median(dbg):.3f} (+{statistics.median(dbg) - o:.3f})")
 
@@ -130,9 +131,11 @@ def main(argv=None):
     def profiled():
         plain(x, y).asnumpy()
 
-    variants = [("baseline (profiler off)", baseline, None), (f"SummaryRecord: loss + {len(weights)} histograms", summaries, None),
+    variants = [("baseline (profiler off)", baseline, None),
+                (f"SummaryRecord: loss + {len(weights)} histograms", summaries, None),
                 ("  the same every 10th step", every_tenth, None),
-                ("summary ops in construct + record", summary_ops, None), ("profiler on", profiled, prof),
+                ("summary ops in construct + record", summary_ops, None),
+                ("profiler on", profiled, prof),
                 ("debugger on (NaN/inf scan of every output)", profiled, dbg)]
     for _, fn, _ in variants:  # compile and warm up
         for _ in range(10):
@@ -156,13 +159,16 @@ def main(argv=None):
           f"{os.cpu_count()} CPUs")
     for name, _, _ in variants:
         med = statistics.median(times[name])
-        print(f"  {name:44s} {med:9.1f} us/step   {med - base:+8.1f} us ({(med / base - 1) * 100:+.1f}%)")
+        print(f"  {name:44s} {med:9.1f} us/step   {med - base:+8.1f} us "
+              f"({(med / base - 1) * 100:+.1f}%)")
     n_weights = sum(int(np.prod(p.shape)) for p in weights)
     print(f"  time inside add_value x{len(weights) + 1} + record (the step thread's share): median "
-          f"{statistics.median(in_calls) * 1e6:.1f} us/step ({len(weights)} weights, {n_weights} values copied)")
+          f"{statistics.median(in_calls) * 1e6:.1f} us/step ({len(weights)} weights, "
+          f"{n_weights} values copied)")
     print(f"  writer: {rec._writer.num_written} events written, record() waited for a full queue "
           f"{rec._writer.num_waits} times")
-    print("  (the writer thread's encoding runs on the same cores: on a busy 2-core machine it shows in the step)")
+    print("  (the writer thread's encoding runs on the same cores: on a busy 2-core machine it "
+          "shows in the step)")
     rec.close()
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
     per_launch()

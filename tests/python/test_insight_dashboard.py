@@ -41,14 +41,16 @@ def test_api_returns_what_was_written(server):
     base, img = server
     assert json.loads(_get(base + "/api/runs")[2]) == ["a", "b/inner"]
     scalars = json.loads(_get(base + "/api/scalars?run=b/inner")[2])
-    assert [(s, v) for s, _, v in scalars["loss"]] == [(10 * k, np.float32(2.0 / (k + 1))) for k in range(4)]
+    want = [(10 * k, np.float32(2.0 / (k + 1))) for k in range(4)]
+    assert [(s, v) for s, _, v in scalars["loss"]] == want
     hs = json.loads(_get(base + "/api/histograms?run=a")[2])["w"]
     assert [h["step"] for h in hs] == [0, 10, 20, 30] and sum(hs[0]["bucket"]) == 10
     status, ctype, png = _get(base + "/api/image?run=a&tag=img&index=3")
     assert status == 200 and ctype == "image/png"
     import io
     from PIL import Image
-    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(png))), img[0].transpose(1, 2, 0))
+    got = np.asarray(Image.open(io.BytesIO(png)))
+    np.testing.assert_array_equal(got, img[0].transpose(1, 2, 0))
 
 
 def test_page_draws_every_tag(server):
@@ -60,8 +62,8 @@ def test_page_draws_every_tag(server):
     assert page.count("/api/image?run=") == 2 and "run b/inner" in page
 
 
-@pytest.mark.parametrize("path", ["/api/scalars?run=../..", "/api/scalars?run=nope", "/api/image?run=a&tag=x",
-                                  "/etc/passwd"])
+@pytest.mark.parametrize("path", ["/api/scalars?run=../..", "/api/scalars?run=nope",
+                                  "/api/image?run=a&tag=x", "/etc/passwd"])
 def test_unknown_or_outside_paths_are_404(server, path):
     base, _ = server
     with pytest.raises(urllib.error.HTTPError) as e:

@@ -20,11 +20,12 @@ def test_graph_mode_nan_raises_with_the_source_line():
     try:
         net = _LogNet()
         x = Tensor(np.float32([1.0, -2.0, 3.0, -4.0]))
-        np.testing.assert_allclose(net(Tensor(np.float32([1, 2, 3, 4]))).asnumpy(), np.log(np.float32([2, 4, 6, 8])) + 1,
-                                   rtol=1e-6)
+        got = net(Tensor(np.float32([1, 2, 3, 4]))).asnumpy()
+        np.testing.assert_allclose(got, np.log(np.float32([2, 4, 6, 8])) + 1, rtol=1e-6)
         with Debugger() as dbg:
-            with pytest.raises(RuntimeError, match=r"\[debugger\] \S*log\S* output 0 has NaN \(2 of 4 elements\) "
-                                                   r"at .*test_insight_debugger.py:\d+:\d+: +z = ops.log\(y\)"):
+            want = (r"\[debugger\] \S*log\S* output 0 has NaN \(2 of 4 elements\) "
+                    r"at .*test_insight_debugger.py:\d+:\d+: +z = ops.log\(y\)")
+            with pytest.raises(RuntimeError, match=want):
                 net(x)
         (hit,) = dbg.hits()
         assert hit["condition"] == "NaN" and hit["count"] == 2 and hit["numel"] == 4
@@ -36,7 +37,8 @@ def test_graph_mode_nan_raises_with_the_source_line():
 def test_eager_hits_recorded_without_raising():
     x = np.float32([[0.0, 1.0], [-1.0, 2.0]])
     with Debugger(watch=("inf",), max_abs=1.5, raise_on_hit=False) as dbg:
-        ops.div(Tensor(np.float32([1.0, 1.0, -1.0])), Tensor(np.float32([0.0, 2.0, 0.0])))  # inf, -inf
+        ops.div(Tensor(np.float32([1.0, 1.0, -1.0])),
+                Tensor(np.float32([0.0, 2.0, 0.0])))  # inf, -inf
         ops.exp(Tensor(x))
         ops.log(Tensor(np.float32([-1.0])))  # NaN is not watched here
     hits = [(h["op"], h["condition"], h["count"]) for h in dbg.hits()]

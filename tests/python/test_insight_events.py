@@ -25,7 +25,8 @@ def _write(path, events):
 
 
 def test_framing_and_crc_match_tensorboards(tmp_path):
-    path = _write(tmp_path / "x.tfevents", [(s, [("scalar", "loss", Tensor(np.float32(s)))]) for s in range(3)])
+    events = [(s, [("scalar", "loss", Tensor(np.float32(s)))]) for s in range(3)]
+    path = _write(tmp_path / "x.tfevents", events)
     data = open(path, "rb").read()
     spans = record_spans(data)
     assert spans[-1][1] == len(data) and len(spans) == 4  # version record + 3 steps
@@ -41,14 +42,16 @@ def test_framing_and_crc_match_tensorboards(tmp_path):
 
 def test_scalars_read_back(tmp_path):
     losses = np.float32([2.5, 1.25, 0.75, 0.3, -1e-8])
-    path = _write(tmp_path / "s.tfevents",
-                  [(10 * i, [("scalar", "loss", Tensor(v)), ("scalar", "lr", Tensor(np.float64(0.1 / (i + 1))))])
-                   for i, v in enumerate(losses)])
+    events = [(10 * i, [("scalar", "loss", Tensor(v)),
+                        ("scalar", "lr", Tensor(np.float64(0.1 / (i + 1))))])
+              for i, v in enumerate(losses)]
+    path = _write(tmp_path / "s.tfevents", events)
     acc = accumulator(path)
     got = acc.Scalars("loss")
     assert [e.step for e in got] == [0, 10, 20, 30, 40]
     np.testing.assert_array_equal(np.float32([e.value for e in got]), losses)
-    np.testing.assert_allclose([e.value for e in acc.Scalars("lr")], np.float32(0.1 / np.arange(1, 6)))
+    lrs = [e.value for e in acc.Scalars("lr")]
+    np.testing.assert_allclose(lrs, np.float32(0.1 / np.arange(1, 6)))
     assert [e.wall_time for e in got] == [1000.0 + 10 * i for i in range(5)]
 
 
@@ -100,37 +103,42 @@ def test_images_read_back(tmp_path):
     rng = np.random.default_rng(2)
     rgb = rng.integers(0, 256, (5, 3, 6, 7)).astype(np.uint8)    # uint8: kept as is
     unit = rng.random((2, 1, 4, 3)).astype(np.float32)           # [0, 1]: times 255
-    wide = (rng.standard_normal((1, 4, 3, 2)) * 10).astype(np.float64)  # else [min, max] -> [0, 255]
-    path = _write(tmp_path / "i.tfevents", [(3, [("image", "rgb", Tensor(rgb)), ("image", "unit", Tensor(unit)),
-                                                 ("image", "wide", Tensor(wide))])])
+    wide = (rng.standard_normal((1, 4, 3, 2)) * 10).astype(np.float64)  # [min, max] -> [0, 255]
+    values = [("image", "rgb", Tensor(rgb)), ("image", "unit", Tensor(unit)),
+              ("image", "wide", Tensor(wide))]
+    path = _write(tmp_path / "i.tfevents", [(3, values)])
     acc = accumulator(path)
     (ev,) = acc.Images("rgb")
     want = _canvas(rgb)
     assert (ev.height, ev.width, ev.step) == (want.shape[0], want.shape[1], 3)
     np.testing.assert_array_equal(_decode(ev), want)
     got = _decode(acc.Images("unit")[0])
-    np.testing.assert_array_equal(got, _canvas(np.round(unit.astype(np.float64) * 255).astype(np.uint8))[..., 0])
+    want = _canvas(np.round(unit.astype(np.float64) * 255).astype(np.uint8))[..., 0]
+    np.testing.assert_array_equal(got, want)
     lo, hi = wide.min(), wide.max()
     want = _canvas(np.round((wide - lo) * (255 / (hi - lo))).astype(np.uint8))
     np.testing.assert_array_equal(_decode(acc.Images("wide")[0]), want)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "float16", "bool"])
+@pytest.mark.parametrize("dtype",
+                         ["float32", "float64", "int32", "int64", "uint8", "float16", "bool"])
 def test_tensors_read_back(tmp_path, dtype):
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((2, 3, 4)) * 5).astype(dtype)
-    path = _write(tmp_path / "t.tfevents", [(1, [("tensor", "t", Tensor(x)), ("tensor", "s", Tensor(x[0, 0, 0]))])])
+    values = [("tensor", "t", Tensor(x)), ("tensor", "s", Tensor(x[0, 0, 0]))]
+    path = _write(tmp_path / "t.tfevents", [(1, values)])
     acc = accumulator(path)
     got = tensor_util.make_ndarray(acc.Tensors("t")[0].tensor_proto)
     assert got.dtype == x.dtype and got.shape == x.shape
     np.testing.assert_array_equal(got, x)
-    np.testing.assert_array_equal(tensor_util.make_ndarray(acc.Tensors("s")[0].tensor_proto), x[0, 0, 0])
+    got = tensor_util.make_ndarray(acc.Tensors("s")[0].tensor_proto)
+    np.testing.assert_array_equal(got, x[0, 0, 0])
 
 
 def test_truncated_file_keeps_complete_records(tmp_path):
-    path = _write(tmp_path / "t.tfevents",
-                  [(s, [("scalar", "loss", Tensor(np.float32(s))), ("histogram", "w", Tensor(np.arange(s + 3.0)))])
-                   for s in range(12)])
+    events = [(s, [("scalar", "loss", Tensor(np.float32(s))),
+                   ("histogram", "w", Tensor(np.arange(s + 3.0)))]) for s in range(12)]
+    path = _write(tmp_path / "t.tfevents", events)
     data = open(path, "rb").read()
     spans = record_spans(data)
     cuts = sorted({len(data) - 1, spans[5][1], spans[5][1] + 3, spans[5][1] + 11, spans[5][1] + 15,
@@ -168,7 +176,8 @@ def test_writer_errors_name_the_file(tmp_path):
     with pytest.raises(ValueError, match="cannot open event file '.*no_such_dir/x'"):
         _mycel.insight.EventWriter(str(tmp_path / "no_such_dir" / "x"))
     w = _mycel.insight.EventWriter(str(tmp_path / "e.tfevents"))
-    with pytest.raises(ValueError, match=r"\[SummaryRecord\] 'loss' must be a scalar \(one element\), got shape \(2,\)"):
+    want = r"\[SummaryRecord\] 'loss' must be a scalar \(one element\), got shape \(2,\)"
+    with pytest.raises(ValueError, match=want):
         w.write(0, 0.0, [("scalar", "loss", Tensor(np.zeros(2, np.float32)))])
     with pytest.raises(ValueError, match="plugin must be one of .* got 'audio'"):
         w.write(0, 0.0, [("audio", "a", Tensor(np.zeros(2, np.float32)))])
@@ -187,7 +196,8 @@ def test_write_copies_the_value(tmp_path):
     w.write(0, 0.0, [("tensor", "x", x)])
     x[:] = 5.0
     w.close()
-    got = tensor_util.make_ndarray(accumulator(str(tmp_path / "w.tfevents")).Tensors("x")[0].tensor_proto)
+    proto = accumulator(str(tmp_path / "w.tfevents")).Tensors("x")[0].tensor_proto
+    got = tensor_util.make_ndarray(proto)
     np.testing.assert_array_equal(got, np.ones(4, np.float32))
 
 

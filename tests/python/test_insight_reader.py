@@ -24,7 +24,8 @@ def test_reads_files_written_by_tensorboard(tmp_path):
         h.min, h.max, h.num, h.sum = -1.0, 2.0, 3.0, 1.0
         h.bucket_limit.extend([0.0, 2.0])
         h.bucket.extend([1.0, 2.0])
-        scalar_v2 = s.value.add(tag="acc", tensor=tensor_util.make_tensor_proto(np.float32(0.25 * step)))
+        acc_tensor = tensor_util.make_tensor_proto(np.float32(0.25 * step))
+        scalar_v2 = s.value.add(tag="acc", tensor=acc_tensor)
         scalar_v2.metadata.plugin_data.plugin_name = "scalars"
         w.add_event(event_pb2.Event(step=step, wall_time=100.0 + step, summary=s))
     w.close()
@@ -33,7 +34,8 @@ def test_reads_files_written_by_tensorboard(tmp_path):
     for step, (st, wall, values) in enumerate(events[1:]):
         assert (st, wall) == (step, 100.0 + step)
         by_tag = {v["tag"]: v for v in values}
-        assert by_tag["loss"]["plugin"] == "scalar" and by_tag["loss"]["value"] == np.float32(1.5 / (step + 1))
+        assert by_tag["loss"]["plugin"] == "scalar"
+        assert by_tag["loss"]["value"] == np.float32(1.5 / (step + 1))
         np.testing.assert_array_equal(by_tag["t"]["value"].asnumpy(), x + step)
         assert by_tag["h"]["bucket"] == [1.0, 2.0] and by_tag["h"]["bucket_limit"] == [0.0, 2.0]
         assert by_tag["acc"]["plugin"] == "scalar" and by_tag["acc"]["value"] == 0.25 * step
