@@ -323,3 +323,28 @@ def test_summary_ops_of_constants_in_branches_and_loops(tmp_path, mode):
     assert [e.value for e in acc.Scalars("const")] == [7.0, 7.0]  # not folded away after step 0
     assert [e.value for e in acc.Scalars("branch")] == [6.0, 15.0]
     assert [e.value for e in acc.Scalars("loop")] == [3.0, -6.0]  # the last iteration's value
+
+
+class _SummarizeThenAssign(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = mycel.Parameter(Tensor(np.float32([1, 2])), name="w")
+        self.tensor = ops.TensorSummary()
+
+    def construct(self, x):
+        self.tensor("w", self.w)
+        ops.assign(self.w, self.w + x)
+        return x
+
+
+def test_summary_of_a_weight_is_ordered_before_its_assign(tmp_path, mode):
+    """A summary op reads the weight like any op: in graph mode it runs before the step's write."""
+    net = _SummarizeThenAssign()
+    with SummaryRecord(str(tmp_path)) as rec:
+        for step in range(2):
+            net(Tensor(np.float32([10, 10])))
+            rec.record(step)
+    acc = accumulator(only_event_file(str(tmp_path)))
+    got = [tensor_util.make_ndarray(e.tensor_proto).tolist() for e in acc.Tensors("w")]
+    assert got == [[1.0, 2.0], [11.0, 12.0]]
+    np.testing.assert_array_equal(net.w.asnumpy(), [21.0, 22.0])
