@@ -348,3 +348,21 @@ def test_summary_of_a_weight_is_ordered_before_its_assign(tmp_path, mode):
     got = [tensor_util.make_ndarray(e.tensor_proto).tolist() for e in acc.Tensors("w")]
     assert got == [[1.0, 2.0], [11.0, 12.0]]
     np.testing.assert_array_equal(net.w.asnumpy(), [21.0, 22.0])
+
+
+def test_summary_collector_records_validation_results_of_fit(tmp_path):
+    net = _Regress()
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
+    model = Model(net, nn.MSELoss(), opt, metrics={"loss"})
+    seen = []
+
+    class Results(mycel.train.Callback):
+        def on_train_epoch_end(self, run_context):
+            cb = run_context.original_args()
+            seen.append((cb.cur_step_num, cb.eval_results["loss"]))
+
+    collector = mycel.SummaryCollector(str(tmp_path), collect_freq=4)
+    model.fit(2, _regression_data(), _regression_data(), callbacks=[Results(), collector])
+    acc = accumulator(only_event_file(str(tmp_path)))
+    got = [(e.step, e.value) for e in acc.Scalars("eval/loss/auto")]
+    assert got == [(s, np.float32(v)) for s, v in seen] and [s for s, _ in got] == [4, 8]

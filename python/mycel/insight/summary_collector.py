@@ -86,17 +86,21 @@ class SummaryCollector(Callback):
         self.collect_freq = collect_freq
         self._custom_lineage = dict(custom_lineage_data or {})
         self._record = None
+        self._training = False
+        self._last_step = 0
 
     # ---- hooks
     def on_train_begin(self, run_context):
         cb = run_context.original_args()
         self._record = SummaryRecord(self.summary_dir)
+        self._training = True
         if self._collect["collect_train_lineage"]:
             self._write_hyper_params(cb)
 
     def on_train_step_end(self, run_context):
         cb = run_context.original_args()
         step = cb.cur_step_num
+        self._last_step = step
         if step != 1 and step % self.collect_freq:
             return
         rec = self._record
@@ -115,11 +119,28 @@ class SummaryCollector(Callback):
         rec.record(step)
 
     def on_train_end(self, run_context):
+        self._training = False
         self.close()
+
+    def on_eval_end(self, run_context):
+        """Evaluation results (Model.fit's validation, or Model.eval) as scalars eval/<metric>/auto
+        at the last training step."""
+        if not self._collect["collect_eval_lineage"]:
+            return
+        metrics = run_context.original_args().get("metrics") or {}
+        if self._record is None:
+            self._record = SummaryRecord(self.summary_dir)
+        for name, value in metrics.items():
+            if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                self._record.add_value("scalar", f"eval/{name}/auto", np.float32(value))
+        self._record.record(self._last_step)
+        if not self._training:  # Model.eval on its own: the file is complete
+            self.close()
 
     def close(self):
         if self._record is not None:
             self._record.close()
+            self._record = None
 
     # ---- what is collected
     @staticmethod
