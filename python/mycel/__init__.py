@@ -7,6 +7,8 @@ from mycel.common.tensor import Tensor, from_dlpack
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
+from mycel.parallel import (ParallelMode, set_auto_parallel_context, get_auto_parallel_context,
+                            reset_auto_parallel_context)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
 from mycel.common.autodiff import grad, value_and_grad
@@ -20,7 +22,8 @@ from mycel.insight import SummaryRecord, SummaryCollector, Profiler
 
 __version__ = "0.1.0"
 
-__all__ = ["Model", "amp", "Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+__all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
+           "reset_auto_parallel_context", "Model", "amp", "Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
            "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",

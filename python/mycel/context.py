@@ -5,6 +5,7 @@ GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _context = {"mode": PYNATIVE_MODE, "device_target": "CPU"}
+_threads_set_by_user = False  # mycel.communication.init() then leaves the thread count alone
 
 
 def set_context(**kwargs):
@@ -21,6 +22,8 @@ def set_context(**kwargs):
         elif key == "num_threads":
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"set_context: num_threads must be a positive int, got {value!r}")
+            global _threads_set_by_user
+            _threads_set_by_user = True
             _mycel.set_num_threads(value)
         else:
             raise ValueError(f"set_context: unknown setting {key!r}")
@@ -33,3 +36,8 @@ def get_context(key):
     if key not in _context:
         raise ValueError(f"get_context: unknown setting {key!r}")
     return _context[key]
+
+
+# MindSpore also offers the auto-parallel settings here (mindspore.context.set_auto_parallel_context).
+from mycel.parallel.context import (ParallelMode, set_auto_parallel_context,  # noqa: E402,F401
+                                    get_auto_parallel_context, reset_auto_parallel_context)

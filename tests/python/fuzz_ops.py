@@ -10,6 +10,9 @@ import numpy as np
 
 import mycel
 from mycel import _mycel, ops
+import mycel.communication
+
+mycel.communication.init()  # the collectives need the communicator (here a world of one)
 
 ALLOWED = (TypeError, ValueError, IndexError, NotImplementedError)
 DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]

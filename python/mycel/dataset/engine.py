@@ -320,6 +320,9 @@ def _select_sampler(owner, num_samples, shuffle, sampler, num_shards, shard_id):
             sampler.num_samples = num_samples if sampler.num_samples is None else \
                 min(num_samples, sampler.num_samples)
         return sampler
+    if num_shards is None and shard_id is None:  # data parallel: this rank's shard by default
+        from mycel.parallel.context import _shard_defaults
+        num_shards, shard_id = _shard_defaults()
     if (num_shards is None) != (shard_id is None):
         raise ValueError(f"{owner}: num_shards and shard_id must be given together")
     if num_shards is not None:

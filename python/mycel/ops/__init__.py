@@ -53,3 +53,6 @@ from mycel.ops.array_info import Shape, Rank, Size, DType, Assign, Depend, Print
 
 # Gradient clipping by global norm.
 from mycel.ops.clip import clip_by_global_norm  # noqa: E402
+
+# Reduction kinds of the collectives (ops.AllReduce(op=ReduceOp.SUM), ...).
+from mycel.ops.collective import ReduceOp  # noqa: E402

@@ -3,7 +3,6 @@
 // a tensor op on constants. Its one-element result is computed here with the run-time kernels so
 // that switch picks its branch at analysis, as it does for a constant bool.
 #include "mycel/analysis/engine.h"
-#include "mycel/ops/effect.h"
 
 namespace mycel::analysis::detail {
 
@@ -47,7 +46,7 @@ std::optional<Tensor> evaluate(const NodePtr& n, int depth) {
   if (!callee || callee->value()->kind() != ValueKind::kOp) return std::nullopt;
   const auto& ov = static_cast<const OpValue&>(*callee->value());
   const OpDef& op = ov.op();
-  if (op.random || has_effect(op) || !op.mutated_inputs.empty()) return std::nullopt;
+  if (op.random || op.effect || !op.mutated_inputs.empty()) return std::nullopt;
   if (!op.inputs.empty() && op.inputs.back().variadic) return std::nullopt;
   if (a->num_args() != op.inputs.size()) return std::nullopt;
   std::vector<Tensor> inputs;

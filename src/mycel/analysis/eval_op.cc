@@ -467,7 +467,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
-    return op.infer(InferContext{op, ptrs, attrs});
+    return infer_checked(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;
   try {

@@ -5,6 +5,7 @@
 
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
+#include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 
 namespace mycel::analysis::detail {
@@ -89,21 +90,17 @@ ValuePtr fold_scalar(Prim p, const std::vector<ValuePtr>& v, const SourceLoc& lo
   }
   const int64_t a = as_int(v[0]), b = as_int(v[1]);
   switch (p) {
-    case Prim::kScalarAdd: return integer(a + b);
-    case Prim::kScalarSub: return integer(a - b);
-    case Prim::kScalarMul: return integer(a * b);
-    case Prim::kScalarPow: {
+    case Prim::kScalarPow:
       if (b < 0) return floating(std::pow(x, y));
-      int64_t r = 1;
-      for (int64_t i = 0; i < b; ++i) r *= a;
-      return integer(r);
-    }
-    case Prim::kScalarFloorDiv: case Prim::kScalarMod: {
-      if (b == 0) zero_division(p, loc);
-      int64_t q = a / b, r = a % b;
-      if (r != 0 && ((r < 0) != (b < 0))) { --q; r += b; }
-      return integer(p == Prim::kScalarFloorDiv ? q : r);
-    }
+      [[fallthrough]];
+    case Prim::kScalarAdd: case Prim::kScalarSub: case Prim::kScalarMul:
+    case Prim::kScalarFloorDiv: case Prim::kScalarMod:
+      if ((p == Prim::kScalarFloorDiv || p == Prim::kScalarMod) && b == 0) zero_division(p, loc);
+      try {
+        return integer(int_arith(p, a, b));
+      } catch (const ValueError& e) {
+        MYCEL_THROW(ValueError, e.what(), where(loc));
+      }
     default: return nullptr;
   }
 }

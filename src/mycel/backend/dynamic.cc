@@ -115,7 +115,7 @@ class ShapePlanner {
     if (!op.dtypes.empty() && static_cast<size_t>(op.dtype_input) < ms.size() && ms[op.dtype_input])
       MYCEL_CHECK(op.supports(ms[op.dtype_input]->dtype), TypeError, "[", op.name,
                   "] has no kernel for dtype ", dtype_name(ms[op.dtype_input]->dtype), where(in.node));
-    std::vector<TensorMeta> outs = op.infer(InferContext{op, ms, in.attrs});
+    std::vector<TensorMeta> outs = infer_checked(op, InferContext{op, ms, in.attrs});
     MYCEL_CHECK(outs.size() == in.out.size(), RuntimeError, "[", op.name, "] gives ", outs.size(),
                 " outputs, the graph expects ", in.out.size(), where(in.node));
     for (size_t k = 0; k < outs.size(); ++k) set(f, in.out[k], outs[k], in.node);

@@ -113,7 +113,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
           outs.push_back(v.t);
         }
         break;
-      case RegType::kInt: outs.push_back(Tensor::scalar(static_cast<double>(v.i), DType::int64)); break;
+      case RegType::kInt: {  // exact: through a double, ints above 2**53 would round
+        Tensor o = Tensor::empty({}, DType::int64);
+        *o.data<int64_t>() = v.i;
+        outs.push_back(std::move(o));
+        break;
+      }
       case RegType::kFloat: outs.push_back(Tensor::scalar(v.f, DType::float64)); break;
       case RegType::kBool: outs.push_back(Tensor::scalar(v.i != 0, DType::bool_)); break;
       case RegType::kNone: outs.push_back(Tensor()); break;

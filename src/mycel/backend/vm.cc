@@ -9,6 +9,7 @@
 #include "mycel/backend/detail.h"
 #include "mycel/core/tensor_format.h"
 #include "mycel/insight/insight.h"
+#include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
 
@@ -49,33 +50,27 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
   double f = 0;
   int64_t n = 0;
   switch (p) {
-    case Prim::kScalarAdd: n = i + j; f = x + y; break;
-    case Prim::kScalarSub: n = i - j; f = x - y; break;
-    case Prim::kScalarMul: n = i * j; f = x * y; break;
+    case Prim::kScalarAdd: case Prim::kScalarSub: case Prim::kScalarMul:
+      if (ints) n = ir::int_arith(p, i, j);
+      f = p == Prim::kScalarAdd ? x + y : p == Prim::kScalarSub ? x - y : x * y;
+      break;
     case Prim::kScalarDiv:
       MYCEL_CHECK(y != 0 || !ints, ValueError, "division by zero");
       f = x / y;
       break;
     case Prim::kScalarFloorDiv:
-      if (ints) {
-        MYCEL_CHECK(j != 0, ValueError, "integer division or modulo by zero");
-        n = i / j - ((i % j != 0) && ((i < 0) != (j < 0)));
-      }
+      if (ints) n = ir::int_arith(p, i, j);
       f = std::floor(x / y);
       break;
     case Prim::kScalarMod:
-      if (ints) {
-        MYCEL_CHECK(j != 0, ValueError, "integer division or modulo by zero");
-        n = i % j;
-        if (n != 0 && ((n < 0) != (j < 0))) n += j;
-      }
+      if (ints) n = ir::int_arith(p, i, j);
       f = x - std::floor(x / y) * y;
       break;
     case Prim::kScalarPow:
       f = std::pow(x, y);
-      n = static_cast<int64_t>(std::llround(f));
+      if (ints && j >= 0) n = ir::int_arith(p, i, j);
       break;
-    case Prim::kScalarNeg: n = -i; f = -x; break;
+    case Prim::kScalarNeg: n = ta == RegType::kFloat ? 0 : ir::int_arith(p, i, 0); f = -x; break;
     case Prim::kScalarEq: n = ints ? i == j : x == y; break;
     case Prim::kScalarNe: n = ints ? i != j : x != y; break;
     case Prim::kScalarLt: n = ints ? i < j : x < y; break;
@@ -85,7 +80,8 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
     case Prim::kScalarNot: n = ta == RegType::kFloat ? x == 0 : i == 0; break;
     default: MYCEL_THROW(RuntimeError, "[backend] not a scalar primitive: ", ir::prim_name(p));
   }
-  if (to == RegType::kFloat) out.f = ints && p != Prim::kScalarDiv && p != Prim::kScalarPow ? n : f;
+  const bool int_result = ints && p != Prim::kScalarDiv && !(p == Prim::kScalarPow && j < 0);
+  if (to == RegType::kFloat) out.f = int_result ? static_cast<double>(n) : f;
   else out.i = n;
 }
 

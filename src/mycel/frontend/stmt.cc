@@ -5,7 +5,6 @@
 #include <unordered_set>
 
 #include "mycel/frontend/parser.h"
-#include "mycel/ops/effect.h"
 
 namespace mycel::frontend {
 
@@ -302,10 +301,9 @@ bool Parser::has_effects(const NodePtr& n) {
     if (ir::is_prim_call(x, Prim::kAssign) || ir::is_prim_call(x, Prim::kPrint) ||
         ir::is_prim_call(x, Prim::kRaise))
       return true;
-    auto* c = ir::as_constant(a->callee());
-    if (c && c->value()->kind() == ir::ValueKind::kOp &&
-        has_effect(static_cast<const ir::OpValue&>(*c->value()).op()))
-      return true;  // summary ops
+    if (ir::Constant* c = ir::as_constant(a->callee());  // a collective: every rank must run it
+        c && c->value()->kind() == ir::ValueKind::kOp && static_cast<const ir::OpValue&>(*c->value()).op().effect)
+      return true;
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;
     return false;

@@ -205,6 +205,23 @@ const std::string& input_name(const OpDef& op, size_t i) {
 }
 }  // namespace
 
+std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx) {
+  std::vector<TensorMeta> out = op.infer(ctx);
+  for (size_t k = 0; k < out.size(); ++k) {
+    int64_t count = 1;
+    for (int64_t d : out[k].shape) {
+      if (d < 0)
+        MYCEL_THROW(ShapeError, "[", op.name, "] output ", k, " would have shape ", shape_str(out[k].shape),
+                    ", with a negative dimension");
+      if (d != 0 && count > (int64_t{1} << 56) / d)
+        MYCEL_THROW(ValueError, "[", op.name, "] output ", k, " would have shape ", shape_str(out[k].shape),
+                    ": more than 2**56 elements");
+      count *= d;
+    }
+  }
+  return out;
+}
+
 std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs) {
   bool variadic = !op.inputs.empty() && op.inputs.back().variadic;
   if (!variadic && inputs.size() != op.inputs.size())
@@ -240,7 +257,7 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
       metas[i] = inputs[i].meta();
       meta_ptrs[i] = &metas[i];
     }
-  std::vector<TensorMeta> out_metas = op.infer(InferContext{op, meta_ptrs, attrs});
+  std::vector<TensorMeta> out_metas = infer_checked(op, InferContext{op, meta_ptrs, attrs});
   if (op.view && out_metas.size() == 1 && !inputs.empty()) return {op.view(inputs[0], out_metas[0])};
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());

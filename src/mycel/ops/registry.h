@@ -104,6 +104,8 @@ struct OpDef {
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
   bool random = false;            // draws from the global generator
   bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
+  bool effect = false;            // talks to other processes (collectives): never folded, merged,
+                                  // dropped or reordered, so every rank runs the same sequence
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands
 
   int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)
@@ -124,6 +126,11 @@ class Registry {
   std::map<std::string, std::unique_ptr<OpDef>> by_name_;
   std::vector<const OpDef*> order_;
 };
+
+/// op.infer, then the central size check every inferred output passes before anything is
+/// allocated (eager dispatch, analysis and plan-time shapes alike): no negative dimension, and an
+/// element count whose byte size fits (at most 2**56 elements), else an error naming the op.
+std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx);
 
 /// An OpDef from its usual parts (families wrap it to fill their common fields).
 OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,

@@ -1,11 +1,11 @@
 // Summary ops (MindSpore's ScalarSummary, ImageSummary, HistogramSummary, TensorSummary): each
 // hands a copy of its input to the insight queue that SummaryRecord.record drains, eagerly or from
-// inside a compiled step (no Python call there). They carry the `effect` trait, so the optimizer
-// never folds, merges or drops them (ops/effect.h); their output is a placeholder int32 [1] (as
-// MindSpore's).
+// inside a compiled step (no Python call there). They carry OpDef::effect, so the optimizer never
+// folds, merges, drops or reorders them, and are record-only (ops/record_only.h): their output is
+// a placeholder int32 [1] (as MindSpore's), and a gradient's recomputed forward skips them.
 #include "mycel/insight/insight.h"
-#include "mycel/ops/effect.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/record_only.h"
 
 namespace mycel {
 namespace {
@@ -25,8 +25,10 @@ void summary_kernel(const KernelContext& c) {
 
 template <insight::SummaryKind K>
 OpDef summary_op(const char* name, const char* cls, const char* doc) {
-  return make_op(name, cls, doc, {{"value"}}, {attr("name", AttrKind::kStr)}, infer_summary<K>,
-                 summary_kernel<K>, all_dtypes(), "none");
+  OpDef d = make_op(name, cls, doc, {{"value"}}, {attr("name", AttrKind::kStr)}, infer_summary<K>,
+                    summary_kernel<K>, all_dtypes(), "none");
+  d.effect = true;
+  return d;
 }
 
 }  // namespace
@@ -44,7 +46,7 @@ MYCEL_REGISTER_OPS(summary) {
                                "Records a tensor's values as tensor `name`."));
   for (const char* name :
        {"scalar_summary", "image_summary", "histogram_summary", "tensor_summary"})
-    mark_effect(name);
+    mark_record_only(name);
 }
 
 }  // namespace mycel

@@ -3,7 +3,6 @@
 // their inputs. scalar_to_tensor of a constant becomes a tensor constant (eager's conversion).
 #include "mycel/opt/graph_util.h"
 #include "mycel/opt/opt.h"
-#include "mycel/ops/effect.h"
 
 namespace mycel::opt {
 
@@ -69,8 +68,7 @@ bool fold_constants(FuncGraph* root, const OptOptions& o) {
       continue;
     }
     const OpValue* op = detail::op_of(n);
-    if (!op || op->op().random || has_effect(op->op()) || !op->op().mutated_inputs.empty())
-      continue;
+    if (!op || op->op().random || op->op().effect || !op->op().mutated_inputs.empty()) continue;
     if (!small_static(n->abstract(), o.fold_max_elements)) continue;
     const bool variadic = !op->op().inputs.empty() && op->op().inputs.back().variadic;
     std::vector<Tensor> inputs;

@@ -1,5 +1,4 @@
 #include "mycel/opt/graph_util.h"
-#include "mycel/ops/effect.h"
 
 #include <unordered_set>
 
@@ -93,8 +92,7 @@ const ValuePtr* const_value(const NodePtr& n) {
 bool is_pure(const NodePtr& n) {
   Apply* a = as_apply(n);
   if (!a) return true;
-  if (const OpValue* o = op_of(n))
-    return !o->op().random && !has_effect(o->op()) && o->op().mutated_inputs.empty();
+  if (const OpValue* o = op_of(n)) return !o->op().random && !o->op().effect && o->op().mutated_inputs.empty();
   Constant* c = as_constant(a->callee());
   if (!c || c->value()->kind() != ValueKind::kPrim) return false;  // graph calls may print
   Prim p = static_cast<const PrimValue&>(*c->value()).prim();

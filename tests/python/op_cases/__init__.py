@@ -23,6 +23,8 @@ class OpCase:
     atol: Optional[float] = None
     id: str = ""
     nondeterministic: bool = False       # random ops: compare statistics in their own tests instead
+    needs_peer: bool = False             # point-to-point collectives: run under mpirun instead
+                                         # (test_parallel_collectives.py); the row claims dtypes
 
     def name(self):
         return f"{self.op}[{self.id}]" if self.id else self.op

@@ -1,7 +1,8 @@
 """Wrapper Cells for training: loss, evaluation, one-step training and loss scaling."""
 from mycel.nn.wrap.cell_wrapper import WithLossCell, WithEvalCell, TrainOneStepCell
+from mycel.nn.wrap.grad_reducer import DistributedGradReducer
 from mycel.nn.wrap.loss_scale import (FixedLossScaleUpdateCell, DynamicLossScaleUpdateCell,
                                       TrainOneStepWithLossScaleCell)
 
-__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "FixedLossScaleUpdateCell",
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "FixedLossScaleUpdateCell",
            "DynamicLossScaleUpdateCell", "TrainOneStepWithLossScaleCell"]

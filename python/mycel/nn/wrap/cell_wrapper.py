@@ -6,6 +6,7 @@ from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
 from mycel.nn.cell import Cell
+from mycel.parallel import context as _pctx
 
 
 def _check_cell(who, arg, value):
@@ -60,6 +61,13 @@ def optimizer_parameters(who, optimizer):
     return params if isinstance(params, ParameterTuple) else ParameterTuple(params)
 
 
+class _Identity(Cell):
+    """Returns its input (the grad_reducer outside data-parallel mode)."""
+
+    def construct(self, x):
+        return x
+
+
 class TrainOneStepCell(Cell):
     """One training step: construct(*inputs) runs network(*inputs) (which returns the loss), takes
     the gradients of the loss w.r.t. the optimizer's parameters with output sensitivity `sens`, and
@@ -79,6 +87,16 @@ class TrainOneStepCell(Cell):
         # The step itself takes the loss with its gradients, so the forward runs once: a network
         # whose forward updates state (BatchNorm's moving statistics) updates it once per step.
         self.value_and_grad = _autodiff.value_and_grad(self.network, None, self.weights)
+        # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
+        self.reducer_flag = _pctx._is_data_parallel()
+        self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
+        if self.reducer_flag:
+            from mycel.nn.wrap.grad_reducer import DistributedGradReducer
+            self.grad_reducer = DistributedGradReducer(
+                self.weights, _pctx.get_auto_parallel_context("gradients_mean"), _pctx._device_num())
+            if _pctx.get_auto_parallel_context("parameter_broadcast"):  # rank 0's weights everywhere
+                from mycel.nn.wrap.grad_reducer import broadcast_parameters
+                broadcast_parameters(self.network.get_parameters())
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)
@@ -87,5 +105,7 @@ class TrainOneStepCell(Cell):
             for g in grads:
                 scaled = scaled + (g * self.sens,)
             grads = scaled
+        if self.reducer_flag:
+            grads = self.grad_reducer(grads)
         loss = ops.depend(loss, self.optimizer(grads))
         return loss

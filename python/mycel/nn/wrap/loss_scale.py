@@ -125,6 +125,8 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         sens = ops.ones_like(loss) * ops.cast(scaling_sens, loss.dtype)
         grads = self.grad(self.network, self.weights)(*inputs, sens)
         grads = _unscale(grads, scaling_sens)
+        if self.reducer_flag:  # reduced first: a rank's inf reaches every rank, so all skip alike
+            grads = self.grad_reducer(grads)
         overflow = ops.logical_not(_all_finite(grads))
         if self.has_manager:  # a Python bool: graph mode folds it
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)

@@ -2,8 +2,11 @@
 or epochs, keeping at most keep_checkpoint_max files."""
 import os
 
+from mycel import _mycel
 from mycel.train.callback._callback import Callback, step_in_epoch
 from mycel.train.serialization import save_checkpoint
+
+_comm = _mycel.comm
 
 
 def _count(who, arg, value, allow_none):
@@ -64,6 +67,10 @@ class ModelCheckpoint(Callback):
         self._last_saved_step = None
 
     def _save(self, cb):
+        if _comm.initialized() and _comm.world_rank() != 0:
+            # Data parallel: every rank holds the same weights, so rank 0 alone writes them.
+            self._last_saved_step = cb.cur_step_num
+            return
         os.makedirs(self.directory, exist_ok=True)
         path = os.path.join(self.directory, f"{self.prefix}-{cb.cur_epoch_num}_{step_in_epoch(cb)}.ckpt")
         network = self.config.saved_network or cb.train_network

@@ -195,7 +195,9 @@ void triangle(const Tensor& x, Tensor& y, int64_t diagonal, bool lower) {
   const auto* src = static_cast<const char*>(x.data());
   auto* dst = static_cast<char*>(y.data());
   // Each row keeps one contiguous range of columns: [0, i + diagonal] (lower) or
-  // [i + diagonal, cols) (upper); it is copied and the rest zeroed.
+  // [i + diagonal, cols) (upper); it is copied and the rest zeroed. A diagonal past the matrix
+  // acts as the matrix's edge does, so it is clamped first (i + diagonal must not overflow).
+  diagonal = std::clamp<int64_t>(diagonal, -rows - 1, cols + 1);
   parallel_for(x.numel() / cols, cols, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r % rows;

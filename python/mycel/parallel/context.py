@@ -1,0 +1,108 @@
+"""The auto-parallel context: one dict of settings with MindSpore's names and defaults."""
+
+
+class ParallelMode:
+    """Parallel modes (MindSpore's names). Only STAND_ALONE and DATA_PARALLEL are implemented."""
+    STAND_ALONE = "stand_alone"
+    DATA_PARALLEL = "data_parallel"
+    HYBRID_PARALLEL = "hybrid_parallel"
+    SEMI_AUTO_PARALLEL = "semi_auto_parallel"
+    AUTO_PARALLEL = "auto_parallel"
+    MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
+
+
+_IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL)
+# Gradient fusion: gradients are flattened into buckets of at most this many MB, one allreduce each.
+_DEFAULT_BUCKET_MB = 25.0
+
+
+def _defaults():
+    return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
+            "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
+            "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}}}
+
+
+_context = _defaults()
+_explicit = set()  # settings the user gave (device_num otherwise follows the world size)
+
+
+def _check_comm_fusion(value):
+    if not isinstance(value, dict) or set(value) - {"allreduce"}:
+        raise ValueError(f"set_auto_parallel_context: comm_fusion must be a dict like "
+                         f"{{'allreduce': {{'mode': 'size', 'config': MB}}}}, got {value!r}")
+    ar = value.get("allreduce", {"mode": "size", "config": _DEFAULT_BUCKET_MB})
+    if ar.get("mode", "size") != "size" or not isinstance(ar.get("config"), (int, float)) or ar["config"] <= 0:
+        raise ValueError(f"set_auto_parallel_context: comm_fusion['allreduce'] must have mode 'size' and a "
+                         f"config (bucket size in MB) > 0, got {ar!r}")
+    return {"allreduce": {"mode": "size", "config": float(ar["config"])}}
+
+
+def set_auto_parallel_context(**kwargs):
+    """Sets parallel_mode (ParallelMode.*), gradients_mean (bool), device_num (int >= 1),
+    global_rank, gradient_fp32_sync, parameter_broadcast, comm_fusion ({'allreduce': {'mode':
+    'size', 'config': MB}}: the gradient bucket size)."""
+    for key, value in kwargs.items():
+        if key not in _context:
+            raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
+                             f"(known: {', '.join(sorted(_context))})")
+        if key == "parallel_mode":
+            if value not in ParallelMode.MODE_LIST:
+                raise ValueError(f"set_auto_parallel_context: parallel_mode must be one of "
+                                 f"{ParallelMode.MODE_LIST}, got {value!r}")
+            if value not in _IMPLEMENTED:
+                raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
+                                          f"implemented yet; use {ParallelMode.DATA_PARALLEL!r}")
+        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast"):
+            if not isinstance(value, bool):
+                raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
+        elif key in ("device_num", "global_rank"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "device_num" else 0):
+                raise ValueError(f"set_auto_parallel_context: {key} must be an int >= "
+                                 f"{1 if key == 'device_num' else 0}, got {value!r}")
+        elif key == "comm_fusion":
+            value = _check_comm_fusion(value)
+        _context[key] = value
+        _explicit.add(key)
+
+
+def get_auto_parallel_context(key):
+    """The value of one setting."""
+    if key not in _context:
+        raise ValueError(f"get_auto_parallel_context: unknown setting {key!r}")
+    return _context[key]
+
+
+def reset_auto_parallel_context():
+    """Restores every setting's default."""
+    _context.clear()
+    _context.update(_defaults())
+    _explicit.clear()
+
+
+def _is_data_parallel():
+    return _context["parallel_mode"] in (ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL)
+
+
+def _device_num():
+    """How many processes share a data-parallel step: device_num if the user set it, else the
+    world size."""
+    if "device_num" in _explicit:
+        return _context["device_num"]
+    from mycel import _mycel
+    return _mycel.comm.world_size() if _mycel.comm.initialized() else 1
+
+
+def _bucket_bytes():
+    return int(_context["comm_fusion"]["allreduce"]["config"] * (1 << 20))
+
+
+def _shard_defaults():
+    """(num_shards, shard_id) datasets take when the user gives neither: this rank's share of
+    the data in data-parallel mode with more than one process, else (None, None)."""
+    if not _is_data_parallel():
+        return None, None
+    from mycel import _mycel
+    comm = _mycel.comm
+    if not comm.initialized() or comm.world_size() == 1:
+        return None, None
+    return comm.world_size(), comm.world_rank()
