@@ -39,6 +39,13 @@ for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
     globals()[_name] = getattr(_array_info, _name)
     __all__.append(_name)
 
+# Summary primitives take (name, value) as MindSpore's do, not the registry's (value, name=...):
+# summary.py.
+from mycel.ops import summary as _summary  # noqa: E402
+
+for _name in _summary.__all__:
+    globals()[_name] = getattr(_summary, _name)
+
 
 # P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402

@@ -6,9 +6,11 @@ from mycel.train.callback import *  # noqa: F401,F403  (mycel.train.LossMonitor,
 from mycel.train.callback import __all__ as _callback_all
 from mycel.train.model import Model
 from mycel.train import metrics
+from mycel.train import summary
+from mycel.insight import SummaryCollector, SummaryRecord
 from mycel.train.metrics import (Metric, Accuracy, Loss, Top1CategoricalAccuracy,
                                  Top5CategoricalAccuracy)
 
 __all__ = ["Model", "callback", "metrics", "save_checkpoint", "load_checkpoint",
            "load_param_into_net", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
-           "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"] + _callback_all
+           "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "summary", "SummaryCollector", "SummaryRecord"] + _callback_all

@@ -176,6 +176,7 @@ class Model:
             cbs.on_train_epoch_begin(run)
             for row in rows:
                 cb.cur_step_num += 1
+                cb.train_dataset_element = row  # MindSpore's name: SummaryCollector reads the inputs
                 cbs.on_train_step_begin(run)
                 cb.net_outputs = net(*row)
                 cbs.on_train_step_end(run)

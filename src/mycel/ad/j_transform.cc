@@ -12,6 +12,7 @@
 #include "mycel/ad/ad.h"
 #include "mycel/ad/detail.h"
 #include "mycel/core/error.h"
+#include "mycel/ops/record_only.h"
 
 namespace mycel::ad::detail {
 
@@ -263,6 +264,13 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
   const NodePtr& callee = a.callee();
   if (Constant* c = as_constant(callee)) {
     const ValuePtr& v = c->value();
+    if (v->kind() == ValueKind::kOp && is_record_only(static_cast<const OpValue&>(*v).op())) {
+      // A summary op recomputed for the gradient would record its value a second time: the
+      // primal forward already did, so the recomputation gets the op's placeholder output.
+      bool recomputing = false;
+      for (const GraphJ* r : active_) recomputing |= r->vjp;
+      if (recomputing) return cst(tensor_value(Tensor::zeros({1}, DType::int32)));
+    }
     if (v->kind() == ValueKind::kOp || v->kind() == ValueKind::kPrim) {
       args.insert(args.begin(), cst(recompute_safe(v)));
       return g->apply(std::move(args), n->loc());

@@ -8,6 +8,7 @@
 
 #include "mycel/backend/detail.h"
 #include "mycel/core/tensor_format.h"
+#include "mycel/insight/insight.h"
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
@@ -114,7 +115,18 @@ class Vm {
         case Code::kKernel: {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
-          in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+          if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
+            const ir::Node* node = in.node;
+            auto launch = [&] { in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs}); };
+            auto where = [node] {  // the user's source line, built only when the debugger reports
+              if (!node || !node->loc().known()) return std::string();
+              const ir::SourceLoc& l = node->loc();
+              return l.str() + (l.text ? ": " + *l.text : std::string());
+            };
+            insight::hooked_launch(in.op->name, ks.out, launch, where);
+          } else {
+            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+          }
           ++p_.num_launches;
           break;
         }

@@ -4,6 +4,7 @@
 
 #include "mycel/core/suggest.h"
 #include "mycel/ops/keywords.h"
+#include "mycel/insight/insight.h"
 
 namespace mycel {
 
@@ -281,6 +282,11 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
+  if (insight::hooks_on()) [[unlikely]] {  // eager dispatch's profiler/debugger hook
+    auto launch = [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); };
+    insight::hooked_launch(op.name, outputs, launch, {});
+    return outputs;
+  }
   op.kernel(KernelContext{op, inputs, outputs, attrs});
   return outputs;
 }

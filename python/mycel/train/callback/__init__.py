@@ -11,3 +11,11 @@ from mycel.train.callback._progress import ProgressBar
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParams", "LossMonitor", "TimeMonitor",
            "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "LearningRateScheduler", "History",
            "ProgressBar"]
+
+
+def __getattr__(name):
+    # mindspore.train.callback.SummaryCollector; resolved lazily (mycel.insight imports this package).
+    if name == "SummaryCollector":
+        from mycel.insight.summary_collector import SummaryCollector
+        return SummaryCollector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,185 @@
+"""SummaryCollector (MindSpore's callback of that name): during Model.train it records, every
+`collect_freq` steps, the loss, the learning rate, histograms of the weights and the input images
+(when the first input is 4-D), and writes the run's hyper-parameters once; what summary ops in the
+network recorded goes into the same Event."""
+import json
+import os
+import re
+
+import numpy as np
+
+from mycel.common.tensor import Tensor
+from mycel.train.callback._callback import Callback, loss_value
+from mycel.insight.summary_record import SummaryRecord
+
+_DEFAULTS = {"collect_metric": True, "collect_graph": False, "collect_train_lineage": True,
+             "collect_eval_lineage": True, "collect_input_data": True,
+             "collect_dataset_graph": False, "histogram_regular": None, "collect_landscape": None}
+_HISTOGRAM_DEFAULT_COUNT = 5  # MindSpore: without histogram_regular, the first 5 parameters
+
+
+def _type_name(obj):
+    return None if obj is None else type(obj).__name__
+
+
+def _lr_cell_value(cell, step):
+    """The learning rate a step used: a constant or per-step list Parameter read directly,
+    a LearningRateSchedule Cell evaluated at the step."""
+    p = getattr(cell, "learning_rate", None)
+    if isinstance(p, Tensor):
+        a = np.asarray(p.asnumpy(), np.float64).reshape(-1)
+        return float(a[min(step, a.size - 1)])
+    return float(np.asarray(cell(Tensor(np.int32(step))).asnumpy()).reshape(-1)[0])
+
+
+def learning_rate(optimizer, step):
+    """The (first group's) learning rate of `optimizer` at `step` (0-based), or None."""
+    lr = getattr(optimizer, "learning_rate", None)
+    if lr is None:
+        return None
+    if not isinstance(lr, Tensor) and hasattr(lr, "__getitem__") and not hasattr(lr, "construct"):
+        lr = lr[0]
+    if isinstance(lr, Tensor):
+        return float(np.asarray(lr.asnumpy()).reshape(-1)[0])
+    return _lr_cell_value(lr, step)
+
+
+class SummaryCollector(Callback):
+    """Records training data to `summary_dir` for TensorBoard.
+
+    collect_freq: record every this many steps (and at the first step). collect_specified_data:
+    a dict overriding what is collected ('collect_metric' for the loss, 'collect_input_data',
+    'collect_train_lineage' for the hyper-parameters, 'histogram_regular' a regex selecting the
+    weights whose histograms are kept). keep_default_action=False collects only what the dict
+    names."""
+
+    def __init__(self, summary_dir, collect_freq=10, num_process=32, collect_specified_data=None,
+                 keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None,
+                 max_file_size=None, export_options=None):
+        super().__init__()
+        who = "SummaryCollector"
+        if not isinstance(summary_dir, str) or not summary_dir:
+            raise TypeError(f"{who}: 'summary_dir' must be a non-empty str, got {summary_dir!r}")
+        if isinstance(collect_freq, bool) or not isinstance(collect_freq, int) or collect_freq < 1:
+            raise ValueError(f"{who}: 'collect_freq' must be an int >= 1, got {collect_freq!r}")
+        if not isinstance(keep_default_action, bool):
+            raise TypeError(f"{who}: 'keep_default_action' must be a bool, "
+                            f"got {keep_default_action!r}")
+        if collect_specified_data is not None and not isinstance(collect_specified_data, dict):
+            raise TypeError(f"{who}: 'collect_specified_data' must be a dict or None, "
+                            f"got {type(collect_specified_data).__name__}")
+        if custom_lineage_data is not None and not isinstance(custom_lineage_data, dict):
+            raise TypeError(f"{who}: 'custom_lineage_data' must be a dict or None, "
+                            f"got {type(custom_lineage_data).__name__}")
+        specified = dict(collect_specified_data or {})
+        unknown = sorted(set(specified) - set(_DEFAULTS))
+        if unknown:
+            raise ValueError(f"{who}: unknown collect_specified_data keys {unknown}; "
+                             f"known: {sorted(_DEFAULTS)}")
+        off = {k: (None if k == "histogram_regular" else False) for k in _DEFAULTS}
+        self._collect = dict(_DEFAULTS) if keep_default_action else off
+        self._collect.update(specified)
+        regular = self._collect["histogram_regular"]
+        self._histogram_regex = re.compile(regular) if isinstance(regular, str) else None
+        self._collect_histograms = keep_default_action or "histogram_regular" in specified
+        self.summary_dir = summary_dir
+        self.collect_freq = collect_freq
+        self._custom_lineage = dict(custom_lineage_data or {})
+        self._record = None
+        self._training = False
+        self._last_step = 0
+
+    # ---- hooks
+    def on_train_begin(self, run_context):
+        cb = run_context.original_args()
+        self._record = SummaryRecord(self.summary_dir)
+        self._training = True
+        if self._collect["collect_train_lineage"]:
+            self._write_hyper_params(cb)
+
+    def on_train_step_end(self, run_context):
+        cb = run_context.original_args()
+        step = cb.cur_step_num
+        self._last_step = step
+        if step != 1 and step % self.collect_freq:
+            return
+        rec = self._record
+        if self._collect["collect_metric"] and cb.get("net_outputs") is not None:
+            rec.add_value("scalar", "loss/auto", np.float32(loss_value(cb.net_outputs)))
+        lr = learning_rate(cb.get("optimizer"), step - 1)
+        if lr is not None and self._collect["collect_train_lineage"]:
+            rec.add_value("scalar", "learning_rate/auto", np.float32(lr))
+        if self._collect["collect_input_data"]:
+            image = self._input_image(cb)
+            if image is not None:
+                rec.add_value("image", "input_data/auto", image)
+        if self._collect_histograms:
+            for p in self._histogram_params(cb):
+                rec.add_value("histogram", f"{p.name}/auto", p)
+        rec.record(step)
+
+    def on_train_end(self, run_context):
+        self._training = False
+        self.close()
+
+    def on_eval_end(self, run_context):
+        """Evaluation results (Model.fit's validation, or Model.eval) as scalars eval/<metric>/auto
+        at the last training step."""
+        if not self._collect["collect_eval_lineage"]:
+            return
+        metrics = run_context.original_args().get("metrics") or {}
+        if self._record is None:
+            self._record = SummaryRecord(self.summary_dir)
+        for name, value in metrics.items():
+            if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                self._record.add_value("scalar", f"eval/{name}/auto", np.float32(value))
+        self._record.record(self._last_step)
+        if not self._training:  # Model.eval on its own: the file is complete
+            self.close()
+
+    def close(self):
+        if self._record is not None:
+            self._record.close()
+            self._record = None
+
+    # ---- what is collected
+    @staticmethod
+    def _input_image(cb):
+        row = cb.get("train_dataset_element")
+        if row is None:
+            return None
+        first = row[0] if isinstance(row, (tuple, list)) else row
+        if isinstance(first, Tensor) and first.ndim == 4 and first.shape[1] in (1, 3, 4):
+            return first
+        return None
+
+    def _histogram_params(self, cb):
+        net = cb.get("train_network") or cb.get("network")
+        if net is None:
+            return []
+        params = [p for p in net.trainable_params()]
+        if self._histogram_regex is not None:
+            return [p for p in params if self._histogram_regex.search(p.name)]
+        return params[:_HISTOGRAM_DEFAULT_COUNT]
+
+    def _write_hyper_params(self, cb):
+        """hyper_params.json in summary_dir (written whole: a temporary file renamed over it)."""
+        opt = cb.get("optimizer")
+        net = cb.get("network")
+        info = {
+            "epoch": cb.get("epoch_num"),
+            "batch_size": cb.get("batch_size"),
+            "train_dataset_size": cb.get("batch_num"),
+            "learning_rate": learning_rate(opt, 0) if opt is not None else None,
+            "optimizer": _type_name(opt),
+            "loss_function": _type_name(cb.get("loss_fn")),
+            "network": _type_name(net),
+            "parameter_count": None if net is None else
+            int(sum(int(np.prod(p.shape)) for p in net.trainable_params())),
+        }
+        info.update(self._custom_lineage)
+        path = os.path.join(self.summary_dir, "hyper_params.json")
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(info, f, indent=2, sort_keys=True, default=str)
+        os.replace(tmp, path)

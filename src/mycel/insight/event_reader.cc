@@ -1,0 +1,177 @@
+// Reading event files back (the dashboard's source): TFRecord framing with both CRCs checked,
+// then each Event's summary values decoded into plain structs.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "mycel/core/error.h"
+#include "mycel/insight/crc32c.h"
+#include "mycel/insight/detail.h"
+#include "mycel/insight/proto/event.pb.h"
+
+namespace mycel::insight {
+
+namespace pb = mycel::insight::proto;
+
+namespace {
+uint64_t get_le(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+bool dtype_of(pb::DataType t, DType* out) {
+  switch (t) {
+    case pb::DT_BOOL:
+      *out = DType::bool_;
+      return true;
+    case pb::DT_INT8:
+      *out = DType::int8;
+      return true;
+    case pb::DT_UINT8:
+      *out = DType::uint8;
+      return true;
+    case pb::DT_INT16:
+      *out = DType::int16;
+      return true;
+    case pb::DT_INT32:
+      *out = DType::int32;
+      return true;
+    case pb::DT_INT64:
+      *out = DType::int64;
+      return true;
+    case pb::DT_HALF:
+      *out = DType::float16;
+      return true;
+    case pb::DT_BFLOAT16:
+      *out = DType::bfloat16;
+      return true;
+    case pb::DT_FLOAT:
+      *out = DType::float32;
+      return true;
+    case pb::DT_DOUBLE:
+      *out = DType::float64;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A TensorProto as a Tensor: raw content, or the typed value lists (one value fills the shape,
+// as TensorFlow's readers do). False for dtypes Mycel has no tensor of (strings).
+bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
+  DType dt;
+  if (!dtype_of(tp.dtype(), &dt)) return false;
+  Shape shape;
+  for (const auto& d : tp.tensor_shape().dim()) shape.push_back(d.size());
+  Tensor t = Tensor::empty(shape, dt);
+  if (!tp.tensor_content().empty()) {
+    if (tp.tensor_content().size() != t.nbytes()) return false;
+    std::memcpy(t.data(), tp.tensor_content().data(), t.nbytes());
+    *out = t;
+    return true;
+  }
+  std::vector<double> vals;
+  for (float v : tp.float_val()) vals.push_back(v);
+  for (double v : tp.double_val()) vals.push_back(v);
+  for (int32_t v : tp.int_val()) vals.push_back(v);
+  for (int64_t v : tp.int64_val()) vals.push_back(static_cast<double>(v));
+  for (bool v : tp.bool_val()) vals.push_back(v);
+  if (vals.empty() && t.numel() > 0) return false;
+  Tensor d = Tensor::empty(shape, DType::float64);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    d.data<double>()[i] = vals[std::min<size_t>(static_cast<size_t>(i), vals.size() - 1)];
+  std::vector<double> flat(d.data<double>(), d.data<double>() + d.numel());
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(flat[i]));
+  });
+  *out = t;
+  return true;
+}
+
+bool decode_value(const pb::Summary::Value& v, ReadValue* r) {
+  r->tag = v.tag().empty() ? v.node_name() : v.tag();
+  switch (v.value_case()) {
+    case pb::Summary::Value::kSimpleValue:
+      r->kind = SummaryKind::kScalar;
+      r->scalar = v.simple_value();
+      return true;
+    case pb::Summary::Value::kHisto: {
+      const auto& h = v.histo();
+      r->kind = SummaryKind::kHistogram;
+      r->min = h.min(), r->max = h.max(), r->num = h.num(), r->sum = h.sum(),
+      r->sum_squares = h.sum_squares();
+      r->bucket_limit.assign(h.bucket_limit().begin(), h.bucket_limit().end());
+      r->bucket.assign(h.bucket().begin(), h.bucket().end());
+      return true;
+    }
+    case pb::Summary::Value::kImage:
+      r->kind = SummaryKind::kImage;
+      r->height = v.image().height(), r->width = v.image().width(),
+      r->channels = v.image().colorspace();
+      r->png = v.image().encoded_image_string();
+      return true;
+    case pb::Summary::Value::kTensor: {
+      if (!decode_tensor(v.tensor(), &r->tensor)) return false;
+      // TensorBoard's own writers put scalars in one-element tensors of the "scalars" plugin.
+      if (v.metadata().plugin_data().plugin_name() == "scalars" && r->tensor.numel() == 1) {
+        r->kind = SummaryKind::kScalar;
+        r->scalar = r->tensor.item_as_double();
+        r->tensor = Tensor();
+        return true;
+      }
+      r->kind = SummaryKind::kTensor;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) MYCEL_THROW(ValueError, "cannot open event file '", path, "': ", std::strerror(errno));
+  const std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<ReadEvent> out;
+  size_t pos = 0;
+  bool ok = true;
+  while (pos < data.size()) {
+    if (data.size() - pos < 12) {
+      ok = false;
+      break;
+    }
+    const uint64_t n = get_le(data.data() + pos, 8);
+    if (get_le(data.data() + pos + 8, 4) != detail::masked_crc32c(data.data() + pos, 8) ||
+        n > data.size() - pos - 16) {
+      ok = false;
+      break;
+    }
+    const char* payload = data.data() + pos + 12;
+    if (get_le(payload + n, 4) != detail::masked_crc32c(payload, n)) {
+      ok = false;
+      break;
+    }
+    pb::Event e;
+    if (!e.ParseFromArray(payload, static_cast<int>(n))) {
+      ok = false;
+      break;
+    }
+    ReadEvent re;
+    re.step = e.step();
+    re.wall_time = e.wall_time();
+    for (const auto& v : e.summary().value()) {
+      ReadValue r;
+      if (decode_value(v, &r)) re.values.push_back(std::move(r));
+    }
+    out.push_back(std::move(re));
+    pos += 16 + n;
+  }
+  if (complete) *complete = ok;
+  return out;
+}
+
+}  // namespace mycel::insight
