@@ -43,37 +43,31 @@ std::pair<int64_t, int64_t> hw_attr(const OpDef& op, const Attrs& a, const char*
   return p;
 }
 
-// a + b and a * b of window sizes, or a ValueError naming the op when they overflow (huge
-// padding, dilation or strides must not wrap around into a plausible size).
-int64_t window_add(const OpDef& op, const char* dim, int64_t a, int64_t b) {
+// a + b or a * b of window sizes, or a ValueError naming the op when it overflows (huge padding,
+// dilation or stride must not wrap around into a plausible size).
+int64_t window_math(const OpDef& op, const char* dim, int64_t a, char how, int64_t b) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " + ", b,
-                "): padding, dilation or stride is too large");
-  return r;
-}
-int64_t window_mul(const OpDef& op, const char* dim, int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " * ", b,
-                "): padding, dilation or stride is too large");
+  if (how == '+' ? __builtin_add_overflow(a, b, &r) : __builtin_mul_overflow(a, b, &r))
+    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " ", how,
+                " ", b, "): padding, dilation or stride is too large");
   return r;
 }
 
 // Output size and padding of one spatial dim; throws if the (dilated) kernel exceeds the input.
 void window_dim(const OpDef& op, PadMode mode, const char* dim, int64_t in, int64_t k, int64_t s,
                 int64_t d, int64_t& p0, int64_t& p1, int64_t& out) {
-  const int64_t ek = window_add(op, dim, window_mul(op, dim, d, k - 1), 1);
+  auto add = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '+', b); };
+  auto mul = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '*', b); };
+  const int64_t ek = add(mul(d, k - 1), 1);
   if (mode == PadMode::kSame) {
-    out = window_add(op, dim, in, s - 1) / s;
-    const int64_t total =
-        std::max<int64_t>(window_add(op, dim, window_mul(op, dim, out - 1, s), ek) - in, 0);
+    out = add(in, s - 1) / s;
+    const int64_t total = std::max<int64_t>(add(mul(out - 1, s), ek) - in, 0);
     p0 = total / 2;
     p1 = total - p0;
     return;
   }
   if (mode == PadMode::kValid) p0 = p1 = 0;
-  if (window_add(op, dim, window_add(op, dim, in, p0), p1) < ek)
+  if (add(add(in, p0), p1) < ek)
     MYCEL_THROW(ShapeError, "[", op.name, "] kernel ", dim, " ", k, " (", ek,
                 " with dilation) is larger than the padded input ", dim, " ", in + p0 + p1);
   out = (in + p0 + p1 - ek) / s + 1;
