@@ -14,7 +14,10 @@ import operator
 import numpy as np
 
 from mycel import _mycel
-from mycel.common.tensor import Tensor
+
+# The class itself, not mycel.common.tensor (which imports this module to install the methods):
+# no import cycle.
+Tensor = _mycel.Tensor
 
 _ops = _mycel.ops
 _FULL = slice(None)

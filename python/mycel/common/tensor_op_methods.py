@@ -1,7 +1,10 @@
 """Tensor methods that forward to registry ops (x.sum(axis), x.exp(), x.matmul(w), ...), as
 MindSpore's and PyTorch's Tensor offer. Methods for ops that are not registered are skipped."""
 from mycel import _mycel
-from mycel.common.tensor import Tensor
+
+# The class itself, not mycel.common.tensor (which imports this module to install the methods):
+# no import cycle.
+Tensor = _mycel.Tensor
 
 # method name -> op name
 _METHODS = {
