@@ -6,7 +6,7 @@
 #include "mycel/frontend/parser.h"
 #include "mycel/core/suggest.h"
 #include "mycel/ops/keywords.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::frontend {
 

@@ -3,7 +3,7 @@
 // weight parameters of the top graph, Cells and user functions parsed graphs, plain values
 // constants, and anything else a py:<name> constant for compile-time evaluation.
 #include "mycel/frontend/parser.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::frontend {
 

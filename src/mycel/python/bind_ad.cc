@@ -2,7 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "mycel/ad/eager_bprop.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

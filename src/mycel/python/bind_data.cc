@@ -6,7 +6,7 @@
 
 #include "mycel/data/source.h"
 #include "mycel/data/transform.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

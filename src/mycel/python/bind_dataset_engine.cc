@@ -7,7 +7,7 @@
 
 #include "mycel/data/engine/engine.h"
 #include "mycel/data/engine/tensor_source.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "mycel/frontend/frontend.h"
 #include "mycel/ir/printer.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

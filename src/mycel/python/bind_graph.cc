@@ -12,7 +12,7 @@
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
 #include "mycel/pipeline/pipeline.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

@@ -4,7 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/insight/insight.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

@@ -5,7 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/io/io.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

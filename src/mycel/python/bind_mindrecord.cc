@@ -7,7 +7,7 @@
 #include "mycel/data/mindrecord/commit.h"
 #include "mycel/data/mindrecord/reader.h"
 #include "mycel/data/mindrecord/writer.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

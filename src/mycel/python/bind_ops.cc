@@ -6,7 +6,7 @@
 #include "mycel/core/suggest.h"
 #include "mycel/ops/keywords.h"
 #include "mycel/pynative/recorder.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

@@ -3,7 +3,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/parallel/communicator.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

@@ -9,7 +9,7 @@
 #include "mycel/frontend/frontend.h"
 #include "mycel/ir/printer.h"
 #include "mycel/pynative/grad_cache.h"
-#include "mycel/python/convert.h"
+#include "mycel/python/record_derived.h"
 
 namespace mycel::py {
 

@@ -2,7 +2,7 @@
 #include <nanobind/stl/array.h>
 
 #include "mycel/core/random.h"
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 

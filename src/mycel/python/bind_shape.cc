@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "mycel/python/convert.h"
+#include "mycel/python/record_derived.h"
 
 namespace mycel::py {
 

@@ -4,7 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "mycel/python/convert.h"
+#include "mycel/python/record_derived.h"
 
 namespace mycel::py {
 

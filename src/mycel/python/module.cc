@@ -1,5 +1,5 @@
 // The _mycel extension module: thin glue only; each area binds itself in its own file.
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 void init_core(nb::module_& m);

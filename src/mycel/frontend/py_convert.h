@@ -1,4 +1,5 @@
-// Conversions between Python objects and core values, shared by the binding files.
+// Conversions between Python objects and core values, shared by the frontend (constants of
+// parsed code) and the binding files (which sit above it).
 #pragma once
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -32,9 +33,5 @@ Tensor from_dlpack(nb::handle obj);
 AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj);
 /// Python value of an attribute.
 nb::object attr_to_python(const AttrValue& v);
-/// While a PyNative gradient is recorded, records `out` as op_name(in) with `attrs`
-/// (bind_pynative.cc); every Tensor method that derives a tensor outside op dispatch calls it.
-Tensor record_derived(const char* op_name, const std::map<std::string, AttrValue>& attrs,
-                      const Tensor& in, Tensor out);
 
 }  // namespace mycel::py

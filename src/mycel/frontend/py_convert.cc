@@ -1,4 +1,4 @@
-#include "mycel/python/convert.h"
+#include "mycel/frontend/py_convert.h"
 
 #include <cstring>
 
