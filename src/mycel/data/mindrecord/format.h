@@ -53,6 +53,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mycel/core/crc32c.h"
 #include "mycel/core/dtype.h"
 #include "mycel/core/error.h"
 #include "mycel/core/shape.h"
@@ -125,8 +126,7 @@ struct RowLoc {
   uint64_t page = 0, offset = 0, length = 0;
 };
 
-/// CRC-32C (Castagnoli), continuing from `crc` (0 to start).
-uint32_t crc32c(const void* data, size_t n, uint32_t crc = 0);
+using mycel::crc32c;  // core/crc32c.h
 
 /// Appends little-endian values to a byte string.
 class ByteWriter {
