@@ -168,7 +168,7 @@ MYCEL_REGISTER_OPS(collective) {
         parallel::send(c.in(0), int_attr(c.attrs, "dest_rank"), int_attr(c.attrs, "sr_tag"), group_of(c.attrs));
         if (c.in(0).nbytes()) std::memcpy(c.out(0).data(), c.in(0).data(), c.in(0).nbytes());
       },
-      "none"));
+      "bprop"));
   r.add(collective(
       "receive", "Receive", "Receives a tensor of `shape` and `dtype` sent by src_rank with the same sr_tag.",
       {},
@@ -178,7 +178,7 @@ MYCEL_REGISTER_OPS(collective) {
       [](const KernelContext& c) {
         parallel::recv(c.out(0), int_attr(c.attrs, "src_rank"), int_attr(c.attrs, "sr_tag"), group_of(c.attrs));
       },
-      "none"));
+      "bprop"));
   OpDef barrier = collective(
       "barrier", "Barrier", "Waits until every rank of `group` has reached it; returns a 0-d int32 zero.", {},
       {group_attr()},
@@ -238,6 +238,17 @@ MYCEL_REGISTER_BPROPS(collective) {
                   g.attrs().get_str("reduce_op"), "'");
     return {g.call("broadcast", {g.dout()}, with_group(g, {{"root_rank", g.attrs().get_int("dest_rank")}}))};
   });
+  // Send/Receive gradients (Send -> Receive of the gradient, Receive -> Send of it) need the
+  // forward computed once under grad: today the gradient program recomputes the part of the
+  // forward its backward reads, so a receiver would receive twice what its sender sent once. Until
+  // effects are threaded through the program (MindSpore's monads), differentiating a program that
+  // sends or receives is an error on both ends, never a deadlock or a gradient missing its peer.
+  for (const char* name : {"send", "receive"})
+    b.add(name, [](BpropBuilder& g) -> std::vector<GradVar> {
+      MYCEL_THROW(NotSupported, "[", g.op().name, "] gradients of a program that uses Send/Receive (pipeline "
+                  "parallel) are not supported yet; compute the gradient in a function without them and "
+                  "exchange values outside it");
+    });
   b.add("all_to_all", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};
     return {g.call("all_to_all", {g.dout()},

@@ -127,6 +127,50 @@ def send_receive(mode):
         check(got.asnumpy(), x[R - 1], f"receive ({mode})")
 
 
+class SendLoss(nn.Cell):
+    """Sends 2x to `dest`; the loss reads Send's result (x), or Send is a statement."""
+
+    def __init__(self, dest, v, use_output):
+        super().__init__()
+        self.send = ops.Send(sr_tag=9, dest_rank=dest)
+        self.v = Tensor(v)
+        self.use_output = use_output
+
+    def construct(self, x):
+        if self.use_output:
+            return (self.send(x * 2.0) * self.v).sum()
+        self.send(ops.stop_gradient(x * 2.0))
+        return (x * self.v).sum()
+
+
+class ReceiveLoss(nn.Cell):
+    def __init__(self, src, w):
+        super().__init__()
+        self.recv = ops.Receive(sr_tag=9, src_rank=src, shape=(2, 3), dtype=mycel.float32)
+        self.w = Tensor(w)
+
+    def construct(self, y):
+        return (ops.stop_gradient(self.recv()) * y * self.w).sum()
+
+
+def send_receive_gradients():
+    """A gradient of a program that sends or receives is refused at compile time on both ends,
+    with an error naming the op: never a deadlock, never a gradient missing its peer's part."""
+    x = inputs((2, 3), "float32", seed=6)
+    for use_output in (True, False):
+        try:
+            if R % 2 == 0 and R + 1 < N:
+                mycel.grad(SendLoss(R + 1, x[R], use_output))(Tensor(x[R]))
+            elif R % 2 == 1:
+                mycel.grad(ReceiveLoss(R - 1, x[R]))(Tensor(x[R]))
+            else:
+                continue
+            raise AssertionError("a gradient through Send/Receive passed")
+        except NotImplementedError as e:
+            assert "gradients of a program that uses Send/Receive" in str(e), e
+            CHECKS[0] += 1
+
+
 def groups():
     # Two groups with their members in a chosen order; every rank records both.
     evens, odds = list(range(0, N, 2))[::-1], list(range(1, N, 2))
@@ -192,6 +236,8 @@ for mode in (mycel.PYNATIVE_MODE, mycel.GRAPH_MODE):
     forward_checks(label)
     gradient_checks(label)
     send_receive(label)
+mycel.set_context(mode=mycel.GRAPH_MODE)  # eagerly the forward would send before the compile refuses
+send_receive_gradients()
 mycel.set_context(mode=mycel.PYNATIVE_MODE)
 groups()
 mismatch()
