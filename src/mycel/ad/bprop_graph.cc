@@ -250,7 +250,13 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
   out.push_back(b->prim(Prim::kMakeTuple, std::move(fv_sens)));
   for (const NodePtr& p : g->parameters()) out.push_back(sens.take_or_zeros(p, fwd(s, p)));
   NodePtr result = b->prim(Prim::kMakeTuple, std::move(out));
-  if (!effects.empty()) result = b->prim(Prim::kDepend, {result, b->prim(Prim::kMakeTuple, std::move(effects))});
+  if (!effects.empty()) {
+    // The backward's communication runs after the whole forward (its value first in the tuple:
+    // the schedule takes inputs in order), so a Receive answering this rank's Send is never
+    // posted before that Send, whatever the data dependencies say.
+    effects.insert(effects.begin(), fwd(s, g->output()));
+    result = b->prim(Prim::kDepend, {result, b->prim(Prim::kMakeTuple, std::move(effects))});
+  }
   b->set_output(result);
 }
 

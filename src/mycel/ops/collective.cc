@@ -238,17 +238,25 @@ MYCEL_REGISTER_BPROPS(collective) {
                   g.attrs().get_str("reduce_op"), "'");
     return {g.call("broadcast", {g.dout()}, with_group(g, {{"root_rank", g.attrs().get_int("dest_rank")}}))};
   });
-  // Send/Receive gradients (Send -> Receive of the gradient, Receive -> Send of it) need the
-  // forward computed once under grad: today the gradient program recomputes the part of the
-  // forward its backward reads, so a receiver would receive twice what its sender sent once. Until
-  // effects are threaded through the program (MindSpore's monads), differentiating a program that
-  // sends or receives is an error on both ends, never a deadlock or a gradient missing its peer.
-  for (const char* name : {"send", "receive"})
-    b.add(name, [](BpropBuilder& g) -> std::vector<GradVar> {
-      MYCEL_THROW(NotSupported, "[", g.op().name, "] gradients of a program that uses Send/Receive (pipeline "
-                  "parallel) are not supported yet; compute the gradient in a function without them and "
-                  "exchange values outside it");
-    });
+  // Send -> Receive: the receiver's backward sends the gradient of what it received back to this
+  // rank (same tag, the other direction); Send's own output is x, so its dout adds to that.
+  b.add("send", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return {GradVar()};
+    TensorMeta x = g.meta(g.input(0));
+    GradVar remote = g.call("receive", {},
+                            with_group(g, {{"sr_tag", g.attrs().get_int("sr_tag")},
+                                           {"src_rank", g.attrs().get_int("dest_rank")},
+                                           {"shape", x.shape}, {"dtype", x.dtype}}));
+    return {g.add(g.dout(), remote)};
+  });
+  // Receive -> Send: the gradient of the received tensor goes back to its sender. Receive has no
+  // input, so nothing reads the Send's result: the J transform keeps it as an effect of the backward.
+  b.add("receive", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
+    if (is_floating(g.out_meta(0).dtype))
+      g.call("send", {g.dout()}, with_group(g, {{"sr_tag", g.attrs().get_int("sr_tag")},
+                                                {"dest_rank", g.attrs().get_int("src_rank")}}));
+    return {};
+  });
   b.add("all_to_all", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};
     return {g.call("all_to_all", {g.dout()},
