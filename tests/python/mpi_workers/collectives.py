@@ -91,6 +91,12 @@ def forward_checks(mode):
         xs = [(x * 4).astype(dt) for x in inputs((3,), seed=2)]
         ref = sum(x.astype(np.float32) for x in xs).astype(dt) if dt == "float16" else sum(xs).astype(dt)
         check(ops.AllReduce()(Tensor(xs[R])).asnumpy(), ref, f"all_reduce {dt} ({mode})", tol=1e-3)
+    # Broadcast of a tuple (MindSpore's form) gives a tuple; a bare tensor gives a tensor.
+    xs, zs = inputs((2, 3), seed=10), inputs((4,), seed=11)
+    got = Apply(ops.Broadcast(N - 1))((Tensor(xs[R]), Tensor(zs[R])))
+    assert isinstance(got, tuple) and len(got) == 2, got
+    check(got[0].asnumpy(), xs[N - 1], f"broadcast tuple item 0 ({mode})")
+    check(got[1].asnumpy(), zs[N - 1], f"broadcast tuple item 1 ({mode})")
     bs = [np.array([r == 0, False, True]) for r in range(N)]
     check(ops.AllReduce(ReduceOp.MAX)(Tensor(bs[R])).asnumpy(), np.any(bs, 0), f"all_reduce bool max ({mode})")
     check(ops.AllGather()(Tensor(bs[R])).asnumpy(), np.concatenate(bs), f"all_gather bool ({mode})")
