@@ -131,4 +131,4 @@ class PrimitiveSignature:
             return None  # the base class Primitive: inspect falls back to __init__
         if inst is None:
             return constructor_signature(owner._handle)
-        return call_signature(owner._handle, inst.attrs)
+        return call_signature(owner._handle, inst._bound.preset)
