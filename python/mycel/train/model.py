@@ -14,12 +14,7 @@ from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
 from mycel.train.callback import CallbackList, CallbackParams, ProgressBar, RunContext
 
-_METRIC_NAMES = {
-    "acc": _metrics.Accuracy, "accuracy": _metrics.Accuracy, "loss": _metrics.Loss,
-    "top_1_accuracy": _metrics.Top1CategoricalAccuracy,
-    "top_5_accuracy": _metrics.Top5CategoricalAccuracy,
-    "precision": _metrics.Precision, "recall": _metrics.Recall, "f1": _metrics.F1,
-}
+_METRIC_NAMES = _metrics.METRIC_NAMES
 
 
 def _make_metrics(metrics):
