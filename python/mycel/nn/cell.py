@@ -215,6 +215,12 @@ class Cell:
         object.__setattr__(self, "_compiled", None)
         return self
 
+    def set_jit_config(self, jit_config):
+        """Records compile options (a JitConfig or dict; see common/jit_config.py)."""
+        from mycel.common.jit_config import check_jit_config
+        object.__setattr__(self, "jit_config", check_jit_config(f"{type(self).__name__}.set_jit_config", jit_config))
+        return self
+
     def set_grad(self, requires_grad=True):
         """Marks the Cell as one whose gradients will be taken (MindSpore's flag)."""
         object.__setattr__(self, "requires_grad", bool(requires_grad))
@@ -369,6 +375,10 @@ class CellList(Cell):
         items = list(self._cells.values())
         items.insert(index, cell)
         self._renumber(items)
+
+    def __iadd__(self, cells):
+        """`cell_list += [a, b]` (or another CellList): extend, as MindSpore's CellList does."""
+        return self.extend(cells)
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList is a container; iterate over it in a construct")

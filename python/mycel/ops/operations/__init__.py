@@ -68,6 +68,12 @@ for _name, _handle in _mycel.op_handles.items():
     globals()[_handle.class_name] = _cls
     __all__.append(_handle.class_name)
 
+# Argmax/Argmin take MindSpore's output_type: arg_ops.py.
+from mycel.ops.operations.arg_ops import with_output_type as _with_output_type  # noqa: E402
+
+Argmax = _with_output_type(Argmax)  # noqa: F821 (generated above)
+Argmin = _with_output_type(Argmin)  # noqa: F821
+
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
