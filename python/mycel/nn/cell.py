@@ -302,7 +302,7 @@ def _class_attrs(cls):
 def _cast_float(x, dtype):
     """x cast to dtype when it is a floating Tensor; anything else unchanged."""
     from mycel import _mycel
-    if isinstance(x, _mycel.Tensor) and str(x.dtype) in ("float16", "bfloat16", "float32", "float64") \
+    if isinstance(x, _mycel.Tensor) and x.dtype.name in ("float16", "bfloat16", "float32", "float64") \
             and x.dtype != dtype:
         return _mycel.ops.cast(x, dtype)
     return x

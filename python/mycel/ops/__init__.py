@@ -66,6 +66,7 @@ from mycel.ops.multitype import MultitypeFuncGraph, HyperMap, Map  # noqa: E402,
 from mycel.ops.primitive import (Primitive, PrimitiveWithInfer, PrimitiveWithCheck,  # noqa: E402,F401
                                  prim_attr_register, constexpr)
 from mycel.ops.functional import partial  # noqa: E402,F401
+from mycel.ops import tensor_composites  # noqa: E402,F401  (Tensor.acos, .hsplit, ...)
 
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402

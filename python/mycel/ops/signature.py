@@ -92,7 +92,7 @@ def docstring(handle, primitive=False):
         lines.append("    none")
     if handle.inputs:
         dtype_input = handle.inputs[handle.dtype_input][0]
-        lines.append(f"Supported dtypes (of {dtype_input}): " + ", ".join(str(d) for d in handle.dtypes))
+        lines.append(f"Supported dtypes (of {dtype_input}): " + ", ".join(d.name for d in handle.dtypes))
     grad = {"bprop": "differentiable", "none": "not differentiable"}.get(handle.grad, "gradient not defined yet")
     lines.append(f"Gradient: {grad}.")
     lines += ["", "Example:"]

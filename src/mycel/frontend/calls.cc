@@ -502,6 +502,13 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
     args.insert(args.begin(), self);
     return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
   }
+  // MindSpore Tensor methods made of ops (x.acos(), x.hsplit(2)): the Python function is parsed
+  // like user code, with the tensor as its first argument (mycel/ops/tensor_composites.py).
+  nb::dict composites = nb::cast<nb::dict>(nb::module_::import_("mycel.ops.tensor_composites").attr("METHODS"));
+  if (composites.contains(m.c_str())) {
+    args.insert(args.begin(), self);
+    return call_value(b, object_node(b, composites[m.c_str()], loc), std::move(args), std::move(kw), loc);
+  }
   // Any other method is Python's (name.lower(), shape.index(3), "{}-{}".format(a, b)): evaluated
   // at compile time on a compile-time receiver; analysis refuses a receiver known only at run time.
   static nb::handle call_method =

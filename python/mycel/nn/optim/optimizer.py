@@ -149,7 +149,7 @@ class Optimizer(Cell):
         if not params:
             raise ValueError(f"{who}: argument 'params' holds no Parameter")
         for p in params:
-            if str(p.dtype) not in ("float16", "bfloat16", "float32", "float64"):
+            if p.dtype.name not in ("float16", "bfloat16", "float32", "float64"):
                 raise TypeError(f"{who}: Parameter {p.name!r} must be floating point to be optimized, got {p.dtype}")
 
         self.dynamic_lr = dynamic
