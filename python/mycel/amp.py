@@ -207,5 +207,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
 
 
-__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager",
+from mycel.amp_loss_scaler import (all_finite, LossScaler, StaticLossScaler,  # noqa: E402
+                                   DynamicLossScaler)
+
+__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager", "all_finite", "LossScaler",
+           "StaticLossScaler", "DynamicLossScaler",
            "FixedLossScaleManager", "DynamicLossScaleManager"]

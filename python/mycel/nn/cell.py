@@ -229,7 +229,7 @@ class Cell:
     def to_float(self, dst_type):
         """Runs this Cell and its sub-Cells in `dst_type`: floating Tensor inputs are cast to it
         when the Cell is called (MindSpore's to_float; Parameters keep their dtype)."""
-        if str(dst_type) not in ("float16", "bfloat16", "float32", "float64"):
+        if getattr(dst_type, "name", str(dst_type)) not in ("float16", "bfloat16", "float32", "float64"):
             raise ValueError(f"to_float: dst_type must be a float dtype, got {dst_type!r}")
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_float_dtype", dst_type)

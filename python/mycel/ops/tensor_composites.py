@@ -171,12 +171,19 @@ def dsplit(x, indices_or_sections):
     return tensor_split(x, indices_or_sections, 2)
 
 
+def _chunk_sizes(n, k):
+    """(k, k, ..., the rest) adding up to n."""
+    if k <= 0:
+        raise ValueError(f"split: split_size must be positive, got {k}")
+    return (k,) * (n // k) + ((n % k,) if n % k else ())
+
+
 def split(x, split_size_or_sections, axis=0):
     """Pieces of split_size_or_sections each (an int; the last smaller) or of the given sizes."""
     n = x.shape[axis]
     if isinstance(split_size_or_sections, int):
         k = split_size_or_sections
-        sizes = tuple(min(k, n - i) for i in range(0, n, k))
+        sizes = _chunk_sizes(n, k)
     else:
         sizes = tuple(split_size_or_sections)
         if sum(sizes) != n:
@@ -294,14 +301,19 @@ METHODS = {
     "expand_as": expand_as, "masked_fill": masked_fill, "ravel": ravel, "t": t,
     "swapaxes": swapaxes, "swapdims": swapaxes, "flip": flip, "nelement": nelement,
     "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
-    "split": split, "chunk": chunk, "unbind": unbind, "repeat": repeat, "isclose": isclose,
+    "chunk": chunk, "unbind": unbind, "repeat": repeat, "isclose": isclose,
     "nan_to_num": nan_to_num, "norm": norm, "narrow": narrow, "float": float_, "double": double,
     "half": half, "int": int_, "long": long, "short": short, "byte": byte, "bool": bool_method,
 }
 
 
+# Eager only: in graph mode `.split` on a compile-time str must stay Python's (the frontend
+# decides before it knows the receiver), so a graph splits tensors with ops.split.
+EAGER_METHODS = {"split": split}
+
+
 def _install():
-    for name, fn in METHODS.items():
+    for name, fn in list(METHODS.items()) + list(EAGER_METHODS.items()):
         if not hasattr(_mycel.Tensor, name):
             setattr(_mycel.Tensor, name, fn)
 

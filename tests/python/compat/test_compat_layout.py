@@ -113,7 +113,8 @@ def test_user_primitives():
 
 
 def test_common_log_and_paths():
-    from mycel.common import Parameter, ParameterTuple, dtype as mstype, initializer, mutable
+    from mycel.common import Parameter, ParameterTuple, dtype as mstype, mutable
+    from mycel.common.initializer import initializer
     from mycel.common.initializer import One
     from mycel import log as logger
     w = Parameter(initializer(One(), (2, 2), mstype.float32), name="w")

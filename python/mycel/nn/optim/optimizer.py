@@ -215,6 +215,13 @@ class Optimizer(Cell):
         """A parameter's learning rate at `step`, from its entry of self._param_lr_cells."""
         return lr_cell(step).reshape(())
 
+    def _in_dtype_of(self, p, value):
+        """value in p's dtype: an update computed with float32 hyper-parameters is rounded to a
+        bfloat16/float16 Parameter (amp O2/O3 casts the Parameters), as MindSpore's Assign does."""
+        if value.dtype == p.dtype:
+            return value
+        return ops.cast(value, p.dtype)
+
     def _grad(self, p, g, wd):
         """The gradient a coupled-decay optimizer uses: (g / loss_scale) + wd * p, the decay
         only where wd > 0 (a Python constant, so graph mode keeps one branch)."""
