@@ -116,5 +116,13 @@ def _from_numpy(array):
     return from_dlpack(np.ascontiguousarray(array))
 
 
+def _deepcopy(self, memo):
+    """A Tensor with a copy of the values (its own storage)."""
+    out = _mycel.Tensor(np.array(self.asnumpy()), dtype=self.dtype)
+    memo[id(self)] = out
+    return out
+
+
 _mycel.Tensor.strides = property(_strides)
+_mycel.Tensor.__deepcopy__ = _deepcopy
 _mycel.Tensor.from_numpy = staticmethod(_from_numpy)

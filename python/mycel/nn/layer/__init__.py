@@ -9,8 +9,12 @@ from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from mycel.nn.layer.embedding import Embedding
 from mycel.nn.layer.transformer import MultiheadAttention, TransformerEncoderLayer
 from mycel.nn.layer.rnn import LSTM
+from mycel.nn.layer.rnn_cells import LSTMCell, GRUCell, RNNCell
+from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
+                                              Transformer)
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "Conv2dTranspose",
            "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
-           "MultiheadAttention", "TransformerEncoderLayer", "LSTM"]
+           "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "LSTMCell", "GRUCell", "RNNCell",
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer"]
