@@ -10,8 +10,9 @@ def with_output_type(base):
 
     class ArgWithOutputType(base):
         __signature__ = None  # inspect reads __init__ (output_type included)
+        _extra_attrs = ("output_type",)  # beyond the registry's attributes
 
-        def __init__(self, axis=-1, output_type=int64, keep_dims=False):
+        def __init__(self, axis: int = -1, output_type=int64, keep_dims: bool = False):
             if output_type not in (int32, int64):
                 raise TypeError(f"{base.__name__}: output_type must be mycel.int32 or mycel.int64, "
                                 f"got {output_type!r}")
