@@ -74,6 +74,15 @@ from mycel.ops.operations.arg_ops import with_output_type as _with_output_type  
 Argmax = _with_output_type(Argmax)  # noqa: F821 (generated above)
 Argmin = _with_output_type(Argmin)  # noqa: F821
 
+# MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
+from mycel.ops import extra as _extra  # noqa: E402
+
+for _name in _extra.PRIMITIVES:
+    globals()[_name] = getattr(_extra, _name)
+    __all__.append(_name)
+Inv = Reciprocal  # noqa: F821 (generated above)
+__all__.append("Inv")
+
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
