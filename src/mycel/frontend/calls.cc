@@ -326,7 +326,7 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                                   names[1] + "), got " + std::to_string(args.size()));
     if (p == Prim::kAssign && assigned_)
       for (auto& [obj, node] : weights_)
-        if (node == args[0]) (*assigned_)[obj] = loc;
+        if (node == args[0]) (*assigned_)[obj] = Assigned{loc, b, args[1]};
     return prim(b, p, std::move(args), loc);
   }
   if (FuncGraph* g = ir::constant_graph(callee)) {
