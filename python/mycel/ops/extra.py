@@ -5,7 +5,7 @@ shapes, so it raises there with what to use instead)."""
 import numpy as np
 
 from mycel import _mycel
-from mycel.common.index_geometry import scatter_nd_geometry
+from mycel.common.index_geometry import along_dim_shapes, scatter_nd_geometry
 from mycel.common.tensor import Tensor
 from mycel.ops.operations import Primitive
 from mycel.ops.effects import assign
@@ -25,6 +25,15 @@ def dot(input, other):  # noqa: A002 (MindSpore's argument name)
     moved = _ops.transpose(other, perm)
     out = _ops.matmul(input, _ops.reshape(moved, (moved.shape[0], -1)))
     return _ops.reshape(out, tuple(input.shape[:-1]) + tuple(moved.shape[1:]))
+
+
+def take_along_dim(input, indices, dim=None):  # noqa: A002
+    """input's values at `indices` along dim, with input and indices broadcast on the other dims
+    (numpy.take_along_axis); dim None takes from the flattened input."""
+    if dim is None:
+        return _ops.gather_elements(_ops.reshape(input, (-1,)), _ops.reshape(indices, (-1,)), dim=0)
+    x_shape, i_shape, axis = along_dim_shapes(input.shape, indices.shape, dim)
+    return _ops.gather_elements(_ops.broadcast_to(input, x_shape), _ops.broadcast_to(indices, i_shape), dim=axis)
 
 
 def tensor_scatter_update(input_x, indices, updates):
@@ -124,5 +133,5 @@ Unique = _primitive("Unique", unique, unique.__doc__)
 MaskedSelect = _primitive("MaskedSelect", masked_select, masked_select.__doc__)
 LinSpace = _primitive("LinSpace", lin_space, lin_space.__doc__)
 
-__all__ = ["dot", "tensor_scatter_update", "scatter_nd_update", "unique", "masked_select", "lin_space"]
+__all__ = ["dot", "take_along_dim", "tensor_scatter_update", "scatter_nd_update", "unique", "masked_select", "lin_space"]
 PRIMITIVES = ["TensorScatterUpdate", "ScatterNdUpdate", "Unique", "MaskedSelect", "LinSpace"]

@@ -136,3 +136,18 @@ def test_cross_entropy_and_nll_layouts_vs_numpy(mode, shape):
     assert none.shape == t_shape
     np.testing.assert_allclose(none.asnumpy(), _ce_ref(x, t, axis, w, "none"), rtol=1e-10)
     np.testing.assert_allclose(nll_sum.asnumpy(), _ce_ref(x, t, axis, w, "sum"), rtol=1e-10)
+
+
+def _take(x, i):
+    return ops.take_along_dim(x, i, 1), ops.take_along_dim(x, i)
+
+
+@MODES
+def test_take_along_dim_broadcasts_vs_numpy(mode):
+    x = R.normal(size=(3, 4))
+    idx = R.integers(0, 4, size=(1, 2))  # broadcast over dim 0
+    along, flat = _run(mode, _take, Tensor(x), Tensor(idx))
+    np.testing.assert_allclose(along.asnumpy(), np.take_along_axis(x, np.broadcast_to(idx, (3, 2)), 1))
+    np.testing.assert_allclose(flat.asnumpy(), np.take_along_axis(x.ravel(), idx.ravel(), 0))
+    with pytest.raises(ValueError, match="do not broadcast on dim 0"):
+        ops.take_along_dim(Tensor(x), Tensor(R.integers(0, 4, size=(2, 2))), 1)
