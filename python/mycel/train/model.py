@@ -166,7 +166,8 @@ class Model:
         net = self._train_network
         net.set_train(True)
         cbs.on_train_begin(run)
-        for rows in self._epochs_of_rows(train_dataset, epoch - initial_epoch, sink_mode, sink_size):
+        # A callback may resume a run (BackupAndRestore sets the epoch reached): go on from there.
+        for rows in self._epochs_of_rows(train_dataset, epoch - cb.cur_epoch_num, sink_mode, sink_size):
             cb.cur_epoch_num += 1
             cbs.on_train_epoch_begin(run)
             for row in rows:
