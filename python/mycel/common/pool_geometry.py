@@ -3,6 +3,8 @@ directly (ceil_mode, divisor_override, count_include_pad with them): evaluated i
 shapes, so in graph mode at compile time (mycel.common is not parsed)."""
 import numpy as np
 
+from mycel.common.tensor import Tensor
+
 
 def _out_len(n, k, s, lo, hi, ceil_mode):
     span = n + lo + hi - k
@@ -42,3 +44,16 @@ def flat_pads(ndim, pads):
     """ops.pad's flat (before, after) per dimension for (top, bottom, left, right) on the last two."""
     t, b, l, r = pads
     return (0, 0) * (ndim - 2) + (t, b, l, r)
+
+
+def window_origins(shape, kernel, stride, total_pads):
+    """(OH, OW, rows, cols): the output size of a pool over the padded input and, per output row
+    and column, the input row/column where its window starts (negative inside the padding), as
+    int64 Tensors of shape (OH, 1) and (1, OW)."""
+    (kh, kw), (sh, sw), (t, b, l, r) = kernel, stride, total_pads
+    h, w = shape[-2], shape[-1]
+    oh = (h + t + b - kh) // sh + 1
+    ow = (w + l + r - kw) // sw + 1
+    rows = (np.arange(oh) * sh - t).astype(np.int64).reshape(oh, 1)
+    cols = (np.arange(ow) * sw - l).astype(np.int64).reshape(1, ow)
+    return oh, ow, Tensor(rows), Tensor(cols)

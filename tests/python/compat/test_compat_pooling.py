@@ -57,5 +57,41 @@ def test_kernel_size_as_given_and_errors():
     assert nn.MaxPool2d(3, stride=2).stride == 2
     with pytest.raises(ValueError, match="divisor_override must be a positive int"):
         nn.AvgPool2d(2, divisor_override=0)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        nn.MaxPool2d(2, return_indices=True)
+    with pytest.raises(NotImplementedError, match="return_indices needs pad_mode"):
+        nn.MaxPool2d(2, pad_mode="same", return_indices=True)
+
+
+def _argmax_ref(x, k, s, p, ceil_mode):
+    n, c, h, w = x.shape
+    vals = _ref(x, k, s, p, ceil_mode, "max")
+    idx = np.zeros(vals.shape, np.int64)
+    for i in range(vals.shape[2]):
+        for j in range(vals.shape[3]):
+            h0, w0 = i * s - p, j * s - p
+            for a in range(n):
+                for b in range(c):
+                    best = None
+                    for hh in range(max(h0, 0), min(h0 + k, h)):
+                        for ww in range(max(w0, 0), min(w0 + k, w)):
+                            if best is None or x[a, b, hh, ww] > x[a, b, best // w, best % w]:
+                                best = hh * w + ww
+                    idx[a, b, i, j] = best
+    return vals, idx
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+@pytest.mark.parametrize("k,s,p,ceil", [(2, 2, 0, False), (3, 2, 1, False), (3, 2, 1, True), (2, 1, 0, False)])
+def test_max_pool_return_indices_vs_numpy(mode, k, s, p, ceil):
+    mycel.set_context(mode=mode)
+    try:
+        pool = nn.MaxPool2d(k, s, "pad" if p else "valid", p, return_indices=True, ceil_mode=ceil)
+        values, index = pool(Tensor(X))
+        want_v, want_i = _argmax_ref(X, k, s, p, ceil)
+        np.testing.assert_allclose(values.asnumpy(), want_v, rtol=1e-6)
+        np.testing.assert_array_equal(index.asnumpy(), want_i)
+        # the indices point at the maxima in each (H, W) plane
+        flat = X.reshape(2, 3, -1)
+        np.testing.assert_array_equal(np.take_along_axis(flat, index.asnumpy().reshape(2, 3, -1), 2),
+                                      values.asnumpy().reshape(2, 3, -1))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)

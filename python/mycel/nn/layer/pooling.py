@@ -2,7 +2,7 @@
 import math
 
 from mycel import ops
-from mycel.common.pool_geometry import ceil_pads, flat_pads, window_counts
+from mycel.common.pool_geometry import ceil_pads, flat_pads, window_counts, window_origins
 from mycel.common.tensor import Tensor
 from mycel.common.validator import adaptive_output_size, check_rank
 from mycel.nn.cell import Cell
@@ -35,17 +35,41 @@ class MaxPool2d(_Pool2d):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "MaxPool2d")
         if dilation not in (1, (1, 1)):
             raise NotImplementedError(f"MaxPool2d: dilation {dilation!r} is not supported yet (only 1)")
-        if return_indices:
-            raise NotImplementedError("MaxPool2d: return_indices=True is not supported yet")
+        self.return_indices = bool(return_indices)
+        if self.return_indices and self.pad_mode == "same":
+            raise NotImplementedError("MaxPool2d: return_indices needs pad_mode 'valid' or 'pad'")
 
     def construct(self, x):
         check_rank("MaxPool2d", "x", x.ndim, (3, 4))
+        if self.return_indices:
+            return self._with_indices(x)
         if self.ceil_mode:  # pad with -inf (never the maximum) up to the ceil_mode size
             pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, True)
             x = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
             return ops.max_pool2d(x, kernel_size=self._kernel, strides=self._stride)
         return ops.max_pool2d(x, kernel_size=self._kernel, strides=self._stride,
                               pad_mode=self.pad_mode, pad=self.padding)
+
+
+    def _with_indices(self, x):
+        # (max, argmax): the window maxima, and where each was in its (H, W) input plane as
+        # h * W + w (the first maximum in the window's row-major order, as MindSpore's). One
+        # strided view of the -inf padded input per kernel offset; argmax picks the offset.
+        pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, self.ceil_mode)
+        padded = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
+        oh, ow, rows, cols = window_origins(x.shape, self._kernel, self._stride, pads)
+        kh, kw = self._kernel
+        sh, sw = self._stride
+        views = []
+        for i in range(kh):
+            for j in range(kw):
+                views.append(padded[..., i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw])
+        stacked = ops.stack(views, axis=0)
+        offset = ops.argmax(stacked, axis=0)
+        values = ops.max(stacked, axis=(0,))
+        width = x.shape[-1]
+        index = (rows + offset // kw) * width + cols + offset % kw
+        return values, index
 
 
 class AvgPool2d(_Pool2d):
