@@ -83,6 +83,16 @@ for _name in _extra.PRIMITIVES:
 Inv = Reciprocal  # noqa: F821 (generated above)
 __all__.append("Inv")
 
+# MindSpore's other names of generated classes, and small composites: compat_ops.py.
+from mycel.ops.operations import compat_ops as _compat  # noqa: E402
+
+for _name, _cls in _compat.aliases(globals()).items():
+    globals()[_name] = _cls
+    __all__.append(_name)
+for _name in _compat.COMPOSITES:
+    globals()[_name] = getattr(_compat, _name)
+    __all__.append(_name)
+
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
