@@ -12,3 +12,9 @@ def input_dtype_error(layer, x_dtype, weight_dtype):
     return (f"{layer}: the input x you gave is {x_dtype}, but the layer's weight is {weight_dtype} "
             f"(from the layer's dtype argument); cast the input with x.astype(mycel.{name}), "
             f"or call .to_float(mycel.{name}) on the layer to have it cast its inputs")
+
+
+def ids_dtype_error(layer, ids_dtype):
+    """The TypeError message for lookup ids that are not integers (a float tensor of token ids)."""
+    return (f"{layer}: the ids you gave are {ids_dtype}, but a lookup needs integer ids (int32 or "
+            f"int64); cast them with ids.astype(mycel.int32)")

@@ -108,6 +108,26 @@ for _name in _summary.__all__:
     globals()[_name] = getattr(_summary, _name)
 
 
+class Broadcast(globals()["Broadcast"]):
+    """MindSpore's Broadcast(root_rank, group): every rank gets root_rank's tensors. Takes a tensor
+    or a tuple of tensors (MindSpore's form) and returns the same structure; graph mode parses the
+    function below like user code, so a tuple becomes one broadcast op per item."""
+    __module__ = __name__
+
+    def __call__(self, input_x):
+        return self._mycel_graph_function(input_x)
+
+    @property
+    def _mycel_graph_function(self):
+        one = self._bound
+
+        def broadcast(input_x):
+            if isinstance(input_x, tuple) or isinstance(input_x, list):
+                return tuple(one(x) for x in input_x)
+            return one(input_x)
+        return broadcast
+
+
 # P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops.operations", globals())
