@@ -79,3 +79,44 @@ def test_conv1d_and_pool1d_vs_numpy(mode):
         np.testing.assert_allclose(av, np.stack([x[:, :, i:i + 2].mean(-1) for i in range(0, 10, 2)], -1))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def _group_norm_ref(x, groups, eps, gamma, beta):
+    n, c = x.shape[:2]
+    g = x.reshape(n, groups, -1)
+    y = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps)).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return y * gamma.reshape(shape) + beta.reshape(shape)
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_group_and_instance_norm_vs_numpy(mode):
+    mycel.set_context(mode=mode)
+    try:
+        x = R.normal(size=(2, 6, 3, 4))
+        gamma, beta = R.normal(size=6), R.normal(size=6)
+        gn = nn.GroupNorm(3, 6, gamma_init=Tensor(gamma), beta_init=Tensor(beta), dtype=mycel.float64)
+        np.testing.assert_allclose(gn(Tensor(x)).asnumpy(), _group_norm_ref(x, 3, 1e-5, gamma, beta), rtol=1e-10)
+        inn = nn.InstanceNorm2d(6, gamma_init=Tensor(gamma), beta_init=Tensor(beta), dtype=mycel.float64)
+        np.testing.assert_allclose(inn(Tensor(x)).asnumpy(), _group_norm_ref(x, 6, 1e-5, gamma, beta), rtol=1e-10)
+        with pytest.raises(ValueError, match="must be divisible by num_groups"):
+            nn.GroupNorm(4, 6)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_group_norm_gradient_vs_finite_differences():
+    x = R.normal(size=(2, 4, 3))
+    gn = nn.GroupNorm(2, 4, dtype=mycel.float64)
+    w = R.normal(size=x.shape)
+    g = mycel.grad(lambda v: (gn(v) * Tensor(w)).sum())(Tensor(x)).asnumpy()
+
+    def f(v):
+        return (_group_norm_ref(v, 2, 1e-5, np.ones(4), np.zeros(4)) * w).sum()
+    fd = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        p, m = x.copy(), x.copy()
+        p[idx] += 1e-6
+        m[idx] -= 1e-6
+        fd[idx] = (f(p) - f(m)) / 2e-6
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
