@@ -11,9 +11,9 @@ from mycel.common.dtype import float32 as _float32
 
 
 def _partial_graph(fn, *args):
-    # Graph mode: the pair (fn, args), which HyperMap/Map (and MultitypeFuncGraph's callers in
-    # multitype.py) call as fn(*args, *leaves). A closure would do for one call, but a closure
-    # is specialized once, and a map calls it with a different leaf shape each time.
+    # Graph mode: the pair (fn, args), which HyperMap/Map (multitype.py) call as
+    # fn(*args, *leaves). A closure would do for one call, but a closure is specialized once,
+    # and a map calls it with a different leaf shape each time.
     return (fn, args)
 
 

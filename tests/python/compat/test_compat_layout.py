@@ -150,3 +150,28 @@ def test_nn_grad_jvp_vjp_vs_closed_form():
     out, (gx, gy) = Vjp(_Square())(Tensor(x), Tensor(y), Tensor(v))
     np.testing.assert_allclose(gx.asnumpy(), 2 * x * y * v, rtol=1e-6)
     np.testing.assert_allclose(gy.asnumpy(), x * x * v, rtol=1e-6)
+
+
+def _apply_twice(f, x):
+    return f(x), f(x, 3.0)
+
+
+def _nested_defaults(x):
+    def scale(v, k=2.0):  # a nested function called through a variable fills its defaults
+        return v * k
+    g = scale
+    return _apply_twice(g, x)
+
+
+def _is_tuple_of_function(x):
+    pair = (_plain_mul, 1.0)
+    return x * 2.0 if isinstance(pair, tuple) and not isinstance(_plain_mul, tuple) else x
+
+
+def test_graph_mode_function_values():
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    a, b = mycel.jit(_nested_defaults)(x)
+    np.testing.assert_allclose(a.asnumpy(), [2.0, 4.0])
+    np.testing.assert_allclose(b.asnumpy(), [3.0, 6.0])
+    # isinstance on a tuple holding a function, and on a function itself, is decided when compiling
+    np.testing.assert_allclose(mycel.jit(_is_tuple_of_function)(x).asnumpy(), [2.0, 4.0])
