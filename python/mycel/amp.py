@@ -77,7 +77,7 @@ def _set_cell_dtype(cell, dtype):
     object.__setattr__(cell, "_float_dtype", dtype)
     object.__setattr__(cell, "_compiled", None)
     for p in cell._params.values():
-        if p is not None and str(p.dtype) in _FLOATS and p.dtype != dtype:
+        if p is not None and p.dtype.name in _FLOATS and p.dtype != dtype:
             p._rebind(p.astype(dtype))  # same Parameter object, new dtype
 
 
@@ -100,7 +100,7 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.bfloat16):
     if amp_level in ("O1", "auto"):
         raise NotImplementedError(f"auto_mixed_precision: amp_level {amp_level!r} (per-op white "
                                   f"lists) is not supported; use 'O0', 'O2' or 'O3'")
-    if str(dtype) not in ("float16", "bfloat16"):
+    if getattr(dtype, "name", str(dtype)) not in ("float16", "bfloat16"):
         raise ValueError(f"auto_mixed_precision: dtype must be float16 or bfloat16, got {dtype!r}")
     if amp_level == "O0":
         return network
@@ -207,5 +207,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
 
 
-__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager",
+from mycel.amp_loss_scaler import (all_finite, LossScaler, StaticLossScaler,  # noqa: E402
+                                   DynamicLossScaler)
+
+__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager", "all_finite", "LossScaler",
+           "StaticLossScaler", "DynamicLossScaler",
            "FixedLossScaleManager", "DynamicLossScaleManager"]

@@ -22,7 +22,7 @@ class ConvBNNet(nn.Cell):
 
 
 def _dtypes(net):
-    return {name: str(p.dtype) for name, p in net.parameters_and_names()}
+    return {name: p.dtype.name for name, p in net.parameters_and_names()}
 
 
 def test_o0_changes_nothing():

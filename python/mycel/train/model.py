@@ -14,12 +14,7 @@ from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
 from mycel.train.callback import CallbackList, CallbackParams, ProgressBar, RunContext
 
-_METRIC_NAMES = {
-    "acc": _metrics.Accuracy, "accuracy": _metrics.Accuracy, "loss": _metrics.Loss,
-    "top_1_accuracy": _metrics.Top1CategoricalAccuracy,
-    "top_5_accuracy": _metrics.Top5CategoricalAccuracy,
-    "precision": _metrics.Precision, "recall": _metrics.Recall, "f1": _metrics.F1,
-}
+_METRIC_NAMES = _metrics.METRIC_NAMES
 
 
 def _make_metrics(metrics):
@@ -171,7 +166,8 @@ class Model:
         net = self._train_network
         net.set_train(True)
         cbs.on_train_begin(run)
-        for rows in self._epochs_of_rows(train_dataset, epoch - initial_epoch, sink_mode, sink_size):
+        # A callback may resume a run (BackupAndRestore sets the epoch reached): go on from there.
+        for rows in self._epochs_of_rows(train_dataset, epoch - cb.cur_epoch_num, sink_mode, sink_size):
             cb.cur_epoch_num += 1
             cbs.on_train_epoch_begin(run)
             for row in rows:
