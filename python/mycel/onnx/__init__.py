@@ -1,0 +1,1 @@
+"""ONNX interchange: export (mycel.export(..., file_format="ONNX")) and import (load_model)."""
