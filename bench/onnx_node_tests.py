@@ -30,7 +30,8 @@ def main():
         total = sum(c.values()) - c["no dtype"]
         tp += c["pass"]
         tt += total
-        claimed = "" if op in mycel.onnx.SUPPORTED_OPS else " (not claimed)"
+        claimed = ("" if op in mycel.onnx.CLAIMED_OPS else " (partial)" if op in mycel.onnx.PARTIAL_OPS
+                   else " (no rule)")
         rate = f"{100 * c['pass'] / total:.0f}%" if total else "-"
         print(f"| {op}{claimed} | {c['pass']} | {total} | {rate} | "
               f"{c['unsupported']} | {c['error']} | {c['wrong']} | {c['no dtype']} |")

@@ -32,6 +32,15 @@ def _array(x):
     return onnx.numpy_helper.to_array(x) if hasattr(x, "SerializeToString") else np.asarray(x)
 
 
+def _input(x):
+    """A test input as a Mycel Tensor (numpy has no bfloat16: ml_dtypes' arrays go via float32)."""
+    import mycel
+    a = _array(x)
+    if a.dtype.name == "bfloat16":
+        return mycel.Tensor(a.astype(np.float32)).astype(mycel.bfloat16)
+    return mycel.Tensor(a)
+
+
 def uses_missing_dtype(case):
     for inputs, outputs in case.data_sets:
         for a in list(inputs) + list(outputs):
@@ -53,7 +62,7 @@ def run_case(case):
         return "error", f"{type(e).__name__}: {e}"
     for inputs, outputs in case.data_sets:
         try:
-            got = net(*[_array(x) for x in inputs])
+            got = net(*[_input(x) for x in inputs])
         except Unsupported as e:
             return "unsupported", str(e)
         except Exception as e:  # noqa: BLE001
@@ -62,8 +71,12 @@ def run_case(case):
         if len(got) != len(outputs):
             return "wrong", f"{len(got)} outputs, expected {len(outputs)}"
         for g, w in zip(got, outputs):
-            g = g.asnumpy()
             w = _array(w)
+            if w.dtype.name == "bfloat16":  # Mycel shows bfloat16 to numpy as float32
+                if str(g.dtype) != "bfloat16":
+                    return "wrong", f"dtype {g.dtype}, expected bfloat16"
+                w = w.astype(np.float32)
+            g = g.asnumpy()
             if g.shape != w.shape:
                 return "wrong", f"shape {g.shape}, expected {w.shape}"
             if g.dtype != w.dtype:

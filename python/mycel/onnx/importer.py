@@ -133,18 +133,18 @@ def _call(op, *args, **attrs):
     return f"P.{op}({', '.join(parts)})"
 
 
-def _pads_2d(e, kernel_rank):
-    """Mycel pad_mode and pad (t, b, l, r) for a 2-d window op's auto_pad/pads."""
+def _pads_2d(e, x, kernel):
+    """Mycel pad_mode and pad for a 2-d window op: 'valid'/'same' as such when they mean the same
+    as Mycel's, else explicit (t, b, l, r) computed at compile time from x's shape."""
     auto = e.attr("auto_pad", "NOTSET")
-    if auto in ("SAME_UPPER",):
-        return "same", (0,)
-    if auto == "SAME_LOWER":
-        e.fail("auto_pad SAME_LOWER (extra padding first) is not supported")
-    if auto == "VALID":
-        return "valid", (0,)
-    pads = e.attr("pads", (0,) * 2 * kernel_rank)
-    t, l, b, r = pads
-    return "pad", (t, b, l, r)
+    ceil = int(e.attr("ceil_mode", 0))
+    if not ceil and auto == "VALID":
+        return "'valid'", "(0,)"
+    if not ceil and auto == "NOTSET":
+        t, l, b, r = e.attr("pads", (0, 0, 0, 0))
+        return "'pad'", repr((t, b, l, r))
+    return "'pad'", (f"S['window_pads']({x}.shape, {_ints(kernel)!r}, {_ints(e.attr('strides', (1, 1)))!r}, "
+                     f"{_ints(e.attr('dilations', (1, 1)))!r}, {auto!r}, {_ints(e.attr('pads', (0, 0, 0, 0)))!r}, {ceil})")
 
 
 def _window_checks(e, kernel):
@@ -158,32 +158,30 @@ def _conv(e):
     if kernel is None:
         e.fail("kernel_shape is needed when the weights are not a constant")
     _window_checks(e, kernel)
-    mode, pad = _pads_2d(e, 2)
     x, wx, b = e.arg(0), e.arg(1), e.arg(2)
-    return [_call("conv2d", x, wx, b, stride=_ints(e.attr("strides", (1, 1))), pad_mode=mode,
-                  pad=tuple(int(p) for p in pad), dilation=_ints(e.attr("dilations", (1, 1))),
-                  groups=int(e.attr("group", 1)))]
+    mode, pad = _pads_2d(e, x, kernel)
+    return [f"P.conv2d({x}, {wx}, {b}, stride={_ints(e.attr('strides', (1, 1)))!r}, pad_mode={mode}, "
+            f"pad={pad}, dilation={_ints(e.attr('dilations', (1, 1)))!r}, groups={int(e.attr('group', 1))})"]
 
 
 def _pool(op):
     def rule(e):
         kernel = e.attr("kernel_shape")
         _window_checks(e, kernel)
-        if e.attr("ceil_mode", 0):
-            e.fail("ceil_mode=1 is not supported")
         if any(d != 1 for d in e.attr("dilations", (1, 1))):
             e.fail("dilated pooling is not supported")
         if len(e.node.outputs) > 1 and e.node.outputs[1]:
             e.fail("the Indices output is not supported")
-        mode, pad = _pads_2d(e, 2)
-        extra = {}
+        x = e.arg(0)
+        mode, pad = _pads_2d(e, x, kernel)
+        extra = ""
         if op == "avg_pool2d":
             include = bool(e.attr("count_include_pad", 0))
-            if include and mode == "same":
-                e.fail("count_include_pad with auto_pad SAME is not supported")
-            extra["count_include_pad"] = include
-        return [_call(op, e.arg(0), kernel_size=_ints(kernel), strides=_ints(e.attr("strides", (1, 1))),
-                      pad_mode=mode, pad=tuple(int(p) for p in pad), **extra)]
+            if include and e.attr("ceil_mode", 0):
+                e.fail("count_include_pad=1 with ceil_mode=1 is not supported")
+            extra = f", count_include_pad={include}"
+        return [f"P.{op}({x}, kernel_size={_ints(kernel)!r}, strides={_ints(e.attr('strides', (1, 1)))!r}, "
+                f"pad_mode={mode}, pad={pad}{extra})"]
     return rule
 
 
@@ -206,13 +204,32 @@ def _gemm(e):
     a, b, c = e.arg(0), e.arg(1), e.arg(2)
     alpha, beta = float(e.attr("alpha", 1.0)), float(e.attr("beta", 1.0))
     ta, tb = bool(e.attr("transA", 0)), bool(e.attr("transB", 0))
-    if tb and not ta and alpha == 1.0 and beta == 1.0:
+    c_1d = c is None or (e.node.inputs[2] in e.consts and e.consts[e.node.inputs[2]].ndim == 1)
+    if tb and not ta and alpha == 1.0 and beta == 1.0 and c_1d:
         return [_call("dense", a, b, c)]
     y = _call("matmul", a, b, transpose_a=ta, transpose_b=tb)
     if alpha != 1.0:
         y = f"P.mul({y}, {alpha!r})"
     if c is not None:
         y = f"P.add({y}, {c if beta == 1.0 else f'P.mul({c}, {beta!r})'})"
+    return [y]
+
+
+def _div(e):
+    a, b = e.arg(0), e.arg(1)
+    dt = e.dtype(0)
+    if dt is not None and dt.kind in "iu":  # integer Div truncates toward zero
+        q = f"P.floor_div(P.abs({a}), P.abs({b}))"
+        return [f"P.cast(P.mul(P.mul({q}, P.sign({a})), P.sign({b})), dtype=D.{dt.name})"]
+    return [_call("div", a, b)]
+
+
+def _pow(e):
+    a, b = e.arg(0), e.arg(1)
+    dt = e.dtype(0)
+    y = _call("pow", a, b)
+    if dt is not None and e.dtype(1) is not None and dt != e.dtype(1):  # the base's type, as ONNX
+        return [f"P.cast({y}, dtype=D.{dt.name})"]
     return [y]
 
 
@@ -326,9 +343,12 @@ def _gather(e):
 
 
 def _dropout(e):
-    if len(e.node.outputs) > 1 and e.node.outputs[1]:
-        e.fail("the mask output is not supported (inference only)")
-    return [f"P.identity({e.arg(0)})"]
+    if e.has(2):
+        mode = e.const(2, "training_mode") if e.node.inputs[2] in e.consts else None
+        if mode is None or bool(np.asarray(mode).reshape(-1)[0]):
+            e.fail("training_mode (random masks) is not supported; inference only")
+    x = e.arg(0)
+    return [f"P.identity({x})", f"P.cast(P.ones_like({x}), dtype=D.bool_)"]
 
 
 def _slice(e):
@@ -347,13 +367,15 @@ def _slice(e):
 
 def _layer_norm(e):
     axis = int(e.attr("axis", -1))
-    if any(o for o in e.node.outputs[1:]):
-        e.fail("the Mean and InvStdDev outputs are not supported")
+    if int(e.attr("stash_type", 1)) != 1:
+        e.fail("stash_type other than float32 is not supported")
     x, scale, bias = e.arg(0), e.arg(1), e.arg(2)
     if bias is None:
         bias = f"P.zeros_like({scale})"
-    return [f"P.layer_norm({x}, {scale}, {bias}, begin_norm_axis={axis}, begin_params_axis={axis}, "
-            f"epsilon={float(e.attr('epsilon', 1e-5))!r})[0]"]
+    r = e.bind(f"P.layer_norm({x}, {scale}, {bias}, begin_norm_axis={axis}, begin_params_axis={axis}, "
+               f"epsilon={float(e.attr('epsilon', 1e-5))!r})")
+    shape = f"S['stat_shape']({x}.shape, {axis})"
+    return [f"{r}[0]", f"P.reshape({r}[1], {shape})", f"P.reshape({r}[2], {shape})"]
 
 
 def _hard_sigmoid(e):
@@ -373,9 +395,13 @@ def _where(e):
 
 def _argmax(op):
     def rule(e):
-        if e.attr("select_last_index", 0):
-            e.fail("select_last_index=1 is not supported")
-        return [_call(op, e.arg(0), axis=int(e.attr("axis", 0)), keep_dims=bool(e.attr("keepdims", 1)))]
+        x, axis, keep = e.arg(0), int(e.attr("axis", 0)), bool(e.attr("keepdims", 1))
+        if e.attr("select_last_index", 0):  # the first index of the reversed axis, counted back
+            r = e.bind(f"S['reverse_args']({x}.shape, {axis})")
+            xr = e.bind(f"P.strided_slice({x}, begin={r}[0], end={r}[1], strides={r}[2], end_mask={r}[3])")
+            idx = _call(op, xr, axis=axis, keep_dims=keep)
+            return [f"P.sub(S['dim']({x}.shape, {axis}) - 1, {idx})"]
+        return [_call(op, x, axis=axis, keep_dims=keep)]
     return rule
 
 
@@ -392,8 +418,8 @@ RULES = {
     "Conv": _conv, "MaxPool": _pool("max_pool2d"), "AveragePool": _pool("avg_pool2d"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),
     "BatchNormalization": _batch_norm, "Gemm": _gemm, "MatMul": _binary("matmul"),
-    "Add": _binary("add"), "Sub": _binary("sub"), "Mul": _binary("mul"), "Div": _binary("div"),
-    "Pow": _binary("pow"), "Equal": _binary("equal"), "Less": _binary("less"),
+    "Add": _binary("add"), "Sub": _binary("sub"), "Mul": _binary("mul"), "Div": _div,
+    "Pow": _pow, "Equal": _binary("equal"), "Less": _binary("less"),
     "Greater": _binary("greater"), "LessOrEqual": _binary("less_equal"),
     "GreaterOrEqual": _binary("greater_equal"), "And": _binary("logical_and"),
     "Or": _binary("logical_or"), "Xor": _binary("logical_xor"),

@@ -89,6 +89,54 @@ def slice_args(shape, starts, ends, axes, steps):
     return tuple(begin), tuple(end), tuple(stride), mask
 
 
+def window_pads(shape, kernel, strides, dilations, auto_pad, pads, ceil_mode):
+    """Explicit (top, bottom, left, right) padding of a 2-d ONNX window op: SAME_UPPER/LOWER
+    computed from the input size, and ceil_mode turned into extra end padding (a last window
+    must start inside the input or its left padding, as ONNX says)."""
+    out = []
+    ends = []
+    for i in range(2):
+        n, k, s, d = shape[2 + i], kernel[i], strides[i], dilations[i]
+        ek = d * (k - 1) + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-n // s)
+            total = max((o - 1) * s + ek - n, 0)
+            small = total // 2
+            p0, p1 = (small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small)
+        elif auto_pad == "VALID":
+            p0 = p1 = 0
+        else:
+            p0, p1 = pads[i], pads[i + 2]
+        if ceil_mode:
+            span = n + p0 + p1 - ek
+            o = -(-span // s) + 1
+            if (o - 1) * s >= n + p0:
+                o -= 1
+            p1 += max((o - 1) * s + ek - (n + p0 + p1), 0)
+        out.append((p0, p1))
+        ends.append(p1)
+    return (out[0][0], out[0][1], out[1][0], out[1][1])
+
+
+def reverse_args(shape, axis):
+    """strided_slice begin, end, strides, end_mask that reverse `axis`."""
+    rank = len(shape)
+    a = _norm(axis, rank, "ArgMax")
+    begin, end, stride = [0] * rank, list(shape), [1] * rank
+    begin[a], end[a], stride[a] = shape[a] - 1, -1, -1
+    return tuple(begin), tuple(end), tuple(stride), 1 << a
+
+
+def dim(shape, axis):
+    return shape[_norm(axis, len(shape), "dim")]
+
+
+def stat_shape(shape, axis):
+    """Shape of LayerNormalization's Mean/InvStdDev: the normalized dims set to 1."""
+    a = _norm(axis, len(shape), "LayerNormalization")
+    return tuple(d if i < a else 1 for i, d in enumerate(shape))
+
+
 # What generated code calls: opaque callables, evaluated on constants at compile time.
 RULES = {name: functools.partial(fn) for name, fn in list(globals().items())
          if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
