@@ -95,7 +95,8 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   const LayoutRequest layout = take_layout();
   if (post)
     for (const PostOp& p : post->ops)
-      if (p.kind != PostOp::Kind::kRelu) post = nullptr;  // not ours to apply: the caller does
+      if (p.kind != PostOp::Kind::kRelu && p.kind != PostOp::Kind::kRelu6)
+        post = nullptr;  // not ours to apply: the caller does
   if (y.numel() == 0) return;
   MYCEL_CHECK((!layout.src_blocked && !layout.dst_blocked) || (x.numel() > 0 && w.numel() > 0),
               RuntimeError, "[conv2d] blocked layouts need non-empty inputs (backend bug)");
