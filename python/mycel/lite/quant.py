@@ -45,9 +45,12 @@ def _kl_threshold(a, bins=2048, levels=128):
     """TensorRT-style entropy calibration on |a|: the clipping threshold whose 128-level
     quantized histogram is closest (KL divergence) to the clipped reference histogram."""
     a = np.abs(a.reshape(-1))
-    top = float(a.max())
-    if top == 0:
+    # Exact zeros (ReLU outputs) are exactly representable at any scale; left in, their spike
+    # in the first bin would make every coarse candidate look bad and pull the threshold down.
+    a = a[a != 0]
+    if a.size == 0 or float(a.max()) == 0:
         return 0.0
+    top = float(a.max())
     hist, edges = np.histogram(a, bins=bins, range=(0, top))
     hist = hist.astype(np.float64)
     best, best_i = np.inf, bins
