@@ -56,6 +56,8 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["weight_bytes"] = s.weight_bytes;
   d["num_nodes"] = s.num_nodes;
   d["num_plans"] = s.num_plans;
+  d["num_blocked"] = s.num_blocked;
+  d["num_reorders"] = s.num_reorders;
   d["batch_norms_folded"] = s.optimized.batch_norms_folded;
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;
