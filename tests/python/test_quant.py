@@ -88,3 +88,23 @@ def test_ptq_and_qat_keep_lenet5_accuracy():
         assert acc(q) >= fp32 - 0.01
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_quantized_net_exports_and_runs_everywhere(tmp_path):
+    """A PTQ'd (fake-quant) network exports to ONNX (ONNX Runtime agrees) and to MINDIR (the lite
+    runtime agrees), so the simulated int8 model deploys as it evaluates."""
+    ort = pytest.importorskip("onnxruntime")
+    from mycel import _mycel
+    from edge_helpers import MODELS, graph_outputs, randomize
+    net = randomize(MODELS["lenet5"][0]())
+    rng = np.random.default_rng(3)
+    calib = [Tensor(rng.standard_normal((8, 1, 32, 32)).astype(np.float32)) for _ in range(4)]
+    quant.quantize(net, calib, method="percentile")
+    x = rng.standard_normal((2, 1, 32, 32)).astype(np.float32)
+    want = graph_outputs(net, x)
+    onnx_path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="ONNX")
+    got = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR")
+    got = _mycel.lite.Session.from_file(path).run([Tensor(x)])[0].asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

@@ -215,6 +215,9 @@ RULES = {
     "abs": _simple("Abs"), "erf": _simple("Erf"), "reciprocal": _simple("Reciprocal"),
     "floor": _simple("Floor"), "ceil": _simple("Ceil"), "sin": _simple("Sin"), "cos": _simple("Cos"),
     "sign": _simple("Sign"), "identity": _simple("Identity"),
+    "round": _simple("Round"),  # both round half to even
+    "stop_gradient": _simple("Identity"),  # inference: gradients do not exist
+    "clip_by_value": _simple("Clip"),
     "rsqrt": lambda b, n, x: b.node("Reciprocal", [b.node("Sqrt", [x])]),
     "square": lambda b, n, x: b.node("Mul", [x, x]),
     "add": _simple("Add"), "sub": _simple("Sub"), "mul": _simple("Mul"), "div": _simple("Div"),
