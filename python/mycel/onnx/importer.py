@@ -164,15 +164,25 @@ def _conv(e):
             f"pad={pad}, dilation={_ints(e.attr('dilations', (1, 1)))!r}, groups={int(e.attr('group', 1))})"]
 
 
+def _as_2d_window(e):
+    """A 1-d window op's attributes as the 2-d op over (N, C, 1, L) would have them."""
+    a = dict(e.node.attrs)
+    a["kernel_shape"] = (1,) + tuple(a["kernel_shape"])
+    a["strides"] = (1,) + tuple(a.get("strides", (1,)))
+    a["dilations"] = (1,) + tuple(a.get("dilations", (1,)))
+    p = tuple(a.get("pads", (0, 0)))
+    a["pads"] = (0, p[0], 0, p[1])
+    e.node = onnx_model.Node(e.node.op_type, e.node.name, e.node.inputs, e.node.outputs, a, e.node.domain)
+
+
 def _pool(op):
-    def rule(e):
+    def window(e, x):
         kernel = e.attr("kernel_shape")
         _window_checks(e, kernel)
         if any(d != 1 for d in e.attr("dilations", (1, 1))):
             e.fail("dilated pooling is not supported")
         if len(e.node.outputs) > 1 and e.node.outputs[1]:
             e.fail("the Indices output is not supported")
-        x = e.arg(0)
         mode, pad = _pads_2d(e, x, kernel)
         extra = ""
         if op == "avg_pool2d":
@@ -180,8 +190,16 @@ def _pool(op):
             if include and e.attr("ceil_mode", 0):
                 e.fail("count_include_pad=1 with ceil_mode=1 is not supported")
             extra = f", count_include_pad={include}"
-        return [f"P.{op}({x}, kernel_size={_ints(kernel)!r}, strides={_ints(e.attr('strides', (1, 1)))!r}, "
-                f"pad_mode={mode}, pad={pad}{extra})"]
+        return (f"P.{op}({x}, kernel_size={_ints(kernel)!r}, strides={_ints(e.attr('strides', (1, 1)))!r}, "
+                f"pad_mode={mode}, pad={pad}{extra})")
+
+    def rule(e):
+        x = e.arg(0)
+        if len(e.attr("kernel_shape") or ()) == 1:  # 1-d: the 2-d op over (N, C, 1, L)
+            _as_2d_window(e)
+            x4 = e.bind(f"P.expand_dims({x}, axis=2)")
+            return [f"P.squeeze({window(e, x4)}, axis=(2,))"]
+        return [window(e, x)]
     return rule
 
 
