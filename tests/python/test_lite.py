@@ -152,6 +152,6 @@ def test_fuzz_no_crash(tmp_path):
     so that a crash would be counted (not kill the test run)."""
     _, _, path = _export("lenet5", tmp_path)
     script = os.path.join(ROOT, "tests", "python", "lite_fuzz_worker.py")
-    out = subprocess.run([os.sys.executable, script, path, "400", "0"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([os.sys.executable, script, path, "250", "0"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "crashes 0" in out.stdout, out.stdout
