@@ -17,6 +17,7 @@
 namespace mycel::py {
 
 frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
+nb::dict graph_to_py(const ir::FuncGraph& g);             // bind_export.cc
 
 /// Python object for a compile-time value (nullptr-free: None for none).
 nb::object value_to_py(const ir::Value& v) {
@@ -196,6 +197,16 @@ class CompiledGraph {
   }
 
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
+  /// The optimized graph for a signature as Python data (export), with which entry arguments
+  /// were folded into it as constants.
+  nb::dict graph_data(nb::args args) {
+    pipeline::Step& s = compiled(signature(args));
+    nb::dict d = graph_to_py(*s.graph);
+    nb::list folded;
+    for (bool b : s.constant_args) folded.append(b);
+    d["constant_args"] = folded;
+    return d;
+  }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -327,6 +338,8 @@ void init_graph(nb::module_& m) {
       .def("__call__", &CompiledGraph::call)
       .def("run_with_signature", &CompiledGraph::run_with_signature)
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def("graph_data", &CompiledGraph::graph_data,
+           "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
       .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
       .def_prop_ro("evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },
