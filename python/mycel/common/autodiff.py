@@ -8,7 +8,7 @@ while its ops are recorded into IR, and the recording goes through the same tran
 Parameters (weights), as MindSpore's API defines them.
 """
 from mycel import _mycel, context
-from mycel.common import api, pynative_grad
+from mycel.common import api, pynative_grad, vmap
 
 
 def _weights_list(weights):
@@ -52,6 +52,8 @@ class _GradFunction:
         if not positions and self._weights is None:
             raise ValueError("grad: grad_position is None and no weights given: nothing to differentiate")
         key = (n, tuple(positions))
+        if _holds_vmap(self._fn):  # grad(vmap(f)): one chain of transforms, both modes
+            return vmap.call_chain(self, args)
         if isinstance(self._fn, _GradFunction):
             return self._nested(key, args)
         if context.get_context("mode") == context.PYNATIVE_MODE:
@@ -89,6 +91,12 @@ class _GradFunction:
                 "with_weights": self._weights is not None, "return_value": self._return_value,
                 "has_aux": self._has_aux, "sens_param": self._sens_param,
                 "fn": self._fn, "weights": tuple(self._weights) if self._weights is not None else None}
+
+
+def _holds_vmap(fn):
+    while isinstance(fn, _GradFunction):
+        fn = fn._fn
+    return isinstance(fn, vmap._VmapFunction)
 
 
 def _nested_entry(outer):

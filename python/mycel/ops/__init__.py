@@ -39,6 +39,7 @@ def op_names():
 # Autodiff (composite operations, as in mindspore.ops): GradOperation, grad, value_and_grad.
 from mycel.common.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
 from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
+from mycel.common.vmap import vmap  # noqa: E402
 
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402

@@ -1,0 +1,180 @@
+// Batching rules of the network ops: matmul and dense (batch dims of matmul), convolutions and
+// pooling (the batch folded into N, or into the channel groups when the weights are batched too),
+// norms and losses (the batch folded into N, each item reduced on its own).
+#include <numeric>
+
+#include "mycel/core/error.h"
+#include "mycel/ops/batch.h"
+
+namespace mycel {
+
+namespace {
+
+using namespace batch;
+
+int64_t logical_rank(BatchBuilder& g, size_t i) {
+  return static_cast<int64_t>(g.meta(g.input(i)).shape.size()) - (g.bdim(i) != kNotBatched);
+}
+Batched at_front(BatchBuilder& g, GradVar v) { return {v, std::vector<int>(g.tuple_size(v), 0)}; }
+bool batched(BatchBuilder& g, size_t i) { return g.input(i).defined() && g.bdim(i) != kNotBatched; }
+
+/// Inputs `folded` batched or broadcast to (B, N, ...) and merged to (B*N, ...); the op called on
+/// them (others as they are, which must be unbatched); each output split back to (B, N, ...).
+Batched fold_into_n(BatchBuilder& g, const std::vector<size_t>& folded,
+                    const std::map<std::string, AttrValue>& attrs = {}) {
+  for (size_t i = 0; i < g.num_inputs(); ++i)
+    if (batched(g, i) && std::find(folded.begin(), folded.end(), i) == folded.end()) return {};
+  std::vector<GradVar> in;
+  for (size_t i = 0; i < g.num_inputs(); ++i) {
+    bool fold = std::find(folded.begin(), folded.end(), i) != folded.end() && g.input(i).defined();
+    in.push_back(fold ? merge_front(g, front(g, i)) : g.input(i));
+  }
+  GradVar out = g.call_self(in, attrs);
+  size_t n = g.tuple_size(out);
+  if (n == 1 && g.meta(out).shape.size() > 0) return at_front(g, split_front(g, out, g.batch_size()));
+  std::vector<GradVar> items;
+  for (size_t k = 0; k < n; ++k) items.push_back(split_front(g, g.tuple_get(out, k), g.batch_size()));
+  return at_front(g, g.make_tuple(items));
+}
+
+/// matmul: numpy batching, so the batch at the front of both operands broadcasts; a batched
+/// vector operand (logical rank 1) has no batch axes to use: no rule.
+Batched matmul_rule(BatchBuilder& g) {
+  int64_t rx = logical_rank(g, 0), ry = logical_rank(g, 1);
+  if (rx < 2 || ry < 2) return {};
+  int64_t r = std::max(rx, ry);
+  std::vector<GradVar> in;
+  for (size_t i = 0; i < 2; ++i) {
+    GradVar x = g.input(i);
+    if (batched(g, i)) {
+      x = front(g, i);
+      for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+    }
+    in.push_back(x);
+  }
+  return at_front(g, g.call_self(in));
+}
+
+/// dense: a batched x folds into its leading axes; batched weights make it a batched matmul.
+Batched dense_rule(BatchBuilder& g) {
+  if (!batched(g, 1) && !batched(g, 2)) return at_front(g, g.call_self({front(g, 0), g.input(1), g.input(2)}));
+  if (logical_rank(g, 0) < 1) return {};
+  GradVar x = front(g, 0);                          // (B, ..., in)
+  Shape xs = g.meta(x).shape;
+  int64_t in = xs.back();
+  int64_t m = std::accumulate(xs.begin() + 1, xs.end() - 1, int64_t{1}, std::multiplies<>());
+  GradVar x3 = g.reshape_to(x, {g.batch_size(), m, in});
+  GradVar y = g.call("matmul", {x3, front(g, 1)}, {{"transpose_b", true}});  // (B, m, out)
+  if (g.input(2).defined())
+    y = g.call("add", {y, batched(g, 2) ? g.call("expand_dims", {front(g, 2)}, {{"axis", int64_t{1}}}) : g.input(2)});
+  Shape ys(xs.begin(), xs.end() - 1);
+  ys.push_back(g.meta(y).shape.back());
+  return at_front(g, g.reshape_to(y, ys));
+}
+
+/// (B, N, C, H, W) -> (N, B*C, H, W): the batch as channel groups.
+GradVar to_groups(BatchBuilder& g, GradVar v) {
+  Shape s = g.meta(v).shape;
+  v = g.call("transpose", {v}, {{"perm", std::vector<int64_t>{1, 0, 2, 3, 4}}});
+  return g.reshape_to(v, {s[1], s[0] * s[2], s[3], s[4]});
+}
+/// (N, B*C, H, W) -> (B, N, C, H, W).
+GradVar from_groups(BatchBuilder& g, GradVar v, int64_t b) {
+  Shape s = g.meta(v).shape;
+  v = g.reshape_to(v, {s[0], b, s[1] / b, s[2], s[3]});
+  return g.call("transpose", {v}, {{"perm", std::vector<int64_t>{1, 0, 2, 3, 4}}});
+}
+
+/// conv2d(x, w, b): batched x alone folds into N; batched weights use B*groups groups.
+Batched conv2d_rule(BatchBuilder& g) {
+  if (!batched(g, 1) && !batched(g, 2)) return fold_into_n(g, {0});
+  const int64_t B = g.batch_size();
+  GradVar x = to_groups(g, front(g, 0));
+  GradVar w = merge_front(g, front(g, 1));  // (B*O, C/groups, kh, kw)
+  GradVar bias = g.input(2);
+  if (bias.defined()) bias = merge_front(g, front(g, 2));
+  GradVar y = g.call_self({x, w, bias}, {{"groups", g.attrs().get_int("groups") * B}});
+  return at_front(g, from_groups(g, y, B));
+}
+
+/// conv2d_backprop_input(dout, w): as conv2d, input_size given per item.
+Batched conv2d_backprop_input_rule(BatchBuilder& g) {
+  std::vector<int64_t> size = g.attrs().get_ints("input_size");
+  const int64_t B = g.batch_size();
+  if (!batched(g, 1)) {
+    size[0] *= B;
+    return fold_into_n(g, {0}, {{"input_size", size}});
+  }
+  GradVar dy = to_groups(g, front(g, 0));
+  GradVar w = merge_front(g, front(g, 1));
+  std::vector<int64_t> grouped{size[0], size[1] * B, size[2], size[3]};
+  GradVar dx = g.call_self({dy, w}, {{"input_size", grouped}, {"groups", g.attrs().get_int("groups") * B}});
+  return at_front(g, from_groups(g, dx, B));
+}
+
+/// conv2d_backprop_filter(dout, x): one filter gradient per item, as B*groups channel groups.
+Batched conv2d_backprop_filter_rule(BatchBuilder& g) {
+  const int64_t B = g.batch_size();
+  std::vector<int64_t> fs = g.attrs().get_ints("filter_size");
+  GradVar dy = to_groups(g, front(g, 0));
+  GradVar x = to_groups(g, front(g, 1));
+  std::vector<int64_t> grouped{fs[0] * B, fs[1], fs[2], fs[3]};
+  GradVar dw = g.call_self({dy, x}, {{"filter_size", grouped}, {"groups", g.attrs().get_int("groups") * B}});
+  return at_front(g, split_front(g, dw, B));
+}
+
+/// Losses over (N, ...) items: the batch folds into N with reduction "none", then each item is
+/// reduced on its own (mean over all its elements, as the op's "mean" is).
+Batched loss_rule(BatchBuilder& g) {
+  std::vector<size_t> all(g.num_inputs());
+  std::iota(all.begin(), all.end(), 0);
+  const std::string red = g.attrs().get_str("reduction");
+  Batched per = fold_into_n(g, all, {{"reduction", std::string("none")}});
+  if (!per.value.defined() || red == "none") return per;
+  int64_t r = static_cast<int64_t>(g.meta(per.value).shape.size());
+  std::vector<int64_t> axes(r - 1);
+  std::iota(axes.begin(), axes.end(), 1);
+  return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", axes}}));
+}
+
+/// batch_norm in inference uses fixed statistics, so items are independent; training mixes them.
+Batched batch_norm_rule(BatchBuilder& g) {
+  if (g.attrs().get_bool("is_training")) return {};
+  return fold_into_n(g, {0});
+}
+
+/// layer_norm normalizes trailing axes: the batch in front only shifts non-negative axes.
+Batched layer_norm_rule(BatchBuilder& g) {
+  if (batched(g, 1) || batched(g, 2)) return {};
+  std::map<std::string, AttrValue> a;
+  for (const char* n : {"begin_norm_axis", "begin_params_axis"}) {
+    int64_t v = g.attrs().get_int(n);
+    a[n] = v >= 0 ? v + 1 : v;
+  }
+  return at_front(g, g.call_self({front(g, 0), g.input(1), g.input(2)}, a));
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BATCH_RULES(nn) {
+  b.add("matmul", matmul_rule);
+  b.add("dense", dense_rule);
+  b.add("conv2d", conv2d_rule);
+  b.add("conv2d_backprop_input", conv2d_backprop_input_rule);
+  b.add("conv2d_backprop_filter", conv2d_backprop_filter_rule);
+  // NCHW ops that see each image on its own: the batch joins N.
+  for (const char* n : {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "resize_bilinear",
+                        "resize_nearest_neighbor"})
+    b.add(n, [](BatchBuilder& g) { return fold_into_n(g, {0}); });
+  for (const char* n : {"max_pool2d_grad", "avg_pool2d_grad", "resize_bilinear_grad",
+                        "resize_nearest_neighbor_grad"})
+    b.add(n, [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
+  b.add("softmax_cross_entropy_with_logits", [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
+  for (const char* n : {"sparse_softmax_cross_entropy_with_logits", "mse_loss", "binary_cross_entropy",
+                        "binary_cross_entropy_with_logits"})
+    b.add(n, loss_rule);
+  b.add("batch_norm", batch_norm_rule);
+  b.add("layer_norm", layer_norm_rule);
+}
+
+}  // namespace mycel
