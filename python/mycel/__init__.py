@@ -11,7 +11,7 @@ from mycel.parallel import (ParallelMode, set_auto_parallel_context, get_auto_pa
                             reset_auto_parallel_context)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
-from mycel.common.autodiff import grad, value_and_grad
+from mycel.common.autodiff import grad, value_and_grad, get_grad
 from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd
 from mycel.common.vmap import vmap
 from mycel import nn

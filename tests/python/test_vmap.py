@@ -230,3 +230,19 @@ def test_bad_axes_types_and_out_axes(mode):
         ops.vmap(lambda a, n: a * n, in_axes=0)(Tensor(rnd(3, 2)), 2)
     # the process stays healthy
     check(lambda a: a * 2.0, (rnd(3, 2),), 0)
+
+
+# Ops that run once per item under vmap (no batching rule yet, or none possible: collectives,
+# summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
+LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm_grad",
+          "broadcast", "dynamic_fill", "eye", "fill", "gather_nd", "histogram_summary",
+          "image_summary", "layer_norm_grad", "nll_loss", "normal", "ones", "pad", "pad_grad", "randint",
+          "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "tensor_scatter_add",
+          "tensor_scatter_elements", "tensor_summary", "uniform", "zeros"}
+
+
+def test_every_op_has_a_batching_policy():
+    kinds = {name: mycel._mycel.graph.batching_rule(name) for name in ops.op_names()}
+    looped = {n for n, k in kinds.items() if k == "loop"}
+    assert looped == LOOPED, sorted(looped ^ LOOPED)
+    assert kinds["add"] == "elementwise" and kinds["conv2d"] == "own"

@@ -41,6 +41,10 @@ class _VmapFunction:
     def _spec(self):
         return {"kind": "vmap", "in_axes": self._in_axes, "out_axes": self._out_axes}
 
+    def _mycel_vmap_spec(self):
+        """What graph mode needs to call this vmap function inside a graph (frontend vmap_object)."""
+        return {"in_axes": self._in_axes, "out_axes": self._out_axes, "fn": self._fn}
+
     def __call__(self, *args):
         if not args:
             raise TypeError("vmap: the mapped function needs at least one argument")
@@ -101,3 +105,6 @@ def vmap(fn, in_axes=0, out_axes=0):
     entry per argument (each an int, None, or a tuple for a tuple argument). out_axes likewise for
     the outputs. fn: a function or a Cell (its Parameters are not mapped)."""
     return _VmapFunction(fn, in_axes, out_axes)
+
+
+vmap._mycel_transform = "vmap"  # called in parsed code, the frontend makes the transform in the graph

@@ -3,8 +3,11 @@
 These functions are parsed by graph mode, so they live outside mycel.common: the frontend treats
 functions of mycel.common as opaque library code, not as source to parse.
 """
+from mycel import _mycel
 from mycel.common import api
-from mycel.common.autodiff import _GradFunction
+from mycel.common.autodiff import GradOperation, _GradFunction, grad
+
+_VJP_ALL = GradOperation(get_all=True, sens_param=True)  # a global, so graph mode sees the grad op
 
 
 def as_parsable(fn, n):
@@ -59,3 +62,27 @@ def jvp_program(fn, positions):
     def jvp_entry(inputs, u, tangents):
         return linear(inputs, u, tangents)
     return api.jit(jvp_entry)
+
+
+# The form graph mode parses when jvp is called inside compiled code (functional_ad marks it
+# `_mycel_graph_impl`): the gradients are taken in the graph, as grad inside a graph is. (vjp would
+# return a closure out of the function that makes it, which graph mode cannot do yet.)
+
+def jvp_in_graph(fn, inputs, v):
+    """(fn(*inputs), J @ v) by the linear transpose of reverse mode (see jvp_program)."""
+    if isinstance(inputs, tuple):
+        xs = inputs
+        ts = v
+    else:
+        xs = (inputs,)
+        ts = (v,)
+    out = fn(*xs)
+    u = _mycel.ops.zeros_like(out)
+
+    def pairing(w):
+        cotangents = _VJP_ALL(fn)(*xs, w)
+        acc = 0.0
+        for c, t in zip(cotangents, ts):
+            acc = acc + (c * t).sum()
+        return acc
+    return out, grad(pairing)(u)

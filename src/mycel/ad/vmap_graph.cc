@@ -10,6 +10,7 @@
 
 #include "mycel/ad/detail.h"
 #include "mycel/ad/vmap.h"
+#include "mycel/analysis/abstract_util.h"
 #include "mycel/core/error.h"
 #include "mycel/ops/batch.h"
 
@@ -18,13 +19,6 @@ namespace mycel::ad {
 using namespace ir;
 using detail::cst;
 
-std::string BatchAxes::repr() const {
-  if (leaf) return mapped ? std::to_string(axis) : "None";
-  std::string s = "(";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].repr();
-  return s + (items.size() == 1 ? ",)" : ")");
-}
-
 namespace {
 
 const AbstractTensor* tensor_of(const AbstractPtr& a) {
@@ -32,58 +26,6 @@ const AbstractTensor* tensor_of(const AbstractPtr& a) {
 }
 const AbstractTuple* tuple_of(const AbstractPtr& a) {
   return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get()) : nullptr;
-}
-
-/// Removes the mapped axes of one input (spelling in_axes out to its structure).
-AbstractPtr strip(const AbstractPtr& a, const BatchAxes& ax, const std::string& where, int64_t& size,
-                  std::string& size_from, BatchAxes& out) {
-  if (!ax.leaf) {
-    const AbstractTuple* t = tuple_of(a);
-    if (!t || t->items().size() != ax.items.size())
-      MYCEL_THROW(ValueError, "vmap: in_axes ", ax.repr(), " for ", where, " has ", ax.items.size(),
-                  " entries, but the argument is ", a->repr());
-    std::vector<AbstractPtr> items;
-    out = BatchAxes::tuple({});
-    for (size_t i = 0; i < ax.items.size(); ++i) {
-      out.items.emplace_back();
-      items.push_back(strip(t->items()[i], ax.items[i], where + "[" + std::to_string(i) + "]", size, size_from,
-                            out.items.back()));
-    }
-    return std::make_shared<AbstractTuple>(std::move(items), t->is_list());
-  }
-  if (const AbstractTuple* t = tuple_of(a)) {  // one axis for every tensor of a tuple
-    std::vector<AbstractPtr> items;
-    out = BatchAxes::tuple({});
-    for (size_t i = 0; i < t->items().size(); ++i) {
-      out.items.emplace_back();
-      items.push_back(strip(t->items()[i], ax, where + "[" + std::to_string(i) + "]", size, size_from,
-                            out.items.back()));
-    }
-    return std::make_shared<AbstractTuple>(std::move(items), t->is_list());
-  }
-  out = ax;
-  if (!ax.mapped) return a;
-  const AbstractTensor* t = tensor_of(a);
-  if (!t)
-    MYCEL_THROW(ValueError, "vmap: in_axes maps ", where, " along axis ", ax.axis, ", but it is ", a->repr(),
-                ", which has no axes (give None for it)");
-  const Shape& s = t->shape();
-  int64_t r = static_cast<int64_t>(s.size());
-  if (ax.axis < -r || ax.axis >= r)
-    MYCEL_THROW(ValueError, "vmap: in_axes axis ", ax.axis, " for ", where, " is out of range for its shape ",
-                shape_str(s), " (rank ", r, ")");
-  out.axis = ax.axis < 0 ? ax.axis + r : ax.axis;
-  int64_t n = s[out.axis];
-  if (size < 0) {
-    size = n;
-    size_from = where + " axis " + std::to_string(out.axis) + " of shape " + shape_str(s);
-  } else if (n != size) {
-    MYCEL_THROW(ValueError, "vmap: the mapped axes have different sizes: ", size_from, " has ", size, ", but ",
-                where, " axis ", out.axis, " of shape ", shape_str(s), " has ", n);
-  }
-  Shape u = s;
-  u.erase(u.begin() + out.axis);
-  return std::make_shared<AbstractTensor>(u, t->dtype());
 }
 
 /// Where the batch is in one value of the batched graph: an axis, or one entry per tuple item.
@@ -318,14 +260,19 @@ class VmapTransform {
         map(n.get(), n, {});
         continue;
       }
-      if (n->is_parameter()) MYCEL_THROW(RuntimeError, "vmap: a parameter of another graph", at(n->loc()));
+      if (n->graph() != f_) {  // a free variable: defined outside the mapped function, shared
+        map(n.get(), n, {});
+        continue;
+      }
+      if (n->is_parameter()) MYCEL_THROW(RuntimeError, "vmap: a parameter without an image", at(n->loc()));
       apply(n);
     }
   }
 
   const std::pair<NodePtr, BDim>& image(const NodePtr& n) {
     auto it = image_.find(n.get());
-    if (it == image_.end() && n->is_constant() && !constant_graph(n)) it = image_.emplace(n.get(), std::make_pair(n, BDim{})).first;
+    if (it == image_.end() && ((n->is_constant() && !constant_graph(n)) || (!n->is_constant() && n->graph() != f_)))
+      it = image_.emplace(n.get(), std::make_pair(n, BDim{})).first;  // constants and free variables
     if (it == image_.end()) MYCEL_THROW(RuntimeError, "vmap: a node used before it is made", at(n->loc()));
     return it->second;
   }
@@ -488,26 +435,13 @@ class VmapTransform {
 
 std::vector<AbstractPtr> unbatched_inputs(const std::vector<AbstractPtr>& batched, const VmapSpec& spec,
                                           int64_t& batch_size, std::vector<BatchAxes>& expanded) {
-  const BatchAxes& in = spec.in_axes;
-  if (!in.leaf && in.items.size() != batched.size())
-    MYCEL_THROW(ValueError, "vmap: in_axes ", in.repr(), " has ", in.items.size(), " entries, but the function is called "
-                "with ", batched.size(), " arguments");
-  batch_size = -1;
-  std::string size_from;
-  std::vector<AbstractPtr> out;
-  expanded.assign(batched.size(), {});
-  for (size_t i = 0; i < batched.size(); ++i)
-    out.push_back(strip(batched[i], in.leaf ? in : in.items[i], "argument " + std::to_string(i), batch_size,
-                        size_from, expanded[i]));
-  if (batch_size < 0)
-    MYCEL_THROW(ValueError, "vmap: in_axes ", in.repr(), " maps no input: at least one argument needs an axis");
-  return out;
+  return analysis::detail::unbatched_inputs(batched, spec.in_axes, batch_size, expanded);
 }
 
-FuncGraph* vmap_graph(FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
-                      const std::vector<AbstractPtr>& batched, int64_t batch_size) {
-  if (f->parent()) MYCEL_THROW(RuntimeError, "vmap: vmap_graph needs a top-level graph, @", f->name(), " is nested");
-  FuncGraph* G = f->module()->add_graph(f->name() + "_vmap");
+namespace {
+
+FuncGraph* build(FuncGraph* G, FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
+                 const std::vector<AbstractPtr>& batched, int64_t batch_size) {
   VmapTransform t(f, G, batch_size);
   size_t k = 0;
   for (const NodePtr& p : f->parameters()) {
@@ -519,7 +453,8 @@ FuncGraph* vmap_graph(FuncGraph* f, const VmapSpec& spec, const std::vector<Batc
       t.map(p.get(), q, {});
       continue;
     }
-    if (k >= batched.size()) MYCEL_THROW(RuntimeError, "vmap: more inputs than arguments");
+    if (k >= batched.size() || k >= expanded.size())
+      MYCEL_THROW(ValueError, "vmap: the function takes more inputs than the ", batched.size(), " it is called with");
     q->set_abstract(batched[k]);
     t.map(p.get(), q, from_axes(expanded[k]));
     ++k;
@@ -528,6 +463,19 @@ FuncGraph* vmap_graph(FuncGraph* f, const VmapSpec& spec, const std::vector<Batc
   const auto& [out, d] = t.image(f->output());
   G->set_output(t.place(out, d, spec.out_axes, "the output"));
   return G;
+}
+
+}  // namespace
+
+FuncGraph* vmap_graph(FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
+                      const std::vector<AbstractPtr>& batched, int64_t batch_size) {
+  if (f->parent()) MYCEL_THROW(RuntimeError, "vmap: vmap_graph needs a top-level graph, @", f->name(), " is nested");
+  return build(f->module()->add_graph(f->name() + "_vmap"), f, spec, expanded, batched, batch_size);
+}
+
+FuncGraph* vmap_graph_in(FuncGraph* parent, FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
+                         const std::vector<AbstractPtr>& batched, int64_t batch_size) {
+  return build(f->module()->add_graph(f->name() + "_vmap", parent), f, spec, expanded, batched, batch_size);
 }
 
 }  // namespace mycel::ad

@@ -95,6 +95,12 @@ class Parser {
   bool has_effects(const NodePtr& n);
   /// A GradOperation or mycel.grad function object met in the source (resolve.cc).
   NodePtr grad_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// A vmap function (mycel.ops.vmap's result) as a value: vmap_op(fn).
+  NodePtr vmap_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// mycel.grad / value_and_grad / ops.vmap called in parsed code (a function marked
+  /// `_mycel_transform`): the transform of its function argument, made in the graph.
+  NodePtr transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
+                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates

@@ -210,6 +210,7 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
   if (nb::hasattr(obj, "_mycel_grad_spec") && !PyType_Check(o)) return grad_object(b, obj, loc);
+  if (nb::hasattr(obj, "_mycel_vmap_spec") && !PyType_Check(o)) return vmap_object(b, obj, loc);
   if (nb::hasattr(obj, "_mycel_graph_function") && !PyType_Check(o))  // a @jit function
     return object_node(b, graph_function_of(obj), loc);
   auto pf = prim_funcs_.find(o);
@@ -236,6 +237,85 @@ NodePtr Parser::grad_object(Block* b, nb::handle obj, const SourceLoc& loc) {
   if (!d.contains("fn")) return op;  // GradOperation: called with (fn, weights) in the graph
   // mycel.grad(fn, ...): the gradient function itself
   return apply(b, {op, object_node(b, d["fn"], loc), object_node(b, d["weights"], loc)}, loc);
+}
+
+namespace {
+/// in_axes / out_axes as MindSpore spells them: an int, None, or a (nested) tuple of those.
+ir::BatchAxes batch_axes(nb::handle h) {
+  if (h.is_none()) return ir::BatchAxes::none();
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    std::vector<ir::BatchAxes> items;
+    for (nb::handle x : h) items.push_back(batch_axes(x));
+    return ir::BatchAxes::tuple(std::move(items));
+  }
+  if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()))
+    throw nb::type_error("vmap: in_axes and out_axes must be an int, None, or a tuple of them");
+  return ir::BatchAxes::at(nb::cast<int64_t>(h));
+}
+}  // namespace
+
+NodePtr Parser::vmap_object(Block* b, nb::handle obj, const SourceLoc& loc) {
+  nb::dict d = nb::cast<nb::dict>(obj.attr("_mycel_vmap_spec")());
+  NodePtr op = constant(std::make_shared<ir::VmapOpValue>(batch_axes(d["in_axes"]), batch_axes(d["out_axes"])));
+  return apply(b, {op, object_node(b, d["fn"], loc)}, loc);
+}
+
+NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
+                               std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  std::string kind = nb::cast<std::string>(fn.attr("_mycel_transform"));
+  std::vector<std::string> names = kind == "vmap" ? std::vector<std::string>{"fn", "in_axes", "out_axes"}
+                                                  : std::vector<std::string>{"fn", "grad_position", "weights", "has_aux"};
+  std::string fname = kind == "vmap" ? "vmap" : kind;
+  std::vector<NodePtr> bound(names.size());
+  if (args.size() > names.size())
+    error(loc, "TypeError", fname + "() takes at most " + std::to_string(names.size()) + " arguments, got " +
+                                std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) bound[i] = args[i];
+  for (auto& [k, v] : kw) {
+    size_t i = std::find(names.begin(), names.end(), k) - names.begin();
+    if (i == names.size()) error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
+    if (bound[i]) error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
+    bound[i] = v;
+  }
+  if (!bound[0]) error(loc, "TypeError", fname + "() missing required argument 'fn'");
+  // The options must be known here (they decide the graph), the function and weights may be values.
+  auto option = [&](size_t i, nb::object def) -> nb::object {
+    if (!bound[i]) return def;
+    nb::object o = to_python(bound[i]);
+    if (!o.is_valid())
+      error(loc, "TypeError", fname + "(): argument '" + names[i] + "' must be a compile-time constant in graph mode");
+    return o;
+  };
+  if (kind == "vmap") {
+    ir::BatchAxes in, out;
+    try {
+      in = batch_axes(option(1, nb::int_(0)));
+      out = batch_axes(option(2, nb::int_(0)));
+    } catch (nb::python_error& e) {
+      error(loc, "TypeError", e.what());
+    } catch (nb::builtin_exception& e) {
+      error(loc, "TypeError", e.what());
+    }
+    NodePtr op = constant(std::make_shared<ir::VmapOpValue>(std::move(in), std::move(out)));
+    return apply(b, {op, bound[0]}, loc);
+  }
+  ir::GradFlags f;
+  nb::object pos = option(1, nb::int_(0));
+  if (nb::isinstance<nb::tuple>(pos) || nb::isinstance<nb::list>(pos)) {
+    for (nb::handle p : pos) f.positions.push_back(nb::cast<int>(p));
+    f.positions_tuple = true;
+  } else if (!pos.is_none()) {
+    f.positions.push_back(nb::cast<int>(pos));
+  }
+  f.has_aux = nb::cast<bool>(option(3, nb::bool_(false)));
+  f.return_value = kind == "value_and_grad";
+  NodePtr weights = bound[2] ? bound[2] : constant(ir::none());
+  ir::Constant* wc = ir::as_constant(weights);
+  f.with_weights = !(wc && wc->value()->kind() == ir::ValueKind::kNone);
+  if (f.positions.empty() && !f.with_weights)
+    error(loc, "ValueError", fname + "(): grad_position is None and no weights given: nothing to differentiate");
+  NodePtr op = constant(std::make_shared<ir::GradOpValue>(std::move(f)));
+  return apply(b, {op, bound[0], weights}, loc);
 }
 
 }  // namespace mycel::frontend

@@ -23,7 +23,15 @@ opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name
 // each round specializes and optimizes the whole graph again.
 ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs,
                             const Options& o) {
-  for (int round = 0; ad::expand_grad_calls(g); ++round) {
+  // vmap calls inside the graph expand in the same rounds (vmap of grad, grad of vmap).
+  auto expand = [](ir::FuncGraph* g) {
+    bool v = ad::expand_vmap_calls(g);
+    bool d = ad::expand_grad_calls(g);
+    if (!v && !d && ad::has_vmap_calls(g))
+      MYCEL_THROW(RuntimeError, "[vmap] vmap calls inside the graph could not be expanded (a cycle?)");
+    return v || d;
+  };
+  for (int round = 0; expand(g); ++round) {
     if (round >= o.max_grad_nesting)
       MYCEL_THROW(NotSupported, "[grad] gradients nested more than ", o.max_grad_nesting, " deep");
     g = analysis::specialize(m, g, abs);

@@ -11,6 +11,7 @@
 #include "mycel/ir/printer.h"
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
+#include "mycel/ops/batch.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
 
@@ -400,6 +401,11 @@ void init_graph(nb::module_& m) {
         }, nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
         nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
         "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
+  g.def("batching_rule", [](const std::string& name) -> std::string {
+          const OpDef& op = Registry::get().at(name);
+          if (BatchRegistry::get().has_own(name)) return "own";
+          return BatchRegistry::get().find(op) ? "elementwise" : "loop";
+        }, nb::arg("op"), "How vmap batches an op: 'own' rule, the generic 'elementwise' one, or a 'loop' per item.");
   g.def("transformed", [](nb::handle obj, nb::list chain) { return new CompiledGraph(obj, chain); },
         nb::arg("obj"), nb::arg("chain"),
         "A function, method or Cell under a chain of transforms (grad / vmap dicts, innermost first), "
