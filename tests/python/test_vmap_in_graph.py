@@ -115,6 +115,25 @@ def test_jvp_inside_jit(mode):
     np.testing.assert_allclose(jt.asnumpy(), (3 * x * x * t).sum(), rtol=1e-5)
 
 
+def test_vjp_inside_jit(mode):
+    @jit
+    def v(x, s):
+        out, fn = ops.vjp(_cube_sum, x)
+        return out, fn(s)
+
+    @jit
+    def v2(x, y, s):
+        out, fn = ops.vjp(_prod_sum, x, y)
+        return fn(s)
+    x, y = rnd(4), rnd(4, seed=1)
+    out, ct = v(Tensor(x), Tensor(np.float32(2.0)))
+    np.testing.assert_allclose(out.asnumpy(), (x ** 3).sum(), rtol=1e-5)
+    np.testing.assert_allclose(ct.asnumpy(), 2 * 3 * x * x, rtol=1e-5)
+    gx, gy = v2(Tensor(x), Tensor(y), Tensor(np.float32(3.0)))
+    np.testing.assert_allclose(gx.asnumpy(), 3 * y, rtol=1e-6)
+    np.testing.assert_allclose(gy.asnumpy(), 3 * x, rtol=1e-6)
+
+
 def test_get_grad_with_return_ids(mode):
     net = nn.Dense(3, 2)
     x = Tensor(rnd(4, 3))

@@ -227,3 +227,4 @@ def jacfwd(fn, grad_position=0, has_aux=False):
 def _mark_graph_forms():
     from mycel.ops import ad_graphs
     jvp._mycel_graph_impl = ad_graphs.jvp_in_graph
+    vjp._mycel_transform = "vjp"  # the frontend builds (out, vjp_fn) in the caller's graph

@@ -65,8 +65,8 @@ def jvp_program(fn, positions):
 
 
 # The form graph mode parses when jvp is called inside compiled code (functional_ad marks it
-# `_mycel_graph_impl`): the gradients are taken in the graph, as grad inside a graph is. (vjp would
-# return a closure out of the function that makes it, which graph mode cannot do yet.)
+# `_mycel_graph_impl`): the gradients are taken in the graph, as grad inside a graph is. (vjp is built
+# by the frontend instead: its vjp_fn must be a graph nested in the caller.)
 
 def jvp_in_graph(fn, inputs, v):
     """(fn(*inputs), J @ v) by the linear transpose of reverse mode (see jvp_program)."""

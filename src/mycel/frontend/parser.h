@@ -101,6 +101,9 @@ class Parser {
   /// `_mycel_transform`): the transform of its function argument, made in the graph.
   NodePtr transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
                          std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), a vjp_fn graph nested in the caller).
+  NodePtr vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                   const SourceLoc& loc);
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates

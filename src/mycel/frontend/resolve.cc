@@ -263,6 +263,7 @@ NodePtr Parser::vmap_object(Block* b, nb::handle obj, const SourceLoc& loc) {
 NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
                                std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
   std::string kind = nb::cast<std::string>(fn.attr("_mycel_transform"));
+  if (kind == "vjp") return vjp_call(b, std::move(args), std::move(kw), loc);
   std::vector<std::string> names = kind == "vmap" ? std::vector<std::string>{"fn", "in_axes", "out_axes"}
                                                   : std::vector<std::string>{"fn", "grad_position", "weights", "has_aux"};
   std::string fname = kind == "vmap" ? "vmap" : kind;
@@ -316,6 +317,34 @@ NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> arg
     error(loc, "ValueError", fname + "(): grad_position is None and no weights given: nothing to differentiate");
   NodePtr op = constant(std::make_shared<ir::GradOpValue>(std::move(f)));
   return apply(b, {op, bound[0], weights}, loc);
+}
+
+// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), vjp_fn) with vjp_fn a graph nested in the
+// caller (so it may be returned to and called by the caller), v -> the cotangent of each input
+// through a gradient with the sensitivity given (GradOperation(get_all, sens_param)).
+NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                         const SourceLoc& loc) {
+  if (!kw.empty())
+    error(loc, "TypeError", "vjp(): keyword argument '" + kw[0].first + "' is not supported in compiled code; call "
+                                "vjp(fn, *inputs)");
+  if (args.size() < 2) error(loc, "TypeError", "vjp() takes the function and at least one input");
+  NodePtr fn = args[0];
+  std::vector<NodePtr> inputs(args.begin() + 1, args.end());
+  std::vector<NodePtr> call{fn};
+  call.insert(call.end(), inputs.begin(), inputs.end());
+  NodePtr out = apply(b, std::move(call), loc);
+  FuncGraph* g = module_->add_graph("vjp_fn", b->g);
+  NodePtr v = g->add_parameter("v");
+  ir::GradFlags f;
+  f.all_positions = true;
+  f.sens_param = true;
+  NodePtr made = g->apply({constant(std::make_shared<ir::GradOpValue>(std::move(f))), fn, constant(ir::none())}, loc);
+  std::vector<NodePtr> grad_call{made};
+  grad_call.insert(grad_call.end(), inputs.begin(), inputs.end());
+  grad_call.push_back(v);
+  NodePtr cot = g->apply(std::move(grad_call), loc);
+  g->set_output(inputs.size() == 1 ? g->prim(Prim::kTupleGetItem, {cot, constant(ir::integer(0))}, loc) : cot);
+  return prim(b, Prim::kMakeTuple, {out, constant(ir::graph_value(g))}, loc);
 }
 
 }  // namespace mycel::frontend
