@@ -97,6 +97,18 @@ CASES = [
     ("dense_batched_w", lambda x, w, b: ops.dense(x, w, b), (rnd(2, 3), rnd(4, 5, 3), rnd(4, 5)), (None, 0, 0)),
     ("conv2d_x", lambda x, w: ops.conv2d(x, w, pad_mode="same"), (rnd(3, 2, 2, 6, 6), rnd(4, 2, 3, 3)), (0, None)),
     ("conv2d_w", lambda x, w: ops.conv2d(x, w, stride=2), (rnd(2, 2, 7, 7), rnd(3, 4, 2, 3, 3)), (None, 0)),
+    ("conv_filter_grad_stride_pad", lambda dy, x: ops.conv2d_backprop_filter(
+        dy, x, filter_size=(4, 3, 3, 3), stride=2, pad_mode="pad", pad=1), (rnd(3, 2, 4, 4, 4), rnd(3, 2, 3, 7, 7)), 0),
+    ("conv_filter_grad_dilation", lambda dy, x: ops.conv2d_backprop_filter(
+        dy, x, filter_size=(4, 3, 3, 3), dilation=2), (rnd(2, 4, 5, 5, 2), rnd(2, 2, 3, 9, 9)), (4, 0)),
+    ("conv_filter_grad_same", lambda dy, x: ops.conv2d_backprop_filter(
+        dy, x, filter_size=(4, 3, 3, 3), pad_mode="same"), (rnd(2, 2, 4, 6, 6), rnd(2, 3, 6, 6)), (0, None)),
+    ("conv_filter_grad_remainder", lambda dy, x: ops.conv2d_backprop_filter(
+        dy, x, filter_size=(2, 3, 3, 3), stride=2), (rnd(3, 1, 2, 3, 3), rnd(3, 1, 3, 8, 8)), 0),
+    ("conv_filter_grad_groups", lambda dy, x: ops.conv2d_backprop_filter(
+        dy, x, filter_size=(4, 2, 3, 3), groups=2), (rnd(2, 2, 4, 4, 4), rnd(2, 2, 4, 6, 6)), 0),
+    ("conv_input_grad_w", lambda dy, w: ops.conv2d_backprop_input(
+        dy, w, input_size=(2, 3, 6, 6)), (rnd(2, 4, 4, 4), rnd(3, 4, 3, 3, 3)), (None, 0)),
     ("max_pool", lambda x: ops.max_pool2d(x, kernel_size=2, strides=2), (rnd(3, 2, 2, 4, 4),), 0),
     ("avg_pool", lambda x: ops.avg_pool2d(x, kernel_size=2, strides=1), (rnd(2, 3, 3, 4, 4),), 1),
     ("sparse_ce_mean", lambda x, y: ops.sparse_softmax_cross_entropy_with_logits(x, y),
