@@ -118,7 +118,16 @@ CASES = [
      (rnd(3, 2, 4), np.ones(4, np.float32), np.zeros(4, np.float32)), (0, None, None)),
     ("one_hot", lambda i: ops.one_hot(i, 4), (np.array([[0, 3], [2, 1], [1, 1]], np.int32),), 0),
     ("top_k", lambda a: ops.top_k(a, 2), (rnd(3, 2, 5),), 0),
-    ("fallback_pad", lambda a: ops.pad(a, (1, 0, 0, 2)), (rnd(3, 2, 4),), 0),
+    ("pad", lambda a: ops.pad(a, (1, 0, 0, 1), mode="reflect"), (rnd(3, 2, 4),), 2),
+    ("gather_batched_indices", lambda p, i: ops.gather(p, i, 1),
+     (rnd(3, 5), np.array([[0, 4], [2, 2], [1, 3], [4, 0]], np.int32)), (None, 0)),
+    ("nll_loss_mean_weighted", lambda x, t, w: ops.nll_loss(x, t, w)[0],
+     (rnd(3, 4, 5), np.array([[1, 0, 4, 2], [3, -100, 0, 1], [2, 1, 0, 4]], np.int32), np.abs(rnd(5)) + 0.5),
+     (0, 0, None)),
+    ("nll_loss_sum", lambda x, t: ops.nll_loss(x, t, reduction="sum"),
+     (rnd(3, 4, 5), np.array([[1, 0, 4, 2], [3, 3, 0, 1], [2, 1, 0, 4]], np.int32)), 0),
+    ("fallback_scatter", lambda a, u: ops.tensor_scatter_add(a, Tensor(np.array([[1], [0]], np.int32)), u),
+     (rnd(3, 4, 2), rnd(3, 2, 2)), 0),
 ]
 
 
@@ -128,10 +137,11 @@ def test_rule_matches_loop(mode, name, fn, args, in_axes):
 
 
 def test_loop_fallback_is_noted_once(mode, capfd):
-    # pad has no batching rule: it runs once per item, with a note on stderr (once per process).
-    check(lambda a: ops.pad(a, (0, 1, 2, 0)) * 2.0, (rnd(2, 3, 3),), 0)
-    check(lambda a: ops.pad(a, (0, 1, 2, 0)) * 2.0, (rnd(2, 3, 3),), 0)
-    assert capfd.readouterr().err.count("op 'pad' has no batching rule") <= 1
+    # scatter_add has no batching rule: it runs once per item, with a note on stderr (once per process).
+    idx = Tensor(np.array([1, 0], np.int32))
+    check(lambda a, u: ops.scatter_add(a, idx, u) * 2.0, (rnd(2, 3, 2), rnd(2, 2, 2)), 0)
+    check(lambda a, u: ops.scatter_add(a, idx, u) * 2.0, (rnd(2, 3, 2), rnd(2, 2, 2)), 0)
+    assert capfd.readouterr().err.count("op 'scatter_add' has no batching rule") <= 1
 
 
 def test_tuple_arguments_and_outputs(mode):
@@ -248,7 +258,7 @@ def test_bad_axes_types_and_out_axes(mode):
 # summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
 LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm_grad",
           "broadcast", "dynamic_fill", "eye", "fill", "gather_nd", "histogram_summary",
-          "image_summary", "layer_norm_grad", "nll_loss", "normal", "ones", "pad", "pad_grad", "randint",
+          "image_summary", "layer_norm_grad", "normal", "ones", "randint",
           "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "tensor_scatter_add",
           "tensor_scatter_elements", "tensor_summary", "uniform", "zeros"}
 

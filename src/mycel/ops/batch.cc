@@ -48,6 +48,7 @@ int64_t norm_axis(const BatchBuilder& g, int64_t axis, int64_t rank) {
 
 GradVar merge_front(BatchBuilder& g, GradVar v) {
   Shape s = g.meta(v).shape;
+  if (s.size() < 2) MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] merge_front of shape ", shape_str(s));
   Shape m{s[0] * s[1]};
   m.insert(m.end(), s.begin() + 2, s.end());
   return g.reshape_to(v, m);
@@ -55,6 +56,8 @@ GradVar merge_front(BatchBuilder& g, GradVar v) {
 
 GradVar split_front(BatchBuilder& g, GradVar v, int64_t b) {
   Shape s = g.meta(v).shape;
+  if (s.empty() || s[0] % b != 0)
+    MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] split_front of shape ", shape_str(s), " by ", b);
   Shape m{b, s[0] / b};
   m.insert(m.end(), s.begin() + 1, s.end());
   return g.reshape_to(v, m);
@@ -262,11 +265,25 @@ Batched stack_rule(BatchBuilder& g) {
   return at_front(g, g.call_self({t}, {{"axis", norm_axis(g, g.attrs().get_int("axis"), r) + 1}}));
 }
 
-/// gather(params, indices): batched params only (batched indices run per item).
+/// gather(params, indices): batched params gather along the shifted axis; batched indices into
+/// shared params land where the axis was (both batched: run per item).
 Batched gather_rule(BatchBuilder& g) {
-  if (g.bdim(1) != kNotBatched) return {};
-  int64_t a = norm_axis(g, g.attrs().get_int("axis"), logical_rank(g, 0)) + 1;
-  return at_front(g, g.call_self({front(g, 0), g.input(1)}, {{"axis", a}}));
+  int64_t a = norm_axis(g, g.attrs().get_int("axis"), logical_rank(g, 0));
+  if (g.bdim(1) == kNotBatched) return at_front(g, g.call_self({front(g, 0), g.input(1)}, {{"axis", a + 1}}));
+  if (g.bdim(0) != kNotBatched) return {};
+  GradVar out = g.call_self({g.input(0), front(g, 1)}, {{"axis", a}});
+  return {out, {static_cast<int>(a)}};
+}
+
+/// pad and its gradient: nothing added along the batch axis.
+std::map<std::string, AttrValue> pad_attrs(BatchBuilder& g) {
+  std::vector<int64_t> p = g.attrs().get_ints("paddings");
+  p.insert(p.begin(), {0, 0});
+  return {{"paddings", p}};
+}
+Batched pad_rule(BatchBuilder& g) { return at_front(g, g.call_self({front(g, 0)}, pad_attrs(g))); }
+Batched pad_grad_rule(BatchBuilder& g) {
+  return at_front(g, g.call_self({front(g, 0), front(g, 1)}, pad_attrs(g)));
 }
 
 /// embedding(ids, weight): batched ids only.
@@ -320,6 +337,8 @@ MYCEL_REGISTER_BATCH_RULES(shape) {
   b.add("concat", concat_rule);
   b.add("stack", stack_rule);
   b.add("gather", gather_rule);
+  b.add("pad", pad_rule);
+  b.add("pad_grad", pad_grad_rule);
   b.add("embedding", embedding_rule);
   b.add("one_hot", one_hot_rule);
 }

@@ -33,9 +33,17 @@ Batched fold_into_n(BatchBuilder& g, const std::vector<size_t>& folded,
   GradVar out = g.call_self(in, attrs);
   size_t n = g.tuple_size(out);
   if (n == 1 && g.meta(out).shape.size() > 0) return at_front(g, split_front(g, out, g.batch_size()));
+  // Outputs reduced over everything (nll_loss's total weight) are not per item: kNotBatched, for
+  // the rule that called this to replace.
   std::vector<GradVar> items;
-  for (size_t k = 0; k < n; ++k) items.push_back(split_front(g, g.tuple_get(out, k), g.batch_size()));
-  return at_front(g, g.make_tuple(items));
+  std::vector<int> dims;
+  for (size_t k = 0; k < n; ++k) {
+    GradVar item = g.tuple_get(out, k);
+    bool whole = g.meta(item).shape.empty();
+    items.push_back(whole ? item : split_front(g, item, g.batch_size()));
+    dims.push_back(whole ? kNotBatched : 0);
+  }
+  return {g.make_tuple(items), dims};
 }
 
 /// matmul: numpy batching, so the batch at the front of both operands broadcasts; a batched
@@ -162,6 +170,36 @@ Batched loss_rule(BatchBuilder& g) {
   return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", axes}}));
 }
 
+/// nll_loss(logits, target, weight): (loss, total_weight) per item. The per-row losses come from the
+/// op with reduction "none" over the folded batch; each item's total weight (weight[target], 0 at
+/// ignore_index) is summed here, and "mean" divides by it, as the op does for one item.
+Batched nll_loss_rule(BatchBuilder& g) {
+  if (batched(g, 2)) return {};
+  const int64_t B = g.batch_size();
+  Batched per = fold_into_n(g, {0, 1}, {{"reduction", std::string("none")}});
+  if (!per.value.defined()) return {};
+  GradVar rows = g.tuple_get(per.value, 0);  // (B, N)
+  GradVar t = front(g, 1);                   // (B, N) targets
+  const DType ft = g.meta(rows).dtype;
+  GradVar keep = g.call("not_equal", {t, g.call("fill", {}, {{"type", g.meta(t).dtype}, {"shape", Shape{}},
+                                                            {"value", double(g.attrs().get_int("ignore_index"))}})});
+  GradVar w = g.call("cast", {keep}, {{"dtype", ft}});
+  if (g.input(2).defined()) {
+    GradVar safe = g.call("select", {keep, t, g.call("zeros_like", {t})});
+    w = g.call("mul", {w, g.call("gather", {g.input(2), safe}, {{"axis", int64_t{0}}})});
+  }
+  const std::vector<int64_t> axis1{1};
+  GradVar total = g.call("sum", {w}, {{"axis", axis1}});
+  const std::string red = g.attrs().get_str("reduction");
+  GradVar loss = rows;
+  if (red != "none") {
+    loss = g.call("sum", {rows}, {{"axis", axis1}});
+    if (red == "mean") loss = g.call("div", {loss, total});
+  }
+  (void)B;
+  return at_front(g, g.make_tuple({loss, total}));
+}
+
 /// batch_norm in inference uses fixed statistics, so items are independent; training mixes them.
 Batched batch_norm_rule(BatchBuilder& g) {
   if (g.attrs().get_bool("is_training")) return {};
@@ -199,6 +237,7 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
                         "binary_cross_entropy_with_logits"})
     b.add(n, loss_rule);
   b.add("batch_norm", batch_norm_rule);
+  b.add("nll_loss", nll_loss_rule);
   b.add("layer_norm", layer_norm_rule);
 }
 
