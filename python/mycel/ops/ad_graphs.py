@@ -30,6 +30,18 @@ def as_parsable(fn, n):
         def op3(a, b, c):
             return fn(a, b, c)
         return op3
+    if n == 4:
+        def op4(a, b, c, d):
+            return fn(a, b, c, d)
+        return op4
+    if n == 5:
+        def op5(a, b, c, d, e):
+            return fn(a, b, c, d, e)
+        return op5
+    if n == 7:
+        def op7(a, b, c, d, e, f, g):
+            return fn(a, b, c, d, e, f, g)
+        return op7
     raise TypeError(f"{getattr(fn, '__name__', fn)!r} takes {n} inputs: wrap it in a Python function "
                     "to differentiate it")
 

@@ -184,14 +184,18 @@ class IrBatchBuilder : public BatchBuilder {
   std::vector<BDim> dims_;
 };
 
-/// Notes once per op that it runs once per batch item.
-void note_loop(const std::string& op) {
+/// Notes once per op (and reason) that it runs once per batch item.
+void note_loop(const std::string& op, const std::string& why = "") {
   static std::mutex mu;
   static std::set<std::string> noted;
   std::lock_guard<std::mutex> lock(mu);
-  if (noted.insert(op).second)
+  if (!noted.insert(op + why).second) return;
+  if (why.empty())
     std::cerr << "mycel vmap: op '" << op << "' has no batching rule for these inputs; it runs once per batch "
               << "item (correct, slower)\n";
+  else
+    std::cerr << "mycel vmap: the batching rule of '" << op << "' failed (" << why << "); it runs once per batch "
+              << "item instead (correct, slower; please report)\n";
 }
 
 /// The call run once per item: batched inputs sliced along axis 0, results stacked on axis 0.
@@ -351,9 +355,17 @@ class VmapTransform {
     IrBatchBuilder g(G_, b_, n->loc());
     g.begin(&opv, in, dims);
     Batched out;
-    if (const BatchRuleFn* rule = BatchRegistry::get().find(opv.op())) out = (*rule)(g);
+    std::string failed;
+    if (const BatchRuleFn* rule = BatchRegistry::get().find(opv.op())) {
+      try {
+        out = (*rule)(g);
+      } catch (const Error& e) {  // a rule's bug must not cost a correct result: the loop is right
+        failed = e.what();
+        out = {};
+      }
+    }
     if (!out.value.defined()) {
-      note_loop(opv.op().name);
+      note_loop(opv.op().name, failed);
       out = loop_over_batch(g);
     }
     BDim d;

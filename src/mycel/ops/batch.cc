@@ -137,6 +137,7 @@ Batched one_axis(BatchBuilder& g, const char* attr = "axis", int64_t extra_rank 
   for (size_t i = 1; i < g.num_inputs(); ++i)
     if (g.input(i).defined() && g.bdim(i) != kNotBatched) return {};
   int64_t r = logical_rank(g, 0) + extra_rank;
+  if (r == 0) return {};  // a 0-d item's axis -1 is the item itself, not an axis of the batch
   int64_t a = norm_axis(g, g.attrs().get_int(attr), std::max<int64_t>(r, 1)) + 1;
   std::vector<GradVar> in{front(g, 0)};
   for (size_t i = 1; i < g.num_inputs(); ++i) in.push_back(g.input(i));
@@ -145,6 +146,7 @@ Batched one_axis(BatchBuilder& g, const char* attr = "axis", int64_t extra_rank 
 
 /// Ops that read only the last axes of input 0 (top_k, tril): the batch at the front is free.
 Batched trailing(BatchBuilder& g) {
+  if (logical_rank(g, 0) == 0) return {};
   for (size_t i = 1; i < g.num_inputs(); ++i)
     if (g.input(i).defined() && g.bdim(i) != kNotBatched) return {};
   std::vector<GradVar> in{front(g, 0)};

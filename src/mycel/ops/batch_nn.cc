@@ -156,18 +156,45 @@ Batched conv2d_backprop_filter_rule(BatchBuilder& g) {
   return at_front(g, split_front(g, dw, B));
 }
 
-/// Losses over (N, ...) items: the batch folds into N with reduction "none", then each item is
-/// reduced on its own (mean over all its elements, as the op's "mean" is).
-Batched loss_rule(BatchBuilder& g) {
+/// Elementwise losses (mse, binary cross entropies): the inputs lined up as elementwise ops line
+/// them up (batch at 0, ranks matched, so broadcasting and per-element weights still apply), the op
+/// with reduction "none", then each item reduced on its own over all its elements.
+Batched elementwise_loss_rule(BatchBuilder& g) {
+  int64_t r = 0;
+  for (size_t i = 0; i < g.num_inputs(); ++i)
+    if (g.input(i).defined()) r = std::max(r, logical_rank(g, i));
+  std::vector<GradVar> in;
+  for (size_t i = 0; i < g.num_inputs(); ++i) {
+    GradVar x = g.input(i);
+    // logits and labels always carry the batch (the cross entropies want equal shapes); weights
+    // only when mapped (a shared one broadcasts as it is)
+    if (x.defined() && (batched(g, i) || i < 2)) {
+      x = front(g, i);
+      for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+    }
+    in.push_back(x);
+  }
+  GradVar per = g.call_self(in, {{"reduction", std::string("none")}});
+  Shape s = g.meta(per).shape;
+  if (s.empty() || s[0] != g.batch_size()) {  // every batched input was broadcast away: not per item
+    return {};
+  }
+  const std::string red = g.attrs().get_str("reduction");
+  if (red == "none" || s.size() == 1) return at_front(g, per);
+  std::vector<int64_t> axes(s.size() - 1);
+  std::iota(axes.begin(), axes.end(), 1);
+  return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per}, {{"axis", axes}}));
+}
+
+/// Losses over rows (N, C) -> (N,): the batch folds into N with reduction "none", then each item
+/// is reduced on its own.
+Batched row_loss_rule(BatchBuilder& g) {
   std::vector<size_t> all(g.num_inputs());
   std::iota(all.begin(), all.end(), 0);
   const std::string red = g.attrs().get_str("reduction");
   Batched per = fold_into_n(g, all, {{"reduction", std::string("none")}});
   if (!per.value.defined() || red == "none") return per;
-  int64_t r = static_cast<int64_t>(g.meta(per.value).shape.size());
-  std::vector<int64_t> axes(r - 1);
-  std::iota(axes.begin(), axes.end(), 1);
-  return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", axes}}));
+  return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", std::vector<int64_t>{1}}}));
 }
 
 /// nll_loss(logits, target, weight): (loss, total_weight) per item. The per-row losses come from the
@@ -200,12 +227,6 @@ Batched nll_loss_rule(BatchBuilder& g) {
   return at_front(g, g.make_tuple({loss, total}));
 }
 
-/// batch_norm in inference uses fixed statistics, so items are independent; training mixes them.
-Batched batch_norm_rule(BatchBuilder& g) {
-  if (g.attrs().get_bool("is_training")) return {};
-  return fold_into_n(g, {0});
-}
-
 /// layer_norm normalizes trailing axes: the batch in front only shifts non-negative axes.
 Batched layer_norm_rule(BatchBuilder& g) {
   if (batched(g, 1) || batched(g, 2)) return {};
@@ -233,10 +254,9 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
                         "resize_nearest_neighbor_grad"})
     b.add(n, [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
   b.add("softmax_cross_entropy_with_logits", [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
-  for (const char* n : {"sparse_softmax_cross_entropy_with_logits", "mse_loss", "binary_cross_entropy",
-                        "binary_cross_entropy_with_logits"})
-    b.add(n, loss_rule);
-  b.add("batch_norm", batch_norm_rule);
+  b.add("sparse_softmax_cross_entropy_with_logits", row_loss_rule);
+  for (const char* n : {"mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"})
+    b.add(n, elementwise_loss_rule);
   b.add("nll_loss", nll_loss_rule);
   b.add("layer_norm", layer_norm_rule);
 }
