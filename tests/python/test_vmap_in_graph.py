@@ -160,3 +160,21 @@ def test_bad_in_axes_inside_jit_names_the_line(mode):
         return ops.vmap(_cube_sum, in_axes=3)(x)
     with pytest.raises(ValueError, match=r"in_axes axis 3 for argument 0 is out of range for its shape \(2, 3\)"):
         f(Tensor(rnd(2, 3)))
+
+
+def _cube_and_double(x):
+    return (x * x * x).sum(), x * 2.0
+
+
+def test_grad_has_aux_in_jit_and_under_vmap(mode):
+    x = rnd(2, 3)
+
+    @jit
+    def g(t):
+        return ops.grad(_cube_and_double, 0, None, True)(t)
+    gx, (aux,) = g(Tensor(x[0]))
+    np.testing.assert_allclose(gx.asnumpy(), 3 * x[0] ** 2, rtol=1e-5)
+    np.testing.assert_allclose(aux.asnumpy(), 2 * x[0], rtol=1e-6)
+    gx, (aux,) = ops.vmap(ops.grad(_cube_and_double, has_aux=True))(Tensor(x))
+    np.testing.assert_allclose(gx.asnumpy(), 3 * x ** 2, rtol=1e-5)
+    np.testing.assert_allclose(aux.asnumpy(), 2 * x, rtol=1e-6)

@@ -43,3 +43,32 @@ def test_lenet5_per_sample_gradients_equal_the_loop(mode):
                                        rtol=1e-4, atol=1e-6)
     finally:
         context.set_context(mode=old)
+
+
+def test_per_sample_gradients_are_one_program_without_a_loop():
+    """The batched program has no per-item loop (split / stack) and computes the per-sample conv
+    filter gradients as forward convolutions (the rule's trick), so its size does not grow with
+    the batch."""
+    from mycel import _mycel
+    from mycel.common import vmap as vmap_module
+    mycel.set_seed(0)
+    net = LeNet5()
+    ce = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+    def loss_fn(x, y):
+        return ce(net(ops.expand_dims(x, 0)), ops.expand_dims(y, 0))
+
+    per_sample = ops.vmap(ops.grad(loss_fn, grad_position=None, weights=net.trainable_params()))
+    base, chain = vmap_module.transform_chain(per_sample, 2)
+    assert [c["kind"] for c in chain] == ["grad", "vmap"]
+    program = _mycel.graph.transformed(base, chain)
+    texts = []
+    for b in (4, 16):
+        x = Tensor(np.zeros((b, 1, 32, 32), np.float32))
+        y = Tensor(np.zeros((b,), np.int32))
+        program(x, y)
+        texts.append(program.program_text(x, y))
+    for text in texts:
+        assert " split(" not in text and " stack(" not in text
+        assert "conv2d_backprop_filter" not in text
+    assert len(texts[0].splitlines()) == len(texts[1].splitlines())
