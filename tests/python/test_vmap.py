@@ -268,3 +268,32 @@ def test_every_op_has_a_batching_policy():
     looped = {n for n, k in kinds.items() if k == "loop"}
     assert looped == LOOPED, sorted(looped ^ LOOPED)
     assert kinds["add"] == "elementwise" and kinds["conv2d"] == "own"
+
+
+def _matmul_relu_sum(a, w):
+    return ops.relu(ops.matmul(a, w)).sum(axis=0)
+
+
+def test_batched_ir_text():
+    """The transform's output for a small function: the batch moved to the front once, matmul's
+    batch dimension used, the reduction axis shifted, the batch moved to out_axes at the end."""
+    from mycel.common import vmap as vmap_module
+    base, chain = vmap_module.transform_chain(ops.vmap(_matmul_relu_sum, in_axes=(1, None), out_axes=1), 2)
+    g = mycel._mycel.graph.transformed(base, chain)
+    text = g.ir(Tensor(np.zeros((4, 3, 5), np.float32)), Tensor(np.zeros((5, 2), np.float32)))
+    body = [line.strip() for line in text.splitlines()[1:-1]]
+    assert body == [
+        "%1: f32[3, 4, 5] = transpose[perm=(1, 0, 2)](%a)",
+        "%2: f32[3, 4, 2] = matmul(%1, %w)",
+        "%3: f32[3, 4, 2] = relu(%2)",
+        "%4: f32[3, 2] = sum[axis=(1,)](%3)",
+        "%5: f32[2, 3] = transpose[perm=(1, 0)](%4)",
+        "return %5",
+    ], text
+
+
+def test_negative_axes_and_a_tuple_argument(mode):
+    a, b = rnd(2, 3, 4), rnd(4, 3, seed=1)
+    out = ops.vmap(lambda t: t[0] * 2.0 + t[1].sum(), in_axes=((-1, 0),), out_axes=-1)((Tensor(a), Tensor(b)))
+    want = np.stack([a[:, :, i] * 2 + b[i].sum() for i in range(4)], axis=-1)
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5)
