@@ -256,7 +256,7 @@ def test_bad_axes_types_and_out_axes(mode):
 
 # Ops that run once per item under vmap (no batching rule yet, or none possible: collectives,
 # summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
-LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm", "batch_norm_grad",
+LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm_grad",
           "broadcast", "dynamic_fill", "eye", "fill", "gather_nd", "histogram_summary",
           "image_summary", "layer_norm_grad", "normal", "ones", "randint",
           "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "tensor_scatter_add",

@@ -227,6 +227,19 @@ Batched nll_loss_rule(BatchBuilder& g) {
   return at_front(g, g.make_tuple({loss, total}));
 }
 
+/// batch_norm in inference normalizes with the running statistics, so items are independent: the
+/// batch joins N. Its statistics outputs do not depend on x then (shared by every item). Training
+/// (statistics of each item's own N, running statistics updated) runs per item.
+Batched batch_norm_rule(BatchBuilder& g) {
+  if (g.attrs().get_bool("is_training")) return {};
+  for (size_t i = 1; i < g.num_inputs(); ++i)
+    if (batched(g, i)) return {};
+  if (logical_rank(g, 0) < 2) return {};
+  GradVar out = g.call_self({merge_front(g, front(g, 0)), g.input(1), g.input(2), g.input(3), g.input(4)});
+  GradVar y = split_front(g, g.tuple_get(out, 0), g.batch_size());
+  return {g.make_tuple({y, g.tuple_get(out, 1), g.tuple_get(out, 2)}), {0, kNotBatched, kNotBatched}};
+}
+
 /// layer_norm normalizes trailing axes: the batch in front only shifts non-negative axes.
 Batched layer_norm_rule(BatchBuilder& g) {
   if (batched(g, 1) || batched(g, 2)) return {};
@@ -259,6 +272,7 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
     b.add(n, elementwise_loss_rule);
   b.add("nll_loss", nll_loss_rule);
   b.add("layer_norm", layer_norm_rule);
+  b.add("batch_norm", batch_norm_rule);
 }
 
 }  // namespace mycel
