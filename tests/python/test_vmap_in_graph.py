@@ -74,7 +74,7 @@ def test_grad_of_vmap_inside_jit(mode):
 def test_nested_vmap_inside_jit(mode):
     @jit
     def outer(x, y):
-        return ops.vmap(ops.vmap(_mul, in_axes=(None, 0)), in_axes=(0, None))(x, y)
+        return ops.vmap(ops.vmap(ops.mul, in_axes=(None, 0)), in_axes=(0, None))(x, y)
     x, y = rnd(3), rnd(4, seed=1)
     np.testing.assert_allclose(outer(Tensor(x), Tensor(y)).asnumpy(), np.outer(x, y), rtol=1e-6)
 
@@ -95,10 +95,6 @@ def test_grad_created_in_jit_with_options(mode):
     np.testing.assert_allclose(value.asnumpy(), (x * y).sum(), rtol=1e-5)
     np.testing.assert_allclose(gx.asnumpy(), y, rtol=1e-6)
     np.testing.assert_allclose(gy.asnumpy(), x, rtol=1e-6)
-
-
-def _mul(a, b):
-    return a * b
 
 
 def _prod_sum(x, y):
@@ -178,3 +174,15 @@ def test_grad_has_aux_in_jit_and_under_vmap(mode):
     gx, (aux,) = ops.vmap(ops.grad(_cube_and_double, has_aux=True))(Tensor(x))
     np.testing.assert_allclose(gx.asnumpy(), 3 * x ** 2, rtol=1e-5)
     np.testing.assert_allclose(aux.asnumpy(), 2 * x, rtol=1e-6)
+
+
+def test_vmap_of_ops_and_primitives_inside_jit(mode):
+    reduce_sum = ops.ReduceSum(keep_dims=True)
+
+    @jit
+    def f(x, y):
+        return ops.vmap(ops.mul, in_axes=(0, None))(x, y), ops.vmap(reduce_sum, in_axes=1)(x)
+    x, y = rnd(3, 4), rnd(4, seed=1)
+    prod, sums = f(Tensor(x), Tensor(y))
+    np.testing.assert_allclose(prod.asnumpy(), x * y, rtol=1e-6)
+    np.testing.assert_allclose(sums.asnumpy(), x.sum(axis=0, keepdims=True).T, rtol=1e-5)

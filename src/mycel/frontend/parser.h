@@ -101,6 +101,9 @@ class Parser {
   /// `_mycel_transform`): the transform of its function argument, made in the graph.
   NodePtr transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
                          std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// fn itself, or a registry op function / primitive instance given as a function value (vmap's
+  /// fn) wrapped in a graph of its required inputs (transforms need a graph to transform).
+  NodePtr function_value(Block* b, NodePtr fn, const SourceLoc& loc);
   /// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), a vjp_fn graph nested in the caller).
   NodePtr vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
                    const SourceLoc& loc);

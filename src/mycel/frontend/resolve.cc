@@ -257,7 +257,7 @@ ir::BatchAxes batch_axes(nb::handle h) {
 NodePtr Parser::vmap_object(Block* b, nb::handle obj, const SourceLoc& loc) {
   nb::dict d = nb::cast<nb::dict>(obj.attr("_mycel_vmap_spec")());
   NodePtr op = constant(std::make_shared<ir::VmapOpValue>(batch_axes(d["in_axes"]), batch_axes(d["out_axes"])));
-  return apply(b, {op, object_node(b, d["fn"], loc)}, loc);
+  return apply(b, {op, function_value(b, object_node(b, d["fn"], loc), loc)}, loc);
 }
 
 NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
@@ -298,7 +298,7 @@ NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> arg
       error(loc, "TypeError", e.what());
     }
     NodePtr op = constant(std::make_shared<ir::VmapOpValue>(std::move(in), std::move(out)));
-    return apply(b, {op, bound[0]}, loc);
+    return apply(b, {op, function_value(b, bound[0], loc)}, loc);
   }
   ir::GradFlags f;
   nb::object pos = option(1, nb::int_(0));
@@ -345,6 +345,21 @@ NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::p
   NodePtr cot = g->apply(std::move(grad_call), loc);
   g->set_output(inputs.size() == 1 ? g->prim(Prim::kTupleGetItem, {cot, constant(ir::integer(0))}, loc) : cot);
   return prim(b, Prim::kMakeTuple, {out, constant(ir::graph_value(g))}, loc);
+}
+
+NodePtr Parser::function_value(Block* b, NodePtr fn, const SourceLoc& loc) {
+  const PyObjectValue* pv = py_object_of(fn);
+  if (!pv) return fn;
+  const OpDef* op = nullptr;
+  std::vector<AttrValue> preset;
+  if (!(op = op_of_function(pv->object())) && !op_handle_of(pv->object(), &op, &preset)) return fn;
+  Block* w = new_block(b->scope, nullptr, Block::kFunction, op->name);
+  std::vector<NodePtr> params;
+  for (const InputDef& in : op->inputs)
+    if (!in.optional) params.push_back(w->g->add_parameter(in.name));
+  w->g->set_output(op_call(w, *op, preset, params, {}, loc));
+  w->terminated = true;
+  return constant(ir::graph_value(w->g));
 }
 
 }  // namespace mycel::frontend
