@@ -251,6 +251,29 @@ Batched layer_norm_rule(BatchBuilder& g) {
   return at_front(g, g.call_self({front(g, 0), g.input(1), g.input(2)}, a));
 }
 
+/// layer_norm_grad(dout, x, gamma, mean, rstd, dmean, drstd) -> (dx, dgamma, dbeta): dx is per
+/// row, so the batch in front only shifts the axes; the op's dgamma / dbeta sum over the whole
+/// batch, so each item's are summed here from dout and x's normalized value (x - mean) * rstd.
+Batched layer_norm_grad_rule(BatchBuilder& g) {
+  if (batched(g, 2)) return {};
+  const int64_t r = logical_rank(g, 1);
+  int64_t bn = norm_axis(g, g.attrs().get_int("begin_norm_axis"), r);
+  int64_t bp = norm_axis(g, g.attrs().get_int("begin_params_axis"), r);
+  std::vector<GradVar> in;
+  for (size_t i = 0; i < g.num_inputs(); ++i) in.push_back(i == 2 ? g.input(2) : front(g, i));
+  GradVar out = g.call_self(in, {{"begin_norm_axis", bn + 1}, {"begin_params_axis", bp + 1}});
+  GradVar dout = in[0];
+  GradVar xhat = g.call("mul", {g.call("sub", {in[1], in[3]}), in[4]});
+  std::vector<int64_t> lead;
+  for (int64_t a = 1; a <= bp; ++a) lead.push_back(a);
+  GradVar dgamma = g.call("mul", {dout, xhat}), dbeta = dout;
+  if (!lead.empty()) {
+    dgamma = g.call("sum", {dgamma}, {{"axis", lead}});
+    dbeta = g.call("sum", {dbeta}, {{"axis", lead}});
+  }
+  return at_front(g, g.make_tuple({g.tuple_get(out, 0), dgamma, dbeta}));
+}
+
 }  // namespace
 
 MYCEL_REGISTER_BATCH_RULES(nn) {
@@ -273,6 +296,7 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
   b.add("nll_loss", nll_loss_rule);
   b.add("layer_norm", layer_norm_rule);
   b.add("batch_norm", batch_norm_rule);
+  b.add("layer_norm_grad", layer_norm_grad_rule);
 }
 
 }  // namespace mycel
