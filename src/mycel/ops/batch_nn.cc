@@ -202,7 +202,6 @@ Batched row_loss_rule(BatchBuilder& g) {
 /// ignore_index) is summed here, and "mean" divides by it, as the op does for one item.
 Batched nll_loss_rule(BatchBuilder& g) {
   if (batched(g, 2)) return {};
-  const int64_t B = g.batch_size();
   Batched per = fold_into_n(g, {0, 1}, {{"reduction", std::string("none")}});
   if (!per.value.defined()) return {};
   GradVar rows = g.tuple_get(per.value, 0);  // (B, N)
@@ -223,7 +222,6 @@ Batched nll_loss_rule(BatchBuilder& g) {
     loss = g.call("sum", {rows}, {{"axis", axis1}});
     if (red == "mean") loss = g.call("div", {loss, total});
   }
-  (void)B;
   return at_front(g, g.make_tuple({loss, total}));
 }
 
