@@ -14,8 +14,9 @@ from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
 from mycel.common.jit_config import JitConfig
 from mycel.common.mutable import mutable
-from mycel.common.autodiff import grad, value_and_grad
+from mycel.common.autodiff import grad, value_and_grad, get_grad
 from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd
+from mycel.common.vmap import vmap
 from mycel import nn
 from mycel import train
 from mycel import amp
@@ -28,7 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "nn", "train", "save_checkpoint",
+           "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "export", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]

@@ -220,6 +220,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   }
 
   if (dynamic_cast<const GradFnAbs*>(fa.get())) return call_grad_fn(ctx, callee, args, loc);
+  if (dynamic_cast<const VmapFnAbs*>(fa.get())) return call_vmap_fn(ctx, callee, args, loc);
 
   if (auto* f = dynamic_cast<const FnAbs*>(fa.get())) {
     if (FuncGraph* g = f->graph()) {
@@ -273,6 +274,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full, loc);
     if (f->callee()->kind() == ValueKind::kGradOp)
       return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
+    if (f->callee()->kind() == ValueKind::kVmapOp) return make_vmap_fn(ctx, callee, full, loc);
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {

@@ -61,6 +61,7 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
   }
   if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get())) return std::make_shared<AbstractFunction>(o->value());
   if (auto* g = dynamic_cast<const GradFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(g->op_ptr());
+  if (auto* v = dynamic_cast<const VmapFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(v->op_ptr());
   if (auto* t = as_tuple(a)) {
     bool changed = false;
     std::vector<AbstractPtr> items;

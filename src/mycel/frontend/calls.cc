@@ -346,6 +346,10 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     const OpDef* op = nullptr;
     std::vector<AttrValue> preset;
     if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
+    if (nb::hasattr(fn, "_mycel_transform") && !PyType_Check(fn.ptr()))  // grad(f), vmap(f) made here
+      return transform_call(b, fn, std::move(args), std::move(kw), loc);
+    if (nb::hasattr(fn, "_mycel_graph_impl") && !PyType_Check(fn.ptr()))  // library code with a parsable form
+      return call_value(b, object_node(b, fn.attr("_mycel_graph_impl"), loc), std::move(args), std::move(kw), loc);
     if (op_handle_of(fn, &op, &preset)) return op_call(b, *op, preset, std::move(args), std::move(kw), loc);
     if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
       // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.

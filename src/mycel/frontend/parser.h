@@ -95,6 +95,18 @@ class Parser {
   bool has_effects(const NodePtr& n);
   /// A GradOperation or mycel.grad function object met in the source (resolve.cc).
   NodePtr grad_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// A vmap function (mycel.ops.vmap's result) as a value: vmap_op(fn).
+  NodePtr vmap_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// mycel.grad / value_and_grad / ops.vmap called in parsed code (a function marked
+  /// `_mycel_transform`): the transform of its function argument, made in the graph.
+  NodePtr transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
+                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// fn itself, or a registry op function / primitive instance given as a function value (vmap's
+  /// fn) wrapped in a graph of its required inputs (transforms need a graph to transform).
+  NodePtr function_value(Block* b, NodePtr fn, const SourceLoc& loc);
+  /// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), a vjp_fn graph nested in the caller).
+  NodePtr vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                   const SourceLoc& loc);
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates

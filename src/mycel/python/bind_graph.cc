@@ -11,6 +11,7 @@
 #include "mycel/ir/printer.h"
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
+#include "mycel/ops/batch.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
 
@@ -166,6 +167,50 @@ class CompiledGraph {
   CompiledGraph(nb::handle obj, ad::GradSpec spec, nb::handle weights) : parsed_(parse_or_raise(obj)), grad_(spec) {
     if (weights.is_none()) return;
     grad_->with_weights = true;
+    grad_->weight_params = weight_indices(weights);
+  }
+
+  /// obj under a chain of transforms (innermost first), each a dict: {"kind": "grad", GradSpec's
+  /// fields, "weights"} or {"kind": "vmap", "in_axes", "out_axes"} (see mycel.ops.vmap).
+  CompiledGraph(nb::handle obj, nb::list chain) : parsed_(parse_or_raise(obj)) {
+    std::vector<pipeline::Transform> c;
+    for (nb::handle d : chain) {
+      pipeline::Transform t;
+      if (nb::cast<std::string>(d["kind"]) == "vmap") {
+        t.kind = pipeline::Transform::Kind::kVmap;
+        t.vmap.in_axes = batch_axes(d["in_axes"]);
+        t.vmap.out_axes = batch_axes(d["out_axes"]);
+      } else {
+        ad::GradSpec& g = t.grad;
+        g.positions = nb::cast<std::vector<int>>(d["positions"]);
+        g.positions_tuple = nb::cast<bool>(d["positions_tuple"]);
+        g.return_value = nb::cast<bool>(d["return_value"]);
+        g.has_aux = nb::cast<bool>(d["has_aux"]);
+        g.sens_param = nb::cast<bool>(d["sens_param"]);
+        if (!d["weights"].is_none()) {
+          g.with_weights = true;
+          g.weight_params = weight_indices(d["weights"]);
+        }
+      }
+      c.push_back(std::move(t));
+    }
+    chain_ = std::move(c);
+  }
+
+  /// in_axes / out_axes as MindSpore spells them: an int, None, or a (nested) tuple of those.
+  static ad::BatchAxes batch_axes(nb::handle h) {
+    if (h.is_none()) return ad::BatchAxes::none();
+    if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+      std::vector<ad::BatchAxes> items;
+      for (nb::handle x : h) items.push_back(batch_axes(x));
+      return ad::BatchAxes::tuple(std::move(items));
+    }
+    return ad::BatchAxes::at(nb::cast<int64_t>(h));
+  }
+
+  /// The entry's parameter index of each weight (matched by storage; unread ones are added).
+  std::vector<int> weight_indices(nb::handle weights) {
+    std::vector<int> out;
     for (nb::handle w : weights) {
       const Tensor& t = nb::cast<const Tensor&>(w);
       const auto& params = parsed_.entry->parameters();
@@ -181,8 +226,9 @@ class CompiledGraph {
         keep_alive_.push_back(nb::borrow(w));
         index = static_cast<int>(parsed_.entry->parameters().size()) - 1;
       }
-      grad_->weight_params.push_back(index);
+      out.push_back(index);
     }
+    return out;
   }
 
   nb::object call(nb::args args) { return run(signature(args), args); }
@@ -217,7 +263,7 @@ class CompiledGraph {
     // A Tensor(shape=[None, ...]) placeholder names dynamic dims (program_text, ir, stats).
     for (nb::handle h : args) abs.push_back(abstract_of_spec(h));
     int v = parsed_.vararg;  // construct(self, x, *rest): the trailing arguments form one tuple
-    if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_) {
+    if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_ && !chain_) {
       std::vector<ir::AbstractPtr> rest(abs.begin() + v, abs.end());
       abs.resize(v);
       abs.push_back(std::make_shared<ir::AbstractTuple>(std::move(rest)));
@@ -229,6 +275,7 @@ class CompiledGraph {
   pipeline::Step& compiled(const std::vector<ir::AbstractPtr>& abs) {
     std::string key = analysis::signature_key(abs);
     if (pipeline::Step* s = programs_.find(key)) return *s;
+    if (chain_) return programs_.insert(key, pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
     return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
   }
 
@@ -281,6 +328,7 @@ class CompiledGraph {
 
   frontend::ParsedModule parsed_;
   std::optional<ad::GradSpec> grad_;
+  std::optional<std::vector<pipeline::Transform>> chain_;
   std::vector<nb::object> keep_alive_;
   pipeline::Options options_ = pipeline::Options::from_env();
   pipeline::StepCache programs_{options_.max_programs};
@@ -371,6 +419,15 @@ void init_graph(nb::module_& m) {
         }, nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
         nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
         "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
+  g.def("batching_rule", [](const std::string& name) -> std::string {
+          const OpDef& op = Registry::get().at(name);
+          if (BatchRegistry::get().has_own(name)) return "own";
+          return BatchRegistry::get().find(op) ? "elementwise" : "loop";
+        }, nb::arg("op"), "How vmap batches an op: 'own' rule, the generic 'elementwise' one, or a 'loop' per item.");
+  g.def("transformed", [](nb::handle obj, nb::list chain) { return new CompiledGraph(obj, chain); },
+        nb::arg("obj"), nb::arg("chain"),
+        "A function, method or Cell under a chain of transforms (grad / vmap dicts, innermost first), "
+        "compiled per signature (see mycel.ops.vmap).");
 }
 
 }  // namespace mycel::py
