@@ -2,7 +2,7 @@
 (nothing set here), printing one JSON line (bench/harness/common.report).
 
     worker_mycel.py step <workload> <init.npz> <warmup> <steps>
-    worker_mycel.py epoch <init.npz> [sink_size]     # Model.train over Fashion-MNIST, one epoch
+    worker_mycel.py epoch <init.npz> [sink_size [batches]]  # Model.train, one Fashion-MNIST epoch
     worker_mycel.py init <workload> <out.npz>         # the shared weights and batch
 """
 import os
@@ -103,7 +103,7 @@ def fashion_dataset(batch):
     return data.batch(batch, drop_remainder=True)
 
 
-def epoch_run(path, sink_size):
+def epoch_run(path, sink_size, limit=0):
     """One Fashion-MNIST epoch with Model.train (LeNet5, batch 64), after a short warm-up train
     (compilation); and the same network's fixed-batch step throughput, for the ratio."""
     from mycel.train import Model
@@ -116,6 +116,8 @@ def epoch_run(path, sink_size):
     opt = nn.Momentum(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
     model = Model(net, loss, opt, metrics={"acc"})
     data = fashion_dataset(FASHION_BATCH)
+    if limit > 0:  # the first `limit` batches only (a shorter "epoch", for a loaded machine)
+        data = data.take(limit)
     steps = data.get_dataset_size()
     sink = sink_size > 0
     model.train(1, data.take(20), dataset_sink_mode=sink, sink_size=min(sink_size, 20) if sink else -1)
@@ -149,6 +151,7 @@ if __name__ == "__main__":
     elif cmd == "step":
         step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "epoch":
-        epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1)
+        epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1,
+                  int(sys.argv[4]) if len(sys.argv) > 4 else 0)
     else:
         raise SystemExit(f"worker_mycel: unknown command {cmd!r}")

@@ -2,7 +2,7 @@
 thread settings (nothing set here), printing one JSON line. PyTorch is a benchmark peer only.
 
     worker_torch.py step <workload> <init.npz> <warmup> <steps>
-    worker_torch.py epoch <init.npz>     # a plain loop over in-memory Fashion-MNIST tensors
+    worker_torch.py epoch <init.npz> [batches]   # a plain loop over in-memory Fashion-MNIST tensors
 """
 import os
 import sys
@@ -82,7 +82,7 @@ def step_run(name, path, warmup, steps):
             "threads": threads(), "flops_per_step": flops, **timing(times)})
 
 
-def epoch_run(path):
+def epoch_run(path, limit=0):
     """LeNet5 over the Fashion-MNIST train set held in memory (already preprocessed), shuffled
     each epoch, batch 64: the loop a PyTorch user writes without a DataLoader."""
     _, _, params = load(path)
@@ -90,6 +90,8 @@ def epoch_run(path):
     images, labels = fashion_arrays()
     xs, ys = torch.from_numpy(images), torch.from_numpy(labels)
     steps = len(xs) // FASHION_BATCH
+    if limit > 0:  # the first `limit` batches only, as the Mycel worker
+        steps = min(steps, limit)
     order = torch.randperm(len(xs))
     for i in range(20):  # warm-up
         idx = order[i * FASHION_BATCH:(i + 1) * FASHION_BATCH]
@@ -115,6 +117,6 @@ if __name__ == "__main__":
     if cmd == "step":
         step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "epoch":
-        epoch_run(sys.argv[2])
+        epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     else:
         raise SystemExit(f"worker_torch: unknown command {cmd!r}")
