@@ -121,7 +121,7 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.bfloat16):
         raise TypeError(f"auto_mixed_precision: 'network' must be a Cell, got {type(network).__name__}")
     if amp_level not in _LEVELS:
         raise ValueError(f"auto_mixed_precision: amp_level must be one of {_LEVELS}, got {amp_level!r}")
-    if str(dtype) not in ("float16", "bfloat16"):
+    if getattr(dtype, "name", str(dtype)) not in ("float16", "bfloat16"):
         raise ValueError(f"auto_mixed_precision: dtype must be float16 or bfloat16, got {dtype!r}")
     if amp_level == "O0":
         return network
@@ -231,5 +231,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
 
 
-__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager",
+from mycel.amp_loss_scaler import (all_finite, LossScaler, StaticLossScaler,  # noqa: E402
+                                   DynamicLossScaler)
+
+__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager", "all_finite", "LossScaler",
+           "StaticLossScaler", "DynamicLossScaler",
            "FixedLossScaleManager", "DynamicLossScaleManager"]

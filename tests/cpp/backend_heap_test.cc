@@ -16,7 +16,10 @@ std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_news{0};
 }  // namespace
 
-// Replacements for the whole binary; they count only while a test asks (g_counting).
+// Replacements for the whole binary; they count only while a test asks (g_counting). new is
+// malloc here, so free is the matching release (GCC cannot see that through the replacement).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -38,6 +41,7 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace mycel::backend::testing {
 namespace {

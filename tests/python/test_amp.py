@@ -23,7 +23,7 @@ class ConvBNNet(nn.Cell):
 
 
 def _dtypes(net):
-    return {name: str(p.dtype) for name, p in net.parameters_and_names()}
+    return {name: p.dtype.name for name, p in net.parameters_and_names()}
 
 
 def test_o0_changes_nothing():
@@ -33,7 +33,7 @@ def test_o0_changes_nothing():
 
 
 def _compute_dtypes(net):
-    return {name: str(cell._float_dtype) for name, cell in net.cells_and_names() if name}
+    return {name: cell._float_dtype.name for name, cell in net.cells_and_names() if name}
 
 
 def test_o2_casts_all_but_norms_and_outputs_float32():

@@ -235,6 +235,12 @@ class Cell:
         object.__setattr__(self, "_compiled", None)
         return self
 
+    def set_jit_config(self, jit_config):
+        """Records compile options (a JitConfig or dict; see common/jit_config.py)."""
+        from mycel.common.jit_config import check_jit_config
+        object.__setattr__(self, "jit_config", check_jit_config(f"{type(self).__name__}.set_jit_config", jit_config))
+        return self
+
     def set_grad(self, requires_grad=True):
         """Marks the Cell as one whose gradients will be taken (MindSpore's flag)."""
         object.__setattr__(self, "requires_grad", bool(requires_grad))
@@ -243,7 +249,7 @@ class Cell:
     def to_float(self, dst_type):
         """Runs this Cell and its sub-Cells in `dst_type`: floating Tensor inputs are cast to it
         when the Cell is called (MindSpore's to_float; Parameters keep their dtype)."""
-        if str(dst_type) not in ("float16", "bfloat16", "float32", "float64"):
+        if getattr(dst_type, "name", str(dst_type)) not in ("float16", "bfloat16", "float32", "float64"):
             raise ValueError(f"to_float: dst_type must be a float dtype, got {dst_type!r}")
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_float_dtype", dst_type)
@@ -316,7 +322,7 @@ def _class_attrs(cls):
 def _cast_float(x, dtype):
     """x cast to dtype when it is a floating Tensor; anything else unchanged."""
     from mycel import _mycel
-    if isinstance(x, _mycel.Tensor) and str(x.dtype) in ("float16", "bfloat16", "float32", "float64") \
+    if isinstance(x, _mycel.Tensor) and x.dtype.name in ("float16", "bfloat16", "float32", "float64") \
             and x.dtype != dtype:
         return _mycel.ops.cast(x, dtype)
     return x
@@ -391,6 +397,10 @@ class CellList(Cell):
         items = list(self._cells.values())
         items.insert(index, cell)
         self._renumber(items)
+
+    def __iadd__(self, cells):
+        """`cell_list += [a, b]` (or another CellList): extend, as MindSpore's CellList does."""
+        return self.extend(cells)
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList is a container; iterate over it in a construct")

@@ -59,6 +59,18 @@ from mycel.ops.clip import clip_by_global_norm  # noqa: E402
 # Reduction kinds of the collectives (ops.AllReduce(op=ReduceOp.SUM), ...).
 from mycel.ops.collective import ReduceOp  # noqa: E402
 
+# MindSpore's module layout: ops.composite (C), ops.functional (F), ops.primitive, and the names
+# they define that MindSpore also offers on ops itself.
+from mycel.ops import composite, functional, primitive  # noqa: E402,F401
+from mycel.ops.multitype import MultitypeFuncGraph, HyperMap, Map  # noqa: E402,F401
+from mycel.ops.primitive import (Primitive, PrimitiveWithInfer, PrimitiveWithCheck,  # noqa: E402,F401
+                                 prim_attr_register, constexpr)
+from mycel.ops.functional import partial  # noqa: E402,F401
+from mycel.ops import tensor_composites  # noqa: E402,F401  (Tensor.acos, .hsplit, ...)
+from mycel.ops.extra import dot, take_along_dim, tensor_scatter_update, scatter_nd_update, unique, masked_select  # noqa: E402,F401
+from mycel.ops.loss_functional import cross_entropy  # noqa: E402,F401
+inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
+
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops", globals())

@@ -16,12 +16,7 @@ from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
 from mycel.train.callback import CallbackList, CallbackParams, ProgressBar, RunContext
 
-_METRIC_NAMES = {
-    "acc": _metrics.Accuracy, "accuracy": _metrics.Accuracy, "loss": _metrics.Loss,
-    "top_1_accuracy": _metrics.Top1CategoricalAccuracy,
-    "top_5_accuracy": _metrics.Top5CategoricalAccuracy,
-    "precision": _metrics.Precision, "recall": _metrics.Recall, "f1": _metrics.F1,
-}
+_METRIC_NAMES = _metrics.METRIC_NAMES
 
 
 def _make_metrics(metrics):
@@ -180,11 +175,15 @@ class Model:
         step_begin = cbs.implementing("on_train_step_begin")
         step_end = cbs.implementing("on_train_step_end")
         per_step = len(step_begin) + len(step_end) > 0
-        epochs = epoch - initial_epoch
+        cbs.on_train_begin(run)
+        # A callback may resume a run (BackupAndRestore sets the epoch reached): go on from there.
+        epochs = epoch - cb.cur_epoch_num
+        if epochs < 1:
+            cbs.on_train_end(run)
+            return
         it = train_dataset.create_tuple_iterator(num_epochs=-1 if sink_mode else epochs)
         rows = self._endless(it) if sink_mode else None
         try:
-            cbs.on_train_begin(run)
             for _ in range(epochs):
                 cb.cur_epoch_num += 1
                 cbs.on_train_epoch_begin(run)

@@ -68,6 +68,9 @@ std::string ptr_key(const void* p) {
 ValuePtr type_witness(const AbstractPtr& a) {
   if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
   if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
+  // A function (a graph, a closure, an op): its callee stands in (a function, not a tuple).
+  if (auto* f = dynamic_cast<const AbstractFunction*>(a.get())) return f->callee();
+  if (auto* u = dynamic_cast<const FnUnion*>(a.get()); u && !u->fns().empty()) return u->fns()[0]->callee();
   if (auto* s = as_scalar(a)) {  // a Python scalar known only at run time: one of its type
     if (s->type() == ValueKind::kInt) return integer(0);
     if (s->type() == ValueKind::kFloat) return floating(0.0);

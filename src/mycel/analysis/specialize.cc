@@ -141,23 +141,4 @@ std::string signature_key(const std::vector<AbstractPtr>& args) {
   return k;
 }
 
-FuncGraph* CompileCache::find(FuncGraph* entry, const std::vector<AbstractPtr>& args) const {
-  auto it = map_.find(std::to_string(reinterpret_cast<uintptr_t>(entry)) + ":" + signature_key(args));
-  return it == map_.end() ? nullptr : it->second;
-}
-
-FuncGraph* CompileCache::specialize(Module& m, FuncGraph* entry, const std::vector<AbstractPtr>& args,
-                                    SpecializeStats* stats) {
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(entry)) + ":" + signature_key(args);
-  auto it = map_.find(key);
-  if (it != map_.end()) {
-    ++hits_;
-    return it->second;
-  }
-  ++misses_;
-  FuncGraph* g = analysis::specialize(m, entry, args, {}, stats);
-  map_[key] = g;
-  return g;
-}
-
 }  // namespace mycel::analysis

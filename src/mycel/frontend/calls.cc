@@ -326,7 +326,7 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                                   names[1] + "), got " + std::to_string(args.size()));
     if (p == Prim::kAssign && assigned_)
       for (auto& [obj, node] : weights_)
-        if (node == args[0]) (*assigned_)[obj] = loc;
+        if (node == args[0]) (*assigned_)[obj] = Assigned{loc, b, args[1]};
     return prim(b, p, std::move(args), loc);
   }
   if (FuncGraph* g = ir::constant_graph(callee)) {
@@ -500,6 +500,13 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
   if (table.contains(m.c_str()) && Registry::get().find(nb::cast<std::string>(table[m.c_str()]))) {
     args.insert(args.begin(), self);
     return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
+  }
+  // MindSpore Tensor methods made of ops (x.acos(), x.hsplit(2)): the Python function is parsed
+  // like user code, with the tensor as its first argument (mycel/ops/tensor_composites.py).
+  nb::dict composites = nb::cast<nb::dict>(nb::module_::import_("mycel.ops.tensor_composites").attr("METHODS"));
+  if (composites.contains(m.c_str())) {
+    args.insert(args.begin(), self);
+    return call_value(b, object_node(b, composites[m.c_str()], loc), std::move(args), std::move(kw), loc);
   }
   // Any other method is Python's (name.lower(), shape.index(3), "{}-{}".format(a, b)): evaluated
   // at compile time on a compile-time receiver; analysis refuses a receiver known only at run time.

@@ -129,7 +129,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   }
   Scope* saved = current_scope;
   current_scope = s;
-  std::unordered_map<PyObject*, SourceLoc> assigned;
+  std::unordered_map<PyObject*, Assigned> assigned;
   auto* saved_assigned = assigned_;
   assigned_ = &assigned;
 

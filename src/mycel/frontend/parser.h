@@ -255,9 +255,15 @@ class Parser {
   nb::object float_input_cast_;  // mycel.nn.cell._cast_float_input, parsed where it is used
   std::unordered_map<PyObject*, const OpDef*> op_funcs_;
   std::unordered_map<PyObject*, Prim> prim_funcs_;  // ops.assign, ops.depend
-  // Parameters the function being parsed has assigned so far (a later read there is an error:
-  // in graph mode a step's reads are ordered before its writes).
-  std::unordered_map<PyObject*, SourceLoc>* assigned_ = nullptr;
+  // Parameters the function being parsed has assigned so far: a later read in the same block
+  // sees the assigned value (MindSpore's semantics); a read elsewhere (after a branch that may
+  // or may not have assigned) is an error, since a step's reads are ordered before its writes.
+  struct Assigned {
+    SourceLoc loc;
+    Block* block = nullptr;
+    NodePtr value;
+  };
+  std::unordered_map<PyObject*, Assigned>* assigned_ = nullptr;
   std::vector<std::string> parsed_;
   nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
   std::vector<std::string> library_prefixes_;

@@ -169,11 +169,14 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
   if (nb::isinstance<DType>(obj)) return constant(ir::dtype_value(nb::cast<DType>(obj)));
   if (nb::isinstance(obj, param_type_)) {
     nb::object n = nb::getattr(obj, "name", nb::none());
-    if (assigned_ && assigned_->count(o))
+    if (assigned_ && assigned_->count(o)) {
+      const Assigned& a = assigned_->at(o);
+      if (a.block == b) return a.value;  // straight after ops.assign: the value it wrote
       error(loc, "ValueError", "Parameter '" + (n.is_none() ? std::string("?") : nb::cast<std::string>(n)) +
-                                   "' is read after ops.assign wrote it (line " +
-                                   std::to_string(assigned_->at(o).line) + "); in graph mode a step reads "
-                                   "its Parameters before writing them, so use the value you assigned instead");
+                                   "' is read after ops.assign wrote it (line " + std::to_string(a.loc.line) +
+                                   ") on a path through a branch or loop; in graph mode a step reads its "
+                                   "Parameters before writing them, so use the value you assigned instead");
+    }
     return weight(obj, n.is_none() ? std::string("param") : nb::cast<std::string>(n));
   }
   if (nb::isinstance<Tensor>(obj)) return constant(ir::tensor_value(nb::cast<Tensor>(obj)));

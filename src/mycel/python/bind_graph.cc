@@ -42,6 +42,11 @@ nb::object value_to_py(const ir::Value& v) {
       return d;
     }
     case K::kExternal: return static_cast<const frontend::PyObjectValue&>(v).object();
+    case K::kGraph:
+    case K::kOp:
+    case K::kPrim:
+    case K::kGradOp:  // a function value (isinstance's witness): a Python function standing in
+      return nb::module_::import_("mycel.common.graph_syntax").attr("function_stand_in")(v.repr());
     default: break;
   }
   MYCEL_THROW(NotSupported, "graph mode: the value ", v.repr(), " cannot be passed to Python code at compile time");
