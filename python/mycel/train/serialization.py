@@ -193,13 +193,7 @@ def load_safetensors(filename, return_metadata=False):
 
 
 def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
-    """MindSpore's export(net, *inputs, file_name, file_format): writing an inference model file
-    (MINDIR, ONNX) is the edge work of issue 16, not yet in this build; this names it instead of
-    writing a file that nothing could load."""
-    del inputs, kwargs
-    if not isinstance(net, Cell):
-        raise TypeError(f"export: net must be a Cell, got {type(net).__name__}")
-    _check_file_name("export", file_name)
-    raise NotImplementedError(f"export: file_format={file_format!r} needs the inference-model "
-                              "exporter (issue 16: MINDIR/ONNX export and the lite runtime), which "
-                              "this build lacks; save the weights with save_checkpoint instead")
+    """MindSpore's export(net, *inputs, file_name, file_format): the inference graph as a MINDIR
+    (FlatBuffers, for the lite runtime) or ONNX file (mycel.lite.export)."""
+    from mycel.lite.export import export as export_model  # the exporter needs nn and the graph glue
+    return export_model(net, *inputs, file_name=file_name, file_format=file_format, **kwargs)

@@ -18,6 +18,7 @@
 namespace mycel::py {
 
 frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
+nb::dict graph_to_py(const ir::FuncGraph& g);             // bind_export.cc
 
 /// Python object for a compile-time value (nullptr-free: None for none).
 nb::object value_to_py(const ir::Value& v) {
@@ -264,6 +265,16 @@ class CompiledGraph {
   }
 
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
+  /// The optimized graph for a signature as Python data (export), with which entry arguments
+  /// were folded into it as constants.
+  nb::dict graph_data(nb::args args) {
+    pipeline::Step& s = compiled(signature(args));
+    nb::dict d = graph_to_py(*s.graph);
+    nb::list folded;
+    for (bool b : s.constant_args) folded.append(b);
+    d["constant_args"] = folded;
+    return d;
+  }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -406,6 +417,8 @@ void init_graph(nb::module_& m) {
            "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
            "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def("graph_data", &CompiledGraph::graph_data,
+           "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
       .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
       .def_prop_ro("evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },

@@ -398,9 +398,10 @@ def test_tutorial_save_load(tmp_path):
     assert param_not_load == []
     x = mycel.ops.ones((1, 1, 28, 28), mycel.float32)
     np.testing.assert_array_equal(model2(x).asnumpy(), model(x).asnumpy())
-    # MINDIR export and load belong to the edge work (issue 16); until it lands export says so.
-    with pytest.raises(NotImplementedError, match="issue 16"):
-        mycel.train.serialization.export(model, x, file_name=str(tmp_path / "model"), file_format="MINDIR")
+    mycel.train.serialization.export(model, x, file_name=str(tmp_path / "model"), file_format="MINDIR")
+    session = mycel.lite.Session.from_file(str(tmp_path / "model.mindir"))
+    out = session.run([x.asnumpy()])[0]
+    np.testing.assert_allclose(np.asarray(out), model(x).asnumpy(), rtol=1e-5, atol=1e-5)
 
 
 # ---- 9. mixed precision --------------------------------------------------------------------------
