@@ -78,6 +78,17 @@ class _Compiled:
             error_frames.annotate(e, self._obj)
             raise
 
+    def run_sink(self, pipeline, steps, until_epoch_end=False):
+        """Dataset sink mode: up to `steps` runs of the compiled step, each on the next row of
+        the running dataset `pipeline`, in one C++ loop (no Python per step); with
+        until_epoch_end, stops at the pipeline's next epoch end. Returns (the last step's
+        outputs, or None when no step ran; steps run)."""
+        try:
+            return self._graph.run_sink(pipeline, steps, self._input_spec, until_epoch_end)
+        except Exception as e:
+            error_frames.annotate(e, self._obj)
+            raise
+
     @property
     def graph(self):
         """The C++ CompiledGraph (IR dumps, statistics)."""

@@ -334,7 +334,6 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     std::vector<NodePtr> in{callee};
     if (it != signatures.end()) {
       auto bound = bind_args(*this, b, it->second, g->name(), std::move(args), std::move(kw), loc);
-      cast_cell_inputs(b, g, bound, loc);
       in.insert(in.end(), bound.begin(), bound.end());
     } else {
       in.insert(in.end(), args.begin(), args.end());

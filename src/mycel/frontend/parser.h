@@ -67,6 +67,7 @@ struct Scope {
   };
   std::vector<Loop> loops;
   int hidden = 0;  // counter for hidden variables ($i, $i2, ...)
+  nb::object output_dtype;  // a Cell's _output_dtype (amp O1): each return value is cast to it
 };
 
 /// The signature of a parsed graph, for binding call arguments at parse time.
@@ -210,8 +211,12 @@ class Parser {
   NodePtr object_node(Block* b, nb::handle obj, const SourceLoc& loc);
   FuncGraph* function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc);
   FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
-  /// Cell.to_float in graph mode: the call's floating tensor arguments cast to the Cell's dtype.
-  void cast_cell_inputs(Block* b, FuncGraph* g, std::vector<NodePtr>& args, const SourceLoc& loc);
+  /// A trainable floating Parameter read as an attribute of a Cell with to_float set, cast to the
+  /// Cell's dtype (float32 master weights under mixed precision; the cast's gradient is float32).
+  NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc);
+  /// x through mycel.nn.cell._cast_float_input(x, dtype): one cast, or nothing when x is not a
+  /// floating tensor of another dtype (decided at analysis).
+  NodePtr cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc);
   bool is_user_function(nb::handle fn) const;
   const OpDef* op_of_function(nb::handle fn) const;
   bool op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValue>* preset) const;
@@ -259,7 +264,6 @@ class Parser {
   std::vector<nb::object> keep_alive_;
   std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
   std::map<PyObject*, NodePtr> weights_;
-  std::unordered_map<const FuncGraph*, nb::object> cell_float_dtype_;  // Cells with to_float set
   nb::object float_input_cast_;  // mycel.nn.cell._cast_float_input, parsed where it is used
   std::unordered_map<PyObject*, const OpDef*> op_funcs_;
   std::unordered_map<PyObject*, Prim> prim_funcs_;  // ops.assign, ops.depend

@@ -127,8 +127,6 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
     rethrow_called_from(e, loc);
   }
   attach_bprop(g, cell, name, loc);
-  nb::object float_dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
-  if (!float_dtype.is_none()) cell_float_dtype_[g] = float_dtype;
   return g;
 }
 
@@ -146,23 +144,19 @@ void Parser::attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name
   g->set_bprop(b);
 }
 
-void Parser::cast_cell_inputs(Block* b, FuncGraph* g, std::vector<NodePtr>& args, const SourceLoc& loc) {
-  auto it = cell_float_dtype_.find(g);
-  if (it == cell_float_dtype_.end()) return;
-  // Eagerly Cell.__call__ casts the floating tensor inputs (_cast_float). Here the helper
-  // _cast_float_input does it: its `x.dtype in floats` test folds at analysis, so each call
-  // specializes to one cast or to nothing. It reads x.dtype, so only arguments that may be
-  // tensors go through it: Python scalars, sequences and non-tensor constants pass unchanged.
+NodePtr Parser::cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc) {
   if (!float_input_cast_.is_valid())
     float_input_cast_ = nb::module_::import_("mycel.nn.cell").attr("_cast_float_input");
   NodePtr helper = constant(ir::graph_value(function_graph(float_input_cast_, nb::handle(), loc)));
-  NodePtr dtype = object_node(b, it->second, loc);
-  for (NodePtr& a : args) {
-    ir::Constant* c = ir::as_constant(a);
-    bool tuple = ir::is_prim_call(a, Prim::kMakeTuple) || ir::is_prim_call(a, Prim::kMakeList);  // *args
-    if (is_scalar(a) || is_sequence(a) || tuple || (c && c->value()->kind() != ir::ValueKind::kTensor)) continue;
-    a = call_value(b, helper, {a, dtype}, {}, loc);
-  }
+  return call_value(b, helper, {std::move(x), object_node(b, dtype, loc)}, {}, loc);
+}
+
+NodePtr Parser::cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc) {
+  nb::object dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
+  // Only trainable weights: buffers such as running statistics may be assigned, and an assign
+  // needs the Parameter itself, not a cast of it.
+  if (dtype.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
+  return cast_float(b, std::move(node), dtype, loc);
 }
 
 NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {

@@ -75,7 +75,9 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   }
   if (t == "Return") {
     nb::handle v = s.attr("value");
-    finish(b, v.is_none() ? constant(ir::none()) : expr(b, v));
+    NodePtr out = v.is_none() ? constant(ir::none()) : expr(b, v);
+    if (b->scope->output_dtype.is_valid()) out = cast_float(b, out, b->scope->output_dtype, loc_of(s));
+    finish(b, out);
     return nullptr;
   }
   if (t == "Pass") return b;

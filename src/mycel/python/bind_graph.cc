@@ -14,6 +14,7 @@
 #include "mycel/ops/batch.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
 
@@ -242,6 +243,73 @@ class CompiledGraph {
     return run(abs, args);
   }
 
+  /// Dataset sink mode: `steps` runs of the compiled step, each on the next row of the running
+  /// dataset pipeline, in one call: no Python per step. The pipeline's threads have the rows
+  /// ready (its prefetch queue); the GIL is released while waiting and running. The signature
+  /// is computed from the first row and again only when a row's shapes or dtypes change. Rows
+  /// continue across the pipeline's epoch ends (num_epochs=-1 repeats the dataset, as
+  /// MindSpore's sink_size does), or, with until_epoch_end, the call returns at the next one
+  /// (Model.train's epoch without sinking). Returns (the last step's outputs or None, steps run).
+  nb::object run_sink(nb::handle pipeline, int64_t steps, nb::handle spec, bool until_epoch_end) {
+    if (steps < 1) MYCEL_THROW(ValueError, "sink: steps must be >= 1, got ", steps);
+    data::engine::Pipeline& pipe = pipeline_of(pipeline);
+    using Status = data::engine::Pipeline::Status;
+    data::Row row;
+    std::vector<Tensor> outs;
+    std::vector<std::pair<Shape, DType>> meta;  // of the rows the current step was compiled for
+    pipeline::Step* step = nullptr;
+    bool rows_since_epoch_end = true;  // an epoch end left by the previous call is not an empty epoch
+    int64_t done = 0;
+    while (done < steps) {
+      Status st;
+      {
+        nb::gil_scoped_release release;
+        st = pipe.next(row, 100);
+      }
+      if (st == Status::kTimeout) {
+        if (PyErr_CheckSignals() != 0) throw nb::python_error();
+        continue;
+      }
+      if (st == Status::kEnd) {
+        if (until_epoch_end) break;
+        MYCEL_THROW(ValueError, "sink: the dataset ended after ", done, " of ", steps, " steps");
+      }
+      if (st == Status::kEpochEnd && until_epoch_end) break;  // consumed: the next call starts an epoch
+      if (st == Status::kEpochEnd) {
+        if (!rows_since_epoch_end) MYCEL_THROW(ValueError, "sink: the training dataset is empty");
+        rows_since_epoch_end = false;
+        continue;
+      }
+      rows_since_epoch_end = true;
+      if (!step || !same_meta(row, meta)) {
+        nb::list args;
+        for (const Tensor& t : row) args.append(nb::cast(t));
+        std::vector<ir::AbstractPtr> abs;
+        if (spec.is_none()) {
+          abs = signature(nb::borrow<nb::args>(nb::tuple(args)));
+        } else {
+          for (nb::handle h : spec) abs.push_back(abstract_of_spec(h));
+          if (abs.size() != row.size())
+            MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(), " inputs, the dataset rows have ",
+                        row.size(), " columns");
+        }
+        step = &compiled(abs);
+        for (bool c : step->constant_args)
+          if (c) MYCEL_THROW(TypeError, "sink: every input of the step must be a tensor column");
+        meta.clear();
+        for (const Tensor& t : row) meta.emplace_back(t.shape(), t.dtype());
+      }
+      {
+        nb::gil_scoped_release release;
+        outs = step->program->run(row);
+      }
+      ++done;
+    }
+    if (!step) return nb::make_tuple(nb::none(), done);
+    size_t k = 0;
+    return nb::make_tuple(structured(outs, k, step->output), done);
+  }
+
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
   /// The optimized graph for a signature as Python data (export), with which entry arguments
   /// were folded into it as constants.
@@ -295,6 +363,13 @@ class CompiledGraph {
     }
     size_t k = 0;
     return structured(outs, k, e.output);
+  }
+
+  static bool same_meta(const data::Row& row, const std::vector<std::pair<Shape, DType>>& meta) {
+    if (row.size() != meta.size()) return false;
+    for (size_t i = 0; i < row.size(); ++i)
+      if (row[i].shape() != meta[i].first || row[i].dtype() != meta[i].second) return false;
+    return true;
   }
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
@@ -385,6 +460,10 @@ void init_graph(nb::module_& m) {
   nb::class_<CompiledGraph>(g, "CompiledGraph", "A function, method or Cell compiled to graphs.")
       .def("__call__", &CompiledGraph::call)
       .def("run_with_signature", &CompiledGraph::run_with_signature)
+      .def("run_sink", &CompiledGraph::run_sink, nb::arg("pipeline").none(), nb::arg("steps"), nb::arg("spec").none(),
+           nb::arg("until_epoch_end") = false,
+           "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
+           "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
       .def("graph_data", &CompiledGraph::graph_data,
            "The specialized, optimized graph for these arguments as Python data (for export).")
