@@ -46,12 +46,17 @@ struct OpView {
   std::vector<TensorMeta> outs;
   bool tuple = false;
 
-  OpView(const NodePtr& n, const OpValue& v) : op(&v.op()), attrs(v.attrs()) {
+  // `split`: the layouts of the values already split (their abstracts are local shapes; the
+  // rule sees the global ones).
+  OpView(const NodePtr& n, const OpValue& v, const std::unordered_map<const Node*, TensorLayout>* split = nullptr)
+      : op(&v.op()), attrs(v.attrs()) {
     const Apply* a = as_apply(n);
     in_store.resize(a->num_args());
     for (size_t i = 0; i < a->num_args(); ++i) {
       const AbstractTensor* t = tensor_abs(a->arg(i));
       if (t) in_store[i] = {t->shape(), t->dtype()};
+      if (t && split)
+        if (auto it = split->find(a->arg(i).get()); it != split->end()) in_store[i].shape = it->second.shape;
       ins.push_back(t ? &in_store[i] : nullptr);
     }
     if (const AbstractTensor* t = tensor_abs(n)) {
@@ -278,6 +283,9 @@ struct Pass {
         const auto& outs = tuple_layout[a->arg(0).get()];
         if (k < 0 || k >= static_cast<int64_t>(outs.size()))
           MYCEL_THROW(NotSupported, "[semi_auto_parallel] tuple_getitem of a split op needs a constant index");
+        // The item's abstract follows the rewritten (local) tuple.
+        if (auto src = a->arg(0)->abstract(); src && src->kind() == AbstractKind::kTuple)
+          n->set_abstract(static_cast<const AbstractTuple*>(src.get())->items().at(static_cast<size_t>(k)));
         shard::ShardPlan p;
         p.device = outs[static_cast<size_t>(k)].device;
         p.comms = pending[a->arg(0).get()];
@@ -287,7 +295,7 @@ struct Pass {
         continue;
       }
       if (ov) {
-        OpView v(n, *ov);
+        OpView v(n, *ov, &layout);
         if (v.shardable() && shard::rule_of(*v.op)) {
           std::optional<shard::Strategy> s;
           if (auto it = chosen.find(n.get()); it != chosen.end()) s = it->second;
