@@ -156,8 +156,8 @@ TEST(Sharding, ReductionDimSplitEndsInAllReduce) {
   ASSERT_EQ(p.comms.size(), 1u);
   EXPECT_EQ(p.comms[0].op, "all_reduce");
   EXPECT_EQ(p.comms[0].reduce_op, "sum");
-  EXPECT_EQ(p.device.dims, (std::vector<int64_t>{1, 2, 2}));
-  EXPECT_EQ(p.comms[0].axes, (std::vector<int>{2}));
+  EXPECT_EQ(p.device.dims, (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(p.comms[0].axes, (std::vector<int>{1}));
   EXPECT_EQ(p.comms[0].bytes, 4 * 4 * 4);  // the (4, 4) float32 slice of the output
   EXPECT_EQ(p.outputs[0].slice_shape(), (Shape{4, 4}));
   // Row split only: no communication, the output is split like x's rows.
@@ -264,11 +264,12 @@ TEST(Sharding, BadStrategiesNameTheOpAndInput) {
 
 TEST(Sharding, LayoutsAndGroups) {
   shard::TensorLayout l = shard::layout_from_dims({8, 4}, {2, 1}, 4);
-  EXPECT_EQ(l.device.dims, (std::vector<int64_t>{2, 2, 1}));
-  EXPECT_EQ(l.tensor_map, (std::vector<int>{1, -1}));
+  EXPECT_EQ(l.device.dims, (std::vector<int64_t>{2, 1, 2}));  // the repeat axis last
+  EXPECT_EQ(l.tensor_map, (std::vector<int>{0, -1}));
   EXPECT_EQ(l.slice_shape(), (Shape{4, 4}));
   EXPECT_EQ(l.slice_offset(3), (std::vector<int64_t>{4, 0}));
-  EXPECT_EQ(l.str(), "dev[2,2,1] map[1,-1] shape(8, 4)");
+  EXPECT_EQ(l.slice_offset(1), (std::vector<int64_t>{0, 0}));  // ranks 0 and 1 hold the same slice
+  EXPECT_EQ(l.str(), "dev[2,1,2] map[0,-1] shape(8, 4)");
   shard::DeviceMatrix d{{2, 3}};
   EXPECT_EQ(d.group(4, {0}), (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(d.group(4, {1}), (std::vector<int64_t>{3, 4, 5}));

@@ -43,7 +43,6 @@ shard::ShardPlan reshape_plan(const shard::ShardContext& c, const shard::Strateg
   shard::ShardPlan p;
   int64_t used = 1;
   std::vector<int> in_map(in.size(), -1), out_map(out.size(), -1);
-  p.device.dims = {1};
   for (size_t i = 0; i < in.size(); ++i) {
     const int64_t k = s[0][i];
     if (k < 1) MYCEL_THROW(ValueError, "[", c.op.name, "] strategy for dim ", i, " is ", k, ", expected >= 1");
@@ -52,14 +51,14 @@ shard::ShardPlan reshape_plan(const shard::ShardContext& c, const shard::Strateg
     if (j < 0)
       MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split dim ", i, " of ", shape_str(in), " in ", k,
                   " for output shape ", shape_str(out), ": no output dim starts there with a size divisible by ", k);
+    in_map[i] = out_map[j] = static_cast<int>(p.device.dims.size());
     p.device.dims.push_back(k);
-    in_map[i] = out_map[j] = static_cast<int>(p.device.dims.size()) - 1;
     used *= k;
   }
   if (c.device_num % used != 0)
     MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used, " devices, which does not divide device_num ",
                 c.device_num);
-  p.device.dims[0] = c.device_num / used;
+  p.device.dims.push_back(c.device_num / used);  // the last axis repeats the work
   p.inputs = {shard::TensorLayout{p.device, in_map, in, {}}};
   p.outputs = {shard::TensorLayout{p.device, out_map, out, {}}};
   if (c.op.attr_index("shape") >= 0) p.local_int_attrs.push_back({"shape", p.outputs[0].slice_shape()});
@@ -72,7 +71,7 @@ std::vector<shard::Strategy> reshape_strategies(const shard::ShardContext& c) {
   shard::Dims pick(in.size(), 1);
   std::function<void(size_t, int64_t)> go = [&](size_t i, int64_t used) {
     if (i == in.size()) {
-      if (used == c.device_num && used > 1) all.push_back({pick});
+      if (used > 1) all.push_back({pick});
       return;
     }
     for (int64_t k = 1; k <= c.device_num / used; ++k) {

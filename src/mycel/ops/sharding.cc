@@ -127,12 +127,12 @@ TensorLayout layout_from_dims(const Shape& shape, const Dims& dims, int64_t devi
     MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " uses ", p, " devices, which does not divide ",
                 device_num);
   TensorLayout l;
-  l.device.dims.push_back(device_num / p);
   l.shape = shape;
   for (size_t i = 0; i < dims.size(); ++i) {
     l.device.dims.push_back(dims[i]);
-    l.tensor_map.push_back(dims[i] > 1 ? static_cast<int>(i) + 1 : -1);
+    l.tensor_map.push_back(dims[i] > 1 ? static_cast<int>(i) : -1);
   }
+  l.device.dims.push_back(device_num / p);  // the last axis repeats the slices
   l.check("layout");
   return l;
 }
@@ -240,11 +240,13 @@ ShardPlan plan_from_labels(const ShardContext& c, const Strategy& s, const Label
     MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used, " devices, which does not divide device_num ",
                 c.device_num);
   ShardPlan p;
-  p.device.dims.push_back(c.device_num / used);  // axis 0 repeats the work
   for (char l : axes_labels) p.device.dims.push_back(split[l]);
+  // The last axis repeats the work: splits stay outermost, so an op splitting the batch in 2 of
+  // 4 devices lays it out as one splitting it in 2 with a second split inside.
+  p.device.dims.push_back(c.device_num / used);
   auto axis_of = [&](char l) {
     size_t k = axes_labels.find(l);
-    return k == std::string::npos ? -1 : static_cast<int>(k) + 1;
+    return k == std::string::npos ? -1 : static_cast<int>(k);
   };
   auto layout = [&](const std::string& lab, const Shape& shape) {
     TensorLayout t;
@@ -264,7 +266,7 @@ ShardPlan plan_from_labels(const ShardContext& c, const Strategy& s, const Label
       if (spec.outputs[o].find(l) == std::string::npos) partial.push_back(axis_of(l));
     if (!partial.empty() && spec.no_partial)
       MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split the dimension it reduces (the strategy splits "
-                  "label '", axes_labels[partial[0] - 1], "', which output ", o, " reduces)");
+                  "label '", axes_labels[static_cast<size_t>(partial[0])], "', which output ", o, " reduces)");
     if (!partial.empty())
       p.comms.push_back(Comm{"all_reduce", partial, spec.reduce_op, static_cast<int>(o),
                              bytes_of(numel(t.slice_shape()), c.outputs[o].dtype)});
@@ -295,10 +297,10 @@ std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelS
     }
     out.push_back(s);
   };
-  // Depth-first over labels; only full uses of the devices are listed (and the replicated one).
+  // Depth-first over labels: every product that divides device_num (the replicated one first).
   std::function<void(size_t, int64_t)> go = [&](size_t k, int64_t used) {
     if (k == labels.size()) {
-      if (used == c.device_num && used > 1) emit();
+      if (used > 1) emit();
       return;
     }
     for (int64_t d : divs) {

@@ -59,7 +59,7 @@ struct TensorLayout {
 };
 
 /// The layout `dims` gives a tensor of `shape` on device_num ranks: device matrix
-/// [device_num / prod(dims), dims...] (the first axis repeats the slices), dim i on axis i + 1.
+/// [dims..., device_num / prod(dims)] (the last axis repeats the slices), dim i on axis i.
 /// Throws ValueError if prod(dims) does not divide device_num or a split does not divide its dim.
 TensorLayout layout_from_dims(const Shape& shape, const Dims& dims, int64_t device_num);
 /// A tensor held whole by every rank.
@@ -111,8 +111,8 @@ struct ShardContext {
 /// Strategy -> plan; throws ValueError naming the op, the input and the reason for a strategy the
 /// op cannot run.
 using ShardFn = std::function<ShardPlan(const ShardContext&, const Strategy&)>;
-/// Every valid strategy for ctx.device_num (each one's product may be below device_num: the
-/// remaining devices repeat the work). The first is the all-ones (replicated) strategy.
+/// Every valid strategy for ctx.device_num (each one's product divides device_num, and may be
+/// below it: the remaining devices repeat the work). The first is the all-ones (replicated) one.
 using StrategiesFn = std::function<std::vector<Strategy>(const ShardContext&)>;
 /// Work per device of a plan made by the op's ShardFn.
 using CostFn = std::function<OpCost(const ShardContext&, const ShardPlan&)>;
@@ -153,11 +153,12 @@ struct LabelSpec {
   bool no_partial = false;  // splitting a reduction label is invalid (the op is not a sum)
 };
 /// Plan from labels: every input's split of a label must agree; an input whose dim is size 1
-/// (broadcast) is labelled '1'. Device matrix = [repeat, one axis per split label in order of
-/// first appearance].
+/// (broadcast) is labelled '1'. Device matrix = [one axis per split label in order of first
+/// appearance, repeat].
 ShardPlan plan_from_labels(const ShardContext& c, const Strategy& s, const LabelSpec& spec);
 /// Every assignment of split counts (divisors of device_num, dividing the dims) to the splittable
-/// labels whose product divides device_num, as a Strategy.
+/// labels whose product divides device_num, as a Strategy (the replicated one first). The search
+/// may keep those whose product is device_num; propagation also uses the smaller ones.
 std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelSpec& spec);
 /// A rule built from a function that gives the spec for this call (it may read shapes and attrs).
 ShardRule label_rule(std::function<LabelSpec(const ShardContext&)> spec_of);

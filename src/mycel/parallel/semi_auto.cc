@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <unordered_set>
 
 #include "mycel/core/error.h"
@@ -200,7 +201,10 @@ struct Pass {
     bool reads_split = false;
     for (size_t i = 0; i < a->num_args(); ++i) reads_split = reads_split || layout.count(a->arg(i).get());
     if (!reads_split || v.op->random) return std::nullopt;
-    double best_bytes = std::numeric_limits<double>::infinity(), best_flops = best_bytes;
+    // Lexicographic: bytes moved, then redistribution steps (keep the layout: a free local slice
+    // now may cost a gather later), then flops.
+    using Score = std::tuple<double, size_t, double>;
+    std::optional<Score> best_score;
     std::optional<shard::Strategy> best;
     for (const shard::Strategy& s : shard::strategies(c)) {
       shard::ShardPlan p;
@@ -210,15 +214,17 @@ struct Pass {
         continue;
       }
       double bytes = 0;
+      size_t steps = 0;
       for (size_t i = 0; i < a->num_args(); ++i)
-        if (v.ins[i])
-          bytes += static_cast<double>(
-              plan_redistribution(layout_of(a->arg(i), *v.ins[i]), p.inputs[i], 0, v.ins[i]->dtype).comm_bytes);
+        if (v.ins[i]) {
+          RedistPlan r = plan_redistribution(layout_of(a->arg(i), *v.ins[i]), p.inputs[i], 0, v.ins[i]->dtype);
+          bytes += static_cast<double>(r.comm_bytes);
+          steps += r.steps.size();
+        }
       for (const shard::Comm& k : p.comms) bytes += static_cast<double>(k.bytes);
-      const double flops = shard::cost(c, p).flops;
-      if (bytes < best_bytes || (bytes == best_bytes && flops < best_flops)) {
-        best_bytes = bytes;
-        best_flops = flops;
+      const Score score{bytes, steps, shard::cost(c, p).flops};
+      if (!best_score || score < *best_score) {
+        best_score = score;
         best = s;
       }
     }

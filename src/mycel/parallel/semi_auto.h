@@ -39,8 +39,9 @@ std::vector<OpCandidates> op_candidates(ir::FuncGraph* g, int64_t device_num);
 using StrategyMap = std::unordered_map<const ir::Node*, shard::Strategy>;
 
 /// Rewrites g for cfg.rank: the ops in `chosen` run with their strategy; with `propagate`, an op
-/// not in `chosen` that reads a split value takes its cheapest strategy (redistribution bytes,
-/// then its own collectives' bytes, then flops); the rest run whole. Values are redistributed
+/// not in `chosen` that reads a split value takes its cheapest strategy (bytes moved by
+/// redistribution and its own collectives, then redistribution steps, then flops); the rest run
+/// whole. Values are redistributed
 /// where a consumer needs another layout, and gathered whole wherever something other than a
 /// sharded op uses them (the graph's output included). Returns whether g changed. Errors name
 /// the op and its source line.
