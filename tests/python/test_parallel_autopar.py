@@ -91,3 +91,19 @@ def test_stand_alone_ignores_strategies():
         np.testing.assert_array_equal(a, b)
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_a_compiled_cell_recompiles_when_the_mode_changes():
+    """The same Cell compiled stand-alone, then under semi-auto: the program is not reused (here
+    the split strategy then fails on one device, which proves the recompile)."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net = MLP(((2, 1), (1, 1)))
+        x = mycel.Tensor(data("mlp")[0][:BATCH])
+        net(x)
+        mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL)
+        with pytest.raises(ValueError, match=r"\[matmul\] strategy uses 2 devices"):
+            net(x)
+    finally:
+        mycel.reset_auto_parallel_context()
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
