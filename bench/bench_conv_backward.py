@@ -5,7 +5,6 @@ and the Mycel/PyTorch ratio (< 1 means Mycel is faster). PyTorch is optional.
     .venv/bin/python bench/bench_conv_backward.py [--reps 10]
 """
 import argparse
-import os
 import statistics
 import time
 
@@ -33,7 +32,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     args = ap.parse_args()
-    threads = mycel._mycel.num_threads() if hasattr(mycel._mycel, "num_threads") else os.cpu_count()
+    threads = mycel.get_context("num_threads")  # read back: the count the kernels will use
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 64, 56, 56), np.float32)
     w = rng.standard_normal((64, 64, 3, 3), np.float32) * 0.05

@@ -5,7 +5,6 @@ and the Mycel/PyTorch ratio (< 1 means Mycel is faster). PyTorch is optional.
     .venv/bin/python bench/bench_ops.py [--reps 15]
 """
 import argparse
-import os
 import statistics
 import time
 
@@ -31,7 +30,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
-    threads = mycel._mycel.num_threads() if hasattr(mycel._mycel, "num_threads") else os.cpu_count()
+    threads = mycel.get_context("num_threads")  # read back: the count the kernels will use
     if torch is not None:
         torch.set_num_threads(threads)
     rng = np.random.default_rng(0)

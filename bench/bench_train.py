@@ -1,8 +1,11 @@
 """Training-step throughput: Mycel GRAPH_MODE and PYNATIVE_MODE (nn.TrainOneStepCell) vs PyTorch
-eager and torch.compile, same models, weights, batch, optimizer (momentum 0.9, lr 0.01), float32
-and thread count, in one run. Items/s is batch / median step time over the timed steps (after the
+eager and torch.compile. The "mycel pynative" column is Mycel's PyNative mode: the same
+TrainOneStepCell run op by op from Python with the gradient tape (MindSpore's PYNATIVE_MODE),
+not a compiled step; it measures dispatch plus tape overhead. Same models, weights, batch,
+optimizer (momentum 0.9, lr 0.01), float32 and thread count, in one process (for each framework
+alone in its own process with its default threads, use bench/harness/run.py). Items/s is batch / median step time over the timed steps (after the
 warm-up steps, which include compilation). One fixed random batch is reused every step, so the
-data pipeline is not measured. Also checks that Mycel's graph and eager losses agree for the
+data pipeline is not measured. Also checks that Mycel's graph and PyNative losses agree for the
 first 3 steps (and prints the gap to PyTorch's, from the same initial weights).
 
     .venv/bin/python bench/bench_train.py [--quick] [--only lenet5|mlp|resnet18|transformer]
@@ -116,7 +119,7 @@ def run_workload(name, warmup, steps):
     init = [p.asnumpy().copy() for p in make_mycel().trainable_params()]
     row = {"name": name, "batch": batch, "unit": unit}
     makers = [("graph", lambda: mycel_step(make_mycel, init, x, y, mycel.GRAPH_MODE)),
-              ("eager", lambda: mycel_step(make_mycel, init, x, y, mycel.PYNATIVE_MODE))]
+              ("pynative", lambda: mycel_step(make_mycel, init, x, y, mycel.PYNATIVE_MODE))]
     if torch is not None:
         makers += [("torch", lambda: torch_step(make_torch, init, x, y, False)),
                    ("compile", lambda: torch_step(make_torch, init, x, y, True))]
@@ -152,8 +155,8 @@ def run_workload(name, warmup, steps):
         row[key] = batch / med
         print(f"  {name} {key}: median step {med * 1e3:.2f} ms ({batch / med:.1f} {unit}); "
               f"first step loss {results[key][0]:.6f}, last {results[key][-1]:.6f}", flush=True)
-    if "graph" in results and "eager" in results:
-        row["graph_vs_eager"] = max_rel_diff(results["graph"], results["eager"])
+    if "graph" in results and "pynative" in results:
+        row["graph_vs_pynative"] = max_rel_diff(results["graph"], results["pynative"])
     if "graph" in results and "torch" in results:
         row["graph_vs_torch"] = max_rel_diff(results["graph"], results["torch"])
     return row
@@ -170,17 +173,17 @@ def ratio(row, a, b):
 def print_table(rows, threads):
     print(f"\nTraining throughput (items/s), float32, {threads} threads, "
           f"momentum {MOMENTUM} lr {LR}; loss diffs over the first {CHECK_STEPS} steps (max relative)")
-    head = ("workload", "batch", "mycel graph", "mycel eager", "torch eager", "torch.compile",
-            "graph/torch", "graph/compile", "graph~eager", "graph~torch")
+    head = ("workload", "batch", "mycel graph", "mycel pynative", "torch eager", "torch.compile",
+            "graph/torch", "graph/compile", "graph~pynative", "graph~torch")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = [r["name"], str(r["batch"])] + [fmt(r.get(k)) for k in ("graph", "eager", "torch", "compile")]
+        cells = [r["name"], str(r["batch"])] + [fmt(r.get(k)) for k in ("graph", "pynative", "torch", "compile")]
         cells += [ratio(r, "graph", "torch"), ratio(r, "graph", "compile")]
-        cells += [f"{r[k]:.1e}" if k in r else "-" for k in ("graph_vs_eager", "graph_vs_torch")]
+        cells += [f"{r[k]:.1e}" if k in r else "-" for k in ("graph_vs_pynative", "graph_vs_torch")]
         print("| " + " | ".join(cells) + " |")
     for r in rows:
-        for k in ("graph", "eager", "torch", "compile"):
+        for k in ("graph", "pynative", "torch", "compile"):
             if k + "_error" in r:
                 print(f"{r['name']} {k} failed: {r[k + '_error']}")
 
@@ -200,7 +203,10 @@ def main(argv=None):
     mycel.set_context(num_threads=args.threads)
     if torch is not None:
         torch.set_num_threads(args.threads)
-    print(f"threads: {args.threads} (mycel and torch); warm-up {warmup}, timed {steps} steps; "
+    threads = f"mycel {mycel.get_context('num_threads')}"  # read back: the counts actually used
+    if torch is not None:
+        threads += f", torch {torch.get_num_threads()}"
+    print(f"threads: {threads}; warm-up {warmup}, timed {steps} steps; "
           f"torch {torch.__version__ if torch is not None else 'not installed'}; "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}", flush=True)
     rows = []

@@ -36,7 +36,7 @@ def render():
         ins = ", ".join(f"{n}{'?' if opt else ''}{'...' if var else ''}" for n, opt, var in h.inputs)
         attrs = ", ".join(f"{n}: {k}" + (f" = {d!r}" if d is not None else ("" if has else " (required)"))
                           for n, k, d, has in h.attrs)
-        dts = ", ".join(str(d) for d in h.dtypes) or "-"
+        dts = ", ".join(d.name for d in h.dtypes) or "-"
         lines.append(f"| `{name}` | `{h.class_name}` | {ins or '-'} | {attrs or '-'} | {dts} | "
                      f"{h.grad} | {h.doc} |")
     return "\n".join(lines) + "\n"

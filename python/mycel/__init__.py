@@ -4,6 +4,7 @@ from mycel._mycel import dtype, promote_types
 from mycel.common.dtype import (bool_, int8, uint8, int16, int32, int64, float16, bfloat16,
                                 float32, float64, float_, int_, half, double, single)
 from mycel.common.tensor import Tensor, from_dlpack
+from mycel.common.sparse_tensor import CSRTensor, COOTensor
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
@@ -11,21 +12,25 @@ from mycel.parallel import (ParallelMode, set_auto_parallel_context, get_auto_pa
                             reset_auto_parallel_context)
 from mycel.common.seed import set_seed, get_seed
 from mycel.common.api import jit, ms_function
-from mycel.common.autodiff import grad, value_and_grad
+from mycel.common.jit_config import JitConfig
+from mycel.common.mutable import mutable
+from mycel.common.autodiff import grad, value_and_grad, get_grad
 from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd
+from mycel.common.vmap import vmap
 from mycel import nn
 from mycel import train
 from mycel import amp
 from mycel.train.model import Model
 from mycel.train.serialization import save_checkpoint, load_checkpoint, load_param_into_net
 from mycel.insight import SummaryRecord, SummaryCollector, Profiler
+from mycel.lite.export import export
 
 __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "Model", "amp", "Tensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "nn", "train", "save_checkpoint",
-           "load_checkpoint", "load_param_into_net", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
+           "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+           "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
+           "load_checkpoint", "load_param_into_net", "export", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]
 

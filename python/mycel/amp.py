@@ -1,21 +1,35 @@
 """Automatic mixed precision (MindSpore's mindspore.amp): run a network in bfloat16, the CPU's
-low-precision dtype, and build training steps with loss scaling.
+low-precision dtype, with float32 master weights, and build training steps with loss scaling.
 
-Levels: "O0" keeps float32; "O2" runs every Cell in bfloat16 except BatchNorm/LayerNorm and loss
-Cells (kept in float32) and casts the outputs back to float32; "O3" runs everything in bfloat16
-and casts the outputs back to float32.
+Levels (MindSpore's amp_level):
+  "O0"   float32 throughout.
+  "O1"   the white-list Cells (Dense, Conv2d, Conv2dTranspose: the matrix products) run in
+         bfloat16, their outputs cast back to float32; everything else stays float32.
+  "O2"   every Cell runs in bfloat16 except the black list (BatchNorm, LayerNorm, Softmax,
+         LogSoftmax and loss Cells: statistics and exponentials stay float32); outputs float32.
+  "O3"   every Cell runs in bfloat16; outputs cast back to float32.
+  "auto" MindSpore's automatic choice: here the O2 rule (white list in bfloat16, black list in
+         float32, the rest following its inputs, which are bfloat16 under O2).
 
-Difference from MindSpore: MindSpore keeps float32 Parameters and lets its graph compiler insert a
-cast wherever a low-precision Cell reads one. Mycel does not insert those casts yet, so O2/O3 cast
-the Parameters of the low-precision Cells themselves to bfloat16 (in place: the same Parameter
-objects, so an optimizer built before stays attached); the optimizer then updates bfloat16
-weights, and its state must follow each Parameter's dtype.
+Master weights: Parameters stay float32. A low-precision Cell reads each of its trainable
+floating Parameters through a cast to bfloat16 (in graph mode the parser inserts the cast into
+the compiled step, so it runs once per step per read; eagerly Cell.__getattr__ casts while
+construct runs), so gradients arrive in float32 (the cast's gradient casts back) and the
+optimizer updates float32 weights. Hence the optimizer may be built before or after the
+conversion, from net.trainable_params(), as in MindSpore. Non-trainable Parameters (running
+statistics) are not cast: they belong to the float32 black-list Cells.
+
+The network is changed in place (each Cell's _float_dtype, and _output_dtype under O1): call
+auto_mixed_precision once per network.
 """
 import inspect
 
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.nn.cell import Cell
+from mycel.nn.layer.activation import LogSoftmax, Softmax
+from mycel.nn.layer.basic import Dense
+from mycel.nn.layer.conv import Conv2d, Conv2dTranspose
 from mycel.nn.layer.normalization import _BatchNorm, LayerNorm
 from mycel.nn.loss.loss import LossBase
 from mycel.nn.wrap.cell_wrapper import WithLossCell, TrainOneStepCell
@@ -23,8 +37,10 @@ from mycel.nn.wrap.loss_scale import (FixedLossScaleUpdateCell, DynamicLossScale
                                       TrainOneStepWithLossScaleCell)
 
 _LEVELS = ("O0", "O1", "O2", "O3", "auto")
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
-_KEEP_FP32 = (_BatchNorm, LayerNorm, LossBase)  # numerically sensitive: stay float32 under O2
+# O1's white list: the Cells whose work is matrix products, the ones bfloat16 speeds up.
+_WHITE_LIST = (Dense, Conv2d, Conv2dTranspose)
+# O2's black list: numerically sensitive Cells (statistics, exponentials, losses) stay float32.
+_BLACK_LIST = (_BatchNorm, LayerNorm, Softmax, LogSoftmax, LossBase)
 
 
 def _to_float32(out):
@@ -71,40 +87,48 @@ def _output_to_32(backbone):
     return {1: _OutputTo32Of1, 2: _OutputTo32Of2}.get(arity, _OutputTo32)(backbone)
 
 
-def _set_cell_dtype(cell, dtype):
-    """This Cell alone (not its children) computes in dtype: its floating inputs and its own
-    Parameters are cast to it."""
+def _set_cell_dtype(cell, dtype, output_dtype=None):
+    """This Cell alone (not its children) computes in dtype: its floating inputs and the
+    trainable Parameters it reads are cast to it (Parameters themselves keep float32)."""
     object.__setattr__(cell, "_float_dtype", dtype)
+    object.__setattr__(cell, "_output_dtype", output_dtype)
     object.__setattr__(cell, "_compiled", None)
-    for p in cell._params.values():
-        if p is not None and str(p.dtype) in _FLOATS and p.dtype != dtype:
-            p._rebind(p.astype(dtype))  # same Parameter object, new dtype
 
 
-def _cast_tree(cell, dtype, keep_fp32):
-    """Casts every Cell of the tree to dtype; subtrees rooted at a keep_fp32 type run float32."""
-    if keep_fp32 and isinstance(cell, _KEEP_FP32):
+def _cast_tree(cell, dtype, black_list):
+    """Casts every Cell of the tree to dtype; subtrees rooted at a black_list type run float32."""
+    if black_list and isinstance(cell, black_list):
         dtype = mstype.float32
     _set_cell_dtype(cell, dtype)
     for child in cell.cells():
-        _cast_tree(child, dtype, keep_fp32)
+        _cast_tree(child, dtype, black_list)
+
+
+def _cast_white_list(network, dtype):
+    """O1: each white-list Cell computes in dtype and returns float32; the rest is untouched."""
+    for _, cell in network.cells_and_names():
+        if isinstance(cell, _WHITE_LIST):
+            _set_cell_dtype(cell, dtype, output_dtype=mstype.float32)
+        else:
+            object.__setattr__(cell, "_compiled", None)
 
 
 def auto_mixed_precision(network, amp_level="O0", dtype=mstype.bfloat16):
-    """Returns `network` set up for amp_level ("O0", "O2" or "O3"; see the module doc). For O2/O3
-    the result is a wrapper Cell whose outputs are float32; `network` itself is changed in place."""
+    """Returns `network` set up for amp_level ("O0", "O1", "O2", "O3" or "auto"; see the module
+    doc). For O2/O3/auto the result is a wrapper Cell whose outputs are float32; `network` itself
+    is changed in place (its Parameters stay float32)."""
     if not isinstance(network, Cell):
         raise TypeError(f"auto_mixed_precision: 'network' must be a Cell, got {type(network).__name__}")
     if amp_level not in _LEVELS:
         raise ValueError(f"auto_mixed_precision: amp_level must be one of {_LEVELS}, got {amp_level!r}")
-    if amp_level in ("O1", "auto"):
-        raise NotImplementedError(f"auto_mixed_precision: amp_level {amp_level!r} (per-op white "
-                                  f"lists) is not supported; use 'O0', 'O2' or 'O3'")
-    if str(dtype) not in ("float16", "bfloat16"):
+    if getattr(dtype, "name", str(dtype)) not in ("float16", "bfloat16"):
         raise ValueError(f"auto_mixed_precision: dtype must be float16 or bfloat16, got {dtype!r}")
     if amp_level == "O0":
         return network
-    _cast_tree(network, dtype, keep_fp32=amp_level == "O2")
+    if amp_level == "O1":
+        _cast_white_list(network, dtype)
+        return network
+    _cast_tree(network, dtype, black_list=None if amp_level == "O3" else _BLACK_LIST)
     return _output_to_32(network)
 
 
@@ -207,5 +231,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
 
 
-__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager",
+from mycel.amp_loss_scaler import (all_finite, LossScaler, StaticLossScaler,  # noqa: E402
+                                   DynamicLossScaler)
+
+__all__ = ["auto_mixed_precision", "build_train_network", "LossScaleManager", "all_finite", "LossScaler",
+           "StaticLossScaler", "DynamicLossScaler",
            "FixedLossScaleManager", "DynamicLossScaleManager"]

@@ -133,25 +133,6 @@ TEST(Analysis, WeakScalarIrShowsConversionsAndCasts) {
             "}\n");
 }
 
-TEST(Analysis, CompileCacheHitDoesNoWork) {
-  Module m;
-  FuncGraph* f = m.add_graph("f");
-  NodePtr x = f->add_parameter("x");
-  f->set_output(uop(f, "neg", {x}));
-  analysis::CompileCache cache;
-  analysis::SpecializeStats s1, s2, s3;
-  FuncGraph* a = cache.specialize(m, f, {tensor({kDynamic, 4})}, &s1);
-  FuncGraph* b = cache.specialize(m, f, {tensor({kDynamic, 4})}, &s2);
-  FuncGraph* c = cache.specialize(m, f, {tensor({kDynamic, 4}, DType::float64)}, &s3);
-  EXPECT_EQ(a, b);
-  EXPECT_NE(a, c);
-  EXPECT_EQ(s1.contexts, 1);
-  EXPECT_EQ(s2.contexts, 0);
-  EXPECT_EQ(s3.contexts, 1);
-  EXPECT_EQ(cache.hits(), 1);
-  EXPECT_EQ(cache.misses(), 2);
-}
-
 TEST(Analysis, ConstantConditionSwitchPicksItsBranch) {
   // def f(x, flag): return x * 2 if flag else -x     (flag a compile-time bool)
   Module m;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/ops/registry.h"
@@ -50,6 +51,26 @@ TEST(DnnlCache, RepeatedMatmulBuildsNothing) {
   EXPECT_EQ(cpu::dnnl_util::build_count(), builds);
   call_op("matmul", {filled({2, 4}, 1.f), b});  // new shape: one build
   EXPECT_EQ(cpu::dnnl_util::build_count(), builds + 1);
+}
+
+TEST(DnnlCache, ThreadCountIsPartOfTheKey) {
+  // A primitive built for one thread count is not reused for another: oneDNN fixes its work
+  // split at creation. Same shapes, another count: one build; back to the first: none.
+  cpu::set_nn_backend(cpu::NnBackend::kDnnl);
+  const int saved = num_threads();
+  Tensor a = filled({6, 7}, 1.f), b = filled({7, 9}, 2.f);
+  set_num_threads(1);
+  call_op("matmul", {a, b});
+  const int64_t builds = cpu::dnnl_util::build_count();
+  set_num_threads(2);
+  Tensor c = call_op("matmul", {a, b})[0];
+  EXPECT_EQ(cpu::dnnl_util::build_count(), builds + 1);
+  EXPECT_FLOAT_EQ(c.data<float>()[0], 14.f);
+  set_num_threads(1);
+  call_op("matmul", {a, b});
+  EXPECT_EQ(cpu::dnnl_util::build_count(), builds + 1);
+  set_num_threads(saved);
+  cpu::set_nn_backend(cpu::NnBackend::kAuto);
 }
 
 TEST(DnnlCache, RepeatedConvBuildsNothing) {

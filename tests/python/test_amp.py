@@ -1,4 +1,5 @@
-"""mycel.amp: O0/O2/O3 casts, outputs in float32, build_train_network with loss scaling."""
+"""mycel.amp: O0/O2/O3 compute dtypes (Parameters stay float32), outputs in float32,
+build_train_network with loss scaling."""
 import numpy as np
 import pytest
 
@@ -22,7 +23,7 @@ class ConvBNNet(nn.Cell):
 
 
 def _dtypes(net):
-    return {name: str(p.dtype) for name, p in net.parameters_and_names()}
+    return {name: p.dtype.name for name, p in net.parameters_and_names()}
 
 
 def test_o0_changes_nothing():
@@ -31,14 +32,18 @@ def test_o0_changes_nothing():
     assert set(_dtypes(net).values()) == {"float32"}
 
 
+def _compute_dtypes(net):
+    return {name: cell._float_dtype.name for name, cell in net.cells_and_names() if name}
+
+
 def test_o2_casts_all_but_norms_and_outputs_float32():
     net = ConvBNNet()
     x = np.random.default_rng(0).standard_normal((2, 1, 6, 6)).astype(np.float32)
     ref = net(Tensor(x)).asnumpy()
     wrapped = amp.auto_mixed_precision(net, "O2")
-    dtypes = _dtypes(net)
-    for name, dtype in dtypes.items():
-        expected = "float32" if name.startswith(("bn.", "norm.")) else "bfloat16"
+    assert set(_dtypes(net).values()) == {"float32"}  # float32 master weights
+    for name, dtype in _compute_dtypes(net).items():
+        expected = "float32" if name in ("bn", "norm") else "bfloat16"
         assert dtype == expected, name
     out = wrapped(Tensor(x))
     assert out.dtype == mycel.float32
@@ -49,7 +54,8 @@ def test_o2_casts_all_but_norms_and_outputs_float32():
 def test_o3_casts_everything():
     net = ConvBNNet()
     wrapped = amp.auto_mixed_precision(net, "O3")
-    assert set(_dtypes(net).values()) == {"bfloat16"}
+    assert set(_dtypes(net).values()) == {"float32"}
+    assert set(_compute_dtypes(net).values()) == {"bfloat16"}
     assert wrapped(Tensor(np.ones((2, 1, 6, 6), np.float32))).dtype == mycel.float32
 
 

@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent("""
             ref += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 10, j:j + 10], kn[:, :, i, j])
     check("conv2d", ops.conv2d(x, k, pad_mode="same"), ref, np.abs(ref).max())
     out = ops.matmul(a, b)
-    assert str(out.dtype) == "bfloat16", out.dtype
+    assert out.dtype.name == "bfloat16", out.dtype
 """)
 
 

@@ -32,11 +32,16 @@ def test_rule_matches_finite_differences(case):
             check_close(g.asnumpy(), num, case.rtol, case.atol, f"{case.name()} input {i}")
 
 
+# Send/Receive need a peer process: their gradients are checked under mpirun
+# (mpi_workers/collectives.py, send_receive_gradients).
+POINT_TO_POINT = {"send", "receive"}
+
+
 def test_every_bprop_op_has_a_rule_and_a_case():
     covered = {c.op for c in CASES}
     for name, h in _mycel.op_handles.items():
         grad = h.grad
         has_rule = _mycel.ad.has_bprop(name)
         assert (grad == "bprop") == has_rule, f"{name}: policy '{grad}' but rule registered: {has_rule}"
-        if has_rule:
+        if has_rule and name not in POINT_TO_POINT:
             assert name in covered, f"{name} has a backward rule but no row in tests/python/grad_cases"

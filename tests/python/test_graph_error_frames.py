@@ -137,3 +137,28 @@ def test_parse_error_in_a_called_cell(graph_mode):
     assert str(e.value.msg).split("\n")[-2:] == [
         f"  called from {HERE}:{line_of('# frame: uses')}: return self.block(x)  # frame: uses",
         "    self.block (TryBlock<>)"]
+
+
+class Lookup(nn.Cell):
+    def construct(self, x, idx):
+        y = x * 2.0
+        return mycel.ops.gather(y, idx, 0) + 1.0  # the index is known only when the program runs
+
+
+def test_run_time_error_names_the_source_line_of_the_failing_instruction():
+    """An error a kernel raises while the compiled program runs (here an index out of range, which
+    no compile-time check can see) keeps its type and names the user's line it came from."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net = Lookup()
+        x = mycel.Tensor(np.ones((3, 2), np.float32))
+        assert net(x, mycel.Tensor(np.array([0, 2], np.int32))).shape == (2, 2)
+        with pytest.raises(IndexError) as e:
+            net(x, mycel.Tensor(np.array([0, 7], np.int32)))
+        msg = str(e.value)
+        assert msg.startswith("[gather] index 7 is out of range for axis 0 with size 3"), msg
+        line = line_of("return mycel.ops.gather(y, idx, 0) + 1.0")
+        assert f"\n{HERE}:{line}: return mycel.ops.gather(y, idx, 0) + 1.0" in msg, msg
+        assert msg.endswith("(while the compiled program ran)"), msg
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)

@@ -485,7 +485,8 @@ def test_kwargs_errors_are_located():
     def splat_unknown(x, d):
         return _scale(x, **d)
 
-    raises_at(entry, (Tensor(arr(2)),), SyntaxError, "def entry(x, **kw):", "name the keyword parameters")
+    x = Tensor(arr(2))  # **kwargs on a jit function itself are bound by name (api._keyword_entry)
+    np.testing.assert_array_equal(mycel.jit(entry)(x, a=1.0).asnumpy(), x.asnumpy())
     with pytest.raises(SyntaxError) as info:
         mycel.jit(splat_unknown)(Tensor(arr(2)), (1.0,))
     assert "_scale(x, **d)" in str(info.value) and "build the dict with a literal" in str(info.value)

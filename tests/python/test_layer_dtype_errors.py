@@ -52,3 +52,45 @@ def test_conv2d_transpose_float64_input(mode):
 def test_matching_dtypes_run(mode):
     dense = nn.Dense(3, 4, dtype=mycel.float64)
     assert dense(mycel.Tensor(np.ones((2, 3)))).dtype == mycel.float64
+
+
+def test_layer_norm_float64_input(mode):
+    layer = nn.LayerNorm((4,))
+    x = mycel.Tensor(np.ones((2, 4)))
+    with pytest.raises(TypeError) as e:
+        layer(x)
+    assert str(e.value) == message("LayerNorm")
+    assert layer(x.astype(mycel.float32)).shape == (2, 4)
+
+
+def test_lstm_float64_input(mode):
+    layer = nn.LSTM(4, 5)
+    x = mycel.Tensor(np.ones((3, 2, 4)))
+    with pytest.raises(TypeError) as e:
+        layer(x)
+    assert str(e.value) == message("LSTM")
+    out, _ = layer(x.astype(mycel.float32))
+    assert out.shape == (3, 2, 5)
+
+
+@pytest.mark.parametrize("use_one_hot", [False, True])
+def test_embedding_float_ids(mode, use_one_hot):
+    layer = nn.Embedding(10, 4, use_one_hot=use_one_hot)
+    ids = mycel.Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError) as e:
+        layer(ids)
+    assert str(e.value) == ("Embedding: the ids you gave are float32, but a lookup needs integer ids "
+                            "(int32 or int64); cast them with ids.astype(mycel.int32)")
+    assert layer(ids.astype(mycel.int32)).shape == (2, 3, 4)
+
+
+def test_batch_norm_mixed_input_dtype_computes_in_input_dtype(mode):
+    """BatchNorm keeps float32 statistics beside a float64 (or low-precision) input, as mixed
+    precision needs: no error, and the result is the float64 normalization."""
+    layer = nn.BatchNorm2d(3)
+    layer.set_train(True)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4))
+    y = layer(mycel.Tensor(x))
+    assert y.dtype == mycel.float64
+    ref = (x - x.mean((0, 2, 3), keepdims=True)) / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-10, atol=1e-10)

@@ -159,7 +159,9 @@ def test_max_pool2d(kw):
         pads = same_pads(7, 3, 2, 1) + same_pads(6, 3, 2, 1)
     else:
         pads = layer.padding
-    ref = _windows(x.asnumpy(), layer.kernel_size, layer.stride, pads, -np.inf).max(axis=(4, 5))
+    # kernel_size and stride read back as given (MindSpore's): an int means a square window
+    k, s = (v if isinstance(v, tuple) else (v, v) for v in (layer.kernel_size, layer.stride))
+    ref = _windows(x.asnumpy(), k, s, pads, -np.inf).max(axis=(4, 5))
     np.testing.assert_array_equal(both_modes(layer, x), ref)
 
 

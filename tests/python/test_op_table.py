@@ -16,7 +16,7 @@ def _params():
         for dt in case.dtypes:
             yield pytest.param(case, dt, id=f"{case.name()}-{dt}")
         # bfloat16 (which numpy lacks): float32 inputs rounded to bf16, reference in float32.
-        claims_bf16 = any(str(d) == "bfloat16" for d in mycel._mycel.op_handles[case.op].dtypes)
+        claims_bf16 = any(d.name == "bfloat16" for d in mycel._mycel.op_handles[case.op].dtypes)
         if "float32" in case.dtypes and claims_bf16:
             yield pytest.param(case, "bfloat16", id=f"{case.name()}-bfloat16")
 

@@ -209,3 +209,28 @@ def test_gradient_graph_holds_the_dual_collectives(tmp_path, monkeypatch):
                 "all_to_all[split_count=1, split_dim=1, concat_dim=0]("]
     positions = [backward.index(e) for e in expected]
     assert positions == sorted(positions), backward
+
+
+class Square(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.gather = ops.AllGather()
+        self.allreduce = ops.AllReduce()
+
+    def construct(self, x):
+        y = self.allreduce(self.gather(x))
+        return (y * y).sum()  # the backward reads y: a recomputed forward would gather again
+
+
+def test_gradient_runs_each_forward_collective_once(tmp_path, monkeypatch):
+    """The gradient's vjp returns the forward value, so value_and_grad (TrainOneStepCell's form)
+    holds each forward collective once, not once for the value and again for the backward."""
+    monkeypatch.setenv("MYCEL_DUMP_IR", str(tmp_path))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    loss, g = mycel.value_and_grad(Square())(Tensor(x))
+    assert float(loss.asnumpy()) == float((x * x).sum())  # a world of one: collectives are copies
+    np.testing.assert_array_equal(g.asnumpy(), 2 * x)
+    ir = final_dump(tmp_path)
+    assert ir.count("all_gather(") == 1, ir
+    assert ir.count("all_reduce(") == 2, ir  # the forward's and its bprop's

@@ -67,3 +67,62 @@ def test_model_train_with_default_shards_matches_single_process(reference, distr
         np.testing.assert_allclose(got[f"model_w_{k}"], v, rtol=1e-5, atol=1e-6, err_msg=k)
     assert os.listdir(out / "ckpt_rank0"), "rank 0 wrote no checkpoint"
     assert sorted(os.listdir(out)) == ["ckpt_rank0", "dp.npz"], "a rank other than 0 wrote a checkpoint"
+
+
+class TwoShardStep(mycel.nn.Cell):
+    """One process doing the data-parallel arithmetic: the gradients of two half batches averaged
+    ((g0 + g1) / 2, what AllReduce(sum) over 2 ranks and gradients_mean give), then the update."""
+
+    def __init__(self, net_with_loss, opt):
+        super().__init__()
+        self.net_with_loss, self.opt = net_with_loss, opt
+        self.grad = mycel.ops.value_and_grad(net_with_loss, None, opt.parameters)
+
+    def construct(self, x0, y0, x1, y1):
+        l0, g0 = self.grad(x0, y0)
+        l1, g1 = self.grad(x1, y1)
+        grads = ()
+        for a, b in zip(g0, g1):
+            grads = grads + ((a + b) / 2.0,)
+        self.opt(grads)
+        return (l0 + l1) / 2.0
+
+
+def test_lenet5_fashion_mnist_two_ranks_match_single_process(tmp_path):
+    """examples/lenet5.py's network and pipeline, 200 steps of global batch 32 on 2 ranks (16 rows
+    each, gradients bucketed) against one process on the same batches: equal to 1e-5 throughout
+    to a process that sums the two half batches' gradients as the ranks do, and for the first 100
+    steps to plain global-batch steps (past that, float32 rounding of the two summation orders
+    grows through training's chaotic dynamics, as it would between two machines)."""
+    from mycel import nn
+    from mpi_workers.dp_lenet_common import GLOBAL_BATCH, STEPS, dataset, make_model
+    if not os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)")
+    rc, log = run_mpi(2, "dp_lenet.py", tmp_path, timeout=180)
+    assert rc == 0, log
+    got = dict(np.load(tmp_path / "lenet.npz"))
+
+    mycel.reset_auto_parallel_context()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        batches = [(b["image"].asnumpy(), b["label"].asnumpy())
+                   for b in dataset(GLOBAL_BATCH).create_dict_iterator()]
+        assert len(batches) == STEPS
+        _, net = make_model()
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
+        step = TwoShardStep(nn.WithLossCell(net, loss_fn), opt)
+        sharded = [float(step(Tensor(x[0::2]), Tensor(y[0::2]), Tensor(x[1::2]), Tensor(y[1::2])).asnumpy())
+                   for x, y in batches]
+        sharded_w = {f"w{i}": p.asnumpy() for i, p in enumerate(net.trainable_params())}
+        _, net = make_model()
+        opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
+        plain = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)
+        whole = [float(plain(Tensor(x), Tensor(y)).asnumpy()) for x, y in batches[:100]]
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_allclose(got["losses"], sharded, rtol=1e-5, atol=1e-6)
+    for name, w in sharded_w.items():
+        np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(got["losses"][:100], whole, rtol=1e-5, atol=1e-6)
+    assert np.mean(sharded[-20:]) < 0.6 * np.mean(sharded[:20])  # it trained

@@ -3,6 +3,8 @@ in GRAPH_MODE compiles its construct on first call and reuses the Program after 
 input signature; set_inputs with None dims makes one Program serve every size of those dims)."""
 import functools
 import inspect
+import itertools
+import linecache
 
 from mycel import _mycel
 from mycel.common import error_frames
@@ -76,6 +78,17 @@ class _Compiled:
             error_frames.annotate(e, self._obj)
             raise
 
+    def run_sink(self, pipeline, steps, until_epoch_end=False):
+        """Dataset sink mode: up to `steps` runs of the compiled step, each on the next row of
+        the running dataset `pipeline`, in one C++ loop (no Python per step); with
+        until_epoch_end, stops at the pipeline's next epoch end. Returns (the last step's
+        outputs, or None when no step ran; steps run)."""
+        try:
+            return self._graph.run_sink(pipeline, steps, self._input_spec, until_epoch_end)
+        except Exception as e:
+            error_frames.annotate(e, self._obj)
+            raise
+
     @property
     def graph(self):
         """The C++ CompiledGraph (IR dumps, statistics)."""
@@ -93,6 +106,8 @@ class _JitFunction:
         self._parsed = None  # the IR a PyNative gradient recording calls
 
     def __call__(self, *args, **kwargs):
+        if self._keyword_params():
+            return self._keyword_call(args, kwargs)
         if self._compiled is None:
             self._compiled = _Compiled(self._fn, self._input_signature)
         args = self._compiled.bind(args, kwargs)
@@ -103,6 +118,38 @@ class _JitFunction:
                 self._parsed = _mycel.frontend.parse(self._fn)
             _mycel.pynative.record_jit_call(self._parsed, tuple(args), out)
         return out
+
+    def _keyword_params(self):
+        """Whether fn has keyword-only parameters or **kwargs (cached)."""
+        if not hasattr(self, "_has_keywords"):
+            try:
+                params = inspect.signature(self._fn).parameters.values()
+            except (TypeError, ValueError):
+                params = ()
+            self._has_keywords = any(p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+                                     for p in params)
+        return self._has_keywords
+
+    def _keyword_call(self, args, kwargs):
+        # A compiled entry takes positional inputs only, so each set of keyword names gets an
+        # entry function of its own that passes them on by name: fn(a0, .., **{"k": k0, ..}).
+        sig = inspect.signature(self._fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"jit: {getattr(self._fn, '__name__', 'fn')}{sig}: {e}") from None
+        bound.apply_defaults()
+        keys = []
+        values = []
+        for name, value in bound.kwargs.items():
+            keys.append(name)
+            values.append(value)
+        key = (len(bound.args), tuple(keys))
+        entries = self.__dict__.setdefault("_keyword_entries", {})
+        entry = entries.get(key)
+        if entry is None:
+            entry = entries[key] = _JitFunction(_keyword_entry(self._fn, len(bound.args), keys), self._input_signature)
+        return entry(*bound.args, *values)
 
     @property
     def _mycel_graph_function(self):
@@ -120,8 +167,35 @@ class _JitFunction:
         return bound
 
 
-def jit(fn=None, *, input_signature=None):
-    """Compiles `fn` (a function or method) to a graph on its first call: `@mycel.jit`."""
+_entry_counter = itertools.count()
+
+
+def _keyword_entry(fn, num_positional, keys):
+    """A function of num_positional + len(keys) positional inputs calling fn with the last ones
+    by keyword. Its source goes to linecache, where graph mode reads it."""
+    params = [f"a{i}" for i in range(num_positional)] + [f"k{i}" for i in range(len(keys))]
+    passed = ", ".join(f"{k!r}: k{i}" for i, k in enumerate(keys))
+    name = getattr(fn, "__name__", "fn")
+    call = ", ".join([f"a{i}" for i in range(num_positional)] + [f"**{{{passed}}}"])
+    source = f"def {name}_kw({', '.join(params)}):\n    return fn({call})\n"
+    filename = f"<mycel jit keywords {name} #{next(_entry_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"fn": fn}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated source)
+    return namespace[f"{name}_kw"]
+
+
+def jit(fn=None, *, input_signature=None, jit_config=None, mode="PSJit", **options):
+    """Compiles `fn` (a function or method) to a graph on its first call: `@mycel.jit`.
+    jit_config (a JitConfig or dict) and MindSpore's mode='PSJit' are validated; Mycel has one
+    compiled path (see common/jit_config.py)."""
+    if jit_config is not None:
+        from mycel.common.jit_config import check_jit_config
+        check_jit_config("jit", jit_config)
+    if mode not in ("PSJit", "PIJit"):
+        raise ValueError(f"jit: mode must be 'PSJit' or 'PIJit', got {mode!r}")
+    if options:
+        raise TypeError(f"jit: unexpected keyword argument(s) {sorted(options)}")
     if fn is None:
         return lambda f: _JitFunction(f, input_signature)
     return _JitFunction(fn, input_signature)

@@ -8,7 +8,7 @@ while its ops are recorded into IR, and the recording goes through the same tran
 Parameters (weights), as MindSpore's API defines them.
 """
 from mycel import _mycel, context
-from mycel.common import api, pynative_grad
+from mycel.common import api, pynative_grad, vmap
 
 
 def _weights_list(weights):
@@ -31,8 +31,9 @@ class _GradFunction:
     """What grad/value_and_grad return: compiles the gradient graph on first call."""
 
     def __init__(self, fn, grad_position, weights, has_aux, return_value, sens_param=False,
-                 all_positions=False):
+                 all_positions=False, return_ids=False):
         self._fn = fn
+        self._return_ids = return_ids
         self._grad_position = grad_position
         self._weights = _weights_list(weights)
         self._has_aux = has_aux
@@ -42,8 +43,37 @@ class _GradFunction:
         self._compiled = {}
         self._recorded = {}  # PYNATIVE_MODE: (number of inputs, positions) -> RecordedGrad
         self._binder = None  # GRAPH_MODE: completes calls with fn's defaults
+        self._graph_fallback = set()  # PYNATIVE_MODE keys whose fn takes gradients itself
 
     def __call__(self, *args):
+        result = self._call(args)
+        return self._with_ids(result, len(args) - (1 if self._sens_param else 0)) if self._return_ids else result
+
+    def _with_ids(self, result, n):
+        """return_ids=True: each gradient paired with its input position or its Parameter's name."""
+        if self._all_positions:
+            positions, as_tuple = list(range(n)), True
+        else:
+            positions, as_tuple = _positions(self._grad_position, n)
+        value = aux = None
+        if self._return_value:
+            value, result = result
+        elif self._has_aux:
+            result, aux = result
+        def pos_ids(g):
+            if not as_tuple and len(positions) == 1:
+                return (positions[0], g)
+            return tuple((p, gi) for p, gi in zip(positions, g))
+        if self._weights is not None:
+            w_ids = tuple((w.name, gw) for w, gw in zip(self._weights, result if not positions else result[1]))
+            grads = w_ids if not positions else (pos_ids(result[0]), w_ids)
+        else:
+            grads = pos_ids(result)
+        if self._return_value:
+            return value, grads
+        return (grads, aux) if self._has_aux else grads
+
+    def _call(self, args):
         n = len(args) - (1 if self._sens_param else 0)
         if self._all_positions:
             positions, as_tuple = list(range(n)), True
@@ -52,16 +82,26 @@ class _GradFunction:
         if not positions and self._weights is None:
             raise ValueError("grad: grad_position is None and no weights given: nothing to differentiate")
         key = (n, tuple(positions))
+        if _holds_vmap(self._fn):  # grad(vmap(f)): one chain of transforms, both modes
+            return vmap.call_chain(self, args)
         if isinstance(self._fn, _GradFunction):
             return self._nested(key, args)
-        if context.get_context("mode") == context.PYNATIVE_MODE:
+        if context.get_context("mode") == context.PYNATIVE_MODE and key not in self._graph_fallback:
             # Run fn eagerly while recording its ops; differentiate the recording.
             r = self._recorded.get(key)
             if r is None:
                 r = self._recorded[key] = pynative_grad.RecordedGrad(
                     positions, as_tuple, self._weights, self._return_value, self._has_aux,
                     self._sens_param)
-            return r(self._fn, *args)
+            try:
+                return r(self._fn, *args)
+            except pynative_grad.NestedGrad:
+                if pynative_grad.recording():
+                    raise  # an outer gradient takes this one into its graph
+                # fn takes a gradient itself (a second derivative): the recording cannot nest, so
+                # this gradient is taken by graph mode's transform, which differentiates the inner
+                # gradient's graph (fn must then be in graph mode's subset).
+                self._graph_fallback.add(key)
         g = self._compiled.get(key)
         if g is None:
             g = self._compiled[key] = _mycel.graph.grad(
@@ -91,23 +131,61 @@ class _GradFunction:
                 "fn": self._fn, "weights": tuple(self._weights) if self._weights is not None else None}
 
 
+def _holds_vmap(fn):
+    while isinstance(fn, _GradFunction):
+        fn = fn._fn
+    return isinstance(fn, vmap._VmapFunction)
+
+
 def _nested_entry(outer):
     def nested_grad(args):  # the arguments come as one tuple (a top-level graph has no *args)
         return outer(*args)
     return nested_grad
 
 
-def grad(fn, grad_position=0, weights=None, has_aux=False):
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """The gradient function of `fn` w.r.t. input `grad_position` (int, tuple, or None) and/or
     `weights` (Parameters). Returns grads (a tuple for a tuple position), or
     (input grads, weight grads) when both are asked for; with has_aux, fn returns (out, aux...),
-    only out is differentiated, and the result is (grads, aux)."""
-    return _GradFunction(fn, grad_position, weights, has_aux, return_value=False)
+    only out is differentiated, and the result is (grads, aux). With return_ids, each gradient
+    comes as (position, grad) or (Parameter name, grad), for get_grad to look up."""
+    return _GradFunction(fn, grad_position, weights, has_aux, return_value=False, return_ids=return_ids)
 
 
-def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """Like grad, returning (fn's value, grads)."""
-    return _GradFunction(fn, grad_position, weights, has_aux, return_value=True)
+    return _GradFunction(fn, grad_position, weights, has_aux, return_value=True, return_ids=return_ids)
+
+
+def get_grad(gradients, identifier):
+    """The gradient for `identifier` (an input position, or a Parameter or its name) out of the
+    result of a grad / value_and_grad with return_ids=True."""
+    from mycel.common.parameter import Parameter
+    key = identifier.name if isinstance(identifier, Parameter) else identifier
+    if not isinstance(key, (int, str)) or isinstance(key, bool):
+        raise TypeError(f"get_grad: identifier must be an input position (int) or a Parameter, got "
+                        f"{type(identifier).__name__}")
+    found = []
+
+    def walk(x):
+        if isinstance(x, tuple):
+            if len(x) == 2 and isinstance(x[0], (int, str)) and not isinstance(x[0], bool) and \
+                    not isinstance(x[1], (tuple, int, str)):
+                if x[0] == key:
+                    found.append(x[1])
+                return
+            for item in x:
+                walk(item)
+    walk(gradients)
+    if not found:
+        raise ValueError(f"get_grad: no gradient for {identifier!r} in these gradients (were they computed "
+                         "with return_ids=True, for that position or Parameter?)")
+    return found[0]
+
+
+# Called in parsed code, the frontend makes these transforms in the graph (frontend transform_call).
+grad._mycel_transform = "grad"
+value_and_grad._mycel_transform = "value_and_grad"
 
 
 class GradOperation:

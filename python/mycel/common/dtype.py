@@ -13,3 +13,13 @@ float32 = dtype.float32
 float64 = dtype.float64
 half, single, double = float16, float32, float64
 float_, int_ = float32, int64
+
+# str(mycel.float32) and repr are 'Float32', as MindSpore prints them; code that needs the
+# lowercase numpy spelling reads dtype.name.
+_MS_NAMES = {"bool": "Bool", "int8": "Int8", "uint8": "UInt8", "int16": "Int16", "int32": "Int32",
+             "int64": "Int64", "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32",
+             "float64": "Float64"}
+dtype.__repr__ = dtype.__str__ = lambda self: _MS_NAMES.get(self.name, self.name)
+# f-strings and format() keep numpy's spelling ('float32'), as the C++ core's messages do, so an
+# error message reads the same from either side.
+dtype.__format__ = lambda self, spec: format(self.name, spec)

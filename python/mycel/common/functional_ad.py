@@ -222,3 +222,9 @@ def jacfwd(fn, grad_position=0, has_aux=False):
         result = _shape_result(jac, out, single)
         return (result, aux) if has_aux else result
     return jac_fn
+
+
+def _mark_graph_forms():
+    from mycel.ops import ad_graphs
+    jvp._mycel_graph_impl = ad_graphs.jvp_in_graph
+    vjp._mycel_transform = "vjp"  # the frontend builds (out, vjp_fn) in the caller's graph

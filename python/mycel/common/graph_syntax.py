@@ -239,3 +239,13 @@ def key_positions(shape, key):
 def gather_positions(x, flat_positions, shape):
     """x[key] for an advanced key known at compile time (key_positions gave the positions)."""
     return _ops.reshape(_ops.gather(_ops.reshape(x, (-1,)), flat_positions, 0), shape)
+
+
+def function_stand_in(name):
+    """What compile-time Python sees for a graph-mode function value (isinstance(f, tuple) is
+    False for it): a function that says it cannot run at compile time."""
+    def stand_in(*args, **kwargs):
+        raise TypeError(f"graph mode: the function value {name} cannot be called by Python code "
+                        "evaluated at compile time")
+    stand_in.__qualname__ = stand_in.__name__ = f"graph function {name}"
+    return stand_in

@@ -19,7 +19,7 @@ _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _is_float(dtype):
-    return str(dtype).lower() in _FLOAT_DTYPES
+    return str(getattr(dtype, "name", dtype)).lower() in _FLOAT_DTYPES
 
 
 def _fans(shape, who):

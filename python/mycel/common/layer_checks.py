@@ -7,6 +7,14 @@ compile time on constants instead of parsing them) only write the words."""
 
 def input_dtype_error(layer, x_dtype, weight_dtype):
     """The TypeError message for an input x whose dtype is not the layer's weight's."""
+    name = getattr(weight_dtype, "name", str(weight_dtype))
+    name = "bool_" if name == "bool" else name
     return (f"{layer}: the input x you gave is {x_dtype}, but the layer's weight is {weight_dtype} "
-            f"(from the layer's dtype argument); cast the input with x.astype(mycel.{weight_dtype}), "
-            f"or call .to_float(mycel.{weight_dtype}) on the layer to have it cast its inputs")
+            f"(from the layer's dtype argument); cast the input with x.astype(mycel.{name}), "
+            f"or call .to_float(mycel.{name}) on the layer to have it cast its inputs")
+
+
+def ids_dtype_error(layer, ids_dtype):
+    """The TypeError message for lookup ids that are not integers (a float tensor of token ids)."""
+    return (f"{layer}: the ids you gave are {ids_dtype}, but a lookup needs integer ids (int32 or "
+            f"int64); cast them with ids.astype(mycel.int32)")

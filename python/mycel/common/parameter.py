@@ -22,6 +22,13 @@ class Parameter(Tensor):
         return f"Parameter(name={self.name!r}, shape={self.shape}, dtype={self.dtype!r}, " \
                f"requires_grad={self.requires_grad})"
 
+    def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the values (copy.deepcopy of a Cell clones its layers)."""
+        out = Parameter(Tensor(np.array(self.asnumpy()), dtype=self.dtype), name=self.name, requires_grad=self.requires_grad,
+                        layerwise_parallel=self.layerwise_parallel, parallel_optimizer=self.parallel_optimizer)
+        memo[id(self)] = out
+        return out
+
     def set_data(self, data):
         """Replaces the values (same shape and dtype) in place."""
         if not isinstance(data, Tensor):

@@ -14,6 +14,10 @@ def recording():
     return _mycel.pynative.recording()
 
 
+class NestedGrad(NotImplementedError):
+    """A gradient taken inside a function whose PyNative gradient is being recorded."""
+
+
 class RecordedGrad:
     """The recording-based form of one grad function (one GradSpec); keeps its compiled programs."""
 
@@ -24,9 +28,10 @@ class RecordedGrad:
 
     def __call__(self, fn, *args):
         if recording():
-            raise NotImplementedError(
-                "grad: a gradient inside a function being differentiated in PYNATIVE_MODE (nested "
-                "grad) is not supported yet; use GRAPH_MODE (mycel.set_context(mode=mycel.GRAPH_MODE))")
+            raise NestedGrad(
+                "grad: a gradient inside a function being differentiated in PYNATIVE_MODE is taken by "
+                "graph mode's transform (the outer grad falls back to it); this function could not be "
+                "parsed for graph mode")
         return self._impl(fn, self._weights, *args)
 
     @property

@@ -31,7 +31,7 @@ def _as_int(item):
     if isinstance(item, (bool, np.bool_)):
         return None
     if isinstance(item, Tensor):
-        if item.ndim == 0 and str(item.dtype) in ("int8", "uint8", "int16", "int32", "int64"):
+        if item.ndim == 0 and item.dtype.name in ("int8", "uint8", "int16", "int32", "int64"):
             return int(item.item())
         return None
     try:
@@ -52,9 +52,9 @@ def _classify(item):
     if k is not None:
         return _INT, k
     if isinstance(item, Tensor):
-        if str(item.dtype) == "bool":
+        if item.dtype.name == "bool":
             return _NUMPY, item.asnumpy()
-        if str(item.dtype) not in ("int32", "int64"):
+        if item.dtype.name not in ("int32", "int64"):
             raise IndexError(f"tensors used as indices must be integer or bool, got {item.dtype}")
         return _ARRAY, item
     if isinstance(item, (list, tuple, np.ndarray)):
@@ -229,7 +229,7 @@ def _setitem(self, key, value):
     if isinstance(value, Tensor):
         value = value.asnumpy()
     key = _numpy_key(key)
-    if str(self.dtype) == "bfloat16":
+    if self.dtype.name == "bfloat16":
         a = self.asnumpy()
         a[key] = value
         self._assign(Tensor(a, dtype=self.dtype))

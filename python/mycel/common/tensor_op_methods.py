@@ -20,6 +20,15 @@ _METHODS = {
     "var": "var", "std": "std", "logsumexp": "logsumexp", "cumsum": "cumsum",
     "clip": "clip_by_value", "softmax": "softmax", "log_softmax": "log_softmax",
     "sort": "sort", "argsort": "argsort", "topk": "top_k", "tril": "tril", "triu": "triu",
+    # MindSpore's other Tensor method names of registry ops
+    "absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
+    "true_divide": "div", "floor_divide": "floor_div", "remainder": "mod", "clamp": "clip_by_value",
+    "eq": "equal", "equal": "equal", "ne": "not_equal", "not_equal": "not_equal", "gt": "greater",
+    "greater": "greater", "ge": "greater_equal", "greater_equal": "greater_equal", "lt": "less",
+    "less": "less", "le": "less_equal", "less_equal": "less_equal", "logical_and": "logical_and",
+    "logical_or": "logical_or", "logical_xor": "logical_xor", "atan2": "atan2", "arctan2": "atan2",
+    "gather": "gather", "gather_elements": "gather_elements", "unsqueeze": "expand_dims",
+    "scatter_add": "scatter_add", "one_hot": "one_hot", "silu": "silu", "gelu": "gelu",
 }
 
 

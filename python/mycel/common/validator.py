@@ -30,7 +30,7 @@ def adaptive_output_size(shape, output_size):
 
 def is_bool_dtype(dtype):
     """True for the bool dtype (attention masks: bool masks select, float masks add)."""
-    return str(dtype) == "bool"
+    return getattr(dtype, "name", str(dtype)) == "bool"
 
 
 def check_supported(who, arg, ok):

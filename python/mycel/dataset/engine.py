@@ -162,6 +162,21 @@ class Dataset:
                           input_columns, output_columns, pad_info)
         return ds.project(column_order) if column_order is not None else ds
 
+    def filter(self, predicate, input_columns=None, num_parallel_workers=None):
+        """The rows for which predicate(*input_columns) is true (python_ops.py)."""
+        from mycel.dataset.python_ops import FilterDataset
+        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+
+    def bucket_batch_by_length(self, column_names, bucket_boundaries, bucket_batch_sizes,
+                               element_length_function=None, pad_info=None,
+                               pad_to_bucket_boundary=False, drop_remainder=False):
+        """Batches rows of similar length together, one batch size per length bucket, padding
+        the pad_info columns {name: (shape or None, value)} (python_ops.py)."""
+        from mycel.dataset.python_ops import BucketBatchByLengthDataset
+        return BucketBatchByLengthDataset(self, column_names, bucket_boundaries, bucket_batch_sizes,
+                                          element_length_function, pad_info, pad_to_bucket_boundary,
+                                          drop_remainder)
+
     def shuffle(self, buffer_size):
         return ShuffleDataset(self, buffer_size)
 

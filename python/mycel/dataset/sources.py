@@ -86,8 +86,8 @@ class MnistDataset(SourceDataset):
     """MNIST or Fashion-MNIST from the four IDX files (plain or .gz) in `dataset_dir`.
 
     Columns: image (28, 28, 1) uint8 and label, a 0-d int32 tensor (MindSpore's is uint32;
-    Mycel has no uint32). usage: 'train' (60000 rows), 'test' (10000) or 'all' (train then
-    test; the default)."""
+    Mycel has no uint32). usage: 'train' (60000 rows), 'test' (10000) or 'all' (the default:
+    train then test, whichever of the two the folder holds, as MindSpore reads it)."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None):

@@ -38,12 +38,28 @@ class Cell:
         if context.get_context("mode") != context.GRAPH_MODE:
             if not kwargs and "bprop" in _class_attrs(type(self)) and _mycel.pynative.recording():
                 return self._call_recorded_with_bprop(inputs)
-            return self.construct(*inputs, **kwargs)
+            if float_dtype is None and self.__dict__.get("_output_dtype") is None:
+                return self.construct(*inputs, **kwargs)
+            return self._construct_in_dtype(inputs, kwargs)
         compiled = self.__dict__.get("_compiled")
         if compiled is None:  # graph mode: parse construct once, compile per input signature
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
         return compiled(*inputs, **kwargs)
+
+    def _construct_in_dtype(self, inputs, kwargs):
+        # Eager to_float / mixed precision: while construct runs, its trainable floating
+        # Parameters read as self.<name> are cast to the Cell's dtype (__getattr__), as graph
+        # mode's parser does; the cast is recorded, so gradients reach the float32 Parameter.
+        d = self.__dict__
+        depth = d.get("_in_construct", 0)
+        object.__setattr__(self, "_in_construct", depth + 1)
+        try:
+            out = self.construct(*inputs, **kwargs)
+        finally:
+            object.__setattr__(self, "_in_construct", depth)
+        out_dtype = d.get("_output_dtype")
+        return out if out_dtype is None else _cast_float(out, out_dtype)
 
     def _call_recorded_with_bprop(self, inputs):
         # Inside an eager grad: one call of the compiled construct, whose gradient is this Cell's
@@ -112,7 +128,11 @@ class Cell:
     def __getattr__(self, name):
         d = self.__dict__
         if name in d.get("_params", ()):
-            return d["_params"][name]
+            p = d["_params"][name]
+            if d.get("_in_construct") and d.get("_float_dtype") is not None and p is not None \
+                    and p.requires_grad:
+                return _cast_float(p, d["_float_dtype"])
+            return p
         if name in d.get("_cells", ()):
             return d["_cells"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -215,6 +235,12 @@ class Cell:
         object.__setattr__(self, "_compiled", None)
         return self
 
+    def set_jit_config(self, jit_config):
+        """Records compile options (a JitConfig or dict; see common/jit_config.py)."""
+        from mycel.common.jit_config import check_jit_config
+        object.__setattr__(self, "jit_config", check_jit_config(f"{type(self).__name__}.set_jit_config", jit_config))
+        return self
+
     def set_grad(self, requires_grad=True):
         """Marks the Cell as one whose gradients will be taken (MindSpore's flag)."""
         object.__setattr__(self, "requires_grad", bool(requires_grad))
@@ -223,7 +249,7 @@ class Cell:
     def to_float(self, dst_type):
         """Runs this Cell and its sub-Cells in `dst_type`: floating Tensor inputs are cast to it
         when the Cell is called (MindSpore's to_float; Parameters keep their dtype)."""
-        if str(dst_type) not in ("float16", "bfloat16", "float32", "float64"):
+        if getattr(dst_type, "name", str(dst_type)) not in ("float16", "bfloat16", "float32", "float64"):
             raise ValueError(f"to_float: dst_type must be a float dtype, got {dst_type!r}")
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_float_dtype", dst_type)
@@ -296,7 +322,7 @@ def _class_attrs(cls):
 def _cast_float(x, dtype):
     """x cast to dtype when it is a floating Tensor; anything else unchanged."""
     from mycel import _mycel
-    if isinstance(x, _mycel.Tensor) and str(x.dtype) in ("float16", "bfloat16", "float32", "float64") \
+    if isinstance(x, _mycel.Tensor) and x.dtype.name in ("float16", "bfloat16", "float32", "float64") \
             and x.dtype != dtype:
         return _mycel.ops.cast(x, dtype)
     return x
@@ -311,12 +337,14 @@ def _assign_param(param, value):
 
 
 def _cast_float_input(x, dtype):
-    """Graph mode's _cast_float: the frontend calls it on the inputs of a Cell with to_float set
-    (Parser::cast_cell_inputs). Parsed like user code; `x.dtype in ...` is a compile-time
-    constant, so each call folds to one cast or to nothing."""
-    if x.dtype in _FLOAT_DTYPES and x.dtype not in (dtype,):
+    """Graph mode's _cast_float: the frontend calls it on each input of a Cell with to_float set,
+    on entry to its construct (Parser::parse_function), on the trainable Parameters such a Cell
+    reads (Parser::cast_cell_weight) and on the return values of a Cell with _output_dtype.
+    Parsed like user code; the isinstance and dtype tests are compile-time constants, so each
+    call folds to one cast or to nothing."""
+    if isinstance(x, _mycel.Tensor) and x.dtype in _FLOAT_DTYPES and x.dtype not in (dtype,):
         return _mycel.ops.cast(x, dtype)
-    return x
+    return x  # scalars, None (an optional mask left out), sequences: unchanged
 
 
 class CellList(Cell):
@@ -369,6 +397,10 @@ class CellList(Cell):
         items = list(self._cells.values())
         items.insert(index, cell)
         self._renumber(items)
+
+    def __iadd__(self, cells):
+        """`cell_list += [a, b]` (or another CellList): extend, as MindSpore's CellList does."""
+        return self.extend(cells)
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList is a container; iterate over it in a construct")

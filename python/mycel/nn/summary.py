@@ -81,7 +81,7 @@ def summary(cell, *example_inputs):
     params = list(cell.get_parameters())
     total = sum(_numel(p) for p in params)
     trainable = sum(_numel(p) for p in params if p.requires_grad)
-    nbytes = sum(_numel(p) * _ITEMSIZE[str(p.dtype)] for p in params)
+    nbytes = sum(_numel(p) * _ITEMSIZE[p.dtype.name] for p in params)
     lines = [f"{type(cell).__name__} summary", rule, fmt(table[0]), rule]
     lines += [fmt(r) for r in table[1:]]
     lines += [rule, f"Total params: {total:,} (trainable {trainable:,}, non-trainable {total - trainable:,})",

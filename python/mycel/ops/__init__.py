@@ -39,6 +39,10 @@ def op_names():
 # Autodiff (composite operations, as in mindspore.ops): GradOperation, grad, value_and_grad.
 from mycel.common.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
 from mycel.common.functional_ad import vjp, jvp, jacrev, jacfwd  # noqa: E402
+from mycel.common.vmap import vmap  # noqa: E402
+from mycel.common.autodiff import get_grad  # noqa: E402
+from mycel.common import functional_ad as _functional_ad  # noqa: E402
+_functional_ad._mark_graph_forms()  # vjp / jvp called in compiled code take their parsable forms
 
 # Side effects: assign a Parameter, order a value after an effect.
 from mycel.ops.effects import assign, depend  # noqa: E402
@@ -58,6 +62,18 @@ from mycel.ops.clip import clip_by_global_norm  # noqa: E402
 
 # Reduction kinds of the collectives (ops.AllReduce(op=ReduceOp.SUM), ...).
 from mycel.ops.collective import ReduceOp  # noqa: E402
+
+# MindSpore's module layout: ops.composite (C), ops.functional (F), ops.primitive, and the names
+# they define that MindSpore also offers on ops itself.
+from mycel.ops import composite, functional, primitive  # noqa: E402,F401
+from mycel.ops.multitype import MultitypeFuncGraph, HyperMap, Map  # noqa: E402,F401
+from mycel.ops.primitive import (Primitive, PrimitiveWithInfer, PrimitiveWithCheck,  # noqa: E402,F401
+                                 prim_attr_register, constexpr)
+from mycel.ops.functional import partial  # noqa: E402,F401
+from mycel.ops import tensor_composites  # noqa: E402,F401  (Tensor.acos, .hsplit, ...)
+from mycel.ops.extra import dot, take_along_dim, tensor_scatter_update, scatter_nd_update, unique, masked_select  # noqa: E402,F401
+from mycel.ops.loss_functional import cross_entropy  # noqa: E402,F401
+inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402

@@ -3,8 +3,11 @@
 These functions are parsed by graph mode, so they live outside mycel.common: the frontend treats
 functions of mycel.common as opaque library code, not as source to parse.
 """
+from mycel import _mycel
 from mycel.common import api
-from mycel.common.autodiff import _GradFunction
+from mycel.common.autodiff import GradOperation, _GradFunction, grad
+
+_VJP_ALL = GradOperation(get_all=True, sens_param=True)  # a global, so graph mode sees the grad op
 
 
 def as_parsable(fn, n):
@@ -27,6 +30,18 @@ def as_parsable(fn, n):
         def op3(a, b, c):
             return fn(a, b, c)
         return op3
+    if n == 4:
+        def op4(a, b, c, d):
+            return fn(a, b, c, d)
+        return op4
+    if n == 5:
+        def op5(a, b, c, d, e):
+            return fn(a, b, c, d, e)
+        return op5
+    if n == 7:
+        def op7(a, b, c, d, e, f, g):
+            return fn(a, b, c, d, e, f, g)
+        return op7
     raise TypeError(f"{getattr(fn, '__name__', fn)!r} takes {n} inputs: wrap it in a Python function "
                     "to differentiate it")
 
@@ -59,3 +74,27 @@ def jvp_program(fn, positions):
     def jvp_entry(inputs, u, tangents):
         return linear(inputs, u, tangents)
     return api.jit(jvp_entry)
+
+
+# The form graph mode parses when jvp is called inside compiled code (functional_ad marks it
+# `_mycel_graph_impl`): the gradients are taken in the graph, as grad inside a graph is. (vjp is built
+# by the frontend instead: its vjp_fn must be a graph nested in the caller.)
+
+def jvp_in_graph(fn, inputs, v):
+    """(fn(*inputs), J @ v) by the linear transpose of reverse mode (see jvp_program)."""
+    if isinstance(inputs, tuple):
+        xs = inputs
+        ts = v
+    else:
+        xs = (inputs,)
+        ts = (v,)
+    out = fn(*xs)
+    u = _mycel.ops.zeros_like(out)
+
+    def pairing(w):
+        cotangents = _VJP_ALL(fn)(*xs, w)
+        acc = 0.0
+        for c, t in zip(cotangents, ts):
+            acc = acc + (c * t).sum()
+        return acc
+    return out, grad(pairing)(u)

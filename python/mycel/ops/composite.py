@@ -40,3 +40,14 @@ def linspace(start, end, steps):
     values = _ops.arange(0, steps, 1, dtype=float32) * step + start
     # numpy places the last value exactly at end.
     return _ops.concat((values[:steps - 1], _ops.fill(float32, (1,), end)), axis=0)
+
+
+# MindSpore's ops.composite (imported as C): gradients and the higher-order helpers.
+from mycel.common.autodiff import GradOperation, grad, value_and_grad  # noqa: E402,F401
+from mycel.ops.multitype import MultitypeFuncGraph, HyperMap, Map  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # C.zeros_like, C.ones_like, ...: MindSpore's composite module also offers the functional ops.
+    import mycel.ops
+    return getattr(mycel.ops, name)

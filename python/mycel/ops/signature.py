@@ -92,7 +92,7 @@ def docstring(handle, primitive=False):
         lines.append("    none")
     if handle.inputs:
         dtype_input = handle.inputs[handle.dtype_input][0]
-        lines.append(f"Supported dtypes (of {dtype_input}): " + ", ".join(str(d) for d in handle.dtypes))
+        lines.append(f"Supported dtypes (of {dtype_input}): " + ", ".join(d.name for d in handle.dtypes))
     grad = {"bprop": "differentiable", "none": "not differentiable"}.get(handle.grad, "gradient not defined yet")
     lines.append(f"Gradient: {grad}.")
     lines += ["", "Example:"]
@@ -131,4 +131,4 @@ class PrimitiveSignature:
             return None  # the base class Primitive: inspect falls back to __init__
         if inst is None:
             return constructor_signature(owner._handle)
-        return call_signature(owner._handle, inst.attrs)
+        return call_signature(owner._handle, inst._bound.preset)

@@ -1,6 +1,6 @@
 """Training utilities (MindSpore's mindspore.train): Model, callbacks, metrics and checkpoints."""
 from mycel.train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,
-                                       save_safetensors, load_safetensors)
+                                       save_safetensors, load_safetensors, export)
 from mycel.train import callback
 from mycel.train.callback import *  # noqa: F401,F403  (mycel.train.LossMonitor, as in MindSpore)
 from mycel.train.callback import __all__ as _callback_all
@@ -9,8 +9,8 @@ from mycel.train import metrics
 from mycel.train import summary
 from mycel.insight import SummaryCollector, SummaryRecord
 from mycel.train.metrics import (Metric, Accuracy, Loss, Top1CategoricalAccuracy,
-                                 Top5CategoricalAccuracy)
+                                 Top5CategoricalAccuracy, MAE, MSE, get_metric_fn, names)
 
 __all__ = ["Model", "callback", "metrics", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
-           "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "summary", "SummaryCollector", "SummaryRecord"] + _callback_all
+           "load_param_into_net", "export", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
+           "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "MAE", "MSE", "get_metric_fn", "names", "summary", "SummaryCollector", "SummaryRecord"] + _callback_all

@@ -2,24 +2,21 @@
 loss and optimizer into a training step (TrainOneStepCell, with mixed precision and loss scaling
 from mycel.amp) and runs it over datasets with callbacks: train, eval, fit, predict.
 
-dataset_sink_mode: MindSpore sinks whole epochs to the device and returns to Python only per
-epoch. Mycel runs on the host, so sinking is emulated: the same step loop runs, with every
-callback hook called as in non-sink mode; sink_size > 0 makes each "epoch" sink_size steps taken
-from the dataset repeated endlessly, as MindSpore does."""
+dataset_sink_mode=True runs sink_size steps (the dataset size when -1) per "epoch", taken from the
+dataset repeated endlessly, as MindSpore does; in graph mode the steps of a sink run in one C++
+loop over the dataset pipeline's prefetched rows (CompiledGraph.run_sink), and the step
+callbacks run once per sink, as in MindSpore. Without sinking, a graph-mode epoch with no
+callback implementing a step hook also runs in that loop; otherwise steps run from Python."""
 import sys
 
-from mycel import amp
+from mycel import amp, context
+from mycel.common import api as _api
 from mycel.nn.cell import Cell
 from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
 from mycel.train.callback import CallbackList, CallbackParams, ProgressBar, RunContext
 
-_METRIC_NAMES = {
-    "acc": _metrics.Accuracy, "accuracy": _metrics.Accuracy, "loss": _metrics.Loss,
-    "top_1_accuracy": _metrics.Top1CategoricalAccuracy,
-    "top_5_accuracy": _metrics.Top5CategoricalAccuracy,
-    "precision": _metrics.Precision, "recall": _metrics.Recall, "f1": _metrics.F1,
-}
+_METRIC_NAMES = _metrics.METRIC_NAMES
 
 
 def _make_metrics(metrics):
@@ -130,20 +127,21 @@ class Model:
             dataset_sink_mode=sink_mode, train_dataset=dataset, batch_size=batch_size,
             eval_results=None, eval_epoch=None, parallel_mode="stand_alone", device_number=1)
 
-    def _epochs_of_rows(self, dataset, epochs, sink_mode, sink_size):
-        """Yields one iterable of rows per epoch."""
-        if sink_mode and sink_size > 0:
-            rows = self._endless_rows(dataset)
-            for _ in range(epochs):
-                yield (next(rows) for _ in range(sink_size))
-            return
-        it = dataset.create_tuple_iterator(num_epochs=epochs)
-        for _ in range(epochs):
-            yield it
+    @staticmethod
+    def _step_loop(net):
+        """Graph mode: the compiled training step, whose run_sink runs many steps on the dataset
+        pipeline's rows in one C++ loop. None in PyNative mode (steps run from Python)."""
+        if context.get_context("mode") != context.GRAPH_MODE:
+            return None
+        compiled = net.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = _api._Compiled(net, net.__dict__.get("_input_spec"))
+            object.__setattr__(net, "_compiled", compiled)
+        return compiled
 
     @staticmethod
-    def _endless_rows(dataset):
-        it = dataset.create_tuple_iterator(num_epochs=-1)
+    def _endless(it):
+        """Rows of `it` (num_epochs=-1) across its epoch ends."""
         while True:
             empty = True
             for row in it:
@@ -163,33 +161,74 @@ class Model:
             raise ValueError(f"Model.{who}: initial_epoch ({initial_epoch}) must be < epoch ({epoch})")
         if isinstance(sink_size, bool) or not isinstance(sink_size, int) or (sink_size < 1 and sink_size != -1):
             raise ValueError(f"Model.{who}: sink_size must be -1 or an int >= 1, got {sink_size!r}")
+        sink_mode = bool(sink_mode)
         cbs = _callbacks(callbacks, default_progress=True)
-        cb = self._params(epoch, train_dataset, bool(sink_mode), sink_size)
+        cb = self._params(epoch, train_dataset, sink_mode, sink_size)
         cb.cur_epoch_num = initial_epoch
         cb.cur_step_num = initial_epoch * cb.batch_num
         run = RunContext(cb)
         net = self._train_network
         net.set_train(True)
+        loop = self._step_loop(net)
+        # Step hooks nobody implements are skipped; with none at all, a graph-mode epoch runs in
+        # one C++ loop over the pipeline (CompiledGraph.run_sink): no Python per step.
+        step_begin = cbs.implementing("on_train_step_begin")
+        step_end = cbs.implementing("on_train_step_end")
+        per_step = len(step_begin) + len(step_end) > 0
         cbs.on_train_begin(run)
-        for rows in self._epochs_of_rows(train_dataset, epoch - initial_epoch, sink_mode, sink_size):
-            cb.cur_epoch_num += 1
-            cbs.on_train_epoch_begin(run)
-            for row in rows:
-                cb.cur_step_num += 1
-                cb.train_dataset_element = row  # MindSpore's name: SummaryCollector reads the inputs
-                cbs.on_train_step_begin(run)
-                cb.net_outputs = net(*row)
-                cbs.on_train_step_end(run)
+        # A callback may resume a run (BackupAndRestore sets the epoch reached): go on from there.
+        epochs = epoch - cb.cur_epoch_num
+        if epochs < 1:
+            cbs.on_train_end(run)
+            return
+        it = train_dataset.create_tuple_iterator(num_epochs=-1 if sink_mode else epochs)
+        rows = self._endless(it) if sink_mode else None
+        try:
+            for _ in range(epochs):
+                cb.cur_epoch_num += 1
+                cbs.on_train_epoch_begin(run)
+                if sink_mode:
+                    self._sink(net, loop, it, rows, cb.batch_num, cb, run, step_begin, step_end)
+                elif loop is not None and not per_step:
+                    out, done = loop.run_sink(it._pipe, 1 << 62, until_epoch_end=True)
+                    cb.cur_step_num += done
+                    if out is not None:
+                        cb.net_outputs = out
+                else:
+                    for row in it:
+                        cb.cur_step_num += 1
+                        cb.train_dataset_element = row  # MindSpore's name: SummaryCollector reads the inputs
+                        step_begin.on_train_step_begin(run)
+                        cb.net_outputs = net(*row)
+                        step_end.on_train_step_end(run)
+                        if run.get_stop_requested():
+                            break
+                if valid is not None and cb.cur_epoch_num % valid[1] == 0:
+                    cb.eval_results = self._eval(valid[0], cbs, in_fit=True)
+                    cb.eval_epoch = cb.cur_epoch_num
+                    net.set_train(True)
+                cbs.on_train_epoch_end(run)
                 if run.get_stop_requested():
                     break
-            if valid is not None and cb.cur_epoch_num % valid[1] == 0:
-                cb.eval_results = self._eval(valid[0], cbs, in_fit=True)
-                cb.eval_epoch = cb.cur_epoch_num
-                net.set_train(True)
-            cbs.on_train_epoch_end(run)
-            if run.get_stop_requested():
-                break
-        cbs.on_train_end(run)
+            cbs.on_train_end(run)
+        finally:
+            it.stop()
+
+    @staticmethod
+    def _sink(net, loop, it, rows, steps, cb, run, step_begin, step_end):
+        """One sink (MindSpore's dataset_sink_mode): `steps` steps taken from the dataset repeated
+        endlessly; the step hooks run once around the whole sink, as in MindSpore. Graph mode
+        runs the steps in one C++ loop fed by the pipeline's prefetch queue."""
+        cb.cur_step_num += steps
+        step_begin.on_train_step_begin(run)
+        if loop is not None:
+            cb.net_outputs, _ = loop.run_sink(it._pipe, steps)
+        else:
+            for _ in range(steps):
+                row = next(rows)
+                cb.train_dataset_element = row
+                cb.net_outputs = net(*row)
+        step_end.on_train_step_end(run)
 
     def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False, sink_size=-1,
               initial_epoch=0):

@@ -190,3 +190,10 @@ def load_safetensors(filename, return_metadata=False):
     pairs, meta = _mycel.io.load_safetensors(path)
     tensors = dict(pairs)
     return (tensors, meta) if return_metadata else tensors
+
+
+def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
+    """MindSpore's export(net, *inputs, file_name, file_format): the inference graph as a MINDIR
+    (FlatBuffers, for the lite runtime) or ONNX file (mycel.lite.export)."""
+    from mycel.lite.export import export as export_model  # the exporter needs nn and the graph glue
+    return export_model(net, *inputs, file_name=file_name, file_format=file_format, **kwargs)

@@ -15,6 +15,12 @@ using namespace ir;
 namespace {
 std::string at(const SourceLoc& loc) { return loc.known() ? " (at " + loc.str() + ")" : ""; }
 
+bool is_effect_op(const NodePtr& n) {
+  const Apply* a = as_apply(n);
+  const Constant* c = a ? as_constant(a->callee()) : nullptr;
+  return c && c->value()->kind() == ValueKind::kOp && static_cast<const OpValue&>(*c->value()).op().effect;
+}
+
 AbstractPtr item_abstract(const AbstractPtr& a, size_t i) {
   if (!a || a->kind() != AbstractKind::kTuple) return nullptr;
   const auto& items = static_cast<const AbstractTuple&>(*a).items();
@@ -72,8 +78,8 @@ class SensMap {
 class IrBpropBuilder : public BpropBuilder {
  public:
   IrBpropBuilder(FuncGraph* b, const OpValue& op, const Apply& call, std::vector<NodePtr> fwd_inputs,
-                 NodePtr fwd_out, NodePtr dout)
-      : b_(b), opv_(op), call_(call) {
+                 NodePtr fwd_out, NodePtr dout, std::vector<NodePtr>* effects)
+      : b_(b), opv_(op), call_(call), effects_(effects) {
     for (size_t i = 0; i < fwd_inputs.size(); ++i) {
       const AbstractPtr& a = call.arg(i)->abstract();
       in_.push_back(a && a->kind() != AbstractKind::kNone ? add(fwd_inputs[i], a) : GradVar());
@@ -109,7 +115,9 @@ class IrBpropBuilder : public BpropBuilder {
     std::vector<NodePtr> in{cst(op_value(&op, make_attrs(op, attrs)))};
     for (const GradVar& v : inputs) in.push_back(node(v));
     while (in.size() < op.inputs.size() + 1) in.push_back(Transformer::none());
-    return add(b_->apply(std::move(in), call_.loc()), nullptr);
+    NodePtr n = b_->apply(std::move(in), call_.loc());
+    if (op.effect) effects_->push_back(n);  // kept alive even where no gradient reads it
+    return add(std::move(n), nullptr);
   }
   GradVar constant(const Tensor& t) override { return add(cst(tensor_value(t)), nullptr); }
   GradVar make_tuple(std::vector<GradVar> items) override {
@@ -143,6 +151,7 @@ class IrBpropBuilder : public BpropBuilder {
   FuncGraph* b_;
   const OpValue& opv_;
   const Apply& call_;
+  std::vector<NodePtr>* effects_;
   std::vector<NodePtr> nodes_;
   std::vector<AbstractPtr> abstracts_;
   std::vector<GradVar> in_;
@@ -155,10 +164,16 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
   FuncGraph* b = s->graph;
   SensMap sens(b);
   sens.add(g->output(), dout);
+  // Communication a bprop rule emits (the Receive answering a Send, the AllReduce of a gradient):
+  // every rank must run it whether or not its own gradient uses the result, else the peer waits.
+  std::vector<NodePtr> effects;
   const std::vector<NodePtr> order = g->toposort();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     NodePtr d = sens.take(n, fwd(s, n));
+    // A collective's backward runs on every rank, with a zero sensitivity where nothing reached
+    // it here, so that the ranks' backward passes issue the same communication.
+    if (!d && is_effect_op(n) && differentiable(n->abstract())) d = zeros(b, fwd(s, n), n->abstract());
     if (!d) continue;
     const Apply& a = *as_apply(n);
     auto call_site = s->calls.find(n.get());
@@ -190,7 +205,7 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
       }
       std::vector<NodePtr> fin;
       for (size_t i = 0; i < a.num_args(); ++i) fin.push_back(fwd(s, a.arg(i)));
-      IrBpropBuilder builder(b, opv, a, fin, fwd(s, n), d);
+      IrBpropBuilder builder(b, opv, a, fin, fwd(s, n), d, &effects);
       std::vector<GradVar> grads = (*rule)(builder);
       if (grads.size() != a.num_args())
         MYCEL_THROW(RuntimeError, "[", opv.op().name, " bprop] returned ", grads.size(), " sensitivities for ",
@@ -234,7 +249,15 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
   for (const NodePtr& v : s->fvs) fv_sens.push_back(sens.take_or_zeros(v, fwd(s, v)));
   out.push_back(b->prim(Prim::kMakeTuple, std::move(fv_sens)));
   for (const NodePtr& p : g->parameters()) out.push_back(sens.take_or_zeros(p, fwd(s, p)));
-  b->set_output(b->prim(Prim::kMakeTuple, std::move(out)));
+  NodePtr result = b->prim(Prim::kMakeTuple, std::move(out));
+  if (!effects.empty()) {
+    // The backward's communication runs after the whole forward (its value first in the tuple:
+    // the schedule takes inputs in order), so a Receive answering this rank's Send is never
+    // posted before that Send, whatever the data dependencies say.
+    effects.insert(effects.begin(), fwd(s, g->output()));
+    result = b->prim(Prim::kDepend, {result, b->prim(Prim::kMakeTuple, std::move(effects))});
+  }
+  b->set_output(result);
 }
 
 }  // namespace mycel::ad::detail

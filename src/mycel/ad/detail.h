@@ -1,5 +1,6 @@
 // Internals of the J transform shared by its files.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -31,6 +32,7 @@ struct GraphJ {
   ir::FuncGraph* orig = nullptr;
   bool vjp = false;
   bool identity = false;           // a graph not transformed (its nodes are their own image)
+  bool primal = false;             // its forward part is the primal forward, not a recomputation
   ir::FuncGraph* graph = nullptr;  // the vjp graph or forward clone
   std::vector<ir::NodePtr> fvs;    // orig's free variables, in sensitivity-tuple order
   std::unordered_map<const ir::Node*, ir::NodePtr> fwd;  // orig node -> its forward value here
@@ -45,6 +47,12 @@ class Transformer {
   /// g's vjp graph with this free-variable order (empty: g's own), built on first use where g's
   /// parent's vjp (or forward clone) is being built.
   GraphJ* vjp(ir::FuncGraph* g, const std::vector<ir::NodePtr>& fvs);
+  /// f's vjp as the one forward of a gradient: f_vjp(x..., [dout]) = (f's vjp result, f(x...)),
+  /// with dout made from the forward value by `seed` when it is given (else a last parameter).
+  /// Nothing is recomputed, so effects (collectives, summaries, in-place statistics) happen once.
+  /// nullptr for a graph with its own bprop (that one calls the forward itself).
+  GraphJ* vjp_primal(ir::FuncGraph* f,
+                     const std::function<ir::NodePtr(ir::FuncGraph*, const ir::NodePtr&)>& seed);
   /// The graph to call for g's forward value here: g itself when it has no free variables, else a
   /// clone nested in the vjp graph being built for g's parent.
   ir::FuncGraph* forward(ir::FuncGraph* g);

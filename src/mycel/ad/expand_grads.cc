@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "mycel/ad/ad.h"
+#include "mycel/ad/vmap.h"
 #include "mycel/core/error.h"
 
 namespace mycel::ad {
@@ -82,18 +83,45 @@ FuncGraph* gradient_of(FuncGraph* S, Apply* made) {
 
 }  // namespace
 
+/// vmap_op(grad_op(S, w)) nodes: gradient functions given to vmap, made into graphs here.
+std::vector<Apply*> mapped_grads(FuncGraph* top) {
+  std::vector<Apply*> out;
+  for (FuncGraph* k : reachable(top))
+    for (const NodePtr& n : k->toposort()) {
+      Apply* a = as_apply(n);
+      Constant* c = a ? as_constant(a->callee()) : nullptr;
+      if (c && c->value()->kind() == ValueKind::kVmapOp && grad_fn_apply(a->arg(0))) out.push_back(a);
+    }
+  return out;
+}
+
 bool expand_grad_calls(FuncGraph* top) {
   std::vector<NodePtr> calls = grad_calls(top);
-  if (calls.empty()) return false;
+  std::vector<Apply*> mapped = mapped_grads(top);
+  if (calls.empty() && mapped.empty()) return false;
   bool changed = false;
+  for (Apply* vm : mapped) {  // vmap of grad: vmap maps S's gradient graph
+    Apply* inner = grad_fn_apply(vm->arg(0));
+    FuncGraph* S = constant_graph(inner->arg(0));
+    if (!S)
+      MYCEL_THROW(NotSupported, "[vmap] of a gradient of a transformed function inside a graph is not supported; "
+                  "take the gradient of a function that calls it",
+                  (vm->loc().known() ? " (" + vm->loc().str() + ")" : std::string()));
+    if (!grad_calls(S).empty() || has_vmap_calls(S)) continue;
+    vm->set_input(1, std::make_shared<Constant>(nullptr, graph_value(gradient_of(S, inner))));
+    changed = true;
+  }
   for (const NodePtr& call : calls) {
     Apply* made = grad_fn_apply(as_apply(call)->callee());
     const NodePtr& fn = made->arg(0);
     if (FuncGraph* S = constant_graph(fn)) {
-      if (!grad_calls(S).empty()) continue;  // its own gradients first (next round)
+      if (!grad_calls(S).empty() || has_vmap_calls(S)) continue;  // its own transforms first (next round)
       FuncGraph* G = gradient_of(S, made);
       as_apply(call)->set_input(0, std::make_shared<Constant>(nullptr, graph_value(G)));
       changed = true;
+    } else if (Apply* v = as_apply(fn); v && as_constant(v->callee()) &&
+                                         as_constant(v->callee())->value()->kind() == ValueKind::kVmapOp) {
+      continue;  // grad of vmap: expand_vmap_calls makes the batched graph first
     } else if (grad_fn_apply(fn)) {  // grad of grad: make the innermost gradient a graph
       Apply* outer = made;
       Apply* inner = grad_fn_apply(fn);
@@ -115,7 +143,7 @@ bool expand_grad_calls(FuncGraph* top) {
                   (made->loc().known() ? " (" + made->loc().str() + ")" : std::string()));
     }
   }
-  if (!changed)
+  if (!changed && !has_vmap_calls(top))
     MYCEL_THROW(RuntimeError, "[grad] gradients inside the graph could not be expanded (a cycle of gradients?)");
   return true;
 }

@@ -1,5 +1,7 @@
 // Gradient graphs: call f_J, seed the output sensitivity, call the bprop closure and pick what
 // the user asked for (MindSpore's grad / value_and_grad / GradOperation output conventions).
+#include <functional>
+
 #include "mycel/ad/ad.h"
 #include "mycel/ad/detail.h"
 #include "mycel/core/error.h"
@@ -41,7 +43,7 @@ NodePtr seed(FuncGraph* g, const NodePtr& out, const AbstractPtr& a, bool first_
 
 FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& t,
                  const std::vector<NodePtr>& weight_fvs) {
-  std::vector<NodePtr> call{cst(graph_value(t.forward(f)))};
+  std::vector<NodePtr> call{nullptr};  // the callee comes below
   size_t n_inputs = 0;
   for (const NodePtr& p : f->parameters()) {
     NodePtr q = G->add_parameter(as_parameter(p)->name());
@@ -56,16 +58,31 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
     sens_in = G->add_parameter("sens");
     sens_in->set_abstract(f->output()->abstract());
   }
-  std::vector<NodePtr> vjp_call = call;
-  NodePtr out = G->apply(std::move(call));
   const AbstractPtr& oa = f->output()->abstract();
   if (spec.has_aux && (oa->kind() != AbstractKind::kTuple || static_cast<const AbstractTuple&>(*oa).items().empty()))
     MYCEL_THROW(TypeError, "[grad] has_aux=True needs the function to return a tuple (output, aux...), got ", oa->repr());
-  NodePtr sens = sens_in ? sens_in : seed(G, out, oa, spec.has_aux);
-  detail::GraphJ* s = t.vjp(f, {});
-  vjp_call[0] = cst(graph_value(s->graph));
-  vjp_call.push_back(sens);
-  NodePtr d = G->apply(std::move(vjp_call));
+  // One forward: the vjp computes f's value, seeds the sensitivity from it and returns both, so
+  // nothing of the forward runs twice (collectives and summaries happen once per step).
+  std::function<NodePtr(FuncGraph*, const NodePtr&)> seed_from;
+  if (!sens_in) seed_from = [&](FuncGraph* g, const NodePtr& v) { return seed(g, v, oa, spec.has_aux); };
+  detail::GraphJ* s = t.vjp_primal(f, seed_from);
+  NodePtr out, d;
+  if (s) {
+    call[0] = cst(graph_value(s->graph));
+    if (sens_in) call.push_back(sens_in);
+    NodePtr r = G->apply(std::move(call));
+    d = Transformer::getitem(G, r, 0);
+    out = Transformer::getitem(G, r, 1);
+  } else {  // a custom bprop calls the forward itself: the primal call gives the value
+    call[0] = cst(graph_value(t.forward(f)));
+    std::vector<NodePtr> vjp_call = call;
+    out = G->apply(std::move(call));
+    NodePtr sens = sens_in ? sens_in : seed(G, out, oa, spec.has_aux);
+    s = t.vjp(f, {});
+    vjp_call[0] = cst(graph_value(s->graph));
+    vjp_call.push_back(sens);
+    d = G->apply(std::move(vjp_call));
+  }
 
   std::vector<NodePtr> pos;
   for (int p : spec.positions) {

@@ -148,6 +148,38 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
   return s;
 }
 
+GraphJ* Transformer::vjp_primal(FuncGraph* f, const std::function<NodePtr(FuncGraph*, const NodePtr&)>& seed) {
+  if (f->bprop()) return nullptr;
+  auto st = std::make_unique<GraphJ>();
+  GraphJ* s = st.get();
+  states_.push_back(std::move(st));
+  s->orig = f;
+  s->vjp = true;
+  s->primal = true;
+  s->fvs = free_variables(f);
+  s->graph = f->module()->add_graph(f->name() + "_vjp_primal", f->parent() ? forward_parent(f->parent()) : nullptr);
+  for (const NodePtr& p : f->parameters()) {
+    NodePtr q = s->graph->add_parameter(as_parameter(p)->name());
+    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
+    q->set_abstract(p->abstract());
+    q->set_loc(p->loc());
+    s->fwd[p.get()] = q;
+  }
+  NodePtr dout;
+  if (!seed) {
+    dout = s->graph->add_parameter("dout");
+    dout->set_abstract(f->output()->abstract());
+  }
+  active_.push_back(s);
+  for (const NodePtr& n : f->toposort()) fwd(s, n);
+  NodePtr out = fwd(s, f->output());
+  if (seed) dout = seed(s->graph, out);
+  build_bprop(s, dout);
+  s->graph->set_output(s->graph->prim(Prim::kMakeTuple, {s->graph->output(), out}));
+  active_.pop_back();
+  return s;
+}
+
 // g_vjp(x..., dout) = ((zeros for the free variables...), bprop(x..., g(x...), dout)...): the
 // user's rule gives the inputs' sensitivities; weights and other free variables get none.
 void Transformer::build_custom(GraphJ* s, const NodePtr& dout) {
@@ -197,7 +229,7 @@ ValuePtr Transformer::recompute_safe(const ValuePtr& v) const {
   const auto& ov = static_cast<const OpValue&>(*v);
   if (ov.op().mutated_inputs.empty()) return v;
   bool recomputing = false;
-  for (const GraphJ* s : active_) recomputing |= s->vjp;
+  for (const GraphJ* s : active_) recomputing |= s->vjp && !s->primal;
   if (!recomputing) return v;
   int m = ov.op().attr_index("momentum");
   if (m < 0)
@@ -268,7 +300,7 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
       // A summary op recomputed for the gradient would record its value a second time: the
       // primal forward already did, so the recomputation gets the op's placeholder output.
       bool recomputing = false;
-      for (const GraphJ* r : active_) recomputing |= r->vjp;
+      for (const GraphJ* r : active_) recomputing |= r->vjp && !r->primal;
       if (recomputing) return cst(tensor_value(Tensor::zeros({1}, DType::int32)));
     }
     if (v->kind() == ValueKind::kOp || v->kind() == ValueKind::kPrim) {

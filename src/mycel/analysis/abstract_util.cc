@@ -99,7 +99,7 @@ AbstractPtr abstract_of_value(const ValuePtr& v) {
       }
       return std::make_shared<DictAbs>(std::move(keys), std::move(vals));
     }
-    case ValueKind::kOp: case ValueKind::kPrim: case ValueKind::kGradOp:
+    case ValueKind::kOp: case ValueKind::kPrim: case ValueKind::kGradOp: case ValueKind::kVmapOp:
       return std::make_shared<FnAbs>(v, nullptr, nullptr);
     default:
       return std::make_shared<OpaqueAbs>(v);  // graphs are handled by the engine (they need a context)
@@ -198,6 +198,8 @@ std::string key_of(const AbstractPtr& a) {
   }
   if (auto* g = dynamic_cast<const GradFnAbs*>(a.get()))
     return "gradfn<" + g->op().repr() + "," + key_of(g->fn()) + "," + key_of(g->weights()) + ">";
+  if (auto* v = dynamic_cast<const VmapFnAbs*>(a.get()))
+    return "vmapfn<" + v->op().repr() + "," + key_of(v->fn()) + ">";
   if (auto* u = dynamic_cast<const FnUnion*>(a.get())) {
     std::string s = "union<";
     for (const auto& f : u->fns()) s += key_of(f) + ";";

@@ -103,6 +103,33 @@ class GradFnAbs : public ir::Abstract {
   ir::AbstractPtr fn_, weights_;
 };
 
+/// A vmap function made in the graph, `vmap_op(fn)`: calling it specializes fn for one item (the
+/// mapped axes removed) and gives the output with the batch inserted at out_axes;
+/// ad::expand_vmap_calls later replaces the call by a call of fn's batched graph.
+class VmapFnAbs : public ir::Abstract {
+ public:
+  VmapFnAbs(std::shared_ptr<const ir::VmapOpValue> op, ir::AbstractPtr fn)
+      : ir::Abstract(ir::AbstractKind::kFunction), op_(std::move(op)), fn_(std::move(fn)) {}
+  const ir::VmapOpValue& op() const { return *op_; }
+  const std::shared_ptr<const ir::VmapOpValue>& op_ptr() const { return op_; }
+  const ir::AbstractPtr& fn() const { return fn_; }
+  std::string repr() const override { return "vmap_fn<" + op_->repr() + ", " + fn_->repr() + ">"; }
+  bool equals(const ir::Abstract& o) const override;
+
+ private:
+  std::shared_ptr<const ir::VmapOpValue> op_;
+  ir::AbstractPtr fn_;
+};
+
+/// One item's inputs of a vmap call: `batched` (the call's argument abstracts) with the mapped
+/// axes removed; sets the batch size and in_axes spelled out to each argument's structure with
+/// axes normalized. Errors (ValueError) name the argument, the axis and the shape.
+std::vector<ir::AbstractPtr> unbatched_inputs(const std::vector<ir::AbstractPtr>& batched, const ir::BatchAxes& in_axes,
+                                              int64_t& batch_size, std::vector<ir::BatchAxes>& expanded);
+/// The abstract of a vmap call's result: one item's output `a` with the batch inserted at out_axes
+/// (every tensor under a mapped entry; None leaves it as it is).
+ir::AbstractPtr batched_output(const ir::AbstractPtr& a, const ir::BatchAxes& out_axes, int64_t batch_size);
+
 /// A constant of a kind analysis cannot interpret (a Python object): callable only through the
 /// compile-time evaluation hook.
 class OpaqueAbs : public ir::Abstract {

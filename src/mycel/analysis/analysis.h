@@ -6,7 +6,6 @@
 #pragma once
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "mycel/ir/func_graph.h"
@@ -45,23 +44,5 @@ ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry, const std::vector
 
 /// A stable text key of an argument signature (the compile cache's key).
 std::string signature_key(const std::vector<ir::AbstractPtr>& args);
-
-/// Specialization results keyed by (entry graph, argument signature): a second call with the same
-/// signature returns the same graph and analyses nothing.
-class CompileCache {
- public:
-  ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry,
-                            const std::vector<ir::AbstractPtr>& args, SpecializeStats* stats = nullptr);
-  /// The cached graph for this signature, or nullptr.
-  ir::FuncGraph* find(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& args) const;
-  size_t size() const { return map_.size(); }
-  int64_t hits() const { return hits_; }
-  int64_t misses() const { return misses_; }
-  void clear() { map_.clear(); }
-
- private:
-  std::unordered_map<std::string, ir::FuncGraph*> map_;
-  int64_t hits_ = 0, misses_ = 0;
-};
 
 }  // namespace mycel::analysis

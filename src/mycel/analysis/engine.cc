@@ -68,6 +68,9 @@ std::string ptr_key(const void* p) {
 ValuePtr type_witness(const AbstractPtr& a) {
   if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
   if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
+  // A function (a graph, a closure, an op): its callee stands in (a function, not a tuple).
+  if (auto* f = dynamic_cast<const AbstractFunction*>(a.get())) return f->callee();
+  if (auto* u = dynamic_cast<const FnUnion*>(a.get()); u && !u->fns().empty()) return u->fns()[0]->callee();
   if (auto* s = as_scalar(a)) {  // a Python scalar known only at run time: one of its type
     if (s->type() == ValueKind::kInt) return integer(0);
     if (s->type() == ValueKind::kFloat) return floating(0.0);
@@ -217,6 +220,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
   }
 
   if (dynamic_cast<const GradFnAbs*>(fa.get())) return call_grad_fn(ctx, callee, args, loc);
+  if (dynamic_cast<const VmapFnAbs*>(fa.get())) return call_vmap_fn(ctx, callee, args, loc);
 
   if (auto* f = dynamic_cast<const FnAbs*>(fa.get())) {
     if (FuncGraph* g = f->graph()) {
@@ -270,6 +274,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full, loc);
     if (f->callee()->kind() == ValueKind::kGradOp)
       return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
+    if (f->callee()->kind() == ValueKind::kVmapOp) return make_vmap_fn(ctx, callee, full, loc);
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {

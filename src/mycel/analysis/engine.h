@@ -61,6 +61,12 @@ class Engine {
   ir::NodePtr eval_apply(Context* ctx, const ir::Apply& a);
   ir::AbstractPtr grad_output(Context* ctx, const GradFnAbs& gf, const ir::NodePtr& made,
                               std::vector<ir::AbstractPtr> args, const ir::SourceLoc& loc);
+  ir::NodePtr make_vmap_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
+                           const ir::SourceLoc& loc);
+  ir::NodePtr call_vmap_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
+                           const ir::SourceLoc& loc);
+  ir::AbstractPtr vmap_output(Context* ctx, const VmapFnAbs& vf, const ir::NodePtr& made,
+                              const std::vector<ir::AbstractPtr>& args, const ir::SourceLoc& loc);
   ir::AbstractPtr call_graph(Context* ctx, const FnAbs& fn, const std::vector<ir::AbstractPtr>& args,
                              const ir::SourceLoc& loc, ir::FuncGraph** spec);
   Context* find_env(Context* ctx, ir::FuncGraph* parent, const ir::SourceLoc& loc);

@@ -40,7 +40,8 @@ NodePtr Engine::make_grad_fn(Context* ctx, const NodePtr& callee, const GradOpVa
     MYCEL_THROW(TypeError, "[GradOperation] takes the function and optionally the weights, got ", args.size(),
                 " arguments", where(loc));
   const AbstractPtr& fn = args[0]->abstract();
-  if (!dynamic_cast<const FnAbs*>(fn.get()) && !dynamic_cast<const GradFnAbs*>(fn.get()))
+  if (!dynamic_cast<const FnAbs*>(fn.get()) && !dynamic_cast<const GradFnAbs*>(fn.get()) &&
+      !dynamic_cast<const VmapFnAbs*>(fn.get()))
     MYCEL_THROW(TypeError, "[GradOperation] argument 'fn' must be a function or Cell, got ", fn->repr(), where(loc));
   NodePtr weights = args.size() == 2 && op.flags().with_weights ? args[1] : constant(ctx, none());
   if (op.flags().with_weights && weights->abstract()->kind() == AbstractKind::kNone && args.size() == 2 &&
@@ -77,6 +78,8 @@ AbstractPtr Engine::grad_output(Context* ctx, const GradFnAbs& gf, const NodePtr
     if (spec && f->site()) f->site()->add(spec);
   } else if (auto* inner = dynamic_cast<const GradFnAbs*>(gf.fn().get())) {
     out = grad_output(ctx, *inner, a->arg(0), args, loc);  // grad of grad
+  } else if (auto* v = dynamic_cast<const VmapFnAbs*>(gf.fn().get())) {
+    out = vmap_output(ctx, *v, a->arg(0), args, loc);  // grad of vmap
   } else {
     MYCEL_THROW(TypeError, "[grad] can only differentiate a function or Cell defined in the model, got ",
                 gf.fn()->repr(), where(loc));

@@ -61,6 +61,7 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
   }
   if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get())) return std::make_shared<AbstractFunction>(o->value());
   if (auto* g = dynamic_cast<const GradFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(g->op_ptr());
+  if (auto* v = dynamic_cast<const VmapFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(v->op_ptr());
   if (auto* t = as_tuple(a)) {
     bool changed = false;
     std::vector<AbstractPtr> items;
@@ -139,25 +140,6 @@ std::string signature_key(const std::vector<AbstractPtr>& args) {
   std::string k;
   for (const auto& a : args) k += detail::key_of(a) + "|";
   return k;
-}
-
-FuncGraph* CompileCache::find(FuncGraph* entry, const std::vector<AbstractPtr>& args) const {
-  auto it = map_.find(std::to_string(reinterpret_cast<uintptr_t>(entry)) + ":" + signature_key(args));
-  return it == map_.end() ? nullptr : it->second;
-}
-
-FuncGraph* CompileCache::specialize(Module& m, FuncGraph* entry, const std::vector<AbstractPtr>& args,
-                                    SpecializeStats* stats) {
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(entry)) + ":" + signature_key(args);
-  auto it = map_.find(key);
-  if (it != map_.end()) {
-    ++hits_;
-    return it->second;
-  }
-  ++misses_;
-  FuncGraph* g = analysis::specialize(m, entry, args, {}, stats);
-  map_[key] = g;
-  return g;
 }
 
 }  // namespace mycel::analysis

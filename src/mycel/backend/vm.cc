@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "mycel/backend/detail.h"
+#include "mycel/core/rethrow.h"
 #include "mycel/core/tensor_format.h"
 #include "mycel/insight/insight.h"
 #include "mycel/ir/int_arith.h"
@@ -93,6 +94,23 @@ class Vm {
     p_.frames.clear();
     size_t bytes_top = 0, regs_top = 0;
     int f = 0, pc = 0;
+    try {
+      loop(f, pc, bytes_top, regs_top);
+    } catch (const Error&) {  // zero cost until thrown: name the user's line the instruction came from
+      const ir::Node* node = pc < static_cast<int>(p_.fns[f].code.size()) ? p_.fns[f].code[pc].node : nullptr;
+      if (!node || !node->loc().known()) throw;
+      const ir::SourceLoc& l = node->loc();
+      std::string text = l.text ? *l.text : std::string();
+      size_t b = text.find_first_not_of(" \t");
+      text = b == std::string::npos ? std::string() : text.substr(b);
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      rethrow_with_context("", "\n" + (l.file ? *l.file : std::string("<string>")) + ":" + std::to_string(l.line) +
+                                   ": " + text + "\n  (while the compiled program ran)");
+    }
+  }
+
+  // The instruction loop; f and pc stay where an instruction threw.
+  void loop(int& f, int& pc, size_t& bytes_top, size_t& regs_top) {
     for (;;) {
       const Function& fn = p_.fns[f];
       FnPlan& fp = plan_.fns[f];

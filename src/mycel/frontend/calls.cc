@@ -352,7 +352,7 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                                   names[1] + "), got " + std::to_string(args.size()));
     if (p == Prim::kAssign && assigned_)
       for (auto& [obj, node] : weights_)
-        if (node == args[0]) (*assigned_)[obj] = loc;
+        if (node == args[0]) (*assigned_)[obj] = Assigned{loc, b, args[1]};
     return prim(b, p, std::move(args), loc);
   }
   if (FuncGraph* g = ir::constant_graph(callee)) {
@@ -360,7 +360,6 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     std::vector<NodePtr> in{callee};
     if (it != signatures.end()) {
       auto bound = bind_args(*this, b, it->second, g->name(), std::move(args), std::move(kw), loc);
-      cast_cell_inputs(b, g, bound, loc);
       in.insert(in.end(), bound.begin(), bound.end());
     } else {
       in.insert(in.end(), args.begin(), args.end());
@@ -372,6 +371,10 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     const OpDef* op = nullptr;
     std::vector<AttrValue> preset;
     if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
+    if (nb::hasattr(fn, "_mycel_transform") && !PyType_Check(fn.ptr()))  // grad(f), vmap(f) made here
+      return transform_call(b, fn, std::move(args), std::move(kw), loc);
+    if (nb::hasattr(fn, "_mycel_graph_impl") && !PyType_Check(fn.ptr()))  // library code with a parsable form
+      return call_value(b, object_node(b, fn.attr("_mycel_graph_impl"), loc), std::move(args), std::move(kw), loc);
     if (op_handle_of(fn, &op, &preset)) return sharded_op_call(b, fn, *op, preset, std::move(args), std::move(kw), loc);
     if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
       // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.
@@ -527,6 +530,13 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
   if (table.contains(m.c_str()) && Registry::get().find(nb::cast<std::string>(table[m.c_str()]))) {
     args.insert(args.begin(), self);
     return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
+  }
+  // MindSpore Tensor methods made of ops (x.acos(), x.hsplit(2)): the Python function is parsed
+  // like user code, with the tensor as its first argument (mycel/ops/tensor_composites.py).
+  nb::dict composites = nb::cast<nb::dict>(nb::module_::import_("mycel.ops.tensor_composites").attr("METHODS"));
+  if (composites.contains(m.c_str())) {
+    args.insert(args.begin(), self);
+    return call_value(b, object_node(b, composites[m.c_str()], loc), std::move(args), std::move(kw), loc);
   }
   // Any other method is Python's (name.lower(), shape.index(3), "{}-{}".format(a, b)): evaluated
   // at compile time on a compile-time receiver; analysis refuses a receiver known only at run time.

@@ -363,7 +363,10 @@ NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const
     } catch (nb::python_error& e) {
       error(loc, "AttributeError", "'" + pv->name() + "' has no attribute '" + attr + "'");
     }
-    return object_node(b, v, loc);
+    NodePtr n = object_node(b, v, loc);
+    if (nb::isinstance(v, param_type_) && nb::isinstance(pv->object(), cell_type_))
+      n = cast_cell_weight(b, pv->object(), v, std::move(n), loc);
+    return n;
   }
   if (attr == "shape") return prim(b, Prim::kShape, {base}, loc);
   if (attr == "ndim") return prim(b, Prim::kRank, {base}, loc);

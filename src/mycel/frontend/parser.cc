@@ -129,7 +129,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   }
   Scope* saved = current_scope;
   current_scope = s;
-  std::unordered_map<PyObject*, SourceLoc> assigned;
+  std::unordered_map<PyObject*, Assigned> assigned;
   auto* saved_assigned = assigned_;
   assigned_ = &assigned;
 
@@ -189,6 +189,19 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   }
   if (!args.attr("kwarg").is_none()) add_kwarg_param(blk, sig, args.attr("kwarg"));
   signatures[g] = sig;
+  if (self.is_valid() && nb::isinstance(self, cell_type_)) {
+    // Cell.to_float / mixed precision, as Cell.__call__ does eagerly: the floating tensor inputs
+    // are cast to the Cell's dtype on entry (here, not at call sites, so a Cell called from a
+    // loop over a CellList casts too); _cast_float_input folds to one cast or none per input.
+    nb::dict d = nb::cast<nb::dict>(self.attr("__dict__"));
+    nb::object dtype = d.get("_float_dtype", nb::none());
+    if (!dtype.is_none())
+      for (size_t i = 0; i < params.size(); ++i)
+        if (static_cast<int>(i) != sig.vararg)
+          write(blk, sig.names[i], cast_float(blk, g->parameters()[i], dtype, loc));
+    nb::object out_dtype = d.get("_output_dtype", nb::none());
+    if (!out_dtype.is_none()) s->output_dtype = out_dtype;
+  }
   if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
     std::vector<ir::ValuePtr> dv(params.size());
     for (size_t i = 0; i < sig.n_positional; ++i)

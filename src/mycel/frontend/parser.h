@@ -67,6 +67,7 @@ struct Scope {
   };
   std::vector<Loop> loops;
   int hidden = 0;  // counter for hidden variables ($i, $i2, ...)
+  nb::object output_dtype;  // a Cell's _output_dtype (amp O1): each return value is cast to it
 };
 
 /// The signature of a parsed graph, for binding call arguments at parse time.
@@ -95,6 +96,18 @@ class Parser {
   bool has_effects(const NodePtr& n);
   /// A GradOperation or mycel.grad function object met in the source (resolve.cc).
   NodePtr grad_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// A vmap function (mycel.ops.vmap's result) as a value: vmap_op(fn).
+  NodePtr vmap_object(Block* b, nb::handle obj, const SourceLoc& loc);
+  /// mycel.grad / value_and_grad / ops.vmap called in parsed code (a function marked
+  /// `_mycel_transform`): the transform of its function argument, made in the graph.
+  NodePtr transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
+                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// fn itself, or a registry op function / primitive instance given as a function value (vmap's
+  /// fn) wrapped in a graph of its required inputs (transforms need a graph to transform).
+  NodePtr function_value(Block* b, NodePtr fn, const SourceLoc& loc);
+  /// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), a vjp_fn graph nested in the caller).
+  NodePtr vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                   const SourceLoc& loc);
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
@@ -202,8 +215,12 @@ class Parser {
   NodePtr object_node(Block* b, nb::handle obj, const SourceLoc& loc);
   FuncGraph* function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc);
   FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
-  /// Cell.to_float in graph mode: the call's floating tensor arguments cast to the Cell's dtype.
-  void cast_cell_inputs(Block* b, FuncGraph* g, std::vector<NodePtr>& args, const SourceLoc& loc);
+  /// A trainable floating Parameter read as an attribute of a Cell with to_float set, cast to the
+  /// Cell's dtype (float32 master weights under mixed precision; the cast's gradient is float32).
+  NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc);
+  /// x through mycel.nn.cell._cast_float_input(x, dtype): one cast, or nothing when x is not a
+  /// floating tensor of another dtype (decided at analysis).
+  NodePtr cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc);
   bool is_user_function(nb::handle fn) const;
   const OpDef* op_of_function(nb::handle fn) const;
   bool op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValue>* preset) const;
@@ -251,13 +268,18 @@ class Parser {
   std::vector<nb::object> keep_alive_;
   std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
   std::map<PyObject*, NodePtr> weights_;
-  std::unordered_map<const FuncGraph*, nb::object> cell_float_dtype_;  // Cells with to_float set
   nb::object float_input_cast_;  // mycel.nn.cell._cast_float_input, parsed where it is used
   std::unordered_map<PyObject*, const OpDef*> op_funcs_;
   std::unordered_map<PyObject*, Prim> prim_funcs_;  // ops.assign, ops.depend
-  // Parameters the function being parsed has assigned so far (a later read there is an error:
-  // in graph mode a step's reads are ordered before its writes).
-  std::unordered_map<PyObject*, SourceLoc>* assigned_ = nullptr;
+  // Parameters the function being parsed has assigned so far: a later read in the same block
+  // sees the assigned value (MindSpore's semantics); a read elsewhere (after a branch that may
+  // or may not have assigned) is an error, since a step's reads are ordered before its writes.
+  struct Assigned {
+    SourceLoc loc;
+    Block* block = nullptr;
+    NodePtr value;
+  };
+  std::unordered_map<PyObject*, Assigned>* assigned_ = nullptr;
   std::vector<std::string> parsed_;
   nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
   std::vector<std::string> library_prefixes_;

@@ -127,8 +127,6 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
     rethrow_called_from(e, loc);
   }
   attach_bprop(g, cell, name, loc);
-  nb::object float_dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
-  if (!float_dtype.is_none()) cell_float_dtype_[g] = float_dtype;
   return g;
 }
 
@@ -146,23 +144,19 @@ void Parser::attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name
   g->set_bprop(b);
 }
 
-void Parser::cast_cell_inputs(Block* b, FuncGraph* g, std::vector<NodePtr>& args, const SourceLoc& loc) {
-  auto it = cell_float_dtype_.find(g);
-  if (it == cell_float_dtype_.end()) return;
-  // Eagerly Cell.__call__ casts the floating tensor inputs (_cast_float). Here the helper
-  // _cast_float_input does it: its `x.dtype in floats` test folds at analysis, so each call
-  // specializes to one cast or to nothing. It reads x.dtype, so only arguments that may be
-  // tensors go through it: Python scalars, sequences and non-tensor constants pass unchanged.
+NodePtr Parser::cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc) {
   if (!float_input_cast_.is_valid())
     float_input_cast_ = nb::module_::import_("mycel.nn.cell").attr("_cast_float_input");
   NodePtr helper = constant(ir::graph_value(function_graph(float_input_cast_, nb::handle(), loc)));
-  NodePtr dtype = object_node(b, it->second, loc);
-  for (NodePtr& a : args) {
-    ir::Constant* c = ir::as_constant(a);
-    bool tuple = ir::is_prim_call(a, Prim::kMakeTuple) || ir::is_prim_call(a, Prim::kMakeList);  // *args
-    if (is_scalar(a) || is_sequence(a) || tuple || (c && c->value()->kind() != ir::ValueKind::kTensor)) continue;
-    a = call_value(b, helper, {a, dtype}, {}, loc);
-  }
+  return call_value(b, helper, {std::move(x), object_node(b, dtype, loc)}, {}, loc);
+}
+
+NodePtr Parser::cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc) {
+  nb::object dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
+  // Only trainable weights: buffers such as running statistics may be assigned, and an assign
+  // needs the Parameter itself, not a cast of it.
+  if (dtype.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
+  return cast_float(b, std::move(node), dtype, loc);
 }
 
 NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
@@ -175,11 +169,14 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
   if (nb::isinstance<DType>(obj)) return constant(ir::dtype_value(nb::cast<DType>(obj)));
   if (nb::isinstance(obj, param_type_)) {
     nb::object n = nb::getattr(obj, "name", nb::none());
-    if (assigned_ && assigned_->count(o))
+    if (assigned_ && assigned_->count(o)) {
+      const Assigned& a = assigned_->at(o);
+      if (a.block == b) return a.value;  // straight after ops.assign: the value it wrote
       error(loc, "ValueError", "Parameter '" + (n.is_none() ? std::string("?") : nb::cast<std::string>(n)) +
-                                   "' is read after ops.assign wrote it (line " +
-                                   std::to_string(assigned_->at(o).line) + "); in graph mode a step reads "
-                                   "its Parameters before writing them, so use the value you assigned instead");
+                                   "' is read after ops.assign wrote it (line " + std::to_string(a.loc.line) +
+                                   ") on a path through a branch or loop; in graph mode a step reads its "
+                                   "Parameters before writing them, so use the value you assigned instead");
+    }
     return weight(obj, n.is_none() ? std::string("param") : nb::cast<std::string>(n));
   }
   if (nb::isinstance<Tensor>(obj)) return constant(ir::tensor_value(nb::cast<Tensor>(obj)));
@@ -210,6 +207,7 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
   if (nb::hasattr(obj, "_mycel_grad_spec") && !PyType_Check(o)) return grad_object(b, obj, loc);
+  if (nb::hasattr(obj, "_mycel_vmap_spec") && !PyType_Check(o)) return vmap_object(b, obj, loc);
   if (nb::hasattr(obj, "_mycel_graph_function") && !PyType_Check(o))  // a @jit function
     return object_node(b, graph_function_of(obj), loc);
   auto pf = prim_funcs_.find(o);
@@ -236,6 +234,129 @@ NodePtr Parser::grad_object(Block* b, nb::handle obj, const SourceLoc& loc) {
   if (!d.contains("fn")) return op;  // GradOperation: called with (fn, weights) in the graph
   // mycel.grad(fn, ...): the gradient function itself
   return apply(b, {op, object_node(b, d["fn"], loc), object_node(b, d["weights"], loc)}, loc);
+}
+
+namespace {
+/// in_axes / out_axes as MindSpore spells them: an int, None, or a (nested) tuple of those.
+ir::BatchAxes batch_axes(nb::handle h) {
+  if (h.is_none()) return ir::BatchAxes::none();
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    std::vector<ir::BatchAxes> items;
+    for (nb::handle x : h) items.push_back(batch_axes(x));
+    return ir::BatchAxes::tuple(std::move(items));
+  }
+  if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()))
+    throw nb::type_error("vmap: in_axes and out_axes must be an int, None, or a tuple of them");
+  return ir::BatchAxes::at(nb::cast<int64_t>(h));
+}
+}  // namespace
+
+NodePtr Parser::vmap_object(Block* b, nb::handle obj, const SourceLoc& loc) {
+  nb::dict d = nb::cast<nb::dict>(obj.attr("_mycel_vmap_spec")());
+  NodePtr op = constant(std::make_shared<ir::VmapOpValue>(batch_axes(d["in_axes"]), batch_axes(d["out_axes"])));
+  return apply(b, {op, function_value(b, object_node(b, d["fn"], loc), loc)}, loc);
+}
+
+NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
+                               std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+  std::string kind = nb::cast<std::string>(fn.attr("_mycel_transform"));
+  if (kind == "vjp") return vjp_call(b, std::move(args), std::move(kw), loc);
+  std::vector<std::string> names = kind == "vmap" ? std::vector<std::string>{"fn", "in_axes", "out_axes"}
+                                                  : std::vector<std::string>{"fn", "grad_position", "weights", "has_aux"};
+  std::string fname = kind == "vmap" ? "vmap" : kind;
+  std::vector<NodePtr> bound(names.size());
+  if (args.size() > names.size())
+    error(loc, "TypeError", fname + "() takes at most " + std::to_string(names.size()) + " arguments, got " +
+                                std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) bound[i] = args[i];
+  for (auto& [k, v] : kw) {
+    size_t i = std::find(names.begin(), names.end(), k) - names.begin();
+    if (i == names.size()) error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
+    if (bound[i]) error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
+    bound[i] = v;
+  }
+  if (!bound[0]) error(loc, "TypeError", fname + "() missing required argument 'fn'");
+  // The options must be known here (they decide the graph), the function and weights may be values.
+  auto option = [&](size_t i, nb::object def) -> nb::object {
+    if (!bound[i]) return def;
+    nb::object o = to_python(bound[i]);
+    if (!o.is_valid())
+      error(loc, "TypeError", fname + "(): argument '" + names[i] + "' must be a compile-time constant in graph mode");
+    return o;
+  };
+  if (kind == "vmap") {
+    ir::BatchAxes in, out;
+    try {
+      in = batch_axes(option(1, nb::int_(0)));
+      out = batch_axes(option(2, nb::int_(0)));
+    } catch (nb::python_error& e) {
+      error(loc, "TypeError", e.what());
+    } catch (nb::builtin_exception& e) {
+      error(loc, "TypeError", e.what());
+    }
+    NodePtr op = constant(std::make_shared<ir::VmapOpValue>(std::move(in), std::move(out)));
+    return apply(b, {op, function_value(b, bound[0], loc)}, loc);
+  }
+  ir::GradFlags f;
+  nb::object pos = option(1, nb::int_(0));
+  if (nb::isinstance<nb::tuple>(pos) || nb::isinstance<nb::list>(pos)) {
+    for (nb::handle p : pos) f.positions.push_back(nb::cast<int>(p));
+    f.positions_tuple = true;
+  } else if (!pos.is_none()) {
+    f.positions.push_back(nb::cast<int>(pos));
+  }
+  f.has_aux = nb::cast<bool>(option(3, nb::bool_(false)));
+  f.return_value = kind == "value_and_grad";
+  NodePtr weights = bound[2] ? bound[2] : constant(ir::none());
+  ir::Constant* wc = ir::as_constant(weights);
+  f.with_weights = !(wc && wc->value()->kind() == ir::ValueKind::kNone);
+  if (f.positions.empty() && !f.with_weights)
+    error(loc, "ValueError", fname + "(): grad_position is None and no weights given: nothing to differentiate");
+  NodePtr op = constant(std::make_shared<ir::GradOpValue>(std::move(f)));
+  return apply(b, {op, bound[0], weights}, loc);
+}
+
+// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), vjp_fn) with vjp_fn a graph nested in the
+// caller (so it may be returned to and called by the caller), v -> the cotangent of each input
+// through a gradient with the sensitivity given (GradOperation(get_all, sens_param)).
+NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                         const SourceLoc& loc) {
+  if (!kw.empty())
+    error(loc, "TypeError", "vjp(): keyword argument '" + kw[0].first + "' is not supported in compiled code; call "
+                                "vjp(fn, *inputs)");
+  if (args.size() < 2) error(loc, "TypeError", "vjp() takes the function and at least one input");
+  NodePtr fn = args[0];
+  std::vector<NodePtr> inputs(args.begin() + 1, args.end());
+  std::vector<NodePtr> call{fn};
+  call.insert(call.end(), inputs.begin(), inputs.end());
+  NodePtr out = apply(b, std::move(call), loc);
+  FuncGraph* g = module_->add_graph("vjp_fn", b->g);
+  NodePtr v = g->add_parameter("v");
+  ir::GradFlags f;
+  f.all_positions = true;
+  f.sens_param = true;
+  NodePtr made = g->apply({constant(std::make_shared<ir::GradOpValue>(std::move(f))), fn, constant(ir::none())}, loc);
+  std::vector<NodePtr> grad_call{made};
+  grad_call.insert(grad_call.end(), inputs.begin(), inputs.end());
+  grad_call.push_back(v);
+  NodePtr cot = g->apply(std::move(grad_call), loc);
+  g->set_output(inputs.size() == 1 ? g->prim(Prim::kTupleGetItem, {cot, constant(ir::integer(0))}, loc) : cot);
+  return prim(b, Prim::kMakeTuple, {out, constant(ir::graph_value(g))}, loc);
+}
+
+NodePtr Parser::function_value(Block* b, NodePtr fn, const SourceLoc& loc) {
+  const PyObjectValue* pv = py_object_of(fn);
+  if (!pv) return fn;
+  const OpDef* op = nullptr;
+  std::vector<AttrValue> preset;
+  if (!(op = op_of_function(pv->object())) && !op_handle_of(pv->object(), &op, &preset)) return fn;
+  Block* w = new_block(b->scope, nullptr, Block::kFunction, op->name);
+  std::vector<NodePtr> params;
+  for (const InputDef& in : op->inputs)
+    if (!in.optional) params.push_back(w->g->add_parameter(in.name));
+  w->g->set_output(op_call(w, *op, preset, params, {}, loc));
+  w->terminated = true;
+  return constant(ir::graph_value(w->g));
 }
 
 }  // namespace mycel::frontend

@@ -150,6 +150,13 @@ ValuePtr graph_value(FuncGraph* g) { return std::make_shared<GraphValue>(g); }
 
 namespace mycel::ir {
 
+std::string BatchAxes::repr() const {
+  if (leaf) return mapped ? std::to_string(axis) : "None";
+  std::string s = "(";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].repr();
+  return s + (items.size() == 1 ? ",)" : ")");
+}
+
 std::string GradFlags::repr() const {
   std::string s = "grad_op[";
   if (all_positions) {

@@ -21,8 +21,9 @@ using ValuePtr = std::shared_ptr<const Value>;
 // kExternal: an object of the host language the IR cannot inspect (the frontend's Python objects,
 // evaluated by analysis at compile time when all the arguments of a call of it are constants).
 // kGradOp: a gradient transformation (GradOperation / grad / value_and_grad) used inside a graph.
+// kVmapOp: a vmap transformation (its in_axes / out_axes) used inside a graph.
 enum class ValueKind { kNone, kBool, kInt, kFloat, kStr, kDType, kTensor, kTuple, kList, kDict,
-                       kOp, kPrim, kGraph, kExternal, kGradOp };
+                       kOp, kPrim, kGraph, kExternal, kGradOp, kVmapOp };
 
 /// Base of all values.
 class Value {
@@ -184,6 +185,38 @@ class GradOpValue : public Value {
 
  private:
   GradFlags f_;
+};
+
+/// Where the batch is in a value (vmap's in_axes / out_axes): `mapped` and an axis for a whole
+/// value (every tensor in it), or one entry per item of a tuple. Unmapped is None.
+struct BatchAxes {
+  bool leaf = true;
+  bool mapped = false;
+  int64_t axis = 0;              // may be negative until normalized against a shape
+  std::vector<BatchAxes> items;  // when !leaf
+  static BatchAxes none() { return {}; }
+  static BatchAxes at(int64_t a) { return {true, true, a, {}}; }
+  static BatchAxes tuple(std::vector<BatchAxes> items) { return {false, false, 0, std::move(items)}; }
+  std::string repr() const;
+  bool operator==(const BatchAxes&) const = default;
+};
+
+/// A vmap transformation used inside a graph: `op(fn)` is fn mapped over in_axes, which analysis
+/// types per call and ad::expand_vmap_calls rewrites into a batched graph (ad/vmap.h).
+class VmapOpValue : public Value {
+ public:
+  VmapOpValue(BatchAxes in, BatchAxes out) : Value(ValueKind::kVmapOp), in_(std::move(in)), out_(std::move(out)) {}
+  const BatchAxes& in_axes() const { return in_; }
+  const BatchAxes& out_axes() const { return out_; }
+  std::string repr() const override { return "vmap[in_axes=" + in_.repr() + " out_axes=" + out_.repr() + "]"; }
+  bool equals(const Value& o) const override {
+    return o.kind() == ValueKind::kVmapOp && static_cast<const VmapOpValue&>(o).in_ == in_ &&
+           static_cast<const VmapOpValue&>(o).out_ == out_;
+  }
+  size_t hash() const override { return std::hash<std::string>()(repr()); }
+
+ private:
+  BatchAxes in_, out_;
 };
 
 // Constructors.

@@ -168,7 +168,7 @@ MYCEL_REGISTER_OPS(collective) {
         parallel::send(c.in(0), int_attr(c.attrs, "dest_rank"), int_attr(c.attrs, "sr_tag"), group_of(c.attrs));
         if (c.in(0).nbytes()) std::memcpy(c.out(0).data(), c.in(0).data(), c.in(0).nbytes());
       },
-      "none"));
+      "bprop"));
   r.add(collective(
       "receive", "Receive", "Receives a tensor of `shape` and `dtype` sent by src_rank with the same sr_tag.",
       {},
@@ -178,7 +178,7 @@ MYCEL_REGISTER_OPS(collective) {
       [](const KernelContext& c) {
         parallel::recv(c.out(0), int_attr(c.attrs, "src_rank"), int_attr(c.attrs, "sr_tag"), group_of(c.attrs));
       },
-      "none"));
+      "bprop"));
   OpDef barrier = collective(
       "barrier", "Barrier", "Waits until every rank of `group` has reached it; returns a 0-d int32 zero.", {},
       {group_attr()},
@@ -237,6 +237,25 @@ MYCEL_REGISTER_BPROPS(collective) {
       MYCEL_THROW(NotSupported, "[reduce] the gradient is defined for op 'sum' only, got '",
                   g.attrs().get_str("reduce_op"), "'");
     return {g.call("broadcast", {g.dout()}, with_group(g, {{"root_rank", g.attrs().get_int("dest_rank")}}))};
+  });
+  // Send -> Receive: the receiver's backward sends the gradient of what it received back to this
+  // rank (same tag, the other direction); Send's own output is x, so its dout adds to that.
+  b.add("send", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return {GradVar()};
+    TensorMeta x = g.meta(g.input(0));
+    GradVar remote = g.call("receive", {},
+                            with_group(g, {{"sr_tag", g.attrs().get_int("sr_tag")},
+                                           {"src_rank", g.attrs().get_int("dest_rank")},
+                                           {"shape", x.shape}, {"dtype", x.dtype}}));
+    return {g.add(g.dout(), remote)};
+  });
+  // Receive -> Send: the gradient of the received tensor goes back to its sender. Receive has no
+  // input, so nothing reads the Send's result: the J transform keeps it as an effect of the backward.
+  b.add("receive", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
+    if (is_floating(g.out_meta(0).dtype))
+      g.call("send", {g.dout()}, with_group(g, {{"sr_tag", g.attrs().get_int("sr_tag")},
+                                                {"dest_rank", g.attrs().get_int("src_rank")}}));
+    return {};
   });
   b.add("all_to_all", [with_group](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};

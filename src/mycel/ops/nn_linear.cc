@@ -1,5 +1,6 @@
 // Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T +
-// b). float32/bfloat16 run on oneDNN; float64 and integers on the reference loops in nn_ref.h.
+// b). float32/bfloat16 run on oneDNN (float16 through float32); float64 and integers on the
+// reference loops in nn_ref.h.
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
@@ -78,6 +79,16 @@ void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                 const MatmulGeom& g) {
   const DType t = c.dtype();
   if (t == DType::float32 || t == DType::bfloat16) return cpu::matmul_dnnl(a, b, bias, c, g);
+  if (t == DType::float16) {
+    // No float16 GEMM on these CPUs (oneDNN 2.6 has none on AVX2): float32 compute, rounded
+    // once to float16 at the end, which is what a float16 GEMM with float32 accumulation gives.
+    Tensor a32 = a.to(DType::float32), b32 = b.to(DType::float32), bias32;
+    if (bias) bias32 = bias->to(DType::float32);
+    Tensor c32 = Tensor::empty(c.shape(), DType::float32);
+    cpu::matmul_dnnl(a32, b32, bias ? &bias32 : nullptr, c32, g);
+    convert_elements(c32.data(), DType::float32, c.data(), DType::float16, c.numel());
+    return;
+  }
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>))
@@ -120,7 +131,7 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
 
 std::vector<DType> matmul_dtypes() {
   return {DType::int8,  DType::uint8,    DType::int16,   DType::int32,
-          DType::int64, DType::bfloat16, DType::float32, DType::float64};
+          DType::int64, DType::float16, DType::bfloat16, DType::float32, DType::float64};
 }
 
 
@@ -184,7 +195,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
       const MatmulGeom g = dense_geom(c.in(0).shape(), c.in(1).shape());
       run_matmul(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
     };
-    d.dtypes = {DType::bfloat16, DType::float32, DType::float64};
+    d.dtypes = {DType::float16, DType::bfloat16, DType::float32, DType::float64};
     d.grad = "bprop";
     shard::set_label_rule(d, dense_spec);
     r.add(std::move(d));

@@ -93,6 +93,17 @@ MYCEL_REGISTER_OPS(unary) {
               same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })));
   r.add(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
               float_unary([](auto x) { return decltype(x)(1) / x; })));
+  {  // MindSpore's Invert: bitwise not of integers (two's complement), logical not of bools.
+    std::vector<DType> bits = integer_dtypes();
+    bits.push_back(DType::bool_);
+    r.add(unary("invert", "Invert", "Elementwise bitwise not (~x); not x for bool.", bits, same_dtype,
+                same_dtype_unary([](auto x) -> decltype(x) {
+                  using C = decltype(x);
+                  if constexpr (std::is_same_v<C, bool>) return !x;
+                  else if constexpr (std::is_integral_v<C>) return static_cast<C>(~x);
+                  else return x;  // float dtypes are not registered for invert
+                }), "none"));
+  }
   r.add(unary("sqrt", "Sqrt", "Elementwise square root.", all, float_dtype,
               float_unary([](auto x) { return std::sqrt(x); })));
   r.add(unary("rsqrt", "Rsqrt", "Elementwise 1 / sqrt(x).", all, float_dtype,
@@ -123,6 +134,8 @@ MYCEL_REGISTER_OPS(unary) {
   // Activations (float only).
   r.add(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).", floats, same_dtype,
               float_unary([](auto x) { return sigmoid(x); })));
+  r.add(unary("softsign", "Softsign", "Elementwise x / (1 + |x|).", floats, same_dtype,
+              float_unary([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); })));
   r.add(unary("silu", "SiLU", "Elementwise x * sigmoid(x).", floats, same_dtype,
               float_unary([](auto x) { return x * sigmoid(x); })));
   r.add(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
@@ -275,6 +288,10 @@ MYCEL_REGISTER_BPROPS(unary) {
   });
   rule("sigmoid", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, g.mul(y, g.sub(c(1), y)));
+  });
+  rule("softsign", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+    GradVar den = g.add(c(1), call1(g, "abs", x));  // d/dx x / (1 + |x|) = 1 / (1 + |x|)^2
+    return g.div(d, g.mul(den, den));
   });
   rule("silu", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     GradVar s = call1(g, "sigmoid", x);  // d(x s) = s (1 + x (1 - s))

@@ -24,10 +24,18 @@ opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name
 // each round specializes and optimizes the whole graph again.
 ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs,
                             const Options& o) {
+  // vmap calls inside the graph expand in the same rounds (vmap of grad, grad of vmap).
+  auto expand = [](ir::FuncGraph* g) {
+    bool v = ad::expand_vmap_calls(g);
+    bool d = ad::expand_grad_calls(g);
+    if (!v && !d && ad::has_vmap_calls(g))
+      MYCEL_THROW(RuntimeError, "[vmap] vmap calls inside the graph could not be expanded (a cycle?)");
+    return v || d;
+  };
   // Semi-auto parallel rewrites forward graphs before AD sees them (a no-op when off or done).
   for (int round = 0;; ++round) {
     parallel::shard_graph(g, parallel::semi_auto_config());
-    if (!ad::expand_grad_calls(g)) break;
+    if (!expand(g)) break;
     if (round >= o.max_grad_nesting)
       MYCEL_THROW(NotSupported, "[grad] gradients nested more than ", o.max_grad_nesting, " deep");
     g = analysis::specialize(m, g, abs);
@@ -71,6 +79,49 @@ Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inpu
   s.output = s.graph->output()->abstract();
   opt::optimize(s.graph, stage(o, *s.graph, "step"));
   s.graph = expand_grads(m, s.graph, inputs, o);
+  s.constant_args = opt::bind_constant_inputs(s.graph);
+  s.program = backend::compile(*s.graph, o.backend);
+  return s;
+}
+
+Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                         const std::vector<Transform>& chain, const Options& o) {
+  // The inputs each level's graph takes, outermost (the call's) first.
+  const size_t n = chain.size();
+  std::vector<std::vector<ir::AbstractPtr>> sig(n + 1);  // sig[i + 1]: what transform i's graph takes
+  std::vector<std::vector<ad::BatchAxes>> expanded(n);
+  std::vector<int64_t> batch(n, 0);
+  sig[n] = inputs;
+  for (size_t i = n; i-- > 0;) {
+    const Transform& t = chain[i];
+    if (t.kind == Transform::Kind::kVmap) {
+      sig[i] = ad::unbatched_inputs(sig[i + 1], t.vmap, batch[i], expanded[i]);
+    } else {
+      sig[i] = sig[i + 1];
+      if (t.grad.sens_param) {
+        if (sig[i].empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+        sig[i].pop_back();
+      }
+    }
+  }
+  Step s;
+  s.module = std::make_unique<ir::Module>();
+  ir::Module& m = *s.module;
+  ir::FuncGraph* f = analysis::specialize(m, entry, sig[0]);
+  opt::bind_constant_inputs(f, /*drop=*/false);
+  opt::optimize(f, stage(o, *f, "forward"));
+  f = expand_grads(m, f, sig[0], o);
+  for (size_t i = 0; i < n; ++i) {
+    const Transform& t = chain[i];
+    ir::FuncGraph* g = t.kind == Transform::Kind::kGrad
+                           ? ad::grad_graph(f, t.grad)
+                           : ad::vmap_graph(f, t.vmap, expanded[i], sig[i + 1], batch[i]);
+    f = analysis::specialize(m, g, sig[i + 1]);
+    opt::optimize(f, stage(o, *f, t.kind == Transform::Kind::kGrad ? "grad" : "vmap"));
+    f = expand_grads(m, f, sig[i + 1], o);
+  }
+  s.graph = f;
+  s.output = s.graph->output()->abstract();
   s.constant_args = opt::bind_constant_inputs(s.graph);
   s.program = backend::compile(*s.graph, o.backend);
   return s;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mycel/ad/ad.h"
+#include "mycel/ad/vmap.h"
 #include "mycel/backend/program.h"
 #include "mycel/ir/abstract.h"
 #include "mycel/opt/opt.h"
@@ -44,6 +45,20 @@ struct Step {
 /// optimized, differentiated, and the gradient graph goes through the same stages.
 Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
                   const ad::GradSpec* grad, const Options& options);
+
+/// One function transform of a chain: a gradient or a vmap level.
+struct Transform {
+  enum class Kind { kGrad, kVmap } kind = Kind::kGrad;
+  ad::GradSpec grad;
+  ad::VmapSpec vmap;
+};
+
+/// `entry` under a chain of transforms, innermost first (vmap(grad(f)) is {grad, vmap}): entry is
+/// specialized for the inputs its innermost transform gives it (mapped axes removed, the
+/// sensitivity dropped), then each transform builds its graph from the previous one, which is
+/// specialized for its own inputs and optimized; the last is lowered as compile_step does.
+Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                         const std::vector<Transform>& chain, const Options& options);
 
 /// Compiled steps by key, least recently used evicted past `capacity` (counted).
 class StepCache {

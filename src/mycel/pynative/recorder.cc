@@ -5,6 +5,7 @@
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
+#include "mycel/ops/record_only.h"
 
 namespace mycel::pynative {
 
@@ -223,6 +224,8 @@ void Recorder::record_op(const OpDef& op, const Attrs& attrs,
   std::string callee = op.name + "[";
   for (const AttrValue& v : attrs.values()) callee += attr_key(v) + ",";
   NodePtr n = add_apply(std::move(in), callee + "]");
+  // Summaries already recorded their value eagerly; the gradient program must not again.
+  if (op.effect && !is_record_only(op)) effects_.push_back(n);
   for (Tensor& t : outputs)
     if (t.defined() && nodes_.count(key_of(t))) t = t.clone();
   if (outputs.size() == 1 && !op.tuple_output) {  // a tuple_output op's node is a tuple
@@ -243,7 +246,10 @@ NodePtr Recorder::record_call(FuncGraph* callee, std::vector<NodePtr> args,
 
 Recording Recorder::finish(const NodePtr& output) {
   deactivate();
-  rec_.graph->set_output(output);
+  NodePtr out = output;
+  if (!effects_.empty())
+    out = add_apply({rec_.graph->constant(prim_value(Prim::kDepend)), output, make_tuple(effects_)}, "depend");
+  rec_.graph->set_output(out);
   // Parameter order: arguments, captured inputs, weights (non-weight parameters come first).
   std::vector<NodePtr> params = arguments_;
   params.insert(params.end(), captured_params_.begin(), captured_params_.end());

@@ -96,6 +96,9 @@ class Recorder {
   Recording rec_;
   bool active_ = false;
   std::vector<ir::NodePtr> arguments_, captured_params_, weights_;
+  // Communicating ops recorded (collectives): kept in the gradient program even where the
+  // output does not read them, as graph mode keeps a statement `send(x)`.
+  std::vector<ir::NodePtr> effects_;
   std::vector<std::string> weight_keys_;
   std::map<TensorKey, std::pair<Tensor, ir::NodePtr>> nodes_;  // tensor identity -> node
   // Memory of arguments, weights and op outputs (storage start -> end), so that a tensor made

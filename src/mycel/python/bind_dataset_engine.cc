@@ -8,6 +8,7 @@
 #include "mycel/data/engine/engine.h"
 #include "mycel/data/engine/tensor_source.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
 namespace {
@@ -158,6 +159,14 @@ nb::object row_to_python(const data::Row& row, bool numpy) {
 }
 
 }  // namespace
+
+data::engine::Pipeline& pipeline_of(nb::handle obj) {
+  PyPipeline* p = nullptr;
+  if (!nb::try_cast<PyPipeline*>(obj, p) || !p)
+    MYCEL_THROW(TypeError, "sink: expected a dataset Pipeline, got ", nb::cast<std::string>(nb::repr(obj.type())));
+  if (!p->p) MYCEL_THROW(ValueError, "sink: the dataset pipeline was stopped");
+  return *p->p;
+}
 
 void init_dataset_engine(nb::module_& m) {
   nb::module_ d = nb::borrow<nb::module_>(m.attr("data"));

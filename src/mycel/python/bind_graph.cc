@@ -11,13 +11,16 @@
 #include "mycel/ir/printer.h"
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
+#include "mycel/ops/batch.h"
 #include "mycel/parallel/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
 
 frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
+nb::dict graph_to_py(const ir::FuncGraph& g);             // bind_export.cc
 
 /// Python object for a compile-time value (nullptr-free: None for none).
 nb::object value_to_py(const ir::Value& v) {
@@ -42,6 +45,11 @@ nb::object value_to_py(const ir::Value& v) {
       return d;
     }
     case K::kExternal: return static_cast<const frontend::PyObjectValue&>(v).object();
+    case K::kGraph:
+    case K::kOp:
+    case K::kPrim:
+    case K::kGradOp:  // a function value (isinstance's witness): a Python function standing in
+      return nb::module_::import_("mycel.common.graph_syntax").attr("function_stand_in")(v.repr());
     default: break;
   }
   MYCEL_THROW(NotSupported, "graph mode: the value ", v.repr(), " cannot be passed to Python code at compile time");
@@ -161,6 +169,50 @@ class CompiledGraph {
   CompiledGraph(nb::handle obj, ad::GradSpec spec, nb::handle weights) : parsed_(parse_or_raise(obj)), grad_(spec) {
     if (weights.is_none()) return;
     grad_->with_weights = true;
+    grad_->weight_params = weight_indices(weights);
+  }
+
+  /// obj under a chain of transforms (innermost first), each a dict: {"kind": "grad", GradSpec's
+  /// fields, "weights"} or {"kind": "vmap", "in_axes", "out_axes"} (see mycel.ops.vmap).
+  CompiledGraph(nb::handle obj, nb::list chain) : parsed_(parse_or_raise(obj)) {
+    std::vector<pipeline::Transform> c;
+    for (nb::handle d : chain) {
+      pipeline::Transform t;
+      if (nb::cast<std::string>(d["kind"]) == "vmap") {
+        t.kind = pipeline::Transform::Kind::kVmap;
+        t.vmap.in_axes = batch_axes(d["in_axes"]);
+        t.vmap.out_axes = batch_axes(d["out_axes"]);
+      } else {
+        ad::GradSpec& g = t.grad;
+        g.positions = nb::cast<std::vector<int>>(d["positions"]);
+        g.positions_tuple = nb::cast<bool>(d["positions_tuple"]);
+        g.return_value = nb::cast<bool>(d["return_value"]);
+        g.has_aux = nb::cast<bool>(d["has_aux"]);
+        g.sens_param = nb::cast<bool>(d["sens_param"]);
+        if (!d["weights"].is_none()) {
+          g.with_weights = true;
+          g.weight_params = weight_indices(d["weights"]);
+        }
+      }
+      c.push_back(std::move(t));
+    }
+    chain_ = std::move(c);
+  }
+
+  /// in_axes / out_axes as MindSpore spells them: an int, None, or a (nested) tuple of those.
+  static ad::BatchAxes batch_axes(nb::handle h) {
+    if (h.is_none()) return ad::BatchAxes::none();
+    if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+      std::vector<ad::BatchAxes> items;
+      for (nb::handle x : h) items.push_back(batch_axes(x));
+      return ad::BatchAxes::tuple(std::move(items));
+    }
+    return ad::BatchAxes::at(nb::cast<int64_t>(h));
+  }
+
+  /// The entry's parameter index of each weight (matched by storage; unread ones are added).
+  std::vector<int> weight_indices(nb::handle weights) {
+    std::vector<int> out;
     for (nb::handle w : weights) {
       const Tensor& t = nb::cast<const Tensor&>(w);
       const auto& params = parsed_.entry->parameters();
@@ -176,8 +228,9 @@ class CompiledGraph {
         keep_alive_.push_back(nb::borrow(w));
         index = static_cast<int>(parsed_.entry->parameters().size()) - 1;
       }
-      grad_->weight_params.push_back(index);
+      out.push_back(index);
     }
+    return out;
   }
 
   nb::object call(nb::args args) { return run(signature(args), args); }
@@ -191,7 +244,84 @@ class CompiledGraph {
     return run(abs, args);
   }
 
+  /// Dataset sink mode: `steps` runs of the compiled step, each on the next row of the running
+  /// dataset pipeline, in one call: no Python per step. The pipeline's threads have the rows
+  /// ready (its prefetch queue); the GIL is released while waiting and running. The signature
+  /// is computed from the first row and again only when a row's shapes or dtypes change. Rows
+  /// continue across the pipeline's epoch ends (num_epochs=-1 repeats the dataset, as
+  /// MindSpore's sink_size does), or, with until_epoch_end, the call returns at the next one
+  /// (Model.train's epoch without sinking). Returns (the last step's outputs or None, steps run).
+  nb::object run_sink(nb::handle pipeline, int64_t steps, nb::handle spec, bool until_epoch_end) {
+    if (steps < 1) MYCEL_THROW(ValueError, "sink: steps must be >= 1, got ", steps);
+    data::engine::Pipeline& pipe = pipeline_of(pipeline);
+    using Status = data::engine::Pipeline::Status;
+    data::Row row;
+    std::vector<Tensor> outs;
+    std::vector<std::pair<Shape, DType>> meta;  // of the rows the current step was compiled for
+    pipeline::Step* step = nullptr;
+    bool rows_since_epoch_end = true;  // an epoch end left by the previous call is not an empty epoch
+    int64_t done = 0;
+    while (done < steps) {
+      Status st;
+      {
+        nb::gil_scoped_release release;
+        st = pipe.next(row, 100);
+      }
+      if (st == Status::kTimeout) {
+        if (PyErr_CheckSignals() != 0) throw nb::python_error();
+        continue;
+      }
+      if (st == Status::kEnd) {
+        if (until_epoch_end) break;
+        MYCEL_THROW(ValueError, "sink: the dataset ended after ", done, " of ", steps, " steps");
+      }
+      if (st == Status::kEpochEnd && until_epoch_end) break;  // consumed: the next call starts an epoch
+      if (st == Status::kEpochEnd) {
+        if (!rows_since_epoch_end) MYCEL_THROW(ValueError, "sink: the training dataset is empty");
+        rows_since_epoch_end = false;
+        continue;
+      }
+      rows_since_epoch_end = true;
+      if (!step || !same_meta(row, meta)) {
+        nb::list args;
+        for (const Tensor& t : row) args.append(nb::cast(t));
+        std::vector<ir::AbstractPtr> abs;
+        if (spec.is_none()) {
+          abs = signature(nb::borrow<nb::args>(nb::tuple(args)));
+        } else {
+          for (nb::handle h : spec) abs.push_back(abstract_of_spec(h));
+          if (abs.size() != row.size())
+            MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(), " inputs, the dataset rows have ",
+                        row.size(), " columns");
+        }
+        step = &compiled(abs);
+        for (bool c : step->constant_args)
+          if (c) MYCEL_THROW(TypeError, "sink: every input of the step must be a tensor column");
+        meta.clear();
+        for (const Tensor& t : row) meta.emplace_back(t.shape(), t.dtype());
+      }
+      {
+        nb::gil_scoped_release release;
+        outs = step->program->run(row);
+      }
+      ++done;
+    }
+    if (!step) return nb::make_tuple(nb::none(), done);
+    size_t k = 0;
+    return nb::make_tuple(structured(outs, k, step->output), done);
+  }
+
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
+  /// The optimized graph for a signature as Python data (export), with which entry arguments
+  /// were folded into it as constants.
+  nb::dict graph_data(nb::args args) {
+    pipeline::Step& s = compiled(signature(args));
+    nb::dict d = graph_to_py(*s.graph);
+    nb::list folded;
+    for (bool b : s.constant_args) folded.append(b);
+    d["constant_args"] = folded;
+    return d;
+  }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -202,7 +332,7 @@ class CompiledGraph {
     // A Tensor(shape=[None, ...]) placeholder names dynamic dims (program_text, ir, stats).
     for (nb::handle h : args) abs.push_back(abstract_of_spec(h));
     int v = parsed_.vararg;  // construct(self, x, *rest): the trailing arguments form one tuple
-    if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_) {
+    if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_ && !chain_) {
       std::vector<ir::AbstractPtr> rest(abs.begin() + v, abs.end());
       abs.resize(v);
       abs.push_back(std::make_shared<ir::AbstractTuple>(std::move(rest)));
@@ -217,6 +347,7 @@ class CompiledGraph {
     if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled)
       key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank);
     if (pipeline::Step* s = programs_.find(key)) return *s;
+    if (chain_) return programs_.insert(key, pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
     return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
   }
 
@@ -236,6 +367,13 @@ class CompiledGraph {
     }
     size_t k = 0;
     return structured(outs, k, e.output);
+  }
+
+  static bool same_meta(const data::Row& row, const std::vector<std::pair<Shape, DType>>& meta) {
+    if (row.size() != meta.size()) return false;
+    for (size_t i = 0; i < row.size(); ++i)
+      if (row[i].shape() != meta[i].first || row[i].dtype() != meta[i].second) return false;
+    return true;
   }
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
@@ -269,6 +407,7 @@ class CompiledGraph {
 
   frontend::ParsedModule parsed_;
   std::optional<ad::GradSpec> grad_;
+  std::optional<std::vector<pipeline::Transform>> chain_;
   std::vector<nb::object> keep_alive_;
   pipeline::Options options_ = pipeline::Options::from_env();
   pipeline::StepCache programs_{options_.max_programs};
@@ -325,7 +464,13 @@ void init_graph(nb::module_& m) {
   nb::class_<CompiledGraph>(g, "CompiledGraph", "A function, method or Cell compiled to graphs.")
       .def("__call__", &CompiledGraph::call)
       .def("run_with_signature", &CompiledGraph::run_with_signature)
+      .def("run_sink", &CompiledGraph::run_sink, nb::arg("pipeline").none(), nb::arg("steps"), nb::arg("spec").none(),
+           nb::arg("until_epoch_end") = false,
+           "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
+           "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def("graph_data", &CompiledGraph::graph_data,
+           "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
       .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
       .def_prop_ro("evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },
@@ -357,6 +502,15 @@ void init_graph(nb::module_& m) {
         }, nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
         nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
         "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
+  g.def("batching_rule", [](const std::string& name) -> std::string {
+          const OpDef& op = Registry::get().at(name);
+          if (BatchRegistry::get().has_own(name)) return "own";
+          return BatchRegistry::get().find(op) ? "elementwise" : "loop";
+        }, nb::arg("op"), "How vmap batches an op: 'own' rule, the generic 'elementwise' one, or a 'loop' per item.");
+  g.def("transformed", [](nb::handle obj, nb::list chain) { return new CompiledGraph(obj, chain); },
+        nb::arg("obj"), nb::arg("chain"),
+        "A function, method or Cell under a chain of transforms (grad / vmap dicts, innermost first), "
+        "compiled per signature (see mycel.ops.vmap).");
 }
 
 }  // namespace mycel::py

@@ -20,6 +20,12 @@ void init_tensor(nb::module_& m) {
              }
              if (shape.is_none())
                MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+             if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
+               nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
+               nb::object made = nb::module_::import_("mycel.common.initializer").attr("initializer")(init, shape, dtype_obj);
+               new (self) Tensor(nb::cast<Tensor>(made));
+               return;
+             }
              // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
              // placeholder tensor remembering which dims are dynamic.
              Shape s;

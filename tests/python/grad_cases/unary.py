@@ -34,6 +34,7 @@ CASES = [
     GradCase("erf", [(2, 3)]),
     GradCase("sigmoid", [(2, 3)]),
     GradCase("silu", [(2, 3)]),
+    GradCase("softsign", [(2, 3)]),
     GradCase("relu", _avoid(0)),
     GradCase("relu6", _avoid(0, 6, shape=(4, 5)), id="kinks",),
     GradCase("relu6", lambda rng: [rng.uniform(-3, 9, size=(30,))], id="wide"),

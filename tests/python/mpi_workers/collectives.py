@@ -91,6 +91,12 @@ def forward_checks(mode):
         xs = [(x * 4).astype(dt) for x in inputs((3,), seed=2)]
         ref = sum(x.astype(np.float32) for x in xs).astype(dt) if dt == "float16" else sum(xs).astype(dt)
         check(ops.AllReduce()(Tensor(xs[R])).asnumpy(), ref, f"all_reduce {dt} ({mode})", tol=1e-3)
+    # Broadcast of a tuple (MindSpore's form) gives a tuple; a bare tensor gives a tensor.
+    xs, zs = inputs((2, 3), seed=10), inputs((4,), seed=11)
+    got = Apply(ops.Broadcast(N - 1))((Tensor(xs[R]), Tensor(zs[R])))
+    assert isinstance(got, tuple) and len(got) == 2, got
+    check(got[0].asnumpy(), xs[N - 1], f"broadcast tuple item 0 ({mode})")
+    check(got[1].asnumpy(), zs[N - 1], f"broadcast tuple item 1 ({mode})")
     bs = [np.array([r == 0, False, True]) for r in range(N)]
     check(ops.AllReduce(ReduceOp.MAX)(Tensor(bs[R])).asnumpy(), np.any(bs, 0), f"all_reduce bool max ({mode})")
     check(ops.AllGather()(Tensor(bs[R])).asnumpy(), np.concatenate(bs), f"all_gather bool ({mode})")
@@ -125,6 +131,48 @@ def send_receive(mode):
     elif R % 2 == 1:
         got = Apply0(ops.Receive(sr_tag=7, src_rank=R - 1, shape=(2, 3), dtype=mycel.float32))()
         check(got.asnumpy(), x[R - 1], f"receive ({mode})")
+
+
+class SendLoss(nn.Cell):
+    """Sends 2x to `dest`; with use_output the loss reads Send's result (x), else Send is a statement."""
+
+    def __init__(self, dest, v, use_output):
+        super().__init__()
+        self.send = ops.Send(sr_tag=9, dest_rank=dest)
+        self.v = Tensor(v)
+        self.use_output = use_output
+
+    def construct(self, x):
+        if self.use_output:
+            return (self.send(x * 2.0) * self.v).sum()
+        self.send(x * 2.0)
+        return (x * self.v).sum()
+
+
+class ReceiveLoss(nn.Cell):
+    def __init__(self, src, w):
+        super().__init__()
+        self.recv = ops.Receive(sr_tag=9, src_rank=src, shape=(2, 3), dtype=mycel.float32)
+        self.w = Tensor(w)
+
+    def construct(self, y):
+        return (self.recv() * y * self.w).sum()
+
+
+def send_receive_gradients(mode):
+    """Send -> Receive in the backward: the sender's gradient gets what the receiver's backward sent
+    back, d(sum of both ranks' losses)/dx in closed form; the receiver's own gradient is w * 2x."""
+    x, y = inputs((2, 3), "float32", seed=6), inputs((2, 3), "float32", seed=7)
+    v, w = inputs((2, 3), "float32", seed=8), inputs((2, 3), "float32", seed=9)
+    for use_output in (True, False):
+        if R % 2 == 0 and R + 1 < N:
+            got = mycel.grad(SendLoss(R + 1, v[R], use_output))(Tensor(x[R])).asnumpy()
+            remote = 2 * y[R + 1] * w[R + 1]  # the receiver's d loss / d received, times d(2x)/dx
+            ref = 2 * v[R] + remote if use_output else v[R] + remote
+            check(got, ref, f"send gradient, output used={use_output} ({mode})", tol=1e-5)
+        elif R % 2 == 1:
+            got = mycel.grad(ReceiveLoss(R - 1, w[R]))(Tensor(y[R])).asnumpy()
+            check(got, 2 * x[R - 1] * w[R], f"receive, gradient of its user ({mode})", tol=1e-5)
 
 
 def groups():
@@ -192,6 +240,7 @@ for mode in (mycel.PYNATIVE_MODE, mycel.GRAPH_MODE):
     forward_checks(label)
     gradient_checks(label)
     send_receive(label)
+    send_receive_gradients(label)
 mycel.set_context(mode=mycel.PYNATIVE_MODE)
 groups()
 mismatch()

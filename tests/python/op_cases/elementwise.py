@@ -113,6 +113,7 @@ UNARY = [
     ("erf", in_f64(_erf), FLOAT, "normal"),
     ("sigmoid", in_f64(lambda x: 1 / (1 + np.exp(-x))), FLOAT, "normal"),
     ("silu", in_f64(lambda x: x / (1 + np.exp(-x))), FLOAT, "normal"),
+    ("softsign", lambda x: x / (1 + np.abs(x)), FLOAT, "normal"),
     ("relu", lambda x: np.maximum(x, 0).astype(x.dtype), SIGNED, "normal"),
     ("relu6", lambda x: np.minimum(np.maximum(x, 0), 6).astype(x.dtype), FLOAT, "normal"),
     ("leaky_relu", lambda x: np.where(x > 0, x, x * x.dtype.type(0.2)), FLOAT, "normal"),
@@ -139,6 +140,12 @@ for op, ref, dtypes, domain in UNARY:
         OpCase(op, ref, noncontig([(6, 5)], domain, transpose=True), dtypes=("float32",),
                domain=domain, id="transposed"),
     ]
+
+# invert is bitwise (integers and bool only): numpy's ~ is the reference.
+CASES += [OpCase("invert", np.invert, [(3, 4)], dtypes=INT + ("bool",), domain="int"),
+          OpCase("invert", np.invert, [()], dtypes=("int32", "bool"), domain="int", id="0d"),
+          OpCase("invert", np.invert, [(0, 3)], dtypes=("int64",), domain="int", id="empty"),
+          OpCase("invert", np.invert, noncontig([(5, 7)], "int"), dtypes=("int16",), domain="int", id="strided")]
 
 _int_large = [op for op, _, dtypes, _ in UNARY if "int32" in dtypes]
 CASES += [OpCase(op, ref, [(40000,)], dtypes=("int32",), domain=domain, id="large_int")

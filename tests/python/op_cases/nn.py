@@ -204,6 +204,7 @@ CASES = [
     # matmul
     OpCase("matmul", matmul_ref, [(3, 4), (4, 5)], **TOL),
     OpCase("matmul", matmul_ref, [(3, 4), (4, 5)], dtypes=INT, id="int"),
+    OpCase("matmul", matmul_ref, [(3, 4), (4, 5)], dtypes=("float16",), id="f16", rtol=1e-2, atol=1e-2),
     OpCase("matmul", matmul_ref, [(2, 1, 3, 4), (5, 4, 6)], id="batch_bcast", **TOL),
     OpCase("matmul", matmul_ref, [(2, 3, 4), (4, 6)], id="batch_2d", **TOL),
     OpCase("matmul", matmul_ref, [(4, 3), (2, 5, 4)], attrs=dict(transpose_a=True, transpose_b=True),
@@ -221,6 +222,7 @@ CASES = [
     OpCase("dense", dense_ref, _dense_gen((3, 4), 5), **TOL),
     OpCase("dense", dense_ref, _dense_gen((2, 3, 4), 5, bias=False), id="no_bias", **TOL),
     OpCase("dense", dense_ref, _dense_gen((4,), 3), id="1d", **TOL),
+    OpCase("dense", dense_ref, _dense_gen((3, 4), 5), dtypes=("float16",), id="f16", rtol=1e-2, atol=1e-2),
     OpCase("dense", dense_ref, _dense_gen((0, 4), 3), id="empty", **TOL),
     OpCase("dense", dense_ref, _dense_gen((200, 64), 300), id="large", **TOL),
     # conv2d

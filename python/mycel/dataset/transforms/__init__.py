@@ -5,13 +5,15 @@ name (src/mycel/data/vision/). It runs inside `dataset.map(operations=[...])` in
 worker threads, or eagerly when called on numpy arrays / Tensors: `vision.Resize(32)(img)`.
 Eager calls of random transforms draw from the stream of (mycel.get_seed() or 0, call number).
 """
+import enum
 import itertools
 
 import numpy as np
 
 from mycel import _mycel
 
-__all__ = ["TensorOperation", "TypeCast", "OneHot", "Compose", "RandomApply", "RandomChoice"]
+__all__ = ["TensorOperation", "TypeCast", "OneHot", "Compose", "RandomApply", "RandomChoice", "Slice",
+           "Concatenate", "Mask", "PadEnd", "Relational"]
 
 _eager_calls = itertools.count()
 
@@ -117,3 +119,80 @@ class RandomChoice(TensorOperation):
     def __init__(self, transforms):
         self.transforms = transforms
         self._build(children=_to_handles(transforms, "RandomChoice"))
+
+
+_NONE = -(2 ** 63)  # an omitted slice bound, as the C++ transform reads it
+
+
+def _slice_spec(item):
+    """The C++ spec of one dimension's selection (see src/mycel/data/vision/sequence.cc)."""
+    if item is None or item is Ellipsis:
+        return [0]
+    if isinstance(item, (bool, np.bool_)):
+        raise TypeError(f"Slice: a bool is not an index, got {item!r}")
+    if isinstance(item, (int, np.integer)):
+        return [1, int(item)]
+    if isinstance(item, slice):
+        return [2] + [_NONE if v is None else int(v) for v in (item.start, item.stop, item.step)]
+    if isinstance(item, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in item):
+        return [3, len(item)] + [int(v) for v in item]
+    raise TypeError(f"Slice: each selection must be an int, a list of ints, a slice, None or "
+                    f"Ellipsis, got {item!r}")
+
+
+class Slice(TensorOperation):
+    """Selects along the leading dimensions, one selection per dimension (an int keeps that one
+    index, a list picks indices, a slice, None or Ellipsis keeps all), as MindSpore's Slice."""
+
+    def __init__(self, *slices):
+        spec = []
+        for item in slices:
+            spec += _slice_spec(item)
+        self.slices = slices
+        self._build(spec=spec, dims=len(slices))
+
+
+class Concatenate(TensorOperation):
+    """A 1-d column with `prepend` before and `append` after it (1-d arrays)."""
+
+    def __init__(self, axis=0, prepend=None, append=None):
+        def values(a, name):
+            if a is None:
+                return []
+            a = np.asarray(a)
+            if a.ndim != 1 or a.dtype.kind not in "biuf":
+                raise TypeError(f"Concatenate: {name} must be a 1-d numeric array, got {a.dtype} of shape {a.shape}")
+            return [float(v) for v in a]
+        self._build(axis=int(axis), prepend=values(prepend, "prepend"), append=values(append, "append"))
+
+
+class Relational(enum.Enum):
+    """Comparisons for Mask."""
+    EQ = "EQ"
+    NE = "NE"
+    GT = "GT"
+    GE = "GE"
+    LT = "LT"
+    LE = "LE"
+
+
+class Mask(TensorOperation):
+    """`column <operator> constant` elementwise, as `dtype` (bool by default)."""
+
+    def __init__(self, operator, constant, dtype=None):
+        if not isinstance(operator, Relational):
+            raise TypeError(f"Mask: operator must be a Relational, got {operator!r}")
+        if not isinstance(constant, (int, float, np.number)) or isinstance(constant, bool):
+            raise TypeError(f"Mask: constant must be a number, got {constant!r}")
+        import mycel
+        self._build(operator=operator.value, constant=float(constant), dtype=dtype or mycel.bool_)
+
+
+class PadEnd(TensorOperation):
+    """Pads each dimension at its end to pad_shape with pad_value (a larger row is cut)."""
+
+    def __init__(self, pad_shape, pad_value=None):
+        pad_shape = [int(d) for d in pad_shape]
+        if pad_value is not None and not isinstance(pad_value, (int, float, np.number)):
+            raise TypeError(f"PadEnd: pad_value must be a number, got {pad_value!r}")
+        self._build(pad_shape=pad_shape, pad_value=0.0 if pad_value is None else float(pad_value))

@@ -32,9 +32,20 @@ class Dense(Cell):
         self.activation = get_activation(activation)
 
     def construct(self, x):
+        if self._float_dtype is not None and self.weight.dtype != self._float_dtype:
+            return self._construct_in(self._float_dtype, x)
         if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
             raise TypeError(input_dtype_error("Dense", x.dtype, self.weight.dtype))
         y = ops.dense(x, self.weight, self.bias)
+        if self.activation is not None:
+            y = self.activation(y)
+        return y
+
+    def _construct_in(self, dtype, x):
+        # to_float(dtype) on a layer whose Parameters stay float32: compute in dtype with the
+        # Parameters cast at use, as MindSpore's to_float does (x was cast on the way in).
+        bias = None if self.bias is None else ops.cast(self.bias, dtype)
+        y = ops.dense(x, ops.cast(self.weight, dtype), bias)
         if self.activation is not None:
             y = self.activation(y)
         return y

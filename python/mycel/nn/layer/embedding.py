@@ -3,6 +3,7 @@
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import initializer
+from mycel.common.layer_checks import ids_dtype_error
 from mycel.common.parameter import Parameter
 from mycel.common.tensor import Tensor
 from mycel.common.validator import append_dim
@@ -34,6 +35,8 @@ class Embedding(Cell):
         self.embedding_table = Parameter(table, name="embedding_table")
 
     def construct(self, ids):
+        if ids.dtype != mstype.int32 and ids.dtype != mstype.int64:
+            raise TypeError(ids_dtype_error("Embedding", ids.dtype))
         if self.use_one_hot:
             flat = ops.one_hot(ops.reshape(ids, (-1,)), depth=self.vocab_size,
                                dtype=self.embedding_table.dtype)

@@ -1,6 +1,7 @@
 """BatchNorm1d/2d and LayerNorm."""
 from mycel import ops
 from mycel.common import dtype as mstype
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
@@ -77,6 +78,8 @@ class LayerNorm(Cell):
         self.beta = make_param(beta_init, self.normalized_shape, dtype, "beta")
 
     def construct(self, x):
+        if x.dtype != self.gamma.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("LayerNorm", x.dtype, self.gamma.dtype))
         y, _, _ = ops.layer_norm(x, self.gamma, self.beta, begin_norm_axis=self.begin_norm_axis,
                                  begin_params_axis=self.begin_params_axis, epsilon=self.epsilon)
         return y

@@ -1,48 +1,113 @@
 """Pooling layers over NCHW (or CHW) input."""
+import math
+
 from mycel import ops
+from mycel.common.pool_geometry import ceil_pads, flat_pads, window_counts, window_origins
+from mycel.common.tensor import Tensor
 from mycel.common.validator import adaptive_output_size, check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_pad_mode, padding4, pair
 
 
 class _Pool2d(Cell):
-    def __init__(self, kernel_size, stride, pad_mode, padding, who):
+    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, who):
         super().__init__()
-        self.kernel_size = pair(kernel_size, who, "kernel_size")
-        self.stride = pair(stride, who, "stride")
+        # kernel_size and stride read back as given (MindSpore's); the ops take the pairs.
+        self.kernel_size, self.stride = kernel_size, stride
+        self._kernel = pair(kernel_size, who, "kernel_size")
+        self._stride = pair(stride, who, "stride")
         self.pad_mode = check_pad_mode(pad_mode, who)
         self.padding = padding4(padding, self.pad_mode, who)
+        self.ceil_mode = bool(ceil_mode)
+        if self.ceil_mode and self.pad_mode == "same":
+            raise ValueError(f"{who}: ceil_mode needs pad_mode 'valid' or 'pad', got 'same'")
 
     def extend_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}"
 
 
 class MaxPool2d(_Pool2d):
-    """Max over kernel_size windows moved by stride; pad_mode "valid" (default), "same" or "pad"."""
+    """Max over kernel_size windows moved by stride; pad_mode "valid" (default), "same" or "pad";
+    ceil_mode keeps a last, partial window (padding is never the maximum)."""
 
-    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, data_format="NCHW"):
-        super().__init__(kernel_size, stride, pad_mode, padding, "MaxPool2d")
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False, data_format="NCHW"):
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "MaxPool2d")
+        if dilation not in (1, (1, 1)):
+            raise NotImplementedError(f"MaxPool2d: dilation {dilation!r} is not supported yet (only 1)")
+        self.return_indices = bool(return_indices)
+        if self.return_indices and self.pad_mode == "same":
+            raise NotImplementedError("MaxPool2d: return_indices needs pad_mode 'valid' or 'pad'")
 
     def construct(self, x):
         check_rank("MaxPool2d", "x", x.ndim, (3, 4))
-        return ops.max_pool2d(x, kernel_size=self.kernel_size, strides=self.stride,
+        if self.return_indices:
+            return self._with_indices(x)
+        if self.ceil_mode:  # pad with -inf (never the maximum) up to the ceil_mode size
+            pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, True)
+            x = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
+            return ops.max_pool2d(x, kernel_size=self._kernel, strides=self._stride)
+        return ops.max_pool2d(x, kernel_size=self._kernel, strides=self._stride,
                               pad_mode=self.pad_mode, pad=self.padding)
+
+
+    def _with_indices(self, x):
+        # (max, argmax): the window maxima, and where each was in its (H, W) input plane as
+        # h * W + w (the first maximum in the window's row-major order, as MindSpore's). One
+        # strided view of the -inf padded input per kernel offset; argmax picks the offset.
+        pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, self.ceil_mode)
+        padded = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
+        oh, ow, rows, cols = window_origins(x.shape, self._kernel, self._stride, pads)
+        kh, kw = self._kernel
+        sh, sw = self._stride
+        views = []
+        for i in range(kh):
+            for j in range(kw):
+                views.append(padded[..., i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw])
+        stacked = ops.stack(views, axis=0)
+        offset = ops.argmax(stacked, axis=0)
+        values = ops.max(stacked, axis=(0,))
+        width = x.shape[-1]
+        index = (rows + offset // kw) * width + cols + offset % kw
+        return values, index
 
 
 class AvgPool2d(_Pool2d):
     """Mean over kernel_size windows. With pad_mode "pad", count_include_pad (default True)
-    decides whether the padding counts in the divisor; "same" never counts it."""
+    decides whether the padding counts in the divisor; "same" never counts it. ceil_mode keeps a
+    last, partial window (its overhang never counts); divisor_override replaces the divisor."""
 
-    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, count_include_pad=True,
-                 data_format="NCHW"):
-        super().__init__(kernel_size, stride, pad_mode, padding, "AvgPool2d")
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None, data_format="NCHW"):
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "AvgPool2d")
         self.count_include_pad = bool(count_include_pad) and self.pad_mode == "pad"
+        if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override <= 0):
+            raise ValueError(f"AvgPool2d: divisor_override must be a positive int, got {divisor_override!r}")
+        if divisor_override is not None and self.pad_mode == "same":
+            raise ValueError("AvgPool2d: divisor_override needs pad_mode 'valid' or 'pad', got 'same'")
+        self.divisor_override = divisor_override
+        self._window_sum = self.ceil_mode or divisor_override is not None
 
     def construct(self, x):
         check_rank("AvgPool2d", "x", x.ndim, (3, 4))
-        return ops.avg_pool2d(x, kernel_size=self.kernel_size, strides=self.stride,
+        if self._window_sum:
+            return self._construct_window_sum(x)
+        return ops.avg_pool2d(x, kernel_size=self._kernel, strides=self._stride,
                               pad_mode=self.pad_mode, pad=self.padding,
                               count_include_pad=self.count_include_pad)
+
+    def _construct_window_sum(self, x):
+        # Window sums (padding and overhang as zeros, all counted, so mean * k*k is the sum),
+        # divided by divisor_override or by how many real (or explicitly padded) positions each
+        # window holds.
+        pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, self.ceil_mode)
+        area = self._kernel[0] * self._kernel[1]
+        padded = ops.pad(x, flat_pads(x.ndim, pads))
+        sums = ops.avg_pool2d(padded, kernel_size=self._kernel, strides=self._stride) * area
+        if self.divisor_override is not None:
+            return sums / self.divisor_override
+        counts = window_counts(x.shape, self._kernel, self._stride, self.padding, pads, self.count_include_pad)
+        return sums / ops.cast(Tensor(counts), x.dtype)
 
 
 class AdaptiveAvgPool2d(Cell):

@@ -5,6 +5,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import Uniform
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank, check_supported
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
@@ -53,6 +54,8 @@ class LSTM(Cell):
     def construct(self, x, hx=None, seq_length=None):
         check_rank("LSTM", "x", x.ndim, (3,))
         check_supported("LSTM", "seq_length", seq_length is None)
+        if x.dtype != self.weight_ih_l0.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("LSTM", x.dtype, self.weight_ih_l0.dtype))
         if self.batch_first:
             x = ops.transpose(x, (1, 0, 2))
         n_states = self.num_layers * self.num_directions

@@ -2,5 +2,8 @@
 from mycel.nn.loss.loss import (LossBase, MSELoss, L1Loss, SmoothL1Loss, BCEWithLogitsLoss,
                                 SoftmaxCrossEntropyWithLogits, NLLLoss, CrossEntropyLoss)
 
-__all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "BCEWithLogitsLoss",
+from mycel.nn.loss.zoo import *  # noqa: F401,F403  (MarginRankingLoss, HuberLoss, ...)
+from mycel.nn.loss.zoo import __all__ as _zoo_all
+
+__all__ = _zoo_all + ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "BCEWithLogitsLoss",
            "SoftmaxCrossEntropyWithLogits", "NLLLoss", "CrossEntropyLoss"]

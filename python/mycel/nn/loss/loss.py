@@ -1,7 +1,8 @@
 """Loss functions (MindSpore's mindspore.nn losses), built from registry ops."""
 from mycel import ops
 from mycel.common.tensor import Tensor
-from mycel.common.validator import channels_last_perm, check_rank
+from mycel.common.validator import check_rank
+from mycel.ops.loss_functional import cross_entropy, nll
 from mycel.nn.cell import Cell
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -95,8 +96,9 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
 
 
 class NLLLoss(LossBase):
-    """-weight[t] * logits[i, t] for log-probabilities (N, C) and targets (N,); targets equal to
-    ignore_index count for nothing; "mean" divides by the summed weights of the counted targets."""
+    """-weight[t] * logits[i, t] for log-probabilities (C,), (N, C) or (N, C, d...) and class
+    targets; targets equal to ignore_index count for nothing; "mean" divides by the summed
+    weights of the counted targets (ops.loss_functional.nll)."""
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
         super().__init__(reduction)
@@ -104,15 +106,13 @@ class NLLLoss(LossBase):
         self.ignore_index = int(ignore_index)
 
     def construct(self, logits, labels):
-        loss, _ = ops.nll_loss(logits, labels, self.weight, reduction=self.reduction,
-                               ignore_index=self.ignore_index)
-        return loss
+        return nll(logits, labels, self.weight, self.ignore_index, self.reduction)
 
 
 class CrossEntropyLoss(LossBase):
-    """log_softmax over the class dim 1 then NLL. Labels are class indices (N, d...) or class
-    probabilities shaped like the logits (N, C, d...); label_smoothing mixes in the uniform
-    distribution as in PyTorch and MindSpore."""
+    """log_softmax over the class dim (1, or 0 unbatched) then NLL. Labels are class indices
+    ((), (N,) or (N, d...)) or class probabilities shaped like the logits; label_smoothing mixes
+    in the uniform distribution as in PyTorch and MindSpore (ops.cross_entropy)."""
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction)
@@ -123,34 +123,6 @@ class CrossEntropyLoss(LossBase):
         self.label_smoothing = float(label_smoothing)
 
     def construct(self, logits, labels):
-        check_rank("CrossEntropyLoss", "logits", logits.ndim, (2, 3, 4, 5))
-        n_classes = logits.shape[1]
-        logp = ops.log_softmax(logits, axis=1)
-        if logits.ndim > 2:  # (N, C, d...) -> (N * d..., C)
-            logp = ops.reshape(ops.transpose(logp, channels_last_perm(logits.ndim)), (-1, n_classes))
-            if labels.ndim == logits.ndim:
-                labels = ops.reshape(ops.transpose(labels, channels_last_perm(logits.ndim)), (-1, n_classes))
-            else:
-                labels = ops.reshape(labels, (-1,))
-        if labels.ndim == 2:
-            return self._soft_targets(logp, labels, n_classes)
-        loss, total = ops.nll_loss(logp, labels, self.weight, reduction=self.reduction,
-                                   ignore_index=self.ignore_index)
-        if self.label_smoothing == 0.0:
-            return loss
-        # Smoothing term: eps / C * sum_c -w_c logp_c, over the targets that are not ignored.
-        eps = self.label_smoothing
-        keep = ops.cast(ops.not_equal(labels, self.ignore_index), logp.dtype)
-        neg = -logp if self.weight is None else -logp * self.weight
-        smooth = ops.sum(neg, axis=1) * keep
-        if self.reduce_mean:
-            smooth = ops.sum(smooth) / total
-        elif self.reduce_sum:
-            smooth = ops.sum(smooth)
-        return (1.0 - eps) * loss + eps / n_classes * smooth
-
-    def _soft_targets(self, logp, labels, n_classes):
-        if self.label_smoothing != 0.0:
-            labels = labels * (1.0 - self.label_smoothing) + self.label_smoothing / n_classes
-        terms = -logp * labels if self.weight is None else -logp * labels * self.weight
-        return self.get_loss(ops.sum(terms, axis=1))
+        check_rank("CrossEntropyLoss", "logits", logits.ndim, (1, 2, 3, 4, 5))
+        return cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
+                             self.label_smoothing)

@@ -24,5 +24,5 @@ class Adagrad(Optimizer):
             if self.update_slots:
                 h_new = h + g * g
                 ops.assign(h, h_new)
-            ops.assign(p, p - self._lr(lr_cell, step) * g / ops.sqrt(h_new))
+            ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * g / ops.sqrt(h_new)))
         return True

@@ -50,7 +50,8 @@ class Adam(Optimizer):
                 ops.assign(vmax, v_new)
             if self.use_nesterov:
                 m_new = self.beta1 * m_new + (1.0 - self.beta1) * g
-            ops.assign(p, p - self._lr(lr_cell, step) * correction * m_new / (ops.sqrt(v_new) + self.eps))
+            step_size = self._lr(lr_cell, step) * correction
+            ops.assign(p, self._in_dtype_of(p, p - step_size * m_new / (ops.sqrt(v_new) + self.eps)))
         return True
 
 
@@ -72,7 +73,7 @@ class AdamWeightDecay(Optimizer):
             update = self._decoupled(m_new / (ops.sqrt(v_new) + self.eps), p, wd)
             ops.assign(m, m_new)
             ops.assign(v, v_new)
-            ops.assign(p, p - self._lr(lr_cell, step) * update)
+            ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * update))
         return True
 
 
@@ -104,5 +105,5 @@ class AdamW(Optimizer):
             ops.assign(m, m_new)
             ops.assign(v, v_new)
             update = (m_new / (1.0 - b1p)) / (ops.sqrt(v_new / (1.0 - b2p)) + self.eps)
-            ops.assign(p, p - lr * self._decoupled(update, p, wd))
+            ops.assign(p, self._in_dtype_of(p, p - lr * self._decoupled(update, p, wd)))
         return True

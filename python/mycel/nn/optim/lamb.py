@@ -37,5 +37,5 @@ class Lamb(Optimizer):
             r_norm = ops.sqrt(ops.sum(r * r))
             usable = ops.logical_and(ops.greater(w_norm, 0.0), ops.greater(r_norm, 0.0))
             ratio = ops.select(usable, w_norm / ops.maximum(r_norm, 1e-30), ops.ones_like(w_norm))
-            ops.assign(p, p - self._lr(lr_cell, step) * ratio * r)
+            ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * ratio * r))
         return True

@@ -24,5 +24,5 @@ class Momentum(Optimizer):
             else:
                 update = v_new
             ops.assign(v, v_new)
-            ops.assign(p, p - self._lr(lr_cell, step) * update)
+            ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * update))
         return True

@@ -149,7 +149,7 @@ class Optimizer(Cell):
         if not params:
             raise ValueError(f"{who}: argument 'params' holds no Parameter")
         for p in params:
-            if str(p.dtype) not in ("float16", "bfloat16", "float32", "float64"):
+            if p.dtype.name not in ("float16", "bfloat16", "float32", "float64"):
                 raise TypeError(f"{who}: Parameter {p.name!r} must be floating point to be optimized, got {p.dtype}")
 
         self.dynamic_lr = dynamic
@@ -214,6 +214,13 @@ class Optimizer(Cell):
     def _lr(self, lr_cell, step):
         """A parameter's learning rate at `step`, from its entry of self._param_lr_cells."""
         return lr_cell(step).reshape(())
+
+    def _in_dtype_of(self, p, value):
+        """value in p's dtype: an update computed with float32 hyper-parameters is rounded to a
+        bfloat16/float16 Parameter (amp O2/O3 casts the Parameters), as MindSpore's Assign does."""
+        if value.dtype == p.dtype:
+            return value
+        return ops.cast(value, p.dtype)
 
     def _grad(self, p, g, wd):
         """The gradient a coupled-decay optimizer uses: (g / loss_scale) + wd * p, the decay

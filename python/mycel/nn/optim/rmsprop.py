@@ -36,5 +36,5 @@ class RMSProp(Optimizer):
                 denom = denom - gm_new * gm_new
             mom_new = self.momentum * mom + self._lr(lr_cell, step) * g / ops.sqrt(denom)
             ops.assign(mom, mom_new)
-            ops.assign(p, p - mom_new)
+            ops.assign(p, self._in_dtype_of(p, p - mom_new))
         return True

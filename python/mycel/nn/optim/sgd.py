@@ -32,7 +32,7 @@ class SGD(Optimizer):
         step = self._next_step()
         if self.momentum == 0.0:
             for p, g, wd, lr_cell in zip(self.parameters, gradients, self._param_wd, self._param_lr_cells):
-                ops.assign(p, p - self._lr(lr_cell, step) * self._grad(p, g, wd))
+                ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * self._grad(p, g, wd)))
             return True
         for p, g, v, first, wd, lr_cell in zip(self.parameters, gradients, self.accum, self.stat,
                                                self._param_wd, self._param_lr_cells):
@@ -44,5 +44,5 @@ class SGD(Optimizer):
                 update = v_new
             ops.assign(v, v_new)
             ops.assign(first, first * 0.0)
-            ops.assign(p, p - self._lr(lr_cell, step) * update)
+            ops.assign(p, self._in_dtype_of(p, p - self._lr(lr_cell, step) * update))
         return True

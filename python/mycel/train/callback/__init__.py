@@ -7,10 +7,11 @@ from mycel.train.callback._early_stop import EarlyStopping
 from mycel.train.callback._lr_scheduler import LearningRateScheduler
 from mycel.train.callback._history import History
 from mycel.train.callback._progress import ProgressBar
+from mycel.train.callback._backup import BackupAndRestore
 
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParams", "LossMonitor", "TimeMonitor",
            "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "LearningRateScheduler", "History",
-           "ProgressBar"]
+           "ProgressBar", "BackupAndRestore"]
 
 
 def __getattr__(name):

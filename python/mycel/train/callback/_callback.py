@@ -128,6 +128,11 @@ class CallbackList(Callback):
     def __iter__(self):
         return iter(self._callbacks)
 
+    def implementing(self, hook):
+        """A CallbackList of the callbacks that do something in `hook` (see implements), so a
+        loop can skip a hook nobody implements."""
+        return CallbackList([cb for cb in self._callbacks if implements(cb, hook)])
+
     def __len__(self):
         return len(self._callbacks)
 
@@ -142,6 +147,23 @@ def _dispatch(hook):
 
 for _hook in _HOOKS:
     setattr(CallbackList, _hook, _dispatch(_hook))
+
+# The legacy name each on_train_* hook calls by default.
+_LEGACY = {"on_train_begin": "begin", "on_train_epoch_begin": "epoch_begin",
+           "on_train_step_begin": "step_begin", "on_train_step_end": "step_end",
+           "on_train_epoch_end": "epoch_end", "on_train_end": "end"}
+
+
+def implements(cb, hook):
+    """Whether callback cb does something in `hook`: its class (or the instance) overrides the
+    hook, or the legacy name the base hook calls. Callback's own hooks do nothing."""
+    if isinstance(cb, CallbackList):
+        return any(implements(c, hook) for c in cb)
+    names = (hook, _LEGACY[hook]) if hook in _LEGACY else (hook,)
+    for name in names:
+        if name in vars(cb) or getattr(type(cb), name) is not getattr(Callback, name):
+            return True
+    return False
 
 
 def loss_value(net_outputs):

@@ -4,6 +4,27 @@ from mycel.train.metrics.accuracy import (Accuracy, TopKCategoricalAccuracy, Top
                                           Top5CategoricalAccuracy)
 from mycel.train.metrics.loss import Loss
 from mycel.train.metrics.confusion import ConfusionMatrix, Precision, Recall, Fbeta, F1
+from mycel.train.metrics.error import MAE, MSE
+
+# The metric names MindSpore's Model(metrics={...}) and get_metric_fn accept.
+METRIC_NAMES = {
+    "acc": Accuracy, "accuracy": Accuracy, "loss": Loss, "mae": MAE, "mse": MSE,
+    "top_1_accuracy": Top1CategoricalAccuracy, "top_5_accuracy": Top5CategoricalAccuracy,
+    "precision": Precision, "recall": Recall, "f1": F1,
+}
+
+
+def get_metric_fn(name, *args, **kwargs):
+    """A new metric object by MindSpore's name ('accuracy', 'mae', ...), built with args."""
+    if name not in METRIC_NAMES:
+        raise KeyError(f"get_metric_fn: unknown metric name {name!r}; known: {sorted(METRIC_NAMES)}")
+    return METRIC_NAMES[name](*args, **kwargs)
+
+
+def names():
+    """The metric names get_metric_fn accepts."""
+    return sorted(METRIC_NAMES)
 
 __all__ = ["Metric", "Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
-           "Top5CategoricalAccuracy", "Loss", "ConfusionMatrix", "Precision", "Recall", "Fbeta", "F1"]
+           "Top5CategoricalAccuracy", "Loss", "ConfusionMatrix", "Precision", "Recall", "Fbeta", "F1",
+           "MAE", "MSE", "get_metric_fn", "names"]

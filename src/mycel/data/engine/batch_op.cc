@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "mycel/data/engine/engine.h"
-#include "mycel/data/engine/rethrow.h"
+#include "mycel/core/rethrow.h"
 
 namespace mycel::data::engine {
 namespace {

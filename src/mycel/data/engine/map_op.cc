@@ -2,7 +2,7 @@
 // is keyed by (seed, op, epoch) with the row's position in the epoch as its counter, so random
 // transforms give the same result whatever worker runs them.
 #include "mycel/data/engine/engine.h"
-#include "mycel/data/engine/rethrow.h"
+#include "mycel/core/rethrow.h"
 
 namespace mycel::data::engine {
 namespace {

@@ -64,8 +64,17 @@ class MnistSource : public Source {
     if (!io::is_dir(dir))
       MYCEL_THROW(ValueError, "[", kOwner, "] dataset_dir '", dir,
                   "' does not exist or is not a directory");
-    if (usage != "test") load(dir, "train");
-    if (usage != "train") load(dir, "t10k");
+    if (usage == "all") {  // as MindSpore: whichever of the train and test sets the folder holds
+      bool train = has_images(dir, "train"), test = has_images(dir, "t10k");
+      if (!train && !test)
+        MYCEL_THROW(ValueError, "[", kOwner, "] dataset_dir '", dir, "' holds neither the train "
+                    "('train-images-idx3-ubyte') nor the test ('t10k-images-idx3-ubyte') images, "
+                    "plain or .gz");
+      if (train) load(dir, "train");
+      if (test) load(dir, "t10k");
+      return;
+    }
+    load(dir, usage == "train" ? "train" : "t10k");
   }
 
   std::vector<std::string> column_names() const override { return {"image", "label"}; }
@@ -81,6 +90,13 @@ class MnistSource : public Source {
   }
 
  private:
+  static bool has_images(const std::string& dir, const std::string& prefix) {
+    for (const char* base : {"-images-idx3-ubyte", "-images.idx3-ubyte"})
+      for (const char* ext : {"", ".gz"})
+        if (io::is_file(dir + "/" + prefix + base + ext)) return true;
+    return false;
+  }
+
   void load(const std::string& dir, const std::string& prefix) {
     std::string image_path = find_idx_file(dir, prefix, "images", 3);
     std::string label_path = find_idx_file(dir, prefix, "labels", 1);

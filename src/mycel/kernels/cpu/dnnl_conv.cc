@@ -1,6 +1,7 @@
 // conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
 // picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "mycel/kernels/cpu/conv_direct.h"
@@ -29,7 +30,27 @@ struct ConvEntry : Entry {
   dnnl::convolution_forward prim;
   memory::desc bias_md;
   Reorder src, wei, dst;
+  // Constant weights already in the primitive's layout, by their buffer (LayoutRequest::
+  // const_weights); each keeps its source alive so the address cannot be reused by another.
+  std::mutex const_mu;
+  std::unordered_map<const void*, std::pair<Tensor, Tensor>> const_wei;
 };
+
+// w in e's weight layout, reordered once per weight buffer (bounded: cleared past 64 buffers).
+memory const_weights(ConvEntry& e, const Tensor& w) {
+  std::lock_guard<std::mutex> lock(e.const_mu);
+  auto it = e.const_wei.find(w.data());
+  if (it == e.const_wei.end()) {
+    if (e.const_wei.size() >= 64) e.const_wei.clear();
+    Tensor buf = Tensor::empty({static_cast<int64_t>(e.wei.to.get_size())}, DType::uint8);
+    memory m(e.wei.to, engine(), buf.data());
+    memory user = wrap(e.wei.from, w);
+    e.wei.prim->execute(stream(), user, m);
+    stream().wait();
+    it = e.const_wei.emplace(w.data(), std::make_pair(w, buf)).first;
+  }
+  return memory(e.wei.to, engine(), it->second.second.data());
+}
 
 Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   Reorder r{from, to, std::nullopt};
@@ -95,7 +116,8 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   const LayoutRequest layout = take_layout();
   if (post)
     for (const PostOp& p : post->ops)
-      if (p.kind != PostOp::Kind::kRelu) post = nullptr;  // not ours to apply: the caller does
+      if (p.kind != PostOp::Kind::kRelu && p.kind != PostOp::Kind::kRelu6)
+        post = nullptr;  // not ours to apply: the caller does
   if (y.numel() == 0) return;
   MYCEL_CHECK((!layout.src_blocked && !layout.dst_blocked) || (x.numel() > 0 && w.numel() > 0),
               RuntimeError, "[conv2d] blocked layouts need non-empty inputs (backend bug)");
@@ -137,7 +159,7 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   }
   Tensor src_buf, wei_buf, dst_buf;
   memory src = to_layout(e->src, x, src_buf, 0);
-  memory wei = to_layout(e->wei, w, wei_buf, 1);
+  memory wei = layout.const_weights && e->wei.prim ? const_weights(*e, w) : to_layout(e->wei, w, wei_buf, 1);
   memory dst = wrap(e->dst.to, y);
   if (e->dst.prim) {
     dst_buf = staging_buffer(2, e->dst.from.get_size());

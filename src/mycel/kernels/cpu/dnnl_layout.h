@@ -29,6 +29,9 @@ size_t blocked_nbytes(const Shape& shape, DType dtype);
 struct LayoutRequest {
   bool src_blocked = false;
   bool dst_blocked = false;
+  /// The conv's weights never change while their buffer lives (the lite runtime's constants):
+  /// the kernel may keep them reordered to the primitive's layout instead of reordering per call.
+  bool const_weights = false;
 };
 
 /// Installs `r` for the duration of a scope (the kernel call it wraps).

@@ -23,7 +23,8 @@ PostOpRequest* take_post_ops() {
 std::string post_ops_key(const PostOpRequest* r) {
   std::string k;
   if (!r) return k;
-  for (const PostOp& p : r->ops) k += p.kind == PostOp::Kind::kRelu ? "+relu" : "+addrow";
+  for (const PostOp& p : r->ops)
+    k += p.kind == PostOp::Kind::kRelu ? "+relu" : p.kind == PostOp::Kind::kRelu6 ? "+relu6" : "+addrow";
   return k;
 }
 
@@ -34,6 +35,7 @@ void append_post_ops(dnnl::primitive_attr& attr, const PostOpRequest* r,
   for (const PostOp& p : r->ops) {
     // relu with alpha 0 is y > 0 ? y : 0 * y: the same value as our max(y, 0) for every y.
     if (p.kind == PostOp::Kind::kRelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    else if (p.kind == PostOp::Kind::kRelu6) po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
     else po.append_binary(dnnl::algorithm::binary_add, row_md);
   }
   attr.set_post_ops(po);
@@ -55,6 +57,10 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
     if (p.kind == PostOp::Kind::kRelu) {
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) o[i] = o[i] < 0.f ? 0.f : o[i];
+      });
+    } else if (p.kind == PostOp::Kind::kRelu6) {
+      parallel_for(n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = o[i] < 0.f ? 0.f : o[i] > 6.f ? 6.f : o[i];
       });
     } else {
       const float* v = p.operand.data<float>();

@@ -13,7 +13,8 @@ namespace mycel::cpu {
 
 /// One operation applied to the primitive's float32 result before it is stored.
 struct PostOp {
-  enum class Kind { kRelu, kAddRow };  // max(y, 0); y + v with v of shape (N,) along the last dim
+  // max(y, 0); y + v with v of shape (N,) along the last dim; min(max(y, 0), 6) (the lite runtime)
+  enum class Kind { kRelu, kAddRow, kRelu6 };
   Kind kind;
   Tensor operand;  // kAddRow: the row vector
 };

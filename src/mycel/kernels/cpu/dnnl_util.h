@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "mycel/core/parallel.h"
 #include "mycel/core/tensor.h"
 
 namespace mycel::cpu::dnnl_util {
@@ -41,10 +42,13 @@ int64_t build_count();
 /// Entries now held.
 size_t cache_size();
 
-/// Builds a cache key from streamed parts: key("matmul", dims, dtype, ...).
+/// Builds a cache key from streamed parts: key("matmul", dims, dtype, ...). The thread count
+/// comes first: oneDNN fixes a primitive's work split for the thread count at creation, so a
+/// primitive built for 1 thread must not serve a run with 2 (set_context(num_threads=...)).
 template <class... Args>
 std::string key(const Args&... args) {
   std::ostringstream os;
+  os << 't' << num_threads() << '|';
   ((os << args << '|'), ...);
   return os.str();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "mycel/kernels/cpu/elementwise.h"
@@ -40,15 +41,16 @@ void store_scalar(double v, Tensor& out) {
 }
 
 // Writes per-element losses L (n values of compute type C) to out: as is, summed or averaged.
-// `divisor` replaces n for the mean (nll_loss divides by the total weight).
+// `divisor`, when given, replaces n for the mean (nll_loss divides by the total weight, which
+// class weights can make zero or negative: any value given is used as it is).
 template <class C>
-void write_reduced(const C* L, int64_t n, Reduction r, Tensor& out, double divisor = -1) {
+void write_reduced(const C* L, int64_t n, Reduction r, Tensor& out, std::optional<double> divisor = {}) {
   if (r == Reduction::kNone) {
     convert_elements(L, dtype_v<C>, out.data(), out.dtype(), n);
     return;
   }
   double s = chunked_sum(L, n);
-  if (r == Reduction::kMean) s /= divisor >= 0 ? divisor : double(n);
+  if (r == Reduction::kMean) s /= divisor ? *divisor : double(n);
   store_scalar(s, out);
 }
 

@@ -1,0 +1,147 @@
+"""Batch-1 inference latency: Mycel's lite runtime (mycel_lite_benchmark on a MINDIR file) vs ONNX
+Runtime (the same network exported to ONNX) vs PyTorch eager (a twin network), each in its own
+process, alternating, median of the per-round p50s. Also prints libmycel_lite's size.
+
+    .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build", "dev")
+SHAPES = {"lenet5": (1, 1, 32, 32), "resnet18": (1, 3, 32, 32), "mobilenet_v2": (1, 3, 224, 224)}
+
+EXPORT = r"""
+import sys, numpy as np, mycel
+sys.path.insert(0, {tests!r})
+from edge_helpers import randomize, LeNet5, resnet18_cifar, mobilenet_v2
+make = {{"lenet5": LeNet5, "resnet18": resnet18_cifar, "mobilenet_v2": lambda: mobilenet_v2(num_classes=1000)}}
+for name, shape in {shapes!r}.items():
+    net = randomize(make[name]())
+    x = mycel.Tensor(np.zeros(shape, np.float32))
+    for fmt in ("MINDIR", "ONNX"):
+        mycel.export(net, x, file_name={out!r} + "/" + name, file_format=fmt)
+print("{{}}")
+"""
+
+ORT = r"""
+import json, time, numpy as np, onnxruntime as ort
+so = ort.SessionOptions(); so.intra_op_num_threads = {threads}; so.inter_op_num_threads = 1
+so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+s = ort.InferenceSession({path!r}, so, providers=["CPUExecutionProvider"])
+x = np.random.default_rng(0).standard_normal({shape!r}).astype(np.float32)
+name = s.get_inputs()[0].name
+for _ in range(20): s.run(None, {{name: x}})
+lat = []
+for _ in range({iters}):
+    t = time.perf_counter(); s.run(None, {{name: x}}); lat.append((time.perf_counter() - t) * 1e3)
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90))}}))
+"""
+
+TORCH = r"""
+import json, sys, time, numpy as np, torch
+from torch import nn
+sys.path.insert(0, {bench!r})
+torch.set_num_threads({threads})
+from torch_models import LeNet5, ResNet18Cifar
+
+def cbr(i, o, k=3, s=1, g=1):
+    return nn.Sequential(nn.Conv2d(i, o, k, s, (k - 1) // 2, groups=g, bias=False), nn.BatchNorm2d(o), nn.ReLU6())
+
+class IR(nn.Module):
+    def __init__(self, i, o, s, t):
+        super().__init__()
+        h = i * t
+        self.res = s == 1 and i == o
+        layers = ([cbr(i, h, 1)] if t != 1 else []) + [cbr(h, h, 3, s, h), nn.Conv2d(h, o, 1, bias=False), nn.BatchNorm2d(o)]
+        self.conv = nn.Sequential(*layers)
+    def forward(self, x):
+        return x + self.conv(x) if self.res else self.conv(x)
+
+class MobileNetV2(nn.Module):  # examples/models/mobilenet.py at width 1.0
+    def __init__(self):
+        super().__init__()
+        c, f = 32, [cbr(3, 32, 3, 2)]
+        for t, o, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+            for i in range(n):
+                f.append(IR(c, o, s if i == 0 else 1, t)); c = o
+        f.append(cbr(c, 1280, 1))
+        self.features = nn.Sequential(*f)
+        self.classifier = nn.Linear(1280, 1000)
+    def forward(self, x):
+        return self.classifier(self.features(x).mean((2, 3)))
+
+net = {{"lenet5": LeNet5, "resnet18": ResNet18Cifar, "mobilenet_v2": MobileNetV2}}[{name!r}]().eval()
+x = torch.randn({shape!r})
+with torch.inference_mode():
+    for _ in range(20): net(x)
+    lat = []
+    for _ in range({iters}):
+        t = time.perf_counter(); net(x); lat.append((time.perf_counter() - t) * 1e3)
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90))}}))
+"""
+
+
+def run_py(code):
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_lite(path, threads, iters):
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    out = subprocess.run([os.path.join(BUILD, "mycel_lite_benchmark"), path, "--threads", str(threads),
+                          "--iters", str(iters)], capture_output=True, text=True, env=env, timeout=900)
+    if out.returncode:
+        raise RuntimeError(out.stderr)
+    m = re.search(r"p50 ([\d.]+) p90 ([\d.]+)", out.stdout)
+    info = {"p50": float(m.group(1)), "p90": float(m.group(2))}
+    info["load_ms"] = float(re.search(r"load_ms: ([\d.]+)", out.stdout).group(1))
+    info["rss"] = float(re.search(r"peak_rss_mb: ([\d.]+)", out.stdout).group(1))
+    return info
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--models", default=",".join(SHAPES))
+    a = ap.parse_args()
+    models = a.models.split(",")
+    import importlib.util
+    have_torch = importlib.util.find_spec("torch") is not None  # not imported here: its own process
+    with tempfile.TemporaryDirectory() as d:
+        run_py(EXPORT.format(tests=os.path.join(ROOT, "tests", "python"),
+                             shapes={m: SHAPES[m] for m in models}, out=d))
+        print(f"libmycel_lite.so: {os.path.getsize(os.path.join(BUILD, 'libmycel_lite.so')) / 2**20:.2f} MiB "
+              f"(stripped); mycel_lite_benchmark: {os.path.getsize(os.path.join(BUILD, 'mycel_lite_benchmark')) / 1024:.0f} KiB")
+        print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median of per-round p50 (ms)\n")
+        print("| model | lite p50 | lite p90 | load ms | peak RSS MiB | onnxruntime p50 | torch eager p50 | lite/ort | lite/torch |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for m in models:
+            lite, ort_, tor = [], [], []
+            for _ in range(a.rounds):
+                lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters))
+                ort_.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}.onnx", shape=SHAPES[m], iters=a.iters)))
+                if have_torch:
+                    tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
+                                                   shape=SHAPES[m], iters=a.iters)))
+            lp = statistics.median(r["p50"] for r in lite)
+            lp90 = statistics.median(r["p90"] for r in lite)
+            op = statistics.median(r["p50"] for r in ort_)
+            tp = statistics.median(r["p50"] for r in tor) if tor else float("nan")
+            print(f"| {m} | {lp:.3f} | {lp90:.3f} | {lite[0]['load_ms']:.1f} | {lite[0]['rss']:.0f} | {op:.3f} | "
+                  f"{tp:.3f} | {lp / op:.2f} | {lp / tp:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""The benchmark harness (issue 19 item 1): Mycel against PyTorch eager, each framework alone in
+its own process with its own default thread settings, on the same weights and batch; Mycel's
+loss must agree with PyTorch's over the first steps before any timing runs. Timed runs
+alternate the frameworks (A B A B, `--rounds` rounds, a fresh process each) and report the
+median of the per-run medians; the machine's measured float32 peak (an FMA loop,
+bench/harness/fma_peak.c) gives each row's fraction of peak. Writes JSON and the markdown of
+docs/performance.md.
+
+    .venv/bin/python bench/harness/run.py [--quick] [--passive] [--only lenet5 ...] \
+        [--json docs/performance.json] [--markdown docs/performance.md]
+    .venv/bin/python bench/harness/run.py --render docs/performance.json   # markdown from the JSON
+
+--passive adds, for both frameworks, rows run with OMP_WAIT_POLICY=PASSIVE (the default rows run
+with the variable removed from the environment). PyTorch is a peer for benchmarks only; without
+it the Mycel rows are still measured, with no agreement check.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import ROOT, STEPS  # noqa: E402
+
+PY = sys.executable
+LOSS_RTOL, LOSS_ATOL = 1e-3, 1e-4  # agreement of the first losses, Mycel vs PyTorch (float32)
+
+
+def worker(framework, args, policy, timeout=1800):
+    """Runs a worker in a fresh process; its last stdout line is its JSON result."""
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy == "passive":
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    script = os.path.join(HERE, f"worker_{framework}.py")
+    p = subprocess.run([PY, script] + [str(a) for a in args], env=env, capture_output=True, text=True,
+                       timeout=timeout, cwd=ROOT)
+    if p.returncode != 0:
+        raise RuntimeError(f"{framework} {' '.join(map(str, args))} failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def have_torch():
+    return subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def machine():
+    """CPU model, cores, flags that matter, and the measured FMA peak."""
+    info = {"python": platform.python_version(), "cores": len(os.sched_getaffinity(0))}
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and "cpu" not in info:
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                if line.startswith("flags") and not flags:
+                    flags = line
+    except OSError:
+        pass
+    info["avx512f"] = " avx512f" in flags
+    info["bf16_hardware"] = any(f in flags for f in (" avx512_bf16", " amx_bf16"))
+    measure_peak(info)
+    return info
+
+
+def measure_peak(info):
+    """The FMA loop's best of 3 runs, kept as the best so far in info (the harness measures at its
+    start and again at its end: on a shared machine, other jobs only ever lower the figure)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    with tempfile.TemporaryDirectory() as d:
+        exe = os.path.join(d, "fma_peak")
+        subprocess.run([cc, "-O3", "-mavx2", "-mfma", "-fopenmp", os.path.join(HERE, "fma_peak.c"), "-o", exe],
+                       check=True)
+        runs = [json.loads(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
+                for _ in range(3)]
+    info["fp32_peak_gflops"] = max([r["fp32_gflops"] for r in runs] + [info.get("fp32_peak_gflops", 0)])
+    info["fp32_peak_gflops_1thread"] = max([r["fp32_gflops_1thread"] for r in runs]
+                                           + [info.get("fp32_peak_gflops_1thread", 0)])
+
+
+def check_agreement(name, mine, theirs):
+    """Mycel's first losses must match PyTorch's from the same weights and batch."""
+    worst = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(mine["losses"], theirs["losses"]))
+    for a, b in zip(mine["losses"], theirs["losses"]):
+        if abs(a - b) > LOSS_ATOL + LOSS_RTOL * abs(b):
+            raise AssertionError(f"{name}: Mycel's losses {mine['losses']} differ from PyTorch's "
+                                 f"{theirs['losses']} (tolerance {LOSS_RTOL} relative)")
+    return worst
+
+
+def summarize(runs):
+    meds = [r["median_s"] for r in runs]
+    return {"median_s": statistics.median(meds), "run_medians_s": meds, "threads": runs[0]["threads"]}
+
+
+def step_rows(names, policies, rounds, warmup, steps, torch_ok, tmp):
+    rows = []
+    for name in names:
+        init = os.path.join(tmp, f"{name}.npz")
+        worker("mycel", ["init", name, init], "default")
+        for policy in policies:
+            print(f"{name} [{policy}]: checking agreement", flush=True)
+            check = {"mycel": worker("mycel", ["step", name, init, 0, 1], policy)}
+            row = {"workload": name, "policy": policy, "batch": STEPS[name][1], "unit": STEPS[name][2]}
+            if torch_ok:
+                check["torch"] = worker("torch", ["step", name, init, 0, 1], policy)
+                row["loss_max_rel_diff"] = check_agreement(name, check["mycel"], check["torch"])
+                row["flops_per_step"] = check["torch"]["flops_per_step"]
+            runs = {k: [] for k in check}
+            for r in range(rounds):  # A B A B: both see the same drift in machine load
+                for fw in runs:
+                    res = worker(fw, ["step", name, init, warmup, steps], policy)
+                    if torch_ok:  # every timed run must agree too, not only the check runs
+                        check_agreement(name, res if fw == "mycel" else check["mycel"],
+                                        check["torch"] if fw == "mycel" else res)
+                    runs[fw].append(res)
+                    print(f"  round {r + 1} {fw}: median step {res['median_s'] * 1e3:.2f} ms "
+                          f"(threads {res['threads']['num_threads']})", flush=True)
+            for fw, rs in runs.items():
+                row[fw] = summarize(rs)
+            row["mycel"]["compile_s"] = statistics.median(r["compile_s"] for r in runs["mycel"])
+            rows.append(row)
+    return rows
+
+
+def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit):
+    init = os.path.join(tmp, "lenet5.npz")
+    if not os.path.exists(init):
+        worker("mycel", ["init", "lenet5", init], "default")
+    rows = []
+    for policy in policies:
+        variants = [("mycel", ["epoch", init, -1, limit]), ("mycel_sink", ["epoch", init, sink_size, limit])]
+        if torch_ok:
+            variants.append(("torch", ["epoch", init, limit]))
+        runs = {k: [] for k, _ in variants}
+        for r in range(rounds):
+            for key, args in variants:
+                res = worker(key.split("_")[0], args, policy)
+                runs[key].append(res)
+                print(f"fashion epoch [{policy}] round {r + 1} {key}: {res['images_per_s']:.0f} img/s"
+                      + (f" (fixed-batch step {res['step_images_per_s']:.0f} img/s)" if "step_images_per_s" in res else ""),
+                      flush=True)
+        row = {"workload": "fashion_epoch", "policy": policy, "batch": 64, "sink_size": sink_size,
+               "batches": limit or None}
+        for key, rs in runs.items():
+            row[key] = {"images_per_s": statistics.median(r["images_per_s"] for r in rs),
+                        "run_images_per_s": [r["images_per_s"] for r in rs], "threads": rs[0]["threads"]}
+            if "step_images_per_s" in rs[0]:
+                row[key]["step_images_per_s"] = statistics.median(r["step_images_per_s"] for r in rs)
+        rows.append(row)
+    return rows
+
+
+def markdown(result):
+    m = result["machine"]
+    peak = m["fp32_peak_gflops"]
+    out = ["# Performance", "",
+           "Generated by `bench/harness/run.py` (do not edit by hand; rerun it). "
+           f"Measured {result['date']} on {m.get('cpu', '?')}, {m['cores']} cores "
+           f"(AVX-512: {'yes' if m['avx512f'] else 'no'}; bf16 hardware: "
+           f"{'yes' if m['bf16_hardware'] else 'no'}), PyTorch {result.get('torch_version', 'not installed')} CPU. "
+           f"{result['note']}", "",
+           f"Measured float32 peak (FMA loop, all cores): **{peak:.1f} GFLOP/s** "
+           f"({m['fp32_peak_gflops_1thread']:.1f} on one core; best of the runs at the start and the end, "
+           "so a loaded machine lowers it and raises the fractions of peak). bfloat16 peak: "
+           + ("see the bf16 rows." if m["bf16_hardware"] else
+              "not measurable on this CPU (no AVX512-BF16 or AMX: oneDNN emulates bfloat16)."), "",
+           "Each framework runs alone in a fresh process with its own default thread settings (the "
+           "thread counts below are read back from each framework); `passive` rows set "
+           "OMP_WAIT_POLICY=PASSIVE for both. Rows alternate the frameworks A B A B over "
+           f"{result['rounds']} rounds; a figure is the median of the per-run median step times "
+           "(the range of the runs in brackets). Before timing, Mycel's first "
+           f"3 losses from the shared weights and batch must match PyTorch's (relative {LOSS_RTOL}).", "",
+           "## Training steps (fixed batch, float32, momentum SGD)", "",
+           "| workload | batch | policy | threads mycel/torch | Mycel graph ms | PyTorch eager ms | speed-up | "
+           "Mycel % of peak | loss diff | Mycel compile s |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["steps"]:
+        my, th = r["mycel"], r.get("torch")
+        rng = lambda s: f"{s['median_s'] * 1e3:.2f} [{min(s['run_medians_s']) * 1e3:.2f}-{max(s['run_medians_s']) * 1e3:.2f}]"
+        frac = (f"{r['flops_per_step'] / my['median_s'] / 1e9 / peak * 100:.0f}%" if "flops_per_step" in r else "-")
+        out.append(f"| {r['workload']} | {r['batch']} | {r['policy']} | {my['threads']['num_threads']}/"
+                   f"{th['threads']['num_threads'] if th else '-'} | {rng(my)} | {rng(th) if th else '-'} | "
+                   f"{th['median_s'] / my['median_s']:.2f}x | {frac} | "
+                   f"{r.get('loss_max_rel_diff', float('nan')):.1e} | {my['compile_s']:.2f} |" if th else
+                   f"| {r['workload']} | {r['batch']} | {r['policy']} | {my['threads']['num_threads']}/- | {rng(my)} | - | - | {frac} | - | {my['compile_s']:.2f} |")
+    if result.get("epochs"):
+        first = result["epochs"][0].get("batches")
+        out += ["", "## LeNet5 on Fashion-MNIST, one epoch end to end (batch 64" +
+                (f", first {first} batches only" if first else "") + ")", "",
+                "Mycel: `Model.train` over the MindData pipeline (MnistDataset, Resize, Rescale, "
+                "Normalize, HWC2CHW, batch), graph mode, after a 20-step warm-up train; `sink` is "
+                "`dataset_sink_mode=True` with the given sink_size. The fixed-batch column is the same "
+                "train network's step on one batch, in the same process. PyTorch: a plain loop over "
+                "the preprocessed images held in memory (no DataLoader).", "",
+                "| policy | Mycel Model.train img/s | Mycel sink img/s | Mycel fixed-batch step img/s | "
+                "epoch / step | PyTorch loop img/s | Mycel / PyTorch |", "|---|---|---|---|---|---|---|"]
+        for r in result["epochs"]:
+            my, sk, th = r["mycel"], r["mycel_sink"], r.get("torch")
+            out.append(f"| {r['policy']} | {my['images_per_s']:.0f} | {sk['images_per_s']:.0f} | "
+                       f"{my['step_images_per_s']:.0f} | {my['images_per_s'] / my['step_images_per_s'] * 100:.0f}% / "
+                       f"{sk['images_per_s'] / my['step_images_per_s'] * 100:.0f}% (sink) | "
+                       f"{th['images_per_s']:.0f} | {max(my['images_per_s'], sk['images_per_s']) / th['images_per_s']:.2f}x |"
+                       if th else f"| {r['policy']} | {my['images_per_s']:.0f} | {sk['images_per_s']:.0f} | "
+                       f"{my['step_images_per_s']:.0f} | - | - | - |")
+    out += ["", "Command: `" + result["command"] + "`", ""]
+    return "\n".join(out)
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1 round, 3 warm-up and 10 timed steps")
+    ap.add_argument("--passive", action="store_true", help="add OMP_WAIT_POLICY=PASSIVE rows")
+    ap.add_argument("--only", action="append", choices=sorted(STEPS) + ["epoch"])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--sink-size", type=int, default=100)
+    ap.add_argument("--epoch-batches", type=int, default=0,
+                    help="time only the first N batches of the epoch (0: all 937)")
+    ap.add_argument("--note", default="The machine was shared with other jobs while measuring: figures are noisy.")
+    ap.add_argument("--json", default=os.path.join(ROOT, "docs", "performance.json"))
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--render", metavar="JSON", help="only regenerate the markdown from a results JSON")
+    args = ap.parse_args(argv)
+    if args.render:
+        with open(args.render) as f:
+            write_atomic(args.markdown, markdown(json.load(f)))
+        return None
+    rounds, warmup, steps = (1, 3, 10) if args.quick else (args.rounds, args.warmup, args.steps)
+    policies = ["default"] + (["passive"] if args.passive else [])
+    torch_ok = have_torch()
+    selected = args.only or sorted(STEPS) + ["epoch"]
+    result = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "command": " ".join(["bench/harness/run.py"] + (argv if argv is not None else sys.argv[1:])),
+              "rounds": rounds, "warmup": warmup, "steps": steps, "note": args.note}
+    result["machine"] = machine()
+    print(f"machine: {result['machine']}", flush=True)
+    if torch_ok:
+        result["torch_version"] = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"],
+                                                 capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        result["steps"] = step_rows([n for n in selected if n in STEPS], policies, rounds, warmup, steps,
+                                    torch_ok, tmp)
+        result["epochs"] = epoch_rows(policies, rounds, torch_ok, tmp, args.sink_size,
+                                      args.epoch_batches) if "epoch" in selected else []
+    measure_peak(result["machine"])
+    write_atomic(args.json, json.dumps(result, indent=1) + "\n")
+    write_atomic(args.markdown, markdown(result))
+    print(markdown(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

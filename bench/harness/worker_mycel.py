@@ -1,0 +1,157 @@
+"""Harness worker for Mycel: one workload in this process, with Mycel's default thread settings
+(nothing set here), printing one JSON line (bench/harness/common.report).
+
+    worker_mycel.py step <workload> <init.npz> <warmup> <steps>
+    worker_mycel.py epoch <init.npz> [sink_size [batches]]  # Model.train, one Fashion-MNIST epoch
+    worker_mycel.py init <workload> <out.npz>         # the shared weights and batch
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import CHECK_STEPS, FASHION_BATCH, FASHION_DIR, LR, MOMENTUM, ROOT, STEPS, report, timing  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import mycel  # noqa: E402
+from mycel import Tensor, nn  # noqa: E402
+
+
+class MLP(nn.Cell):
+    """784-512-512-10 with ReLU (bench/torch_models.mlp is its twin)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.SequentialCell(nn.Dense(784, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
+                                      nn.Dense(512, 10))
+
+    def construct(self, x):
+        return self.body(x)
+
+
+def make_net(name):
+    from lenet5 import LeNet5
+    from models import TransformerClassifier, resnet18_cifar
+    return {"lenet5": LeNet5, "mlp": MLP, "resnet18": resnet18_cifar,
+            "transformer": TransformerClassifier}[name]()
+
+
+def threads():
+    return {"num_threads": mycel.get_context("num_threads"),
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "(unset)")}
+
+
+def init(name, out):
+    shape, batch, _ = STEPS[name]
+    mycel.set_seed(0)
+    params = [p.asnumpy() for p in make_net(name).trainable_params()]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch,) + shape).astype(np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int64)
+    np.savez(out, x=x, y=y, *params)
+    report({"framework": "mycel", "init": name, "params": len(params)})
+
+
+def load(path):
+    d = np.load(path)
+    params = [d[f"arr_{i}"] for i in range(len(d.files) - 2)]
+    return d["x"], d["y"], params
+
+
+def train_step(net, params):
+    for p, a in zip(net.trainable_params(), params):
+        if tuple(p.shape) != a.shape:
+            raise RuntimeError(f"weight {p.name}: shape {tuple(p.shape)} vs shared {a.shape}")
+        p.set_data(Tensor(a))
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    step.set_train(True)
+    return step
+
+
+def step_run(name, path, warmup, steps):
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    x, y, params = load(path)
+    step = train_step(make_net(name), params)
+    xt, yt = Tensor(x), Tensor(y.astype(np.int32))
+    t = time.perf_counter()
+    losses = [float(step(xt, yt).asnumpy())]  # compiles
+    first = time.perf_counter() - t
+    times = []
+    for i in range(CHECK_STEPS - 1 + warmup + steps):
+        t = time.perf_counter()
+        loss = float(step(xt, yt).asnumpy())
+        dt = time.perf_counter() - t
+        if len(losses) < CHECK_STEPS:
+            losses.append(loss)
+        if i >= CHECK_STEPS - 1 + warmup:
+            times.append(dt)
+    tm = timing(times)
+    report({"framework": "mycel", "workload": name, "losses": losses, "threads": threads(),
+            "compile_s": max(first - tm["median_s"], 0.0), **tm})
+
+
+def fashion_dataset(batch):
+    import mycel.dataset as ds
+    from mycel.dataset import vision
+    data = ds.MnistDataset(FASHION_DIR, usage="train", shuffle=True)
+    data = data.map([vision.Resize((32, 32)), vision.Rescale(1.0 / 255.0, 0.0),
+                     vision.Rescale(1 / 0.3530, -0.2860 / 0.3530), vision.HWC2CHW()], input_columns="image")
+    return data.batch(batch, drop_remainder=True)
+
+
+def epoch_run(path, sink_size, limit=0):
+    """One Fashion-MNIST epoch with Model.train (LeNet5, batch 64), after a short warm-up train
+    (compilation); and the same network's fixed-batch step throughput, for the ratio."""
+    from mycel.train import Model
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    _, _, params = load(path)
+    net = make_net("lenet5")
+    for p, a in zip(net.trainable_params(), params):
+        p.set_data(Tensor(a))
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
+    model = Model(net, loss, opt, metrics={"acc"})
+    data = fashion_dataset(FASHION_BATCH)
+    if limit > 0:  # the first `limit` batches only (a shorter "epoch", for a loaded machine)
+        data = data.take(limit)
+    steps = data.get_dataset_size()
+    sink = sink_size > 0
+    model.train(1, data.take(20), dataset_sink_mode=sink, sink_size=min(sink_size, 20) if sink else -1)
+    t = time.perf_counter()
+    if sink:
+        model.train(max(steps // sink_size, 1), data, dataset_sink_mode=True, sink_size=sink_size)
+        steps = max(steps // sink_size, 1) * sink_size
+    else:
+        model.train(1, data)
+    dt = time.perf_counter() - t
+    # the fixed-batch step of the same train network, same process
+    step = model.train_network
+    x = Tensor(np.random.default_rng(0).standard_normal((FASHION_BATCH, 1, 32, 32)).astype(np.float32))
+    y = Tensor(np.zeros(FASHION_BATCH, np.int32))
+    times = []
+    for i in range(60):
+        t = time.perf_counter()
+        step(x, y).asnumpy()
+        if i >= 10:
+            times.append(time.perf_counter() - t)
+    tm = timing(times)
+    report({"framework": "mycel", "workload": "fashion_epoch" + ("_sink" if sink else ""),
+            "threads": threads(), "epoch_s": dt, "images_per_s": steps * FASHION_BATCH / dt,
+            "steps": steps, "step_images_per_s": FASHION_BATCH / tm["median_s"], **tm})
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "init":
+        init(sys.argv[2], sys.argv[3])
+    elif cmd == "step":
+        step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "epoch":
+        epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1,
+                  int(sys.argv[4]) if len(sys.argv) > 4 else 0)
+    else:
+        raise SystemExit(f"worker_mycel: unknown command {cmd!r}")

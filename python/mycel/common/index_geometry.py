@@ -1,0 +1,43 @@
+"""Shape arithmetic of index ops, evaluated in Python on shapes (so at compile time in graph
+mode, where mycel.common is not parsed)."""
+
+
+def scatter_nd_geometry(shape, k):
+    """(rows, row_size, strides) of scattering whole slices at k-dim indices into `shape`:
+    rows = prod(shape[:k]), row_size = prod(shape[k:]), strides of the first k dims in rows."""
+    if k > len(shape):
+        raise ValueError(f"tensor_scatter_update: indices.shape[-1] ({k}) must be at most the rank of "
+                         f"input_x {tuple(shape)}")
+    rows, size = 1, 1
+    for d in shape[:k]:
+        rows *= d
+    for d in shape[k:]:
+        size *= d
+    strides, s = [], 1
+    for d in reversed(shape[:k]):
+        strides.insert(0, s)
+        s *= d
+    return rows, size, tuple(strides)
+
+
+def along_dim_shapes(x_shape, idx_shape, dim):
+    """(x target shape, index target shape) of take_along_dim: both broadcast on every axis but
+    `dim`, where each keeps its own length (numpy.take_along_axis)."""
+    if len(x_shape) != len(idx_shape):
+        raise ValueError(f"take_along_dim: input {tuple(x_shape)} and indices {tuple(idx_shape)} must have "
+                         "the same rank")
+    n = len(x_shape)
+    dim %= n
+    out_x, out_i = [], []
+    for d in range(n):
+        if d == dim:
+            out_x.append(x_shape[d])
+            out_i.append(idx_shape[d])
+            continue
+        a, b = x_shape[d], idx_shape[d]
+        if a != b and 1 not in (a, b):
+            raise ValueError(f"take_along_dim: input {tuple(x_shape)} and indices {tuple(idx_shape)} do not "
+                             f"broadcast on dim {d}")
+        out_x.append(max(a, b))
+        out_i.append(max(a, b))
+    return tuple(out_x), tuple(out_i), dim

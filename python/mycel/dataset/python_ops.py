@@ -1,0 +1,121 @@
+"""Dataset.filter and Dataset.bucket_batch_by_length. Both decide per row in Python (a user
+predicate, a user length function), so they run as a Python stream over their child's rows: a
+GeneratorDataset whose source iterates the child pipeline once per epoch. The child keeps its own
+C++ pipeline (workers, prefetch); these nodes read its output."""
+import numpy as np
+
+from mycel.dataset.engine import GeneratorDataset, _as_list, _check_exist
+
+
+def _column_indices(owner, child, columns):
+    cols = child.get_col_names()
+    names = _as_list(owner, "input_columns", columns) or list(cols)
+    _check_exist(owner, "input_columns", names, cols)
+    return [cols.index(c) for c in names]
+
+
+class FilterDataset(GeneratorDataset):
+    """Rows of `child` for which predicate(*input columns) is true."""
+
+    def __init__(self, child, predicate, input_columns=None, num_parallel_workers=None):
+        if not callable(predicate):
+            raise TypeError(f"filter: predicate must be callable, got {type(predicate).__name__}")
+        idx = _column_indices("filter", child, input_columns)
+
+        def rows():
+            for row in child.create_tuple_iterator(num_epochs=1, output_numpy=True):
+                keep = predicate(*[row[i] for i in idx])
+                if np.asarray(keep).size != 1:
+                    raise ValueError(f"filter: predicate must return one bool per row, got {keep!r}")
+                if bool(np.asarray(keep)):
+                    yield tuple(row)
+        super().__init__(rows, column_names=child.get_col_names(),
+                         num_parallel_workers=num_parallel_workers or 1)
+
+
+def _pad_to(a, shape, value, column):
+    a = np.asarray(a)
+    if a.ndim != len(shape):
+        raise ValueError(f"bucket_batch_by_length: pad_info['{column}'] has rank {len(shape)}, the "
+                         f"column's rows have rank {a.ndim} (shape {a.shape})")
+    if any(s < d for s, d in zip(shape, a.shape)):
+        raise ValueError(f"bucket_batch_by_length: column '{column}' row of shape {a.shape} is larger "
+                         f"than its pad shape {tuple(shape)}")
+    out = np.full(shape, value, dtype=a.dtype)
+    out[tuple(slice(0, d) for d in a.shape)] = a
+    return out
+
+
+class BucketBatchByLengthDataset(GeneratorDataset):
+    """Rows grouped by length into buckets (bucket i: boundaries[i-1] <= length < boundaries[i])
+    and batched per bucket with that bucket's batch size, padding the pad_info columns."""
+
+    def __init__(self, child, column_names, bucket_boundaries, bucket_batch_sizes,
+                 element_length_function=None, pad_info=None, pad_to_bucket_boundary=False,
+                 drop_remainder=False):
+        who = "bucket_batch_by_length"
+        idx = _column_indices(who, child, column_names)
+        bounds = list(bucket_boundaries)
+        sizes = list(bucket_batch_sizes)
+        if not bounds or any(not isinstance(b, int) or b <= 0 for b in bounds) or bounds != sorted(set(bounds)):
+            raise ValueError(f"{who}: bucket_boundaries must be positive, strictly increasing ints, got {bounds}")
+        if len(sizes) != len(bounds) + 1 or any(not isinstance(s, int) or s <= 0 for s in sizes):
+            raise ValueError(f"{who}: bucket_batch_sizes must be {len(bounds) + 1} positive ints "
+                             f"(one more than the boundaries), got {sizes}")
+        if element_length_function is None and len(idx) != 1:
+            raise ValueError(f"{who}: without element_length_function, column_names must name one "
+                             f"column (its first dimension is the length), got {column_names}")
+        cols = child.get_col_names()
+        pad_info = dict(pad_info or {})
+        _check_exist(who, "pad_info", list(pad_info), cols)
+        if pad_to_bucket_boundary and not pad_info:
+            raise ValueError(f"{who}: pad_to_bucket_boundary needs pad_info naming the columns to pad")
+
+        def length(row):
+            if element_length_function is None:
+                a = np.asarray(row[idx[0]])
+                return a.shape[0] if a.ndim else 1
+            return int(element_length_function(*[row[i] for i in idx]))
+
+        def bucket_of(n):
+            for i, b in enumerate(bounds):
+                if n < b:
+                    return i
+            return len(bounds)
+
+        def make_batch(rows, bucket):
+            out = []
+            for c, name in enumerate(cols):
+                items = [np.asarray(r[c]) for r in rows]
+                if name in pad_info:
+                    shape, value = pad_info[name] if pad_info[name] is not None else (None, 0)
+                    value = 0 if value is None else value
+                    longest = [max(a.shape[d] for a in items) for d in range(items[0].ndim)]
+                    if shape is None:
+                        shape = longest
+                    shape = [longest[d] if s is None else s for d, s in enumerate(shape)]
+                    if pad_to_bucket_boundary:
+                        if bucket == len(bounds):
+                            raise ValueError(f"{who}: pad_to_bucket_boundary: a row of length >= the "
+                                             f"last boundary {bounds[-1]} has no boundary to pad to")
+                        shape[0] = bounds[bucket] - 1
+                    items = [_pad_to(a, shape, value, name) for a in items]
+                elif len({a.shape for a in items}) > 1:
+                    raise ValueError(f"{who}: column '{name}' has rows of shapes {sorted({a.shape for a in items})} "
+                                     "in one batch; name it in pad_info to pad them")
+                out.append(np.stack(items))
+            return tuple(out)
+
+        def batches():
+            pending = [[] for _ in sizes]
+            for row in child.create_tuple_iterator(num_epochs=1, output_numpy=True):
+                b = bucket_of(length(row))
+                pending[b].append(row)
+                if len(pending[b]) == sizes[b]:
+                    yield make_batch(pending[b], b)
+                    pending[b] = []
+            if not drop_remainder:
+                for b, rows in enumerate(pending):
+                    if rows:
+                        yield make_batch(rows, b)
+        super().__init__(batches, column_names=cols)

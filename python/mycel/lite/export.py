@@ -1,0 +1,70 @@
+"""mycel.export: writes a network's inference graph to a file. The graph is the graph-mode IR
+(parsed from construct, specialized for the example inputs, optimized), never a trace of Python."""
+import os
+import tempfile
+
+from mycel import _mycel
+from mycel.common.tensor import Tensor
+
+FORMATS = ("ONNX", "MINDIR")
+
+
+def _with_dynamic_batch(x):
+    """A Tensor(shape=[None, ...]) placeholder for x: the batch dim stays dynamic in the file."""
+    if isinstance(x, Tensor) and x.ndim >= 1 and not hasattr(x, "_dynamic_shape"):
+        return Tensor(shape=[None] + list(x.shape[1:]), dtype=x.dtype)
+    return x
+
+
+def inference_graph(net, *inputs, dynamic_batch=True):
+    """The optimized inference graph of `net` for `inputs` as Python data (see graph_data)."""
+    training = getattr(net, "training", False)
+    if hasattr(net, "set_train"):
+        net.set_train(False)
+    try:
+        compiled = _mycel.graph.compile(net)
+        args = [_with_dynamic_batch(x) for x in inputs] if dynamic_batch else list(inputs)
+        return compiled.graph_data(*args)
+    finally:
+        if hasattr(net, "set_train"):
+            net.set_train(training)
+
+
+def write_atomic(path, data):
+    """Writes bytes to path through a temporary file in the same folder and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp_export_")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, input_names=None,
+           output_names=None):
+    """Exports `net`'s inference graph for example `inputs` as file_format "ONNX" (opset 17) or
+    "MINDIR" (Mycel's FlatBuffers model file). The file name gets ".onnx"/".mindir" if it has no
+    such suffix, as MindSpore does; returns the path written. With dynamic_batch (the default)
+    each input's first dimension is left symbolic."""
+    fmt = str(file_format).upper()
+    if fmt not in FORMATS:
+        raise ValueError(f"export: file_format must be one of {FORMATS}, got {file_format!r}")
+    if not inputs:
+        raise ValueError("export: pass at least one example input (a Tensor of the input's shape)")
+    suffix = "." + fmt.lower()
+    path = file_name if file_name.lower().endswith(suffix) else file_name + suffix
+    data = inference_graph(net, *inputs, dynamic_batch=dynamic_batch)
+    if fmt == "ONNX":
+        from mycel.onnx.exporter import graph_to_onnx
+        blob = graph_to_onnx(data, input_names, output_names, type(net).__name__)
+    else:
+        from mycel.lite.mindir import graph_to_mindir
+        blob = graph_to_mindir(data)
+    write_atomic(path, blob)
+    return path

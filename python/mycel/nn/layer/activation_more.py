@@ -1,0 +1,154 @@
+"""More of MindSpore's activation Cells, each a composite of registry ops (gradients from the
+ops): ELU, CELU, SeLU, Softplus, Softsign, Hardtanh, HSigmoid, HSwish, Mish, LogSigmoid,
+Tanhshrink, SoftShrink, HShrink, PReLU, Identity."""
+from mycel import ops
+from mycel.common import dtype as mstype
+from mycel.nn.cell import Cell
+from mycel.nn.layer._util import check_int, make_param
+
+
+class ELU(Cell):
+    """x if x > 0 else alpha * (e^x - 1)."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return ops.elu(x, alpha=self.alpha)
+
+
+class CELU(Cell):
+    """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        if alpha == 0:
+            raise ValueError("CELU: alpha must not be 0")
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return ops.relu(x) + ops.minimum(ops.expm1(x / self.alpha) * self.alpha, ops.zeros_like(x))
+
+
+class SeLU(Cell):
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+
+    def construct(self, x):
+        return ops.elu(x, alpha=1.6732632423543772) * 1.0507009873554805
+
+
+class Softplus(Cell):
+    """log(1 + e^(beta x)) / beta, linear above threshold."""
+
+    def __init__(self, beta=1, threshold=20):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+    def construct(self, x):
+        return ops.softplus(x, beta=self.beta, threshold=self.threshold)
+
+
+class Softsign(Cell):
+    """x / (1 + |x|)."""
+
+    def construct(self, x):
+        return ops.softsign(x)
+
+
+class Hardtanh(Cell):
+    """x clipped to [min_val, max_val]."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0):
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        self.min_val, self.max_val = float(min_val), float(max_val)
+
+    def construct(self, x):
+        return ops.clip_by_value(x, self.min_val, self.max_val)
+
+
+class HSigmoid(Cell):
+    """relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return ops.relu6(x + 3.0) / 6.0
+
+
+class HSwish(Cell):
+    """x * relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return x * ops.relu6(x + 3.0) / 6.0
+
+
+class Mish(Cell):
+    """x * tanh(softplus(x))."""
+
+    def construct(self, x):
+        return x * ops.tanh(ops.softplus(x))
+
+
+class LogSigmoid(Cell):
+    """log(sigmoid(x)) = -softplus(-x)."""
+
+    def construct(self, x):
+        return -ops.softplus(-x)
+
+
+class Tanhshrink(Cell):
+    """x - tanh(x)."""
+
+    def construct(self, x):
+        return x - ops.tanh(x)
+
+
+class SoftShrink(Cell):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        if lambd < 0:
+            raise ValueError(f"SoftShrink: lambd must be >= 0, got {lambd}")
+        self.lambd = float(lambd)
+
+    def construct(self, x):
+        return ops.relu(x - self.lambd) - ops.relu(-x - self.lambd)
+
+
+class HShrink(Cell):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = float(lambd)
+
+    def construct(self, x):
+        return ops.select(ops.greater(ops.abs(x), self.lambd), x, ops.zeros_like(x))
+
+
+class PReLU(Cell):
+    """x if x > 0 else w * x, with a learnable w per channel (dim 1), initialized to w."""
+
+    def __init__(self, channel=1, w=0.25, dtype=mstype.float32):
+        super().__init__()
+        self.channel = check_int(channel, "PReLU", "channel")
+        self.w = make_param(float(w), (self.channel,), dtype, "w")
+
+    def construct(self, x):
+        w = self.w
+        if x.ndim > 1 and self.channel > 1:  # one slope per channel of dim 1
+            w = ops.reshape(w, (self.channel,) + (1,) * (x.ndim - 2))
+        return ops.select(ops.greater(x, 0.0), x, x * w)
+
+
+class Identity(Cell):
+    """Returns its input."""
+
+    def construct(self, x):
+        return x
+
+
+__all__ = ["ELU", "CELU", "SeLU", "Softplus", "Softsign", "Hardtanh", "HSigmoid", "HSwish", "Mish",
+           "LogSigmoid", "Tanhshrink", "SoftShrink", "HShrink", "PReLU", "Identity"]

@@ -1,0 +1,14 @@
+"""ONNX interchange: export (mycel.export(..., file_format="ONNX")) and import (load_model)."""
+from mycel.onnx.importer import OnnxModel, Unsupported, load_model, load_model_from_bytes
+from mycel.onnx.importer import RULES as _IMPORT_RULES
+
+SUPPORTED_OPS = tuple(sorted(_IMPORT_RULES))  # ONNX op types the importer has a rule for
+# Rules that cover only part of their op type, so we do not claim the op type (bench table):
+# pooling is 1-d or 2-d only, without dilations; BatchNormalization and Dropout are inference only;
+# ReduceMax rejects empty reductions.
+PARTIAL_OPS = ("AveragePool", "MaxPool", "BatchNormalization", "Dropout", "ReduceMax")
+# Op types claimed: ONNX's backend node tests pass for >= 90% of their cases (tests check it).
+CLAIMED_OPS = tuple(op for op in SUPPORTED_OPS if op not in PARTIAL_OPS)
+
+__all__ = ["load_model", "load_model_from_bytes", "OnnxModel", "Unsupported", "SUPPORTED_OPS",
+           "CLAIMED_OPS", "PARTIAL_OPS"]

@@ -1,0 +1,157 @@
+"""Primitive classes (MindSpore's `ops.operations`, usually imported as P): configure the
+attributes once, then call with tensors: `P.MatMul(transpose_b=True)(x, w)`."""
+from mycel import _mycel
+from mycel.ops.signature import PrimitiveSignature, docstring
+
+
+class Primitive:
+    """Base of every primitive class; subclasses are generated from the registry. A user's
+    subclass (MindSpore's `Primitive(name)`, `PrimitiveWithInfer`) has no registry handle: its
+    name, attributes and io names are kept, and calling it is the user's `__call__` or an error."""
+    _handle = None
+    __signature__ = PrimitiveSignature()  # from the registry schema (signature.py)
+
+    def __init__(self, *args, **kwargs):
+        handle = type(self)._handle
+        if handle is None:  # a user's primitive: Primitive(name) as in MindSpore
+            self._bound = None
+            self.name = args[0] if args else kwargs.get("name", type(self).__name__)
+            self._user_attrs = {}
+            return
+        self._bound = handle.bind(*args, **kwargs)
+        self.name = handle.class_name
+
+    def __call__(self, *args, **kwargs):
+        if self._bound is None:
+            raise NotImplementedError(
+                f"primitive '{self.name}' has no kernel: a user primitive must define __call__ "
+                f"(or infer_value for a constant result); registry ops are ops.{type(self).__name__}")
+        return self._bound(*args, **kwargs)
+
+    def shard(self, in_strategy, out_strategy=None):
+        """Semi-auto parallel: how to split each input (MindSpore's strategy: one tuple of split
+        counts per tensor input, e.g. ((2, 1), (1, 2)) for a matmul on 4 devices), and optionally
+        the output (a one-tuple of tuples). Read in GRAPH_MODE under
+        set_auto_parallel_context(parallel_mode=SEMI_AUTO_PARALLEL); returns self."""
+        self._in_strategy = _check_strategy(type(self).__name__, "in_strategy", in_strategy)
+        self._out_strategy = (None if out_strategy is None else
+                              _check_strategy(type(self).__name__, "out_strategy", out_strategy))
+        if self._out_strategy is not None and len(self._out_strategy) != 1:
+            raise ValueError(f"{type(self).__name__}.shard: out_strategy must hold one tuple (the output's), "
+                             f"got {out_strategy!r}")
+        return self
+
+    @property
+    def attrs(self):
+        """The attributes fixed at construction (and those added by add_prim_attr)."""
+        if self._bound is None:
+            return dict(self._user_attrs)
+        return dict(self._bound.preset, **getattr(self, "_user_attrs", {}))
+
+    def add_prim_attr(self, name, value):
+        """Records an attribute (MindSpore's add_prim_attr); a registry op's own attributes are
+        fixed at construction, so this cannot change how it computes."""
+        if not hasattr(self, "_user_attrs"):
+            self._user_attrs = {}
+        if self._bound is not None and name in self._bound.preset and self._bound.preset[name] != value:
+            raise ValueError(f"{self.name}.add_prim_attr: attribute '{name}' is set at construction "
+                             f"({self._bound.preset[name]!r}); build a new {self.name}({name}={value!r})")
+        self._user_attrs[name] = value
+        return self
+
+    def del_prim_attr(self, name):
+        """Removes an attribute added by add_prim_attr."""
+        getattr(self, "_user_attrs", {}).pop(name, None)
+        return self
+
+    def init_prim_io_names(self, inputs, outputs):
+        """Records the input and output names (MindSpore's init_prim_io_names)."""
+        self.add_prim_attr("input_names", list(inputs))
+        self.add_prim_attr("output_names", list(outputs))
+
+    def __repr__(self):
+        items = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
+        return f"{type(self).__name__}<{items}>"
+
+
+def _check_strategy(prim, arg, strategy):
+    """A tuple of tuples of ints >= 1 (None entries: that input is left alone)."""
+    ok = isinstance(strategy, (tuple, list)) and all(
+        s is None or (isinstance(s, (tuple, list)) and all(
+            isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in s)) for s in strategy)
+    if not ok:
+        raise ValueError(f"{prim}.shard: {arg} must be a tuple of tuples of ints >= 1 (one per input, "
+                         f"e.g. ((2, 1), (1, 1))), got {strategy!r}")
+    return tuple(None if s is None else tuple(s) for s in strategy)
+
+
+__all__ = []
+for _name, _handle in _mycel.op_handles.items():
+    _cls = type(_handle.class_name, (Primitive,), {
+        "_handle": _handle, "__doc__": docstring(_handle, primitive=True), "__module__": __name__})
+    globals()[_handle.class_name] = _cls
+    __all__.append(_handle.class_name)
+
+# Argmax/Argmin take MindSpore's output_type: arg_ops.py.
+from mycel.ops.operations.arg_ops import with_output_type as _with_output_type  # noqa: E402
+
+Argmax = _with_output_type(Argmax)  # noqa: F821 (generated above)
+Argmin = _with_output_type(Argmin)  # noqa: F821
+
+# MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
+from mycel.ops import extra as _extra  # noqa: E402
+
+for _name in _extra.PRIMITIVES:
+    globals()[_name] = getattr(_extra, _name)
+    __all__.append(_name)
+Inv = Reciprocal  # noqa: F821 (generated above)
+__all__.append("Inv")
+
+# MindSpore's other names of generated classes, and small composites: compat_ops.py.
+from mycel.ops.operations import compat_ops as _compat  # noqa: E402
+
+for _name, _cls in _compat.aliases(globals()).items():
+    globals()[_name] = _cls
+    __all__.append(_name)
+for _name in _compat.COMPOSITES:
+    globals()[_name] = getattr(_compat, _name)
+    __all__.append(_name)
+
+# Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
+from mycel.ops import array_info as _array_info  # noqa: E402
+
+for _name in ("Shape", "Rank", "Size", "DType", "Assign", "Depend", "Print"):
+    globals()[_name] = getattr(_array_info, _name)
+    __all__.append(_name)
+
+# Summary primitives take (name, value) as MindSpore's do, not the registry's (value, name=...):
+# summary.py.
+from mycel.ops import summary as _summary  # noqa: E402
+
+for _name in _summary.__all__:
+    globals()[_name] = getattr(_summary, _name)
+
+
+class Broadcast(globals()["Broadcast"]):
+    """MindSpore's Broadcast(root_rank, group): every rank gets root_rank's tensors. Takes a tensor
+    or a tuple of tensors (MindSpore's form) and returns the same structure; graph mode parses the
+    function below like user code, so a tuple becomes one broadcast op per item."""
+    __module__ = __name__
+
+    def __call__(self, input_x):
+        return self._mycel_graph_function(input_x)
+
+    @property
+    def _mycel_graph_function(self):
+        one = self._bound
+
+        def broadcast(input_x):
+            if isinstance(input_x, tuple) or isinstance(input_x, list):
+                return tuple(one(x) for x in input_x)
+            return one(input_x)
+        return broadcast
+
+
+# P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
+from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr("mycel.ops.operations", globals())

@@ -1,0 +1,25 @@
+// The lite runtime's layout step (as the graph backend's assign_layouts): float32 conv2d
+// outputs stay in the activation layout oneDNN's convolutions prefer (nChw8c, nChw16c or NHWC)
+// when a conv, a pooling or a zero-keeping elementwise op reads them, so no reorder runs between
+// those; every other reader gets one reorder to NCHW, shared by later plain readers.
+#pragma once
+#include <vector>
+
+#include "mycel/lite/model_file.h"
+
+namespace mycel::lite {
+
+struct NodeLayout {
+  enum class Mode { kPlain, kWindow, kFlat } mode = Mode::kPlain;  // kWindow: conv/pool under a
+  bool src_blocked = false;  // LayoutScope; kFlat: elementwise over the padded buffers
+};
+
+struct LayoutPlan {
+  std::vector<char> blocked;     // per value: stored in the blocked layout
+  std::vector<NodeLayout> nodes;
+};
+
+/// Layouts for the graph under concrete metas; nodes marked `eager` (and model outputs) stay plain.
+LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta, const std::vector<char>& eager);
+
+}  // namespace mycel::lite

@@ -1,0 +1,269 @@
+// Session: shape planning, the static memory plan and the run loop (see session.h).
+#include "mycel/lite/session.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/dnnl_post_ops.h"
+
+namespace mycel::lite {
+namespace {
+
+constexpr size_t kBufAlign = 64;
+
+struct Buffer {
+  size_t size;
+  int start, end;  // node indices, inclusive
+  int value;
+  size_t offset = 0;
+};
+
+// Best fit, largest first: each buffer goes to the lowest offset where it overlaps no placed
+// buffer whose lifetime overlaps its own. Returns the arena size.
+size_t place(std::vector<Buffer>& bufs) {
+  std::vector<size_t> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].size > bufs[b].size; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t i : order) {
+    Buffer& b = bufs[i];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (size_t j : placed) {
+      const Buffer& o = bufs[j];
+      if (o.start <= b.end && b.start <= o.end) busy.emplace_back(o.offset, o.offset + o.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (auto [lo, hi] : busy) {
+      if (off + b.size <= lo) break;
+      off = std::max(off, (hi + kBufAlign - 1) / kBufAlign * kBufAlign);
+    }
+    b.offset = off;
+    total = std::max(total, off + b.size);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+}  // namespace
+
+Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
+  if (o.num_threads > 0) set_num_threads(o.num_threads);
+  if (o.optimize) stats_.optimized = optimize(g_);
+  for (const Tensor& w : g_.weights) stats_.weight_bytes += w.nbytes();
+  stats_.num_nodes = static_cast<int>(g_.nodes.size());
+}
+
+Session Session::from_file(const std::string& path, SessionOptions o) { return Session(load(path), o); }
+
+SessionStats Session::stats() const { return stats_; }
+
+void Session::plan(const std::vector<Tensor>& inputs) {
+  const size_t nv = g_.values.size();
+  std::vector<TensorMeta> meta(nv);
+  for (size_t i = 0; i < nv; ++i)
+    if (g_.values[i].weight >= 0) meta[i] = TensorMeta{g_.values[i].shape, g_.values[i].dtype};
+  for (size_t i = 0; i < inputs.size(); ++i) meta[g_.inputs[i]] = TensorMeta{inputs[i].shape(), inputs[i].dtype()};
+  // 1. Shapes: each node's infer over its input metas (every check of the op runs here).
+  std::vector<std::vector<TensorMeta>> outs(g_.nodes.size());
+  eager_.assign(g_.nodes.size(), 0);
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    std::vector<const TensorMeta*> ins;
+    for (int id : n.inputs) ins.push_back(id >= 0 ? &meta[id] : nullptr);
+    while (ins.size() < n.op->inputs.size()) ins.push_back(nullptr);
+    outs[k] = infer_checked(*n.op, InferContext{*n.op, ins, n.attrs});
+    if (outs[k].size() < n.outputs.size())
+      MYCEL_THROW(ValueError, "lite: node ", k, " (", n.op->name, ") lists ", n.outputs.size(), " outputs, the op gives ",
+                  outs[k].size());
+    if (n.op->promote_inputs) {  // mixed input dtypes: the eager path promotes them
+      for (size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] >= 0 && n.inputs[0] >= 0 && meta[n.inputs[i]].dtype != meta[n.inputs[0]].dtype) eager_[k] = 1;
+    }
+    const size_t di = static_cast<size_t>(n.op->dtype_input);
+    if (di < n.inputs.size() && n.inputs[di] >= 0 && !n.op->supports(meta[n.inputs[di]].dtype))
+      eager_[k] = 1;  // call_op raises the error
+    for (size_t o = 0; o < n.outputs.size(); ++o)
+      if (n.outputs[o] >= 0) meta[n.outputs[o]] = outs[k][o];
+  }
+  // 2. Layouts, and an NCHW copy of each blocked value that a plain reader needs (one per value,
+  // made before its first such reader). Copies are slots nv, nv + 1, ...
+  LayoutPlan lp = options_.blocked_layout ? plan_layouts(g_, meta, eager_)
+                                          : LayoutPlan{std::vector<char>(nv, 0), std::vector<NodeLayout>(g_.nodes.size())};
+  layout_ = lp.nodes;
+  std::vector<int> copy_of(nv, -1);
+  std::vector<int> copy_src;  // per copy: the blocked value
+  reads_.assign(g_.nodes.size(), {});
+  reorders_.assign(g_.nodes.size(), {});
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      int id = n.inputs[i];
+      const bool takes_blocked = layout_[k].mode == NodeLayout::Mode::kFlat ||
+                                 (layout_[k].mode == NodeLayout::Mode::kWindow && i == 0);
+      if (id >= 0 && lp.blocked[id] && !takes_blocked) {
+        if (copy_of[id] < 0) {
+          copy_of[id] = static_cast<int>(nv + copy_src.size());
+          copy_src.push_back(id);
+          reorders_[k].push_back({id, copy_of[id]});
+        }
+        id = copy_of[id];
+      }
+      reads_[k].push_back(id);
+    }
+  }
+  const size_t ns = nv + copy_src.size();
+  // 3. Lifetimes: from the producing node to the last reader; model outputs get their own
+  // tensors per run, and unread outputs a buffer for their node only.
+  std::vector<int> first(ns, -1), last(ns, -1);
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    for (auto [src, dst] : reorders_[k]) first[dst] = static_cast<int>(k);
+    for (int id : reads_[k])
+      if (id >= 0) last[id] = static_cast<int>(k);
+  }
+  std::vector<char> is_output(nv, 0);
+  for (int id : g_.outputs) is_output[id] = 1;
+  auto nbytes = [&](const TensorMeta& m, bool blocked) {
+    return blocked ? cpu::blocked_nbytes(m.shape, m.dtype) : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
+  };
+  std::vector<Buffer> bufs;
+  std::vector<std::vector<int>> scratch(g_.nodes.size());  // buffer index of unread outputs
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    for (size_t o = 0; o < outs[k].size(); ++o) {
+      const int id = o < n.outputs.size() ? n.outputs[o] : -1;
+      if (id >= 0 && is_output[id]) continue;
+      const size_t bytes = nbytes(outs[k][o], id >= 0 && lp.blocked[id]);
+      const int end = id >= 0 ? std::max(last[id], static_cast<int>(k)) : static_cast<int>(k);
+      bufs.push_back(Buffer{std::max<size_t>(bytes, 1), static_cast<int>(k), end, id});
+      if (id < 0) scratch[k].push_back(static_cast<int>(bufs.size()) - 1);
+    }
+  }
+  for (size_t c = 0; c < copy_src.size(); ++c) {
+    const int id = static_cast<int>(nv + c);
+    bufs.push_back(Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], false), 1), first[id], last[id], id});
+  }
+  const size_t total = place(bufs);
+  // 4. Bind: weights, arena views, kernel argument vectors.
+  arena_ = Storage::allocate(std::max<size_t>(total, 1));
+  slot_.assign(ns, Tensor());
+  for (size_t i = 0; i < nv; ++i)
+    if (g_.values[i].weight >= 0) slot_[i] = g_.weights[g_.values[i].weight];
+  for (const Buffer& b : bufs) {
+    if (b.value < 0) continue;
+    const TensorMeta& m = b.value < static_cast<int>(nv) ? meta[b.value] : meta[copy_src[b.value - nv]];
+    slot_[b.value] = Tensor(arena_, b.offset, m.shape, m.dtype);
+  }
+  in_.assign(g_.nodes.size(), {});
+  out_.assign(g_.nodes.size(), {});
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    size_t s = 0;
+    for (size_t o = 0; o < outs[k].size(); ++o) {
+      const int id = o < n.outputs.size() ? n.outputs[o] : -1;
+      if (id >= 0) {
+        out_[k].push_back(slot_[id]);  // undefined for model outputs: filled per run
+      } else {
+        const Buffer& b = bufs[scratch[k][s++]];
+        out_[k].push_back(Tensor(arena_, b.offset, outs[k][o].shape, outs[k][o].dtype));
+      }
+    }
+  }
+  stats_.arena_bytes = total;
+  stats_.num_blocked = 0;
+  for (char b : lp.blocked) stats_.num_blocked += b;
+  stats_.num_reorders = static_cast<int>(copy_src.size());
+  ++stats_.num_plans;
+  planned_.clear();
+  for (const Tensor& t : inputs) planned_.push_back(t.shape());
+  // Model outputs' metas, for the per-run allocation.
+  for (int id : g_.outputs) slot_[id] = Tensor();
+  out_meta_.clear();
+  for (int id : g_.outputs) out_meta_.push_back(meta[id]);
+}
+
+std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
+  if (inputs.size() != g_.inputs.size())
+    MYCEL_THROW(ValueError, "lite: the model takes ", g_.inputs.size(), " inputs, got ", inputs.size());
+  bool same = planned_.size() == inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueInfo& v = g_.values[g_.inputs[i]];
+    const Tensor& t = inputs[i];
+    bool ok = t.defined() && t.dtype() == v.dtype && t.ndim() == static_cast<int64_t>(v.shape.size());
+    for (size_t d = 0; ok && d < v.shape.size(); ++d) ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
+    if (!ok)
+      MYCEL_THROW(ValueError, "lite: input ", i, " ('", v.name, "') must be ", dtype_name(v.dtype), shape_str(v.shape),
+                  " (-1: any size), got ", t.defined() ? std::string(dtype_name(t.dtype())) + shape_str(t.shape()) : "nothing");
+    same = same && planned_[i] == t.shape();
+  }
+  if (!same) plan(inputs);
+  for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = inputs[i];
+  std::vector<Tensor> results;
+  for (const TensorMeta& m : out_meta_) results.push_back(Tensor::empty(m));
+  for (size_t j = 0; j < g_.outputs.size(); ++j) slot_[g_.outputs[j]] = results[j];
+  for (size_t k = 0; k < g_.nodes.size(); ++k) run_node(k);
+  for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = Tensor();  // do not keep the caller's tensors
+  return results;
+}
+
+void Session::run_node(size_t k) {
+  const NodeInfo& n = g_.nodes[k];
+  for (auto [src, dst] : reorders_[k]) cpu::reorder_blocked(slot_[src], slot_[dst], false);
+  std::vector<Tensor>& ins = in_[k];
+  ins.clear();
+  for (int id : reads_[k]) ins.push_back(id >= 0 ? slot_[id] : Tensor());
+  while (ins.size() < n.op->inputs.size()) ins.emplace_back();
+  std::vector<Tensor>& outs = out_[k];
+  for (size_t o = 0; o < n.outputs.size(); ++o)
+    if (n.outputs[o] >= 0) outs[o] = slot_[n.outputs[o]];
+  if (eager_[k]) {  // promotion or an unsupported dtype: the eager path (which raises for the latter)
+    std::vector<Tensor> r = call_op(*n.op, ins, n.attrs);
+    for (size_t o = 0; o < outs.size() && o < r.size(); ++o) std::memcpy(outs[o].data(), r[o].data(), r[o].nbytes());
+    return;
+  }
+  if (layout_[k].mode == NodeLayout::Mode::kFlat) {  // elementwise over the whole padded buffers
+    auto flat = [](const Tensor& t) {
+      const int64_t len = static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+      return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
+    };
+    std::vector<Tensor> fi, fo;
+    for (const Tensor& t : ins) fi.push_back(flat(t));
+    for (const Tensor& t : outs) fo.push_back(flat(t));
+    n.op->kernel(KernelContext{*n.op, fi, fo, n.attrs});
+    return;
+  }
+  cpu::PostOpRequest req;
+  if (n.post_act != NodeInfo::Act::kNone)
+    req.ops.push_back(cpu::PostOp{n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu
+                                                                       : cpu::PostOp::Kind::kRelu6, Tensor()});
+  // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone.
+  const bool const_w = n.op->name == "conv2d" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+                       g_.values[n.inputs[1]].weight >= 0;
+  if (layout_[k].mode == NodeLayout::Mode::kWindow) {
+    cpu::LayoutScope layout(cpu::LayoutRequest{layout_[k].src_blocked, true, const_w});
+    {
+      std::optional<cpu::PostOpScope> post;
+      if (!req.ops.empty()) post.emplace(&req);
+      n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
+    }
+    MYCEL_CHECK(layout.taken(), RuntimeError, "lite: [", n.op->name, "] ran without oneDNN on a blocked tensor");
+    MYCEL_CHECK(req.ops.empty() || req.applied, RuntimeError, "lite: [", n.op->name,
+                "] did not apply its fused activation to a blocked tensor");
+    return;
+  }
+  {
+    std::optional<cpu::LayoutScope> layout;
+    if (const_w) layout.emplace(cpu::LayoutRequest{false, false, true});
+    std::optional<cpu::PostOpScope> post;
+    if (!req.ops.empty()) post.emplace(&req);
+    n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
+  }
+  if (!req.ops.empty() && !req.applied) cpu::apply_post_ops(req.ops, outs[0]);
+}
+
+}  // namespace mycel::lite

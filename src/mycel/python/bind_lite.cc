@@ -1,0 +1,130 @@
+#ifdef MYCEL_WITH_LITE
+// Lite glue: MINDIR serialization from the exporter's flat graph, and the lite runtime's
+// Session as _mycel.lite.Session (the Python binding of libmycel_lite's C++ API).
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "mycel/frontend/py_convert.h"
+#include "mycel/lite/model_file.h"
+#include "mycel/lite/session.h"
+
+namespace mycel::py {
+namespace {
+
+/// A lite::Graph from Python lists: values (name, dtype, shape, weight index), weights
+/// (Tensors), nodes (op, name, inputs, outputs, {attr: value}), inputs, outputs.
+lite::Graph graph_from_py(nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,
+                          std::vector<int> outputs) {
+  lite::Graph g;
+  for (nb::handle v : values) {
+    nb::tuple t = nb::cast<nb::tuple>(v);
+    lite::ValueInfo vi;
+    vi.name = nb::cast<std::string>(t[0]);
+    vi.dtype = to_dtype(t[1]);
+    vi.shape = nb::cast<std::vector<int64_t>>(t[2]);
+    vi.weight = nb::cast<int>(t[3]);
+    g.values.push_back(std::move(vi));
+  }
+  for (nb::handle w : weights) g.weights.push_back(to_tensor(w));
+  for (nb::handle n : nodes) {
+    nb::tuple t = nb::cast<nb::tuple>(n);
+    lite::NodeInfo ni;
+    ni.op = &Registry::get().at(nb::cast<std::string>(t[0]));
+    ni.name = nb::cast<std::string>(t[1]);
+    ni.inputs = nb::cast<std::vector<int>>(t[2]);
+    ni.outputs = nb::cast<std::vector<int>>(t[3]);
+    std::map<std::string, AttrValue> named;
+    for (auto [k, val] : nb::cast<nb::dict>(t[4])) {
+      std::string name = nb::cast<std::string>(k);
+      int idx = ni.op->attr_index(name);
+      if (idx < 0) MYCEL_THROW(ValueError, "MINDIR writer: op ", ni.op->name, " has no attribute '", name, "'");
+      if (!val.is_none()) named[name] = to_attr(*ni.op, ni.op->attrs[idx], val);
+    }
+    ni.attrs = make_attrs(*ni.op, named);
+    g.nodes.push_back(std::move(ni));
+  }
+  g.inputs = std::move(inputs);
+  g.outputs = std::move(outputs);
+  return g;
+}
+
+nb::dict stats_to_py(const lite::SessionStats& s) {
+  nb::dict d;
+  d["arena_bytes"] = s.arena_bytes;
+  d["weight_bytes"] = s.weight_bytes;
+  d["num_nodes"] = s.num_nodes;
+  d["num_plans"] = s.num_plans;
+  d["num_blocked"] = s.num_blocked;
+  d["num_reorders"] = s.num_reorders;
+  d["batch_norms_folded"] = s.optimized.batch_norms_folded;
+  d["constants_folded"] = s.optimized.constants_folded;
+  d["activations_fused"] = s.optimized.activations_fused;
+  d["dead_nodes_removed"] = s.optimized.dead_nodes_removed;
+  return d;
+}
+
+/// A parsed image of bytes held by a shared buffer (weights borrow it).
+lite::Graph parse_bytes(nb::bytes data) {
+  auto buf = std::shared_ptr<uint8_t[]>(new uint8_t[data.size() + 64]);
+  // 64-byte aligned copy, as a mapped file would be.
+  uint8_t* p = buf.get() + (64 - reinterpret_cast<uintptr_t>(buf.get()) % 64) % 64;
+  std::memcpy(p, data.c_str(), data.size());
+  return lite::parse(p, data.size(), std::shared_ptr<void>(buf, buf.get()));
+}
+
+}  // namespace
+
+void init_lite(nb::module_& m) {
+  nb::module_ l = m.def_submodule("lite", "The lite runtime and its model file (MINDIR).");
+  l.def("serialize", [](nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,
+                        std::vector<int> outputs) {
+    std::string s = lite::serialize(graph_from_py(values, weights, nodes, std::move(inputs), std::move(outputs)));
+    return nb::bytes(s.data(), s.size());
+  }, "MINDIR file bytes of a flat graph (values, weights, nodes, inputs, outputs).");
+  l.def("verify", [](nb::bytes data) { parse_bytes(data); },
+        "Parses and verifies MINDIR bytes; raises ValueError naming the first problem.");
+  nb::class_<lite::Session>(l, "Session", "A loaded, optimized MINDIR model (libmycel_lite).")
+      .def_static("from_file", [](const std::string& path, int num_threads, bool optimize) {
+        lite::SessionOptions o;
+        o.num_threads = num_threads;
+        o.optimize = optimize;
+        nb::gil_scoped_release r;
+        return new lite::Session(lite::Session::from_file(path, o));
+      }, nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+      .def_static("from_bytes", [](nb::bytes data, int num_threads, bool optimize) {
+        lite::SessionOptions o;
+        o.num_threads = num_threads;
+        o.optimize = optimize;
+        return new lite::Session(parse_bytes(data), o);
+      }, nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+      .def("run", [](lite::Session& s, nb::list inputs) {
+        std::vector<Tensor> ins;
+        for (nb::handle h : inputs) ins.push_back(to_tensor(h));
+        std::vector<Tensor> outs;
+        {
+          nb::gil_scoped_release r;
+          outs = s.run(ins);
+        }
+        return outs;
+      }, "Runs the model on a list of input tensors; returns the list of outputs.")
+      .def("stats", [](const lite::Session& s) { return stats_to_py(s.stats()); })
+      .def_prop_ro("num_inputs", [](const lite::Session& s) { return s.graph().inputs.size(); })
+      .def_prop_ro("input_shapes", [](const lite::Session& s) {
+        std::vector<std::vector<int64_t>> r;
+        for (int id : s.graph().inputs) r.push_back(s.graph().values[id].shape);
+        return r;
+      })
+      .def_prop_ro("node_ops", [](const lite::Session& s) {
+        std::vector<std::string> r;
+        for (const auto& n : s.graph().nodes)
+          r.push_back(n.op->name + (n.post_act == lite::NodeInfo::Act::kRelu    ? "+relu"
+                                    : n.post_act == lite::NodeInfo::Act::kRelu6 ? "+relu6"
+                                                                                : ""));
+        return r;
+      }, "The op of each node after optimization ('+relu' marks a fused activation).");
+}
+
+}  // namespace mycel::py
+#endif  // MYCEL_WITH_LITE

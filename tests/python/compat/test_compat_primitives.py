@@ -1,0 +1,66 @@
+"""MindSpore's older primitive names and small composite primitives, against numpy in both
+modes, and the MindSpore 1.x dataset transform module paths."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, nn
+from mycel.ops import operations as P
+
+R = np.random.default_rng(31)
+
+
+class _Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.bias_add = P.BiasAdd()
+        self.arg_max = P.ArgMaxWithValue(axis=1)
+        self.arg_min = P.ArgMinWithValue(axis=0, keep_dims=True)
+        self.add_n = P.AddN()
+        self.l2 = P.L2Normalize(axis=1)
+        self.sce = P.SigmoidCrossEntropyWithLogits()
+        self.hswish = P.HSwish()
+        self.fast_gelu = P.FastGelu()
+
+    def construct(self, x, b, y):
+        return (self.bias_add(x, b), self.arg_max(x[:, :, 0, 0]), self.arg_min(x[:, :, 0, 0]),
+                self.add_n((x, x, x)), self.l2(x), self.sce(x, y), self.hswish(x), self.fast_gelu(x),
+                P.TensorAdd()(x, x), P.RealDiv()(x, x + 10.0), P.Pack(axis=1)((b, b)))
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_composite_primitives_vs_numpy(mode):
+    mycel.set_context(mode=mode)
+    try:
+        x = R.normal(size=(2, 3, 4, 5))
+        b = R.normal(size=(3,))
+        y = (R.random(size=x.shape) < 0.5).astype(np.float64)
+        out = _Net()(Tensor(x), Tensor(b), Tensor(y))
+        np.testing.assert_allclose(out[0].asnumpy(), x + b[None, :, None, None])
+        x2 = x[:, :, 0, 0]
+        np.testing.assert_array_equal(out[1][0].asnumpy(), x2.argmax(1))
+        np.testing.assert_allclose(out[1][1].asnumpy(), x2.max(1))
+        np.testing.assert_array_equal(out[2][0].asnumpy(), x2.argmin(0)[None])
+        np.testing.assert_allclose(out[3].asnumpy(), 3 * x)
+        np.testing.assert_allclose(out[4].asnumpy(), x / np.sqrt(np.maximum((x * x).sum(1, keepdims=True), 1e-4)))
+        p = 1 / (1 + np.exp(-x))
+        np.testing.assert_allclose(out[5].asnumpy(), -(y * np.log(p) + (1 - y) * np.log(1 - p)), rtol=1e-10)
+        np.testing.assert_allclose(out[6].asnumpy(), x * np.clip(x + 3, 0, 6) / 6)
+        a = np.abs(x)
+        np.testing.assert_allclose(out[7].asnumpy(), x / (1 + np.exp(-1.702 * a)) * np.exp(0.851 * (x - a)), rtol=1e-12)
+        np.testing.assert_allclose(out[8].asnumpy(), 2 * x)
+        np.testing.assert_allclose(out[9].asnumpy(), x / (x + 10.0))
+        np.testing.assert_allclose(out[10].asnumpy(), np.stack((b, b), 1))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_aliases_and_1x_module_paths():
+    assert P.TensorAdd is P.Add and P.GatherV2 is P.Gather and P.BatchMatMul is P.MatMul and P.Gelu is P.GeLU
+    import mycel.dataset.transforms.c_transforms as C
+    import mycel.dataset.vision.c_transforms as CV
+    import mycel.dataset.vision.py_transforms as PV
+    assert CV.Resize is mycel.dataset.vision.Resize and PV.HWC2CHW is mycel.dataset.vision.HWC2CHW
+    assert C.TypeCast is mycel.dataset.transforms.TypeCast
+    with pytest.raises(ValueError, match="data_format must be"):
+        P.BiasAdd("NWC")
