@@ -1,6 +1,6 @@
 // shard_hint: the layout a value is consumed with under semi-auto parallel (what
 // Primitive.shard(in_strategy) leaves in graph mode, one per input). Eagerly it is the identity;
-// the parallel pass (src/mycel/parallel/semi_auto.cc) reads the strategy and removes the node.
+// the parallel pass (src/mycel/pipeline/semi_auto.cc) reads the strategy and removes the node.
 #include <cstring>
 
 #include "mycel/ops/bprop_util.h"

@@ -5,7 +5,7 @@
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
-#include "mycel/parallel/semi_auto.h"
+#include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
 
 namespace mycel::pipeline {

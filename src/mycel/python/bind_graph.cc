@@ -12,7 +12,7 @@
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
 #include "mycel/ops/batch.h"
-#include "mycel/parallel/semi_auto.h"
+#include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/python/pipeline_handle.h"

@@ -5,7 +5,7 @@
 
 #include "mycel/parallel/communicator.h"
 #include "mycel/parallel/redistribution.h"
-#include "mycel/parallel/semi_auto.h"
+#include "mycel/pipeline/semi_auto.h"
 #include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {

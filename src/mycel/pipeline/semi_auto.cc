@@ -1,6 +1,6 @@
 // The semi-auto parallel pass (see semi_auto.h): layouts per value, redistributions and op
 // collectives inserted as IR nodes, local attributes and shapes for the rewritten ops.
-#include "mycel/parallel/semi_auto.h"
+#include "mycel/pipeline/semi_auto.h"
 
 #include <limits>
 #include <optional>
