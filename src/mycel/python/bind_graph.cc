@@ -12,6 +12,7 @@
 #include "mycel/ir/raised.h"
 #include "mycel/opt/opt.h"
 #include "mycel/ops/batch.h"
+#include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/python/pipeline_handle.h"
@@ -342,6 +343,9 @@ class CompiledGraph {
   /// The compiled step for a signature, built on first use (pipeline::compile_step).
   pipeline::Step& compiled(const std::vector<ir::AbstractPtr>& abs) {
     std::string key = analysis::signature_key(abs);
+    // A program compiled under other parallel settings splits differently (or not at all).
+    if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled)
+      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank);
     if (pipeline::Step* s = programs_.find(key)) return *s;
     if (chain_) return programs_.insert(key, pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
     return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
