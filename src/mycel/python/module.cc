@@ -16,6 +16,7 @@ void init_ad(nb::module_& m);
 void init_io(nb::module_& m);
 void init_pynative(nb::module_& m);
 void init_parallel(nb::module_& m);
+void init_search(nb::module_& m);
 void init_insight(nb::module_& m);
 }  // namespace mycel::py
 
@@ -36,5 +37,6 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_io(m);
   mycel::py::init_pynative(m);
   mycel::py::init_parallel(m);
+  mycel::py::init_search(m);
   mycel::py::init_insight(m);
 }
