@@ -1,5 +1,5 @@
 // The cost graph, its evaluation, the memory-limited solve (Lagrangian bisection around either
-// search), the greedy heuristic and the brute force used by the tests.
+// search), the tree-then-refine heuristic and the brute force used by the tests.
 #include "mycel/parallel/search/cost_graph.h"
 
 #include <algorithm>
@@ -92,7 +92,7 @@ Cost CostGraph::evaluate(const std::vector<int>& choice) const {
   return total;
 }
 
-Solution greedy_refine(const CostGraph& g, double lambda,
+Solution tree_refine(const CostGraph& g, double lambda,
                        const std::vector<std::vector<char>>& allowed) {
   const size_t n = g.nodes().size();
   std::vector<std::vector<std::pair<int, bool>>> adj(n);  // (edge, this node is the producer)
@@ -100,7 +100,50 @@ Solution greedy_refine(const CostGraph& g, double lambda,
     adj[g.edges()[i].from].push_back({static_cast<int>(i), true});
     adj[g.edges()[i].to].push_back({static_cast<int>(i), false});
   }
+  // Keep one edge per node towards an earlier node (the one whose cost varies most), which makes
+  // a forest, and solve that forest exactly: children fold into parents, roots pick, parents
+  // hand their choice down.
+  std::vector<int> keep(n, -1);
+  std::vector<double> spread(n, -1);
+  for (size_t i = 0; i < g.edges().size(); ++i) {
+    const CostEdge& e = g.edges()[i];
+    const int child = std::max(e.from, e.to);
+    const auto [lo, hi] = std::minmax_element(e.time.begin(), e.time.end());
+    if (*hi - *lo > spread[child]) spread[child] = *hi - *lo, keep[child] = static_cast<int>(i);
+  }
+  std::vector<std::vector<double>> w(n);
+  for (size_t v = 0; v < n; ++v) {
+    const auto& costs = g.nodes()[v].costs;
+    w[v].resize(costs.size());
+    for (size_t s = 0; s < costs.size(); ++s)
+      w[v][s] = allowed[v][s] ? costs[s].time + lambda * costs[s].memory : kInf;
+  }
+  std::vector<std::vector<int>> arg(n);
+  for (size_t v = n; v-- > 0;) {
+    if (keep[v] < 0) continue;
+    const CostEdge& e = g.edges()[keep[v]];
+    const bool v_is_to = e.to == static_cast<int>(v);
+    const size_t p = v_is_to ? e.from : e.to, np = w[p].size(), nv = w[v].size();
+    const size_t nt = g.nodes()[e.to].costs.size();
+    arg[v].assign(np, 0);
+    for (size_t sp = 0; sp < np; ++sp) {
+      double best = kInf;
+      for (size_t sv = 0; sv < nv; ++sv) {
+        const double t = w[v][sv] + (v_is_to ? e.time[sp * nt + sv] : e.time[sv * nt + sp]);
+        if (t < best) best = t, arg[v][sp] = static_cast<int>(sv);
+      }
+      w[p][sp] += best;
+    }
+  }
   std::vector<int> choice(n, -1);
+  for (size_t v = 0; v < n; ++v) {
+    if (keep[v] < 0) {
+      choice[v] = static_cast<int>(std::min_element(w[v].begin(), w[v].end()) - w[v].begin());
+    } else {
+      const CostEdge& e = g.edges()[keep[v]];
+      choice[v] = arg[v][choice[e.to == static_cast<int>(v) ? e.from : e.to]];
+    }
+  }
   // Cost of node v under s given its neighbours' current choices (unassigned ones ignored).
   auto local = [&](size_t v, int s) {
     const Cost& c = g.nodes()[v].costs[s];
@@ -124,8 +167,7 @@ Solution greedy_refine(const CostGraph& g, double lambda,
     }
     return best;
   };
-  for (size_t v = 0; v < n; ++v) choice[v] = best_of(v);  // greedy in (topological) node order
-  for (int sweep = 0; sweep < 8; ++sweep) {                // refine until no op changes its mind
+  for (int sweep = 0; sweep < 8; ++sweep) {  // refine over every edge until no op changes its mind
     bool changed = false;
     for (size_t v = 0; v < n; ++v) {
       const int b = best_of(v);
@@ -146,7 +188,7 @@ Solution solve(const CostGraph& g, SearchMode mode, double memory_limit) {
   const auto allowed = allowed_strategies(g, memory_limit);
   auto run = [&](double lambda) {
     return mode == SearchMode::kDynamicProgramming ? eliminate_and_reconstruct(g, lambda, allowed)
-                                                   : greedy_refine(g, lambda, allowed);
+                                                   : tree_refine(g, lambda, allowed);
   };
   Solution sol = run(0);
   if (memory_limit <= 0 || sol.memory <= memory_limit) return sol;

@@ -67,8 +67,9 @@ class CostGraph {
 Solution eliminate_and_reconstruct(const CostGraph& g, double lambda,
                                    const std::vector<std::vector<char>>& allowed);
 
-/// The heuristic (recursive_programming): greedy in node order, then local refinement sweeps.
-Solution greedy_refine(const CostGraph& g, double lambda,
+/// The fast heuristic (recursive_programming): solves exactly the forest that keeps, per node, its
+/// costliest edge to an earlier node, then refines each node's choice against all its edges.
+Solution tree_refine(const CostGraph& g, double lambda,
                        const std::vector<std::vector<char>>& allowed);
 
 /// Which search to run.
