@@ -212,14 +212,52 @@ void one_hot_kernel(const KernelContext& c) {
                c.attrs.get_float("off_value"));
 }
 
+
+// Sharding: indices split freely and params on every dim but the gathered one (a row split of
+// the table would need masked lookups and an AllReduce; not supported).
+shard::LabelSpec gather_spec(const shard::ShardContext& c) {
+  const Shape& ps = c.in(0).shape;
+  const size_t axis = static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(ps.size()), "gather"));
+  const std::string p = shard::labels(ps.size(), 'a'), i = shard::labels(c.in(1).shape.size(), 'p');
+  shard::LabelSpec sp;
+  sp.inputs = {p, i};
+  sp.outputs = {p.substr(0, axis) + i + p.substr(axis + 1)};
+  sp.fixed = p.substr(axis, 1);
+  return sp;
+}
+
+shard::LabelSpec embedding_spec(const shard::ShardContext& c) {
+  const std::string i = shard::labels(c.in(0).shape.size(), 'p');
+  shard::LabelSpec sp;
+  sp.inputs = {i, "ve"};
+  sp.outputs = {i + "e"};
+  sp.fixed = "v";
+  return sp;
+}
+
+// The new one-hot dim ('z') is not split.
+shard::LabelSpec one_hot_spec(const shard::ShardContext& c) {
+  const std::string i = shard::labels(c.in(0).shape.size(), 'a');
+  const size_t axis = static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(i.size()) + 1, "one_hot"));
+  shard::LabelSpec sp;
+  sp.inputs = {i};
+  sp.outputs = {i.substr(0, axis) + "z" + i.substr(axis)};
+  return sp;
+}
+
+OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
+  shard::set_label_rule(d, spec);
+  return d;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(gather) {
   const std::vector<DType> idx = {DType::int32, DType::int64};
   const AttrValue zero = int64_t{0};
-  r.add(make_op("gather", "Gather", "Takes slices of params along `axis` at integer indices (numpy.take).",
+  r.add(with_rule(make_op("gather", "Gather", "Takes slices of params along `axis` at integer indices (numpy.take).",
                 {{"params"}, {"indices"}}, {attr("axis", AttrKind::kInt, zero, {"dim"})},
-                infer_gather, gather_kernel, all_dtypes(), "bprop"));
+                infer_gather, gather_kernel, all_dtypes(), "bprop"), gather_spec));
   r.add(make_op("gather_nd", "GatherNd", "params[indices[..., 0], ..., indices[..., K-1]].",
                 {{"params"}, {"indices"}}, {}, infer_gather_nd, gather_nd_kernel, all_dtypes(), "bprop"));
   r.add(make_op("tensor_scatter_add", "TensorScatterAdd",
@@ -246,13 +284,14 @@ MYCEL_REGISTER_OPS(gather) {
                       {optional_attr("padding_idx", AttrKind::kInt)}, infer_embedding, embedding_kernel,
                       all_dtypes(), "bprop");
   emb.dtype_input = 1;
+  shard::set_label_rule(emb, embedding_spec);
   r.add(std::move(emb));
-  r.add(make_op("one_hot", "OneHot", "One-hot encoding of integer indices along a new `axis`.",
+  r.add(with_rule(make_op("one_hot", "OneHot", "One-hot encoding of integer indices along a new `axis`.",
                 {{"indices"}},
                 {attr("depth", AttrKind::kInt, {}), attr("on_value", AttrKind::kFloat, 1.0),
                  attr("off_value", AttrKind::kFloat, 0.0), attr("axis", AttrKind::kInt, int64_t{-1}),
                  attr("dtype", AttrKind::kDType, DType::float32)},
-                infer_one_hot, one_hot_kernel, idx, "none"));
+                infer_one_hot, one_hot_kernel, idx, "none"), one_hot_spec));
 }
 
 // Backward rules: gathers go back through scatter-adds into zeros shaped like the forward input

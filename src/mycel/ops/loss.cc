@@ -112,36 +112,87 @@ OpDef loss(std::string name, std::string cls, std::string doc, std::vector<Input
                  std::move(attrs), std::move(infer), std::move(kernel), float_dtypes(), "bprop");
 }
 
+
+// Sharding: the batch splits (a reduced loss then ends in an AllReduce: "mean" sums the slices'
+// means and divides by their count); the class dim stays whole (softmax over it). A weighted
+// mean (nll_loss) divides by a total weight, which partial results do not combine, so it keeps
+// the batch whole.
+shard::LabelSpec class_loss_spec(const shard::ShardContext& c) {
+  shard::LabelSpec sp;
+  const std::string red = c.op.attr_index("reduction") >= 0 ? c.attrs.get_str("reduction") : "none";
+  const bool dense_labels = c.op.name == "softmax_cross_entropy_with_logits";
+  sp.inputs = {"nc", dense_labels ? "nc" : "n"};
+  if (c.op.inputs.size() > 2) sp.inputs.push_back(c.has_input(2) ? "c" : "");
+  sp.outputs = {red == "none" ? "n" : ""};
+  if (dense_labels) sp.outputs.push_back("nc");
+  else if (c.outputs.size() > 1) sp.outputs.push_back("");  // nll_loss's total weight: a sum
+  sp.fixed = "c";
+  if (c.in(0).shape.size() != 2) sp.fixed = "nc";  // only (N, C) logits split
+  sp.reduce_op = red == "mean" ? "mean" : "sum";
+  sp.no_partial = c.op.name == "nll_loss" && red == "mean";
+  if (c.in(0).shape.size() != 2) {  // labels by rank; nothing splits
+    for (size_t i = 0; i < sp.inputs.size(); ++i)
+      if (c.has_input(i)) sp.inputs[i] = std::string(c.in(i).shape.size(), 'c');
+    for (size_t o = 0; o < sp.outputs.size(); ++o) sp.outputs[o] = std::string(c.outputs[o].shape.size(), '1');
+  }
+  return sp;
+}
+
+OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
+  shard::set_label_rule(d, spec);
+  return d;
+}
+
+// Elementwise losses: inputs broadcast together; "none" keeps the full shape, else a reduction.
+shard::LabelSpec elementwise_loss_spec(const shard::ShardContext& c) {
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.has_input(i)) shapes.push_back(&c.in(i).shape);
+  Shape full;
+  for (const Shape* s : shapes) {
+    if (s->size() > full.size()) full.insert(full.begin(), s->size() - full.size(), 1);
+    for (size_t d = 0; d < s->size(); ++d) {
+      int64_t& f = full[full.size() - s->size() + d];
+      if (f == 1) f = (*s)[d];
+    }
+  }
+  shard::LabelSpec sp = shard::broadcast_spec(c, full);
+  const std::string& red = c.attrs.get_str("reduction");
+  if (red != "none") sp.outputs = {""};
+  sp.reduce_op = red == "mean" ? "mean" : "sum";
+  return sp;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(loss) {
   using namespace cpu;
-  r.add(loss("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
+  r.add(with_rule(loss("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
              "Cross entropy of logits (N, C) and dense label probabilities; returns (loss (N,), "
              "softmax - labels).",
-             {{"logits"}, {"labels"}}, {}, infer_softmax_ce, softmax_cross_entropy_kernel));
-  r.add(loss("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
+             {{"logits"}, {"labels"}}, {}, infer_softmax_ce, softmax_cross_entropy_kernel), class_loss_spec));
+  r.add(with_rule(loss("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
              "Cross entropy of logits (N, C) and class indices (N,), reduced.",
              {{"logits"}, {"labels"}}, {kReduction}, infer_sparse_ce,
-             sparse_softmax_cross_entropy_kernel));
-  r.add(loss("nll_loss", "NLLLoss",
+             sparse_softmax_cross_entropy_kernel), class_loss_spec));
+  r.add(with_rule(loss("nll_loss", "NLLLoss",
              "Negative log likelihood of log-probabilities (N, C) at targets (N,), optionally "
              "weighted per class; returns (loss, total_weight).",
              {{"logits"}, {"target"}, {"weight", true}},
              {kReduction, {"ignore_index", AttrKind::kInt, int64_t(-100), false, {}}}, infer_nll,
-             nll_loss_kernel));
-  r.add(loss("binary_cross_entropy", "BinaryCrossEntropy",
+             nll_loss_kernel), class_loss_spec));
+  r.add(with_rule(loss("binary_cross_entropy", "BinaryCrossEntropy",
              "Binary cross entropy of probabilities and labels, optionally weighted (logs clamped "
              "at -100).",
              {{"logits"}, {"labels"}, {"weight", true}}, {kReduction}, infer_binary_ce,
-             binary_cross_entropy_kernel));
-  r.add(loss("binary_cross_entropy_with_logits", "BCEWithLogitsLoss",
+             binary_cross_entropy_kernel), elementwise_loss_spec));
+  r.add(with_rule(loss("binary_cross_entropy_with_logits", "BCEWithLogitsLoss",
              "Binary cross entropy of logits (sigmoid folded in, numerically stable), optionally "
              "weighted and with pos_weight.",
              {{"logits"}, {"label"}, {"weight", true}, {"pos_weight", true}}, {kReduction},
-             infer_binary_ce, bce_with_logits_kernel));
-  r.add(loss("mse_loss", "MSELoss", "Mean squared error (x - y)**2 with broadcasting, reduced.",
-             {{"logits"}, {"labels"}}, {kReduction}, infer_mse, mse_loss_kernel));
+             infer_binary_ce, bce_with_logits_kernel), elementwise_loss_spec));
+  r.add(with_rule(loss("mse_loss", "MSELoss", "Mean squared error (x - y)**2 with broadcasting, reduced.",
+             {{"logits"}, {"labels"}}, {kReduction}, infer_mse, mse_loss_kernel), elementwise_loss_spec));
 }
 
 namespace {

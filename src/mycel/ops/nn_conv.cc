@@ -335,6 +335,17 @@ std::vector<AttrDef> pool_attrs() {
           {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}}};
 }
 
+
+// Sharding: batch (n) and output channels (o) split; input channels (c) split too and end in an
+// AllReduce of partial sums (groups == 1 only). The image and the window stay whole.
+shard::LabelSpec conv2d_spec(const shard::ShardContext& c) {
+  shard::LabelSpec sp;
+  sp.inputs = {"nchw", "ocij", c.has_input(2) ? "o" : ""};
+  sp.outputs = {"nopq"};
+  sp.fixed = c.attrs.get_int("groups") == 1 ? "hwij" : "hwijco";
+  return sp;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(nn_conv) {
@@ -344,6 +355,7 @@ MYCEL_REGISTER_OPS(nn_conv) {
                 "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.",
                 {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(),
                 infer_conv2d, conv2d_kernel, conv_dtypes(), "bprop");
+    shard::set_label_rule(d, conv2d_spec);
     r.add(std::move(d));
   }
   r.add(make_op("conv2d_backprop_input", "Conv2DBackpropInput",

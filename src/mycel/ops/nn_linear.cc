@@ -123,6 +123,35 @@ std::vector<DType> matmul_dtypes() {
           DType::int64, DType::bfloat16, DType::float32, DType::float64};
 }
 
+
+// Sharding: m rows of x, n columns of y, k the contracted dim (a split k ends in an AllReduce);
+// batch dims broadcast like elementwise ops.
+shard::LabelSpec matmul_spec(const shard::ShardContext& c) {
+  const Shape &xs = c.in(0).shape, &ys = c.in(1).shape, &os = c.outputs.at(0).shape;
+  const size_t xb = xs.size() >= 2 ? xs.size() - 2 : 0, yb = ys.size() >= 2 ? ys.size() - 2 : 0;
+  const size_t ob = std::max(xb, yb);
+  const std::string batch = shard::labels(ob, 'a');
+  auto blab = [&](const Shape& s, size_t nb) {
+    std::string l;
+    for (size_t d = 0; d < nb; ++d) l += (s[d] == 1 && os[ob - nb + d] != 1) ? '1' : batch[ob - nb + d];
+    return l;
+  };
+  shard::LabelSpec sp;
+  sp.inputs = {xs.size() == 1 ? "k" : blab(xs, xb) + (c.attrs.get_bool("transpose_a") ? "km" : "mk"),
+               ys.size() == 1 ? "k" : blab(ys, yb) + (c.attrs.get_bool("transpose_b") ? "nk" : "kn")};
+  sp.outputs = {batch + (xs.size() > 1 ? "m" : "") + (ys.size() > 1 ? "n" : "")};
+  return sp;
+}
+
+// x (..., k) @ w (n, k).T + b (n,).
+shard::LabelSpec dense_spec(const shard::ShardContext& c) {
+  const std::string batch = shard::labels(c.in(0).shape.size() - 1, 'a');
+  shard::LabelSpec sp;
+  sp.inputs = {batch + "k", "nk", c.has_input(2) ? "n" : ""};
+  sp.outputs = {batch + "n"};
+  return sp;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(nn_linear) {
@@ -140,6 +169,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
     };
     d.dtypes = matmul_dtypes();
     d.grad = "bprop";
+    shard::set_label_rule(d, matmul_spec);
     r.add(std::move(d));
   }
   {
@@ -155,6 +185,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
     };
     d.dtypes = {DType::bfloat16, DType::float32, DType::float64};
     d.grad = "bprop";
+    shard::set_label_rule(d, dense_spec);
     r.add(std::move(d));
   }
 }

@@ -195,6 +195,40 @@ void layer_norm_grad_kernel(const KernelContext& c) {
   });
 }
 
+
+// Sharding. batch_norm: channels split freely; in training the statistics need the whole batch
+// and image, so N, H, W stay whole. layer_norm: the normalized dims stay whole. softmax: the axis.
+shard::LabelSpec batch_norm_spec(const shard::ShardContext& c) {
+  const std::string x = "nc" + shard::labels(c.in(0).shape.size() - 2, 'h');
+  shard::LabelSpec sp;
+  sp.inputs = {x, "c", "c", "c", "c"};
+  sp.outputs = {x, "c", "c"};
+  if (c.attrs.get_bool("is_training")) sp.fixed = "n" + x.substr(2);
+  return sp;
+}
+
+shard::LabelSpec layer_norm_spec(const shard::ShardContext& c) {
+  const Shape& xs = c.in(0).shape;
+  const int64_t nd = static_cast<int64_t>(xs.size());
+  const size_t norm = static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_norm_axis"), nd, "layer_norm"));
+  const size_t params = static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_params_axis"), nd, "layer_norm"));
+  const std::string x = shard::labels(xs.size());
+  shard::LabelSpec sp;
+  sp.inputs = {x, x.substr(params), x.substr(params)};
+  sp.outputs = {x, x.substr(0, norm), x.substr(0, norm)};
+  sp.fixed = x.substr(norm);
+  return sp;
+}
+
+shard::LabelSpec softmax_spec(const shard::ShardContext& c) {
+  const int64_t nd = static_cast<int64_t>(c.in(0).shape.size());
+  shard::LabelSpec sp;
+  sp.inputs = {shard::labels(c.in(0).shape.size())};
+  sp.outputs = sp.inputs;
+  if (nd > 0) sp.fixed = sp.inputs[0].substr(static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), nd, c.op.name.c_str())), 1);
+  return sp;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(nn_norm) {
@@ -208,6 +242,7 @@ MYCEL_REGISTER_OPS(nn_norm) {
                  {"momentum", AttrKind::kFloat, 0.1, false, {}}},
                 infer_batch_norm, batch_norm_kernel, float_dtypes(), "bprop");
     d.mutated_inputs = {3, 4};
+    shard::set_label_rule(d, batch_norm_spec);
     r.add(std::move(d));
   }
   r.add(make_op("batch_norm_grad", "BatchNormGrad",
@@ -226,6 +261,7 @@ MYCEL_REGISTER_OPS(nn_norm) {
                  {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}},
                  {"epsilon", AttrKind::kFloat, 1e-7, false, {}}},
                 infer_layer_norm, layer_norm_kernel, float_dtypes(), "bprop");
+    shard::set_label_rule(d, layer_norm_spec);
     r.add(std::move(d));
   }
   r.add(make_op("layer_norm_grad", "LayerNormGrad",
@@ -239,12 +275,14 @@ MYCEL_REGISTER_OPS(nn_norm) {
     OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
                       softmax_kernel<false>, float_dtypes(), "bprop");
+    shard::set_label_rule(d, softmax_spec);
     r.add(std::move(d));
   }
   {
     OpDef d = make_op("log_softmax", "LogSoftmax", "x - log(sum(exp(x))) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
                       softmax_kernel<true>, float_dtypes(), "bprop");
+    shard::set_label_rule(d, softmax_spec);
     r.add(std::move(d));
   }
 }

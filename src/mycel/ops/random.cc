@@ -135,6 +135,14 @@ OpDef random_op(std::string name, std::string cls, std::string doc, std::vector<
   return d;
 }
 
+
+// Dropout shards like an elementwise op (each rank draws its slice's mask from its own stream,
+// so a split run's masks differ from one process's).
+OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
+  shard::set_label_rule(d, spec);
+  return d;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(random) {
@@ -156,11 +164,11 @@ MYCEL_REGISTER_OPS(random) {
                   "1 with probability p, else 0, with the shape and dtype of x.", {{"x"}},
                   {attr("p", AttrKind::kFloat, 0.5)}, {}, infer_bernoulli, bernoulli_kernel,
                   all_dtypes()));
-  r.add(random_op("dropout", "Dropout",
+  r.add(with_rule(random_op("dropout", "Dropout",
                   "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
                   "1/keep_prob; returns (y, mask).",
                   {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
-                  dropout_kernel, float_dtypes(), "bprop"));
+                  dropout_kernel, float_dtypes(), "bprop"), shard::elementwise_spec));
 }
 
 // Backward rule of dropout: the kept elements pass dy scaled as in the forward (the mask output

@@ -81,26 +81,51 @@ OpDef reduction(std::string name, std::string cls, std::string doc, InferFn infe
                  std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
 }
 
+
+// Sharding: a split reduced dim leaves a partial result that an AllReduce with `combine` finishes
+// ("mean" sums and divides by the group size: slices are equal). Ops whose partial results do
+// not combine (var, logsumexp) never split a reduced dim.
+OpDef with_reduce_rule(OpDef d, std::string combine) {
+  shard::set_label_rule(d, [combine](const shard::ShardContext& c) {
+    const Shape& xs = c.in(0).shape;
+    const int64_t nd = static_cast<int64_t>(xs.size());
+    std::vector<bool> reduced(xs.size(), c.attrs.get_ints("axis").empty());
+    for (int64_t a : c.attrs.get_ints("axis")) reduced[normalize_axis(a, nd, c.op.name.c_str())] = true;
+    const bool keep = c.attrs.get_bool("keep_dims");
+    shard::LabelSpec sp;
+    sp.inputs = {shard::labels(xs.size())};
+    std::string out;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (!reduced[d]) out += sp.inputs[0][d];
+      else if (keep) out += '1';
+    sp.outputs = {out};
+    sp.reduce_op = combine.empty() ? "sum" : combine;
+    sp.no_partial = combine.empty();
+    return sp;
+  });
+  return d;
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(reduce) {
   using namespace cpu;
-  r.add(reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
-                  reduce_infer(int64_if_integral), sum_kernel));
-  r.add(reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
-                  reduce_infer(float64_if_integral), mean_kernel));
-  r.add(reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
-                  reduce_infer(int64_if_integral), prod_kernel));
-  r.add(reduction("max", "ReduceMax", "Maximum over axes (all if axis is empty); NaN propagates; tied maxima share the gradient.",
-                  reduce_infer(keep_dtype, "maximum"), max_kernel));
-  r.add(reduction("min", "ReduceMin", "Minimum over axes (all if axis is empty); NaN propagates; tied minima share the gradient.",
-                  reduce_infer(keep_dtype, "minimum"), min_kernel));
-  r.add(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
-                  reduce_infer(bool_dtype), all_kernel, "none"));
-  r.add(reduction("any", "ReduceAny", "Whether some element over axes is nonzero.",
-                  reduce_infer(bool_dtype), any_kernel, "none"));
-  r.add(reduction("logsumexp", "LogSumExp", "log(sum(exp(x))) over axes, computed stably.",
-                  reduce_infer(float64_if_integral), logsumexp_kernel));
+  r.add(with_reduce_rule(reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
+                  reduce_infer(int64_if_integral), sum_kernel), "sum"));
+  r.add(with_reduce_rule(reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
+                  reduce_infer(float64_if_integral), mean_kernel), "mean"));
+  r.add(with_reduce_rule(reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
+                  reduce_infer(int64_if_integral), prod_kernel), "prod"));
+  r.add(with_reduce_rule(reduction("max", "ReduceMax", "Maximum over axes (all if axis is empty); NaN propagates; tied maxima share the gradient.",
+                  reduce_infer(keep_dtype, "maximum"), max_kernel), "max"));
+  r.add(with_reduce_rule(reduction("min", "ReduceMin", "Minimum over axes (all if axis is empty); NaN propagates; tied minima share the gradient.",
+                  reduce_infer(keep_dtype, "minimum"), min_kernel), "min"));
+  r.add(with_reduce_rule(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
+                  reduce_infer(bool_dtype), all_kernel, "none"), "min"));
+  r.add(with_reduce_rule(reduction("any", "ReduceAny", "Whether some element over axes is nonzero.",
+                  reduce_infer(bool_dtype), any_kernel, "none"), "max"));
+  r.add(with_reduce_rule(reduction("logsumexp", "LogSumExp", "log(sum(exp(x))) over axes, computed stably.",
+                  reduce_infer(float64_if_integral), logsumexp_kernel), ""));
   OpDef var = reduction("var", "Var", "Variance over axes with divisor count - ddof (numpy's var).",
                         reduce_infer(float64_if_integral), var_kernel);
   var.attrs.push_back({"ddof", AttrKind::kInt, int64_t{0}, false, {"correction"}});

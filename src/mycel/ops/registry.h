@@ -11,6 +11,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/tensor.h"
+#include "mycel/ops/sharding.h"
 
 namespace mycel {
 
@@ -110,6 +111,10 @@ struct OpDef {
   bool effect = false;            // talks to other processes (collectives): never folded, merged,
                                   // dropped or reordered, so every rank runs the same sequence
   std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands
+  /// Auto-parallel: valid input strategies -> input/output layouts and the comms inside
+  /// (src/mycel/ops/sharding.h). Empty: the elementwise rule if `elementwise`, else replicated only.
+  shard::ShardRule shard;
+  shard::CostFn cost;             // work per device under a plan; empty: a generic estimate
 
   int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)
   bool supports(DType t) const;

@@ -18,11 +18,93 @@ using detail::optional_attr;
 Tensor as_view(const Tensor& x, const TensorMeta& out) { return x.view(out.shape); }
 void copy_kernel(const KernelContext& c) { cpu::copy_all(c.in(0), c.out(0)); }
 
+OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
+  shard::set_label_rule(d, spec);
+  return d;
+}
+
+// Sharding of reshape-like ops (reshape, flatten, squeeze, expand_dims, identity): input dim i may
+// split in k when some output dim j starts at the same flat offset (equal products of the dims
+// before them) and both divide by k: then each slice is the same contiguous block in and out.
+// Reshape's local op gets the slice's shape as its `shape`.
+int64_t out_dim_for(const Shape& in, const Shape& out, size_t i, int64_t k) {
+  int64_t pin = 1, pout = 1;
+  for (size_t d = 0; d < i; ++d) pin *= in[d];
+  for (size_t j = 0; j < out.size(); pout *= out[j], ++j)
+    if (pout == pin && out[j] > 1 && out[j] % k == 0 && in[i] % k == 0) return static_cast<int64_t>(j);
+  return -1;
+}
+
+shard::ShardPlan reshape_plan(const shard::ShardContext& c, const shard::Strategy& s) {
+  const Shape &in = c.in(0).shape, &out = c.outputs.at(0).shape;
+  if (s.size() != 1 || s[0].size() != in.size())
+    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy must be one tuple of ", in.size(), " split counts (x has shape ",
+                shape_str(in), ")");
+  shard::ShardPlan p;
+  int64_t used = 1;
+  std::vector<int> in_map(in.size(), -1), out_map(out.size(), -1);
+  p.device.dims = {1};
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t k = s[0][i];
+    if (k < 1) MYCEL_THROW(ValueError, "[", c.op.name, "] strategy for dim ", i, " is ", k, ", expected >= 1");
+    if (k == 1) continue;
+    const int64_t j = out_dim_for(in, out, i, k);
+    if (j < 0)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split dim ", i, " of ", shape_str(in), " in ", k,
+                  " for output shape ", shape_str(out), ": no output dim starts there with a size divisible by ", k);
+    p.device.dims.push_back(k);
+    in_map[i] = out_map[j] = static_cast<int>(p.device.dims.size()) - 1;
+    used *= k;
+  }
+  if (c.device_num % used != 0)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used, " devices, which does not divide device_num ",
+                c.device_num);
+  p.device.dims[0] = c.device_num / used;
+  p.inputs = {shard::TensorLayout{p.device, in_map, in, {}}};
+  p.outputs = {shard::TensorLayout{p.device, out_map, out, {}}};
+  if (c.op.attr_index("shape") >= 0) p.local_int_attrs.push_back({"shape", p.outputs[0].slice_shape()});
+  return p;
+}
+
+std::vector<shard::Strategy> reshape_strategies(const shard::ShardContext& c) {
+  const Shape &in = c.in(0).shape, &out = c.outputs.at(0).shape;
+  std::vector<shard::Strategy> all = {{shard::Dims(in.size(), 1)}};
+  shard::Dims pick(in.size(), 1);
+  std::function<void(size_t, int64_t)> go = [&](size_t i, int64_t used) {
+    if (i == in.size()) {
+      if (used == c.device_num && used > 1) all.push_back({pick});
+      return;
+    }
+    for (int64_t k = 1; k <= c.device_num / used; ++k) {
+      if (c.device_num % (used * k) != 0 || (k > 1 && out_dim_for(in, out, i, k) < 0)) continue;
+      pick[i] = k;
+      go(i + 1, used * k);
+    }
+    pick[i] = 1;
+  };
+  go(0, 1);
+  return all;
+}
+
+shard::LabelSpec transpose_spec(const shard::ShardContext& c) {
+  const size_t nd = c.in(0).shape.size();
+  std::vector<int64_t> perm = c.attrs.get_ints("perm");
+  if (perm.empty())
+    for (size_t d = nd; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  shard::LabelSpec sp;
+  sp.inputs = {shard::labels(nd)};
+  std::string o;
+  for (int64_t a : perm) o += sp.inputs[0][static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(nd), "transpose"))];
+  sp.outputs = {o};
+  return sp;
+}
+
 OpDef view_op(std::string name, std::string cls, std::string doc, std::vector<AttrDef> attrs,
               InferFn infer) {
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
                     std::move(infer), copy_kernel, all_dtypes(), "bprop");
   d.view = as_view;
+  d.shard = {reshape_plan, reshape_strategies};
   return d;
 }
 
@@ -341,9 +423,9 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(view_op("squeeze", "Squeeze", "Removes size-1 dimensions (`axis`, or all when empty).",
                 {attr("axis", AttrKind::kInts, no_ints)}, infer_squeeze));
   r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
-  r.add(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
+  r.add(with_rule(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
                 {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-                infer_transpose, transpose_kernel, all_dtypes(), "bprop"));
+                infer_transpose, transpose_kernel, all_dtypes(), "bprop"), transpose_spec));
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 all_dtypes(), "bprop"));
