@@ -8,7 +8,7 @@ import os
 from mycel import _mycel
 from mycel.parallel.description import ModelDescription
 
-__all__ = ["simulate", "SimulationReport", "load_topology", "measure_flops", "DEFAULT_TOPOLOGY",
+__all__ = ["simulate", "search_cell", "SimulationReport", "load_topology", "measure_flops", "DEFAULT_TOPOLOGY",
            "SEARCH_MODES"]
 
 SEARCH_MODES = ("dynamic_programming", "recursive_programming")
@@ -133,4 +133,29 @@ def simulate(model, device_num, topology=None, search_mode="dynamic_programming"
     topo = load_topology(topology)
     limit = -1.0 if memory_limit is None else float(memory_limit)
     out = _mycel.search.simulate(text, json.dumps(topo), device_num, search_mode, limit)
+    return SimulationReport(json.loads(out))
+
+
+def search_cell(net, *inputs, device_num=None, topology=None, search_mode=None, memory_limit=None,
+                training=True, optimizer_slots=1):
+    """Searches a strategy for every op of a Cell's (or function's) compiled graph for these
+    inputs, with the registry's sharding rules and costs, on `device_num` simulated devices
+    (default: the auto-parallel context's device_num). search_mode defaults to the context's
+    ("dynamic_programming" or "recursive_programming"; "data_parallel" prices plain data
+    parallelism). training=True prices the backward pass and optimizer state too. Returns a
+    SimulationReport whose ops are the graph's op applications in order."""
+    from mycel.parallel.context import _device_num, get_auto_parallel_context
+    mode = search_mode or get_auto_parallel_context("search_mode")
+    if mode not in SEARCH_MODES + ("data_parallel",):
+        raise ValueError(f"search_cell: search_mode must be one of {SEARCH_MODES + ('data_parallel',)}, "
+                         f"got {mode!r}")
+    n = _device_num() if device_num is None else device_num
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1 << 20:
+        raise ValueError(f"search_cell: device_num must be an int in [1, {1 << 20}], got {n!r}")
+    if memory_limit is not None and (not isinstance(memory_limit, (int, float)) or memory_limit < 0):
+        raise ValueError(f"search_cell: memory_limit must be bytes >= 0, got {memory_limit!r}")
+    topo = load_topology(topology)
+    compiled = _mycel.graph.compile(net)
+    out = compiled.search_strategy(json.dumps(topo), n, mode, -1.0 if memory_limit is None else float(memory_limit),
+                                   bool(training), float(optimizer_slots), *inputs)
     return SimulationReport(json.loads(out))

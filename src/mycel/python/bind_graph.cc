@@ -13,6 +13,7 @@
 #include "mycel/opt/opt.h"
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/parallel/search/from_graph.h"
 
 namespace mycel::py {
 
@@ -191,6 +192,8 @@ class CompiledGraph {
   }
 
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
+  /// The specialized, optimized graph for these arguments (what the strategy search reads).
+  const ir::FuncGraph& graph_for(nb::args args) { return *compiled(signature(args)).graph; }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -337,6 +340,16 @@ void init_graph(nb::module_& m) {
         d["num_fused"] = s.num_fused;
         return d;
       })
+      .def("search_strategy",
+           [](CompiledGraph& c, const std::string& topology, int device_num, const std::string& mode,
+              double memory_limit, bool training, double optimizer_slots, nb::args args) {
+             const parallel::search::Topology topo = parallel::search::parse_topology(topology);
+             const ir::FuncGraph& g = c.graph_for(args);
+             nb::gil_scoped_release release;
+             return parallel::search::report_to_json(
+                 parallel::search::search_graph(g, topo, device_num, mode, memory_limit, training, optimizer_slots).report);
+           },
+           "Auto-parallel strategy search for these arguments on simulated devices; the report as JSON.")
       .def("program_text", [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
            "The compiled Program's instruction listing for these arguments (after fusion).");
   g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),

@@ -8,14 +8,20 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/parallel/search/collective_cost.h"
 
 namespace mycel::parallel::search {
-namespace {
 
-// Devices of one collective group: how many share a node, how many nodes they span.
-struct Group {
-  int64_t size = 1, intra = 1;
-};
+double all_reduce_time(Group g, double bytes, const Topology& t, double& sent) {
+  if (g.size <= 1) return 0;
+  const double gi = static_cast<double>(g.intra), ge = static_cast<double>(g.size / g.intra);
+  const double intra_bytes = 2 * (gi - 1) / gi * bytes, inter_bytes = 2 * (ge - 1) / ge * bytes / gi;
+  sent += intra_bytes + inter_bytes;
+  return 2 * (gi - 1) * t.intra_node.alpha + intra_bytes * t.intra_node.beta +
+         2 * (ge - 1) * t.inter_node.alpha + inter_bytes * t.inter_node.beta;
+}
+
+namespace {
 
 // The device matrix is [replicas, dims...] with the last dim fastest, so a dim with stride s and
 // split k puts min(k, devices_per_node / s) of its group members on one node.
@@ -35,17 +41,6 @@ Group group_of(const std::vector<int64_t>& k, const std::vector<char>& in_group,
     g.intra *= std::min<int64_t>(replicas, std::max<int64_t>(1, dpn / stride));
   }
   return g;
-}
-
-// Hierarchical ring AllReduce of `bytes`: reduce-scatter and all-gather inside each node, an
-// AllReduce of the node's share across nodes. Returns time; adds bytes sent per device.
-double all_reduce(Group g, double bytes, const Topology& t, double& sent) {
-  if (g.size <= 1) return 0;
-  const double gi = static_cast<double>(g.intra), ge = static_cast<double>(g.size / g.intra);
-  const double intra_bytes = 2 * (gi - 1) / gi * bytes, inter_bytes = 2 * (ge - 1) / ge * bytes / gi;
-  sent += intra_bytes + inter_bytes;
-  return 2 * (gi - 1) * t.intra_node.alpha + intra_bytes * t.intra_node.beta +
-         2 * (ge - 1) * t.inter_node.alpha + inter_bytes * t.inter_node.beta;
 }
 
 std::vector<int64_t> axis_sizes(const OpSpec& op, const OpTensor& t) {
@@ -132,7 +127,7 @@ OpStrategies enumerate_strategies(const OpSpec& op, const ModelSpec& model, cons
     std::vector<char> reduce(op.dims.size());
     for (size_t d = 0; d < op.dims.size(); ++d) reduce[d] = !in_out[d];
     const double out_bytes = slice_bytes(out_shape, axis_splits(op.output, split), model.dtype_bytes);
-    c.comm += all_reduce(group_of(split, reduce, replicas, false, topo.devices_per_node), out_bytes,
+    c.comm += all_reduce_time(group_of(split, reduce, replicas, false, topo.devices_per_node), out_bytes,
                          topo, c.comm_bytes);
     c.memory += model.training ? out_bytes : 0;  // activations saved for the backward pass
     for (const OpTensor& in : op.inputs) {
@@ -145,7 +140,7 @@ OpStrategies enumerate_strategies(const OpSpec& op, const ModelSpec& model, cons
       std::vector<char> missing(op.dims.size(), 1);
       for (const auto& axis : in.axes)
         for (int d : axis) missing[d] = 0;
-      c.comm += all_reduce(group_of(split, missing, replicas, in.parameter, topo.devices_per_node),
+      c.comm += all_reduce_time(group_of(split, missing, replicas, in.parameter, topo.devices_per_node),
                            bytes, topo, c.comm_bytes);
     }
     r.costs.push_back(c);
