@@ -82,11 +82,11 @@ class SimulationReport:
 
     def table(self, limit=None):
         """The per-op table as text (the first `limit` ops when given), then the totals."""
-        head = f"{'op':<28} {'kind':<22} {'strategy':<28} {'compute ms':>10} {'comm ms':>9} " \
+        head = f"{'op':<28} {'kind':<22} {'strategy':<36} {'compute ms':>10} {'comm ms':>9} " \
                f"{'redist ms':>9} {'comm MB':>9} {'mem MB':>9}"
         lines = [head, "-" * len(head)]
         for o in self.ops[:limit]:
-            lines.append(f"{o['name'][:28]:<28} {o['kind'][:22]:<22} {o['strategy'][:28]:<28} "
+            lines.append(f"{o['name'][:28]:<28} {o['kind'][:22]:<22} {o['strategy'][:36]:<36} "
                          f"{o['compute_s'] * 1e3:>10.3f} {o['comm_s'] * 1e3:>9.3f} "
                          f"{o['redistribution_s'] * 1e3:>9.3f} {o['comm_bytes'] / 2**20:>9.2f} "
                          f"{o['memory_bytes'] / 2**20:>9.2f}")
@@ -159,3 +159,38 @@ def search_cell(net, *inputs, device_num=None, topology=None, search_mode=None, 
     out = compiled.search_strategy(json.dumps(topo), n, mode, -1.0 if memory_limit is None else float(memory_limit),
                                    bool(training), float(optimizer_slots), *inputs)
     return SimulationReport(json.loads(out))
+
+
+def main(argv=None):
+    """Command line: python -m mycel.parallel.search --model resnet50 --device_num 64 [--topology
+    FILE] [--search_mode ...] [--classes N] [--layers N] [--limit N]: prints the per-op table and
+    the totals. --model is resnet50, transformer or a model description JSON file."""
+    import argparse
+    from mycel.parallel import zoo
+    ap = argparse.ArgumentParser(prog="python -m mycel.parallel.search", description=main.__doc__.splitlines()[0])
+    ap.add_argument("--model", default="resnet50")
+    ap.add_argument("--device_num", type=int, default=8)
+    ap.add_argument("--topology", default=None, help="a topology JSON file (docs/parallel.md)")
+    ap.add_argument("--search_mode", default="dynamic_programming", choices=SEARCH_MODES + ("data_parallel",))
+    ap.add_argument("--batch", type=int, default=None, help="global batch")
+    ap.add_argument("--classes", type=int, default=1000, help="resnet50's classifier width")
+    ap.add_argument("--layers", type=int, default=24, help="transformer layers")
+    ap.add_argument("--limit", type=int, default=None, help="print at most this many ops")
+    args = ap.parse_args(argv)
+    if args.model == "resnet50":
+        model = zoo.resnet50(batch=args.batch or 256, num_classes=args.classes)
+    elif args.model == "transformer":
+        model = zoo.transformer(layers=args.layers, batch=args.batch or 128)
+    else:
+        size = os.path.getsize(args.model)
+        if size > 64 << 20:
+            raise ValueError(f"{args.model}: {size} bytes is more than a model description may hold (64 MiB)")
+        with open(args.model, encoding="utf-8") as f:
+            model = f.read()
+    report = simulate(model, args.device_num, args.topology, search_mode=args.search_mode)
+    print(report.table(args.limit))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -14,7 +14,8 @@ struct Group {
 
 /// Hierarchical ring AllReduce of `bytes` per device: reduce-scatter and all-gather inside each
 /// node, an AllReduce of the node's share across nodes. Returns seconds; adds the bytes each
-/// device sends to `sent`.
-double all_reduce_time(Group g, double bytes, const Topology& t, double& sent);
+/// device sends to `sent`. `fused`: the message rides in a gradient-fusion bucket with others
+/// (comm_fusion), so it pays bandwidth but not its own latency.
+double all_reduce_time(Group g, double bytes, const Topology& t, double& sent, bool fused = false);
 
 }  // namespace mycel::parallel::search

@@ -184,7 +184,8 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
         for (int a = 0; a < static_cast<int>(p.inputs[i].device.dims.size()); ++a)
           if (std::find(p.inputs[i].tensor_map.begin(), p.inputs[i].tensor_map.end(), a) == p.inputs[i].tensor_map.end())
             repeat.push_back(a);
-        k.comm += all_reduce_time(group_on(p.inputs[i].device, repeat, topo.devices_per_node), bytes, topo, k.comm_bytes);
+        k.comm += all_reduce_time(group_on(p.inputs[i].device, repeat, topo.devices_per_node), bytes, topo,
+                                  k.comm_bytes, s.weight[i]);
       }
       s.strategies.push_back(std::move(st));
       s.plans.push_back(std::move(p));

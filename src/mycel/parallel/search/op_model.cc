@@ -12,13 +12,13 @@
 
 namespace mycel::parallel::search {
 
-double all_reduce_time(Group g, double bytes, const Topology& t, double& sent) {
+double all_reduce_time(Group g, double bytes, const Topology& t, double& sent, bool fused) {
   if (g.size <= 1) return 0;
   const double gi = static_cast<double>(g.intra), ge = static_cast<double>(g.size / g.intra);
   const double intra_bytes = 2 * (gi - 1) / gi * bytes, inter_bytes = 2 * (ge - 1) / ge * bytes / gi;
   sent += intra_bytes + inter_bytes;
-  return 2 * (gi - 1) * t.intra_node.alpha + intra_bytes * t.intra_node.beta +
-         2 * (ge - 1) * t.inter_node.alpha + inter_bytes * t.inter_node.beta;
+  const double latency = fused ? 0 : 2 * (gi - 1) * t.intra_node.alpha + 2 * (ge - 1) * t.inter_node.alpha;
+  return latency + intra_bytes * t.intra_node.beta + inter_bytes * t.inter_node.beta;
 }
 
 namespace {
@@ -141,7 +141,7 @@ OpStrategies enumerate_strategies(const OpSpec& op, const ModelSpec& model, cons
       for (const auto& axis : in.axes)
         for (int d : axis) missing[d] = 0;
       c.comm += all_reduce_time(group_of(split, missing, replicas, in.parameter, topo.devices_per_node),
-                           bytes, topo, c.comm_bytes);
+                                bytes, topo, c.comm_bytes, in.parameter);
     }
     r.costs.push_back(c);
   }
