@@ -159,11 +159,16 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   CostGraph cg;
   for (OpSite& s : sites) {
     const shard::ShardContext c = s.ctx();
+    std::string refused;
     for (shard::Strategy& st : shard::strategies(c)) {
+      // strategies_from_labels leaves a 0 where a label may never be split: it means 1.
+      for (shard::Dims& d : st)
+        for (int64_t& v : d) v = v == 0 ? 1 : v;
       shard::ShardPlan p;
       try {
         p = shard::plan(c, st);
-      } catch (const ValueError&) {
+      } catch (const ValueError& e) {
+        if (refused.empty()) refused = e.what();
         continue;  // a listed strategy the op turns down for these shapes
       }
       StrategyCost k;
@@ -192,7 +197,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.costs.push_back(k);
     }
     MYCEL_CHECK(!s.strategies.empty(), ValueError, "[auto_parallel] op '", s.op->op().name,
-                "' has no valid strategy on ", device_num, " devices");
+                "' has no valid strategy on ", device_num, " devices (its rule said: ", refused, ")");
     std::vector<Cost> costs;
     for (const StrategyCost& k : s.costs) costs.push_back({k.compute + k.comm, k.memory});
     cg.add_node(s.op->op().name + "#" + std::to_string(cg.nodes().size()), std::move(costs));
