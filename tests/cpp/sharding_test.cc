@@ -214,6 +214,9 @@ TEST(Sharding, SoftmaxAndLosses) {
 
 TEST(Sharding, ConvNormsGathers) {
   EXPECT_GT(check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)}, {}}), 3u);
+  // Without a bias the input channels split too (partial sums and an AllReduce).
+  EXPECT_GT(check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), Tensor()}, {{"pad_mode", std::string("same")}}}),
+            check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)}, {{"pad_mode", std::string("same")}}}));
   OpSetup conv = setup({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), Tensor()}, {}});
   EXPECT_THROW(shard::plan(conv.ctx(), {{1, 1, 2, 1}, {1, 1, 1, 1}, {}}), ValueError);  // image rows
   for (bool training : {true, false})

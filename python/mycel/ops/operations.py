@@ -15,6 +15,19 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         return self._bound(*args, **kwargs)
 
+    def shard(self, in_strategy, out_strategy=None):
+        """Semi-auto parallel: how to split each input (MindSpore's strategy: one tuple of split
+        counts per tensor input, e.g. ((2, 1), (1, 2)) for a matmul on 4 devices), and optionally
+        the output (a one-tuple of tuples). Read in GRAPH_MODE under
+        set_auto_parallel_context(parallel_mode=SEMI_AUTO_PARALLEL); returns self."""
+        self._in_strategy = _check_strategy(type(self).__name__, "in_strategy", in_strategy)
+        self._out_strategy = (None if out_strategy is None else
+                              _check_strategy(type(self).__name__, "out_strategy", out_strategy))
+        if self._out_strategy is not None and len(self._out_strategy) != 1:
+            raise ValueError(f"{type(self).__name__}.shard: out_strategy must hold one tuple (the output's), "
+                             f"got {out_strategy!r}")
+        return self
+
     @property
     def attrs(self):
         """The attributes fixed at construction."""
@@ -23,6 +36,17 @@ class Primitive:
     def __repr__(self):
         items = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
         return f"{type(self).__name__}<{items}>"
+
+
+def _check_strategy(prim, arg, strategy):
+    """A tuple of tuples of ints >= 1 (None entries: that input is left alone)."""
+    ok = isinstance(strategy, (tuple, list)) and all(
+        s is None or (isinstance(s, (tuple, list)) and all(
+            isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in s)) for s in strategy)
+    if not ok:
+        raise ValueError(f"{prim}.shard: {arg} must be a tuple of tuples of ints >= 1 (one per input, "
+                         f"e.g. ((2, 1), (1, 1))), got {strategy!r}")
+    return tuple(None if s is None else tuple(s) for s in strategy)
 
 
 __all__ = []

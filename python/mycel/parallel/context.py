@@ -2,7 +2,8 @@
 
 
 class ParallelMode:
-    """Parallel modes (MindSpore's names). Only STAND_ALONE and DATA_PARALLEL are implemented."""
+    """Parallel modes (MindSpore's names). STAND_ALONE, DATA_PARALLEL and SEMI_AUTO_PARALLEL are
+    implemented."""
     STAND_ALONE = "stand_alone"
     DATA_PARALLEL = "data_parallel"
     HYBRID_PARALLEL = "hybrid_parallel"
@@ -11,7 +12,7 @@ class ParallelMode:
     MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
 
 
-_IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL)
+_IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL)
 # How AUTO_PARALLEL picks strategies (mycel.parallel.search): exact dynamic programming, the fast
 # heuristic, or propagation from the user's shard() hints.
 SEARCH_MODES = ("dynamic_programming", "recursive_programming", "sharding_propagation")
@@ -56,7 +57,8 @@ def set_auto_parallel_context(**kwargs):
                                  f"{ParallelMode.MODE_LIST}, got {value!r}")
             if value not in _IMPLEMENTED:
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
-                                          f"implemented yet; use {ParallelMode.DATA_PARALLEL!r}")
+                                          f"implemented yet; use {ParallelMode.DATA_PARALLEL!r} or "
+                                          f"{ParallelMode.SEMI_AUTO_PARALLEL!r}")
         elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
@@ -72,6 +74,7 @@ def set_auto_parallel_context(**kwargs):
                                  f"got {value!r}")
         _context[key] = value
         _explicit.add(key)
+    _sync_semi_auto()
 
 
 def get_auto_parallel_context(key):
@@ -86,6 +89,23 @@ def reset_auto_parallel_context():
     _context.clear()
     _context.update(_defaults())
     _explicit.clear()
+    _sync_semi_auto()
+
+
+def _is_semi_auto():
+    return _context["parallel_mode"] == ParallelMode.SEMI_AUTO_PARALLEL
+
+
+def _sync_semi_auto():
+    """Tells the compiler's semi-auto pass the mode, the device count and this rank."""
+    from mycel import _mycel
+    on = _is_semi_auto()
+    n = _device_num() if on else 1
+    comm = _mycel.comm
+    if on and comm.initialized() and n != comm.world_size():
+        raise ValueError(f"set_auto_parallel_context: semi_auto_parallel needs device_num equal to the number "
+                         f"of processes ({comm.world_size()}), got {n}")
+    _mycel.autopar.set_semi_auto(on, n, comm.world_rank() if on and comm.initialized() else 0)
 
 
 def _is_data_parallel():

@@ -118,6 +118,32 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
   return r;
 }
 
+// A primitive configured with Primitive.shard(in_strategy, out_strategy): its tensor arguments
+// (and its result) pass through shard_hint nodes that the semi-auto parallel pass reads.
+NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d, const std::vector<AttrValue>& preset,
+                                std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                                const SourceLoc& loc) {
+  const OpDef& hint = Registry::get().at("shard_hint");
+  auto hinted = [&](NodePtr x, nb::handle dims) {
+    std::vector<int64_t> v;
+    for (nb::handle k : dims) v.push_back(nb::cast<int64_t>(k));
+    return op_call(b, hint, {AttrValue(std::move(v))}, {std::move(x)}, {}, loc);
+  };
+  nb::object in = nb::getattr(prim, "_in_strategy", nb::none());
+  if (!in.is_none()) {
+    size_t i = 0;
+    for (nb::handle dims : in) {
+      if (i >= args.size() || i >= d.inputs.size()) break;
+      if (!dims.is_none()) args[i] = hinted(args[i], dims);
+      ++i;
+    }
+  }
+  NodePtr r = op_call(b, d, preset, std::move(args), std::move(kw), loc);
+  nb::object out = nb::getattr(prim, "_out_strategy", nb::none());
+  if (!out.is_none() && !d.tuple_output) r = hinted(r, out[0]);
+  return r;
+}
+
 NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
                            std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
   const OpDef* d = Registry::get().find(name);
@@ -346,7 +372,7 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     const OpDef* op = nullptr;
     std::vector<AttrValue> preset;
     if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
-    if (op_handle_of(fn, &op, &preset)) return op_call(b, *op, preset, std::move(args), std::move(kw), loc);
+    if (op_handle_of(fn, &op, &preset)) return sharded_op_call(b, fn, *op, preset, std::move(args), std::move(kw), loc);
     if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
       // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.
       nb::list pa;

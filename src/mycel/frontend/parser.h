@@ -181,6 +181,10 @@ class Parser {
   NodePtr op_call(Block* b, const OpDef& op, const std::vector<AttrValue>& preset,
                   std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
                   const SourceLoc& loc);
+  /// op_call for a primitive object: adds the shard_hint nodes of Primitive.shard.
+  NodePtr sharded_op_call(Block* b, nb::handle prim, const OpDef& op, const std::vector<AttrValue>& preset,
+                          std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                          const SourceLoc& loc);
   NodePtr op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,

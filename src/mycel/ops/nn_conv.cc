@@ -337,12 +337,13 @@ std::vector<AttrDef> pool_attrs() {
 
 
 // Sharding: batch (n) and output channels (o) split; input channels (c) split too and end in an
-// AllReduce of partial sums (groups == 1 only). The image and the window stay whole.
+// AllReduce of partial sums (groups == 1, no bias only). The image and the window stay whole.
 shard::LabelSpec conv2d_spec(const shard::ShardContext& c) {
   shard::LabelSpec sp;
   sp.inputs = {"nchw", "ocij", c.has_input(2) ? "o" : ""};
   sp.outputs = {"nopq"};
   sp.fixed = c.attrs.get_int("groups") == 1 ? "hwij" : "hwijco";
+  if (c.has_input(2)) sp.fixed += "c";  // every partial sum would add the bias once
   return sp;
 }
 

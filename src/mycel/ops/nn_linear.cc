@@ -149,6 +149,7 @@ shard::LabelSpec dense_spec(const shard::ShardContext& c) {
   shard::LabelSpec sp;
   sp.inputs = {batch + "k", "nk", c.has_input(2) ? "n" : ""};
   sp.outputs = {batch + "n"};
+  if (c.has_input(2)) sp.fixed = "k";  // every partial sum would add the bias once
   return sp;
 }
 

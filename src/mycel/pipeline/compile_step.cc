@@ -1,10 +1,11 @@
-// The compile pipeline as named stages: specialize, fold constant inputs, optimize, expand inner
-// gradients, (differentiate and again), lower. Each optimize call dumps to its own folder when
+// The compile pipeline as named stages: specialize, fold constant inputs, optimize, (shard for
+// semi-auto parallel,) expand inner gradients, (differentiate and again), lower. Each optimize call dumps to its own folder when
 // MYCEL_DUMP_IR is set, so the dumps of one step do not overwrite each other.
 #include <cstdlib>
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
+#include "mycel/parallel/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
 
 namespace mycel::pipeline {
@@ -23,7 +24,10 @@ opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name
 // each round specializes and optimizes the whole graph again.
 ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs,
                             const Options& o) {
-  for (int round = 0; ad::expand_grad_calls(g); ++round) {
+  // Semi-auto parallel rewrites forward graphs before AD sees them (a no-op when off or done).
+  for (int round = 0;; ++round) {
+    parallel::shard_graph(g, parallel::semi_auto_config());
+    if (!ad::expand_grad_calls(g)) break;
     if (round >= o.max_grad_nesting)
       MYCEL_THROW(NotSupported, "[grad] gradients nested more than ", o.max_grad_nesting, " deep");
     g = analysis::specialize(m, g, abs);
@@ -59,6 +63,7 @@ Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inpu
     opt::bind_constant_inputs(f, /*drop=*/false);  // scalars fold before differentiation
     opt::optimize(f, stage(o, *f, "forward"));
     f = expand_grads(m, f, fabs, o);
+    parallel::shard_graph(f, parallel::semi_auto_config());
     s.graph = analysis::specialize(m, ad::grad_graph(f, *grad), inputs);
   } else {
     s.graph = analysis::specialize(m, entry, inputs);

@@ -1,8 +1,11 @@
 // The Communicator for mycel.communication (python/mycel/communication): _mycel.comm.*.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/tuple.h>
 
 #include "mycel/parallel/communicator.h"
+#include "mycel/parallel/redistribution.h"
+#include "mycel/parallel/semi_auto.h"
 #include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
@@ -29,6 +32,33 @@ void init_parallel(nb::module_& m) {
   c.def("group_rank", [](const std::string& g) { return P::group_rank(g); }, nb::arg("group"));
   c.def("group_size", [](const std::string& g) { return P::group_size(g); }, nb::arg("group"));
   c.def("group_ranks", &P::group_ranks, nb::arg("group"));
+
+  // Auto-parallel: the semi-auto pass's settings and redistribution (layouts as tuples
+  // (device_matrix, tensor_map, shape, partial_axes), ops/sharding.h's TensorLayout).
+  nb::module_ a = m.def_submodule("autopar", "Layouts, redistribution and the semi-auto parallel pass.");
+  a.def("set_semi_auto", [](bool on, int64_t device_num, int64_t rank) {
+    P::semi_auto_config() = {on, device_num, rank};
+  }, nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"),
+        "Turns the semi-auto pass on (every graph compiled from now on) or off.");
+  a.def("semi_auto", [] {
+    const P::SemiAutoConfig& c = P::semi_auto_config();
+    return std::make_tuple(c.enabled, c.device_num, c.rank);
+  });
+  using LayoutTuple = std::tuple<std::vector<int64_t>, std::vector<int>, std::vector<int64_t>, std::vector<int>>;
+  auto layout = [](const LayoutTuple& t) {
+    shard::TensorLayout l{shard::DeviceMatrix{std::get<0>(t)}, std::get<1>(t), std::get<2>(t), std::get<3>(t)};
+    l.check("layout");
+    return l;
+  };
+  a.def("plan_redistribution", [layout](const LayoutTuple& from, const LayoutTuple& to, int64_t rank) {
+    P::RedistPlan p = P::plan_redistribution(layout(from), layout(to), rank);
+    return std::make_tuple(p.str(), p.comm_bytes);
+  }, nb::arg("src"), nb::arg("dst"), nb::arg("rank"), "(steps as text, bytes sent) for one rank.");
+  a.def("redistribute", [layout](const Tensor& x, const LayoutTuple& from, const LayoutTuple& to) {
+    return P::redistribute(x, layout(from), layout(to));
+  }, nb::arg("x"), nb::arg("src"), nb::arg("dst"), "This rank's slice of x under dst, from its slice under src.");
+  a.def("slice_offset", [layout](const LayoutTuple& l, int64_t rank) { return layout(l).slice_offset(rank); });
+  a.def("slice_shape", [layout](const LayoutTuple& l) { return layout(l).slice_shape(); });
 }
 
 }  // namespace mycel::py

@@ -88,9 +88,14 @@ class TrainOneStepCell(Cell):
         # whose forward updates state (BatchNorm's moving statistics) updates it once per step.
         self.value_and_grad = _autodiff.value_and_grad(self.network, None, self.weights)
         # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
-        self.reducer_flag = _pctx._is_data_parallel()
+        self.reducer_flag = _pctx._is_data_parallel() or _pctx._is_semi_auto()
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
-        if self.reducer_flag:
+        if _pctx._is_semi_auto():
+            # Semi-auto: every rank holds whole weights and differentiates the sum of the ranks'
+            # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
+            from mycel.nn.wrap.grad_reducer import DistributedGradReducer
+            self.grad_reducer = DistributedGradReducer(self.weights, True, _pctx._device_num())
+        elif self.reducer_flag:
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
                 self.weights, _pctx.get_auto_parallel_context("gradients_mean"), _pctx._device_num())

@@ -1,0 +1,386 @@
+// The semi-auto parallel pass (see semi_auto.h): layouts per value, redistributions and op
+// collectives inserted as IR nodes, local attributes and shapes for the rewritten ops.
+#include "mycel/parallel/semi_auto.h"
+
+#include <limits>
+#include <optional>
+#include <unordered_set>
+
+#include "mycel/core/error.h"
+#include "mycel/opt/graph_util.h"
+#include "mycel/parallel/redistribution.h"
+
+namespace mycel::parallel {
+
+using namespace ir;
+using opt::detail::op_of;
+using shard::TensorLayout;
+
+SemiAutoConfig& semi_auto_config() {
+  static SemiAutoConfig c;
+  return c;
+}
+
+namespace {
+
+constexpr const char* kHint = "shard_hint";
+
+const AbstractTensor* tensor_abs(const NodePtr& n) {
+  return n && n->abstract() && n->abstract()->kind() == AbstractKind::kTensor
+             ? static_cast<const AbstractTensor*>(n->abstract().get())
+             : nullptr;
+}
+
+bool is_hint(const NodePtr& n) {
+  const OpValue* v = op_of(n);
+  return v && v->op().name == kHint;
+}
+
+// An op node seen as a sharding rule sees it: input metas (non-tensors absent), attributes and
+// output metas.
+struct OpView {
+  const OpDef* op;
+  Attrs attrs;
+  std::vector<TensorMeta> in_store;
+  std::vector<const TensorMeta*> ins;
+  std::vector<TensorMeta> outs;
+  bool tuple = false;
+
+  OpView(const NodePtr& n, const OpValue& v) : op(&v.op()), attrs(v.attrs()) {
+    const Apply* a = as_apply(n);
+    in_store.resize(a->num_args());
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      const AbstractTensor* t = tensor_abs(a->arg(i));
+      if (t) in_store[i] = {t->shape(), t->dtype()};
+      ins.push_back(t ? &in_store[i] : nullptr);
+    }
+    if (const AbstractTensor* t = tensor_abs(n)) {
+      outs.push_back({t->shape(), t->dtype()});
+    } else if (n->abstract() && n->abstract()->kind() == AbstractKind::kTuple) {
+      tuple = true;
+      for (const AbstractPtr& it : static_cast<const AbstractTuple*>(n->abstract().get())->items())
+        if (it->kind() == AbstractKind::kTensor) {
+          auto* t = static_cast<const AbstractTensor*>(it.get());
+          outs.push_back({t->shape(), t->dtype()});
+        }
+    }
+  }
+  shard::ShardContext ctx(int64_t n) const { return {*op, ins, attrs, outs, n}; }
+  bool shardable() const {
+    if (op->effect || op->name == kHint || outs.empty()) return false;
+    bool any = false;
+    for (const TensorMeta* m : ins) {
+      if (!m) continue;
+      any = true;
+      for (int64_t d : m->shape)
+        if (d < 0) return false;  // dynamic shapes are not split
+    }
+    return any;
+  }
+};
+
+// Sets n's abstract to what the op infers from its arguments' abstracts.
+void infer_into(const NodePtr& n, const OpDef& op, const Attrs& attrs) {
+  const Apply* a = as_apply(n);
+  std::vector<TensorMeta> store(a->num_args());
+  std::vector<const TensorMeta*> ptrs;
+  for (size_t i = 0; i < a->num_args(); ++i) {
+    const AbstractTensor* t = tensor_abs(a->arg(i));
+    if (t) store[i] = {t->shape(), t->dtype()};
+    ptrs.push_back(t ? &store[i] : nullptr);
+  }
+  std::vector<TensorMeta> outs = infer_checked(op, InferContext{op, ptrs, attrs});
+  const bool tuple = op.tuple_output || outs.size() != 1;
+  if (!tuple) {
+    n->set_abstract(std::make_shared<AbstractTensor>(outs[0].shape, outs[0].dtype));
+    return;
+  }
+  std::vector<AbstractPtr> items;
+  for (const TensorMeta& m : outs) items.push_back(std::make_shared<AbstractTensor>(m.shape, m.dtype));
+  n->set_abstract(std::make_shared<AbstractTuple>(std::move(items)));
+}
+
+NodePtr emit(FuncGraph* g, const std::string& name, const std::map<std::string, AttrValue>& attrs,
+             std::vector<NodePtr> args, const NodePtr& like) {
+  const OpDef& op = Registry::get().at(name);
+  Attrs a = make_attrs(op, attrs);
+  std::vector<NodePtr> in{g->constant(op_value(&op, a))};
+  in.insert(in.end(), args.begin(), args.end());
+  NodePtr n = g->apply(std::move(in), like->loc());
+  infer_into(n, op, a);
+  return n;
+}
+
+bool replicated_layout(const TensorLayout& l) {
+  for (int a : l.tensor_map)
+    if (a >= 0) return false;
+  return l.partial.empty();
+}
+
+[[noreturn]] void rethrow_at(const std::exception& e, const NodePtr& n) {
+  std::string msg = e.what();
+  if (n->loc().known()) msg += "\n  at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
+  MYCEL_THROW(ValueError, msg);
+}
+
+struct Pass {
+  FuncGraph* g;
+  const SemiAutoConfig& cfg;
+  const StrategyMap& chosen;
+  bool propagate;
+  std::unordered_set<const Node*> arg_hints;  // hints read as an op's strategy (not constraints)
+  std::unordered_map<const Node*, TensorLayout> layout;  // split values (absent: whole)
+  std::unordered_map<const Node*, std::vector<TensorLayout>> tuple_layout;
+  std::unordered_map<const Node*, std::vector<shard::Comm>> pending;  // comms after tuple_getitem
+  std::unordered_map<const Node*, NodePtr> whole_of, repl;
+  bool changed = false;
+
+  NodePtr resolve(NodePtr n) {
+    for (auto it = repl.find(n.get()); it != repl.end(); it = repl.find(n.get())) n = it->second;
+    return n;
+  }
+  TensorLayout layout_of(const NodePtr& n, const TensorMeta& m) const {
+    auto it = layout.find(n.get());
+    return it != layout.end() ? it->second : shard::replicated(m.shape, cfg.device_num);
+  }
+  NodePtr to_layout(NodePtr x, const TensorLayout& from, const TensorLayout& to, DType dt, const NodePtr& like) {
+    RedistPlan p = plan_redistribution(from, to, cfg.rank, dt);
+    for (const RedistStep& s : p.steps) {
+      std::map<std::string, AttrValue> a = s.attrs;
+      if (!s.group.empty()) a["group"] = group_for(s.group);
+      x = emit(g, s.op, a, {x}, like);
+    }
+    return x;
+  }
+  void set_layout(const NodePtr& n, const TensorLayout& l) {
+    if (!replicated_layout(l)) layout[n.get()] = l;
+  }
+  // The whole value of n (gathered once, reused by every such use).
+  NodePtr whole(const NodePtr& n) {
+    auto it = layout.find(n.get());
+    if (it == layout.end()) {
+      if (tuple_layout.count(n.get()))
+        MYCEL_THROW(NotSupported, "[semi_auto_parallel] the tuple output of a split op is used whole; use its "
+                    "items (x[0], x[1], ...) instead");
+      return n;
+    }
+    auto w = whole_of.find(n.get());
+    if (w != whole_of.end()) return w->second;
+    NodePtr x = to_layout(n, it->second, shard::replicated(it->second.shape, cfg.device_num), tensor_abs(n)->dtype(), n);
+    whole_of[n.get()] = x;
+    return x;
+  }
+  // The op's collectives on output value x (comms of `output`).
+  NodePtr apply_comms(NodePtr x, const shard::ShardPlan& p, int output, const NodePtr& like) {
+    for (const shard::Comm& c : p.comms) {
+      if (c.output != output) continue;
+      std::vector<int64_t> ranks = p.device.group(cfg.rank, c.axes);
+      const std::string group = group_for(ranks);
+      const bool mean = c.reduce_op == "mean";
+      x = emit(g, c.op, {{"reduce_op", mean ? std::string("sum") : c.reduce_op}, {"group", group}}, {x}, like);
+      if (mean) {
+        const DType dt = tensor_abs(x)->dtype();
+        NodePtr k = g->constant(tensor_value(Tensor::scalar(static_cast<double>(ranks.size()), dt)));
+        k->set_abstract(std::make_shared<AbstractTensor>(Shape{}, dt));
+        x = emit(g, "div", {}, {x, k}, like);
+      }
+    }
+    return x;
+  }
+
+  // The cheapest strategy for an op reading split values.
+  std::optional<shard::Strategy> pick(const NodePtr& n, const OpView& v) {
+    const shard::ShardContext c = v.ctx(cfg.device_num);
+    const Apply* a = as_apply(n);
+    bool reads_split = false;
+    for (size_t i = 0; i < a->num_args(); ++i) reads_split = reads_split || layout.count(a->arg(i).get());
+    if (!reads_split || v.op->random) return std::nullopt;
+    double best_bytes = std::numeric_limits<double>::infinity(), best_flops = best_bytes;
+    std::optional<shard::Strategy> best;
+    for (const shard::Strategy& s : shard::strategies(c)) {
+      shard::ShardPlan p;
+      try {
+        p = shard::plan(c, s);
+      } catch (const ValueError&) {
+        continue;
+      }
+      double bytes = 0;
+      for (size_t i = 0; i < a->num_args(); ++i)
+        if (v.ins[i])
+          bytes += static_cast<double>(
+              plan_redistribution(layout_of(a->arg(i), *v.ins[i]), p.inputs[i], 0, v.ins[i]->dtype).comm_bytes);
+      for (const shard::Comm& k : p.comms) bytes += static_cast<double>(k.bytes);
+      const double flops = shard::cost(c, p).flops;
+      if (bytes < best_bytes || (bytes == best_bytes && flops < best_flops)) {
+        best_bytes = bytes;
+        best_flops = flops;
+        best = s;
+      }
+    }
+    return best;
+  }
+
+  void rewrite(const NodePtr& n, const OpView& v, const shard::Strategy& s) {
+    Apply* a = as_apply(n);
+    shard::ShardPlan p;
+    try {
+      p = shard::plan(v.ctx(cfg.device_num), s);
+    } catch (const std::exception& e) {
+      rethrow_at(e, n);
+    }
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      if (!v.ins[i]) continue;
+      NodePtr arg = a->arg(i);
+      if (tuple_layout.count(arg.get())) arg = whole(arg);  // raises: a tuple is not a tensor input
+      a->set_input(i + 1, to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
+    }
+    Attrs local = v.attrs;
+    for (auto& [name, val] : p.local_int_attrs) local.values()[static_cast<size_t>(v.op->attr_index(name))] = val;
+    a->set_input(0, g->constant(op_value(v.op, local)));
+    infer_into(n, *v.op, local);
+    if (!v.tuple) {
+      NodePtr x = apply_comms(n, p, 0, n);
+      set_layout(x, p.outputs[0]);
+      if (x != n) repl[n.get()] = x;
+    } else {
+      tuple_layout[n.get()] = p.outputs;
+      pending[n.get()] = p.comms;
+    }
+    changed = true;
+  }
+
+  void run() {
+    // Hints read directly by an op are that op's strategy; other hints constrain a value.
+    for (const NodePtr& n : g->toposort())
+      if (const Apply* a = as_apply(n); a && op_of(n) && !is_hint(n) && chosen.count(n.get()))
+        for (size_t i = 0; i < a->num_args(); ++i)
+          if (is_hint(a->arg(i))) arg_hints.insert(a->arg(i).get());
+    for (const NodePtr& n : g->toposort()) {
+      Apply* a = as_apply(n);
+      if (!a) continue;
+      for (size_t i = 1; i < a->inputs().size(); ++i) a->set_input(i, resolve(a->inputs()[i]));
+      const OpValue* ov = op_of(n);
+      if (ov && ov->op().name == kHint) {
+        NodePtr x = a->arg(0);
+        if (!arg_hints.count(n.get())) {  // a layout constraint: redistribute x to it
+          const AbstractTensor* t = tensor_abs(x);
+          TensorLayout want = shard::layout_from_dims(t->shape(), ov->attrs().get_ints("strategy"), cfg.device_num);
+          x = to_layout(x, layout_of(x, {t->shape(), t->dtype()}), want, t->dtype(), n);
+          set_layout(x, want);
+        }
+        repl[n.get()] = x;
+        changed = true;
+        continue;
+      }
+      if (is_prim_call(n, Prim::kTupleGetItem) && tuple_layout.count(a->arg(0).get())) {
+        const ValuePtr* iv = opt::detail::const_value(a->arg(1));
+        const int64_t k = iv && (*iv)->kind() == ValueKind::kInt ? static_cast<const IntValue&>(**iv).value() : -1;
+        const auto& outs = tuple_layout[a->arg(0).get()];
+        if (k < 0 || k >= static_cast<int64_t>(outs.size()))
+          MYCEL_THROW(NotSupported, "[semi_auto_parallel] tuple_getitem of a split op needs a constant index");
+        shard::ShardPlan p;
+        p.device = outs[static_cast<size_t>(k)].device;
+        p.comms = pending[a->arg(0).get()];
+        NodePtr x = apply_comms(n, p, static_cast<int>(k), n);
+        set_layout(x, outs[static_cast<size_t>(k)]);
+        if (x != n) repl[n.get()] = x;
+        continue;
+      }
+      if (ov) {
+        OpView v(n, *ov);
+        if (v.shardable() && shard::rule_of(*v.op)) {
+          std::optional<shard::Strategy> s;
+          if (auto it = chosen.find(n.get()); it != chosen.end()) s = it->second;
+          else if (propagate) s = pick(n, v);
+          if (s) {
+            rewrite(n, v, *s);
+            continue;
+          }
+        }
+      }
+      // Anything else reads whole values.
+      for (size_t i = 1; i < a->inputs().size(); ++i)
+        if (layout.count(a->inputs()[i].get()) || tuple_layout.count(a->inputs()[i].get())) {
+          a->set_input(i, whole(a->inputs()[i]));
+          changed = true;
+        }
+    }
+    NodePtr out = resolve(g->output());
+    if (layout.count(out.get()) || tuple_layout.count(out.get())) out = whole(out);
+    if (out != g->output()) {
+      g->set_output(out);
+      changed = true;
+    }
+  }
+};
+
+// The strategy each op node reads from shard_hint arguments (unhinted tensor inputs: whole).
+StrategyMap hinted(FuncGraph* g) {
+  StrategyMap m;
+  for (const NodePtr& n : g->toposort()) {
+    const Apply* a = as_apply(n);
+    if (!a || !op_of(n) || is_hint(n)) continue;
+    shard::Strategy s;
+    bool any = false;
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      if (is_hint(a->arg(i))) {
+        s.push_back(op_of(a->arg(i))->attrs().get_ints("strategy"));
+        any = true;
+      } else if (const AbstractTensor* t = tensor_abs(a->arg(i))) {
+        s.push_back(shard::Dims(t->shape().size(), 1));
+      } else {
+        s.push_back({});
+      }
+    }
+    if (any) m[n.get()] = s;
+  }
+  return m;
+}
+
+bool has_hints(FuncGraph* g) {
+  for (const NodePtr& n : g->toposort())
+    if (is_hint(n)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
+  std::vector<OpCandidates> out;
+  for (const NodePtr& n : g->toposort()) {
+    const OpValue* ov = op_of(n);
+    if (!ov) continue;
+    OpView v(n, *ov);
+    if (!v.shardable()) continue;
+    const shard::ShardContext c = v.ctx(device_num);
+    OpCandidates k;
+    k.node = n;
+    k.op = v.op;
+    for (const shard::Strategy& s : shard::strategies(c)) {
+      shard::ShardPlan p = shard::plan(c, s);
+      k.costs.push_back(shard::cost(c, p));
+      k.plans.push_back(std::move(p));
+      k.strategies.push_back(s);
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate) {
+  if (cfg.rank < 0 || cfg.rank >= cfg.device_num)
+    MYCEL_THROW(ValueError, "[semi_auto_parallel] rank ", cfg.rank, " is not in [0, device_num=", cfg.device_num, ")");
+  Pass p{g, cfg, chosen, propagate, {}, {}, {}, {}, {}, {}};
+  p.run();
+  return p.changed;
+}
+
+bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg) {
+  if (!cfg.enabled) return false;
+  bool changed = false;
+  for (FuncGraph* g : opt::detail::reachable_graphs(root))
+    if (has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+  return changed;
+}
+
+}  // namespace mycel::parallel
