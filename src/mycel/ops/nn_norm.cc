@@ -196,14 +196,15 @@ void layer_norm_grad_kernel(const KernelContext& c) {
 }
 
 
-// Sharding. batch_norm: channels split freely; in training the statistics need the whole batch
-// and image, so N, H, W stay whole. layer_norm: the normalized dims stay whole. softmax: the axis.
+// Sharding. batch_norm: channels split; N, H, W stay whole. layer_norm: the normalized dims stay whole. softmax: the axis.
 shard::LabelSpec batch_norm_spec(const shard::ShardContext& c) {
   const std::string x = "nc" + shard::labels(c.in(0).shape.size() - 2, 'h');
   shard::LabelSpec sp;
   sp.inputs = {x, "c", "c", "c", "c"};
   sp.outputs = {x, "c", "c"};
-  if (c.attrs.get_bool("is_training")) sp.fixed = "n" + x.substr(2);
+  // Training: the statistics need the whole batch and image. Inference: the saved statistics are
+  // the running ones, the same on every rank, which a label rule would take for partial sums.
+  sp.fixed = "n" + x.substr(2);
   return sp;
 }
 
@@ -215,7 +216,11 @@ shard::LabelSpec layer_norm_spec(const shard::ShardContext& c) {
   const std::string x = shard::labels(xs.size());
   shard::LabelSpec sp;
   sp.inputs = {x, x.substr(params), x.substr(params)};
-  sp.outputs = {x, x.substr(0, norm), x.substr(0, norm)};
+  // The statistics keep the normalized dims as size 1 (or drop them).
+  const std::string stat = c.outputs.size() > 1 && c.outputs[1].shape.size() == xs.size()
+                               ? x.substr(0, norm) + std::string(xs.size() - norm, '1')
+                               : x.substr(0, norm);
+  sp.outputs = {x, stat, stat};
   sp.fixed = x.substr(norm);
   return sp;
 }

@@ -290,7 +290,7 @@ std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelS
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
       Dims d;
       if (c.has_input(i))
-        for (char l : spec.inputs[i]) d.push_back(l == '1' ? 1 : pick[l]);
+        for (char l : spec.inputs[i]) d.push_back(pick.count(l) ? pick[l] : 1);  // fixed and '1': whole
       s.push_back(d);
     }
     out.push_back(s);
