@@ -161,7 +161,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
     const shard::ShardContext c = s.ctx();
     std::string refused;
     for (shard::Strategy& st : shard::strategies(c)) {
-      // strategies_from_labels leaves a 0 where a label may never be split: it means 1.
+      // Defensive: a rule that lists 0 for a never-split dim (as one version did) means 1.
       for (shard::Dims& d : st)
         for (int64_t& v : d) v = v == 0 ? 1 : v;
       shard::ShardPlan p;
