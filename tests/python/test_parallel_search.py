@@ -200,3 +200,16 @@ def test_command_line_prints_the_table(capsys, tmp_path):
     desc = tmp_path / "mlp.json"
     desc.write_text(mlp().to_json())
     assert main(["--model", str(desc), "--device_num", "2", "--topology", str(topo)]).ops[0]["name"] == "fc"
+
+
+def test_search_cell_prices_a_dense_layer_by_closed_form():
+    net = nn.Dense(32, 64)
+    x = Tensor(np.ones((16, 32), np.float32))
+    (op,) = search_cell(net, x, device_num=4, topology=TOPO, search_mode="data_parallel").ops
+    assert op["strategy"] == "((4, 1), (1, 1), (1,))"
+    assert op["compute_s"] == pytest.approx(3 * 2 * 4 * 32 * 64 / 1e12)  # batch slice of 4 rows
+    grads = (64 * 32 + 64) * 4  # weight and bias gradients, ring AllReduce over 4 devices (fused)
+    assert op["comm_s"] == pytest.approx(2 * 3 / 4 * grads / 10e9)
+    assert op["memory_bytes"] == 3 * grads + 4 * 64 * 4 + 4 * 32 * 4  # + output and input slices
+    with pytest.raises(ValueError, match=r"op 'dense#0' needs at least [0-9.]+ KiB .* limit is 1.0 KiB"):
+        search_cell(net, x, device_num=4, topology=TOPO, memory_limit=1000)

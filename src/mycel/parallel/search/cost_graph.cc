@@ -13,9 +13,13 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Bytes in the largest unit that keeps a digit before the point (KiB, MiB or GiB).
 std::string mib(double bytes) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  const double k = 1024.0;
+  if (bytes >= k * k * k) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (k * k * k));
+  else if (bytes >= k * k) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (k * k));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / k);
   return buf;
 }
 
