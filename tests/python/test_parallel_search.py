@@ -138,6 +138,8 @@ def test_model_and_topology_errors(tmp_path):
     x = m.input((8, 4))
     with pytest.raises(ValueError, match="expects shape"):
         m.op("bad", "matmul", [("n", 8, True, True), ("k", 5, True, False)], [(x, ["n", "k"])], ["n"], 1)
+    with pytest.raises(ValueError, match="names axis 'q'"):
+        m.op("bad", "relu", [("n", 8, True, True)], [(x, ["n", "q"])], ["n"], 1)
     with pytest.raises(ValueError, match="unknown key 'devices_per_nod'"):
         load_topology({"devices_per_nod": 8})
     with pytest.raises(ValueError, match="bandwidth_gbps"):

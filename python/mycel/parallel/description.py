@@ -40,6 +40,12 @@ class ModelDescription:
         if name in self._names:
             raise ValueError(f"ModelDescription: two ops are named {name!r}")
         size = {d[0]: d[1] for d in dims}
+        for axes in [a for _, a in inputs] + [output]:
+            for a in axes:
+                for n in (a if isinstance(a, list) else [a]):
+                    if n not in size:
+                        raise ValueError(f"ModelDescription: op {name!r} names axis {n!r}, which is not one "
+                                         f"of its dims {sorted(size)}")
         jdims = [{"name": d[0], "size": int(d[1]), "split": bool(d[2]), "batch": bool(d[3])} for d in dims]
         jins = []
         for i, (ref, axes) in enumerate(inputs):
