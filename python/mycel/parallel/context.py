@@ -13,6 +13,9 @@ class ParallelMode:
 
 
 _IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL)
+# How AUTO_PARALLEL picks strategies (mycel.parallel.search): exact dynamic programming, the fast
+# heuristic, or propagation from the user's shard() hints.
+SEARCH_MODES = ("dynamic_programming", "recursive_programming", "sharding_propagation")
 # Gradient fusion: gradients are flattened into buckets of at most this many MB, one allreduce each.
 _DEFAULT_BUCKET_MB = 25.0
 
@@ -20,7 +23,8 @@ _DEFAULT_BUCKET_MB = 25.0
 def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
-            "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}}}
+            "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
+            "search_mode": "dynamic_programming"}
 
 
 _context = _defaults()
@@ -41,7 +45,8 @@ def _check_comm_fusion(value):
 def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.*), gradients_mean (bool), device_num (int >= 1),
     global_rank, gradient_fp32_sync, parameter_broadcast, comm_fusion ({'allreduce': {'mode':
-    'size', 'config': MB}}: the gradient bucket size)."""
+    'size', 'config': MB}}: the gradient bucket size), search_mode (how AUTO_PARALLEL searches:
+    "dynamic_programming", "recursive_programming", "sharding_propagation")."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -63,6 +68,10 @@ def set_auto_parallel_context(**kwargs):
                                  f"{1 if key == 'device_num' else 0}, got {value!r}")
         elif key == "comm_fusion":
             value = _check_comm_fusion(value)
+        elif key == "search_mode":
+            if value not in SEARCH_MODES:
+                raise ValueError(f"set_auto_parallel_context: search_mode must be one of {SEARCH_MODES}, "
+                                 f"got {value!r}")
         _context[key] = value
         _explicit.add(key)
     _sync_semi_auto()

@@ -16,6 +16,7 @@
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/python/pipeline_handle.h"
+#include "mycel/pipeline/strategy_search.h"
 
 namespace mycel::py {
 
@@ -322,6 +323,8 @@ class CompiledGraph {
     d["constant_args"] = folded;
     return d;
   }
+  /// The specialized, optimized graph for these arguments (what the strategy search reads).
+  const ir::FuncGraph& graph_for(nb::args args) { return *compiled(signature(args)).graph; }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -486,6 +489,16 @@ void init_graph(nb::module_& m) {
         d["num_fused"] = s.num_fused;
         return d;
       })
+      .def("search_strategy",
+           [](CompiledGraph& c, const std::string& topology, int device_num, const std::string& mode,
+              double memory_limit, bool training, double optimizer_slots, nb::args args) {
+             const parallel::search::Topology topo = parallel::search::parse_topology(topology);
+             const ir::FuncGraph& g = c.graph_for(args);
+             nb::gil_scoped_release release;
+             return parallel::search::report_to_json(
+                 parallel::search::search_graph(g, topo, device_num, mode, memory_limit, training, optimizer_slots).report);
+           },
+           "Auto-parallel strategy search for these arguments on simulated devices; the report as JSON.")
       .def("program_text", [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
            "The compiled Program's instruction listing for these arguments (after fusion).");
   g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),

@@ -16,6 +16,7 @@ void init_ad(nb::module_& m);
 void init_io(nb::module_& m);
 void init_pynative(nb::module_& m);
 void init_parallel(nb::module_& m);
+void init_search(nb::module_& m);
 void init_insight(nb::module_& m);
 #ifdef MYCEL_WITH_LITE
 void init_lite(nb::module_& m);
@@ -39,6 +40,7 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_io(m);
   mycel::py::init_pynative(m);
   mycel::py::init_parallel(m);
+  mycel::py::init_search(m);
   mycel::py::init_insight(m);
 #ifdef MYCEL_WITH_LITE
   mycel::py::init_lite(m);
