@@ -77,6 +77,8 @@ class Transformer {
   ir::NodePtr fwd(GraphJ* s, const ir::NodePtr& n);
   ir::NodePtr fwd_apply(GraphJ* s, const ir::NodePtr& n);
   GraphJ* build(ir::FuncGraph* g, const std::vector<ir::NodePtr>& fvs, bool vjp);
+  GraphJ* new_state(ir::FuncGraph* g, std::vector<ir::NodePtr> fvs, ir::FuncGraph* graph, bool vjp);
+  ir::NodePtr dout_parameter(GraphJ* s);
   void build_bprop(GraphJ* s, const ir::NodePtr& dout);  // bprop_graph.cc
   void build_custom(GraphJ* s, const ir::NodePtr& dout);  // a Cell's own bprop
 

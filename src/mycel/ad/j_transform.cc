@@ -106,6 +106,32 @@ FuncGraph* Transformer::forward(FuncGraph* g) {
   return build(g, {}, false)->graph;
 }
 
+// A state for transforming g into `graph`, whose parameters mirror g's (weights stay bound).
+GraphJ* Transformer::new_state(FuncGraph* g, std::vector<NodePtr> fvs, FuncGraph* graph, bool want_vjp) {
+  auto st = std::make_unique<GraphJ>();
+  GraphJ* s = st.get();
+  states_.push_back(std::move(st));
+  s->orig = g;
+  s->vjp = want_vjp;
+  s->fvs = std::move(fvs);
+  s->graph = graph;
+  for (const NodePtr& p : g->parameters()) {
+    NodePtr q = graph->add_parameter(as_parameter(p)->name());
+    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
+    q->set_abstract(p->abstract());
+    q->set_loc(p->loc());
+    s->fwd[p.get()] = q;
+  }
+  return s;
+}
+
+// The output sensitivity, a last parameter of a vjp graph.
+NodePtr Transformer::dout_parameter(GraphJ* s) {
+  NodePtr dout = s->graph->add_parameter("dout");
+  dout->set_abstract(s->orig->output()->abstract());
+  return dout;
+}
+
 GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, bool want_vjp) {
   std::vector<NodePtr> fvs = fvs_in.empty() ? free_variables(g) : fvs_in;
   std::vector<const Node*> key;
@@ -114,26 +140,10 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
   Key k{g, key, parent, want_vjp};
   auto it = memo_.find(k);
   if (it != memo_.end()) return it->second;  // also a recursive use while it is being built
-  auto st = std::make_unique<GraphJ>();
-  GraphJ* s = st.get();
-  states_.push_back(std::move(st));
+  GraphJ* s = new_state(g, std::move(fvs), g->module()->add_graph(g->name() + (want_vjp ? "_vjp" : "_fwd"), parent),
+                        want_vjp);
   memo_[k] = s;
-  s->orig = g;
-  s->vjp = want_vjp;
-  s->fvs = fvs;
-  s->graph = g->module()->add_graph(g->name() + (want_vjp ? "_vjp" : "_fwd"), parent);
-  for (const NodePtr& p : g->parameters()) {
-    NodePtr q = s->graph->add_parameter(as_parameter(p)->name());
-    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
-    q->set_abstract(p->abstract());
-    q->set_loc(p->loc());
-    s->fwd[p.get()] = q;
-  }
-  NodePtr dout;
-  if (want_vjp) {
-    dout = s->graph->add_parameter("dout");
-    dout->set_abstract(g->output()->abstract());
-  }
+  NodePtr dout = want_vjp ? dout_parameter(s) : nullptr;
   active_.push_back(s);
   if (want_vjp && g->bprop()) {  // a Cell's own bprop replaces the transform of its body
     build_custom(s, dout);
@@ -150,26 +160,10 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
 
 GraphJ* Transformer::vjp_primal(FuncGraph* f, const std::function<NodePtr(FuncGraph*, const NodePtr&)>& seed) {
   if (f->bprop()) return nullptr;
-  auto st = std::make_unique<GraphJ>();
-  GraphJ* s = st.get();
-  states_.push_back(std::move(st));
-  s->orig = f;
-  s->vjp = true;
+  FuncGraph* parent = f->parent() ? forward_parent(f->parent()) : nullptr;
+  GraphJ* s = new_state(f, free_variables(f), f->module()->add_graph(f->name() + "_vjp_primal", parent), true);
   s->primal = true;
-  s->fvs = free_variables(f);
-  s->graph = f->module()->add_graph(f->name() + "_vjp_primal", f->parent() ? forward_parent(f->parent()) : nullptr);
-  for (const NodePtr& p : f->parameters()) {
-    NodePtr q = s->graph->add_parameter(as_parameter(p)->name());
-    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
-    q->set_abstract(p->abstract());
-    q->set_loc(p->loc());
-    s->fwd[p.get()] = q;
-  }
-  NodePtr dout;
-  if (!seed) {
-    dout = s->graph->add_parameter("dout");
-    dout->set_abstract(f->output()->abstract());
-  }
+  NodePtr dout = seed ? nullptr : dout_parameter(s);
   active_.push_back(s);
   for (const NodePtr& n : f->toposort()) fwd(s, n);
   NodePtr out = fwd(s, f->output());
