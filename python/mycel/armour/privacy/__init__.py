@@ -1,0 +1,1 @@
+"""Privacy: differential privacy (DP-SGD, accounting)."""
