@@ -1,0 +1,2 @@
+from mycel.armour.privacy.diff_privacy.mechanisms.mechanisms import (NoiseAdaGaussianRandom, NoiseGaussianRandom,
+                                                                     NoiseMechanismsFactory)
