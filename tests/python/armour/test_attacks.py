@@ -194,3 +194,19 @@ def test_bad_arguments_are_named(data):
         DeepFool(net, num_classes=3).generate(x, y)
     with pytest.raises(ValueError, match="inputs must lie in"):
         CarliniWagnerL2Attack(net, num_classes=K).generate(x + 2, y)
+
+
+def test_fgsm_and_deepfool_in_graph_mode(data):
+    from mycel import context
+    old = context.get_context("mode")
+    context.set_context(mode=context.GRAPH_MODE)
+    try:
+        x, _ = data
+        net, w, b = linear_net()
+        y = (x.astype(np.float64) @ w.T + b).argmax(axis=1).astype(np.int32)
+        adv = FastGradientSignMethod(net, eps=0.05).generate(x, y)
+        np.testing.assert_array_equal(adv, np.clip(x + np.float32(0.05) * np.sign(closed_grad(w, b, x, y)).astype(np.float32), 0, 1))
+        adv = DeepFool(net, num_classes=K).generate(x, y)
+        assert ((adv.astype(np.float64) @ w.T + b).argmax(axis=1) != y).all()
+    finally:
+        context.set_context(mode=old)
