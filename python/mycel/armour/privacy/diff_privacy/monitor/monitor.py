@@ -74,6 +74,9 @@ class _Monitor(Callback):
             return
         self._advance(1)
         self._steps += 1
+        if self._steps % self._per_print == 0:
+            eps, delta = self._budget()
+            print(f"{self._owner}: step {self._steps}: eps = {eps:.6g}, delta = {delta:.6g}")
 
     def epoch_end(self, run_context):
         cb = run_context.original_args()
