@@ -8,8 +8,8 @@ import pytest
 import mycel
 import mycel.dataset as ds
 from mycel import Tensor, context, nn, ops
-from mycel.armour.privacy.diff_privacy import (DPModel, DPOptimizerClassFactory, NoiseMechanismsFactory,
-                                               RDPMonitor)
+from mycel.armour.privacy.diff_privacy import (ClipMechanismsFactory, DPModel, DPOptimizerClassFactory,
+                                               NoiseMechanismsFactory, RDPMonitor)
 from mycel.armour.privacy.diff_privacy.monitor.monitor import noise_multipliers
 
 
@@ -41,7 +41,9 @@ def loop_reference(net, ce, x, y, micro, bound, lr):
 
 
 @pytest.mark.parametrize("micro", [8, 2], ids=["per-sample", "micro-batches"])
-def test_clipping_matches_the_loop(micro):
+@pytest.mark.parametrize("mode", [context.GRAPH_MODE, context.PYNATIVE_MODE], ids=["graph", "pynative"])
+def test_clipping_matches_the_loop(micro, mode):
+    context.set_context(mode=mode)
     mycel.set_seed(0)
     net = small_net()
     ce = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
@@ -166,3 +168,25 @@ def test_dp_model_errors():
         DPModel(2, 1.0, NoiseMechanismsFactory.create("Gaussian"), network=net, loss_fn=ce, optimizer=dp_opt)
     with pytest.raises(ValueError, match="must equal the DP optimizer's"):
         DPModel(4, 1.0, None, network=net, loss_fn=ce, optimizer=dp_opt)
+
+
+@pytest.mark.parametrize("policy", ["Linear", "Geometric"])
+def test_adaptive_clipping_moves_the_bound(policy):
+    mycel.set_seed(4)
+    net = small_net()
+    ce = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((8, 5)).astype(np.float32) * 2
+    y = rng.integers(0, 3, 8).astype(np.int32)
+    _, norms = loop_reference(net, ce, x, y, 8, 1.0, 0.1)
+    bound = float(np.sort(norms)[2:4].mean())  # 3 of 8 unclipped, none on the bound
+    want, _ = loop_reference(net, ce, x, y, 8, bound, 0.1)
+    clip = ClipMechanismsFactory.create("Gaussian", decay_policy=policy, learning_rate=0.5,
+                                        target_unclipped_quantile=0.9, fraction_stddev=0.0)
+    model = DPModel(8, bound, None, clip, network=net, loss_fn=ce, optimizer=nn.SGD(net.trainable_params(), 0.1))
+    model.train_network(Tensor(x), Tensor(y))
+    for p, w in zip(net.trainable_params(), want):  # this step clipped to the old bound
+        np.testing.assert_allclose(p.asnumpy(), w, rtol=1e-4, atol=1e-6)
+    frac = (norms <= bound).mean()
+    nxt = bound - 0.5 * (frac - 0.9) if policy == "Linear" else bound * np.exp(-0.5 * (frac - 0.9))
+    np.testing.assert_allclose(float(model.train_network.norm_bound.asnumpy()), nxt, rtol=1e-5)

@@ -1,5 +1,6 @@
 """Differential privacy: DP-SGD (mechanisms, optimizers, DPModel) and privacy accounting."""
-from mycel.armour.privacy.diff_privacy.mechanisms import (NoiseAdaGaussianRandom, NoiseGaussianRandom,
+from mycel.armour.privacy.diff_privacy.mechanisms import (AdaClippingWithGaussianRandom, ClipMechanismsFactory,
+                                                          NoiseAdaGaussianRandom, NoiseGaussianRandom,
                                                           NoiseMechanismsFactory)
 from mycel.armour.privacy.diff_privacy.monitor import PrivacyMonitorFactory, RDPMonitor, ZCDPMonitor
 from mycel.armour.privacy.diff_privacy.optimizer import DPOptimizerClassFactory

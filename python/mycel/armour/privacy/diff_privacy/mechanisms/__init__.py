@@ -1,2 +1,3 @@
-from mycel.armour.privacy.diff_privacy.mechanisms.mechanisms import (NoiseAdaGaussianRandom, NoiseGaussianRandom,
-                                                                     NoiseMechanismsFactory)
+from mycel.armour.privacy.diff_privacy.mechanisms.mechanisms import (AdaClippingWithGaussianRandom,
+                                                                     ClipMechanismsFactory, NoiseAdaGaussianRandom,
+                                                                     NoiseGaussianRandom, NoiseMechanismsFactory)

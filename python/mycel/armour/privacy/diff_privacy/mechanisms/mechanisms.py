@@ -82,3 +82,48 @@ class NoiseMechanismsFactory:
                                           "Exp" if decay_policy is None else decay_policy)
         raise ValueError(f"NoiseMechanismsFactory.create: mech_name must be 'Gaussian' or 'AdaGaussian', got "
                          f"{mech_name!r}")
+
+
+_CLIP_POLICIES = ("Linear", "Geometric")
+
+
+class AdaClippingWithGaussianRandom(nn.Cell):
+    """Adaptive clipping (Andrew et al. 2019): construct(empirical_fraction, norm_bound) -> the next
+    norm bound, moved towards the target_unclipped_quantile of the gradient norms: with b the
+    fraction of groups left unclipped plus N(0, fraction_stddev^2) noise, 'Linear' gives
+    C - lr (b - q) and 'Geometric' C exp(-lr (b - q)). The noisy fraction itself costs privacy
+    that the monitors do not count (small for fraction_stddev of order batch_size / 20)."""
+
+    def __init__(self, decay_policy="Linear", learning_rate=0.001, target_unclipped_quantile=0.9,
+                 fraction_stddev=0.01, seed=0):
+        super().__init__()
+        owner = "AdaClippingWithGaussianRandom"
+        if decay_policy not in _CLIP_POLICIES:
+            raise ValueError(f"{owner}: decay_policy must be one of {list(_CLIP_POLICIES)}, got {decay_policy!r}")
+        self.decay_policy = decay_policy
+        self.lr = float(check_number(owner, "learning_rate", learning_rate, lo=0.0, lo_open=True))
+        self.target = float(check_number(owner, "target_unclipped_quantile", target_unclipped_quantile, lo=0.0,
+                                         hi=1.0))
+        self.fraction_stddev = float(check_number(owner, "fraction_stddev", fraction_stddev, lo=0.0))
+        check_number(owner, "seed", seed, lo=0, integer=True)
+
+    def construct(self, empirical_fraction, norm_bound):
+        noisy = empirical_fraction + ops.normal(()) * self.fraction_stddev
+        if self.decay_policy == "Linear":
+            nxt = norm_bound - self.lr * (noisy - self.target)
+        else:
+            nxt = norm_bound * ops.exp((noisy - self.target) * (-self.lr))
+        return ops.maximum(nxt, 1e-6)  # a bound must stay positive
+
+
+class ClipMechanismsFactory:
+    """create('Gaussian', decay_policy='Linear', learning_rate=0.001, target_unclipped_quantile=0.9,
+    fraction_stddev=0.01, seed=0) -> AdaClippingWithGaussianRandom."""
+
+    @staticmethod
+    def create(mech_name, decay_policy="Linear", learning_rate=0.001, target_unclipped_quantile=0.9,
+               fraction_stddev=0.01, seed=0):
+        if mech_name != "Gaussian":
+            raise ValueError(f"ClipMechanismsFactory.create: mech_name must be 'Gaussian', got {mech_name!r}")
+        return AdaClippingWithGaussianRandom(decay_policy, learning_rate, target_unclipped_quantile, fraction_stddev,
+                                             seed)
