@@ -8,3 +8,6 @@ from mycel.armour.adv_robustness.attacks import (BasicIterativeMethod, CarliniWa
                                                  ProjectedGradientDescent, RandomFastGradientSignMethod,
                                                  RandomLeastLikelyClassMethod)
 from mycel.armour.adv_robustness.evaluations import AttackEvaluate
+from mycel.armour.adv_robustness.defenses import (AdversarialDefense, AdversarialDefenseWithAttacks,
+                                                  EnsembleAdversarialDefense, NaturalAdversarialDefense,
+                                                  ProjectedAdversarialDefense)
