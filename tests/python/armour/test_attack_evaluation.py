@@ -40,3 +40,32 @@ def test_errors():
         AttackEvaluate(x, np.array([0, 1]), x, np.ones((2, 2)) / 2, targeted=True)
     with pytest.raises(ValueError, match="one entry per input"):
         AttackEvaluate(x, np.array([0]), x, np.ones((2, 2)) / 2)
+
+
+def _ssim_brute(a, b, span):
+    """SSIM by an explicit loop over the 7 x 7 windows of 2-D images."""
+    c1, c2 = (0.01 * span) ** 2, (0.03 * span) ** 2
+    vals = []
+    for i in range(a.shape[0] - 6):
+        for j in range(a.shape[1] - 6):
+            wa, wb = a[i:i + 7, j:j + 7].ravel(), b[i:i + 7, j:j + 7].ravel()
+            ma, mb = wa.mean(), wb.mean()
+            va, vb = wa.var(ddof=1), wb.var(ddof=1)
+            cov = ((wa - ma) * (wb - mb)).sum() / 48
+            vals.append(((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma ** 2 + mb ** 2 + c1) * (va + vb + c2)))
+    return np.mean(vals)
+
+
+def test_ssim_against_the_window_loop():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (3, 12, 10))
+    adv = np.clip(x + rng.normal(0, 0.1, x.shape), 0, 1)
+    preds = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
+    ev = AttackEvaluate(x, np.array([0, 0, 0]), adv, preds)   # samples 0 and 2 succeed
+    span = x.max() - x.min()
+    want = np.mean([_ssim_brute(x[i], adv[i], span) for i in (0, 2)])
+    assert ev.avg_ssim() == pytest.approx(want, rel=1e-9)
+    same = AttackEvaluate(x, np.array([0, 0, 0]), x, preds)
+    assert same.avg_ssim() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="must be images"):
+        AttackEvaluate(x[:, :5, :5], np.array([0, 0, 0]), x[:, :5, :5], preds).avg_ssim()

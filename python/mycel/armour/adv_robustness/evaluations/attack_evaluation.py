@@ -5,6 +5,30 @@ import numpy as np
 from mycel.armour._checks import as_onehot
 
 
+_SSIM_WIN = 7
+
+
+def _window_means(img):
+    """Means of every full 7 x 7 window over the last two axes, by 2-D cumulative sums."""
+    k = _SSIM_WIN
+    c = np.cumsum(np.cumsum(img, axis=-1), axis=-2)
+    c = np.pad(c, [(0, 0)] * (img.ndim - 2) + [(1, 0), (1, 0)])
+    s = c[..., k:, k:] - c[..., :-k, k:] - c[..., k:, :-k] + c[..., :-k, :-k]
+    return s / (k * k)
+
+
+def _ssim(a, b, span):
+    c1, c2 = (0.01 * span) ** 2, (0.03 * span) ** 2
+    n = _SSIM_WIN * _SSIM_WIN
+    ma, mb = _window_means(a), _window_means(b)
+    # unbiased window (co)variances, as in the reference implementation of the paper
+    va = (_window_means(a * a) - ma * ma) * n / (n - 1)
+    vb = (_window_means(b * b) - mb * mb) * n / (n - 1)
+    cov = (_window_means(a * b) - ma * mb) * n / (n - 1)
+    ssim = ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
+    return ssim.mean()
+
+
 class AttackEvaluate:
     """Metrics over the successful adversarial examples (misclassified, or classified as the
     target when targeted). Perturbation norms are relative to the clean input's norm, as in
@@ -64,6 +88,19 @@ class AttackEvaluate:
         l2 = rel(np.sqrt((d * d).sum(axis=1)), np.sqrt((x * x).sum(axis=1)))
         linf = rel(np.abs(d).max(axis=1), np.abs(x).max(axis=1))
         return float(l0.mean()), float(l2.mean()), float(linf.mean())
+
+    def avg_ssim(self):
+        """Mean structural similarity (Wang et al. 2004) between the clean and adversarial images of
+        the successful examples: 7 x 7 uniform windows over the last two axes (every channel, every
+        full window), constants (0.01 L)^2 and (0.03 L)^2 with L the clean inputs' value range.
+        Needs images: inputs of shape (N, H, W) or (N, C, H, W) with H, W >= 7; -1 without success."""
+        if self._x.ndim not in (3, 4) or min(self._x.shape[-2:]) < _SSIM_WIN:
+            raise ValueError(f"AttackEvaluate.avg_ssim: inputs must be images (N, H, W) or (N, C, H, W) with "
+                             f"H, W >= {_SSIM_WIN}, got shape {self._x.shape}")
+        if not self._success.any():
+            return -1.0
+        span = float(self._x.max() - self._x.min()) or 1.0
+        return float(np.mean([_ssim(a, b, span) for a, b in zip(self._x[self._success], self._adv[self._success])]))
 
     def nte(self):
         """Noise tolerance estimation: the mean margin between the top and the second probability
