@@ -3,7 +3,7 @@ the public framework API: gradients from mycel.grad in compiled Cells, per-sampl
 mycel.vmap of grad inside the compiled training step."""
 from mycel.armour import adv_robustness, privacy
 from mycel.armour.adv_robustness.attacks import (BasicIterativeMethod, CarliniWagnerL2Attack, DeepFool,
-                                                 FastGradientMethod, FastGradientSignMethod,
+                                                 FastGradientMethod, FastGradientSignMethod, JSMAAttack,
                                                  LeastLikelyClassMethod, MomentumIterativeMethod,
                                                  ProjectedGradientDescent, RandomFastGradientSignMethod,
                                                  RandomLeastLikelyClassMethod)

@@ -210,3 +210,43 @@ def test_fgsm_and_deepfool_in_graph_mode(data):
         assert ((adv.astype(np.float64) @ w.T + b).argmax(axis=1) != y).all()
     finally:
         context.set_context(mode=old)
+
+
+def test_jsma_first_pair_is_the_brute_force_saliency_argmax():
+    """On a linear model the Jacobian is W for every input: the first pair JSMA moves is the
+    argmax over all pairs of (w_t,p + w_t,q) * |sum_other,p + sum_other,q| among the pairs with the
+    right signs; further iterations keep raising the target's margin."""
+    from mycel.armour import JSMAAttack
+    d, k, n = 20, 3, 6
+    rng = np.random.default_rng(6)
+    net = nn.Dense(d, k)
+    w = rng.standard_normal((k, d)).astype(np.float32)
+    net.weight.set_data(Tensor(w))
+    net.bias.set_data(Tensor(np.zeros(k, np.float32)))
+    w = w.astype(np.float64)
+    x = rng.uniform(0, 0.5, (n, d)).astype(np.float32)
+    z = x.astype(np.float64) @ w.T
+    target = z.argmin(axis=1).astype(np.int32)
+    one = JSMAAttack(net, num_classes=k, theta=0.2, max_iteration=1, max_distortion=1.0).generate(x, target)
+    other = w.sum(axis=0) - w[target]
+    moved = 0
+    for i in range(n):
+        best, pair = -1.0, None
+        for p in range(d):
+            for q in range(d):
+                a, bb = w[target[i], p] + w[target[i], q], other[i, p] + other[i, q]
+                if p != q and a > 0 and bb < 0 and a * -bb > best:
+                    best, pair = a * -bb, (p, q)
+        want = x[i].copy()
+        if pair is not None:
+            want[list(pair)] = np.minimum(want[list(pair)] + 0.2, 1.0)
+            moved += 1
+        np.testing.assert_allclose(one[i], want, rtol=0, atol=1e-7)
+    assert moved == n
+    full = JSMAAttack(net, num_classes=k, theta=1.0, max_iteration=50, max_distortion=0.5).generate(x, target)
+    zf = full.astype(np.float64) @ w.T
+    hit = zf.argmax(axis=1) == target
+    assert hit.mean() >= 0.5
+    assert ((full != x).sum(axis=1) <= 0.5 * d + 2).all()  # stops once max_distortion is passed
+    with pytest.raises(ValueError, match="theta must be <= 1"):
+        JSMAAttack(net, num_classes=k, theta=2.0)

@@ -2,6 +2,7 @@
 from mycel.armour.adv_robustness.attacks.attack import Attack
 from mycel.armour.adv_robustness.attacks.carlini_wagner import CarliniWagnerL2Attack
 from mycel.armour.adv_robustness.attacks.deep_fool import DeepFool
+from mycel.armour.adv_robustness.attacks.jsma import JSMAAttack
 from mycel.armour.adv_robustness.attacks.gradient_method import (FastGradientMethod, FastGradientSignMethod,
                                                                  LeastLikelyClassMethod, RandomFastGradientMethod,
                                                                  RandomFastGradientSignMethod,
@@ -13,4 +14,4 @@ from mycel.armour.adv_robustness.attacks.iterative_gradient_method import (Basic
 __all__ = ["Attack", "FastGradientMethod", "FastGradientSignMethod", "RandomFastGradientMethod",
            "RandomFastGradientSignMethod", "LeastLikelyClassMethod", "RandomLeastLikelyClassMethod",
            "BasicIterativeMethod", "MomentumIterativeMethod", "ProjectedGradientDescent", "DeepFool",
-           "CarliniWagnerL2Attack"]
+           "CarliniWagnerL2Attack", "JSMAAttack"]
