@@ -40,7 +40,8 @@ class JSMAAttack(Attack):
         super().__init__(network)
         name = "JSMAAttack"
         self._num_classes = check_number(name, "num_classes", num_classes, lo=2, integer=True)
-        self._lo, self._hi = float(check_number(name, "box_min", box_min)), float(check_number(name, "box_max", box_max))
+        self._lo = float(check_number(name, "box_min", box_min))
+        self._hi = float(check_number(name, "box_max", box_max))
         if not self._lo < self._hi:
             raise ValueError(f"{name}: box_min must be < box_max, got {box_min} and {box_max}")
         self._theta = float(check_number(name, "theta", theta, lo=0.0, hi=1.0, lo_open=True))

@@ -47,7 +47,8 @@ class _Monitor(Callback):
             check_number(owner, "target_eps", target_eps, lo=0.0, lo_open=True))
         self._target_delta = None if target_delta is None else float(
             check_number(owner, "target_delta", target_delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True))
-        self._max_eps = None if max_eps is None else float(check_number(owner, "max_eps", max_eps, lo=0.0, lo_open=True))
+        self._max_eps = None if max_eps is None else float(
+            check_number(owner, "max_eps", max_eps, lo=0.0, lo_open=True))
         self._max_delta = None if max_delta is None else float(
             check_number(owner, "max_delta", max_delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True))
         if noise_decay_mode not in _DECAY_MODES:

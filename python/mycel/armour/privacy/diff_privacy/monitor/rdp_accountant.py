@@ -30,7 +30,8 @@ def _log_erfc(x):
     big = x[~small]
     # erfc(x) = exp(-x^2) / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + ...)
     z = 1.0 / (big * big)
-    out[~small] = -big * big - np.log(big) - 0.5 * math.log(math.pi) + np.log1p(-0.5 * z + 0.75 * z * z - 1.875 * z ** 3)
+    series = np.log1p(-0.5 * z + 0.75 * z * z - 1.875 * z ** 3)
+    out[~small] = -big * big - np.log(big) - 0.5 * math.log(math.pi) + series
     return out
 
 
