@@ -69,3 +69,22 @@ def test_ssim_against_the_window_loop():
     assert same.avg_ssim() == pytest.approx(1.0)
     with pytest.raises(ValueError, match="must be images"):
         AttackEvaluate(x[:, :5, :5], np.array([0, 0, 0]), x[:, :5, :5], preds).avg_ssim()
+
+
+def test_defense_evaluate_by_hand():
+    from mycel.armour import DefenseEvaluate
+    raw = np.array([[0.7, 0.3], [0.4, 0.6], [0.2, 0.8], [0.9, 0.1]])
+    dfd = np.array([[0.6, 0.4], [0.8, 0.2], [0.1, 0.9], [0.3, 0.7]])
+    y = np.array([0, 0, 1, 0])
+    ev = DefenseEvaluate(raw, dfd, y)
+    # raw right: 0, 2, 3; defended right: 0, 1, 2
+    assert ev.cav() == pytest.approx(0.0)
+    assert ev.crr() == pytest.approx(0.25) and ev.csr() == pytest.approx(0.25)
+    assert ev.ccv() == pytest.approx((0.1 + 0.1) / 2)
+
+    def js(p, q):
+        m = (p + q) / 2
+        return 0.5 * (p * np.log(p / m)).sum() + 0.5 * (q * np.log(q / m)).sum()
+    assert ev.cos() == pytest.approx((js(raw[0], dfd[0]) + js(raw[2], dfd[2])) / 2)
+    with pytest.raises(ValueError, match="must both be"):
+        DefenseEvaluate(raw, dfd[:2], y)
