@@ -250,3 +250,35 @@ def test_jsma_first_pair_is_the_brute_force_saliency_argmax():
     assert ((full != x).sum(axis=1) <= 0.5 * d + 2).all()  # stops once max_distortion is passed
     with pytest.raises(ValueError, match="theta must be <= 1"):
         JSMAAttack(net, num_classes=k, theta=2.0)
+
+
+def test_salt_and_pepper_black_box(data):
+    from mycel.armour import BlackModel, SaltAndPepperNoiseAttack
+    x, _ = data
+    _, w, b = linear_net()
+
+    class Linear(BlackModel):
+        def __init__(self):
+            self.calls = 0
+
+        def predict(self, inputs):
+            self.calls += 1
+            return np.asarray(inputs, np.float64).reshape(len(inputs), -1) @ w.T + b
+    model = Linear()
+    y = model.predict(x).argmax(axis=1)
+    np.random.seed(0)
+    is_adv, adv, queries = SaltAndPepperNoiseAttack(model, max_iter=20).generate(x, y)
+    np.testing.assert_array_equal(is_adv, model.predict(adv).argmax(axis=1) != y)
+    assert is_adv.mean() >= 0.5
+    changed = adv != x
+    assert np.isin(adv[changed], [0.0, 1.0]).all()            # only salt and pepper
+    np.testing.assert_array_equal(adv[~is_adv], x[~is_adv])  # failures come back unchanged
+    assert (queries >= 1).all() and (queries <= 20).all()
+
+    class Constant(BlackModel):
+        def predict(self, inputs):
+            return np.tile([1.0, 0.0, 0.0, 0.0], (len(inputs), 1))
+    is_adv, adv, queries = SaltAndPepperNoiseAttack(Constant(), max_iter=5).generate(x, np.zeros(N, np.int32))
+    assert not is_adv.any() and (queries == 5).all()
+    with pytest.raises(TypeError, match="model must be a BlackModel"):
+        SaltAndPepperNoiseAttack(lambda t: t)
