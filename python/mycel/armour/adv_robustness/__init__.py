@@ -1,0 +1,1 @@
+"""Adversarial robustness: attacks and their evaluation."""

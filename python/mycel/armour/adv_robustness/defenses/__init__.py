@@ -1,0 +1,6 @@
+"""Defences: adversarial training."""
+from mycel.armour.adv_robustness.defenses.adversarial_defense import (AdversarialDefense,
+                                                                      AdversarialDefenseWithAttacks,
+                                                                      EnsembleAdversarialDefense,
+                                                                      NaturalAdversarialDefense,
+                                                                      ProjectedAdversarialDefense)

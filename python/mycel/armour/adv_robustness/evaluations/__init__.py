@@ -1,0 +1,5 @@
+"""Evaluation of attacks and defences."""
+from mycel.armour.adv_robustness.evaluations.attack_evaluation import AttackEvaluate
+from mycel.armour.adv_robustness.evaluations.defense_evaluation import DefenseEvaluate
+
+__all__ = ["AttackEvaluate", "DefenseEvaluate"]

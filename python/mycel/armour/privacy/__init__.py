@@ -1,0 +1,2 @@
+"""Privacy: differential privacy (DP-SGD, accounting)."""
+from mycel.armour.privacy import diff_privacy

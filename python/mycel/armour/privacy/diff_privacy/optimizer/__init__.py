@@ -1,0 +1,1 @@
+from mycel.armour.privacy.diff_privacy.optimizer.optimizer import DPOptimizerClassFactory

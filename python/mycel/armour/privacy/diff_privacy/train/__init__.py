@@ -1,0 +1,1 @@
+from mycel.armour.privacy.diff_privacy.train.model import DPModel
