@@ -17,6 +17,7 @@ void init_io(nb::module_& m);
 void init_pynative(nb::module_& m);
 void init_parallel(nb::module_& m);
 void init_insight(nb::module_& m);
+void init_te(nb::module_& m);
 #ifdef MYCEL_WITH_LITE
 void init_lite(nb::module_& m);
 #endif
@@ -40,6 +41,7 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_pynative(m);
   mycel::py::init_parallel(m);
   mycel::py::init_insight(m);
+  mycel::py::init_te(m);
 #ifdef MYCEL_WITH_LITE
   mycel::py::init_lite(m);
 #endif
