@@ -253,3 +253,15 @@ def test_kernel_cache_and_compile_errors(monkeypatch):
     z = te.placeholder((5,), "float32", "z")
     with pytest.raises(RuntimeError, match=r"(?s)the C\+\+ compiler .* failed .*mycel_missing.h: No such file"):
         te.build([z], [vmuls(z, 5.0)])
+
+
+def test_large_rank1_and_rank0_outputs():
+    # A rank-1 tensor big enough for the parallel loop, and a full reduction to a 0-d tensor.
+    n = 50000
+    xv = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    x = te.placeholder((n,), "float32", "x")
+    k = te.reduce_axis((0, n), "k")
+    total = te.compute((), lambda: te.sum(x[k], axis=k), "total")
+    y, s = te.build([x], [vrelu(x), total])(xv)
+    np.testing.assert_array_equal(y.asnumpy(), np.maximum(xv, 0))
+    np.testing.assert_allclose(s.asnumpy(), xv.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)

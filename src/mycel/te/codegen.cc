@@ -31,6 +31,24 @@ bool has_reduce(const Expr& e) {
   return false;
 }
 
+bool uses(const Expr& e, const IterVarNode* v) {
+  if (e->op == Op::Var) return e->var.get() == v;
+  for (auto& a : e->args)
+    if (uses(a, v)) return true;
+  return false;
+}
+
+// Whether v only indexes the last dimension of every load (unit stride): simd pays off then,
+// while strided gathers (v in an outer dimension, as k in a[i, k] * b[k, j]) make it slower.
+bool unit_stride(const Expr& e, const IterVarNode* v) {
+  if (e->op == Op::Load)
+    for (size_t k = 0; k + 1 < e->args.size(); ++k)
+      if (uses(e->args[k], v)) return false;
+  for (auto& a : e->args)
+    if (!unit_stride(a, v)) return false;
+  return true;
+}
+
 int64_t numel(const std::vector<int64_t>& s) {
   int64_t n = 1;
   for (auto d : s) n *= d;
@@ -108,8 +126,10 @@ class Emitter {
     for (size_t k = 0; k < t->axes.size(); ++k) {
       std::string v = vname(t->axes[k].get());
       // Parallel outer loop when the work is worth a thread team; simd-friendly inner loop.
-      if (k == 0 && n >= 4096 && t->shape[0] > 1) os << ind << "#pragma omp parallel for\n";
-      if (k + 1 == t->axes.size()) os << ind << "#pragma GCC ivdep\n";
+      // (GCC takes one loop pragma: a rank-1 parallel loop gets omp's, not ivdep.)
+      bool parallel = k == 0 && n >= 4096 && t->shape[0] > 1;
+      if (parallel) os << ind << "#pragma omp parallel for\n";
+      if (k + 1 == t->axes.size() && !parallel) os << ind << "#pragma GCC ivdep\n";
       os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
          << ") {\n";
       ind += "  ";
@@ -225,8 +245,15 @@ class Emitter {
     std::ostringstream os;
     os << ind << ct << " " << acc << " = " << init << ";\n";
     std::string in = ind;
-    for (auto& r : e->raxes) {
+    for (size_t q = 0; q < e->raxes.size(); ++q) {
+      auto& r = e->raxes[q];
       std::string v = vname(r.get());
+      // The innermost reduction loop may reorder its accumulation (simd lanes); float sums then
+      // differ from sequential order only by rounding.
+      if (q + 1 == e->raxes.size() && unit_stride(e->args[0], r.get()))
+        os << in << "#pragma omp simd reduction("
+           << (e->rkind == ReduceKind::sum ? "+" : e->rkind == ReduceKind::max ? "max" : "min")
+           << ":" << acc << ")\n";
       os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
          << v << ") {\n";
       in += "  ";
@@ -236,9 +263,9 @@ class Emitter {
     os << body_pre;
     if (e->rkind == ReduceKind::sum)
       os << in << acc << " += " << val << ";\n";
-    else
-      os << in << acc << " = std::" << (e->rkind == ReduceKind::max ? "max" : "min") << "<" << ct
-         << ">(" << acc << ", " << val << ");\n";
+    else  // a ternary, not std::max, so the simd reduction clause applies
+      os << in << acc << " = " << acc << (e->rkind == ReduceKind::max ? " > " : " < ") << val
+         << " ? " << acc << " : " << val << ";\n";
     for (size_t k = 0; k < e->raxes.size(); ++k) {
       in.resize(in.size() - 2);
       os << in << "}\n";
