@@ -63,3 +63,24 @@ def test_custom_errors():
     wrong = ops.Custom(lambda x: x, (2,), ms.float32, func_type="pyfunc")
     with pytest.raises(NotImplementedError, match="pyfunc op needs a bprop"):
         wrong.bprop_call(np.zeros(2, np.float32), np.zeros(2, np.float32))
+
+
+def test_custom_te_is_recorded_by_grad_and_matches_builtin():
+    rng = np.random.default_rng(1)
+    av = ms.Tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    bv = ms.Tensor(rng.standard_normal((4, 2)).astype(np.float32))
+    mm = ops.Custom(te_matmul, lambda sa, sb: (sa[0], sb[1]), lambda da, db: da)
+    ga, gb = ms.grad(lambda a, b: (ops.tanh(mm(a, b)) ** 2).sum(), grad_position=(0, 1))(av, bv)
+    ra, rb = ms.grad(lambda a, b: (ops.tanh(ops.matmul(a, b)) ** 2).sum(), grad_position=(0, 1))(av, bv)
+    np.testing.assert_allclose(ga.asnumpy(), ra.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gb.asnumpy(), rb.asnumpy(), rtol=1e-5, atol=1e-6)
+    # A float32 definition also serves float64 callers (the expression retyped, built once).
+    a64, b64 = ms.Tensor(av.asnumpy().astype(np.float64)), ms.Tensor(bv.asnumpy().astype(np.float64))
+    out = ops.te_call((a64, b64), kernel=mm._cache[next(iter(mm._cache))][3]["id"])
+    assert out.dtype == ms.float64
+    np.testing.assert_allclose(out.asnumpy(), a64.asnumpy() @ b64.asnumpy(), rtol=1e-12)
+
+
+def test_te_call_errors():
+    with pytest.raises(ValueError, match="no TE function with id 999999"):
+        ops.te_call((ms.Tensor(np.zeros(2, np.float32)),), kernel=999999)

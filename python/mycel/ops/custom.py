@@ -1,9 +1,12 @@
 """ops.Custom (issue 18): a user operator written in mycel.te ("te") or as a Python function on
-numpy arrays ("pyfunc"). This slice runs eagerly; the backward is te.differentiate's adjoint
-(or the user's bprop) through Custom.bprop_call, not yet wired into mycel.grad's recorder."""
+numpy arrays ("pyfunc"). A te operator runs as the registry op te_call, so mycel.grad records it
+and differentiates it with te.differentiate's adjoint (te_call's bprop). A pyfunc operator runs
+eagerly; its bprop is reachable through Custom.bprop_call."""
 import numpy as np
 
 from mycel import te
+from mycel._mycel import te as _te
+from mycel.ops import functional as _functional
 
 
 def _dtype_name(dtype):
@@ -48,7 +51,8 @@ class Custom:
             if not isinstance(out, te.TensorExpr):
                 raise TypeError(f"[Custom] a te func must return a te tensor, got {type(out).__name__}")
             self._check(out.shape, out.dtype, *self._expected([x.shape for x in xs], [x.dtype for x in xs]))
-            entry = self._cache[key] = (xs, out, te.build(xs, [out]), {})
+            fn = te.build(xs, [out])
+            entry = self._cache[key] = (xs, out, fn, {"id": _te.register_function(fn._built)})
         return entry
 
     def __call__(self, *args):
@@ -58,7 +62,11 @@ class Custom:
             out = np.asarray(self.func(*arrays))
             self._check(out.shape, out.dtype, *self._expected([a.shape for a in arrays], [a.dtype.name for a in arrays]))
             return Tensor(np.ascontiguousarray(out))
-        return self._compiled(arrays)[2](*arrays)
+        entry = self._compiled(arrays)
+        if self.bprop is None:  # the registry op: recorded by mycel.grad, te gradient
+            tensors = [a if isinstance(a, Tensor) else Tensor(x) for a, x in zip(args, arrays)]
+            return _functional.te_call(tuple(tensors), kernel=entry[3]["id"])
+        return entry[2](*arrays)
 
     def bprop_call(self, *args_and_dout):
         """Adjoints of the inputs given (*inputs, dout): the user's bprop(*inputs, out, dout) if

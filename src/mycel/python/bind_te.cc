@@ -37,40 +37,32 @@ std::string shape_str(const Shape& s) {
   return r + ")";
 }
 
-/// A compiled TE function: checks its arguments against the placeholders and runs the kernel.
-struct Built {
-  std::vector<te::Tensor> inputs, outputs;
-  std::string source;
-  std::shared_ptr<te::Kernel> kernel;
-
-  std::vector<Tensor> call(const std::vector<nb::handle>& args) const {
-    MYCEL_CHECK(args.size() == inputs.size(), TypeError, "[te function] expects ", inputs.size(),
-                " arguments, got ", args.size());
-    std::vector<Tensor> in, out;
-    std::vector<void*> bufs;
-    for (size_t k = 0; k < args.size(); ++k) {
-      auto& p = inputs[k];
-      Tensor t = to_tensor(args[k]);
-      MYCEL_CHECK(t.shape() == p->shape, ShapeError, "[te function] argument ", k, " ('",
-                  p->name, "') must have shape ", shape_str(p->shape), ", got ",
-                  shape_str(t.shape()));
-      MYCEL_CHECK(t.dtype() == core_dtype(p->dtype), TypeError, "[te function] argument ", k,
-                  " ('", p->name, "') must be ", te::dtype_name(p->dtype), ", got ",
-                  dtype_name(t.dtype()));
-      in.push_back(t);
-      bufs.push_back(t.data());
-    }
-    for (auto& o : outputs) {
-      out.push_back(Tensor::empty(o->shape, core_dtype(o->dtype)));
-      bufs.push_back(out.back().data());
-    }
-    {
-      nb::gil_scoped_release release;
-      kernel->run(bufs.data());
-    }
-    return out;
+/// Calls a built TE function: checks the arguments against its placeholders, runs the kernel.
+std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::handle>& args) {
+  MYCEL_CHECK(args.size() == f.inputs.size(), TypeError, "[te function] expects ", f.inputs.size(),
+              " arguments, got ", args.size());
+  std::vector<Tensor> in, out;
+  std::vector<void*> bufs;
+  for (size_t k = 0; k < args.size(); ++k) {
+    auto& p = f.inputs[k];
+    Tensor t = to_tensor(args[k]);
+    MYCEL_CHECK(t.shape() == p->shape, ShapeError, "[te function] argument ", k, " ('", p->name,
+                "') must have shape ", shape_str(p->shape), ", got ", shape_str(t.shape()));
+    MYCEL_CHECK(t.dtype() == core_dtype(p->dtype), TypeError, "[te function] argument ", k, " ('",
+                p->name, "') must be ", te::dtype_name(p->dtype), ", got ", dtype_name(t.dtype()));
+    in.push_back(t);
+    bufs.push_back(t.data());
   }
-};
+  for (auto& o : f.outputs) {
+    out.push_back(Tensor::empty(o->shape, core_dtype(o->dtype)));
+    bufs.push_back(out.back().data());
+  }
+  {
+    nb::gil_scoped_release release;
+    f.kernel->run(bufs.data());
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -125,23 +117,19 @@ void init_te(nb::module_& root) {
         });
   m.def("generate_cpp", &te::generate_cpp);
 
-  nb::class_<Built>(m, "Function")
-      .def_ro("source", &Built::source)
-      .def_prop_ro("library", [](const Built& b) { return b.kernel->path(); })
-      .def_prop_ro("cached", [](const Built& b) { return b.kernel->cached(); })
-      .def_prop_ro("compile_seconds", [](const Built& b) { return b.kernel->compile_seconds(); })
-      .def("call", &Built::call);
+  nb::class_<te::Function>(m, "Function")
+      .def_ro("source", &te::Function::source)
+      .def_prop_ro("library", [](const te::Function& f) { return f.kernel->path(); })
+      .def_prop_ro("cached", [](const te::Function& f) { return f.kernel->cached(); })
+      .def_prop_ro("compile_seconds", [](const te::Function& f) { return f.kernel->compile_seconds(); })
+      .def("call", &call_function);
   m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs) {
-    auto b = std::make_shared<Built>();
-    b->source = te::generate_cpp(inputs, outputs);
-    {
-      nb::gil_scoped_release release;
-      b->kernel = te::compile(b->source);
-    }
-    b->inputs = std::move(inputs);
-    b->outputs = std::move(outputs);
-    return b;
+    nb::gil_scoped_release release;  // the compiler may run for a while
+    return te::build(std::move(inputs), std::move(outputs));
   });
+  m.def("register_function", &te::register_function,
+        "Puts a built function in the table te_call ops refer to; returns its id.");
+  m.def("gradient_function", &te::gradient_function, "The id of a function's TE gradient.");
 }
 
 }  // namespace mycel::py

@@ -121,4 +121,23 @@ class Kernel {
 /// Compiles source (or loads it from the on-disk cache keyed by its hash).
 std::shared_ptr<Kernel> compile(const std::string& source);
 
+/// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
+struct Function {
+  std::vector<Tensor> inputs, outputs;
+  std::string source;
+  std::shared_ptr<Kernel> kernel;
+};
+/// Generates and compiles outputs over inputs.
+std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs);
+/// The process-wide table behind the te_call op: a function gets an id its calls carry as an
+/// attribute (so graph IR stays free of TE objects); ids are never reused.
+int64_t register_function(std::shared_ptr<Function> f);
+std::shared_ptr<Function> function_at(int64_t id);
+/// Function id for these input dtypes: itself, or (built once) the same expressions with every
+/// float value in the one float dtype the float inputs share; else a TypeError.
+std::shared_ptr<Function> function_for(int64_t id, const std::vector<DType>& input_dtypes);
+/// The id of f's gradient function (inputs..., one head per output) -> one adjoint per input,
+/// built with differentiate on first use and remembered.
+int64_t gradient_function(int64_t id);
+
 }  // namespace mycel::te
