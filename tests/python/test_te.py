@@ -265,3 +265,28 @@ def test_large_rank1_and_rank0_outputs():
     y, s = te.build([x], [vrelu(x), total])(xv)
     np.testing.assert_array_equal(y.asnumpy(), np.maximum(xv, 0))
     np.testing.assert_allclose(s.asnumpy(), xv.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
+
+
+def test_layer_norm_gradient_equals_finite_differences():
+    rng = np.random.default_rng(8)
+    n, d, eps = 3, 5, 1e-5
+    xv, gv, hv = rng.standard_normal((n, d)), rng.standard_normal(d), rng.standard_normal((n, d))
+    x = te.placeholder((n, d), "float64", "x")
+    g = te.placeholder((d,), "float64", "g")
+    h = te.placeholder((n, d), "float64", "h")
+    k = te.reduce_axis((0, d), "k")
+    # Each reduction is the top of its compute (differentiate's requirement): 1/d goes inside.
+    mean = te.compute((n,), lambda i: te.sum(x[i, k] / float(d), axis=k), "mean")
+    k2 = te.reduce_axis((0, d), "k2")
+    var = te.compute((n,), lambda i: te.sum((x[i, k2] - mean[i]) * (x[i, k2] - mean[i]) / float(d),
+                                            axis=k2), "var")
+    y = te.compute((n, d), lambda i, j: (x[i, j] - mean[i]) * te.rsqrt(var[i] + eps) * g[j], "ln")
+    dx, dg = te.differentiate(y, [x, g], h)
+
+    def ln(xa, ga):
+        mu = xa.mean(1, keepdims=True)
+        return (xa - mu) / np.sqrt(xa.var(1, keepdims=True) + eps) * ga
+    yv, dxv, dgv = te.build([x, g, h], [y, dx, dg])(xv, gv, hv)
+    np.testing.assert_allclose(yv.asnumpy(), ln(xv, gv), rtol=1e-10)
+    np.testing.assert_allclose(dxv.asnumpy(), numeric_grad(ln, [xv, gv], 0, hv), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(dgv.asnumpy(), numeric_grad(ln, [xv, gv], 1, hv), rtol=1e-5, atol=1e-8)
