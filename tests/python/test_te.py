@@ -290,3 +290,17 @@ def test_layer_norm_gradient_equals_finite_differences():
     np.testing.assert_allclose(yv.asnumpy(), ln(xv, gv), rtol=1e-10)
     np.testing.assert_allclose(dxv.asnumpy(), numeric_grad(ln, [xv, gv], 0, hv), rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(dgv.asnumpy(), numeric_grad(ln, [xv, gv], 1, hv), rtol=1e-5, atol=1e-8)
+
+
+def test_nested_reduction_is_lifted_for_differentiation():
+    # sum(...) inside a larger expression: differentiate lifts it into a compute of its own.
+    rng = np.random.default_rng(9)
+    xv = rng.standard_normal((3, 4))
+    x = te.placeholder((3, 4), "float64", "x")
+    k = te.reduce_axis((0, 4), "k")
+    y = te.compute((3,), lambda i: te.exp(te.sum(x[i, k] * x[i, k], axis=k) / 4.0) + x[i, 0], "y")
+    [dx] = te.differentiate(y, [x])
+    f = lambda a: np.exp((a * a).sum(1) / 4.0) + a[:, 0]  # noqa: E731
+    yv, dxv = te.build([x], [y, dx])(xv)
+    np.testing.assert_allclose(yv.asnumpy(), f(xv), rtol=1e-12)
+    np.testing.assert_allclose(dxv.asnumpy(), numeric_grad(f, [xv], 0, np.ones(3)), rtol=1e-6)

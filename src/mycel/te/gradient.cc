@@ -220,10 +220,73 @@ Tensor load_adjoint(const Tensor& y, const Tensor& dy, const Node* x) {
   return compute(X->shape, jax, val, "d_" + X->name);
 }
 
+// Rewrites a tensor graph so that every reduction is the top of its compute: a reduction nested
+// in an expression (sum(x[i, k]) / n) becomes a compute of its own over the same axes.
+struct LiftReductions {
+  std::map<const TensorNode*, Tensor> done;
+
+  Tensor tensor(const Tensor& t) {
+    if (!t->body) return t;
+    if (auto it = done.find(t.get()); it != done.end()) return it->second;
+    Expr body = t->body;
+    if (body->op == Op::Reduce) {  // reductions inside a reduction stay (their axes nest)
+      Expr inner = loads_only(body->args[0]);
+      if (inner != body->args[0]) body = reduce(body->rkind, inner, body->raxes);
+    } else {
+      body = lift(body, t);
+    }
+    Tensor r = body == t->body ? t : compute(t->shape, t->axes, body, t->name);
+    return done[t.get()] = r;
+  }
+
+  Expr rebuilt(const Expr& e, std::vector<Expr> args, Tensor tensor_ref) {
+    bool same = tensor_ref == e->tensor;
+    for (size_t i = 0; i < args.size(); ++i) same = same && args[i] == e->args[i];
+    if (same) return e;
+    auto n = std::make_shared<Node>(*e);
+    n->args = std::move(args);
+    n->tensor = std::move(tensor_ref);
+    return n;
+  }
+
+  Expr loads_only(const Expr& e) {
+    std::vector<Expr> args;
+    for (auto& a : e->args) args.push_back(loads_only(a));
+    return rebuilt(e, std::move(args), e->op == Op::Load ? tensor(e->tensor) : e->tensor);
+  }
+
+  Expr lift(const Expr& e, const Tensor& t) {
+    if (e->op == Op::Reduce) {
+      std::vector<IterVar> ax;
+      VarMap m;
+      std::vector<Expr> idx;
+      for (auto& a : t->axes) {
+        ax.push_back(make_var(a->name, a->lo, a->hi, false));
+        m.emplace_back(a.get(), var(ax.back()));
+        idx.push_back(var(a));
+      }
+      Expr red = reduce(e->rkind, substitute(loads_only(e->args[0]), m), e->raxes);
+      return load(compute(t->shape, ax, red, t->name + "_red"), idx);
+    }
+    std::vector<Expr> args;
+    for (auto& a : e->args) args.push_back(lift(a, t));
+    return rebuilt(e, std::move(args), e->op == Op::Load ? tensor(e->tensor) : e->tensor);
+  }
+};
+
 }  // namespace
 
-std::vector<Tensor> differentiate(const Tensor& out, const std::vector<Tensor>& inputs,
-                                  const Tensor& head, const std::vector<Override>& overrides) {
+std::vector<Tensor> differentiate(const Tensor& out_in, const std::vector<Tensor>& inputs_in,
+                                  const Tensor& head, const std::vector<Override>& overrides_in) {
+  LiftReductions lift;
+  Tensor out = lift.tensor(out_in);
+  std::vector<Tensor> inputs;
+  for (auto& x : inputs_in) inputs.push_back(lift.tensor(x));
+  std::vector<Override> overrides = overrides_in;
+  for (auto& o : overrides) {
+    o.tensor = lift.tensor(o.tensor);
+    for (auto& x : o.inputs) x = lift.tensor(x);
+  }
   MYCEL_CHECK(is_float(out->dtype), TypeError, "[te.differentiate] output '", out->name,
               "' must be float, got ", dtype_name(out->dtype));
   Tensor h = head;
