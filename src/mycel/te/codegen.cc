@@ -119,7 +119,61 @@ class Emitter {
     return it->second;
   }
 
+  // A reduction whose reduce axis walks memory with a stride (k in a[i, k] * b[k, j]) while the
+  // innermost output axis is unit-stride: the output axis goes innermost and the output element
+  // is the accumulator (i, k, j order), so the inner loop streams rows and vectorizes.
+  bool interchange(const Tensor& t) {
+    const Expr& b = t->body;
+    if (b->op != Op::Reduce || t->axes.empty()) return false;
+    const IterVarNode* inner = t->axes.back().get();
+    return !unit_stride(b->args[0], b->raxes.back().get()) && unit_stride(b->args[0], inner) &&
+           uses(b->args[0], inner);
+  }
+
+  void emit_interchanged(std::ostringstream& os, const Tensor& t) {
+    const Expr& b = t->body;
+    std::string ct = ctype(t->dtype), ind = "  ";
+    size_t rank = t->axes.size();
+    os << ind << "{  // " << t->name << " (reduction loops outside the last axis)\n";
+    for (size_t k = 0; k + 1 < rank; ++k) {
+      std::string v = vname(t->axes[k].get());
+      if (k == 0 && numel(t->shape) >= 4096 && t->shape[0] > 1) os << ind << "#pragma omp parallel for\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v << ") {\n";
+      ind += "  ";
+    }
+    std::string last = vname(t->axes.back().get()), out = buf(t.get()) + "[" + offset(t->shape, t->axes) + "]";
+    std::string init = b->rkind == ReduceKind::sum ? "(" + ct + ")0"
+                       : std::string(b->rkind == ReduceKind::max ? "-" : "") + "std::numeric_limits<" + ct +
+                             ">::infinity()";
+    if (!is_float(t->dtype) && b->rkind != ReduceKind::sum)
+      init = std::string("std::numeric_limits<") + ct + (b->rkind == ReduceKind::max ? ">::lowest()" : ">::max()");
+    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++" << last
+       << ") " << out << " = " << init << ";\n";
+    for (auto& r : b->raxes) {
+      std::string v = vname(r.get());
+      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++" << v << ") {\n";
+      ind += "  ";
+    }
+    os << ind << "#pragma GCC ivdep\n" << ind << "for (int64_t " << last << " = 0; " << last << " < "
+       << t->shape.back() << "; ++" << last << ") {\n";
+    std::string pre, in2 = ind + "  ";
+    std::string val = emit(b->args[0], pre, in2);
+    os << pre << in2;
+    if (b->rkind == ReduceKind::sum)
+      os << out << " += " << val << ";\n";
+    else
+      os << "{ " << ct << " v_ = " << val << "; if (v_ " << (b->rkind == ReduceKind::max ? ">" : "<") << " "
+         << out << ") " << out << " = v_; }\n";
+    os << ind << "}\n";
+    for (size_t k = 0; k < b->raxes.size() + rank - 1; ++k) {
+      ind.resize(ind.size() - 2);
+      os << ind << "}\n";
+    }
+    os << "  }\n";
+  }
+
   void emit_tensor(std::ostringstream& os, const Tensor& t) {
+    if (interchange(t)) return emit_interchanged(os, t);
     int64_t n = numel(t->shape);
     std::string ind = "  ";
     os << ind << "{  // " << t->name << "\n";
