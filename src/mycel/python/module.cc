@@ -18,6 +18,7 @@ void init_pynative(nb::module_& m);
 void init_parallel(nb::module_& m);
 void init_search(nb::module_& m);
 void init_insight(nb::module_& m);
+void init_te(nb::module_& m);
 #ifdef MYCEL_WITH_LITE
 void init_lite(nb::module_& m);
 #endif
@@ -42,6 +43,7 @@ NB_MODULE(_mycel, m) {
   mycel::py::init_parallel(m);
   mycel::py::init_search(m);
   mycel::py::init_insight(m);
+  mycel::py::init_te(m);
 #ifdef MYCEL_WITH_LITE
   mycel::py::init_lite(m);
 #endif

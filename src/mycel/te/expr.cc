@@ -1,0 +1,266 @@
+// TE node construction with the static checks (dtype, rank, constant index range, reduce axes).
+#include <atomic>
+#include <set>
+#include <sstream>
+
+#include "mycel/core/error.h"
+#include "mycel/te/te.h"
+
+namespace mycel::te {
+namespace {
+
+std::atomic<int64_t> next_id{1};
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+Expr make(Op op, DType t, std::vector<Expr> args) {
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->dtype = t;
+  n->args = std::move(args);
+  return n;
+}
+
+bool is_logical(Op op) { return op >= Op::Lt && op <= Op::Not; }
+
+// Reduce axes used by e and not bound by a Reduce inside it: these must be bound by a caller.
+void collect_free_raxes(const Expr& e, std::set<const IterVarNode*>& bound,
+                        std::vector<const IterVarNode*>& out) {
+  if (e->op == Op::Var && e->var->reduce && !bound.count(e->var.get())) out.push_back(e->var.get());
+  if (e->op == Op::Reduce) {
+    for (auto& a : e->raxes) bound.insert(a.get());
+    collect_free_raxes(e->args[0], bound, out);
+    for (auto& a : e->raxes) bound.erase(a.get());
+    return;
+  }
+  for (auto& a : e->args) collect_free_raxes(a, bound, out);
+}
+
+void collect_reduces(const Expr& e, std::vector<const Node*>& out) {
+  if (e->op == Op::Reduce) out.push_back(e.get());
+  for (auto& a : e->args) collect_reduces(a, out);
+}
+
+}  // namespace
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+DType dtype_from_name(const std::string& n) {
+  if (n == "float32") return DType::float32;
+  if (n == "float64") return DType::float64;
+  if (n == "int32") return DType::int32;
+  if (n == "int64") return DType::int64;
+  if (n == "bool") return DType::boolean;
+  MYCEL_THROW(TypeError, "[te] unsupported dtype '", n,
+              "'; expected one of float32, float64, int32, int64, bool");
+}
+
+const char* op_name(Op op) {
+  static const char* names[] = {"const", "var", "load", "add", "sub", "mul", "div", "mod", "max",
+                                "min", "pow", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
+                                "sigmoid", "abs", "sin", "cos", "lt", "le", "gt", "ge", "eq", "ne",
+                                "and", "or", "not", "select", "cast", "reduce"};
+  return names[static_cast<int>(op)];
+}
+
+IterVar make_var(const std::string& name, int64_t lo, int64_t hi, bool reduce) {
+  MYCEL_CHECK(hi > lo, ValueError, "[te.", reduce ? "reduce_axis" : "compute",
+              "] axis '", name, "' has an empty range [", lo, ", ", hi, ")");
+  auto v = std::make_shared<IterVarNode>();
+  v->name = name;
+  v->lo = lo;
+  v->hi = hi;
+  v->reduce = reduce;
+  v->id = next_id++;
+  return v;
+}
+
+Expr constant(double v, DType t) {
+  auto n = std::make_shared<Node>();
+  n->op = Op::Const;
+  n->dtype = t;
+  n->value = t == DType::boolean ? (v != 0) : is_float(t) ? v : static_cast<double>(static_cast<int64_t>(v));
+  return n;
+}
+
+Expr var(const IterVar& v) {
+  auto n = std::make_shared<Node>();
+  n->op = Op::Var;
+  n->dtype = DType::int64;
+  n->var = v;
+  return n;
+}
+
+Expr load(const Tensor& t, const std::vector<Expr>& idx) {
+  MYCEL_CHECK(idx.size() == t->shape.size(), ShapeError, "[te] tensor '", t->name, "' of shape ",
+              shape_str(t->shape), " has rank ", t->shape.size(), " but was indexed with ",
+              idx.size(), " indices");
+  for (size_t k = 0; k < idx.size(); ++k) {
+    MYCEL_CHECK(idx[k]->dtype == DType::int64 || idx[k]->dtype == DType::int32, TypeError,
+                "[te] index ", k, " of tensor '", t->name, "' must be an integer expression, got ",
+                dtype_name(idx[k]->dtype));
+    if (idx[k]->op == Op::Const) {
+      auto c = static_cast<int64_t>(idx[k]->value);
+      MYCEL_CHECK(c >= 0 && c < t->shape[k], IndexError, "[te] constant index ", c,
+                  " is out of range for dimension ", k, " (size ", t->shape[k], ") of tensor '",
+                  t->name, "' of shape ", shape_str(t->shape));
+    }
+  }
+  auto n = std::make_shared<Node>();
+  n->op = Op::Load;
+  n->dtype = t->dtype;
+  n->tensor = t;
+  n->args = idx;
+  return n;
+}
+
+Expr binary(Op op, Expr a, Expr b) {
+  auto ta = a->dtype, tb = b->dtype;
+  // int32/int64 mix freely in index arithmetic; other mixes need an explicit cast.
+  bool ints = (ta == DType::int32 || ta == DType::int64) && (tb == DType::int32 || tb == DType::int64);
+  MYCEL_CHECK(ta == tb || ints, TypeError, "[te] ", op_name(op), " of ", dtype_name(ta), " and ",
+              dtype_name(tb), ": operands must have the same dtype (use te.cast)");
+  DType t = ints ? (ta == DType::int64 || tb == DType::int64 ? DType::int64 : DType::int32) : ta;
+  if (op == Op::And || op == Op::Or)
+    MYCEL_CHECK(t == DType::boolean, TypeError, "[te] ", op_name(op), " needs bool operands, got ",
+                dtype_name(t));
+  return make(op, is_logical(op) ? DType::boolean : t, {std::move(a), std::move(b)});
+}
+
+Expr unary(Op op, Expr a) {
+  bool math = op >= Op::Exp && op <= Op::Cos && op != Op::Abs;
+  MYCEL_CHECK(!math || is_float(a->dtype), TypeError, "[te] ", op_name(op),
+              " needs a float operand, got ", dtype_name(a->dtype), " (use te.cast)");
+  if (op == Op::Not)
+    MYCEL_CHECK(a->dtype == DType::boolean, TypeError, "[te] not needs a bool operand, got ",
+                dtype_name(a->dtype));
+  DType t = a->dtype;
+  return make(op, t, {std::move(a)});
+}
+
+Expr select(Expr c, Expr a, Expr b) {
+  MYCEL_CHECK(c->dtype == DType::boolean, TypeError,
+              "[te.if_then_else] condition must be bool, got ", dtype_name(c->dtype));
+  MYCEL_CHECK(a->dtype == b->dtype, TypeError, "[te.if_then_else] branches differ in dtype: ",
+              dtype_name(a->dtype), " vs ", dtype_name(b->dtype));
+  DType t = a->dtype;
+  return make(Op::Select, t, {std::move(c), std::move(a), std::move(b)});
+}
+
+Expr cast(Expr a, DType t) {
+  if (a->dtype == t) return a;
+  return make(Op::Cast, t, {std::move(a)});
+}
+
+Expr reduce(ReduceKind kind, Expr body, const std::vector<IterVar>& axes) {
+  MYCEL_CHECK(!axes.empty(), ValueError, "[te.sum] needs at least one reduce axis");
+  std::set<const IterVarNode*> seen;
+  for (auto& a : axes) {
+    MYCEL_CHECK(a->reduce, ValueError, "[te] axis '", a->name,
+                "' is a compute axis; reductions take te.reduce_axis axes");
+    MYCEL_CHECK(seen.insert(a.get()).second, ValueError, "[te] reduce axis '", a->name,
+                "' is listed twice in one reduction");
+  }
+  // A reduce axis reduced again inside its own body would be reduced twice.
+  std::vector<const Node*> inner;
+  collect_reduces(body, inner);
+  for (auto* r : inner)
+    for (auto& a : r->raxes)
+      MYCEL_CHECK(!seen.count(a.get()), ValueError, "[te] reduce axis '", a->name,
+                  "' is used by two nested reductions");
+  MYCEL_CHECK(body->dtype != DType::boolean, TypeError, "[te] cannot reduce a bool expression");
+  auto n = std::make_shared<Node>();
+  n->op = Op::Reduce;
+  n->dtype = body->dtype;
+  n->args = {std::move(body)};
+  n->rkind = kind;
+  n->raxes = axes;
+  return n;
+}
+
+Tensor placeholder(const std::vector<int64_t>& shape, DType t, const std::string& name) {
+  for (auto d : shape)
+    MYCEL_CHECK(d > 0, ShapeError, "[te.placeholder] '", name, "' has a non-positive dimension in ",
+                shape_str(shape));
+  auto p = std::make_shared<TensorNode>();
+  p->name = name;
+  p->shape = shape;
+  p->dtype = t;
+  p->id = next_id++;
+  return p;
+}
+
+Tensor compute(const std::vector<int64_t>& shape, const std::vector<IterVar>& axes, Expr body,
+               const std::string& name) {
+  MYCEL_CHECK(axes.size() == shape.size(), ShapeError, "[te.compute] '", name, "' has shape ",
+              shape_str(shape), " but ", axes.size(), " axes");
+  for (size_t k = 0; k < shape.size(); ++k)
+    MYCEL_CHECK(shape[k] > 0 && axes[k]->lo == 0 && axes[k]->hi == shape[k], ShapeError,
+                "[te.compute] '", name, "' axis ", k, " must range over [0, ", shape[k], ")");
+  std::set<const IterVarNode*> bound;
+  std::vector<const IterVarNode*> free;
+  collect_free_raxes(body, bound, free);
+  MYCEL_CHECK(free.empty(), ValueError, "[te.compute] '", name, "' uses reduce axis '",
+              free.empty() ? "" : free[0]->name, "' outside a te.sum/max/min over it");
+  auto c = std::make_shared<TensorNode>();
+  c->name = name;
+  c->shape = shape;
+  c->dtype = body->dtype;
+  c->axes = axes;
+  c->body = std::move(body);
+  c->id = next_id++;
+  return c;
+}
+
+std::string to_string(const Expr& e) {
+  std::ostringstream os;
+  switch (e->op) {
+    case Op::Const: os << e->value; break;
+    case Op::Var: os << e->var->name; break;
+    case Op::Load:
+      os << e->tensor->name << "[";
+      for (size_t i = 0; i < e->args.size(); ++i) os << (i ? ", " : "") << to_string(e->args[i]);
+      os << "]";
+      break;
+    case Op::Reduce:
+      os << (e->rkind == ReduceKind::sum ? "sum" : e->rkind == ReduceKind::max ? "max" : "min")
+         << "(" << to_string(e->args[0]) << ", axis=[";
+      for (size_t i = 0; i < e->raxes.size(); ++i) os << (i ? ", " : "") << e->raxes[i]->name;
+      os << "])";
+      break;
+    case Op::Cast: os << dtype_name(e->dtype) << "(" << to_string(e->args[0]) << ")"; break;
+    default:
+      os << op_name(e->op) << "(";
+      for (size_t i = 0; i < e->args.size(); ++i) os << (i ? ", " : "") << to_string(e->args[i]);
+      os << ")";
+  }
+  return os.str();
+}
+
+std::string to_string(const Tensor& t) {
+  std::ostringstream os;
+  os << t->name << shape_str(t->shape) << ":" << dtype_name(t->dtype);
+  if (t->body) {
+    os << " = compute(";
+    for (size_t i = 0; i < t->axes.size(); ++i) os << (i ? ", " : "") << t->axes[i]->name;
+    os << " -> " << to_string(t->body) << ")";
+  } else {
+    os << " = placeholder";
+  }
+  return os.str();
+}
+
+}  // namespace mycel::te

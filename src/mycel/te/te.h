@@ -1,0 +1,143 @@
+// Tensor expressions (issue 18): an index-arithmetic IR of its own (not graph IR), its
+// reverse-mode AD, and lowering to C++ loop nests compiled at run time.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mycel::te {
+
+/// Element types of TE expressions; index arithmetic is int64.
+enum class DType { float32, float64, int32, int64, boolean };
+const char* dtype_name(DType t);
+DType dtype_from_name(const std::string& name);
+inline bool is_float(DType t) { return t == DType::float32 || t == DType::float64; }
+
+enum class Op {
+  Const, Var, Load, Add, Sub, Mul, Div, Mod, Max, Min, Pow, Neg, Exp, Log, Sqrt, Rsqrt, Tanh,
+  Sigmoid, Abs, Sin, Cos, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Select, Cast, Reduce
+};
+enum class ReduceKind { sum, max, min };
+
+struct TensorNode;
+using Tensor = std::shared_ptr<TensorNode>;
+
+/// A loop variable: a compute axis or a reduce axis, with its half-open range [lo, hi).
+struct IterVarNode {
+  std::string name;
+  int64_t lo = 0, hi = 0;
+  bool reduce = false;
+  int64_t id = 0;  // unique, for hashing and printing
+};
+using IterVar = std::shared_ptr<IterVarNode>;
+
+struct Node;
+using Expr = std::shared_ptr<Node>;
+
+/// One immutable expression node; which fields are used depends on op.
+struct Node {
+  Op op;
+  DType dtype;
+  double value = 0;          // Const
+  IterVar var;               // Var
+  Tensor tensor;             // Load
+  std::vector<Expr> args;    // operands; Load: indices; Reduce: [body]
+  ReduceKind rkind = ReduceKind::sum;
+  std::vector<IterVar> raxes;  // Reduce
+};
+
+/// A placeholder (body == nullptr) or a compute tensor: out[axes] = body.
+struct TensorNode {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype;
+  std::vector<IterVar> axes;
+  Expr body;
+  int64_t id = 0;
+  bool is_placeholder() const { return body == nullptr; }
+};
+
+// Construction, with static checks (errors name the function and show the values).
+IterVar make_var(const std::string& name, int64_t lo, int64_t hi, bool reduce);
+Expr constant(double v, DType t);
+Expr var(const IterVar& v);
+Expr load(const Tensor& t, const std::vector<Expr>& indices);
+Expr binary(Op op, Expr a, Expr b);
+Expr unary(Op op, Expr a);
+Expr select(Expr cond, Expr a, Expr b);
+Expr cast(Expr a, DType t);
+Expr reduce(ReduceKind kind, Expr body, const std::vector<IterVar>& axes);
+Tensor placeholder(const std::vector<int64_t>& shape, DType t, const std::string& name);
+Tensor compute(const std::vector<int64_t>& shape, const std::vector<IterVar>& axes, Expr body,
+               const std::string& name);
+const char* op_name(Op op);
+std::string to_string(const Expr& e);
+std::string to_string(const Tensor& t);
+
+// Rewriting helpers (simplify.cc).
+using VarMap = std::vector<std::pair<const IterVarNode*, Expr>>;
+Expr substitute(const Expr& e, const VarMap& map);
+Expr simplify(const Expr& e);
+/// Every compute tensor reachable from outputs (producers first).
+std::vector<Tensor> topo_order(const std::vector<Tensor>& outputs);
+
+/// Adjoint builder for override: (out, inputs, head) -> adjoints of inputs.
+using OverrideFn =
+    std::function<std::vector<Tensor>(Tensor, std::vector<Tensor>, Tensor)>;
+struct Override {
+  Tensor tensor;
+  std::vector<Tensor> inputs;
+  OverrideFn fn;
+};
+/// Reverse mode on index expressions: the adjoint of each input given out's adjoint head
+/// (ones when null). No Jacobian is materialized; index equations are solved where affine.
+std::vector<Tensor> differentiate(const Tensor& out, const std::vector<Tensor>& inputs,
+                                  const Tensor& head, const std::vector<Override>& overrides);
+
+/// Lowers outputs over inputs to a C++ translation unit exporting `mycel_te_kernel(void**)`.
+std::string generate_cpp(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+
+/// A compiled kernel: buffers are inputs then outputs, contiguous, of the declared shapes.
+class Kernel {
+ public:
+  Kernel(void* handle, void* fn, std::string path, bool cached, double compile_s);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  void run(void** buffers) const;
+  const std::string& path() const { return path_; }
+  bool cached() const { return cached_; }
+  double compile_seconds() const { return compile_s_; }
+
+ private:
+  void* handle_;
+  void* fn_;
+  std::string path_;
+  bool cached_;
+  double compile_s_;
+};
+/// Compiles source (or loads it from the on-disk cache keyed by its hash).
+std::shared_ptr<Kernel> compile(const std::string& source);
+
+/// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
+struct Function {
+  std::vector<Tensor> inputs, outputs;
+  std::string source;
+  std::shared_ptr<Kernel> kernel;
+};
+/// Generates and compiles outputs over inputs.
+std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs);
+/// The process-wide table behind the te_call op: a function gets an id its calls carry as an
+/// attribute (so graph IR stays free of TE objects); ids are never reused.
+int64_t register_function(std::shared_ptr<Function> f);
+std::shared_ptr<Function> function_at(int64_t id);
+/// Function id for these input dtypes: itself, or (built once) the same expressions with every
+/// float value in the one float dtype the float inputs share; else a TypeError.
+std::shared_ptr<Function> function_for(int64_t id, const std::vector<DType>& input_dtypes);
+/// The id of f's gradient function (inputs..., one head per output) -> one adjoint per input,
+/// built with differentiate on first use and remembered.
+int64_t gradient_function(int64_t id);
+
+}  // namespace mycel::te
