@@ -24,13 +24,14 @@ from mycel.train.model import Model
 from mycel.train.serialization import save_checkpoint, load_checkpoint, load_param_into_net
 from mycel.insight import SummaryRecord, SummaryCollector, Profiler
 from mycel.lite.export import export
+from mycel.lite.graph import load
 
 __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
            "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
-           "load_checkpoint", "load_param_into_net", "export", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
+           "load_checkpoint", "load_param_into_net", "export", "load", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64"]
 

@@ -1,5 +1,6 @@
 """Neural-network building blocks: Cell (MindSpore's nn.Cell), its containers, layers and losses."""
 from mycel.nn.cell import Cell, CellList, SequentialCell
+from mycel.nn.graph_cell import GraphCell
 from mycel.nn.layer import *  # noqa: F401,F403
 from mycel.nn.layer import __all__ as _layer_all
 from mycel.nn.loss import *  # noqa: F401,F403
@@ -14,7 +15,7 @@ from mycel.nn.dynamic_lr import *  # noqa: F401,F403
 from mycel.nn.dynamic_lr import __all__ as _dynamic_lr_all
 from mycel.nn import learning_rate_schedule, dynamic_lr  # noqa: F401
 
-__all__ = ["Cell", "CellList", "SequentialCell"] + _layer_all + _loss_all + _optim_all + _schedule_all + \
+__all__ = ["Cell", "CellList", "SequentialCell", "GraphCell"] + _layer_all + _loss_all + _optim_all + _schedule_all + \
     _dynamic_lr_all
 
 # nn.Dence: "did you mean 'Dense'?"

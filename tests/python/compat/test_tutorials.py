@@ -399,9 +399,9 @@ def test_tutorial_save_load(tmp_path):
     x = mycel.ops.ones((1, 1, 28, 28), mycel.float32)
     np.testing.assert_array_equal(model2(x).asnumpy(), model(x).asnumpy())
     mycel.train.serialization.export(model, x, file_name=str(tmp_path / "model"), file_format="MINDIR")
-    session = mycel.lite.Session.from_file(str(tmp_path / "model.mindir"))
-    out = session.run([x.asnumpy()])[0]
-    np.testing.assert_allclose(np.asarray(out), model(x).asnumpy(), rtol=1e-5, atol=1e-5)
+    graph = mycel.load(str(tmp_path / "model.mindir"))
+    model3 = mycel.nn.GraphCell(graph)
+    np.testing.assert_allclose(model3(x).asnumpy(), model(x).asnumpy(), rtol=1e-5, atol=1e-5)
 
 
 # ---- 9. mixed precision --------------------------------------------------------------------------
