@@ -9,33 +9,11 @@
 namespace mycel {
 namespace {
 
-DType core_dtype(te::DType t) {
-  switch (t) {
-    case te::DType::float32: return DType::float32;
-    case te::DType::float64: return DType::float64;
-    case te::DType::int32: return DType::int32;
-    case te::DType::int64: return DType::int64;
-    case te::DType::boolean: return DType::bool_;
-  }
-  return DType::float32;
-}
-
-te::DType te_dtype(DType t) {
-  switch (t) {
-    case DType::float32: return te::DType::float32;
-    case DType::float64: return te::DType::float64;
-    case DType::int32: return te::DType::int32;
-    case DType::int64: return te::DType::int64;
-    case DType::bool_: return te::DType::boolean;
-    default: MYCEL_THROW(TypeError, "[te_call] unsupported input dtype ", dtype_name(t));
-  }
-}
-
 // The function for these inputs' dtypes (a float32 function also runs float64 inputs, retyped).
 template <class Get>
 std::shared_ptr<te::Function> resolve(int64_t id, size_t n, Get dtype_of) {
   std::vector<te::DType> dts;
-  for (size_t k = 0; k < n; ++k) dts.push_back(te_dtype(dtype_of(k)));
+  for (size_t k = 0; k < n; ++k) dts.push_back(te::from_core(dtype_of(k), "te_call"));
   return te::function_for(id, dts);
 }
 
@@ -46,12 +24,12 @@ std::vector<TensorMeta> infer_te_call(const InferContext& c) {
               c.attrs.get_int("kernel"), " takes ", f->inputs.size(), " inputs, got ", c.num_inputs());
   for (size_t k = 0; k < f->inputs.size(); ++k) {
     const auto& p = f->inputs[k];
-    MYCEL_CHECK(c.in(k).shape == p->shape && c.in(k).dtype == core_dtype(p->dtype), ShapeError,
+    MYCEL_CHECK(c.in(k).shape == p->shape && c.in(k).dtype == te::to_core(p->dtype), ShapeError,
                 "[te_call] input ", k, " ('", p->name, "') must be ", te::dtype_name(p->dtype),
                 shape_str(p->shape), ", got ", dtype_name(c.in(k).dtype), shape_str(c.in(k).shape));
   }
   std::vector<TensorMeta> out;
-  for (auto& o : f->outputs) out.push_back({o->shape, core_dtype(o->dtype)});
+  for (auto& o : f->outputs) out.push_back({o->shape, te::to_core(o->dtype)});
   return out;
 }
 

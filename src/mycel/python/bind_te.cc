@@ -20,18 +20,8 @@ te::Op op_from_name(const std::string& n) {
   MYCEL_THROW(ValueError, "[te] unknown operation '", n, "'");
 }
 
-DType core_dtype(te::DType t) {
-  switch (t) {
-    case te::DType::float32: return DType::float32;
-    case te::DType::float64: return DType::float64;
-    case te::DType::int32: return DType::int32;
-    case te::DType::int64: return DType::int64;
-    case te::DType::boolean: return DType::bool_;
-  }
-  return DType::float32;
-}
-
-std::string shape_str(const Shape& s) {
+// TE's messages print shapes without the 1-tuple comma: "(3)".
+std::string te_shape_str(const Shape& s) {
   std::string r = "(";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + ")";
@@ -47,14 +37,14 @@ std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::h
     auto& p = f.inputs[k];
     Tensor t = to_tensor(args[k]);
     MYCEL_CHECK(t.shape() == p->shape, ShapeError, "[te function] argument ", k, " ('", p->name,
-                "') must have shape ", shape_str(p->shape), ", got ", shape_str(t.shape()));
-    MYCEL_CHECK(t.dtype() == core_dtype(p->dtype), TypeError, "[te function] argument ", k, " ('",
+                "') must have shape ", te_shape_str(p->shape), ", got ", te_shape_str(t.shape()));
+    MYCEL_CHECK(t.dtype() == te::to_core(p->dtype), TypeError, "[te function] argument ", k, " ('",
                 p->name, "') must be ", te::dtype_name(p->dtype), ", got ", dtype_name(t.dtype()));
     in.push_back(t);
     bufs.push_back(t.data());
   }
   for (auto& o : f.outputs) {
-    out.push_back(Tensor::empty(o->shape, core_dtype(o->dtype)));
+    out.push_back(Tensor::empty(o->shape, te::to_core(o->dtype)));
     bufs.push_back(out.back().data());
   }
   {

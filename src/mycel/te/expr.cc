@@ -58,6 +58,28 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+mycel::DType to_core(DType t) {
+  switch (t) {
+    case DType::float32: return mycel::DType::float32;
+    case DType::float64: return mycel::DType::float64;
+    case DType::int32: return mycel::DType::int32;
+    case DType::int64: return mycel::DType::int64;
+    case DType::boolean: return mycel::DType::bool_;
+  }
+  return mycel::DType::float32;
+}
+
+DType from_core(mycel::DType t, const char* who) {
+  switch (t) {
+    case mycel::DType::float32: return DType::float32;
+    case mycel::DType::float64: return DType::float64;
+    case mycel::DType::int32: return DType::int32;
+    case mycel::DType::int64: return DType::int64;
+    case mycel::DType::bool_: return DType::boolean;
+    default: MYCEL_THROW(TypeError, "[", who, "] unsupported input dtype ", mycel::dtype_name(t));
+  }
+}
+
 DType dtype_from_name(const std::string& n) {
   if (n == "float32") return DType::float32;
   if (n == "float64") return DType::float64;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "mycel/core/dtype.h"
+
 namespace mycel::te {
 
 /// Element types of TE expressions; index arithmetic is int64.
@@ -14,6 +16,10 @@ enum class DType { float32, float64, int32, int64, boolean };
 const char* dtype_name(DType t);
 DType dtype_from_name(const std::string& name);
 inline bool is_float(DType t) { return t == DType::float32 || t == DType::float64; }
+/// The framework's dtype of a TE element type, and back (TypeError naming `who` for a dtype TE
+/// has no element type for).
+mycel::DType to_core(DType t);
+DType from_core(mycel::DType t, const char* who);
 
 enum class Op {
   Const, Var, Load, Add, Sub, Mul, Div, Mod, Max, Min, Pow, Neg, Exp, Log, Sqrt, Rsqrt, Tanh,
