@@ -4,6 +4,6 @@ mycel-insight dashboard."""
 from mycel.insight.summary_record import SummaryRecord
 from mycel.insight.summary_collector import SummaryCollector
 from mycel.insight.profiler import Profiler
-from mycel.insight.debugger import Debugger
+from mycel.insight.debugger import Debugger, Watchpoint
 
-__all__ = ["SummaryRecord", "SummaryCollector", "Profiler", "Debugger"]
+__all__ = ["SummaryRecord", "SummaryCollector", "Profiler", "Debugger", "Watchpoint"]

@@ -15,14 +15,15 @@ _insight = _mycel.insight
 
 
 def _event_file_name(log_dir, prefix, suffix):
+    """(path, head, tail, seconds): path = head + seconds + tail, the first free name."""
     # "tfevents" in the name is how TensorBoard finds event files in a directory.
     host = socket.gethostname()
+    head = os.path.join(log_dir, f"{prefix}.out.tfevents.summary.")
+    tail = f".{host}{suffix}"
     t = int(time.time())
-    while True:
-        path = os.path.join(log_dir, f"{prefix}.out.tfevents.summary.{t}.{host}{suffix}")
-        if not os.path.exists(path):
-            return path
+    while os.path.exists(f"{head}{t}{tail}"):
         t += 1  # two records opened in one second: the next free name
+    return f"{head}{t}{tail}", head, tail, t
 
 
 def _check_str(who, name, value):
@@ -52,15 +53,19 @@ class SummaryRecord:
         _check_str(who, "log_dir", log_dir)
         _check_str(who, "file_prefix", file_prefix)
         _check_str(who, "file_suffix", file_suffix)
-        if max_file_size is not None:
-            raise NotImplementedError(f"{who}: max_file_size (file rotation) is not supported; "
-                                      "pass None")
+        if max_file_size is not None and (isinstance(max_file_size, bool) or
+                                          not isinstance(max_file_size, int) or max_file_size < 1):
+            raise ValueError(f"{who}: max_file_size must be None or an int >= 1 (bytes), "
+                             f"got {max_file_size!r}")
         os.makedirs(log_dir, exist_ok=True)
         self._log_dir = log_dir
         self._raise = bool(raise_exception)
         self._mode = "train"
         self._pending = []
-        self._writer = _insight.EventWriter(_event_file_name(log_dir, file_prefix, file_suffix))
+        path, head, tail, t = _event_file_name(log_dir, file_prefix, file_suffix)
+        # max_file_size: the writer thread starts a new file (next free seconds in the name)
+        # before a record would take the current one past it (MindSpore's rotation)
+        self._writer = _insight.EventWriter(path, 256, max_file_size or 0, head, tail, t)
         _insight.attach_summaries()  # from now on summary ops keep their values for record()
         self._closed = False
 
@@ -71,8 +76,13 @@ class SummaryRecord:
 
     @property
     def event_file_name(self):
-        """The path of the event file being written."""
+        """The path of the event file being written (after a rotation: the newest)."""
         return self._writer.path
+
+    @property
+    def event_file_names(self):
+        """Every event file this record wrote, oldest first (several after rotations)."""
+        return list(self._writer.paths)
 
     def set_mode(self, mode):
         """'train' or 'eval' (recorded for SummaryCollector; values are written the same way)."""
@@ -91,6 +101,7 @@ class SummaryRecord:
         if plugin not in _PLUGINS:
             raise ValueError(f"{who}: plugin must be one of {', '.join(map(repr, _PLUGINS))}, "
                              f"got {plugin!r}")
+        _insight.summary_tag(plugin, name)  # a MindSpore suffix ("loss[:Scalar]") must fit
         t = _as_tensor(who, plugin, name, value)
         if plugin == "scalar" and t.size != 1:
             raise ValueError(f"{who}: scalar '{name}' must have one element, "

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from mycel import _mycel, context
 from mycel.common import dtype as _mstype
 from mycel.common import api as _api
+from mycel.common import insight_scope as _insight_scope
 from mycel.common.parameter import Parameter
 
 
@@ -31,6 +32,11 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *inputs, **kwargs):
+        if _insight_scope.ACTIVE:  # a profiler or debugger runs: name this Cell's scope
+            return _insight_scope.call(self, self._dispatch_call, inputs, kwargs)
+        return self._dispatch_call(inputs, kwargs)
+
+    def _dispatch_call(self, inputs, kwargs):
         float_dtype = self.__dict__.get("_float_dtype")
         if float_dtype is not None:
             inputs = tuple(_cast_float(x, float_dtype) for x in inputs)

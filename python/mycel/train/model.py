@@ -9,7 +9,8 @@ callbacks run once per sink, as in MindSpore. Without sinking, a graph-mode epoc
 callback implementing a step hook also runs in that loop; otherwise steps run from Python."""
 import sys
 
-from mycel import amp, context
+from mycel import _mycel, amp, context
+from mycel.common import insight_scope as _insight_scope
 from mycel.common import api as _api
 from mycel.nn.cell import Cell
 from mycel.nn.wrap.cell_wrapper import WithEvalCell
@@ -61,6 +62,19 @@ def _callbacks(callbacks, default_progress):
 # Model's keyword arguments (loss_scale_manager arrives through **kwargs), for "did you mean".
 _MODEL_ARGUMENTS = ("network", "loss_fn", "optimizer", "metrics", "eval_network", "eval_indexes",
                     "amp_level", "boost_level", "loss_scale_manager")
+
+
+def _run_step(net, row):
+    """One training step; while a profiler or debugger runs, an eager step is marked (a step-trace
+    span; a step end for the debugger): a compiled step's program run marks itself."""
+    if not _insight_scope.ACTIVE or context.get_context("mode") == context.GRAPH_MODE:
+        return net(*row)
+    t0 = _mycel.insight.profiler_now_ns()
+    out = net(*row)
+    if _mycel.insight.profiler_on():
+        _mycel.insight.profiler_span("step", "step", t0, _mycel.insight.profiler_now_ns())
+    _insight_scope.step_end()
+    return out
 
 
 class Model:
@@ -169,6 +183,8 @@ class Model:
         run = RunContext(cb)
         net = self._train_network
         net.set_train(True)
+        if _insight_scope.ACTIVE:  # a graph-mode epoch may never call the Cell: name its scopes
+            _insight_scope.tops[id(net)] = net
         loop = self._step_loop(net)
         # Step hooks nobody implements are skipped; with none at all, a graph-mode epoch runs in
         # one C++ loop over the pipeline (CompiledGraph.run_sink): no Python per step.
@@ -199,7 +215,7 @@ class Model:
                         cb.cur_step_num += 1
                         cb.train_dataset_element = row  # MindSpore's name: SummaryCollector reads the inputs
                         step_begin.on_train_step_begin(run)
-                        cb.net_outputs = net(*row)
+                        cb.net_outputs = _run_step(net, row)
                         step_end.on_train_step_end(run)
                         if run.get_stop_requested():
                             break
@@ -227,7 +243,7 @@ class Model:
             for _ in range(steps):
                 row = next(rows)
                 cb.train_dataset_element = row
-                cb.net_outputs = net(*row)
+                cb.net_outputs = _run_step(net, row)
         step_end.on_train_step_end(run)
 
     def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False, sink_size=-1,

@@ -109,6 +109,9 @@ struct FnPlan {
   size_t base = 0, size = 0;      // this function's frame in the arena
   size_t block_base = 0, block_end = 0;  // its call cycle's frames
   size_t num_inplace = 0;
+  // The profiler's launch-site ids per instruction, valid while site_epoch is its epoch().
+  std::vector<int32_t> sites;
+  uint32_t site_epoch = 0;
 };
 
 /// Everything that depends on the concrete input shapes.

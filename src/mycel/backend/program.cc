@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "mycel/backend/detail.h"
+#include "mycel/insight/insight.h"
 
 namespace mycel::backend {
 
@@ -88,6 +89,26 @@ detail::Plan* plan_for(detail::ProgramImpl& p, const std::vector<Tensor>& inputs
 
 }  // namespace
 
+namespace {
+// The profiler's step trace and the debugger's step ends: an outermost run is one step (a
+// Program that runs inside another's kernel, e.g. a nested jit, is part of its step).
+thread_local int t_run_depth = 0;
+void run_hooked(detail::ProgramImpl& p) {
+  struct Depth {
+    Depth() { ++t_run_depth; }
+    ~Depth() { --t_run_depth; }
+  } depth;
+  const bool outer = t_run_depth == 1;
+  const int64_t t0 = insight::profiler::now_ns();
+  detail::execute(p, *p.plan);
+  if (!outer) return;
+  if (insight::profiler::on())
+    insight::profiler::span("step", "step", t0, insight::profiler::now_ns(),
+                            static_cast<int64_t>(p.plan->arena_bytes));
+  if (insight::debugger::on()) insight::debugger::step_end();
+}
+}  // namespace
+
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
   detail::ProgramImpl& p = *impl_;
   std::lock_guard<std::mutex> lock(p.run_mutex);
@@ -97,7 +118,11 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
   detail::FnPlan& fp = p.plan->fns[0];
   for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = inputs[k];
   p.num_launches = 0;
-  detail::execute(p, *p.plan);
+  if (insight::hooks_on()) [[unlikely]] {
+    run_hooked(p);
+  } else {
+    detail::execute(p, *p.plan);
+  }
 
   std::vector<Tensor> outs;
   outs.reserve(top.outputs.size());

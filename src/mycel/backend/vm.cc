@@ -10,6 +10,7 @@
 #include "mycel/core/rethrow.h"
 #include "mycel/core/tensor_format.h"
 #include "mycel/insight/insight.h"
+#include "mycel/ops/record_only.h"
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
@@ -86,6 +87,33 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
   else out.i = n;
 }
 
+// What the profiler and debugger say about a kernel instruction: its op, the user's source line
+// (the IR node's location), the weights it reads (their names give the Cell scope).
+insight::SiteInfo site_info(const Instr& in) {
+  insight::SiteInfo s;
+  s.op = in.op->name;
+  s.graph = true;
+  s.collective = in.op->effect && !is_record_only(*in.op);
+  for (const InputDef& d : in.op->inputs) s.input_names.push_back(d.name);
+  const ir::Node* node = in.node;
+  if (!node) return s;
+  if (node->loc().known()) {
+    const ir::SourceLoc& l = node->loc();
+    s.where = l.str();
+    if (l.text) {
+      std::string t = *l.text;
+      size_t b = t.find_first_not_of(" \t");
+      t = b == std::string::npos ? std::string() : t.substr(b);
+      while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+      s.source = std::move(t);
+    }
+  }
+  if (node->is_apply())
+    for (const ir::NodePtr& a : static_cast<const ir::Apply*>(node)->inputs())
+      if (const ir::Parameter* p = ir::as_parameter(a); p && p->is_weight()) s.weights.push_back(p->name());
+  return s;
+}
+
 class Vm {
  public:
   Vm(ProgramImpl& p, Plan& plan) : p_(p), plan_(plan), arena_(plan.arena.get()) {}
@@ -134,14 +162,15 @@ class Vm {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
           if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
-            const ir::Node* node = in.node;
             auto launch = [&] { in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs}); };
-            auto where = [node] {  // the user's source line, built only when the debugger reports
-              if (!node || !node->loc().known()) return std::string();
-              const ir::SourceLoc& l = node->loc();
-              return l.str() + (l.text ? ": " + *l.text : std::string());
+            auto site_id = [&] {
+              const uint32_t e = insight::profiler::epoch();
+              if (fp.site_epoch != e) fp.sites.assign(fn.code.size(), -1), fp.site_epoch = e;
+              int32_t& id = fp.sites[pc];
+              if (id < 0) id = insight::profiler::add_site(site_info(in));
+              return id;
             };
-            insight::hooked_launch(in.op->name, ks.out, launch, where);
+            insight::hooked_launch(in.op->name, ks.in, ks.out, launch, site_id);
           } else {
             in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
           }

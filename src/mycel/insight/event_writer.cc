@@ -41,8 +41,30 @@ void write_all(int fd, const std::string& path, const std::string& bytes) {
 }
 }  // namespace
 
+// Opens `path` for appending and writes the version record, so the file is a valid event file
+// from its first moment; returns the descriptor.
+static int open_event_file(const std::string& path, uint64_t* size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    MYCEL_THROW(ValueError, "cannot open event file '", path,
+                "' for writing: ", std::strerror(errno));
+  std::string first;
+  detail::frame_record(detail::version_event(now_seconds()), first);
+  try {
+    write_all(fd, path, first);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  *size = first.size();
+  return fd;
+}
+
 struct EventWriter::Impl {
   std::string path;
+  std::vector<std::string> paths;
+  uint64_t max_file_size = 0, size = 0, version_size = 0;
+  std::function<std::string()> next_path;
   int fd = -1;
   size_t max_pending;
   std::mutex mu;
@@ -64,9 +86,19 @@ struct EventWriter::Impl {
       lock.unlock();
       std::string bytes;
       try {
-        for (const Pending& p : batch)
-          detail::frame_record(detail::summary_event(p.step, p.wall_time, p.values), bytes);
+        for (const Pending& p : batch) {
+          std::string rec;
+          detail::frame_record(detail::summary_event(p.step, p.wall_time, p.values), rec);
+          if (max_file_size && size + bytes.size() > version_size &&
+              size + bytes.size() + rec.size() > max_file_size) {
+            write_all(fd, path, bytes);
+            bytes.clear();
+            rotate();
+          }
+          bytes += rec;
+        }
         write_all(fd, path, bytes);
+        size += bytes.size();
       } catch (...) {
         lock.lock();
         if (!error) error = std::current_exception();
@@ -80,6 +112,21 @@ struct EventWriter::Impl {
     }
   }
 
+  // Closes the full file and starts the next (on the writer thread; path is read under mu).
+  void rotate() {
+    ::fsync(fd);
+    ::close(fd);
+    fd = -1;
+    std::string next = next_path();
+    uint64_t n = 0;
+    int f = open_event_file(next, &n);
+    std::lock_guard lock(mu);
+    fd = f;
+    size = version_size = n;
+    path = next;
+    paths.push_back(next);
+  }
+
   void raise_error() {  // with mu held
     if (!error) return;
     std::exception_ptr e = error;
@@ -88,22 +135,18 @@ struct EventWriter::Impl {
   }
 };
 
-EventWriter::EventWriter(const std::string& path, size_t max_pending)
+EventWriter::EventWriter(const std::string& path, size_t max_pending, uint64_t max_file_size,
+                         std::function<std::string()> next_path)
     : impl_(std::make_unique<Impl>()) {
+  MYCEL_CHECK(max_file_size == 0 || next_path, ValueError,
+              "EventWriter: max_file_size needs a next_path to rotate to");
   impl_->path = path;
+  impl_->paths.push_back(path);
   impl_->max_pending = std::max<size_t>(1, max_pending);
-  impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (impl_->fd < 0)
-    MYCEL_THROW(ValueError, "cannot open event file '", path,
-                "' for writing: ", std::strerror(errno));
-  std::string first;  // the file is a valid event file from its first moment
-  detail::frame_record(detail::version_event(now_seconds()), first);
-  try {
-    write_all(impl_->fd, path, first);
-  } catch (...) {
-    ::close(impl_->fd);
-    throw;
-  }
+  impl_->max_file_size = max_file_size;
+  impl_->next_path = std::move(next_path);
+  impl_->fd = open_event_file(path, &impl_->size);
+  impl_->version_size = impl_->size;
   impl_->thread = std::thread([this] { impl_->run(); });
 }
 
@@ -152,7 +195,15 @@ void EventWriter::close() {
   m.raise_error();
 }
 
-const std::string& EventWriter::path() const { return impl_->path; }
+std::string EventWriter::path() const {
+  std::unique_lock lock(impl_->mu);
+  return impl_->path;
+}
+
+std::vector<std::string> EventWriter::paths() const {
+  std::unique_lock lock(impl_->mu);
+  return impl_->paths;
+}
 
 uint64_t EventWriter::num_written() const {
   std::unique_lock lock(impl_->mu);

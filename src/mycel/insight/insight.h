@@ -24,6 +24,11 @@ SummaryKind kind_from_name(std::string_view plugin, const char* who);
 /// NCHW with 1, 3 or 4 channels); the error names `who` and the tag.
 void check_value(SummaryKind k, const std::string& tag, const TensorMeta& m, const char* who);
 
+/// The tag written for `tag`: MindSpore's kind suffix ("loss[:Scalar]", "[:Image]",
+/// "[:Histogram]", "[:Tensor]") is accepted and dropped when it names kind `k`; a suffix naming
+/// another kind raises ValueError naming `who`.
+std::string summary_tag(SummaryKind k, const std::string& tag, const char* who);
+
 /// One named value of one step. The tensor is owned (a copy), so the step may reuse its buffer.
 struct SummaryValue {
   SummaryKind kind;
@@ -37,7 +42,11 @@ struct SummaryValue {
 /// bounded). Errors of the thread (disk full) are raised by the next write/flush/close.
 class EventWriter {
  public:
-  explicit EventWriter(const std::string& path, size_t max_pending = 256);
+  /// max_file_size > 0: a record that would take the file past it goes to a new file, named by
+  /// next_path() (MindSpore's rotation); a record larger than that alone gets a file of its own.
+  explicit EventWriter(const std::string& path, size_t max_pending = 256,
+                       uint64_t max_file_size = 0,
+                       std::function<std::string()> next_path = {});
   ~EventWriter();  // close(), errors swallowed
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
@@ -48,7 +57,9 @@ class EventWriter {
   void flush();
   /// flush(), then stops the thread and closes the file; later writes raise.
   void close();
-  const std::string& path() const;
+  /// The file being written (after rotations: the latest), and every file so far in order.
+  std::string path() const;
+  std::vector<std::string> paths() const;
   /// Events written to the file so far, and times write() had to wait for a full queue.
   uint64_t num_written() const;
   uint64_t num_waits() const;
@@ -106,64 +117,103 @@ enum HookBits : uint8_t { kProfileHook = 1, kDebugHook = 2 };
 inline std::atomic<uint8_t> g_hooks{0};
 inline bool hooks_on() { return g_hooks.load(std::memory_order_relaxed) != 0; }
 
+/// What a launch site is, built once per site and profiling session (never per launch): the op,
+/// where the user's code asked for it (graph mode: the IR node's source location), the weights
+/// it reads (their names give the Cell scope), and whether it is a collective.
+struct SiteInfo {
+  std::string op;                        // fused kernels: their fused name
+  std::string where;                     // "file.py:12:4", or "" (eager: Python finds it)
+  std::string source;                    // that source line's text
+  std::vector<std::string> weights;      // names of weight parameters among the inputs
+  std::vector<std::string> input_names;  // the op's input names (OpDef), one per input slot
+  bool collective = false;               // talks to other ranks (OpDef::effect, not a summary)
+  bool graph = false;                    // an instruction of a compiled Program
+};
+
 /// The profiler's event buffer, filled while it is on.
 namespace profiler {
 inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kProfileHook) != 0; }
 /// Monotonic clock in nanoseconds (steady_clock).
 int64_t now_ns();
-/// One kernel launch: op name, start/end on now_ns()'s clock, bytes of its outputs, thread.
+/// Incremented by each start(): per-plan site caches compare it to know they are stale.
+uint32_t epoch();
+/// Registers a launch site; its id indexes sites().
+int32_t add_site(SiteInfo s);
+/// The site with this id (valid until the next start()), or nullptr.
+const SiteInfo* site(int32_t id);
+/// The site of eager op `key` (an OpDef), made by `make` the first time in this session.
+int32_t eager_site(const void* key, const std::function<SiteInfo()>& make);
+/// One kernel launch: site, the thread's Cell scope then (-1: none), start/end on now_ns()'s
+/// clock, bytes of its outputs, thread number.
 struct OpEvent {
-  std::string name;
+  int32_t site, scope;
   int64_t start_ns, end_ns, bytes;
   uint32_t thread;
 };
 /// Called by launch sites while on().
-void record(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t bytes);
-void start();  // clears the buffer and turns timing on
+void record(int32_t site, int64_t start_ns, int64_t end_ns, int64_t bytes);
+/// A span of a named track (step trace: "step", "data_wait"); value: bytes or rows (-1: none).
+struct Span {
+  std::string track, name;
+  int64_t start_ns, end_ns, value;
+  uint32_t thread;
+};
+void span(const char* track, const char* name, int64_t start_ns, int64_t end_ns,
+          int64_t value = -1);
+/// The calling thread's Cell scope stack (eager mode; Python's Cell.__call__ pushes while on).
+void push_scope(const std::string& scope);
+void pop_scope();
+void start();  // clears the buffers and turns timing on
 void stop();
-/// The events recorded since start(), in launch order per thread.
+/// The events and spans recorded since start(), in order per thread; sites and scopes by id.
 std::vector<OpEvent> take();
+std::vector<Span> take_spans();
+std::vector<SiteInfo> sites();
+std::vector<std::string> scopes();
 }  // namespace profiler
 
-/// The debugger's watch conditions, checked on every kernel output while it is on (MindInsight's
-/// watchpoints: NaN, infinity, values too large).
+/// The debugger: while on, every launch is handed to a callback (set by the Python glue, which
+/// evaluates the watchpoints); a non-empty message returned makes the launch raise RuntimeError
+/// with it (the executor adds the source line). The callback also hears of step ends.
 namespace debugger {
 inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kDebugHook) != 0; }
-struct Watch {
-  bool nan = true, inf = true;
-  double max_abs = 0;  // > 0: also flag |x| > max_abs
-  bool raise = true;   // the launch that hits a condition raises (the step stops there)
+struct Launch {
+  const SiteInfo* site;  // nullptr: eager op with no site info beyond `op`
+  const std::string& op;
+  const std::vector<Tensor>& inputs;
+  const std::vector<Tensor>& outputs;
 };
-/// One output that hit a condition: op, where (graph mode: file:line and source), condition,
-/// which output, how many elements of how many.
-struct Hit {
-  std::string op, where, condition;
-  int output;
-  int64_t count, numel;
-};
-void start(const Watch& w);
+using Callback = std::function<std::string(const Launch&)>;
+using StepCallback = std::function<void()>;
+void start(Callback on_launch, StepCallback on_step_end);
 void stop();
-std::vector<Hit> take();
-/// Checks the outputs of one launch of `op`; `where` is called only on a hit (it builds the
-/// source location). Raises RuntimeError on a hit when the watch says so.
-void check(const std::string& op, const std::vector<Tensor>& outputs,
-           const std::function<std::string()>& where);
+/// Called after each launch while on(): raises RuntimeError with the callback's message.
+void check(const Launch& l);
+/// Called at the end of each outermost Program run while on().
+void step_end();
 }  // namespace debugger
 
-/// A launch with the hooks on: times it (profiler) and checks its outputs (debugger).
-template <class Launch>
-void hooked_launch(const std::string& op, const std::vector<Tensor>& outputs, Launch&& launch,
-                   const std::function<std::string()>& where) {
+/// A launch with the hooks on: times it (profiler) and hands it to the debugger. `site_id`
+/// returns the launch site's id (the callers cache it per site and profiling session).
+template <class LaunchFn, class SiteFn>
+void hooked_launch(const std::string& op, const std::vector<Tensor>& inputs,
+                   const std::vector<Tensor>& outputs, LaunchFn&& launch, SiteFn&& site_id) {
   const bool prof = profiler::on();
   const int64_t t0 = prof ? profiler::now_ns() : 0;
   launch();
+  const int64_t t1 = prof ? profiler::now_ns() : 0;
+  int32_t id = -1;
   if (prof) {
-    const int64_t t1 = profiler::now_ns();
     int64_t bytes = 0;
-    for (const Tensor& o : outputs) bytes += static_cast<int64_t>(o.nbytes());
-    profiler::record(op, t0, t1, bytes);
+    for (const Tensor& o : outputs)
+      if (o.defined()) bytes += static_cast<int64_t>(o.nbytes());
+    id = site_id();
+    profiler::record(id, t0, t1, bytes);
   }
-  if (debugger::on()) debugger::check(op, outputs, where);
+  if (debugger::on()) {
+    if (id < 0) id = site_id();
+    debugger::check({profiler::site(id), op, inputs, outputs});
+  }
 }
 
 }  // namespace mycel::insight

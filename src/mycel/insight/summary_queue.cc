@@ -29,8 +29,25 @@ SummaryKind kind_from_name(std::string_view plugin, const char* who) {
               "'");
 }
 
+std::string summary_tag(SummaryKind k, const std::string& tag, const char* who) {
+  static const char* const kSuffix[] = {"[:Scalar]", "[:Image]", "[:Histogram]", "[:Tensor]"};
+  const size_t open = tag.rfind("[:");
+  if (open == std::string::npos || tag.back() != ']') return tag;
+  const std::string suffix = tag.substr(open);
+  const char* mine = kSuffix[static_cast<int>(k)];
+  if (suffix == mine) {
+    MYCEL_CHECK(open > 0, ValueError, "[", who, "] name '", tag, "' has no name before ", mine);
+    return tag.substr(0, open);
+  }
+  for (const char* other : kSuffix)
+    MYCEL_CHECK(suffix != other, ValueError, "[", who, "] name '", tag, "' says ", other,
+                " but the value is recorded as ", kind_name(k), " (suffix ", mine, ")");
+  return tag;  // brackets of the user's own: part of the name
+}
+
 void check_value(SummaryKind k, const std::string& tag, const TensorMeta& m, const char* who) {
   MYCEL_CHECK(!tag.empty(), ValueError, "[", who, "] name must be a non-empty string");
+  summary_tag(k, tag, who);  // a MindSpore kind suffix must name this kind
   int64_t n = 1;
   for (int64_t d : m.shape) n *= d;
   switch (k) {
@@ -63,7 +80,8 @@ void SummaryQueue::detach() {
   }
 }
 
-void SummaryQueue::push(SummaryKind k, const std::string& tag, const Tensor& value) {
+void SummaryQueue::push(SummaryKind k, const std::string& name, const Tensor& value) {
+  const std::string tag = summary_tag(k, name, "summary");
   Tensor copy = value.clone();  // the step may reuse the buffer as soon as the op returns
   std::lock_guard lock(mu_);
   auto it = std::find_if(values_.begin(), values_.end(),

@@ -5,6 +5,7 @@
 #include "mycel/core/suggest.h"
 #include "mycel/ops/keywords.h"
 #include "mycel/insight/insight.h"
+#include "mycel/ops/record_only.h"
 
 namespace mycel {
 
@@ -284,7 +285,16 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
   if (insight::hooks_on()) [[unlikely]] {  // eager dispatch's profiler/debugger hook
     auto launch = [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); };
-    insight::hooked_launch(op.name, outputs, launch, {});
+    auto site_id = [&] {  // eager: the op alone; Python adds the Cell scope and source line
+      return insight::profiler::eager_site(&op, [&] {
+        insight::SiteInfo s;
+        s.op = op.name;
+        s.collective = op.effect && !is_record_only(op);
+        for (const InputDef& d : op.inputs) s.input_names.push_back(d.name);
+        return s;
+      });
+    };
+    insight::hooked_launch(op.name, inputs, outputs, launch, site_id);
     return outputs;
   }
   op.kernel(KernelContext{op, inputs, outputs, attrs});

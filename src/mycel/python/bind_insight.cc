@@ -3,12 +3,21 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <ctime>
+
+#include "mycel/data/engine/engine.h"
 #include "mycel/insight/insight.h"
 #include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 
 namespace {
+nb::object site_tuple(const insight::SiteInfo* s) {
+  if (!s) return nb::none();
+  return nb::make_tuple(s->op, s->where, s->source, nb::cast(s->weights), nb::cast(s->input_names),
+                        s->collective, s->graph);
+}
+
 using Item = std::tuple<std::string, std::string, nb::object>;  // (plugin, tag, value)
 
 std::vector<insight::SummaryValue> to_values(const std::vector<Item>& items) {
@@ -20,7 +29,8 @@ std::vector<insight::SummaryValue> to_values(const std::vector<Item>& items) {
     // the writer thread encodes it.
     Tensor t = to_tensor(obj);
     insight::check_value(k, tag, t.meta(), "SummaryRecord");
-    out.push_back({k, tag, nb::isinstance<Tensor>(obj) ? t.clone() : t});
+    out.push_back({k, insight::summary_tag(k, tag, "SummaryRecord"),
+                   nb::isinstance<Tensor>(obj) ? t.clone() : t});
   }
   return out;
 }
@@ -31,6 +41,25 @@ void init_insight(nb::module_& m) {
   nb::class_<insight::EventWriter>(ins, "EventWriter",
                                    "Appends Events to one file from a background thread.")
       .def(nb::init<const std::string&, size_t>(), nb::arg("path"), nb::arg("max_pending") = 256)
+      .def(
+          "__init__",
+          [](insight::EventWriter* w, const std::string& path, size_t max_pending,
+             uint64_t max_file_size, const std::string& head, const std::string& tail,
+             int64_t first_time) {
+            // Rotated files: head + seconds + tail, the seconds bumped past the previous file's
+            // so that names stay unique and sort in writing order (TensorBoard's order).
+            auto last = std::make_shared<int64_t>(first_time);
+            auto next = [head, tail, last] {
+              const int64_t now = static_cast<int64_t>(std::time(nullptr));
+              *last = std::max(now, *last + 1);
+              return head + std::to_string(*last) + tail;
+            };
+            new (w) insight::EventWriter(path, max_pending, max_file_size, next);
+          },
+          nb::arg("path"), nb::arg("max_pending"), nb::arg("max_file_size"), nb::arg("head"),
+          nb::arg("tail"), nb::arg("first_time"),
+          "A writer that rotates to head + <seconds> + tail when a file would exceed "
+          "max_file_size bytes.")
       .def(
           "write",
           [](insight::EventWriter& w, int64_t step, double wall_time,
@@ -59,6 +88,7 @@ void init_insight(nb::module_& m) {
           },
           "Flushes, stops the thread and closes the file.")
       .def_prop_ro("path", &insight::EventWriter::path)
+      .def_prop_ro("paths", &insight::EventWriter::paths)
       .def_prop_ro("num_written", &insight::EventWriter::num_written)
       .def_prop_ro("num_waits", &insight::EventWriter::num_waits);
 
@@ -107,23 +137,51 @@ void init_insight(nb::module_& m) {
 
   ins.def(
       "debugger_start",
-      [](bool nan, bool inf, double max_abs, bool raise) {
-        insight::debugger::start({nan, inf, max_abs, raise});
+      [](nb::callable on_launch_fn, nb::callable on_step_end_fn) {
+        // The executor calls these on the launching thread, with or without the GIL held; the
+        // last reference may go on such a thread too, so the holder drops it under the GIL.
+        struct Held {
+          nb::object f;
+          explicit Held(nb::object o) : f(std::move(o)) {}
+          ~Held() {
+            nb::gil_scoped_acquire gil;
+            f.reset();
+          }
+        };
+        auto on_launch_h = std::make_shared<Held>(on_launch_fn);
+        auto on_step_h = std::make_shared<Held>(on_step_end_fn);
+        auto launch = [on_launch_h](const insight::debugger::Launch& l) -> std::string {
+          const nb::object& on_launch = on_launch_h->f;
+          nb::gil_scoped_acquire gil;
+          auto tensors = [](const std::vector<Tensor>& ts) {
+            nb::list out;
+            for (const Tensor& t : ts) out.append(t.defined() ? nb::cast(t) : nb::none());
+            return out;
+          };
+          nb::object r = on_launch(l.op, site_tuple(l.site), tensors(l.inputs), tensors(l.outputs));
+          return r.is_none() ? std::string() : nb::cast<std::string>(r);
+        };
+        auto step = [on_step_h] {
+          nb::gil_scoped_acquire gil;
+          on_step_h->f();
+        };
+        insight::debugger::start(launch, step);
       },
-      nb::arg("nan") = true, nb::arg("inf") = true, nb::arg("max_abs") = 0.0,
-      nb::arg("raise_on_hit") = true,
-      "Checks every kernel output for the watch conditions until debugger_stop.");
+      nb::arg("on_launch"), nb::arg("on_step_end"),
+      "Until debugger_stop, calls on_launch(op, site, inputs, outputs) after every kernel launch "
+      "(a returned str makes the launch raise RuntimeError with it) and on_step_end() after each "
+      "outermost compiled-program run. The tensors are the launch's own buffers: copy what you keep.");
   ins.def("debugger_stop", &insight::debugger::stop);
-  ins.def(
-      "debugger_take",
-      [] {
-        nb::list l;
-        for (const auto& h : insight::debugger::take())
-          l.append(nb::make_tuple(h.op, h.where, h.condition, h.output, h.count, h.numel));
-        return l;
-      },
-      "[(op, where, condition, output, count, numel)] hits since debugger_start.");
 
+  ins.def(
+      "summary_tag",
+      [](const std::string& plugin, const std::string& tag) {
+        return insight::summary_tag(insight::kind_from_name(plugin, "SummaryRecord"), tag,
+                                    "SummaryRecord.add_value");
+      },
+      nb::arg("plugin"), nb::arg("tag"),
+      "The tag written for `tag` (a MindSpore kind suffix such as '[:Scalar]' dropped; one "
+      "naming another kind raises ValueError).");
   ins.def(
       "attach_summaries", [] { insight::SummaryQueue::get().attach(); },
       "A SummaryRecord opened: summary ops start keeping their values.");
@@ -148,13 +206,53 @@ void init_insight(nb::module_& m) {
   ins.def(
       "profiler_take",
       [] {
-        std::vector<insight::profiler::OpEvent> ev = insight::profiler::take();
         nb::list l;
-        for (const auto& e : ev)
-          l.append(nb::make_tuple(e.name, e.start_ns, e.end_ns, e.bytes, e.thread));
+        for (const auto& e : insight::profiler::take())
+          l.append(nb::make_tuple(e.site, e.scope, e.start_ns, e.end_ns, e.bytes, e.thread));
         return l;
       },
-      "[(op, start_ns, end_ns, output_bytes, thread)] of the launches timed since profiler_start.");
+      "[(site, scope, start_ns, end_ns, output_bytes, thread)] of the launches timed since "
+      "profiler_start (site and scope index profiler_sites() and profiler_scopes(); -1: none).");
+  ins.def(
+      "profiler_sites",
+      [] {
+        nb::list l;
+        for (const auto& s : insight::profiler::sites()) l.append(site_tuple(&s));
+        return l;
+      },
+      "[(op, where, source, weights, input_names, collective, graph)] per launch site.");
+  ins.def("profiler_scopes", &insight::profiler::scopes, "Cell scopes pushed, by id.");
+  ins.def(
+      "profiler_take_spans",
+      [] {
+        nb::list l;
+        for (const auto& s : insight::profiler::take_spans())
+          l.append(nb::make_tuple(s.track, s.name, s.start_ns, s.end_ns, s.value, s.thread));
+        return l;
+      },
+      "[(track, name, start_ns, end_ns, value, thread)]: steps (value: arena bytes) and data "
+      "waits (value: rows left in the prefetch queue).");
+  ins.def(
+      "profiler_span",
+      [](const std::string& track, const std::string& name, int64_t t0, int64_t t1, int64_t v) {
+        insight::profiler::span(track.c_str(), name.c_str(), t0, t1, v);
+      },
+      nb::arg("track"), nb::arg("name"), nb::arg("start_ns"), nb::arg("end_ns"),
+      nb::arg("value") = -1, "Adds a span (Python-side step phases).");
+  ins.def("profiler_push_scope", &insight::profiler::push_scope, nb::arg("scope"),
+          "Enters a Cell scope on this thread (eager launches are tagged with it).");
+  ins.def("profiler_pop_scope", &insight::profiler::pop_scope);
+  ins.def(
+      "pipeline_stats",
+      [] {
+        nb::list l;
+        for (const auto& s : data::engine::pipeline_stats())
+          l.append(nb::make_tuple(s.pipeline, s.op_id, s.parent, s.name, s.rows, s.wait_ns,
+                                  s.queued, s.capacity));
+        return l;
+      },
+      "[(pipeline, op_id, parent, name, rows, wait_ns, queued, capacity)] of the running dataset "
+      "pipelines (and those that stopped since the last call); counted while profiling.");
 }
 
 }  // namespace mycel::py

@@ -73,6 +73,17 @@ struct RowContext {
 };
 RowContext current_row();
 
+/// One op's counters (counted only while the profiler is on): rows it produced, the time its
+/// consumer waited in pop (inline ops: their children's waits included), its output queues.
+struct OpStats {
+  int pipeline = 0, op_id = 0, parent = -1;  // op_id -1: the prefetch queue; parent -2: none
+  std::string name;
+  int64_t rows = 0, wait_ns = 0, queued = 0, capacity = 0;
+};
+/// Every running pipeline's counters, then those of pipelines that stopped since the last call
+/// while the profiler was on.
+std::vector<OpStats> pipeline_stats();
+
 /// A running pipeline: the root's output behind a prefetch queue filled by its own thread.
 class Pipeline {
  public:
@@ -84,9 +95,13 @@ class Pipeline {
   Status next(Row& row, int64_t timeout_ms);
   /// Aborts and joins every thread; idempotent.
   void stop();
+  /// Appends the counters of this pipeline's prefetch queue and ops (pre-order).
+  void stats(std::vector<OpStats>& out) const;
 
  private:
   std::unique_ptr<ExecContext> ctx_;
+  int id_ = 0;
+  std::atomic<int64_t> rows_{0}, wait_ns_{0};  // the iterator's side (read by stats())
   std::shared_ptr<Op> root_;
   std::unique_ptr<Queue<Packet>> out_;
   std::thread prefetch_;

@@ -16,7 +16,7 @@ Packet marker(Kind k) {
 // Reads the child until its end of epoch (zip and take need to stay aligned on epochs); `end`
 // receives the packet that ended it, which the caller forwards when it is an error.
 bool drain_epoch(Op& child, Packet& end) {
-  while (child.pop(end))
+  while (child.next(end))
     if (end.kind != Kind::kRow) return true;
   return false;
 }
@@ -34,7 +34,7 @@ class ShuffleOp : public Op {
     if (!rng_) rng_ = std::make_unique<RowRng>(mix_seed(ctx_->seed(), op_id_, 0), epoch_);
     while (!child_eoe_ && static_cast<int64_t>(buf_.size()) < cap_) {
       Packet p;
-      if (!child.pop(p)) return false;
+      if (!child.next(p)) return false;
       if (p.kind == Kind::kRow) {
         buf_.push_back(std::move(p.row));
       } else if (p.kind == Kind::kEoe) {
@@ -55,7 +55,7 @@ class ShuffleOp : public Op {
     out.row = std::move(buf_[r]);
     Packet p;
     if (!child_eoe_) {
-      if (!child.pop(p)) return false;
+      if (!child.next(p)) return false;
       if (p.kind == Kind::kRow) {
         buf_[r] = std::move(p.row);
         return true;
@@ -88,7 +88,7 @@ class RepeatOp : public Op {
   }
   std::string name() const override { return "repeat"; }
   bool pop(Packet& out) override {
-    while (children_[0]->pop(out)) {
+    while (children_[0]->next(out)) {
       if (out.kind != Kind::kEoe) return true;
       if (count_ > 0 && ++seen_ == count_) {
         seen_ = 0;
@@ -121,7 +121,7 @@ class TakeSkipOp : public Op {
         if (out.kind != Kind::kError) out = marker(Kind::kEoe);
         return true;
       }
-      if (!child.pop(out)) return false;
+      if (!child.next(out)) return false;
       if (out.kind != Kind::kRow) {
         seen_ = 0;
         return true;
@@ -146,7 +146,7 @@ class ProjectOp : public Op {
   std::string name() const override { return "project"; }
   bool pop(Packet& out) override {
     Packet p;
-    if (!children_[0]->pop(p)) return false;
+    if (!children_[0]->next(p)) return false;
     out.kind = p.kind;
     out.error = p.error;
     out.row.clear();
@@ -171,7 +171,7 @@ class ZipOp : public Op {
     Kind end = Kind::kRow;
     for (size_t i = 0; i < children_.size(); ++i) {
       Packet p;
-      if (!children_[i]->pop(p)) return false;
+      if (!children_[i]->next(p)) return false;
       if (p.kind == Kind::kError) {
         out = std::move(p);
         return true;
@@ -205,7 +205,7 @@ class ConcatOp : public Op {
   std::string name() const override { return "concat"; }
   bool pop(Packet& out) override {
     while (true) {
-      if (!children_[cur_]->pop(out)) return false;
+      if (!children_[cur_]->next(out)) return false;
       if (out.kind == Kind::kRow) return true;
       if (out.kind == Kind::kEof || out.kind == Kind::kError) return true;
       if (++cur_ == children_.size()) {

@@ -23,7 +23,7 @@ class MapOp : public ParallelOp {
   void dispatch() override {
     int64_t epoch = 0, id = 0;
     Packet p;
-    while (children_[0]->pop(p)) {
+    while (children_[0]->next(p)) {
       Job j;
       j.kind = p.kind;
       j.error = p.error;

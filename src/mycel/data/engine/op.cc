@@ -1,5 +1,6 @@
 // Op plumbing: ids and epoch counts, and the ordered dispatcher/worker scheme of ParallelOp.
 #include "mycel/data/engine/op.h"
+#include "mycel/insight/insight.h"
 
 namespace mycel::data::engine {
 
@@ -58,6 +59,25 @@ void ParallelOp::join() {
 bool ParallelOp::send(Job job) {
   int w = static_cast<int>(next_in_++ % n_);
   return in_[w]->push(std::move(job));
+}
+
+bool Op::next(Packet& p) {
+  if (!insight::profiler::on()) [[likely]]
+    return pop(p);
+  const int64_t t0 = insight::profiler::now_ns();
+  const bool ok = pop(p);
+  wait_ns_.fetch_add(insight::profiler::now_ns() - t0, std::memory_order_relaxed);
+  if (ok && p.kind == Kind::kRow) rows_out_.fetch_add(1, std::memory_order_relaxed);
+  return ok;
+}
+
+void ParallelOp::queued(int64_t* size, int64_t* capacity) const {
+  *size = 0;
+  *capacity = 0;
+  for (const auto& q : out_) {
+    *size += static_cast<int64_t>(q->size());
+    *capacity += static_cast<int64_t>(q->capacity());
+  }
 }
 
 bool ParallelOp::pop(Packet& p) {

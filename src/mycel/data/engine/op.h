@@ -4,6 +4,7 @@
 // workers' outputs round-robin, which restores the input order. Light ops (shuffle, repeat, take,
 // skip, project, zip, concat) run inline on their consumer's thread.
 #pragma once
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <string>
@@ -48,6 +49,17 @@ class Op {
   /// A kError packet ends the stream: the consumer forwards it, so the rows before it still
   /// reach the iterator before the error does.
   virtual bool pop(Packet& p) = 0;
+  /// pop() as parents call it: while the profiler is on, also counts rows and the time the
+  /// consumer waited (MindInsight's per-stage throughput); off, one branch more than pop().
+  bool next(Packet& p);
+  /// Items waiting in this op's output queues, and their capacity (0, 0: an inline op).
+  virtual void queued(int64_t* size, int64_t* capacity) const {
+    *size = 0;
+    *capacity = 0;
+  }
+  int op_id() const { return op_id_; }
+  int64_t rows_out() const { return rows_out_.load(std::memory_order_relaxed); }
+  int64_t wait_ns() const { return wait_ns_.load(std::memory_order_relaxed); }
 
  protected:
   virtual int64_t child_epochs(int64_t epochs) const { return epochs; }
@@ -56,6 +68,9 @@ class Op {
   int op_id_ = 0;
   int64_t epochs_ = -1;
   std::vector<std::shared_ptr<Op>> children_;
+
+ private:
+  std::atomic<int64_t> rows_out_{0}, wait_ns_{0};  // written by the one consumer thread
 };
 
 /// A unit of work handed from a dispatcher to a worker.
@@ -76,6 +91,7 @@ class ParallelOp : public Op {
   void start() override;
   void join() override;
   bool pop(Packet& p) override;
+  void queued(int64_t* size, int64_t* capacity) const override;
 
  protected:
   /// Runs on the dispatcher thread: produce jobs with send() until end of data or abort.

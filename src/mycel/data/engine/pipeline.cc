@@ -1,8 +1,63 @@
 // Pipeline: prepares the op tree (ids, epoch counts), starts every thread, and serves the root's
 // output through a bounded prefetch queue; stop() aborts every wait and joins every thread.
+#include <algorithm>
+#include <mutex>
+
 #include "mycel/data/engine/engine.h"
+#include "mycel/insight/insight.h"
 
 namespace mycel::data::engine {
+
+namespace {
+// Running pipelines, for the profiler's per-stage counters (pipeline_stats), and the final
+// counters of those that ended since the last look.
+struct Live {
+  std::mutex mu;
+  std::vector<Pipeline*> running;
+  std::vector<OpStats> finished;
+  int next_id = 0;
+};
+Live& live() {
+  static Live l;
+  return l;
+}
+
+void collect(int pipeline, int parent, const Op& op, std::vector<OpStats>& out) {
+  OpStats s;
+  s.pipeline = pipeline;
+  s.op_id = op.op_id();
+  s.parent = parent;
+  s.name = op.name();
+  s.rows = op.rows_out();
+  s.wait_ns = op.wait_ns();
+  op.queued(&s.queued, &s.capacity);
+  out.push_back(std::move(s));
+  for (const auto& c : op.children()) collect(pipeline, op.op_id(), *c, out);
+}
+}  // namespace
+
+void Pipeline::stats(std::vector<OpStats>& out) const {
+  OpStats s;  // the prefetch queue between the root and the iterator (or the sink loop)
+  s.pipeline = id_;
+  s.op_id = -1;
+  s.parent = -2;
+  s.name = "prefetch";
+  s.rows = rows_;
+  s.wait_ns = wait_ns_;
+  s.queued = static_cast<int64_t>(out_->size());
+  s.capacity = static_cast<int64_t>(out_->capacity());
+  out.push_back(std::move(s));
+  collect(id_, -1, *root_, out);
+}
+
+std::vector<OpStats> pipeline_stats() {
+  Live& l = live();
+  std::lock_guard lock(l.mu);
+  std::vector<OpStats> out;
+  out.swap(l.finished);
+  for (const Pipeline* p : l.running) p->stats(out);
+  return out;
+}
 
 Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch)
     : ctx_(std::make_unique<ExecContext>(seed)), root_(std::move(root)) {
@@ -10,10 +65,16 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
   root_->prepare(ctx_.get(), num_epochs, next_id);
   out_ = std::make_unique<Queue<Packet>>(ctx_.get(), prefetch);
   root_->start();
+  {
+    Live& l = live();
+    std::lock_guard lock(l.mu);
+    id_ = l.next_id++;
+    l.running.push_back(this);
+  }
   prefetch_ = std::thread([this] {
     try {
       Packet p;
-      while (root_->pop(p)) {
+      while (root_->next(p)) {
         bool last = p.kind == Kind::kEof || p.kind == Kind::kError;
         if (!out_->push(std::move(p)) || last) return;
       }
@@ -28,7 +89,15 @@ Pipeline::~Pipeline() { stop(); }
 Pipeline::Status Pipeline::next(Row& row, int64_t timeout_ms) {
   if (ended_) return Status::kEnd;
   Packet p;
+  const bool prof = insight::profiler::on();
+  const int64_t t0 = prof ? insight::profiler::now_ns() : 0;
   auto st = out_->pop_for(p, timeout_ms);
+  if (prof) {  // the step trace's data wait: the consumer (a step) blocked on the pipeline
+    const int64_t t1 = insight::profiler::now_ns();
+    insight::profiler::span("data_wait", "data_wait", t0, t1, static_cast<int64_t>(out_->size()));
+    wait_ns_ += t1 - t0;
+    if (st == Queue<Packet>::Status::kOk && p.kind == Kind::kRow) ++rows_;
+  }
   if (st == Queue<Packet>::Status::kTimeout) return Status::kTimeout;
   if (st == Queue<Packet>::Status::kAborted) {
     std::exception_ptr e = ctx_->error();
@@ -55,6 +124,12 @@ Pipeline::Status Pipeline::next(Row& row, int64_t timeout_ms) {
 void Pipeline::stop() {
   if (stopped_) return;
   stopped_ = true;
+  {
+    Live& l = live();
+    std::lock_guard lock(l.mu);
+    if (insight::profiler::on()) stats(l.finished);
+    l.running.erase(std::remove(l.running.begin(), l.running.end(), this), l.running.end());
+  }
   ctx_->abort();
   if (prefetch_.joinable()) prefetch_.join();
   root_->join();

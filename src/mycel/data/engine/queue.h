@@ -103,6 +103,11 @@ class Queue : public QueueBase {
     not_full_.notify_one();
     return Status::kOk;
   }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return items_.size();
+  }
+  size_t capacity() const { return cap_; }
   void wake_all() override {
     // Taking the lock orders the abort flag before the waiters re-check it.
     { std::lock_guard<std::mutex> lock(mu_); }
@@ -113,7 +118,7 @@ class Queue : public QueueBase {
  private:
   ExecContext* ctx_;
   size_t cap_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable not_full_, not_empty_;
   std::deque<T> items_;
 };
