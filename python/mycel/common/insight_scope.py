@@ -15,6 +15,7 @@ _local = threading.local()
 tops = weakref.WeakValueDictionary()  # id -> outermost Cell called while active
 classes = {}  # scope -> the Cell's class (the step trace finds optimizers by it)
 step_listeners = []  # debuggers' step-end callbacks, for steps no compiled run marks (eager)
+gradient_listeners = []  # debuggers' callbacks for the gradients an eager optimizer receives
 
 
 def acquire():
@@ -92,3 +93,9 @@ def step_end():
     """An eager training step ended (Model.train): the debuggers compare weights, count steps."""
     for f in list(step_listeners):
         f()
+
+
+def gradients(optimizer, grads):
+    """An eager optimizer got its gradients (one per parameter, in order)."""
+    for f in list(gradient_listeners):
+        f(optimizer, grads)

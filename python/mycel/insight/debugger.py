@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from mycel import _mycel
+from mycel import _mycel, context
 from mycel.common import insight_scope as _scope
 from mycel.insight import profile_analysis as _analysis
 
@@ -238,13 +238,15 @@ class Debugger:
         if "weight_not_changing" in self._by_cond:
             self._snapshot_weights(compare=False)
         _scope.step_listeners.append(self._on_step_end)
-        _insight.debugger_start(self._on_launch, self._on_step_end)
+        _scope.gradient_listeners.append(self._on_gradients)
+        _insight.debugger_start(self._on_launch, self._on_program_end)
 
     def stop(self):
         if not self._running:
             return
         _insight.debugger_stop()
         _scope.step_listeners.remove(self._on_step_end)
+        _scope.gradient_listeners.remove(self._on_gradients)
         _scope.release()
         self._running = False
         if self._dump_dir and self._dumps:
@@ -304,13 +306,13 @@ class Debugger:
         self._previous_scope[tid] = scope
         return scope
 
-    def _on_launch(self, op, site, inputs, outputs):
+    def _on_launch(self, op, site, inputs, outputs, input_ptrs):
         try:
-            return self._check(op, site, inputs, outputs)
+            return self._check(op, site, inputs, outputs, input_ptrs)
         except Exception as e:  # a bug here must not look like the user's op failing silently
             return f"[debugger] internal error while checking {op}: {type(e).__name__}: {e}"
 
-    def _check(self, op, site, inputs, outputs):
+    def _check(self, op, site, inputs, outputs, input_ptrs):
         site = self._site(op, site)
         self._launch += 1
         scope = self._scope_of(site)
@@ -339,9 +341,11 @@ class Debugger:
                     if hit:
                         found.append((w, "output", k) + hit)
         grads = ("gradient_vanishing", "gradient_exploding")
-        if phase == "optimizer" and any(c in self._by_cond for c in grads):
+        if site[6] and phase == "optimizer" and any(c in self._by_cond for c in grads):
+            # compiled: a gradient is an optimizer input that a forward/backward launch of this
+            # step wrote (eager optimizers hand theirs over in _on_gradients)
             for k, t in enumerate(inputs):
-                if t is None or self._produced.get(t.data_ptr()) != "forward_backward":
+                if t is None or self._produced.get(input_ptrs[k]) != "forward_backward":
                     continue
                 a = arr("input", k)
                 norm = float(np.linalg.norm(a.astype(np.float64).reshape(-1)))
@@ -425,6 +429,36 @@ class Debugger:
                 return (f"{h.message()}: paused, and not resumed within {self._pause_timeout} s "
                         f"(call hit.resume() or hit.abort())")
         return f"{h.message()}: aborted while paused" if h._abort else None
+
+    def _on_program_end(self):
+        # GRAPH_MODE: an outermost compiled run is a step. PYNATIVE: the user's loop is (a jit
+        # function it calls is part of the step; Model.train and step_end() mark the ends).
+        if context.get_context("mode") == context.GRAPH_MODE:
+            self._on_step_end()
+
+    def _on_gradients(self, optimizer, grads):
+        """An eager optimizer's gradients, one per parameter: the gradient watchpoints, with the
+        parameter's name as the node."""
+        if not any(c in self._by_cond for c in ("gradient_vanishing", "gradient_exploding")):
+            return
+        for p, g in zip(optimizer.parameters, grads):
+            a = g.asnumpy()
+            norm = float(np.linalg.norm(a.astype(np.float64).reshape(-1)))
+            node = f"gradient/{p.name}"
+            for cond, bad in (("gradient_vanishing", norm.__lt__),
+                              ("gradient_exploding", norm.__gt__)):
+                for w in self._by_cond.get(cond, ()):
+                    if w.matches(p.name, node) and bad(w.threshold):
+                        h = Hit(watchpoint=w.name, condition=cond, node=node, op="", scope="",
+                                where=_user_line(), step=self._step, launch=self._launch,
+                                kind="gradient", output=0, count=int(a.size), numel=int(a.size),
+                                value=norm, inputs=[], outputs=[_summary(a)],
+                                arrays={"outputs": [a.copy()]} if self._keep else None)
+                        with self._lock:
+                            self._hits.append(h)
+                        if self.on_hit == "raise":
+                            raise RuntimeError(h.message())
+                        self._act(h)
 
     def _on_step_end(self):
         try:

@@ -39,6 +39,24 @@ void stop() {
   st.on_step.reset();
 }
 
+std::vector<Tensor> inputs_before(const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs) {
+  std::vector<Tensor> r = inputs;
+  for (Tensor& t : r) {
+    if (!t.defined() || t.nbytes() == 0) continue;
+    const auto* a = static_cast<const std::byte*>(t.data());
+    for (const Tensor& o : outputs) {
+      if (!o.defined() || o.nbytes() == 0) continue;
+      const auto* b = static_cast<const std::byte*>(o.data());
+      if (a < b + o.nbytes() && b < a + t.nbytes()) {
+        t = t.clone();
+        break;
+      }
+    }
+  }
+  return r;
+}
+
 void check(const Launch& l) {
   std::shared_ptr<const Callback> cb;
   {

@@ -180,13 +180,18 @@ inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kDebugHook)
 struct Launch {
   const SiteInfo* site;  // nullptr: eager op with no site info beyond `op`
   const std::string& op;
-  const std::vector<Tensor>& inputs;
+  const std::vector<Tensor>& inputs;    // as the kernel read them (copies where overwritten)
   const std::vector<Tensor>& outputs;
+  const std::vector<Tensor>& launched;  // the inputs themselves (their buffers' identity)
 };
 using Callback = std::function<std::string(const Launch&)>;
 using StepCallback = std::function<void()>;
 void start(Callback on_launch, StepCallback on_step_end);
 void stop();
+/// The inputs, with a copy of each one whose bytes an output overlaps (a kernel that writes its
+/// output over a dying input, as the memory planner allows, would change it under the report).
+std::vector<Tensor> inputs_before(const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs);
 /// Called after each launch while on(): raises RuntimeError with the callback's message.
 void check(const Launch& l);
 /// Called at the end of each outermost Program run while on().
@@ -199,6 +204,9 @@ template <class LaunchFn, class SiteFn>
 void hooked_launch(const std::string& op, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& outputs, LaunchFn&& launch, SiteFn&& site_id) {
   const bool prof = profiler::on();
+  const bool dbg = debugger::on();
+  std::vector<Tensor> before;  // the debugger reports inputs as the kernel read them
+  if (dbg) before = debugger::inputs_before(inputs, outputs);
   const int64_t t0 = prof ? profiler::now_ns() : 0;
   launch();
   const int64_t t1 = prof ? profiler::now_ns() : 0;
@@ -210,9 +218,9 @@ void hooked_launch(const std::string& op, const std::vector<Tensor>& inputs,
     id = site_id();
     profiler::record(id, t0, t1, bytes);
   }
-  if (debugger::on()) {
+  if (dbg) {
     if (id < 0) id = site_id();
-    debugger::check({profiler::site(id), op, inputs, outputs});
+    debugger::check({profiler::site(id), op, before, outputs, inputs});
   }
 }
 

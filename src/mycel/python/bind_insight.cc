@@ -158,7 +158,11 @@ void init_insight(nb::module_& m) {
             for (const Tensor& t : ts) out.append(t.defined() ? nb::cast(t) : nb::none());
             return out;
           };
-          nb::object r = on_launch(l.op, site_tuple(l.site), tensors(l.inputs), tensors(l.outputs));
+          nb::list ptrs;  // the launched inputs' buffers (a copy made for the report has its own)
+          for (const Tensor& t : l.launched)
+            ptrs.append(t.defined() ? reinterpret_cast<uintptr_t>(t.data()) : uintptr_t{0});
+          nb::object r = on_launch(l.op, site_tuple(l.site), tensors(l.inputs), tensors(l.outputs),
+                                   ptrs);
           return r.is_none() ? std::string() : nb::cast<std::string>(r);
         };
         auto step = [on_step_h] {
@@ -168,7 +172,8 @@ void init_insight(nb::module_& m) {
         insight::debugger::start(launch, step);
       },
       nb::arg("on_launch"), nb::arg("on_step_end"),
-      "Until debugger_stop, calls on_launch(op, site, inputs, outputs) after every kernel launch "
+      "Until debugger_stop, calls on_launch(op, site, inputs, outputs, input_ptrs) after every "
+      "kernel launch "
       "(a returned str makes the launch raise RuntimeError with it) and on_step_end() after each "
       "outermost compiled-program run. The tensors are the launch's own buffers: copy what you keep.");
   ins.def("debugger_stop", &insight::debugger::stop);

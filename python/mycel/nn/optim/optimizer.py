@@ -11,6 +11,7 @@ import numpy as np
 
 from mycel import ops
 from mycel.common import dtype as mstype
+from mycel.common import insight_scope as _insight_scope
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell, CellList
@@ -257,6 +258,8 @@ class Optimizer(Cell):
                 got = tuple(g.shape) if isinstance(g, Tensor) else type(g).__name__
                 raise ValueError(f"{who}: gradients[{i}] must have the shape {tuple(p.shape)} of Parameter "
                                  f"{p.name!r}, got {got}")
+        if _insight_scope.ACTIVE:  # a debugger may watch the gradients (eager: they are here)
+            _insight_scope.gradients(self, gradients)
         return super().__call__(tuple(gradients))
 
     def construct(self, gradients):
