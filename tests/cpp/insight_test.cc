@@ -1,5 +1,6 @@
 // Insight internals: CRC-32C against its published check value, TFRecord framing, histogram
-// buckets at their edges, and the summary queue's latest-per-tag rule.
+// buckets at their edges, the summary queue's latest-per-tag rule, MindSpore's tag suffixes,
+// the profiler's site and event buffers, and the debugger's copies of overwritten inputs.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -57,6 +58,74 @@ TEST(Insight, QueueKeepsLatestPerTagOnlyWhileAttached) {
   EXPECT_EQ(v[0].value.item_as_double(), 2.0);
   EXPECT_TRUE(q.take().empty());
   q.detach();
+}
+
+TEST(Insight, MindSporeTagSuffixes) {
+  EXPECT_EQ(summary_tag(SummaryKind::kScalar, "loss[:Scalar]", "t"), "loss");
+  EXPECT_EQ(summary_tag(SummaryKind::kImage, "in[:Image]", "t"), "in");
+  EXPECT_EQ(summary_tag(SummaryKind::kHistogram, "w[:Histogram]", "t"), "w");
+  EXPECT_EQ(summary_tag(SummaryKind::kTensor, "x[:Tensor]", "t"), "x");
+  EXPECT_EQ(summary_tag(SummaryKind::kScalar, "a[b]", "t"), "a[b]");  // not a kind suffix
+  EXPECT_THROW(summary_tag(SummaryKind::kScalar, "loss[:Image]", "t"), ValueError);
+  EXPECT_THROW(summary_tag(SummaryKind::kScalar, "[:Scalar]", "t"), ValueError);
+}
+
+TEST(Insight, ProfilerSitesEventsAndSpans) {
+  profiler::start();
+  int key = 0;
+  int made = 0;
+  auto make = [&] {
+    ++made;
+    SiteInfo s;
+    s.op = "add";
+    return s;
+  };
+  const int32_t a = profiler::eager_site(&key, make);
+  EXPECT_EQ(profiler::eager_site(&key, make), a);  // described once per session
+  EXPECT_EQ(made, 1);
+  SiteInfo g;
+  g.op = "dense";
+  g.where = "net.py:3:4";
+  g.weights = {"fc.weight"};
+  g.graph = true;
+  const int32_t b = profiler::add_site(g);
+  profiler::push_scope("Default/fc-Dense");
+  profiler::record(b, 10, 20, 64);
+  profiler::pop_scope();
+  profiler::record(a, 30, 35, 8);
+  profiler::span("step", "step", 5, 40, 128);
+  profiler::stop();
+  std::vector<profiler::OpEvent> ev = profiler::take();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].site, b);
+  EXPECT_EQ(ev[0].end_ns - ev[0].start_ns, 10);
+  EXPECT_EQ(ev[0].bytes, 64);
+  EXPECT_EQ(ev[1].scope, -1);
+  std::vector<std::string> scopes = profiler::scopes();
+  ASSERT_EQ(scopes.size(), 1u);
+  EXPECT_EQ(scopes[ev[0].scope], "Default/fc-Dense");
+  std::vector<SiteInfo> sites = profiler::sites();
+  EXPECT_EQ(sites[b].weights, std::vector<std::string>{"fc.weight"});
+  EXPECT_EQ(sites[a].op, "add");
+  std::vector<profiler::Span> spans = profiler::take_spans();
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].value, 128);
+  const uint32_t e = profiler::epoch();
+  profiler::start();  // a new session: sites re-registered
+  EXPECT_NE(profiler::epoch(), e);
+  EXPECT_TRUE(profiler::sites().empty());
+  profiler::stop();
+}
+
+TEST(Insight, DebuggerCopiesOnlyInputsAnOutputOverwrites) {
+  Tensor x = Tensor::empty({4}, DType::float32);
+  Tensor y = Tensor::empty({4}, DType::float32);
+  Tensor out_over_x = Tensor(x.storage(), x.offset() + 2 * 4, {2}, DType::float32);
+  std::vector<Tensor> before = debugger::inputs_before({x, y, Tensor()}, {out_over_x});
+  ASSERT_EQ(before.size(), 3u);
+  EXPECT_NE(before[0].data(), x.data());  // overlapped: a copy
+  EXPECT_EQ(before[1].data(), y.data());  // untouched: itself
+  EXPECT_FALSE(before[2].defined());
 }
 
 }  // namespace
