@@ -4,8 +4,8 @@ that alternate the two in one process (the machine's drift hits both alike):
   - GRAPH_MODE Model.train over a dataset pipeline (per-launch hook, step and data-wait spans,
     the pipeline's counters and their sampler thread);
   - PYNATIVE_MODE, the eager train step (eager dispatch's hook, Cell scopes pushed per call).
-Reported: median us/step of each, and the overhead in percent. The analysis (analyse()) runs
-after the steps and is timed apart.
+Reported: median us/step of each, wall and process CPU time, and the overhead in percent. The
+analysis (analyse()) runs after the steps and is timed apart.
 
     .venv/bin/python bench/bench_profiler.py [--steps 100] [--rounds 5]
 """
@@ -43,25 +43,32 @@ def _step_cell():
 
 
 def _alternate(label, run_steps, steps, rounds):
-    """run_steps(n) runs n steps; returns (off, on) medians in us/step."""
+    """run_steps(n) runs n steps; off and on alternate in chunks of `steps`, `rounds` times.
+    Returns the medians (us/step) of wall time and of the process's CPU time (all its threads:
+    the profiler's cost is CPU work, and CPU time moves less than wall time when other
+    processes share the cores)."""
     run_steps(10)  # compile, warm up
-    off, on = [], []
+    wall = {False: [], True: []}
+    cpu = {False: [], True: []}
     analyse = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        run_steps(steps)
-        off.append((time.perf_counter() - t0) / steps * 1e6)
-        prof = mycel.Profiler(tempfile.mkdtemp(prefix="bench_profiler_"))
-        t0 = time.perf_counter()
-        run_steps(steps)
-        on.append((time.perf_counter() - t0) / steps * 1e6)
-        t0 = time.perf_counter()
-        prof.analyse()
-        analyse.append(time.perf_counter() - t0)
-    a, b = statistics.median(off), statistics.median(on)
-    print(f"  {label:52s} off {a:9.1f} us/step   on {b:9.1f} us/step   {(b / a - 1) * 100:+6.2f}%"
+    for r in range(rounds):
+        for on in ((False, True) if r % 2 == 0 else (True, False)):  # neither always goes first
+            prof = mycel.Profiler(tempfile.mkdtemp(prefix="bench_profiler_")) if on else None
+            w0, c0 = time.perf_counter(), time.process_time()
+            run_steps(steps)
+            wall[on].append((time.perf_counter() - w0) / steps * 1e6)
+            cpu[on].append((time.process_time() - c0) / steps * 1e6)
+            if prof is not None:
+                t0 = time.perf_counter()
+                prof.analyse()
+                analyse.append(time.perf_counter() - t0)
+    med = {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in (False, True)}
+    (wa, ca), (wb, cb) = med[False], med[True]
+    print(f"  {label}")
+    print(f"    wall: off {wa:9.1f} us/step, on {wb:9.1f} us/step, {(wb / wa - 1) * 100:+6.2f}%")
+    print(f"    CPU:  off {ca:9.1f} us/step, on {cb:9.1f} us/step, {(cb / ca - 1) * 100:+6.2f}%"
           f"   (analyse() {statistics.median(analyse):.2f} s for {steps} steps)")
-    return a, b
+    return med
 
 
 def main(argv=None):

@@ -234,3 +234,38 @@ def test_step_trace_and_pipeline_of_model_train(tmp_path, mode):
     assert {"queue", "rows/s"} <= counters
     doc = _read(out_dir, "minddata_pipeline.json")
     assert doc["stages"] and doc["samples"]
+
+
+class _Reduced(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(8, 8)
+        self.all_reduce = ops.AllReduce()
+
+    def construct(self, x):
+        return self.all_reduce(self.fc(x))
+
+
+@pytest.mark.parametrize("mode", ["graph", "pynative"])
+def test_collectives_are_the_communication_phase(tmp_path, mode):
+    from mycel import communication as comm
+    comm.init()  # a world of one: the collective runs (and returns its input)
+    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+    try:
+        net = _Reduced()
+        x = Tensor(np.ones((4, 8), np.float32))
+        net(x)
+        prof = mycel.Profiler(output_path=str(tmp_path))
+        for _ in range(3):
+            net(x)
+        out_dir = prof.analyse()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    by_ph = check_chrome_trace(_read(out_dir, "timeline.json"))
+    phase_of = {e["name"]: e["args"]["phase"] for e in by_ph["X"] if e["cat"] == "op"}
+    assert phase_of["all_reduce"] == "communication"
+    assert {p for n, p in phase_of.items() if n != "all_reduce"} == {"forward_backward"}
+    if mode == "graph":  # each compiled run is a step; the collective's time is its own column
+        steps = _read(out_dir, "step_trace.csv")
+        assert len(steps) == 3 and all(float(r["communication_us"]) > 0 for r in steps)
+        assert "communication" in {e["name"] for e in by_ph["X"] if e["cat"] == "phase"}

@@ -2,7 +2,8 @@
 goes through call(): it names the Cell's scope MindSpore's way ("Default/conv1-Conv2d"), tags the
 eager launches inside it with that scope (the C++ profiler keeps a per-thread scope stack), and
 remembers the outermost Cells called, whose weights and construct lines name the scopes of
-compiled instructions afterwards. Off, Cell.__call__ pays one module attribute test."""
+compiled instructions afterwards. Off, Cell.__call__ pays one module attribute test (on, it
+calls itself once more through call())."""
 import threading
 import weakref
 
@@ -56,8 +57,17 @@ def _child_scope(parent_cell, parent_scope, cell):
     return f"{parent_scope}/{type(cell).__name__}"
 
 
-def call(cell, dispatch, inputs, kwargs):
-    """Runs dispatch(inputs, kwargs) (the Cell's call) inside the Cell's scope."""
+def entering(cell):
+    """True for a Cell call that call() has not wrapped yet (False for call()'s own re-entry)."""
+    if getattr(_local, "reentry", None) is cell:
+        _local.reentry = None
+        return False
+    return True
+
+
+def call(cell, cell_call, inputs, kwargs):
+    """Runs cell_call(cell, *inputs, **kwargs) (Cell.__call__, which lets this re-entry through)
+    inside the Cell's scope."""
     stack = _stack()
     if stack:
         scope = _child_scope(stack[-1][0], stack[-1][1], cell)
@@ -68,8 +78,10 @@ def call(cell, dispatch, inputs, kwargs):
     stack.append((cell, scope))
     _mycel.insight.profiler_push_scope(scope)
     try:
-        return dispatch(inputs, kwargs)
+        _local.reentry = cell
+        return cell_call(cell, *inputs, **kwargs)
     finally:
+        _local.reentry = None
         _mycel.insight.profiler_pop_scope()
         stack.pop()
 

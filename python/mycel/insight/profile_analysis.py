@@ -1,5 +1,6 @@
 """The profiler's analysis: names each launch's Cell scope and step phase, and builds the op
 tables, the step trace, the data pipeline's table and the Chrome trace from the raw buffers."""
+import bisect
 import os
 import statistics
 
@@ -87,17 +88,21 @@ def resolve(raw, sites, scopes, cell_paths):
     index = _ScopeIndex(cell_paths)
     previous = {}
     out = []
+    memo = {}  # a step's launches repeat: (site, eager scope, previous scope) -> (scope, phase)
     for site_id, scope_id, t0, t1, nbytes, tid in raw:
         site = sites[site_id] if 0 <= site_id < len(sites) else ("?", "", "", [], [], False, False)
         op, where, source, weights, _, _, graph = site
-        if graph:  # the Cell's call that ran the program pushed only the outermost scope
-            scope = index.scope(weights, where, previous.get(tid, ""))
-        else:
-            scope = scopes[scope_id] if scope_id >= 0 else ""
+        key = (site_id, scope_id, previous.get(tid, "") if graph else None)
+        if key not in memo:
+            if graph:  # the Cell's call that ran the program pushed only the outermost scope
+                scope = index.scope(weights, where, previous.get(tid, ""))
+            else:
+                scope = scopes[scope_id] if scope_id >= 0 else ""
+            memo[key] = (scope, _phase(site, scope, where))
+        scope, phase = memo[key]
         previous[tid] = scope
         out.append({"op": op, "scope": scope, "where": where, "source": source, "start": t0,
-                    "end": t1, "bytes": nbytes, "thread": tid,
-                    "phase": _phase(site, scope, where)})
+                    "end": t1, "bytes": nbytes, "thread": tid, "phase": phase})
     _mark_depth(out)
     return out
 
@@ -247,16 +252,17 @@ def chrome_trace(events, spans, steps, samples, pid, t_start=None):
                    "args": {"bytes": e["bytes"], "scope": e["scope"], "where": e["where"],
                             "phase": e["phase"]}})
     top = sorted((e for e in events if e["depth"] == 0), key=lambda e: e["start"])
+    top_starts = [e["start"] for e in top]
     for s in steps:
         ev.append({"name": f"step {s['step']}", "cat": "step", "ph": "X", "pid": pid,
                    "tid": STEP_TID, "ts": _us(s["_t0"], t0), "dur": (s["_t1"] - s["_t0"]) / 1e3,
                    "args": {k: s[k] for k in STEP_FIELDS if k not in ("start_us",)}})
         # the phases as runs of consecutive launches of one phase: they never overlap
         run = None
-        for e in top:
-            if e["start"] < s["_t0"] or e["end"] > s["_t1"] or e["thread"] != s["_tid"]:
-                if run and e["start"] >= s["_t1"]:
-                    break
+        for e in top[bisect.bisect_left(top_starts, s["_t0"]):]:
+            if e["start"] >= s["_t1"]:
+                break
+            if e["end"] > s["_t1"] or e["thread"] != s["_tid"]:
                 continue
             if run and run[0] == e["phase"]:
                 run[2] = e["end"]

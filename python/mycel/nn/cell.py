@@ -32,11 +32,9 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *inputs, **kwargs):
-        if _insight_scope.ACTIVE:  # a profiler or debugger runs: name this Cell's scope
-            return _insight_scope.call(self, self._dispatch_call, inputs, kwargs)
-        return self._dispatch_call(inputs, kwargs)
-
-    def _dispatch_call(self, inputs, kwargs):
+        if _insight_scope.ACTIVE and _insight_scope.entering(self):
+            # a profiler or debugger runs: the call again, inside this Cell's scope
+            return _insight_scope.call(self, Cell.__call__, inputs, kwargs)
         float_dtype = self.__dict__.get("_float_dtype")
         if float_dtype is not None:
             inputs = tuple(_cast_float(x, float_dtype) for x in inputs)
