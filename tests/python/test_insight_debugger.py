@@ -278,3 +278,26 @@ def test_legacy_arguments_and_bad_input():
         Debugger(on_hit="stop")
     with pytest.raises(ValueError, match="dump_nodes needs a dump_dir"):
         Debugger(dump_nodes="*")
+
+
+class _TwoDense(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(3, 4)
+        self.fc2 = nn.Dense(4, 2)
+
+    def construct(self, x):
+        return self.fc2(ops.relu(self.fc1(x)))
+
+
+def test_scope_patterns_pick_one_cells_launches(mode):
+    net = _TwoDense()
+    x = Tensor(np.ones((2, 3), np.float32))
+    net(x)
+    everything = Watchpoint("tensor_too_large", threshold=-1.0, nodes="*/fc2-Dense/*")
+    with Debugger(watchpoints=[everything], on_hit="record") as dbg:
+        out = net(x).asnumpy()
+    hits = dbg.hits()
+    assert hits and all(h.node.startswith("Default/fc2-Dense/") for h in hits), hits
+    # the last launch of fc2 produced the network's output
+    np.testing.assert_allclose(hits[-1].outputs[0]["max"], out.max(), rtol=1e-6)

@@ -299,10 +299,11 @@ class Debugger:
         op, where, source, weights, _, _, graph = site
         if not graph:
             return _scope.current() or ""
-        if self._index is None:
-            self._index = _analysis._ScopeIndex(_scope.cell_paths())
+        tops = tuple(sorted(_scope.tops.keys()))
+        if self._index is None or self._index[0] != tops:  # Cells called since: index again
+            self._index = (tops, _analysis._ScopeIndex(_scope.cell_paths()))
         tid = threading.get_ident()
-        scope = self._index.scope(weights, where, self._previous_scope.get(tid, ""))
+        scope = self._index[1].scope(weights, where, self._previous_scope.get(tid, ""))
         self._previous_scope[tid] = scope
         return scope
 
