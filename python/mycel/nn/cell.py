@@ -11,6 +11,31 @@ from mycel.common import api as _api
 from mycel.common.parameter import Parameter
 
 
+# Graph mode reads a Cell's sub-Cells and plain attributes when it compiles (the attributes fold
+# into the program as constants), so an assignment that later changes one must not leave a stale
+# program running. Each such assignment bumps the Cell's _structure_version and this epoch; a
+# compiled Cell whose epoch is behind rechecks its tree's versions (a walk, only then) and
+# recompiles if any moved. Parameters and Tensors written in place change no structure.
+_structure_epoch = [0]
+_MISSING = object()
+
+
+def _same_constant(old, new):
+    if old is new:
+        return True
+    if type(old) is not type(new) or not isinstance(new, (bool, int, float, str, bytes, tuple, type(None))):
+        return False
+    try:
+        return bool(old == new)
+    except Exception:  # noqa: BLE001 - a tuple holding arrays: not comparable, so changed
+        return False
+
+
+def _structure_changed(cell):
+    object.__setattr__(cell, "_structure_version", cell.__dict__.get("_structure_version", 0) + 1)
+    _structure_epoch[0] += 1
+
+
 class Cell:
     """Base class of layers and models."""
 
@@ -42,10 +67,28 @@ class Cell:
                 return self.construct(*inputs, **kwargs)
             return self._construct_in_dtype(inputs, kwargs)
         compiled = self.__dict__.get("_compiled")
+        if compiled is not None and self.__dict__.get("_compiled_epoch") != _structure_epoch[0]:
+            compiled = self._compiled_if_current()
         if compiled is None:  # graph mode: parse construct once, compile per input signature
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
+            object.__setattr__(self, "_compiled_versions", self._structure_versions())
+            object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
         return compiled(*inputs, **kwargs)
+
+    def _structure_versions(self):
+        return [(cell, cell.__dict__.get("_structure_version", 0)) for _, cell in self.cells_and_names()]
+
+    def _compiled_if_current(self):
+        """The compiled program if no Cell of the tree changed a sub-Cell or attribute since it
+        was compiled (then the epoch is brought up to date); else None."""
+        old = self.__dict__.get("_compiled_versions")
+        if old is None or [v for _, v in old] != [v for _, v in self._structure_versions()] or \
+                any(a is not b for (a, _), (b, _) in zip(old, self._structure_versions())):
+            object.__setattr__(self, "_compiled", None)
+            return None
+        object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
+        return self.__dict__["_compiled"]
 
     def _construct_in_dtype(self, inputs, kwargs):
         # Eager to_float / mixed precision: while construct runs, its trainable floating
@@ -99,6 +142,8 @@ class Cell:
                 raise AttributeError("call Cell.__init__ before assigning Parameters")
             if value.name is None:
                 value.name = name
+            if params.get(name) is not value:
+                _structure_changed(self)
             cells.pop(name, None)
             self.__dict__.pop(name, None)
             params[name] = value
@@ -109,6 +154,8 @@ class Cell:
             self.__dict__.pop(name, None)
             # A Cell registered twice (an alias) keeps the names of its first attribute.
             rename = self._auto_prefix and not any(c is value for c in cells.values())
+            if cells.get(name) is not value:
+                _structure_changed(self)
             cells[name] = value
             if rename:
                 value.update_parameters_name(name + ".")
@@ -123,6 +170,9 @@ class Cell:
                 del params[name]
             if cells is not None and name in cells:
                 del cells[name]
+                _structure_changed(self)
+            elif not _same_constant(self.__dict__.get(name, _MISSING), value):
+                _structure_changed(self)
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
