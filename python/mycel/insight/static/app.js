@@ -275,7 +275,11 @@ async function pageGraph() {
       // Rows by longest path over the edges that go forward in program order (a unit's first
       // op): gradients flow back into the scopes of the forward, and those edges would be cycles.
       const first = new Map();
-      graph.nodes.forEach((n, i) => { const u = unitOf(n.name); if (units.has(u) && !first.has(u)) first.set(u, i); });
+      graph.nodes.forEach((n, i) => {  // weights and inputs come first in the list: not an op's place
+        const u = unitOf(n.name);
+        const at = n.op === "Parameter" || n.op === "Input" ? -1 : i;
+        if (units.has(u) && (!first.has(u) || (first.get(u) === -1 && at >= 0))) first.set(u, at);
+      });
       const layer = new Map();
       for (const u of [...units.keys()].sort((a, b) => first.get(a) - first.get(b))) {
         let d = 0;
