@@ -8,6 +8,7 @@ import numpy as np
 
 import mycel
 import mycel.dataset as ds
+import mycel.dataset.vision as vision
 from mycel import nn
 from mycel.train import Model
 from mycel.train.callback import ModelCheckpoint, CheckpointConfig, SummaryCollector
@@ -40,7 +41,8 @@ def _dataset(seed):
     x = rng.normal(0, 1.0, (y.size, 1, 12, 12)).astype(np.float32)
     for k in range(3):  # a bright square whose place tells the class
         x[y == k, :, 2 + 3 * k:5 + 3 * k, 2:10] += 0.6
-    return ds.NumpySlicesDataset((x, y), column_names=["image", "label"], shuffle=False).batch(8)
+    data = ds.NumpySlicesDataset((x, y), column_names=["image", "label"], shuffle=False)
+    return data.map(operations=[vision.Rescale(1.0, 0.0)], input_columns="image").batch(8)
 
 
 def make_demo_logdir(root):

@@ -166,8 +166,9 @@ def test_dataset_page(site):
     open_page(driver, f"{base}/dataset")
     _shot(driver, shots, "dataset")
     ops = [e.get_attribute("data-op") for e in driver.find_elements("css selector", ".ds-node")]
-    assert ops == ["NumpySlicesDataset", "BatchDataset"]  # the source first, as data flows
-    assert "batch_size" in driver.find_elements("css selector", ".ds-node")[1].text
+    assert ops == ["NumpySlicesDataset", "MapDataset", "BatchDataset"]  # the source first
+    nodes = driver.find_elements("css selector", ".ds-node")
+    assert "Rescale" in nodes[1].text and "batch_size" in nodes[2].text
 
 
 def test_profiler_page(site):

@@ -113,14 +113,17 @@ def test_scopes_of_a_plain_cell(tmp_path):
 def test_dataset_graph_and_lineage(demo):
     run = os.path.join(demo, "lr_0.2")
     g = json.load(open(os.path.join(run, "dataset_graph.json")))
-    assert [n["op"] for n in g["nodes"]] == ["BatchDataset", "NumpySlicesDataset"]
+    assert [n["op"] for n in g["nodes"]] == ["BatchDataset", "MapDataset", "NumpySlicesDataset"]
     assert g["nodes"][0]["children"] == [1] and g["nodes"][0]["params"]["batch_size"] == 8
-    assert g["nodes"][1]["columns"] == ["image", "label"]
+    assert g["nodes"][1]["params"]["operations"] == [{"class": "Rescale", "rescale": 1.0,
+                                                      "shift": 0.0}]
+    assert g["nodes"][1]["params"]["input_columns"] == ["image"]
+    assert g["nodes"][2]["columns"] == ["image", "label"]
     lin = json.load(open(os.path.join(run, "lineage.json")))
     assert lin["network"] == "SmallNet" and lin["optimizer"] == "Momentum"
     assert lin["loss_function"] == "SoftmaxCrossEntropyWithLogits"
     assert lin["learning_rate"] == pytest.approx(0.2) and lin["batch_size"] == 8 and lin["epoch"] == 2
-    assert lin["dataset_pipeline"] == ["NumpySlicesDataset", "BatchDataset"]
+    assert lin["dataset_pipeline"] == ["NumpySlicesDataset", "MapDataset", "BatchDataset"]
     assert lin["custom"] == {"seed": 1, "note": "demo lr_0.2"}
     assert lin["checkpoint"] == os.path.join(run, "ckpt", "small-2_4.ckpt")
     assert os.path.isfile(lin["checkpoint"])

@@ -32,7 +32,9 @@ def _plain(v, depth=0):
     if callable(v) and not hasattr(v, "__dict__"):
         return getattr(v, "__qualname__", type(v).__name__)
     if depth < 2 and hasattr(v, "__dict__"):
-        params = {k: _plain(x, depth + 1) for k, x in vars(v).items()
+        own = getattr(v, "_params", None)  # a dataset transform keeps what it was built with here
+        items = own.items() if isinstance(own, dict) else vars(v).items()
+        params = {k: _plain(x, depth + 1) for k, x in items
                   if not k.startswith("_") and _simple(x)}
         return {"class": type(v).__name__, **params} if params else type(v).__name__
     return getattr(v, "__qualname__", type(v).__name__)
