@@ -127,6 +127,20 @@ def test_a_symlinked_event_file_pointing_out_is_not_read(site):
     assert [p[2] for p in body["tags"]["loss"]] == [np.float32(1 / (k + 1)) for k in range(4)]
 
 
+def test_other_host_names_are_refused_on_loopback(site):
+    """A page elsewhere that rebinds its DNS name to 127.0.0.1 sends its own name as Host."""
+    base, _ = site
+    for host, code in (("evil.example", 403), ("evil.example:80", 403), ("localhost", 200),
+                       (base.split("//")[1], 200)):
+        req = urllib.request.Request(base + "/api/runs", headers={"Host": host})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                got = r.status
+        except urllib.error.HTTPError as e:
+            got = e.code
+        assert got == code, host
+
+
 def test_binds_loopback_by_default(tmp_path):
     srv = serve(str(tmp_path), port=0)
     try:

@@ -32,6 +32,7 @@ PAGES = ("scalars", "histograms", "images", "graph", "dataset", "profiler", "lin
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8", ".png": "image/png"}
 MAX_TIMELINE_EVENTS = 4000  # the timeline chart draws the first ones; the summary counts all
+_LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
 
 def plotly_js_path():
@@ -121,7 +122,17 @@ class Api:
                 "errors": errors}
 
 
-def make_handler(logdir):
+def _host_name(header):
+    """The host part of a Host header ("127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "::1")."""
+    h = (header or "").strip().lower()
+    if h.startswith("["):
+        return h[1:h.find("]")] if "]" in h else h
+    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+
+
+def make_handler(logdir, loopback_only=True):
+    """The request handler. loopback_only: answer only requests whose Host header names this
+    machine, so a web page elsewhere cannot read the dashboard through DNS rebinding."""
     api = Api(logdir)
     routes = {"/api/runs": api.runs, "/api/scalars": api.scalars,
               "/api/histograms": api.histograms, "/api/images": api.images,
@@ -160,6 +171,10 @@ def make_handler(logdir):
             return self._file(p)
 
         def do_GET(self):  # noqa: N802 (the http.server name)
+            if loopback_only and _host_name(self.headers.get("Host")) not in _LOOPBACK_NAMES:
+                return self._send(403, "mycel-insight answers requests for 127.0.0.1 or localhost "
+                                  "only (start it with --host to serve other names)",
+                                  "text/plain; charset=utf-8")
             url = urllib.parse.urlsplit(self.path)
             path = urllib.parse.unquote(url.path)
             q = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
@@ -192,7 +207,8 @@ def make_handler(logdir):
 
 def serve(logdir, host="127.0.0.1", port=8080):
     """A ThreadingHTTPServer for `logdir` (call serve_forever, or shutdown from another thread)."""
-    server = ThreadingHTTPServer((host, port), make_handler(LogDir(logdir)))
+    loopback = host in _LOOPBACK_NAMES or host.startswith("127.")
+    server = ThreadingHTTPServer((host, port), make_handler(LogDir(logdir), loopback))
     server.daemon_threads = True
     return server
 
