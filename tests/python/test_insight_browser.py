@@ -104,6 +104,12 @@ def test_histograms_page(site):
     # re-binned onto one grid, each step keeps its count (every weight in some bucket)
     np.testing.assert_allclose([sum(r) for r in trace["z"]], [h["num"] for h in hs[tag]])
     assert all(h["num"] == 3 * 8 * 6 * 6 for h in hs[tag])
+    driver.execute_script("const m = document.getElementById('hist-mode'); m.value = 'ridge';"
+                          "m.dispatchEvent(new Event('change'));")
+    ridge = _wait(lambda: (lambda d: d if len(d) > 1 else None)(
+        plotly_data(driver, f".histogram-chart[data-tag='{tag}']")))
+    assert len(ridge) == len(hs[tag])  # one curve per step, its counts in customdata
+    np.testing.assert_allclose([sum(t["customdata"]) for t in ridge], [h["num"] for h in hs[tag]])
 
 
 def test_images_page_slider_changes_the_image(site):

@@ -130,7 +130,11 @@ function rebin(h, lo, hi, nbins) {
 async function pageHistograms() {
   const { runs } = await api("/api/runs");
   if (!runs.length) return empty("No runs with summaries in this log directory.");
+  let current = runs[0];
+  const mode = el("select", { id: "hist-mode" }, el("option", { value: "heatmap" }, "heatmap"),
+                  el("option", { value: "ridge" }, "ridge (offset)"));
   async function show(run) {
+    current = run;
     const { tags } = await api("/api/histograms", { run });
     const names = Object.keys(tags).sort();
     if (!names.length) return empty("No histograms recorded in this run.");
@@ -141,12 +145,26 @@ async function pageHistograms() {
       const lo = Math.min(...hs.map((h) => h.min)), hi = Math.max(...hs.map((h) => h.max));
       const nb = 40, width = (hi - lo) / nb || 1;
       const x = [...Array(nb).keys()].map((b) => lo + (b + 0.5) * width);
-      plot(div, [{ type: "heatmap", x, y: hs.map((h) => h.step), z: hs.map((h) => rebin(h, lo, hi, nb)),
-                   colorscale: "Viridis", colorbar: { title: { text: "count" } } }],
-           { xaxis: { title: { text: "value" } }, yaxis: { title: { text: "step" } } });
+      const z = hs.map((h) => rebin(h, lo, hi, nb));
+      const axes = { xaxis: { title: { text: "value" } }, yaxis: { title: { text: "step" } } };
+      if (mode.value === "heatmap") {
+        plot(div, [{ type: "heatmap", x, y: hs.map((h) => h.step), z, colorscale: "Viridis",
+                     colorbar: { title: { text: "count" } } }], axes);
+      } else {  // one curve per step, drawn up from the step's baseline (TensorBoard's offset view)
+        const steps = hs.map((h) => h.step);
+        const gap = steps.length > 1 ? (steps[steps.length - 1] - steps[0]) / (steps.length - 1) : 1;
+        const top = Math.max(...z.flat()) || 1;
+        plot(div, z.map((row, i) => ({ type: "scatter", mode: "lines", x, name: `step ${steps[i]}`,
+                                        y: row.map((c) => steps[i] + 2.5 * gap * c / top),
+                                        customdata: row, hovertemplate: "%{x:.4g}: %{customdata:.3g}",
+                                        line: { color: `hsl(${220 - 180 * i / Math.max(1, z.length - 1)},60%,45%)`, width: 1 } })),
+             Object.assign(axes, { showlegend: false }));
+      }
     }
   }
   runSelect(runs, show);
+  controls.append(el("h4", {}, "View"), mode);
+  mode.addEventListener("change", () => show(current));
   await show(runs[0]);
 }
 
