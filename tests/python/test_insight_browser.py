@@ -210,7 +210,8 @@ def test_lineage_page_filters(site):
     _shot(driver, shots, "lineage")
     box = driver.find_element("id", "lineage-filter")
     box.send_keys("lr_0.2")
-    rows = driver.find_elements("css selector", "tr.lineage-row")
+    rows = _wait(lambda: (lambda r: r if len(r) == 1 else None)(
+        driver.find_elements("css selector", "tr.lineage-row")))
     assert [r.find_elements("css selector", "td")[0].text for r in rows] == ["lr_0.2"]
     (pc,) = plotly_data(driver, "parcoords")
     assert len(pc["dimensions"][0]["values"]) == 1

@@ -292,7 +292,11 @@ async function pageLineage() {
     plot(chart, [{ type: "parcoords", dimensions: dims,
                    line: { color: vis.map((_, i) => i), colorscale: "Viridis" } }], { margin: { l: 80, r: 60, t: 40, b: 20 } });
   }
-  filter.addEventListener("input", () => { ranges = {}; drawChart(drawTable()); });
+  let pending = null;  // typing redraws once it pauses: the chart is slow to draw per key
+  filter.addEventListener("input", () => {
+    clearTimeout(pending);
+    pending = setTimeout(() => { ranges = {}; drawChart(drawTable()); }, 200);
+  });
   drawChart(drawTable());
   chart.on("plotly_restyle", () => {  // brushing an axis filters the table
     ranges = {};
