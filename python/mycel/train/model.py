@@ -164,6 +164,7 @@ class Model:
         sink_mode = bool(sink_mode)
         cbs = _callbacks(callbacks, default_progress=True)
         cb = self._params(epoch, train_dataset, sink_mode, sink_size)
+        cb.list_callback = cbs  # MindSpore's field: SummaryCollector finds the checkpoint callback
         cb.cur_epoch_num = initial_epoch
         cb.cur_step_num = initial_epoch * cb.batch_num
         run = RunContext(cb)
