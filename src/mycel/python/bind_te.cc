@@ -2,12 +2,16 @@
 // The Python DSL in python/mycel/te only wraps these handles with operators.
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include "mycel/core/error.h"
+#include "mycel/ops/custom_call.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/te/te.h"
 
@@ -52,6 +56,60 @@ std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::h
     f.kernel->run(bufs.data());
   }
   return out;
+}
+
+
+// A Python infer callable of ops.Custom: [(shape, dtype name)] -> [(shape, dtype name)].
+using PyInfer = std::function<std::vector<std::pair<std::vector<int64_t>, std::string>>(
+    std::vector<std::pair<std::vector<int64_t>, std::string>>)>;
+
+std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>&)> meta_infer(PyInfer infer) {
+  return [infer = std::move(infer)](const std::vector<TensorMeta>& in) {
+    std::vector<std::pair<std::vector<int64_t>, std::string>> args;
+    for (auto& m : in) args.emplace_back(m.shape, dtype_name(m.dtype));
+    std::vector<TensorMeta> out;
+    for (auto& [shape, dt] : infer(args)) out.push_back({shape, dtype_from_name(dt)});
+    return out;
+  };
+}
+
+// Copies what a Python function returned into the preallocated outputs, checking each.
+void fill_outputs(const std::string& who, nb::handle result, std::vector<Tensor>& out) {
+  std::vector<nb::handle> items;
+  if (out.size() == 1 && !nb::isinstance<nb::tuple>(result) && !nb::isinstance<nb::list>(result)) {
+    items.push_back(result);
+  } else {
+    for (nb::handle h : result) items.push_back(h);
+  }
+  MYCEL_CHECK(items.size() == out.size(), ValueError, "[Custom pyfunc '", who, "'] returned ", items.size(),
+              " outputs, out_shape declares ", out.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    Tensor t = to_tensor(items[k], out[k].dtype());
+    MYCEL_CHECK(t.shape() == out[k].shape(), ValueError, "[Custom pyfunc '", who, "'] output ", k, " has shape ",
+                te_shape_str(t.shape()), ", out_shape declares ", te_shape_str(out[k].shape()));
+    std::memcpy(out[k].data(), t.data(), out[k].nbytes());
+  }
+}
+
+// MindSpore's aot call: params are the inputs then the outputs, with their ranks, shapes, dtypes.
+void run_aot(const te::AotFunction& f, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  std::vector<void*> params;
+  std::vector<int> ndims;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t*> shape_ptrs;
+  std::vector<const char*> dtypes;
+  auto add = [&](const Tensor& t) {
+    params.push_back(t.data());
+    ndims.push_back(static_cast<int>(t.shape().size()));
+    shapes.emplace_back(t.shape().begin(), t.shape().end());
+    dtypes.push_back(dtype_name(t.dtype()));
+  };
+  for (auto& t : in) add(t);
+  for (auto& t : out) add(t);
+  for (auto& s : shapes) shape_ptrs.push_back(s.data());
+  int rc = f.fn(static_cast<int>(params.size()), params.data(), ndims.data(), shape_ptrs.data(), dtypes.data(),
+                nullptr, nullptr);
+  MYCEL_CHECK(rc == 0, RuntimeError, "[Custom aot] '", f.symbol, "' in ", f.library, " returned ", rc);
 }
 
 }  // namespace
@@ -119,6 +177,38 @@ void init_te(nb::module_& root) {
   });
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
+  m.def("register_pyfunc",
+        [](const std::string& name, PyInfer infer, nb::callable fn) {
+          auto h = std::make_shared<HostFunction>();
+          h->name = name;
+          h->infer = meta_infer(std::move(infer));
+          auto holder = std::make_shared<nb::object>(fn);  // the table is never destroyed
+          h->run = [name, holder](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+            nb::gil_scoped_acquire gil;
+            nb::list args;
+            for (auto& t : in) args.append(nb::cast(t));
+            nb::object res = (*holder)(args);  // fn(list of Tensors)
+            fill_outputs(name, res, out);
+          };
+          return register_host_function(h);
+        },
+        "A Python function on arrays as a custom_call host function: (name, infer, fn) -> id.");
+  m.def("register_aot",
+        [](const std::string& spec, PyInfer infer) {
+          std::shared_ptr<te::AotFunction> f;
+          {
+            nb::gil_scoped_release release;  // the compiler may run for a while
+            f = te::load_aot(spec);
+          }
+          auto h = std::make_shared<HostFunction>();
+          h->name = spec;
+          h->infer = meta_infer(std::move(infer));
+          h->run = [f](const std::vector<Tensor>& in, std::vector<Tensor>& out) { run_aot(*f, in, out); };
+          int64_t id = register_host_function(h);
+          return nb::make_tuple(id, f->library, f->cached, f->compile_seconds);
+        },
+        "Loads (compiling a source first) an aot function as a custom_call host function: "
+        "(spec, infer) -> (id, library, cached, compile_seconds).");
   m.def("gradient_function", &te::gradient_function, "The id of a function's TE gradient.");
 }
 

@@ -126,6 +126,25 @@ class Kernel {
 };
 /// Compiles source (or loads it from the on-disk cache keyed by its hash).
 std::shared_ptr<Kernel> compile(const std::string& source);
+/// Compiles C++ source with the system compiler and `flags` into a shared library in the kernel
+/// cache (keyed by compiler, flags and source; reused when present); returns its path. `what`
+/// names the caller in errors; cached / seconds report whether it was reused and the compile time.
+std::string compile_shared(const std::string& source, const std::string& flags, const std::string& what,
+                           bool* cached = nullptr, double* seconds = nullptr);
+
+/// ops.Custom(func_type="aot"): "lib.so:func" or "source.cc:func" (a .c/.cc/.cpp/.cxx file is
+/// compiled into the kernel cache first). func has MindSpore's aot signature
+/// int func(int nparam, void** params, int* ndims, int64_t** shapes, const char** dtypes,
+///          void* stream, void* extra), params being the inputs then the outputs, and returns 0 on
+/// success. Returns the library path actually loaded.
+struct AotFunction {
+  std::string library, symbol;
+  void* handle = nullptr;
+  int (*fn)(int, void**, int*, int64_t**, const char**, void*, void*) = nullptr;
+  bool cached = false;
+  double compile_seconds = 0;
+};
+std::shared_ptr<AotFunction> load_aot(const std::string& spec);
 
 /// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
 struct Function {
