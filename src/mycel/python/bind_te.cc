@@ -132,6 +132,10 @@ void init_te(nb::module_& root) {
       .def_prop_ro("dtype", [](const te::TensorNode& t) { return std::string(te::dtype_name(t.dtype)); })
       .def_prop_ro("is_placeholder", &te::TensorNode::is_placeholder)
       .def_prop_ro("id", [](const te::TensorNode& t) { return t.id; })
+      .def_ro("axes", &te::TensorNode::axes)
+      .def_prop_ro("reduce_axes", [](const te::TensorNode& t) {
+        return t.body && t.body->op == te::Op::Reduce ? t.body->raxes : std::vector<te::IterVar>{};
+      })
       .def("__repr__", [](std::shared_ptr<te::TensorNode> t) { return te::to_string(t); });
 
   m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"), nb::arg("reduce"));
@@ -163,7 +167,20 @@ void init_te(nb::module_& root) {
           for (auto& [t, ins, fn] : ovs) o.push_back({t, ins, fn});
           return te::differentiate(out, inputs, head ? *head : nullptr, o);
         });
-  m.def("generate_cpp", &te::generate_cpp);
+  nb::enum_<te::LoopKind>(m, "LoopKind")
+      .value("serial", te::LoopKind::serial)
+      .value("parallel", te::LoopKind::parallel)
+      .value("vectorized", te::LoopKind::vectorized)
+      .value("unrolled", te::LoopKind::unrolled);
+  nb::class_<te::Stage>(m, "Stage")
+      .def(nb::new_([](te::Tensor t) { return std::make_shared<te::Stage>(std::move(t)); }))
+      .def("split", &te::Stage::split)
+      .def("reorder", &te::Stage::reorder)
+      .def("set_kind", &te::Stage::set_kind)
+      .def_prop_ro("loops", &te::Stage::loops)
+      .def_prop_ro("tensor", &te::Stage::tensor);
+  m.def("generate_cpp", &te::generate_cpp, nb::arg("inputs"), nb::arg("outputs"),
+        nb::arg("schedule") = te::Schedule{});
 
   nb::class_<te::Function>(m, "Function")
       .def_ro("source", &te::Function::source)
@@ -171,10 +188,10 @@ void init_te(nb::module_& root) {
       .def_prop_ro("cached", [](const te::Function& f) { return f.kernel->cached(); })
       .def_prop_ro("compile_seconds", [](const te::Function& f) { return f.kernel->compile_seconds(); })
       .def("call", &call_function);
-  m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs) {
+  m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs, te::Schedule schedule) {
     nb::gil_scoped_release release;  // the compiler may run for a while
-    return te::build(std::move(inputs), std::move(outputs));
-  });
+    return te::build(std::move(inputs), std::move(outputs), schedule);
+  }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("schedule") = te::Schedule{});
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
   m.def("register_pyfunc",
