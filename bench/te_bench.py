@@ -111,6 +111,42 @@ def matmul_table(n=512, rounds=5):
         print(f"{k:30s}{m:8.2f}{flops / m / 1e6:10.1f}")
 
 
+def fusion_table(n=1 << 20, rounds=5):
+    """A graph-mode elementwise chain (forward and backward) with the backend's default fused
+    kernels, with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
+    from mycel import nn
+
+    class Chain(nn.Cell):
+        def construct(self, x, a, b):
+            y = ops.relu(x * a + b)
+            return (ops.sigmoid(y * 2.0 - x) * ops.tanh(x) + ops.exp(-(x * x))).sum()
+    rng = np.random.default_rng(0)
+    x, a, b = (ms.Tensor(rng.standard_normal(n).astype(np.float32)) for _ in range(3))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+                "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
+    steps = {}
+    for name, env in variants.items():
+        os.environ.update(env)
+        try:
+            fwd, bwd = Chain(), ms.grad(Chain(), grad_position=(0, 1, 2))
+            fwd(x, a, b), bwd(x, a, b)  # compile now, under this setting
+        finally:
+            for k in env:
+                os.environ.pop(k)
+        steps[name] = (fwd, bwd)
+    times = {k: ([], []) for k in steps}
+    for _ in range(rounds):
+        for k, (fwd, bwd) in steps.items():
+            times[k][0].append(best(lambda: fwd(x, a, b), 5))
+            times[k][1].append(best(lambda: bwd(x, a, b), 5))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    print(f"\nelementwise chain over {n} float32, graph mode (median of {rounds} rounds)")
+    print("fusion                          forward ms  forward+backward ms")
+    for k, (f, g) in times.items():
+        print(f"{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
+
+
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
     rng = np.random.default_rng(0)
@@ -149,6 +185,7 @@ def main():
     print(f"{'matmul 256^3':28s}{best(lambda: f(at, at), 5):6.3f}"
           f"{best(lambda: ops.matmul(at, at), 5):15.3f}{best(lambda: av @ av, 5):11.3f}")
     matmul_table()
+    fusion_table()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@
 
 #include "mycel/core/dtype.h"
 
+namespace mycel::cpu {
+struct EwProgram;
+}
+
 namespace mycel::te {
 
 /// Element types of TE expressions; index arithmetic is int64.
@@ -191,6 +195,10 @@ struct Function {
 /// Generates and compiles outputs over inputs.
 std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                                 const Schedule& schedule = {});
+/// The graph backend's fused elementwise chain `p` over n float32 elements, as one generated
+/// loop (inputs marked in `broadcast` have one element). The kernel's output must not alias an
+/// input (the generated pointers are __restrict).
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n, const std::vector<bool>& broadcast);
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);
