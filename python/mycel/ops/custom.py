@@ -27,8 +27,9 @@ def _dtype_name(dtype):
 
 
 def _core_dtype(name):
+    """The mycel dtype named name ('bool' is mycel.bool_)."""
     import mycel
-    return getattr(mycel, name)
+    return getattr(mycel, "bool_" if name == "bool" else name)
 
 
 @constexpr
