@@ -248,3 +248,16 @@ def test_aot_errors(tmp_path):
     broken.write_text("this is not C++\n")
     with pytest.raises(RuntimeError, match="compiler"):
         ops.Custom(f"{broken}:f", (1,), ms.float32, func_type="aot")
+
+
+def test_te_custom_in_graph_mode_needs_static_shapes():
+    relu = ops.Custom(te_relu, lambda s: s, lambda d: d)
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return relu(x) * 2
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Net()
+    net.set_inputs(ms.Tensor(shape=[None, 3], dtype=ms.float32))
+    with pytest.raises(NotImplementedError, match="_te_kernel_for_static_shapes.*only known at run time"):
+        net(ms.Tensor(np.ones((2, 3), np.float32)))

@@ -33,7 +33,7 @@ def _core_dtype(name):
 
 
 @constexpr
-def _te_kernel_id(op, shapes, dtypes):
+def _te_kernel_for_static_shapes(op, shapes, dtypes):
     """The te_call kernel id of op for these input shapes and dtypes (compiled once per
     signature); a compile-time value in graph mode."""
     return op._te_entry(tuple(tuple(s) for s in shapes), tuple(_dtype_name(d) for d in dtypes))[3]["id"]
@@ -138,8 +138,8 @@ class Custom:
 
     # ---- the forward, parsed by graph mode and run eagerly --------------------------------------
     def _te_forward(self, *args):
-        return _functional.te_call(args, kernel=_te_kernel_id(self, tuple([a.shape for a in args]),
-                                                               tuple([a.dtype for a in args])))
+        return _functional.te_call(args, kernel=_te_kernel_for_static_shapes(self, [a.shape for a in args],
+                                                               [a.dtype for a in args]))
 
     def _host_forward(self, *args):
         return _functional.custom_call(args, fn=self._host)
