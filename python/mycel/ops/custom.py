@@ -138,8 +138,8 @@ class Custom:
 
     # ---- the forward, parsed by graph mode and run eagerly --------------------------------------
     def _te_forward(self, *args):
-        return _functional.te_call(args, kernel=_te_kernel_for_static_shapes(self, [a.shape for a in args],
-                                                               [a.dtype for a in args]))
+        kernel = _te_kernel_for_static_shapes(self, [a.shape for a in args], [a.dtype for a in args])
+        return _functional.te_call(args, kernel=kernel)
 
     def _host_forward(self, *args):
         return _functional.custom_call(args, fn=self._host)
