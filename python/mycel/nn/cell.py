@@ -66,15 +66,20 @@ class Cell:
             if float_dtype is None and self.__dict__.get("_output_dtype") is None:
                 return self.construct(*inputs, **kwargs)
             return self._construct_in_dtype(inputs, kwargs)
+        return self._graph_program()(*inputs, **kwargs)
+
+    def _graph_program(self):
+        """This Cell's compiled form (graph mode parses construct once and compiles per input
+        signature), made anew if a sub-Cell, Parameter or attribute changed since it was made."""
         compiled = self.__dict__.get("_compiled")
         if compiled is not None and self.__dict__.get("_compiled_epoch") != _structure_epoch[0]:
             compiled = self._compiled_if_current()
-        if compiled is None:  # graph mode: parse construct once, compile per input signature
+        if compiled is None:
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
             object.__setattr__(self, "_compiled_versions", self._structure_versions())
             object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
-        return compiled(*inputs, **kwargs)
+        return compiled
 
     def _structure_versions(self):
         return [(cell, cell.__dict__.get("_structure_version", 0)) for _, cell in self.cells_and_names()]
@@ -82,9 +87,9 @@ class Cell:
     def _compiled_if_current(self):
         """The compiled program if no Cell of the tree changed a sub-Cell or attribute since it
         was compiled (then the epoch is brought up to date); else None."""
-        old = self.__dict__.get("_compiled_versions")
-        if old is None or [v for _, v in old] != [v for _, v in self._structure_versions()] or \
-                any(a is not b for (a, _), (b, _) in zip(old, self._structure_versions())):
+        old, now = self.__dict__.get("_compiled_versions"), self._structure_versions()
+        if old is None or len(old) != len(now) or \
+                any(a is not b or va != vb for (a, va), (b, vb) in zip(old, now)):
             object.__setattr__(self, "_compiled", None)
             return None
         object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
@@ -107,11 +112,7 @@ class Cell:
     def _call_recorded_with_bprop(self, inputs):
         # Inside an eager grad: one call of the compiled construct, whose gradient is this Cell's
         # own bprop (the recorder differentiates the call like a @jit function).
-        compiled = self.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
-            object.__setattr__(self, "_compiled", compiled)
-        out = compiled(*inputs)
+        out = self._graph_program()(*inputs)
         parsed = self.__dict__.get("_parsed_for_grad")
         if parsed is None:
             parsed = _mycel.frontend.parse(self)

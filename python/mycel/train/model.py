@@ -10,7 +10,6 @@ callback implementing a step hook also runs in that loop; otherwise steps run fr
 import sys
 
 from mycel import amp, context
-from mycel.common import api as _api
 from mycel.nn.cell import Cell
 from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
@@ -133,11 +132,7 @@ class Model:
         pipeline's rows in one C++ loop. None in PyNative mode (steps run from Python)."""
         if context.get_context("mode") != context.GRAPH_MODE:
             return None
-        compiled = net.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = _api._Compiled(net, net.__dict__.get("_input_spec"))
-            object.__setattr__(net, "_compiled", compiled)
-        return compiled
+        return net._graph_program()
 
     @staticmethod
     def _endless(it):
