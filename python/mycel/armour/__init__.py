@@ -11,4 +11,5 @@ from mycel.armour.adv_robustness.evaluations import AttackEvaluate, DefenseEvalu
 from mycel.armour.adv_robustness.defenses import (AdversarialDefense, AdversarialDefenseWithAttacks,
                                                   EnsembleAdversarialDefense, NaturalAdversarialDefense,
                                                   ProjectedAdversarialDefense)
-from mycel.armour.adv_robustness.attacks.black import BlackModel, SaltAndPepperNoiseAttack
+from mycel.armour.adv_robustness.attacks.black import (BlackModel, GeneticAttack, HopSkipJumpAttack, NES,
+                                                       PointWiseAttack, SaltAndPepperNoiseAttack)
