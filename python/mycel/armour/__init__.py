@@ -13,3 +13,5 @@ from mycel.armour.adv_robustness.defenses import (AdversarialDefense, Adversaria
                                                   ProjectedAdversarialDefense)
 from mycel.armour.adv_robustness.attacks.black import (BlackModel, GeneticAttack, HopSkipJumpAttack, NES,
                                                        PointWiseAttack, SaltAndPepperNoiseAttack)
+from mycel.armour.adv_robustness.detectors import (DivergenceBasedDetector, EnsembleDetector, ErrorBasedDetector,
+                                                   RegionBasedDetector, SimilarityDetector)
