@@ -7,7 +7,7 @@ from mycel.armour.adv_robustness.attacks import (BasicIterativeMethod, CarliniWa
                                                  LeastLikelyClassMethod, MomentumIterativeMethod,
                                                  ProjectedGradientDescent, RandomFastGradientSignMethod,
                                                  RandomLeastLikelyClassMethod)
-from mycel.armour.adv_robustness.evaluations import AttackEvaluate, DefenseEvaluate
+from mycel.armour.adv_robustness.evaluations import AttackEvaluate, DefenseEvaluate, RadarMetric
 from mycel.armour.adv_robustness.defenses import (AdversarialDefense, AdversarialDefenseWithAttacks,
                                                   EnsembleAdversarialDefense, NaturalAdversarialDefense,
                                                   ProjectedAdversarialDefense)
