@@ -15,3 +15,4 @@ from mycel.armour.adv_robustness.attacks.black import (BlackModel, GeneticAttack
                                                        PointWiseAttack, SaltAndPepperNoiseAttack)
 from mycel.armour.adv_robustness.detectors import (DivergenceBasedDetector, EnsembleDetector, ErrorBasedDetector,
                                                    RegionBasedDetector, SimilarityDetector)
+from mycel.armour.privacy.evaluation import ImageInversionAttack, MembershipInference, ModelInversionAttack
