@@ -5,7 +5,9 @@ time against plain SGD. Images are in [0, 1] (padded 28 -> 32, not normalized) s
 are in pixel units: bounds (0, 1).
 
     .venv/bin/python bench/bench_armour.py [--epochs 1] [--n-attack 500] [--adv-epochs 1]
-        [--dp-epochs 1] [--parts attacks,advtrain,dp]
+        [--dp-epochs 1] [--dp-sigma 1.1] [--dp-batch 256] [--dp-lr 0.05] [--parts attacks,advtrain,dp]
+
+DP-SGD trains until --dp-epochs or until RDPMonitor's eps passes 3 (delta 1e-5), whichever is first.
 """
 import argparse
 import gzip
@@ -131,9 +133,10 @@ def dp_sgd(x, y, xt, yt, epochs, batch=256, sigma=1.1, bound=1.0, lr=0.05):
     t = time.perf_counter()
     model.train(epochs, data, callbacks=[monitor], dataset_sink_mode=False)
     dt = time.perf_counter() - t
-    steps = epochs * (len(x) // batch)
+    done = len(monitor.history)          # the monitor stops training once eps passes 3
+    steps = done * (len(x) // batch)
     eps = monitor.history[-1][1]
-    print(f"DP-SGD after {epochs} epochs: test accuracy {accuracy(net, xt, yt):.4f}, eps = {eps:.3f} "
+    print(f"DP-SGD after {done} epochs: test accuracy {accuracy(net, xt, yt):.4f}, eps = {eps:.3f} "
           f"(delta 1e-5), {dt / steps * 1000:.1f} ms/step")
     plain = LeNet5()
     pm = mycel.Model(plain, ce, nn.Momentum(plain.trainable_params(), lr, 0.9))
@@ -152,6 +155,9 @@ def main():
     ap.add_argument("--n-attack", type=int, default=500)
     ap.add_argument("--adv-epochs", type=int, default=1)
     ap.add_argument("--dp-epochs", type=int, default=1)
+    ap.add_argument("--dp-sigma", type=float, default=1.1)
+    ap.add_argument("--dp-batch", type=int, default=256)
+    ap.add_argument("--dp-lr", type=float, default=0.05)
     ap.add_argument("--parts", default="attacks,advtrain,dp")
     a = ap.parse_args()
     parts = set(a.parts.split(","))
@@ -179,7 +185,7 @@ def main():
             print(f"{'before':8s} {before[0]:7.4f} {before[1]:9.4f} {before[2]:11.4f}")
             print(f"{'after':8s} {after[0]:7.4f} {after[1]:9.4f} {after[2]:11.4f}")
     if "dp" in parts:
-        dp_sgd(x, y, xt, yt, a.dp_epochs)
+        dp_sgd(x, y, xt, yt, a.dp_epochs, batch=a.dp_batch, sigma=a.dp_sigma, lr=a.dp_lr)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,35 @@ def test_dp_training_reproducible_from_the_mechanism_seed(mode, optimizer_noise)
     assert np.abs(a - c).max() > 1e-3
 
 
+def test_model_train_reproducible_from_the_mechanism_seed():
+    """Graph-mode Model.train without step callbacks runs its steps in one C++ loop (run_sink)."""
+    import mycel.dataset as ds
+
+    def run(seed, global_seed):
+        context.set_context(mode=context.GRAPH_MODE)
+        mycel.set_seed(0)
+        net = nn.SequentialCell([nn.Dense(5, 8), nn.ReLU(), nn.Dense(8, 3)])
+        rng = np.random.default_rng(0)
+        data = ds.NumpySlicesDataset({"x": rng.standard_normal((32, 5)).astype(np.float32),
+                                      "y": rng.integers(0, 3, 32).astype(np.int32)}, shuffle=False).batch(8)
+        mech = NoiseMechanismsFactory.create("Gaussian", norm_bound=1.0, initial_noise_multiplier=1.0, seed=seed)
+        model = DPModel(micro_batches=8, norm_bound=1.0, noise_mech=mech, network=net,
+                        loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                        optimizer=nn.SGD(net.trainable_params(), learning_rate=0.1))
+        mycel.set_seed(global_seed)
+        before = get_rng_state()
+        model.train(2, data, dataset_sink_mode=False)
+        assert get_rng_state() == before
+        return np.concatenate([p.asnumpy().ravel() for p in net.trainable_params()])
+    old = context.get_context("mode")
+    try:
+        a, b, c = run(31, 1), run(31, 2), run(32, 1)
+    finally:
+        context.set_context(mode=old)
+    np.testing.assert_array_equal(a, b)
+    assert np.abs(a - c).max() > 1e-3
+
+
 def test_bad_seed():
     with pytest.raises(ValueError, match="NoiseGaussianRandom: seed must be >= 0"):
         NoiseMechanismsFactory.create("Gaussian", seed=-1)

@@ -77,16 +77,16 @@ class GeneticAttack:
             adv[active] = elite
             hit = ok.any(axis=1)
             if hit.any():
-                self._finish(q, x, flat, y, active[hit], pop[hit, ok[hit].argmax(axis=1)], adv, shape)
+                self._finish(q, flat, y, active[hit], pop[hit, ok[hit].argmax(axis=1)], adv, shape)
                 done[active[hit]] = True
             keep = ~hit
             active, pop, fit, elite = active[keep], pop[keep], fit[keep], elite[keep]
             if active.size == 0:
                 break
-            pop = self._next_generation(pop, fit, elite, active, best, plateau, adapt, radius, span)
+            pop = self._next_generation(pop, fit, elite, active, best, plateau, adapt, span)
         return done, adv.reshape(x.shape).astype(np.float32), q.count
 
-    def _finish(self, q, x, flat, y, ids, found, adv, shape):
+    def _finish(self, q, flat, y, ids, found, adv, shape):
         """Shrinks each found example towards its input: the smallest of 8 scales still adversarial."""
         pert = found - flat[ids]
         trial = flat[ids][:, None, :] + _SHRINK[None, :, None] * pert[:, None, :]
@@ -95,7 +95,8 @@ class GeneticAttack:
         ok[:, -1] = True  # the found example itself is adversarial
         adv[ids] = trial[np.arange(len(ids)), ok.argmax(axis=1)]
 
-    def _next_generation(self, pop, fit, elite, active, best, plateau, adapt, radius, span):
+    def _next_generation(self, pop, fit, elite, active, best, plateau, adapt, span):
+        """Selection, crossover and mutation of each active sample's population; elite kept last."""
         rng, p = self._rng, self._pop_size
         m, d = pop.shape[0], pop.shape[2]
         top = fit.max(axis=1)

@@ -73,6 +73,21 @@ class _DPTrainStep(nn.Cell):
         return losses.mean()
 
 
+class _SeededLoop:
+    """Model.train's C++ step loop (run_sink) with the step's own generator swapped in around it:
+    those steps bypass the Cell's __call__ (the data pipeline draws nothing from the generator)."""
+
+    def __init__(self, loop, gen):
+        self._loop, self._gen = loop, gen
+
+    def run_sink(self, *args, **kwargs):
+        with self._gen:
+            return self._loop.run_sink(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._loop, name)
+
+
 class DPModel(Model):
     """DPModel(micro_batches=2, norm_bound=1.0, noise_mech=None, clip_mech=None, network=..., loss_fn=...,
     optimizer=..., metrics=...). The batch size must be a multiple of micro_batches. Give the noise
@@ -107,3 +122,8 @@ class DPModel(Model):
         self._train_network = _DPTrainStep(network, loss_fn, optimizer, self._micro_batches, self._norm_bound,
                                            noise_mech, clip_mech)
         self._train_network.set_train()
+
+    def _step_loop(self, net):
+        loop = Model._step_loop(net)
+        gen = net.__dict__.get("_own_gen")
+        return loop if loop is None or gen is None else _SeededLoop(loop, gen)
