@@ -7,7 +7,8 @@ import pytest
 
 import mycel
 from mycel import Tensor, context, nn
-from mycel.armour.privacy.diff_privacy import ClipMechanismsFactory, DPModel, DPOptimizerClassFactory, NoiseMechanismsFactory
+from mycel.armour.privacy.diff_privacy import (ClipMechanismsFactory, DPModel, DPOptimizerClassFactory,
+                                               NoiseMechanismsFactory)
 from mycel.common.seed import get_rng_state
 
 SHAPES = [(300,), (20, 15)]

@@ -22,7 +22,8 @@ def test_radar_png_and_polygon_area(tmp_path):
     areas = {}
     for r in (0.8, 0.4):
         path = str(tmp_path / f"radar{r}.png")
-        assert RadarMetric(names, [[r] * 6], ["model"], "title", scale="norm").save(path, figsize=(5, 5), dpi=100) == path
+        radar = RadarMetric(names, [[r] * 6], ["model"], "title", scale="norm")
+        assert radar.save(path, figsize=(5, 5), dpi=100) == path
         areas[r], shape = filled_pixels(path)
         assert shape == (500, 500, 3)
     assert 3.6 < areas[0.8] / areas[0.4] < 4.4          # area of a regular hexagon ~ r^2
@@ -39,7 +40,8 @@ def test_radar_several_curves_and_show(tmp_path):
 
 
 def test_radar_bad_arguments():
-    with pytest.raises(ValueError, match=r"RadarMetric: metrics_data must have shape \(len\(labels\), len\(metrics_name\)\)"):
+    with pytest.raises(ValueError, match=r"RadarMetric: metrics_data must have shape \(len\(labels\), "
+                                         r"len\(metrics_name\)\)"):
         RadarMetric(["a", "b", "c"], [[0.1, 0.2]], ["m"], "t")
     with pytest.raises(ValueError, match="scale must be one of"):
         RadarMetric(["a", "b", "c"], [[0.1, 0.2, 0.3]], ["m"], "t", scale="log")

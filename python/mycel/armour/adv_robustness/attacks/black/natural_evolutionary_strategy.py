@@ -8,7 +8,8 @@ information"), targeted, in MindArmour's three scenes:
                  target stays in the top k, backtracking the learning rate and the shrink;
   'Label_Only'   only the top_k labels: as Partial_Info with a proxy score, the target's rank in
                  the top k averaged over zero_iters noisy copies of each point.
-Inputs lie in [0, 1]. Every row sent to the model counts as a query; an attack stops before it would exceed max_queries."""
+Inputs lie in [0, 1]. Every row sent to the model counts as a query; an attack stops before it
+would exceed max_queries."""
 import numpy as np
 
 from mycel.armour._checks import check_number
