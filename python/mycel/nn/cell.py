@@ -131,7 +131,8 @@ class Cell:
         object.__setattr__(self, "_compiled", None)
 
     def compile_cache_clear(self):
-        """Drops the compiled graphs (after changing the model's structure)."""
+        """Drops the compiled graphs (assignments to sub-Cells, Parameters and attributes
+        already do, see _graph_program; this is for changes it cannot see, e.g. a mutated list)."""
         object.__setattr__(self, "_compiled", None)
 
     # Attribute registration: Parameters and Cells live in their own tables.
