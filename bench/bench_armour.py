@@ -5,7 +5,9 @@ time against plain SGD. Images are in [0, 1] (padded 28 -> 32, not normalized) s
 are in pixel units: bounds (0, 1).
 
     .venv/bin/python bench/bench_armour.py [--epochs 1] [--n-attack 500] [--adv-epochs 1]
-        [--dp-epochs 1] [--parts attacks,advtrain,dp]
+        [--n-black 50] [--dp-epochs 1] [--dp-sigma 1.1] [--dp-batch 256] [--dp-lr 0.05] [--parts attacks,advtrain,dp]
+
+DP-SGD trains until --dp-epochs or until RDPMonitor's eps passes 3 (delta 1e-5), whichever is first.
 """
 import argparse
 import gzip
@@ -21,9 +23,10 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import mycel  # noqa: E402
 import mycel.dataset as ds  # noqa: E402
 from mycel import Tensor, nn  # noqa: E402
-from mycel.armour import (AttackEvaluate, BasicIterativeMethod, CarliniWagnerL2Attack, DeepFool,  # noqa: E402
-                          FastGradientSignMethod, LeastLikelyClassMethod, MomentumIterativeMethod,
-                          ProjectedGradientDescent)
+from mycel.armour import (NES, AttackEvaluate, BasicIterativeMethod, BlackModel,  # noqa: E402
+                          CarliniWagnerL2Attack, DeepFool, FastGradientSignMethod, GeneticAttack,
+                          HopSkipJumpAttack, LeastLikelyClassMethod, MomentumIterativeMethod, PointWiseAttack,
+                          ProjectedGradientDescent, SaltAndPepperNoiseAttack)
 from mycel.armour.privacy.diff_privacy import DPModel, NoiseMechanismsFactory, RDPMonitor  # noqa: E402
 from lenet5 import LeNet5  # noqa: E402
 
@@ -95,6 +98,53 @@ def run_attacks(net, x, y):
               f"{ev.avg_conf_adv_class():8.3f} {dt:7.1f}")
 
 
+class Queried(BlackModel):
+    """The network seen through queries: probabilities, or logits (NES reads scores as logits)."""
+
+    def __init__(self, net, logits=False):
+        self.net, self.logits = net, logits
+
+    def predict(self, inputs):
+        z = predict(self.net, np.asarray(inputs, np.float32))
+        return z if self.logits else softmax(z)
+
+
+def run_black_box(net, x, y, n):
+    ok = predict(net, x).argmax(axis=1) == y
+    xc, yc = x[ok][:n], y[ok][:n]
+    target = (yc + 1) % 10
+    probs, logits = Queried(net), Queried(net, logits=True)
+    runs = [
+        ("Genetic Linf 0.1, pop 10, <=500 gen.", False, lambda: GeneticAttack(
+            probs, targeted=False, per_bounds=0.1, pop_size=10, mutation_rate=0.05, step_size=0.5, max_steps=500,
+            seed=0).generate(xc, yc)),
+        ("HopSkipJump L2, 10 iterations", False, lambda: HopSkipJumpAttack(
+            probs, init_num_evals=50, max_num_evals=200, num_iterations=10, seed=0).generate(xc)),
+        ("NES Query_Limit Linf 0.1, <=10k q (targeted)", True, lambda: NES(
+            logits, "Query_Limit", num_class=10, max_queries=10000, epsilon=0.1, samples_per_draw=100,
+            batch_size=100, sigma=1e-2, max_lr=0.02, min_lr=0.002, seed=0).generate(xc, target)),
+        ("salt and pepper, 100 densities", False, lambda: SaltAndPepperNoiseAttack(
+            probs, max_iter=100, seed=0).generate(xc, yc)),
+        ("PointWise L0, <=10 passes", False, lambda: PointWiseAttack(
+            probs, max_iter=10, seed=0).generate(xc, yc)),
+    ]
+    print(f"\nblack-box attacks on the first {len(xc)} correctly classified test images; norms over the "
+          f"successful ones, absolute; queries: median per image")
+    print(f"{'attack':46s} {'success':>8s} {'mean L2':>8s} {'mean Linf':>9s} {'mean L0':>8s} {'queries':>8s} "
+          f"{'time s':>7s}")
+    for name, targeted, make in runs:
+        t = time.perf_counter()
+        hit, adv, queries = make()
+        dt = time.perf_counter() - t
+        # success as the attack saw it: a point that PointWise or HopSkipJump leave on the boundary can
+        # flip when re-evaluated in another batch (other rounding in the convolutions)
+        d = (adv - xc).reshape(len(xc), -1)[hit]
+        l2 = np.sqrt((d * d).sum(axis=1)).mean() if hit.any() else float("nan")
+        linf = np.abs(d).max(axis=1).mean() if hit.any() else float("nan")
+        l0 = (d != 0).sum(axis=1).mean() if hit.any() else float("nan")
+        print(f"{name:46s} {hit.mean():8.3f} {l2:8.3f} {linf:9.3f} {l0:8.0f} {np.median(queries):8.0f} {dt:7.1f}")
+
+
 def robust_accuracy(net, x, y):
     fgsm = FastGradientSignMethod(net, eps=0.1).batch_generate(x, y, 250)
     pgd = ProjectedGradientDescent(net, eps=0.1, eps_iter=0.01, nb_iter=20).batch_generate(x, y, 250)
@@ -131,9 +181,10 @@ def dp_sgd(x, y, xt, yt, epochs, batch=256, sigma=1.1, bound=1.0, lr=0.05):
     t = time.perf_counter()
     model.train(epochs, data, callbacks=[monitor], dataset_sink_mode=False)
     dt = time.perf_counter() - t
-    steps = epochs * (len(x) // batch)
+    done = len(monitor.history)          # the monitor stops training once eps passes 3
+    steps = done * (len(x) // batch)
     eps = monitor.history[-1][1]
-    print(f"DP-SGD after {epochs} epochs: test accuracy {accuracy(net, xt, yt):.4f}, eps = {eps:.3f} "
+    print(f"DP-SGD after {done} epochs: test accuracy {accuracy(net, xt, yt):.4f}, eps = {eps:.3f} "
           f"(delta 1e-5), {dt / steps * 1000:.1f} ms/step")
     plain = LeNet5()
     pm = mycel.Model(plain, ce, nn.Momentum(plain.trainable_params(), lr, 0.9))
@@ -152,7 +203,11 @@ def main():
     ap.add_argument("--n-attack", type=int, default=500)
     ap.add_argument("--adv-epochs", type=int, default=1)
     ap.add_argument("--dp-epochs", type=int, default=1)
-    ap.add_argument("--parts", default="attacks,advtrain,dp")
+    ap.add_argument("--dp-sigma", type=float, default=1.1)
+    ap.add_argument("--dp-batch", type=int, default=256)
+    ap.add_argument("--dp-lr", type=float, default=0.05)
+    ap.add_argument("--n-black", type=int, default=50)
+    ap.add_argument("--parts", default="attacks,advtrain,dp", help="any of attacks,black,advtrain,dp")
     a = ap.parse_args()
     parts = set(a.parts.split(","))
     mycel.set_seed(0)
@@ -160,7 +215,7 @@ def main():
     x, y = load("train")
     xt, yt = load("test")
     xa, ya = xt[:a.n_attack], yt[:a.n_attack]
-    if parts & {"attacks", "advtrain"}:
+    if parts & {"attacks", "black", "advtrain"}:
         net = LeNet5()
         t = time.perf_counter()
         train(net, x, y, a.epochs)
@@ -168,6 +223,8 @@ def main():
               f"{accuracy(net, xt, yt):.4f}")
         if "attacks" in parts:
             run_attacks(net, xa, ya)
+        if "black" in parts:
+            run_black_box(net, xa, ya, a.n_black)
         if "advtrain" in parts:
             before = robust_accuracy(net, xa, ya)
             t = time.perf_counter()
@@ -179,7 +236,7 @@ def main():
             print(f"{'before':8s} {before[0]:7.4f} {before[1]:9.4f} {before[2]:11.4f}")
             print(f"{'after':8s} {after[0]:7.4f} {after[1]:9.4f} {after[2]:11.4f}")
     if "dp" in parts:
-        dp_sgd(x, y, xt, yt, a.dp_epochs)
+        dp_sgd(x, y, xt, yt, a.dp_epochs, batch=a.dp_batch, sigma=a.dp_sigma, lr=a.dp_lr)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,13 @@
 """mycel.te: compile latency (cold, cached) and generated-kernel speed against Mycel's built-in
-ops and numpy. Prints a table; not a test.
+ops and numpy; matmul 512^3 scheduled (tiled) against the default lowering, oneDNN (ops.matmul),
+numpy and PyTorch (in its own process, when installed). Prints tables; not a test.
 
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py
 """
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -38,6 +42,109 @@ def matmul(n):
     b = te.placeholder((n, n), "float32", "b")
     k = te.reduce_axis((0, n), "k")
     return [a, b], [te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), "mm")]
+
+
+def tiled_matmul(n, ti=64, tj=64, tk=128):
+    """matmul with a Halide-style schedule: tiles of ti x tj outputs accumulated over k-blocks of
+    tk, rows of a tile on OpenMP threads, the j loop of the tile vectorized."""
+    (a, b), (c,) = matmul(n)
+    s = te.create_schedule(c)
+    i, j = c.axis
+    (k,) = c.reduce_axis
+    io, ii = s[c].split(i, ti)
+    jo, ji = s[c].split(j, tj)
+    ko, ki = s[c].split(k, tk)
+    s[c].reorder(io, jo, ko, ii, ki, ji)
+    s[c].parallel(io)
+    s[c].vectorize(ji)
+    return [a, b], [c], s
+
+
+TORCH_MATMUL = """
+import sys, time, torch
+n, reps = int(sys.argv[1]), int(sys.argv[2])
+a, b = torch.randn(n, n), torch.randn(n, n)
+torch.matmul(a, b)
+ts = []
+for _ in range(reps):
+    t0 = time.perf_counter(); torch.matmul(a, b); ts.append(time.perf_counter() - t0)
+print(min(ts) * 1e3)
+"""
+
+
+def torch_ms(n, reps=10):
+    """PyTorch's matmul time in its own process (two OpenMP runtimes in one process distort both),
+    or None when PyTorch is not installed."""
+    r = subprocess.run([sys.executable, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True)
+    return float(r.stdout) if r.returncode == 0 else None
+
+
+def matmul_table(n=512, rounds=5):
+    rng = np.random.default_rng(0)
+    av = rng.standard_normal((n, n)).astype(np.float32)
+    bv = rng.standard_normal((n, n)).astype(np.float32)
+    at, bt = ms.Tensor(av), ms.Tensor(bv)
+    ins, outs = matmul(n)
+    default = te.build(ins, outs)
+    ins, outs, s = tiled_matmul(n)
+    tiled = te.build(ins, outs, schedule=s)
+    ref = av @ bv
+    for f in (default, tiled):
+        assert np.allclose(f(at, bt).asnumpy(), ref, rtol=1e-3, atol=1e-3)
+    runs = {"te default lowering": lambda: default(at, bt), "te tiled schedule": lambda: tiled(at, bt),
+            "mycel ops.matmul (oneDNN)": lambda: ops.matmul(at, bt), "numpy": lambda: av @ bv}
+    times = {k: [] for k in list(runs) + ["PyTorch (own process)"]}
+    for _ in range(rounds):  # alternate, so load changes hit every contender alike
+        for k, fn in runs.items():
+            times[k].append(best(fn, 5))
+        t = torch_ms(n, 5)
+        if t is not None:
+            times["PyTorch (own process)"].append(t)
+    flops = 2.0 * n ** 3
+    print(f"\nmatmul {n}^3 float32 (median of {rounds} rounds, each the best of 5)")
+    print("kernel                          ms     GFLOP/s")
+    for k, ts in times.items():
+        if not ts:
+            print(f"{k:30s}  (not installed: pip install torch==2.13.0 to compare)")
+            continue
+        m = statistics.median(ts)
+        print(f"{k:30s}{m:8.2f}{flops / m / 1e6:10.1f}")
+
+
+def fusion_table(n=1 << 20, rounds=5):
+    """A graph-mode elementwise chain (forward and backward) with the backend's default fused
+    kernels, with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
+    from mycel import nn
+
+    class Chain(nn.Cell):
+        def construct(self, x, a, b):
+            y = ops.relu(x * a + b)
+            return (ops.sigmoid(y * 2.0 - x) * ops.tanh(x) + ops.exp(-(x * x))).sum()
+    rng = np.random.default_rng(0)
+    x, a, b = (ms.Tensor(rng.standard_normal(n).astype(np.float32)) for _ in range(3))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+                "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
+    steps = {}
+    for name, env in variants.items():
+        os.environ.update(env)
+        try:
+            fwd, bwd = Chain(), ms.grad(Chain(), grad_position=(0, 1, 2))
+            fwd(x, a, b), bwd(x, a, b)  # compile now, under this setting
+        finally:
+            for k in env:
+                os.environ.pop(k)
+        steps[name] = (fwd, bwd)
+    times = {k: ([], []) for k in steps}
+    for _ in range(rounds):
+        for k, (fwd, bwd) in steps.items():
+            times[k][0].append(best(lambda: fwd(x, a, b), 5))
+            times[k][1].append(best(lambda: bwd(x, a, b), 5))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    print(f"\nelementwise chain over {n} float32, graph mode (median of {rounds} rounds)")
+    print("fusion                          forward ms  forward+backward ms")
+    for k, (f, g) in times.items():
+        print(f"{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
 
 
 def main():
@@ -77,6 +184,8 @@ def main():
     at = ms.Tensor(av)
     print(f"{'matmul 256^3':28s}{best(lambda: f(at, at), 5):6.3f}"
           f"{best(lambda: ops.matmul(at, at), 5):15.3f}{best(lambda: av @ av, 5):11.3f}")
+    matmul_table()
+    fusion_table()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ def render():
              "print(inspect.signature(ops.conv2d))   # (x, w, b=None, stride: tuple[int, ...] = (1,), ...)",
              "help(ops.conv2d)                       # inputs, attributes, dtypes, gradient, example",
              "```", "",
+             "The example in each op's help text runs as printed: it comes from the op's smallest row of",
+             "the op test table (`scripts/gen_op_examples.py` writes `python/mycel/ops/_examples.py`, checked",
+             "against numpy), and `tests/python/test_op_examples.py` runs every one as a doctest.", "",
              "| op | class | inputs | attributes (default) | dtypes | gradient | description |",
              "|---|---|---|---|---|---|---|"]
     for name in sorted(_mycel.op_handles):

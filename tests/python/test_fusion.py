@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mycel
-from mycel import Tensor, nn, ops
+from mycel import Tensor, _mycel, nn, ops
 from mycel._mycel import graph as G
 from mycel.common.parameter import Parameter
 from train_helpers import LeNet5, WithLoss
@@ -18,17 +18,10 @@ from train_helpers import LeNet5, WithLoss
 RNG = np.random.default_rng(0)
 
 
-def _has_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512f" in f.read()
-    except OSError:
-        return False
-
-
-# The direct convolution and its conv+relu+pool fusion are AVX-512 kernels (chosen at build time
-# today, -march=native): on a CPU without AVX-512 the program keeps conv and pool apart.
-needs_avx512 = pytest.mark.skipif(not _has_avx512(), reason="the direct conv kernel needs AVX-512")
+# The direct convolution and its conv+relu+pool fusion are AVX-512 kernels, chosen at run time
+# (core/cpu_features.h): on a CPU without AVX-512 the program keeps conv and pool apart.
+needs_avx512 = pytest.mark.skipif(not _mycel.cpu_has_avx512(),
+                                  reason="the direct conv kernel needs AVX-512")
 
 
 @pytest.fixture(autouse=True)

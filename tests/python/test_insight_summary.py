@@ -66,7 +66,7 @@ def test_summary_record_add_value_and_record(tmp_path):
 
 def test_summary_record_errors(tmp_path):
     rec = SummaryRecord(str(tmp_path))
-    want = "plugin must be one of 'scalar', 'image', 'histogram', 'tensor', got 'audio'"
+    want = "plugin must be one of 'scalar', 'image', 'histogram', 'tensor', 'graph', got 'audio'"
     with pytest.raises(ValueError, match=want):
         rec.add_value("audio", "a", Tensor(np.zeros(3, np.float32)))
     with pytest.raises(ValueError, match="scalar 'loss' must have one element, got shape \\(3,\\)"):

@@ -304,3 +304,27 @@ def test_nested_reduction_is_lifted_for_differentiation():
     yv, dxv = te.build([x], [y, dx])(xv)
     np.testing.assert_allclose(yv.asnumpy(), f(xv), rtol=1e-12)
     np.testing.assert_allclose(dxv.asnumpy(), numeric_grad(f, [xv], 0, np.ones(3)), rtol=1e-6)
+
+
+def test_reduction_inside_reduction_is_differentiated():
+    # y[i] = max_j tanh(sum_k x[i, k] * w[k, j]) + sum_{j in [1, 5)} exp(sum_{k in [1, 4)} x[i, k] * w[k, j]):
+    # the inner sums depend on the outer reduce axis j; differentiate lifts them into computes over
+    # (i, j) (the second one with ranges that do not start at 0) and the adjoints match finite
+    # differences.
+    rng = np.random.default_rng(10)
+    xv, wv, hv = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)) * 0.5, rng.standard_normal(3)
+    x = te.placeholder((3, 4), "float64", "x")
+    w = te.placeholder((4, 5), "float64", "w")
+    h = te.placeholder((3,), "float64", "h")
+    j, k = te.reduce_axis((0, 5), "j"), te.reduce_axis((0, 4), "k")
+    j2, k2 = te.reduce_axis((1, 5), "j2"), te.reduce_axis((1, 4), "k2")
+    m = te.compute((3,), lambda i: te.max(te.tanh(te.sum(x[i, k] * w[k, j], axis=k)), axis=j), "m")
+    y = te.compute((3,), lambda i: m[i] + te.sum(te.exp(te.sum(x[i, k2] * w[k2, j2], axis=k2)), axis=j2), "y")
+    dx, dw = te.differentiate(y, [x, w], h)
+
+    def f(a, b):
+        return np.tanh(a @ b).max(1) + np.exp(a[:, 1:] @ b[1:, 1:]).sum(1)
+    yv, dxv, dwv = te.build([x, w, h], [y, dx, dw])(xv, wv, hv)
+    np.testing.assert_allclose(yv.asnumpy(), f(xv, wv), rtol=1e-12)
+    np.testing.assert_allclose(dxv.asnumpy(), numeric_grad(f, [xv, wv], 0, hv), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dwv.asnumpy(), numeric_grad(f, [xv, wv], 1, hv), rtol=1e-6, atol=1e-9)

@@ -261,7 +261,7 @@ LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_
           "image_summary", "normal", "ones", "randint",
           "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "shard_hint",
           "tensor_scatter_add",
-          "tensor_scatter_elements", "tensor_summary", "te_call", "uniform", "zeros"}
+          "tensor_scatter_elements", "tensor_summary", "te_call", "custom_call", "uniform", "zeros"}
 
 
 def test_every_op_has_a_batching_policy():

@@ -7,8 +7,12 @@ from mycel.armour.adv_robustness.attacks import (BasicIterativeMethod, CarliniWa
                                                  LeastLikelyClassMethod, MomentumIterativeMethod,
                                                  ProjectedGradientDescent, RandomFastGradientSignMethod,
                                                  RandomLeastLikelyClassMethod)
-from mycel.armour.adv_robustness.evaluations import AttackEvaluate, DefenseEvaluate
+from mycel.armour.adv_robustness.evaluations import AttackEvaluate, DefenseEvaluate, RadarMetric
 from mycel.armour.adv_robustness.defenses import (AdversarialDefense, AdversarialDefenseWithAttacks,
                                                   EnsembleAdversarialDefense, NaturalAdversarialDefense,
                                                   ProjectedAdversarialDefense)
-from mycel.armour.adv_robustness.attacks.black import BlackModel, SaltAndPepperNoiseAttack
+from mycel.armour.adv_robustness.attacks.black import (BlackModel, GeneticAttack, HopSkipJumpAttack, NES,
+                                                       PointWiseAttack, SaltAndPepperNoiseAttack)
+from mycel.armour.adv_robustness.detectors import (DivergenceBasedDetector, EnsembleDetector, ErrorBasedDetector,
+                                                   RegionBasedDetector, SimilarityDetector)
+from mycel.armour.privacy.evaluation import ImageInversionAttack, MembershipInference, ModelInversionAttack

@@ -1,20 +1,25 @@
 """SummaryCollector (MindSpore's callback of that name): during Model.train it records, every
 `collect_freq` steps, the loss, the learning rate, histograms of the weights and the input images
-(when the first input is 4-D), and writes the run's hyper-parameters once; what summary ops in the
-network recorded goes into the same Event."""
-import json
+(when the first input is 4-D), once the computation graph of the compiled train step, and writes
+the run's hyper-parameters, dataset pipeline graph and lineage beside the event file; what summary
+ops in the network recorded goes into the same Event."""
 import os
 import re
+import warnings
 
 import numpy as np
 
+from mycel import _mycel
+from mycel import context
 from mycel.common.tensor import Tensor
 from mycel.train.callback._callback import Callback, loss_value
+from mycel.insight import lineage
+from mycel.insight.graph_summary import graph_nodes
 from mycel.insight.summary_record import SummaryRecord
 
-_DEFAULTS = {"collect_metric": True, "collect_graph": False, "collect_train_lineage": True,
+_DEFAULTS = {"collect_metric": True, "collect_graph": True, "collect_train_lineage": True,
              "collect_eval_lineage": True, "collect_input_data": True,
-             "collect_dataset_graph": False, "histogram_regular": None, "collect_landscape": None}
+             "collect_dataset_graph": True, "histogram_regular": None, "collect_landscape": None}
 _HISTOGRAM_DEFAULT_COUNT = 5  # MindSpore: without histogram_regular, the first 5 parameters
 
 
@@ -85,25 +90,48 @@ class SummaryCollector(Callback):
         self.summary_dir = summary_dir
         self.collect_freq = collect_freq
         self._custom_lineage = dict(custom_lineage_data or {})
+        # The graph is compiled for it in PyNative mode only when asked for by name.
+        self._graph_asked = specified.get("collect_graph") is True
         self._record = None
         self._training = False
         self._last_step = 0
+        self._graph_done = False
+        self._lineage = None
 
     # ---- hooks
     def on_train_begin(self, run_context):
         cb = run_context.original_args()
         self._record = SummaryRecord(self.summary_dir)
         self._training = True
+        self._graph_done = False
+        graph = None
+        if self._collect["collect_dataset_graph"] and cb.get("train_dataset") is not None:
+            graph = lineage.dataset_graph(cb.train_dataset)
+            lineage.write_json_atomic(os.path.join(self.summary_dir, lineage.DATASET_GRAPH_FILE),
+                                      graph)
         if self._collect["collect_train_lineage"]:
-            self._write_hyper_params(cb)
+            info = self._write_hyper_params(cb)
+            if graph is None and cb.get("train_dataset") is not None:
+                graph = lineage.dataset_graph(cb.train_dataset)
+            self._lineage = self._train_lineage(info, graph)
+            self._write_lineage()
 
     def on_train_step_end(self, run_context):
         cb = run_context.original_args()
         step = cb.cur_step_num
         self._last_step = step
-        if step != 1 and step % self.collect_freq:
+        if self._lineage is not None and cb.get("net_outputs") is not None:
+            self._lineage["train_loss"] = float(loss_value(cb.net_outputs))
+        if step != 1 and step % self.collect_freq and self._graph_done:
             return
         rec = self._record
+        if not self._graph_done:
+            self._graph_done = True
+            if self._collect["collect_graph"]:
+                self._add_graph(cb)
+        if step != 1 and step % self.collect_freq:
+            rec.record(step)
+            return
         if self._collect["collect_metric"] and cb.get("net_outputs") is not None:
             rec.add_value("scalar", "loss/auto", np.float32(loss_value(cb.net_outputs)))
         lr = learning_rate(cb.get("optimizer"), step - 1)
@@ -120,6 +148,9 @@ class SummaryCollector(Callback):
 
     def on_train_end(self, run_context):
         self._training = False
+        if self._lineage is not None:
+            self._lineage["checkpoint"] = self._checkpoint(run_context.original_args())
+            self._write_lineage()
         self.close()
 
     def on_eval_end(self, run_context):
@@ -133,6 +164,10 @@ class SummaryCollector(Callback):
         for name, value in metrics.items():
             if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
                 self._record.add_value("scalar", f"eval/{name}/auto", np.float32(value))
+                if self._lineage is not None:
+                    self._lineage["metrics"][name] = float(value)
+        if self._lineage is not None:
+            self._write_lineage()
         self._record.record(self._last_step)
         if not self._training:  # Model.eval on its own: the file is complete
             self.close()
@@ -178,8 +213,53 @@ class SummaryCollector(Callback):
             int(sum(int(np.prod(p.shape)) for p in net.trainable_params())),
         }
         info.update(self._custom_lineage)
-        path = os.path.join(self.summary_dir, "hyper_params.json")
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(info, f, indent=2, sort_keys=True, default=str)
-        os.replace(tmp, path)
+        lineage.write_json_atomic(os.path.join(self.summary_dir, "hyper_params.json"), info)
+        return info
+
+    def _train_lineage(self, info, graph):
+        """The run's lineage record: hyper-parameters, dataset, network, loss, optimizer; the
+        metrics, last loss and checkpoint are filled in as the run goes."""
+        rec = {k: v for k, v in info.items() if k not in self._custom_lineage}
+        rec["summary_dir"] = os.path.abspath(self.summary_dir)
+        rec["dataset_path"] = lineage.dataset_path(graph) if graph else None
+        rec["dataset_pipeline"] = lineage.pipeline_ops(graph) if graph else []
+        rec["custom"] = dict(self._custom_lineage)
+        rec["metrics"] = {}
+        rec["train_loss"] = None
+        rec["checkpoint"] = None
+        return rec
+
+    def _write_lineage(self):
+        lineage.write_json_atomic(os.path.join(self.summary_dir, lineage.LINEAGE_FILE),
+                                  self._lineage)
+
+    @staticmethod
+    def _checkpoint(cb):
+        """The last checkpoint a ModelCheckpoint of this run wrote, or None."""
+        for c in getattr(cb.get("list_callback"), "_callbacks", []):
+            path = getattr(c, "latest_ckpt_file_name", None)
+            if path:
+                return os.path.abspath(path)
+        return None
+
+    def _add_graph(self, cb):
+        """The compiled train step's graph, as a GraphDef event (graph mode; in PyNative mode
+        only when collect_graph was asked for by name, as it compiles the step once more)."""
+        net = cb.get("train_network") or cb.get("network")
+        if net is None:
+            return
+        graph_mode = context.get_context("mode") == context.GRAPH_MODE
+        if not graph_mode and not self._graph_asked:
+            return
+        compiled = net.__dict__.get("_compiled")
+        try:
+            row = cb.get("train_dataset_element")
+            if row is None:  # sink mode: the step's signature from the dataset's first row
+                row = [Tensor(shape=s, dtype=d) for s, d in cb.train_dataset._first_row()]
+            args = list(row) if isinstance(row, (tuple, list)) else [row]
+            graph = compiled.graph if compiled is not None else _mycel.graph.compile(net)
+            data = graph.graph_data(*args)
+            self._record.add_value("graph", "train_network/auto", graph_nodes(data, net))
+        except Exception as e:  # noqa: BLE001 (control flow: the graph is not straight-line)
+            warnings.warn(f"SummaryCollector: the computation graph was not collected: {e}",
+                          stacklevel=2)

@@ -10,7 +10,7 @@ import numpy as np
 from mycel import _mycel
 from mycel.common.tensor import Tensor
 
-_PLUGINS = ("scalar", "image", "histogram", "tensor")
+_PLUGINS = ("scalar", "image", "histogram", "tensor", "graph")
 _insight = _mycel.insight
 
 
@@ -93,7 +93,9 @@ class SummaryRecord:
 
     def add_value(self, plugin, name, value):
         """Keeps `value` as `name` for the next record(): plugin 'scalar' (one element), 'image'
-        (NCHW batch), 'histogram' or 'tensor'."""
+        (NCHW batch), 'histogram' or 'tensor'; or 'graph' with a computation graph's nodes
+        [(name, op, [input names], {attr: value})] (mycel.insight.graph_summary.graph_nodes),
+        written as the GraphDef TensorBoard shows."""
         who = "SummaryRecord.add_value"
         self._check_open(who)
         _check_str(who, "plugin", plugin)
@@ -101,6 +103,12 @@ class SummaryRecord:
         if plugin not in _PLUGINS:
             raise ValueError(f"{who}: plugin must be one of {', '.join(map(repr, _PLUGINS))}, "
                              f"got {plugin!r}")
+        if plugin == "graph":
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"{who}: graph '{name}' must be a list of (name, op, inputs, "
+                                f"attrs) nodes, got {type(value).__name__}")
+            self._pending.append((plugin, name, list(value)))
+            return
         _insight.summary_tag(plugin, name)  # a MindSpore suffix ("loss[:Scalar]") must fit
         t = _as_tensor(who, plugin, name, value)
         if plugin == "scalar" and t.size != 1:
@@ -121,7 +129,11 @@ class SummaryRecord:
         values, self._pending = self._pending, []
         if plugin_filter is not None:
             values = [v for v in values if plugin_filter(v[0])]
-        self._writer.write(int(step), time.time(), values, take_queued=True)
+        now = time.time()
+        for _, _, nodes in (v for v in values if v[0] == "graph"):  # an Event of its own
+            self._writer.write_graph(int(step), now, nodes)
+        values = [v for v in values if v[0] != "graph"]
+        self._writer.write(int(step), now, values, take_queued=True)
         return True
 
     def flush(self):

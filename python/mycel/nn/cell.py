@@ -12,6 +12,31 @@ from mycel.common import insight_scope as _insight_scope
 from mycel.common.parameter import Parameter
 
 
+# Graph mode reads a Cell's sub-Cells and plain attributes when it compiles (the attributes fold
+# into the program as constants), so an assignment that later changes one must not leave a stale
+# program running. Each such assignment bumps the Cell's _structure_version and this epoch; a
+# compiled Cell whose epoch is behind rechecks its tree's versions (a walk, only then) and
+# recompiles if any moved. Parameters and Tensors written in place change no structure.
+_structure_epoch = [0]
+_MISSING = object()
+
+
+def _same_constant(old, new):
+    if old is new:
+        return True
+    if type(old) is not type(new) or not isinstance(new, (bool, int, float, str, bytes, tuple, type(None))):
+        return False
+    try:
+        return bool(old == new)
+    except Exception:  # noqa: BLE001 - a tuple holding arrays: not comparable, so changed
+        return False
+
+
+def _structure_changed(cell):
+    object.__setattr__(cell, "_structure_version", cell.__dict__.get("_structure_version", 0) + 1)
+    _structure_epoch[0] += 1
+
+
 class Cell:
     """Base class of layers and models."""
 
@@ -45,11 +70,34 @@ class Cell:
             if float_dtype is None and self.__dict__.get("_output_dtype") is None:
                 return self.construct(*inputs, **kwargs)
             return self._construct_in_dtype(inputs, kwargs)
+        return self._graph_program()(*inputs, **kwargs)
+
+    def _graph_program(self):
+        """This Cell's compiled form (graph mode parses construct once and compiles per input
+        signature), made anew if a sub-Cell, Parameter or attribute changed since it was made."""
         compiled = self.__dict__.get("_compiled")
-        if compiled is None:  # graph mode: parse construct once, compile per input signature
+        if compiled is not None and self.__dict__.get("_compiled_epoch") != _structure_epoch[0]:
+            compiled = self._compiled_if_current()
+        if compiled is None:
             compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
             object.__setattr__(self, "_compiled", compiled)
-        return compiled(*inputs, **kwargs)
+            object.__setattr__(self, "_compiled_versions", self._structure_versions())
+            object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
+        return compiled
+
+    def _structure_versions(self):
+        return [(cell, cell.__dict__.get("_structure_version", 0)) for _, cell in self.cells_and_names()]
+
+    def _compiled_if_current(self):
+        """The compiled program if no Cell of the tree changed a sub-Cell or attribute since it
+        was compiled (then the epoch is brought up to date); else None."""
+        old, now = self.__dict__.get("_compiled_versions"), self._structure_versions()
+        if old is None or len(old) != len(now) or \
+                any(a is not b or va != vb for (a, va), (b, vb) in zip(old, now)):
+            object.__setattr__(self, "_compiled", None)
+            return None
+        object.__setattr__(self, "_compiled_epoch", _structure_epoch[0])
+        return self.__dict__["_compiled"]
 
     def _construct_in_dtype(self, inputs, kwargs):
         # Eager to_float / mixed precision: while construct runs, its trainable floating
@@ -68,11 +116,7 @@ class Cell:
     def _call_recorded_with_bprop(self, inputs):
         # Inside an eager grad: one call of the compiled construct, whose gradient is this Cell's
         # own bprop (the recorder differentiates the call like a @jit function).
-        compiled = self.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = _api._Compiled(self, self.__dict__.get("_input_spec"))
-            object.__setattr__(self, "_compiled", compiled)
-        out = compiled(*inputs)
+        out = self._graph_program()(*inputs)
         parsed = self.__dict__.get("_parsed_for_grad")
         if parsed is None:
             parsed = _mycel.frontend.parse(self)
@@ -91,7 +135,8 @@ class Cell:
         object.__setattr__(self, "_compiled", None)
 
     def compile_cache_clear(self):
-        """Drops the compiled graphs (after changing the model's structure)."""
+        """Drops the compiled graphs (assignments to sub-Cells, Parameters and attributes
+        already do, see _graph_program; this is for changes it cannot see, e.g. a mutated list)."""
         object.__setattr__(self, "_compiled", None)
 
     # Attribute registration: Parameters and Cells live in their own tables.
@@ -103,6 +148,8 @@ class Cell:
                 raise AttributeError("call Cell.__init__ before assigning Parameters")
             if value.name is None:
                 value.name = name
+            if params.get(name) is not value:
+                _structure_changed(self)
             cells.pop(name, None)
             self.__dict__.pop(name, None)
             params[name] = value
@@ -113,6 +160,8 @@ class Cell:
             self.__dict__.pop(name, None)
             # A Cell registered twice (an alias) keeps the names of its first attribute.
             rename = self._auto_prefix and not any(c is value for c in cells.values())
+            if cells.get(name) is not value:
+                _structure_changed(self)
             cells[name] = value
             if rename:
                 value.update_parameters_name(name + ".")
@@ -127,6 +176,9 @@ class Cell:
                 del params[name]
             if cells is not None and name in cells:
                 del cells[name]
+                _structure_changed(self)
+            elif not _same_constant(self.__dict__.get(name, _MISSING), value):
+                _structure_changed(self)
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):

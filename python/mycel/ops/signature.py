@@ -4,6 +4,7 @@ attributes in schema order (both positional or keyword), with the schema's defau
 import inspect
 
 from mycel import _mycel
+from mycel.ops._examples import EXAMPLES as _EXAMPLES
 
 _P = inspect.Parameter
 
@@ -101,7 +102,11 @@ def docstring(handle, primitive=False):
         lines.append(f"    >>> out = {_example(handle, 'op')}")
         lines.append(f"Functional form: mycel.ops.{handle.name}.")
     else:
-        lines.append(f"    >>> out = {_example(handle, 'ops.' + handle.name)}")
+        runnable = _EXAMPLES.get(handle.name)
+        if runnable:
+            lines += ["    " + line for line in runnable.splitlines()] + [""]  # a blank line ends it
+        else:
+            lines.append(f"    >>> out = {_example(handle, 'ops.' + handle.name)}")
         lines.append(f"Primitive class: mycel.ops.operations.{handle.class_name}.")
     return "\n".join(lines)
 

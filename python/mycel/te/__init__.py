@@ -9,6 +9,7 @@ from mycel.te.expr import (Expr, TensorExpr, IterVar, placeholder, compute, redu
 from mycel.te.vector import (vmuls, vadds, vexp, vlog, vrec, vmul, vadd, vsub, vdiv, vmax, vmin,
                              vabs, vrelu, vsqrt, vtanh, reduce_sum, reduce_max, reduce_min)
 from mycel.te.build import build, differentiate, lower
+from mycel.te.schedule import create_schedule, Schedule, Stage
 from mycel.te import expr as _expr
 
 _reducers = {"sum": reduce_sum, "max": reduce_max, "min": reduce_min}
@@ -35,4 +36,4 @@ __all__ = ["Expr", "TensorExpr", "IterVar", "placeholder", "compute", "reduce_ax
            "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos", "power", "vmuls", "vadds", "vexp",
            "vlog", "vrec", "vmul", "vadd", "vsub", "vdiv", "vmax", "vmin", "vabs", "vrelu",
            "vsqrt", "vtanh", "reduce_sum", "reduce_max", "reduce_min", "build", "differentiate",
-           "lower"]
+           "lower", "create_schedule", "Schedule", "Stage"]

@@ -35,18 +35,28 @@ class Function:
         return f"te.Function({self.name!r}, {len(self.inputs)} inputs, {len(self.outputs)} outputs)"
 
 
-def lower(inputs, outputs):
+def _stages(schedule, what):
+    if schedule is None:
+        return []
+    from mycel.te.schedule import Schedule
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"[te.{what}] schedule must come from te.create_schedule, got {type(schedule).__name__}")
+    return schedule.stages()
+
+
+def lower(inputs, outputs, schedule=None):
     """The generated C++ source for outputs over inputs (for inspection)."""
     _, ins = _nodes(inputs, "lower")
     _, outs = _nodes(outputs, "lower")
-    return _te.generate_cpp(ins, outs)
+    return _te.generate_cpp(ins, outs, _stages(schedule, "lower"))
 
 
-def build(inputs, outputs, name=None):
-    """Compiles outputs (te tensors) over inputs (placeholders) into a callable on arrays."""
+def build(inputs, outputs, name=None, schedule=None):
+    """Compiles outputs (te tensors) over inputs (placeholders) into a callable on arrays;
+    schedule (te.create_schedule) sets the loops of the tensors it has stages for."""
     inputs, ins = _nodes(inputs, "build")
     outputs, outs = _nodes(outputs, "build")
-    return Function(_te.build(ins, outs), inputs, outputs, name or outputs[0].name)
+    return Function(_te.build(ins, outs, _stages(schedule, "build")), inputs, outputs, name or outputs[0].name)
 
 
 def differentiate(output, inputs, head=None, override=None):

@@ -105,6 +105,10 @@ class TensorExpr:
     dtype = property(lambda self: self.node.dtype)
     name = property(lambda self: self.node.name)
     ndim = property(lambda self: len(self.node.shape))
+    axis = property(lambda self: tuple(IterVar(v) for v in self.node.axes),
+                    doc="The compute's axes (loops to schedule), as TVM's t.op.axis.")
+    reduce_axis = property(lambda self: tuple(IterVar(v) for v in self.node.reduce_axes),
+                           doc="The reduce axes of a reduction at the top of the body.")
 
     def __call__(self, *indices):
         if len(indices) == 1 and isinstance(indices[0], (tuple, list)):

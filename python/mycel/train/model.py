@@ -11,7 +11,6 @@ import sys
 
 from mycel import _mycel, amp, context
 from mycel.common import insight_scope as _insight_scope
-from mycel.common import api as _api
 from mycel.nn.cell import Cell
 from mycel.nn.wrap.cell_wrapper import WithEvalCell
 from mycel.train import metrics as _metrics
@@ -147,11 +146,7 @@ class Model:
         pipeline's rows in one C++ loop. None in PyNative mode (steps run from Python)."""
         if context.get_context("mode") != context.GRAPH_MODE:
             return None
-        compiled = net.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = _api._Compiled(net, net.__dict__.get("_input_spec"))
-            object.__setattr__(net, "_compiled", compiled)
-        return compiled
+        return net._graph_program()
 
     @staticmethod
     def _endless(it):
@@ -178,6 +173,7 @@ class Model:
         sink_mode = bool(sink_mode)
         cbs = _callbacks(callbacks, default_progress=True)
         cb = self._params(epoch, train_dataset, sink_mode, sink_size)
+        cb.list_callback = cbs  # MindSpore's field: SummaryCollector finds the checkpoint callback
         cb.cur_epoch_num = initial_epoch
         cb.cur_step_num = initial_epoch * cb.batch_num
         run = RunContext(cb)

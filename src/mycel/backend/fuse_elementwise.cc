@@ -4,11 +4,14 @@
 // tensors. A chain grows through registers read exactly once, by the next op of the chain;
 // operands of one element broadcast. Reads never move across an instruction with side effects.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/te/te.h"
 
 namespace mycel::backend::detail {
 namespace {
@@ -43,8 +46,34 @@ struct Group {
   int out = -1;
 };
 
-std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out) {
+// MYCEL_TE_FUSION=1: chains are compiled by the tensor-expression code generator (src/mycel/te)
+// instead of run by the block interpreter; equal to rounding (the C++ library's exp and tanh).
+bool te_fusion() {
+  const char* e = std::getenv("MYCEL_TE_FUSION");
+  return e && *e && std::strcmp(e, "0") != 0;
+}
+
+std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out,
+                                           const std::vector<bool>& broadcast) {
   auto d = std::make_shared<OpDef>();
+  if (te_fusion()) {
+    auto fn = te::build_elementwise(prog, numel(out.shape), broadcast);
+    d->name = "fused_elementwise[te]{" + prog.str() + "}";
+    d->class_name = "FusedElementwise";
+    d->doc = "Elementwise chain fused by the graph backend, compiled by mycel.te.";
+    d->elementwise = false;  // the generated loop's pointers are __restrict: no output over an input
+    for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
+    d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
+    d->kernel = [fn](const KernelContext& c) {
+      std::vector<void*> bufs;
+      for (const Tensor& t : c.inputs) bufs.push_back(t.data());
+      bufs.push_back(c.out(0).data());
+      fn->kernel->run(bufs.data());
+    };
+    d->dtypes = {DType::float32};
+    d->grad = "none";
+    return d;
+  }
   d->name = "fused_elementwise{" + prog.str() + "}";
   d->class_name = "FusedElementwise";
   d->doc = "Elementwise chain fused by the graph backend.";
@@ -116,7 +145,10 @@ void fuse_function(Function& f, ProgramImpl& p) {
       slot_of_step_out[in.out[0]] = prog.num_inputs + static_cast<int>(prog.steps.size());
       prog.steps.push_back(s);
     }
-    p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta));
+    std::vector<bool> broadcast;
+    const int64_t n_out = numel(f.regs[g.out].meta.shape);
+    for (int r : ext) broadcast.push_back(numel(f.regs[r].meta.shape) == 1 && n_out != 1);
+    p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta, broadcast));
     const int last = g.members.back();
     Instr fused = f.code[last];
     fused.op = p.fused_ops.back().get();

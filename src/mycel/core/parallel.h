@@ -9,10 +9,31 @@ namespace mycel {
 /// Elements below which a loop runs on the calling thread (spawning costs more than it saves).
 inline constexpr int64_t kParallelGrain = 32768;
 
-/// Number of threads the pool uses.
+/// Number of threads the pool uses (1 inside a SerialScope that took effect).
 int num_threads();
 /// Sets the pool size (context.set_context(num_threads=...)).
 void set_num_threads(int n);
+
+/// Multiply-add equivalents below which a library primitive (oneDNN) runs on the calling thread
+/// alone, about 30 µs of one core's work. Opening a parallel region costs microseconds on a quiet
+/// machine, but up to a scheduler time slice when other processes hold the cores: the region's
+/// barrier waits for a descheduled thread, so a small step made of many small regions slows down
+/// several-fold under contention. MYCEL_SERIAL_WORK overrides it (0: always parallel).
+int64_t serial_work_threshold();
+
+/// While alive, kernels of this thread run on one thread if `work` (multiply-add equivalents) is
+/// below serial_work_threshold(): num_threads() reads 1, so oneDNN primitives are built, keyed and
+/// run for one thread. Costs two ICV writes when it takes effect, nothing otherwise.
+class SerialScope {
+ public:
+  explicit SerialScope(int64_t work);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int restore_ = 0;  // the OpenMP pool size to restore; 0 when this scope changed nothing
+};
 
 /// Runs fn(begin, end) over [0, n) split in contiguous chunks; serial when n*cost < grain.
 template <class Fn>

@@ -18,6 +18,12 @@ std::string version_event(double wall_time);
 /// The serialized Event holding one step's values.
 std::string summary_event(int64_t step, double wall_time, const std::vector<SummaryValue>& values);
 
+/// TensorBoard's DataType number of a dtype: bfloat16 as DT_BFLOAT16 when `exact` (a graph's
+/// type attribute), else as DT_FLOAT, the type its data is written in.
+int proto_dtype(DType t, bool exact = false);
+/// The dtype of a DataType number; false for types Mycel has no tensor of (strings).
+bool dtype_from_proto(int t, DType* out);
+
 /// The elements of t as doubles, converted on the calling thread (no OpenMP team: the writer
 /// thread must not start one beside the step's).
 std::vector<double> to_doubles(const Tensor& t);

@@ -60,9 +60,7 @@ Histogram histogram(const std::vector<double>& x, int bins) {
   return h;
 }
 
-namespace {
-
-pb::DataType proto_dtype(DType t) {
+int proto_dtype(DType t, bool exact) {
   switch (t) {
     case DType::bool_:
       return pb::DT_BOOL;
@@ -83,10 +81,12 @@ pb::DataType proto_dtype(DType t) {
     case DType::float64:
       return pb::DT_DOUBLE;
     case DType::bfloat16:
-      break;  // converted to float32 first (numpy readers lack bfloat16)
+      return exact ? pb::DT_BFLOAT16 : pb::DT_FLOAT;  // data: converted to float32 first
   }
   return pb::DT_FLOAT;
 }
+
+namespace {
 
 void set_plugin(pb::Summary::Value* v, const char* plugin, pb::DataClass c) {
   auto* md = v->mutable_metadata();
@@ -101,7 +101,7 @@ void encode_tensor(const Tensor& given, pb::TensorProto* tp) {
     t = Tensor::empty(t.shape(), DType::float32);
     for (size_t i = 0; i < d.size(); ++i) t.data<float>()[i] = static_cast<float>(d[i]);
   }
-  tp->set_dtype(proto_dtype(t.dtype()));
+  tp->set_dtype(static_cast<pb::DataType>(proto_dtype(t.dtype())));
   for (int64_t d : t.shape()) tp->mutable_tensor_shape()->add_dim()->set_size(d);
   tp->set_tensor_content(t.data(), t.nbytes());  // x86-64 is little-endian, as the format wants
 }

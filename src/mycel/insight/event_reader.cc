@@ -14,14 +14,8 @@ namespace mycel::insight {
 
 namespace pb = mycel::insight::proto;
 
-namespace {
-uint64_t get_le(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
-bool dtype_of(pb::DataType t, DType* out) {
+namespace detail {
+bool dtype_from_proto(int t, DType* out) {
   switch (t) {
     case pb::DT_BOOL:
       *out = DType::bool_;
@@ -57,12 +51,20 @@ bool dtype_of(pb::DataType t, DType* out) {
       return false;
   }
 }
+}  // namespace detail
+
+namespace {
+uint64_t get_le(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
 
 // A TensorProto as a Tensor: raw content, or the typed value lists (one value fills the shape,
 // as TensorFlow's readers do). False for dtypes Mycel has no tensor of (strings).
 bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
   DType dt;
-  if (!dtype_of(tp.dtype(), &dt)) return false;
+  if (!detail::dtype_from_proto(tp.dtype(), &dt)) return false;
   Shape shape;
   for (const auto& d : tp.tensor_shape().dim()) shape.push_back(d.size());
   Tensor t = Tensor::empty(shape, dt);
@@ -163,6 +165,7 @@ std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete) 
     ReadEvent re;
     re.step = e.step();
     re.wall_time = e.wall_time();
+    if (e.what_case() == pb::Event::kGraphDef) re.graph_def = e.graph_def();
     for (const auto& v : e.summary().value()) {
       ReadValue r;
       if (decode_value(v, &r)) re.values.push_back(std::move(r));

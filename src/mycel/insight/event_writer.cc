@@ -22,6 +22,7 @@ struct Pending {
   int64_t step;
   double wall_time;
   std::vector<SummaryValue> values;
+  std::string serialized;  // set: an Event encoded by the caller (write_event)
 };
 
 double now_seconds() {
@@ -88,7 +89,10 @@ struct EventWriter::Impl {
       try {
         for (const Pending& p : batch) {
           std::string rec;
-          detail::frame_record(detail::summary_event(p.step, p.wall_time, p.values), rec);
+          detail::frame_record(p.serialized.empty()
+                                   ? detail::summary_event(p.step, p.wall_time, p.values)
+                                   : p.serialized,
+                               rec);
           if (max_file_size && size + bytes.size() > version_size &&
               size + bytes.size() + rec.size() > max_file_size) {
             write_all(fd, path, bytes);
@@ -167,7 +171,19 @@ void EventWriter::write(int64_t step, double wall_time, std::vector<SummaryValue
     ++m.waits;
     m.space.wait(lock, [&] { return m.queue.size() < m.max_pending; });
   }
-  m.queue.push_back({step, wall_time, std::move(values)});
+  m.queue.push_back({step, wall_time, std::move(values), {}});
+  ++m.queued;
+  m.work.notify_one();
+}
+
+void EventWriter::write_event(std::string serialized) {
+  Impl& m = *impl_;
+  std::unique_lock lock(m.mu);
+  MYCEL_CHECK(!m.closed, ValueError, "event file '", m.path,
+              "' is closed; open a new SummaryRecord");
+  m.raise_error();
+  m.space.wait(lock, [&] { return m.queue.size() < m.max_pending; });
+  m.queue.push_back({0, 0, {}, std::move(serialized)});
   ++m.queued;
   m.work.notify_one();
 }

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "mycel/core/tensor.h"
@@ -53,6 +55,8 @@ class EventWriter {
 
   /// Queues one Event with these values at `step` (wall_time: seconds since the epoch).
   void write(int64_t step, double wall_time, std::vector<SummaryValue> values);
+  /// Queues one Event already serialized (a graph: graph_event), written in turn with the rest.
+  void write_event(std::string serialized);
   /// Returns when every queued event is in the file (handed to the OS).
   void flush();
   /// flush(), then stops the thread and closes the file; later writes raise.
@@ -85,11 +89,29 @@ struct ReadEvent {
   int64_t step = 0;
   double wall_time = 0;
   std::vector<ReadValue> values;
+  std::string graph_def;  // a graph event: the serialized GraphDef (decode_graph_def)
 };
 /// Reads an event file (ours or TensorBoard's): every complete record whose CRCs check, in
 /// order. A torn or corrupt tail ends the read (`*complete` false), as TensorBoard's reader does;
 /// values of kinds Mycel does not draw (audio) are skipped.
 std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete = nullptr);
+
+/// An attribute of a graph node, as TensorBoard's AttrValue holds it: s, i, f, b, type, or a list
+/// of ints, floats, strings, types or shapes (a shape's unknown dim is -1).
+using GraphAttr = std::variant<std::string, int64_t, double, bool, DType, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, std::vector<DType>,
+                               std::vector<std::vector<int64_t>>>;
+/// One node of a computation graph summary: its scoped name ("Default/conv1/Conv2D-op3"), op,
+/// the names of its inputs, and attributes (sorted by name when read back).
+struct GraphNode {
+  std::string name, op;
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, GraphAttr>> attrs;
+};
+/// A serialized Event whose graph_def is the GraphDef of `nodes` (TensorBoard's graph plugin).
+std::string graph_event(int64_t step, double wall_time, const std::vector<GraphNode>& nodes);
+/// The nodes of a serialized GraphDef; raises ValueError when the bytes do not parse.
+std::vector<GraphNode> decode_graph_def(const std::string& bytes);
 
 /// Where summary ops put their values, for SummaryRecord.record to take. Bounded by keeping only
 /// the latest value per (kind, tag), as MindSpore does; when no SummaryRecord is open the ops

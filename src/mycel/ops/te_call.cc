@@ -1,78 +1,41 @@
-// te_call: runs a compiled tensor-expression function (src/mycel/te) named by its table id. Its
-// bprop calls the function's gradient (te::differentiate, built on first use), so TE operators
-// (ops.Custom func_type="te") differentiate and compile like any registry op.
-#include "mycel/core/shape.h"
-#include "mycel/ops/bprop_util.h"
-#include "mycel/ops/infer_util.h"
-#include "mycel/te/te.h"
+// te_call: runs a compiled tensor-expression function (src/mycel/te) named by its table id. The
+// registry entry holds no TE code: inference, kernel and bprop come from the TE library
+// (te/te_call_impl.cc), so libmycel_lite, which has no run-time compiler, never links it.
+#include "mycel/ops/te_call.h"
 
 namespace mycel {
 namespace {
 
-// The function for these inputs' dtypes (a float32 function also runs float64 inputs, retyped).
-template <class Get>
-std::shared_ptr<te::Function> resolve(int64_t id, size_t n, Get dtype_of) {
-  std::vector<te::DType> dts;
-  for (size_t k = 0; k < n; ++k) dts.push_back(te::from_core(dtype_of(k), "te_call"));
-  return te::function_for(id, dts);
+TeCallHooks& hooks() {
+  static TeCallHooks h;
+  return h;
 }
 
-std::vector<TensorMeta> infer_te_call(const InferContext& c) {
-  auto f = resolve(c.attrs.get_int("kernel"), c.num_inputs(),
-                   [&](size_t k) { return c.in(k).dtype; });
-  MYCEL_CHECK(c.num_inputs() == f->inputs.size(), TypeError, "[te_call] function ",
-              c.attrs.get_int("kernel"), " takes ", f->inputs.size(), " inputs, got ", c.num_inputs());
-  for (size_t k = 0; k < f->inputs.size(); ++k) {
-    const auto& p = f->inputs[k];
-    MYCEL_CHECK(c.in(k).shape == p->shape && c.in(k).dtype == te::to_core(p->dtype), ShapeError,
-                "[te_call] input ", k, " ('", p->name, "') must be ", te::dtype_name(p->dtype),
-                shape_str(p->shape), ", got ", dtype_name(c.in(k).dtype), shape_str(c.in(k).shape));
-  }
-  std::vector<TensorMeta> out;
-  for (auto& o : f->outputs) out.push_back({o->shape, te::to_core(o->dtype)});
-  return out;
-}
-
-void te_call_kernel(const KernelContext& c) {
-  auto f = resolve(c.attrs.get_int("kernel"), c.inputs.size(),
-                   [&](size_t k) { return c.in(k).dtype(); });
-  std::vector<void*> bufs;
-  for (auto& t : c.inputs) bufs.push_back(t.data());
-  for (auto& t : c.outputs) bufs.push_back(t.data());
-  f->kernel->run(bufs.data());
+void check_hooks() {
+  MYCEL_CHECK(hooks().infer && hooks().kernel, NotSupported,
+              "[te_call] this library has no tensor-expression compiler (the lite runtime cannot "
+              "run te_call; run the model with the full mycel library)");
 }
 
 }  // namespace
 
-MYCEL_REGISTER_OPS(te_call) {
-  OpDef op = make_op("te_call", "TeCall",
-                     "Runs the compiled tensor-expression function `kernel` (mycel.te): its "
-                     "output, or a tuple of them.",
-                     {{"inputs", false, true}}, {attr("kernel", AttrKind::kInt, {})}, infer_te_call,
-                     te_call_kernel, {DType::float32, DType::float64}, "bprop");
-  r.add(std::move(op));
-}
+void set_te_call_hooks(TeCallHooks h) { hooks() = std::move(h); }
 
-// The adjoints come from the function's TE gradient, fed the forward inputs and every output's
-// sensitivity; an integer input gets zeros.
-MYCEL_REGISTER_BPROPS(te_call) {
-  b.add("te_call", [](BpropBuilder& g) -> std::vector<GradVar> {
-    int64_t id = g.attrs().get_int("kernel");
-    auto f = te::function_at(id);
-    GradVar xs = g.input(0), dout = g.dout();
-    std::vector<GradVar> items;
-    for (size_t k = 0; k < f->inputs.size(); ++k) items.push_back(g.tuple_get(xs, k));
-    // One output (or adjoint) is a tensor, several a tuple: the op is not tuple_output.
-    for (size_t q = 0; q < f->outputs.size(); ++q)
-      items.push_back(f->outputs.size() == 1 ? dout : g.tuple_get(dout, q));
-    GradVar res = g.call("te_call", {g.make_tuple(items)}, {{"kernel", te::gradient_function(id)}});
-    std::vector<GradVar> dx;
-    for (size_t k = 0; k < f->inputs.size(); ++k) {
-      GradVar d = f->inputs.size() == 1 ? res : g.tuple_get(res, k);
-      dx.push_back(te::is_float(f->inputs[k]->dtype) ? d : g.zeros_like(items[k]));
-    }
-    return {g.make_tuple(dx)};
-  });
+MYCEL_REGISTER_OPS(te_call) {
+  OpDef op = make_op(
+      "te_call", "TeCall",
+      "Runs the compiled tensor-expression function `kernel` (mycel.te): its output, or a tuple of them.",
+      {{"inputs", false, true}}, {attr("kernel", AttrKind::kInt, {})},
+      [](const InferContext& c) {
+        check_hooks();
+        return hooks().infer(c);
+      },
+      [](const KernelContext& c) {
+        check_hooks();
+        hooks().kernel(c);
+      },
+      {DType::float32, DType::float64}, "bprop");
+  r.add(std::move(op));
 }
 
 }  // namespace mycel

@@ -1,6 +1,7 @@
 // Dtypes, error classes, threads and allocator statistics.
 #include <nanobind/stl/string.h>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/parallel.h"
 #include "mycel/frontend/py_convert.h"
 
@@ -24,6 +25,9 @@ void init_core(nb::module_& m) {
   m.def("dtype_from", &to_dtype);
   m.def("set_num_threads", &set_num_threads);
   m.def("get_num_threads", &num_threads);
+  m.def("cpu_has_avx512", &cpu_has_avx512,
+        "Whether Mycel's AVX-512 kernels run here (the CPU has them and MYCEL_MAX_CPU_ISA allows).");
+  m.def("serial_work_threshold", &serial_work_threshold);
   m.def("allocator_stats", [] {
     AllocatorStats s = allocator_stats();
     nb::dict d;

@@ -1,8 +1,10 @@
 // Insight glue: the event-file writer and the summary-op queue behind mycel.insight.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "mycel/data/engine/engine.h"
@@ -33,6 +35,75 @@ std::vector<insight::SummaryValue> to_values(const std::vector<Item>& items) {
                    nb::isinstance<Tensor>(obj) ? t.clone() : t});
   }
   return out;
+}
+// A graph node's attribute from Python: str, bool, int, float, dtype, or a list of ints, floats,
+// strs, dtypes or shapes (a shape is a list of dims, None for an unknown one).
+insight::GraphAttr to_graph_attr(const std::string& node, const std::string& key, nb::handle h) {
+  auto bad = [&](const char* what) {
+    return std::string("graph summary: node '") + node + "' attribute '" + key + "': " + what +
+           ", got " + nb::cast<std::string>(nb::repr(h));
+  };
+  if (nb::isinstance<nb::str>(h)) return nb::cast<std::string>(h);
+  if (PyBool_Check(h.ptr())) return h.ptr() == Py_True;
+  if (PyLong_Check(h.ptr())) return nb::cast<int64_t>(h);
+  if (PyFloat_Check(h.ptr())) return nb::cast<double>(h);
+  if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
+  if (!nb::isinstance<nb::list>(h) && !nb::isinstance<nb::tuple>(h))
+    throw nb::type_error(bad("expected a str, bool, int, float, dtype or a list of them").c_str());
+  std::vector<nb::handle> items;
+  for (nb::handle x : h) items.push_back(x);
+  auto all = [&](auto pred) { return std::all_of(items.begin(), items.end(), pred); };
+  auto is_int = [](nb::handle x) { return PyLong_Check(x.ptr()) && !PyBool_Check(x.ptr()); };
+  if (items.empty() || all(is_int)) {
+    std::vector<int64_t> v;
+    for (nb::handle x : items) v.push_back(nb::cast<int64_t>(x));
+    return v;
+  }
+  if (all([&](nb::handle x) { return is_int(x) || PyFloat_Check(x.ptr()); })) {
+    std::vector<double> v;
+    for (nb::handle x : items) v.push_back(nb::cast<double>(x));
+    return v;
+  }
+  if (all([](nb::handle x) { return nb::isinstance<nb::str>(x); })) {
+    std::vector<std::string> v;
+    for (nb::handle x : items) v.push_back(nb::cast<std::string>(x));
+    return v;
+  }
+  if (all([](nb::handle x) { return nb::isinstance<DType>(x); })) {
+    std::vector<DType> v;
+    for (nb::handle x : items) v.push_back(nb::cast<DType>(x));
+    return v;
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (nb::handle x : items) {
+    if (!nb::isinstance<nb::list>(x) && !nb::isinstance<nb::tuple>(x))
+      throw nb::type_error(bad("a list must hold only ints, floats, strs, dtypes or shapes").c_str());
+    std::vector<int64_t> dims;
+    for (nb::handle d : x) {
+      if (d.is_none()) dims.push_back(-1);
+      else if (is_int(d)) dims.push_back(nb::cast<int64_t>(d));
+      else throw nb::type_error(bad("a shape's dims must be ints or None").c_str());
+    }
+    shapes.push_back(std::move(dims));
+  }
+  return shapes;
+}
+
+nb::object graph_attr_to_py(const insight::GraphAttr& a) {
+  return std::visit([](const auto& x) -> nb::object {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, std::vector<std::vector<int64_t>>>) {
+      nb::list l;
+      for (const auto& dims : x) {
+        nb::list d;
+        for (int64_t v : dims) d.append(v < 0 ? nb::none() : nb::cast(v));
+        l.append(d);
+      }
+      return l;
+    } else {
+      return nb::cast(x);
+    }
+  }, a);
 }
 }  // namespace
 
@@ -73,6 +144,29 @@ void init_insight(nb::module_& m) {
           nb::arg("step"), nb::arg("wall_time"), nb::arg("values"), nb::arg("take_queued") = false,
           "Queues one Event of [(plugin, name, value)] (and, with take_queued, what summary ops "
           "recorded since the last take) at `step`; returns at once.")
+      .def(
+          "write_graph",
+          [](insight::EventWriter& w, int64_t step, double wall_time, nb::list nodes) {
+            std::vector<insight::GraphNode> g;
+            for (nb::handle item : nodes) {
+              auto t = nb::cast<nb::tuple>(item);
+              if (t.size() != 4)
+                throw nb::value_error("graph summary: each node must be (name, op, inputs, attrs)");
+              insight::GraphNode n{nb::cast<std::string>(t[0]), nb::cast<std::string>(t[1]),
+                                   nb::cast<std::vector<std::string>>(t[2]), {}};
+              for (auto [k, v] : nb::cast<nb::dict>(t[3])) {
+                std::string key = nb::cast<std::string>(k);
+                n.attrs.emplace_back(key, to_graph_attr(n.name, key, v));
+              }
+              g.push_back(std::move(n));
+            }
+            std::string ev = insight::graph_event(step, wall_time, g);
+            nb::gil_scoped_release release;
+            w.write_event(std::move(ev));
+          },
+          nb::arg("step"), nb::arg("wall_time"), nb::arg("nodes"),
+          "Queues one Event whose graph_def is the GraphDef of [(name, op, [input names], "
+          "{attr: value})] (TensorBoard's graph plugin reads it).")
       .def(
           "flush",
           [](insight::EventWriter& w) {
@@ -127,6 +221,13 @@ void init_insight(nb::module_& m) {
             }
             values.append(d);
           }
+          if (!e.graph_def.empty()) {  // kept encoded: decode_graph_def when a page asks for it
+            nb::dict d;
+            d["tag"] = "graph";
+            d["plugin"] = "graph";
+            d["graph_def"] = nb::bytes(e.graph_def.data(), e.graph_def.size());
+            values.append(d);
+          }
           out.append(nb::make_tuple(e.step, e.wall_time, values));
         }
         return nb::make_tuple(out, complete);
@@ -134,6 +235,21 @@ void init_insight(nb::module_& m) {
       nb::arg("path"),
       "([(step, wall_time, [value dict])], complete): every complete record of an event file; "
       "complete is False when a torn or corrupt tail ended the read.");
+
+  ins.def(
+      "decode_graph_def",
+      [](nb::bytes data) {
+        std::vector<insight::GraphNode> nodes =
+            insight::decode_graph_def(std::string(data.c_str(), data.size()));
+        nb::list out;
+        for (const auto& n : nodes) {
+          nb::dict attrs;
+          for (const auto& [k, v] : n.attrs) attrs[k.c_str()] = graph_attr_to_py(v);
+          out.append(nb::make_tuple(n.name, n.op, nb::cast(n.inputs), attrs));
+        }
+        return out;
+      },
+      nb::arg("data"), "[(name, op, [input names], {attr: value})] of a serialized GraphDef.");
 
   ins.def(
       "debugger_start",

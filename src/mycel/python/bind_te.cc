@@ -2,12 +2,16 @@
 // The Python DSL in python/mycel/te only wraps these handles with operators.
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include "mycel/core/error.h"
+#include "mycel/ops/custom_call.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/te/te.h"
 
@@ -54,6 +58,60 @@ std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::h
   return out;
 }
 
+
+// A Python infer callable of ops.Custom: [(shape, dtype name)] -> [(shape, dtype name)].
+using PyInfer = std::function<std::vector<std::pair<std::vector<int64_t>, std::string>>(
+    std::vector<std::pair<std::vector<int64_t>, std::string>>)>;
+
+std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>&)> meta_infer(PyInfer infer) {
+  return [infer = std::move(infer)](const std::vector<TensorMeta>& in) {
+    std::vector<std::pair<std::vector<int64_t>, std::string>> args;
+    for (auto& m : in) args.emplace_back(m.shape, dtype_name(m.dtype));
+    std::vector<TensorMeta> out;
+    for (auto& [shape, dt] : infer(args)) out.push_back({shape, dtype_from_name(dt)});
+    return out;
+  };
+}
+
+// Copies what a Python function returned into the preallocated outputs, checking each.
+void fill_outputs(const std::string& who, nb::handle result, std::vector<Tensor>& out) {
+  std::vector<nb::handle> items;
+  if (out.size() == 1 && !nb::isinstance<nb::tuple>(result) && !nb::isinstance<nb::list>(result)) {
+    items.push_back(result);
+  } else {
+    for (nb::handle h : result) items.push_back(h);
+  }
+  MYCEL_CHECK(items.size() == out.size(), ValueError, "[Custom pyfunc '", who, "'] returned ", items.size(),
+              " outputs, out_shape declares ", out.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    Tensor t = to_tensor(items[k], out[k].dtype());
+    MYCEL_CHECK(t.shape() == out[k].shape(), ValueError, "[Custom pyfunc '", who, "'] output ", k, " has shape ",
+                te_shape_str(t.shape()), ", out_shape declares ", te_shape_str(out[k].shape()));
+    std::memcpy(out[k].data(), t.data(), out[k].nbytes());
+  }
+}
+
+// MindSpore's aot call: params are the inputs then the outputs, with their ranks, shapes, dtypes.
+void run_aot(const te::AotFunction& f, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  std::vector<void*> params;
+  std::vector<int> ndims;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t*> shape_ptrs;
+  std::vector<const char*> dtypes;
+  auto add = [&](const Tensor& t) {
+    params.push_back(t.data());
+    ndims.push_back(static_cast<int>(t.shape().size()));
+    shapes.emplace_back(t.shape().begin(), t.shape().end());
+    dtypes.push_back(dtype_name(t.dtype()));
+  };
+  for (auto& t : in) add(t);
+  for (auto& t : out) add(t);
+  for (auto& s : shapes) shape_ptrs.push_back(s.data());
+  int rc = f.fn(static_cast<int>(params.size()), params.data(), ndims.data(), shape_ptrs.data(), dtypes.data(),
+                nullptr, nullptr);
+  MYCEL_CHECK(rc == 0, RuntimeError, "[Custom aot] '", f.symbol, "' in ", f.library, " returned ", rc);
+}
+
 }  // namespace
 
 void init_te(nb::module_& root) {
@@ -74,6 +132,10 @@ void init_te(nb::module_& root) {
       .def_prop_ro("dtype", [](const te::TensorNode& t) { return std::string(te::dtype_name(t.dtype)); })
       .def_prop_ro("is_placeholder", &te::TensorNode::is_placeholder)
       .def_prop_ro("id", [](const te::TensorNode& t) { return t.id; })
+      .def_ro("axes", &te::TensorNode::axes)
+      .def_prop_ro("reduce_axes", [](const te::TensorNode& t) {
+        return t.body && t.body->op == te::Op::Reduce ? t.body->raxes : std::vector<te::IterVar>{};
+      })
       .def("__repr__", [](std::shared_ptr<te::TensorNode> t) { return te::to_string(t); });
 
   m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"), nb::arg("reduce"));
@@ -105,7 +167,20 @@ void init_te(nb::module_& root) {
           for (auto& [t, ins, fn] : ovs) o.push_back({t, ins, fn});
           return te::differentiate(out, inputs, head ? *head : nullptr, o);
         });
-  m.def("generate_cpp", &te::generate_cpp);
+  nb::enum_<te::LoopKind>(m, "LoopKind")
+      .value("serial", te::LoopKind::serial)
+      .value("parallel", te::LoopKind::parallel)
+      .value("vectorized", te::LoopKind::vectorized)
+      .value("unrolled", te::LoopKind::unrolled);
+  nb::class_<te::Stage>(m, "Stage")
+      .def(nb::new_([](te::Tensor t) { return std::make_shared<te::Stage>(std::move(t)); }))
+      .def("split", &te::Stage::split)
+      .def("reorder", &te::Stage::reorder)
+      .def("set_kind", &te::Stage::set_kind)
+      .def_prop_ro("loops", &te::Stage::loops)
+      .def_prop_ro("tensor", &te::Stage::tensor);
+  m.def("generate_cpp", &te::generate_cpp, nb::arg("inputs"), nb::arg("outputs"),
+        nb::arg("schedule") = te::Schedule{});
 
   nb::class_<te::Function>(m, "Function")
       .def_ro("source", &te::Function::source)
@@ -113,12 +188,44 @@ void init_te(nb::module_& root) {
       .def_prop_ro("cached", [](const te::Function& f) { return f.kernel->cached(); })
       .def_prop_ro("compile_seconds", [](const te::Function& f) { return f.kernel->compile_seconds(); })
       .def("call", &call_function);
-  m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs) {
+  m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs, te::Schedule schedule) {
     nb::gil_scoped_release release;  // the compiler may run for a while
-    return te::build(std::move(inputs), std::move(outputs));
-  });
+    return te::build(std::move(inputs), std::move(outputs), schedule);
+  }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("schedule") = te::Schedule{});
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
+  m.def("register_pyfunc",
+        [](const std::string& name, PyInfer infer, nb::callable fn) {
+          auto h = std::make_shared<HostFunction>();
+          h->name = name;
+          h->infer = meta_infer(std::move(infer));
+          auto holder = std::make_shared<nb::object>(fn);  // the table is never destroyed
+          h->run = [name, holder](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+            nb::gil_scoped_acquire gil;
+            nb::list args;
+            for (auto& t : in) args.append(nb::cast(t));
+            nb::object res = (*holder)(args);  // fn(list of Tensors)
+            fill_outputs(name, res, out);
+          };
+          return register_host_function(h);
+        },
+        "A Python function on arrays as a custom_call host function: (name, infer, fn) -> id.");
+  m.def("register_aot",
+        [](const std::string& spec, PyInfer infer) {
+          std::shared_ptr<te::AotFunction> f;
+          {
+            nb::gil_scoped_release release;  // the compiler may run for a while
+            f = te::load_aot(spec);
+          }
+          auto h = std::make_shared<HostFunction>();
+          h->name = spec;
+          h->infer = meta_infer(std::move(infer));
+          h->run = [f](const std::vector<Tensor>& in, std::vector<Tensor>& out) { run_aot(*f, in, out); };
+          int64_t id = register_host_function(h);
+          return nb::make_tuple(id, f->library, f->cached, f->compile_seconds);
+        },
+        "Loads (compiling a source first) an aot function as a custom_call host function: "
+        "(spec, infer) -> (id, library, cached, compile_seconds).");
   m.def("gradient_function", &te::gradient_function, "The id of a function's TE gradient.");
 }
 

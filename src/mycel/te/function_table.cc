@@ -45,9 +45,10 @@ Table& table() {
 
 }  // namespace
 
-std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
+std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                                const Schedule& schedule) {
   auto f = std::make_shared<Function>();
-  f->source = generate_cpp(inputs, outputs);
+  f->source = generate_cpp(inputs, outputs, schedule);
   f->kernel = compile(f->source);
   f->inputs = std::move(inputs);
   f->outputs = std::move(outputs);

@@ -113,9 +113,8 @@ Expr diff(const Expr& e, const Node* x) {
     case Op::Min: return select(binary(Op::Le, a(0), a(1)), d(0), d(1));
     case Op::Select: return is_float(t) ? select(a(0), d(1), d(2)) : zero(t);
     case Op::Cast: return is_float(a(0)->dtype) ? cast(d(0), t) : zero(t);
-    case Op::Reduce:
-      MYCEL_THROW(NotSupported, "[te.differentiate] a reduction nested inside an expression ",
-                  "is not supported; make it a separate te.compute");
+    case Op::Reduce:  // LiftReductions moved every nested reduction into a compute of its own
+      MYCEL_THROW(RuntimeError, "[te.differentiate] internal: a reduction left inside an expression");
     default: return zero(t);
   }
 }
@@ -220,8 +219,17 @@ Tensor load_adjoint(const Tensor& y, const Tensor& dy, const Node* x) {
   return compute(X->shape, jax, val, "d_" + X->name);
 }
 
+bool uses_var(const Expr& e, const IterVarNode* v) {
+  if (e->op == Op::Var) return e->var.get() == v;
+  for (auto& a : e->args)
+    if (uses_var(a, v)) return true;
+  return false;
+}
+
 // Rewrites a tensor graph so that every reduction is the top of its compute: a reduction nested
-// in an expression (sum(x[i, k]) / n) becomes a compute of its own over the same axes.
+// in an expression (sum(x[i, k]) / n), or in another reduction's body (sum_j exp(sum_k ...)),
+// becomes a compute of its own over the variables around it (the compute's axes, and the
+// enclosing reduce axes it uses), read back at those variables.
 struct LiftReductions {
   std::map<const TensorNode*, Tensor> done;
 
@@ -229,11 +237,11 @@ struct LiftReductions {
     if (!t->body) return t;
     if (auto it = done.find(t.get()); it != done.end()) return it->second;
     Expr body = t->body;
-    if (body->op == Op::Reduce) {  // reductions inside a reduction stay (their axes nest)
-      Expr inner = loads_only(body->args[0]);
+    if (body->op == Op::Reduce) {
+      Expr inner = lift(body->args[0], t, body->raxes);
       if (inner != body->args[0]) body = reduce(body->rkind, inner, body->raxes);
     } else {
-      body = lift(body, t);
+      body = lift(body, t, {});
     }
     Tensor r = body == t->body ? t : compute(t->shape, t->axes, body, t->name);
     return done[t.get()] = r;
@@ -249,27 +257,29 @@ struct LiftReductions {
     return n;
   }
 
-  Expr loads_only(const Expr& e) {
-    std::vector<Expr> args;
-    for (auto& a : e->args) args.push_back(loads_only(a));
-    return rebuilt(e, std::move(args), e->op == Op::Load ? tensor(e->tensor) : e->tensor);
-  }
-
-  Expr lift(const Expr& e, const Tensor& t) {
+  // outer: the reduce axes of the reduction whose body e is part of (empty outside one).
+  Expr lift(const Expr& e, const Tensor& t, const std::vector<IterVar>& outer) {
     if (e->op == Op::Reduce) {
+      std::vector<IterVar> around(t->axes.begin(), t->axes.end());
+      for (auto& r : outer)
+        if (uses_var(e, r.get())) around.push_back(r);
       std::vector<IterVar> ax;
+      std::vector<int64_t> shape;
       VarMap m;
       std::vector<Expr> idx;
-      for (auto& a : t->axes) {
-        ax.push_back(make_var(a->name, a->lo, a->hi, false));
-        m.emplace_back(a.get(), var(ax.back()));
-        idx.push_back(var(a));
+      for (auto& a : around) {  // axis a' = a - lo, so the new compute's axes start at 0
+        ax.push_back(make_var(a->name, 0, a->hi - a->lo, false));
+        shape.push_back(a->hi - a->lo);
+        Expr lo = constant(static_cast<double>(a->lo), DType::int64);
+        m.emplace_back(a.get(), a->lo ? binary(Op::Add, var(ax.back()), lo) : var(ax.back()));
+        idx.push_back(a->lo ? binary(Op::Sub, var(a), lo) : var(a));
       }
-      Expr red = reduce(e->rkind, substitute(loads_only(e->args[0]), m), e->raxes);
-      return load(compute(t->shape, ax, red, t->name + "_red"), idx);
+      Expr red = reduce(e->rkind, substitute(e->args[0], m), e->raxes);
+      // The new compute is lifted in turn: reductions nested deeper move out the same way.
+      return load(tensor(compute(shape, ax, red, t->name + "_red")), idx);
     }
     std::vector<Expr> args;
-    for (auto& a : e->args) args.push_back(lift(a, t));
+    for (auto& a : e->args) args.push_back(lift(a, t, outer));
     return rebuilt(e, std::move(args), e->op == Op::Load ? tensor(e->tensor) : e->tensor);
   }
 };

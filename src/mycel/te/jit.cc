@@ -58,21 +58,19 @@ Kernel::~Kernel() {
 
 void Kernel::run(void** buffers) const { reinterpret_cast<void (*)(void**)>(fn_)(buffers); }
 
-std::shared_ptr<Kernel> compile(const std::string& source) {
+std::string compile_shared(const std::string& source, const std::string& flags, const std::string& what,
+                           bool* cached_out, double* seconds_out) {
   static std::mutex mu;
-  static std::map<uint64_t, std::weak_ptr<Kernel>> loaded;
   std::lock_guard<std::mutex> lock(mu);
   std::string cxx = compiler();
-  uint64_t h = fnv1a(cxx + "\n" + kFlags + "\n" + source);
-  if (auto k = loaded[h].lock()) return k;
-
+  uint64_t h = fnv1a(cxx + "\n" + flags + "\n" + source);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   fs::path dir = cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  MYCEL_CHECK(!ec, RuntimeError, "[te.build] cannot create the kernel cache directory '",
-              dir.string(), "': ", ec.message());
+  MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot create the kernel cache directory '", dir.string(),
+              "': ", ec.message());
   fs::path so = dir / (std::string("te_") + hex + ".so");
   bool cached = fs::exists(so);
   double secs = 0;
@@ -84,10 +82,10 @@ std::shared_ptr<Kernel> compile(const std::string& source) {
     {
       std::ofstream f(src);
       f << source;
-      MYCEL_CHECK(f.good(), RuntimeError, "[te.build] cannot write '", src.string(), "'");
+      MYCEL_CHECK(f.good(), RuntimeError, "[", what, "] cannot write '", src.string(), "'");
     }
-    std::string cmd = cxx + " " + kFlags + " -o '" + tmp_so.string() + "' '" + src.string() +
-                      "' > '" + log.string() + "' 2>&1";
+    std::string cmd = cxx + " " + flags + " -o '" + tmp_so.string() + "' '" + src.string() + "' > '" +
+                      log.string() + "' 2>&1";
     auto t0 = std::chrono::steady_clock::now();
     int rc = std::system(cmd.c_str());
     secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -95,24 +93,36 @@ std::shared_ptr<Kernel> compile(const std::string& source) {
       std::string msg = read_text(log, 4000);
       fs::remove(tmp_so, ec);
       fs::remove(log, ec);
-      MYCEL_THROW(RuntimeError, "[te.build] the C++ compiler '", cxx, "' failed (exit status ",
-                  WIFEXITED(rc) ? WEXITSTATUS(rc) : rc,
-                  ") on generated kernel ", src.string(), ":\n", msg);
+      MYCEL_THROW(RuntimeError, "[", what, "] the C++ compiler '", cxx, "' failed (exit status ",
+                  WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, ") on ", src.string(), ":\n", msg);
     }
     fs::rename(tmp_so, so, ec);
-    MYCEL_CHECK(!ec, RuntimeError, "[te.build] cannot move the kernel into the cache: ", ec.message());
+    MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot move the library into the cache: ", ec.message());
     fs::remove(log, ec);
     fs::rename(src, dir / (std::string("te_") + hex + ".cc"), ec);  // kept for inspection
   }
+  if (cached_out) *cached_out = cached;
+  if (seconds_out) *seconds_out = secs;
+  return so.string();
+}
+
+std::shared_ptr<Kernel> compile(const std::string& source) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<Kernel>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  bool cached = false;
+  double secs = 0;
+  std::string so = compile_shared(source, kFlags, "te.build", &cached, &secs);
+  if (auto k = loaded[so].lock()) return k;
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  MYCEL_CHECK(handle, RuntimeError, "[te.build] dlopen of '", so.string(), "' failed: ", dlerror());
+  MYCEL_CHECK(handle, RuntimeError, "[te.build] dlopen of '", so, "' failed: ", dlerror());
   void* fn = dlsym(handle, "mycel_te_kernel");
   if (!fn) {
     dlclose(handle);
-    MYCEL_THROW(RuntimeError, "[te.build] '", so.string(), "' lacks mycel_te_kernel");
+    MYCEL_THROW(RuntimeError, "[te.build] '", so, "' lacks mycel_te_kernel");
   }
-  auto k = std::make_shared<Kernel>(handle, fn, so.string(), cached, secs);
-  loaded[h] = k;
+  auto k = std::make_shared<Kernel>(handle, fn, so, cached, secs);
+  loaded[so] = k;
   return k;
 }
 

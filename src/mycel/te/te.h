@@ -9,6 +9,10 @@
 
 #include "mycel/core/dtype.h"
 
+namespace mycel::cpu {
+struct EwProgram;
+}
+
 namespace mycel::te {
 
 /// Element types of TE expressions; index arithmetic is int64.
@@ -102,8 +106,44 @@ struct Override {
 std::vector<Tensor> differentiate(const Tensor& out, const std::vector<Tensor>& inputs,
                                   const Tensor& head, const std::vector<Override>& overrides);
 
-/// Lowers outputs over inputs to a C++ translation unit exporting `mycel_te_kernel(void**)`.
-std::string generate_cpp(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+/// How one loop of a scheduled compute runs.
+enum class LoopKind { serial, parallel, vectorized, unrolled };
+/// The schedule of one compute tensor (Halide / TVM style): its loops start as the tensor's axes
+/// followed, for a reduction at the top of its body, by the reduce axes. split replaces a loop by
+/// an outer and an inner one, reorder permutes loops, and a loop may run in parallel (OpenMP),
+/// vectorized (the innermost only) or unrolled. The lowering computes each original axis back
+/// from its loops, so results equal the unscheduled ones (up to float summation order).
+class Stage {
+ public:
+  struct Split {
+    IterVar parent, outer, inner;
+    int64_t factor;
+  };
+  explicit Stage(Tensor t);
+  /// outer, inner with inner's extent `factor` (a guard covers a remainder).
+  std::pair<IterVar, IterVar> split(const IterVar& v, int64_t factor);
+  /// The given loops take the positions they occupy, in the given order (others stay put).
+  void reorder(const std::vector<IterVar>& loops);
+  void set_kind(const IterVar& v, LoopKind k);
+  const Tensor& tensor() const { return tensor_; }
+  const std::vector<IterVar>& loops() const { return loops_; }
+  const std::vector<Split>& splits() const { return splits_; }
+  LoopKind kind(const IterVarNode* v) const;
+  bool reduces() const;  // the body is a reduction: its loops include the reduce axes
+
+ private:
+  size_t position(const IterVar& v, const char* what) const;
+  Tensor tensor_;
+  std::vector<IterVar> loops_;
+  std::vector<Split> splits_;
+  std::vector<std::pair<const IterVarNode*, LoopKind>> kinds_;
+};
+using Schedule = std::vector<std::shared_ptr<Stage>>;
+
+/// Lowers outputs over inputs to a C++ translation unit exporting `mycel_te_kernel(void**)`;
+/// tensors with a stage in `schedule` get its loop nest (and a buffer of their own).
+std::string generate_cpp(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                         const Schedule& schedule = {});
 
 /// A compiled kernel: buffers are inputs then outputs, contiguous, of the declared shapes.
 class Kernel {
@@ -126,6 +166,25 @@ class Kernel {
 };
 /// Compiles source (or loads it from the on-disk cache keyed by its hash).
 std::shared_ptr<Kernel> compile(const std::string& source);
+/// Compiles C++ source with the system compiler and `flags` into a shared library in the kernel
+/// cache (keyed by compiler, flags and source; reused when present); returns its path. `what`
+/// names the caller in errors; cached / seconds report whether it was reused and the compile time.
+std::string compile_shared(const std::string& source, const std::string& flags, const std::string& what,
+                           bool* cached = nullptr, double* seconds = nullptr);
+
+/// ops.Custom(func_type="aot"): "lib.so:func" or "source.cc:func" (a .c/.cc/.cpp/.cxx file is
+/// compiled into the kernel cache first). func has MindSpore's aot signature
+/// int func(int nparam, void** params, int* ndims, int64_t** shapes, const char** dtypes,
+///          void* stream, void* extra), params being the inputs then the outputs, and returns 0 on
+/// success. Returns the library path actually loaded.
+struct AotFunction {
+  std::string library, symbol;
+  void* handle = nullptr;
+  int (*fn)(int, void**, int*, int64_t**, const char**, void*, void*) = nullptr;
+  bool cached = false;
+  double compile_seconds = 0;
+};
+std::shared_ptr<AotFunction> load_aot(const std::string& spec);
 
 /// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
 struct Function {
@@ -134,7 +193,12 @@ struct Function {
   std::shared_ptr<Kernel> kernel;
 };
 /// Generates and compiles outputs over inputs.
-std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs);
+std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                                const Schedule& schedule = {});
+/// The graph backend's fused elementwise chain `p` over n float32 elements, as one generated
+/// loop (inputs marked in `broadcast` have one element). The kernel's output must not alias an
+/// input (the generated pointers are __restrict).
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n, const std::vector<bool>& broadcast);
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);

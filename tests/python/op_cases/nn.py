@@ -227,6 +227,7 @@ CASES = [
     OpCase("dense", dense_ref, _dense_gen((200, 64), 300), id="large", **TOL),
     # conv2d
     OpCase("conv2d", conv2d_ref, _conv_gen((2, 3, 7, 8), (4, 3, 3, 3)), **TOL),
+    OpCase("conv2d", conv2d_ref, [(1, 1, 4, 4), (2, 1, 3, 3)], id="small", **TOL),
     OpCase("conv2d", conv2d_ref, _conv_gen((2, 3, 7, 8), (4, 3, 3, 3), bias=True), id="bias", **TOL),
     OpCase("conv2d", conv2d_ref, _conv_gen((1, 2, 9, 10), (3, 2, 3, 2)), attrs=dict(stride=2, pad_mode="same"),
            id="same_stride2", **TOL),
@@ -246,6 +247,7 @@ CASES = [
            id="large", **TOL),
     # pooling
     OpCase("max_pool2d", max_pool2d_ref, [(2, 3, 6, 7)], attrs=dict(kernel_size=2, strides=2), dtypes=FLOATS),
+    OpCase("max_pool2d", max_pool2d_ref, [(1, 1, 4, 4)], attrs=dict(kernel_size=2, strides=2), id="small"),
     OpCase("max_pool2d", max_pool2d_ref, [(1, 2, 7, 7)], attrs=dict(kernel_size=3, strides=2, pad_mode="same"), id="same"),
     OpCase("max_pool2d", max_pool2d_ref, [(1, 2, 7, 6)], attrs=dict(kernel_size=3, stride=2, pad_mode="pad", pad=1),
            id="pad"),
@@ -255,6 +257,7 @@ CASES = [
     OpCase("max_pool2d", max_pool2d_ref, [(0, 2, 4, 4)], attrs=dict(kernel_size=2), id="empty"),
     OpCase("max_pool2d", max_pool2d_ref, [(4, 16, 64, 64)], attrs=dict(kernel_size=2, strides=2), id="large"),
     OpCase("avg_pool2d", avg_pool2d_ref, [(2, 3, 6, 7)], attrs=dict(kernel_size=2, strides=2), dtypes=FLOATS),
+    OpCase("avg_pool2d", avg_pool2d_ref, [(1, 1, 4, 4)], attrs=dict(kernel_size=2, strides=2), id="small"),
     OpCase("avg_pool2d", avg_pool2d_ref, [(1, 2, 7, 7)], attrs=dict(kernel_size=3, strides=2, pad_mode="same"),
            id="same"),
     OpCase("avg_pool2d", avg_pool2d_ref, [(1, 2, 6, 6)], attrs=dict(kernel_size=3, strides=1, pad_mode="same"),

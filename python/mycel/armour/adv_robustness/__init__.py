@@ -1,1 +1,1 @@
-"""Adversarial robustness: attacks and their evaluation."""
+"""Adversarial robustness: attacks, defences, detectors and their evaluation."""

@@ -1,2 +1,3 @@
-"""Privacy: differential privacy (DP-SGD, accounting)."""
-from mycel.armour.privacy import diff_privacy
+"""Privacy: differential privacy (DP-SGD, accounting) and privacy evaluation (membership inference,
+model inversion)."""
+from mycel.armour.privacy import diff_privacy, evaluation

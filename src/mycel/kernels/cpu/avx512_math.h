@@ -2,8 +2,8 @@
 // so vectorized kernels (conv_direct.cc, pool_direct.cc) give bit-identical results to the loops
 // they replace and to each other: relu as `x < 0 ? 0 : x` (NaN and -0 stay), and max pooling's
 // "first maximum in scan order, a NaN wins" (nn_ref.cc's max_pool2d_ref).
+// Include only inside an AVX-512 target region (see conv_direct.cc).
 #pragma once
-#if defined(__AVX512F__)
 #include <immintrin.h>
 
 namespace mycel::cpu::avx512 {
@@ -42,4 +42,3 @@ inline __m512 max_pool_2x2(__m512 r0_lo, __m512 r0_hi, __m512 r1_lo, __m512 r1_h
 }
 
 }  // namespace mycel::cpu::avx512
-#endif

@@ -4,17 +4,23 @@
 #include <array>
 #include <utility>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+
+#if MYCEL_AVX512_KERNELS
+// Everything up to pop_options is compiled for AVX-512 and runs only where conv2d_direct_fits
+// (below, baseline code) found the CPU has it; headers included above stay baseline.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#include <immintrin.h>
+
 #include "mycel/kernels/cpu/avx512_math.h"
+#endif
 
 namespace mycel::cpu {
 
-#if defined(__AVX512F__)
+#if MYCEL_AVX512_KERNELS
 namespace {
 
 constexpr int kLanes = 16;      // output columns per register
@@ -209,19 +215,6 @@ Rows make_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
 
 }  // namespace
 
-bool conv2d_direct_fits(DType dtype, const WindowGeom& g) {
-  if (dtype != DType::float32 || g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 ||
-      g.dw != 1 || g.oc > 16 || g.c * g.kh * g.kw > 128 || g.ow < 8 ||
-      (g.ow + kLanes - 1) / kLanes * g.kw > kMaxMasks)
-    return false;
-  // The lanes each kernel fills: ours the row's columns (ow of the 16-wide tiles), oneDNN's the
-  // output channels (oc of 16). Measured: ours wins from 1/8 below oneDNN's share up (LeNet5's
-  // 1 -> 6 conv: 0.12 vs 0.32 ms; 3 -> 16 at 32x32: 0.18 vs 0.25), loses with 10-column rows
-  // and 16 channels (LeNet5's conv2: 0.30 vs 0.19).
-  const int64_t tiles = (g.ow + kLanes - 1) / kLanes;
-  return 8 * g.ow + tiles * kLanes >= 8 * tiles * g.oc;  // ow/(16 tiles) + 1/8 >= oc/16
-}
-
 void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                    const WindowGeom& g, bool relu, int64_t block) {
   Rows r = make_rows(x, w, bias, y, g, relu, block, g.oh, g.ow);
@@ -235,7 +228,24 @@ void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias
   run_rows(r, kPooledBlocks, 2 * r.out_w);
 }
 
-#else  // no AVX-512: oneDNN runs every convolution
+}  // namespace mycel::cpu
+#pragma GCC pop_options
+namespace mycel::cpu {
+
+bool conv2d_direct_fits(DType dtype, const WindowGeom& g) {
+  if (!cpu_has_avx512() || dtype != DType::float32 || g.groups != 1 || g.sh != 1 ||
+      g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oc > 16 || g.c * g.kh * g.kw > 128 || g.ow < 8 ||
+      (g.ow + kLanes - 1) / kLanes * g.kw > kMaxMasks)
+    return false;
+  // The lanes each kernel fills: ours the row's columns (ow of the 16-wide tiles), oneDNN's the
+  // output channels (oc of 16). Measured: ours wins from 1/8 below oneDNN's share up (LeNet5's
+  // 1 -> 6 conv: 0.12 vs 0.32 ms; 3 -> 16 at 32x32: 0.18 vs 0.25), loses with 10-column rows
+  // and 16 channels (LeNet5's conv2: 0.30 vs 0.19).
+  const int64_t tiles = (g.ow + kLanes - 1) / kLanes;
+  return 8 * g.ow + tiles * kLanes >= 8 * tiles * g.oc;  // ow/(16 tiles) + 1/8 >= oc/16
+}
+
+#else  // a compiler without target regions: oneDNN runs every convolution
 
 bool conv2d_direct_fits(DType, const WindowGeom&) { return false; }
 

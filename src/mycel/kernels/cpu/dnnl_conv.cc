@@ -141,6 +141,7 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     if (post) post->applied = true;
     return;
   }
+  const SerialScope threads(y.numel() * (g.c / g.groups) * g.kh * g.kw);
   const std::string k =
       key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,
           g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr, post_ops_key(post),
@@ -283,6 +284,7 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     std::memset(out.data(), 0, out.nbytes());
     return;
   }
+  const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
   const std::string k = key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n,
                             g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb,
                             g.pl, g.pr, g.groups);

@@ -103,6 +103,7 @@ LayoutRequest take_layout() {
 void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {
   const Shape& s = x.shape();
   if (x.numel() == 0) return;
+  const SerialScope threads(4 * x.numel());
   const std::string k = key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3],
                             to_blocked);
   auto e = cached<ReorderEntry>(k, [&] {

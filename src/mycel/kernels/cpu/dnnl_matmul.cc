@@ -94,6 +94,7 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
     }
     return;
   }
+  const SerialScope threads(c.numel() * g.k);
   const std::string k =
       key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m, g.k,
           g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));

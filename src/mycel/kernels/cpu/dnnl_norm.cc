@@ -105,6 +105,7 @@ void layer_norm_dnnl(const Tensor& x, const Tensor& gamma, const Tensor& beta, T
   };
   const float feps = static_cast<float>(eps);
   if (outer == 0 || inner == 0 || !std::isfinite(feps)) return fallback();
+  const SerialScope threads(8 * outer * inner);  // two passes and a rsqrt per row: ~8 MAC per item
   const std::string k =
       key("layer_norm", dtype_name(x.dtype()), outer, inner, std::bit_cast<uint32_t>(feps));
   auto e = cached<NormEntry>(k, [&] { return build_layer_norm(x.dtype(), outer, inner, feps); });
@@ -133,6 +134,7 @@ void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias,
   };
   const float feps = static_cast<float>(eps);
   if (n == 0 || c == 0 || spatial == 0 || !std::isfinite(feps)) return fallback();
+  const SerialScope threads(8 * n * c * spatial);
   const std::string k = key("batch_norm", dtype_name(x.dtype()), n, c, spatial, training,
                             std::bit_cast<uint32_t>(feps));
   auto e = cached<NormEntry>(

@@ -53,6 +53,7 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
   const auto alg = max                 ? dnnl::algorithm::pooling_max
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
+  const SerialScope threads(2 * y.numel() * g.kh * g.kw);  // memory-bound: ~2 MAC per read
   const std::string k = key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh,
                             g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
   auto e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg, blocked); });
@@ -118,6 +119,7 @@ void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const Windo
   const auto alg = max                 ? dnnl::algorithm::pooling_max
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
+  const SerialScope threads(2 * dy.numel() * g.kh * g.kw);
   const std::string k = key("pool2d_bwd", dtype_name(dx.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow,
                             g.kh, g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg));
   auto e = cached<PoolBwdEntry>(k, [&] { return build_bwd(dx.dtype(), g, alg); });

@@ -2,13 +2,22 @@
 
 #include <algorithm>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+
+#if MYCEL_AVX512_KERNELS
+// Compiled for AVX-512 up to pop_options; taken only where max_pool_2x2_fits found the CPU has it.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#include <immintrin.h>
+
 #include "mycel/kernels/cpu/avx512_math.h"
+#endif
 
 namespace mycel::cpu {
 
-#if defined(__AVX512F__)
+#if MYCEL_AVX512_KERNELS
 namespace {
 
 constexpr int64_t kLanes = 16;  // pooled columns per step: 32 input columns
@@ -26,11 +35,6 @@ void for_rows(const WindowGeom& g, int64_t cost, Fn fn) {
 }
 
 }  // namespace
-
-bool max_pool_2x2_fits(DType dtype, const WindowGeom& g) {
-  return dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
-         g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
-}
 
 void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {
   MYCEL_CHECK(max_pool_2x2_fits(y.dtype(), g), RuntimeError,
@@ -110,7 +114,16 @@ void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const Wind
   });
 }
 
-#else  // no AVX-512: oneDNN and the reference loops pool
+}  // namespace mycel::cpu
+#pragma GCC pop_options
+namespace mycel::cpu {
+
+bool max_pool_2x2_fits(DType dtype, const WindowGeom& g) {
+  return cpu_has_avx512() && dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 &&
+         g.sw == 2 && g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
+}
+
+#else  // a compiler without target regions: oneDNN and the reference loops pool
 
 bool max_pool_2x2_fits(DType, const WindowGeom&) { return false; }
 void max_pool_2x2(const Tensor&, Tensor&, const WindowGeom&) {

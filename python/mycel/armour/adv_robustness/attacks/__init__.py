@@ -1,5 +1,8 @@
-"""White-box attacks with MindArmour's names and arguments; generate(inputs, labels) on batches."""
+"""Attacks with MindArmour's names and arguments: white-box ones (generate(inputs, labels) -> adversarial
+batch) and black-box ones over a BlackModel (generate -> (is_adv, adv, query_times))."""
 from mycel.armour.adv_robustness.attacks.attack import Attack
+from mycel.armour.adv_robustness.attacks.black import (BlackModel, GeneticAttack, HopSkipJumpAttack, NES,
+                                                       PointWiseAttack, SaltAndPepperNoiseAttack)
 from mycel.armour.adv_robustness.attacks.carlini_wagner import CarliniWagnerL2Attack
 from mycel.armour.adv_robustness.attacks.deep_fool import DeepFool
 from mycel.armour.adv_robustness.attacks.jsma import JSMAAttack
@@ -14,4 +17,5 @@ from mycel.armour.adv_robustness.attacks.iterative_gradient_method import (Basic
 __all__ = ["Attack", "FastGradientMethod", "FastGradientSignMethod", "RandomFastGradientMethod",
            "RandomFastGradientSignMethod", "LeastLikelyClassMethod", "RandomLeastLikelyClassMethod",
            "BasicIterativeMethod", "MomentumIterativeMethod", "ProjectedGradientDescent", "DeepFool",
-           "CarliniWagnerL2Attack", "JSMAAttack"]
+           "CarliniWagnerL2Attack", "JSMAAttack", "BlackModel", "GeneticAttack", "HopSkipJumpAttack", "NES",
+           "PointWiseAttack", "SaltAndPepperNoiseAttack"]

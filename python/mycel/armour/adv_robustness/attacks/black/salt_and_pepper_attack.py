@@ -1,17 +1,19 @@
 """Salt-and-pepper noise attack (query-only): for densities rising from 1 / max_iter to 1, each
 not-yet-fooled sample gets that fraction of its features set to the lower or upper bound (half
-each, at random from np.random), in one batched query per density; a sample's result is its first
-success, so it carries the smallest density tried that fooled the model."""
+each, at random from numpy's global generator, or an own one when seed is given), in one batched
+query per density; a sample's result is its first success, so it carries the smallest density
+tried that fooled the model."""
 import numpy as np
 
-from mycel.armour._checks import as_onehot, check_bounds, check_number
+from mycel.armour._checks import check_bounds, check_number
 from mycel.armour.adv_robustness.attacks.black.black_model import BlackModel
+from mycel.armour.adv_robustness.attacks.black._common import Queries, as_batch, make_rng, sparse_labels, success
 
 
 class SaltAndPepperNoiseAttack:
     """generate(inputs, labels) -> (is_adv (N,), adv_data, query_times (N,))."""
 
-    def __init__(self, model, bounds=(0.0, 1.0), max_iter=100, is_targeted=False, sparse=True):
+    def __init__(self, model, bounds=(0.0, 1.0), max_iter=100, is_targeted=False, sparse=True, *, seed=None):
         if not isinstance(model, BlackModel):
             raise TypeError(f"SaltAndPepperNoiseAttack: model must be a BlackModel, got {type(model).__name__}")
         self._model = model
@@ -21,17 +23,15 @@ class SaltAndPepperNoiseAttack:
             if not isinstance(v, bool):
                 raise TypeError(f"SaltAndPepperNoiseAttack: {flag} must be a bool, got {type(v).__name__}")
         self._targeted, self._sparse = is_targeted, sparse
+        self._rng = make_rng("SaltAndPepperNoiseAttack", seed)
 
     def generate(self, inputs, labels):
-        x = np.asarray(inputs, np.float32)
-        y = np.asarray(labels)
-        if self._sparse and y.ndim != 1:
-            raise ValueError(f"SaltAndPepperNoiseAttack: with sparse=True labels must have shape (N,), got {y.shape}")
-        k = np.asarray(self._model.predict(x[:1])).shape[1]
-        label = as_onehot("SaltAndPepperNoiseAttack", y, x.shape[0], k).argmax(axis=1)
+        o = "SaltAndPepperNoiseAttack"
+        x = as_batch(o, inputs)
         n = x.shape[0]
+        label = sparse_labels(o, labels, n, self._sparse)
+        q = Queries(o, self._model, n, label)
         adv = x.copy()
-        queries = np.zeros(n, np.int64)
         done = np.zeros(n, bool)
         lo, hi = self._bounds
         for i in range(1, self._max_iter + 1):
@@ -40,11 +40,10 @@ class SaltAndPepperNoiseAttack:
                 break
             density = i / self._max_iter
             trial = x[rows].copy()
-            u = np.random.uniform(size=trial.shape)
+            u = self._rng.uniform(size=trial.shape)
             trial[u < density / 2] = lo
             trial[(u >= density / 2) & (u < density)] = hi
-            queries[rows] += 1
-            hit = self._model.is_adversarial(trial, label[rows], self._targeted)
+            hit = success(q(rows, trial), label[rows], self._targeted)
             adv[rows[hit]] = trial[hit]
             done[rows[hit]] = True
-        return done, adv, queries
+        return done, adv, q.count

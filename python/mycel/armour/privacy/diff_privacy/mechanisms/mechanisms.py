@@ -1,20 +1,33 @@
 """Noise mechanisms of DP-SGD (MindArmour's NoiseMechanismsFactory): Cells that map a tuple of
 gradients to a tuple of Gaussian noise of the same shapes with standard deviation
 norm_bound * noise_multiplier. AdaGaussian decays the multiplier with the step count in the
-compiled step, on the schedule RDPMonitor accounts for (monitor.noise_multipliers)."""
+compiled step, on the schedule RDPMonitor accounts for (monitor.noise_multipliers). A nonzero seed
+gives a mechanism its own random stream (own_generator.py): the same seed, the same noise."""
 import math
 
 import numpy as np
 
 from mycel import Parameter, Tensor, nn, ops
 from mycel.armour._checks import check_number
+from mycel.armour.privacy.diff_privacy.mechanisms.own_generator import own_generator
 
 _POLICIES = ("Time", "Step", "Exp")
 
 
-class NoiseGaussianRandom(nn.Cell):
-    """Noise N(0, (norm_bound * initial_noise_multiplier)^2) for every gradient entry, drawn from the
-    global generator (mycel.set_seed); seed is accepted for MindArmour's signature."""
+class _Seeded(nn.Cell):
+    """A Cell whose random draws come from its own stream when built with a nonzero seed."""
+
+    def __call__(self, *args, **kwargs):
+        gen = self.__dict__.get("_own_gen")
+        if gen is None:
+            return super().__call__(*args, **kwargs)
+        with gen:
+            return super().__call__(*args, **kwargs)
+
+
+class NoiseGaussianRandom(_Seeded):
+    """Noise N(0, (norm_bound * initial_noise_multiplier)^2) for every gradient entry; seed 0 draws
+    from the global generator (mycel.set_seed), another seed from the mechanism's own stream."""
 
     def __init__(self, norm_bound=1.0, initial_noise_multiplier=1.0, seed=0, decay_policy=None):
         super().__init__()
@@ -22,7 +35,8 @@ class NoiseGaussianRandom(nn.Cell):
         self._norm_bound = float(check_number(owner, "norm_bound", norm_bound, lo=0.0, lo_open=True))
         self._initial_noise_multiplier = float(check_number(owner, "initial_noise_multiplier",
                                                             initial_noise_multiplier, lo=0.0))
-        check_number(owner, "seed", seed, lo=0, integer=True)
+        check_number(owner, "seed", seed, lo=0, hi=2**64 - 1, integer=True)
+        object.__setattr__(self, "_own_gen", own_generator(seed))
         if decay_policy is not None and type(self) is NoiseGaussianRandom:
             raise ValueError(f"{owner}: decay_policy must be None (use 'AdaGaussian' for a decaying noise), "
                              f"got {decay_policy!r}")
@@ -87,7 +101,7 @@ class NoiseMechanismsFactory:
 _CLIP_POLICIES = ("Linear", "Geometric")
 
 
-class AdaClippingWithGaussianRandom(nn.Cell):
+class AdaClippingWithGaussianRandom(_Seeded):
     """Adaptive clipping (Andrew et al. 2019): construct(empirical_fraction, norm_bound) -> the next
     norm bound, moved towards the target_unclipped_quantile of the gradient norms: with b the
     fraction of groups left unclipped plus N(0, fraction_stddev^2) noise, 'Linear' gives
@@ -105,7 +119,8 @@ class AdaClippingWithGaussianRandom(nn.Cell):
         self.target = float(check_number(owner, "target_unclipped_quantile", target_unclipped_quantile, lo=0.0,
                                          hi=1.0))
         self.fraction_stddev = float(check_number(owner, "fraction_stddev", fraction_stddev, lo=0.0))
-        check_number(owner, "seed", seed, lo=0, integer=True)
+        check_number(owner, "seed", seed, lo=0, hi=2**64 - 1, integer=True)
+        object.__setattr__(self, "_own_gen", own_generator(seed))
 
     def construct(self, empirical_fraction, norm_bound):
         noisy = empirical_fraction + ops.normal(()) * self.fraction_stddev

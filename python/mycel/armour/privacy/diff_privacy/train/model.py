@@ -12,6 +12,15 @@ from mycel.train.model import Model
 
 
 class _DPTrainStep(nn.Cell):
+    def __call__(self, *args, **kwargs):
+        # the step's draws (noise, clipping noise, any dropout) continue the stream of its first
+        # seeded mechanism; unseeded mechanisms draw from the global generator
+        gen = self.__dict__.get("_own_gen")
+        if gen is None:
+            return super().__call__(*args, **kwargs)
+        with gen:
+            return super().__call__(*args, **kwargs)
+
     def __init__(self, network, loss_fn, optimizer, micro_batches, norm_bound, noise_mech, clip_mech):
         super().__init__()
         self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
@@ -24,6 +33,9 @@ class _DPTrainStep(nn.Cell):
         self.has_noise, self.has_clip = noise_mech is not None, clip_mech is not None
         # noise is norm_bound * sigma for the mechanism's own bound: rescaled when the bound moves
         self.mech_bound = getattr(noise_mech, "_norm_bound", 1.0) if noise_mech is not None else 1.0
+        mechs = (noise_mech, getattr(optimizer, "_dp_mech", None), clip_mech)
+        gens = [m.__dict__.get("_own_gen") for m in mechs if m is not None]
+        object.__setattr__(self, "_own_gen", next((g for g in gens if g is not None), None))
 
     def group_loss(self, x, y):
         return self.loss_fn(self.network(x), y)
@@ -61,6 +73,21 @@ class _DPTrainStep(nn.Cell):
         return losses.mean()
 
 
+class _SeededLoop:
+    """Model.train's C++ step loop (run_sink) with the step's own generator swapped in around it:
+    those steps bypass the Cell's __call__ (the data pipeline draws nothing from the generator)."""
+
+    def __init__(self, loop, gen):
+        self._loop, self._gen = loop, gen
+
+    def run_sink(self, *args, **kwargs):
+        with self._gen:
+            return self._loop.run_sink(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._loop, name)
+
+
 class DPModel(Model):
     """DPModel(micro_batches=2, norm_bound=1.0, noise_mech=None, clip_mech=None, network=..., loss_fn=...,
     optimizer=..., metrics=...). The batch size must be a multiple of micro_batches. Give the noise
@@ -95,3 +122,8 @@ class DPModel(Model):
         self._train_network = _DPTrainStep(network, loss_fn, optimizer, self._micro_batches, self._norm_bound,
                                            noise_mech, clip_mech)
         self._train_network.set_train()
+
+    def _step_loop(self, net):
+        loop = Model._step_loop(net)
+        gen = net.__dict__.get("_own_gen")
+        return loop if loop is None or gen is None else _SeededLoop(loop, gen)

@@ -1,0 +1,19 @@
+// What the CPU we run on can do, read once at run time. The build targets x86-64-v3 (AVX2, FMA,
+// F16C) so one binary runs on any such machine; kernels with a faster AVX-512 form compile that
+// form for AVX-512 alone (a GCC target region) and take it only where this says the CPU has it.
+#pragma once
+
+namespace mycel {
+
+/// True when the CPU has AVX-512 F/BW/DQ/VL and MYCEL_MAX_CPU_ISA does not cap us below it
+/// (MYCEL_MAX_CPU_ISA=avx2 forces the AVX2 paths, as ONEDNN_MAX_CPU_ISA does for oneDNN).
+bool cpu_has_avx512();
+
+}  // namespace mycel
+
+// Whether this compiler can build AVX-512 target regions inside a baseline translation unit.
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__) && !defined(__clang__)
+#define MYCEL_AVX512_KERNELS 1
+#else
+#define MYCEL_AVX512_KERNELS 0
+#endif
