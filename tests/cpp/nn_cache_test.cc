@@ -55,20 +55,51 @@ TEST(DnnlCache, RepeatedMatmulBuildsNothing) {
 
 TEST(DnnlCache, ThreadCountIsPartOfTheKey) {
   // A primitive built for one thread count is not reused for another: oneDNN fixes its work
-  // split at creation. Same shapes, another count: one build; back to the first: none.
+  // split at creation. Same shapes, another count: one build; back to the first: none. (A
+  // matmul above serial_work_threshold(): smaller ones always run on one thread.)
   cpu::set_nn_backend(cpu::NnBackend::kDnnl);
   const int saved = num_threads();
-  Tensor a = filled({6, 7}, 1.f), b = filled({7, 9}, 2.f);
+  const int64_t n = 128;
+  ASSERT_GE(n * n * n, serial_work_threshold());
+  Tensor a = filled({n, n}, 1.f), b = filled({n, n}, 2.f);
   set_num_threads(1);
   call_op("matmul", {a, b});
   const int64_t builds = cpu::dnnl_util::build_count();
   set_num_threads(2);
   Tensor c = call_op("matmul", {a, b})[0];
   EXPECT_EQ(cpu::dnnl_util::build_count(), builds + 1);
-  EXPECT_FLOAT_EQ(c.data<float>()[0], 14.f);
+  EXPECT_FLOAT_EQ(c.data<float>()[0], 2.f * n);
   set_num_threads(1);
   call_op("matmul", {a, b});
   EXPECT_EQ(cpu::dnnl_util::build_count(), builds + 1);
+  set_num_threads(saved);
+  cpu::set_nn_backend(cpu::NnBackend::kAuto);
+}
+
+TEST(DnnlCache, SmallPrimitivesRunOnOneThread) {
+  // Below serial_work_threshold() a primitive is built and keyed for one thread whatever the pool
+  // size, so a small matmul under 2 threads reuses the 1-thread build (SerialScope).
+  cpu::set_nn_backend(cpu::NnBackend::kDnnl);
+  const int saved = num_threads();
+  Tensor a = filled({6, 7}, 1.f), b = filled({7, 9}, 2.f);
+  ASSERT_LT(6 * 7 * 9, serial_work_threshold());
+  set_num_threads(1);
+  call_op("matmul", {a, b});
+  const int64_t builds = cpu::dnnl_util::build_count();
+  set_num_threads(2);
+  Tensor c = call_op("matmul", {a, b})[0];
+  EXPECT_EQ(cpu::dnnl_util::build_count(), builds);
+  EXPECT_FLOAT_EQ(c.data<float>()[0], 14.f);
+  EXPECT_EQ(num_threads(), 2);  // the scope restored the pool size
+  {
+    SerialScope small(10);
+    EXPECT_EQ(num_threads(), 1);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+    SerialScope big(int64_t(1) << 40);  // nested: stays serial
+    EXPECT_EQ(num_threads(), 1);
+  }
+  EXPECT_EQ(num_threads(), 2);
+  EXPECT_EQ(omp_get_max_threads(), 2);
   set_num_threads(saved);
   cpu::set_nn_backend(cpu::NnBackend::kAuto);
 }

@@ -101,7 +101,7 @@ def test_help_shows_signature_and_generated_doc():
     assert "    stride (tuple of int, default (1,))" in text
     assert "    b (Tensor or None, default None)" in text
     assert "Supported dtypes (of x): bfloat16, float32, float64" in text
-    assert ">>> out = ops.conv2d(x, w)" in text
+    assert ">>> ops.conv2d(x, w)" in text  # the runnable example (test_op_examples.py runs them)
     cls_text = pydoc.render_doc(P.Conv2D, renderer=pydoc.plaintext)
     assert "Conv2D" + str(inspect.signature(P.Conv2D)) in cls_text
 
