@@ -10,6 +10,8 @@
 #include "mycel/core/error.h"
 #include "mycel/opt/graph_util.h"
 #include "mycel/parallel/redistribution.h"
+#include "mycel/parallel/search/op_model.h"
+#include "mycel/pipeline/strategy_search.h"
 
 namespace mycel::parallel {
 
@@ -357,7 +359,61 @@ bool has_hints(FuncGraph* g) {
   return false;
 }
 
+std::string& last_report() {
+  static std::string r;
+  return r;
+}
+
+// The function S of a gradient call grad_op(S, w)(x...), or null.
+FuncGraph* grad_target(const NodePtr& n) {
+  const Apply* a = as_apply(n);
+  const Apply* made = a ? as_apply(a->callee()) : nullptr;
+  const Constant* c = made ? as_constant(made->callee()) : nullptr;
+  return c && c->value()->kind() == ValueKind::kGradOp && made->num_args() > 0 ? constant_graph(made->arg(0)) : nullptr;
+}
+
+// The differentiated functions of the gradient calls in the graphs root reaches: `ready` those
+// holding no gradient call themselves (expanded this round), `all` every one.
+void grad_targets(FuncGraph* root, std::vector<FuncGraph*>& ready, std::unordered_set<FuncGraph*>& all) {
+  for (FuncGraph* k : opt::detail::reachable_graphs(root))
+    for (const NodePtr& n : k->toposort())
+      if (FuncGraph* S = grad_target(n); S && all.insert(S).second) {
+        bool inner = false;
+        for (FuncGraph* j : opt::detail::reachable_graphs(S))
+          for (const NodePtr& m : j->toposort()) inner = inner || grad_target(m);
+        if (!inner) ready.push_back(S);
+      }
+}
+
+// AUTO_PARALLEL on one forward: the hints read by ops become fixed strategies (the op reads the
+// value itself), the search chooses the rest, and the pass applies the choice as it is.
+bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
+  const StrategyMap hints = hinted(g);
+  std::map<const Apply*, shard::Strategy> fixed;
+  for (const NodePtr& n : g->toposort()) {
+    auto it = hints.find(n.get());
+    if (it == hints.end()) continue;
+    Apply* a = as_apply(n);
+    for (size_t i = 0; i < a->num_args(); ++i)
+      if (is_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
+    fixed[a] = it->second;
+  }
+  search::GraphSearch r;
+  try {
+    r = search::search_graph(*g, cfg.topology, static_cast<int>(cfg.device_num), cfg.search_mode,
+                             cfg.memory_limit, /*training=*/true, /*optimizer_slots=*/1, &fixed);
+  } catch (const ValueError& e) {
+    MYCEL_THROW(ValueError, e.what(), "\n  (searching the strategies of '", g->name(), "')");
+  }
+  StrategyMap chosen;
+  for (size_t i = 0; i < r.ops.size(); ++i) chosen[r.ops[i]] = r.chosen[i];
+  last_report() = search::report_to_json(r.report);
+  return apply_strategies(g, chosen, cfg, /*propagate=*/false) || !hints.empty();
+}
+
 }  // namespace
+
+const std::string& last_search_report() { return last_report(); }
 
 std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
   std::vector<OpCandidates> out;
@@ -389,11 +445,22 @@ bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoCon
   return p.changed;
 }
 
-bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg) {
+bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forward) {
   if (!cfg.enabled) return false;
   bool changed = false;
+  std::unordered_set<FuncGraph*> forwards;  // AUTO_PARALLEL: graphs to search, now or later
+  if (cfg.search) {
+    std::vector<FuncGraph*> ready;
+    if (root_is_forward) ready.push_back(root), forwards.insert(root);
+    grad_targets(root, ready, forwards);
+    for (FuncGraph* g : ready) {
+      if (cfg.search_mode != "sharding_propagation") changed = search_and_apply(g, cfg) || changed;
+      else if (has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+    }
+  }
+  // Hints elsewhere (SEMI_AUTO_PARALLEL, or graphs no gradient reads under AUTO_PARALLEL).
   for (FuncGraph* g : opt::detail::reachable_graphs(root))
-    if (has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+    if (!forwards.count(g) && has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
   return changed;
 }
 

@@ -105,7 +105,7 @@ Redistribution price(const RedistPlan& p, const Topology& t) {
 
 GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int device_num,
                          const std::string& mode, double memory_limit, bool training,
-                         double optimizer_slots) {
+                         double optimizer_slots, const std::map<const ir::Apply*, shard::Strategy>* fixed) {
   MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ", device_num);
   MYCEL_CHECK(mode == "dynamic_programming" || mode == "recursive_programming" || mode == "data_parallel",
               ValueError, "[auto_parallel] search_mode must be 'dynamic_programming', "
@@ -160,7 +160,12 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   for (OpSite& s : sites) {
     const shard::ShardContext c = s.ctx();
     std::string refused;
-    for (shard::Strategy& st : shard::strategies(c)) {
+    std::vector<shard::Strategy> listed;
+    const auto pinned = fixed ? fixed->find(s.apply) : std::map<const ir::Apply*, shard::Strategy>::const_iterator{};
+    const bool is_fixed = fixed && pinned != fixed->end();
+    if (is_fixed) listed.push_back(pinned->second);
+    else listed = shard::strategies(c);
+    for (shard::Strategy& st : listed) {
       // Defensive: a rule that lists 0 for a never-split dim (as one version did) means 1.
       for (shard::Dims& d : st)
         for (int64_t& v : d) v = v == 0 ? 1 : v;
@@ -197,7 +202,8 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.costs.push_back(k);
     }
     MYCEL_CHECK(!s.strategies.empty(), ValueError, "[auto_parallel] op '", s.op->op().name,
-                "' has no valid strategy on ", device_num, " devices (its rule said: ", refused, ")");
+                is_fixed ? "': its shard() strategy is not valid on " : "' has no valid strategy on ",
+                device_num, " devices (its rule said: ", refused, ")");
     std::vector<Cost> costs;
     for (const StrategyCost& k : s.costs) costs.push_back({k.compute + k.comm, k.memory});
     cg.add_node(s.op->op().name + "#" + std::to_string(cg.nodes().size()), std::move(costs));

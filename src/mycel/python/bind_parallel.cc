@@ -36,10 +36,20 @@ void init_parallel(nb::module_& m) {
   // Auto-parallel: the semi-auto pass's settings and redistribution (layouts as tuples
   // (device_matrix, tensor_map, shape, partial_axes), ops/sharding.h's TensorLayout).
   nb::module_ a = m.def_submodule("autopar", "Layouts, redistribution and the semi-auto parallel pass.");
-  a.def("set_semi_auto", [](bool on, int64_t device_num, int64_t rank) {
-    P::semi_auto_config() = {on, device_num, rank};
-  }, nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"),
-        "Turns the semi-auto pass on (every graph compiled from now on) or off.");
+  a.def("set_semi_auto", [](bool on, int64_t device_num, int64_t rank, bool search, const std::string& search_mode,
+                            const std::string& topology, double memory_limit) {
+    P::SemiAutoConfig c;
+    c.enabled = on, c.device_num = device_num, c.rank = rank, c.search = search, c.search_mode = search_mode;
+    if (!topology.empty()) c.topology = P::search::parse_topology(topology);
+    c.topology_text = topology;
+    c.memory_limit = memory_limit;
+    P::semi_auto_config() = c;
+  }, nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"), nb::arg("search") = false,
+        nb::arg("search_mode") = "dynamic_programming", nb::arg("topology") = "", nb::arg("memory_limit") = -1.0,
+        "Turns the semi-auto pass on (every graph compiled from now on) or off; search: AUTO_PARALLEL "
+        "(search_mode, topology as JSON text, memory limit in bytes, < 0: the topology's).");
+  a.def("last_search", [] { return P::last_search_report(); },
+        "The JSON report of the last strategy search AUTO_PARALLEL ran ('' if none).");
   a.def("semi_auto", [] {
     const P::SemiAutoConfig& c = P::semi_auto_config();
     return std::make_tuple(c.enabled, c.device_num, c.rank);

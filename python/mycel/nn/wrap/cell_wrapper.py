@@ -90,12 +90,12 @@ class TrainOneStepCell(Cell):
         # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
         self.reducer_flag = _pctx._is_data_parallel() or _pctx._is_semi_auto()
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
-        if _pctx._is_semi_auto():
-            # Semi-auto: every rank holds whole weights and differentiates the sum of the ranks'
+        if _pctx._is_semi_auto() and _pctx._device_num() > 1:
+            # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(self.weights, True, _pctx._device_num())
-        elif self.reducer_flag:
+        elif self.reducer_flag and not _pctx._is_semi_auto():
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
                 self.weights, _pctx.get_auto_parallel_context("gradients_mean"), _pctx._device_num())
