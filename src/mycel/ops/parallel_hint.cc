@@ -1,6 +1,8 @@
 // shard_hint: the layout a value is consumed with under semi-auto parallel (what
 // Primitive.shard(in_strategy) leaves in graph mode, one per input). Eagerly it is the identity;
 // the parallel pass (src/mycel/pipeline/semi_auto.cc) reads the strategy and removes the node.
+// layout_only (Cell.shard's hints): the value takes that layout, but an op reading it directly
+// still chooses its own strategy (by propagation or the search), as MindSpore's Cell.shard.
 #include <cstring>
 
 #include "mycel/ops/bprop_util.h"
@@ -27,7 +29,8 @@ std::vector<TensorMeta> infer_shard_hint(const InferContext& c) {
 MYCEL_REGISTER_OPS(parallel_hint) {
   r.add(make_op("shard_hint", "ShardHint",
                 "Returns x; under semi-auto parallel, x is consumed split by `strategy` (one count per dim).",
-                {{"x"}}, {attr("strategy", AttrKind::kInts)}, infer_shard_hint,
+                {{"x"}}, {attr("strategy", AttrKind::kInts), {"layout_only", AttrKind::kBool, false, false, {}}},
+                infer_shard_hint,
                 [](const KernelContext& c) {
                   if (c.in(0).nbytes()) std::memcpy(c.out(0).data(), c.in(0).data(), c.in(0).nbytes());
                 },

@@ -39,6 +39,10 @@ bool is_hint(const NodePtr& n) {
   return v && v->op().name == kHint;
 }
 
+// A hint an op reading it directly takes as its strategy for that input (Primitive.shard's);
+// layout_only hints (Cell.shard's) only constrain the value.
+bool is_op_hint(const NodePtr& n) { return is_hint(n) && !op_of(n)->attrs().get_bool("layout_only"); }
+
 // An op node seen as a sharding rule sees it: input metas (non-tensors absent), attributes and
 // output metas.
 struct OpView {
@@ -267,7 +271,7 @@ struct Pass {
     for (const NodePtr& n : g->toposort())
       if (const Apply* a = as_apply(n); a && op_of(n) && !is_hint(n) && chosen.count(n.get()))
         for (size_t i = 0; i < a->num_args(); ++i)
-          if (is_hint(a->arg(i))) arg_hints.insert(a->arg(i).get());
+          if (is_op_hint(a->arg(i))) arg_hints.insert(a->arg(i).get());
     for (const NodePtr& n : g->toposort()) {
       Apply* a = as_apply(n);
       if (!a) continue;
@@ -277,8 +281,9 @@ struct Pass {
         NodePtr x = a->arg(0);
         if (!arg_hints.count(n.get())) {  // a layout constraint: redistribute x to it
           const AbstractTensor* t = tensor_abs(x);
-          TensorLayout want = shard::layout_from_dims(t->shape(), ov->attrs().get_ints("strategy"), cfg.device_num);
-          x = to_layout(x, layout_of(x, {t->shape(), t->dtype()}), want, t->dtype(), n);
+          const TensorLayout have = layout_of(x, {t->shape(), t->dtype()});  // x may be split already
+          TensorLayout want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"), cfg.device_num);
+          x = to_layout(x, have, want, t->dtype(), n);
           set_layout(x, want);
         }
         repl[n.get()] = x;
@@ -339,7 +344,7 @@ StrategyMap hinted(FuncGraph* g) {
     shard::Strategy s;
     bool any = false;
     for (size_t i = 0; i < a->num_args(); ++i) {
-      if (is_hint(a->arg(i))) {
+      if (is_op_hint(a->arg(i))) {
         s.push_back(op_of(a->arg(i))->attrs().get_ints("strategy"));
         any = true;
       } else if (const AbstractTensor* t = tensor_abs(a->arg(i))) {
@@ -395,7 +400,7 @@ bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
     if (it == hints.end()) continue;
     Apply* a = as_apply(n);
     for (size_t i = 0; i < a->num_args(); ++i)
-      if (is_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
+      if (is_op_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
     fixed[a] = it->second;
   }
   search::GraphSearch r;
