@@ -25,7 +25,7 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming", "topology": None}
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False}
 
 
 _context = _defaults()
@@ -49,7 +49,9 @@ def set_auto_parallel_context(**kwargs):
     'size', 'config': MB}}: the gradient bucket size), search_mode (how AUTO_PARALLEL searches:
     "dynamic_programming", "recursive_programming", "sharding_propagation") and, a Mycel
     extension, topology (the cluster AUTO_PARALLEL's cost model prices: a dict or a JSON file,
-    see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY)."""
+    see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY) and slice_parameters (bool,
+    a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
+    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -61,7 +63,7 @@ def set_auto_parallel_context(**kwargs):
             if value not in _IMPLEMENTED:
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
                                           f"implemented yet; use one of {list(_IMPLEMENTED)}")
-        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast"):
+        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         elif key in ("device_num", "global_rank"):

@@ -163,6 +163,17 @@ NodePtr Parser::planned_cell_weight(Block* b, nb::handle cell, const std::string
                                     NodePtr node, const SourceLoc& loc) {
   // Cell.shard(parameter_plan=...) leaves {attribute name: strategy} on the Cell owning the
   // weight. Only trainable weights: a buffer may be assigned, which needs the Parameter itself.
+  // A weight stored as this rank's slice (slice_parameters=True, mycel.parallel.sliced) is read
+  // as the whole weight it is part of; the semi-auto pass reads the slice in place.
+  if (nb::object l = nb::getattr(param, "layout", nb::none()); !l.is_none()) {
+    std::vector<AttrValue> at;
+    for (size_t k = 0; k < 3; ++k) {
+      std::vector<int64_t> v;
+      for (nb::handle x : l[k]) v.push_back(nb::cast<int64_t>(x));
+      at.emplace_back(std::move(v));
+    }
+    node = op_call(b, Registry::get().at("sliced_weight"), at, {std::move(node)}, {}, loc);
+  }
   nb::object plan = nb::cast<nb::dict>(cell.attr("__dict__")).get("_shard_param_plan", nb::none());
   if (plan.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
   nb::object dims = nb::cast<nb::dict>(plan).get(attr.c_str(), nb::none());

@@ -7,6 +7,8 @@
 
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/sharding.h"
+#include "mycel/parallel/redistribution.h"
 
 namespace mycel {
 namespace {
@@ -24,9 +26,41 @@ std::vector<TensorMeta> infer_shard_hint(const InferContext& c) {
   return {c.in(0)};
 }
 
+// sliced_weight: a weight stored as this rank's slice (slice_parameters=True), read by the
+// network as the whole weight it is part of. The semi-auto pass replaces it by the slice with its
+// layout (so ops read the slice in place); run as it is, it gathers the whole weight.
+shard::TensorLayout sliced_layout(const Attrs& a) {
+  shard::TensorLayout l;
+  l.device.dims = a.get_ints("device_matrix");
+  for (int64_t m : a.get_ints("tensor_map")) l.tensor_map.push_back(static_cast<int>(m));
+  l.shape = a.get_ints("shape");
+  l.check("[sliced_weight]");
+  return l;
+}
+
+std::vector<TensorMeta> infer_sliced_weight(const InferContext& c) {
+  const shard::TensorLayout l = sliced_layout(c.attrs);
+  if (l.slice_shape() != c.in(0).shape)
+    MYCEL_THROW(ValueError, "[sliced_weight] input 'x' of shape ", shape_str(c.in(0).shape),
+                " is not a slice of the layout ", l.str(), " (slice ", shape_str(l.slice_shape()), ")");
+  return {{l.shape, c.in(0).dtype}};
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(parallel_hint) {
+  r.add(make_op("sliced_weight", "SlicedWeight",
+                "The whole weight whose slice on this rank is x, laid out by device_matrix, tensor_map and shape "
+                "(a weight stored as slices); gathers it unless the semi-auto pass reads the slice in place.",
+                {{"x"}}, {attr("device_matrix", AttrKind::kInts), attr("tensor_map", AttrKind::kInts),
+                          attr("shape", AttrKind::kInts)},
+                infer_sliced_weight,
+                [](const KernelContext& c) {
+                  const shard::TensorLayout l = sliced_layout(c.attrs);
+                  Tensor whole = parallel::redistribute(c.in(0), l, shard::replicated(l.shape, l.device.size()));
+                  if (whole.nbytes()) std::memcpy(c.out(0).data(), whole.data(), whole.nbytes());
+                },
+                all_dtypes(), "bprop"));
   r.add(make_op("shard_hint", "ShardHint",
                 "Returns x; under semi-auto parallel, x is consumed split by `strategy` (one count per dim).",
                 {{"x"}}, {attr("strategy", AttrKind::kInts), {"layout_only", AttrKind::kBool, false, false, {}}},
@@ -38,6 +72,11 @@ MYCEL_REGISTER_OPS(parallel_hint) {
 }
 
 MYCEL_REGISTER_BPROPS(parallel_hint) {
+  b.add("sliced_weight", [](BpropBuilder&) -> std::vector<GradVar> {
+    MYCEL_THROW(NotSupported, "[sliced_weight] a weight stored as slices is differentiated only through the "
+                "semi-auto parallel pass (set_auto_parallel_context(parallel_mode=SEMI_AUTO_PARALLEL or "
+                "AUTO_PARALLEL) in GRAPH_MODE)");
+  });
   b.add("shard_hint", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};
     return {g.dout()};

@@ -3,6 +3,7 @@
 #include "mycel/pipeline/semi_auto.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <unordered_set>
@@ -27,6 +28,7 @@ SemiAutoConfig& semi_auto_config() {
 namespace {
 
 constexpr const char* kHint = "shard_hint";
+constexpr const char* kSliced = "sliced_weight";
 
 const AbstractTensor* tensor_abs(const NodePtr& n) {
   return n && n->abstract() && n->abstract()->kind() == AbstractKind::kTensor
@@ -135,6 +137,19 @@ bool replicated_layout(const TensorLayout& l) {
   MYCEL_THROW(ValueError, msg);
 }
 
+using WeightMap = std::map<const Storage*, std::pair<Tensor, TensorLayout>>;
+WeightMap& planned_weights() {
+  static WeightMap m;
+  return m;
+}
+
+// The tensor a weight Parameter node is bound to, or null.
+const Tensor* bound_weight(const Node* n) {
+  if (!n || !n->is_parameter()) return nullptr;
+  const auto* p = static_cast<const ir::Parameter*>(n);
+  return p->is_weight() ? &p->bound() : nullptr;
+}
+
 struct Pass {
   FuncGraph* g;
   const SemiAutoConfig& cfg;
@@ -163,6 +178,11 @@ struct Pass {
       x = emit(g, s.op, a, {x}, like);
     }
     return x;
+  }
+  // A whole weight the pass splits: the first layout asked of it is where its slice would live.
+  void plan_weight(const NodePtr& w, const TensorLayout& want) {
+    const Tensor* t = bound_weight(w.get());
+    if (t && !layout.count(w.get()) && !replicated_layout(want)) planned_weights().emplace(t->storage().get(), std::make_pair(*t, want));
   }
   void set_layout(const NodePtr& n, const TensorLayout& l) {
     if (!replicated_layout(l)) layout[n.get()] = l;
@@ -249,6 +269,7 @@ struct Pass {
       if (!v.ins[i]) continue;
       NodePtr arg = a->arg(i);
       if (tuple_layout.count(arg.get())) arg = whole(arg);  // raises: a tuple is not a tensor input
+      plan_weight(arg, p.inputs[i]);
       a->set_input(i + 1, to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
     }
     Attrs local = v.attrs;
@@ -277,12 +298,32 @@ struct Pass {
       if (!a) continue;
       for (size_t i = 1; i < a->inputs().size(); ++i) a->set_input(i, resolve(a->inputs()[i]));
       const OpValue* ov = op_of(n);
+      if (ov && ov->op().name == kSliced) {  // a weight stored as slices: read the slice in place
+        const Attrs& at = ov->attrs();
+        TensorLayout l;
+        l.device.dims = at.get_ints("device_matrix");
+        for (int64_t m : at.get_ints("tensor_map")) l.tensor_map.push_back(static_cast<int>(m));
+        l.shape = at.get_ints("shape");
+        if (l.device.size() != cfg.device_num)
+          rethrow_at(ValueError("[slice_parameters] a weight stored as slices for " + std::to_string(l.device.size()) +
+                                " devices is read on device_num " + std::to_string(cfg.device_num)), n);
+        layout[a->arg(0).get()] = l;
+        repl[n.get()] = a->arg(0);
+        changed = true;
+        continue;
+      }
       if (ov && ov->op().name == kHint) {
         NodePtr x = a->arg(0);
         if (!arg_hints.count(n.get())) {  // a layout constraint: redistribute x to it
           const AbstractTensor* t = tensor_abs(x);
           const TensorLayout have = layout_of(x, {t->shape(), t->dtype()});  // x may be split already
-          TensorLayout want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"), cfg.device_num);
+          TensorLayout want;
+          try {
+            want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"), cfg.device_num);
+          } catch (const std::exception& e) {
+            rethrow_at(e, n);
+          }
+          plan_weight(x, want);
           x = to_layout(x, have, want, t->dtype(), n);
           set_layout(x, want);
         }
@@ -358,9 +399,10 @@ StrategyMap hinted(FuncGraph* g) {
   return m;
 }
 
+// Hints, or weights stored as slices (which only the pass reads in place).
 bool has_hints(FuncGraph* g) {
   for (const NodePtr& n : g->toposort())
-    if (is_hint(n)) return true;
+    if (const OpValue* v = op_of(n); v && (v->op().name == kHint || v->op().name == kSliced)) return true;
   return false;
 }
 
@@ -368,6 +410,8 @@ std::string& last_report() {
   static std::string r;
   return r;
 }
+
+
 
 // The function S of a gradient call grad_op(S, w)(x...), or null.
 FuncGraph* grad_target(const NodePtr& n) {
@@ -419,6 +463,13 @@ bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
 }  // namespace
 
 const std::string& last_search_report() { return last_report(); }
+
+std::vector<std::pair<Tensor, TensorLayout>> take_planned_weights() {
+  std::vector<std::pair<Tensor, TensorLayout>> out;
+  for (auto& [k, v] : planned_weights()) out.push_back(v);
+  planned_weights().clear();
+  return out;
+}
 
 std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
   std::vector<OpCandidates> out;

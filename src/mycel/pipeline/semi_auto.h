@@ -67,6 +67,14 @@ bool apply_strategies(ir::FuncGraph* g, const StrategyMap& chosen, const SemiAut
 /// is searched once.
 bool shard_graph(ir::FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forward = false);
 
+/// Weights stored as slices (set_auto_parallel_context(slice_parameters=True)) are read by the
+/// network through sliced_weight nodes (ops/parallel_hint.cc): the pass replaces each by the
+/// slice with its layout, and the search sees the whole weight's shape.
+///
+/// The layout the pass wanted for each whole weight it split (its first consumer's), since the
+/// last call: what the weight's slice is once it is stored sliced.
+std::vector<std::pair<Tensor, shard::TensorLayout>> take_planned_weights();
+
 /// The JSON report (search::report_to_json) of the last strategy search the pass ran, "" if none.
 const std::string& last_search_report();
 

@@ -39,6 +39,11 @@ const ir::OpValue* op_of(const ir::Apply* a) {
   return static_cast<const ir::OpValue*>(c->value().get());
 }
 
+bool is_sliced_weight(const ir::Apply* a) {
+  const ir::OpValue* op = op_of(a);
+  return op && op->op().name == "sliced_weight";
+}
+
 void tensor_metas(const ir::AbstractPtr& a, std::vector<TensorMeta>& out) {
   if (!a) return;
   if (a->kind() == ir::AbstractKind::kTensor) {
@@ -117,7 +122,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   for (const ir::NodePtr& n : g.toposort()) {
     const ir::Apply* a = ir::as_apply(n);
     const ir::OpValue* op = a ? op_of(a) : nullptr;
-    if (!op) continue;
+    if (!op || is_sliced_weight(a)) continue;  // a weight stored as slices: its consumers read it as a weight
     OpSite s;
     s.apply = a, s.op = op, s.device_num = device_num;
     tensor_metas(a->abstract(), s.out_metas);
@@ -141,7 +146,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.producer.push_back(from);
       s.producer_out.push_back(out);
       const ir::Parameter* p = ir::as_parameter(arg);
-      s.weight.push_back(p && p->is_weight());
+      s.weight.push_back((p && p->is_weight()) || (ir::as_apply(arg) && is_sliced_weight(ir::as_apply(arg))));
     }
     for (size_t i = 0; i < s.in_metas.size(); ++i) {
       const ir::NodePtr& arg = a->arg(i);

@@ -1,6 +1,7 @@
 // The Communicator for mycel.communication (python/mycel/communication): _mycel.comm.*.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 
 #include "mycel/parallel/communicator.h"
@@ -67,6 +68,16 @@ void init_parallel(nb::module_& m) {
   a.def("redistribute", [layout](const Tensor& x, const LayoutTuple& from, const LayoutTuple& to) {
     return P::redistribute(x, layout(from), layout(to));
   }, nb::arg("x"), nb::arg("src"), nb::arg("dst"), "This rank's slice of x under dst, from its slice under src.");
+  a.def("take_planned", [] {
+    std::vector<std::pair<Tensor, LayoutTuple>> out;
+    for (auto& [t, l] : P::take_planned_weights())
+      out.emplace_back(t, LayoutTuple{l.device.dims, l.tensor_map, l.shape, l.partial});
+    return out;
+  }, "(tensor, layout) of each whole weight the pass split since the last call (its first consumer's layout).");
+  a.def("storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage().get()); }, nb::arg("tensor"),
+        "An id of the tensor's storage (equal for tensors sharing it).");
+  a.def("group_for", &P::group_for, nb::arg("ranks"),
+        "The group name of these world ranks, created on first use (every member must call it).");
   a.def("slice_offset", [layout](const LayoutTuple& l, int64_t rank) { return layout(l).slice_offset(rank); });
   a.def("slice_shape", [layout](const LayoutTuple& l) { return layout(l).slice_shape(); });
 }

@@ -1,7 +1,7 @@
 """Training and evaluation wrappers (MindSpore's nn.WithLossCell, nn.WithEvalCell,
 nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
 step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
-from mycel import ops
+from mycel import _mycel, ops
 from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
@@ -95,6 +95,9 @@ class TrainOneStepCell(Cell):
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(self.weights, True, _pctx._device_num())
+            if _pctx.get_auto_parallel_context("slice_parameters"):
+                _mycel.autopar.take_planned()  # layouts planned before this step are not its own
+                object.__setattr__(self, "_slice_pending", True)
         elif self.reducer_flag and not _pctx._is_semi_auto():
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
@@ -102,6 +105,25 @@ class TrainOneStepCell(Cell):
             if _pctx.get_auto_parallel_context("parameter_broadcast"):  # rank 0's weights everywhere
                 from mycel.nn.wrap.grad_reducer import broadcast_parameters
                 broadcast_parameters(self.network.get_parameters())
+
+    def __call__(self, *inputs, **kwargs):
+        out = super().__call__(*inputs, **kwargs)
+        if self.__dict__.get("_slice_pending"):
+            self._slice_weights()
+        return out
+
+    def _slice_weights(self):
+        """slice_parameters=True: after the first step (compiled with whole weights, when the
+        sharding pass chose each weight's layout), store the split weights and their optimizer
+        state as this rank's slices, reduce their gradients over their mirror groups, and
+        compile again (mycel.parallel.sliced)."""
+        from mycel.parallel import sliced
+        rank = _mycel.comm.world_rank()
+        object.__setattr__(self, "_slice_pending", False)
+        sliced.slice_parameters(self.weights, self.optimizer, rank)
+        self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compiled", None)
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)
