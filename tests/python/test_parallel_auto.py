@@ -35,7 +35,8 @@ def reference():
     mycel.reset_auto_parallel_context()
     mycel.set_context(mode=mycel.GRAPH_MODE)
     try:
-        return {name: _train(make, x, y) for name, (make, (x, y)) in cases(2).items()}
+        every = dict(cases(2, "sharding_propagation"), **cases(2))
+        return {name: _train(make, x, y) for name, (make, (x, y)) in every.items()}
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
@@ -55,6 +56,17 @@ def test_auto_parallel_runs_match_one_process(reference, n, search_mode, tmp_pat
         assert [s for k, s in wide if k == "matmul"][-1] == f"((1, 1), (1, {n}))", wide  # split by classes
         hinted = json.loads(str(got["mlp_hinted_strategies"]))
         assert hinted[0] == ["matmul", f"((1, 1), (1, {n}))"], hinted  # the user's shard() kept
+    else:
+        # Backward propagation from the last matmul's hint: relu and the first matmul split the
+        # batch as the hinted matmul reads it (no redistribution between them).
+        last = json.loads(str(got["mlp_hint_last_strategies"]))
+        assert last[:3] == [["matmul", f"(({n}, 1), (1, 1))"], ["relu", f"(({n}, 1),)"],
+                            ["matmul", f"(({n}, 1), (1, 1))"]], last
+        # full_batch=False with datasets sharded by rank: one process's steps on the global batches.
+        losses, w, _ = reference["mlp"]
+        np.testing.assert_allclose(got["split_losses"], losses, rtol=1e-5, atol=1e-6)
+        for k in w:
+            np.testing.assert_allclose(got[f"split_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=k)
     for name in cases(n, search_mode):
         losses, w, g = reference[name]
         np.testing.assert_allclose(got[f"{name}_losses"], losses, rtol=1e-5, atol=1e-6, err_msg=name)

@@ -25,7 +25,7 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False}
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True}
 
 
 _context = _defaults()
@@ -51,7 +51,9 @@ def set_auto_parallel_context(**kwargs):
     extension, topology (the cluster AUTO_PARALLEL's cost model prices: a dict or a JSON file,
     see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY) and slice_parameters (bool,
     a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
-    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced)."""
+    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced),
+    full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
+    False, each rank its block of it, and datasets shard themselves as in data parallel)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -63,7 +65,7 @@ def set_auto_parallel_context(**kwargs):
             if value not in _IMPLEMENTED:
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
                                           f"implemented yet; use one of {list(_IMPLEMENTED)}")
-        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters"):
+        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         elif key in ("device_num", "global_rank"):
@@ -123,7 +125,7 @@ def _sync_semi_auto():
         from mycel.parallel.search import DEFAULT_TOPOLOGY
         topo = json.dumps(_context["topology"] or DEFAULT_TOPOLOGY, sort_keys=True)
     _mycel.autopar.set_semi_auto(on, n, comm.world_rank() if on and comm.initialized() else 0, search,
-                                 _context["search_mode"], topo, -1.0)
+                                 _context["search_mode"], topo, -1.0, _context["full_batch"])
 
 
 def _is_data_parallel():
@@ -145,8 +147,9 @@ def _bucket_bytes():
 
 def _shard_defaults():
     """(num_shards, shard_id) datasets take when the user gives neither: this rank's share of
-    the data in data-parallel mode with more than one process, else (None, None)."""
-    if not _is_data_parallel():
+    the data in data-parallel mode (and semi-auto / auto with full_batch=False) with more than one
+    process, else (None, None)."""
+    if not (_is_data_parallel() or (_is_semi_auto() and not _context["full_batch"])):
         return None, None
     from mycel import _mycel
     comm = _mycel.comm

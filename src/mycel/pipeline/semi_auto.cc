@@ -78,6 +78,17 @@ struct OpView {
           outs.push_back({t->shape(), t->dtype()});
         }
     }
+    // n's abstract may come from local inputs (full_batch=False specializes with this rank's
+    // block): the rule sees the outputs of the global inputs.
+    bool global_in = false;
+    for (size_t i = 0; split && i < a->num_args(); ++i) global_in = global_in || split->count(a->arg(i).get());
+    if (global_in) {
+      try {
+        std::vector<TensorMeta> o = infer_checked(*op, InferContext{*op, ins, attrs});
+        if (o.size() == outs.size()) outs = std::move(o);
+      } catch (const std::exception&) {
+      }  // the rule reports what does not fit
+    }
   }
   shard::ShardContext ctx(int64_t n) const { return {*op, ins, attrs, outs, n}; }
   bool shardable() const {
@@ -135,6 +146,21 @@ bool replicated_layout(const TensorLayout& l) {
   std::string msg = e.what();
   if (n->loc().known()) msg += "\n  at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
   MYCEL_THROW(ValueError, msg);
+}
+
+std::vector<std::pair<std::string, std::string>>& applied() {
+  static std::vector<std::pair<std::string, std::string>> a;
+  return a;
+}
+
+std::string strategy_str(const shard::Strategy& s) {
+  std::string o = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    o += (i ? ", (" : "(");
+    for (size_t d = 0; d < s[i].size(); ++d) o += (d ? ", " : "") + std::to_string(s[i][d]);
+    o += s[i].size() == 1 ? ",)" : ")";
+  }
+  return o + (s.size() == 1 ? ",)" : ")");
 }
 
 using WeightMap = std::map<const Storage*, std::pair<Tensor, TensorLayout>>;
@@ -272,6 +298,7 @@ struct Pass {
       plan_weight(arg, p.inputs[i]);
       a->set_input(i + 1, to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
     }
+    applied().emplace_back(v.op->name, strategy_str(s));
     Attrs local = v.attrs;
     for (auto& [name, val] : p.local_int_attrs) local.values()[static_cast<size_t>(v.op->attr_index(name))] = val;
     a->set_input(0, g->constant(op_value(v.op, local)));
@@ -288,6 +315,18 @@ struct Pass {
   }
 
   void run() {
+    // full_batch=False: each data input holds this rank's block of the global batch.
+    if (!cfg.full_batch)
+      for (const NodePtr& prm : g->parameters()) {
+        const ir::Parameter* q = as_parameter(prm);
+        const AbstractTensor* t = tensor_abs(prm);
+        if (!q || q->is_weight() || !t || t->shape().empty() || t->shape()[0] < 0) continue;
+        Shape global = t->shape();
+        global[0] *= cfg.device_num;
+        shard::Dims split(global.size(), 1);
+        split[0] = cfg.device_num;
+        set_layout(prm, shard::layout_from_dims(global, split, cfg.device_num));
+      }
     // Hints read directly by an op are that op's strategy; other hints constrain a value.
     for (const NodePtr& n : g->toposort())
       if (const Apply* a = as_apply(n); a && op_of(n) && !is_hint(n) && chosen.count(n.get()))
@@ -413,6 +452,8 @@ std::string& last_report() {
 
 
 
+
+
 // The function S of a gradient call grad_op(S, w)(x...), or null.
 FuncGraph* grad_target(const NodePtr& n) {
   const Apply* a = as_apply(n);
@@ -493,9 +534,61 @@ std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
   return out;
 }
 
+const std::vector<std::pair<std::string, std::string>>& last_applied() { return applied(); }
+
+StrategyMap propagate_backward(FuncGraph* g, StrategyMap chosen, const SemiAutoConfig& cfg) {
+  std::vector<NodePtr> order = g->toposort();
+  std::unordered_map<const Node*, TensorLayout> want;  // producer -> the layout a chosen consumer reads
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const NodePtr& n = *it;
+    const OpValue* ov = op_of(n);
+    if (!ov || is_hint(n)) continue;
+    OpView v(n, *ov);
+    if (!v.shardable() || !shard::rule_of(*v.op) || v.tuple) continue;
+    const shard::ShardContext c = v.ctx(cfg.device_num);
+    auto ch = chosen.find(n.get());
+    if (ch == chosen.end()) {  // a producer: the strategy that yields the wanted layout as it is
+      auto w = want.find(n.get());
+      if (w == want.end() || v.op->random) continue;
+      using Score = std::tuple<size_t, double>;  // local slicing steps, flops
+      std::optional<Score> best_score;
+      for (const shard::Strategy& s : shard::strategies(c)) {
+        shard::ShardPlan p;
+        try {
+          p = shard::plan(c, s);
+        } catch (const ValueError&) {
+          continue;
+        }
+        if (!p.comms.empty()) continue;  // its own collectives would cost what the split saves
+        RedistPlan r = plan_redistribution(p.outputs[0], w->second, 0, v.outs[0].dtype);
+        if (r.comm_bytes != 0 || replicated_layout(p.outputs[0])) continue;
+        const Score score{r.steps.size(), shard::cost(c, p).flops};
+        if (!best_score || score < *best_score) best_score = score, chosen[n.get()] = s;
+      }
+      ch = chosen.find(n.get());
+      if (ch == chosen.end()) continue;
+    }
+    shard::ShardPlan p;
+    try {
+      p = shard::plan(c, ch->second);
+    } catch (const std::exception&) {
+      continue;  // apply_strategies reports it with the op's line
+    }
+    const Apply* a = as_apply(n);
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      NodePtr src = a->arg(i);
+      if (is_op_hint(src)) src = as_apply(src)->arg(0);  // the hint is this op's; the value is its input
+      if (v.ins[i] && op_of(src) && !is_hint(src) && !chosen.count(src.get()) && !replicated_layout(p.inputs[i]))
+        want.emplace(src.get(), p.inputs[i]);  // the first (latest in the graph) consumer wins
+    }
+  }
+  return chosen;
+}
+
 bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate) {
   if (cfg.rank < 0 || cfg.rank >= cfg.device_num)
     MYCEL_THROW(ValueError, "[semi_auto_parallel] rank ", cfg.rank, " is not in [0, device_num=", cfg.device_num, ")");
+  applied().clear();
   Pass p{g, cfg, chosen, propagate, {}, {}, {}, {}, {}, {}};
   p.run();
   return p.changed;
@@ -511,12 +604,22 @@ bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forwar
     grad_targets(root, ready, forwards);
     for (FuncGraph* g : ready) {
       if (cfg.search_mode != "sharding_propagation") changed = search_and_apply(g, cfg) || changed;
-      else if (has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+      else if (has_hints(g) || !cfg.full_batch)  // propagation both ways from the hints
+        changed = apply_strategies(g, propagate_backward(g, hinted(g), cfg), cfg, /*propagate=*/true) || changed;
     }
   }
   // Hints elsewhere (SEMI_AUTO_PARALLEL, or graphs no gradient reads under AUTO_PARALLEL).
+  // full_batch=False: the forwards read split data, so propagation runs on them without hints too.
+  std::unordered_set<FuncGraph*> data_split;
+  if (!cfg.full_batch && !cfg.search) {
+    std::vector<FuncGraph*> ready;
+    if (root_is_forward) ready.push_back(root);
+    grad_targets(root, ready, forwards);
+    for (FuncGraph* g : ready) data_split.insert(g);
+  }
   for (FuncGraph* g : opt::detail::reachable_graphs(root))
-    if (!forwards.count(g) && has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+    if (data_split.count(g) || (!forwards.count(g) && has_hints(g)))
+      changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
   return changed;
 }
 

@@ -27,6 +27,9 @@ struct SemiAutoConfig {
   search::Topology topology;
   std::string topology_text;  ///< the JSON it was parsed from (part of the compile cache key)
   double memory_limit = -1;  ///< bytes per device; < 0: the topology's
+  /// false (MindSpore's full_batch=False): each rank is fed its block of the global batch, so the
+  /// graph's data inputs (non-weight tensor parameters) are split on dim 0 over every device.
+  bool full_batch = true;
 };
 SemiAutoConfig& semi_auto_config();
 
@@ -55,6 +58,12 @@ using StrategyMap = std::unordered_map<const ir::Node*, shard::Strategy>;
 /// the op and its source line.
 bool apply_strategies(ir::FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate);
 
+/// Backward propagation (consumer -> producer) for sharding_propagation: in reverse graph order,
+/// an op without a strategy whose result a chosen op reads takes the strategy whose output is
+/// already in the layout that consumer wants (no redistribution; the fewest flops), and so on up
+/// the graph. Returns `chosen` with those added.
+StrategyMap propagate_backward(ir::FuncGraph* g, StrategyMap chosen, const SemiAutoConfig& cfg);
+
 /// The semi-auto pass over root and the graphs it reaches: graphs with shard_hint nodes get
 /// their strategies applied (with propagation); others are left alone, so running it twice
 /// changes nothing more. A no-op unless cfg.enabled.
@@ -77,5 +86,9 @@ std::vector<std::pair<Tensor, shard::TensorLayout>> take_planned_weights();
 
 /// The JSON report (search::report_to_json) of the last strategy search the pass ran, "" if none.
 const std::string& last_search_report();
+
+/// (op name, strategy) of every op the last apply_strategies call split or ran by a strategy,
+/// in graph order (what propagation chose, for tests and docs).
+const std::vector<std::pair<std::string, std::string>>& last_applied();
 
 }  // namespace mycel::parallel

@@ -38,17 +38,21 @@ void init_parallel(nb::module_& m) {
   // (device_matrix, tensor_map, shape, partial_axes), ops/sharding.h's TensorLayout).
   nb::module_ a = m.def_submodule("autopar", "Layouts, redistribution and the semi-auto parallel pass.");
   a.def("set_semi_auto", [](bool on, int64_t device_num, int64_t rank, bool search, const std::string& search_mode,
-                            const std::string& topology, double memory_limit) {
+                            const std::string& topology, double memory_limit, bool full_batch) {
     P::SemiAutoConfig c;
     c.enabled = on, c.device_num = device_num, c.rank = rank, c.search = search, c.search_mode = search_mode;
     if (!topology.empty()) c.topology = P::search::parse_topology(topology);
     c.topology_text = topology;
     c.memory_limit = memory_limit;
+    c.full_batch = full_batch;
     P::semi_auto_config() = c;
   }, nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"), nb::arg("search") = false,
         nb::arg("search_mode") = "dynamic_programming", nb::arg("topology") = "", nb::arg("memory_limit") = -1.0,
+        nb::arg("full_batch") = true,
         "Turns the semi-auto pass on (every graph compiled from now on) or off; search: AUTO_PARALLEL "
         "(search_mode, topology as JSON text, memory limit in bytes, < 0: the topology's).");
+  a.def("last_applied", [] { return P::last_applied(); },
+        "(op, strategy) of each op the last run of the sharding pass split, in graph order.");
   a.def("last_search", [] { return P::last_search_report(); },
         "The JSON report of the last strategy search AUTO_PARALLEL ran ('' if none).");
   a.def("semi_auto", [] {

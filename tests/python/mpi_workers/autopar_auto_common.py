@@ -42,4 +42,12 @@ def cases(n, search_mode="dynamic_programming"):
     from mpi_workers.autopar_common import data
     out = {} if search_mode == "sharding_propagation" else {"mlp": (MLP, data("mlp")), "wide": (Wide, wide_data())}
     out["mlp_hinted"] = (lambda: MLP(((1, 1), (1, n))), data("mlp"))
+    if search_mode == "sharding_propagation":  # only the last matmul hinted: the rest by backward propagation
+        out["mlp_hint_last"] = (lambda: MLP(None, ((n, 1), (1, 1))), data("mlp"))
     return out
+
+
+def batch_split_reference_rows(rank, n):
+    """The rows of the first global batch rank `rank` of n reads with full_batch=False: its
+    dataset shard (a DistributedSampler: rows rank, rank + n, ...), first BATCH // n of them."""
+    return np.arange(rank, BATCH, n)[:BATCH // n]
