@@ -25,7 +25,8 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True}
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
+            "enable_parallel_optimizer": False}
 
 
 _context = _defaults()
@@ -53,7 +54,9 @@ def set_auto_parallel_context(**kwargs):
     a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
     weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced),
     full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
-    False, each rank its block of it, and datasets shard themselves as in data parallel)."""
+    False, each rank its block of it, and datasets shard themselves as in data parallel) and
+    enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
+    optimizer state, mycel.parallel.optimizer_shard)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -65,7 +68,8 @@ def set_auto_parallel_context(**kwargs):
             if value not in _IMPLEMENTED:
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
                                           f"implemented yet; use one of {list(_IMPLEMENTED)}")
-        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch"):
+        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch",
+                     "enable_parallel_optimizer"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         elif key in ("device_num", "global_rank"):

@@ -98,6 +98,7 @@ class TrainOneStepCell(Cell):
             if _pctx.get_auto_parallel_context("slice_parameters"):
                 _mycel.autopar.take_planned()  # layouts planned before this step are not its own
                 object.__setattr__(self, "_slice_pending", True)
+            self._shard_optimizer(1.0 / _pctx._device_num())
         elif self.reducer_flag and not _pctx._is_semi_auto():
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
@@ -105,11 +106,31 @@ class TrainOneStepCell(Cell):
             if _pctx.get_auto_parallel_context("parameter_broadcast"):  # rank 0's weights everywhere
                 from mycel.nn.wrap.grad_reducer import broadcast_parameters
                 broadcast_parameters(self.network.get_parameters())
+            mean = _pctx.get_auto_parallel_context("gradients_mean")
+            self._shard_optimizer(1.0 / _pctx._device_num() if mean else 1.0)
+
+    def _shard_optimizer(self, scale):
+        """enable_parallel_optimizer: this rank updates a block of each parameter (mycel.parallel.
+        optimizer_shard); the gradients are ReduceScattered to it and the blocks gathered after
+        each step."""
+        object.__setattr__(self, "_optimizer_shards", None)
+        if not _pctx.get_auto_parallel_context("enable_parallel_optimizer") or _pctx._device_num() == 1:
+            return
+        if _pctx.get_auto_parallel_context("slice_parameters"):
+            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True is "
+                                      "not supported; use one of them")
+        from mycel.parallel import optimizer_shard
+        plan = optimizer_shard.shard_optimizer(self.optimizer, _mycel.comm.world_rank(), _pctx._device_num())
+        object.__setattr__(self, "_optimizer_shards", plan)
+        self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
 
     def __call__(self, *inputs, **kwargs):
         out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
             self._slice_weights()
+        if self.__dict__.get("_optimizer_shards") is not None:  # the updated blocks, gathered
+            from mycel.parallel.optimizer_shard import gather_parameters
+            gather_parameters(self._optimizer_shards)
         return out
 
     def _slice_weights(self):
