@@ -122,3 +122,13 @@ def test_auto_parallel_context_checks(auto_mode):
         mycel.set_auto_parallel_context(search_mode="greedy")
     with pytest.raises(ValueError, match="bandwidth"):
         mycel.set_auto_parallel_context(topology={"intra_node": {"bandwidth_gbps": -1}})
+    for key in ("slice_parameters", "full_batch", "enable_parallel_optimizer"):
+        with pytest.raises(TypeError, match=f"{key} must be a bool"):
+            mycel.set_auto_parallel_context(**{key: 1})
+    assert [mycel.get_auto_parallel_context(k) for k in ("slice_parameters", "full_batch",
+                                                         "enable_parallel_optimizer", "topology")] == \
+        [False, True, False, None]
+    mycel.set_auto_parallel_context(topology=TOPOLOGY)
+    assert mycel.get_auto_parallel_context("topology")["intra_node"]["bandwidth_gbps"] == 1
+    mycel.reset_auto_parallel_context()
+    assert mycel.get_auto_parallel_context("topology") is None
