@@ -26,7 +26,7 @@ def _defaults():
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
             "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
-            "enable_parallel_optimizer": False}
+            "enable_parallel_optimizer": False, "pipeline_stages": 1}
 
 
 _context = _defaults()
@@ -56,7 +56,8 @@ def set_auto_parallel_context(**kwargs):
     full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
     False, each rank its block of it, and datasets shard themselves as in data parallel) and
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
-    optimizer state, mycel.parallel.optimizer_shard)."""
+    optimizer state, mycel.parallel.optimizer_shard) and pipeline_stages (int: with nn.PipelineCell,
+    one stage per process)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -72,6 +73,9 @@ def set_auto_parallel_context(**kwargs):
                      "enable_parallel_optimizer"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
+        elif key == "pipeline_stages":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"set_auto_parallel_context: pipeline_stages must be an int >= 1, got {value!r}")
         elif key in ("device_num", "global_rank"):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "device_num" else 0):
                 raise ValueError(f"set_auto_parallel_context: {key} must be an int >= "

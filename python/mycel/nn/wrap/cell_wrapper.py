@@ -90,7 +90,11 @@ class TrainOneStepCell(Cell):
         # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
         self.reducer_flag = _pctx._is_data_parallel() or _pctx._is_semi_auto()
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
-        if _pctx._is_semi_auto() and _pctx._device_num() > 1:
+        if _pctx._is_semi_auto() and _pctx._device_num() > 1 and \
+                _pctx.get_auto_parallel_context("pipeline_stages") > 1:
+            # Pipeline: each weight lives on one stage and gets its whole gradient there.
+            self.reducer_flag = False
+        elif _pctx._is_semi_auto() and _pctx._device_num() > 1:
             # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
@@ -125,6 +129,9 @@ class TrainOneStepCell(Cell):
         self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
 
     def __call__(self, *inputs, **kwargs):
+        from mycel.nn.wrap.pipeline import PipelineCell
+        if isinstance(self.network, PipelineCell) and inputs:  # the shapes its stage receives
+            self.network.prepare(inputs[0])
         out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
             self._slice_weights()
