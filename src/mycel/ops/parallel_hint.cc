@@ -8,6 +8,7 @@
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/sharding.h"
+#include "mycel/parallel/communicator.h"
 #include "mycel/parallel/redistribution.h"
 
 namespace mycel {
@@ -32,6 +33,14 @@ std::vector<TensorMeta> infer_shard_hint(const InferContext& c) {
 shard::TensorLayout sliced_layout(const Attrs& a) {
   shard::TensorLayout l;
   l.device.dims = a.get_ints("device_matrix");
+  if (l.device.dims.empty())
+    MYCEL_THROW(ValueError, "[sliced_weight] argument 'device_matrix' must not be empty");
+  for (int64_t d : l.device.dims)
+    if (d < 1) MYCEL_THROW(ValueError, "[sliced_weight] argument 'device_matrix' must hold counts >= 1, got ",
+                           shape_str(l.device.dims));
+  for (int64_t d : a.get_ints("shape"))
+    if (d < 0) MYCEL_THROW(ValueError, "[sliced_weight] argument 'shape' must hold sizes >= 0, got ",
+                           shape_str(a.get_ints("shape")));
   for (int64_t m : a.get_ints("tensor_map")) l.tensor_map.push_back(static_cast<int>(m));
   l.shape = a.get_ints("shape");
   l.check("[sliced_weight]");
@@ -72,10 +81,17 @@ MYCEL_REGISTER_OPS(parallel_hint) {
 }
 
 MYCEL_REGISTER_BPROPS(parallel_hint) {
-  b.add("sliced_weight", [](BpropBuilder&) -> std::vector<GradVar> {
-    MYCEL_THROW(NotSupported, "[sliced_weight] a weight stored as slices is differentiated only through the "
-                "semi-auto parallel pass (set_auto_parallel_context(parallel_mode=SEMI_AUTO_PARALLEL or "
-                "AUTO_PARALLEL) in GRAPH_MODE)");
+  // Every rank's loss reads the whole weight: the gradient of this rank's slice is the block of
+  // the sum over ranks of their gradients (the collectives' convention: the sum of every rank's
+  // loss is differentiated). The semi-auto pass removes the node before AD; this is the rule
+  // when the pass does not run.
+  b.add("sliced_weight", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return {GradVar()};
+    const shard::TensorLayout l = sliced_layout(g.attrs());
+    GradVar sum = g.call("all_reduce", {g.dout()}, {{"reduce_op", std::string("sum")}});
+    const int64_t rank = parallel::initialized() ? parallel::world_rank() % l.device.size() : 0;
+    const std::vector<int64_t> begin = l.slice_offset(rank), size = l.slice_shape();
+    return {g.call("slice", {sum}, {{"begin", begin}, {"size", size}})};
   });
   b.add("shard_hint", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};
