@@ -7,8 +7,9 @@ measured / predicted. Run:
     scripts/mpirun -n 2 .venv/bin/python bench/bench_cost_model_vs_measured.py
     scripts/mpirun -n 4 .venv/bin/python bench/bench_cost_model_vs_measured.py
 
-Only rank 0 prints. The search does not yet drive a sharded run (AUTO_PARALLEL needs the parallel
-pass), so data parallelism is the layout compared here."""
+Then the same network is trained under AUTO_PARALLEL (every rank fed the global batch, the
+search's strategies applied by the parallel pass) and its measured step is compared with the
+search's own prediction (mycel.parallel.search.last_search()). Only rank 0 prints."""
 import statistics
 import time
 
@@ -18,7 +19,7 @@ import mycel
 import mycel.communication as comm
 from mycel import Tensor, nn, ops
 from mycel.parallel import ParallelMode
-from mycel.parallel.search import measure_flops, search_cell
+from mycel.parallel.search import last_search, measure_flops, search_cell
 
 
 class Mlp(nn.Cell):
@@ -51,6 +52,19 @@ def fit_alpha_beta(size):
     return max(a / (2 * (size - 1)), 1e-7), max(beta, 1e-12)
 
 
+def time_steps(step, x, y):
+    """Median seconds of 15 steps after 3 warm-up steps (the first compiles)."""
+    for _ in range(3):
+        step(x, y)
+    times = []
+    for _ in range(15):
+        ops.Barrier()()
+        t0 = time.perf_counter()
+        step(x, y).asnumpy()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main():
     comm.init()
     rank, size = comm.get_rank(), comm.get_group_size()
@@ -72,16 +86,13 @@ def main():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True,
                                     device_num=size)
-    step = nn.TrainOneStepCell(net, nn.Momentum(net.trainable_params(), 0.01, 0.9))
-    for _ in range(3):
-        step(x, y)
-    times = []
-    for _ in range(15):
-        ops.Barrier()()
-        t0 = time.perf_counter()
-        step(x, y).asnumpy()
-        times.append(time.perf_counter() - t0)
-    measured = statistics.median(times)
+    measured = time_steps(nn.TrainOneStepCell(net, nn.Momentum(net.trainable_params(), 0.01, 0.9)), x, y)
+    # AUTO_PARALLEL: the search's choice on the same cluster, every rank fed the global batch.
+    mycel.set_auto_parallel_context(parallel_mode=ParallelMode.AUTO_PARALLEL, topology=topo)
+    auto_net = nn.WithLossCell(Mlp(), nn.MSELoss())
+    auto_step = nn.TrainOneStepCell(auto_net, nn.Momentum(auto_net.trainable_params(), 0.01, 0.9))
+    auto_measured = time_steps(auto_step, xg, yg)
+    auto_pred = last_search()
     if rank == 0:
         print(f"{size} ranks, MLP 512-2048-2048-512, global batch {batch}: measured {flops / 1e9:.1f} GFLOP/s, "
               f"allreduce alpha {alpha * 1e6:.1f} us, {1 / beta / 1e9:.2f} GB/s")
@@ -89,6 +100,9 @@ def main():
               f"{sum(o['compute_s'] for o in pred.ops) * 1e3:.2f} ms, comm "
               f"{sum(o['comm_s'] + o['redistribution_s'] for o in pred.ops) * 1e3:.2f} ms), measured "
               f"{measured * 1e3:.2f} ms: measured / predicted = {measured / pred.step_time:.2f}")
+        matmuls = [o["strategy"] for o in auto_pred.ops if o["kind"] in ("matmul", "dense")]
+        print(f"auto_parallel (matmuls {matmuls}): predicted step {auto_pred.step_time * 1e3:.2f} ms, measured "
+              f"{auto_measured * 1e3:.2f} ms: measured / predicted = {auto_measured / auto_pred.step_time:.2f}")
 
 
 if __name__ == "__main__":

@@ -107,3 +107,31 @@ def test_a_compiled_cell_recompiles_when_the_mode_changes():
     finally:
         mycel.reset_auto_parallel_context()
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_cell_shard_checks_its_arguments():
+    net = MLP()
+    assert net.shard(((2, 1),), parameter_plan={"self.w2": (1, 2), "w1": (1, 1)}) is net
+    assert net._shard_in_strategy == ((2, 1),) and net._shard_param_plan == {"w2": (1, 2), "w1": (1, 1)}
+    with pytest.raises(ValueError, match=r"MLP.shard: parameter_plan names no weight of this Cell: 'self.w3'"):
+        MLP().shard(((2, 1),), parameter_plan={"self.w3": (1, 2)})
+    with pytest.raises(ValueError, match=r"parameter_plan\['w1'\] must give one split count per dim of the weight \(2\)"):
+        MLP().shard(((2, 1),), parameter_plan={"w1": (2,)})
+    with pytest.raises(ValueError, match=r"MLP.shard: in_strategy must be a tuple of tuples"):
+        MLP().shard((2, 1))
+
+
+def test_cell_shard_in_stand_alone_and_in_one_process():
+    """Stand-alone: Cell.shard changes nothing. Semi-auto on one device: a split it asks for needs
+    more devices, and the error names the hint and the user's Cell."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        x = mycel.Tensor(data("mlp")[0][:BATCH])
+        a = MLP().shard(((2, 1),), ((2, 1),), parameter_plan={"w2": (1, 2)})(x).asnumpy()
+        np.testing.assert_array_equal(a, MLP()(x).asnumpy())
+        mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL)
+        with pytest.raises(ValueError, match=r"\[layout\] strategy \[2,1\] uses 2 devices, which does not divide 1"):
+            MLP().shard(((2, 1),))(x)
+    finally:
+        mycel.reset_auto_parallel_context()
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)

@@ -76,8 +76,8 @@ def test_auto_parallel_context_set_get_reset():
     assert mycel.get_auto_parallel_context("gradients_mean") is False
     with pytest.raises(ValueError, match="parallel_mode must be one of"):
         mycel.set_auto_parallel_context(parallel_mode="model_parallel")
-    with pytest.raises(NotImplementedError, match="auto_parallel"):
-        mycel.set_auto_parallel_context(parallel_mode=ParallelMode.AUTO_PARALLEL)
+    with pytest.raises(NotImplementedError, match="hybrid_parallel"):
+        mycel.set_auto_parallel_context(parallel_mode=ParallelMode.HYBRID_PARALLEL)
     with pytest.raises(ValueError, match="device_num must be an int >= 1"):
         mycel.set_auto_parallel_context(device_num=0)
     with pytest.raises(ValueError, match="unknown setting 'strategy'"):

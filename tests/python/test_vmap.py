@@ -259,7 +259,7 @@ def test_bad_axes_types_and_out_axes(mode):
 LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm_grad",
           "broadcast", "dynamic_fill", "eye", "fill", "gather_nd", "histogram_summary",
           "image_summary", "normal", "ones", "randint",
-          "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "shard_hint",
+          "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "shard_hint", "sliced_weight",
           "tensor_scatter_add",
           "tensor_scatter_elements", "tensor_summary", "te_call", "custom_call", "uniform", "zeros"}
 

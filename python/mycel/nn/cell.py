@@ -312,6 +312,60 @@ class Cell:
             object.__setattr__(cell, "_compiled", None)
         return self
 
+    def shard(self, in_strategy, out_strategy=None, parameter_plan=None, device="CPU", level=0):
+        """Semi-auto / auto parallel (MindSpore's Cell.shard): the layouts this Cell's inputs are
+        consumed with (in_strategy: one tuple of split counts per input of construct, or None to
+        leave that input alone), the layouts of what it returns (out_strategy: one per returned
+        value) and of some of its weights (parameter_plan: {name: strategy}, a name being the
+        weight's attribute path from this Cell, "self." optional, or its Parameter name). In
+        GRAPH_MODE under SEMI_AUTO_PARALLEL or AUTO_PARALLEL these become shard_hint nodes, like
+        Primitive.shard's: an op reading a hinted value directly takes that split for it, the
+        other ops follow by propagation (or the search). Takes effect on the next compile; device
+        and level are accepted for MindSpore's signature. Returns self."""
+        from mycel.ops.operations import _check_strategy
+        name = f"{type(self).__name__}"
+        ins = _check_strategy(name, "in_strategy", in_strategy)
+        outs = None if out_strategy is None else _check_strategy(name, "out_strategy", out_strategy)
+        plans = {}  # owning Cell -> {attribute: strategy}
+        if parameter_plan is not None:
+            if not isinstance(parameter_plan, dict):
+                raise TypeError(f"{name}.shard: parameter_plan must be a dict {{name: strategy}}, got "
+                                f"{type(parameter_plan).__name__}")
+            for key, strategy in parameter_plan.items():
+                owner, attr = self._weight_owner(name, key)
+                dims = _check_strategy(name, f"parameter_plan[{key!r}]", (strategy,))[0]
+                ndim = len(getattr(owner, attr).shape)
+                if dims is None or len(dims) != ndim:
+                    raise ValueError(f"{name}.shard: parameter_plan[{key!r}] must give one split count per "
+                                     f"dim of the weight ({ndim}), got {strategy!r}")
+                plans.setdefault(id(owner), (owner, {}))[1][attr] = dims
+        object.__setattr__(self, "_shard_in_strategy", ins)
+        object.__setattr__(self, "_shard_out_strategy", outs)
+        for owner, plan in plans.values():
+            object.__setattr__(owner, "_shard_param_plan", dict(owner.__dict__.get("_shard_param_plan") or {}, **plan))
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compiled", None)
+        return self
+
+    def _weight_owner(self, name, key):
+        """(the Cell holding weight `key`, its attribute name) for Cell.shard's parameter_plan."""
+        if not isinstance(key, str):
+            raise TypeError(f"{name}.shard: parameter_plan keys must be str, got {key!r}")
+        path = key[5:] if key.startswith("self.") else key
+        owner, parts = self, path.split(".")
+        for part in parts[:-1]:
+            owner = getattr(owner, part, None)
+            if not isinstance(owner, Cell):
+                break
+        if isinstance(owner, Cell) and isinstance(owner.__dict__.get("_params", {}).get(parts[-1]), Parameter):
+            return owner, parts[-1]
+        for prefix, cell in self.cells_and_names():
+            for attr, p in cell.__dict__.get("_params", {}).items():
+                if p is not None and p.name == key:
+                    return cell, attr
+        raise ValueError(f"{name}.shard: parameter_plan names no weight of this Cell: {key!r} (give its "
+                         f"attribute path, e.g. 'self.dense.weight', or its Parameter name)")
+
     def apply(self, fn):
         """Calls fn on every sub-Cell (children first) and then on this Cell."""
         for cell in self.cells():

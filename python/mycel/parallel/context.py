@@ -2,8 +2,8 @@
 
 
 class ParallelMode:
-    """Parallel modes (MindSpore's names). STAND_ALONE, DATA_PARALLEL and SEMI_AUTO_PARALLEL are
-    implemented."""
+    """Parallel modes (MindSpore's names). STAND_ALONE, DATA_PARALLEL, SEMI_AUTO_PARALLEL and
+    AUTO_PARALLEL are implemented."""
     STAND_ALONE = "stand_alone"
     DATA_PARALLEL = "data_parallel"
     HYBRID_PARALLEL = "hybrid_parallel"
@@ -12,7 +12,8 @@ class ParallelMode:
     MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
 
 
-_IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL)
+_IMPLEMENTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL,
+                ParallelMode.AUTO_PARALLEL)
 # How AUTO_PARALLEL picks strategies (mycel.parallel.search): exact dynamic programming, the fast
 # heuristic, or propagation from the user's shard() hints.
 SEARCH_MODES = ("dynamic_programming", "recursive_programming", "sharding_propagation")
@@ -24,7 +25,8 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming"}
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
+            "enable_parallel_optimizer": False, "pipeline_stages": 1}
 
 
 _context = _defaults()
@@ -46,7 +48,16 @@ def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.*), gradients_mean (bool), device_num (int >= 1),
     global_rank, gradient_fp32_sync, parameter_broadcast, comm_fusion ({'allreduce': {'mode':
     'size', 'config': MB}}: the gradient bucket size), search_mode (how AUTO_PARALLEL searches:
-    "dynamic_programming", "recursive_programming", "sharding_propagation")."""
+    "dynamic_programming", "recursive_programming", "sharding_propagation") and, a Mycel
+    extension, topology (the cluster AUTO_PARALLEL's cost model prices: a dict or a JSON file,
+    see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY) and slice_parameters (bool,
+    a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
+    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced),
+    full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
+    False, each rank its block of it, and datasets shard themselves as in data parallel) and
+    enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
+    optimizer state, mycel.parallel.optimizer_shard) and pipeline_stages (int: with nn.PipelineCell,
+    one stage per process)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -57,11 +68,14 @@ def set_auto_parallel_context(**kwargs):
                                  f"{ParallelMode.MODE_LIST}, got {value!r}")
             if value not in _IMPLEMENTED:
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
-                                          f"implemented yet; use {ParallelMode.DATA_PARALLEL!r} or "
-                                          f"{ParallelMode.SEMI_AUTO_PARALLEL!r}")
-        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast"):
+                                          f"implemented yet; use one of {list(_IMPLEMENTED)}")
+        elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch",
+                     "enable_parallel_optimizer"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
+        elif key == "pipeline_stages":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"set_auto_parallel_context: pipeline_stages must be an int >= 1, got {value!r}")
         elif key in ("device_num", "global_rank"):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "device_num" else 0):
                 raise ValueError(f"set_auto_parallel_context: {key} must be an int >= "
@@ -72,6 +86,10 @@ def set_auto_parallel_context(**kwargs):
             if value not in SEARCH_MODES:
                 raise ValueError(f"set_auto_parallel_context: search_mode must be one of {SEARCH_MODES}, "
                                  f"got {value!r}")
+        elif key == "topology":
+            if value is not None:
+                from mycel.parallel.search import load_topology
+                value = load_topology(value)  # checked (and "measure" measured) now, once
         _context[key] = value
         _explicit.add(key)
     _sync_semi_auto()
@@ -93,19 +111,29 @@ def reset_auto_parallel_context():
 
 
 def _is_semi_auto():
-    return _context["parallel_mode"] == ParallelMode.SEMI_AUTO_PARALLEL
+    """Whether the compiler's sharding pass runs: SEMI_AUTO_PARALLEL or AUTO_PARALLEL (the search
+    and then the same pass)."""
+    return _context["parallel_mode"] in (ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL)
 
 
 def _sync_semi_auto():
-    """Tells the compiler's semi-auto pass the mode, the device count and this rank."""
+    """Tells the compiler's sharding pass the mode, the device count, this rank and, under
+    AUTO_PARALLEL, the search mode and the topology."""
+    import json
     from mycel import _mycel
     on = _is_semi_auto()
     n = _device_num() if on else 1
     comm = _mycel.comm
     if on and comm.initialized() and n != comm.world_size():
-        raise ValueError(f"set_auto_parallel_context: semi_auto_parallel needs device_num equal to the number "
-                         f"of processes ({comm.world_size()}), got {n}")
-    _mycel.autopar.set_semi_auto(on, n, comm.world_rank() if on and comm.initialized() else 0)
+        raise ValueError(f"set_auto_parallel_context: {_context['parallel_mode']} needs device_num equal to the "
+                         f"number of processes ({comm.world_size()}), got {n}")
+    search = _context["parallel_mode"] == ParallelMode.AUTO_PARALLEL
+    topo = ""
+    if search:
+        from mycel.parallel.search import DEFAULT_TOPOLOGY
+        topo = json.dumps(_context["topology"] or DEFAULT_TOPOLOGY, sort_keys=True)
+    _mycel.autopar.set_semi_auto(on, n, comm.world_rank() if on and comm.initialized() else 0, search,
+                                 _context["search_mode"], topo, -1.0, _context["full_batch"])
 
 
 def _is_data_parallel():
@@ -127,8 +155,9 @@ def _bucket_bytes():
 
 def _shard_defaults():
     """(num_shards, shard_id) datasets take when the user gives neither: this rank's share of
-    the data in data-parallel mode with more than one process, else (None, None)."""
-    if not _is_data_parallel():
+    the data in data-parallel mode (and semi-auto / auto with full_batch=False) with more than one
+    process, else (None, None)."""
+    if not (_is_data_parallel() or (_is_semi_auto() and not _context["full_batch"])):
         return None, None
     from mycel import _mycel
     comm = _mycel.comm

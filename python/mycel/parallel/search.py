@@ -8,7 +8,7 @@ import os
 from mycel import _mycel
 from mycel.parallel.description import ModelDescription
 
-__all__ = ["simulate", "search_cell", "SimulationReport", "load_topology", "measure_flops", "DEFAULT_TOPOLOGY",
+__all__ = ["simulate", "search_cell", "last_search", "SimulationReport", "load_topology", "measure_flops", "DEFAULT_TOPOLOGY",
            "SEARCH_MODES"]
 
 SEARCH_MODES = ("dynamic_programming", "recursive_programming")
@@ -159,6 +159,13 @@ def search_cell(net, *inputs, device_num=None, topology=None, search_mode=None, 
     out = compiled.search_strategy(json.dumps(topo), n, mode, -1.0 if memory_limit is None else float(memory_limit),
                                    bool(training), float(optimizer_slots), *inputs)
     return SimulationReport(json.loads(out))
+
+
+def last_search():
+    """The SimulationReport of the last strategy search AUTO_PARALLEL ran while compiling (the
+    strategy it chose per op of the differentiated forward, and the predictions), or None."""
+    text = _mycel.autopar.last_search()
+    return SimulationReport(json.loads(text)) if text else None
 
 
 def main(argv=None):

@@ -123,12 +123,7 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
 NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d, const std::vector<AttrValue>& preset,
                                 std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
                                 const SourceLoc& loc) {
-  const OpDef& hint = Registry::get().at("shard_hint");
-  auto hinted = [&](NodePtr x, nb::handle dims) {
-    std::vector<int64_t> v;
-    for (nb::handle k : dims) v.push_back(nb::cast<int64_t>(k));
-    return op_call(b, hint, {AttrValue(std::move(v))}, {std::move(x)}, {}, loc);
-  };
+  auto hinted = [&](NodePtr x, nb::handle dims) { return shard_hint(b, std::move(x), dims, loc); };
   nb::object in = nb::getattr(prim, "_in_strategy", nb::none());
   if (!in.is_none()) {
     size_t i = 0;
@@ -142,6 +137,31 @@ NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d, const
   nb::object out = nb::getattr(prim, "_out_strategy", nb::none());
   if (!out.is_none() && !d.tuple_output) r = hinted(r, out[0]);
   return r;
+}
+
+NodePtr Parser::shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc, bool layout_only) {
+  std::vector<int64_t> v;
+  for (nb::handle k : dims) v.push_back(nb::cast<int64_t>(k));
+  return op_call(b, Registry::get().at("shard_hint"), {AttrValue(std::move(v)), AttrValue(layout_only)}, {std::move(x)},
+                 {}, loc);
+}
+
+NodePtr Parser::hint_outputs(Block* b, NodePtr out, nb::handle strategy, const SourceLoc& loc) {
+  const size_t n = len_of(strategy);
+  if (ir::is_prim_call(out, Prim::kMakeTuple)) {
+    auto* t = ir::as_apply(out);
+    if (t->num_args() != n)
+      error(loc, "ValueError", "Cell.shard: out_strategy has " + std::to_string(n) + " layouts but construct returns " +
+                                   std::to_string(t->num_args()) + " values");
+    std::vector<NodePtr> items;
+    for (size_t i = 0; i < n; ++i)
+      items.push_back(strategy[i].is_none() ? t->arg(i) : shard_hint(b, t->arg(i), strategy[i], loc, true));
+    return sequence(b, Prim::kMakeTuple, std::move(items), loc);
+  }
+  if (n != 1)
+    error(loc, "ValueError", "Cell.shard: out_strategy has " + std::to_string(n) +
+                                 " layouts but construct returns one value (not a tuple literal)");
+  return strategy[0].is_none() ? out : shard_hint(b, std::move(out), strategy[0], loc, true);
 }
 
 NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,

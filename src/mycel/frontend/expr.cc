@@ -364,8 +364,10 @@ NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const
       error(loc, "AttributeError", "'" + pv->name() + "' has no attribute '" + attr + "'");
     }
     NodePtr n = object_node(b, v, loc);
-    if (nb::isinstance(v, param_type_) && nb::isinstance(pv->object(), cell_type_))
+    if (nb::isinstance(v, param_type_) && nb::isinstance(pv->object(), cell_type_)) {
+      n = planned_cell_weight(b, pv->object(), attr, v, std::move(n), loc);
       n = cast_cell_weight(b, pv->object(), v, std::move(n), loc);
+    }
     return n;
   }
   if (attr == "shape") return prim(b, Prim::kShape, {base}, loc);

@@ -201,6 +201,20 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
           write(blk, sig.names[i], cast_float(blk, g->parameters()[i], dtype, loc));
     nb::object out_dtype = d.get("_output_dtype", nb::none());
     if (!out_dtype.is_none()) s->output_dtype = out_dtype;
+    // Cell.shard(in_strategy, out_strategy): the inputs (after any cast) pass through shard_hint
+    // nodes, as a Primitive.shard's do; the return values are hinted in the Return statement.
+    nb::object in_strategy = d.get("_shard_in_strategy", nb::none());
+    if (!in_strategy.is_none()) {
+      size_t i = 0;
+      for (nb::handle dims : in_strategy) {
+        if (i >= params.size() || static_cast<int>(i) == sig.vararg) break;
+        if (!dims.is_none())
+          write(blk, sig.names[i], shard_hint(blk, read(blk, sig.names[i], loc), dims, loc, /*layout_only=*/true));
+        ++i;
+      }
+    }
+    nb::object out_strategy = d.get("_shard_out_strategy", nb::none());
+    if (!out_strategy.is_none()) s->output_strategy = out_strategy;
   }
   if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
     std::vector<ir::ValuePtr> dv(params.size());

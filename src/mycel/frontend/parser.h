@@ -68,6 +68,7 @@ struct Scope {
   std::vector<Loop> loops;
   int hidden = 0;  // counter for hidden variables ($i, $i2, ...)
   nb::object output_dtype;  // a Cell's _output_dtype (amp O1): each return value is cast to it
+  nb::object output_strategy;  // a Cell's Cell.shard out_strategy: each return value is hinted
 };
 
 /// The signature of a parsed graph, for binding call arguments at parse time.
@@ -218,6 +219,15 @@ class Parser {
   /// A trainable floating Parameter read as an attribute of a Cell with to_float set, cast to the
   /// Cell's dtype (float32 master weights under mixed precision; the cast's gradient is float32).
   NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc);
+  /// x through a shard_hint node with `dims` (a sequence of split counts): Primitive.shard and
+  /// Cell.shard's layouts, read by the semi-auto parallel pass.
+  NodePtr shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc, bool layout_only = false);
+  /// A Cell's return value through Cell.shard's out_strategy: one layout per returned tensor (a
+  /// returned tuple literal hints each item; None leaves one alone).
+  NodePtr hint_outputs(Block* b, NodePtr out, nb::handle strategy, const SourceLoc& loc);
+  /// A Cell's weight read as cell.attr, through its Cell.shard parameter_plan layout if it has one.
+  NodePtr planned_cell_weight(Block* b, nb::handle cell, const std::string& attr, nb::handle param, NodePtr node,
+                              const SourceLoc& loc);
   /// x through mycel.nn.cell._cast_float_input(x, dtype): one cast, or nothing when x is not a
   /// floating tensor of another dtype (decided at analysis).
   NodePtr cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc);

@@ -159,6 +159,27 @@ NodePtr Parser::cast_cell_weight(Block* b, nb::handle cell, nb::handle param, No
   return cast_float(b, std::move(node), dtype, loc);
 }
 
+NodePtr Parser::planned_cell_weight(Block* b, nb::handle cell, const std::string& attr, nb::handle param,
+                                    NodePtr node, const SourceLoc& loc) {
+  // Cell.shard(parameter_plan=...) leaves {attribute name: strategy} on the Cell owning the
+  // weight. Only trainable weights: a buffer may be assigned, which needs the Parameter itself.
+  // A weight stored as this rank's slice (slice_parameters=True, mycel.parallel.sliced) is read
+  // as the whole weight it is part of; the semi-auto pass reads the slice in place.
+  if (nb::object l = nb::getattr(param, "layout", nb::none()); !l.is_none()) {
+    std::vector<AttrValue> at;
+    for (size_t k = 0; k < 3; ++k) {
+      std::vector<int64_t> v;
+      for (nb::handle x : l[k]) v.push_back(nb::cast<int64_t>(x));
+      at.emplace_back(std::move(v));
+    }
+    node = op_call(b, Registry::get().at("sliced_weight"), at, {std::move(node)}, {}, loc);
+  }
+  nb::object plan = nb::cast<nb::dict>(cell.attr("__dict__")).get("_shard_param_plan", nb::none());
+  if (plan.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
+  nb::object dims = nb::cast<nb::dict>(plan).get(attr.c_str(), nb::none());
+  return dims.is_none() ? node : shard_hint(b, std::move(node), dims, loc, /*layout_only=*/true);
+}
+
 NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
   PyObject* o = obj.ptr();
   if (obj.is_none()) return constant(ir::none());

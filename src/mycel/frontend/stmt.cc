@@ -77,6 +77,7 @@ Block* Parser::stmt(Block* b, nb::handle s) {
     nb::handle v = s.attr("value");
     NodePtr out = v.is_none() ? constant(ir::none()) : expr(b, v);
     if (b->scope->output_dtype.is_valid()) out = cast_float(b, out, b->scope->output_dtype, loc_of(s));
+    if (b->scope->output_strategy.is_valid()) out = hint_outputs(b, out, b->scope->output_strategy, loc_of(s));
     finish(b, out);
     return nullptr;
   }

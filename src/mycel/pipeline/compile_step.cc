@@ -70,8 +70,9 @@ Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inpu
     ir::FuncGraph* f = analysis::specialize(m, entry, fabs);
     opt::bind_constant_inputs(f, /*drop=*/false);  // scalars fold before differentiation
     opt::optimize(f, stage(o, *f, "forward"));
+    // f is the differentiated forward (AUTO_PARALLEL searches it); its hints apply here too.
+    parallel::shard_graph(f, parallel::semi_auto_config(), /*root_is_forward=*/true);
     f = expand_grads(m, f, fabs, o);
-    parallel::shard_graph(f, parallel::semi_auto_config());
     s.graph = analysis::specialize(m, ad::grad_graph(f, *grad), inputs);
   } else {
     s.graph = analysis::specialize(m, entry, inputs);

@@ -3,6 +3,7 @@
 #include "mycel/pipeline/semi_auto.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <unordered_set>
@@ -10,6 +11,8 @@
 #include "mycel/core/error.h"
 #include "mycel/opt/graph_util.h"
 #include "mycel/parallel/redistribution.h"
+#include "mycel/parallel/search/op_model.h"
+#include "mycel/pipeline/strategy_search.h"
 
 namespace mycel::parallel {
 
@@ -25,6 +28,7 @@ SemiAutoConfig& semi_auto_config() {
 namespace {
 
 constexpr const char* kHint = "shard_hint";
+constexpr const char* kSliced = "sliced_weight";
 
 const AbstractTensor* tensor_abs(const NodePtr& n) {
   return n && n->abstract() && n->abstract()->kind() == AbstractKind::kTensor
@@ -36,6 +40,10 @@ bool is_hint(const NodePtr& n) {
   const OpValue* v = op_of(n);
   return v && v->op().name == kHint;
 }
+
+// A hint an op reading it directly takes as its strategy for that input (Primitive.shard's);
+// layout_only hints (Cell.shard's) only constrain the value.
+bool is_op_hint(const NodePtr& n) { return is_hint(n) && !op_of(n)->attrs().get_bool("layout_only"); }
 
 // An op node seen as a sharding rule sees it: input metas (non-tensors absent), attributes and
 // output metas.
@@ -69,6 +77,17 @@ struct OpView {
           auto* t = static_cast<const AbstractTensor*>(it.get());
           outs.push_back({t->shape(), t->dtype()});
         }
+    }
+    // n's abstract may come from local inputs (full_batch=False specializes with this rank's
+    // block): the rule sees the outputs of the global inputs.
+    bool global_in = false;
+    for (size_t i = 0; split && i < a->num_args(); ++i) global_in = global_in || split->count(a->arg(i).get());
+    if (global_in) {
+      try {
+        std::vector<TensorMeta> o = infer_checked(*op, InferContext{*op, ins, attrs});
+        if (o.size() == outs.size()) outs = std::move(o);
+      } catch (const std::exception&) {
+      }  // the rule reports what does not fit
     }
   }
   shard::ShardContext ctx(int64_t n) const { return {*op, ins, attrs, outs, n}; }
@@ -129,6 +148,34 @@ bool replicated_layout(const TensorLayout& l) {
   MYCEL_THROW(ValueError, msg);
 }
 
+std::vector<std::pair<std::string, std::string>>& applied() {
+  static std::vector<std::pair<std::string, std::string>> a;
+  return a;
+}
+
+std::string strategy_str(const shard::Strategy& s) {
+  std::string o = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    o += (i ? ", (" : "(");
+    for (size_t d = 0; d < s[i].size(); ++d) o += (d ? ", " : "") + std::to_string(s[i][d]);
+    o += s[i].size() == 1 ? ",)" : ")";
+  }
+  return o + (s.size() == 1 ? ",)" : ")");
+}
+
+using WeightMap = std::map<const Storage*, std::pair<Tensor, TensorLayout>>;
+WeightMap& planned_weights() {
+  static WeightMap m;
+  return m;
+}
+
+// The tensor a weight Parameter node is bound to, or null.
+const Tensor* bound_weight(const Node* n) {
+  if (!n || !n->is_parameter()) return nullptr;
+  const auto* p = static_cast<const ir::Parameter*>(n);
+  return p->is_weight() ? &p->bound() : nullptr;
+}
+
 struct Pass {
   FuncGraph* g;
   const SemiAutoConfig& cfg;
@@ -157,6 +204,11 @@ struct Pass {
       x = emit(g, s.op, a, {x}, like);
     }
     return x;
+  }
+  // A whole weight the pass splits: the first layout asked of it is where its slice would live.
+  void plan_weight(const NodePtr& w, const TensorLayout& want) {
+    const Tensor* t = bound_weight(w.get());
+    if (t && !layout.count(w.get()) && !replicated_layout(want)) planned_weights().emplace(t->storage().get(), std::make_pair(*t, want));
   }
   void set_layout(const NodePtr& n, const TensorLayout& l) {
     if (!replicated_layout(l)) layout[n.get()] = l;
@@ -243,8 +295,10 @@ struct Pass {
       if (!v.ins[i]) continue;
       NodePtr arg = a->arg(i);
       if (tuple_layout.count(arg.get())) arg = whole(arg);  // raises: a tuple is not a tensor input
+      plan_weight(arg, p.inputs[i]);
       a->set_input(i + 1, to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
     }
+    applied().emplace_back(v.op->name, strategy_str(s));
     Attrs local = v.attrs;
     for (auto& [name, val] : p.local_int_attrs) local.values()[static_cast<size_t>(v.op->attr_index(name))] = val;
     a->set_input(0, g->constant(op_value(v.op, local)));
@@ -261,22 +315,55 @@ struct Pass {
   }
 
   void run() {
+    // full_batch=False: each data input holds this rank's block of the global batch.
+    if (!cfg.full_batch)
+      for (const NodePtr& prm : g->parameters()) {
+        const ir::Parameter* q = as_parameter(prm);
+        const AbstractTensor* t = tensor_abs(prm);
+        if (!q || q->is_weight() || !t || t->shape().empty() || t->shape()[0] < 0) continue;
+        Shape global = t->shape();
+        global[0] *= cfg.device_num;
+        shard::Dims split(global.size(), 1);
+        split[0] = cfg.device_num;
+        set_layout(prm, shard::layout_from_dims(global, split, cfg.device_num));
+      }
     // Hints read directly by an op are that op's strategy; other hints constrain a value.
     for (const NodePtr& n : g->toposort())
       if (const Apply* a = as_apply(n); a && op_of(n) && !is_hint(n) && chosen.count(n.get()))
         for (size_t i = 0; i < a->num_args(); ++i)
-          if (is_hint(a->arg(i))) arg_hints.insert(a->arg(i).get());
+          if (is_op_hint(a->arg(i))) arg_hints.insert(a->arg(i).get());
     for (const NodePtr& n : g->toposort()) {
       Apply* a = as_apply(n);
       if (!a) continue;
       for (size_t i = 1; i < a->inputs().size(); ++i) a->set_input(i, resolve(a->inputs()[i]));
       const OpValue* ov = op_of(n);
+      if (ov && ov->op().name == kSliced) {  // a weight stored as slices: read the slice in place
+        const Attrs& at = ov->attrs();
+        TensorLayout l;
+        l.device.dims = at.get_ints("device_matrix");
+        for (int64_t m : at.get_ints("tensor_map")) l.tensor_map.push_back(static_cast<int>(m));
+        l.shape = at.get_ints("shape");
+        if (l.device.size() != cfg.device_num)
+          rethrow_at(ValueError("[slice_parameters] a weight stored as slices for " + std::to_string(l.device.size()) +
+                                " devices is read on device_num " + std::to_string(cfg.device_num)), n);
+        layout[a->arg(0).get()] = l;
+        repl[n.get()] = a->arg(0);
+        changed = true;
+        continue;
+      }
       if (ov && ov->op().name == kHint) {
         NodePtr x = a->arg(0);
         if (!arg_hints.count(n.get())) {  // a layout constraint: redistribute x to it
           const AbstractTensor* t = tensor_abs(x);
-          TensorLayout want = shard::layout_from_dims(t->shape(), ov->attrs().get_ints("strategy"), cfg.device_num);
-          x = to_layout(x, layout_of(x, {t->shape(), t->dtype()}), want, t->dtype(), n);
+          const TensorLayout have = layout_of(x, {t->shape(), t->dtype()});  // x may be split already
+          TensorLayout want;
+          try {
+            want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"), cfg.device_num);
+          } catch (const std::exception& e) {
+            rethrow_at(e, n);
+          }
+          plan_weight(x, want);
+          x = to_layout(x, have, want, t->dtype(), n);
           set_layout(x, want);
         }
         repl[n.get()] = x;
@@ -337,7 +424,7 @@ StrategyMap hinted(FuncGraph* g) {
     shard::Strategy s;
     bool any = false;
     for (size_t i = 0; i < a->num_args(); ++i) {
-      if (is_hint(a->arg(i))) {
+      if (is_op_hint(a->arg(i))) {
         s.push_back(op_of(a->arg(i))->attrs().get_ints("strategy"));
         any = true;
       } else if (const AbstractTensor* t = tensor_abs(a->arg(i))) {
@@ -351,13 +438,79 @@ StrategyMap hinted(FuncGraph* g) {
   return m;
 }
 
+// Hints, or weights stored as slices (which only the pass reads in place).
 bool has_hints(FuncGraph* g) {
   for (const NodePtr& n : g->toposort())
-    if (is_hint(n)) return true;
+    if (const OpValue* v = op_of(n); v && (v->op().name == kHint || v->op().name == kSliced)) return true;
   return false;
 }
 
+std::string& last_report() {
+  static std::string r;
+  return r;
+}
+
+
+
+
+
+// The function S of a gradient call grad_op(S, w)(x...), or null.
+FuncGraph* grad_target(const NodePtr& n) {
+  const Apply* a = as_apply(n);
+  const Apply* made = a ? as_apply(a->callee()) : nullptr;
+  const Constant* c = made ? as_constant(made->callee()) : nullptr;
+  return c && c->value()->kind() == ValueKind::kGradOp && made->num_args() > 0 ? constant_graph(made->arg(0)) : nullptr;
+}
+
+// The differentiated functions of the gradient calls in the graphs root reaches: `ready` those
+// holding no gradient call themselves (expanded this round), `all` every one.
+void grad_targets(FuncGraph* root, std::vector<FuncGraph*>& ready, std::unordered_set<FuncGraph*>& all) {
+  for (FuncGraph* k : opt::detail::reachable_graphs(root))
+    for (const NodePtr& n : k->toposort())
+      if (FuncGraph* S = grad_target(n); S && all.insert(S).second) {
+        bool inner = false;
+        for (FuncGraph* j : opt::detail::reachable_graphs(S))
+          for (const NodePtr& m : j->toposort()) inner = inner || grad_target(m);
+        if (!inner) ready.push_back(S);
+      }
+}
+
+// AUTO_PARALLEL on one forward: the hints read by ops become fixed strategies (the op reads the
+// value itself), the search chooses the rest, and the pass applies the choice as it is.
+bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
+  const StrategyMap hints = hinted(g);
+  std::map<const Apply*, shard::Strategy> fixed;
+  for (const NodePtr& n : g->toposort()) {
+    auto it = hints.find(n.get());
+    if (it == hints.end()) continue;
+    Apply* a = as_apply(n);
+    for (size_t i = 0; i < a->num_args(); ++i)
+      if (is_op_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
+    fixed[a] = it->second;
+  }
+  search::GraphSearch r;
+  try {
+    r = search::search_graph(*g, cfg.topology, static_cast<int>(cfg.device_num), cfg.search_mode,
+                             cfg.memory_limit, /*training=*/true, /*optimizer_slots=*/1, &fixed);
+  } catch (const ValueError& e) {
+    MYCEL_THROW(ValueError, e.what(), "\n  (searching the strategies of '", g->name(), "')");
+  }
+  StrategyMap chosen;
+  for (size_t i = 0; i < r.ops.size(); ++i) chosen[r.ops[i]] = r.chosen[i];
+  last_report() = search::report_to_json(r.report);
+  return apply_strategies(g, chosen, cfg, /*propagate=*/false) || !hints.empty();
+}
+
 }  // namespace
+
+const std::string& last_search_report() { return last_report(); }
+
+std::vector<std::pair<Tensor, TensorLayout>> take_planned_weights() {
+  std::vector<std::pair<Tensor, TensorLayout>> out;
+  for (auto& [k, v] : planned_weights()) out.push_back(v);
+  planned_weights().clear();
+  return out;
+}
 
 std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
   std::vector<OpCandidates> out;
@@ -381,19 +534,92 @@ std::vector<OpCandidates> op_candidates(FuncGraph* g, int64_t device_num) {
   return out;
 }
 
+const std::vector<std::pair<std::string, std::string>>& last_applied() { return applied(); }
+
+StrategyMap propagate_backward(FuncGraph* g, StrategyMap chosen, const SemiAutoConfig& cfg) {
+  std::vector<NodePtr> order = g->toposort();
+  std::unordered_map<const Node*, TensorLayout> want;  // producer -> the layout a chosen consumer reads
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const NodePtr& n = *it;
+    const OpValue* ov = op_of(n);
+    if (!ov || is_hint(n)) continue;
+    OpView v(n, *ov);
+    if (!v.shardable() || !shard::rule_of(*v.op) || v.tuple) continue;
+    const shard::ShardContext c = v.ctx(cfg.device_num);
+    auto ch = chosen.find(n.get());
+    if (ch == chosen.end()) {  // a producer: the strategy that yields the wanted layout as it is
+      auto w = want.find(n.get());
+      if (w == want.end() || v.op->random) continue;
+      using Score = std::tuple<size_t, double>;  // local slicing steps, flops
+      std::optional<Score> best_score;
+      for (const shard::Strategy& s : shard::strategies(c)) {
+        shard::ShardPlan p;
+        try {
+          p = shard::plan(c, s);
+        } catch (const ValueError&) {
+          continue;
+        }
+        if (!p.comms.empty()) continue;  // its own collectives would cost what the split saves
+        RedistPlan r = plan_redistribution(p.outputs[0], w->second, 0, v.outs[0].dtype);
+        if (r.comm_bytes != 0 || replicated_layout(p.outputs[0])) continue;
+        const Score score{r.steps.size(), shard::cost(c, p).flops};
+        if (!best_score || score < *best_score) best_score = score, chosen[n.get()] = s;
+      }
+      ch = chosen.find(n.get());
+      if (ch == chosen.end()) continue;
+    }
+    shard::ShardPlan p;
+    try {
+      p = shard::plan(c, ch->second);
+    } catch (const std::exception&) {
+      continue;  // apply_strategies reports it with the op's line
+    }
+    const Apply* a = as_apply(n);
+    for (size_t i = 0; i < a->num_args(); ++i) {
+      NodePtr src = a->arg(i);
+      if (is_op_hint(src)) src = as_apply(src)->arg(0);  // the hint is this op's; the value is its input
+      if (v.ins[i] && op_of(src) && !is_hint(src) && !chosen.count(src.get()) && !replicated_layout(p.inputs[i]))
+        want.emplace(src.get(), p.inputs[i]);  // the first (latest in the graph) consumer wins
+    }
+  }
+  return chosen;
+}
+
 bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate) {
   if (cfg.rank < 0 || cfg.rank >= cfg.device_num)
     MYCEL_THROW(ValueError, "[semi_auto_parallel] rank ", cfg.rank, " is not in [0, device_num=", cfg.device_num, ")");
+  applied().clear();
   Pass p{g, cfg, chosen, propagate, {}, {}, {}, {}, {}, {}};
   p.run();
   return p.changed;
 }
 
-bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg) {
+bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forward) {
   if (!cfg.enabled) return false;
   bool changed = false;
+  std::unordered_set<FuncGraph*> forwards;  // AUTO_PARALLEL: graphs to search, now or later
+  if (cfg.search) {
+    std::vector<FuncGraph*> ready;
+    if (root_is_forward) ready.push_back(root), forwards.insert(root);
+    grad_targets(root, ready, forwards);
+    for (FuncGraph* g : ready) {
+      if (cfg.search_mode != "sharding_propagation") changed = search_and_apply(g, cfg) || changed;
+      else if (has_hints(g) || !cfg.full_batch)  // propagation both ways from the hints
+        changed = apply_strategies(g, propagate_backward(g, hinted(g), cfg), cfg, /*propagate=*/true) || changed;
+    }
+  }
+  // Hints elsewhere (SEMI_AUTO_PARALLEL, or graphs no gradient reads under AUTO_PARALLEL).
+  // full_batch=False: the forwards read split data, so propagation runs on them without hints too.
+  std::unordered_set<FuncGraph*> data_split;
+  if (!cfg.full_batch && !cfg.search) {
+    std::vector<FuncGraph*> ready;
+    if (root_is_forward) ready.push_back(root);
+    grad_targets(root, ready, forwards);
+    for (FuncGraph* g : ready) data_split.insert(g);
+  }
   for (FuncGraph* g : opt::detail::reachable_graphs(root))
-    if (has_hints(g)) changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
+    if (data_split.count(g) || (!forwards.count(g) && has_hints(g)))
+      changed = apply_strategies(g, hinted(g), cfg, /*propagate=*/true) || changed;
   return changed;
 }
 

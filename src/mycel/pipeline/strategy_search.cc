@@ -39,6 +39,11 @@ const ir::OpValue* op_of(const ir::Apply* a) {
   return static_cast<const ir::OpValue*>(c->value().get());
 }
 
+bool is_sliced_weight(const ir::Apply* a) {
+  const ir::OpValue* op = op_of(a);
+  return op && op->op().name == "sliced_weight";
+}
+
 void tensor_metas(const ir::AbstractPtr& a, std::vector<TensorMeta>& out) {
   if (!a) return;
   if (a->kind() == ir::AbstractKind::kTensor) {
@@ -105,7 +110,7 @@ Redistribution price(const RedistPlan& p, const Topology& t) {
 
 GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int device_num,
                          const std::string& mode, double memory_limit, bool training,
-                         double optimizer_slots) {
+                         double optimizer_slots, const std::map<const ir::Apply*, shard::Strategy>* fixed) {
   MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ", device_num);
   MYCEL_CHECK(mode == "dynamic_programming" || mode == "recursive_programming" || mode == "data_parallel",
               ValueError, "[auto_parallel] search_mode must be 'dynamic_programming', "
@@ -117,7 +122,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   for (const ir::NodePtr& n : g.toposort()) {
     const ir::Apply* a = ir::as_apply(n);
     const ir::OpValue* op = a ? op_of(a) : nullptr;
-    if (!op) continue;
+    if (!op || is_sliced_weight(a)) continue;  // a weight stored as slices: its consumers read it as a weight
     OpSite s;
     s.apply = a, s.op = op, s.device_num = device_num;
     tensor_metas(a->abstract(), s.out_metas);
@@ -141,7 +146,7 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.producer.push_back(from);
       s.producer_out.push_back(out);
       const ir::Parameter* p = ir::as_parameter(arg);
-      s.weight.push_back(p && p->is_weight());
+      s.weight.push_back((p && p->is_weight()) || (ir::as_apply(arg) && is_sliced_weight(ir::as_apply(arg))));
     }
     for (size_t i = 0; i < s.in_metas.size(); ++i) {
       const ir::NodePtr& arg = a->arg(i);
@@ -160,7 +165,12 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   for (OpSite& s : sites) {
     const shard::ShardContext c = s.ctx();
     std::string refused;
-    for (shard::Strategy& st : shard::strategies(c)) {
+    std::vector<shard::Strategy> listed;
+    const auto pinned = fixed ? fixed->find(s.apply) : std::map<const ir::Apply*, shard::Strategy>::const_iterator{};
+    const bool is_fixed = fixed && pinned != fixed->end();
+    if (is_fixed) listed.push_back(pinned->second);
+    else listed = shard::strategies(c);
+    for (shard::Strategy& st : listed) {
       // Defensive: a rule that lists 0 for a never-split dim (as one version did) means 1.
       for (shard::Dims& d : st)
         for (int64_t& v : d) v = v == 0 ? 1 : v;
@@ -197,7 +207,8 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.costs.push_back(k);
     }
     MYCEL_CHECK(!s.strategies.empty(), ValueError, "[auto_parallel] op '", s.op->op().name,
-                "' has no valid strategy on ", device_num, " devices (its rule said: ", refused, ")");
+                is_fixed ? "': its shard() strategy is not valid on " : "' has no valid strategy on ",
+                device_num, " devices (its rule said: ", refused, ")");
     std::vector<Cost> costs;
     for (const StrategyCost& k : s.costs) costs.push_back({k.compute + k.comm, k.memory});
     cg.add_node(s.op->op().name + "#" + std::to_string(cg.nodes().size()), std::move(costs));

@@ -3,6 +3,7 @@
 // (parallel/redistribution.h), priced on a topology.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,12 @@ struct GraphSearch {
 /// Searches a strategy for every op application of `g` (a specialized graph: abstracts set) on
 /// `device_num` simulated devices. Weights are the graph's bound parameters; in training the
 /// backward pass is priced too (twice the forward compute, the inputs' gradient reductions).
-/// mode: "dynamic_programming", "recursive_programming" or "data_parallel".
+/// mode: "dynamic_programming", "recursive_programming" or "data_parallel". `fixed`: ops whose
+/// strategy is given (the user's shard() hints under AUTO_PARALLEL): the search keeps only that
+/// one for them (an invalid one is a ValueError naming the op).
 GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int device_num,
                          const std::string& mode, double memory_limit = -1, bool training = true,
-                         double optimizer_slots = 1);
+                         double optimizer_slots = 1,
+                         const std::map<const ir::Apply*, shard::Strategy>* fixed = nullptr);
 
 }  // namespace mycel::parallel::search

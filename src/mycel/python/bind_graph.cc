@@ -347,8 +347,11 @@ class CompiledGraph {
   pipeline::Step& compiled(const std::vector<ir::AbstractPtr>& abs) {
     std::string key = analysis::signature_key(abs);
     // A program compiled under other parallel settings splits differently (or not at all).
-    if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled)
-      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank);
+    if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled) {
+      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) + (pc.full_batch ? "" : ":split");
+      if (pc.search)  // the search's answer depends on its mode, cluster and memory limit
+        key += ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);
+    }
     if (pipeline::Step* s = programs_.find(key)) return *s;
     if (chain_) return programs_.insert(key, pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
     return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));

@@ -103,4 +103,8 @@ def cases(n):
     """name -> (kind, network factory) of every semi-auto case on n ranks."""
     out = {f"mlp_{k}": ("mlp", (lambda s=s: MLP(*s))) for k, s in mlp_variants(n).items()}
     out["hybrid"] = ("conv", lambda: Hybrid(*hybrid_strategy(n)))
+    # Cell.shard: the batch split on entry, w2 stored split by columns, the output by rows; the
+    # ops choose their own strategies by propagation.
+    out["cell_shard"] = ("mlp", lambda: MLP().shard(in_strategy=((n, 1),), out_strategy=((n, 1),),
+                                                    parameter_plan={"self.w2": (1, n)}))
     return out

@@ -6,6 +6,7 @@ import numpy as np
 from mycel import Tensor, nn, ops
 
 STEPS, BATCH, FEATURES, CLASSES = 50, 16, 8, 4
+OPTSHARD_STEPS = 6  # the optimizer-sharding run (dp_optshard.py): Adam, fewer steps
 
 
 class MLP(nn.Cell):

@@ -1,8 +1,10 @@
-"""Wrapper Cells for training: loss, evaluation, one-step training and loss scaling."""
+"""Wrapper Cells for training: loss, evaluation, one-step training, loss scaling and pipeline
+stages."""
 from mycel.nn.wrap.cell_wrapper import WithLossCell, WithEvalCell, TrainOneStepCell
 from mycel.nn.wrap.grad_reducer import DistributedGradReducer
+from mycel.nn.wrap.pipeline import PipelineCell
 from mycel.nn.wrap.loss_scale import (FixedLossScaleUpdateCell, DynamicLossScaleUpdateCell,
                                       TrainOneStepWithLossScaleCell)
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "FixedLossScaleUpdateCell",
-           "DynamicLossScaleUpdateCell", "TrainOneStepWithLossScaleCell"]
+           "DynamicLossScaleUpdateCell", "TrainOneStepWithLossScaleCell", "PipelineCell"]

@@ -1,7 +1,7 @@
 """Training and evaluation wrappers (MindSpore's nn.WithLossCell, nn.WithEvalCell,
 nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
 step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
-from mycel import ops
+from mycel import _mycel, ops
 from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
@@ -90,18 +90,68 @@ class TrainOneStepCell(Cell):
         # Data parallel (MindSpore's rule): gradients are reduced across ranks before the update.
         self.reducer_flag = _pctx._is_data_parallel() or _pctx._is_semi_auto()
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
-        if _pctx._is_semi_auto():
-            # Semi-auto: every rank holds whole weights and differentiates the sum of the ranks'
+        if _pctx._is_semi_auto() and _pctx._device_num() > 1 and \
+                _pctx.get_auto_parallel_context("pipeline_stages") > 1:
+            # Pipeline: each weight lives on one stage and gets its whole gradient there.
+            self.reducer_flag = False
+        elif _pctx._is_semi_auto() and _pctx._device_num() > 1:
+            # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(self.weights, True, _pctx._device_num())
-        elif self.reducer_flag:
+            if _pctx.get_auto_parallel_context("slice_parameters"):
+                _mycel.autopar.take_planned()  # layouts planned before this step are not its own
+                object.__setattr__(self, "_slice_pending", True)
+            self._shard_optimizer(1.0 / _pctx._device_num())
+        elif self.reducer_flag and not _pctx._is_semi_auto():
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(
                 self.weights, _pctx.get_auto_parallel_context("gradients_mean"), _pctx._device_num())
             if _pctx.get_auto_parallel_context("parameter_broadcast"):  # rank 0's weights everywhere
                 from mycel.nn.wrap.grad_reducer import broadcast_parameters
                 broadcast_parameters(self.network.get_parameters())
+            mean = _pctx.get_auto_parallel_context("gradients_mean")
+            self._shard_optimizer(1.0 / _pctx._device_num() if mean else 1.0)
+
+    def _shard_optimizer(self, scale):
+        """enable_parallel_optimizer: this rank updates a block of each parameter (mycel.parallel.
+        optimizer_shard); the gradients are ReduceScattered to it and the blocks gathered after
+        each step."""
+        object.__setattr__(self, "_optimizer_shards", None)
+        if not _pctx.get_auto_parallel_context("enable_parallel_optimizer") or _pctx._device_num() == 1:
+            return
+        if _pctx.get_auto_parallel_context("slice_parameters"):
+            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True is "
+                                      "not supported; use one of them")
+        from mycel.parallel import optimizer_shard
+        plan = optimizer_shard.shard_optimizer(self.optimizer, _mycel.comm.world_rank(), _pctx._device_num())
+        object.__setattr__(self, "_optimizer_shards", plan)
+        self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
+
+    def __call__(self, *inputs, **kwargs):
+        from mycel.nn.wrap.pipeline import PipelineCell
+        if isinstance(self.network, PipelineCell) and inputs:  # the shapes its stage receives
+            self.network.prepare(inputs[0])
+        out = super().__call__(*inputs, **kwargs)
+        if self.__dict__.get("_slice_pending"):
+            self._slice_weights()
+        if self.__dict__.get("_optimizer_shards") is not None:  # the updated blocks, gathered
+            from mycel.parallel.optimizer_shard import gather_parameters
+            gather_parameters(self._optimizer_shards)
+        return out
+
+    def _slice_weights(self):
+        """slice_parameters=True: after the first step (compiled with whole weights, when the
+        sharding pass chose each weight's layout), store the split weights and their optimizer
+        state as this rank's slices, reduce their gradients over their mirror groups, and
+        compile again (mycel.parallel.sliced)."""
+        from mycel.parallel import sliced
+        rank = _mycel.comm.world_rank()
+        object.__setattr__(self, "_slice_pending", False)
+        sliced.slice_parameters(self.weights, self.optimizer, rank)
+        self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compiled", None)
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)

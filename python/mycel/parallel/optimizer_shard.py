@@ -1,0 +1,85 @@
+"""Optimizer sharding (set_auto_parallel_context(enable_parallel_optimizer=True), MindSpore's
+parallel optimizer, ZeRO stage 1): each of the N ranks updates only block r (along dim 0) of
+every parameter whose dim 0 divides by N, and keeps only that block of its optimizer state
+(moments, ...). The gradient of such a parameter is ReduceScattered (each rank receives the sum
+of its block) instead of AllReduced; after the update, the ranks AllGather the updated blocks
+into the whole parameter the network reads. Other parameters are updated whole, as before.
+
+The update must be elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...): an
+optimizer that takes a norm of the whole parameter (LARS, Lamb) would see only a block.
+
+The gather runs after each step, eagerly (one AllGather per sharded parameter): inside the
+compiled step a Parameter read after its update still reads the value from the step's start."""
+import numpy as np
+
+from mycel import ops
+from mycel.common.parameter import Parameter, ParameterTuple
+from mycel.common.tensor import Tensor
+from mycel.nn.cell import Cell, CellList
+
+__all__ = ["shard_optimizer", "ShardedGradReducer"]
+
+
+def _states_of(optimizer, p):
+    """The optimizer's state Parameters for p (named prefix.<p.name>, p's shape)."""
+    return [q for q in optimizer.__dict__.get("_params", {}).values()
+            if q is not None and q is not p and q.name.endswith("." + p.name) and tuple(q.shape) == tuple(p.shape)]
+
+
+def shard_optimizer(optimizer, rank, n):
+    """Makes `optimizer` update rank's block of each parameter whose dim 0 divides by n: its
+    `parameters` become block Parameters (named <name>.shard) and its state for them is cut to
+    the block. Returns the plan: per parameter (in optimizer order) the whole Parameter and its
+    block Parameter, or None where it stays whole."""
+    plan, params = [], []
+    for p in optimizer.parameters:
+        if len(p.shape) == 0 or p.shape[0] % n != 0:
+            plan.append(None)
+            params.append(p)
+            continue
+        per = p.shape[0] // n
+        rows = slice(rank * per, (rank + 1) * per)
+        block = Parameter(Tensor(np.ascontiguousarray(p.asnumpy()[rows]), dtype=p.dtype), name=p.name + ".shard",
+                          requires_grad=p.requires_grad)
+        for q in _states_of(optimizer, p):
+            q._rebind(Tensor(np.ascontiguousarray(q.asnumpy()[rows]), dtype=q.dtype))
+        plan.append((p, block))
+        params.append(block)
+    object.__setattr__(optimizer, "parameters", ParameterTuple(params))
+    object.__setattr__(optimizer, "_parameters", optimizer.parameters)
+    return plan
+
+
+def gather_parameters(plan):
+    """After a step: every rank's updated blocks, concatenated, become the whole parameters."""
+    gather = ops.AllGather()
+    for entry in plan:
+        if entry is not None:
+            whole, block = entry
+            whole._assign(gather(block))
+
+
+class ShardedGradReducer(Cell):
+    """Per gradient: ReduceScatter(sum) for a sharded parameter (this rank's block of the sum),
+    AllReduce(sum) for a whole one; both scaled by `scale` (1/N for the mean)."""
+
+    def __init__(self, plan, scale):
+        super().__init__(auto_prefix=False)
+        self._reduces = CellList([_Reduce(ops.ReduceScatter(op="sum") if entry else ops.AllReduce(op="sum"), scale)
+                                  for entry in plan])
+
+    def construct(self, grads):
+        out = ()
+        for g, reduce in zip(grads, self._reduces):
+            out = out + (reduce(g),)
+        return out
+
+
+class _Reduce(Cell):
+    def __init__(self, collective, scale):
+        super().__init__(auto_prefix=False)
+        self._collective = collective
+        self._scale = scale
+
+    def construct(self, g):
+        return self._collective(g) * self._scale

@@ -1,0 +1,45 @@
+"""Run under mpirun by test_parallel_sliced.py: the cases of autopar_sliced_common with
+slice_parameters=True. Each rank writes its checkpoint (its slices) and its parameter bytes
+(weights and optimizer state); rank 0 merges the checkpoints with the weights' layouts and saves
+losses, merged weights and every rank's bytes to <out>/sliced.npz."""
+import sys
+
+import numpy as np
+
+import mycel
+import mycel.communication as comm
+from mycel import Tensor, ops
+from mycel.parallel import ParallelMode, load_distributed_checkpoint
+from mycel.parallel.sliced import parameter_layouts
+from mpi_workers.autopar_auto_common import TOPOLOGY
+from mpi_workers.autopar_common import BATCH, STEPS
+from mpi_workers.autopar_sliced_common import cases, make_step
+
+out_dir = sys.argv[1]
+comm.init()
+R, N = comm.get_rank(), comm.get_group_size()
+mycel.set_context(mode=mycel.GRAPH_MODE)
+results = {}
+for name, (mode, make, (x, y), _) in cases(N).items():
+    mycel.reset_auto_parallel_context()
+    mycel.set_auto_parallel_context(
+        parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL if mode == "semi" else ParallelMode.AUTO_PARALLEL,
+        device_num=N, slice_parameters=True, topology=TOPOLOGY)
+    net = make()
+    step = make_step(net)
+    losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
+              for s in range(STEPS)]
+    results[f"{name}_losses"] = np.array(losses)
+    nbytes = sum(p.asnumpy().nbytes for p in net.trainable_params()) + \
+        sum(p.asnumpy().nbytes for p in step.optimizer.get_parameters() if p.name.startswith("moments."))
+    results[f"{name}_bytes"] = ops.AllGather()(Tensor(np.array([nbytes], np.int64))).asnumpy()
+    mycel.save_checkpoint(net, f"{out_dir}/{name}_rank{R}.ckpt")
+    ops.Barrier()()
+    if R == 0:
+        layouts = parameter_layouts(net)
+        results[f"{name}_sliced"] = np.array(sorted(layouts))
+        merged = load_distributed_checkpoint(make(), [f"{out_dir}/{name}_rank{r}.ckpt" for r in range(N)], layouts)
+        for k, v in merged.items():
+            results[f"{name}_w_{k}"] = v.asnumpy()
+if R == 0:
+    np.savez(f"{out_dir}/sliced.npz", **results)
