@@ -240,3 +240,16 @@ def test_loader_checks_int8_nodes():
     for data, msg in cases:
         with pytest.raises(ValueError, match=r"MINDIR: node 0 \(qdense\).*" + msg):
             lite.verify(data)
+
+
+def test_fuzz_int8_model_no_crash(tmp_path):
+    """The MINDIR fuzzer (test_lite.py) on an int8 model: mutated int8 nodes and weights are
+    rejected or run, never crash."""
+    import subprocess
+    import sys
+    net, x = _ptq("lenet5")
+    path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "q"), file_format="MINDIR")
+    script = os.path.join(os.path.dirname(__file__), "lite_fuzz_worker.py")
+    out = subprocess.run([sys.executable, script, path, "120", "1"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "crashes 0" in out.stdout and "hangs 0" in out.stdout, out.stdout
