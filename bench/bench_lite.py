@@ -99,9 +99,9 @@ print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percent
 """
 
 
-def run_py(code):
+def run_py(code, python=None):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -126,10 +126,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--models", default=",".join(SHAPES))
+    ap.add_argument("--torch-python", default=sys.executable,
+                    help="a Python that has torch (the eager baseline runs in its own process)")
     a = ap.parse_args()
     models = a.models.split(",")
-    import importlib.util
-    have_torch = importlib.util.find_spec("torch") is not None  # not imported here: its own process
+    check = subprocess.run([a.torch_python, "-c", "import torch"], capture_output=True)
+    have_torch = check.returncode == 0  # not imported here: its own process
     with tempfile.TemporaryDirectory() as d:
         run_py(EXPORT.format(tests=os.path.join(ROOT, "tests", "python"),
                              shapes={m: SHAPES[m] for m in models}, out=d, int8=INT8))
@@ -150,7 +152,7 @@ def main():
                                                   iters=a.iters)))
                 if have_torch:
                     tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
-                                                   shape=SHAPES[m], iters=a.iters)))
+                                                   shape=SHAPES[m], iters=a.iters), a.torch_python))
             lp = statistics.median(r["p50"] for r in lite)
             lp90 = statistics.median(r["p90"] for r in lite)
             op = statistics.median(r["p50"] for r in ort_)
