@@ -84,17 +84,19 @@ def test_qconv2d_matches_integer_reference(case, bits):
 def test_qdense_matches_integer_reference(bits):
     rng = np.random.default_rng(bits)
     qmax = 2 ** (bits - 1) - 1
-    x = rng.integers(0, 256, (5, 40)).astype(np.uint8)
     w = rng.integers(-qmax, qmax + 1, (12, 40)).astype(np.int8)
     b = rng.standard_normal(12).astype(np.float32)
     ws = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
-    for xz in (0, 9):
+    for rows, xz in ((5, 0), (5, 9), (1, 0), (2, 200)):  # 1-4 rows: the exact matrix-vector loop
+        x = rng.integers(0, 256, (rows, 40)).astype(np.uint8)
         acc = (x.astype(np.int64) - xz) @ w.astype(np.int64).T
         yf = acc * (0.03 * ws.astype(np.float64)) + b
         for relu in (False, True):
             got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), x_scale=0.03, x_zero_point=xz,
                              w_scale=tuple(float(s) for s in ws), relu=relu).asnumpy()
             np.testing.assert_allclose(got, _epilogue(yf, relu, False, 1, 0), rtol=1e-5, atol=1e-4)
+            path = lite.int8_path()
+            assert path == "rows" if rows <= 4 else (path.startswith("onednn:") or bits == 8), path
             got = ops.qdense(Tensor(x), Tensor(w), None, x_scale=0.03, x_zero_point=xz, relu=relu,
                              w_scale=tuple(float(s) for s in ws), out_dtype=mycel.uint8, y_scale=0.1,
                              y_zero_point=128).asnumpy()

@@ -134,6 +134,9 @@ std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bi
     e->pd = dnnl::convolution_forward::primitive_desc(d, int8_attr(q, u8, 1 << 1), engine());
     e->prim = dnnl::convolution_forward(e->pd);
     e->impl = e->pd.impl_info_str();
+    // One input channel: NCHW bytes are already NHWC, so a plain NHWC source needs no reorder.
+    if (g.c == 1 && e->pd.src_desc() == memory::desc(src, memory::data_type::u8, tag::nhwc))
+      e->src_user = e->pd.src_desc();
     e->src_r = reorder_if(e->src_user, e->pd.src_desc());
     e->wei_r = reorder_if(e->wei_user, e->pd.weights_desc());
     e->dst_r = reorder_if(e->pd.dst_desc(), e->dst_user);
@@ -144,28 +147,37 @@ std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bi
   return e;
 }
 
-memory conv_weights(QConvEntry& e, const Tensor& w, bool constant, Tensor& hold) {
-  const memory user = wrap(e.wei_user, w);
-  if (!e.wei_r) return user;
+// Weights `user` (of tensor w) in the primitive's layout `to`: reordered into a staging buffer per
+// call, or, for constant weights, once per weight buffer (the source kept alive so its address
+// cannot be reused by another tensor; bounded: cleared past 64 buffers).
+memory packed_weights(const memory::desc& to, dnnl::reorder& r, memory user, const Tensor& w, bool constant,
+                      std::mutex& mu, std::unordered_map<const void*, std::pair<Tensor, Tensor>>& cache,
+                      Tensor& hold) {
   auto reorder_into = [&](void* buf) {
-    memory m(e.pd.weights_desc(), engine(), buf);
-    e.wei_r->execute(stream(), const_cast<memory&>(user), m);
+    memory m(to, engine(), buf);
+    r.execute(stream(), user, m);
     stream().wait();
     return m;
   };
   if (!constant) {
-    hold = staging_buffer(1, e.pd.weights_desc().get_size());
+    hold = staging_buffer(1, to.get_size());
     return reorder_into(hold.data());
   }
-  std::lock_guard<std::mutex> lock(e.mu);
-  auto it = e.const_wei.find(w.data());
-  if (it == e.const_wei.end()) {
-    if (e.const_wei.size() >= 64) e.const_wei.clear();
-    Tensor buf = Tensor::empty({static_cast<int64_t>(e.pd.weights_desc().get_size())}, DType::uint8);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(w.data());
+  if (it == cache.end()) {
+    if (cache.size() >= 64) cache.clear();
+    Tensor buf = Tensor::empty({static_cast<int64_t>(to.get_size())}, DType::uint8);
     reorder_into(buf.data());
-    it = e.const_wei.emplace(w.data(), std::make_pair(w, buf)).first;
+    it = cache.emplace(w.data(), std::make_pair(w, buf)).first;
   }
-  return memory(e.pd.weights_desc(), engine(), it->second.second.data());
+  return memory(to, engine(), it->second.second.data());
+}
+
+memory conv_weights(QConvEntry& e, const Tensor& w, bool constant, Tensor& hold) {
+  const memory user = wrap(e.wei_user, w);
+  if (!e.wei_r) return user;
+  return packed_weights(e.pd.weights_desc(), *e.wei_r, user, w, constant, e.mu, e.const_wei, hold);
 }
 
 // Whether weights of a constant buffer fit s7, remembered per buffer (the source kept alive).
@@ -187,7 +199,10 @@ struct QMatmulEntry : Entry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
   memory::desc a_md, b_md, bias_md, c_md;
+  std::optional<dnnl::reorder> wei_r;  // to the primitive's packed weights (with compensation)
   std::string impl;
+  std::mutex mu;
+  std::unordered_map<const void*, std::pair<Tensor, Tensor>> const_wei;
 };
 
 std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool u8, bool has_bias,
@@ -198,11 +213,15 @@ std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool
   e->bias_md = memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1});
   e->c_md = memory::desc({m, n}, u8 ? memory::data_type::u8 : memory::data_type::f32, memory::dims{n, 1});
   try {
-    auto d = has_bias ? dnnl::matmul::desc(e->a_md, e->b_md, e->bias_md, e->c_md)
-                      : dnnl::matmul::desc(e->a_md, e->b_md, e->c_md);
+    // Weights in the layout the primitive picks: packed once per constant weight buffer rather
+    // than by the GEMM on every call (which dominates at batch 1).
+    const memory::desc b_any({k, n}, memory::data_type::s8, tag::any);
+    auto d = has_bias ? dnnl::matmul::desc(e->a_md, b_any, e->bias_md, e->c_md)
+                      : dnnl::matmul::desc(e->a_md, b_any, e->c_md);
     e->pd = dnnl::matmul::primitive_desc(d, int8_attr(q, u8, 1 << 1), engine());
     e->prim = dnnl::matmul(e->pd);
     e->impl = e->pd.impl_info_str();
+    e->wei_r = reorder_if(e->b_md, e->pd.weights_desc());
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
     e->ok = false;
@@ -347,19 +366,48 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
   stream().wait();
 }
 
+// A few rows (batch-1 inference): a matrix-vector loop beats the GEMM's setup. Products are
+// widened to int16 and summed in int32 (vpmaddwd once vectorized), so it is exact for any int8
+// weights, 8-bit ones included, on any CPU.
+void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k, int64_t n,
+                 const QuantSpec& q) {
+  t_last_path = "rows";
+  const uint8_t* X = x.data<uint8_t>();
+  const int8_t* W = w.data<int8_t>();
+  const float* B = bias ? bias->data<float>() : nullptr;
+  const bool u8 = y.dtype() == DType::uint8;
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t* xr = X + r * k;
+    for (int64_t o = 0; o < n; ++o) {
+      const int8_t* wo = W + o * k;
+      int32_t acc = 0, wsum = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        acc += static_cast<int16_t>(xr[j]) * static_cast<int16_t>(wo[j]);
+        wsum += wo[j];
+      }
+      acc -= q.x_zp * wsum;
+      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8, y.data(), r * n + o);
+    }
+  }
+}
+
 void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k, int64_t n,
             const QuantSpec& q) {
   const bool constant = take_layout().const_weights;
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
+  if (m <= 4) return qdense_rows(x, w, bias, y, m, k, n, q);
   if (k == 0 || !weights_safe_cached(w, constant)) return qdense_ref(x, w, bias, y, m, k, n, q);
   const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QMatmulEntry>(kk, [&] { return build_matmul(m, k, n, u8, bias != nullptr, q); });
   if (!e->ok) return qdense_ref(x, w, bias, y, m, k, n, q);
   t_last_path = "onednn:" + e->impl;
+  Tensor wei_buf;
+  memory wei = wrap(e->b_md, w);
+  if (e->wei_r) wei = packed_weights(e->pd.weights_desc(), *e->wei_r, wei, w, constant, e->mu, e->const_wei, wei_buf);
   Tensor pad = scratchpad(e->pd);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(e->a_md, x)},
-                                          {DNNL_ARG_WEIGHTS, wrap(e->b_md, w)},
+                                          {DNNL_ARG_WEIGHTS, wei},
                                           {DNNL_ARG_DST, wrap(e->c_md, y)},
                                           {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
   if (bias) args[DNNL_ARG_BIAS] = memory(e->bias_md, engine(), const_cast<float*>(scaled_bias(bias, q)));
@@ -372,6 +420,19 @@ void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g) {
   const uint8_t* X = x.data<uint8_t>();
   uint8_t* Y = y.data<uint8_t>();
+  if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pt == 0 && g.pl == 0 && g.oh * 2 <= g.h &&
+      g.ow * 2 <= g.w) {  // the common 2x2 / 2 pooling: no window clipping, a tight loop
+    for (int64_t p = 0; p < g.n * g.c; ++p) {
+      const uint8_t* xp = X + p * g.h * g.w;
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const uint8_t* r0 = xp + 2 * oh * g.w;
+        const uint8_t* r1 = r0 + g.w;
+        for (int64_t ow = 0; ow < g.ow; ++ow)
+          *Y++ = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+      }
+    }
+    return;
+  }
   for (int64_t p = 0; p < g.n * g.c; ++p) {
     const uint8_t* xp = X + p * g.h * g.w;
     for (int64_t oh = 0; oh < g.oh; ++oh) {
