@@ -4,7 +4,10 @@ correction) and quantization-aware training (fine-tuning the fake-quantized net)
 accuracy is measured twice: simulated (fake quant in float32) and real int8 (the net exported as
 an int8 MINDIR file and run by the lite runtime's int8 kernels over the test set).
 
-    .venv/bin/python bench/bench_quant.py [--epochs 2] [--qat-epochs 1]
+A second table does the same for a small ResNet (BasicBlocks [1, 1, 1, 1], widths 8-64, one
+input channel) trained on Fashion-MNIST: residual blocks, batch norms folded into int8 convs.
+
+    .venv/bin/python bench/bench_quant.py [--epochs 2] [--qat-epochs 1] [--resnet-epochs 2]
 """
 import argparse
 import os
@@ -21,6 +24,7 @@ import mycel  # noqa: E402
 from mycel import Tensor, nn  # noqa: E402
 from mycel.lite import quant  # noqa: E402
 from lenet5 import LeNet5, build_model, create_dataset  # noqa: E402
+from models.resnet import BasicBlock, ResNet  # noqa: E402
 
 
 def accuracy(net):
@@ -54,7 +58,43 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--qat-epochs", type=int, default=1)
+    ap.add_argument("--resnet-epochs", type=int, default=2)
+    ap.add_argument("--skip-lenet", action="store_true")
     a = ap.parse_args()
+    if not a.skip_lenet:
+        lenet(a)
+    if a.resnet_epochs:
+        resnet(a)
+
+
+def small_resnet():
+    return ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10, in_channels=1, widths=(8, 16, 32, 64))
+
+
+def resnet(a):
+    mycel.set_seed(0)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net = small_resnet()
+    t = time.time()
+    build_model(net, nn.Momentum(net.trainable_params(), 0.01, 0.9)).train(a.resnet_epochs, create_dataset("train"))
+    print(f"\nsmall ResNet float32 training: {a.resnet_epochs} epochs in {time.time() - t:.0f} s")
+    fp32 = accuracy(net)
+    calib = [d["image"] for d in create_dataset("train", num_samples=2048).create_dict_iterator()]
+    print("| variant | weights | simulated accuracy | lite int8 accuracy | drop vs fp32 (points, lite) |")
+    print("|---|---|---|---|---|")
+    print(f"| float32 | fp32 | {fp32:.4f} | - | - |")
+    for method in ("minmax", "percentile"):
+        q = small_resnet()
+        for (_, x), (_, y) in zip(q.parameters_and_names(), net.parameters_and_names()):
+            x.set_data(Tensor(y.asnumpy().copy()))
+        q.set_train(False)
+        quant.quantize(q, calib, method=method, bias_correction=True)
+        acc, real = accuracy(q), lite_int8_accuracy(q)
+        print(f"| PTQ {method} + bias correction | {quant.WEIGHT_BITS}-bit | {acc:.4f} | {real:.4f} | "
+              f"{100 * (fp32 - real):.2f} |", flush=True)
+
+
+def lenet(a):
     mycel.set_seed(0)
     mycel.set_context(mode=mycel.GRAPH_MODE)
     net = LeNet5()

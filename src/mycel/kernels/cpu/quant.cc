@@ -180,7 +180,8 @@ memory conv_weights(QConvEntry& e, const Tensor& w, bool constant, Tensor& hold)
   return packed_weights(e.pd.weights_desc(), *e.wei_r, user, w, constant, e.mu, e.const_wei, hold);
 }
 
-// Whether weights of a constant buffer fit s7, remembered per buffer (the source kept alive).
+// Whether weights of a constant buffer fit s7, remembered per buffer (the source kept alive so the
+// address cannot be reused by other weights; bounded: forgotten past 512 buffers).
 bool weights_safe_cached(const Tensor& w, bool constant) {
   if (cpu_has_vnni()) return true;
   if (!constant) return int8_weights_safe(w);
@@ -189,7 +190,7 @@ bool weights_safe_cached(const Tensor& w, bool constant) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = seen.find(w.data());
   if (it == seen.end()) {
-    if (seen.size() >= 4096) seen.clear();
+    if (seen.size() >= 512) seen.clear();
     it = seen.emplace(w.data(), std::make_pair(w, int8_weights_safe(w))).first;
   }
   return it->second.second;
@@ -233,16 +234,27 @@ std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool
 
 const std::string& last_int8_path() { return t_last_path; }
 
-void quantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp) {
-  const float* X = x.data<float>();
-  const int64_t n = x.numel();
-  if (y.dtype() == DType::uint8) {
-    uint8_t* Y = y.data<uint8_t>();
-    for (int64_t i = 0; i < n; ++i) Y[i] = saturate<uint8_t>(X[i] / scale, zp);
-  } else {
-    int8_t* Y = y.data<int8_t>();
-    for (int64_t i = 0; i < n; ++i) Y[i] = saturate<int8_t>(X[i] / scale, zp);
+// Branch-free form of saturate() so the loop vectorizes (roundps, blends): it sat at 5% of an
+// int8 ResNet-18 run as a scalar loop.
+template <class Q>
+void quantize_loop(const float* X, Q* Y, int64_t n, float scale, int32_t zp) {
+  const float z = static_cast<float>(zp);
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    float v = std::nearbyint(X[i] / scale) + z;
+    v = v < lo ? lo : v;  // NaN fails both comparisons ...
+    v = v > hi ? hi : v;
+    v = v == v ? v : z;  // ... and goes to the zero point here
+    Y[i] = static_cast<Q>(static_cast<int32_t>(v));
   }
+}
+
+void quantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp) {
+  if (y.dtype() == DType::uint8)
+    quantize_loop(x.data<float>(), y.data<uint8_t>(), x.numel(), scale, zp);
+  else
+    quantize_loop(x.data<float>(), y.data<int8_t>(), x.numel(), scale, zp);
 }
 
 void dequantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp) {
