@@ -3,7 +3,7 @@
 student from the trained LeNet5 teacher vs the same student trained on labels alone. Prints
 accuracy, parameter counts and the MINDIR file size.
 
-    .venv/bin/python bench/bench_compress.py [--epochs 2] [--finetune-epochs 1] [--train-samples 60000]
+    .venv/bin/python bench/bench_compress.py [--epochs 2] [--finetune-epochs 1] [--train-samples N] [--skip-prune]
 """
 import argparse
 import os
@@ -71,6 +71,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--finetune-epochs", type=int, default=1)
     ap.add_argument("--train-samples", type=int, default=None)
+    ap.add_argument("--skip-prune", action="store_true", help="only the teacher and the distillation rows")
     a = ap.parse_args()
     mycel.set_seed(0)
     mycel.set_context(mode=mycel.GRAPH_MODE)
@@ -83,6 +84,12 @@ def main():
     print("| variant | accuracy | params | zero weights | MINDIR KiB |\n|---|---|---|---|---|")
     print(f"| LeNet5 | {base:.4f} | {params(teacher)} | 0% | {mindir_kib(teacher):.0f} |", flush=True)
 
+    if not a.skip_prune:
+        prune_rows(a, teacher, train)
+    distill_rows(a, teacher, train)
+
+
+def prune_rows(a, teacher, train):
     for sparsity in (0.5, 0.8):
         net = copy_of(teacher)
         pruner = prune.MagnitudePruner(sparsity)
@@ -100,6 +107,8 @@ def main():
     print(f"| channels 50% (before fine-tune {before:.4f}) | {accuracy(net):.4f} | {params(net)} | 0% | "
           f"{mindir_kib(net):.0f} |", flush=True)
 
+
+def distill_rows(a, teacher, train):
     mycel.set_seed(1)
     alone = SmallLeNet()
     build_model(alone, nn.Momentum(alone.trainable_params(), 0.01, 0.9)).train(a.epochs, train())
@@ -108,8 +117,11 @@ def main():
     mycel.set_seed(1)
     student = SmallLeNet()
     cell = distill.DistillationCell(student, teacher, distill.DistillationLoss(temperature=4.0, alpha=0.7))
-    model = mycel.Model(nn.TrainOneStepCell(cell, nn.Momentum(student.trainable_params(), 0.01, 0.9)))
-    model.train(a.epochs, train())
+    step = nn.TrainOneStepCell(cell, nn.Momentum(student.trainable_params(), 0.01, 0.9))
+    step.set_train()
+    for _ in range(a.epochs):
+        for batch in train().create_dict_iterator():
+            step(batch["image"], batch["label"])
     print(f"| half-width student, distilled (T=4, alpha=0.7) | {accuracy(student):.4f} | {params(student)} | 0% | "
           f"{mindir_kib(student):.0f} |", flush=True)
 
