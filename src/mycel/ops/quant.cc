@@ -80,10 +80,12 @@ void check_bias(const InferContext& c, int64_t n) {
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'b' must have shape (", n, ",), got ", shape_str(c.in(2).shape));
 }
 
+// Every attribute has a default (an empty w_scale is rejected by infer): the bias input is
+// optional, so a required attribute after it could only be passed by keyword.
 std::vector<AttrDef> quant_attrs() {
-  return {attr("x_scale", AttrKind::kFloat),
+  return {attr("x_scale", AttrKind::kFloat, 1.0),
           attr("x_zero_point", AttrKind::kInt, int64_t{0}),
-          attr("w_scale", AttrKind::kFloats),
+          attr("w_scale", AttrKind::kFloats, std::vector<double>{}),
           attr("y_scale", AttrKind::kFloat, 1.0),
           attr("y_zero_point", AttrKind::kInt, int64_t{0}),
           attr("out_dtype", AttrKind::kDType, DType::float32),
@@ -157,7 +159,12 @@ std::vector<TensorMeta> infer_qdense(const InferContext& c) {
 }  // namespace
 
 MYCEL_REGISTER_OPS(quant) {
-  r.add(make_op("quantize_linear", "QuantizeLinear",
+  // quantize / dequantize are elementwise (vmap's and the planner's generic rules apply).
+  auto elementwise = [](OpDef d) {
+    d.elementwise = true;
+    return d;
+  };
+  r.add(elementwise(make_op("quantize_linear", "QuantizeLinear",
                 "float32 to uint8/int8: clamp(round(x / scale) + zero_point), ties to even (ONNX QuantizeLinear).",
                 {{"x"}},
                 {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0}),
@@ -167,15 +174,15 @@ MYCEL_REGISTER_OPS(quant) {
                   cpu::quantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
                                        static_cast<int32_t>(c.attrs.get_int("zero_point")));
                 },
-                {DType::float32}, "none"));
-  r.add(make_op("dequantize_linear", "DequantizeLinear",
+                {DType::float32}, "none")));
+  r.add(elementwise(make_op("dequantize_linear", "DequantizeLinear",
                 "uint8/int8 to float32: (x - zero_point) * scale (ONNX DequantizeLinear).", {{"x"}},
                 {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0})}, infer_dequantize,
                 [](const KernelContext& c) {
                   cpu::dequantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
                                          static_cast<int32_t>(c.attrs.get_int("zero_point")));
                 },
-                {DType::uint8, DType::int8}, "none"));
+                {DType::uint8, DType::int8}, "none")));
   r.add(make_op("qconv2d", "QuantConv2D",
                 "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with per-channel "
                 "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
