@@ -2,6 +2,9 @@
 Runtime (the same network exported to ONNX) vs PyTorch eager (a twin network), each in its own
 process, alternating, median of the per-round p50s. Also prints libmycel_lite's size.
 
+int8 (LeNet5, ResNet-18): the net PTQ'd (min-max, 7-bit weights) on synthetic calibration
+data, exported as int8 MINDIR (lite int8 kernels) and as QDQ ONNX (ONNX Runtime's int8 path).
+
     .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
 """
 import argparse
@@ -16,17 +19,25 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "dev")
 SHAPES = {"lenet5": (1, 1, 32, 32), "resnet18": (1, 3, 32, 32), "mobilenet_v2": (1, 3, 224, 224)}
+INT8 = ("lenet5", "resnet18")
 
 EXPORT = r"""
 import sys, numpy as np, mycel
 sys.path.insert(0, {tests!r})
 from edge_helpers import randomize, LeNet5, resnet18_cifar, mobilenet_v2
 make = {{"lenet5": LeNet5, "resnet18": resnet18_cifar, "mobilenet_v2": lambda: mobilenet_v2(num_classes=1000)}}
+from mycel.lite import quant
 for name, shape in {shapes!r}.items():
     net = randomize(make[name]())
     x = mycel.Tensor(np.zeros(shape, np.float32))
     for fmt in ("MINDIR", "ONNX"):
         mycel.export(net, x, file_name={out!r} + "/" + name, file_format=fmt)
+    if name in {int8!r}:
+        rng = np.random.default_rng(0)
+        calib = [mycel.Tensor(rng.standard_normal((8,) + shape[1:]).astype(np.float32)) for _ in range(4)]
+        quant.quantize(net, calib, method="minmax")
+        for fmt in ("MINDIR", "ONNX"):
+            mycel.export(net, x, file_name={out!r} + "/" + name + "_int8", file_format=fmt)
 print("{{}}")
 """
 
@@ -88,9 +99,9 @@ print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percent
 """
 
 
-def run_py(code):
+def run_py(code, python=None):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -115,32 +126,51 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--models", default=",".join(SHAPES))
+    ap.add_argument("--torch-python", default=sys.executable,
+                    help="a Python that has torch (the eager baseline runs in its own process)")
     a = ap.parse_args()
     models = a.models.split(",")
-    import importlib.util
-    have_torch = importlib.util.find_spec("torch") is not None  # not imported here: its own process
+    check = subprocess.run([a.torch_python, "-c", "import torch"], capture_output=True)
+    have_torch = check.returncode == 0  # not imported here: its own process
     with tempfile.TemporaryDirectory() as d:
         run_py(EXPORT.format(tests=os.path.join(ROOT, "tests", "python"),
-                             shapes={m: SHAPES[m] for m in models}, out=d))
+                             shapes={m: SHAPES[m] for m in models}, out=d, int8=INT8))
         print(f"libmycel_lite.so: {os.path.getsize(os.path.join(BUILD, 'libmycel_lite.so')) / 2**20:.2f} MiB "
               f"(stripped); mycel_lite_benchmark: {os.path.getsize(os.path.join(BUILD, 'mycel_lite_benchmark')) / 1024:.0f} KiB")
         print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median of per-round p50 (ms)\n")
         print("| model | lite p50 | lite p90 | load ms | peak RSS MiB | onnxruntime p50 | torch eager p50 | lite/ort | lite/torch |")
         print("|---|---|---|---|---|---|---|---|---|")
+        int8_rows = []
         for m in models:
-            lite, ort_, tor = [], [], []
+            lite, ort_, tor, lite8, ort8 = [], [], [], [], []
             for _ in range(a.rounds):
                 lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters))
                 ort_.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}.onnx", shape=SHAPES[m], iters=a.iters)))
+                if m in INT8:
+                    lite8.append(run_lite(f"{d}/{m}_int8.mindir", a.threads, a.iters))
+                    ort8.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}_int8.onnx", shape=SHAPES[m],
+                                                  iters=a.iters)))
                 if have_torch:
                     tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
-                                                   shape=SHAPES[m], iters=a.iters)))
+                                                   shape=SHAPES[m], iters=a.iters), a.torch_python))
             lp = statistics.median(r["p50"] for r in lite)
             lp90 = statistics.median(r["p90"] for r in lite)
             op = statistics.median(r["p50"] for r in ort_)
             tp = statistics.median(r["p50"] for r in tor) if tor else float("nan")
             print(f"| {m} | {lp:.3f} | {lp90:.3f} | {lite[0]['load_ms']:.1f} | {lite[0]['rss']:.0f} | {op:.3f} | "
                   f"{tp:.3f} | {lp / op:.2f} | {lp / tp:.2f} |", flush=True)
+            if lite8:
+                l8 = statistics.median(r["p50"] for r in lite8)
+                o8 = statistics.median(r["p50"] for r in ort8)
+                int8_rows.append(f"| {m} | {l8:.3f} | {lp:.3f} | {o8:.3f} | {op:.3f} | {tp:.3f} | {lp / l8:.2f} | "
+                                 f"{l8 / o8:.2f} | {l8 / tp:.2f} |")
+        if int8_rows:
+            print("\nint8 (PTQ, min-max, 7-bit weights): lite int8 MINDIR vs lite fp32, ONNX Runtime on the QDQ "
+                  "export and on fp32, torch fp32 eager; p50 ms")
+            print("| model | lite int8 | lite fp32 | ort int8 (QDQ) | ort fp32 | torch fp32 | int8 speed-up | "
+                  "lite int8/ort int8 | lite int8/torch |")
+            print("|---|---|---|---|---|---|---|---|---|")
+            print("\n".join(int8_rows), flush=True)
 
 
 if __name__ == "__main__":

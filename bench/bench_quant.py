@@ -1,14 +1,21 @@
 """int8 accuracy vs float32 on Fashion-MNIST LeNet5: train float32, then post-training
 quantization (per-channel weights; min-max, percentile and KL calibration; with and without bias
-correction) and quantization-aware training (fine-tuning the fake-quantized net). Simulated
-int8 (fake quant in float32): this measures accuracy, not int8 kernel speed.
+correction) and quantization-aware training (fine-tuning the fake-quantized net). Each variant's
+accuracy is measured twice: simulated (fake quant in float32) and real int8 (the net exported as
+an int8 MINDIR file and run by the lite runtime's int8 kernels over the test set).
 
-    .venv/bin/python bench/bench_quant.py [--epochs 2] [--qat-epochs 1]
+A second table does the same for a small ResNet (BasicBlocks [1, 1, 1, 1], widths 8-64, one
+input channel) trained on Fashion-MNIST: residual blocks, batch norms folded into int8 convs.
+
+    .venv/bin/python bench/bench_quant.py [--epochs 2] [--qat-epochs 1] [--resnet-epochs 2]
 """
 import argparse
 import os
 import sys
+import tempfile
 import time
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -17,11 +24,27 @@ import mycel  # noqa: E402
 from mycel import Tensor, nn  # noqa: E402
 from mycel.lite import quant  # noqa: E402
 from lenet5 import LeNet5, build_model, create_dataset  # noqa: E402
+from models.resnet import BasicBlock, ResNet  # noqa: E402
 
 
 def accuracy(net):
     m = mycel.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), metrics={"acc"})
     return m.eval(create_dataset("test", shuffle=False))["acc"]
+
+
+def lite_int8_accuracy(net):
+    """Accuracy of net's int8 export run by the lite runtime (int8 kernels) on the test set."""
+    import mycel.lite
+    with tempfile.TemporaryDirectory() as d:
+        example = Tensor(np.zeros((1, 1, 32, 32), np.float32))
+        path = mycel.export(net, example, file_name=os.path.join(d, "q"), file_format="MINDIR")
+        s = mycel.lite.Session.from_file(path)
+        right = total = 0
+        for batch in create_dataset("test", shuffle=False).create_dict_iterator():
+            logits = s.run([batch["image"]])[0].asnumpy()
+            right += int((logits.argmax(1) == batch["label"].asnumpy()).sum())
+            total += logits.shape[0]
+        return right / total
 
 
 def copy_of(net):
@@ -35,7 +58,43 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--qat-epochs", type=int, default=1)
+    ap.add_argument("--resnet-epochs", type=int, default=2)
+    ap.add_argument("--skip-lenet", action="store_true")
     a = ap.parse_args()
+    if not a.skip_lenet:
+        lenet(a)
+    if a.resnet_epochs:
+        resnet(a)
+
+
+def small_resnet():
+    return ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10, in_channels=1, widths=(8, 16, 32, 64))
+
+
+def resnet(a):
+    mycel.set_seed(0)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net = small_resnet()
+    t = time.time()
+    build_model(net, nn.Momentum(net.trainable_params(), 0.01, 0.9)).train(a.resnet_epochs, create_dataset("train"))
+    print(f"\nsmall ResNet float32 training: {a.resnet_epochs} epochs in {time.time() - t:.0f} s")
+    fp32 = accuracy(net)
+    calib = [d["image"] for d in create_dataset("train", num_samples=2048).create_dict_iterator()]
+    print("| variant | weights | simulated accuracy | lite int8 accuracy | drop vs fp32 (points, lite) |")
+    print("|---|---|---|---|---|")
+    print(f"| float32 | fp32 | {fp32:.4f} | - | - |")
+    for method in ("minmax", "percentile"):
+        q = small_resnet()
+        for (_, x), (_, y) in zip(q.parameters_and_names(), net.parameters_and_names()):
+            x.set_data(Tensor(y.asnumpy().copy()))
+        q.set_train(False)
+        quant.quantize(q, calib, method=method, bias_correction=True)
+        acc, real = accuracy(q), lite_int8_accuracy(q)
+        print(f"| PTQ {method} + bias correction | {quant.WEIGHT_BITS}-bit | {acc:.4f} | {real:.4f} | "
+              f"{100 * (fp32 - real):.2f} |", flush=True)
+
+
+def lenet(a):
     mycel.set_seed(0)
     mycel.set_context(mode=mycel.GRAPH_MODE)
     net = LeNet5()
@@ -44,20 +103,23 @@ def main():
     print(f"float32 training: {a.epochs} epochs in {time.time() - t:.0f} s")
     fp32 = accuracy(net)
     calib = [d["image"] for d in create_dataset("train", num_samples=2048).create_dict_iterator()]
-    print("| variant | accuracy | drop vs fp32 (points) |\n|---|---|---|")
-    print(f"| float32 | {fp32:.4f} | - |")
-    ptq = {}
+    print("| variant | weights | simulated accuracy | lite int8 accuracy | drop vs fp32 (points, lite) |")
+    print("|---|---|---|---|---|")
+    print(f"| float32 | fp32 | {fp32:.4f} | - | - |")
+
+    def row(name, q, bits):
+        acc, real = accuracy(q), lite_int8_accuracy(q)
+        print(f"| {name} | {bits}-bit | {acc:.4f} | {real:.4f} | {100 * (fp32 - real):.2f} |", flush=True)
+
     for method in ("minmax", "percentile", "kl"):
         for bc in (False, True):
             q = quant.quantize(copy_of(net), calib, method=method, bias_correction=bc)
-            acc = accuracy(q)
-            ptq[(method, bc)] = (acc, q)
-            print(f"| PTQ int8 {method}{' + bias correction' if bc else ''} | {acc:.4f} | {100 * (fp32 - acc):.2f} |",
-                  flush=True)
+            row(f"PTQ {method}{' + bias correction' if bc else ''}", q, quant.WEIGHT_BITS)
+    q = quant.quantize(copy_of(net), calib, method="minmax", bias_correction=True, weight_bits=8)
+    row("PTQ minmax + bias correction", q, 8)
     q = quant.quantize(copy_of(net), calib, method="minmax", bias_correction=True)
     build_model(q, nn.Momentum(q.trainable_params(), 0.002, 0.9)).train(a.qat_epochs, create_dataset("train"))
-    acc = accuracy(q)
-    print(f"| QAT int8 (min-max ranges, {a.qat_epochs} epoch fine-tune) | {acc:.4f} | {100 * (fp32 - acc):.2f} |")
+    row(f"QAT (min-max ranges, {a.qat_epochs} epoch fine-tune)", q, quant.WEIGHT_BITS)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_file_layout_is_aligned_and_checksummed(tmp_path):
     _, _, path = _export("lenet5", tmp_path)
     data = open(path, "rb").read()
     magic, version, hsize, goff, gsize, doff, dsize, gcrc, dcrc = HEADER.unpack_from(data)
-    assert magic == b"MYCELMIR" and version == 1 and hsize == 64 and goff == 64
+    assert magic == b"MYCELMIR" and version == 2 and hsize == 64 and goff == 64
     assert doff % 64 == 0 and doff + dsize == len(data) and goff + gsize <= doff
     assert data[goff + 4:goff + 8] == b"MYLT"  # the FlatBuffers file identifier
 

@@ -91,8 +91,8 @@ def test_ptq_and_qat_keep_lenet5_accuracy():
 
 
 def test_quantized_net_exports_and_runs_everywhere(tmp_path):
-    """A PTQ'd (fake-quant) network exports to ONNX (ONNX Runtime agrees) and to MINDIR (the lite
-    runtime agrees), so the simulated int8 model deploys as it evaluates."""
+    """A PTQ'd network's fake-quant float32 graph (quant_mode="NONQUANT") exports to ONNX (ONNX
+    Runtime agrees) and to MINDIR (the lite runtime agrees); test_int8.py covers the int8 export."""
     ort = pytest.importorskip("onnxruntime")
     from mycel import _mycel
     from edge_helpers import MODELS, graph_outputs, randomize
@@ -102,9 +102,11 @@ def test_quantized_net_exports_and_runs_everywhere(tmp_path):
     quant.quantize(net, calib, method="percentile")
     x = rng.standard_normal((2, 1, 32, 32)).astype(np.float32)
     want = graph_outputs(net, x)
-    onnx_path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="ONNX")
+    onnx_path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="ONNX",
+                             quant_mode="NONQUANT")
     got = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
-    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR")
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR",
+                        quant_mode="NONQUANT")
     got = _mycel.lite.Session.from_file(path).run([Tensor(x)])[0].asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

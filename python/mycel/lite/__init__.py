@@ -1,5 +1,7 @@
 """Edge deployment: export of inference graphs (ONNX, MINDIR), the lite runtime's Python binding
-(Session, when the build has MYCEL_BUILD_LITE) and int8 quantization (mycel.lite.quant)."""
+(Session, when the build has MYCEL_BUILD_LITE), int8 quantization (mycel.lite.quant, with the
+int8 export rewrites in mycel.lite.int8), pruning (mycel.lite.prune) and knowledge distillation
+(mycel.lite.distill)."""
 from mycel import _mycel
 from mycel.lite.export import export
 

@@ -46,20 +46,30 @@ def write_atomic(path, data):
         raise
 
 
+QUANT_MODES = ("QUANT", "NONQUANT")
+
+
 def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, input_names=None,
-           output_names=None):
+           output_names=None, quant_mode="QUANT"):
     """Exports `net`'s inference graph for example `inputs` as file_format "ONNX" (opset 17) or
     "MINDIR" (Mycel's FlatBuffers model file). The file name gets ".onnx"/".mindir" if it has no
     such suffix, as MindSpore does; returns the path written. With dynamic_batch (the default)
-    each input's first dimension is left symbolic."""
+    each input's first dimension is left symbolic. A net quantized by mycel.lite.quant exports
+    its int8 form (quant_mode="QUANT": int8 MINDIR, QDQ ONNX) or, with "NONQUANT", its
+    fake-quant float32 graph."""
     fmt = str(file_format).upper()
     if fmt not in FORMATS:
         raise ValueError(f"export: file_format must be one of {FORMATS}, got {file_format!r}")
+    mode = str(quant_mode).upper()
+    if mode not in QUANT_MODES:
+        raise ValueError(f"export: quant_mode must be one of {QUANT_MODES}, got {quant_mode!r}")
     if not inputs:
         raise ValueError("export: pass at least one example input (a Tensor of the input's shape)")
     suffix = "." + fmt.lower()
     path = file_name if file_name.lower().endswith(suffix) else file_name + suffix
-    data = inference_graph(net, *inputs, dynamic_batch=dynamic_batch)
+    from mycel.lite import quant
+    with quant.int8_mode(net, mode == "QUANT"):
+        data = inference_graph(net, *inputs, dynamic_batch=dynamic_batch)
     if fmt == "ONNX":
         from mycel.onnx.exporter import graph_to_onnx
         blob = graph_to_onnx(data, input_names, output_names, type(net).__name__)

@@ -81,7 +81,11 @@ def flatten(data):
     return values, weights, nodes, inputs, outputs
 
 
-def graph_to_mindir(data):
-    """MINDIR file bytes for a graph from CompiledGraph.graph_data."""
+def graph_to_mindir(data, report=None):
+    """MINDIR file bytes for a graph from CompiledGraph.graph_data. A quantized graph gets the
+    int8 rewrites of mycel.lite.int8 (their counts go to `report`, a dict, when given)."""
     values, weights, nodes, inputs, outputs = flatten(data)
+    from mycel.lite import int8
+    if int8.has_quantized_ops(nodes):
+        values, weights, nodes, inputs, outputs = int8.rewrite(values, weights, nodes, inputs, outputs, report)
     return _mycel.lite.serialize(values, weights, nodes, inputs, outputs)

@@ -2,7 +2,16 @@
 post-training quantization (per-channel symmetric int8 weights; activations calibrated over data
 by min-max, percentile or KL divergence; bias correction) and quantization-aware training
 (FakeQuantWithMinMax with straight-through gradients). Rounding sits inside stop_gradient, so the
-gradient of a fake-quantized value is that of its clipping: 1 inside the range, 0 outside."""
+gradient of a fake-quantized value is that of its clipping: 1 inside the range, 0 outside.
+
+Exporting a quantized net (mycel.export, MINDIR or ONNX) writes its int8 form: quantize_linear,
+qconv2d / qdense over int8 weights (the same integers and scales the fake quant uses), so the lite
+runtime runs int8 kernels and ONNX Runtime gets QuantizeLinear/DequantizeLinear (QDQ) nodes.
+
+Weights default to 7 bits ([-63, 63]): on CPUs without VNNI (AVX2, AVX-512 before Cascade Lake)
+oneDNN's u8 x s8 kernels add pairs of products in int16 with saturation, and oneDNN's advice is to
+keep weights within s7 so no pair can overflow. weight_bits=8 gives [-127, 127]; the lite runtime
+then runs such layers exactly but slower (reference loops) on CPUs without VNNI."""
 import numpy as np
 
 import mycel
@@ -11,6 +20,14 @@ from mycel.common.parameter import Parameter
 from mycel.common.tensor import Tensor
 
 QMIN, QMAX = -128, 127  # int8
+WEIGHT_BITS = 7  # default weight precision (see the module doc)
+
+
+def weight_qmax(bits):
+    """Largest weight integer of a symmetric `bits`-bit grid: 127 for 8 bits, 63 for 7."""
+    if bits not in (2, 3, 4, 5, 6, 7, 8):
+        raise ValueError(f"quantize: weight_bits must be an integer in [2, 8], got {bits!r}")
+    return 2 ** (bits - 1) - 1
 
 
 def fake_quant(x, scale, zero_point, qmin=QMIN, qmax=QMAX):
@@ -31,11 +48,16 @@ def act_qparams(lo, hi):
     return scale, zero_point
 
 
-def quantize_weight_per_channel(w):
-    """Symmetric per-output-channel int8 of a numpy weight: (int8 values, scales)."""
+def quantize_weight_per_channel(w, bits=8):
+    """Symmetric per-output-channel int8 of a numpy weight: (int8 values, scales). A float32
+    weight is quantized in float32, exactly as the fake quant of QuantConv2d/QuantDense does."""
+    qmax = weight_qmax(bits)
     axes = tuple(range(1, w.ndim))
-    scale = np.maximum(np.abs(w).max(axis=axes, keepdims=True), 1e-12) / QMAX
-    q = np.clip(np.round(w / scale), -QMAX, QMAX).astype(np.int8)
+    if w.dtype == np.float32:
+        scale = np.maximum(np.abs(w).max(axis=axes, keepdims=True), np.float32(1e-12)) / np.float32(qmax)
+    else:
+        scale = np.maximum(np.abs(w).max(axis=axes, keepdims=True), 1e-12) / qmax
+    q = np.clip(np.round(w / scale), -qmax, qmax).astype(np.int8)
     return q, scale.reshape(-1)
 
 
@@ -97,46 +119,103 @@ class FakeQuantWithMinMax(nn.Cell):
         return fake_quant(x, self.scale, self.zero_point)
 
 
-def _fake_quant_weight(w, axes):
-    scale = ops.maximum(ops.max(ops.abs(w), axis=axes, keep_dims=True), 1e-12) / float(QMAX)
+def _fake_quant_weight(w, axes, qmax=float(QMAX)):
+    scale = ops.maximum(ops.max(ops.abs(w), axis=axes, keep_dims=True), 1e-12) / qmax
     scale = ops.stop_gradient(scale)
-    q = ops.clip_by_value(ops.round(w / scale), -float(QMAX), float(QMAX)) * scale
+    q = ops.clip_by_value(ops.round(w / scale), -qmax, qmax) * scale
     return w + ops.stop_gradient(q - w)
 
 
-class QuantConv2d(nn.Cell):
+class _QuantLayer(nn.Cell):
+    """What QuantConv2d and QuantDense share: the input's fake quant, the weight grid, and the
+    int8 form (set_int8) that export writes."""
+
+    def _setup(self, layer, act_range, bias, weight_bits):
+        self.weight = layer.weight
+        self.bias = bias if bias is not None else layer.bias
+        self.act = FakeQuantWithMinMax(*act_range)
+        self.weight_bits = weight_bits
+        self.qmax_w = float(weight_qmax(weight_bits))
+        self.int8 = False
+
+    def set_int8(self, flag=True):
+        """Switches construct to the int8 ops (quantize_linear, then qconv2d/qdense on the
+        integer weights of the current float weights): what export writes, and what the lite
+        runtime runs. The integers and scales are those the fake quant rounds to."""
+        if flag:
+            q, scale = quantize_weight_per_channel(self.weight.asnumpy().astype(np.float32), self.weight_bits)
+            self.w_int8 = Tensor(q)
+            self.w_scale = tuple(float(v) for v in scale)
+            self.x_scale = float(self.act.scale)
+            self.x_zero_point = int(self.act.zero_point) - QMIN  # the int8 grid shifted to uint8
+        self.int8 = bool(flag)
+        return self
+
+
+class QuantConv2d(_QuantLayer):
     """A Conv2d whose input is fake-quantized (calibrated range) and whose weight is fake-quantized
     per output channel; it holds the Conv2d's own Parameters, so QAT trains them."""
 
-    def __init__(self, conv, act_range, bias=None):
+    def __init__(self, conv, act_range, bias=None, weight_bits=WEIGHT_BITS):
         super().__init__()
-        self.weight = conv.weight
-        self.bias = bias if bias is not None else conv.bias
-        self.act = FakeQuantWithMinMax(*act_range)
+        self._setup(conv, act_range, bias, weight_bits)
         self.stride, self.pad_mode, self.padding = conv.stride, conv.pad_mode, conv.padding
         self.dilation, self.group = conv.dilation, conv.group
 
     def construct(self, x):
-        w = _fake_quant_weight(self.weight, (1, 2, 3))
+        if self.int8:
+            xq = ops.quantize_linear(x, scale=self.x_scale, zero_point=self.x_zero_point, dtype=mycel.uint8)
+            return ops.qconv2d(xq, self.w_int8, self.bias, stride=self.stride, pad_mode=self.pad_mode,
+                               pad=self.padding, dilation=self.dilation, groups=self.group,
+                               x_scale=self.x_scale, x_zero_point=self.x_zero_point, w_scale=self.w_scale)
+        w = _fake_quant_weight(self.weight, (1, 2, 3), self.qmax_w)
         return ops.conv2d(self.act(x), w, self.bias, stride=self.stride, pad_mode=self.pad_mode,
                           pad=self.padding, dilation=self.dilation, groups=self.group)
 
 
-class QuantDense(nn.Cell):
+class QuantDense(_QuantLayer):
     """A Dense with fake-quantized input and per-output-channel fake-quantized weight."""
 
-    def __init__(self, dense, act_range, bias=None):
+    def __init__(self, dense, act_range, bias=None, weight_bits=WEIGHT_BITS):
         super().__init__()
-        self.weight = dense.weight
-        self.bias = bias if bias is not None else dense.bias
-        self.act = FakeQuantWithMinMax(*act_range)
+        self._setup(dense, act_range, bias, weight_bits)
         self.activation = dense.activation
 
     def construct(self, x):
-        y = ops.dense(self.act(x), _fake_quant_weight(self.weight, (1,)), self.bias)
+        if self.int8:
+            xq = ops.quantize_linear(x, scale=self.x_scale, zero_point=self.x_zero_point, dtype=mycel.uint8)
+            y = ops.qdense(xq, self.w_int8, self.bias, x_scale=self.x_scale, x_zero_point=self.x_zero_point,
+                           w_scale=self.w_scale)
+        else:
+            y = ops.dense(self.act(x), _fake_quant_weight(self.weight, (1,), self.qmax_w), self.bias)
         if self.activation is not None:
             y = self.activation(y)
         return y
+
+
+def quant_layers(net):
+    """The QuantConv2d/QuantDense cells of net."""
+    if not hasattr(net, "cells_and_names"):
+        return []
+    return [c for _, c in net.cells_and_names() if isinstance(c, _QuantLayer)]
+
+
+class int8_mode:
+    """Context manager: net's quantized layers in their int8 form (set_int8) inside the block."""
+
+    def __init__(self, net, flag=True):
+        self.layers = quant_layers(net)
+        self.flag = flag
+
+    def __enter__(self):
+        self.old = [l.int8 for l in self.layers]
+        for l in self.layers:
+            l.set_int8(self.flag)
+        return self
+
+    def __exit__(self, *exc):
+        for l, o in zip(self.layers, self.old):
+            l.set_int8(o)
 
 
 # ---- the PTQ pipeline ----
@@ -185,10 +264,10 @@ def collect_activations(net, batches, max_batches=32):
     return {id(layer): stores[id(layer)] for _, _, layer in targets}
 
 
-def _bias_correction(layer, samples):
+def _bias_correction(layer, samples, weight_bits=WEIGHT_BITS):
     """Bias that cancels the mean output shift (W_q - W) E[x] of quantizing the weight."""
     w = layer.weight.asnumpy().astype(np.float64)
-    q, scale = quantize_weight_per_channel(w)
+    q, scale = quantize_weight_per_channel(w, weight_bits)
     dw = q.astype(np.float64) * scale.reshape((-1,) + (1,) * (w.ndim - 1)) - w
     a = np.concatenate(samples)
     if w.ndim == 4:  # conv: mean input per channel, summed over the kernel window
@@ -200,16 +279,20 @@ def _bias_correction(layer, samples):
     return Parameter(Tensor((b0 - shift).astype(np.float32)), name=layer.weight.name + ".qbias")
 
 
-def quantize(net, calib_batches, method="minmax", bias_correction=True, percentile=99.99, max_batches=32):
+def quantize(net, calib_batches, method="minmax", bias_correction=True, percentile=99.99, max_batches=32,
+             weight_bits=WEIGHT_BITS):
     """Post-training int8 quantization of net's Conv2d/Dense layers in place (simulated): weights
-    per output channel, input activations over ranges calibrated on `calib_batches`. Returns net."""
+    per output channel on a `weight_bits` grid (7 by default, see the module doc), input
+    activations over ranges calibrated on `calib_batches`. Returns net."""
+    weight_qmax(weight_bits)
     acts = collect_activations(net, calib_batches, max_batches)
     for parent, name, layer in _targets(net):
         samples = acts[id(layer)]
         if not samples:
             continue
         rng = calibrate_range(samples, method, percentile)
-        bias = _bias_correction(layer, samples) if bias_correction else None
-        wrapper = QuantConv2d(layer, rng, bias) if isinstance(layer, nn.Conv2d) else QuantDense(layer, rng, bias)
+        bias = _bias_correction(layer, samples, weight_bits) if bias_correction else None
+        kind = QuantConv2d if isinstance(layer, nn.Conv2d) else QuantDense
+        wrapper = kind(layer, rng, bias, weight_bits)
         setattr(parent, name, wrapper)
     return net

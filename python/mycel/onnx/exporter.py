@@ -72,6 +72,7 @@ class _Builder:
     def __init__(self):
         self.nodes = []
         self.initializers = []
+        self.read = set()  # value names some node reads
         self._count = 0
 
     def fresh(self, hint):
@@ -85,6 +86,7 @@ class _Builder:
 
     def node(self, op_type, inputs, outputs=None, **attrs):
         outputs = outputs or [self.fresh(op_type)]
+        self.read.update(i for i in inputs if i)
         w = Writer()
         for i in inputs:
             w.bytes(1, i or "")
@@ -197,7 +199,55 @@ def _gelu(b, n, x):
     return b.node("Mul", [half, b.node("Add", [t, b.const(np.array(1.0, dt))])])
 
 
+def _qparams(b, scale, zero_point, dtype):
+    return b.const(np.array(scale, np.float32), "scale"), b.const(np.array(zero_point, dtype), "zero_point")
+
+
+def _quantize(b, n, x):
+    a = n["attrs"]
+    dt = np.dtype(_np_dtype(a.get("dtype", "uint8")))
+    return b.node("QuantizeLinear", [x, *_qparams(b, a["scale"], a.get("zero_point", 0), dt)])
+
+
+def _dequantize(b, n, x):
+    a = n["attrs"]
+    dt = np.dtype(_np_dtype(n["x_dtype"]))
+    return b.node("DequantizeLinear", [x, *_qparams(b, a["scale"], a.get("zero_point", 0), dt)])
+
+
+def _qdq_operands(b, n, x, w):
+    """QDQ form of a quantized op's operands: the uint8 input and the int8 weights dequantized
+    (per output channel, axis 0) for the float op between them."""
+    a = n["attrs"]
+    xf = b.node("DequantizeLinear", [x, *_qparams(b, a["x_scale"], a.get("x_zero_point", 0), np.uint8)])
+    ws = np.asarray(a["w_scale"], np.float32)
+    wf = b.node("DequantizeLinear", [w, b.const(ws, "w_scale"), b.const(np.zeros(ws.shape, np.int8), "w_zero_point")],
+                axis=0)
+    return xf, wf
+
+
+def _qoutput(b, n, y):
+    a = n["attrs"]
+    if a.get("relu"):
+        y = b.node("Relu", [y])
+    if _np_dtype(a.get("out_dtype", "float32")) == "uint8":
+        y = b.node("QuantizeLinear", [y, *_qparams(b, a.get("y_scale", 1.0), a.get("y_zero_point", 0), np.uint8)])
+    return y
+
+
+def _qconv(b, n, x, w, bias=None):
+    return _qoutput(b, n, _conv(b, n, *_qdq_operands(b, n, x, w), bias))
+
+
+def _qdense(b, n, x, w, bias=None):
+    return _qoutput(b, n, _dense(b, n, *_qdq_operands(b, n, x, w), bias))
+
+
 RULES = {
+    "quantize_linear": _quantize,
+    "dequantize_linear": _dequantize,
+    "qconv2d": _qconv,
+    "qdense": _qdense,
     "conv2d": _conv,
     "max_pool2d": _pool("MaxPool"),
     "avg_pool2d": _pool("AveragePool"),
@@ -259,11 +309,12 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel")
     env = {}  # ("param", i) / ("node", id) -> ONNX value name (or a tuple of names)
     inputs = []
     names = list(input_names or [])
+    params = []  # (name, weight): initializers, written at the end if a node reads them
     k = 0
     for i, p in enumerate(data["params"]):
         if p["weight"] is not None:
             name = p["name"]
-            b.initializers.append(tensor_proto(name, p["weight"].asnumpy()))
+            params.append((name, p["weight"]))
         else:
             if data["constant_args"] and i < len(data["constant_args"]) and data["constant_args"][i]:
                 continue
@@ -312,6 +363,7 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel")
         n = dict(n, dtype=_np_dtype(ab[2]) if ab[0] == "tensor" else "float32")
         shapes = [_shape_of(data, r) for r in n["inputs"]]
         n["x_shape"] = shapes[0] if shapes else None
+        n["x_dtype"] = _dtype_of(data, n["inputs"][0]) if n["inputs"] else None
         n["x_rank"] = len(shapes[0]) if shapes and shapes[0] is not None else None
         n["y_rank"] = len(shapes[1]) if len(shapes) > 1 and shapes[1] is not None else None
         env[key] = rule(b, n, *args)
@@ -327,6 +379,8 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel")
         name = onames[j] if j < len(onames) else f"output_{j}"
         b.node("Identity", [o], [name])
         final.append(value_info(name, a[2], a[1], lambda d, j=j: "batch" if d == 0 else f"out{j}_d{d}"))
+    # A quantized net's float weights are unread (its int8 copies are constants of the graph).
+    b.initializers[:0] = [tensor_proto(name, w.asnumpy()) for name, w in params if name in b.read]
     for nd in b.nodes:
         graph.message(1, nd)
     graph.bytes(2, graph_name)
@@ -340,6 +394,16 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel")
     model.message(7, graph)
     model.message(8, Writer().bytes(1, "").int(2, OPSET))
     return model.finish()
+
+
+def _dtype_of(data, ref):
+    if ref[0] == "param":
+        a = data["params"][ref[1]]["abstract"]
+    elif ref[0] == "node":
+        a = data["_by_id"][ref[1]]["abstract"]
+    else:
+        return None
+    return a[2] if a and a[0] == "tensor" else None
 
 
 def _shape_of(data, ref):

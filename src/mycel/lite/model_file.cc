@@ -59,6 +59,50 @@ uint64_t checked_numel(const Shape& shape, DType dt, const std::string& what) {
   return n;
 }
 
+bool is_quant_op(const std::string& op) {
+  return op == "qconv2d" || op == "qdense" || op == "quantize_linear" || op == "dequantize_linear";
+}
+
+// int8 nodes are checked at load, not first at run time: their weights must be stored int8
+// constants and the op's own shape rule (scales positive and finite, one weight scale per output
+// channel, zero points in range, dtypes and sizes consistent) must accept the declared shapes,
+// the dynamic batch dim taken as 1.
+void verify_quantized(const Graph& g, const std::string& where) {
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const NodeInfo& n = g.nodes[k];
+    if (!is_quant_op(n.op->name)) continue;
+    const std::string what = "node " + std::to_string(k) + " (" + n.op->name + ")";
+    const bool has_w = n.op->name == "qconv2d" || n.op->name == "qdense";
+    if (has_w && (n.inputs.size() < 2 || n.inputs[1] < 0 || g.values[n.inputs[1]].weight < 0 ||
+                  g.values[n.inputs[1]].dtype != DType::int8))
+      MYCEL_THROW(ValueError, where, ": ", what, " must read its weights from a stored int8 constant");
+    std::vector<TensorMeta> metas(n.inputs.size());
+    std::vector<const TensorMeta*> ins;
+    bool dynamic = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] < 0) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const ValueInfo& v = g.values[n.inputs[i]];
+      metas[i] = TensorMeta{v.shape, v.dtype};
+      for (size_t d = 0; d < metas[i].shape.size(); ++d)
+        if (metas[i].shape[d] < 0) {
+          if (d == 0) metas[i].shape[d] = 1;
+          else dynamic = true;
+        }
+      ins.push_back(&metas[i]);
+    }
+    if (dynamic) continue;  // checked when the run plans its shapes
+    while (ins.size() < n.op->inputs.size()) ins.push_back(nullptr);
+    try {
+      infer_checked(*n.op, InferContext{*n.op, ins, n.attrs});
+    } catch (const Error& e) {
+      MYCEL_THROW(ValueError, where, ": ", what, ": ", e.what());
+    }
+  }
+}
+
 }  // namespace
 
 void validate(const Graph& g, const std::string& where) {
@@ -196,9 +240,9 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   Header h;
   std::memcpy(&h, data, sizeof(h));
   if (std::memcmp(h.magic, kMagic, 8) != 0) MYCEL_THROW(ValueError, where, ": not a Mycel model file (bad magic)");
-  if (h.version != kFormatVersion)
+  if (h.version < kMinFormatVersion || h.version > kFormatVersion)
     MYCEL_THROW(ValueError, where, ": format version ", h.version, " is not supported (this build reads ",
-                kFormatVersion, ")");
+                kMinFormatVersion, " to ", kFormatVersion, ")");
   if (h.header_size != sizeof(Header) || h.graph_offset != kAlign)
     MYCEL_THROW(ValueError, where, ": header size ", h.header_size, " / graph offset ", h.graph_offset,
                 " should be ", kAlign);
@@ -220,7 +264,8 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   if (!fb::ModelBufferHasIdentifier(gb) || !fb::VerifyModelBuffer(v))
     MYCEL_THROW(ValueError, where, ": the graph section is not a valid model table (FlatBuffers verifier)");
   const fb::Model* m = fb::GetModel(gb);
-  if (m->version() != kFormatVersion) MYCEL_THROW(ValueError, where, ": graph version ", m->version());
+  if (m->version() != h.version)
+    MYCEL_THROW(ValueError, where, ": graph version ", m->version(), " differs from the header's ", h.version);
 
   // 4. Decode, checking each field's meaning.
   Graph g;
@@ -319,6 +364,7 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   if (m->inputs()) g.inputs.assign(m->inputs()->begin(), m->inputs()->end());
   if (m->outputs()) g.outputs.assign(m->outputs()->begin(), m->outputs()->end());
   validate(g, where);
+  verify_quantized(g, where);
   return g;
 }
 

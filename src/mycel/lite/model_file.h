@@ -13,7 +13,10 @@
 namespace mycel::lite {
 
 inline constexpr char kMagic[8] = {'M', 'Y', 'C', 'E', 'L', 'M', 'I', 'R'};
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 adds int8 models (int8/uint8 weights, quantize_linear, dequantize_linear, qconv2d,
+// qdense); this build reads versions 1 and 2 and writes 2.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kMinFormatVersion = 1;
 inline constexpr uint64_t kAlign = 64;  // header size, and alignment of the weight section and each weight
 
 /// One tensor value of the graph: an input, a weight (weight >= 0) or a node output.

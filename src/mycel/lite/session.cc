@@ -241,8 +241,10 @@ void Session::run_node(size_t k) {
   if (n.post_act != NodeInfo::Act::kNone)
     req.ops.push_back(cpu::PostOp{n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu
                                                                        : cpu::PostOp::Kind::kRelu6, Tensor()});
-  // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone.
-  const bool const_w = n.op->name == "conv2d" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+  // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone
+  // (int8 kernels also remember whether the weights are safe for non-VNNI CPUs).
+  const bool const_w = (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
+                       n.inputs.size() > 1 && n.inputs[1] >= 0 &&
                        g_.values[n.inputs[1]].weight >= 0;
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
     cpu::LayoutScope layout(cpu::LayoutRequest{layout_[k].src_blocked, true, const_w});

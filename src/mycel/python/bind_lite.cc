@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "mycel/frontend/py_convert.h"
+#include "mycel/kernels/cpu/quant.h"
 #include "mycel/lite/model_file.h"
 #include "mycel/lite/session.h"
 
@@ -83,6 +84,10 @@ void init_lite(nb::module_& m) {
     std::string s = lite::serialize(graph_from_py(values, weights, nodes, std::move(inputs), std::move(outputs)));
     return nb::bytes(s.data(), s.size());
   }, "MINDIR file bytes of a flat graph (values, weights, nodes, inputs, outputs).");
+  l.def("int8_path", [] { return cpu::last_int8_path(); },
+        "Which path this thread's last qconv2d/qdense took: 'onednn:<implementation>' or 'reference'.");
+  l.def("cpu_has_vnni", [] { return cpu::cpu_has_vnni(); },
+        "Whether this CPU multiplies u8 x s8 exactly (VNNI); without it int8 weights must fit s7 for oneDNN.");
   l.def("verify", [](nb::bytes data) { parse_bytes(data); },
         "Parses and verifies MINDIR bytes; raises ValueError naming the first problem.");
   nb::class_<lite::Session>(l, "Session", "A loaded, optimized MINDIR model (libmycel_lite).")

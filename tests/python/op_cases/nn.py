@@ -255,6 +255,11 @@ CASES = [
     OpCase("max_pool2d", max_pool2d_ref, [(2, 3, 8, 9)], attrs=dict(kernel_size=(3, 2), strides=2, pad_mode="same"),
            id="same_asym"),
     OpCase("max_pool2d", max_pool2d_ref, [(0, 2, 4, 4)], attrs=dict(kernel_size=2), id="empty"),
+    # uint8: quantized activations of int8 models (a 2x2/2 fast path and the general loop)
+    OpCase("max_pool2d", max_pool2d_ref, [(2, 3, 6, 7)], attrs=dict(kernel_size=2, strides=2), dtypes=("uint8",),
+           id="uint8"),
+    OpCase("max_pool2d", max_pool2d_ref, [(1, 2, 7, 6)], attrs=dict(kernel_size=3, stride=2, pad_mode="pad", pad=1),
+           dtypes=("uint8",), id="uint8_pad"),
     OpCase("max_pool2d", max_pool2d_ref, [(4, 16, 64, 64)], attrs=dict(kernel_size=2, strides=2), id="large"),
     OpCase("avg_pool2d", avg_pool2d_ref, [(2, 3, 6, 7)], attrs=dict(kernel_size=2, strides=2), dtypes=FLOATS),
     OpCase("avg_pool2d", avg_pool2d_ref, [(1, 1, 4, 4)], attrs=dict(kernel_size=2, strides=2), id="small"),

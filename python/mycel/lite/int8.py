@@ -1,0 +1,242 @@
+"""Rewrites that make an exported quantized network run int8 end to end in the lite runtime.
+
+A quantized net exports (quant.set_int8) as quantize_linear -> qconv2d/qdense with float32
+outputs followed by the float ops of the original net (batch_norm, relu, pooling, flatten) and
+the next layer's quantize_linear. Each rewrite here is exact, so the int8 model computes what the
+fake-quant float32 model computes, up to float rounding:
+
+- fold_batch_norm: an inference batch_norm after a float-output qconv2d becomes part of its
+  per-channel output scale and bias (a negative scale flips the channel's integer weights).
+- fuse_relu: relu after a float-output qconv2d/qdense becomes the kernel's fused relu.
+- sink_quantize: quantize_linear after max_pool2d / flatten / reshape moves before it (both
+  commute with a monotonic elementwise rounding), so pooling and reshapes run on uint8.
+- fuse_requantize: quantize_linear of a float-output qconv2d/qdense (its only reader) becomes the
+  kernel's uint8 output: int32 accumulators requantized straight to the next layer's scale.
+- merge_quantize: identical quantize_linear nodes of one value (a residual block's two branches).
+
+Values read elsewhere (a residual shortcut) stay float32, so only exact rewrites happen. The graph
+is the flat form of mycel.lite.mindir.flatten: values, weights, nodes, inputs, outputs."""
+import numpy as np
+
+import mycel
+from mycel.common.tensor import Tensor
+
+_QOPS = ("qconv2d", "qdense")
+_COMMUTING = ("max_pool2d", "flatten", "reshape")
+
+
+class _Graph:
+    def __init__(self, values, weights, nodes, inputs, outputs):
+        self.values = [list(v) for v in values]  # [name, dtype, shape, weight index]
+        self.weights = list(weights)
+        self.nodes = [{"op": op, "loc": loc, "args": list(args), "outs": list(outs), "attrs": dict(attrs)}
+                      for op, loc, args, outs, attrs in nodes]
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+
+    def uses(self):
+        u = [0] * len(self.values)
+        for n in self.nodes:
+            for a in n["args"]:
+                if a >= 0:
+                    u[a] += 1
+        for o in self.outputs:
+            u[o] += 1
+        return u
+
+    def producers(self):
+        p = {}
+        for k, n in enumerate(self.nodes):
+            for o in n["outs"]:
+                if o >= 0:
+                    p[o] = k
+        return p
+
+    def weight(self, vid):
+        if vid is None or vid < 0 or self.values[vid][3] < 0:
+            return None
+        return self.weights[self.values[vid][3]].asnumpy()
+
+    def add_weight(self, name, array):
+        t = Tensor(np.ascontiguousarray(array))
+        self.weights.append(t)
+        self.values.append([name, t.dtype, list(array.shape), len(self.weights) - 1])
+        return len(self.values) - 1
+
+    def new_value(self, name, dtype, shape):
+        self.values.append([name, dtype, list(shape), -1])
+        return len(self.values) - 1
+
+    def result(self):
+        """The flat graph with values and weights nobody reads dropped and ids renumbered."""
+        used = set(self.inputs) | set(self.outputs)
+        for n in self.nodes:
+            used.update(a for a in n["args"] if a >= 0)
+            used.update(o for o in n["outs"] if o >= 0)
+        ids = sorted(used)
+        remap = {old: new for new, old in enumerate(ids)}
+        values, weights = [], []
+        for old in ids:
+            name, dtype, shape, w = self.values[old]
+            if w >= 0:
+                weights.append(self.weights[w])
+                w = len(weights) - 1
+            values.append((name, dtype, shape, w))
+        r = lambda i: remap[i] if i >= 0 else -1  # noqa: E731
+        nodes = [(n["op"], n["loc"], [r(a) for a in n["args"]], [r(o) for o in n["outs"]], n["attrs"])
+                 for n in self.nodes]
+        return values, weights, nodes, [r(i) for i in self.inputs], [r(o) for o in self.outputs]
+
+
+def _float_out(n):
+    return n["op"] in _QOPS and str(n["attrs"].get("out_dtype", mycel.float32)).lower().endswith("float32")
+
+
+def _dtype_is(d, name):
+    return str(d).lower().replace("mycel.", "") == name
+
+
+def fold_batch_norm(g):
+    uses, prod, dead, count = g.uses(), g.producers(), set(), 0
+    for k, bn in enumerate(g.nodes):
+        if bn["op"] != "batch_norm" or bn["attrs"].get("is_training") or len(bn["args"]) < 5:
+            continue
+        x = bn["args"][0]
+        stats = [g.weight(a) for a in bn["args"][1:5]]
+        if any(s is None for s in stats) or x not in prod or uses[x] != 1:
+            continue
+        if any(o >= 0 and uses[o] for o in bn["outs"][1:]):
+            continue
+        conv = g.nodes[prod[x]]
+        if conv["op"] != "qconv2d" or not _float_out(conv) or conv["attrs"].get("relu"):
+            continue
+        w = g.weight(conv["args"][1])
+        if w is None:
+            continue
+        gamma, beta, mean, var = (s.astype(np.float64) for s in stats)
+        s = gamma / np.sqrt(var + float(bn["attrs"]["epsilon"]))
+        if not np.all(np.isfinite(s)) or np.any(s == 0):
+            continue  # a zero scale has no per-channel int8 form; the batch_norm stays
+        b0 = g.weight(conv["args"][2]) if len(conv["args"]) > 2 and conv["args"][2] >= 0 else None
+        b0 = np.zeros_like(s) if b0 is None else b0.astype(np.float64)
+        ws = np.asarray(conv["attrs"]["w_scale"], np.float64)
+        neg = s < 0
+        if neg.any():  # the scale stays positive; the channel's integers change sign instead
+            w = np.where(neg.reshape(-1, 1, 1, 1), -w.astype(np.int16), w).astype(np.int8)
+        name = g.values[conv["args"][1]][0]
+        args = list(conv["args"][:2]) + [None]
+        args[1] = g.add_weight(name + ".bn_folded", w) if neg.any() else conv["args"][1]
+        args[2] = g.add_weight(name + ".bn_folded_bias", ((b0 - mean) * s + beta).astype(np.float32))
+        conv["args"] = args
+        conv["attrs"]["w_scale"] = tuple(float(v) for v in (ws * np.abs(s)).astype(np.float32))
+        conv["outs"] = [bn["outs"][0]]
+        dead.add(k)
+        count += 1
+    g.nodes = [n for k, n in enumerate(g.nodes) if k not in dead]
+    return count
+
+
+def fuse_relu(g):
+    uses, prod, dead, count = g.uses(), g.producers(), set(), 0
+    for k, n in enumerate(g.nodes):
+        if n["op"] != "relu" or not n["args"]:
+            continue
+        x = n["args"][0]
+        if x not in prod or uses[x] != 1:
+            continue
+        p = g.nodes[prod[x]]
+        if not _float_out(p) or p["attrs"].get("relu"):
+            continue
+        p["attrs"]["relu"] = True
+        p["outs"] = [n["outs"][0]]
+        dead.add(k)
+        count += 1
+    g.nodes = [n for k, n in enumerate(g.nodes) if k not in dead]
+    return count
+
+
+def sink_quantize(g):
+    count = 0
+    changed = True
+    while changed:
+        changed = False
+        uses, prod = g.uses(), g.producers()
+        for k, q in enumerate(g.nodes):
+            if q["op"] != "quantize_linear":
+                continue
+            v = q["args"][0]
+            if v not in prod or uses[v] != 1:
+                continue
+            pk = prod[v]
+            p = g.nodes[pk]
+            if p["op"] not in _COMMUTING or len(p["outs"]) != 1:
+                continue
+            u = p["args"][0]
+            if uses[u] != 1 or not _dtype_is(g.values[u][1], "float32"):
+                continue
+            # quantize(u) at the pooling's place, the pooling (now uint8) at the quantize's.
+            qdt = g.values[q["outs"][0]][1]
+            uq = g.new_value(g.values[u][0] + ".q", qdt, g.values[u][2])
+            q["args"][0] = u
+            qout = q["outs"][0]
+            q["outs"] = [uq]
+            p["args"][0] = uq
+            p["outs"] = [qout]
+            g.nodes[pk], g.nodes[k] = q, p
+            count += 1
+            changed = True
+            break
+    return count
+
+
+def fuse_requantize(g):
+    uses, prod, dead, count = g.uses(), g.producers(), set(), 0
+    for k, q in enumerate(g.nodes):
+        if q["op"] != "quantize_linear" or not _dtype_is(q["attrs"].get("dtype", "uint8"), "uint8"):
+            continue
+        v = q["args"][0]
+        if v not in prod or uses[v] != 1:
+            continue
+        p = g.nodes[prod[v]]
+        if not _float_out(p):
+            continue
+        p["attrs"].update(out_dtype=mycel.uint8, y_scale=float(q["attrs"]["scale"]),
+                          y_zero_point=int(q["attrs"].get("zero_point", 0)))
+        p["outs"] = [q["outs"][0]]
+        dead.add(k)
+        count += 1
+    g.nodes = [n for k, n in enumerate(g.nodes) if k not in dead]
+    return count
+
+
+def merge_quantize(g):
+    seen, alias, dead = {}, {}, set()
+    for k, n in enumerate(g.nodes):
+        n["args"] = [alias.get(a, a) for a in n["args"]]
+        if n["op"] != "quantize_linear":
+            continue
+        key = (n["args"][0], float(n["attrs"]["scale"]), int(n["attrs"].get("zero_point", 0)),
+               str(n["attrs"].get("dtype", "uint8")))
+        if key in seen:
+            alias[n["outs"][0]] = seen[key]
+            dead.add(k)
+        else:
+            seen[key] = n["outs"][0]
+    g.outputs = [alias.get(o, o) for o in g.outputs]
+    g.nodes = [n for k, n in enumerate(g.nodes) if k not in dead]
+    return len(dead)
+
+
+def rewrite(values, weights, nodes, inputs, outputs, report=None):
+    """The flat graph with the int8 rewrites applied (module doc); `report` (a dict) gets counts."""
+    g = _Graph(values, weights, nodes, inputs, outputs)
+    counts = {"batch_norms_folded": fold_batch_norm(g), "relus_fused": fuse_relu(g),
+              "quantizes_merged": merge_quantize(g), "quantizes_sunk": sink_quantize(g),
+              "requantizes_fused": fuse_requantize(g)}
+    if report is not None:
+        report.update(counts)
+    return g.result()
+
+
+def has_quantized_ops(nodes):
+    return any(n[0] in ("quantize_linear", "qconv2d", "qdense") for n in nodes)

@@ -1,0 +1,59 @@
+// int8 inference kernels: quantize / dequantize, and convolution and dense over uint8 activations
+// and int8 per-output-channel weights with int32 accumulation (oneDNN's int8 primitives, or the
+// exact reference loops where oneDNN could not be exact: see int8_weights_safe).
+//
+// The arithmetic every path implements (q: stored integers, zp: zero points):
+//   acc[o]  = sum (x_q - x_zp) * w_q[o]                      (int32, exact)
+//   y_f[o]  = acc[o] * x_scale * w_scale[o] + b[o]           (float32), then relu if asked
+//   y       = y_f                       when the output is float32
+//   y       = clamp(round(y_f / y_scale) + y_zp, 0, 255)     when it is uint8 (ties to even)
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mycel/core/tensor.h"
+#include "mycel/kernels/cpu/nn_geom.h"
+
+namespace mycel::cpu {
+
+/// Quantization parameters of one qconv2d / qdense call.
+struct QuantSpec {
+  float x_scale = 1;
+  int32_t x_zp = 0;
+  std::vector<float> w_scale;  // one per output channel
+  float y_scale = 1;           // uint8 output only
+  int32_t y_zp = 0;
+  bool relu = false;
+};
+
+/// y = clamp(round(x / scale) + zp) into y's dtype (uint8 or int8); x float32.
+void quantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp);
+/// y = (x - zp) * scale; x uint8 or int8, y float32.
+void dequantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp);
+
+/// Whether the CPU multiplies u8 x s8 exactly (VNNI: vpdpbusd). Without it oneDNN's AVX2/AVX-512
+/// kernels add pairs of u8*s8 products in int16 with saturation (vpmaddubsw), and oneDNN leaves
+/// it to the user to keep weights in [-64, 63] ("s7") so no pair can saturate.
+bool cpu_has_vnni();
+/// True when oneDNN's u8 x s8 kernels are exact for these int8 weights on this CPU.
+bool int8_weights_safe(const Tensor& w);
+
+/// Quantized convolution, NCHW uint8 x, int8 w (OC, C/groups, KH, KW), float32 bias; y float32
+/// or uint8 (NCHW).
+void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
+             const QuantSpec& q);
+/// Quantized dense: uint8 x (M, K), int8 w (N, K), float32 bias (N); y (M, N) float32 or uint8.
+void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
+            int64_t n, const QuantSpec& q);
+/// The exact reference loops (always int32, no oneDNN): the fallback and the tests' reference.
+void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                 const WindowGeom& g, const QuantSpec& q);
+void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
+                int64_t k, int64_t n, const QuantSpec& q);
+/// Max pooling of uint8 NCHW data (order-preserving, so it commutes with quantization).
+void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g);
+/// Which path the last qconv2d/qdense call on this thread took: "onednn:<impl>" or "reference".
+const std::string& last_int8_path();
+
+}  // namespace mycel::cpu

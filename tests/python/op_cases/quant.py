@@ -1,0 +1,75 @@
+"""Table rows for the int8 inference ops: references in integer numpy (int64 accumulation) with
+the float epilogue in float64."""
+import numpy as np
+
+import mycel
+from op_cases import OpCase
+
+
+def quantize_ref(x, scale, zero_point=0, dtype=mycel.uint8):
+    lo, hi = (0, 255) if dtype == mycel.uint8 else (-128, 127)
+    q = np.clip(np.round(x / np.float32(scale)) + zero_point, lo, hi)
+    return q.astype(np.uint8 if dtype == mycel.uint8 else np.int8)
+
+
+def dequantize_ref(x, scale, zero_point=0):
+    return ((x.astype(np.float64) - zero_point) * np.float32(scale)).astype(np.float32)
+
+
+def _epilogue(acc, x_scale, w_scale, b, relu):
+    shape = (1, -1) + (1,) * (acc.ndim - 2)
+    y = acc * (x_scale * np.asarray(w_scale, np.float64)).reshape(shape)
+    if b is not None:
+        y = y + b.astype(np.float64).reshape(shape)
+    return (np.maximum(y, 0) if relu else y).astype(np.float32)
+
+
+def qconv2d_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), stride=1, pad_mode="valid", pad=0,
+                relu=False, **_):
+    n, c, h, wd = x.shape
+    oc, _, kh, kw = w.shape
+    xi = np.pad(x.astype(np.int64) - x_zero_point, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    acc = np.zeros((n, oc, oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xi[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+            acc += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.int64))
+    return _epilogue(acc, x_scale, w_scale, b, relu)
+
+
+def qdense_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), relu=False, **_):
+    acc = (x.astype(np.int64) - x_zero_point) @ w.astype(np.int64).T
+    return _epilogue(acc, x_scale, w_scale, b, relu)
+
+
+def _qconv_inputs(rng, dtype):
+    return [rng.integers(0, 256, (2, 4, 7, 7)).astype(np.uint8), rng.integers(-63, 64, (6, 4, 3, 3)).astype(np.int8),
+            rng.standard_normal(6).astype(np.float32)]
+
+
+def _qdense_inputs(rng, dtype):
+    return [rng.integers(0, 256, (5, 24)).astype(np.uint8), rng.integers(-63, 64, (7, 24)).astype(np.int8),
+            rng.standard_normal(7).astype(np.float32)]
+
+
+W6 = tuple(0.001 * (i + 1) for i in range(6))
+W7 = tuple(0.002 * (i + 1) for i in range(7))
+TOL = dict(rtol=1e-5, atol=1e-4)
+
+CASES = [
+    OpCase("quantize_linear", quantize_ref, [(3, 40)], attrs=dict(scale=0.02, zero_point=120), dtypes=("float32",)),
+    OpCase("quantize_linear", quantize_ref, [(3, 40)], attrs=dict(scale=0.02, zero_point=-7, dtype=mycel.int8),
+           dtypes=("float32",), id="int8"),
+    OpCase("dequantize_linear", dequantize_ref, [(3, 40)], attrs=dict(scale=0.25, zero_point=3),
+           dtypes=("uint8", "int8")),
+    OpCase("qconv2d", qconv2d_ref, _qconv_inputs, attrs=dict(x_scale=0.05, x_zero_point=9, w_scale=W6), dtypes=("uint8",),
+           **TOL),
+    OpCase("qconv2d", qconv2d_ref, _qconv_inputs,
+           attrs=dict(x_scale=0.05, w_scale=W6, stride=2, pad_mode="pad", pad=1, relu=True), dtypes=("uint8",),
+           id="stride_pad_relu", **TOL),
+    OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, x_zero_point=4, w_scale=W7), dtypes=("uint8",),
+           **TOL),
+    OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu=True), dtypes=("uint8",),
+           id="relu", **TOL),
+]

@@ -1,0 +1,257 @@
+"""int8 inference: the quantized ops against numpy's integer arithmetic, the int8 models the
+exporter writes (LeNet5, ResNet-18) against the fake-quant float32 nets they come from and
+against ONNX Runtime on the QDQ export, and the loader's checks of int8 nodes."""
+import os
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, _mycel, ops
+from mycel.lite import quant
+
+from edge_helpers import MODELS, randomize
+
+lite = _mycel.lite
+
+
+def _conv_ref(x, w, b, xs, xz, ws, stride, pad, dil, groups):
+    """Integer convolution in int64 (padding is a real zero, i.e. x_q == x_zp), then the float
+    epilogue in float64."""
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    xi = np.pad(x.astype(np.int64) - xz, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dil * (kw - 1) - 1) // stride + 1
+    acc = np.zeros((n, oc, oh, ow), np.int64)
+    og = oc // groups
+    for o in range(oc):
+        g = o // og
+        for i in range(kh):
+            for j in range(kw):
+                patch = xi[:, g * cg:(g + 1) * cg, i * dil:i * dil + stride * (oh - 1) + 1:stride,
+                           j * dil:j * dil + stride * (ow - 1) + 1:stride]
+                acc[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j].astype(np.int64))
+    return acc * (xs * ws.astype(np.float64))[None, :, None, None] + b[None, :, None, None]
+
+
+def _epilogue(yf, relu, u8, ys, yz):
+    if relu:
+        yf = np.maximum(yf, 0)
+    return np.clip(np.round(yf / ys) + yz, 0, 255) if u8 else yf
+
+
+@pytest.mark.parametrize("bits", [7, 8])
+@pytest.mark.parametrize("case", [
+    dict(n=2, c=8, h=9, oc=16, k=3, stride=1, pad=1, dil=1, groups=1, xz=7),
+    dict(n=1, c=6, h=11, oc=12, k=3, stride=2, pad=0, dil=2, groups=3, xz=0),
+    dict(n=3, c=4, h=7, oc=8, k=1, stride=1, pad=0, dil=1, groups=1, xz=130),
+])
+def test_qconv2d_matches_integer_reference(case, bits):
+    rng = np.random.default_rng(case["c"] * 10 + bits)
+    qmax = 2 ** (bits - 1) - 1
+    x = rng.integers(0, 256, (case["n"], case["c"], case["h"], case["h"])).astype(np.uint8)
+    w = rng.integers(-qmax, qmax + 1, (case["oc"], case["c"] // case["groups"], case["k"], case["k"])).astype(np.int8)
+    b = rng.standard_normal(case["oc"]).astype(np.float32)
+    ws = (rng.random(case["oc"]) * 0.01 + 0.001).astype(np.float32)
+    xs = 0.02
+    yf = _conv_ref(x, w, b, xs, case["xz"], ws, case["stride"], case["pad"], case["dil"], case["groups"])
+    for relu in (False, True):
+        for u8 in (False, True):
+            kw = dict(x_scale=xs, x_zero_point=case["xz"], w_scale=tuple(float(s) for s in ws), relu=relu,
+                      stride=case["stride"], pad_mode="pad", pad=case["pad"], dilation=case["dil"],
+                      groups=case["groups"])
+            if u8:
+                kw.update(out_dtype=mycel.uint8, y_scale=0.05, y_zero_point=3)
+            got = ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy()
+            path = lite.int8_path()
+            want = _epilogue(yf, relu, u8, 0.05, 3)
+            if u8:
+                assert got.dtype == np.uint8
+                # float rounding may move a value sitting on a rounding boundary by one step
+                assert np.abs(got.astype(np.int64) - want).max() <= 1
+                assert np.mean(got == want) > 0.999
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+            # 7-bit weights run on oneDNN; 8-bit ones only where the CPU has VNNI (else exact loops)
+            if bits == 7 or lite.cpu_has_vnni():
+                assert path.startswith("onednn:"), path
+            else:
+                assert path == "reference", path
+
+
+@pytest.mark.parametrize("bits", [7, 8])
+def test_qdense_matches_integer_reference(bits):
+    rng = np.random.default_rng(bits)
+    qmax = 2 ** (bits - 1) - 1
+    w = rng.integers(-qmax, qmax + 1, (12, 40)).astype(np.int8)
+    b = rng.standard_normal(12).astype(np.float32)
+    ws = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
+    for rows, xz in ((5, 0), (5, 9), (1, 0), (2, 200)):  # 1-4 rows: the exact matrix-vector loop
+        x = rng.integers(0, 256, (rows, 40)).astype(np.uint8)
+        acc = (x.astype(np.int64) - xz) @ w.astype(np.int64).T
+        yf = acc * (0.03 * ws.astype(np.float64)) + b
+        for relu in (False, True):
+            got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), x_scale=0.03, x_zero_point=xz,
+                             w_scale=tuple(float(s) for s in ws), relu=relu).asnumpy()
+            np.testing.assert_allclose(got, _epilogue(yf, relu, False, 1, 0), rtol=1e-5, atol=1e-4)
+            path = lite.int8_path()
+            assert path == "rows" if rows <= 4 else (path.startswith("onednn:") or bits == 8), path
+            got = ops.qdense(Tensor(x), Tensor(w), None, x_scale=0.03, x_zero_point=xz, relu=relu,
+                             w_scale=tuple(float(s) for s in ws), out_dtype=mycel.uint8, y_scale=0.1,
+                             y_zero_point=128).asnumpy()
+            want = _epilogue(yf - b, relu, True, 0.1, 128)
+            assert np.abs(got.astype(np.int64) - want).max() <= 1 and np.mean(got == want) > 0.99
+
+
+def test_quantize_dequantize_and_uint8_pooling():
+    x = np.random.default_rng(0).uniform(-3, 5, (2, 3, 6, 6)).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, 1e9, -1e9]
+    q = ops.quantize_linear(Tensor(x), scale=0.04, zero_point=80).asnumpy()
+    want = np.clip(np.round(x / np.float32(0.04)) + 80, 0, 255)
+    want[0, 0, 0, 0] = 80  # NaN goes to the zero point
+    np.testing.assert_array_equal(q, want.astype(np.uint8))
+    s = ops.quantize_linear(Tensor(x), scale=0.04, zero_point=-5, dtype=mycel.int8).asnumpy()
+    assert s.dtype == np.int8
+    np.testing.assert_array_equal(s[1], np.clip(np.round(x[1] / np.float32(0.04)) - 5, -128, 127))
+    d = ops.dequantize_linear(Tensor(q), scale=0.04, zero_point=80).asnumpy()
+    np.testing.assert_allclose(d, (q.astype(np.float32) - 80) * np.float32(0.04), rtol=1e-6)
+    # max pooling commutes with the (monotonic) quantization
+    pooled = ops.max_pool2d(Tensor(q), kernel_size=2, strides=2).asnumpy()
+    ref = q.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(pooled, ref)
+
+
+def test_bad_quantization_attributes_are_named():
+    x8 = Tensor(np.zeros((1, 2, 4, 4), np.uint8))
+    w8 = Tensor(np.zeros((3, 2, 1, 1), np.int8))
+    with pytest.raises(ValueError, match=r"\[quantize_linear\] attribute 'scale'"):
+        ops.quantize_linear(Tensor(np.zeros(3, np.float32)), scale=0.0)
+    with pytest.raises(ValueError, match=r"'zero_point' must lie in \[0, 255\]"):
+        ops.quantize_linear(Tensor(np.zeros(3, np.float32)), scale=1.0, zero_point=300)
+    with pytest.raises(ValueError, match=r"\[qconv2d\] attribute 'w_scale' needs one scale per output channel \(3\)"):
+        ops.qconv2d(x8, w8, None, x_scale=0.1, w_scale=(0.1, 0.1))
+    with pytest.raises(ValueError, match="'w_scale' values must be positive"):
+        ops.qconv2d(x8, w8, None, x_scale=0.1, w_scale=(0.1, -0.1, 0.1))
+    with pytest.raises(TypeError, match=r"\[qconv2d\] input 'w' must be int8, got float32"):
+        ops.qconv2d(x8, Tensor(np.zeros((3, 2, 1, 1), np.float32)), None, x_scale=0.1, w_scale=(0.1,) * 3)
+    with pytest.raises(TypeError, match=r"\[qdense\] input 'x' .*uint8"):
+        ops.qdense(Tensor(np.zeros((2, 4), np.float32)), Tensor(np.zeros((3, 4), np.int8)), None,
+                   x_scale=0.1, w_scale=(0.1,) * 3)
+    with pytest.raises(ValueError, match="'out_dtype' must be float32 or uint8"):
+        ops.qdense(Tensor(np.zeros((2, 4), np.uint8)), Tensor(np.zeros((3, 4), np.int8)), None,
+                   x_scale=0.1, w_scale=(0.1,) * 3, out_dtype=mycel.int32)
+
+
+def _ptq(name, seed=0, batches=4):
+    """A zoo model with random weights, PTQ'd (min-max) on random data; also the data."""
+    make, shape = MODELS[name]
+    net = randomize(make(), seed=seed)
+    rng = np.random.default_rng(seed)
+    calib = [Tensor(rng.standard_normal((8,) + shape[1:]).astype(np.float32)) for _ in range(batches)]
+    quant.quantize(net, calib, method="minmax")
+    x = rng.standard_normal((16,) + shape[1:]).astype(np.float32)
+    return net, x
+
+
+def _fake_quant_logits(net, x):
+    old = mycel.get_context("mode")
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        return net(Tensor(x)).asnumpy()
+    finally:
+        mycel.set_context(mode=old)
+
+
+def _check_steps(got, want, steps):
+    """Within `steps` quantization steps of the logits (their range over 255 levels), half a step
+    for the median logit, and the same predictions."""
+    step = (want.max() - want.min()) / 255
+    assert np.abs(got - want).max() <= steps * step, (np.abs(got - want).max() / step, steps)
+    assert np.median(np.abs(got - want)) <= 0.5 * step
+    assert np.mean(got.argmax(1) == want.argmax(1)) >= 0.9
+
+
+@pytest.mark.parametrize("name", ["lenet5", "resnet18"])
+def test_int8_model_matches_fake_quant_and_onnxruntime(name, tmp_path):
+    """LeNet5 (5 quantized layers): within one step of the logits. ResNet-18 (21 layers, random
+    weights): a value on a rounding boundary may round the other way in any implementation (the
+    fake quant's float conv sums in another order than exact int32), and the flip propagates;
+    ONNX Runtime's own QDQ run of the same file is about 2 steps from the fake quant as well, so
+    the bound there is 3 steps (median within half a step)."""
+    steps = 1 if name == "lenet5" else 3
+    ort = pytest.importorskip("onnxruntime")
+    onnx = pytest.importorskip("onnx")
+    net, x = _ptq(name)
+    want = _fake_quant_logits(net, x)
+    path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / name), file_format="MINDIR")
+    s = lite.Session.from_file(path, num_threads=1)
+    ops_run = s.node_ops
+    # int8 end to end: every conv and dense is quantized, no float conv/dense/batch_norm is left
+    assert not {"conv2d", "dense", "batch_norm", "matmul"} & set(ops_run), ops_run
+    assert ops_run[0] == "quantize_linear"
+    if name == "lenet5":  # quantize once at the input; pooling and flatten run on uint8
+        assert ops_run == ["quantize_linear", "qconv2d", "max_pool2d", "qconv2d", "max_pool2d", "flatten",
+                           "qdense", "qdense", "qdense"], ops_run
+    else:
+        assert ops_run.count("qconv2d") == 20 and ops_run.count("qdense") == 1
+    got = s.run([Tensor(x)])[0].asnumpy()
+    _check_steps(got, want, steps)
+    # the file stores int8 weights: far smaller than the float32 model's
+    assert os.path.getsize(path) < 0.4 * 4 * sum(int(np.prod(p.shape)) for p in net.trainable_params())
+    # QDQ ONNX: checker clean, ONNX Runtime agrees with the fake-quant net too
+    opath = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / name), file_format="ONNX")
+    model = onnx.load(opath)
+    onnx.checker.check_model(model, full_check=True)
+    kinds = [n.op_type for n in model.graph.node]
+    assert "QuantizeLinear" in kinds and "DequantizeLinear" in kinds
+    sess = ort.InferenceSession(opath, providers=["CPUExecutionProvider"])
+    r = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+    _check_steps(r, want, steps)
+    _check_steps(got, r, steps)
+
+
+def test_fake_quant_export_is_still_available(tmp_path):
+    net, x = _ptq("lenet5")
+    path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "fq"), file_format="MINDIR",
+                        quant_mode="NONQUANT")
+    s = lite.Session.from_file(path)
+    assert "qconv2d" not in s.node_ops and any(o.startswith("conv2d") for o in s.node_ops)
+    np.testing.assert_allclose(s.run([Tensor(x)])[0].asnumpy(), _fake_quant_logits(net, x), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="quant_mode"):
+        mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "fq"), quant_mode="AUTO")
+
+
+def _qdense_file(w, w_scale=(0.1, 0.1), x_zero_point=0, wdtype="int8"):
+    values = [("x", "uint8", [-1, 4], -1), ("w", wdtype, list(w.shape), 0), ("y", "float32", [-1, 2], -1)]
+    node = ("qdense", "", [0, 1], [2], {"x_scale": 0.5, "x_zero_point": x_zero_point, "w_scale": w_scale})
+    return lite.serialize(values, [Tensor(w)], [node], [0], [2])
+
+
+def test_loader_checks_int8_nodes():
+    good = _qdense_file(np.ones((2, 4), np.int8))
+    s = lite.Session.from_bytes(good)
+    y = s.run([Tensor(np.full((1, 4), 3, np.uint8))])[0].asnumpy()
+    np.testing.assert_allclose(y, [[0.5 * 3 * 4 * 0.1] * 2], rtol=1e-6)
+    cases = [
+        (_qdense_file(np.ones((2, 4), np.int8), w_scale=(0.1,)), "one scale per output channel"),
+        (_qdense_file(np.ones((2, 4), np.int8), w_scale=(0.1, float("inf"))), "positive finite"),
+        (_qdense_file(np.ones((2, 4), np.int8), x_zero_point=300), r"must lie in \[0, 255\]"),
+        (_qdense_file(np.ones((2, 4), np.float32), wdtype="float32"), "stored int8 constant"),
+    ]
+    for data, msg in cases:
+        with pytest.raises(ValueError, match=r"MINDIR: node 0 \(qdense\).*" + msg):
+            lite.verify(data)
+
+
+def test_fuzz_int8_model_no_crash(tmp_path):
+    """The MINDIR fuzzer (test_lite.py) on an int8 model: mutated int8 nodes and weights are
+    rejected or run, never crash."""
+    import subprocess
+    import sys
+    net, x = _ptq("lenet5")
+    path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "q"), file_format="MINDIR")
+    script = os.path.join(os.path.dirname(__file__), "lite_fuzz_worker.py")
+    out = subprocess.run([sys.executable, script, path, "120", "1"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "crashes 0" in out.stdout and "hangs 0" in out.stdout, out.stdout
