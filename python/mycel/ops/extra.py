@@ -32,7 +32,7 @@ def gather_elements(input, dim, index):  # noqa: A002
     MindSpore's argument order; the registry op (P.GatherElements) takes (input, index, dim=)."""
     if isinstance(dim, Tensor) and not isinstance(index, Tensor):
         raise TypeError("gather_elements: arguments are (input, dim, index) as in MindSpore; got a "
-                        "Tensor for dim and " + type(index).__name__ + " for index")
+                        "Tensor for dim and an int for index")
     return _ops.gather_elements(input, index, dim=dim)
 
 

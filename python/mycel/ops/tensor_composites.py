@@ -292,8 +292,14 @@ def bool_method(x):
     return _ops.cast(x, bool_)
 
 
+def gather_elements(x, dim, index):
+    """x.gather_elements(dim, index), MindSpore's order (the registry op takes index first)."""
+    return _ops.gather_elements(x, index, dim=dim)
+
+
 # method name -> function (first argument the tensor)
 METHODS = {
+    "gather_elements": gather_elements,
     "acos": acos, "arccos": acos, "asin": asin, "arcsin": asin, "atan": atan, "arctan": atan,
     "sinh": sinh, "cosh": cosh, "asinh": asinh, "arcsinh": asinh, "acosh": acosh,
     "arccosh": acosh, "atanh": atanh, "arctanh": atanh, "log2": log2, "log10": log10,
@@ -312,21 +318,10 @@ METHODS = {
 EAGER_METHODS = {"split": split}
 
 
-def gather_elements(x, dim, index):
-    """x.gather_elements(dim, index), MindSpore's order (the registry op takes index first)."""
-    return _ops.gather_elements(x, index, dim=dim)
-
-
-# Methods whose MindSpore signature differs from the registry op's generated method.
-OVERRIDES = {"gather_elements": gather_elements}
-
-
 def _install():
     for name, fn in list(METHODS.items()) + list(EAGER_METHODS.items()):
         if not hasattr(_mycel.Tensor, name):
             setattr(_mycel.Tensor, name, fn)
-    for name, fn in OVERRIDES.items():
-        setattr(_mycel.Tensor, name, fn)
 
 
 _install()
