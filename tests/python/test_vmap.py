@@ -257,11 +257,10 @@ def test_bad_axes_types_and_out_axes(mode):
 # Ops that run once per item under vmap (no batching rule yet, or none possible: collectives,
 # summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
 LOOPED = {"all_gather", "all_reduce", "all_to_all", "arange", "barrier", "batch_norm_grad",
-          "broadcast", "dynamic_fill", "eye", "fill", "gather_nd", "histogram_summary",
+          "broadcast", "dynamic_fill", "eye", "fill", "histogram_summary",
           "image_summary", "normal", "ones", "randint",
-          "receive", "reduce", "reduce_scatter", "scalar_summary", "scatter_add", "send", "shard_hint",
-          "tensor_scatter_add",
-          "tensor_scatter_elements", "tensor_summary", "te_call", "uniform", "zeros"}
+          "receive", "reduce", "reduce_scatter", "scalar_summary", "send", "shard_hint",
+          "tensor_summary", "te_call", "uniform", "zeros"}
 
 
 def test_every_op_has_a_batching_policy():
