@@ -36,6 +36,9 @@ def gather_elements(input, dim, index):  # noqa: A002
     return _ops.gather_elements(input, index, dim=dim)
 
 
+gather_d = gather_elements  # MindSpore's other functional name (ops.gather_d(x, dim, index))
+
+
 def take_along_dim(input, indices, dim=None):  # noqa: A002
     """input's values at `indices` along dim, with input and indices broadcast on the other dims
     (numpy.take_along_axis); dim None takes from the flattened input."""

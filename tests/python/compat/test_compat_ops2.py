@@ -19,7 +19,8 @@ def _pynative_after():
 
 
 def _gather_forms(x, idx, idx0):
-    return ops.gather_elements(x, 1, idx), x.gather_elements(0, idx0), P.GatherD()(x, 1, idx)
+    return ops.gather_elements(x, 1, idx), x.gather_elements(0, idx0), P.GatherD()(x, 1, idx), \
+        ops.gather_d(x, 1, idx)
 
 
 @MODES
@@ -28,10 +29,11 @@ def test_gather_elements_mindspore_order_vs_numpy(mode):
     x = R.normal(size=(3, 5)).astype(np.float32)
     idx, idx0 = R.integers(0, 5, size=(3, 4)), R.integers(0, 3, size=(2, 5))
     fn = ms.jit(_gather_forms) if mode == ms.GRAPH_MODE else _gather_forms
-    a, b, c = fn(Tensor(x), Tensor(idx), Tensor(idx0))
+    a, b, c, d = fn(Tensor(x), Tensor(idx), Tensor(idx0))
     np.testing.assert_array_equal(a.asnumpy(), np.take_along_axis(x, idx, 1))
     np.testing.assert_array_equal(b.asnumpy(), np.take_along_axis(x, idx0, 0))
     np.testing.assert_array_equal(c.asnumpy(), a.asnumpy())
+    np.testing.assert_array_equal(d.asnumpy(), a.asnumpy())
 
 
 def test_gather_elements_gradient_and_errors():
