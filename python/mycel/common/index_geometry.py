@@ -41,3 +41,9 @@ def along_dim_shapes(x_shape, idx_shape, dim):
         out_x.append(max(a, b))
         out_i.append(max(a, b))
     return tuple(out_x), tuple(out_i), dim
+
+
+def channel_keep_shape(shape, spatial):
+    """The shape of a channel dropout's keep mask: shape with its `spatial` trailing axes set to 1
+    (one draw per (N, C) channel, broadcast over its positions)."""
+    return tuple(shape[:len(shape) - spatial]) + (1,) * spatial
