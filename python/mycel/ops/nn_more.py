@@ -1,8 +1,8 @@
-"""MindSpore functional ops made of registry ops: softmin, glu, pixel_shuffle, pixel_unshuffle
-and dropout1d/2d/3d (whole channels dropped). Plain compositions, so graph mode parses them
+"""MindSpore functional ops made of registry ops: softmin, glu, pixel_shuffle, pixel_unshuffle,
+dropout1d/2d/3d (whole channels dropped) and interpolate (nearest, bilinear). Plain compositions, so graph mode parses them
 and their gradients come from the ops."""
 from mycel import _mycel
-from mycel.common.index_geometry import channel_keep_shape
+from mycel.common.index_geometry import channel_keep_shape, interpolate_size
 
 _ops = _mycel.ops
 
@@ -79,3 +79,23 @@ def dropout2d(input, p=0.5, training=True):  # noqa: A002
 def dropout3d(input, p=0.5, training=True):  # noqa: A002
     """Whole channels of (N, C, D, H, W) or (C, D, H, W) zeroed with probability p."""
     return _channel_dropout("dropout3d", input, p, training, 3)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+                recompute_scale_factor=None):
+    """Resizes the (H, W) of an (N, C, H, W) input to `size`, or by `scale_factor` (output
+    floor(H * s)); mode "nearest" (src = floor(dst * H / H_out)) or "bilinear" (half-pixel
+    centres, or corners aligned with align_corners=True), as MindSpore and PyTorch."""
+    if mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (only 'nearest' and "
+                                  f"'bilinear' on 4-d inputs)")
+    if input.ndim != 4:
+        raise ValueError(f"interpolate: mode '{mode}' needs an (N, C, H, W) input, got shape {tuple(input.shape)}")
+    if mode == "nearest" and align_corners:
+        raise ValueError("interpolate: align_corners applies to 'bilinear' only, not 'nearest'")
+    out = interpolate_size("interpolate", tuple(input.shape), size, scale_factor)
+    if mode == "nearest":
+        return _ops.resize_nearest_neighbor(input, size=out)
+    if align_corners:
+        return _ops.resize_bilinear(input, size=out, align_corners=True)
+    return _ops.resize_bilinear(input, size=out, half_pixel_centers=True)

@@ -83,3 +83,49 @@ def test_channel_dropout_rate_and_errors():
         ops.dropout2d(Tensor(np.ones((2, 2), np.float32)))
     with pytest.raises(ValueError, match="p must be in"):
         nn.Dropout2d(p=1.5)
+
+
+def _nearest_ref(x, oh, ow):
+    h, w = x.shape[-2:]
+    rows = np.minimum((np.arange(oh) * h // oh), h - 1)
+    cols = np.minimum((np.arange(ow) * w // ow), w - 1)
+    return x[..., rows[:, None], cols[None, :]]
+
+
+def _bilinear_ref(x, oh, ow, align_corners):
+    h, w = x.shape[-2:]
+
+    def src(n_out, n_in):
+        d = np.arange(n_out, dtype=np.float64)
+        if align_corners:
+            s = d * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+        else:
+            s = np.maximum((d + 0.5) * n_in / n_out - 0.5, 0.0)
+        i0 = np.minimum(np.floor(s).astype(int), n_in - 1)
+        return i0, np.minimum(i0 + 1, n_in - 1), s - i0
+    r0, r1, wr = src(oh, h)
+    c0, c1, wc = src(ow, w)
+    top = x[..., r0, :] * (1 - wr)[:, None] + x[..., r1, :] * wr[:, None]
+    return top[..., c0] * (1 - wc) + top[..., c1] * wc
+
+
+@MODES
+@pytest.mark.parametrize("kw,oh,ow", [(dict(scale_factor=2), 8, 10), (dict(size=(7, 3)), 7, 3),
+                                      (dict(scale_factor=(1.5, 2.0)), 6, 10)])
+def test_upsample_vs_numpy(mode, kw, oh, ow):
+    ms.set_context(mode=mode)
+    x = R.normal(size=(2, 3, 4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(nn.Upsample(mode="nearest", **kw)(Tensor(x)).asnumpy(), _nearest_ref(x, oh, ow))
+    for ac in (False, True):
+        got = nn.Upsample(mode="bilinear", align_corners=ac, **kw)(Tensor(x)).asnumpy()
+        np.testing.assert_allclose(got, _bilinear_ref(x.astype(np.float64), oh, ow, ac), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_errors():
+    x = Tensor(np.ones((1, 1, 2, 2), np.float32))
+    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported yet"):
+        ops.interpolate(x, size=3, mode="bicubic")
+    with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
+        ops.interpolate(x)
+    with pytest.raises(ValueError, match="needs an \\(N, C, H, W\\) input"):
+        ops.interpolate(Tensor(np.ones((2, 2), np.float32)), size=3)

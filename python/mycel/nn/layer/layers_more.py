@@ -1,9 +1,10 @@
 """More of MindSpore's layers, as Cells over the functional forms in mycel/ops/nn_more.py:
-Softmin, GLU, PixelShuffle, PixelUnshuffle and the channel dropouts Dropout1d/2d/3d."""
+Softmin, GLU, PixelShuffle, PixelUnshuffle, the channel dropouts Dropout1d/2d/3d and Upsample."""
 from mycel import ops
 from mycel.nn.cell import Cell
 
-__all__ = ["Softmin", "GLU", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Softmin", "GLU", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d",
+           "Upsample"]
 
 
 class Softmin(Cell):
@@ -81,3 +82,18 @@ class Dropout3d(_ChannelDropout):
 
     def construct(self, x):
         return ops.dropout3d(x, self.p, self.training)
+
+
+class Upsample(Cell):
+    """ops.interpolate as a layer: to `size` or by `scale_factor`, mode "nearest" or "bilinear"."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        if (size is None) == (scale_factor is None):
+            raise ValueError("Upsample: give exactly one of size and scale_factor")
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners = align_corners
+
+    def construct(self, x):
+        return ops.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
