@@ -196,3 +196,20 @@ def test_truncate_to_number_pad_end_and_friends():
     got = _rows(d.batch(5))[0][0]
     want = [(s.split()[:2] + ["<pad>"] * 2)[:2] for s in SENTENCES]
     assert got.tolist() == want
+
+
+def test_text_file_dataset(tmp_path):
+    (tmp_path / "b.txt").write_text("Welcome to Beijing!\n\n北京欢迎您！\r\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("我喜欢English!\nlast line", encoding="utf-8")
+    d = ds.TextFileDataset(str(tmp_path / "*.txt"), shuffle=False)
+    assert d.get_col_names() == ["text"] and d.get_dataset_size() == 4
+    want = ["我喜欢English!", "last line", "Welcome to Beijing!", "北京欢迎您！"]  # files sorted
+    assert [str(r["text"]) for r in d.create_dict_iterator(num_epochs=1, output_numpy=True)] == want
+    shuffled = ds.TextFileDataset(str(tmp_path / "*.txt"))
+    assert sorted(str(r[0]) for r in _rows(shuffled)) == sorted(want)
+    tokens = d.map(text.WhitespaceTokenizer(), "text")
+    assert [r[0].tolist() for r in _rows(tokens)][2] == ["Welcome", "to", "Beijing!"]
+    shard = ds.TextFileDataset(str(tmp_path / "*.txt"), shuffle=False, num_shards=2, shard_id=1)
+    assert shard.get_dataset_size() == 2
+    with pytest.raises(ValueError, match="did not match any files"):
+        ds.TextFileDataset(str(tmp_path / "none*.txt"))
