@@ -213,3 +213,25 @@ def test_text_file_dataset(tmp_path):
     assert shard.get_dataset_size() == 2
     with pytest.raises(ValueError, match="did not match any files"):
         ds.TextFileDataset(str(tmp_path / "none*.txt"))
+
+
+def test_bert_tokenizers():
+    # BERT's reference example: "unaffable" -> un ##aff ##able with this vocabulary
+    vocab = text.Vocab.from_list(["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un",
+                                  "runn", "##ing", ",", "##aff", "##able", "!", "我", "喜", "欢"])
+    wp = text.WordpieceTokenizer(vocab)
+    assert wp(np.array(["unwanted", "running", "unaffable", "xyz"])).tolist() == \
+        ["un", "##want", "##ed", "runn", "##ing", "un", "##aff", "##able", "[UNK]"]
+    assert text.WordpieceTokenizer(vocab, unknown_token="")(np.array(["xyz"])).tolist() == ["xyz"]
+    assert text.WordpieceTokenizer(vocab, max_bytes_per_token=4)(np.array(["running"])).tolist() == ["[UNK]"]
+    basic = text.BasicTokenizer(lower_case=True)
+    assert basic("  Héllo,WORLD!我喜欢 [CLS] [unused3]").tolist() == \
+        ["hello", ",", "world", "!", "我", "喜", "欢", "[CLS]", "[unused3]"]
+    assert text.BasicTokenizer()("Héllo  you").tolist() == ["Héllo", "you"]
+    assert text.BasicTokenizer(keep_whitespace=True)("a b").tolist() == ["a", " ", "b"]
+    bert = text.BertTokenizer(vocab, lower_case=True)
+    d = ds.NumpySlicesDataset({"s": np.array(["UNwanted running!", "我喜欢"])}, shuffle=False)
+    got = [r[0].tolist() for r in _rows(d.map(bert, "s"))]
+    assert got == [["un", "##want", "##ed", "runn", "##ing", "!"], ["我", "喜", "欢"]]
+    nfkc = text.NormalizeUTF8()(np.array(["ｆｕｌｌ①"]))
+    assert nfkc.tolist() == ["full1"]
