@@ -56,8 +56,9 @@ def cell_list_vmap(cells, in_axes, out_axes):
               for c in members]
     if any(s != shapes[0] for s in shapes[1:]):
         raise ValueError("vmap: the cells of a CellList must have Parameters of the same shapes")
-    if out_axes is not None and not isinstance(out_axes, int):
-        raise TypeError(f"vmap: over a CellList out_axes must be an int, got {out_axes!r}")
+    if not isinstance(out_axes, int) or isinstance(out_axes, bool):
+        raise TypeError(f"vmap: over a CellList out_axes must be an int (each cell gives its own "
+                        f"outputs), got {out_axes!r}")
 
     class CellListVmap(Cell):
         """ops.vmap over a CellList: cell i runs on slice i of the mapped inputs."""
@@ -71,6 +72,6 @@ def cell_list_vmap(cells, in_axes, out_axes):
             outs = []
             for i in range(n):
                 outs.append(members[i](*[_take(x, a, i, n, "vmap") for x, a in zip(inputs, axes)]))
-            return _stack(outs, 0 if out_axes is None else out_axes)
+            return _stack(outs, out_axes)
 
     return CellListVmap()
