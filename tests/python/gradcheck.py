@@ -43,7 +43,7 @@ def numeric_vjp(f, arrays, i, douts, eps):
 
 
 def op_forward(op, attrs):
-    fn = getattr(mycel.ops, op)
+    fn = getattr(_mycel.ops, op)  # the registry's signature (mycel.ops may reorder, as gather_elements)
 
     def f(args):
         tensors = [as_tensor(a) for a in args]

@@ -46,18 +46,18 @@ def test_pad_grad_checks_its_attributes():
 
 def test_gather_elements_index_shape_and_dtype():
     with pytest.raises(ValueError, match=r"\[gather_elements\].*'index'.*\(2, 6\).*\(3, 4\).*dim 1"):
-        ops.gather_elements(t((3, 4)), idx((2, 6)), dim=1)
+        ops.gather_elements(t((3, 4)), 1, idx((2, 6)))
     with pytest.raises(ValueError, match=r"\[gather_elements\].*'index'.*\(3,\)"):
-        ops.gather_elements(t((3, 4)), idx((3,)), dim=1)
+        ops.gather_elements(t((3, 4)), 1, idx((3,)))
     with pytest.raises(TypeError, match=r"\[gather_elements\].*'index'.*int32 or int64.*float32"):
-        ops.gather_elements(t((3, 4)), t((3, 4)), dim=1)
+        ops.gather_elements(t((3, 4)), 1, t((3, 4)))
     with pytest.raises(ValueError, match=r"\[gather_elements\].*dim"):
-        ops.gather_elements(t((3, 4)), idx((3, 4)), dim=2)
+        ops.gather_elements(t((3, 4)), 2, idx((3, 4)))
 
 
 def test_gather_elements_index_out_of_range():
     with pytest.raises(IndexError, match=r"\[gather_elements\].*index 4.*axis 1 with size 4"):
-        ops.gather_elements(t((3, 4)), idx((3, 2), value=4), dim=1)
+        ops.gather_elements(t((3, 4)), 1, idx((3, 2), value=4))
 
 
 def test_tensor_scatter_elements_checks():

@@ -413,8 +413,12 @@ def test_csv_multiple_files_names_delim_quotes(tmp_path):
     data = ds.CSVDataset(str(tmp_path / "p*.csv"), field_delim=";", column_names=["u", "v"],
                          shuffle=False)
     got = rows(data)
-    assert [r[0].dtype for r in got[0]] == [np.float32, np.float32]  # no defaults: float32
-    np.testing.assert_array_equal([[float(c[0]) for c in r] for r in got], [[1, 2], [3, 4], [5, 6]])
+    assert [r[0].dtype.kind for r in got[0]] == ["U", "U"]  # no defaults: strings, as MindSpore
+    assert [[str(c[0]) for c in r] for r in got] == [["1", "2"], ["3", "4"], ["5", "6"]]
+    data = ds.CSVDataset(str(tmp_path / "p*.csv"), field_delim=";", column_names=["u", "v"],
+                         column_defaults=[0.0, "?"], shuffle=False)
+    got = rows(data)
+    assert got[0][0].dtype == np.float32 and [str(r[1][0]) for r in got] == ["2", "4", "6"]
     src = _mycel.data.make_source("CSVDataset", dataset_files=[str(a), str(b)], field_delim=";",
                                   column_names=["u", "v"])
     assert src.column_names == ["u", "v"] and len(src) == 3
@@ -439,14 +443,18 @@ def test_csv_reference_numpy(tmp_path):
 def test_csv_malformed(tmp_path):
     f = tmp_path / "bad.csv"
     f.write_text("a,b\n1,2\n3,oops\n")
-    with pytest.raises(ValueError, match=r"bad.csv.*line 3.*column 'b'.*'oops'"):
-        ds.CSVDataset(str(f), shuffle=False)
+    with pytest.raises(ValueError, match=r"bad.csv.*line 3.*column 'b'.*'oops'.*str in column_defaults"):
+        ds.CSVDataset(str(f), column_defaults=[0.0, 0.0], shuffle=False)
     f.write_text("a,b\n1,2\n3\n")
     with pytest.raises(ValueError, match=r"bad.csv.*line 3.*1 fields, expected 2"):
         ds.CSVDataset(str(f))
     f.write_text("a,b\n1,2\n3,\n")
     with pytest.raises(ValueError, match=r"bad.csv.*line 3.*empty"):
-        ds.CSVDataset(str(f))
+        _mycel.data.make_source("CSVDataset", dataset_files=[str(f)], column_types=["float32"] * 2)
+    # a string column: an empty field is '' or the str default
+    assert [str(r[1][0]) for r in rows(ds.CSVDataset(str(f), shuffle=False))] == ["2", ""]
+    got = rows(ds.CSVDataset(str(f), column_defaults=["", "none"], shuffle=False))
+    assert [str(r[1][0]) for r in got] == ["2", "none"]
     f.write_text('a,b\n1,"2\n')
     with pytest.raises(ValueError, match=r"bad.csv.*line 2.*unterminated"):
         ds.CSVDataset(str(f))
@@ -471,8 +479,6 @@ def test_csv_argument_checks(tmp_path):
         ds.CSVDataset(str(tmp_path / "none*.csv"))
     with pytest.raises(ValueError, match="field_delim"):
         ds.CSVDataset(str(f), field_delim="ab")
-    with pytest.raises(NotImplementedError, match="string columns"):
-        ds.CSVDataset(str(f), column_defaults=["x"])
     with pytest.raises(TypeError, match="column_defaults"):
         ds.CSVDataset(str(f), column_defaults=[None])
     with pytest.raises(ValueError, match="duplicate"):

@@ -69,7 +69,11 @@ def test_every_public_ops_name_has_a_signature():
         if isinstance(obj, OpFunction):
             assert_matches(sig, obj._handle)
             registry_functions.add(obj._handle.name)
-    assert registry_functions == set(HANDLES)  # every registry op is reachable with its signature
+    # every registry op is reachable with its signature, but for those whose public form takes
+    # MindSpore's argument order instead (a Python composite over the registry op, ops/extra.py)
+    reordered = {"gather_elements"}
+    assert all(not isinstance(getattr(ops, n), OpFunction) for n in reordered)
+    assert registry_functions | reordered == set(HANDLES)
 
 
 def test_every_primitive_class_has_a_signature():

@@ -41,3 +41,26 @@ def along_dim_shapes(x_shape, idx_shape, dim):
         out_x.append(max(a, b))
         out_i.append(max(a, b))
     return tuple(out_x), tuple(out_i), dim
+
+
+def channel_keep_shape(shape, spatial):
+    """The shape of a channel dropout's keep mask: shape with its `spatial` trailing axes set to 1
+    (one draw per (N, C) channel, broadcast over its positions)."""
+    return tuple(shape[:len(shape) - spatial]) + (1,) * spatial
+
+
+def interpolate_size(who, shape, size, scale_factor):
+    """The (H_out, W_out) of interpolate/Upsample: `size` (an int or a pair), or floor of the
+    input's (H, W) times scale_factor (a number or a pair); exactly one of them."""
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{who}: give exactly one of size and scale_factor")
+    if size is not None:
+        out = (size, size) if isinstance(size, int) else tuple(size)
+    else:
+        sf = (scale_factor, scale_factor) if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+        if len(sf) != 2 or any(s <= 0 for s in sf):
+            raise ValueError(f"{who}: scale_factor must be a positive number or a pair of them, got {scale_factor!r}")
+        out = tuple(int(d * s) for d, s in zip(shape[-2:], sf))
+    if len(out) != 2 or any(not isinstance(d, int) or d < 1 for d in out):
+        raise ValueError(f"{who}: the output size must be two ints >= 1, got {out!r}")
+    return out

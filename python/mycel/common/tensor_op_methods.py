@@ -27,7 +27,7 @@ _METHODS = {
     "greater": "greater", "ge": "greater_equal", "greater_equal": "greater_equal", "lt": "less",
     "less": "less", "le": "less_equal", "less_equal": "less_equal", "logical_and": "logical_and",
     "logical_or": "logical_or", "logical_xor": "logical_xor", "atan2": "atan2", "arctan2": "atan2",
-    "gather": "gather", "gather_elements": "gather_elements", "unsqueeze": "expand_dims",
+    "gather": "gather", "unsqueeze": "expand_dims",  # gather_elements: tensor_composites.py
     "scatter_add": "scatter_add", "one_hot": "one_hot", "silu": "silu", "gelu": "gelu",
 }
 

@@ -103,7 +103,12 @@ def vmap(fn, in_axes=0, out_axes=0):
 
     in_axes: an int (every input mapped along that axis), None (not mapped), or a tuple with one
     entry per argument (each an int, None, or a tuple for a tuple argument). out_axes likewise for
-    the outputs. fn: a function or a Cell (its Parameters are not mapped)."""
+    the outputs. fn: a function or a Cell (its Parameters are not mapped), or a CellList of Cells
+    of one class: model ensembling, cell i on slice i of the mapped inputs (vmap_cells.py)."""
+    from mycel.nn.cell import CellList
+    if isinstance(fn, CellList):
+        from mycel.ops.vmap_cells import cell_list_vmap
+        return cell_list_vmap(fn, _check_axes("in_axes", in_axes), out_axes)
     return _VmapFunction(fn, in_axes, out_axes)
 
 

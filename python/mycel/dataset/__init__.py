@@ -3,4 +3,5 @@ from mycel.dataset.engine import *  # noqa: F401,F403  Dataset, iterators, Numpy
 from mycel.dataset.samplers import *  # noqa: F401,F403
 from mycel.dataset.sources import *  # noqa: F401,F403  Mnist, Cifar10/100, ImageFolder, CSV
 from mycel.dataset.mindrecord_dataset import *  # noqa: F401,F403  MindDataset
-from mycel.dataset import vision, transforms  # noqa: F401
+from mycel.dataset.text_file import *  # noqa: F401,F403  TextFileDataset
+from mycel.dataset import vision, transforms, text  # noqa: F401

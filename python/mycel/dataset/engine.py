@@ -397,13 +397,14 @@ class NumpySlicesDataset(SourceDataset):
         tensors = []
         for name, col in builtins.zip(names, cols):
             arr = np.ascontiguousarray(np.asarray(col))
-            if arr.dtype.kind not in "biuf":
+            if arr.dtype.kind not in "biufUS":
                 raise TypeError(f"NumpySlicesDataset: column '{name}' has dtype {arr.dtype}; "
-                                "numeric or bool arrays are supported")
+                                "numeric, bool, str or bytes arrays are supported")
             if arr.ndim == 0:
                 raise ValueError(f"NumpySlicesDataset: column '{name}' is a scalar; give an array "
                                  "with one row per sample")
-            tensors.append(_mycel.Tensor(arr))
+            # str/bytes become a string tensor (src/mycel/data/string_tensor.h); rows are views
+            tensors.append(_mycel.data.to_row_value(arr) if arr.dtype.kind in "US" else _mycel.Tensor(arr))
         super().__init__(_E.tensor_source(tensors, names), None,
                          num_parallel_workers=num_parallel_workers, shuffle=shuffle,
                          num_samples=num_samples, num_shards=num_shards, shard_id=shard_id,
@@ -534,6 +535,11 @@ class BatchDataset(Dataset):
             spec = pad_info[name]
             shape, value = (spec if spec is not None else (None, 0))
             dims = [] if shape is None else [-1 if d is None else int(d) for d in shape]
+            if isinstance(value, (str, bytes)):  # a string column pads with '' (NUL bytes)
+                if value:
+                    raise ValueError(f"batch: pad_info for column '{name}': a string column pads "
+                                     f"with the empty string only, got {value!r}")
+                value = 0
             self._pads.append((True, dims, float(value or 0)))
 
     def _columns(self):

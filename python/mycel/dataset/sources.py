@@ -192,14 +192,14 @@ def _find_files(patterns):
 
 
 class CSVDataset(SourceDataset):
-    """Numeric CSV files. Every field becomes a (1,)-shaped tensor, like MindSpore's.
+    """CSV files. Every field becomes a (1,)-shaped value, like MindSpore's.
 
-    column_defaults: one value per column; its Python type sets the column dtype (int -> int64,
-    float -> float32) and it fills empty fields. Without it every column is float32 and an empty
-    field is an error. String columns are not supported yet (Mycel has no string tensors): a
-    str default raises NotImplementedError, a non-numeric field raises ValueError naming the
-    file, line and column. column_names: None reads them from each file's first line (every
-    file's header must match). shuffle: bool or Shuffle; every mode shuffles rows globally."""
+    column_defaults: one value per column; its Python type sets the column type (int -> int64,
+    float -> float32, str -> string) and it fills empty fields. Without it every column is a
+    string column, as in MindSpore (convert with text.ToNumber or give numeric defaults). A
+    field that does not parse as its column's number raises ValueError naming the file, line
+    and column. column_names: None reads them from each file's first line (every file's header
+    must match). shuffle: bool or Shuffle; every mode shuffles rows globally."""
 
     def __init__(self, dataset_files, field_delim=",", column_defaults=None, column_names=None,
                  num_samples=None, num_parallel_workers=None, shuffle=True, num_shards=None,
@@ -214,9 +214,9 @@ class CSVDataset(SourceDataset):
             types, values = [], []
             for v in column_defaults:
                 if isinstance(v, str):
-                    raise NotImplementedError(
-                        "CSVDataset: string columns are not supported (Mycel has no string tensors); "
-                        "give an int or float default for every column")
+                    types.append("string")
+                    values.append(v)
+                    continue
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise TypeError("column type in column_defaults is invalid.")
                 types.append("int64" if isinstance(v, int) else "float32")

@@ -27,6 +27,18 @@ def dot(input, other):  # noqa: A002 (MindSpore's argument name)
     return _ops.reshape(out, tuple(input.shape[:-1]) + tuple(moved.shape[1:]))
 
 
+def gather_elements(input, dim, index):  # noqa: A002
+    """input's values at `index` along dim (out[i][j] = input[index[i][j]][j] for dim 0), in
+    MindSpore's argument order; the registry op (P.GatherElements) takes (input, index, dim=)."""
+    if isinstance(dim, Tensor) and not isinstance(index, Tensor):
+        raise TypeError("gather_elements: arguments are (input, dim, index) as in MindSpore; got a "
+                        "Tensor for dim and an int for index")
+    return _ops.gather_elements(input, index, dim=dim)
+
+
+gather_d = gather_elements  # MindSpore's other functional name (ops.gather_d(x, dim, index))
+
+
 def take_along_dim(input, indices, dim=None):  # noqa: A002
     """input's values at `indices` along dim, with input and indices broadcast on the other dims
     (numpy.take_along_axis); dim None takes from the flattened input."""

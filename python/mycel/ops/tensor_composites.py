@@ -292,8 +292,14 @@ def bool_method(x):
     return _ops.cast(x, bool_)
 
 
+def gather_elements(x, dim, index):
+    """x.gather_elements(dim, index), MindSpore's order (the registry op takes index first)."""
+    return _ops.gather_elements(x, index, dim=dim)
+
+
 # method name -> function (first argument the tensor)
 METHODS = {
+    "gather_elements": gather_elements,
     "acos": acos, "arccos": acos, "asin": asin, "arcsin": asin, "atan": atan, "arctan": atan,
     "sinh": sinh, "cosh": cosh, "asinh": asinh, "arcsinh": asinh, "acosh": acosh,
     "arccosh": acosh, "atanh": atanh, "arctanh": atanh, "log2": log2, "log10": log10,

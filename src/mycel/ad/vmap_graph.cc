@@ -349,7 +349,10 @@ class VmapTransform {
       return copy(n, in, {});
     }
     const auto& opv = static_cast<const OpValue&>(*v);
-    if (opv.op().effect)
+    // A collective is batched by its rule as one call or not at all: a per-item loop would
+    // issue batch-size calls, and ranks mapping different batch sizes would deadlock.
+    const bool effect = opv.op().effect;
+    if (effect && !BatchRegistry::get().has_own(opv.op().name))
       MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name, "' talks to other processes and cannot be batched",
                   at(n->loc()));
     IrBatchBuilder g(G_, b_, n->loc());
@@ -364,6 +367,9 @@ class VmapTransform {
         out = {};
       }
     }
+    if (!out.value.defined() && effect)
+      MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name, "' talks to other processes and cannot be batched ",
+                  "here (", failed.empty() ? "an unmapped or 0-d input" : failed, ")", at(n->loc()));
     if (!out.value.defined()) {
       note_loop(opv.op().name, failed);
       out = loop_over_batch(g);

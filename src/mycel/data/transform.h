@@ -48,6 +48,9 @@ class Transform {
   virtual std::string name() const = 0;
   /// Whether apply() draws from rng.
   virtual bool is_random() const { return false; }
+  /// Whether apply() accepts string columns (data/string_tensor.h); the map op refuses to pass
+  /// them to the others, which would read the bytes as numbers.
+  virtual bool takes_strings() const { return false; }
 };
 
 using TransformList = std::vector<std::shared_ptr<Transform>>;

@@ -6,7 +6,8 @@
 
 #include "mycel/data/source.h"
 #include "mycel/data/transform.h"
-#include "mycel/frontend/py_convert.h"
+#include "mycel/data/string_tensor.h"
+#include "mycel/python/data_convert.h"
 
 namespace mycel::py {
 
@@ -68,13 +69,13 @@ class PyTransform : public data::Transform {
   std::vector<Tensor> apply(const std::vector<Tensor>& in, data::RowRng&) const override {
     nb::gil_scoped_acquire gil;
     nb::list args;
-    for (const Tensor& t : in) args.append(to_numpy(t));
+    for (const Tensor& t : in) args.append(data_to_numpy(t));
     nb::object out = (*fn_)(*nb::tuple(args));
     std::vector<Tensor> result;
     if (nb::isinstance<nb::tuple>(out)) {
-      for (nb::handle h : out) result.push_back(to_tensor(h));
+      for (nb::handle h : out) result.push_back(data_to_tensor(h));
     } else {
-      result.push_back(to_tensor(out));
+      result.push_back(data_to_tensor(out));
     }
     return result;
   }
@@ -84,6 +85,7 @@ class PyTransform : public data::Transform {
   }
   // Python code may draw from numpy/random itself: treat it as random (never cached).
   bool is_random() const override { return true; }
+  bool takes_strings() const override { return true; }
 
  private:
   nb::object* fn_;  // deleted under the GIL
@@ -91,7 +93,7 @@ class PyTransform : public data::Transform {
 
 nb::tuple to_tuple(const std::vector<Tensor>& row) {
   nb::list l;
-  for (const Tensor& t : row) l.append(nb::cast(t));
+  for (const Tensor& t : row) l.append(data_to_python(t, false));
   return nb::tuple(l);
 }
 }  // namespace
@@ -116,6 +118,8 @@ void init_data(nb::module_& m) {
       .def_prop_ro("is_random", &data::Transform::is_random)
       .def("apply", [](const data::Transform& t, std::vector<Tensor> cols, uint64_t seed, uint64_t row) {
         data::RowRng rng(seed, row);
+        if (!t.takes_strings())
+          for (const Tensor& c : cols) data::check_not_string(c, t.name(), "it takes numeric arrays only");
         std::vector<Tensor> out;
         {
           nb::gil_scoped_release release;
@@ -137,6 +141,10 @@ void init_data(nb::module_& m) {
     return std::make_shared<PyTransform>(std::move(fn));
   }, nb::arg("fn"));
   d.def("source_names", &data::source_names);
+  d.def("to_row_value", [](nb::handle obj) { return data_to_tensor(obj); }, nb::arg("value"),
+        "A row value as the engine holds it (strings become a string tensor).");
+  d.def("is_string", [](const Tensor& t) { return data::string_kind(t).has_value(); }, nb::arg("t"));
+  d.def("row_value_to_numpy", [](const Tensor& t) { return data_to_numpy(t); }, nb::arg("t"));
   d.def("transform_names", &data::transform_names);
 }
 

@@ -7,7 +7,7 @@
 
 #include "mycel/data/engine/engine.h"
 #include "mycel/data/engine/tensor_source.h"
-#include "mycel/frontend/py_convert.h"
+#include "mycel/python/data_convert.h"
 #include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
@@ -43,9 +43,9 @@ data::Row to_row(nb::handle item, size_t ncols, const char* who) {
   data::Row row;
   bool multi = nb::isinstance<nb::tuple>(item) || (ncols > 1 && nb::isinstance<nb::list>(item));
   if (multi) {
-    for (nb::handle h : item) row.push_back(to_tensor(h));
+    for (nb::handle h : item) row.push_back(data_to_tensor(h));
   } else {
-    row.push_back(to_tensor(item));
+    row.push_back(data_to_tensor(item));
   }
   MYCEL_CHECK(row.size() == ncols, ValueError, who, ": the source returned ", row.size(),
               " columns but column_names has ", ncols);
@@ -119,7 +119,7 @@ class PyBatchMap : public eng::BatchMap {
     nb::list args;
     for (auto& col : cols) {
       nb::list l;
-      for (const Tensor& t : col) l.append(to_numpy(t));
+      for (const Tensor& t : col) l.append(data_to_numpy(t));
       args.append(l);
     }
     args.append(info_.get()(batch_num, epoch_num));
@@ -128,7 +128,7 @@ class PyBatchMap : public eng::BatchMap {
     if (!nb::isinstance<nb::tuple>(res)) res = nb::make_tuple(res);
     for (nb::handle col : res) {
       std::vector<Tensor> c;
-      for (nb::handle h : col) c.push_back(to_tensor(h));
+      for (nb::handle h : col) c.push_back(data_to_tensor(h));
       out.push_back(std::move(c));
     }
     return out;
@@ -154,7 +154,7 @@ struct PyPipeline {
 
 nb::object row_to_python(const data::Row& row, bool numpy) {
   nb::list l;
-  for (const Tensor& t : row) l.append(numpy ? to_numpy(t) : nb::cast(t));
+  for (const Tensor& t : row) l.append(data_to_python(t, numpy));
   return l;
 }
 

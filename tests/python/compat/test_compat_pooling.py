@@ -57,7 +57,7 @@ def test_kernel_size_as_given_and_errors():
     assert nn.MaxPool2d(3, stride=2).stride == 2
     with pytest.raises(ValueError, match="divisor_override must be a positive int"):
         nn.AvgPool2d(2, divisor_override=0)
-    with pytest.raises(NotImplementedError, match="return_indices needs pad_mode"):
+    with pytest.raises(NotImplementedError, match="return_indices and dilation need pad_mode"):
         nn.MaxPool2d(2, pad_mode="same", return_indices=True)
 
 

@@ -46,7 +46,10 @@ def _to_tensor(x):
         return x
     if isinstance(x, (bytes, bytearray, memoryview)):
         return _mycel.Tensor(np.frombuffer(x, dtype=np.uint8).copy())
-    return _mycel.Tensor(np.require(np.asarray(x), requirements="C"))
+    a = np.asarray(x)
+    if a.dtype.kind in "US":  # a string column value (src/mycel/data/string_tensor.h)
+        return _mycel.data.to_row_value(a)
+    return _mycel.Tensor(np.require(a, requirements="C"))
 
 
 class TensorOperation:
@@ -69,7 +72,7 @@ class TensorOperation:
         from mycel.common.seed import get_seed
         seed = get_seed() or 0
         outs = self._handle.apply([_to_tensor(x) for x in inputs], seed, next(_eager_calls))
-        outs = tuple(o if as_tensor else o.asnumpy() for o in outs)
+        outs = tuple(o if as_tensor or isinstance(o, np.ndarray) else o.asnumpy() for o in outs)
         return outs[0] if len(outs) == 1 else outs
 
     def __repr__(self):
@@ -188,11 +191,34 @@ class Mask(TensorOperation):
         self._build(operator=operator.value, constant=float(constant), dtype=dtype or mycel.bool_)
 
 
+def _pad_end_strings(a, pad_shape, pad_value):
+    a = np.asarray(a)
+    if a.dtype.kind not in "US":
+        raise TypeError(f"PadEnd: a str pad_value needs a string column, got dtype {a.dtype}")
+    if a.ndim != len(pad_shape):
+        raise ValueError(f"PadEnd: pad_shape {pad_shape} has rank {len(pad_shape)} but the input "
+                         f"has shape {a.shape}")
+    a = a.astype(str)
+    cut = a[tuple(slice(0, d) for d in pad_shape)]
+    out = np.full(pad_shape, pad_value, dtype=np.result_type(a.dtype, np.array(pad_value).dtype))
+    out[tuple(slice(0, d) for d in cut.shape)] = cut
+    return out
+
+
 class PadEnd(TensorOperation):
-    """Pads each dimension at its end to pad_shape with pad_value (a larger row is cut)."""
+    """Pads each dimension at its end to pad_shape with pad_value (a larger row is cut). A str
+    pad_value pads a string column (in Python; numbers run in C++)."""
 
     def __init__(self, pad_shape, pad_value=None):
         pad_shape = [int(d) for d in pad_shape]
+        if isinstance(pad_value, str):
+            self._name, self._params = "PadEnd", {"pad_shape": pad_shape, "pad_value": pad_value}
+
+            def pad_end(a):
+                return _pad_end_strings(a, pad_shape, pad_value)
+            pad_end.__name__ = "PadEnd"
+            self._handle = _mycel.data.py_transform(pad_end)
+            return
         if pad_value is not None and not isinstance(pad_value, (int, float, np.number)):
-            raise TypeError(f"PadEnd: pad_value must be a number, got {pad_value!r}")
+            raise TypeError(f"PadEnd: pad_value must be a number or a str, got {pad_value!r}")
         self._build(pad_shape=pad_shape, pad_value=0.0 if pad_value is None else float(pad_value))

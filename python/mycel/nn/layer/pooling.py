@@ -33,16 +33,21 @@ class MaxPool2d(_Pool2d):
     def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1, return_indices=False,
                  ceil_mode=False, data_format="NCHW"):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "MaxPool2d")
-        if dilation not in (1, (1, 1)):
-            raise NotImplementedError(f"MaxPool2d: dilation {dilation!r} is not supported yet (only 1)")
+        self.dilation = dilation
+        self._dilation = pair(dilation, "MaxPool2d", "dilation")
+        if min(self._dilation) < 1:
+            raise ValueError(f"MaxPool2d: dilation must be >= 1, got {dilation!r}")
         self.return_indices = bool(return_indices)
-        if self.return_indices and self.pad_mode == "same":
-            raise NotImplementedError("MaxPool2d: return_indices needs pad_mode 'valid' or 'pad'")
+        self._windowed = self.return_indices or self._dilation != (1, 1)
+        if self._windowed and self.pad_mode == "same":
+            raise NotImplementedError("MaxPool2d: return_indices and dilation need pad_mode 'valid' "
+                                      "or 'pad', got 'same'")
 
     def construct(self, x):
         check_rank("MaxPool2d", "x", x.ndim, (3, 4))
-        if self.return_indices:
-            return self._with_indices(x)
+        if self._windowed:
+            values, index = self._with_indices(x)
+            return (values, index) if self.return_indices else values
         if self.ceil_mode:  # pad with -inf (never the maximum) up to the ceil_mode size
             pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, True)
             x = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
@@ -54,21 +59,25 @@ class MaxPool2d(_Pool2d):
     def _with_indices(self, x):
         # (max, argmax): the window maxima, and where each was in its (H, W) input plane as
         # h * W + w (the first maximum in the window's row-major order, as MindSpore's). One
-        # strided view of the -inf padded input per kernel offset; argmax picks the offset.
-        pads = ceil_pads(x.shape, self._kernel, self._stride, self.padding, self.ceil_mode)
-        padded = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
-        oh, ow, rows, cols = window_origins(x.shape, self._kernel, self._stride, pads)
+        # strided view of the -inf padded input per kernel offset (offsets dilation apart);
+        # argmax picks the offset. The geometry is that of a dense kernel of the dilated extent.
         kh, kw = self._kernel
+        dh, dw = self._dilation
+        extent = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+        pads = ceil_pads(x.shape, extent, self._stride, self.padding, self.ceil_mode)
+        padded = ops.pad(x, flat_pads(x.ndim, pads), value=-math.inf)
+        oh, ow, rows, cols = window_origins(x.shape, extent, self._stride, pads)
         sh, sw = self._stride
         views = []
         for i in range(kh):
             for j in range(kw):
-                views.append(padded[..., i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw])
+                views.append(padded[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                                    j * dw:j * dw + sw * (ow - 1) + 1:sw])
         stacked = ops.stack(views, axis=0)
         offset = ops.argmax(stacked, axis=0)
         values = ops.max(stacked, axis=(0,))
         width = x.shape[-1]
-        index = (rows + offset // kw) * width + cols + offset % kw
+        index = (rows + (offset // kw) * dh) * width + cols + (offset % kw) * dw
         return values, index
 
 

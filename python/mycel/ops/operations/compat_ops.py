@@ -104,6 +104,13 @@ class FastGelu(_Composite):
         return x / (1.0 + _ops.exp(-1.702 * a)) * _ops.exp(0.851 * (x - a))
 
 
+class GatherD(_Composite):
+    """MindSpore's GatherD: GatherD()(x, dim, index), gather_elements along dim."""
+
+    def _call(self, x, dim, index):
+        return _ops.gather_elements(x, index, dim=dim)
+
+
 def aliases(namespace):
     """MindSpore's older names of generated primitive classes."""
     return {"TensorAdd": namespace["Add"], "RealDiv": namespace["Div"], "GatherV2": namespace["Gather"],
@@ -111,4 +118,4 @@ def aliases(namespace):
 
 
 COMPOSITES = ["BiasAdd", "AddN", "ArgMaxWithValue", "ArgMinWithValue", "L2Normalize",
-              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu"]
+              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu", "GatherD"]

@@ -4,6 +4,7 @@
 
 #include "mycel/data/engine/engine.h"
 #include "mycel/core/rethrow.h"
+#include "mycel/data/string_tensor.h"
 
 namespace mycel::data::engine {
 namespace {
@@ -26,10 +27,39 @@ void copy_padded(const char* src, const Shape& s, char* dst, const Shape& d, siz
   }
 }
 
-}  // namespace
+Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column);
 
-Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
-  MYCEL_CHECK(!items.empty(), ValueError, "batch: empty batch for column '", column, "'");
+// Strings of one column: equal string shapes (or pad_info), widths padded with NULs to the
+// longest, so each string survives; the batch is tagged like its rows.
+Tensor stack_strings(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column,
+                     StringKind kind) {
+  int64_t width = 1;
+  for (size_t i = 0; i < items.size(); ++i) {
+    MYCEL_CHECK(string_kind(items[i]) == kind, TypeError, "batch: column '", column,
+                "' holds strings in row 0 of the batch but not (or of another kind) in row ", i);
+    width = std::max(width, items[i].shape().back());
+  }
+  PadSpec p = pad;
+  if (p.enabled && !p.shape.empty()) p.shape.push_back(width);
+  std::vector<Tensor> widened;
+  for (const Tensor& t : items) {
+    if (t.shape().back() == width || p.enabled) {
+      widened.push_back(t);
+      continue;
+    }
+    // Without pad_info only the width may differ: pad it alone.
+    Shape s = t.shape();
+    s.back() = width;
+    Tensor w = Tensor::zeros(s, DType::uint8);
+    copy_padded(static_cast<const char*>(t.data()), t.shape(), static_cast<char*>(w.data()), s, 1);
+    widened.push_back(w);
+  }
+  p.value = 0;  // the empty string
+  return tag_string_tensor(stack_plain(widened, p, column), kind);
+}
+
+// Stacks numeric rows (padding them when pad is enabled).
+Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
   const Tensor& first = items[0];
   Shape target = first.shape();
   for (size_t i = 1; i < items.size(); ++i) {
@@ -76,6 +106,17 @@ Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const 
     copy_padded(static_cast<const char*>(t.data()), t.shape(), slot, target, item);
   }
   return out;
+}
+
+}  // namespace
+
+Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
+  MYCEL_CHECK(!items.empty(), ValueError, "batch: empty batch for column '", column, "'");
+  if (auto kind = string_kind(items[0])) return stack_strings(items, pad, column, *kind);
+  for (size_t i = 1; i < items.size(); ++i)
+    MYCEL_CHECK(!string_kind(items[i]), TypeError, "batch: column '", column,
+                "' holds numbers in row 0 of the batch but strings in row ", i);
+  return stack_plain(items, pad, column);
 }
 
 namespace {

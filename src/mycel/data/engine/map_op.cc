@@ -3,6 +3,7 @@
 // transforms give the same result whatever worker runs them.
 #include "mycel/data/engine/engine.h"
 #include "mycel/core/rethrow.h"
+#include "mycel/data/string_tensor.h"
 
 namespace mycel::data::engine {
 namespace {
@@ -48,6 +49,10 @@ class MapOp : public ParallelOp {
       RowRng rng(seed, job.id, static_cast<uint32_t>(i));
       t_row = {seed ^ (0x9E3779B97F4A7C15ull * (i + 1)), static_cast<uint64_t>(job.id), true};
       try {
+        if (!ts_[i]->takes_strings())
+          for (const Tensor& c : cols)
+            check_not_string(c, ts_[i]->name(), "it takes numeric arrays only (use a "
+                             "mycel.dataset.text transform or a Python function for strings)");
         cols = ts_[i]->apply(cols, rng);
       } catch (...) {
         t_row.active = false;

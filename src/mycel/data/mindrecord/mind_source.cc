@@ -1,6 +1,7 @@
 // The "MindDataset" source: a MindRecord file set as a random-access table of rows.
 #include "mycel/data/mindrecord/reader.h"
 #include "mycel/data/source.h"
+#include "mycel/data/string_tensor.h"
 #include "mycel/data/transform.h"
 
 namespace mycel::data {
@@ -11,7 +12,17 @@ class MindSource : public Source {
   explicit MindSource(std::shared_ptr<mr::Reader> r) : reader_(std::move(r)) {}
   std::vector<std::string> column_names() const override { return reader_->column_names(); }
   int64_t size() const override { return reader_->size(); }
-  Row get(int64_t index) const override { return reader_->get(index); }
+  // String fields come out as strings (MindSpore's str), bytes fields as uint8 arrays.
+  Row get(int64_t index) const override {
+    Row row = reader_->get(index);
+    const auto& cols = reader_->columns();
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (reader_->fields()[cols[i]].type != mr::FieldType::string) continue;
+      row[i] = make_string_tensor(static_cast<const char*>(row[i].data()), row[i].numel(), {},
+                                  StringKind::text);
+    }
+    return row;
+  }
 
  private:
   std::shared_ptr<mr::Reader> reader_;

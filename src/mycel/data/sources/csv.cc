@@ -1,4 +1,4 @@
-// CSVDataset: numeric CSV files (int64 or float32 columns; Mycel has no string tensors yet).
+// CSVDataset: CSV files with int64, float32 or string columns (string by default, as MindSpore).
 // Every file is parsed once at construction into one typed array per column, so a malformed line
 // fails at once with its file, line and column, and rows are cheap copies afterwards.
 #include <charconv>
@@ -6,6 +6,7 @@
 
 #include "mycel/data/source.h"
 #include "mycel/data/sources/file_io.h"
+#include "mycel/data/string_tensor.h"
 #include "mycel/data/transform.h"  // MYCEL_REGISTER_DATA
 
 namespace mycel::data {
@@ -61,17 +62,25 @@ bool split_line(std::string_view line, char delim, std::vector<std::string>& out
 }
 
 struct Column {
-  explicit Column(std::string n, DType t = DType::float32) : name(std::move(n)), dtype(t) {}
+  explicit Column(std::string n, DType t = DType::float32, bool is_text = false)
+      : name(std::move(n)), dtype(t), text(is_text) {}
   std::string name;
   DType dtype = DType::float32;
+  bool text = false;  // a string column: fields kept as text in strs
   bool has_default = false;
   int64_t int_default = 0;
   float float_default = 0;
+  std::string str_default;
   std::vector<uint8_t> data;  // size() * itemsize(dtype) bytes
+  std::vector<std::string> strs;
 };
 
 // Parses text as the column's type; returns false when it is not a number of that type.
 bool parse_value(std::string_view text, Column& c) {
+  if (c.text) {  // any text is a string; an empty field takes the default (or stays empty)
+    c.strs.emplace_back(text.empty() && c.has_default ? std::string_view(c.str_default) : text);
+    return true;
+  }
   text = trim(text);
   const char* b = text.data();
   const char* e = b + text.size();
@@ -114,7 +123,7 @@ class CsvSource : public Source {
     std::vector<std::string> types = p.get_strs("column_types", std::vector<std::string>{});
     std::vector<std::string> defaults = p.get_strs("column_defaults", std::vector<std::string>{});
     bool header = names.empty();
-    for (const std::string& n : names) columns_.push_back(Column(n));
+    for (const std::string& n : names) columns_.push_back(Column(n, DType::uint8, true));
     types_ = types;
     defaults_ = defaults;
     for (const std::string& f : files) parse_file(f, delim[0], header);
@@ -140,6 +149,10 @@ class CsvSource : public Source {
     Row row;
     for (const Column& c : columns_) {
       // Shape (1,) like MindSpore's CSV rows.
+      if (c.text) {
+        row.push_back(make_string_tensor({c.strs[static_cast<size_t>(i)]}, {1}, StringKind::text));
+        continue;
+      }
       Tensor t = Tensor::empty({1}, c.dtype);
       size_t n = itemsize(c.dtype);
       std::memcpy(t.data(), c.data.data() + static_cast<size_t>(i) * n, n);
@@ -156,11 +169,16 @@ class CsvSource : public Source {
                   " entries but '", file, "' has ", columns_.size(), " columns");
     for (size_t k = 0; k < columns_.size(); ++k) {
       Column& c = columns_[k];
-      if (types_.empty()) continue;  // no column_defaults: every column is float32
+      if (types_.empty()) continue;  // no column_defaults: every column is a string
+      c.text = false;
       if (types_[k] == "int64") c.dtype = DType::int64;
       else if (types_[k] == "float32") c.dtype = DType::float32;
+      else if (types_[k] == "string") c.text = true;
       else MYCEL_THROW(TypeError, "[", kOwner, "] column type '", types_[k], "' not supported");
-      if (k < defaults_.size()) {
+      if (k < defaults_.size() && c.text) {
+        c.has_default = true;
+        c.str_default = defaults_[k];
+      } else if (k < defaults_.size()) {
         Column probe(c.name, c.dtype);
         if (!parse_value(defaults_[k], probe))
           MYCEL_THROW(ValueError, "[", kOwner, "] default '", defaults_[k], "' of column '", c.name,
@@ -193,7 +211,7 @@ class CsvSource : public Source {
       if (need_header) {
         need_header = false;
         if (columns_.empty()) {
-          for (std::string& f : fields) columns_.push_back(Column(std::string(trim(f))));
+          for (std::string& f : fields) columns_.push_back(Column(std::string(trim(f)), DType::uint8, true));
         } else {
           bool same = fields.size() == columns_.size();
           for (size_t k = 0; same && k < fields.size(); ++k) same = trim(fields[k]) == columns_[k].name;
@@ -211,13 +229,14 @@ class CsvSource : public Source {
         Column& c = columns_[k];
         if (!parse_value(fields[k], c)) {
           Column as_float(c.name, DType::float32);  // a number of the wrong kind, or text?
+          as_float.text = false;
           bool numeric = parse_value(fields[k], as_float);
           MYCEL_THROW(ValueError, "[", kOwner, "] file '", path, "', line ", line_no, ", column '",
                       c.name, "' (", k + 1, "): '", fields[k], "' is not ",
                       trim(fields[k]).empty()
                           ? "allowed: the field is empty and the column has no default"
                           : std::string("a valid ") + dtype_name(c.dtype),
-                      numeric ? "" : " (only numeric columns are supported)");
+                      numeric ? "" : " (give a str in column_defaults for a string column)");
         }
       }
       ++rows_;

@@ -33,6 +33,9 @@ class Composite : public Transform {
   }
   std::string name() const override { return name_; }
   bool is_random() const override { return random_ || any_random(children_); }
+  bool takes_strings() const override {
+    return std::all_of(children_.begin(), children_.end(), [](const auto& t) { return t->takes_strings(); });
+  }
 
  protected:
   std::string name_;
