@@ -8,18 +8,13 @@ import numpy as np
 from mycel import Parameter, ParameterTuple, Tensor, nn, ops
 from mycel.common import dtype as mstype
 from mycel.armour._checks import check_number
+from mycel.armour.privacy.diff_privacy.mechanisms.mechanisms import _Seeded
 from mycel.train.model import Model
 
 
-class _DPTrainStep(nn.Cell):
-    def __call__(self, *args, **kwargs):
-        # the step's draws (noise, clipping noise, any dropout) continue the stream of its first
-        # seeded mechanism; unseeded mechanisms draw from the global generator
-        gen = self.__dict__.get("_own_gen")
-        if gen is None:
-            return super().__call__(*args, **kwargs)
-        with gen:
-            return super().__call__(*args, **kwargs)
+class _DPTrainStep(_Seeded):
+    # The step's draws (noise, clipping noise, any dropout) continue the stream of its first
+    # seeded mechanism (its _own_gen); unseeded mechanisms draw from the global generator.
 
     def __init__(self, network, loss_fn, optimizer, micro_batches, norm_bound, noise_mech, clip_mech):
         super().__init__()
