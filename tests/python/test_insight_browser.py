@@ -196,6 +196,18 @@ def test_profiler_page(site):
     assert len(bars["x"]) == min(20, len(rows))
     summary = driver.find_element("id", "profile-summary").text
     assert summary.startswith(f"{len(events)} launches")
+    # the step trace: one stacked bar per step and phase, the CSV's values
+    with open(os.path.join(prof, "step_trace.csv")) as f:
+        steps = list(csv.DictReader(f))
+    traces = plotly_data(driver, "step-trace")
+    assert [t["name"] for t in traces] == ["data wait", "forward+backward", "optimizer", "communication", "other"]
+    assert len(steps) > 0 and all(len(t["x"]) == len(steps) for t in traces)
+    np.testing.assert_allclose(traces[1]["y"], [float(r["fp_bp_us"]) for r in steps])
+    # the data pipeline's stages as a table
+    with open(os.path.join(prof, "minddata_pipeline.csv")) as f:
+        stages = list(csv.DictReader(f))
+    assert len(stages) > 0
+    assert len(driver.find_elements("css selector", "#pipeline-table tr")) == len(stages) + 1
 
 
 def test_lineage_page_filters(site):

@@ -16,7 +16,7 @@ JSON API (every answer also lists "errors": files that could not be read, shown 
   /api/graph?run=R                  {step, nodes: [{name, op, inputs, attrs}]}
   /api/dataset_graph?run=R          {nodes: [{id, op, params, columns, children}]}
   /api/lineage                      {rows: [{run, ...lineage.json}]}
-  /api/profiler?run=R               {op_table, summary, timeline}"""
+  /api/profiler?run=R               {op_table, summary, timeline, step_trace, pipeline}"""
 import argparse
 import importlib.util
 import json
@@ -119,7 +119,7 @@ class Api:
                      "dur": e.get("dur", 0), "tid": e.get("tid", 0)}
                     for e in ev[:MAX_TIMELINE_EVENTS]]
         return {"op_table": prof["op_table"], "summary": summary, "timeline": timeline,
-                "errors": errors}
+                "step_trace": prof["step_trace"], "pipeline": prof["pipeline"], "errors": errors}
 
 
 def _host_name(header):

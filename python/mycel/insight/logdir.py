@@ -165,16 +165,11 @@ class LogDir:
         return rows, errors
 
     def profile(self, run):
-        """A profiler output: its op table rows and timeline events, and errors."""
+        """A profiler output: its op table rows, timeline events, step trace and data-pipeline
+        stage rows, and errors."""
         known = self.profiler_runs()
-        errors, table = [], []
-        p = self._file(run, "op_table.csv", known)
-        if p is not None:
-            try:
-                with open(p, newline="") as f:
-                    table = list(csv.DictReader(io.StringIO(f.read())))
-            except (OSError, csv.Error) as e:
-                errors.append(f"op_table.csv: {e}")
+        errors = []
+        table = self._csv_rows(run, "op_table.csv", known, errors)
         trace, err = self._json(run, "timeline.json", known)
         if err:
             errors.append(err)
@@ -184,4 +179,19 @@ class LogDir:
                       and e.get("ph") == "X"]
         elif trace is not None:
             errors.append("timeline.json: no traceEvents object")
-        return {"op_table": table, "events": events}, errors
+        steps = self._csv_rows(run, "step_trace.csv", known, errors)
+        stages = self._csv_rows(run, "minddata_pipeline.csv", known, errors)
+        return {"op_table": table, "events": events, "step_trace": steps, "pipeline": stages}, errors
+
+    def _csv_rows(self, run, name, known, errors):
+        """The rows of an optional CSV of a profiler output ([] when absent; a bad file is an
+        error shown on the page)."""
+        p = self._file(run, name, known)
+        if p is None:
+            return []
+        try:
+            with open(p, newline="") as f:
+                return list(csv.DictReader(io.StringIO(f.read())))
+        except (OSError, csv.Error, UnicodeDecodeError) as e:
+            errors.append(f"{name}: {e}")
+            return []

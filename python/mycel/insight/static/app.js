@@ -220,7 +220,15 @@ async function pageDataset() {
   await show(runs[0]);
 }
 
-// ---- profiler: summary, time per op, a timeline of the first launches, the op table
+// A table of CSV rows (objects with the same keys), headed by the first row's keys.
+function table(id, rows) {
+  const cols = rows.length ? Object.keys(rows[0]) : [];
+  return el("table", { class: "data", id }, el("tr", {}, ...cols.map((c) => el("th", {}, c))),
+            ...rows.map((r) => el("tr", {}, ...cols.map((c) => el("td", {}, r[c])))));
+}
+
+// ---- profiler: summary, time per op, a timeline of the first launches, the step trace, the data
+// pipeline's stages, the op table
 async function pageProfiler() {
   const { profiler_runs: runs } = await api("/api/runs");
   if (!runs.length) return empty("No profiler output (timeline.json, op_table.csv) in this log directory.");
@@ -228,15 +236,23 @@ async function pageProfiler() {
     const p = await api("/api/profiler", { run });
     const s = p.summary;
     const top = p.op_table.slice(0, 20);
-    const cols = p.op_table.length ? Object.keys(p.op_table[0]) : [];
     content.replaceChildren(
       el("p", { id: "profile-summary" }, `${s.events} launches on ${s.threads} thread(s) over ${(s.span_us / 1000).toFixed(2)} ms; ` +
          `${(s.busy_us / 1000).toFixed(2)} ms inside ops.`),
       el("div", { class: "card" }, el("h3", {}, "Total time per op (µs), largest 20"), el("div", { class: "chart", id: "op-bars" })),
       el("div", { class: "card" }, el("h3", {}, `Timeline (first ${p.timeline.length} launches)`), el("div", { class: "chart", id: "timeline" })),
+      ...(p.step_trace.length ? [el("div", { class: "card" }, el("h3", {}, "Step trace (µs per step, by phase)"),
+                                     el("div", { class: "chart", id: "step-trace" }))] : []),
+      ...(p.pipeline.length ? [el("h3", {}, "Data pipeline (per stage)"), table("pipeline-table", p.pipeline)] : []),
       el("h3", {}, "Op table"),
-      el("table", { class: "data", id: "op-table" }, el("tr", {}, ...cols.map((c) => el("th", {}, c))),
-         ...p.op_table.map((r) => el("tr", {}, ...cols.map((c) => el("td", {}, r[c]))))));
+      table("op-table", p.op_table));
+    if (p.step_trace.length) {
+      const phases = [["data_wait_us", "data wait"], ["fp_bp_us", "forward+backward"],
+                      ["optimizer_us", "optimizer"], ["communication_us", "communication"], ["other_us", "other"]];
+      plot("step-trace", phases.map(([key, name]) => ({ type: "bar", name, x: p.step_trace.map((r) => Number(r.step)),
+                                                         y: p.step_trace.map((r) => Number(r[key] || 0)) })),
+           { barmode: "stack", xaxis: { title: { text: "step" } } });
+    }
     const short = (name) => (name.length > 28 ? name.slice(0, 27) + "…" : name);
     plot("op-bars", [{ type: "bar", orientation: "h", y: top.map((r, i) => `${i + 1}. ${short(r.op)}`).reverse(),
                        x: top.map((r) => Number(r.total_us)).reverse(), text: top.map((r) => r.op).reverse(),
