@@ -1,10 +1,13 @@
 """Step time under CPU contention (issue 19): a training step while other processes keep the
 cores busy, as on a shared workstation or CI runner. Uses the harness workers (each framework
 alone in a fresh process, the same weights and batch) and starts `--load` busy-loop processes
-beside each run. Rows: Mycel as built (small oneDNN primitives on one thread, core/parallel.h
-SerialScope), Mycel with MYCEL_SERIAL_WORK=0 (every primitive on the whole pool, the behaviour
-before), both also with OMP_WAIT_POLICY=PASSIVE, and PyTorch when installed. Rounds alternate the
-rows; each figure is the median over rounds of the per-run median step time.
+beside each run. Rows: Mycel as built (libgomp spins 1,000 times before sleeping, set by
+`import mycel`; small oneDNN primitives on one thread), Mycel with libgomp's default spin
+(GOMP_SPINCOUNT=300000, the behaviour before), Mycel with every primitive on the pool
+(MYCEL_SERIAL_WORK=0), Mycel with OMP_WAIT_POLICY=PASSIVE, and PyTorch (default and PASSIVE) when
+installed. Rounds alternate the rows; each figure is the median over rounds of the per-run median
+step time. Under contention the default spin makes single runs bimodal (fast, or 10x slower), so
+use several rounds.
 
     .venv/bin/python bench/bench_contention.py [--workload lenet5] [--load 2] [--rounds 3] \
         [--steps 40]
@@ -33,7 +36,7 @@ def spin(stop):
 
 def worker(framework, args, env_extra):
     env = dict(os.environ)
-    for k in ("OMP_WAIT_POLICY", "MYCEL_SERIAL_WORK"):
+    for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "MYCEL_SERIAL_WORK"):
         env.pop(k, None)
     env.update(env_extra)
     p = subprocess.run([PY, os.path.join(HARNESS, f"worker_{framework}.py")] + [str(a) for a in args],
@@ -55,10 +58,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=int, default=40)
     a = ap.parse_args()
-    rows = [("mycel", "mycel", {}), ("mycel, MYCEL_SERIAL_WORK=0", "mycel", {"MYCEL_SERIAL_WORK": "0"}),
-            ("mycel, PASSIVE", "mycel", {"OMP_WAIT_POLICY": "PASSIVE"}),
-            ("mycel, MYCEL_SERIAL_WORK=0, PASSIVE", "mycel",
-             {"MYCEL_SERIAL_WORK": "0", "OMP_WAIT_POLICY": "PASSIVE"})]
+    rows = [("mycel", "mycel", {}), ("mycel, GOMP_SPINCOUNT=300000", "mycel", {"GOMP_SPINCOUNT": "300000"}),
+            ("mycel, MYCEL_SERIAL_WORK=0", "mycel", {"MYCEL_SERIAL_WORK": "0"}),
+            ("mycel, PASSIVE", "mycel", {"OMP_WAIT_POLICY": "PASSIVE"})]
     if have_torch():
         rows += [("pytorch", "torch", {}), ("pytorch, PASSIVE", "torch", {"OMP_WAIT_POLICY": "PASSIVE"})]
     with tempfile.TemporaryDirectory() as tmp:

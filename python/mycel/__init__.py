@@ -1,5 +1,16 @@
 """Mycel: a deep-learning framework with a C++20 core, in the style of MindSpore."""
-from mycel import _mycel
+import os as _os
+
+# How idle OpenMP threads wait (read once, when libgomp loads with _mycel below). libgomp's default
+# spins ~300,000 times before sleeping: on a machine whose cores other processes also want, a
+# small training step then became a lottery (LeNet5, 2 busy processes on 2 cores: 22 or 290 ms
+# per step, PyTorch alike), while sleeping at once (OMP_WAIT_POLICY=PASSIVE) costs ~20% when the
+# machine is idle. A short spin keeps both: 24 ms under that load, +0-5% idle
+# (bench/bench_contention.py, docs/eager.md). A user's own setting wins.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+
+from mycel import _mycel  # noqa: E402
 from mycel._mycel import dtype, promote_types
 from mycel.common.dtype import (bool_, int8, uint8, int16, int32, int64, float16, bfloat16,
                                 float32, float64, float_, int_, half, double, single)

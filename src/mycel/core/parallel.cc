@@ -14,7 +14,7 @@ int64_t read_threshold() {
     long long v = std::strtoll(s, &end, 10);
     if (end != s && v >= 0) return v;
   }
-  return int64_t(1) << 19;
+  return int64_t(1) << 16;
 }
 }  // namespace
 

@@ -15,10 +15,10 @@ int num_threads();
 void set_num_threads(int n);
 
 /// Multiply-add equivalents below which a library primitive (oneDNN) runs on the calling thread
-/// alone, about 30 µs of one core's work. Opening a parallel region costs microseconds on a quiet
-/// machine, but up to a scheduler time slice when other processes hold the cores: the region's
-/// barrier waits for a descheduled thread, so a small step made of many small regions slows down
-/// several-fold under contention. MYCEL_SERIAL_WORK overrides it (0: always parallel).
+/// alone: 64K, a few µs of one core's work, where a parallel region's fork and join cost about
+/// as much as they save. Measured on LeNet5 (bench/bench_contention.py): 64K equals "always
+/// parallel" on an idle machine, 512K was 15% slower. MYCEL_SERIAL_WORK overrides it (0: always
+/// parallel).
 int64_t serial_work_threshold();
 
 /// While alive, kernels of this thread run on one thread if `work` (multiply-add equivalents) is
