@@ -101,6 +101,7 @@ print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percent
 
 def run_py(code, python=None):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    env.pop("GOMP_SPINCOUNT", None)  # set by `import mycel` here; it would override the policy
     out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
@@ -109,6 +110,7 @@ def run_py(code, python=None):
 
 def run_lite(path, threads, iters):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    env.pop("GOMP_SPINCOUNT", None)  # every runtime measured under the same policy
     out = subprocess.run([os.path.join(BUILD, "mycel_lite_benchmark"), path, "--threads", str(threads),
                           "--iters", str(iters)], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:

@@ -75,7 +75,9 @@ print(min(ts) * 1e3)
 def torch_ms(n, reps=10):
     """PyTorch's matmul time in its own process (two OpenMP runtimes in one process distort both),
     or None when PyTorch is not installed."""
-    r = subprocess.run([sys.executable, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}  # PyTorch's own default
+    r = subprocess.run([sys.executable, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True,
+                       env=env)
     return float(r.stdout) if r.returncode == 0 else None
 
 
