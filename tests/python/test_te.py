@@ -10,18 +10,7 @@ import pytest
 import mycel as ms
 from mycel import te
 from mycel.te import vmuls, vadds, vexp, vrec, vmul, vsub, vadd, vdiv, vmax, vmin, vabs, vrelu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    # A fresh cache per run: the first build of each kernel compiles, repeats hit the cache.
-    old = os.environ.get("MYCEL_TE_CACHE")
-    os.environ["MYCEL_TE_CACHE"] = str(tmp_path_factory.mktemp("te_cache"))
-    yield
-    if old is None:
-        os.environ.pop("MYCEL_TE_CACHE")
-    else:
-        os.environ["MYCEL_TE_CACHE"] = old
+from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
 def np_of(t):

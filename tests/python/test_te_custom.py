@@ -1,22 +1,11 @@
 """ops.Custom with func_type "te" and "pyfunc" (eager), and its te.differentiate backward."""
-import os
 
 import numpy as np
 import pytest
 
 import mycel as ms
 from mycel import ops, te
-
-
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    old = os.environ.get("MYCEL_TE_CACHE")
-    os.environ["MYCEL_TE_CACHE"] = str(tmp_path_factory.mktemp("te_cache"))
-    yield
-    if old is None:
-        os.environ.pop("MYCEL_TE_CACHE")
-    else:
-        os.environ["MYCEL_TE_CACHE"] = old
+from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
 def te_matmul(a, b):

@@ -1,6 +1,5 @@
 """ops.Custom in graph mode (GRAPH_MODE Cells and @jit), user bprops in both modes, pyfunc and
 aot operators. References: the built-in ops, numpy, finite differences."""
-import os
 
 import numpy as np
 import pytest
@@ -9,18 +8,7 @@ import mycel as ms
 from mycel import nn, ops, te
 from mycel._mycel import graph as G
 from train_helpers import LeNet5, WithLoss
-
-
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    # One cache for the module: each distinct kernel compiles once (the suite stays fast).
-    old = os.environ.get("MYCEL_TE_CACHE")
-    os.environ["MYCEL_TE_CACHE"] = str(tmp_path_factory.mktemp("te_cache"))
-    yield
-    if old is None:
-        os.environ.pop("MYCEL_TE_CACHE")
-    else:
-        os.environ["MYCEL_TE_CACHE"] = old
+from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
 @pytest.fixture(autouse=True)

@@ -10,17 +10,7 @@ import mycel as ms
 from mycel import nn, ops
 from mycel._mycel import graph as G
 from train_helpers import WithLoss
-
-
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    old = os.environ.get("MYCEL_TE_CACHE")
-    os.environ["MYCEL_TE_CACHE"] = str(tmp_path_factory.mktemp("te_cache"))
-    yield
-    if old is None:
-        os.environ.pop("MYCEL_TE_CACHE")
-    else:
-        os.environ["MYCEL_TE_CACHE"] = old
+from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
 @pytest.fixture(autouse=True)

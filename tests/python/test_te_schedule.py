@@ -1,22 +1,11 @@
 """te schedules (split, reorder, tile, parallel, vectorize, unroll): scheduled kernels equal numpy
 and the unscheduled build; bad schedules raise errors naming the loop."""
-import os
 
 import numpy as np
 import pytest
 
 from mycel import te
-
-
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    old = os.environ.get("MYCEL_TE_CACHE")
-    os.environ["MYCEL_TE_CACHE"] = str(tmp_path_factory.mktemp("te_cache"))
-    yield
-    if old is None:
-        os.environ.pop("MYCEL_TE_CACHE")
-    else:
-        os.environ["MYCEL_TE_CACHE"] = old
+from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
 def matmul(n, m, p):
