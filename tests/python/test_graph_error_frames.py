@@ -1,6 +1,6 @@
 """Graph-mode errors raised inside a library Cell point at the user: the message (or the notes of
 a Python exception) carries one "called from file:line: text" line per call that led there,
-innermost first, each naming the Cell that `self.<attr>` reached."""
+innermost first, each naming the Cell the call reached by its path from the compiled Cell."""
 import os
 
 import numpy as np
@@ -59,7 +59,7 @@ def test_shape_error_in_a_library_cell(graph_mode):
     assert lines[-5:] == [
         f"{BASIC}:{basic_line('y = ops.dense(')}: y = ops.dense(x, self.weight, self.bias)",
         f"  called from {HERE}:{line_of('# frame: head')}: return self.fc2(x)  # frame: head",
-        "    self.fc2 (Dense<input_channels=128, output_channels=10, has_bias=True>)",
+        "    self.head.fc2 (Dense<input_channels=128, output_channels=10, has_bias=True>)",
         f"  called from {HERE}:{line_of('# frame: net')}: return self.head(x)  # frame: net",
         "    self.head (Head<>)",
     ]
@@ -162,3 +162,96 @@ def test_run_time_error_names_the_source_line_of_the_failing_instruction():
         assert msg.endswith("(while the compiled program ran)"), msg
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+class Block(nn.Cell):
+    def __init__(self, i, o):
+        super().__init__()
+        self.fc = nn.Dense(i, o)
+
+    def construct(self, x):
+        return self.fc(x)  # frame: block
+
+
+class Stack(nn.Cell):
+    """Cells reached through a loop over a CellList: no `self.<attr>` names them at the call."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList([Block(4, 8), Block(9, 3)])
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)  # frame: stack
+        return x
+
+
+def test_cells_reached_through_a_cell_list_loop_are_named(graph_mode):
+    with pytest.raises(ValueError) as e:
+        Stack()(mycel.Tensor(np.ones((2, 4), np.float32)))
+    assert str(e.value).split("\n")[-5:] == [
+        f"{BASIC}:{basic_line('y = ops.dense(')}: y = ops.dense(x, self.weight, self.bias)",
+        f"  called from {HERE}:{line_of('# frame: block')}: return self.fc(x)  # frame: block",
+        "    self.layers[1].fc (Dense<input_channels=9, output_channels=3, has_bias=True>)",
+        f"  called from {HERE}:{line_of('# frame: stack')}: x = layer(x)  # frame: stack",
+        "    self.layers[1] (Block<>)",
+    ]
+
+
+def test_cells_of_a_sequential_cell_are_named_by_index(graph_mode):
+    class Seq(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.seq = nn.SequentialCell([nn.Dense(4, 8), nn.ReLU(), nn.Dense(9, 3)])
+
+        def construct(self, x):
+            return self.seq(x)  # frame: seq
+
+    with pytest.raises(ValueError) as e:
+        Seq()(mycel.Tensor(np.ones((2, 4), np.float32)))
+    lines = str(e.value).split("\n")
+    assert lines[-3] == "    self.seq[2] (Dense<input_channels=9, output_channels=3, has_bias=True>)", lines
+    assert lines[-2:] == [f"  called from {HERE}:{line_of('# frame: seq')}: return self.seq(x)  # frame: seq",
+                          "    self.seq (SequentialCell<>)"]
+
+
+class Tokens(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(5, 3)
+
+    def construct(self, ids):
+        return self.embed(ids) * 2.0  # frame: tokens
+
+
+class Model2(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Tokens()])
+
+    def construct(self, ids):
+        for block in self.blocks:
+            out = block(ids)  # frame: model
+        return out
+
+
+def test_run_time_error_in_a_library_cell_names_the_calls_that_led_there(graph_mode):
+    """Inlining flattens the calls into one program; each instruction keeps the chain of calls it
+    was inlined through, so an error the running program raises inside a library layer reads like
+    a traceback: the library line, then the user's calls and the Cells they reached."""
+    net = Model2()
+    assert net(mycel.Tensor(np.array([0, 4], np.int32))).shape == (2, 3)  # compiles: ids are data
+    with pytest.raises(IndexError) as e:
+        net(mycel.Tensor(np.array([0, 9], np.int32)))
+    lines = str(e.value).split("\n")
+    embedding_py = os.path.join(os.path.dirname(nn.__file__), "layer", "embedding.py")
+    with open(embedding_py) as f:
+        lib_line = next(i for i, line in enumerate(f, 1) if "return ops.embedding(ids, self.embedding_table)" in line)
+    assert lines[-6:] == [
+        f"{embedding_py}:{lib_line}: return ops.embedding(ids, self.embedding_table)",
+        f"  called from {HERE}:{line_of('# frame: tokens')}: return self.embed(ids) * 2.0  # frame: tokens",
+        "    self.blocks[0].embed (Embedding<vocab_size=5, embedding_size=3, padding_idx=None>)",
+        f"  called from {HERE}:{line_of('# frame: model')}: out = block(ids)  # frame: model",
+        "    self.blocks[0] (Tokens<>)",
+        "  (while the compiled program ran)",
+    ], lines

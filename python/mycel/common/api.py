@@ -7,7 +7,6 @@ import itertools
 import linecache
 
 from mycel import _mycel
-from mycel.common import error_frames
 
 
 class ArgBinder:
@@ -56,11 +55,7 @@ class _Compiled:
 
     def __init__(self, obj, input_spec=None):
         self._obj = obj
-        try:
-            self._graph = _mycel.graph.compile(obj)
-        except Exception as e:  # a parse error in a called Cell: name the Cells on the way
-            error_frames.annotate(e, obj)
-            raise
+        self._graph = _mycel.graph.compile(obj)
         self._input_spec = input_spec
         self._binder = ArgBinder(obj)
 
@@ -70,24 +65,16 @@ class _Compiled:
 
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
-        try:
-            if self._input_spec is not None:
-                return self._graph.run_with_signature(self._input_spec, *args)
-            return self._graph(*args)
-        except Exception as e:  # name the Cells on the way to the error (error_frames.py)
-            error_frames.annotate(e, self._obj)
-            raise
+        if self._input_spec is not None:
+            return self._graph.run_with_signature(self._input_spec, *args)
+        return self._graph(*args)
 
     def run_sink(self, pipeline, steps, until_epoch_end=False):
         """Dataset sink mode: up to `steps` runs of the compiled step, each on the next row of
         the running dataset `pipeline`, in one C++ loop (no Python per step); with
         until_epoch_end, stops at the pipeline's next epoch end. Returns (the last step's
         outputs, or None when no step ran; steps run)."""
-        try:
-            return self._graph.run_sink(pipeline, steps, self._input_spec, until_epoch_end)
-        except Exception as e:
-            error_frames.annotate(e, self._obj)
-            raise
+        return self._graph.run_sink(pipeline, steps, self._input_spec, until_epoch_end)
 
     @property
     def graph(self):

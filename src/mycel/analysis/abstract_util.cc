@@ -225,11 +225,7 @@ std::string where(const SourceLoc& loc) {
 
 std::string called_from(const SourceLoc& loc) {
   std::string w = where(loc);
-  if (w.empty()) return "";
-  size_t text = w.find(": ") + 2;
-  for (const char* kw : {"if ", "elif ", "else:", "while ", "for ", "async for ", "assert ", "with ",
-                         "try:", "except:", "except "})
-    if (w.compare(text, std::string(kw).size(), kw) == 0) return "";
+  if (w.empty() || ir::is_control_flow_line(loc)) return "";
   return "\n  called from " + w.substr(1);
 }
 

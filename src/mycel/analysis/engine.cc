@@ -224,7 +224,6 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
 
   if (auto* f = dynamic_cast<const FnAbs*>(fa.get())) {
     if (FuncGraph* g = f->graph()) {
-      (void)g;
       std::vector<AbstractPtr> full = f->bound_args();
       full.insert(full.end(), arg_abs.begin(), arg_abs.end());
       FuncGraph* spec = nullptr;
@@ -233,7 +232,10 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         out = call_graph(ctx, *f, full, loc, &spec);
       } catch (RaisedError& e) {  // a traceback frame for this call (the Python glue shows them)
         std::string frame = called_from(loc);
-        if (!frame.empty()) e.callers.push_back(frame.substr(3));
+        if (!frame.empty()) {
+          e.callers.push_back(frame.substr(3));
+          if (g->cell_label()) e.callers.push_back("  " + *g->cell_label());  // the Cell it reached
+        }
         throw;
       } catch (const mycel::Error& e) {
         const std::string frame = called_from(loc), site = where(loc), msg = e.what();
@@ -241,7 +243,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         const bool same_line = msg.size() >= site.size() &&
                                msg.compare(msg.size() - site.size(), std::string::npos, site) == 0;
         if (frame.empty() || same_line) throw;
-        rethrow_with(frame);
+        rethrow_with(frame + (g->cell_label() ? "\n    " + *g->cell_label() : ""));
       }
       if (spec && f->bound_args().empty() && !callee->is_constant() && spec->free_variables().empty()) {
         // A function with no free variables reached through a variable (a parameter, self.act
@@ -406,6 +408,7 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
     c->args = sig;
     c->key = key;
     c->clone = module_.add_graph(g->name(), env ? env->clone : nullptr);
+    c->clone->set_cell_label(g->cell_label());
     memo_[key] = c;
     created_.push_back(key);
   }

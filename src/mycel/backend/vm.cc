@@ -127,13 +127,10 @@ class Vm {
     } catch (const Error&) {  // zero cost until thrown: name the user's line the instruction came from
       const ir::Node* node = pc < static_cast<int>(p_.fns[f].code.size()) ? p_.fns[f].code[pc].node : nullptr;
       if (!node || !node->loc().known()) throw;
-      const ir::SourceLoc& l = node->loc();
-      std::string text = l.text ? *l.text : std::string();
-      size_t b = text.find_first_not_of(" \t");
-      text = b == std::string::npos ? std::string() : text.substr(b);
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-      rethrow_with_context("", "\n" + (l.file ? *l.file : std::string("<string>")) + ":" + std::to_string(l.line) +
-                                   ": " + text + "\n  (while the compiled program ran)");
+      // The line, then the calls inlining flattened into this program, innermost first.
+      std::string context = "\n" + node->loc().line_str();
+      for (const std::string& caller : ir::inlined_callers(node->loc())) context += "\n  " + caller;
+      rethrow_with_context("", context + "\n  (while the compiled program ran)");
     }
   }
 

@@ -266,6 +266,7 @@ ParsedModule Parser::run(nb::handle entry_obj) {
                 nb::cast<std::string>(nb::repr(obj.type())));
   }
   if (name == "<lambda>") name = "lambda";
+  root_cell_ = self.is_valid() && nb::isinstance(self, cell_type_) ? self : nb::none();
   FuncGraph* entry = parse_function(fn, self, name, nullptr, true, {});
   if (nb::isinstance(obj, cell_type_)) attach_bprop(entry, obj, name, {});
   applies_.clear();
@@ -276,6 +277,12 @@ ParsedModule Parser::run(nb::handle entry_obj) {
   out.vararg = signatures[entry].vararg;
   out.parsed = parsed_;
   return out;
+}
+
+std::shared_ptr<const std::string> Parser::cell_label(nb::handle cell) {
+  if (!cell_labels_.is_valid())
+    cell_labels_ = nb::module_::import_("mycel.common.error_frames").attr("CellLabels")(root_cell_);
+  return std::make_shared<const std::string>(nb::cast<std::string>(cell_labels_(cell)));
 }
 
 nb::object graph_function_of(nb::handle obj) {

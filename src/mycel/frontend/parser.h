@@ -293,6 +293,12 @@ class Parser {
   std::vector<std::string> parsed_;
   nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
   std::vector<std::string> library_prefixes_;
+  nb::object root_cell_;    // the compiled Cell (or a bound method's Cell); None for a function
+  nb::object cell_labels_;  // error_frames.CellLabels(root_cell_), made at the first Cell parsed
+
+ public:
+  /// How errors name a Cell: its attribute path from the compiled Cell and its repr.
+  std::shared_ptr<const std::string> cell_label(nb::handle cell);
 };
 
 /// The truth value of a condition known at parse time (a flag attribute, None, a constant):

@@ -92,13 +92,11 @@ bool Parser::op_handle_of(nb::handle obj, const OpDef** op, std::vector<AttrValu
 namespace {
 // A parse error inside a called function or Cell gets the call site as a traceback frame,
 // "  called from file:line: text", the format analysis uses for errors found later.
-[[noreturn]] void rethrow_called_from(const FrontendError& e, const SourceLoc& loc) {
+[[noreturn]] void rethrow_called_from(const FrontendError& e, const SourceLoc& loc,
+                                      const std::string* cell = nullptr) {
   if (!loc.known() || (loc.file && *loc.file == e.file && loc.line == e.line)) throw e;
-  std::string text = loc.text ? *loc.text : "";
-  size_t b = text.find_first_not_of(" \t");
-  text = b == std::string::npos ? "" : text.substr(b);
-  throw FrontendError(e.kind, std::string(e.what()) + "\n  called from " + (loc.file ? *loc.file : "<string>") +
-                                  ":" + std::to_string(loc.line) + ": " + text,
+  throw FrontendError(e.kind,
+                      std::string(e.what()) + "\n  called from " + loc.line_str() + (cell ? "\n    " + *cell : ""),
                       e.file, e.line, e.col, e.text);
 }
 }  // namespace
@@ -124,8 +122,9 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
   try {
     g = parse_function(fn, cell, name, top_, false, loc);
   } catch (const FrontendError& e) {
-    rethrow_called_from(e, loc);
+    rethrow_called_from(e, loc, cell_label(cell).get());
   }
+  g->set_cell_label(cell_label(cell));
   attach_bprop(g, cell, name, loc);
   return g;
 }

@@ -41,6 +41,11 @@ class FuncGraph {
   /// in a loop) is completed with them, as Python would.
   const std::vector<ValuePtr>& default_values() const { return defaults_; }
   void set_default_values(std::vector<ValuePtr> d) { defaults_ = std::move(d); }
+  /// The Cell whose construct this graph is, as errors name it: its attribute path from the
+  /// compiled Cell and its repr, "self.layers[1].fc (Dense<...>)"; null for a plain function.
+  /// Specializations carry it, and inlining records it in each copied node's call chain.
+  const std::shared_ptr<const std::string>& cell_label() const { return cell_label_; }
+  void set_cell_label(std::shared_ptr<const std::string> l) { cell_label_ = std::move(l); }
 
   const std::vector<NodePtr>& parameters() const { return params_; }
   NodePtr add_parameter(const std::string& name);
@@ -73,6 +78,7 @@ class FuncGraph {
   bool unroll_ = false;
   FuncGraph* bprop_ = nullptr;
   std::vector<ValuePtr> defaults_;
+  std::shared_ptr<const std::string> cell_label_;
 };
 
 /// Owns the graphs of one compilation (parse, specialization and AD add to it).

@@ -11,16 +11,40 @@
 
 namespace mycel::ir {
 
+struct InlinedFrame;
+
 /// Where a node came from in the user's Python source.
 struct SourceLoc {
   std::shared_ptr<const std::string> file;  // shared: many nodes, one file name
   int line = 0;                             // 1-based; 0 = unknown
   int col = 0;                              // 0-based, as Python's ast
   std::shared_ptr<const std::string> text;  // the source line, for messages
+  /// Set on a node that inlining copied into a caller: the call it came through. That call's own
+  /// loc continues the chain, so an error at run time can show every call that led to a library
+  /// line, as a Python traceback would (the IR keeps no call frames once calls are inlined).
+  std::shared_ptr<const InlinedFrame> inlined_at;
   bool known() const { return line > 0; }
   /// "file.py:12:4" or "<unknown>".
   std::string str() const;
+  /// "file.py:12: text" (the source line stripped), or "" when unknown.
+  std::string line_str() const;
 };
+
+/// One call a node was inlined through: the call's site, and the Cell the call reached (its
+/// label, "self.layers[1] (Block<>)"; null when the callee is a plain function).
+struct InlinedFrame {
+  SourceLoc site;
+  std::shared_ptr<const std::string> callee;
+};
+
+/// The calls that led to `loc`, innermost first, as traceback lines: "called from file:line: text",
+/// each followed by "  <Cell label>" when the call reached a Cell. Empty when loc was not inlined.
+/// Calls of branches and loop bodies are not frames (is_control_flow_line).
+std::vector<std::string> inlined_callers(const SourceLoc& loc);
+
+/// True when loc's source line is a control-flow statement (if/elif/else/while/for/assert/with/
+/// try/except): a call made there is a branch or loop body, part of the same Python frame.
+bool is_control_flow_line(const SourceLoc& loc);
 
 enum class NodeKind { kApply, kConstant, kParameter };
 

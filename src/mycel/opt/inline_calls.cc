@@ -26,10 +26,16 @@ bool is_recursive(FuncGraph* g) {
   return false;
 }
 
-// Copies g's body into `target` with g's parameters bound to `args`.
+// Copies g's body into `target` with g's parameters bound to `args`. Each copied node's loc
+// records the call it came through (SourceLoc::inlined_at), appended at the outer end of the
+// chain it already has, so run-time errors can name the calls that led to a library line.
 class Inliner {
  public:
-  Inliner(FuncGraph* g, FuncGraph* target) : g_(g), target_(target) {}
+  Inliner(FuncGraph* g, FuncGraph* target, const SourceLoc& call_site)
+      : g_(g), target_(target),
+        frame_(std::make_shared<const InlinedFrame>(InlinedFrame{call_site, g->cell_label()})) {
+    for (const InlinedFrame* f = call_site.inlined_at.get(); f; f = f->site.inlined_at.get()) site_chain_.insert(f);
+  }
 
   NodePtr run(const std::vector<NodePtr>& args) {
     for (size_t i = 0; i < args.size(); ++i) map_[g_->parameters()[i].get()] = args[i];
@@ -50,7 +56,7 @@ class Inliner {
     for (const NodePtr& p : h->parameters()) {
       NodePtr q = std::make_shared<Parameter>(c, as_parameter(p)->name());
       q->set_abstract(p->abstract());
-      q->set_loc(p->loc());
+      q->set_loc(through_call(p->loc()));
       map_[p.get()] = q;
       params.push_back(q);
     }
@@ -72,15 +78,36 @@ class Inliner {
     auto* a = static_cast<Apply*>(n.get());
     std::vector<NodePtr> in;
     for (const NodePtr& i : a->inputs()) in.push_back(node(i));
-    NodePtr c = graph(n->graph())->apply(std::move(in), n->loc());
+    NodePtr c = graph(n->graph())->apply(std::move(in), through_call(n->loc()));
     c->set_abstract(n->abstract());
     c->set_debug_name(n->debug_name());
     map_[n.get()] = c;
     return c;
   }
 
+  // loc as seen from the caller: its call chain ends with this call (shared per chain).
+  SourceLoc through_call(const SourceLoc& loc) {
+    SourceLoc out = loc;
+    out.inlined_at = outer(loc.inlined_at);
+    return out;
+  }
+  std::shared_ptr<const InlinedFrame> outer(const std::shared_ptr<const InlinedFrame>& f) {
+    // The chain ends here, or reaches a frame of the call site's own chain: a nested graph
+    // (branch, loop body, closure) copied along with a function that encloses it already carries
+    // that function's calls, which the call site (perhaps inside more branches) carries too.
+    if (!f || site_chain_.count(f.get())) return frame_;
+    auto it = chains_.find(f.get());
+    if (it != chains_.end()) return it->second;
+    auto c = std::make_shared<const InlinedFrame>(InlinedFrame{through_call(f->site), f->callee});
+    chains_[f.get()] = c;
+    return c;
+  }
+
   FuncGraph* g_;
   FuncGraph* target_;
+  std::shared_ptr<const InlinedFrame> frame_;
+  std::unordered_set<const InlinedFrame*> site_chain_;
+  std::unordered_map<const InlinedFrame*, std::shared_ptr<const InlinedFrame>> chains_;
   std::unordered_map<const Node*, NodePtr> map_;
   std::unordered_map<FuncGraph*, FuncGraph*> graphs_;
 };
@@ -109,7 +136,7 @@ bool inline_sweep(FuncGraph* root) {
       auto it = repl.find(a->arg(i).get());
       args.push_back(it == repl.end() ? a->arg(i) : it->second);
     }
-    repl[n.get()] = Inliner(g, n->graph()).run(args);
+    repl[n.get()] = Inliner(g, n->graph(), n->loc()).run(args);
   }
   detail::replace_uses(root, repl);
   return !repl.empty();

@@ -119,19 +119,16 @@ void raise_python(const ir::RaisedError& e) {
       return;
     }
     if (e.loc.known()) {
-      std::string text = e.loc.text ? *e.loc.text : "";
-      size_t b = text.find_first_not_of(" \t");
-      text = b == std::string::npos ? "" : text.substr(b);
-      std::string where = (e.loc.file ? *e.loc.file : std::string("<string>")) + ":" +
-                          std::to_string(e.loc.line) + ": " + text;
+      std::string where = e.loc.line_str();
       nb::object notes = nb::getattr(exc, "__notes__", nb::none());
       bool noted = false;
       if (!notes.is_none())
         for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
       if (!noted) exc.attr("add_note")(where);
     }
-    // The calls that led there, innermost first (analysis::called_from), once each.
-    for (const std::string& caller : e.callers) {
+    // The calls that led there, innermost first, once each: those analysis unwound through
+    // (a compile-time raise), or those inlining flattened (a raise the running program reached).
+    for (const std::string& caller : e.callers.empty() ? ir::inlined_callers(e.loc) : e.callers) {
       std::string note = "  " + caller;
       nb::object notes = nb::getattr(exc, "__notes__", nb::none());
       bool noted = false;
