@@ -1,6 +1,8 @@
 """Pipeline parallel (nn.PipelineCell, pipeline_stages, Cell.pipeline_stage) under real mpirun:
-four Dense layers cut into 2 and 4 stages, 4 micro-batches (GPipe), graph mode. The last stage's
-losses and every stage's final weights must equal one process on the whole batches (1e-5)."""
+four Dense layers cut into 2 and 4 stages, graph mode, GPipe (4 micro-batches) and 1F1B (8), and
+2 stages x 2 data-parallel ranks. The last stage's losses and every stage's final weights must
+equal one process on the whole batches (1e-5); each rank holds only its stage's weights and
+momentum (bytes against the closed form); 1F1B's stage s holds at most S - s micro-batches."""
 import numpy as np
 import pytest
 
@@ -8,7 +10,8 @@ import mycel
 from mycel import Tensor, nn
 from mycel.parallel import ParallelMode
 from mpi_helpers import requires_mpi, run_mpi
-from mpi_workers.pipeline_common import BATCH, STEPS, data, make_net, stage_of
+from mycel.parallel.pipeline_schedule import SCHEDULERS, simulate, stage_actions
+from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, stage_of
 
 
 @pytest.fixture(scope="module")
@@ -28,25 +31,114 @@ def reference():
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 
+def stage_bytes(stage, stages):
+    """Closed form: the float32 weights and biases of the stage's Dense layers, twice (the weight
+    and its momentum)."""
+    return sum(2 * 4 * (SIZES[i] * SIZES[i + 1] + SIZES[i + 1]) for i in range(4) if stage_of(i, stages) == stage)
+
+
+def check_run(tmp_path, reference, n, stages):
+    """Every rank's saved weights equal one process's; the last stage's ranks report the losses."""
+    losses, w = reference
+    dp = n // stages
+    seen, runs = set(), []
+    for r in range(n):
+        got = dict(np.load(tmp_path / f"pipe_rank{r}.npz"))
+        runs.append(got)
+        stage = r // dp
+        if stage == stages - 1:
+            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6)
+        else:
+            assert not got["losses"].any()  # only the last stage takes the loss
+        assert int(got["held_bytes"]) == stage_bytes(stage, stages), f"rank {r}"  # only its own stage's
+        for k, v in got.items():
+            if k not in ("losses", "peaks", "held_bytes"):
+                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
+                seen.add(k)
+    assert seen == set(w)  # every weight trained on its stage
+    return runs
+
+
 @requires_mpi
 @pytest.mark.parametrize("n", [2, 4], ids=["2stages", "4stages"])
 def test_pipeline_matches_one_process(reference, n, tmp_path):
     rc, log = run_mpi(n, "pipeline_train.py", tmp_path, timeout=120)
     assert rc == 0, log
-    losses, w = reference
-    seen = set()
-    for r in range(n):
-        got = dict(np.load(tmp_path / f"pipe_rank{r}.npz"))
-        if r == n - 1:
-            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6)
-        else:
-            assert not got["losses"].any()  # only the last stage takes the loss
-        for k, v in got.items():
-            if k != "losses":
-                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
-                seen.add(k)
-    assert seen == set(w)  # every weight trained on its stage
+    check_run(tmp_path, reference, n, n)
     assert [stage_of(i, n) for i in range(4)] == sorted(stage_of(i, n) for i in range(4))
+
+
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 4], ids=["2stages", "4stages"])
+def test_1f1b_matches_one_process(reference, n, tmp_path):
+    """1F1B with 8 micro-batches: the same steps as one process, and stage s held at most
+    S - s micro-batches at once (GPipe holds all 8)."""
+    micro = 8
+    rc, log = run_mpi(n, "pipeline_train.py", tmp_path, "1f1b", micro, timeout=120)
+    assert rc == 0, log
+    runs = check_run(tmp_path, reference, n, n)
+    peaks = [list(got["peaks"]) for got in runs]
+    assert peaks == [[n - s] * STEPS for s in range(n)], peaks
+    assert max(max(p) for p in peaks) <= n < micro
+    assert simulate("gpipe", n, micro) == [micro] * n
+
+
+@requires_mpi
+def test_1f1b_with_data_parallel_stages(reference, tmp_path):
+    """4 ranks = 2 stages x 2 data-parallel ranks: each stage's pair splits every micro-batch and
+    sums its gradients over the pair; both last-stage ranks report the global loss."""
+    rc, log = run_mpi(4, "pipeline_train.py", tmp_path, "1f1b", 4, 2, timeout=120)
+    assert rc == 0, log
+    runs = check_run(tmp_path, reference, 4, 2)
+    assert [list(got["peaks"]) for got in runs] == [[2] * STEPS, [2] * STEPS, [1] * STEPS, [1] * STEPS]
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_schedules_match_and_never_deadlock(scheduler):
+    """Brute force over stage and micro-batch counts: every send meets its receive under
+    rendezvous semantics, and the peak of micro-batches held is 1F1B's min(S - s, M) or GPipe's M."""
+    for stages in range(1, 9):
+        for micro in range(1, 13):
+            want = [min(stages - s, micro) for s in range(stages)] if scheduler == "1f1b" else [micro] * stages
+            assert simulate(scheduler, stages, micro) == want, (stages, micro)
+            for s in range(stages):
+                acts = stage_actions(scheduler, s, stages, micro)
+                for kind in ("fwd", "bwd"):  # each micro-batch once each way
+                    assert sorted(i for k, i in acts if k == kind) == list(range(micro))
+
+
+def test_1f1b_without_the_reordering_deadlocks(monkeypatch):
+    """The reason for the one reordering in stage_actions: sending a gradient back before
+    receiving the next activation deadlocks two rendezvous stages."""
+    from mycel.parallel import pipeline_schedule as ps
+    real = ps.stage_actions
+
+    def naive(scheduler, stage, stages, micro):
+        first, last = stage == 0, stage == stages - 1
+        warm = min(stages - stage - 1, micro)
+        acts = [a for i in range(warm) for a in ps._forward(i, first, last)]
+        for k in range(micro - warm):
+            acts += ps._forward(warm + k, first, last) + ps._backward(k, first, last)
+        return acts + [a for j in range(micro - warm, micro) for a in ps._backward(j, first, last)]
+    monkeypatch.setattr(ps, "stage_actions", naive)
+    with pytest.raises(RuntimeError, match="deadlock"):
+        ps.simulate("1f1b", 2, 4)
+    monkeypatch.setattr(ps, "stage_actions", real)
+    assert ps.simulate("1f1b", 2, 4) == [2, 1]
+
+
+def test_pipeline_config_checks():
+    try:
+        with pytest.raises(ValueError, match="pipeline_scheduler'\\] must be one of"):
+            mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "zb"})
+        with pytest.raises(ValueError, match="pipeline_config must be a dict"):
+            mycel.set_auto_parallel_context(pipeline_config={"scheduler": "1f1b"})
+        with pytest.raises(NotImplementedError, match="pipeline_interleave"):
+            mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": True})
+        mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "1f1b"})
+        assert mycel.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"] == "1f1b"
+    finally:
+        mycel.reset_auto_parallel_context()
 
 
 def test_pipeline_cell_checks_its_network():
@@ -59,7 +151,7 @@ def test_pipeline_cell_checks_its_network():
         nn.PipelineCell(loss, 2)
     mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL, pipeline_stages=2)
     try:
-        with pytest.raises(ValueError, match=r"pipeline_stages \(2\) must equal the number of processes \(1\)"):
+        with pytest.raises(ValueError, match=r"pipeline_stages \(2\) must divide the number of processes \(1\)"):
             nn.PipelineCell(nn.WithLossCell(net, loss), 2)
     finally:
         mycel.reset_auto_parallel_context()
@@ -67,20 +159,25 @@ def test_pipeline_cell_checks_its_network():
         mycel.set_auto_parallel_context(pipeline_stages=0)
 
 
-def test_one_stage_runs_micro_batches(reference):
+@pytest.mark.parametrize("scheduler,mode", [("gpipe", "graph"), ("1f1b", "graph"), ("1f1b", "pynative")])
+def test_one_stage_runs_micro_batches(reference, scheduler, mode):
     """One process, one stage: PipelineCell only cuts the batch into micro-batches, and the mean
-    of their mean losses is the batch's mean loss (gradients likewise)."""
-    mycel.set_context(mode=mycel.GRAPH_MODE)
+    of their mean losses is the batch's mean loss (gradients likewise). 1F1B runs its schedule's
+    forward and backward programs micro-batch by micro-batch, in either mode."""
+    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+    mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": scheduler})
     try:
         net = make_net()
         loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, loss), 4),
-                                   nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+        pipe = nn.PipelineCell(nn.WithLossCell(net, loss), 4)
+        step = nn.TrainOneStepCell(pipe, nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
         x, y = data()
         losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
                   for s in range(STEPS)]
         np.testing.assert_allclose(losses, reference[0], rtol=1e-5)
         for p in net.trainable_params():
             np.testing.assert_allclose(p.asnumpy(), reference[1][p.name], rtol=1e-5, atol=1e-6, err_msg=p.name)
+        assert pipe.peak_held == (1 if scheduler == "1f1b" else None)
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+        mycel.reset_auto_parallel_context()

@@ -1,10 +1,13 @@
 """Training and evaluation wrappers (MindSpore's nn.WithLossCell, nn.WithEvalCell,
 nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
 step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
+import numpy as np
+
 from mycel import _mycel, ops
 from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
+from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell
 from mycel.parallel import context as _pctx
 
@@ -92,8 +95,12 @@ class TrainOneStepCell(Cell):
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
         if _pctx._is_semi_auto() and _pctx._device_num() > 1 and \
                 _pctx.get_auto_parallel_context("pipeline_stages") > 1:
-            # Pipeline: each weight lives on one stage and gets its whole gradient there.
+            # Pipeline: each weight lives on one stage and gets its whole gradient there; the
+            # stage keeps only its own weights (and optimizer state).
             self.reducer_flag = False
+            from mycel.nn.wrap.pipeline import PipelineCell
+            if isinstance(self.network, PipelineCell):
+                self.network.release_other_stages(self.optimizer)
         elif _pctx._is_semi_auto() and _pctx._device_num() > 1:
             # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
@@ -132,6 +139,8 @@ class TrainOneStepCell(Cell):
         from mycel.nn.wrap.pipeline import PipelineCell
         if isinstance(self.network, PipelineCell) and inputs:  # the shapes its stage receives
             self.network.prepare(inputs[0])
+            if self.network.scheduler == "1f1b":
+                return self._pipeline_step(*inputs)
         out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
             self._slice_weights()
@@ -139,6 +148,23 @@ class TrainOneStepCell(Cell):
             from mycel.parallel.optimizer_shard import gather_parameters
             gather_parameters(self._optimizer_shards)
         return out
+
+    def _pipeline_step(self, x, label):
+        """pipeline_scheduler="1f1b": the PipelineCell runs the forward and backward passes
+        micro-batch by micro-batch (mycel.nn.wrap.pipeline_1f1b) and returns its stage's
+        gradients; the other weights (released on this rank) get empty ones."""
+        loss, grads = self.network.train_step(x, label, self.sens)
+        zeros = self.__dict__.setdefault("_pipeline_zeros", {})
+        full = []
+        for w in self.weights:
+            g = grads.get(id(w))
+            if g is None:
+                g = zeros.get(id(w))
+                if g is None:
+                    g = zeros[id(w)] = Tensor(np.zeros(w.shape, w.asnumpy().dtype), dtype=w.dtype)
+            full.append(g)
+        self.optimizer(tuple(full))
+        return loss
 
     def _slice_weights(self):
         """slice_parameters=True: after the first step (compiled with whole weights, when the
