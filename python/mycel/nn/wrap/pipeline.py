@@ -1,20 +1,29 @@
-"""nn.PipelineCell: pipeline parallelism (GPipe schedule) over the ranks of an mpirun job, one
-stage per rank (set_auto_parallel_context(pipeline_stages=N) with N processes).
+"""nn.PipelineCell: pipeline parallelism over the ranks of an mpirun job
+(set_auto_parallel_context(pipeline_stages=S); the N processes form S stages of N / S
+data-parallel ranks each, rank r on stage r // (N / S)).
 
 The network is a WithLossCell whose backbone is a SequentialCell; each of its cells says its
 stage with `cell.pipeline_stage = k` (MindSpore's attribute; stages never decrease along the
-sequence). Rank k runs only stage k's cells. The global batch is cut into `micro_size`
-micro-batches; for each, stage 0 runs its cells on the micro-batch and Sends the activation, a
-middle stage Receives, runs and Sends, the last stage Receives, runs and takes the loss. The
-step's loss is the last stage's mean over micro-batches (0 on the other stages, made to depend on
-what they sent). Differentiating the sum of every rank's loss (the collectives' convention)
-carries each activation's gradient back through Receive -> Send and Send -> Receive, so every
-stage gets its weights' gradients of the global loss: the steps equal one process's on the whole
-batch. Every rank feeds the whole global batch (full_batch); each keeps the whole network, but
-only its stage's weights receive gradients (the others get zeros: no weight decay on them).
+sequence). A rank runs only its stage's cells, and TrainOneStepCell releases the other stages'
+weights and optimizer state on it (release_other_stages). The global batch is cut into
+`micro_size` micro-batches; every rank feeds the whole global batch (full_batch).
 
-Receive needs the activation's shape: before the first step TrainOneStepCell calls prepare(x),
-which runs the earlier stages' cells eagerly on one micro-batch to find it."""
+Two schedules (set_auto_parallel_context(pipeline_config={"pipeline_scheduler": ...})):
+
+- "gpipe" (the default; one stage per rank): one compiled step. For each micro-batch, stage 0
+  runs its cells and Sends the activation, a middle stage Receives, runs and Sends, the last stage
+  Receives, runs and takes the loss. The step's loss is the last stage's mean over micro-batches
+  (0 on the other stages, made to depend on what they sent). Differentiating the sum of every
+  rank's loss (the collectives' convention) carries each activation's gradient back through
+  Receive -> Send and Send -> Receive, so every stage gets its weights' gradients of the global
+  loss. All forwards come before the backward: a stage holds every micro-batch's activations.
+  Receive needs the activation's shape: before the first step TrainOneStepCell calls prepare(x),
+  which passes the shapes along the stages.
+- "1f1b": the host runs each stage's schedule micro-batch by micro-batch (pipeline_1f1b), so a
+  stage holds at most S - s micro-batches; data-parallel ranks inside a stage split each
+  micro-batch and sum their gradients.
+
+Either way the steps equal one process's on the whole batch."""
 import numpy as np
 
 from mycel import context, ops
