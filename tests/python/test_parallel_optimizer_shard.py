@@ -1,7 +1,9 @@
 """Optimizer sharding (enable_parallel_optimizer=True) under real mpirun: data parallel with
-Adam, each rank updating a 1/N block of every parameter (gradients ReduceScattered, blocks
-AllGathered after the step). Losses and final weights must equal one process on the same global
-batches (rtol 1e-5), in eager and graph mode, and each rank must hold 1/N of Adam's state."""
+Adam, each rank updating a 1/N block of every parameter (gradients ReduceScattered; the blocks
+AllGathered after the step in eager mode, inside the compiled step in graph mode, where the
+weights themselves are stored as blocks). Losses and final weights must equal one process on the
+same global batches (rtol 1e-5), in eager and graph mode, and each rank must hold 1/N of Adam's
+state (and, in graph mode, of the weights)."""
 import numpy as np
 import pytest
 
@@ -42,3 +44,6 @@ def test_parallel_optimizer_matches_one_process(reference, n, tmp_path):
             np.testing.assert_allclose(got[f"{label}_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"{label} {k}")
         # Every parameter's dim 0 (16, 16, 4, 4) divides by n: each rank keeps 1/n of the state.
         assert list(got[f"{label}_state_bytes"]) == [whole // n] * n, label
+    # Graph mode stores the weights themselves as blocks (gathered inside the step): 1/n each.
+    assert list(got["graph_weight_bytes"]) == [whole // 2 // n] * n
+    assert list(got["eager_weight_bytes"]) == [whole // 2] * n

@@ -8,8 +8,18 @@ into the whole parameter the network reads. Other parameters are updated whole, 
 The update must be elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...): an
 optimizer that takes a norm of the whole parameter (LARS, Lamb) would see only a block.
 
-The gather runs after each step, eagerly (one AllGather per sharded parameter): inside the
-compiled step a Parameter read after its update still reads the value from the step's start."""
+Two forms:
+
+- GRAPH_MODE (shard_weights): the weight itself is stored as rank r's block, with a `layout`
+  (device matrix [N], dim 0 split), as slice_parameters stores slices. The network reads it
+  through a sliced_weight node, so the AllGather runs inside the compiled step, where the
+  forward needs the weight, and its gradient is the ReduceScatter of the ranks' gradients (the
+  semi-auto pass inserts AllGather and its bprop; without the pass, sliced_weight's own kernel
+  and bprop do the same). Weights, gradients and optimizer state are all 1/N per rank, the
+  optimizer updates the block Parameter in place, and the next step gathers the updated blocks.
+  With slice_parameters=True it shards the weights the sharding pass left whole.
+- PYNATIVE_MODE (shard_optimizer): the network keeps whole weights; the optimizer updates block
+  Parameters, and after each step the ranks AllGather the blocks eagerly (gather_parameters)."""
 import numpy as np
 
 from mycel import ops
@@ -17,13 +27,31 @@ from mycel.common.parameter import Parameter, ParameterTuple
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell, CellList
 
-__all__ = ["shard_optimizer", "ShardedGradReducer"]
+__all__ = ["shard_weights", "shard_optimizer", "ShardedGradReducer"]
 
 
 def _states_of(optimizer, p):
     """The optimizer's state Parameters for p (named prefix.<p.name>, p's shape)."""
     return [q for q in optimizer.__dict__.get("_params", {}).values()
             if q is not None and q is not p and q.name.endswith("." + p.name) and tuple(q.shape) == tuple(p.shape)]
+
+
+def shard_weights(weights, optimizer, rank, n):
+    """GRAPH_MODE: replaces each weight whose dim 0 divides by n, and that is not already stored
+    as a slice, by rank's block along dim 0, with its optimizer state; each gets the `layout`
+    ((n,), (0, -1, ...), whole shape) the network's reads gather it by. Returns the names."""
+    done = []
+    for p in weights:
+        if getattr(p, "layout", None) is not None or len(p.shape) == 0 or p.shape[0] % n != 0:
+            continue
+        layout = ((n,), (0,) + (-1,) * (len(p.shape) - 1), tuple(p.shape))
+        per = p.shape[0] // n
+        rows = slice(rank * per, (rank + 1) * per)
+        for q in [p] + _states_of(optimizer, p):  # the states first found by p's whole shape
+            q._rebind(Tensor(np.ascontiguousarray(q.asnumpy()[rows]), dtype=q.dtype))
+            q.layout = layout
+        done.append(p.name)
+    return done
 
 
 def shard_optimizer(optimizer, rank, n):

@@ -122,18 +122,36 @@ class TrainOneStepCell(Cell):
 
     def _shard_optimizer(self, scale):
         """enable_parallel_optimizer: this rank updates a block of each parameter (mycel.parallel.
-        optimizer_shard); the gradients are ReduceScattered to it and the blocks gathered after
-        each step."""
+        optimizer_shard). In GRAPH_MODE the weights themselves are stored as blocks and gathered
+        inside the compiled step (with slice_parameters, those the sharding pass left whole,
+        after the first step); in PYNATIVE_MODE the gradients are ReduceScattered to the blocks
+        and the blocks gathered eagerly after each step."""
         object.__setattr__(self, "_optimizer_shards", None)
         if not _pctx.get_auto_parallel_context("enable_parallel_optimizer") or _pctx._device_num() == 1:
             return
-        if _pctx.get_auto_parallel_context("slice_parameters"):
-            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True is "
-                                      "not supported; use one of them")
+        from mycel import context
         from mycel.parallel import optimizer_shard
+        if context.get_context("mode") == context.GRAPH_MODE:
+            object.__setattr__(self, "_shard_scale", scale)
+            if not self.__dict__.get("_slice_pending"):
+                self._shard_weights()
+            return
+        if _pctx.get_auto_parallel_context("slice_parameters"):
+            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True needs "
+                                      "GRAPH_MODE (the weights' gathers run inside the compiled step)")
         plan = optimizer_shard.shard_optimizer(self.optimizer, _mycel.comm.world_rank(), _pctx._device_num())
         object.__setattr__(self, "_optimizer_shards", plan)
         self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
+
+    def _shard_weights(self):
+        """GRAPH_MODE optimizer sharding: the whole weights stored as blocks; each gradient
+        reduced over the ranks holding the same copy (a block's gradient arrives summed)."""
+        from mycel.parallel import optimizer_shard, sliced
+        rank, n = _mycel.comm.world_rank(), _pctx._device_num()
+        optimizer_shard.shard_weights(self.weights, self.optimizer, rank, n)
+        self.grad_reducer = sliced.MirrorGradReducer(self.weights, n, rank, scale=self._shard_scale)
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compiled", None)
 
     def __call__(self, *inputs, **kwargs):
         from mycel.nn.wrap.pipeline import PipelineCell
@@ -176,6 +194,8 @@ class TrainOneStepCell(Cell):
         object.__setattr__(self, "_slice_pending", False)
         sliced.slice_parameters(self.weights, self.optimizer, rank)
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
+        if self.__dict__.get("_shard_scale") is not None:  # enable_parallel_optimizer: the rest
+            self._shard_weights()
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_compiled", None)
 
