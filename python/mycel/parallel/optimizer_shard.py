@@ -5,8 +5,9 @@ every parameter whose dim 0 divides by N, and keeps only that block of its optim
 of its block) instead of AllReduced; after the update, the ranks AllGather the updated blocks
 into the whole parameter the network reads. Other parameters are updated whole, as before.
 
-The update must be elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...): an
-optimizer that takes a norm of the whole parameter (LARS, Lamb) would see only a block.
+The update is elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...) or, for Lamb,
+takes a norm of the whole parameter: Lamb's sums of squares are then AllReduced over the ranks
+(reduce_norms), so its trust ratio is the whole parameter's.
 
 Two forms:
 
@@ -54,6 +55,24 @@ def shard_weights(weights, optimizer, rank, n):
     return done
 
 
+def reduce_norms(optimizer, rank, whole_blocks=()):
+    """Makes a norm-taking optimizer (one with `square_sums`, Lamb) sum the squares of each
+    parameter over the ranks where the parameter is stored as a slice: those with a `layout`
+    (mirror group size from it) and the block Parameters in `whole_blocks` (one copy each)."""
+    cells = optimizer.__dict__.get("_cells", {}).get("square_sums")
+    if cells is None:
+        return
+    from mycel.nn.optim.lamb import SquareSum
+    from mycel.parallel.sliced import mirror_group
+    blocks = {id(b) for b in whole_blocks}
+    for k, p in enumerate(optimizer.parameters):
+        layout = getattr(p, "layout", None)
+        if layout is not None:
+            cells[k] = SquareSum(len(mirror_group((list(layout[0]), list(layout[1]), list(layout[2]), []), rank)))
+        elif id(p) in blocks:
+            cells[k] = SquareSum(1)
+
+
 def shard_optimizer(optimizer, rank, n):
     """Makes `optimizer` update rank's block of each parameter whose dim 0 divides by n: its
     `parameters` become block Parameters (named <name>.shard) and its state for them is cut to
@@ -75,6 +94,7 @@ def shard_optimizer(optimizer, rank, n):
         params.append(block)
     object.__setattr__(optimizer, "parameters", ParameterTuple(params))
     object.__setattr__(optimizer, "_parameters", optimizer.parameters)
+    reduce_norms(optimizer, rank, [e[1] for e in plan if e is not None])
     return plan
 
 

@@ -13,6 +13,7 @@ from mycel import Tensor, nn, ops
 from mycel.parallel import ParallelMode
 from mpi_workers.dp_common import BATCH, OPTSHARD_STEPS as STEPS, make_net, data
 out_dir = sys.argv[1]
+lamb = len(sys.argv) > 2 and sys.argv[2] == "lamb"  # a norm-taking optimizer instead of Adam
 comm.init()
 R, N = comm.get_rank(), comm.get_group_size()
 mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=N,
@@ -23,7 +24,7 @@ results = {}
 for mode, label in ((mycel.PYNATIVE_MODE, "eager"), (mycel.GRAPH_MODE, "graph")):
     mycel.set_context(mode=mode)
     net = make_net()
-    opt = nn.Adam(net.trainable_params(), learning_rate=0.01)
+    opt = (nn.Lamb if lamb else nn.Adam)(net.trainable_params(), learning_rate=0.01)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
                                opt)
     losses = []
@@ -34,9 +35,10 @@ for mode, label in ((mycel.PYNATIVE_MODE, "eager"), (mycel.GRAPH_MODE, "graph"))
     results[f"{label}_losses"] = np.array(losses)
     for p in net.trainable_params():  # graph mode stores blocks (a layout): gather them to compare
         results[f"{label}_w_{p.name}"] = (ops.AllGather()(p) if getattr(p, "layout", None) else p).asnumpy()
-    state = sum(p.asnumpy().nbytes for p in opt.get_parameters() if p.name.startswith(("moment1.", "moment2.")))
+    state = sum(p.asnumpy().nbytes for p in opt.get_parameters()
+                if p.name.startswith(("moment1.", "moment2.", "lamb_m.", "lamb_v.")))
     held = sum(p.asnumpy().nbytes for p in net.trainable_params())
     results[f"{label}_state_bytes"] = ops.AllGather()(Tensor(np.array([state], np.int64))).asnumpy()
     results[f"{label}_weight_bytes"] = ops.AllGather()(Tensor(np.array([held], np.int64))).asnumpy()
 if R == 0:
-    np.savez(f"{out_dir}/optshard.npz", **results)
+    np.savez(f"{out_dir}/optshard{'_lamb' if lamb else ''}.npz", **results)

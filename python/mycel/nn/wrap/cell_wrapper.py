@@ -149,6 +149,7 @@ class TrainOneStepCell(Cell):
         from mycel.parallel import optimizer_shard, sliced
         rank, n = _mycel.comm.world_rank(), _pctx._device_num()
         optimizer_shard.shard_weights(self.weights, self.optimizer, rank, n)
+        optimizer_shard.reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, n, rank, scale=self._shard_scale)
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_compiled", None)
@@ -193,6 +194,8 @@ class TrainOneStepCell(Cell):
         rank = _mycel.comm.world_rank()
         object.__setattr__(self, "_slice_pending", False)
         sliced.slice_parameters(self.weights, self.optimizer, rank)
+        from mycel.parallel.optimizer_shard import reduce_norms
+        reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
         if self.__dict__.get("_shard_scale") is not None:  # enable_parallel_optimizer: the rest
             self._shard_weights()
