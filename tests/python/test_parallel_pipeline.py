@@ -1,6 +1,6 @@
 """Pipeline parallel (nn.PipelineCell, pipeline_stages, Cell.pipeline_stage) under real mpirun:
 four Dense layers cut into 2 and 4 stages, graph mode, GPipe (4 micro-batches) and 1F1B (8), and
-2 stages x 2 data-parallel ranks. The last stage's losses and every stage's final weights must
+2 stages x 2 data-parallel ranks (both schedules). The last stage's losses and every stage's final weights must
 equal one process on the whole batches (1e-5); each rank holds only its stage's weights and
 momentum (bytes against the closed form); 1F1B's stage s holds at most S - s micro-batches."""
 import numpy as np
@@ -84,13 +84,16 @@ def test_1f1b_matches_one_process(reference, n, tmp_path):
 
 
 @requires_mpi
-def test_1f1b_with_data_parallel_stages(reference, tmp_path):
-    """4 ranks = 2 stages x 2 data-parallel ranks: each stage's pair splits every micro-batch and
-    sums its gradients over the pair; both last-stage ranks report the global loss."""
-    rc, log = run_mpi(4, "pipeline_train.py", tmp_path, "1f1b", 4, 2, timeout=120)
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_data_parallel_stages(reference, scheduler, tmp_path):
+    """4 ranks = 2 stages x 2 data-parallel ranks, 4 micro-batches: each stage's pair splits every
+    micro-batch and sums its gradients over the pair; both last-stage ranks report the global
+    loss. Stages held 2 and 1 micro-batches under 1F1B, all 4 under GPipe (run by the host here)."""
+    rc, log = run_mpi(4, "pipeline_train.py", tmp_path, scheduler, 4, 2, timeout=120)
     assert rc == 0, log
     runs = check_run(tmp_path, reference, 4, 2)
-    assert [list(got["peaks"]) for got in runs] == [[2] * STEPS, [2] * STEPS, [1] * STEPS, [1] * STEPS]
+    want = [2, 2, 1, 1] if scheduler == "1f1b" else [4, 4, 4, 4]
+    assert [list(got["peaks"]) for got in runs] == [[k] * STEPS for k in want]
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)

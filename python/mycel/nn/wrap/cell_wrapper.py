@@ -158,7 +158,7 @@ class TrainOneStepCell(Cell):
         from mycel.nn.wrap.pipeline import PipelineCell
         if isinstance(self.network, PipelineCell) and inputs:  # the shapes its stage receives
             self.network.prepare(inputs[0])
-            if self.network.scheduler == "1f1b":
+            if self.network.host_driven:
                 return self._pipeline_step(*inputs)
         out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
@@ -169,9 +169,13 @@ class TrainOneStepCell(Cell):
         return out
 
     def _pipeline_step(self, x, label):
-        """pipeline_scheduler="1f1b": the PipelineCell runs the forward and backward passes
-        micro-batch by micro-batch (mycel.nn.wrap.pipeline_1f1b) and returns its stage's
-        gradients; the other weights (released on this rank) get empty ones."""
+        """pipeline_scheduler="1f1b" (or GPipe with data-parallel stages): the PipelineCell runs
+        the forward and backward passes micro-batch by micro-batch (mycel.nn.wrap.pipeline_host)
+        and returns its stage's gradients; the other weights (released on this rank) get empty
+        ones."""
+        if type(self).construct is not TrainOneStepCell.construct:
+            raise NotImplementedError(f"{type(self).__name__}: a host-driven PipelineCell step (1F1B) runs "
+                                      "TrainOneStepCell's own step; a subclass's construct would not run")
         loss, grads = self.network.train_step(x, label, self.sens)
         zeros = self.__dict__.setdefault("_pipeline_zeros", {})
         full = []

@@ -19,9 +19,9 @@ Two schedules (set_auto_parallel_context(pipeline_config={"pipeline_scheduler": 
   loss. All forwards come before the backward: a stage holds every micro-batch's activations.
   Receive needs the activation's shape: before the first step TrainOneStepCell calls prepare(x),
   which passes the shapes along the stages.
-- "1f1b": the host runs each stage's schedule micro-batch by micro-batch (pipeline_1f1b), so a
-  stage holds at most S - s micro-batches; data-parallel ranks inside a stage split each
-  micro-batch and sum their gradients.
+- "1f1b": the host runs each stage's schedule micro-batch by micro-batch (pipeline_host), so a
+  stage holds at most S - s micro-batches. With data-parallel stages GPipe's order runs the
+  same way; the dp ranks of a stage split each micro-batch and sum their gradients.
 
 Either way the steps equal one process's on the whole batch."""
 import numpy as np
@@ -59,9 +59,9 @@ class PipelineCell(Cell):
         self.scheduler = _pctx.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"]
         rank = _mycel.comm.world_rank() if _mycel.comm.initialized() else 0
         self.dp = world // stages
-        if self.dp > 1 and self.scheduler != "1f1b":
-            raise NotImplementedError(f"PipelineCell: {world} processes for {stages} stages (data parallel inside "
-                                      "each stage) needs pipeline_config={'pipeline_scheduler': '1f1b'}")
+        # GPipe with one rank per stage is one compiled step; 1F1B, and GPipe with data-parallel
+        # stages, run on the host micro-batch by micro-batch (pipeline_host).
+        self.host_driven = self.scheduler == "1f1b" or self.dp > 1
         self.rank, self.stage, self.dp_index = rank, rank // self.dp, rank % self.dp
         self.stages, self.micro_size = stages, micro_size
         self.network = network
@@ -100,18 +100,20 @@ class PipelineCell(Cell):
         return n
 
     def train_step(self, x, label, sens=1.0):
-        """pipeline_scheduler="1f1b": runs the step's schedule (mycel.nn.wrap.pipeline_1f1b).
-        Returns (loss, {id(Parameter): gradient}) for this stage's weights."""
-        from mycel.nn.wrap.pipeline_1f1b import OneFOneB
+        """A host-driven step (1F1B, or GPipe with data-parallel stages): runs the schedule's
+        actions (mycel.nn.wrap.pipeline_host). Returns (loss, {id(Parameter): gradient}) for this
+        stage's weights."""
+        from mycel.nn.wrap.pipeline_host import HostPipeline
         if self._runner is None:
-            object.__setattr__(self, "_runner", OneFOneB(self._mine, self._loss_fn, self.stage_parameters(),
-                                                         self.stage, self.stages, self.dp_index, self.dp,
-                                                         self.micro_size))
+            object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
+                                                             self.stage_parameters(), self.stage, self.stages,
+                                                             self.dp_index, self.dp, self.micro_size))
         return self._runner.step(x, label, sens)
 
     @property
     def peak_held(self):
-        """1F1B: the most micro-batch inputs this stage held at once during the last step."""
+        """Host-driven steps: the most micro-batches this stage held at once (between their
+        forward and their backward) during the last step; None for the compiled GPipe step."""
         return self._runner.peak_held if self._runner is not None else None
 
     def _micro_steps(self, shape, dtype):
@@ -120,16 +122,16 @@ class PipelineCell(Cell):
 
     def prepare(self, x):
         """GPipe: finds the shape of what this stage receives and builds the Receives. The shapes
-        travel along the stages (pipeline_1f1b's header): stage s receives its input's shape,
+        travel along the stages (pipeline_host's header): stage s receives its input's shape,
         runs its own cells eagerly on zeros of that shape (in eval mode, so no statistics move)
         and sends its output's shape on. Called by TrainOneStepCell before the first step."""
         if x.shape[0] % (self.micro_size * self.dp):
             raise ValueError(f"PipelineCell: the batch ({x.shape[0]}) must divide into micro_size "
                              f"({self.micro_size}) x data-parallel ({self.dp}) equal parts")
-        if self.scheduler == "1f1b" or self.__dict__.get("_prepared") or self.stages == 1:
+        if self.host_driven or self.__dict__.get("_prepared") or self.stages == 1:
             return
         object.__setattr__(self, "_prepared", True)
-        from mycel.nn.wrap import pipeline_1f1b as p1
+        from mycel.nn.wrap import pipeline_host as p1
         mode = context.get_context("mode")
         context.set_context(mode=context.PYNATIVE_MODE)
         training = [c.training for c in self._mine]

@@ -1,4 +1,5 @@
-"""The host-driven pipeline step behind nn.PipelineCell with pipeline_scheduler="1f1b".
+"""The host-driven pipeline step behind nn.PipelineCell with pipeline_scheduler="1f1b" (and
+"gpipe" with data-parallel stages, in GPipe's order).
 
 Each rank walks its stage's list of actions (mycel.parallel.pipeline_schedule): receive an
 activation, run the stage's cells on one micro-batch, send the result on, receive the result's
@@ -64,16 +65,17 @@ def _from_header(h):
     return tuple(int(d) for d in a[2:2 + int(a[0])]), _DTYPES[int(a[1])]
 
 
-class OneFOneB:
-    """One rank's 1F1B runner: stage `stage` of `stages`, data-parallel index `dp_index` of `dp`.
-    Neighbours are the ranks of the previous and next stage with the same dp index."""
+class HostPipeline:
+    """One rank's runner of `scheduler`'s actions: stage `stage` of `stages`, data-parallel index
+    `dp_index` of `dp`. Neighbours are the ranks of the previous and next stage with the same dp
+    index."""
 
-    def __init__(self, mine, loss_fn, weights, stage, stages, dp_index, dp, micro):
+    def __init__(self, scheduler, mine, loss_fn, weights, stage, stages, dp_index, dp, micro):
         self.stage, self.stages, self.dp_index, self.dp, self.micro = stage, stages, dp_index, dp, micro
         self.first, self.last = stage == 0, stage == stages - 1
         self.prev, self.next = (stage - 1) * dp + dp_index, (stage + 1) * dp + dp_index
         self.weights = tuple(weights)
-        self.actions = stage_actions("1f1b", stage, stages, micro)
+        self.actions = stage_actions(scheduler, stage, stages, micro)
         self.net = _LastStage(mine, loss_fn) if self.last else _Stage(mine, loss_fn)
         position = None if self.first else 0  # the first stage's input is data: no gradient
         if self.last:
