@@ -68,3 +68,9 @@ def test_sliced_weights_with_parallel_optimizer(reference, tmp_path):
     assert list(got["reduction_bytes"]) == [want] * 2
     for k in w:
         np.testing.assert_allclose(got[f"reduction_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # The parallel optimizer alone: both weights stored as dim-0 blocks from the first step.
+    np.testing.assert_allclose(got["optonly_losses"], losses, rtol=1e-5, atol=1e-6)
+    assert sorted(got["optonly_sliced"]) == ["w1", "w2"]
+    assert list(got["optonly_bytes"]) == [want] * 2
+    for k in w:
+        np.testing.assert_allclose(got[f"optonly_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=k)
