@@ -8,9 +8,9 @@ import pytest
 
 import mycel
 from mycel import Tensor, nn
-from mycel.parallel import ParallelMode
-from mpi_helpers import requires_mpi, run_mpi
+from mycel.parallel import ParallelMode, load_distributed_checkpoint
 from mycel.parallel.pipeline_schedule import SCHEDULERS, simulate, stage_actions
+from mpi_helpers import requires_mpi, run_mpi
 from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, stage_of
 
 
@@ -56,6 +56,10 @@ def check_run(tmp_path, reference, n, stages):
                 np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
                 seen.add(k)
     assert seen == set(w)  # every weight trained on its stage
+    # The ranks' checkpoints (each with its stage's weights, the others empty) merge into one net.
+    merged = load_distributed_checkpoint(make_net(), [str(tmp_path / f"pipe_rank{r}.ckpt") for r in range(n)])
+    for k in w:
+        np.testing.assert_allclose(merged[k].asnumpy(), w[k], rtol=1e-5, atol=1e-6, err_msg=f"merged {k}")
     return runs
 
 

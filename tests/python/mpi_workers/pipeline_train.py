@@ -3,8 +3,8 @@
 ranks / stages data-parallel ranks), nn.PipelineCell with `micro` micro-batches and the
 `scheduler` ("gpipe" or "1f1b"), SEMI_AUTO_PARALLEL, trained with Momentum in graph mode on the
 whole global batch. Rank r saves its stage's final weights, its losses, the bytes of weights and
-optimizer state it holds and (1F1B) the most micro-batches its stage held at once, to
-<out>/pipe_rank<r>.npz.
+optimizer state it holds and (host-driven steps) the most micro-batches its stage held at once,
+to <out>/pipe_rank<r>.npz, and its checkpoint to <out>/pipe_rank<r>.ckpt.
 
 usage: pipeline_train.py OUT [scheduler] [micro] [stages]"""
 import sys
@@ -42,5 +42,6 @@ for s in range(STEPS):
 stage = R // (N // stages)
 mine = {p.name: p.asnumpy() for i, c in enumerate(net.cell_list) if stage_of(i, stages) == stage
         for p in c.trainable_params()}
+mycel.save_checkpoint(net, f"{out_dir}/pipe_rank{R}.ckpt")  # its stage's weights, the others empty
 np.savez(f"{out_dir}/pipe_rank{R}.npz", losses=np.array(losses), peaks=np.array(peaks), held_bytes=held_bytes,
          **mine)
