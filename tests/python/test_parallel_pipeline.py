@@ -188,3 +188,74 @@ def test_one_stage_runs_micro_batches(reference, scheduler, mode):
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
         mycel.reset_auto_parallel_context()
+
+
+@pytest.mark.parametrize("mode", ["graph", "pynative"])
+def test_1f1b_recompute_repeats_the_forward(mode):
+    """A stage's backward recomputes its forward: from the random state the forward began with
+    (Dropout keeps its mask: the weight gradient equals the closed form with the mask read off
+    the forward's output), and leaving BatchNorm's moving statistics as the forward left them."""
+    from mycel.common.seed import get_rng_state
+    from mycel.nn.wrap.pipeline_host import HostPipeline
+    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+    try:
+        mycel.set_seed(3)
+        dense, bn = nn.Dense(6, 32), nn.BatchNorm1d(32)
+        cells = (dense, nn.Dropout(p=0.5), bn)
+        stage = nn.SequentialCell(list(cells))
+        stage.set_train(True)
+        runner = HostPipeline("1f1b", cells, None, [dense.weight, dense.bias, bn.gamma, bn.beta], 0, 2, 0, 1, 2)
+        rng = np.random.RandomState(0)
+        h = Tensor(rng.standard_normal((8, 6)).astype(np.float32))
+        dout = Tensor(rng.standard_normal((8, 32)).astype(np.float32))
+        state = get_rng_state()
+        out = runner._forward(h)
+        dropped = dense_output(dense, h)  # the Dense output the forward's Dropout saw
+        after = (bn.moving_mean.asnumpy().copy(), bn.moving_variance.asnumpy().copy())
+        later = get_rng_state()
+        grads = runner._recompute_grad(h, dout, state)
+        assert get_rng_state() == later  # the recompute's draws are not the forward's next ones
+        np.testing.assert_array_equal(bn.moving_mean.asnumpy(), after[0])
+        np.testing.assert_array_equal(bn.moving_variance.asnumpy(), after[1])
+        # Closed form through batch norm (training statistics) and the dropout mask.
+        z = dropped * mask_of(out, bn, dropped)
+        g = bn_input_grad(z, bn.gamma.asnumpy(), dout.asnumpy())
+        dy = g * mask_of(out, bn, dropped)
+        np.testing.assert_allclose(grads[0].asnumpy(), dy.T @ h.asnumpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(grads[1].asnumpy(), dy.sum(0), rtol=1e-4, atol=1e-5)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def dense_output(dense, h):
+    return h.asnumpy() @ dense.weight.asnumpy().T + dense.bias.asnumpy()
+
+
+def mask_of(out, bn, y):
+    """Dropout's scaled mask (0 or 2) from the forward's output: batch norm of y * mask equals
+    out, and a column's zeros are where the mask dropped (y itself is never exactly 0)."""
+    # Invert batch norm per column: out = gamma * (z - mean) / std + beta, with z = y * m.
+    # Each column's dropped rows share one value of out (z = 0 there); kept rows have z = 2 y.
+    o = out.asnumpy()
+    m = np.zeros_like(y)
+    for c in range(y.shape[1]):
+        for mk in range(1 << y.shape[0]):
+            trial = np.array([(mk >> r) & 1 for r in range(y.shape[0])], np.float32) * 2.0
+            z = y[:, c] * trial
+            norm = (z - z.mean()) / np.sqrt(z.var() + bn.eps) * bn.gamma.asnumpy()[c] + bn.beta.asnumpy()[c]
+            if np.allclose(norm, o[:, c], atol=1e-4):
+                m[:, c] = trial
+                break
+        else:
+            raise AssertionError(f"no dropout mask reproduces column {c}")
+    return m
+
+
+def bn_input_grad(z, gamma, dout):
+    """Gradient of training-mode batch norm (biased batch variance) w.r.t. its input."""
+    n = z.shape[0]
+    mean, var = z.mean(0), z.var(0)
+    eps = 1e-5
+    xhat = (z - mean) / np.sqrt(var + eps)
+    dxhat = dout * gamma
+    return (dxhat - dxhat.mean(0) - xhat * (dxhat * xhat).mean(0)) / np.sqrt(var + eps)

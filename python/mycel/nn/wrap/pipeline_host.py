@@ -10,16 +10,20 @@ micro-batch's input: its backward recomputes the stage's forward from it (full a
 recomputation, as Megatron-LM's option), so a stage holds at most S - s stage inputs instead of
 GPipe's micro_size sets of activations, at the price of one more forward per micro-batch (the
 last stage, whose backward follows its forward at once, runs forward and backward in one
-program). The weights' gradients are summed over micro-batches on the stage, then over the
-stage's data-parallel group, and the optimizer runs once per step.
+program). The recompute repeats the forward exactly and leaves no trace: it starts from the
+random-generator state the micro-batch's forward started from (Dropout draws the same masks),
+and the stage's buffers (BatchNorm's moving statistics) are put back afterwards, so they move
+once per micro-batch as in the forward. The weights' gradients are summed over micro-batches on
+the stage, then over the stage's data-parallel group, and the optimizer runs once per step.
 
 Shapes travel with the data: in the first step of each global batch shape, a stage sends the
 shape and dtype of what it sends (a small int64 header) before the first activation, so a stage
 needs none of the other stages' weights to build its Receives."""
 import numpy as np
 
-from mycel import _mycel, ops
+from mycel import _mycel, context, ops
 from mycel.common import dtype as _dt
+from mycel.common import seed as _seed
 from mycel.common.autodiff import _GradFunction
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell
@@ -82,6 +86,12 @@ class HostPipeline:
             self.grad = _GradFunction(self.net, position, self.weights, False, return_value=True, sens_param=True)
         else:
             self.grad = _GradFunction(self.net, position, self.weights, False, return_value=False, sens_param=True)
+            # PyNative's gradient runs the function while recording it and then again in the
+            # gradient program, whose values it returns: the forward's random draws match the
+            # recompute's only if the forward takes the same path (with gradients it discards).
+            self.forward_pynative = _GradFunction(self.net, position, self.weights, False, return_value=True)
+        # What the recompute must not move twice: the stage's buffers (not trained, but assigned).
+        self.buffers = [p for c in mine for p in c.get_parameters() if not p.requires_grad]
         self.shapes = {}  # global batch shape -> (received shape, dtype)
         self.peak_held = 0  # the most micro-batch inputs held at once in a step (the last step's)
         self.group = None
@@ -115,7 +125,7 @@ class HostPipeline:
         xs = self._micro_batches(x) if self.first else None
         ys = self._micro_batches(label) if self.last else None
         scale = sens / (self.micro * self.dp)  # d(mean of micro-batch means over dp) / d(one of them)
-        inputs, outputs, out_grads, in_grads = {}, {}, {}, {}
+        inputs, outputs, out_grads, in_grads, rng = {}, {}, {}, {}, {}
         acc, losses, held = None, [], 0
         self.peak_held = 0
         for kind, i in self.actions:
@@ -135,7 +145,8 @@ class HostPipeline:
                     if not self.first:
                         in_grads[i] = grads[0]
                 else:
-                    outputs[i] = self.net(h)
+                    rng[i] = _seed.get_rng_state()
+                    outputs[i] = self._forward(h)
                     if self.first:
                         inputs[i] = h
             elif kind == "send_fwd":
@@ -151,7 +162,7 @@ class HostPipeline:
             elif kind == "bwd":
                 held -= 1
                 if not self.last:
-                    grads = self.grad(inputs.pop(i), out_grads.pop(i))
+                    grads = self._recompute_grad(inputs.pop(i), out_grads.pop(i), rng.pop(i))
                     acc = self._accumulate(acc, grads, i)
                     if not self.first:
                         in_grads[i] = grads[0]
@@ -167,6 +178,24 @@ class HostPipeline:
         if self.group is not None:
             loss = ops.AllReduce(group=self.group)(loss) / self.dp
         return loss, grads
+
+    def _forward(self, h):
+        if context.get_context("mode") == context.PYNATIVE_MODE:
+            return self.forward_pynative(h)[0]
+        return self.net(h)
+
+    def _recompute_grad(self, h, dout, rng):
+        """The stage's gradients at input h: the forward again, from the random state its first run
+        started from, with the buffers it assigns put back."""
+        now = _seed.get_rng_state()
+        kept = [b.asnumpy().copy() for b in self.buffers]
+        _seed.set_rng_state(rng)
+        try:
+            return self.grad(h, dout)
+        finally:
+            _seed.set_rng_state(now)
+            for b, v in zip(self.buffers, kept):
+                b.set_data(Tensor(v, dtype=b.dtype))
 
     def _accumulate(self, acc, grads, i):
         w = grads if self.first else grads[1]
