@@ -162,6 +162,13 @@ def test_pipeline_cell_checks_its_network():
             nn.PipelineCell(nn.WithLossCell(net, loss), 2)
     finally:
         mycel.reset_auto_parallel_context()
+    mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, pipeline_stages=2)
+    try:
+        with pytest.raises(ValueError, match="pipeline_stages=2 needs parallel_mode SEMI_AUTO_PARALLEL, got "
+                                             "data_parallel"):
+            nn.PipelineCell(nn.WithLossCell(net, loss), 2)
+    finally:
+        mycel.reset_auto_parallel_context()
     with pytest.raises(ValueError, match="pipeline_stages must be an int >= 1"):
         mycel.set_auto_parallel_context(pipeline_stages=0)
 

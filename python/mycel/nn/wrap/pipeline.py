@@ -46,6 +46,10 @@ class PipelineCell(Cell):
             raise TypeError("PipelineCell: network must be a WithLossCell whose backbone is a SequentialCell "
                             f"of cells with a pipeline_stage, got {type(network).__name__}")
         stages = _pctx.get_auto_parallel_context("pipeline_stages")
+        if stages > 1 and _pctx.get_auto_parallel_context("parallel_mode") != _pctx.ParallelMode.SEMI_AUTO_PARALLEL:
+            raise ValueError(f"PipelineCell: pipeline_stages={stages} needs parallel_mode "
+                             f"SEMI_AUTO_PARALLEL, got {_pctx.get_auto_parallel_context('parallel_mode')} (each "
+                             "stage's gradients stay on its ranks; the strategy search does not cut stages)")
         world = _mycel.comm.world_size() if _mycel.comm.initialized() else 1
         if world % stages:
             raise ValueError(f"PipelineCell: pipeline_stages ({stages}) must divide the number of processes "
