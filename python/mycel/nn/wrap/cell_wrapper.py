@@ -99,6 +99,9 @@ class TrainOneStepCell(Cell):
             # stage keeps only its own weights (and optimizer state).
             self.reducer_flag = False
             from mycel.nn.wrap.pipeline import PipelineCell
+            if _pctx.get_auto_parallel_context("enable_parallel_optimizer"):
+                raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with pipeline_stages > 1 is "
+                                          "not supported (each weight already lives on one stage's ranks)")
             if isinstance(self.network, PipelineCell):
                 self.network.release_other_stages(self.optimizer)
         elif _pctx._is_semi_auto() and _pctx._device_num() > 1:

@@ -138,7 +138,7 @@ class PipelineCell(Cell):
         from mycel.nn.wrap import pipeline_host as p1
         mode = context.get_context("mode")
         context.set_context(mode=context.PYNATIVE_MODE)
-        training = [c.training for c in self._mine]
+        training = [(cell, cell.training) for c in self._mine for _, cell in c.cells_and_names()]
         try:
             if self._first:
                 h = x[: x.shape[0] // self.micro_size]
@@ -154,8 +154,8 @@ class PipelineCell(Cell):
                     h = c(h)
                 ops.Send(sr_tag=p1._HEADER_TAG, dest_rank=self.rank + 1)(p1._header(h))
         finally:
-            for c, t in zip(self._mine, training):
-                c.set_train(t)
+            for cell, t in training:  # parents first: each sub-cell ends with its own flag
+                cell.set_train(t)
             context.set_context(mode=mode)
         if not self._first:
             self._steps = self._micro_steps(*received)
