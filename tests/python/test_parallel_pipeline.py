@@ -31,13 +31,14 @@ def reference():
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 
-def stage_bytes(stage, stages):
-    """Closed form: the float32 weights and biases of the stage's Dense layers, twice (the weight
-    and its momentum)."""
-    return sum(2 * 4 * (SIZES[i] * SIZES[i + 1] + SIZES[i + 1]) for i in range(4) if stage_of(i, stages) == stage)
+def stage_bytes(stage, stages, momentum_shards=1):
+    """Closed form: the float32 weights and biases of the stage's Dense layers, and their momentum
+    (cut in momentum_shards blocks by the parallel optimizer: every dim 0 here is even)."""
+    count = sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(4) if stage_of(i, stages) == stage)
+    return 4 * count + 4 * count // momentum_shards
 
 
-def check_run(tmp_path, reference, n, stages):
+def check_run(tmp_path, reference, n, stages, momentum_shards=1):
     """Every rank's saved weights equal one process's; the last stage's ranks report the losses."""
     losses, w = reference
     dp = n // stages
@@ -50,7 +51,7 @@ def check_run(tmp_path, reference, n, stages):
             np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6)
         else:
             assert not got["losses"].any()  # only the last stage takes the loss
-        assert int(got["held_bytes"]) == stage_bytes(stage, stages), f"rank {r}"  # only its own stage's
+        assert int(got["held_bytes"]) == stage_bytes(stage, stages, momentum_shards), f"rank {r}"  # its stage's
         for k, v in got.items():
             if k not in ("losses", "peaks", "held_bytes"):
                 np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
@@ -88,14 +89,17 @@ def test_1f1b_matches_one_process(reference, n, tmp_path):
 
 
 @requires_mpi
-@pytest.mark.parametrize("scheduler", SCHEDULERS)
-def test_data_parallel_stages(reference, scheduler, tmp_path):
+@pytest.mark.parametrize("scheduler,optshard", [("gpipe", False), ("1f1b", False), ("1f1b", True)],
+                         ids=["gpipe", "1f1b", "1f1b-parallel-optimizer"])
+def test_data_parallel_stages(reference, scheduler, optshard, tmp_path):
     """4 ranks = 2 stages x 2 data-parallel ranks, 4 micro-batches: each stage's pair splits every
     micro-batch and sums its gradients over the pair; both last-stage ranks report the global
-    loss. Stages held 2 and 1 micro-batches under 1F1B, all 4 under GPipe (run by the host here)."""
-    rc, log = run_mpi(4, "pipeline_train.py", tmp_path, scheduler, 4, 2, timeout=120)
+    loss. Stages held 2 and 1 micro-batches under 1F1B, all 4 under GPipe (run by the host here).
+    With the parallel optimizer each pair's ranks update and keep half of the momentum."""
+    args = (scheduler, 4, 2) + (("optshard",) if optshard else ())
+    rc, log = run_mpi(4, "pipeline_train.py", tmp_path, *args, timeout=120)
     assert rc == 0, log
-    runs = check_run(tmp_path, reference, 4, 2)
+    runs = check_run(tmp_path, reference, 4, 2, 2 if optshard else 1)
     want = [2, 2, 1, 1] if scheduler == "1f1b" else [4, 4, 4, 4]
     assert [list(got["peaks"]) for got in runs] == [[k] * STEPS for k in want]
 

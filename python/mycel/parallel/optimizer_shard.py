@@ -55,10 +55,11 @@ def shard_weights(weights, optimizer, rank, n):
     return done
 
 
-def reduce_norms(optimizer, rank, whole_blocks=()):
+def reduce_norms(optimizer, rank, whole_blocks=(), group=None):
     """Makes a norm-taking optimizer (one with `square_sums`, Lamb) sum the squares of each
     parameter over the ranks where the parameter is stored as a slice: those with a `layout`
-    (mirror group size from it) and the block Parameters in `whole_blocks` (one copy each)."""
+    (mirror group size from it) and the block Parameters in `whole_blocks` (one copy each, over
+    `group`, default all ranks)."""
     cells = optimizer.__dict__.get("_cells", {}).get("square_sums")
     if cells is None:
         return
@@ -70,17 +71,20 @@ def reduce_norms(optimizer, rank, whole_blocks=()):
         if layout is not None:
             cells[k] = SquareSum(len(mirror_group((list(layout[0]), list(layout[1]), list(layout[2]), []), rank)))
         elif id(p) in blocks:
-            cells[k] = SquareSum(1)
+            cells[k] = SquareSum(1, group)
 
 
-def shard_optimizer(optimizer, rank, n):
+def shard_optimizer(optimizer, rank, n, only=None, group=None):
     """Makes `optimizer` update rank's block of each parameter whose dim 0 divides by n: its
     `parameters` become block Parameters (named <name>.shard) and its state for them is cut to
     the block. Returns the plan: per parameter (in optimizer order) the whole Parameter and its
-    block Parameter, or None where it stays whole."""
+    block Parameter, or None where it stays whole. `only` (Parameters) limits it to those; with
+    `group` the n ranks are that group's and rank is the rank in it (a pipeline stage's
+    data-parallel ranks)."""
+    keep = None if only is None else {id(p) for p in only}
     plan, params = [], []
     for p in optimizer.parameters:
-        if len(p.shape) == 0 or p.shape[0] % n != 0:
+        if len(p.shape) == 0 or p.shape[0] % n != 0 or (keep is not None and id(p) not in keep):
             plan.append(None)
             params.append(p)
             continue
@@ -94,13 +98,13 @@ def shard_optimizer(optimizer, rank, n):
         params.append(block)
     object.__setattr__(optimizer, "parameters", ParameterTuple(params))
     object.__setattr__(optimizer, "_parameters", optimizer.parameters)
-    reduce_norms(optimizer, rank, [e[1] for e in plan if e is not None])
+    reduce_norms(optimizer, rank, [e[1] for e in plan if e is not None], group)
     return plan
 
 
-def gather_parameters(plan):
+def gather_parameters(plan, group=None):
     """After a step: every rank's updated blocks, concatenated, become the whole parameters."""
-    gather = ops.AllGather()
+    gather = ops.AllGather() if group is None else ops.AllGather(group=group)
     for entry in plan:
         if entry is not None:
             whole, block = entry

@@ -6,7 +6,8 @@ whole global batch. Rank r saves its stage's final weights, its losses, the byte
 optimizer state it holds and (host-driven steps) the most micro-batches its stage held at once,
 to <out>/pipe_rank<r>.npz, and its checkpoint to <out>/pipe_rank<r>.ckpt.
 
-usage: pipeline_train.py OUT [scheduler] [micro] [stages]"""
+usage: pipeline_train.py OUT [scheduler] [micro] [stages] [optshard]   (optshard: with
+enable_parallel_optimizer, sharding Momentum over each stage's data-parallel ranks)"""
 import sys
 
 import numpy as np
@@ -23,9 +24,10 @@ micro = int(sys.argv[3]) if len(sys.argv) > 3 else MICRO
 comm.init()
 R, N = comm.get_rank(), comm.get_group_size()
 stages = int(sys.argv[4]) if len(sys.argv) > 4 else N
+optshard = len(sys.argv) > 5 and sys.argv[5] == "optshard"
 mycel.set_context(mode=mycel.GRAPH_MODE)
 mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL, device_num=N, pipeline_stages=stages,
-                                pipeline_config={"pipeline_scheduler": scheduler})
+                                pipeline_config={"pipeline_scheduler": scheduler}, enable_parallel_optimizer=optshard)
 net = make_net()
 for i, cell in enumerate(net.cell_list):
     cell.pipeline_stage = stage_of(i, stages)

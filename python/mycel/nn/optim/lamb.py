@@ -49,11 +49,13 @@ class SquareSum(Cell):
     """sum(x * x) of a parameter (or of an update shaped like it). For a parameter stored as a
     slice, `mirror` is how many ranks hold each slice: the AllReduce(sum) over all ranks of the
     local sums counts every slice `mirror` times, so the whole parameter's sum of squares is that
-    divided by `mirror` (a norm-taking optimizer then sees the whole parameter's norm)."""
+    divided by `mirror` (a norm-taking optimizer then sees the whole parameter's norm). `group`:
+    the ranks the parameter is spread over (default all)."""
 
-    def __init__(self, mirror=None):
+    def __init__(self, mirror=None, group=None):
         super().__init__(auto_prefix=False)
-        self._allreduce = None if mirror is None else ops.AllReduce(op="sum")
+        kw = {} if group is None else {"group": group}
+        self._allreduce = None if mirror is None else ops.AllReduce(op="sum", **kw)
         self._scale = 1.0 if mirror is None else 1.0 / mirror
 
     def construct(self, x):

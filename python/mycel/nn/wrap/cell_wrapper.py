@@ -99,11 +99,12 @@ class TrainOneStepCell(Cell):
             # stage keeps only its own weights (and optimizer state).
             self.reducer_flag = False
             from mycel.nn.wrap.pipeline import PipelineCell
-            if _pctx.get_auto_parallel_context("enable_parallel_optimizer"):
-                raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with pipeline_stages > 1 is "
-                                          "not supported (each weight already lives on one stage's ranks)")
+            object.__setattr__(self, "_pipeline_shards", None)
             if isinstance(self.network, PipelineCell):
                 self.network.release_other_stages(self.optimizer)
+                if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.dp > 1:
+                    # Sharded over each stage's data-parallel ranks (one rank per stage: nothing to shard).
+                    object.__setattr__(self, "_pipeline_shards", self.network.shard_optimizer(self.optimizer))
         elif _pctx._is_semi_auto() and _pctx._device_num() > 1:
             # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
@@ -181,15 +182,19 @@ class TrainOneStepCell(Cell):
                                       "TrainOneStepCell's own step; a subclass's construct would not run")
         loss, grads = self.network.train_step(x, label, self.sens)
         zeros = self.__dict__.setdefault("_pipeline_zeros", {})
+        plan = self.__dict__.get("_pipeline_shards")
         full = []
-        for w in self.weights:
-            g = grads.get(id(w))
+        for k, w in enumerate(self.optimizer.parameters):  # block Parameters where the optimizer is sharded
+            g = grads.get(id(plan[k][0] if plan and plan[k] else w))
             if g is None:
                 g = zeros.get(id(w))
                 if g is None:
                     g = zeros[id(w)] = Tensor(np.zeros(w.shape, w.asnumpy().dtype), dtype=w.dtype)
             full.append(g)
         self.optimizer(tuple(full))
+        if plan:  # the updated blocks, gathered over the stage's data-parallel ranks
+            from mycel.parallel.optimizer_shard import gather_parameters
+            gather_parameters(plan, self.network.group)
         return loss
 
     def _slice_weights(self):

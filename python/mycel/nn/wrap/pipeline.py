@@ -76,6 +76,11 @@ class PipelineCell(Cell):
         self._first, self._last = self.stage == 0, self.stage == stages - 1
         self._steps = None if not self._first else self._micro_steps(None, None)
         object.__setattr__(self, "_runner", None)
+        self.group = None  # the stage's data-parallel ranks (created by all of them, together)
+        if self.dp > 1:
+            from mycel.communication import create_group
+            self.group = f"pipeline_stage{self.stage}_dp"
+            create_group(self.group, [self.stage * self.dp + d for d in range(self.dp)])
         object.__setattr__(self, "_prepared", False)
 
     def stage_parameters(self):
@@ -103,6 +108,19 @@ class PipelineCell(Cell):
                 n += 1
         return n
 
+    def shard_optimizer(self, optimizer):
+        """enable_parallel_optimizer with data-parallel stages: each of a stage's dp ranks updates
+        a 1/dp block (dim 0) of each of the stage's weights whose dim 0 divides by dp, and keeps
+        that block of its state (mycel.parallel.optimizer_shard over the stage's group). Their
+        gradients are ReduceScattered over the group; TrainOneStepCell gathers the blocks after
+        the update. Returns the plan (None entries for what stays whole)."""
+        from mycel.parallel.optimizer_shard import shard_optimizer
+        plan = shard_optimizer(optimizer, self.dp_index, self.dp, only=self.stage_parameters(), group=self.group)
+        object.__setattr__(self, "scattered", frozenset(id(e[0]) for e in plan if e is not None))
+        return plan
+
+    scattered = frozenset()  # ids of the weights whose gradients are ReduceScattered
+
     def train_step(self, x, label, sens=1.0):
         """A host-driven step (1F1B, or GPipe with data-parallel stages): runs the schedule's
         actions (mycel.nn.wrap.pipeline_host). Returns (loss, {id(Parameter): gradient}) for this
@@ -111,7 +129,8 @@ class PipelineCell(Cell):
         if self._runner is None:
             object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
                                                              self.stage_parameters(), self.stage, self.stages,
-                                                             self.dp_index, self.dp, self.micro_size))
+                                                             self.dp_index, self.dp, self.micro_size, self.group,
+                                                             self.scattered))
         return self._runner.step(x, label, sens)
 
     @property

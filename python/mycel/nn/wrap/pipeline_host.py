@@ -74,7 +74,8 @@ class HostPipeline:
     `dp_index` of `dp`. Neighbours are the ranks of the previous and next stage with the same dp
     index."""
 
-    def __init__(self, scheduler, mine, loss_fn, weights, stage, stages, dp_index, dp, micro):
+    def __init__(self, scheduler, mine, loss_fn, weights, stage, stages, dp_index, dp, micro, group=None,
+                 scattered=frozenset()):
         self.stage, self.stages, self.dp_index, self.dp, self.micro = stage, stages, dp_index, dp, micro
         self.first, self.last = stage == 0, stage == stages - 1
         self.prev, self.next = (stage - 1) * dp + dp_index, (stage + 1) * dp + dp_index
@@ -94,11 +95,8 @@ class HostPipeline:
         self.buffers = [p for c in mine for p in c.get_parameters() if not p.requires_grad]
         self.shapes = {}  # global batch shape -> (received shape, dtype)
         self.peak_held = 0  # the most micro-batch inputs held at once in a step (the last step's)
-        self.group = None
-        if dp > 1:
-            from mycel.communication import create_group
-            self.group = f"pipeline_stage{stage}_dp"
-            create_group(self.group, [stage * dp + d for d in range(dp)])
+        self.group = group  # the stage's data-parallel ranks (None: dp == 1)
+        self.scattered = scattered  # ids of weights whose gradients are ReduceScattered (parallel optimizer)
 
     def _micro_batches(self, t):
         """This rank's rows of each micro-batch: micro-batch i's block dp_index of dp."""
@@ -204,12 +202,19 @@ class HostPipeline:
         return [a + g for a, g in zip(acc, w)]
 
     def _reduce(self, acc):
-        """The summed gradients over the stage's data-parallel group (one fused AllReduce)."""
-        if self.group is not None and acc:
-            shapes = [tuple(g.shape) for g in acc]
-            flat = ops.concat([ops.reshape(g, (-1,)) for g in acc], 0) if len(acc) > 1 else ops.reshape(acc[0], (-1,))
+        """The summed gradients over the stage's data-parallel group: one fused AllReduce, and a
+        ReduceScatter (this rank's dim-0 block) for each weight the parallel optimizer shards."""
+        if self.group is None or not acc:
+            return {id(w): g for w, g in zip(self.weights, acc or ())}
+        out = {id(w): ops.ReduceScatter(op="sum", group=self.group)(g)
+               for w, g in zip(self.weights, acc) if id(w) in self.scattered}
+        rest = [(w, g) for w, g in zip(self.weights, acc) if id(w) not in self.scattered]
+        if rest:
+            shapes = [tuple(g.shape) for _, g in rest]
+            flat = ops.concat([ops.reshape(g, (-1,)) for _, g in rest], 0) if len(rest) > 1 else \
+                ops.reshape(rest[0][1], (-1,))
             flat = ops.AllReduce(group=self.group)(flat)
-            sizes = [int(np.prod(s)) for s in shapes]
-            offs = np.cumsum([0] + sizes)
-            acc = [ops.reshape(flat[int(offs[k]):int(offs[k + 1])], s) for k, s in enumerate(shapes)]
-        return {id(w): g for w, g in zip(self.weights, acc or ())}
+            offs = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+            for k, ((w, _), shape) in enumerate(zip(rest, shapes)):
+                out[id(w)] = ops.reshape(flat[int(offs[k]):int(offs[k + 1])], shape)
+        return out
