@@ -3,7 +3,8 @@ real mpirun: after the first step each rank keeps only its slice of every weight
 pass splits (and of its Momentum state); gradients of a slice are reduced over the ranks holding
 it. Checked: each rank's parameter bytes equal the closed form (whole bytes / number of slices),
 the losses equal one process, and the checkpoints the ranks write (their slices) merge into the
-one-process final weights (load_distributed_checkpoint with parameter_layouts)."""
+one-process final weights (load_distributed_checkpoint with parameter_layouts). With
+enable_parallel_optimizer the weights the pass leaves whole are stored as dim-0 blocks too."""
 import numpy as np
 import pytest
 
@@ -49,3 +50,27 @@ def test_sliced_weights_train_like_one_process(reference, n, tmp_path):
         assert list(got[f"{name}_bytes"]) == [want] * n, (name, want)
         for k in w:
             np.testing.assert_allclose(got[f"{name}_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"{name} {k}")
+
+
+@requires_mpi
+def test_sliced_weights_with_parallel_optimizer(reference, tmp_path):
+    """slice_parameters with enable_parallel_optimizer (graph mode): the pass slices w1 by rows,
+    the optimizer shard stores the w2 it leaves whole as dim-0 blocks, gathered inside the step.
+    Every weight and its momentum is then half per rank; losses and merged weights as one process."""
+    rc, log = run_mpi(2, "autopar_sliced.py", tmp_path, "optshard", timeout=120)
+    assert rc == 0, log
+    got = dict(np.load(tmp_path / "sliced_optshard.npz"))
+    losses, w = reference[(2, "reduction")]
+    np.testing.assert_allclose(got["reduction_losses"], losses, rtol=1e-5, atol=1e-6)
+    _, _, _, cuts = cases(2)["reduction"]
+    assert sorted(got["reduction_sliced"]) == ["w1", "w2"]
+    want = sum(2 * 4 * int(np.prod(shape)) // 2 for shape, _ in cuts.values())
+    assert list(got["reduction_bytes"]) == [want] * 2
+    for k in w:
+        np.testing.assert_allclose(got[f"reduction_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # The parallel optimizer alone: both weights stored as dim-0 blocks from the first step.
+    np.testing.assert_allclose(got["optonly_losses"], losses, rtol=1e-5, atol=1e-6)
+    assert sorted(got["optonly_sliced"]) == ["w1", "w2"]
+    assert list(got["optonly_bytes"]) == [want] * 2
+    for k in w:
+        np.testing.assert_allclose(got[f"optonly_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=k)

@@ -71,7 +71,9 @@ def merge_sliced_parameter(sliced_parameters, layout, name=None):
 def load_distributed_checkpoint(network, checkpoint_filenames, layouts=None, strict_load=False):
     """Loads the checkpoints written by each rank of a split run (one file per rank, in rank order)
     into `network` whole: parameters named in `layouts` (name -> layout) are merged from their
-    slices, the others are taken from rank 0's file. Returns the merged name -> Parameter dict."""
+    slices, the others are taken from the first file that holds them (a pipeline stage saves
+    the other stages' Parameters empty: nn.PipelineCell.release_other_stages). Returns the merged
+    name -> Parameter dict."""
     from mycel.train.serialization import load_checkpoint, load_param_into_net
     per_rank = [load_checkpoint(f) for f in checkpoint_filenames]
     if not per_rank:
@@ -85,7 +87,8 @@ def load_distributed_checkpoint(network, checkpoint_filenames, layouts=None, str
                 raise ValueError(f"load_distributed_checkpoint: '{name}' is missing from the files of ranks {missing}")
             merged[name] = merge_sliced_parameter([d[name] for d in per_rank], layouts[name], name)
         else:
-            merged[name] = per_rank[0][name]
+            held = [d[name] for d in per_rank if name in d and int(np.prod(d[name].shape)) > 0]
+            merged[name] = held[0] if held else per_rank[0][name]
     load_param_into_net(network, merged, strict_load=strict_load)
     return merged
 

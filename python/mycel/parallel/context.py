@@ -26,7 +26,8 @@ def _defaults():
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
             "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
-            "enable_parallel_optimizer": False, "pipeline_stages": 1}
+            "enable_parallel_optimizer": False, "pipeline_stages": 1,
+            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"}}
 
 
 _context = _defaults()
@@ -44,6 +45,22 @@ def _check_comm_fusion(value):
     return {"allreduce": {"mode": "size", "config": float(ar["config"])}}
 
 
+def _check_pipeline_config(value):
+    from mycel.parallel.pipeline_schedule import SCHEDULERS
+    known = {"pipeline_interleave", "pipeline_scheduler"}
+    if not isinstance(value, dict) or set(value) - known:
+        raise ValueError(f"set_auto_parallel_context: pipeline_config must be a dict with keys among "
+                         f"{sorted(known)}, got {value!r}")
+    out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", **value}
+    if out["pipeline_interleave"] is not False:
+        raise NotImplementedError("set_auto_parallel_context: pipeline_config['pipeline_interleave'] (virtual "
+                                  "stages) is not implemented; leave it False")
+    if out["pipeline_scheduler"] not in SCHEDULERS:
+        raise ValueError(f"set_auto_parallel_context: pipeline_config['pipeline_scheduler'] must be one of "
+                         f"{SCHEDULERS}, got {out['pipeline_scheduler']!r}")
+    return out
+
+
 def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.*), gradients_mean (bool), device_num (int >= 1),
     global_rank, gradient_fp32_sync, parameter_broadcast, comm_fusion ({'allreduce': {'mode':
@@ -56,8 +73,9 @@ def set_auto_parallel_context(**kwargs):
     full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
     False, each rank its block of it, and datasets shard themselves as in data parallel) and
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
-    optimizer state, mycel.parallel.optimizer_shard) and pipeline_stages (int: with nn.PipelineCell,
-    one stage per process)."""
+    optimizer state, mycel.parallel.optimizer_shard), pipeline_stages (int: with nn.PipelineCell,
+    the number of stages; the processes divide into stages of device_num / pipeline_stages
+    data-parallel ranks each) and pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b"})."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -76,6 +94,8 @@ def set_auto_parallel_context(**kwargs):
         elif key == "pipeline_stages":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"set_auto_parallel_context: pipeline_stages must be an int >= 1, got {value!r}")
+        elif key == "pipeline_config":
+            value = _check_pipeline_config(value)
         elif key in ("device_num", "global_rank"):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "device_num" else 0):
                 raise ValueError(f"set_auto_parallel_context: {key} must be an int >= "

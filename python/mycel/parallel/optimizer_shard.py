@@ -5,11 +5,22 @@ every parameter whose dim 0 divides by N, and keeps only that block of its optim
 of its block) instead of AllReduced; after the update, the ranks AllGather the updated blocks
 into the whole parameter the network reads. Other parameters are updated whole, as before.
 
-The update must be elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...): an
-optimizer that takes a norm of the whole parameter (LARS, Lamb) would see only a block.
+The update is elementwise per parameter (SGD, Momentum, Adam, AdamWeightDecay, ...) or, for Lamb,
+takes a norm of the whole parameter: Lamb's sums of squares are then AllReduced over the ranks
+(reduce_norms), so its trust ratio is the whole parameter's.
 
-The gather runs after each step, eagerly (one AllGather per sharded parameter): inside the
-compiled step a Parameter read after its update still reads the value from the step's start."""
+Two forms:
+
+- GRAPH_MODE (shard_weights): the weight itself is stored as rank r's block, with a `layout`
+  (device matrix [N], dim 0 split), as slice_parameters stores slices. The network reads it
+  through a sliced_weight node, so the AllGather runs inside the compiled step, where the
+  forward needs the weight, and its gradient is the ReduceScatter of the ranks' gradients (the
+  semi-auto pass inserts AllGather and its bprop; without the pass, sliced_weight's own kernel
+  and bprop do the same). Weights, gradients and optimizer state are all 1/N per rank, the
+  optimizer updates the block Parameter in place, and the next step gathers the updated blocks.
+  With slice_parameters=True it shards the weights the sharding pass left whole.
+- PYNATIVE_MODE (shard_optimizer): the network keeps whole weights; the optimizer updates block
+  Parameters, and after each step the ranks AllGather the blocks eagerly (gather_parameters)."""
 import numpy as np
 
 from mycel import ops
@@ -17,7 +28,7 @@ from mycel.common.parameter import Parameter, ParameterTuple
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell, CellList
 
-__all__ = ["shard_optimizer", "ShardedGradReducer"]
+__all__ = ["shard_weights", "shard_optimizer", "ShardedGradReducer"]
 
 
 def _states_of(optimizer, p):
@@ -26,14 +37,54 @@ def _states_of(optimizer, p):
             if q is not None and q is not p and q.name.endswith("." + p.name) and tuple(q.shape) == tuple(p.shape)]
 
 
-def shard_optimizer(optimizer, rank, n):
+def shard_weights(weights, optimizer, rank, n):
+    """GRAPH_MODE: replaces each weight whose dim 0 divides by n, and that is not already stored
+    as a slice, by rank's block along dim 0, with its optimizer state; each gets the `layout`
+    ((n,), (0, -1, ...), whole shape) the network's reads gather it by. Returns the names."""
+    done = []
+    for p in weights:
+        if getattr(p, "layout", None) is not None or len(p.shape) == 0 or p.shape[0] % n != 0:
+            continue
+        layout = ((n,), (0,) + (-1,) * (len(p.shape) - 1), tuple(p.shape))
+        per = p.shape[0] // n
+        rows = slice(rank * per, (rank + 1) * per)
+        for q in [p] + _states_of(optimizer, p):  # the states first found by p's whole shape
+            q._rebind(Tensor(np.ascontiguousarray(q.asnumpy()[rows]), dtype=q.dtype))
+            q.layout = layout
+        done.append(p.name)
+    return done
+
+
+def reduce_norms(optimizer, rank, whole_blocks=(), group=None):
+    """Makes a norm-taking optimizer (one with `square_sums`, Lamb) sum the squares of each
+    parameter over the ranks where the parameter is stored as a slice: those with a `layout`
+    (mirror group size from it) and the block Parameters in `whole_blocks` (one copy each, over
+    `group`, default all ranks)."""
+    cells = optimizer.__dict__.get("_cells", {}).get("square_sums")
+    if cells is None:
+        return
+    from mycel.nn.optim.lamb import SquareSum
+    from mycel.parallel.sliced import mirror_group
+    blocks = {id(b) for b in whole_blocks}
+    for k, p in enumerate(optimizer.parameters):
+        layout = getattr(p, "layout", None)
+        if layout is not None:
+            cells[k] = SquareSum(len(mirror_group((list(layout[0]), list(layout[1]), list(layout[2]), []), rank)))
+        elif id(p) in blocks:
+            cells[k] = SquareSum(1, group)
+
+
+def shard_optimizer(optimizer, rank, n, only=None, group=None):
     """Makes `optimizer` update rank's block of each parameter whose dim 0 divides by n: its
     `parameters` become block Parameters (named <name>.shard) and its state for them is cut to
     the block. Returns the plan: per parameter (in optimizer order) the whole Parameter and its
-    block Parameter, or None where it stays whole."""
+    block Parameter, or None where it stays whole. `only` (Parameters) limits it to those; with
+    `group` the n ranks are that group's and rank is the rank in it (a pipeline stage's
+    data-parallel ranks)."""
+    keep = None if only is None else {id(p) for p in only}
     plan, params = [], []
     for p in optimizer.parameters:
-        if len(p.shape) == 0 or p.shape[0] % n != 0:
+        if len(p.shape) == 0 or p.shape[0] % n != 0 or (keep is not None and id(p) not in keep):
             plan.append(None)
             params.append(p)
             continue
@@ -47,12 +98,13 @@ def shard_optimizer(optimizer, rank, n):
         params.append(block)
     object.__setattr__(optimizer, "parameters", ParameterTuple(params))
     object.__setattr__(optimizer, "_parameters", optimizer.parameters)
+    reduce_norms(optimizer, rank, [e[1] for e in plan if e is not None], group)
     return plan
 
 
-def gather_parameters(plan):
+def gather_parameters(plan, group=None):
     """After a step: every rank's updated blocks, concatenated, become the whole parameters."""
-    gather = ops.AllGather()
+    gather = ops.AllGather() if group is None else ops.AllGather(group=group)
     for entry in plan:
         if entry is not None:
             whole, block = entry

@@ -66,10 +66,11 @@ def parameter_layouts(network):
 
 class MirrorGradReducer(Cell):
     """Reduces each gradient over the ranks holding the same copy of its weight (the world for a
-    whole weight, the mirror group for a slice) with AllReduce(sum), then divides by degree. One
-    AllReduce per gradient; the groups are created here, in one order on every rank."""
+    whole weight, the mirror group for a slice) with AllReduce(sum), then multiplies by `scale`
+    (default 1 / degree). One AllReduce per gradient; the groups are created here, in one order
+    on every rank."""
 
-    def __init__(self, weights, degree, rank):
+    def __init__(self, weights, degree, rank, scale=None):
         super().__init__(auto_prefix=False)
         n = degree
         groups = []
@@ -81,7 +82,8 @@ class MirrorGradReducer(Cell):
             groups.append(mirror_group((list(layout[0]), list(layout[1]), list(layout[2]), []), rank))
         # Weight by weight, each rank is in one group per weight: the members of every group meet
         # it at the same weight, so creating them in this order cannot deadlock.
-        self._reduces = CellList([_Reduce(_mycel.autopar.group_for(g), 1.0 / degree) for g in groups])
+        scale = 1.0 / degree if scale is None else scale
+        self._reduces = CellList([_Reduce(_mycel.autopar.group_for(g), scale) for g in groups])
         self.groups = tuple(tuple(g) for g in groups)
 
     def construct(self, grads):

@@ -3,6 +3,7 @@
 // the parallel pass (src/mycel/pipeline/semi_auto.cc) reads the strategy and removes the node.
 // layout_only (Cell.shard's hints): the value takes that layout, but an op reading it directly
 // still chooses its own strategy (by propagation or the search), as MindSpore's Cell.shard.
+#include <algorithm>
 #include <cstring>
 
 #include "mycel/ops/bprop_util.h"
@@ -88,6 +89,12 @@ MYCEL_REGISTER_BPROPS(parallel_hint) {
   b.add("sliced_weight", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar()};
     const shard::TensorLayout l = sliced_layout(g.attrs());
+    // Dim 0 split over every rank in rank order, the rest whole (the parallel optimizer's blocks):
+    // this rank's block of the sum is exactly a ReduceScatter, half an AllReduce's traffic.
+    const bool dim0_blocks = l.device.dims.size() == 1 && !l.tensor_map.empty() && l.tensor_map[0] == 0 &&
+                             std::all_of(l.tensor_map.begin() + 1, l.tensor_map.end(), [](int m) { return m < 0; }) &&
+                             parallel::initialized() && parallel::world_size() == l.device.size();
+    if (dim0_blocks) return {g.call("reduce_scatter", {g.dout()}, {{"reduce_op", std::string("sum")}})};
     GradVar sum = g.call("all_reduce", {g.dout()}, {{"reduce_op", std::string("sum")}});
     const int64_t rank = parallel::initialized() ? parallel::world_rank() % l.device.size() : 0;
     const std::vector<int64_t> begin = l.slice_offset(rank), size = l.slice_shape();

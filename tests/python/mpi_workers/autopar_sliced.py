@@ -1,7 +1,11 @@
 """Run under mpirun by test_parallel_sliced.py: the cases of autopar_sliced_common with
 slice_parameters=True. Each rank writes its checkpoint (its slices) and its parameter bytes
 (weights and optimizer state); rank 0 merges the checkpoints with the weights' layouts and saves
-losses, merged weights and every rank's bytes to <out>/sliced.npz."""
+losses, merged weights and every rank's bytes to <out>/sliced.npz. With the argument "optshard",
+the 2-rank "reduction" case runs with enable_parallel_optimizer=True too (its whole w2 is then
+stored as dim-0 blocks), and again with the parallel optimizer alone (slice_parameters=False:
+both weights stored as dim-0 blocks from the start, saved as "optonly_..."), to
+<out>/sliced_optshard.npz."""
 import sys
 
 import numpy as np
@@ -16,15 +20,19 @@ from mpi_workers.autopar_common import BATCH, STEPS
 from mpi_workers.autopar_sliced_common import cases, make_step
 
 out_dir = sys.argv[1]
+optshard = len(sys.argv) > 2 and sys.argv[2] == "optshard"
 comm.init()
 R, N = comm.get_rank(), comm.get_group_size()
 mycel.set_context(mode=mycel.GRAPH_MODE)
 results = {}
-for name, (mode, make, (x, y), _) in cases(N).items():
+runs = [(name, case, True) for name, case in cases(N).items()]
+if optshard:
+    runs = [("reduction", cases(N)["reduction"], True), ("optonly", cases(N)["reduction"], False)]
+for name, (mode, make, (x, y), _), slice_params in runs:
     mycel.reset_auto_parallel_context()
     mycel.set_auto_parallel_context(
         parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL if mode == "semi" else ParallelMode.AUTO_PARALLEL,
-        device_num=N, slice_parameters=True, topology=TOPOLOGY)
+        device_num=N, slice_parameters=slice_params, topology=TOPOLOGY, enable_parallel_optimizer=optshard)
     net = make()
     step = make_step(net)
     losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
@@ -42,4 +50,4 @@ for name, (mode, make, (x, y), _) in cases(N).items():
         for k, v in merged.items():
             results[f"{name}_w_{k}"] = v.asnumpy()
 if R == 0:
-    np.savez(f"{out_dir}/sliced.npz", **results)
+    np.savez(f"{out_dir}/sliced{'_optshard' if optshard else ''}.npz", **results)

@@ -1,7 +1,8 @@
 """Run under mpirun by test_parallel_optimizer_shard.py: data-parallel training of dp_common's
 MLP with Adam and enable_parallel_optimizer=True (eager and graph mode), each rank on its slice
-of every global batch. Rank 0 saves the global losses, the final weights, and every rank's bytes
-of Adam state to <out>/optshard.npz."""
+of every global batch. Rank 0 saves the global losses, the final weights (graph mode stores
+blocks: gathered here), and every rank's bytes of Adam state and of weights to
+<out>/optshard.npz."""
 import sys
 
 import numpy as np
@@ -10,8 +11,9 @@ import mycel
 import mycel.communication as comm
 from mycel import Tensor, nn, ops
 from mycel.parallel import ParallelMode
-from mpi_workers.dp_common import BATCH, OPTSHARD_STEPS as STEPS, make_net, data, weights
+from mpi_workers.dp_common import BATCH, OPTSHARD_STEPS as STEPS, make_net, data
 out_dir = sys.argv[1]
+lamb = len(sys.argv) > 2 and sys.argv[2] == "lamb"  # a norm-taking optimizer instead of Adam
 comm.init()
 R, N = comm.get_rank(), comm.get_group_size()
 mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=N,
@@ -22,7 +24,7 @@ results = {}
 for mode, label in ((mycel.PYNATIVE_MODE, "eager"), (mycel.GRAPH_MODE, "graph")):
     mycel.set_context(mode=mode)
     net = make_net()
-    opt = nn.Adam(net.trainable_params(), learning_rate=0.01)
+    opt = (nn.Lamb if lamb else nn.Adam)(net.trainable_params(), learning_rate=0.01)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
                                opt)
     losses = []
@@ -31,9 +33,12 @@ for mode, label in ((mycel.PYNATIVE_MODE, "eager"), (mycel.GRAPH_MODE, "graph"))
         loss = step(Tensor(x[rows]), Tensor(y[rows]))
         losses.append(float(ops.AllReduce()(loss).asnumpy()) / N)
     results[f"{label}_losses"] = np.array(losses)
-    for k, v in weights(net).items():
-        results[f"{label}_w_{k}"] = v
-    state = sum(p.asnumpy().nbytes for p in opt.get_parameters() if p.name.startswith(("moment1.", "moment2.")))
+    for p in net.trainable_params():  # graph mode stores blocks (a layout): gather them to compare
+        results[f"{label}_w_{p.name}"] = (ops.AllGather()(p) if getattr(p, "layout", None) else p).asnumpy()
+    state = sum(p.asnumpy().nbytes for p in opt.get_parameters()
+                if p.name.startswith(("moment1.", "moment2.", "lamb_m.", "lamb_v.")))
+    held = sum(p.asnumpy().nbytes for p in net.trainable_params())
     results[f"{label}_state_bytes"] = ops.AllGather()(Tensor(np.array([state], np.int64))).asnumpy()
+    results[f"{label}_weight_bytes"] = ops.AllGather()(Tensor(np.array([held], np.int64))).asnumpy()
 if R == 0:
-    np.savez(f"{out_dir}/optshard.npz", **results)
+    np.savez(f"{out_dir}/optshard{'_lamb' if lamb else ''}.npz", **results)

@@ -1,10 +1,13 @@
 """Training and evaluation wrappers (MindSpore's nn.WithLossCell, nn.WithEvalCell,
 nn.TrainOneStepCell). Their construct methods use only the graph-mode subset, so a whole training
 step (forward, gradient, optimizer update) compiles into one program in GRAPH_MODE."""
+import numpy as np
+
 from mycel import _mycel, ops
 from mycel.common import autodiff as _autodiff
 from mycel.common import dtype as mstype
 from mycel.common.parameter import ParameterTuple
+from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell
 from mycel.parallel import context as _pctx
 
@@ -92,8 +95,16 @@ class TrainOneStepCell(Cell):
         self.grad_reducer = _Identity()  # as in MindSpore, subclasses may call it in any mode
         if _pctx._is_semi_auto() and _pctx._device_num() > 1 and \
                 _pctx.get_auto_parallel_context("pipeline_stages") > 1:
-            # Pipeline: each weight lives on one stage and gets its whole gradient there.
+            # Pipeline: each weight lives on one stage and gets its whole gradient there; the
+            # stage keeps only its own weights (and optimizer state).
             self.reducer_flag = False
+            from mycel.nn.wrap.pipeline import PipelineCell
+            object.__setattr__(self, "_pipeline_shards", None)
+            if isinstance(self.network, PipelineCell):
+                self.network.release_other_stages(self.optimizer)
+                if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.dp > 1:
+                    # Sharded over each stage's data-parallel ranks (one rank per stage: nothing to shard).
+                    object.__setattr__(self, "_pipeline_shards", self.network.shard_optimizer(self.optimizer))
         elif _pctx._is_semi_auto() and _pctx._device_num() > 1:
             # Semi-auto and auto (in a world of one there is nothing to reduce): every rank holds whole weights and differentiates the sum of the ranks'
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
@@ -115,23 +126,44 @@ class TrainOneStepCell(Cell):
 
     def _shard_optimizer(self, scale):
         """enable_parallel_optimizer: this rank updates a block of each parameter (mycel.parallel.
-        optimizer_shard); the gradients are ReduceScattered to it and the blocks gathered after
-        each step."""
+        optimizer_shard). In GRAPH_MODE the weights themselves are stored as blocks and gathered
+        inside the compiled step (with slice_parameters, those the sharding pass left whole,
+        after the first step); in PYNATIVE_MODE the gradients are ReduceScattered to the blocks
+        and the blocks gathered eagerly after each step."""
         object.__setattr__(self, "_optimizer_shards", None)
         if not _pctx.get_auto_parallel_context("enable_parallel_optimizer") or _pctx._device_num() == 1:
             return
-        if _pctx.get_auto_parallel_context("slice_parameters"):
-            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True is "
-                                      "not supported; use one of them")
+        from mycel import context
         from mycel.parallel import optimizer_shard
+        if context.get_context("mode") == context.GRAPH_MODE:
+            object.__setattr__(self, "_shard_scale", scale)
+            if not self.__dict__.get("_slice_pending"):
+                self._shard_weights()
+            return
+        if _pctx.get_auto_parallel_context("slice_parameters"):
+            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True needs "
+                                      "GRAPH_MODE (the weights' gathers run inside the compiled step)")
         plan = optimizer_shard.shard_optimizer(self.optimizer, _mycel.comm.world_rank(), _pctx._device_num())
         object.__setattr__(self, "_optimizer_shards", plan)
         self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
+
+    def _shard_weights(self):
+        """GRAPH_MODE optimizer sharding: the whole weights stored as blocks; each gradient
+        reduced over the ranks holding the same copy (a block's gradient arrives summed)."""
+        from mycel.parallel import optimizer_shard, sliced
+        rank, n = _mycel.comm.world_rank(), _pctx._device_num()
+        optimizer_shard.shard_weights(self.weights, self.optimizer, rank, n)
+        optimizer_shard.reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
+        self.grad_reducer = sliced.MirrorGradReducer(self.weights, n, rank, scale=self._shard_scale)
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compiled", None)
 
     def __call__(self, *inputs, **kwargs):
         from mycel.nn.wrap.pipeline import PipelineCell
         if isinstance(self.network, PipelineCell) and inputs:  # the shapes its stage receives
             self.network.prepare(inputs[0])
+            if self.network.host_driven:
+                return self._pipeline_step(*inputs)
         out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
             self._slice_weights()
@@ -139,6 +171,31 @@ class TrainOneStepCell(Cell):
             from mycel.parallel.optimizer_shard import gather_parameters
             gather_parameters(self._optimizer_shards)
         return out
+
+    def _pipeline_step(self, x, label):
+        """pipeline_scheduler="1f1b" (or GPipe with data-parallel stages): the PipelineCell runs
+        the forward and backward passes micro-batch by micro-batch (mycel.nn.wrap.pipeline_host)
+        and returns its stage's gradients; the other weights (released on this rank) get empty
+        ones."""
+        if type(self).construct is not TrainOneStepCell.construct:
+            raise NotImplementedError(f"{type(self).__name__}: a host-driven PipelineCell step (1F1B) runs "
+                                      "TrainOneStepCell's own step; a subclass's construct would not run")
+        loss, grads = self.network.train_step(x, label, self.sens)
+        zeros = self.__dict__.setdefault("_pipeline_zeros", {})
+        plan = self.__dict__.get("_pipeline_shards")
+        full = []
+        for k, w in enumerate(self.optimizer.parameters):  # block Parameters where the optimizer is sharded
+            g = grads.get(id(plan[k][0] if plan and plan[k] else w))
+            if g is None:
+                g = zeros.get(id(w))
+                if g is None:
+                    g = zeros[id(w)] = Tensor(np.zeros(w.shape, w.asnumpy().dtype), dtype=w.dtype)
+            full.append(g)
+        self.optimizer(tuple(full))
+        if plan:  # the updated blocks, gathered over the stage's data-parallel ranks
+            from mycel.parallel.optimizer_shard import gather_parameters
+            gather_parameters(plan, self.network.group)
+        return loss
 
     def _slice_weights(self):
         """slice_parameters=True: after the first step (compiled with whole weights, when the
@@ -149,7 +206,11 @@ class TrainOneStepCell(Cell):
         rank = _mycel.comm.world_rank()
         object.__setattr__(self, "_slice_pending", False)
         sliced.slice_parameters(self.weights, self.optimizer, rank)
+        from mycel.parallel.optimizer_shard import reduce_norms
+        reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
+        if self.__dict__.get("_shard_scale") is not None:  # enable_parallel_optimizer: the rest
+            self._shard_weights()
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_compiled", None)
 
