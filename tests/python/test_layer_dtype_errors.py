@@ -9,8 +9,8 @@ from mycel import nn
 MODES = [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE]
 
 
-def message(layer):
-    return (f"{layer}: the input x you gave is float64, but the layer's weight is float32 (from the "
+def message(layer, arg="x"):
+    return (f"{layer}: the input {arg} you gave is float64, but the layer's weight is float32 (from the "
             "layer's dtype argument); cast the input with x.astype(mycel.float32), or call "
             ".to_float(mycel.float32) on the layer to have it cast its inputs")
 
@@ -94,3 +94,26 @@ def test_batch_norm_mixed_input_dtype_computes_in_input_dtype(mode):
     assert y.dtype == mycel.float64
     ref = (x - x.mean((0, 2, 3), keepdims=True)) / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5)
     np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layer, shape", [(nn.Conv1d(2, 3, 3), (1, 2, 8)), (nn.LSTMCell(4, 5), (2, 4)),
+                                          (nn.GRUCell(4, 5), (2, 4)), (nn.RNNCell(4, 5), (2, 4))],
+                         ids=["Conv1d", "LSTMCell", "GRUCell", "RNNCell"])
+def test_more_weighted_layers_float64_input(mode, layer, shape):
+    x = mycel.Tensor(np.ones(shape))
+    with pytest.raises(TypeError) as e:
+        layer(x)
+    assert str(e.value) == message(type(layer).__name__)
+    out = layer(x.astype(mycel.float32))
+    assert (out[0] if isinstance(out, tuple) else out).dtype == mycel.float32
+
+
+def test_attention_float64_query_names_query(mode):
+    """A transformer layer's first weighted op is its attention: the message names `query`."""
+    q = mycel.Tensor(np.ones((3, 2, 8)))
+    with pytest.raises(TypeError) as e:
+        nn.MultiheadAttention(8, 2)(q, q, q)
+    assert str(e.value) == message("MultiheadAttention", "query")
+    with pytest.raises(TypeError) as e:
+        nn.TransformerEncoderLayer(8, 2, 16)(mycel.Tensor(np.ones((2, 3, 8))))
+    assert str(e.value) == message("MultiheadAttention", "query")

@@ -5,11 +5,11 @@ and raises before it reaches the op; these helpers (in mycel.common, so graph mo
 compile time on constants instead of parsing them) only write the words."""
 
 
-def input_dtype_error(layer, x_dtype, weight_dtype):
+def input_dtype_error(layer, x_dtype, weight_dtype, arg="x"):
     """The TypeError message for an input x whose dtype is not the layer's weight's."""
     name = getattr(weight_dtype, "name", str(weight_dtype))
     name = "bool_" if name == "bool" else name
-    return (f"{layer}: the input x you gave is {x_dtype}, but the layer's weight is {weight_dtype} "
+    return (f"{layer}: the input {arg} you gave is {x_dtype}, but the layer's weight is {weight_dtype} "
             f"(from the layer's dtype argument); cast the input with x.astype(mycel.{name}), "
             f"or call .to_float(mycel.{name}) on the layer to have it cast its inputs")
 

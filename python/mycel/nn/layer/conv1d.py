@@ -5,6 +5,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import HeUniform, Uniform
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, check_pad_mode, make_param
@@ -46,6 +47,8 @@ class Conv1d(Cell):
 
     def construct(self, x):
         check_rank("Conv1d", "x", x.ndim, (3,))
+        if x.dtype != self.weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("Conv1d", x.dtype, self.weight.dtype))
         w = ops.expand_dims(self.weight, 2)
         y = ops.conv2d(ops.expand_dims(x, 2), w, self.bias, stride=(1, self.stride), pad_mode=self.pad_mode,
                        pad=self._pads, dilation=(1, self.dilation), groups=self.group)

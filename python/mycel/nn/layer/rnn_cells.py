@@ -6,6 +6,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import Uniform
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
@@ -35,6 +36,8 @@ class LSTMCell(_CellBase):
 
     def construct(self, x, hx=None):
         check_rank("LSTMCell", "x", x.ndim, (1, 2))
+        if x.dtype != self.weight_ih.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("LSTMCell", x.dtype, self.weight_ih.dtype))
         unbatched = x.ndim == 1
         if unbatched:
             x = ops.expand_dims(x, 0)
@@ -62,6 +65,8 @@ class GRUCell(_CellBase):
 
     def construct(self, x, hx=None):
         check_rank("GRUCell", "x", x.ndim, (1, 2))
+        if x.dtype != self.weight_ih.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("GRUCell", x.dtype, self.weight_ih.dtype))
         unbatched = x.ndim == 1
         if unbatched:
             x = ops.expand_dims(x, 0)
@@ -89,6 +94,8 @@ class RNNCell(_CellBase):
 
     def construct(self, x, hx=None):
         check_rank("RNNCell", "x", x.ndim, (1, 2))
+        if x.dtype != self.weight_ih.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("RNNCell", x.dtype, self.weight_ih.dtype))
         unbatched = x.ndim == 1
         if unbatched:
             x = ops.expand_dims(x, 0)

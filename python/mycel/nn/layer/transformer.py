@@ -4,6 +4,7 @@ import math
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import Zero
+from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank, is_bool_dtype
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
@@ -54,6 +55,9 @@ class MultiheadAttention(Cell):
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True):
         check_rank("MultiheadAttention", "query", query.ndim, (3,))
+        weight = self.in_proj_weight if self.same_dims else self.q_proj_weight
+        if query.dtype != weight.dtype:  # say which dtype came from the user, which from the layer
+            raise TypeError(input_dtype_error("MultiheadAttention", query.dtype, weight.dtype, "query"))
         if self.batch_first:
             query = ops.transpose(query, (1, 0, 2))
             key = ops.transpose(key, (1, 0, 2))
