@@ -15,9 +15,8 @@
 #include "mycel/kernels/cpu/avx512_math.h"
 #endif
 
-namespace mycel::cpu {
-
 #if MYCEL_AVX512_KERNELS
+namespace mycel::cpu {
 namespace {
 
 constexpr int64_t kLanes = 16;  // pooled columns per step: 32 input columns
@@ -36,9 +35,7 @@ void for_rows(const WindowGeom& g, int64_t cost, Fn fn) {
 
 }  // namespace
 
-void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {
-  MYCEL_CHECK(max_pool_2x2_fits(y.dtype(), g), RuntimeError,
-              "[max_pool2d] 2x2 kernel called outside its geometry (backend bug)");
+void max_pool_2x2_avx512(const Tensor& x, Tensor& y, const WindowGeom& g) {
   const float* X = x.data<float>();
   float* Y = y.data<float>();
   for_rows(g, 4 * g.ow, [&](int64_t p, int64_t i) {
@@ -56,9 +53,7 @@ void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {
   });
 }
 
-void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
-  MYCEL_CHECK(max_pool_2x2_fits(dx.dtype(), g), RuntimeError,
-              "[max_pool2d_grad] 2x2 kernel called outside its geometry (backend bug)");
+void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
   const float* X = x.data<float>();
   const float* DY = dy.data<float>();
   float* DX = dx.data<float>();
@@ -116,23 +111,99 @@ void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const Wind
 
 }  // namespace mycel::cpu
 #pragma GCC pop_options
+#endif
+
 namespace mycel::cpu {
+namespace {
+
+// Whether the scan of max_pool2d_ref moves from running maximum m to v: v is larger or a NaN,
+// while m is not a NaN.
+inline bool takes(float m, float v) { return (v > m || v != v) && m == m; }
+
+// Calls fn(plane, pooled row) for every pooled row, in parallel.
+template <class Fn>
+void each_row(const WindowGeom& g, int64_t cost, Fn fn) {
+  parallel_for(g.n * g.c * g.oh, cost, [&](int64_t s, int64_t e) {
+    for (int64_t item = s; item < e; ++item) fn(item / g.oh, item % g.oh);
+  });
+}
+
+// Plain loops for CPUs without AVX-512 (the compiler vectorizes them for the build's -march).
+void max_pool_2x2_loops(const Tensor& x, Tensor& y, const WindowGeom& g) {
+  const float* X = x.data<float>();
+  float* Y = y.data<float>();
+  each_row(g, 4 * g.ow, [&](int64_t p, int64_t i) {
+    const float* r0 = X + (p * g.h + 2 * i) * g.w;
+    const float* r1 = r0 + g.w;
+    float* out = Y + (p * g.oh + i) * g.ow;
+    for (int64_t j = 0; j < g.ow; ++j) {
+      float m = r0[2 * j];
+      m = takes(m, r0[2 * j + 1]) ? r0[2 * j + 1] : m;
+      m = takes(m, r1[2 * j]) ? r1[2 * j] : m;
+      m = takes(m, r1[2 * j + 1]) ? r1[2 * j + 1] : m;
+      out[j] = m;
+    }
+  });
+}
+
+void max_pool_2x2_grad_loops(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
+  const float* X = x.data<float>();
+  const float* DY = dy.data<float>();
+  float* DX = dx.data<float>();
+  if (g.oh == 0) {  // no window: nothing receives a gradient
+    std::fill(DX, DX + dx.numel(), 0.f);
+    return;
+  }
+  each_row(g, 8 * g.ow, [&](int64_t p, int64_t i) {
+    const float* r0 = X + (p * g.h + 2 * i) * g.w;
+    const float* r1 = r0 + g.w;
+    float* d0 = DX + (p * g.h + 2 * i) * g.w;
+    float* d1 = d0 + g.w;
+    const float* d = DY + (p * g.oh + i) * g.ow;
+    for (int64_t j = 0; j < g.ow; ++j) {
+      const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
+      int s = 0;
+      float m = v[0];
+      for (int k = 1; k < 4; ++k)
+        if (takes(m, v[k])) m = v[k], s = k;
+      const float gv = d[j];
+      d0[2 * j] = s == 0 ? gv : 0.f;
+      d0[2 * j + 1] = s == 1 ? gv : 0.f;
+      d1[2 * j] = s == 2 ? gv : 0.f;
+      d1[2 * j + 1] = s == 3 ? gv : 0.f;
+    }
+    if (g.w > 2 * g.ow) {  // a last odd column belongs to no window
+      std::fill(d0 + 2 * g.ow, d0 + g.w, 0.f);
+      std::fill(d1 + 2 * g.ow, d1 + g.w, 0.f);
+    }
+    if (i == g.oh - 1 && g.h > 2 * g.oh)  // as does a last odd row
+      std::fill(d1 + g.w, DX + (p + 1) * g.h * g.w, 0.f);
+  });
+}
+
+}  // namespace
 
 bool max_pool_2x2_fits(DType dtype, const WindowGeom& g) {
-  return cpu_has_avx512() && dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 &&
-         g.sw == 2 && g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
+  return dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
+         g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
 }
 
-#else  // a compiler without target regions: oneDNN and the reference loops pool
-
-bool max_pool_2x2_fits(DType, const WindowGeom&) { return false; }
-void max_pool_2x2(const Tensor&, Tensor&, const WindowGeom&) {
-  MYCEL_THROW(RuntimeError, "[max_pool2d] the 2x2 kernel needs AVX-512 (backend bug)");
-}
-void max_pool_2x2_grad(const Tensor&, const Tensor&, Tensor&, const WindowGeom&) {
-  MYCEL_THROW(RuntimeError, "[max_pool2d_grad] the 2x2 kernel needs AVX-512 (backend bug)");
-}
-
+void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {
+  MYCEL_CHECK(max_pool_2x2_fits(y.dtype(), g), RuntimeError,
+              "[max_pool2d] 2x2 kernel called outside its geometry (backend bug)");
+#if MYCEL_AVX512_KERNELS
+  if (cpu_has_avx512()) return max_pool_2x2_avx512(x, y, g);
 #endif
+  max_pool_2x2_loops(x, y, g);
+}
+
+void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
+  MYCEL_CHECK(max_pool_2x2_fits(dx.dtype(), g), RuntimeError,
+              "[max_pool2d_grad] 2x2 kernel called outside its geometry (backend bug)");
+#if MYCEL_AVX512_KERNELS
+  if (cpu_has_avx512()) return max_pool_2x2_grad_avx512(x, dy, dx, g);
+#endif
+  max_pool_2x2_grad_loops(x, dy, dx, g);
+}
 
 }  // namespace mycel::cpu
