@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/core/stack.h"
 #include "mycel/ir/raised.h"
 
 namespace mycel::analysis::detail {
@@ -17,6 +18,9 @@ constexpr int kMaxGrowingUnroll = 128;
 // stack measured: an 8 MB thread stack overflowed near 3000 levels); a 128-iteration unrolled
 // loop that grows a list needs about 1000.
 constexpr size_t kMaxNesting = 1500;
+// Stack kept free below the analysis: one more level of it, the error's unwinding and whatever
+// the caller runs after, under any thread's stack size (kMaxNesting alone assumes 8 MB).
+constexpr size_t kStackReserve = size_t{256} << 10;
 
 // A loop-carried tuple, list or dict that changes length cannot be widened: a loop over
 // compile-time values keeps unrolling (true), up to kMaxGrowingUnroll levels; in a loop that
@@ -449,6 +453,11 @@ void Engine::analyse(Context* ctx) {
     MYCEL_THROW(NotSupported, "[specialize] calls nest more than ", kMaxNesting, " levels deep ",
                 "while compiling @", ctx->graph->name(), " (a recursion or loop whose argument types "
                 "change on every call never reaches a fixed point)");
+  if (const size_t room = stack_headroom(); room < kStackReserve)
+    MYCEL_THROW(NotSupported, "[specialize] calls nest ", stack_.size(), " levels deep while compiling @",
+                ctx->graph->name(), " and the thread's stack has ", room >> 10, " KB left (", kStackReserve >> 10,
+                " KB are kept for the error): compile on a thread with a larger stack "
+                "(threading.stack_size), or unroll less (a loop over a run-time range stays a loop)");
   ctx->in_progress = true;
   stack_.push_back(ctx);
   const size_t mark = created_.size();

@@ -21,6 +21,28 @@ namespace {
 // (reshape of (b * s, d) into (b, -1, d)); an output dim that depends on it still differs.
 constexpr int64_t kPlaceholderA = 5040, kPlaceholderB = 10080;
 
+// Python's scalar arithmetic for the operator an op spells (its registry trait).
+std::optional<Prim> scalar_prim(PyOperator o) {
+  switch (o) {
+    case PyOperator::kAdd: return Prim::kScalarAdd;
+    case PyOperator::kSub: return Prim::kScalarSub;
+    case PyOperator::kMul: return Prim::kScalarMul;
+    case PyOperator::kDiv: return Prim::kScalarDiv;
+    case PyOperator::kFloorDiv: return Prim::kScalarFloorDiv;
+    case PyOperator::kMod: return Prim::kScalarMod;
+    case PyOperator::kPow: return Prim::kScalarPow;
+    case PyOperator::kEq: return Prim::kScalarEq;
+    case PyOperator::kNe: return Prim::kScalarNe;
+    case PyOperator::kLt: return Prim::kScalarLt;
+    case PyOperator::kLe: return Prim::kScalarLe;
+    case PyOperator::kGt: return Prim::kScalarGt;
+    case PyOperator::kGe: return Prim::kScalarGe;
+    case PyOperator::kNone:
+    case PyOperator::kGetItem: break;
+  }
+  return std::nullopt;
+}
+
 std::optional<AttrValue> to_attr(const ValuePtr& v) {
   switch (v->kind()) {
     case ValueKind::kNone: return AttrValue{};
@@ -246,9 +268,9 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std:
     for (int64_t t : {static_cast<int64_t>(i), static_cast<int64_t>(r), static_cast<const IntValue&>(*k).value()})
       triples.push_back(integer(t));
   }
-  ValuePtr value = floating(op.name == "ones" ? 1.0 : 0.0);
-  if (op.name == "fill") {
-    value = constant_of(args[op.attr_index("value")]->abstract());
+  ValuePtr value = floating(op.fill.value);
+  if (!op.fill.value_attr.empty()) {
+    value = constant_of(args[op.attr_index(op.fill.value_attr)]->abstract());
     if (!value) return nullptr;  // the value must be known when compiling, as for fill itself
   }
   static const OpDef& fill = Registry::get().at("dynamic_fill");
@@ -276,27 +298,22 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   // An operator on two Python scalars the parser could not tell from tensors (an item of a tuple
   // attribute, a call's result): Python scalar arithmetic, as eagerly.
   if (args.size() == 2 && as_scalar(args[0]->abstract()) && as_scalar(args[1]->abstract())) {
-    static const std::map<std::string, Prim> scalar_ops = {
-        {"add", Prim::kScalarAdd}, {"sub", Prim::kScalarSub}, {"mul", Prim::kScalarMul},
-        {"div", Prim::kScalarDiv}, {"floor_div", Prim::kScalarFloorDiv}, {"mod", Prim::kScalarMod},
-        {"pow", Prim::kScalarPow}, {"equal", Prim::kScalarEq}, {"not_equal", Prim::kScalarNe},
-        {"less", Prim::kScalarLt}, {"less_equal", Prim::kScalarLe}, {"greater", Prim::kScalarGt},
-        {"greater_equal", Prim::kScalarGe}};
-    auto it = scalar_ops.find(op.name);
+    const std::optional<Prim> scalar = scalar_prim(op.py_operator);
     const ValueKind k0 = as_scalar(args[0]->abstract())->type(), k1 = as_scalar(args[1]->abstract())->type();
     auto numeric = [](ValueKind k) { return k == ValueKind::kInt || k == ValueKind::kFloat || k == ValueKind::kBool; };
-    if (it != scalar_ops.end() && numeric(k0) && numeric(k1)) return eval_prim_call(e, ctx, it->second, args, loc);
+    if (scalar && numeric(k0) && numeric(k1)) return eval_prim_call(e, ctx, *scalar, args, loc);
   }
 
   // == and != between compile-time values that are not both numbers (x.dtype == mycel.float32,
   // x.shape == (2, 3), a str against None): Python's equality, folded.
-  if ((op.name == "equal" || op.name == "not_equal") && args.size() == 2 &&
+  const PyOperator py = op.py_operator;
+  if ((py == PyOperator::kEq || py == PyOperator::kNe) && args.size() == 2 &&
       !as_tensor(args[0]->abstract()) && !as_tensor(args[1]->abstract()))
     if (ValuePtr x = constant_of(args[0]->abstract()), y = constant_of(args[1]->abstract()); x && y)
-      return e.constant(ctx, boolean(python_equal(*x, *y) == (op.name == "equal")));
+      return e.constant(ctx, boolean(python_equal(*x, *y) == (py == PyOperator::kEq)));
 
   // Python's tuple + tuple (a tuple built up in an unrolled loop): concatenation.
-  if (op.name == "add" && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&
+  if (py == PyOperator::kAdd && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&
       !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
     return eval_prim_call(e, ctx, Prim::kUnpackCall,
                           {e.constant(ctx, prim_value(as_tuple(args[0]->abstract())->is_list() ? Prim::kMakeList
@@ -306,7 +323,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
 
   // Python's tuple * int and int * tuple with the int known at compile time (DropPath's
   // `(1,) * (x.ndim - 1)`): the tuple repeated.
-  if (op.name == "mul" && args.size() == 2) {
+  if (py == PyOperator::kMul && args.size() == 2) {
     const int t = as_tuple(args[0]->abstract()) ? 0 : as_tuple(args[1]->abstract()) ? 1 : -1;
     ValuePtr n = t >= 0 ? constant_of(args[1 - t]->abstract()) : nullptr;
     if (n && n->kind() == ValueKind::kInt && !dynamic_cast<const DictAbs*>(args[t]->abstract().get())) {
@@ -323,11 +340,11 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   }
 
   // t[i] and t[a:b:c] on a tuple the parser could not tell from a tensor (a call's result).
-  if (op.name == "strided_slice" && args.size() == 9 && as_tuple(args[0]->abstract()) &&
+  if (py == PyOperator::kGetItem && args.size() == 9 && as_tuple(args[0]->abstract()) &&
       !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
     return tuple_subscript(e, ctx, args, loc);
 
-  if ((op.name == "zeros" || op.name == "ones" || op.name == "fill") && n_in == 0 &&
+  if (op.fill.on && n_in == 0 &&
       args.size() == n_attr && !constant_of(args[op.attr_index("shape")]->abstract()))
     if (NodePtr n = dynamic_fill(e, ctx, op, args, loc)) return n;
 
@@ -337,7 +354,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     std::vector<AttrValue> given(n_attr);
     for (size_t j = 0; j < n_attr; ++j) {
       AbstractPtr a = args[n_in + j]->abstract();
-      if (op.name == "reshape" && j == 0 && !constant_of(a))
+      if (op.attrs[j].name == op.dynamic_shape_attr && !constant_of(a))
         if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc)) a = abstract_of_value(shape);
       ValuePtr v = constant_of(a);
       if (!v)

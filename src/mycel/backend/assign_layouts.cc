@@ -22,37 +22,20 @@ bool is_nchw_f32(const Function& f, int r) {
          numel_per_sample(f, r) > 0;
 }
 
-bool is_conv(const Instr& in) {
-  if (in.code != Code::kKernel || in.out.size() != 1) return false;
-  const std::string& n = in.op->name;
-  return n == "conv2d" || n.rfind("conv2d+", 0) == 0;  // plain or with fused post-ops
-}
+// conv2d, plain or with fused post-ops or pooling (the registry's window trait, kept by fusion).
+bool is_conv(const Instr& in) { return is_kernel1(in) && in.op->backend.window == WindowKind::kConv; }
 
 bool is_pool(const Instr& in) {
-  return in.code == Code::kKernel && in.out.size() == 1 &&
-         (in.op->name == "max_pool2d" || in.op->name == "avg_pool2d");
+  if (!is_kernel1(in)) return false;
+  const WindowKind w = in.op->backend.window;
+  return w == WindowKind::kMaxPool || w == WindowKind::kAvgPool;
 }
 
-// Elementwise ops that map zeros to zero, so the blocked layout's zero channel padding stays zero
-// (a later conv multiplies it by zero weights: NaN or inf there would leak into real channels).
-bool keeps_zero(const std::string& op) {
-  static const char* const kOps[] = {"add", "sub", "mul", "maximum", "minimum", "neg", "abs",
-                                     "relu", "square"};
-  for (const char* o : kOps)
-    if (op == o) return true;
-  return false;
-}
-
-// relu/add/... or a fused chain made only of such ops ("fused_elementwise{t0=add(i0,i1); ...}").
+// Elementwise ops (or fused chains of them) that map zeros to zero, so the blocked layout's zero
+// channel padding stays zero (a later conv multiplies it by zero weights: NaN or inf there would
+// leak into real channels).
 bool is_zero_keeping_elementwise(const Instr& in) {
-  if (in.code != Code::kKernel || in.out.size() != 1) return false;
-  const std::string& n = in.op->name;
-  if (n.rfind("fused_elementwise{", 0) != 0) return keeps_zero(n);
-  for (size_t eq = n.find('='); eq != std::string::npos; eq = n.find('=', eq + 1)) {
-    const size_t open = n.find('(', eq);
-    if (open == std::string::npos || !keeps_zero(n.substr(eq + 1, open - eq - 1))) return false;
-  }
-  return true;
+  return is_kernel1(in) && in.op->backend.keeps_zero;
 }
 
 // The op of a layout-aware instruction: `base`'s infer and kernel, the kernel run under a

@@ -17,8 +17,11 @@
 namespace mycel::backend::detail {
 namespace {
 
-bool is_conv2d(const Instr& in) {
-  return is_op(in, "conv2d") || is_op(in, "conv2d+relu");
+// conv2d, or conv2d with a fused relu: the registry says its direct kernel may pool.
+bool is_conv2d(const Instr& in) { return is_kernel1(in) && in.op->backend.absorbs_max_pool; }
+
+bool is_max_pool(const Instr& in) {
+  return is_kernel1(in) && in.op->backend.window == WindowKind::kMaxPool;
 }
 
 // Whether `pool` is 2x2, stride 2, unpadded max pooling of conv's NCHW output, which the direct
@@ -68,6 +71,9 @@ std::shared_ptr<const OpDef> make_conv_pool_op(const OpDef& conv, bool relu) {
   d->dtypes = {DType::float32};
   d->dtype_input = conv.dtype_input;
   d->grad = "none";
+  d->backend.window = WindowKind::kConv;  // the layout step may ask it for a blocked output
+  d->backend.unfused = &conv;
+  d->backend.fused_post_ops = relu ? kPostRelu : 0;
   return d;
 }
 
@@ -80,11 +86,12 @@ void fuse_function(Function& f, ProgramImpl& p) {
     const Instr& conv = f.code[i];
     if (!keep[i] || !is_conv2d(conv)) continue;
     const int j = reader[conv.out[0]];
-    if (j < 0 || !is_op(f.code[j], "max_pool2d") || f.code[j].in[0] != conv.out[0] ||
+    if (j < 0 || !is_max_pool(f.code[j]) || f.code[j].in[0] != conv.out[0] ||
         side_effect_between(f, keep, i, j) || !fusible(f, conv, f.code[j]))
       continue;
-    const bool relu = conv.op->name == "conv2d+relu";
-    const OpDef& base = Registry::get().at("conv2d");  // geometry and infer of the plain op
+    const bool relu = conv.op->backend.fused_post_ops & kPostRelu;
+    // Geometry and infer of the plain op.
+    const OpDef& base = conv.op->backend.unfused ? *conv.op->backend.unfused : *conv.op;
     p.fused_ops.push_back(make_conv_pool_op(base, relu));
     Instr fused = conv;
     fused.op = p.fused_ops.back().get();

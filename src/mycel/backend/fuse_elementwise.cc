@@ -28,8 +28,8 @@ bool is_static_tensor(const Function& f, int r, DType d) {
 // The chain op of `in`, if it is a fusable elementwise kernel: float32 operands (bool for
 // cast's input and the comparisons' output), each of the output's shape or of one element.
 bool chain_op(const Function& f, const Instr& in, EwOp& op) {
-  if (in.code != Code::kKernel || in.out.size() != 1 || !cpu::ew_op_from_name(in.op->name, op))
-    return false;
+  if (!is_kernel1(in) || !in.op->backend.fuses_elementwise) return false;
+  op = in.op->backend.ew;
   if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
   const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
   if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
@@ -54,7 +54,7 @@ bool te_fusion() {
 }
 
 std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out,
-                                           const std::vector<bool>& broadcast) {
+                                           const std::vector<bool>& broadcast, bool keeps_zero) {
   auto d = std::make_shared<OpDef>();
   if (te_fusion()) {
     auto fn = te::build_elementwise(prog, numel(out.shape), broadcast);
@@ -78,6 +78,7 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   d->class_name = "FusedElementwise";
   d->doc = "Elementwise chain fused by the graph backend.";
   d->elementwise = true;  // the memory planner may write the output over a dying input
+  d->backend.keeps_zero = keeps_zero;  // every step maps zeros to zero
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
   d->kernel = [prog](const KernelContext& c) {
@@ -148,7 +149,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
     std::vector<bool> broadcast;
     const int64_t n_out = numel(f.regs[g.out].meta.shape);
     for (int r : ext) broadcast.push_back(numel(f.regs[r].meta.shape) == 1 && n_out != 1);
-    p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta, broadcast));
+    const bool keeps_zero = std::all_of(g.members.begin(), g.members.end(),
+                                        [&](int i) { return f.code[i].op->backend.keeps_zero; });
+    p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta, broadcast, keeps_zero));
     const int last = g.members.back();
     Instr fused = f.code[last];
     fused.op = p.fused_ops.back().get();

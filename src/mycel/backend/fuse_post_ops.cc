@@ -13,11 +13,10 @@ namespace {
 
 using cpu::PostOp;
 
-bool is_producer(const Instr& in) {
-  if (in.code != Code::kKernel || in.out.size() != 1) return false;
-  const std::string& n = in.op->name;
-  return n == "conv2d" || n == "dense" || n == "matmul";
-}
+bool is_producer(const Instr& in) { return is_kernel1(in) && in.op->backend.accepts_post_ops; }
+
+// The post-op `in` would become after a producer (0: none).
+uint8_t post_op_of(const Instr& in) { return is_kernel1(in) ? in.op->backend.as_post_op : 0; }
 
 // The op of the fused instruction: the producer's infer and kernel, with post-ops requested
 // around the kernel (and applied by loops if the primitive could not take them).
@@ -52,6 +51,11 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<
   d->dtypes = {DType::float32};
   d->dtype_input = base.dtype_input;
   d->grad = "none";
+  // What the later rewrites (conv+pool fusion, layouts) need to know of the fused op.
+  d->backend.window = base.backend.window;
+  d->backend.unfused = &base;
+  for (PostOp::Kind k : ops) d->backend.fused_post_ops |= k == PostOp::Kind::kRelu ? kPostRelu : kPostAddRow;
+  d->backend.absorbs_max_pool = base.backend.absorbs_max_pool && d->backend.fused_post_ops == kPostRelu;
   return d;
 }
 
@@ -63,7 +67,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
     if (!keep[i] || !is_producer(prod) || !is_f32_static_but_batch(f, prod.out[0])) continue;
-    const bool conv = prod.op->name == "conv2d";
+    const uint8_t accepts = prod.op->backend.accepts_post_ops;
     std::vector<PostOp::Kind> ops;
     std::vector<int> rows, absorbed;
     int cur = prod.out[0], last = i;
@@ -72,9 +76,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
       if (j < 0) break;
       if (side_effect_between(f, keep, last, j)) break;
       const Instr& c = f.code[j];
-      if (is_op(c, "relu") && c.in[0] == cur) {
+      if ((accepts & kPostRelu) && post_op_of(c) == kPostRelu && c.in[0] == cur) {
         ops.push_back(PostOp::Kind::kRelu);
-      } else if (!conv && is_op(c, "add") && c.in.size() == 2 &&
+      } else if ((accepts & kPostAddRow) && post_op_of(c) == kPostAddRow && c.in.size() == 2 &&
                  f.regs[c.out[0]].meta == f.regs[cur].meta) {
         const int other = c.in[0] == cur ? c.in[1] : c.in[0];
         const Shape& ys = f.regs[cur].meta.shape;

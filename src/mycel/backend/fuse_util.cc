@@ -27,9 +27,7 @@ bool has_side_effect(const Instr& in) {
   }
 }
 
-bool is_op(const Instr& in, const char* name) {
-  return in.code == Code::kKernel && in.op->name == name && in.out.size() == 1;
-}
+bool is_kernel1(const Instr& in) { return in.code == Code::kKernel && in.out.size() == 1; }
 
 std::vector<int> single_readers(const Function& f, const std::vector<int>& uses) {
   std::vector<int> reader(f.regs.size(), -1);

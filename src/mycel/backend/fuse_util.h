@@ -14,8 +14,8 @@ std::vector<int> count_uses(const Function& f);
 /// True for instructions whose effect may be more than their outputs: mutating or random
 /// kernels, calls, print, and any code not known to be pure. Fusion never moves a read across one.
 bool has_side_effect(const Instr& in);
-/// A kernel of op `name` with one output.
-bool is_op(const Instr& in, const char* name);
+/// A kernel instruction with one output (the only kind fusion rewrites).
+bool is_kernel1(const Instr& in);
 /// The instruction reading each register that exactly one instruction reads once (else -1).
 std::vector<int> single_readers(const Function& f, const std::vector<int>& uses);
 /// Whether an instruction in (from, to) that `keep` still holds has a side effect.

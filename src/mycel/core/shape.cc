@@ -1,5 +1,6 @@
 #include "mycel/core/shape.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "mycel/core/error.h"
@@ -50,6 +51,23 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, const char* a
     MYCEL_THROW(ValueError, "[", op, "] ", arg, " ", axis, " is out of range for a tensor of rank ",
                 ndim, " (expected ", -ndim, " <= ", arg, " < ", ndim, ")");
   return axis < 0 ? axis + ndim : axis;
+}
+
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim,
+                                    const std::string& op, const char* arg) {
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(a, ndim, op.c_str(), arg);
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      MYCEL_THROW(ValueError, "[", op, "] ", arg, " contains axis ", a, " more than once");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace mycel

@@ -18,5 +18,8 @@ std::vector<int64_t> contiguous_strides(const Shape& s);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// Maps axis in [-ndim, ndim) to [0, ndim); throws ValueError naming op and argument otherwise.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, const char* arg = "axis");
+/// Normalizes an axis list against rank (empty = all axes), sorted; rejects duplicates.
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim,
+                                    const std::string& op, const char* arg = "axis");
 
 }  // namespace mycel

@@ -1,6 +1,9 @@
 #include "mycel/core/storage.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
 #include <new>
@@ -12,6 +15,11 @@ namespace mycel {
 namespace {
 
 constexpr size_t kAlign = 64;
+// Freed blocks kept for reuse: at most the peak bytes ever in use at once (what the program has
+// already shown it needs together), at least kMinCachedBytes and at most kMaxCachedBytes; past
+// that the least recently freed go back to the system. A plain 2 GB bound let the arenas of
+// evicted per-shape programs pile up (each shape's sizes differ), ~100 MB over 800 shapes.
+constexpr size_t kMinCachedBytes = size_t(16) << 20;
 constexpr size_t kMaxCachedBytes = size_t(1) << 31;
 
 // Size classes: multiples of 64 bytes up to 4 KiB, then powers of two split in four, so a
@@ -34,14 +42,16 @@ class CachingAllocator {
       stats_.num_allocs++;
       auto it = free_.find(capacity);
       if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
+        auto block = it->second.back();
         it->second.pop_back();
+        void* p = block->second;
+        lru_.erase(block);
         stats_.bytes_cached -= capacity;
-        stats_.bytes_in_use += capacity;
+        add_in_use(capacity);
         return p;
       }
       stats_.num_system_allocs++;
-      stats_.bytes_in_use += capacity;
+      add_in_use(capacity);
     }
     void* p = std::aligned_alloc(kAlign, capacity == 0 ? kAlign : capacity);
     if (!p) {
@@ -59,18 +69,21 @@ class CachingAllocator {
   void release(void* p, size_t capacity) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.bytes_in_use -= capacity;
-    if (stats_.bytes_cached + capacity > kMaxCachedBytes) {
+    const size_t limit = std::min(kMaxCachedBytes, std::max(kMinCachedBytes, peak_in_use_));
+    if (capacity > limit) {
       std::free(p);
       return;
     }
-    free_[capacity].push_back(p);
+    lru_.emplace_front(capacity, p);
+    free_[capacity].push_back(lru_.begin());
     stats_.bytes_cached += capacity;
+    while (stats_.bytes_cached > limit) evict_oldest();
   }
 
   void empty() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [cap, blocks] : free_)
-      for (void* p : blocks) std::free(p);
+    for (auto& [cap, p] : lru_) std::free(p);
+    lru_.clear();
     free_.clear();
     stats_.bytes_cached = 0;
   }
@@ -81,8 +94,28 @@ class CachingAllocator {
   }
 
  private:
+  using Block = std::pair<size_t, void*>;  // capacity, pointer
+
+  void add_in_use(size_t capacity) {
+    stats_.bytes_in_use += capacity;
+    peak_in_use_ = std::max(peak_in_use_, stats_.bytes_in_use);
+  }
+
+  // Frees the least recently freed cached block.
+  void evict_oldest() {
+    auto block = std::prev(lru_.end());
+    auto& same = free_[block->first];
+    same.erase(std::find(same.begin(), same.end(), block));
+    if (same.empty()) free_.erase(block->first);
+    stats_.bytes_cached -= block->first;
+    std::free(block->second);
+    lru_.erase(block);
+  }
+
   std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::list<Block> lru_;                                           // cached, newest first
+  std::map<size_t, std::vector<std::list<Block>::iterator>> free_;  // by capacity
+  size_t peak_in_use_ = 0;
   AllocatorStats stats_;
 };
 

@@ -66,52 +66,67 @@ MYCEL_REGISTER_OPS(binary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes();
 
   // Arithmetic.
-  r.add(binary("add", "Add", "Elementwise x + y with broadcasting.", all, same_dtype,
+  r.add(with_traits(binary("add", "Add", "Elementwise x + y with broadcasting.", all, same_dtype,
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
                  else return wrap_add(x, y);
-               }), "bprop"));
-  r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
-               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }), "bprop"));
-  r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
+               }), "bprop"),
+                    py_op(PyOperator::kAdd), ew_step(cpu::EwOp::kAdd, kKeepsZero), as_post_op(kPostAddRow)));
+  r.add(with_traits(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
+               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }), "bprop"),
+                    py_op(PyOperator::kSub), ew_step(cpu::EwOp::kSub, kKeepsZero)));
+  r.add(with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
                same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
                  else return wrap_mul(x, y);
-               }), "bprop"));
-  r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
-               div_dtype, float_binary([](auto x, auto y) { return x / y; }), "bprop"));
-  r.add(binary("floor_div", "FloorDiv",
+               }), "bprop"),
+                    py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
+  r.add(with_traits(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
+               div_dtype, float_binary([](auto x, auto y) { return x / y; }), "bprop"),
+                    py_op(PyOperator::kDiv), ew_step(cpu::EwOp::kDiv)));
+  r.add(with_traits(binary("floor_div", "FloorDiv",
                "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
                same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }),
-               "none"));  // piecewise constant
-  r.add(binary("mod", "FloorMod",
+               "none"),
+                    py_op(PyOperator::kFloorDiv)));  // piecewise constant
+  r.add(with_traits(binary("mod", "FloorMod",
                "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
                "gives 0).",
                numeric, same_dtype,
-               numeric_binary([](auto x, auto y) { return floor_mod(x, y); }), "bprop"));
-  r.add(binary("pow", "Pow",
+               numeric_binary([](auto x, auto y) { return floor_mod(x, y); }), "bprop"),
+                    py_op(PyOperator::kMod)));
+  r.add(with_traits(binary("pow", "Pow",
                "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
-               numeric, same_dtype, pow_kernel, "bprop"));
-  r.add(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"));
-  r.add(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"));
+               numeric, same_dtype, pow_kernel, "bprop"),
+                    py_op(PyOperator::kPow)));
+  r.add(with_traits(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"),
+                    ew_step(cpu::EwOp::kMaximum, kKeepsZero)));
+  r.add(with_traits(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
+               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"),
+                    ew_step(cpu::EwOp::kMinimum, kKeepsZero)));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
 
   // Comparisons (bool output, not differentiable).
-  r.add(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x == y; }), "none"));
-  r.add(binary("not_equal", "NotEqual", "Elementwise x != y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x != y; }), "none"));
-  r.add(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x < y; }), "none"));
-  r.add(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x <= y; }), "none"));
-  r.add(binary("greater", "Greater", "Elementwise x > y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x > y; }), "none"));
-  r.add(binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x >= y; }), "none"));
+  r.add(with_traits(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x == y; }), "none"),
+                    py_op(PyOperator::kEq)));
+  r.add(with_traits(binary("not_equal", "NotEqual", "Elementwise x != y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x != y; }), "none"),
+                    py_op(PyOperator::kNe)));
+  r.add(with_traits(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x < y; }), "none"),
+                    py_op(PyOperator::kLt), ew_step(cpu::EwOp::kLess)));
+  r.add(with_traits(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x <= y; }), "none"),
+                    py_op(PyOperator::kLe)));
+  r.add(with_traits(binary("greater", "Greater", "Elementwise x > y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x > y; }), "none"),
+                    py_op(PyOperator::kGt), ew_step(cpu::EwOp::kGreater)));
+  r.add(with_traits(binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all, bool_dtype,
+               predicate_binary([](auto x, auto y) { return x >= y; }), "none"),
+                    py_op(PyOperator::kGe)));
 
   // Logical ops on truth values (nonzero is true).
   r.add(binary("logical_and", "LogicalAnd", "Elementwise x and y (nonzero is true).", all,

@@ -127,19 +127,22 @@ void eye_kernel(const KernelContext& c) {
 MYCEL_REGISTER_OPS(create) {
   const AttrValue f32 = DType::float32;
   auto shape_attr = [] { return attr("shape", AttrKind::kInts, {}, {"size"}); };
-  r.add(make_op("zeros", "Zeros", "A tensor of `shape` filled with 0.", {},
+  r.add(with_traits(make_op("zeros", "Zeros", "A tensor of `shape` filled with 0.", {},
                 {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(0),
-                all_dtypes(), "none"));
-  r.add(make_op("ones", "Ones", "A tensor of `shape` filled with 1.", {},
+                all_dtypes(), "none"),
+                    [](OpDef& d) { d.fill = {true, 0.0, ""}; }));
+  r.add(with_traits(make_op("ones", "Ones", "A tensor of `shape` filled with 1.", {},
                 {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(1),
-                all_dtypes(), "none"));
+                all_dtypes(), "none"),
+                    [](OpDef& d) { d.fill = {true, 1.0, ""}; }));
   // MindSpore's order: ops.fill(type, shape, value) (ops.full in Python takes size first).
-  r.add(make_op("fill", "Fill", "A tensor of `shape` and dtype `type` filled with `value`.", {},
+  r.add(with_traits(make_op("fill", "Fill", "A tensor of `shape` and dtype `type` filled with `value`.", {},
                 {attr("type", AttrKind::kDType, {}, {"dtype"}), shape_attr(),
                  attr("value", AttrKind::kFloat, {}, {"fill_value"})},
                 infer_shape_attr,
                 [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
-                all_dtypes(), "none"));
+                all_dtypes(), "none"),
+                    [](OpDef& d) { d.fill = {true, 0.0, "value"}; }));
   r.add(make_op("dynamic_fill", "DynamicFill",
                 "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
                 "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",

@@ -244,9 +244,10 @@ MYCEL_REGISTER_OPS(index) {
       attr("strides", AttrKind::kInts, Ints{}), attr("begin_mask", AttrKind::kInt, zero),
       attr("end_mask", AttrKind::kInt, zero), attr("ellipsis_mask", AttrKind::kInt, zero),
       attr("new_axis_mask", AttrKind::kInt, zero), attr("shrink_axis_mask", AttrKind::kInt, zero)};
-  r.add(make_op("strided_slice", "StridedSlice",
+  r.add(with_traits(make_op("strided_slice", "StridedSlice",
                 "x[begin:end:strides] with MindSpore's begin/end/ellipsis/new_axis/shrink_axis masks.",
-                {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, all_dtypes(), "bprop"));
+                {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, all_dtypes(), "bprop"),
+                    py_op(PyOperator::kGetItem)));
   r.add(make_op("strided_slice_grad", "StridedSliceGrad",
                 "Backward of strided_slice: zeros shaped like `like` with dy where the slice read.",
                 {{"dy"}, {"like"}}, slice_attrs, infer_strided_slice_grad, strided_slice_grad_kernel,

@@ -47,21 +47,4 @@ void check_same_dtype(const InferContext& ctx, size_t i, size_t j) {
                 " and ", dtype_name(ctx.in(j).dtype));
 }
 
-std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim,
-                                    const std::string& op, const char* arg) {
-  std::vector<int64_t> out;
-  if (axes.empty()) {
-    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
-    return out;
-  }
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(a, ndim, op.c_str(), arg);
-    if (std::find(out.begin(), out.end(), n) != out.end())
-      MYCEL_THROW(ValueError, "[", op, "] ", arg, " contains axis ", a, " more than once");
-    out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace mycel

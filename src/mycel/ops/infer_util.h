@@ -20,9 +20,6 @@ void check_rank(const InferContext& ctx, size_t i, int64_t lo, int64_t hi);
 void check_float(const InferContext& ctx, size_t i);
 /// Throws TypeError unless inputs i and j share a dtype.
 void check_same_dtype(const InferContext& ctx, size_t i, size_t j);
-/// Normalizes an axis list against rank (empty = all axes); rejects duplicates.
-std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim,
-                                    const std::string& op, const char* arg = "axis");
 /// Name of input i for messages.
 const std::string& input_name(const InferContext& ctx, size_t i);
 

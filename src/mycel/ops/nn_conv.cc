@@ -19,7 +19,7 @@ using cpu::WindowGeom;
 
 enum class PadMode { kValid, kSame, kPad };
 
-PadMode pad_mode(const OpDef& op, const Attrs& a) {
+PadMode pad_mode(const OpSchema& op, const Attrs& a) {
   std::string s = a.get_str("pad_mode");
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
   if (s == "valid") return PadMode::kValid;
@@ -31,7 +31,7 @@ PadMode pad_mode(const OpDef& op, const Attrs& a) {
 }
 
 // An (h, w) pair from 1, 2 or 4 values (4: MindSpore's (1, 1, h, w) form); each at least `lo`.
-std::pair<int64_t, int64_t> hw_attr(const OpDef& op, const Attrs& a, const char* name, int64_t lo) {
+std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const char* name, int64_t lo) {
   const auto& v = a.get_ints(name);
   if (v.size() != 1 && v.size() != 2 && v.size() != 4)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 2 or 4 values, got ",
@@ -46,7 +46,7 @@ std::pair<int64_t, int64_t> hw_attr(const OpDef& op, const Attrs& a, const char*
 
 // a + b or a * b of window sizes, or a ValueError naming the op when it overflows (huge padding,
 // dilation or stride must not wrap around into a plausible size).
-int64_t window_math(const OpDef& op, const char* dim, int64_t a, char how, int64_t b) {
+int64_t window_math(const OpSchema& op, const char* dim, int64_t a, char how, int64_t b) {
   int64_t r;
   if (how == '+' ? __builtin_add_overflow(a, b, &r) : __builtin_mul_overflow(a, b, &r))
     MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " ", how,
@@ -55,7 +55,7 @@ int64_t window_math(const OpDef& op, const char* dim, int64_t a, char how, int64
 }
 
 // Output size and padding of one spatial dim; throws if the (dilated) kernel exceeds the input.
-void window_dim(const OpDef& op, PadMode mode, const char* dim, int64_t in, int64_t k, int64_t s,
+void window_dim(const OpSchema& op, PadMode mode, const char* dim, int64_t in, int64_t k, int64_t s,
                 int64_t d, int64_t& p0, int64_t& p1, int64_t& out) {
   auto add = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '+', b); };
   auto mul = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '*', b); };
@@ -75,7 +75,7 @@ void window_dim(const OpDef& op, PadMode mode, const char* dim, int64_t in, int6
 }
 
 // Window geometry of x (rank 4 NCHW, or rank 3 CHW for pooling) from the op's attributes.
-WindowGeom window_geom(const OpDef& op, const Attrs& a, const Shape& xs, const char* stride,
+WindowGeom window_geom(const OpSchema& op, const Attrs& a, const Shape& xs, const char* stride,
                        int64_t kh, int64_t kw, int64_t dh, int64_t dw) {
   WindowGeom g;
   const bool batched = xs.size() == 4;
@@ -110,7 +110,7 @@ WindowGeom window_geom(const OpDef& op, const Attrs& a, const Shape& xs, const c
   return g;
 }
 
-WindowGeom conv_geom(const OpDef& op, const Attrs& a, const Shape& xs, const Shape& ws) {
+WindowGeom conv_geom(const OpSchema& op, const Attrs& a, const Shape& xs, const Shape& ws) {
   auto [dh, dw] = hw_attr(op, a, "dilation", 1);
   WindowGeom g = window_geom(op, a, xs, "stride", ws[2], ws[3], dh, dw);
   g.oc = ws[0];
@@ -118,7 +118,7 @@ WindowGeom conv_geom(const OpDef& op, const Attrs& a, const Shape& xs, const Sha
   return g;
 }
 
-WindowGeom pool_geom(const OpDef& op, const Attrs& a, const Shape& xs) {
+WindowGeom pool_geom(const OpSchema& op, const Attrs& a, const Shape& xs) {
   auto [kh, kw] = hw_attr(op, a, "kernel_size", 1);
   return window_geom(op, a, xs, "strides", kh, kw, 1, 1);
 }
@@ -360,6 +360,9 @@ MYCEL_REGISTER_OPS(nn_conv) {
                 {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(),
                 infer_conv2d, conv2d_kernel, conv_dtypes(), "bprop");
     shard::set_label_rule(d, conv2d_spec);
+    d.backend.accepts_post_ops = kPostRelu;  // oneDNN's relu post-op on the convolution
+    d.backend.window = WindowKind::kConv;
+    d.backend.absorbs_max_pool = true;
     r.add(std::move(d));
   }
   r.add(make_op("conv2d_backprop_input", "Conv2DBackpropInput",
@@ -376,6 +379,7 @@ MYCEL_REGISTER_OPS(nn_conv) {
     dtypes.push_back(DType::uint8);  // quantized activations (lite int8 models)
     OpDef d = make_op("max_pool2d", "MaxPool", "2-d max pooling over NCHW (or CHW) input.", {{"x"}},
                       pool_attrs(), infer_pool, pool_kernel<true>, dtypes, "bprop");
+    d.backend.window = WindowKind::kMaxPool;
     r.add(std::move(d));
   }
   r.add(make_op("max_pool2d_grad", "MaxPoolGrad",
@@ -389,6 +393,7 @@ MYCEL_REGISTER_OPS(nn_conv) {
         make_op("avg_pool2d", "AvgPool",
                 "2-d average pooling over NCHW (or CHW) input; padding is excluded from the count.",
                 {{"x"}}, avg_attrs, infer_pool, pool_kernel<false>, float_dtypes(), "bprop");
+    d.backend.window = WindowKind::kAvgPool;
     r.add(std::move(d));
   }
   r.add(make_op("avg_pool2d_grad", "AvgPoolGrad",
@@ -495,11 +500,11 @@ MYCEL_REGISTER_BPROPS(nn_conv) {
   });
 }
 
-cpu::WindowGeom conv2d_window(const OpDef& op, const Attrs& a, const Shape& xs, const Shape& ws) {
+cpu::WindowGeom conv2d_window(const OpSchema& op, const Attrs& a, const Shape& xs, const Shape& ws) {
   return conv_geom(op, a, xs, ws);
 }
 
-cpu::WindowGeom pool2d_window(const OpDef& op, const Attrs& a, const Shape& xs) {
+cpu::WindowGeom pool2d_window(const OpSchema& op, const Attrs& a, const Shape& xs) {
   return pool_geom(op, a, xs);
 }
 

@@ -182,6 +182,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.dtypes = matmul_dtypes();
     d.grad = "bprop";
     shard::set_label_rule(d, matmul_spec);
+    d.backend.accepts_post_ops = kPostRelu | kPostAddRow;  // oneDNN post-ops
     r.add(std::move(d));
   }
   {
@@ -198,6 +199,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.dtypes = {DType::float16, DType::bfloat16, DType::float32, DType::float64};
     d.grad = "bprop";
     shard::set_label_rule(d, dense_spec);
+    d.backend.accepts_post_ops = kPostRelu | kPostAddRow;  // oneDNN post-ops
     r.add(std::move(d));
   }
 }

@@ -19,7 +19,7 @@ void split_at_axis(const Shape& s, int64_t axis, int64_t& outer, int64_t& len, i
   for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
 }
 
-int64_t softmax_axis(const OpDef& op, const Attrs& a, int64_t ndim) {
+int64_t softmax_axis(const OpSchema& op, const Attrs& a, int64_t ndim) {
   const int64_t axis = a.get_int("axis");
   if (ndim == 0) {  // a scalar: axis 0 or -1 only
     if (axis != 0 && axis != -1)
@@ -90,7 +90,7 @@ struct LayerNormAxes {
   int64_t norm, params;
 };
 
-LayerNormAxes layer_norm_axes(const OpDef& op, const Attrs& a, int64_t ndim) {
+LayerNormAxes layer_norm_axes(const OpSchema& op, const Attrs& a, int64_t ndim) {
   return {
       normalize_axis(a.get_int("begin_norm_axis"), ndim, op.name.c_str(), "begin_norm_axis"),
       normalize_axis(a.get_int("begin_params_axis"), ndim, op.name.c_str(), "begin_params_axis")};

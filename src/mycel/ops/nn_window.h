@@ -7,8 +7,8 @@
 namespace mycel {
 
 /// conv2d's geometry for input shape xs and weight shape ws (attributes validated as infer does).
-cpu::WindowGeom conv2d_window(const OpDef& op, const Attrs& a, const Shape& xs, const Shape& ws);
+cpu::WindowGeom conv2d_window(const OpSchema& op, const Attrs& a, const Shape& xs, const Shape& ws);
 /// max_pool2d's / avg_pool2d's geometry for input shape xs.
-cpu::WindowGeom pool2d_window(const OpDef& op, const Attrs& a, const Shape& xs);
+cpu::WindowGeom pool2d_window(const OpSchema& op, const Attrs& a, const Shape& xs);
 
 }  // namespace mycel

@@ -13,7 +13,7 @@ namespace mycel {
 namespace {
 
 // A positive finite scale attribute.
-float scale_attr(const OpDef& op, const Attrs& a, const char* name) {
+float scale_attr(const OpSchema& op, const Attrs& a, const char* name) {
   const double s = a.get_float(name);
   if (!(s > 0) || !std::isfinite(s) || !std::isfinite(static_cast<float>(s)) || static_cast<float>(s) <= 0)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must be a positive finite float32 scale, got ", s);
@@ -21,7 +21,7 @@ float scale_attr(const OpDef& op, const Attrs& a, const char* name) {
 }
 
 // A zero point that the integer dtype can hold.
-int32_t zero_point_attr(const OpDef& op, const Attrs& a, const char* name, DType dt) {
+int32_t zero_point_attr(const OpSchema& op, const Attrs& a, const char* name, DType dt) {
   const int64_t z = a.get_int(name);
   const int64_t lo = dt == DType::uint8 ? 0 : -128, hi = dt == DType::uint8 ? 255 : 127;
   if (z < lo || z > hi)
@@ -36,14 +36,14 @@ void check_dtype(const InferContext& c, size_t i, DType want) {
                 dtype_name(c.in(i).dtype));
 }
 
-DType int_dtype_attr(const OpDef& op, const Attrs& a, const char* name) {
+DType int_dtype_attr(const OpSchema& op, const Attrs& a, const char* name) {
   const DType t = a.get_dtype(name);
   if (t != DType::uint8 && t != DType::int8)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must be uint8 or int8, got ", dtype_name(t));
   return t;
 }
 
-DType out_dtype_attr(const OpDef& op, const Attrs& a) {
+DType out_dtype_attr(const OpSchema& op, const Attrs& a) {
   const DType t = a.get_dtype("out_dtype");
   if (t != DType::uint8 && t != DType::float32)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute 'out_dtype' must be float32 or uint8, got ", dtype_name(t));
@@ -51,7 +51,7 @@ DType out_dtype_attr(const OpDef& op, const Attrs& a) {
 }
 
 // The quantization attributes of qconv2d / qdense, checked (n: output channels).
-cpu::QuantSpec quant_spec(const OpDef& op, const Attrs& a, int64_t n) {
+cpu::QuantSpec quant_spec(const OpSchema& op, const Attrs& a, int64_t n) {
   cpu::QuantSpec q;
   q.x_scale = scale_attr(op, a, "x_scale");
   q.x_zp = zero_point_attr(op, a, "x_zero_point", DType::uint8);

@@ -11,58 +11,13 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/tensor.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/kernels/kernel_context.h"
 #include "mycel/ops/sharding.h"
 
 namespace mycel {
 
-/// Kinds of attribute values.
-enum class AttrKind { kBool, kInt, kFloat, kStr, kInts, kFloats, kDType };
-const char* attr_kind_name(AttrKind k);
-
-/// An attribute value; monostate means "unset" (a required attribute with no default) or None.
-using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string,
-                               std::vector<int64_t>, std::vector<double>, DType>;
-
-/// One attribute of an op: name, kind, default (monostate: required, or optional if `optional`).
-struct AttrDef {
-  std::string name;
-  AttrKind kind;
-  AttrValue default_value;
-  bool optional = false;             // may be None; then Attrs::has(name) is false
-  std::vector<std::string> aliases;  // other accepted keyword spellings (keepdims for keep_dims)
-};
-
-/// One tensor input: `optional` inputs may be None; a `variadic` input takes a tuple/list of tensors.
-struct InputDef {
-  std::string name;
-  bool optional = false;
-  bool variadic = false;
-};
-
 struct OpDef;
-
-/// The attribute values of one op call, in the order of the op's schema.
-class Attrs {
- public:
-  Attrs() = default;
-  Attrs(const OpDef* op, std::vector<AttrValue> values) : op_(op), values_(std::move(values)) {}
-  const OpDef* op() const { return op_; }
-  bool has(const std::string& name) const;
-  const AttrValue& get(const std::string& name) const;
-  bool get_bool(const std::string& name) const;
-  int64_t get_int(const std::string& name) const;
-  double get_float(const std::string& name) const;
-  const std::string& get_str(const std::string& name) const;
-  const std::vector<int64_t>& get_ints(const std::string& name) const;
-  const std::vector<double>& get_floats(const std::string& name) const;
-  DType get_dtype(const std::string& name) const;
-  const std::vector<AttrValue>& values() const { return values_; }
-  std::vector<AttrValue>& values() { return values_; }
-
- private:
-  const OpDef* op_ = nullptr;
-  std::vector<AttrValue> values_;
-};
 
 /// What shape inference sees: input metas (absent optional inputs are nullptr) and attributes.
 struct InferContext {
@@ -74,28 +29,44 @@ struct InferContext {
   size_t num_inputs() const { return inputs.size(); }
 };
 
-/// What a kernel sees: inputs (absent optional ones undefined), preallocated outputs, attributes.
-struct KernelContext {
-  const OpDef& op;
-  const std::vector<Tensor>& inputs;
-  std::vector<Tensor>& outputs;
-  const Attrs& attrs;
-  const Tensor& in(size_t i) const { return inputs[i]; }
-  Tensor& out(size_t i) const { return outputs[i]; }
-};
-
 using InferFn = std::function<std::vector<TensorMeta>(const InferContext&)>;
-using KernelFn = std::function<void(const KernelContext&)>;
 /// Optional zero-copy path for reshape-like ops in eager mode: returns the output as a view.
 using ViewFn = std::function<Tensor(const Tensor& input, const TensorMeta& out)>;
 
-/// Everything the system knows about one primitive.
-struct OpDef {
-  std::string name;        // functional name, as in mindspore.ops: "matmul"
-  std::string class_name;  // primitive class, as in mindspore.ops.operations: "MatMul"
-  std::string doc;         // one line
-  std::vector<InputDef> inputs;
-  std::vector<AttrDef> attrs;
+/// The Python operator an op spells in graph mode (+, ==, t[i]): when its operands are not
+/// tensors (scalars, tuples, compile-time values) analysis gives them Python's own meaning.
+enum class PyOperator : uint8_t {
+  kNone, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kEq, kNe, kLt, kLe, kGt, kGe, kGetItem
+};
+
+/// A creation op that fills its `shape` attribute with one value (zeros: 0, ones: 1, fill: its
+/// `value_attr`): graph mode may then take sizes from a dynamic dim x.shape[k] at run time.
+struct FillTrait {
+  bool on = false;
+  double value = 0;
+  std::string value_attr;  // attribute holding the value; empty: `value`
+};
+
+/// oneDNN post-ops (bit flags): relu, and the add of a row vector (bias) after a matmul.
+enum PostOpBits : uint8_t { kPostRelu = 1, kPostAddRow = 2 };
+/// Windowed ops the layout step and conv+pool fusion know how to rewrite.
+enum class WindowKind : uint8_t { kNone, kConv, kMaxPool, kAvgPool };
+
+/// What the graph backend's rewrites (backend/fuse_*.cc, assign_layouts.cc) may do with an op.
+struct BackendTraits {
+  uint8_t accepts_post_ops = 0;  // PostOpBits its oneDNN kernel can apply after it
+  uint8_t as_post_op = 0;        // the PostOpBits this op becomes after such a producer
+  WindowKind window = WindowKind::kNone;
+  bool absorbs_max_pool = false;  // the direct conv kernel may pool 2x2 in the same pass
+  bool keeps_zero = false;        // elementwise with f(0, ..) = 0: blocked padding stays zero
+  bool fuses_elementwise = false; // a step of fused float32 chains, as `ew`
+  cpu::EwOp ew = cpu::EwOp::kAdd;
+  const OpDef* unfused = nullptr;  // a fused op: the registry op whose geometry it has
+  uint8_t fused_post_ops = 0;      // a fused op: the PostOpBits folded in
+};
+
+/// Everything the system knows about one primitive (OpSchema: name, class, doc, inputs, attributes).
+struct OpDef : OpSchema {
   InferFn infer;
   KernelFn kernel;                // CPU kernel
   std::vector<DType> dtypes;      // dtypes of input `dtype_input` the kernel supports
@@ -115,10 +86,37 @@ struct OpDef {
   /// (src/mycel/ops/sharding.h). Empty: the elementwise rule if `elementwise`, else replicated only.
   shard::ShardRule shard;
   shard::CostFn cost;             // work per device under a plan; empty: a generic estimate
+  PyOperator py_operator = PyOperator::kNone;
+  FillTrait fill;
+  /// Attribute holding an output shape that graph mode may compute from x's dynamic dims
+  /// (reshape's `shape`); empty: none.
+  std::string dynamic_shape_attr;
+  BackendTraits backend;
 
-  int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)
   bool supports(DType t) const;
 };
+
+/// `def` with traits applied: r.add(with_traits(make_op(...), py_op(PyOperator::kAdd), ...)).
+template <class... F>
+OpDef with_traits(OpDef def, F... set) {
+  (set(def), ...);
+  return def;
+}
+/// Trait setters for with_traits.
+inline auto py_op(PyOperator o) {
+  return [o](OpDef& d) { d.py_operator = o; };
+}
+inline auto ew_step(cpu::EwOp e, bool keeps_zero = false) {
+  return [e, keeps_zero](OpDef& d) {
+    d.backend.fuses_elementwise = true;
+    d.backend.ew = e;
+    d.backend.keeps_zero = keeps_zero;
+  };
+}
+inline auto as_post_op(uint8_t bits) {
+  return [bits](OpDef& d) { d.backend.as_post_op = bits; };
+}
+constexpr bool kKeepsZero = true;
 
 /// The global table of ops.
 class Registry {

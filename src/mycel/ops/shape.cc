@@ -413,8 +413,9 @@ void cast_kernel(const KernelContext& c) {
 
 MYCEL_REGISTER_OPS(shape) {
   const AttrValue no_ints = Ints{};
-  r.add(view_op("reshape", "Reshape", "Reshapes x to `shape` (one entry may be -1); a view in eager mode.",
-                {attr("shape", AttrKind::kInts, {}, {"input_shape"})}, infer_reshape));
+  r.add(with_traits(view_op("reshape", "Reshape", "Reshapes x to `shape` (one entry may be -1); a view in eager mode.",
+                {attr("shape", AttrKind::kInts, {}, {"input_shape"})}, infer_reshape),
+                    [](OpDef& d) { d.dynamic_shape_attr = "shape"; }));
   r.add(view_op("flatten", "Flatten", "Keeps dimension 0 and flattens the rest: (N, ...) -> (N, X).",
                 {}, infer_flatten));
   r.add(view_op("expand_dims", "ExpandDims", "Inserts a size-1 dimension at `axis`.",
@@ -448,8 +449,9 @@ MYCEL_REGISTER_OPS(shape) {
                         infer_split, split_kernel, all_dtypes(), "bprop");
   split.tuple_output = true;
   r.add(std::move(split));
-  r.add(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
-                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"));
+  r.add(with_traits(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
+                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"),
+                    ew_step(cpu::EwOp::kCast)));
 }
 
 // Backward rules: every op here is linear, so each rule is the adjoint data movement (reshape

@@ -74,25 +74,29 @@ MYCEL_REGISTER_OPS(unary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes(), floats = float_dtypes();
 
   // Sign, magnitude and powers (integer dtypes kept, wrapping like numpy).
-  r.add(unary("neg", "Neg", "Elementwise -x.", signed_dtypes(), same_dtype,
-              same_dtype_unary([](auto x) { return wrap_neg(x); })));
-  r.add(unary("abs", "Abs", "Elementwise |x|.", all, same_dtype,
+  r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", signed_dtypes(), same_dtype,
+              same_dtype_unary([](auto x) { return wrap_neg(x); })),
+                    ew_step(cpu::EwOp::kNeg, kKeepsZero)));
+  r.add(with_traits(unary("abs", "Abs", "Elementwise |x|.", all, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 using C = decltype(x);
                 if constexpr (std::is_same_v<C, bool> || is_unsigned_int<C>) return x;
                 else if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
                 else return x < C(0) ? wrap_neg(x) : x;
-              })));
+              })),
+                    ew_step(cpu::EwOp::kAbs, kKeepsZero)));
   r.add(unary("sign", "Sign", "Elementwise sign: -1, 0 or 1 (NaN stays NaN).", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 using C = decltype(x);
                 if constexpr (is_unsigned_int<C>) return x > C(0) ? C(1) : C(0);
                 else return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
               }), "none"));
-  r.add(unary("square", "Square", "Elementwise x * x.", numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })));
-  r.add(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
-              float_unary([](auto x) { return decltype(x)(1) / x; })));
+  r.add(with_traits(unary("square", "Square", "Elementwise x * x.", numeric, same_dtype,
+              same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })),
+                    ew_step(cpu::EwOp::kSquare, kKeepsZero)));
+  r.add(with_traits(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
+              float_unary([](auto x) { return decltype(x)(1) / x; })),
+                    ew_step(cpu::EwOp::kReciprocal)));
   {  // MindSpore's Invert: bitwise not of integers (two's complement), logical not of bools.
     std::vector<DType> bits = integer_dtypes();
     bits.push_back(DType::bool_);
@@ -104,14 +108,16 @@ MYCEL_REGISTER_OPS(unary) {
                   else return x;  // float dtypes are not registered for invert
                 }), "none"));
   }
-  r.add(unary("sqrt", "Sqrt", "Elementwise square root.", all, float_dtype,
-              float_unary([](auto x) { return std::sqrt(x); })));
+  r.add(with_traits(unary("sqrt", "Sqrt", "Elementwise square root.", all, float_dtype,
+              float_unary([](auto x) { return std::sqrt(x); })),
+                    ew_step(cpu::EwOp::kSqrt)));
   r.add(unary("rsqrt", "Rsqrt", "Elementwise 1 / sqrt(x).", all, float_dtype,
               float_unary([](auto x) { return decltype(x)(1) / std::sqrt(x); })));
 
   // Exponentials and logarithms.
-  r.add(unary("exp", "Exp", "Elementwise e**x.", all, float_dtype,
-              float_unary([](auto x) { return fast_exp(x); })));
+  r.add(with_traits(unary("exp", "Exp", "Elementwise e**x.", all, float_dtype,
+              float_unary([](auto x) { return fast_exp(x); })),
+                    ew_step(cpu::EwOp::kExp)));
   r.add(unary("expm1", "Expm1", "Elementwise e**x - 1, accurate near 0.", all, float_dtype,
               float_unary([](auto x) { return std::expm1(x); })));
   r.add(unary("log", "Log", "Elementwise natural logarithm.", all, float_dtype,
@@ -126,20 +132,23 @@ MYCEL_REGISTER_OPS(unary) {
               float_unary([](auto x) { return std::cos(x); })));
   r.add(unary("tan", "Tan", "Elementwise tangent.", all, float_dtype,
               float_unary([](auto x) { return std::tan(x); })));
-  r.add(unary("tanh", "Tanh", "Elementwise hyperbolic tangent.", floats, same_dtype,
-              float_unary([](auto x) { return fast_tanh(x); })));
+  r.add(with_traits(unary("tanh", "Tanh", "Elementwise hyperbolic tangent.", floats, same_dtype,
+              float_unary([](auto x) { return fast_tanh(x); })),
+                    ew_step(cpu::EwOp::kTanh)));
   r.add(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
               float_unary([](auto x) { return std::erf(x); })));
 
   // Activations (float only).
-  r.add(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).", floats, same_dtype,
-              float_unary([](auto x) { return sigmoid(x); })));
+  r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).", floats, same_dtype,
+              float_unary([](auto x) { return sigmoid(x); })),
+                    ew_step(cpu::EwOp::kSigmoid)));
   r.add(unary("softsign", "Softsign", "Elementwise x / (1 + |x|).", floats, same_dtype,
               float_unary([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); })));
   r.add(unary("silu", "SiLU", "Elementwise x * sigmoid(x).", floats, same_dtype,
               float_unary([](auto x) { return x * sigmoid(x); })));
-  r.add(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
-              same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })));
+  r.add(with_traits(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
+              same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })),
+                    ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
   r.add(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).", floats,
               same_dtype,
               float_unary([](auto x) {

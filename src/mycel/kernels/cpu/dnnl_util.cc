@@ -42,7 +42,25 @@ dnnl::primitive_attr default_attr() {
 }
 
 namespace {
-constexpr size_t kCapacity = 1024;
+// Entries kept (MYCEL_DNNL_CACHE, default 256). Each holds a primitive's JIT code and descriptors,
+// roughly 0.1-0.2 MB: 1024 of them held ~150 MB once a few hundred input shapes had passed.
+// oneDNN's own primitive cache (1024 by default) would keep the primitives we evict alive, so it
+// gets the same bound.
+size_t capacity() {
+  static const size_t c = [] {
+    size_t n = 256;
+    if (const char* v = std::getenv("MYCEL_DNNL_CACHE"); v && *v) {
+      char* end = nullptr;
+      const long long x = std::strtoll(v, &end, 10);
+      MYCEL_CHECK(end && *end == '\0' && x >= 1 && x <= (1 << 20), ValueError,
+                  "MYCEL_DNNL_CACHE must be an integer in [1, 1048576], got '", v, "'");
+      n = static_cast<size_t>(x);
+    }
+    dnnl::set_primitive_cache_capacity(static_cast<int>(n));
+    return n;
+  }();
+  return c;
+}
 
 struct Cache {
   std::mutex mu;
@@ -77,7 +95,7 @@ std::shared_ptr<Entry> lookup(const std::string& key,
   if (it != c.index.end()) return it->second->second;
   c.lru.emplace_front(key, e);
   c.index[key] = c.lru.begin();
-  if (c.lru.size() > kCapacity) {
+  if (c.lru.size() > capacity()) {
     c.index.erase(c.lru.back().first);
     c.lru.pop_back();
   }

@@ -73,15 +73,6 @@ void step(EwOp op, const float* a, bool va, const float* b, bool vb, float* o, i
 
 }  // namespace
 
-bool ew_op_from_name(const std::string& name, EwOp& op) {
-  for (const OpInfo& i : kOps)
-    if (name == i.name) {
-      op = i.op;
-      return true;
-    }
-  return false;
-}
-
 const char* ew_op_name(EwOp op) { return kOps[static_cast<int>(op)].name; }
 int ew_arity(EwOp op) { return kOps[static_cast<int>(op)].arity; }
 

@@ -11,7 +11,9 @@
 
 namespace mycel::cpu {
 
-/// The ops a fused chain may contain (float32 semantics of the registry op of the same name).
+/// The ops a fused chain may contain (float32 semantics of the registry op of the same name; each
+/// op names its step in its registry traits). Only greater and less give bool, and only cast
+/// reads it: bool values never enter or leave a chain.
 enum class EwOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
   kNeg, kAbs, kRelu, kSquare, kSqrt, kReciprocal, kExp, kSigmoid, kTanh,  // unary
@@ -19,9 +21,6 @@ enum class EwOp : uint8_t {
   kCast,            // bool -> float32 (the mask of a relu gradient): the held 1.0f / 0.0f
 };
 
-/// The op named `name` (a registry op name); false if it cannot be fused. Only greater and less
-/// give bool, and only cast reads it: bool values never enter or leave a chain.
-bool ew_op_from_name(const std::string& name, EwOp& op);
 const char* ew_op_name(EwOp op);
 int ew_arity(EwOp op);
 

@@ -1,7 +1,7 @@
 // CPU kernels of the loss ops. 16-bit floats compute in float32; reductions sum in double over
 // fixed-size chunks, so results do not depend on the thread count.
 #pragma once
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 

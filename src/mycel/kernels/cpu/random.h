@@ -1,7 +1,7 @@
 // CPU kernels of the random ops. Each draws a fixed number of Philox blocks per element group
 // from op_stream(seed, seed2), so results do not depend on the thread count.
 #pragma once
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 

@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "mycel/core/parallel.h"
-#include "mycel/ops/infer_util.h"
 
 namespace mycel::cpu {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 

@@ -1,7 +1,7 @@
 // Sorting on CPU: sort, argsort and top_k share one row loop (gather a row's keys with their
 // indices, order them, scatter values and indices). NaN sorts after every number, as in numpy.
 #pragma once
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include "mycel/kernels/cpu/binary.h"
 #include "mycel/kernels/cpu/elementwise.h"
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 

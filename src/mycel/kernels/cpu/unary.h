@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "mycel/kernels/cpu/elementwise.h"
-#include "mycel/ops/registry.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 
