@@ -26,7 +26,7 @@ def _defaults():
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
             "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
-            "enable_parallel_optimizer": False, "pipeline_stages": 1}
+            "enable_parallel_optimizer": False, "pipeline_stages": 1, "comm_overlap": True}
 
 
 _context = _defaults()
@@ -57,7 +57,8 @@ def set_auto_parallel_context(**kwargs):
     False, each rank its block of it, and datasets shard themselves as in data parallel) and
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
     optimizer state, mycel.parallel.optimizer_shard) and pipeline_stages (int: with nn.PipelineCell,
-    one stage per process)."""
+    one stage per process) and comm_overlap (bool, a Mycel extension, default True: the gradient
+    buckets' allreduces start while the backward still runs, see docs/parallel.md)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -70,7 +71,7 @@ def set_auto_parallel_context(**kwargs):
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
                                           f"implemented yet; use one of {list(_IMPLEMENTED)}")
         elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch",
-                     "enable_parallel_optimizer"):
+                     "enable_parallel_optimizer", "comm_overlap"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         elif key == "pipeline_stages":
