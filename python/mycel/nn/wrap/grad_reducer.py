@@ -107,38 +107,41 @@ class DistributedGradReducer(Cell):
 
 
 class _OverlapReduce(Cell):
-    """Per bucket (in reverse parameter order): flatten its gradients, concatenate, start the
-    allreduce. Then per bucket: wait, scale, split back into gradients, returned in parameter
-    order. Nothing ties a bucket to the others' gradients, so graph mode's scheduler can start
-    it as soon as its own exist (ops/placement.h marks start early and wait late)."""
+    """Per bucket (consecutive parameters from the last): flatten its gradients, concatenate,
+    start the allreduce. Then per bucket: wait, scale, split back into gradients, returned in
+    parameter order. Nothing ties a bucket to the others' gradients, so graph mode's scheduler
+    can start it as soon as its own exist (ops/placement.h marks start early and wait late).
+    The gradients are reversed by iteration and buckets are constant slices of that tuple:
+    graph mode folds those, where a tuple indexed by a loop variable would not be."""
 
     def __init__(self, start, wait, scale, shapes, buckets):
         super().__init__(auto_prefix=False)
         self._start = start
         self._wait = wait
         self._scale = scale
-        # per bucket: its parameters, then the split plan (sizes with a trailing empty part, as
-        # _FusedReduce) and the gradients' shapes
-        self._plan = tuple((b, len(b) + 1, tuple(_numel(shapes[i]) for i in b) + (0,), tuple(shapes[i] for i in b))
-                           for b in buckets)
-        order = [i for b in buckets for i in b]  # parameter of each reduced gradient, bucket order
-        self._perm = tuple(order.index(i) for i in range(len(order)))
+        last = len(shapes) - 1
+        for b in buckets:  # consecutive parameters, last first
+            assert all(i == j + 1 for i, j in zip(b, b[1:])), buckets
+        # per bucket: its slice of the reversed gradients, then the split plan (sizes with a
+        # trailing empty part, as _FusedReduce) and the gradients' shapes
+        self._plan = tuple((last - b[0], last - b[-1] + 1, len(b) + 1, tuple(_numel(shapes[i]) for i in b) + (0,),
+                            tuple(shapes[i] for i in b)) for b in buckets)
 
     def construct(self, grads):
+        rev = ()
+        for g in grads:
+            rev = (g,) + rev
         started = ()
-        for (idx, n, sizes, shapes) in self._plan:
+        for lo, hi, n, sizes, shapes in self._plan:
             flats = ()
-            for i in idx:
-                flats = flats + (ops.reshape(grads[i], (-1,)),)
+            for g in rev[lo:hi]:
+                flats = flats + (ops.reshape(g, (-1,)),)
             started = started + (self._start(ops.concat(flats, axis=0)),)
-        reduced = ()
-        for buf, (idx, n, sizes, shapes) in zip(started, self._plan):
+        out = ()
+        for buf, (lo, hi, n, sizes, shapes) in zip(started, self._plan):
             parts = ops.split(self._wait(buf) * self._scale, axis=0, output_num=n, size_splits=sizes)
             for part, shape in zip(parts, shapes):
-                reduced = reduced + (ops.reshape(part, shape),)
-        out = ()
-        for j in self._perm:
-            out = out + (reduced[j],)
+                out = (ops.reshape(part, shape),) + out  # last parameter first: prepend
         return out
 
 
