@@ -122,11 +122,14 @@ def test_split_allreduce_ops_in_one_process():
     tensor no start began is a clear error."""
     from mycel import communication as comm
     comm.init()
-    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
-    y = ops.AllReduceStart()(x)
-    assert _mycel.comm.pending_allreduces() == 1
-    np.testing.assert_array_equal(ops.AllReduceWait()(y).asnumpy(), x.asnumpy())
-    assert _mycel.comm.pending_allreduces() == 0
+    for dtype in ("float32", "float16", "int32", "float64"):
+        x = Tensor(np.arange(6).reshape(2, 3).astype(dtype))
+        y = ops.AllReduceStart()(x)
+        assert _mycel.comm.pending_allreduces() == 1
+        np.testing.assert_array_equal(ops.AllReduceWait()(y).asnumpy(), x.asnumpy())
+        assert _mycel.comm.pending_allreduces() == 0
+    with pytest.raises(TypeError, match=r"all_reduce_start.*not defined on bool"):
+        ops.AllReduceStart()(Tensor(np.ones(2, np.bool_)))
     with pytest.raises(ValueError, match=r"all_reduce_wait.*no all_reduce_start is pending"):
         ops.AllReduceWait()(x)
     with pytest.raises(ValueError, match="set_progress_mode.*'thread', 'kernel', 'wait'"):
