@@ -7,6 +7,10 @@ efficiency (2-rank throughput / (2 x 1-rank throughput)).
 
     .venv/bin/python bench/bench_dp_scaling.py --rounds 3
     (PyTorch: .venv/bin/pip install torch==2.13.0 first; it is never a framework dependency)
+    .venv/bin/python bench/bench_dp_scaling.py --variants mycel,mycel-blocking,mycel-kernel
+    (the gradient buckets' overlap with the backward: "mycel" overlaps with a progress thread,
+    "mycel-kernel" advances the allreduces between kernels, "mycel-blocking" reduces after the
+    backward; the table adds each variant's step time)
 
 Each rank gets an equal share of the cores (Mycel's rule in mycel.communication.init; PyTorch via
 torch.set_num_threads with the same share), and OMP_WAIT_POLICY=PASSIVE for both so that ranks
@@ -23,7 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"lenet5": ((1, 32, 32), 32), "resnet18": ((3, 32, 32), 16)}  # input shape, batch per rank
 
 
-def mycel_worker(model, batch, steps, warmup):
+# Mycel's variants: (comm_overlap, the communicator's progress mode).
+MYCEL_VARIANTS = {"mycel": (True, "thread"), "mycel-kernel": (True, "kernel"), "mycel-blocking": (False, "thread")}
+
+
+def mycel_worker(model, batch, steps, warmup, variant="mycel"):
     import numpy as np
     import mycel
     import mycel.communication as comm
@@ -34,6 +42,10 @@ def mycel_worker(model, batch, steps, warmup):
     rank, size = comm.get_rank(), comm.get_group_size()
     mycel.set_context(mode=mycel.GRAPH_MODE)
     mycel.set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=size)
+    overlap, progress = MYCEL_VARIANTS[variant]
+    mycel.set_auto_parallel_context(comm_overlap=overlap)
+    from mycel import _mycel
+    _mycel.comm.set_progress_mode(progress)
     if model == "lenet5":
         from lenet5 import LeNet5
         net = LeNet5()
@@ -60,7 +72,7 @@ def mycel_worker(model, batch, steps, warmup):
     return rank, size, batch * size * steps / dt, mycel.get_context("num_threads")
 
 
-def torch_worker(model, batch, steps, warmup):
+def torch_worker(model, batch, steps, warmup, variant="torch"):
     import torch
     import torch.distributed as dist
     sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -114,15 +126,17 @@ def launch(framework, model, ranks, steps, warmup):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--worker", choices=["mycel", "torch"])
+    ap.add_argument("--worker", choices=list(MYCEL_VARIANTS) + ["torch"])
+    ap.add_argument("--variants", default=None,
+                    help="comma-separated frameworks to run: " + ", ".join(MYCEL_VARIANTS) + ", torch")
     ap.add_argument("--model", choices=list(MODELS), default=None)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     if args.worker:
-        fn = mycel_worker if args.worker == "mycel" else torch_worker
-        rank, size, rate, threads = fn(args.model, MODELS[args.model][1], args.steps, args.warmup)
+        fn = torch_worker if args.worker == "torch" else mycel_worker
+        rank, size, rate, threads = fn(args.model, MODELS[args.model][1], args.steps, args.warmup, args.worker)
         if rank == 0:
             print("RESULT " + json.dumps({"rate": rate, "threads": threads, "ranks": size}), flush=True)
         return
@@ -132,6 +146,8 @@ def main():
     except ImportError:
         frameworks = ["mycel"]
         print("(PyTorch not installed: Mycel only)")
+    if args.variants:
+        frameworks = [f for f in args.variants.split(",") if f != "torch" or "torch" in frameworks]
     print(f"{len(os.sched_getaffinity(0))} cores; batch per rank: "
           + ", ".join(f"{m} {b}" for m, (_, b) in MODELS.items()))
     models = [args.model] if args.model else list(MODELS)
@@ -146,12 +162,14 @@ def main():
                     rates[(f, r)].append(res["rate"])
                     threads[(f, r)] = res["threads"]
         print(f"\n{model}: {steps} steps, median of {args.rounds} rounds (global samples/s)")
-        print("| framework | 1 rank | 2 ranks | efficiency | threads per rank (1 / 2 ranks) |")
-        print("|---|---|---|---|---|")
+        print("| framework | 1 rank | 2 ranks | efficiency | step ms (1 / 2 ranks) | threads per rank (1 / 2 ranks) |")
+        print("|---|---|---|---|---|---|")
+        batch = MODELS[model][1]
         for f in frameworks:
             one, two = statistics.median(rates[(f, 1)]), statistics.median(rates[(f, 2)])
-            print(f"| {f} | {one:.0f} | {two:.0f} | {two / (2 * one):.2f} | {threads[(f, 1)]} / {threads[(f, 2)]} |")
-        if "torch" in frameworks:
+            print(f"| {f} | {one:.0f} | {two:.0f} | {two / (2 * one):.2f} | {1e3 * batch / one:.1f} / "
+                  f"{1e3 * 2 * batch / two:.1f} | {threads[(f, 1)]} / {threads[(f, 2)]} |")
+        if "torch" in frameworks and "mycel" in frameworks:
             for r in (1, 2):
                 ratio = statistics.median(rates[("mycel", r)]) / statistics.median(rates[("torch", r)])
                 print(f"Mycel / PyTorch DDP at {r} rank(s): {ratio:.2f}x")

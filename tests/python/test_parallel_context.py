@@ -90,6 +90,9 @@ def test_bucket_plan_consecutive_and_size_capped():
     # 400 B, 40 B, 200 B, 20 B, 12 B; buckets of at most 256 B (the 400 B one on its own)
     assert plan_buckets(shapes, [f32] * 5, 256) == ((0,), (1, 2), (3, 4))
     assert plan_buckets(shapes, [f32] * 5, 1 << 20) == ((0, 1, 2, 3, 4),)
+    # overlap's plan: from the last parameter, and a dtype change starts a bucket
+    assert plan_buckets(shapes, [f32] * 5, 256, reverse=True) == ((4, 3, 2), (1,), (0,))
+    assert plan_buckets(shapes, [f32] * 3 + [mycel.float16] * 2, 1 << 20, reverse=True) == ((4, 3), (2, 1, 0))
 
 
 @pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE])
@@ -99,19 +102,27 @@ def test_grad_reducer_in_a_world_of_one_averages_by_degree(mode):
               for i, s in enumerate([(2, 3), (3,), (4, 1)])]
     grads = tuple(Tensor(np.random.RandomState(i).standard_normal(p.shape).astype(np.float32))
                   for i, p in enumerate(params))
-    reducer = nn.DistributedGradReducer(params, mean=True, degree=2, bucket_size_mb=28 / 2**20)
-    assert reducer.buckets == ((0,), (1, 2))  # 24 B alone; 12 B + 16 B fit in 28 B
-    out = reducer(grads)
-    for g, o in zip(grads, out):
-        np.testing.assert_allclose(o.asnumpy(), g.asnumpy() / 2, rtol=1e-6)
-    fused = nn.DistributedGradReducer(params, mean=False)(grads)
-    for g, o in zip(grads, fused):
-        np.testing.assert_array_equal(o.asnumpy(), g.asnumpy())
-    params.append(mycel.Parameter(Tensor(np.zeros(2, np.float16)), name="half"))
-    mixed = nn.DistributedGradReducer(params, mean=True, degree=4)  # mixed dtypes: one allreduce each
-    assert mixed.buckets == ((0,), (1,), (2,), (3,))
-    out = mixed(grads + (Tensor(np.ones(2, np.float16)),))
-    np.testing.assert_array_equal(out[3].asnumpy(), np.full(2, 0.25, np.float16))
+    # blocking: 24 B alone, then 12 B + 16 B in 28 B; overlap (the default): from the last
+    for overlap, plan in ((False, ((0,), (1, 2))), (True, ((2, 1), (0,)))):
+        reducer = nn.DistributedGradReducer(params, mean=True, degree=2, bucket_size_mb=28 / 2**20,
+                                            overlap=overlap)
+        assert reducer.buckets == plan and reducer.overlap == overlap
+        out = reducer(grads)
+        for g, o in zip(grads, out):
+            np.testing.assert_allclose(o.asnumpy(), g.asnumpy() / 2, rtol=1e-6)
+        fused = nn.DistributedGradReducer(params, mean=False, overlap=overlap)(grads)
+        for g, o in zip(grads, fused):
+            np.testing.assert_array_equal(o.asnumpy(), g.asnumpy())
+    half = params + [mycel.Parameter(Tensor(np.zeros(2, np.float16)), name="half")]
+    for overlap, plan in ((False, ((0,), (1,), (2,), (3,))), (True, ((3,), (2, 1, 0)))):
+        mixed = nn.DistributedGradReducer(half, mean=True, degree=4, overlap=overlap)  # one dtype a bucket
+        assert mixed.buckets == plan
+        out = mixed(grads + (Tensor(np.ones(2, np.float16)),))
+        np.testing.assert_array_equal(out[3].asnumpy(), np.full(2, 0.25, np.float16))
+        for g, o in zip(grads, out):
+            np.testing.assert_allclose(o.asnumpy(), g.asnumpy() / 4, rtol=1e-6)
+    with pytest.raises(TypeError, match="DistributedGradReducer: argument 'overlap' must be a bool"):
+        nn.DistributedGradReducer(params, overlap=1)
 
 
 def test_train_one_step_cell_reduces_only_in_data_parallel_mode():

@@ -4,6 +4,7 @@ import os
 import time
 
 import numpy as np
+import pytest
 
 import mycel
 from mycel import Tensor
@@ -29,6 +30,27 @@ def test_hung_rank_times_out_naming_it():
     assert "world rank(s) 1 did not reach this all_reduce within 3" in out, out
     assert "passed the second allreduce" not in out
     assert took < 30, f"took {took:.1f} s"
+
+
+@pytest.mark.parametrize("progress", ["thread", "kernel", "wait"])
+def test_hung_rank_times_out_naming_it_in_a_split_allreduce(progress):
+    """Data parallel's overlap: rank 0 started an allreduce (and with a progress thread, went on
+    with other work) while rank 1 hangs: the job still ends naming rank 1."""
+    rc, out, took = _run(f"split_{progress}")
+    assert rc != 0, out
+    assert "RuntimeError: [all_reduce] group 'mpi_world_group'" in out, out
+    assert "world rank(s) 1 did not reach this all_reduce within 3" in out, out
+    assert "passed the second allreduce" not in out
+    assert took < 30, f"took {took:.1f} s"
+
+
+def test_mismatched_split_allreduces_raise_in_the_wait():
+    rc, out, _ = _run("split_mismatch")
+    assert rc == 0, out
+    for r in (0, 1):
+        assert f"rank {r} ValueError: [all_reduce] group 'mpi_world_group': ranks called mismatched" in out, out
+        assert f"rank {r} usable after the mismatch" in out, out
+    assert "all_reduce(op=sum) of shape (4,) float32" in out and "of shape (5,) float32" in out, out
 
 
 def test_killed_rank_ends_the_job():

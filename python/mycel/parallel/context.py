@@ -27,7 +27,8 @@ def _defaults():
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
             "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
-            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"}}
+            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"},
+            "comm_overlap": True}
 
 
 _context = _defaults()
@@ -75,7 +76,9 @@ def set_auto_parallel_context(**kwargs):
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
     optimizer state, mycel.parallel.optimizer_shard), pipeline_stages (int: with nn.PipelineCell,
     the number of stages; the processes divide into stages of device_num / pipeline_stages
-    data-parallel ranks each) and pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b"})."""
+    data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b"}) and
+    comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
+    while the backward still runs, see docs/parallel.md)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -88,7 +91,7 @@ def set_auto_parallel_context(**kwargs):
                 raise NotImplementedError(f"set_auto_parallel_context: parallel_mode {value!r} is not "
                                           f"implemented yet; use one of {list(_IMPLEMENTED)}")
         elif key in ("gradients_mean", "gradient_fp32_sync", "parameter_broadcast", "slice_parameters", "full_batch",
-                     "enable_parallel_optimizer"):
+                     "enable_parallel_optimizer", "comm_overlap"):
             if not isinstance(value, bool):
                 raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         elif key == "pipeline_stages":

@@ -9,6 +9,7 @@
 
 #include "mycel/backend/detail.h"
 #include "mycel/backend/effect_order.h"
+#include "mycel/backend/place_split.h"
 #include "mycel/ir/func_graph.h"
 
 namespace mycel::backend {
@@ -290,6 +291,8 @@ class Lowerer {
       done.clear();
       run();
     }
+    // Split collectives: starts as early, waits as late as their data allows.
+    order = place_split_collectives(order, deps);
     extra_.clear();
     return order;
   }

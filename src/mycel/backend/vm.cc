@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "mycel/backend/detail.h"
+#include "mycel/core/between_kernels.h"
 #include "mycel/core/rethrow.h"
 #include "mycel/core/tensor_format.h"
 #include "mycel/insight/insight.h"
@@ -172,6 +173,7 @@ class Vm {
             in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
           }
           ++p_.num_launches;
+          if (auto hook = g_between_kernels.load(std::memory_order_relaxed)) [[unlikely]] hook();
           break;
         }
         case Code::kView:

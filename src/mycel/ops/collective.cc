@@ -8,6 +8,7 @@
 
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/placement.h"
 #include "mycel/parallel/communicator.h"
 
 namespace mycel {
@@ -193,6 +194,36 @@ MYCEL_REGISTER_OPS(collective) {
       "none");
   barrier.dtypes = {DType::int32};  // its one output; it has no input
   r.add(std::move(barrier));
+
+  // The split AllReduce that overlaps data parallel's gradient buckets with the backward: the
+  // start returns the buffer the sum lands in, the wait (given that buffer) completes it. Graph
+  // mode runs the start as soon as its input exists and the wait just before its result is used
+  // (ops/placement.h). `elementwise` lets the memory planner put each output over its dying
+  // input, so neither copies. Used on gradients only: not differentiable.
+  OpDef start = collective(
+      "all_reduce_start", "AllReduceStart",
+      "Starts a non-blocking AllReduce of x over `group`; returns the buffer all_reduce_wait completes.",
+      {{"x"}}, {reduce_attr(), group_attr()}, infer_reduction,
+      [](const KernelContext& c) {
+        parallel::allreduce_start(c.in(0), c.out(0), reduce_of(c.attrs, "all_reduce_start"), group_of(c.attrs));
+      },
+      "none");
+  start.elementwise = true;
+  r.add(std::move(start));
+  OpDef wait = collective(
+      "all_reduce_wait", "AllReduceWait",
+      "Completes the AllReduce all_reduce_start began into x and returns its result.", {{"x"}}, {},
+      [](const InferContext& c) { return std::vector<TensorMeta>{c.in(0)}; },
+      [](const KernelContext& c) {
+        parallel::allreduce_wait(c.in(0));
+        if (c.in(0).data() != c.out(0).data() && c.in(0).nbytes())
+          std::memcpy(c.out(0).data(), c.in(0).data(), c.in(0).nbytes());
+      },
+      "none");
+  wait.elementwise = true;
+  r.add(std::move(wait));
+  set_placement("all_reduce_start", Placement::kEarly);
+  set_placement("all_reduce_wait", Placement::kLate);
 }
 
 MYCEL_REGISTER_BPROPS(collective) {

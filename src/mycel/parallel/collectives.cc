@@ -1,12 +1,19 @@
 // The collectives: validation, the metadata handshake, non-blocking MPI with a deadline, and
-// the local path of a group of one (a copy). See communicator.h for the fault rules.
+// the local path of a group of one (a copy); the split allreduce (start, progress, wait) that
+// overlaps data parallel's gradient buckets with the backward. See communicator.h for the rules.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 
+#include "mycel/core/between_kernels.h"
 #include "mycel/core/error.h"
 #include "mycel/parallel/detail.h"
 #include "mycel/parallel/state.h"
@@ -72,10 +79,19 @@ struct Meta {
 
 // ---- collectives ----
 
+void finish_pending();  // below, with the non-blocking allreduce
+
+const Group& group_of(Coll c, const std::string& group, bool drain) {
+  if (drain) finish_pending();
+  return find_group(group, coll_name(c));
+}
+
 // One collective call on one group: validates, shakes hands, moves the payload, reports faults.
 class Call {
  public:
-  Call(Coll c, const std::string& group) : coll_(c), name_(group), g_(find_group(group, coll_name(c))) {}
+  // A blocking call (`drain`) first completes every pending non-blocking one: all ranks then
+  // start their collectives in one order, and no other thread is inside MPI meanwhile.
+  Call(Coll c, const std::string& group, bool drain = true) : coll_(c), name_(group), g_(group_of(c, group, drain)) {}
   const Group& group() const { return g_; }
   bool local() const { return g_.size() == 1; }
   std::string where() const {
@@ -133,35 +149,50 @@ class Call {
   // peer for send/receive) and compares: a rank that never sends is named on timeout; a mismatch
   // raises ValueError on all ranks alike, before any payload moves.
   void handshake(const Meta& mine, std::vector<int> peers = {}, int tag = detail::kMetaTag) const {
-    const int n = g_.size();
-    if (n == 1 || !state().check) return;
-    if (peers.empty())
-      for (int r = 0; r < n; ++r)
-        if (r != g_.rank) peers.push_back(r);
-    std::vector<Meta> theirs(peers.size());
-    std::vector<MPI_Request> recvs(peers.size()), sends(peers.size());
-    for (size_t i = 0; i < peers.size(); ++i)
-      ok(MPI_Irecv(theirs[i].v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &recvs[i]), "MPI_Irecv");
-    for (size_t i = 0; i < peers.size(); ++i)
-      ok(MPI_Isend(mine.v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &sends[i]), "MPI_Isend");
+    if (g_.size() == 1 || !state().check) return;
+    std::vector<Meta> theirs;
+    std::vector<MPI_Request> recvs = post_handshake(mine, peers, theirs, tag);
+    std::vector<MPI_Request> sends(recvs.begin() + peers.size(), recvs.end());
+    recvs.resize(peers.size());
     std::vector<size_t> missing = wait(recvs);
-    if (!missing.empty()) {
-      std::vector<int> ranks;
-      for (size_t i : missing) ranks.push_back(g_.world_ranks[peers[i]]);
-      fatal(std::string("world rank(s) ") + ranks_str(ranks) + " did not reach this " + coll_name(coll_) +
-            " within " + timeout_str() + " (hung, dead, or calling collectives in another order)");
-    }
+    if (!missing.empty()) missing_fatal(peers, missing);
     wait_payload(std::move(sends));
+    std::string msg = mismatch(mine, peers, theirs);
+    if (!msg.empty()) throw ValueError(msg);
+  }
+  // The handshake's messages, posted: returns the receives (one per peer, into `theirs`) then the
+  // sends. An empty `peers` means every other member.
+  std::vector<MPI_Request> post_handshake(const Meta& mine, std::vector<int>& peers, std::vector<Meta>& theirs,
+                                          int tag = detail::kMetaTag) const {
+    if (peers.empty())
+      for (int r = 0; r < g_.size(); ++r)
+        if (r != g_.rank) peers.push_back(r);
+    theirs.assign(peers.size(), Meta{});
+    std::vector<MPI_Request> reqs(2 * peers.size());
+    for (size_t i = 0; i < peers.size(); ++i)
+      ok(MPI_Irecv(theirs[i].v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &reqs[i]), "MPI_Irecv");
+    for (size_t i = 0; i < peers.size(); ++i)
+      ok(MPI_Isend(mine.v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &reqs[peers.size() + i]), "MPI_Isend");
+    return reqs;
+  }
+  [[noreturn]] void missing_fatal(const std::vector<int>& peers, const std::vector<size_t>& missing) const {
+    std::vector<int> ranks;
+    for (size_t i : missing) ranks.push_back(g_.world_ranks[peers[i]]);
+    fatal(std::string("world rank(s) ") + ranks_str(ranks) + " did not reach this " + coll_name(coll_) +
+          " within " + timeout_str() + " (hung, dead, or calling collectives in another order)");
+  }
+  // "" when every peer's metadata equals ours, else the ValueError's message.
+  std::string mismatch(const Meta& mine, const std::vector<int>& peers, const std::vector<Meta>& theirs) const {
     bool same = true;
     for (const Meta& m : theirs) same &= m == mine;
-    if (same) return;
+    if (same) return "";
     std::string msg = std::string("[") + coll_name(coll_) + "] group '" + name_ +
                       "': ranks called mismatched collectives (each must pass the same op, "
                       "attributes, shape and dtype):\n  world rank " + std::to_string(state().rank) +
                       " (this rank): " + describe(mine);
     for (size_t i = 0; i < peers.size(); ++i)
       msg += "\n  world rank " + std::to_string(g_.world_ranks[peers[i]]) + ": " + describe(theirs[i]);
-    throw ValueError(msg);
+    return msg;
   }
 #endif
 
@@ -198,6 +229,10 @@ void reduce_widened(const Call& c, const Tensor& in, const Tensor& out, Start st
 
 void copy(const Tensor& in, const Tensor& out) {
   if (in.nbytes()) std::memcpy(out.data(), in.data(), in.nbytes());
+}
+// The same, skipped where the memory planner gave out the buffer of a dying in.
+void copy_if_apart(const Tensor& in, const Tensor& out) {
+  if (in.data() != out.data()) copy(in, out);
 }
 
 void check_reducible(const Tensor& t, ReduceOp r, const char* op) {
@@ -343,6 +378,290 @@ void barrier(const std::string& group) {
 }
 
 
+// ---- the non-blocking allreduce: start, progress, wait ----
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// One started allreduce: its handshake's messages in flight, then its payload, then done (or
+// failed with a mismatch, which its wait raises on every rank alike).
+struct Async {
+  explicit Async(const std::string& group) : call(kAllReduce, group, false) {}
+  Call call;
+  Tensor out, work;  // work: what MPI reduces in place (out itself, or a float32 widening)
+  ReduceOp r = ReduceOp::kSum;
+  enum Phase { kHandshake, kPayload, kDone } phase = kHandshake;
+  std::string error;
+  double deadline = 0;
+  CommEvent ev;
+#if MYCEL_WITH_MPI
+  Meta mine;
+  std::vector<int> peers;
+  std::vector<Meta> theirs;
+  std::vector<MPI_Request> meta;  // the handshake's receives, then its sends
+  MPI_Request payload = MPI_REQUEST_NULL;
+#endif
+};
+
+ProgressMode parse_mode(const std::string& m) {
+  if (m == "thread") return ProgressMode::kThread;
+  if (m == "kernel") return ProgressMode::kKernel;
+  if (m == "wait") return ProgressMode::kWait;
+  MYCEL_THROW(ValueError, "[set_progress_mode] argument 'mode' must be one of 'thread', 'kernel', 'wait', got '", m,
+              "'");
+}
+
+// The pending allreduces and who advances them. Never destroyed: the communication thread may
+// still wait on its condition when static destructors run at exit.
+struct Engine {
+  Engine() {
+    const char* m = std::getenv("MYCEL_COMM_PROGRESS");
+    if (m && *m) mode = parse_mode(m);
+  }
+  std::mutex mu;  // held by whoever calls MPI while starts are pending (MPI_THREAD_SERIALIZED)
+  std::condition_variable cv;
+  std::vector<std::unique_ptr<Async>> pending;  // in start order
+  std::atomic<int> count{0};                    // pending.size(), read without the lock
+  std::vector<CommEvent> events;
+  int64_t next_id = 0;
+  ProgressMode mode = ProgressMode::kThread;
+  std::thread thread;
+  bool stop = false;
+};
+Engine& engine() {
+  static Engine* e = new Engine;
+  return *e;
+}
+
+bool any_active(const Engine& e) {
+  for (const auto& a : e.pending)
+    if (a->phase != Async::kDone) return true;
+  return false;
+}
+
+#if MYCEL_WITH_MPI
+// Tests each request; true when all have completed.
+bool test_each(const Call& c, std::vector<MPI_Request>& reqs) {
+  bool all = true;
+  for (MPI_Request& q : reqs) {
+    if (q == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    c.ok(MPI_Test(&q, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    all &= flag != 0;
+  }
+  return all;
+}
+
+void post_payload(Async& a) {
+  const int n = count_of(a.call, a.work.numel());
+  a.call.ok(MPI_Iallreduce(MPI_IN_PLACE, a.work.data(), n, detail::mpi_type(a.work.dtype()), detail::mpi_op(a.r),
+                           a.call.group().comm, &a.payload),
+            "MPI_Iallreduce");
+  a.phase = Async::kPayload;
+  a.ev.posted = now_s();
+}
+#endif
+
+void complete(Async& a) {
+  if (a.work.data() != a.out.data()) {
+    Tensor back = a.work.to(a.out.dtype());
+    std::memcpy(a.out.data(), back.data(), a.out.nbytes());
+  }
+  a.phase = Async::kDone;
+  a.ev.done = now_s();
+}
+
+// Advances every pending allreduce as far as it goes without blocking (lock held). Payloads are
+// posted in start order, so every rank starts its MPI collectives in one order. A deadline
+// passed ends the job naming the ranks that never arrived.
+void advance_all(Engine& e) {
+#if MYCEL_WITH_MPI
+  const double t = now_s();
+  bool in_order = true;
+  for (auto& p : e.pending) {
+    Async& a = *p;
+    if (a.phase == Async::kHandshake) {
+      if (!in_order) continue;
+      std::vector<MPI_Request> recvs(a.meta.begin(), a.meta.begin() + a.peers.size());
+      const bool arrived = test_each(a.call, recvs);
+      std::copy(recvs.begin(), recvs.end(), a.meta.begin());
+      if (!arrived) {
+        if (t > a.deadline) {
+          std::vector<size_t> missing;
+          for (size_t i = 0; i < recvs.size(); ++i)
+            if (recvs[i] != MPI_REQUEST_NULL) missing.push_back(i);
+          a.call.missing_fatal(a.peers, missing);
+        }
+        in_order = false;
+        continue;
+      }
+      if (!test_each(a.call, a.meta)) {  // our sends: their receivers have arrived
+        if (t > a.deadline) a.call.fatal("the handshake's messages did not leave within " + a.call.timeout_str());
+        in_order = false;
+        continue;
+      }
+      a.error = a.call.mismatch(a.mine, a.peers, a.theirs);
+      if (!a.error.empty()) {
+        a.phase = Async::kDone;
+        a.ev.done = now_s();
+        continue;
+      }
+      post_payload(a);
+    }
+    if (a.phase == Async::kPayload) {
+      int flag = 0;
+      a.call.ok(MPI_Test(&a.payload, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      if (flag) complete(a);
+      else if (t > a.deadline)
+        a.call.fatal("every rank arrived but the data transfer did not complete within " + a.call.timeout_str());
+    }
+  }
+#endif
+  if (!any_active(e)) g_between_kernels.store(nullptr, std::memory_order_relaxed);
+}
+
+// The Program executor's hook between kernels (ProgressMode::kKernel).
+void advance_between_kernels() {
+  Engine& e = engine();
+  std::unique_lock<std::mutex> lk(e.mu, std::try_to_lock);
+  if (lk) advance_all(e);
+}
+
+// ProgressMode::kThread: polls while some allreduce is in flight, sleeps on the condition
+// otherwise. A short sleep between polls leaves the cores to the kernels.
+void comm_thread() {
+  Engine& e = engine();
+  std::unique_lock<std::mutex> lk(e.mu);
+  while (!e.stop) {
+    if (!any_active(e)) {
+      e.cv.wait(lk);
+      continue;
+    }
+    advance_all(e);
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    lk.lock();
+  }
+}
+
+void finish_pending() {
+  Engine& e = engine();
+  while (e.count.load(std::memory_order_acquire) > 0) {
+    Tensor out;
+    {
+      std::lock_guard<std::mutex> lk(e.mu);
+      if (e.pending.empty()) return;
+      out = e.pending.front()->out;
+    }
+    allreduce_wait(out);
+  }
+}
+
+}  // namespace
+
+void allreduce_start(const Tensor& in, const Tensor& out, ReduceOp r, const std::string& group) {
+  Engine& e = engine();
+  {  // a start on a buffer still pending (a step that failed before its wait) completes it first
+    Tensor stale;
+    {
+      std::lock_guard<std::mutex> lk(e.mu);
+      for (auto& a : e.pending)
+        if (a->out.data() == out.data()) stale = a->out;
+    }
+    if (stale.defined()) allreduce_wait(stale);
+  }
+  auto a = std::make_unique<Async>(group);
+  check_reducible(in, r, "all_reduce_start");
+  a->out = out;
+  a->r = r;
+  a->ev.bytes = static_cast<int64_t>(out.nbytes());
+  a->ev.start = now_s();
+  a->deadline = a->ev.start + state().timeout;
+  const bool widen = in.dtype() == DType::float16 || in.dtype() == DType::bfloat16;
+  a->work = widen && !a->call.local() ? in.to(DType::float32) : out;
+  if (!widen || a->call.local()) copy_if_apart(in, out);
+  std::lock_guard<std::mutex> lk(e.mu);
+  a->ev.id = e.next_id++;
+  if (a->call.local()) {
+    a->ev.posted = a->ev.start;
+    complete(*a);
+  } else {
+#if MYCEL_WITH_MPI
+    a->mine = make_meta(kAllReduce, code(r), &in);
+    if (state().check) a->meta = a->call.post_handshake(a->mine, a->peers, a->theirs);
+    else post_payload(*a);
+#endif
+  }
+  e.pending.push_back(std::move(a));
+  e.count.store(static_cast<int>(e.pending.size()), std::memory_order_release);
+  if (!any_active(e)) return;
+  if (e.mode == ProgressMode::kThread) {
+    if (!e.thread.joinable()) {
+      e.stop = false;
+      e.thread = std::thread(comm_thread);
+    }
+    e.cv.notify_one();
+  } else if (e.mode == ProgressMode::kKernel) {
+    g_between_kernels.store(&advance_between_kernels, std::memory_order_relaxed);
+  }
+}
+
+void allreduce_wait(const Tensor& out) {
+  Engine& e = engine();
+  std::unique_lock<std::mutex> lk(e.mu);
+  auto find = [&] {
+    return std::find_if(e.pending.begin(), e.pending.end(), [&](const auto& a) { return a->out.data() == out.data(); });
+  };
+  if (find() == e.pending.end())
+    MYCEL_THROW(ValueError, "[all_reduce_wait] argument 'x': no all_reduce_start is pending on this tensor (shape ",
+                shape_str(out.shape()), "); pass the tensor all_reduce_start returned, once");
+  Async* a = find()->get();
+  a->ev.wait = now_s();
+  for (long idle = 0; a->phase != Async::kDone; ++idle) {  // as Call::wait: yield, then sleep
+    advance_all(e);
+    if (a->phase == Async::kDone) break;
+    lk.unlock();
+    if (idle < 2000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lk.lock();
+  }
+  auto it = find();
+  std::unique_ptr<Async> done = std::move(*it);
+  e.pending.erase(it);
+  e.count.store(static_cast<int>(e.pending.size()), std::memory_order_release);
+  done->ev.end = now_s();
+  if (e.events.size() < (1u << 16)) e.events.push_back(done->ev);
+  if (!done->error.empty()) throw ValueError(done->error);
+}
+
+int pending_allreduces() { return engine().count.load(std::memory_order_acquire); }
+
+void set_progress_mode(const std::string& mode) {
+  ProgressMode m = parse_mode(mode);
+  finish_pending();
+  Engine& e = engine();
+  std::lock_guard<std::mutex> lk(e.mu);
+  e.mode = m;
+}
+
+std::string progress_mode() {
+  switch (engine().mode) {
+    case ProgressMode::kThread: return "thread";
+    case ProgressMode::kKernel: return "kernel";
+    case ProgressMode::kWait: return "wait";
+  }
+  return "?";
+}
+
+std::vector<CommEvent> take_comm_events() {
+  Engine& e = engine();
+  std::lock_guard<std::mutex> lk(e.mu);
+  std::vector<CommEvent> out;
+  out.swap(e.events);
+  return out;
+}
+
 namespace detail {
 
 void agree_on_group(const std::string& name, const std::vector<int>& ranks) {
@@ -359,6 +678,18 @@ void agree_on_group(const std::string& name, const std::vector<int>& ranks) {
     if (r != state().rank) peers.push_back(r);
   if (!peers.empty()) c.handshake(make_meta(kCreateGroup, static_cast<int64_t>(h >> 1), nullptr), peers, kGroupTag);
 #endif
+}
+
+void stop_async() {
+  finish_pending();
+  Engine& e = engine();
+  {
+    std::lock_guard<std::mutex> lk(e.mu);
+    e.stop = true;
+  }
+  e.cv.notify_all();
+  if (e.thread.joinable()) e.thread.join();
+  e.stop = false;
 }
 
 }  // namespace detail

@@ -133,6 +133,7 @@ void init() {
 void release() {
   State& s = state();
   if (!s.inited) return;
+  stop_async();
 #if MYCEL_WITH_MPI
   if (s.mpi) {
     for (auto& [name, g] : s.groups) {

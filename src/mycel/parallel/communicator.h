@@ -77,4 +77,36 @@ void send(const Tensor& in, int dest, int tag, const std::string& group);
 void recv(const Tensor& out, int src, int tag, const std::string& group);
 void barrier(const std::string& group);
 
+// Non-blocking allreduce (data parallel's gradient buckets overlap the backward with it). The
+// start returns at once; the metadata handshake and the payload then advance in the background
+// (see ProgressMode) and allreduce_wait completes them. A blocking collective first completes
+// every pending start, so all ranks still run one sequence of collectives. Faults as above: a
+// rank that never arrives ends the job naming it; a mismatch raises ValueError in the wait.
+
+/// Starts reducing `in` into `out` (same shape and dtype); `out` must stay alive and untouched
+/// until allreduce_wait(out). `in` may be released as soon as this returns.
+void allreduce_start(const Tensor& in, const Tensor& out, ReduceOp r, const std::string& group);
+/// Completes the allreduce that allreduce_start began into `out`'s buffer.
+void allreduce_wait(const Tensor& out);
+/// Number of started, not yet waited allreduces.
+int pending_allreduces();
+
+/// Who advances pending non-blocking collectives between start and wait: a communication thread
+/// (kThread, polls MPI_Test under the MPI lock), the Program executor after each kernel
+/// (kKernel), or only the wait itself (kWait: no overlap, the reference).
+enum class ProgressMode { kThread, kKernel, kWait };
+/// "thread" | "kernel" | "wait" (env MYCEL_COMM_PROGRESS); throws ValueError otherwise.
+void set_progress_mode(const std::string& mode);
+std::string progress_mode();
+
+/// The life of one non-blocking allreduce, in seconds of the steady clock (Python's
+/// time.perf_counter on Linux): started, payload posted after the handshake, seen complete by
+/// whoever advanced it, wait entered and returned.
+struct CommEvent {
+  int64_t id = 0, bytes = 0;
+  double start = 0, posted = 0, done = 0, wait = 0, end = 0;
+};
+/// The events of the allreduces waited since the last call (at most 65536 kept), oldest first.
+std::vector<CommEvent> take_comm_events();
+
 }  // namespace mycel::parallel

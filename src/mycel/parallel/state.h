@@ -47,4 +47,8 @@ void check_peer(const Group& g, int r, const char* arg, const std::string& op, c
 /// (name and members); a member that never arrives is named when the timeout passes.
 void agree_on_group(const std::string& name, const std::vector<int>& ranks);
 
+/// Completes every pending non-blocking allreduce and ends the communication thread (release()
+/// calls it before MPI_Finalize).
+void stop_async();
+
 }  // namespace mycel::parallel::detail

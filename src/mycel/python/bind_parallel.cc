@@ -33,6 +33,16 @@ void init_parallel(nb::module_& m) {
   c.def("group_rank", [](const std::string& g) { return P::group_rank(g); }, nb::arg("group"));
   c.def("group_size", [](const std::string& g) { return P::group_size(g); }, nb::arg("group"));
   c.def("group_ranks", &P::group_ranks, nb::arg("group"));
+  c.def("set_progress_mode", &P::set_progress_mode, nb::arg("mode"),
+        "Who advances started allreduces: 'thread', 'kernel' or 'wait'.");
+  c.def("progress_mode", &P::progress_mode);
+  c.def("pending_allreduces", &P::pending_allreduces);
+  c.def("take_comm_events", [] {
+    std::vector<std::tuple<int64_t, int64_t, double, double, double, double, double>> out;
+    for (const P::CommEvent& e : P::take_comm_events())
+      out.emplace_back(e.id, e.bytes, e.start, e.posted, e.done, e.wait, e.end);
+    return out;
+  }, "(id, bytes, start, posted, done, wait, end) of each allreduce waited since the last call.");
 
   // Auto-parallel: the semi-auto pass's settings and redistribution (layouts as tuples
   // (device_matrix, tensor_map, shape, partial_axes), ops/sharding.h's TensorLayout).

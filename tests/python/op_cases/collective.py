@@ -28,6 +28,10 @@ CASES = [
     OpCase("all_to_all", _same, [(2, 3)], {"split_count": 1, "split_dim": 1, "concat_dim": 0},
            dtypes=_NUMERIC_AND_BOOL),
     OpCase("barrier", lambda: np.array(0, np.int32), [], dtypes=("int32",)),
+    # The split allreduce: a start is only meaningful with its wait (and a wait needs a start),
+    # so these rows only claim the dtypes; test_parallel_overlap.py runs them together.
+    OpCase("all_reduce_start", _same, [(2, 3)], dtypes=_NUMERIC_AND_BOOL, needs_peer=True),
+    OpCase("all_reduce_wait", _same, [(2, 3)], dtypes=_NUMERIC_AND_BOOL, needs_peer=True),
     # send/receive need a peer: their rows only claim the dtypes (tested under mpirun).
     OpCase("send", _same, [(2,)], {"sr_tag": 0, "dest_rank": 1}, dtypes=_NUMERIC_AND_BOOL, needs_peer=True),
     OpCase("receive", _same, [], {"sr_tag": 0, "src_rank": 1, "shape": (2,)}, dtypes=_NUMERIC_AND_BOOL,
