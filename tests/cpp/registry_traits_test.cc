@@ -79,8 +79,12 @@ TEST(RegistryTraits, BackendAndAnalysisTraitsAreWhereExpected) {
   for (const OpDef* op : r.ops()) {
     operators += op->py_operator != PyOperator::kNone;
     fills += op->fill.on;
-    if (op->fill.on) EXPECT_GE(op->attr_index("shape"), 0) << op->name;
-    if (!op->dynamic_shape_attr.empty()) EXPECT_GE(op->attr_index(op->dynamic_shape_attr), 0) << op->name;
+    if (op->fill.on) {
+      EXPECT_GE(op->attr_index("shape"), 0) << op->name;
+    }
+    if (!op->dynamic_shape_attr.empty()) {
+      EXPECT_GE(op->attr_index(op->dynamic_shape_attr), 0) << op->name;
+    }
   }
   EXPECT_EQ(operators, 14);  // + - * / // % ** == != < <= > >= and t[...]
   EXPECT_EQ(fills, 3);
