@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "mycel/lite/c_api.h"
 #include "mycel/lite/session.h"
@@ -124,9 +125,13 @@ TEST(Lite, CApi) {
   Session ref(reparse(conv_bn_relu()));
   Tensor want = ref.run({x})[0];
   for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(out[i], want.data<float>()[i], 1e-5);
+  // The caller's buffer must hold the shape it declares (the API cannot see its size): a wrong
+  // shape over a buffer of that size is rejected by the graph's input check.
   const int64_t bad_shape[] = {2, 3, 5, 5};
   const int64_t* bad_shapes[] = {bad_shape};
-  EXPECT_NE(mycel_lite_run_f32(s, 1, in, bad_shapes, rank, err, sizeof err), 0);
+  std::vector<float> bad_data(2 * 3 * 5 * 5, 0.5f);
+  const float* bad_in[] = {bad_data.data()};
+  EXPECT_NE(mycel_lite_run_f32(s, 1, bad_in, bad_shapes, rank, err, sizeof err), 0);
   EXPECT_NE(std::string(err).find("input 0"), std::string::npos) << err;
   mycel_lite_session_destroy(s);
   std::remove(path.c_str());

@@ -103,3 +103,12 @@ def test_run_time_int_arithmetic_is_exact_or_an_error():
         assert int(p) == 3 ** 38
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_tile_to_an_empty_output_allocates_nothing():
+    """Found by the op fuzzer under ASan: an empty output with a huge axis built a 2**32-entry
+    offset table (32 GB) before copying nothing. The result matches numpy's shape."""
+    x = np.zeros((0, 2), np.float32)
+    out = ops.tile(Tensor(x), (2, 3, 2**31))
+    assert tuple(out.shape) == np.tile(x, (2, 3, 2**31)).shape == (2, 0, 2**32)
+    assert out.asnumpy().size == 0

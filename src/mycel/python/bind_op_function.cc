@@ -2,9 +2,11 @@
 // op's C++ entry point and forwards calls through vectorcall (a few ns, no Python frame), and has
 // a __dict__ for the signature and help text python/mycel/ops/signature.py builds from the
 // registry; __get__ makes it a routine for inspect/pydoc and keeps it unbound on a class.
-#include "mycel/frontend/py_convert.h"  // Python.h first, then structmember.h (T_OBJECT_EX, ...)
-
+// structmember.h (T_OBJECT_EX, ...) needs Python.h before it, whatever order a formatter picks.
+#include <Python.h>
 #include <structmember.h>
+
+#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 namespace {

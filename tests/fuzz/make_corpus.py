@@ -1,0 +1,106 @@
+"""Writes the seed corpus of each fuzz target (tests/fuzz/corpus/<target>/): small valid files
+made by Mycel's own writers (and Pillow for images), each prefixed by the target's flag byte (see
+targets.py). Re-run after a format change: python tests/fuzz/make_corpus.py"""
+import io
+import os
+import struct
+import sys
+import tempfile
+
+import numpy as np
+
+import mycel
+from mycel import Tensor, nn
+from mycel.mindrecord import FileWriter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import targets  # noqa: E402
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, flags, data):
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(bytes([flags]) + data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def checkpoints(tmp):
+    params = {"w": Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)),
+              "b": Tensor(np.array([1, -2], np.int64)), "s": Tensor(np.float16(0.5))}
+    for suffix in ("ckpt", "safetensors"):
+        path = os.path.join(tmp, "p." + suffix)
+        mycel.save_checkpoint(params, path)
+        # ckpt: flag 1 re-checksums the mutant; the unrepaired variant tests the CRC itself
+        put(suffix, "three_tensors", 1 if suffix == "ckpt" else 0, read(path))
+        if suffix == "ckpt":
+            put(suffix, "three_tensors_raw_crc", 0, read(path))
+
+
+def mindrecord(tmp):
+    schema = {"label": {"type": "int32"}, "x": {"type": "float32", "shape": [2]},
+              "blob": {"type": "bytes"}, "name": {"type": "string"}}
+    path = os.path.join(tmp, "m.mindrecord")
+    w = FileWriter(path, 1)
+    w.add_schema(schema, "fuzz seed")
+    w.add_index(["label"])
+    w.set_page_size(1024)  # the smallest page keeps the seed small
+    w.write_raw_data([{"label": i, "x": np.array([i, -i], np.float32), "blob": bytes([i] * i),
+                       "name": f"row{i}"} for i in range(3)])
+    w.commit()
+    put("mindrecord", "three_rows", 1, read(path))  # flag 1: mutants are re-checksummed
+    put("mindrecord", "three_rows_raw_crc", 0, read(path))
+
+
+def datasets():
+    images, labels = targets.idx_files(2)
+    put("idx", "images", 0, images)
+    put("idx", "labels", 2, labels)
+    rng = np.random.default_rng(0)
+    rows10 = b"".join(bytes([i]) + rng.integers(0, 256, 3072, np.uint8).tobytes() for i in range(2))
+    rows100 = b"".join(bytes([i, 3 * i]) + rng.integers(0, 256, 3072, np.uint8).tobytes()
+                       for i in range(2))
+    put("cifar", "cifar10_two_rows", 0, rows10)
+    put("cifar", "cifar100_two_rows", 2, rows100)
+
+
+def images():
+    from PIL import Image  # test-only dependency: an independent encoder for the seeds
+    a = (np.arange(8 * 8 * 3).reshape(8, 8, 3) * 5 % 256).astype(np.uint8)
+    for fmt, kw in (("PNG", {}), ("JPEG", {"quality": 90})):
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, format=fmt, **kw)
+        put("image", fmt.lower() + "_8x8", 0, buf.getvalue())
+    buf = io.BytesIO()
+    Image.fromarray(a[:, :, 0]).save(buf, format="PNG")  # grayscale: another decoder path
+    put("image", "png_gray_8x8", 0, buf.getvalue())
+
+
+def mindir(tmp):
+    net = nn.SequentialCell([nn.Dense(3, 2), nn.ReLU()])
+    x = Tensor(np.ones((1, 3), np.float32))
+    path = mycel.export(net, x, file_name=os.path.join(tmp, "net"), file_format="MINDIR")
+    put("mindir", "dense_relu", 1, read(path))
+    put("mindir", "dense_relu_raw_crc", 0, read(path))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        checkpoints(tmp)
+        mindrecord(tmp)
+        datasets()
+        images()
+        mindir(tmp)
+    for t in sorted(os.listdir(CORPUS)):
+        files = os.listdir(os.path.join(CORPUS, t))
+        print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""Fuzz targets over the loaders of untrusted files (docs/hardening.md). Each target takes the
+fuzzer's bytes, writes them where the loader expects a file, and loads it. A loader may accept
+the bytes or reject them with the exception its documentation promises (ALLOWED); anything else
+-- another exception type, a crash, a hang -- is a finding.
+
+Shared by run_fuzz.py (atheris, coverage-guided, bounded time) and make_corpus.py (the seeds)."""
+import os
+import struct
+import tempfile
+import zlib
+
+import numpy as np
+
+# The exceptions each loader documents for a damaged or hostile file.
+ALLOWED = (ValueError,)
+# The data pipeline reports a source's error as MindSpore does, RuntimeError with the cause.
+ALLOWED_PIPELINE = (ValueError, RuntimeError)
+
+_SCRATCH = tempfile.mkdtemp(prefix="mycel-fuzz-")
+
+
+def _write(name, data):
+    path = os.path.join(_SCRATCH, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _fix_ckpt_crc(data):
+    """Recomputes the trailing CRC-32, so mutants also reach the header and data checks."""
+    if len(data) < 4:
+        return data
+    return data[:-4] + struct.pack("<I", zlib.crc32(data[:-4]))
+
+
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def _crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def _fix_mindrecord_crc(data):
+    """Re-checksums a MindRecord shard's header, pages, index and footer (layout in
+    src/mycel/data/mindrecord/format.h) wherever the fuzzed offsets lie inside the file."""
+    n = len(data)
+    if n < 16 + 64 or n > 1 << 16:
+        return data
+    b = bytearray(data)
+    foot = n - 64
+    data_offset, num_pages, index_offset, index_len, _ = struct.unpack_from("<QQQQQ", b, foot)
+    body_len = struct.unpack_from("<I", b, 12)[0]
+    if 16 + body_len <= foot:
+        struct.pack_into("<I", b, foot + 40, _crc32c(b[:16 + body_len]))
+    if 16 + body_len >= 36:
+        page_size = struct.unpack_from("<I", b, 32)[0]
+        p, end = data_offset, data_offset + num_pages * page_size
+        while page_size and p + 16 <= min(end, foot):
+            unit = max(1, struct.unpack_from("<I", b, p + 8)[0]) * page_size
+            if p + unit > foot:
+                break
+            struct.pack_into("<I", b, p + 4, _crc32c(b[p + 8:p + unit]))
+            p += unit
+    if index_offset + index_len <= foot:
+        struct.pack_into("<I", b, foot + 44, _crc32c(b[index_offset:index_offset + index_len]))
+    struct.pack_into("<I", b, foot + 48, _crc32c(b[foot:foot + 48]))
+    return bytes(b)
+
+
+def _fix_mindir_crc(data):
+    """Re-checksums the graph and data sections when their (fuzzed) bounds lie inside the file."""
+    if len(data) < 56:
+        return data
+    b = bytearray(data)
+    goff, gsize, doff, dsize = struct.unpack_from("<QQQQ", b, 16)
+    if goff + gsize <= len(b) and doff + dsize <= len(b) and gsize + dsize <= 1 << 16:
+        struct.pack_into("<II", b, 48, _crc32c(b[goff:goff + gsize]), _crc32c(b[doff:doff + dsize]))
+    return bytes(b)
+
+
+def _split(data):
+    """The first byte picks a variant (bit 0: repair checksums); the rest is the file."""
+    if not data:
+        return 0, b""
+    return data[0], data[1:]
+
+
+def load_ckpt(data):
+    import mycel
+    flags, body = _split(data)
+    if flags & 1:
+        body = _fix_ckpt_crc(body)
+    mycel.load_checkpoint(_write("f.ckpt", body))
+
+
+def load_safetensors(data):
+    import mycel
+    _, body = _split(data)
+    mycel.load_checkpoint(_write("f.safetensors", body))
+
+
+def read_mindrecord(data):
+    from mycel.mindrecord import FileReader
+    flags, body = _split(data)
+    if flags & 1:
+        body = _fix_mindrecord_crc(body)
+    reader = FileReader(_write("f.mindrecord", body))
+    for i in range(min(len(reader), 64)):
+        reader.read(i)
+
+
+def _iterate(dataset, limit=64):
+    for i, _ in enumerate(dataset.create_tuple_iterator(output_numpy=True, num_epochs=1)):
+        if i >= limit:
+            break
+
+
+def read_idx(data):
+    """MNIST IDX files: bit 1 of the first byte says whether the bytes are the labels file (with
+    a fixed, valid images file) or the images file (with fixed labels)."""
+    import mycel.dataset as ds
+    flags, body = _split(data)
+    folder = os.path.join(_SCRATCH, "mnist")
+    os.makedirs(folder, exist_ok=True)
+    images, labels = idx_files(2)
+    if flags & 2:
+        labels = body
+    else:
+        images = body
+    with open(os.path.join(folder, "train-images-idx3-ubyte"), "wb") as f:
+        f.write(images)
+    with open(os.path.join(folder, "train-labels-idx1-ubyte"), "wb") as f:
+        f.write(labels)
+    _iterate(ds.MnistDataset(folder, usage="train", shuffle=False))
+
+
+def read_cifar(data):
+    """A CIFAR batch file: bit 1 of the first byte picks CIFAR-100 (train.bin) over CIFAR-10."""
+    import mycel.dataset as ds
+    flags, body = _split(data)
+    hundred = bool(flags & 2)
+    folder = os.path.join(_SCRATCH, "cifar100" if hundred else "cifar10")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "train.bin" if hundred else "data_batch_1.bin"), "wb") as f:
+        f.write(body)
+    cls = ds.Cifar100Dataset if hundred else ds.Cifar10Dataset
+    _iterate(cls(folder, usage="train", shuffle=False))
+
+
+def decode_image(data):
+    from mycel.dataset import vision
+    _, body = _split(data)
+    vision.Decode()(body)
+
+
+def load_mindir(data):
+    import mycel
+    flags, body = _split(data)
+    if flags & 1:
+        body = _fix_mindir_crc(body)
+    mycel.load(_write("f.mindir", body))
+
+
+# name -> (function, allowed exceptions)
+TARGETS = {
+    "ckpt": (load_ckpt, ALLOWED),
+    "safetensors": (load_safetensors, ALLOWED),
+    "mindrecord": (read_mindrecord, ALLOWED_PIPELINE),  # docs/dataset.md: RuntimeError
+    "idx": (read_idx, ALLOWED_PIPELINE),
+    "cifar": (read_cifar, ALLOWED_PIPELINE),
+    "image": (decode_image, ALLOWED_PIPELINE),
+    "mindir": (load_mindir, ALLOWED),
+}
+
+
+def idx_files(n):
+    """A valid pair of IDX files (images n x 28 x 28, labels n), as MNIST stores them."""
+    rng = np.random.default_rng(n)
+    images = struct.pack(">IIII", 0x803, n, 28, 28) + rng.integers(0, 256, (n, 28, 28), np.uint8).tobytes()
+    labels = struct.pack(">II", 0x801, n) + rng.integers(0, 10, n, np.uint8).tobytes()
+    return images, labels
