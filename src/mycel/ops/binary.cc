@@ -19,7 +19,46 @@ std::vector<TensorMeta> float_dtype(const InferContext& c) {
 // numpy's true division of integers is float64 whatever their width.
 std::vector<TensorMeta> div_dtype(const InferContext& c) {
   DType t = c.in(0).dtype;
-  return {infer_broadcast(c, is_floating(t) ? t : DType::float64)};
+  return {infer_broadcast(c, is_floating(t) || is_complex(t) ? t : DType::float64)};
+}
+
+// The unsigned and complex types run apart from the core kernels (whose functors compare,
+// saturate or use SIMD paths that complex values do not have): `core` for the core types, f over
+// T (the promoted input type) for the extended ones.
+template <class Out, class F>
+KernelFn with_extended(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_complex_v<T> || (std::is_unsigned_v<T> && sizeof(T) >= 2)) {
+        using O = std::conditional_t<std::is_same_v<Out, void>, T, Out>;
+        cpu::binary_map<T, T, O>(ctx.in(0), ctx.in(1), ctx.out(0), f);
+      }
+    });
+  };
+}
+
+// True division: unsigned inputs divide as float64, complex ones as themselves.
+KernelFn div_extended(KernelFn core) {
+  return [core](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    DType od = ctx.out(0).dtype();
+    Tensor a = ctx.in(0).to(od), b = ctx.in(1).to(od);
+    visit_any_dtype(od, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_complex_v<T> || std::is_same_v<T, double>)
+        cpu::binary_map<T, T, T>(a, b, ctx.out(0), [](T x, T y) { return x / y; });
+    });
+  };
+}
+
+std::vector<DType> with_unsigned_and_complex(std::vector<DType> v) {
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64, DType::complex64, DType::complex128})
+    v.push_back(t);
+  return v;
 }
 std::vector<TensorMeta> bool_dtype(const InferContext& c) {
   return {infer_broadcast(c, DType::bool_)};
@@ -66,20 +105,31 @@ MYCEL_REGISTER_OPS(binary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes();
 
   // Arithmetic.
-  r.add(binary("add", "Add", "Elementwise x + y with broadcasting.", all, same_dtype,
-               same_dtype_binary([](auto x, auto y) -> decltype(x) {
+  const auto all_ext = with_unsigned_and_complex(all), numeric_ext = with_unsigned_and_complex(numeric);
+  r.add(binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
+               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
                  else return wrap_add(x, y);
+               }), [](auto x, auto y) -> decltype(x) {
+                 if constexpr (is_complex_v<decltype(x)>) return x + y;
+                 else return wrap_add(x, y);
                }), "bprop"));
-  r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
-               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }), "bprop"));
-  r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
-               same_dtype_binary([](auto x, auto y) -> decltype(x) {
+  r.add(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_ext, same_dtype,
+               with_extended<void>(numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }),
+                                   [](auto x, auto y) -> decltype(x) {
+                                     if constexpr (is_complex_v<decltype(x)>) return x - y;
+                                     else return wrap_sub(x, y);
+                                   }), "bprop"));
+  r.add(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
+               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
                  else return wrap_mul(x, y);
+               }), [](auto x, auto y) -> decltype(x) {
+                 if constexpr (is_complex_v<decltype(x)>) return x * y;
+                 else return wrap_mul(x, y);
                }), "bprop"));
-  r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
-               div_dtype, float_binary([](auto x, auto y) { return x / y; }), "bprop"));
+  r.add(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all_ext,
+               div_dtype, div_extended(float_binary([](auto x, auto y) { return x / y; })), "bprop"));
   r.add(binary("floor_div", "FloorDiv",
                "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
                same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }),
@@ -100,10 +150,12 @@ MYCEL_REGISTER_OPS(binary) {
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
 
   // Comparisons (bool output, not differentiable).
-  r.add(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x == y; }), "none"));
-  r.add(binary("not_equal", "NotEqual", "Elementwise x != y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x != y; }), "none"));
+  r.add(binary("equal", "Equal", "Elementwise x == y.", all_ext, bool_dtype,
+               with_extended<bool>(predicate_binary([](auto x, auto y) { return x == y; }),
+                                   [](auto x, auto y) { return x == y; }), "none"));
+  r.add(binary("not_equal", "NotEqual", "Elementwise x != y.", all_ext, bool_dtype,
+               with_extended<bool>(predicate_binary([](auto x, auto y) { return x != y; }),
+                                   [](auto x, auto y) { return x != y; }), "none"));
   r.add(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
                predicate_binary([](auto x, auto y) { return x < y; }), "none"));
   r.add(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,

@@ -101,7 +101,7 @@ shard::LabelSpec transpose_spec(const shard::ShardContext& c) {
 OpDef view_op(std::string name, std::string cls, std::string doc, std::vector<AttrDef> attrs,
               InferFn infer) {
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
-                    std::move(infer), copy_kernel, all_dtypes(), "bprop");
+                    std::move(infer), copy_kernel, every_dtype(), "bprop");  // bytes only
   d.view = as_view;
   d.shard = {reshape_plan, reshape_strategies};
   return d;
@@ -449,7 +449,7 @@ MYCEL_REGISTER_OPS(shape) {
   split.tuple_output = true;
   r.add(std::move(split));
   r.add(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
-                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"));
+                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, every_dtype(), "bprop"));
 }
 
 // Backward rules: every op here is linear, so each rule is the adjoint data movement (reshape

@@ -74,8 +74,21 @@ MYCEL_REGISTER_OPS(unary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes(), floats = float_dtypes();
 
   // Sign, magnitude and powers (integer dtypes kept, wrapping like numpy).
-  r.add(unary("neg", "Neg", "Elementwise -x.", signed_dtypes(), same_dtype,
-              same_dtype_unary([](auto x) { return wrap_neg(x); })));
+  {
+    // complex64/128 negate apart from the core kernel (its functors assume real values).
+    KernelFn core = same_dtype_unary([](auto x) { return wrap_neg(x); });
+    auto dtypes = signed_dtypes();
+    dtypes.push_back(DType::complex64);
+    dtypes.push_back(DType::complex128);
+    r.add(unary("neg", "Neg", "Elementwise -x.", dtypes, same_dtype, [core](const KernelContext& ctx) {
+      DType t = ctx.in(0).dtype();
+      if (!is_complex(t)) return core(ctx);
+      visit_any_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (is_complex_v<T>) cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](T x) { return -x; });
+      });
+    }));
+  }
   r.add(unary("abs", "Abs", "Elementwise |x|.", all, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 using C = decltype(x);
