@@ -101,6 +101,15 @@ def test_group_and_instance_norm_vs_numpy(mode):
         np.testing.assert_allclose(inn(Tensor(x)).asnumpy(), _group_norm_ref(x, 6, 1e-5, gamma, beta), rtol=1e-10)
         with pytest.raises(ValueError, match="must be divisible by num_groups"):
             nn.GroupNorm(4, 6)
+        # 1-d and 3-d instance norms: each channel of each sample over its own spatial dims
+        for layer, shape in ((nn.InstanceNorm1d, (2, 6, 5)), (nn.InstanceNorm3d, (2, 6, 2, 3, 2))):
+            xs = R.normal(size=shape)
+            inn = layer(6, gamma_init=Tensor(gamma), beta_init=Tensor(beta), dtype=mycel.float64)
+            np.testing.assert_allclose(inn(Tensor(xs)).asnumpy(), _group_norm_ref(xs, 6, 1e-5, gamma, beta),
+                                       rtol=1e-10)
+        if mode == mycel.PYNATIVE_MODE:  # graph mode: the broadcasting error names the line
+            with pytest.raises(ValueError, match="InstanceNorm3d: input 'x' must be 5-D, got 4-D"):
+                nn.InstanceNorm3d(6)(Tensor(x))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
