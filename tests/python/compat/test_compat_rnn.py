@@ -150,3 +150,4 @@ def test_seq_length_vs_numpy_per_item(mode, kind):
     o1, (h1, c1) = lstm(Tensor(x[:2, 1:2].copy()))
     np.testing.assert_allclose(o.asnumpy()[:2, 1], o1.asnumpy()[:, 0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(c.asnumpy()[:, 1], c1.asnumpy()[:, 0], rtol=1e-5, atol=1e-6)
+
