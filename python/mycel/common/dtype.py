@@ -1,6 +1,7 @@
 """The dtypes, spelled as in MindSpore (mycel.float32, ...). uint16/32/64 and complex64/128 are
-taken by the ops that list them (creation, casts, views, add/sub/mul/div, equal/not_equal, neg);
-the others refuse them with an error naming the op and the dtype."""
+taken by the ops that list them (creation, casts, views, add/sub/mul/div, equal/not_equal, neg,
+abs/real/imag/conj, the bitwise ops); the others refuse them with an error naming the op and the
+dtype."""
 from mycel._mycel import dtype
 
 bool_ = dtype.bool

@@ -2,6 +2,7 @@
 // one dtype). Output dtypes follow numpy: true division of ints is float64, atan2 of ints is the
 // float numpy picks (int8 -> float16), comparisons and logical ops give bool.
 #include <cmath>
+#include <type_traits>
 
 #include "mycel/kernels/cpu/binary.h"
 #include "mycel/ops/bprop_util.h"
@@ -98,6 +99,41 @@ void pow_kernel(const KernelContext& ctx) {
   });
 }
 
+// Bitwise ops: integers as two's complement (every integer type, the wider unsigned included),
+// bools as bits (and/or/xor only).
+template <class F>
+KernelFn bitwise_binary(F f) {
+  return [f](const KernelContext& ctx) {
+    visit_any_dtype(ctx.in(0).dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T>)
+        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0), [f](T x, T y) { return static_cast<T>(f(x, y)); });
+    });
+  };
+}
+
+// Shifts by a count outside [0, bits) are undefined in C++; numpy gives 0 (and -1 for a right
+// shift of a negative signed value), which these return.
+template <class T>
+bool shift_out_of_range(T n) {
+  if constexpr (std::is_signed_v<T>) if (n < 0) return true;
+  return static_cast<uint64_t>(n) >= sizeof(T) * 8;
+}
+template <class T>
+T shift_left(T x, T n) {
+  using U = std::make_unsigned_t<T>;
+  if (shift_out_of_range(n)) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) << n));
+}
+template <class T>
+T shift_right(T x, T n) {
+  if (shift_out_of_range(n)) {
+    if constexpr (std::is_signed_v<T>) return x < 0 ? T(-1) : T(0);
+    else return T(0);
+  }
+  return static_cast<T>(x >> n);  // arithmetic for signed x, as numpy
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(binary) {
@@ -148,6 +184,33 @@ MYCEL_REGISTER_OPS(binary) {
                same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
+
+  // Bitwise (MindSpore's BitwiseAnd/Or/Xor, LeftShift/RightShift), not differentiable.
+  {
+    std::vector<DType> ints = integer_dtypes();
+    for (DType t : {DType::uint16, DType::uint32, DType::uint64}) ints.push_back(t);
+    std::vector<DType> ints_bool = ints;
+    ints_bool.push_back(DType::bool_);
+    r.add(binary("bitwise_and", "BitwiseAnd", "Elementwise x & y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x & y; }), "none"));
+    r.add(binary("bitwise_or", "BitwiseOr", "Elementwise x | y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x | y; }), "none"));
+    r.add(binary("bitwise_xor", "BitwiseXor", "Elementwise x ^ y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x ^ y; }), "none"));
+    r.add(binary("bitwise_left_shift", "LeftShift",
+                 "Elementwise x << y of integers (0 where y is negative or not below the bit width).", ints,
+                 same_dtype, bitwise_binary([](auto x, auto y) {
+                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
+                   else return shift_left(x, y);
+                 }), "none"));
+    r.add(binary("bitwise_right_shift", "RightShift",
+                 "Elementwise x >> y of integers, arithmetic for signed x (y out of range: 0, or -1 "
+                 "for negative x).", ints,
+                 same_dtype, bitwise_binary([](auto x, auto y) {
+                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
+                   else return shift_right(x, y);
+                 }), "none"));
+  }
 
   // Comparisons (bool output, not differentiable).
   r.add(binary("equal", "Equal", "Elementwise x == y.", all_ext, bool_dtype,

@@ -424,7 +424,7 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
   r.add(with_rule(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
                 {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-                infer_transpose, transpose_kernel, all_dtypes(), "bprop"), transpose_spec));
+                infer_transpose, transpose_kernel, every_dtype(), "bprop"), transpose_spec));  // bytes only
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 all_dtypes(), "bprop"));
