@@ -29,8 +29,26 @@ ACTS = [
     ("SoftShrink", lambda: nn.SoftShrink(0.3), lambda x: np.where(x > 0.3, x - 0.3, np.where(x < -0.3, x + 0.3, 0))),
     ("HShrink", lambda: nn.HShrink(0.3), lambda x: np.where(np.abs(x) > 0.3, x, 0)),
     ("PReLU", lambda: nn.PReLU(4, 0.1, dtype=mycel.float64), lambda x: np.where(x > 0, x, 0.1 * x)),
+    ("RReLU", lambda: nn.RReLU(0.1, 0.3), lambda x: np.where(x >= 0, x, 0.2 * x)),  # inference: the mean slope
     ("Identity", lambda: nn.Identity(), lambda x: x),
 ]
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_rrelu_training_draws_slopes_in_range(mode):
+    mycel.set_context(mode=mode)
+    try:
+        cell = nn.RReLU(0.1, 0.3)
+        cell.set_train(True)
+        x = np.where(X >= 0, X + 0.5, X - 0.5)  # no element near 0
+        y = cell(Tensor(x)).asnumpy()
+        np.testing.assert_array_equal(y[x >= 0], x[x >= 0])
+        slopes = y[x < 0] / x[x < 0]
+        assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.02  # drawn per element
+        with pytest.raises(ValueError, match=r"RReLU: lower \(0.5\) must not exceed upper \(0.2\)"):
+            nn.RReLU(0.5, 0.2)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 
 @pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
