@@ -403,10 +403,10 @@ def _shift_ref(fn):
 
 for _op, _ref in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
                   ("bitwise_xor", np.bitwise_xor)):
-    CASES += [OpCase(_op, _ref, _int_pairs(-20, 21, zero_y=True), dtypes=INT + ("bool",)),
+    CASES += [OpCase(_op, _ref, _int_pairs(-20, 21, zero_y=True), dtypes=INT + ("bool", "uint16", "uint32", "uint64")),
               OpCase(_op, _ref, small_ints([(3, 1), (1, 4)]), dtypes=("int32",), domain="int", id="bcast")]
 for _op, _fn in (("bitwise_left_shift", np.left_shift), ("bitwise_right_shift", np.right_shift)):
-    CASES += [OpCase(_op, _shift_ref(_fn), _shift_counts, dtypes=INT),
+    CASES += [OpCase(_op, _shift_ref(_fn), _shift_counts, dtypes=INT + ("uint16", "uint32", "uint64")),
               OpCase(_op, _shift_ref(_fn),
                      lambda rng, dt: [np.array([-5, 5, 1, -1], dt), np.array([8, 64, 70, 100], dt)],
                      dtypes=("int8", "int64"), id="past_width")]
@@ -415,4 +415,5 @@ for _op, _fn in (("bitwise_left_shift", np.left_shift), ("bitwise_right_shift", 
 # compat/test_compat_dtypes.py (the table draws real dtypes only).
 CASES += [OpCase("real", np.real, [(3, 4)], dtypes=ALL),
           OpCase("imag", np.imag, [(3, 4)], dtypes=ALL),
-          OpCase("conj", np.conj, [(3, 4)], dtypes=NUMERIC)]  # numpy: conj of bool is int8
+          OpCase("conj", np.conj, [(3, 4)], dtypes=NUMERIC),  # numpy: conj of bool is int8, Mycel keeps bool
+          OpCase("conj", lambda x: x, [(3, 4)], dtypes=("bool",), id="bool")]
