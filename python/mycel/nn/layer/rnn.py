@@ -59,6 +59,7 @@ class _RNNBase(Cell):
             check_rank(self._who, "seq_length", seq_length.ndim, (1,))
             check_dim(self._who, "seq_length", seq_length.shape[0], x.shape[0] if self.batch_first else x.shape[1],
                       "one length per batch item")
+        return x  # used by construct: graph mode keeps (and so runs) a call whose result is used
 
     def _layers(self, x, h0, c0, lens=None):
         """Every layer and direction over x (T, N, in): (output, h_n, c_n) with the final states
@@ -123,7 +124,7 @@ class LSTM(_RNNBase):
                          dropout, bidirectional, dtype)
 
     def construct(self, x, hx=None, seq_length=None):
-        self._check(x, seq_length)
+        x = self._check(x, seq_length)
         if self.batch_first:
             x = ops.transpose(x, (1, 0, 2))
         if hx is None:
@@ -146,7 +147,7 @@ class _SingleState(_RNNBase):
     shared loop carries a second state it never reads."""
 
     def construct(self, x, hx=None, seq_length=None):
-        self._check(x, seq_length)
+        x = self._check(x, seq_length)
         if self.batch_first:
             x = ops.transpose(x, (1, 0, 2))
         h0 = self._zero_state(x) if hx is None else hx
