@@ -13,7 +13,8 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
 from mycel import _mycel  # noqa: E402
 from mycel._mycel import dtype, promote_types
 from mycel.common.dtype import (bool_, int8, uint8, int16, int32, int64, float16, bfloat16,
-                                float32, float64, float_, int_, half, double, single)
+                                float32, float64, float_, int_, half, double, single,
+                                uint16, uint32, uint64, complex64, complex128)
 from mycel.common.tensor import Tensor, from_dlpack
 from mycel.common.sparse_tensor import CSRTensor, COOTensor
 from mycel.common.parameter import Parameter, ParameterTuple
@@ -44,7 +45,8 @@ __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_conte
            "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "export", "load", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
-           "int64", "float16", "bfloat16", "float32", "float64"]
+           "int64", "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64",
+           "complex64", "complex128"]
 
 # mycel.set_contxt: "did you mean 'set_context'?"
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402

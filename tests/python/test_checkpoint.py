@@ -343,7 +343,7 @@ def test_hostile_fields(tmp_path):
     expect_corrupt(bad, patch(blob, 12, "<Q", 2**63), "header length")
     expect_corrupt(bad, patch(blob, 12, "<Q", 2**64 - 1), "header length")
     expect_corrupt(bad, patch(blob, 20, "<Q", 2**60), "claims 1152921504606846976 tensors")
-    expect_corrupt(bad, patch(blob, e0["dtype_pos"], "<B", 10), "unknown dtype code 10")
+    expect_corrupt(bad, patch(blob, e0["dtype_pos"], "<B", 15), "unknown dtype code 15")
     expect_corrupt(bad, patch(blob, e0["dtype_pos"] - 1, "<B", 0xFF), "not valid UTF-8")
     expect_corrupt(bad, patch(blob, e0["dtype_pos"] + 1, "<I", 2**31), "rank")
     expect_corrupt(bad, patch(blob, e0["dims_pos"], "<q", 2**62), "'w'.*(too many|more bytes)")

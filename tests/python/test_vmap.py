@@ -256,7 +256,7 @@ def test_bad_axes_types_and_out_axes(mode):
 
 # Ops that run once per item under vmap (no batching rule yet, or none possible: collectives,
 # summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
-LOOPED = {"all_to_all", "arange", "barrier", "batch_norm_grad",
+LOOPED = {"arange", "barrier",
           "dynamic_fill", "eye", "fill", "histogram_summary",
           "image_summary", "normal", "ones", "qconv2d", "qdense", "randint",
           "receive", "scalar_summary", "send", "shard_hint", "sliced_weight",

@@ -29,6 +29,9 @@ _METHODS = {
     "logical_or": "logical_or", "logical_xor": "logical_xor", "atan2": "atan2", "arctan2": "atan2",
     "gather": "gather", "unsqueeze": "expand_dims",  # gather_elements: tensor_composites.py
     "scatter_add": "scatter_add", "one_hot": "one_hot", "silu": "silu", "gelu": "gelu",
+    "real": "real", "imag": "imag", "conj": "conj", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
 }
 
 

@@ -11,6 +11,13 @@ def check_rank(who, arg, rank, allowed):
     return rank
 
 
+def check_dim(who, arg, got, want, what):
+    """Raises ValueError unless a dimension `got` equals `want` (what names the expectation)."""
+    if got != want:
+        raise ValueError(f"{who}: {arg} must have {what} ({want}), got {got}")
+    return got
+
+
 def flatten_shape(shape, start, end):
     """`shape` with dims start..end merged into one (Flatten)."""
     rank = len(shape)

@@ -68,7 +68,8 @@ class _Emitter:
             attr = "c_" + re.sub(r"\W", "_", name)[:40] + f"_{len(self.tensors)}"
             arr = self.consts[name]
             if arr.dtype in (np.uint16, np.uint32, np.uint64):
-                self.fail(f"input '{name}' has dtype {arr.dtype}, which Mycel has no tensors of")
+                self.fail(f"input '{name}' has dtype {arr.dtype}, which the importer's op rules "
+                          "do not take (few Mycel ops take the wider unsigned types)")
             t = Tensor(np.ascontiguousarray(arr))
             if name in self.graph.initializers and arr.dtype.kind == "f" and arr.ndim > 0:
                 t = Parameter(t, name=name)

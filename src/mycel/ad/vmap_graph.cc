@@ -118,6 +118,12 @@ class IrBatchBuilder : public BatchBuilder {
     n->set_abstract(std::make_shared<AbstractTuple>(std::move(abs)));
     return var(n);
   }
+  GradVar after(GradVar value, GradVar effect) override {
+    NodePtr v = node(value);
+    NodePtr n = G_->prim(Prim::kDepend, {v, node(effect)}, loc_);
+    n->set_abstract(v->abstract());
+    return var(n);
+  }
   GradVar tuple_get(const GradVar& t, size_t i) override {
     const AbstractTuple* ta = tuple_of(node(t)->abstract());
     if (!ta) {

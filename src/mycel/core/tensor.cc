@@ -78,7 +78,14 @@ double Tensor::item_as_double(int64_t i) const {
 namespace {
 template <class D, class S>
 D convert_one(S s) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (is_complex_v<S> && is_complex_v<D>) {
+    return static_cast<D>(s);
+  } else if constexpr (is_complex_v<S>) {  // numpy keeps the real part (bool: either part)
+    if constexpr (std::is_same_v<D, bool>) return s != S(0);
+    else return convert_one<D>(s.real());
+  } else if constexpr (is_complex_v<D>) {
+    return D(static_cast<typename D::value_type>(static_cast<compute_t<S>>(s)));
+  } else if constexpr (std::is_same_v<D, bool>) {
     return static_cast<compute_t<S>>(s) != compute_t<S>(0);
   } else if constexpr (std::is_integral_v<D> && !std::is_integral_v<compute_t<S>>) {
     // float -> int: NaN/inf/out of range are undefined in C++; give numpy's usual result.
@@ -97,9 +104,9 @@ void convert_elements(const void* src, DType src_dtype, void* dst, DType dst_dty
     std::memcpy(dst, src, static_cast<size_t>(n) * itemsize(src_dtype));
     return;
   }
-  visit_dtype(src_dtype, [&](auto st) {
+  visit_any_dtype(src_dtype, [&](auto st) {
     using S = typename decltype(st)::type;
-    visit_dtype(dst_dtype, [&](auto dt) {
+    visit_any_dtype(dst_dtype, [&](auto dt) {
       using D = typename decltype(dt)::type;
       const S* s = static_cast<const S*>(src);
       D* d = static_cast<D*>(dst);

@@ -262,11 +262,26 @@ using ElementFn = std::function<std::string(int64_t)>;  // flat index -> text
 
 /// The format of t's elements, fitted (widths, notation) to the elements at flat indices `shown`.
 ElementFn element_format(const Tensor& t, const std::vector<int64_t>& shown) {
-  return visit_dtype(t.dtype(), [&](auto tag) -> ElementFn {
+  return visit_any_dtype(t.dtype(), [&](auto tag) -> ElementFn {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     if constexpr (std::is_same_v<T, bool>) {
       return [p](int64_t i) { return std::string(p[i] ? " True" : "False"); };
+    } else if constexpr (is_complex_v<T>) {
+      // numpy's "1.+2.j": real and imaginary parts each fitted like a float array.
+      using V = typename T::value_type;
+      std::vector<V> re, im;
+      for (int64_t i : shown) re.push_back(p[i].real()), im.push_back(std::abs(p[i].imag()));
+      return [p, fr = FloatFormat<V>(re), fi = FloatFormat<V>(im)](int64_t i) {
+        std::string b = fi(std::abs(p[i].imag()));
+        b.erase(0, b.find_first_not_of(' '));
+        return fr(p[i].real()) + (std::signbit(p[i].imag()) ? "-" : "+") + b + "j";
+      };
+    } else if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, uint8_t>) {
+      auto text = [p](int64_t i) { return std::to_string(static_cast<uint64_t>(p[i])); };
+      int width = 0;
+      for (int64_t i : shown) width = std::max(width, static_cast<int>(text(i).size()));
+      return [text, width](int64_t i) { return padded(text(i), width); };
     } else if constexpr (std::is_integral_v<T>) {
       auto text = [p](int64_t i) { return std::to_string(static_cast<int64_t>(p[i])); };
       int width = 0;
@@ -377,10 +392,14 @@ std::string array_string(const Tensor& t, const std::string& sep, const std::str
 
 /// A 0-d tensor's element as Python's str() of the numpy scalar (or of .item() if as_python).
 std::string scalar_string(const Tensor& t, bool as_python) {
-  return visit_dtype(t.dtype(), [&](auto tag) -> std::string {
+  return visit_any_dtype(t.dtype(), [&](auto tag) -> std::string {
     using T = typename decltype(tag)::type;
     T v = *t.data<T>();
     if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+    else if constexpr (is_complex_v<T>)  // Python's "(1+2j)"
+      return "(" + format_float(static_cast<double>(v.real())) + (std::signbit(v.imag()) ? "-" : "+") +
+             format_float(std::abs(static_cast<double>(v.imag()))) + "j)";
+    else if constexpr (std::is_unsigned_v<T>) return std::to_string(static_cast<uint64_t>(v));
     else if constexpr (std::is_integral_v<T>) return std::to_string(static_cast<int64_t>(v));
     else return as_python ? format_float(static_cast<double>(v)) : scalar_str(v);
   });

@@ -27,8 +27,8 @@ namespace {
 nb::dlpack::dtype to_dl(DType t) {
   using C = nb::dlpack::dtype_code;
   uint8_t bits = static_cast<uint8_t>(itemsize(t) * 8);
-  C code = is_bool(t) ? C::Bool : t == DType::uint8 ? C::UInt : is_integral(t) ? C::Int
-         : t == DType::bfloat16 ? C::Bfloat : C::Float;
+  C code = is_bool(t) ? C::Bool : is_unsigned(t) ? C::UInt : is_integral(t) ? C::Int
+         : t == DType::bfloat16 ? C::Bfloat : is_complex(t) ? C::Complex : C::Float;
   return {static_cast<uint8_t>(code), bits, 1};
 }
 
@@ -44,6 +44,11 @@ DType from_dl(nb::dlpack::dtype d) {
       if (d.bits == 64) return DType::int64;
     }
     if (code == C::UInt && d.bits == 8) return DType::uint8;
+    if (code == C::UInt && d.bits == 16) return DType::uint16;
+    if (code == C::UInt && d.bits == 32) return DType::uint32;
+    if (code == C::UInt && d.bits == 64) return DType::uint64;
+    if (code == C::Complex && d.bits == 64) return DType::complex64;
+    if (code == C::Complex && d.bits == 128) return DType::complex128;
     if (code == C::Float) {
       if (d.bits == 16) return DType::float16;
       if (d.bits == 32) return DType::float32;
@@ -141,7 +146,7 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
                 py_type_name(obj), " to a Tensor: ", e.what());
   }
   std::string kind = str_of(arr.attr("dtype").attr("kind"));
-  if (kind != "f" && kind != "i" && kind != "u" && kind != "b")
+  if (kind != "f" && kind != "i" && kind != "u" && kind != "b" && kind != "c")
     MYCEL_THROW(TypeError, "cannot convert an object of type ",
                 py_type_name(obj),
                 " to a Tensor (numpy sees dtype ", repr_str(arr.attr("dtype")),

@@ -82,6 +82,16 @@ int proto_dtype(DType t, bool exact) {
       return pb::DT_DOUBLE;
     case DType::bfloat16:
       return exact ? pb::DT_BFLOAT16 : pb::DT_FLOAT;  // data: converted to float32 first
+    case DType::uint16:
+      return pb::DT_UINT16;
+    case DType::uint32:
+      return pb::DT_UINT32;
+    case DType::uint64:
+      return pb::DT_UINT64;
+    case DType::complex64:
+      return pb::DT_COMPLEX64;
+    case DType::complex128:
+      return pb::DT_COMPLEX128;
   }
   return pb::DT_FLOAT;
 }

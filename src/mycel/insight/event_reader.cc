@@ -47,6 +47,21 @@ bool dtype_from_proto(int t, DType* out) {
     case pb::DT_DOUBLE:
       *out = DType::float64;
       return true;
+    case pb::DT_UINT16:
+      *out = DType::uint16;
+      return true;
+    case pb::DT_UINT32:
+      *out = DType::uint32;
+      return true;
+    case pb::DT_UINT64:
+      *out = DType::uint64;
+      return true;
+    case pb::DT_COMPLEX64:
+      *out = DType::complex64;
+      return true;
+    case pb::DT_COMPLEX128:
+      *out = DType::complex128;
+      return true;
     default:
       return false;
   }

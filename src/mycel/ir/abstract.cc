@@ -9,7 +9,9 @@ bool AbstractTensor::is_dynamic() const {
 }
 
 std::string AbstractTensor::repr() const {
-  static const char* n[] = {"bool", "i8", "u8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
+  static const char* n[] = {"bool", "i8",  "u8",  "i16", "i32", "i64", "f16", "bf16",
+                            "f32",  "f64", "u16", "u32", "u64", "c64", "c128"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kNumDTypes);
   std::string s = std::string(n[static_cast<int>(dtype_)]) + "[";
   for (size_t i = 0; i < shape_.size(); ++i)
     s += (i ? ", " : "") + (shape_[i] == kDynamic ? std::string("?") : std::to_string(shape_[i]));

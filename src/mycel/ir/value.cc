@@ -26,7 +26,9 @@ std::string DTypeValue::repr() const { return dtype_name(v_); }
 
 namespace {
 const char* short_dtype(DType t) {
-  static const char* n[] = {"bool", "i8", "u8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
+  static const char* n[] = {"bool", "i8",  "u8",  "i16", "i32", "i64", "f16", "bf16",
+                            "f32",  "f64", "u16", "u32", "u64", "c64", "c128"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kNumDTypes);
   return n[static_cast<int>(t)];
 }
 }  // namespace

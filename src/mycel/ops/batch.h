@@ -50,6 +50,9 @@ class BatchBuilder {
   /// Calls the op being batched with new attributes (the given ones replace the call's own).
   virtual GradVar call_self(std::vector<GradVar> inputs, const std::map<std::string, AttrValue>& attrs = {}) = 0;
   virtual GradVar make_tuple(std::vector<GradVar> items) = 0;
+  /// `value`, ordered after `effect`: keeps a call whose outputs nothing reads but whose in-place
+  /// update matters (a graph is what its output depends on).
+  virtual GradVar after(GradVar value, GradVar effect) = 0;
   virtual GradVar tuple_get(const GradVar& t, size_t i) = 0;
   GradVar reshape_to(GradVar v, const Shape& s) { return call("reshape", {v}, {{"shape", s}}); }
 };

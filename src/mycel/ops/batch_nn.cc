@@ -1,6 +1,7 @@
 // Batching rules of the network ops: matmul and dense (batch dims of matmul), convolutions and
 // pooling (the batch folded into N, or into the channel groups when the weights are batched too),
 // norms and losses (the batch folded into N, each item reduced on its own).
+#include <cmath>
 #include <numeric>
 
 #include "mycel/core/error.h"
@@ -225,17 +226,107 @@ Batched nll_loss_rule(BatchBuilder& g) {
   return at_front(g, g.make_tuple({loss, total}));
 }
 
-/// batch_norm in inference normalizes with the running statistics, so items are independent: the
-/// batch joins N. Its statistics outputs do not depend on x then (shared by every item). Training
-/// (statistics of each item's own N, running statistics updated) runs per item.
+/// x (N, C, ...) of every item as one (N, B*C, ...) input: the batch folded into the channels,
+/// item b's channels at b*C .. b*C+C-1, so per-channel statistics stay per item.
+GradVar fold_into_channels(BatchBuilder& g, size_t i) {
+  GradVar v = batched(g, i) ? move_axis(g, g.input(i), g.bdim(i), 1) : move_axis(g, front(g, i), 0, 1);
+  Shape s = g.meta(v).shape;  // (N, B, C, ...)
+  Shape folded{s[0], s[1] * s[2]};
+  folded.insert(folded.end(), s.begin() + 3, s.end());
+  return g.reshape_to(v, folded);
+}
+/// A per-channel vector (C,) as the (B*C,) vector matching fold_into_channels.
+GradVar channels_of_items(BatchBuilder& g, size_t i) {
+  if (!g.input(i).defined()) return g.input(i);
+  GradVar v = front(g, i);  // (B, C): an unbatched vector is repeated (a copy, never a view)
+  Shape s = g.meta(v).shape;
+  return g.reshape_to(v, {s[0] * s[1]});
+}
+/// The inverse of fold_into_channels for an output: (N, B*C, ...) -> (N, B, C, ...), batch at 1.
+GradVar unfold_channels(BatchBuilder& g, GradVar v, int64_t b) {
+  Shape s = g.meta(v).shape;
+  Shape out{s[0], b, s[1] / b};
+  out.insert(out.end(), s.begin() + 2, s.end());
+  return g.reshape_to(v, out);
+}
+GradVar items_of_channels(BatchBuilder& g, GradVar v, int64_t b) {
+  return g.reshape_to(v, {b, g.meta(v).shape[0] / b});
+}
+
+/// The running statistics after B items each updated them in turn, as the per-item loop did:
+/// r_B = (1-m)^B r_0 + sum_b m (1-m)^(B-1-b) s_b. That is one update of momentum M = 1-(1-m)^B
+/// towards the weighted means of the items' statistics (weights m (1-m)^(B-1-b) / M), which one
+/// call of the op itself applies to the running statistics in place: its input is two rows per
+/// channel, mean -+ sqrt(V/2), whose mean is the weighted mean and whose unbiased variance is the
+/// weighted unbiased variance V. Built in float64 so the two rows carry the statistics exactly.
+GradVar update_running_stats(BatchBuilder& g, GradVar xf) {
+  const double m = g.attrs().get_float("momentum");
+  const int64_t B = g.batch_size();
+  const double M = 1 - std::pow(1 - m, static_cast<double>(B));
+  if (!(M > 0)) return {};  // momentum 0 (as in a gradient's recomputed forward): no update
+  Shape xs = g.meta(xf).shape;  // (N, B*C, ...)
+  const int64_t C = xs[1] / B;
+  std::vector<int64_t> axes{0};
+  for (int64_t a = 2; a < static_cast<int64_t>(xs.size()); ++a) axes.push_back(a);
+  GradVar x64 = g.call("stop_gradient", {g.call("cast", {xf}, {{"dtype", DType::float64}})});
+  GradVar mean = items_of_channels(g, g.call("mean", {x64}, {{"axis", axes}}), B);       // (B, C)
+  GradVar var = items_of_channels(g, g.call("var", {x64}, {{"axis", axes}, {"ddof", int64_t{1}}}), B);
+  auto scalar = [&](double v) {
+    return g.call("fill", {}, {{"type", DType::float64}, {"shape", Shape{}}, {"value", v}});
+  };
+  // weights (B, 1): m / M * (1-m)^(B-1-b)
+  GradVar expo = g.call("arange", {}, {{"start", double(B - 1)}, {"limit", -1.0}, {"delta", -1.0},
+                                       {"dtype", DType::float64}});
+  GradVar w = g.call("mul", {g.call("pow", {scalar(1 - m), expo}), scalar(m / M)});
+  w = g.reshape_to(w, {B, 1});
+  const std::vector<int64_t> axis0{0};
+  GradVar mu = g.call("sum", {g.call("mul", {w, mean})}, {{"axis", axis0}});  // (C,)
+  GradVar v = g.call("sum", {g.call("mul", {w, var})}, {{"axis", axis0}});
+  GradVar d = g.call("sqrt", {g.call("mul", {v, scalar(0.5)})});
+  GradVar rows = g.call("stack", {g.make_tuple({g.call("sub", {mu, d}), g.call("add", {mu, d})})},
+                        {{"axis", int64_t{0}}});  // (2, C)
+  const DType st = g.meta(g.input(3)).dtype;
+  GradVar ones = g.call("fill", {}, {{"type", st}, {"shape", Shape{C}}, {"value", 1.0}});
+  GradVar zeros = g.call("fill", {}, {{"type", st}, {"shape", Shape{C}}, {"value", 0.0}});
+  return g.call_self({rows, ones, zeros, g.input(3), g.input(4)}, {{"momentum", M}});
+}
+
+/// batch_norm: the batch folded into the channels (each item normalized by its own statistics in
+/// training, by the shared running ones in inference); the statistics outputs are per item. In
+/// training the shared running statistics are updated as B updates in turn would (above); batched
+/// running statistics run per item.
 Batched batch_norm_rule(BatchBuilder& g) {
-  if (g.attrs().get_bool("is_training")) return {};
-  for (size_t i = 1; i < g.num_inputs(); ++i)
-    if (batched(g, i)) return {};
-  if (logical_rank(g, 0) < 2) return {};
-  GradVar out = g.call_self({merge_front(g, front(g, 0)), g.input(1), g.input(2), g.input(3), g.input(4)});
-  GradVar y = split_front(g, g.tuple_get(out, 0), g.batch_size());
-  return {g.make_tuple({y, g.tuple_get(out, 1), g.tuple_get(out, 2)}), {0, kNotBatched, kNotBatched}};
+  if (batched(g, 3) || batched(g, 4) || logical_rank(g, 0) < 2) return {};
+  const int64_t B = g.batch_size();
+  if (!g.attrs().get_bool("is_training") && !batched(g, 1) && !batched(g, 2)) {
+    // Inference with shared parameters: items are independent, so the batch joins N (no copies);
+    // the statistics outputs do not depend on x then.
+    GradVar out = g.call_self({merge_front(g, front(g, 0)), g.input(1), g.input(2), g.input(3), g.input(4)});
+    GradVar y = split_front(g, g.tuple_get(out, 0), B);
+    return {g.make_tuple({y, g.tuple_get(out, 1), g.tuple_get(out, 2)}), {0, kNotBatched, kNotBatched}};
+  }
+  GradVar xf = fold_into_channels(g, 0);
+  GradVar out = g.call_self({xf, channels_of_items(g, 1), channels_of_items(g, 2), channels_of_items(g, 3),
+                             channels_of_items(g, 4)});
+  GradVar y = unfold_channels(g, g.tuple_get(out, 0), B);
+  if (g.attrs().get_bool("is_training"))
+    if (GradVar update = update_running_stats(g, xf); update.defined()) y = g.after(y, update);
+  return {g.make_tuple({y, items_of_channels(g, g.tuple_get(out, 1), B),
+                        items_of_channels(g, g.tuple_get(out, 2), B)}),
+          {1, 0, 0}};
+}
+
+/// batch_norm_grad(dout, x, scale, saved_mean, saved_invstd, dmean, dinvstd): per channel in both
+/// modes, so the batch folds into the channels as in batch_norm.
+Batched batch_norm_grad_rule(BatchBuilder& g) {
+  if (logical_rank(g, 1) < 2) return {};
+  const int64_t B = g.batch_size();
+  std::vector<GradVar> in{fold_into_channels(g, 0), fold_into_channels(g, 1)};
+  for (size_t i = 2; i < g.num_inputs(); ++i) in.push_back(channels_of_items(g, i));
+  GradVar out = g.call_self(in);
+  return {g.make_tuple({unfold_channels(g, g.tuple_get(out, 0), B), items_of_channels(g, g.tuple_get(out, 1), B),
+                        items_of_channels(g, g.tuple_get(out, 2), B)}),
+          {1, 0, 0}};
 }
 
 /// layer_norm normalizes trailing axes: the batch in front only shifts non-negative axes.
@@ -294,6 +385,7 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
   b.add("nll_loss", nll_loss_rule);
   b.add("layer_norm", layer_norm_rule);
   b.add("batch_norm", batch_norm_rule);
+  b.add("batch_norm_grad", batch_norm_grad_rule);
   b.add("layer_norm_grad", layer_norm_grad_rule);
 }
 

@@ -2,6 +2,7 @@
 // one dtype). Output dtypes follow numpy: true division of ints is float64, atan2 of ints is the
 // float numpy picks (int8 -> float16), comparisons and logical ops give bool.
 #include <cmath>
+#include <type_traits>
 
 #include "mycel/kernels/cpu/binary.h"
 #include "mycel/ops/bprop_util.h"
@@ -19,7 +20,46 @@ std::vector<TensorMeta> float_dtype(const InferContext& c) {
 // numpy's true division of integers is float64 whatever their width.
 std::vector<TensorMeta> div_dtype(const InferContext& c) {
   DType t = c.in(0).dtype;
-  return {infer_broadcast(c, is_floating(t) ? t : DType::float64)};
+  return {infer_broadcast(c, is_floating(t) || is_complex(t) ? t : DType::float64)};
+}
+
+// The unsigned and complex types run apart from the core kernels (whose functors compare,
+// saturate or use SIMD paths that complex values do not have): `core` for the core types, f over
+// T (the promoted input type) for the extended ones.
+template <class Out, class F>
+KernelFn with_extended(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_complex_v<T> || (std::is_unsigned_v<T> && sizeof(T) >= 2)) {
+        using O = std::conditional_t<std::is_same_v<Out, void>, T, Out>;
+        cpu::binary_map<T, T, O>(ctx.in(0), ctx.in(1), ctx.out(0), f);
+      }
+    });
+  };
+}
+
+// True division: unsigned inputs divide as float64, complex ones as themselves.
+KernelFn div_extended(KernelFn core) {
+  return [core](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    DType od = ctx.out(0).dtype();
+    Tensor a = ctx.in(0).to(od), b = ctx.in(1).to(od);
+    visit_any_dtype(od, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_complex_v<T> || std::is_same_v<T, double>)
+        cpu::binary_map<T, T, T>(a, b, ctx.out(0), [](T x, T y) { return x / y; });
+    });
+  };
+}
+
+std::vector<DType> with_unsigned_and_complex(std::vector<DType> v) {
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64, DType::complex64, DType::complex128})
+    v.push_back(t);
+  return v;
 }
 std::vector<TensorMeta> bool_dtype(const InferContext& c) {
   return {infer_broadcast(c, DType::bool_)};
@@ -59,6 +99,41 @@ void pow_kernel(const KernelContext& ctx) {
   });
 }
 
+// Bitwise ops: integers as two's complement (every integer type, the wider unsigned included),
+// bools as bits (and/or/xor only).
+template <class F>
+KernelFn bitwise_binary(F f) {
+  return [f](const KernelContext& ctx) {
+    visit_any_dtype(ctx.in(0).dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T>)
+        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0), [f](T x, T y) { return static_cast<T>(f(x, y)); });
+    });
+  };
+}
+
+// Shifts by a count outside [0, bits) are undefined in C++; numpy gives 0 (and -1 for a right
+// shift of a negative signed value), which these return.
+template <class T>
+bool shift_out_of_range(T n) {
+  if constexpr (std::is_signed_v<T>) if (n < 0) return true;
+  return static_cast<uint64_t>(n) >= sizeof(T) * 8;
+}
+template <class T>
+T shift_left(T x, T n) {
+  using U = std::make_unsigned_t<T>;
+  if (shift_out_of_range(n)) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) << n));
+}
+template <class T>
+T shift_right(T x, T n) {
+  if (shift_out_of_range(n)) {
+    if constexpr (std::is_signed_v<T>) return x < 0 ? T(-1) : T(0);
+    else return T(0);
+  }
+  return static_cast<T>(x >> n);  // arithmetic for signed x, as numpy
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(binary) {
@@ -66,23 +141,34 @@ MYCEL_REGISTER_OPS(binary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes();
 
   // Arithmetic.
-  r.add(with_traits(binary("add", "Add", "Elementwise x + y with broadcasting.", all, same_dtype,
-               same_dtype_binary([](auto x, auto y) -> decltype(x) {
+  const auto all_ext = with_unsigned_and_complex(all), numeric_ext = with_unsigned_and_complex(numeric);
+  r.add(with_traits(binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
+               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
+                 else return wrap_add(x, y);
+               }), [](auto x, auto y) -> decltype(x) {
+                 if constexpr (is_complex_v<decltype(x)>) return x + y;
                  else return wrap_add(x, y);
                }), "bprop"),
                     py_op(PyOperator::kAdd), ew_step(cpu::EwOp::kAdd, kKeepsZero), as_post_op(kPostAddRow)));
-  r.add(with_traits(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric, same_dtype,
-               numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }), "bprop"),
+  r.add(with_traits(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_ext, same_dtype,
+               with_extended<void>(numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }),
+                                   [](auto x, auto y) -> decltype(x) {
+                                     if constexpr (is_complex_v<decltype(x)>) return x - y;
+                                     else return wrap_sub(x, y);
+                                   }), "bprop"),
                     py_op(PyOperator::kSub), ew_step(cpu::EwOp::kSub, kKeepsZero)));
-  r.add(with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all, same_dtype,
-               same_dtype_binary([](auto x, auto y) -> decltype(x) {
+  r.add(with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
+               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
                  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
+                 else return wrap_mul(x, y);
+               }), [](auto x, auto y) -> decltype(x) {
+                 if constexpr (is_complex_v<decltype(x)>) return x * y;
                  else return wrap_mul(x, y);
                }), "bprop"),
                     py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
-  r.add(with_traits(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all,
-               div_dtype, float_binary([](auto x, auto y) { return x / y; }), "bprop"),
+  r.add(with_traits(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all_ext,
+               div_dtype, div_extended(float_binary([](auto x, auto y) { return x / y; })), "bprop"),
                     py_op(PyOperator::kDiv), ew_step(cpu::EwOp::kDiv)));
   r.add(with_traits(binary("floor_div", "FloorDiv",
                "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
@@ -108,12 +194,41 @@ MYCEL_REGISTER_OPS(binary) {
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
 
+  // Bitwise (MindSpore's BitwiseAnd/Or/Xor, LeftShift/RightShift), not differentiable.
+  {
+    std::vector<DType> ints = integer_dtypes();
+    for (DType t : {DType::uint16, DType::uint32, DType::uint64}) ints.push_back(t);
+    std::vector<DType> ints_bool = ints;
+    ints_bool.push_back(DType::bool_);
+    r.add(binary("bitwise_and", "BitwiseAnd", "Elementwise x & y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x & y; }), "none"));
+    r.add(binary("bitwise_or", "BitwiseOr", "Elementwise x | y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x | y; }), "none"));
+    r.add(binary("bitwise_xor", "BitwiseXor", "Elementwise x ^ y of integers or bools.", ints_bool, same_dtype,
+                 bitwise_binary([](auto x, auto y) { return x ^ y; }), "none"));
+    r.add(binary("bitwise_left_shift", "LeftShift",
+                 "Elementwise x << y of integers (0 where y is negative or not below the bit width).", ints,
+                 same_dtype, bitwise_binary([](auto x, auto y) {
+                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
+                   else return shift_left(x, y);
+                 }), "none"));
+    r.add(binary("bitwise_right_shift", "RightShift",
+                 "Elementwise x >> y of integers, arithmetic for signed x (y out of range: 0, or -1 "
+                 "for negative x).", ints,
+                 same_dtype, bitwise_binary([](auto x, auto y) {
+                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
+                   else return shift_right(x, y);
+                 }), "none"));
+  }
+
   // Comparisons (bool output, not differentiable).
-  r.add(with_traits(binary("equal", "Equal", "Elementwise x == y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x == y; }), "none"),
+  r.add(with_traits(binary("equal", "Equal", "Elementwise x == y.", all_ext, bool_dtype,
+               with_extended<bool>(predicate_binary([](auto x, auto y) { return x == y; }),
+                                   [](auto x, auto y) { return x == y; }), "none"),
                     py_op(PyOperator::kEq)));
-  r.add(with_traits(binary("not_equal", "NotEqual", "Elementwise x != y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x != y; }), "none"),
+  r.add(with_traits(binary("not_equal", "NotEqual", "Elementwise x != y.", all_ext, bool_dtype,
+               with_extended<bool>(predicate_binary([](auto x, auto y) { return x != y; }),
+                                   [](auto x, auto y) { return x != y; }), "none"),
                     py_op(PyOperator::kNe)));
   r.add(with_traits(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
                predicate_binary([](auto x, auto y) { return x < y; }), "none"),

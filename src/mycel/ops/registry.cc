@@ -255,6 +255,11 @@ std::vector<Tensor> call_op(const std::string& name, std::vector<Tensor> inputs,
 
 std::vector<DType> all_dtypes() {
   std::vector<DType> v;
+  for (int i = 0; i < kNumCoreDTypes; ++i) v.push_back(static_cast<DType>(i));
+  return v;
+}
+std::vector<DType> every_dtype() {
+  std::vector<DType> v;
   for (int i = 0; i < kNumDTypes; ++i) v.push_back(static_cast<DType>(i));
   return v;
 }

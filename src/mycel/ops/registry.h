@@ -171,5 +171,7 @@ std::vector<DType> numeric_dtypes();    // all but bool
 std::vector<DType> signed_dtypes();     // int8, int16, int32, int64 and floats
 std::vector<DType> float_dtypes();      // float16, bfloat16, float32, float64
 std::vector<DType> integer_dtypes();    // int8 .. int64 and uint8
+/// all_dtypes() and the types only some ops take: uint16/32/64, complex64/128 (dtype.h).
+std::vector<DType> every_dtype();
 
 }  // namespace mycel

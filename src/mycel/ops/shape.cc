@@ -101,7 +101,7 @@ shard::LabelSpec transpose_spec(const shard::ShardContext& c) {
 OpDef view_op(std::string name, std::string cls, std::string doc, std::vector<AttrDef> attrs,
               InferFn infer) {
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
-                    std::move(infer), copy_kernel, all_dtypes(), "bprop");
+                    std::move(infer), copy_kernel, every_dtype(), "bprop");  // bytes only
   d.view = as_view;
   d.shard = {reshape_plan, reshape_strategies};
   return d;
@@ -428,7 +428,7 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
   r.add(with_rule(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
                 {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-                infer_transpose, transpose_kernel, all_dtypes(), "bprop"), transpose_spec));
+                infer_transpose, transpose_kernel, every_dtype(), "bprop"), transpose_spec));  // bytes only
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 all_dtypes(), "bprop"));
@@ -453,7 +453,7 @@ MYCEL_REGISTER_OPS(shape) {
   split.tuple_output = true;
   r.add(std::move(split));
   r.add(with_traits(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
-                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, all_dtypes(), "bprop"),
+                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, every_dtype(), "bprop"),
                     ew_step(cpu::EwOp::kCast)));
 }
 

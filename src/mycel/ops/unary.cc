@@ -2,8 +2,11 @@
 // Output dtypes follow numpy: transcendental functions of ints/bools give floats (int8 -> float16,
 // int32 -> float64), abs/neg/sign/square/floor/ceil/round keep the dtype, predicates give bool.
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <limits>
 
+#include "mycel/kernels/cpu/shape.h"
 #include "mycel/kernels/cpu/unary.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
@@ -23,6 +26,32 @@ std::vector<TensorMeta> float_dtype(const InferContext& c) {
 }
 std::vector<TensorMeta> bool_dtype(const InferContext& c) {
   return {{c.in(0).shape, DType::bool_}};
+}
+
+// abs/real/imag of complex64 give float32, of complex128 float64; other types keep theirs.
+std::vector<TensorMeta> real_of_complex(const InferContext& c) {
+  DType t = c.in(0).dtype;
+  if (t == DType::complex64) t = DType::float32;
+  if (t == DType::complex128) t = DType::float64;
+  return {{c.in(0).shape, t}};
+}
+
+// y = f(z) for complex z, y its real type.
+template <class F>
+void complex_to_real(const KernelContext& ctx, F f) {
+  visit_any_dtype(ctx.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_complex_v<T>) {
+      using V = typename T::value_type;
+      cpu::unary_map<T, V>(ctx.in(0), ctx.out(0), [&f](T z) { return static_cast<V>(f(z)); });
+    }
+  });
+}
+
+std::vector<DType> with_extended_dtypes(std::vector<DType> v) {
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64, DType::complex64, DType::complex128})
+    v.push_back(t);
+  return v;
 }
 
 std::vector<TensorMeta> gelu_infer(const InferContext& c) {
@@ -74,17 +103,63 @@ MYCEL_REGISTER_OPS(unary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes(), floats = float_dtypes();
 
   // Sign, magnitude and powers (integer dtypes kept, wrapping like numpy).
-  r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", signed_dtypes(), same_dtype,
-              same_dtype_unary([](auto x) { return wrap_neg(x); })),
-                    ew_step(cpu::EwOp::kNeg, kKeepsZero)));
-  r.add(with_traits(unary("abs", "Abs", "Elementwise |x|.", all, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) {
-                using C = decltype(x);
-                if constexpr (std::is_same_v<C, bool> || is_unsigned_int<C>) return x;
-                else if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-                else return x < C(0) ? wrap_neg(x) : x;
-              })),
-                    ew_step(cpu::EwOp::kAbs, kKeepsZero)));
+  {
+    // complex64/128 negate apart from the core kernel (its functors assume real values).
+    KernelFn core = same_dtype_unary([](auto x) { return wrap_neg(x); });
+    auto dtypes = signed_dtypes();
+    dtypes.push_back(DType::complex64);
+    dtypes.push_back(DType::complex128);
+    r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", dtypes, same_dtype, [core](const KernelContext& ctx) {
+      DType t = ctx.in(0).dtype();
+      if (!is_complex(t)) return core(ctx);
+      visit_any_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (is_complex_v<T>) cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](T x) { return -x; });
+      });
+    }), ew_step(cpu::EwOp::kNeg, kKeepsZero)));
+  }
+  {
+    // The wider unsigned types keep their value; complex values give their modulus (a float).
+    KernelFn core = same_dtype_unary([](auto x) -> decltype(x) {
+      using C = decltype(x);
+      if constexpr (std::is_same_v<C, bool> || is_unsigned_int<C>) return x;
+      else if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
+      else return x < C(0) ? wrap_neg(x) : x;
+    });
+    r.add(with_traits(unary("abs", "Abs", "Elementwise |x| (the modulus, a float, for complex x).",
+                with_extended_dtypes(all), real_of_complex, [core](const KernelContext& ctx) {
+                  DType t = ctx.in(0).dtype();
+                  if (!is_extended(t)) return core(ctx);
+                  if (!is_complex(t)) return cpu::copy_all(ctx.in(0), ctx.out(0));
+                  complex_to_real(ctx, [](auto z) { return std::abs(z); });
+                }), ew_step(cpu::EwOp::kAbs, kKeepsZero)));
+  }
+  // Complex parts (numpy's real/imag/conj): real x is its own real part and conjugate, and has
+  // imaginary part 0.
+  r.add(unary("real", "Real", "Elementwise real part (x itself for real x).", with_extended_dtypes(all),
+              real_of_complex, [](const KernelContext& ctx) {
+                if (!is_complex(ctx.in(0).dtype())) return cpu::copy_all(ctx.in(0), ctx.out(0));
+                complex_to_real(ctx, [](auto z) { return z.real(); });
+              }));
+  r.add(unary("imag", "Imag", "Elementwise imaginary part (0 for real x).", with_extended_dtypes(all),
+              real_of_complex, [](const KernelContext& ctx) {
+                Tensor& out = ctx.out(0);
+                if (!is_complex(ctx.in(0).dtype())) {  // all-zero bytes: 0 in every type
+                  if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
+                  return;
+                }
+                complex_to_real(ctx, [](auto z) { return z.imag(); });
+              }));
+  r.add(unary("conj", "Conj", "Elementwise complex conjugate (x itself for real x).",
+              with_extended_dtypes(all), same_dtype, [](const KernelContext& ctx) {
+                DType t = ctx.in(0).dtype();
+                if (!is_complex(t)) return cpu::copy_all(ctx.in(0), ctx.out(0));
+                visit_any_dtype(t, [&](auto tag) {
+                  using T = typename decltype(tag)::type;
+                  if constexpr (is_complex_v<T>)
+                    cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](T z) { return std::conj(z); });
+                });
+              }));
   r.add(unary("sign", "Sign", "Elementwise sign: -1, 0 or 1 (NaN stays NaN).", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 using C = decltype(x);
@@ -254,6 +329,12 @@ MYCEL_REGISTER_BPROPS(unary) {
   rule("neg", [](BpropBuilder& g, GradVar, GradVar, GradVar d, const Scalar&) { return g.neg(d); });
   rule("abs", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
     return g.mul(d, call1(g, "sign", x));  // 0 at x == 0 (the subgradient numpy-like libs pick)
+  });
+  // Of real x (complex x has no gradient here): real and conj are the identity, imag a constant.
+  rule("real", [](BpropBuilder&, GradVar, GradVar, GradVar d, const Scalar&) { return d; });
+  rule("conj", [](BpropBuilder&, GradVar, GradVar, GradVar d, const Scalar&) { return d; });
+  rule("imag", [](BpropBuilder& g, GradVar x, GradVar, GradVar, const Scalar&) {
+    return g.call("zeros_like", {x});
   });
   rule("square", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     return g.mul(d, g.mul(x, c(2)));

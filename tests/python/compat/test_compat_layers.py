@@ -29,8 +29,26 @@ ACTS = [
     ("SoftShrink", lambda: nn.SoftShrink(0.3), lambda x: np.where(x > 0.3, x - 0.3, np.where(x < -0.3, x + 0.3, 0))),
     ("HShrink", lambda: nn.HShrink(0.3), lambda x: np.where(np.abs(x) > 0.3, x, 0)),
     ("PReLU", lambda: nn.PReLU(4, 0.1, dtype=mycel.float64), lambda x: np.where(x > 0, x, 0.1 * x)),
+    ("RReLU", lambda: nn.RReLU(0.1, 0.3), lambda x: np.where(x >= 0, x, 0.2 * x)),  # inference: the mean slope
     ("Identity", lambda: nn.Identity(), lambda x: x),
 ]
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_rrelu_training_draws_slopes_in_range(mode):
+    mycel.set_context(mode=mode)
+    try:
+        cell = nn.RReLU(0.1, 0.3)
+        cell.set_train(True)
+        x = np.where(X >= 0, X + 0.5, X - 0.5)  # no element near 0
+        y = cell(Tensor(x)).asnumpy()
+        np.testing.assert_array_equal(y[x >= 0], x[x >= 0])
+        slopes = y[x < 0] / x[x < 0]
+        assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.02  # drawn per element
+        with pytest.raises(ValueError, match=r"RReLU: lower \(0.5\) must not exceed upper \(0.2\)"):
+            nn.RReLU(0.5, 0.2)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 
 @pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
@@ -101,6 +119,15 @@ def test_group_and_instance_norm_vs_numpy(mode):
         np.testing.assert_allclose(inn(Tensor(x)).asnumpy(), _group_norm_ref(x, 6, 1e-5, gamma, beta), rtol=1e-10)
         with pytest.raises(ValueError, match="must be divisible by num_groups"):
             nn.GroupNorm(4, 6)
+        # 1-d and 3-d instance norms: each channel of each sample over its own spatial dims
+        for layer, shape in ((nn.InstanceNorm1d, (2, 6, 5)), (nn.InstanceNorm3d, (2, 6, 2, 3, 2))):
+            xs = R.normal(size=shape)
+            inn = layer(6, gamma_init=Tensor(gamma), beta_init=Tensor(beta), dtype=mycel.float64)
+            np.testing.assert_allclose(inn(Tensor(xs)).asnumpy(), _group_norm_ref(xs, 6, 1e-5, gamma, beta),
+                                       rtol=1e-10)
+        if mode == mycel.PYNATIVE_MODE:  # graph mode: the broadcasting error names the line
+            with pytest.raises(ValueError, match="InstanceNorm3d: input 'x' must be 5-D, got 4-D"):
+                nn.InstanceNorm3d(6)(Tensor(x))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 

@@ -32,6 +32,25 @@ def _multi_margin(x, y, p=1, margin=1.0):
     return out
 
 
+def _multi_label_margin(x, y):
+    """Each row: targets are y up to the first -1; sum over targets j, non-targets i of
+    max(0, 1 - (x[j] - x[i])) / C (MindSpore's MultiLabelMarginLoss)."""
+    out = np.zeros(len(x))
+    for r in range(len(x)):
+        targets = []
+        for t in y[r]:
+            if t == -1:
+                break
+            targets.append(t)
+        others = [i for i in range(x.shape[1]) if i not in targets]
+        out[r] = sum(max(0.0, 1 - (x[r, j] - x[r, i])) for j in targets for i in others) / x.shape[1]
+    return out
+
+
+ML_TARGETS = np.array([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 1, 2, 3], [2, -1, -1, -1], [0, 0, -1, 2],
+                       [1, 3, -1, 0]])
+
+
 def _stirling(y):
     return np.where(y > 1, y * np.log(np.maximum(y, 1)) - y + 0.5 * np.log(2 * np.pi * np.maximum(y, 1)), 0)
 
@@ -53,6 +72,7 @@ CASES = [
      (Y01 * np.log1p(np.exp(-X1)) + (1 - Y01) * np.log1p(np.exp(X1))).mean(-1)),
     ("MultiMarginLoss", lambda: nn.MultiMarginLoss(), (X1, LABELS), _multi_margin(X1, LABELS)),
     ("MultiMarginLoss p2", lambda: nn.MultiMarginLoss(p=2, margin=0.5), (X1, LABELS), _multi_margin(X1, LABELS, 2, 0.5)),
+    ("MultiLabelMarginLoss", lambda: nn.MultiLabelMarginLoss(), (X1, ML_TARGETS), _multi_label_margin(X1, ML_TARGETS)),
     ("TripletMarginLoss", lambda: nn.TripletMarginLoss(), (X1, X2, X1[::-1].copy()),
      np.maximum(0, np.linalg.norm(X1 - X2 + 1e-6, axis=-1) - np.linalg.norm(X1 - X1[::-1] + 1e-6, axis=-1) + 1.0)),
 ]

@@ -119,7 +119,8 @@ def test_tokenize_lookup_pipeline():
     table = vocab.vocab()
     for g, s in zip(got, SENTENCES):
         assert g.dtype == np.int32
-        assert g.tolist() == [table[w] for w in s.split()]
+        # an empty text is the one token '' (MindSpore's tokenizers), which is unknown here
+        assert g.tolist() == [table.get(w, table["<unk>"]) for w in (s.split() or [""])]
     lookup = text.Lookup(vocab, "<unk>", data_type=mstype.int64)
     out = lookup(np.array([["the", "zebra"], ["dog", "a"]]))
     assert out.dtype == np.int64 and out.tolist() == [[table["the"], 0], [table["dog"], table["a"]]]
@@ -194,7 +195,7 @@ def test_truncate_to_number_pad_end_and_friends():
     d = ds.NumpySlicesDataset({"s": np.array(SENTENCES)}, shuffle=False)
     d = d.map([text.WhitespaceTokenizer(), text.Truncate(2), transforms.PadEnd([2], "<pad>")], "s")
     got = _rows(d.batch(5))[0][0]
-    want = [(s.split()[:2] + ["<pad>"] * 2)[:2] for s in SENTENCES]
+    want = [((s.split() or [""])[:2] + ["<pad>"] * 2)[:2] for s in SENTENCES]
     assert got.tolist() == want
 
 
@@ -235,3 +236,60 @@ def test_bert_tokenizers():
     assert got == [["un", "##want", "##ed", "runn", "##ing", "!"], ["我", "喜", "欢"]]
     nfkc = text.NormalizeUTF8()(np.array(["ｆｕｌｌ①"]))
     assert nfkc.tolist() == ["full1"]
+
+
+def _triples(out):
+    toks, start, limit = out
+    assert start.dtype == np.uint32 and limit.dtype == np.uint32  # MindSpore's offset type
+    return list(zip(toks.tolist(), start.tolist(), limit.tolist()))
+
+
+def test_basic_tokenizer_offsets_hand_computed():
+    # byte offsets in UTF-8: 世 and 界 are 3 bytes each
+    basic = text.BasicTokenizer(with_offsets=True)
+    assert _triples(basic("Hello, 世界!")) == [("Hello", 0, 5), (",", 5, 6), ("世", 7, 10), ("界", 10, 13),
+                                              ("!", 13, 14)]
+    # lower_case: offsets count bytes of the folded text (é -> e: "hello" ends at 5, not 6)
+    low = text.BasicTokenizer(lower_case=True, with_offsets=True)
+    assert _triples(low("Héllo WORLD")) == [("hello", 0, 5), ("world", 6, 11)]
+    # a whitespace run is one delimiter, kept whole with keep_whitespace
+    keep = text.BasicTokenizer(keep_whitespace=True, with_offsets=True)
+    assert _triples(keep("a  b")) == [("a", 0, 1), ("  ", 1, 3), ("b", 3, 4)]
+    assert _triples(basic("[CLS] hi[SEP]")) == [("[CLS]", 0, 5), ("hi", 6, 8), ("[SEP]", 8, 13)]
+    # a format character (zero-width space, 3 bytes) becomes one space before splitting
+    assert _triples(basic("a\u200bb")) == [("a", 0, 1), ("b", 2, 3)]
+    assert _triples(basic("   ")) == [("", 0, 0)]  # no token: the one empty token
+    assert text.BasicTokenizer()("").tolist() == [""]
+
+
+def test_wordpiece_and_bert_offsets_hand_computed():
+    vocab = text.Vocab.from_list(["[UNK]", "want", "##want", "##ed", "un", "runn", "##ing", "!",
+                                  "我", "喜", "欢"])
+    wp = text.WordpieceTokenizer(vocab, with_offsets=True)
+    # offsets in each word, the suffix indicator not counted
+    assert _triples(wp(np.array(["unwanted", "running", "xyz"]))) == [
+        ("un", 0, 2), ("##want", 2, 6), ("##ed", 6, 8), ("runn", 0, 4), ("##ing", 4, 7), ("[UNK]", 0, 3)]
+    # a word over max_bytes_per_token: MindSpore's limit is the unknown token's length (5)
+    assert _triples(text.WordpieceTokenizer(vocab, max_bytes_per_token=4, with_offsets=True)(
+        np.array(["running"]))) == [("[UNK]", 0, 5)]
+    assert _triples(text.WordpieceTokenizer(vocab, unknown_token="", with_offsets=True)(
+        np.array(["xyz"]))) == [("xyz", 0, 3)]
+    bert = text.BertTokenizer(vocab, lower_case=True, with_offsets=True)
+    assert _triples(bert("UNwanted running!")) == [
+        ("un", 0, 2), ("##want", 2, 6), ("##ed", 6, 8), ("runn", 9, 13), ("##ing", 13, 16), ("!", 16, 17)]
+    assert _triples(bert("我喜欢")) == [("我", 0, 3), ("喜", 3, 6), ("欢", 6, 9)]
+    assert _triples(bert("")) == [("", 0, 0)]
+    # in a pipeline: three output columns, offsets uint32
+    d = ds.NumpySlicesDataset({"s": np.array(["UNwanted running!", "我喜欢"])}, shuffle=False)
+    d = d.map(bert, input_columns=["s"], output_columns=["token", "offsets_start", "offsets_limit"])
+    rows = _rows(d)
+    assert [r[0].tolist() for r in rows] == [["un", "##want", "##ed", "runn", "##ing", "!"], ["我", "喜", "欢"]]
+    assert rows[0][1].dtype == np.uint32 and rows[1][1].tolist() == [0, 3, 6] and rows[1][2].tolist() == [3, 6, 9]
+
+
+def test_simple_tokenizer_offsets_are_uint32_and_empty_is_one_token():
+    toks, start, limit = text.WhitespaceTokenizer(with_offsets=True)("  ")
+    assert toks.tolist() == [""] and start.tolist() == [0] and limit.tolist() == [0]
+    assert start.dtype == np.uint32
+    assert _triples(text.RegexTokenizer(r"\s+", with_offsets=True)("ab  ç")) == [("ab", 0, 2), ("ç", 4, 6)]
+    assert text.UnicodeCharTokenizer()("").tolist() == [""]

@@ -18,6 +18,9 @@ def _avoid(*kinks, shape=(3, 4), gap=0.1):
 CASES = [
     GradCase("neg", [(2, 3)]),
     GradCase("abs", [(2, 3)], domain="away0"),
+    GradCase("real", [(2, 3)]),  # of real inputs: identity, 0, identity
+    GradCase("imag", [(2, 3)]),
+    GradCase("conj", [(2, 3)]),
     GradCase("square", [(2, 3)]),
     GradCase("square", [()], id="0d"),
     GradCase("reciprocal", [(2, 3)], domain="away0"),

@@ -33,6 +33,9 @@ check(ops.vmap(ops.AllGather())(mine), np.stack([np.concatenate([x[b] for x in x
 ys = items((2 * N, 3), 2)
 want = np.stack([np.split(sum(y[b] for y in ys), N, 0)[R] for b in range(B)])
 check(ops.vmap(ops.ReduceScatter(ReduceOp.SUM))(Tensor(ys[R])), want, "reduce_scatter")
+# all_to_all: each item split along dim 0, part R of every rank's item joined along dim 1
+want = np.stack([np.concatenate([np.split(y[b], N, 0)[R] for y in ys], 1) for b in range(B)])
+check(ops.vmap(ops.AlltoAll(N, 0, 1))(Tensor(ys[R])), want, "all_to_all")
 # per-sample gradient of a loss that all-reduces (data parallel inside vmap)
 g = ops.vmap(ops.grad(lambda t: (ops.AllReduce()(t) ** 2).sum()))(mine)
 check(g, 2 * N * sum(xs), "grad of all_reduce under vmap")  # d/dx_r sum((sum_k x_k)^2) = 2 N sum

@@ -381,3 +381,39 @@ CASES += [
            lambda rng, dt: [m[:, ::2] for m in _clip((5, 14), (5, 14), (5, 14))(rng, dt)],
            id="strided"),
 ]
+
+# Bitwise ops against numpy: and/or/xor on integers (negative values: two's complement) and bools;
+# shifts with counts inside the bit width, and numpy's results for counts at or past it.
+def _shift_counts(rng, dt):
+    bits = np.dtype(dt).itemsize * 8
+    unsigned = np.dtype(dt).kind == "u"
+    x = rng.integers(0 if unsigned else -100, 101, size=(5, 6)).astype(dt)
+    return [x, rng.integers(0, bits, size=(5, 6)).astype(dt)]
+
+
+def _shift_ref(fn):
+    def ref(x, n):
+        bits = x.dtype.itemsize * 8
+        out = fn(x, np.clip(n, 0, bits - 1).astype(x.dtype))
+        big = (n.astype(np.int64) >= bits) | (n.astype(np.int64) < 0)
+        fill = np.where(x < 0, -1, 0) if fn is np.right_shift else 0
+        return np.where(big, fill, out).astype(x.dtype)
+    return ref
+
+
+for _op, _ref in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                  ("bitwise_xor", np.bitwise_xor)):
+    CASES += [OpCase(_op, _ref, _int_pairs(-20, 21, zero_y=True), dtypes=INT + ("bool", "uint16", "uint32", "uint64")),
+              OpCase(_op, _ref, small_ints([(3, 1), (1, 4)]), dtypes=("int32",), domain="int", id="bcast")]
+for _op, _fn in (("bitwise_left_shift", np.left_shift), ("bitwise_right_shift", np.right_shift)):
+    CASES += [OpCase(_op, _shift_ref(_fn), _shift_counts, dtypes=INT + ("uint16", "uint32", "uint64")),
+              OpCase(_op, _shift_ref(_fn),
+                     lambda rng, dt: [np.array([-5, 5, 1, -1], dt), np.array([8, 64, 70, 100], dt)],
+                     dtypes=("int8", "int64"), id="past_width")]
+
+# Complex parts of real inputs (numpy: the input, zeros, the input); complex inputs are in
+# compat/test_compat_dtypes.py (the table draws real dtypes only).
+CASES += [OpCase("real", np.real, [(3, 4)], dtypes=ALL),
+          OpCase("imag", np.imag, [(3, 4)], dtypes=ALL),
+          OpCase("conj", np.conj, [(3, 4)], dtypes=NUMERIC),  # numpy: conj of bool is int8, Mycel keeps bool
+          OpCase("conj", lambda x: x, [(3, 4)], dtypes=("bool",), id="bool")]

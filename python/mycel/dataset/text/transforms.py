@@ -64,17 +64,20 @@ def _np_type(owner, data_type):
 
 
 def _offsets(tokens_with_starts, text):
-    """Byte offsets (start, limit) in the UTF-8 text of tokens given with their char starts."""
+    """Byte offsets (start, limit) in the UTF-8 text of tokens given with their char starts,
+    uint32 as MindSpore's tokenizers give them."""
     starts, limits = [], []
     for tok, c in tokens_with_starts:
         b = len(text[:c].encode("utf-8"))
         starts.append(b)
         limits.append(b + len(tok.encode("utf-8")))
-    return np.array(starts, np.int32), np.array(limits, np.int32)
+    return np.array(starts, np.uint32), np.array(limits, np.uint32)
 
 
 def _tokens(owner, toks, with_offsets, text):
-    out = np.array([t for t, _ in toks], dtype=str) if toks else np.array([], dtype="<U1")
+    # No token at all is the one token '' at 0..0, as MindSpore's tokenizers return it.
+    toks = toks or [("", 0)]
+    out = np.array([t for t, _ in toks], dtype=str)
     if not with_offsets:
         return out
     return (out,) + _offsets(toks, text)

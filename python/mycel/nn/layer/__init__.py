@@ -8,12 +8,12 @@ from mycel.nn.layer.pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from mycel.nn.layer.embedding import Embedding
 from mycel.nn.layer.transformer import MultiheadAttention, TransformerEncoderLayer
-from mycel.nn.layer.rnn import LSTM
+from mycel.nn.layer.rnn import LSTM, GRU, RNN
 from mycel.nn.layer.rnn_cells import LSTMCell, GRUCell, RNNCell
 from mycel.nn.layer.activation_more import *  # noqa: F401,F403  (ELU, Softplus, Mish, PReLU, ...)
 from mycel.nn.layer.activation_more import __all__ as _activation_more_all
-from mycel.nn.layer.conv1d import Conv1d, MaxPool1d, AvgPool1d
-from mycel.nn.layer.group_norm import GroupNorm, InstanceNorm2d
+from mycel.nn.layer.conv1d import Conv1d, Conv1dTranspose, MaxPool1d, AvgPool1d
+from mycel.nn.layer.group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from mycel.nn.layer.layers_more import *  # noqa: F401,F403  (Softmin, GLU, PixelShuffle, Dropout2d, ...)
 from mycel.nn.layer.layers_more import __all__ as _layers_more_all
 from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
@@ -22,7 +22,7 @@ from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, Transform
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "Conv2dTranspose",
            "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
-           "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "LSTMCell", "GRUCell", "RNNCell",
+           "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
-           "Conv1d", "MaxPool1d", "AvgPool1d", "GroupNorm", "InstanceNorm2d"] + _activation_more_all + \
+           "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"] + _activation_more_all + \
     _layers_more_all

@@ -1,6 +1,6 @@
 """More of MindSpore's activation Cells, each a composite of registry ops (gradients from the
 ops): ELU, CELU, SeLU, Softplus, Softsign, Hardtanh, HSigmoid, HSwish, Mish, LogSigmoid,
-Tanhshrink, SoftShrink, HShrink, PReLU, Identity."""
+Tanhshrink, SoftShrink, HShrink, PReLU, RReLU, Identity."""
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.nn.cell import Cell
@@ -143,6 +143,27 @@ class PReLU(Cell):
         return ops.select(ops.greater(x, 0.0), x, x * w)
 
 
+class RReLU(Cell):
+    """Randomized leaky ReLU: x where x >= 0, else a * x with a drawn from U(lower, upper) for
+    each element in training, a = (lower + upper) / 2 in inference."""
+
+    def __init__(self, lower=1 / 8, upper=1 / 3):
+        super().__init__()
+        for arg, v in (("lower", lower), ("upper", upper)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"RReLU: {arg} must be a float, got {type(v).__name__}")
+        if lower > upper:
+            raise ValueError(f"RReLU: lower ({lower}) must not exceed upper ({upper})")
+        self.lower, self.upper = float(lower), float(upper)
+
+    def construct(self, x):
+        if self.training:
+            a = ops.cast(ops.uniform(x.shape, minval=self.lower, maxval=self.upper), x.dtype)
+        else:
+            a = (self.lower + self.upper) / 2
+        return ops.select(ops.greater_equal(x, 0.0), x, x * a)
+
+
 class Identity(Cell):
     """Returns its input."""
 
@@ -151,4 +172,4 @@ class Identity(Cell):
 
 
 __all__ = ["ELU", "CELU", "SeLU", "Softplus", "Softsign", "Hardtanh", "HSigmoid", "HSwish", "Mish",
-           "LogSigmoid", "Tanhshrink", "SoftShrink", "HShrink", "PReLU", "Identity"]
+           "LogSigmoid", "Tanhshrink", "SoftShrink", "HShrink", "PReLU", "RReLU", "Identity"]

@@ -1,5 +1,5 @@
-"""GroupNorm and InstanceNorm2d (MindSpore's): mean and variance over each group of channels
-(GroupNorm) or each channel (InstanceNorm2d) of one sample, then a per-channel affine. Composites
+"""GroupNorm and InstanceNorm1d/2d/3d (MindSpore's): mean and variance over each group of channels
+(GroupNorm) or each channel (InstanceNorm) of one sample, then a per-channel affine. Composites
 of registry ops (mean, var, sqrt), so both modes and gradients come from the ops."""
 from mycel import ops
 from mycel.common import dtype as mstype
@@ -43,25 +43,42 @@ class GroupNorm(Cell):
         return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
 
 
-class InstanceNorm2d(Cell):
-    """Each channel of each sample normalized over (H, W), then gamma/beta per channel (affine);
-    input (N, C, H, W). Running statistics are not tracked (MindSpore's training behaviour)."""
+class _InstanceNorm(Cell):
+    """Each channel of each sample normalized over its spatial dims, then gamma/beta per channel
+    (affine). Running statistics are not tracked (MindSpore's training behaviour)."""
+    _rank = 4
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, gamma_init="ones", beta_init="zeros",
                  dtype=mstype.float32):
         super().__init__()
-        self.num_features = check_int(num_features, "InstanceNorm2d", "num_features")
+        self._who = type(self).__name__
+        self.num_features = check_int(num_features, self._who, "num_features")
         self.eps, self.momentum, self.affine = float(eps), float(momentum), bool(affine)
         self.gamma = make_param(gamma_init, (num_features,), dtype, "gamma", requires_grad=self.affine)
         self.beta = make_param(beta_init, (num_features,), dtype, "beta", requires_grad=self.affine)
 
     def construct(self, x):
-        check_rank("InstanceNorm2d", "x", x.ndim, (4,))
+        check_rank(self._who, "x", x.ndim, (self._rank,))
         if x.shape[1] != self.num_features:
-            raise ValueError(f"InstanceNorm2d: x has {x.shape[1]} channels (dim 1), the layer {self.num_features}")
+            raise ValueError(f"{self._who}: x has {x.shape[1]} channels (dim 1), the layer {self.num_features}")
         y = _group_normalize(x, self.num_features, self.eps)
-        shape = (1, self.num_features, 1, 1)
+        shape = (1, self.num_features) + (1,) * (self._rank - 2)
         return y * ops.reshape(self.gamma, shape) + ops.reshape(self.beta, shape)
 
 
-__all__ = ["GroupNorm", "InstanceNorm2d"]
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) inputs over L."""
+    _rank = 3
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) inputs over (H, W)."""
+    _rank = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) inputs over (D, H, W)."""
+    _rank = 5
+
+
+__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

@@ -20,6 +20,13 @@ def _masked(scores, mask):
     return scores + mask
 
 
+def _pad_key(mask):
+    """A mask with one more key column that every query may attend (False, or 0 for a float mask)."""
+    if mask is None:
+        return mask
+    return ops.concat((mask, ops.zeros_like(mask[..., :1])), -1)
+
+
 class MultiheadAttention(Cell):
     """softmax(q k^T / sqrt(d)) v over num_heads heads of size embed_dim / num_heads. Inputs are
     (L, N, E) or (N, L, E) with batch_first; returns (output, weights) with weights (N, L, S)
@@ -33,8 +40,6 @@ class MultiheadAttention(Cell):
         self.num_heads = check_int(num_heads, who, "num_heads")
         if embed_dim % num_heads:
             raise ValueError(f"{who}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError(f"{who}: add_bias_kv and add_zero_attn are not supported yet")
         self.kdim = embed_dim if kdim is None else check_int(kdim, who, "kdim")
         self.vdim = embed_dim if vdim is None else check_int(vdim, who, "vdim")
         self.head_dim = embed_dim // num_heads
@@ -49,6 +54,11 @@ class MultiheadAttention(Cell):
             self.k_proj_weight = make_param("xavier_uniform", (e, self.kdim), dtype, "k_proj_weight")
             self.v_proj_weight = make_param("xavier_uniform", (e, self.vdim), dtype, "v_proj_weight")
         self.in_proj_bias = make_param(Zero(), (3 * e,), dtype, "in_proj_bias") if has_bias else None
+        # add_bias_kv: one more key and value (learned) every query may attend to; add_zero_attn:
+        # one more all-zero key and value per head (PyTorch's and MindSpore's options).
+        self.add_bias_kv, self.add_zero_attn = bool(add_bias_kv), bool(add_zero_attn)
+        self.bias_k = make_param("xavier_normal", (1, 1, e), dtype, "bias_k") if add_bias_kv else None
+        self.bias_v = make_param("xavier_normal", (1, 1, e), dtype, "bias_v") if add_bias_kv else None
         self.out_proj = Dense(e, e, has_bias=has_bias, bias_init="zeros", dtype=dtype)
         self.dropout = Dropout(p=dropout)
 
@@ -74,10 +84,20 @@ class MultiheadAttention(Cell):
         q = ops.dense(query, wq, bq) * (1.0 / math.sqrt(d))
         k = ops.dense(key, wk, bk)
         v = ops.dense(value, wv, bv)
+        if self.add_bias_kv:
+            k = ops.concat((k, ops.broadcast_to(self.bias_k, (1, bsz, self.embed_dim))), 0)
+            v = ops.concat((v, ops.broadcast_to(self.bias_v, (1, bsz, self.embed_dim))), 0)
+            attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+            src_len = src_len + 1
         # (L, N, E) -> (N * heads, L, d): one batched matmul for every head.
         q = ops.transpose(ops.reshape(q, (tgt_len, -1, d)), (1, 0, 2))
         k = ops.transpose(ops.reshape(k, (src_len, -1, d)), (1, 0, 2))
         v = ops.transpose(ops.reshape(v, (src_len, -1, d)), (1, 0, 2))
+        if self.add_zero_attn:
+            zeros = ops.zeros((k.shape[0], 1, d), k.dtype)
+            k, v = ops.concat((k, zeros), 1), ops.concat((v, zeros), 1)
+            attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+            src_len = src_len + 1
         scores = ops.matmul(q, k, transpose_b=True)
         if attn_mask is not None:
             scores = _masked(scores, attn_mask)

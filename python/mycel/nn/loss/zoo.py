@@ -1,7 +1,7 @@
 """More of MindSpore's losses, each a composite of registry ops (gradients come from the ops):
 MarginRankingLoss, HuberLoss, SoftMarginLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
 KLDivLoss, BCELoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss,
-MultiMarginLoss, TripletMarginLoss. Formulas and defaults follow MindSpore's documentation."""
+MultiMarginLoss, MultiLabelMarginLoss, TripletMarginLoss. Formulas and defaults follow MindSpore's documentation."""
 import math
 
 from mycel import ops
@@ -173,6 +173,23 @@ class MultiMarginLoss(LossBase):
         return self.get_loss(ops.sum(hinge, (-1,)) / n_classes)
 
 
+class MultiLabelMarginLoss(LossBase):
+    """Multi-class multi-label hinge: target holds class indices, the first -1 ending them; each
+    sample's loss is the sum over its target classes j and non-target classes i of
+    max(0, 1 - (x[j] - x[i])), over C. x (C,) or (N, C), target of the same shape."""
+
+    def construct(self, x, target):
+        n_classes = x.shape[-1]
+        valid = ops.cast(ops.equal(ops.cumsum(ops.cast(ops.equal(target, -1), x.dtype), -1), 0.0), x.dtype)
+        safe = ops.select(ops.equal(target, -1), ops.zeros_like(target), target)
+        onehot = ops.one_hot(safe, n_classes, 1.0, 0.0, -1, x.dtype) * ops.expand_dims(valid, -1)  # (.., C, C)
+        is_target = ops.max(onehot, (-2,))  # (.., C): class i is one of the targets
+        x_t = ops.sum(onehot * ops.expand_dims(x, -2), (-1,))  # (.., C): x[target_j]
+        margin = 1.0 - ops.expand_dims(x_t, -1) + ops.expand_dims(x, -2)  # (.., j, i)
+        hinge = ops.relu(margin) * ops.expand_dims(valid, -1) * ops.expand_dims(1.0 - is_target, -2)
+        return self.get_loss(ops.sum(hinge, (-2, -1)) / n_classes)
+
+
 class TripletMarginLoss(LossBase):
     """max(0, d(a, p) - d(a, n) + margin), d the p-norm distance (plus eps) over the last axis;
     swap uses min(d(a, n), d(p, n))."""
@@ -197,4 +214,4 @@ class TripletMarginLoss(LossBase):
 
 __all__ = ["MarginRankingLoss", "HuberLoss", "SoftMarginLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
            "KLDivLoss", "BCELoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss",
-           "MultiMarginLoss", "TripletMarginLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss"]

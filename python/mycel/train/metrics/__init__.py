@@ -5,12 +5,15 @@ from mycel.train.metrics.accuracy import (Accuracy, TopKCategoricalAccuracy, Top
 from mycel.train.metrics.loss import Loss
 from mycel.train.metrics.confusion import ConfusionMatrix, Precision, Recall, Fbeta, F1
 from mycel.train.metrics.error import MAE, MSE
+from mycel.train.metrics.roc import ROC, auc
+from mycel.train.metrics.similarity import Dice, CosineSimilarity, Perplexity
 
 # The metric names MindSpore's Model(metrics={...}) and get_metric_fn accept.
 METRIC_NAMES = {
     "acc": Accuracy, "accuracy": Accuracy, "loss": Loss, "mae": MAE, "mse": MSE,
     "top_1_accuracy": Top1CategoricalAccuracy, "top_5_accuracy": Top5CategoricalAccuracy,
-    "precision": Precision, "recall": Recall, "f1": F1,
+    "precision": Precision, "recall": Recall, "f1": F1, "dice": Dice, "roc": ROC,
+    "cosine_similarity": CosineSimilarity, "perplexity": Perplexity,
 }
 
 
@@ -27,4 +30,4 @@ def names():
 
 __all__ = ["Metric", "Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "Loss", "ConfusionMatrix", "Precision", "Recall", "Fbeta", "F1",
-           "MAE", "MSE", "get_metric_fn", "names"]
+           "MAE", "MSE", "ROC", "auc", "Dice", "CosineSimilarity", "Perplexity", "get_metric_fn", "names"]

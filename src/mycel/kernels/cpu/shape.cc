@@ -9,12 +9,17 @@ namespace mycel::cpu {
 namespace {
 
 // Copies move bits only, so the loops are instantiated per element size, not per dtype.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 template <class Fn>
-void visit_size(size_t n, Fn&& fn) {
+void visit_size(size_t n, Fn&& fn) {  // elements moved as opaque bytes of their size
   switch (n) {
     case 1: return fn(TypeTag<uint8_t>{});
     case 2: return fn(TypeTag<uint16_t>{});
     case 4: return fn(TypeTag<uint32_t>{});
+    case 16: return fn(TypeTag<Bytes16>{});  // complex128
     default: return fn(TypeTag<uint64_t>{});
   }
 }
@@ -178,7 +183,7 @@ void copy_all(const Tensor& in, Tensor& out) {
 }
 
 void fill_value(Tensor& out, double v) {
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_any_dtype(out.dtype(), [&](auto tag) {  // every type: zeros/ones/fill of uint32, complex64, ...
     using T = typename decltype(tag)::type;
     T x;
     convert_elements(&v, DType::float64, &x, out.dtype(), 1);

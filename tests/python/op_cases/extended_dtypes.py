@@ -1,0 +1,48 @@
+"""Rows for uint16/uint32/uint64 and complex64/complex128: every op that claims them, against
+numpy (the generic table draws only the core dtypes, so these rows draw their own inputs)."""
+import numpy as np
+
+from op_cases import OpCase
+
+UNSIGNED = ("uint16", "uint32", "uint64")
+COMPLEX = ("complex64", "complex128")
+EXT = UNSIGNED + COMPLEX
+
+
+def _draw(*shapes):
+    def gen(rng, dt):
+        out = []
+        for s in shapes:
+            if np.dtype(dt).kind == "c":
+                out.append((rng.normal(size=s) + 1j * rng.normal(size=s)).astype(dt))
+            else:  # away from 0, so that division is defined
+                out.append(rng.integers(1, 200, size=s).astype(dt))
+        return out
+    return gen
+
+
+def _quiet(f):
+    def ref(*a, **k):
+        with np.errstate(all="ignore"):
+            return f(*a, **k)
+    return ref
+
+
+CASES = [OpCase(op, ref, _draw((3, 4), (3, 4)), dtypes=EXT, id="ext")
+         for op, ref in (("add", np.add), ("sub", _quiet(np.subtract)), ("mul", _quiet(np.multiply)),
+                         ("div", np.true_divide), ("equal", np.equal), ("not_equal", np.not_equal))]
+CASES += [OpCase(op, ref, _draw((3, 4)), dtypes=EXT, id="ext")
+          for op, ref in (("abs", np.abs), ("real", np.real), ("imag", np.imag), ("conj", np.conj))]
+CASES += [OpCase("neg", np.negative, _draw((3, 4)), dtypes=COMPLEX, id="ext"),
+          OpCase("cast", lambda x, dtype: x.astype(dtype), _draw((3, 4)), dict(dtype="complex128"), dtypes=EXT,
+                 id="ext"),
+          OpCase("reshape", lambda x, shape: x.reshape(shape), _draw((3, 4)), dict(shape=(2, -1, 2)), dtypes=EXT,
+                 id="ext"),
+          OpCase("flatten", lambda x: x.reshape(x.shape[0], -1), _draw((2, 3, 4)), dtypes=EXT, id="ext"),
+          OpCase("expand_dims", lambda x, axis: np.expand_dims(x, axis), _draw((3, 4)), dict(axis=1), dtypes=EXT,
+                 id="ext"),
+          OpCase("squeeze", lambda x, axis: np.squeeze(x, axis), _draw((1, 3, 1)), dict(axis=(0, -1)), dtypes=EXT,
+                 id="ext"),
+          OpCase("identity", lambda x: x, _draw((3, 4)), dtypes=EXT, id="ext"),
+          OpCase("transpose", lambda x, perm: np.transpose(x, perm), _draw((2, 3, 4)), dict(perm=(2, 0, 1)),
+                 dtypes=EXT, id="ext")]
