@@ -20,13 +20,14 @@ def _padding2(padding, pad_mode, who):
     return (0, 0, padding, padding)
 
 
-class Conv1d(Cell):
-    """1-d convolution; pad_mode "same" (the default), "valid" or "pad" with `padding`."""
+class _Conv1dBase(Cell):
+    """The settings and parameters Conv1d and Conv1dTranspose share. `transposed` swaps the
+    weight's channel dims, as MindSpore lays them out: (out, in / group, k) for Conv1d and
+    (in, out / group, k) for Conv1dTranspose."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
-                 dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None, dtype=mstype.float32):
+    def __init__(self, who, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
+                 has_bias, weight_init, bias_init, dtype, transposed):
         super().__init__()
-        who = "Conv1d"
         self.in_channels = check_int(in_channels, who, "in_channels")
         self.out_channels = check_int(out_channels, who, "out_channels")
         self.kernel_size = check_int(kernel_size, who, "kernel_size")
@@ -40,11 +41,21 @@ class Conv1d(Cell):
         self.padding = padding
         self._pads = _padding2(padding, self.pad_mode, who)
         self.has_bias = bool(has_bias)
+        rows, cols = (in_channels, out_channels) if transposed else (out_channels, in_channels)
         self.weight = make_param(weight_init if weight_init is not None else HeUniform(math.sqrt(5)),
-                                 (out_channels, in_channels // group, kernel_size), dtype, "weight")
-        fan_in = (in_channels // group) * kernel_size
+                                 (rows, cols // group, kernel_size), dtype, "weight")
+        fan_in = (cols // group) * kernel_size
         self.bias = make_param(bias_init if bias_init is not None else Uniform(1 / math.sqrt(fan_in)),
                                (out_channels,), dtype, "bias") if has_bias else None
+
+
+class Conv1d(_Conv1dBase):
+    """1-d convolution; pad_mode "same" (the default), "valid" or "pad" with `padding`."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
+                 dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None, dtype=mstype.float32):
+        super().__init__("Conv1d", in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation,
+                         group, has_bias, weight_init, bias_init, dtype, transposed=False)
 
     def construct(self, x):
         check_rank("Conv1d", "x", x.ndim, (3,))
@@ -56,33 +67,15 @@ class Conv1d(Cell):
         return ops.squeeze(y, (2,))
 
 
-class Conv1dTranspose(Cell):
+class Conv1dTranspose(_Conv1dBase):
     """1-d transposed convolution (the gradient of Conv1d with respect to its input). Output
     length: "same" L*stride, "valid" L*stride + max(dilation*(k-1) - stride + 1, 0), "pad"
     (L-1)*stride - 2*padding + dilation*(k-1) + 1."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
                  dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None, dtype=mstype.float32):
-        super().__init__()
-        who = "Conv1dTranspose"
-        self.in_channels = check_int(in_channels, who, "in_channels")
-        self.out_channels = check_int(out_channels, who, "out_channels")
-        self.kernel_size = check_int(kernel_size, who, "kernel_size")
-        self.stride = check_int(stride, who, "stride")
-        self.dilation = check_int(dilation, who, "dilation")
-        self.group = check_int(group, who, "group")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by group ({group})")
-        self.pad_mode = check_pad_mode(pad_mode, who)
-        self.padding = padding
-        self._pads = _padding2(padding, self.pad_mode, who)
-        self.has_bias = bool(has_bias)
-        self.weight = make_param(weight_init if weight_init is not None else HeUniform(math.sqrt(5)),
-                                 (in_channels, out_channels // group, kernel_size), dtype, "weight")
-        fan_in = (out_channels // group) * kernel_size
-        self.bias = make_param(bias_init if bias_init is not None else Uniform(1 / math.sqrt(fan_in)),
-                               (out_channels,), dtype, "bias") if has_bias else None
+        super().__init__("Conv1dTranspose", in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                         dilation, group, has_bias, weight_init, bias_init, dtype, transposed=True)
         k, s, d = self.kernel_size, self.stride, self.dilation
         self._extra = (0 if self.pad_mode == "same" else max(d * (k - 1) - s + 1, 0) if self.pad_mode == "valid"
                        else d * (k - 1) + 1 - s - 2 * padding)
