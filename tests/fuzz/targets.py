@@ -6,10 +6,14 @@ the bytes or reject them with the exception its documentation promises (ALLOWED)
 Shared by run_fuzz.py (atheris, coverage-guided, bounded time) and make_corpus.py (the seeds)."""
 import os
 import struct
+import sys
 import tempfile
 import zlib
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from crc32c_ref import crc32c  # noqa: E402 (the tests' reference CRC-32C)
 
 # The exceptions each loader documents for a damaged or hostile file.
 ALLOWED = (ValueError,)
@@ -33,26 +37,6 @@ def _fix_ckpt_crc(data):
     return data[:-4] + struct.pack("<I", zlib.crc32(data[:-4]))
 
 
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC32C = _crc32c_table()
-
-
-def _crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
 def _fix_mindrecord_crc(data):
     """Re-checksums a MindRecord shard's header, pages, index and footer (layout in
     src/mycel/data/mindrecord/format.h) wherever the fuzzed offsets lie inside the file."""
@@ -64,7 +48,7 @@ def _fix_mindrecord_crc(data):
     data_offset, num_pages, index_offset, index_len, _ = struct.unpack_from("<QQQQQ", b, foot)
     body_len = struct.unpack_from("<I", b, 12)[0]
     if 16 + body_len <= foot:
-        struct.pack_into("<I", b, foot + 40, _crc32c(b[:16 + body_len]))
+        struct.pack_into("<I", b, foot + 40, crc32c(b[:16 + body_len]))
     if 16 + body_len >= 36:
         page_size = struct.unpack_from("<I", b, 32)[0]
         p, end = data_offset, data_offset + num_pages * page_size
@@ -72,11 +56,11 @@ def _fix_mindrecord_crc(data):
             unit = max(1, struct.unpack_from("<I", b, p + 8)[0]) * page_size
             if p + unit > foot:
                 break
-            struct.pack_into("<I", b, p + 4, _crc32c(b[p + 8:p + unit]))
+            struct.pack_into("<I", b, p + 4, crc32c(b[p + 8:p + unit]))
             p += unit
     if index_offset + index_len <= foot:
-        struct.pack_into("<I", b, foot + 44, _crc32c(b[index_offset:index_offset + index_len]))
-    struct.pack_into("<I", b, foot + 48, _crc32c(b[foot:foot + 48]))
+        struct.pack_into("<I", b, foot + 44, crc32c(b[index_offset:index_offset + index_len]))
+    struct.pack_into("<I", b, foot + 48, crc32c(b[foot:foot + 48]))
     return bytes(b)
 
 
@@ -87,7 +71,7 @@ def _fix_mindir_crc(data):
     b = bytearray(data)
     goff, gsize, doff, dsize = struct.unpack_from("<QQQQ", b, 16)
     if goff + gsize <= len(b) and doff + dsize <= len(b) and gsize + dsize <= 1 << 16:
-        struct.pack_into("<II", b, 48, _crc32c(b[goff:goff + gsize]), _crc32c(b[doff:doff + dsize]))
+        struct.pack_into("<II", b, 48, crc32c(b[goff:goff + gsize]), crc32c(b[doff:doff + dsize]))
     return bytes(b)
 
 

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from crc32c_ref import crc32c
 
 import mycel.dataset as ds
 from mycel import _mycel
@@ -274,19 +275,6 @@ def test_sigkill_mid_write_leaves_old_file_intact(tmp_path):
 
 
 # ---- corrupt files ----------------------------------------------------------------------------
-
-def crc32c(data):
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
 
 @pytest.fixture
 def good_file(tmp_path):
