@@ -70,11 +70,14 @@ TEST(Analysis, NonConstantAttributeIsAnErrorNamingOpAttributeAndLine) {
     FAIL();
   } catch (const TypeError& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("[reshape] attribute 'shape' must be a compile-time constant"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[reshape] attribute 'shape' must be a compile-time constant"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("model.py:4: return x.reshape(n)"), std::string::npos) << msg;
   }
   // The same graph with a constant n resolves.
-  FuncGraph* g = specialize(m, f, {tensor({6}), scalar(ValueKind::kTuple, tuple({integer(2), integer(3)}))});
+  FuncGraph* g =
+      specialize(m, f, {tensor({6}), scalar(ValueKind::kTuple, tuple({integer(2), integer(3)}))});
   EXPECT_NE(text(g).find("reshape[shape=(2, 3)](%x)"), std::string::npos) << text(g);
 }
 
@@ -106,10 +109,12 @@ TEST(Analysis, WeakScalarsGetTheEagerDtype) {
       FuncGraph* f = m.add_graph("f");
       NodePtr x = f->add_parameter("x");
       NodePtr s = f->constant(c.scalar);
-      f->set_output(uop(f, c.op, scalar_first ? std::vector<NodePtr>{s, x} : std::vector<NodePtr>{x, s}));
+      f->set_output(
+          uop(f, c.op, scalar_first ? std::vector<NodePtr>{s, x} : std::vector<NodePtr>{x, s}));
       FuncGraph* g = specialize(m, f, {tensor({2}, c.tensor)});
       auto* out = static_cast<const AbstractTensor*>(g->output()->abstract().get());
-      EXPECT_EQ(out->dtype(), c.eager) << c.op << " " << dtype_name(c.tensor) << " " << c.scalar->repr();
+      EXPECT_EQ(out->dtype(), c.eager)
+          << c.op << " " << dtype_name(c.tensor) << " " << c.scalar->repr();
       // Every input the kernel sees has one dtype (promote_inputs), as in eager mode.
       auto* a = as_apply(g->output());
       auto* i0 = static_cast<const AbstractTensor*>(a->arg(0)->abstract().get());
@@ -142,7 +147,8 @@ TEST(Analysis, ConstantConditionSwitchPicksItsBranch) {
   t->set_output(uop(t, "mul", {x, t->constant(integer(2))}));
   FuncGraph* e = m.add_graph("f_false", f);
   e->set_output(uop(e, "neg", {x}));
-  NodePtr sw = f->prim(Prim::kSwitch, {flag, f->constant(graph_value(t)), f->constant(graph_value(e))});
+  NodePtr sw =
+      f->prim(Prim::kSwitch, {flag, f->constant(graph_value(t)), f->constant(graph_value(e))});
   f->set_output(f->apply({sw}));
   FuncGraph* g = specialize(m, f, {tensor({3}), scalar(ValueKind::kBool, boolean(true))});
   EXPECT_EQ(text(g),
@@ -169,9 +175,11 @@ TEST(Analysis, TensorConditionJoinsBranchesAndRejectsMismatches) {
     t->set_output(uop(t, "reshape", {x}, {{"shape", ints(t, {2, 3})}}));
     FuncGraph* e = m.add_graph("e", f);
     NodePtr r = uop(e, "reshape", {x}, {{"shape", ints(e, {3, 2})}});
-    e->set_output(mismatch ? uop(e, "cast", {r}, {{"dtype", e->constant(dtype_value(DType::float64))}}) : r);
-    NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))},
-                         loc(5, "if c:"));
+    e->set_output(
+        mismatch ? uop(e, "cast", {r}, {{"dtype", e->constant(dtype_value(DType::float64))}}) : r);
+    NodePtr sw =
+        f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))},
+                loc(5, "if c:"));
     f->set_output(f->apply({sw}, loc(5, "if c:")));
     if (!mismatch) {
       FuncGraph* g = specialize(m, f, {tensor({6}), tensor({}, DType::bool_)});
@@ -209,7 +217,8 @@ TEST(Analysis, RaiseIsRaisedOnCompileTimePathsAndKeptUnderRunTimeConditions) {
     t->set_output(t->prim(Prim::kRaise, {t->constant(exc)}, loc(3, "raise ValueError('bad')")));
     FuncGraph* e = m.add_graph("f_else", f);
     e->set_output(uop(e, "neg", {x}));
-    NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+    NodePtr sw =
+        f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
     f->set_output(f->apply({sw}));
     AbstractPtr cond = runtime ? tensor({}, DType::bool_) : scalar(ValueKind::kBool, boolean(true));
     if (runtime) {  // joined away: the other branch gives the type; the raise stays for run time
@@ -233,11 +242,14 @@ FuncGraph* build_recursive(Module& m) {
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x"), n = f->add_parameter("n");
   FuncGraph* t = m.add_graph("f_then", f);
-  t->set_output(call(t, f, {uop(t, "mul", {x, t->constant(integer(2))}), uop(t, "sub", {n, t->constant(integer(1))})}));
+  t->set_output(call(
+      t, f,
+      {uop(t, "mul", {x, t->constant(integer(2))}), uop(t, "sub", {n, t->constant(integer(1))})}));
   FuncGraph* e = m.add_graph("f_else", f);
   e->set_output(x);
   NodePtr c = uop(f, "greater", {n, f->constant(integer(0))});
-  NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+  NodePtr sw =
+      f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
   f->set_output(f->apply({sw}));
   return f;
 }
@@ -277,12 +289,14 @@ TEST(Analysis, LoopCounterConstantIsWidenedUnderARunTimeCondition) {
   FuncGraph* f = m.add_graph("loop");
   NodePtr x = f->add_parameter("x"), i = f->add_parameter("i");
   FuncGraph* t = m.add_graph("body", f);
-  t->set_output(call(t, f, {uop(t, "mul", {x, t->constant(integer(2))}),
-                            t->prim(Prim::kScalarAdd, {i, t->constant(integer(1))})}));
+  t->set_output(call(t, f,
+                     {uop(t, "mul", {x, t->constant(integer(2))}),
+                      t->prim(Prim::kScalarAdd, {i, t->constant(integer(1))})}));
   FuncGraph* e = m.add_graph("after", f);
   e->set_output(x);
   NodePtr c = uop(f, "less", {uop(f, "sum", {x}), f->constant(integer(100))});
-  f->set_output(f->apply({f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))})}));
+  f->set_output(f->apply(
+      {f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))})}));
   FuncGraph* g = specialize(m, f, {tensor({3}), scalar(ValueKind::kInt, integer(0))});
   const std::string s = text(g);
   // One level with i = 0, then a loop over an int counter.
@@ -299,12 +313,14 @@ TEST(Analysis, ConstantLoopUnrollsAndFolds) {
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x"), i = f->add_parameter("i");
   FuncGraph* t = m.add_graph("t", f);
-  t->set_output(call(t, f, {uop(t, "add", {x, t->constant(integer(1))}),
-                            t->prim(Prim::kScalarSub, {i, t->constant(integer(1))})}));
+  t->set_output(call(t, f,
+                     {uop(t, "add", {x, t->constant(integer(1))}),
+                      t->prim(Prim::kScalarSub, {i, t->constant(integer(1))})}));
   FuncGraph* e = m.add_graph("e", f);
   e->set_output(x);
   NodePtr c = f->prim(Prim::kScalarGt, {i, f->constant(integer(0))});
-  f->set_output(f->apply({f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))})}));
+  f->set_output(f->apply(
+      {f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))})}));
   analysis::SpecializeStats st;
   FuncGraph* g = specialize(m, f, {tensor({2}), scalar(ValueKind::kInt, integer(3))}, {}, &st);
   const std::string s = text(g);
@@ -321,7 +337,8 @@ TEST(Analysis, ShapeRankDtypeFoldWhenStatic) {
   NodePtr d1 = f->prim(Prim::kTupleGetItem, {f->prim(Prim::kShape, {x}), f->constant(integer(1))});
   NodePtr shp = f->prim(Prim::kMakeTuple, {d1, f->constant(integer(-1))});
   NodePtr r = uop(f, "reshape", {x}, {{"shape", shp}});
-  f->set_output(f->prim(Prim::kMakeTuple, {r, f->prim(Prim::kRank, {x}), f->prim(Prim::kDTypeOf, {x})}));
+  f->set_output(
+      f->prim(Prim::kMakeTuple, {r, f->prim(Prim::kRank, {x}), f->prim(Prim::kDTypeOf, {x})}));
   FuncGraph* g = specialize(m, f, {tensor({kDynamic, 5})});
   EXPECT_EQ(text(g),
             "graph @f.1(%x: f32[?, 5]) {\n"
@@ -341,10 +358,11 @@ class PyObjectValue : public Value {
 };
 
 TEST(Analysis, OpaqueCalleesAreEvaluatedByTheHook) {
-  analysis::set_const_eval_hook([](const Value& callee, const std::vector<ValuePtr>& args) -> ValuePtr {
-    if (callee.repr() != "<py helper>" || args.size() != 1) return nullptr;
-    return integer(static_cast<const IntValue&>(*args[0]).value() * 10);
-  });
+  analysis::set_const_eval_hook(
+      [](const Value& callee, const std::vector<ValuePtr>& args) -> ValuePtr {
+        if (callee.repr() != "<py helper>" || args.size() != 1) return nullptr;
+        return integer(static_cast<const IntValue&>(*args[0]).value() * 10);
+      });
   Module m;
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x");
@@ -355,7 +373,8 @@ TEST(Analysis, OpaqueCalleesAreEvaluatedByTheHook) {
   // Run-time arguments cannot be passed to it.
   FuncGraph* h = m.add_graph("h");
   NodePtr n = h->add_parameter("n");
-  h->set_output(h->apply({h->constant(std::make_shared<PyObjectValue>()), n}, loc(9, "k = helper(n)")));
+  h->set_output(
+      h->apply({h->constant(std::make_shared<PyObjectValue>()), n}, loc(9, "k = helper(n)")));
   EXPECT_THROW(specialize(m, h, {scalar(ValueKind::kInt)}), NotSupported);
   analysis::set_const_eval_hook(nullptr);
 }
@@ -390,7 +409,8 @@ TEST(Analysis, DictsAreKeyedTuples) {
   Module m;
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x"), y = f->add_parameter("y");
-  NodePtr d = f->prim(Prim::kMakeDict, {f->constant(tuple({string("a")})), f->prim(Prim::kMakeTuple, {x})});
+  NodePtr d =
+      f->prim(Prim::kMakeDict, {f->constant(tuple({string("a")})), f->prim(Prim::kMakeTuple, {x})});
   d = f->prim(Prim::kDictSetItem, {d, f->constant(string("b")), uop(f, "neg", {x})});
   d = f->prim(Prim::kDictSetItem, {d, f->constant(string("a")), y});
   NodePtr a = f->prim(Prim::kDictGetItem, {d, f->constant(string("a"))});
@@ -413,7 +433,8 @@ TEST(Analysis, ReshapeNamingItsDynamicDimBecomesAConstantShape) {
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x");
   NodePtr n = f->prim(Prim::kTupleGetItem, {f->prim(Prim::kShape, {x}), f->constant(integer(0))});
-  f->set_output(uop(f, "reshape", {x}, {{"shape", f->prim(Prim::kMakeTuple, {n, f->constant(integer(-1))})}}));
+  f->set_output(uop(f, "reshape", {x},
+                    {{"shape", f->prim(Prim::kMakeTuple, {n, f->constant(integer(-1))})}}));
   FuncGraph* g = specialize(m, f, {tensor({kDynamic, 2, 3})});
   EXPECT_NE(text(g).find("reshape[shape=(-1, 6)](%x)"), std::string::npos) << text(g);
   EXPECT_NE(text(g).find("f32[?, 6]"), std::string::npos) << text(g);

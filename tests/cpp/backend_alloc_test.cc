@@ -25,16 +25,18 @@ TEST(BackendAlloc, WarmKernelsOfAnMlpAndLenetDoNotAllocate) {
   EXPECT_EQ(warm_allocs("add", {randn({3, 4}, 1), randn({4}, 2)}), 0u);
   EXPECT_EQ(warm_allocs("relu", {randn({3, 4}, 1)}), 0u);
   EXPECT_EQ(warm_allocs("sum", {randn({3, 4}, 1)}), 0u);
-  EXPECT_EQ(warm_allocs("max_pool2d", {randn({2, 6, 28, 28}, 1)},
-                        {{"kernel_size", std::vector<int64_t>{2}}, {"strides", std::vector<int64_t>{2}}}),
-            0u);
+  EXPECT_EQ(
+      warm_allocs("max_pool2d", {randn({2, 6, 28, 28}, 1)},
+                  {{"kernel_size", std::vector<int64_t>{2}}, {"strides", std::vector<int64_t>{2}}}),
+      0u);
 }
 
 TEST(BackendAlloc, KernelsThatStillAllocateInternally) {
   // Reported, not rewritten: ints through float-valued unary ops convert to a temporary first;
   // oneDNN convolution reorders its output when oneDNN picks a blocked layout.
   EXPECT_EQ(warm_allocs("exp", {randn({3, 4}, 1).to(DType::int32)}), 1u);
-  size_t conv = warm_allocs("conv2d", {randn({2, 1, 32, 32}, 1), randn({6, 1, 5, 5}, 2), randn({6}, 3)});
+  size_t conv =
+      warm_allocs("conv2d", {randn({2, 1, 32, 32}, 1), randn({6, 1, 5, 5}, 2), randn({6}, 3)});
   EXPECT_LE(conv, 2u);
   std::cout << "[report] conv2d warm allocator calls: " << conv << "\n";
 }

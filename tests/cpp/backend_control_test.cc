@@ -48,7 +48,8 @@ TEST(BackendControl, SwitchBetweenClosuresUsingParentNodes) {
   auto prog = compile(*f);
   Tensor two = Tensor::scalar(2, DType::float32);
   for (double sign : {1.0, -1.0}) {
-    Tensor X = eager("mul", {eager("abs", {randn({2, 3}, 1)})[0], Tensor::scalar(sign, DType::float32)})[0];
+    Tensor X = eager(
+        "mul", {eager("abs", {randn({2, 3}, 1)})[0], Tensor::scalar(sign, DType::float32)})[0];
     Tensor Y = randn({2, 3}, 2);
     Tensor A = eager("mul", {X, Y})[0];
     Tensor R = sign > 0 ? eager("add", {A, X})[0] : eager("mul", {eager("sub", {A, Y})[0], Y})[0];
@@ -81,7 +82,8 @@ TEST(BackendControl, RaiseInABranchThrowsWhenTheProgramTakesIt) {
   NodePtr c = op(f, "less", {op(f, "sum", {x}), tconst(f, 0)});
   f->set_output(switch_call(f, c, bad, ok, tensor_abs({3})));
   auto prog = compile(*f);
-  EXPECT_NE(prog->dump().find("raise py:ValueError('negative')"), std::string::npos) << prog->dump();
+  EXPECT_NE(prog->dump().find("raise py:ValueError('negative')"), std::string::npos)
+      << prog->dump();
   Tensor pos = eager("abs", {randn({3}, 1)})[0];
   expect_same(prog->run({pos})[0], eager("mul", {pos, Tensor::scalar(2, DType::float32)})[0]);
   try {
@@ -91,7 +93,8 @@ TEST(BackendControl, RaiseInABranchThrowsWhenTheProgramTakesIt) {
     EXPECT_EQ(e.exception, exc);
     EXPECT_EQ(e.loc.line, 4);
   }
-  expect_same(prog->run({pos})[0], eager("mul", {pos, Tensor::scalar(2, DType::float32)})[0]);  // runs again
+  expect_same(prog->run({pos})[0],
+              eager("mul", {pos, Tensor::scalar(2, DType::float32)})[0]);  // runs again
 }
 
 // def f(x, c): while sum(x) <= c: x = x * 2; return x   -- as loop(x) = switch(...)()
@@ -104,7 +107,8 @@ struct DoublingLoop {
     FuncGraph* loop = m.add_graph("while", top);
     NodePtr xi = param(loop, "x", tensor_abs(s));
     FuncGraph* body = m.add_graph("while_body", loop);
-    body->set_output(call(body, {gconst(body, loop), op(body, "mul", {xi, tconst(body, 2)})}, tensor_abs(s)));
+    body->set_output(
+        call(body, {gconst(body, loop), op(body, "mul", {xi, tconst(body, 2)})}, tensor_abs(s)));
     FuncGraph* done = m.add_graph("while_exit", loop);
     done->set_output(xi);
     NodePtr cond = op(loop, "greater", {op(loop, "sum", {xi}), c});
@@ -139,12 +143,15 @@ TEST(BackendControl, HundredThousandIterationsRunInConstantMemory) {
   NodePtr i = param(loop, "i", scalar_abs(ValueKind::kInt));
   AbstractPtr out = pair_abs(tensor_abs({4}), scalar_abs(ValueKind::kInt));
   FuncGraph* body = m.add_graph("while_body", loop);
-  body->set_output(call(body, {gconst(body, loop), op(body, "add", {xi, tconst(body, 1)}),
-                               prim(body, Prim::kScalarAdd, {i, iconst(body, 1)}, scalar_abs(ValueKind::kInt))},
-                        out));
+  body->set_output(
+      call(body,
+           {gconst(body, loop), op(body, "add", {xi, tconst(body, 1)}),
+            prim(body, Prim::kScalarAdd, {i, iconst(body, 1)}, scalar_abs(ValueKind::kInt))},
+           out));
   FuncGraph* done = m.add_graph("while_exit", loop);
   done->set_output(prim(done, Prim::kMakeTuple, {xi, i}, out));
-  NodePtr cond = prim(loop, Prim::kScalarLt, {i, iconst(loop, 100000)}, scalar_abs(ValueKind::kBool));
+  NodePtr cond =
+      prim(loop, Prim::kScalarLt, {i, iconst(loop, 100000)}, scalar_abs(ValueKind::kBool));
   loop->set_output(switch_call(loop, cond, body, done, out));
   top->set_output(call(top, {gconst(top, loop), x, iconst(top, 0)}, out));
   auto prog = compile(*top);
@@ -283,8 +290,8 @@ TEST(BackendControl, ShapeOfADynamicDimIsARunTimeScalar) {
   Module m;
   FuncGraph* g = m.add_graph("g");
   NodePtr x = param(g, "x", tensor_abs({kDynamic, 2}));
-  auto shp = std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{scalar_abs(ValueKind::kInt),
-                                                                      std::make_shared<AbstractScalar>(ValueKind::kInt, integer(2))});
+  auto shp = std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{
+      scalar_abs(ValueKind::kInt), std::make_shared<AbstractScalar>(ValueKind::kInt, integer(2))});
   NodePtr s = prim(g, Prim::kShape, {x}, shp);
   NodePtr d0 = prim(g, Prim::kTupleGetItem, {s, iconst(g, 0)}, scalar_abs(ValueKind::kInt));
   NodePtr dt = g->constant(dtype_value(DType::float32));

@@ -51,7 +51,8 @@ TEST(BackendFuse, ConvReluAndDenseRelu) {
             "  r8 = dense+relu(r4, r5, r6)\n"
             "  return r8\n");
   Tensor X = randn({3, 2, 8, 8}, 4);
-  Tensor h = eager("relu", {eager("conv2d", {X, cw, Tensor()}, {{"pad_mode", std::string("valid")}})[0]})[0];
+  Tensor h = eager(
+      "relu", {eager("conv2d", {X, cw, Tensor()}, {{"pad_mode", std::string("valid")}})[0]})[0];
   h = eager("reshape", {h}, {{"shape", std::vector<int64_t>{3, -1}}})[0];
   expect_same(prog->run({X})[0], eager("relu", {eager("dense", {h, dw, db})[0]})[0]);
 }
@@ -84,11 +85,11 @@ TEST(BackendFuse, SharedIntermediateSplitsTheChain) {
   Module m;
   FuncGraph* g = m.add_graph("shared");
   NodePtr x = param(g, "x", tensor_abs({4, 4}));
-  NodePtr e = op(g, "exp", {x});       // read twice: stays a tensor of its own
+  NodePtr e = op(g, "exp", {x});  // read twice: stays a tensor of its own
   NodePtr s = op(g, "neg", {op(g, "square", {e})});
   g->set_output(prim(g, Prim::kMakeTuple, {op(g, "mul", {s, e}), op(g, "relu", {x})},
-                     std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{
-                         tensor_abs({4, 4}), tensor_abs({4, 4})})));
+                     std::make_shared<AbstractTuple>(
+                         std::vector<AbstractPtr>{tensor_abs({4, 4}), tensor_abs({4, 4})})));
   auto prog = compile(*g, kFused);
   EXPECT_EQ(prog->dump(),
             "function @shared(r0)\n"

@@ -61,13 +61,19 @@ TEST(BackendLayout, ConvPoolChainStaysInTheActivationLayout) {
   const std::string t = cpu::activation_tag_name();
   EXPECT_EQ(prog->dump(),
             "function @net(r0)\n"
-            "  r4 = {nchw>" + t + "}conv2d+relu+max_pool2d(r0, r1, None)\n"
-            "  r7 = {" + t + "}conv2d(r4, r5, r6)\n"
-            "  r8 = {" + t + "}max_pool2d(r7)\n"
-            "  r13 = to_nchw(r8)\n"
-            "  r9 = view reshape(r13)\n"
-            "  r12 = dense(r9, r10, r11)\n"
-            "  return r12\n");
+            "  r4 = {nchw>" +
+                t +
+                "}conv2d+relu+max_pool2d(r0, r1, None)\n"
+                "  r7 = {" +
+                t +
+                "}conv2d(r4, r5, r6)\n"
+                "  r8 = {" +
+                t +
+                "}max_pool2d(r7)\n"
+                "  r13 = to_nchw(r8)\n"
+                "  r9 = view reshape(r13)\n"
+                "  r12 = dense(r9, r10, r11)\n"
+                "  return r12\n");
   Tensor X = randn({2, 3, 14, 14}, 4);
   expect_close(prog->run({X})[0], net.reference(X));
   expect_close(prog->run({X})[0], net.reference(X));  // a warm run too
@@ -96,8 +102,9 @@ TEST(BackendLayout, CostCheckKeepsNchwWhenReordersWouldMoveMore) {
   Tensor w = randn({6, 2, 3, 3}, 6);
   NodePtr x = param(g, "x", tensor_abs({1, 2, 8, 8}));
   NodePtr c = op(g, "conv2d", {x, weight(g, "w", w)}, kValid);
-  g->set_output(op(g, "add", {c, op(g, "resize_nearest_neighbor", {op(g, "max_pool2d", {c}, kPool)},
-                                    {{"size", std::vector<int64_t>{6, 6}}})}));
+  g->set_output(op(g, "add",
+                   {c, op(g, "resize_nearest_neighbor", {op(g, "max_pool2d", {c}, kPool)},
+                          {{"size", std::vector<int64_t>{6, 6}}})}));
   EXPECT_EQ(compile(*g, with(Layout::kAuto))->dump().find('{'), std::string::npos);
   const std::string all = compile(*g, with(Layout::kAlways))->dump();
   EXPECT_NE(all.find("}max_pool2d("), std::string::npos) << all;

@@ -80,7 +80,8 @@ TEST(Backend, TupleOutputAndMultiOutputOps) {
                      std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{
                          y2->abstract(), item(2)->abstract(), x->abstract()})));
   auto prog = compile(*g);
-  Tensor X = randn({3, 6}, 1), G = randn({6}, 2), B = randn({6}, 3), T = Tensor::scalar(2, DType::float32);
+  Tensor X = randn({3, 6}, 1), G = randn({6}, 2), B = randn({6}, 3),
+         T = Tensor::scalar(2, DType::float32);
   auto out = prog->run({X, G, B, T});
   auto ref = eager("layer_norm", {X, G, B});
   ASSERT_EQ(out.size(), 3u);
@@ -102,10 +103,12 @@ TEST(Backend, ViewsAliasWithoutInstructions) {
   g->set_output(op(g, "add", {z, one}));
   auto prog = compile(*g);
   Tensor X = randn({2, 3}, 5);
-  Tensor ref = eager("add", {eager("expand_dims", {eager("reshape", {eager("exp", {X})[0]},
-                                                           {{"shape", std::vector<int64_t>{6}}})[0]},
-                                   {{"axis", int64_t{0}}})[0],
-                             Tensor::scalar(1, DType::float32)})[0];
+  Tensor ref = eager(
+      "add",
+      {eager("expand_dims",
+             {eager("reshape", {eager("exp", {X})[0]}, {{"shape", std::vector<int64_t>{6}}})[0]},
+             {{"axis", int64_t{0}}})[0],
+       Tensor::scalar(1, DType::float32)})[0];
   expect_same(prog->run({X})[0], ref);
   EXPECT_EQ(prog->stats().num_instructions, 2u) << prog->dump();
   EXPECT_EQ(prog->stats().num_kernel_launches, 2u);
@@ -169,21 +172,24 @@ TEST(Backend, WrongInputsNameTheParameter) {
     prog->run({});
     FAIL();
   } catch (const TypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("takes 1 inputs (x), got 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("takes 1 inputs (x), got 0"), std::string::npos)
+        << e.what();
   }
   try {
     prog->run({randn({5, 9}, 1)});
     FAIL();
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("input 'x' expects shape (5, 8), got (5, 9)"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   try {
     prog->run({randn({5, 8}, 1, DType::float64)});
     FAIL();
   } catch (const TypeError& e) {
     EXPECT_NE(std::string(e.what()).find("input 'x' expects dtype float32, got float64"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -73,8 +73,8 @@ std::vector<double> reference_pool(const std::vector<double>& y, const WindowGeo
 // Compares y (NCHW when block is 0, else nChw<block>c: channel o of pixel (i, j) at block
 // o / block, lane o % block, the last block's padding lanes zero) with the NCHW reference of
 // h x w planes.
-void expect_matches(const Tensor& y, const std::vector<double>& ref, const WindowGeom& g,
-                    int64_t h, int64_t w, int64_t block) {
+void expect_matches(const Tensor& y, const std::vector<double>& ref, const WindowGeom& g, int64_t h,
+                    int64_t w, int64_t block) {
   const float* Y = y.data<float>();
   const int64_t X = block, blocks = X ? (g.oc + X - 1) / X : 0, plane = h * w * X;
   for (int64_t n = 0; n < g.n; ++n)
@@ -101,7 +101,8 @@ struct Case {
 TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
   const std::vector<Case> cases = {
       {geom(2, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0), "LeNet5 conv1"},
-      {geom(1, 3, 17, 32, 16, 3, 3, 1, 1, 1, 1), "same padding, 16 channels (two blocks), odd height"},
+      {geom(1, 3, 17, 32, 16, 3, 3, 1, 1, 1, 1),
+       "same padding, 16 channels (two blocks), odd height"},
       {geom(2, 5, 9, 20, 11, 5, 5, 2, 2, 2, 2), "125 weights per channel, 11 channels"},
       {geom(3, 2, 9, 40, 5, 3, 5, 2, 1, 0, 3), "asymmetric padding, three column tiles"},
       {geom(1, 1, 8, 8, 1, 1, 1, 0, 0, 0, 0), "1x1 kernel, one channel"},

@@ -46,7 +46,8 @@ Probe probe_on_stack(size_t bytes) {
 TEST(StackHeadroom, IsBoundedByTheThreadsStackSize) {
   for (size_t bytes : {size_t{256} << 10, size_t{1} << 20, size_t{16} << 20}) {
     const Probe p = probe_on_stack(bytes);
-    if (p.top == SIZE_MAX) GTEST_SKIP() << "stack bounds unreadable here (a sanitizer's fake stack)";
+    if (p.top == SIZE_MAX)
+      GTEST_SKIP() << "stack bounds unreadable here (a sanitizer's fake stack)";
     EXPECT_LT(p.top, bytes) << bytes;
     EXPECT_GT(p.top, bytes / 2) << bytes;  // the thread has used little of it yet
     // 64 frames of at least 1 KB each lie below the top probe.

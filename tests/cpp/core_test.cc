@@ -31,7 +31,8 @@ TEST(DType, PromotionFollowsNumpy) {
 
 TEST(DType, Names) {
   for (int i = 0; i < kNumDTypes; ++i) EXPECT_EQ(dtype_from_name(dtype_name(DType(i))), DType(i));
-  EXPECT_THROW(dtype_from_name("complex32"), TypeError);  // complex64/128 exist; numpy has no complex32
+  EXPECT_THROW(dtype_from_name("complex32"),
+               TypeError);  // complex64/128 exist; numpy has no complex32
 }
 
 TEST(Half, RoundTripsAndRounds) {
@@ -45,7 +46,7 @@ TEST(Half, RoundTripsAndRounds) {
 TEST(BFloat16, RoundsToNearestEven) {
   EXPECT_EQ(float(BFloat16(1.0f)), 1.0f);
   EXPECT_EQ(float(BFloat16(3.140625f)), 3.140625f);
-  EXPECT_EQ(float(BFloat16(1.0f + 1.0f / 256)), 1.0f);          // tie -> even (down)
+  EXPECT_EQ(float(BFloat16(1.0f + 1.0f / 256)), 1.0f);               // tie -> even (down)
   EXPECT_EQ(float(BFloat16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);  // tie -> even (up)
   EXPECT_TRUE(std::isnan(float(BFloat16(NAN))));
 }
@@ -93,7 +94,10 @@ TEST(TensorFormat, WritesValuesAsNumpyStr) {
 TEST(Tensor, ConvertsLikeNumpyAstype) {
   Tensor t = Tensor::empty({4}, DType::float32);
   float* p = t.data<float>();
-  p[0] = 1.7f; p[1] = -1.7f; p[2] = 0.0f; p[3] = 300.0f;
+  p[0] = 1.7f;
+  p[1] = -1.7f;
+  p[2] = 0.0f;
+  p[3] = 300.0f;
   Tensor i = t.to(DType::int32);
   EXPECT_EQ(i.data<int32_t>()[0], 1);
   EXPECT_EQ(i.data<int32_t>()[1], -1);

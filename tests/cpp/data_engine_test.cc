@@ -103,13 +103,15 @@ TEST(DataEngine, BatchStacksAndPads) {
   EXPECT_EQ(s.shape(), (Shape{2, 3}));
   EXPECT_EQ(s.data<float>()[2], 5.f);
   EXPECT_EQ(s.data<float>()[5], 0.f);
-  auto got = run(batch_op(source_op(iota_source(10), spec("sequential"), 2), 4, true, nullptr, {}, {0},
-                          {}, {"x"}, 2), 1, 0);
+  auto got = run(batch_op(source_op(iota_source(10), spec("sequential"), 2), 4, true, nullptr, {},
+                          {0}, {}, {"x"}, 2),
+                 1, 0);
   EXPECT_EQ(got.size(), 8u);
 }
 
 TEST(DataEngine, WorkerErrorReachesConsumer) {
-  auto m = map_op(source_op(iota_source(50), spec("sequential"), 2), {std::make_shared<Fail>()}, {0}, {-1}, 3);
+  auto m = map_op(source_op(iota_source(50), spec("sequential"), 2), {std::make_shared<Fail>()},
+                  {0}, {-1}, 3);
   try {
     run(m, 1, 0);
     FAIL() << "no error";
@@ -142,7 +144,8 @@ TEST(DataEngine, ErrorArrivesAfterTheRowsBeforeIt) {
 
 TEST(DataEngine, EarlyStopJoins) {
   auto root = repeat_op(map_op(source_op(iota_source(1000), spec("random"), 3),
-                               {std::make_shared<AddNoise>()}, {0}, {-1}, 3), -1);
+                               {std::make_shared<AddNoise>()}, {0}, {-1}, 3),
+                        -1);
   Pipeline p(root, -1, 1, 2);
   Row row;
   for (int i = 0; i < 10; ++i) ASSERT_EQ(p.next(row, -1), Pipeline::Status::kRow);

@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_dir(const char* name) {
-  fs::path d = fs::temp_directory_path() / (std::string("mycel_ds_") + name + "_" +
-                                            std::to_string(::getpid()));
+  fs::path d = fs::temp_directory_path() /
+               (std::string("mycel_ds_") + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -66,8 +66,8 @@ TEST(DataSources, CifarConcurrentReads) {
     for (int k = 0; k < 3072; ++k) bytes.push_back(static_cast<uint8_t>(r + k));
   }
   write_bytes(d / "test_batch.bin", bytes);
-  auto src = make_source("Cifar10Dataset",
-                         Params("Cifar10Dataset", {{"dataset_dir", d.string()}, {"usage", "test"}}));
+  auto src = make_source(
+      "Cifar10Dataset", Params("Cifar10Dataset", {{"dataset_dir", d.string()}, {"usage", "test"}}));
   ASSERT_EQ(src->size(), n);
   std::atomic<int> bad{0};
   std::vector<std::thread> threads;

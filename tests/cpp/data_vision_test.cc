@@ -88,17 +88,21 @@ TEST(DataVision, TinyAndExtremeImages) {
   auto p = [](std::map<std::string, ParamValue> m) { return Params("t", std::move(m)); };
   Tensor one = make_image(1, 1, 3, 2), wide = make_image(2, 300, 3, 3);
   for (const char* interp : {"nearest", "linear", "cubic", "area"}) {
-    auto r = make_transform("Resize", p({{"size", std::vector<int64_t>{37, 5}}, {"interpolation", std::string(interp)}}));
+    auto r = make_transform("Resize", p({{"size", std::vector<int64_t>{37, 5}},
+                                         {"interpolation", std::string(interp)}}));
     EXPECT_EQ(apply1(r, one).shape(), (Shape{37, 5, 3}));
     EXPECT_EQ(apply1(r, wide).shape(), (Shape{37, 5, 3}));
   }
   for (const char* mode : {"constant", "edge", "reflect", "symmetric"}) {
-    auto pad = make_transform("Pad", p({{"padding", std::vector<int64_t>{5, 1, 0, 7}}, {"padding_mode", std::string(mode)}}));
+    auto pad = make_transform("Pad", p({{"padding", std::vector<int64_t>{5, 1, 0, 7}},
+                                        {"padding_mode", std::string(mode)}}));
     EXPECT_EQ(apply1(pad, one).shape(), (Shape{9, 6, 3}));
   }
   auto rrc = make_transform("RandomResizedCrop", p({{"size", int64_t(8)}}));
   auto ra = make_transform("RandAugment", p({{"num_ops", int64_t(6)}, {"magnitude", int64_t(30)}}));
-  auto rot = make_transform("RandomRotation", p({{"degrees", 180.0}, {"expand", true}, {"resample", std::string("cubic")}}));
+  auto rot =
+      make_transform("RandomRotation",
+                     p({{"degrees", 180.0}, {"expand", true}, {"resample", std::string("cubic")}}));
   for (uint64_t row = 0; row < 50; ++row) {
     EXPECT_EQ(apply1(rrc, one, row).shape(), (Shape{8, 8, 3}));
     EXPECT_EQ(apply1(rrc, wide, row).shape(), (Shape{8, 8, 3}));

@@ -39,11 +39,16 @@ inline NodePtr uop(FuncGraph* g, const std::string& name, std::vector<NodePtr> i
     }
     const AttrValue& v = a.default_value;
     ValuePtr c = none();
-    if (auto* b = std::get_if<bool>(&v)) c = boolean(*b);
-    else if (auto* i = std::get_if<int64_t>(&v)) c = integer(*i);
-    else if (auto* f = std::get_if<double>(&v)) c = floating(*f);
-    else if (auto* s = std::get_if<std::string>(&v)) c = string(*s);
-    else if (auto* t = std::get_if<DType>(&v)) c = dtype_value(*t);
+    if (auto* b = std::get_if<bool>(&v))
+      c = boolean(*b);
+    else if (auto* i = std::get_if<int64_t>(&v))
+      c = integer(*i);
+    else if (auto* f = std::get_if<double>(&v))
+      c = floating(*f);
+    else if (auto* s = std::get_if<std::string>(&v))
+      c = string(*s);
+    else if (auto* t = std::get_if<DType>(&v))
+      c = dtype_value(*t);
     else if (auto* is = std::get_if<std::vector<int64_t>>(&v)) {
       std::vector<ValuePtr> items;
       for (int64_t x : *is) items.push_back(integer(x));

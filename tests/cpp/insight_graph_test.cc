@@ -18,8 +18,11 @@ TEST(InsightGraph, EventHoldsTheGraphDefAsWritten) {
       {"Default/fc/dense-op3",
        "dense",
        {"Default/x", "Default/fc/weight"},
-       {{"T", DType::bfloat16}, {"keep", true}, {"stride", std::vector<int64_t>{1, 2}},
-        {"_source", std::string("net.py:7:8")}, {"alpha", 0.5}}}};
+       {{"T", DType::bfloat16},
+        {"keep", true},
+        {"stride", std::vector<int64_t>{1, 2}},
+        {"_source", std::string("net.py:7:8")},
+        {"alpha", 0.5}}}};
   pb::Event e;
   ASSERT_TRUE(e.ParseFromString(graph_event(12, 3.5, nodes)));
   EXPECT_EQ(e.step(), 12);

@@ -92,7 +92,8 @@ TEST(IR, NodesUsedOnlyByNestedGraphsAreScheduledInTheirOwnGraph) {
   FuncGraph* e = m.add_graph("e", f);
   t->set_output(op(t, "neg", {y}));
   e->set_output(x);
-  NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+  NodePtr sw =
+      f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
   f->set_output(f->apply({sw}));
   auto order = f->toposort();
   ASSERT_EQ(order.size(), 3u);
@@ -109,10 +110,12 @@ TEST(IR, RecursiveGraphIsPrintedOnce) {
   NodePtr n = f->add_parameter("n");
   FuncGraph* t = m.add_graph("f_true", f);
   FuncGraph* e = m.add_graph("f_false", f);
-  t->set_output(t->apply({t->constant(graph_value(f)), op(t, "sub", {n, t->constant(integer(1))})}));
+  t->set_output(
+      t->apply({t->constant(graph_value(f)), op(t, "sub", {n, t->constant(integer(1))})}));
   e->set_output(n);
   NodePtr c = op(f, "greater", {n, f->constant(integer(0))});
-  NodePtr sw = f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
+  NodePtr sw =
+      f->prim(Prim::kSwitch, {c, f->constant(graph_value(t)), f->constant(graph_value(e))});
   f->set_output(f->apply({sw}));
   std::string s = print(*f);
   EXPECT_EQ(s.find("graph @f("), s.rfind("graph @f("));
@@ -149,11 +152,13 @@ TEST(IR, CheckerFindsNestedGraphReferencedOutsideItsParent) {
   FuncGraph* top = m.add_graph("top");
   NodePtr x = top->add_parameter("x");
   NodePtr r = top->apply({top->constant(graph_value(loop)), x});
-  top->set_output(top->prim(Prim::kMakeTuple, {r, top->apply({top->constant(graph_value(after))})}));
+  top->set_output(
+      top->prim(Prim::kMakeTuple, {r, top->apply({top->constant(graph_value(after))})}));
   auto errs = check(*top);
   ASSERT_EQ(errs.size(), 1u) << print(*top);
   EXPECT_NE(errs[0].find("@top: refers to @loop_after, nested in @loop, which does not enclose it"),
-            std::string::npos) << errs[0];
+            std::string::npos)
+      << errs[0];
 }
 
 TEST(IR, ModuleNamesAreUniqueAndGarbageIsCollected) {

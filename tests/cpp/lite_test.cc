@@ -16,7 +16,8 @@ namespace {
 
 Tensor filled(Shape s, float start, float step) {
   Tensor t = Tensor::empty(s, DType::float32);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % 17);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = start + step * static_cast<float>(i % 17);
   return t;
 }
 
@@ -52,7 +53,8 @@ Graph conv_bn_relu() {
   int var = weight(g, "var", filled({3}, 0.7f, 0.4f));
   int y = value(g, "y", {-1, 3, 5, 5}), z = value(g, "z", {-1, 3, 5, 5}), sm = value(g, "sm", {3}),
       si = value(g, "si", {3}), r = value(g, "r", {-1, 3, 5, 5}), o = value(g, "o", {-1, 3});
-  g.nodes.push_back(node("conv2d", {x, w, -1}, {y}, {{"pad_mode", std::string("pad")}, {"pad", std::vector<int64_t>{1}}}));
+  g.nodes.push_back(node("conv2d", {x, w, -1}, {y},
+                         {{"pad_mode", std::string("pad")}, {"pad", std::vector<int64_t>{1}}}));
   g.nodes.push_back(node("batch_norm", {y, gamma, beta, mean, var}, {z, sm, si}));
   g.nodes.push_back(node("relu", {z}, {r}));
   g.nodes.push_back(node("mean", {r}, {o}, {{"axis", std::vector<int64_t>{2, 3}}}));
@@ -76,7 +78,8 @@ TEST(Lite, OptimizedRunMatchesUnoptimizedAcrossShapes) {
     Tensor x = filled({n, 2, 5, 5}, -1.0f, 0.13f);
     Tensor a = opt.run({x})[0], b = ref.run({x})[0];
     ASSERT_EQ(a.shape(), (Shape{n, 3}));
-    for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5);
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5);
   }
   EXPECT_EQ(opt.stats().num_plans, 3);
 }

@@ -55,8 +55,9 @@ TEST(Opt, InlineLeavesRecursiveGraphs) {
   t->set_output(call(t, f, {uop(t, "sub", {n, t->constant(integer(1))})}));
   FuncGraph* e = m.add_graph("e", f);
   e->set_output(n);
-  f->set_output(f->apply({f->prim(Prim::kSwitch, {uop(f, "greater", {n, f->constant(integer(0))}),
-                                                  f->constant(graph_value(t)), f->constant(graph_value(e))})}));
+  f->set_output(f->apply(
+      {f->prim(Prim::kSwitch, {uop(f, "greater", {n, f->constant(integer(0))}),
+                               f->constant(graph_value(t)), f->constant(graph_value(e))})}));
   FuncGraph* g = analysis::specialize(m, f, {tensor({}, DType::int32)});
   std::string before = text(g);
   EXPECT_FALSE(opt::inline_calls(g, checked()));
@@ -124,8 +125,10 @@ TEST(Opt, CseMergesPureOpsButNotRandomOnes) {
   Module m2;
   FuncGraph* f2 = m2.add_graph("f");
   NodePtr x2 = f2->add_parameter("x");
-  NodePtr r1 = f2->apply({f2->constant(op_value(rnd, make_attrs(*rnd, std::vector<AttrValue>{}))), x2});
-  NodePtr r2 = f2->apply({f2->constant(op_value(rnd, make_attrs(*rnd, std::vector<AttrValue>{}))), x2});
+  NodePtr r1 =
+      f2->apply({f2->constant(op_value(rnd, make_attrs(*rnd, std::vector<AttrValue>{}))), x2});
+  NodePtr r2 =
+      f2->apply({f2->constant(op_value(rnd, make_attrs(*rnd, std::vector<AttrValue>{}))), x2});
   r1->set_abstract(tensor({2}));
   r2->set_abstract(tensor({2}));
   f2->set_output(f2->prim(Prim::kMakeTuple, {r1, r2}));
@@ -191,12 +194,15 @@ TEST(Opt, SimplifyAlgebraIdentities) {
   Module m;
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x");
-  NodePtr e = uop(f, "div", {uop(f, "sub", {uop(f, "add", {uop(f, "mul", {x, f->constant(integer(1))}),
-                                                            f->constant(floating(0.0))}),
-                                             f->constant(integer(0))}),
-                           f->constant(integer(1))});
-  NodePtr ones = f->constant(tensor_value(call_op("add", {Tensor::zeros({2, 3}, DType::float32),
-                                                          Tensor::scalar(1, DType::float32)})[0]));
+  NodePtr e =
+      uop(f, "div",
+          {uop(f, "sub",
+               {uop(f, "add",
+                    {uop(f, "mul", {x, f->constant(integer(1))}), f->constant(floating(0.0))}),
+                f->constant(integer(0))}),
+           f->constant(integer(1))});
+  NodePtr ones = f->constant(tensor_value(call_op(
+      "add", {Tensor::zeros({2, 3}, DType::float32), Tensor::scalar(1, DType::float32)})[0]));
   NodePtr b = uop(f, "mul", {ones, x});  // broadcasts x: [3] -> [2, 3], must stay
   f->set_output(f->prim(Prim::kMakeTuple, {e, b}));
   FuncGraph* g = analysis::specialize(m, f, {tensor({3})});
@@ -208,12 +214,14 @@ TEST(Opt, SimplifyAlgebraIdentities) {
 }
 
 TEST(Opt, SimplifyAlgebraOnesLikeZerosLike) {
-  // x * ones_like(y) -> x and zeros_like(y) + x -> x when the shapes agree; a broadcasting one stays.
+  // x * ones_like(y) -> x and zeros_like(y) + x -> x when the shapes agree; a broadcasting one
+  // stays.
   Module m;
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x");
   NodePtr y = f->add_parameter("y");
-  NodePtr a = uop(f, "add", {uop(f, "zeros_like", {y}), uop(f, "mul", {x, uop(f, "ones_like", {y})})});
+  NodePtr a =
+      uop(f, "add", {uop(f, "zeros_like", {y}), uop(f, "mul", {x, uop(f, "ones_like", {y})})});
   NodePtr z = f->add_parameter("z");
   NodePtr b = uop(f, "mul", {uop(f, "ones_like", {z}), x});  // [2, 3] result: x broadcasts, stays
   f->set_output(f->prim(Prim::kMakeTuple, {a, b}));
@@ -231,9 +239,9 @@ TEST(Opt, SimplifyAlgebraTransposeReshapeCast) {
   FuncGraph* f = m.add_graph("f");
   NodePtr x = f->add_parameter("x");
   NodePtr t1 = uop(f, "transpose", {x}, {{"perm", ints(f, {1, 2, 0})}});
-  NodePtr t2 = uop(f, "transpose", {t1}, {{"perm", ints(f, {2, 0, 1})}});      // back to x
+  NodePtr t2 = uop(f, "transpose", {t1}, {{"perm", ints(f, {2, 0, 1})}});  // back to x
   NodePtr t3 = uop(f, "transpose", {uop(f, "transpose", {x}, {{"perm", ints(f, {1, 0, 2})}})},
-                   {{"perm", ints(f, {0, 2, 1})}});                              // composed
+                   {{"perm", ints(f, {0, 2, 1})}});  // composed
   NodePtr r = uop(f, "reshape", {uop(f, "reshape", {x}, {{"shape", ints(f, {6, 4})}})},
                   {{"shape", ints(f, {3, 8})}});
   NodePtr same = uop(f, "reshape", {x}, {{"shape", ints(f, {2, 3, 4})}});
@@ -241,14 +249,15 @@ TEST(Opt, SimplifyAlgebraTransposeReshapeCast) {
   NodePtr id = uop(f, "identity", {x});
   f->set_output(f->prim(Prim::kMakeTuple, {t2, t3, r, same, c, id}));
   FuncGraph* g = analysis::specialize(m, f, {tensor({2, 3, 4})});
-  EXPECT_EQ(run_pass(opt::simplify_algebra, g),
-            "graph @f.1(%x: f32[2, 3, 4]) {\n"
-            "  %1: f32[3, 4, 2] = transpose[perm=(1, 2, 0)](%x)\n"
-            "  %2: f32[3, 8] = reshape[shape=(3, 8)](%x)\n"
-            "  %3: (f32[2, 3, 4], f32[3, 4, 2], f32[3, 8], f32[2, 3, 4], f32[2, 3, 4], f32[2, 3, 4]) = "
-            "make_tuple(%x, %1, %2, %x, %x, %x)\n"
-            "  return %3\n"
-            "}\n");
+  EXPECT_EQ(
+      run_pass(opt::simplify_algebra, g),
+      "graph @f.1(%x: f32[2, 3, 4]) {\n"
+      "  %1: f32[3, 4, 2] = transpose[perm=(1, 2, 0)](%x)\n"
+      "  %2: f32[3, 8] = reshape[shape=(3, 8)](%x)\n"
+      "  %3: (f32[2, 3, 4], f32[3, 4, 2], f32[3, 8], f32[2, 3, 4], f32[2, 3, 4], f32[2, 3, 4]) = "
+      "make_tuple(%x, %1, %2, %x, %x, %x)\n"
+      "  return %3\n"
+      "}\n");
 }
 
 TEST(Opt, PipelineFlattensAStraightLineModelAndDumps) {
@@ -262,13 +271,15 @@ TEST(Opt, PipelineFlattensAStraightLineModelAndDumps) {
   FuncGraph* dense = m.add_graph("dense", top);
   NodePtr in = dense->add_parameter("in");
   NodePtr mm = uop(dense, "matmul", {in, w});
-  dense->set_output(dense->prim(Prim::kMakeTuple, {uop(dense, "mul", {mm, dense->constant(integer(1))}), mm}));
+  dense->set_output(
+      dense->prim(Prim::kMakeTuple, {uop(dense, "mul", {mm, dense->constant(integer(1))}), mm}));
   FuncGraph* act = m.add_graph("act", top);
   NodePtr u = act->add_parameter("u"), v = act->add_parameter("v");
   act->set_output(uop(act, "add", {u, v}));
   NodePtr d = call(top, dense, {x});
-  NodePtr p = top->prim(Prim::kPartial, {top->constant(graph_value(act)),
-                                         top->prim(Prim::kTupleGetItem, {d, top->constant(integer(0))})});
+  NodePtr p =
+      top->prim(Prim::kPartial, {top->constant(graph_value(act)),
+                                 top->prim(Prim::kTupleGetItem, {d, top->constant(integer(0))})});
   NodePtr o = top->apply({p, top->prim(Prim::kTupleGetItem, {d, top->constant(integer(1))})});
   top->set_output(top->prim(Prim::kMakeTuple, {uop(top, "exp", {o})}));
   FuncGraph* g = analysis::specialize(m, top, {tensor({kDynamic, 4})});
@@ -302,8 +313,9 @@ TEST(Opt, PipelineKeepsDataDependentRecursion) {
   t->set_output(call(t, f, {uop(t, "sub", {n, t->constant(integer(1))})}));
   FuncGraph* e = m.add_graph("e", f);
   e->set_output(n);
-  f->set_output(f->apply({f->prim(Prim::kSwitch, {uop(f, "greater", {n, f->constant(integer(0))}),
-                                                  f->constant(graph_value(t)), f->constant(graph_value(e))})}));
+  f->set_output(f->apply(
+      {f->prim(Prim::kSwitch, {uop(f, "greater", {n, f->constant(integer(0))}),
+                               f->constant(graph_value(t)), f->constant(graph_value(e))})}));
   FuncGraph* g = analysis::specialize(m, f, {tensor({}, DType::int32)});
   opt::optimize(g, checked());
   std::string s = text(g);

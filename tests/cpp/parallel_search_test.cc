@@ -159,7 +159,8 @@ TEST(CostModel, MatMulStrategiesAndClosedFormCosts) {
     if (k == std::vector<int64_t>{1, 1, 4}) {
       // Reduction split: forward AllReduce of the whole output; the weight is not replicated.
       const double y = 64.0 * 256 * 4;
-      EXPECT_NEAR(s.costs[i].comm, 2 * 3 * t.intra_node.alpha + 2 * 0.75 * y * t.intra_node.beta, 1e-15);
+      EXPECT_NEAR(s.costs[i].comm, 2 * 3 * t.intra_node.alpha + 2 * 0.75 * y * t.intra_node.beta,
+                  1e-15);
     }
   }
 }

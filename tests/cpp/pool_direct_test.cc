@@ -54,7 +54,7 @@ void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
 TEST(PoolDirect, MaxPoolAndGradientEqualTheReferenceLoopsBitForBit) {
   const WindowGeom cases[] = {pool_geom(2, 3, 28, 28), pool_geom(1, 2, 7, 9),
                               pool_geom(3, 1, 10, 70), pool_geom(1, 1, 2, 2),
-                              pool_geom(1, 4, 5, 33), pool_geom(2, 1, 1, 6)};
+                              pool_geom(1, 4, 5, 33),  pool_geom(2, 1, 1, 6)};
   for (const WindowGeom& g : cases) {
     SCOPED_TRACE(std::to_string(g.h) + "x" + std::to_string(g.w));
     ASSERT_TRUE(cpu::max_pool_2x2_fits(DType::float32, g));
@@ -66,7 +66,8 @@ TEST(PoolDirect, MaxPoolAndGradientEqualTheReferenceLoopsBitForBit) {
     expect_same_bits(got, want, "max_pool2d");
     Tensor dy = Tensor::empty({g.n, g.c, g.oh, g.ow}, DType::float32);
     for (int64_t i = 0; i < dy.numel(); ++i) dy.data<float>()[i] = 1.f + static_cast<float>(i);
-    Tensor dx = Tensor::empty(x.shape(), DType::float32), dx_ref = Tensor::empty(x.shape(), DType::float32);
+    Tensor dx = Tensor::empty(x.shape(), DType::float32),
+           dx_ref = Tensor::empty(x.shape(), DType::float32);
     std::fill_n(dx.data<float>(), dx.numel(), std::numeric_limits<float>::quiet_NaN());
     cpu::max_pool_2x2_grad(x, dy, dx, g);
     cpu::max_pool2d_grad_ref<float>(x, dy, dx_ref, g);

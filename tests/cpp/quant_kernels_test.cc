@@ -46,7 +46,10 @@ void expect_close(const Tensor& a, const Tensor& b) {
 
 TEST(QuantKernels, ConvMatchesReference) {
   std::mt19937 rng(7);
-  struct Case { int64_t n, c, h, oc, k, s, p, d, g; int32_t xzp; };
+  struct Case {
+    int64_t n, c, h, oc, k, s, p, d, g;
+    int32_t xzp;
+  };
   for (Case cs : {Case{2, 8, 9, 16, 3, 1, 1, 1, 1, 7}, Case{1, 6, 11, 12, 3, 2, 1, 2, 3, 0},
                   Case{1, 1, 12, 6, 5, 1, 0, 1, 1, 100}, Case{3, 16, 5, 8, 1, 1, 0, 1, 1, 0}}) {
     WindowGeom g;
@@ -61,7 +64,8 @@ TEST(QuantKernels, ConvMatchesReference) {
     for (bool relu : {false, true})
       for (DType out : {DType::float32, DType::uint8}) {
         const QuantSpec q = spec(g.oc, cs.xzp, relu, rng);
-        Tensor y = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out), r = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out);
+        Tensor y = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out),
+               r = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out);
         qconv2d(x, w, &b, y, g, q);
         EXPECT_EQ(last_int8_path().rfind("onednn:", 0), 0u) << last_int8_path();
         qconv2d_ref(x, w, &b, r, g, q);
@@ -91,7 +95,8 @@ TEST(QuantKernels, EightBitWeightsStayExactWithoutVnni) {
   // must take the exact loops instead.
   WindowGeom g;
   g.n = 1, g.c = 2, g.h = g.w = 1, g.oc = 1, g.oh = g.ow = 1;
-  Tensor x = Tensor::empty({1, 2, 1, 1}, DType::uint8), w = Tensor::empty({1, 2, 1, 1}, DType::int8);
+  Tensor x = Tensor::empty({1, 2, 1, 1}, DType::uint8),
+         w = Tensor::empty({1, 2, 1, 1}, DType::int8);
   x.data<uint8_t>()[0] = x.data<uint8_t>()[1] = 255;
   w.data<int8_t>()[0] = w.data<int8_t>()[1] = 127;
   EXPECT_EQ(int8_weights_safe(w), cpu_has_vnni());

@@ -49,7 +49,9 @@ Ints inverse(const Ints& p) {
   for (size_t i = 0; i < p.size(); ++i) q[p[i]] = static_cast<int64_t>(i);
   return q;
 }
-Tensor transpose(const Tensor& x, const Ints& p) { return call_op("transpose", {x}, {{"perm", p}})[0]; }
+Tensor transpose(const Tensor& x, const Ints& p) {
+  return call_op("transpose", {x}, {{"perm", p}})[0];
+}
 Tensor cat(const std::vector<Tensor>& parts, int64_t d) {
   const Ints p = perm_front(d, parts[0].ndim());
   std::vector<Tensor> t;
@@ -64,7 +66,8 @@ Tensor part(const Tensor& x, int64_t d, int64_t n, int64_t k) {
 }
 
 // One collective step over all ranks, from its definition.
-std::vector<Tensor> collective(const std::vector<Tensor>& xs, const std::vector<RedistStep>& steps) {
+std::vector<Tensor> collective(const std::vector<Tensor>& xs,
+                               const std::vector<RedistStep>& steps) {
   std::vector<Tensor> out(xs.size());
   for (size_t r = 0; r < xs.size(); ++r) {
     const RedistStep& s = steps[r];
@@ -80,11 +83,15 @@ std::vector<Tensor> collective(const std::vector<Tensor>& xs, const std::vector<
       for (size_t j = 1; j < members.size(); ++j) acc = call_op("add", {acc, members[j]})[0];
       return acc;
     };
-    if (s.op == "all_gather") out[r] = cat0(members);
-    else if (s.op == "all_reduce") out[r] = sum();
-    else if (s.op == "reduce_scatter") out[r] = part(sum(), 0, n, static_cast<int64_t>(me));
+    if (s.op == "all_gather")
+      out[r] = cat0(members);
+    else if (s.op == "all_reduce")
+      out[r] = sum();
+    else if (s.op == "reduce_scatter")
+      out[r] = part(sum(), 0, n, static_cast<int64_t>(me));
     else if (s.op == "all_to_all") {
-      const int64_t sd = std::get<int64_t>(s.attrs.at("split_dim")), cd = std::get<int64_t>(s.attrs.at("concat_dim"));
+      const int64_t sd = std::get<int64_t>(s.attrs.at("split_dim")),
+                    cd = std::get<int64_t>(s.attrs.at("concat_dim"));
       std::vector<Tensor> got;
       for (const Tensor& m : members) got.push_back(part(m, sd, n, static_cast<int64_t>(me)));
       out[r] = cat(got, cd);
@@ -124,11 +131,13 @@ RedistPlan check_pair(const Tensor& full, const TensorLayout& from, const Tensor
   }
   for (int64_t r = 0; r < n; ++r) {
     Tensor want = slice_of(full, to, r);
-    EXPECT_EQ(xs[r].shape(), want.shape()) << from.str() << " -> " << to.str() << ": " << plans[r].str();
+    EXPECT_EQ(xs[r].shape(), want.shape())
+        << from.str() << " -> " << to.str() << ": " << plans[r].str();
     if (xs[r].shape() != want.shape()) continue;
     for (int64_t e = 0; e < want.numel(); ++e)
       if (xs[r].item_as_double(e) != want.item_as_double(e)) {
-        ADD_FAILURE() << from.str() << " -> " << to.str() << " rank " << r << " elem " << e << ": " << plans[r].str();
+        ADD_FAILURE() << from.str() << " -> " << to.str() << " rank " << r << " elem " << e << ": "
+                      << plans[r].str();
         return plans[0];
       }
   }
@@ -142,14 +151,16 @@ TensorLayout L(Ints dev, std::vector<int> map, Shape shape, std::vector<int> par
 // The layouts of the round-trip tests: 2-d (8, 8) and 4-d (4, 4, 4, 4) tensors on 4 devices.
 std::vector<TensorLayout> layouts_2d() {
   const Shape s = {8, 8};
-  return {L({4}, {-1, -1}, s), L({4}, {0, -1}, s), L({4}, {-1, 0}, s), L({2, 2}, {0, 1}, s),
-          L({2, 2}, {1, 0}, s), L({2, 2}, {0, -1}, s), L({2, 2}, {-1, 1}, s), L({4, 1}, {0, -1}, s),
-          L({1, 4}, {-1, 1}, s), L({2, 2}, {-1, -1}, s, {0})};
+  return {L({4}, {-1, -1}, s),        L({4}, {0, -1}, s),    L({4}, {-1, 0}, s),
+          L({2, 2}, {0, 1}, s),       L({2, 2}, {1, 0}, s),  L({2, 2}, {0, -1}, s),
+          L({2, 2}, {-1, 1}, s),      L({4, 1}, {0, -1}, s), L({1, 4}, {-1, 1}, s),
+          L({2, 2}, {-1, -1}, s, {0})};
 }
 std::vector<TensorLayout> layouts_4d() {
   const Shape s = {4, 4, 4, 4};
-  return {L({4}, {-1, -1, -1, -1}, s), L({4}, {0, -1, -1, -1}, s), L({4}, {-1, -1, -1, 0}, s),
-          L({2, 2}, {0, 1, -1, -1}, s), L({2, 2}, {-1, -1, 1, 0}, s), L({2, 2}, {1, -1, -1, -1}, s),
+  return {L({4}, {-1, -1, -1, -1}, s),       L({4}, {0, -1, -1, -1}, s),
+          L({4}, {-1, -1, -1, 0}, s),        L({2, 2}, {0, 1, -1, -1}, s),
+          L({2, 2}, {-1, -1, 1, 0}, s),      L({2, 2}, {1, -1, -1, -1}, s),
           L({2, 2}, {-1, 0, -1, -1}, s, {1})};
 }
 
@@ -192,7 +203,8 @@ TEST(Redistribution, PicksTheCheapCollectives) {
   EXPECT_EQ(p.steps[0].op, "reduce_scatter");
   // Gathering columns: AllGather on dim 0 between two transposes.
   p = check_pair(full, L({4}, {-1, 0}, {8, 8}), L({4}, {-1, -1}, {8, 8}));
-  EXPECT_EQ(p.str(), "transpose(perm=(1, 0)) -> all_gather(ranks=(0, 1, 2, 3)) -> transpose(perm=(1, 0))");
+  EXPECT_EQ(p.str(),
+            "transpose(perm=(1, 0)) -> all_gather(ranks=(0, 1, 2, 3)) -> transpose(perm=(1, 0))");
 }
 
 TEST(Redistribution, DeviceMatricesWithoutCommonRefinement) {
@@ -202,10 +214,14 @@ TEST(Redistribution, DeviceMatricesWithoutCommonRefinement) {
 }
 
 TEST(Redistribution, BadLayoutsAreRefused) {
-  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {8, 8}), L({2}, {0, -1}, {8, 8}), 0), ValueError);
-  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {8, 8}), L({4}, {0, -1}, {8, 4}), 0), ValueError);
-  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {6, 8}), L({4}, {-1, -1}, {6, 8}), 0), ValueError);
-  EXPECT_THROW(plan_redistribution(L({4}, {-1, -1}, {8, 8}), L({4}, {-1, -1}, {8, 8}, {0}), 0), ValueError);
+  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {8, 8}), L({2}, {0, -1}, {8, 8}), 0),
+               ValueError);
+  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {8, 8}), L({4}, {0, -1}, {8, 4}), 0),
+               ValueError);
+  EXPECT_THROW(plan_redistribution(L({4}, {0, -1}, {6, 8}), L({4}, {-1, -1}, {6, 8}), 0),
+               ValueError);
+  EXPECT_THROW(plan_redistribution(L({4}, {-1, -1}, {8, 8}), L({4}, {-1, -1}, {8, 8}, {0}), 0),
+               ValueError);
 }
 
 }  // namespace

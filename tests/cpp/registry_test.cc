@@ -53,7 +53,8 @@ TEST(Registry, ErrorsNameTheOp) {
 
 // The memory planner's in-place reuse reads this trait (never an op's name or doc string).
 TEST(Registry, ElementwiseTraitMarksExactlyThePointwiseOps) {
-  for (const char* name : {"add", "mul", "pow", "relu", "exp", "gelu", "isnan", "select", "clip_by_value"})
+  for (const char* name :
+       {"add", "mul", "pow", "relu", "exp", "gelu", "isnan", "select", "clip_by_value"})
     EXPECT_TRUE(Registry::get().at(name).elementwise) << name;
   for (const char* name : {"matmul", "softmax", "sum", "reshape", "transpose", "conv2d", "gather"})
     EXPECT_FALSE(Registry::get().at(name).elementwise) << name;

@@ -45,17 +45,21 @@ TEST(RegistryTraits, ElementwiseStepsEqualTheirOpsKernels) {
     EXPECT_TRUE(steps.insert(static_cast<int>(e)).second) << op->name;
     ASSERT_EQ(static_cast<int>(op->inputs.size()), cpu::ew_arity(e)) << op->name;
     EXPECT_STREQ(cpu::ew_op_name(e), op->name.c_str());
-    if (e == cpu::EwOp::kCast || e == cpu::EwOp::kGreater || e == cpu::EwOp::kLess) continue;  // bool sides
-    const bool positive = e == cpu::EwOp::kSqrt || e == cpu::EwOp::kDiv || e == cpu::EwOp::kReciprocal;
+    if (e == cpu::EwOp::kCast || e == cpu::EwOp::kGreater || e == cpu::EwOp::kLess)
+      continue;  // bool sides
+    const bool positive =
+        e == cpu::EwOp::kSqrt || e == cpu::EwOp::kDiv || e == cpu::EwOp::kReciprocal;
     std::vector<Tensor> ins;
-    for (size_t k = 0; k < op->inputs.size(); ++k) ins.push_back(random_f32(1000, static_cast<uint32_t>(7 + k), positive));
+    for (size_t k = 0; k < op->inputs.size(); ++k)
+      ins.push_back(random_f32(1000, static_cast<uint32_t>(7 + k), positive));
     Tensor want = call_op(*op, ins, make_attrs(*op, std::map<std::string, AttrValue>{}))[0];
     cpu::EwProgram p;
     p.num_inputs = static_cast<int>(ins.size());
     p.steps.push_back({e, 0, ins.size() > 1 ? 1 : 0});
     Tensor got = Tensor::empty({1000}, DType::float32);
     cpu::run_fused_elementwise(p, ins, got);
-    EXPECT_EQ(std::memcmp(got.data<float>(), want.data<float>(), 1000 * sizeof(float)), 0) << op->name;
+    EXPECT_EQ(std::memcmp(got.data<float>(), want.data<float>(), 1000 * sizeof(float)), 0)
+        << op->name;
   }
   EXPECT_EQ(steps.size(), 18u);  // every step of the chain kernel has its op
 }

@@ -18,7 +18,9 @@ Tensor random_tensor(const Shape& s, DType t, uint64_t seed, double lo = -1, dou
   for (int64_t i = 0; i < x.numel(); ++i) {
     z = z * 6364136223846793005ULL + 1442695040888963407ULL;
     double u = static_cast<double>(z >> 11) / 9007199254740992.0;
-    x.data<double>()[i] = t == DType::float32 || t == DType::float64 ? lo + (hi - lo) * u : std::floor(lo + (hi - lo) * u);
+    x.data<double>()[i] = t == DType::float32 || t == DType::float64
+                              ? lo + (hi - lo) * u
+                              : std::floor(lo + (hi - lo) * u);
   }
   return x.to(t);
 }
@@ -74,7 +76,8 @@ shard::ShardPlan simulate(const Case& k, const OpSetup& u, const shard::Strategy
   for (int64_t r = 0; r < n; ++r) {
     std::vector<Tensor> ins;
     for (size_t i = 0; i < k.inputs.size(); ++i)
-      ins.push_back(k.inputs[i].defined() ? slice_of(k.inputs[i].clone(), p.inputs[i], r) : Tensor());
+      ins.push_back(k.inputs[i].defined() ? slice_of(k.inputs[i].clone(), p.inputs[i], r)
+                                          : Tensor());
     out[r] = call_op(u.op, ins, local);
   }
   for (const shard::Comm& c : p.comms) {
@@ -85,29 +88,36 @@ shard::ShardPlan simulate(const Case& k, const OpSetup& u, const shard::Strategy
       for (size_t j = 1; j < g.size(); ++j) {
         std::vector<double> v = values(out[g[j]][c.output]);
         for (size_t e = 0; e < acc.size(); ++e) {
-          if (c.reduce_op == "sum" || c.reduce_op == "mean") acc[e] += v[e];
-          else if (c.reduce_op == "max") acc[e] = std::max(acc[e], v[e]);
-          else if (c.reduce_op == "min") acc[e] = std::min(acc[e], v[e]);
-          else if (c.reduce_op == "prod") acc[e] *= v[e];
-          else ADD_FAILURE() << "unknown reduce_op " << c.reduce_op;
+          if (c.reduce_op == "sum" || c.reduce_op == "mean")
+            acc[e] += v[e];
+          else if (c.reduce_op == "max")
+            acc[e] = std::max(acc[e], v[e]);
+          else if (c.reduce_op == "min")
+            acc[e] = std::min(acc[e], v[e]);
+          else if (c.reduce_op == "prod")
+            acc[e] *= v[e];
+          else
+            ADD_FAILURE() << "unknown reduce_op " << c.reduce_op;
         }
       }
       if (c.reduce_op == "mean")
         for (double& a : acc) a /= static_cast<double>(g.size());
       combined[r] = acc;
     }
-    for (int64_t r = 0; r < n; ++r) out[r][c.output] = from_values(combined[r], out[r][c.output].meta());
+    for (int64_t r = 0; r < n; ++r)
+      out[r][c.output] = from_values(combined[r], out[r][c.output].meta());
   }
   for (int64_t r = 0; r < n; ++r)
     for (size_t o = 0; o < full.size(); ++o) {
       Tensor want = slice_of(full[o], p.outputs[o], r);
-      EXPECT_EQ(out[r][o].shape(), want.shape()) << k.op << " rank " << r << " output " << o << " " << p.str();
+      EXPECT_EQ(out[r][o].shape(), want.shape())
+          << k.op << " rank " << r << " output " << o << " " << p.str();
       if (out[r][o].shape() != want.shape()) continue;
       std::vector<double> a = values(out[r][o]), b = values(want);
       for (size_t e = 0; e < a.size(); ++e)
         if (std::abs(a[e] - b[e]) > 1e-4 * (1 + std::abs(b[e]))) {
-          ADD_FAILURE() << k.op << " rank " << r << " output " << o << " elem " << e << ": " << a[e] << " vs "
-                        << b[e] << ", plan " << p.str();
+          ADD_FAILURE() << k.op << " rank " << r << " output " << o << " elem " << e << ": " << a[e]
+                        << " vs " << b[e] << ", plan " << p.str();
           return p;
         }
     }
@@ -118,7 +128,8 @@ OpSetup setup(const Case& k) {
   const OpDef& op = Registry::get().at(k.op);
   OpSetup u{op, make_attrs(op, k.attrs), {}, {}, {}};
   for (const Tensor& t : k.inputs) u.in_metas.push_back(t.defined() ? t.meta() : TensorMeta{});
-  for (size_t i = 0; i < k.inputs.size(); ++i) u.ptrs.push_back(k.inputs[i].defined() ? &u.in_metas[i] : nullptr);
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    u.ptrs.push_back(k.inputs[i].defined() ? &u.in_metas[i] : nullptr);
   for (const Tensor& t : call_op(op, clones(k.inputs), u.attrs)) u.out_metas.push_back(t.meta());
   return u;
 }
@@ -136,7 +147,9 @@ size_t check_all(const Case& k) {
 }
 
 Tensor f32(const Shape& s, uint64_t seed) { return random_tensor(s, DType::float32, seed); }
-Tensor i32(const Shape& s, uint64_t seed, int64_t hi) { return random_tensor(s, DType::int32, seed, 0, hi); }
+Tensor i32(const Shape& s, uint64_t seed, int64_t hi) {
+  return random_tensor(s, DType::int32, seed, 0, hi);
+}
 using Ints = std::vector<int64_t>;
 
 TEST(Sharding, MatmulRowsColumnsAndReductionDim) {
@@ -193,18 +206,24 @@ TEST(Sharding, SoftmaxAndLosses) {
     shard::plan(u.ctx(), {{1, 4}});
     ADD_FAILURE() << "softmax split along its axis";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("[softmax] input 'x' dim 1 cannot be split"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[softmax] input 'x' dim 1 cannot be split"),
+              std::string::npos)
+        << e.what();
   }
-  check_all({"softmax_cross_entropy_with_logits", {f32({8, 4}, 1), random_tensor({8, 4}, DType::float32, 2, 0, 1)}, {}});
+  check_all({"softmax_cross_entropy_with_logits",
+             {f32({8, 4}, 1), random_tensor({8, 4}, DType::float32, 2, 0, 1)},
+             {}});
   for (const char* red : {"mean", "sum", "none"}) {
-    check_all({"sparse_softmax_cross_entropy_with_logits", {f32({8, 5}, 1), i32({8}, 2, 5)},
+    check_all({"sparse_softmax_cross_entropy_with_logits",
+               {f32({8, 5}, 1), i32({8}, 2, 5)},
                {{"reduction", std::string(red)}}});
     check_all({"mse_loss", {f32({8, 4}, 1), f32({8, 4}, 2)}, {{"reduction", std::string(red)}}});
-    check_all({"binary_cross_entropy_with_logits", {f32({8, 4}, 1), random_tensor({8, 4}, DType::float32, 2, 0, 1),
-                                                     Tensor(), Tensor()},
+    check_all({"binary_cross_entropy_with_logits",
+               {f32({8, 4}, 1), random_tensor({8, 4}, DType::float32, 2, 0, 1), Tensor(), Tensor()},
                {{"reduction", std::string(red)}}});
   }
-  check_all({"nll_loss", {f32({8, 5}, 1), i32({8}, 2, 5), random_tensor({5}, DType::float32, 3, 0.5, 1)},
+  check_all({"nll_loss",
+             {f32({8, 5}, 1), i32({8}, 2, 5), random_tensor({5}, DType::float32, 3, 0.5, 1)},
              {{"reduction", std::string("sum")}}});
   // A weighted mean does not combine from slices: the batch stays whole.
   OpSetup nll = setup({"nll_loss", {f32({8, 5}, 1), i32({8}, 2, 5), Tensor()}, {}});
@@ -213,19 +232,26 @@ TEST(Sharding, SoftmaxAndLosses) {
 }
 
 TEST(Sharding, ConvNormsGathers) {
-  EXPECT_GT(check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)}, {}}), 3u);
+  EXPECT_GT(check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)}, {}}),
+            3u);
   // Without a bias the input channels split too (partial sums and an AllReduce).
-  EXPECT_GT(check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), Tensor()}, {{"pad_mode", std::string("same")}}}),
-            check_all({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)}, {{"pad_mode", std::string("same")}}}));
+  EXPECT_GT(check_all({"conv2d",
+                       {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), Tensor()},
+                       {{"pad_mode", std::string("same")}}}),
+            check_all({"conv2d",
+                       {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), f32({8}, 3)},
+                       {{"pad_mode", std::string("same")}}}));
   OpSetup conv = setup({"conv2d", {f32({4, 4, 5, 5}, 1), f32({8, 4, 3, 3}, 2), Tensor()}, {}});
-  EXPECT_THROW(shard::plan(conv.ctx(), {{1, 1, 2, 1}, {1, 1, 1, 1}, {}}), ValueError);  // image rows
+  EXPECT_THROW(shard::plan(conv.ctx(), {{1, 1, 2, 1}, {1, 1, 1, 1}, {}}),
+               ValueError);  // image rows
   for (bool training : {true, false})
     check_all({"batch_norm",
                {f32({4, 4, 3, 3}, 1), f32({4}, 2), f32({4}, 3), f32({4}, 4),
                 random_tensor({4}, DType::float32, 5, 0.5, 1.5)},
                {{"is_training", training}}});
   check_all({"layer_norm", {f32({8, 4, 6}, 1), f32({6}, 2), f32({6}, 3)}, {}});
-  check_all({"layer_norm", {f32({8, 4, 6}, 1), f32({4, 6}, 2), f32({4, 6}, 3)},
+  check_all({"layer_norm",
+             {f32({8, 4, 6}, 1), f32({4, 6}, 2), f32({4, 6}, 3)},
              {{"begin_norm_axis", int64_t{1}}, {"begin_params_axis", int64_t{1}}}});
   check_all({"gather", {f32({8, 6}, 1), i32({4}, 2, 8)}, {}});
   check_all({"gather", {f32({8, 4}, 1), i32({2, 4}, 2, 4)}, {{"axis", int64_t{1}}}});
@@ -242,7 +268,8 @@ TEST(Sharding, ReshapeAndTranspose) {
   check_all({"expand_dims", {f32({4, 4}, 1)}, {{"axis", int64_t{1}}}});
   check_all({"transpose", {f32({8, 4, 2}, 1)}, {{"perm", Ints{2, 0, 1}}}});
   OpSetup u = setup({"reshape", {f32({4, 6}, 1)}, {{"shape", Ints{6, 4}}}});
-  EXPECT_THROW(shard::plan(u.ctx(), {{1, 2}}), ValueError);  // dim 1's slices are not contiguous rows of the output
+  EXPECT_THROW(shard::plan(u.ctx(), {{1, 2}}),
+               ValueError);  // dim 1's slices are not contiguous rows of the output
 }
 
 TEST(Sharding, BadStrategiesNameTheOpAndInput) {
@@ -251,12 +278,14 @@ TEST(Sharding, BadStrategiesNameTheOpAndInput) {
     shard::plan(u.ctx(), {{2, 2}, {1, 2}});
     ADD_FAILURE();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("[matmul] input 'y' dim 0 is split in 1 but input 'x' dim 1"),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("[matmul] input 'y' dim 0 is split in 1 but input 'x' dim 1"),
+        std::string::npos)
+        << e.what();
   }
-  EXPECT_THROW(shard::plan(u.ctx(), {{3, 1}, {1, 1}}), ValueError);     // 3 does not divide 8 or 4
-  EXPECT_THROW(shard::plan(u.ctx(), {{2, 1}}), ValueError);             // one tuple per input
-  EXPECT_THROW(shard::plan(u.ctx(), {{8, 1}, {1, 1}}), ValueError);     // more devices than 4
+  EXPECT_THROW(shard::plan(u.ctx(), {{3, 1}, {1, 1}}), ValueError);  // 3 does not divide 8 or 4
+  EXPECT_THROW(shard::plan(u.ctx(), {{2, 1}}), ValueError);          // one tuple per input
+  EXPECT_THROW(shard::plan(u.ctx(), {{8, 1}, {1, 1}}), ValueError);  // more devices than 4
   OpSetup sc = setup({"cumsum", {f32({8, 4}, 1)}, {{"axis", int64_t{1}}}});
   EXPECT_THROW(shard::plan(sc.ctx(), {{2, 1}}), ValueError);  // no rule: replicated only
   EXPECT_EQ(shard::strategies(sc.ctx()).size(), 1u);

@@ -13,9 +13,11 @@ namespace {
 Tensor matmul(int64_t n, int64_t m, int64_t p) {
   auto a = placeholder({n, m}, DType::float32, "a");
   auto b = placeholder({m, p}, DType::float32, "b");
-  auto i = make_var("i", 0, n, false), j = make_var("j", 0, p, false), k = make_var("k", 0, m, true);
+  auto i = make_var("i", 0, n, false), j = make_var("j", 0, p, false),
+       k = make_var("k", 0, m, true);
   return compute({n, p}, {i, j},
-                 reduce(ReduceKind::sum, binary(Op::Mul, load(a, {var(i), var(k)}), load(b, {var(k), var(j)})), {k}),
+                 reduce(ReduceKind::sum,
+                        binary(Op::Mul, load(a, {var(i), var(k)}), load(b, {var(k), var(j)})), {k}),
                  "c");
 }
 
@@ -38,7 +40,8 @@ TEST(TeSchedule, SplitAndReorderGiveTheLoopOrder) {
   EXPECT_EQ(names(*st), (std::vector<std::string>{"i", "k", "j.outer", "j.inner"}));
   st->set_kind(ji, LoopKind::vectorized);
   st->set_kind(c->axes[0], LoopKind::parallel);
-  std::string src = generate_cpp({c->body->args[0]->args[0]->tensor, c->body->args[0]->args[1]->tensor}, {c}, {st});
+  std::string src = generate_cpp(
+      {c->body->args[0]->args[0]->tensor, c->body->args[0]->args[1]->tensor}, {c}, {st});
   EXPECT_NE(src.find("(scheduled)"), std::string::npos) << src;
   EXPECT_NE(src.find("#pragma omp simd"), std::string::npos) << src;
   EXPECT_NE(src.find("< 10) {"), std::string::npos) << src;  // 10 = 2*4 + 2: the remainder guard

@@ -26,9 +26,11 @@ int count_reduce_axes(const Expr& e) {
 TEST(Te, MatmulAdjointIsOneReductionOverTheOtherAxis) {
   auto a = placeholder({4, 5}, DType::float32, "a");
   auto b = placeholder({5, 3}, DType::float32, "b");
-  auto i = make_var("i", 0, 4, false), j = make_var("j", 0, 3, false), k = make_var("k", 0, 5, true);
-  auto c = compute({4, 3}, {i, j},
-                   reduce(ReduceKind::sum, binary(Op::Mul, at(a, {i, k}), at(b, {k, j})), {k}), "c");
+  auto i = make_var("i", 0, 4, false), j = make_var("j", 0, 3, false),
+       k = make_var("k", 0, 5, true);
+  auto c =
+      compute({4, 3}, {i, j},
+              reduce(ReduceKind::sum, binary(Op::Mul, at(a, {i, k}), at(b, {k, j})), {k}), "c");
   auto grads = differentiate(c, {a, b}, nullptr, {});
   ASSERT_EQ(grads.size(), 2u);
   EXPECT_EQ(grads[0]->shape, (std::vector<int64_t>{4, 5}));
@@ -41,7 +43,8 @@ TEST(Te, MatmulAdjointIsOneReductionOverTheOtherAxis) {
 TEST(Te, ElementwiseAdjointHasNoReductionOrGuard) {
   auto x = placeholder({8}, DType::float64, "x");
   auto i = make_var("i", 0, 8, false);
-  auto y = compute({8}, {i}, unary(Op::Exp, binary(Op::Mul, at(x, {i}), constant(2, DType::float64))), "y");
+  auto y = compute({8}, {i},
+                   unary(Op::Exp, binary(Op::Mul, at(x, {i}), constant(2, DType::float64))), "y");
   auto g = differentiate(y, {x}, nullptr, {})[0];
   EXPECT_EQ(count_reduce_axes(g->body), 0);
   EXPECT_EQ(to_string(g->body).find("select"), std::string::npos) << to_string(g->body);
@@ -56,7 +59,8 @@ TEST(Te, ShiftedReadGetsARangeGuard) {
 }
 
 TEST(Te, GeneratedKernelMatchesBruteForce) {
-  setenv("MYCEL_TE_CACHE", (std::filesystem::temp_directory_path() / "mycel_te_cpp_test").c_str(), 1);
+  setenv("MYCEL_TE_CACHE", (std::filesystem::temp_directory_path() / "mycel_te_cpp_test").c_str(),
+         1);
   auto x = placeholder({3, 7}, DType::float64, "x");
   auto i = make_var("i", 0, 3, false), r = make_var("r", 0, 7, true);
   auto y = compute({3}, {i}, reduce(ReduceKind::max, unary(Op::Tanh, at(x, {i, r})), {r}), "y");

@@ -20,14 +20,14 @@ namespace mycel::ad {
 
 /// What a gradient graph returns (MindSpore's grad / value_and_grad / GradOperation).
 struct GradSpec {
-  std::vector<int> positions;       // input positions (non-weight parameters) to differentiate
-  bool positions_tuple = false;     // return a tuple even for a single position
-  std::vector<int> weight_params;   // parameter indices (weights) whose gradients are returned
-  bool with_weights = false;        // return weight gradients (a tuple), after input gradients
-  bool return_value = false;        // value_and_grad: (value, grads)
-  bool has_aux = false;             // f returns (out, aux...): only out is differentiated
-  bool sens_param = false;          // the grad graph takes the output sensitivity as a last input
-  bool aux_out = true;              // with has_aux and no value: return (grads, aux)
+  std::vector<int> positions;      // input positions (non-weight parameters) to differentiate
+  bool positions_tuple = false;    // return a tuple even for a single position
+  std::vector<int> weight_params;  // parameter indices (weights) whose gradients are returned
+  bool with_weights = false;       // return weight gradients (a tuple), after input gradients
+  bool return_value = false;       // value_and_grad: (value, grads)
+  bool has_aux = false;            // f returns (out, aux...): only out is differentiated
+  bool sens_param = false;         // the grad graph takes the output sensitivity as a last input
+  bool aux_out = true;             // with has_aux and no value: return (grads, aux)
 };
 
 /// f_vjp of a specialized top-level graph.

@@ -1,8 +1,8 @@
 // The backward half of the J transform: g's bprop graph, nested in g_J. It walks g's applies in
 // reverse, accumulating sensitivities per original node (whole values, or tuple items one by one so
-// tuple_getitem does not build tuples of zeros), and returns (free-variable sensitivities, parameter
-// sensitivities...). Ops use their rules through IrBpropBuilder; graph calls call the bprop closure
-// their J call returned.
+// tuple_getitem does not build tuples of zeros), and returns (free-variable sensitivities,
+// parameter sensitivities...). Ops use their rules through IrBpropBuilder; graph calls call the
+// bprop closure their J call returned.
 #include "mycel/ad/ad.h"
 #include "mycel/ad/detail.h"
 #include "mycel/core/error.h"
@@ -18,7 +18,8 @@ std::string at(const SourceLoc& loc) { return loc.known() ? " (at " + loc.str() 
 bool is_effect_op(const NodePtr& n) {
   const Apply* a = as_apply(n);
   const Constant* c = a ? as_constant(a->callee()) : nullptr;
-  return c && c->value()->kind() == ValueKind::kOp && static_cast<const OpValue&>(*c->value()).op().effect;
+  return c && c->value()->kind() == ValueKind::kOp &&
+         static_cast<const OpValue&>(*c->value()).op().effect;
 }
 
 AbstractPtr item_abstract(const AbstractPtr& a, size_t i) {
@@ -57,8 +58,10 @@ class SensMap {
       }
       auto p = it->second.find(i);
       NodePtr part = p == it->second.end() ? nullptr : p->second;
-      if (w != whole_.end()) part = Transformer::add(b_, part, Transformer::getitem(b_, w->second, i), items[i]);
-      out.push_back(part ? part : Transformer::zeros(b_, Transformer::getitem(b_, fwd, i), items[i]));
+      if (w != whole_.end())
+        part = Transformer::add(b_, part, Transformer::getitem(b_, w->second, i), items[i]);
+      out.push_back(part ? part
+                         : Transformer::zeros(b_, Transformer::getitem(b_, fwd, i), items[i]));
     }
     return b_->prim(Prim::kMakeTuple, std::move(out));
   }
@@ -77,8 +80,9 @@ class SensMap {
 /// BpropBuilder emitting IR into the bprop graph.
 class IrBpropBuilder : public BpropBuilder {
  public:
-  IrBpropBuilder(FuncGraph* b, const OpValue& op, const Apply& call, std::vector<NodePtr> fwd_inputs,
-                 NodePtr fwd_out, NodePtr dout, std::vector<NodePtr>* effects)
+  IrBpropBuilder(FuncGraph* b, const OpValue& op, const Apply& call,
+                 std::vector<NodePtr> fwd_inputs, NodePtr fwd_out, NodePtr dout,
+                 std::vector<NodePtr>* effects)
       : b_(b), opv_(op), call_(call), effects_(effects) {
     for (size_t i = 0; i < fwd_inputs.size(); ++i) {
       const AbstractPtr& a = call.arg(i)->abstract();
@@ -104,14 +108,16 @@ class IrBpropBuilder : public BpropBuilder {
   }
   size_t tuple_size(const GradVar& v) const override {
     const AbstractPtr& a = abstract(v);
-    if (a->kind() != AbstractKind::kTuple) MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] tuple_size of a non-tuple");
+    if (a->kind() != AbstractKind::kTuple)
+      MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] tuple_size of a non-tuple");
     return static_cast<const AbstractTuple&>(*a).items().size();
   }
   GradVar call(const std::string& name, std::vector<GradVar> inputs,
                const std::map<std::string, AttrValue>& attrs) override {
     const OpDef& op = Registry::get().at(name);
     if (inputs.size() > op.inputs.size())
-      MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] calls ", name, " with ", inputs.size(), " inputs");
+      MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] calls ", name, " with ",
+                  inputs.size(), " inputs");
     std::vector<NodePtr> in{cst(op_value(&op, make_attrs(op, attrs)))};
     for (const GradVar& v : inputs) in.push_back(node(v));
     while (in.size() < op.inputs.size() + 1) in.push_back(Transformer::none());
@@ -137,13 +143,15 @@ class IrBpropBuilder : public BpropBuilder {
   }
   const AbstractPtr& abstract(const GradVar& v) const {
     if (!v.defined() || !abstracts_.at(v.id()))
-      MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] asks for the shape of a value that is not one of "
+      MYCEL_THROW(RuntimeError, "[", opv_.op().name,
+                  " bprop] asks for the shape of a value that is not one of "
                   "the forward call's (only inputs, out and dout have known shapes)");
     return abstracts_[v.id()];
   }
   TensorMeta tensor_meta(const AbstractPtr& a) const {
     if (!a || a->kind() != AbstractKind::kTensor)
-      MYCEL_THROW(RuntimeError, "[", opv_.op().name, " bprop] meta() of a value that is not a tensor");
+      MYCEL_THROW(RuntimeError, "[", opv_.op().name,
+                  " bprop] meta() of a value that is not a tensor");
     const auto& t = static_cast<const AbstractTensor&>(*a);
     return {t.shape(), t.dtype()};
   }
@@ -173,16 +181,19 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
     NodePtr d = sens.take(n, fwd(s, n));
     // A collective's backward runs on every rank, with a zero sensitivity where nothing reached
     // it here, so that the ranks' backward passes issue the same communication.
-    if (!d && is_effect_op(n) && differentiable(n->abstract())) d = zeros(b, fwd(s, n), n->abstract());
+    if (!d && is_effect_op(n) && differentiable(n->abstract()))
+      d = zeros(b, fwd(s, n), n->abstract());
     if (!d) continue;
     const Apply& a = *as_apply(n);
     auto call_site = s->calls.find(n.get());
     if (call_site != s->calls.end()) {
       const CallSite& cs = call_site->second;
       // The callee's vjp (recomputing its forward), called with the forward arguments and d.
-      NodePtr fn = cst(graph_value(vjp(cs.callee, cs.other ? cs.fvs : std::vector<NodePtr>{})->graph));
+      NodePtr fn =
+          cst(graph_value(vjp(cs.callee, cs.other ? cs.fvs : std::vector<NodePtr>{})->graph));
       if (cs.other)
-        fn = b->prim(Prim::kSwitch, {cs.cond, fn, cst(graph_value(vjp(cs.other, cs.fvs)->graph))}, n->loc());
+        fn = b->prim(Prim::kSwitch, {cs.cond, fn, cst(graph_value(vjp(cs.other, cs.fvs)->graph))},
+                     n->loc());
       std::vector<NodePtr> in{fn};
       const Apply& fa = *as_apply(fwd(s, n));
       in.insert(in.end(), fa.inputs().begin() + 1, fa.inputs().end());
@@ -191,7 +202,8 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
       NodePtr fv_sens = getitem(b, t, 0);
       for (size_t k = 0; k < cs.fvs.size(); ++k) sens.add(cs.fvs[k], getitem(b, fv_sens, k));
       for (size_t j = 0; j < cs.bound.size(); ++j) sens.add(cs.bound[j], getitem(b, t, 1 + j));
-      for (size_t i = 0; i < a.num_args(); ++i) sens.add(a.arg(i), getitem(b, t, 1 + cs.bound.size() + i));
+      for (size_t i = 0; i < a.num_args(); ++i)
+        sens.add(a.arg(i), getitem(b, t, 1 + cs.bound.size() + i));
       continue;
     }
     const ValuePtr& v = as_constant(a.callee())->value();
@@ -200,16 +212,16 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
       const BpropFn* rule = BpropRegistry::get().find(opv.op().name);
       if (!rule) {
         if (opv.op().grad == "none") continue;  // not differentiable: no sensitivity flows back
-        MYCEL_THROW(NotSupported, "[grad] op '", opv.op().name, "' has no backward rule (gradient policy '",
-                    opv.op().grad, "')", at(n->loc()));
+        MYCEL_THROW(NotSupported, "[grad] op '", opv.op().name,
+                    "' has no backward rule (gradient policy '", opv.op().grad, "')", at(n->loc()));
       }
       std::vector<NodePtr> fin;
       for (size_t i = 0; i < a.num_args(); ++i) fin.push_back(fwd(s, a.arg(i)));
       IrBpropBuilder builder(b, opv, a, fin, fwd(s, n), d, &effects);
       std::vector<GradVar> grads = (*rule)(builder);
       if (grads.size() != a.num_args())
-        MYCEL_THROW(RuntimeError, "[", opv.op().name, " bprop] returned ", grads.size(), " sensitivities for ",
-                    a.num_args(), " inputs");
+        MYCEL_THROW(RuntimeError, "[", opv.op().name, " bprop] returned ", grads.size(),
+                    " sensitivities for ", a.num_args(), " inputs");
       for (size_t i = 0; i < grads.size(); ++i)
         if (grads[i].defined()) sens.add(a.arg(i), builder.node(grads[i]));
       continue;
@@ -225,7 +237,8 @@ void Transformer::build_bprop(GraphJ* s, const NodePtr& dout) {
         const Constant* idx = as_constant(a.arg(1));
         if (!idx || idx->value()->kind() != ValueKind::kInt)
           MYCEL_THROW(NotSupported, "[grad] tuple index not known at compile time", at(n->loc()));
-        sens.add_item(a.arg(0), static_cast<size_t>(static_cast<const IntValue&>(*idx->value()).value()), d);
+        sens.add_item(a.arg(0),
+                      static_cast<size_t>(static_cast<const IntValue&>(*idx->value()).value()), d);
         break;
       }
       case Prim::kSwitch: {

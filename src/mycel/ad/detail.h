@@ -12,7 +12,9 @@
 namespace mycel::ad::detail {
 
 /// A Constant node (belonging to no graph, like the ones analysis makes).
-inline ir::NodePtr cst(ir::ValuePtr v) { return std::make_shared<ir::Constant>(nullptr, std::move(v)); }
+inline ir::NodePtr cst(ir::ValuePtr v) {
+  return std::make_shared<ir::Constant>(nullptr, std::move(v));
+}
 
 /// A call of a graph in the original graph: its callee(s) (two for a call through a switch, with
 /// the switch condition's forward value), the free variables in the order of the callee vjp's
@@ -67,19 +69,21 @@ class Transformer {
   static ir::NodePtr none();
   static ir::NodePtr getitem(ir::FuncGraph* g, const ir::NodePtr& t, size_t i);
   static ir::NodePtr zeros(ir::FuncGraph* g, const ir::NodePtr& fwd, const ir::AbstractPtr& a);
-  static ir::NodePtr add(ir::FuncGraph* g, const ir::NodePtr& x, const ir::NodePtr& y, const ir::AbstractPtr& a);
+  static ir::NodePtr add(ir::FuncGraph* g, const ir::NodePtr& x, const ir::NodePtr& y,
+                         const ir::AbstractPtr& a);
   static ir::NodePtr op_const(const char* name, const std::map<std::string, AttrValue>& attrs = {});
 
  private:
   ir::FuncGraph* forward_parent(ir::FuncGraph* g);
-  ir::ValuePtr recompute_safe(const ir::ValuePtr& op) const;  // no in-place updates when recomputing
+  ir::ValuePtr recompute_safe(
+      const ir::ValuePtr& op) const;  // no in-place updates when recomputing
   GraphJ* owner(const ir::Node* n);
   ir::NodePtr fwd(GraphJ* s, const ir::NodePtr& n);
   ir::NodePtr fwd_apply(GraphJ* s, const ir::NodePtr& n);
   GraphJ* build(ir::FuncGraph* g, const std::vector<ir::NodePtr>& fvs, bool vjp);
   GraphJ* new_state(ir::FuncGraph* g, std::vector<ir::NodePtr> fvs, ir::FuncGraph* graph, bool vjp);
   ir::NodePtr dout_parameter(GraphJ* s);
-  void build_bprop(GraphJ* s, const ir::NodePtr& dout);  // bprop_graph.cc
+  void build_bprop(GraphJ* s, const ir::NodePtr& dout);   // bprop_graph.cc
   void build_custom(GraphJ* s, const ir::NodePtr& dout);  // a Cell's own bprop
 
   using Key = std::tuple<ir::FuncGraph*, std::vector<const ir::Node*>, ir::FuncGraph*, bool>;

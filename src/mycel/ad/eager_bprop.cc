@@ -30,7 +30,8 @@ class EagerBpropBuilder : public BpropBuilder {
   GradVar dout() override { return dout_; }
   TensorMeta meta(const GradVar& v) const override {
     const EagerValue& e = value(v);
-    if (!e.tensor) MYCEL_THROW(RuntimeError, "[", op_.name, " bprop] meta() of a tuple or absent value");
+    if (!e.tensor)
+      MYCEL_THROW(RuntimeError, "[", op_.name, " bprop] meta() of a tuple or absent value");
     return {e.tensor->shape(), e.tensor->dtype()};
   }
   TensorMeta out_meta(size_t k) const override {
@@ -50,13 +51,17 @@ class EagerBpropBuilder : public BpropBuilder {
         continue;
       }
       const EagerValue& e = value(inputs[i]);
-      if (e.is_tuple) ts.insert(ts.end(), e.items.begin(), e.items.end());
-      else ts.push_back(e.tensor ? *e.tensor : Tensor());
+      if (e.is_tuple)
+        ts.insert(ts.end(), e.items.begin(), e.items.end());
+      else
+        ts.push_back(e.tensor ? *e.tensor : Tensor());
     }
     std::vector<Tensor> outs = call_op(def, std::move(ts), make_attrs(def, attrs));
     EagerValue r;
-    if (outs.size() == 1) r.tensor = outs[0];
-    else r = EagerValue{std::nullopt, std::move(outs), true};
+    if (outs.size() == 1)
+      r.tensor = outs[0];
+    else
+      r = EagerValue{std::nullopt, std::move(outs), true};
     return add_value(std::move(r));
   }
   GradVar constant(const Tensor& t) override { return add_value({t, {}, false}); }
@@ -73,7 +78,8 @@ class EagerBpropBuilder : public BpropBuilder {
   GradVar tuple_get(const GradVar& t, size_t i) override {
     const EagerValue& e = value(t);
     if (!e.is_tuple || i >= e.items.size())
-      MYCEL_THROW(RuntimeError, "[", op_.name, " bprop] tuple_get(", i, ") of a value with ", e.items.size(), " items");
+      MYCEL_THROW(RuntimeError, "[", op_.name, " bprop] tuple_get(", i, ") of a value with ",
+                  e.items.size(), " items");
     return add_value({e.items[i], {}, false});
   }
 
@@ -87,30 +93,37 @@ class EagerBpropBuilder : public BpropBuilder {
 
 }  // namespace
 
-std::vector<EagerValue> eager_vjp(const OpDef& op, const std::vector<EagerValue>& inputs, const Attrs& attrs,
-                                  const EagerValue& dout) {
+std::vector<EagerValue> eager_vjp(const OpDef& op, const std::vector<EagerValue>& inputs,
+                                  const Attrs& attrs, const EagerValue& dout) {
   const BpropFn* rule = BpropRegistry::get().find(op.name);
-  if (!rule) MYCEL_THROW(NotSupported, "[", op.name, "] has no backward rule (gradient policy '", op.grad, "')");
+  if (!rule)
+    MYCEL_THROW(NotSupported, "[", op.name, "] has no backward rule (gradient policy '", op.grad,
+                "')");
   if (inputs.size() != op.inputs.size())
-    MYCEL_THROW(TypeError, "[", op.name, " vjp] expects ", op.inputs.size(), " inputs, got ", inputs.size());
+    MYCEL_THROW(TypeError, "[", op.name, " vjp] expects ", op.inputs.size(), " inputs, got ",
+                inputs.size());
   EagerBpropBuilder b(op, attrs);
   std::vector<GradVar> in;
   std::vector<Tensor> flat;
   for (const EagerValue& v : inputs) {
     in.push_back(v.tensor || v.is_tuple ? b.add_value(v) : GradVar());
-    if (v.is_tuple) flat.insert(flat.end(), v.items.begin(), v.items.end());
-    else flat.push_back(v.tensor ? *v.tensor : Tensor());
+    if (v.is_tuple)
+      flat.insert(flat.end(), v.items.begin(), v.items.end());
+    else
+      flat.push_back(v.tensor ? *v.tensor : Tensor());
   }
   std::vector<Tensor> outs = call_op(op, flat, attrs);
   EagerValue out;
-  if (outs.size() == 1) out.tensor = outs[0];
-  else out = EagerValue{std::nullopt, outs, true};
+  if (outs.size() == 1)
+    out.tensor = outs[0];
+  else
+    out = EagerValue{std::nullopt, outs, true};
   GradVar o = b.add_value(out);
   b.set_forward(in, o, b.add_value(dout));
   std::vector<GradVar> grads = (*rule)(b);
   if (grads.size() != op.inputs.size())
-    MYCEL_THROW(RuntimeError, "[", op.name, " bprop] returned ", grads.size(), " sensitivities for ",
-                op.inputs.size(), " inputs");
+    MYCEL_THROW(RuntimeError, "[", op.name, " bprop] returned ", grads.size(),
+                " sensitivities for ", op.inputs.size(), " inputs");
   std::vector<EagerValue> result;
   for (const GradVar& g : grads) result.push_back(g.defined() ? b.value(g) : EagerValue{});
   return result;

@@ -18,7 +18,7 @@ struct EagerValue {
 
 /// The sensitivities of `op`'s inputs for output sensitivity `dout`; the forward output is
 /// recomputed. Throws NotSupported when the op has no rule.
-std::vector<EagerValue> eager_vjp(const OpDef& op, const std::vector<EagerValue>& inputs, const Attrs& attrs,
-                                  const EagerValue& dout);
+std::vector<EagerValue> eager_vjp(const OpDef& op, const std::vector<EagerValue>& inputs,
+                                  const Attrs& attrs, const EagerValue& dout);
 
 }  // namespace mycel::ad

@@ -63,7 +63,8 @@ FuncGraph* gradient_of(FuncGraph* S, Apply* made) {
   spec.sens_param = fl.sens_param;
   std::vector<NodePtr> weights;
   const NodePtr& w = made->arg(1);
-  if (fl.with_weights && !(w->is_constant() && as_constant(w)->value()->kind() == ValueKind::kNone)) {
+  if (fl.with_weights &&
+      !(w->is_constant() && as_constant(w)->value()->kind() == ValueKind::kNone)) {
     spec.with_weights = true;
     if (is_prim_call(w, Prim::kMakeTuple) || is_prim_call(w, Prim::kMakeList)) {
       auto* t = as_apply(w);
@@ -74,7 +75,8 @@ FuncGraph* gradient_of(FuncGraph* S, Apply* made) {
     for (const NodePtr& x : weights) {
       const Parameter* p = as_parameter(x);
       if (!p || !p->is_weight())
-        MYCEL_THROW(NotSupported, "[grad] the weights to differentiate must be Parameters of the network",
+        MYCEL_THROW(NotSupported,
+                    "[grad] the weights to differentiate must be Parameters of the network",
                     (made->loc().known() ? " (" + made->loc().str() + ")" : std::string()));
     }
   }
@@ -90,7 +92,8 @@ std::vector<Apply*> mapped_grads(FuncGraph* top) {
     for (const NodePtr& n : k->toposort()) {
       Apply* a = as_apply(n);
       Constant* c = a ? as_constant(a->callee()) : nullptr;
-      if (c && c->value()->kind() == ValueKind::kVmapOp && grad_fn_apply(a->arg(0))) out.push_back(a);
+      if (c && c->value()->kind() == ValueKind::kVmapOp && grad_fn_apply(a->arg(0)))
+        out.push_back(a);
     }
   return out;
 }
@@ -104,7 +107,8 @@ bool expand_grad_calls(FuncGraph* top) {
     Apply* inner = grad_fn_apply(vm->arg(0));
     FuncGraph* S = constant_graph(inner->arg(0));
     if (!S)
-      MYCEL_THROW(NotSupported, "[vmap] of a gradient of a transformed function inside a graph is not supported; "
+      MYCEL_THROW(NotSupported,
+                  "[vmap] of a gradient of a transformed function inside a graph is not supported; "
                   "take the gradient of a function that calls it",
                   (vm->loc().known() ? " (" + vm->loc().str() + ")" : std::string()));
     if (!grad_calls(S).empty() || has_vmap_calls(S)) continue;
@@ -115,12 +119,14 @@ bool expand_grad_calls(FuncGraph* top) {
     Apply* made = grad_fn_apply(as_apply(call)->callee());
     const NodePtr& fn = made->arg(0);
     if (FuncGraph* S = constant_graph(fn)) {
-      if (!grad_calls(S).empty() || has_vmap_calls(S)) continue;  // its own transforms first (next round)
+      if (!grad_calls(S).empty() || has_vmap_calls(S))
+        continue;  // its own transforms first (next round)
       FuncGraph* G = gradient_of(S, made);
       as_apply(call)->set_input(0, std::make_shared<Constant>(nullptr, graph_value(G)));
       changed = true;
-    } else if (Apply* v = as_apply(fn); v && as_constant(v->callee()) &&
-                                         as_constant(v->callee())->value()->kind() == ValueKind::kVmapOp) {
+    } else if (Apply* v = as_apply(fn);
+               v && as_constant(v->callee()) &&
+               as_constant(v->callee())->value()->kind() == ValueKind::kVmapOp) {
       continue;  // grad of vmap: expand_vmap_calls makes the batched graph first
     } else if (grad_fn_apply(fn)) {  // grad of grad: make the innermost gradient a graph
       Apply* outer = made;
@@ -138,13 +144,15 @@ bool expand_grad_calls(FuncGraph* top) {
       made->set_input(1, std::make_shared<Constant>(nullptr, graph_value(gradient_of(S, inner))));
       changed = true;
     } else {
-      MYCEL_THROW(NotSupported, "[grad] a gradient function can only differentiate a function or Cell known "
+      MYCEL_THROW(NotSupported,
+                  "[grad] a gradient function can only differentiate a function or Cell known "
                   "at compile time",
                   (made->loc().known() ? " (" + made->loc().str() + ")" : std::string()));
     }
   }
   if (!changed && !has_vmap_calls(top))
-    MYCEL_THROW(RuntimeError, "[grad] gradients inside the graph could not be expanded (a cycle of gradients?)");
+    MYCEL_THROW(RuntimeError,
+                "[grad] gradients inside the graph could not be expanded (a cycle of gradients?)");
   return true;
 }
 

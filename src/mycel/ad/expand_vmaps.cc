@@ -42,7 +42,8 @@ std::vector<NodePtr> calls_of(FuncGraph* g, ValueKind k, bool through_grad) {
     for (const NodePtr& n : s->toposort()) {
       Apply* a = as_apply(n);
       if (!a) continue;
-      if (made_by(a->callee(), k)) calls.push_back(n);
+      if (made_by(a->callee(), k))
+        calls.push_back(n);
       else if (through_grad) {
         Apply* gm = grad_fn_apply(a->callee());
         if (gm && vmap_fn_apply(gm->arg(0))) calls.push_back(n);
@@ -53,7 +54,8 @@ std::vector<NodePtr> calls_of(FuncGraph* g, ValueKind k, bool through_grad) {
 
 /// Whether S still holds calls of gradient or vmap functions (to be expanded first).
 bool pending(FuncGraph* S) {
-  return !calls_of(S, ValueKind::kVmapOp, false).empty() || !calls_of(S, ValueKind::kGradOp, false).empty();
+  return !calls_of(S, ValueKind::kVmapOp, false).empty() ||
+         !calls_of(S, ValueKind::kGradOp, false).empty();
 }
 
 std::string at(const SourceLoc& loc) { return loc.known() ? " (" + loc.str() + ")" : ""; }
@@ -78,8 +80,10 @@ FuncGraph* batched_graph(Apply* made, const std::vector<AbstractPtr>& args, bool
     }
     return nullptr;
   }
-  if (grad_fn_apply(fn)) return nullptr;  // vmap of grad: expand_grad_calls makes the gradient graph
-  MYCEL_THROW(NotSupported, "[vmap] can only map a function or Cell known at compile time", at(made->loc()));
+  if (grad_fn_apply(fn))
+    return nullptr;  // vmap of grad: expand_grad_calls makes the gradient graph
+  MYCEL_THROW(NotSupported, "[vmap] can only map a function or Cell known at compile time",
+              at(made->loc()));
 }
 
 }  // namespace
@@ -102,7 +106,8 @@ bool expand_vmap_calls(FuncGraph* top) {
     // grad of vmap: the gradient function differentiates the batched graph (its arguments are the
     // gradient call's, less the sensitivity).
     Apply* gm = grad_fn_apply(c->callee());
-    const auto& flags = static_cast<const GradOpValue&>(*as_constant(gm->callee())->value()).flags();
+    const auto& flags =
+        static_cast<const GradOpValue&>(*as_constant(gm->callee())->value()).flags();
     if (flags.sens_param && !args.empty()) args.pop_back();
     if (FuncGraph* G = batched_graph(vmap_fn_apply(gm->arg(0)), args, changed)) {
       gm->set_input(1, std::make_shared<Constant>(nullptr, graph_value(G)));

@@ -23,7 +23,9 @@ namespace {
 NodePtr seed(FuncGraph* g, const NodePtr& out, const AbstractPtr& a, bool first_only) {
   if (a->kind() == AbstractKind::kTensor) {
     if (!is_floating(static_cast<const AbstractTensor&>(*a).dtype()))
-      MYCEL_THROW(TypeError, "[grad] the function's output must be a float tensor to differentiate, got ", a->repr());
+      MYCEL_THROW(TypeError,
+                  "[grad] the function's output must be a float tensor to differentiate, got ",
+                  a->repr());
     return g->apply({Transformer::op_const("ones_like"), out});
   }
   if (a->kind() == AbstractKind::kTuple) {
@@ -32,13 +34,18 @@ NodePtr seed(FuncGraph* g, const NodePtr& out, const AbstractPtr& a, bool first_
     std::vector<NodePtr> s;
     for (size_t i = 0; i < items.size(); ++i) {
       NodePtr item = Transformer::getitem(g, out, i);
-      if (first_only && i > 0) s.push_back(Transformer::zeros(g, item, items[i]));
-      else if (detail::differentiable(items[i])) s.push_back(seed(g, item, items[i], false));
-      else s.push_back(Transformer::none());
+      if (first_only && i > 0)
+        s.push_back(Transformer::zeros(g, item, items[i]));
+      else if (detail::differentiable(items[i]))
+        s.push_back(seed(g, item, items[i], false));
+      else
+        s.push_back(Transformer::none());
     }
     return g->prim(Prim::kMakeTuple, std::move(s));
   }
-  MYCEL_THROW(TypeError, "[grad] the function's output must be a tensor or a tuple of tensors, got ", a->repr());
+  MYCEL_THROW(TypeError,
+              "[grad] the function's output must be a tensor or a tuple of tensors, got ",
+              a->repr());
 }
 
 FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& t,
@@ -47,8 +54,10 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
   size_t n_inputs = 0;
   for (const NodePtr& p : f->parameters()) {
     NodePtr q = G->add_parameter(as_parameter(p)->name());
-    if (as_parameter(p)->is_weight()) as_parameter(q)->bind(as_parameter(p)->bound());
-    else ++n_inputs;
+    if (as_parameter(p)->is_weight())
+      as_parameter(q)->bind(as_parameter(p)->bound());
+    else
+      ++n_inputs;
     q->set_abstract(p->abstract());
     q->set_loc(p->loc());
     call.push_back(q);
@@ -59,12 +68,16 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
     sens_in->set_abstract(f->output()->abstract());
   }
   const AbstractPtr& oa = f->output()->abstract();
-  if (spec.has_aux && (oa->kind() != AbstractKind::kTuple || static_cast<const AbstractTuple&>(*oa).items().empty()))
-    MYCEL_THROW(TypeError, "[grad] has_aux=True needs the function to return a tuple (output, aux...), got ", oa->repr());
+  if (spec.has_aux && (oa->kind() != AbstractKind::kTuple ||
+                       static_cast<const AbstractTuple&>(*oa).items().empty()))
+    MYCEL_THROW(TypeError,
+                "[grad] has_aux=True needs the function to return a tuple (output, aux...), got ",
+                oa->repr());
   // One forward: the vjp computes f's value, seeds the sensitivity from it and returns both, so
   // nothing of the forward runs twice (collectives and summaries happen once per step).
   std::function<NodePtr(FuncGraph*, const NodePtr&)> seed_from;
-  if (!sens_in) seed_from = [&](FuncGraph* g, const NodePtr& v) { return seed(g, v, oa, spec.has_aux); };
+  if (!sens_in)
+    seed_from = [&](FuncGraph* g, const NodePtr& v) { return seed(g, v, oa, spec.has_aux); };
   detail::GraphJ* s = t.vjp_primal(f, seed_from);
   NodePtr out, d;
   if (s) {
@@ -87,7 +100,8 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
   std::vector<NodePtr> pos;
   for (int p : spec.positions) {
     if (p < 0 || static_cast<size_t>(p) >= n_inputs)
-      MYCEL_THROW(ValueError, "[grad] grad_position ", p, " is out of range: the function takes ", n_inputs, " inputs");
+      MYCEL_THROW(ValueError, "[grad] grad_position ", p, " is out of range: the function takes ",
+                  n_inputs, " inputs");
     pos.push_back(Transformer::getitem(G, d, 1 + p));
   }
   std::vector<NodePtr> ws;
@@ -102,10 +116,13 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
     }
   }
   NodePtr grads;
-  NodePtr pos_out = pos.size() == 1 && !spec.positions_tuple ? pos[0] : G->prim(Prim::kMakeTuple, pos);
+  NodePtr pos_out =
+      pos.size() == 1 && !spec.positions_tuple ? pos[0] : G->prim(Prim::kMakeTuple, pos);
   NodePtr w_out = G->prim(Prim::kMakeTuple, ws);
-  if (spec.with_weights) grads = spec.positions.empty() ? w_out : G->prim(Prim::kMakeTuple, {pos_out, w_out});
-  else grads = pos_out;
+  if (spec.with_weights)
+    grads = spec.positions.empty() ? w_out : G->prim(Prim::kMakeTuple, {pos_out, w_out});
+  else
+    grads = pos_out;
   NodePtr result = grads;
   if (spec.return_value) {
     result = G->prim(Prim::kMakeTuple, {out, grads});
@@ -122,14 +139,18 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
 }  // namespace
 
 FuncGraph* grad_graph(FuncGraph* f, const GradSpec& spec) {
-  if (f->parent()) MYCEL_THROW(RuntimeError, "[grad] grad_graph needs a top-level graph, @", f->name(), " is nested");
+  if (f->parent())
+    MYCEL_THROW(RuntimeError, "[grad] grad_graph needs a top-level graph, @", f->name(),
+                " is nested");
   Transformer t;
   return build(f->module()->add_graph(f->name() + "_grad"), f, spec, t, {});
 }
 
-FuncGraph* grad_graph_in(FuncGraph* parent, FuncGraph* f, const GradSpec& spec, const std::vector<NodePtr>& weights) {
+FuncGraph* grad_graph_in(FuncGraph* parent, FuncGraph* f, const GradSpec& spec,
+                         const std::vector<NodePtr>& weights) {
   Transformer t;
-  for (FuncGraph* p = f->parent(); p; p = p->parent()) t.enter_identity(p);  // outermost last is fine
+  for (FuncGraph* p = f->parent(); p; p = p->parent())
+    t.enter_identity(p);  // outermost last is fine
   return build(f->module()->add_graph(f->name() + "_grad", parent), f, spec, t, weights);
 }
 

@@ -1,9 +1,9 @@
 // The J transform (see ad.h). Each graph g (with an ordered list of free variables) becomes g_J,
 // built lazily node by node; its bprop graph is built after the forward part, walking g's applies
 // in reverse and accumulating sensitivities per original node. A call of a graph (directly, through
-// a switch of graphs or a partial) calls the callee's J graph and keeps the bprop closure it returns;
-// the backward pass calls that closure and spreads what it returns over the free variables and the
-// arguments of the call.
+// a switch of graphs or a partial) calls the callee's J graph and keeps the bprop closure it
+// returns; the backward pass calls that closure and spreads what it returns over the free variables
+// and the arguments of the call.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -22,7 +22,8 @@ namespace {
 std::string at(const SourceLoc& loc) { return loc.known() ? " (at " + loc.str() + ")" : ""; }
 
 bool is_float_tensor(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTensor && is_floating(static_cast<const AbstractTensor&>(*a).dtype());
+  return a && a->kind() == AbstractKind::kTensor &&
+         is_floating(static_cast<const AbstractTensor&>(*a).dtype());
 }
 }  // namespace
 
@@ -40,14 +41,14 @@ bool differentiable(const AbstractPtr& a) {
 NodePtr Transformer::none() { return cst(ir::none()); }
 
 NodePtr Transformer::getitem(FuncGraph* g, const NodePtr& t, size_t i) {
-  if (Apply* a = as_apply(t); a && (is_prim_call(t, Prim::kMakeTuple) || is_prim_call(t, Prim::kMakeList)))
+  if (Apply* a = as_apply(t);
+      a && (is_prim_call(t, Prim::kMakeTuple) || is_prim_call(t, Prim::kMakeList)))
     return a->arg(i);
   return g->prim(Prim::kTupleGetItem, {t, cst(integer(static_cast<int64_t>(i)))});
 }
 
 NodePtr Transformer::zeros(FuncGraph* g, const NodePtr& fwd, const AbstractPtr& a) {
-  if (is_float_tensor(a))
-    return g->apply({op_const("zeros_like"), fwd});
+  if (is_float_tensor(a)) return g->apply({op_const("zeros_like"), fwd});
   if (a && a->kind() == AbstractKind::kTuple && differentiable(a)) {
     const auto& items = static_cast<const AbstractTuple&>(*a).items();
     std::vector<NodePtr> z;
@@ -65,7 +66,8 @@ NodePtr Transformer::add(FuncGraph* g, const NodePtr& x, const NodePtr& y, const
     const auto& items = static_cast<const AbstractTuple&>(*a).items();
     std::vector<NodePtr> s;
     for (size_t i = 0; i < items.size(); ++i)
-      s.push_back(differentiable(items[i]) ? add(g, getitem(g, x, i), getitem(g, y, i), items[i]) : none());
+      s.push_back(differentiable(items[i]) ? add(g, getitem(g, x, i), getitem(g, y, i), items[i])
+                                           : none());
     return g->prim(Prim::kMakeTuple, std::move(s));
   }
   return none();
@@ -79,7 +81,9 @@ NodePtr Transformer::op_const(const char* name, const std::map<std::string, Attr
 // ---------------------------------------------------------------------------------------------
 // Graph states.
 
-GraphJ* Transformer::vjp(FuncGraph* g, const std::vector<NodePtr>& fvs) { return build(g, fvs, true); }
+GraphJ* Transformer::vjp(FuncGraph* g, const std::vector<NodePtr>& fvs) {
+  return build(g, fvs, true);
+}
 
 const std::vector<NodePtr>& Transformer::free_variables(FuncGraph* g) {
   auto it = free_variables_.find(g);
@@ -107,7 +111,8 @@ FuncGraph* Transformer::forward(FuncGraph* g) {
 }
 
 // A state for transforming g into `graph`, whose parameters mirror g's (weights stay bound).
-GraphJ* Transformer::new_state(FuncGraph* g, std::vector<NodePtr> fvs, FuncGraph* graph, bool want_vjp) {
+GraphJ* Transformer::new_state(FuncGraph* g, std::vector<NodePtr> fvs, FuncGraph* graph,
+                               bool want_vjp) {
   auto st = std::make_unique<GraphJ>();
   GraphJ* s = st.get();
   states_.push_back(std::move(st));
@@ -140,8 +145,9 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
   Key k{g, key, parent, want_vjp};
   auto it = memo_.find(k);
   if (it != memo_.end()) return it->second;  // also a recursive use while it is being built
-  GraphJ* s = new_state(g, std::move(fvs), g->module()->add_graph(g->name() + (want_vjp ? "_vjp" : "_fwd"), parent),
-                        want_vjp);
+  GraphJ* s =
+      new_state(g, std::move(fvs),
+                g->module()->add_graph(g->name() + (want_vjp ? "_vjp" : "_fwd"), parent), want_vjp);
   memo_[k] = s;
   NodePtr dout = want_vjp ? dout_parameter(s) : nullptr;
   active_.push_back(s);
@@ -152,16 +158,20 @@ GraphJ* Transformer::build(FuncGraph* g, const std::vector<NodePtr>& fvs_in, boo
   }
   for (const NodePtr& n : g->toposort()) fwd(s, n);  // forward values, in order
   NodePtr out = fwd(s, g->output());
-  if (want_vjp) build_bprop(s, dout);
-  else s->graph->set_output(out);
+  if (want_vjp)
+    build_bprop(s, dout);
+  else
+    s->graph->set_output(out);
   active_.pop_back();
   return s;
 }
 
-GraphJ* Transformer::vjp_primal(FuncGraph* f, const std::function<NodePtr(FuncGraph*, const NodePtr&)>& seed) {
+GraphJ* Transformer::vjp_primal(FuncGraph* f,
+                                const std::function<NodePtr(FuncGraph*, const NodePtr&)>& seed) {
   if (f->bprop()) return nullptr;
   FuncGraph* parent = f->parent() ? forward_parent(f->parent()) : nullptr;
-  GraphJ* s = new_state(f, free_variables(f), f->module()->add_graph(f->name() + "_vjp_primal", parent), true);
+  GraphJ* s = new_state(f, free_variables(f),
+                        f->module()->add_graph(f->name() + "_vjp_primal", parent), true);
   s->primal = true;
   NodePtr dout = seed ? nullptr : dout_parameter(s);
   active_.push_back(s);
@@ -191,7 +201,8 @@ void Transformer::build_custom(GraphJ* s, const NodePtr& dout) {
   bcall.push_back(dout);
   NodePtr r = G->apply(std::move(bcall), g->output()->loc());
   std::vector<NodePtr> fv_sens;
-  for (const NodePtr& v : s->fvs) fv_sens.push_back(differentiable(v->abstract()) ? zeros(G, fwd(s, v), v->abstract()) : none());
+  for (const NodePtr& v : s->fvs)
+    fv_sens.push_back(differentiable(v->abstract()) ? zeros(G, fwd(s, v), v->abstract()) : none());
   std::vector<NodePtr> result{G->prim(Prim::kMakeTuple, std::move(fv_sens))};
   size_t k = 0;  // index into the bprop's result (inputs only; weights get zeros)
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -227,8 +238,10 @@ ValuePtr Transformer::recompute_safe(const ValuePtr& v) const {
   if (!recomputing) return v;
   int m = ov.op().attr_index("momentum");
   if (m < 0)
-    MYCEL_THROW(NotSupported, "[grad] op ", ov.op().name, " updates its inputs in place and has no momentum "
-                "attribute to switch the update off while its forward is recomputed for the gradient");
+    MYCEL_THROW(
+        NotSupported, "[grad] op ", ov.op().name,
+        " updates its inputs in place and has no momentum "
+        "attribute to switch the update off while its forward is recomputed for the gradient");
   Attrs attrs = ov.attrs();
   attrs.values()[m] = AttrValue(0.0);
   return op_value(&ov.op(), std::move(attrs));
@@ -238,9 +251,10 @@ FuncGraph* Transformer::forward_parent(FuncGraph* g) {
   // The graph standing for g where transformed code runs: the innermost one being built.
   for (size_t i = active_.size(); i-- > 0;)
     if (active_[i]->orig == g) return active_[i]->graph;
-  MYCEL_THROW(NotSupported, "[grad] the function @", g->name(),
-              " is used outside the function it is defined in; autodiff needs closures to be called "
-              "where they are defined");
+  MYCEL_THROW(
+      NotSupported, "[grad] the function @", g->name(),
+      " is used outside the function it is defined in; autodiff needs closures to be called "
+      "where they are defined");
 }
 
 GraphJ* Transformer::owner(const Node* n) {
@@ -261,13 +275,16 @@ NodePtr Transformer::fwd(GraphJ* s, const NodePtr& n) {
   }
   if (n->graph() != s->orig) {
     GraphJ* o = owner(n.get());
-    if (!o) MYCEL_THROW(RuntimeError, "[grad] a free variable's graph @", n->graph()->name(), " is not being transformed");
+    if (!o)
+      MYCEL_THROW(RuntimeError, "[grad] a free variable's graph @", n->graph()->name(),
+                  " is not being transformed");
     return fwd(o, n);
   }
   if (s->identity) return n;
   auto it = s->fwd.find(n.get());
   if (it != s->fwd.end()) return it->second;
-  if (!n->is_apply()) MYCEL_THROW(RuntimeError, "[grad] parameter of @", s->orig->name(), " has no forward value");
+  if (!n->is_apply())
+    MYCEL_THROW(RuntimeError, "[grad] parameter of @", s->orig->name(), " has no forward value");
   NodePtr r = fwd_apply(s, n);
   r->set_abstract(n->abstract());
   r->set_loc(n->loc());
@@ -315,7 +332,9 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
     FuncGraph* g1 = constant_graph(sw.arg(1));
     FuncGraph* g2 = constant_graph(sw.arg(2));
     if (!g1 || !g2)
-      MYCEL_THROW(NotSupported, "[grad] a switch between functions that are not defined in the model", at(n->loc()));
+      MYCEL_THROW(NotSupported,
+                  "[grad] a switch between functions that are not defined in the model",
+                  at(n->loc()));
     CallSite cs;
     cs.callee = g1;
     cs.other = g2;
@@ -323,14 +342,18 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
     cs.fvs = free_variables(g1);
     for (const NodePtr& v : free_variables(g2))
       if (std::find(cs.fvs.begin(), cs.fvs.end(), v) == cs.fvs.end()) cs.fvs.push_back(v);
-    NodePtr sw_f = g->prim(Prim::kSwitch, {cs.cond, cst(graph_value(forward(g1))), cst(graph_value(forward(g2)))},
+    NodePtr sw_f = g->prim(Prim::kSwitch,
+                           {cs.cond, cst(graph_value(forward(g1))), cst(graph_value(forward(g2)))},
                            callee->loc());
     return call(sw_f, std::move(args), std::move(cs));
   }
   if (is_prim_call(callee, Prim::kPartial)) {
     const Apply& p = *as_apply(callee);
     FuncGraph* f = constant_graph(p.arg(0));
-    if (!f) MYCEL_THROW(NotSupported, "[grad] a partial application of a function not defined in the model", at(n->loc()));
+    if (!f)
+      MYCEL_THROW(NotSupported,
+                  "[grad] a partial application of a function not defined in the model",
+                  at(n->loc()));
     CallSite cs;
     cs.callee = f;
     cs.fvs = free_variables(f);

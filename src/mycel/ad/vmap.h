@@ -21,20 +21,22 @@ struct VmapSpec {
 
 /// The inputs one item sees (analysis::detail::unbatched_inputs): `batched` with the mapped axes
 /// removed; sets `batch_size` and `expanded` (in_axes spelled out per input, axes normalized).
-std::vector<ir::AbstractPtr> unbatched_inputs(const std::vector<ir::AbstractPtr>& batched, const VmapSpec& spec,
-                                              int64_t& batch_size, std::vector<BatchAxes>& expanded);
+std::vector<ir::AbstractPtr> unbatched_inputs(const std::vector<ir::AbstractPtr>& batched,
+                                              const VmapSpec& spec, int64_t& batch_size,
+                                              std::vector<BatchAxes>& expanded);
 
 /// The batched graph of a specialized top-level graph f without calls of other graphs (inlined):
 /// parameters take `batched` abstracts (weights are never batched), each op call goes through its
 /// batching rule (or runs once per item), and outputs move their batch to out_axes.
-ir::FuncGraph* vmap_graph(ir::FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
+ir::FuncGraph* vmap_graph(ir::FuncGraph* f, const VmapSpec& spec,
+                          const std::vector<BatchAxes>& expanded,
                           const std::vector<ir::AbstractPtr>& batched, int64_t batch_size);
 
 /// The same for a graph f nested anywhere, made nested in `parent`: f's free variables (a Cell's
 /// weights, values of enclosing functions) are shared by every item.
 ir::FuncGraph* vmap_graph_in(ir::FuncGraph* parent, ir::FuncGraph* f, const VmapSpec& spec,
-                             const std::vector<BatchAxes>& expanded, const std::vector<ir::AbstractPtr>& batched,
-                             int64_t batch_size);
+                             const std::vector<BatchAxes>& expanded,
+                             const std::vector<ir::AbstractPtr>& batched, int64_t batch_size);
 
 /// Replaces calls of vmap functions made inside the graph (`vmap_op(S)(x...)`, left by analysis)
 /// whose S holds no pending gradient or vmap calls by calls of S's batched graph; a vmap or

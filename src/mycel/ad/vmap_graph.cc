@@ -22,10 +22,12 @@ using detail::cst;
 namespace {
 
 const AbstractTensor* tensor_of(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTensor ? static_cast<const AbstractTensor*>(a.get()) : nullptr;
+  return a && a->kind() == AbstractKind::kTensor ? static_cast<const AbstractTensor*>(a.get())
+                                                 : nullptr;
 }
 const AbstractTuple* tuple_of(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get()) : nullptr;
+  return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get())
+                                                : nullptr;
 }
 
 /// Where the batch is in one value of the batched graph: an axis, or one entry per tuple item.
@@ -64,8 +66,9 @@ class IrBatchBuilder : public BatchBuilder {
     op_ = op;
     in_.clear();
     dims_ = dims;
-    for (const NodePtr& n : inputs) in_.push_back(n && n->abstract() && n->abstract()->kind() != AbstractKind::kNone
-                                                      ? var(n) : GradVar());
+    for (const NodePtr& n : inputs)
+      in_.push_back(n && n->abstract() && n->abstract()->kind() != AbstractKind::kNone ? var(n)
+                                                                                       : GradVar());
   }
   NodePtr node(const GradVar& v) const { return v.defined() ? nodes_.at(v.id()) : cst(none()); }
   GradVar var(const NodePtr& n) {
@@ -76,7 +79,9 @@ class IrBatchBuilder : public BatchBuilder {
   const OpDef& op() const override { return op_->op(); }
   const Attrs& attrs() const override { return op_->attrs(); }
   GradVar input(size_t i) override { return i < in_.size() ? in_[i] : GradVar(); }
-  int bdim(size_t i) const override { return i < dims_.size() && !dims_[i].is_tuple ? dims_[i].axis : kNotBatched; }
+  int bdim(size_t i) const override {
+    return i < dims_.size() && !dims_[i].is_tuple ? dims_[i].axis : kNotBatched;
+  }
   std::vector<int> item_bdims(size_t i) const override {
     std::vector<int> out;
     for (const BDim& d : dims_.at(i).items) out.push_back(d.axis);
@@ -86,7 +91,9 @@ class IrBatchBuilder : public BatchBuilder {
   int64_t batch_size() const override { return b_; }
   TensorMeta meta(const GradVar& v) const override {
     const AbstractTensor* t = tensor_of(node(v)->abstract());
-    if (!t) MYCEL_THROW(RuntimeError, "[", op().name, " batching rule] meta() of a value that is not a tensor");
+    if (!t)
+      MYCEL_THROW(RuntimeError, "[", op().name,
+                  " batching rule] meta() of a value that is not a tensor");
     return {t->shape(), t->dtype()};
   }
   size_t tuple_size(const GradVar& v) const override {
@@ -98,11 +105,13 @@ class IrBatchBuilder : public BatchBuilder {
     const OpDef& op = Registry::get().at(name);
     return emit(op, make_attrs(op, attrs), std::move(inputs));
   }
-  GradVar call_self(std::vector<GradVar> inputs, const std::map<std::string, AttrValue>& attrs = {}) override {
+  GradVar call_self(std::vector<GradVar> inputs,
+                    const std::map<std::string, AttrValue>& attrs = {}) override {
     Attrs a = op_->attrs();
     for (const auto& [k, v] : attrs) {
       int i = op().attr_index(k);
-      if (i < 0) MYCEL_THROW(RuntimeError, "[", op().name, " batching rule] no attribute '", k, "'");
+      if (i < 0)
+        MYCEL_THROW(RuntimeError, "[", op().name, " batching rule] no attribute '", k, "'");
       a.values()[i] = v;
     }
     return emit(op(), make_attrs(op(), a.values()), std::move(inputs));
@@ -130,7 +139,8 @@ class IrBatchBuilder : public BatchBuilder {
       if (i == 0) return t;  // a single-output op seen as a one-item tuple
       MYCEL_THROW(RuntimeError, "[", op().name, " batching rule] tuple_get of a tensor");
     }
-    NodePtr n = G_->prim(Prim::kTupleGetItem, {node(t), cst(integer(static_cast<int64_t>(i)))}, loc_);
+    NodePtr n =
+        G_->prim(Prim::kTupleGetItem, {node(t), cst(integer(static_cast<int64_t>(i)))}, loc_);
     n->set_abstract(ta->items().at(i));
     return var(n);
   }
@@ -167,15 +177,16 @@ class IrBatchBuilder : public BatchBuilder {
     try {
       outs = infer_checked(op, InferContext{op, ptrs, attrs});
     } catch (const Error& e) {
-      MYCEL_THROW(RuntimeError, "vmap: the batching of '", op_ ? op_->op().name : op.name, "' made a call of '",
-                  op.name, "' that does not check: ", e.what(), at(loc_));
+      MYCEL_THROW(RuntimeError, "vmap: the batching of '", op_ ? op_->op().name : op.name,
+                  "' made a call of '", op.name, "' that does not check: ", e.what(), at(loc_));
     }
     NodePtr n = G_->apply(std::move(in), loc_);
     if (outs.size() == 1) {
       n->set_abstract(std::make_shared<AbstractTensor>(outs[0].shape, outs[0].dtype));
     } else {
       std::vector<AbstractPtr> items;
-      for (const TensorMeta& m : outs) items.push_back(std::make_shared<AbstractTensor>(m.shape, m.dtype));
+      for (const TensorMeta& m : outs)
+        items.push_back(std::make_shared<AbstractTensor>(m.shape, m.dtype));
       n->set_abstract(std::make_shared<AbstractTuple>(std::move(items)));
     }
     return var(n);
@@ -197,10 +208,12 @@ void note_loop(const std::string& op, const std::string& why = "") {
   std::lock_guard<std::mutex> lock(mu);
   if (!noted.insert(op + why).second) return;
   if (why.empty())
-    std::cerr << "mycel vmap: op '" << op << "' has no batching rule for these inputs; it runs once per batch "
+    std::cerr << "mycel vmap: op '" << op
+              << "' has no batching rule for these inputs; it runs once per batch "
               << "item (correct, slower)\n";
   else
-    std::cerr << "mycel vmap: the batching rule of '" << op << "' failed (" << why << "); it runs once per batch "
+    std::cerr << "mycel vmap: the batching rule of '" << op << "' failed (" << why
+              << "); it runs once per batch "
               << "item instead (correct, slower; please report)\n";
 }
 
@@ -214,7 +227,8 @@ Batched loop_over_batch(IrBatchBuilder& g) {
     Shape item = g.meta(v).shape;
     item.erase(item.begin());
     GradVar parts = B == 1 ? v : g.call("split", {v}, {{"axis", int64_t{0}}, {"output_num", B}});
-    for (int64_t b = 0; b < B; ++b) out.push_back(g.reshape_to(B == 1 ? parts : g.tuple_get(parts, b), item));
+    for (int64_t b = 0; b < B; ++b)
+      out.push_back(g.reshape_to(B == 1 ? parts : g.tuple_get(parts, b), item));
     return out;
   };
   std::vector<std::vector<GradVar>> per_input;  // [input][item]
@@ -265,8 +279,10 @@ class VmapTransform {
       if (image_.count(n.get())) continue;
       if (n->is_constant()) {
         if (constant_graph(n))
-          MYCEL_THROW(NotSupported, "vmap: the function calls a nested function or has control flow left after "
-                      "inlining", at(n->loc()), "; vmap supports straight-line code");
+          MYCEL_THROW(NotSupported,
+                      "vmap: the function calls a nested function or has control flow left after "
+                      "inlining",
+                      at(n->loc()), "; vmap supports straight-line code");
         map(n.get(), n, {});
         continue;
       }
@@ -274,16 +290,20 @@ class VmapTransform {
         map(n.get(), n, {});
         continue;
       }
-      if (n->is_parameter()) MYCEL_THROW(RuntimeError, "vmap: a parameter without an image", at(n->loc()));
+      if (n->is_parameter())
+        MYCEL_THROW(RuntimeError, "vmap: a parameter without an image", at(n->loc()));
       apply(n);
     }
   }
 
   const std::pair<NodePtr, BDim>& image(const NodePtr& n) {
     auto it = image_.find(n.get());
-    if (it == image_.end() && ((n->is_constant() && !constant_graph(n)) || (!n->is_constant() && n->graph() != f_)))
-      it = image_.emplace(n.get(), std::make_pair(n, BDim{})).first;  // constants and free variables
-    if (it == image_.end()) MYCEL_THROW(RuntimeError, "vmap: a node used before it is made", at(n->loc()));
+    if (it == image_.end() &&
+        ((n->is_constant() && !constant_graph(n)) || (!n->is_constant() && n->graph() != f_)))
+      it =
+          image_.emplace(n.get(), std::make_pair(n, BDim{})).first;  // constants and free variables
+    if (it == image_.end())
+      MYCEL_THROW(RuntimeError, "vmap: a node used before it is made", at(n->loc()));
     return it->second;
   }
 
@@ -291,18 +311,20 @@ class VmapTransform {
   NodePtr place(const NodePtr& v, const BDim& d, const BatchAxes& out, const std::string& where) {
     if (!out.leaf || d.is_tuple) {
       const AbstractTuple* t = tuple_of(v->abstract());
-      if (!t) MYCEL_THROW(ValueError, "vmap: out_axes ", out.repr(), " for ", where, " expects a tuple, the function returns ",
-                          v->abstract()->repr());
+      if (!t)
+        MYCEL_THROW(ValueError, "vmap: out_axes ", out.repr(), " for ", where,
+                    " expects a tuple, the function returns ", v->abstract()->repr());
       if (!out.leaf && out.items.size() != t->items().size())
-        MYCEL_THROW(ValueError, "vmap: out_axes ", out.repr(), " has ", out.items.size(), " entries, but ", where,
-                    " has ", t->items().size(), " items");
+        MYCEL_THROW(ValueError, "vmap: out_axes ", out.repr(), " has ", out.items.size(),
+                    " entries, but ", where, " has ", t->items().size(), " items");
       std::vector<NodePtr> items;
       std::vector<AbstractPtr> abs;
       for (size_t i = 0; i < t->items().size(); ++i) {
         NodePtr item = G_->prim(Prim::kTupleGetItem, {v, cst(integer(static_cast<int64_t>(i)))});
         item->set_abstract(t->items()[i]);
         BDim di = d.is_tuple ? d.items.at(i) : BDim{};
-        items.push_back(place(item, di, out.leaf ? out : out.items[i], where + "[" + std::to_string(i) + "]"));
+        items.push_back(
+            place(item, di, out.leaf ? out : out.items[i], where + "[" + std::to_string(i) + "]"));
         abs.push_back(items.back()->abstract());
       }
       NodePtr n = G_->prim(Prim::kMakeTuple, std::move(items));
@@ -311,19 +333,21 @@ class VmapTransform {
     }
     if (!out.mapped) {
       if (d.axis != kNotBatched)
-        MYCEL_THROW(ValueError, "vmap: out_axes is None for ", where, ", but it depends on the mapped inputs "
+        MYCEL_THROW(ValueError, "vmap: out_axes is None for ", where,
+                    ", but it depends on the mapped inputs "
                     "(give it an axis)");
       return v;
     }
     const AbstractTensor* t = tensor_of(v->abstract());
-    if (!t) MYCEL_THROW(ValueError, "vmap: out_axes ", out.axis, " for ", where, ", which is not a tensor: ",
-                        v->abstract()->repr());
+    if (!t)
+      MYCEL_THROW(ValueError, "vmap: out_axes ", out.axis, " for ", where,
+                  ", which is not a tensor: ", v->abstract()->repr());
     IrBatchBuilder g(G_, b_, {});
     GradVar x = g.var(v);
     int64_t r = static_cast<int64_t>(t->shape().size()) + (d.axis == kNotBatched);
     if (out.axis < -r || out.axis >= r)
-      MYCEL_THROW(ValueError, "vmap: out_axes axis ", out.axis, " for ", where, " is out of range for its batched shape (rank ",
-                  r, ")");
+      MYCEL_THROW(ValueError, "vmap: out_axes axis ", out.axis, " for ", where,
+                  " is out of range for its batched shape (rank ", r, ")");
     int to = static_cast<int>(out.axis < 0 ? out.axis + r : out.axis);
     x = d.axis == kNotBatched ? batch::move_axis(g, batch::to_front(g, x, kNotBatched), 0, to)
                               : batch::move_axis(g, x, d.axis, to);
@@ -345,13 +369,17 @@ class VmapTransform {
     const Constant* c = as_constant(a.callee());
     if (!c || c->value()->kind() == ValueKind::kGraph) {
       if (!batched && c) return copy(n, in, {});
-      MYCEL_THROW(NotSupported, "vmap: the function calls a nested function or has control flow left after inlining",
-                  at(n->loc()), "; vmap supports straight-line code");
+      MYCEL_THROW(
+          NotSupported,
+          "vmap: the function calls a nested function or has control flow left after inlining",
+          at(n->loc()), "; vmap supports straight-line code");
     }
     const ValuePtr& v = c->value();
-    if (v->kind() == ValueKind::kPrim) return prim(n, static_cast<const PrimValue&>(*v).prim(), in, dims, batched);
+    if (v->kind() == ValueKind::kPrim)
+      return prim(n, static_cast<const PrimValue&>(*v).prim(), in, dims, batched);
     if (v->kind() != ValueKind::kOp || !batched) {
-      if (batched) MYCEL_THROW(NotSupported, "vmap: cannot batch a call of ", v->repr(), at(n->loc()));
+      if (batched)
+        MYCEL_THROW(NotSupported, "vmap: cannot batch a call of ", v->repr(), at(n->loc()));
       return copy(n, in, {});
     }
     const auto& opv = static_cast<const OpValue&>(*v);
@@ -359,8 +387,8 @@ class VmapTransform {
     // issue batch-size calls, and ranks mapping different batch sizes would deadlock.
     const bool effect = opv.op().effect;
     if (effect && !BatchRegistry::get().has_own(opv.op().name))
-      MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name, "' talks to other processes and cannot be batched",
-                  at(n->loc()));
+      MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name,
+                  "' talks to other processes and cannot be batched", at(n->loc()));
     IrBatchBuilder g(G_, b_, n->loc());
     g.begin(&opv, in, dims);
     Batched out;
@@ -374,8 +402,9 @@ class VmapTransform {
       }
     }
     if (!out.value.defined() && effect)
-      MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name, "' talks to other processes and cannot be batched ",
-                  "here (", failed.empty() ? "an unmapped or 0-d input" : failed, ")", at(n->loc()));
+      MYCEL_THROW(NotSupported, "vmap: op '", opv.op().name,
+                  "' talks to other processes and cannot be batched ", "here (",
+                  failed.empty() ? "an unmapped or 0-d input" : failed, ")", at(n->loc()));
     if (!out.value.defined()) {
       note_loop(opv.op().name, failed);
       out = loop_over_batch(g);
@@ -399,7 +428,8 @@ class VmapTransform {
     map(n.get(), m, std::move(d));
   }
 
-  void prim(const NodePtr& n, Prim p, const std::vector<NodePtr>& in, const std::vector<BDim>& dims, bool batched) {
+  void prim(const NodePtr& n, Prim p, const std::vector<NodePtr>& in, const std::vector<BDim>& dims,
+            bool batched) {
     switch (p) {
       case Prim::kMakeTuple:
       case Prim::kMakeList: {
@@ -434,19 +464,23 @@ class VmapTransform {
     if (!batched) return copy(n, in, {});
     // Shapes, ranks and dtypes of one item are known after specialization: its value as a constant.
     const AbstractPtr& a = n->abstract();
-    if ((p == Prim::kShape || p == Prim::kRank || p == Prim::kDTypeOf) && a && a->kind() == AbstractKind::kScalar) {
-      if (const ValuePtr& v = static_cast<const AbstractScalar&>(*a).value()) return map(n.get(), cst(v), {});
+    if ((p == Prim::kShape || p == Prim::kRank || p == Prim::kDTypeOf) && a &&
+        a->kind() == AbstractKind::kScalar) {
+      if (const ValuePtr& v = static_cast<const AbstractScalar&>(*a).value())
+        return map(n.get(), cst(v), {});
     }
     if (p == Prim::kShape && a && a->kind() == AbstractKind::kTuple) {
       std::vector<ValuePtr> items;
       for (const AbstractPtr& i : tuple_of(a)->items()) {
-        if (i->kind() != AbstractKind::kScalar || !static_cast<const AbstractScalar&>(*i).value()) break;
+        if (i->kind() != AbstractKind::kScalar || !static_cast<const AbstractScalar&>(*i).value())
+          break;
         items.push_back(static_cast<const AbstractScalar&>(*i).value());
       }
-      if (items.size() == tuple_of(a)->items().size()) return map(n.get(), cst(tuple(std::move(items))), {});
+      if (items.size() == tuple_of(a)->items().size())
+        return map(n.get(), cst(tuple(std::move(items))), {});
     }
-    MYCEL_THROW(NotSupported, "vmap: cannot batch ", prim_name(p), " of a value that depends on the mapped inputs",
-                at(n->loc()));
+    MYCEL_THROW(NotSupported, "vmap: cannot batch ", prim_name(p),
+                " of a value that depends on the mapped inputs", at(n->loc()));
   }
 
   FuncGraph* f_;
@@ -457,15 +491,17 @@ class VmapTransform {
 
 }  // namespace
 
-std::vector<AbstractPtr> unbatched_inputs(const std::vector<AbstractPtr>& batched, const VmapSpec& spec,
-                                          int64_t& batch_size, std::vector<BatchAxes>& expanded) {
+std::vector<AbstractPtr> unbatched_inputs(const std::vector<AbstractPtr>& batched,
+                                          const VmapSpec& spec, int64_t& batch_size,
+                                          std::vector<BatchAxes>& expanded) {
   return analysis::detail::unbatched_inputs(batched, spec.in_axes, batch_size, expanded);
 }
 
 namespace {
 
-FuncGraph* build(FuncGraph* G, FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
-                 const std::vector<AbstractPtr>& batched, int64_t batch_size) {
+FuncGraph* build(FuncGraph* G, FuncGraph* f, const VmapSpec& spec,
+                 const std::vector<BatchAxes>& expanded, const std::vector<AbstractPtr>& batched,
+                 int64_t batch_size) {
   VmapTransform t(f, G, batch_size);
   size_t k = 0;
   for (const NodePtr& p : f->parameters()) {
@@ -478,7 +514,8 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const VmapSpec& spec, const std::ve
       continue;
     }
     if (k >= batched.size() || k >= expanded.size())
-      MYCEL_THROW(ValueError, "vmap: the function takes more inputs than the ", batched.size(), " it is called with");
+      MYCEL_THROW(ValueError, "vmap: the function takes more inputs than the ", batched.size(),
+                  " it is called with");
     q->set_abstract(batched[k]);
     t.map(p.get(), q, from_axes(expanded[k]));
     ++k;
@@ -493,13 +530,17 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const VmapSpec& spec, const std::ve
 
 FuncGraph* vmap_graph(FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
                       const std::vector<AbstractPtr>& batched, int64_t batch_size) {
-  if (f->parent()) MYCEL_THROW(RuntimeError, "vmap: vmap_graph needs a top-level graph, @", f->name(), " is nested");
+  if (f->parent())
+    MYCEL_THROW(RuntimeError, "vmap: vmap_graph needs a top-level graph, @", f->name(),
+                " is nested");
   return build(f->module()->add_graph(f->name() + "_vmap"), f, spec, expanded, batched, batch_size);
 }
 
-FuncGraph* vmap_graph_in(FuncGraph* parent, FuncGraph* f, const VmapSpec& spec, const std::vector<BatchAxes>& expanded,
+FuncGraph* vmap_graph_in(FuncGraph* parent, FuncGraph* f, const VmapSpec& spec,
+                         const std::vector<BatchAxes>& expanded,
                          const std::vector<AbstractPtr>& batched, int64_t batch_size) {
-  return build(f->module()->add_graph(f->name() + "_vmap", parent), f, spec, expanded, batched, batch_size);
+  return build(f->module()->add_graph(f->name() + "_vmap", parent), f, spec, expanded, batched,
+               batch_size);
 }
 
 }  // namespace mycel::ad

@@ -61,13 +61,16 @@ AbstractPtr scalar_abs(ValueKind type, ValuePtr value) {
   return std::make_shared<AbstractScalar>(type, std::move(value));
 }
 const AbstractScalar* as_scalar(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kScalar ? static_cast<const AbstractScalar*>(a.get()) : nullptr;
+  return a && a->kind() == AbstractKind::kScalar ? static_cast<const AbstractScalar*>(a.get())
+                                                 : nullptr;
 }
 const AbstractTensor* as_tensor(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTensor ? static_cast<const AbstractTensor*>(a.get()) : nullptr;
+  return a && a->kind() == AbstractKind::kTensor ? static_cast<const AbstractTensor*>(a.get())
+                                                 : nullptr;
 }
 const AbstractTuple* as_tuple(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get()) : nullptr;
+  return a && a->kind() == AbstractKind::kTuple ? static_cast<const AbstractTuple*>(a.get())
+                                                : nullptr;
 }
 
 bool GradFnAbs::equals(const Abstract& o) const {
@@ -77,17 +80,23 @@ bool GradFnAbs::equals(const Abstract& o) const {
 
 AbstractPtr abstract_of_value(const ValuePtr& v) {
   switch (v->kind()) {
-    case ValueKind::kNone: return std::make_shared<AbstractNone>();
-    case ValueKind::kBool: case ValueKind::kInt: case ValueKind::kFloat: case ValueKind::kStr:
+    case ValueKind::kNone:
+      return std::make_shared<AbstractNone>();
+    case ValueKind::kBool:
+    case ValueKind::kInt:
+    case ValueKind::kFloat:
+    case ValueKind::kStr:
     case ValueKind::kDType:
       return scalar_abs(v->kind(), v);
     case ValueKind::kTensor: {
       const Tensor& t = static_cast<const TensorValue&>(*v).tensor();
       return std::make_shared<AbstractTensor>(t.shape(), t.dtype());
     }
-    case ValueKind::kTuple: case ValueKind::kList: {
+    case ValueKind::kTuple:
+    case ValueKind::kList: {
       std::vector<AbstractPtr> items;
-      for (const auto& i : static_cast<const SequenceValue&>(*v).items()) items.push_back(abstract_of_value(i));
+      for (const auto& i : static_cast<const SequenceValue&>(*v).items())
+        items.push_back(abstract_of_value(i));
       return std::make_shared<AbstractTuple>(std::move(items), v->kind() == ValueKind::kList);
     }
     case ValueKind::kDict: {
@@ -99,10 +108,14 @@ AbstractPtr abstract_of_value(const ValuePtr& v) {
       }
       return std::make_shared<DictAbs>(std::move(keys), std::move(vals));
     }
-    case ValueKind::kOp: case ValueKind::kPrim: case ValueKind::kGradOp: case ValueKind::kVmapOp:
+    case ValueKind::kOp:
+    case ValueKind::kPrim:
+    case ValueKind::kGradOp:
+    case ValueKind::kVmapOp:
       return std::make_shared<FnAbs>(v, nullptr, nullptr);
     default:
-      return std::make_shared<OpaqueAbs>(v);  // graphs are handled by the engine (they need a context)
+      return std::make_shared<OpaqueAbs>(
+          v);  // graphs are handled by the engine (they need a context)
   }
 }
 
@@ -154,7 +167,8 @@ AbstractPtr merge(const AbstractPtr& a, const AbstractPtr& b, const SourceLoc& l
       if (!j) return nullptr;
       items.push_back(j);
     }
-    if (auto* da = dynamic_cast<const DictAbs*>(a.get())) return std::make_shared<DictAbs>(da->keys(), items);
+    if (auto* da = dynamic_cast<const DictAbs*>(a.get()))
+      return std::make_shared<DictAbs>(da->keys(), items);
     return std::make_shared<AbstractTuple>(std::move(items), ua->is_list());
   }
   if (a->kind() == AbstractKind::kFunction) {
@@ -206,11 +220,14 @@ std::string key_of(const AbstractPtr& a) {
     return s + ">";
   }
   if (auto* t = as_tuple(a)) {
-    std::string s = dynamic_cast<const DictAbs*>(a.get()) ? a->repr() + "{" : t->is_list() ? "[" : "(";
+    std::string s = dynamic_cast<const DictAbs*>(a.get()) ? a->repr() + "{"
+                    : t->is_list()                        ? "["
+                                                          : "(";
     for (const auto& i : t->items()) s += key_of(i) + ",";
     return s + ")";
   }
-  if (auto* s = as_scalar(a)) return s->value() ? s->repr() + ":" + std::to_string(static_cast<int>(s->type())) : s->repr();
+  if (auto* s = as_scalar(a))
+    return s->value() ? s->repr() + ":" + std::to_string(static_cast<int>(s->type())) : s->repr();
   return a->repr();
 }
 
@@ -219,8 +236,10 @@ std::string where(const SourceLoc& loc) {
   std::string text = loc.text ? *loc.text : "";
   size_t b = text.find_first_not_of(" \t");
   text = b == std::string::npos ? "" : text.substr(b);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return "\n" + (loc.file ? *loc.file : std::string("<string>")) + ":" + std::to_string(loc.line) + ": " + text;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.pop_back();
+  return "\n" + (loc.file ? *loc.file : std::string("<string>")) + ":" + std::to_string(loc.line) +
+         ": " + text;
 }
 
 std::string called_from(const SourceLoc& loc) {

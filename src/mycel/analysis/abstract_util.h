@@ -18,11 +18,11 @@ struct Context;
 /// Sites whose values reach the same memoized call (one clone serves both) are merged: the later
 /// one forwards to the first, so both constants are replaced by the clones either call asked for.
 struct Site {
-  ir::FuncGraph* graph = nullptr;                  // the original graph
-  Context* env = nullptr;                          // where its free variables live
-  std::vector<ir::FuncGraph*> specs;               // distinct specialized clones (of the root)
-  std::shared_ptr<Site> merged_into;               // set when this site forwards to another
-  bool direct = false;                             // its calls call their clones directly
+  ir::FuncGraph* graph = nullptr;     // the original graph
+  Context* env = nullptr;             // where its free variables live
+  std::vector<ir::FuncGraph*> specs;  // distinct specialized clones (of the root)
+  std::shared_ptr<Site> merged_into;  // set when this site forwards to another
+  bool direct = false;                // its calls call their clones directly
   Site* root() {
     Site* s = this;
     while (s->merged_into) s = s->merged_into.get();
@@ -47,7 +47,9 @@ class FnAbs : public ir::AbstractFunction {
  public:
   FnAbs(ir::ValuePtr callee, Context* env, std::shared_ptr<Site> site,
         std::vector<ir::AbstractPtr> bound = {})
-      : ir::AbstractFunction(std::move(callee), std::move(bound)), env_(env), site_(std::move(site)) {}
+      : ir::AbstractFunction(std::move(callee), std::move(bound)),
+        env_(env),
+        site_(std::move(site)) {}
   Context* env() const { return env_; }
   const std::shared_ptr<Site>& site() const { return site_; }
   ir::FuncGraph* graph() const;  // nullptr unless a graph closure
@@ -90,7 +92,10 @@ class DictAbs : public ir::AbstractTuple {
 class GradFnAbs : public ir::Abstract {
  public:
   GradFnAbs(std::shared_ptr<const ir::GradOpValue> op, ir::AbstractPtr fn, ir::AbstractPtr weights)
-      : ir::Abstract(ir::AbstractKind::kFunction), op_(std::move(op)), fn_(std::move(fn)), weights_(std::move(weights)) {}
+      : ir::Abstract(ir::AbstractKind::kFunction),
+        op_(std::move(op)),
+        fn_(std::move(fn)),
+        weights_(std::move(weights)) {}
   const ir::GradOpValue& op() const { return *op_; }
   const std::shared_ptr<const ir::GradOpValue>& op_ptr() const { return op_; }
   const ir::AbstractPtr& fn() const { return fn_; }
@@ -124,17 +129,20 @@ class VmapFnAbs : public ir::Abstract {
 /// One item's inputs of a vmap call: `batched` (the call's argument abstracts) with the mapped
 /// axes removed; sets the batch size and in_axes spelled out to each argument's structure with
 /// axes normalized. Errors (ValueError) name the argument, the axis and the shape.
-std::vector<ir::AbstractPtr> unbatched_inputs(const std::vector<ir::AbstractPtr>& batched, const ir::BatchAxes& in_axes,
-                                              int64_t& batch_size, std::vector<ir::BatchAxes>& expanded);
+std::vector<ir::AbstractPtr> unbatched_inputs(const std::vector<ir::AbstractPtr>& batched,
+                                              const ir::BatchAxes& in_axes, int64_t& batch_size,
+                                              std::vector<ir::BatchAxes>& expanded);
 /// The abstract of a vmap call's result: one item's output `a` with the batch inserted at out_axes
 /// (every tensor under a mapped entry; None leaves it as it is).
-ir::AbstractPtr batched_output(const ir::AbstractPtr& a, const ir::BatchAxes& out_axes, int64_t batch_size);
+ir::AbstractPtr batched_output(const ir::AbstractPtr& a, const ir::BatchAxes& out_axes,
+                               int64_t batch_size);
 
 /// A constant of a kind analysis cannot interpret (a Python object): callable only through the
 /// compile-time evaluation hook.
 class OpaqueAbs : public ir::Abstract {
  public:
-  explicit OpaqueAbs(ir::ValuePtr v) : ir::Abstract(ir::AbstractKind::kFunction), v_(std::move(v)) {}
+  explicit OpaqueAbs(ir::ValuePtr v)
+      : ir::Abstract(ir::AbstractKind::kFunction), v_(std::move(v)) {}
   const ir::ValuePtr& value() const { return v_; }
   std::string repr() const override { return "opaque:" + v_->repr(); }
   bool equals(const ir::Abstract& o) const override;

@@ -14,8 +14,8 @@ namespace mycel::analysis {
 
 /// Compile-time evaluation of an opaque callee (a Python object constant) on constant arguments.
 /// Returns nullptr when it cannot evaluate; the Python glue registers one.
-using ConstEvalHook =
-    std::function<ir::ValuePtr(const ir::Value& callee, const std::vector<ir::ValuePtr>& const_args)>;
+using ConstEvalHook = std::function<ir::ValuePtr(const ir::Value& callee,
+                                                 const std::vector<ir::ValuePtr>& const_args)>;
 void set_const_eval_hook(ConstEvalHook hook);
 const ConstEvalHook& const_eval_hook();
 
@@ -27,19 +27,20 @@ const OpaqueOpHook& opaque_op_hook();
 
 /// Limits of the specializer.
 struct SpecializeOptions {
-  int max_unroll = 16;    // same graph on the stack this often with changing constants: widen
-  int max_fixpoint = 6;   // re-analyses of a recursive graph until its output abstract is stable
+  int max_unroll = 16;   // same graph on the stack this often with changing constants: widen
+  int max_fixpoint = 6;  // re-analyses of a recursive graph until its output abstract is stable
 };
 
 /// Statistics of one specialize() call (tests check that a cache hit does no work).
 struct SpecializeStats {
-  int contexts = 0;   // (graph, signature) contexts analysed
-  int reanalyses = 0; // re-runs of recursive contexts
+  int contexts = 0;    // (graph, signature) contexts analysed
+  int reanalyses = 0;  // re-runs of recursive contexts
 };
 
 /// Specializes `entry` for `args` (one per parameter, or one per unbound parameter: weights,
 /// i.e. parameters bound to tensors, take their tensor's abstract). Returns a new graph in `m`.
-ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& args,
+ir::FuncGraph* specialize(ir::Module& m, ir::FuncGraph* entry,
+                          const std::vector<ir::AbstractPtr>& args,
                           const SpecializeOptions& opts = {}, SpecializeStats* stats = nullptr);
 
 /// A stable text key of an argument signature (the compile cache's key).

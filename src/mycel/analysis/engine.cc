@@ -34,12 +34,13 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
     if (xa && xb && (xa->shape().size() != xb->shape().size() || xa->dtype() != xb->dtype())) {
       // A tensor whose rank or dtype changes cannot be widened either (only dims can).
       if (!dynamic && levels < kMaxGrowingUnroll) return true;
-      MYCEL_THROW(NotSupported, "[loop] tensor '", as_parameter(g.parameters()[i])->name(),
-                  "' changes from ", xa->repr(), " to ", xb->repr(),
-                  " on an iteration of a loop that stays a loop in the graph (",
-                  dynamic ? "its trip count is only known at run time" : "it runs too many iterations",
-                  "); a loop-carried tensor must keep its rank and dtype (its dims may change)",
-                  where(loc));
+      MYCEL_THROW(
+          NotSupported, "[loop] tensor '", as_parameter(g.parameters()[i])->name(),
+          "' changes from ", xa->repr(), " to ", xb->repr(),
+          " on an iteration of a loop that stays a loop in the graph (",
+          dynamic ? "its trip count is only known at run time" : "it runs too many iterations",
+          "); a loop-carried tensor must keep its rank and dtype (its dims may change)",
+          where(loc));
     }
     auto* ta = as_tuple(before[i]);
     auto* tb = as_tuple(now[i]);
@@ -49,11 +50,12 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
     MYCEL_THROW(NotSupported, "[loop] ", kind, " '", as_parameter(g.parameters()[i])->name(),
                 "' changes length (", ta->items().size(), " -> ", tb->items().size(),
                 " items) on each iteration of a loop that stays a loop in the graph (",
-                dynamic ? "its trip count is only known at run time); grow it in a loop with a "
-                          "compile-time trip count (for i in range(<constant>)), or write rows into a "
-                          "preallocated tensor (out[i] = v)"
-                        : "it runs more than " + std::to_string(kMaxGrowingUnroll) +
-                              " iterations); write rows into a preallocated tensor (out[i] = v)",
+                dynamic
+                    ? "its trip count is only known at run time); grow it in a loop with a "
+                      "compile-time trip count (for i in range(<constant>)), or write rows into a "
+                      "preallocated tensor (out[i] = v)"
+                    : "it runs more than " + std::to_string(kMaxGrowingUnroll) +
+                          " iterations); write rows into a preallocated tensor (out[i] = v)",
                 where(loc));
   }
   return false;
@@ -74,7 +76,8 @@ ValuePtr type_witness(const AbstractPtr& a) {
   if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
   // A function (a graph, a closure, an op): its callee stands in (a function, not a tuple).
   if (auto* f = dynamic_cast<const AbstractFunction*>(a.get())) return f->callee();
-  if (auto* u = dynamic_cast<const FnUnion*>(a.get()); u && !u->fns().empty()) return u->fns()[0]->callee();
+  if (auto* u = dynamic_cast<const FnUnion*>(a.get()); u && !u->fns().empty())
+    return u->fns()[0]->callee();
   if (auto* s = as_scalar(a)) {  // a Python scalar known only at run time: one of its type
     if (s->type() == ValueKind::kInt) return integer(0);
     if (s->type() == ValueKind::kFloat) return floating(0.0);
@@ -120,7 +123,9 @@ FuncGraph* Engine::run(FuncGraph* entry, const std::vector<AbstractPtr>& args) {
                 " arguments (", weights, " weights bound), got ", args.size());
   }
   for (size_t i = 0; i < full.size(); ++i)
-    if (!full[i]) MYCEL_THROW(TypeError, "[specialize] argument ", i, " of @", entry->name(), " has no abstract");
+    if (!full[i])
+      MYCEL_THROW(TypeError, "[specialize] argument ", i, " of @", entry->name(),
+                  " has no abstract");
   FnAbs fn(graph_value(entry), nullptr, std::make_shared<Site>());
   FuncGraph* spec = nullptr;
   call_graph(nullptr, fn, full, {}, &spec);
@@ -151,7 +156,8 @@ bool Engine::in_runtime_branch() const {
   return false;
 }
 
-NodePtr Engine::emit(Context* ctx, std::vector<NodePtr> inputs, AbstractPtr abs, const SourceLoc& loc) {
+NodePtr Engine::emit(Context* ctx, std::vector<NodePtr> inputs, AbstractPtr abs,
+                     const SourceLoc& loc) {
   NodePtr n = ctx->clone->apply(std::move(inputs), loc);
   n->set_abstract(std::move(abs));
   return n;
@@ -181,7 +187,8 @@ NodePtr Engine::get(Context* ctx, const NodePtr& orig) {
 }
 
 NodePtr Engine::eval_apply(Context* ctx, const Apply& a) {
-  if (a.inputs().empty()) MYCEL_THROW(RuntimeError, "[specialize] apply with no callee", where(a.loc()));
+  if (a.inputs().empty())
+    MYCEL_THROW(RuntimeError, "[specialize] apply with no callee", where(a.loc()));
   std::vector<NodePtr> args;
   args.reserve(a.num_args());
   for (size_t i = 0; i < a.num_args(); ++i) args.push_back(get(ctx, a.arg(i)));
@@ -206,7 +213,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
     AbstractPtr out;
     for (const auto& f : u->fns()) {
       if (!f->graph())
-        MYCEL_THROW(NotSupported, "[switch] both branches must be functions defined in the model, got ",
+        MYCEL_THROW(NotSupported,
+                    "[switch] both branches must be functions defined in the model, got ",
                     f->callee()->repr(), where(loc));
       std::vector<AbstractPtr> full = f->bound_args();
       full.insert(full.end(), arg_abs.begin(), arg_abs.end());
@@ -215,9 +223,11 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       f->site()->add(spec);
       AbstractPtr j = out ? join(out, o, u->loc()) : o;
       if (!j)
-        MYCEL_THROW(TypeError, "[switch] the branches of this condition give different types: ",
-                    out->repr(), " and ", o->repr(),
-                    " (they must agree in dtype and rank; differing dims become dynamic)", where(u->loc()));
+        MYCEL_THROW(TypeError,
+                    "[switch] the branches of this condition give different types: ", out->repr(),
+                    " and ", o->repr(),
+                    " (they must agree in dtype and rank; differing dims become dynamic)",
+                    where(u->loc()));
       out = j;
     }
     return emit(ctx, inputs, out, loc);
@@ -249,7 +259,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (frame.empty() || same_line) throw;
         rethrow_with(frame + (g->cell_label() ? "\n    " + *g->cell_label() : ""));
       }
-      if (spec && f->bound_args().empty() && !callee->is_constant() && spec->free_variables().empty()) {
+      if (spec && f->bound_args().empty() && !callee->is_constant() &&
+          spec->free_variables().empty()) {
         // A function with no free variables reached through a variable (a parameter, self.act
         // passed on): call its clone for this signature directly, so one value may serve several
         // signatures (the value itself is then unused, and dead-code elimination drops it).
@@ -257,7 +268,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         direct->set_abstract(std::make_shared<AbstractFunction>(graph_value(spec)));
         site_nodes_.push_back(direct);
         inputs[0] = direct;
-        if (f->site()) {  // the value still names a clone (any: it is only passed along, not called)
+        if (f->site()) {  // the value still names a clone (any: it is only passed along, not
+                          // called)
           f->site()->add(spec);
           f->site()->root()->direct = true;
         }
@@ -277,7 +289,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
     if (f->callee()->kind() == ValueKind::kOp)
       return eval_op_call(*this, ctx, static_cast<const OpValue&>(*f->callee()), full, loc);
     if (f->callee()->kind() == ValueKind::kPrim)
-      return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full, loc);
+      return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full,
+                            loc);
     if (f->callee()->kind() == ValueKind::kGradOp)
       return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
     if (f->callee()->kind() == ValueKind::kVmapOp) return make_vmap_fn(ctx, callee, full, loc);
@@ -300,16 +313,20 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
       // obj.m(args) of a non-Tensor method is call_method(obj, "m", keywords, args) (the frontend's
       // tensor_method): name the method and the receiver rather than the helper.
-      if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_method" && args.size() >= 2) {
+      if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_method" &&
+          args.size() >= 2) {
         ValuePtr m = constant_of(arg_abs[1]);
-        std::string name = m && m->kind() == ValueKind::kStr ? static_cast<const StrValue&>(*m).value() : "?";
+        std::string name =
+            m && m->kind() == ValueKind::kStr ? static_cast<const StrValue&>(*m).value() : "?";
         if (i == 0)
           MYCEL_THROW(NotSupported, "[specialize] method '", name, "' of ", arg_abs[0]->repr(),
                       " is not supported in graph mode: methods other than Tensor methods are "
                       "evaluated at compile time, on a value known then (str, int, float, tuples "
-                      "of them); for a tensor call the mycel.ops function instead", where(loc));
-        MYCEL_THROW(NotSupported, "[specialize] cannot call method '", name, "' in graph mode: argument ",
-                    i - 3, " (", arg_abs[i]->repr(), ") is only known at run time; the method is "
+                      "of them); for a tensor call the mycel.ops function instead",
+                      where(loc));
+        MYCEL_THROW(NotSupported, "[specialize] cannot call method '", name,
+                    "' in graph mode: argument ", i - 3, " (", arg_abs[i]->repr(),
+                    ") is only known at run time; the method is "
                     "evaluated at compile time, so only compile-time values can be passed to it",
                     where(loc));
       }
@@ -390,7 +407,8 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
   // An unrolled header (for over a sequence) is widened too when its own exit test is only known
   // at run time (for row in x with a dynamic first dim): it then stays a loop.
   const bool unroll = g->unroll() && !(recent && recent->dynamic_calls > 0);
-  if (recent && !unroll && recent->key != prefix + args_key && (dynamic || same >= opts_.max_unroll) &&
+  if (recent && !unroll && recent->key != prefix + args_key &&
+      (dynamic || same >= opts_.max_unroll) &&
       !keeps_unrolling(*g, recent->args, args, dynamic, same, loc)) {
     args_key.clear();
     for (size_t i = 0; i < sig.size(); ++i) {
@@ -439,8 +457,9 @@ AbstractPtr Engine::call_graph(Context* ctx, const FnAbs& fn, const std::vector<
     AbstractPtr bout = call_graph(ctx, bfn, bargs, loc, &bspec);
     auto* t = as_tuple(bout);
     if (!t || t->items().size() != n_inputs)
-      MYCEL_THROW(TypeError, "[bprop] @", b->name(), " must return a tuple with one sensitivity per input (",
-                  n_inputs, "), got ", bout->repr(), where(loc));
+      MYCEL_THROW(TypeError, "[bprop] @", b->name(),
+                  " must return a tuple with one sensitivity per input (", n_inputs, "), got ",
+                  bout->repr(), where(loc));
     c->clone->set_bprop(bspec);
   }
   return c->output;
@@ -451,13 +470,16 @@ void Engine::analyse(Context* ctx) {
   // stop with an error long before (legitimate programs nest a few dozen levels).
   if (stack_.size() >= kMaxNesting)
     MYCEL_THROW(NotSupported, "[specialize] calls nest more than ", kMaxNesting, " levels deep ",
-                "while compiling @", ctx->graph->name(), " (a recursion or loop whose argument types "
+                "while compiling @", ctx->graph->name(),
+                " (a recursion or loop whose argument types "
                 "change on every call never reaches a fixed point)");
   if (const size_t room = stack_headroom(); room < kStackReserve)
-    MYCEL_THROW(NotSupported, "[specialize] calls nest ", stack_.size(), " levels deep while compiling @",
-                ctx->graph->name(), " and the thread's stack has ", room >> 10, " KB left (", kStackReserve >> 10,
-                " KB are kept for the error): compile on a thread with a larger stack "
-                "(threading.stack_size), or unroll less (a loop over a run-time range stays a loop)");
+    MYCEL_THROW(
+        NotSupported, "[specialize] calls nest ", stack_.size(), " levels deep while compiling @",
+        ctx->graph->name(), " and the thread's stack has ", room >> 10, " KB left (",
+        kStackReserve >> 10,
+        " KB are kept for the error): compile on a thread with a larger stack "
+        "(threading.stack_size), or unroll less (a loop over a run-time range stays a loop)");
   ctx->in_progress = true;
   stack_.push_back(ctx);
   const size_t mark = created_.size();

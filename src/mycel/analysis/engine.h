@@ -15,21 +15,22 @@ namespace mycel::analysis::detail {
 
 /// One specialization of a graph: its signature, where its free variables live, its clone.
 struct Context {
-  ir::FuncGraph* graph = nullptr;   // the original graph
-  Context* env = nullptr;           // the context of graph->parent() (nullptr at top level)
+  ir::FuncGraph* graph = nullptr;  // the original graph
+  Context* env = nullptr;          // the context of graph->parent() (nullptr at top level)
   std::vector<ir::AbstractPtr> args;
   std::string key;
   ir::FuncGraph* clone = nullptr;
   std::unordered_map<const ir::Node*, ir::NodePtr> map;  // original node -> specialized node
-  ir::AbstractPtr output;           // nullptr while not known
+  ir::AbstractPtr output;                                // nullptr while not known
   bool in_progress = false;
-  bool assumed = false;             // a recursive call used `output` before it was final
-  int dynamic_calls = 0;            // calls through run-time switches now being analysed
+  bool assumed = false;   // a recursive call used `output` before it was final
+  int dynamic_calls = 0;  // calls through run-time switches now being analysed
 };
 
 class Engine {
  public:
-  Engine(ir::Module& m, const SpecializeOptions& o, SpecializeStats* s) : module_(m), opts_(o), stats_(s) {}
+  Engine(ir::Module& m, const SpecializeOptions& o, SpecializeStats* s)
+      : module_(m), opts_(o), stats_(s) {}
 
   /// Specializes the entry graph (its own top-level context) and finalizes every clone.
   ir::FuncGraph* run(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& args);
@@ -53,22 +54,23 @@ class Engine {
   ir::NodePtr make_grad_fn(Context* ctx, const ir::NodePtr& callee, const ir::GradOpValue& op,
                            const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
   /// A call of a gradient function: specializes the differentiated function (eval_grad.cc).
-  ir::NodePtr call_grad_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
-                           const ir::SourceLoc& loc);
+  ir::NodePtr call_grad_fn(Context* ctx, const ir::NodePtr& callee,
+                           const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
 
  private:
   ir::NodePtr get(Context* ctx, const ir::NodePtr& orig);
   ir::NodePtr eval_apply(Context* ctx, const ir::Apply& a);
   ir::AbstractPtr grad_output(Context* ctx, const GradFnAbs& gf, const ir::NodePtr& made,
                               std::vector<ir::AbstractPtr> args, const ir::SourceLoc& loc);
-  ir::NodePtr make_vmap_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
-                           const ir::SourceLoc& loc);
-  ir::NodePtr call_vmap_fn(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
-                           const ir::SourceLoc& loc);
+  ir::NodePtr make_vmap_fn(Context* ctx, const ir::NodePtr& callee,
+                           const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
+  ir::NodePtr call_vmap_fn(Context* ctx, const ir::NodePtr& callee,
+                           const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
   ir::AbstractPtr vmap_output(Context* ctx, const VmapFnAbs& vf, const ir::NodePtr& made,
                               const std::vector<ir::AbstractPtr>& args, const ir::SourceLoc& loc);
-  ir::AbstractPtr call_graph(Context* ctx, const FnAbs& fn, const std::vector<ir::AbstractPtr>& args,
-                             const ir::SourceLoc& loc, ir::FuncGraph** spec);
+  ir::AbstractPtr call_graph(Context* ctx, const FnAbs& fn,
+                             const std::vector<ir::AbstractPtr>& args, const ir::SourceLoc& loc,
+                             ir::FuncGraph** spec);
   Context* find_env(Context* ctx, ir::FuncGraph* parent, const ir::SourceLoc& loc);
   void analyse(Context* ctx);
   void finalize(ir::FuncGraph* root);
@@ -76,13 +78,13 @@ class Engine {
   ir::Module& module_;
   SpecializeOptions opts_;
   SpecializeStats* stats_;
-  std::vector<std::unique_ptr<Context>> all_;          // every context ever made (owned)
-  std::map<std::string, Context*> memo_;                // live contexts by key
-  std::vector<std::string> created_;                    // memo keys in creation order
-  std::vector<Context*> stack_;                         // contexts being analysed
+  std::vector<std::unique_ptr<Context>> all_;  // every context ever made (owned)
+  std::map<std::string, Context*> memo_;       // live contexts by key
+  std::vector<std::string> created_;           // memo keys in creation order
+  std::vector<Context*> stack_;                // contexts being analysed
   std::unordered_map<const ir::Node*, std::shared_ptr<Site>> sites_;  // graph constants made
-  std::vector<ir::NodePtr> site_nodes_;                  // ... kept alive (no address reuse)
-  std::vector<ir::FuncGraph*> discarded_;               // clones of contexts dropped on re-analysis
+  std::vector<ir::NodePtr> site_nodes_;    // ... kept alive (no address reuse)
+  std::vector<ir::FuncGraph*> discarded_;  // clones of contexts dropped on re-analysis
 };
 
 /// The truth of a one-element tensor condition computable at compile time (constants and
@@ -91,10 +93,10 @@ std::optional<bool> constant_condition(const ir::NodePtr& cond);
 
 // Implemented in eval_op.cc and eval_prim.cc.
 /// Resolves an op call (attributes, weak scalars, promotion casts, infer); returns the new node.
-ir::NodePtr eval_op_call(Engine& e, Context* ctx, const ir::OpValue& op, const std::vector<ir::NodePtr>& args,
-                         const ir::SourceLoc& loc);
+ir::NodePtr eval_op_call(Engine& e, Context* ctx, const ir::OpValue& op,
+                         const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
 /// Evaluates a graph primitive; returns the new node (possibly a folded Constant or an input).
-ir::NodePtr eval_prim_call(Engine& e, Context* ctx, ir::Prim p, const std::vector<ir::NodePtr>& args,
-                           const ir::SourceLoc& loc);
+ir::NodePtr eval_prim_call(Engine& e, Context* ctx, ir::Prim p,
+                           const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
 
 }  // namespace mycel::analysis::detail

@@ -16,14 +16,17 @@ constexpr int kMaxDepth = 8;          // ops this deep below the condition are e
 std::optional<Tensor> scalar_tensor(const ValuePtr& v, DType dt) {
   if (!v) return std::nullopt;
   switch (v->kind()) {
-    case ValueKind::kBool: return Tensor::scalar(static_cast<const BoolValue&>(*v).value(), dt);
-    case ValueKind::kFloat: return Tensor::scalar(static_cast<const FloatValue&>(*v).value(), dt);
+    case ValueKind::kBool:
+      return Tensor::scalar(static_cast<const BoolValue&>(*v).value(), dt);
+    case ValueKind::kFloat:
+      return Tensor::scalar(static_cast<const FloatValue&>(*v).value(), dt);
     case ValueKind::kInt: {
       Tensor t = Tensor::empty({}, DType::int64);
       *t.data<int64_t>() = static_cast<const IntValue&>(*v).value();
       return t.to(dt);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -40,7 +43,8 @@ std::optional<Tensor> evaluate(const NodePtr& n, int depth) {
   if (is_prim_call(n, Prim::kScalarToTensor)) {
     ValuePtr d = constant_of(a->arg(1)->abstract());
     if (!d || d->kind() != ValueKind::kDType) return std::nullopt;
-    return scalar_tensor(constant_of(a->arg(0)->abstract()), static_cast<const DTypeValue&>(*d).value());
+    return scalar_tensor(constant_of(a->arg(0)->abstract()),
+                         static_cast<const DTypeValue&>(*d).value());
   }
   Constant* callee = as_constant(a->callee());
   if (!callee || callee->value()->kind() != ValueKind::kOp) return std::nullopt;

@@ -15,8 +15,7 @@ namespace {
 /// The sensitivity of a value of abstract a: float tensors keep their type, tuples go item by
 /// item, everything else (ints, bools, integer tensors, functions) gets None.
 AbstractPtr sens_of(const AbstractPtr& a) {
-  if (auto* t = as_tensor(a))
-    return is_floating(t->dtype()) ? a : std::make_shared<AbstractNone>();
+  if (auto* t = as_tensor(a)) return is_floating(t->dtype()) ? a : std::make_shared<AbstractNone>();
   if (auto* t = as_tuple(a)) {
     std::vector<AbstractPtr> items;
     for (const auto& i : t->items()) items.push_back(sens_of(i));
@@ -37,24 +36,30 @@ Apply* grad_fn_apply(const NodePtr& n) {
 NodePtr Engine::make_grad_fn(Context* ctx, const NodePtr& callee, const GradOpValue& op,
                              const std::vector<NodePtr>& args, const SourceLoc& loc) {
   if (args.empty() || args.size() > 2)
-    MYCEL_THROW(TypeError, "[GradOperation] takes the function and optionally the weights, got ", args.size(),
-                " arguments", where(loc));
+    MYCEL_THROW(TypeError, "[GradOperation] takes the function and optionally the weights, got ",
+                args.size(), " arguments", where(loc));
   const AbstractPtr& fn = args[0]->abstract();
   if (!dynamic_cast<const FnAbs*>(fn.get()) && !dynamic_cast<const GradFnAbs*>(fn.get()) &&
       !dynamic_cast<const VmapFnAbs*>(fn.get()))
-    MYCEL_THROW(TypeError, "[GradOperation] argument 'fn' must be a function or Cell, got ", fn->repr(), where(loc));
+    MYCEL_THROW(TypeError, "[GradOperation] argument 'fn' must be a function or Cell, got ",
+                fn->repr(), where(loc));
   NodePtr weights = args.size() == 2 && op.flags().with_weights ? args[1] : constant(ctx, none());
-  if (op.flags().with_weights && weights->abstract()->kind() == AbstractKind::kNone && args.size() == 2 &&
-      !as_constant(args[1]))
+  if (op.flags().with_weights && weights->abstract()->kind() == AbstractKind::kNone &&
+      args.size() == 2 && !as_constant(args[1]))
     weights = args[1];
   const AbstractPtr& wa = weights->abstract();
-  if (op.flags().with_weights && wa->kind() == AbstractKind::kNone && op.flags().positions.empty() &&
-      !op.flags().all_positions)
-    MYCEL_THROW(TypeError, "[GradOperation] get_by_list=True needs the weights: grad_op(fn, weights)", where(loc));
+  if (op.flags().with_weights && wa->kind() == AbstractKind::kNone &&
+      op.flags().positions.empty() && !op.flags().all_positions)
+    MYCEL_THROW(TypeError,
+                "[GradOperation] get_by_list=True needs the weights: grad_op(fn, weights)",
+                where(loc));
   if (wa->kind() != AbstractKind::kNone && !as_tuple(wa) && !as_tensor(wa))
-    MYCEL_THROW(TypeError, "[GradOperation] argument 'weights' must be a Parameter or a tuple of Parameters, got ",
-                wa->repr(), where(loc));
-  auto self = std::static_pointer_cast<const GradOpValue>(static_cast<const FnAbs&>(*callee->abstract()).callee());
+    MYCEL_THROW(
+        TypeError,
+        "[GradOperation] argument 'weights' must be a Parameter or a tuple of Parameters, got ",
+        wa->repr(), where(loc));
+  auto self = std::static_pointer_cast<const GradOpValue>(
+      static_cast<const FnAbs&>(*callee->abstract()).callee());
   return emit(ctx, {callee, args[0], weights}, std::make_shared<GradFnAbs>(self, fn, wa), loc);
 }
 
@@ -63,16 +68,22 @@ AbstractPtr Engine::grad_output(Context* ctx, const GradFnAbs& gf, const NodePtr
   const GradFlags& fl = gf.op().flags();
   Apply* a = grad_fn_apply(made);
   if (!a)
-    MYCEL_THROW(NotSupported, "[grad] a gradient function can only be called where it is made (not passed "
-                "through a variable of a branch or loop, or a tuple)", where(loc));
+    MYCEL_THROW(NotSupported,
+                "[grad] a gradient function can only be called where it is made (not passed "
+                "through a variable of a branch or loop, or a tuple)",
+                where(loc));
   if (fl.sens_param) {
-    if (args.empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument", where(loc));
+    if (args.empty())
+      MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument",
+                  where(loc));
     args.pop_back();
   }
   AbstractPtr out;
   if (auto* f = dynamic_cast<const FnAbs*>(gf.fn().get()); f && f->graph()) {
     if (!f->bound_args().empty())
-      MYCEL_THROW(NotSupported, "[grad] cannot differentiate a partial application; wrap it in a function", where(loc));
+      MYCEL_THROW(NotSupported,
+                  "[grad] cannot differentiate a partial application; wrap it in a function",
+                  where(loc));
     FuncGraph* spec = nullptr;
     out = call_graph(ctx, *f, args, loc, &spec);
     if (spec && f->site()) f->site()->add(spec);
@@ -81,7 +92,8 @@ AbstractPtr Engine::grad_output(Context* ctx, const GradFnAbs& gf, const NodePtr
   } else if (auto* v = dynamic_cast<const VmapFnAbs*>(gf.fn().get())) {
     out = vmap_output(ctx, *v, a->arg(0), args, loc);  // grad of vmap
   } else {
-    MYCEL_THROW(TypeError, "[grad] can only differentiate a function or Cell defined in the model, got ",
+    MYCEL_THROW(TypeError,
+                "[grad] can only differentiate a function or Cell defined in the model, got ",
                 gf.fn()->repr(), where(loc));
   }
   if (is_pending(out)) return pending();
@@ -96,28 +108,36 @@ AbstractPtr Engine::grad_output(Context* ctx, const GradFnAbs& gf, const NodePtr
   std::vector<AbstractPtr> pos;
   for (int p : positions) {
     if (p < 0 || static_cast<size_t>(p) >= args.size())
-      MYCEL_THROW(ValueError, "[grad] grad_position ", p, " is out of range: the function takes ", args.size(),
-                  " inputs", where(loc));
+      MYCEL_THROW(ValueError, "[grad] grad_position ", p, " is out of range: the function takes ",
+                  args.size(), " inputs", where(loc));
     pos.push_back(sens_of(args[p]));
   }
   const bool with_weights = fl.with_weights && gf.weights()->kind() != AbstractKind::kNone;
   if (positions.empty() && !with_weights)
-    MYCEL_THROW(ValueError, "[grad] grad_position is None and no weights given: nothing to differentiate", where(loc));
-  AbstractPtr pos_out = pos.size() == 1 && !as_tuple_out ? pos[0] : std::make_shared<AbstractTuple>(pos);
+    MYCEL_THROW(ValueError,
+                "[grad] grad_position is None and no weights given: nothing to differentiate",
+                where(loc));
+  AbstractPtr pos_out =
+      pos.size() == 1 && !as_tuple_out ? pos[0] : std::make_shared<AbstractTuple>(pos);
   AbstractPtr grads = pos_out;
   if (with_weights) {
     std::vector<AbstractPtr> ws;
-    if (auto* t = as_tuple(gf.weights())) ws = t->items();
-    else ws.push_back(gf.weights());
+    if (auto* t = as_tuple(gf.weights()))
+      ws = t->items();
+    else
+      ws.push_back(gf.weights());
     for (auto& w : ws) w = sens_of(w);
     AbstractPtr w_out = std::make_shared<AbstractTuple>(ws);
-    grads = positions.empty() ? w_out : std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{pos_out, w_out});
+    grads = positions.empty()
+                ? w_out
+                : std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{pos_out, w_out});
   }
   if (fl.return_value) return std::make_shared<AbstractTuple>(std::vector<AbstractPtr>{out, grads});
   if (fl.has_aux) {
     auto* t = as_tuple(out);
     if (!t || t->items().empty())
-      MYCEL_THROW(TypeError, "[grad] has_aux=True needs the function to return a tuple (output, aux...), got ",
+      MYCEL_THROW(TypeError,
+                  "[grad] has_aux=True needs the function to return a tuple (output, aux...), got ",
                   out->repr(), where(loc));
     std::vector<AbstractPtr> aux(t->items().begin() + 1, t->items().end());
     return std::make_shared<AbstractTuple>(
@@ -130,7 +150,8 @@ NodePtr Engine::call_grad_fn(Context* ctx, const NodePtr& callee, const std::vec
                              const SourceLoc& loc) {
   std::vector<AbstractPtr> arg_abs;
   for (const NodePtr& n : args) arg_abs.push_back(n->abstract());
-  AbstractPtr out = grad_output(ctx, static_cast<const GradFnAbs&>(*callee->abstract()), callee, arg_abs, loc);
+  AbstractPtr out =
+      grad_output(ctx, static_cast<const GradFnAbs&>(*callee->abstract()), callee, arg_abs, loc);
   std::vector<NodePtr> inputs{callee};
   inputs.insert(inputs.end(), args.begin(), args.end());
   return emit(ctx, std::move(inputs), out, loc);

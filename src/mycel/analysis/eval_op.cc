@@ -24,39 +24,62 @@ constexpr int64_t kPlaceholderA = 5040, kPlaceholderB = 10080;
 // Python's scalar arithmetic for the operator an op spells (its registry trait).
 std::optional<Prim> scalar_prim(PyOperator o) {
   switch (o) {
-    case PyOperator::kAdd: return Prim::kScalarAdd;
-    case PyOperator::kSub: return Prim::kScalarSub;
-    case PyOperator::kMul: return Prim::kScalarMul;
-    case PyOperator::kDiv: return Prim::kScalarDiv;
-    case PyOperator::kFloorDiv: return Prim::kScalarFloorDiv;
-    case PyOperator::kMod: return Prim::kScalarMod;
-    case PyOperator::kPow: return Prim::kScalarPow;
-    case PyOperator::kEq: return Prim::kScalarEq;
-    case PyOperator::kNe: return Prim::kScalarNe;
-    case PyOperator::kLt: return Prim::kScalarLt;
-    case PyOperator::kLe: return Prim::kScalarLe;
-    case PyOperator::kGt: return Prim::kScalarGt;
-    case PyOperator::kGe: return Prim::kScalarGe;
+    case PyOperator::kAdd:
+      return Prim::kScalarAdd;
+    case PyOperator::kSub:
+      return Prim::kScalarSub;
+    case PyOperator::kMul:
+      return Prim::kScalarMul;
+    case PyOperator::kDiv:
+      return Prim::kScalarDiv;
+    case PyOperator::kFloorDiv:
+      return Prim::kScalarFloorDiv;
+    case PyOperator::kMod:
+      return Prim::kScalarMod;
+    case PyOperator::kPow:
+      return Prim::kScalarPow;
+    case PyOperator::kEq:
+      return Prim::kScalarEq;
+    case PyOperator::kNe:
+      return Prim::kScalarNe;
+    case PyOperator::kLt:
+      return Prim::kScalarLt;
+    case PyOperator::kLe:
+      return Prim::kScalarLe;
+    case PyOperator::kGt:
+      return Prim::kScalarGt;
+    case PyOperator::kGe:
+      return Prim::kScalarGe;
     case PyOperator::kNone:
-    case PyOperator::kGetItem: break;
+    case PyOperator::kGetItem:
+      break;
   }
   return std::nullopt;
 }
 
 std::optional<AttrValue> to_attr(const ValuePtr& v) {
   switch (v->kind()) {
-    case ValueKind::kNone: return AttrValue{};
-    case ValueKind::kBool: return AttrValue{static_cast<const BoolValue&>(*v).value()};
-    case ValueKind::kInt: return AttrValue{static_cast<const IntValue&>(*v).value()};
-    case ValueKind::kFloat: return AttrValue{static_cast<const FloatValue&>(*v).value()};
-    case ValueKind::kStr: return AttrValue{static_cast<const StrValue&>(*v).value()};
-    case ValueKind::kDType: return AttrValue{static_cast<const DTypeValue&>(*v).value()};
-    case ValueKind::kTuple: case ValueKind::kList: {
+    case ValueKind::kNone:
+      return AttrValue{};
+    case ValueKind::kBool:
+      return AttrValue{static_cast<const BoolValue&>(*v).value()};
+    case ValueKind::kInt:
+      return AttrValue{static_cast<const IntValue&>(*v).value()};
+    case ValueKind::kFloat:
+      return AttrValue{static_cast<const FloatValue&>(*v).value()};
+    case ValueKind::kStr:
+      return AttrValue{static_cast<const StrValue&>(*v).value()};
+    case ValueKind::kDType:
+      return AttrValue{static_cast<const DTypeValue&>(*v).value()};
+    case ValueKind::kTuple:
+    case ValueKind::kList: {
       const auto& items = static_cast<const SequenceValue&>(*v).items();
       bool any_float = false;
       for (const auto& i : items) {
-        if (i->kind() == ValueKind::kFloat) any_float = true;
-        else if (i->kind() != ValueKind::kInt && i->kind() != ValueKind::kBool) return std::nullopt;
+        if (i->kind() == ValueKind::kFloat)
+          any_float = true;
+        else if (i->kind() != ValueKind::kInt && i->kind() != ValueKind::kBool)
+          return std::nullopt;
       }
       auto num = [](const ValuePtr& i) -> double {
         if (i->kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(*i).value();
@@ -71,10 +94,11 @@ std::optional<AttrValue> to_attr(const ValuePtr& v) {
       std::vector<int64_t> n;
       for (const auto& i : items)
         n.push_back(i->kind() == ValueKind::kBool ? static_cast<const BoolValue&>(*i).value()
-                                                   : static_cast<const IntValue&>(*i).value());
+                                                  : static_cast<const IntValue&>(*i).value());
       return AttrValue{n};
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -88,16 +112,20 @@ DType weak_scalar_dtype(ValueKind k, bool have_base, DType base) {
 
 bool is_weak_scalar(const AbstractPtr& a) {
   auto* s = as_scalar(a);
-  return s && (s->type() == ValueKind::kBool || s->type() == ValueKind::kInt || s->type() == ValueKind::kFloat);
+  return s && (s->type() == ValueKind::kBool || s->type() == ValueKind::kInt ||
+               s->type() == ValueKind::kFloat);
 }
 
-AbstractPtr tensor_abs(Shape s, DType t) { return std::make_shared<AbstractTensor>(std::move(s), t); }
+AbstractPtr tensor_abs(Shape s, DType t) {
+  return std::make_shared<AbstractTensor>(std::move(s), t);
+}
 
 // Python's == on constants: numbers by value (2 == 2.0 == True), tuples and lists item by item
 // (a tuple never equals a list), anything else (dtypes, strings, None) by identity of value.
 bool python_equal(const Value& x, const Value& y) {
   auto num = [](const Value& v) {
-    return v.kind() == ValueKind::kBool || v.kind() == ValueKind::kInt || v.kind() == ValueKind::kFloat;
+    return v.kind() == ValueKind::kBool || v.kind() == ValueKind::kInt ||
+           v.kind() == ValueKind::kFloat;
   };
   auto as_double = [](const Value& v) -> double {
     if (v.kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(v).value();
@@ -119,7 +147,8 @@ bool python_equal(const Value& x, const Value& y) {
 
 namespace {
 /// strided_slice(t, begin, end, strides, masks...) on a tuple t: one index or one constant slice.
-NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& args,
+                        const SourceLoc& loc) {
   const auto* t = as_tuple(args[0]->abstract());
   auto ints = [&](size_t k) {
     std::vector<int64_t> v;
@@ -128,28 +157,35 @@ NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& arg
       MYCEL_THROW(NotSupported, "[getitem] a tuple can only be indexed with constants", where(loc));
     for (const auto& i : static_cast<const SequenceValue&>(*c).items()) {
       if (i->kind() != ValueKind::kInt)
-        MYCEL_THROW(NotSupported, "[getitem] a tuple can only be indexed with integer constants", where(loc));
+        MYCEL_THROW(NotSupported, "[getitem] a tuple can only be indexed with integer constants",
+                    where(loc));
       v.push_back(static_cast<const IntValue&>(*i).value());
     }
     return v;
   };
   auto mask = [&](size_t k) {
     ValuePtr c = constant_of(args[k]->abstract());
-    return c && c->kind() == ValueKind::kInt ? static_cast<const IntValue&>(*c).value() : int64_t{0};
+    return c && c->kind() == ValueKind::kInt ? static_cast<const IntValue&>(*c).value()
+                                             : int64_t{0};
   };
   std::vector<int64_t> begin = ints(1), end = ints(2), strides = ints(3);
   if (begin.size() != 1 || mask(6) || mask(7))
-    MYCEL_THROW(NotSupported, "[getitem] a tuple takes one index or slice, got ", begin.size(), where(loc));
+    MYCEL_THROW(NotSupported, "[getitem] a tuple takes one index or slice, got ", begin.size(),
+                where(loc));
   const int64_t n = static_cast<int64_t>(t->items().size());
   auto item = [&](int64_t i) {
     if (is_prim_call(args[0], Prim::kMakeTuple) || is_prim_call(args[0], Prim::kMakeList))
       return as_apply(args[0])->arg(i);
-    return e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[0], e.constant(ctx, integer(i))},
-                  t->items()[i], loc);
+    return e.emit(
+        ctx,
+        {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[0], e.constant(ctx, integer(i))},
+        t->items()[i], loc);
   };
   if (mask(8) & 1) {  // t[i]
     int64_t i = begin[0] < 0 ? begin[0] + n : begin[0];
-    if (i < 0 || i >= n) MYCEL_THROW(IndexError, "[getitem] tuple index ", begin[0], " out of range for ", n, " items", where(loc));
+    if (i < 0 || i >= n)
+      MYCEL_THROW(IndexError, "[getitem] tuple index ", begin[0], " out of range for ", n, " items",
+                  where(loc));
     return item(i);
   }
   int64_t step = strides[0];
@@ -174,7 +210,8 @@ NodePtr tuple_subscript(Engine& e, Context* ctx, const std::vector<NodePtr>& arg
 /// (reshape(b * s, d) with a dynamic s), becomes the -1: numel fixes its value, the one a
 /// consistent program computes. nullptr when the items are of neither form (the caller then
 /// reports the usual compile-time-constant error).
-static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, const SourceLoc& loc) {
+static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape,
+                                      const SourceLoc& loc) {
   auto* xt = as_tensor(x->abstract());
   auto* st = as_tuple(shape->abstract());
   if (!xt || !st || !is_prim_call(shape, Prim::kMakeTuple)) return nullptr;
@@ -182,7 +219,8 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
     if (!is_prim_call(n, Prim::kTupleGetItem)) return -1;
     const NodePtr& sh = as_apply(n)->arg(0);
     ValuePtr k = constant_of(as_apply(n)->arg(1)->abstract());
-    if (!is_prim_call(sh, Prim::kShape) || as_apply(sh)->arg(0) != x || !k || k->kind() != ValueKind::kInt)
+    if (!is_prim_call(sh, Prim::kShape) || as_apply(sh)->arg(0) != x || !k ||
+        k->kind() != ValueKind::kInt)
       return -1;
     return static_cast<const IntValue&>(*k).value();
   };
@@ -196,14 +234,18 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
     ValuePtr v = constant_of(st->items()[i]);
     if (v && v->kind() == ValueKind::kInt) {
       int64_t d = static_cast<const IntValue&>(*v).value();
-      if (d == -1) minus_at = static_cast<int>(i);
-      else known *= d;
+      if (d == -1)
+        minus_at = static_cast<int>(i);
+      else
+        known *= d;
       out.push_back(d);
       continue;
     }
     int64_t k = dim_of_x(items->arg(i));
-    if (k < 0) ++other_runtime;
-    else used.push_back(k);
+    if (k < 0)
+      ++other_runtime;
+    else
+      used.push_back(k);
     out.push_back(-1);
   }
   if (other_runtime > 0) {
@@ -212,7 +254,8 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
                   x->abstract()->repr(), " has ", other_runtime + used.size(),
                   " values known only at run time", minus_at >= 0 ? " and a -1" : "",
                   ": at most one size may be unknown when compiling (it becomes the -1); "
-                  "write the others as constants", where(loc));
+                  "write the others as constants",
+                  where(loc));
     std::vector<ValuePtr> vals;
     for (int64_t d : out) vals.push_back(integer(d));
     return tuple(std::move(vals));
@@ -220,12 +263,16 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
   int64_t rank = static_cast<int64_t>(xt->shape().size()), static_numel = 1;
   std::vector<int64_t> dynamic;
   for (int64_t k = 0; k < rank; ++k) {
-    if (xt->shape()[k] == kDynamic) dynamic.push_back(k);
-    else static_numel *= xt->shape()[k];
+    if (xt->shape()[k] == kDynamic)
+      dynamic.push_back(k);
+    else
+      static_numel *= xt->shape()[k];
   }
   if (used.size() != 1 || dynamic.size() != 1 || used[0] != dynamic[0])
-    MYCEL_THROW(NotSupported, "[reshape] argument 'shape' may name one dynamic dim of x (x.shape[k]) "
-                "when x has exactly one; got ", shape->abstract()->repr(), " for x ", x->abstract()->repr(),
+    MYCEL_THROW(NotSupported,
+                "[reshape] argument 'shape' may name one dynamic dim of x (x.shape[k]) "
+                "when x has exactly one; got ",
+                shape->abstract()->repr(), " for x ", x->abstract()->repr(),
                 ": write the shape with one -1 and constants, e.g. reshape(-1, k)", where(loc));
   if (minus_at >= 0) {
     if (known == 0 || static_numel % known != 0)
@@ -242,8 +289,8 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape, co
 /// for a dynamic batch): a dynamic_fill that reads those sizes from x when the program runs.
 /// nullptr when the shape is not constants and dims of tensors (the caller then reports the
 /// usual compile-time-constant error).
-static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std::vector<NodePtr>& args,
-                            const SourceLoc& loc) {
+static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op,
+                            const std::vector<NodePtr>& args, const SourceLoc& loc) {
   const NodePtr& shape = args[op.attr_index("shape")];
   auto* st = as_tuple(shape->abstract());
   if (!st || !is_prim_call(shape, Prim::kMakeTuple)) return nullptr;
@@ -265,7 +312,8 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op, const std:
     size_t r = std::find(refs.begin(), refs.end(), x) - refs.begin();
     if (r == refs.size()) refs.push_back(x);
     sizes.push_back(integer(-1));
-    for (int64_t t : {static_cast<int64_t>(i), static_cast<int64_t>(r), static_cast<const IntValue&>(*k).value()})
+    for (int64_t t : {static_cast<int64_t>(i), static_cast<int64_t>(r),
+                      static_cast<const IntValue&>(*k).value()})
       triples.push_back(integer(t));
   }
   ValuePtr value = floating(op.fill.value);
@@ -299,8 +347,11 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   // attribute, a call's result): Python scalar arithmetic, as eagerly.
   if (args.size() == 2 && as_scalar(args[0]->abstract()) && as_scalar(args[1]->abstract())) {
     const std::optional<Prim> scalar = scalar_prim(op.py_operator);
-    const ValueKind k0 = as_scalar(args[0]->abstract())->type(), k1 = as_scalar(args[1]->abstract())->type();
-    auto numeric = [](ValueKind k) { return k == ValueKind::kInt || k == ValueKind::kFloat || k == ValueKind::kBool; };
+    const ValueKind k0 = as_scalar(args[0]->abstract())->type(),
+                    k1 = as_scalar(args[1]->abstract())->type();
+    auto numeric = [](ValueKind k) {
+      return k == ValueKind::kInt || k == ValueKind::kFloat || k == ValueKind::kBool;
+    };
     if (scalar && numeric(k0) && numeric(k1)) return eval_prim_call(e, ctx, *scalar, args, loc);
   }
 
@@ -313,27 +364,30 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       return e.constant(ctx, boolean(python_equal(*x, *y) == (py == PyOperator::kEq)));
 
   // Python's tuple + tuple (a tuple built up in an unrolled loop): concatenation.
-  if (py == PyOperator::kAdd && args.size() == 2 && as_tuple(args[0]->abstract()) && as_tuple(args[1]->abstract()) &&
-      !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
-    return eval_prim_call(e, ctx, Prim::kUnpackCall,
-                          {e.constant(ctx, prim_value(as_tuple(args[0]->abstract())->is_list() ? Prim::kMakeList
-                                                                                               : Prim::kMakeTuple)),
-                           args[0], args[1]},
-                          loc);
+  if (py == PyOperator::kAdd && args.size() == 2 && as_tuple(args[0]->abstract()) &&
+      as_tuple(args[1]->abstract()) && !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
+    return eval_prim_call(
+        e, ctx, Prim::kUnpackCall,
+        {e.constant(ctx, prim_value(as_tuple(args[0]->abstract())->is_list() ? Prim::kMakeList
+                                                                             : Prim::kMakeTuple)),
+         args[0], args[1]},
+        loc);
 
   // Python's tuple * int and int * tuple with the int known at compile time (DropPath's
   // `(1,) * (x.ndim - 1)`): the tuple repeated.
   if (py == PyOperator::kMul && args.size() == 2) {
     const int t = as_tuple(args[0]->abstract()) ? 0 : as_tuple(args[1]->abstract()) ? 1 : -1;
     ValuePtr n = t >= 0 ? constant_of(args[1 - t]->abstract()) : nullptr;
-    if (n && n->kind() == ValueKind::kInt && !dynamic_cast<const DictAbs*>(args[t]->abstract().get())) {
+    if (n && n->kind() == ValueKind::kInt &&
+        !dynamic_cast<const DictAbs*>(args[t]->abstract().get())) {
       const int64_t k = static_cast<const IntValue&>(*n).value();
       const size_t len = as_tuple(args[t]->abstract())->items().size();
       if (k > 0 && len > 0 && static_cast<uint64_t>(k) > (uint64_t{1} << 20) / len)
         MYCEL_THROW(ValueError, "[mul] repeating a tuple of ", len, " items ", k,
                     " times makes more than 2**20 items", where(loc));
-      std::vector<NodePtr> in{e.constant(ctx, prim_value(as_tuple(args[t]->abstract())->is_list()
-                                                             ? Prim::kMakeList : Prim::kMakeTuple))};
+      std::vector<NodePtr> in{
+          e.constant(ctx, prim_value(as_tuple(args[t]->abstract())->is_list() ? Prim::kMakeList
+                                                                              : Prim::kMakeTuple))};
       for (int64_t i = 0; i < k; ++i) in.push_back(args[t]);
       return eval_prim_call(e, ctx, Prim::kUnpackCall, in, loc);
     }
@@ -344,8 +398,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
     return tuple_subscript(e, ctx, args, loc);
 
-  if (op.fill.on && n_in == 0 &&
-      args.size() == n_attr && !constant_of(args[op.attr_index("shape")]->abstract()))
+  if (op.fill.on && n_in == 0 && args.size() == n_attr &&
+      !constant_of(args[op.attr_index("shape")]->abstract()))
     if (NodePtr n = dynamic_fill(e, ctx, op, args, loc)) return n;
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
@@ -355,12 +409,15 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     for (size_t j = 0; j < n_attr; ++j) {
       AbstractPtr a = args[n_in + j]->abstract();
       if (op.attrs[j].name == op.dynamic_shape_attr && !constant_of(a))
-        if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc)) a = abstract_of_value(shape);
+        if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc))
+          a = abstract_of_value(shape);
       ValuePtr v = constant_of(a);
       if (!v)
-        MYCEL_THROW(TypeError, "[", op.name, "] attribute '", op.attrs[j].name,
-                    "' must be a compile-time constant in graph mode, got a value known only at run "
-                    "time (", a->repr(), ")", where(loc));
+        MYCEL_THROW(
+            TypeError, "[", op.name, "] attribute '", op.attrs[j].name,
+            "' must be a compile-time constant in graph mode, got a value known only at run "
+            "time (",
+            a->repr(), ")", where(loc));
       auto av = to_attr(v);
       if (!av)
         MYCEL_THROW(TypeError, "[", op.name, "] attribute '", op.attrs[j].name, "' expects ",
@@ -390,13 +447,15 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       auto* t = as_tuple(n->abstract());
       if (!t)
         MYCEL_THROW(TypeError, "[", op.name, "] input '", op.inputs[i].name,
-                    "' must be a tuple or list of tensors, got ", n->abstract()->repr(), where(loc));
+                    "' must be a tuple or list of tensors, got ", n->abstract()->repr(),
+                    where(loc));
       Apply* mt = as_apply(n);
       bool literal = mt && (is_prim_call(n, Prim::kMakeTuple) || is_prim_call(n, Prim::kMakeList));
       for (size_t k = 0; k < t->items().size(); ++k) {
         NodePtr item = literal ? mt->arg(k)
-                               : e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), n,
-                                              e.constant(ctx, integer(static_cast<int64_t>(k)))},
+                               : e.emit(ctx,
+                                        {e.constant(ctx, prim_value(Prim::kTupleGetItem)), n,
+                                         e.constant(ctx, integer(static_cast<int64_t>(k)))},
                                         t->items()[k], loc);
         flat.push_back({item, t->items()[k], i});
       }
@@ -412,7 +471,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     const InputDef& d = op.inputs[en.def];
     if (en.abs->kind() == AbstractKind::kNone) {
       if (!d.optional || d.variadic)
-        MYCEL_THROW(TypeError, "[", op.name, "] input '", d.name, "' must be a tensor, got None", where(loc));
+        MYCEL_THROW(TypeError, "[", op.name, "] input '", d.name, "' must be a tensor, got None",
+                    where(loc));
       en.node = nullptr;
     } else if (auto* t = as_tensor(en.abs)) {
       base = have_base ? promote_types(base, t->dtype()) : t->dtype();
@@ -428,8 +488,12 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   auto emit_cast = [&](Entry& en, DType to) {
     auto* t = as_tensor(en.abs);
     en.abs = tensor_abs(t->shape(), to);
-    en.node = e.emit(ctx, {e.constant(ctx, op_value(&cast, make_attrs(cast, std::map<std::string, AttrValue>{{"dtype", to}}))), en.node},
-                     en.abs, loc);
+    en.node = e.emit(
+        ctx,
+        {e.constant(ctx, op_value(&cast, make_attrs(cast, std::map<std::string, AttrValue>{{"dtype",
+                                                                                            to}}))),
+         en.node},
+        en.abs, loc);
   };
   DType common = base;
   bool have_common = have_base;
@@ -437,10 +501,12 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     if (!en.node || !is_weak_scalar(en.abs)) continue;
     DType sd = weak_scalar_dtype(as_scalar(en.abs)->type(), have_base, base);
     en.abs = tensor_abs({}, sd);
-    en.node = e.emit(ctx, {e.constant(ctx, prim_value(Prim::kScalarToTensor)), en.node,
-                           e.constant(ctx, dtype_value(sd))},
+    en.node = e.emit(ctx,
+                     {e.constant(ctx, prim_value(Prim::kScalarToTensor)), en.node,
+                      e.constant(ctx, dtype_value(sd))},
                      en.abs, loc);
-    if (!have_common || (is_floating(sd) && !is_floating(common)) || (is_integral(sd) && is_bool(common)))
+    if (!have_common || (is_floating(sd) && !is_floating(common)) ||
+        (is_integral(sd) && is_bool(common)))
       common = sd;
     have_common = true;
   }
@@ -498,8 +564,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     Shape s = outs[k].shape;
     if (dynamic) {
       if (outs_b[k].shape.size() != s.size())
-        MYCEL_THROW(NotSupported, "[", op.name, "] the rank of its output depends on a dynamic dimension",
-                    where(loc));
+        MYCEL_THROW(NotSupported, "[", op.name,
+                    "] the rank of its output depends on a dynamic dimension", where(loc));
       for (size_t d = 0; d < s.size(); ++d)
         if (s[d] != outs_b[k].shape[d]) s[d] = kDynamic;
     }
@@ -521,9 +587,11 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
         item_abs.push_back(flat[f].abs);
         changed |= !flat[f].abs->equals(*t->items()[k]) || !is_prim_call(args[i], Prim::kMakeTuple);
       }
-      inputs.push_back(changed ? e.emit(ctx, items, std::make_shared<AbstractTuple>(item_abs), loc) : args[i]);
+      inputs.push_back(changed ? e.emit(ctx, items, std::make_shared<AbstractTuple>(item_abs), loc)
+                               : args[i]);
     } else {
-      inputs.push_back(flat[f].node ? flat[f].node : args[i]);  // absent optional: its None constant
+      inputs.push_back(flat[f].node ? flat[f].node
+                                    : args[i]);  // absent optional: its None constant
       ++f;
     }
   }

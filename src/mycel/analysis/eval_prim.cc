@@ -15,7 +15,8 @@ using namespace ir;
 namespace {
 
 bool is_num(const ValuePtr& v) {
-  return v && (v->kind() == ValueKind::kBool || v->kind() == ValueKind::kInt || v->kind() == ValueKind::kFloat);
+  return v && (v->kind() == ValueKind::kBool || v->kind() == ValueKind::kInt ||
+               v->kind() == ValueKind::kFloat);
 }
 double as_double(const ValuePtr& v) {
   if (v->kind() == ValueKind::kFloat) return static_cast<const FloatValue&>(*v).value();
@@ -52,30 +53,41 @@ ValuePtr fold_scalar(Prim p, const std::vector<ValuePtr>& v, const SourceLoc& lo
     return integer(-as_int(v[0]));
   }
   if (p == Prim::kScalarEq || p == Prim::kScalarNe) {
-    bool eq = is_num(v[0]) && is_num(v[1]) ? as_double(v[0]) == as_double(v[1]) : v[0]->equals(*v[1]);
+    bool eq =
+        is_num(v[0]) && is_num(v[1]) ? as_double(v[0]) == as_double(v[1]) : v[0]->equals(*v[1]);
     return boolean(p == Prim::kScalarEq ? eq : !eq);
   }
   if (p == Prim::kScalarAdd && v[0]->kind() == ValueKind::kStr && v[1]->kind() == ValueKind::kStr)
-    return string(static_cast<const StrValue&>(*v[0]).value() + static_cast<const StrValue&>(*v[1]).value());
+    return string(static_cast<const StrValue&>(*v[0]).value() +
+                  static_cast<const StrValue&>(*v[1]).value());
   if (!is_num(v[0]) || !is_num(v[1])) return nullptr;
   const bool fl = v[0]->kind() == ValueKind::kFloat || v[1]->kind() == ValueKind::kFloat;
   const double x = as_double(v[0]), y = as_double(v[1]);
   switch (p) {
-    case Prim::kScalarLt: return boolean(x < y);
-    case Prim::kScalarLe: return boolean(x <= y);
-    case Prim::kScalarGt: return boolean(x > y);
-    case Prim::kScalarGe: return boolean(x >= y);
+    case Prim::kScalarLt:
+      return boolean(x < y);
+    case Prim::kScalarLe:
+      return boolean(x <= y);
+    case Prim::kScalarGt:
+      return boolean(x > y);
+    case Prim::kScalarGe:
+      return boolean(x >= y);
     case Prim::kScalarDiv:
       if (y == 0) zero_division(p, loc);
       return floating(x / y);
-    default: break;
+    default:
+      break;
   }
   if (fl) {
     switch (p) {
-      case Prim::kScalarAdd: return floating(x + y);
-      case Prim::kScalarSub: return floating(x - y);
-      case Prim::kScalarMul: return floating(x * y);
-      case Prim::kScalarPow: return floating(std::pow(x, y));
+      case Prim::kScalarAdd:
+        return floating(x + y);
+      case Prim::kScalarSub:
+        return floating(x - y);
+      case Prim::kScalarMul:
+        return floating(x * y);
+      case Prim::kScalarPow:
+        return floating(std::pow(x, y));
       case Prim::kScalarFloorDiv:
         if (y == 0) zero_division(p, loc);
         return floating(std::floor(x / y));
@@ -85,7 +97,8 @@ ValuePtr fold_scalar(Prim p, const std::vector<ValuePtr>& v, const SourceLoc& lo
         if (r != 0 && ((r < 0) != (y < 0))) r += y;
         return floating(r);
       }
-      default: return nullptr;
+      default:
+        return nullptr;
     }
   }
   const int64_t a = as_int(v[0]), b = as_int(v[1]);
@@ -93,31 +106,44 @@ ValuePtr fold_scalar(Prim p, const std::vector<ValuePtr>& v, const SourceLoc& lo
     case Prim::kScalarPow:
       if (b < 0) return floating(std::pow(x, y));
       [[fallthrough]];
-    case Prim::kScalarAdd: case Prim::kScalarSub: case Prim::kScalarMul:
-    case Prim::kScalarFloorDiv: case Prim::kScalarMod:
+    case Prim::kScalarAdd:
+    case Prim::kScalarSub:
+    case Prim::kScalarMul:
+    case Prim::kScalarFloorDiv:
+    case Prim::kScalarMod:
       if ((p == Prim::kScalarFloorDiv || p == Prim::kScalarMod) && b == 0) zero_division(p, loc);
       try {
         return integer(int_arith(p, a, b));
       } catch (const ValueError& e) {
         MYCEL_THROW(ValueError, e.what(), where(loc));
       }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
 ValueKind scalar_result_type(Prim p, const std::vector<AbstractPtr>& a, const SourceLoc& loc) {
   switch (p) {
-    case Prim::kScalarEq: case Prim::kScalarNe: case Prim::kScalarLt: case Prim::kScalarLe:
-    case Prim::kScalarGt: case Prim::kScalarGe: case Prim::kScalarNot:
+    case Prim::kScalarEq:
+    case Prim::kScalarNe:
+    case Prim::kScalarLt:
+    case Prim::kScalarLe:
+    case Prim::kScalarGt:
+    case Prim::kScalarGe:
+    case Prim::kScalarNot:
       return ValueKind::kBool;
-    case Prim::kScalarDiv: return ValueKind::kFloat;
-    default: break;
+    case Prim::kScalarDiv:
+      return ValueKind::kFloat;
+    default:
+      break;
   }
   bool fl = false;
   for (const auto& x : a) {
     auto* s = as_scalar(x);
-    if (!s || (s->type() != ValueKind::kInt && s->type() != ValueKind::kFloat && s->type() != ValueKind::kBool))
-      MYCEL_THROW(TypeError, "[", prim_name(p), "] expects Python numbers, got ", x->repr(), where(loc));
+    if (!s || (s->type() != ValueKind::kInt && s->type() != ValueKind::kFloat &&
+               s->type() != ValueKind::kBool))
+      MYCEL_THROW(TypeError, "[", prim_name(p), "] expects Python numbers, got ", x->repr(),
+                  where(loc));
     fl |= s->type() == ValueKind::kFloat;
   }
   return fl ? ValueKind::kFloat : ValueKind::kInt;
@@ -126,7 +152,8 @@ ValueKind scalar_result_type(Prim p, const std::vector<AbstractPtr>& a, const So
 int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& loc) {
   ValuePtr v = constant_of(a);
   if (!v || (v->kind() != ValueKind::kInt && v->kind() != ValueKind::kBool))
-    MYCEL_THROW(TypeError, "[", prim_name(p), "] index must be a constant int, got ", a->repr(), where(loc));
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] index must be a constant int, got ", a->repr(),
+                where(loc));
   int64_t i = as_int(v), n = static_cast<int64_t>(size);
   if (i < -n || i >= n)
     MYCEL_THROW(IndexError, "[", prim_name(p), "] index ", i, " is out of range for a tuple of ", n,
@@ -136,16 +163,19 @@ int64_t const_index(const AbstractPtr& a, size_t size, Prim p, const SourceLoc& 
 
 /// `for row in x` over a tensor: its length is x.shape[0] (a run-time int for a dynamic dim)
 /// and item i is gather(x, i, axis=0), as eager iteration gives x[i].
-NodePtr iterate_tensor(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+NodePtr iterate_tensor(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args,
+                       const SourceLoc& loc) {
   auto* t = as_tensor(args[0]->abstract());
   if (t->shape().empty()) MYCEL_THROW(TypeError, "iteration over a 0-d tensor", where(loc));
   if (p == Prim::kTupleLen) {
     NodePtr shape = eval_prim_call(e, ctx, Prim::kShape, {args[0]}, loc);
     return eval_prim_call(e, ctx, Prim::kTupleGetItem, {shape, e.constant(ctx, integer(0))}, loc);
   }
-  NodePtr index = eval_prim_call(e, ctx, Prim::kScalarToTensor, {args[1], e.constant(ctx, dtype_value(DType::int64))}, loc);
+  NodePtr index = eval_prim_call(e, ctx, Prim::kScalarToTensor,
+                                 {args[1], e.constant(ctx, dtype_value(DType::int64))}, loc);
   const OpDef& gather = Registry::get().at("gather");
-  ValuePtr op = op_value(&gather, make_attrs(gather, std::map<std::string, AttrValue>{{"axis", int64_t{0}}}));
+  ValuePtr op =
+      op_value(&gather, make_attrs(gather, std::map<std::string, AttrValue>{{"axis", int64_t{0}}}));
   return eval_op_call(e, ctx, static_cast<const OpValue&>(*op), {args[0], index}, loc);
 }
 
@@ -165,30 +195,35 @@ std::vector<NodePtr> tuple_items(Engine& e, Context* ctx, const NodePtr& t, cons
   auto* ta = as_tuple(t->abstract());
   std::vector<NodePtr> out;
   for (size_t i = 0; i < ta->items().size(); ++i) {
-    if (ValuePtr v = constant_of(ta->items()[i])) out.push_back(e.constant(ctx, v));
-    else if (is_prim_call(t, Prim::kMakeTuple)) out.push_back(as_apply(t)->arg(i));
+    if (ValuePtr v = constant_of(ta->items()[i]))
+      out.push_back(e.constant(ctx, v));
+    else if (is_prim_call(t, Prim::kMakeTuple))
+      out.push_back(as_apply(t)->arg(i));
     else
-      out.push_back(e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), t,
-                                 e.constant(ctx, integer(static_cast<int64_t>(i)))},
+      out.push_back(e.emit(ctx,
+                           {e.constant(ctx, prim_value(Prim::kTupleGetItem)), t,
+                            e.constant(ctx, integer(static_cast<int64_t>(i)))},
                            ta->items()[i], loc));
   }
   return out;
 }
 
 /// make_tuple(items) typed as a dict with these keys.
-NodePtr dict_node(Engine& e, Context* ctx, std::vector<ValuePtr> keys, const std::vector<NodePtr>& items,
-                  const SourceLoc& loc) {
+NodePtr dict_node(Engine& e, Context* ctx, std::vector<ValuePtr> keys,
+                  const std::vector<NodePtr>& items, const SourceLoc& loc) {
   std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
   std::vector<AbstractPtr> abs;
   for (const NodePtr& n : items) {
     in.push_back(n);
     abs.push_back(n->abstract());
   }
-  return e.emit(ctx, std::move(in), std::make_shared<DictAbs>(std::move(keys), std::move(abs)), loc);
+  return e.emit(ctx, std::move(in), std::make_shared<DictAbs>(std::move(keys), std::move(abs)),
+                loc);
 }
 
 /// make_tuple(items) as a plain tuple, folded to a constant when every item is one.
-NodePtr tuple_node(Engine& e, Context* ctx, const std::vector<NodePtr>& items, const SourceLoc& loc) {
+NodePtr tuple_node(Engine& e, Context* ctx, const std::vector<NodePtr>& items,
+                   const SourceLoc& loc) {
   std::vector<NodePtr> in{e.constant(ctx, prim_value(Prim::kMakeTuple))};
   std::vector<AbstractPtr> abs;
   for (const NodePtr& n : items) {
@@ -200,10 +235,12 @@ NodePtr tuple_node(Engine& e, Context* ctx, const std::vector<NodePtr>& items, c
   return e.emit(ctx, std::move(in), t, loc);
 }
 
-NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args,
+                       const SourceLoc& loc) {
   auto* d = dynamic_cast<const DictAbs*>(args[0]->abstract().get());
   if (!d)
-    MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a dict with keys known at compile time, got ",
+    MYCEL_THROW(TypeError, "[", prim_name(p),
+                "] expects a dict with keys known at compile time, got ",
                 args[0]->abstract()->repr(), where(loc));
   std::vector<NodePtr> items = tuple_items(e, ctx, args[0], loc);
   std::vector<ValuePtr> keys = d->keys();
@@ -211,7 +248,8 @@ NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
   if (p == Prim::kDictValues) return tuple_node(e, ctx, items, loc);
   if (p == Prim::kDictItems) {
     std::vector<NodePtr> pairs;
-    for (size_t i = 0; i < keys.size(); ++i) pairs.push_back(tuple_node(e, ctx, {e.constant(ctx, keys[i]), items[i]}, loc));
+    for (size_t i = 0; i < keys.size(); ++i)
+      pairs.push_back(tuple_node(e, ctx, {e.constant(ctx, keys[i]), items[i]}, loc));
     return tuple_node(e, ctx, pairs, loc);
   }
   ValuePtr key = constant_of(args[1]->abstract());
@@ -222,7 +260,8 @@ NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
   while (i < keys.size() && !keys[i]->equals(*key)) ++i;
   if (p == Prim::kDictGetItem) {
     if (i == keys.size())
-      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(), where(loc));
+      MYCEL_THROW(IndexError, "[dict_getitem] key ", key->repr(), " not found in ", d->repr(),
+                  where(loc));
     return items[i];
   }
   if (i == keys.size()) {  // dict_setitem: a new key goes last, as in a Python dict
@@ -236,10 +275,12 @@ NodePtr eval_dict_prim(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
 
 }  // namespace
 
-NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePtr>& args,
+                       const SourceLoc& loc) {
   const int arity = prim_arity(p);
   if (arity >= 0 && static_cast<int>(args.size()) != arity)
-    MYCEL_THROW(TypeError, "[", prim_name(p), "] takes ", arity, " arguments, got ", args.size(), where(loc));
+    MYCEL_THROW(TypeError, "[", prim_name(p), "] takes ", arity, " arguments, got ", args.size(),
+                where(loc));
   std::vector<AbstractPtr> a;
   for (const NodePtr& n : args) a.push_back(n->abstract());
   auto keep = [&](AbstractPtr abs) {
@@ -267,7 +308,8 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     return iterate_tensor(e, ctx, p, args, loc);
 
   switch (p) {
-    case Prim::kMakeTuple: case Prim::kMakeList: {
+    case Prim::kMakeTuple:
+    case Prim::kMakeList: {
       auto t = std::make_shared<AbstractTuple>(a, p == Prim::kMakeList);
       // A call whose value is None (print, a helper that prints) is there for its effect: a
       // folded (None, None) would drop the calls the frontend ties to the output this way.
@@ -277,14 +319,17 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     }
     case Prim::kTupleGetItem: {
       auto* t = as_tuple(a[0]);
-      if (!t) MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
+      if (!t)
+        MYCEL_THROW(TypeError, "[tuple_getitem] expects a tuple, got ", a[0]->repr(), where(loc));
       int64_t i = const_index(a[1], t->items().size(), p, loc);
-      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple) && has_str_item(*t))
+      if (!constant_of(t->items()[i]) && is_prim_call(args[0], Prim::kMakeTuple) &&
+          has_str_item(*t))
         return as_apply(args[0])->arg(i);  // a (key, value) pair cannot be built at run time
       if (ValuePtr v = constant_of(t->items()[i])) return e.constant(ctx, v);
       // The index as a constant node, even when it came through a parameter (an unrolled loop's
       // counter): the backend and eliminate_tuples read it from the node.
-      return e.emit(ctx, {e.constant(ctx, prim_value(p)), args[0], e.constant(ctx, integer(i))}, t->items()[i], loc);
+      return e.emit(ctx, {e.constant(ctx, prim_value(p)), args[0], e.constant(ctx, integer(i))},
+                    t->items()[i], loc);
     }
     case Prim::kTupleLen: {
       auto* t = as_tuple(a[0]);
@@ -301,27 +346,34 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       return dict_node(e, ctx, static_cast<const SequenceValue&>(*keys).items(),
                        tuple_items(e, ctx, args[1], loc), loc);
     }
-    case Prim::kDictGetItem: case Prim::kDictSetItem: case Prim::kDictKeys: case Prim::kDictValues:
+    case Prim::kDictGetItem:
+    case Prim::kDictSetItem:
+    case Prim::kDictKeys:
+    case Prim::kDictValues:
     case Prim::kDictItems:
       return eval_dict_prim(e, ctx, p, args, loc);
     case Prim::kSwitch: {
-      if (auto c = truth(a[0])) return *c ? args[1] : args[2];  // a constant condition picks its branch
-      if (auto c = constant_condition(args[0])) return *c ? args[1] : args[2];  // ... a constant tensor too
+      if (auto c = truth(a[0]))
+        return *c ? args[1] : args[2];  // a constant condition picks its branch
+      if (auto c = constant_condition(args[0]))
+        return *c ? args[1] : args[2];  // ... a constant tensor too
       if (is_pending(a[0])) return keep(pending());
       AbstractPtr j = join(a[1], a[2], loc);
       if (!j)
-        MYCEL_THROW(TypeError, "[switch] the two branches give different types: ", a[1]->repr(), " and ",
-                    a[2]->repr(), where(loc));
+        MYCEL_THROW(TypeError, "[switch] the two branches give different types: ", a[1]->repr(),
+                    " and ", a[2]->repr(), where(loc));
       return keep(j);
     }
     case Prim::kPartial: {
       auto* f = dynamic_cast<const FnAbs*>(a.at(0).get());
-      if (!f) MYCEL_THROW(TypeError, "[partial] expects a function, got ", a[0]->repr(), where(loc));
+      if (!f)
+        MYCEL_THROW(TypeError, "[partial] expects a function, got ", a[0]->repr(), where(loc));
       std::vector<AbstractPtr> bound = f->bound_args();
       bound.insert(bound.end(), a.begin() + 1, a.end());
       return keep(std::make_shared<FnAbs>(f->callee(), f->env(), f->site(), std::move(bound)));
     }
-    case Prim::kDepend: return keep(a[0]);
+    case Prim::kDepend:
+      return keep(a[0]);
     case Prim::kScalarNot:
       if (as_tensor(a[0])) {  // `not t` for a one-element tensor: its truth value
         const Shape& sh = as_tensor(a[0])->shape();
@@ -339,8 +391,8 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       for (size_t k = 1; k < args.size(); ++k) {
         if (auto* x = as_tensor(a[k]); x && !x->shape().empty() && x->shape()[0] != kDynamic) {
           for (int64_t i = 0; i < x->shape()[0]; ++i)  // f(*x) of a tensor: its rows, as in Python
-            flat.push_back(
-                iterate_tensor(e, ctx, Prim::kTupleGetItem, {args[k], e.constant(ctx, integer(i))}, loc));
+            flat.push_back(iterate_tensor(e, ctx, Prim::kTupleGetItem,
+                                          {args[k], e.constant(ctx, integer(i))}, loc));
           continue;
         }
         auto* t = as_tuple(a[k]);
@@ -351,21 +403,25 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
           if (is_prim_call(args[k], Prim::kMakeTuple) || is_prim_call(args[k], Prim::kMakeList))
             flat.push_back(as_apply(args[k])->arg(i));
           else
-            flat.push_back(e.emit(ctx, {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[k],
-                                        e.constant(ctx, integer(static_cast<int64_t>(i)))},
+            flat.push_back(e.emit(ctx,
+                                  {e.constant(ctx, prim_value(Prim::kTupleGetItem)), args[k],
+                                   e.constant(ctx, integer(static_cast<int64_t>(i)))},
                                   t->items()[i], loc));
         }
       }
       return e.call(ctx, args[0], flat, loc);
     }
-    case Prim::kPrint: return keep(std::make_shared<AbstractNone>());
+    case Prim::kPrint:
+      return keep(std::make_shared<AbstractNone>());
     case Prim::kRaise: {
       // raise(exception, effects...): raised now when this code is reached at compile time,
       // else kept for the Program to raise when it runs this branch.
       Constant* c = as_constant(args[0]);
       if (!c || c->value()->kind() != ValueKind::kExternal)
-        MYCEL_THROW(TypeError, "[raise] exceptions must derive from BaseException and be made from "
-                    "compile-time values, got ", a[0]->repr(), where(loc));
+        MYCEL_THROW(TypeError,
+                    "[raise] exceptions must derive from BaseException and be made from "
+                    "compile-time values, got ",
+                    a[0]->repr(), where(loc));
       if (!e.in_runtime_branch()) throw RaisedError(c->value(), loc);
       return keep(raises());
     }
@@ -375,7 +431,8 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
         auto* g = as_apply(target);
         ValuePtr i = constant_of(g->arg(1)->abstract());
         if (!i || i->kind() != ValueKind::kInt ||
-            !(is_prim_call(g->arg(0), Prim::kMakeTuple) || is_prim_call(g->arg(0), Prim::kMakeList)))
+            !(is_prim_call(g->arg(0), Prim::kMakeTuple) ||
+              is_prim_call(g->arg(0), Prim::kMakeList)))
           break;
         auto* t = as_apply(g->arg(0));
         int64_t k = static_cast<const IntValue&>(*i).value();
@@ -387,13 +444,14 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       // the call is inlined (the backend checks that); never a computed value.
       const Parameter* w = as_parameter(target);
       if (!w && !is_prim_call(target, Prim::kTupleGetItem))
-        MYCEL_THROW(TypeError, "[assign] argument 'variable' must be a Parameter of the network, got a ",
+        MYCEL_THROW(TypeError,
+                    "[assign] argument 'variable' must be a Parameter of the network, got a ",
                     "computed value of type ", a[0]->repr(), where(loc));
       auto* v = as_tensor(a[1]);
       const auto* t = as_tensor(a[0]);
       if (!v || v->dtype() != t->dtype() || v->shape() != t->shape())
-        MYCEL_THROW(TypeError, "[assign] argument 'value' must match Parameter '", w ? w->name() : "?", "' (",
-                    t->repr(), "), got ", a[1]->repr(), where(loc));
+        MYCEL_THROW(TypeError, "[assign] argument 'value' must match Parameter '",
+                    w ? w->name() : "?", "' (", t->repr(), "), got ", a[1]->repr(), where(loc));
       return e.emit(ctx, {e.constant(ctx, prim_value(p)), target, args[1]}, a[1], loc);
     }
     case Prim::kScalarToTensor: {
@@ -401,32 +459,49 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       if (!dt || dt->kind() != ValueKind::kDType)
         MYCEL_THROW(TypeError, "[scalar_to_tensor] dtype must be a constant dtype", where(loc));
       scalar_result_type(Prim::kScalarAdd, {a[0]}, loc);  // checks it is a number
-      return keep(std::make_shared<AbstractTensor>(Shape{}, static_cast<const DTypeValue&>(*dt).value()));
+      return keep(
+          std::make_shared<AbstractTensor>(Shape{}, static_cast<const DTypeValue&>(*dt).value()));
     }
     case Prim::kTensorToScalar: {
       auto* t = as_tensor(a[0]);
-      if (!t) MYCEL_THROW(TypeError, "[tensor_to_scalar] expects a tensor, got ", a[0]->repr(), where(loc));
-      ValueKind k = is_bool(t->dtype()) ? ValueKind::kBool : is_floating(t->dtype()) ? ValueKind::kFloat : ValueKind::kInt;
+      if (!t)
+        MYCEL_THROW(TypeError, "[tensor_to_scalar] expects a tensor, got ", a[0]->repr(),
+                    where(loc));
+      ValueKind k = is_bool(t->dtype())       ? ValueKind::kBool
+                    : is_floating(t->dtype()) ? ValueKind::kFloat
+                                              : ValueKind::kInt;
       return keep(scalar_abs(k));
     }
-    case Prim::kIs: case Prim::kIsNot: {
+    case Prim::kIs:
+    case Prim::kIsNot: {
       ValuePtr x = constant_of(a[0]), y = constant_of(a[1]);
       std::optional<bool> same;
-      if (x && y) same = x->equals(*y);
-      else if ((x && x->kind() == ValueKind::kNone) || (y && y->kind() == ValueKind::kNone)) same = false;
-      if (!same) MYCEL_THROW(NotSupported, "[is] can only compare compile-time values or None", where(loc));
+      if (x && y)
+        same = x->equals(*y);
+      else if ((x && x->kind() == ValueKind::kNone) || (y && y->kind() == ValueKind::kNone))
+        same = false;
+      if (!same)
+        MYCEL_THROW(NotSupported, "[is] can only compare compile-time values or None", where(loc));
       return e.constant(ctx, boolean(p == Prim::kIs ? *same : !*same));
     }
-    case Prim::kShape: case Prim::kRank: case Prim::kDTypeOf: {
+    case Prim::kShape:
+    case Prim::kRank:
+    case Prim::kDTypeOf: {
       auto* t = as_tensor(a[0]);
-      if (!t) MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a tensor, got ", a[0]->repr(), where(loc));
-      if (p == Prim::kRank) return e.constant(ctx, integer(static_cast<int64_t>(t->shape().size())));
+      if (!t)
+        MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a tensor, got ", a[0]->repr(),
+                    where(loc));
+      if (p == Prim::kRank)
+        return e.constant(ctx, integer(static_cast<int64_t>(t->shape().size())));
       if (p == Prim::kDTypeOf) return e.constant(ctx, dtype_value(t->dtype()));
       std::vector<AbstractPtr> dims;
-      for (int64_t d : t->shape()) dims.push_back(d == kDynamic ? scalar_abs(ValueKind::kInt) : scalar_abs(ValueKind::kInt, integer(d)));
+      for (int64_t d : t->shape())
+        dims.push_back(d == kDynamic ? scalar_abs(ValueKind::kInt)
+                                     : scalar_abs(ValueKind::kInt, integer(d)));
       return fold_or_keep(std::make_shared<AbstractTuple>(std::move(dims)));
     }
-    default: break;
+    default:
+      break;
   }
   // Python scalar arithmetic and comparisons.
   std::vector<ValuePtr> consts;

@@ -34,8 +34,8 @@ FuncGraph* single_spec(const std::shared_ptr<Site>& site, const SourceLoc& loc) 
   if (!site || site->all_specs().empty()) return nullptr;
   const auto& specs = site->all_specs();
   if (specs.size() > 1 && !site->root()->direct)
-    MYCEL_THROW(NotSupported, "[specialize] function @", site->graph->name(),
-                " is called with ", specs.size(),
+    MYCEL_THROW(NotSupported, "[specialize] function @", site->graph->name(), " is called with ",
+                specs.size(),
                 " different argument types through one value; call it directly instead",
                 where(loc));
   return specs[0];
@@ -59,9 +59,12 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
       callees.push_back(static_cast<const AbstractFunction&>(*plain(f, loc)).callee());
     return std::make_shared<AbstractFunction>(tuple(std::move(callees)));
   }
-  if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get())) return std::make_shared<AbstractFunction>(o->value());
-  if (auto* g = dynamic_cast<const GradFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(g->op_ptr());
-  if (auto* v = dynamic_cast<const VmapFnAbs*>(a.get())) return std::make_shared<AbstractFunction>(v->op_ptr());
+  if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get()))
+    return std::make_shared<AbstractFunction>(o->value());
+  if (auto* g = dynamic_cast<const GradFnAbs*>(a.get()))
+    return std::make_shared<AbstractFunction>(g->op_ptr());
+  if (auto* v = dynamic_cast<const VmapFnAbs*>(a.get()))
+    return std::make_shared<AbstractFunction>(v->op_ptr());
   if (auto* t = as_tuple(a)) {
     bool changed = false;
     std::vector<AbstractPtr> items;
@@ -70,7 +73,8 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
       changed |= items.back() != i;
     }
     if (!changed) return a;
-    if (auto* d = dynamic_cast<const DictAbs*>(a.get())) return std::make_shared<DictAbs>(d->keys(), items);
+    if (auto* d = dynamic_cast<const DictAbs*>(a.get()))
+      return std::make_shared<DictAbs>(d->keys(), items);
     return std::make_shared<AbstractTuple>(std::move(items), t->is_list());
   }
   return a;

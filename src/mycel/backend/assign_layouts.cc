@@ -1,10 +1,11 @@
 // The layout step: float32 conv2d outputs are stored in the activation layout oneDNN's
 // convolutions prefer ("blocked": NHWC or nChw16c / nChw8c, kernels/cpu/dnnl_layout.h), which
-// they write without the reorder to NCHW, and the layout flows on through the consumers that can take it (max/avg pooling, a
-// following conv2d, relu and sums of two blocked tensors). Any other reader -- dense, reshape,
-// outputs, calls, gradients -- gets one reorder to NCHW, inserted before its first plain reader
-// and shared by the later ones. Registers keep their logical NCHW meta; `RegInfo::blocked`
-// makes the memory planner reserve the padded size. Runs after fusion, before calls are analysed.
+// they write without the reorder to NCHW, and the layout flows on through the consumers that can
+// take it (max/avg pooling, a following conv2d, relu and sums of two blocked tensors). Any other
+// reader -- dense, reshape, outputs, calls, gradients -- gets one reorder to NCHW, inserted before
+// its first plain reader and shared by the later ones. Registers keep their logical NCHW meta;
+// `RegInfo::blocked` makes the memory planner reserve the padded size. Runs after fusion, before
+// calls are analysed.
 #include <memory>
 #include <string>
 
@@ -23,7 +24,9 @@ bool is_nchw_f32(const Function& f, int r) {
 }
 
 // conv2d, plain or with fused post-ops or pooling (the registry's window trait, kept by fusion).
-bool is_conv(const Instr& in) { return is_kernel1(in) && in.op->backend.window == WindowKind::kConv; }
+bool is_conv(const Instr& in) {
+  return is_kernel1(in) && in.op->backend.window == WindowKind::kConv;
+}
 
 bool is_pool(const Instr& in) {
   if (!is_kernel1(in)) return false;
@@ -52,8 +55,8 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
   if (flat) {  // every tensor is blocked and of one shape: the op sees the padded buffers whole
     d->kernel = [b](const KernelContext& c) {
       auto flat_view = [](const Tensor& t) {
-        const int64_t n = static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) /
-                                               itemsize(t.dtype()));
+        const int64_t n =
+            static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
         return Tensor(t.storage(), t.offset(), Shape{n}, t.dtype());
       };
       std::vector<Tensor> ins, outs;
@@ -68,7 +71,8 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
       b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
       // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
       MYCEL_CHECK(scope.taken(), RuntimeError, "[", b->name, "] ran without oneDNN on a ",
-                  cpu::activation_tag_name(), " tensor; compile again (graph mode recompiles "
+                  cpu::activation_tag_name(),
+                  " tensor; compile again (graph mode recompiles "
                   "on a new Cell) or set MYCEL_LAYOUT=0");
     };
   }

@@ -15,7 +15,6 @@ std::string where(const ir::Node* n) {
   return " at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
 }
 
-
 // A function whose result is a call of functions that all raise raises too (a helper that
 // raises, called last and not inlined).
 void mark_raising(ProgramImpl& p) {
@@ -38,12 +37,12 @@ void check_calls(ProgramImpl& p) {
     for (Instr& in : f.code)
       for (Target& t : in.targets) {
         const Function& c = p.fns[t.fn];
-        MYCEL_CHECK(t.args.size() == c.params.size(), TypeError, "[backend] @", f.name,
-                    " calls @", c.name, " with ", t.args.size(), " values, it takes ",
-                    c.params.size(), where(in.node));
+        MYCEL_CHECK(t.args.size() == c.params.size(), TypeError, "[backend] @", f.name, " calls @",
+                    c.name, " with ", t.args.size(), " values, it takes ", c.params.size(),
+                    where(in.node));
         for (size_t k = 0; k < t.args.size(); ++k)
-          MYCEL_CHECK(f.regs[t.args[k]].type == c.regs[c.params[k]].type, TypeError,
-                      "[backend] @", f.name, " passes a ", reg_type_name(f.regs[t.args[k]].type),
+          MYCEL_CHECK(f.regs[t.args[k]].type == c.regs[c.params[k]].type, TypeError, "[backend] @",
+                      f.name, " passes a ", reg_type_name(f.regs[t.args[k]].type),
                       " as parameter '", c.param_names[k], "' of @", c.name, " (expects ",
                       reg_type_name(c.regs[c.params[k]].type), ")", where(in.node));
         MYCEL_CHECK(c.raises || in.out.size() == c.outputs.size(), TypeError, "[backend] @", c.name,
@@ -124,8 +123,8 @@ size_t CompileOptions::default_max_plans() {
 }
 
 std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& opts) {
-  MYCEL_CHECK(opts.max_plans >= 1, ValueError, "[backend] CompileOptions::max_plans must be >= 1, got ",
-              opts.max_plans);
+  MYCEL_CHECK(opts.max_plans >= 1, ValueError,
+              "[backend] CompileOptions::max_plans must be >= 1, got ", opts.max_plans);
   auto impl = std::make_unique<detail::ProgramImpl>();
   impl->max_plans = opts.max_plans;
   detail::lower(g, *impl);
@@ -139,7 +138,8 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   detail::analyse_calls(*impl);
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,
-                "[backend] graph @", g.name(), " takes a Python scalar parameter; Program inputs "
+                "[backend] graph @", g.name(),
+                " takes a Python scalar parameter; Program inputs "
                 "must be tensors (analysis specializes scalars as constants)");
   // A fully static graph gets its plan now, so the first run plans nothing.
   std::vector<TensorMeta> metas;

@@ -89,9 +89,12 @@ class Lowerer {
       }
       case ir::AbstractKind::kScalar: {
         auto k = static_cast<const ir::AbstractScalar&>(*a).type();
-        if (k == ir::ValueKind::kBool) r.type = RegType::kBool;
-        else if (k == ir::ValueKind::kInt) r.type = RegType::kInt;
-        else if (k == ir::ValueKind::kFloat) r.type = RegType::kFloat;
+        if (k == ir::ValueKind::kBool)
+          r.type = RegType::kBool;
+        else if (k == ir::ValueKind::kInt)
+          r.type = RegType::kInt;
+        else if (k == ir::ValueKind::kFloat)
+          r.type = RegType::kFloat;
         else
           MYCEL_THROW(NotSupported, "[backend] run-time scalar of type ", a->repr(),
                       " (only bool, int and float scalars exist at run time)", where(n));
@@ -104,7 +107,9 @@ class Lowerer {
           v.items.push_back(make_val(i, n));
         return v;
       }
-      case ir::AbstractKind::kNone: r.type = RegType::kNone; break;
+      case ir::AbstractKind::kNone:
+        r.type = RegType::kNone;
+        break;
       case ir::AbstractKind::kFunction:
         MYCEL_THROW(NotSupported, "[backend] a function value used as data in @", g_->name(),
                     " (closures must be called or eliminated before the backend)", where(n));
@@ -116,7 +121,9 @@ class Lowerer {
     RegInfo r;
     r.is_const = true;
     switch (v.kind()) {
-      case ir::ValueKind::kNone: r.type = RegType::kNone; break;
+      case ir::ValueKind::kNone:
+        r.type = RegType::kNone;
+        break;
       case ir::ValueKind::kBool:
         r.type = RegType::kBool;
         r.value.i = static_cast<const ir::BoolValue&>(v).value();
@@ -284,7 +291,8 @@ class Lowerer {
         }
     };
     run();
-    // Writes of weights (assign) go after every read of the weight: schedule again with those edges.
+    // Writes of weights (assign) go after every read of the weight: schedule again with those
+    // edges.
     extra_ = effects_.deps(g_, order);
     if (!extra_.empty()) {
       order.clear();
@@ -353,10 +361,12 @@ class Lowerer {
       const Val& x = value_of(a->arg(i));
       for (int r : flat(x)) {
         RegType t = fn_->regs[r].type;
-        if (t == RegType::kNone) r = -1;
+        if (t == RegType::kNone)
+          r = -1;
         else if (t != RegType::kTensor)
-          MYCEL_THROW(NotSupported, "[", op.name, "] input ", i, " is a Python scalar in @", g_->name(),
-                      "; graph mode expects scalar_to_tensor before op inputs", where(node.get()));
+          MYCEL_THROW(NotSupported, "[", op.name, "] input ", i, " is a Python scalar in @",
+                      g_->name(), "; graph mode expects scalar_to_tensor before op inputs",
+                      where(node.get()));
         ins.push_back(r);
       }
     }
@@ -407,7 +417,9 @@ class Lowerer {
         vals_[n] = Val{const_reg(*ir::integer(static_cast<int64_t>(t.items.size())), n), false, {}};
         return;
       }
-      case Prim::kDepend: vals_[n] = value_of(a->arg(0)); return;
+      case Prim::kDepend:
+        vals_[n] = value_of(a->arg(0));
+        return;
       case Prim::kSwitch: {
         Instr& in = emit(Code::kSelect, n);
         in.cond = scalar_reg(a->arg(0), "switch condition");
@@ -473,8 +485,8 @@ class Lowerer {
       }
       case Prim::kAssign: {
         int w = scalar_reg(a->arg(0), "assign");
-        MYCEL_CHECK(is_weight(a->arg(0)), NotSupported, "[backend] assign needs a Parameter as its target",
-                    where(n));
+        MYCEL_CHECK(is_weight(a->arg(0)), NotSupported,
+                    "[backend] assign needs a Parameter as its target", where(n));
         Instr& in = emit(Code::kAssign, n);
         in.in = {w, scalar_reg(a->arg(1), "assign")};
         vals_[n] = value_of(a->arg(1));
@@ -503,17 +515,28 @@ class Lowerer {
         vals_[n] = Val{const_reg(*ir::none(), n), false, {}};
         return;
       }
-      case Prim::kScalarAdd: case Prim::kScalarSub: case Prim::kScalarMul: case Prim::kScalarDiv:
-      case Prim::kScalarFloorDiv: case Prim::kScalarMod: case Prim::kScalarPow:
-      case Prim::kScalarNeg: case Prim::kScalarEq: case Prim::kScalarNe: case Prim::kScalarLt:
-      case Prim::kScalarLe: case Prim::kScalarGt: case Prim::kScalarGe: case Prim::kScalarNot: {
+      case Prim::kScalarAdd:
+      case Prim::kScalarSub:
+      case Prim::kScalarMul:
+      case Prim::kScalarDiv:
+      case Prim::kScalarFloorDiv:
+      case Prim::kScalarMod:
+      case Prim::kScalarPow:
+      case Prim::kScalarNeg:
+      case Prim::kScalarEq:
+      case Prim::kScalarNe:
+      case Prim::kScalarLt:
+      case Prim::kScalarLe:
+      case Prim::kScalarGt:
+      case Prim::kScalarGe:
+      case Prim::kScalarNot: {
         std::vector<int> ops;
         for (size_t i = 0; i < a->num_args(); ++i) {
           int r = scalar_reg(a->arg(i), ir::prim_name(p));
           RegType t = fn_->regs[r].type;
           MYCEL_CHECK(t == RegType::kInt || t == RegType::kFloat || t == RegType::kBool,
-                      NotSupported, "[backend] ", ir::prim_name(p), " operand ", i, " is not a scalar",
-                      where(n));
+                      NotSupported, "[backend] ", ir::prim_name(p), " operand ", i,
+                      " is not a scalar", where(n));
           ops.push_back(r);
         }
         Val out = make_val(node->abstract(), n);
@@ -577,8 +600,8 @@ class Lowerer {
   std::vector<const FuncGraph*> graphs_;
   std::unordered_map<const FuncGraph*, int> index_;
   std::unordered_map<const FuncGraph*, std::vector<NodePtr>> fv_;
-  EffectOrder effects_;                                                  // assign after reads
-  std::unordered_map<const Node*, std::vector<NodePtr>> extra_;          // ... as scheduling edges
+  EffectOrder effects_;                                          // assign after reads
+  std::unordered_map<const Node*, std::vector<NodePtr>> extra_;  // ... as scheduling edges
   // Per graph being lowered.
   const FuncGraph* g_ = nullptr;
   Function* fn_ = nullptr;

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <list>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,10 +29,10 @@ struct Reg {
 /// What the compiler knows about a register.
 struct RegInfo {
   RegType type = RegType::kNone;
-  TensorMeta meta;         // tensors: shape (ir::kDynamic dims allowed) and dtype
-  bool is_const = false;   // constants, weights: value below, fixed for the Program's life
+  TensorMeta meta;        // tensors: shape (ir::kDynamic dims allowed) and dtype
+  bool is_const = false;  // constants, weights: value below, fixed for the Program's life
   Reg value;
-  bool blocked = false;    // NCHW tensor stored channel-blocked (assign_layouts.cc): padded size
+  bool blocked = false;  // NCHW tensor stored channel-blocked (assign_layouts.cc): padded size
 };
 
 enum class Code : uint8_t {
@@ -66,9 +66,9 @@ struct Instr {
   std::vector<int> in;    // kernel inputs (-1: absent optional), scalar operands
   std::vector<int> in_b;  // select: the false branch's registers
   std::vector<int> out;
-  int cond = -1;          // select/switch-call condition (bool scalar or one-element tensor)
+  int cond = -1;  // select/switch-call condition (bool scalar or one-element tensor)
   std::vector<Target> targets;
-  bool tail = false;      // a call whose results are the function's results (frame reused)
+  bool tail = false;  // a call whose results are the function's results (frame reused)
   DType dtype = DType::float32;
   int64_t axis = 0;
   const ir::Node* node = nullptr;  // for error messages
@@ -99,14 +99,14 @@ struct KernelSlots {
 
 /// One function under one shape plan.
 struct FnPlan {
-  std::vector<TensorMeta> meta;   // per register
-  std::vector<char> known;        // meta inferred
-  std::vector<Tensor> home;       // per register: the arena buffer backing it, if any
-  std::vector<char> is_static;    // register's tensor is fixed for the plan (no refresh needed)
-  std::vector<Reg> regs;          // the register file (frames are static; recursion saves it)
+  std::vector<TensorMeta> meta;      // per register
+  std::vector<char> known;           // meta inferred
+  std::vector<Tensor> home;          // per register: the arena buffer backing it, if any
+  std::vector<char> is_static;       // register's tensor is fixed for the plan (no refresh needed)
+  std::vector<Reg> regs;             // the register file (frames are static; recursion saves it)
   std::vector<KernelSlots> kernels;  // per instruction (kernels only)
-  std::vector<char> elided;       // per instruction: folded at plan time (static views)
-  size_t base = 0, size = 0;      // this function's frame in the arena
+  std::vector<char> elided;          // per instruction: folded at plan time (static views)
+  size_t base = 0, size = 0;         // this function's frame in the arena
   size_t block_base = 0, block_end = 0;  // its call cycle's frames
   size_t num_inplace = 0;
   // The profiler's launch-site ids per instruction, valid while site_epoch is its epoch().

@@ -73,7 +73,9 @@ class ShapePlanner {
     changed_ = true;
   }
 
-  bool tensor(size_t f, int r) const { return r >= 0 && p_.fns[f].regs[r].type == RegType::kTensor; }
+  bool tensor(size_t f, int r) const {
+    return r >= 0 && p_.fns[f].regs[r].type == RegType::kTensor;
+  }
 
   void infer_fn(size_t f) {
     if (done_[f]) return;
@@ -82,19 +84,30 @@ class ShapePlanner {
     for (const Instr& in : fn.code) {
       switch (in.code) {
         case Code::kKernel:
-        case Code::kView: infer_op(f, in); break;
-        case Code::kScalarToTensor: set(f, in.out[0], TensorMeta{{}, in.dtype}, in.node); break;
-        case Code::kCopy: set(f, in.out[0], meta(f, in.in[0]), in.node); break;
+        case Code::kView:
+          infer_op(f, in);
+          break;
+        case Code::kScalarToTensor:
+          set(f, in.out[0], TensorMeta{{}, in.dtype}, in.node);
+          break;
+        case Code::kCopy:
+          set(f, in.out[0], meta(f, in.in[0]), in.node);
+          break;
         case Code::kSelect:
           for (size_t k = 0; k < in.out.size(); ++k) {
             if (!tensor(f, in.out[k])) continue;
             int src = known(f, in.in[k]) ? in.in[k] : in.in_b[k];
-            if (known(f, src)) set(f, in.out[k], meta(f, src), in.node);
-            else pending_ = true;
+            if (known(f, src))
+              set(f, in.out[k], meta(f, src), in.node);
+            else
+              pending_ = true;
           }
           break;
-        case Code::kCall: infer_call(f, in); break;
-        default: break;
+        case Code::kCall:
+          infer_call(f, in);
+          break;
+        default:
+          break;
       }
     }
     for (int r : fn.outputs)
@@ -114,7 +127,8 @@ class ShapePlanner {
     const OpDef& op = *in.op;
     if (!op.dtypes.empty() && static_cast<size_t>(op.dtype_input) < ms.size() && ms[op.dtype_input])
       MYCEL_CHECK(op.supports(ms[op.dtype_input]->dtype), TypeError, "[", op.name,
-                  "] has no kernel for dtype ", dtype_name(ms[op.dtype_input]->dtype), where(in.node));
+                  "] has no kernel for dtype ", dtype_name(ms[op.dtype_input]->dtype),
+                  where(in.node));
     std::vector<TensorMeta> outs = infer_checked(op, InferContext{op, ms, in.attrs});
     MYCEL_CHECK(outs.size() == in.out.size(), RuntimeError, "[", op.name, "] gives ", outs.size(),
                 " outputs, the graph expects ", in.out.size(), where(in.node));
@@ -132,8 +146,10 @@ class ShapePlanner {
       const Function& callee = p_.fns[t.fn];
       for (size_t k = 0; k < t.args.size(); ++k) {
         if (!tensor(f, t.args[k])) continue;
-        if (known(f, t.args[k])) set(t.fn, callee.params[k], meta(f, t.args[k]), in.node);
-        else pending_ = true;
+        if (known(f, t.args[k]))
+          set(t.fn, callee.params[k], meta(f, t.args[k]), in.node);
+        else
+          pending_ = true;
       }
       infer_fn(t.fn);
     }
@@ -217,8 +233,10 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
         for (size_t k = 0; k < in.in.size(); ++k) {
           int r = in.in[k];
           if (r < 0) continue;
-          if (fp.is_static[r]) ks.in[k] = fp.regs[r].t;
-          else ks.refresh.push_back({static_cast<int>(k), r});
+          if (fp.is_static[r])
+            ks.in[k] = fp.regs[r].t;
+          else
+            ks.refresh.push_back({static_cast<int>(k), r});
         }
         for (int r : in.out) {
           fp.regs[r].t = fp.home[r];
@@ -241,7 +259,8 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
           fp.elided[i] = 1;
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
 }

@@ -15,7 +15,8 @@ bool is_weight(const NodePtr& n) {
 bool is_view_op(const NodePtr& n) {
   auto* a = as_apply(n);
   Constant* c = a ? as_constant(a->callee()) : nullptr;
-  return c && c->value()->kind() == ValueKind::kOp && static_cast<const OpValue&>(*c->value()).op().view;
+  return c && c->value()->kind() == ValueKind::kOp &&
+         static_cast<const OpValue&>(*c->value()).op().view;
 }
 }  // namespace
 
@@ -40,8 +41,8 @@ const EffectOrder::Uses& EffectOrder::of_graph(const FuncGraph* g) {
   return memo_[g] = std::move(u);
 }
 
-std::unordered_map<const Node*, std::vector<NodePtr>> EffectOrder::deps(const FuncGraph* g,
-                                                                        const std::vector<NodePtr>& nodes) {
+std::unordered_map<const Node*, std::vector<NodePtr>> EffectOrder::deps(
+    const FuncGraph* g, const std::vector<NodePtr>& nodes) {
   (void)g;
   std::unordered_map<const Node*, std::vector<NodePtr>> extra;
   std::unordered_map<const Node*, std::unordered_set<const Node*>> reads, writes, aliases;
@@ -94,9 +95,10 @@ std::unordered_map<const Node*, std::vector<NodePtr>> EffectOrder::deps(const Fu
       for (const Node* weight : w) {
         conflict |= reads[other.get()].count(weight) > 0;
         if (writes[other.get()].count(weight) && !downstream[other.get()].count(wn.get()))
-          MYCEL_THROW(NotSupported, "[assign] Parameter '", static_cast<const Parameter*>(weight)->name(),
-                      "' is written twice in one step by unrelated assigns; write it once, or compute the "
-                      "second value from the first assign's result");
+          MYCEL_THROW(
+              NotSupported, "[assign] Parameter '", static_cast<const Parameter*>(weight)->name(),
+              "' is written twice in one step by unrelated assigns; write it once, or compute the "
+              "second value from the first assign's result");
       }
       if (conflict) extra[wn.get()].push_back(other);
     }

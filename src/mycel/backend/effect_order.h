@@ -16,10 +16,12 @@ class EffectOrder {
  public:
   /// Extra dependencies among `nodes` (the applies of g to schedule): each node writing a weight
   /// depends on every node reading it that does not itself consume the write.
-  std::unordered_map<const ir::Node*, std::vector<ir::NodePtr>> deps(const ir::FuncGraph* g,
-                                                                      const std::vector<ir::NodePtr>& nodes);
+  std::unordered_map<const ir::Node*, std::vector<ir::NodePtr>> deps(
+      const ir::FuncGraph* g, const std::vector<ir::NodePtr>& nodes);
   /// The weights g or a graph it calls writes.
-  const std::unordered_set<const ir::Node*>& written(const ir::FuncGraph* g) { return of_graph(g).writes; }
+  const std::unordered_set<const ir::Node*>& written(const ir::FuncGraph* g) {
+    return of_graph(g).writes;
+  }
 
  private:
   struct Uses {

@@ -32,11 +32,11 @@ bool fusible(const Function& f, const Instr& conv, const Instr& pool) {
       !is_f32_static_but_batch(f, pool.out[0]) || f.regs[y].meta.shape.size() != 4 ||
       numel_per_sample(f, x) == 0 || numel(f.regs[w].meta.shape) == 0)
     return false;
-  const cpu::WindowGeom g = conv2d_window(*conv.op, conv.attrs, f.regs[x].meta.shape,
-                                          f.regs[w].meta.shape);
+  const cpu::WindowGeom g =
+      conv2d_window(*conv.op, conv.attrs, f.regs[x].meta.shape, f.regs[w].meta.shape);
   const cpu::WindowGeom p = pool2d_window(*pool.op, pool.attrs, f.regs[y].meta.shape);
-  return cpu::conv2d_direct_fits(DType::float32, g) && g.oh >= 2 && g.ow >= 2 && p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 &&
-         p.pt == 0 && p.pb == 0 && p.pl == 0 && p.pr == 0;
+  return cpu::conv2d_direct_fits(DType::float32, g) && g.oh >= 2 && g.ow >= 2 && p.kh == 2 &&
+         p.kw == 2 && p.sh == 2 && p.sw == 2 && p.pt == 0 && p.pb == 0 && p.pl == 0 && p.pr == 0;
 }
 
 std::shared_ptr<const OpDef> make_conv_pool_op(const OpDef& conv, bool relu) {

@@ -61,7 +61,8 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
     d->name = "fused_elementwise[te]{" + prog.str() + "}";
     d->class_name = "FusedElementwise";
     d->doc = "Elementwise chain fused by the graph backend, compiled by mycel.te.";
-    d->elementwise = false;  // the generated loop's pointers are __restrict: no output over an input
+    d->elementwise =
+        false;  // the generated loop's pointers are __restrict: no output over an input
     for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
     d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
     d->kernel = [fn](const KernelContext& c) {
@@ -77,7 +78,7 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   d->name = "fused_elementwise{" + prog.str() + "}";
   d->class_name = "FusedElementwise";
   d->doc = "Elementwise chain fused by the graph backend.";
-  d->elementwise = true;  // the memory planner may write the output over a dying input
+  d->elementwise = true;               // the memory planner may write the output over a dying input
   d->backend.keeps_zero = keeps_zero;  // every step maps zeros to zero
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
@@ -126,12 +127,15 @@ void fuse_function(Function& f, ProgramImpl& p) {
     cpu::EwProgram prog;
     std::vector<int> produced, ext;
     for (int i : g.members) produced.push_back(f.code[i].out[0]);
-    auto has = [](const std::vector<int>& v, int r) { return std::find(v.begin(), v.end(), r) != v.end(); };
+    auto has = [](const std::vector<int>& v, int r) {
+      return std::find(v.begin(), v.end(), r) != v.end();
+    };
     for (int i : g.members)
       for (int r : f.code[i].in)
         if (!has(produced, r) && !has(ext, r)) ext.push_back(r);
     // Bool tensors hold one byte per element: a chain only makes and reads them inside.
-    if (std::any_of(ext.begin(), ext.end(), [&](int r) { return f.regs[r].meta.dtype != DType::float32; }))
+    if (std::any_of(ext.begin(), ext.end(),
+                    [&](int r) { return f.regs[r].meta.dtype != DType::float32; }))
       continue;
     std::unordered_map<int, int> slot_of_step_out;
     prog.num_inputs = static_cast<int>(ext.size());

@@ -20,7 +20,8 @@ uint8_t post_op_of(const Instr& in) { return is_kernel1(in) ? in.op->backend.as_
 
 // The op of the fused instruction: the producer's infer and kernel, with post-ops requested
 // around the kernel (and applied by loops if the primitive could not take them).
-std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<PostOp::Kind>& ops) {
+std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
+                                           const std::vector<PostOp::Kind>& ops) {
   auto d = std::make_shared<OpDef>();
   d->name = base.name;
   for (PostOp::Kind k : ops) d->name += k == PostOp::Kind::kRelu ? "+relu" : "+add";
@@ -54,8 +55,10 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base, const std::vector<
   // What the later rewrites (conv+pool fusion, layouts) need to know of the fused op.
   d->backend.window = base.backend.window;
   d->backend.unfused = &base;
-  for (PostOp::Kind k : ops) d->backend.fused_post_ops |= k == PostOp::Kind::kRelu ? kPostRelu : kPostAddRow;
-  d->backend.absorbs_max_pool = base.backend.absorbs_max_pool && d->backend.fused_post_ops == kPostRelu;
+  for (PostOp::Kind k : ops)
+    d->backend.fused_post_ops |= k == PostOp::Kind::kRelu ? kPostRelu : kPostAddRow;
+  d->backend.absorbs_max_pool =
+      base.backend.absorbs_max_pool && d->backend.fused_post_ops == kPostRelu;
   return d;
 }
 

@@ -20,10 +20,17 @@ std::vector<int> count_uses(const Function& f) {
 
 bool has_side_effect(const Instr& in) {
   switch (in.code) {  // a whitelist: any other code (calls, print, new ones) is a barrier
-    case Code::kKernel: return !in.op->mutated_inputs.empty() || in.op->random || in.op->effect;
-    case Code::kView: case Code::kScalar: case Code::kTensorToScalar: case Code::kScalarToTensor:
-    case Code::kDim: case Code::kSelect: return false;
-    default: return true;
+    case Code::kKernel:
+      return !in.op->mutated_inputs.empty() || in.op->random || in.op->effect;
+    case Code::kView:
+    case Code::kScalar:
+    case Code::kTensorToScalar:
+    case Code::kScalarToTensor:
+    case Code::kDim:
+    case Code::kSelect:
+      return false;
+    default:
+      return true;
   }
 }
 

@@ -117,8 +117,8 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
         if (elementwise)
           for (int r : in.in)
             if (is_tensor(r) && refs[r].size() == 1 && meta[r] == meta[o] &&
-                f.regs[r].blocked == f.regs[o].blocked &&
-                !f.regs[r].is_const && L.buffers[refs[r][0]].end == t) {
+                f.regs[r].blocked == f.regs[o].blocked && !f.regs[r].is_const &&
+                L.buffers[refs[r][0]].end == t) {
               reuse = refs[r][0];
               break;
             }
@@ -133,7 +133,9 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
         break;
       }
       case Code::kScalarToTensor:
-      case Code::kCopy: own(in.out[0], t); break;
+      case Code::kCopy:
+        own(in.out[0], t);
+        break;
       case Code::kView:
         refs[in.out[0]] = refs[in.in[0]];
         touch(in.out[0]);
@@ -157,7 +159,8 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
           touch(o);
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   MemoryPlan mp = plan_memory(L.buffers);

@@ -36,8 +36,9 @@ bool movable(const NodePtr& n) {
 
 }  // namespace
 
-std::vector<NodePtr> place_split_collectives(const std::vector<NodePtr>& order,
-                                             const std::function<std::vector<NodePtr>(const NodePtr&)>& deps) {
+std::vector<NodePtr> place_split_collectives(
+    const std::vector<NodePtr>& order,
+    const std::function<std::vector<NodePtr>(const NodePtr&)>& deps) {
   const size_t n = order.size();
   std::unordered_map<const Node*, size_t> pos;
   std::vector<Placement> where(n);

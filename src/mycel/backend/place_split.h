@@ -14,6 +14,7 @@ namespace mycel::backend::detail {
 /// `order`: the graph's applies in a valid dependency order; `deps`: a node's dependencies
 /// among them (inputs, closures' free variables, effect edges). Returns the order placed.
 std::vector<ir::NodePtr> place_split_collectives(
-    const std::vector<ir::NodePtr>& order, const std::function<std::vector<ir::NodePtr>(const ir::NodePtr&)>& deps);
+    const std::vector<ir::NodePtr>& order,
+    const std::function<std::vector<ir::NodePtr>(const ir::NodePtr&)>& deps);
 
 }  // namespace mycel::backend::detail

@@ -27,9 +27,10 @@ namespace {
 void check_inputs(const detail::Function& top, const std::vector<Tensor>& inputs) {
   if (inputs.size() != top.params.size()) {
     std::ostringstream names;
-    for (size_t k = 0; k < top.param_names.size(); ++k) names << (k ? ", " : "") << top.param_names[k];
-    MYCEL_THROW(TypeError, "[graph @", top.name, "] takes ", top.params.size(), " inputs (", names.str(),
-                "), got ", inputs.size());
+    for (size_t k = 0; k < top.param_names.size(); ++k)
+      names << (k ? ", " : "") << top.param_names[k];
+    MYCEL_THROW(TypeError, "[graph @", top.name, "] takes ", top.params.size(), " inputs (",
+                names.str(), "), got ", inputs.size());
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorMeta& want = top.regs[top.params[k]].meta;
@@ -46,7 +47,8 @@ void check_inputs(const detail::Function& top, const std::vector<Tensor>& inputs
       std::ostringstream w;
       w << "(";
       for (size_t d = 0; d < want.shape.size(); ++d)
-        w << (d ? ", " : "") << (want.shape[d] == ir::kDynamic ? std::string("?") : std::to_string(want.shape[d]));
+        w << (d ? ", " : "")
+          << (want.shape[d] == ir::kDynamic ? std::string("?") : std::to_string(want.shape[d]));
       w << (want.shape.size() == 1 ? ",)" : ")");
       MYCEL_THROW(ValueError, "[graph @", top.name, "] input '", name, "' expects shape ", w.str(),
                   ", got ", shape_str(x.shape()));
@@ -144,9 +146,15 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
         outs.push_back(std::move(o));
         break;
       }
-      case RegType::kFloat: outs.push_back(Tensor::scalar(v.f, DType::float64)); break;
-      case RegType::kBool: outs.push_back(Tensor::scalar(v.i != 0, DType::bool_)); break;
-      case RegType::kNone: outs.push_back(Tensor()); break;
+      case RegType::kFloat:
+        outs.push_back(Tensor::scalar(v.f, DType::float64));
+        break;
+      case RegType::kBool:
+        outs.push_back(Tensor::scalar(v.i != 0, DType::bool_));
+        break;
+      case RegType::kNone:
+        outs.push_back(Tensor());
+        break;
     }
   }
   // Drop references to the caller's inputs so they are not kept alive by the Program.
@@ -186,22 +194,45 @@ std::string Program::dump() const {
     for (const detail::Instr& in : f.code) {
       os << "  " << (in.out.empty() ? "" : regs(in.out) + " = ");
       switch (in.code) {
-        case Code::kKernel: os << in.op->name << "(" << regs(in.in) << ")"; break;
-        case Code::kView: os << "view " << in.op->name << "(" << regs(in.in) << ")"; break;
-        case Code::kScalar: os << ir::prim_name(in.prim) << "(" << regs(in.in) << ")"; break;
-        case Code::kTensorToScalar: os << "tensor_to_scalar(" << regs(in.in) << ")"; break;
-        case Code::kScalarToTensor: os << "scalar_to_tensor(" << regs(in.in) << ", " << dtype_name(in.dtype) << ")"; break;
-        case Code::kDim: os << "dim(" << regs(in.in) << ", " << in.axis << ")"; break;
-        case Code::kSelect: os << "select(r" << in.cond << ", [" << regs(in.in) << "], [" << regs(in.in_b) << "])"; break;
-        case Code::kPrint: os << "print(" << regs(in.in) << ")"; break;
-        case Code::kAssign: os << "assign(" << regs(in.in) << ")"; break;
-        case Code::kCopy: os << "copy(" << regs(in.in) << ")"; break;
-        case Code::kRaise: os << "raise " << in.raised->repr(); break;
+        case Code::kKernel:
+          os << in.op->name << "(" << regs(in.in) << ")";
+          break;
+        case Code::kView:
+          os << "view " << in.op->name << "(" << regs(in.in) << ")";
+          break;
+        case Code::kScalar:
+          os << ir::prim_name(in.prim) << "(" << regs(in.in) << ")";
+          break;
+        case Code::kTensorToScalar:
+          os << "tensor_to_scalar(" << regs(in.in) << ")";
+          break;
+        case Code::kScalarToTensor:
+          os << "scalar_to_tensor(" << regs(in.in) << ", " << dtype_name(in.dtype) << ")";
+          break;
+        case Code::kDim:
+          os << "dim(" << regs(in.in) << ", " << in.axis << ")";
+          break;
+        case Code::kSelect:
+          os << "select(r" << in.cond << ", [" << regs(in.in) << "], [" << regs(in.in_b) << "])";
+          break;
+        case Code::kPrint:
+          os << "print(" << regs(in.in) << ")";
+          break;
+        case Code::kAssign:
+          os << "assign(" << regs(in.in) << ")";
+          break;
+        case Code::kCopy:
+          os << "copy(" << regs(in.in) << ")";
+          break;
+        case Code::kRaise:
+          os << "raise " << in.raised->repr();
+          break;
         case Code::kCall:
           os << (in.tail ? "tail_call " : "call ");
           if (in.targets.size() == 2) os << "switch(r" << in.cond << ") ";
           for (size_t t = 0; t < in.targets.size(); ++t)
-            os << (t ? " | " : "") << "@" << p.fns[in.targets[t].fn].name << "(" << regs(in.targets[t].args) << ")";
+            os << (t ? " | " : "") << "@" << p.fns[in.targets[t].fn].name << "("
+               << regs(in.targets[t].args) << ")";
           break;
       }
       os << "\n";

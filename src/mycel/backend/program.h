@@ -29,9 +29,9 @@ struct ProgramStats {
   size_t arena_bytes = 0;          // the arena of the current shape plan
   size_t num_instructions = 0;     // instructions of all functions (views folded away excluded)
   size_t num_kernel_launches = 0;  // kernels launched by the last run
-  size_t num_plans = 0;            // shape plans cached (one per input signature, at most max_plans)
-  size_t num_inplace = 0;          // elementwise outputs written over a dying input
-  size_t num_fused = 0;            // instructions that fusion made out of several
+  size_t num_plans = 0;    // shape plans cached (one per input signature, at most max_plans)
+  size_t num_inplace = 0;  // elementwise outputs written over a dying input
+  size_t num_fused = 0;    // instructions that fusion made out of several
 };
 
 /// A compiled graph: run it with the graph's (non-weight) parameters in order.

@@ -11,21 +11,26 @@
 #include "mycel/core/rethrow.h"
 #include "mycel/core/tensor_format.h"
 #include "mycel/insight/insight.h"
-#include "mycel/ops/record_only.h"
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
+#include "mycel/ops/record_only.h"
 
 namespace mycel::backend {
 namespace detail {
 
 std::string reg_type_name(RegType t) {
   switch (t) {
-    case RegType::kTensor: return "tensor";
-    case RegType::kInt: return "int";
-    case RegType::kFloat: return "float";
-    case RegType::kBool: return "bool";
-    case RegType::kNone: return "None";
+    case RegType::kTensor:
+      return "tensor";
+    case RegType::kInt:
+      return "int";
+    case RegType::kFloat:
+      return "float";
+    case RegType::kBool:
+      return "bool";
+    case RegType::kNone:
+      return "None";
   }
   return "?";
 }
@@ -35,17 +40,21 @@ namespace {
 bool truthy(const Reg& r, RegType t) {
   if (t == RegType::kFloat) return r.f != 0;
   if (t != RegType::kTensor) return r.i != 0;
-  MYCEL_CHECK(r.t.numel() == 1, ValueError, "[switch] the condition must be a one-element tensor, got shape ",
+  MYCEL_CHECK(r.t.numel() == 1, ValueError,
+              "[switch] the condition must be a one-element tensor, got shape ",
               shape_str(r.t.shape()));
   bool b;
   convert_elements(r.t.data(), r.t.dtype(), &b, DType::bool_, 1);
   return b;
 }
 
-double as_float(const Reg& r, RegType t) { return t == RegType::kFloat ? r.f : static_cast<double>(r.i); }
+double as_float(const Reg& r, RegType t) {
+  return t == RegType::kFloat ? r.f : static_cast<double>(r.i);
+}
 
 // Python semantics for int/float/bool scalars: ints stay ints except true division.
-void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, Reg& out, RegType to) {
+void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, Reg& out,
+               RegType to) {
   using ir::Prim;
   const bool ints = ta != RegType::kFloat && (!b || tb != RegType::kFloat);
   const double x = as_float(a, ta), y = b ? as_float(*b, tb) : 0;
@@ -53,7 +62,9 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
   double f = 0;
   int64_t n = 0;
   switch (p) {
-    case Prim::kScalarAdd: case Prim::kScalarSub: case Prim::kScalarMul:
+    case Prim::kScalarAdd:
+    case Prim::kScalarSub:
+    case Prim::kScalarMul:
       if (ints) n = ir::int_arith(p, i, j);
       f = p == Prim::kScalarAdd ? x + y : p == Prim::kScalarSub ? x - y : x * y;
       break;
@@ -73,19 +84,39 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
       f = std::pow(x, y);
       if (ints && j >= 0) n = ir::int_arith(p, i, j);
       break;
-    case Prim::kScalarNeg: n = ta == RegType::kFloat ? 0 : ir::int_arith(p, i, 0); f = -x; break;
-    case Prim::kScalarEq: n = ints ? i == j : x == y; break;
-    case Prim::kScalarNe: n = ints ? i != j : x != y; break;
-    case Prim::kScalarLt: n = ints ? i < j : x < y; break;
-    case Prim::kScalarLe: n = ints ? i <= j : x <= y; break;
-    case Prim::kScalarGt: n = ints ? i > j : x > y; break;
-    case Prim::kScalarGe: n = ints ? i >= j : x >= y; break;
-    case Prim::kScalarNot: n = ta == RegType::kFloat ? x == 0 : i == 0; break;
-    default: MYCEL_THROW(RuntimeError, "[backend] not a scalar primitive: ", ir::prim_name(p));
+    case Prim::kScalarNeg:
+      n = ta == RegType::kFloat ? 0 : ir::int_arith(p, i, 0);
+      f = -x;
+      break;
+    case Prim::kScalarEq:
+      n = ints ? i == j : x == y;
+      break;
+    case Prim::kScalarNe:
+      n = ints ? i != j : x != y;
+      break;
+    case Prim::kScalarLt:
+      n = ints ? i < j : x < y;
+      break;
+    case Prim::kScalarLe:
+      n = ints ? i <= j : x <= y;
+      break;
+    case Prim::kScalarGt:
+      n = ints ? i > j : x > y;
+      break;
+    case Prim::kScalarGe:
+      n = ints ? i >= j : x >= y;
+      break;
+    case Prim::kScalarNot:
+      n = ta == RegType::kFloat ? x == 0 : i == 0;
+      break;
+    default:
+      MYCEL_THROW(RuntimeError, "[backend] not a scalar primitive: ", ir::prim_name(p));
   }
   const bool int_result = ints && p != Prim::kScalarDiv && !(p == Prim::kScalarPow && j < 0);
-  if (to == RegType::kFloat) out.f = int_result ? static_cast<double>(n) : f;
-  else out.i = n;
+  if (to == RegType::kFloat)
+    out.f = int_result ? static_cast<double>(n) : f;
+  else
+    out.i = n;
 }
 
 // What the profiler and debugger say about a kernel instruction: its op, the user's source line
@@ -111,7 +142,8 @@ insight::SiteInfo site_info(const Instr& in) {
   }
   if (node->is_apply())
     for (const ir::NodePtr& a : static_cast<const ir::Apply*>(node)->inputs())
-      if (const ir::Parameter* p = ir::as_parameter(a); p && p->is_weight()) s.weights.push_back(p->name());
+      if (const ir::Parameter* p = ir::as_parameter(a); p && p->is_weight())
+        s.weights.push_back(p->name());
   return s;
 }
 
@@ -125,8 +157,10 @@ class Vm {
     int f = 0, pc = 0;
     try {
       loop(f, pc, bytes_top, regs_top);
-    } catch (const Error&) {  // zero cost until thrown: name the user's line the instruction came from
-      const ir::Node* node = pc < static_cast<int>(p_.fns[f].code.size()) ? p_.fns[f].code[pc].node : nullptr;
+    } catch (
+        const Error&) {  // zero cost until thrown: name the user's line the instruction came from
+      const ir::Node* node =
+          pc < static_cast<int>(p_.fns[f].code.size()) ? p_.fns[f].code[pc].node : nullptr;
       if (!node || !node->loc().known()) throw;
       // The line, then the calls inlining flattened into this program, innermost first.
       std::string context = "\n" + node->loc().line_str();
@@ -141,7 +175,7 @@ class Vm {
       const Function& fn = p_.fns[f];
       FnPlan& fp = plan_.fns[f];
       if (pc == static_cast<int>(fn.code.size())) {  // return
-        if (p_.frames.empty()) {  // the top graph's (tail-called) result
+        if (p_.frames.empty()) {                     // the top graph's (tail-called) result
           if (f != 0)
             for (size_t k = 0; k < fn.outputs.size(); ++k)
               plan_.fns[0].regs[p_.fns[0].outputs[k]] = fp.regs[fn.outputs[k]];
@@ -173,7 +207,8 @@ class Vm {
             in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
           }
           ++p_.num_launches;
-          if (auto hook = g_between_kernels.load(std::memory_order_relaxed)) [[unlikely]] hook();
+          if (auto hook = g_between_kernels.load(std::memory_order_relaxed)) [[unlikely]]
+            hook();
           break;
         }
         case Code::kView:
@@ -191,7 +226,8 @@ class Vm {
           break;
         case Code::kTensorToScalar: {
           const Tensor& t = fp.regs[in.in[0]].t;
-          MYCEL_CHECK(t.numel() == 1, ValueError, "[tensor_to_scalar] needs a one-element tensor, got shape ",
+          MYCEL_CHECK(t.numel() == 1, ValueError,
+                      "[tensor_to_scalar] needs a one-element tensor, got shape ",
                       shape_str(t.shape()));
           Reg& o = fp.regs[in.out[0]];
           if (fn.regs[in.out[0]].type == RegType::kFloat)
@@ -209,14 +245,18 @@ class Vm {
             convert_elements(&s.i, DType::int64, o.data(), in.dtype, 1);
           break;
         }
-        case Code::kDim: fp.regs[in.out[0]].i = fp.regs[in.in[0]].t.dim(in.axis); break;
+        case Code::kDim:
+          fp.regs[in.out[0]].i = fp.regs[in.in[0]].t.dim(in.axis);
+          break;
         case Code::kSelect: {
           bool c = truthy(fp.regs[in.cond], fn.regs[in.cond].type);
           const auto& src = c ? in.in : in.in_b;
           for (size_t k = 0; k < in.out.size(); ++k) fp.regs[in.out[k]] = fp.regs[src[k]];
           break;
         }
-        case Code::kPrint: print(fn, fp, in); break;
+        case Code::kPrint:
+          print(fn, fp, in);
+          break;
         case Code::kRaise:  // the glue raises it as the Python exception
           throw ir::RaisedError(in.raised, in.node ? in.node->loc() : ir::SourceLoc{});
         case Code::kCopy: {
@@ -231,7 +271,9 @@ class Vm {
           break;
         }
         case Code::kCall: {
-          int ti = in.targets.size() == 1 ? 0 : (truthy(fp.regs[in.cond], fn.regs[in.cond].type) ? 0 : 1);
+          int ti = in.targets.size() == 1
+                       ? 0
+                       : (truthy(fp.regs[in.cond], fn.regs[in.cond].type) ? 0 : 1);
           const Target& t = in.targets[ti];
           gather(fp, t);
           bool saved = false;
@@ -255,7 +297,8 @@ class Vm {
   bool in_arena(const Tensor& t) const { return t.defined() && t.storage().get() == arena_; }
 
   std::byte* bytes_at(size_t at, size_t n) {
-    if (p_.save_bytes.size() < at + n) p_.save_bytes.resize(std::max(at + n, 2 * p_.save_bytes.size()));
+    if (p_.save_bytes.size() < at + n)
+      p_.save_bytes.resize(std::max(at + n, 2 * p_.save_bytes.size()));
     return p_.save_bytes.data() + at;
   }
   Reg& reg_at(size_t at) {
@@ -270,7 +313,8 @@ class Vm {
 
   void save(int f, size_t& bytes_top, size_t& regs_top) {
     FnPlan& fp = plan_.fns[f];
-    std::memcpy(bytes_at(bytes_top, fp.size), static_cast<char*>(arena_->data()) + fp.base, fp.size);
+    std::memcpy(bytes_at(bytes_top, fp.size), static_cast<char*>(arena_->data()) + fp.base,
+                fp.size);
     bytes_top += fp.size;
     for (const Reg& r : fp.regs) reg_at(regs_top++) = r;
   }
@@ -388,11 +432,21 @@ class Vm {
       }
       const Reg& r = fp.regs[in.in[k]];
       switch (fn.regs[in.in[k]].type) {
-        case RegType::kTensor: s += in.as_repr[k] ? format_repr(r.t) : format_values(r.t); break;
-        case RegType::kInt: s += std::to_string(r.i); break;
-        case RegType::kFloat: s += format_float(r.f); break;
-        case RegType::kBool: s += r.i ? "True" : "False"; break;
-        case RegType::kNone: s += "None"; break;
+        case RegType::kTensor:
+          s += in.as_repr[k] ? format_repr(r.t) : format_values(r.t);
+          break;
+        case RegType::kInt:
+          s += std::to_string(r.i);
+          break;
+        case RegType::kFloat:
+          s += format_float(r.f);
+          break;
+        case RegType::kBool:
+          s += r.i ? "True" : "False";
+          break;
+        case RegType::kNone:
+          s += "None";
+          break;
       }
     }
     std::cout << s << std::endl;

@@ -6,19 +6,34 @@ namespace mycel {
 
 size_t itemsize(DType t) {
   switch (t) {
-    case DType::bool_: case DType::int8: case DType::uint8: return 1;
-    case DType::int16: case DType::uint16: case DType::float16: case DType::bfloat16: return 2;
-    case DType::int32: case DType::uint32: case DType::float32: return 4;
-    case DType::int64: case DType::uint64: case DType::float64: case DType::complex64: return 8;
-    case DType::complex128: return 16;
+    case DType::bool_:
+    case DType::int8:
+    case DType::uint8:
+      return 1;
+    case DType::int16:
+    case DType::uint16:
+    case DType::float16:
+    case DType::bfloat16:
+      return 2;
+    case DType::int32:
+    case DType::uint32:
+    case DType::float32:
+      return 4;
+    case DType::int64:
+    case DType::uint64:
+    case DType::float64:
+    case DType::complex64:
+      return 8;
+    case DType::complex128:
+      return 16;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
-  static const char* names[] = {"bool",    "int8",    "uint8",    "int16",     "int32",
-                                "int64",   "float16", "bfloat16", "float32",   "float64",
-                                "uint16",  "uint32",  "uint64",   "complex64", "complex128"};
+  static const char* names[] = {"bool",   "int8",    "uint8",    "int16",     "int32",
+                                "int64",  "float16", "bfloat16", "float32",   "float64",
+                                "uint16", "uint32",  "uint64",   "complex64", "complex128"};
   int i = static_cast<int>(t);
   return i < kNumDTypes ? names[i] : "unknown";
 }
@@ -47,7 +62,10 @@ int float_rank(DType t) {  // f16 and bf16 share a rank: combining them needs fl
   return t == DType::float64 ? 3 : t == DType::float32 ? 2 : 1;
 }
 DType signed_of_bits(int bits) {
-  return bits <= 8 ? DType::int8 : bits == 16 ? DType::int16 : bits == 32 ? DType::int32 : DType::int64;
+  return bits <= 8    ? DType::int8
+         : bits == 16 ? DType::int16
+         : bits == 32 ? DType::int32
+                      : DType::int64;
 }
 }  // namespace
 
@@ -59,8 +77,9 @@ DType promote_types(DType a, DType b) {
     // complex64 holds what float32 holds; anything needing float64 makes complex128 (numpy).
     DType ra = a == DType::complex64 ? DType::float32 : a == DType::complex128 ? DType::float64 : a;
     DType rb = b == DType::complex64 ? DType::float32 : b == DType::complex128 ? DType::float64 : b;
-    return promote_types(promote_types(ra, rb), DType::float32) == DType::float64 ? DType::complex128
-                                                                                  : DType::complex64;
+    return promote_types(promote_types(ra, rb), DType::float32) == DType::float64
+               ? DType::complex128
+               : DType::complex64;
   }
   if (is_integral(a) && is_integral(b)) {
     bool ua = is_unsigned(a), ub = is_unsigned(b);

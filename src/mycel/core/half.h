@@ -10,8 +10,16 @@
 namespace mycel {
 
 namespace detail {
-inline uint32_t float_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float bits_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 inline uint16_t float_to_half_bits(float f) {
 #if defined(__F16C__)
@@ -20,9 +28,9 @@ inline uint16_t float_to_half_bits(float f) {
   uint32_t x = float_bits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (abs < 0x38800000u) {  // subnormal or zero in half
+  if (abs < 0x38800000u) {             // subnormal or zero in half
     float v = bits_float(abs) + 0.5f;  // rounding via float addition
     return static_cast<uint16_t>(sign | (float_bits(v) - 0x3f000000u));
   }
@@ -49,7 +57,8 @@ inline float half_bits_to_float(uint16_t h) {
 
 inline uint16_t float_to_bf16_bits(float f) {
   uint32_t u = float_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }
@@ -62,7 +71,11 @@ struct Half {
   Half() = default;
   Half(float f) : bits(detail::float_to_half_bits(f)) {}  // NOLINT: implicit like a float type
   operator float() const { return detail::half_bits_to_float(bits); }
-  static Half from_bits(uint16_t b) { Half h; h.bits = b; return h; }
+  static Half from_bits(uint16_t b) {
+    Half h;
+    h.bits = b;
+    return h;
+  }
 };
 
 /// bfloat16: the top 16 bits of a float32.
@@ -71,7 +84,11 @@ struct BFloat16 {
   BFloat16() = default;
   BFloat16(float f) : bits(detail::float_to_bf16_bits(f)) {}  // NOLINT
   operator float() const { return detail::bf16_bits_to_float(bits); }
-  static BFloat16 from_bits(uint16_t b) { BFloat16 h; h.bits = b; return h; }
+  static BFloat16 from_bits(uint16_t b) {
+    BFloat16 h;
+    h.bits = b;
+    return h;
+  }
 };
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);

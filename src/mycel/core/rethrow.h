@@ -9,7 +9,8 @@
 
 namespace mycel {
 
-[[noreturn]] inline void rethrow_with_context(const std::string& prefix, const std::string& suffix = "") {
+[[noreturn]] inline void rethrow_with_context(const std::string& prefix,
+                                              const std::string& suffix = "") {
   try {
     throw;
   } catch (const ShapeError& e) {

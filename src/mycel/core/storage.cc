@@ -113,7 +113,7 @@ class CachingAllocator {
   }
 
   std::mutex mu_;
-  std::list<Block> lru_;                                           // cached, newest first
+  std::list<Block> lru_;                                            // cached, newest first
   std::map<size_t, std::vector<std::list<Block>::iterator>> free_;  // by capacity
   size_t peak_in_use_ = 0;
   AllocatorStats stats_;
@@ -137,8 +137,10 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::functio
 }
 
 Storage::~Storage() {
-  if (release_) release_();
-  else allocator().release(data_, capacity_);
+  if (release_)
+    release_();
+  else
+    allocator().release(data_, capacity_);
 }
 
 AllocatorStats allocator_stats() { return allocator().stats(); }

@@ -8,14 +8,16 @@ namespace mycel {
 size_t edit_distance(const std::string& a, const std::string& b) {
   // optimal string alignment: a swap of two neighbours ("scael" for "scale") costs one edit
   auto same = [&](size_t i, size_t j) {
-    return std::tolower(static_cast<unsigned char>(a[i])) == std::tolower(static_cast<unsigned char>(b[j]));
+    return std::tolower(static_cast<unsigned char>(a[i])) ==
+           std::tolower(static_cast<unsigned char>(b[j]));
   };
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
   for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
   for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (same(i - 1, j - 1) ? 0 : 1)});
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (same(i - 1, j - 1) ? 0 : 1)});
       if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1))
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }

@@ -46,12 +46,13 @@ Tensor Tensor::view(const Shape& shape) const {
 }
 
 Tensor Tensor::narrow0(int64_t start, int64_t n) const {
-  MYCEL_CHECK(ndim() > 0 && start >= 0 && n >= 0 && start + n <= shape_[0], IndexError,
-              "slice [", start, ", ", start + n, ") out of range for shape ", shape_str(shape_));
+  MYCEL_CHECK(ndim() > 0 && start >= 0 && n >= 0 && start + n <= shape_[0], IndexError, "slice [",
+              start, ", ", start + n, ") out of range for shape ", shape_str(shape_));
   Shape s = shape_;
   s[0] = n;
   int64_t inner = shape_[0] == 0 ? 0 : numel_ / shape_[0];
-  return Tensor(storage_, offset_ + static_cast<size_t>(start * inner) * itemsize(dtype_), s, dtype_);
+  return Tensor(storage_, offset_ + static_cast<size_t>(start * inner) * itemsize(dtype_), s,
+                dtype_);
 }
 
 Tensor Tensor::clone() const {
@@ -68,7 +69,8 @@ Tensor Tensor::to(DType dtype) const {
 }
 
 double Tensor::item_as_double(int64_t i) const {
-  MYCEL_CHECK(i >= 0 && i < numel_, IndexError, "element ", i, " out of range for ", numel_, " elements");
+  MYCEL_CHECK(i >= 0 && i < numel_, IndexError, "element ", i, " out of range for ", numel_,
+              " elements");
   double v;
   convert_elements(static_cast<const char*>(data()) + i * itemsize(dtype_), dtype_, &v,
                    DType::float64, 1);
@@ -81,8 +83,10 @@ D convert_one(S s) {
   if constexpr (is_complex_v<S> && is_complex_v<D>) {
     return static_cast<D>(s);
   } else if constexpr (is_complex_v<S>) {  // numpy keeps the real part (bool: either part)
-    if constexpr (std::is_same_v<D, bool>) return s != S(0);
-    else return convert_one<D>(s.real());
+    if constexpr (std::is_same_v<D, bool>)
+      return s != S(0);
+    else
+      return convert_one<D>(s.real());
   } else if constexpr (is_complex_v<D>) {
     return D(static_cast<typename D::value_type>(static_cast<compute_t<S>>(s)));
   } else if constexpr (std::is_same_v<D, bool>) {
@@ -91,7 +95,8 @@ D convert_one(S s) {
     // float -> int: NaN/inf/out of range are undefined in C++; give numpy's usual result.
     auto v = static_cast<double>(static_cast<compute_t<S>>(s));
     if (!std::isfinite(v)) return std::numeric_limits<D>::min();
-    if (v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) return std::numeric_limits<D>::min();
+    if (v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
+      return std::numeric_limits<D>::min();
     return static_cast<D>(static_cast<int64_t>(v));
   } else {
     return static_cast<D>(static_cast<compute_t<D>>(static_cast<compute_t<S>>(s)));

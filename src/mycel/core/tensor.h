@@ -41,7 +41,10 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(dtype_); }
 
   void* data() const { return static_cast<char*>(storage_->data()) + offset_; }
-  template <class T> T* data() const { return static_cast<T*>(data()); }
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(data());
+  }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   size_t offset() const { return offset_; }
 

@@ -97,8 +97,10 @@ Decimal shortest_half(Half h) {
 /// The shortest digits that read back as v in v's own precision.
 template <class T>
 Decimal shortest(T v) {
-  if constexpr (std::is_same_v<T, Half>) return shortest_half(v);
-  else return to_decimal(static_cast<compute_t<T>>(v), std::chars_format::scientific);
+  if constexpr (std::is_same_v<T, Half>)
+    return shortest_half(v);
+  else
+    return to_decimal(static_cast<compute_t<T>>(v), std::chars_format::scientific);
 }
 
 /// v's digits for positional notation: shortest, or rounded to `precision` decimals if longer.
@@ -195,8 +197,9 @@ class FloatFormat {
     bool neg_inf = false;
     double lo = INFINITY, hi = 0;
     // 10^min(8, decimal digits of T): larger values switch the array to scientific notation
-    const double max_positional =
-        std::is_same_v<T, Half> ? 1e3 : std::is_same_v<T, float> ? 1e6 : 1e8;
+    const double max_positional = std::is_same_v<T, Half>    ? 1e3
+                                  : std::is_same_v<T, float> ? 1e6
+                                                             : 1e8;
     for (T v : shown) {
       double x = static_cast<double>(v);
       if (!std::isfinite(x)) {
@@ -303,7 +306,9 @@ ElementFn element_format(const Tensor& t, const std::vector<int64_t>& shown) {
 class ArrayWriter {
  public:
   ArrayWriter(const Tensor& t, std::string sep, bool summarize)
-      : shape_(t.shape()), strides_(contiguous_strides(t.shape())), sep_(std::move(sep)),
+      : shape_(t.shape()),
+        strides_(contiguous_strides(t.shape())),
+        sep_(std::move(sep)),
         summarize_(summarize) {}
 
   /// Flat indices of the elements shown, in order.
@@ -395,13 +400,18 @@ std::string scalar_string(const Tensor& t, bool as_python) {
   return visit_any_dtype(t.dtype(), [&](auto tag) -> std::string {
     using T = typename decltype(tag)::type;
     T v = *t.data<T>();
-    if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+    if constexpr (std::is_same_v<T, bool>)
+      return v ? "True" : "False";
     else if constexpr (is_complex_v<T>)  // Python's "(1+2j)"
-      return "(" + format_float(static_cast<double>(v.real())) + (std::signbit(v.imag()) ? "-" : "+") +
+      return "(" + format_float(static_cast<double>(v.real())) +
+             (std::signbit(v.imag()) ? "-" : "+") +
              format_float(std::abs(static_cast<double>(v.imag()))) + "j)";
-    else if constexpr (std::is_unsigned_v<T>) return std::to_string(static_cast<uint64_t>(v));
-    else if constexpr (std::is_integral_v<T>) return std::to_string(static_cast<int64_t>(v));
-    else return as_python ? format_float(static_cast<double>(v)) : scalar_str(v);
+    else if constexpr (std::is_unsigned_v<T>)
+      return std::to_string(static_cast<uint64_t>(v));
+    else if constexpr (std::is_integral_v<T>)
+      return std::to_string(static_cast<int64_t>(v));
+    else
+      return as_python ? format_float(static_cast<double>(v)) : scalar_str(v);
   });
 }
 

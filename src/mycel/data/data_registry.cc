@@ -48,7 +48,9 @@ std::vector<std::string> names() {
 
 }  // namespace
 
-void register_source(const std::string& name, SourceFactory f) { add("source", name, std::move(f)); }
+void register_source(const std::string& name, SourceFactory f) {
+  add("source", name, std::move(f));
+}
 std::shared_ptr<Source> make_source(const std::string& name, const Params& p) {
   return find<SourceFactory>("source", name)(p);
 }
@@ -81,7 +83,8 @@ double RowRng::uniform() {
 int64_t RowRng::randint(int64_t lo, int64_t hi) {
   if (hi <= lo) return lo;
   uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
-  return lo + static_cast<int64_t>(uniform() * static_cast<double>(span)) % static_cast<int64_t>(span);
+  return lo +
+         static_cast<int64_t>(uniform() * static_cast<double>(span)) % static_cast<int64_t>(span);
 }
 
 }  // namespace mycel::data

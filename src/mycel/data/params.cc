@@ -14,8 +14,8 @@ bool Params::has(const std::string& k) const { return find(k) != nullptr; }
 
 namespace {
 template <class T>
-T get_typed(const Params& p, const ParamValue* v, const std::string& k, const std::optional<T>& dflt,
-            const char* kind) {
+T get_typed(const Params& p, const ParamValue* v, const std::string& k,
+            const std::optional<T>& dflt, const char* kind) {
   if (!v) {
     if (dflt) return *dflt;
     MYCEL_THROW(ValueError, "[", p.owner(), "] missing required argument '", k, "'");

@@ -12,9 +12,9 @@
 
 namespace mycel::data {
 
-using ParamValue = std::variant<std::monostate, bool, int64_t, double, std::string,
-                                std::vector<int64_t>, std::vector<double>,
-                                std::vector<std::string>, DType>;
+using ParamValue =
+    std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>,
+                 std::vector<double>, std::vector<std::string>, DType>;
 
 /// Parameters of one source or transform; getters throw ValueError/TypeError naming `owner`.
 class Params {
@@ -33,8 +33,8 @@ class Params {
                                 std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
   std::vector<double> get_floats(const std::string& k,
                                  std::optional<std::vector<double>> dflt = std::nullopt) const;
-  std::vector<std::string> get_strs(const std::string& k,
-                                    std::optional<std::vector<std::string>> dflt = std::nullopt) const;
+  std::vector<std::string> get_strs(
+      const std::string& k, std::optional<std::vector<std::string>> dflt = std::nullopt) const;
   DType get_dtype(const std::string& k, std::optional<DType> dflt = std::nullopt) const;
   const std::map<std::string, ParamValue>& values() const { return values_; }
 

@@ -40,7 +40,8 @@ Tensor tagged_empty(const Shape& shape, int64_t width, StringKind kind) {
 
 }  // namespace
 
-Tensor make_string_tensor(const std::vector<std::string>& items, const Shape& shape, StringKind kind) {
+Tensor make_string_tensor(const std::vector<std::string>& items, const Shape& shape,
+                          StringKind kind) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   MYCEL_CHECK(count == static_cast<int64_t>(items.size()), ValueError, "string tensor: shape ",
@@ -49,7 +50,8 @@ Tensor make_string_tensor(const std::vector<std::string>& items, const Shape& sh
   for (const auto& s : items) width = std::max(width, s.size());
   Tensor t = tagged_empty(shape, static_cast<int64_t>(width), kind);
   char* dst = static_cast<char*>(t.data());
-  for (size_t i = 0; i < items.size(); ++i) std::memcpy(dst + i * width, items[i].data(), items[i].size());
+  for (size_t i = 0; i < items.size(); ++i)
+    std::memcpy(dst + i * width, items[i].data(), items[i].size());
   return t;
 }
 

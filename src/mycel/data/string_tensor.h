@@ -16,7 +16,8 @@ namespace mycel::data {
 enum class StringKind : uint8_t { text, bytes };
 
 /// A tagged tensor of `shape` strings (row-major `items`), padded to the longest (at least 1).
-Tensor make_string_tensor(const std::vector<std::string>& items, const Shape& shape, StringKind kind);
+Tensor make_string_tensor(const std::vector<std::string>& items, const Shape& shape,
+                          StringKind kind);
 /// A tagged tensor from numpy's fixed-width layout: count * width bytes for `shape` strings.
 Tensor make_string_tensor(const char* data, int64_t width, const Shape& shape, StringKind kind);
 /// An untagged-shape uint8 tensor (*S, width) re-tagged in a new storage (after batching).

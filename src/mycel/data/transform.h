@@ -17,7 +17,8 @@ namespace mycel::data {
 /// position as the counter, so the same row gets the same draws whatever thread runs it.
 class RowRng {
  public:
-  RowRng(uint64_t seed, uint64_t row_id, uint32_t salt = 0) : seed_(seed), row_(row_id), salt_(salt) {}
+  RowRng(uint64_t seed, uint64_t row_id, uint32_t salt = 0)
+      : seed_(seed), row_(row_id), salt_(salt) {}
   /// Next uniform 32-bit integer.
   uint32_t next_u32();
   /// Uniform double in [0, 1).
@@ -27,7 +28,9 @@ class RowRng {
   /// Uniform integer in [lo, hi] (inclusive).
   int64_t randint(int64_t lo, int64_t hi);
   /// A child stream (for a nested transform), independent of this one.
-  RowRng fork(uint32_t salt) const { return RowRng(seed_ ^ (0x9E3779B97F4A7C15ull * (salt + 1)), row_, salt_); }
+  RowRng fork(uint32_t salt) const {
+    return RowRng(seed_ ^ (0x9E3779B97F4A7C15ull * (salt + 1)), row_, salt_);
+  }
 
  private:
   uint64_t seed_, row_;
@@ -55,7 +58,8 @@ class Transform {
 
 using TransformList = std::vector<std::shared_ptr<Transform>>;
 /// Builds a transform from its parameters and child transforms (Compose, RandomApply, ...).
-using TransformFactory = std::function<std::shared_ptr<Transform>(const Params&, const TransformList&)>;
+using TransformFactory =
+    std::function<std::shared_ptr<Transform>(const Params&, const TransformList&)>;
 
 /// Registers a transform under a name (the Python class name, e.g. "RandomResizedCrop").
 void register_transform(const std::string& name, TransformFactory factory);
@@ -65,13 +69,14 @@ std::shared_ptr<Transform> make_transform(const std::string& name, const Params&
 /// Names of registered transforms.
 std::vector<std::string> transform_names();
 
-/// Registers at static-initialization time: MYCEL_REGISTER_DATA(vision) { register_transform(...); }
-#define MYCEL_REGISTER_DATA(group)                                  \
-  static void mycel_register_data_##group();                        \
-  static const bool mycel_data_registered_##group = [] {            \
-    mycel_register_data_##group();                                  \
-    return true;                                                    \
-  }();                                                              \
+/// Registers at static-initialization time: MYCEL_REGISTER_DATA(vision) { register_transform(...);
+/// }
+#define MYCEL_REGISTER_DATA(group)                       \
+  static void mycel_register_data_##group();             \
+  static const bool mycel_data_registered_##group = [] { \
+    mycel_register_data_##group();                       \
+    return true;                                         \
+  }();                                                   \
   static void mycel_register_data_##group()
 
 }  // namespace mycel::data

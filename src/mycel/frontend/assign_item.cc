@@ -57,7 +57,8 @@ void Parser::assign_attribute(Block* b, nb::handle target, NodePtr v) {
     nb::object cur = pv->object().attr(attr.c_str());
     if (nb::isinstance(cur, param_type_)) {
       // self.w = value writes the Parameter, as eager Cell.__setattr__ does (ops.assign).
-      NodePtr r = call_value(b, constant(ir::prim_value(Prim::kAssign)), {object_node(b, cur, loc), v}, {}, loc);
+      NodePtr r = call_value(b, constant(ir::prim_value(Prim::kAssign)),
+                             {object_node(b, cur, loc), v}, {}, loc);
       add_effect(b, r);
       return;
     }

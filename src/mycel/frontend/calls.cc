@@ -3,32 +3,42 @@
 // signature at parse time), builtins, and Python callables left for compile-time evaluation.
 #include <nanobind/stl/string.h>
 
-#include "mycel/frontend/parser.h"
 #include "mycel/core/suggest.h"
-#include "mycel/ops/keywords.h"
+#include "mycel/frontend/parser.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/ops/keywords.h"
 
 namespace mycel::frontend {
 
 namespace {
 ir::ValuePtr attr_value(const AttrValue& v) {
-  return std::visit([](const auto& x) -> ir::ValuePtr {
-    using X = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<X, std::monostate>) return ir::none();
-    else if constexpr (std::is_same_v<X, bool>) return ir::boolean(x);
-    else if constexpr (std::is_same_v<X, int64_t>) return ir::integer(x);
-    else if constexpr (std::is_same_v<X, double>) return ir::floating(x);
-    else if constexpr (std::is_same_v<X, std::string>) return ir::string(x);
-    else if constexpr (std::is_same_v<X, DType>) return ir::dtype_value(x);
-    else {
-      std::vector<ir::ValuePtr> items;
-      for (auto e : x) {
-        if constexpr (std::is_same_v<X, std::vector<int64_t>>) items.push_back(ir::integer(e));
-        else items.push_back(ir::floating(e));
-      }
-      return ir::tuple(std::move(items));
-    }
-  }, v);
+  return std::visit(
+      [](const auto& x) -> ir::ValuePtr {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          return ir::none();
+        else if constexpr (std::is_same_v<X, bool>)
+          return ir::boolean(x);
+        else if constexpr (std::is_same_v<X, int64_t>)
+          return ir::integer(x);
+        else if constexpr (std::is_same_v<X, double>)
+          return ir::floating(x);
+        else if constexpr (std::is_same_v<X, std::string>)
+          return ir::string(x);
+        else if constexpr (std::is_same_v<X, DType>)
+          return ir::dtype_value(x);
+        else {
+          std::vector<ir::ValuePtr> items;
+          for (auto e : x) {
+            if constexpr (std::is_same_v<X, std::vector<int64_t>>)
+              items.push_back(ir::integer(e));
+            else
+              items.push_back(ir::floating(e));
+          }
+          return ir::tuple(std::move(items));
+        }
+      },
+      v);
 }
 }  // namespace
 
@@ -37,15 +47,24 @@ nb::object to_python(const NodePtr& n) {
   if (!c) return {};
   const ir::Value& v = *c->value();
   switch (v.kind()) {
-    case ir::ValueKind::kNone: return nb::none();
-    case ir::ValueKind::kBool: return nb::bool_(static_cast<const ir::BoolValue&>(v).value());
-    case ir::ValueKind::kInt: return nb::int_(static_cast<const ir::IntValue&>(v).value());
-    case ir::ValueKind::kFloat: return nb::float_(static_cast<const ir::FloatValue&>(v).value());
-    case ir::ValueKind::kStr: return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
-    case ir::ValueKind::kDType: return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
-    case ir::ValueKind::kExternal: return static_cast<const PyObjectValue&>(v).object();
-    case ir::ValueKind::kTensor: return nb::cast(static_cast<const ir::TensorValue&>(v).tensor());
-    case ir::ValueKind::kTuple: case ir::ValueKind::kList: {
+    case ir::ValueKind::kNone:
+      return nb::none();
+    case ir::ValueKind::kBool:
+      return nb::bool_(static_cast<const ir::BoolValue&>(v).value());
+    case ir::ValueKind::kInt:
+      return nb::int_(static_cast<const ir::IntValue&>(v).value());
+    case ir::ValueKind::kFloat:
+      return nb::float_(static_cast<const ir::FloatValue&>(v).value());
+    case ir::ValueKind::kStr:
+      return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
+    case ir::ValueKind::kDType:
+      return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
+    case ir::ValueKind::kExternal:
+      return static_cast<const PyObjectValue&>(v).object();
+    case ir::ValueKind::kTensor:
+      return nb::cast(static_cast<const ir::TensorValue&>(v).tensor());
+    case ir::ValueKind::kTuple:
+    case ir::ValueKind::kList: {
       nb::list l;
       for (const auto& item : static_cast<const ir::SequenceValue&>(v).items()) {
         nb::object o = to_python(std::make_shared<ir::Constant>(nullptr, item));
@@ -55,7 +74,8 @@ nb::object to_python(const NodePtr& n) {
       if (v.kind() == ir::ValueKind::kList) return l;
       return nb::tuple(l);
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -72,34 +92,42 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
     }
   size_t ai = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (i < n_in) { in[i] = args[i]; continue; }
+    if (i < n_in) {
+      in[i] = args[i];
+      continue;
+    }
     while (ai < n_attr && fixed[ai]) ++ai;
     if (ai >= n_attr)
-      error(loc, "TypeError", "[" + d.name + "] takes at most " + std::to_string(i) +
-                                  " positional arguments, got " + std::to_string(args.size()));
+      error(loc, "TypeError",
+            "[" + d.name + "] takes at most " + std::to_string(i) + " positional arguments, got " +
+                std::to_string(args.size()));
     at[ai++] = args[i];
   }
   for (auto& [key, v] : kw) {
     bool done = false;
     for (size_t i = 0; i < n_in && !done; ++i)
       if (d.inputs[i].name == key) {
-        if (in[i]) error(loc, "TypeError", "[" + d.name + "] got multiple values for input '" + key + "'");
+        if (in[i])
+          error(loc, "TypeError", "[" + d.name + "] got multiple values for input '" + key + "'");
         in[i] = v;
         done = true;
       }
     if (done) continue;
     int idx = d.attr_index(key);
     if (idx < 0)
-      error(loc, "TypeError", "[" + d.name + "] got an unexpected keyword argument '" + key + "'" +
-                                  did_you_mean(key, keyword_names(d)));
-    if (at[idx]) error(loc, "TypeError", "[" + d.name + "] got multiple values for attribute '" + key + "'");
+      error(loc, "TypeError",
+            "[" + d.name + "] got an unexpected keyword argument '" + key + "'" +
+                did_you_mean(key, keyword_names(d)));
+    if (at[idx])
+      error(loc, "TypeError", "[" + d.name + "] got multiple values for attribute '" + key + "'");
     at[idx] = v;
   }
   std::vector<AttrValue> defaults;
   for (size_t i = 0; i < n_in; ++i)
     if (!in[i]) {
       if (!d.inputs[i].optional)
-        error(loc, "TypeError", "[" + d.name + "] missing required input '" + d.inputs[i].name + "'");
+        error(loc, "TypeError",
+              "[" + d.name + "] missing required input '" + d.inputs[i].name + "'");
       in[i] = constant(ir::none());
     }
   for (size_t i = 0; i < n_attr; ++i) {
@@ -120,8 +148,9 @@ NodePtr Parser::op_call(Block* b, const OpDef& d, const std::vector<AttrValue>& 
 
 // A primitive configured with Primitive.shard(in_strategy, out_strategy): its tensor arguments
 // (and its result) pass through shard_hint nodes that the semi-auto parallel pass reads.
-NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d, const std::vector<AttrValue>& preset,
-                                std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d,
+                                const std::vector<AttrValue>& preset, std::vector<NodePtr> args,
+                                std::vector<std::pair<std::string, NodePtr>> kw,
                                 const SourceLoc& loc) {
   auto hinted = [&](NodePtr x, nb::handle dims) { return shard_hint(b, std::move(x), dims, loc); };
   nb::object in = nb::getattr(prim, "_in_strategy", nb::none());
@@ -139,11 +168,12 @@ NodePtr Parser::sharded_op_call(Block* b, nb::handle prim, const OpDef& d, const
   return r;
 }
 
-NodePtr Parser::shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc, bool layout_only) {
+NodePtr Parser::shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc,
+                           bool layout_only) {
   std::vector<int64_t> v;
   for (nb::handle k : dims) v.push_back(nb::cast<int64_t>(k));
-  return op_call(b, Registry::get().at("shard_hint"), {AttrValue(std::move(v)), AttrValue(layout_only)}, {std::move(x)},
-                 {}, loc);
+  return op_call(b, Registry::get().at("shard_hint"),
+                 {AttrValue(std::move(v)), AttrValue(layout_only)}, {std::move(x)}, {}, loc);
 }
 
 NodePtr Parser::hint_outputs(Block* b, NodePtr out, nb::handle strategy, const SourceLoc& loc) {
@@ -151,16 +181,19 @@ NodePtr Parser::hint_outputs(Block* b, NodePtr out, nb::handle strategy, const S
   if (ir::is_prim_call(out, Prim::kMakeTuple)) {
     auto* t = ir::as_apply(out);
     if (t->num_args() != n)
-      error(loc, "ValueError", "Cell.shard: out_strategy has " + std::to_string(n) + " layouts but construct returns " +
-                                   std::to_string(t->num_args()) + " values");
+      error(loc, "ValueError",
+            "Cell.shard: out_strategy has " + std::to_string(n) +
+                " layouts but construct returns " + std::to_string(t->num_args()) + " values");
     std::vector<NodePtr> items;
     for (size_t i = 0; i < n; ++i)
-      items.push_back(strategy[i].is_none() ? t->arg(i) : shard_hint(b, t->arg(i), strategy[i], loc, true));
+      items.push_back(strategy[i].is_none() ? t->arg(i)
+                                            : shard_hint(b, t->arg(i), strategy[i], loc, true));
     return sequence(b, Prim::kMakeTuple, std::move(items), loc);
   }
   if (n != 1)
-    error(loc, "ValueError", "Cell.shard: out_strategy has " + std::to_string(n) +
-                                 " layouts but construct returns one value (not a tuple literal)");
+    error(loc, "ValueError",
+          "Cell.shard: out_strategy has " + std::to_string(n) +
+              " layouts but construct returns one value (not a tuple literal)");
   return strategy[0].is_none() ? out : shard_hint(b, std::move(out), strategy[0], loc, true);
 }
 
@@ -173,7 +206,8 @@ NodePtr Parser::op_by_name(Block* b, const std::string& name, std::vector<NodePt
 
 // f(**d) with d a dict literal of this function (make_dict) or a constant dict: its items become
 // keyword arguments. False when the keys are not known at parse time.
-bool Parser::expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::string, NodePtr>>& kw) {
+bool Parser::expand_kwargs(Block* b, nb::handle k,
+                           std::vector<std::pair<std::string, NodePtr>>& kw) {
   NodePtr d = expr(b, k.attr("value"));
   std::vector<ir::ValuePtr> keys;
   std::vector<NodePtr> values;
@@ -186,11 +220,13 @@ bool Parser::expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::st
       auto* t = ir::as_apply(a->arg(1));
       for (size_t i = 0; i < t->num_args(); ++i) values.push_back(t->arg(i));
     } else if (ir::Constant* vc = ir::as_constant(a->arg(1))) {
-      for (const auto& v : static_cast<const ir::SequenceValue&>(*vc->value()).items()) values.push_back(constant(v));
+      for (const auto& v : static_cast<const ir::SequenceValue&>(*vc->value()).items())
+        values.push_back(constant(v));
     } else {
       return false;
     }
-  } else if (ir::Constant* c = ir::as_constant(d); c && c->value()->kind() == ir::ValueKind::kDict) {
+  } else if (ir::Constant* c = ir::as_constant(d);
+             c && c->value()->kind() == ir::ValueKind::kDict) {
     for (const auto& [key, v] : static_cast<const ir::DictValue&>(*c->value()).items()) {
       keys.push_back(key);
       values.push_back(constant(v));
@@ -199,7 +235,8 @@ bool Parser::expand_kwargs(Block* b, nb::handle k, std::vector<std::pair<std::st
     return false;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i]->kind() != ir::ValueKind::kStr) error(loc_of(k), "TypeError", "keywords must be strings");
+    if (keys[i]->kind() != ir::ValueKind::kStr)
+      error(loc_of(k), "TypeError", "keywords must be strings");
     kw.push_back({static_cast<const ir::StrValue&>(*keys[i]).value(), values[i]});
   }
   return true;
@@ -230,9 +267,11 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   std::vector<NodePtr> args;
   // tuple(elt for v in seq) / list(...): the generator is unrolled like a list comprehension.
   nb::handle ast_args = e.attr("args");
-  if (len_of(ast_args) == 1 && len_of(e.attr("keywords")) == 0 && ast_type(ast_args[0]) == "GeneratorExp") {
+  if (len_of(ast_args) == 1 && len_of(e.attr("keywords")) == 0 &&
+      ast_type(ast_args[0]) == "GeneratorExp") {
     const PyObjectValue* pv = callee ? py_object_of(callee) : nullptr;
-    if (pv && (pv->object().is(builtins_.attr("tuple")) || pv->object().is(builtins_.attr("list")))) {
+    if (pv &&
+        (pv->object().is(builtins_.attr("tuple")) || pv->object().is(builtins_.attr("list")))) {
       bool is_tuple = pv->object().is(builtins_.attr("tuple"));
       return comprehension(b, ast_args[0], is_tuple ? Prim::kMakeTuple : Prim::kMakeList);
     }
@@ -248,10 +287,12 @@ NodePtr Parser::call(Block* b, nb::handle e) {
       NodePtr t = expr(b, a.attr("value"));
       ir::Constant* c = ir::as_constant(t);
       unpack |= !(ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList) ||
-                  (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList)));
+                  (c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                         c->value()->kind() == ir::ValueKind::kList)));
     }
   if (unpack) {
-    if (len_of(e.attr("keywords")) > 0) unsupported(e, "keyword arguments with f(*args)", "pass them positionally");
+    if (len_of(e.attr("keywords")) > 0)
+      unsupported(e, "keyword arguments with f(*args)", "pass them positionally");
     if (!callee) callee = attribute(b, base, method, loc_of(func));
     std::vector<NodePtr> parts{callee};
     for (nb::handle a : e.attr("args"))
@@ -272,8 +313,9 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     if (ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList)) {
       auto* ap = ir::as_apply(t);
       for (size_t i = 0; i < ap->num_args(); ++i) args.push_back(ap->arg(i));
-    } else if (ir::Constant* c = ir::as_constant(t); c && (c->value()->kind() == ir::ValueKind::kTuple ||
-                                                          c->value()->kind() == ir::ValueKind::kList)) {
+    } else if (ir::Constant* c = ir::as_constant(t);
+               c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                     c->value()->kind() == ir::ValueKind::kList)) {
       for (const auto& v : static_cast<const ir::SequenceValue&>(*c->value()).items())
         args.push_back(constant(v));
     } else {
@@ -286,7 +328,8 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     if (k.attr("arg").is_none()) {  // f(**d): the dict's keys must be known here
       if (!expand_kwargs(b, k, kw))
         unsupported(k, "f(**d) with a dict whose keys are not known where it is called",
-                    "build the dict with a literal in this function, or pass the keyword arguments by name");
+                    "build the dict with a literal in this function, or pass the keyword arguments "
+                    "by name");
       continue;
     }
     kw.push_back({str_attr(k, "arg"), expr(b, k.attr("value"))});
@@ -301,7 +344,8 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   if (ir::constant_graph(callee) && has_effects(r)) add_effect(b, r);
   // ops.assign(m, v) with m a local (a loop variable over self.parameters): later reads of m in
   // this function see v, as they would eagerly (the Parameter itself is written after its reads).
-  if (ir::is_prim_call(r, Prim::kAssign) && len_of(ast_args) > 0 && ast_type(ast_args[0]) == "Name") {
+  if (ir::is_prim_call(r, Prim::kAssign) && len_of(ast_args) > 0 &&
+      ast_type(ast_args[0]) == "Name") {
     std::string name = str_attr(ast_args[0], "id");
     if (b->scope->locals.count(name)) write(b, name, r);
   }
@@ -319,14 +363,19 @@ std::vector<std::string> signature_keywords(const Signature& sig) {
 
 std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const std::string& fname,
                                std::vector<NodePtr> args,
-                               std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+                               std::vector<std::pair<std::string, NodePtr>> kw,
+                               const SourceLoc& loc) {
   std::vector<NodePtr> out(sig.names.size());
   std::vector<NodePtr> extra;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (i < sig.n_positional) out[i] = args[i];
-    else if (sig.vararg >= 0) extra.push_back(args[i]);
-    else p.error(loc, "TypeError", fname + "() takes " + std::to_string(sig.n_positional) +
-                                       " positional arguments but " + std::to_string(args.size()) + " were given");
+    if (i < sig.n_positional)
+      out[i] = args[i];
+    else if (sig.vararg >= 0)
+      extra.push_back(args[i]);
+    else
+      p.error(loc, "TypeError",
+              fname + "() takes " + std::to_string(sig.n_positional) +
+                  " positional arguments but " + std::to_string(args.size()) + " were given");
   }
   if (sig.vararg >= 0) out[sig.vararg] = p.prim(b, Prim::kMakeTuple, std::move(extra), loc);
   std::vector<ir::ValuePtr> extra_keys;  // keywords **kwargs collects
@@ -340,12 +389,15 @@ std::vector<NodePtr> bind_args(Parser& p, Block* b, const Signature& sig, const 
       continue;
     }
     if (it == sig.names.end() || static_cast<int>(i) == sig.vararg)
-      p.error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'" +
-                                    did_you_mean(k, signature_keywords(sig)));
-    if (out[i]) p.error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
+      p.error(loc, "TypeError",
+              fname + "() got an unexpected keyword argument '" + k + "'" +
+                  did_you_mean(k, signature_keywords(sig)));
+    if (out[i])
+      p.error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
     out[i] = v;
   }
-  if (sig.kwarg >= 0) out[sig.kwarg] = p.make_dict(b, std::move(extra_keys), std::move(extra_values), loc);
+  if (sig.kwarg >= 0)
+    out[sig.kwarg] = p.make_dict(b, std::move(extra_keys), std::move(extra_values), loc);
   for (size_t i = 0; i < out.size(); ++i)
     if (!out[i]) {
       if (!sig.defaults[i])
@@ -361,15 +413,21 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
   if (ir::is_prim_value(callee, Prim::kAssign) || ir::is_prim_value(callee, Prim::kDepend)) {
     // ops.assign(variable, value), ops.depend(value, expr)
     Prim p = ir::is_prim_value(callee, Prim::kAssign) ? Prim::kAssign : Prim::kDepend;
-    const char* names[2] = {p == Prim::kAssign ? "variable" : "value", p == Prim::kAssign ? "value" : "expr"};
+    const char* names[2] = {p == Prim::kAssign ? "variable" : "value",
+                            p == Prim::kAssign ? "value" : "expr"};
     for (auto& [k, v] : kw) {
-      if (k == names[0] && args.empty()) args.push_back(v);
-      else if (k == names[1] && args.size() == 1) args.push_back(v);
-      else error(loc, "TypeError", std::string(ir::prim_name(p)) + "() got an unexpected keyword argument '" + k + "'");
+      if (k == names[0] && args.empty())
+        args.push_back(v);
+      else if (k == names[1] && args.size() == 1)
+        args.push_back(v);
+      else
+        error(loc, "TypeError",
+              std::string(ir::prim_name(p)) + "() got an unexpected keyword argument '" + k + "'");
     }
     if (args.size() != 2)
-      error(loc, "TypeError", std::string(ir::prim_name(p)) + "() takes 2 arguments (" + names[0] + ", " +
-                                  names[1] + "), got " + std::to_string(args.size()));
+      error(loc, "TypeError",
+            std::string(ir::prim_name(p)) + "() takes 2 arguments (" + names[0] + ", " + names[1] +
+                "), got " + std::to_string(args.size()));
     if (p == Prim::kAssign && assigned_)
       for (auto& [obj, node] : weights_)
         if (node == args[0]) (*assigned_)[obj] = Assigned{loc, b, args[1]};
@@ -391,23 +449,29 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     const OpDef* op = nullptr;
     std::vector<AttrValue> preset;
     if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
-    if (nb::hasattr(fn, "_mycel_transform") && !PyType_Check(fn.ptr()))  // grad(f), vmap(f) made here
+    if (nb::hasattr(fn, "_mycel_transform") &&
+        !PyType_Check(fn.ptr()))  // grad(f), vmap(f) made here
       return transform_call(b, fn, std::move(args), std::move(kw), loc);
-    if (nb::hasattr(fn, "_mycel_graph_impl") && !PyType_Check(fn.ptr()))  // library code with a parsable form
-      return call_value(b, object_node(b, fn.attr("_mycel_graph_impl"), loc), std::move(args), std::move(kw), loc);
-    if (op_handle_of(fn, &op, &preset)) return sharded_op_call(b, fn, *op, preset, std::move(args), std::move(kw), loc);
+    if (nb::hasattr(fn, "_mycel_graph_impl") &&
+        !PyType_Check(fn.ptr()))  // library code with a parsable form
+      return call_value(b, object_node(b, fn.attr("_mycel_graph_impl"), loc), std::move(args),
+                        std::move(kw), loc);
+    if (op_handle_of(fn, &op, &preset))
+      return sharded_op_call(b, fn, *op, preset, std::move(args), std::move(kw), loc);
     if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
       // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.
       nb::list pa;
       nb::dict pk;
       for (auto& a : args) {
         nb::object o = to_python(a);
-        if (!o.is_valid()) error(loc, "TypeError", "primitive attributes must be compile-time constants");
+        if (!o.is_valid())
+          error(loc, "TypeError", "primitive attributes must be compile-time constants");
         pa.append(o);
       }
       for (auto& [k, v] : kw) {
         nb::object o = to_python(v);
-        if (!o.is_valid()) error(loc, "TypeError", "primitive attributes must be compile-time constants");
+        if (!o.is_valid())
+          error(loc, "TypeError", "primitive attributes must be compile-time constants");
         pk[k.c_str()] = o;
       }
       try {
@@ -428,8 +492,9 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
       for (auto& [k, v] : kw) {
         nb::object o = to_python(v);
         if (!o.is_valid())
-          error(loc, "TypeError", "keyword argument '" + k + "' of " + pv->name() +
-                                      " must be a compile-time constant in graph mode");
+          error(loc, "TypeError",
+                "keyword argument '" + k + "' of " + pv->name() +
+                    " must be a compile-time constant in graph mode");
         pk[k.c_str()] = o;
       }
       callee = constant(py_object(nb::module_::import_("functools").attr("partial")(fn, **pk)));
@@ -467,14 +532,17 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
     return prim(b, Prim::kPrint, std::move(pieces), loc);
   }
   if (name == "len" && args.size() == 1) {
-    if (is_sequence(args[0]) || dict_nodes.count(args[0].get())) return prim(b, Prim::kTupleLen, args, loc);
-    // A constant or a compile-time Python call's result (name.upper()): Python's len, evaluated then.
+    if (is_sequence(args[0]) || dict_nodes.count(args[0].get()))
+      return prim(b, Prim::kTupleLen, args, loc);
+    // A constant or a compile-time Python call's result (name.upper()): Python's len, evaluated
+    // then.
     auto* a = ir::as_apply(args[0]);
     if (ir::as_constant(args[0]) || (a && py_object_of(a->callee()))) {
       *handled = false;
       return nullptr;
     }
-    NodePtr n = prim(b, Prim::kTupleGetItem, {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
+    NodePtr n = prim(b, Prim::kTupleGetItem,
+                     {prim(b, Prim::kShape, args, loc), constant(ir::integer(0))}, loc);
     scalar_nodes.insert(n.get());
     return n;
   }
@@ -485,8 +553,8 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
   if (((name == "max" || name == "min") && kw.empty() && !args.empty()) ||
       (name == "sum" && (args.size() == 1 || args.size() == 2))) {
     const std::string helper = "builtin_" + name;
-    return call_value(b, library_graph("mycel.common.graph_syntax", helper.c_str(), loc), std::move(args),
-                      std::move(kw), loc);
+    return call_value(b, library_graph("mycel.common.graph_syntax", helper.c_str(), loc),
+                      std::move(args), std::move(kw), loc);
   }
   if ((name == "tuple" || name == "list") && args.size() == 1) {
     Prim p = name == "tuple" ? Prim::kMakeTuple : Prim::kMakeList;
@@ -508,18 +576,23 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
     ir::Constant* c = ir::as_constant(args[1]);
     if (c && c->value()->kind() == ir::ValueKind::kStr) {
       const std::string& a = static_cast<const ir::StrValue&>(*c->value()).value();
-      if (args.size() == 3 && !nb::hasattr(py_object_of(args[0])->object(), a.c_str())) return args[2];
+      if (args.size() == 3 && !nb::hasattr(py_object_of(args[0])->object(), a.c_str()))
+        return args[2];
       return attribute(b, args[0], a, loc);
     }
   }
-  if (name == "super") error(loc, "SyntaxError", "'super()' is not supported in graph mode; "
-                             "call the base class method as Base.method(self, ...)");
+  if (name == "super")
+    error(loc, "SyntaxError",
+          "'super()' is not supported in graph mode; "
+          "call the base class method as Base.method(self, ...)");
   *handled = false;
   return nullptr;
 }
 
-NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
-                              std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m,
+                              std::vector<NodePtr> args,
+                              std::vector<std::pair<std::string, NodePtr>> kw,
+                              const SourceLoc& loc) {
   auto shape_arg = [&]() -> NodePtr {
     if (args.size() == 1) return args[0];
     return sequence(b, Prim::kMakeTuple, args, loc);
@@ -530,7 +603,8 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
     return prim(b, p, {self}, loc);
   }
   if (m == "reshape" || m == "view") return op_by_name(b, "reshape", {self, shape_arg()}, {}, loc);
-  if (m == "transpose" || m == "permute") return op_by_name(b, "transpose", {self, shape_arg()}, {}, loc);
+  if (m == "transpose" || m == "permute")
+    return op_by_name(b, "transpose", {self, shape_arg()}, {}, loc);
   if (m == "tile") return op_by_name(b, "tile", {self, shape_arg()}, {}, loc);
   if (m == "flatten" && args.empty() && kw.empty())
     return op_by_name(b, "reshape", {self, constant(ir::tuple({ir::integer(-1)}))}, {}, loc);
@@ -546,17 +620,21 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m, std:
       args.insert(args.begin(), self);
       return op_by_name(b, m, std::move(args), std::move(kw), loc);
     }
-  nb::dict table = nb::cast<nb::dict>(nb::module_::import_("mycel.common.tensor_op_methods").attr("_METHODS"));
+  nb::dict table =
+      nb::cast<nb::dict>(nb::module_::import_("mycel.common.tensor_op_methods").attr("_METHODS"));
   if (table.contains(m.c_str()) && Registry::get().find(nb::cast<std::string>(table[m.c_str()]))) {
     args.insert(args.begin(), self);
-    return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw), loc);
+    return op_by_name(b, nb::cast<std::string>(table[m.c_str()]), std::move(args), std::move(kw),
+                      loc);
   }
   // MindSpore Tensor methods made of ops (x.acos(), x.hsplit(2)): the Python function is parsed
   // like user code, with the tensor as its first argument (mycel/ops/tensor_composites.py).
-  nb::dict composites = nb::cast<nb::dict>(nb::module_::import_("mycel.ops.tensor_composites").attr("METHODS"));
+  nb::dict composites =
+      nb::cast<nb::dict>(nb::module_::import_("mycel.ops.tensor_composites").attr("METHODS"));
   if (composites.contains(m.c_str())) {
     args.insert(args.begin(), self);
-    return call_value(b, object_node(b, composites[m.c_str()], loc), std::move(args), std::move(kw), loc);
+    return call_value(b, object_node(b, composites[m.c_str()], loc), std::move(args), std::move(kw),
+                      loc);
   }
   // Any other method is Python's (name.lower(), shape.index(3), "{}-{}".format(a, b)): evaluated
   // at compile time on a compile-time receiver; analysis refuses a receiver known only at run time.

@@ -10,12 +10,21 @@ namespace mycel::frontend {
 namespace {
 // Folds scalar prims whose operands are constants (a comprehension filter such as `i % 2 == 0`).
 NodePtr fold(Parser& p, const NodePtr& n) {
-  static const std::pair<Prim, const char*> table[] = {
-      {Prim::kScalarAdd, "add"}, {Prim::kScalarSub, "sub"}, {Prim::kScalarMul, "mul"},
-      {Prim::kScalarDiv, "truediv"}, {Prim::kScalarFloorDiv, "floordiv"}, {Prim::kScalarMod, "mod"},
-      {Prim::kScalarPow, "pow"}, {Prim::kScalarNeg, "neg"}, {Prim::kScalarEq, "eq"},
-      {Prim::kScalarNe, "ne"}, {Prim::kScalarLt, "lt"}, {Prim::kScalarLe, "le"},
-      {Prim::kScalarGt, "gt"}, {Prim::kScalarGe, "ge"}, {Prim::kScalarNot, "not_"}};
+  static const std::pair<Prim, const char*> table[] = {{Prim::kScalarAdd, "add"},
+                                                       {Prim::kScalarSub, "sub"},
+                                                       {Prim::kScalarMul, "mul"},
+                                                       {Prim::kScalarDiv, "truediv"},
+                                                       {Prim::kScalarFloorDiv, "floordiv"},
+                                                       {Prim::kScalarMod, "mod"},
+                                                       {Prim::kScalarPow, "pow"},
+                                                       {Prim::kScalarNeg, "neg"},
+                                                       {Prim::kScalarEq, "eq"},
+                                                       {Prim::kScalarNe, "ne"},
+                                                       {Prim::kScalarLt, "lt"},
+                                                       {Prim::kScalarLe, "le"},
+                                                       {Prim::kScalarGt, "gt"},
+                                                       {Prim::kScalarGe, "ge"},
+                                                       {Prim::kScalarNot, "not_"}};
   for (const auto& [prim, name] : table) {
     if (!ir::is_prim_call(n, prim)) continue;
     auto* a = ir::as_apply(n);
@@ -25,10 +34,14 @@ NodePtr fold(Parser& p, const NodePtr& n) {
       ir::Constant* c = ir::as_constant(v);
       if (!c) return n;
       const ir::Value& x = *c->value();
-      if (x.kind() == ir::ValueKind::kInt) args.append(nb::int_(static_cast<const ir::IntValue&>(x).value()));
-      else if (x.kind() == ir::ValueKind::kFloat) args.append(nb::float_(static_cast<const ir::FloatValue&>(x).value()));
-      else if (x.kind() == ir::ValueKind::kBool) args.append(nb::bool_(static_cast<const ir::BoolValue&>(x).value()));
-      else return n;
+      if (x.kind() == ir::ValueKind::kInt)
+        args.append(nb::int_(static_cast<const ir::IntValue&>(x).value()));
+      else if (x.kind() == ir::ValueKind::kFloat)
+        args.append(nb::float_(static_cast<const ir::FloatValue&>(x).value()));
+      else if (x.kind() == ir::ValueKind::kBool)
+        args.append(nb::bool_(static_cast<const ir::BoolValue&>(x).value()));
+      else
+        return n;
     }
     nb::object r;
     try {
@@ -46,7 +59,8 @@ NodePtr fold(Parser& p, const NodePtr& n) {
 
 void target_names(nb::handle t, std::vector<std::string>& out) {
   std::string k = ast_type(t);
-  if (k == "Name") out.push_back(str_attr(t, "id"));
+  if (k == "Name")
+    out.push_back(str_attr(t, "id"));
   else if (k == "Tuple" || k == "List")
     for (nb::handle e : t.attr("elts")) target_names(e, out);
 }
@@ -60,7 +74,8 @@ NodePtr Parser::comprehension(Block* b, nb::handle e, Prim p) {
   const char* instead = is_list ? "build the list with a for loop" : "use a for loop";
   nb::handle gens = e.attr("generators");
   for (nb::handle g : gens)
-    if (PyObject_IsTrue(g.attr("is_async").ptr()) == 1) unsupported(e, "async comprehension", instead);
+    if (PyObject_IsTrue(g.attr("is_async").ptr()) == 1)
+      unsupported(e, "async comprehension", instead);
   if (len_of(gens) != 1) return comprehension_loop(b, e, p);
   nb::handle g = gens[0];
   SourceLoc loc = loc_of(e);
@@ -86,12 +101,17 @@ NodePtr Parser::comprehension(Block* b, nb::handle e, Prim p) {
     for (nb::handle cond : g.attr("ifs")) {
       int truth = constant_truth(fold(*this, expr(b, cond)));
       if (truth < 0) later = true;
-      if (truth <= 0) { keep = false; break; }
+      if (truth <= 0) {
+        keep = false;
+        break;
+      }
     }
     if (keep) items.push_back(expr(b, e.attr("elt")));
     for (auto& [nm, v] : saved) {
-      if (v) b->vars[nm] = v;
-      else b->vars.erase(nm);
+      if (v)
+        b->vars[nm] = v;
+      else
+        b->vars.erase(nm);
     }
   }
   if (later) {  // what was unrolled is dropped (its nodes stay unused), with its effects
@@ -113,7 +133,8 @@ constexpr const char* kDictLoop =
 void place(nb::handle ast, nb::handle tree, nb::handle at) {
   for (nb::handle n : ast.attr("walk")(tree)) {
     if (len_of(nb::getattr(n, "_attributes", nb::tuple())) == 0) continue;  // not a stmt or expr
-    for (const char* a : {"lineno", "col_offset", "end_lineno", "end_col_offset"}) n.attr(a) = at.attr(a);
+    for (const char* a : {"lineno", "col_offset", "end_lineno", "end_col_offset"})
+      n.attr(a) = at.attr(a);
     // Placeholders not replaced by user nodes become names no user code can spell.
     if (nb::hasattr(n, "id") && str_attr(n, "id").size() == 2 && str_attr(n, "id")[0] == '_')
       n.attr("id") = nb::str(("$" + str_attr(n, "id").substr(1)).c_str());
@@ -125,7 +146,8 @@ void place(nb::handle ast, nb::handle tree, nb::handle at) {
 NodePtr Parser::comprehension_loop(Block* b, nb::handle e, Prim p) {
   NodePtr lst = comprehension_loop(b, e, "<listcomp>");
   if (p == Prim::kMakeList) return lst;
-  NodePtr t = prim(b, Prim::kUnpackCall, {constant(ir::prim_value(Prim::kMakeTuple)), lst}, loc_of(e));
+  NodePtr t =
+      prim(b, Prim::kUnpackCall, {constant(ir::prim_value(Prim::kMakeTuple)), lst}, loc_of(e));
   seq_nodes.insert(t.get());
   return t;
 }
@@ -188,7 +210,8 @@ NodePtr Parser::comprehension_loop(Block* b, nb::handle e, const char* name) {
     }
     nb::object l = loop;
     if (k) {
-      l = ast_.attr("For")(ast_.attr("Constant")(0), ast_.attr("Constant")(0), nb::list(), nb::list());
+      l = ast_.attr("For")(ast_.attr("Constant")(0), ast_.attr("Constant")(0), nb::list(),
+                           nb::list());
       place(ast_, l, e);
     }
     l.attr("target") = g.attr("target");

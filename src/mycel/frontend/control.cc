@@ -82,8 +82,9 @@ NodePtr Parser::read(Block* b, const std::string& name, const SourceLoc& loc) {
 
 void Parser::unbound_error(const SourceLoc& loc, const std::string& name) const {
   error(loc, "UnboundLocalError",
-        "cannot access local variable '" + name + "' where it is not associated with a value "
-        "(it is deleted with `del` on a path that reaches here)");
+        "cannot access local variable '" + name +
+            "' where it is not associated with a value "
+            "(it is deleted with `del` on a path that reaches here)");
 }
 
 NodePtr Parser::jump(Block* from, Block* to, const SourceLoc& loc) {
@@ -111,8 +112,8 @@ void Parser::try_remove_trivial(Block* b, const NodePtr& phi) {
   for (auto& [from, call] : b->jumps) {
     const NodePtr& v = static_cast<ir::Apply*>(call.get())->arg(index);
     if (v == phi || v == same) continue;
-    if (same && !(as_constant(v) && as_constant(same) && ir::ValueEq()(
-                      ir::as_constant(v)->value(), ir::as_constant(same)->value())))
+    if (same && !(as_constant(v) && as_constant(same) &&
+                  ir::ValueEq()(ir::as_constant(v)->value(), ir::as_constant(same)->value())))
       return;
     if (!same) same = v;
   }
@@ -150,7 +151,8 @@ void Parser::replace_phi(Block* b, size_t index, NodePtr v) {
 
 void Parser::finish(Block* b, NodePtr out) {
   if (!b->effects.empty()) {
-    NodePtr e = b->effects.size() == 1 ? b->effects[0] : prim(b, Prim::kMakeTuple, b->effects, out->loc());
+    NodePtr e =
+        b->effects.size() == 1 ? b->effects[0] : prim(b, Prim::kMakeTuple, b->effects, out->loc());
     out = prim(b, Prim::kDepend, {out, e}, out->loc());
   }
   b->g->set_output(std::move(out));
@@ -158,8 +160,9 @@ void Parser::finish(Block* b, NodePtr out) {
 }
 
 NodePtr Parser::switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc) {
-  NodePtr sw = prim(b, Prim::kSwitch,
-                    {std::move(cond), constant(ir::graph_value(t->g)), constant(ir::graph_value(f->g))}, loc);
+  NodePtr sw = prim(
+      b, Prim::kSwitch,
+      {std::move(cond), constant(ir::graph_value(t->g)), constant(ir::graph_value(f->g))}, loc);
   return apply(b, {sw}, loc);
 }
 
@@ -168,14 +171,21 @@ int constant_truth(const NodePtr& c) {
   if (!k) return -1;
   const ir::Value& v = *k->value();
   switch (v.kind()) {
-    case ir::ValueKind::kNone: return 0;
-    case ir::ValueKind::kBool: return static_cast<const ir::BoolValue&>(v).value();
-    case ir::ValueKind::kInt: return static_cast<const ir::IntValue&>(v).value() != 0;
-    case ir::ValueKind::kFloat: return static_cast<const ir::FloatValue&>(v).value() != 0.0;
-    case ir::ValueKind::kStr: return !static_cast<const ir::StrValue&>(v).value().empty();
-    case ir::ValueKind::kTuple: case ir::ValueKind::kList:
+    case ir::ValueKind::kNone:
+      return 0;
+    case ir::ValueKind::kBool:
+      return static_cast<const ir::BoolValue&>(v).value();
+    case ir::ValueKind::kInt:
+      return static_cast<const ir::IntValue&>(v).value() != 0;
+    case ir::ValueKind::kFloat:
+      return static_cast<const ir::FloatValue&>(v).value() != 0.0;
+    case ir::ValueKind::kStr:
+      return !static_cast<const ir::StrValue&>(v).value().empty();
+    case ir::ValueKind::kTuple:
+    case ir::ValueKind::kList:
       return !static_cast<const ir::SequenceValue&>(v).items().empty();
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -253,7 +263,8 @@ Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
     auto is = [&](const char* n) { return pv && pv->object().is(builtins_.attr(n)); };
     nb::handle args = it.attr("args");
     for (nb::handle a : args)
-      if (ast_type(a) == "Starred") unsupported(a, "*args in a for iterable", "pass the items directly");
+      if (ast_type(a) == "Starred")
+        unsupported(a, "*args in a for iterable", "pass the items directly");
     size_t n = len_of(args);
     if ((is("zip") && n > 0) || (is("enumerate") && (n == 1 || n == 2))) {
       r.kind = is("zip") ? Iter::kZip : Iter::kEnumerate;
@@ -274,13 +285,17 @@ Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
       bool all = true;
       for (const NodePtr& a : av) {
         ir::Constant* k = ir::as_constant(a);
-        if (!k || k->value()->kind() != ir::ValueKind::kInt) { all = false; break; }
+        if (!k || k->value()->kind() != ir::ValueKind::kInt) {
+          all = false;
+          break;
+        }
         pa.append(nb::int_(static_cast<const ir::IntValue&>(*k->value()).value()));
       }
       if (all && !av.empty() && av.size() <= 3) {
         std::vector<ir::ValuePtr> vals;
         try {
-          for (nb::handle v : builtins_.attr("range")(*nb::tuple(pa))) vals.push_back(ir::integer(nb::cast<int64_t>(v)));
+          for (nb::handle v : builtins_.attr("range")(*nb::tuple(pa)))
+            vals.push_back(ir::integer(nb::cast<int64_t>(v)));
         } catch (nb::python_error& e) {
           error(loc_of(it), "ValueError", e.what());
         }
@@ -292,7 +307,8 @@ Parser::Iter Parser::iterable(Block* b, nb::handle it, NodePtr fn) {
     return r;
   }
   r.seq = expr(b, it);
-  if (dict_nodes.count(r.seq.get())) r.seq = prim(b, Prim::kDictKeys, {r.seq}, loc_of(it));  // for k in d
+  if (dict_nodes.count(r.seq.get()))
+    r.seq = prim(b, Prim::kDictKeys, {r.seq}, loc_of(it));  // for k in d
   return r;
 }
 
@@ -313,7 +329,8 @@ NodePtr Parser::iter_item(Block* b, const Iter& it, NodePtr i, const SourceLoc& 
       if (ir::is_prim_call(it.seq, Prim::kMakeTuple) || ir::is_prim_call(it.seq, Prim::kMakeList))
         return ir::as_apply(it.seq)->arg(idx);
       ir::Constant* c = ir::as_constant(it.seq);
-      if (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList))
+      if (c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                c->value()->kind() == ir::ValueKind::kList))
         return constant(static_cast<const ir::SequenceValue&>(*c->value()).items()[idx]);
     }
     return prim(b, Prim::kTupleGetItem, {it.seq, i}, loc);
@@ -342,8 +359,10 @@ int64_t Parser::iter_static_len(const Iter& it) const {
     if (ir::is_prim_call(it.seq, Prim::kMakeTuple) || ir::is_prim_call(it.seq, Prim::kMakeList))
       return static_cast<int64_t>(ir::as_apply(it.seq)->num_args());
     ir::Constant* c = ir::as_constant(it.seq);
-    if (c && (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList))
-      return static_cast<int64_t>(static_cast<const ir::SequenceValue&>(*c->value()).items().size());
+    if (c &&
+        (c->value()->kind() == ir::ValueKind::kTuple || c->value()->kind() == ir::ValueKind::kList))
+      return static_cast<int64_t>(
+          static_cast<const ir::SequenceValue&>(*c->value()).items().size());
     return -1;
   }
   int64_t n = -1;
@@ -369,7 +388,8 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
   bool descending = false;
   bool range_call = false;
   NodePtr fn;
-  if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0 && ast_type(it.attr("func")) != "Attribute") {
+  if (ast_type(it) == "Call" && len_of(it.attr("keywords")) == 0 &&
+      ast_type(it.attr("func")) != "Attribute") {
     fn = expr(b, it.attr("func"));
     const PyObjectValue* pv = py_object_of(fn);
     range_call = pv && pv->object().is(builtins_.attr("range"));
@@ -378,12 +398,17 @@ Block* Parser::for_stmt(Block* b, nb::handle s) {
     is_range = true;
     std::vector<NodePtr> args;
     for (nb::handle a : it.attr("args")) {
-      if (ast_type(a) == "Starred") unsupported(a, "*args in a for iterable", "pass the items directly");
+      if (ast_type(a) == "Starred")
+        unsupported(a, "*args in a for iterable", "pass the items directly");
       args.push_back(expr(b, a));
     }
     if (args.empty() || args.size() > 3) error(loc, "TypeError", "range expected 1 to 3 arguments");
-    if (args.size() == 1) stop = args[0];
-    else { start = args[0]; stop = args[1]; }
+    if (args.size() == 1)
+      stop = args[0];
+    else {
+      start = args[0];
+      stop = args[1];
+    }
     if (args.size() == 3) {
       step = args[2];
       ir::Constant* k = ir::as_constant(step);

@@ -5,7 +5,8 @@
 namespace mycel::frontend {
 
 std::string ast_type(nb::handle node) {
-  return nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(node.ptr()))).attr("__name__"));
+  return nb::cast<std::string>(
+      nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(node.ptr()))).attr("__name__"));
 }
 
 std::string str_attr(nb::handle o, const char* attr) { return nb::cast<std::string>(o.attr(attr)); }
@@ -15,7 +16,8 @@ void collect_locals(nb::handle ast_module, nb::handle body, std::set<std::string
   for (nb::handle st : body)
     for (nb::handle n : walk(st)) {
       std::string t = ast_type(n);
-      if (t == "Name" && ast_type(n.attr("ctx")) != "Load") out.insert(str_attr(n, "id"));  // Store, Del
+      if (t == "Name" && ast_type(n.attr("ctx")) != "Load")
+        out.insert(str_attr(n, "id"));  // Store, Del
       if (t == "FunctionDef") out.insert(str_attr(n, "name"));
     }
 }
@@ -36,10 +38,12 @@ void Parser::error(const SourceLoc& loc, const std::string& kind, const std::str
   std::string file = loc.file ? *loc.file : std::string("<unknown>");
   std::string text = loc.text ? *loc.text : std::string();
   // no location (the entry function itself): the message alone, not "<unknown>:0:1:"
-  std::string full = loc.known() ? file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col + 1) + ": " + msg
+  std::string full = loc.known() ? file + ":" + std::to_string(loc.line) + ":" +
+                                       std::to_string(loc.col + 1) + ": " + msg
                                  : msg;
   if (!text.empty()) {
-    full += "\n    " + text + "\n    " + std::string(static_cast<size_t>(std::max(loc.col, 0)), ' ') + "^";
+    full += "\n    " + text + "\n    " +
+            std::string(static_cast<size_t>(std::max(loc.col, 0)), ' ') + "^";
   }
   throw FrontendError(kind, full, file, loc.line, loc.col + 1, text);
 }

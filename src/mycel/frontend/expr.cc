@@ -29,24 +29,42 @@ namespace {
 // The Python operator a scalar prim stands for, for folding it at parse time, or null.
 const char* python_operator(Prim p) {
   switch (p) {
-    case Prim::kScalarAdd: return "add";
-    case Prim::kScalarSub: return "sub";
-    case Prim::kScalarMul: return "mul";
-    case Prim::kScalarDiv: return "truediv";
-    case Prim::kScalarFloorDiv: return "floordiv";
-    case Prim::kScalarMod: return "mod";
-    case Prim::kScalarPow: return "pow";
-    case Prim::kScalarNeg: return "neg";
-    case Prim::kScalarEq: return "eq";
-    case Prim::kScalarNe: return "ne";
-    case Prim::kScalarLt: return "lt";
-    case Prim::kScalarLe: return "le";
-    case Prim::kScalarGt: return "gt";
-    case Prim::kScalarGe: return "ge";
-    case Prim::kScalarNot: return "not_";
-    case Prim::kIs: return "is_";
-    case Prim::kIsNot: return "is_not";
-    default: return nullptr;
+    case Prim::kScalarAdd:
+      return "add";
+    case Prim::kScalarSub:
+      return "sub";
+    case Prim::kScalarMul:
+      return "mul";
+    case Prim::kScalarDiv:
+      return "truediv";
+    case Prim::kScalarFloorDiv:
+      return "floordiv";
+    case Prim::kScalarMod:
+      return "mod";
+    case Prim::kScalarPow:
+      return "pow";
+    case Prim::kScalarNeg:
+      return "neg";
+    case Prim::kScalarEq:
+      return "eq";
+    case Prim::kScalarNe:
+      return "ne";
+    case Prim::kScalarLt:
+      return "lt";
+    case Prim::kScalarLe:
+      return "le";
+    case Prim::kScalarGt:
+      return "gt";
+    case Prim::kScalarGe:
+      return "ge";
+    case Prim::kScalarNot:
+      return "not_";
+    case Prim::kIs:
+      return "is_";
+    case Prim::kIsNot:
+      return "is_not";
+    default:
+      return nullptr;
   }
 }
 
@@ -56,10 +74,16 @@ bool plain_constant(const NodePtr& n, Prim p) {
   ir::Constant* c = ir::as_constant(n);
   if (!c) return false;
   switch (c->value()->kind()) {
-    case ir::ValueKind::kNone: case ir::ValueKind::kBool: case ir::ValueKind::kInt:
-    case ir::ValueKind::kFloat: case ir::ValueKind::kStr: return true;
-    case ir::ValueKind::kExternal: return p == Prim::kIs || p == Prim::kIsNot;
-    default: return false;
+    case ir::ValueKind::kNone:
+    case ir::ValueKind::kBool:
+    case ir::ValueKind::kInt:
+    case ir::ValueKind::kFloat:
+    case ir::ValueKind::kStr:
+      return true;
+    case ir::ValueKind::kExternal:
+      return p == Prim::kIs || p == Prim::kIsNot;
+    default:
+      return false;
   }
 }
 }  // namespace
@@ -67,7 +91,8 @@ bool plain_constant(const NodePtr& n, Prim p) {
 // Scalar prims whose operands are all constants fold now, as Python evaluates them, so that a
 // branch on `self.stride > 1` or `self.act is not None` is decided at parse time and the branch
 // not taken is never resolved (it may name attributes that exist only when it is taken).
-NodePtr Parser::fold_scalar(Block* b, Prim p, const std::vector<NodePtr>& args, const SourceLoc& loc) {
+NodePtr Parser::fold_scalar(Block* b, Prim p, const std::vector<NodePtr>& args,
+                            const SourceLoc& loc) {
   const char* name = python_operator(p);
   if (!name) return nullptr;
   nb::list vals;
@@ -88,18 +113,46 @@ NodePtr Parser::prim(Block* b, Prim p, std::vector<NodePtr> args, const SourceLo
   args.insert(args.begin(), constant(ir::prim_value(p)));
   NodePtr n = apply(b, std::move(args), loc);
   switch (p) {
-    case Prim::kMakeTuple: case Prim::kMakeList: seq_nodes.insert(n.get()); break;
-    case Prim::kShape: seq_nodes.insert(n.get()); shape_nodes.insert(n.get()); break;
-    case Prim::kMakeDict: case Prim::kDictSetItem: dict_nodes.insert(n.get()); break;
-    case Prim::kDictKeys: case Prim::kDictValues: case Prim::kDictItems: seq_nodes.insert(n.get()); break;
-    case Prim::kTupleLen: case Prim::kRank: case Prim::kScalarAdd: case Prim::kScalarSub:
-    case Prim::kScalarMul: case Prim::kScalarDiv: case Prim::kScalarFloorDiv: case Prim::kScalarMod:
-    case Prim::kScalarPow: case Prim::kScalarNeg: case Prim::kScalarEq: case Prim::kScalarNe:
-    case Prim::kScalarLt: case Prim::kScalarLe: case Prim::kScalarGt: case Prim::kScalarGe:
-    case Prim::kScalarNot: case Prim::kIs: case Prim::kIsNot:
+    case Prim::kMakeTuple:
+    case Prim::kMakeList:
+      seq_nodes.insert(n.get());
+      break;
+    case Prim::kShape:
+      seq_nodes.insert(n.get());
+      shape_nodes.insert(n.get());
+      break;
+    case Prim::kMakeDict:
+    case Prim::kDictSetItem:
+      dict_nodes.insert(n.get());
+      break;
+    case Prim::kDictKeys:
+    case Prim::kDictValues:
+    case Prim::kDictItems:
+      seq_nodes.insert(n.get());
+      break;
+    case Prim::kTupleLen:
+    case Prim::kRank:
+    case Prim::kScalarAdd:
+    case Prim::kScalarSub:
+    case Prim::kScalarMul:
+    case Prim::kScalarDiv:
+    case Prim::kScalarFloorDiv:
+    case Prim::kScalarMod:
+    case Prim::kScalarPow:
+    case Prim::kScalarNeg:
+    case Prim::kScalarEq:
+    case Prim::kScalarNe:
+    case Prim::kScalarLt:
+    case Prim::kScalarLe:
+    case Prim::kScalarGt:
+    case Prim::kScalarGe:
+    case Prim::kScalarNot:
+    case Prim::kIs:
+    case Prim::kIsNot:
       scalar_nodes.insert(n.get());
       break;
-    default: break;
+    default:
+      break;
   }
   return n;
 }
@@ -109,8 +162,10 @@ bool Parser::is_sequence(const NodePtr& n) const { return seq_nodes.count(n.get(
 
 NodePtr Parser::make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values,
                           const SourceLoc& loc) {
-  return prim(b, Prim::kMakeDict, {constant(ir::tuple(std::move(keys))), prim(b, Prim::kMakeTuple, std::move(values), loc)},
-              loc);
+  return prim(
+      b, Prim::kMakeDict,
+      {constant(ir::tuple(std::move(keys))), prim(b, Prim::kMakeTuple, std::move(values), loc)},
+      loc);
 }
 
 NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc) {
@@ -120,7 +175,8 @@ NodePtr Parser::sequence(Block* b, Prim p, std::vector<NodePtr> items, const Sou
   for (const NodePtr& n : items) {
     ir::Constant* c = ir::as_constant(n);
     // Graphs stay visible as node inputs (used_graphs, garbage collection do not look in tuples).
-    if (!c || c->value()->kind() == ir::ValueKind::kExternal || c->value()->kind() == ir::ValueKind::kGraph) {
+    if (!c || c->value()->kind() == ir::ValueKind::kExternal ||
+        c->value()->kind() == ir::ValueKind::kGraph) {
       all_const = false;
       break;
     }
@@ -139,16 +195,23 @@ struct BinOpInfo {
 };
 const std::map<std::string, BinOpInfo>& binops() {
   static const std::map<std::string, BinOpInfo> m = {
-      {"Add", {"add", Prim::kScalarAdd, true}}, {"Sub", {"sub", Prim::kScalarSub, true}},
-      {"Mult", {"mul", Prim::kScalarMul, true}}, {"Div", {"div", Prim::kScalarDiv, true}},
-      {"FloorDiv", {"floor_div", Prim::kScalarFloorDiv, true}}, {"Mod", {"mod", Prim::kScalarMod, true}},
-      {"Pow", {"pow", Prim::kScalarPow, true}}, {"MatMult", {"matmul", Prim::kScalarAdd, false}},
+      {"Add", {"add", Prim::kScalarAdd, true}},
+      {"Sub", {"sub", Prim::kScalarSub, true}},
+      {"Mult", {"mul", Prim::kScalarMul, true}},
+      {"Div", {"div", Prim::kScalarDiv, true}},
+      {"FloorDiv", {"floor_div", Prim::kScalarFloorDiv, true}},
+      {"Mod", {"mod", Prim::kScalarMod, true}},
+      {"Pow", {"pow", Prim::kScalarPow, true}},
+      {"MatMult", {"matmul", Prim::kScalarAdd, false}},
       {"BitAnd", {"logical_and", Prim::kScalarAdd, false}},
       {"BitOr", {"logical_or", Prim::kScalarAdd, false}},
       {"BitXor", {"logical_xor", Prim::kScalarAdd, false}},
-      {"Eq", {"equal", Prim::kScalarEq, true}}, {"NotEq", {"not_equal", Prim::kScalarNe, true}},
-      {"Lt", {"less", Prim::kScalarLt, true}}, {"LtE", {"less_equal", Prim::kScalarLe, true}},
-      {"Gt", {"greater", Prim::kScalarGt, true}}, {"GtE", {"greater_equal", Prim::kScalarGe, true}},
+      {"Eq", {"equal", Prim::kScalarEq, true}},
+      {"NotEq", {"not_equal", Prim::kScalarNe, true}},
+      {"Lt", {"less", Prim::kScalarLt, true}},
+      {"LtE", {"less_equal", Prim::kScalarLe, true}},
+      {"Gt", {"greater", Prim::kScalarGt, true}},
+      {"GtE", {"greater_equal", Prim::kScalarGe, true}},
   };
   return m;
 }
@@ -158,7 +221,8 @@ const std::map<std::string, BinOpInfo>& binops() {
 // eager mode's Tensor operator calls (analysis turns an op on two scalars into scalar math).
 NodePtr Parser::binop(Block* b, const std::string& op, NodePtr l, NodePtr r, const SourceLoc& loc) {
   auto it = binops().find(op);
-  if (it == binops().end()) error(loc, "SyntaxError", "operator '" + op + "' is not supported in graph mode");
+  if (it == binops().end())
+    error(loc, "SyntaxError", "operator '" + op + "' is not supported in graph mode");
   auto is_str = [](const NodePtr& n) {
     ir::Constant* c = ir::as_constant(n);
     return c && c->value()->kind() == ir::ValueKind::kStr;
@@ -175,9 +239,11 @@ NodePtr Parser::compare(Block* b, nb::handle e) {
   const size_t n = len_of(ops);
   auto one = [&](Block* blk, NodePtr l, NodePtr r, size_t i) -> NodePtr {
     std::string op = ast_type(ops[i]);
-    if (op == "Is" || op == "IsNot") return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
+    if (op == "Is" || op == "IsNot")
+      return prim(blk, op == "Is" ? Prim::kIs : Prim::kIsNot, {l, r}, loc);
     if (op == "In" || op == "NotIn") {
-      if (dict_nodes.count(r.get())) r = prim(blk, Prim::kDictKeys, {r}, loc);  // k in d: a key test
+      if (dict_nodes.count(r.get()))
+        r = prim(blk, Prim::kDictKeys, {r}, loc);  // k in d: a key test
       NodePtr c = constant(py_object(nb::module_::import_("operator").attr("contains")));
       NodePtr in = apply(blk, {c, r, l}, loc);
       return op == "In" ? in : prim(blk, Prim::kScalarNot, {in}, loc);
@@ -214,7 +280,8 @@ NodePtr Parser::boolop(Block* b, nb::handle e) {
       continue;
     }
     // and: switch(a, @rest, @keep_a)();  or: switch(a, @keep_a, @rest)().
-    Block* rest = new_block(b->scope, b, Block::kSwitch, b->scope->name + (is_and ? "_and" : "_or"));
+    Block* rest =
+        new_block(b->scope, b, Block::kSwitch, b->scope->name + (is_and ? "_and" : "_or"));
     Block* keep = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_keep");
     finish(rest, expr(rest, values[i]));
     finish(keep, acc);
@@ -226,7 +293,8 @@ NodePtr Parser::boolop(Block* b, nb::handle e) {
 NodePtr Parser::ifexp(Block* b, nb::handle e) {
   SourceLoc loc = loc_of(e);
   NodePtr c = expr(b, e.attr("test"));
-  if (int truth = constant_truth(c); truth >= 0) return expr(b, truth ? e.attr("body") : e.attr("orelse"));
+  if (int truth = constant_truth(c); truth >= 0)
+    return expr(b, truth ? e.attr("body") : e.attr("orelse"));
   Block* t = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_true");
   Block* f = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_false");
   finish(t, expr(t, e.attr("body")));
@@ -252,7 +320,8 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
       unsupported(e, "a bytes or complex literal", "use a str, int or float");
     return object_node(b, v, loc);
   }
-  if (t == "BinOp") return binop(b, ast_type(e.attr("op")), expr(b, e.attr("left")), expr(b, e.attr("right")), loc);
+  if (t == "BinOp")
+    return binop(b, ast_type(e.attr("op")), expr(b, e.attr("left")), expr(b, e.attr("right")), loc);
   if (t == "UnaryOp") {
     std::string op = ast_type(e.attr("op"));
     NodePtr v = expr(b, e.attr("operand"));
@@ -264,7 +333,9 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
       if (c->value()->kind() == ir::ValueKind::kFloat)
         return constant(ir::floating(-static_cast<const ir::FloatValue&>(*c->value()).value()));
     }
-    if (op == "USub") return is_scalar(v) ? prim(b, Prim::kScalarNeg, {v}, loc) : op_by_name(b, "neg", {v}, {}, loc);
+    if (op == "USub")
+      return is_scalar(v) ? prim(b, Prim::kScalarNeg, {v}, loc)
+                          : op_by_name(b, "neg", {v}, {}, loc);
     return op_by_name(b, "logical_not", {v}, {}, loc);  // ~x, as Tensor.__invert__
   }
   if (t == "BoolOp") return boolop(b, e);
@@ -277,7 +348,8 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
   if (t == "Tuple" || t == "List") {
     std::vector<NodePtr> items;
     for (nb::handle x : e.attr("elts")) {
-      if (ast_type(x) == "Starred") unsupported(x, "*unpacking in a literal", "concatenate tuples with +");
+      if (ast_type(x) == "Starred")
+        unsupported(x, "*unpacking in a literal", "concatenate tuples with +");
       items.push_back(expr(b, x));
     }
     return sequence(b, t == "Tuple" ? Prim::kMakeTuple : Prim::kMakeList, std::move(items), loc);
@@ -289,7 +361,8 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
     for (size_t i = 0; i < len_of(ks); ++i) {
       if (ks[i].is_none()) unsupported(vs[i], "**unpacking in a dict", "list the keys explicitly");
       ir::Constant* k = ir::as_constant(expr(b, ks[i]));
-      if (!k) unsupported(ks[i], "a dict key that is not a constant", "use str or int literals as keys");
+      if (!k)
+        unsupported(ks[i], "a dict key that is not a constant", "use str or int literals as keys");
       keys.push_back(k->value());
       values.push_back(expr(b, vs[i]));
     }
@@ -337,7 +410,8 @@ NodePtr Parser::fstring(Block* b, nb::handle e) {
       std::string sp;
       for (nb::handle sv : spec.attr("values")) {
         if (ast_type(sv) != "Constant")
-          unsupported(sv, "a computed format spec in an f-string", "write the spec literally ({x:.3f})");
+          unsupported(sv, "a computed format spec in an f-string",
+                      "write the spec literally ({x:.3f})");
         sp += nb::cast<std::string>(nb::str(sv.attr("value")));
       }
       field += ":" + sp;
@@ -346,7 +420,9 @@ NodePtr Parser::fstring(Block* b, nb::handle e) {
     values.push_back(x);
     parts.push_back(x);
   }
-  static nb::handle fmt = nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_fstring")).release();
+  static nb::handle fmt =
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_fstring"))
+          .release();
   std::vector<NodePtr> in{constant(py_object(fmt)), constant(ir::string(tmpl))};
   in.insert(in.end(), values.begin(), values.end());
   NodePtr r = apply(b, std::move(in), loc);
@@ -375,9 +451,12 @@ NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const
   if (attr == "dtype") return prim(b, Prim::kDTypeOf, {base}, loc);
   if (attr == "T") return op_by_name(b, "transpose", {base}, {}, loc);
   if (attr == "size")  // the product of the shape: a constant unless a dim is dynamic
-    return call_value(b, library_graph("mycel.common.graph_syntax", "tensor_size", loc), {base}, {}, loc);
-  error(loc, "AttributeError", "attribute '" + attr + "' of a graph value is not supported in graph mode; "
-        "tensors offer .shape, .ndim, .dtype, .size, .T and their methods");
+    return call_value(b, library_graph("mycel.common.graph_syntax", "tensor_size", loc), {base}, {},
+                      loc);
+  error(loc, "AttributeError",
+        "attribute '" + attr +
+            "' of a graph value is not supported in graph mode; "
+            "tensors offer .shape, .ndim, .dtype, .size, .T and their methods");
 }
 
 }  // namespace mycel::frontend

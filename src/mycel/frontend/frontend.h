@@ -44,8 +44,12 @@ ir::ValuePtr py_object(nb::handle o);
 struct FrontendError : std::runtime_error {
   FrontendError(std::string kind, std::string message, std::string file, int line, int col,
                 std::string text)
-      : std::runtime_error(message), kind(std::move(kind)), file(std::move(file)), line(line),
-        col(col), text(std::move(text)) {}
+      : std::runtime_error(message),
+        kind(std::move(kind)),
+        file(std::move(file)),
+        line(line),
+        col(col),
+        text(std::move(text)) {}
   std::string kind;
   std::string file;
   int line;  // 1-based

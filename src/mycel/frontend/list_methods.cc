@@ -16,10 +16,12 @@ bool known_items(Parser& p, const NodePtr& n, std::vector<NodePtr>& out) {
     return true;
   }
   ir::Constant* c = ir::as_constant(n);
-  if (!c || (c->value()->kind() != ir::ValueKind::kTuple && c->value()->kind() != ir::ValueKind::kList))
+  if (!c ||
+      (c->value()->kind() != ir::ValueKind::kTuple && c->value()->kind() != ir::ValueKind::kList))
     return false;
   out.clear();
-  for (const auto& x : static_cast<const ir::SequenceValue&>(*c->value()).items()) out.push_back(p.constant(x));
+  for (const auto& x : static_cast<const ir::SequenceValue&>(*c->value()).items())
+    out.push_back(p.constant(x));
   return true;
 }
 
@@ -36,15 +38,16 @@ bool Parser::is_list_method(const std::string& m) {
 }
 
 NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m,
-                            std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
-                            const SourceLoc& loc) {
+                            std::vector<NodePtr> args,
+                            std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
   if (ast_type(base) != "Name")
     unsupported(base, "list." + m + " on an expression",
                 "call it on a local variable (lst = []; lst." + m + "(...))");
   const std::string name = str_attr(base, "id");
   if (!b->scope->locals.count(name))
-    unsupported(base, "list." + m + " on a list of an enclosing function or a global",
-                "build the list in this function (graph values are immutable: the name is rebound)");
+    unsupported(
+        base, "list." + m + " on a list of an enclosing function or a global",
+        "build the list in this function (graph values are immutable: the name is rebound)");
   // The caller's list would change eagerly; here only the name is rebound, so refuse rather
   // than silently differ.
   if (lst->is_parameter() && b->scope->entry_block && lst->graph() == b->scope->entry_block->g)
@@ -53,9 +56,10 @@ NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::s
   if (!kw.empty()) error(loc, "TypeError", "list." + m + "() takes no keyword arguments");
   auto arity = [&](size_t lo, size_t hi) {
     if (args.size() >= lo && args.size() <= hi) return;
-    error(loc, "TypeError", "list." + m + "() takes " +
-                                (lo == hi ? "exactly " + std::to_string(lo) : "at most " + std::to_string(hi)) +
-                                " argument" + (hi == 1 ? "" : "s") + " (" + std::to_string(args.size()) + " given)");
+    error(loc, "TypeError",
+          "list." + m + "() takes " +
+              (lo == hi ? "exactly " + std::to_string(lo) : "at most " + std::to_string(hi)) +
+              " argument" + (hi == 1 ? "" : "s") + " (" + std::to_string(args.size()) + " given)");
   };
   auto ci = [&](int64_t k) { return constant(ir::integer(k)); };
   auto mark = [&](NodePtr n) {
@@ -67,8 +71,8 @@ NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::s
     return mark(op_by_name(b, "strided_slice",
                            {lst, sequence(b, Prim::kMakeTuple, {lo ? lo : ci(0)}, loc),
                             sequence(b, Prim::kMakeTuple, {hi ? hi : ci(0)}, loc),
-                            sequence(b, Prim::kMakeTuple, {ci(1)}, loc), ci(lo ? 0 : 1), ci(hi ? 0 : 1), ci(0),
-                            ci(0), ci(0)},
+                            sequence(b, Prim::kMakeTuple, {ci(1)}, loc), ci(lo ? 0 : 1),
+                            ci(hi ? 0 : 1), ci(0), ci(0), ci(0)},
                            {}, loc));
   };
   auto concat = [&](NodePtr l, NodePtr r) {
@@ -102,8 +106,9 @@ NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::s
       items.insert(items.begin() + at, args[1]);
       updated = mark(sequence(b, Prim::kMakeList, std::move(items), loc));
     } else {
-      updated = concat(concat(slice(nullptr, args[0]), sequence(b, Prim::kMakeList, {args[1]}, loc)),
-                       slice(args[0], nullptr));
+      updated =
+          concat(concat(slice(nullptr, args[0]), sequence(b, Prim::kMakeList, {args[1]}, loc)),
+                 slice(args[0], nullptr));
     }
   } else {  // pop
     arity(0, 1);
@@ -121,10 +126,12 @@ NodePtr Parser::list_method(Block* b, nb::handle base, NodePtr lst, const std::s
       static nb::handle pop_index =
           nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("pop_index")).release();
       NodePtr len = prim(b, Prim::kTupleLen, {lst}, loc);
-      NodePtr at = apply(b, {constant(py_object(pop_index)), len, args.empty() ? ci(-1) : args[0]}, loc);
+      NodePtr at =
+          apply(b, {constant(py_object(pop_index)), len, args.empty() ? ci(-1) : args[0]}, loc);
       scalar_nodes.insert(at.get());
       result = prim(b, Prim::kTupleGetItem, {lst, at}, loc);
-      updated = concat(slice(nullptr, at), slice(prim(b, Prim::kScalarAdd, {at, ci(1)}, loc), nullptr));
+      updated =
+          concat(slice(nullptr, at), slice(prim(b, Prim::kScalarAdd, {at, ci(1)}, loc), nullptr));
     }
   }
   if (updated->is_apply()) updated->set_debug_name(name);

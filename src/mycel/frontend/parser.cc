@@ -33,7 +33,8 @@ Parser::Parser() {
     keep_alive_.push_back(nb::borrow(f));
   }
   nb::module_ effects = nb::module_::import_("mycel.ops.effects");
-  for (auto [name, prim] : {std::pair{"assign", Prim::kAssign}, std::pair{"depend", Prim::kDepend}}) {
+  for (auto [name, prim] :
+       {std::pair{"assign", Prim::kAssign}, std::pair{"depend", Prim::kDepend}}) {
     nb::object f = effects.attr(name);
     prim_funcs_[f.ptr()] = prim;
     keep_alive_.push_back(f);
@@ -68,7 +69,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
       src->lines.push_back(std::make_shared<const std::string>(s));
     }
-    nb::object text = nb::module_::import_("textwrap").attr("dedent")(nb::str("").attr("join")(lines));
+    nb::object text =
+        nb::module_::import_("textwrap").attr("dedent")(nb::str("").attr("join")(lines));
     try {
       tree = ast_.attr("parse")(text);
     } catch (nb::python_error&) {
@@ -81,10 +83,12 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     // Python keeps no source for code typed at the prompt, piped to `python -` or exec'd from a
     // string; IPython and Jupyter keep theirs in linecache, where inspect finds it.
     std::string file = nb::cast<std::string>(fn.attr("__code__").attr("co_filename"));
-    error(loc, "TypeError", "graph mode cannot compile '" + qualname(fn) + "': it parses the Python source, and " +
-                                file + " keeps none (code typed at the prompt, piped to `python -` or exec'd from a "
-                                "string); define it in a .py file or a notebook cell, or run it eagerly with "
-                                "mycel.set_context(mode=mycel.PYNATIVE_MODE)");
+    error(loc, "TypeError",
+          "graph mode cannot compile '" + qualname(fn) + "': it parses the Python source, and " +
+              file +
+              " keeps none (code typed at the prompt, piped to `python -` or exec'd from a "
+              "string); define it in a .py file or a notebook cell, or run it eagerly with "
+              "mycel.set_context(mode=mycel.PYNATIVE_MODE)");
   }
   const SourceInfo* info = src.get();
   sources_.push_back(std::move(src));
@@ -96,8 +100,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   const size_t argc = nb::cast<size_t>(code_obj.attr("co_argcount"));
   nb::object varnames = code_obj.attr("co_varnames");
   auto same_params = [&](nb::handle lambda) {
-    nb::object args = lambda.attr("args").attr("posonlyargs") +
-                      lambda.attr("args").attr("args");
+    nb::object args = lambda.attr("args").attr("posonlyargs") + lambda.attr("args").attr("args");
     if (len_of(args) != argc) return false;
     for (size_t i = 0; i < argc; ++i)
       if (!args[i].attr("arg").equal(varnames[i])) return false;
@@ -110,7 +113,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       break;
     }
   }
-  if (!def.is_valid()) error(loc, "TypeError", "cannot find the definition of '" + qualname(fn) + "'");
+  if (!def.is_valid())
+    error(loc, "TypeError", "cannot find the definition of '" + qualname(fn) + "'");
 
   auto sc = std::make_unique<Scope>();
   Scope* s = sc.get();
@@ -151,7 +155,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   for (nb::handle a : args.attr("args")) pos.push_back(a);
   size_t skip = 0;
   if (self.is_valid()) {
-    if (pos.empty()) error(loc_of(def), "TypeError", "method '" + qualname(fn) + "' has no self parameter");
+    if (pos.empty())
+      error(loc_of(def), "TypeError", "method '" + qualname(fn) + "' has no self parameter");
     write(blk, str_attr(pos[0], "arg"), constant(py_object(self)));
     s->locals.insert(str_attr(pos[0], "arg"));
     skip = 1;
@@ -179,7 +184,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   if (!kwdefaults.is_none())
     for (size_t i = first_kw; i < params.size(); ++i)
       if (nb::cast<nb::dict>(kwdefaults).contains(sig.names[i].c_str()))
-        sig.defaults[i] = object_node(blk, nb::cast<nb::dict>(kwdefaults)[sig.names[i].c_str()], loc);
+        sig.defaults[i] =
+            object_node(blk, nb::cast<nb::dict>(kwdefaults)[sig.names[i].c_str()], loc);
   for (size_t i = 0; i < params.size(); ++i) {
     NodePtr p = g->add_parameter(sig.names[i]);
     p->set_loc(loc_of(params[i]));
@@ -209,7 +215,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
       for (nb::handle dims : in_strategy) {
         if (i >= params.size() || static_cast<int>(i) == sig.vararg) break;
         if (!dims.is_none())
-          write(blk, sig.names[i], shard_hint(blk, read(blk, sig.names[i], loc), dims, loc, /*layout_only=*/true));
+          write(blk, sig.names[i],
+                shard_hint(blk, read(blk, sig.names[i], loc), dims, loc, /*layout_only=*/true));
         ++i;
       }
     }
@@ -219,7 +226,8 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
     std::vector<ir::ValuePtr> dv(params.size());
     for (size_t i = 0; i < sig.n_positional; ++i)
-      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr) dv[i] = c->value();
+      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr)
+        dv[i] = c->value();
     g->set_default_values(std::move(dv));
   }
   if (entry)  // a Cell's weights follow its inputs

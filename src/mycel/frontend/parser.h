@@ -43,9 +43,9 @@ struct Block {
   bool sealed = false;      // all predecessors known
   bool terminated = false;  // output set (return, jump or switch)
   std::map<std::string, NodePtr> vars;
-  std::vector<std::string> phis;                        // parameter i <-> variable phis[i]
-  std::vector<std::pair<Block*, NodePtr>> jumps;        // calls of this block: (from, apply)
-  std::vector<NodePtr> effects;                         // side effects (print) to keep alive
+  std::vector<std::string> phis;                  // parameter i <-> variable phis[i]
+  std::vector<std::pair<Block*, NodePtr>> jumps;  // calls of this block: (from, apply)
+  std::vector<NodePtr> effects;                   // side effects (print) to keep alive
 };
 
 /// One Python function (or lambda) being parsed.
@@ -55,10 +55,10 @@ struct Scope {
   nb::object globals;          // fn.__globals__ (inherited by nested defs)
   nb::dict closure;            // free variable name -> cell contents, of the Python function
   std::set<std::string> locals;
-  std::set<std::string> assigned;  // locals the body assigns (parameters it never rebinds are not)
+  std::set<std::string> assigned;   // locals the body assigns (parameters it never rebinds are not)
   std::set<std::string> dict_vars;  // locals assigned a dict (read back as dicts after phis)
   std::set<std::string> list_vars;  // locals changed by list methods (read back as sequences)
-  Block* entry_block = nullptr;    // the function's first block, where its parameters are bound
+  Block* entry_block = nullptr;     // the function's first block, where its parameters are bound
   const SourceInfo* src = nullptr;
   std::string name;
   struct Loop {
@@ -66,8 +66,8 @@ struct Scope {
     Block* after;  // created at the first break
   };
   std::vector<Loop> loops;
-  int hidden = 0;  // counter for hidden variables ($i, $i2, ...)
-  nb::object output_dtype;  // a Cell's _output_dtype (amp O1): each return value is cast to it
+  int hidden = 0;              // counter for hidden variables ($i, $i2, ...)
+  nb::object output_dtype;     // a Cell's _output_dtype (amp O1): each return value is cast to it
   nb::object output_strategy;  // a Cell's Cell.shard out_strategy: each return value is hinted
 };
 
@@ -75,9 +75,9 @@ struct Scope {
 struct Signature {
   std::vector<std::string> names;  // graph parameters in order (positional, *args, keyword-only)
   size_t n_positional = 0;
-  int vararg = -1;                 // index of the *args parameter, or -1
-  int kwarg = -1;                  // index of the **kwargs parameter (it takes a dict), or -1
-  std::vector<NodePtr> defaults;   // per name; nullptr = required
+  int vararg = -1;                // index of the *args parameter, or -1
+  int kwarg = -1;                 // index of the **kwargs parameter (it takes a dict), or -1
+  std::vector<NodePtr> defaults;  // per name; nullptr = required
 };
 
 class Parser {
@@ -107,14 +107,15 @@ class Parser {
   /// fn) wrapped in a graph of its required inputs (transforms need a graph to transform).
   NodePtr function_value(Block* b, NodePtr fn, const SourceLoc& loc);
   /// ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), a vjp_fn graph nested in the caller).
-  NodePtr vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
-                   const SourceLoc& loc);
+  NodePtr vjp_call(Block* b, std::vector<NodePtr> args,
+                   std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   /// Parses the Cell class's own bprop, if any, and attaches it to its construct graph g.
   void attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc);
   void finish(Block* b, NodePtr out);  // sets the output (with effects) and terminates
   /// Keeps n (a call that prints, assigns or raises) alive as an effect of b, once.
   void add_effect(Block* b, const NodePtr& n) {
-    if (std::find(b->effects.begin(), b->effects.end(), n) == b->effects.end()) b->effects.push_back(n);
+    if (std::find(b->effects.begin(), b->effects.end(), n) == b->effects.end())
+      b->effects.push_back(n);
   }
   NodePtr switch_call(Block* b, NodePtr cond, Block* t, Block* f, const SourceLoc& loc);
 
@@ -132,9 +133,9 @@ class Parser {
   /// calling Python's zip: the loop counts over the shortest sequence.
   struct Iter {
     enum Kind { kSeq, kZip, kEnumerate } kind = kSeq;
-    NodePtr seq;              // kSeq
-    std::vector<Iter> subs;   // kZip: every argument; kEnumerate: the one argument
-    NodePtr start;            // kEnumerate: the first index (nullptr: 0)
+    NodePtr seq;             // kSeq
+    std::vector<Iter> subs;  // kZip: every argument; kEnumerate: the one argument
+    NodePtr start;           // kEnumerate: the first index (nullptr: 0)
   };
   Iter iterable(Block* b, nb::handle it, NodePtr fn = nullptr);
   void iter_lens(Block* b, const Iter& it, std::vector<NodePtr>& lens, const SourceLoc& loc);
@@ -169,7 +170,8 @@ class Parser {
     NodePtr index;
     std::string kinds;
   };
-  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple = nullptr);
+  std::vector<NodePtr> strided_key(Block* b, nb::handle key, NodePtr* index,
+                                   KeyIndex* in_tuple = nullptr);
   /// The key as one Python object when every item is known at parse time and it needs numpy's
   /// advanced indexing (a bool mask, a list, several arrays); else null.
   nb::object constant_advanced_key(Block* b, nb::handle key);
@@ -182,7 +184,8 @@ class Parser {
   NodePtr attribute(Block* b, NodePtr base, const std::string& attr, const SourceLoc& loc);
   NodePtr sequence(Block* b, Prim p, std::vector<NodePtr> items, const SourceLoc& loc);
   /// make_dict of constant keys and value nodes (a dict literal, **kwargs).
-  NodePtr make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values, const SourceLoc& loc);
+  NodePtr make_dict(Block* b, std::vector<ir::ValuePtr> keys, std::vector<NodePtr> values,
+                    const SourceLoc& loc);
   /// The parameter **kwargs of a def (added last; a dict of the call's other keywords).
   void add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg);
 
@@ -196,17 +199,18 @@ class Parser {
                   std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
                   const SourceLoc& loc);
   /// op_call for a primitive object: adds the shard_hint nodes of Primitive.shard.
-  NodePtr sharded_op_call(Block* b, nb::handle prim, const OpDef& op, const std::vector<AttrValue>& preset,
-                          std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
-                          const SourceLoc& loc);
+  NodePtr sharded_op_call(Block* b, nb::handle prim, const OpDef& op,
+                          const std::vector<AttrValue>& preset, std::vector<NodePtr> args,
+                          std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   /// lst.append / extend / insert / pop on a local list: rebinds the name (list_methods.cc).
   static bool is_list_method(const std::string& m);
-  NodePtr list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m, std::vector<NodePtr> args,
-                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  NodePtr list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m,
+                      std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
+                      const SourceLoc& loc);
   NodePtr builtin(Block* b, const std::string& name, nb::handle fn, std::vector<NodePtr> args,
                   std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc,
                   bool* handled);
@@ -218,16 +222,18 @@ class Parser {
   FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
   /// A trainable floating Parameter read as an attribute of a Cell with to_float set, cast to the
   /// Cell's dtype (float32 master weights under mixed precision; the cast's gradient is float32).
-  NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc);
+  NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node,
+                           const SourceLoc& loc);
   /// x through a shard_hint node with `dims` (a sequence of split counts): Primitive.shard and
   /// Cell.shard's layouts, read by the semi-auto parallel pass.
-  NodePtr shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc, bool layout_only = false);
+  NodePtr shard_hint(Block* b, NodePtr x, nb::handle dims, const SourceLoc& loc,
+                     bool layout_only = false);
   /// A Cell's return value through Cell.shard's out_strategy: one layout per returned tensor (a
   /// returned tuple literal hints each item; None leaves one alone).
   NodePtr hint_outputs(Block* b, NodePtr out, nb::handle strategy, const SourceLoc& loc);
   /// A Cell's weight read as cell.attr, through its Cell.shard parameter_plan layout if it has one.
-  NodePtr planned_cell_weight(Block* b, nb::handle cell, const std::string& attr, nb::handle param, NodePtr node,
-                              const SourceLoc& loc);
+  NodePtr planned_cell_weight(Block* b, nb::handle cell, const std::string& attr, nb::handle param,
+                              NodePtr node, const SourceLoc& loc);
   /// x through mycel.nn.cell._cast_float_input(x, dtype): one cast, or nothing when x is not a
   /// floating tensor of another dtype (decided at analysis).
   NodePtr cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLoc& loc);
@@ -258,7 +264,8 @@ class Parser {
   // Node classes known at parse time (for operators and subscripts).
   std::unordered_set<const ir::Node*> scalar_nodes, seq_nodes, shape_nodes, dict_nodes;
   std::unordered_map<const FuncGraph*, Signature> signatures;
-  std::unordered_map<const ir::Node*, std::vector<NodePtr>> fstring_parts;  // f-string -> its pieces
+  std::unordered_map<const ir::Node*, std::vector<NodePtr>>
+      fstring_parts;  // f-string -> its pieces
 
  private:
   FuncGraph* parse_function(nb::handle fn, nb::handle self, const std::string& name,

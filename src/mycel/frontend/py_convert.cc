@@ -10,14 +10,20 @@ std::string py_type_name(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 
 std::string str_of(nb::handle h) {
   nb::object s = nb::steal(PyObject_Str(h.ptr()));
-  if (!s.is_valid()) { PyErr_Clear(); return "?"; }
+  if (!s.is_valid()) {
+    PyErr_Clear();
+    return "?";
+  }
   const char* c = PyUnicode_AsUTF8(s.ptr());
   return c ? c : "?";
 }
 
 std::string repr_str(nb::handle h) {
   nb::object s = nb::steal(PyObject_Repr(h.ptr()));
-  if (!s.is_valid()) { PyErr_Clear(); return "?"; }
+  if (!s.is_valid()) {
+    PyErr_Clear();
+    return "?";
+  }
   const char* c = PyUnicode_AsUTF8(s.ptr());
   return c ? c : "?";
 }
@@ -27,8 +33,12 @@ namespace {
 nb::dlpack::dtype to_dl(DType t) {
   using C = nb::dlpack::dtype_code;
   uint8_t bits = static_cast<uint8_t>(itemsize(t) * 8);
-  C code = is_bool(t) ? C::Bool : is_unsigned(t) ? C::UInt : is_integral(t) ? C::Int
-         : t == DType::bfloat16 ? C::Bfloat : is_complex(t) ? C::Complex : C::Float;
+  C code = is_bool(t)             ? C::Bool
+           : is_unsigned(t)       ? C::UInt
+           : is_integral(t)       ? C::Int
+           : t == DType::bfloat16 ? C::Bfloat
+           : is_complex(t)        ? C::Complex
+                                  : C::Float;
   return {static_cast<uint8_t>(code), bits, 1};
 }
 
@@ -127,7 +137,8 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
     const Tensor& t = nb::cast<const Tensor&>(obj);
     return dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
   }
-  if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.ptr() == Py_True, dtype.value_or(DType::bool_));
+  if (PyBool_Check(obj.ptr()))
+    return Tensor::scalar(obj.ptr() == Py_True, dtype.value_or(DType::bool_));
   if (PyLong_CheckExact(obj.ptr())) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
@@ -136,19 +147,19 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
     *t.data<int64_t>() = v;
     return dtype ? t.to(*dtype) : t;
   }
-  if (PyFloat_CheckExact(obj.ptr())) return Tensor::scalar(PyFloat_AsDouble(obj.ptr()), dtype.value_or(DType::float32));
+  if (PyFloat_CheckExact(obj.ptr()))
+    return Tensor::scalar(PyFloat_AsDouble(obj.ptr()), dtype.value_or(DType::float32));
   // Everything else goes through numpy (lists, numpy arrays and scalars, torch tensors, ...).
   nb::object arr;
   try {
     arr = numpy().attr("asarray")(obj);
   } catch (const nb::python_error& e) {
-    MYCEL_THROW(TypeError, "cannot convert an object of type ",
-                py_type_name(obj), " to a Tensor: ", e.what());
+    MYCEL_THROW(TypeError, "cannot convert an object of type ", py_type_name(obj),
+                " to a Tensor: ", e.what());
   }
   std::string kind = str_of(arr.attr("dtype").attr("kind"));
   if (kind != "f" && kind != "i" && kind != "u" && kind != "b" && kind != "c")
-    MYCEL_THROW(TypeError, "cannot convert an object of type ",
-                py_type_name(obj),
+    MYCEL_THROW(TypeError, "cannot convert an object of type ", py_type_name(obj),
                 " to a Tensor (numpy sees dtype ", repr_str(arr.attr("dtype")),
                 "; ragged or non-numeric data?)");
   bool is_sequence = nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj);
@@ -164,7 +175,8 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype) {
 nb::object to_numpy(const Tensor& t0) {
   Tensor t = t0.dtype() == DType::bfloat16 ? t0.to(DType::float32) : t0;
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
-  nb::ndarray<nb::numpy> a(t.data(), shape.size(), shape.data(), owner_of(t), nullptr, to_dl(t.dtype()));
+  nb::ndarray<nb::numpy> a(t.data(), shape.size(), shape.data(), owner_of(t), nullptr,
+                           to_dl(t.dtype()));
   return a.cast();
 }
 
@@ -177,8 +189,7 @@ nb::object to_dlpack_array(const Tensor& t) {
 Tensor from_dlpack(nb::handle obj) {
   nb::ndarray<nb::device::cpu> a;
   if (!nb::try_cast(obj, a, false))
-    MYCEL_THROW(TypeError, "from_dlpack: object of type ",
-                py_type_name(obj),
+    MYCEL_THROW(TypeError, "from_dlpack: object of type ", py_type_name(obj),
                 " is not a CPU DLPack or buffer-protocol array");
   DType dt = from_dl(a.dtype());
   Shape shape(a.ndim());
@@ -202,16 +213,17 @@ Tensor from_dlpack(nb::handle obj) {
 AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
   auto bad = [&]() -> AttrValue {
     MYCEL_THROW(TypeError, "[", op.name, "] attribute '", def.name, "' expects ",
-                attr_kind_name(def.kind), ", got ",
-                py_type_name(obj), " ",
-                repr_str(obj));
+                attr_kind_name(def.kind), ", got ", py_type_name(obj), " ", repr_str(obj));
   };
   auto as_int = [&](nb::handle h, int64_t& out) {
     if (PyBool_Check(h.ptr()) && def.kind != AttrKind::kBool) return false;
     if (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) {
       int overflow = 0;
       nb::object idx = nb::steal(PyNumber_Index(h.ptr()));
-      if (!idx.is_valid()) { PyErr_Clear(); return false; }
+      if (!idx.is_valid()) {
+        PyErr_Clear();
+        return false;
+      }
       out = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
       return overflow == 0;
     }
@@ -221,7 +233,10 @@ AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
     if (PyBool_Check(h.ptr())) return false;
     if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
       out = PyFloat_AsDouble(h.ptr());
-      if (out == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
+      if (out == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
       return true;
     }
     return false;
@@ -275,15 +290,20 @@ AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
 }
 
 nb::object attr_to_python(const AttrValue& v) {
-  return std::visit([](const auto& x) -> nb::object {
-    using X = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<X, std::monostate>) return nb::none();
-    else if constexpr (std::is_same_v<X, std::vector<int64_t>> || std::is_same_v<X, std::vector<double>>) {
-      nb::list l;
-      for (auto e : x) l.append(e);
-      return nb::tuple(l);
-    } else return nb::cast(x);
-  }, v);
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          return nb::none();
+        else if constexpr (std::is_same_v<X, std::vector<int64_t>> ||
+                           std::is_same_v<X, std::vector<double>>) {
+          nb::list l;
+          for (auto e : x) l.append(e);
+          return nb::tuple(l);
+        } else
+          return nb::cast(x);
+      },
+      v);
 }
 
 }  // namespace mycel::py

@@ -19,7 +19,8 @@ ir::ValuePtr py_object(nb::handle o) {
     if (nb::isinstance<nb::str>(mod) && nb::cast<std::string>(mod) != "builtins")
       name = nb::cast<std::string>(mod) + "." + name;
   } else {
-    name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(o.ptr()))).attr("__name__")) +
+    name = nb::cast<std::string>(
+               nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(o.ptr()))).attr("__name__")) +
            " object";
   }
   return std::make_shared<PyObjectValue>(nb::borrow(o), name);
@@ -42,7 +43,8 @@ NodePtr Parser::lookup(Block* b, const std::string& name, const SourceLoc& loc) 
   if (root->closure.contains(name.c_str())) return object_node(b, root->closure[name.c_str()], loc);
   if (root->globals.is_valid() && nb::cast<nb::dict>(root->globals).contains(name.c_str()))
     return object_node(b, nb::cast<nb::dict>(root->globals)[name.c_str()], loc);
-  if (nb::hasattr(builtins_, name.c_str())) return object_node(b, builtins_.attr(name.c_str()), loc);
+  if (nb::hasattr(builtins_, name.c_str()))
+    return object_node(b, builtins_.attr(name.c_str()), loc);
   error(loc, "NameError", "name '" + name + "' is not defined");
 }
 
@@ -59,10 +61,12 @@ NodePtr Parser::weight(nb::handle param, const std::string& name) {
 bool Parser::is_user_function(nb::handle fn) const {
   if (!PyFunction_Check(fn.ptr())) return false;
   nb::object mod = nb::getattr(fn, "__module__", nb::none());
-  if (nb::isinstance<nb::str>(mod) && nb::cast<std::string>(mod).rfind("mycel.common", 0) == 0) return false;
+  if (nb::isinstance<nb::str>(mod) && nb::cast<std::string>(mod).rfind("mycel.common", 0) == 0)
+    return false;
   std::string file = nb::cast<std::string>(fn.attr("__code__").attr("co_filename"));
   for (const std::string& p : library_prefixes_)
-    if (!p.empty() && file.rfind(p, 0) == 0) return false;  // numpy, the standard library: interpret
+    if (!p.empty() && file.rfind(p, 0) == 0)
+      return false;  // numpy, the standard library: interpret
   return true;
 }
 
@@ -95,9 +99,10 @@ namespace {
 [[noreturn]] void rethrow_called_from(const FrontendError& e, const SourceLoc& loc,
                                       const std::string* cell = nullptr) {
   if (!loc.known() || (loc.file && *loc.file == e.file && loc.line == e.line)) throw e;
-  throw FrontendError(e.kind,
-                      std::string(e.what()) + "\n  called from " + loc.line_str() + (cell ? "\n    " + *cell : ""),
-                      e.file, e.line, e.col, e.text);
+  throw FrontendError(
+      e.kind,
+      std::string(e.what()) + "\n  called from " + loc.line_str() + (cell ? "\n    " + *cell : ""),
+      e.file, e.line, e.col, e.text);
 }
 }  // namespace
 
@@ -117,7 +122,8 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
   auto key = std::make_pair(fn.ptr(), cell.ptr());
   auto it = fn_cache_.find(key);
   if (it != fn_cache_.end()) return it->second;
-  std::string name = nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("__name__"));
+  std::string name = nb::cast<std::string>(
+      nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))).attr("__name__"));
   FuncGraph* g = nullptr;
   try {
     g = parse_function(fn, cell, name, top_, false, loc);
@@ -129,17 +135,24 @@ FuncGraph* Parser::cell_graph(nb::handle cell, const SourceLoc& loc) {
   return g;
 }
 
-void Parser::attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name, const SourceLoc& loc) {
+void Parser::attach_bprop(FuncGraph* g, nb::handle cell, const std::string& name,
+                          const SourceLoc& loc) {
   // A custom bprop(self, *inputs, out, dout) defined by the Cell's class (MindSpore's Cell.bprop).
-  nb::object bprop = nb::getattr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))), "bprop", nb::none());
+  nb::object bprop = nb::getattr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(cell.ptr()))),
+                                 "bprop", nb::none());
   if (bprop.is_none() || !PyFunction_Check(bprop.ptr())) return;
   FuncGraph* b = parse_function(bprop, cell, name + "_bprop", top_, false, loc);
   size_t inputs = 0;
-  for (const NodePtr& p : g->parameters()) inputs += !static_cast<ir::Parameter*>(p.get())->is_weight();
+  for (const NodePtr& p : g->parameters())
+    inputs += !static_cast<ir::Parameter*>(p.get())->is_weight();
   if (b->parameters().size() != inputs + 2)
-    error(loc.known() ? loc : b->parameters().empty() ? loc : b->parameters()[0]->loc(), "TypeError",
-          name + ".bprop must take the inputs of construct plus out and dout (" + std::to_string(inputs + 2) +
-              " arguments), it takes " + std::to_string(b->parameters().size()));
+    error(loc.known()               ? loc
+          : b->parameters().empty() ? loc
+                                    : b->parameters()[0]->loc(),
+          "TypeError",
+          name + ".bprop must take the inputs of construct plus out and dout (" +
+              std::to_string(inputs + 2) + " arguments), it takes " +
+              std::to_string(b->parameters().size()));
   g->set_bprop(b);
 }
 
@@ -150,16 +163,18 @@ NodePtr Parser::cast_float(Block* b, NodePtr x, nb::handle dtype, const SourceLo
   return call_value(b, helper, {std::move(x), object_node(b, dtype, loc)}, {}, loc);
 }
 
-NodePtr Parser::cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node, const SourceLoc& loc) {
+NodePtr Parser::cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node,
+                                 const SourceLoc& loc) {
   nb::object dtype = nb::cast<nb::dict>(cell.attr("__dict__")).get("_float_dtype", nb::none());
   // Only trainable weights: buffers such as running statistics may be assigned, and an assign
   // needs the Parameter itself, not a cast of it.
-  if (dtype.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
+  if (dtype.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false))))
+    return node;
   return cast_float(b, std::move(node), dtype, loc);
 }
 
-NodePtr Parser::planned_cell_weight(Block* b, nb::handle cell, const std::string& attr, nb::handle param,
-                                    NodePtr node, const SourceLoc& loc) {
+NodePtr Parser::planned_cell_weight(Block* b, nb::handle cell, const std::string& attr,
+                                    nb::handle param, NodePtr node, const SourceLoc& loc) {
   // Cell.shard(parameter_plan=...) leaves {attribute name: strategy} on the Cell owning the
   // weight. Only trainable weights: a buffer may be assigned, which needs the Parameter itself.
   // A weight stored as this rank's slice (slice_parameters=True, mycel.parallel.sliced) is read
@@ -174,7 +189,8 @@ NodePtr Parser::planned_cell_weight(Block* b, nb::handle cell, const std::string
     node = op_call(b, Registry::get().at("sliced_weight"), at, {std::move(node)}, {}, loc);
   }
   nb::object plan = nb::cast<nb::dict>(cell.attr("__dict__")).get("_shard_param_plan", nb::none());
-  if (plan.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false)))) return node;
+  if (plan.is_none() || !nb::cast<bool>(nb::getattr(param, "requires_grad", nb::bool_(false))))
+    return node;
   nb::object dims = nb::cast<nb::dict>(plan).get(attr.c_str(), nb::none());
   return dims.is_none() ? node : shard_hint(b, std::move(node), dims, loc, /*layout_only=*/true);
 }
@@ -192,10 +208,11 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
     if (assigned_ && assigned_->count(o)) {
       const Assigned& a = assigned_->at(o);
       if (a.block == b) return a.value;  // straight after ops.assign: the value it wrote
-      error(loc, "ValueError", "Parameter '" + (n.is_none() ? std::string("?") : nb::cast<std::string>(n)) +
-                                   "' is read after ops.assign wrote it (line " + std::to_string(a.loc.line) +
-                                   ") on a path through a branch or loop; in graph mode a step reads its "
-                                   "Parameters before writing them, so use the value you assigned instead");
+      error(loc, "ValueError",
+            "Parameter '" + (n.is_none() ? std::string("?") : nb::cast<std::string>(n)) +
+                "' is read after ops.assign wrote it (line " + std::to_string(a.loc.line) +
+                ") on a path through a branch or loop; in graph mode a step reads its "
+                "Parameters before writing them, so use the value you assigned instead");
     }
     return weight(obj, n.is_none() ? std::string("param") : nb::cast<std::string>(n));
   }
@@ -224,15 +241,18 @@ NodePtr Parser::object_node(Block* b, nb::handle obj, const SourceLoc& loc) {
       if (all_const) items.push_back({kc->value(), ir::as_constant(vn)->value()});
     }
     if (all_const) return constant(std::make_shared<ir::DictValue>(std::move(items)));
-    return prim(b, Prim::kMakeDict, {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
+    return prim(b, Prim::kMakeDict,
+                {constant(ir::tuple(keys)), prim(b, Prim::kMakeTuple, values, loc)}, loc);
   }
   if (nb::hasattr(obj, "_mycel_grad_spec") && !PyType_Check(o)) return grad_object(b, obj, loc);
   if (nb::hasattr(obj, "_mycel_vmap_spec") && !PyType_Check(o)) return vmap_object(b, obj, loc);
   if (nb::hasattr(obj, "_mycel_graph_function") && !PyType_Check(o))  // a @jit function
     return object_node(b, graph_function_of(obj), loc);
   auto pf = prim_funcs_.find(o);
-  if (pf != prim_funcs_.end()) return constant(ir::prim_value(pf->second));  // ops.assign, ops.depend
-  if (is_user_function(obj)) return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));
+  if (pf != prim_funcs_.end())
+    return constant(ir::prim_value(pf->second));  // ops.assign, ops.depend
+  if (is_user_function(obj))
+    return constant(ir::graph_value(function_graph(obj, nb::handle(), loc)));
   if (PyMethod_Check(o)) {
     nb::object fn = obj.attr("__func__"), self = obj.attr("__self__");
     if (is_user_function(fn)) return constant(ir::graph_value(function_graph(fn, self, loc)));
@@ -273,26 +293,32 @@ ir::BatchAxes batch_axes(nb::handle h) {
 
 NodePtr Parser::vmap_object(Block* b, nb::handle obj, const SourceLoc& loc) {
   nb::dict d = nb::cast<nb::dict>(obj.attr("_mycel_vmap_spec")());
-  NodePtr op = constant(std::make_shared<ir::VmapOpValue>(batch_axes(d["in_axes"]), batch_axes(d["out_axes"])));
+  NodePtr op = constant(
+      std::make_shared<ir::VmapOpValue>(batch_axes(d["in_axes"]), batch_axes(d["out_axes"])));
   return apply(b, {op, function_value(b, object_node(b, d["fn"], loc), loc)}, loc);
 }
 
 NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> args,
-                               std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
+                               std::vector<std::pair<std::string, NodePtr>> kw,
+                               const SourceLoc& loc) {
   std::string kind = nb::cast<std::string>(fn.attr("_mycel_transform"));
   if (kind == "vjp") return vjp_call(b, std::move(args), std::move(kw), loc);
-  std::vector<std::string> names = kind == "vmap" ? std::vector<std::string>{"fn", "in_axes", "out_axes"}
-                                                  : std::vector<std::string>{"fn", "grad_position", "weights", "has_aux"};
+  std::vector<std::string> names =
+      kind == "vmap" ? std::vector<std::string>{"fn", "in_axes", "out_axes"}
+                     : std::vector<std::string>{"fn", "grad_position", "weights", "has_aux"};
   std::string fname = kind == "vmap" ? "vmap" : kind;
   std::vector<NodePtr> bound(names.size());
   if (args.size() > names.size())
-    error(loc, "TypeError", fname + "() takes at most " + std::to_string(names.size()) + " arguments, got " +
-                                std::to_string(args.size()));
+    error(loc, "TypeError",
+          fname + "() takes at most " + std::to_string(names.size()) + " arguments, got " +
+              std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i) bound[i] = args[i];
   for (auto& [k, v] : kw) {
     size_t i = std::find(names.begin(), names.end(), k) - names.begin();
-    if (i == names.size()) error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
-    if (bound[i]) error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
+    if (i == names.size())
+      error(loc, "TypeError", fname + "() got an unexpected keyword argument '" + k + "'");
+    if (bound[i])
+      error(loc, "TypeError", fname + "() got multiple values for argument '" + k + "'");
     bound[i] = v;
   }
   if (!bound[0]) error(loc, "TypeError", fname + "() missing required argument 'fn'");
@@ -301,7 +327,9 @@ NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> arg
     if (!bound[i]) return def;
     nb::object o = to_python(bound[i]);
     if (!o.is_valid())
-      error(loc, "TypeError", fname + "(): argument '" + names[i] + "' must be a compile-time constant in graph mode");
+      error(
+          loc, "TypeError",
+          fname + "(): argument '" + names[i] + "' must be a compile-time constant in graph mode");
     return o;
   };
   if (kind == "vmap") {
@@ -331,7 +359,8 @@ NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> arg
   ir::Constant* wc = ir::as_constant(weights);
   f.with_weights = !(wc && wc->value()->kind() == ir::ValueKind::kNone);
   if (f.positions.empty() && !f.with_weights)
-    error(loc, "ValueError", fname + "(): grad_position is None and no weights given: nothing to differentiate");
+    error(loc, "ValueError",
+          fname + "(): grad_position is None and no weights given: nothing to differentiate");
   NodePtr op = constant(std::make_shared<ir::GradOpValue>(std::move(f)));
   return apply(b, {op, bound[0], weights}, loc);
 }
@@ -339,11 +368,13 @@ NodePtr Parser::transform_call(Block* b, nb::handle fn, std::vector<NodePtr> arg
 // ops.vjp(fn, *inputs) in parsed code: (fn(*inputs), vjp_fn) with vjp_fn a graph nested in the
 // caller (so it may be returned to and called by the caller), v -> the cotangent of each input
 // through a gradient with the sensitivity given (GradOperation(get_all, sens_param)).
-NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::pair<std::string, NodePtr>> kw,
-                         const SourceLoc& loc) {
+NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args,
+                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc) {
   if (!kw.empty())
-    error(loc, "TypeError", "vjp(): keyword argument '" + kw[0].first + "' is not supported in compiled code; call "
-                                "vjp(fn, *inputs)");
+    error(loc, "TypeError",
+          "vjp(): keyword argument '" + kw[0].first +
+              "' is not supported in compiled code; call "
+              "vjp(fn, *inputs)");
   if (args.size() < 2) error(loc, "TypeError", "vjp() takes the function and at least one input");
   NodePtr fn = args[0];
   std::vector<NodePtr> inputs(args.begin() + 1, args.end());
@@ -355,12 +386,15 @@ NodePtr Parser::vjp_call(Block* b, std::vector<NodePtr> args, std::vector<std::p
   ir::GradFlags f;
   f.all_positions = true;
   f.sens_param = true;
-  NodePtr made = g->apply({constant(std::make_shared<ir::GradOpValue>(std::move(f))), fn, constant(ir::none())}, loc);
+  NodePtr made = g->apply(
+      {constant(std::make_shared<ir::GradOpValue>(std::move(f))), fn, constant(ir::none())}, loc);
   std::vector<NodePtr> grad_call{made};
   grad_call.insert(grad_call.end(), inputs.begin(), inputs.end());
   grad_call.push_back(v);
   NodePtr cot = g->apply(std::move(grad_call), loc);
-  g->set_output(inputs.size() == 1 ? g->prim(Prim::kTupleGetItem, {cot, constant(ir::integer(0))}, loc) : cot);
+  g->set_output(inputs.size() == 1
+                    ? g->prim(Prim::kTupleGetItem, {cot, constant(ir::integer(0))}, loc)
+                    : cot);
   return prim(b, Prim::kMakeTuple, {out, constant(ir::graph_value(g))}, loc);
 }
 

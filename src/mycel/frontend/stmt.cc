@@ -76,8 +76,10 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   if (t == "Return") {
     nb::handle v = s.attr("value");
     NodePtr out = v.is_none() ? constant(ir::none()) : expr(b, v);
-    if (b->scope->output_dtype.is_valid()) out = cast_float(b, out, b->scope->output_dtype, loc_of(s));
-    if (b->scope->output_strategy.is_valid()) out = hint_outputs(b, out, b->scope->output_strategy, loc_of(s));
+    if (b->scope->output_dtype.is_valid())
+      out = cast_float(b, out, b->scope->output_dtype, loc_of(s));
+    if (b->scope->output_strategy.is_valid())
+      out = hint_outputs(b, out, b->scope->output_strategy, loc_of(s));
     finish(b, out);
     return nullptr;
   }
@@ -124,13 +126,16 @@ void Parser::assign(Block* b, nb::handle target, NodePtr v) {
       if (literal) {
         auto* a = ir::as_apply(v);
         if (a->num_args() > n)
-          error(loc, "ValueError", "too many values to unpack (expected " + std::to_string(n) + ")");
+          error(loc, "ValueError",
+                "too many values to unpack (expected " + std::to_string(n) + ")");
         if (a->num_args() < n)
-          error(loc, "ValueError", "not enough values to unpack (expected " + std::to_string(n) +
-                                       ", got " + std::to_string(a->num_args()) + ")");
+          error(loc, "ValueError",
+                "not enough values to unpack (expected " + std::to_string(n) + ", got " +
+                    std::to_string(a->num_args()) + ")");
         items.push_back(a->arg(i));
       } else {
-        NodePtr item = prim(b, Prim::kTupleGetItem, {v, constant(ir::integer(static_cast<int64_t>(i)))}, loc);
+        NodePtr item =
+            prim(b, Prim::kTupleGetItem, {v, constant(ir::integer(static_cast<int64_t>(i)))}, loc);
         if (shape_nodes.count(v.get())) scalar_nodes.insert(item.get());
         items.push_back(item);
       }
@@ -158,28 +163,34 @@ void Parser::assign_starred(Block* b, nb::handle target, NodePtr v, size_t star)
   if (ir::is_prim_call(v, Prim::kMakeTuple) || ir::is_prim_call(v, Prim::kMakeList)) {
     auto* a = ir::as_apply(v);
     items.assign(a->inputs().begin() + 1, a->inputs().end());
-  } else if (ir::Constant* c = ir::as_constant(v); c && (c->value()->kind() == ir::ValueKind::kTuple ||
-                                                         c->value()->kind() == ir::ValueKind::kList)) {
-    for (const auto& x : static_cast<const ir::SequenceValue&>(*c->value()).items()) items.push_back(constant(x));
+  } else if (ir::Constant* c = ir::as_constant(v);
+             c && (c->value()->kind() == ir::ValueKind::kTuple ||
+                   c->value()->kind() == ir::ValueKind::kList)) {
+    for (const auto& x : static_cast<const ir::SequenceValue&>(*c->value()).items())
+      items.push_back(constant(x));
   } else {
     known = false;
   }
   if (known) {
     const size_t m = items.size();
     if (m < n - 1)
-      error(loc, "ValueError", "not enough values to unpack (expected at least " + std::to_string(n - 1) +
-                                   ", got " + std::to_string(m) + ")");
+      error(loc, "ValueError",
+            "not enough values to unpack (expected at least " + std::to_string(n - 1) + ", got " +
+                std::to_string(m) + ")");
     for (size_t i = 0; i < star; ++i) assign(b, elts[i], items[i]);
     assign(b, elts[star].attr("value"),
-           sequence(b, Prim::kMakeList, std::vector<NodePtr>(items.begin() + star, items.end() - after), loc));
+           sequence(b, Prim::kMakeList,
+                    std::vector<NodePtr>(items.begin() + star, items.end() - after), loc));
     for (size_t j = 0; j < after; ++j) assign(b, elts[star + 1 + j], items[m - after + j]);
     return;
   }
   static nb::handle starred_end =
       nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("starred_end")).release();
   NodePtr len = prim(b, Prim::kTupleLen, {v}, loc);
-  NodePtr end = apply(b, {constant(py_object(starred_end)), len, ci(static_cast<int64_t>(star)),
-                          ci(static_cast<int64_t>(after))}, loc);
+  NodePtr end = apply(b,
+                      {constant(py_object(starred_end)), len, ci(static_cast<int64_t>(star)),
+                       ci(static_cast<int64_t>(after))},
+                      loc);
   scalar_nodes.insert(end.get());
   NodePtr checked = prim(b, Prim::kDepend, {v, end}, loc);  // every item waits for the check
   auto item = [&](NodePtr i) {
@@ -189,16 +200,18 @@ void Parser::assign_starred(Block* b, nb::handle target, NodePtr v, size_t star)
   };
   for (size_t i = 0; i < star; ++i) assign(b, elts[i], item(ci(static_cast<int64_t>(i))));
   // The middle: v[star:end] (a tuple slice, or rows of a tensor) made a list.
-  NodePtr mid = op_by_name(b, "strided_slice",
-                           {checked, sequence(b, Prim::kMakeTuple, {ci(static_cast<int64_t>(star))}, loc),
-                            sequence(b, Prim::kMakeTuple, {end}, loc), sequence(b, Prim::kMakeTuple, {ci(1)}, loc),
-                            ci(0), ci(0), ci(0), ci(0), ci(0)},
-                           {}, loc);
+  NodePtr mid =
+      op_by_name(b, "strided_slice",
+                 {checked, sequence(b, Prim::kMakeTuple, {ci(static_cast<int64_t>(star))}, loc),
+                  sequence(b, Prim::kMakeTuple, {end}, loc),
+                  sequence(b, Prim::kMakeTuple, {ci(1)}, loc), ci(0), ci(0), ci(0), ci(0), ci(0)},
+                 {}, loc);
   NodePtr rest = prim(b, Prim::kUnpackCall, {constant(ir::prim_value(Prim::kMakeList)), mid}, loc);
   seq_nodes.insert(rest.get());
   assign(b, elts[star].attr("value"), rest);
   for (size_t j = 0; j < after; ++j)
-    assign(b, elts[star + 1 + j], item(prim(b, Prim::kScalarAdd, {end, ci(static_cast<int64_t>(j))}, loc)));
+    assign(b, elts[star + 1 + j],
+           item(prim(b, Prim::kScalarAdd, {end, ci(static_cast<int64_t>(j))}, loc)));
 }
 
 void Parser::add_kwarg_param(Block* entry, Signature& sig, nb::handle kwarg) {
@@ -267,7 +280,8 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
   if (sig.vararg < 0) {  // constant positional defaults, for calls through a variable (F.partial's)
     std::vector<ir::ValuePtr> dv(params.size());
     for (size_t i = 0; i < sig.n_positional; ++i)
-      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr) dv[i] = c->value();
+      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr)
+        dv[i] = c->value();
     entry->g->set_default_values(std::move(dv));
   }
   NodePtr self_ref = constant(ir::graph_value(entry->g));
@@ -311,7 +325,8 @@ bool Parser::has_effects(const NodePtr& n) {
         ir::is_prim_call(x, Prim::kRaise))
       return true;
     if (ir::Constant* c = ir::as_constant(a->callee());  // a collective: every rank must run it
-        c && c->value()->kind() == ir::ValueKind::kOp && static_cast<const ir::OpValue&>(*c->value()).op().effect)
+        c && c->value()->kind() == ir::ValueKind::kOp &&
+        static_cast<const ir::OpValue&>(*c->value()).op().effect)
       return true;
     for (const NodePtr& in : a->inputs())
       if (FuncGraph* g = ir::constant_graph(in); g && graph_effects(g)) return true;

@@ -24,7 +24,8 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     ir::Constant* c = ir::as_constant(k);
     if (c && c->value()->kind() != ir::ValueKind::kTuple) {
       nb::object kv;
-      if (auto* kp = py_object_of(k)) kv = kp->object();
+      if (auto* kp = py_object_of(k))
+        kv = kp->object();
       else if (c->value()->kind() == ir::ValueKind::kInt)
         kv = nb::int_(static_cast<const ir::IntValue&>(*c->value()).value());
       else if (c->value()->kind() == ir::ValueKind::kStr)
@@ -40,7 +41,7 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
   }
   if (dict_nodes.count(base.get())) return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);
   if (kt == "Constant" && nb::isinstance<nb::str>(key.attr("value")))  // d["k"]: a dict that came
-    return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);      // through a call or branch
+    return prim(b, Prim::kDictGetItem, {base, expr(b, key)}, loc);     // through a call or branch
   if (is_sequence(base)) {
     if (kt == "Slice") {
       auto part = [&](const char* f) -> nb::object {
@@ -48,10 +49,12 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
         if (x.is_none()) return nb::none();
         bool ok;
         int64_t v = const_int(expr(b, x), &ok);
-        if (!ok) unsupported(x, "a tuple slice bound that is not a constant", "use integer literals");
+        if (!ok)
+          unsupported(x, "a tuple slice bound that is not a constant", "use integer literals");
         return nb::int_(v);
       };
-      nb::object sl = nb::module_::import_("builtins").attr("slice")(part("lower"), part("upper"), part("step"));
+      nb::object sl = nb::module_::import_("builtins")
+                          .attr("slice")(part("lower"), part("upper"), part("step"));
       NodePtr getitem = constant(py_object(nb::module_::import_("operator").attr("getitem")));
       NodePtr r = apply(b, {getitem, base, constant(py_object(sl))}, loc);
       seq_nodes.insert(r.get());
@@ -66,18 +69,23 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
     // The positions x[key] selects, computed by numpy when compiling (x's shape is known then),
     // then one gather.
     static nb::handle positions =
-        nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("key_positions")).release();
-    nb::object at_shape = nb::module_::import_("functools").attr("partial")(positions, nb::arg("key") = k);
-    NodePtr pos = apply(b, {constant(py_object(at_shape)), prim(b, Prim::kShape, {base}, loc)}, loc);
+        nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("key_positions"))
+            .release();
+    nb::object at_shape =
+        nb::module_::import_("functools").attr("partial")(positions, nb::arg("key") = k);
+    NodePtr pos =
+        apply(b, {constant(py_object(at_shape)), prim(b, Prim::kShape, {base}, loc)}, loc);
     return call_value(b, library_graph("mycel.common.graph_syntax", "gather_positions", loc),
                       {base, prim(b, Prim::kTupleGetItem, {pos, constant(ir::integer(0))}, loc),
-                       prim(b, Prim::kTupleGetItem, {pos, constant(ir::integer(1))}, loc)}, {}, loc);
+                       prim(b, Prim::kTupleGetItem, {pos, constant(ir::integer(1))}, loc)},
+                      {}, loc);
   }
   NodePtr index;
   KeyIndex in_tuple;
   std::vector<NodePtr> sargs = strided_key(b, key, &index, &in_tuple);
   if (index)  // x[index_tensor], or x[i] with i an int known only at run time
-    return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_index", loc), {base, index}, {}, loc);
+    return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_index", loc),
+                      {base, index}, {}, loc);
   sargs.insert(sargs.begin(), base);
   NodePtr part = op_by_name(b, "strided_slice", std::move(sargs), {}, loc);
   if (!in_tuple.index) return part;
@@ -85,15 +93,18 @@ NodePtr Parser::subscript(Block* b, nb::handle e) {
   // a gather along that axis; index_placement (run at compile time, errors as eager's) gives the
   // axis and the transpose numpy's rule needs when an int index is not next to the tensor.
   static nb::handle placement =
-      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("index_placement")).release();
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("index_placement"))
+          .release();
   NodePtr idx = in_tuple.index;
-  NodePtr where = apply(b, {constant(py_object(placement)), constant(ir::string(in_tuple.kinds)),
-                            prim(b, Prim::kRank, {base}, loc), prim(b, Prim::kDTypeOf, {idx}, loc),
-                            prim(b, Prim::kRank, {idx}, loc)}, loc);
+  NodePtr where = apply(b,
+                        {constant(py_object(placement)), constant(ir::string(in_tuple.kinds)),
+                         prim(b, Prim::kRank, {base}, loc), prim(b, Prim::kDTypeOf, {idx}, loc),
+                         prim(b, Prim::kRank, {idx}, loc)},
+                        loc);
   NodePtr axis = prim(b, Prim::kTupleGetItem, {where, constant(ir::integer(0))}, loc);
   NodePtr perm = prim(b, Prim::kTupleGetItem, {where, constant(ir::integer(1))}, loc);
-  return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_gather", loc), {part, idx, axis, perm},
-                    {}, loc);
+  return call_value(b, library_graph("mycel.common.graph_syntax", "getitem_gather", loc),
+                    {part, idx, axis, perm}, {}, loc);
 }
 
 namespace {
@@ -119,7 +130,8 @@ bool reads_only(nb::handle e) {
   if (t == "Name" || t == "Constant") return true;
   if (t == "Attribute") return reads_only(e.attr("value"));
   if (t == "UnaryOp") return reads_only(e.attr("operand"));
-  if (t == "Slice") return reads_only(e.attr("lower")) && reads_only(e.attr("upper")) && reads_only(e.attr("step"));
+  if (t == "Slice")
+    return reads_only(e.attr("lower")) && reads_only(e.attr("upper")) && reads_only(e.attr("step"));
   if (t == "List" || t == "Tuple") {
     for (nb::handle x : e.attr("elts"))
       if (!reads_only(x)) return false;
@@ -133,8 +145,10 @@ nb::object Parser::constant_advanced_key(Block* b, nb::handle key) {
   if (!reads_only(key)) return {};
   std::vector<nb::handle> items;
   const bool is_tuple = ast_type(key) == "Tuple";
-  if (is_tuple) for (nb::handle x : key.attr("elts")) items.push_back(x);
-  else items.push_back(key);
+  if (is_tuple)
+    for (nb::handle x : key.attr("elts")) items.push_back(x);
+  else
+    items.push_back(key);
   nb::list parts;
   for (nb::handle x : items) {
     if (ast_type(x) == "Slice") {
@@ -142,7 +156,10 @@ nb::object Parser::constant_advanced_key(Block* b, nb::handle key) {
       const char* fields[3] = {"lower", "upper", "step"};
       for (int i = 0; i < 3; ++i) {
         nb::handle f = x.attr(fields[i]);
-        if (f.is_none()) { bounds[i] = nb::none(); continue; }
+        if (f.is_none()) {
+          bounds[i] = nb::none();
+          continue;
+        }
         bounds[i] = to_python(expr(b, f));
         if (!bounds[i].is_valid()) return {};
       }
@@ -155,19 +172,23 @@ nb::object Parser::constant_advanced_key(Block* b, nb::handle key) {
   }
   nb::object k = is_tuple ? nb::object(nb::tuple(parts)) : nb::object(parts[0]);
   static nb::handle needs =
-      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("needs_positions")).release();
+      nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("needs_positions"))
+          .release();
   return nb::cast<bool>(needs(k)) ? k : nb::object();
 }
 
 // A tensor key as strided_slice's arguments after x (begin, end, strides, the five masks), or
 // empty with *index set when the key is one tensor (a gather index or a bool mask).
-std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* index, KeyIndex* in_tuple) {
+std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* index,
+                                         KeyIndex* in_tuple) {
   SourceLoc loc = loc_of(key);
   const std::string kt = ast_type(key);
   *index = nullptr;
   std::vector<nb::handle> items;
-  if (kt == "Tuple") for (nb::handle x : key.attr("elts")) items.push_back(x);
-  else items.push_back(key);
+  if (kt == "Tuple")
+    for (nb::handle x : key.attr("elts")) items.push_back(x);
+  else
+    items.push_back(key);
   std::vector<NodePtr> begin, end, strides;
   std::string kinds;
   int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_mask = 0;
@@ -183,10 +204,16 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     if (ast_type(x) == "Slice") {
       kinds += 's';
       nb::handle lo = x.attr("lower"), hi = x.attr("upper"), st = x.attr("step");
-      if (lo.is_none()) { begin_mask |= bit; begin.push_back(zero); }
-      else begin.push_back(bound(expr(b, lo)));
-      if (hi.is_none()) { end_mask |= bit; end.push_back(zero); }
-      else end.push_back(bound(expr(b, hi)));
+      if (lo.is_none()) {
+        begin_mask |= bit;
+        begin.push_back(zero);
+      } else
+        begin.push_back(bound(expr(b, lo)));
+      if (hi.is_none()) {
+        end_mask |= bit;
+        end.push_back(zero);
+      } else
+        end.push_back(bound(expr(b, hi)));
       strides.push_back(st.is_none() ? one : bound(expr(b, st)));
       continue;
     }
@@ -207,7 +234,8 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
       }
       shrink_mask |= bit;
       begin.push_back(bound(k));
-      end.push_back(ok ? constant(ir::integer(v + 1)) : bound(prim(b, Prim::kScalarAdd, {k, one}, loc)));
+      end.push_back(ok ? constant(ir::integer(v + 1))
+                       : bound(prim(b, Prim::kScalarAdd, {k, one}, loc)));
       strides.push_back(one);
       kinds += 'i';
       continue;
@@ -222,8 +250,10 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     } else {
       // The tensor's axis is sliced whole here and gathered afterwards (subscript()).
       nb::object list = c ? int_array(*c->value()) : nb::object();
-      in_tuple->index = list.is_valid() ? object_node(b, nb::module_::import_("numpy").attr("asarray")(
-                                                             list, nb::arg("dtype") = "int64"), loc)
+      in_tuple->index = list.is_valid() ? object_node(b,
+                                                      nb::module_::import_("numpy").attr("asarray")(
+                                                          list, nb::arg("dtype") = "int64"),
+                                                      loc)
                                         : k;
       kinds += 'a';
       begin_mask |= bit;
@@ -234,11 +264,13 @@ std::vector<NodePtr> Parser::strided_key(Block* b, nb::handle key, NodePtr* inde
     strides.push_back(one);
   }
   if (in_tuple && in_tuple->index) in_tuple->kinds = kinds;
-  auto tup = [&](std::vector<NodePtr> v) { return sequence(b, Prim::kMakeTuple, std::move(v), loc); };
+  auto tup = [&](std::vector<NodePtr> v) {
+    return sequence(b, Prim::kMakeTuple, std::move(v), loc);
+  };
   (void)all_const;
   auto ci = [&](int64_t v) { return constant(ir::integer(v)); };
-  return {tup(begin), tup(end), tup(strides), ci(begin_mask), ci(end_mask), ci(ellipsis_mask),
-          ci(new_axis_mask), ci(shrink_mask)};
+  return {tup(begin),   tup(end),          tup(strides),      ci(begin_mask),
+          ci(end_mask), ci(ellipsis_mask), ci(new_axis_mask), ci(shrink_mask)};
 }
 
 }  // namespace mycel::frontend

@@ -128,7 +128,8 @@ std::string graph_event(int64_t step, double wall_time, const std::vector<GraphN
 std::vector<GraphNode> decode_graph_def(const std::string& bytes) {
   pb::GraphDef g;
   if (!g.ParseFromString(bytes))
-    MYCEL_THROW(ValueError, "graph summary: the GraphDef (", bytes.size(), " bytes) does not parse");
+    MYCEL_THROW(ValueError, "graph summary: the GraphDef (", bytes.size(),
+                " bytes) does not parse");
   std::vector<GraphNode> out;
   out.reserve(g.node_size());
   for (const auto& d : g.node()) {

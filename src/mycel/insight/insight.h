@@ -47,8 +47,7 @@ class EventWriter {
   /// max_file_size > 0: a record that would take the file past it goes to a new file, named by
   /// next_path() (MindSpore's rotation); a record larger than that alone gets a file of its own.
   explicit EventWriter(const std::string& path, size_t max_pending = 256,
-                       uint64_t max_file_size = 0,
-                       std::function<std::string()> next_path = {});
+                       uint64_t max_file_size = 0, std::function<std::string()> next_path = {});
   ~EventWriter();  // close(), errors swallowed
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
@@ -202,7 +201,7 @@ inline bool on() { return (g_hooks.load(std::memory_order_relaxed) & kDebugHook)
 struct Launch {
   const SiteInfo* site;  // nullptr: eager op with no site info beyond `op`
   const std::string& op;
-  const std::vector<Tensor>& inputs;    // as the kernel read them (copies where overwritten)
+  const std::vector<Tensor>& inputs;  // as the kernel read them (copies where overwritten)
   const std::vector<Tensor>& outputs;
   const std::vector<Tensor>& launched;  // the inputs themselves (their buffers' identity)
 };

@@ -80,7 +80,9 @@ class AbstractTuple : public Abstract {
 class AbstractFunction : public Abstract {
  public:
   explicit AbstractFunction(ValuePtr callee, std::vector<AbstractPtr> bound_args = {})
-      : Abstract(AbstractKind::kFunction), callee_(std::move(callee)), bound_(std::move(bound_args)) {}
+      : Abstract(AbstractKind::kFunction),
+        callee_(std::move(callee)),
+        bound_(std::move(bound_args)) {}
   const ValuePtr& callee() const { return callee_; }
   const std::vector<AbstractPtr>& bound_args() const { return bound_; }
   std::string repr() const override;

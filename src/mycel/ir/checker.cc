@@ -22,9 +22,11 @@ std::vector<std::string> check(const FuncGraph& root) {
       errs.push_back(where + ": no output");
       continue;
     }
-    if (!in_scope(g->output(), g)) errs.push_back(where + ": output belongs to another graph's scope");
+    if (!in_scope(g->output(), g))
+      errs.push_back(where + ": output belongs to another graph's scope");
     for (const NodePtr& p : g->parameters())
-      if (!p->is_parameter() || p->graph() != g) errs.push_back(where + ": parameter list holds a foreign node");
+      if (!p->is_parameter() || p->graph() != g)
+        errs.push_back(where + ": parameter list holds a foreign node");
     for (const NodePtr& n : g->toposort()) {
       auto* a = static_cast<Apply*>(n.get());
       if (a->inputs().empty()) {
@@ -33,7 +35,8 @@ std::vector<std::string> check(const FuncGraph& root) {
       }
       for (size_t i = 0; i < a->inputs().size(); ++i) {
         const NodePtr& in = a->inputs()[i];
-        if (!in) errs.push_back(where + ": null input " + std::to_string(i));
+        if (!in)
+          errs.push_back(where + ": null input " + std::to_string(i));
         else if (!in_scope(in, g))
           errs.push_back(where + ": input " + std::to_string(i) + " of a node comes from @" +
                          (in->graph() ? in->graph()->name() : "?") + ", which does not enclose it");

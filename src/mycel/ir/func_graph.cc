@@ -28,7 +28,9 @@ NodePtr FuncGraph::prim(Prim p, std::vector<NodePtr> args, SourceLoc loc) {
   return apply(std::move(args), std::move(loc));
 }
 
-NodePtr FuncGraph::constant(ValuePtr v) { return std::make_shared<Constant>(nullptr, std::move(v)); }
+NodePtr FuncGraph::constant(ValuePtr v) {
+  return std::make_shared<Constant>(nullptr, std::move(v));
+}
 
 namespace {
 // Post-order DFS over `g`'s Apply nodes from `roots`, appending to `order` (skips `done` nodes).
@@ -83,7 +85,8 @@ std::vector<NodePtr> FuncGraph::toposort() const {
     for (size_t k = 0; k < nested.size(); ++k) {
       const FuncGraph* u = nested[k];
       auto visit_input = [&](const NodePtr& in) {
-        if (in && in->graph() == this && in->is_apply() && !done.count(in.get())) extra.push_back(in);
+        if (in && in->graph() == this && in->is_apply() && !done.count(in.get()))
+          extra.push_back(in);
         note_graph(in);
       };
       for (const NodePtr& a : u->toposort())

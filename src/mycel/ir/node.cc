@@ -6,7 +6,8 @@ namespace mycel::ir {
 
 std::string SourceLoc::str() const {
   if (!known()) return "<unknown>";
-  return (file ? *file : std::string("<string>")) + ":" + std::to_string(line) + ":" + std::to_string(col);
+  return (file ? *file : std::string("<string>")) + ":" + std::to_string(line) + ":" +
+         std::to_string(col);
 }
 
 std::string SourceLoc::line_str() const {
@@ -33,15 +34,16 @@ bool is_control_flow_line(const SourceLoc& loc) {
   const std::string& t = *loc.text;
   size_t b = t.find_first_not_of(" \t");
   if (b == std::string::npos) return false;
-  for (const char* kw : {"if ", "elif ", "else:", "while ", "for ", "async for ", "assert ", "with ", "try:",
-                         "except:", "except "})
+  for (const char* kw : {"if ", "elif ", "else:", "while ", "for ", "async for ", "assert ",
+                         "with ", "try:", "except:", "except "})
     if (t.compare(b, std::char_traits<char>::length(kw), kw) == 0) return true;
   return false;
 }
 
 bool is_prim_value(const NodePtr& n, Prim p) {
   Constant* c = as_constant(n);
-  return c && c->value()->kind() == ValueKind::kPrim && static_cast<const PrimValue&>(*c->value()).prim() == p;
+  return c && c->value()->kind() == ValueKind::kPrim &&
+         static_cast<const PrimValue&>(*c->value()).prim() == p;
 }
 
 bool is_prim_call(const NodePtr& n, Prim p) {

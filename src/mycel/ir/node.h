@@ -84,7 +84,8 @@ class Node {
 /// evaluates to a function), inputs()[1..] are the arguments.
 class Apply : public Node {
  public:
-  Apply(FuncGraph* g, std::vector<NodePtr> inputs) : Node(NodeKind::kApply, g), inputs_(std::move(inputs)) {}
+  Apply(FuncGraph* g, std::vector<NodePtr> inputs)
+      : Node(NodeKind::kApply, g), inputs_(std::move(inputs)) {}
   const std::vector<NodePtr>& inputs() const { return inputs_; }
   const NodePtr& callee() const { return inputs_[0]; }
   const NodePtr& arg(size_t i) const { return inputs_[i + 1]; }
@@ -109,7 +110,8 @@ class Constant : public Node {
 /// A graph parameter. A Cell's weights are parameters too, bound to their tensors (`bound`).
 class Parameter : public Node {
  public:
-  Parameter(FuncGraph* g, std::string name) : Node(NodeKind::kParameter, g), name_(std::move(name)) {}
+  Parameter(FuncGraph* g, std::string name)
+      : Node(NodeKind::kParameter, g), name_(std::move(name)) {}
   const std::string& name() const { return name_; }
   const Tensor& bound() const { return bound_; }
   void bind(Tensor t) { bound_ = std::move(t); }
@@ -120,7 +122,9 @@ class Parameter : public Node {
   Tensor bound_;
 };
 
-inline Apply* as_apply(const NodePtr& n) { return n && n->is_apply() ? static_cast<Apply*>(n.get()) : nullptr; }
+inline Apply* as_apply(const NodePtr& n) {
+  return n && n->is_apply() ? static_cast<Apply*>(n.get()) : nullptr;
+}
 inline Constant* as_constant(const NodePtr& n) {
   return n && n->is_constant() ? static_cast<Constant*>(n.get()) : nullptr;
 }

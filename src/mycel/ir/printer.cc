@@ -54,7 +54,8 @@ class Printer {
 
   void print_graph(const FuncGraph& g) {
     os_ << "graph @" << g.name() << "(";
-    for (size_t i = 0; i < g.parameters().size(); ++i) os_ << (i ? ", " : "") << typed(g.parameters()[i]);
+    for (size_t i = 0; i < g.parameters().size(); ++i)
+      os_ << (i ? ", " : "") << typed(g.parameters()[i]);
     os_ << ") {";
     if (g.parent()) os_ << "  # in @" << g.parent()->name();
     os_ << "\n";
@@ -65,7 +66,8 @@ class Printer {
       line += ")";
       std::string comment;
       if (!n->debug_name().empty()) comment += n->debug_name();
-      if (opts_.locations && n->loc().known()) comment += (comment.empty() ? "" : " ") + n->loc().str();
+      if (opts_.locations && n->loc().known())
+        comment += (comment.empty() ? "" : " ") + n->loc().str();
       if (!comment.empty()) line += "  # " + comment;
       os_ << line << "\n";
     }

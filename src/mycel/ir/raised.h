@@ -16,7 +16,8 @@ namespace mycel::ir {
 struct RaisedError : std::runtime_error {
   RaisedError(ValuePtr exception, SourceLoc loc)
       : std::runtime_error("raise " + exception->repr() + (loc.known() ? " at " + loc.str() : "")),
-        exception(std::move(exception)), loc(std::move(loc)) {}
+        exception(std::move(exception)),
+        loc(std::move(loc)) {}
   ValuePtr exception;
   SourceLoc loc;
   /// "called from file:line: text" for each call that led to `loc`, innermost first (analysis

@@ -7,9 +7,13 @@
 namespace mycel::ir {
 
 template <>
-std::string BoolValue::repr() const { return v_ ? "True" : "False"; }
+std::string BoolValue::repr() const {
+  return v_ ? "True" : "False";
+}
 template <>
-std::string IntValue::repr() const { return std::to_string(v_); }
+std::string IntValue::repr() const {
+  return std::to_string(v_);
+}
 template <>
 std::string FloatValue::repr() const {
   std::ostringstream os;
@@ -20,9 +24,13 @@ std::string FloatValue::repr() const {
   return s;
 }
 template <>
-std::string StrValue::repr() const { return "\"" + v_ + "\""; }
+std::string StrValue::repr() const {
+  return "\"" + v_ + "\"";
+}
 template <>
-std::string DTypeValue::repr() const { return dtype_name(v_); }
+std::string DTypeValue::repr() const {
+  return dtype_name(v_);
+}
 
 namespace {
 const char* short_dtype(DType t) {
@@ -80,7 +88,8 @@ bool DictValue::equals(const Value& o) const {
   const auto& b = static_cast<const DictValue&>(o).items_;
   if (b.size() != items_.size()) return false;
   for (size_t i = 0; i < b.size(); ++i)
-    if (!items_[i].first->equals(*b[i].first) || !items_[i].second->equals(*b[i].second)) return false;
+    if (!items_[i].first->equals(*b[i].first) || !items_[i].second->equals(*b[i].second))
+      return false;
   return true;
 }
 size_t DictValue::hash() const {
@@ -91,20 +100,28 @@ size_t DictValue::hash() const {
 
 namespace {
 std::string attr_repr(const AttrValue& v) {
-  return std::visit([](const auto& x) -> std::string {
-    using X = std::decay_t<decltype(x)>;
-    std::ostringstream os;
-    if constexpr (std::is_same_v<X, std::monostate>) os << "None";
-    else if constexpr (std::is_same_v<X, bool>) os << (x ? "True" : "False");
-    else if constexpr (std::is_same_v<X, std::string>) os << '"' << x << '"';
-    else if constexpr (std::is_same_v<X, DType>) os << dtype_name(x);
-    else if constexpr (std::is_same_v<X, std::vector<int64_t>> || std::is_same_v<X, std::vector<double>>) {
-      os << "(";
-      for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
-      os << (x.size() == 1 ? ",)" : ")");
-    } else os << x;
-    return os.str();
-  }, v);
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::decay_t<decltype(x)>;
+        std::ostringstream os;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          os << "None";
+        else if constexpr (std::is_same_v<X, bool>)
+          os << (x ? "True" : "False");
+        else if constexpr (std::is_same_v<X, std::string>)
+          os << '"' << x << '"';
+        else if constexpr (std::is_same_v<X, DType>)
+          os << dtype_name(x);
+        else if constexpr (std::is_same_v<X, std::vector<int64_t>> ||
+                           std::is_same_v<X, std::vector<double>>) {
+          os << "(";
+          for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+          os << (x.size() == 1 ? ",)" : ")");
+        } else
+          os << x;
+        return os.str();
+      },
+      v);
 }
 }  // namespace
 
@@ -144,7 +161,9 @@ ValuePtr tuple(std::vector<ValuePtr> items) {
 ValuePtr list(std::vector<ValuePtr> items) {
   return std::make_shared<SequenceValue>(ValueKind::kList, std::move(items));
 }
-ValuePtr op_value(const OpDef* op, Attrs attrs) { return std::make_shared<OpValue>(op, std::move(attrs)); }
+ValuePtr op_value(const OpDef* op, Attrs attrs) {
+  return std::make_shared<OpValue>(op, std::move(attrs));
+}
 ValuePtr prim_value(Prim p) { return std::make_shared<PrimValue>(p); }
 ValuePtr graph_value(FuncGraph* g) { return std::make_shared<GraphValue>(g); }
 
@@ -165,7 +184,8 @@ std::string GradFlags::repr() const {
     s += "all";
   } else {
     s += "pos=(";
-    for (size_t i = 0; i < positions.size(); ++i) s += (i ? "," : "") + std::to_string(positions[i]);
+    for (size_t i = 0; i < positions.size(); ++i)
+      s += (i ? "," : "") + std::to_string(positions[i]);
     s += positions_tuple ? ",)" : ")";
   }
   if (with_weights) s += " weights";

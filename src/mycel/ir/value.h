@@ -22,8 +22,24 @@ using ValuePtr = std::shared_ptr<const Value>;
 // evaluated by analysis at compile time when all the arguments of a call of it are constants).
 // kGradOp: a gradient transformation (GradOperation / grad / value_and_grad) used inside a graph.
 // kVmapOp: a vmap transformation (its in_axes / out_axes) used inside a graph.
-enum class ValueKind { kNone, kBool, kInt, kFloat, kStr, kDType, kTensor, kTuple, kList, kDict,
-                       kOp, kPrim, kGraph, kExternal, kGradOp, kVmapOp };
+enum class ValueKind {
+  kNone,
+  kBool,
+  kInt,
+  kFloat,
+  kStr,
+  kDType,
+  kTensor,
+  kTuple,
+  kList,
+  kDict,
+  kOp,
+  kPrim,
+  kGraph,
+  kExternal,
+  kGradOp,
+  kVmapOp
+};
 
 /// Base of all values.
 class Value {
@@ -114,7 +130,8 @@ class DictValue : public Value {
 /// A registry op with its attributes fixed (the callee of an op application).
 class OpValue : public Value {
  public:
-  OpValue(const OpDef* op, Attrs attrs) : Value(ValueKind::kOp), op_(op), attrs_(std::move(attrs)) {}
+  OpValue(const OpDef* op, Attrs attrs)
+      : Value(ValueKind::kOp), op_(op), attrs_(std::move(attrs)) {}
   const OpDef& op() const { return *op_; }
   const Attrs& attrs() const { return attrs_; }
   std::string repr() const override;
@@ -158,7 +175,8 @@ class GraphValue : public Value {
   FuncGraph* g_;
 };
 
-/// What a gradient function returns, as MindSpore's grad / value_and_grad / GradOperation define it.
+/// What a gradient function returns, as MindSpore's grad / value_and_grad / GradOperation define
+/// it.
 struct GradFlags {
   std::vector<int> positions;    // input positions to differentiate
   bool all_positions = false;    // every input (GradOperation(get_all=True)); positions ignored
@@ -196,7 +214,9 @@ struct BatchAxes {
   std::vector<BatchAxes> items;  // when !leaf
   static BatchAxes none() { return {}; }
   static BatchAxes at(int64_t a) { return {true, true, a, {}}; }
-  static BatchAxes tuple(std::vector<BatchAxes> items) { return {false, false, 0, std::move(items)}; }
+  static BatchAxes tuple(std::vector<BatchAxes> items) {
+    return {false, false, 0, std::move(items)};
+  }
   std::string repr() const;
   bool operator==(const BatchAxes&) const = default;
 };
@@ -205,10 +225,13 @@ struct BatchAxes {
 /// types per call and ad::expand_vmap_calls rewrites into a batched graph (ad/vmap.h).
 class VmapOpValue : public Value {
  public:
-  VmapOpValue(BatchAxes in, BatchAxes out) : Value(ValueKind::kVmapOp), in_(std::move(in)), out_(std::move(out)) {}
+  VmapOpValue(BatchAxes in, BatchAxes out)
+      : Value(ValueKind::kVmapOp), in_(std::move(in)), out_(std::move(out)) {}
   const BatchAxes& in_axes() const { return in_; }
   const BatchAxes& out_axes() const { return out_; }
-  std::string repr() const override { return "vmap[in_axes=" + in_.repr() + " out_axes=" + out_.repr() + "]"; }
+  std::string repr() const override {
+    return "vmap[in_axes=" + in_.repr() + " out_axes=" + out_.repr() + "]";
+  }
   bool equals(const Value& o) const override {
     return o.kind() == ValueKind::kVmapOp && static_cast<const VmapOpValue&>(o).in_ == in_ &&
            static_cast<const VmapOpValue&>(o).out_ == out_;

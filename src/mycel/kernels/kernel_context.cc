@@ -4,13 +4,20 @@ namespace mycel {
 
 const char* attr_kind_name(AttrKind k) {
   switch (k) {
-    case AttrKind::kBool: return "bool";
-    case AttrKind::kInt: return "int";
-    case AttrKind::kFloat: return "float";
-    case AttrKind::kStr: return "str";
-    case AttrKind::kInts: return "tuple of int";
-    case AttrKind::kFloats: return "tuple of float";
-    case AttrKind::kDType: return "dtype";
+    case AttrKind::kBool:
+      return "bool";
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kFloat:
+      return "float";
+    case AttrKind::kStr:
+      return "str";
+    case AttrKind::kInts:
+      return "tuple of int";
+    case AttrKind::kFloats:
+      return "tuple of float";
+    case AttrKind::kDType:
+      return "dtype";
   }
   return "?";
 }
@@ -31,7 +38,8 @@ bool Attrs::has(const std::string& name) const {
 
 const AttrValue& Attrs::get(const std::string& name) const {
   int i = op_ ? op_->attr_index(name) : -1;
-  if (i < 0) MYCEL_THROW(RuntimeError, "[", op_ ? op_->name : "?", "] has no attribute '", name, "'");
+  if (i < 0)
+    MYCEL_THROW(RuntimeError, "[", op_ ? op_->name : "?", "] has no attribute '", name, "'");
   return values_[i];
 }
 
@@ -40,14 +48,17 @@ template <class T>
 const T& get_as(const Attrs& a, const std::string& name) {
   const AttrValue& v = a.get(name);
   if (auto* p = std::get_if<T>(&v)) return *p;
-  MYCEL_THROW(RuntimeError, "[", a.op()->name, "] attribute '", name, "' is unset or of another kind");
+  MYCEL_THROW(RuntimeError, "[", a.op()->name, "] attribute '", name,
+              "' is unset or of another kind");
 }
 }  // namespace
 
 bool Attrs::get_bool(const std::string& n) const { return get_as<bool>(*this, n); }
 int64_t Attrs::get_int(const std::string& n) const { return get_as<int64_t>(*this, n); }
 double Attrs::get_float(const std::string& n) const { return get_as<double>(*this, n); }
-const std::string& Attrs::get_str(const std::string& n) const { return get_as<std::string>(*this, n); }
+const std::string& Attrs::get_str(const std::string& n) const {
+  return get_as<std::string>(*this, n);
+}
 const std::vector<int64_t>& Attrs::get_ints(const std::string& n) const {
   return get_as<std::vector<int64_t>>(*this, n);
 }

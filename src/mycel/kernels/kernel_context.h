@@ -29,7 +29,8 @@ struct AttrDef {
   std::vector<std::string> aliases;  // other accepted keyword spellings (keepdims for keep_dims)
 };
 
-/// One tensor input: `optional` inputs may be None; a `variadic` input takes a tuple/list of tensors.
+/// One tensor input: `optional` inputs may be None; a `variadic` input takes a tuple/list of
+/// tensors.
 struct InputDef {
   std::string name;
   bool optional = false;

@@ -22,7 +22,8 @@ void set_err(char* err, size_t n, const char* msg) {
 
 extern "C" {
 
-MycelLiteSession* mycel_lite_session_create(const char* model_path, int num_threads, char* err, size_t err_size) {
+MycelLiteSession* mycel_lite_session_create(const char* model_path, int num_threads, char* err,
+                                            size_t err_size) {
   try {
     if (!model_path) throw std::invalid_argument("mycel_lite_session_create: model_path is NULL");
     mycel::lite::SessionOptions o;
@@ -36,21 +37,28 @@ MycelLiteSession* mycel_lite_session_create(const char* model_path, int num_thre
 
 void mycel_lite_session_destroy(MycelLiteSession* s) { delete s; }
 
-int mycel_lite_num_inputs(const MycelLiteSession* s) { return s ? static_cast<int>(s->session.graph().inputs.size()) : -1; }
-int mycel_lite_num_outputs(const MycelLiteSession* s) { return s ? static_cast<int>(s->session.graph().outputs.size()) : -1; }
+int mycel_lite_num_inputs(const MycelLiteSession* s) {
+  return s ? static_cast<int>(s->session.graph().inputs.size()) : -1;
+}
+int mycel_lite_num_outputs(const MycelLiteSession* s) {
+  return s ? static_cast<int>(s->session.graph().outputs.size()) : -1;
+}
 
-int mycel_lite_run_f32(MycelLiteSession* s, int num_inputs, const float* const* data, const int64_t* const* shapes,
-                       const int* ranks, char* err, size_t err_size) {
+int mycel_lite_run_f32(MycelLiteSession* s, int num_inputs, const float* const* data,
+                       const int64_t* const* shapes, const int* ranks, char* err, size_t err_size) {
   try {
     if (!s || num_inputs < 0 || (num_inputs > 0 && (!data || !shapes || !ranks)))
       throw std::invalid_argument("mycel_lite_run_f32: NULL session or input arrays");
     std::vector<mycel::Tensor> ins;
     for (int i = 0; i < num_inputs; ++i) {
       if (ranks[i] < 0 || ranks[i] > 16 || !data[i] || (ranks[i] > 0 && !shapes[i]))
-        throw std::invalid_argument("mycel_lite_run_f32: input " + std::to_string(i) + " has a bad rank or NULL data");
+        throw std::invalid_argument("mycel_lite_run_f32: input " + std::to_string(i) +
+                                    " has a bad rank or NULL data");
       mycel::Shape shape(shapes[i], shapes[i] + ranks[i]);
       for (int64_t d : shape)
-        if (d < 0) throw std::invalid_argument("mycel_lite_run_f32: negative dim in input " + std::to_string(i));
+        if (d < 0)
+          throw std::invalid_argument("mycel_lite_run_f32: negative dim in input " +
+                                      std::to_string(i));
       mycel::Tensor t = mycel::Tensor::empty(shape, mycel::DType::float32);
       std::memcpy(t.data(), data[i], t.nbytes());
       ins.push_back(std::move(t));
@@ -63,8 +71,11 @@ int mycel_lite_run_f32(MycelLiteSession* s, int num_inputs, const float* const* 
   }
 }
 
-int mycel_lite_output_f32(const MycelLiteSession* s, int i, const float** data, const int64_t** shape, int* rank) {
-  if (!s || i < 0 || i >= static_cast<int>(s->outputs.size()) || s->outputs[i].dtype() != mycel::DType::float32) return 1;
+int mycel_lite_output_f32(const MycelLiteSession* s, int i, const float** data,
+                          const int64_t** shape, int* rank) {
+  if (!s || i < 0 || i >= static_cast<int>(s->outputs.size()) ||
+      s->outputs[i].dtype() != mycel::DType::float32)
+    return 1;
   const mycel::Tensor& t = s->outputs[i];
   if (data) *data = t.data<float>();
   if (shape) *shape = t.shape().data();

@@ -13,15 +13,18 @@ extern "C" {
 typedef struct MycelLiteSession MycelLiteSession;
 
 /** Loads and verifies a model file; num_threads 0 = all cores. NULL on failure. */
-MycelLiteSession* mycel_lite_session_create(const char* model_path, int num_threads, char* err, size_t err_size);
+MycelLiteSession* mycel_lite_session_create(const char* model_path, int num_threads, char* err,
+                                            size_t err_size);
 void mycel_lite_session_destroy(MycelLiteSession* s);
 int mycel_lite_num_inputs(const MycelLiteSession* s);
 int mycel_lite_num_outputs(const MycelLiteSession* s);
 /** Runs on float32 inputs (shape and rank per input); 0 on success. */
 int mycel_lite_run_f32(MycelLiteSession* s, int num_inputs, const float* const* data,
                        const int64_t* const* shapes, const int* ranks, char* err, size_t err_size);
-/** Output i of the last run (float32): data, shape and rank, valid until the next run. 0 on success. */
-int mycel_lite_output_f32(const MycelLiteSession* s, int i, const float** data, const int64_t** shape, int* rank);
+/** Output i of the last run (float32): data, shape and rank, valid until the next run. 0 on
+ * success. */
+int mycel_lite_output_f32(const MycelLiteSession* s, int i, const float** data,
+                          const int64_t** shape, int* rank);
 
 #ifdef __cplusplus
 }

@@ -9,13 +9,14 @@ namespace mycel::lite {
 namespace {
 
 bool is_nchw_f32(const TensorMeta& m) {
-  return m.dtype == DType::float32 && m.shape.size() == 4 && m.shape[1] > 0 && m.shape[2] > 0 && m.shape[3] > 0;
+  return m.dtype == DType::float32 && m.shape.size() == 4 && m.shape[1] > 0 && m.shape[2] > 0 &&
+         m.shape[3] > 0;
 }
 
 // Elementwise ops that map zero to zero: the layout's zero channel padding stays zero.
 bool keeps_zero(const std::string& op) {
-  static const char* const kOps[] = {"add", "sub", "mul", "maximum", "minimum", "neg", "abs", "relu", "relu6",
-                                     "square"};
+  static const char* const kOps[] = {"add", "sub", "mul",  "maximum", "minimum",
+                                     "neg", "abs", "relu", "relu6",   "square"};
   for (const char* o : kOps)
     if (op == o) return true;
   return false;
@@ -25,7 +26,8 @@ bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_po
 
 }  // namespace
 
-LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta, const std::vector<char>& eager) {
+LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
+                        const std::vector<char>& eager) {
   LayoutPlan p;
   p.blocked.assign(meta.size(), 0);
   p.nodes.assign(g.nodes.size(), NodeLayout{});
@@ -35,19 +37,23 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta, con
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
     const std::string& op = n.op->name;
-    if ((op == "conv2d" || is_pool(op)) && !n.inputs.empty() && n.inputs[0] >= 0) wanted[n.inputs[0]] = 1;
+    if ((op == "conv2d" || is_pool(op)) && !n.inputs.empty() && n.inputs[0] >= 0)
+      wanted[n.inputs[0]] = 1;
     if (keeps_zero(op))
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
   }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
-    if (eager[k] || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) continue;
+    if (eager[k] || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() ||
+        n.inputs[0] < 0)
+      continue;
     const int out = n.outputs[0], in = n.inputs[0];
     if (is_output[out] || !is_nchw_f32(meta[out])) continue;
     const std::string& op = n.op->name;
     NodeLayout& l = p.nodes[k];
-    if (op == "conv2d" && wanted[out] && is_nchw_f32(meta[in]) && numel(meta[n.inputs[1]].shape) > 0) {
+    if (op == "conv2d" && wanted[out] && is_nchw_f32(meta[in]) &&
+        numel(meta[n.inputs[1]].shape) > 0) {
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = p.blocked[in];
     } else if (is_pool(op) && p.blocked[in]) {

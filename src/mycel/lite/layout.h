@@ -15,11 +15,12 @@ struct NodeLayout {
 };
 
 struct LayoutPlan {
-  std::vector<char> blocked;     // per value: stored in the blocked layout
+  std::vector<char> blocked;  // per value: stored in the blocked layout
   std::vector<NodeLayout> nodes;
 };
 
 /// Layouts for the graph under concrete metas; nodes marked `eager` (and model outputs) stay plain.
-LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta, const std::vector<char>& eager);
+LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
+                        const std::vector<char>& eager);
 
 }  // namespace mycel::lite

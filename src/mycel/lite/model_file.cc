@@ -35,14 +35,22 @@ uint64_t align_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
 fb::AttrKind kind_of(const AttrValue& v) {
   switch (v.index()) {
-    case 1: return fb::AttrKind::Bool;
-    case 2: return fb::AttrKind::Int;
-    case 3: return fb::AttrKind::Float;
-    case 4: return fb::AttrKind::Str;
-    case 5: return fb::AttrKind::Ints;
-    case 6: return fb::AttrKind::Floats;
-    case 7: return fb::AttrKind::DType;
-    default: return fb::AttrKind::None;
+    case 1:
+      return fb::AttrKind::Bool;
+    case 2:
+      return fb::AttrKind::Int;
+    case 3:
+      return fb::AttrKind::Float;
+    case 4:
+      return fb::AttrKind::Str;
+    case 5:
+      return fb::AttrKind::Ints;
+    case 6:
+      return fb::AttrKind::Floats;
+    case 7:
+      return fb::AttrKind::DType;
+    default:
+      return fb::AttrKind::None;
   }
 }
 
@@ -50,7 +58,8 @@ fb::AttrKind kind_of(const AttrValue& v) {
 uint64_t checked_numel(const Shape& shape, DType dt, const std::string& what) {
   uint64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) MYCEL_THROW(ValueError, what, " has a dynamic or negative dim in ", shape_str(shape));
+    if (d < 0)
+      MYCEL_THROW(ValueError, what, " has a dynamic or negative dim in ", shape_str(shape));
     if (d != 0 && n > (uint64_t{1} << 56) / static_cast<uint64_t>(d))
       MYCEL_THROW(ValueError, what, " has too many elements (", shape_str(shape), ")");
     n *= static_cast<uint64_t>(d);
@@ -75,7 +84,8 @@ void verify_quantized(const Graph& g, const std::string& where) {
     const bool has_w = n.op->name == "qconv2d" || n.op->name == "qdense";
     if (has_w && (n.inputs.size() < 2 || n.inputs[1] < 0 || g.values[n.inputs[1]].weight < 0 ||
                   g.values[n.inputs[1]].dtype != DType::int8))
-      MYCEL_THROW(ValueError, where, ": ", what, " must read its weights from a stored int8 constant");
+      MYCEL_THROW(ValueError, where, ": ", what,
+                  " must read its weights from a stored int8 constant");
     std::vector<TensorMeta> metas(n.inputs.size());
     std::vector<const TensorMeta*> ins;
     bool dynamic = false;
@@ -88,8 +98,10 @@ void verify_quantized(const Graph& g, const std::string& where) {
       metas[i] = TensorMeta{v.shape, v.dtype};
       for (size_t d = 0; d < metas[i].shape.size(); ++d)
         if (metas[i].shape[d] < 0) {
-          if (d == 0) metas[i].shape[d] = 1;
-          else dynamic = true;
+          if (d == 0)
+            metas[i].shape[d] = 1;
+          else
+            dynamic = true;
         }
       ins.push_back(&metas[i]);
     }
@@ -109,17 +121,20 @@ void validate(const Graph& g, const std::string& where) {
   const int nv = static_cast<int>(g.values.size());
   std::vector<char> defined(nv, 0);
   auto check_id = [&](int id, const std::string& what) {
-    if (id < 0 || id >= nv) MYCEL_THROW(ValueError, where, ": ", what, " refers to value ", id, " of ", nv);
+    if (id < 0 || id >= nv)
+      MYCEL_THROW(ValueError, where, ": ", what, " refers to value ", id, " of ", nv);
   };
   for (int i = 0; i < nv; ++i) {
     const ValueInfo& v = g.values[i];
     if (v.weight >= 0) {
       if (v.weight >= static_cast<int>(g.weights.size()))
-        MYCEL_THROW(ValueError, where, ": value ", i, " names weight ", v.weight, " of ", g.weights.size());
+        MYCEL_THROW(ValueError, where, ": value ", i, " names weight ", v.weight, " of ",
+                    g.weights.size());
       const Tensor& w = g.weights[v.weight];
       if (w.dtype() != v.dtype || w.shape() != v.shape)
-        MYCEL_THROW(ValueError, where, ": weight of value ", i, " ('", v.name, "') is ", dtype_name(w.dtype()),
-                    shape_str(w.shape()), ", the value says ", dtype_name(v.dtype), shape_str(v.shape));
+        MYCEL_THROW(ValueError, where, ": weight of value ", i, " ('", v.name, "') is ",
+                    dtype_name(w.dtype()), shape_str(w.shape()), ", the value says ",
+                    dtype_name(v.dtype), shape_str(v.shape));
       defined[i] = 1;
     }
     for (int64_t d : v.shape)
@@ -136,9 +151,10 @@ void validate(const Graph& g, const std::string& where) {
     if (!n.op) MYCEL_THROW(ValueError, where, ": ", what, " has no op");
     const bool variadic = !n.op->inputs.empty() && n.op->inputs.back().variadic;
     if (!variadic && n.inputs.size() > n.op->inputs.size())
-      MYCEL_THROW(ValueError, where, ": ", what, " has ", n.inputs.size(), " inputs, the op takes at most ",
-                  n.op->inputs.size());
-    if (n.inputs.size() > 100000) MYCEL_THROW(ValueError, where, ": ", what, " has ", n.inputs.size(), " inputs");
+      MYCEL_THROW(ValueError, where, ": ", what, " has ", n.inputs.size(),
+                  " inputs, the op takes at most ", n.op->inputs.size());
+    if (n.inputs.size() > 100000)
+      MYCEL_THROW(ValueError, where, ": ", what, " has ", n.inputs.size(), " inputs");
     for (size_t i = 0; i < std::max(n.op->inputs.size(), n.inputs.size()); ++i) {
       int id = i < n.inputs.size() ? n.inputs[i] : -1;
       const InputDef& def = n.op->inputs[std::min(i, n.op->inputs.size() - 1)];
@@ -150,7 +166,8 @@ void validate(const Graph& g, const std::string& where) {
       check_id(id, what + " input " + std::to_string(i));
       // Every input defined earlier: this rejects cycles and forward references.
       if (!defined[id])
-        MYCEL_THROW(ValueError, where, ": ", what, " reads value ", id, " before it is defined (a cycle or "
+        MYCEL_THROW(ValueError, where, ": ", what, " reads value ", id,
+                    " before it is defined (a cycle or "
                     "a node out of order)");
     }
     if (n.outputs.empty()) MYCEL_THROW(ValueError, where, ": ", what, " has no outputs");
@@ -164,7 +181,8 @@ void validate(const Graph& g, const std::string& where) {
   if (g.outputs.empty()) MYCEL_THROW(ValueError, where, ": the model has no outputs");
   for (int id : g.outputs) {
     check_id(id, "a model output");
-    if (!defined[id]) MYCEL_THROW(ValueError, where, ": model output value ", id, " is never computed");
+    if (!defined[id])
+      MYCEL_THROW(ValueError, where, ": model output value ", id, " is never computed");
   }
 }
 
@@ -204,11 +222,13 @@ std::string serialize(const Graph& g) {
       attrs.push_back(fb::CreateAttr(b, name, kind_of(a), iv, fv, s, ints, floats));
     }
     nodes.push_back(fb::CreateNode(b, b.CreateString(n.op->name), b.CreateString(n.name),
-                                   b.CreateVector(n.inputs), b.CreateVector(n.outputs), b.CreateVector(attrs)));
+                                   b.CreateVector(n.inputs), b.CreateVector(n.outputs),
+                                   b.CreateVector(attrs)));
   }
-  auto model = fb::CreateModel(b, kFormatVersion, b.CreateString(g.producer), b.CreateVector(values),
-                               b.CreateVector(weights), b.CreateVector(nodes), b.CreateVector(g.inputs),
-                               b.CreateVector(g.outputs));
+  auto model =
+      fb::CreateModel(b, kFormatVersion, b.CreateString(g.producer), b.CreateVector(values),
+                      b.CreateVector(weights), b.CreateVector(nodes), b.CreateVector(g.inputs),
+                      b.CreateVector(g.outputs));
   fb::FinishModelBuffer(b, model);
 
   Header h{};
@@ -236,23 +256,27 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   const std::string where = "MINDIR";
   // 1. Header: magic, version, and sections inside the file (overflow-checked).
   if (size < sizeof(Header))
-    MYCEL_THROW(ValueError, where, ": the file has ", size, " bytes, fewer than its ", sizeof(Header), "-byte header");
+    MYCEL_THROW(ValueError, where, ": the file has ", size, " bytes, fewer than its ",
+                sizeof(Header), "-byte header");
   Header h;
   std::memcpy(&h, data, sizeof(h));
-  if (std::memcmp(h.magic, kMagic, 8) != 0) MYCEL_THROW(ValueError, where, ": not a Mycel model file (bad magic)");
+  if (std::memcmp(h.magic, kMagic, 8) != 0)
+    MYCEL_THROW(ValueError, where, ": not a Mycel model file (bad magic)");
   if (h.version < kMinFormatVersion || h.version > kFormatVersion)
-    MYCEL_THROW(ValueError, where, ": format version ", h.version, " is not supported (this build reads ",
-                kMinFormatVersion, " to ", kFormatVersion, ")");
+    MYCEL_THROW(ValueError, where, ": format version ", h.version,
+                " is not supported (this build reads ", kMinFormatVersion, " to ", kFormatVersion,
+                ")");
   if (h.header_size != sizeof(Header) || h.graph_offset != kAlign)
-    MYCEL_THROW(ValueError, where, ": header size ", h.header_size, " / graph offset ", h.graph_offset,
-                " should be ", kAlign);
+    MYCEL_THROW(ValueError, where, ": header size ", h.header_size, " / graph offset ",
+                h.graph_offset, " should be ", kAlign);
   if (h.graph_size > size || h.graph_offset > size - h.graph_size)
-    MYCEL_THROW(ValueError, where, ": the graph section (", h.graph_size, " bytes at ", h.graph_offset,
-                ") runs past the end of the ", size, "-byte file (truncated?)");
-  if (h.data_offset % kAlign || h.data_offset < h.graph_offset + h.graph_size || h.data_offset > size ||
-      h.data_size != size - h.data_offset)
-    MYCEL_THROW(ValueError, where, ": the weight section (", h.data_size, " bytes at ", h.data_offset,
-                ") does not end the ", size, "-byte file on a 64-byte boundary (truncated or padded?)");
+    MYCEL_THROW(ValueError, where, ": the graph section (", h.graph_size, " bytes at ",
+                h.graph_offset, ") runs past the end of the ", size, "-byte file (truncated?)");
+  if (h.data_offset % kAlign || h.data_offset < h.graph_offset + h.graph_size ||
+      h.data_offset > size || h.data_size != size - h.data_offset)
+    MYCEL_THROW(ValueError, where, ": the weight section (", h.data_size, " bytes at ",
+                h.data_offset, ") does not end the ", size,
+                "-byte file on a 64-byte boundary (truncated or padded?)");
   // 2. Checksums.
   if (crc32c(data + h.graph_offset, h.graph_size) != h.graph_crc)
     MYCEL_THROW(ValueError, where, ": the graph section's checksum does not match (corrupt file)");
@@ -262,10 +286,12 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   const uint8_t* gb = data + h.graph_offset;
   flatbuffers::Verifier v(gb, h.graph_size, /*max_depth=*/16, /*max_tables=*/4000000);
   if (!fb::ModelBufferHasIdentifier(gb) || !fb::VerifyModelBuffer(v))
-    MYCEL_THROW(ValueError, where, ": the graph section is not a valid model table (FlatBuffers verifier)");
+    MYCEL_THROW(ValueError, where,
+                ": the graph section is not a valid model table (FlatBuffers verifier)");
   const fb::Model* m = fb::GetModel(gb);
   if (m->version() != h.version)
-    MYCEL_THROW(ValueError, where, ": graph version ", m->version(), " differs from the header's ", h.version);
+    MYCEL_THROW(ValueError, where, ": graph version ", m->version(), " differs from the header's ",
+                h.version);
 
   // 4. Decode, checking each field's meaning.
   Graph g;
@@ -273,9 +299,11 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   const uint8_t* section = data + h.data_offset;
   if (m->weights()) {
     for (const fb::Weight* w : *m->weights()) {
-      if (w->offset() % kAlign || w->offset() > h.data_size || w->nbytes() > h.data_size - w->offset())
-        MYCEL_THROW(ValueError, where, ": weight ", g.weights.size(), " (", w->nbytes(), " bytes at ", w->offset(),
-                    ") is misaligned or outside the ", h.data_size, "-byte weight section");
+      if (w->offset() % kAlign || w->offset() > h.data_size ||
+          w->nbytes() > h.data_size - w->offset())
+        MYCEL_THROW(ValueError, where, ": weight ", g.weights.size(), " (", w->nbytes(),
+                    " bytes at ", w->offset(), ") is misaligned or outside the ", h.data_size,
+                    "-byte weight section");
       g.weights.push_back(Tensor());  // shaped below, from its value
     }
   }
@@ -289,12 +317,14 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
         MYCEL_THROW(ValueError, where, ": value ", idx, " has dtype code ", int(fv->dtype()));
       vi.dtype = static_cast<DType>(fv->dtype());
       if (fv->shape()) {
-        if (fv->shape()->size() > 16) MYCEL_THROW(ValueError, where, ": value ", idx, " has rank ", fv->shape()->size());
+        if (fv->shape()->size() > 16)
+          MYCEL_THROW(ValueError, where, ": value ", idx, " has rank ", fv->shape()->size());
         vi.shape.assign(fv->shape()->begin(), fv->shape()->end());
       }
       vi.weight = fv->weight();
       if (vi.weight < -1 || vi.weight >= static_cast<int>(g.weights.size()))
-        MYCEL_THROW(ValueError, where, ": value ", idx, " names weight ", vi.weight, " of ", g.weights.size());
+        MYCEL_THROW(ValueError, where, ": value ", idx, " names weight ", vi.weight, " of ",
+                    g.weights.size());
       if (vi.weight >= 0) {
         if (weight_value[vi.weight] >= 0)
           MYCEL_THROW(ValueError, where, ": weight ", vi.weight, " belongs to two values");
@@ -302,9 +332,11 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
         const fb::Weight* w = m->weights()->Get(vi.weight);
         const uint64_t n = checked_numel(vi.shape, vi.dtype, "weight '" + vi.name + "'");
         if (n * itemsize(vi.dtype) != w->nbytes())
-          MYCEL_THROW(ValueError, where, ": weight '", vi.name, "' is ", dtype_name(vi.dtype), shape_str(vi.shape),
-                      " (", n * itemsize(vi.dtype), " bytes) but stores ", w->nbytes(), " bytes");
-        auto storage = Storage::borrow(const_cast<uint8_t*>(section + w->offset()), w->nbytes(), [keep] {});
+          MYCEL_THROW(ValueError, where, ": weight '", vi.name, "' is ", dtype_name(vi.dtype),
+                      shape_str(vi.shape), " (", n * itemsize(vi.dtype), " bytes) but stores ",
+                      w->nbytes(), " bytes");
+        auto storage =
+            Storage::borrow(const_cast<uint8_t*>(section + w->offset()), w->nbytes(), [keep] {});
         g.weights[vi.weight] = Tensor(storage, 0, vi.shape, vi.dtype);
       }
       g.values.push_back(std::move(vi));
@@ -317,9 +349,12 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
       NodeInfo n;
       const std::string opname = fn->op()->str();
       n.op = Registry::get().find(opname);
-      if (!n.op) MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " calls unknown op '", opname, "'");
+      if (!n.op)
+        MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " calls unknown op '", opname,
+                    "'");
       if (n.op->random || n.op->effect)
-        MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " calls '", opname, "', which has no place in an inference model");
+        MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " calls '", opname,
+                    "', which has no place in an inference model");
       if (fn->name()) n.name = fn->name()->str();
       if (fn->inputs()) n.inputs.assign(fn->inputs()->begin(), fn->inputs()->end());
       if (fn->outputs()) n.outputs.assign(fn->outputs()->begin(), fn->outputs()->end());
@@ -328,28 +363,41 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
         for (const fb::Attr* a : *fn->attrs()) {
           AttrValue val;
           switch (a->kind()) {
-            case fb::AttrKind::None: break;
-            case fb::AttrKind::Bool: val = a->i() != 0; break;
-            case fb::AttrKind::Int: val = static_cast<int64_t>(a->i()); break;
-            case fb::AttrKind::Float: val = a->f(); break;
-            case fb::AttrKind::Str: val = a->s() ? a->s()->str() : std::string(); break;
+            case fb::AttrKind::None:
+              break;
+            case fb::AttrKind::Bool:
+              val = a->i() != 0;
+              break;
+            case fb::AttrKind::Int:
+              val = static_cast<int64_t>(a->i());
+              break;
+            case fb::AttrKind::Float:
+              val = a->f();
+              break;
+            case fb::AttrKind::Str:
+              val = a->s() ? a->s()->str() : std::string();
+              break;
             case fb::AttrKind::Ints:
-              val = a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end()) : std::vector<int64_t>{};
+              val = a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end())
+                              : std::vector<int64_t>{};
               break;
             case fb::AttrKind::Floats:
-              val = a->floats() ? std::vector<double>(a->floats()->begin(), a->floats()->end()) : std::vector<double>{};
+              val = a->floats() ? std::vector<double>(a->floats()->begin(), a->floats()->end())
+                                : std::vector<double>{};
               break;
             case fb::AttrKind::DType:
               if (a->i() < 0 || a->i() >= kNumDTypes)
-                MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " attribute '", a->name()->str(), "' has dtype code ", a->i());
+                MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " attribute '",
+                            a->name()->str(), "' has dtype code ", a->i());
               val = static_cast<DType>(a->i());
               break;
             default:
-              MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " attribute '", a->name()->str(), "' has kind ",
-                          int(a->kind()));
+              MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " attribute '",
+                          a->name()->str(), "' has kind ", int(a->kind()));
           }
           if (n.op->attr_index(a->name()->str()) < 0)
-            MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " (", opname, ") has no attribute '", a->name()->str(), "'");
+            MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " (", opname,
+                        ") has no attribute '", a->name()->str(), "'");
           if (val.index() != 0) named[a->name()->str()] = std::move(val);
         }
       }
@@ -383,7 +431,8 @@ Graph load(const std::string& path) {
   }
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) MYCEL_THROW(ValueError, "MINDIR: cannot map '", path, "': ", std::strerror(errno));
+  if (p == MAP_FAILED)
+    MYCEL_THROW(ValueError, "MINDIR: cannot map '", path, "': ", std::strerror(errno));
   std::shared_ptr<void> keep(p, [size](void* q) { ::munmap(q, size); });
   try {
     return parse(static_cast<const uint8_t*>(p), size, keep);

@@ -17,7 +17,8 @@ inline constexpr char kMagic[8] = {'M', 'Y', 'C', 'E', 'L', 'M', 'I', 'R'};
 // qdense); this build reads versions 1 and 2 and writes 2.
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kMinFormatVersion = 1;
-inline constexpr uint64_t kAlign = 64;  // header size, and alignment of the weight section and each weight
+inline constexpr uint64_t kAlign =
+    64;  // header size, and alignment of the weight section and each weight
 
 /// One tensor value of the graph: an input, a weight (weight >= 0) or a node output.
 struct ValueInfo {

@@ -59,15 +59,19 @@ int fold_batch_norm(Graph& g) {
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     NodeInfo& bn = g.nodes[k];
     if (bn.op->name != "batch_norm" || bn.attrs.get_bool("is_training")) continue;
-    if (bn.inputs.size() < 5 || !is_f32_weight(g, bn.inputs[1]) || !is_f32_weight(g, bn.inputs[2]) ||
-        !is_f32_weight(g, bn.inputs[3]) || !is_f32_weight(g, bn.inputs[4]))
+    if (bn.inputs.size() < 5 || !is_f32_weight(g, bn.inputs[1]) ||
+        !is_f32_weight(g, bn.inputs[2]) || !is_f32_weight(g, bn.inputs[3]) ||
+        !is_f32_weight(g, bn.inputs[4]))
       continue;
     bool stats_read = false;  // saved mean / invstd outputs must be unread
-    for (size_t o = 1; o < bn.outputs.size(); ++o) stats_read |= bn.outputs[o] >= 0 && uses[bn.outputs[o]] > 0;
+    for (size_t o = 1; o < bn.outputs.size(); ++o)
+      stats_read |= bn.outputs[o] >= 0 && uses[bn.outputs[o]] > 0;
     const int x = bn.inputs[0];
     if (stats_read || prod[x] < 0 || uses[x] != 1 || dead[prod[x]]) continue;
     NodeInfo& conv = g.nodes[prod[x]];
-    if (conv.op->name != "conv2d" || conv.post_act != NodeInfo::Act::kNone || !is_f32_weight(g, conv.inputs[1])) continue;
+    if (conv.op->name != "conv2d" || conv.post_act != NodeInfo::Act::kNone ||
+        !is_f32_weight(g, conv.inputs[1]))
+      continue;
     const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
     if (has_bias && !is_f32_weight(g, conv.inputs[2])) continue;
     const Tensor& w = g.weights[g.values[conv.inputs[1]].weight];
@@ -81,9 +85,11 @@ int fold_batch_norm(Graph& g) {
     Tensor nw = Tensor::empty(w.shape(), DType::float32);
     Tensor nb = Tensor::empty({oc}, DType::float32);
     const float* b0 = has_bias ? wt(conv.inputs[2]) : nullptr;
-    for (int64_t c = 0; c < oc; ++c) {  // y = (conv(x) + b - mean) * s + beta, s = gamma / sqrt(var + eps)
+    for (int64_t c = 0; c < oc;
+         ++c) {  // y = (conv(x) + b - mean) * s + beta, s = gamma / sqrt(var + eps)
       const double s = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-      for (int64_t i = 0; i < per; ++i) nw.data<float>()[c * per + i] = static_cast<float>(w.data<float>()[c * per + i] * s);
+      for (int64_t i = 0; i < per; ++i)
+        nw.data<float>()[c * per + i] = static_cast<float>(w.data<float>()[c * per + i] * s);
       nb.data<float>()[c] = static_cast<float>(((b0 ? b0[c] : 0.0) - mean[c]) * s + beta[c]);
     }
     const std::string base = g.values[conv.inputs[1]].name;
@@ -144,8 +150,8 @@ int fuse_activation(Graph& g) {
     if (prod[x] < 0 || uses[x] != 1 || g.values[x].dtype != DType::float32) continue;
     NodeInfo& p = g.nodes[prod[x]];
     const std::string& name = p.op->name;
-    if ((name != "conv2d" && name != "dense" && name != "matmul") || p.post_act != NodeInfo::Act::kNone ||
-        p.outputs.size() != 1)
+    if ((name != "conv2d" && name != "dense" && name != "matmul") ||
+        p.post_act != NodeInfo::Act::kNone || p.outputs.size() != 1)
       continue;
     if (relu6 && name != "conv2d") continue;  // only the conv kernel takes a clip post-op
     p.post_act = relu6 ? NodeInfo::Act::kRelu6 : NodeInfo::Act::kRelu;

@@ -27,7 +27,8 @@ struct Buffer {
 size_t place(std::vector<Buffer>& bufs) {
   std::vector<size_t> order(bufs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].size > bufs[b].size; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bufs[a].size > bufs[b].size; });
   std::vector<size_t> placed;
   size_t total = 0;
   for (size_t i : order) {
@@ -59,7 +60,9 @@ Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
   stats_.num_nodes = static_cast<int>(g_.nodes.size());
 }
 
-Session Session::from_file(const std::string& path, SessionOptions o) { return Session(load(path), o); }
+Session Session::from_file(const std::string& path, SessionOptions o) {
+  return Session(load(path), o);
+}
 
 SessionStats Session::stats() const { return stats_; }
 
@@ -68,7 +71,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   std::vector<TensorMeta> meta(nv);
   for (size_t i = 0; i < nv; ++i)
     if (g_.values[i].weight >= 0) meta[i] = TensorMeta{g_.values[i].shape, g_.values[i].dtype};
-  for (size_t i = 0; i < inputs.size(); ++i) meta[g_.inputs[i]] = TensorMeta{inputs[i].shape(), inputs[i].dtype()};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    meta[g_.inputs[i]] = TensorMeta{inputs[i].shape(), inputs[i].dtype()};
   // 1. Shapes: each node's infer over its input metas (every check of the op runs here).
   std::vector<std::vector<TensorMeta>> outs(g_.nodes.size());
   eager_.assign(g_.nodes.size(), 0);
@@ -79,11 +83,13 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     while (ins.size() < n.op->inputs.size()) ins.push_back(nullptr);
     outs[k] = infer_checked(*n.op, InferContext{*n.op, ins, n.attrs});
     if (outs[k].size() < n.outputs.size())
-      MYCEL_THROW(ValueError, "lite: node ", k, " (", n.op->name, ") lists ", n.outputs.size(), " outputs, the op gives ",
-                  outs[k].size());
+      MYCEL_THROW(ValueError, "lite: node ", k, " (", n.op->name, ") lists ", n.outputs.size(),
+                  " outputs, the op gives ", outs[k].size());
     if (n.op->promote_inputs) {  // mixed input dtypes: the eager path promotes them
       for (size_t i = 0; i < n.inputs.size(); ++i)
-        if (n.inputs[i] >= 0 && n.inputs[0] >= 0 && meta[n.inputs[i]].dtype != meta[n.inputs[0]].dtype) eager_[k] = 1;
+        if (n.inputs[i] >= 0 && n.inputs[0] >= 0 &&
+            meta[n.inputs[i]].dtype != meta[n.inputs[0]].dtype)
+          eager_[k] = 1;
     }
     const size_t di = static_cast<size_t>(n.op->dtype_input);
     if (di < n.inputs.size() && n.inputs[di] >= 0 && !n.op->supports(meta[n.inputs[di]].dtype))
@@ -94,7 +100,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   // 2. Layouts, and an NCHW copy of each blocked value that a plain reader needs (one per value,
   // made before its first such reader). Copies are slots nv, nv + 1, ...
   LayoutPlan lp = options_.blocked_layout ? plan_layouts(g_, meta, eager_)
-                                          : LayoutPlan{std::vector<char>(nv, 0), std::vector<NodeLayout>(g_.nodes.size())};
+                                          : LayoutPlan{std::vector<char>(nv, 0),
+                                                       std::vector<NodeLayout>(g_.nodes.size())};
   layout_ = lp.nodes;
   std::vector<int> copy_of(nv, -1);
   std::vector<int> copy_src;  // per copy: the blocked value
@@ -129,7 +136,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   std::vector<char> is_output(nv, 0);
   for (int id : g_.outputs) is_output[id] = 1;
   auto nbytes = [&](const TensorMeta& m, bool blocked) {
-    return blocked ? cpu::blocked_nbytes(m.shape, m.dtype) : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
+    return blocked ? cpu::blocked_nbytes(m.shape, m.dtype)
+                   : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
   };
   std::vector<Buffer> bufs;
   std::vector<std::vector<int>> scratch(g_.nodes.size());  // buffer index of unread outputs
@@ -146,7 +154,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   }
   for (size_t c = 0; c < copy_src.size(); ++c) {
     const int id = static_cast<int>(nv + c);
-    bufs.push_back(Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], false), 1), first[id], last[id], id});
+    bufs.push_back(
+        Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], false), 1), first[id], last[id], id});
   }
   const size_t total = place(bufs);
   // 4. Bind: weights, arena views, kernel argument vectors.
@@ -156,7 +165,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     if (g_.values[i].weight >= 0) slot_[i] = g_.weights[g_.values[i].weight];
   for (const Buffer& b : bufs) {
     if (b.value < 0) continue;
-    const TensorMeta& m = b.value < static_cast<int>(nv) ? meta[b.value] : meta[copy_src[b.value - nv]];
+    const TensorMeta& m =
+        b.value < static_cast<int>(nv) ? meta[b.value] : meta[copy_src[b.value - nv]];
     slot_[b.value] = Tensor(arena_, b.offset, m.shape, m.dtype);
   }
   in_.assign(g_.nodes.size(), {});
@@ -189,16 +199,21 @@ void Session::plan(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   if (inputs.size() != g_.inputs.size())
-    MYCEL_THROW(ValueError, "lite: the model takes ", g_.inputs.size(), " inputs, got ", inputs.size());
+    MYCEL_THROW(ValueError, "lite: the model takes ", g_.inputs.size(), " inputs, got ",
+                inputs.size());
   bool same = planned_.size() == inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& v = g_.values[g_.inputs[i]];
     const Tensor& t = inputs[i];
-    bool ok = t.defined() && t.dtype() == v.dtype && t.ndim() == static_cast<int64_t>(v.shape.size());
-    for (size_t d = 0; ok && d < v.shape.size(); ++d) ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
+    bool ok =
+        t.defined() && t.dtype() == v.dtype && t.ndim() == static_cast<int64_t>(v.shape.size());
+    for (size_t d = 0; ok && d < v.shape.size(); ++d)
+      ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
     if (!ok)
-      MYCEL_THROW(ValueError, "lite: input ", i, " ('", v.name, "') must be ", dtype_name(v.dtype), shape_str(v.shape),
-                  " (-1: any size), got ", t.defined() ? std::string(dtype_name(t.dtype())) + shape_str(t.shape()) : "nothing");
+      MYCEL_THROW(
+          ValueError, "lite: input ", i, " ('", v.name, "') must be ", dtype_name(v.dtype),
+          shape_str(v.shape), " (-1: any size), got ",
+          t.defined() ? std::string(dtype_name(t.dtype())) + shape_str(t.shape()) : "nothing");
     same = same && planned_[i] == t.shape();
   }
   if (!same) plan(inputs);
@@ -207,7 +222,8 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   for (const TensorMeta& m : out_meta_) results.push_back(Tensor::empty(m));
   for (size_t j = 0; j < g_.outputs.size(); ++j) slot_[g_.outputs[j]] = results[j];
   for (size_t k = 0; k < g_.nodes.size(); ++k) run_node(k);
-  for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = Tensor();  // do not keep the caller's tensors
+  for (size_t i = 0; i < inputs.size(); ++i)
+    slot_[g_.inputs[i]] = Tensor();  // do not keep the caller's tensors
   return results;
 }
 
@@ -221,14 +237,17 @@ void Session::run_node(size_t k) {
   std::vector<Tensor>& outs = out_[k];
   for (size_t o = 0; o < n.outputs.size(); ++o)
     if (n.outputs[o] >= 0) outs[o] = slot_[n.outputs[o]];
-  if (eager_[k]) {  // promotion or an unsupported dtype: the eager path (which raises for the latter)
+  if (eager_[k]) {  // promotion or an unsupported dtype: the eager path (which raises for the
+                    // latter)
     std::vector<Tensor> r = call_op(*n.op, ins, n.attrs);
-    for (size_t o = 0; o < outs.size() && o < r.size(); ++o) std::memcpy(outs[o].data(), r[o].data(), r[o].nbytes());
+    for (size_t o = 0; o < outs.size() && o < r.size(); ++o)
+      std::memcpy(outs[o].data(), r[o].data(), r[o].nbytes());
     return;
   }
   if (layout_[k].mode == NodeLayout::Mode::kFlat) {  // elementwise over the whole padded buffers
     auto flat = [](const Tensor& t) {
-      const int64_t len = static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+      const int64_t len =
+          static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
       return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
     };
     std::vector<Tensor> fi, fo;
@@ -239,13 +258,14 @@ void Session::run_node(size_t k) {
   }
   cpu::PostOpRequest req;
   if (n.post_act != NodeInfo::Act::kNone)
-    req.ops.push_back(cpu::PostOp{n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu
-                                                                       : cpu::PostOp::Kind::kRelu6, Tensor()});
+    req.ops.push_back(cpu::PostOp{
+        n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu : cpu::PostOp::Kind::kRelu6,
+        Tensor()});
   // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone
   // (int8 kernels also remember whether the weights are safe for non-VNNI CPUs).
-  const bool const_w = (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
-                       n.inputs.size() > 1 && n.inputs[1] >= 0 &&
-                       g_.values[n.inputs[1]].weight >= 0;
+  const bool const_w =
+      (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
+      n.inputs.size() > 1 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].weight >= 0;
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
     cpu::LayoutScope layout(cpu::LayoutRequest{layout_[k].src_blocked, true, const_w});
     {
@@ -253,7 +273,8 @@ void Session::run_node(size_t k) {
       if (!req.ops.empty()) post.emplace(&req);
       n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
     }
-    MYCEL_CHECK(layout.taken(), RuntimeError, "lite: [", n.op->name, "] ran without oneDNN on a blocked tensor");
+    MYCEL_CHECK(layout.taken(), RuntimeError, "lite: [", n.op->name,
+                "] ran without oneDNN on a blocked tensor");
     MYCEL_CHECK(req.ops.empty() || req.applied, RuntimeError, "lite: [", n.op->name,
                 "] did not apply its fused activation to a blocked tensor");
     return;

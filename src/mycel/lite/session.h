@@ -13,18 +13,18 @@
 namespace mycel::lite {
 
 struct SessionOptions {
-  int num_threads = 0;    // 0: the pool's default (cores)
-  bool optimize = true;   // batch_norm folding, constant folding, activation fusion
+  int num_threads = 0;         // 0: the pool's default (cores)
+  bool optimize = true;        // batch_norm folding, constant folding, activation fusion
   bool blocked_layout = true;  // keep conv activations in oneDNN's preferred layout (layout.h)
 };
 
 struct SessionStats {
-  size_t arena_bytes = 0;   // intermediate values, for the current plan
+  size_t arena_bytes = 0;  // intermediate values, for the current plan
   size_t weight_bytes = 0;
-  int num_nodes = 0;        // after optimization
-  int num_plans = 0;        // input shapes planned so far
-  int num_blocked = 0;      // values kept in the blocked layout under the current plan
-  int num_reorders = 0;     // reorders to NCHW per run under the current plan
+  int num_nodes = 0;     // after optimization
+  int num_plans = 0;     // input shapes planned so far
+  int num_blocked = 0;   // values kept in the blocked layout under the current plan
+  int num_reorders = 0;  // reorders to NCHW per run under the current plan
   OptimizeReport optimized;
 };
 
@@ -46,15 +46,15 @@ class Session {
   Graph g_;
   SessionOptions options_;
   SessionStats stats_;
-  std::vector<Shape> planned_;            // input shapes of the current plan
+  std::vector<Shape> planned_;  // input shapes of the current plan
   std::shared_ptr<Storage> arena_;
-  std::vector<Tensor> slot_;              // per value (then per NCHW copy): its tensor now
-  std::vector<std::vector<int>> reads_;   // per node: the slots it reads (-1: absent)
+  std::vector<Tensor> slot_;             // per value (then per NCHW copy): its tensor now
+  std::vector<std::vector<int>> reads_;  // per node: the slots it reads (-1: absent)
   std::vector<std::vector<std::pair<int, int>>> reorders_;  // per node: (blocked, NCHW copy) first
-  std::vector<NodeLayout> layout_;        // per node
-  std::vector<std::vector<Tensor>> in_, out_;  // per node: bound kernel arguments
-  std::vector<char> eager_;               // per node: inputs need promotion, run via call_op
-  std::vector<TensorMeta> out_meta_;      // model outputs under the current plan
+  std::vector<NodeLayout> layout_;                          // per node
+  std::vector<std::vector<Tensor>> in_, out_;               // per node: bound kernel arguments
+  std::vector<char> eager_;           // per node: inputs need promotion, run via call_op
+  std::vector<TensorMeta> out_meta_;  // model outputs under the current plan
 };
 
 }  // namespace mycel::lite

@@ -27,7 +27,8 @@ GradVar to_front(BatchBuilder& g, GradVar v, int bdim) {
   if (bdim != kNotBatched) return move_axis(g, v, bdim, 0);
   Shape s = g.meta(v).shape;
   s.insert(s.begin(), g.batch_size());
-  return g.call("broadcast_to", {g.call("expand_dims", {v}, {{"axis", int64_t{0}}})}, {{"shape", s}});
+  return g.call("broadcast_to", {g.call("expand_dims", {v}, {{"axis", int64_t{0}}})},
+                {{"shape", s}});
 }
 
 bool any_batched(const BatchBuilder& g) {
@@ -48,7 +49,9 @@ int64_t norm_axis(const BatchBuilder& g, int64_t axis, int64_t rank) {
 
 GradVar merge_front(BatchBuilder& g, GradVar v) {
   Shape s = g.meta(v).shape;
-  if (s.size() < 2) MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] merge_front of shape ", shape_str(s));
+  if (s.size() < 2)
+    MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] merge_front of shape ",
+                shape_str(s));
   Shape m{s[0] * s[1]};
   m.insert(m.end(), s.begin() + 2, s.end());
   return g.reshape_to(v, m);
@@ -57,7 +60,8 @@ GradVar merge_front(BatchBuilder& g, GradVar v) {
 GradVar split_front(BatchBuilder& g, GradVar v, int64_t b) {
   Shape s = g.meta(v).shape;
   if (s.empty() || s[0] % b != 0)
-    MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] split_front of shape ", shape_str(s), " by ", b);
+    MYCEL_THROW(RuntimeError, "[", g.op().name, " batching rule] split_front of shape ",
+                shape_str(s), " by ", b);
   Shape m{b, s[0] / b};
   m.insert(m.end(), s.begin() + 1, s.end());
   return g.reshape_to(v, m);
@@ -79,9 +83,13 @@ namespace {
 
 using namespace batch;
 
-int64_t rank_of(BatchBuilder& g, const GradVar& v) { return static_cast<int64_t>(g.meta(v).shape.size()); }
+int64_t rank_of(BatchBuilder& g, const GradVar& v) {
+  return static_cast<int64_t>(g.meta(v).shape.size());
+}
 /// The rank input i has for one batch item.
-int64_t logical_rank(BatchBuilder& g, size_t i) { return rank_of(g, g.input(i)) - (g.bdim(i) != kNotBatched); }
+int64_t logical_rank(BatchBuilder& g, size_t i) {
+  return rank_of(g, g.input(i)) - (g.bdim(i) != kNotBatched);
+}
 size_t num_outputs(BatchBuilder& g, const GradVar& v) {
   return g.tuple_size(v);  // 1 for a tensor (see BatchBuilder::tuple_size)
 }
@@ -112,7 +120,8 @@ Batched elementwise(BatchBuilder& g) {
     GradVar x = g.input(i);
     if (x.defined() && g.bdim(i) != kNotBatched) {
       x = move_axis(g, x, g.bdim(i), 0);
-      for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+      for (int64_t k = logical_rank(g, i); k < r; ++k)
+        x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
     }
     in.push_back(x);
   }
@@ -204,7 +213,8 @@ Batched transpose_rule(BatchBuilder& g) {
 /// x lined up at the front with ones after the batch up to rank r (for ops that broadcast).
 GradVar front_with_rank(BatchBuilder& g, size_t i, int64_t r) {
   GradVar x = front(g, i);
-  for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+  for (int64_t k = logical_rank(g, i); k < r; ++k)
+    x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
   return x;
 }
 
@@ -239,13 +249,18 @@ Batched slice_rule(BatchBuilder& g) {
 /// strided_slice and its gradient: a full slice of the batch axis in front, every mask shifted.
 std::map<std::string, AttrValue> strided_attrs(BatchBuilder& g) {
   const Attrs& a = g.attrs();
-  std::vector<int64_t> begin = a.get_ints("begin"), end = a.get_ints("end"), strides = a.get_ints("strides");
+  std::vector<int64_t> begin = a.get_ints("begin"), end = a.get_ints("end"),
+                       strides = a.get_ints("strides");
   begin.insert(begin.begin(), 0);
   end.insert(end.begin(), 0);
   if (!strides.empty()) strides.insert(strides.begin(), 1);
-  return {{"begin", begin}, {"end", end}, {"strides", strides},
-          {"begin_mask", (a.get_int("begin_mask") << 1) | 1}, {"end_mask", (a.get_int("end_mask") << 1) | 1},
-          {"ellipsis_mask", a.get_int("ellipsis_mask") << 1}, {"new_axis_mask", a.get_int("new_axis_mask") << 1},
+  return {{"begin", begin},
+          {"end", end},
+          {"strides", strides},
+          {"begin_mask", (a.get_int("begin_mask") << 1) | 1},
+          {"end_mask", (a.get_int("end_mask") << 1) | 1},
+          {"ellipsis_mask", a.get_int("ellipsis_mask") << 1},
+          {"new_axis_mask", a.get_int("new_axis_mask") << 1},
           {"shrink_axis_mask", a.get_int("shrink_axis_mask") << 1}};
 }
 Batched strided_slice_rule(BatchBuilder& g) {
@@ -271,7 +286,8 @@ Batched stack_rule(BatchBuilder& g) {
 /// shared params land where the axis was (both batched: run per item).
 Batched gather_rule(BatchBuilder& g) {
   int64_t a = norm_axis(g, g.attrs().get_int("axis"), logical_rank(g, 0));
-  if (g.bdim(1) == kNotBatched) return at_front(g, g.call_self({front(g, 0), g.input(1)}, {{"axis", a + 1}}));
+  if (g.bdim(1) == kNotBatched)
+    return at_front(g, g.call_self({front(g, 0), g.input(1)}, {{"axis", a + 1}}));
   if (g.bdim(0) != kNotBatched) return {};
   GradVar out = g.call_self({g.input(0), front(g, 1)}, {{"axis", a}});
   return {out, {static_cast<int>(a)}};
@@ -297,7 +313,8 @@ Batched embedding_rule(BatchBuilder& g) {
 /// one_hot(indices): the new axis counts in the output's rank.
 Batched one_hot_rule(BatchBuilder& g) {
   int64_t r = logical_rank(g, 0) + 1;
-  return at_front(g, g.call_self({front(g, 0)}, {{"axis", norm_axis(g, g.attrs().get_int("axis"), r) + 1}}));
+  return at_front(
+      g, g.call_self({front(g, 0)}, {{"axis", norm_axis(g, g.attrs().get_int("axis"), r) + 1}}));
 }
 
 Batched expand_dims_rule(BatchBuilder& g) { return one_axis(g, "axis", 1); }
@@ -313,17 +330,21 @@ const BatchRuleFn* BatchRegistry::find(const OpDef& op) const {
 
 MYCEL_REGISTER_BATCH_RULES(shape) {
   // Unary ops that keep every axis where it is (not marked elementwise: views, casts, fills).
-  for (const char* n : {"cast", "identity", "stop_gradient", "zeros_like", "ones_like", "dropout", "bernoulli"})
+  for (const char* n :
+       {"cast", "identity", "stop_gradient", "zeros_like", "ones_like", "dropout", "bernoulli"})
     b.add(n, elementwise);
-  for (const char* n : {"sum", "mean", "max", "min", "prod", "all", "any", "logsumexp", "std", "var"})
+  for (const char* n :
+       {"sum", "mean", "max", "min", "prod", "all", "any", "logsumexp", "std", "var"})
     b.add(n, reduce_axes);
-  for (const char* n : {"softmax", "log_softmax", "argmax", "argmin", "argsort", "sort", "cumsum", "split"})
+  for (const char* n :
+       {"softmax", "log_softmax", "argmax", "argmin", "argsort", "sort", "cumsum", "split"})
     b.add(n, [](BatchBuilder& g) { return one_axis(g); });
   for (const char* n : {"top_k", "tril", "triu"}) b.add(n, trailing);
   b.add("gather_elements", [](BatchBuilder& g) -> Batched {
     if (g.bdim(1) == kNotBatched) return {};  // an unbatched index would need broadcasting first
-    return at_front(g, g.call_self({front(g, 0), front(g, 1)},
-                                   {{"dim", norm_axis(g, g.attrs().get_int("dim"), logical_rank(g, 0)) + 1}}));
+    return at_front(
+        g, g.call_self({front(g, 0), front(g, 1)},
+                       {{"dim", norm_axis(g, g.attrs().get_int("dim"), logical_rank(g, 0)) + 1}}));
   });
   b.add("reshape", reshape_rule);
   b.add("flatten", flatten_rule);

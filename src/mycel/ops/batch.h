@@ -44,11 +44,13 @@ class BatchBuilder {
   virtual TensorMeta meta(const GradVar& v) const = 0;
   /// Number of items of a tuple value; 1 for a tensor.
   virtual size_t tuple_size(const GradVar& v) const = 0;
-  /// Calls a registry op; attributes by name (defaults fill the rest). Multi-output ops give a tuple.
+  /// Calls a registry op; attributes by name (defaults fill the rest). Multi-output ops give a
+  /// tuple.
   virtual GradVar call(const std::string& op, std::vector<GradVar> inputs,
                        const std::map<std::string, AttrValue>& attrs = {}) = 0;
   /// Calls the op being batched with new attributes (the given ones replace the call's own).
-  virtual GradVar call_self(std::vector<GradVar> inputs, const std::map<std::string, AttrValue>& attrs = {}) = 0;
+  virtual GradVar call_self(std::vector<GradVar> inputs,
+                            const std::map<std::string, AttrValue>& attrs = {}) = 0;
   virtual GradVar make_tuple(std::vector<GradVar> items) = 0;
   /// `value`, ordered after `effect`: keeps a call whose outputs nothing reads but whose in-place
   /// update matters (a graph is what its output depends on).
@@ -82,25 +84,27 @@ class BatchRegistry {
 };
 
 /// Registers rules at static-initialization time: MYCEL_REGISTER_BATCH_RULES(nn) { b.add(...); }
-#define MYCEL_REGISTER_BATCH_RULES(family)                                    \
+#define MYCEL_REGISTER_BATCH_RULES(family)                                      \
   static void mycel_register_##family##_batch_rules(::mycel::BatchRegistry& b); \
-  static const bool mycel_batch_rules_##family = [] {                         \
-    mycel_register_##family##_batch_rules(::mycel::BatchRegistry::get());     \
-    return true;                                                              \
-  }();                                                                        \
+  static const bool mycel_batch_rules_##family = [] {                           \
+    mycel_register_##family##_batch_rules(::mycel::BatchRegistry::get());       \
+    return true;                                                                \
+  }();                                                                          \
   static void mycel_register_##family##_batch_rules(::mycel::BatchRegistry& b)
 
 namespace batch {
 
 /// v with its batch axis moved from `from` to `to` (a transpose; v itself when they agree).
 GradVar move_axis(BatchBuilder& g, GradVar v, int from, int to);
-/// v with the batch at axis 0: moved there, or (unbatched) broadcast to batch_size along a new axis 0.
+/// v with the batch at axis 0: moved there, or (unbatched) broadcast to batch_size along a new axis
+/// 0.
 GradVar to_front(BatchBuilder& g, GradVar v, int bdim);
 /// Input i with the batch at axis 0 (materialized when it was not batched).
 inline GradVar front(BatchBuilder& g, size_t i) { return to_front(g, g.input(i), g.bdim(i)); }
 /// Whether any input (variadic items included) is batched.
 bool any_batched(const BatchBuilder& g);
-/// A logical (unbatched) axis normalized against a logical rank; throws naming the op if out of range.
+/// A logical (unbatched) axis normalized against a logical rank; throws naming the op if out of
+/// range.
 int64_t norm_axis(const BatchBuilder& g, int64_t axis, int64_t rank);
 /// Merges axes 0 and 1 of v (B, N, ...) -> (B*N, ...), and the inverse split of axis 0.
 GradVar merge_front(BatchBuilder& g, GradVar v);

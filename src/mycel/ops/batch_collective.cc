@@ -29,7 +29,8 @@ Batched all_to_all_rule(BatchBuilder& g) {
   const int64_t r = static_cast<int64_t>(g.meta(g.input(0)).shape.size()) - 1;
   const int64_t s = norm_axis(g, g.attrs().get_int("split_dim"), r);
   const int64_t k = norm_axis(g, g.attrs().get_int("concat_dim"), r);
-  return {g.call_self({move_axis(g, g.input(0), g.bdim(0), 0)}, {{"split_dim", s + 1}, {"concat_dim", k + 1}}),
+  return {g.call_self({move_axis(g, g.input(0), g.bdim(0), 0)},
+                      {{"split_dim", s + 1}, {"concat_dim", k + 1}}),
           {0}};
 }
 

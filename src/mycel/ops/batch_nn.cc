@@ -33,7 +33,8 @@ Batched fold_into_n(BatchBuilder& g, const std::vector<size_t>& folded,
   }
   GradVar out = g.call_self(in, attrs);
   size_t n = g.tuple_size(out);
-  if (n == 1 && g.meta(out).shape.size() > 0) return at_front(g, split_front(g, out, g.batch_size()));
+  if (n == 1 && g.meta(out).shape.size() > 0)
+    return at_front(g, split_front(g, out, g.batch_size()));
   // Outputs reduced over everything (nll_loss's total weight) are not per item: kNotBatched, for
   // the rule that called this to replace.
   std::vector<GradVar> items;
@@ -58,7 +59,8 @@ Batched matmul_rule(BatchBuilder& g) {
     GradVar x = g.input(i);
     if (batched(g, i)) {
       x = front(g, i);
-      for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+      for (int64_t k = logical_rank(g, i); k < r; ++k)
+        x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
     }
     in.push_back(x);
   }
@@ -67,16 +69,19 @@ Batched matmul_rule(BatchBuilder& g) {
 
 /// dense: a batched x folds into its leading axes; batched weights make it a batched matmul.
 Batched dense_rule(BatchBuilder& g) {
-  if (!batched(g, 1) && !batched(g, 2)) return at_front(g, g.call_self({front(g, 0), g.input(1), g.input(2)}));
+  if (!batched(g, 1) && !batched(g, 2))
+    return at_front(g, g.call_self({front(g, 0), g.input(1), g.input(2)}));
   if (logical_rank(g, 0) < 1) return {};
-  GradVar x = front(g, 0);                          // (B, ..., in)
+  GradVar x = front(g, 0);  // (B, ..., in)
   Shape xs = g.meta(x).shape;
   int64_t in = xs.back();
   int64_t m = std::accumulate(xs.begin() + 1, xs.end() - 1, int64_t{1}, std::multiplies<>());
   GradVar x3 = g.reshape_to(x, {g.batch_size(), m, in});
   GradVar y = g.call("matmul", {x3, front(g, 1)}, {{"transpose_b", true}});  // (B, m, out)
   if (g.input(2).defined())
-    y = g.call("add", {y, batched(g, 2) ? g.call("expand_dims", {front(g, 2)}, {{"axis", int64_t{1}}}) : g.input(2)});
+    y = g.call("add",
+               {y, batched(g, 2) ? g.call("expand_dims", {front(g, 2)}, {{"axis", int64_t{1}}})
+                                 : g.input(2)});
   Shape ys(xs.begin(), xs.end() - 1);
   ys.push_back(g.meta(y).shape.back());
   return at_front(g, g.reshape_to(y, ys));
@@ -118,7 +123,8 @@ Batched conv2d_backprop_input_rule(BatchBuilder& g) {
   GradVar dy = to_groups(g, front(g, 0));
   GradVar w = merge_front(g, front(g, 1));
   std::vector<int64_t> grouped{size[0], size[1] * B, size[2], size[3]};
-  GradVar dx = g.call_self({dy, w}, {{"input_size", grouped}, {"groups", g.attrs().get_int("groups") * B}});
+  GradVar dx =
+      g.call_self({dy, w}, {{"input_size", grouped}, {"groups", g.attrs().get_int("groups") * B}});
   return at_front(g, from_groups(g, dx, B));
 }
 
@@ -141,13 +147,16 @@ Batched conv2d_backprop_filter_rule(BatchBuilder& g) {
     GradVar f = g.call("transpose", {dy}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
     f = g.reshape_to(f, {B * ds[2], ds[1], ds[3], ds[4]});
     GradVar out = g.call("conv2d", {xi, f},
-                         {{"pad_mode", std::string("pad")}, {"pad", std::vector<int64_t>{w.pt, w.pb, w.pl, w.pr}},
-                          {"stride", std::vector<int64_t>{w.dh, w.dw}}, {"dilation", std::vector<int64_t>{w.sh, w.sw}},
+                         {{"pad_mode", std::string("pad")},
+                          {"pad", std::vector<int64_t>{w.pt, w.pb, w.pl, w.pr}},
+                          {"stride", std::vector<int64_t>{w.dh, w.dw}},
+                          {"dilation", std::vector<int64_t>{w.sh, w.sw}},
                           {"groups", B}});
     Shape os = g.meta(out).shape;  // (C, B*O, >= kh, >= kw): rows past the kernel are unused input
     if (os[2] != fs[2] || os[3] != fs[3])
-      out = g.call("slice", {out}, {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
-                                    {"size", std::vector<int64_t>{os[0], os[1], fs[2], fs[3]}}});
+      out = g.call("slice", {out},
+                   {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
+                    {"size", std::vector<int64_t>{os[0], os[1], fs[2], fs[3]}}});
     out = g.reshape_to(out, {os[0], B, fs[0], fs[2], fs[3]});
     return at_front(g, g.call("transpose", {out}, {{"perm", std::vector<int64_t>{1, 2, 0, 3, 4}}}));
   }
@@ -171,13 +180,15 @@ Batched elementwise_loss_rule(BatchBuilder& g) {
     // only when mapped (a shared one broadcasts as it is)
     if (x.defined() && (batched(g, i) || i < 2)) {
       x = front(g, i);
-      for (int64_t k = logical_rank(g, i); k < r; ++k) x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
+      for (int64_t k = logical_rank(g, i); k < r; ++k)
+        x = g.call("expand_dims", {x}, {{"axis", int64_t{1}}});
     }
     in.push_back(x);
   }
   GradVar per = g.call_self(in, {{"reduction", std::string("none")}});
   Shape s = g.meta(per).shape;
-  if (s.empty() || s[0] != g.batch_size()) {  // every batched input was broadcast away: not per item
+  if (s.empty() ||
+      s[0] != g.batch_size()) {  // every batched input was broadcast away: not per item
     return {};
   }
   const std::string red = g.attrs().get_str("reduction");
@@ -195,12 +206,13 @@ Batched row_loss_rule(BatchBuilder& g) {
   const std::string red = g.attrs().get_str("reduction");
   Batched per = fold_into_n(g, all, {{"reduction", std::string("none")}});
   if (!per.value.defined() || red == "none") return per;
-  return at_front(g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", std::vector<int64_t>{1}}}));
+  return at_front(
+      g, g.call(red == "mean" ? "mean" : "sum", {per.value}, {{"axis", std::vector<int64_t>{1}}}));
 }
 
-/// nll_loss(logits, target, weight): (loss, total_weight) per item. The per-row losses come from the
-/// op with reduction "none" over the folded batch; each item's total weight (weight[target], 0 at
-/// ignore_index) is summed here, and "mean" divides by it, as the op does for one item.
+/// nll_loss(logits, target, weight): (loss, total_weight) per item. The per-row losses come from
+/// the op with reduction "none" over the folded batch; each item's total weight (weight[target], 0
+/// at ignore_index) is summed here, and "mean" divides by it, as the op does for one item.
 Batched nll_loss_rule(BatchBuilder& g) {
   if (batched(g, 2)) return {};
   Batched per = fold_into_n(g, {0, 1}, {{"reduction", std::string("none")}});
@@ -208,8 +220,11 @@ Batched nll_loss_rule(BatchBuilder& g) {
   GradVar rows = g.tuple_get(per.value, 0);  // (B, N)
   GradVar t = front(g, 1);                   // (B, N) targets
   const DType ft = g.meta(rows).dtype;
-  GradVar keep = g.call("not_equal", {t, g.call("fill", {}, {{"type", g.meta(t).dtype}, {"shape", Shape{}},
-                                                            {"value", double(g.attrs().get_int("ignore_index"))}})});
+  GradVar keep =
+      g.call("not_equal", {t, g.call("fill", {},
+                                     {{"type", g.meta(t).dtype},
+                                      {"shape", Shape{}},
+                                      {"value", double(g.attrs().get_int("ignore_index"))}})});
   GradVar w = g.call("cast", {keep}, {{"dtype", ft}});
   if (g.input(2).defined()) {
     GradVar safe = g.call("select", {keep, t, g.call("zeros_like", {t})});
@@ -229,7 +244,8 @@ Batched nll_loss_rule(BatchBuilder& g) {
 /// x (N, C, ...) of every item as one (N, B*C, ...) input: the batch folded into the channels,
 /// item b's channels at b*C .. b*C+C-1, so per-channel statistics stay per item.
 GradVar fold_into_channels(BatchBuilder& g, size_t i) {
-  GradVar v = batched(g, i) ? move_axis(g, g.input(i), g.bdim(i), 1) : move_axis(g, front(g, i), 0, 1);
+  GradVar v =
+      batched(g, i) ? move_axis(g, g.input(i), g.bdim(i), 1) : move_axis(g, front(g, i), 0, 1);
   Shape s = g.meta(v).shape;  // (N, B, C, ...)
   Shape folded{s[0], s[1] * s[2]};
   folded.insert(folded.end(), s.begin() + 3, s.end());
@@ -263,20 +279,22 @@ GradVar update_running_stats(BatchBuilder& g, GradVar xf) {
   const double m = g.attrs().get_float("momentum");
   const int64_t B = g.batch_size();
   const double M = 1 - std::pow(1 - m, static_cast<double>(B));
-  if (!(M > 0)) return {};  // momentum 0 (as in a gradient's recomputed forward): no update
+  if (!(M > 0)) return {};      // momentum 0 (as in a gradient's recomputed forward): no update
   Shape xs = g.meta(xf).shape;  // (N, B*C, ...)
   const int64_t C = xs[1] / B;
   std::vector<int64_t> axes{0};
   for (int64_t a = 2; a < static_cast<int64_t>(xs.size()); ++a) axes.push_back(a);
   GradVar x64 = g.call("stop_gradient", {g.call("cast", {xf}, {{"dtype", DType::float64}})});
-  GradVar mean = items_of_channels(g, g.call("mean", {x64}, {{"axis", axes}}), B);       // (B, C)
-  GradVar var = items_of_channels(g, g.call("var", {x64}, {{"axis", axes}, {"ddof", int64_t{1}}}), B);
+  GradVar mean = items_of_channels(g, g.call("mean", {x64}, {{"axis", axes}}), B);  // (B, C)
+  GradVar var =
+      items_of_channels(g, g.call("var", {x64}, {{"axis", axes}, {"ddof", int64_t{1}}}), B);
   auto scalar = [&](double v) {
     return g.call("fill", {}, {{"type", DType::float64}, {"shape", Shape{}}, {"value", v}});
   };
   // weights (B, 1): m / M * (1-m)^(B-1-b)
-  GradVar expo = g.call("arange", {}, {{"start", double(B - 1)}, {"limit", -1.0}, {"delta", -1.0},
-                                       {"dtype", DType::float64}});
+  GradVar expo = g.call(
+      "arange", {},
+      {{"start", double(B - 1)}, {"limit", -1.0}, {"delta", -1.0}, {"dtype", DType::float64}});
   GradVar w = g.call("mul", {g.call("pow", {scalar(1 - m), expo}), scalar(m / M)});
   w = g.reshape_to(w, {B, 1});
   const std::vector<int64_t> axis0{0};
@@ -301,13 +319,15 @@ Batched batch_norm_rule(BatchBuilder& g) {
   if (!g.attrs().get_bool("is_training") && !batched(g, 1) && !batched(g, 2)) {
     // Inference with shared parameters: items are independent, so the batch joins N (no copies);
     // the statistics outputs do not depend on x then.
-    GradVar out = g.call_self({merge_front(g, front(g, 0)), g.input(1), g.input(2), g.input(3), g.input(4)});
+    GradVar out =
+        g.call_self({merge_front(g, front(g, 0)), g.input(1), g.input(2), g.input(3), g.input(4)});
     GradVar y = split_front(g, g.tuple_get(out, 0), B);
-    return {g.make_tuple({y, g.tuple_get(out, 1), g.tuple_get(out, 2)}), {0, kNotBatched, kNotBatched}};
+    return {g.make_tuple({y, g.tuple_get(out, 1), g.tuple_get(out, 2)}),
+            {0, kNotBatched, kNotBatched}};
   }
   GradVar xf = fold_into_channels(g, 0);
-  GradVar out = g.call_self({xf, channels_of_items(g, 1), channels_of_items(g, 2), channels_of_items(g, 3),
-                             channels_of_items(g, 4)});
+  GradVar out = g.call_self({xf, channels_of_items(g, 1), channels_of_items(g, 2),
+                             channels_of_items(g, 3), channels_of_items(g, 4)});
   GradVar y = unfold_channels(g, g.tuple_get(out, 0), B);
   if (g.attrs().get_bool("is_training"))
     if (GradVar update = update_running_stats(g, xf); update.defined()) y = g.after(y, update);
@@ -324,7 +344,8 @@ Batched batch_norm_grad_rule(BatchBuilder& g) {
   std::vector<GradVar> in{fold_into_channels(g, 0), fold_into_channels(g, 1)};
   for (size_t i = 2; i < g.num_inputs(); ++i) in.push_back(channels_of_items(g, i));
   GradVar out = g.call_self(in);
-  return {g.make_tuple({unfold_channels(g, g.tuple_get(out, 0), B), items_of_channels(g, g.tuple_get(out, 1), B),
+  return {g.make_tuple({unfold_channels(g, g.tuple_get(out, 0), B),
+                        items_of_channels(g, g.tuple_get(out, 1), B),
                         items_of_channels(g, g.tuple_get(out, 2), B)}),
           {1, 0, 0}};
 }
@@ -378,7 +399,9 @@ MYCEL_REGISTER_BATCH_RULES(nn) {
   for (const char* n : {"max_pool2d_grad", "avg_pool2d_grad", "resize_bilinear_grad",
                         "resize_nearest_neighbor_grad"})
     b.add(n, [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
-  b.add("softmax_cross_entropy_with_logits", [](BatchBuilder& g) { return fold_into_n(g, {0, 1}); });
+  b.add("softmax_cross_entropy_with_logits", [](BatchBuilder& g) {
+    return fold_into_n(g, {0, 1});
+  });
   b.add("sparse_softmax_cross_entropy_with_logits", row_loss_rule);
   for (const char* n : {"mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"})
     b.add(n, elementwise_loss_rule);

@@ -18,8 +18,8 @@ Batched at_front(BatchBuilder& g, GradVar v) { return {v, {0}}; }
 
 /// The item positions 0..B-1 of dtype t, shaped (B, 1, ..., 1) with `rank` axes in all.
 GradVar batch_positions(BatchBuilder& g, DType t, size_t rank) {
-  GradVar iota = g.call("arange", {}, {{"start", 0.0}, {"limit", static_cast<double>(g.batch_size())},
-                                       {"dtype", t}});
+  GradVar iota = g.call(
+      "arange", {}, {{"start", 0.0}, {"limit", static_cast<double>(g.batch_size())}, {"dtype", t}});
   Shape s(rank, 1);
   s[0] = g.batch_size();
   return g.reshape_to(iota, s);
@@ -30,7 +30,8 @@ GradVar with_batch_coordinate(BatchBuilder& g, GradVar idx) {
   TensorMeta m = g.meta(idx);
   Shape col = m.shape;
   col.back() = 1;
-  GradVar pos = g.call("broadcast_to", {batch_positions(g, m.dtype, m.shape.size())}, {{"shape", col}});
+  GradVar pos =
+      g.call("broadcast_to", {batch_positions(g, m.dtype, m.shape.size())}, {{"shape", col}});
   return g.call("concat", {g.make_tuple({pos, idx})}, {{"axis", int64_t{-1}}});
 }
 
@@ -49,7 +50,8 @@ Batched gather_nd_rule(BatchBuilder& g) {
 
 /// tensor_scatter_add(input, indices, updates): the batch position as the first coordinate.
 Batched tensor_scatter_add_rule(BatchBuilder& g) {
-  return at_front(g, g.call_self({front(g, 0), with_batch_coordinate(g, front(g, 1)), front(g, 2)}));
+  return at_front(g,
+                  g.call_self({front(g, 0), with_batch_coordinate(g, front(g, 1)), front(g, 2)}));
 }
 
 /// scatter_add(input, indices, updates) adds rows along axis 0, which is tensor_scatter_add with
@@ -57,7 +59,8 @@ Batched tensor_scatter_add_rule(BatchBuilder& g) {
 /// (negative and out-of-range indices keep their meaning per item).
 Batched scatter_add_rule(BatchBuilder& g) {
   GradVar idx = g.call("expand_dims", {front(g, 1)}, {{"axis", int64_t{-1}}});
-  return at_front(g, g.call("tensor_scatter_add", {front(g, 0), with_batch_coordinate(g, idx), front(g, 2)}));
+  return at_front(
+      g, g.call("tensor_scatter_add", {front(g, 0), with_batch_coordinate(g, idx), front(g, 2)}));
 }
 
 }  // namespace

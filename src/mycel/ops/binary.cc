@@ -86,8 +86,10 @@ void pow_kernel(const KernelContext& ctx) {
         const T* e = ctx.in(1).data<T>();
         for (int64_t i = 0, n = ctx.in(1).numel(); i < n; ++i)
           if (e[i] < 0)
-            MYCEL_THROW(ValueError, "[pow] integers to negative integer powers are not allowed "
-                        "(input 'y' holds ", int64_t(e[i]), "); cast 'x' to a float dtype first");
+            MYCEL_THROW(ValueError,
+                        "[pow] integers to negative integer powers are not allowed "
+                        "(input 'y' holds ",
+                        int64_t(e[i]), "); cast 'x' to a float dtype first");
       }
       cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
                                [](T x, T y) { return cpu::int_pow(x, y); });
@@ -107,7 +109,8 @@ KernelFn bitwise_binary(F f) {
     visit_any_dtype(ctx.in(0).dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<T>)
-        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0), [f](T x, T y) { return static_cast<T>(f(x, y)); });
+        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
+                                 [f](T x, T y) { return static_cast<T>(f(x, y)); });
     });
   };
 }
@@ -116,7 +119,8 @@ KernelFn bitwise_binary(F f) {
 // shift of a negative signed value), which these return.
 template <class T>
 bool shift_out_of_range(T n) {
-  if constexpr (std::is_signed_v<T>) if (n < 0) return true;
+  if constexpr (std::is_signed_v<T>)
+    if (n < 0) return true;
   return static_cast<uint64_t>(n) >= sizeof(T) * 8;
 }
 template <class T>
@@ -128,8 +132,10 @@ T shift_left(T x, T n) {
 template <class T>
 T shift_right(T x, T n) {
   if (shift_out_of_range(n)) {
-    if constexpr (std::is_signed_v<T>) return x < 0 ? T(-1) : T(0);
-    else return T(0);
+    if constexpr (std::is_signed_v<T>)
+      return x < 0 ? T(-1) : T(0);
+    else
+      return T(0);
   }
   return static_cast<T>(x >> n);  // arithmetic for signed x, as numpy
 }
@@ -141,58 +147,86 @@ MYCEL_REGISTER_OPS(binary) {
   const auto all = all_dtypes(), numeric = numeric_dtypes();
 
   // Arithmetic.
-  const auto all_ext = with_unsigned_and_complex(all), numeric_ext = with_unsigned_and_complex(numeric);
-  r.add(with_traits(binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
-               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
-                 if constexpr (std::is_same_v<decltype(x), bool>) return x || y;
-                 else return wrap_add(x, y);
-               }), [](auto x, auto y) -> decltype(x) {
-                 if constexpr (is_complex_v<decltype(x)>) return x + y;
-                 else return wrap_add(x, y);
-               }), "bprop"),
-                    py_op(PyOperator::kAdd), ew_step(cpu::EwOp::kAdd, kKeepsZero), as_post_op(kPostAddRow)));
-  r.add(with_traits(binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_ext, same_dtype,
-               with_extended<void>(numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }),
-                                   [](auto x, auto y) -> decltype(x) {
-                                     if constexpr (is_complex_v<decltype(x)>) return x - y;
-                                     else return wrap_sub(x, y);
-                                   }), "bprop"),
-                    py_op(PyOperator::kSub), ew_step(cpu::EwOp::kSub, kKeepsZero)));
-  r.add(with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
-               with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
-                 if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
-                 else return wrap_mul(x, y);
-               }), [](auto x, auto y) -> decltype(x) {
-                 if constexpr (is_complex_v<decltype(x)>) return x * y;
-                 else return wrap_mul(x, y);
-               }), "bprop"),
-                    py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
-  r.add(with_traits(binary("div", "Div", "Elementwise true division x / y (integers give floats).", all_ext,
-               div_dtype, div_extended(float_binary([](auto x, auto y) { return x / y; })), "bprop"),
-                    py_op(PyOperator::kDiv), ew_step(cpu::EwOp::kDiv)));
-  r.add(with_traits(binary("floor_div", "FloorDiv",
-               "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
-               same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }),
-               "none"),
-                    py_op(PyOperator::kFloorDiv)));  // piecewise constant
-  r.add(with_traits(binary("mod", "FloorMod",
-               "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
-               "gives 0).",
-               numeric, same_dtype,
-               numeric_binary([](auto x, auto y) { return floor_mod(x, y); }), "bprop"),
-                    py_op(PyOperator::kMod)));
-  r.add(with_traits(binary("pow", "Pow",
-               "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
-               numeric, same_dtype, pow_kernel, "bprop"),
-                    py_op(PyOperator::kPow)));
-  r.add(with_traits(binary("maximum", "Maximum", "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"),
-                    ew_step(cpu::EwOp::kMaximum, kKeepsZero)));
-  r.add(with_traits(binary("minimum", "Minimum", "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
-               same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"),
-                    ew_step(cpu::EwOp::kMinimum, kKeepsZero)));
+  const auto all_ext = with_unsigned_and_complex(all),
+             numeric_ext = with_unsigned_and_complex(numeric);
+  r.add(with_traits(
+      binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
+             with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
+                                   if constexpr (std::is_same_v<decltype(x), bool>)
+                                     return x || y;
+                                   else
+                                     return wrap_add(x, y);
+                                 }),
+                                 [](auto x, auto y) -> decltype(x) {
+                                   if constexpr (is_complex_v<decltype(x)>)
+                                     return x + y;
+                                   else
+                                     return wrap_add(x, y);
+                                 }),
+             "bprop"),
+      py_op(PyOperator::kAdd), ew_step(cpu::EwOp::kAdd, kKeepsZero), as_post_op(kPostAddRow)));
+  r.add(with_traits(
+      binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_ext, same_dtype,
+             with_extended<void>(
+                 numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }),
+                 [](auto x, auto y) -> decltype(x) {
+                   if constexpr (is_complex_v<decltype(x)>)
+                     return x - y;
+                   else
+                     return wrap_sub(x, y);
+                 }),
+             "bprop"),
+      py_op(PyOperator::kSub), ew_step(cpu::EwOp::kSub, kKeepsZero)));
+  r.add(
+      with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
+                         with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
+                                               if constexpr (std::is_same_v<decltype(x), bool>)
+                                                 return x && y;
+                                               else
+                                                 return wrap_mul(x, y);
+                                             }),
+                                             [](auto x, auto y) -> decltype(x) {
+                                               if constexpr (is_complex_v<decltype(x)>)
+                                                 return x * y;
+                                               else
+                                                 return wrap_mul(x, y);
+                                             }),
+                         "bprop"),
+                  py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
+  r.add(with_traits(
+      binary("div", "Div", "Elementwise true division x / y (integers give floats).", all_ext,
+             div_dtype, div_extended(float_binary([](auto x, auto y) { return x / y; })), "bprop"),
+      py_op(PyOperator::kDiv), ew_step(cpu::EwOp::kDiv)));
+  r.add(with_traits(
+      binary("floor_div", "FloorDiv",
+             "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
+             same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }), "none"),
+      py_op(PyOperator::kFloorDiv)));  // piecewise constant
+  r.add(with_traits(
+      binary("mod", "FloorMod",
+             "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
+             "gives 0).",
+             numeric, same_dtype, numeric_binary([](auto x, auto y) { return floor_mod(x, y); }),
+             "bprop"),
+      py_op(PyOperator::kMod)));
+  r.add(with_traits(
+      binary("pow", "Pow",
+             "Elementwise x ** y (integer powers wrap; negative integer exponents raise).", numeric,
+             same_dtype, pow_kernel, "bprop"),
+      py_op(PyOperator::kPow)));
+  r.add(with_traits(
+      binary("maximum", "Maximum",
+             "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
+             same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"),
+      ew_step(cpu::EwOp::kMaximum, kKeepsZero)));
+  r.add(with_traits(
+      binary("minimum", "Minimum",
+             "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
+             same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"),
+      ew_step(cpu::EwOp::kMinimum, kKeepsZero)));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
-               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
+               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }),
+               "bprop"));
 
   // Bitwise (MindSpore's BitwiseAnd/Or/Xor, LeftShift/RightShift), not differentiable.
   {
@@ -200,64 +234,76 @@ MYCEL_REGISTER_OPS(binary) {
     for (DType t : {DType::uint16, DType::uint32, DType::uint64}) ints.push_back(t);
     std::vector<DType> ints_bool = ints;
     ints_bool.push_back(DType::bool_);
-    r.add(binary("bitwise_and", "BitwiseAnd", "Elementwise x & y of integers or bools.", ints_bool, same_dtype,
-                 bitwise_binary([](auto x, auto y) { return x & y; }), "none"));
-    r.add(binary("bitwise_or", "BitwiseOr", "Elementwise x | y of integers or bools.", ints_bool, same_dtype,
-                 bitwise_binary([](auto x, auto y) { return x | y; }), "none"));
-    r.add(binary("bitwise_xor", "BitwiseXor", "Elementwise x ^ y of integers or bools.", ints_bool, same_dtype,
-                 bitwise_binary([](auto x, auto y) { return x ^ y; }), "none"));
-    r.add(binary("bitwise_left_shift", "LeftShift",
-                 "Elementwise x << y of integers (0 where y is negative or not below the bit width).", ints,
-                 same_dtype, bitwise_binary([](auto x, auto y) {
-                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
-                   else return shift_left(x, y);
-                 }), "none"));
-    r.add(binary("bitwise_right_shift", "RightShift",
-                 "Elementwise x >> y of integers, arithmetic for signed x (y out of range: 0, or -1 "
-                 "for negative x).", ints,
-                 same_dtype, bitwise_binary([](auto x, auto y) {
-                   if constexpr (std::is_same_v<decltype(x), bool>) return x;
-                   else return shift_right(x, y);
-                 }), "none"));
+    r.add(binary("bitwise_and", "BitwiseAnd", "Elementwise x & y of integers or bools.", ints_bool,
+                 same_dtype, bitwise_binary([](auto x, auto y) { return x & y; }), "none"));
+    r.add(binary("bitwise_or", "BitwiseOr", "Elementwise x | y of integers or bools.", ints_bool,
+                 same_dtype, bitwise_binary([](auto x, auto y) { return x | y; }), "none"));
+    r.add(binary("bitwise_xor", "BitwiseXor", "Elementwise x ^ y of integers or bools.", ints_bool,
+                 same_dtype, bitwise_binary([](auto x, auto y) { return x ^ y; }), "none"));
+    r.add(
+        binary("bitwise_left_shift", "LeftShift",
+               "Elementwise x << y of integers (0 where y is negative or not below the bit width).",
+               ints, same_dtype, bitwise_binary([](auto x, auto y) {
+                 if constexpr (std::is_same_v<decltype(x), bool>)
+                   return x;
+                 else
+                   return shift_left(x, y);
+               }),
+               "none"));
+    r.add(
+        binary("bitwise_right_shift", "RightShift",
+               "Elementwise x >> y of integers, arithmetic for signed x (y out of range: 0, or -1 "
+               "for negative x).",
+               ints, same_dtype, bitwise_binary([](auto x, auto y) {
+                 if constexpr (std::is_same_v<decltype(x), bool>)
+                   return x;
+                 else
+                   return shift_right(x, y);
+               }),
+               "none"));
   }
 
   // Comparisons (bool output, not differentiable).
-  r.add(with_traits(binary("equal", "Equal", "Elementwise x == y.", all_ext, bool_dtype,
-               with_extended<bool>(predicate_binary([](auto x, auto y) { return x == y; }),
-                                   [](auto x, auto y) { return x == y; }), "none"),
-                    py_op(PyOperator::kEq)));
-  r.add(with_traits(binary("not_equal", "NotEqual", "Elementwise x != y.", all_ext, bool_dtype,
-               with_extended<bool>(predicate_binary([](auto x, auto y) { return x != y; }),
-                                   [](auto x, auto y) { return x != y; }), "none"),
-                    py_op(PyOperator::kNe)));
+  r.add(with_traits(
+      binary("equal", "Equal", "Elementwise x == y.", all_ext, bool_dtype,
+             with_extended<bool>(predicate_binary([](auto x, auto y) { return x == y; }),
+                                 [](auto x, auto y) { return x == y; }),
+             "none"),
+      py_op(PyOperator::kEq)));
+  r.add(with_traits(
+      binary("not_equal", "NotEqual", "Elementwise x != y.", all_ext, bool_dtype,
+             with_extended<bool>(predicate_binary([](auto x, auto y) { return x != y; }),
+                                 [](auto x, auto y) { return x != y; }),
+             "none"),
+      py_op(PyOperator::kNe)));
   r.add(with_traits(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x < y; }), "none"),
+                           predicate_binary([](auto x, auto y) { return x < y; }), "none"),
                     py_op(PyOperator::kLt), ew_step(cpu::EwOp::kLess)));
   r.add(with_traits(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x <= y; }), "none"),
+                           predicate_binary([](auto x, auto y) { return x <= y; }), "none"),
                     py_op(PyOperator::kLe)));
   r.add(with_traits(binary("greater", "Greater", "Elementwise x > y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x > y; }), "none"),
+                           predicate_binary([](auto x, auto y) { return x > y; }), "none"),
                     py_op(PyOperator::kGt), ew_step(cpu::EwOp::kGreater)));
   r.add(with_traits(binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all, bool_dtype,
-               predicate_binary([](auto x, auto y) { return x >= y; }), "none"),
+                           predicate_binary([](auto x, auto y) { return x >= y; }), "none"),
                     py_op(PyOperator::kGe)));
 
   // Logical ops on truth values (nonzero is true).
   r.add(binary("logical_and", "LogicalAnd", "Elementwise x and y (nonzero is true).", all,
-               bool_dtype,
-               predicate_binary([](auto x, auto y) {
+               bool_dtype, predicate_binary([](auto x, auto y) {
                  return (x != decltype(x)(0)) & (y != decltype(y)(0));
-               }), "none"));
+               }),
+               "none"));
   r.add(binary("logical_or", "LogicalOr", "Elementwise x or y (nonzero is true).", all, bool_dtype,
-               predicate_binary([](auto x, auto y) {
-                 return (x != decltype(x)(0)) | (y != decltype(y)(0));
-               }), "none"));
+               predicate_binary(
+                   [](auto x, auto y) { return (x != decltype(x)(0)) | (y != decltype(y)(0)); }),
+               "none"));
   r.add(binary("logical_xor", "LogicalXor", "Elementwise x xor y (nonzero is true).", all,
-               bool_dtype,
-               predicate_binary([](auto x, auto y) {
+               bool_dtype, predicate_binary([](auto x, auto y) {
                  return (x != decltype(x)(0)) != (y != decltype(y)(0));
-               }), "none"));
+               }),
+               "none"));
 }
 
 // Backward rules: broadcasting is undone by summing each sensitivity back to its input's shape
@@ -303,7 +349,8 @@ MYCEL_REGISTER_BPROPS(binary) {
     GradVar dx = g.mul(g.dout(), g.mul(y, g.call("pow", {x, g.sub(y, one)})));
     GradVar pos = g.call("greater", {x, g.scalar(0, t)});
     GradVar safe_log = g.call("log", {g.call("select", {pos, x, g.ones_like(x)})});
-    GradVar dy = g.mul(g.dout(), g.mul(g.out(), g.call("select", {pos, safe_log, g.zeros_like(x)})));
+    GradVar dy =
+        g.mul(g.dout(), g.mul(g.out(), g.call("select", {pos, safe_log, g.zeros_like(x)})));
     return {to_input(g, dx, 0), to_input(g, dy, 1)};
   });
   // maximum/minimum: the winner gets dout; exact ties split it evenly (each side gets half), so

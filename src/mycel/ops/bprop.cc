@@ -2,9 +2,7 @@
 
 namespace mycel {
 
-GradVar BpropBuilder::scalar(double v, DType t) {
-  return constant(Tensor::scalar(v, t));
-}
+GradVar BpropBuilder::scalar(double v, DType t) { return constant(Tensor::scalar(v, t)); }
 
 GradVar BpropBuilder::sum(GradVar a, const std::vector<int64_t>& axes, bool keep_dims) {
   return call("sum", {a}, {{"axis", axes}, {"keep_dims", keep_dims}});
@@ -16,7 +14,8 @@ GradVar BpropBuilder::reduce_to(GradVar dx, const GradVar& like, const Shape& dx
   const size_t lead = dx_shape.size() - to.size();
   std::vector<int64_t> axes;
   for (size_t i = 0; i < dx_shape.size(); ++i)
-    if (i < lead || (to[i - lead] == 1 && dx_shape[i] != 1)) axes.push_back(static_cast<int64_t>(i));
+    if (i < lead || (to[i - lead] == 1 && dx_shape[i] != 1))
+      axes.push_back(static_cast<int64_t>(i));
   if (!axes.empty()) dx = sum(dx, axes, true);
   return reshape(dx, to);
 }

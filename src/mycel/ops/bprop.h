@@ -51,7 +51,8 @@ class BpropBuilder {
   virtual size_t tuple_size(const GradVar& v) const = 0;
 
   // ---- building ----
-  /// Calls a registry op; attributes by name (defaults fill the rest). Multi-output ops give a tuple.
+  /// Calls a registry op; attributes by name (defaults fill the rest). Multi-output ops give a
+  /// tuple.
   virtual GradVar call(const std::string& op, std::vector<GradVar> inputs,
                        const std::map<std::string, AttrValue>& attrs = {}) = 0;
   virtual GradVar constant(const Tensor& t) = 0;
@@ -75,7 +76,9 @@ class BpropBuilder {
   /// Sums a broadcast result's gradient back to the shape of `like` (a forward value): leading
   /// axes and axes where `like` has size 1 are summed; returns dx unchanged when nothing broadcast.
   GradVar reduce_to(GradVar dx, const GradVar& like, const Shape& dx_shape);
-  GradVar reduce_to(GradVar dx, const GradVar& like) { return reduce_to(dx, like, out_meta(0).shape); }
+  GradVar reduce_to(GradVar dx, const GradVar& like) {
+    return reduce_to(dx, like, out_meta(0).shape);
+  }
 };
 
 /// A backward rule: returns one sensitivity per input of the op (see the file comment).
@@ -95,12 +98,12 @@ class BpropRegistry {
 
 /// Registers rules at static-initialization time, next to the ops:
 ///   MYCEL_REGISTER_BPROPS(binary) { b.add("mul", [](BpropBuilder& g) { ... }); }
-#define MYCEL_REGISTER_BPROPS(family)                                        \
-  static void mycel_register_##family##_bprops(::mycel::BpropRegistry& b);   \
-  static const bool mycel_bprops_##family = [] {                             \
-    mycel_register_##family##_bprops(::mycel::BpropRegistry::get());         \
-    return true;                                                             \
-  }();                                                                       \
+#define MYCEL_REGISTER_BPROPS(family)                                      \
+  static void mycel_register_##family##_bprops(::mycel::BpropRegistry& b); \
+  static const bool mycel_bprops_##family = [] {                           \
+    mycel_register_##family##_bprops(::mycel::BpropRegistry::get());       \
+    return true;                                                           \
+  }();                                                                     \
   static void mycel_register_##family##_bprops(::mycel::BpropRegistry& b)
 
 }  // namespace mycel

@@ -9,8 +9,8 @@
 
 namespace mycel {
 namespace {
-using detail::Ints;
 using detail::attr;
+using detail::Ints;
 using detail::make_op;
 using detail::optional_attr;
 
@@ -32,12 +32,15 @@ std::vector<TensorMeta> infer_dynamic_fill(const InferContext& c) {
   Ints s = c.attrs.get_ints("shape");
   const Ints& t = c.attrs.get_ints("ref_dims");
   if (t.size() % 3 != 0)
-    MYCEL_THROW(ValueError, "[dynamic_fill] attribute 'ref_dims' holds (position, ref, dim) "
-                "triples, got ", t.size(), " values");
+    MYCEL_THROW(ValueError,
+                "[dynamic_fill] attribute 'ref_dims' holds (position, ref, dim) "
+                "triples, got ",
+                t.size(), " values");
   for (size_t i = 0; i < t.size(); i += 3) {
     const int64_t at = t[i], ref = t[i + 1], dim = t[i + 2];
     if (at < 0 || at >= static_cast<int64_t>(s.size()) || ref < 0 ||
-        ref >= static_cast<int64_t>(c.num_inputs()) || dim < 0 || dim >= static_cast<int64_t>(c.in(ref).shape.size()))
+        ref >= static_cast<int64_t>(c.num_inputs()) || dim < 0 ||
+        dim >= static_cast<int64_t>(c.in(ref).shape.size()))
       MYCEL_THROW(ValueError, "[dynamic_fill] 'ref_dims' triple (", at, ", ", ref, ", ", dim,
                   ") is out of range for shape ", shape_str(s), " and ", c.num_inputs(), " refs");
     s[at] = c.in(ref).shape[dim];
@@ -128,40 +131,54 @@ MYCEL_REGISTER_OPS(create) {
   const AttrValue f32 = DType::float32;
   auto shape_attr = [] { return attr("shape", AttrKind::kInts, {}, {"size"}); };
   r.add(with_traits(make_op("zeros", "Zeros", "A tensor of `shape` filled with 0.", {},
-                {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(0),
-                all_dtypes(), "none"),
-                    [](OpDef& d) { d.fill = {true, 0.0, ""}; }));
+                            {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr,
+                            fill_kernel(0), all_dtypes(), "none"),
+                    [](OpDef& d) {
+                      d.fill = {true, 0.0, ""};
+                    }));
   r.add(with_traits(make_op("ones", "Ones", "A tensor of `shape` filled with 1.", {},
-                {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr, fill_kernel(1),
-                all_dtypes(), "none"),
-                    [](OpDef& d) { d.fill = {true, 1.0, ""}; }));
+                            {shape_attr(), attr("dtype", AttrKind::kDType, f32)}, infer_shape_attr,
+                            fill_kernel(1), all_dtypes(), "none"),
+                    [](OpDef& d) {
+                      d.fill = {true, 1.0, ""};
+                    }));
   // MindSpore's order: ops.fill(type, shape, value) (ops.full in Python takes size first).
-  r.add(with_traits(make_op("fill", "Fill", "A tensor of `shape` and dtype `type` filled with `value`.", {},
-                {attr("type", AttrKind::kDType, {}, {"dtype"}), shape_attr(),
-                 attr("value", AttrKind::kFloat, {}, {"fill_value"})},
-                infer_shape_attr,
-                [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
-                all_dtypes(), "none"),
-                    [](OpDef& d) { d.fill = {true, 0.0, "value"}; }));
-  r.add(make_op("dynamic_fill", "DynamicFill",
-                "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
-                "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
-                {{"refs", false, true}},
-                {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
-                 attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
-                infer_dynamic_fill,
-                [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
+  r.add(with_traits(
+      make_op(
+          "fill", "Fill", "A tensor of `shape` and dtype `type` filled with `value`.", {},
+          {attr("type", AttrKind::kDType, {}, {"dtype"}), shape_attr(),
+           attr("value", AttrKind::kFloat, {}, {"fill_value"})},
+          infer_shape_attr,
+          [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
+          all_dtypes(), "none"),
+      [](OpDef& d) {
+        d.fill = {true, 0.0, "value"};
+      }));
+  r.add(make_op(
+      "dynamic_fill", "DynamicFill",
+      "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
+      "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
+      {{"refs", false, true}},
+      {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
+       attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
+      infer_dynamic_fill,
+      [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
+      all_dtypes(), "none"));
+  r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).",
+                {{"x"}}, {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0),
                 all_dtypes(), "none"));
-  r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).", {{"x"}},
-                {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0), all_dtypes(), "none"));
   r.add(make_op("ones_like", "OnesLike", "Ones with x's shape (and dtype unless given).", {{"x"}},
-                {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(1), all_dtypes(), "none"));
-  r.add(make_op("arange", "Range",
-                "Evenly spaced values in [start, limit) by delta (numpy.arange); integral arguments give int64.",
-                {},
-                {attr("start", AttrKind::kFloat, {}), optional_attr("limit", AttrKind::kFloat, {"end", "stop"}),
-                 attr("delta", AttrKind::kFloat, 1.0, {"step"}), optional_attr("dtype", AttrKind::kDType)},
-                infer_arange, arange_kernel, all_dtypes(), "none"));
+                {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(1),
+                all_dtypes(), "none"));
+  r.add(make_op(
+      "arange", "Range",
+      "Evenly spaced values in [start, limit) by delta (numpy.arange); integral arguments give "
+      "int64.",
+      {},
+      {attr("start", AttrKind::kFloat, {}),
+       optional_attr("limit", AttrKind::kFloat, {"end", "stop"}),
+       attr("delta", AttrKind::kFloat, 1.0, {"step"}), optional_attr("dtype", AttrKind::kDType)},
+      infer_arange, arange_kernel, all_dtypes(), "none"));
   r.add(make_op("eye", "Eye", "The (n, m) identity matrix.", {},
                 {attr("n", AttrKind::kInt, {}), optional_attr("m", AttrKind::kInt),
                  attr("dtype", AttrKind::kDType, f32)},

@@ -23,7 +23,8 @@ Table& table() {
 }  // namespace
 
 int64_t register_host_function(std::shared_ptr<const HostFunction> f) {
-  MYCEL_CHECK(f && f->infer && f->run, ValueError, "[custom_call] a host function needs infer and run");
+  MYCEL_CHECK(f && f->infer && f->run, ValueError,
+              "[custom_call] a host function needs infer and run");
   auto& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   t.fns.push_back(std::move(f));
@@ -41,7 +42,8 @@ std::shared_ptr<const HostFunction> host_function_at(int64_t id) {
 MYCEL_REGISTER_OPS(custom_call) {
   OpDef op = make_op(
       "custom_call", "CustomCall",
-      "Runs the host function `fn` (ops.Custom func_type 'pyfunc' or 'aot'): its output, or a tuple of them.",
+      "Runs the host function `fn` (ops.Custom func_type 'pyfunc' or 'aot'): its output, or a "
+      "tuple of them.",
       {{"inputs", false, true}}, {attr("fn", AttrKind::kInt, {})},
       [](const InferContext& c) {
         auto f = host_function_at(c.attrs.get_int("fn"));

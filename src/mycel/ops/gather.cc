@@ -9,8 +9,8 @@
 
 namespace mycel {
 namespace {
-using detail::Ints;
 using detail::attr;
+using detail::Ints;
 using detail::make_op;
 using detail::optional_attr;
 
@@ -19,14 +19,15 @@ using detail::optional_attr;
 void check_index_dtype(const InferContext& c, size_t i) {
   DType t = c.in(i).dtype;
   if (t != DType::int32 && t != DType::int64)
-    MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i), "' must be int32 or int64, got ",
-                dtype_name(t));
+    MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                "' must be int32 or int64, got ", dtype_name(t));
 }
 
 std::vector<TensorMeta> infer_gather(const InferContext& c) {
   check_index_dtype(c, 1);
   const Shape& p = c.in(0).shape;
-  if (p.empty()) MYCEL_THROW(ValueError, "[gather] input 'params' must have rank >= 1, got shape ()");
+  if (p.empty())
+    MYCEL_THROW(ValueError, "[gather] input 'params' must have rank >= 1, got shape ()");
   int64_t axis = normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(p.size()), "gather");
   Shape out(p.begin(), p.begin() + axis);
   out.insert(out.end(), c.in(1).shape.begin(), c.in(1).shape.end());
@@ -49,9 +50,9 @@ int64_t index_depth(const InferContext& c, size_t x, size_t idx) {
   const Shape& i = c.in(idx).shape;
   const int64_t nd = static_cast<int64_t>(c.in(x).shape.size());
   if (i.empty() || i.back() < 1 || i.back() > nd)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, idx), "' shape ", shape_str(i),
-                ": the last dimension (index depth) must be in [1, ", nd, "], the rank of '",
-                input_name(c, x), "' shape ", shape_str(c.in(x).shape));
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, idx), "' shape ",
+                shape_str(i), ": the last dimension (index depth) must be in [1, ", nd,
+                "], the rank of '", input_name(c, x), "' shape ", shape_str(c.in(x).shape));
   return i.back();
 }
 
@@ -91,14 +92,16 @@ std::vector<TensorMeta> infer_tensor_scatter_add(const InferContext& c) {
 void tensor_scatter_add_kernel(const KernelContext& c) {
   const Shape& x = c.in(0).shape();
   const int64_t k = c.in(1).shape().back();
-  auto rows = cpu::linear_indices(c.in(1), Shape(x.begin(), x.begin() + k), true, "tensor_scatter_add");
+  auto rows =
+      cpu::linear_indices(c.in(1), Shape(x.begin(), x.begin() + k), true, "tensor_scatter_add");
   cpu::scatter_add_blocks(c.in(0), c.in(2), rows, numel(Shape(x.begin() + k, x.end())), c.out(0));
 }
 
 std::vector<TensorMeta> infer_scatter_add(const InferContext& c) {
   check_index_dtype(c, 1);
   const Shape& x = c.in(0).shape;
-  if (x.empty()) MYCEL_THROW(ValueError, "[scatter_add] input 'input' must have rank >= 1, got shape ()");
+  if (x.empty())
+    MYCEL_THROW(ValueError, "[scatter_add] input 'input' must have rank >= 1, got shape ()");
   Shape want = c.in(1).shape;
   want.insert(want.end(), x.begin() + 1, x.end());
   check_updates(c, want);
@@ -115,12 +118,14 @@ std::vector<TensorMeta> infer_embedding(const InferContext& c) {
   check_index_dtype(c, 0);
   const Shape& w = c.in(1).shape;
   if (w.size() != 2)
-    MYCEL_THROW(ShapeError, "[embedding] input 'weight' must be 2-d (num_embeddings, dim), got shape ",
+    MYCEL_THROW(ShapeError,
+                "[embedding] input 'weight' must be 2-d (num_embeddings, dim), got shape ",
                 shape_str(w));
   if (c.attrs.has("padding_idx")) {
     int64_t p = c.attrs.get_int("padding_idx");
     if (p < -w[0] || p >= w[0])
-      MYCEL_THROW(ValueError, "[embedding] padding_idx ", p, " is out of range for ", w[0], " embeddings");
+      MYCEL_THROW(ValueError, "[embedding] padding_idx ", p, " is out of range for ", w[0],
+                  " embeddings");
   }
   Shape out = c.in(0).shape;
   out.push_back(w[1]);
@@ -141,14 +146,15 @@ int64_t check_along_axis(const InferContext& c, size_t i, int64_t axis, const ch
   check_index_dtype(c, i);
   const Shape& x = c.in(0).shape;
   const Shape& idx = c.in(i).shape;
-  if (x.empty()) MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, 0), "' must have rank >= 1");
+  if (x.empty())
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, 0), "' must have rank >= 1");
   int64_t a = normalize_axis(axis, static_cast<int64_t>(x.size()), c.op.name.c_str(), axis_name);
   bool ok = idx.size() == x.size();
   for (size_t d = 0; ok && d < x.size(); ++d) ok = static_cast<int64_t>(d) == a || idx[d] == x[d];
   if (!ok)
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' shape ", shape_str(idx),
-                " must match input '", input_name(c, 0), "' shape ", shape_str(x), " except at ",
-                axis_name, " ", a);
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' shape ",
+                shape_str(idx), " must match input '", input_name(c, 0), "' shape ", shape_str(x),
+                " except at ", axis_name, " ", a);
   return a;
 }
 
@@ -157,9 +163,11 @@ std::vector<TensorMeta> infer_gather_elements(const InferContext& c) {
   return {{c.in(1).shape, c.in(0).dtype}};
 }
 
-// (outer, n, m, inner) of an along-axis op: x viewed as (outer, n, inner), indices as (outer, m, inner).
+// (outer, n, m, inner) of an along-axis op: x viewed as (outer, n, inner), indices as (outer, m,
+// inner).
 std::array<int64_t, 4> along_axis_dims(const Shape& x, const Shape& idx, int64_t a) {
-  return {numel(Shape(x.begin(), x.begin() + a)), x[a], idx[a], numel(Shape(x.begin() + a + 1, x.end()))};
+  return {numel(Shape(x.begin(), x.begin() + a)), x[a], idx[a],
+          numel(Shape(x.begin() + a + 1, x.end()))};
 }
 
 void gather_elements_kernel(const KernelContext& c) {
@@ -174,7 +182,8 @@ std::vector<TensorMeta> infer_tensor_scatter_elements(const InferContext& c) {
   check_along_axis(c, 1, c.attrs.get_int("axis"), "axis");
   const std::string& red = c.attrs.get_str("reduction");
   if (red != "none" && red != "add")
-    MYCEL_THROW(ValueError, "[tensor_scatter_elements] reduction must be 'none' or 'add', got '", red, "'");
+    MYCEL_THROW(ValueError, "[tensor_scatter_elements] reduction must be 'none' or 'add', got '",
+                red, "'");
   check_updates(c, c.in(1).shape);
   return {c.in(0)};
 }
@@ -206,18 +215,19 @@ std::vector<TensorMeta> infer_one_hot(const InferContext& c) {
 void one_hot_kernel(const KernelContext& c) {
   const Shape& s = c.in(0).shape();
   int64_t axis = c.attrs.get_int("axis");
-  axis = axis == -1 ? static_cast<int64_t>(s.size()) : (axis < 0 ? axis + c.in(0).ndim() + 1 : axis);
-  cpu::one_hot(c.in(0), c.out(0), numel(Shape(s.begin(), s.begin() + axis)), c.attrs.get_int("depth"),
-               numel(Shape(s.begin() + axis, s.end())), c.attrs.get_float("on_value"),
-               c.attrs.get_float("off_value"));
+  axis =
+      axis == -1 ? static_cast<int64_t>(s.size()) : (axis < 0 ? axis + c.in(0).ndim() + 1 : axis);
+  cpu::one_hot(c.in(0), c.out(0), numel(Shape(s.begin(), s.begin() + axis)),
+               c.attrs.get_int("depth"), numel(Shape(s.begin() + axis, s.end())),
+               c.attrs.get_float("on_value"), c.attrs.get_float("off_value"));
 }
-
 
 // Sharding: indices split freely and params on every dim but the gathered one (a row split of
 // the table would need masked lookups and an AllReduce; not supported).
 shard::LabelSpec gather_spec(const shard::ShardContext& c) {
   const Shape& ps = c.in(0).shape;
-  const size_t axis = static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(ps.size()), "gather"));
+  const size_t axis = static_cast<size_t>(
+      normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(ps.size()), "gather"));
   const std::string p = shard::labels(ps.size(), 'a'), i = shard::labels(c.in(1).shape.size(), 'p');
   shard::LabelSpec sp;
   sp.inputs = {p, i};
@@ -238,7 +248,8 @@ shard::LabelSpec embedding_spec(const shard::ShardContext& c) {
 // The new one-hot dim ('z') is not split.
 shard::LabelSpec one_hot_spec(const shard::ShardContext& c) {
   const std::string i = shard::labels(c.in(0).shape.size(), 'a');
-  const size_t axis = static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(i.size()) + 1, "one_hot"));
+  const size_t axis = static_cast<size_t>(
+      normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(i.size()) + 1, "one_hot"));
   shard::LabelSpec sp;
   sp.inputs = {i};
   sp.outputs = {i.substr(0, axis) + "z" + i.substr(axis)};
@@ -255,43 +266,51 @@ OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
 MYCEL_REGISTER_OPS(gather) {
   const std::vector<DType> idx = {DType::int32, DType::int64};
   const AttrValue zero = int64_t{0};
-  r.add(with_rule(make_op("gather", "Gather", "Takes slices of params along `axis` at integer indices (numpy.take).",
-                {{"params"}, {"indices"}}, {attr("axis", AttrKind::kInt, zero, {"dim"})},
-                infer_gather, gather_kernel, all_dtypes(), "bprop"), gather_spec));
+  r.add(with_rule(make_op("gather", "Gather",
+                          "Takes slices of params along `axis` at integer indices (numpy.take).",
+                          {{"params"}, {"indices"}}, {attr("axis", AttrKind::kInt, zero, {"dim"})},
+                          infer_gather, gather_kernel, all_dtypes(), "bprop"),
+                  gather_spec));
   r.add(make_op("gather_nd", "GatherNd", "params[indices[..., 0], ..., indices[..., K-1]].",
-                {{"params"}, {"indices"}}, {}, infer_gather_nd, gather_nd_kernel, all_dtypes(), "bprop"));
+                {{"params"}, {"indices"}}, {}, infer_gather_nd, gather_nd_kernel, all_dtypes(),
+                "bprop"));
   r.add(make_op("tensor_scatter_add", "TensorScatterAdd",
                 "input with updates added at index rows indices[..., :K] (duplicates accumulate).",
                 {{"input"}, {"indices"}, {"updates"}}, {}, infer_tensor_scatter_add,
                 tensor_scatter_add_kernel, numeric_dtypes(), "bprop"));
-  r.add(make_op("scatter_add", "ScatterAdd",
-                "input with updates added to rows input[indices] along axis 0 (duplicates accumulate).",
-                {{"input"}, {"indices"}, {"updates"}}, {}, infer_scatter_add, scatter_add_kernel,
-                numeric_dtypes(), "bprop"));
-  r.add(make_op("gather_elements", "GatherD",
-                "out[..., j, ...] = input[..., index[..., j, ...], ...] along `dim` (index has input's "
-                "rank and sizes off dim; torch.gather).",
-                {{"input"}, {"index"}}, {attr("dim", AttrKind::kInt, zero)}, infer_gather_elements,
-                gather_elements_kernel, all_dtypes(), "bprop"));
-  r.add(make_op("tensor_scatter_elements", "TensorScatterElements",
-                "input with updates written (reduction 'none') or added ('add') at input[..., "
-                "indices[..., j, ...], ...] along `axis`.",
-                {{"input"}, {"indices"}, {"updates"}},
-                {attr("axis", AttrKind::kInt, zero), attr("reduction", AttrKind::kStr, std::string("none"))},
-                infer_tensor_scatter_elements, tensor_scatter_elements_kernel, all_dtypes(), "bprop"));
-  OpDef emb = make_op("embedding", "EmbeddingLookup", "Rows of weight at input_ids: weight[input_ids].",
-                      {{"input_ids"}, {"weight"}},
-                      {optional_attr("padding_idx", AttrKind::kInt)}, infer_embedding, embedding_kernel,
-                      all_dtypes(), "bprop");
+  r.add(make_op(
+      "scatter_add", "ScatterAdd",
+      "input with updates added to rows input[indices] along axis 0 (duplicates accumulate).",
+      {{"input"}, {"indices"}, {"updates"}}, {}, infer_scatter_add, scatter_add_kernel,
+      numeric_dtypes(), "bprop"));
+  r.add(make_op(
+      "gather_elements", "GatherD",
+      "out[..., j, ...] = input[..., index[..., j, ...], ...] along `dim` (index has input's "
+      "rank and sizes off dim; torch.gather).",
+      {{"input"}, {"index"}}, {attr("dim", AttrKind::kInt, zero)}, infer_gather_elements,
+      gather_elements_kernel, all_dtypes(), "bprop"));
+  r.add(make_op(
+      "tensor_scatter_elements", "TensorScatterElements",
+      "input with updates written (reduction 'none') or added ('add') at input[..., "
+      "indices[..., j, ...], ...] along `axis`.",
+      {{"input"}, {"indices"}, {"updates"}},
+      {attr("axis", AttrKind::kInt, zero), attr("reduction", AttrKind::kStr, std::string("none"))},
+      infer_tensor_scatter_elements, tensor_scatter_elements_kernel, all_dtypes(), "bprop"));
+  OpDef emb =
+      make_op("embedding", "EmbeddingLookup", "Rows of weight at input_ids: weight[input_ids].",
+              {{"input_ids"}, {"weight"}}, {optional_attr("padding_idx", AttrKind::kInt)},
+              infer_embedding, embedding_kernel, all_dtypes(), "bprop");
   emb.dtype_input = 1;
   shard::set_label_rule(emb, embedding_spec);
   r.add(std::move(emb));
-  r.add(with_rule(make_op("one_hot", "OneHot", "One-hot encoding of integer indices along a new `axis`.",
-                {{"indices"}},
-                {attr("depth", AttrKind::kInt, {}), attr("on_value", AttrKind::kFloat, 1.0),
-                 attr("off_value", AttrKind::kFloat, 0.0), attr("axis", AttrKind::kInt, int64_t{-1}),
-                 attr("dtype", AttrKind::kDType, DType::float32)},
-                infer_one_hot, one_hot_kernel, idx, "none"), one_hot_spec));
+  r.add(with_rule(
+      make_op("one_hot", "OneHot", "One-hot encoding of integer indices along a new `axis`.",
+              {{"indices"}},
+              {attr("depth", AttrKind::kInt, {}), attr("on_value", AttrKind::kFloat, 1.0),
+               attr("off_value", AttrKind::kFloat, 0.0), attr("axis", AttrKind::kInt, int64_t{-1}),
+               attr("dtype", AttrKind::kDType, DType::float32)},
+              infer_one_hot, one_hot_kernel, idx, "none"),
+      one_hot_spec));
 }
 
 // Backward rules: gathers go back through scatter-adds into zeros shaped like the forward input
@@ -316,9 +335,8 @@ MYCEL_REGISTER_BPROPS(gather) {
     for (int64_t d = a + q; d < r + q - 1; ++d) perm_d.push_back(d);
     Ints back(r);
     for (int64_t d = 0; d < r; ++d) back[perm_p[d]] = d;
-    GradVar acc = g.call("scatter_add",
-                         {g.call("transpose", {zeros}, {{"perm", perm_p}}), indices,
-                          g.call("transpose", {dout}, {{"perm", perm_d}})});
+    GradVar acc = g.call("scatter_add", {g.call("transpose", {zeros}, {{"perm", perm_p}}), indices,
+                                         g.call("transpose", {dout}, {{"perm", perm_d}})});
     return {g.call("transpose", {acc}, {{"perm", back}}), GradVar()};
   });
   b.add("gather_nd", [](BpropBuilder& g) -> std::vector<GradVar> {
@@ -361,8 +379,10 @@ MYCEL_REGISTER_BPROPS(gather) {
     if (g.attrs().has("padding_idx")) {
       int64_t p = g.attrs().get_int("padding_idx");
       if (p < 0) p += g.meta(weight).shape[0];
-      GradVar keep = g.call("not_equal", {ids, g.scalar(static_cast<double>(p), g.meta(ids).dtype)});
-      keep = g.call("expand_dims", {bprop::as_mask(g, keep, g.meta(weight).dtype)}, {{"axis", int64_t{-1}}});
+      GradVar keep =
+          g.call("not_equal", {ids, g.scalar(static_cast<double>(p), g.meta(ids).dtype)});
+      keep = g.call("expand_dims", {bprop::as_mask(g, keep, g.meta(weight).dtype)},
+                    {{"axis", int64_t{-1}}});
       dout = g.mul(dout, keep);
     }
     return {GradVar(), g.call("scatter_add", {g.zeros_like(weight), ids, dout})};

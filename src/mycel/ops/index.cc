@@ -9,8 +9,8 @@
 
 namespace mycel {
 namespace {
-using detail::Ints;
 using detail::attr;
+using detail::Ints;
 using detail::make_op;
 
 // ---- slice ----
@@ -68,7 +68,8 @@ SlicePlan plan_strided_slice(const Shape& s, const Attrs& a) {
   auto bit = [&](const char* mask, size_t i) { return (a.get_int(mask) >> i) & 1; };
   const int64_t ellipsis = a.get_int("ellipsis_mask");
   if (ellipsis & (ellipsis - 1))
-    MYCEL_THROW(ValueError, "[strided_slice] ellipsis_mask ", ellipsis, " has more than one bit set");
+    MYCEL_THROW(ValueError, "[strided_slice] ellipsis_mask ", ellipsis,
+                " has more than one bit set");
   const int64_t nd = static_cast<int64_t>(s.size());
   int64_t real = 0;  // spec entries that consume an input dimension
   for (size_t i = 0; i < m; ++i)
@@ -169,15 +170,17 @@ std::vector<TensorMeta> infer_pad(const InferContext& c) {
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     MYCEL_THROW(ValueError, "[pad] mode must be 'constant', 'reflect' or 'edge', got '", mode, "'");
   if (p.size() != 2 * s.size())
-    MYCEL_THROW(ValueError, "[pad] paddings ", shape_str(p), " must have 2 entries (before, after) "
-                "per dimension of the input shape ", shape_str(s), ", flattened: expected ",
-                2 * s.size(), ", got ", p.size());
+    MYCEL_THROW(ValueError, "[pad] paddings ", shape_str(p),
+                " must have 2 entries (before, after) "
+                "per dimension of the input shape ",
+                shape_str(s), ", flattened: expected ", 2 * s.size(), ", got ", p.size());
   Shape out(s.size());
   for (size_t d = 0; d < s.size(); ++d) {
     int64_t b = p[2 * d], a = p[2 * d + 1], n = s[d];
     const int64_t kMax = int64_t{1} << 48;
     if (b > kMax || a > kMax)
-      MYCEL_THROW(ValueError, "[pad] paddings (", b, ", ", a, ") for dimension ", d, " are too large");
+      MYCEL_THROW(ValueError, "[pad] paddings (", b, ", ", a, ") for dimension ", d,
+                  " are too large");
     out[d] = n + b + a;
     if (b < -n || a < -n || out[d] < 0)
       MYCEL_THROW(ValueError, "[pad] paddings (", b, ", ", a, ") for dimension ", d, " of shape ",
@@ -204,9 +207,14 @@ cpu::OffsetTables pad_tables(const Shape& s, const Shape& out, const Attrs& a) {
     for (int64_t i = 0; i < len; ++i) {
       int64_t j = i - p[2 * d];
       if (j < 0 || j >= n) {
-        if (mode == "constant") { tab[i] = cpu::kPadOffset; continue; }
-        if (mode == "reflect") j = j < 0 ? -j : 2 * (n - 1) - j;
-        else j = std::clamp<int64_t>(j, 0, n - 1);
+        if (mode == "constant") {
+          tab[i] = cpu::kPadOffset;
+          continue;
+        }
+        if (mode == "reflect")
+          j = j < 0 ? -j : 2 * (n - 1) - j;
+        else
+          j = std::clamp<int64_t>(j, 0, n - 1);
       }
       tab[i] = j * st[d];
     }
@@ -240,23 +248,26 @@ MYCEL_REGISTER_OPS(index) {
                 {{"x"}}, {attr("begin", AttrKind::kInts, {}), attr("size", AttrKind::kInts, {})},
                 infer_slice, slice_kernel, all_dtypes(), "bprop"));
   const std::vector<AttrDef> slice_attrs = {
-      attr("begin", AttrKind::kInts, {}), attr("end", AttrKind::kInts, {}),
-      attr("strides", AttrKind::kInts, Ints{}), attr("begin_mask", AttrKind::kInt, zero),
-      attr("end_mask", AttrKind::kInt, zero), attr("ellipsis_mask", AttrKind::kInt, zero),
+      attr("begin", AttrKind::kInts, {}),          attr("end", AttrKind::kInts, {}),
+      attr("strides", AttrKind::kInts, Ints{}),    attr("begin_mask", AttrKind::kInt, zero),
+      attr("end_mask", AttrKind::kInt, zero),      attr("ellipsis_mask", AttrKind::kInt, zero),
       attr("new_axis_mask", AttrKind::kInt, zero), attr("shrink_axis_mask", AttrKind::kInt, zero)};
-  r.add(with_traits(make_op("strided_slice", "StridedSlice",
-                "x[begin:end:strides] with MindSpore's begin/end/ellipsis/new_axis/shrink_axis masks.",
-                {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, all_dtypes(), "bprop"),
-                    py_op(PyOperator::kGetItem)));
+  r.add(with_traits(
+      make_op(
+          "strided_slice", "StridedSlice",
+          "x[begin:end:strides] with MindSpore's begin/end/ellipsis/new_axis/shrink_axis masks.",
+          {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, all_dtypes(), "bprop"),
+      py_op(PyOperator::kGetItem)));
   r.add(make_op("strided_slice_grad", "StridedSliceGrad",
                 "Backward of strided_slice: zeros shaped like `like` with dy where the slice read.",
-                {{"dy"}, {"like"}}, slice_attrs, infer_strided_slice_grad, strided_slice_grad_kernel,
-                float_dtypes(), "bprop"));
+                {{"dy"}, {"like"}}, slice_attrs, infer_strided_slice_grad,
+                strided_slice_grad_kernel, float_dtypes(), "bprop"));
   const std::vector<AttrDef> pad_attrs = {attr("paddings", AttrKind::kInts, {}),
                                           attr("mode", AttrKind::kStr, std::string("constant")),
                                           attr("value", AttrKind::kFloat, 0.0)};
   r.add(make_op("pad", "Pad",
-                "Pads x by flat paddings (before0, after0, before1, after1, ...); mode constant|reflect|edge.",
+                "Pads x by flat paddings (before0, after0, before1, after1, ...); mode "
+                "constant|reflect|edge.",
                 {{"x"}}, pad_attrs, infer_pad, pad_kernel, all_dtypes(), "bprop"));
   r.add(make_op("pad_grad", "PadGrad",
                 "Backward of pad: sums dy over the outputs that copied each element of `like`.",

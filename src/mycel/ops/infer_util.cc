@@ -29,9 +29,10 @@ DType float_result_dtype(DType t) { return is_floating(t) ? t : promote_types(t,
 void check_rank(const InferContext& ctx, size_t i, int64_t lo, int64_t hi) {
   int64_t r = static_cast<int64_t>(ctx.in(i).shape.size());
   if (r >= lo && r <= hi) return;
-  std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
-  MYCEL_THROW(ShapeError, "[", ctx.op.name, "] input '", input_name(ctx, i), "' must have rank ", want,
-              ", got shape ", shape_str(ctx.in(i).shape));
+  std::string want =
+      lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+  MYCEL_THROW(ShapeError, "[", ctx.op.name, "] input '", input_name(ctx, i), "' must have rank ",
+              want, ", got shape ", shape_str(ctx.in(i).shape));
 }
 
 void check_float(const InferContext& ctx, size_t i) {

@@ -112,7 +112,6 @@ OpDef loss(std::string name, std::string cls, std::string doc, std::vector<Input
                  std::move(attrs), std::move(infer), std::move(kernel), float_dtypes(), "bprop");
 }
 
-
 // Sharding: the batch splits (a reduced loss then ends in an AllReduce: "mean" sums the slices'
 // means and divides by their count); the class dim stays whole (softmax over it). A weighted
 // mean (nll_loss) divides by a total weight, which partial results do not combine, so it keeps
@@ -124,8 +123,10 @@ shard::LabelSpec class_loss_spec(const shard::ShardContext& c) {
   sp.inputs = {"nc", dense_labels ? "nc" : "n"};
   if (c.op.inputs.size() > 2) sp.inputs.push_back(c.has_input(2) ? "c" : "");
   sp.outputs = {red == "none" ? "n" : ""};
-  if (dense_labels) sp.outputs.push_back("nc");
-  else if (c.outputs.size() > 1) sp.outputs.push_back("");  // nll_loss's total weight: a sum
+  if (dense_labels)
+    sp.outputs.push_back("nc");
+  else if (c.outputs.size() > 1)
+    sp.outputs.push_back("");  // nll_loss's total weight: a sum
   sp.fixed = "c";
   if (c.in(0).shape.size() != 2) sp.fixed = "nc";  // only (N, C) logits split
   sp.reduce_op = red == "mean" ? "mean" : "sum";
@@ -133,7 +134,8 @@ shard::LabelSpec class_loss_spec(const shard::ShardContext& c) {
   if (c.in(0).shape.size() != 2) {  // labels by rank; nothing splits
     for (size_t i = 0; i < sp.inputs.size(); ++i)
       if (c.has_input(i)) sp.inputs[i] = std::string(c.in(i).shape.size(), 'c');
-    for (size_t o = 0; o < sp.outputs.size(); ++o) sp.outputs[o] = std::string(c.outputs[o].shape.size(), '1');
+    for (size_t o = 0; o < sp.outputs.size(); ++o)
+      sp.outputs[o] = std::string(c.outputs[o].shape.size(), '1');
   }
   return sp;
 }
@@ -167,32 +169,44 @@ shard::LabelSpec elementwise_loss_spec(const shard::ShardContext& c) {
 
 MYCEL_REGISTER_OPS(loss) {
   using namespace cpu;
-  r.add(with_rule(loss("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
-             "Cross entropy of logits (N, C) and dense label probabilities; returns (loss (N,), "
-             "softmax - labels).",
-             {{"logits"}, {"labels"}}, {}, infer_softmax_ce, softmax_cross_entropy_kernel), class_loss_spec));
-  r.add(with_rule(loss("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
-             "Cross entropy of logits (N, C) and class indices (N,), reduced.",
-             {{"logits"}, {"labels"}}, {kReduction}, infer_sparse_ce,
-             sparse_softmax_cross_entropy_kernel), class_loss_spec));
-  r.add(with_rule(loss("nll_loss", "NLLLoss",
-             "Negative log likelihood of log-probabilities (N, C) at targets (N,), optionally "
-             "weighted per class; returns (loss, total_weight).",
-             {{"logits"}, {"target"}, {"weight", true}},
-             {kReduction, {"ignore_index", AttrKind::kInt, int64_t(-100), false, {}}}, infer_nll,
-             nll_loss_kernel), class_loss_spec));
-  r.add(with_rule(loss("binary_cross_entropy", "BinaryCrossEntropy",
-             "Binary cross entropy of probabilities and labels, optionally weighted (logs clamped "
-             "at -100).",
-             {{"logits"}, {"labels"}, {"weight", true}}, {kReduction}, infer_binary_ce,
-             binary_cross_entropy_kernel), elementwise_loss_spec));
-  r.add(with_rule(loss("binary_cross_entropy_with_logits", "BCEWithLogitsLoss",
-             "Binary cross entropy of logits (sigmoid folded in, numerically stable), optionally "
-             "weighted and with pos_weight.",
-             {{"logits"}, {"label"}, {"weight", true}, {"pos_weight", true}}, {kReduction},
-             infer_binary_ce, bce_with_logits_kernel), elementwise_loss_spec));
-  r.add(with_rule(loss("mse_loss", "MSELoss", "Mean squared error (x - y)**2 with broadcasting, reduced.",
-             {{"logits"}, {"labels"}}, {kReduction}, infer_mse, mse_loss_kernel), elementwise_loss_spec));
+  r.add(with_rule(
+      loss("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
+           "Cross entropy of logits (N, C) and dense label probabilities; returns (loss (N,), "
+           "softmax - labels).",
+           {{"logits"}, {"labels"}}, {}, infer_softmax_ce, softmax_cross_entropy_kernel),
+      class_loss_spec));
+  r.add(with_rule(
+      loss("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
+           "Cross entropy of logits (N, C) and class indices (N,), reduced.",
+           {{"logits"}, {"labels"}}, {kReduction}, infer_sparse_ce,
+           sparse_softmax_cross_entropy_kernel),
+      class_loss_spec));
+  r.add(with_rule(
+      loss("nll_loss", "NLLLoss",
+           "Negative log likelihood of log-probabilities (N, C) at targets (N,), optionally "
+           "weighted per class; returns (loss, total_weight).",
+           {{"logits"}, {"target"}, {"weight", true}},
+           {kReduction, {"ignore_index", AttrKind::kInt, int64_t(-100), false, {}}}, infer_nll,
+           nll_loss_kernel),
+      class_loss_spec));
+  r.add(with_rule(
+      loss("binary_cross_entropy", "BinaryCrossEntropy",
+           "Binary cross entropy of probabilities and labels, optionally weighted (logs clamped "
+           "at -100).",
+           {{"logits"}, {"labels"}, {"weight", true}}, {kReduction}, infer_binary_ce,
+           binary_cross_entropy_kernel),
+      elementwise_loss_spec));
+  r.add(with_rule(
+      loss("binary_cross_entropy_with_logits", "BCEWithLogitsLoss",
+           "Binary cross entropy of logits (sigmoid folded in, numerically stable), optionally "
+           "weighted and with pos_weight.",
+           {{"logits"}, {"label"}, {"weight", true}, {"pos_weight", true}}, {kReduction},
+           infer_binary_ce, bce_with_logits_kernel),
+      elementwise_loss_spec));
+  r.add(with_rule(
+      loss("mse_loss", "MSELoss", "Mean squared error (x - y)**2 with broadcasting, reduced.",
+           {{"logits"}, {"labels"}}, {kReduction}, infer_mse, mse_loss_kernel),
+      elementwise_loss_spec));
 }
 
 namespace {
@@ -237,8 +251,7 @@ GradVar one_hot_like(BpropBuilder& g, GradVar labels, const TensorMeta& logits) 
 std::vector<GradVar> softmax_ce_bprop(BpropBuilder& g) {
   GradVar dl = g.tuple_get(g.dout(), 0), dgrad = g.tuple_get(g.dout(), 1);
   GradVar p = g.call("softmax", {g.input(0)});
-  GradVar through_grad =
-      g.mul(p, g.sub(dgrad, g.sum(g.mul(dgrad, p), {-1}, true)));
+  GradVar through_grad = g.mul(p, g.sub(dgrad, g.sum(g.mul(dgrad, p), {-1}, true)));
   return {g.add(g.mul(expand_last(g, dl), g.tuple_get(g.out(), 1)), through_grad), {}};
 }
 

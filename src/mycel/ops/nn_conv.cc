@@ -31,7 +31,8 @@ PadMode pad_mode(const OpSchema& op, const Attrs& a) {
 }
 
 // An (h, w) pair from 1, 2 or 4 values (4: MindSpore's (1, 1, h, w) form); each at least `lo`.
-std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const char* name, int64_t lo) {
+std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const char* name,
+                                    int64_t lo) {
   const auto& v = a.get_ints(name);
   if (v.size() != 1 && v.size() != 2 && v.size() != 4)
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 2 or 4 values, got ",
@@ -49,8 +50,8 @@ std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const ch
 int64_t window_math(const OpSchema& op, const char* dim, int64_t a, char how, int64_t b) {
   int64_t r;
   if (how == '+' ? __builtin_add_overflow(a, b, &r) : __builtin_mul_overflow(a, b, &r))
-    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " ", how,
-                " ", b, "): padding, dilation or stride is too large");
+    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " ",
+                how, " ", b, "): padding, dilation or stride is too large");
   return r;
 }
 
@@ -338,7 +339,6 @@ std::vector<AttrDef> pool_attrs() {
           {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}}};
 }
 
-
 // Sharding: batch (n) and output channels (o) split; input channels (c) split too and end in an
 // AllReduce of partial sums (groups == 1, no bias only). The image and the window stay whole.
 shard::LabelSpec conv2d_spec(const shard::ShardContext& c) {
@@ -357,8 +357,8 @@ MYCEL_REGISTER_OPS(nn_conv) {
     OpDef d =
         make_op("conv2d", "Conv2D",
                 "2-d convolution of NCHW x with w (out, in/groups, kh, kw), plus optional bias b.",
-                {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(),
-                infer_conv2d, conv2d_kernel, conv_dtypes(), "bprop");
+                {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(), infer_conv2d, conv2d_kernel,
+                conv_dtypes(), "bprop");
     shard::set_label_rule(d, conv2d_spec);
     d.backend.accepts_post_ops = kPostRelu;  // oneDNN's relu post-op on the convolution
     d.backend.window = WindowKind::kConv;
@@ -382,10 +382,11 @@ MYCEL_REGISTER_OPS(nn_conv) {
     d.backend.window = WindowKind::kMaxPool;
     r.add(std::move(d));
   }
-  r.add(make_op("max_pool2d_grad", "MaxPoolGrad",
-                "Gradient of max_pool2d: each dout element goes to the first maximum of its window.",
-                {{"x"}, {"dout"}}, pool_attrs(), infer_pool_grad, pool_grad_kernel<true>,
-                float_dtypes(), "unsupported"));
+  r.add(
+      make_op("max_pool2d_grad", "MaxPoolGrad",
+              "Gradient of max_pool2d: each dout element goes to the first maximum of its window.",
+              {{"x"}, {"dout"}}, pool_attrs(), infer_pool_grad, pool_grad_kernel<true>,
+              float_dtypes(), "unsupported"));
   std::vector<AttrDef> avg_attrs = pool_attrs();
   avg_attrs.push_back({"count_include_pad", AttrKind::kBool, false, false, {}});
   {
@@ -500,7 +501,8 @@ MYCEL_REGISTER_BPROPS(nn_conv) {
   });
 }
 
-cpu::WindowGeom conv2d_window(const OpSchema& op, const Attrs& a, const Shape& xs, const Shape& ws) {
+cpu::WindowGeom conv2d_window(const OpSchema& op, const Attrs& a, const Shape& xs,
+                              const Shape& ws) {
   return conv_geom(op, a, xs, ws);
 }
 

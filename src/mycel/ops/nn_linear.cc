@@ -130,10 +130,9 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
 }
 
 std::vector<DType> matmul_dtypes() {
-  return {DType::int8,  DType::uint8,    DType::int16,   DType::int32,
-          DType::int64, DType::float16, DType::bfloat16, DType::float32, DType::float64};
+  return {DType::int8,    DType::uint8,    DType::int16,   DType::int32,  DType::int64,
+          DType::float16, DType::bfloat16, DType::float32, DType::float64};
 }
-
 
 // Sharding: m rows of x, n columns of y, k the contracted dim (a split k ends in an AllReduce);
 // batch dims broadcast like elementwise ops.
@@ -144,12 +143,14 @@ shard::LabelSpec matmul_spec(const shard::ShardContext& c) {
   const std::string batch = shard::labels(ob, 'a');
   auto blab = [&](const Shape& s, size_t nb) {
     std::string l;
-    for (size_t d = 0; d < nb; ++d) l += (s[d] == 1 && os[ob - nb + d] != 1) ? '1' : batch[ob - nb + d];
+    for (size_t d = 0; d < nb; ++d)
+      l += (s[d] == 1 && os[ob - nb + d] != 1) ? '1' : batch[ob - nb + d];
     return l;
   };
   shard::LabelSpec sp;
-  sp.inputs = {xs.size() == 1 ? "k" : blab(xs, xb) + (c.attrs.get_bool("transpose_a") ? "km" : "mk"),
-               ys.size() == 1 ? "k" : blab(ys, yb) + (c.attrs.get_bool("transpose_b") ? "nk" : "kn")};
+  sp.inputs = {
+      xs.size() == 1 ? "k" : blab(xs, xb) + (c.attrs.get_bool("transpose_a") ? "km" : "mk"),
+      ys.size() == 1 ? "k" : blab(ys, yb) + (c.attrs.get_bool("transpose_b") ? "nk" : "kn")};
   sp.outputs = {batch + (xs.size() > 1 ? "m" : "") + (ys.size() > 1 ? "n" : "")};
   return sp;
 }

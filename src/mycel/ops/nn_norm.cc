@@ -174,7 +174,7 @@ std::vector<TensorMeta> infer_layer_norm_grad(const InferContext& c) {
   stat.resize(xs.size(), 1);
   const Shape params(xs.begin() + ax.params, xs.end());
   const std::pair<size_t, const Shape*> want[] = {{0, &xs},   {2, &params}, {3, &stat},
-                                                 {4, &stat}, {5, &stat},   {6, &stat}};
+                                                  {4, &stat}, {5, &stat},   {6, &stat}};
   for (const auto& [i, s] : want)
     if (c.in(i).shape != *s)
       MYCEL_THROW(ShapeError, "[", op, "] input '", input_name(c, i), "' must have shape ",
@@ -195,8 +195,8 @@ void layer_norm_grad_kernel(const KernelContext& c) {
   });
 }
 
-
-// Sharding. batch_norm: channels split; N, H, W stay whole. layer_norm: the normalized dims stay whole. softmax: the axis.
+// Sharding. batch_norm: channels split; N, H, W stay whole. layer_norm: the normalized dims stay
+// whole. softmax: the axis.
 shard::LabelSpec batch_norm_spec(const shard::ShardContext& c) {
   const std::string x = "nc" + shard::labels(c.in(0).shape.size() - 2, 'h');
   shard::LabelSpec sp;
@@ -211,8 +211,10 @@ shard::LabelSpec batch_norm_spec(const shard::ShardContext& c) {
 shard::LabelSpec layer_norm_spec(const shard::ShardContext& c) {
   const Shape& xs = c.in(0).shape;
   const int64_t nd = static_cast<int64_t>(xs.size());
-  const size_t norm = static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_norm_axis"), nd, "layer_norm"));
-  const size_t params = static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_params_axis"), nd, "layer_norm"));
+  const size_t norm =
+      static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_norm_axis"), nd, "layer_norm"));
+  const size_t params =
+      static_cast<size_t>(normalize_axis(c.attrs.get_int("begin_params_axis"), nd, "layer_norm"));
   const std::string x = shard::labels(xs.size());
   shard::LabelSpec sp;
   sp.inputs = {x, x.substr(params), x.substr(params)};
@@ -230,7 +232,9 @@ shard::LabelSpec softmax_spec(const shard::ShardContext& c) {
   shard::LabelSpec sp;
   sp.inputs = {shard::labels(c.in(0).shape.size())};
   sp.outputs = sp.inputs;
-  if (nd > 0) sp.fixed = sp.inputs[0].substr(static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), nd, c.op.name.c_str())), 1);
+  if (nd > 0)
+    sp.fixed = sp.inputs[0].substr(
+        static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), nd, c.op.name.c_str())), 1);
   return sp;
 }
 
@@ -250,13 +254,13 @@ MYCEL_REGISTER_OPS(nn_norm) {
     shard::set_label_rule(d, batch_norm_spec);
     r.add(std::move(d));
   }
-  r.add(make_op("batch_norm_grad", "BatchNormGrad",
-                "Gradient of batch_norm: (dx, dscale, dbias) from dout, x, scale, the saved "
-                "statistics and their sensitivities.",
-                {{"dout"}, {"x"}, {"scale"}, {"saved_mean"}, {"saved_invstd"}, {"dmean"},
-                 {"dinvstd"}},
-                {{"is_training", AttrKind::kBool, false, false, {}}}, infer_batch_norm_grad,
-                batch_norm_grad_kernel, float_dtypes(), "unsupported"));
+  r.add(make_op(
+      "batch_norm_grad", "BatchNormGrad",
+      "Gradient of batch_norm: (dx, dscale, dbias) from dout, x, scale, the saved "
+      "statistics and their sensitivities.",
+      {{"dout"}, {"x"}, {"scale"}, {"saved_mean"}, {"saved_invstd"}, {"dmean"}, {"dinvstd"}},
+      {{"is_training", AttrKind::kBool, false, false, {}}}, infer_batch_norm_grad,
+      batch_norm_grad_kernel, float_dtypes(), "unsupported"));
   {
     OpDef d =
         make_op("layer_norm", "LayerNorm",
@@ -309,11 +313,10 @@ MYCEL_REGISTER_BPROPS(nn_norm) {
   // running statistics are state the op updates, never differentiated.
   b.add("batch_norm", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar out = g.out(), dout = g.dout();
-    GradVar grads = g.call(
-        "batch_norm_grad",
-        {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1), g.tuple_get(out, 2),
-         g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
-        {{"is_training", g.attrs().get_bool("is_training")}});
+    GradVar grads = g.call("batch_norm_grad",
+                           {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1),
+                            g.tuple_get(out, 2), g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
+                           {{"is_training", g.attrs().get_bool("is_training")}});
     GradVar dbias = g.tuple_get(grads, 2);
     const DType bias_t = g.meta(g.input(2)).dtype;
     if (bias_t != g.meta(g.input(1)).dtype) dbias = g.cast(dbias, bias_t);
@@ -321,12 +324,11 @@ MYCEL_REGISTER_BPROPS(nn_norm) {
   });
   b.add("layer_norm", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar out = g.out(), dout = g.dout();
-    GradVar grads = g.call(
-        "layer_norm_grad",
-        {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1), g.tuple_get(out, 2),
-         g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
-        {{"begin_norm_axis", g.attrs().get_int("begin_norm_axis")},
-         {"begin_params_axis", g.attrs().get_int("begin_params_axis")}});
+    GradVar grads = g.call("layer_norm_grad",
+                           {g.tuple_get(dout, 0), g.input(0), g.input(1), g.tuple_get(out, 1),
+                            g.tuple_get(out, 2), g.tuple_get(dout, 1), g.tuple_get(dout, 2)},
+                           {{"begin_norm_axis", g.attrs().get_int("begin_norm_axis")},
+                            {"begin_params_axis", g.attrs().get_int("begin_params_axis")}});
     return {g.tuple_get(grads, 0), g.tuple_get(grads, 1), g.tuple_get(grads, 2)};
   });
   // y = softmax(x): dx = y * (dy - sum(dy * y)) along the axis.

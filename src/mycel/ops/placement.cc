@@ -12,7 +12,9 @@ std::unordered_map<const OpDef*, Placement>& placements() {
 }
 }  // namespace
 
-void set_placement(const std::string& name, Placement p) { placements()[&Registry::get().at(name)] = p; }
+void set_placement(const std::string& name, Placement p) {
+  placements()[&Registry::get().at(name)] = p;
+}
 
 Placement placement_of(const OpDef& op) {
   auto it = placements().find(&op);

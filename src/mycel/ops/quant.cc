@@ -15,8 +15,10 @@ namespace {
 // A positive finite scale attribute.
 float scale_attr(const OpSchema& op, const Attrs& a, const char* name) {
   const double s = a.get_float(name);
-  if (!(s > 0) || !std::isfinite(s) || !std::isfinite(static_cast<float>(s)) || static_cast<float>(s) <= 0)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must be a positive finite float32 scale, got ", s);
+  if (!(s > 0) || !std::isfinite(s) || !std::isfinite(static_cast<float>(s)) ||
+      static_cast<float>(s) <= 0)
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name,
+                "' must be a positive finite float32 scale, got ", s);
   return static_cast<float>(s);
 }
 
@@ -25,28 +27,30 @@ int32_t zero_point_attr(const OpSchema& op, const Attrs& a, const char* name, DT
   const int64_t z = a.get_int(name);
   const int64_t lo = dt == DType::uint8 ? 0 : -128, hi = dt == DType::uint8 ? 255 : 127;
   if (z < lo || z > hi)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must lie in [", lo, ", ", hi, "] for ",
-                dtype_name(dt), ", got ", z);
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must lie in [", lo, ", ", hi,
+                "] for ", dtype_name(dt), ", got ", z);
   return static_cast<int32_t>(z);
 }
 
 void check_dtype(const InferContext& c, size_t i, DType want) {
   if (c.in(i).dtype != want)
-    MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i), "' must be ", dtype_name(want), ", got ",
-                dtype_name(c.in(i).dtype));
+    MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i), "' must be ",
+                dtype_name(want), ", got ", dtype_name(c.in(i).dtype));
 }
 
 DType int_dtype_attr(const OpSchema& op, const Attrs& a, const char* name) {
   const DType t = a.get_dtype(name);
   if (t != DType::uint8 && t != DType::int8)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must be uint8 or int8, got ", dtype_name(t));
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' must be uint8 or int8, got ",
+                dtype_name(t));
   return t;
 }
 
 DType out_dtype_attr(const OpSchema& op, const Attrs& a) {
   const DType t = a.get_dtype("out_dtype");
   if (t != DType::uint8 && t != DType::float32)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'out_dtype' must be float32 or uint8, got ", dtype_name(t));
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'out_dtype' must be float32 or uint8, got ",
+                dtype_name(t));
   return t;
 }
 
@@ -57,18 +61,21 @@ cpu::QuantSpec quant_spec(const OpSchema& op, const Attrs& a, int64_t n) {
   q.x_zp = zero_point_attr(op, a, "x_zero_point", DType::uint8);
   const auto& ws = a.get_floats("w_scale");
   if (static_cast<int64_t>(ws.size()) != n)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'w_scale' needs one scale per output channel (", n, "), got ",
+    MYCEL_THROW(ValueError, "[", op.name,
+                "] attribute 'w_scale' needs one scale per output channel (", n, "), got ",
                 ws.size());
   for (double s : ws) {
     if (!(s > 0) || !std::isfinite(static_cast<float>(s)) || static_cast<float>(s) <= 0)
-      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'w_scale' values must be positive finite float32, got ", s);
+      MYCEL_THROW(ValueError, "[", op.name,
+                  "] attribute 'w_scale' values must be positive finite float32, got ", s);
     q.w_scale.push_back(static_cast<float>(s));
   }
   const DType out = out_dtype_attr(op, a);
   q.y_scale = scale_attr(op, a, "y_scale");
   q.y_zp = zero_point_attr(op, a, "y_zero_point", DType::uint8);
   if (out == DType::float32 && q.y_zp != 0)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'y_zero_point' is for a uint8 output; out_dtype is float32");
+    MYCEL_THROW(ValueError, "[", op.name,
+                "] attribute 'y_zero_point' is for a uint8 output; out_dtype is float32");
   q.relu = a.get_bool("relu");
   return q;
 }
@@ -77,7 +84,8 @@ void check_bias(const InferContext& c, int64_t n) {
   if (!c.has_input(2)) return;
   check_dtype(c, 2, DType::float32);
   if (c.in(2).shape != Shape{n})
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'b' must have shape (", n, ",), got ", shape_str(c.in(2).shape));
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'b' must have shape (", n, ",), got ",
+                shape_str(c.in(2).shape));
 }
 
 // Every attribute has a default (an empty w_scale is rejected by infer): the bias input is
@@ -113,7 +121,8 @@ std::vector<TensorMeta> infer_quantize(const InferContext& c) {
 std::vector<TensorMeta> infer_dequantize(const InferContext& c) {
   const DType t = c.in(0).dtype;
   if (t != DType::uint8 && t != DType::int8)
-    MYCEL_THROW(TypeError, "[", c.op.name, "] input 'x' must be uint8 or int8, got ", dtype_name(t));
+    MYCEL_THROW(TypeError, "[", c.op.name, "] input 'x' must be uint8 or int8, got ",
+                dtype_name(t));
   scale_attr(c.op, c.attrs, "scale");
   zero_point_attr(c.op, c.attrs, "zero_point", t);
   return {{c.in(0).shape, DType::float32}};
@@ -121,10 +130,13 @@ std::vector<TensorMeta> infer_dequantize(const InferContext& c) {
 
 void check_conv_shapes(const InferContext& c, const Shape& xs, const Shape& ws) {
   const int64_t groups = c.attrs.get_int("groups");
-  if (groups < 1) MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'groups' must be >= 1, got ", groups);
+  if (groups < 1)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'groups' must be >= 1, got ", groups);
   if (ws[0] % groups != 0 || ws[1] * groups != xs[1] || ws[2] < 1 || ws[3] < 1)
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'x' shape ", shape_str(xs), " and 'w' shape ", shape_str(ws),
-                " do not match: w is (out, in / groups, kh, kw) with out divisible by groups (", groups, ")");
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'x' shape ", shape_str(xs), " and 'w' shape ",
+                shape_str(ws),
+                " do not match: w is (out, in / groups, kh, kw) with out divisible by groups (",
+                groups, ")");
 }
 
 std::vector<TensorMeta> infer_qconv2d(const InferContext& c) {
@@ -147,8 +159,9 @@ std::vector<TensorMeta> infer_qdense(const InferContext& c) {
   check_dtype(c, 1, DType::int8);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
   if (xs.back() != ws[1])
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'x' shape ", shape_str(xs), " and 'w' shape ", shape_str(ws),
-                ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1], ")");
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'x' shape ", shape_str(xs), " and 'w' shape ",
+                shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1],
+                ")");
   check_bias(c, ws[0]);
   quant_spec(c.op, c.attrs, ws[0]);
   Shape out(xs.begin(), xs.end() - 1);
@@ -164,46 +177,54 @@ MYCEL_REGISTER_OPS(quant) {
     d.elementwise = true;
     return d;
   };
-  r.add(elementwise(make_op("quantize_linear", "QuantizeLinear",
-                "float32 to uint8/int8: clamp(round(x / scale) + zero_point), ties to even (ONNX QuantizeLinear).",
-                {{"x"}},
-                {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0}),
-                 attr("dtype", AttrKind::kDType, DType::uint8)},
-                infer_quantize,
-                [](const KernelContext& c) {
-                  cpu::quantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
-                                       static_cast<int32_t>(c.attrs.get_int("zero_point")));
-                },
-                {DType::float32}, "none")));
-  r.add(elementwise(make_op("dequantize_linear", "DequantizeLinear",
-                "uint8/int8 to float32: (x - zero_point) * scale (ONNX DequantizeLinear).", {{"x"}},
-                {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0})}, infer_dequantize,
-                [](const KernelContext& c) {
-                  cpu::dequantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
-                                         static_cast<int32_t>(c.attrs.get_int("zero_point")));
-                },
-                {DType::uint8, DType::int8}, "none")));
-  r.add(make_op("qconv2d", "QuantConv2D",
-                "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with per-channel "
-                "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-                {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d,
-                [](const KernelContext& c) {
-                  const cpu::WindowGeom g = conv2d_window(c.op, c.attrs, c.in(0).shape(), c.in(1).shape());
-                  const cpu::QuantSpec q = quant_spec(c.op, c.attrs, c.in(1).shape()[0]);
-                  cpu::qconv2d(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g, q);
-                },
-                {DType::uint8}, "none"));
-  r.add(make_op("qdense", "QuantDense",
-                "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with per-channel "
-                "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-                {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense,
-                [](const KernelContext& c) {
-                  const Shape& ws = c.in(1).shape();
-                  const int64_t k = ws[1], n = ws[0], m = n ? c.out(0).numel() / n : 0;
-                  const cpu::QuantSpec q = quant_spec(c.op, c.attrs, n);
-                  cpu::qdense(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), m, k, n, q);
-                },
-                {DType::uint8}, "none"));
+  r.add(elementwise(make_op(
+      "quantize_linear", "QuantizeLinear",
+      "float32 to uint8/int8: clamp(round(x / scale) + zero_point), ties to even (ONNX "
+      "QuantizeLinear).",
+      {{"x"}},
+      {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0}),
+       attr("dtype", AttrKind::kDType, DType::uint8)},
+      infer_quantize,
+      [](const KernelContext& c) {
+        cpu::quantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
+                             static_cast<int32_t>(c.attrs.get_int("zero_point")));
+      },
+      {DType::float32}, "none")));
+  r.add(elementwise(make_op(
+      "dequantize_linear", "DequantizeLinear",
+      "uint8/int8 to float32: (x - zero_point) * scale (ONNX DequantizeLinear).", {{"x"}},
+      {attr("scale", AttrKind::kFloat), attr("zero_point", AttrKind::kInt, int64_t{0})},
+      infer_dequantize,
+      [](const KernelContext& c) {
+        cpu::dequantize_linear(c.in(0), c.out(0), static_cast<float>(c.attrs.get_float("scale")),
+                               static_cast<int32_t>(c.attrs.get_int("zero_point")));
+      },
+      {DType::uint8, DType::int8}, "none")));
+  r.add(make_op(
+      "qconv2d", "QuantConv2D",
+      "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with "
+      "per-channel "
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
+      {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d,
+      [](const KernelContext& c) {
+        const cpu::WindowGeom g = conv2d_window(c.op, c.attrs, c.in(0).shape(), c.in(1).shape());
+        const cpu::QuantSpec q = quant_spec(c.op, c.attrs, c.in(1).shape()[0]);
+        cpu::qconv2d(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g, q);
+      },
+      {DType::uint8}, "none"));
+  r.add(make_op(
+      "qdense", "QuantDense",
+      "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
+      "per-channel "
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
+      {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense,
+      [](const KernelContext& c) {
+        const Shape& ws = c.in(1).shape();
+        const int64_t k = ws[1], n = ws[0], m = n ? c.out(0).numel() / n : 0;
+        const cpu::QuantSpec q = quant_spec(c.op, c.attrs, n);
+        cpu::qdense(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), m, k, n, q);
+      },
+      {DType::uint8}, "none"));
 }
 
 }  // namespace mycel

@@ -128,13 +128,12 @@ OpDef random_op(std::string name, std::string cls, std::string doc, std::vector<
   if (!std::holds_alternative<std::monostate>(dtype_default))
     head.push_back(attr("dtype", AttrKind::kDType, dtype_default));
   head.push_back(seeds[1]);
-  OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs),
-                    std::move(head), std::move(infer), std::move(kernel), std::move(dtypes),
-                    std::move(grad));
+  OpDef d =
+      make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs), std::move(head),
+              std::move(infer), std::move(kernel), std::move(dtypes), std::move(grad));
   d.random = true;
   return d;
 }
-
 
 // Dropout shards like an elementwise op (each rank draws its slice's mask from its own stream,
 // so a split run's masks differ from one process's).
@@ -164,11 +163,13 @@ MYCEL_REGISTER_OPS(random) {
                   "1 with probability p, else 0, with the shape and dtype of x.", {{"x"}},
                   {attr("p", AttrKind::kFloat, 0.5)}, {}, infer_bernoulli, bernoulli_kernel,
                   all_dtypes()));
-  r.add(with_rule(random_op("dropout", "Dropout",
-                  "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
-                  "1/keep_prob; returns (y, mask).",
-                  {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
-                  dropout_kernel, float_dtypes(), "bprop"), shard::elementwise_spec));
+  r.add(with_rule(
+      random_op("dropout", "Dropout",
+                "Zeroes x's elements with probability 1 - keep_prob and scales the rest by "
+                "1/keep_prob; returns (y, mask).",
+                {{"x"}}, {attr("keep_prob", AttrKind::kFloat, 0.5)}, {}, infer_dropout,
+                dropout_kernel, float_dtypes(), "bprop"),
+      shard::elementwise_spec));
 }
 
 // Backward rule of dropout: the kept elements pass dy scaled as in the forward (the mask output

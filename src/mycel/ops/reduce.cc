@@ -21,8 +21,10 @@ Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool k
   for (size_t d = 0; d < shape.size(); ++d) {
     bool reduced = k < axes.size() && axes[k] == static_cast<int64_t>(d);
     if (reduced) ++k;
-    if (!reduced) out.push_back(shape[d]);
-    else if (keep_dims) out.push_back(1);
+    if (!reduced)
+      out.push_back(shape[d]);
+    else if (keep_dims)
+      out.push_back(1);
   }
   return out;
 }
@@ -41,8 +43,8 @@ void check_nonempty(const InferContext& c, const Shape& shape, const std::vector
 InferFn reduce_infer(DTypeRule rule, const char* what = nullptr) {
   return [rule, what](const InferContext& c) -> std::vector<TensorMeta> {
     const TensorMeta& x = c.in(0);
-    auto axes = normalize_axes(c.attrs.get_ints("axis"), static_cast<int64_t>(x.shape.size()),
-                               c.op.name);
+    auto axes =
+        normalize_axes(c.attrs.get_ints("axis"), static_cast<int64_t>(x.shape.size()), c.op.name);
     if (what) check_nonempty(c, x.shape, axes, what);
     return {{reduced_shape(x.shape, axes, c.attrs.get_bool("keep_dims")), rule(x.dtype)}};
   };
@@ -53,8 +55,8 @@ std::vector<int64_t> single_axis(const InferContext& c) {
   int64_t nd = static_cast<int64_t>(c.in(0).shape.size()), axis = c.attrs.get_int("axis");
   if (nd > 0) return {normalize_axis(axis, nd, c.op.name.c_str())};
   if (axis != 0 && axis != -1)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] axis ", axis, " is out of range for a tensor of rank 0",
-                " (expected axis 0 or -1)");
+    MYCEL_THROW(ValueError, "[", c.op.name, "] axis ", axis,
+                " is out of range for a tensor of rank 0", " (expected axis 0 or -1)");
   return {};
 }
 
@@ -81,7 +83,6 @@ OpDef reduction(std::string name, std::string cls, std::string doc, InferFn infe
                  std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
 }
 
-
 // Sharding: a split reduced dim leaves a partial result that an AllReduce with `combine` finishes
 // ("mean" sums and divides by the group size: slices are equal). Ops whose partial results do
 // not combine (var, logsumexp) never split a reduced dim.
@@ -90,14 +91,17 @@ OpDef with_reduce_rule(OpDef d, std::string combine) {
     const Shape& xs = c.in(0).shape;
     const int64_t nd = static_cast<int64_t>(xs.size());
     std::vector<bool> reduced(xs.size(), c.attrs.get_ints("axis").empty());
-    for (int64_t a : c.attrs.get_ints("axis")) reduced[normalize_axis(a, nd, c.op.name.c_str())] = true;
+    for (int64_t a : c.attrs.get_ints("axis"))
+      reduced[normalize_axis(a, nd, c.op.name.c_str())] = true;
     const bool keep = c.attrs.get_bool("keep_dims");
     shard::LabelSpec sp;
     sp.inputs = {shard::labels(xs.size())};
     std::string out;
     for (size_t d = 0; d < xs.size(); ++d)
-      if (!reduced[d]) out += sp.inputs[0][d];
-      else if (keep) out += '1';
+      if (!reduced[d])
+        out += sp.inputs[0][d];
+      else if (keep)
+        out += '1';
     sp.outputs = {out};
     sp.reduce_op = combine.empty() ? "sum" : combine;
     sp.no_partial = combine.empty();
@@ -110,22 +114,39 @@ OpDef with_reduce_rule(OpDef d, std::string combine) {
 
 MYCEL_REGISTER_OPS(reduce) {
   using namespace cpu;
-  r.add(with_reduce_rule(reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
-                  reduce_infer(int64_if_integral), sum_kernel), "sum"));
-  r.add(with_reduce_rule(reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
-                  reduce_infer(float64_if_integral), mean_kernel), "mean"));
-  r.add(with_reduce_rule(reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
-                  reduce_infer(int64_if_integral), prod_kernel), "prod"));
-  r.add(with_reduce_rule(reduction("max", "ReduceMax", "Maximum over axes (all if axis is empty); NaN propagates; tied maxima share the gradient.",
-                  reduce_infer(keep_dtype, "maximum"), max_kernel), "max"));
-  r.add(with_reduce_rule(reduction("min", "ReduceMin", "Minimum over axes (all if axis is empty); NaN propagates; tied minima share the gradient.",
-                  reduce_infer(keep_dtype, "minimum"), min_kernel), "min"));
-  r.add(with_reduce_rule(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
-                  reduce_infer(bool_dtype), all_kernel, "none"), "min"));
+  r.add(with_reduce_rule(
+      reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
+                reduce_infer(int64_if_integral), sum_kernel),
+      "sum"));
+  r.add(with_reduce_rule(
+      reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
+                reduce_infer(float64_if_integral), mean_kernel),
+      "mean"));
+  r.add(with_reduce_rule(
+      reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
+                reduce_infer(int64_if_integral), prod_kernel),
+      "prod"));
+  r.add(with_reduce_rule(reduction("max", "ReduceMax",
+                                   "Maximum over axes (all if axis is empty); NaN propagates; tied "
+                                   "maxima share the gradient.",
+                                   reduce_infer(keep_dtype, "maximum"), max_kernel),
+                         "max"));
+  r.add(with_reduce_rule(reduction("min", "ReduceMin",
+                                   "Minimum over axes (all if axis is empty); NaN propagates; tied "
+                                   "minima share the gradient.",
+                                   reduce_infer(keep_dtype, "minimum"), min_kernel),
+                         "min"));
+  r.add(
+      with_reduce_rule(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
+                                 reduce_infer(bool_dtype), all_kernel, "none"),
+                       "min"));
   r.add(with_reduce_rule(reduction("any", "ReduceAny", "Whether some element over axes is nonzero.",
-                  reduce_infer(bool_dtype), any_kernel, "none"), "max"));
-  r.add(with_reduce_rule(reduction("logsumexp", "LogSumExp", "log(sum(exp(x))) over axes, computed stably.",
-                  reduce_infer(float64_if_integral), logsumexp_kernel), ""));
+                                   reduce_infer(bool_dtype), any_kernel, "none"),
+                         "max"));
+  r.add(with_reduce_rule(
+      reduction("logsumexp", "LogSumExp", "log(sum(exp(x))) over axes, computed stably.",
+                reduce_infer(float64_if_integral), logsumexp_kernel),
+      ""));
   OpDef var = reduction("var", "Var", "Variance over axes with divisor count - ddof (numpy's var).",
                         reduce_infer(float64_if_integral), var_kernel);
   var.attrs.push_back({"ddof", AttrKind::kInt, int64_t{0}, false, {"correction"}});
@@ -136,18 +157,20 @@ MYCEL_REGISTER_OPS(reduce) {
   r.add(std::move(std_));
 
   for (bool is_max : {true, false}) {
-    OpDef d = reduction(is_max ? "argmax" : "argmin", is_max ? "Argmax" : "Argmin",
-                        is_max ? "Index (int64) of the first maximum along axis; NaN counts as largest."
-                               : "Index (int64) of the first minimum along axis; NaN counts as smallest.",
-                        arg_infer, is_max ? argmax_kernel : argmin_kernel, "none");
+    OpDef d =
+        reduction(is_max ? "argmax" : "argmin", is_max ? "Argmax" : "Argmin",
+                  is_max ? "Index (int64) of the first maximum along axis; NaN counts as largest."
+                         : "Index (int64) of the first minimum along axis; NaN counts as smallest.",
+                  arg_infer, is_max ? argmax_kernel : argmin_kernel, "none");
     d.attrs = {{"axis", AttrKind::kInt, int64_t{-1}, false, {"dim"}},
                {"keep_dims", AttrKind::kBool, false, false, {"keepdims", "keepdim"}}};
     r.add(std::move(d));
   }
 
-  OpDef cumsum = reduction("cumsum", "CumSum",
-                           "Cumulative sum along axis (exclusive / reverse as in MindSpore's CumSum).",
-                           cumsum_infer, cumsum_kernel);
+  OpDef cumsum =
+      reduction("cumsum", "CumSum",
+                "Cumulative sum along axis (exclusive / reverse as in MindSpore's CumSum).",
+                cumsum_infer, cumsum_kernel);
   cumsum.attrs = {{"axis", AttrKind::kInt, std::monostate{}, false, {"dim"}},
                   {"exclusive", AttrKind::kBool, false, false, {}},
                   {"reverse", AttrKind::kBool, false, false, {}}};
@@ -171,8 +194,8 @@ Reduced reduced(BpropBuilder& g) {
   r.x = g.input(0);
   TensorMeta m = g.meta(r.x);
   r.t = m.dtype;
-  r.axes = normalize_axes(g.attrs().get_ints("axis"), static_cast<int64_t>(m.shape.size()),
-                          g.op().name);
+  r.axes =
+      normalize_axes(g.attrs().get_ints("axis"), static_cast<int64_t>(m.shape.size()), g.op().name);
   bool keep = g.attrs().get_bool("keep_dims");
   r.dout = bprop::unreduce(g, g.dout(), r.axes, keep);
   r.out = bprop::unreduce(g, g.out(), r.axes, keep);
@@ -248,8 +271,7 @@ MYCEL_REGISTER_BPROPS(reduce) {
     b.add(name, [is_std](BpropBuilder& g) -> std::vector<GradVar> {
       if (!bprop::is_float(g, g.input(0))) return none();
       Reduced r = reduced(g);
-      GradVar centered =
-          g.sub(r.x, g.call("mean", {r.x}, {{"axis", r.axes}, {"keep_dims", true}}));
+      GradVar centered = g.sub(r.x, g.call("mean", {r.x}, {{"axis", r.axes}, {"keep_dims", true}}));
       GradVar dx = g.div(g.mul(r.dout, centered), reduced_count(g, r, g.attrs().get_int("ddof")));
       return {is_std ? g.div(dx, r.out) : g.mul(dx, g.scalar(2, r.t))};
     });
@@ -259,7 +281,8 @@ MYCEL_REGISTER_BPROPS(reduce) {
     if (!bprop::is_float(g, g.input(0))) return none();
     const Attrs& a = g.attrs();
     return {g.call("cumsum", {g.dout()},
-                   {{"axis", a.get_int("axis")}, {"exclusive", a.get_bool("exclusive")},
+                   {{"axis", a.get_int("axis")},
+                    {"exclusive", a.get_bool("exclusive")},
                     {"reverse", !a.get_bool("reverse")}})};
   });
 }

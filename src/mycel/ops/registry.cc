@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "mycel/core/suggest.h"
-#include "mycel/ops/keywords.h"
 #include "mycel/insight/insight.h"
+#include "mycel/ops/keywords.h"
 #include "mycel/ops/record_only.h"
 
 namespace mycel {
@@ -95,13 +95,20 @@ AttrDef attr(std::string name, AttrKind kind, AttrValue def, std::vector<std::st
 namespace {
 bool kind_matches(AttrKind k, const AttrValue& v) {
   switch (k) {
-    case AttrKind::kBool: return std::holds_alternative<bool>(v);
-    case AttrKind::kInt: return std::holds_alternative<int64_t>(v);
-    case AttrKind::kFloat: return std::holds_alternative<double>(v);
-    case AttrKind::kStr: return std::holds_alternative<std::string>(v);
-    case AttrKind::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
-    case AttrKind::kFloats: return std::holds_alternative<std::vector<double>>(v);
-    case AttrKind::kDType: return std::holds_alternative<DType>(v);
+    case AttrKind::kBool:
+      return std::holds_alternative<bool>(v);
+    case AttrKind::kInt:
+      return std::holds_alternative<int64_t>(v);
+    case AttrKind::kFloat:
+      return std::holds_alternative<double>(v);
+    case AttrKind::kStr:
+      return std::holds_alternative<std::string>(v);
+    case AttrKind::kInts:
+      return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrKind::kFloats:
+      return std::holds_alternative<std::vector<double>>(v);
+    case AttrKind::kDType:
+      return std::holds_alternative<DType>(v);
   }
   return false;
 }
@@ -121,10 +128,10 @@ AttrValue coerce(const OpDef& op, const AttrDef& a, AttrValue v) {
     auto& iv = std::get<std::vector<int64_t>>(v);
     return std::vector<double>(iv.begin(), iv.end());
   }
-  static const char* given[] = {"None", "bool", "int", "float", "str", "tuple of int",
-                                "tuple of float", "dtype"};
-  MYCEL_THROW(TypeError, "[", op.name, "] attribute '", a.name, "' expects ", attr_kind_name(a.kind),
-              ", got ", given[v.index()]);
+  static const char* given[] = {"None",         "bool",           "int",  "float", "str",
+                                "tuple of int", "tuple of float", "dtype"};
+  MYCEL_THROW(TypeError, "[", op.name, "] attribute '", a.name, "' expects ",
+              attr_kind_name(a.kind), ", got ", given[v.index()]);
 }
 }  // namespace
 
@@ -176,11 +183,11 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx) 
     int64_t count = 1;
     for (int64_t d : out[k].shape) {
       if (d < 0)
-        MYCEL_THROW(ShapeError, "[", op.name, "] output ", k, " would have shape ", shape_str(out[k].shape),
-                    ", with a negative dimension");
+        MYCEL_THROW(ShapeError, "[", op.name, "] output ", k, " would have shape ",
+                    shape_str(out[k].shape), ", with a negative dimension");
       if (d != 0 && count > (int64_t{1} << 56) / d)
-        MYCEL_THROW(ValueError, "[", op.name, "] output ", k, " would have shape ", shape_str(out[k].shape),
-                    ": more than 2**56 elements");
+        MYCEL_THROW(ValueError, "[", op.name, "] output ", k, " would have shape ",
+                    shape_str(out[k].shape), ": more than 2**56 elements");
       count *= d;
     }
   }
@@ -195,7 +202,8 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
   for (size_t i = 0; i < inputs.size(); ++i) {
     bool optional = i < op.inputs.size() && op.inputs[i].optional && !op.inputs[i].variadic;
     if (!inputs[i].defined() && !optional)
-      MYCEL_THROW(TypeError, "[", op.name, "] input '", input_name(op, i), "' must be a tensor, got None");
+      MYCEL_THROW(TypeError, "[", op.name, "] input '", input_name(op, i),
+                  "' must be a tensor, got None");
   }
   if (op.promote_inputs && !inputs.empty()) {
     DType common = DType::bool_;
@@ -212,8 +220,8 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
     const Tensor& t = inputs[op.dtype_input];
     if (t.defined() && !op.supports(t.dtype()))
       MYCEL_THROW(TypeError, "[", op.name, "] input '", input_name(op, op.dtype_input),
-                  "' has unsupported dtype ", dtype_name(t.dtype()), "; supported: ",
-                  dtype_list(op.dtypes));
+                  "' has unsupported dtype ", dtype_name(t.dtype()),
+                  "; supported: ", dtype_list(op.dtypes));
   }
   std::vector<TensorMeta> metas(inputs.size());
   std::vector<const TensorMeta*> meta_ptrs(inputs.size(), nullptr);
@@ -223,7 +231,8 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
       meta_ptrs[i] = &metas[i];
     }
   std::vector<TensorMeta> out_metas = infer_checked(op, InferContext{op, meta_ptrs, attrs});
-  if (op.view && out_metas.size() == 1 && !inputs.empty()) return {op.view(inputs[0], out_metas[0])};
+  if (op.view && out_metas.size() == 1 && !inputs.empty())
+    return {op.view(inputs[0], out_metas[0])};
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());
   for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
@@ -269,7 +278,7 @@ std::vector<DType> numeric_dtypes() {
   return v;
 }
 std::vector<DType> signed_dtypes() {
-  return {DType::int8, DType::int16, DType::int32, DType::int64,
+  return {DType::int8,    DType::int16,    DType::int32,   DType::int64,
           DType::float16, DType::bfloat16, DType::float32, DType::float64};
 }
 std::vector<DType> float_dtypes() {

@@ -36,7 +36,21 @@ using ViewFn = std::function<Tensor(const Tensor& input, const TensorMeta& out)>
 /// The Python operator an op spells in graph mode (+, ==, t[i]): when its operands are not
 /// tensors (scalars, tuples, compile-time values) analysis gives them Python's own meaning.
 enum class PyOperator : uint8_t {
-  kNone, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kEq, kNe, kLt, kLe, kGt, kGe, kGetItem
+  kNone,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kMod,
+  kPow,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kGetItem
 };
 
 /// A creation op that fills its `shape` attribute with one value (zeros: 0, ones: 1, fill: its
@@ -57,35 +71,37 @@ struct BackendTraits {
   uint8_t accepts_post_ops = 0;  // PostOpBits its oneDNN kernel can apply after it
   uint8_t as_post_op = 0;        // the PostOpBits this op becomes after such a producer
   WindowKind window = WindowKind::kNone;
-  bool absorbs_max_pool = false;  // the direct conv kernel may pool 2x2 in the same pass
-  bool keeps_zero = false;        // elementwise with f(0, ..) = 0: blocked padding stays zero
-  bool fuses_elementwise = false; // a step of fused float32 chains, as `ew`
+  bool absorbs_max_pool = false;   // the direct conv kernel may pool 2x2 in the same pass
+  bool keeps_zero = false;         // elementwise with f(0, ..) = 0: blocked padding stays zero
+  bool fuses_elementwise = false;  // a step of fused float32 chains, as `ew`
   cpu::EwOp ew = cpu::EwOp::kAdd;
   const OpDef* unfused = nullptr;  // a fused op: the registry op whose geometry it has
   uint8_t fused_post_ops = 0;      // a fused op: the PostOpBits folded in
 };
 
-/// Everything the system knows about one primitive (OpSchema: name, class, doc, inputs, attributes).
+/// Everything the system knows about one primitive (OpSchema: name, class, doc, inputs,
+/// attributes).
 struct OpDef : OpSchema {
   InferFn infer;
-  KernelFn kernel;                // CPU kernel
-  std::vector<DType> dtypes;      // dtypes of input `dtype_input` the kernel supports
-  int dtype_input = 0;            // which input's dtype selects the kernel (ops with inputs)
-  bool promote_inputs = false;    // cast non-optional inputs to their promoted dtype first
-  ViewFn view;                    // set for ops whose eager result may alias the input
+  KernelFn kernel;                  // CPU kernel
+  std::vector<DType> dtypes;        // dtypes of input `dtype_input` the kernel supports
+  int dtype_input = 0;              // which input's dtype selects the kernel (ops with inputs)
+  bool promote_inputs = false;      // cast non-optional inputs to their promoted dtype first
+  ViewFn view;                      // set for ops whose eager result may alias the input
   std::vector<int> mutated_inputs;  // inputs the kernel updates in place (running stats)
-  bool random = false;            // draws from the global generator
-  bool tuple_output = false;      // returns a tuple even with one output (split, as MindSpore)
+  bool random = false;              // draws from the global generator
+  bool tuple_output = false;        // returns a tuple even with one output (split, as MindSpore)
   /// Output element i reads only input elements i (after broadcasting): the memory planner may
   /// write the output over a dying input of the same shape and dtype.
   bool elementwise = false;
-  bool effect = false;            // talks to other processes (collectives): never folded, merged,
-                                  // dropped or reordered, so every rank runs the same sequence
-  std::string grad = "todo";      // "bprop", "none" (not differentiable), or "todo" until AD lands
+  bool effect = false;        // talks to other processes (collectives): never folded, merged,
+                              // dropped or reordered, so every rank runs the same sequence
+  std::string grad = "todo";  // "bprop", "none" (not differentiable), or "todo" until AD lands
   /// Auto-parallel: valid input strategies -> input/output layouts and the comms inside
-  /// (src/mycel/ops/sharding.h). Empty: the elementwise rule if `elementwise`, else replicated only.
+  /// (src/mycel/ops/sharding.h). Empty: the elementwise rule if `elementwise`, else replicated
+  /// only.
   shard::ShardRule shard;
-  shard::CostFn cost;             // work per device under a plan; empty: a generic estimate
+  shard::CostFn cost;  // work per device under a plan; empty: a generic estimate
   PyOperator py_operator = PyOperator::kNone;
   FillTrait fill;
   /// Attribute holding an output shape that graph mode may compute from x's dynamic dims
@@ -143,7 +159,8 @@ OpDef make_op(std::string name, std::string cls, std::string doc, std::vector<In
               std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel, std::vector<DType> dtypes,
               std::string grad = "todo");
 /// A required (default monostate) or defaulted attribute, with optional alias spellings.
-AttrDef attr(std::string name, AttrKind kind, AttrValue def = {}, std::vector<std::string> aliases = {});
+AttrDef attr(std::string name, AttrKind kind, AttrValue def = {},
+             std::vector<std::string> aliases = {});
 
 /// Fills defaults, checks kinds and required attributes; `given` is indexed by schema position.
 Attrs make_attrs(const OpDef& op, std::vector<AttrValue> given);
@@ -157,20 +174,20 @@ std::vector<Tensor> call_op(const std::string& name, std::vector<Tensor> inputs,
                             const std::map<std::string, AttrValue>& attrs = {});
 
 /// Registers ops at static-initialization time: MYCEL_REGISTER_OPS(unary) { add(OpDef{...}); }
-#define MYCEL_REGISTER_OPS(family)                                          \
-  static void mycel_register_##family##_ops(::mycel::Registry& r);          \
-  static const bool mycel_registered_##family = [] {                        \
-    mycel_register_##family##_ops(::mycel::Registry::get());                \
-    return true;                                                            \
-  }();                                                                      \
+#define MYCEL_REGISTER_OPS(family)                                 \
+  static void mycel_register_##family##_ops(::mycel::Registry& r); \
+  static const bool mycel_registered_##family = [] {               \
+    mycel_register_##family##_ops(::mycel::Registry::get());       \
+    return true;                                                   \
+  }();                                                             \
   static void mycel_register_##family##_ops(::mycel::Registry& r)
 
 // Dtype lists for OpDef::dtypes.
 std::vector<DType> all_dtypes();
-std::vector<DType> numeric_dtypes();    // all but bool
-std::vector<DType> signed_dtypes();     // int8, int16, int32, int64 and floats
-std::vector<DType> float_dtypes();      // float16, bfloat16, float32, float64
-std::vector<DType> integer_dtypes();    // int8 .. int64 and uint8
+std::vector<DType> numeric_dtypes();  // all but bool
+std::vector<DType> signed_dtypes();   // int8, int16, int32, int64 and floats
+std::vector<DType> float_dtypes();    // float16, bfloat16, float32, float64
+std::vector<DType> integer_dtypes();  // int8 .. int64 and uint8
 /// all_dtypes() and the types only some ops take: uint16/32/64, complex64/128 (dtype.h).
 std::vector<DType> every_dtype();
 

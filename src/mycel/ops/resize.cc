@@ -16,14 +16,16 @@ std::vector<TensorMeta> infer_resize(const InferContext& c) {
   check_rank(c, 0, 4, 4);
   const auto& size = c.attrs.get_ints("size");
   if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] size must be two positive ints (height, width), got ",
-                shape_str(size));
+    MYCEL_THROW(ValueError, "[", c.op.name,
+                "] size must be two positive ints (height, width), got ", shape_str(size));
   const Shape& s = c.in(0).shape;
   if ((s[2] == 0 || s[3] == 0) && s[0] * s[1] != 0)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] cannot resize an empty image of shape ", shape_str(s));
+    MYCEL_THROW(ValueError, "[", c.op.name, "] cannot resize an empty image of shape ",
+                shape_str(s));
   if (c.attrs.has("half_pixel_centers") && c.attrs.get_bool("half_pixel_centers") &&
       c.attrs.get_bool("align_corners"))
-    MYCEL_THROW(ValueError, "[", c.op.name, "] align_corners and half_pixel_centers cannot both be true");
+    MYCEL_THROW(ValueError, "[", c.op.name,
+                "] align_corners and half_pixel_centers cannot both be true");
   detail::check_size({s[0], s[1], size[0], size[1]}, c.op.name);
   return {{{s[0], s[1], size[0], size[1]}, c.in(0).dtype}};
 }
@@ -31,11 +33,13 @@ std::vector<TensorMeta> infer_resize(const InferContext& c) {
 // Per output dimension, the input offsets nearest resizing reads.
 cpu::OffsetTables nearest_tables(const Shape& s, const Shape& o, bool corners) {
   auto st = contiguous_strides(s);
-  cpu::OffsetTables t = {cpu::strided_table(o[0], 0, 1, st[0]), cpu::strided_table(o[1], 0, 1, st[1])};
+  cpu::OffsetTables t = {cpu::strided_table(o[0], 0, 1, st[0]),
+                         cpu::strided_table(o[1], 0, 1, st[1])};
   for (int d = 2; d < 4; ++d) {
     std::vector<int64_t> tab(o[d]);
     for (int64_t i = 0; i < o[d]; ++i) {
-      // align_corners rounds the corner-aligned coordinate (TensorFlow); otherwise floor(i * in / out).
+      // align_corners rounds the corner-aligned coordinate (TensorFlow); otherwise floor(i * in /
+      // out).
       int64_t j = corners ? static_cast<int64_t>(std::round(
                                 cpu::source_coord(i, s[d], o[d], cpu::CoordMode::kAlignCorners)))
                           : i * s[d] / o[d];
@@ -62,7 +66,8 @@ std::vector<TensorMeta> infer_resize_grad(const InferContext& c) {
                 " must share N and C with input 'like' shape ", shape_str(x));
   if (c.attrs.has("half_pixel_centers") && c.attrs.get_bool("half_pixel_centers") &&
       c.attrs.get_bool("align_corners"))
-    MYCEL_THROW(ValueError, "[", c.op.name, "] align_corners and half_pixel_centers cannot both be true");
+    MYCEL_THROW(ValueError, "[", c.op.name,
+                "] align_corners and half_pixel_centers cannot both be true");
   return {{x, c.in(0).dtype}};
 }
 
@@ -99,11 +104,12 @@ MYCEL_REGISTER_OPS(resize) {
                 "align_corners=False.",
                 {{"x"}}, {attr("size", AttrKind::kInts, {}), corners, half_pixel}, infer_resize,
                 bilinear_kernel, float_dtypes(), "bprop"));
-  r.add(make_op("resize_nearest_neighbor_grad", "ResizeNearestNeighborGrad",
-                "Backward of resize_nearest_neighbor: each pixel of `like` sums dy over the outputs "
-                "that copied it.",
-                {{"dy"}, {"like"}}, {corners}, infer_resize_grad, nearest_grad_kernel, float_dtypes(),
-                "bprop"));
+  r.add(
+      make_op("resize_nearest_neighbor_grad", "ResizeNearestNeighborGrad",
+              "Backward of resize_nearest_neighbor: each pixel of `like` sums dy over the outputs "
+              "that copied it.",
+              {{"dy"}, {"like"}}, {corners}, infer_resize_grad, nearest_grad_kernel, float_dtypes(),
+              "bprop"));
   r.add(make_op("resize_bilinear_grad", "ResizeBilinearGrad",
                 "Backward of resize_bilinear: dy spread onto `like`'s pixels by the interpolation "
                 "weights.",
@@ -131,14 +137,16 @@ MYCEL_REGISTER_BPROPS(resize) {
     return std::vector<int64_t>{s[2], s[3]};
   };
   b.add("resize_nearest_neighbor_grad", [size_of_dy](BpropBuilder& g) -> std::vector<GradVar> {
-    return {g.call("resize_nearest_neighbor", {g.dout()},
-                   {{"size", size_of_dy(g)}, {"align_corners", g.attrs().get_bool("align_corners")}}),
-            GradVar()};
+    return {
+        g.call("resize_nearest_neighbor", {g.dout()},
+               {{"size", size_of_dy(g)}, {"align_corners", g.attrs().get_bool("align_corners")}}),
+        GradVar()};
   });
   b.add("resize_bilinear_grad", [size_of_dy](BpropBuilder& g) -> std::vector<GradVar> {
     const Attrs& a = g.attrs();
     return {g.call("resize_bilinear", {g.dout()},
-                   {{"size", size_of_dy(g)}, {"align_corners", a.get_bool("align_corners")},
+                   {{"size", size_of_dy(g)},
+                    {"align_corners", a.get_bool("align_corners")},
                     {"half_pixel_centers", a.get_bool("half_pixel_centers")}}),
             GradVar()};
   });

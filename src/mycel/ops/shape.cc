@@ -8,8 +8,8 @@
 
 namespace mycel {
 namespace {
-using detail::Ints;
 using detail::attr;
+using detail::Ints;
 using detail::make_op;
 using detail::optional_attr;
 
@@ -31,37 +31,42 @@ int64_t out_dim_for(const Shape& in, const Shape& out, size_t i, int64_t k) {
   int64_t pin = 1, pout = 1;
   for (size_t d = 0; d < i; ++d) pin *= in[d];
   for (size_t j = 0; j < out.size(); pout *= out[j], ++j)
-    if (pout == pin && out[j] > 1 && out[j] % k == 0 && in[i] % k == 0) return static_cast<int64_t>(j);
+    if (pout == pin && out[j] > 1 && out[j] % k == 0 && in[i] % k == 0)
+      return static_cast<int64_t>(j);
   return -1;
 }
 
 shard::ShardPlan reshape_plan(const shard::ShardContext& c, const shard::Strategy& s) {
   const Shape &in = c.in(0).shape, &out = c.outputs.at(0).shape;
   if (s.size() != 1 || s[0].size() != in.size())
-    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy must be one tuple of ", in.size(), " split counts (x has shape ",
-                shape_str(in), ")");
+    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy must be one tuple of ", in.size(),
+                " split counts (x has shape ", shape_str(in), ")");
   shard::ShardPlan p;
   int64_t used = 1;
   std::vector<int> in_map(in.size(), -1), out_map(out.size(), -1);
   for (size_t i = 0; i < in.size(); ++i) {
     const int64_t k = s[0][i];
-    if (k < 1) MYCEL_THROW(ValueError, "[", c.op.name, "] strategy for dim ", i, " is ", k, ", expected >= 1");
+    if (k < 1)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] strategy for dim ", i, " is ", k,
+                  ", expected >= 1");
     if (k == 1) continue;
     const int64_t j = out_dim_for(in, out, i, k);
     if (j < 0)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split dim ", i, " of ", shape_str(in), " in ", k,
-                  " for output shape ", shape_str(out), ": no output dim starts there with a size divisible by ", k);
+      MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split dim ", i, " of ", shape_str(in),
+                  " in ", k, " for output shape ", shape_str(out),
+                  ": no output dim starts there with a size divisible by ", k);
     in_map[i] = out_map[j] = static_cast<int>(p.device.dims.size());
     p.device.dims.push_back(k);
     used *= k;
   }
   if (c.device_num % used != 0)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used, " devices, which does not divide device_num ",
-                c.device_num);
+    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used,
+                " devices, which does not divide device_num ", c.device_num);
   p.device.dims.push_back(c.device_num / used);  // the last axis repeats the work
   p.inputs = {shard::TensorLayout{p.device, in_map, in, {}}};
   p.outputs = {shard::TensorLayout{p.device, out_map, out, {}}};
-  if (c.op.attr_index("shape") >= 0) p.local_int_attrs.push_back({"shape", p.outputs[0].slice_shape()});
+  if (c.op.attr_index("shape") >= 0)
+    p.local_int_attrs.push_back({"shape", p.outputs[0].slice_shape()});
   return p;
 }
 
@@ -93,7 +98,9 @@ shard::LabelSpec transpose_spec(const shard::ShardContext& c) {
   shard::LabelSpec sp;
   sp.inputs = {shard::labels(nd)};
   std::string o;
-  for (int64_t a : perm) o += sp.inputs[0][static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(nd), "transpose"))];
+  for (int64_t a : perm)
+    o +=
+        sp.inputs[0][static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(nd), "transpose"))];
   sp.outputs = {o};
   return sp;
 }
@@ -126,8 +133,8 @@ std::vector<TensorMeta> infer_reshape(const InferContext& c) {
   const int64_t n = numel(x.shape);
   if (infer_at >= 0) {
     if (known == 0 || n % known != 0)
-      MYCEL_THROW(ValueError, "[reshape] cannot reshape a tensor of shape ", shape_str(x.shape), " (",
-                  n, " elements) into shape ", shape_str(shape));
+      MYCEL_THROW(ValueError, "[reshape] cannot reshape a tensor of shape ", shape_str(x.shape),
+                  " (", n, " elements) into shape ", shape_str(shape));
     shape[infer_at] = n / known;
   } else if (known != n) {
     MYCEL_THROW(ValueError, "[reshape] cannot reshape a tensor of shape ", shape_str(x.shape), " (",
@@ -139,7 +146,8 @@ std::vector<TensorMeta> infer_reshape(const InferContext& c) {
 std::vector<TensorMeta> infer_flatten(const InferContext& c) {
   const TensorMeta& x = c.in(0);
   if (x.shape.empty())
-    MYCEL_THROW(ShapeError, "[flatten] input 'x' must have rank >= 1 (dimension 0 is kept), got shape ()");
+    MYCEL_THROW(ShapeError,
+                "[flatten] input 'x' must have rank >= 1 (dimension 0 is kept), got shape ()");
   int64_t rest = 1;
   for (size_t i = 1; i < x.shape.size(); ++i) rest *= x.shape[i];
   return {{{x.shape[0], rest}, x.dtype}};
@@ -184,8 +192,8 @@ Ints transpose_perm(const Ints& perm, int64_t nd) {
   for (int64_t a : perm) {
     int64_t n = normalize_axis(a, nd, "transpose", "perm entry");
     if (std::find(p.begin(), p.end(), n) != p.end())
-      MYCEL_THROW(ValueError, "[transpose] perm ", shape_str(perm), " is not a permutation (axis ", n,
-                  " appears twice)");
+      MYCEL_THROW(ValueError, "[transpose] perm ", shape_str(perm), " is not a permutation (axis ",
+                  n, " appears twice)");
     p.push_back(n);
   }
   return p;
@@ -219,15 +227,16 @@ std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       if (d < lead)
-        MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape), ": -1 at new leading axis ",
-                    d, " has no input dimension to keep");
+        MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape),
+                    ": -1 at new leading axis ", d, " has no input dimension to keep");
       shape[d] = s[d - lead];
     } else if (shape[d] < 0) {
-      MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape), " has a negative dimension");
+      MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape),
+                  " has a negative dimension");
     } else if (d >= lead && s[d - lead] != 1 && s[d - lead] != shape[d]) {
       MYCEL_THROW(ShapeError, "[broadcast_to] cannot broadcast shape ", shape_str(s), " to ",
-                  shape_str(c.attrs.get_ints("shape")), " (dimension ", d, ": ", s[d - lead], " vs ",
-                  shape[d], ")");
+                  shape_str(c.attrs.get_ints("shape")), " (dimension ", d, ": ", s[d - lead],
+                  " vs ", shape[d], ")");
     }
   }
   detail::check_size(shape, "broadcast_to");
@@ -275,12 +284,14 @@ std::pair<Shape, Ints> tile_plan(const Shape& s, const Ints& m) {
 std::vector<TensorMeta> infer_tile(const InferContext& c) {
   const Ints& m = c.attrs.get_ints("multiples");
   for (int64_t v : m)
-    if (v < 0) MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " has a negative entry ", v);
+    if (v < 0)
+      MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " has a negative entry ", v);
   auto [in, mult] = tile_plan(c.in(0).shape, m);
   Shape out(in.size());
   for (size_t d = 0; d < in.size(); ++d)
     if (__builtin_mul_overflow(in[d], mult[d], &out[d]))
-      MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " make dimension ", d, " overflow");
+      MYCEL_THROW(ValueError, "[tile] multiples ", shape_str(m), " make dimension ", d,
+                  " overflow");
   detail::check_size(out, "tile");
   return {{out, c.in(0).dtype}};
 }
@@ -328,7 +339,8 @@ std::vector<TensorMeta> infer_concat(const InferContext& c) {
 }
 
 void concat_kernel(const KernelContext& c) {
-  cpu::concat_blocks(c.inputs, c.out(0), normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "concat"));
+  cpu::concat_blocks(c.inputs, c.out(0),
+                     normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "concat"));
 }
 
 std::vector<TensorMeta> infer_stack(const InferContext& c) {
@@ -351,13 +363,15 @@ std::vector<TensorMeta> infer_stack(const InferContext& c) {
 }
 
 void stack_kernel(const KernelContext& c) {
-  cpu::concat_blocks(c.inputs, c.out(0), normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim() + 1, "stack"));
+  cpu::concat_blocks(c.inputs, c.out(0),
+                     normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim() + 1, "stack"));
 }
 
 std::vector<TensorMeta> infer_split(const InferContext& c) {
   const Shape& s = c.in(0).shape;
   if (s.empty()) MYCEL_THROW(ValueError, "[split] cannot split a 0-d tensor");
-  const int64_t axis = normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(s.size()), "split");
+  const int64_t axis =
+      normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(s.size()), "split");
   const int64_t dim = s[axis];
   const int64_t num = c.attrs.get_int("output_num");
   Ints sizes;
@@ -369,16 +383,19 @@ std::vector<TensorMeta> infer_split(const InferContext& c) {
                   shape_str(sizes), " (", sizes.size(), " parts)");
     int64_t known = 0, free_at = -1;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      if (sizes[i] == -1 && free_at < 0) free_at = static_cast<int64_t>(i);
+      if (sizes[i] == -1 && free_at < 0)
+        free_at = static_cast<int64_t>(i);
       else if (sizes[i] < 0)
         MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes),
                     " has a negative entry (one -1 is allowed)");
       else if (sizes[i] > dim - known)
         MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes), " must sum to dimension ",
                     axis, " of shape ", shape_str(s), " (", dim, ")");
-      else known += sizes[i];
+      else
+        known += sizes[i];
     }
-    if (free_at >= 0 && known <= dim) sizes[free_at] = dim - known;
+    if (free_at >= 0 && known <= dim)
+      sizes[free_at] = dim - known;
     else if (free_at >= 0 || known != dim)
       MYCEL_THROW(ValueError, "[split] size_splits ", shape_str(sizes), " must sum to dimension ",
                   axis, " of shape ", shape_str(s), " (", dim, ")");
@@ -399,7 +416,8 @@ std::vector<TensorMeta> infer_split(const InferContext& c) {
 }
 
 void split_kernel(const KernelContext& c) {
-  cpu::split_blocks(c.in(0), c.outputs, normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "split"));
+  cpu::split_blocks(c.in(0), c.outputs,
+                    normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "split"));
 }
 
 // ---- cast ----
@@ -409,32 +427,38 @@ std::vector<TensorMeta> infer_cast(const InferContext& c) {
 }
 
 void cast_kernel(const KernelContext& c) {
-  convert_elements(c.in(0).data(), c.in(0).dtype(), c.out(0).data(), c.out(0).dtype(), c.in(0).numel());
+  convert_elements(c.in(0).data(), c.in(0).dtype(), c.out(0).data(), c.out(0).dtype(),
+                   c.in(0).numel());
 }
 
 }  // namespace
 
 MYCEL_REGISTER_OPS(shape) {
   const AttrValue no_ints = Ints{};
-  r.add(with_traits(view_op("reshape", "Reshape", "Reshapes x to `shape` (one entry may be -1); a view in eager mode.",
-                {attr("shape", AttrKind::kInts, {}, {"input_shape"})}, infer_reshape),
+  r.add(with_traits(view_op("reshape", "Reshape",
+                            "Reshapes x to `shape` (one entry may be -1); a view in eager mode.",
+                            {attr("shape", AttrKind::kInts, {}, {"input_shape"})}, infer_reshape),
                     [](OpDef& d) { d.dynamic_shape_attr = "shape"; }));
-  r.add(view_op("flatten", "Flatten", "Keeps dimension 0 and flattens the rest: (N, ...) -> (N, X).",
-                {}, infer_flatten));
+  r.add(view_op("flatten", "Flatten",
+                "Keeps dimension 0 and flattens the rest: (N, ...) -> (N, X).", {}, infer_flatten));
   r.add(view_op("expand_dims", "ExpandDims", "Inserts a size-1 dimension at `axis`.",
                 {attr("axis", AttrKind::kInt, {}, {"dim"})}, infer_expand_dims));
   r.add(view_op("squeeze", "Squeeze", "Removes size-1 dimensions (`axis`, or all when empty).",
                 {attr("axis", AttrKind::kInts, no_ints)}, infer_squeeze));
-  r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {}, infer_same_as_input));
-  r.add(with_rule(make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
-                {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-                infer_transpose, transpose_kernel, every_dtype(), "bprop"), transpose_spec));  // bytes only
+  r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {},
+                infer_same_as_input));
+  r.add(with_rule(
+      make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
+              {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
+              infer_transpose, transpose_kernel, every_dtype(), "bprop"),
+      transpose_spec));  // bytes only
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 all_dtypes(), "bprop"));
   r.add(make_op("broadcast_like", "BroadcastLike",
-                "Broadcasts x to the shape of `like` (whose values are not read).", {{"x"}, {"like"}},
-                {}, infer_broadcast_like, broadcast_kernel, all_dtypes(), "bprop"));
+                "Broadcasts x to the shape of `like` (whose values are not read).",
+                {{"x"}, {"like"}}, {}, infer_broadcast_like, broadcast_kernel, all_dtypes(),
+                "bprop"));
   r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
                 {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
                 tile_kernel, all_dtypes(), "bprop"));
@@ -444,16 +468,18 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(make_op("stack", "Stack", "Joins same-shape tensors along a new axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
                 infer_stack, stack_kernel, all_dtypes(), "bprop"));
-  OpDef split = make_op("split", "Split", "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.",
-                        {{"x"}},
-                        {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
-                         attr("output_num", AttrKind::kInt, int64_t{1}),
-                         optional_attr("size_splits", AttrKind::kInts)},
-                        infer_split, split_kernel, all_dtypes(), "bprop");
+  OpDef split =
+      make_op("split", "Split",
+              "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.", {{"x"}},
+              {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
+               attr("output_num", AttrKind::kInt, int64_t{1}),
+               optional_attr("size_splits", AttrKind::kInts)},
+              infer_split, split_kernel, all_dtypes(), "bprop");
   split.tuple_output = true;
   r.add(std::move(split));
-  r.add(with_traits(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).", {{"x"}},
-                {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel, every_dtype(), "bprop"),
+  r.add(with_traits(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).",
+                            {{"x"}}, {attr("dtype", AttrKind::kDType, {})}, infer_cast, cast_kernel,
+                            every_dtype(), "bprop"),
                     ew_step(cpu::EwOp::kCast)));
 }
 
@@ -484,7 +510,8 @@ MYCEL_REGISTER_BPROPS(shape) {
   b.add("transpose", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar x = g.input(0);
     if (!is_float(g, x)) return {GradVar()};
-    Ints p = transpose_perm(g.attrs().get_ints("perm"), static_cast<int64_t>(g.meta(x).shape.size()));
+    Ints p =
+        transpose_perm(g.attrs().get_ints("perm"), static_cast<int64_t>(g.meta(x).shape.size()));
     Ints inverse(p.size());
     for (size_t i = 0; i < p.size(); ++i) inverse[p[i]] = static_cast<int64_t>(i);
     return {g.call("transpose", {g.dout()}, {{"perm", inverse}})};
@@ -521,14 +548,16 @@ MYCEL_REGISTER_BPROPS(shape) {
     int64_t axis = 0;
     for (size_t k = 0; k < n; ++k) {
       TensorMeta m = g.meta(g.tuple_get(xs, k));
-      axis = normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()), "concat");
+      axis =
+          normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()), "concat");
       sizes.push_back(m.shape[axis]);
       floating = floating && is_floating(m.dtype);
     }
     if (!floating) return {GradVar()};
     if (n == 1) return {g.make_tuple({g.dout()})};
-    GradVar parts = g.call("split", {g.dout()},
-                           {{"axis", axis}, {"output_num", static_cast<int64_t>(n)}, {"size_splits", sizes}});
+    GradVar parts =
+        g.call("split", {g.dout()},
+               {{"axis", axis}, {"output_num", static_cast<int64_t>(n)}, {"size_splits", sizes}});
     std::vector<GradVar> items;
     for (size_t k = 0; k < n; ++k) items.push_back(g.tuple_get(parts, k));
     return {g.make_tuple(items)};
@@ -538,11 +567,12 @@ MYCEL_REGISTER_BPROPS(shape) {
     const size_t n = g.tuple_size(xs);
     TensorMeta m = g.meta(g.tuple_get(xs, 0));
     if (!is_floating(m.dtype)) return {GradVar()};
-    int64_t axis = normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()) + 1,
-                                  "stack");
+    int64_t axis = normalize_axis(g.attrs().get_int("axis"),
+                                  static_cast<int64_t>(m.shape.size()) + 1, "stack");
     std::vector<GradVar> items;
-    GradVar parts = n == 1 ? g.dout()
-                           : g.call("split", {g.dout()}, {{"axis", axis}, {"output_num", int64_t(n)}});
+    GradVar parts = n == 1
+                        ? g.dout()
+                        : g.call("split", {g.dout()}, {{"axis", axis}, {"output_num", int64_t(n)}});
     for (size_t k = 0; k < n; ++k) {
       GradVar part = n == 1 ? parts : g.tuple_get(parts, k);
       items.push_back(g.call("squeeze", {part}, {{"axis", Ints{axis}}}));

@@ -10,7 +10,8 @@ namespace mycel::detail {
 using ::mycel::attr;
 using ::mycel::make_op;
 /// An attribute that may be absent (None): Attrs::has(name) is false then.
-inline AttrDef optional_attr(std::string name, AttrKind kind, std::vector<std::string> aliases = {}) {
+inline AttrDef optional_attr(std::string name, AttrKind kind,
+                             std::vector<std::string> aliases = {}) {
   return AttrDef{std::move(name), kind, {}, true, std::move(aliases)};
 }
 

@@ -72,7 +72,8 @@ std::vector<int64_t> TensorLayout::slice_offset(int64_t rank) const {
 }
 
 bool TensorLayout::operator==(const TensorLayout& o) const {
-  return device == o.device && tensor_map == o.tensor_map && shape == o.shape && partial == o.partial;
+  return device == o.device && tensor_map == o.tensor_map && shape == o.shape &&
+         partial == o.partial;
 }
 
 namespace {
@@ -87,7 +88,8 @@ std::string list_str(const std::vector<T>& v) {
 }  // namespace
 
 std::string TensorLayout::str() const {
-  std::string s = "dev" + list_str(device.dims) + " map" + list_str(tensor_map) + " shape" + shape_str(shape);
+  std::string s =
+      "dev" + list_str(device.dims) + " map" + list_str(tensor_map) + " shape" + shape_str(shape);
   if (!partial.empty()) s += " partial" + list_str(partial);
   return s;
 }
@@ -103,7 +105,8 @@ void TensorLayout::check(const std::string& what) const {
       MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": dim ", i, " maps to axis ", a,
                   " of a ", device.dims.size(), "-axis device matrix");
     if (a < 0) continue;
-    if (used[a]) MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": axis ", a, " splits two dims");
+    if (used[a])
+      MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": axis ", a, " splits two dims");
     used[a] = true;
     if (shape[i] % device.dims[a] != 0)
       MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": dim ", i, " of size ", shape[i],
@@ -111,21 +114,23 @@ void TensorLayout::check(const std::string& what) const {
   }
   for (int a : partial)
     if (a < 0 || a >= static_cast<int>(device.dims.size()) || used[a])
-      MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": partial axis ", a, " is invalid or splits a dim");
+      MYCEL_THROW(ValueError, "[", what, "] layout ", str(), ": partial axis ", a,
+                  " is invalid or splits a dim");
 }
 
 TensorLayout layout_from_dims(const Shape& shape, const Dims& dims, int64_t device_num) {
   if (dims.size() != shape.size())
-    MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " has ", dims.size(), " entries for shape ",
-                shape_str(shape));
+    MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " has ", dims.size(),
+                " entries for shape ", shape_str(shape));
   int64_t p = 1;
   for (int64_t d : dims) {
-    if (d < 1) MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " has a split count < 1");
+    if (d < 1)
+      MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " has a split count < 1");
     p *= d;
   }
   if (device_num % p != 0)
-    MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " uses ", p, " devices, which does not divide ",
-                device_num);
+    MYCEL_THROW(ValueError, "[layout] strategy ", list_str(dims), " uses ", p,
+                " devices, which does not divide ", device_num);
   TensorLayout l;
   l.shape = shape;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -161,34 +166,40 @@ std::string input_name(const ShardContext& c, size_t i) {
 }
 
 // The split count of every label under `s`, checked for agreement, divisibility and fixedness.
-std::map<char, int64_t> label_splits(const ShardContext& c, const Strategy& s, const LabelSpec& spec) {
+std::map<char, int64_t> label_splits(const ShardContext& c, const Strategy& s,
+                                     const LabelSpec& spec) {
   const std::string& op = c.op.name;
   if (s.size() != spec.inputs.size())
-    MYCEL_THROW(ValueError, "[", op, "] strategy has ", s.size(), " entries, expected one per input (",
-                spec.inputs.size(), ")");
+    MYCEL_THROW(ValueError, "[", op, "] strategy has ", s.size(),
+                " entries, expected one per input (", spec.inputs.size(), ")");
   std::map<char, int64_t> split;
   std::map<char, std::string> where;
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     const std::string& lab = spec.inputs[i];
     if (!c.has_input(i)) {
       if (!s[i].empty() && std::any_of(s[i].begin(), s[i].end(), [](int64_t v) { return v != 1; }))
-        MYCEL_THROW(ValueError, "[", op, "] strategy for absent input '", input_name(c, i), "' must be empty");
+        MYCEL_THROW(ValueError, "[", op, "] strategy for absent input '", input_name(c, i),
+                    "' must be empty");
       continue;
     }
     const Shape& sh = c.in(i).shape;
     if (s[i].size() != lab.size())
-      MYCEL_THROW(ValueError, "[", op, "] strategy for input '", input_name(c, i), "' has ", s[i].size(),
-                  " entries, expected ", lab.size(), " (its rank; shape ", shape_str(sh), ")");
+      MYCEL_THROW(ValueError, "[", op, "] strategy for input '", input_name(c, i), "' has ",
+                  s[i].size(), " entries, expected ", lab.size(), " (its rank; shape ",
+                  shape_str(sh), ")");
     for (size_t d = 0; d < lab.size(); ++d) {
       const int64_t v = s[i][d];
       const char l = lab[d];
       const std::string here = "input '" + input_name(c, i) + "' dim " + std::to_string(d);
-      if (v < 1) MYCEL_THROW(ValueError, "[", op, "] strategy for ", here, " is ", v, ", expected >= 1");
+      if (v < 1)
+        MYCEL_THROW(ValueError, "[", op, "] strategy for ", here, " is ", v, ", expected >= 1");
       if (v > 1 && (l == '1' || spec.fixed.find(l) != std::string::npos))
         MYCEL_THROW(ValueError, "[", op, "] ", here, " cannot be split (",
-                    l == '1' ? "it is broadcast" : "the op needs it whole", "), strategy gives ", v);
+                    l == '1' ? "it is broadcast" : "the op needs it whole", "), strategy gives ",
+                    v);
       if (v > 1 && sh[d] % v != 0)
-        MYCEL_THROW(ValueError, "[", op, "] ", here, " of size ", sh[d], " does not divide into ", v, " slices");
+        MYCEL_THROW(ValueError, "[", op, "] ", here, " of size ", sh[d], " does not divide into ",
+                    v, " slices");
       if (l == '1') continue;
       auto it = split.find(l);
       if (it == split.end()) {
@@ -237,8 +248,8 @@ ShardPlan plan_from_labels(const ShardContext& c, const Strategy& s, const Label
       axes_labels += l;
     }
   if (c.device_num % used != 0)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used, " devices, which does not divide device_num ",
-                c.device_num);
+    MYCEL_THROW(ValueError, "[", c.op.name, "] strategy uses ", used,
+                " devices, which does not divide device_num ", c.device_num);
   ShardPlan p;
   for (char l : axes_labels) p.device.dims.push_back(split[l]);
   // The last axis repeats the work: splits stay outermost, so an op splitting the batch in 2 of
@@ -265,8 +276,10 @@ ShardPlan plan_from_labels(const ShardContext& c, const Strategy& s, const Label
     for (char l : axes_labels)
       if (spec.outputs[o].find(l) == std::string::npos) partial.push_back(axis_of(l));
     if (!partial.empty() && spec.no_partial)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] cannot split the dimension it reduces (the strategy splits "
-                  "label '", axes_labels[static_cast<size_t>(partial[0])], "', which output ", o, " reduces)");
+      MYCEL_THROW(ValueError, "[", c.op.name,
+                  "] cannot split the dimension it reduces (the strategy splits "
+                  "label '",
+                  axes_labels[static_cast<size_t>(partial[0])], "', which output ", o, " reduces)");
     if (!partial.empty())
       p.comms.push_back(Comm{"all_reduce", partial, spec.reduce_op, static_cast<int>(o),
                              bytes_of(numel(t.slice_shape()), c.outputs[o].dtype)});
@@ -280,10 +293,12 @@ std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelS
   std::map<char, int64_t> size;
   for (size_t i = 0; i < spec.inputs.size(); ++i)
     if (c.has_input(i))
-      for (size_t d = 0; d < spec.inputs[i].size(); ++d) size.emplace(spec.inputs[i][d], c.in(i).shape[d]);
+      for (size_t d = 0; d < spec.inputs[i].size(); ++d)
+        size.emplace(spec.inputs[i][d], c.in(i).shape[d]);
   std::string labels;
   for (char l : label_order(spec))
-    if (spec.fixed.find(l) == std::string::npos && !(spec.no_partial && !in_outputs(spec, l))) labels += l;
+    if (spec.fixed.find(l) == std::string::npos && !(spec.no_partial && !in_outputs(spec, l)))
+      labels += l;
   const std::vector<int64_t> divs = divisors_of(c.device_num);
   std::vector<Strategy> out;
   std::map<char, int64_t> pick;
@@ -292,7 +307,8 @@ std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelS
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
       Dims d;
       if (c.has_input(i))
-        for (char l : spec.inputs[i]) d.push_back(pick.count(l) ? pick[l] : 1);  // fixed and '1': whole
+        for (char l : spec.inputs[i])
+          d.push_back(pick.count(l) ? pick[l] : 1);  // fixed and '1': whole
       s.push_back(d);
     }
     out.push_back(s);
@@ -318,7 +334,9 @@ std::vector<Strategy> strategies_from_labels(const ShardContext& c, const LabelS
 
 ShardRule label_rule(std::function<LabelSpec(const ShardContext&)> spec_of) {
   ShardRule r;
-  r.plan = [spec_of](const ShardContext& c, const Strategy& s) { return plan_from_labels(c, s, spec_of(c)); };
+  r.plan = [spec_of](const ShardContext& c, const Strategy& s) {
+    return plan_from_labels(c, s, spec_of(c));
+  };
   r.strategies = [spec_of](const ShardContext& c) { return strategies_from_labels(c, spec_of(c)); };
   return r;
 }
@@ -340,14 +358,16 @@ CostFn label_cost(std::function<LabelSpec(const ShardContext&)> spec_of) {
       k.bytes_read += static_cast<double>(bytes_of(numel(sl), c.in(i).dtype));
     }
     for (size_t o = 0; o < p.outputs.size(); ++o)
-      k.bytes_written += static_cast<double>(bytes_of(numel(p.outputs[o].slice_shape()), c.outputs[o].dtype));
+      k.bytes_written +=
+          static_cast<double>(bytes_of(numel(p.outputs[o].slice_shape()), c.outputs[o].dtype));
     if (reduces) {  // a contraction: 2 flops per term over every label
       double f = 2;
       for (auto& [l, n] : slice)
         if (l != '1') f *= static_cast<double>(n);
       k.flops = f;
     } else {
-      for (const TensorLayout& t : p.outputs) k.flops += static_cast<double>(numel(t.slice_shape()));
+      for (const TensorLayout& t : p.outputs)
+        k.flops += static_cast<double>(numel(t.slice_shape()));
     }
     return k;
   };
@@ -362,7 +382,8 @@ LabelSpec broadcast_spec(const ShardContext& c, const Shape& full) {
     if (c.has_input(i)) {
       const Shape& sh = c.in(i).shape;
       const size_t off = full.size() - sh.size();
-      for (size_t d = 0; d < sh.size(); ++d) lab += (sh[d] == 1 && full[off + d] != 1) ? '1' : ol[off + d];
+      for (size_t d = 0; d < sh.size(); ++d)
+        lab += (sh[d] == 1 && full[off + d] != 1) ? '1' : ol[off + d];
     }
     s.inputs.push_back(lab);
   }
@@ -402,8 +423,9 @@ ShardPlan plan(const ShardContext& c, const Strategy& strategy) {
   for (size_t i = 0; i < strategy.size(); ++i)
     for (int64_t v : strategy[i])
       if (v != 1)
-        MYCEL_THROW(ValueError, "[", c.op.name, "] has no sharding rule: it runs replicated only (strategy for input ",
-                    i, " splits a dim in ", v, ")");
+        MYCEL_THROW(ValueError, "[", c.op.name,
+                    "] has no sharding rule: it runs replicated only (strategy for input ", i,
+                    " splits a dim in ", v, ")");
   ShardPlan p;
   p.device.dims = {c.device_num};
   for (size_t i = 0; i < c.inputs.size(); ++i)
@@ -418,7 +440,8 @@ std::vector<Strategy> strategies(const ShardContext& c) {
   ShardRule r = rule_of(c.op);
   if (r && r.strategies) return r.strategies(c);
   Strategy s;
-  for (size_t i = 0; i < c.inputs.size(); ++i) s.push_back(c.has_input(i) ? Dims(c.in(i).shape.size(), 1) : Dims{});
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    s.push_back(c.has_input(i) ? Dims(c.in(i).shape.size(), 1) : Dims{});
   return {s};
 }
 
@@ -427,7 +450,9 @@ OpCost cost(const ShardContext& c, const ShardPlan& p) {
   if (!c.op.shard && c.op.elementwise) return label_cost(elementwise_spec)(c, p);
   OpCost k;
   for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (c.has_input(i)) k.bytes_read += static_cast<double>(bytes_of(numel(p.inputs[i].slice_shape()), c.in(i).dtype));
+    if (c.has_input(i))
+      k.bytes_read +=
+          static_cast<double>(bytes_of(numel(p.inputs[i].slice_shape()), c.in(i).dtype));
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     const double n = static_cast<double>(numel(p.outputs[o].slice_shape()));
     k.flops += n;

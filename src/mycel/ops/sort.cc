@@ -12,8 +12,8 @@ void check_sort_axis(const InferContext& c) {
   if (nd > 0) {
     normalize_axis(axis, nd, c.op.name.c_str());
   } else if (axis != 0 && axis != -1) {
-    MYCEL_THROW(ValueError, "[", c.op.name, "] axis ", axis, " is out of range for a tensor of rank 0",
-                " (expected axis 0 or -1)");
+    MYCEL_THROW(ValueError, "[", c.op.name, "] axis ", axis,
+                " is out of range for a tensor of rank 0", " (expected axis 0 or -1)");
   }
 }
 
@@ -50,18 +50,20 @@ OpDef sort_op(std::string name, std::string cls, std::string doc, InferFn infer,
 
 MYCEL_REGISTER_OPS(sort) {
   using namespace cpu;
-  const std::vector<AttrDef> axis_descending = {{"axis", AttrKind::kInt, int64_t{-1}, false, {"dim"}},
-                                                {"descending", AttrKind::kBool, false, false, {}}};
+  const std::vector<AttrDef> axis_descending = {
+      {"axis", AttrKind::kInt, int64_t{-1}, false, {"dim"}},
+      {"descending", AttrKind::kBool, false, false, {}}};
   r.add(sort_op("sort", "Sort", "Stable sort along axis: (values, int64 indices); NaN sorts last.",
                 sort_infer, sort_kernel, axis_descending, "bprop"));
-  r.add(sort_op("argsort", "Argsort", "Int64 indices that stably sort x along axis.",
-                argsort_infer, argsort_kernel, axis_descending, "none"));
-  r.add(sort_op("top_k", "TopK",
-                "The k largest entries along the last axis, largest first: (values, int64 indices).",
-                top_k_infer, top_k_kernel,
-                {{"k", AttrKind::kInt, std::monostate{}, false, {}},
-                 {"sorted", AttrKind::kBool, true, false, {}}},
-                "bprop"));
+  r.add(sort_op("argsort", "Argsort", "Int64 indices that stably sort x along axis.", argsort_infer,
+                argsort_kernel, axis_descending, "none"));
+  r.add(
+      sort_op("top_k", "TopK",
+              "The k largest entries along the last axis, largest first: (values, int64 indices).",
+              top_k_infer, top_k_kernel,
+              {{"k", AttrKind::kInt, std::monostate{}, false, {}},
+               {"sorted", AttrKind::kBool, true, false, {}}},
+              "bprop"));
 }
 
 // Backward rules: each value's sensitivity goes back to the position it came from, found in the
@@ -75,8 +77,7 @@ MYCEL_REGISTER_BPROPS(sort) {
       GradVar dvalues = g.tuple_get(g.dout(), 0);
       if (g.meta(x).shape.empty()) return {dvalues};  // a 0-d input is its own only value
       const int64_t axis = is_sort ? g.attrs().get_int("axis") : -1;
-      return {g.call("tensor_scatter_elements",
-                     {g.zeros_like(x), g.tuple_get(g.out(), 1), dvalues},
+      return {g.call("tensor_scatter_elements", {g.zeros_like(x), g.tuple_get(g.out(), 1), dvalues},
                      {{"axis", axis}, {"reduction", std::string("add")}})};
     });
   }

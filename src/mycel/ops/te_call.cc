@@ -24,7 +24,8 @@ void set_te_call_hooks(TeCallHooks h) { hooks() = std::move(h); }
 MYCEL_REGISTER_OPS(te_call) {
   OpDef op = make_op(
       "te_call", "TeCall",
-      "Runs the compiled tensor-expression function `kernel` (mycel.te): its output, or a tuple of them.",
+      "Runs the compiled tensor-expression function `kernel` (mycel.te): its output, or a tuple of "
+      "them.",
       {{"inputs", false, true}}, {attr("kernel", AttrKind::kInt, {})},
       [](const InferContext& c) {
         check_hooks();

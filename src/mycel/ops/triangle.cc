@@ -25,13 +25,15 @@ void triangle_kernel(const KernelContext& c) {
 MYCEL_REGISTER_OPS(triangle) {
   using detail::attr;
   using detail::make_op;
-  r.add(make_op("tril", "Tril", "The lower triangle of the last two dims: elements with "
-                "j - i <= diagonal kept, the rest 0.", {{"x"}},
-                {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
+  r.add(make_op("tril", "Tril",
+                "The lower triangle of the last two dims: elements with "
+                "j - i <= diagonal kept, the rest 0.",
+                {{"x"}}, {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
                 triangle_kernel<true>, all_dtypes(), "bprop"));
-  r.add(make_op("triu", "Triu", "The upper triangle of the last two dims: elements with "
-                "j - i >= diagonal kept, the rest 0.", {{"x"}},
-                {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
+  r.add(make_op("triu", "Triu",
+                "The upper triangle of the last two dims: elements with "
+                "j - i >= diagonal kept, the rest 0.",
+                {{"x"}}, {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
                 triangle_kernel<false>, all_dtypes(), "bprop"));
 }
 

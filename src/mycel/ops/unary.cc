@@ -91,8 +91,10 @@ void gelu_kernel(const KernelContext& ctx) {
   visit_float_dtype(ctx.in(0).dtype(), "gelu", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    if (tanh_form) cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](C x) { return gelu_tanh(x); });
-    else cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](C x) { return gelu_erf(x); });
+    if (tanh_form)
+      cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](C x) { return gelu_tanh(x); });
+    else
+      cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](C x) { return gelu_erf(x); });
   });
 }
 
@@ -109,40 +111,49 @@ MYCEL_REGISTER_OPS(unary) {
     auto dtypes = signed_dtypes();
     dtypes.push_back(DType::complex64);
     dtypes.push_back(DType::complex128);
-    r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", dtypes, same_dtype, [core](const KernelContext& ctx) {
-      DType t = ctx.in(0).dtype();
-      if (!is_complex(t)) return core(ctx);
-      visit_any_dtype(t, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (is_complex_v<T>) cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](T x) { return -x; });
-      });
-    }), ew_step(cpu::EwOp::kNeg, kKeepsZero)));
+    r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", dtypes, same_dtype,
+                            [core](const KernelContext& ctx) {
+                              DType t = ctx.in(0).dtype();
+                              if (!is_complex(t)) return core(ctx);
+                              visit_any_dtype(t, [&](auto tag) {
+                                using T = typename decltype(tag)::type;
+                                if constexpr (is_complex_v<T>)
+                                  cpu::unary_map<T, T>(ctx.in(0), ctx.out(0),
+                                                       [](T x) { return -x; });
+                              });
+                            }),
+                      ew_step(cpu::EwOp::kNeg, kKeepsZero)));
   }
   {
     // The wider unsigned types keep their value; complex values give their modulus (a float).
     KernelFn core = same_dtype_unary([](auto x) -> decltype(x) {
       using C = decltype(x);
-      if constexpr (std::is_same_v<C, bool> || is_unsigned_int<C>) return x;
-      else if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-      else return x < C(0) ? wrap_neg(x) : x;
+      if constexpr (std::is_same_v<C, bool> || is_unsigned_int<C>)
+        return x;
+      else if constexpr (std::is_floating_point_v<C>)
+        return std::fabs(x);
+      else
+        return x < C(0) ? wrap_neg(x) : x;
     });
     r.add(with_traits(unary("abs", "Abs", "Elementwise |x| (the modulus, a float, for complex x).",
-                with_extended_dtypes(all), real_of_complex, [core](const KernelContext& ctx) {
-                  DType t = ctx.in(0).dtype();
-                  if (!is_extended(t)) return core(ctx);
-                  if (!is_complex(t)) return cpu::copy_all(ctx.in(0), ctx.out(0));
-                  complex_to_real(ctx, [](auto z) { return std::abs(z); });
-                }), ew_step(cpu::EwOp::kAbs, kKeepsZero)));
+                            with_extended_dtypes(all), real_of_complex,
+                            [core](const KernelContext& ctx) {
+                              DType t = ctx.in(0).dtype();
+                              if (!is_extended(t)) return core(ctx);
+                              if (!is_complex(t)) return cpu::copy_all(ctx.in(0), ctx.out(0));
+                              complex_to_real(ctx, [](auto z) { return std::abs(z); });
+                            }),
+                      ew_step(cpu::EwOp::kAbs, kKeepsZero)));
   }
   // Complex parts (numpy's real/imag/conj): real x is its own real part and conjugate, and has
   // imaginary part 0.
-  r.add(unary("real", "Real", "Elementwise real part (x itself for real x).", with_extended_dtypes(all),
-              real_of_complex, [](const KernelContext& ctx) {
+  r.add(unary("real", "Real", "Elementwise real part (x itself for real x).",
+              with_extended_dtypes(all), real_of_complex, [](const KernelContext& ctx) {
                 if (!is_complex(ctx.in(0).dtype())) return cpu::copy_all(ctx.in(0), ctx.out(0));
                 complex_to_real(ctx, [](auto z) { return z.real(); });
               }));
-  r.add(unary("imag", "Imag", "Elementwise imaginary part (0 for real x).", with_extended_dtypes(all),
-              real_of_complex, [](const KernelContext& ctx) {
+  r.add(unary("imag", "Imag", "Elementwise imaginary part (0 for real x).",
+              with_extended_dtypes(all), real_of_complex, [](const KernelContext& ctx) {
                 Tensor& out = ctx.out(0);
                 if (!is_complex(ctx.in(0).dtype())) {  // all-zero bytes: 0 in every type
                   if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
@@ -163,35 +174,42 @@ MYCEL_REGISTER_OPS(unary) {
   r.add(unary("sign", "Sign", "Elementwise sign: -1, 0 or 1 (NaN stays NaN).", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
                 using C = decltype(x);
-                if constexpr (is_unsigned_int<C>) return x > C(0) ? C(1) : C(0);
-                else return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
-              }), "none"));
+                if constexpr (is_unsigned_int<C>)
+                  return x > C(0) ? C(1) : C(0);
+                else
+                  return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
+              }),
+              "none"));
   r.add(with_traits(unary("square", "Square", "Elementwise x * x.", numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })),
+                          same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })),
                     ew_step(cpu::EwOp::kSquare, kKeepsZero)));
   r.add(with_traits(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
-              float_unary([](auto x) { return decltype(x)(1) / x; })),
+                          float_unary([](auto x) { return decltype(x)(1) / x; })),
                     ew_step(cpu::EwOp::kReciprocal)));
   {  // MindSpore's Invert: bitwise not of integers (two's complement), logical not of bools.
     std::vector<DType> bits = integer_dtypes();
     bits.push_back(DType::bool_);
-    r.add(unary("invert", "Invert", "Elementwise bitwise not (~x); not x for bool.", bits, same_dtype,
-                same_dtype_unary([](auto x) -> decltype(x) {
+    r.add(unary("invert", "Invert", "Elementwise bitwise not (~x); not x for bool.", bits,
+                same_dtype, same_dtype_unary([](auto x) -> decltype(x) {
                   using C = decltype(x);
-                  if constexpr (std::is_same_v<C, bool>) return !x;
-                  else if constexpr (std::is_integral_v<C>) return static_cast<C>(~x);
-                  else return x;  // float dtypes are not registered for invert
-                }), "none"));
+                  if constexpr (std::is_same_v<C, bool>)
+                    return !x;
+                  else if constexpr (std::is_integral_v<C>)
+                    return static_cast<C>(~x);
+                  else
+                    return x;  // float dtypes are not registered for invert
+                }),
+                "none"));
   }
   r.add(with_traits(unary("sqrt", "Sqrt", "Elementwise square root.", all, float_dtype,
-              float_unary([](auto x) { return std::sqrt(x); })),
+                          float_unary([](auto x) { return std::sqrt(x); })),
                     ew_step(cpu::EwOp::kSqrt)));
   r.add(unary("rsqrt", "Rsqrt", "Elementwise 1 / sqrt(x).", all, float_dtype,
               float_unary([](auto x) { return decltype(x)(1) / std::sqrt(x); })));
 
   // Exponentials and logarithms.
   r.add(with_traits(unary("exp", "Exp", "Elementwise e**x.", all, float_dtype,
-              float_unary([](auto x) { return fast_exp(x); })),
+                          float_unary([](auto x) { return fast_exp(x); })),
                     ew_step(cpu::EwOp::kExp)));
   r.add(unary("expm1", "Expm1", "Elementwise e**x - 1, accurate near 0.", all, float_dtype,
               float_unary([](auto x) { return std::expm1(x); })));
@@ -208,31 +226,30 @@ MYCEL_REGISTER_OPS(unary) {
   r.add(unary("tan", "Tan", "Elementwise tangent.", all, float_dtype,
               float_unary([](auto x) { return std::tan(x); })));
   r.add(with_traits(unary("tanh", "Tanh", "Elementwise hyperbolic tangent.", floats, same_dtype,
-              float_unary([](auto x) { return fast_tanh(x); })),
+                          float_unary([](auto x) { return fast_tanh(x); })),
                     ew_step(cpu::EwOp::kTanh)));
   r.add(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
               float_unary([](auto x) { return std::erf(x); })));
 
   // Activations (float only).
   r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).", floats, same_dtype,
-              float_unary([](auto x) { return sigmoid(x); })),
+                          float_unary([](auto x) { return sigmoid(x); })),
                     ew_step(cpu::EwOp::kSigmoid)));
   r.add(unary("softsign", "Softsign", "Elementwise x / (1 + |x|).", floats, same_dtype,
               float_unary([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); })));
   r.add(unary("silu", "SiLU", "Elementwise x * sigmoid(x).", floats, same_dtype,
               float_unary([](auto x) { return x * sigmoid(x); })));
-  r.add(with_traits(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
-              same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })),
-                    ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
+  r.add(with_traits(
+      unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
+            same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })),
+      ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
   r.add(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).", floats,
-              same_dtype,
-              float_unary([](auto x) {
+              same_dtype, float_unary([](auto x) {
                 using C = decltype(x);
                 return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
               })));
   r.add(unary("leaky_relu", "LeakyReLU", "Elementwise x if x > 0 else alpha * x.", floats,
-              same_dtype,
-              float_unary_attrs([](const Attrs& a, auto tag) {
+              same_dtype, float_unary_attrs([](const Attrs& a, auto tag) {
                 using C = decltype(tag);
                 C alpha = C(a.get_float("alpha"));
                 return [alpha](C x) { return x > C(0) ? x : alpha * x; };
@@ -245,14 +262,12 @@ MYCEL_REGISTER_OPS(unary) {
                 return [alpha](C x) { return x > C(0) ? x : alpha * std::expm1(x); };
               }),
               "bprop", {{"alpha", AttrKind::kFloat, 1.0, false, {}}}));
-  r.add(unary("gelu", "GeLU",
-              "Elementwise x * Phi(x): approximate='none' (erf form) or 'tanh'.", floats,
-              gelu_infer, gelu_kernel, "bprop",
+  r.add(unary("gelu", "GeLU", "Elementwise x * Phi(x): approximate='none' (erf form) or 'tanh'.",
+              floats, gelu_infer, gelu_kernel, "bprop",
               {{"approximate", AttrKind::kStr, std::string("none"), false, {}}}));
   r.add(unary("softplus", "Softplus",
               "Elementwise log(1 + e**(beta*x)) / beta; x where beta*x > threshold (as torch).",
-              floats, same_dtype,
-              float_unary_attrs([](const Attrs& a, auto tag) {
+              floats, same_dtype, float_unary_attrs([](const Attrs& a, auto tag) {
                 using C = decltype(tag);
                 C beta = C(a.get_float("beta")), threshold = C(a.get_float("threshold"));
                 return [beta, threshold](C x) {
@@ -260,28 +275,37 @@ MYCEL_REGISTER_OPS(unary) {
                   return bx > threshold ? x : std::log1p(std::exp(bx)) / beta;
                 };
               }),
-              "bprop", {{"beta", AttrKind::kFloat, 1.0, false, {}},
+              "bprop",
+              {{"beta", AttrKind::kFloat, 1.0, false, {}},
                {"threshold", AttrKind::kFloat, 20.0, false, {}}}));
 
   // Rounding (integer dtypes kept; round is half to even like numpy). Piecewise constant, so
   // not differentiable: their gradient is zero almost everywhere (policy "none").
   r.add(unary("floor", "Floor", "Elementwise floor.", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>) return std::floor(x);
-                else return x;
-              }), "none"));
+                if constexpr (std::is_floating_point_v<decltype(x)>)
+                  return std::floor(x);
+                else
+                  return x;
+              }),
+              "none"));
   r.add(unary("ceil", "Ceil", "Elementwise ceiling.", numeric, same_dtype,
               same_dtype_unary([](auto x) -> decltype(x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>) return std::ceil(x);
-                else return x;
-              }), "none"));
+                if constexpr (std::is_floating_point_v<decltype(x)>)
+                  return std::ceil(x);
+                else
+                  return x;
+              }),
+              "none"));
   r.add(unary("round", "Round", "Elementwise rounding to the nearest integer, ties to even.",
-              numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) {
+              numeric, same_dtype, same_dtype_unary([](auto x) -> decltype(x) {
                 // std::rint in the default rounding mode: ties to even, and it vectorizes.
-                if constexpr (std::is_floating_point_v<decltype(x)>) return std::rint(x);
-                else return x;
-              }), "none"));
+                if constexpr (std::is_floating_point_v<decltype(x)>)
+                  return std::rint(x);
+                else
+                  return x;
+              }),
+              "none"));
 
   // Predicates (bool output, not differentiable).
   r.add(unary("logical_not", "LogicalNot", "Elementwise not x (nonzero is true).", all, bool_dtype,
@@ -291,15 +315,20 @@ MYCEL_REGISTER_OPS(unary) {
   r.add(unary("isinf", "IsInf", "Elementwise test for +inf or -inf.", all, bool_dtype,
               predicate_unary([](auto x) {
                 using C = decltype(x);
-                if constexpr (std::is_floating_point_v<C>) return std::fabs(x) == C(INFINITY);
-                else return false;
-              }), "none"));
+                if constexpr (std::is_floating_point_v<C>)
+                  return std::fabs(x) == C(INFINITY);
+                else
+                  return false;
+              }),
+              "none"));
   r.add(unary("isfinite", "IsFinite", "Elementwise test for a finite value (not NaN or inf).", all,
-              bool_dtype,
-              predicate_unary([](auto x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>) return x - x == decltype(x)(0);
-                else return true;
-              }), "none"));
+              bool_dtype, predicate_unary([](auto x) {
+                if constexpr (std::is_floating_point_v<decltype(x)>)
+                  return x - x == decltype(x)(0);
+                else
+                  return true;
+              }),
+              "none"));
 }
 
 // Backward rules, written with differentiable ops so that they differentiate again; rules reuse
@@ -348,15 +377,13 @@ MYCEL_REGISTER_BPROPS(unary) {
   rule("rsqrt", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, g.mul(c(-0.5), g.mul(y, g.mul(y, y))));  // d x^-1/2 = -x^-3/2 / 2
   });
-  rule("exp", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar&) {
-    return g.mul(d, y);
-  });
+  rule("exp",
+       [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar&) { return g.mul(d, y); });
   rule("expm1", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, g.add(y, c(1)));
   });
-  rule("log", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
-    return g.div(d, x);
-  });
+  rule("log",
+       [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) { return g.div(d, x); });
   rule("log1p", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     return g.div(d, g.add(x, c(1)));
   });
@@ -387,7 +414,8 @@ MYCEL_REGISTER_BPROPS(unary) {
     GradVar s = call1(g, "sigmoid", x);  // d(x s) = s (1 + x (1 - s))
     return g.mul(d, g.mul(s, g.add(c(1), g.mul(x, g.sub(c(1), s)))));
   });
-  // Kinks: relu, relu6 and leaky_relu take the gradient of the left piece at the kink (0 at x == 0).
+  // Kinks: relu, relu6 and leaky_relu take the gradient of the left piece at the kink (0 at x ==
+  // 0).
   rule("relu", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     return g.mul(d, bprop::as_mask(g, positive(g, x, c), g.meta(x).dtype));
   });
@@ -395,10 +423,10 @@ MYCEL_REGISTER_BPROPS(unary) {
     GradVar inside = g.call("logical_and", {positive(g, x, c), g.call("less", {x, c(6)})});
     return g.mul(d, bprop::as_mask(g, inside, g.meta(x).dtype));
   });
-  rule("leaky_relu", [where, positive](BpropBuilder& g, GradVar x, GradVar, GradVar d,
-                                       const Scalar& c) {
-    return where(g, positive(g, x, c), d, g.mul(d, c(g.attrs().get_float("alpha"))));
-  });
+  rule("leaky_relu",
+       [where, positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
+         return where(g, positive(g, x, c), d, g.mul(d, c(g.attrs().get_float("alpha"))));
+       });
   rule("elu", [where, positive](BpropBuilder& g, GradVar x, GradVar y, GradVar d, const Scalar& c) {
     // For x <= 0, y = alpha (e^x - 1), so dy/dx = alpha e^x = y + alpha.
     return where(g, positive(g, x, c), d, g.mul(d, g.add(y, c(g.attrs().get_float("alpha")))));

@@ -20,7 +20,8 @@ bool eliminate_closures(FuncGraph* root, const OptOptions&) {
       const ValuePtr* c = detail::const_value(a->arg(0));
       if (c && (*c)->kind() == ValueKind::kBool)
         repl[n.get()] = current(a->arg(static_cast<const BoolValue&>(**c).value() ? 1 : 2));
-    } else if (is_prim_call(n, Prim::kPartial) && is_prim_call(current(a->arg(0)), Prim::kPartial)) {
+    } else if (is_prim_call(n, Prim::kPartial) &&
+               is_prim_call(current(a->arg(0)), Prim::kPartial)) {
       auto* inner = as_apply(current(a->arg(0)));
       std::vector<NodePtr> in(inner->inputs().begin(), inner->inputs().end());
       in.insert(in.end(), a->inputs().begin() + 2, a->inputs().end());

@@ -66,8 +66,8 @@ ValuePtr stateful_twin(const NodePtr& n, bool* recompute) {
 bool eliminate_common_subexpressions(FuncGraph* root, const OptOptions&) {
   std::unordered_map<const Node*, NodePtr> repl;
   std::unordered_map<Key, NodePtr, KeyHash> seen;
-  std::unordered_map<Key, NodePtr, KeyHash> primal;            // stateful ops that update state
-  std::vector<std::pair<NodePtr, Key>> recomputed;              // ... and their m = 0 twins
+  std::unordered_map<Key, NodePtr, KeyHash> primal;  // stateful ops that update state
+  std::vector<std::pair<NodePtr, Key>> recomputed;   // ... and their m = 0 twins
   for (const NodePtr& n : detail::all_applies(root)) {
     auto* a = static_cast<Apply*>(n.get());
     for (size_t i = 0; i < a->inputs().size(); ++i) {  // users see merged inputs at once
@@ -79,9 +79,12 @@ bool eliminate_common_subexpressions(FuncGraph* root, const OptOptions&) {
       if (ValuePtr twin = stateful_twin(n, &recompute)) {
         Key k = key_of(*a, twin);
         auto it = primal.find(k);
-        if (recompute && it != primal.end()) repl[n.get()] = it->second;  // users merge on at once
-        else if (recompute) recomputed.push_back({n, std::move(k)});
-        else primal.emplace(std::move(k), n);
+        if (recompute && it != primal.end())
+          repl[n.get()] = it->second;  // users merge on at once
+        else if (recompute)
+          recomputed.push_back({n, std::move(k)});
+        else
+          primal.emplace(std::move(k), n);
       }
       continue;
     }

@@ -46,8 +46,10 @@ bool eliminate_dead_code(FuncGraph* root, const OptOptions&) {
     for (size_t i = 0; i < a->inputs().size(); ++i) {
       used.insert(a->inputs()[i].get());
       if (FuncGraph* h = constant_graph(a->inputs()[i])) {
-        if (i == 0) calls[h].push_back(a);
-        else escapes.insert(h);
+        if (i == 0)
+          calls[h].push_back(a);
+        else
+          escapes.insert(h);
       }
     }
   }

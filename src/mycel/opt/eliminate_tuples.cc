@@ -45,7 +45,8 @@ bool eliminate_tuples(FuncGraph* root, const OptOptions&) {
         }
       }
     } else if (is_prim_call(n, Prim::kTupleLen) && is_tuple_literal(current(a->arg(0)))) {
-      NodePtr c = n->graph()->constant(integer(static_cast<int64_t>(as_apply(current(a->arg(0)))->num_args())));
+      NodePtr c = n->graph()->constant(
+          integer(static_cast<int64_t>(as_apply(current(a->arg(0)))->num_args())));
       c->set_abstract(n->abstract());
       repl[n.get()] = c;
     } else if (is_prim_call(n, Prim::kMakeTuple) && a->num_args() > 0) {
@@ -55,12 +56,13 @@ bool eliminate_tuples(FuncGraph* root, const OptOptions&) {
       for (size_t k = 0; k < a->num_args() && ok; ++k) {
         NodePtr item = current(a->arg(k));
         auto* g = as_apply(item);
-        ok = g && is_prim_call(item, Prim::kTupleGetItem) && const_int(g->arg(1)) == static_cast<int64_t>(k) &&
-             (!t || g->arg(0) == t);
+        ok = g && is_prim_call(item, Prim::kTupleGetItem) &&
+             const_int(g->arg(1)) == static_cast<int64_t>(k) && (!t || g->arg(0) == t);
         if (ok) t = g->arg(0);
       }
       const auto* ta = t && t->abstract() && t->abstract()->kind() == AbstractKind::kTuple
-                           ? static_cast<const AbstractTuple*>(t->abstract().get()) : nullptr;
+                           ? static_cast<const AbstractTuple*>(t->abstract().get())
+                           : nullptr;
       if (ok && ta && !ta->is_list() && ta->items().size() == a->num_args()) repl[n.get()] = t;
     }
   }

@@ -12,14 +12,17 @@ namespace {
 // The tensor eager mode makes from a Python scalar for a given dtype (python/convert.cc).
 std::optional<Tensor> scalar_tensor(const Value& v, DType dt) {
   switch (v.kind()) {
-    case ValueKind::kBool: return Tensor::scalar(static_cast<const BoolValue&>(v).value(), dt);
-    case ValueKind::kFloat: return Tensor::scalar(static_cast<const FloatValue&>(v).value(), dt);
+    case ValueKind::kBool:
+      return Tensor::scalar(static_cast<const BoolValue&>(v).value(), dt);
+    case ValueKind::kFloat:
+      return Tensor::scalar(static_cast<const FloatValue&>(v).value(), dt);
     case ValueKind::kInt: {
       Tensor t = Tensor::empty({}, DType::int64);
       *t.data<int64_t>() = static_cast<const IntValue&>(v).value();
       return t.to(dt);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

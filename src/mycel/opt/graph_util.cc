@@ -92,7 +92,8 @@ const ValuePtr* const_value(const NodePtr& n) {
 bool is_pure(const NodePtr& n) {
   Apply* a = as_apply(n);
   if (!a) return true;
-  if (const OpValue* o = op_of(n)) return !o->op().random && !o->op().effect && o->op().mutated_inputs.empty();
+  if (const OpValue* o = op_of(n))
+    return !o->op().random && !o->op().effect && o->op().mutated_inputs.empty();
   Constant* c = as_constant(a->callee());
   if (!c || c->value()->kind() != ValueKind::kPrim) return false;  // graph calls may print
   Prim p = static_cast<const PrimValue&>(*c->value()).prim();
@@ -104,10 +105,14 @@ std::optional<double> uniform_constant(const NodePtr& n) {
     const ValuePtr* v = const_value(as_apply(n)->arg(0));
     if (!v) return std::nullopt;
     switch ((*v)->kind()) {
-      case ValueKind::kBool: return static_cast<const BoolValue&>(**v).value() ? 1.0 : 0.0;
-      case ValueKind::kInt: return static_cast<double>(static_cast<const IntValue&>(**v).value());
-      case ValueKind::kFloat: return static_cast<const FloatValue&>(**v).value();
-      default: return std::nullopt;
+      case ValueKind::kBool:
+        return static_cast<const BoolValue&>(**v).value() ? 1.0 : 0.0;
+      case ValueKind::kInt:
+        return static_cast<double>(static_cast<const IntValue&>(**v).value());
+      case ValueKind::kFloat:
+        return static_cast<const FloatValue&>(**v).value();
+      default:
+        return std::nullopt;
     }
   }
   const ValuePtr* v = const_value(n);

@@ -14,7 +14,8 @@ std::vector<ir::FuncGraph*> reachable_graphs(ir::FuncGraph* root);
 /// variables used only by nested graphs included).
 std::vector<ir::NodePtr> all_applies(ir::FuncGraph* root);
 /// Replaces every use (inputs and graph outputs) of the keys by their values (chains followed).
-void replace_uses(ir::FuncGraph* root, const std::unordered_map<const ir::Node*, ir::NodePtr>& repl);
+void replace_uses(ir::FuncGraph* root,
+                  const std::unordered_map<const ir::Node*, ir::NodePtr>& repl);
 
 /// The op a node applies (callee a constant OpValue), or nullptr.
 const ir::OpValue* op_of(const ir::NodePtr& n);

@@ -32,9 +32,11 @@ bool is_recursive(FuncGraph* g) {
 class Inliner {
  public:
   Inliner(FuncGraph* g, FuncGraph* target, const SourceLoc& call_site)
-      : g_(g), target_(target),
+      : g_(g),
+        target_(target),
         frame_(std::make_shared<const InlinedFrame>(InlinedFrame{call_site, g->cell_label()})) {
-    for (const InlinedFrame* f = call_site.inlined_at.get(); f; f = f->site.inlined_at.get()) site_chain_.insert(f);
+    for (const InlinedFrame* f = call_site.inlined_at.get(); f; f = f->site.inlined_at.get())
+      site_chain_.insert(f);
   }
 
   NodePtr run(const std::vector<NodePtr>& args) {
@@ -71,7 +73,8 @@ class Inliner {
     if (it != map_.end()) return it->second;
     if (FuncGraph* h = constant_graph(n); h && inside(h) && h != g_) {
       NodePtr c = target_->constant(graph_value(graph(h)));
-      c->set_abstract(n->abstract() ? std::make_shared<AbstractFunction>(graph_value(graph(h))) : nullptr);
+      c->set_abstract(n->abstract() ? std::make_shared<AbstractFunction>(graph_value(graph(h)))
+                                    : nullptr);
       return c;
     }
     if (!n->is_apply() || !inside(n->graph())) return n;  // constants and free variables stay
@@ -128,7 +131,8 @@ bool inline_sweep(FuncGraph* root) {
     if (recursive[g]) continue;
     bool in_scope = true;
     for (const NodePtr& fv : g->free_variables())
-      in_scope &= fv->graph() == n->graph() || (fv->graph() && fv->graph()->is_ancestor_of(n->graph()));
+      in_scope &=
+          fv->graph() == n->graph() || (fv->graph() && fv->graph()->is_ancestor_of(n->graph()));
     if (!in_scope) continue;
     // Arguments may themselves be calls inlined in this sweep.
     std::vector<NodePtr> args;

@@ -11,7 +11,7 @@ namespace mycel::opt {
 struct OptOptions {
   int max_rounds = 8;              // pipeline rounds before giving up on a fixpoint
   bool verify = default_verify();  // ir::verify after each pass (debug builds, MYCEL_VERIFY_IR=1)
-  std::string dump_dir;            // IR after each pass to <dir>/<seq>_<pass>.ir; MYCEL_DUMP_IR if empty
+  std::string dump_dir;  // IR after each pass to <dir>/<seq>_<pass>.ir; MYCEL_DUMP_IR if empty
   int64_t fold_max_elements = 1024;  // constant folding only computes outputs up to this size
   static bool default_verify();
 };

@@ -26,11 +26,21 @@ namespace {
 
 // ---- metadata of a call: what every rank must agree on before the payload moves ----
 
-enum Coll : int64_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv, kBarrier, kReduce,
-                      kCreateGroup };
+enum Coll : int64_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kAllToAll,
+  kSendRecv,
+  kBarrier,
+  kReduce,
+  kCreateGroup
+};
 const char* coll_name(int64_t c) {
-  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all",
-                                "send/receive", "barrier", "reduce", "create_group"};  // registry names
+  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                "broadcast",  "all_to_all", "send/receive",
+                                "barrier",    "reduce",     "create_group"};  // registry names
   return c >= 0 && c <= kCreateGroup ? names[c] : "?";
 }
 const char* reduce_name(int64_t r) {
@@ -53,22 +63,27 @@ struct Meta {
   m.v[2] = static_cast<int64_t>(t->dtype());
   m.v[3] = t->ndim();
   for (int64_t d = 0; d < t->ndim(); ++d) {
-    if (d < kMaxDims - 1) m.v[4 + d] = t->dim(d);
-    else m.v[3 + kMaxDims] = m.v[3 + kMaxDims] * 1000003 + t->dim(d);  // fold the tail
+    if (d < kMaxDims - 1)
+      m.v[4 + d] = t->dim(d);
+    else
+      m.v[3 + kMaxDims] = m.v[3 + kMaxDims] * 1000003 + t->dim(d);  // fold the tail
   }
   return m;
 }
 
 [[maybe_unused]] std::string describe(const Meta& m) {
   std::string s = coll_name(m.v[0]);
-  if (m.v[0] == kAllReduce || m.v[0] == kReduceScatter) s += std::string("(op=") + reduce_name(m.v[1]) + ")";
+  if (m.v[0] == kAllReduce || m.v[0] == kReduceScatter)
+    s += std::string("(op=") + reduce_name(m.v[1]) + ")";
   if (m.v[0] == kBroadcast) s += "(root=" + std::to_string(m.v[1]) + ")";
   if (m.v[0] == kCreateGroup) s += "(name and members with hash " + std::to_string(m.v[1]) + ")";
   if (m.v[0] == kReduce)
-    s += std::string("(op=") + reduce_name(m.v[1] % 4) + ", dest_rank=" + std::to_string(m.v[1] / 4) + ")";
+    s += std::string("(op=") + reduce_name(m.v[1] % 4) +
+         ", dest_rank=" + std::to_string(m.v[1] / 4) + ")";
   if (m.v[0] == kSendRecv) s += "(sr_tag=" + std::to_string(m.v[1]) + ")";
   if (m.v[0] == kAllToAll)
-    s += "(split_dim=" + std::to_string(m.v[1] / 64) + ", concat_dim=" + std::to_string(m.v[1] % 64) + ")";
+    s += "(split_dim=" + std::to_string(m.v[1] / 64) +
+         ", concat_dim=" + std::to_string(m.v[1] % 64) + ")";
   if (m.v[3] < 0) return s;
   Shape shape;
   for (int64_t d = 0; d < std::min<int64_t>(m.v[3], kMaxDims - 1); ++d) shape.push_back(m.v[4 + d]);
@@ -91,12 +106,14 @@ class Call {
  public:
   // A blocking call (`drain`) first completes every pending non-blocking one: all ranks then
   // start their collectives in one order, and no other thread is inside MPI meanwhile.
-  Call(Coll c, const std::string& group, bool drain = true) : coll_(c), name_(group), g_(group_of(c, group, drain)) {}
+  Call(Coll c, const std::string& group, bool drain = true)
+      : coll_(c), name_(group), g_(group_of(c, group, drain)) {}
   const Group& group() const { return g_; }
   bool local() const { return g_.size() == 1; }
   std::string where() const {
-    return std::string("[") + coll_name(coll_) + "] group '" + name_ + "' (rank " + std::to_string(g_.rank) +
-           " of " + std::to_string(g_.size()) + ", world rank " + std::to_string(state().rank) + ")";
+    return std::string("[") + coll_name(coll_) + "] group '" + name_ + "' (rank " +
+           std::to_string(g_.rank) + " of " + std::to_string(g_.size()) + ", world rank " +
+           std::to_string(state().rank) + ")";
   }
 
 #if MYCEL_WITH_MPI
@@ -136,8 +153,11 @@ class Call {
           if (reqs[i] != MPI_REQUEST_NULL) pending.push_back(i);
         return pending;
       }
-      if (idle < 2000) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(now - start < std::chrono::seconds(1) ? 20 : 500));
+      if (idle < 2000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(
+            std::chrono::microseconds(now - start < std::chrono::seconds(1) ? 20 : 500));
     }
   }
   void wait_payload(std::vector<MPI_Request> reqs) const {
@@ -162,7 +182,8 @@ class Call {
   }
   // The handshake's messages, posted: returns the receives (one per peer, into `theirs`) then the
   // sends. An empty `peers` means every other member.
-  std::vector<MPI_Request> post_handshake(const Meta& mine, std::vector<int>& peers, std::vector<Meta>& theirs,
+  std::vector<MPI_Request> post_handshake(const Meta& mine, std::vector<int>& peers,
+                                          std::vector<Meta>& theirs,
                                           int tag = detail::kMetaTag) const {
     if (peers.empty())
       for (int r = 0; r < g_.size(); ++r)
@@ -170,28 +191,35 @@ class Call {
     theirs.assign(peers.size(), Meta{});
     std::vector<MPI_Request> reqs(2 * peers.size());
     for (size_t i = 0; i < peers.size(); ++i)
-      ok(MPI_Irecv(theirs[i].v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &reqs[i]), "MPI_Irecv");
+      ok(MPI_Irecv(theirs[i].v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &reqs[i]),
+         "MPI_Irecv");
     for (size_t i = 0; i < peers.size(); ++i)
-      ok(MPI_Isend(mine.v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta, &reqs[peers.size() + i]), "MPI_Isend");
+      ok(MPI_Isend(mine.v, 4 + kMaxDims, MPI_INT64_T, peers[i], tag, g_.meta,
+                   &reqs[peers.size() + i]),
+         "MPI_Isend");
     return reqs;
   }
-  [[noreturn]] void missing_fatal(const std::vector<int>& peers, const std::vector<size_t>& missing) const {
+  [[noreturn]] void missing_fatal(const std::vector<int>& peers,
+                                  const std::vector<size_t>& missing) const {
     std::vector<int> ranks;
     for (size_t i : missing) ranks.push_back(g_.world_ranks[peers[i]]);
-    fatal(std::string("world rank(s) ") + ranks_str(ranks) + " did not reach this " + coll_name(coll_) +
-          " within " + timeout_str() + " (hung, dead, or calling collectives in another order)");
+    fatal(std::string("world rank(s) ") + ranks_str(ranks) + " did not reach this " +
+          coll_name(coll_) + " within " + timeout_str() +
+          " (hung, dead, or calling collectives in another order)");
   }
   // "" when every peer's metadata equals ours, else the ValueError's message.
-  std::string mismatch(const Meta& mine, const std::vector<int>& peers, const std::vector<Meta>& theirs) const {
+  std::string mismatch(const Meta& mine, const std::vector<int>& peers,
+                       const std::vector<Meta>& theirs) const {
     bool same = true;
     for (const Meta& m : theirs) same &= m == mine;
     if (same) return "";
     std::string msg = std::string("[") + coll_name(coll_) + "] group '" + name_ +
                       "': ranks called mismatched collectives (each must pass the same op, "
-                      "attributes, shape and dtype):\n  world rank " + std::to_string(state().rank) +
-                      " (this rank): " + describe(mine);
+                      "attributes, shape and dtype):\n  world rank " +
+                      std::to_string(state().rank) + " (this rank): " + describe(mine);
     for (size_t i = 0; i < peers.size(); ++i)
-      msg += "\n  world rank " + std::to_string(g_.world_ranks[peers[i]]) + ": " + describe(theirs[i]);
+      msg +=
+          "\n  world rank " + std::to_string(g_.world_ranks[peers[i]]) + ": " + describe(theirs[i]);
     return msg;
   }
 #endif
@@ -206,7 +234,8 @@ int64_t code(ReduceOp r) { return static_cast<int64_t>(r); }
 
 #if MYCEL_WITH_MPI
 int count_of(const Call& c, size_t n) {
-  if (n > static_cast<size_t>(INT_MAX)) c.fatal("a message of " + std::to_string(n) + " elements exceeds MPI's int count");
+  if (n > static_cast<size_t>(INT_MAX))
+    c.fatal("a message of " + std::to_string(n) + " elements exceeds MPI's int count");
   return static_cast<int>(n);
 }
 
@@ -264,7 +293,8 @@ void reduce_scatter(const Tensor& in, const Tensor& out, ReduceOp r, const std::
   c.handshake(make_meta(kReduceScatter, code(r), &in));
   const int n = count_of(c, out.numel());
   reduce_widened(c, in, out, [&](const Tensor& s, const Tensor& d, MPI_Datatype t, MPI_Request* q) {
-    return MPI_Ireduce_scatter_block(s.data(), d.data(), n, t, detail::mpi_op(r), c.group().comm, q);
+    return MPI_Ireduce_scatter_block(s.data(), d.data(), n, t, detail::mpi_op(r), c.group().comm,
+                                     q);
   });
 #endif
 }
@@ -276,7 +306,8 @@ void allgather(const Tensor& in, const Tensor& out, const std::string& group) {
   c.handshake(make_meta(kAllGather, 0, &in));
   const int n = count_of(c, in.nbytes());
   MPI_Request q;
-  c.ok(MPI_Iallgather(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, c.group().comm, &q), "MPI_Iallgather");
+  c.ok(MPI_Iallgather(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, c.group().comm, &q),
+       "MPI_Iallgather");
   c.wait_payload({q});
 #endif
 }
@@ -289,7 +320,8 @@ void broadcast(const Tensor& in, const Tensor& out, int root, const std::string&
 #if MYCEL_WITH_MPI
   c.handshake(make_meta(kBroadcast, root, &in));
   MPI_Request q;
-  c.ok(MPI_Ibcast(out.data(), count_of(c, out.nbytes()), MPI_BYTE, root, c.group().comm, &q), "MPI_Ibcast");
+  c.ok(MPI_Ibcast(out.data(), count_of(c, out.nbytes()), MPI_BYTE, root, c.group().comm, &q),
+       "MPI_Ibcast");
   c.wait_payload({q});
 #endif
 }
@@ -309,7 +341,8 @@ void reduce(const Tensor& in, const Tensor& out, ReduceOp r, int root, const std
 #endif
 }
 
-void alltoall(const Tensor& in, const Tensor& out, int split_dim, int concat_dim, const std::string& group) {
+void alltoall(const Tensor& in, const Tensor& out, int split_dim, int concat_dim,
+              const std::string& group) {
   Call c(kAllToAll, group);
   if (c.local()) return copy(in, out);
 #if MYCEL_WITH_MPI
@@ -324,8 +357,9 @@ void alltoall(const Tensor& in, const Tensor& out, int split_dim, int concat_dim
                            split.outer, n, split.inner);
   const int bytes = count_of(c, in.nbytes() / n);
   MPI_Request q;
-  c.ok(MPI_Ialltoall(send.data(), bytes, MPI_BYTE, recv.data(), bytes, MPI_BYTE, c.group().comm, &q),
-       "MPI_Ialltoall");
+  c.ok(
+      MPI_Ialltoall(send.data(), bytes, MPI_BYTE, recv.data(), bytes, MPI_BYTE, c.group().comm, &q),
+      "MPI_Ialltoall");
   c.wait_payload({q});
   // What came from rank k is part k of the output along concat_dim.
   Shape whole = part;
@@ -343,10 +377,12 @@ void send(const Tensor& in, int dest, int tag, const std::string& group) {
     MYCEL_THROW(ValueError, "[send] argument 'dest_rank': rank ", dest, " cannot send to itself");
 #if MYCEL_WITH_MPI
   if (tag < 0 || tag >= detail::kMetaTag)
-    MYCEL_THROW(ValueError, "[send] argument 'sr_tag' must be in [0, ", detail::kMetaTag, "), got ", tag);
+    MYCEL_THROW(ValueError, "[send] argument 'sr_tag' must be in [0, ", detail::kMetaTag, "), got ",
+                tag);
   c.handshake(make_meta(kSendRecv, tag, &in), {dest}, tag);
   MPI_Request q;
-  c.ok(MPI_Isend(in.data(), count_of(c, in.nbytes()), MPI_BYTE, dest, tag, c.group().comm, &q), "MPI_Isend");
+  c.ok(MPI_Isend(in.data(), count_of(c, in.nbytes()), MPI_BYTE, dest, tag, c.group().comm, &q),
+       "MPI_Isend");
   c.wait_payload({q});
 #endif
 }
@@ -355,13 +391,16 @@ void recv(const Tensor& out, int src, int tag, const std::string& group) {
   Call c(kSendRecv, group);
   check_peer(c.group(), src, "src_rank", "receive", group);
   if (src == c.group().rank)
-    MYCEL_THROW(ValueError, "[receive] argument 'src_rank': rank ", src, " cannot receive from itself");
+    MYCEL_THROW(ValueError, "[receive] argument 'src_rank': rank ", src,
+                " cannot receive from itself");
 #if MYCEL_WITH_MPI
   if (tag < 0 || tag >= detail::kMetaTag)
-    MYCEL_THROW(ValueError, "[receive] argument 'sr_tag' must be in [0, ", detail::kMetaTag, "), got ", tag);
+    MYCEL_THROW(ValueError, "[receive] argument 'sr_tag' must be in [0, ", detail::kMetaTag,
+                "), got ", tag);
   c.handshake(make_meta(kSendRecv, tag, &out), {src}, tag);
   MPI_Request q;
-  c.ok(MPI_Irecv(out.data(), count_of(c, out.nbytes()), MPI_BYTE, src, tag, c.group().comm, &q), "MPI_Irecv");
+  c.ok(MPI_Irecv(out.data(), count_of(c, out.nbytes()), MPI_BYTE, src, tag, c.group().comm, &q),
+       "MPI_Irecv");
   c.wait_payload({q});
 #endif
 }
@@ -377,12 +416,13 @@ void barrier(const std::string& group) {
 #endif
 }
 
-
 // ---- the non-blocking allreduce: start, progress, wait ----
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // One started allreduce: its handshake's messages in flight, then its payload, then done (or
 // failed with a mismatch, which its wait raises on every rank alike).
@@ -408,8 +448,10 @@ ProgressMode parse_mode(const std::string& m) {
   if (m == "thread") return ProgressMode::kThread;
   if (m == "kernel") return ProgressMode::kKernel;
   if (m == "wait") return ProgressMode::kWait;
-  MYCEL_THROW(ValueError, "[set_progress_mode] argument 'mode' must be one of 'thread', 'kernel', 'wait', got '", m,
-              "'");
+  MYCEL_THROW(
+      ValueError,
+      "[set_progress_mode] argument 'mode' must be one of 'thread', 'kernel', 'wait', got '", m,
+      "'");
 }
 
 // The pending allreduces and who advances them. Never destroyed: the communication thread may
@@ -455,8 +497,8 @@ bool test_each(const Call& c, std::vector<MPI_Request>& reqs) {
 
 void post_payload(Async& a) {
   const int n = count_of(a.call, a.work.numel());
-  a.call.ok(MPI_Iallreduce(MPI_IN_PLACE, a.work.data(), n, detail::mpi_type(a.work.dtype()), detail::mpi_op(a.r),
-                           a.call.group().comm, &a.payload),
+  a.call.ok(MPI_Iallreduce(MPI_IN_PLACE, a.work.data(), n, detail::mpi_type(a.work.dtype()),
+                           detail::mpi_op(a.r), a.call.group().comm, &a.payload),
             "MPI_Iallreduce");
   a.phase = Async::kPayload;
   a.ev.posted = now_s();
@@ -497,7 +539,8 @@ void advance_all(Engine& e) {
         continue;
       }
       if (!test_each(a.call, a.meta)) {  // our sends: their receivers have arrived
-        if (t > a.deadline) a.call.fatal("the handshake's messages did not leave within " + a.call.timeout_str());
+        if (t > a.deadline)
+          a.call.fatal("the handshake's messages did not leave within " + a.call.timeout_str());
         in_order = false;
         continue;
       }
@@ -512,9 +555,11 @@ void advance_all(Engine& e) {
     if (a.phase == Async::kPayload) {
       int flag = 0;
       a.call.ok(MPI_Test(&a.payload, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-      if (flag) complete(a);
+      if (flag)
+        complete(a);
       else if (t > a.deadline)
-        a.call.fatal("every rank arrived but the data transfer did not complete within " + a.call.timeout_str());
+        a.call.fatal("every rank arrived but the data transfer did not complete within " +
+                     a.call.timeout_str());
     }
   }
 #endif
@@ -589,8 +634,10 @@ void allreduce_start(const Tensor& in, const Tensor& out, ReduceOp r, const std:
   } else {
 #if MYCEL_WITH_MPI
     a->mine = make_meta(kAllReduce, code(r), &in);
-    if (state().check) a->meta = a->call.post_handshake(a->mine, a->peers, a->theirs);
-    else post_payload(*a);
+    if (state().check)
+      a->meta = a->call.post_handshake(a->mine, a->peers, a->theirs);
+    else
+      post_payload(*a);
 #endif
   }
   e.pending.push_back(std::move(a));
@@ -611,19 +658,24 @@ void allreduce_wait(const Tensor& out) {
   Engine& e = engine();
   std::unique_lock<std::mutex> lk(e.mu);
   auto find = [&] {
-    return std::find_if(e.pending.begin(), e.pending.end(), [&](const auto& a) { return a->out.data() == out.data(); });
+    return std::find_if(e.pending.begin(), e.pending.end(),
+                        [&](const auto& a) { return a->out.data() == out.data(); });
   };
   if (find() == e.pending.end())
-    MYCEL_THROW(ValueError, "[all_reduce_wait] argument 'x': no all_reduce_start is pending on this tensor (shape ",
-                shape_str(out.shape()), "); pass the tensor all_reduce_start returned, once");
+    MYCEL_THROW(
+        ValueError,
+        "[all_reduce_wait] argument 'x': no all_reduce_start is pending on this tensor (shape ",
+        shape_str(out.shape()), "); pass the tensor all_reduce_start returned, once");
   Async* a = find()->get();
   a->ev.wait = now_s();
   for (long idle = 0; a->phase != Async::kDone; ++idle) {  // as Call::wait: yield, then sleep
     advance_all(e);
     if (a->phase == Async::kDone) break;
     lk.unlock();
-    if (idle < 2000) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (idle < 2000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     lk.lock();
   }
   auto it = find();
@@ -647,9 +699,12 @@ void set_progress_mode(const std::string& mode) {
 
 std::string progress_mode() {
   switch (engine().mode) {
-    case ProgressMode::kThread: return "thread";
-    case ProgressMode::kKernel: return "kernel";
-    case ProgressMode::kWait: return "wait";
+    case ProgressMode::kThread:
+      return "thread";
+    case ProgressMode::kKernel:
+      return "kernel";
+    case ProgressMode::kWait:
+      return "wait";
   }
   return "?";
 }
@@ -676,7 +731,8 @@ void agree_on_group(const std::string& name, const std::vector<int>& ranks) {
   std::vector<int> peers;
   for (int r : ranks)
     if (r != state().rank) peers.push_back(r);
-  if (!peers.empty()) c.handshake(make_meta(kCreateGroup, static_cast<int64_t>(h >> 1), nullptr), peers, kGroupTag);
+  if (!peers.empty())
+    c.handshake(make_meta(kCreateGroup, static_cast<int64_t>(h >> 1), nullptr), peers, kGroupTag);
 #endif
 }
 

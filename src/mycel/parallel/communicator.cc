@@ -30,7 +30,8 @@ std::string ranks_str(const std::vector<int>& r) {
 Group& find_group(const std::string& name, const std::string& op) {
   State& s = state();
   if (!s.inited)
-    MYCEL_THROW(RuntimeError, "[", op, "] the communicator is not initialized: call "
+    MYCEL_THROW(RuntimeError, "[", op,
+                "] the communicator is not initialized: call "
                 "mycel.communication.init() first");
   auto it = s.groups.find(is_world_name(name) ? kWorldGroup : name);
   if (it == s.groups.end())
@@ -43,7 +44,8 @@ Group& find_group(const std::string& name, const std::string& op) {
   return it->second;
 }
 
-void check_peer(const Group& g, int r, const char* arg, const std::string& op, const std::string& group) {
+void check_peer(const Group& g, int r, const char* arg, const std::string& op,
+                const std::string& group) {
   if (r < 0 || r >= g.size())
     MYCEL_THROW(ValueError, "[", op, "] argument '", arg, "' must be a rank of group '", group,
                 "' in [0, ", g.size(), "), got ", r);
@@ -67,7 +69,9 @@ ReduceOp parse_reduce_op(const std::string& s, const std::string& op) {
   if (s == "max") return ReduceOp::kMax;
   if (s == "min") return ReduceOp::kMin;
   if (s == "prod") return ReduceOp::kProd;
-  MYCEL_THROW(ValueError, "[", op, "] argument 'op' (reduce_op) must be one of 'sum', 'max', 'min', 'prod', got '", s, "'");
+  MYCEL_THROW(ValueError, "[", op,
+              "] argument 'op' (reduce_op) must be one of 'sum', 'max', 'min', 'prod', got '", s,
+              "'");
 }
 
 bool built_with_mpi() { return MYCEL_WITH_MPI != 0; }
@@ -102,7 +106,8 @@ void init() {
   if (launched != 0) {
     int already = 0, provided = 0;
     MPI_Initialized(&already);
-    if (!already && MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    if (!already &&
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
       MYCEL_THROW(RuntimeError, "[init] MPI_Init_thread failed");
     s.mpi = true;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // errors come back as codes
@@ -112,7 +117,8 @@ void init() {
     MPI_Comm_dup(MPI_COMM_WORLD, &world.meta);
     // This node's ranks: those that can share memory with this one (whatever the launcher).
     MPI_Comm node;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
       MPI_Comm_rank(node, &s.local_rank);
       MPI_Comm_size(node, &s.local_size);
       MPI_Comm_free(&node);
@@ -163,14 +169,15 @@ void create_group(const std::string& name, const std::vector<int>& ranks) {
   State& s = state();
   find_group(kWorldGroup, "create_group");  // initialized?
   if (is_world_name(name) || s.groups.count(name))
-    MYCEL_THROW(ValueError, "[create_group] argument 'group': a group named '", name, "' already exists");
+    MYCEL_THROW(ValueError, "[create_group] argument 'group': a group named '", name,
+                "' already exists");
   if (ranks.empty())
     MYCEL_THROW(ValueError, "[create_group] argument 'rank_ids' must not be empty");
   std::set<int> seen;
   for (int r : ranks) {
     if (r < 0 || r >= s.size)
-      MYCEL_THROW(ValueError, "[create_group] argument 'rank_ids': rank ", r, " is not in the world [0, ",
-                  s.size, ")");
+      MYCEL_THROW(ValueError, "[create_group] argument 'rank_ids': rank ", r,
+                  " is not in the world [0, ", s.size, ")");
     if (!seen.insert(r).second)
       MYCEL_THROW(ValueError, "[create_group] argument 'rank_ids': rank ", r, " is listed twice");
   }
@@ -179,18 +186,19 @@ void create_group(const std::string& name, const std::vector<int>& ranks) {
   auto me = std::find(ranks.begin(), ranks.end(), s.rank);
   g.rank = me == ranks.end() ? -1 : static_cast<int>(me - ranks.begin());
 #if MYCEL_WITH_MPI
-  if (s.mpi && g.rank >= 0) {  // MPI_Comm_create_group involves the members only
+  if (s.mpi && g.rank >= 0) {     // MPI_Comm_create_group involves the members only
     agree_on_group(name, ranks);  // MPI's call has no timeout: a missing member is found here
     MPI_Group world_g, new_g;
     MPI_Comm_group(MPI_COMM_WORLD, &world_g);
     MPI_Group_incl(world_g, static_cast<int>(ranks.size()), ranks.data(), &new_g);
-    int tag = static_cast<int>(std::hash<std::string>{}(name) & 0x3fff);
+    int tag = static_cast<int>(std::hash<std::string>{}(name)&0x3fff);
     int rc = MPI_Comm_create_group(MPI_COMM_WORLD, new_g, tag, &g.comm);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(g.comm, &g.meta);
     MPI_Group_free(&new_g);
     MPI_Group_free(&world_g);
     if (rc != MPI_SUCCESS)
-      MYCEL_THROW(RuntimeError, "[create_group] group '", name, "': ", detail::mpi_error_string(rc));
+      MYCEL_THROW(RuntimeError, "[create_group] group '", name,
+                  "': ", detail::mpi_error_string(rc));
   }
 #endif
   s.groups[name] = std::move(g);
@@ -200,7 +208,8 @@ void destroy_group(const std::string& name) {
   State& s = state();
   find_group(kWorldGroup, "destroy_group");
   if (is_world_name(name))
-    MYCEL_THROW(ValueError, "[destroy_group] argument 'group': the world group cannot be destroyed");
+    MYCEL_THROW(ValueError,
+                "[destroy_group] argument 'group': the world group cannot be destroyed");
   auto it = s.groups.find(name);
   if (it == s.groups.end())
     MYCEL_THROW(ValueError, "[destroy_group] argument 'group': unknown group '", name, "'");
@@ -211,8 +220,12 @@ void destroy_group(const std::string& name) {
   s.groups.erase(it);
 }
 
-int group_rank(const std::string& group, const std::string& op) { return find_group(group, op).rank; }
-int group_size(const std::string& group, const std::string& op) { return find_group(group, op).size(); }
+int group_rank(const std::string& group, const std::string& op) {
+  return find_group(group, op).rank;
+}
+int group_size(const std::string& group, const std::string& op) {
+  return find_group(group, op).size();
+}
 
 std::vector<int> group_ranks(const std::string& group) {
   State& s = state();
@@ -222,6 +235,5 @@ std::vector<int> group_ranks(const std::string& group) {
     MYCEL_THROW(ValueError, "[get_group_ranks] argument 'group': unknown group '", group, "'");
   return it->second.world_ranks;
 }
-
 
 }  // namespace mycel::parallel

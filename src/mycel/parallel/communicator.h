@@ -72,7 +72,8 @@ void broadcast(const Tensor& in, const Tensor& out, int root, const std::string&
 void reduce(const Tensor& in, const Tensor& out, ReduceOp r, int root, const std::string& group);
 /// Splits `in` along split_dim into size() parts, sends part k to rank k and concatenates what
 /// arrives along concat_dim.
-void alltoall(const Tensor& in, const Tensor& out, int split_dim, int concat_dim, const std::string& group);
+void alltoall(const Tensor& in, const Tensor& out, int split_dim, int concat_dim,
+              const std::string& group);
 void send(const Tensor& in, int dest, int tag, const std::string& group);
 void recv(const Tensor& out, int src, int tag, const std::string& group);
 void barrier(const std::string& group);

@@ -63,7 +63,8 @@ std::vector<int> refined_axes(const Ints& orig, int axis, const Ints& refined) {
 Canon canon(const TensorLayout& l, const Ints& refined) {
   Canon c;
   c.dev = refined;
-  for (int a : l.tensor_map) c.dims.push_back(a < 0 ? std::vector<int>{} : refined_axes(l.device.dims, a, refined));
+  for (int a : l.tensor_map)
+    c.dims.push_back(a < 0 ? std::vector<int>{} : refined_axes(l.device.dims, a, refined));
   for (int a : l.partial)
     for (int r : refined_axes(l.device.dims, a, refined)) c.partial.push_back(r);
   return c;
@@ -121,8 +122,11 @@ struct Planner {
   }
   void all_to_all(size_t split, size_t concat, int a) {
     add({"all_to_all",
-         {{"split_count", dev[a]}, {"split_dim", static_cast<int64_t>(split)}, {"concat_dim", static_cast<int64_t>(concat)}},
-         group({a}), bytes()});
+         {{"split_count", dev[a]},
+          {"split_dim", static_cast<int64_t>(split)},
+          {"concat_dim", static_cast<int64_t>(concat)}},
+         group({a}),
+         bytes()});
     local[split] /= dev[a];
     local[concat] *= dev[a];
   }
@@ -196,9 +200,12 @@ std::string RedistStep::str() const {
   for (auto& [k, v] : attrs) {
     s << (first ? "" : ", ") << k << "=";
     first = false;
-    if (auto* i = std::get_if<int64_t>(&v)) s << *i;
-    else if (auto* str = std::get_if<std::string>(&v)) s << *str;
-    else if (auto* is = std::get_if<std::vector<int64_t>>(&v)) s << shape_str(*is);
+    if (auto* i = std::get_if<int64_t>(&v))
+      s << *i;
+    else if (auto* str = std::get_if<std::string>(&v))
+      s << *str;
+    else if (auto* is = std::get_if<std::vector<int64_t>>(&v))
+      s << shape_str(*is);
   }
   if (!group.empty()) s << (first ? "" : ", ") << "ranks=" << shape_str(group);
   s << ")";
@@ -211,18 +218,21 @@ std::string RedistPlan::str() const {
   return s.empty() ? "(nothing)" : s;
 }
 
-RedistPlan plan_redistribution(const TensorLayout& from, const TensorLayout& to, int64_t rank, DType dtype) {
+RedistPlan plan_redistribution(const TensorLayout& from, const TensorLayout& to, int64_t rank,
+                               DType dtype) {
   from.check("redistribution");
   to.check("redistribution");
   if (from.shape != to.shape)
-    MYCEL_THROW(ValueError, "[redistribution] layouts of different tensors: ", from.str(), " vs ", to.str());
+    MYCEL_THROW(ValueError, "[redistribution] layouts of different tensors: ", from.str(), " vs ",
+                to.str());
   const int64_t n = from.device.size();
   if (to.device.size() != n)
-    MYCEL_THROW(ValueError, "[redistribution] layouts on ", n, " and ", to.device.size(), " devices: ", from.str(),
-                " vs ", to.str());
+    MYCEL_THROW(ValueError, "[redistribution] layouts on ", n, " and ", to.device.size(),
+                " devices: ", from.str(), " vs ", to.str());
   if (!to.partial.empty())
     MYCEL_THROW(ValueError, "[redistribution] the target layout ", to.str(), " has a pending sum");
-  if (rank < 0 || rank >= n) MYCEL_THROW(ValueError, "[redistribution] rank ", rank, " is not in [0, ", n, ")");
+  if (rank < 0 || rank >= n)
+    MYCEL_THROW(ValueError, "[redistribution] rank ", rank, " is not in [0, ", n, ")");
   Planner p;
   p.rank = rank;
   p.local = from.slice_shape();
@@ -246,7 +256,8 @@ RedistPlan plan_redistribution(const TensorLayout& from, const TensorLayout& to,
 std::string group_for(const std::vector<int64_t>& ranks) {
   if (ranks.size() == static_cast<size_t>(world_size())) {
     bool identity = true;
-    for (size_t i = 0; i < ranks.size(); ++i) identity = identity && ranks[i] == static_cast<int64_t>(i);
+    for (size_t i = 0; i < ranks.size(); ++i)
+      identity = identity && ranks[i] == static_cast<int64_t>(i);
     if (identity) return kWorldGroup;
   }
   std::string name = "autopar";
@@ -255,7 +266,8 @@ std::string group_for(const std::vector<int64_t>& ranks) {
     name += "_" + std::to_string(k);
     r.push_back(static_cast<int>(k));
   }
-  static std::set<std::string> made;  // groups live until release(); names are unique per member list
+  static std::set<std::string>
+      made;  // groups live until release(); names are unique per member list
   if (!made.count(name)) {
     create_group(name, r);
     made.insert(name);
@@ -271,8 +283,8 @@ Tensor run_step(const Tensor& x, const RedistStep& s) {
 
 Tensor redistribute(const Tensor& x, const TensorLayout& from, const TensorLayout& to) {
   if (x.shape() != from.slice_shape())
-    MYCEL_THROW(ValueError, "[redistribute] x has shape ", shape_str(x.shape()), " but layout ", from.str(),
-                " gives slices of ", shape_str(from.slice_shape()));
+    MYCEL_THROW(ValueError, "[redistribute] x has shape ", shape_str(x.shape()), " but layout ",
+                from.str(), " gives slices of ", shape_str(from.slice_shape()));
   if (from.device.size() != world_size())
     MYCEL_THROW(ValueError, "[redistribute] layout ", from.str(), " is on ", from.device.size(),
                 " devices but the world has ", world_size(), " processes");

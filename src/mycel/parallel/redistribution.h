@@ -34,15 +34,16 @@ struct RedistPlan {
 /// newly splits is sliced locally (no communication). Layouts on device matrices with no common
 /// refinement go through the whole tensor. Throws ValueError if the shapes or the device counts
 /// differ, or `to` has a pending sum.
-RedistPlan plan_redistribution(const shard::TensorLayout& from, const shard::TensorLayout& to, int64_t rank,
-                               DType dtype = DType::float32);
+RedistPlan plan_redistribution(const shard::TensorLayout& from, const shard::TensorLayout& to,
+                               int64_t rank, DType dtype = DType::float32);
 
 /// The collective's group name for a list of world ranks ("autopar_0_2"), created on first use
 /// (every member must reach it; non-members never ask for it).
 std::string group_for(const std::vector<int64_t>& ranks);
 
 /// Runs the plan eagerly on this process's slice x (world rank = device rank).
-Tensor redistribute(const Tensor& x, const shard::TensorLayout& from, const shard::TensorLayout& to);
+Tensor redistribute(const Tensor& x, const shard::TensorLayout& from,
+                    const shard::TensorLayout& to);
 
 /// Runs one step on x locally or through the Communicator.
 Tensor run_step(const Tensor& x, const RedistStep& s);

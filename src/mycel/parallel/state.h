@@ -41,7 +41,8 @@ std::string ranks_str(const std::vector<int>& r);
 /// The group `name` of which this process is a member; errors name `op`.
 Group& find_group(const std::string& name, const std::string& op);
 /// Throws ValueError unless r is a rank of g; `arg` names the attribute.
-void check_peer(const Group& g, int r, const char* arg, const std::string& op, const std::string& group);
+void check_peer(const Group& g, int r, const char* arg, const std::string& op,
+                const std::string& group);
 
 /// The members of a new group check, before MPI creates it, that they all create the same group
 /// (name and members); a member that never arrives is named when the timeout passes.

@@ -1,12 +1,13 @@
 // The compile pipeline as named stages: specialize, fold constant inputs, optimize, (shard for
-// semi-auto parallel,) expand inner gradients, (differentiate and again), lower. Each optimize call dumps to its own folder when
-// MYCEL_DUMP_IR is set, so the dumps of one step do not overwrite each other.
+// semi-auto parallel,) expand inner gradients, (differentiate and again), lower. Each optimize call
+// dumps to its own folder when MYCEL_DUMP_IR is set, so the dumps of one step do not overwrite each
+// other.
 #include <cstdlib>
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
-#include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/pipeline.h"
+#include "mycel/pipeline/semi_auto.h"
 
 namespace mycel::pipeline {
 
@@ -22,14 +23,15 @@ opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name
 
 // Gradients taken inside the graph become calls of gradient graphs, one round per nesting level;
 // each round specializes and optimizes the whole graph again.
-ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g, const std::vector<ir::AbstractPtr>& abs,
-                            const Options& o) {
+ir::FuncGraph* expand_grads(ir::Module& m, ir::FuncGraph* g,
+                            const std::vector<ir::AbstractPtr>& abs, const Options& o) {
   // vmap calls inside the graph expand in the same rounds (vmap of grad, grad of vmap).
   auto expand = [](ir::FuncGraph* g) {
     bool v = ad::expand_vmap_calls(g);
     bool d = ad::expand_grad_calls(g);
     if (!v && !d && ad::has_vmap_calls(g))
-      MYCEL_THROW(RuntimeError, "[vmap] vmap calls inside the graph could not be expanded (a cycle?)");
+      MYCEL_THROW(RuntimeError,
+                  "[vmap] vmap calls inside the graph could not be expanded (a cycle?)");
     return v || d;
   };
   // Semi-auto parallel rewrites forward graphs before AD sees them (a no-op when off or done).
@@ -64,7 +66,8 @@ Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inpu
   if (grad) {
     std::vector<ir::AbstractPtr> fabs = inputs;
     if (grad->sens_param) {
-      if (fabs.empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+      if (fabs.empty())
+        MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
       fabs.pop_back();
     }
     ir::FuncGraph* f = analysis::specialize(m, entry, fabs);
@@ -89,7 +92,8 @@ Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr
                          const std::vector<Transform>& chain, const Options& o) {
   // The inputs each level's graph takes, outermost (the call's) first.
   const size_t n = chain.size();
-  std::vector<std::vector<ir::AbstractPtr>> sig(n + 1);  // sig[i + 1]: what transform i's graph takes
+  std::vector<std::vector<ir::AbstractPtr>> sig(n +
+                                                1);  // sig[i + 1]: what transform i's graph takes
   std::vector<std::vector<ad::BatchAxes>> expanded(n);
   std::vector<int64_t> batch(n, 0);
   sig[n] = inputs;
@@ -100,7 +104,9 @@ Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr
     } else {
       sig[i] = sig[i + 1];
       if (t.grad.sens_param) {
-        if (sig[i].empty()) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+        if (sig[i].empty())
+          MYCEL_THROW(TypeError,
+                      "[grad] sens_param=True needs the sensitivity as the last argument");
         sig[i].pop_back();
       }
     }

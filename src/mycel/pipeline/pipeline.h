@@ -22,8 +22,8 @@ namespace mycel::pipeline {
 struct Options {
   opt::OptOptions opt;
   backend::CompileOptions backend;
-  int max_grad_nesting = 8;    // gradients taken inside gradients, levels
-  size_t max_programs = 64;    // compiled signatures kept per function (least recently used evicted)
+  int max_grad_nesting = 8;  // gradients taken inside gradients, levels
+  size_t max_programs = 64;  // compiled signatures kept per function (least recently used evicted)
   /// The defaults with the environment applied (read at each call, so tests can set it).
   static Options from_env();
 };

@@ -43,7 +43,9 @@ bool is_hint(const NodePtr& n) {
 
 // A hint an op reading it directly takes as its strategy for that input (Primitive.shard's);
 // layout_only hints (Cell.shard's) only constrain the value.
-bool is_op_hint(const NodePtr& n) { return is_hint(n) && !op_of(n)->attrs().get_bool("layout_only"); }
+bool is_op_hint(const NodePtr& n) {
+  return is_hint(n) && !op_of(n)->attrs().get_bool("layout_only");
+}
 
 // An op node seen as a sharding rule sees it: input metas (non-tensors absent), attributes and
 // output metas.
@@ -57,7 +59,8 @@ struct OpView {
 
   // `split`: the layouts of the values already split (their abstracts are local shapes; the
   // rule sees the global ones).
-  OpView(const NodePtr& n, const OpValue& v, const std::unordered_map<const Node*, TensorLayout>* split = nullptr)
+  OpView(const NodePtr& n, const OpValue& v,
+         const std::unordered_map<const Node*, TensorLayout>* split = nullptr)
       : op(&v.op()), attrs(v.attrs()) {
     const Apply* a = as_apply(n);
     in_store.resize(a->num_args());
@@ -65,7 +68,8 @@ struct OpView {
       const AbstractTensor* t = tensor_abs(a->arg(i));
       if (t) in_store[i] = {t->shape(), t->dtype()};
       if (t && split)
-        if (auto it = split->find(a->arg(i).get()); it != split->end()) in_store[i].shape = it->second.shape;
+        if (auto it = split->find(a->arg(i).get()); it != split->end())
+          in_store[i].shape = it->second.shape;
       ins.push_back(t ? &in_store[i] : nullptr);
     }
     if (const AbstractTensor* t = tensor_abs(n)) {
@@ -81,7 +85,8 @@ struct OpView {
     // n's abstract may come from local inputs (full_batch=False specializes with this rank's
     // block): the rule sees the outputs of the global inputs.
     bool global_in = false;
-    for (size_t i = 0; split && i < a->num_args(); ++i) global_in = global_in || split->count(a->arg(i).get());
+    for (size_t i = 0; split && i < a->num_args(); ++i)
+      global_in = global_in || split->count(a->arg(i).get());
     if (global_in) {
       try {
         std::vector<TensorMeta> o = infer_checked(*op, InferContext{*op, ins, attrs});
@@ -121,7 +126,8 @@ void infer_into(const NodePtr& n, const OpDef& op, const Attrs& attrs) {
     return;
   }
   std::vector<AbstractPtr> items;
-  for (const TensorMeta& m : outs) items.push_back(std::make_shared<AbstractTensor>(m.shape, m.dtype));
+  for (const TensorMeta& m : outs)
+    items.push_back(std::make_shared<AbstractTensor>(m.shape, m.dtype));
   n->set_abstract(std::make_shared<AbstractTuple>(std::move(items)));
 }
 
@@ -144,7 +150,8 @@ bool replicated_layout(const TensorLayout& l) {
 
 [[noreturn]] void rethrow_at(const std::exception& e, const NodePtr& n) {
   std::string msg = e.what();
-  if (n->loc().known()) msg += "\n  at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
+  if (n->loc().known())
+    msg += "\n  at " + n->loc().str() + (n->loc().text ? ": " + *n->loc().text : "");
   MYCEL_THROW(ValueError, msg);
 }
 
@@ -196,7 +203,8 @@ struct Pass {
     auto it = layout.find(n.get());
     return it != layout.end() ? it->second : shard::replicated(m.shape, cfg.device_num);
   }
-  NodePtr to_layout(NodePtr x, const TensorLayout& from, const TensorLayout& to, DType dt, const NodePtr& like) {
+  NodePtr to_layout(NodePtr x, const TensorLayout& from, const TensorLayout& to, DType dt,
+                    const NodePtr& like) {
     RedistPlan p = plan_redistribution(from, to, cfg.rank, dt);
     for (const RedistStep& s : p.steps) {
       std::map<std::string, AttrValue> a = s.attrs;
@@ -208,7 +216,8 @@ struct Pass {
   // A whole weight the pass splits: the first layout asked of it is where its slice would live.
   void plan_weight(const NodePtr& w, const TensorLayout& want) {
     const Tensor* t = bound_weight(w.get());
-    if (t && !layout.count(w.get()) && !replicated_layout(want)) planned_weights().emplace(t->storage().get(), std::make_pair(*t, want));
+    if (t && !layout.count(w.get()) && !replicated_layout(want))
+      planned_weights().emplace(t->storage().get(), std::make_pair(*t, want));
   }
   void set_layout(const NodePtr& n, const TensorLayout& l) {
     if (!replicated_layout(l)) layout[n.get()] = l;
@@ -218,13 +227,15 @@ struct Pass {
     auto it = layout.find(n.get());
     if (it == layout.end()) {
       if (tuple_layout.count(n.get()))
-        MYCEL_THROW(NotSupported, "[semi_auto_parallel] the tuple output of a split op is used whole; use its "
+        MYCEL_THROW(NotSupported,
+                    "[semi_auto_parallel] the tuple output of a split op is used whole; use its "
                     "items (x[0], x[1], ...) instead");
       return n;
     }
     auto w = whole_of.find(n.get());
     if (w != whole_of.end()) return w->second;
-    NodePtr x = to_layout(n, it->second, shard::replicated(it->second.shape, cfg.device_num), tensor_abs(n)->dtype(), n);
+    NodePtr x = to_layout(n, it->second, shard::replicated(it->second.shape, cfg.device_num),
+                          tensor_abs(n)->dtype(), n);
     whole_of[n.get()] = x;
     return x;
   }
@@ -235,10 +246,12 @@ struct Pass {
       std::vector<int64_t> ranks = p.device.group(cfg.rank, c.axes);
       const std::string group = group_for(ranks);
       const bool mean = c.reduce_op == "mean";
-      x = emit(g, c.op, {{"reduce_op", mean ? std::string("sum") : c.reduce_op}, {"group", group}}, {x}, like);
+      x = emit(g, c.op, {{"reduce_op", mean ? std::string("sum") : c.reduce_op}, {"group", group}},
+               {x}, like);
       if (mean) {
         const DType dt = tensor_abs(x)->dtype();
-        NodePtr k = g->constant(tensor_value(Tensor::scalar(static_cast<double>(ranks.size()), dt)));
+        NodePtr k =
+            g->constant(tensor_value(Tensor::scalar(static_cast<double>(ranks.size()), dt)));
         k->set_abstract(std::make_shared<AbstractTensor>(Shape{}, dt));
         x = emit(g, "div", {}, {x, k}, like);
       }
@@ -251,7 +264,8 @@ struct Pass {
     const shard::ShardContext c = v.ctx(cfg.device_num);
     const Apply* a = as_apply(n);
     bool reads_split = false;
-    for (size_t i = 0; i < a->num_args(); ++i) reads_split = reads_split || layout.count(a->arg(i).get());
+    for (size_t i = 0; i < a->num_args(); ++i)
+      reads_split = reads_split || layout.count(a->arg(i).get());
     if (!reads_split || v.op->random) return std::nullopt;
     // Lexicographic: bytes moved, then redistribution steps (keep the layout: a free local slice
     // now may cost a gather later), then flops.
@@ -269,7 +283,8 @@ struct Pass {
       size_t steps = 0;
       for (size_t i = 0; i < a->num_args(); ++i)
         if (v.ins[i]) {
-          RedistPlan r = plan_redistribution(layout_of(a->arg(i), *v.ins[i]), p.inputs[i], 0, v.ins[i]->dtype);
+          RedistPlan r =
+              plan_redistribution(layout_of(a->arg(i), *v.ins[i]), p.inputs[i], 0, v.ins[i]->dtype);
           bytes += static_cast<double>(r.comm_bytes);
           steps += r.steps.size();
         }
@@ -296,11 +311,13 @@ struct Pass {
       NodePtr arg = a->arg(i);
       if (tuple_layout.count(arg.get())) arg = whole(arg);  // raises: a tuple is not a tensor input
       plan_weight(arg, p.inputs[i]);
-      a->set_input(i + 1, to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
+      a->set_input(i + 1,
+                   to_layout(arg, layout_of(arg, *v.ins[i]), p.inputs[i], v.ins[i]->dtype, n));
     }
     applied().emplace_back(v.op->name, strategy_str(s));
     Attrs local = v.attrs;
-    for (auto& [name, val] : p.local_int_attrs) local.values()[static_cast<size_t>(v.op->attr_index(name))] = val;
+    for (auto& [name, val] : p.local_int_attrs)
+      local.values()[static_cast<size_t>(v.op->attr_index(name))] = val;
     a->set_input(0, g->constant(op_value(v.op, local)));
     infer_into(n, *v.op, local);
     if (!v.tuple) {
@@ -344,8 +361,10 @@ struct Pass {
         for (int64_t m : at.get_ints("tensor_map")) l.tensor_map.push_back(static_cast<int>(m));
         l.shape = at.get_ints("shape");
         if (l.device.size() != cfg.device_num)
-          rethrow_at(ValueError("[slice_parameters] a weight stored as slices for " + std::to_string(l.device.size()) +
-                                " devices is read on device_num " + std::to_string(cfg.device_num)), n);
+          rethrow_at(ValueError("[slice_parameters] a weight stored as slices for " +
+                                std::to_string(l.device.size()) +
+                                " devices is read on device_num " + std::to_string(cfg.device_num)),
+                     n);
         layout[a->arg(0).get()] = l;
         repl[n.get()] = a->arg(0);
         changed = true;
@@ -355,10 +374,12 @@ struct Pass {
         NodePtr x = a->arg(0);
         if (!arg_hints.count(n.get())) {  // a layout constraint: redistribute x to it
           const AbstractTensor* t = tensor_abs(x);
-          const TensorLayout have = layout_of(x, {t->shape(), t->dtype()});  // x may be split already
+          const TensorLayout have =
+              layout_of(x, {t->shape(), t->dtype()});  // x may be split already
           TensorLayout want;
           try {
-            want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"), cfg.device_num);
+            want = shard::layout_from_dims(have.shape, ov->attrs().get_ints("strategy"),
+                                           cfg.device_num);
           } catch (const std::exception& e) {
             rethrow_at(e, n);
           }
@@ -372,13 +393,17 @@ struct Pass {
       }
       if (is_prim_call(n, Prim::kTupleGetItem) && tuple_layout.count(a->arg(0).get())) {
         const ValuePtr* iv = opt::detail::const_value(a->arg(1));
-        const int64_t k = iv && (*iv)->kind() == ValueKind::kInt ? static_cast<const IntValue&>(**iv).value() : -1;
+        const int64_t k = iv && (*iv)->kind() == ValueKind::kInt
+                              ? static_cast<const IntValue&>(**iv).value()
+                              : -1;
         const auto& outs = tuple_layout[a->arg(0).get()];
         if (k < 0 || k >= static_cast<int64_t>(outs.size()))
-          MYCEL_THROW(NotSupported, "[semi_auto_parallel] tuple_getitem of a split op needs a constant index");
+          MYCEL_THROW(NotSupported,
+                      "[semi_auto_parallel] tuple_getitem of a split op needs a constant index");
         // The item's abstract follows the rewritten (local) tuple.
         if (auto src = a->arg(0)->abstract(); src && src->kind() == AbstractKind::kTuple)
-          n->set_abstract(static_cast<const AbstractTuple*>(src.get())->items().at(static_cast<size_t>(k)));
+          n->set_abstract(
+              static_cast<const AbstractTuple*>(src.get())->items().at(static_cast<size_t>(k)));
         shard::ShardPlan p;
         p.device = outs[static_cast<size_t>(k)].device;
         p.comms = pending[a->arg(0).get()];
@@ -391,8 +416,10 @@ struct Pass {
         OpView v(n, *ov, &layout);
         if (v.shardable() && shard::rule_of(*v.op)) {
           std::optional<shard::Strategy> s;
-          if (auto it = chosen.find(n.get()); it != chosen.end()) s = it->second;
-          else if (propagate) s = pick(n, v);
+          if (auto it = chosen.find(n.get()); it != chosen.end())
+            s = it->second;
+          else if (propagate)
+            s = pick(n, v);
           if (s) {
             rewrite(n, v, *s);
             continue;
@@ -441,7 +468,8 @@ StrategyMap hinted(FuncGraph* g) {
 // Hints, or weights stored as slices (which only the pass reads in place).
 bool has_hints(FuncGraph* g) {
   for (const NodePtr& n : g->toposort())
-    if (const OpValue* v = op_of(n); v && (v->op().name == kHint || v->op().name == kSliced)) return true;
+    if (const OpValue* v = op_of(n); v && (v->op().name == kHint || v->op().name == kSliced))
+      return true;
   return false;
 }
 
@@ -450,21 +478,20 @@ std::string& last_report() {
   return r;
 }
 
-
-
-
-
 // The function S of a gradient call grad_op(S, w)(x...), or null.
 FuncGraph* grad_target(const NodePtr& n) {
   const Apply* a = as_apply(n);
   const Apply* made = a ? as_apply(a->callee()) : nullptr;
   const Constant* c = made ? as_constant(made->callee()) : nullptr;
-  return c && c->value()->kind() == ValueKind::kGradOp && made->num_args() > 0 ? constant_graph(made->arg(0)) : nullptr;
+  return c && c->value()->kind() == ValueKind::kGradOp && made->num_args() > 0
+             ? constant_graph(made->arg(0))
+             : nullptr;
 }
 
 // The differentiated functions of the gradient calls in the graphs root reaches: `ready` those
 // holding no gradient call themselves (expanded this round), `all` every one.
-void grad_targets(FuncGraph* root, std::vector<FuncGraph*>& ready, std::unordered_set<FuncGraph*>& all) {
+void grad_targets(FuncGraph* root, std::vector<FuncGraph*>& ready,
+                  std::unordered_set<FuncGraph*>& all) {
   for (FuncGraph* k : opt::detail::reachable_graphs(root))
     for (const NodePtr& n : k->toposort())
       if (FuncGraph* S = grad_target(n); S && all.insert(S).second) {
@@ -538,7 +565,8 @@ const std::vector<std::pair<std::string, std::string>>& last_applied() { return 
 
 StrategyMap propagate_backward(FuncGraph* g, StrategyMap chosen, const SemiAutoConfig& cfg) {
   std::vector<NodePtr> order = g->toposort();
-  std::unordered_map<const Node*, TensorLayout> want;  // producer -> the layout a chosen consumer reads
+  std::unordered_map<const Node*, TensorLayout>
+      want;  // producer -> the layout a chosen consumer reads
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     const OpValue* ov = op_of(n);
@@ -577,17 +605,21 @@ StrategyMap propagate_backward(FuncGraph* g, StrategyMap chosen, const SemiAutoC
     const Apply* a = as_apply(n);
     for (size_t i = 0; i < a->num_args(); ++i) {
       NodePtr src = a->arg(i);
-      if (is_op_hint(src)) src = as_apply(src)->arg(0);  // the hint is this op's; the value is its input
-      if (v.ins[i] && op_of(src) && !is_hint(src) && !chosen.count(src.get()) && !replicated_layout(p.inputs[i]))
+      if (is_op_hint(src))
+        src = as_apply(src)->arg(0);  // the hint is this op's; the value is its input
+      if (v.ins[i] && op_of(src) && !is_hint(src) && !chosen.count(src.get()) &&
+          !replicated_layout(p.inputs[i]))
         want.emplace(src.get(), p.inputs[i]);  // the first (latest in the graph) consumer wins
     }
   }
   return chosen;
 }
 
-bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate) {
+bool apply_strategies(FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg,
+                      bool propagate) {
   if (cfg.rank < 0 || cfg.rank >= cfg.device_num)
-    MYCEL_THROW(ValueError, "[semi_auto_parallel] rank ", cfg.rank, " is not in [0, device_num=", cfg.device_num, ")");
+    MYCEL_THROW(ValueError, "[semi_auto_parallel] rank ", cfg.rank,
+                " is not in [0, device_num=", cfg.device_num, ")");
   applied().clear();
   Pass p{g, cfg, chosen, propagate, {}, {}, {}, {}, {}, {}};
   p.run();
@@ -603,9 +635,12 @@ bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forwar
     if (root_is_forward) ready.push_back(root), forwards.insert(root);
     grad_targets(root, ready, forwards);
     for (FuncGraph* g : ready) {
-      if (cfg.search_mode != "sharding_propagation") changed = search_and_apply(g, cfg) || changed;
+      if (cfg.search_mode != "sharding_propagation")
+        changed = search_and_apply(g, cfg) || changed;
       else if (has_hints(g) || !cfg.full_batch)  // propagation both ways from the hints
-        changed = apply_strategies(g, propagate_backward(g, hinted(g), cfg), cfg, /*propagate=*/true) || changed;
+        changed =
+            apply_strategies(g, propagate_backward(g, hinted(g), cfg), cfg, /*propagate=*/true) ||
+            changed;
     }
   }
   // Hints elsewhere (SEMI_AUTO_PARALLEL, or graphs no gradient reads under AUTO_PARALLEL).

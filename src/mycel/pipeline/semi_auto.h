@@ -23,10 +23,11 @@ struct SemiAutoConfig {
   int64_t device_num = 1;
   int64_t rank = 0;
   bool search = false;  ///< AUTO_PARALLEL: differentiated forwards get searched strategies
-  std::string search_mode = "dynamic_programming";  ///< or recursive_programming, sharding_propagation
+  std::string search_mode =
+      "dynamic_programming";  ///< or recursive_programming, sharding_propagation
   search::Topology topology;
   std::string topology_text;  ///< the JSON it was parsed from (part of the compile cache key)
-  double memory_limit = -1;  ///< bytes per device; < 0: the topology's
+  double memory_limit = -1;   ///< bytes per device; < 0: the topology's
   /// false (MindSpore's full_batch=False): each rank is fed its block of the global batch, so the
   /// graph's data inputs (non-weight tensor parameters) are split on dim 0 over every device.
   bool full_batch = true;
@@ -56,7 +57,8 @@ using StrategyMap = std::unordered_map<const ir::Node*, shard::Strategy>;
 /// where a consumer needs another layout, and gathered whole wherever something other than a
 /// sharded op uses them (the graph's output included). Returns whether g changed. Errors name
 /// the op and its source line.
-bool apply_strategies(ir::FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg, bool propagate);
+bool apply_strategies(ir::FuncGraph* g, const StrategyMap& chosen, const SemiAutoConfig& cfg,
+                      bool propagate);
 
 /// Backward propagation (consumer -> producer) for sharding_propagation: in reverse graph order,
 /// an op without a strategy whose result a chosen op reads takes the strategy whose output is

@@ -29,7 +29,9 @@ struct OpSite {
   std::vector<shard::Strategy> strategies;
   std::vector<shard::ShardPlan> plans;
   std::vector<StrategyCost> costs;
-  shard::ShardContext ctx() const { return {op->op(), in_ptrs, op->attrs(), out_metas, device_num}; }
+  shard::ShardContext ctx() const {
+    return {op->op(), in_ptrs, op->attrs(), out_metas, device_num};
+  }
   int64_t device_num = 1;
 };
 
@@ -50,7 +52,8 @@ void tensor_metas(const ir::AbstractPtr& a, std::vector<TensorMeta>& out) {
     const auto& t = static_cast<const ir::AbstractTensor&>(*a);
     out.push_back({t.shape(), t.dtype()});
   } else if (a->kind() == ir::AbstractKind::kTuple) {
-    for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) tensor_metas(item, out);
+    for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items())
+      tensor_metas(item, out);
   }
 }
 
@@ -98,9 +101,11 @@ Redistribution price(const RedistPlan& p, const Topology& t) {
   for (const RedistStep& s : p.steps) {
     if (s.group.size() <= 1) continue;
     bool one_node = true;
-    for (int64_t rank : s.group) one_node = one_node && rank / t.devices_per_node == s.group[0] / t.devices_per_node;
+    for (int64_t rank : s.group)
+      one_node = one_node && rank / t.devices_per_node == s.group[0] / t.devices_per_node;
     const Link& link = one_node ? t.intra_node : t.inter_node;
-    r.time += static_cast<double>(s.group.size() - 1) * link.alpha + static_cast<double>(s.bytes) * link.beta;
+    r.time += static_cast<double>(s.group.size() - 1) * link.alpha +
+              static_cast<double>(s.bytes) * link.beta;
     r.bytes += static_cast<double>(s.bytes);
   }
   return r;
@@ -110,11 +115,16 @@ Redistribution price(const RedistPlan& p, const Topology& t) {
 
 GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int device_num,
                          const std::string& mode, double memory_limit, bool training,
-                         double optimizer_slots, const std::map<const ir::Apply*, shard::Strategy>* fixed) {
-  MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ", device_num);
-  MYCEL_CHECK(mode == "dynamic_programming" || mode == "recursive_programming" || mode == "data_parallel",
-              ValueError, "[auto_parallel] search_mode must be 'dynamic_programming', "
-              "'recursive_programming' or 'data_parallel', got '", mode, "'");
+                         double optimizer_slots,
+                         const std::map<const ir::Apply*, shard::Strategy>* fixed) {
+  MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ",
+              device_num);
+  MYCEL_CHECK(
+      mode == "dynamic_programming" || mode == "recursive_programming" || mode == "data_parallel",
+      ValueError,
+      "[auto_parallel] search_mode must be 'dynamic_programming', "
+      "'recursive_programming' or 'data_parallel', got '",
+      mode, "'");
   const auto t0 = std::chrono::steady_clock::now();
   // 1. The op applications and where each input comes from.
   std::vector<OpSite> sites;
@@ -122,7 +132,8 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
   for (const ir::NodePtr& n : g.toposort()) {
     const ir::Apply* a = ir::as_apply(n);
     const ir::OpValue* op = a ? op_of(a) : nullptr;
-    if (!op || is_sliced_weight(a)) continue;  // a weight stored as slices: its consumers read it as a weight
+    if (!op || is_sliced_weight(a))
+      continue;  // a weight stored as slices: its consumers read it as a weight
     OpSite s;
     s.apply = a, s.op = op, s.device_num = device_num;
     tensor_metas(a->abstract(), s.out_metas);
@@ -130,12 +141,14 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
     for (size_t i = 0; i < a->num_args(); ++i) {
       const ir::NodePtr& arg = a->arg(i);
       std::vector<TensorMeta> m;
-      if (arg->abstract() && arg->abstract()->kind() == ir::AbstractKind::kTensor) tensor_metas(arg->abstract(), m);
+      if (arg->abstract() && arg->abstract()->kind() == ir::AbstractKind::kTensor)
+        tensor_metas(arg->abstract(), m);
       s.in_metas.push_back(m.empty() ? TensorMeta{} : m[0]);
       s.in_ptrs.push_back(nullptr);  // pointed at in_metas once it stops growing
       int from = -1, out = 0;
       const ir::Node* src = arg.get();
-      if (const ir::Apply* ga = ir::as_apply(arg); ga && ir::is_prim_call(arg, ir::Prim::kTupleGetItem)) {
+      if (const ir::Apply* ga = ir::as_apply(arg);
+          ga && ir::is_prim_call(arg, ir::Prim::kTupleGetItem)) {
         const ir::Constant* k = ir::as_constant(ga->arg(1));
         if (k && k->value()->kind() == ir::ValueKind::kInt) {
           src = ga->arg(0).get();
@@ -146,11 +159,13 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
       s.producer.push_back(from);
       s.producer_out.push_back(out);
       const ir::Parameter* p = ir::as_parameter(arg);
-      s.weight.push_back((p && p->is_weight()) || (ir::as_apply(arg) && is_sliced_weight(ir::as_apply(arg))));
+      s.weight.push_back((p && p->is_weight()) ||
+                         (ir::as_apply(arg) && is_sliced_weight(ir::as_apply(arg))));
     }
     for (size_t i = 0; i < s.in_metas.size(); ++i) {
       const ir::NodePtr& arg = a->arg(i);
-      if (arg->abstract() && arg->abstract()->kind() == ir::AbstractKind::kTensor) s.in_ptrs[i] = &s.in_metas[i];
+      if (arg->abstract() && arg->abstract()->kind() == ir::AbstractKind::kTensor)
+        s.in_ptrs[i] = &s.in_metas[i];
     }
     index[a] = static_cast<int>(sites.size());
     sites.push_back(std::move(s));
@@ -166,10 +181,13 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
     const shard::ShardContext c = s.ctx();
     std::string refused;
     std::vector<shard::Strategy> listed;
-    const auto pinned = fixed ? fixed->find(s.apply) : std::map<const ir::Apply*, shard::Strategy>::const_iterator{};
+    const auto pinned = fixed ? fixed->find(s.apply)
+                              : std::map<const ir::Apply*, shard::Strategy>::const_iterator{};
     const bool is_fixed = fixed && pinned != fixed->end();
-    if (is_fixed) listed.push_back(pinned->second);
-    else listed = shard::strategies(c);
+    if (is_fixed)
+      listed.push_back(pinned->second);
+    else
+      listed = shard::strategies(c);
     for (shard::Strategy& st : listed) {
       // Defensive: a rule that lists 0 for a never-split dim (as one version did) means 1.
       for (shard::Dims& d : st)
@@ -187,28 +205,35 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
         k.comm += collective(m.op, group_on(p.device, m.axes, topo.devices_per_node),
                              static_cast<double>(m.bytes), topo, k.comm_bytes);
       for (size_t o = 0; o < p.outputs.size() && o < s.out_metas.size(); ++o)
-        if (training) k.memory += static_cast<double>(shard::bytes_of(numel(p.outputs[o].slice_shape()), s.out_metas[o].dtype));
+        if (training)
+          k.memory += static_cast<double>(
+              shard::bytes_of(numel(p.outputs[o].slice_shape()), s.out_metas[o].dtype));
       for (size_t i = 0; i < p.inputs.size() && i < s.in_ptrs.size(); ++i) {
         if (!s.in_ptrs[i]) continue;
-        const double bytes = static_cast<double>(shard::bytes_of(numel(p.inputs[i].slice_shape()), s.in_metas[i].dtype));
-        if (s.weight[i]) k.memory += bytes * (training ? 2 + optimizer_slots : 1);
-        else if (s.producer[i] < 0) k.memory += bytes;
+        const double bytes = static_cast<double>(
+            shard::bytes_of(numel(p.inputs[i].slice_shape()), s.in_metas[i].dtype));
+        if (s.weight[i])
+          k.memory += bytes * (training ? 2 + optimizer_slots : 1);
+        else if (s.producer[i] < 0)
+          k.memory += bytes;
         if (!training || (!s.weight[i] && s.producer[i] < 0)) continue;
         // The input's gradient sums over the device axes its layout repeats it on.
         std::vector<int> repeat;
         for (int a = 0; a < static_cast<int>(p.inputs[i].device.dims.size()); ++a)
-          if (std::find(p.inputs[i].tensor_map.begin(), p.inputs[i].tensor_map.end(), a) == p.inputs[i].tensor_map.end())
+          if (std::find(p.inputs[i].tensor_map.begin(), p.inputs[i].tensor_map.end(), a) ==
+              p.inputs[i].tensor_map.end())
             repeat.push_back(a);
-        k.comm += all_reduce_time(group_on(p.inputs[i].device, repeat, topo.devices_per_node), bytes, topo,
-                                  k.comm_bytes, s.weight[i]);
+        k.comm += all_reduce_time(group_on(p.inputs[i].device, repeat, topo.devices_per_node),
+                                  bytes, topo, k.comm_bytes, s.weight[i]);
       }
       s.strategies.push_back(std::move(st));
       s.plans.push_back(std::move(p));
       s.costs.push_back(k);
     }
-    MYCEL_CHECK(!s.strategies.empty(), ValueError, "[auto_parallel] op '", s.op->op().name,
-                is_fixed ? "': its shard() strategy is not valid on " : "' has no valid strategy on ",
-                device_num, " devices (its rule said: ", refused, ")");
+    MYCEL_CHECK(
+        !s.strategies.empty(), ValueError, "[auto_parallel] op '", s.op->op().name,
+        is_fixed ? "': its shard() strategy is not valid on " : "' has no valid strategy on ",
+        device_num, " devices (its rule said: ", refused, ")");
     std::vector<Cost> costs;
     for (const StrategyCost& k : s.costs) costs.push_back({k.compute + k.comm, k.memory});
     cg.add_node(s.op->op().name + "#" + std::to_string(cg.nodes().size()), std::move(costs));
@@ -232,7 +257,8 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
           auto it = memo.find(key);
           if (it == memo.end()) {
             double t = price(plan_redistribution(from, to, 0, s.in_metas[i].dtype), topo).time;
-            if (training) t += price(plan_redistribution(to, from, 0, s.in_metas[i].dtype), topo).time;
+            if (training)
+              t += price(plan_redistribution(to, from, 0, s.in_metas[i].dtype), topo).time;
             it = memo.emplace(key, t).first;
           }
           m[a * s.plans.size() + b] = it->second;
@@ -254,14 +280,17 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
         int64_t batch = 1, other = 1;
         for (size_t i = 0; i < st.size(); ++i)
           for (size_t d = 0; d < st[i].size(); ++d) (i == 0 && d == 0 ? batch : other) *= st[i][d];
-        if (std::make_pair(batch, -other) > best) best = {batch, -other}, r.solution.choice[v] = static_cast<int>(k);
+        if (std::make_pair(batch, -other) > best)
+          best = {batch, -other}, r.solution.choice[v] = static_cast<int>(k);
       }
     }
     const Cost c = cg.evaluate(r.solution.choice);
     r.solution.time = c.time, r.solution.memory = c.memory;
   } else {
-    r.solution = solve(cg, mode == "dynamic_programming" ? SearchMode::kDynamicProgramming
-                                                         : SearchMode::kRecursiveProgramming, r.memory_limit);
+    r.solution = solve(cg,
+                       mode == "dynamic_programming" ? SearchMode::kDynamicProgramming
+                                                     : SearchMode::kRecursiveProgramming,
+                       r.memory_limit);
   }
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // 5. The report, op by op.
@@ -270,17 +299,25 @@ GraphSearch search_graph(const ir::FuncGraph& g, const Topology& topo, int devic
     const int k = r.solution.choice[v];
     const StrategyCost& c = s.costs[k];
     const std::string& dn = s.apply->debug_name();
-    OpReport o{cg.nodes()[v].name + (dn.empty() ? "" : " (" + dn + ")"), s.op->op().name,
-               strategy_text(s.strategies[k]), c.compute, c.comm, 0, c.comm_bytes, c.memory};
+    OpReport o{cg.nodes()[v].name + (dn.empty() ? "" : " (" + dn + ")"),
+               s.op->op().name,
+               strategy_text(s.strategies[k]),
+               c.compute,
+               c.comm,
+               0,
+               c.comm_bytes,
+               c.memory};
     for (size_t i = 0; i < s.producer.size(); ++i) {
       if (s.producer[i] < 0 || !s.in_ptrs[i]) continue;
       const OpSite& p = sites[s.producer[i]];
-      const shard::TensorLayout& from = p.plans[r.solution.choice[s.producer[i]]].outputs.at(s.producer_out[i]);
+      const shard::TensorLayout& from =
+          p.plans[r.solution.choice[s.producer[i]]].outputs.at(s.producer_out[i]);
       const shard::TensorLayout& to = s.plans[k].inputs[i];
       if (from == to) continue;
       for (int pass = 0; pass < (training ? 2 : 1); ++pass) {
         const Redistribution d = price(pass ? plan_redistribution(to, from, 0, s.in_metas[i].dtype)
-                                            : plan_redistribution(from, to, 0, s.in_metas[i].dtype), topo);
+                                            : plan_redistribution(from, to, 0, s.in_metas[i].dtype),
+                                       topo);
         o.redistribution += d.time, o.comm_bytes += d.bytes;
       }
     }

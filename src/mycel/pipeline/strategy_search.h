@@ -20,8 +20,8 @@ namespace mycel::parallel::search {
 /// The search's answer for one graph: each op application with its chosen strategy (what the
 /// parallel pass applies) and the report.
 struct GraphSearch {
-  std::vector<const ir::Apply*> ops;     ///< the op applications, in graph order
-  std::vector<shard::Strategy> chosen;   ///< strategy per op (MindSpore's in_strategy)
+  std::vector<const ir::Apply*> ops;    ///< the op applications, in graph order
+  std::vector<shard::Strategy> chosen;  ///< strategy per op (MindSpore's in_strategy)
   SimReport report;
 };
 

@@ -6,7 +6,8 @@
 
 namespace mycel::pynative {
 
-GradCache::GradCache(ad::GradSpec spec) : spec_(std::move(spec)), options_(pipeline::Options::from_env()) {}
+GradCache::GradCache(ad::GradSpec spec)
+    : spec_(std::move(spec)), options_(pipeline::Options::from_env()) {}
 
 CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
   for (int p : spec_.positions)
@@ -25,7 +26,8 @@ CompiledGrad& GradCache::get(Recording& r, const ir::AbstractPtr& sens) {
   spec.weight_params = r.weight_params;
   std::vector<ir::AbstractPtr> inputs = r.input_abstracts;
   if (spec.sens_param) {
-    if (!sens) MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
+    if (!sens)
+      MYCEL_THROW(TypeError, "[grad] sens_param=True needs the sensitivity as the last argument");
     inputs.push_back(sens);
   }
   CompiledGrad c;

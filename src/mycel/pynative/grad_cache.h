@@ -4,8 +4,8 @@
 #pragma once
 #include <list>
 #include <memory>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mycel/ad/ad.h"

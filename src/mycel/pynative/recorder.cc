@@ -166,10 +166,12 @@ NodePtr Recorder::input(const RecordedArg& a) {
   // Unknown, yet sharing memory with a recorded value: it was derived from that value outside
   // the recorded ops (a raw view), and capturing it as a constant would lose its gradient.
   if (a.tensor.numel() > 0 && aliases_recorded(a.tensor))
-    MYCEL_THROW(RuntimeError, "[grad] a tensor of shape ", shape_str(a.tensor.shape()), " and dtype ",
-                dtype_name(a.tensor.dtype()), " shares memory with a value computed in the function being "
-                "differentiated but was not made by a recorded op, so its gradient would be lost; "
-                "derive it with mycel ops (indexing, reshape, ops.*) rather than numpy or DLPack views");
+    MYCEL_THROW(
+        RuntimeError, "[grad] a tensor of shape ", shape_str(a.tensor.shape()), " and dtype ",
+        dtype_name(a.tensor.dtype()),
+        " shares memory with a value computed in the function being "
+        "differentiated but was not made by a recorded op, so its gradient would be lost; "
+        "derive it with mycel ops (indexing, reshape, ops.*) rather than numpy or DLPack views");
   NodePtr p = capture_copy(a.tensor);
   nodes_[key_of(a.tensor)] = {a.tensor, p};
   return p;
@@ -248,7 +250,8 @@ Recording Recorder::finish(const NodePtr& output) {
   deactivate();
   NodePtr out = output;
   if (!effects_.empty())
-    out = add_apply({rec_.graph->constant(prim_value(Prim::kDepend)), output, make_tuple(effects_)}, "depend");
+    out = add_apply({rec_.graph->constant(prim_value(Prim::kDepend)), output, make_tuple(effects_)},
+                    "depend");
   rec_.graph->set_output(out);
   // Parameter order: arguments, captured inputs, weights (non-weight parameters come first).
   std::vector<NodePtr> params = arguments_;

@@ -10,9 +10,9 @@
 // inputs rather than Constants so that a loop whose closure reads a new batch every step reuses
 // one compiled program and sees the new values; no gradient is asked for them.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -105,7 +105,7 @@ class Recorder {
   // outside recording that aliases one of them (a raw view) is caught.
   std::map<uintptr_t, uintptr_t> recorded_memory_;
   bool aliases_recorded(const Tensor& t) const;
-  std::map<const ir::Node*, std::string> ids_;                 // node -> token in the key
+  std::map<const ir::Node*, std::string> ids_;  // node -> token in the key
   std::string body_key_;
 };
 

@@ -15,18 +15,20 @@ void init_core(nb::module_& m) {
   }
   dt.def_prop_ro("itemsize", [](DType t) { return itemsize(t); })
       .def_prop_ro("is_floating_point", [](DType t) { return is_floating(t); })
-      .def("__repr__", [](DType t) {
-        std::string n = dtype_name(t);
-        n[0] = static_cast<char>(std::toupper(n[0]));
-        return n == "Bool" ? std::string("Bool") : n;  // MindSpore prints Float32, Int64, Bool
-      })
+      .def("__repr__",
+           [](DType t) {
+             std::string n = dtype_name(t);
+             n[0] = static_cast<char>(std::toupper(n[0]));
+             return n == "Bool" ? std::string("Bool") : n;  // MindSpore prints Float32, Int64, Bool
+           })
       .def("__str__", [](DType t) { return std::string(dtype_name(t)); });
   m.def("promote_types", &promote_types);
   m.def("dtype_from", &to_dtype);
   m.def("set_num_threads", &set_num_threads);
   m.def("get_num_threads", &num_threads);
-  m.def("cpu_has_avx512", &cpu_has_avx512,
-        "Whether Mycel's AVX-512 kernels run here (the CPU has them and MYCEL_MAX_CPU_ISA allows).");
+  m.def(
+      "cpu_has_avx512", &cpu_has_avx512,
+      "Whether Mycel's AVX-512 kernels run here (the CPU has them and MYCEL_MAX_CPU_ISA allows).");
   m.def("serial_work_threshold", &serial_work_threshold);
   m.def("allocator_stats", [] {
     AllocatorStats s = allocator_stats();

@@ -5,8 +5,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "mycel/data/source.h"
-#include "mycel/data/transform.h"
 #include "mycel/data/string_tensor.h"
+#include "mycel/data/transform.h"
 #include "mycel/python/data_convert.h"
 
 namespace mycel::py {
@@ -43,7 +43,8 @@ data::ParamValue to_param(const std::string& owner, const std::string& key, nb::
       return out;
     }
   }
-  MYCEL_THROW(TypeError, "[", owner, "] argument '", key, "' has unsupported type ", py_type_name(v));
+  MYCEL_THROW(TypeError, "[", owner, "] argument '", key, "' has unsupported type ",
+              py_type_name(v));
 }
 
 data::Params to_params(const std::string& owner, nb::dict kwargs) {
@@ -116,35 +117,50 @@ void init_data(nb::module_& m) {
   nb::class_<data::Transform>(d, "Transform")
       .def_prop_ro("name", &data::Transform::name)
       .def_prop_ro("is_random", &data::Transform::is_random)
-      .def("apply", [](const data::Transform& t, std::vector<Tensor> cols, uint64_t seed, uint64_t row) {
-        data::RowRng rng(seed, row);
-        if (!t.takes_strings())
-          for (const Tensor& c : cols) data::check_not_string(c, t.name(), "it takes numeric arrays only");
-        std::vector<Tensor> out;
-        {
-          nb::gil_scoped_release release;
-          out = t.apply(cols, rng);
-        }
-        return to_tuple(out);
-      }, nb::arg("columns"), nb::arg("seed") = 0, nb::arg("row") = 0);
-  d.def("make_source", [](const std::string& name, nb::kwargs kw) {
-    return data::make_source(name, to_params(name, kw));
-  }, nb::arg("name"), nb::arg("kwargs"));
-  d.def("make_transform", [](const std::string& name, std::vector<std::shared_ptr<data::Transform>> children,
-                            nb::kwargs kw) {
-    return data::make_transform(name, to_params(name, kw), children);
-  }, nb::arg("name"), nb::arg("children") = std::vector<std::shared_ptr<data::Transform>>{},
-     nb::arg("kwargs"));
-  d.def("py_transform", [](nb::object fn) -> std::shared_ptr<data::Transform> {
-    if (!PyCallable_Check(fn.ptr()))
-      MYCEL_THROW(TypeError, "map: operations must be transforms or Python callables, got ", py_type_name(fn));
-    return std::make_shared<PyTransform>(std::move(fn));
-  }, nb::arg("fn"));
+      .def(
+          "apply",
+          [](const data::Transform& t, std::vector<Tensor> cols, uint64_t seed, uint64_t row) {
+            data::RowRng rng(seed, row);
+            if (!t.takes_strings())
+              for (const Tensor& c : cols)
+                data::check_not_string(c, t.name(), "it takes numeric arrays only");
+            std::vector<Tensor> out;
+            {
+              nb::gil_scoped_release release;
+              out = t.apply(cols, rng);
+            }
+            return to_tuple(out);
+          },
+          nb::arg("columns"), nb::arg("seed") = 0, nb::arg("row") = 0);
+  d.def(
+      "make_source",
+      [](const std::string& name, nb::kwargs kw) {
+        return data::make_source(name, to_params(name, kw));
+      },
+      nb::arg("name"), nb::arg("kwargs"));
+  d.def(
+      "make_transform",
+      [](const std::string& name, std::vector<std::shared_ptr<data::Transform>> children,
+         nb::kwargs kw) { return data::make_transform(name, to_params(name, kw), children); },
+      nb::arg("name"), nb::arg("children") = std::vector<std::shared_ptr<data::Transform>>{},
+      nb::arg("kwargs"));
+  d.def(
+      "py_transform",
+      [](nb::object fn) -> std::shared_ptr<data::Transform> {
+        if (!PyCallable_Check(fn.ptr()))
+          MYCEL_THROW(TypeError, "map: operations must be transforms or Python callables, got ",
+                      py_type_name(fn));
+        return std::make_shared<PyTransform>(std::move(fn));
+      },
+      nb::arg("fn"));
   d.def("source_names", &data::source_names);
-  d.def("to_row_value", [](nb::handle obj) { return data_to_tensor(obj); }, nb::arg("value"),
-        "A row value as the engine holds it (strings become a string tensor).");
-  d.def("is_string", [](const Tensor& t) { return data::string_kind(t).has_value(); }, nb::arg("t"));
-  d.def("row_value_to_numpy", [](const Tensor& t) { return data_to_numpy(t); }, nb::arg("t"));
+  d.def(
+      "to_row_value", [](nb::handle obj) { return data_to_tensor(obj); }, nb::arg("value"),
+      "A row value as the engine holds it (strings become a string tensor).");
+  d.def(
+      "is_string", [](const Tensor& t) { return data::string_kind(t).has_value(); }, nb::arg("t"));
+  d.def(
+      "row_value_to_numpy", [](const Tensor& t) { return data_to_numpy(t); }, nb::arg("t"));
   d.def("transform_names", &data::transform_names);
 }
 

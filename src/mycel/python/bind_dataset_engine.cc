@@ -147,8 +147,10 @@ struct PyPipeline {
     p.reset();
   }
   ~PyPipeline() {
-    if (p && Py_IsInitialized() && !finalizing()) stop();
-    else p.release();  // at interpreter exit: leak instead of joining threads stuck on the GIL
+    if (p && Py_IsInitialized() && !finalizing())
+      stop();
+    else
+      p.release();  // at interpreter exit: leak instead of joining threads stuck on the GIL
   }
 };
 
@@ -163,7 +165,8 @@ nb::object row_to_python(const data::Row& row, bool numpy) {
 data::engine::Pipeline& pipeline_of(nb::handle obj) {
   PyPipeline* p = nullptr;
   if (!nb::try_cast<PyPipeline*>(obj, p) || !p)
-    MYCEL_THROW(TypeError, "sink: expected a dataset Pipeline, got ", nb::cast<std::string>(nb::repr(obj.type())));
+    MYCEL_THROW(TypeError, "sink: expected a dataset Pipeline, got ",
+                nb::cast<std::string>(nb::repr(obj.type())));
   if (!p->p) MYCEL_THROW(ValueError, "sink: the dataset pipeline was stopped");
   return *p->p;
 }
@@ -185,33 +188,40 @@ void init_dataset_engine(nb::module_& m) {
       .def_rw("indices", &eng::SamplerSpec::indices)
       .def_rw("weights", &eng::SamplerSpec::weights);
   e.def("sampler_size", &eng::sampler_size, nb::arg("spec"), nb::arg("n"));
-  e.def("sampler_indices", [](const eng::SamplerSpec& s, int64_t n, uint64_t seed, int64_t epoch) {
-    return eng::sampler_indices(s, n, eng::mix_seed(seed, 0, 0), epoch);
-  }, nb::arg("spec"), nb::arg("n"), nb::arg("seed") = 0, nb::arg("epoch") = 0);
+  e.def(
+      "sampler_indices",
+      [](const eng::SamplerSpec& s, int64_t n, uint64_t seed, int64_t epoch) {
+        return eng::sampler_indices(s, n, eng::mix_seed(seed, 0, 0), epoch);
+      },
+      nb::arg("spec"), nb::arg("n"), nb::arg("seed") = 0, nb::arg("epoch") = 0);
   e.def("check_sampler", &eng::check_sampler);
 
   e.def("tensor_source", &eng::tensor_source, nb::arg("columns"), nb::arg("names"));
-  e.def("py_source", [](nb::object obj, std::vector<std::string> names) -> std::shared_ptr<data::Source> {
-    return std::make_shared<PySource>(std::move(obj), std::move(names));
-  });
+  e.def("py_source",
+        [](nb::object obj, std::vector<std::string> names) -> std::shared_ptr<data::Source> {
+          return std::make_shared<PySource>(std::move(obj), std::move(names));
+        });
   e.def("source_op", &eng::source_op, nb::arg("source"), nb::arg("sampler"), nb::arg("workers"));
   e.def("stream_op", [](nb::object src, size_t ncols, int64_t num_samples) {
     return eng::stream_op(std::make_shared<PyStreamFactory>(std::move(src), ncols), num_samples);
   });
   e.def("map_op", &eng::map_op);
-  e.def("batch_op", [](std::shared_ptr<eng::Op> child, int64_t size, bool drop, nb::object fn,
-                       nb::object info_cls, std::vector<int64_t> map_in, eng::Layout layout,
-                       std::vector<std::tuple<bool, std::vector<int64_t>, double>> pads,
-                       std::vector<std::string> names, int workers) {
-    std::shared_ptr<eng::BatchMap> bm;
-    if (!fn.is_none()) bm = std::make_shared<PyBatchMap>(std::move(fn), std::move(info_cls));
-    std::vector<eng::PadSpec> ps;
-    for (auto& [on, shape, value] : pads) ps.push_back({on, shape, value});
-    return eng::batch_op(std::move(child), size, drop, bm, std::move(map_in), std::move(layout),
-                         std::move(ps), std::move(names), workers);
-  }, nb::arg("child"), nb::arg("batch_size"), nb::arg("drop_remainder"),
-     nb::arg("per_batch_map").none(), nb::arg("batch_info"), nb::arg("map_inputs"),
-     nb::arg("layout"), nb::arg("pads"), nb::arg("column_names"), nb::arg("workers"));
+  e.def(
+      "batch_op",
+      [](std::shared_ptr<eng::Op> child, int64_t size, bool drop, nb::object fn,
+         nb::object info_cls, std::vector<int64_t> map_in, eng::Layout layout,
+         std::vector<std::tuple<bool, std::vector<int64_t>, double>> pads,
+         std::vector<std::string> names, int workers) {
+        std::shared_ptr<eng::BatchMap> bm;
+        if (!fn.is_none()) bm = std::make_shared<PyBatchMap>(std::move(fn), std::move(info_cls));
+        std::vector<eng::PadSpec> ps;
+        for (auto& [on, shape, value] : pads) ps.push_back({on, shape, value});
+        return eng::batch_op(std::move(child), size, drop, bm, std::move(map_in), std::move(layout),
+                             std::move(ps), std::move(names), workers);
+      },
+      nb::arg("child"), nb::arg("batch_size"), nb::arg("drop_remainder"),
+      nb::arg("per_batch_map").none(), nb::arg("batch_info"), nb::arg("map_inputs"),
+      nb::arg("layout"), nb::arg("pads"), nb::arg("column_names"), nb::arg("workers"));
   e.def("shuffle_op", &eng::shuffle_op);
   e.def("repeat_op", &eng::repeat_op);
   e.def("take_op", &eng::take_op);
@@ -219,35 +229,44 @@ void init_dataset_engine(nb::module_& m) {
   e.def("project_op", &eng::project_op);
   e.def("zip_op", &eng::zip_op);
   e.def("concat_op", &eng::concat_op);
-  e.def("current_row", []() -> nb::object {
-    eng::RowContext r = eng::current_row();
-    if (!r.active) return nb::none();
-    return nb::make_tuple(r.seed, r.row_id);
-  }, "(seed, row id) of the row being mapped on this thread, or None outside a map.");
+  e.def(
+      "current_row",
+      []() -> nb::object {
+        eng::RowContext r = eng::current_row();
+        if (!r.active) return nb::none();
+        return nb::make_tuple(r.seed, r.row_id);
+      },
+      "(seed, row id) of the row being mapped on this thread, or None outside a map.");
 
   nb::class_<PyPipeline>(e, "Pipeline")
-      .def("__init__", [](PyPipeline* self, std::shared_ptr<eng::Op> root, int64_t num_epochs,
-                          uint64_t seed, size_t prefetch) {
-        new (self) PyPipeline();
-        self->p = std::make_unique<eng::Pipeline>(std::move(root), num_epochs, seed, prefetch);
-      }, nb::arg("root"), nb::arg("num_epochs"), nb::arg("seed"), nb::arg("prefetch"))
-      .def("next", [](PyPipeline& self, bool numpy) -> nb::object {
-        // None marks the end of an epoch; StopIteration the end of the data.
-        if (!self.p) throw nb::stop_iteration();
-        data::Row row;
-        eng::Pipeline::Status st;
-        while (true) {
-          {
-            nb::gil_scoped_release release;
-            st = self.p->next(row, 100);
-          }
-          if (st != eng::Pipeline::Status::kTimeout) break;
-          if (PyErr_CheckSignals() != 0) throw nb::python_error();
-        }
-        if (st == eng::Pipeline::Status::kEnd) throw nb::stop_iteration();
-        if (st == eng::Pipeline::Status::kEpochEnd) return nb::none();
-        return row_to_python(row, numpy);
-      }, nb::arg("numpy") = false)
+      .def(
+          "__init__",
+          [](PyPipeline* self, std::shared_ptr<eng::Op> root, int64_t num_epochs, uint64_t seed,
+             size_t prefetch) {
+            new (self) PyPipeline();
+            self->p = std::make_unique<eng::Pipeline>(std::move(root), num_epochs, seed, prefetch);
+          },
+          nb::arg("root"), nb::arg("num_epochs"), nb::arg("seed"), nb::arg("prefetch"))
+      .def(
+          "next",
+          [](PyPipeline& self, bool numpy) -> nb::object {
+            // None marks the end of an epoch; StopIteration the end of the data.
+            if (!self.p) throw nb::stop_iteration();
+            data::Row row;
+            eng::Pipeline::Status st;
+            while (true) {
+              {
+                nb::gil_scoped_release release;
+                st = self.p->next(row, 100);
+              }
+              if (st != eng::Pipeline::Status::kTimeout) break;
+              if (PyErr_CheckSignals() != 0) throw nb::python_error();
+            }
+            if (st == eng::Pipeline::Status::kEnd) throw nb::stop_iteration();
+            if (st == eng::Pipeline::Status::kEpochEnd) return nb::none();
+            return row_to_python(row, numpy);
+          },
+          nb::arg("numpy") = false)
       .def("stop", &PyPipeline::stop);
 }
 

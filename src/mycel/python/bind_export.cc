@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "mycel/frontend/frontend.h"
+#include "mycel/frontend/py_convert.h"
 #include "mycel/ir/func_graph.h"
 #include "mycel/ir/prim.h"
-#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 
@@ -18,17 +18,21 @@ nb::object value_to_py(const ir::Value& v);  // bind_graph.cc
 namespace {
 
 nb::object attr_to_py(const AttrValue& a) {
-  return std::visit([](const auto& x) -> nb::object {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<T, std::monostate>) return nb::none();
-    else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
-      nb::list l;
-      for (auto v : x) l.append(nb::cast(v));
-      return nb::tuple(l);
-    } else {
-      return nb::cast(x);
-    }
-  }, a);
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return nb::none();
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                           std::is_same_v<T, std::vector<double>>) {
+          nb::list l;
+          for (auto v : x) l.append(nb::cast(v));
+          return nb::tuple(l);
+        } else {
+          return nb::cast(x);
+        }
+      },
+      a);
 }
 
 /// ("tensor", shape with None for dynamic dims, dtype) | ("tuple", [items]) | ("other", repr).
@@ -42,7 +46,8 @@ nb::object abstract_to_py(const ir::AbstractPtr& a) {
   }
   if (a->kind() == ir::AbstractKind::kTuple) {
     nb::list items;
-    for (const auto& i : static_cast<const ir::AbstractTuple&>(*a).items()) items.append(abstract_to_py(i));
+    for (const auto& i : static_cast<const ir::AbstractTuple&>(*a).items())
+      items.append(abstract_to_py(i));
     return nb::make_tuple("tuple", items);
   }
   return nb::make_tuple("other", a->repr());
@@ -80,13 +85,14 @@ class GraphWalker {
     if (it != index_.end()) return it->second;
     if (auto* c = ir::as_constant(n)) {
       const ir::Value& v = *c->value();
-      if (v.kind() == ir::ValueKind::kGraph || v.kind() == ir::ValueKind::kOp || v.kind() == ir::ValueKind::kPrim)
-        MYCEL_THROW(NotSupported, "export: the graph ", g_.name(), " passes a function value (", v.repr(),
-                    ") as data; only straight-line tensor programs can be exported");
+      if (v.kind() == ir::ValueKind::kGraph || v.kind() == ir::ValueKind::kOp ||
+          v.kind() == ir::ValueKind::kPrim)
+        MYCEL_THROW(NotSupported, "export: the graph ", g_.name(), " passes a function value (",
+                    v.repr(), ") as data; only straight-line tensor programs can be exported");
       return nb::make_tuple("const", value_to_py(v));
     }
-    MYCEL_THROW(NotSupported, "export: the graph ", g_.name(), " uses a free variable (", n->debug_name(),
-                "); only a flat inference graph can be exported");
+    MYCEL_THROW(NotSupported, "export: the graph ", g_.name(), " uses a free variable (",
+                n->debug_name(), "); only a flat inference graph can be exported");
   }
 
   nb::dict node(const ir::NodePtr& n) {
@@ -95,7 +101,9 @@ class GraphWalker {
     d["id"] = static_cast<int64_t>(index_.size());
     auto* callee = ir::as_constant(a->callee());
     std::string where = n->loc().known() ? " (" + n->loc().str() + ")" : "";
-    if (!callee) MYCEL_THROW(NotSupported, "export: a call of a computed function remains in ", g_.name(), where);
+    if (!callee)
+      MYCEL_THROW(NotSupported, "export: a call of a computed function remains in ", g_.name(),
+                  where);
     const ir::Value& v = *callee->value();
     nb::dict attrs;
     if (v.kind() == ir::ValueKind::kOp) {
@@ -109,8 +117,9 @@ class GraphWalker {
       d["kind"] = "prim";
       d["op"] = ir::prim_name(static_cast<const ir::PrimValue&>(v).prim());
     } else {
-      MYCEL_THROW(NotSupported, "export: ", g_.name(), " still calls ", v.repr(), where,
-                  " (control flow or a call that was not inlined); export needs a straight-line graph");
+      MYCEL_THROW(
+          NotSupported, "export: ", g_.name(), " still calls ", v.repr(), where,
+          " (control flow or a call that was not inlined); export needs a straight-line graph");
     }
     d["attrs"] = attrs;
     nb::list inputs;

@@ -8,52 +8,64 @@
 #include "mycel/analysis/analysis.h"
 #include "mycel/backend/program.h"
 #include "mycel/frontend/frontend.h"
+#include "mycel/frontend/py_convert.h"
 #include "mycel/ir/printer.h"
 #include "mycel/ir/raised.h"
-#include "mycel/opt/opt.h"
 #include "mycel/ops/batch.h"
-#include "mycel/pipeline/semi_auto.h"
+#include "mycel/opt/opt.h"
 #include "mycel/pipeline/pipeline.h"
-#include "mycel/frontend/py_convert.h"
-#include "mycel/python/pipeline_handle.h"
+#include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/strategy_search.h"
+#include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
 
 frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
-nb::dict graph_to_py(const ir::FuncGraph& g);             // bind_export.cc
+nb::dict graph_to_py(const ir::FuncGraph& g);           // bind_export.cc
 
 /// Python object for a compile-time value (nullptr-free: None for none).
 nb::object value_to_py(const ir::Value& v) {
   using K = ir::ValueKind;
   switch (v.kind()) {
-    case K::kNone: return nb::none();
-    case K::kBool: return nb::bool_(static_cast<const ir::BoolValue&>(v).value());
-    case K::kInt: return nb::int_(static_cast<const ir::IntValue&>(v).value());
-    case K::kFloat: return nb::float_(static_cast<const ir::FloatValue&>(v).value());
-    case K::kStr: return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
-    case K::kDType: return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
-    case K::kTensor: return nb::cast(static_cast<const ir::TensorValue&>(v).tensor());
+    case K::kNone:
+      return nb::none();
+    case K::kBool:
+      return nb::bool_(static_cast<const ir::BoolValue&>(v).value());
+    case K::kInt:
+      return nb::int_(static_cast<const ir::IntValue&>(v).value());
+    case K::kFloat:
+      return nb::float_(static_cast<const ir::FloatValue&>(v).value());
+    case K::kStr:
+      return nb::str(static_cast<const ir::StrValue&>(v).value().c_str());
+    case K::kDType:
+      return nb::cast(static_cast<const ir::DTypeValue&>(v).value());
+    case K::kTensor:
+      return nb::cast(static_cast<const ir::TensorValue&>(v).tensor());
     case K::kTuple:
     case K::kList: {
       nb::list l;
-      for (const auto& item : static_cast<const ir::SequenceValue&>(v).items()) l.append(value_to_py(*item));
+      for (const auto& item : static_cast<const ir::SequenceValue&>(v).items())
+        l.append(value_to_py(*item));
       return v.kind() == K::kTuple ? nb::object(nb::tuple(l)) : nb::object(l);
     }
     case K::kDict: {
       nb::dict d;
-      for (const auto& [k, val] : static_cast<const ir::DictValue&>(v).items()) d[value_to_py(*k)] = value_to_py(*val);
+      for (const auto& [k, val] : static_cast<const ir::DictValue&>(v).items())
+        d[value_to_py(*k)] = value_to_py(*val);
       return d;
     }
-    case K::kExternal: return static_cast<const frontend::PyObjectValue&>(v).object();
+    case K::kExternal:
+      return static_cast<const frontend::PyObjectValue&>(v).object();
     case K::kGraph:
     case K::kOp:
     case K::kPrim:
     case K::kGradOp:  // a function value (isinstance's witness): a Python function standing in
       return nb::module_::import_("mycel.common.graph_syntax").attr("function_stand_in")(v.repr());
-    default: break;
+    default:
+      break;
   }
-  MYCEL_THROW(NotSupported, "graph mode: the value ", v.repr(), " cannot be passed to Python code at compile time");
+  MYCEL_THROW(NotSupported, "graph mode: the value ", v.repr(),
+              " cannot be passed to Python code at compile time");
 }
 
 /// Compile-time value for a Python object (anything else stays an opaque Python object).
@@ -123,7 +135,8 @@ void raise_python(const ir::RaisedError& e) {
       nb::object notes = nb::getattr(exc, "__notes__", nb::none());
       bool noted = false;
       if (!notes.is_none())
-        for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
+        for (nb::handle n : notes)
+          noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == where;
       if (!noted) exc.attr("add_note")(where);
     }
     // The calls that led there, innermost first, once each: those analysis unwound through
@@ -133,7 +146,8 @@ void raise_python(const ir::RaisedError& e) {
       nb::object notes = nb::getattr(exc, "__notes__", nb::none());
       bool noted = false;
       if (!notes.is_none())
-        for (nb::handle n : notes) noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == note;
+        for (nb::handle n : notes)
+          noted |= nb::isinstance<nb::str>(n) && nb::cast<std::string>(n) == note;
       if (!noted) exc.attr("add_note")(note);
     }
   } catch (nb::python_error& err) {
@@ -150,7 +164,8 @@ void raise_python(const ir::RaisedError& e) {
 ir::AbstractPtr abstract_of_spec(nb::handle h) {
   if (nb::hasattr(h, "_dynamic_shape")) {
     Shape s;
-    for (nb::handle d : h.attr("_dynamic_shape")) s.push_back(d.is_none() ? ir::kDynamic : nb::cast<int64_t>(d));
+    for (nb::handle d : h.attr("_dynamic_shape"))
+      s.push_back(d.is_none() ? ir::kDynamic : nb::cast<int64_t>(d));
     return std::make_shared<ir::AbstractTensor>(s, nb::cast<const Tensor&>(h).dtype());
   }
   return abstract_of(h);
@@ -164,7 +179,8 @@ class CompiledGraph {
 
   /// The gradient of obj per `spec`; `weights` (Parameters) are matched to the graph's weight
   /// parameters by storage, and ones the function never reads become unused weight parameters.
-  CompiledGraph(nb::handle obj, ad::GradSpec spec, nb::handle weights) : parsed_(parse_or_raise(obj)), grad_(spec) {
+  CompiledGraph(nb::handle obj, ad::GradSpec spec, nb::handle weights)
+      : parsed_(parse_or_raise(obj)), grad_(spec) {
     if (weights.is_none()) return;
     grad_->with_weights = true;
     grad_->weight_params = weight_indices(weights);
@@ -221,7 +237,8 @@ class CompiledGraph {
       }
       if (index < 0) {
         nb::object n = nb::getattr(w, "name", nb::none());
-        ir::NodePtr p = parsed_.entry->add_parameter(n.is_none() ? std::string("weight") : nb::cast<std::string>(n));
+        ir::NodePtr p = parsed_.entry->add_parameter(n.is_none() ? std::string("weight")
+                                                                 : nb::cast<std::string>(n));
         static_cast<ir::Parameter*>(p.get())->bind(t);
         keep_alive_.push_back(nb::borrow(w));
         index = static_cast<int>(parsed_.entry->parameters().size()) - 1;
@@ -238,7 +255,8 @@ class CompiledGraph {
     std::vector<ir::AbstractPtr> abs;
     for (nb::handle h : spec) abs.push_back(abstract_of_spec(h));
     if (abs.size() != args.size())
-      MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(), " inputs, the call passes ", args.size());
+      MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(),
+                  " inputs, the call passes ", args.size());
     return run(abs, args);
   }
 
@@ -257,7 +275,8 @@ class CompiledGraph {
     std::vector<Tensor> outs;
     std::vector<std::pair<Shape, DType>> meta;  // of the rows the current step was compiled for
     pipeline::Step* step = nullptr;
-    bool rows_since_epoch_end = true;  // an epoch end left by the previous call is not an empty epoch
+    bool rows_since_epoch_end =
+        true;  // an epoch end left by the previous call is not an empty epoch
     int64_t done = 0;
     while (done < steps) {
       Status st;
@@ -273,7 +292,8 @@ class CompiledGraph {
         if (until_epoch_end) break;
         MYCEL_THROW(ValueError, "sink: the dataset ended after ", done, " of ", steps, " steps");
       }
-      if (st == Status::kEpochEnd && until_epoch_end) break;  // consumed: the next call starts an epoch
+      if (st == Status::kEpochEnd && until_epoch_end)
+        break;  // consumed: the next call starts an epoch
       if (st == Status::kEpochEnd) {
         if (!rows_since_epoch_end) MYCEL_THROW(ValueError, "sink: the training dataset is empty");
         rows_since_epoch_end = false;
@@ -289,8 +309,8 @@ class CompiledGraph {
         } else {
           for (nb::handle h : spec) abs.push_back(abstract_of_spec(h));
           if (abs.size() != row.size())
-            MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(), " inputs, the dataset rows have ",
-                        row.size(), " columns");
+            MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(),
+                        " inputs, the dataset rows have ", row.size(), " columns");
         }
         step = &compiled(abs);
         for (bool c : step->constant_args)
@@ -345,13 +365,18 @@ class CompiledGraph {
     std::string key = analysis::signature_key(abs);
     // A program compiled under other parallel settings splits differently (or not at all).
     if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled) {
-      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) + (pc.full_batch ? "" : ":split");
+      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) +
+             (pc.full_batch ? "" : ":split");
       if (pc.search)  // the search's answer depends on its mode, cluster and memory limit
-        key += ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);
+        key +=
+            ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);
     }
     if (pipeline::Step* s = programs_.find(key)) return *s;
-    if (chain_) return programs_.insert(key, pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
-    return programs_.insert(key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
+    if (chain_)
+      return programs_.insert(key,
+                              pipeline::compile_transformed(parsed_.entry, abs, *chain_, options_));
+    return programs_.insert(
+        key, pipeline::compile_step(parsed_.entry, abs, grad_ ? &*grad_ : nullptr, options_));
   }
 
   nb::object run(const std::vector<ir::AbstractPtr>& abs, nb::args args) {
@@ -398,11 +423,13 @@ class CompiledGraph {
     }
     if (a && a->kind() == ir::AbstractKind::kTuple) {  // a list stays a list, as eagerly
       nb::list l;
-      for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items()) l.append(structured(outs, k, item));
+      for (const auto& item : static_cast<const ir::AbstractTuple&>(*a).items())
+        l.append(structured(outs, k, item));
       if (static_cast<const ir::AbstractTuple&>(*a).is_list()) return l;
       return nb::tuple(l);
     }
-    if (k >= outs.size()) MYCEL_THROW(RuntimeError, "graph mode: the program returned fewer outputs than its graph");
+    if (k >= outs.size())
+      MYCEL_THROW(RuntimeError, "graph mode: the program returned fewer outputs than its graph");
     Tensor& t = outs[k++];
     if (!t.defined()) return nb::none();
     return nb::cast(std::move(t));
@@ -421,18 +448,19 @@ class CompiledGraph {
 void init_graph(nb::module_& m) {
   nb::module_ g = m.def_submodule("graph", "Graph mode: specialization, optimization, execution.");
   // Analysis calls Python helpers on constant arguments at compile time (math, numpy, ...).
-  analysis::set_const_eval_hook([](const ir::Value& callee, const std::vector<ir::ValuePtr>& args) -> ir::ValuePtr {
-    if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
-    nb::gil_scoped_acquire gil;
-    nb::list py_args;
-    for (const auto& a : args) py_args.append(value_to_py(*a));
-    nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
-    try {
-      return py_to_value(fn(*nb::tuple(py_args)));
-    } catch (nb::python_error& e) {  // raised again as itself, located by analysis
-      throw ir::RaisedError(frontend::py_object(e.value()), {});
-    }
-  });
+  analysis::set_const_eval_hook(
+      [](const ir::Value& callee, const std::vector<ir::ValuePtr>& args) -> ir::ValuePtr {
+        if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
+        nb::gil_scoped_acquire gil;
+        nb::list py_args;
+        for (const auto& a : args) py_args.append(value_to_py(*a));
+        nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
+        try {
+          return py_to_value(fn(*nb::tuple(py_args)));
+        } catch (nb::python_error& e) {  // raised again as itself, located by analysis
+          throw ir::RaisedError(frontend::py_object(e.value()), {});
+        }
+      });
   // A Python exception of the user's code (raise, assert, a helper run at compile time), from
   // analysis or from a running Program: raised as Python would, the source line as a note.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
@@ -456,19 +484,22 @@ void init_graph(nb::module_& m) {
     if (!nb::getattr(ops, n.c_str(), nb::none()).is(fn)) return nullptr;
     return Registry::get().find(n);
   });
-  g.def("specialize", [](frontend::ParsedModule& p, nb::args args, bool optimize) {
-    std::vector<ir::AbstractPtr> abs;
-    for (nb::handle a : args) abs.push_back(abstract_of(a));
-    ir::FuncGraph* s = analysis::specialize(*p.module, p.entry, abs);
-    if (optimize) opt::optimize(s);
-    return ir::print(*s);
-  }, nb::arg("parsed"), nb::arg("args"), nb::arg("optimize") = true,
-     "Specializes (and optimizes) a parsed function for example arguments; returns the IR text.");
+  g.def(
+      "specialize",
+      [](frontend::ParsedModule& p, nb::args args, bool optimize) {
+        std::vector<ir::AbstractPtr> abs;
+        for (nb::handle a : args) abs.push_back(abstract_of(a));
+        ir::FuncGraph* s = analysis::specialize(*p.module, p.entry, abs);
+        if (optimize) opt::optimize(s);
+        return ir::print(*s);
+      },
+      nb::arg("parsed"), nb::arg("args"), nb::arg("optimize") = true,
+      "Specializes (and optimizes) a parsed function for example arguments; returns the IR text.");
   nb::class_<CompiledGraph>(g, "CompiledGraph", "A function, method or Cell compiled to graphs.")
       .def("__call__", &CompiledGraph::call)
       .def("run_with_signature", &CompiledGraph::run_with_signature)
-      .def("run_sink", &CompiledGraph::run_sink, nb::arg("pipeline").none(), nb::arg("steps"), nb::arg("spec").none(),
-           nb::arg("until_epoch_end") = false,
+      .def("run_sink", &CompiledGraph::run_sink, nb::arg("pipeline").none(), nb::arg("steps"),
+           nb::arg("spec").none(), nb::arg("until_epoch_end") = false,
            "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
            "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
@@ -476,54 +507,72 @@ void init_graph(nb::module_& m) {
            "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
       .def_prop_ro("cache_hits", [](const CompiledGraph& c) { return c.cache().hits(); })
-      .def_prop_ro("evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },
-                   "Compiled signatures dropped as least recently used (MYCEL_MAX_PROGRAMS).")
-      .def("stats", [](CompiledGraph& c, nb::args args) {
-        backend::ProgramStats s = c.program_for(args).stats();
-        nb::dict d;
-        d["arena_bytes"] = s.arena_bytes;
-        d["num_instructions"] = s.num_instructions;
-        d["num_kernel_launches"] = s.num_kernel_launches;
-        d["num_plans"] = s.num_plans;
-        d["num_inplace"] = s.num_inplace;
-        d["num_fused"] = s.num_fused;
-        return d;
-      })
-      .def("search_strategy",
-           [](CompiledGraph& c, const std::string& topology, int device_num, const std::string& mode,
-              double memory_limit, bool training, double optimizer_slots, nb::args args) {
-             const parallel::search::Topology topo = parallel::search::parse_topology(topology);
-             const ir::FuncGraph& g = c.graph_for(args);
-             nb::gil_scoped_release release;
-             return parallel::search::report_to_json(
-                 parallel::search::search_graph(g, topo, device_num, mode, memory_limit, training, optimizer_slots).report);
-           },
-           "Auto-parallel strategy search for these arguments on simulated devices; the report as JSON.")
-      .def("program_text", [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
-           "The compiled Program's instruction listing for these arguments (after fusion).");
-  g.def("compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
-        "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
-  g.def("grad", [](nb::handle obj, std::vector<int> positions, bool positions_tuple, nb::handle weights,
-                   bool return_value, bool has_aux, bool sens_param) {
-          ad::GradSpec spec;
-          spec.positions = std::move(positions);
-          spec.positions_tuple = positions_tuple;
-          spec.return_value = return_value;
-          spec.has_aux = has_aux;
-          spec.sens_param = sens_param;
-          return new CompiledGraph(obj, spec, weights);
-        }, nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
-        nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
-        "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
-  g.def("batching_rule", [](const std::string& name) -> std::string {
-          const OpDef& op = Registry::get().at(name);
-          if (BatchRegistry::get().has_own(name)) return "own";
-          return BatchRegistry::get().find(op) ? "elementwise" : "loop";
-        }, nb::arg("op"), "How vmap batches an op: 'own' rule, the generic 'elementwise' one, or a 'loop' per item.");
-  g.def("transformed", [](nb::handle obj, nb::list chain) { return new CompiledGraph(obj, chain); },
-        nb::arg("obj"), nb::arg("chain"),
-        "A function, method or Cell under a chain of transforms (grad / vmap dicts, innermost first), "
-        "compiled per signature (see mycel.ops.vmap).");
+      .def_prop_ro(
+          "evictions", [](const CompiledGraph& c) { return c.cache().evictions(); },
+          "Compiled signatures dropped as least recently used (MYCEL_MAX_PROGRAMS).")
+      .def("stats",
+           [](CompiledGraph& c, nb::args args) {
+             backend::ProgramStats s = c.program_for(args).stats();
+             nb::dict d;
+             d["arena_bytes"] = s.arena_bytes;
+             d["num_instructions"] = s.num_instructions;
+             d["num_kernel_launches"] = s.num_kernel_launches;
+             d["num_plans"] = s.num_plans;
+             d["num_inplace"] = s.num_inplace;
+             d["num_fused"] = s.num_fused;
+             return d;
+           })
+      .def(
+          "search_strategy",
+          [](CompiledGraph& c, const std::string& topology, int device_num, const std::string& mode,
+             double memory_limit, bool training, double optimizer_slots, nb::args args) {
+            const parallel::search::Topology topo = parallel::search::parse_topology(topology);
+            const ir::FuncGraph& g = c.graph_for(args);
+            nb::gil_scoped_release release;
+            return parallel::search::report_to_json(
+                parallel::search::search_graph(g, topo, device_num, mode, memory_limit, training,
+                                               optimizer_slots)
+                    .report);
+          },
+          "Auto-parallel strategy search for these arguments on simulated devices; the report as "
+          "JSON.")
+      .def(
+          "program_text",
+          [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
+          "The compiled Program's instruction listing for these arguments (after fusion).");
+  g.def(
+      "compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
+      "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
+  g.def(
+      "grad",
+      [](nb::handle obj, std::vector<int> positions, bool positions_tuple, nb::handle weights,
+         bool return_value, bool has_aux, bool sens_param) {
+        ad::GradSpec spec;
+        spec.positions = std::move(positions);
+        spec.positions_tuple = positions_tuple;
+        spec.return_value = return_value;
+        spec.has_aux = has_aux;
+        spec.sens_param = sens_param;
+        return new CompiledGraph(obj, spec, weights);
+      },
+      nb::arg("obj"), nb::arg("positions"), nb::arg("positions_tuple"), nb::arg("weights").none(),
+      nb::arg("return_value"), nb::arg("has_aux"), nb::arg("sens_param"),
+      "The gradient of a function, method or Cell, compiled per signature (see mycel.grad).");
+  g.def(
+      "batching_rule",
+      [](const std::string& name) -> std::string {
+        const OpDef& op = Registry::get().at(name);
+        if (BatchRegistry::get().has_own(name)) return "own";
+        return BatchRegistry::get().find(op) ? "elementwise" : "loop";
+      },
+      nb::arg("op"),
+      "How vmap batches an op: 'own' rule, the generic 'elementwise' one, or a 'loop' per item.");
+  g.def(
+      "transformed", [](nb::handle obj, nb::list chain) { return new CompiledGraph(obj, chain); },
+      nb::arg("obj"), nb::arg("chain"),
+      "A function, method or Cell under a chain of transforms (grad / vmap dicts, innermost "
+      "first), "
+      "compiled per signature (see mycel.ops.vmap).");
 }
 
 }  // namespace mycel::py

@@ -8,8 +8,8 @@
 #include <ctime>
 
 #include "mycel/data/engine/engine.h"
-#include "mycel/insight/insight.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/insight/insight.h"
 
 namespace mycel::py {
 
@@ -77,12 +77,16 @@ insight::GraphAttr to_graph_attr(const std::string& node, const std::string& key
   std::vector<std::vector<int64_t>> shapes;
   for (nb::handle x : items) {
     if (!nb::isinstance<nb::list>(x) && !nb::isinstance<nb::tuple>(x))
-      throw nb::type_error(bad("a list must hold only ints, floats, strs, dtypes or shapes").c_str());
+      throw nb::type_error(
+          bad("a list must hold only ints, floats, strs, dtypes or shapes").c_str());
     std::vector<int64_t> dims;
     for (nb::handle d : x) {
-      if (d.is_none()) dims.push_back(-1);
-      else if (is_int(d)) dims.push_back(nb::cast<int64_t>(d));
-      else throw nb::type_error(bad("a shape's dims must be ints or None").c_str());
+      if (d.is_none())
+        dims.push_back(-1);
+      else if (is_int(d))
+        dims.push_back(nb::cast<int64_t>(d));
+      else
+        throw nb::type_error(bad("a shape's dims must be ints or None").c_str());
     }
     shapes.push_back(std::move(dims));
   }
@@ -90,20 +94,22 @@ insight::GraphAttr to_graph_attr(const std::string& node, const std::string& key
 }
 
 nb::object graph_attr_to_py(const insight::GraphAttr& a) {
-  return std::visit([](const auto& x) -> nb::object {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<T, std::vector<std::vector<int64_t>>>) {
-      nb::list l;
-      for (const auto& dims : x) {
-        nb::list d;
-        for (int64_t v : dims) d.append(v < 0 ? nb::none() : nb::cast(v));
-        l.append(d);
-      }
-      return l;
-    } else {
-      return nb::cast(x);
-    }
-  }, a);
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::vector<std::vector<int64_t>>>) {
+          nb::list l;
+          for (const auto& dims : x) {
+            nb::list d;
+            for (int64_t v : dims) d.append(v < 0 ? nb::none() : nb::cast(v));
+            l.append(d);
+          }
+          return l;
+        } else {
+          return nb::cast(x);
+        }
+      },
+      a);
 }
 }  // namespace
 
@@ -152,8 +158,10 @@ void init_insight(nb::module_& m) {
               auto t = nb::cast<nb::tuple>(item);
               if (t.size() != 4)
                 throw nb::value_error("graph summary: each node must be (name, op, inputs, attrs)");
-              insight::GraphNode n{nb::cast<std::string>(t[0]), nb::cast<std::string>(t[1]),
-                                   nb::cast<std::vector<std::string>>(t[2]), {}};
+              insight::GraphNode n{nb::cast<std::string>(t[0]),
+                                   nb::cast<std::string>(t[1]),
+                                   nb::cast<std::vector<std::string>>(t[2]),
+                                   {}};
               for (auto [k, v] : nb::cast<nb::dict>(t[3])) {
                 std::string key = nb::cast<std::string>(k);
                 n.attrs.emplace_back(key, to_graph_attr(n.name, key, v));
@@ -277,8 +285,8 @@ void init_insight(nb::module_& m) {
           nb::list ptrs;  // the launched inputs' buffers (a copy made for the report has its own)
           for (const Tensor& t : l.launched)
             ptrs.append(t.defined() ? reinterpret_cast<uintptr_t>(t.data()) : uintptr_t{0});
-          nb::object r = on_launch(l.op, site_tuple(l.site), tensors(l.inputs), tensors(l.outputs),
-                                   ptrs);
+          nb::object r =
+              on_launch(l.op, site_tuple(l.site), tensors(l.inputs), tensors(l.outputs), ptrs);
           return r.is_none() ? std::string() : nb::cast<std::string>(r);
         };
         auto step = [on_step_h] {
@@ -291,7 +299,8 @@ void init_insight(nb::module_& m) {
       "Until debugger_stop, calls on_launch(op, site, inputs, outputs, input_ptrs) after every "
       "kernel launch "
       "(a returned str makes the launch raise RuntimeError with it) and on_step_end() after each "
-      "outermost compiled-program run. The tensors are the launch's own buffers: copy what you keep.");
+      "outermost compiled-program run. The tensors are the launch's own buffers: copy what you "
+      "keep.");
   ins.def("debugger_stop", &insight::debugger::stop);
 
   ins.def(

@@ -4,8 +4,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "mycel/io/io.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/io/io.h"
 
 namespace mycel::py {
 

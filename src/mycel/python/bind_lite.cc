@@ -16,8 +16,8 @@ namespace {
 
 /// A lite::Graph from Python lists: values (name, dtype, shape, weight index), weights
 /// (Tensors), nodes (op, name, inputs, outputs, {attr: value}), inputs, outputs.
-lite::Graph graph_from_py(nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,
-                          std::vector<int> outputs) {
+lite::Graph graph_from_py(nb::list values, nb::list weights, nb::list nodes,
+                          std::vector<int> inputs, std::vector<int> outputs) {
   lite::Graph g;
   for (nb::handle v : values) {
     nb::tuple t = nb::cast<nb::tuple>(v);
@@ -40,7 +40,9 @@ lite::Graph graph_from_py(nb::list values, nb::list weights, nb::list nodes, std
     for (auto [k, val] : nb::cast<nb::dict>(t[4])) {
       std::string name = nb::cast<std::string>(k);
       int idx = ni.op->attr_index(name);
-      if (idx < 0) MYCEL_THROW(ValueError, "MINDIR writer: op ", ni.op->name, " has no attribute '", name, "'");
+      if (idx < 0)
+        MYCEL_THROW(ValueError, "MINDIR writer: op ", ni.op->name, " has no attribute '", name,
+                    "'");
       if (!val.is_none()) named[name] = to_attr(*ni.op, ni.op->attrs[idx], val);
     }
     ni.attrs = make_attrs(*ni.op, named);
@@ -79,56 +81,78 @@ lite::Graph parse_bytes(nb::bytes data) {
 
 void init_lite(nb::module_& m) {
   nb::module_ l = m.def_submodule("lite", "The lite runtime and its model file (MINDIR).");
-  l.def("serialize", [](nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,
-                        std::vector<int> outputs) {
-    std::string s = lite::serialize(graph_from_py(values, weights, nodes, std::move(inputs), std::move(outputs)));
-    return nb::bytes(s.data(), s.size());
-  }, "MINDIR file bytes of a flat graph (values, weights, nodes, inputs, outputs).");
-  l.def("int8_path", [] { return cpu::last_int8_path(); },
-        "Which path this thread's last qconv2d/qdense took: 'onednn:<implementation>' or 'reference'.");
-  l.def("cpu_has_vnni", [] { return cpu::cpu_has_vnni(); },
-        "Whether this CPU multiplies u8 x s8 exactly (VNNI); without it int8 weights must fit s7 for oneDNN.");
-  l.def("verify", [](nb::bytes data) { parse_bytes(data); },
-        "Parses and verifies MINDIR bytes; raises ValueError naming the first problem.");
+  l.def(
+      "serialize",
+      [](nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,
+         std::vector<int> outputs) {
+        std::string s = lite::serialize(
+            graph_from_py(values, weights, nodes, std::move(inputs), std::move(outputs)));
+        return nb::bytes(s.data(), s.size());
+      },
+      "MINDIR file bytes of a flat graph (values, weights, nodes, inputs, outputs).");
+  l.def(
+      "int8_path", [] { return cpu::last_int8_path(); },
+      "Which path this thread's last qconv2d/qdense took: 'onednn:<implementation>' or "
+      "'reference'.");
+  l.def(
+      "cpu_has_vnni", [] { return cpu::cpu_has_vnni(); },
+      "Whether this CPU multiplies u8 x s8 exactly (VNNI); without it int8 weights must fit s7 for "
+      "oneDNN.");
+  l.def(
+      "verify", [](nb::bytes data) { parse_bytes(data); },
+      "Parses and verifies MINDIR bytes; raises ValueError naming the first problem.");
   nb::class_<lite::Session>(l, "Session", "A loaded, optimized MINDIR model (libmycel_lite).")
-      .def_static("from_file", [](const std::string& path, int num_threads, bool optimize) {
-        lite::SessionOptions o;
-        o.num_threads = num_threads;
-        o.optimize = optimize;
-        nb::gil_scoped_release r;
-        return new lite::Session(lite::Session::from_file(path, o));
-      }, nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
-      .def_static("from_bytes", [](nb::bytes data, int num_threads, bool optimize) {
-        lite::SessionOptions o;
-        o.num_threads = num_threads;
-        o.optimize = optimize;
-        return new lite::Session(parse_bytes(data), o);
-      }, nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
-      .def("run", [](lite::Session& s, nb::list inputs) {
-        std::vector<Tensor> ins;
-        for (nb::handle h : inputs) ins.push_back(to_tensor(h));
-        std::vector<Tensor> outs;
-        {
-          nb::gil_scoped_release r;
-          outs = s.run(ins);
-        }
-        return outs;
-      }, "Runs the model on a list of input tensors; returns the list of outputs.")
+      .def_static(
+          "from_file",
+          [](const std::string& path, int num_threads, bool optimize) {
+            lite::SessionOptions o;
+            o.num_threads = num_threads;
+            o.optimize = optimize;
+            nb::gil_scoped_release r;
+            return new lite::Session(lite::Session::from_file(path, o));
+          },
+          nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+      .def_static(
+          "from_bytes",
+          [](nb::bytes data, int num_threads, bool optimize) {
+            lite::SessionOptions o;
+            o.num_threads = num_threads;
+            o.optimize = optimize;
+            return new lite::Session(parse_bytes(data), o);
+          },
+          nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+      .def(
+          "run",
+          [](lite::Session& s, nb::list inputs) {
+            std::vector<Tensor> ins;
+            for (nb::handle h : inputs) ins.push_back(to_tensor(h));
+            std::vector<Tensor> outs;
+            {
+              nb::gil_scoped_release r;
+              outs = s.run(ins);
+            }
+            return outs;
+          },
+          "Runs the model on a list of input tensors; returns the list of outputs.")
       .def("stats", [](const lite::Session& s) { return stats_to_py(s.stats()); })
       .def_prop_ro("num_inputs", [](const lite::Session& s) { return s.graph().inputs.size(); })
-      .def_prop_ro("input_shapes", [](const lite::Session& s) {
-        std::vector<std::vector<int64_t>> r;
-        for (int id : s.graph().inputs) r.push_back(s.graph().values[id].shape);
-        return r;
-      })
-      .def_prop_ro("node_ops", [](const lite::Session& s) {
-        std::vector<std::string> r;
-        for (const auto& n : s.graph().nodes)
-          r.push_back(n.op->name + (n.post_act == lite::NodeInfo::Act::kRelu    ? "+relu"
-                                    : n.post_act == lite::NodeInfo::Act::kRelu6 ? "+relu6"
-                                                                                : ""));
-        return r;
-      }, "The op of each node after optimization ('+relu' marks a fused activation).");
+      .def_prop_ro("input_shapes",
+                   [](const lite::Session& s) {
+                     std::vector<std::vector<int64_t>> r;
+                     for (int id : s.graph().inputs) r.push_back(s.graph().values[id].shape);
+                     return r;
+                   })
+      .def_prop_ro(
+          "node_ops",
+          [](const lite::Session& s) {
+            std::vector<std::string> r;
+            for (const auto& n : s.graph().nodes)
+              r.push_back(n.op->name + (n.post_act == lite::NodeInfo::Act::kRelu    ? "+relu"
+                                        : n.post_act == lite::NodeInfo::Act::kRelu6 ? "+relu6"
+                                                                                    : ""));
+            return r;
+          },
+          "The op of each node after optimization ('+relu' marks a fused activation).");
 }
 
 }  // namespace mycel::py

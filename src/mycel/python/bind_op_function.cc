@@ -12,14 +12,15 @@ namespace mycel::py {
 namespace {
 
 struct OpFunctionObject {
-  PyObject_HEAD
-  PyObject* func;  // the nanobind entry point
+  PyObject_HEAD PyObject* func;  // the nanobind entry point
   PyObject* dict;
   vectorcallfunc vectorcall;
 };
 
-PyObject* op_function_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  return PyObject_Vectorcall(reinterpret_cast<OpFunctionObject*>(self)->func, args, nargsf, kwnames);
+PyObject* op_function_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
+  return PyObject_Vectorcall(reinterpret_cast<OpFunctionObject*>(self)->func, args, nargsf,
+                             kwnames);
 }
 
 PyObject* op_function_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {

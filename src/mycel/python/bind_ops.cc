@@ -1,18 +1,20 @@
 // Python entry points generated from the op registry: mycel._mycel.ops.<name>(*inputs, *attrs,
-// **kw) and OpHandle.bind(**attrs) for MindSpore's primitive classes (ops.MatMul(transpose_b=True)).
+// **kw) and OpHandle.bind(**attrs) for MindSpore's primitive classes
+// (ops.MatMul(transpose_b=True)).
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "mycel/core/suggest.h"
+#include "mycel/frontend/py_convert.h"
 #include "mycel/ops/keywords.h"
 #include "mycel/pynative/recorder.h"
-#include "mycel/frontend/py_convert.h"
 
 namespace mycel::py {
 
 void init_op_function(nb::module_& m);  // bind_op_function.cc
-void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat, const std::vector<Tensor>& tensors,
-                     const Attrs& attrs, std::vector<Tensor>& outs);  // bind_pynative.cc
+void record_eager_op(const OpDef& op, const std::vector<nb::handle>& flat,
+                     const std::vector<Tensor>& tensors, const Attrs& attrs,
+                     std::vector<Tensor>& outs);  // bind_pynative.cc
 namespace {
 
 bool is_python_scalar(nb::handle h) {
@@ -69,7 +71,8 @@ struct OpHandle {
       }
       while (ai < d.attrs.size() && is_preset(ai)) ++ai;
       if (ai >= d.attrs.size())
-        MYCEL_THROW(TypeError, "[", d.name, "] takes at most ", i, " positional arguments, got ", nargs);
+        MYCEL_THROW(TypeError, "[", d.name, "] takes at most ", i, " positional arguments, got ",
+                    nargs);
       attrs[ai] = to_attr(d, d.attrs[ai], args[i]);
       attr_set[ai] = true;
       ++ai;
@@ -80,7 +83,8 @@ struct OpHandle {
       bool done = false;
       for (size_t i = 0; i < n_in && !done; ++i)
         if (d.inputs[i].name == key) {
-          if (in_set[i]) MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for input '", key, "'");
+          if (in_set[i])
+            MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for input '", key, "'");
           in_objs[i] = v;
           in_set[i] = true;
           done = true;
@@ -90,7 +94,8 @@ struct OpHandle {
       if (idx < 0)
         MYCEL_THROW(TypeError, "[", d.name, "] got an unexpected keyword argument '", key, "'",
                     did_you_mean(key, keyword_names(d)));
-      if (attr_set[idx]) MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for attribute '", key, "'");
+      if (attr_set[idx])
+        MYCEL_THROW(TypeError, "[", d.name, "] got multiple values for attribute '", key, "'");
       attrs[idx] = to_attr(d, d.attrs[idx], v);
       attr_set[idx] = true;
     }
@@ -119,11 +124,15 @@ struct OpHandle {
     for (size_t i = 0; i < flat.size(); ++i) {
       nb::handle h = flat[i];
       if (h.is_none()) continue;
-      if (is_python_scalar(h)) { have_scalar = true; continue; }
+      if (is_python_scalar(h)) {
+        have_scalar = true;
+        continue;
+      }
       try {
         inputs[i] = to_tensor(h);
       } catch (const TypeError& e) {
-        MYCEL_THROW(TypeError, "[", d.name, "] input '", d.inputs[std::min(i, n_in - 1)].name, "': ", e.what());
+        MYCEL_THROW(TypeError, "[", d.name, "] input '", d.inputs[std::min(i, n_in - 1)].name,
+                    "': ", e.what());
       }
       base = have_base ? promote_types(base, inputs[i].dtype()) : inputs[i].dtype();
       have_base = true;
@@ -189,25 +198,30 @@ void init_ops(nb::module_& m) {
       .def_prop_ro("doc", [](const OpHandle& h) { return h.op->doc; })
       .def_prop_ro("grad", [](const OpHandle& h) { return h.op->grad; })
       .def_prop_ro("random", [](const OpHandle& h) { return h.op->random; })
-      .def_prop_ro("inputs", [](const OpHandle& h) {
-        nb::list l;
-        for (const auto& i : h.op->inputs) l.append(nb::make_tuple(i.name, i.optional, i.variadic));
-        return l;
-      })
-      .def_prop_ro("attrs", [](const OpHandle& h) {
-        nb::list l;
-        for (const auto& a : h.op->attrs)
-          l.append(nb::make_tuple(a.name, attr_kind_name(a.kind), attr_to_python(a.default_value),
-                                  a.optional || !std::holds_alternative<std::monostate>(a.default_value)));
-        return l;
-      })
-      .def_prop_ro("preset", [](const OpHandle& h) {
-        nb::dict d;
-        for (size_t i = 0; i < h.preset.size(); ++i)
-          if (!std::holds_alternative<std::monostate>(h.preset[i]))
-            d[h.op->attrs[i].name.c_str()] = attr_to_python(h.preset[i]);
-        return d;
-      })
+      .def_prop_ro("inputs",
+                   [](const OpHandle& h) {
+                     nb::list l;
+                     for (const auto& i : h.op->inputs)
+                       l.append(nb::make_tuple(i.name, i.optional, i.variadic));
+                     return l;
+                   })
+      .def_prop_ro("attrs",
+                   [](const OpHandle& h) {
+                     nb::list l;
+                     for (const auto& a : h.op->attrs)
+                       l.append(nb::make_tuple(
+                           a.name, attr_kind_name(a.kind), attr_to_python(a.default_value),
+                           a.optional || !std::holds_alternative<std::monostate>(a.default_value)));
+                     return l;
+                   })
+      .def_prop_ro("preset",
+                   [](const OpHandle& h) {
+                     nb::dict d;
+                     for (size_t i = 0; i < h.preset.size(); ++i)
+                       if (!std::holds_alternative<std::monostate>(h.preset[i]))
+                         d[h.op->attrs[i].name.c_str()] = attr_to_python(h.preset[i]);
+                     return d;
+                   })
       .def_prop_ro("dtypes", [](const OpHandle& h) { return h.op->dtypes; })
       .def_prop_ro("dtype_input", [](const OpHandle& h) { return h.op->dtype_input; });
 
@@ -217,9 +231,9 @@ void init_ops(nb::module_& m) {
   for (const OpDef* op : Registry::get().ops()) {
     OpHandle h{op, {}};
     handles[op->name.c_str()] = nb::cast(h);
-    nb::object fn = nb::cpp_function(
-        [h](nb::args args, nb::kwargs kwargs) { return h.call(args, kwargs); },
-        nb::name(op->name.c_str()), nb::scope(ops), op->doc.c_str());
+    nb::object fn =
+        nb::cpp_function([h](nb::args args, nb::kwargs kwargs) { return h.call(args, kwargs); },
+                         nb::name(op->name.c_str()), nb::scope(ops), op->doc.c_str());
     ops.attr(op->name.c_str()) = fn;
   }
   m.attr("op_handles") = handles;

@@ -129,7 +129,8 @@ class GradRecorder {
     last_.emplace(r.finish(out_node));
     pynative::Recording& rec = *last_;
 
-    std::vector<Tensor> sens;  // a tuple sensitivity (for a tuple output) flattened, as programs take it
+    std::vector<Tensor>
+        sens;  // a tuple sensitivity (for a tuple output) flattened, as programs take it
     ir::AbstractPtr sens_abs;
     if (sens_param_) {
       flatten_tensors(args[n], sens);
@@ -209,11 +210,12 @@ void init_pynative(nb::module_& m) {
       [](Tensor& target, const Tensor& value) {
         pynative::Recorder& r = active_recorder("assign_recorded");
         MYCEL_CHECK(value.shape() == target.shape() && value.dtype() == target.dtype(), ShapeError,
-                    "[setitem] the updated tensor has shape ", shape_str(value.shape()), " and dtype ",
-                    dtype_name(value.dtype()), ", the target ", shape_str(target.shape()), " and ",
-                    dtype_name(target.dtype()));
+                    "[setitem] the updated tensor has shape ", shape_str(value.shape()),
+                    " and dtype ", dtype_name(value.dtype()), ", the target ",
+                    shape_str(target.shape()), " and ", dtype_name(target.dtype()));
         ir::NodePtr n = r.input({value, nullptr});
-        convert_elements(value.data(), value.dtype(), target.data(), target.dtype(), target.numel());
+        convert_elements(value.data(), value.dtype(), target.data(), target.dtype(),
+                         target.numel());
         r.bind(target, n);
       },
       nb::arg("target"), nb::arg("value"),

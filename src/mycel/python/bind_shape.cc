@@ -21,10 +21,12 @@ void init_shape(nb::module_& m) {
       "x[start:start+n] along dimension 0, sharing storage.");
   cls.attr("_view") = nb::cpp_function(
       [](const Tensor& t, const Shape& shape) {
-        return record_derived("reshape", {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}},
-                              t, t.view(shape));
-      }, nb::is_method(),
-      nb::arg("shape"), "The same storage with another shape of the same element count.");
+        return record_derived("reshape",
+                              {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}}, t,
+                              t.view(shape));
+      },
+      nb::is_method(), nb::arg("shape"),
+      "The same storage with another shape of the same element count.");
   cls.attr("_assign") = nb::cpp_function(
       [](Tensor& t, const Tensor& src) {
         MYCEL_CHECK(src.shape() == t.shape(), ShapeError, "_assign: source shape ",

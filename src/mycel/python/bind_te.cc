@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "mycel/core/error.h"
-#include "mycel/ops/custom_call.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/ops/custom_call.h"
 #include "mycel/te/te.h"
 
 namespace mycel::py {
@@ -58,7 +58,6 @@ std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::h
   return out;
 }
 
-
 // A Python infer callable of ops.Custom: [(shape, dtype name)] -> [(shape, dtype name)].
 using PyInfer = std::function<std::vector<std::pair<std::vector<int64_t>, std::string>>(
     std::vector<std::pair<std::vector<int64_t>, std::string>>)>;
@@ -81,12 +80,13 @@ void fill_outputs(const std::string& who, nb::handle result, std::vector<Tensor>
   } else {
     for (nb::handle h : result) items.push_back(h);
   }
-  MYCEL_CHECK(items.size() == out.size(), ValueError, "[Custom pyfunc '", who, "'] returned ", items.size(),
-              " outputs, out_shape declares ", out.size());
+  MYCEL_CHECK(items.size() == out.size(), ValueError, "[Custom pyfunc '", who, "'] returned ",
+              items.size(), " outputs, out_shape declares ", out.size());
   for (size_t k = 0; k < out.size(); ++k) {
     Tensor t = to_tensor(items[k], out[k].dtype());
-    MYCEL_CHECK(t.shape() == out[k].shape(), ValueError, "[Custom pyfunc '", who, "'] output ", k, " has shape ",
-                te_shape_str(t.shape()), ", out_shape declares ", te_shape_str(out[k].shape()));
+    MYCEL_CHECK(t.shape() == out[k].shape(), ValueError, "[Custom pyfunc '", who, "'] output ", k,
+                " has shape ", te_shape_str(t.shape()), ", out_shape declares ",
+                te_shape_str(out[k].shape()));
     std::memcpy(out[k].data(), t.data(), out[k].nbytes());
   }
 }
@@ -107,9 +107,10 @@ void run_aot(const te::AotFunction& f, const std::vector<Tensor>& in, std::vecto
   for (auto& t : in) add(t);
   for (auto& t : out) add(t);
   for (auto& s : shapes) shape_ptrs.push_back(s.data());
-  int rc = f.fn(static_cast<int>(params.size()), params.data(), ndims.data(), shape_ptrs.data(), dtypes.data(),
-                nullptr, nullptr);
-  MYCEL_CHECK(rc == 0, RuntimeError, "[Custom aot] '", f.symbol, "' in ", f.library, " returned ", rc);
+  int rc = f.fn(static_cast<int>(params.size()), params.data(), ndims.data(), shape_ptrs.data(),
+                dtypes.data(), nullptr, nullptr);
+  MYCEL_CHECK(rc == 0, RuntimeError, "[Custom aot] '", f.symbol, "' in ", f.library, " returned ",
+              rc);
 }
 
 }  // namespace
@@ -129,35 +130,45 @@ void init_te(nb::module_& root) {
   nb::class_<te::TensorNode>(m, "Tensor")
       .def_ro("name", &te::TensorNode::name)
       .def_ro("shape", &te::TensorNode::shape)
-      .def_prop_ro("dtype", [](const te::TensorNode& t) { return std::string(te::dtype_name(t.dtype)); })
+      .def_prop_ro("dtype",
+                   [](const te::TensorNode& t) { return std::string(te::dtype_name(t.dtype)); })
       .def_prop_ro("is_placeholder", &te::TensorNode::is_placeholder)
       .def_prop_ro("id", [](const te::TensorNode& t) { return t.id; })
       .def_ro("axes", &te::TensorNode::axes)
-      .def_prop_ro("reduce_axes", [](const te::TensorNode& t) {
-        return t.body && t.body->op == te::Op::Reduce ? t.body->raxes : std::vector<te::IterVar>{};
-      })
+      .def_prop_ro("reduce_axes",
+                   [](const te::TensorNode& t) {
+                     return t.body && t.body->op == te::Op::Reduce ? t.body->raxes
+                                                                   : std::vector<te::IterVar>{};
+                   })
       .def("__repr__", [](std::shared_ptr<te::TensorNode> t) { return te::to_string(t); });
 
-  m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"), nb::arg("reduce"));
-  m.def("constant", [](double v, const std::string& t) { return te::constant(v, te::dtype_from_name(t)); });
+  m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"),
+        nb::arg("reduce"));
+  m.def("constant",
+        [](double v, const std::string& t) { return te::constant(v, te::dtype_from_name(t)); });
   m.def("var", &te::var);
   m.def("load", &te::load);
   m.def("binary", [](const std::string& op, te::Expr a, te::Expr b) {
     return te::binary(op_from_name(op), std::move(a), std::move(b));
   });
-  m.def("unary", [](const std::string& op, te::Expr a) { return te::unary(op_from_name(op), std::move(a)); });
+  m.def("unary", [](const std::string& op, te::Expr a) {
+    return te::unary(op_from_name(op), std::move(a));
+  });
   m.def("select", &te::select);
-  m.def("cast", [](te::Expr a, const std::string& t) { return te::cast(std::move(a), te::dtype_from_name(t)); });
+  m.def("cast", [](te::Expr a, const std::string& t) {
+    return te::cast(std::move(a), te::dtype_from_name(t));
+  });
   m.def("reduce", [](const std::string& kind, te::Expr body, const std::vector<te::IterVar>& axes) {
-    te::ReduceKind k = kind == "sum" ? te::ReduceKind::sum
+    te::ReduceKind k = kind == "sum"   ? te::ReduceKind::sum
                        : kind == "max" ? te::ReduceKind::max
                        : kind == "min" ? te::ReduceKind::min
                                        : throw ValueError("[te] unknown reduction '" + kind + "'");
     return te::reduce(k, std::move(body), axes);
   });
-  m.def("placeholder", [](const std::vector<int64_t>& shape, const std::string& t, const std::string& name) {
-    return te::placeholder(shape, te::dtype_from_name(t), name);
-  });
+  m.def("placeholder",
+        [](const std::vector<int64_t>& shape, const std::string& t, const std::string& name) {
+          return te::placeholder(shape, te::dtype_from_name(t), name);
+        });
   m.def("compute", &te::compute);
   m.def("simplify", &te::simplify);
   m.def("differentiate",
@@ -186,46 +197,54 @@ void init_te(nb::module_& root) {
       .def_ro("source", &te::Function::source)
       .def_prop_ro("library", [](const te::Function& f) { return f.kernel->path(); })
       .def_prop_ro("cached", [](const te::Function& f) { return f.kernel->cached(); })
-      .def_prop_ro("compile_seconds", [](const te::Function& f) { return f.kernel->compile_seconds(); })
+      .def_prop_ro("compile_seconds",
+                   [](const te::Function& f) { return f.kernel->compile_seconds(); })
       .def("call", &call_function);
-  m.def("build", [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs, te::Schedule schedule) {
-    nb::gil_scoped_release release;  // the compiler may run for a while
-    return te::build(std::move(inputs), std::move(outputs), schedule);
-  }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("schedule") = te::Schedule{});
+  m.def(
+      "build",
+      [](std::vector<te::Tensor> inputs, std::vector<te::Tensor> outputs, te::Schedule schedule) {
+        nb::gil_scoped_release release;  // the compiler may run for a while
+        return te::build(std::move(inputs), std::move(outputs), schedule);
+      },
+      nb::arg("inputs"), nb::arg("outputs"), nb::arg("schedule") = te::Schedule{});
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
-  m.def("register_pyfunc",
-        [](const std::string& name, PyInfer infer, nb::callable fn) {
-          auto h = std::make_shared<HostFunction>();
-          h->name = name;
-          h->infer = meta_infer(std::move(infer));
-          auto holder = std::make_shared<nb::object>(fn);  // the table is never destroyed
-          h->run = [name, holder](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-            nb::gil_scoped_acquire gil;
-            nb::list args;
-            for (auto& t : in) args.append(nb::cast(t));
-            nb::object res = (*holder)(args);  // fn(list of Tensors)
-            fill_outputs(name, res, out);
-          };
-          return register_host_function(h);
-        },
-        "A Python function on arrays as a custom_call host function: (name, infer, fn) -> id.");
-  m.def("register_aot",
-        [](const std::string& spec, PyInfer infer) {
-          std::shared_ptr<te::AotFunction> f;
-          {
-            nb::gil_scoped_release release;  // the compiler may run for a while
-            f = te::load_aot(spec);
-          }
-          auto h = std::make_shared<HostFunction>();
-          h->name = spec;
-          h->infer = meta_infer(std::move(infer));
-          h->run = [f](const std::vector<Tensor>& in, std::vector<Tensor>& out) { run_aot(*f, in, out); };
-          int64_t id = register_host_function(h);
-          return nb::make_tuple(id, f->library, f->cached, f->compile_seconds);
-        },
-        "Loads (compiling a source first) an aot function as a custom_call host function: "
-        "(spec, infer) -> (id, library, cached, compile_seconds).");
+  m.def(
+      "register_pyfunc",
+      [](const std::string& name, PyInfer infer, nb::callable fn) {
+        auto h = std::make_shared<HostFunction>();
+        h->name = name;
+        h->infer = meta_infer(std::move(infer));
+        auto holder = std::make_shared<nb::object>(fn);  // the table is never destroyed
+        h->run = [name, holder](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+          nb::gil_scoped_acquire gil;
+          nb::list args;
+          for (auto& t : in) args.append(nb::cast(t));
+          nb::object res = (*holder)(args);  // fn(list of Tensors)
+          fill_outputs(name, res, out);
+        };
+        return register_host_function(h);
+      },
+      "A Python function on arrays as a custom_call host function: (name, infer, fn) -> id.");
+  m.def(
+      "register_aot",
+      [](const std::string& spec, PyInfer infer) {
+        std::shared_ptr<te::AotFunction> f;
+        {
+          nb::gil_scoped_release release;  // the compiler may run for a while
+          f = te::load_aot(spec);
+        }
+        auto h = std::make_shared<HostFunction>();
+        h->name = spec;
+        h->infer = meta_infer(std::move(infer));
+        h->run = [f](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+          run_aot(*f, in, out);
+        };
+        int64_t id = register_host_function(h);
+        return nb::make_tuple(id, f->library, f->cached, f->compile_seconds);
+      },
+      "Loads (compiling a source first) an aot function as a custom_call host function: "
+      "(spec, infer) -> (id, library, cached, compile_seconds).");
   m.def("gradient_function", &te::gradient_function, "The id of a function's TE gradient.");
 }
 

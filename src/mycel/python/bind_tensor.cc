@@ -10,40 +10,44 @@ namespace mycel::py {
 
 void init_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), "An n-d array on the CPU.")
-      .def("__init__",
-           [](Tensor* self, nb::object input_data, nb::object dtype, nb::object shape, nb::object init) {
-             std::optional<DType> dt;
-             if (!dtype.is_none()) dt = to_dtype(dtype);
-             if (!input_data.is_none()) {
-               new (self) Tensor(to_tensor(input_data, dt));
-               return;
-             }
-             if (shape.is_none())
-               MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
-             if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
-               nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
-               nb::object made = nb::module_::import_("mycel.common.initializer").attr("initializer")(init, shape, dtype_obj);
-               new (self) Tensor(nb::cast<Tensor>(made));
-               return;
-             }
-             // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
-             // placeholder tensor remembering which dims are dynamic.
-             Shape s;
-             bool dynamic = false;
-             for (nb::handle h : shape) {
-               dynamic |= h.is_none();
-               s.push_back(h.is_none() ? 0 : nb::cast<int64_t>(h));
-             }
-             new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
-             if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(shape);
-           },
-           nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
-           nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())
-      .def_prop_ro("shape", [](const Tensor& t) {
-        nb::list l;
-        for (int64_t d : t.shape()) l.append(d);
-        return nb::tuple(l);
-      })
+      .def(
+          "__init__",
+          [](Tensor* self, nb::object input_data, nb::object dtype, nb::object shape,
+             nb::object init) {
+            std::optional<DType> dt;
+            if (!dtype.is_none()) dt = to_dtype(dtype);
+            if (!input_data.is_none()) {
+              new (self) Tensor(to_tensor(input_data, dt));
+              return;
+            }
+            if (shape.is_none())
+              MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+            if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
+              nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
+              nb::object made = nb::module_::import_("mycel.common.initializer")
+                                    .attr("initializer")(init, shape, dtype_obj);
+              new (self) Tensor(nb::cast<Tensor>(made));
+              return;
+            }
+            // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
+            // placeholder tensor remembering which dims are dynamic.
+            Shape s;
+            bool dynamic = false;
+            for (nb::handle h : shape) {
+              dynamic |= h.is_none();
+              s.push_back(h.is_none() ? 0 : nb::cast<int64_t>(h));
+            }
+            new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
+            if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(shape);
+          },
+          nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
+          nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())
+      .def_prop_ro("shape",
+                   [](const Tensor& t) {
+                     nb::list l;
+                     for (int64_t d : t.shape()) l.append(d);
+                     return nb::tuple(l);
+                   })
       .def_prop_ro("dtype", &Tensor::dtype)
       .def_prop_ro("ndim", &Tensor::ndim)
       .def_prop_ro("size", &Tensor::numel)
@@ -56,11 +60,19 @@ void init_tensor(nb::module_& m) {
       .def("numpy", &to_numpy, "Alias of asnumpy().")
       .def("_dlpack_array", &to_dlpack_array)
       .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })
-      .def("astype", [](const Tensor& t, nb::handle dtype) { DType to = to_dtype(dtype);
-             return record_derived("cast", {{"dtype", to}}, t, t.to(to)); },
-           nb::arg("dtype"))
-      .def("clone", [](const Tensor& t) { return record_derived("cast", {{"dtype", t.dtype()}}, t, t.clone()); })
-      .def("_is_view_of", [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); })
+      .def(
+          "astype",
+          [](const Tensor& t, nb::handle dtype) {
+            DType to = to_dtype(dtype);
+            return record_derived("cast", {{"dtype", to}}, t, t.to(to));
+          },
+          nb::arg("dtype"))
+      .def("clone",
+           [](const Tensor& t) {
+             return record_derived("cast", {{"dtype", t.dtype()}}, t, t.clone());
+           })
+      .def("_is_view_of",
+           [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); })
       .def("__len__", [](const Tensor& t) {
         if (t.ndim() == 0) MYCEL_THROW(TypeError, "len() of a 0-d tensor");
         return t.shape()[0];

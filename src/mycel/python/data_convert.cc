@@ -31,8 +31,10 @@ Tensor strings_from_python(nb::handle obj) {
   nb::object arr = np.attr("asarray")(obj);
   std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
   if (kind != "U" && kind != "S")
-    MYCEL_THROW(TypeError, "dataset: expected all strings or all bytes in a column value, got a "
-                "mix that numpy reads as dtype ", nb::cast<std::string>(nb::str(arr.attr("dtype"))));
+    MYCEL_THROW(TypeError,
+                "dataset: expected all strings or all bytes in a column value, got a "
+                "mix that numpy reads as dtype ",
+                nb::cast<std::string>(nb::str(arr.attr("dtype"))));
   data::StringKind sk = kind == "U" ? data::StringKind::text : data::StringKind::bytes;
   if (sk == data::StringKind::text) arr = np.attr("char").attr("encode")(arr, "utf-8");
   arr = np.attr("require")(arr, nb::arg("requirements") = "C");  // ascontiguousarray makes 0-d 1-d

@@ -1,5 +1,6 @@
 // Row values between Python and the data engine: numbers through to_tensor/to_numpy, strings
-// (str/bytes, numpy str/bytes arrays, lists of str) as tagged string tensors (data/string_tensor.h).
+// (str/bytes, numpy str/bytes arrays, lists of str) as tagged string tensors
+// (data/string_tensor.h).
 #pragma once
 #include "mycel/frontend/py_convert.h"
 

@@ -1,5 +1,6 @@
 // The running dataset pipeline behind a Python mycel._mycel.data.engine.Pipeline object, for
-// graph mode's sink loop (bind_graph.cc: CompiledGraph.run_sink); defined in bind_dataset_engine.cc.
+// graph mode's sink loop (bind_graph.cc: CompiledGraph.run_sink); defined in
+// bind_dataset_engine.cc.
 #pragma once
 #include <nanobind/nanobind.h>
 

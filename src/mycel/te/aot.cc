@@ -26,12 +26,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::shared_ptr<AotFunction> load_aot(const std::string& spec) {
   size_t colon = spec.rfind(':');
   MYCEL_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < spec.size(), ValueError,
-              "[Custom aot] func must be 'path/to/lib.so:func_name' or 'path/to/source.cc:func_name', got '",
+              "[Custom aot] func must be 'path/to/lib.so:func_name' or "
+              "'path/to/source.cc:func_name', got '",
               spec, "'");
   std::string path = spec.substr(0, colon), symbol = spec.substr(colon + 1);
   std::error_code ec;
-  MYCEL_CHECK(fs::is_regular_file(path, ec), ValueError, "[Custom aot] no file '", path, "' (from func '", spec,
-              "')");
+  MYCEL_CHECK(fs::is_regular_file(path, ec), ValueError, "[Custom aot] no file '", path,
+              "' (from func '", spec, "')");
   auto f = std::make_shared<AotFunction>();
   f->symbol = symbol;
   bool is_c = ends_with(path, ".c");
@@ -51,7 +52,8 @@ std::shared_ptr<AotFunction> load_aot(const std::string& spec) {
     f->library = fs::absolute(fs::path(path)).string();
   }
   f->handle = dlopen(f->library.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open for the process
-  MYCEL_CHECK(f->handle, RuntimeError, "[Custom aot] dlopen of '", f->library, "' failed: ", dlerror());
+  MYCEL_CHECK(f->handle, RuntimeError, "[Custom aot] dlopen of '", f->library,
+              "' failed: ", dlerror());
   f->fn = reinterpret_cast<decltype(f->fn)>(dlsym(f->handle, symbol.c_str()));
   MYCEL_CHECK(f->fn, ValueError, "[Custom aot] '", path, "' has no function '", symbol,
               "' (declare it extern \"C\" int ", symbol,

@@ -15,11 +15,16 @@ namespace {
 
 const char* ctype(DType t) {
   switch (t) {
-    case DType::float32: return "float";
-    case DType::float64: return "double";
-    case DType::int32: return "int32_t";
-    case DType::int64: return "int64_t";
-    case DType::boolean: return "bool";
+    case DType::float32:
+      return "float";
+    case DType::float64:
+      return "double";
+    case DType::int32:
+      return "int32_t";
+    case DType::int64:
+      return "int64_t";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -57,7 +62,8 @@ int64_t numel(const std::vector<int64_t>& s) {
 
 class Emitter {
  public:
-  Emitter(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const Schedule& schedule)
+  Emitter(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+          const Schedule& schedule)
       : inputs_(inputs), outputs_(outputs) {
     for (auto& st : schedule) {
       MYCEL_CHECK(st, ValueError, "[te.build] schedule holds an empty stage");
@@ -108,13 +114,13 @@ class Emitter {
       os << "  const " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = (const "
          << ctype(t->dtype) << "*)bufs[" << slot++ << "];\n";
     for (auto& t : outputs_)
-      os << "  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = ("
-         << ctype(t->dtype) << "*)bufs[" << slot++ << "];\n";
+      os << "  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = (" << ctype(t->dtype)
+         << "*)bufs[" << slot++ << "];\n";
     for (auto& t : order) {
       if (t->is_placeholder() || inlined_.count(t.get()) || is_output.count(t.get())) continue;
-      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v("
-         << numel(t->shape) << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get())
-         << " = " << buf(t.get()) << "_v.data();\n";
+      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v(" << numel(t->shape)
+         << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = " << buf(t.get())
+         << "_v.data();\n";
     }
     for (auto& t : order)
       if (!t->is_placeholder() && !inlined_.count(t.get())) emit_tensor(os, t);
@@ -152,33 +158,40 @@ class Emitter {
     os << ind << "{  // " << t->name << " (reduction loops outside the last axis)\n";
     for (size_t k = 0; k + 1 < rank; ++k) {
       std::string v = vname(t->axes[k].get());
-      if (k == 0 && numel(t->shape) >= 4096 && t->shape[0] > 1) os << ind << "#pragma omp parallel for\n";
-      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v << ") {\n";
+      if (k == 0 && numel(t->shape) >= 4096 && t->shape[0] > 1)
+        os << ind << "#pragma omp parallel for\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
+         << ") {\n";
       ind += "  ";
     }
-    std::string last = vname(t->axes.back().get()), out = buf(t.get()) + "[" + offset(t->shape, t->axes) + "]";
-    std::string init = b->rkind == ReduceKind::sum ? "(" + ct + ")0"
-                       : std::string(b->rkind == ReduceKind::max ? "-" : "") + "std::numeric_limits<" + ct +
-                             ">::infinity()";
+    std::string last = vname(t->axes.back().get()),
+                out = buf(t.get()) + "[" + offset(t->shape, t->axes) + "]";
+    std::string init = b->rkind == ReduceKind::sum
+                           ? "(" + ct + ")0"
+                           : std::string(b->rkind == ReduceKind::max ? "-" : "") +
+                                 "std::numeric_limits<" + ct + ">::infinity()";
     if (!is_float(t->dtype) && b->rkind != ReduceKind::sum)
-      init = std::string("std::numeric_limits<") + ct + (b->rkind == ReduceKind::max ? ">::lowest()" : ">::max()");
-    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++" << last
-       << ") " << out << " = " << init << ";\n";
+      init = std::string("std::numeric_limits<") + ct +
+             (b->rkind == ReduceKind::max ? ">::lowest()" : ">::max()");
+    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
+       << last << ") " << out << " = " << init << ";\n";
     for (auto& r : b->raxes) {
       std::string v = vname(r.get());
-      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++" << v << ") {\n";
+      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
+         << v << ") {\n";
       ind += "  ";
     }
-    os << ind << "#pragma GCC ivdep\n" << ind << "for (int64_t " << last << " = 0; " << last << " < "
-       << t->shape.back() << "; ++" << last << ") {\n";
+    os << ind << "#pragma GCC ivdep\n"
+       << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
+       << last << ") {\n";
     std::string pre, in2 = ind + "  ";
     std::string val = emit(b->args[0], pre, in2);
     os << pre << in2;
     if (b->rkind == ReduceKind::sum)
       os << out << " += " << val << ";\n";
     else
-      os << "{ " << ct << " v_ = " << val << "; if (v_ " << (b->rkind == ReduceKind::max ? ">" : "<") << " "
-         << out << ") " << out << " = v_; }\n";
+      os << "{ " << ct << " v_ = " << val << "; if (v_ "
+         << (b->rkind == ReduceKind::max ? ">" : "<") << " " << out << ") " << out << " = v_; }\n";
     os << ind << "}\n";
     for (size_t k = 0; k < b->raxes.size() + rank - 1; ++k) {
       ind.resize(ind.size() - 2);
@@ -190,8 +203,11 @@ class Emitter {
   static std::string init_value(ReduceKind k, DType t) {
     std::string ct = ctype(t);
     if (k == ReduceKind::sum) return "(" + ct + ")0";
-    if (!is_float(t)) return std::string("std::numeric_limits<") + ct + (k == ReduceKind::max ? ">::lowest()" : ">::max()");
-    return std::string(k == ReduceKind::max ? "-" : "") + "std::numeric_limits<" + ct + ">::infinity()";
+    if (!is_float(t))
+      return std::string("std::numeric_limits<") + ct +
+             (k == ReduceKind::max ? ">::lowest()" : ">::max()");
+    return std::string(k == ReduceKind::max ? "-" : "") + "std::numeric_limits<" + ct +
+           ">::infinity()";
   }
 
   // A scheduled tensor: its loops in the stage's order and kinds; each original axis is computed
@@ -201,14 +217,16 @@ class Emitter {
     std::string ind = "  ", out = buf(t.get()) + "[" + offset(t->shape, t->axes) + "]";
     const auto& loops = st.loops();
     for (size_t q = 0; q + 1 < loops.size(); ++q)
-      MYCEL_CHECK(st.kind(loops[q].get()) != LoopKind::vectorized, ValueError, "[te.build] '", t->name,
-                  "': vectorized loop '", loops[q]->name, "' is not the innermost (reorder it last)");
+      MYCEL_CHECK(st.kind(loops[q].get()) != LoopKind::vectorized, ValueError, "[te.build] '",
+                  t->name, "': vectorized loop '", loops[q]->name,
+                  "' is not the innermost (reorder it last)");
     os << ind << "{  // " << t->name << " (scheduled)\n";
     const Expr& b = t->body;
     if (st.reduces()) {
       for (auto& a : t->axes) {
         std::string v = vname(a.get());
-        os << ind << "for (int64_t " << v << " = 0; " << v << " < " << a->hi << "; ++" << v << ")\n";
+        os << ind << "for (int64_t " << v << " = 0; " << v << " < " << a->hi << "; ++" << v
+           << ")\n";
         ind += "  ";
       }
       os << ind << out << " = " << init_value(b->rkind, t->dtype) << ";\n";
@@ -217,14 +235,20 @@ class Emitter {
     for (auto& l : loops) {
       std::string v = vname(l.get());
       switch (st.kind(l.get())) {
-        case LoopKind::parallel: os << ind << "#pragma omp parallel for\n"; break;
-        case LoopKind::vectorized: os << ind << "#pragma omp simd\n"; break;
+        case LoopKind::parallel:
+          os << ind << "#pragma omp parallel for\n";
+          break;
+        case LoopKind::vectorized:
+          os << ind << "#pragma omp simd\n";
+          break;
         case LoopKind::unrolled:
           os << ind << "#pragma GCC unroll " << std::min<int64_t>(l->hi - l->lo, 64) << "\n";
           break;
-        case LoopKind::serial: break;
+        case LoopKind::serial:
+          break;
       }
-      os << ind << "for (int64_t " << v << " = " << l->lo << "; " << v << " < " << l->hi << "; ++" << v << ") {\n";
+      os << ind << "for (int64_t " << v << " = " << l->lo << "; " << v << " < " << l->hi << "; ++"
+         << v << ") {\n";
       ind += "  ";
     }
     std::vector<std::string> guards;
@@ -232,9 +256,10 @@ class Emitter {
     for (size_t q = splits.size(); q-- > 0;) {  // later splits refine pieces of earlier ones
       const auto& s = splits[q];
       std::string p = vname(s.parent.get());
-      os << ind << "const int64_t " << p << " = " << s.parent->lo << " + " << vname(s.outer.get()) << " * "
-         << s.factor << " + " << vname(s.inner.get()) << ";\n";
-      if ((s.parent->hi - s.parent->lo) % s.factor != 0) guards.push_back(p + " < " + std::to_string(s.parent->hi));
+      os << ind << "const int64_t " << p << " = " << s.parent->lo << " + " << vname(s.outer.get())
+         << " * " << s.factor << " + " << vname(s.inner.get()) << ";\n";
+      if ((s.parent->hi - s.parent->lo) % s.factor != 0)
+        guards.push_back(p + " < " + std::to_string(s.parent->hi));
     }
     if (!guards.empty()) {
       os << ind << "if (";
@@ -249,8 +274,9 @@ class Emitter {
       if (b->rkind == ReduceKind::sum)
         os << out << " += " << val << ";\n";
       else
-        os << "{ " << ctype(t->dtype) << " v_ = " << val << "; if (v_ " << (b->rkind == ReduceKind::max ? ">" : "<")
-           << " " << out << ") " << out << " = v_; }\n";
+        os << "{ " << ctype(t->dtype) << " v_ = " << val << "; if (v_ "
+           << (b->rkind == ReduceKind::max ? ">" : "<") << " " << out << ") " << out
+           << " = v_; }\n";
     } else {
       std::string val = emit(b, pre, ind);
       os << pre << ind << out << " = " << val << ";\n";
@@ -264,7 +290,8 @@ class Emitter {
   }
 
   void emit_tensor(std::ostringstream& os, const Tensor& t) {
-    if (auto it = stages_.find(t.get()); it != stages_.end()) return emit_scheduled(os, t, *it->second);
+    if (auto it = stages_.find(t.get()); it != stages_.end())
+      return emit_scheduled(os, t, *it->second);
     if (interchange(t)) return emit_interchanged(os, t);
     int64_t n = numel(t->shape);
     std::string ind = "  ";
@@ -296,7 +323,8 @@ class Emitter {
     return linear(shape, idx);
   }
 
-  static std::string linear(const std::vector<int64_t>& shape, const std::vector<std::string>& idx) {
+  static std::string linear(const std::vector<int64_t>& shape,
+                            const std::vector<std::string>& idx) {
     if (idx.empty()) return "0";
     std::string s = "(" + idx[0] + ")";
     for (size_t k = 1; k < idx.size(); ++k)
@@ -306,7 +334,8 @@ class Emitter {
 
   static std::string literal(double v, DType t) {
     if (t == DType::boolean) return v != 0 ? "true" : "false";
-    if (!is_float(t)) return "(" + std::string(ctype(t)) + ")" + std::to_string(static_cast<int64_t>(v)) + "LL";
+    if (!is_float(t))
+      return "(" + std::string(ctype(t)) + ")" + std::to_string(static_cast<int64_t>(v)) + "LL";
     if (std::isnan(v)) return std::string("std::numeric_limits<") + ctype(t) + ">::quiet_NaN()";
     if (std::isinf(v))
       return std::string(v < 0 ? "-" : "") + "std::numeric_limits<" + ctype(t) + ">::infinity()";
@@ -327,8 +356,10 @@ class Emitter {
     auto T = [&](int i) { return as(e->args[i], e->dtype, pre, ind); };
     std::string ct = ctype(e->dtype);
     switch (e->op) {
-      case Op::Const: return literal(e->value, e->dtype);
-      case Op::Var: return vname(e->var.get());
+      case Op::Const:
+        return literal(e->value, e->dtype);
+      case Op::Var:
+        return vname(e->var.get());
       case Op::Load: {
         if (inlined_.count(e->tensor.get())) {
           VarMap m;
@@ -340,40 +371,68 @@ class Emitter {
         for (size_t k = 0; k < e->args.size(); ++k) idx.push_back(A(static_cast<int>(k)));
         return buf(e->tensor.get()) + "[" + linear(e->tensor->shape, idx) + "]";
       }
-      case Op::Add: return "(" + T(0) + " + " + T(1) + ")";
-      case Op::Sub: return "(" + T(0) + " - " + T(1) + ")";
-      case Op::Mul: return "(" + T(0) + " * " + T(1) + ")";
+      case Op::Add:
+        return "(" + T(0) + " + " + T(1) + ")";
+      case Op::Sub:
+        return "(" + T(0) + " - " + T(1) + ")";
+      case Op::Mul:
+        return "(" + T(0) + " * " + T(1) + ")";
       case Op::Div:
         return is_float(e->dtype) ? "(" + T(0) + " / " + T(1) + ")"
                                   : "((" + ct + ")fdiv(" + A(0) + ", " + A(1) + "))";
       case Op::Mod:
         return is_float(e->dtype) ? "std::fmod(" + T(0) + ", " + T(1) + ")"
                                   : "((" + ct + ")fmod_(" + A(0) + ", " + A(1) + "))";
-      case Op::Max: return "std::max<" + ct + ">(" + T(0) + ", " + T(1) + ")";
-      case Op::Min: return "std::min<" + ct + ">(" + T(0) + ", " + T(1) + ")";
-      case Op::Pow: return "((" + ct + ")std::pow(" + T(0) + ", " + T(1) + "))";
-      case Op::Neg: return "(-" + A(0) + ")";
-      case Op::Exp: return "std::exp(" + A(0) + ")";
-      case Op::Log: return "std::log(" + A(0) + ")";
-      case Op::Sqrt: return "std::sqrt(" + A(0) + ")";
-      case Op::Rsqrt: return "(" + ct + ")(1) / std::sqrt(" + A(0) + ")";
-      case Op::Tanh: return "std::tanh(" + A(0) + ")";
-      case Op::Sigmoid: return "((" + ct + ")(1) / ((" + ct + ")(1) + std::exp(-" + A(0) + ")))";
-      case Op::Abs: return "((" + ct + ")std::abs(" + A(0) + "))";
-      case Op::Sin: return "std::sin(" + A(0) + ")";
-      case Op::Cos: return "std::cos(" + A(0) + ")";
-      case Op::Lt: return "(" + A(0) + " < " + A(1) + ")";
-      case Op::Le: return "(" + A(0) + " <= " + A(1) + ")";
-      case Op::Gt: return "(" + A(0) + " > " + A(1) + ")";
-      case Op::Ge: return "(" + A(0) + " >= " + A(1) + ")";
-      case Op::Eq: return "(" + A(0) + " == " + A(1) + ")";
-      case Op::Ne: return "(" + A(0) + " != " + A(1) + ")";
-      case Op::And: return "(" + A(0) + " && " + A(1) + ")";
-      case Op::Or: return "(" + A(0) + " || " + A(1) + ")";
-      case Op::Not: return "(!" + A(0) + ")";
-      case Op::Select: return "(" + A(0) + " ? " + A(1) + " : " + A(2) + ")";
-      case Op::Cast: return "((" + ct + ")(" + A(0) + "))";
-      case Op::Reduce: return emit_reduce(e, pre, ind);
+      case Op::Max:
+        return "std::max<" + ct + ">(" + T(0) + ", " + T(1) + ")";
+      case Op::Min:
+        return "std::min<" + ct + ">(" + T(0) + ", " + T(1) + ")";
+      case Op::Pow:
+        return "((" + ct + ")std::pow(" + T(0) + ", " + T(1) + "))";
+      case Op::Neg:
+        return "(-" + A(0) + ")";
+      case Op::Exp:
+        return "std::exp(" + A(0) + ")";
+      case Op::Log:
+        return "std::log(" + A(0) + ")";
+      case Op::Sqrt:
+        return "std::sqrt(" + A(0) + ")";
+      case Op::Rsqrt:
+        return "(" + ct + ")(1) / std::sqrt(" + A(0) + ")";
+      case Op::Tanh:
+        return "std::tanh(" + A(0) + ")";
+      case Op::Sigmoid:
+        return "((" + ct + ")(1) / ((" + ct + ")(1) + std::exp(-" + A(0) + ")))";
+      case Op::Abs:
+        return "((" + ct + ")std::abs(" + A(0) + "))";
+      case Op::Sin:
+        return "std::sin(" + A(0) + ")";
+      case Op::Cos:
+        return "std::cos(" + A(0) + ")";
+      case Op::Lt:
+        return "(" + A(0) + " < " + A(1) + ")";
+      case Op::Le:
+        return "(" + A(0) + " <= " + A(1) + ")";
+      case Op::Gt:
+        return "(" + A(0) + " > " + A(1) + ")";
+      case Op::Ge:
+        return "(" + A(0) + " >= " + A(1) + ")";
+      case Op::Eq:
+        return "(" + A(0) + " == " + A(1) + ")";
+      case Op::Ne:
+        return "(" + A(0) + " != " + A(1) + ")";
+      case Op::And:
+        return "(" + A(0) + " && " + A(1) + ")";
+      case Op::Or:
+        return "(" + A(0) + " || " + A(1) + ")";
+      case Op::Not:
+        return "(!" + A(0) + ")";
+      case Op::Select:
+        return "(" + A(0) + " ? " + A(1) + " : " + A(2) + ")";
+      case Op::Cast:
+        return "((" + ct + ")(" + A(0) + "))";
+      case Op::Reduce:
+        return emit_reduce(e, pre, ind);
     }
     return "?";
   }
@@ -398,7 +457,9 @@ class Emitter {
       // differ from sequential order only by rounding.
       if (q + 1 == e->raxes.size() && unit_stride(e->args[0], r.get()))
         os << in << "#pragma omp simd reduction("
-           << (e->rkind == ReduceKind::sum ? "+" : e->rkind == ReduceKind::max ? "max" : "min")
+           << (e->rkind == ReduceKind::sum   ? "+"
+               : e->rkind == ReduceKind::max ? "max"
+                                             : "min")
            << ":" << acc << ")\n";
       os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
          << v << ") {\n";

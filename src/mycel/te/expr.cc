@@ -49,34 +49,50 @@ void collect_reduces(const Expr& e, std::vector<const Node*>& out) {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::float32: return "float32";
-    case DType::float64: return "float64";
-    case DType::int32: return "int32";
-    case DType::int64: return "int64";
-    case DType::boolean: return "bool";
+    case DType::float32:
+      return "float32";
+    case DType::float64:
+      return "float64";
+    case DType::int32:
+      return "int32";
+    case DType::int64:
+      return "int64";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
 
 mycel::DType to_core(DType t) {
   switch (t) {
-    case DType::float32: return mycel::DType::float32;
-    case DType::float64: return mycel::DType::float64;
-    case DType::int32: return mycel::DType::int32;
-    case DType::int64: return mycel::DType::int64;
-    case DType::boolean: return mycel::DType::bool_;
+    case DType::float32:
+      return mycel::DType::float32;
+    case DType::float64:
+      return mycel::DType::float64;
+    case DType::int32:
+      return mycel::DType::int32;
+    case DType::int64:
+      return mycel::DType::int64;
+    case DType::boolean:
+      return mycel::DType::bool_;
   }
   return mycel::DType::float32;
 }
 
 DType from_core(mycel::DType t, const char* who) {
   switch (t) {
-    case mycel::DType::float32: return DType::float32;
-    case mycel::DType::float64: return DType::float64;
-    case mycel::DType::int32: return DType::int32;
-    case mycel::DType::int64: return DType::int64;
-    case mycel::DType::bool_: return DType::boolean;
-    default: MYCEL_THROW(TypeError, "[", who, "] unsupported input dtype ", mycel::dtype_name(t));
+    case mycel::DType::float32:
+      return DType::float32;
+    case mycel::DType::float64:
+      return DType::float64;
+    case mycel::DType::int32:
+      return DType::int32;
+    case mycel::DType::int64:
+      return DType::int64;
+    case mycel::DType::bool_:
+      return DType::boolean;
+    default:
+      MYCEL_THROW(TypeError, "[", who, "] unsupported input dtype ", mycel::dtype_name(t));
   }
 }
 
@@ -91,16 +107,17 @@ DType dtype_from_name(const std::string& n) {
 }
 
 const char* op_name(Op op) {
-  static const char* names[] = {"const", "var", "load", "add", "sub", "mul", "div", "mod", "max",
-                                "min", "pow", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
-                                "sigmoid", "abs", "sin", "cos", "lt", "le", "gt", "ge", "eq", "ne",
-                                "and", "or", "not", "select", "cast", "reduce"};
+  static const char* names[] = {"const", "var",   "load",   "add",     "sub",   "mul", "div",
+                                "mod",   "max",   "min",    "pow",     "neg",   "exp", "log",
+                                "sqrt",  "rsqrt", "tanh",   "sigmoid", "abs",   "sin", "cos",
+                                "lt",    "le",    "gt",     "ge",      "eq",    "ne",  "and",
+                                "or",    "not",   "select", "cast",    "reduce"};
   return names[static_cast<int>(op)];
 }
 
 IterVar make_var(const std::string& name, int64_t lo, int64_t hi, bool reduce) {
-  MYCEL_CHECK(hi > lo, ValueError, "[te.", reduce ? "reduce_axis" : "compute",
-              "] axis '", name, "' has an empty range [", lo, ", ", hi, ")");
+  MYCEL_CHECK(hi > lo, ValueError, "[te.", reduce ? "reduce_axis" : "compute", "] axis '", name,
+              "' has an empty range [", lo, ", ", hi, ")");
   auto v = std::make_shared<IterVarNode>();
   v->name = name;
   v->lo = lo;
@@ -114,7 +131,9 @@ Expr constant(double v, DType t) {
   auto n = std::make_shared<Node>();
   n->op = Op::Const;
   n->dtype = t;
-  n->value = t == DType::boolean ? (v != 0) : is_float(t) ? v : static_cast<double>(static_cast<int64_t>(v));
+  n->value = t == DType::boolean ? (v != 0)
+             : is_float(t)       ? v
+                                 : static_cast<double>(static_cast<int64_t>(v));
   return n;
 }
 
@@ -152,7 +171,8 @@ Expr load(const Tensor& t, const std::vector<Expr>& idx) {
 Expr binary(Op op, Expr a, Expr b) {
   auto ta = a->dtype, tb = b->dtype;
   // int32/int64 mix freely in index arithmetic; other mixes need an explicit cast.
-  bool ints = (ta == DType::int32 || ta == DType::int64) && (tb == DType::int32 || tb == DType::int64);
+  bool ints =
+      (ta == DType::int32 || ta == DType::int64) && (tb == DType::int32 || tb == DType::int64);
   MYCEL_CHECK(ta == tb || ints, TypeError, "[te] ", op_name(op), " of ", dtype_name(ta), " and ",
               dtype_name(tb), ": operands must have the same dtype (use te.cast)");
   DType t = ints ? (ta == DType::int64 || tb == DType::int64 ? DType::int64 : DType::int32) : ta;
@@ -176,8 +196,9 @@ Expr unary(Op op, Expr a) {
 Expr select(Expr c, Expr a, Expr b) {
   MYCEL_CHECK(c->dtype == DType::boolean, TypeError,
               "[te.if_then_else] condition must be bool, got ", dtype_name(c->dtype));
-  MYCEL_CHECK(a->dtype == b->dtype, TypeError, "[te.if_then_else] branches differ in dtype: ",
-              dtype_name(a->dtype), " vs ", dtype_name(b->dtype));
+  MYCEL_CHECK(a->dtype == b->dtype, TypeError,
+              "[te.if_then_else] branches differ in dtype: ", dtype_name(a->dtype), " vs ",
+              dtype_name(b->dtype));
   DType t = a->dtype;
   return make(Op::Select, t, {std::move(c), std::move(a), std::move(b)});
 }
@@ -250,20 +271,28 @@ Tensor compute(const std::vector<int64_t>& shape, const std::vector<IterVar>& ax
 std::string to_string(const Expr& e) {
   std::ostringstream os;
   switch (e->op) {
-    case Op::Const: os << e->value; break;
-    case Op::Var: os << e->var->name; break;
+    case Op::Const:
+      os << e->value;
+      break;
+    case Op::Var:
+      os << e->var->name;
+      break;
     case Op::Load:
       os << e->tensor->name << "[";
       for (size_t i = 0; i < e->args.size(); ++i) os << (i ? ", " : "") << to_string(e->args[i]);
       os << "]";
       break;
     case Op::Reduce:
-      os << (e->rkind == ReduceKind::sum ? "sum" : e->rkind == ReduceKind::max ? "max" : "min")
+      os << (e->rkind == ReduceKind::sum   ? "sum"
+             : e->rkind == ReduceKind::max ? "max"
+                                           : "min")
          << "(" << to_string(e->args[0]) << ", axis=[";
       for (size_t i = 0; i < e->raxes.size(); ++i) os << (i ? ", " : "") << e->raxes[i]->name;
       os << "])";
       break;
-    case Op::Cast: os << dtype_name(e->dtype) << "(" << to_string(e->args[0]) << ")"; break;
+    case Op::Cast:
+      os << dtype_name(e->dtype) << "(" << to_string(e->args[0]) << ")";
+      break;
     default:
       os << op_name(e->op) << "(";
       for (size_t i = 0; i < e->args.size(); ++i) os << (i ? ", " : "") << to_string(e->args[i]);

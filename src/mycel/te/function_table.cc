@@ -106,8 +106,7 @@ int64_t gradient_function(int64_t id) {
   }
   auto f = function_at(id);
   std::vector<Tensor> heads, adjoint;
-  for (auto& o : f->outputs)
-    heads.push_back(placeholder(o->shape, o->dtype, "d_" + o->name));
+  for (auto& o : f->outputs) heads.push_back(placeholder(o->shape, o->dtype, "d_" + o->name));
   // Several outputs: the adjoints of each add up (linearity of the chain rule).
   std::vector<std::vector<Tensor>> parts;
   for (size_t q = 0; q < f->outputs.size(); ++q)

@@ -17,9 +17,12 @@ using Linear = std::pair<std::map<const IterVarNode*, int64_t>, int64_t>;
 
 std::optional<Linear> linear(const Expr& e) {
   switch (e->op) {
-    case Op::Const: return Linear{{}, static_cast<int64_t>(e->value)};
-    case Op::Var: return Linear{{{e->var.get(), 1}}, 0};
-    case Op::Add: case Op::Sub: {
+    case Op::Const:
+      return Linear{{}, static_cast<int64_t>(e->value)};
+    case Op::Var:
+      return Linear{{{e->var.get(), 1}}, 0};
+    case Op::Add:
+    case Op::Sub: {
       auto a = linear(e->args[0]), b = linear(e->args[1]);
       if (!a || !b) return std::nullopt;
       int64_t s = e->op == Op::Add ? 1 : -1;
@@ -43,14 +46,17 @@ std::optional<Linear> linear(const Expr& e) {
       a->second = -a->second;
       return a;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
 Expr from_linear(const Linear& l, const std::map<const IterVarNode*, IterVar>& vars) {
   Expr r = constant(static_cast<double>(l.second), DType::int64);
   for (auto& [v, c] : l.first)
-    if (c != 0) r = binary(Op::Add, r, binary(Op::Mul, constant(static_cast<double>(c), DType::int64), var(vars.at(v))));
+    if (c != 0)
+      r = binary(Op::Add, r,
+                 binary(Op::Mul, constant(static_cast<double>(c), DType::int64), var(vars.at(v))));
   return simplify(r);
 }
 
@@ -70,8 +76,10 @@ std::optional<std::pair<int64_t, int64_t>> bounds(const Expr& e) {
 // lo <= e < hi as a guard, or nothing when the ranges already imply it.
 void add_range_guard(std::vector<Expr>& conds, const Expr& e, int64_t lo, int64_t hi) {
   auto b = bounds(e);
-  if (!b || b->first < lo) conds.push_back(binary(Op::Ge, e, constant(static_cast<double>(lo), DType::int64)));
-  if (!b || b->second >= hi) conds.push_back(binary(Op::Lt, e, constant(static_cast<double>(hi), DType::int64)));
+  if (!b || b->first < lo)
+    conds.push_back(binary(Op::Ge, e, constant(static_cast<double>(lo), DType::int64)));
+  if (!b || b->second >= hi)
+    conds.push_back(binary(Op::Lt, e, constant(static_cast<double>(hi), DType::int64)));
 }
 
 Expr zero(DType t) { return constant(0, t); }
@@ -86,41 +94,64 @@ Expr diff(const Expr& e, const Node* x) {
   auto a = [&](int i) { return e->args[i]; };
   auto mul = [](Expr p, Expr q) { return binary(Op::Mul, std::move(p), std::move(q)); };
   switch (e->op) {
-    case Op::Const: case Op::Var: case Op::Load: return zero(t);
-    case Op::Add: return binary(Op::Add, d(0), d(1));
-    case Op::Sub: return binary(Op::Sub, d(0), d(1));
-    case Op::Mul: return binary(Op::Add, mul(d(0), a(1)), mul(a(0), d(1)));
+    case Op::Const:
+    case Op::Var:
+    case Op::Load:
+      return zero(t);
+    case Op::Add:
+      return binary(Op::Add, d(0), d(1));
+    case Op::Sub:
+      return binary(Op::Sub, d(0), d(1));
+    case Op::Mul:
+      return binary(Op::Add, mul(d(0), a(1)), mul(a(0), d(1)));
     case Op::Div:
       return binary(Op::Sub, binary(Op::Div, d(0), a(1)),
                     binary(Op::Div, mul(a(0), d(1)), mul(a(1), a(1))));
-    case Op::Neg: return unary(Op::Neg, d(0));
-    case Op::Exp: return mul(e, d(0));
-    case Op::Log: return binary(Op::Div, d(0), a(0));
-    case Op::Sqrt: return binary(Op::Div, d(0), mul(constant(2, t), e));
-    case Op::Rsqrt: return mul(mul(constant(-0.5, t), binary(Op::Div, e, a(0))), d(0));
-    case Op::Tanh: return mul(binary(Op::Sub, one(t), mul(e, e)), d(0));
-    case Op::Sigmoid: return mul(mul(e, binary(Op::Sub, one(t), e)), d(0));
-    case Op::Abs: return select(binary(Op::Ge, a(0), zero(t)), d(0), unary(Op::Neg, d(0)));
-    case Op::Sin: return mul(unary(Op::Cos, a(0)), d(0));
-    case Op::Cos: return unary(Op::Neg, mul(unary(Op::Sin, a(0)), d(0)));
+    case Op::Neg:
+      return unary(Op::Neg, d(0));
+    case Op::Exp:
+      return mul(e, d(0));
+    case Op::Log:
+      return binary(Op::Div, d(0), a(0));
+    case Op::Sqrt:
+      return binary(Op::Div, d(0), mul(constant(2, t), e));
+    case Op::Rsqrt:
+      return mul(mul(constant(-0.5, t), binary(Op::Div, e, a(0))), d(0));
+    case Op::Tanh:
+      return mul(binary(Op::Sub, one(t), mul(e, e)), d(0));
+    case Op::Sigmoid:
+      return mul(mul(e, binary(Op::Sub, one(t), e)), d(0));
+    case Op::Abs:
+      return select(binary(Op::Ge, a(0), zero(t)), d(0), unary(Op::Neg, d(0)));
+    case Op::Sin:
+      return mul(unary(Op::Cos, a(0)), d(0));
+    case Op::Cos:
+      return unary(Op::Neg, mul(unary(Op::Sin, a(0)), d(0)));
     case Op::Pow: {
       Expr da = mul(mul(a(1), binary(Op::Pow, a(0), binary(Op::Sub, a(1), one(t)))), d(0));
       Expr db = simplify(d(1));
       if (db->op == Op::Const && db->value == 0) return da;
       return binary(Op::Add, da, mul(mul(e, unary(Op::Log, a(0))), db));
     }
-    case Op::Max: return select(binary(Op::Ge, a(0), a(1)), d(0), d(1));
-    case Op::Min: return select(binary(Op::Le, a(0), a(1)), d(0), d(1));
-    case Op::Select: return is_float(t) ? select(a(0), d(1), d(2)) : zero(t);
-    case Op::Cast: return is_float(a(0)->dtype) ? cast(d(0), t) : zero(t);
+    case Op::Max:
+      return select(binary(Op::Ge, a(0), a(1)), d(0), d(1));
+    case Op::Min:
+      return select(binary(Op::Le, a(0), a(1)), d(0), d(1));
+    case Op::Select:
+      return is_float(t) ? select(a(0), d(1), d(2)) : zero(t);
+    case Op::Cast:
+      return is_float(a(0)->dtype) ? cast(d(0), t) : zero(t);
     case Op::Reduce:  // LiftReductions moved every nested reduction into a compute of its own
-      MYCEL_THROW(RuntimeError, "[te.differentiate] internal: a reduction left inside an expression");
-    default: return zero(t);
+      MYCEL_THROW(RuntimeError,
+                  "[te.differentiate] internal: a reduction left inside an expression");
+    default:
+      return zero(t);
   }
 }
 
 void collect_loads(const Expr& e, std::vector<const Node*>& out, std::set<const Node*>& seen) {
-  if (e->op == Op::Load && is_float(e->dtype) && seen.insert(e.get()).second) out.push_back(e.get());
+  if (e->op == Op::Load && is_float(e->dtype) && seen.insert(e.get()).second)
+    out.push_back(e.get());
   for (auto& a : e->args) collect_loads(a, out, seen);
 }
 
@@ -182,7 +213,10 @@ Tensor load_adjoint(const Tensor& y, const Tensor& dy, const Node* x) {
     const IterVarNode* pick = nullptr;
     if (lin)
       for (auto& [v, c] : lin->first)
-        if (free.count(v) && (c == 1 || c == -1)) { pick = v; break; }
+        if (free.count(v) && (c == 1 || c == -1)) {
+          pick = v;
+          break;
+        }
     if (!pick) {
       conds.push_back(binary(Op::Eq, idx[k], jk));
       continue;
@@ -332,7 +366,8 @@ std::vector<Tensor> differentiate(const Tensor& out_in, const std::vector<Tensor
     if (ov) {
       auto res = ov->fn(y, ov->inputs, dy);
       MYCEL_CHECK(res.size() == ov->inputs.size(), ValueError, "[te.differentiate] override for '",
-                  y->name, "' returned ", res.size(), " adjoints for ", ov->inputs.size(), " inputs");
+                  y->name, "' returned ", res.size(), " adjoints for ", ov->inputs.size(),
+                  " inputs");
       for (size_t k = 0; k < res.size(); ++k) {
         MYCEL_CHECK(res[k] && res[k]->shape == ov->inputs[k]->shape, ShapeError,
                     "[te.differentiate] override for '", y->name, "': adjoint ", k,

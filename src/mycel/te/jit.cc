@@ -58,8 +58,8 @@ Kernel::~Kernel() {
 
 void Kernel::run(void** buffers) const { reinterpret_cast<void (*)(void**)>(fn_)(buffers); }
 
-std::string compile_shared(const std::string& source, const std::string& flags, const std::string& what,
-                           bool* cached_out, double* seconds_out) {
+std::string compile_shared(const std::string& source, const std::string& flags,
+                           const std::string& what, bool* cached_out, double* seconds_out) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   std::string cxx = compiler();
@@ -69,8 +69,8 @@ std::string compile_shared(const std::string& source, const std::string& flags, 
   fs::path dir = cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot create the kernel cache directory '", dir.string(),
-              "': ", ec.message());
+  MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot create the kernel cache directory '",
+              dir.string(), "': ", ec.message());
   fs::path so = dir / (std::string("te_") + hex + ".so");
   bool cached = fs::exists(so);
   double secs = 0;
@@ -84,8 +84,8 @@ std::string compile_shared(const std::string& source, const std::string& flags, 
       f << source;
       MYCEL_CHECK(f.good(), RuntimeError, "[", what, "] cannot write '", src.string(), "'");
     }
-    std::string cmd = cxx + " " + flags + " -o '" + tmp_so.string() + "' '" + src.string() + "' > '" +
-                      log.string() + "' 2>&1";
+    std::string cmd = cxx + " " + flags + " -o '" + tmp_so.string() + "' '" + src.string() +
+                      "' > '" + log.string() + "' 2>&1";
     auto t0 = std::chrono::steady_clock::now();
     int rc = std::system(cmd.c_str());
     secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -97,7 +97,8 @@ std::string compile_shared(const std::string& source, const std::string& flags, 
                   WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, ") on ", src.string(), ":\n", msg);
     }
     fs::rename(tmp_so, so, ec);
-    MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot move the library into the cache: ", ec.message());
+    MYCEL_CHECK(!ec, RuntimeError, "[", what,
+                "] cannot move the library into the cache: ", ec.message());
     fs::remove(log, ec);
     fs::rename(src, dir / (std::string("te_") + hex + ".cc"), ec);  // kept for inspection
   }

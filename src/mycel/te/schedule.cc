@@ -8,30 +8,34 @@
 namespace mycel::te {
 
 Stage::Stage(Tensor t) : tensor_(std::move(t)) {
-  MYCEL_CHECK(tensor_ && tensor_->body, ValueError, "[te schedule] '", tensor_ ? tensor_->name : "?",
+  MYCEL_CHECK(tensor_ && tensor_->body, ValueError, "[te schedule] '",
+              tensor_ ? tensor_->name : "?",
               "' is a placeholder; only te.compute tensors have loops to schedule");
   loops_ = tensor_->axes;
-  if (reduces()) loops_.insert(loops_.end(), tensor_->body->raxes.begin(), tensor_->body->raxes.end());
+  if (reduces())
+    loops_.insert(loops_.end(), tensor_->body->raxes.begin(), tensor_->body->raxes.end());
 }
 
 bool Stage::reduces() const { return tensor_->body->op == Op::Reduce; }
 
 size_t Stage::position(const IterVar& v, const char* what) const {
   auto it = std::find(loops_.begin(), loops_.end(), v);
-  MYCEL_CHECK(v && it != loops_.end(), ValueError, "[te schedule] ", what, ": '", v ? v->name : "None",
-              "' is not a loop of '", tensor_->name, "' (its loops now: ",
-              [&] {
-                std::string s;
-                for (auto& l : loops_) s += (s.empty() ? "" : ", ") + l->name;
-                return s;
-              }(),
-              ")");
+  MYCEL_CHECK(
+      v && it != loops_.end(), ValueError, "[te schedule] ", what, ": '", v ? v->name : "None",
+      "' is not a loop of '", tensor_->name, "' (its loops now: ",
+      [&] {
+        std::string s;
+        for (auto& l : loops_) s += (s.empty() ? "" : ", ") + l->name;
+        return s;
+      }(),
+      ")");
   return static_cast<size_t>(it - loops_.begin());
 }
 
 std::pair<IterVar, IterVar> Stage::split(const IterVar& v, int64_t factor) {
   size_t at = position(v, "split");
-  MYCEL_CHECK(factor >= 1, ValueError, "[te schedule] split of '", v->name, "': factor must be >= 1, got ", factor);
+  MYCEL_CHECK(factor >= 1, ValueError, "[te schedule] split of '", v->name,
+              "': factor must be >= 1, got ", factor);
   for (auto& [var, k] : kinds_)
     MYCEL_CHECK(var != v.get(), ValueError, "[te schedule] split of '", v->name,
                 "': the loop already has a kind; split first, then mark the pieces");
@@ -60,7 +64,9 @@ void Stage::reorder(const std::vector<IterVar>& order) {
 }
 
 void Stage::set_kind(const IterVar& v, LoopKind k) {
-  const char* what = k == LoopKind::parallel ? "parallel" : k == LoopKind::vectorized ? "vectorize" : "unroll";
+  const char* what = k == LoopKind::parallel     ? "parallel"
+                     : k == LoopKind::vectorized ? "vectorize"
+                                                 : "unroll";
   position(v, what);
   // A reduce loop carries the accumulation into one output element: its iterations are not
   // independent, so neither threads nor simd lanes may split it here.

@@ -20,23 +20,40 @@ bool is_const(const Expr& e, double v) { return e->op == Op::Const && e->value =
 double fold(Op op, double a, double b, DType t) {
   bool f = is_float(t);
   switch (op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return f ? a / b : std::floor(a / b);
-    case Op::Mod: return f ? std::fmod(a, b) : a - b * std::floor(a / b);
-    case Op::Max: return std::max(a, b);
-    case Op::Min: return std::min(a, b);
-    case Op::Pow: return std::pow(a, b);
-    case Op::Lt: return a < b;
-    case Op::Le: return a <= b;
-    case Op::Gt: return a > b;
-    case Op::Ge: return a >= b;
-    case Op::Eq: return a == b;
-    case Op::Ne: return a != b;
-    case Op::And: return a && b;
-    case Op::Or: return a || b;
-    default: return NAN;
+    case Op::Add:
+      return a + b;
+    case Op::Sub:
+      return a - b;
+    case Op::Mul:
+      return a * b;
+    case Op::Div:
+      return f ? a / b : std::floor(a / b);
+    case Op::Mod:
+      return f ? std::fmod(a, b) : a - b * std::floor(a / b);
+    case Op::Max:
+      return std::max(a, b);
+    case Op::Min:
+      return std::min(a, b);
+    case Op::Pow:
+      return std::pow(a, b);
+    case Op::Lt:
+      return a < b;
+    case Op::Le:
+      return a <= b;
+    case Op::Gt:
+      return a > b;
+    case Op::Ge:
+      return a >= b;
+    case Op::Eq:
+      return a == b;
+    case Op::Ne:
+      return a != b;
+    case Op::And:
+      return a && b;
+    case Op::Or:
+      return a || b;
+    default:
+      return NAN;
   }
 }
 
@@ -86,8 +103,18 @@ Expr simplify(const Expr& e) {
       if (is_const(args[1], 1)) return a;
       if (is_const(a, 0) && is_float(e->dtype)) return constant(0, e->dtype);
       [[fallthrough]];
-    case Op::Mod: case Op::Max: case Op::Min: case Op::Pow: case Op::Lt: case Op::Le:
-    case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne: case Op::And: case Op::Or:
+    case Op::Mod:
+    case Op::Max:
+    case Op::Min:
+    case Op::Pow:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::And:
+    case Op::Or:
       if (args[0]->op == Op::Const && args[1]->op == Op::Const && !is_const(args[1], 0))
         return constant(fold(e->op, a->value, args[1]->value, args[0]->dtype), e->dtype);
       if (e->op == Op::And && is_const(a, 1)) return args[1];
@@ -109,7 +136,8 @@ Expr simplify(const Expr& e) {
       // A sum of zero is zero (zero elimination after differentiation).
       if (e->rkind == ReduceKind::sum && is_const(a, 0)) return a;
       break;
-    default: break;
+    default:
+      break;
   }
   bool changed = false;
   for (size_t i = 0; i < args.size(); ++i) changed |= args[i] != e->args[i];

@@ -26,8 +26,39 @@ mycel::DType to_core(DType t);
 DType from_core(mycel::DType t, const char* who);
 
 enum class Op {
-  Const, Var, Load, Add, Sub, Mul, Div, Mod, Max, Min, Pow, Neg, Exp, Log, Sqrt, Rsqrt, Tanh,
-  Sigmoid, Abs, Sin, Cos, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Select, Cast, Reduce
+  Const,
+  Var,
+  Load,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Max,
+  Min,
+  Pow,
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Abs,
+  Sin,
+  Cos,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Not,
+  Select,
+  Cast,
+  Reduce
 };
 enum class ReduceKind { sum, max, min };
 
@@ -50,10 +81,10 @@ using Expr = std::shared_ptr<Node>;
 struct Node {
   Op op;
   DType dtype;
-  double value = 0;          // Const
-  IterVar var;               // Var
-  Tensor tensor;             // Load
-  std::vector<Expr> args;    // operands; Load: indices; Reduce: [body]
+  double value = 0;        // Const
+  IterVar var;             // Var
+  Tensor tensor;           // Load
+  std::vector<Expr> args;  // operands; Load: indices; Reduce: [body]
   ReduceKind rkind = ReduceKind::sum;
   std::vector<IterVar> raxes;  // Reduce
 };
@@ -94,8 +125,7 @@ Expr simplify(const Expr& e);
 std::vector<Tensor> topo_order(const std::vector<Tensor>& outputs);
 
 /// Adjoint builder for override: (out, inputs, head) -> adjoints of inputs.
-using OverrideFn =
-    std::function<std::vector<Tensor>(Tensor, std::vector<Tensor>, Tensor)>;
+using OverrideFn = std::function<std::vector<Tensor>(Tensor, std::vector<Tensor>, Tensor)>;
 struct Override {
   Tensor tensor;
   std::vector<Tensor> inputs;
@@ -169,8 +199,9 @@ std::shared_ptr<Kernel> compile(const std::string& source);
 /// Compiles C++ source with the system compiler and `flags` into a shared library in the kernel
 /// cache (keyed by compiler, flags and source; reused when present); returns its path. `what`
 /// names the caller in errors; cached / seconds report whether it was reused and the compile time.
-std::string compile_shared(const std::string& source, const std::string& flags, const std::string& what,
-                           bool* cached = nullptr, double* seconds = nullptr);
+std::string compile_shared(const std::string& source, const std::string& flags,
+                           const std::string& what, bool* cached = nullptr,
+                           double* seconds = nullptr);
 
 /// ops.Custom(func_type="aot"): "lib.so:func" or "source.cc:func" (a .c/.cc/.cpp/.cxx file is
 /// compiled into the kernel cache first). func has MindSpore's aot signature
@@ -198,7 +229,8 @@ std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> 
 /// The graph backend's fused elementwise chain `p` over n float32 elements, as one generated
 /// loop (inputs marked in `broadcast` have one element). The kernel's output must not alias an
 /// input (the generated pointers are __restrict).
-std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n, const std::vector<bool>& broadcast);
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
+                                            const std::vector<bool>& broadcast);
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);

@@ -20,10 +20,11 @@ std::shared_ptr<te::Function> resolve(int64_t id, size_t n, Get dtype_of) {
 }
 
 std::vector<TensorMeta> infer_te_call(const InferContext& c) {
-  auto f = resolve(c.attrs.get_int("kernel"), c.num_inputs(),
-                   [&](size_t k) { return c.in(k).dtype; });
+  auto f =
+      resolve(c.attrs.get_int("kernel"), c.num_inputs(), [&](size_t k) { return c.in(k).dtype; });
   MYCEL_CHECK(c.num_inputs() == f->inputs.size(), TypeError, "[te_call] function ",
-              c.attrs.get_int("kernel"), " takes ", f->inputs.size(), " inputs, got ", c.num_inputs());
+              c.attrs.get_int("kernel"), " takes ", f->inputs.size(), " inputs, got ",
+              c.num_inputs());
   for (size_t k = 0; k < f->inputs.size(); ++k) {
     const auto& p = f->inputs[k];
     MYCEL_CHECK(c.in(k).shape == p->shape && c.in(k).dtype == te::to_core(p->dtype), ShapeError,

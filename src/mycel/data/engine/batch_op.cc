@@ -2,8 +2,8 @@
 // per_batch_map, pads, and stacks each column into one (B, ...) tensor.
 #include <cstring>
 
-#include "mycel/data/engine/engine.h"
 #include "mycel/core/rethrow.h"
+#include "mycel/data/engine/engine.h"
 #include "mycel/data/string_tensor.h"
 
 namespace mycel::data::engine {
@@ -31,8 +31,8 @@ Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const s
 
 // Strings of one column: equal string shapes (or pad_info), widths padded with NULs to the
 // longest, so each string survives; the batch is tagged like its rows.
-Tensor stack_strings(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column,
-                     StringKind kind) {
+Tensor stack_strings(const std::vector<Tensor>& items, const PadSpec& pad,
+                     const std::string& column, StringKind kind) {
   int64_t width = 1;
   for (size_t i = 0; i < items.size(); ++i) {
     MYCEL_CHECK(string_kind(items[i]) == kind, TypeError, "batch: column '", column,
@@ -59,7 +59,8 @@ Tensor stack_strings(const std::vector<Tensor>& items, const PadSpec& pad, const
 }
 
 // Stacks numeric rows (padding them when pad is enabled).
-Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
+Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad,
+                   const std::string& column) {
   const Tensor& first = items[0];
   Shape target = first.shape();
   for (size_t i = 1; i < items.size(); ++i) {
@@ -72,7 +73,8 @@ Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const s
                 shape_str(first.shape()), " in row 0 of the batch but ", shape_str(t.shape()),
                 " in row ", i, "; rows must have equal shapes (or give pad_info to pad them)");
     MYCEL_CHECK(t.ndim() == first.ndim(), ValueError, "batch: cannot pad column '", column,
-                "': rank differs (shape ", shape_str(first.shape()), " vs ", shape_str(t.shape()), ")");
+                "': rank differs (shape ", shape_str(first.shape()), " vs ", shape_str(t.shape()),
+                ")");
     for (int64_t d = 0; d < t.ndim(); ++d) target[d] = std::max(target[d], t.dim(d));
   }
   if (pad.enabled && !pad.shape.empty()) {
@@ -81,9 +83,9 @@ Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const s
                 " dimensions but the rows have shape ", shape_str(first.shape()));
     for (size_t d = 0; d < pad.shape.size(); ++d) {
       if (pad.shape[d] < 0) continue;
-      MYCEL_CHECK(pad.shape[d] >= target[d], ValueError, "batch: pad_info shape for column '", column,
-                  "' is smaller than a row: dimension ", d, " is ", pad.shape[d], " but a row has ",
-                  target[d]);
+      MYCEL_CHECK(pad.shape[d] >= target[d], ValueError, "batch: pad_info shape for column '",
+                  column, "' is smaller than a row: dimension ", d, " is ", pad.shape[d],
+                  " but a row has ", target[d]);
       target[d] = pad.shape[d];
     }
   }
@@ -110,7 +112,8 @@ Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const s
 
 }  // namespace
 
-Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column) {
+Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad,
+                    const std::string& column) {
   MYCEL_CHECK(!items.empty(), ValueError, "batch: empty batch for column '", column, "'");
   if (auto kind = string_kind(items[0])) return stack_strings(items, pad, column, *kind);
   for (size_t i = 1; i < items.size(); ++i)
@@ -126,8 +129,13 @@ class BatchOp : public ParallelOp {
   BatchOp(std::shared_ptr<Op> child, int64_t size, bool drop, std::shared_ptr<BatchMap> fn,
           std::vector<int64_t> map_in, Layout layout, std::vector<PadSpec> pads,
           std::vector<std::string> names, int workers)
-      : ParallelOp(workers, {std::move(child)}), size_(size), drop_(drop), fn_(std::move(fn)),
-        map_in_(std::move(map_in)), layout_(std::move(layout)), pads_(std::move(pads)),
+      : ParallelOp(workers, {std::move(child)}),
+        size_(size),
+        drop_(drop),
+        fn_(std::move(fn)),
+        map_in_(std::move(map_in)),
+        layout_(std::move(layout)),
+        pads_(std::move(pads)),
         names_(std::move(names)) {
     MYCEL_CHECK(size_ >= 1, ValueError, "batch: batch_size must be >= 1, got ", size_);
   }
@@ -175,7 +183,8 @@ class BatchOp : public ParallelOp {
     size_t ncol = job.rows[0].size();
     std::vector<std::vector<Tensor>> cols(ncol);
     for (Row& r : job.rows) {
-      MYCEL_CHECK(r.size() == ncol, ValueError, "batch: rows have ", ncol, " and ", r.size(), " columns");
+      MYCEL_CHECK(r.size() == ncol, ValueError, "batch: rows have ", ncol, " and ", r.size(),
+                  " columns");
       for (size_t c = 0; c < ncol; ++c) cols[c].push_back(std::move(r[c]));
     }
     if (fn_) {
@@ -193,8 +202,9 @@ class BatchOp : public ParallelOp {
           next.push_back(std::move(cols[l]));
           continue;
         }
-        MYCEL_CHECK(-l - 1 < static_cast<int64_t>(res.size()), ValueError, "batch: per_batch_map returned ",
-                    res.size(), " columns but output_columns names more");
+        MYCEL_CHECK(-l - 1 < static_cast<int64_t>(res.size()), ValueError,
+                    "batch: per_batch_map returned ", res.size(),
+                    " columns but output_columns names more");
         next.push_back(std::move(res[-l - 1]));
       }
       cols = std::move(next);
@@ -222,12 +232,13 @@ class BatchOp : public ParallelOp {
 }  // namespace
 
 std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool drop_remainder,
-                             std::shared_ptr<BatchMap> per_batch_map, std::vector<int64_t> map_inputs,
-                             Layout layout, std::vector<PadSpec> pads,
-                             std::vector<std::string> column_names, int workers) {
-  return std::make_shared<BatchOp>(std::move(child), batch_size, drop_remainder, std::move(per_batch_map),
-                                   std::move(map_inputs), std::move(layout), std::move(pads),
-                                   std::move(column_names), workers);
+                             std::shared_ptr<BatchMap> per_batch_map,
+                             std::vector<int64_t> map_inputs, Layout layout,
+                             std::vector<PadSpec> pads, std::vector<std::string> column_names,
+                             int workers) {
+  return std::make_shared<BatchOp>(
+      std::move(child), batch_size, drop_remainder, std::move(per_batch_map), std::move(map_inputs),
+      std::move(layout), std::move(pads), std::move(column_names), workers);
 }
 
 }  // namespace mycel::data::engine

@@ -49,9 +49,10 @@ std::shared_ptr<Op> stream_op(std::shared_ptr<StreamFactory> factory, int64_t nu
 std::shared_ptr<Op> map_op(std::shared_ptr<Op> child, TransformList transforms,
                            std::vector<int64_t> input_columns, Layout layout, int workers);
 std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool drop_remainder,
-                             std::shared_ptr<BatchMap> per_batch_map, std::vector<int64_t> map_inputs,
-                             Layout layout, std::vector<PadSpec> pads,
-                             std::vector<std::string> column_names, int workers);
+                             std::shared_ptr<BatchMap> per_batch_map,
+                             std::vector<int64_t> map_inputs, Layout layout,
+                             std::vector<PadSpec> pads, std::vector<std::string> column_names,
+                             int workers);
 std::shared_ptr<Op> shuffle_op(std::shared_ptr<Op> child, int64_t buffer_size);
 std::shared_ptr<Op> repeat_op(std::shared_ptr<Op> child, int64_t count);
 std::shared_ptr<Op> take_op(std::shared_ptr<Op> child, int64_t count);
@@ -62,7 +63,8 @@ std::shared_ptr<Op> concat_op(std::vector<std::shared_ptr<Op>> children);
 
 /// Stacks equal-shaped rows of one column into a (B, ...) tensor, padding when pad.enabled;
 /// throws ValueError naming the column and both shapes for ragged rows without padding.
-Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column);
+Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad,
+                    const std::string& column);
 
 /// The (seed, row id) of the row a map worker is transforming on this thread, for Python
 /// transforms that want reproducible randomness; {0, 0, false} outside a map.

@@ -84,7 +84,8 @@ class ShuffleOp : public Op {
 class RepeatOp : public Op {
  public:
   RepeatOp(std::shared_ptr<Op> child, int64_t count) : Op({std::move(child)}), count_(count) {
-    MYCEL_CHECK(count == -1 || count >= 1, ValueError, "repeat: count must be -1 or >= 1, got ", count);
+    MYCEL_CHECK(count == -1 || count >= 1, ValueError, "repeat: count must be -1 or >= 1, got ",
+                count);
   }
   std::string name() const override { return "repeat"; }
   bool pop(Packet& out) override {
@@ -108,8 +109,10 @@ class RepeatOp : public Op {
 /// take(n) / skip(n) per epoch.
 class TakeSkipOp : public Op {
  public:
-  TakeSkipOp(std::shared_ptr<Op> child, int64_t n, bool take) : Op({std::move(child)}), n_(n), take_(take) {
-    MYCEL_CHECK(n >= -1, ValueError, take ? "take" : "skip", ": count must be >= 0 (or -1), got ", n);
+  TakeSkipOp(std::shared_ptr<Op> child, int64_t n, bool take)
+      : Op({std::move(child)}), n_(n), take_(take) {
+    MYCEL_CHECK(n >= -1, ValueError, take ? "take" : "skip", ": count must be >= 0 (or -1), got ",
+                n);
   }
   std::string name() const override { return take_ ? "take" : "skip"; }
   bool pop(Packet& out) override {
@@ -142,7 +145,8 @@ class TakeSkipOp : public Op {
 /// project(columns): picks and reorders columns.
 class ProjectOp : public Op {
  public:
-  ProjectOp(std::shared_ptr<Op> child, std::vector<int64_t> cols) : Op({std::move(child)}), cols_(std::move(cols)) {}
+  ProjectOp(std::shared_ptr<Op> child, std::vector<int64_t> cols)
+      : Op({std::move(child)}), cols_(std::move(cols)) {}
   std::string name() const override { return "project"; }
   bool pop(Packet& out) override {
     Packet p;

@@ -1,8 +1,8 @@
 // map: applies a chain of transforms to selected columns on parallel workers. Each row's RowRng
 // is keyed by (seed, op, epoch) with the row's position in the epoch as its counter, so random
 // transforms give the same result whatever worker runs them.
-#include "mycel/data/engine/engine.h"
 #include "mycel/core/rethrow.h"
+#include "mycel/data/engine/engine.h"
 #include "mycel/data/string_tensor.h"
 
 namespace mycel::data::engine {
@@ -12,8 +12,11 @@ thread_local RowContext t_row;
 
 class MapOp : public ParallelOp {
  public:
-  MapOp(std::shared_ptr<Op> child, TransformList ts, std::vector<int64_t> in, Layout layout, int workers)
-      : ParallelOp(workers, {std::move(child)}), ts_(std::move(ts)), in_(std::move(in)),
+  MapOp(std::shared_ptr<Op> child, TransformList ts, std::vector<int64_t> in, Layout layout,
+        int workers)
+      : ParallelOp(workers, {std::move(child)}),
+        ts_(std::move(ts)),
+        in_(std::move(in)),
         layout_(std::move(layout)) {
     for (int64_t l : layout_)
       if (l < 0) n_out_ = std::max<int64_t>(n_out_, -l);
@@ -51,7 +54,8 @@ class MapOp : public ParallelOp {
       try {
         if (!ts_[i]->takes_strings())
           for (const Tensor& c : cols)
-            check_not_string(c, ts_[i]->name(), "it takes numeric arrays only (use a "
+            check_not_string(c, ts_[i]->name(),
+                             "it takes numeric arrays only (use a "
                              "mycel.dataset.text transform or a Python function for strings)");
         cols = ts_[i]->apply(cols, rng);
       } catch (...) {
@@ -60,8 +64,9 @@ class MapOp : public ParallelOp {
       }
       t_row.active = false;
     }
-    MYCEL_CHECK(static_cast<int64_t>(cols.size()) == n_out_, ValueError, "map: the operations returned ",
-                cols.size(), " columns but output_columns names ", n_out_);
+    MYCEL_CHECK(static_cast<int64_t>(cols.size()) == n_out_, ValueError,
+                "map: the operations returned ", cols.size(), " columns but output_columns names ",
+                n_out_);
     Row out;
     out.reserve(layout_.size());
     for (int64_t l : layout_) out.push_back(l >= 0 ? row[l] : cols[-l - 1]);

@@ -31,14 +31,16 @@ void check_sampler(const SamplerSpec& s, int64_t n) {
     MYCEL_CHECK(s.num_shards >= 1, ValueError, "DistributedSampler: num_shards must be >= 1, got ",
                 s.num_shards);
     MYCEL_CHECK(s.shard_id >= 0 && s.shard_id < s.num_shards, ValueError,
-                "DistributedSampler: shard_id must be in [0, ", s.num_shards, "), got ", s.shard_id);
+                "DistributedSampler: shard_id must be in [0, ", s.num_shards, "), got ",
+                s.shard_id);
   } else if (k == "sequential") {
     MYCEL_CHECK(s.start_index >= 0 && (s.start_index < n || n == 0), IndexError,
                 "SequentialSampler: start_index ", s.start_index, " out of range for ", n, " rows");
   } else if (k == "subset" || k == "subset_random") {
     for (int64_t i : s.indices)
-      MYCEL_CHECK(i >= 0 && i < n, IndexError, k == "subset" ? "SubsetSampler" : "SubsetRandomSampler",
-                  ": index ", i, " out of range for a dataset of ", n, " rows");
+      MYCEL_CHECK(i >= 0 && i < n, IndexError,
+                  k == "subset" ? "SubsetSampler" : "SubsetRandomSampler", ": index ", i,
+                  " out of range for a dataset of ", n, " rows");
   } else if (k == "weighted") {
     MYCEL_CHECK(!s.weights.empty(), ValueError, "WeightedRandomSampler: weights must not be empty");
     double total = 0;
@@ -47,10 +49,11 @@ void check_sampler(const SamplerSpec& s, int64_t n) {
       total += w;
     }
     MYCEL_CHECK(total > 0, ValueError, "WeightedRandomSampler: weights sum to zero");
-    MYCEL_CHECK(static_cast<int64_t>(s.weights.size()) <= n, IndexError, "WeightedRandomSampler: ",
-                s.weights.size(), " weights for a dataset of ", n, " rows");
-    MYCEL_CHECK(s.replacement || s.num_samples <= static_cast<int64_t>(s.weights.size()), ValueError,
-                "WeightedRandomSampler: num_samples ", s.num_samples,
+    MYCEL_CHECK(static_cast<int64_t>(s.weights.size()) <= n, IndexError,
+                "WeightedRandomSampler: ", s.weights.size(), " weights for a dataset of ", n,
+                " rows");
+    MYCEL_CHECK(s.replacement || s.num_samples <= static_cast<int64_t>(s.weights.size()),
+                ValueError, "WeightedRandomSampler: num_samples ", s.num_samples,
                 " exceeds the number of weights without replacement");
   } else if (k != "random") {
     MYCEL_THROW(ValueError, "unknown sampler kind '", k, "'");
@@ -60,11 +63,13 @@ void check_sampler(const SamplerSpec& s, int64_t n) {
 int64_t sampler_size(const SamplerSpec& s, int64_t n) {
   const std::string& k = s.kind;
   if (k == "sequential") return cap(std::max<int64_t>(0, n - s.start_index), s.num_samples);
-  if (k == "random") return s.replacement && s.num_samples >= 0 ? s.num_samples : cap(n, s.num_samples);
+  if (k == "random")
+    return s.replacement && s.num_samples >= 0 ? s.num_samples : cap(n, s.num_samples);
   if (k == "distributed") return cap(n == 0 ? 0 : shard_size(s, n), s.num_samples);
   if (k == "subset" || k == "subset_random")
     return cap(static_cast<int64_t>(s.indices.size()), s.num_samples);
-  if (k == "weighted") return s.num_samples < 0 ? static_cast<int64_t>(s.weights.size()) : s.num_samples;
+  if (k == "weighted")
+    return s.num_samples < 0 ? static_cast<int64_t>(s.weights.size()) : s.num_samples;
   MYCEL_THROW(ValueError, "unknown sampler kind '", k, "'");
 }
 
@@ -120,7 +125,10 @@ std::vector<int64_t> sampler_indices(const SamplerSpec& s, int64_t n, uint64_t k
         int64_t pick = static_cast<int64_t>(w.size()) - 1;
         for (size_t j = 0; j < w.size(); ++j) {
           acc += w[j];
-          if (u < acc && w[j] > 0) { pick = static_cast<int64_t>(j); break; }
+          if (u < acc && w[j] > 0) {
+            pick = static_cast<int64_t>(j);
+            break;
+          }
         }
         out.push_back(pick);
         w[pick] = 0;

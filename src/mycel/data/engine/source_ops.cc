@@ -52,7 +52,8 @@ class StreamOp : public ParallelOp {
     for (int64_t e = 0; epochs_ < 0 || e < epochs_; ++e) {
       std::unique_ptr<RowStream> s = factory_->open(e);
       Row row;
-      for (int64_t i = 0; (num_samples_ < 0 || i < num_samples_) && !ctx_->aborted() && s->next(row); ++i) {
+      for (int64_t i = 0;
+           (num_samples_ < 0 || i < num_samples_) && !ctx_->aborted() && s->next(row); ++i) {
         Job j;
         j.epoch = e;
         j.id = i;

@@ -1,6 +1,6 @@
 // The source of NumpySlicesDataset: one tensor per column, row i is slice i of each (a view).
-#include "mycel/data/engine/engine.h"
 #include "mycel/data/engine/tensor_source.h"
+#include "mycel/data/engine/engine.h"
 
 namespace mycel::data::engine {
 namespace {

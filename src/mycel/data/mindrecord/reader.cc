@@ -2,8 +2,8 @@
 #include "mycel/data/mindrecord/reader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <thread>
 

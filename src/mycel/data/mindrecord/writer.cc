@@ -335,8 +335,8 @@ void Writer::commit() {
   for (size_t i = 0; i < shards_.size(); ++i) {
     Shard& s = *shards_[i];
     if (::rename(s.tmp_path.c_str(), s.final_path.c_str()) != 0)
-      MYCEL_THROW(RuntimeError, "[FileWriter] cannot rename '", s.tmp_path, "' to '",
-                  s.final_path, "': ", std::strerror(errno),
+      MYCEL_THROW(RuntimeError, "[FileWriter] cannot rename '", s.tmp_path, "' to '", s.final_path,
+                  "': ", std::strerror(errno),
                   shards_.size() > 1 ? "; the next commit in the directory finishes it" : "");
     fault_point(("mindrecord_commit:renamed" + std::to_string(i)).c_str());
   }

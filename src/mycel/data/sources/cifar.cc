@@ -17,9 +17,9 @@ constexpr size_t kPixels = kSide * kSide * kChannels;  // 3072
 
 struct CifarKind {
   const char* owner;
-  size_t label_bytes;                     // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
+  size_t label_bytes;  // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
   std::vector<std::string> label_columns;
-  std::vector<int> classes;               // per label column: 10, or 20 coarse and 100 fine
+  std::vector<int> classes;  // per label column: 10, or 20 coarse and 100 fine
 };
 
 class CifarSource : public Source {
@@ -84,8 +84,8 @@ class CifarSource : public Source {
       if (match) chosen.push_back(n);
     }
     if (chosen.empty())
-      MYCEL_THROW(ValueError, "[", kind_.owner, "] no ", train ? "train" : "test",
-                  " file in '", dir, "': expected ",
+      MYCEL_THROW(ValueError, "[", kind_.owner, "] no ", train ? "train" : "test", " file in '",
+                  dir, "': expected ",
                   ten ? (train ? "data_batch_1.bin ... data_batch_5.bin" : "test_batch.bin")
                       : (train ? "train.bin" : "test.bin"));
     const uint64_t record = kind_.label_bytes + kPixels;
@@ -96,8 +96,8 @@ class CifarSource : public Source {
                     "' is empty: a CIFAR batch file holds at least one ", record, "-byte record");
       if (file->size() % record != 0)
         MYCEL_THROW(ValueError, "[", kind_.owner, "] file '", file->path(), "' has ", file->size(),
-                    " bytes, not a multiple of the ", record, "-byte record (",
-                    kind_.label_bytes, " label byte", ten ? "" : "s", " + 3072 pixels); ",
+                    " bytes, not a multiple of the ", record, "-byte record (", kind_.label_bytes,
+                    " label byte", ten ? "" : "s", " + 3072 pixels); ",
                     "is it truncated or not the binary version?");
       ends_.push_back(size() + static_cast<int64_t>(file->size() / record));
       files_.push_back(std::move(file));

@@ -117,8 +117,9 @@ class CsvSource : public Source {
     MYCEL_CHECK(!files.empty(), ValueError, "[", kOwner, "] dataset_files is empty");
     std::string delim = p.get_str("field_delim", ",");
     MYCEL_CHECK(delim.size() == 1 && delim != "\"" && delim != "\n" && delim != "\r", ValueError,
-                "[", kOwner, "] field_delim must be one character other than '\"' and newline, got '",
-                delim, "'");
+                "[", kOwner,
+                "] field_delim must be one character other than '\"' and newline, got '", delim,
+                "'");
     std::vector<std::string> names = p.get_strs("column_names", std::vector<std::string>{});
     std::vector<std::string> types = p.get_strs("column_types", std::vector<std::string>{});
     std::vector<std::string> defaults = p.get_strs("column_defaults", std::vector<std::string>{});
@@ -171,10 +172,14 @@ class CsvSource : public Source {
       Column& c = columns_[k];
       if (types_.empty()) continue;  // no column_defaults: every column is a string
       c.text = false;
-      if (types_[k] == "int64") c.dtype = DType::int64;
-      else if (types_[k] == "float32") c.dtype = DType::float32;
-      else if (types_[k] == "string") c.text = true;
-      else MYCEL_THROW(TypeError, "[", kOwner, "] column type '", types_[k], "' not supported");
+      if (types_[k] == "int64")
+        c.dtype = DType::int64;
+      else if (types_[k] == "float32")
+        c.dtype = DType::float32;
+      else if (types_[k] == "string")
+        c.text = true;
+      else
+        MYCEL_THROW(TypeError, "[", kOwner, "] column type '", types_[k], "' not supported");
       if (k < defaults_.size() && c.text) {
         c.has_default = true;
         c.str_default = defaults_[k];
@@ -184,8 +189,10 @@ class CsvSource : public Source {
           MYCEL_THROW(ValueError, "[", kOwner, "] default '", defaults_[k], "' of column '", c.name,
                       "' is not a ", dtype_name(c.dtype));
         c.has_default = true;
-        if (c.dtype == DType::int64) std::memcpy(&c.int_default, probe.data.data(), 8);
-        else std::memcpy(&c.float_default, probe.data.data(), 4);
+        if (c.dtype == DType::int64)
+          std::memcpy(&c.int_default, probe.data.data(), 8);
+        else
+          std::memcpy(&c.float_default, probe.data.data(), 4);
       }
     }
     columns_ready_ = true;
@@ -211,10 +218,12 @@ class CsvSource : public Source {
       if (need_header) {
         need_header = false;
         if (columns_.empty()) {
-          for (std::string& f : fields) columns_.push_back(Column(std::string(trim(f)), DType::uint8, true));
+          for (std::string& f : fields)
+            columns_.push_back(Column(std::string(trim(f)), DType::uint8, true));
         } else {
           bool same = fields.size() == columns_.size();
-          for (size_t k = 0; same && k < fields.size(); ++k) same = trim(fields[k]) == columns_[k].name;
+          for (size_t k = 0; same && k < fields.size(); ++k)
+            same = trim(fields[k]) == columns_[k].name;
           if (!same)
             MYCEL_THROW(ValueError, "[", kOwner, "] file '", path, "' has header '", line,
                         "', which differs from the first file's");

@@ -31,7 +31,8 @@ bool is_dir(const std::string& path) {
 
 std::vector<std::string> list_dir(const std::string& dir, bool dirs, const std::string& owner) {
   DIR* d = ::opendir(dir.c_str());
-  if (!d) MYCEL_THROW(ValueError, "[", owner, "] cannot read directory '", dir, "': ", errno_text());
+  if (!d)
+    MYCEL_THROW(ValueError, "[", owner, "] cannot read directory '", dir, "': ", errno_text());
   std::vector<std::string> out;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
@@ -60,8 +61,8 @@ std::vector<uint8_t> read_maybe_gzip(const std::string& path, const std::string&
   size_t guess = 1 << 16;
   if (raw.size() >= 18) {
     const uint8_t* t = raw.data() + raw.size() - 4;
-    guess = std::max<size_t>(guess, uint32_t(t[0]) | uint32_t(t[1]) << 8 | uint32_t(t[2]) << 16 |
-                                        uint32_t(t[3]) << 24);
+    guess = std::max<size_t>(
+        guess, uint32_t(t[0]) | uint32_t(t[1]) << 8 | uint32_t(t[2]) << 16 | uint32_t(t[3]) << 24);
     guess = std::min<size_t>(guess, size_t(1) << 30);
   }
   std::vector<uint8_t> out(guess);
@@ -134,7 +135,8 @@ void RandomAccessFile::read_at(uint64_t offset, void* out, size_t n) const {
   while (done < n) {
     ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) MYCEL_THROW(RuntimeError, "[", owner_, "] read error in '", path_, "': ", errno_text());
+    if (r < 0)
+      MYCEL_THROW(RuntimeError, "[", owner_, "] read error in '", path_, "': ", errno_text());
     // The file shrank after it was opened (or the header lied): say where and by how much.
     if (r == 0)
       MYCEL_THROW(RuntimeError, "[", owner_, "] unexpected end of file '", path_, "': needed ", n,

@@ -47,7 +47,10 @@ class RandomAccessFile {
 class ByteView {
  public:
   ByteView(const std::vector<uint8_t>& bytes, std::string path, std::string owner)
-      : data_(bytes.data()), size_(bytes.size()), path_(std::move(path)), owner_(std::move(owner)) {}
+      : data_(bytes.data()),
+        size_(bytes.size()),
+        path_(std::move(path)),
+        owner_(std::move(owner)) {}
   size_t size() const { return size_; }
   const uint8_t* data() const { return data_; }
   const std::string& path() const { return path_; }

@@ -29,14 +29,16 @@ class ImageFolderSource : public Source {
       MYCEL_THROW(ValueError, "[", kOwner, "] dataset_dir '", dir,
                   "' does not exist or is not a directory");
     // JPEG and PNG by default: the formats Decode handles. Matching ignores case (.JPG, .Png).
-    std::vector<std::string> exts = p.get_strs("extensions", std::vector<std::string>{".jpg", ".jpeg", ".png"});
+    std::vector<std::string> exts =
+        p.get_strs("extensions", std::vector<std::string>{".jpg", ".jpeg", ".png"});
     for (std::string& e : exts) e = lower(e.starts_with(".") ? e : "." + e);
 
     std::map<std::string, int64_t> class_index;
     std::vector<std::string> class_names = p.get_strs("class_names", std::vector<std::string>{});
     std::vector<int64_t> class_ids = p.get_ints("class_ids", std::vector<int64_t>{});
     MYCEL_CHECK(class_names.size() == class_ids.size(), ValueError, "[", kOwner,
-                "] class_indexing has ", class_names.size(), " names but ", class_ids.size(), " ids");
+                "] class_indexing has ", class_names.size(), " names but ", class_ids.size(),
+                " ids");
     for (size_t k = 0; k < class_names.size(); ++k) class_index[class_names[k]] = class_ids[k];
 
     std::vector<std::string> folders = io::list_dir(dir, /*dirs=*/true, kOwner);
@@ -71,7 +73,8 @@ class ImageFolderSource : public Source {
       try {
         decode_ = make_transform("Decode", Params("Decode", {}));
       } catch (const ValueError&) {
-        MYCEL_THROW(NotSupported, "[", kOwner, "] decode=True needs the 'Decode' vision transform, ",
+        MYCEL_THROW(NotSupported, "[", kOwner,
+                    "] decode=True needs the 'Decode' vision transform, ",
                     "which this build does not register; use decode=False and map a decoder");
       }
     }

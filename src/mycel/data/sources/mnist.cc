@@ -14,14 +14,14 @@ namespace {
 constexpr const char* kOwner = "MnistDataset";
 constexpr uint32_t kImageMagic = 0x00000803;  // IDX: unsigned byte, 3 dimensions
 constexpr uint32_t kLabelMagic = 0x00000801;  // IDX: unsigned byte, 1 dimension
-constexpr int kClasses = 10;                     // MNIST digits, Fashion-MNIST classes
+constexpr int kClasses = 10;                  // MNIST digits, Fashion-MNIST classes
 
 // Finds `<prefix>-<kind>-idx<d>-ubyte` (or the `.idx` spelling some mirrors use), plain or .gz.
-std::string find_idx_file(const std::string& dir, const std::string& prefix, const std::string& kind,
-                          int dims) {
+std::string find_idx_file(const std::string& dir, const std::string& prefix,
+                          const std::string& kind, int dims) {
   std::string d = std::to_string(dims);
-  for (const std::string& base : {prefix + "-" + kind + "-idx" + d + "-ubyte",
-                                  prefix + "-" + kind + ".idx" + d + "-ubyte"}) {
+  for (const std::string& base :
+       {prefix + "-" + kind + "-idx" + d + "-ubyte", prefix + "-" + kind + ".idx" + d + "-ubyte"}) {
     for (const char* ext : {"", ".gz"}) {
       std::string path = dir + "/" + base + ext;
       if (io::is_file(path)) return path;
@@ -67,7 +67,8 @@ class MnistSource : public Source {
     if (usage == "all") {  // as MindSpore: whichever of the train and test sets the folder holds
       bool train = has_images(dir, "train"), test = has_images(dir, "t10k");
       if (!train && !test)
-        MYCEL_THROW(ValueError, "[", kOwner, "] dataset_dir '", dir, "' holds neither the train "
+        MYCEL_THROW(ValueError, "[", kOwner, "] dataset_dir '", dir,
+                    "' holds neither the train "
                     "('train-images-idx3-ubyte') nor the test ('t10k-images-idx3-ubyte') images, "
                     "plain or .gz");
       if (train) load(dir, "train");
@@ -105,12 +106,13 @@ class MnistSource : public Source {
     io::ByteView iv(image_bytes, image_path, kOwner);
     uint32_t magic = iv.u32be(0, "the IDX header");
     if (magic != kImageMagic)
-      MYCEL_THROW(ValueError, "[", kOwner, "] file '", image_path, "' has magic number ", hex(magic),
-                  ", expected ", hex(kImageMagic), " (IDX3 unsigned-byte images)");
+      MYCEL_THROW(ValueError, "[", kOwner, "] file '", image_path, "' has magic number ",
+                  hex(magic), ", expected ", hex(kImageMagic), " (IDX3 unsigned-byte images)");
     uint64_t n = iv.u32be(4, "the IDX header"), rows = iv.u32be(8, "the IDX header"),
              cols = iv.u32be(12, "the IDX header");
-    check_size(iv, 16, n, rows * cols,
-               std::to_string(n) + " images of " + std::to_string(rows) + "x" + std::to_string(cols));
+    check_size(
+        iv, 16, n, rows * cols,
+        std::to_string(n) + " images of " + std::to_string(rows) + "x" + std::to_string(cols));
     if (rows == 0 || cols == 0)
       MYCEL_THROW(ValueError, "[", kOwner, "] file '", image_path, "' has empty images (", rows,
                   "x", cols, ")");
@@ -122,8 +124,8 @@ class MnistSource : public Source {
     io::ByteView lv(label_bytes, label_path, kOwner);
     magic = lv.u32be(0, "the IDX header");
     if (magic != kLabelMagic)
-      MYCEL_THROW(ValueError, "[", kOwner, "] file '", label_path, "' has magic number ", hex(magic),
-                  ", expected ", hex(kLabelMagic), " (IDX1 unsigned-byte labels)");
+      MYCEL_THROW(ValueError, "[", kOwner, "] file '", label_path, "' has magic number ",
+                  hex(magic), ", expected ", hex(kLabelMagic), " (IDX1 unsigned-byte labels)");
     uint64_t n_labels = lv.u32be(4, "the IDX header");
     check_size(lv, 8, n_labels, 1, std::to_string(n_labels) + " labels");
     if (n_labels != n)

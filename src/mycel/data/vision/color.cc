@@ -14,8 +14,9 @@ std::pair<double, double> factor_range(const Params& p, const std::string& key, 
   auto v = p.get_floats(key, std::vector<double>{center, center});
   if (v.size() == 1) v = {std::max(lo_bound, center - v[0]), center + v[0]};
   if (v.size() != 2 || v[0] > v[1] || v[0] < lo_bound || v[1] > hi_bound)
-    MYCEL_THROW(ValueError, "[", p.owner(), "] ", key, " must be a non-negative number or (min, max) within [",
-                lo_bound, ", ", hi_bound, "]");
+    MYCEL_THROW(ValueError, "[", p.owner(), "] ", key,
+                " must be a non-negative number or (min, max) within [", lo_bound, ", ", hi_bound,
+                "]");
   return {v[0], v[1]};
 }
 
@@ -27,8 +28,8 @@ double draw(std::pair<double, double> r, RowRng& rng) {
 int64_t channels(const Tensor& img, bool hwc, const std::string& op) {
   if (img.ndim() == 2) return 1;
   if (img.ndim() != 3)
-    MYCEL_THROW(ValueError, "[", op, "] expected an image of shape ", hwc ? "<H, W, C>" : "<C, H, W>",
-                " or <H, W>, got shape ", shape_str(img.shape()));
+    MYCEL_THROW(ValueError, "[", op, "] expected an image of shape ",
+                hwc ? "<H, W, C>" : "<C, H, W>", " or <H, W>, got shape ", shape_str(img.shape()));
   return hwc ? img.dim(2) : img.dim(0);
 }
 
@@ -56,8 +57,8 @@ MYCEL_REGISTER_DATA(vision_color) {
     auto mean = p.get_floats("mean"), std = p.get_floats("std");
     bool hwc = p.get_bool("is_hwc", true);
     if (mean.size() != std.size())
-      MYCEL_THROW(ValueError, "[Normalize] mean and std must have the same length, got ", mean.size(),
-                  " and ", std.size());
+      MYCEL_THROW(ValueError, "[Normalize] mean and std must have the same length, got ",
+                  mean.size(), " and ", std.size());
     for (double v : std)
       if (!(v > 0)) MYCEL_THROW(ValueError, "[Normalize] std values must be positive, got ", v);
     return image_fn("Normalize", false, [=](const Tensor& img, RowRng&) {
@@ -84,32 +85,42 @@ MYCEL_REGISTER_DATA(vision_color) {
           }
         } else if (hwc) {
           for (int64_t i = 0; i < total; i += c)
-            for (int64_t k = 0; k < c; ++k) d[i + k] = (static_cast<float>(s[i + k]) - m[k]) * inv[k];
+            for (int64_t k = 0; k < c; ++k)
+              d[i + k] = (static_cast<float>(s[i + k]) - m[k]) * inv[k];
         } else {
           int64_t plane = total / c;
           for (int64_t k = 0; k < c; ++k)
-            for (int64_t i = k * plane; i < (k + 1) * plane; ++i) d[i] = (static_cast<float>(s[i]) - m[k]) * inv[k];
+            for (int64_t i = k * plane; i < (k + 1) * plane; ++i)
+              d[i] = (static_cast<float>(s[i]) - m[k]) * inv[k];
         }
       };
-      if (img.dtype() == DType::uint8) run(img.data<uint8_t>());
-      else if (img.dtype() == DType::float32) run(img.data<float>());
-      else run(img.to(DType::float32).data<float>());
+      if (img.dtype() == DType::uint8)
+        run(img.data<uint8_t>());
+      else if (img.dtype() == DType::float32)
+        run(img.data<float>());
+      else
+        run(img.to(DType::float32).data<float>());
       return out;
     });
   });
   register_transform("Rescale", [](const Params& p, const TransformList&) {
-    float scale = static_cast<float>(p.get_float("rescale")), shift = static_cast<float>(p.get_float("shift"));
+    float scale = static_cast<float>(p.get_float("rescale")),
+          shift = static_cast<float>(p.get_float("shift"));
     return image_fn("Rescale", false, [=](const Tensor& img, RowRng&) {
       if (!img.defined() || is_bool(img.dtype()))
         MYCEL_THROW(TypeError, "[Rescale] expected a numeric tensor");
       Tensor out = Tensor::empty(img.shape(), DType::float32);
       float* d = out.data<float>();
       auto run = [&](const auto* s) {
-        for (int64_t i = 0, n = img.numel(); i < n; ++i) d[i] = static_cast<float>(s[i]) * scale + shift;
+        for (int64_t i = 0, n = img.numel(); i < n; ++i)
+          d[i] = static_cast<float>(s[i]) * scale + shift;
       };
-      if (img.dtype() == DType::uint8) run(img.data<uint8_t>());
-      else if (img.dtype() == DType::float32) run(img.data<float>());
-      else run(img.to(DType::float32).data<float>());
+      if (img.dtype() == DType::uint8)
+        run(img.data<uint8_t>());
+      else if (img.dtype() == DType::float32)
+        run(img.data<float>());
+      else
+        run(img.to(DType::float32).data<float>());
       return out;
     });
   });
@@ -120,7 +131,8 @@ MYCEL_REGISTER_DATA(vision_color) {
       to = dtype_from_name(std::get<std::string>(it->second));
     else if (p.has("output_type"))
       to = p.get_dtype("output_type");
-    if (!is_floating(to)) MYCEL_THROW(ValueError, "[ToTensor] output_type must be a float type, got ", dtype_name(to));
+    if (!is_floating(to))
+      MYCEL_THROW(ValueError, "[ToTensor] output_type must be a float type, got ", dtype_name(to));
     return image_fn("ToTensor", false, [to](const Tensor& img, RowRng&) {
       ImageShape s = image_shape(img, "ToTensor");
       Tensor f = img.to(DType::float32);
@@ -137,31 +149,37 @@ MYCEL_REGISTER_DATA(vision_color) {
     return image_fn("Invert", false, [](const Tensor& img, RowRng&) { return invert(img); });
   });
   register_transform("Equalize", [](const Params&, const TransformList&) {
-    return image_fn("Equalize", false, [](const Tensor& img, RowRng&) { return equalize(img, "Equalize"); });
+    return image_fn("Equalize", false,
+                    [](const Tensor& img, RowRng&) { return equalize(img, "Equalize"); });
   });
   register_transform("AutoContrast", [](const Params&, const TransformList&) {
-    return image_fn("AutoContrast", false, [](const Tensor& img, RowRng&) { return autocontrast(img); });
+    return image_fn("AutoContrast", false,
+                    [](const Tensor& img, RowRng&) { return autocontrast(img); });
   });
   register_transform("Posterize", [](const Params& p, const TransformList&) {
     int bits = static_cast<int>(p.get_int("bits"));
-    if (bits < 1 || bits > 8) MYCEL_THROW(ValueError, "[Posterize] bits must be in [1, 8], got ", bits);
-    return image_fn("Posterize", false, [=](const Tensor& img, RowRng&) { return posterize(img, bits, "Posterize"); });
+    if (bits < 1 || bits > 8)
+      MYCEL_THROW(ValueError, "[Posterize] bits must be in [1, 8], got ", bits);
+    return image_fn("Posterize", false,
+                    [=](const Tensor& img, RowRng&) { return posterize(img, bits, "Posterize"); });
   });
   register_transform("Solarize", [](const Params& p, const TransformList&) {
     auto t = p.get_floats("threshold");
     if (t.size() != 1) MYCEL_THROW(NotSupported, "[Solarize] only a single threshold is supported");
     double thr = t[0];
-    return image_fn("Solarize", false, [=](const Tensor& img, RowRng&) { return solarize(img, thr); });
+    return image_fn("Solarize", false,
+                    [=](const Tensor& img, RowRng&) { return solarize(img, thr); });
   });
   // AdjustBrightness(factor) etc.: the deterministic forms of RandomColorAdjust's steps.
-  for (const char* name : {"AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue",
-                           "AdjustSharpness"}) {
+  for (const char* name :
+       {"AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue", "AdjustSharpness"}) {
     std::string n = name;
     register_transform(n, [n](const Params& p, const TransformList&) {
-      double f = p.get_float(n == "AdjustHue" ? "hue_factor" : (n == "AdjustSharpness" ? "sharpness_factor"
-                                                              : n == "AdjustBrightness" ? "brightness_factor"
-                                                              : n == "AdjustContrast" ? "contrast_factor"
-                                                                                      : "saturation_factor"));
+      double f = p.get_float(n == "AdjustHue" ? "hue_factor"
+                                              : (n == "AdjustSharpness"    ? "sharpness_factor"
+                                                 : n == "AdjustBrightness" ? "brightness_factor"
+                                                 : n == "AdjustContrast"   ? "contrast_factor"
+                                                                           : "saturation_factor"));
       if (n == "AdjustHue" ? (f < -0.5 || f > 0.5) : f < 0)
         MYCEL_THROW(ValueError, "[", n, "] factor out of range: ", f);
       return image_fn(n, false, [n, f](const Tensor& img, RowRng&) {

@@ -18,8 +18,10 @@ constexpr float kBound = std::is_same_v<T, uint8_t> ? 255.f : 1.f;
 template <class T>
 inline T sat(float v) {
   v = std::min(std::max(v, 0.f), kBound<T>);
-  if constexpr (std::is_same_v<T, uint8_t>) return static_cast<uint8_t>(v + 0.5f);
-  else return v;
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return static_cast<uint8_t>(v + 0.5f);
+  else
+    return v;
 }
 
 // Calls fn(TypeTag<T>) for a uint8 or float32 image.
@@ -45,7 +47,8 @@ inline float gray(float r, float g, float b) { return 0.299f * r + 0.587f * g + 
 int64_t rgb_or_gray(const Tensor& img, const std::string& op) {
   ImageShape s = image_shape(img, op);
   if (s.c != 1 && s.c != 3)
-    MYCEL_THROW(ValueError, "[", op, "] expected an image with 1 or 3 channels <H, W, 3>, got shape ",
+    MYCEL_THROW(ValueError, "[", op,
+                "] expected an image with 1 or 3 channels <H, W, 3>, got shape ",
                 shape_str(img.shape()));
   return s.c;
 }
@@ -155,7 +158,8 @@ Tensor posterize(const Tensor& img, int bits, const std::string& op) {
   image_shape(img, op);
   if (img.dtype() != DType::uint8)
     MYCEL_THROW(TypeError, "[", op, "] expected a uint8 image, got ", dtype_name(img.dtype()));
-  if (bits < 0 || bits > 8) MYCEL_THROW(ValueError, "[", op, "] bits must be in [0, 8], got ", bits);
+  if (bits < 0 || bits > 8)
+    MYCEL_THROW(ValueError, "[", op, "] bits must be in [0, 8], got ", bits);
   uint8_t mask = static_cast<uint8_t>(~((1u << (8 - bits)) - 1));
   return map_elems<uint8_t>(img, [mask](uint8_t v) { return uint8_t(v & mask); });
 }
@@ -194,7 +198,8 @@ Tensor autocontrast(const Tensor& img) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t ch = 0; ch < C; ++ch) {
         float v = s[i * C + ch];  // a flat channel stays as it is
-        d[i * C + ch] = hi[ch] > lo[ch] ? sat<T>((v - lo[ch]) * (kBound<T> / (hi[ch] - lo[ch]))) : T(v);
+        d[i * C + ch] =
+            hi[ch] > lo[ch] ? sat<T>((v - lo[ch]) * (kBound<T> / (hi[ch] - lo[ch]))) : T(v);
       }
     return out;
   });

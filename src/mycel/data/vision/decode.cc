@@ -38,7 +38,8 @@ tjhandle jpeg_handle() {
 Tensor decode_jpeg(const uint8_t* data, size_t n) {
   tjhandle tj = jpeg_handle();
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(n), &w, &h, &subsamp, &colorspace) != 0)
+  if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(n), &w, &h, &subsamp, &colorspace) !=
+      0)
     MYCEL_THROW(RuntimeError, "[Decode] invalid JPEG data: ", tjGetErrorStr2(tj));
   check_dims(w, h, "JPEG");
   // Warnings (a truncated file, a corrupt entropy segment) are errors: a half-gray image would
@@ -47,18 +48,21 @@ Tensor decode_jpeg(const uint8_t* data, size_t n) {
   bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   Tensor out = Tensor::empty({h, w, 3}, DType::uint8);
   if (!cmyk) {
-    if (tjDecompress2(tj, data, static_cast<unsigned long>(n), out.data<uint8_t>(), w, 0, h, TJPF_RGB, flags) != 0)
+    if (tjDecompress2(tj, data, static_cast<unsigned long>(n), out.data<uint8_t>(), w, 0, h,
+                      TJPF_RGB, flags) != 0)
       MYCEL_THROW(RuntimeError, "[Decode] corrupt JPEG data: ", tjGetErrorStr2(tj));
     return out;
   }
   // libjpeg cannot convert CMYK to RGB: decode CMYK and convert (Adobe's inverted storage).
   std::vector<uint8_t> buf(static_cast<size_t>(w) * h * 4);
-  if (tjDecompress2(tj, data, static_cast<unsigned long>(n), buf.data(), w, 0, h, TJPF_CMYK, flags) != 0)
+  if (tjDecompress2(tj, data, static_cast<unsigned long>(n), buf.data(), w, 0, h, TJPF_CMYK,
+                    flags) != 0)
     MYCEL_THROW(RuntimeError, "[Decode] corrupt JPEG data: ", tjGetErrorStr2(tj));
   uint8_t* d = out.data<uint8_t>();
   for (int64_t i = 0, np = int64_t(w) * h; i < np; ++i) {
     int k = buf[4 * i + 3];
-    for (int c = 0; c < 3; ++c) d[3 * i + c] = static_cast<uint8_t>((buf[4 * i + c] * k + 127) / 255);
+    for (int c = 0; c < 3; ++c)
+      d[3 * i + c] = static_cast<uint8_t>((buf[4 * i + c] * k + 127) / 255);
   }
   return out;
 }
@@ -88,7 +92,8 @@ void png_on_warning(png_structp, png_const_charp) {}  // benign (e.g. an unknown
 // Decodes into `out` (allocated here after the header); returns an error message or nullptr.
 // No C++ object with a destructor is created between setjmp and the libpng calls.
 const char* decode_png_into(PngSource* src, Tensor* out) {
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, src, png_on_error, png_on_warning);
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, src, png_on_error, png_on_warning);
   if (!png) return "cannot create a PNG reader";
   png_infop info = png_create_info_struct(png);
   if (!info) {

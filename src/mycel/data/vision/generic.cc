@@ -34,7 +34,8 @@ class Composite : public Transform {
   std::string name() const override { return name_; }
   bool is_random() const override { return random_ || any_random(children_); }
   bool takes_strings() const override {
-    return std::all_of(children_.begin(), children_.end(), [](const auto& t) { return t->takes_strings(); });
+    return std::all_of(children_.begin(), children_.end(),
+                       [](const auto& t) { return t->takes_strings(); });
   }
 
  protected:
@@ -53,7 +54,8 @@ class Compose : public Composite {
 
 class RandomApply : public Composite {
  public:
-  RandomApply(TransformList c, double prob) : Composite("RandomApply", std::move(c), true), prob_(prob) {}
+  RandomApply(TransformList c, double prob)
+      : Composite("RandomApply", std::move(c), true), prob_(prob) {}
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng& rng) const override {
     if (rng.uniform() >= prob_) return in;
     return run_chain(children_, in, rng);
@@ -80,7 +82,8 @@ class UniformAugment : public Composite {
   UniformAugment(TransformList c, int64_t num_ops)
       : Composite("UniformAugment", std::move(c), true), num_ops_(num_ops) {
     if (num_ops_ < 1 || num_ops_ > static_cast<int64_t>(children_.size()))
-      MYCEL_THROW(ValueError, "[UniformAugment] num_ops must be in [1, ", children_.size(), "], got ", num_ops_);
+      MYCEL_THROW(ValueError, "[UniformAugment] num_ops must be in [1, ", children_.size(),
+                  "], got ", num_ops_);
   }
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng& rng) const override {
     // Selection sampling (Knuth's algorithm S): each subset of size num_ops equally likely.
@@ -108,7 +111,8 @@ MYCEL_REGISTER_DATA(generic) {
   });
   register_transform("RandomApply", [](const Params& p, const TransformList& c) {
     double prob = p.get_float("prob", 0.5);
-    if (!(prob >= 0 && prob <= 1)) MYCEL_THROW(ValueError, "[RandomApply] prob must be in [0, 1], got ", prob);
+    if (!(prob >= 0 && prob <= 1))
+      MYCEL_THROW(ValueError, "[RandomApply] prob must be in [0, 1], got ", prob);
     return std::make_shared<RandomApply>(c, prob);
   });
   register_transform("RandomChoice", [](const Params&, const TransformList& c) {
@@ -128,7 +132,8 @@ MYCEL_REGISTER_DATA(generic) {
     int64_t k = p.get_int("num_classes");
     double smooth = p.get_float("smoothing_rate", 0.0);
     if (k <= 0) MYCEL_THROW(ValueError, "[OneHot] num_classes must be positive, got ", k);
-    if (smooth < 0 || smooth > 1) MYCEL_THROW(ValueError, "[OneHot] smoothing_rate must be in [0, 1], got ", smooth);
+    if (smooth < 0 || smooth > 1)
+      MYCEL_THROW(ValueError, "[OneHot] smoothing_rate must be in [0, 1], got ", smooth);
     return image_fn("OneHot", false, [k, smooth](const Tensor& x, RowRng&) {
       if (!x.defined() || !is_integral(x.dtype()) || x.ndim() > 1)
         MYCEL_THROW(ValueError, "[OneHot] expected an integer label of shape () or (n,), got ",
@@ -147,7 +152,8 @@ MYCEL_REGISTER_DATA(generic) {
         vals[i * k + c] = 1.0 - smooth + smooth / k;
       }
       Tensor out = Tensor::empty(shape, dt);
-      convert_elements(vals.data(), DType::float64, out.data(), dt, static_cast<int64_t>(vals.size()));
+      convert_elements(vals.data(), DType::float64, out.data(), dt,
+                       static_cast<int64_t>(vals.size()));
       return out;
     });
   });

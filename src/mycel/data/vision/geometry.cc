@@ -54,15 +54,18 @@ std::array<int64_t, 4> rrc_box(const ImageShape& s, const std::vector<double>& s
   for (int64_t i = 0; i < attempts; ++i) {
     double target = area * rng.uniform(scale[0], scale[1]);
     double aspect = std::exp(rng.uniform(lr0, lr1));
-    int64_t w = std::llround(std::sqrt(target * aspect)), h = std::llround(std::sqrt(target / aspect));
+    int64_t w = std::llround(std::sqrt(target * aspect)),
+            h = std::llround(std::sqrt(target / aspect));
     if (w > 0 && h > 0 && w <= s.w && h <= s.h)
       return {rng.randint(0, s.h - h), rng.randint(0, s.w - w), h, w};
   }
   // Fallback: the largest central crop whose aspect ratio is within range.
   double in_ratio = double(s.w) / s.h;
   int64_t w = s.w, h = s.h;
-  if (in_ratio < ratio[0]) h = std::min<int64_t>(s.h, std::llround(w / ratio[0]));
-  else if (in_ratio > ratio[1]) w = std::min<int64_t>(s.w, std::llround(h * ratio[1]));
+  if (in_ratio < ratio[0])
+    h = std::min<int64_t>(s.h, std::llround(w / ratio[0]));
+  else if (in_ratio > ratio[1])
+    w = std::min<int64_t>(s.w, std::llround(h * ratio[1]));
   return {(s.h - h) / 2, (s.w - w) / 2, h, w};
 }
 
@@ -79,7 +82,8 @@ RotateArgs rotate_args(const Params& p) {
                std::nullopt, p.get_floats("fill_value", std::vector<double>{0.0})};
   if (p.has("center")) {
     auto c = p.get_floats("center");
-    if (c.size() != 2) MYCEL_THROW(ValueError, "[", p.owner(), "] center must be (x, y), got ", c.size(), " values");
+    if (c.size() != 2)
+      MYCEL_THROW(ValueError, "[", p.owner(), "] center must be (x, y), got ", c.size(), " values");
     a.center = std::make_pair(c[0], c[1]);
   }
   return a;
@@ -100,7 +104,8 @@ MYCEL_REGISTER_DATA(vision_geometry) {
   register_transform("CenterCrop", [](const Params& p, const TransformList&) {
     auto [h, w] = parse_size(p, "size", false);
     std::string op = p.owner();
-    return image_fn(op, false, [=](const Tensor& img, RowRng&) { return center_crop(img, h, w, op); });
+    return image_fn(op, false,
+                    [=](const Tensor& img, RowRng&) { return center_crop(img, h, w, op); });
   });
   register_transform("Crop", [](const Params& p, const TransformList&) {
     auto c = p.get_ints("coordinates");
@@ -118,7 +123,8 @@ MYCEL_REGISTER_DATA(vision_geometry) {
   });
   register_transform("RandomCrop", [](const Params& p, const TransformList&) {
     auto [h, w] = parse_size(p, "size", false);
-    std::array<int64_t, 4> padding = p.has("padding") ? parse_padding(p, "padding") : std::array<int64_t, 4>{};
+    std::array<int64_t, 4> padding =
+        p.has("padding") ? parse_padding(p, "padding") : std::array<int64_t, 4>{};
     bool pad_if_needed = p.get_bool("pad_if_needed", false);
     auto fill = p.get_floats("fill_value", std::vector<double>{0.0});
     Border mode = parse_border(p, "padding_mode", Border::constant);
@@ -133,8 +139,8 @@ MYCEL_REGISTER_DATA(vision_geometry) {
         s = image_shape(x, op);
       }
       if (s.h < h || s.w < w)
-        MYCEL_THROW(ValueError, "[", op, "] crop size (", h, ", ", w, ") is larger than the (padded) image of shape ",
-                    shape_str(x.shape()));
+        MYCEL_THROW(ValueError, "[", op, "] crop size (", h, ", ", w,
+                    ") is larger than the (padded) image of shape ", shape_str(x.shape()));
       int64_t top = rng.randint(0, s.h - h), left = rng.randint(0, s.w - w);
       return crop(x, top, left, h, w);
     });
@@ -149,7 +155,8 @@ MYCEL_REGISTER_DATA(vision_geometry) {
       MYCEL_THROW(ValueError, "[RandomResizedCrop] ratio must be (min, max) with 0 < min <= max");
     Interp interp = parse_interp(p, "interpolation", Interp::linear);
     int64_t attempts = p.get_int("max_attempts", 10);
-    if (attempts < 1) MYCEL_THROW(ValueError, "[RandomResizedCrop] max_attempts must be >= 1, got ", attempts);
+    if (attempts < 1)
+      MYCEL_THROW(ValueError, "[RandomResizedCrop] max_attempts must be >= 1, got ", attempts);
     std::string op = p.owner();
     return image_fn(op, true, [=](const Tensor& img, RowRng& rng) {
       auto [top, left, ch, cw] = rrc_box(image_shape(img, op), scale, ratio, attempts, rng);
@@ -159,7 +166,8 @@ MYCEL_REGISTER_DATA(vision_geometry) {
   for (bool horizontal : {true, false}) {
     std::string name = horizontal ? "HorizontalFlip" : "VerticalFlip";
     register_transform(name, [=](const Params& p, const TransformList&) {
-      return image_fn(name, false, [=](const Tensor& img, RowRng&) { return flip(img, horizontal); });
+      return image_fn(name, false,
+                      [=](const Tensor& img, RowRng&) { return flip(img, horizontal); });
     });
     register_transform("Random" + name, [=](const Params& p, const TransformList&) {
       double prob = parse_prob(p);
@@ -180,11 +188,13 @@ MYCEL_REGISTER_DATA(vision_geometry) {
   register_transform("RandomRotation", [](const Params& p, const TransformList&) {
     auto d = p.get_floats("degrees");
     if (d.size() == 1) {
-      if (d[0] < 0) MYCEL_THROW(ValueError, "[RandomRotation] degrees must be non-negative, got ", d[0]);
+      if (d[0] < 0)
+        MYCEL_THROW(ValueError, "[RandomRotation] degrees must be non-negative, got ", d[0]);
       d = {-d[0], d[0]};
     }
     if (d.size() != 2 || d[0] > d[1])
-      MYCEL_THROW(ValueError, "[RandomRotation] degrees must be a number or (min, max) with min <= max");
+      MYCEL_THROW(ValueError,
+                  "[RandomRotation] degrees must be a number or (min, max) with min <= max");
     RotateArgs a = rotate_args(p);
     return image_fn("RandomRotation", true, [=](const Tensor& img, RowRng& rng) {
       double angle = rng.uniform(d[0], d[1]);
@@ -217,10 +227,14 @@ MYCEL_REGISTER_DATA(vision_geometry) {
         for (int64_t ch = 0; ch < c; ++ch)
           for (int64_t i = 0; i < h * w; ++i) du[ch * h * w + i] = su[i * c + ch];
       };
-      if (es == 1) transpose(TypeTag<uint8_t>{});
-      else if (es == 2) transpose(TypeTag<uint16_t>{});
-      else if (es == 4) transpose(TypeTag<uint32_t>{});
-      else transpose(TypeTag<uint64_t>{});
+      if (es == 1)
+        transpose(TypeTag<uint8_t>{});
+      else if (es == 2)
+        transpose(TypeTag<uint16_t>{});
+      else if (es == 4)
+        transpose(TypeTag<uint32_t>{});
+      else
+        transpose(TypeTag<uint64_t>{});
       return out;
     });
   });

@@ -7,7 +7,8 @@
 namespace mycel::data::vision {
 
 std::vector<Tensor> ImageFn::apply(const std::vector<Tensor>& in, RowRng& rng) const {
-  if (in.empty()) MYCEL_THROW(ValueError, "[", name_, "] expects at least one input column, got none");
+  if (in.empty())
+    MYCEL_THROW(ValueError, "[", name_, "] expects at least one input column, got none");
   RowRng start = rng;
   std::vector<Tensor> out;
   out.reserve(in.size());
@@ -28,13 +29,15 @@ ImageShape image_shape(const Tensor& img, const std::string& op) {
   s.hw = img.ndim() == 2;
   s.c = s.hw ? 1 : img.dim(2);
   if (s.h <= 0 || s.w <= 0 || s.c <= 0)
-    MYCEL_THROW(ValueError, "[", op, "] expected a non-empty image, got shape ", shape_str(img.shape()));
+    MYCEL_THROW(ValueError, "[", op, "] expected a non-empty image, got shape ",
+                shape_str(img.shape()));
   return s;
 }
 
 void check_pixel_dtype(const Tensor& img, const std::string& op) {
   if (img.dtype() != DType::uint8 && img.dtype() != DType::float32)
-    MYCEL_THROW(TypeError, "[", op, "] expected a uint8 or float32 image, got ", dtype_name(img.dtype()));
+    MYCEL_THROW(TypeError, "[", op, "] expected a uint8 or float32 image, got ",
+                dtype_name(img.dtype()));
 }
 
 const Tensor& one_input(const std::vector<Tensor>& in, const std::string& op) {
@@ -76,7 +79,8 @@ std::pair<int64_t, int64_t> parse_size(const Params& p, const std::string& key, 
                 v.size(), " values");
   for (int64_t x : v)
     if (x <= 0) MYCEL_THROW(ValueError, "[", p.owner(), "] ", key, " must be positive, got ", x);
-  if (v.size() == 1) return shorter_side ? std::make_pair(v[0], int64_t(-1)) : std::make_pair(v[0], v[0]);
+  if (v.size() == 1)
+    return shorter_side ? std::make_pair(v[0], int64_t(-1)) : std::make_pair(v[0], v[0]);
   return {v[0], v[1]};
 }
 
@@ -105,8 +109,10 @@ namespace {
 int64_t border_index(int64_t i, int64_t n, Border mode) {
   if (i >= 0 && i < n) return i;
   switch (mode) {
-    case Border::constant: return -1;
-    case Border::edge: return i < 0 ? 0 : n - 1;
+    case Border::constant:
+      return -1;
+    case Border::edge:
+      return i < 0 ? 0 : n - 1;
     case Border::reflect: {  // ... 2 1 | 0 1 2 | 1 0 ...  (numpy 'reflect')
       if (n == 1) return 0;
       int64_t p = 2 * (n - 1);
@@ -181,10 +187,18 @@ Tensor flip(const Tensor& img, bool horizontal) {
   }
   // Elements moved as same-size unsigned words: one typed loop per element size.
   switch (es) {
-    case 1: flip_rows(img.data<uint8_t>(), out.data<uint8_t>(), s.h, s.w, s.c); break;
-    case 2: flip_rows(img.data<uint16_t>(), out.data<uint16_t>(), s.h, s.w, s.c); break;
-    case 4: flip_rows(img.data<uint32_t>(), out.data<uint32_t>(), s.h, s.w, s.c); break;
-    default: flip_rows(img.data<uint64_t>(), out.data<uint64_t>(), s.h, s.w, s.c); break;
+    case 1:
+      flip_rows(img.data<uint8_t>(), out.data<uint8_t>(), s.h, s.w, s.c);
+      break;
+    case 2:
+      flip_rows(img.data<uint16_t>(), out.data<uint16_t>(), s.h, s.w, s.c);
+      break;
+    case 4:
+      flip_rows(img.data<uint32_t>(), out.data<uint32_t>(), s.h, s.w, s.c);
+      break;
+    default:
+      flip_rows(img.data<uint64_t>(), out.data<uint64_t>(), s.h, s.w, s.c);
+      break;
   }
   return out;
 }

@@ -143,7 +143,8 @@ Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const st
     const char* src = static_cast<const char*>(img.data());
     char* dst = static_cast<char*>(out.data());
     for (int64_t y = 0; y < oh; ++y) {
-      int64_t sy = std::min<int64_t>(static_cast<int64_t>(std::floor(y * double(s.h) / oh)), s.h - 1);
+      int64_t sy =
+          std::min<int64_t>(static_cast<int64_t>(std::floor(y * double(s.h) / oh)), s.h - 1);
       const char* srow = src + sy * s.w * px;
       char* drow = dst + y * ow * px;
       if (px == 1) {
@@ -179,7 +180,8 @@ void warp_typed(const T* src, T* dst, const ImageShape& s, const double m[6], in
       double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
       T* p = d + x * c;
       if (interp == Interp::nearest) {
-        int64_t ix = static_cast<int64_t>(std::floor(sx + 0.5)), iy = static_cast<int64_t>(std::floor(sy + 0.5));
+        int64_t ix = static_cast<int64_t>(std::floor(sx + 0.5)),
+                iy = static_cast<int64_t>(std::floor(sy + 0.5));
         for (int64_t ch = 0; ch < c; ++ch) p[ch] = store<T>(at(ix, iy, ch));
         continue;
       }
@@ -236,7 +238,8 @@ Tensor rotate(const Tensor& img, double degrees, Interp interp, bool expand,
   // Snap the exact multiples of 90 degrees so that they move pixels without resampling error.
   if (std::abs(cs) < 1e-12) cs = 0;
   if (std::abs(sn) < 1e-12) sn = 0;
-  double cx = center ? center->first : (s.w - 1) / 2.0, cy = center ? center->second : (s.h - 1) / 2.0;
+  double cx = center ? center->first : (s.w - 1) / 2.0,
+         cy = center ? center->second : (s.h - 1) / 2.0;
   int64_t oh = s.h, ow = s.w;
   double ocx = cx, ocy = cy;
   if (expand) {  // bounding box of the rotated image, centered in the output

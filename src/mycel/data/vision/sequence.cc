@@ -42,13 +42,15 @@ Tensor gather_dims(const Tensor& x, const std::vector<std::vector<int64_t>>& idx
 
 // One dimension's indices from a spec: kind 0 all, 1 one index, 2 slice(start, stop, step),
 // 3 a list of indices (the next `count` values).
-std::vector<int64_t> dim_indices(const std::vector<int64_t>& spec, size_t* at, int64_t n, int64_t dim) {
+std::vector<int64_t> dim_indices(const std::vector<int64_t>& spec, size_t* at, int64_t n,
+                                 int64_t dim) {
   int64_t kind = spec.at((*at)++);
   std::vector<int64_t> out;
   auto check = [&](int64_t i) {
     int64_t j = i < 0 ? i + n : i;
     if (j < 0 || j >= n)
-      MYCEL_THROW(IndexError, "[Slice] index ", i, " is out of range for dimension ", dim, " of size ", n);
+      MYCEL_THROW(IndexError, "[Slice] index ", i, " is out of range for dimension ", dim,
+                  " of size ", n);
     return j;
   };
   if (kind == 0) {
@@ -63,7 +65,8 @@ std::vector<int64_t> dim_indices(const std::vector<int64_t>& spec, size_t* at, i
     auto clamp = [&](int64_t v, int64_t dflt) {
       if (v == kNone) return dflt;
       if (v < 0) v += n;
-      return step > 0 ? std::min(std::max(v, int64_t{0}), n) : std::min(std::max(v, int64_t{-1}), n - 1);
+      return step > 0 ? std::min(std::max(v, int64_t{0}), n)
+                      : std::min(std::max(v, int64_t{-1}), n - 1);
     };
     int64_t b = clamp(start, step > 0 ? 0 : n - 1), e = clamp(stop, step > 0 ? n : -1);
     for (int64_t i = b; step > 0 ? i < e : i > e; i += step) out.push_back(i);
@@ -88,12 +91,13 @@ MYCEL_REGISTER_DATA(sequence) {
     int64_t dims = p.get_int("dims");
     return image_fn("Slice", false, [spec, dims](const Tensor& x, RowRng&) {
       if (dims > x.ndim())
-        MYCEL_THROW(ValueError, "[Slice] ", dims, " slices given for a tensor of rank ", x.ndim(), " ",
-                    shape_str(x.shape()));
+        MYCEL_THROW(ValueError, "[Slice] ", dims, " slices given for a tensor of rank ", x.ndim(),
+                    " ", shape_str(x.shape()));
       std::vector<std::vector<int64_t>> idx;
       size_t at = 0;
       for (int64_t d = 0; d < x.ndim(); ++d) {
-        if (d < dims) idx.push_back(dim_indices(spec, &at, x.dim(d), d));
+        if (d < dims)
+          idx.push_back(dim_indices(spec, &at, x.dim(d), d));
         else {
           std::vector<int64_t> all(static_cast<size_t>(x.dim(d)));
           for (int64_t i = 0; i < x.dim(d); ++i) all[i] = i;
@@ -109,9 +113,11 @@ MYCEL_REGISTER_DATA(sequence) {
     std::vector<double> app = p.get_floats("append", std::vector<double>{});
     return image_fn("Concatenate", false, [axis, pre, app](const Tensor& x, RowRng&) {
       if (x.ndim() != 1)
-        MYCEL_THROW(ValueError, "[Concatenate] only 1-d tensors are supported (as MindSpore), got shape ",
+        MYCEL_THROW(ValueError,
+                    "[Concatenate] only 1-d tensors are supported (as MindSpore), got shape ",
                     shape_str(x.shape()));
-      if (axis != 0 && axis != -1) MYCEL_THROW(ValueError, "[Concatenate] axis must be 0 or -1, got ", axis);
+      if (axis != 0 && axis != -1)
+        MYCEL_THROW(ValueError, "[Concatenate] axis must be 0 or -1, got ", axis);
       Tensor a = values_like(pre, x.dtype()), b = values_like(app, x.dtype());
       const int64_t es = static_cast<int64_t>(itemsize(x.dtype()));
       Tensor out = Tensor::empty(Shape{a.numel() + x.numel() + b.numel()}, x.dtype());
@@ -127,15 +133,20 @@ MYCEL_REGISTER_DATA(sequence) {
     double c = p.get_float("constant");
     DType to = p.get_dtype("dtype", DType::bool_);
     if (op != "EQ" && op != "NE" && op != "GT" && op != "GE" && op != "LT" && op != "LE")
-      MYCEL_THROW(ValueError, "[Mask] operator must be one of EQ, NE, GT, GE, LT, LE, got '", op, "'");
+      MYCEL_THROW(ValueError, "[Mask] operator must be one of EQ, NE, GT, GE, LT, LE, got '", op,
+                  "'");
     return image_fn("Mask", false, [op, c, to](const Tensor& x, RowRng&) {
       Tensor v = x.to(DType::float64);
       const double* pv = v.data<double>();
       std::vector<double> r(static_cast<size_t>(x.numel()));
       for (int64_t i = 0; i < x.numel(); ++i) {
         double a = pv[i];
-        bool t = op == "EQ" ? a == c : op == "NE" ? a != c : op == "GT" ? a > c
-               : op == "GE" ? a >= c : op == "LT" ? a < c : a <= c;
+        bool t = op == "EQ"   ? a == c
+                 : op == "NE" ? a != c
+                 : op == "GT" ? a > c
+                 : op == "GE" ? a >= c
+                 : op == "LT" ? a < c
+                              : a <= c;
         r[i] = t ? 1.0 : 0.0;
       }
       Tensor out = Tensor::empty(x.shape(), to);
@@ -150,9 +161,11 @@ MYCEL_REGISTER_DATA(sequence) {
       if (d < 0) MYCEL_THROW(ValueError, "[PadEnd] pad_shape must not be negative, got ", d);
     return image_fn("PadEnd", false, [pad_shape, value](const Tensor& x, RowRng&) {
       if (static_cast<int64_t>(pad_shape.size()) != x.ndim())
-        MYCEL_THROW(ValueError, "[PadEnd] pad_shape ", shape_str(Shape(pad_shape.begin(), pad_shape.end())),
+        MYCEL_THROW(ValueError, "[PadEnd] pad_shape ",
+                    shape_str(Shape(pad_shape.begin(), pad_shape.end())),
                     " must have the rank of the input ", shape_str(x.shape()));
-      // The output: pad_value everywhere, then the input's overlap copied in (a larger input is cut).
+      // The output: pad_value everywhere, then the input's overlap copied in (a larger input is
+      // cut).
       Shape out_shape(pad_shape.begin(), pad_shape.end());
       Tensor out = Tensor::empty(out_shape, x.dtype());
       const int64_t n = out.numel(), es = static_cast<int64_t>(itemsize(x.dtype()));

@@ -23,10 +23,10 @@ namespace mycel::cpu {
 #if MYCEL_AVX512_KERNELS
 namespace {
 
-constexpr int kLanes = 16;      // output columns per register
-constexpr int kMaxOcBlock = 8;  // output channels whose accumulators stay in registers (one row)
+constexpr int kLanes = 16;       // output columns per register
+constexpr int kMaxOcBlock = 8;   // output channels whose accumulators stay in registers (one row)
 constexpr int kMaxOcPooled = 6;  // the same for two rows at once (pooling): 24 accumulators
-constexpr int kMaxTiles = 2;    // 16-column tiles computed together (they share each weight)
+constexpr int kMaxTiles = 2;     // 16-column tiles computed together (they share each weight)
 constexpr int kMaxMasks = 2048;  // load masks per call (tiles x kernel width), kept on the stack
 
 // What every output row of one call shares.
@@ -36,11 +36,11 @@ struct Rows {
   const float* bias;
   float* y;
   WindowGeom g;
-  int64_t taps;                       // weights per output channel: c * kh * kw
-  const __mmask16* load_mask;         // [tile * kw + j]: lanes whose input column is in the row
+  int64_t taps;                // weights per output channel: c * kh * kw
+  const __mmask16* load_mask;  // [tile * kw + j]: lanes whose input column is in the row
   bool relu;
-  int64_t block;                      // 0: NCHW output, else channels per block (see the header)
-  int64_t out_h, out_w;               // of y: the conv's output, or the pooled one
+  int64_t block;         // 0: NCHW output, else channels per block (see the header)
+  int64_t out_h, out_w;  // of y: the conv's output, or the pooled one
 };
 
 // Calls f(k) for k = 0..N-1 as compile-time constants. Every access to the accumulators goes
@@ -78,15 +78,19 @@ template <int OCB, int T, int R>
         v[0] = _mm512_maskz_loadu_ps(masks[j], row + j);
         if constexpr (T > 1) v[1] = _mm512_maskz_loadu_ps(masks[KW + j], row + kLanes + j);
         if (q < KH)
-          each([&](auto k) {
-            acc[k] = _mm512_fmadd_ps(v[k % T], _mm512_set1_ps(w0[k / T * taps + j]), acc[k]);
-          }, kOneRow);
+          each(
+              [&](auto k) {
+                acc[k] = _mm512_fmadd_ps(v[k % T], _mm512_set1_ps(w0[k / T * taps + j]), acc[k]);
+              },
+              kOneRow);
         if constexpr (R > 1) {
           if (q >= 1)  // output row oh + 1 uses kernel row q - 1
-            each([&](auto k) {
-              acc[kRow + k] = _mm512_fmadd_ps(
-                  v[k % T], _mm512_set1_ps(w0[k / T * taps - KW + j]), acc[kRow + k]);
-            }, kOneRow);
+            each(
+                [&](auto k) {
+                  acc[kRow + k] = _mm512_fmadd_ps(
+                      v[k % T], _mm512_set1_ps(w0[k / T * taps - KW + j]), acc[kRow + k]);
+                },
+                kOneRow);
         }
       }
     }
@@ -96,15 +100,17 @@ template <int OCB, int T, int R>
 // Stores v[o * S + F] (o < OCB), `cols` columns from column col of y's row (n, row), channels
 // from oc0. S and F are template arguments so that every index is a constant.
 template <int OCB, int S, int F>
-[[gnu::always_inline]] inline void store_row(const Rows& r, const __m512* v, int64_t n,
-                                             int64_t row, int64_t oc0, int64_t col, int64_t cols) {
+[[gnu::always_inline]] inline void store_row(const Rows& r, const __m512* v, int64_t n, int64_t row,
+                                             int64_t oc0, int64_t col, int64_t cols) {
   constexpr auto kAll = std::make_index_sequence<OCB>{};
   if (r.block == 0) {
     const __mmask16 m = static_cast<__mmask16>((1u << cols) - 1);
-    each([&](auto o) {
-      _mm512_mask_storeu_ps(r.y + ((n * r.g.oc + oc0 + o) * r.out_h + row) * r.out_w + col, m,
-                            v[o * S + F]);
-    }, kAll);
+    each(
+        [&](auto o) {
+          _mm512_mask_storeu_ps(r.y + ((n * r.g.oc + oc0 + o) * r.out_h + row) * r.out_w + col, m,
+                                v[o * S + F]);
+        },
+        kAll);
     return;
   }
   // Blocked (channels last within each block of X channels): transpose the (channel, column)
@@ -141,11 +147,13 @@ void pooled_block(const Rows& r, int64_t n, int64_t ph, int64_t oc0, int64_t t0)
   __m512 acc[2 * OCB * T];
   accumulate<OCB, T, 2>(r, n, 2 * ph, oc0, t0, acc);
   __m512 out[OCB];
-  each([&](auto o) {
-    constexpr int k = o * T, k2 = OCB * T + o * T;  // tile 0 of rows 0 and 1
-    out[o] = avx512::max_pool_2x2(relu_if(r.relu, acc[k]), relu_if(r.relu, acc[k + T - 1]),
-                                  relu_if(r.relu, acc[k2]), relu_if(r.relu, acc[k2 + T - 1]));
-  }, std::make_index_sequence<OCB>{});
+  each(
+      [&](auto o) {
+        constexpr int k = o * T, k2 = OCB * T + o * T;  // tile 0 of rows 0 and 1
+        out[o] = avx512::max_pool_2x2(relu_if(r.relu, acc[k]), relu_if(r.relu, acc[k + T - 1]),
+                                      relu_if(r.relu, acc[k2]), relu_if(r.relu, acc[k2 + T - 1]));
+      },
+      std::make_index_sequence<OCB>{});
   const int64_t col = t0 * kLanes / 2, cols = std::min<int64_t>(T * kLanes / 2, r.out_w - col);
   store_row<OCB, 1, 0>(r, out, n, ph, oc0, col, cols);
 }
@@ -204,13 +212,21 @@ void run_rows(Rows& r, const std::array<std::array<BlockFn, kMaxOc>, kMaxTiles>&
   });
 }
 
-Rows make_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-               const WindowGeom& g, bool relu, int64_t block, int64_t out_h,
-               int64_t out_w) {
-  MYCEL_CHECK(conv2d_direct_fits(y.dtype(), g) && block >= 0,
-              RuntimeError, "[conv2d] direct kernel called outside its geometry (backend bug)");
-  return Rows{x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
-              y.data<float>(), g, g.c * g.kh * g.kw, nullptr, relu, block, out_h, out_w};
+Rows make_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
+               bool relu, int64_t block, int64_t out_h, int64_t out_w) {
+  MYCEL_CHECK(conv2d_direct_fits(y.dtype(), g) && block >= 0, RuntimeError,
+              "[conv2d] direct kernel called outside its geometry (backend bug)");
+  return Rows{x.data<float>(),
+              w.data<float>(),
+              bias ? bias->data<float>() : nullptr,
+              y.data<float>(),
+              g,
+              g.c * g.kh * g.kw,
+              nullptr,
+              relu,
+              block,
+              out_h,
+              out_w};
 }
 
 }  // namespace
@@ -233,8 +249,8 @@ void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias
 namespace mycel::cpu {
 
 bool conv2d_direct_fits(DType dtype, const WindowGeom& g) {
-  if (!cpu_has_avx512() || dtype != DType::float32 || g.groups != 1 || g.sh != 1 ||
-      g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oc > 16 || g.c * g.kh * g.kw > 128 || g.ow < 8 ||
+  if (!cpu_has_avx512() || dtype != DType::float32 || g.groups != 1 || g.sh != 1 || g.sw != 1 ||
+      g.dh != 1 || g.dw != 1 || g.oc > 16 || g.c * g.kh * g.kw > 128 || g.ow < 8 ||
       (g.ow + kLanes - 1) / kLanes * g.kw > kMaxMasks)
     return false;
   // The lanes each kernel fills: ours the row's columns (ow of the 16-wide tiles), oneDNN's the
@@ -254,8 +270,8 @@ void conv2d_direct(const Tensor&, const Tensor&, const Tensor*, Tensor&, const W
   MYCEL_THROW(RuntimeError, "[conv2d] the direct kernel needs AVX-512 (backend bug)");
 }
 
-void conv2d_direct_max_pool(const Tensor&, const Tensor&, const Tensor*, Tensor&,
-                            const WindowGeom&, bool, int64_t) {
+void conv2d_direct_max_pool(const Tensor&, const Tensor&, const Tensor*, Tensor&, const WindowGeom&,
+                            bool, int64_t) {
   MYCEL_THROW(RuntimeError, "[conv2d] the direct kernel needs AVX-512 (backend bug)");
 }
 

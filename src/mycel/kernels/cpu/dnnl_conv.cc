@@ -160,7 +160,8 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   }
   Tensor src_buf, wei_buf, dst_buf;
   memory src = to_layout(e->src, x, src_buf, 0);
-  memory wei = layout.const_weights && e->wei.prim ? const_weights(*e, w) : to_layout(e->wei, w, wei_buf, 1);
+  memory wei =
+      layout.const_weights && e->wei.prim ? const_weights(*e, w) : to_layout(e->wei, w, wei_buf, 1);
   memory dst = wrap(e->dst.to, y);
   if (e->dst.prim) {
     dst_buf = staging_buffer(2, e->dst.from.get_size());
@@ -265,10 +266,11 @@ void run_bwd(const ConvBwdEntry& e, const Tensor& dy, int other_arg, const Tenso
     mout = memory(e.out.from, engine(), out_buf.data());
   }
   Tensor pad = scratchpad(e.pd);
-  e.prim.execute(stream(), {{DNNL_ARG_DIFF_DST, mdy},
-                            {other_arg, mother},
-                            {out_arg, mout},
-                            {DNNL_ARG_SCRATCHPAD, memory(e.pd.scratchpad_desc(), engine(), pad.data())}});
+  e.prim.execute(stream(),
+                 {{DNNL_ARG_DIFF_DST, mdy},
+                  {other_arg, mother},
+                  {out_arg, mout},
+                  {DNNL_ARG_SCRATCHPAD, memory(e.pd.scratchpad_desc(), engine(), pad.data())}});
   if (e.out.prim) {
     memory user = wrap(e.out.to, out);
     e.out.prim->execute(stream(), mout, user);
@@ -285,9 +287,9 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     return;
   }
   const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
-  const std::string k = key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n,
-                            g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb,
-                            g.pl, g.pr, g.groups);
+  const std::string k =
+      key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n, g.c, g.h, g.w,
+          g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups);
   auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(out.dtype(), g, weights); });
   if (!e->ok) {
     if (out.dtype() == DType::float32)
@@ -307,7 +309,8 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
 
 }  // namespace
 
-void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g) {
+void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                const WindowGeom& g) {
   conv2d_bwd_dnnl(dy, w, dx, g, false);
 }
 

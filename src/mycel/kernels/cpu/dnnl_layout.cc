@@ -37,8 +37,8 @@ memory::format_tag activation_tag() {
               memory::desc(wei, f32, memory::format_tag::any),
               memory::desc(dst, f32, memory::format_tag::any), {1, 1}, {0, 0}, {0, 0}, {0, 0}),
           engine());
-      for (auto tag : {memory::format_tag::nhwc, memory::format_tag::nChw16c,
-                       memory::format_tag::nChw8c})
+      for (auto tag :
+           {memory::format_tag::nhwc, memory::format_tag::nChw16c, memory::format_tag::nChw8c})
         if (pd.dst_desc() == memory::desc(dst, f32, tag)) return tag;
     } catch (const dnnl::error&) {
     }
@@ -62,23 +62,31 @@ struct ReorderEntry : Entry {
 
 const char* activation_tag_name() {
   switch (activation_tag()) {
-    case memory::format_tag::nhwc: return "nhwc";
-    case memory::format_tag::nChw16c: return "nChw16c";
-    case memory::format_tag::nChw8c: return "nChw8c";
-    default: return "nchw";
+    case memory::format_tag::nhwc:
+      return "nhwc";
+    case memory::format_tag::nChw16c:
+      return "nChw16c";
+    case memory::format_tag::nChw8c:
+      return "nChw8c";
+    default:
+      return "nchw";
   }
 }
 
 int64_t channel_block() {
   switch (activation_tag()) {
-    case memory::format_tag::nChw16c: return 16;
-    case memory::format_tag::nChw8c: return 8;
-    default: return 1;
+    case memory::format_tag::nChw16c:
+      return 16;
+    case memory::format_tag::nChw8c:
+      return 8;
+    default:
+      return 1;
   }
 }
 
 size_t blocked_nbytes(const Shape& s, DType dtype) {
-  MYCEL_CHECK(s.size() == 4, RuntimeError, "[layout] blocked tensors are NCHW, got rank ", s.size());
+  MYCEL_CHECK(s.size() == 4, RuntimeError, "[layout] blocked tensors are NCHW, got rank ",
+              s.size());
   const int64_t b = channel_block(), c = (s[1] + b - 1) / b * b;
   return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
 }
@@ -104,8 +112,8 @@ void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {
   const Shape& s = x.shape();
   if (x.numel() == 0) return;
   const SerialScope threads(4 * x.numel());
-  const std::string k = key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3],
-                            to_blocked);
+  const std::string k =
+      key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3], to_blocked);
   auto e = cached<ReorderEntry>(k, [&] {
     auto r = std::make_shared<ReorderEntry>();
     r->from = blocked_desc(s, x.dtype(), !to_blocked);

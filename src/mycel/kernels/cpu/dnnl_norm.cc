@@ -82,11 +82,11 @@ std::shared_ptr<NormEntry> build_batch_norm(DType dtype, int64_t n, int64_t c, i
   try_build(*e, [&] {
     const auto f = flags::use_scale | flags::use_shift;
     dnnl::batch_normalization_forward::primitive_desc pd(
-        training ? dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training,
-                                                           e->data, eps, f)
-                 : dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference,
-                                                           e->data, eps,
-                                                           f | flags::use_global_stats),
+        training
+            ? dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, e->data,
+                                                      eps, f)
+            : dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, e->data,
+                                                      eps, f | flags::use_global_stats),
         default_attr(), engine());
     e->pd = pd;
     e->prim = dnnl::batch_normalization_forward(pd);
@@ -124,10 +124,10 @@ void layer_norm_dnnl(const Tensor& x, const Tensor& gamma, const Tensor& beta, T
   store(v, rstd);
 }
 
-void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
-                     Tensor& saved_invstd, int64_t n, int64_t c, int64_t spatial, bool training,
-                     double eps, double momentum) {
+void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                     double momentum) {
   auto fallback = [&] {
     batch_norm_ref(x, scale, bias, running_mean, running_var, y, saved_mean, saved_invstd, n, c,
                    spatial, training, eps, momentum);

@@ -38,8 +38,7 @@ void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, c
 void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw,
                                  const WindowGeom& g);
 /// Max pooling, or average pooling (count_include_pad: padded positions count in the divisor).
-void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
-                 bool count_include_pad);
+void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max, bool count_include_pad);
 /// Backward of pool2d_dnnl: dx from dy (max pooling recomputes the argmax from x).
 void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g, bool max,
                       bool count_include_pad);
@@ -50,9 +49,9 @@ void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_
 void layer_norm_dnnl(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                      Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps);
 /// Batch norm with batch_norm_ref's contract (running statistics updated in place in training).
-void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
-                     Tensor& saved_invstd, int64_t n, int64_t c, int64_t spatial, bool training,
-                     double eps, double momentum);
+void batch_norm_dnnl(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                     double momentum);
 
 }  // namespace mycel::cpu

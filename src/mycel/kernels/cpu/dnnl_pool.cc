@@ -54,11 +54,13 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   const SerialScope threads(2 * y.numel() * g.kh * g.kw);  // memory-bound: ~2 MAC per read
-  const std::string k = key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh,
-                            g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
+  const std::string k =
+      key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw,
+          g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
   auto e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg, blocked); });
   if (!e->ok) {
-    MYCEL_CHECK(!blocked, RuntimeError, "[pool2d] oneDNN has no blocked pooling here (backend bug)");
+    MYCEL_CHECK(!blocked, RuntimeError,
+                "[pool2d] oneDNN has no blocked pooling here (backend bug)");
     return visit_float_dtype(y.dtype(), max ? "max_pool2d" : "avg_pool2d", [&](auto t) {
       using T = typename decltype(t)::type;
       if (max)

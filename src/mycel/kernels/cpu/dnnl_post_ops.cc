@@ -24,7 +24,9 @@ std::string post_ops_key(const PostOpRequest* r) {
   std::string k;
   if (!r) return k;
   for (const PostOp& p : r->ops)
-    k += p.kind == PostOp::Kind::kRelu ? "+relu" : p.kind == PostOp::Kind::kRelu6 ? "+relu6" : "+addrow";
+    k += p.kind == PostOp::Kind::kRelu    ? "+relu"
+         : p.kind == PostOp::Kind::kRelu6 ? "+relu6"
+                                          : "+addrow";
   return k;
 }
 
@@ -34,9 +36,12 @@ void append_post_ops(dnnl::primitive_attr& attr, const PostOpRequest* r,
   dnnl::post_ops po;
   for (const PostOp& p : r->ops) {
     // relu with alpha 0 is y > 0 ? y : 0 * y: the same value as our max(y, 0) for every y.
-    if (p.kind == PostOp::Kind::kRelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    else if (p.kind == PostOp::Kind::kRelu6) po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
-    else po.append_binary(dnnl::algorithm::binary_add, row_md);
+    if (p.kind == PostOp::Kind::kRelu)
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    else if (p.kind == PostOp::Kind::kRelu6)
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+    else
+      po.append_binary(dnnl::algorithm::binary_add, row_md);
   }
   attr.set_post_ops(po);
 }

@@ -41,8 +41,7 @@ std::shared_ptr<SoftmaxEntry> build(DType dtype, int64_t outer, int64_t len, int
 
 }  // namespace
 
-void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner,
-                  bool log) {
+void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log) {
   if (y.numel() == 0) return;
   const SerialScope threads(16 * y.numel());  // an exp per item: ~16 MAC
   const std::string k = key("softmax", dtype_name(y.dtype()), outer, len, inner, log);

@@ -128,10 +128,12 @@ Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
 
 Tensor staging_buffer(int slot, size_t n) {
   constexpr int kSlots = 4;
-  MYCEL_CHECK(slot >= 0 && slot < kSlots, RuntimeError, "[dnnl] staging buffer slot ", slot, " out of range");
+  MYCEL_CHECK(slot >= 0 && slot < kSlots, RuntimeError, "[dnnl] staging buffer slot ", slot,
+              " out of range");
   thread_local Tensor bufs[kSlots];
   Tensor& b = bufs[slot];
-  if (!b.defined() || b.nbytes() < n) b = Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
+  if (!b.defined() || b.nbytes() < n)
+    b = Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
   return b;
 }
 

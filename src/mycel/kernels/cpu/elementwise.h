@@ -60,8 +60,10 @@ inline T wrap_mul(T x, T y) {
 /// True for NaN of floating types; always false for integers and bool.
 template <class T>
 inline bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
 }
 
 // ---- Loops ----
@@ -79,7 +81,7 @@ void unary_map(const Tensor& x, Tensor& y, F f) {
 /// Strides of each operand in the output's index space, with broadcast dims at stride 0 and
 /// adjacent dims merged where every operand allows it (so most cases become one flat loop).
 struct BroadcastPlan {
-  Shape shape;                             // collapsed output shape (at least 1-d)
+  Shape shape;                                // collapsed output shape (at least 1-d)
   std::vector<std::vector<int64_t>> strides;  // per operand, collapsed
 };
 BroadcastPlan plan_broadcast(const Shape& out, const std::vector<const Shape*>& operands);
@@ -169,20 +171,28 @@ namespace detail {
 template <int SA, int SB, int SC, class A, class B, class C, class Out, class F>
 void ternary_run(const A* a, const B* b, const C* c, Out* o, int64_t n, const F& f) {
   for (int64_t i = 0; i < n; ++i)
-    o[i] = static_cast<Out>(f(compute_t<A>(a[i * SA]), compute_t<B>(b[i * SB]),
-                              compute_t<C>(c[i * SC])));
+    o[i] = static_cast<Out>(
+        f(compute_t<A>(a[i * SA]), compute_t<B>(b[i * SB]), compute_t<C>(c[i * SC])));
 }
 template <class A, class B, class C, class Out, class F>
 void ternary_run(int code, const A* a, const B* b, const C* c, Out* o, int64_t n, const F& f) {
   switch (code) {  // code = 4 * (stride_a != 0) + 2 * (stride_b != 0) + (stride_c != 0)
-    case 0: return ternary_run<0, 0, 0>(a, b, c, o, n, f);
-    case 1: return ternary_run<0, 0, 1>(a, b, c, o, n, f);
-    case 2: return ternary_run<0, 1, 0>(a, b, c, o, n, f);
-    case 3: return ternary_run<0, 1, 1>(a, b, c, o, n, f);
-    case 4: return ternary_run<1, 0, 0>(a, b, c, o, n, f);
-    case 5: return ternary_run<1, 0, 1>(a, b, c, o, n, f);
-    case 6: return ternary_run<1, 1, 0>(a, b, c, o, n, f);
-    default: return ternary_run<1, 1, 1>(a, b, c, o, n, f);
+    case 0:
+      return ternary_run<0, 0, 0>(a, b, c, o, n, f);
+    case 1:
+      return ternary_run<0, 0, 1>(a, b, c, o, n, f);
+    case 2:
+      return ternary_run<0, 1, 0>(a, b, c, o, n, f);
+    case 3:
+      return ternary_run<0, 1, 1>(a, b, c, o, n, f);
+    case 4:
+      return ternary_run<1, 0, 0>(a, b, c, o, n, f);
+    case 5:
+      return ternary_run<1, 0, 1>(a, b, c, o, n, f);
+    case 6:
+      return ternary_run<1, 1, 0>(a, b, c, o, n, f);
+    default:
+      return ternary_run<1, 1, 1>(a, b, c, o, n, f);
   }
 }
 }  // namespace detail

@@ -16,12 +16,15 @@ struct OpInfo {
   int arity;
 };
 constexpr OpInfo kOps[] = {
-    {EwOp::kAdd, "add", 2},          {EwOp::kSub, "sub", 2},         {EwOp::kMul, "mul", 2},
-    {EwOp::kDiv, "div", 2},          {EwOp::kMaximum, "maximum", 2}, {EwOp::kMinimum, "minimum", 2},
-    {EwOp::kNeg, "neg", 1},          {EwOp::kAbs, "abs", 1},         {EwOp::kRelu, "relu", 1},
-    {EwOp::kSquare, "square", 1},    {EwOp::kSqrt, "sqrt", 1},       {EwOp::kReciprocal, "reciprocal", 1},
-    {EwOp::kExp, "exp", 1},          {EwOp::kSigmoid, "sigmoid", 1}, {EwOp::kTanh, "tanh", 1},
-    {EwOp::kGreater, "greater", 2},  {EwOp::kLess, "less", 2},       {EwOp::kCast, "cast", 1},
+    {EwOp::kAdd, "add", 2},         {EwOp::kSub, "sub", 2},
+    {EwOp::kMul, "mul", 2},         {EwOp::kDiv, "div", 2},
+    {EwOp::kMaximum, "maximum", 2}, {EwOp::kMinimum, "minimum", 2},
+    {EwOp::kNeg, "neg", 1},         {EwOp::kAbs, "abs", 1},
+    {EwOp::kRelu, "relu", 1},       {EwOp::kSquare, "square", 1},
+    {EwOp::kSqrt, "sqrt", 1},       {EwOp::kReciprocal, "reciprocal", 1},
+    {EwOp::kExp, "exp", 1},         {EwOp::kSigmoid, "sigmoid", 1},
+    {EwOp::kTanh, "tanh", 1},       {EwOp::kGreater, "greater", 2},
+    {EwOp::kLess, "less", 2},       {EwOp::kCast, "cast", 1},
 };
 
 // Elements per block: a few step buffers of this size stay in L1.
@@ -35,10 +38,14 @@ void loop2(const float* a, const float* b, float* o, int64_t n, F f) {
 }
 template <class F>
 void binary(const float* a, bool va, const float* b, bool vb, float* o, int64_t n, F f) {
-  if (va && vb) loop2<1, 1>(a, b, o, n, f);
-  else if (va) loop2<1, 0>(a, b, o, n, f);
-  else if (vb) loop2<0, 1>(a, b, o, n, f);
-  else loop2<0, 0>(a, b, o, n, f);
+  if (va && vb)
+    loop2<1, 1>(a, b, o, n, f);
+  else if (va)
+    loop2<1, 0>(a, b, o, n, f);
+  else if (vb)
+    loop2<0, 1>(a, b, o, n, f);
+  else
+    loop2<0, 0>(a, b, o, n, f);
 }
 template <class F>
 void unary(const float* a, bool va, float* o, int64_t n, F f) {
@@ -50,24 +57,42 @@ void unary(const float* a, bool va, float* o, int64_t n, F f) {
 
 void step(EwOp op, const float* a, bool va, const float* b, bool vb, float* o, int64_t n) {
   switch (op) {
-    case EwOp::kAdd: return binary(a, va, b, vb, o, n, [](float x, float y) { return x + y; });
-    case EwOp::kSub: return binary(a, va, b, vb, o, n, [](float x, float y) { return x - y; });
-    case EwOp::kMul: return binary(a, va, b, vb, o, n, [](float x, float y) { return x * y; });
-    case EwOp::kDiv: return binary(a, va, b, vb, o, n, [](float x, float y) { return x / y; });
-    case EwOp::kMaximum: return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_max(x, y); });
-    case EwOp::kMinimum: return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_min(x, y); });
-    case EwOp::kNeg: return unary(a, va, o, n, [](float x) { return -x; });
-    case EwOp::kAbs: return unary(a, va, o, n, [](float x) { return std::fabs(x); });
-    case EwOp::kRelu: return unary(a, va, o, n, [](float x) { return x < 0.f ? 0.f : x; });
-    case EwOp::kSquare: return unary(a, va, o, n, [](float x) { return x * x; });
-    case EwOp::kSqrt: return unary(a, va, o, n, [](float x) { return std::sqrt(x); });
-    case EwOp::kReciprocal: return unary(a, va, o, n, [](float x) { return 1.f / x; });
-    case EwOp::kExp: return unary(a, va, o, n, [](float x) { return fast_exp(x); });
-    case EwOp::kSigmoid: return unary(a, va, o, n, [](float x) { return sigmoid(x); });
-    case EwOp::kTanh: return unary(a, va, o, n, [](float x) { return fast_tanh(x); });
-    case EwOp::kGreater: return binary(a, va, b, vb, o, n, [](float x, float y) { return x > y ? 1.f : 0.f; });
-    case EwOp::kLess: return binary(a, va, b, vb, o, n, [](float x, float y) { return x < y ? 1.f : 0.f; });
-    case EwOp::kCast: return unary(a, va, o, n, [](float x) { return x; });
+    case EwOp::kAdd:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x + y; });
+    case EwOp::kSub:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x - y; });
+    case EwOp::kMul:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x * y; });
+    case EwOp::kDiv:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x / y; });
+    case EwOp::kMaximum:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_max(x, y); });
+    case EwOp::kMinimum:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return nan_min(x, y); });
+    case EwOp::kNeg:
+      return unary(a, va, o, n, [](float x) { return -x; });
+    case EwOp::kAbs:
+      return unary(a, va, o, n, [](float x) { return std::fabs(x); });
+    case EwOp::kRelu:
+      return unary(a, va, o, n, [](float x) { return x < 0.f ? 0.f : x; });
+    case EwOp::kSquare:
+      return unary(a, va, o, n, [](float x) { return x * x; });
+    case EwOp::kSqrt:
+      return unary(a, va, o, n, [](float x) { return std::sqrt(x); });
+    case EwOp::kReciprocal:
+      return unary(a, va, o, n, [](float x) { return 1.f / x; });
+    case EwOp::kExp:
+      return unary(a, va, o, n, [](float x) { return fast_exp(x); });
+    case EwOp::kSigmoid:
+      return unary(a, va, o, n, [](float x) { return sigmoid(x); });
+    case EwOp::kTanh:
+      return unary(a, va, o, n, [](float x) { return fast_tanh(x); });
+    case EwOp::kGreater:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x > y ? 1.f : 0.f; });
+    case EwOp::kLess:
+      return binary(a, va, b, vb, o, n, [](float x, float y) { return x < y ? 1.f : 0.f; });
+    case EwOp::kCast:
+      return unary(a, va, o, n, [](float x) { return x; });
   }
 }
 

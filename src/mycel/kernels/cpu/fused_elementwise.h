@@ -15,10 +15,24 @@ namespace mycel::cpu {
 /// op names its step in its registry traits). Only greater and less give bool, and only cast
 /// reads it: bool values never enter or leave a chain.
 enum class EwOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
-  kNeg, kAbs, kRelu, kSquare, kSqrt, kReciprocal, kExp, kSigmoid, kTanh,  // unary
-  kGreater, kLess,  // float32 -> bool, held inside a chain as 1.0f / 0.0f
-  kCast,            // bool -> float32 (the mask of a relu gradient): the held 1.0f / 0.0f
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,  // binary
+  kNeg,
+  kAbs,
+  kRelu,
+  kSquare,
+  kSqrt,
+  kReciprocal,
+  kExp,
+  kSigmoid,
+  kTanh,  // unary
+  kGreater,
+  kLess,  // float32 -> bool, held inside a chain as 1.0f / 0.0f
+  kCast,  // bool -> float32 (the mask of a relu gradient): the held 1.0f / 0.0f
 };
 
 const char* ew_op_name(EwOp op);

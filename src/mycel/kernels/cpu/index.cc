@@ -8,8 +8,8 @@ namespace mycel::cpu {
 namespace {
 
 template <class I>
-std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bool neg, const char* op,
-                                 int64_t axis0) {
+std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bool neg,
+                                 const char* op, int64_t axis0) {
   const size_t k = dims.size();
   std::vector<int64_t> out(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
@@ -19,8 +19,8 @@ std::vector<int64_t> linear_impl(const I* p, int64_t rows, const Shape& dims, bo
       if (neg && v < 0 && v >= -n) v += n;
       if (v < 0 || v >= n)
         MYCEL_THROW(IndexError, "[", op, "] index ", static_cast<int64_t>(p[r * k + j]),
-                    " is out of range for axis ", axis0 + static_cast<int64_t>(j), " with size ", n, " (expected ",
-                    neg ? -n : 0, " <= index < ", n, ")");
+                    " is out of range for axis ", axis0 + static_cast<int64_t>(j), " with size ", n,
+                    " (expected ", neg ? -n : 0, " <= index < ", n, ")");
       lin = lin * n + v;
     }
     out[r] = lin;
@@ -38,7 +38,8 @@ std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bo
     return linear_impl(indices.data<int32_t>(), rows, dims, allow_negative, op, first_axis);
   if (indices.dtype() == DType::int64)
     return linear_impl(indices.data<int64_t>(), rows, dims, allow_negative, op, first_axis);
-  MYCEL_THROW(TypeError, "[", op, "] indices must be int32 or int64, got ", dtype_name(indices.dtype()));
+  MYCEL_THROW(TypeError, "[", op, "] indices must be int32 or int64, got ",
+              dtype_name(indices.dtype()));
 }
 
 void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t outer,
@@ -58,8 +59,8 @@ void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t 
   });
 }
 
-void scatter_add_blocks(const Tensor& input, const Tensor& updates, const std::vector<int64_t>& rows,
-                        int64_t inner, Tensor& out) {
+void scatter_add_blocks(const Tensor& input, const Tensor& updates,
+                        const std::vector<int64_t>& rows, int64_t inner, Tensor& out) {
   if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -87,7 +88,8 @@ void gather_along_axis(const Tensor& src, const std::vector<int64_t>& idx, int64
     for (int64_t q = b; q < e; ++q) {
       const int64_t o = q / m;
       for (int64_t i = 0; i < inner; ++i)
-        std::memcpy(d + (q * inner + i) * isz, s + ((o * n + idx[q * inner + i]) * inner + i) * isz, isz);
+        std::memcpy(d + (q * inner + i) * isz, s + ((o * n + idx[q * inner + i]) * inner + i) * isz,
+                    isz);
     }
   });
 }
@@ -106,9 +108,12 @@ void scatter_along_axis(const Tensor& input, const Tensor& updates, const std::v
       for (int64_t i = 0; i < inner; ++i) {
         T& dst = y[(o * n + idx[q * inner + i]) * inner + i];
         const T v = u[q * inner + i];
-        if (!add) dst = v;
-        else if constexpr (std::is_same_v<T, bool>) dst = dst || v;
-        else dst = static_cast<T>(C(dst) + C(v));
+        if (!add)
+          dst = v;
+        else if constexpr (std::is_same_v<T, bool>)
+          dst = dst || v;
+        else
+          dst = static_cast<T>(C(dst) + C(v));
       }
     }
   });
@@ -127,11 +132,14 @@ void one_hot(const Tensor& indices, Tensor& out, int64_t outer, int64_t depth, i
         for (int64_t o = b; o < e; ++o)
           for (int64_t d = 0; d < depth; ++d)
             for (int64_t i = 0; i < inner; ++i)
-              y[(o * depth + d) * inner + i] = static_cast<int64_t>(idx[o * inner + i]) == d ? von : voff;
+              y[(o * depth + d) * inner + i] =
+                  static_cast<int64_t>(idx[o * inner + i]) == d ? von : voff;
       });
     };
-    if (indices.dtype() == DType::int32) run(indices.data<int32_t>());
-    else run(indices.data<int64_t>());
+    if (indices.dtype() == DType::int32)
+      run(indices.data<int32_t>());
+    else
+      run(indices.data<int64_t>());
   });
 }
 

@@ -10,7 +10,8 @@ namespace mycel::cpu {
 
 /// Reads `indices` (int32/int64) as rows of dims.size() coordinates into `dims` and returns each
 /// row's row-major linear index; negative coordinates count from the end if allow_negative.
-/// Throws IndexError naming `op` and the axis (first_axis + coordinate) on the first one out of range.
+/// Throws IndexError naming `op` and the axis (first_axis + coordinate) on the first one out of
+/// range.
 std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bool allow_negative,
                                     const char* op, int64_t first_axis = 0);
 
@@ -18,8 +19,8 @@ std::vector<int64_t> linear_indices(const Tensor& indices, const Shape& dims, bo
 void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t outer,
                    int64_t inner, Tensor& out);
 /// out = input; then out[rows[r] * inner + i] += updates[r * inner + i] (duplicates accumulate).
-void scatter_add_blocks(const Tensor& input, const Tensor& updates, const std::vector<int64_t>& rows,
-                        int64_t inner, Tensor& out);
+void scatter_add_blocks(const Tensor& input, const Tensor& updates,
+                        const std::vector<int64_t>& rows, int64_t inner, Tensor& out);
 /// Element gathers and scatters along one axis (gather_elements, tensor_scatter_elements): src or
 /// out viewed as (outer, n, inner), idx (normalized, as from linear_indices), updates and the
 /// gathered result as (outer, m, inner).

@@ -44,7 +44,8 @@ void store_scalar(double v, Tensor& out) {
 // `divisor`, when given, replaces n for the mean (nll_loss divides by the total weight, which
 // class weights can make zero or negative: any value given is used as it is).
 template <class C>
-void write_reduced(const C* L, int64_t n, Reduction r, Tensor& out, std::optional<double> divisor = {}) {
+void write_reduced(const C* L, int64_t n, Reduction r, Tensor& out,
+                   std::optional<double> divisor = {}) {
   if (r == Reduction::kNone) {
     convert_elements(L, dtype_v<C>, out.data(), out.dtype(), n);
     return;

@@ -116,51 +116,54 @@ void max_pool2d_grad_ref(const Tensor& x, const Tensor& dy, Tensor& dx, const Wi
   const T* X = x.data<T>();
   const T* DY = dy.data<T>();
   const int64_t W = g.w;
-  accumulate_planes<T>(dx, g.n * g.c, g.h * g.w, g.oh * g.ow * g.kh * g.kw,
-                       [&](int64_t p, double* acc) {
-    const T* xp = X + p * g.h * g.w;
-    for_each_output(DY + p * g.oh * g.ow, g,
-                    [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t, int64_t, double d) {
-      int64_t best = -1;
-      double m = 0;
-      for (int64_t h = h0; h < h1 && !std::isnan(m); ++h)
-        for (int64_t w = w0; w < w1; ++w) {
-          const double v = double(xp[h * W + w]);
-          if (best < 0 || v > m || std::isnan(v)) {
-            m = v, best = h * W + w;
-            if (std::isnan(v)) break;
-          }
-        }
-      if (best >= 0) acc[best] += d;
-    });
-  });
+  accumulate_planes<T>(
+      dx, g.n * g.c, g.h * g.w, g.oh * g.ow * g.kh * g.kw, [&](int64_t p, double* acc) {
+        const T* xp = X + p * g.h * g.w;
+        for_each_output(
+            DY + p * g.oh * g.ow, g,
+            [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t, int64_t, double d) {
+              int64_t best = -1;
+              double m = 0;
+              for (int64_t h = h0; h < h1 && !std::isnan(m); ++h)
+                for (int64_t w = w0; w < w1; ++w) {
+                  const double v = double(xp[h * W + w]);
+                  if (best < 0 || v > m || std::isnan(v)) {
+                    m = v, best = h * W + w;
+                    if (std::isnan(v)) break;
+                  }
+                }
+              if (best >= 0) acc[best] += d;
+            });
+      });
 }
 
 template <class T>
-void avg_pool2d_grad_ref(const Tensor& dy, Tensor& dx, const WindowGeom& g, bool count_include_pad) {
+void avg_pool2d_grad_ref(const Tensor& dy, Tensor& dx, const WindowGeom& g,
+                         bool count_include_pad) {
   const T* DY = dy.data<T>();
   const int64_t W = g.w;
-  accumulate_planes<T>(dx, g.n * g.c, g.h * g.w, g.oh * g.ow * g.kh * g.kw,
-                       [&](int64_t p, double* acc) {
-    for_each_output(DY + p * g.oh * g.ow, g,
-                    [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t hs, int64_t ws,
-                        double d) {
-      int64_t count = (h1 - h0) * (w1 - w0);
-      if (count_include_pad)  // the window clipped to the padded input, as the forward divides
-        count = (std::min(hs + g.kh, g.h + g.pb) - std::max(hs, -g.pt)) *
-                (std::min(ws + g.kw, g.w + g.pr) - std::max(ws, -g.pl));
-      if (count <= 0) return;
-      const double share = d / double(count);
-      for (int64_t h = h0; h < h1; ++h)
-        for (int64_t w = w0; w < w1; ++w) acc[h * W + w] += share;
-    });
-  });
+  accumulate_planes<T>(
+      dx, g.n * g.c, g.h * g.w, g.oh * g.ow * g.kh * g.kw, [&](int64_t p, double* acc) {
+        for_each_output(
+            DY + p * g.oh * g.ow, g,
+            [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t hs, int64_t ws, double d) {
+              int64_t count = (h1 - h0) * (w1 - w0);
+              if (count_include_pad)  // the window clipped to the padded input, as the forward
+                                      // divides
+                count = (std::min(hs + g.kh, g.h + g.pb) - std::max(hs, -g.pt)) *
+                        (std::min(ws + g.kw, g.w + g.pr) - std::max(ws, -g.pl));
+              if (count <= 0) return;
+              const double share = d / double(count);
+              for (int64_t h = h0; h < h1; ++h)
+                for (int64_t w = w0; w < w1; ++w) acc[h * W + w] += share;
+            });
+      });
 }
 
-void batch_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& scale,
-                         const Tensor& mean, const Tensor& invstd, const Tensor& dmean,
-                         const Tensor& dinvstd, Tensor& dx, Tensor& dscale, Tensor& dbias,
-                         int64_t n, int64_t c, int64_t spatial, bool training) {
+void batch_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
+                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
+                         int64_t spatial, bool training) {
   const std::vector<double> gamma = to_doubles(scale), mu = to_doubles(mean),
                             inv = to_doubles(invstd), dmu = to_doubles(dmean),
                             dinv = to_doubles(dinvstd);
@@ -208,10 +211,9 @@ void batch_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& scale,
 }
 
 template <class T>
-void layer_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                         const Tensor& mean, const Tensor& rstd, const Tensor& dmean,
-                         const Tensor& drstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
-                         int64_t outer, int64_t inner) {
+void layer_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
+                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
   const T* X = x.data<T>();
   const T* DY = dy.data<T>();
   const T* G = gamma.data<T>();
@@ -222,34 +224,36 @@ void layer_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& gamma,
   // Rows split into a few chunks, each with its own dgamma/dbeta partial sums.
   const int64_t chunks = std::min<int64_t>(outer, 64);
   std::vector<std::vector<double>> pg(chunks), pb(chunks);
-  parallel_for(chunks, capped(outer / std::max<int64_t>(chunks, 1) * inner * 8),
-               [&](int64_t s, int64_t e) {
-    for (int64_t ck = s; ck < e; ++ck) {
-      std::vector<double>& sg = pg[ck];
-      std::vector<double>& sb = pb[ck];
-      sg.assign(gn, 0.0), sb.assign(gn, 0.0);
-      const int64_t r0 = ck * outer / chunks, r1 = (ck + 1) * outer / chunks;
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t base = r * inner;
-        const double mu = double(MU[r]), rs = double(RS[r]);
-        double a = 0, b = 0;  // sums of dxhat and dxhat * xhat over the row
-        for (int64_t i = 0; i < inner; ++i) {
-          const int64_t gi = (base + i) % gn;
-          const double d = double(DY[base + i]), xhat = (double(X[base + i]) - mu) * rs;
-          const double dxhat = d * double(G[gi]);
-          a += dxhat, b += dxhat * xhat;
-          sg[gi] += d * xhat, sb[gi] += d;
+  parallel_for(
+      chunks, capped(outer / std::max<int64_t>(chunks, 1) * inner * 8), [&](int64_t s, int64_t e) {
+        for (int64_t ck = s; ck < e; ++ck) {
+          std::vector<double>& sg = pg[ck];
+          std::vector<double>& sb = pb[ck];
+          sg.assign(gn, 0.0), sb.assign(gn, 0.0);
+          const int64_t r0 = ck * outer / chunks, r1 = (ck + 1) * outer / chunks;
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t base = r * inner;
+            const double mu = double(MU[r]), rs = double(RS[r]);
+            double a = 0, b = 0;  // sums of dxhat and dxhat * xhat over the row
+            for (int64_t i = 0; i < inner; ++i) {
+              const int64_t gi = (base + i) % gn;
+              const double d = double(DY[base + i]), xhat = (double(X[base + i]) - mu) * rs;
+              const double dxhat = d * double(G[gi]);
+              a += dxhat, b += dxhat * xhat;
+              sg[gi] += d * xhat, sb[gi] += d;
+            }
+            const double m = double(inner);
+            const double k = (double(DMU[r]) - rs * a) / m,
+                         bx = -(rs * b + double(DRS[r]) * rs * rs) / m;
+            for (int64_t i = 0; i < inner; ++i) {
+              const int64_t gi = (base + i) % gn;
+              const double xhat = (double(X[base + i]) - mu) * rs;
+              DX[base + i] =
+                  static_cast<T>(rs * double(DY[base + i]) * double(G[gi]) + bx * xhat + k);
+            }
+          }
         }
-        const double m = double(inner);
-        const double k = (double(DMU[r]) - rs * a) / m, bx = -(rs * b + double(DRS[r]) * rs * rs) / m;
-        for (int64_t i = 0; i < inner; ++i) {
-          const int64_t gi = (base + i) % gn;
-          const double xhat = (double(X[base + i]) - mu) * rs;
-          DX[base + i] = static_cast<T>(rs * double(DY[base + i]) * double(G[gi]) + bx * xhat + k);
-        }
-      }
-    }
-  });
+      });
   std::vector<double> sg(gn, 0.0), sb(gn, 0.0);
   for (int64_t ck = 0; ck < chunks; ++ck)
     for (int64_t j = 0; j < gn; ++j) sg[j] += pg[ck][j], sb[j] += pb[ck][j];
@@ -259,9 +263,9 @@ void layer_norm_grad_ref(const Tensor& dy, const Tensor& x, const Tensor& gamma,
   }
 }
 
-#define MYCEL_NN_GRAD_FLOAT_INSTANCES(T)                                                        \
-  template void max_pool2d_grad_ref<T>(const Tensor&, const Tensor&, Tensor&, const WindowGeom&); \
-  template void avg_pool2d_grad_ref<T>(const Tensor&, Tensor&, const WindowGeom&, bool);          \
+#define MYCEL_NN_GRAD_FLOAT_INSTANCES(T)                                                           \
+  template void max_pool2d_grad_ref<T>(const Tensor&, const Tensor&, Tensor&, const WindowGeom&);  \
+  template void avg_pool2d_grad_ref<T>(const Tensor&, Tensor&, const WindowGeom&, bool);           \
   template void layer_norm_grad_ref<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&, \
                                        const Tensor&, const Tensor&, const Tensor&, Tensor&,       \
                                        Tensor&, Tensor&, int64_t, int64_t);
@@ -271,10 +275,10 @@ MYCEL_NN_GRAD_FLOAT_INSTANCES(float)
 MYCEL_NN_GRAD_FLOAT_INSTANCES(double)
 #undef MYCEL_NN_GRAD_FLOAT_INSTANCES
 
-#define MYCEL_CONV_GRAD_INSTANCES(T)                                                      \
-  template void conv2d_backprop_input_ref<T>(const Tensor&, const Tensor&, Tensor&,      \
-                                             const WindowGeom&);                        \
-  template void conv2d_backprop_filter_ref<T>(const Tensor&, const Tensor&, Tensor&,     \
+#define MYCEL_CONV_GRAD_INSTANCES(T)                                                 \
+  template void conv2d_backprop_input_ref<T>(const Tensor&, const Tensor&, Tensor&,  \
+                                             const WindowGeom&);                     \
+  template void conv2d_backprop_filter_ref<T>(const Tensor&, const Tensor&, Tensor&, \
                                               const WindowGeom&);
 MYCEL_CONV_GRAD_INSTANCES(float)
 MYCEL_CONV_GRAD_INSTANCES(double)

@@ -86,8 +86,7 @@ void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, con
       __mmask16 sel[4] = {0xFFFF, 0, 0, 0};
       __m512 m = win[0];
       for (int k = 1; k < 4; ++k) {
-        const __mmask16 take =
-            (_mm512_cmp_ps_mask(win[k], m, _CMP_GT_OQ) | nan(win[k])) & ~nan(m);
+        const __mmask16 take = (_mm512_cmp_ps_mask(win[k], m, _CMP_GT_OQ) | nan(win[k])) & ~nan(m);
         for (int j = 0; j < k; ++j) sel[j] &= ~take;
         sel[k] = take;
         m = _mm512_mask_mov_ps(m, take, win[k]);
@@ -184,8 +183,8 @@ void max_pool_2x2_grad_loops(const Tensor& x, const Tensor& dy, Tensor& dx, cons
 }  // namespace
 
 bool max_pool_2x2_fits(DType dtype, const WindowGeom& g) {
-  return dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
-         g.dh == 1 && g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
+  return dtype == DType::float32 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.dh == 1 &&
+         g.dw == 1 && g.pt == 0 && g.pb == 0 && g.pl == 0 && g.pr == 0;
 }
 
 void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g) {

@@ -28,7 +28,8 @@ template <class Q>
 inline Q saturate(float v, int32_t zp) {
   if (!(v == v)) return static_cast<Q>(zp);
   v = std::nearbyint(v) + static_cast<float>(zp);
-  v = std::min(std::max(v, float(std::numeric_limits<Q>::min())), float(std::numeric_limits<Q>::max()));
+  v = std::min(std::max(v, float(std::numeric_limits<Q>::min())),
+               float(std::numeric_limits<Q>::max()));
   return static_cast<Q>(v);
 }
 
@@ -58,7 +59,8 @@ uint64_t spec_hash(const QuantSpec& q, bool u8) {
 // Per-output-channel scales of the primitive: x_scale * w_scale[o] (/ y_scale for uint8 output).
 std::vector<float> output_scales(const QuantSpec& q, bool u8) {
   std::vector<float> s(q.w_scale.size());
-  for (size_t o = 0; o < s.size(); ++o) s[o] = u8 ? q.x_scale * q.w_scale[o] / q.y_scale : q.x_scale * q.w_scale[o];
+  for (size_t o = 0; o < s.size(); ++o)
+    s[o] = u8 ? q.x_scale * q.w_scale[o] / q.y_scale : q.x_scale * q.w_scale[o];
   return s;
 }
 
@@ -87,12 +89,14 @@ dnnl::primitive_attr int8_attr(const QuantSpec& q, bool u8, int scale_mask) {
 }
 
 // Runtime zero points, when the primitive takes them.
-void add_zero_points(std::unordered_map<int, memory>& args, const QuantSpec& q, bool u8, int32_t* store) {
+void add_zero_points(std::unordered_map<int, memory>& args, const QuantSpec& q, bool u8,
+                     int32_t* store) {
   const memory::desc md({1}, memory::data_type::s32, tag::x);
   store[0] = q.x_zp;
   store[1] = q.y_zp;
   if (q.x_zp != 0) args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = memory(md, engine(), &store[0]);
-  if (u8 && q.y_zp != 0) args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = memory(md, engine(), &store[1]);
+  if (u8 && q.y_zp != 0)
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = memory(md, engine(), &store[1]);
 }
 
 struct QConvEntry : Entry {
@@ -111,26 +115,29 @@ std::optional<dnnl::reorder> reorder_if(const memory::desc& from, const memory::
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
 }
 
-std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bias, const QuantSpec& q) {
+std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bias,
+                                       const QuantSpec& q) {
   auto e = std::make_shared<QConvEntry>();
   const auto out_dt = u8 ? memory::data_type::u8 : memory::data_type::f32;
   const memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.oc, g.oh, g.ow};
-  const memory::dims wei = g.groups > 1 ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
-                                        : memory::dims{g.oc, g.c, g.kh, g.kw};
+  const memory::dims wei = g.groups > 1
+                               ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
+                               : memory::dims{g.oc, g.c, g.kh, g.kw};
   e->src_user = memory::desc(src, memory::data_type::u8, tag::nchw);
   e->dst_user = memory::desc(dst, out_dt, tag::nchw);
   e->wei_user = memory::desc(wei, memory::data_type::s8, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, memory::data_type::f32, tag::x);
   try {
-    const memory::desc src_any(src, memory::data_type::u8, tag::any), dst_any(dst, out_dt, tag::any),
-        wei_any(wei, memory::data_type::s8, tag::any);
-    const memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+    const memory::desc src_any(src, memory::data_type::u8, tag::any),
+        dst_any(dst, out_dt, tag::any), wei_any(wei, memory::data_type::s8, tag::any);
+    const memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl},
+        pad_r{g.pb, g.pr};
     const auto kind = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
-    auto d = has_bias ? dnnl::convolution_forward::desc(kind, alg, src_any, wei_any, e->bias_md, dst_any, strides,
-                                                        dil, pad_l, pad_r)
-                      : dnnl::convolution_forward::desc(kind, alg, src_any, wei_any, dst_any, strides, dil, pad_l,
-                                                        pad_r);
+    auto d = has_bias ? dnnl::convolution_forward::desc(kind, alg, src_any, wei_any, e->bias_md,
+                                                        dst_any, strides, dil, pad_l, pad_r)
+                      : dnnl::convolution_forward::desc(kind, alg, src_any, wei_any, dst_any,
+                                                        strides, dil, pad_l, pad_r);
     e->pd = dnnl::convolution_forward::primitive_desc(d, int8_attr(q, u8, 1 << 1), engine());
     e->prim = dnnl::convolution_forward(e->pd);
     e->impl = e->pd.impl_info_str();
@@ -150,8 +157,9 @@ std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bi
 // Weights `user` (of tensor w) in the primitive's layout `to`: reordered into a staging buffer per
 // call, or, for constant weights, once per weight buffer (the source kept alive so its address
 // cannot be reused by another tensor; bounded: cleared past 64 buffers).
-memory packed_weights(const memory::desc& to, dnnl::reorder& r, memory user, const Tensor& w, bool constant,
-                      std::mutex& mu, std::unordered_map<const void*, std::pair<Tensor, Tensor>>& cache,
+memory packed_weights(const memory::desc& to, dnnl::reorder& r, memory user, const Tensor& w,
+                      bool constant, std::mutex& mu,
+                      std::unordered_map<const void*, std::pair<Tensor, Tensor>>& cache,
                       Tensor& hold) {
   auto reorder_into = [&](void* buf) {
     memory m(to, engine(), buf);
@@ -210,9 +218,11 @@ std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool
                                            const QuantSpec& q) {
   auto e = std::make_shared<QMatmulEntry>();
   e->a_md = memory::desc({m, k}, memory::data_type::u8, memory::dims{k, 1});
-  e->b_md = memory::desc({k, n}, memory::data_type::s8, memory::dims{1, k});  // w (n, k) read transposed
+  e->b_md =
+      memory::desc({k, n}, memory::data_type::s8, memory::dims{1, k});  // w (n, k) read transposed
   e->bias_md = memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1});
-  e->c_md = memory::desc({m, n}, u8 ? memory::data_type::u8 : memory::data_type::f32, memory::dims{n, 1});
+  e->c_md =
+      memory::desc({m, n}, u8 ? memory::data_type::u8 : memory::data_type::f32, memory::dims{n, 1});
   try {
     // Weights in the layout the primitive picks: packed once per constant weight buffer rather
     // than by the GEMM on every call (which dominates at batch 1).
@@ -262,10 +272,12 @@ void dequantize_linear(const Tensor& x, Tensor& y, float scale, int32_t zp) {
   const int64_t n = x.numel();
   if (x.dtype() == DType::uint8) {
     const uint8_t* X = x.data<uint8_t>();
-    for (int64_t i = 0; i < n; ++i) Y[i] = static_cast<float>(static_cast<int32_t>(X[i]) - zp) * scale;
+    for (int64_t i = 0; i < n; ++i)
+      Y[i] = static_cast<float>(static_cast<int32_t>(X[i]) - zp) * scale;
   } else {
     const int8_t* X = x.data<int8_t>();
-    for (int64_t i = 0; i < n; ++i) Y[i] = static_cast<float>(static_cast<int32_t>(X[i]) - zp) * scale;
+    for (int64_t i = 0; i < n; ++i)
+      Y[i] = static_cast<float>(static_cast<int32_t>(X[i]) - zp) * scale;
   }
 }
 
@@ -288,8 +300,8 @@ bool int8_weights_safe(const Tensor& w) {
   return true;
 }
 
-void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-                 const QuantSpec& q) {
+void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                 const WindowGeom& g, const QuantSpec& q) {
   t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
@@ -311,8 +323,9 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
               for (int64_t kw = 0; kw < g.kw; ++kw) {
                 const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
                 if (iw < 0 || iw >= g.w) continue;
-                acc += (static_cast<int32_t>(X[((n * g.c + c0 + c) * g.h + ih) * g.w + iw]) - q.x_zp) *
-                       static_cast<int32_t>(W[((o * cg + c) * g.kh + kh) * g.kw + kw]);
+                acc +=
+                    (static_cast<int32_t>(X[((n * g.c + c0 + c) * g.h + ih) * g.w + iw]) - q.x_zp) *
+                    static_cast<int32_t>(W[((o * cg + c) * g.kh + kh) * g.kw + kw]);
               }
             }
           store(static_cast<float>(acc) * s + (B ? B[o] : 0.0f), q, u8, y.data(), i);
@@ -320,8 +333,8 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     }
 }
 
-void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
-                int64_t n, const QuantSpec& q) {
+void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
+                int64_t k, int64_t n, const QuantSpec& q) {
   t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
@@ -332,7 +345,8 @@ void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
       int32_t acc = 0;
       for (int64_t j = 0; j < k; ++j)
         acc += (static_cast<int32_t>(X[r * k + j]) - q.x_zp) * static_cast<int32_t>(W[o * k + j]);
-      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8, y.data(), r * n + o);
+      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8,
+            y.data(), r * n + o);
     }
 }
 
@@ -343,8 +357,9 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
   const bool u8 = y.dtype() == DType::uint8;
   if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant))
     return qconv2d_ref(x, w, bias, y, g, q);
-  const std::string k = key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
-                            g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
+  const std::string k =
+      key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
+          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q); });
   if (!e->ok) return qconv2d_ref(x, w, bias, y, g, q);
   t_last_path = "onednn:" + e->impl;
@@ -363,11 +378,13 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
     dst = memory(e->pd.dst_desc(), engine(), dst_buf.data());
   }
   Tensor pad = scratchpad(e->pd);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
-                                          {DNNL_ARG_WEIGHTS, wei},
-                                          {DNNL_ARG_DST, dst},
-                                          {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
-  if (bias) args[DNNL_ARG_BIAS] = memory(e->bias_md, engine(), const_cast<float*>(scaled_bias(bias, q)));
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, src},
+      {DNNL_ARG_WEIGHTS, wei},
+      {DNNL_ARG_DST, dst},
+      {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
+  if (bias)
+    args[DNNL_ARG_BIAS] = memory(e->bias_md, engine(), const_cast<float*>(scaled_bias(bias, q)));
   int32_t zps[2];
   add_zero_points(args, q, u8, zps);
   e->prim.execute(stream(), args);
@@ -381,8 +398,8 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
 // A few rows (batch-1 inference): a matrix-vector loop beats the GEMM's setup. Products are
 // widened to int16 and summed in int32 (vpmaddwd once vectorized), so it is exact for any int8
 // weights, 8-bit ones included, on any CPU.
-void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k, int64_t n,
-                 const QuantSpec& q) {
+void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
+                 int64_t k, int64_t n, const QuantSpec& q) {
   t_last_path = "rows";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
@@ -398,31 +415,37 @@ void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
         wsum += wo[j];
       }
       acc -= q.x_zp * wsum;
-      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8, y.data(), r * n + o);
+      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8,
+            y.data(), r * n + o);
     }
   }
 }
 
-void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k, int64_t n,
-            const QuantSpec& q) {
+void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
+            int64_t n, const QuantSpec& q) {
   const bool constant = take_layout().const_weights;
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
   if (m <= 4) return qdense_rows(x, w, bias, y, m, k, n, q);
   if (k == 0 || !weights_safe_cached(w, constant)) return qdense_ref(x, w, bias, y, m, k, n, q);
-  const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
+  const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0,
+                             q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QMatmulEntry>(kk, [&] { return build_matmul(m, k, n, u8, bias != nullptr, q); });
   if (!e->ok) return qdense_ref(x, w, bias, y, m, k, n, q);
   t_last_path = "onednn:" + e->impl;
   Tensor wei_buf;
   memory wei = wrap(e->b_md, w);
-  if (e->wei_r) wei = packed_weights(e->pd.weights_desc(), *e->wei_r, wei, w, constant, e->mu, e->const_wei, wei_buf);
+  if (e->wei_r)
+    wei = packed_weights(e->pd.weights_desc(), *e->wei_r, wei, w, constant, e->mu, e->const_wei,
+                         wei_buf);
   Tensor pad = scratchpad(e->pd);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(e->a_md, x)},
-                                          {DNNL_ARG_WEIGHTS, wei},
-                                          {DNNL_ARG_DST, wrap(e->c_md, y)},
-                                          {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
-  if (bias) args[DNNL_ARG_BIAS] = memory(e->bias_md, engine(), const_cast<float*>(scaled_bias(bias, q)));
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, wrap(e->a_md, x)},
+      {DNNL_ARG_WEIGHTS, wei},
+      {DNNL_ARG_DST, wrap(e->c_md, y)},
+      {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
+  if (bias)
+    args[DNNL_ARG_BIAS] = memory(e->bias_md, engine(), const_cast<float*>(scaled_bias(bias, q)));
   int32_t zps[2];
   add_zero_points(args, q, u8, zps);
   e->prim.execute(stream(), args);
@@ -432,7 +455,8 @@ void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g) {
   const uint8_t* X = x.data<uint8_t>();
   uint8_t* Y = y.data<uint8_t>();
-  if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pt == 0 && g.pl == 0 && g.oh * 2 <= g.h &&
+  if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pt == 0 && g.pl == 0 &&
+      g.oh * 2 <= g.h &&
       g.ow * 2 <= g.w) {  // the common 2x2 / 2 pooling: no window clipping, a tight loop
     for (int64_t p = 0; p < g.n * g.c; ++p) {
       const uint8_t* xp = X + p * g.h * g.w;
@@ -440,7 +464,8 @@ void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g) {
         const uint8_t* r0 = xp + 2 * oh * g.w;
         const uint8_t* r1 = r0 + g.w;
         for (int64_t ow = 0; ow < g.ow; ++ow)
-          *Y++ = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+          *Y++ =
+              std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
       }
     }
     return;
@@ -448,9 +473,11 @@ void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g) {
   for (int64_t p = 0; p < g.n * g.c; ++p) {
     const uint8_t* xp = X + p * g.h * g.w;
     for (int64_t oh = 0; oh < g.oh; ++oh) {
-      const int64_t h0 = std::max<int64_t>(oh * g.sh - g.pt, 0), h1 = std::min(oh * g.sh - g.pt + g.kh, g.h);
+      const int64_t h0 = std::max<int64_t>(oh * g.sh - g.pt, 0),
+                    h1 = std::min(oh * g.sh - g.pt + g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const int64_t w0 = std::max<int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+        const int64_t w0 = std::max<int64_t>(ow * g.sw - g.pl, 0),
+                      w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
         uint8_t m = 0;
         for (int64_t h = h0; h < h1; ++h)
           for (int64_t w = w0; w < w1; ++w) m = std::max(m, xp[h * g.w + w]);

@@ -24,8 +24,10 @@ std::vector<ReduceStage> plan_reduce(const Shape& shape, const std::vector<int64
   std::vector<std::pair<bool, int64_t>> groups;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    if (!groups.empty() && groups.back().first == red[d]) groups.back().second *= shape[d];
-    else groups.push_back({red[d], shape[d]});
+    if (!groups.empty() && groups.back().first == red[d])
+      groups.back().second *= shape[d];
+    else
+      groups.push_back({red[d], shape[d]});
   }
   std::vector<ReduceStage> stages;
   for (size_t j = groups.size(); j-- > 0;) {
@@ -33,8 +35,10 @@ std::vector<ReduceStage> plan_reduce(const Shape& shape, const std::vector<int64
     ReduceStage s;
     s.reduce = groups[j].second;
     for (size_t i = 0; i < groups.size(); ++i) {
-      if (i < j) s.outer *= groups[i].second;
-      else if (i > j) s.inner *= groups[i].second;
+      if (i < j)
+        s.outer *= groups[i].second;
+      else if (i > j)
+        s.inner *= groups[i].second;
     }
     stages.push_back(s);
     groups.erase(groups.begin() + j);
@@ -47,15 +51,19 @@ namespace {
 
 template <class C>
 bool is_nan(C x) {
-  if constexpr (std::is_floating_point_v<C>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return x != x;
+  else
+    return false;
 }
 
 // Casts a compute value to a storage type (the 16-bit floats construct from float).
 template <class O, class V>
 O to_out(V v) {
-  if constexpr (std::is_same_v<O, Half> || std::is_same_v<O, BFloat16>) return O(static_cast<float>(v));
-  else return static_cast<O>(v);
+  if constexpr (std::is_same_v<O, Half> || std::is_same_v<O, BFloat16>)
+    return O(static_cast<float>(v));
+  else
+    return static_cast<O>(v);
 }
 
 // ---- the loop family ----
@@ -145,8 +153,10 @@ void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_
         Acc* pc = part.data() + c * m;
         for (int64_t o = 0; o < outer; ++o) {
           const T* xo = x + (o * R + r0) * inner;
-          if (inner == 1) pc[o] = reduce_run(xo, r1 - r0, r0, op);
-          else reduce_rows(xo, r1 - r0, inner, inner, r0, pc + o * inner, scratch.data(), op);
+          if (inner == 1)
+            pc[o] = reduce_run(xo, r1 - r0, r0, op);
+          else
+            reduce_rows(xo, r1 - r0, inner, inner, r0, pc + o * inner, scratch.data(), op);
         }
       }
     });
@@ -179,21 +189,29 @@ void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_
 
 // ---- accumulators: init / step(acc, x, index) / merge / finalize(acc, count) ----
 
-template <class T> constexpr bool kFloat = std::is_floating_point_v<compute_t<T>>;
+template <class T>
+constexpr bool kFloat = std::is_floating_point_v<compute_t<T>>;
 // Sums and products of integers and bools are int64, as in numpy (accumulated as uint64 so
 // that overflow wraps without undefined behaviour).
-template <class T> using int64_promoted_t = std::conditional_t<kFloat<T>, T, int64_t>;
-template <class T> using sum_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, uint64_t>;
+template <class T>
+using int64_promoted_t = std::conditional_t<kFloat<T>, T, int64_t>;
+template <class T>
+using sum_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, uint64_t>;
 // Float results (mean, var, logsumexp) of integers and bools are float64.
-template <class T> using float_out_t = std::conditional_t<kFloat<T>, T, double>;
-template <class T> using float_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, double>;
+template <class T>
+using float_out_t = std::conditional_t<kFloat<T>, T, double>;
+template <class T>
+using float_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, double>;
 
 template <class T>
 struct Sum {
   using Acc = sum_acc_t<T>;
   using Out = int64_promoted_t<T>;
   Acc init() const { return Acc(0); }
-  template <class C> Acc step(Acc a, C x, int64_t) const { return a + Acc(x); }
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
+    return a + Acc(x);
+  }
   Acc merge(Acc a, Acc b) const { return a + b; }
   Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
 };
@@ -203,7 +221,10 @@ struct Prod {
   using Acc = sum_acc_t<T>;
   using Out = int64_promoted_t<T>;
   Acc init() const { return Acc(1); }
-  template <class C> Acc step(Acc a, C x, int64_t) const { return a * Acc(x); }
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
+    return a * Acc(x);
+  }
   Acc merge(Acc a, Acc b) const { return a * b; }
   Out finalize(Acc a, int64_t) const { return to_out<Out>(a); }
 };
@@ -213,7 +234,10 @@ struct Mean {
   using Acc = float_acc_t<T>;
   using Out = float_out_t<T>;
   Acc init() const { return Acc(0); }
-  template <class C> Acc step(Acc a, C x, int64_t) const { return a + Acc(x); }
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
+    return a + Acc(x);
+  }
   Acc merge(Acc a, Acc b) const { return a + b; }
   Out finalize(Acc a, int64_t n) const { return to_out<Out>(a / Acc(n)); }
 };
@@ -226,7 +250,8 @@ struct Extremum {
   Acc init() const {
     if constexpr (std::is_floating_point_v<Acc>)
       return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
-    else return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
+    else
+      return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
   }
   Acc step(Acc a, Acc x, int64_t) const {
     bool take = (kMax ? x > a : x < a) | is_nan(x);  // no short circuit: keeps it vectorizable
@@ -242,7 +267,8 @@ struct Logical {
   using Acc = bool;
   using Out = bool;
   Acc init() const { return kAll; }
-  template <class C> Acc step(Acc a, C x, int64_t) const {
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
     return kAll ? (a & (x != C(0))) : (a | (x != C(0)));
   }
   Acc merge(Acc a, Acc b) const { return kAll ? (a & b) : (a | b); }
@@ -253,17 +279,20 @@ struct Logical {
 template <class T>
 struct LogSumExp {
   using F = float_acc_t<T>;
-  struct Acc { F m, s; };
+  struct Acc {
+    F m, s;
+  };
   using Out = float_out_t<T>;
   static constexpr F kNegInf = -std::numeric_limits<F>::infinity();
   Acc init() const { return {kNegInf, F(0)}; }
-  template <class C> Acc step(Acc a, C x, int64_t) const {
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
     F v = F(x);
     if (v < a.m) return {a.m, a.s + std::exp(v - a.m)};  // the common case
     if (v == kNegInf) return a;
     if (v > a.m) return {v, a.s * std::exp(a.m - v) + F(1)};
     if (v == a.m) return {a.m, a.s + F(1)};  // also +inf twice
-    return {a.m, a.s + std::exp(v - a.m)};    // NaN poisons s
+    return {a.m, a.s + std::exp(v - a.m)};   // NaN poisons s
   }
   Acc merge(Acc a, Acc b) const {
     if (b.s == F(0)) return a;
@@ -279,11 +308,14 @@ struct LogSumExp {
 // max(count - ddof, 0) as in numpy, so ddof >= count gives inf or nan.
 template <class T, bool kStd>
 struct Variance {
-  struct Acc { double n, mean, m2; };
+  struct Acc {
+    double n, mean, m2;
+  };
   using Out = float_out_t<T>;
   double ddof = 0;
   Acc init() const { return {0, 0, 0}; }
-  template <class C> Acc step(Acc a, C x, int64_t) const {
+  template <class C>
+  Acc step(Acc a, C x, int64_t) const {
     double v = double(x), n = a.n + 1, d = v - a.mean, mean = a.mean + d / n;
     return {n, mean, a.m2 + d * (v - mean)};
   }
@@ -303,7 +335,10 @@ struct Variance {
 template <class T, bool kMax>
 struct ArgExtremum {
   using C = compute_t<T>;
-  struct Acc { C v; int64_t i; };
+  struct Acc {
+    C v;
+    int64_t i;
+  };
   using Out = int64_t;
   static bool better(C x, C y) { return kMax ? x > y : x < y; }
   Acc init() const { return {C(), -1}; }
@@ -335,7 +370,10 @@ struct Partial {
   using Out = Acc;
   Op op;
   Acc init() const { return op.init(); }
-  template <class C> Acc step(Acc a, C x, int64_t i) const { return op.step(a, x, i); }
+  template <class C>
+  Acc step(Acc a, C x, int64_t i) const {
+    return op.step(a, x, i);
+  }
   Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
   Out finalize(Acc a, int64_t) const { return a; }
 };
@@ -350,13 +388,16 @@ struct Combine {
   Acc step(Acc a, Acc x, int64_t) const { return op.merge(a, x); }
   Acc merge(Acc a, Acc b) const { return op.merge(a, b); }
   Out finalize(Acc a, int64_t) const {
-    if constexpr (kLast) return op.finalize(a, total);
-    else return a;
+    if constexpr (kLast)
+      return op.finalize(a, total);
+    else
+      return a;
   }
 };
 
 template <class T, class Op>
-void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStage>& st, const Op& op) {
+void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStage>& st,
+                   const Op& op) {
   using Acc = typename Op::Acc;
   if (st.size() == 1) return reduce_3d(x, y, st[0].outer, st[0].reduce, st[0].inner, op);
   int64_t total = 1;
@@ -402,7 +443,8 @@ std::vector<int64_t> single_axis(const KernelContext& ctx) {
   return {normalize_axis(ctx.attrs.get_int("axis"), nd, ctx.op.name.c_str())};
 }
 
-template <class T> using tag_t = typename T::type;
+template <class T>
+using tag_t = typename T::type;
 
 }  // namespace
 
@@ -446,7 +488,8 @@ void arg_extremum(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   std::vector<ReduceStage> st = plan_reduce(x.shape(), single_axis(ctx));
   if (st.size() != 1 || st[0].inner != 1 || x.numel() == 0) {
-    run_reduction(ctx, single_axis(ctx), [](auto t) { return ArgExtremum<tag_t<decltype(t)>, kMax>{}; });
+    run_reduction(ctx, single_axis(ctx),
+                  [](auto t) { return ArgExtremum<tag_t<decltype(t)>, kMax>{}; });
     return;
   }
   const int64_t outer = st[0].outer, R = st[0].reduce;
@@ -479,9 +522,12 @@ void cumsum_kernel(const KernelContext& ctx) {
   const bool exclusive = ctx.attrs.get_bool("exclusive"), reverse = ctx.attrs.get_bool("reverse");
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < x.ndim(); ++d) {
-    if (axes.empty() || d < axes[0]) outer *= x.shape()[d];
-    else if (d == axes[0]) n = x.shape()[d];
-    else inner *= x.shape()[d];
+    if (axes.empty() || d < axes[0])
+      outer *= x.shape()[d];
+    else if (d == axes[0])
+      n = x.shape()[d];
+    else
+      inner *= x.shape()[d];
   }
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

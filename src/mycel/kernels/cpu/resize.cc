@@ -13,7 +13,8 @@ double source_coord(int64_t i, int64_t in_size, int64_t out_size, CoordMode mode
       return out_size > 1 ? static_cast<double>(i) * (in_size - 1) / (out_size - 1) : 0.0;
     case CoordMode::kHalfPixel:
       return std::max(0.0, (i + 0.5) * in_size / out_size - 0.5);
-    case CoordMode::kAsymmetric: break;
+    case CoordMode::kAsymmetric:
+      break;
   }
   return static_cast<double>(i) * in_size / out_size;
 }

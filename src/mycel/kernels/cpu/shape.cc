@@ -16,11 +16,16 @@ struct Bytes16 {
 template <class Fn>
 void visit_size(size_t n, Fn&& fn) {  // elements moved as opaque bytes of their size
   switch (n) {
-    case 1: return fn(TypeTag<uint8_t>{});
-    case 2: return fn(TypeTag<uint16_t>{});
-    case 4: return fn(TypeTag<uint32_t>{});
-    case 16: return fn(TypeTag<Bytes16>{});  // complex128
-    default: return fn(TypeTag<uint64_t>{});
+    case 1:
+      return fn(TypeTag<uint8_t>{});
+    case 2:
+      return fn(TypeTag<uint16_t>{});
+    case 4:
+      return fn(TypeTag<uint32_t>{});
+    case 16:
+      return fn(TypeTag<Bytes16>{});  // complex128
+    default:
+      return fn(TypeTag<uint64_t>{});
   }
 }
 
@@ -71,7 +76,8 @@ void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t
       } else if (!inner_pad) {
         for (int64_t i = 0; i < inner; ++i) y[i] = src[off + last[i]];
       } else {
-        for (int64_t i = 0; i < inner; ++i) y[i] = last[i] == kPadOffset ? fill : src[off + last[i]];
+        for (int64_t i = 0; i < inner; ++i)
+          y[i] = last[i] == kPadOffset ? fill : src[off + last[i]];
       }
       for (int64_t d = nd - 2; d >= 0; --d) {
         if (++idx[d] < shape[d]) break;
@@ -124,8 +130,10 @@ void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tab
         off += v;
       }
       if (!pad) {
-        if constexpr (std::is_same_v<T, bool>) acc[off] = acc[off] || x[i];
-        else acc[off] += C(x[i]);
+        if constexpr (std::is_same_v<T, bool>)
+          acc[off] = acc[off] || x[i];
+        else
+          acc[off] += C(x[i]);
       }
       for (int64_t d = nd - 1; d >= 0; --d) {
         if (++idx[d] < shape[d]) break;
@@ -153,7 +161,8 @@ void concat_blocks(const std::vector<Tensor>& inputs, Tensor& out, int64_t axis)
     for (int64_t o = b; o < e; ++o) {
       char* y = dst + o * row;
       for (size_t k = 0; k < inputs.size(); ++k) {
-        if (sizes[k]) std::memcpy(y, static_cast<const char*>(inputs[k].data()) + o * sizes[k], sizes[k]);
+        if (sizes[k])
+          std::memcpy(y, static_cast<const char*>(inputs[k].data()) + o * sizes[k], sizes[k]);
         y += sizes[k];
       }
     }
@@ -171,7 +180,8 @@ void split_blocks(const Tensor& in, std::vector<Tensor>& outputs, int64_t axis) 
     for (int64_t o = b; o < e; ++o) {
       const char* x = src + o * row;
       for (size_t k = 0; k < outputs.size(); ++k) {
-        if (sizes[k]) std::memcpy(static_cast<char*>(outputs[k].data()) + o * sizes[k], x, sizes[k]);
+        if (sizes[k])
+          std::memcpy(static_cast<char*>(outputs[k].data()) + o * sizes[k], x, sizes[k]);
         x += sizes[k];
       }
     }
@@ -183,13 +193,14 @@ void copy_all(const Tensor& in, Tensor& out) {
 }
 
 void fill_value(Tensor& out, double v) {
-  visit_any_dtype(out.dtype(), [&](auto tag) {  // every type: zeros/ones/fill of uint32, complex64, ...
-    using T = typename decltype(tag)::type;
-    T x;
-    convert_elements(&v, DType::float64, &x, out.dtype(), 1);
-    T* p = out.data<T>();
-    parallel_for(out.numel(), 1, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, x); });
-  });
+  visit_any_dtype(
+      out.dtype(), [&](auto tag) {  // every type: zeros/ones/fill of uint32, complex64, ...
+        using T = typename decltype(tag)::type;
+        T x;
+        convert_elements(&v, DType::float64, &x, out.dtype(), 1);
+        T* p = out.data<T>();
+        parallel_for(out.numel(), 1, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, x); });
+      });
 }
 
 void triangle(const Tensor& x, Tensor& y, int64_t diagonal, bool lower) {

@@ -19,7 +19,8 @@ void gather_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, 
 /// The adjoint of gather_offsets (backward kernels): out = 0, then for every element i of src,
 /// out[base + sum_d tables[d][i_d]] += src[i], skipping kPadOffset entries; tables index src's
 /// dims. Repeated targets accumulate (reflect/edge padding, nearest upsampling).
-void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, int64_t base = 0);
+void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables,
+                         int64_t base = 0);
 /// Table for an output dim that walks a source dim: (start + i * step) * stride for i < n.
 std::vector<int64_t> strided_table(int64_t n, int64_t start, int64_t step, int64_t stride);
 

@@ -17,8 +17,10 @@ struct Entry {
 
 template <class K>
 bool is_nan(K x) {
-  if constexpr (std::is_floating_point_v<K>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<K>)
+    return x != x;
+  else
+    return false;
 }
 
 // numpy's order: numbers ascending, then NaN.
@@ -34,9 +36,12 @@ void sort_along(const Tensor& x, int64_t axis, int64_t k, bool descending, Tenso
   if (x.numel() == 0 || k == 0) return;
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < x.ndim(); ++d) {
-    if (d < axis) outer *= x.shape()[d];
-    else if (d == axis) n = x.shape()[d];
-    else inner *= x.shape()[d];
+    if (d < axis)
+      outer *= x.shape()[d];
+    else if (d == axis)
+      n = x.shape()[d];
+    else
+      inner *= x.shape()[d];
   }
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -55,8 +60,10 @@ void sort_along(const Tensor& x, int64_t axis, int64_t k, bool descending, Tenso
         const int64_t o = r / inner, i = r % inner;
         const T* src = px + o * n * inner + i;
         for (int64_t j = 0; j < n; ++j) row[j] = {K(src[j * inner]), j};
-        if (k < n) std::partial_sort(row.begin(), row.begin() + k, row.end(), less);
-        else std::sort(row.begin(), row.end(), less);
+        if (k < n)
+          std::partial_sort(row.begin(), row.begin() + k, row.end(), less);
+        else
+          std::sort(row.begin(), row.end(), less);
         const int64_t dst = o * k * inner + i;
         for (int64_t j = 0; j < k; ++j) {
           pi[dst + j * inner] = row[j].index;

@@ -15,7 +15,7 @@ inline void select_kernel(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     ternary_map<uint8_t, T, T, T>(ctx.in(0), x, y, ctx.out(0),
-                               [](uint8_t c, C a, C b) { return c ? a : b; });
+                                  [](uint8_t c, C a, C b) { return c ? a : b; });
   });
 }
 

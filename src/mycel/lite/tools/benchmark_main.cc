@@ -32,7 +32,9 @@ double pct(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
-    std::fprintf(stderr, "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads N] [--no-optimize]\n",
+    std::fprintf(stderr,
+                 "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads "
+                 "N] [--no-optimize]\n",
                  argv[0]);
     return 2;
   }
@@ -42,15 +44,26 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
       return argv[++i];
     };
-    if (a == "--shape") shape_arg = next();
-    else if (a == "--warmup") warmup = std::stoi(next());
-    else if (a == "--iters") iters = std::max(1, std::stoi(next()));
-    else if (a == "--threads") opts.num_threads = std::stoi(next());
-    else if (a == "--no-optimize") opts.optimize = false;
-    else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
+    if (a == "--shape")
+      shape_arg = next();
+    else if (a == "--warmup")
+      warmup = std::stoi(next());
+    else if (a == "--iters")
+      iters = std::max(1, std::stoi(next()));
+    else if (a == "--threads")
+      opts.num_threads = std::stoi(next());
+    else if (a == "--no-optimize")
+      opts.optimize = false;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
   try {
     const double t0 = now_ms();
@@ -72,7 +85,8 @@ int main(int argc, char** argv) {
           p = q + 1;
         }
       }
-      for (auto& d : shape) if (d < 0) d = 1;  // dynamic dims: 1 (batch 1)
+      for (auto& d : shape)
+        if (d < 0) d = 1;  // dynamic dims: 1 (batch 1)
       mycel::Tensor t = mycel::Tensor::empty(shape, v.dtype);
       if (v.dtype == mycel::DType::float32)
         for (int64_t j = 0; j < t.numel(); ++j) t.data<float>()[j] = dist(rng);
@@ -94,13 +108,14 @@ int main(int argc, char** argv) {
     double mean = 0;
     for (double x : lat) mean += x / lat.size();
     std::printf("model: %s\n", path.c_str());
-    std::printf("nodes: %d (batch_norms folded %d, activations fused %d, constants folded %d)\n", st.num_nodes,
-                st.optimized.batch_norms_folded, st.optimized.activations_fused, st.optimized.constants_folded);
+    std::printf("nodes: %d (batch_norms folded %d, activations fused %d, constants folded %d)\n",
+                st.num_nodes, st.optimized.batch_norms_folded, st.optimized.activations_fused,
+                st.optimized.constants_folded);
     std::printf("load_ms: %.3f\nfirst_run_ms: %.3f\n", load_ms, first_ms);
-    std::printf("latency_ms: p50 %.4f p90 %.4f p99 %.4f mean %.4f (%d runs)\n", pct(lat, 50), pct(lat, 90),
-                pct(lat, 99), mean, iters);
-    std::printf("arena_bytes: %zu\nweight_bytes: %zu\npeak_rss_mb: %.1f\n", st.arena_bytes, st.weight_bytes,
-                peak_rss_mb());
+    std::printf("latency_ms: p50 %.4f p90 %.4f p99 %.4f mean %.4f (%d runs)\n", pct(lat, 50),
+                pct(lat, 90), pct(lat, 99), mean, iters);
+    std::printf("arena_bytes: %zu\nweight_bytes: %zu\npeak_rss_mb: %.1f\n", st.arena_bytes,
+                st.weight_bytes, peak_rss_mb());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -17,9 +17,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 std::string mib(double bytes) {
   char buf[64];
   const double k = 1024.0;
-  if (bytes >= k * k * k) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (k * k * k));
-  else if (bytes >= k * k) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (k * k));
-  else std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / k);
+  if (bytes >= k * k * k)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (k * k * k));
+  else if (bytes >= k * k)
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (k * k));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / k);
   return buf;
 }
 
@@ -48,9 +51,8 @@ std::vector<std::vector<char>> allowed_strategies(const CostGraph& g, double lim
   }
   if (limit > 0 && total_min > limit)
     MYCEL_THROW(ValueError, "[auto_parallel] no strategy fits the memory limit of ", mib(limit),
-                " per device: the graph needs at least ", mib(total_min),
-                "; the largest op is '", g.nodes()[worst].name, "' needing at least ",
-                mib(worst_min));
+                " per device: the graph needs at least ", mib(total_min), "; the largest op is '",
+                g.nodes()[worst].name, "' needing at least ", mib(worst_min));
   return allowed;
 }
 
@@ -60,8 +62,8 @@ int CostGraph::add_node(std::string name, std::vector<Cost> costs) {
   MYCEL_CHECK(!costs.empty(), ValueError, "[cost_graph] op '", name, "' has no strategy");
   for (const Cost& c : costs)
     MYCEL_CHECK(std::isfinite(c.time) && c.time >= 0 && std::isfinite(c.memory) && c.memory >= 0,
-                ValueError, "[cost_graph] op '", name, "': costs must be finite and >= 0, got time ",
-                c.time, " memory ", c.memory);
+                ValueError, "[cost_graph] op '", name,
+                "': costs must be finite and >= 0, got time ", c.time, " memory ", c.memory);
   nodes_.push_back({std::move(name), std::move(costs)});
   return static_cast<int>(nodes_.size()) - 1;
 }
@@ -81,8 +83,10 @@ void CostGraph::add_edge(int from, int to, std::vector<double> time) {
 }
 
 Cost CostGraph::evaluate(const std::vector<int>& choice) const {
-  MYCEL_CHECK(choice.size() == nodes_.size(), ValueError, "[cost_graph] a choice needs one strategy "
-              "per op: ", nodes_.size(), " ops, got ", choice.size());
+  MYCEL_CHECK(choice.size() == nodes_.size(), ValueError,
+              "[cost_graph] a choice needs one strategy "
+              "per op: ",
+              nodes_.size(), " ops, got ", choice.size());
   Cost total;
   for (size_t v = 0; v < nodes_.size(); ++v) {
     MYCEL_CHECK(choice[v] >= 0 && choice[v] < static_cast<int>(nodes_[v].costs.size()), ValueError,
@@ -97,7 +101,7 @@ Cost CostGraph::evaluate(const std::vector<int>& choice) const {
 }
 
 Solution tree_refine(const CostGraph& g, double lambda,
-                       const std::vector<std::vector<char>>& allowed) {
+                     const std::vector<std::vector<char>>& allowed) {
   const size_t n = g.nodes().size();
   std::vector<std::vector<std::pair<int, bool>>> adj(n);  // (edge, this node is the producer)
   for (size_t i = 0; i < g.edges().size(); ++i) {
@@ -214,9 +218,13 @@ Solution solve(const CostGraph& g, SearchMode mode, double memory_limit) {
     m.choice.resize(g.nodes().size());
     for (size_t v = 0; v < g.nodes().size(); ++v) {
       const auto& c = g.nodes()[v].costs;
-      m.choice[v] = static_cast<int>(std::min_element(c.begin(), c.end(), [](auto& a, auto& b) {
-                      return a.memory < b.memory || (a.memory == b.memory && a.time < b.time);
-                    }) - c.begin());
+      m.choice[v] =
+          static_cast<int>(std::min_element(c.begin(), c.end(),
+                                            [](auto& a, auto& b) {
+                                              return a.memory < b.memory ||
+                                                     (a.memory == b.memory && a.time < b.time);
+                                            }) -
+                           c.begin());
     }
     const Cost c = g.evaluate(m.choice);
     m.time = c.time, m.memory = c.memory, m.exact = false;
@@ -224,7 +232,10 @@ Solution solve(const CostGraph& g, SearchMode mode, double memory_limit) {
   }
   for (int it = 0; it < 40 && (lo == 0 ? true : hi / lo > 1 + 1e-4); ++it) {
     const double mid = lo == 0 ? hi / 1024 : std::sqrt(lo * hi);
-    if (consider(run(mid))) hi = mid; else lo = mid;
+    if (consider(run(mid)))
+      hi = mid;
+    else
+      lo = mid;
     if (lo == 0 && hi < 1e-300) break;
   }
   best.exact = false;  // a Lagrangian price is optimal only at the frontier's corners
@@ -256,8 +267,10 @@ Solution brute_force(const CostGraph& g, double memory_limit, double max_combos)
     while (v < n && ++digit[v] == options[v].size()) digit[v++] = 0;
     if (v == n) break;
   }
-  MYCEL_CHECK(std::isfinite(best.time), ValueError, "[auto_parallel] no combination of strategies "
-              "fits the memory limit of ", mib(memory_limit), " per device");
+  MYCEL_CHECK(std::isfinite(best.time), ValueError,
+              "[auto_parallel] no combination of strategies "
+              "fits the memory limit of ",
+              mib(memory_limit), " per device");
   return best;
 }
 

@@ -37,11 +37,12 @@ struct Solution {
   double memory = 0;        ///< total memory per device
   bool exact = true;        ///< false when the search fell back to a heuristic step
   int eliminations[6] = {0, 0, 0, 0, 0, 0};  ///< op, edge, merge, contract, triangle, star
-  double lambda = 0;        ///< memory price used (0 when the limit did not bind)
+  double lambda = 0;                         ///< memory price used (0 when the limit did not bind)
 };
 
 /// Names of Solution::eliminations, in order.
-inline const char* const kEliminationNames[6] = {"op", "edge", "merge", "contract", "triangle", "star"};
+inline const char* const kEliminationNames[6] = {"op",       "edge",     "merge",
+                                                 "contract", "triangle", "star"};
 
 class CostGraph {
  public:
@@ -70,7 +71,7 @@ Solution eliminate_and_reconstruct(const CostGraph& g, double lambda,
 /// The fast heuristic (recursive_programming): solves exactly the forest that keeps, per node, its
 /// costliest edge to an earlier node, then refines each node's choice against all its edges.
 Solution tree_refine(const CostGraph& g, double lambda,
-                       const std::vector<std::vector<char>>& allowed);
+                     const std::vector<std::vector<char>>& allowed);
 
 /// Which search to run.
 enum class SearchMode { kDynamicProgramming, kRecursiveProgramming, kBruteForce };

@@ -18,20 +18,20 @@ struct WNode {
   bool alive = true;
 };
 struct WEdge {
-  int u, v;               // m[su * |S_v| + sv]
+  int u, v;  // m[su * |S_v| + sv]
   std::vector<double> m;
   bool alive = true;
 };
 // How to recover an eliminated node: from one neighbour (leaf) or from two (degree 2).
 struct Record {
-  int v, a, b;            // b < 0 for a leaf
-  std::vector<int> arg;   // best s_v per s_a (leaf) or per (s_a, s_b)
+  int v, a, b;           // b < 0 for a leaf
+  std::vector<int> arg;  // best s_v per s_a (leaf) or per (s_a, s_b)
 };
 
 struct Work {
   std::vector<WNode> nodes;
   std::vector<WEdge> edges;
-  double constant = 0;    // cost of nodes fixed by star elimination
+  double constant = 0;  // cost of nodes fixed by star elimination
   int counts[6] = {0, 0, 0, 0, 0, 0};
   bool exact = true;
 
@@ -223,7 +223,8 @@ double solve_work(Work& g, std::vector<int>& choice, double& budget) {
         const WEdge& e = g.edges[ei];
         const int x = g.other(e, c);
         double m = kInf;
-        for (size_t sx = 0; sx < g.n_of(x); ++sx) m = std::min(m, g.nodes[x].w[sx] + g.at(e, c, s, sx));
+        for (size_t sx = 0; sx < g.n_of(x); ++sx)
+          m = std::min(m, g.nodes[x].w[sx] + g.at(e, c, s, sx));
         t += m;
       }
       if (t < best_t) best_t = t, best = s;

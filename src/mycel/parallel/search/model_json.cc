@@ -15,8 +15,10 @@ void only_keys(const json& j, std::initializer_list<const char*> known, const st
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool ok = false;
     std::string list;
-    for (const char* k : known) ok = ok || it.key() == k, list += (list.empty() ? "" : ", ") + std::string(k);
-    MYCEL_CHECK(ok, ValueError, "[model] ", where, ": unknown key '", it.key(), "' (known: ", list, ")");
+    for (const char* k : known)
+      ok = ok || it.key() == k, list += (list.empty() ? "" : ", ") + std::string(k);
+    MYCEL_CHECK(ok, ValueError, "[model] ", where, ": unknown key '", it.key(), "' (known: ", list,
+                ")");
   }
 }
 
@@ -42,7 +44,8 @@ OpTensor parse_tensor(const json& j, const OpSpec& op, const std::map<std::strin
     t.producer = op_index.at(j["from"].get<std::string>());
   }
   if (j.contains("parameter")) {
-    MYCEL_CHECK(j["parameter"].is_boolean(), ValueError, "[model] ", where, ": 'parameter' must be a bool");
+    MYCEL_CHECK(j["parameter"].is_boolean(), ValueError, "[model] ", where,
+                ": 'parameter' must be a bool");
     t.parameter = j["parameter"].get<bool>();
   }
   MYCEL_CHECK(!(t.parameter && t.producer >= 0), ValueError, "[model] ", where,
@@ -64,13 +67,15 @@ ModelSpec parse_model(const std::string& json_text) {
   only_keys(j, {"ops", "dtype_bytes", "optimizer_slots", "training", "name"}, "model");
   ModelSpec m;
   if (j.contains("dtype_bytes")) {
-    MYCEL_CHECK(j["dtype_bytes"].is_number_integer() && j["dtype_bytes"].get<int>() >= 1, ValueError,
-                "[model] dtype_bytes must be an integer >= 1, got ", j["dtype_bytes"].dump());
+    MYCEL_CHECK(j["dtype_bytes"].is_number_integer() && j["dtype_bytes"].get<int>() >= 1,
+                ValueError, "[model] dtype_bytes must be an integer >= 1, got ",
+                j["dtype_bytes"].dump());
     m.dtype_bytes = j["dtype_bytes"].get<int>();
   }
   if (j.contains("optimizer_slots")) {
-    MYCEL_CHECK(j["optimizer_slots"].is_number() && j["optimizer_slots"].get<double>() >= 0, ValueError,
-                "[model] optimizer_slots must be a number >= 0, got ", j["optimizer_slots"].dump());
+    MYCEL_CHECK(j["optimizer_slots"].is_number() && j["optimizer_slots"].get<double>() >= 0,
+                ValueError, "[model] optimizer_slots must be a number >= 0, got ",
+                j["optimizer_slots"].dump());
     m.optimizer_slots = j["optimizer_slots"].get<double>();
   }
   if (j.contains("training")) {
@@ -92,19 +97,24 @@ ModelSpec parse_model(const std::string& json_text) {
     std::map<std::string, int> dim_index;
     for (const json& jd : jo["dims"]) {
       MYCEL_CHECK(jd.is_object() && jd.contains("name") && jd["name"].is_string() &&
-                      jd.contains("size") && jd["size"].is_number_integer() && jd["size"].get<int64_t>() >= 1,
-                  ValueError, "[model] ", where, ": a dim must be {\"name\": str, \"size\": int >= 1, "
-                  "\"split\": bool, \"batch\": bool}, got ", jd.dump());
+                      jd.contains("size") && jd["size"].is_number_integer() &&
+                      jd["size"].get<int64_t>() >= 1,
+                  ValueError, "[model] ", where,
+                  ": a dim must be {\"name\": str, \"size\": int >= 1, "
+                  "\"split\": bool, \"batch\": bool}, got ",
+                  jd.dump());
       only_keys(jd, {"name", "size", "split", "batch"}, where + " dim");
       OpDim d{jd["name"].get<std::string>(), jd["size"].get<int64_t>(), jd.value("split", true),
               jd.value("batch", false)};
-      MYCEL_CHECK(!dim_index.count(d.name), ValueError, "[model] ", where, ": dim '", d.name, "' twice");
+      MYCEL_CHECK(!dim_index.count(d.name), ValueError, "[model] ", where, ": dim '", d.name,
+                  "' twice");
       dim_index[d.name] = static_cast<int>(op.dims.size());
       op.dims.push_back(d);
     }
     const json& ins = jo.value("inputs", json::array());
     for (size_t i = 0; i < ins.size(); ++i)
-      op.inputs.push_back(parse_tensor(ins[i], op, dim_index, op_index, where + " input " + std::to_string(i)));
+      op.inputs.push_back(
+          parse_tensor(ins[i], op, dim_index, op_index, where + " input " + std::to_string(i)));
     op.output = parse_tensor(jo["output"].is_object() ? jo["output"] : json{{"axes", jo["output"]}},
                              op, dim_index, op_index, where + " output");
     if (jo.contains("flops")) {
@@ -118,8 +128,16 @@ ModelSpec parse_model(const std::string& json_text) {
       if (in.producer < 0) continue;
       const OpSpec& p = m.ops[in.producer];
       std::vector<int64_t> a, b;
-      for (const auto& ax : in.axes) { int64_t n = 1; for (int d : ax) n *= op.dims[d].size; a.push_back(n); }
-      for (const auto& ax : p.output.axes) { int64_t n = 1; for (int d : ax) n *= p.dims[d].size; b.push_back(n); }
+      for (const auto& ax : in.axes) {
+        int64_t n = 1;
+        for (int d : ax) n *= op.dims[d].size;
+        a.push_back(n);
+      }
+      for (const auto& ax : p.output.axes) {
+        int64_t n = 1;
+        for (int d : ax) n *= p.dims[d].size;
+        b.push_back(n);
+      }
       MYCEL_CHECK(a == b, ShapeError, "[model] ", where, " input ", i, " reads op '", p.name,
                   "' whose output shape differs (", b.size(), " axes vs ", a.size(), ", or sizes)");
     }
@@ -133,16 +151,28 @@ ModelSpec parse_model(const std::string& json_text) {
 std::string report_to_json(const SimReport& r) {
   json ops = json::array();
   for (const OpReport& o : r.ops)
-    ops.push_back({{"name", o.name}, {"kind", o.kind}, {"strategy", o.strategy},
-                   {"compute_s", o.compute}, {"comm_s", o.comm}, {"redistribution_s", o.redistribution},
-                   {"comm_bytes", o.comm_bytes}, {"memory_bytes", o.memory}});
+    ops.push_back({{"name", o.name},
+                   {"kind", o.kind},
+                   {"strategy", o.strategy},
+                   {"compute_s", o.compute},
+                   {"comm_s", o.comm},
+                   {"redistribution_s", o.redistribution},
+                   {"comm_bytes", o.comm_bytes},
+                   {"memory_bytes", o.memory}});
   json elim = json::object();
   for (int i = 0; i < 6; ++i) elim[kEliminationNames[i]] = r.solution.eliminations[i];
-  json j = {{"mode", r.mode}, {"device_num", r.device_num}, {"ops", ops},
-            {"step_time_s", r.step_time}, {"comm_bytes", r.comm_bytes},
-            {"memory_bytes", r.memory}, {"memory_limit_bytes", r.memory_limit}, {"fits", r.fits},
-            {"search_seconds", r.search_seconds}, {"exact", r.solution.exact},
-            {"memory_price", r.solution.lambda}, {"eliminations", elim}};
+  json j = {{"mode", r.mode},
+            {"device_num", r.device_num},
+            {"ops", ops},
+            {"step_time_s", r.step_time},
+            {"comm_bytes", r.comm_bytes},
+            {"memory_bytes", r.memory},
+            {"memory_limit_bytes", r.memory_limit},
+            {"fits", r.fits},
+            {"search_seconds", r.search_seconds},
+            {"exact", r.solution.exact},
+            {"memory_price", r.solution.lambda},
+            {"eliminations", elim}};
   return j.dump();
 }
 

@@ -15,9 +15,11 @@ namespace mycel::parallel::search {
 double all_reduce_time(Group g, double bytes, const Topology& t, double& sent, bool fused) {
   if (g.size <= 1) return 0;
   const double gi = static_cast<double>(g.intra), ge = static_cast<double>(g.size / g.intra);
-  const double intra_bytes = 2 * (gi - 1) / gi * bytes, inter_bytes = 2 * (ge - 1) / ge * bytes / gi;
+  const double intra_bytes = 2 * (gi - 1) / gi * bytes,
+               inter_bytes = 2 * (ge - 1) / ge * bytes / gi;
   sent += intra_bytes + inter_bytes;
-  const double latency = fused ? 0 : 2 * (gi - 1) * t.intra_node.alpha + 2 * (ge - 1) * t.inter_node.alpha;
+  const double latency =
+      fused ? 0 : 2 * (gi - 1) * t.intra_node.alpha + 2 * (ge - 1) * t.inter_node.alpha;
   return latency + intra_bytes * t.intra_node.beta + inter_bytes * t.inter_node.beta;
 }
 
@@ -63,7 +65,8 @@ std::vector<int64_t> axis_splits(const OpTensor& t, const std::vector<int64_t>& 
   return s;
 }
 
-double slice_bytes(const std::vector<int64_t>& shape, const std::vector<int64_t>& split, int bytes) {
+double slice_bytes(const std::vector<int64_t>& shape, const std::vector<int64_t>& split,
+                   int bytes) {
   double n = bytes;
   for (size_t i = 0; i < shape.size(); ++i) n *= static_cast<double>(shape[i]) / split[i];
   return n;
@@ -126,22 +129,27 @@ OpStrategies enumerate_strategies(const OpSpec& op, const ModelSpec& model, cons
     // Forward: split reduction dims leave partial sums to AllReduce.
     std::vector<char> reduce(op.dims.size());
     for (size_t d = 0; d < op.dims.size(); ++d) reduce[d] = !in_out[d];
-    const double out_bytes = slice_bytes(out_shape, axis_splits(op.output, split), model.dtype_bytes);
-    c.comm += all_reduce_time(group_of(split, reduce, replicas, false, topo.devices_per_node), out_bytes,
-                         topo, c.comm_bytes);
+    const double out_bytes =
+        slice_bytes(out_shape, axis_splits(op.output, split), model.dtype_bytes);
+    c.comm += all_reduce_time(group_of(split, reduce, replicas, false, topo.devices_per_node),
+                              out_bytes, topo, c.comm_bytes);
     c.memory += model.training ? out_bytes : 0;  // activations saved for the backward pass
     for (const OpTensor& in : op.inputs) {
-      const double bytes = slice_bytes(axis_sizes(op, in), axis_splits(in, split), model.dtype_bytes);
-      if (in.parameter) c.memory += bytes * (model.training ? 2 + model.optimizer_slots : 1);
-      else if (in.producer < 0) c.memory += bytes;
+      const double bytes =
+          slice_bytes(axis_sizes(op, in), axis_splits(in, split), model.dtype_bytes);
+      if (in.parameter)
+        c.memory += bytes * (model.training ? 2 + model.optimizer_slots : 1);
+      else if (in.producer < 0)
+        c.memory += bytes;
       if (!model.training || (!in.parameter && in.producer < 0)) continue;
       // Backward: the input's gradient sums over the split dims it lacks (and, for a weight,
       // over its replicas: the data-parallel gradient AllReduce).
       std::vector<char> missing(op.dims.size(), 1);
       for (const auto& axis : in.axes)
         for (int d : axis) missing[d] = 0;
-      c.comm += all_reduce_time(group_of(split, missing, replicas, in.parameter, topo.devices_per_node),
-                                bytes, topo, c.comm_bytes, in.parameter);
+      c.comm +=
+          all_reduce_time(group_of(split, missing, replicas, in.parameter, topo.devices_per_node),
+                          bytes, topo, c.comm_bytes, in.parameter);
     }
     r.costs.push_back(c);
   }
@@ -149,7 +157,8 @@ OpStrategies enumerate_strategies(const OpSpec& op, const ModelSpec& model, cons
 }
 
 Redistribution redistribution(const std::vector<int64_t>& shape, const std::vector<int64_t>& from,
-                              const std::vector<int64_t>& to, int dtype_bytes, const Topology& topo) {
+                              const std::vector<int64_t>& to, int dtype_bytes,
+                              const Topology& topo) {
   Redistribution r;
   double full = dtype_bytes, want = 1, overlap = 1;
   int64_t group = 1;
@@ -169,13 +178,15 @@ Redistribution redistribution(const std::vector<int64_t>& shape, const std::vect
 
 CostGraph build_cost_graph(const ModelSpec& model, const Topology& topo, int device_num,
                            std::vector<OpStrategies>& strategies) {
-  MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ", device_num);
+  MYCEL_CHECK(device_num >= 1, ValueError, "[auto_parallel] device_num must be >= 1, got ",
+              device_num);
   CostGraph g;
   strategies.clear();
   for (const OpSpec& op : model.ops) {
     strategies.push_back(enumerate_strategies(op, model, topo, device_num));
     std::vector<Cost> costs;
-    for (const StrategyCost& c : strategies.back().costs) costs.push_back({c.compute + c.comm, c.memory});
+    for (const StrategyCost& c : strategies.back().costs)
+      costs.push_back({c.compute + c.comm, c.memory});
     g.add_node(op.name, std::move(costs));
   }
   for (size_t c = 0; c < model.ops.size(); ++c) {
@@ -194,7 +205,8 @@ CostGraph build_cost_graph(const ModelSpec& model, const Topology& topo, int dev
         for (size_t j = 0; j < sc.size(); ++j) {
           // Forward the value moves to the consumer's layout; backward its gradient moves back.
           double t = redistribution(shape, from[i], to[j], model.dtype_bytes, topo).time;
-          if (model.training) t += redistribution(shape, to[j], from[i], model.dtype_bytes, topo).time;
+          if (model.training)
+            t += redistribution(shape, to[j], from[i], model.dtype_bytes, topo).time;
           m[i * sc.size() + j] = t;
         }
       g.add_edge(in.producer, static_cast<int>(c), std::move(m));
@@ -205,9 +217,12 @@ CostGraph build_cost_graph(const ModelSpec& model, const Topology& topo, int dev
 
 SimReport simulate(const ModelSpec& model, const Topology& topo, int device_num,
                    const std::string& mode, double memory_limit) {
-  MYCEL_CHECK(mode == "dynamic_programming" || mode == "recursive_programming" ||
-                  mode == "data_parallel", ValueError, "[auto_parallel] search_mode must be "
-              "'dynamic_programming', 'recursive_programming' or 'data_parallel', got '", mode, "'");
+  MYCEL_CHECK(
+      mode == "dynamic_programming" || mode == "recursive_programming" || mode == "data_parallel",
+      ValueError,
+      "[auto_parallel] search_mode must be "
+      "'dynamic_programming', 'recursive_programming' or 'data_parallel', got '",
+      mode, "'");
   SimReport r;
   r.mode = mode;
   r.device_num = device_num;
@@ -231,8 +246,9 @@ SimReport simulate(const ModelSpec& model, const Topology& topo, int device_num,
     const Cost c = g.evaluate(r.solution.choice);
     r.solution.time = c.time, r.solution.memory = c.memory;
   } else {
-    r.solution = solve(g, mode == "dynamic_programming" ? SearchMode::kDynamicProgramming
-                                                        : SearchMode::kRecursiveProgramming,
+    r.solution = solve(g,
+                       mode == "dynamic_programming" ? SearchMode::kDynamicProgramming
+                                                     : SearchMode::kRecursiveProgramming,
                        r.memory_limit);
   }
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -241,7 +257,8 @@ SimReport simulate(const ModelSpec& model, const Topology& topo, int device_num,
     const OpSpec& op = model.ops[v];
     const int s = r.solution.choice[v];
     const StrategyCost& c = strategies[v].costs[s];
-    OpReport o{op.name, op.kind, strategy_text(op, strategies[v].splits[s]), c.compute, c.comm, 0,
+    OpReport o{op.name,      op.kind, strategy_text(op, strategies[v].splits[s]),
+               c.compute,    c.comm,  0,
                c.comm_bytes, c.memory};
     for (const OpTensor& in : op.inputs) {
       if (in.producer < 0) continue;

@@ -74,7 +74,8 @@ struct Redistribution {
   double bytes = 0;
 };
 Redistribution redistribution(const std::vector<int64_t>& shape, const std::vector<int64_t>& from,
-                              const std::vector<int64_t>& to, int dtype_bytes, const Topology& topo);
+                              const std::vector<int64_t>& to, int dtype_bytes,
+                              const Topology& topo);
 
 /// Per-op line of a simulation.
 struct OpReport {

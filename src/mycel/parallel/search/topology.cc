@@ -21,10 +21,13 @@ Link parse_link(const nlohmann::json& j, const std::string& key, Link link) {
   MYCEL_CHECK(j.is_object(), ValueError, "[topology] '", key,
               "' must be an object {\"latency_us\": .., \"bandwidth_gbps\": ..}, got ", j.dump());
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "latency_us") link.alpha = positive(it.value(), key + ".latency_us", true) * 1e-6;
-    else if (it.key() == "bandwidth_gbps") link.beta = 1.0 / (positive(it.value(), key + ".bandwidth_gbps") * 1e9);
-    else MYCEL_THROW(ValueError, "[topology] unknown key '", key, ".", it.key(),
-                     "' (known: latency_us, bandwidth_gbps)");
+    if (it.key() == "latency_us")
+      link.alpha = positive(it.value(), key + ".latency_us", true) * 1e-6;
+    else if (it.key() == "bandwidth_gbps")
+      link.beta = 1.0 / (positive(it.value(), key + ".bandwidth_gbps") * 1e9);
+    else
+      MYCEL_THROW(ValueError, "[topology] unknown key '", key, ".", it.key(),
+                  "' (known: latency_us, bandwidth_gbps)");
   }
   return link;
 }
@@ -55,7 +58,8 @@ Topology parse_topology(const std::string& json_text) {
     } else if (k == "inter_node") {
       t.inter_node = parse_link(it.value(), k, t.inter_node);
     } else if (k != "comment") {
-      MYCEL_THROW(ValueError, "[topology] unknown key '", k, "' (known: devices_per_node, "
+      MYCEL_THROW(ValueError, "[topology] unknown key '", k,
+                  "' (known: devices_per_node, "
                   "flops_per_second, memory_per_device_gib, intra_node, inter_node, comment)");
     }
   }
