@@ -110,6 +110,51 @@ def test_scopes_of_a_plain_cell(tmp_path):
     assert ops["Default/pool"] == "max_pool2d" and ops["Default/flatten"] in ("flatten", "reshape")
 
 
+class _Block(mycel.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = mycel.nn.Dense(8, 8)
+        self.act = mycel.nn.ReLU()
+
+    def construct(self, x):
+        return self.act(self.fc(x))
+
+
+class _Stack(mycel.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = mycel.nn.CellList([_Block(), _Block()])
+        self.out = mycel.nn.Dense(8, 2)
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.out(x)
+
+
+def test_scopes_are_exact_for_instances_of_one_class_and_their_gradients():
+    # Two instances of one Block: source lines cannot tell them apart, nor can weights for the
+    # ReLU's gradient ops (greater/cast/mul read no weight); the inlined-at chain can.
+    net = _Stack()
+    loss = mycel.nn.WithLossCell(net, mycel.nn.SoftmaxCrossEntropyWithLogits(sparse=True,
+                                                                           reduction="mean"))
+    step = mycel.nn.TrainOneStepCell(loss, mycel.nn.SGD(net.trainable_params(), 0.1))
+    x = mycel.Tensor(np.ones((4, 8), np.float32))
+    y = mycel.Tensor(np.array([0, 1, 0, 1], np.int32))
+    data = _mycel.graph.compile(step).graph_data(x, y)
+    nodes = [(name.rsplit("/", 1)[0], op) for name, op, _, _ in graph_nodes(data, step)
+             if op not in ("Parameter", "Input", "Const")]
+    base = "Default/network/_backbone"
+    for k in (0, 1):
+        ops = sorted(op for scope, op in nodes if scope == f"{base}/layers/{k}/act")
+        assert ops == ["cast", "greater", "mul", "relu"], (k, ops)  # forward and its gradient
+        ops = sorted(op for scope, op in nodes if scope == f"{base}/layers/{k}/fc")
+        assert ops.count("dense") == 1 and ops.count("matmul") >= 1, (k, ops)
+    assert {op for scope, op in nodes if scope == "Default/optimizer"} >= {"assign", "sub", "mul"}
+    loss_ops = {op for scope, op in nodes if scope == "Default/network/_loss_fn"}
+    assert "sparse_softmax_cross_entropy_with_logits" in loss_ops
+
+
 def test_dataset_graph_and_lineage(demo):
     run = os.path.join(demo, "lr_0.2")
     g = json.load(open(os.path.join(run, "dataset_graph.json")))

@@ -3,10 +3,13 @@ SummaryRecord.add_value("graph", ...)): every op of the optimized graph, named b
 it came from (`Default/conv1/conv2d-op3`), with its attributes, output shapes and dtypes and the
 Python source line that made it.
 
-The IR keeps each op's source location, not the Cell call path that inlining erased, so the scope
-is recovered here: an op whose line lies in a Cell class's source belongs to that class's instance
-in the network; when the class has several instances, the weights the op reads (or its
-neighbours' scopes) decide which."""
+Each op's scope is exact: inlining records the Cells an op came through (the IR's inlined-at
+chain, `cells` in the graph data, innermost first, labelled with their attribute paths from the
+compiled Cell), gradient and optimizer ops included. Only an op whose innermost Cell has no path
+(a Cell outside the compiled one's tree) or graph data without that chain falls back to a guess:
+an op whose line lies in a Cell class's source belongs to that class's instance in the network;
+when the class has several instances, the weights the op reads (or its neighbours' scopes)
+decide which."""
 import inspect
 import linecache
 import os
@@ -92,6 +95,24 @@ def _source_text(loc):
     return linecache.getline(file, int(line)).strip() if line.isdigit() else ""
 
 
+def _label_path(label):
+    """"self.layers[1].fc (Dense<...>)" -> "layers.1.fc"; "self (Net<>)" -> ""; None for a label
+    without an attribute path (mycel.common.error_frames.CellLabels makes the labels)."""
+    path = label.split(" (", 1)[0]
+    if path != "self" and not path.startswith(("self.", "self[")):
+        return None
+    return path[4:].replace("[", ".").replace("]", "").lstrip(".")
+
+
+def _exact_scope(node):
+    """The Cell path of the innermost Cell an op was inlined from ("" for the compiled Cell's own
+    construct), or None when the graph data cannot say."""
+    cells = node.get("cells")
+    if cells is None:
+        return None
+    return _label_path(cells[0]) if cells else ""
+
+
 def graph_nodes(data, network):
     """Summary nodes [(name, op, [input names], {attr: value})] of a graph from
     CompiledGraph.graph_data, scoped by the Cells of `network` (the Cell that was compiled)."""
@@ -99,9 +120,12 @@ def graph_nodes(data, network):
     nodes = data["nodes"]
     params = data["params"]
     index = {n["id"]: k for k, n in enumerate(nodes)}  # ids count the parameters first
-    # 1. Each op's candidate Cell paths by its source line; weights it reads settle ties.
-    cand = [scopes.candidates(n.get("loc")) for n in nodes]
-    scope = [c[0] if len(c) == 1 else None for c in cand]
+    # 1. The inlined-at chain names most ops' scope exactly. The rest: their candidate Cell paths
+    # by source line, with the weights they read settling ties.
+    scope = [_exact_scope(n) for n in nodes]
+    cand = [[] if scope[k] is not None else scopes.candidates(n.get("loc"))
+            for k, n in enumerate(nodes)]
+    scope = [s if s is not None else (c[0] if len(c) == 1 else None) for s, c in zip(scope, cand)]
     for k, n in enumerate(nodes):
         if scope[k] is None and cand[k]:
             for kind, *ref in n["inputs"]:

@@ -128,6 +128,12 @@ class GraphWalker {
     d["abstract"] = abstract_to_py(n->abstract());
     d["name"] = n->debug_name();
     d["loc"] = n->loc().known() ? nb::cast(n->loc().str()) : nb::none();
+    // The Cells the node was inlined from, innermost first (their labels: "self.fc (Dense<...>)"),
+    // so tools name its scope exactly rather than guessing it from source lines.
+    nb::list cells;
+    for (const ir::InlinedFrame* f = n->loc().inlined_at.get(); f; f = f->site.inlined_at.get())
+      if (f->callee) cells.append(*f->callee);
+    d["cells"] = cells;
     nb::object r = nb::make_tuple("node", d["id"]);
     index_[n.get()] = r;
     return d;
