@@ -149,6 +149,50 @@ def test_graph_mode_scopes_from_weights_and_lines(tmp_path):
     assert sorted(b for op, _, _, b, *_ in events if "dense" in op) == [4 * 4 * 4, 4 * 16 * 4]
 
 
+class _Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(8, 8)
+        self.act = nn.ReLU()
+
+    def construct(self, x):
+        return self.act(self.fc(x) * 2.0)
+
+
+class _TwoBlocks(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList([_Block(), _Block()])
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_graph_mode_scopes_are_exact_for_two_instances_of_one_class(tmp_path):
+    # The ReLUs read no weight and share their source lines: only the IR's inlined-at chain
+    # tells layers[0].act from layers[1].act.
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net = _TwoBlocks()
+        x = Tensor(np.ones((4, 8), np.float32))
+        net(x)  # compiled before profiling
+        prof = mycel.Profiler(output_path=str(tmp_path))
+        net(x)
+        events = prof.events()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    # The scale and ReLU may run fused (one instruction named for its ops): a fused instruction
+    # takes the scope of the op it ends in.
+    relu = [scope for op, _, _, _, _, scope, _ in events if "relu" in op]
+    assert relu == ["Default/layers-CellList/0-_Block/act-ReLU",
+                    "Default/layers-CellList/1-_Block/act-ReLU"], events
+    dense = [scope for op, _, _, _, _, scope, _ in events if op == "dense"]
+    assert dense == ["Default/layers-CellList/0-_Block/fc-Dense",
+                     "Default/layers-CellList/1-_Block/fc-Dense"], events
+
+
 def test_eager_ops_are_profiled_with_their_names_bytes_and_scopes(tmp_path):
     a = Tensor(np.ones((64, 32), np.float32))
     net, x = _Small(), Tensor(np.ones((2, 8), np.float32))  # its weights' init ops run here

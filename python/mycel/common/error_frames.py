@@ -22,6 +22,15 @@ def _path(name):
     return out
 
 
+def label_path(label):
+    """The attribute path inside a label: "self.layers[1].fc (Dense<...>)" -> "layers.1.fc",
+    "self (Net<>)" -> ""; None for a Cell outside the compiled one's tree (a label with no path)."""
+    path = label.split(" (", 1)[0]
+    if path != "self" and not path.startswith(("self.", "self[")):
+        return None
+    return path[4:].replace("[", ".").replace("]", "").lstrip(".")
+
+
 class CellLabels:
     """label(cell) for the Cells of one compilation rooted at `root` (a Cell, or None when a
     plain function is compiled: its Cells are named by their repr alone)."""

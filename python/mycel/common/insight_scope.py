@@ -86,16 +86,23 @@ def call(cell, cell_call, inputs, kwargs):
         stack.pop()
 
 
+def scopes_under(cell, base="Default"):
+    """{attribute path: scope} of `cell` (whose scope is `base`) and of every Cell under it, named
+    as call() names them ("layers.1.fc" -> "<base>/layers-CellList/1-Block/fc-Dense")."""
+    scopes = {"": base}
+    for name, c in cell.cells_and_names():
+        if name:
+            parent, _, leaf = name.rpartition(".")
+            scopes[name] = f"{scopes.get(parent, base)}/{leaf}-{type(c).__name__}"
+    return scopes
+
+
 def cell_paths():
     """(scope, cell) of every Cell under the outermost Cells called while active."""
     out = []
     for top in list(tops.values()):
-        scopes = {"": "Default"}
-        for name, c in top.cells_and_names():
-            if name:
-                parent, _, leaf = name.rpartition(".")
-                scopes[name] = f"{scopes.get(parent, 'Default')}/{leaf}-{type(c).__name__}"
-            out.append((scopes[name], c))
+        scopes = scopes_under(top)
+        out.extend((scopes[name], c) for name, c in top.cells_and_names())
     for scope, c in out:
         classes.setdefault(scope, type(c))
     return out

@@ -292,18 +292,19 @@ class Debugger:
     @staticmethod
     def _site(op, site):
         if site is None:
-            return (op, "", "", (), (), False, False)
+            return (op, "", "", (), (), False, False, "")
         return site
 
     def _scope_of(self, site):
-        op, where, source, weights, _, _, graph = site
+        op, where, source, weights, _, _, graph, cell = site
         if not graph:
             return _scope.current() or ""
         tops = tuple(sorted(_scope.tops.keys()))
         if self._index is None or self._index[0] != tops:  # Cells called since: index again
             self._index = (tops, _analysis._ScopeIndex(_scope.cell_paths()))
         tid = threading.get_ident()
-        scope = self._index[1].scope(weights, where, self._previous_scope.get(tid, ""))
+        scope = self._index[1].scope(weights, where, self._previous_scope.get(tid, ""), cell,
+                                     _scope.current())
         self._previous_scope[tid] = scope
         return scope
 

@@ -14,6 +14,7 @@ import inspect
 import linecache
 import os
 
+from mycel.common.error_frames import label_path
 
 _ROOT = "Default"
 
@@ -95,22 +96,13 @@ def _source_text(loc):
     return linecache.getline(file, int(line)).strip() if line.isdigit() else ""
 
 
-def _label_path(label):
-    """"self.layers[1].fc (Dense<...>)" -> "layers.1.fc"; "self (Net<>)" -> ""; None for a label
-    without an attribute path (mycel.common.error_frames.CellLabels makes the labels)."""
-    path = label.split(" (", 1)[0]
-    if path != "self" and not path.startswith(("self.", "self[")):
-        return None
-    return path[4:].replace("[", ".").replace("]", "").lstrip(".")
-
-
 def _exact_scope(node):
     """The Cell path of the innermost Cell an op was inlined from ("" for the compiled Cell's own
     construct), or None when the graph data cannot say."""
     cells = node.get("cells")
     if cells is None:
         return None
-    return _label_path(cells[0]) if cells else ""
+    return label_path(cells[0]) if cells else ""
 
 
 def graph_nodes(data, network):

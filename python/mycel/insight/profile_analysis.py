@@ -36,14 +36,19 @@ def _split_where(where):
 
 
 class _ScopeIndex:
-    """Names compiled instructions' scopes from the Cells the profiled code called: the owner of a
-    weight the instruction reads, else the Cell whose construct holds its source line (several
-    instances of one class: the one the preceding launch was in)."""
+    """Names compiled instructions' scopes from the Cells the profiled code called. Exactly, from
+    the label of the Cell the instruction was inlined from (its path under the compiled Cell,
+    whose call pushed the scope the launch ran in); else by guess: the owner of a weight the
+    instruction reads, else the Cell whose construct holds its source line (several instances of
+    one class: the one the preceding launch was in)."""
 
     def __init__(self, cell_paths):
         self.owner = {}   # parameter name -> scope of the Cell holding it
         self.ranges = {}  # file -> [(first, last, scope)]
+        self.cell_at = {}  # scope -> Cell
+        self.under = {}   # compiled Cell's scope -> {attribute path: scope} (scopes_under)
         for scope, cell in cell_paths:
+            self.cell_at.setdefault(scope, cell)
             for p in cell.__dict__.get("_params", {}).values():
                 if p is not None:
                     self.owner.setdefault(p.name, scope)
@@ -51,7 +56,23 @@ class _ScopeIndex:
             if lines:
                 self.ranges.setdefault(lines[0], []).append((lines[1], lines[2], scope))
 
-    def scope(self, weights, where, previous):
+    def exact(self, base, label):
+        """The scope of the Cell labelled `label` inside the compiled Cell whose scope is `base`,
+        or None when the label has no path or `base` is not a Cell called while active."""
+        from mycel.common import insight_scope
+        from mycel.common.error_frames import label_path
+        path = label_path(label)
+        if path is None or base not in self.cell_at:
+            return None
+        if base not in self.under:
+            self.under[base] = insight_scope.scopes_under(self.cell_at[base], base)
+        return self.under[base].get(path)
+
+    def scope(self, weights, where, previous, cell=None, base=None):
+        if cell is not None and base:
+            exact = self.exact(base, cell)
+            if exact is not None:
+                return exact
         for w in weights:
             if w in self.owner:
                 return self.owner[w]
@@ -90,12 +111,14 @@ def resolve(raw, sites, scopes, cell_paths):
     out = []
     memo = {}  # a step's launches repeat: (site, eager scope, previous scope) -> (scope, phase)
     for site_id, scope_id, t0, t1, nbytes, tid in raw:
-        site = sites[site_id] if 0 <= site_id < len(sites) else ("?", "", "", [], [], False, False)
-        op, where, source, weights, _, _, graph = site
+        site = sites[site_id] if 0 <= site_id < len(sites) else ("?", "", "", [], [], False, False,
+                                                                 "")
+        op, where, source, weights, _, _, graph, cell = site
         key = (site_id, scope_id, previous.get(tid, "") if graph else None)
         if key not in memo:
-            if graph:  # the Cell's call that ran the program pushed only the outermost scope
-                scope = index.scope(weights, where, previous.get(tid, ""))
+            if graph:  # the Cell's call that ran the program pushed only its own scope
+                base = scopes[scope_id] if scope_id >= 0 else None
+                scope = index.scope(weights, where, previous.get(tid, ""), cell, base)
             else:
                 scope = scopes[scope_id] if scope_id >= 0 else ""
             memo[key] = (scope, _phase(site, scope, where))

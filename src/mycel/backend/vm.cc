@@ -140,6 +140,11 @@ insight::SiteInfo site_info(const Instr& in) {
       s.source = std::move(t);
     }
   }
+  for (const ir::InlinedFrame* f = node->loc().inlined_at.get(); f; f = f->site.inlined_at.get())
+    if (f->callee) {
+      s.cell = *f->callee;
+      break;
+    }
   if (node->is_apply())
     for (const ir::NodePtr& a : static_cast<const ir::Apply*>(node)->inputs())
       if (const ir::Parameter* p = ir::as_parameter(a); p && p->is_weight())

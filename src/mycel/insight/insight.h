@@ -149,6 +149,9 @@ struct SiteInfo {
   std::vector<std::string> input_names;  // the op's input names (OpDef), one per input slot
   bool collective = false;               // talks to other ranks (OpDef::effect, not a summary)
   bool graph = false;                    // an instruction of a compiled Program
+  /// Graph mode: the label of the innermost Cell the instruction's op was inlined from ("" for
+  /// the compiled Cell's own code): its attribute path from the compiled Cell names the scope.
+  std::string cell;
 };
 
 /// The profiler's event buffer, filled while it is on.

@@ -17,7 +17,7 @@ namespace {
 nb::object site_tuple(const insight::SiteInfo* s) {
   if (!s) return nb::none();
   return nb::make_tuple(s->op, s->where, s->source, nb::cast(s->weights), nb::cast(s->input_names),
-                        s->collective, s->graph);
+                        s->collective, s->graph, s->cell);
 }
 
 using Item = std::tuple<std::string, std::string, nb::object>;  // (plugin, tag, value)
