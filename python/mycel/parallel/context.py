@@ -25,7 +25,7 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": True, "full_batch": True,
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
             "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"},
             "comm_overlap": True}
@@ -69,8 +69,9 @@ def set_auto_parallel_context(**kwargs):
     "dynamic_programming", "recursive_programming", "sharding_propagation") and, a Mycel
     extension, topology (the cluster AUTO_PARALLEL's cost model prices: a dict or a JSON file,
     see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY) and slice_parameters (bool,
-    a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
-    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced),
+    default True, a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL in GRAPH_MODE,
+    TrainOneStepCell stores each weight the pass splits as this rank's slice before its first
+    compile, as MindSpore does; False keeps whole weights on every rank, see mycel.parallel.sliced),
     full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
     False, each rank its block of it, and datasets shard themselves as in data parallel) and
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its

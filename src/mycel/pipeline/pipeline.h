@@ -46,6 +46,18 @@ struct Step {
 Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
                   const ad::GradSpec* grad, const Options& options);
 
+/// The sharding pass's decisions for `entry` as a differentiated forward, without building
+/// anything: entry is specialized for `inputs` in a throwaway module, optimized and given to the
+/// semi-auto pass (the search under AUTO_PARALLEL), which records the layout it wants for each
+/// weight it splits (parallel::take_planned_weights). Lets slice_parameters store the weights as
+/// slices before the first compile, so the step compiles once. A no-op when the pass is off.
+void plan_sharding(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                   const Options& options);
+
+/// How many times compile_step and compile_transformed ran in this process (every graph-mode
+/// function, Cell and PyNative gradient program; plan_sharding is not counted).
+int64_t compile_count();
+
 /// One function transform of a chain: a gradient or a vmap level.
 struct Transform {
   enum class Kind { kGrad, kVmap } kind = Kind::kGrad;

@@ -342,6 +342,10 @@ class CompiledGraph {
   }
   /// The specialized, optimized graph for these arguments (what the strategy search reads).
   const ir::FuncGraph& graph_for(nb::args args) { return *compiled(signature(args)).graph; }
+  /// The sharding pass's decisions for these arguments, nothing built (pipeline::plan_sharding).
+  void plan_sharding(nb::args args) {
+    pipeline::plan_sharding(parsed_.entry, signature(args), options_);
+  }
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -503,6 +507,9 @@ void init_graph(nb::module_& m) {
            "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
            "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def("plan_sharding", &CompiledGraph::plan_sharding,
+           "Runs the sharding pass on the forward for these arguments without compiling: the "
+           "layouts it wants for the weights it splits are kept (_mycel.autopar.take_planned).")
       .def("graph_data", &CompiledGraph::graph_data,
            "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
@@ -540,6 +547,10 @@ void init_graph(nb::module_& m) {
           "program_text",
           [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
           "The compiled Program's instruction listing for these arguments (after fusion).");
+  g.def(
+      "compile_count", [] { return pipeline::compile_count(); },
+      "How many graphs this process compiled (every graph-mode signature and PyNative gradient "
+      "program built; cache hits and sharding plans are not counted).");
   g.def(
       "compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
       "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");
