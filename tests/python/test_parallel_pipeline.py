@@ -53,7 +53,7 @@ def check_run(tmp_path, reference, n, stages, momentum_shards=1):
             assert not got["losses"].any()  # only the last stage takes the loss
         assert int(got["held_bytes"]) == stage_bytes(stage, stages, momentum_shards), f"rank {r}"  # its stage's
         for k, v in got.items():
-            if k not in ("losses", "peaks", "held_bytes"):
+            if k not in ("losses", "peaks", "held_bytes", "peak_bytes"):
                 np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
                 seen.add(k)
     assert seen == set(w)  # every weight trained on its stage
@@ -74,16 +74,25 @@ def test_pipeline_matches_one_process(reference, n, tmp_path):
 
 
 @requires_mpi
-@pytest.mark.parametrize("n", [2, 4], ids=["2stages", "4stages"])
-def test_1f1b_matches_one_process(reference, n, tmp_path):
+@pytest.mark.parametrize("n,recompute", [(2, False), (4, False), (2, True)],
+                         ids=["2stages", "4stages", "2stages-recompute"])
+def test_1f1b_matches_one_process(reference, n, recompute, tmp_path):
     """1F1B with 8 micro-batches: the same steps as one process, and stage s held at most
-    S - s micro-batches at once (GPipe holds all 8)."""
+    S - s micro-batches at once (GPipe holds all 8): their residuals (the split gradient,
+    the default) or their inputs (stage_recompute=True)."""
     micro = 8
-    rc, log = run_mpi(n, "pipeline_train.py", tmp_path, "1f1b", micro, timeout=120)
+    args = ("1f1b", micro) + ((n, "recompute") if recompute else ())
+    rc, log = run_mpi(n, "pipeline_train.py", tmp_path, *args, timeout=120)
     assert rc == 0, log
     runs = check_run(tmp_path, reference, n, n)
     peaks = [list(got["peaks"]) for got in runs]
     assert peaks == [[n - s] * STEPS for s in range(n)], peaks
+    # Bytes held at the peak by the first stage: n micro-batches of what each keeps, its input
+    # (2 rows x 8 float32 features) under the recompute, its residuals (the same every time) else.
+    got = list(runs[0]["peak_bytes"])
+    assert len(set(got)) == 1 and got[0] % n == 0, got
+    if recompute:
+        assert got[0] == n * 4 * (16 // micro) * 8, got
     assert max(max(p) for p in peaks) <= n < micro
     assert simulate("gpipe", n, micro) == [micro] * n
 
@@ -146,8 +155,11 @@ def test_pipeline_config_checks():
             mycel.set_auto_parallel_context(pipeline_config={"scheduler": "1f1b"})
         with pytest.raises(NotImplementedError, match="pipeline_interleave"):
             mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": True})
+        with pytest.raises(TypeError, match="stage_recompute'\\] must be a bool"):
+            mycel.set_auto_parallel_context(pipeline_config={"stage_recompute": 1})
         mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "1f1b"})
         assert mycel.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"] == "1f1b"
+        assert mycel.get_auto_parallel_context("pipeline_config")["stage_recompute"] is False
     finally:
         mycel.reset_auto_parallel_context()
 
@@ -234,6 +246,60 @@ def test_1f1b_recompute_repeats_the_forward(mode):
         dy = g * mask_of(out, bn, dropped)
         np.testing.assert_allclose(grads[0].asnumpy(), dy.T @ h.asnumpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(grads[1].asnumpy(), dy.sum(0), rtol=1e-4, atol=1e-5)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_1f1b_split_keeps_the_residuals():
+    """Without stage_recompute (graph mode) a stage's gradient is cut at its sensitivity: the
+    forward program runs once per micro-batch (one Dropout draw, BatchNorm's statistics moved
+    once) and returns the stage's output with the residuals; the backward program takes them
+    and the output's gradient. Its gradients equal the closed form with the forward's mask, and
+    the stage's input itself is not among what is kept unless the backward reads it."""
+    from mycel.common.seed import get_rng_state
+    from mycel.nn.wrap.pipeline_host import HostPipeline
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        mycel.set_seed(3)
+        dense, bn = nn.Dense(6, 32), nn.BatchNorm1d(32)
+        cells = (dense, nn.Dropout(p=0.5), bn)
+        nn.SequentialCell(list(cells)).set_train(True)
+        runner = HostPipeline("1f1b", cells, None, [dense.weight, dense.bias, bn.gamma, bn.beta], 0, 2, 0, 1, 2)
+        assert runner.split is not None
+        rng = np.random.RandomState(0)
+        h = Tensor(rng.standard_normal((8, 6)).astype(np.float32))
+        dout = Tensor(rng.standard_normal((8, 32)).astype(np.float32))
+        before = bn.moving_mean.asnumpy().copy()
+        sp = runner._split_for(h)
+        out, res = sp.forward(h)
+        assert len(res) == sp.num_residuals > 0
+        moved = bn.moving_mean.asnumpy().copy()
+        assert not np.allclose(moved, before)  # the forward moved the statistics
+        drawn = get_rng_state()
+        grads = sp.backward(res, dout)
+        assert get_rng_state() == drawn  # the backward draws nothing
+        np.testing.assert_array_equal(bn.moving_mean.asnumpy(), moved)  # and assigns nothing
+        dropped = dense_output(dense, h)
+        np.testing.assert_allclose(moved, 0.9 * before + 0.1 * (dropped * mask_of(out, bn, dropped)).mean(0),
+                                   rtol=1e-5, atol=1e-6)
+        z = dropped * mask_of(out, bn, dropped)
+        dy = bn_input_grad(z, bn.gamma.asnumpy(), dout.asnumpy()) * mask_of(out, bn, dropped)
+        np.testing.assert_allclose(grads[0].asnumpy(), dy.T @ h.asnumpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(grads[1].asnumpy(), dy.sum(0), rtol=1e-4, atol=1e-5)
+        # The same program pair serves every micro-batch of that shape.
+        assert runner._split_for(Tensor(np.zeros((8, 6), np.float32))) is sp
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_split_at_sens_refuses_what_it_cannot_cut():
+    from mycel import _mycel
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        dense = nn.Dense(3, 2)
+        g = _mycel.graph.grad(dense, [0], False, None, False, False, True)  # no value returned
+        with pytest.raises(TypeError, match="return_value=True and sens_param=True"):
+            g.split_at_sens(Tensor(np.ones((4, 3), np.float32)))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 

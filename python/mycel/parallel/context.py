@@ -27,7 +27,8 @@ def _defaults():
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
             "search_mode": "dynamic_programming", "topology": None, "slice_parameters": True, "full_batch": True,
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
-            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"},
+            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe",
+                                "stage_recompute": False},
             "comm_overlap": True}
 
 
@@ -48,11 +49,14 @@ def _check_comm_fusion(value):
 
 def _check_pipeline_config(value):
     from mycel.parallel.pipeline_schedule import SCHEDULERS
-    known = {"pipeline_interleave", "pipeline_scheduler"}
+    known = {"pipeline_interleave", "pipeline_scheduler", "stage_recompute"}
     if not isinstance(value, dict) or set(value) - known:
         raise ValueError(f"set_auto_parallel_context: pipeline_config must be a dict with keys among "
                          f"{sorted(known)}, got {value!r}")
-    out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", **value}
+    out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", "stage_recompute": False, **value}
+    if not isinstance(out["stage_recompute"], bool):
+        raise TypeError(f"set_auto_parallel_context: pipeline_config['stage_recompute'] must be a bool, got "
+                        f"{out['stage_recompute']!r}")
     if out["pipeline_interleave"] is not False:
         raise NotImplementedError("set_auto_parallel_context: pipeline_config['pipeline_interleave'] (virtual "
                                   "stages) is not implemented; leave it False")
@@ -77,7 +81,8 @@ def set_auto_parallel_context(**kwargs):
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
     optimizer state, mycel.parallel.optimizer_shard), pipeline_stages (int: with nn.PipelineCell,
     the number of stages; the processes divide into stages of device_num / pipeline_stages
-    data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b"}) and
+    data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b", "stage_recompute": bool: under
+    1f1b, a stage's backward recomputes its forward instead of keeping the residuals}) and
     comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
     while the backward still runs, see docs/parallel.md)."""
     for key, value in kwargs.items():

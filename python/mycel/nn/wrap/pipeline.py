@@ -61,6 +61,7 @@ class PipelineCell(Cell):
             raise ValueError(f"PipelineCell: the backbone's cells must have pipeline_stage 0 .. {stages - 1}, "
                              f"each used, never decreasing; got {stage_of}")
         self.scheduler = _pctx.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"]
+        self.recompute = _pctx.get_auto_parallel_context("pipeline_config")["stage_recompute"]
         rank = _mycel.comm.world_rank() if _mycel.comm.initialized() else 0
         self.dp = world // stages
         # GPipe with one rank per stage is one compiled step; 1F1B, and GPipe with data-parallel
@@ -130,7 +131,7 @@ class PipelineCell(Cell):
             object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
                                                              self.stage_parameters(), self.stage, self.stages,
                                                              self.dp_index, self.dp, self.micro_size, self.group,
-                                                             self.scattered))
+                                                             self.scattered, self.recompute))
         return self._runner.step(x, label, sens)
 
     @property
