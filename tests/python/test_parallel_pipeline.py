@@ -3,6 +3,8 @@ four Dense layers cut into 2 and 4 stages, graph mode, GPipe (4 micro-batches) a
 2 stages x 2 data-parallel ranks (both schedules). The last stage's losses and every stage's final weights must
 equal one process on the whole batches (1e-5); each rank holds only its stage's weights and
 momentum (bytes against the closed form); 1F1B's stage s holds at most S - s micro-batches."""
+import json
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ from mycel import Tensor, nn
 from mycel.parallel import ParallelMode, load_distributed_checkpoint
 from mycel.parallel.pipeline_schedule import SCHEDULERS, simulate, stage_actions
 from mpi_helpers import requires_mpi, run_mpi
-from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, stage_of
+from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, make_tp_net, stage_of
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +147,49 @@ def test_1f1b_without_the_reordering_deadlocks(monkeypatch):
         ps.simulate("1f1b", 2, 4)
     monkeypatch.setattr(ps, "stage_actions", real)
     assert ps.simulate("1f1b", 2, 4) == [2, 1]
+
+
+@pytest.fixture(scope="module")
+def tp_reference():
+    """make_tp_net trained in one process (its strategies unused there)."""
+    mycel.reset_auto_parallel_context()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net = make_tp_net(2)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
+                                   nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+        x, y = data()
+        losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
+                  for s in range(STEPS)]
+        return np.array(losses), {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+@requires_mpi
+@pytest.mark.parametrize("scheduler", ["gpipe", "1f1b"])
+def test_tensor_parallel_stages(tp_reference, scheduler, tmp_path):
+    """4 ranks = 2 stages x 2 tensor-parallel ranks: each stage's MatMuls split by columns then
+    by rows over its two ranks (the pass ran with device_num 2 on the stage's world ranks). Both
+    last-stage ranks report the one-process losses; every rank's stage weights equal one
+    process's (1e-5)."""
+    rc, log = run_mpi(4, "pipeline_tp.py", tmp_path, scheduler, timeout=120)
+    assert rc == 0, log
+    losses, w = tp_reference
+    seen = set()
+    for r in range(4):
+        got = dict(np.load(tmp_path / f"tp_rank{r}.npz"))
+        if r >= 2:
+            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6, err_msg=f"rank {r}")
+        # The stage's pass split its matmuls over 2 ranks, as the strategies say.
+        applied = [tuple(a) for a in json.loads(str(got["applied"]))]
+        assert ("matmul", "((1, 1), (1, 2))") in applied and ("matmul", "((1, 2), (2, 1))") in applied, applied
+        for k, v in got.items():
+            if k not in ("losses", "applied"):
+                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
+                seen.add(k)
+    assert seen == set(w)
 
 
 def test_pipeline_config_checks():

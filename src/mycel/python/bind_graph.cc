@@ -375,8 +375,8 @@ class CompiledGraph {
     std::string key = analysis::signature_key(abs);
     // A program compiled under other parallel settings splits differently (or not at all).
     if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled) {
-      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) +
-             (pc.full_batch ? "" : ":split");
+      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) + "+" +
+             std::to_string(pc.rank_base) + (pc.full_batch ? "" : ":split");
       if (pc.search)  // the search's answer depends on its mode, cluster and memory limit
         key +=
             ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);

@@ -107,6 +107,10 @@ class TrainOneStepCell(Cell):
             object.__setattr__(self, "_pipeline_shards", None)
             if isinstance(self.network, PipelineCell):
                 self.network.release_other_stages(self.optimizer)
+                if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.tp:
+                    raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with tensor-parallel "
+                                              "pipeline stages (shard strategies inside the stages) is not "
+                                              "implemented")
                 if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.dp > 1:
                     # Sharded over each stage's data-parallel ranks (one rank per stage: nothing to shard).
                     object.__setattr__(self, "_pipeline_shards", self.network.shard_optimizer(self.optimizer))

@@ -21,7 +21,10 @@ Two schedules (set_auto_parallel_context(pipeline_config={"pipeline_scheduler": 
   which passes the shapes along the stages.
 - "1f1b": the host runs each stage's schedule micro-batch by micro-batch (pipeline_host), so a
   stage holds at most S - s micro-batches. With data-parallel stages GPipe's order runs the
-  same way; the dp ranks of a stage split each micro-batch and sum their gradients.
+  same way; the dp ranks of a stage split each micro-batch and sum their gradients. When the
+  backbone's ops carry shard strategies, a stage's ranks are tensor parallel instead: each runs
+  whole micro-batches through programs the sharding pass split over the stage's ranks, and their
+  gradients are averaged.
 
 Either way the steps equal one process's on the whole batch."""
 import numpy as np
@@ -68,6 +71,11 @@ class PipelineCell(Cell):
         # stages, run on the host micro-batch by micro-batch (pipeline_host).
         self.host_driven = self.scheduler == "1f1b" or self.dp > 1
         self.rank, self.stage, self.dp_index = rank, rank // self.dp, rank % self.dp
+        # Tensor parallel inside the stages: when the backbone's ops carry shard strategies, a
+        # stage's N / S ranks run its programs under the sharding pass (device_num N / S, their
+        # groups on the stage's world ranks), each on whole micro-batches, instead of splitting
+        # the micro-batches (data parallel; a strategy that splits the batch dim still does).
+        self.tp = self.dp > 1 and _has_strategies(cells)
         self.stages, self.micro_size = stages, micro_size
         self.network = network
         # A plain tuple, not a child Cell: registering the cells again would rename their weights.
@@ -80,7 +88,7 @@ class PipelineCell(Cell):
         self.group = None  # the stage's data-parallel ranks (created by all of them, together)
         if self.dp > 1:
             from mycel.communication import create_group
-            self.group = f"pipeline_stage{self.stage}_dp"
+            self.group = f"pipeline_stage{self.stage}_{'tp' if self.tp else 'dp'}"
             create_group(self.group, [self.stage * self.dp + d for d in range(self.dp)])
         object.__setattr__(self, "_prepared", False)
 
@@ -131,7 +139,7 @@ class PipelineCell(Cell):
             object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
                                                              self.stage_parameters(), self.stage, self.stages,
                                                              self.dp_index, self.dp, self.micro_size, self.group,
-                                                             self.scattered, self.recompute))
+                                                             self.scattered, self.recompute, self.tp))
         return self._runner.step(x, label, sens)
 
     @property
@@ -149,9 +157,10 @@ class PipelineCell(Cell):
         travel along the stages (pipeline_host's header): stage s receives its input's shape,
         runs its own cells eagerly on zeros of that shape (in eval mode, so no statistics move)
         and sends its output's shape on. Called by TrainOneStepCell before the first step."""
-        if x.shape[0] % (self.micro_size * self.dp):
+        dp = 1 if self.tp else self.dp
+        if x.shape[0] % (self.micro_size * dp):
             raise ValueError(f"PipelineCell: the batch ({x.shape[0]}) must divide into micro_size "
-                             f"({self.micro_size}) x data-parallel ({self.dp}) equal parts")
+                             f"({self.micro_size}) x data-parallel ({dp}) equal parts")
         if self.host_driven or self.__dict__.get("_prepared") or self.stages == 1:
             return
         object.__setattr__(self, "_prepared", True)
@@ -189,6 +198,15 @@ class PipelineCell(Cell):
         for x_i, y_i, step in zip(xs, ys, self._steps):
             total = total + step(x_i, y_i)
         return total / self.micro_size
+
+
+def _has_strategies(cells):
+    """Whether any op of the cells (or of their sub-cells) has a Primitive.shard strategy."""
+    for c in cells:
+        for _, cell in c.cells_and_names():
+            if any(getattr(v, "_in_strategy", None) is not None for v in vars(cell).values()):
+                return True
+    return False
 
 
 def _np_dtype(dtype):

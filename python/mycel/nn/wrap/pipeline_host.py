@@ -87,9 +87,12 @@ class HostPipeline:
     index."""
 
     def __init__(self, scheduler, mine, loss_fn, weights, stage, stages, dp_index, dp, micro, group=None,
-                 scattered=frozenset(), recompute=False):
+                 scattered=frozenset(), recompute=False, tp=False):
         self.stage, self.stages, self.dp_index, self.dp, self.micro = stage, stages, dp_index, dp, micro
         self.first, self.last = stage == 0, stage == stages - 1
+        # Tensor-parallel stage: the dp ranks of the stage share each whole micro-batch, their
+        # programs split by the sharding pass over them (see _stage_pass).
+        self.tp = tp
         self.prev, self.next = (stage - 1) * dp + dp_index, (stage + 1) * dp + dp_index
         self.weights = tuple(weights)
         self.actions = stage_actions(scheduler, stage, stages, micro)
@@ -119,8 +122,14 @@ class HostPipeline:
         self.scattered = scattered  # ids of weights whose gradients are ReduceScattered (parallel optimizer)
 
     def _micro_batches(self, t):
-        """This rank's rows of each micro-batch: micro-batch i's block dp_index of dp."""
+        """This rank's rows of each micro-batch: micro-batch i's block dp_index of dp (the whole
+        micro-batch on a tensor-parallel stage)."""
         n = t.shape[0]
+        if self.tp:
+            if n % self.micro:
+                raise ValueError(f"PipelineCell: the batch ({n}) must divide into micro_size ({self.micro}) equal "
+                                 "parts")
+            return [t[i * (n // self.micro):(i + 1) * (n // self.micro)] for i in range(self.micro)]
         if n % (self.micro * self.dp):
             raise ValueError(f"PipelineCell: the batch ({n}) must divide into micro_size ({self.micro}) x "
                              f"data-parallel ({self.dp}) equal parts")
@@ -142,11 +151,45 @@ class HostPipeline:
         key = tuple(x.shape)
         xs = self._micro_batches(x) if self.first else None
         ys = self._micro_batches(label) if self.last else None
-        scale = sens / (self.micro * self.dp)  # d(mean of micro-batch means over dp) / d(one of them)
+        # d(mean of micro-batch means over dp) / d(one of them); tensor parallel: every rank's
+        # loss is the whole micro-batch's (the gradients are averaged over the stage instead).
+        scale = sens / (self.micro * (1 if self.tp else self.dp))
+        self.peak_held = self.peak_held_bytes = 0
+        with self._stage_pass():
+            acc, losses = self._run_actions(key, xs, ys, scale)
+        grads = self._reduce(acc)
+        if not self.last:
+            return Tensor(np.array(0.0, np.float32)), grads
+        loss = losses[0]
+        for l in losses[1:]:
+            loss = loss + l
+        loss = loss / self.micro
+        if self.group is not None:
+            loss = ops.AllReduce(group=self.group)(loss) / self.dp
+        return loss, grads
+
+    def _stage_pass(self):
+        """A tensor-parallel stage's programs compile and run under the sharding pass over the
+        stage's ranks (device_num = its dp ranks, rank = dp_index, groups from world rank
+        stage x dp); the process's own settings come back afterwards."""
+        import contextlib
+        if not self.tp:
+            return contextlib.nullcontext()
+
+        @contextlib.contextmanager
+        def scope():
+            from mycel.parallel import context as pctx
+            _mycel.autopar.set_semi_auto(True, self.dp, self.dp_index, rank_base=self.stage * self.dp)
+            try:
+                yield
+            finally:
+                pctx._sync_semi_auto()
+        return scope()
+
+    def _run_actions(self, key, xs, ys, scale):
         inputs, outputs, out_grads, in_grads, rng = {}, {}, {}, {}, {}
         acc, losses, held = None, [], 0
         saved, held_bytes = {}, 0  # split: micro-batch -> the forward's residuals
-        self.peak_held = self.peak_held_bytes = 0
         for kind, i in self.actions:
             if kind == "recv_fwd":
                 if key not in self.shapes:  # the first step of this batch shape: the header first
@@ -202,17 +245,11 @@ class HostPipeline:
                     if not self.first:
                         in_grads[i] = grads[0]
             else:  # send_bwd
-                self._send(in_grads.pop(i), 2 * i + 1, self.prev)
-        grads = self._reduce(acc)
-        if not self.last:
-            return Tensor(np.array(0.0, np.float32)), grads
-        loss = losses[0]
-        for l in losses[1:]:
-            loss = loss + l
-        loss = loss / self.micro
-        if self.group is not None:
-            loss = ops.AllReduce(group=self.group)(loss) / self.dp
-        return loss, grads
+                g = in_grads.pop(i)
+                if self.tp:  # every rank's copy of the input gets part of its gradient: the mean
+                    g = ops.AllReduce(group=self.group)(g) / self.dp
+                self._send(g, 2 * i + 1, self.prev)
+        return acc, losses
 
     def _split_for(self, h):
         """The split gradient for inputs shaped as h (compiled on first use of the shape)."""
@@ -251,6 +288,8 @@ class HostPipeline:
         ReduceScatter (this rank's dim-0 block) for each weight the parallel optimizer shards."""
         if self.group is None or not acc:
             return {id(w): g for w, g in zip(self.weights, acc or ())}
+        if self.tp:  # each rank differentiated the sum of the stage's equal copies: the mean
+            return {id(w): ops.AllReduce(group=self.group)(g) / self.dp for w, g in zip(self.weights, acc)}
         out = {id(w): ops.ReduceScatter(op="sum", group=self.group)(g)
                for w, g in zip(self.weights, acc) if id(w) in self.scattered}
         rest = [(w, g) for w, g in zip(self.weights, acc) if id(w) not in self.scattered]
