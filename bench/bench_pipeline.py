@@ -1,7 +1,7 @@
 """Pipeline schedules compared: GPipe (one compiled step) against 1F1B (host-driven), whose stage
 either keeps each micro-batch's residuals (the gradient split at its sensitivity, the default) or
 its input only, the backward recomputing the forward (stage_recompute=True). Run under mpirun,
-one stage per rank:
+one stage per rank (interleaved: two chunks per rank, 2 x ranks virtual stages):
 
     scripts/mpirun -n 2 .venv/bin/python bench/bench_pipeline.py [layers] [width] [micro]
 
@@ -27,15 +27,19 @@ BATCH, STEPS = 64, 8
 
 
 def run(scheduler, n):
-    recompute = scheduler == "1f1b-recompute"
+    recompute, interleave = scheduler == "1f1b-recompute", scheduler == "1f1b-interleave"
     mycel.reset_auto_parallel_context()
     mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL, device_num=n, pipeline_stages=n,
                                     pipeline_config={"pipeline_scheduler": scheduler.split("-")[0],
-                                                     "stage_recompute": recompute})
+                                                     "stage_recompute": recompute, "pipeline_interleave": interleave})
     mycel.set_seed(0)
     net = nn.SequentialCell([nn.SequentialCell([nn.Dense(WIDTH, WIDTH), nn.ReLU()]) for _ in range(LAYERS)])
     for i, cell in enumerate(net.cell_list):
-        cell.pipeline_stage = i * n // LAYERS
+        if interleave:  # 2 chunks per rank: virtual stage i * 2n // LAYERS
+            virtual = i * 2 * n // LAYERS
+            cell.pipeline_stage, cell.pipeline_segment = virtual % n, virtual // n
+        else:
+            cell.pipeline_stage = i * n // LAYERS
     pipe = nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), MICRO)
     step = nn.TrainOneStepCell(pipe, nn.Momentum(net.trainable_params(), 0.01, 0.9))
     rng = np.random.RandomState(1)
@@ -56,7 +60,7 @@ def main():
     comm.init()
     n = comm.get_group_size()
     mycel.set_context(mode=mycel.GRAPH_MODE)
-    kinds = ("gpipe", "1f1b", "1f1b-recompute")
+    kinds = ("gpipe", "1f1b", "1f1b-recompute", "1f1b-interleave")
     rows = [(s, run(s, n)) for s in kinds + kinds]  # the second round with warm caches
     if comm.get_rank() == 0:
         print(f"{n} stages, {LAYERS} Dense {WIDTH}x{WIDTH}, batch {BATCH} in {MICRO} micro-batches")

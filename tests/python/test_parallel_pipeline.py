@@ -11,7 +11,8 @@ import pytest
 import mycel
 from mycel import Tensor, nn
 from mycel.parallel import ParallelMode, load_distributed_checkpoint
-from mycel.parallel.pipeline_schedule import SCHEDULERS, simulate, stage_actions
+from mycel.parallel.pipeline_schedule import (SCHEDULERS, interleaved_actions, simulate, simulate_lists,
+                                              stage_actions)
 from mpi_helpers import requires_mpi, run_mpi
 from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, make_tp_net, stage_of
 
@@ -149,6 +150,52 @@ def test_1f1b_without_the_reordering_deadlocks(monkeypatch):
     assert ps.simulate("1f1b", 2, 4) == [2, 1]
 
 
+@requires_mpi
+def test_interleaved_1f1b_matches_one_process(reference, tmp_path):
+    """pipeline_interleave: 4 virtual stages on 2 ranks (2 chunks each), 4 micro-batches. The
+    last virtual stage's rank reports the one-process losses, every rank's layers end with the
+    one-process weights (1e-5), each rank holds only its two layers and their momentum, and the
+    chunks held peak as the schedule's simulation says."""
+    rc, log = run_mpi(2, "pipeline_interleave.py", tmp_path, timeout=120)
+    assert rc == 0, log
+    losses, w = reference
+    sim = simulate_lists(interleaved_actions(2, 2, 4))
+    seen = set()
+    for r in range(2):
+        got = dict(np.load(tmp_path / f"inter_rank{r}.npz"))
+        if r == 1:
+            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6)
+        else:
+            assert not got["losses"].any()
+        assert list(got["peaks"]) == [sim[r]] * STEPS, (r, list(got["peaks"]), sim)
+        count = sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(4) if i % 2 == r)
+        assert int(got["held_bytes"]) == 8 * count  # its layers' float32 weights and momentum
+        for k, v in got.items():
+            if k not in ("losses", "peaks", "held_bytes"):
+                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
+                seen.add(k)
+    assert seen == set(w)
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("chunks", [1, 2, 3])
+def test_interleaved_schedules_never_deadlock(stages, chunks):
+    """Every rank's interleaved list, run with rendezvous sends: no deadlock, sends meet the
+    receives of the same micro-batch, each (chunk, micro-batch) is run forward and backward once,
+    and a rank holds at most its warm-up plus one."""
+    for micro in (stages, 2 * stages, 3 * stages):
+        lists = interleaved_actions(stages, chunks, micro)
+        peaks = simulate_lists(lists)
+        for r, acts in enumerate(lists):
+            for kind in ("fwd", "bwd"):
+                assert sorted((c, i) for k, c, i, _ in acts if k == kind) == \
+                    [(c, i) for c in range(chunks) for i in range(micro)]
+            warm = min((stages - r - 1) * 2 + (chunks - 1) * stages, micro * chunks)
+            assert peaks[r] <= warm + 1
+    with pytest.raises(ValueError, match="multiple of pipeline_stages"):
+        interleaved_actions(2, 2, 3)
+
+
 @pytest.fixture(scope="module")
 def tp_reference():
     """make_tp_net trained in one process (its strategies unused there)."""
@@ -198,8 +245,8 @@ def test_pipeline_config_checks():
             mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "zb"})
         with pytest.raises(ValueError, match="pipeline_config must be a dict"):
             mycel.set_auto_parallel_context(pipeline_config={"scheduler": "1f1b"})
-        with pytest.raises(NotImplementedError, match="pipeline_interleave"):
-            mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": True})
+        with pytest.raises(TypeError, match="pipeline_interleave'\\] must be a bool"):
+            mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": 1})
         with pytest.raises(TypeError, match="stage_recompute'\\] must be a bool"):
             mycel.set_auto_parallel_context(pipeline_config={"stage_recompute": 1})
         mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "1f1b"})

@@ -54,12 +54,9 @@ def _check_pipeline_config(value):
         raise ValueError(f"set_auto_parallel_context: pipeline_config must be a dict with keys among "
                          f"{sorted(known)}, got {value!r}")
     out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", "stage_recompute": False, **value}
-    if not isinstance(out["stage_recompute"], bool):
-        raise TypeError(f"set_auto_parallel_context: pipeline_config['stage_recompute'] must be a bool, got "
-                        f"{out['stage_recompute']!r}")
-    if out["pipeline_interleave"] is not False:
-        raise NotImplementedError("set_auto_parallel_context: pipeline_config['pipeline_interleave'] (virtual "
-                                  "stages) is not implemented; leave it False")
+    for key in ("pipeline_interleave", "stage_recompute"):
+        if not isinstance(out[key], bool):
+            raise TypeError(f"set_auto_parallel_context: pipeline_config['{key}'] must be a bool, got {out[key]!r}")
     if out["pipeline_scheduler"] not in SCHEDULERS:
         raise ValueError(f"set_auto_parallel_context: pipeline_config['pipeline_scheduler'] must be one of "
                          f"{SCHEDULERS}, got {out['pipeline_scheduler']!r}")
@@ -82,7 +79,8 @@ def set_auto_parallel_context(**kwargs):
     optimizer state, mycel.parallel.optimizer_shard), pipeline_stages (int: with nn.PipelineCell,
     the number of stages; the processes divide into stages of device_num / pipeline_stages
     data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b", "stage_recompute": bool: under
-    1f1b, a stage's backward recomputes its forward instead of keeping the residuals}) and
+    1f1b, a stage's backward recomputes its forward instead of keeping the residuals,
+    "pipeline_interleave": bool: virtual stages, cells with a pipeline_segment, 1f1b only}) and
     comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
     while the backward still runs, see docs/parallel.md)."""
     for key, value in kwargs.items():

@@ -59,7 +59,25 @@ class PipelineCell(Cell):
                              f"({world}): each stage runs on processes / stages data-parallel ranks")
         cells = backbone.cell_list
         stage_of = [getattr(c, "pipeline_stage", 0) for c in cells]
-        if any(not 0 <= s < stages for s in stage_of) or stage_of != sorted(stage_of) or \
+        config = _pctx.get_auto_parallel_context("pipeline_config")
+        self.interleave = config["pipeline_interleave"] and stages > 1
+        self.chunks = 1
+        if self.interleave:  # virtual stages: segment c of rank r is c * stages + r
+            segment = [getattr(c, "pipeline_segment", 0) for c in cells]
+            self.chunks = max(segment) + 1
+            virtual = [g * stages + s for g, s in zip(segment, stage_of)]
+            if any(not 0 <= s < stages for s in stage_of) or min(segment) < 0 or virtual != sorted(virtual) or \
+                    sorted(set(virtual)) != list(range(stages * self.chunks)):
+                raise ValueError(f"PipelineCell: with pipeline_interleave the backbone's cells must have "
+                                 f"pipeline_stage 0 .. {stages - 1} and pipeline_segment 0 .. v - 1, the virtual "
+                                 f"stages segment x {stages} + stage each used, never decreasing; got stages "
+                                 f"{stage_of}, segments {segment}")
+            if config["pipeline_scheduler"] != "1f1b":
+                raise ValueError("PipelineCell: pipeline_interleave needs pipeline_scheduler '1f1b'")
+            if world != stages:
+                raise NotImplementedError(f"PipelineCell: pipeline_interleave runs one rank per stage "
+                                          f"(pipeline_stages {stages}, {world} processes)")
+        elif any(not 0 <= s < stages for s in stage_of) or stage_of != sorted(stage_of) or \
                 sorted(set(stage_of)) != list(range(stages)):
             raise ValueError(f"PipelineCell: the backbone's cells must have pipeline_stage 0 .. {stages - 1}, "
                              f"each used, never decreasing; got {stage_of}")
@@ -69,7 +87,7 @@ class PipelineCell(Cell):
         self.dp = world // stages
         # GPipe with one rank per stage is one compiled step; 1F1B, and GPipe with data-parallel
         # stages, run on the host micro-batch by micro-batch (pipeline_host).
-        self.host_driven = self.scheduler == "1f1b" or self.dp > 1
+        self.host_driven = self.scheduler == "1f1b" or self.dp > 1 or self.interleave
         self.rank, self.stage, self.dp_index = rank, rank // self.dp, rank % self.dp
         # Tensor parallel inside the stages: when the backbone's ops carry shard strategies, a
         # stage's N / S ranks run its programs under the sharding pass (device_num N / S, their
@@ -135,6 +153,11 @@ class PipelineCell(Cell):
         actions (mycel.nn.wrap.pipeline_host). Returns (loss, {id(Parameter): gradient}) for this
         stage's weights."""
         from mycel.nn.wrap.pipeline_host import HostPipeline
+        if self._runner is None and self.interleave:
+            from mycel.nn.wrap.pipeline_interleave import InterleavedPipeline
+            chunks = [[c for c in self._mine if getattr(c, "pipeline_segment", 0) == g] for g in range(self.chunks)]
+            object.__setattr__(self, "_runner", InterleavedPipeline(chunks, self._loss_fn, self.stage, self.stages,
+                                                                    self.micro_size))
         if self._runner is None:
             object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
                                                              self.stage_parameters(), self.stage, self.stages,
