@@ -59,6 +59,11 @@ def test_sliced_weights_train_like_one_process(reference, n, tmp_path):
     assert sorted(got["model_sliced"]) == ["w1", "w2"]
     for k in w:
         np.testing.assert_allclose(got[f"model_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"Model.train {k}")
+    # A subclass with its own construct: not planned, sliced after its first step (two compiles).
+    assert int(got["own_compiles"]) == 2
+    assert sorted(got["own_sliced"]) == ["w1", "w2"]
+    for k in w:
+        np.testing.assert_allclose(got[f"own_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"own construct {k}")
 
 
 @requires_mpi
