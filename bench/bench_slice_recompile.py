@@ -1,12 +1,14 @@
-"""What slice_parameters=True costs: weights are sliced after the first step (the sharding pass
-picks their layouts while compiling it), so the training step compiles twice. Run under mpirun:
+"""What slice_parameters costs (on by default under SEMI_AUTO/AUTO_PARALLEL): before the first
+compile the sharding pass plans the network's forward without building it, the weights it splits
+are stored as slices, and the step compiles once, against the slices. Run under mpirun:
 
     scripts/mpirun -n 2 .venv/bin/python bench/bench_slice_recompile.py [layers] [width]
 
 A Megatron-style MLP of `layers` MatMuls alternately split by columns and by rows over the ranks
 (semi-auto, graph mode, Momentum). Prints, for slice_parameters False and True, the wall time of
-each of the first steps (step 1 includes the first compile) and the steady step time (median of
-the last ones): the difference at step 2 is the recompile."""
+the plan (True only: TrainOneStepCell.plan_slices, called explicitly so it is timed apart), of
+each of the first steps (step 1 includes the compile), the steady step time (median of the last
+ones) and how many graphs were compiled during the run (1: no recompile)."""
 import sys
 import time
 
@@ -14,7 +16,7 @@ import numpy as np
 
 import mycel
 import mycel.communication as comm
-from mycel import Parameter, Tensor, nn, ops
+from mycel import Parameter, Tensor, _mycel, nn, ops
 from mycel.parallel import ParallelMode
 
 LAYERS = int(sys.argv[1]) if len(sys.argv) > 1 else 12
@@ -56,12 +58,17 @@ def run(sliced, n):
     x = Tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32))
     y = Tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32))
     times = []
+    compiles = _mycel.graph.compile_count()
+    ops.Barrier()()
+    t = time.perf_counter()
+    step.plan_slices(x, y)  # a no-op without slice_parameters
+    plan = time.perf_counter() - t
     for _ in range(STEPS):
         ops.Barrier()()
         t = time.perf_counter()
         step(x, y).asnumpy()
         times.append(time.perf_counter() - t)
-    return times
+    return plan, times, _mycel.graph.compile_count() - compiles
 
 
 def main():
@@ -71,9 +78,10 @@ def main():
     rows = [(s, run(s, n)) for s in (False, True, False, True)]  # the second pair with warm caches
     if comm.get_rank() == 0:
         print(f"{n} ranks, {LAYERS} MatMuls {WIDTH}x{WIDTH}, batch {BATCH}")
-        for s, t in rows:
-            print(f"slice_parameters={s!s:5}  step1 {t[0] * 1e3:8.1f} ms  step2 {t[1] * 1e3:8.1f} ms  "
-                  f"step3 {t[2] * 1e3:7.1f} ms  steady {np.median(t[4:]) * 1e3:7.2f} ms")
+        for s, (plan, t, compiles) in rows:
+            print(f"slice_parameters={s!s:5}  plan {plan * 1e3:6.1f} ms  step1 {t[0] * 1e3:8.1f} ms  "
+                  f"step2 {t[1] * 1e3:7.1f} ms  step3 {t[2] * 1e3:7.1f} ms  steady {np.median(t[4:]) * 1e3:7.2f} ms  "
+                  f"compiles {compiles}")
 
 
 main()

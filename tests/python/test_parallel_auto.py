@@ -127,7 +127,7 @@ def test_auto_parallel_context_checks(auto_mode):
             mycel.set_auto_parallel_context(**{key: 1})
     assert [mycel.get_auto_parallel_context(k) for k in ("slice_parameters", "full_batch",
                                                          "enable_parallel_optimizer", "topology")] == \
-        [False, True, False, None]
+        [True, True, False, None]
     mycel.set_auto_parallel_context(topology=TOPOLOGY)
     assert mycel.get_auto_parallel_context("topology")["intra_node"]["bandwidth_gbps"] == 1
     mycel.reset_auto_parallel_context()

@@ -3,15 +3,18 @@ four Dense layers cut into 2 and 4 stages, graph mode, GPipe (4 micro-batches) a
 2 stages x 2 data-parallel ranks (both schedules). The last stage's losses and every stage's final weights must
 equal one process on the whole batches (1e-5); each rank holds only its stage's weights and
 momentum (bytes against the closed form); 1F1B's stage s holds at most S - s micro-batches."""
+import json
+
 import numpy as np
 import pytest
 
 import mycel
 from mycel import Tensor, nn
 from mycel.parallel import ParallelMode, load_distributed_checkpoint
-from mycel.parallel.pipeline_schedule import SCHEDULERS, simulate, stage_actions
+from mycel.parallel.pipeline_schedule import (SCHEDULERS, interleaved_actions, simulate, simulate_lists,
+                                              stage_actions)
 from mpi_helpers import requires_mpi, run_mpi
-from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, stage_of
+from mpi_workers.pipeline_common import BATCH, SIZES, STEPS, data, make_net, make_tp_net, stage_of
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +56,7 @@ def check_run(tmp_path, reference, n, stages, momentum_shards=1):
             assert not got["losses"].any()  # only the last stage takes the loss
         assert int(got["held_bytes"]) == stage_bytes(stage, stages, momentum_shards), f"rank {r}"  # its stage's
         for k, v in got.items():
-            if k not in ("losses", "peaks", "held_bytes"):
+            if k not in ("losses", "peaks", "held_bytes", "peak_bytes"):
                 np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
                 seen.add(k)
     assert seen == set(w)  # every weight trained on its stage
@@ -74,16 +77,25 @@ def test_pipeline_matches_one_process(reference, n, tmp_path):
 
 
 @requires_mpi
-@pytest.mark.parametrize("n", [2, 4], ids=["2stages", "4stages"])
-def test_1f1b_matches_one_process(reference, n, tmp_path):
+@pytest.mark.parametrize("n,recompute", [(2, False), (4, False), (2, True)],
+                         ids=["2stages", "4stages", "2stages-recompute"])
+def test_1f1b_matches_one_process(reference, n, recompute, tmp_path):
     """1F1B with 8 micro-batches: the same steps as one process, and stage s held at most
-    S - s micro-batches at once (GPipe holds all 8)."""
+    S - s micro-batches at once (GPipe holds all 8): their residuals (the split gradient,
+    the default) or their inputs (stage_recompute=True)."""
     micro = 8
-    rc, log = run_mpi(n, "pipeline_train.py", tmp_path, "1f1b", micro, timeout=120)
+    args = ("1f1b", micro) + ((n, "recompute") if recompute else ())
+    rc, log = run_mpi(n, "pipeline_train.py", tmp_path, *args, timeout=120)
     assert rc == 0, log
     runs = check_run(tmp_path, reference, n, n)
     peaks = [list(got["peaks"]) for got in runs]
     assert peaks == [[n - s] * STEPS for s in range(n)], peaks
+    # Bytes held at the peak by the first stage: n micro-batches of what each keeps, its input
+    # (2 rows x 8 float32 features) under the recompute, its residuals (the same every time) else.
+    got = list(runs[0]["peak_bytes"])
+    assert len(set(got)) == 1 and got[0] % n == 0, got
+    if recompute:
+        assert got[0] == n * 4 * (16 // micro) * 8, got
     assert max(max(p) for p in peaks) <= n < micro
     assert simulate("gpipe", n, micro) == [micro] * n
 
@@ -138,16 +150,108 @@ def test_1f1b_without_the_reordering_deadlocks(monkeypatch):
     assert ps.simulate("1f1b", 2, 4) == [2, 1]
 
 
+@requires_mpi
+def test_interleaved_1f1b_matches_one_process(reference, tmp_path):
+    """pipeline_interleave: 4 virtual stages on 2 ranks (2 chunks each), 4 micro-batches. The
+    last virtual stage's rank reports the one-process losses, every rank's layers end with the
+    one-process weights (1e-5), each rank holds only its two layers and their momentum, and the
+    chunks held peak as the schedule's simulation says."""
+    rc, log = run_mpi(2, "pipeline_interleave.py", tmp_path, timeout=120)
+    assert rc == 0, log
+    losses, w = reference
+    sim = simulate_lists(interleaved_actions(2, 2, 4))
+    seen = set()
+    for r in range(2):
+        got = dict(np.load(tmp_path / f"inter_rank{r}.npz"))
+        if r == 1:
+            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6)
+        else:
+            assert not got["losses"].any()
+        assert list(got["peaks"]) == [sim[r]] * STEPS, (r, list(got["peaks"]), sim)
+        count = sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(4) if i % 2 == r)
+        assert int(got["held_bytes"]) == 8 * count  # its layers' float32 weights and momentum
+        for k, v in got.items():
+            if k not in ("losses", "peaks", "held_bytes"):
+                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
+                seen.add(k)
+    assert seen == set(w)
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("chunks", [1, 2, 3])
+def test_interleaved_schedules_never_deadlock(stages, chunks):
+    """Every rank's interleaved list, run with rendezvous sends: no deadlock, sends meet the
+    receives of the same micro-batch, each (chunk, micro-batch) is run forward and backward once,
+    and a rank holds at most its warm-up plus one."""
+    for micro in (stages, 2 * stages, 3 * stages):
+        lists = interleaved_actions(stages, chunks, micro)
+        peaks = simulate_lists(lists)
+        for r, acts in enumerate(lists):
+            for kind in ("fwd", "bwd"):
+                assert sorted((c, i) for k, c, i, _ in acts if k == kind) == \
+                    [(c, i) for c in range(chunks) for i in range(micro)]
+            warm = min((stages - r - 1) * 2 + (chunks - 1) * stages, micro * chunks)
+            assert peaks[r] <= warm + 1
+    with pytest.raises(ValueError, match="multiple of pipeline_stages"):
+        interleaved_actions(2, 2, 3)
+
+
+@pytest.fixture(scope="module")
+def tp_reference():
+    """make_tp_net trained in one process (its strategies unused there)."""
+    mycel.reset_auto_parallel_context()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        net = make_tp_net(2)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
+                                   nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+        x, y = data()
+        losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
+                  for s in range(STEPS)]
+        return np.array(losses), {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+@requires_mpi
+@pytest.mark.parametrize("scheduler", ["gpipe", "1f1b"])
+def test_tensor_parallel_stages(tp_reference, scheduler, tmp_path):
+    """4 ranks = 2 stages x 2 tensor-parallel ranks: each stage's MatMuls split by columns then
+    by rows over its two ranks (the pass ran with device_num 2 on the stage's world ranks). Both
+    last-stage ranks report the one-process losses; every rank's stage weights equal one
+    process's (1e-5)."""
+    rc, log = run_mpi(4, "pipeline_tp.py", tmp_path, scheduler, timeout=120)
+    assert rc == 0, log
+    losses, w = tp_reference
+    seen = set()
+    for r in range(4):
+        got = dict(np.load(tmp_path / f"tp_rank{r}.npz"))
+        if r >= 2:
+            np.testing.assert_allclose(got["losses"], losses, rtol=1e-5, atol=1e-6, err_msg=f"rank {r}")
+        # The stage's pass split its matmuls over 2 ranks, as the strategies say.
+        applied = [tuple(a) for a in json.loads(str(got["applied"]))]
+        assert ("matmul", "((1, 1), (1, 2))") in applied and ("matmul", "((1, 2), (2, 1))") in applied, applied
+        for k, v in got.items():
+            if k not in ("losses", "applied"):
+                np.testing.assert_allclose(v, w[k], rtol=1e-5, atol=1e-6, err_msg=f"rank {r} {k}")
+                seen.add(k)
+    assert seen == set(w)
+
+
 def test_pipeline_config_checks():
     try:
         with pytest.raises(ValueError, match="pipeline_scheduler'\\] must be one of"):
             mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "zb"})
         with pytest.raises(ValueError, match="pipeline_config must be a dict"):
             mycel.set_auto_parallel_context(pipeline_config={"scheduler": "1f1b"})
-        with pytest.raises(NotImplementedError, match="pipeline_interleave"):
-            mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": True})
+        with pytest.raises(TypeError, match="pipeline_interleave'\\] must be a bool"):
+            mycel.set_auto_parallel_context(pipeline_config={"pipeline_interleave": 1})
+        with pytest.raises(TypeError, match="stage_recompute'\\] must be a bool"):
+            mycel.set_auto_parallel_context(pipeline_config={"stage_recompute": 1})
         mycel.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "1f1b"})
         assert mycel.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"] == "1f1b"
+        assert mycel.get_auto_parallel_context("pipeline_config")["stage_recompute"] is False
     finally:
         mycel.reset_auto_parallel_context()
 
@@ -234,6 +338,60 @@ def test_1f1b_recompute_repeats_the_forward(mode):
         dy = g * mask_of(out, bn, dropped)
         np.testing.assert_allclose(grads[0].asnumpy(), dy.T @ h.asnumpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(grads[1].asnumpy(), dy.sum(0), rtol=1e-4, atol=1e-5)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_1f1b_split_keeps_the_residuals():
+    """Without stage_recompute (graph mode) a stage's gradient is cut at its sensitivity: the
+    forward program runs once per micro-batch (one Dropout draw, BatchNorm's statistics moved
+    once) and returns the stage's output with the residuals; the backward program takes them
+    and the output's gradient. Its gradients equal the closed form with the forward's mask, and
+    the stage's input itself is not among what is kept unless the backward reads it."""
+    from mycel.common.seed import get_rng_state
+    from mycel.nn.wrap.pipeline_host import HostPipeline
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        mycel.set_seed(3)
+        dense, bn = nn.Dense(6, 32), nn.BatchNorm1d(32)
+        cells = (dense, nn.Dropout(p=0.5), bn)
+        nn.SequentialCell(list(cells)).set_train(True)
+        runner = HostPipeline("1f1b", cells, None, [dense.weight, dense.bias, bn.gamma, bn.beta], 0, 2, 0, 1, 2)
+        assert runner.split is not None
+        rng = np.random.RandomState(0)
+        h = Tensor(rng.standard_normal((8, 6)).astype(np.float32))
+        dout = Tensor(rng.standard_normal((8, 32)).astype(np.float32))
+        before = bn.moving_mean.asnumpy().copy()
+        sp = runner._split_for(h)
+        out, res = sp.forward(h)
+        assert len(res) == sp.num_residuals > 0
+        moved = bn.moving_mean.asnumpy().copy()
+        assert not np.allclose(moved, before)  # the forward moved the statistics
+        drawn = get_rng_state()
+        grads = sp.backward(res, dout)
+        assert get_rng_state() == drawn  # the backward draws nothing
+        np.testing.assert_array_equal(bn.moving_mean.asnumpy(), moved)  # and assigns nothing
+        dropped = dense_output(dense, h)
+        np.testing.assert_allclose(moved, 0.9 * before + 0.1 * (dropped * mask_of(out, bn, dropped)).mean(0),
+                                   rtol=1e-5, atol=1e-6)
+        z = dropped * mask_of(out, bn, dropped)
+        dy = bn_input_grad(z, bn.gamma.asnumpy(), dout.asnumpy()) * mask_of(out, bn, dropped)
+        np.testing.assert_allclose(grads[0].asnumpy(), dy.T @ h.asnumpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(grads[1].asnumpy(), dy.sum(0), rtol=1e-4, atol=1e-5)
+        # The same program pair serves every micro-batch of that shape.
+        assert runner._split_for(Tensor(np.zeros((8, 6), np.float32))) is sp
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_split_at_sens_refuses_what_it_cannot_cut():
+    from mycel import _mycel
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        dense = nn.Dense(3, 2)
+        g = _mycel.graph.grad(dense, [0], False, None, False, False, True)  # no value returned
+        with pytest.raises(TypeError, match="return_value=True and sens_param=True"):
+            g.split_at_sens(Tensor(np.ones((4, 3), np.float32)))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
 

@@ -1,8 +1,9 @@
-"""Weights stored as slices (set_auto_parallel_context(slice_parameters=True), issue 13) under
-real mpirun: after the first step each rank keeps only its slice of every weight the sharding
-pass splits (and of its Momentum state); gradients of a slice are reduced over the ranks holding
-it. Checked: each rank's parameter bytes equal the closed form (whole bytes / number of slices),
-the losses equal one process, and the checkpoints the ranks write (their slices) merge into the
+"""Weights stored as slices (slice_parameters, on by default, issue 13) under real mpirun:
+before the step first compiles, the sharding pass plans the network's forward and each rank
+keeps only its slice of every weight the pass splits (and of its Momentum state); gradients of
+a slice are reduced over the ranks holding it. Checked: each rank's parameter bytes equal the
+closed form (whole bytes / number of slices), the step compiles once (no recompile after
+slicing), the losses equal one process, and the checkpoints the ranks write (their slices) merge into the
 one-process final weights (load_distributed_checkpoint with parameter_layouts). With
 enable_parallel_optimizer the weights the pass leaves whole are stored as dim-0 blocks too."""
 import numpy as np
@@ -44,12 +45,25 @@ def test_sliced_weights_train_like_one_process(reference, n, tmp_path):
         losses, w = reference[(n, name)]
         np.testing.assert_allclose(got[f"{name}_losses"], losses, rtol=1e-5, atol=1e-6, err_msg=name)
         assert losses[-1] < losses[0], name
+        # Sliced before the first compile: the step compiled once, for all STEPS steps.
+        assert int(got[f"{name}_compiles"]) == 1, name
         assert sorted(got[f"{name}_sliced"]) == sorted(k for k, (_, c) in cuts.items() if c > 1), name
         # Per rank: each weight and its momentum, float32, cut into c slices.
         want = sum(2 * 4 * int(np.prod(shape)) // c for shape, c in cuts.values())
         assert list(got[f"{name}_bytes"]) == [want] * n, (name, want)
         for k in w:
             np.testing.assert_allclose(got[f"{name}_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"{name} {k}")
+    # Model.train: sliced before its loop's first compile, the same steps as the "columns" case.
+    _, w = reference[(n, "columns")]
+    assert int(got["model_compiles"]) == 1
+    assert sorted(got["model_sliced"]) == ["w1", "w2"]
+    for k in w:
+        np.testing.assert_allclose(got[f"model_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"Model.train {k}")
+    # A subclass with its own construct: not planned, sliced after its first step (two compiles).
+    assert int(got["own_compiles"]) == 2
+    assert sorted(got["own_sliced"]) == ["w1", "w2"]
+    for k in w:
+        np.testing.assert_allclose(got[f"own_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"own construct {k}")
 
 
 @requires_mpi
@@ -62,6 +76,7 @@ def test_sliced_weights_with_parallel_optimizer(reference, tmp_path):
     got = dict(np.load(tmp_path / "sliced_optshard.npz"))
     losses, w = reference[(2, "reduction")]
     np.testing.assert_allclose(got["reduction_losses"], losses, rtol=1e-5, atol=1e-6)
+    assert int(got["reduction_compiles"]) == 1 and int(got["optonly_compiles"]) == 1
     _, _, _, cuts = cases(2)["reduction"]
     assert sorted(got["reduction_sliced"]) == ["w1", "w2"]
     want = sum(2 * 4 * int(np.prod(shape)) // 2 for shape, _ in cuts.values())

@@ -25,9 +25,10 @@ def _defaults():
     return {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False, "device_num": 1,
             "global_rank": 0, "gradient_fp32_sync": True, "parameter_broadcast": False,
             "comm_fusion": {"allreduce": {"mode": "size", "config": _DEFAULT_BUCKET_MB}},
-            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": False, "full_batch": True,
+            "search_mode": "dynamic_programming", "topology": None, "slice_parameters": True, "full_batch": True,
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
-            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"},
+            "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe",
+                                "stage_recompute": False},
             "comm_overlap": True}
 
 
@@ -48,14 +49,14 @@ def _check_comm_fusion(value):
 
 def _check_pipeline_config(value):
     from mycel.parallel.pipeline_schedule import SCHEDULERS
-    known = {"pipeline_interleave", "pipeline_scheduler"}
+    known = {"pipeline_interleave", "pipeline_scheduler", "stage_recompute"}
     if not isinstance(value, dict) or set(value) - known:
         raise ValueError(f"set_auto_parallel_context: pipeline_config must be a dict with keys among "
                          f"{sorted(known)}, got {value!r}")
-    out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", **value}
-    if out["pipeline_interleave"] is not False:
-        raise NotImplementedError("set_auto_parallel_context: pipeline_config['pipeline_interleave'] (virtual "
-                                  "stages) is not implemented; leave it False")
+    out = {"pipeline_interleave": False, "pipeline_scheduler": "gpipe", "stage_recompute": False, **value}
+    for key in ("pipeline_interleave", "stage_recompute"):
+        if not isinstance(out[key], bool):
+            raise TypeError(f"set_auto_parallel_context: pipeline_config['{key}'] must be a bool, got {out[key]!r}")
     if out["pipeline_scheduler"] not in SCHEDULERS:
         raise ValueError(f"set_auto_parallel_context: pipeline_config['pipeline_scheduler'] must be one of "
                          f"{SCHEDULERS}, got {out['pipeline_scheduler']!r}")
@@ -69,14 +70,17 @@ def set_auto_parallel_context(**kwargs):
     "dynamic_programming", "recursive_programming", "sharding_propagation") and, a Mycel
     extension, topology (the cluster AUTO_PARALLEL's cost model prices: a dict or a JSON file,
     see mycel.parallel.search.load_topology; None: DEFAULT_TOPOLOGY) and slice_parameters (bool,
-    a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL, TrainOneStepCell stores each
-    weight the pass splits as this rank's slice after the first step, see mycel.parallel.sliced),
+    default True, a Mycel extension: under SEMI_AUTO_PARALLEL / AUTO_PARALLEL in GRAPH_MODE,
+    TrainOneStepCell stores each weight the pass splits as this rank's slice before its first
+    compile, as MindSpore does; False keeps whole weights on every rank, see mycel.parallel.sliced),
     full_batch (SEMI_AUTO_PARALLEL / AUTO_PARALLEL: True, every rank is fed the whole global batch;
     False, each rank its block of it, and datasets shard themselves as in data parallel) and
     enable_parallel_optimizer (bool: each rank updates a 1/N block of each parameter and its
     optimizer state, mycel.parallel.optimizer_shard), pipeline_stages (int: with nn.PipelineCell,
     the number of stages; the processes divide into stages of device_num / pipeline_stages
-    data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b"}) and
+    data-parallel ranks each), pipeline_config ({"pipeline_scheduler": "gpipe" | "1f1b", "stage_recompute": bool: under
+    1f1b, a stage's backward recomputes its forward instead of keeping the residuals,
+    "pipeline_interleave": bool: virtual stages, cells with a pipeline_segment, 1f1b only}) and
     comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
     while the backward still runs, see docs/parallel.md)."""
     for key, value in kwargs.items():

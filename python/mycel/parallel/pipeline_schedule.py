@@ -20,7 +20,7 @@ receive activation i; so every stage receives its next activation before it send
 of the micro-batch it just finished. `simulate` runs the lists with rendezvous semantics and
 raises on a deadlock or a mismatched pair (tests run it for many stage and micro-batch counts)."""
 
-__all__ = ["SCHEDULERS", "stage_actions", "simulate"]
+__all__ = ["SCHEDULERS", "stage_actions", "simulate", "interleaved_actions", "simulate_lists"]
 
 SCHEDULERS = ("gpipe", "1f1b")
 
@@ -90,4 +90,124 @@ def simulate(scheduler, stages, micro):
         if not moved:
             waiting = {s: acts[s][pos[s]] for s in range(stages) if pos[s] < len(acts[s])}
             raise RuntimeError(f"{scheduler}: deadlock with {stages} stages, {micro} micro-batches; waiting: {waiting}")
+    return peak
+
+
+# ---------------------------------------------------------------------------------------------
+# Interleaved 1F1B (pipeline_interleave: virtual stages). Rank r of S holds v model chunks; chunk
+# c on rank r is virtual stage c * S + r of V = S * v, so a micro-batch goes around the ranks v
+# times. Each rank runs Megatron-LM's interleaved order of computations: forwards of groups of
+# S micro-batches chunk by chunk, (S - r - 1) * 2 + (v - 1) * S warm-up forwards, then one
+# forward and one backward, then the remaining backwards (backwards take the chunks in reverse).
+#
+# Sends and receives here name their peer rank, since the neighbour of a virtual stage may be the
+# rank itself (S = 1) or wrap around (rank S - 1, chunk c -> rank 0, chunk c + 1). The lists are
+# made deadlock-free by construction: one global sequence of events is built in which each send
+# is immediately followed by its receive, and each rank's list is that sequence's events on it.
+# Executing the lists with rendezvous sends then follows the global sequence.
+
+
+def interleaved_compute_order(rank, stages, chunks, micro):
+    """Rank's computations in Megatron's interleaved order: [("fwd" | "bwd", chunk, micro)]."""
+    if micro % stages:
+        raise ValueError(f"pipeline_interleave: micro_size ({micro}) must be a multiple of pipeline_stages "
+                         f"({stages})")
+    total = micro * chunks
+
+    def unit(k, backward):
+        group, within = divmod(k, stages * chunks)
+        c = within // stages
+        return (chunks - 1 - c) if backward else c, group * stages + within % stages
+
+    warm = min((stages - rank - 1) * 2 + (chunks - 1) * stages, total)
+    order = [("fwd",) + unit(k, False) for k in range(warm)]
+    for k in range(total - warm):
+        order += [("fwd",) + unit(warm + k, False), ("bwd",) + unit(k, True)]
+    order += [("bwd",) + unit(k, True) for k in range(total - warm, total)]
+    return order
+
+
+def interleaved_actions(stages, chunks, micro):
+    """Every rank's action list for interleaved 1F1B: tuples (kind, chunk, micro, peer) with
+    kind among fwd, bwd (peer None), send_fwd, recv_fwd, send_bwd, recv_bwd (peer: the other
+    rank). Virtual stage 0 receives nothing and the last (chunk v - 1 on rank S - 1) sends
+    nothing forward; its forward takes the loss and its gradient at once."""
+    V = stages * chunks
+    orders = [interleaved_compute_order(r, stages, chunks, micro) for r in range(stages)]
+    pos = [0] * stages
+    done = set()  # ("fwd" | "bwd", virtual stage, micro) computed
+    lists = [[] for _ in range(stages)]
+
+    def rank_of(k):
+        return k % stages
+
+    while any(pos[r] < len(orders[r]) for r in range(stages)):
+        moved = False
+        for r in range(stages):
+            if pos[r] >= len(orders[r]):
+                continue
+            kind, c, i = orders[r][pos[r]]
+            k = c * stages + r
+            if kind == "fwd":
+                need = None if k == 0 else ("fwd", k - 1, i)
+            else:
+                need = ("fwd", k, i) if k == V - 1 else ("bwd", k + 1, i)
+            if need is not None and need not in done:
+                continue
+            if kind == "fwd" and k > 0:  # the activation, handed over now
+                src = rank_of(k - 1)
+                lists[src].append(("send_fwd", (k - 1) // stages, i, r))
+                lists[r].append(("recv_fwd", c, i, src))
+            if kind == "bwd" and k < V - 1:  # the output's gradient
+                src = rank_of(k + 1)
+                lists[src].append(("send_bwd", (k + 1) // stages, i, r))
+                lists[r].append(("recv_bwd", c, i, src))
+            lists[r].append((kind, c, i, None))
+            done.add((kind, k, i))
+            pos[r] += 1
+            moved = True
+        if not moved:  # cannot happen for Megatron's order; a guard against a wrong one
+            raise RuntimeError(f"interleaved schedule stuck: stages {stages}, chunks {chunks}, micro {micro}")
+    return lists
+
+
+_MATCH = {"send_fwd": "recv_fwd", "recv_fwd": "send_fwd", "send_bwd": "recv_bwd", "recv_bwd": "send_bwd"}
+
+
+def simulate_lists(lists):
+    """Runs action lists of the interleaved form with rendezvous sends and receives (a rank may
+    be its own peer: its send and receive then follow each other). Returns each rank's peak of
+    micro-batch chunks held between forward and backward; raises RuntimeError on a deadlock or a
+    mismatched pair."""
+    n = len(lists)
+    pos, held, peak = [0] * n, [0] * n, [0] * n
+    while any(pos[r] < len(lists[r]) for r in range(n)):
+        moved = False
+        for r in range(n):
+            while pos[r] < len(lists[r]):
+                kind, c, i, peer = lists[r][pos[r]]
+                if kind in ("fwd", "bwd"):
+                    held[r] += 1 if kind == "fwd" else -1
+                    peak[r] = max(peak[r], held[r])
+                    pos[r] += 1
+                    moved = True
+                    continue
+                if peer == r:  # to itself: the pair must be the next two actions
+                    nxt = lists[r][pos[r] + 1] if pos[r] + 1 < len(lists[r]) else None
+                    if nxt is None or nxt[0] != _MATCH[kind] or nxt[2] != i or nxt[3] != r:
+                        raise RuntimeError(f"rank {r}: {kind} to itself not followed by its match: {nxt}")
+                    pos[r] += 2
+                    moved = True
+                    continue
+                other = lists[peer][pos[peer]] if pos[peer] < len(lists[peer]) else None
+                if other is None or other[0] != _MATCH[kind] or other[3] != r:
+                    break
+                if other[2] != i:
+                    raise RuntimeError(f"rank {r} {kind} micro-batch {i} meets rank {peer} {other}")
+                pos[r] += 1
+                pos[peer] += 1
+                moved = True
+        if not moved:
+            waiting = {r: lists[r][pos[r]] for r in range(n) if pos[r] < len(lists[r])}
+            raise RuntimeError(f"deadlock; waiting: {waiting}")
     return peak

@@ -1,8 +1,8 @@
-"""Weights stored as slices (set_auto_parallel_context(slice_parameters=True)) under
-SEMI_AUTO_PARALLEL and AUTO_PARALLEL: after the first training step (compiled with whole
-weights, when the sharding pass decides each weight's layout), every weight the pass split is
-replaced on each rank by its slice, and so is the optimizer's state for it. Later steps compile
-against the slices: the pass reads them as split values, the optimizer updates slices, and the
+"""Weights stored as slices (set_auto_parallel_context(slice_parameters=True), the default)
+under SEMI_AUTO_PARALLEL and AUTO_PARALLEL in GRAPH_MODE: before the training step first
+compiles, the sharding pass runs on the network's forward without building it
+(TrainOneStepCell.plan_slices), and every weight it splits is replaced on each rank by its
+slice, and so is the optimizer's state for it. The step compiles against the slices: the pass reads them as split values, the optimizer updates slices, and the
 gradient of a slice is summed only over the ranks that hold the same slice (its mirror group).
 
 Gradient scaling: every rank differentiates the sum of the N ranks' (equal) losses, so the loss's
@@ -14,7 +14,7 @@ from mycel import _mycel, ops
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell, CellList
 
-__all__ = ["slice_parameters", "parameter_layouts", "MirrorGradReducer"]
+__all__ = ["slice_parameters", "parameter_layouts", "whole_values", "MirrorGradReducer"]
 
 
 def _offsets(layout, n):
@@ -62,6 +62,28 @@ def parameter_layouts(network):
     """{name: layout} of the network's Parameters stored as slices (for
     load_distributed_checkpoint / merge_sliced_parameter)."""
     return {p.name: p.layout for p in network.get_parameters() if getattr(p, "layout", None) is not None}
+
+
+def whole_values(params):
+    """{name: numpy array} of each Parameter's whole value: one stored as a slice (a `layout`)
+    is AllGathered from every rank and its slices put back at their offsets; the others are
+    copied. Collective when any Parameter is sliced: every rank calls it with the same list."""
+    out = {}
+    for p in params:
+        layout = getattr(p, "layout", None)
+        if layout is None:
+            out[p.name] = p.asnumpy().copy()
+            continue
+        full = (list(layout[0]), list(layout[1]), list(layout[2]), [])
+        n = int(np.prod(layout[0]))
+        part = p.asnumpy()
+        # AllGather concatenates along dim 0: rank r's flattened slice is row r.
+        rows = ops.AllGather()(Tensor(np.ascontiguousarray(part).reshape(1, -1), dtype=p.dtype)).asnumpy()
+        whole = np.empty(tuple(layout[2]), part.dtype)
+        for r, off in enumerate(_offsets(full, n)):
+            whole[tuple(slice(o, o + s) for o, s in zip(off, part.shape))] = rows[r].reshape(part.shape)
+        out[p.name] = whole
+    return out
 
 
 class MirrorGradReducer(Cell):

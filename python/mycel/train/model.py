@@ -149,6 +149,17 @@ class Model:
         return net._graph_program()
 
     @staticmethod
+    def _plan_slices(net, dataset):
+        """slice_parameters (SEMI_AUTO/AUTO_PARALLEL, graph mode): the weights the sharding pass
+        splits are stored as slices before the step first compiles; the run_sink loop never
+        calls the step from Python, so its plan is made here, for the dataset's row shapes."""
+        if not net.__dict__.get("_slice_pending"):
+            return
+        from mycel import ops
+        rows = [ops.zeros(tuple(shape), dt) for shape, dt in zip(dataset.output_shapes(), dataset.output_types())]
+        net.plan_slices(*rows)
+
+    @staticmethod
     def _endless(it):
         """Rows of `it` (num_epochs=-1) across its epoch ends."""
         while True:
@@ -181,6 +192,7 @@ class Model:
         net.set_train(True)
         if _insight_scope.ACTIVE:  # a graph-mode epoch may never call the Cell: name its scopes
             _insight_scope.tops[id(net)] = net
+        self._plan_slices(net, train_dataset)  # before the step is parsed: it reads the slices
         loop = self._step_loop(net)
         # Step hooks nobody implements are skipped; with none at all, a graph-mode epoch runs in
         # one C++ loop over the pipeline (CompiledGraph.run_sink): no Python per step.

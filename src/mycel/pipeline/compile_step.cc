@@ -2,6 +2,7 @@
 // semi-auto parallel,) expand inner gradients, (differentiate and again), lower. Each optimize call
 // dumps to its own folder when MYCEL_DUMP_IR is set, so the dumps of one step do not overwrite each
 // other.
+#include <atomic>
 #include <cstdlib>
 
 #include "mycel/analysis/analysis.h"
@@ -12,6 +13,8 @@
 namespace mycel::pipeline {
 
 namespace {
+
+std::atomic<int64_t> g_compiles{0};
 
 // Optimizer options for one stage: the dump folder gets the graph's and the stage's name.
 opt::OptOptions stage(const Options& o, const ir::FuncGraph& g, const char* name) {
@@ -60,6 +63,7 @@ Options Options::from_env() {
 
 Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
                   const ad::GradSpec* grad, const Options& o) {
+  ++g_compiles;
   Step s;  // built fully before a cache holds it, so a failed compile leaves nothing behind
   s.module = std::make_unique<ir::Module>();
   ir::Module& m = *s.module;
@@ -111,6 +115,7 @@ Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr
       }
     }
   }
+  ++g_compiles;
   Step s;
   s.module = std::make_unique<ir::Module>();
   ir::Module& m = *s.module;
@@ -133,6 +138,21 @@ Step compile_transformed(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr
   s.program = backend::compile(*s.graph, o.backend);
   return s;
 }
+
+void plan_sharding(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                   const Options& o) {
+  const parallel::SemiAutoConfig& cfg = parallel::semi_auto_config();
+  if (!cfg.enabled) return;
+  // The same stages compile_step runs on a gradient's forward before the pass, so the pass sees
+  // the graph it will see inside the step; the module (and the rewritten graph) is dropped.
+  ir::Module m;
+  ir::FuncGraph* f = analysis::specialize(m, entry, inputs);
+  opt::bind_constant_inputs(f, /*drop=*/false);
+  opt::optimize(f, stage(o, *f, "plan"));
+  parallel::shard_graph(f, cfg, /*root_is_forward=*/true);
+}
+
+int64_t compile_count() { return g_compiles.load(); }
 
 Step* StepCache::find(const std::string& key) {
   auto it = map_.find(key);

@@ -46,6 +46,37 @@ struct Step {
 Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
                   const ad::GradSpec* grad, const Options& options);
 
+/// The sharding pass's decisions for `entry` as a differentiated forward, without building
+/// anything: entry is specialized for `inputs` in a throwaway module, optimized and given to the
+/// semi-auto pass (the search under AUTO_PARALLEL), which records the layout it wants for each
+/// weight it splits (parallel::take_planned_weights). Lets slice_parameters store the weights as
+/// slices before the first compile, so the step compiles once. A no-op when the pass is off.
+void plan_sharding(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inputs,
+                   const Options& options);
+
+/// How many times compile_step and compile_transformed ran in this process (every graph-mode
+/// function, Cell and PyNative gradient program; plan_sharding is not counted).
+int64_t compile_count();
+
+/// A gradient step cut at its sensitivity input (1F1B without recomputation): `forward` takes
+/// the step's inputs less the sensitivity and returns (value, residuals...), the forward values
+/// the backward reads (tensors); `backward` takes (residuals..., sensitivity) and returns the
+/// gradients. Weights are read in place by both; effects (assignments, random draws) that do
+/// not depend on the sensitivity run in the forward, once.
+struct SplitStep {
+  std::unique_ptr<ir::Module> module;
+  ir::FuncGraph* forward = nullptr;
+  ir::FuncGraph* backward = nullptr;
+  std::unique_ptr<backend::Program> forward_program, backward_program;
+  size_t num_residuals = 0;
+  ir::AbstractPtr value, grads;  ///< how the value and the gradients nest
+};
+
+/// Splits `step` (compiled by compile_step with a GradSpec of return_value and sens_param, so
+/// its graph returns (value, gradients) and its last input is the sensitivity) into the two
+/// programs. A straight-line graph only (no calls of other graphs); errors say why not.
+SplitStep split_at_sens(const Step& step, const Options& options);
+
 /// One function transform of a chain: a gradient or a vmap level.
 struct Transform {
   enum class Kind { kGrad, kVmap } kind = Kind::kGrad;

@@ -208,10 +208,15 @@ struct Pass {
     RedistPlan p = plan_redistribution(from, to, cfg.rank, dt);
     for (const RedistStep& s : p.steps) {
       std::map<std::string, AttrValue> a = s.attrs;
-      if (!s.group.empty()) a["group"] = group_for(s.group);
+      if (!s.group.empty()) a["group"] = group_for(world_ranks(s.group));
       x = emit(g, s.op, a, {x}, like);
     }
     return x;
+  }
+  // The pass's ranks (0 .. device_num - 1) as world ranks, for the groups it creates.
+  std::vector<int64_t> world_ranks(std::vector<int64_t> ranks) const {
+    for (int64_t& r : ranks) r += cfg.rank_base;
+    return ranks;
   }
   // A whole weight the pass splits: the first layout asked of it is where its slice would live.
   void plan_weight(const NodePtr& w, const TensorLayout& want) {
@@ -243,8 +248,8 @@ struct Pass {
   NodePtr apply_comms(NodePtr x, const shard::ShardPlan& p, int output, const NodePtr& like) {
     for (const shard::Comm& c : p.comms) {
       if (c.output != output) continue;
-      std::vector<int64_t> ranks = p.device.group(cfg.rank, c.axes);
-      const std::string group = group_for(ranks);
+      const std::vector<int64_t> ranks = p.device.group(cfg.rank, c.axes);
+      const std::string group = group_for(world_ranks(ranks));
       const bool mean = c.reduce_op == "mean";
       x = emit(g, c.op, {{"reduce_op", mean ? std::string("sum") : c.reduce_op}, {"group", group}},
                {x}, like);

@@ -22,6 +22,9 @@ struct SemiAutoConfig {
   bool enabled = false;
   int64_t device_num = 1;
   int64_t rank = 0;
+  /// The world rank of the pass's rank 0: the pass splits over world ranks rank_base ..
+  /// rank_base + device_num - 1 (a pipeline stage's tensor-parallel ranks; 0: the world).
+  int64_t rank_base = 0;
   bool search = false;  ///< AUTO_PARALLEL: differentiated forwards get searched strategies
   std::string search_mode =
       "dynamic_programming";  ///< or recursive_programming, sharding_propagation

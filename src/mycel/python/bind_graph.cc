@@ -173,8 +173,11 @@ ir::AbstractPtr abstract_of_spec(nb::handle h) {
 
 /// One function, method or Cell in graph mode: parsed once, then specialized, optimized and
 /// compiled to a Program once per input signature (the compile cache); calls run the Program.
+class SplitGrad;
+
 class CompiledGraph {
  public:
+  friend class SplitGrad;
   explicit CompiledGraph(nb::handle obj) : parsed_(parse_or_raise(obj)) {}
 
   /// The gradient of obj per `spec`; `weights` (Parameters) are matched to the graph's weight
@@ -342,6 +345,13 @@ class CompiledGraph {
   }
   /// The specialized, optimized graph for these arguments (what the strategy search reads).
   const ir::FuncGraph& graph_for(nb::args args) { return *compiled(signature(args)).graph; }
+  /// The sharding pass's decisions for these arguments, nothing built (pipeline::plan_sharding).
+  void plan_sharding(nb::args args) {
+    pipeline::plan_sharding(parsed_.entry, signature(args), options_);
+  }
+  /// The gradient step for these arguments (the sensitivity last) cut at its sensitivity input
+  /// (pipeline::split_at_sens).
+  SplitGrad* split_at_sens(nb::args args);
   size_t num_programs() const { return programs_.size(); }
   const pipeline::StepCache& cache() const { return programs_; }
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
@@ -365,8 +375,8 @@ class CompiledGraph {
     std::string key = analysis::signature_key(abs);
     // A program compiled under other parallel settings splits differently (or not at all).
     if (const parallel::SemiAutoConfig& pc = parallel::semi_auto_config(); pc.enabled) {
-      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) +
-             (pc.full_batch ? "" : ":split");
+      key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) + "+" +
+             std::to_string(pc.rank_base) + (pc.full_batch ? "" : ":split");
       if (pc.search)  // the search's answer depends on its mode, cluster and memory limit
         key +=
             ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);
@@ -443,6 +453,63 @@ class CompiledGraph {
   pipeline::StepCache programs_{options_.max_programs};
 };
 
+/// A gradient cut in two (pipeline::SplitStep): forward(*inputs) -> (value, [residuals]),
+/// backward(residuals, sens) -> the gradients.
+class SplitGrad {
+ public:
+  explicit SplitGrad(pipeline::SplitStep s) : s_(std::move(s)) {}
+
+  nb::tuple forward(nb::args args) {
+    std::vector<Tensor> inputs;
+    for (nb::handle h : args) CompiledGraph::flatten_input(h, inputs);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;
+      outs = s_.forward_program->run(inputs);
+    }
+    size_t k = 0;
+    nb::object value = CompiledGraph::structured(outs, k, s_.value);
+    nb::list residuals;
+    for (; k < outs.size(); ++k) residuals.append(nb::cast(std::move(outs[k])));
+    return nb::make_tuple(value, residuals);
+  }
+
+  nb::object backward(nb::list residuals, nb::handle sens) {
+    if (residuals.size() != s_.num_residuals)
+      MYCEL_THROW(TypeError, "[split_at_sens] backward takes ", s_.num_residuals,
+                  " residuals, got ", residuals.size());
+    std::vector<Tensor> inputs;
+    for (nb::handle h : residuals) inputs.push_back(to_tensor(h));
+    CompiledGraph::flatten_input(sens, inputs);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;
+      outs = s_.backward_program->run(inputs);
+    }
+    size_t k = 0;
+    return CompiledGraph::structured(outs, k, s_.grads);
+  }
+
+  size_t num_residuals() const { return s_.num_residuals; }
+  std::string ir() const { return ir::print(*s_.forward) + "\n" + ir::print(*s_.backward); }
+
+ private:
+  pipeline::SplitStep s_;
+};
+
+SplitGrad* CompiledGraph::split_at_sens(nb::args args) {
+  if (!grad_ || !grad_->sens_param || !grad_->return_value)
+    MYCEL_THROW(TypeError,
+                "split_at_sens: needs a gradient compiled with return_value=True and "
+                "sens_param=True");
+  // args are the function's inputs; the sensitivity is shaped as its value, which the caller
+  // does not know before the forward has run: specialized here (in a module thrown away).
+  std::vector<ir::AbstractPtr> abs = signature(args);
+  ir::Module scratch;
+  abs.push_back(analysis::specialize(scratch, parsed_.entry, abs)->output()->abstract());
+  return new SplitGrad(pipeline::split_at_sens(compiled(abs), options_));
+}
+
 }  // namespace
 
 void init_graph(nb::module_& m) {
@@ -503,6 +570,12 @@ void init_graph(nb::module_& m) {
            "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
            "returns (last outputs, steps run).")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
+      .def("split_at_sens", &CompiledGraph::split_at_sens,
+           "A gradient (return_value, sens_param) for these arguments cut at its sensitivity: a "
+           "SplitGrad whose forward keeps the residuals its backward reads.")
+      .def("plan_sharding", &CompiledGraph::plan_sharding,
+           "Runs the sharding pass on the forward for these arguments without compiling: the "
+           "layouts it wants for the weights it splits are kept (_mycel.autopar.take_planned).")
       .def("graph_data", &CompiledGraph::graph_data,
            "The specialized, optimized graph for these arguments as Python data (for export).")
       .def_prop_ro("num_programs", &CompiledGraph::num_programs)
@@ -540,6 +613,17 @@ void init_graph(nb::module_& m) {
           "program_text",
           [](CompiledGraph& c, nb::args args) { return c.program_for(args).dump(); },
           "The compiled Program's instruction listing for these arguments (after fusion).");
+  nb::class_<SplitGrad>(g, "SplitGrad", "A gradient cut at its sensitivity input.")
+      .def("forward", &SplitGrad::forward,
+           "The inputs less the sensitivity -> (value, [residual tensors]).")
+      .def("backward", &SplitGrad::backward, nb::arg("residuals"), nb::arg("sens"),
+           "(the forward's residuals, the sensitivity) -> the gradients.")
+      .def_prop_ro("num_residuals", &SplitGrad::num_residuals)
+      .def("ir", &SplitGrad::ir, "The forward and backward graphs' IR.");
+  g.def(
+      "compile_count", [] { return pipeline::compile_count(); },
+      "How many graphs this process compiled (every graph-mode signature and PyNative gradient "
+      "program built; cache hits and sharding plans are not counted).");
   g.def(
       "compile", [](nb::handle obj) { return new CompiledGraph(obj); }, nb::arg("obj"),
       "Parses a function, bound method or Cell for graph mode (compiled per signature on call).");

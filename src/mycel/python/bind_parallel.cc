@@ -56,10 +56,10 @@ void init_parallel(nb::module_& m) {
   a.def(
       "set_semi_auto",
       [](bool on, int64_t device_num, int64_t rank, bool search, const std::string& search_mode,
-         const std::string& topology, double memory_limit, bool full_batch) {
+         const std::string& topology, double memory_limit, bool full_batch, int64_t rank_base) {
         P::SemiAutoConfig c;
         c.enabled = on, c.device_num = device_num, c.rank = rank, c.search = search,
-        c.search_mode = search_mode;
+        c.search_mode = search_mode, c.rank_base = rank_base;
         if (!topology.empty()) c.topology = P::search::parse_topology(topology);
         c.topology_text = topology;
         c.memory_limit = memory_limit;
@@ -68,10 +68,11 @@ void init_parallel(nb::module_& m) {
       },
       nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"), nb::arg("search") = false,
       nb::arg("search_mode") = "dynamic_programming", nb::arg("topology") = "",
-      nb::arg("memory_limit") = -1.0, nb::arg("full_batch") = true,
+      nb::arg("memory_limit") = -1.0, nb::arg("full_batch") = true, nb::arg("rank_base") = 0,
       "Turns the semi-auto pass on (every graph compiled from now on) or off; search: "
       "AUTO_PARALLEL "
-      "(search_mode, topology as JSON text, memory limit in bytes, < 0: the topology's).");
+      "(search_mode, topology as JSON text, memory limit in bytes, < 0: the topology's); "
+      "rank_base: the world rank of the pass's rank 0 (a pipeline stage's ranks).");
   a.def(
       "last_applied", [] { return P::last_applied(); },
       "(op, strategy) of each op the last run of the sharding pass split, in graph order.");
@@ -80,7 +81,7 @@ void init_parallel(nb::module_& m) {
       "The JSON report of the last strategy search AUTO_PARALLEL ran ('' if none).");
   a.def("semi_auto", [] {
     const P::SemiAutoConfig& c = P::semi_auto_config();
-    return std::make_tuple(c.enabled, c.device_num, c.rank);
+    return std::make_tuple(c.enabled, c.device_num, c.rank, c.rank_base);
   });
   using LayoutTuple =
       std::tuple<std::vector<int64_t>, std::vector<int>, std::vector<int64_t>, std::vector<int>>;

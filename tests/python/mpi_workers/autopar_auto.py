@@ -14,6 +14,7 @@ from mycel import _mycel
 from mycel import Tensor, ops
 from mycel.parallel import ParallelMode
 from mycel.parallel.search import last_search
+from mycel.parallel.sliced import whole_values
 from mpi_workers.autopar_auto_common import TOPOLOGY, cases
 from mpi_workers.autopar_common import BATCH, STEPS, grads, make_step  # noqa: F401
 
@@ -35,8 +36,8 @@ for name, (make, (x, y)) in cases(N, search_mode).items():
     else:
         results[f"{name}_strategies"] = np.array(json.dumps(_mycel.autopar.last_applied()))
     results[f"{name}_losses"] = np.array(losses)
-    for p in net.trainable_params():
-        results[f"{name}_w_{p.name}"] = p.asnumpy()
+    for k, v in whole_values(net.trainable_params()).items():  # split weights are stored as slices
+        results[f"{name}_w_{k}"] = v
     net = make()
     for p, g in zip(net.trainable_params(), grads(net, x[:BATCH], y[:BATCH])):
         results[f"{name}_g_{p.name}"] = ops.AllReduce()(Tensor(g)).asnumpy() / N
@@ -56,7 +57,7 @@ if search_mode == "sharding_propagation":
             assert np.array_equal(bx.asnumpy(), x[batch_split_reference_rows(R, N)]), "not this rank's rows"
         losses.append(float(step(bx, by).asnumpy()))
     results["split_losses"] = np.array(losses)
-    for p in net.trainable_params():
-        results[f"split_w_{p.name}"] = p.asnumpy()
+    for k, v in whole_values(net.trainable_params()).items():
+        results[f"split_w_{k}"] = v
 if R == 0:
     np.savez(f"{out_dir}/auto.npz", **results)

@@ -5,6 +5,7 @@ wide classifier split data x model (hybrid). Fixed weights and global batches; S
 import numpy as np
 
 from mycel import Parameter, ParameterTuple, Tensor, nn, ops
+from mycel.parallel.sliced import whole_values
 
 STEPS, BATCH, FEATURES, HIDDEN, CLASSES = 4, 16, 8, 16, 8
 WIDE = 32  # the hybrid net's classifier width
@@ -96,7 +97,8 @@ def train(net, kind):
     step = make_step(net)
     losses = [float(step(Tensor(x[s * BATCH:(s + 1) * BATCH]), Tensor(y[s * BATCH:(s + 1) * BATCH])).asnumpy())
               for s in range(STEPS)]
-    return np.array(losses), {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    # Weights the pass split are stored as slices (slice_parameters, the default): gathered.
+    return np.array(losses), whole_values(net.trainable_params())
 
 
 def cases(n):

@@ -9,9 +9,13 @@ from mpi_workers.autopar_common import FEATURES, HIDDEN, CLASSES, MLP, data
 
 
 
-def make_step(net):
+def make_loss_opt(net):
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+    return loss, nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+
+
+def make_step(net):
+    loss, opt = make_loss_opt(net)
     return nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
 
 

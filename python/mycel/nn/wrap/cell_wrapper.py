@@ -12,6 +12,11 @@ from mycel.nn.cell import Cell
 from mycel.parallel import context as _pctx
 
 
+def _graph_mode():
+    from mycel import context
+    return context.get_context("mode") == context.GRAPH_MODE
+
+
 def _check_cell(who, arg, value):
     if not isinstance(value, Cell):
         raise TypeError(f"{who}: '{arg}' must be a Cell, got {type(value).__name__}")
@@ -102,6 +107,10 @@ class TrainOneStepCell(Cell):
             object.__setattr__(self, "_pipeline_shards", None)
             if isinstance(self.network, PipelineCell):
                 self.network.release_other_stages(self.optimizer)
+                if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.tp:
+                    raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with tensor-parallel "
+                                              "pipeline stages (shard strategies inside the stages) is not "
+                                              "implemented")
                 if _pctx.get_auto_parallel_context("enable_parallel_optimizer") and self.network.dp > 1:
                     # Sharded over each stage's data-parallel ranks (one rank per stage: nothing to shard).
                     object.__setattr__(self, "_pipeline_shards", self.network.shard_optimizer(self.optimizer))
@@ -110,8 +119,8 @@ class TrainOneStepCell(Cell):
             # (equal) losses, so the mean over all ranks of the weights' gradients is the gradient.
             from mycel.nn.wrap.grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(self.weights, True, _pctx._device_num())
-            if _pctx.get_auto_parallel_context("slice_parameters"):
-                _mycel.autopar.take_planned()  # layouts planned before this step are not its own
+            if _pctx.get_auto_parallel_context("slice_parameters") and _graph_mode():
+                # Sliced at the first call, before the step compiles (plan_slices).
                 object.__setattr__(self, "_slice_pending", True)
             self._shard_optimizer(1.0 / _pctx._device_num())
         elif self.reducer_flag and not _pctx._is_semi_auto():
@@ -128,7 +137,7 @@ class TrainOneStepCell(Cell):
         """enable_parallel_optimizer: this rank updates a block of each parameter (mycel.parallel.
         optimizer_shard). In GRAPH_MODE the weights themselves are stored as blocks and gathered
         inside the compiled step (with slice_parameters, those the sharding pass left whole,
-        after the first step); in PYNATIVE_MODE the gradients are ReduceScattered to the blocks
+        once the plan has sliced the others); in PYNATIVE_MODE (where nothing is sliced) the gradients are ReduceScattered to the blocks
         and the blocks gathered eagerly after each step."""
         object.__setattr__(self, "_optimizer_shards", None)
         if not _pctx.get_auto_parallel_context("enable_parallel_optimizer") or _pctx._device_num() == 1:
@@ -140,9 +149,6 @@ class TrainOneStepCell(Cell):
             if not self.__dict__.get("_slice_pending"):
                 self._shard_weights()
             return
-        if _pctx.get_auto_parallel_context("slice_parameters"):
-            raise NotImplementedError("TrainOneStepCell: enable_parallel_optimizer with slice_parameters=True needs "
-                                      "GRAPH_MODE (the weights' gathers run inside the compiled step)")
         plan = optimizer_shard.shard_optimizer(self.optimizer, _mycel.comm.world_rank(), _pctx._device_num())
         object.__setattr__(self, "_optimizer_shards", plan)
         self.grad_reducer = optimizer_shard.ShardedGradReducer(plan, scale)
@@ -164,9 +170,11 @@ class TrainOneStepCell(Cell):
             self.network.prepare(inputs[0])
             if self.network.host_driven:
                 return self._pipeline_step(*inputs)
-        out = super().__call__(*inputs, **kwargs)
         if self.__dict__.get("_slice_pending"):
-            self._slice_weights()
+            self.plan_slices(*inputs)
+        out = super().__call__(*inputs, **kwargs)
+        if self.__dict__.get("_slice_check"):
+            self._check_slices()
         if self.__dict__.get("_optimizer_shards") is not None:  # the updated blocks, gathered
             from mycel.parallel.optimizer_shard import gather_parameters
             gather_parameters(self._optimizer_shards)
@@ -197,15 +205,46 @@ class TrainOneStepCell(Cell):
             gather_parameters(plan, self.network.group)
         return loss
 
+    def plan_slices(self, *inputs):
+        """slice_parameters (on by default under SEMI_AUTO/AUTO_PARALLEL in GRAPH_MODE): before
+        the step first compiles, the sharding pass runs on the network's forward for these
+        inputs (the step's inputs; tensors or Tensor(shape=..., dtype=...) placeholders) without
+        building it, and every weight it splits is stored as this rank's slice with its
+        optimizer state, so the step compiles once, against the slices. Called by the first
+        step (and by Model.train); a later call does nothing."""
+        if not self.__dict__.get("_slice_pending"):
+            return
+        object.__setattr__(self, "_slice_pending", False)
+        if not _graph_mode():
+            return  # the pass runs on compiled graphs only: PyNative keeps whole weights
+        if type(self).construct not in _planned_constructs():
+            # A construct of its own may call the network otherwise: its first step runs with
+            # whole weights and they are sliced after it (one more compile).
+            _mycel.autopar.take_planned()  # layouts planned before this step are not its own
+            object.__setattr__(self, "_slice_check", True)
+            return
+        _mycel.autopar.take_planned()
+        self.network._graph_program().graph.plan_sharding(*inputs)
+        self._slice_weights()
+        object.__setattr__(self, "_slice_check", True)
+
+    def _check_slices(self):
+        """After the first compiled step: a weight the step's pass split but the plan left
+        whole (a plan that differed from the step's) is sliced now, and the step compiles
+        again; with a plan that matched, there is none."""
+        object.__setattr__(self, "_slice_check", False)
+        self._slice_weights()
+
     def _slice_weights(self):
-        """slice_parameters=True: after the first step (compiled with whole weights, when the
-        sharding pass chose each weight's layout), store the split weights and their optimizer
-        state as this rank's slices, reduce their gradients over their mirror groups, and
-        compile again (mycel.parallel.sliced)."""
+        """Stores the weights the sharding pass split (since the last take_planned) and their
+        optimizer state as this rank's slices, reduces their gradients over their mirror groups,
+        and drops the compiled graphs (mycel.parallel.sliced)."""
         from mycel.parallel import sliced
         rank = _mycel.comm.world_rank()
-        object.__setattr__(self, "_slice_pending", False)
-        sliced.slice_parameters(self.weights, self.optimizer, rank)
+        if not sliced.slice_parameters(self.weights, self.optimizer, rank) and \
+                self.__dict__.get("_sliced_once"):
+            return  # nothing new: the compiled step stays
+        object.__setattr__(self, "_sliced_once", True)
         from mycel.parallel.optimizer_shard import reduce_norms
         reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
@@ -225,3 +264,10 @@ class TrainOneStepCell(Cell):
             grads = self.grad_reducer(grads)
         loss = ops.depend(loss, self.optimizer(grads))
         return loss
+
+
+def _planned_constructs():
+    """The steps whose construct calls network(*inputs) with the step's own inputs, so a plan of
+    the network's forward for them is the plan of the step's gradient."""
+    from mycel.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
+    return (TrainOneStepCell.construct, TrainOneStepWithLossScaleCell.construct)

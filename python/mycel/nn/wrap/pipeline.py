@@ -21,7 +21,10 @@ Two schedules (set_auto_parallel_context(pipeline_config={"pipeline_scheduler": 
   which passes the shapes along the stages.
 - "1f1b": the host runs each stage's schedule micro-batch by micro-batch (pipeline_host), so a
   stage holds at most S - s micro-batches. With data-parallel stages GPipe's order runs the
-  same way; the dp ranks of a stage split each micro-batch and sum their gradients.
+  same way; the dp ranks of a stage split each micro-batch and sum their gradients. When the
+  backbone's ops carry shard strategies, a stage's ranks are tensor parallel instead: each runs
+  whole micro-batches through programs the sharding pass split over the stage's ranks, and their
+  gradients are averaged.
 
 Either way the steps equal one process's on the whole batch."""
 import numpy as np
@@ -56,17 +59,41 @@ class PipelineCell(Cell):
                              f"({world}): each stage runs on processes / stages data-parallel ranks")
         cells = backbone.cell_list
         stage_of = [getattr(c, "pipeline_stage", 0) for c in cells]
-        if any(not 0 <= s < stages for s in stage_of) or stage_of != sorted(stage_of) or \
+        config = _pctx.get_auto_parallel_context("pipeline_config")
+        self.interleave = config["pipeline_interleave"] and stages > 1
+        self.chunks = 1
+        if self.interleave:  # virtual stages: segment c of rank r is c * stages + r
+            segment = [getattr(c, "pipeline_segment", 0) for c in cells]
+            self.chunks = max(segment) + 1
+            virtual = [g * stages + s for g, s in zip(segment, stage_of)]
+            if any(not 0 <= s < stages for s in stage_of) or min(segment) < 0 or virtual != sorted(virtual) or \
+                    sorted(set(virtual)) != list(range(stages * self.chunks)):
+                raise ValueError(f"PipelineCell: with pipeline_interleave the backbone's cells must have "
+                                 f"pipeline_stage 0 .. {stages - 1} and pipeline_segment 0 .. v - 1, the virtual "
+                                 f"stages segment x {stages} + stage each used, never decreasing; got stages "
+                                 f"{stage_of}, segments {segment}")
+            if config["pipeline_scheduler"] != "1f1b":
+                raise ValueError("PipelineCell: pipeline_interleave needs pipeline_scheduler '1f1b'")
+            if world != stages:
+                raise NotImplementedError(f"PipelineCell: pipeline_interleave runs one rank per stage "
+                                          f"(pipeline_stages {stages}, {world} processes)")
+        elif any(not 0 <= s < stages for s in stage_of) or stage_of != sorted(stage_of) or \
                 sorted(set(stage_of)) != list(range(stages)):
             raise ValueError(f"PipelineCell: the backbone's cells must have pipeline_stage 0 .. {stages - 1}, "
                              f"each used, never decreasing; got {stage_of}")
         self.scheduler = _pctx.get_auto_parallel_context("pipeline_config")["pipeline_scheduler"]
+        self.recompute = _pctx.get_auto_parallel_context("pipeline_config")["stage_recompute"]
         rank = _mycel.comm.world_rank() if _mycel.comm.initialized() else 0
         self.dp = world // stages
         # GPipe with one rank per stage is one compiled step; 1F1B, and GPipe with data-parallel
         # stages, run on the host micro-batch by micro-batch (pipeline_host).
-        self.host_driven = self.scheduler == "1f1b" or self.dp > 1
+        self.host_driven = self.scheduler == "1f1b" or self.dp > 1 or self.interleave
         self.rank, self.stage, self.dp_index = rank, rank // self.dp, rank % self.dp
+        # Tensor parallel inside the stages: when the backbone's ops carry shard strategies, a
+        # stage's N / S ranks run its programs under the sharding pass (device_num N / S, their
+        # groups on the stage's world ranks), each on whole micro-batches, instead of splitting
+        # the micro-batches (data parallel; a strategy that splits the batch dim still does).
+        self.tp = self.dp > 1 and _has_strategies(cells)
         self.stages, self.micro_size = stages, micro_size
         self.network = network
         # A plain tuple, not a child Cell: registering the cells again would rename their weights.
@@ -79,7 +106,7 @@ class PipelineCell(Cell):
         self.group = None  # the stage's data-parallel ranks (created by all of them, together)
         if self.dp > 1:
             from mycel.communication import create_group
-            self.group = f"pipeline_stage{self.stage}_dp"
+            self.group = f"pipeline_stage{self.stage}_{'tp' if self.tp else 'dp'}"
             create_group(self.group, [self.stage * self.dp + d for d in range(self.dp)])
         object.__setattr__(self, "_prepared", False)
 
@@ -126,11 +153,16 @@ class PipelineCell(Cell):
         actions (mycel.nn.wrap.pipeline_host). Returns (loss, {id(Parameter): gradient}) for this
         stage's weights."""
         from mycel.nn.wrap.pipeline_host import HostPipeline
+        if self._runner is None and self.interleave:
+            from mycel.nn.wrap.pipeline_interleave import InterleavedPipeline
+            chunks = [[c for c in self._mine if getattr(c, "pipeline_segment", 0) == g] for g in range(self.chunks)]
+            object.__setattr__(self, "_runner", InterleavedPipeline(chunks, self._loss_fn, self.stage, self.stages,
+                                                                    self.micro_size))
         if self._runner is None:
             object.__setattr__(self, "_runner", HostPipeline(self.scheduler, self._mine, self._loss_fn,
                                                              self.stage_parameters(), self.stage, self.stages,
                                                              self.dp_index, self.dp, self.micro_size, self.group,
-                                                             self.scattered))
+                                                             self.scattered, self.recompute, self.tp))
         return self._runner.step(x, label, sens)
 
     @property
@@ -148,9 +180,10 @@ class PipelineCell(Cell):
         travel along the stages (pipeline_host's header): stage s receives its input's shape,
         runs its own cells eagerly on zeros of that shape (in eval mode, so no statistics move)
         and sends its output's shape on. Called by TrainOneStepCell before the first step."""
-        if x.shape[0] % (self.micro_size * self.dp):
+        dp = 1 if self.tp else self.dp
+        if x.shape[0] % (self.micro_size * dp):
             raise ValueError(f"PipelineCell: the batch ({x.shape[0]}) must divide into micro_size "
-                             f"({self.micro_size}) x data-parallel ({self.dp}) equal parts")
+                             f"({self.micro_size}) x data-parallel ({dp}) equal parts")
         if self.host_driven or self.__dict__.get("_prepared") or self.stages == 1:
             return
         object.__setattr__(self, "_prepared", True)
@@ -188,6 +221,15 @@ class PipelineCell(Cell):
         for x_i, y_i, step in zip(xs, ys, self._steps):
             total = total + step(x_i, y_i)
         return total / self.micro_size
+
+
+def _has_strategies(cells):
+    """Whether any op of the cells (or of their sub-cells) has a Primitive.shard strategy."""
+    for c in cells:
+        for _, cell in c.cells_and_names():
+            if any(getattr(v, "_in_strategy", None) is not None for v in vars(cell).values()):
+                return True
+    return False
 
 
 def _np_dtype(dtype):

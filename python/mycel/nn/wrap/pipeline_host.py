@@ -5,15 +5,19 @@ Each rank walks its stage's list of actions (mycel.parallel.pipeline_schedule): 
 activation, run the stage's cells on one micro-batch, send the result on, receive the result's
 gradient, differentiate the stage, send the input's gradient back. The forward and the gradient
 of the stage are two compiled programs in GRAPH_MODE (eager in PYNATIVE_MODE), called once per
-micro-batch. Between a micro-batch's forward and its backward the stage keeps only that
-micro-batch's input: its backward recomputes the stage's forward from it (full activation
-recomputation, as Megatron-LM's option), so a stage holds at most S - s stage inputs instead of
-GPipe's micro_size sets of activations, at the price of one more forward per micro-batch (the
-last stage, whose backward follows its forward at once, runs forward and backward in one
-program). The recompute repeats the forward exactly and leaves no trace: it starts from the
-random-generator state the micro-batch's forward started from (Dropout draws the same masks),
-and the stage's buffers (BatchNorm's moving statistics) are put back afterwards, so they move
-once per micro-batch as in the forward. The weights' gradients are summed over micro-batches on
+micro-batch. Between a micro-batch's forward and its backward the stage keeps, in GRAPH_MODE,
+the forward's residuals: the stage's gradient program is cut at its sensitivity input
+(CompiledGraph.split_at_sens) into a forward program returning the output and the values the
+backward reads, and a backward program taking them with the output's gradient, so nothing is
+recomputed. With pipeline_config stage_recompute=True (and in PYNATIVE_MODE) it keeps only the
+micro-batch's input and its backward recomputes the stage's forward from it (full activation
+recomputation, as Megatron-LM's option), one more forward per micro-batch (the last stage, whose
+backward follows its forward at once, runs forward and backward in one program). The recompute
+repeats the forward exactly and leaves no trace: it starts from the random-generator state the
+micro-batch's forward started from (Dropout draws the same masks), and the stage's buffers
+(BatchNorm's moving statistics) are put back afterwards, so they move once per micro-batch as in
+the forward. Either way a stage holds at most S - s micro-batches instead of GPipe's
+micro_size sets of activations. The weights' gradients are summed over micro-batches on
 the stage, then over the stage's data-parallel group, and the optimizer runs once per step.
 
 Shapes travel with the data: in the first step of each global batch shape, a stage sends the
@@ -56,6 +60,14 @@ class _LastStage(_Stage):
         return self._loss(h, label)
 
 
+_ITEMSIZE = {_dt.float64: 8, _dt.int64: 8, _dt.float32: 4, _dt.int32: 4, _dt.float16: 2, _dt.bfloat16: 2,
+             _dt.int16: 2}
+
+
+def _nbytes(t):
+    return int(np.prod(t.shape)) * _ITEMSIZE.get(t.dtype, 1)
+
+
 def _header(t):
     shape = tuple(t.shape)
     if len(shape) > _MAX_DIMS:
@@ -75,9 +87,12 @@ class HostPipeline:
     index."""
 
     def __init__(self, scheduler, mine, loss_fn, weights, stage, stages, dp_index, dp, micro, group=None,
-                 scattered=frozenset()):
+                 scattered=frozenset(), recompute=False, tp=False):
         self.stage, self.stages, self.dp_index, self.dp, self.micro = stage, stages, dp_index, dp, micro
         self.first, self.last = stage == 0, stage == stages - 1
+        # Tensor-parallel stage: the dp ranks of the stage share each whole micro-batch, their
+        # programs split by the sharding pass over them (see _stage_pass).
+        self.tp = tp
         self.prev, self.next = (stage - 1) * dp + dp_index, (stage + 1) * dp + dp_index
         self.weights = tuple(weights)
         self.actions = stage_actions(scheduler, stage, stages, micro)
@@ -91,16 +106,30 @@ class HostPipeline:
             # gradient program, whose values it returns: the forward's random draws match the
             # recompute's only if the forward takes the same path (with gradients it discards).
             self.forward_pynative = _GradFunction(self.net, position, self.weights, False, return_value=True)
+        # GRAPH_MODE without stage_recompute: the stage's gradient cut at its sensitivity
+        # (CompiledGraph.split_at_sens), one pair of programs per input shape; None: recompute.
+        self.split = None
+        if not self.last and not recompute and context.get_context("mode") == context.GRAPH_MODE:
+            positions = [] if position is None else [position]
+            self.split = _mycel.graph.grad(self.net, positions, False, self.weights, True, False, True)
+            self.splits = {}
         # What the recompute must not move twice: the stage's buffers (not trained, but assigned).
         self.buffers = [p for c in mine for p in c.get_parameters() if not p.requires_grad]
         self.shapes = {}  # global batch shape -> (received shape, dtype)
-        self.peak_held = 0  # the most micro-batch inputs held at once in a step (the last step's)
+        self.peak_held = 0  # the most micro-batches held at once in a step (the last step's)
+        self.peak_held_bytes = 0  # the most bytes held for them (inputs or residuals) at once
         self.group = group  # the stage's data-parallel ranks (None: dp == 1)
         self.scattered = scattered  # ids of weights whose gradients are ReduceScattered (parallel optimizer)
 
     def _micro_batches(self, t):
-        """This rank's rows of each micro-batch: micro-batch i's block dp_index of dp."""
+        """This rank's rows of each micro-batch: micro-batch i's block dp_index of dp (the whole
+        micro-batch on a tensor-parallel stage)."""
         n = t.shape[0]
+        if self.tp:
+            if n % self.micro:
+                raise ValueError(f"PipelineCell: the batch ({n}) must divide into micro_size ({self.micro}) equal "
+                                 "parts")
+            return [t[i * (n // self.micro):(i + 1) * (n // self.micro)] for i in range(self.micro)]
         if n % (self.micro * self.dp):
             raise ValueError(f"PipelineCell: the batch ({n}) must divide into micro_size ({self.micro}) x "
                              f"data-parallel ({self.dp}) equal parts")
@@ -122,10 +151,45 @@ class HostPipeline:
         key = tuple(x.shape)
         xs = self._micro_batches(x) if self.first else None
         ys = self._micro_batches(label) if self.last else None
-        scale = sens / (self.micro * self.dp)  # d(mean of micro-batch means over dp) / d(one of them)
+        # d(mean of micro-batch means over dp) / d(one of them); tensor parallel: every rank's
+        # loss is the whole micro-batch's (the gradients are averaged over the stage instead).
+        scale = sens / (self.micro * (1 if self.tp else self.dp))
+        self.peak_held = self.peak_held_bytes = 0
+        with self._stage_pass():
+            acc, losses = self._run_actions(key, xs, ys, scale)
+        grads = self._reduce(acc)
+        if not self.last:
+            return Tensor(np.array(0.0, np.float32)), grads
+        loss = losses[0]
+        for l in losses[1:]:
+            loss = loss + l
+        loss = loss / self.micro
+        if self.group is not None:
+            loss = ops.AllReduce(group=self.group)(loss) / self.dp
+        return loss, grads
+
+    def _stage_pass(self):
+        """A tensor-parallel stage's programs compile and run under the sharding pass over the
+        stage's ranks (device_num = its dp ranks, rank = dp_index, groups from world rank
+        stage x dp); the process's own settings come back afterwards."""
+        import contextlib
+        if not self.tp:
+            return contextlib.nullcontext()
+
+        @contextlib.contextmanager
+        def scope():
+            from mycel.parallel import context as pctx
+            _mycel.autopar.set_semi_auto(True, self.dp, self.dp_index, rank_base=self.stage * self.dp)
+            try:
+                yield
+            finally:
+                pctx._sync_semi_auto()
+        return scope()
+
+    def _run_actions(self, key, xs, ys, scale):
         inputs, outputs, out_grads, in_grads, rng = {}, {}, {}, {}, {}
         acc, losses, held = None, [], 0
-        self.peak_held = 0
+        saved, held_bytes = {}, 0  # split: micro-batch -> the forward's residuals
         for kind, i in self.actions:
             if kind == "recv_fwd":
                 if key not in self.shapes:  # the first step of this batch shape: the header first
@@ -142,11 +206,19 @@ class HostPipeline:
                     acc = self._accumulate(acc, grads, i)
                     if not self.first:
                         in_grads[i] = grads[0]
+                elif self.split is not None:  # the residuals are kept, the input is not
+                    sp = self._split_for(h)
+                    outputs[i], res = sp.forward(h)
+                    saved[i] = (sp, res)
+                    inputs.pop(i, None)
+                    held_bytes += sum(_nbytes(r) for r in res)
                 else:
                     rng[i] = _seed.get_rng_state()
                     outputs[i] = self._forward(h)
                     if self.first:
                         inputs[i] = h
+                    held_bytes += _nbytes(h)
+                self.peak_held_bytes = max(self.peak_held_bytes, held_bytes)
             elif kind == "send_fwd":
                 if i == 0 and ("sent", key) not in self.shapes:
                     self._send(_header(outputs[i]), _HEADER_TAG, self.next)
@@ -159,23 +231,33 @@ class HostPipeline:
                 out_grads[i] = self._recv(2 * i + 1, shape, dtype, self.next)
             elif kind == "bwd":
                 held -= 1
-                if not self.last:
+                if self.split is not None:
+                    sp, res = saved.pop(i)
+                    held_bytes -= sum(_nbytes(r) for r in res)
+                    grads = sp.backward(res, out_grads.pop(i))
+                    acc = self._accumulate(acc, grads, i)
+                    if not self.first:
+                        in_grads[i] = grads[0]
+                elif not self.last:
+                    held_bytes -= _nbytes(inputs[i])
                     grads = self._recompute_grad(inputs.pop(i), out_grads.pop(i), rng.pop(i))
                     acc = self._accumulate(acc, grads, i)
                     if not self.first:
                         in_grads[i] = grads[0]
             else:  # send_bwd
-                self._send(in_grads.pop(i), 2 * i + 1, self.prev)
-        grads = self._reduce(acc)
-        if not self.last:
-            return Tensor(np.array(0.0, np.float32)), grads
-        loss = losses[0]
-        for l in losses[1:]:
-            loss = loss + l
-        loss = loss / self.micro
-        if self.group is not None:
-            loss = ops.AllReduce(group=self.group)(loss) / self.dp
-        return loss, grads
+                g = in_grads.pop(i)
+                if self.tp:  # every rank's copy of the input gets part of its gradient: the mean
+                    g = ops.AllReduce(group=self.group)(g) / self.dp
+                self._send(g, 2 * i + 1, self.prev)
+        return acc, losses
+
+    def _split_for(self, h):
+        """The split gradient for inputs shaped as h (compiled on first use of the shape)."""
+        key = (tuple(h.shape), h.dtype)
+        sp = self.splits.get(key)
+        if sp is None:
+            sp = self.splits[key] = self.split.split_at_sens(h)
+        return sp
 
     def _forward(self, h):
         if context.get_context("mode") == context.PYNATIVE_MODE:
@@ -206,6 +288,8 @@ class HostPipeline:
         ReduceScatter (this rank's dim-0 block) for each weight the parallel optimizer shards."""
         if self.group is None or not acc:
             return {id(w): g for w, g in zip(self.weights, acc or ())}
+        if self.tp:  # each rank differentiated the sum of the stage's equal copies: the mean
+            return {id(w): ops.AllReduce(group=self.group)(g) / self.dp for w, g in zip(self.weights, acc)}
         out = {id(w): ops.ReduceScatter(op="sum", group=self.group)(g)
                for w, g in zip(self.weights, acc) if id(w) in self.scattered}
         rest = [(w, g) for w, g in zip(self.weights, acc) if id(w) not in self.scattered]
