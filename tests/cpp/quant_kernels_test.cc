@@ -66,8 +66,10 @@ TEST(QuantKernels, ConvMatchesReference) {
         const QuantSpec q = spec(g.oc, cs.xzp, relu, rng);
         Tensor y = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out),
                r = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out);
-        qconv2d(x, w, &b, y, g, q);
-        EXPECT_EQ(last_int8_path().rfind("onednn:", 0), 0u) << last_int8_path();
+        Int8Path path;
+        qconv2d(x, w, &b, y, g, q, false, &path);
+        EXPECT_EQ(path.kind, Int8Path::Kind::kOneDnn) << path.name();
+        EXPECT_EQ(path.name().rfind("onednn:", 0), 0u) << path.name();
         qconv2d_ref(x, w, &b, r, g, q);
         expect_close(y, r);
       }
@@ -83,7 +85,9 @@ TEST(QuantKernels, DenseMatchesReference) {
     for (int32_t xzp : {0, 17}) {
       const QuantSpec q = spec(n, xzp, true, rng);
       Tensor y = Tensor::empty({m, n}, DType::float32), r = Tensor::empty({m, n}, DType::float32);
-      qdense(x, w, nullptr, y, m, k, n, q);
+      Int8Path path;
+      qdense(x, w, nullptr, y, m, k, n, q, false, &path);
+      EXPECT_EQ(path.kind, m <= 4 ? Int8Path::Kind::kRows : Int8Path::Kind::kOneDnn) << path.name();
       qdense_ref(x, w, nullptr, r, m, k, n, q);
       expect_close(y, r);
     }
@@ -103,8 +107,10 @@ TEST(QuantKernels, EightBitWeightsStayExactWithoutVnni) {
   QuantSpec q;
   q.w_scale = {1.0f};
   Tensor y = Tensor::empty({1, 1, 1, 1}, DType::float32);
-  qconv2d(x, w, nullptr, y, g, q);
+  Int8Path path;
+  qconv2d(x, w, nullptr, y, g, q, true, &path);
   EXPECT_EQ(y.data<float>()[0], 64770.0f);
+  EXPECT_EQ(path.kind, cpu_has_vnni() ? Int8Path::Kind::kOneDnn : Int8Path::Kind::kReference);
 }
 
 }  // namespace

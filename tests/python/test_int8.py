@@ -64,7 +64,8 @@ def test_qconv2d_matches_integer_reference(case, bits):
             if u8:
                 kw.update(out_dtype=mycel.uint8, y_scale=0.05, y_zero_point=3)
             got = ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy()
-            path = lite.int8_path()
+            direct, path = lite.run_int8("qconv2d", [Tensor(x), Tensor(w), Tensor(b)], kw)
+            np.testing.assert_array_equal(direct.asnumpy(), got)  # the registry kernel's path
             want = _epilogue(yf, relu, u8, 0.05, 3)
             if u8:
                 assert got.dtype == np.uint8
@@ -92,10 +93,11 @@ def test_qdense_matches_integer_reference(bits):
         acc = (x.astype(np.int64) - xz) @ w.astype(np.int64).T
         yf = acc * (0.03 * ws.astype(np.float64)) + b
         for relu in (False, True):
-            got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), x_scale=0.03, x_zero_point=xz,
-                             w_scale=tuple(float(s) for s in ws), relu=relu).asnumpy()
+            kw = dict(x_scale=0.03, x_zero_point=xz, w_scale=tuple(float(s) for s in ws), relu=relu)
+            got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy()
             np.testing.assert_allclose(got, _epilogue(yf, relu, False, 1, 0), rtol=1e-5, atol=1e-4)
-            path = lite.int8_path()
+            direct, path = lite.run_int8("qdense", [Tensor(x), Tensor(w), Tensor(b)], kw)
+            np.testing.assert_array_equal(direct.asnumpy(), got)
             assert path == "rows" if rows <= 4 else (path.startswith("onednn:") or bits == 8), path
             got = ops.qdense(Tensor(x), Tensor(w), None, x_scale=0.03, x_zero_point=xz, relu=relu,
                              w_scale=tuple(float(s) for s in ws), out_dtype=mycel.uint8, y_scale=0.1,

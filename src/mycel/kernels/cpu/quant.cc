@@ -11,7 +11,6 @@
 #include <optional>
 
 #include "mycel/core/error.h"
-#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
 namespace mycel::cpu {
@@ -20,8 +19,6 @@ namespace {
 using dnnl::memory;
 using namespace dnnl_util;
 using tag = memory::format_tag;
-
-thread_local std::string t_last_path = "none";
 
 // round-to-nearest-even then saturate into Q; NaN goes to the zero point.
 template <class Q>
@@ -242,7 +239,19 @@ std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool
 
 }  // namespace
 
-const std::string& last_int8_path() { return t_last_path; }
+std::string Int8Path::name() const {
+  switch (kind) {
+    case Kind::kOneDnn:
+      return "onednn:" + impl;
+    case Kind::kRows:
+      return "rows";
+    case Kind::kReference:
+      return "reference";
+    case Kind::kNone:
+      break;
+  }
+  return "none";
+}
 
 // Branch-free form of saturate() so the loop vectorizes (roundps, blends): it sat at 5% of an
 // int8 ResNet-18 run as a scalar loop.
@@ -302,7 +311,6 @@ bool int8_weights_safe(const Tensor& w) {
 
 void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g, const QuantSpec& q) {
-  t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
@@ -335,7 +343,6 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
 
 void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
                 int64_t k, int64_t n, const QuantSpec& q) {
-  t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
@@ -350,19 +357,33 @@ void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
     }
 }
 
+namespace {
+// Records the path taken, when the caller asked for it.
+void report(Int8Path* path, Int8Path::Kind kind, const std::string& impl = {}) {
+  if (!path) return;
+  path->kind = kind;
+  path->impl = impl;
+}
+}  // namespace
+
 void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-             const QuantSpec& q) {
-  const bool constant = take_layout().const_weights;
+             const QuantSpec& q, bool constant, Int8Path* path) {
+  report(path, Int8Path::Kind::kNone);
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
-  if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant))
+  if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant)) {
+    report(path, Int8Path::Kind::kReference);
     return qconv2d_ref(x, w, bias, y, g, q);
+  }
   const std::string k =
       key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
           g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q); });
-  if (!e->ok) return qconv2d_ref(x, w, bias, y, g, q);
-  t_last_path = "onednn:" + e->impl;
+  if (!e->ok) {
+    report(path, Int8Path::Kind::kReference);
+    return qconv2d_ref(x, w, bias, y, g, q);
+  }
+  report(path, Int8Path::Kind::kOneDnn, e->impl);
   Tensor src_buf, wei_buf, dst_buf;
   memory src = wrap(e->src_user, x);
   if (e->src_r) {
@@ -400,7 +421,6 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
 // weights, 8-bit ones included, on any CPU.
 void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
                  int64_t k, int64_t n, const QuantSpec& q) {
-  t_last_path = "rows";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
@@ -422,17 +442,26 @@ void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
 }
 
 void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
-            int64_t n, const QuantSpec& q) {
-  const bool constant = take_layout().const_weights;
+            int64_t n, const QuantSpec& q, bool constant, Int8Path* path) {
+  report(path, Int8Path::Kind::kNone);
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
-  if (m <= 4) return qdense_rows(x, w, bias, y, m, k, n, q);
-  if (k == 0 || !weights_safe_cached(w, constant)) return qdense_ref(x, w, bias, y, m, k, n, q);
+  if (m <= 4) {
+    report(path, Int8Path::Kind::kRows);
+    return qdense_rows(x, w, bias, y, m, k, n, q);
+  }
+  if (k == 0 || !weights_safe_cached(w, constant)) {
+    report(path, Int8Path::Kind::kReference);
+    return qdense_ref(x, w, bias, y, m, k, n, q);
+  }
   const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0,
                              q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QMatmulEntry>(kk, [&] { return build_matmul(m, k, n, u8, bias != nullptr, q); });
-  if (!e->ok) return qdense_ref(x, w, bias, y, m, k, n, q);
-  t_last_path = "onednn:" + e->impl;
+  if (!e->ok) {
+    report(path, Int8Path::Kind::kReference);
+    return qdense_ref(x, w, bias, y, m, k, n, q);
+  }
+  report(path, Int8Path::Kind::kOneDnn, e->impl);
   Tensor wei_buf;
   memory wei = wrap(e->b_md, w);
   if (e->wei_r)
