@@ -38,7 +38,8 @@ TEST(InferSmall, DenseRowsMatchesReference) {
             for (int64_t j = 0; j < k; ++j) want += double(x[r * k + j]) * wv[o * k + j];
             if (act != SmallAct::kNone) want = std::max(want, 0.0);
             if (act == SmallAct::kRelu6) want = std::min(want, 6.0);
-            EXPECT_NEAR(y[r * n + o], want, 1e-4 * (1 + std::abs(want))) << n << " " << r << " " << o;
+            EXPECT_NEAR(y[r * n + o], want, 1e-4 * (1 + std::abs(want)))
+                << n << " " << r << " " << o;
           }
       }
 }
@@ -63,9 +64,9 @@ TEST(InferSmall, PoolAndUnblockMatchReference) {
         for (int64_t ch = 0; ch < cb * block; ++ch)
           for (int64_t r = 0; r < oh; ++r)
             for (int64_t col = 0; col < ow; ++col) {
-              const float want = std::max({at(i, ch, 2 * r, 2 * col), at(i, ch, 2 * r, 2 * col + 1),
-                                           at(i, ch, 2 * r + 1, 2 * col),
-                                           at(i, ch, 2 * r + 1, 2 * col + 1)});
+              const float want =
+                  std::max({at(i, ch, 2 * r, 2 * col), at(i, ch, 2 * r, 2 * col + 1),
+                            at(i, ch, 2 * r + 1, 2 * col), at(i, ch, 2 * r + 1, 2 * col + 1)});
               EXPECT_EQ(y[((i * cb + ch / block) * oh * ow + r * ow + col) * block + ch % block],
                         want);
               if (ch < c) {

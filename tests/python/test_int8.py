@@ -46,6 +46,7 @@ def _epilogue(yf, relu, u8, ys, yz):
     dict(n=2, c=8, h=9, oc=16, k=3, stride=1, pad=1, dil=1, groups=1, xz=7),
     dict(n=1, c=6, h=11, oc=12, k=3, stride=2, pad=0, dil=2, groups=3, xz=0),
     dict(n=3, c=4, h=7, oc=8, k=1, stride=1, pad=0, dil=1, groups=1, xz=130),
+    dict(n=2, c=16, h=18, oc=72, k=3, stride=1, pad=1, dil=1, groups=1, xz=5),  # past the small path
 ])
 def test_qconv2d_matches_integer_reference(case, bits):
     rng = np.random.default_rng(case["c"] * 10 + bits)
@@ -74,9 +75,13 @@ def test_qconv2d_matches_integer_reference(case, bits):
                 assert np.mean(got == want) > 0.999
             else:
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-            # 7-bit weights run on oneDNN; 8-bit ones only where the CPU has VNNI (else exact loops)
+            # 7-bit weights run on oneDNN, 8-bit ones only where the CPU has VNNI; else exact
+            # loops: the int16-pair ones for small single-group layers, the reference otherwise
+            work = case["n"] * yf.shape[2] * yf.shape[3] * case["oc"] * case["c"] * case["k"] ** 2
             if bits == 7 or lite.cpu_has_vnni():
                 assert path.startswith("onednn:"), path
+            elif case["groups"] == 1 and case["oc"] <= 64 and work <= 2 ** 21:
+                assert path == "small", path
             else:
                 assert path == "reference", path
 

@@ -38,7 +38,8 @@ void dense_block(const float* xr, const float* packed, const float* bias, float*
     for (int i = 0; i < NB * 8; ++i) sum[i] += xr[j] * packed[j * n8 + o0 + i];
 #endif
   const int64_t end = std::min<int64_t>(NB * 8, n - o0);
-  for (int64_t i = 0; i < end; ++i) yr[o0 + i] = activate(sum[i] + (bias ? bias[o0 + i] : 0.f), act);
+  for (int64_t i = 0; i < end; ++i)
+    yr[o0 + i] = activate(sum[i] + (bias ? bias[o0 + i] : 0.f), act);
 }
 
 using BlockFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,

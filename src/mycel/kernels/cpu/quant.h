@@ -42,9 +42,10 @@ bool int8_weights_safe(const Tensor& w);
 /// Which implementation a qconv2d / qdense call ran (the kernels report it through their `path`
 /// argument when one is given; tests read it).
 struct Int8Path {
-  enum class Kind { kNone, kOneDnn, kRows, kReference } kind = Kind::kNone;
+  // kRows: dense over <= 4 rows; kSmall: a small convolution; both exact int16-pair loops
+  enum class Kind { kNone, kOneDnn, kRows, kSmall, kReference } kind = Kind::kNone;
   std::string impl;  // kOneDnn: oneDNN's implementation name
-  /// "onednn:<impl>", "rows", "reference" (or "none").
+  /// "onednn:<impl>", "rows", "small", "reference" (or "none").
   std::string name() const;
 };
 
