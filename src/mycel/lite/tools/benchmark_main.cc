@@ -1,7 +1,7 @@
 // mycel_lite_benchmark: loads a MINDIR model with libmycel_lite and prints the load time, the
 // latency percentiles of repeated runs on random input, and the process's peak memory.
 //   mycel_lite_benchmark model.mindir [--shape 1,3,32,32] [--warmup 20] [--iters 200]
-//                        [--threads N] [--no-optimize] [--profile] [--bf16]
+//                        [--threads N] [--no-optimize] [--profile] [--bf16] [--no-small]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::fprintf(stderr,
                  "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads "
-                 "N] [--no-optimize] [--profile] [--bf16]\n",
+                 "N] [--no-optimize] [--profile] [--bf16] [--no-small]\n",
                  argv[0]);
     return 2;
   }
@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
       opts.optimize = false;
     else if (a == "--profile")
       opts.profile = true;
+    else if (a == "--no-small")
+      opts.small_kernels = false;
     else if (a == "--bf16")
       opts.precision = mycel::lite::Precision::kBFloat16;
     else {
