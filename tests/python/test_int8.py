@@ -262,3 +262,20 @@ def test_fuzz_int8_model_no_crash(tmp_path):
     out = subprocess.run([sys.executable, script, path, "120", "1"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "crashes 0" in out.stdout and "hangs 0" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("name,blocked", [("lenet5", 4), ("resnet18", 8)])
+def test_int8_activations_stay_nhwc_between_int8_ops(name, blocked, tmp_path):
+    """uint8 activations between int8 convolutions (and 2x2 max pooling) stay in oneDNN's NHWC
+    int8 layout: no reorder per layer, the same integers as the all-NCHW plan."""
+    make, shape = MODELS[name]
+    net = randomize(make())
+    x = np.random.default_rng(2).standard_normal((2,) + shape[1:]).astype(np.float32)
+    quant.quantize(net, [Tensor(x)], method="minmax")
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / name), file_format="MINDIR")
+    s = lite.Session.from_file(path, num_threads=1)
+    plain = lite.Session.from_file(path, num_threads=1, blocked_layout=False)
+    for batch in (1, 2):
+        xb = Tensor(x[:batch])
+        np.testing.assert_array_equal(s.run([xb])[0].asnumpy(), plain.run([xb])[0].asnumpy())
+    assert s.stats()["num_blocked"] >= blocked and plain.stats()["num_blocked"] == 0

@@ -9,6 +9,7 @@
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/quant.h"
 #include "mycel/ops/nn_window.h"
 
 namespace mycel::lite {
@@ -95,14 +96,28 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
   geom_.assign(g_.nodes.size(), cpu::WindowGeom{});
   if (packed_.size() != g_.nodes.size()) packed_.assign(g_.nodes.size(), Tensor());
   stats_.num_small = 0;
-  if (!options_.small_kernels) return;
+  // uint8 pooling in NHWC (layout.h): only this loop reads that layout, so it runs either way.
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    if (n.op->name == "max_pool2d" && layout_[k].mode == NodeLayout::Mode::kWindow &&
+        meta[n.inputs[0]].dtype == DType::uint8) {
+      geom_[k] = pool2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape);
+      small_[k] = Small::kPoolU8;
+    }
+  }
+  if (!options_.small_kernels) {
+    for (Small s : small_) stats_.num_small += s != Small::kNone;
+    return;
+  }
   auto f32_weight = [&](int id, size_t rank) {
     return id >= 0 && g_.values[id].weight >= 0 && meta[id].dtype == DType::float32 &&
            meta[id].shape.size() == rank;
   };
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     const NodeInfo& n = g_.nodes[k];
-    if (eager_[k] || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) continue;
+    if (eager_[k] || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+        small_[k] != Small::kNone)
+      continue;
     const TensorMeta& x = meta[n.inputs[0]];
     if (x.dtype != DType::float32) continue;
     if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
@@ -151,6 +166,12 @@ bool Session::run_small(size_t k) {
       const int64_t block = cpu::direct_block(g.c);
       cpu::max_pool2x2_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), g.n,
                                (g.c + block - 1) / block, g.h, g.w, g.oh, g.ow, block);
+      return true;
+    }
+    case Small::kPoolU8: {  // NHWC: one block of all channels
+      const cpu::WindowGeom& g = geom_[k];
+      cpu::max_pool2x2_blocked(in_[k][0].data<uint8_t>(), out_[k][0].data<uint8_t>(), g.n, 1, g.h,
+                               g.w, g.oh, g.ow, g.c);
       return true;
     }
   }
@@ -388,8 +409,10 @@ void Session::run_node(size_t k) {
   const NodeInfo& n = g_.nodes[k];
   for (auto [src, dst] : reorders_[k]) {
     const Tensor& x = slot_[src];
-    if (options_.small_kernels && x.dtype() == DType::float32 && x.ndim() == 4 &&
-        x.numel() <= kSmallElems) {
+    if (x.dtype() == DType::uint8) {  // int8 activations: NHWC
+      cpu::relayout_nhwc(x, slot_[dst], false);
+    } else if (options_.small_kernels && x.dtype() == DType::float32 && x.ndim() == 4 &&
+               x.numel() <= kSmallElems) {
       const Shape& s = x.shape();
       cpu::unblock_to_nchw(x.data<float>(), slot_[dst].data<float>(), s[0], s[1], s[2] * s[3],
                            cpu::direct_block(s[1]));
@@ -415,7 +438,8 @@ void Session::run_node(size_t k) {
   req.applied = false;
   const bool const_w = const_w_[k];
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
-    cpu::LayoutScope layout(cpu::LayoutRequest{layout_[k].src_blocked, true, const_w});
+    cpu::LayoutScope layout(
+        cpu::LayoutRequest{layout_[k].src_blocked, layout_[k].dst_blocked, const_w});
     {
       std::optional<cpu::PostOpScope> post;
       if (!req.ops.empty()) post.emplace(&req);

@@ -89,7 +89,7 @@ class Session {
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
   std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
   std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
-  enum class Small : char { kNone, kDenseRows, kPool2x2 };
+  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8 };
   std::vector<Small> small_;           // per node: the small-layer kernel planned for it
   std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)
   std::vector<cpu::WindowGeom> geom_;  // per node: kPool2x2's geometry

@@ -174,7 +174,7 @@ std::vector<TensorMeta> infer_qdense(const InferContext& c) {
 }  // namespace
 
 void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out, const Attrs& attrs,
-                 bool const_weights, cpu::Int8Path* path) {
+                 bool const_weights, cpu::Int8Path* path, cpu::Int8Layout layout) {
   MYCEL_CHECK(op.name == "qconv2d" || op.name == "qdense", ValueError, "run_int8_op: '", op.name,
               "' is not qconv2d or qdense");
   const Tensor* bias = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
@@ -182,7 +182,7 @@ void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out,
   const cpu::QuantSpec q = quant_spec(op, attrs, ws[0]);
   if (op.name == "qconv2d") {
     const cpu::WindowGeom g = conv2d_window(op, attrs, in[0].shape(), ws);
-    cpu::qconv2d(in[0], in[1], bias, out, g, q, const_weights, path);
+    cpu::qconv2d(in[0], in[1], bias, out, g, q, const_weights, path, layout);
   } else {
     const int64_t k = ws[1], n = ws[0], m = n ? out.numel() / n : 0;
     cpu::qdense(in[0], in[1], bias, out, m, k, n, q, const_weights, path);
@@ -190,9 +190,11 @@ void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out,
 }
 
 MYCEL_REGISTER_OPS(quant) {
-  // The lite runtime marks model constants through the layout request (const_weights).
+  // The lite runtime marks model constants and NHWC activations through the layout request.
   auto int8_kernel = [](const KernelContext& c) {
-    run_int8_op(c.op, c.inputs, c.out(0), c.attrs, cpu::take_layout().const_weights, nullptr);
+    const cpu::LayoutRequest l = cpu::take_layout();
+    run_int8_op(c.op, c.inputs, c.out(0), c.attrs, l.const_weights, nullptr,
+                cpu::Int8Layout{l.src_blocked, l.dst_blocked});
   };
   // quantize / dequantize are elementwise (vmap's and the planner's generic rules apply).
   auto elementwise = [](OpDef d) {

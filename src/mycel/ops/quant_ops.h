@@ -11,6 +11,6 @@ namespace mycel {
 /// Runs a qconv2d or qdense call as the registry kernel does (the attributes checked into a
 /// QuantSpec, the same kernels); `path`, when given, says which implementation ran.
 void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out, const Attrs& attrs,
-                 bool const_weights, cpu::Int8Path* path);
+                 bool const_weights, cpu::Int8Path* path, cpu::Int8Layout layout = {});
 
 }  // namespace mycel

@@ -78,9 +78,10 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
 
 lite::SessionOptions session_options(int num_threads, bool optimize, bool profile,
                                      const std::string& precision, bool emulate_bf16,
-                                     bool small_kernels) {
+                                     bool small_kernels, bool blocked_layout) {
   lite::SessionOptions o;
   o.small_kernels = small_kernels;
+  o.blocked_layout = blocked_layout;
   o.num_threads = num_threads;
   o.optimize = optimize;
   o.profile = profile;
@@ -158,26 +159,30 @@ void init_lite(nb::module_& m) {
       .def_static(
           "from_file",
           [](const std::string& path, int num_threads, bool optimize, bool profile,
-             const std::string& precision, bool emulate_bf16, bool small_kernels) {
+             const std::string& precision, bool emulate_bf16, bool small_kernels,
+             bool blocked_layout) {
             lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
-                                                     emulate_bf16, small_kernels);
+                                                     emulate_bf16, small_kernels, blocked_layout);
             nb::gil_scoped_release r;
             return new lite::Session(lite::Session::from_file(path, o));
           },
           nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
           nb::arg("profile") = false, nb::arg("precision") = "float32",
-          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true)
+          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
+          nb::arg("blocked_layout") = true)
       .def_static(
           "from_bytes",
           [](nb::bytes data, int num_threads, bool optimize, bool profile,
-             const std::string& precision, bool emulate_bf16, bool small_kernels) {
+             const std::string& precision, bool emulate_bf16, bool small_kernels,
+             bool blocked_layout) {
             lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
-                                                     emulate_bf16, small_kernels);
+                                                     emulate_bf16, small_kernels, blocked_layout);
             return new lite::Session(parse_bytes(data), o);
           },
           nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
           nb::arg("profile") = false, nb::arg("precision") = "float32",
-          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true)
+          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
+          nb::arg("blocked_layout") = true)
       .def(
           "run",
           [](lite::Session& s, nb::list inputs) {

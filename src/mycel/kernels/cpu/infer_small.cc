@@ -70,23 +70,36 @@ void dense_rows(const float* x, const float* packed, const float* bias, float* y
     }
 }
 
-void max_pool2x2_blocked(const float* x, float* y, int64_t n, int64_t cb, int64_t h, int64_t w,
-                         int64_t oh, int64_t ow, int64_t block) {
+namespace {
+template <class T>
+void pool2x2(const T* x, T* y, int64_t n, int64_t cb, int64_t h, int64_t w, int64_t oh, int64_t ow,
+             int64_t block) {
   const int64_t B = block;
   for (int64_t p = 0; p < n * cb; ++p) {
-    const float* xp = x + p * h * w * B;
-    float* yp = y + p * oh * ow * B;
+    const T* xp = x + p * h * w * B;
+    T* yp = y + p * oh * ow * B;
     for (int64_t r = 0; r < oh; ++r) {
-      const float* r0 = xp + 2 * r * w * B;
-      const float* r1 = r0 + w * B;
-      float* yr = yp + r * ow * B;
+      const T* r0 = xp + 2 * r * w * B;
+      const T* r1 = r0 + w * B;
+      T* yr = yp + r * ow * B;
       for (int64_t c = 0; c < ow; ++c) {
-        const float *a = r0 + 2 * c * B, *b = r1 + 2 * c * B;
+        const T *a = r0 + 2 * c * B, *b = r1 + 2 * c * B;
         for (int64_t l = 0; l < B; ++l)
           yr[c * B + l] = std::max(std::max(a[l], a[B + l]), std::max(b[l], b[B + l]));
       }
     }
   }
+}
+}  // namespace
+
+void max_pool2x2_blocked(const float* x, float* y, int64_t n, int64_t cb, int64_t h, int64_t w,
+                         int64_t oh, int64_t ow, int64_t block) {
+  pool2x2(x, y, n, cb, h, w, oh, ow, block);
+}
+
+void max_pool2x2_blocked(const uint8_t* x, uint8_t* y, int64_t n, int64_t cb, int64_t h, int64_t w,
+                         int64_t oh, int64_t ow, int64_t block) {
+  pool2x2(x, y, n, cb, h, w, oh, ow, block);
 }
 
 void unblock_to_nchw(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int64_t block) {

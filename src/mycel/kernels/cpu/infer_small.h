@@ -27,6 +27,10 @@ void dense_rows(const float* x, const float* packed, const float* bias, float* y
 void max_pool2x2_blocked(const float* x, float* y, int64_t n, int64_t cb, int64_t h, int64_t w,
                          int64_t oh, int64_t ow, int64_t block);
 
+/// The same for uint8 data (NHWC: cb = 1, block = channels): int8 models' activations.
+void max_pool2x2_blocked(const uint8_t* x, uint8_t* y, int64_t n, int64_t cb, int64_t h, int64_t w,
+                         int64_t oh, int64_t ow, int64_t block);
+
 /// y (n, c, hw) := x (n, cb, hw, block), cb = ceil(c / block): a blocked tensor back to NCHW.
 void unblock_to_nchw(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int64_t block);
 

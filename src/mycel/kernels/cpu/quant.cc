@@ -117,15 +117,15 @@ std::optional<dnnl::reorder> reorder_if(const memory::desc& from, const memory::
 }
 
 std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bias,
-                                       const QuantSpec& q) {
+                                       const QuantSpec& q, Int8Layout layout) {
   auto e = std::make_shared<QConvEntry>();
   const auto out_dt = u8 ? memory::data_type::u8 : memory::data_type::f32;
   const memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.oc, g.oh, g.ow};
   const memory::dims wei = g.groups > 1
                                ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
                                : memory::dims{g.oc, g.c, g.kh, g.kw};
-  e->src_user = memory::desc(src, memory::data_type::u8, tag::nchw);
-  e->dst_user = memory::desc(dst, out_dt, tag::nchw);
+  e->src_user = memory::desc(src, memory::data_type::u8, layout.src_nhwc ? tag::nhwc : tag::nchw);
+  e->dst_user = memory::desc(dst, out_dt, layout.dst_nhwc ? tag::nhwc : tag::nchw);
   e->wei_user = memory::desc(wei, memory::data_type::s8, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, memory::data_type::f32, tag::x);
   try {
@@ -143,7 +143,8 @@ std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bi
     e->prim = dnnl::convolution_forward(e->pd);
     e->impl = e->pd.impl_info_str();
     // One input channel: NCHW bytes are already NHWC, so a plain NHWC source needs no reorder.
-    if (g.c == 1 && e->pd.src_desc() == memory::desc(src, memory::data_type::u8, tag::nhwc))
+    if (g.c == 1 && !layout.src_nhwc &&
+        e->pd.src_desc() == memory::desc(src, memory::data_type::u8, tag::nhwc))
       e->src_user = e->pd.src_desc();
     e->src_r = reorder_if(e->src_user, e->pd.src_desc());
     e->wei_r = reorder_if(e->wei_user, e->pd.weights_desc());
@@ -579,29 +580,59 @@ void qconv2d_small(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor&
     }
 }
 
+void relayout_nhwc(const Tensor& x, Tensor& y, bool to_nhwc) {
+  const Shape& s = x.shape();
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  auto move = [&](auto tag) {
+    using T = decltype(tag);
+    const T* X = static_cast<const T*>(x.data());
+    T* Y = static_cast<T*>(y.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < hw; ++p) {
+          const int64_t nchw = (i * c + ch) * hw + p, nhwc = (i * hw + p) * c + ch;
+          Y[to_nhwc ? nhwc : nchw] = X[to_nhwc ? nchw : nhwc];
+        }
+  };
+  MYCEL_CHECK(itemsize(x.dtype()) == 1 || itemsize(x.dtype()) == 4, RuntimeError,
+              "relayout_nhwc: 1- or 4-byte elements only");
+  if (itemsize(x.dtype()) == 1)
+    move(uint8_t{});
+  else
+    move(uint32_t{});
+}
+
 void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-             const QuantSpec& q, bool constant, Int8Path* path) {
+             const QuantSpec& q, bool constant, Int8Path* path, Int8Layout layout) {
   report(path, Int8Path::Kind::kNone);
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
+  // The exact loops read and write NCHW: NHWC tensors are staged around them.
+  auto exact = [&](Int8Path::Kind kind) {
+    report(path, kind);
+    Tensor xs = x, ys = y;
+    if (layout.src_nhwc) {
+      xs = Tensor::empty(x.shape(), x.dtype());
+      relayout_nhwc(x, xs, false);
+    }
+    if (layout.dst_nhwc) ys = Tensor::empty(y.shape(), y.dtype());
+    if (kind == Int8Path::Kind::kSmall)
+      qconv2d_small(xs, w, bias, ys, g, q, constant);
+    else
+      qconv2d_ref(xs, w, bias, ys, g, q);
+    if (layout.dst_nhwc) relayout_nhwc(ys, y, true);
+  };
   // 8-bit weights without VNNI: oneDNN would saturate, so an exact path runs: the int16-pair
   // loops for small layers (about oneDNN's speed on LeNet5's convolutions), else the reference.
-  if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant)) {
-    if (x.numel() > 0 && w.numel() > 0 && small_conv(g)) {
-      report(path, Int8Path::Kind::kSmall);
-      return qconv2d_small(x, w, bias, y, g, q, constant);
-    }
-    report(path, Int8Path::Kind::kReference);
-    return qconv2d_ref(x, w, bias, y, g, q);
-  }
+  if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant))
+    return exact(x.numel() > 0 && w.numel() > 0 && small_conv(g) ? Int8Path::Kind::kSmall
+                                                                 : Int8Path::Kind::kReference);
   const std::string k =
       key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
-          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
-  auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q); });
-  if (!e->ok) {
-    report(path, Int8Path::Kind::kReference);
-    return qconv2d_ref(x, w, bias, y, g, q);
-  }
+          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8),
+          layout.src_nhwc, layout.dst_nhwc);
+  auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q, layout); });
+  if (!e->ok) return exact(Int8Path::Kind::kReference);
   report(path, Int8Path::Kind::kOneDnn, e->impl);
   Tensor src_buf, wei_buf, dst_buf;
   memory src = wrap(e->src_user, x);

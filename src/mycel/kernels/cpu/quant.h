@@ -49,12 +49,25 @@ struct Int8Path {
   std::string name() const;
 };
 
+/// Where qconv2d's activations are stored: NCHW, or NHWC (channels last: oneDNN's int8
+/// convolutions read and write it on AVX2 and AVX-512, so uint8 activations kept so between int8
+/// convolutions need no reorder; the lite runtime's layout step chooses it).
+struct Int8Layout {
+  bool src_nhwc = false;
+  bool dst_nhwc = false;
+};
+
+/// y := x (both of logical shape (N, C, H, W), 1- or 4-byte elements) moved from NHWC storage to
+/// NCHW, or the reverse with `to_nhwc`.
+void relayout_nhwc(const Tensor& x, Tensor& y, bool to_nhwc);
+
 /// Quantized convolution, NCHW uint8 x, int8 w (OC, C/groups, KH, KW), float32 bias; y float32
 /// or uint8 (NCHW). `const_weights`: w never changes while its buffer lives (the lite runtime's
 /// constants), so its reorder to the primitive's layout is kept. `path`, when given, is set to the
 /// implementation that ran.
 void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-             const QuantSpec& q, bool const_weights, Int8Path* path = nullptr);
+             const QuantSpec& q, bool const_weights, Int8Path* path = nullptr,
+             Int8Layout layout = {});
 /// Quantized dense: uint8 x (M, K), int8 w (N, K), float32 bias (N); y (M, N) float32 or uint8.
 void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
             int64_t n, const QuantSpec& q, bool const_weights, Int8Path* path = nullptr);
