@@ -51,7 +51,8 @@ TEST(QuantKernels, ConvMatchesReference) {
     int32_t xzp;
   };
   for (Case cs : {Case{2, 8, 9, 16, 3, 1, 1, 1, 1, 7}, Case{1, 6, 11, 12, 3, 2, 1, 2, 3, 0},
-                  Case{1, 1, 12, 6, 5, 1, 0, 1, 1, 100}, Case{3, 16, 5, 8, 1, 1, 0, 1, 1, 0}}) {
+                  Case{1, 1, 12, 6, 5, 1, 0, 1, 1, 100}, Case{3, 16, 5, 8, 1, 1, 0, 1, 1, 0},
+                  Case{1, 5, 9, 70, 3, 2, 1, 1, 1, 3}, Case{2, 32, 16, 64, 3, 1, 1, 1, 1, 9}}) {
     WindowGeom g;
     g.n = cs.n, g.c = cs.c, g.h = g.w = cs.h, g.oc = cs.oc, g.kh = g.kw = cs.k, g.sh = g.sw = cs.s;
     g.pt = g.pb = g.pl = g.pr = cs.p, g.dh = g.dw = cs.d, g.groups = cs.g;
@@ -66,8 +67,10 @@ TEST(QuantKernels, ConvMatchesReference) {
         const QuantSpec q = spec(g.oc, cs.xzp, relu, rng);
         Tensor y = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out),
                r = Tensor::empty({g.n, g.oc, g.oh, g.ow}, out);
-        qconv2d(x, w, &b, y, g, q);
-        EXPECT_EQ(last_int8_path().rfind("onednn:", 0), 0u) << last_int8_path();
+        Int8Path path;
+        qconv2d(x, w, &b, y, g, q, false, &path);
+        EXPECT_EQ(path.kind, Int8Path::Kind::kOneDnn) << path.name();  // 7-bit weights
+        EXPECT_EQ(path.name().rfind("onednn:", 0), 0u) << path.name();
         qconv2d_ref(x, w, &b, r, g, q);
         expect_close(y, r);
       }
@@ -83,7 +86,9 @@ TEST(QuantKernels, DenseMatchesReference) {
     for (int32_t xzp : {0, 17}) {
       const QuantSpec q = spec(n, xzp, true, rng);
       Tensor y = Tensor::empty({m, n}, DType::float32), r = Tensor::empty({m, n}, DType::float32);
-      qdense(x, w, nullptr, y, m, k, n, q);
+      Int8Path path;
+      qdense(x, w, nullptr, y, m, k, n, q, false, &path);
+      EXPECT_EQ(path.kind, m <= 4 ? Int8Path::Kind::kRows : Int8Path::Kind::kOneDnn) << path.name();
       qdense_ref(x, w, nullptr, r, m, k, n, q);
       expect_close(y, r);
     }
@@ -103,8 +108,20 @@ TEST(QuantKernels, EightBitWeightsStayExactWithoutVnni) {
   QuantSpec q;
   q.w_scale = {1.0f};
   Tensor y = Tensor::empty({1, 1, 1, 1}, DType::float32);
-  qconv2d(x, w, nullptr, y, g, q);
+  Int8Path path;
+  qconv2d(x, w, nullptr, y, g, q, true, &path);
   EXPECT_EQ(y.data<float>()[0], 64770.0f);
+  EXPECT_EQ(path.kind, Int8Path::Kind::kSmall);     // exact for 8-bit weights on any CPU
+  g.n = 2, g.h = g.w = g.oh = g.ow = 4, g.oc = 70;  // too many outputs for the small path
+  x = Tensor::empty({2, 2, 4, 4}, DType::uint8);
+  w = Tensor::empty({70, 2, 1, 1}, DType::int8);
+  std::fill_n(x.data<uint8_t>(), x.numel(), uint8_t{255});
+  std::fill_n(w.data<int8_t>(), w.numel(), int8_t{127});
+  q.w_scale.assign(70, 1.0f);
+  y = Tensor::empty({2, 70, 4, 4}, DType::float32);
+  qconv2d(x, w, nullptr, y, g, q, true, &path);
+  EXPECT_EQ(path.kind, cpu_has_vnni() ? Int8Path::Kind::kOneDnn : Int8Path::Kind::kReference);
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.data<float>()[i], 64770.0f) << i;
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ def _epilogue(yf, relu, u8, ys, yz):
     dict(n=2, c=8, h=9, oc=16, k=3, stride=1, pad=1, dil=1, groups=1, xz=7),
     dict(n=1, c=6, h=11, oc=12, k=3, stride=2, pad=0, dil=2, groups=3, xz=0),
     dict(n=3, c=4, h=7, oc=8, k=1, stride=1, pad=0, dil=1, groups=1, xz=130),
+    dict(n=2, c=16, h=18, oc=72, k=3, stride=1, pad=1, dil=1, groups=1, xz=5),  # past the small path
 ])
 def test_qconv2d_matches_integer_reference(case, bits):
     rng = np.random.default_rng(case["c"] * 10 + bits)
@@ -64,7 +65,8 @@ def test_qconv2d_matches_integer_reference(case, bits):
             if u8:
                 kw.update(out_dtype=mycel.uint8, y_scale=0.05, y_zero_point=3)
             got = ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy()
-            path = lite.int8_path()
+            direct, path = lite.run_int8("qconv2d", [Tensor(x), Tensor(w), Tensor(b)], kw)
+            np.testing.assert_array_equal(direct.asnumpy(), got)  # the registry kernel's path
             want = _epilogue(yf, relu, u8, 0.05, 3)
             if u8:
                 assert got.dtype == np.uint8
@@ -73,9 +75,13 @@ def test_qconv2d_matches_integer_reference(case, bits):
                 assert np.mean(got == want) > 0.999
             else:
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-            # 7-bit weights run on oneDNN; 8-bit ones only where the CPU has VNNI (else exact loops)
+            # 7-bit weights run on oneDNN, 8-bit ones only where the CPU has VNNI; else exact
+            # loops: the int16-pair ones for small single-group layers, the reference otherwise
+            work = case["n"] * yf.shape[2] * yf.shape[3] * case["oc"] * case["c"] * case["k"] ** 2
             if bits == 7 or lite.cpu_has_vnni():
                 assert path.startswith("onednn:"), path
+            elif case["groups"] == 1 and case["oc"] <= 64 and work <= 2 ** 21:
+                assert path == "small", path
             else:
                 assert path == "reference", path
 
@@ -92,10 +98,11 @@ def test_qdense_matches_integer_reference(bits):
         acc = (x.astype(np.int64) - xz) @ w.astype(np.int64).T
         yf = acc * (0.03 * ws.astype(np.float64)) + b
         for relu in (False, True):
-            got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), x_scale=0.03, x_zero_point=xz,
-                             w_scale=tuple(float(s) for s in ws), relu=relu).asnumpy()
+            kw = dict(x_scale=0.03, x_zero_point=xz, w_scale=tuple(float(s) for s in ws), relu=relu)
+            got = ops.qdense(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy()
             np.testing.assert_allclose(got, _epilogue(yf, relu, False, 1, 0), rtol=1e-5, atol=1e-4)
-            path = lite.int8_path()
+            direct, path = lite.run_int8("qdense", [Tensor(x), Tensor(w), Tensor(b)], kw)
+            np.testing.assert_array_equal(direct.asnumpy(), got)
             assert path == "rows" if rows <= 4 else (path.startswith("onednn:") or bits == 8), path
             got = ops.qdense(Tensor(x), Tensor(w), None, x_scale=0.03, x_zero_point=xz, relu=relu,
                              w_scale=tuple(float(s) for s in ws), out_dtype=mycel.uint8, y_scale=0.1,
@@ -255,3 +262,20 @@ def test_fuzz_int8_model_no_crash(tmp_path):
     out = subprocess.run([sys.executable, script, path, "120", "1"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "crashes 0" in out.stdout and "hangs 0" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("name,blocked", [("lenet5", 4), ("resnet18", 8)])
+def test_int8_activations_stay_nhwc_between_int8_ops(name, blocked, tmp_path):
+    """uint8 activations between int8 convolutions (and 2x2 max pooling) stay in oneDNN's NHWC
+    int8 layout: no reorder per layer, the same integers as the all-NCHW plan."""
+    make, shape = MODELS[name]
+    net = randomize(make())
+    x = np.random.default_rng(2).standard_normal((2,) + shape[1:]).astype(np.float32)
+    quant.quantize(net, [Tensor(x)], method="minmax")
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / name), file_format="MINDIR")
+    s = lite.Session.from_file(path, num_threads=1)
+    plain = lite.Session.from_file(path, num_threads=1, blocked_layout=False)
+    for batch in (1, 2):
+        xb = Tensor(x[:batch])
+        np.testing.assert_array_equal(s.run([xb])[0].asnumpy(), plain.run([xb])[0].asnumpy())
+    assert s.stats()["num_blocked"] >= blocked and plain.stats()["num_blocked"] == 0

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/ops/nn_window.h"
 
 namespace mycel::lite {
 namespace {
@@ -24,6 +25,18 @@ bool keeps_zero(const std::string& op) {
 
 bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d"; }
 
+bool is_u8_4d(const TensorMeta& m) { return m.dtype == DType::uint8 && m.shape.size() == 4; }
+
+// A 2x2, stride-2, unpadded max pooling of uint8 data: the session's NHWC loop takes it.
+bool u8_pool_2x2(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
+  if (n.op->name != "max_pool2d" || n.inputs.empty() || n.inputs[0] < 0 ||
+      !is_u8_4d(meta[n.inputs[0]]))
+    return false;
+  const cpu::WindowGeom g = pool2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape);
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1 && g.pt == 0 &&
+         g.pb == 0 && g.pl == 0 && g.pr == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
 }  // namespace
 
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
@@ -42,6 +55,8 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
     if (keeps_zero(op))
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
+    if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
+      wanted[n.inputs[0]] = 1;
   }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
@@ -49,9 +64,25 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
         n.inputs[0] < 0)
       continue;
     const int out = n.outputs[0], in = n.inputs[0];
-    if (is_output[out] || !is_nchw_f32(meta[out])) continue;
     const std::string& op = n.op->name;
     NodeLayout& l = p.nodes[k];
+    if (op == "qconv2d") {  // int8: NHWC uint8 in and out where int8 ops read it
+      const bool dst = !is_output[out] && is_u8_4d(meta[out]) && wanted[out];
+      if (!p.blocked[in] && !dst) continue;
+      l.mode = NodeLayout::Mode::kWindow;
+      l.src_blocked = p.blocked[in];
+      l.dst_blocked = dst;
+      p.blocked[out] = dst;
+      continue;
+    }
+    if (u8_pool_2x2(n, meta)) {
+      if (!p.blocked[in] || is_output[out]) continue;
+      l.mode = NodeLayout::Mode::kWindow;
+      l.src_blocked = true;
+      p.blocked[out] = 1;
+      continue;
+    }
+    if (is_output[out] || !is_nchw_f32(meta[out])) continue;
     if (op == "conv2d" && wanted[out] && is_nchw_f32(meta[in]) &&
         numel(meta[n.inputs[1]].shape) > 0) {
       l.mode = NodeLayout::Mode::kWindow;

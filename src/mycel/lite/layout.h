@@ -12,6 +12,7 @@ namespace mycel::lite {
 struct NodeLayout {
   enum class Mode { kPlain, kWindow, kFlat } mode = Mode::kPlain;  // kWindow: conv/pool under a
   bool src_blocked = false;  // LayoutScope; kFlat: elementwise over the padded buffers
+  bool dst_blocked = true;   // kWindow: the output too (false: an int8 conv's float32 output)
 };
 
 struct LayoutPlan {
@@ -19,6 +20,8 @@ struct LayoutPlan {
   std::vector<NodeLayout> nodes;
 };
 
+/// uint8 activations between int8 ops (qconv2d, 2x2 max pooling) are "blocked" too: stored NHWC,
+/// oneDNN's int8 layout (quant.h's Int8Layout; the session pools them with infer_small.h).
 /// Layouts for the graph under concrete metas; nodes marked `eager` (and model outputs) stay plain.
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
                         const std::vector<char>& eager);

@@ -2,18 +2,23 @@
 #include "mycel/lite/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
-#include "mycel/kernels/cpu/dnnl_post_ops.h"
+#include "mycel/kernels/cpu/quant.h"
+#include "mycel/ops/nn_window.h"
 
 namespace mycel::lite {
 namespace {
 
 constexpr size_t kBufAlign = 64;
+// Past this many elements a layer is worth oneDNN's call (and its threads): infer_small.h's
+// pooling and unblocking loops are single-threaded.
+constexpr int64_t kSmallElems = 1 << 16;
 
 struct Buffer {
   size_t size;
@@ -56,6 +61,18 @@ size_t place(std::vector<Buffer>& bufs) {
 Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
   if (o.num_threads > 0) set_num_threads(o.num_threads);
   if (o.optimize) stats_.optimized = optimize(g_);
+  if (o.precision == Precision::kBFloat16) {
+    std::string why;
+    const bool native = native_bf16(&why);
+    if (!native && !o.emulate_bf16) {
+      stats_.precision_note = "bf16 requested, running float32: " + why;
+    } else if (std::string no = to_bf16(g_); !no.empty()) {
+      stats_.precision_note = "bf16 requested, running float32: " + no;
+    } else {
+      stats_.precision = "bfloat16";
+      if (!native) stats_.precision_note = "bf16 emulated (float32 fallbacks per op): " + why;
+    }
+  }
   for (const Tensor& w : g_.weights) stats_.weight_bytes += w.nbytes();
   stats_.num_nodes = static_cast<int>(g_.nodes.size());
 }
@@ -64,7 +81,106 @@ Session Session::from_file(const std::string& path, SessionOptions o) {
   return Session(load(path), o);
 }
 
-SessionStats Session::stats() const { return stats_; }
+SessionStats Session::stats() const {
+  SessionStats s = stats_;
+  for (std::vector<float> t : node_ns_) {
+    if (t.empty()) break;
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    s.node_us.push_back(t[t.size() / 2] / 1e3);
+  }
+  return s;
+}
+
+void Session::plan_small(const std::vector<TensorMeta>& meta) {
+  small_.assign(g_.nodes.size(), Small::kNone);
+  geom_.assign(g_.nodes.size(), cpu::WindowGeom{});
+  if (packed_.size() != g_.nodes.size()) packed_.assign(g_.nodes.size(), Tensor());
+  stats_.num_small = 0;
+  // uint8 pooling in NHWC (layout.h): only this loop reads that layout, so it runs either way.
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    if (n.op->name == "max_pool2d" && layout_[k].mode == NodeLayout::Mode::kWindow &&
+        meta[n.inputs[0]].dtype == DType::uint8) {
+      geom_[k] = pool2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape);
+      small_[k] = Small::kPoolU8;
+    }
+  }
+  if (!options_.small_kernels) {
+    for (Small s : small_) stats_.num_small += s != Small::kNone;
+    return;
+  }
+  auto f32_weight = [&](int id, size_t rank) {
+    return id >= 0 && g_.values[id].weight >= 0 && meta[id].dtype == DType::float32 &&
+           meta[id].shape.size() == rank;
+  };
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    if (eager_[k] || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+        small_[k] != Small::kNone)
+      continue;
+    const TensorMeta& x = meta[n.inputs[0]];
+    if (x.dtype != DType::float32) continue;
+    if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
+        f32_weight(n.inputs[1], 2)) {
+      // A few rows: a matrix-vector loop over weights packed once beats a GEMM call's setup.
+      const Shape& ws = meta[n.inputs[1]].shape;
+      const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+      if (x.shape.empty() || x.shape.back() != ws[1] || ws[0] == 0 || ws[1] == 0 ||
+          numel(x.shape) / ws[1] > 4 || (bias && !f32_weight(n.inputs[2], 1)))
+        continue;
+      if (!packed_[k].defined()) packed_[k] = cpu::pack_dense_rows(slot_[n.inputs[1]]);
+      small_[k] = Small::kDenseRows;
+    } else if (n.op->name == "max_pool2d" && layout_[k].mode == NodeLayout::Mode::kWindow &&
+               layout_[k].src_blocked && x.shape.size() == 4) {
+      const cpu::WindowGeom g = pool2d_window(*n.op, n.attrs, x.shape);
+      if (g.kh != 2 || g.kw != 2 || g.sh != 2 || g.sw != 2 || g.dh != 1 || g.dw != 1 || g.pt != 0 ||
+          g.pb != 0 || g.pl != 0 || g.pr != 0 || 2 * g.oh > g.h || 2 * g.ow > g.w ||
+          numel(x.shape) > kSmallElems)
+        continue;
+      geom_[k] = g;
+      small_[k] = Small::kPool2x2;
+    }
+  }
+  for (Small s : small_) stats_.num_small += s != Small::kNone;
+}
+
+bool Session::run_small(size_t k) {
+  switch (small_[k]) {
+    case Small::kNone:
+      return false;
+    case Small::kDenseRows: {
+      const NodeInfo& n = g_.nodes[k];
+      const Tensor& x = in_[k][0];
+      const Shape& ws = in_[k][1].shape();
+      const cpu::SmallAct act = n.post_act == NodeInfo::Act::kRelu    ? cpu::SmallAct::kRelu
+                                : n.post_act == NodeInfo::Act::kRelu6 ? cpu::SmallAct::kRelu6
+                                                                      : cpu::SmallAct::kNone;
+      const Tensor& b = in_[k].size() > 2 ? in_[k][2] : Tensor();
+      cpu::dense_rows(x.data<float>(), packed_[k].data<float>(),
+                      b.defined() ? b.data<float>() : nullptr, out_[k][0].data<float>(),
+                      x.numel() / ws[1], ws[1], ws[0], act);
+      return true;
+    }
+    case Small::kPool2x2: {
+      const cpu::WindowGeom& g = geom_[k];
+      const int64_t block = cpu::direct_block(g.c);
+      cpu::max_pool2x2_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), g.n,
+                               (g.c + block - 1) / block, g.h, g.w, g.oh, g.ow, block);
+      return true;
+    }
+    case Small::kPoolU8: {  // NHWC: one block of all channels
+      const cpu::WindowGeom& g = geom_[k];
+      cpu::max_pool2x2_blocked(in_[k][0].data<uint8_t>(), out_[k][0].data<uint8_t>(), g.n, 1, g.h,
+                               g.w, g.oh, g.ow, g.c);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Session::reset_profile() {
+  for (auto& t : node_ns_) t.clear();
+}
 
 void Session::plan(const std::vector<Tensor>& inputs) {
   const size_t nv = g_.values.size();
@@ -169,14 +285,28 @@ void Session::plan(const std::vector<Tensor>& inputs) {
         b.value < static_cast<int>(nv) ? meta[b.value] : meta[copy_src[b.value - nv]];
     slot_[b.value] = Tensor(arena_, b.offset, m.shape, m.dtype);
   }
+  // Kernel arguments bound once: every arena value and weight is at its place for the whole plan;
+  // only model inputs and outputs (and their readers) change per run (patched by run()).
+  std::vector<char> is_input(nv, 0);
+  for (int id : g_.inputs) is_input[id] = 1;
   in_.assign(g_.nodes.size(), {});
   out_.assign(g_.nodes.size(), {});
+  patch_in_.clear();
+  patch_out_.clear();
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     const NodeInfo& n = g_.nodes[k];
+    for (size_t i = 0; i < reads_[k].size(); ++i) {
+      const int id = reads_[k][i];
+      if (id >= 0 && id < static_cast<int>(nv) && (is_input[id] || is_output[id]))
+        patch_in_.push_back({static_cast<int>(k), static_cast<int>(i)});
+      in_[k].push_back(id >= 0 ? slot_[id] : Tensor());
+    }
+    while (in_[k].size() < n.op->inputs.size()) in_[k].emplace_back();
     size_t s = 0;
     for (size_t o = 0; o < outs[k].size(); ++o) {
       const int id = o < n.outputs.size() ? n.outputs[o] : -1;
       if (id >= 0) {
+        if (is_output[id]) patch_out_.push_back({static_cast<int>(k), static_cast<int>(o)});
         out_[k].push_back(slot_[id]);  // undefined for model outputs: filled per run
       } else {
         const Buffer& b = bufs[scratch[k][s++]];
@@ -184,6 +314,36 @@ void Session::plan(const std::vector<Tensor>& inputs) {
       }
     }
   }
+  // Per-node decisions, made once: fused activation, constant weights, flat views.
+  const_w_.assign(g_.nodes.size(), 0);
+  post_.assign(g_.nodes.size(), cpu::PostOpRequest{});
+  act_op_.assign(g_.nodes.size(), nullptr);
+  flat_in_.assign(g_.nodes.size(), {});
+  flat_out_.assign(g_.nodes.size(), {});
+  auto flat = [](const Tensor& t) {
+    const int64_t len =
+        static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+    return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
+  };
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    if (n.post_act != NodeInfo::Act::kNone)
+      post_[k].ops.push_back(cpu::PostOp{
+          n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu : cpu::PostOp::Kind::kRelu6,
+          Tensor()});
+    if (n.post_act != NodeInfo::Act::kNone)
+      act_op_[k] = &Registry::get().at(n.post_act == NodeInfo::Act::kRelu ? "relu" : "relu6");
+    // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone
+    // (int8 kernels also remember whether the weights are safe for non-VNNI CPUs).
+    const_w_[k] = (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
+                  n.inputs.size() > 1 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].weight >= 0;
+    if (layout_[k].mode == NodeLayout::Mode::kFlat) {
+      for (const Tensor& t : in_[k]) flat_in_[k].push_back(flat(t));
+      for (const Tensor& t : out_[k]) flat_out_[k].push_back(flat(t));
+    }
+  }
+  node_ns_.assign(g_.nodes.size(), {});
+  plan_small(meta);
   stats_.arena_bytes = total;
   stats_.num_blocked = 0;
   for (char b : lp.blocked) stats_.num_blocked += b;
@@ -221,22 +381,48 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> results;
   for (const TensorMeta& m : out_meta_) results.push_back(Tensor::empty(m));
   for (size_t j = 0; j < g_.outputs.size(); ++j) slot_[g_.outputs[j]] = results[j];
-  for (size_t k = 0; k < g_.nodes.size(); ++k) run_node(k);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    slot_[g_.inputs[i]] = Tensor();  // do not keep the caller's tensors
+  for (auto [k, i] : patch_in_) in_[k][i] = slot_[reads_[k][i]];
+  for (auto [k, o] : patch_out_) out_[k][o] = slot_[g_.nodes[k].outputs[o]];
+  if (options_.profile) {
+    constexpr size_t kMaxRuns = 4096;
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run_node(k);
+      const float ns =
+          std::chrono::duration<float, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      std::vector<float>& t = node_ns_[k];
+      if (t.size() == kMaxRuns) t.erase(t.begin(), t.begin() + kMaxRuns / 2);
+      t.push_back(ns);
+    }
+  } else {
+    for (size_t k = 0; k < g_.nodes.size(); ++k) run_node(k);
+  }
+  // Do not keep the caller's tensors (nor the returned ones).
+  for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = Tensor();
+  for (auto [k, i] : patch_in_) in_[k][i] = Tensor();
+  for (auto [k, o] : patch_out_) out_[k][o] = Tensor();
+  for (int id : g_.outputs) slot_[id] = Tensor();
   return results;
 }
 
 void Session::run_node(size_t k) {
   const NodeInfo& n = g_.nodes[k];
-  for (auto [src, dst] : reorders_[k]) cpu::reorder_blocked(slot_[src], slot_[dst], false);
+  for (auto [src, dst] : reorders_[k]) {
+    const Tensor& x = slot_[src];
+    if (x.dtype() == DType::uint8) {  // int8 activations: NHWC
+      cpu::relayout_nhwc(x, slot_[dst], false);
+    } else if (options_.small_kernels && x.dtype() == DType::float32 && x.ndim() == 4 &&
+               x.numel() <= kSmallElems) {
+      const Shape& s = x.shape();
+      cpu::unblock_to_nchw(x.data<float>(), slot_[dst].data<float>(), s[0], s[1], s[2] * s[3],
+                           cpu::direct_block(s[1]));
+    } else {
+      cpu::reorder_blocked(x, slot_[dst], false);
+    }
+  }
+  if (run_small(k)) return;
   std::vector<Tensor>& ins = in_[k];
-  ins.clear();
-  for (int id : reads_[k]) ins.push_back(id >= 0 ? slot_[id] : Tensor());
-  while (ins.size() < n.op->inputs.size()) ins.emplace_back();
   std::vector<Tensor>& outs = out_[k];
-  for (size_t o = 0; o < n.outputs.size(); ++o)
-    if (n.outputs[o] >= 0) outs[o] = slot_[n.outputs[o]];
   if (eager_[k]) {  // promotion or an unsupported dtype: the eager path (which raises for the
                     // latter)
     std::vector<Tensor> r = call_op(*n.op, ins, n.attrs);
@@ -245,29 +431,15 @@ void Session::run_node(size_t k) {
     return;
   }
   if (layout_[k].mode == NodeLayout::Mode::kFlat) {  // elementwise over the whole padded buffers
-    auto flat = [](const Tensor& t) {
-      const int64_t len =
-          static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
-      return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
-    };
-    std::vector<Tensor> fi, fo;
-    for (const Tensor& t : ins) fi.push_back(flat(t));
-    for (const Tensor& t : outs) fo.push_back(flat(t));
-    n.op->kernel(KernelContext{*n.op, fi, fo, n.attrs});
+    n.op->kernel(KernelContext{*n.op, flat_in_[k], flat_out_[k], n.attrs});
     return;
   }
-  cpu::PostOpRequest req;
-  if (n.post_act != NodeInfo::Act::kNone)
-    req.ops.push_back(cpu::PostOp{
-        n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu : cpu::PostOp::Kind::kRelu6,
-        Tensor()});
-  // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone
-  // (int8 kernels also remember whether the weights are safe for non-VNNI CPUs).
-  const bool const_w =
-      (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
-      n.inputs.size() > 1 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].weight >= 0;
+  cpu::PostOpRequest& req = post_[k];
+  req.applied = false;
+  const bool const_w = const_w_[k];
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
-    cpu::LayoutScope layout(cpu::LayoutRequest{layout_[k].src_blocked, true, const_w});
+    cpu::LayoutScope layout(
+        cpu::LayoutRequest{layout_[k].src_blocked, layout_[k].dst_blocked, const_w});
     {
       std::optional<cpu::PostOpScope> post;
       if (!req.ops.empty()) post.emplace(&req);
@@ -286,7 +458,15 @@ void Session::run_node(size_t k) {
     if (!req.ops.empty()) post.emplace(&req);
     n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
   }
-  if (!req.ops.empty() && !req.applied) cpu::apply_post_ops(req.ops, outs[0]);
+  if (!req.ops.empty() && !req.applied) {
+    if (outs[0].dtype() == DType::float32) {
+      cpu::apply_post_ops(req.ops, outs[0]);
+    } else {  // bf16: the activation's own kernel, in place (elementwise)
+      const OpDef& act = *act_op_[k];
+      std::vector<Tensor> io{outs[0]};
+      act.kernel(KernelContext{act, io, io, no_attrs_});
+    }
+  }
 }
 
 }  // namespace mycel::lite

@@ -6,9 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "mycel/kernels/cpu/dnnl_post_ops.h"
+#include "mycel/kernels/cpu/infer_small.h"
+#include "mycel/kernels/cpu/nn_geom.h"
 #include "mycel/lite/layout.h"
 #include "mycel/lite/model_file.h"
 #include "mycel/lite/optimize.h"
+#include "mycel/lite/precision.h"
 
 namespace mycel::lite {
 
@@ -16,6 +20,16 @@ struct SessionOptions {
   int num_threads = 0;         // 0: the pool's default (cores)
   bool optimize = true;        // batch_norm folding, constant folding, activation fusion
   bool blocked_layout = true;  // keep conv activations in oneDNN's preferred layout (layout.h)
+  bool profile = false;        // time every node of every run (SessionStats::node_us)
+  /// Small batch-1 layers (dense over <= 4 rows, 2x2 max pooling, unblocking reorders) run
+  /// infer_small.h's kernels instead of a oneDNN call each.
+  bool small_kernels = true;
+  /// kBFloat16: weights and activations in bf16 where oneDNN runs bf16 natively (precision.h);
+  /// elsewhere float32, with the reason in SessionStats::precision_note.
+  Precision precision = Precision::kFloat32;
+  /// With kBFloat16 on a CPU without native bf16: run the bf16 graph anyway (each bf16 conv and
+  /// matmul then goes through a float32 fallback: bf16 numerics, no speed). For tests.
+  bool emulate_bf16 = false;
 };
 
 struct SessionStats {
@@ -25,7 +39,14 @@ struct SessionStats {
   int num_plans = 0;     // input shapes planned so far
   int num_blocked = 0;   // values kept in the blocked layout under the current plan
   int num_reorders = 0;  // reorders to NCHW per run under the current plan
+  int num_small = 0;     // nodes on infer_small.h's kernels under the current plan
   OptimizeReport optimized;
+  std::string precision = "float32";  // what the session computes in
+  std::string precision_note;         // why not what was asked, or how it runs
+  /// With SessionOptions::profile: per node, its median time per run in microseconds (its
+  /// reorders to NCHW included; medians shrug off preemption on a busy machine), over the runs
+  /// since the last plan or reset_profile() (at most the last 4096).
+  std::vector<double> node_us;
 };
 
 class Session {
@@ -37,11 +58,17 @@ class Session {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   const Graph& graph() const { return g_; }
   SessionStats stats() const;
+  /// Restarts the profile's sums (e.g. after a first run that built the kernels' primitives).
+  void reset_profile();
 
  private:
   void plan(const std::vector<Tensor>& inputs);
 
   void run_node(size_t k);
+  /// Picks infer_small.h's kernels for the nodes they fit under the current plan.
+  void plan_small(const std::vector<TensorMeta>& meta);
+  /// Runs node k on its small-layer kernel; false when it has none.
+  bool run_small(size_t k);
 
   Graph g_;
   SessionOptions options_;
@@ -53,8 +80,20 @@ class Session {
   std::vector<std::vector<std::pair<int, int>>> reorders_;  // per node: (blocked, NCHW copy) first
   std::vector<NodeLayout> layout_;                          // per node
   std::vector<std::vector<Tensor>> in_, out_;               // per node: bound kernel arguments
-  std::vector<char> eager_;           // per node: inputs need promotion, run via call_op
-  std::vector<TensorMeta> out_meta_;  // model outputs under the current plan
+  std::vector<char> eager_;    // per node: inputs need promotion, run via call_op
+  std::vector<char> const_w_;  // per node: a conv/dense whose weights are model constants
+  std::vector<cpu::PostOpRequest> post_;  // per node: its fused activation, built once
+  std::vector<const OpDef*> act_op_;      // per node: that activation as an op (non-float32 data)
+  Attrs no_attrs_;
+  std::vector<std::vector<Tensor>> flat_in_, flat_out_;  // kFlat nodes: whole padded buffers
+  std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
+  std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
+  std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
+  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8 };
+  std::vector<Small> small_;           // per node: the small-layer kernel planned for it
+  std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)
+  std::vector<cpu::WindowGeom> geom_;  // per node: kPool2x2's geometry
+  std::vector<TensorMeta> out_meta_;   // model outputs under the current plan
 };
 
 }  // namespace mycel::lite

@@ -5,7 +5,9 @@
 // and a float32 or requantized uint8 output.
 #include <cmath>
 
-#include "mycel/kernels/cpu/quant.h"
+#include "mycel/ops/quant_ops.h"
+
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/nn_window.h"
 
@@ -171,7 +173,29 @@ std::vector<TensorMeta> infer_qdense(const InferContext& c) {
 
 }  // namespace
 
+void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out, const Attrs& attrs,
+                 bool const_weights, cpu::Int8Path* path, cpu::Int8Layout layout) {
+  MYCEL_CHECK(op.name == "qconv2d" || op.name == "qdense", ValueError, "run_int8_op: '", op.name,
+              "' is not qconv2d or qdense");
+  const Tensor* bias = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
+  const Shape& ws = in[1].shape();
+  const cpu::QuantSpec q = quant_spec(op, attrs, ws[0]);
+  if (op.name == "qconv2d") {
+    const cpu::WindowGeom g = conv2d_window(op, attrs, in[0].shape(), ws);
+    cpu::qconv2d(in[0], in[1], bias, out, g, q, const_weights, path, layout);
+  } else {
+    const int64_t k = ws[1], n = ws[0], m = n ? out.numel() / n : 0;
+    cpu::qdense(in[0], in[1], bias, out, m, k, n, q, const_weights, path);
+  }
+}
+
 MYCEL_REGISTER_OPS(quant) {
+  // The lite runtime marks model constants and NHWC activations through the layout request.
+  auto int8_kernel = [](const KernelContext& c) {
+    const cpu::LayoutRequest l = cpu::take_layout();
+    run_int8_op(c.op, c.inputs, c.out(0), c.attrs, l.const_weights, nullptr,
+                cpu::Int8Layout{l.src_blocked, l.dst_blocked});
+  };
   // quantize / dequantize are elementwise (vmap's and the planner's generic rules apply).
   auto elementwise = [](OpDef d) {
     d.elementwise = true;
@@ -205,26 +229,14 @@ MYCEL_REGISTER_OPS(quant) {
       "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with "
       "per-channel "
       "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-      {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d,
-      [](const KernelContext& c) {
-        const cpu::WindowGeom g = conv2d_window(c.op, c.attrs, c.in(0).shape(), c.in(1).shape());
-        const cpu::QuantSpec q = quant_spec(c.op, c.attrs, c.in(1).shape()[0]);
-        cpu::qconv2d(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g, q);
-      },
-      {DType::uint8}, "none"));
-  r.add(make_op(
-      "qdense", "QuantDense",
-      "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
-      "per-channel "
-      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-      {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense,
-      [](const KernelContext& c) {
-        const Shape& ws = c.in(1).shape();
-        const int64_t k = ws[1], n = ws[0], m = n ? c.out(0).numel() / n : 0;
-        const cpu::QuantSpec q = quant_spec(c.op, c.attrs, n);
-        cpu::qdense(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), m, k, n, q);
-      },
-      {DType::uint8}, "none"));
+      {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d, int8_kernel, {DType::uint8},
+      "none"));
+  r.add(make_op("qdense", "QuantDense",
+                "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
+                "per-channel "
+                "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
+                {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense, int8_kernel,
+                {DType::uint8}, "none"));
 }
 
 }  // namespace mycel

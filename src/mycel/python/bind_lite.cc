@@ -10,9 +10,22 @@
 #include "mycel/kernels/cpu/quant.h"
 #include "mycel/lite/model_file.h"
 #include "mycel/lite/session.h"
+#include "mycel/ops/quant_ops.h"
 
 namespace mycel::py {
 namespace {
+
+/// Checked attributes of `op` from a {name: value} dict (None: the default).
+Attrs attrs_from_py(const OpDef& op, nb::dict d) {
+  std::map<std::string, AttrValue> named;
+  for (auto [k, val] : d) {
+    std::string name = nb::cast<std::string>(k);
+    int idx = op.attr_index(name);
+    if (idx < 0) MYCEL_THROW(ValueError, "[", op.name, "] has no attribute '", name, "'");
+    if (!val.is_none()) named[name] = to_attr(op, op.attrs[idx], val);
+  }
+  return make_attrs(op, named);
+}
 
 /// A lite::Graph from Python lists: values (name, dtype, shape, weight index), weights
 /// (Tensors), nodes (op, name, inputs, outputs, {attr: value}), inputs, outputs.
@@ -36,16 +49,7 @@ lite::Graph graph_from_py(nb::list values, nb::list weights, nb::list nodes,
     ni.name = nb::cast<std::string>(t[1]);
     ni.inputs = nb::cast<std::vector<int>>(t[2]);
     ni.outputs = nb::cast<std::vector<int>>(t[3]);
-    std::map<std::string, AttrValue> named;
-    for (auto [k, val] : nb::cast<nb::dict>(t[4])) {
-      std::string name = nb::cast<std::string>(k);
-      int idx = ni.op->attr_index(name);
-      if (idx < 0)
-        MYCEL_THROW(ValueError, "MINDIR writer: op ", ni.op->name, " has no attribute '", name,
-                    "'");
-      if (!val.is_none()) named[name] = to_attr(*ni.op, ni.op->attrs[idx], val);
-    }
-    ni.attrs = make_attrs(*ni.op, named);
+    ni.attrs = attrs_from_py(*ni.op, nb::cast<nb::dict>(t[4]));
     g.nodes.push_back(std::move(ni));
   }
   g.inputs = std::move(inputs);
@@ -61,11 +65,33 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["num_plans"] = s.num_plans;
   d["num_blocked"] = s.num_blocked;
   d["num_reorders"] = s.num_reorders;
+  d["num_small"] = s.num_small;
   d["batch_norms_folded"] = s.optimized.batch_norms_folded;
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;
   d["dead_nodes_removed"] = s.optimized.dead_nodes_removed;
+  d["node_us"] = s.node_us;  // empty unless the session profiles
+  d["precision"] = s.precision;
+  d["precision_note"] = s.precision_note;
   return d;
+}
+
+lite::SessionOptions session_options(int num_threads, bool optimize, bool profile,
+                                     const std::string& precision, bool emulate_bf16,
+                                     bool small_kernels, bool blocked_layout) {
+  lite::SessionOptions o;
+  o.small_kernels = small_kernels;
+  o.blocked_layout = blocked_layout;
+  o.num_threads = num_threads;
+  o.optimize = optimize;
+  o.profile = profile;
+  if (precision == "bfloat16" || precision == "bf16")
+    o.precision = lite::Precision::kBFloat16;
+  else if (precision != "float32" && precision != "fp32")
+    MYCEL_THROW(ValueError, "lite.Session: precision must be 'float32' or 'bfloat16', got '",
+                precision, "'");
+  o.emulate_bf16 = emulate_bf16;
+  return o;
 }
 
 /// A parsed image of bytes held by a shared buffer (weights borrow it).
@@ -91,9 +117,37 @@ void init_lite(nb::module_& m) {
       },
       "MINDIR file bytes of a flat graph (values, weights, nodes, inputs, outputs).");
   l.def(
-      "int8_path", [] { return cpu::last_int8_path(); },
-      "Which path this thread's last qconv2d/qdense took: 'onednn:<implementation>' or "
-      "'reference'.");
+      "run_int8",
+      [](const std::string& op_name, nb::list inputs, nb::dict attrs_py) {
+        const OpDef& op = Registry::get().at(op_name);
+        std::vector<Tensor> in;
+        for (nb::handle h : inputs) in.push_back(h.is_none() ? Tensor() : to_tensor(h));
+        while (in.size() < op.inputs.size()) in.emplace_back();
+        const Attrs attrs = attrs_from_py(op, attrs_py);
+        std::vector<TensorMeta> metas;
+        std::vector<const TensorMeta*> ptrs;
+        for (const Tensor& t : in) metas.push_back(t.defined() ? t.meta() : TensorMeta{});
+        for (size_t i = 0; i < in.size(); ++i)
+          ptrs.push_back(in[i].defined() ? &metas[i] : nullptr);
+        Tensor out = Tensor::empty(infer_checked(op, InferContext{op, ptrs, attrs})[0]);
+        cpu::Int8Path path;
+        {
+          nb::gil_scoped_release r;
+          run_int8_op(op, in, out, attrs, false, &path);
+        }
+        return nb::make_tuple(out, path.name());
+      },
+      nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"),
+      "Runs qconv2d or qdense (inputs x, w, b or None; attributes as a dict) as the registry "
+      "kernel does; returns (output, path): 'onednn:<implementation>', 'rows' or 'reference'.");
+  l.def(
+      "native_bf16",
+      [] {
+        std::string why;
+        const bool ok = lite::native_bf16(&why);
+        return nb::make_tuple(ok, why);
+      },
+      "(whether oneDNN runs bf16 convolutions and matmuls natively here, why not).");
   l.def(
       "cpu_has_vnni", [] { return cpu::cpu_has_vnni(); },
       "Whether this CPU multiplies u8 x s8 exactly (VNNI); without it int8 weights must fit s7 for "
@@ -104,23 +158,31 @@ void init_lite(nb::module_& m) {
   nb::class_<lite::Session>(l, "Session", "A loaded, optimized MINDIR model (libmycel_lite).")
       .def_static(
           "from_file",
-          [](const std::string& path, int num_threads, bool optimize) {
-            lite::SessionOptions o;
-            o.num_threads = num_threads;
-            o.optimize = optimize;
+          [](const std::string& path, int num_threads, bool optimize, bool profile,
+             const std::string& precision, bool emulate_bf16, bool small_kernels,
+             bool blocked_layout) {
+            lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
+                                                     emulate_bf16, small_kernels, blocked_layout);
             nb::gil_scoped_release r;
             return new lite::Session(lite::Session::from_file(path, o));
           },
-          nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+          nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
+          nb::arg("profile") = false, nb::arg("precision") = "float32",
+          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
+          nb::arg("blocked_layout") = true)
       .def_static(
           "from_bytes",
-          [](nb::bytes data, int num_threads, bool optimize) {
-            lite::SessionOptions o;
-            o.num_threads = num_threads;
-            o.optimize = optimize;
+          [](nb::bytes data, int num_threads, bool optimize, bool profile,
+             const std::string& precision, bool emulate_bf16, bool small_kernels,
+             bool blocked_layout) {
+            lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
+                                                     emulate_bf16, small_kernels, blocked_layout);
             return new lite::Session(parse_bytes(data), o);
           },
-          nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true)
+          nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
+          nb::arg("profile") = false, nb::arg("precision") = "float32",
+          nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
+          nb::arg("blocked_layout") = true)
       .def(
           "run",
           [](lite::Session& s, nb::list inputs) {
@@ -135,6 +197,8 @@ void init_lite(nb::module_& m) {
           },
           "Runs the model on a list of input tensors; returns the list of outputs.")
       .def("stats", [](const lite::Session& s) { return stats_to_py(s.stats()); })
+      .def("reset_profile", &lite::Session::reset_profile,
+           "Restarts the per-node profile (stats()['node_us']).")
       .def_prop_ro("num_inputs", [](const lite::Session& s) { return s.graph().inputs.size(); })
       .def_prop_ro("input_shapes",
                    [](const lite::Session& s) {

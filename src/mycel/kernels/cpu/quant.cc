@@ -10,8 +10,11 @@
 #include <mutex>
 #include <optional>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include "mycel/core/error.h"
-#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
 namespace mycel::cpu {
@@ -20,8 +23,6 @@ namespace {
 using dnnl::memory;
 using namespace dnnl_util;
 using tag = memory::format_tag;
-
-thread_local std::string t_last_path = "none";
 
 // round-to-nearest-even then saturate into Q; NaN goes to the zero point.
 template <class Q>
@@ -116,15 +117,15 @@ std::optional<dnnl::reorder> reorder_if(const memory::desc& from, const memory::
 }
 
 std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bias,
-                                       const QuantSpec& q) {
+                                       const QuantSpec& q, Int8Layout layout) {
   auto e = std::make_shared<QConvEntry>();
   const auto out_dt = u8 ? memory::data_type::u8 : memory::data_type::f32;
   const memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.oc, g.oh, g.ow};
   const memory::dims wei = g.groups > 1
                                ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
                                : memory::dims{g.oc, g.c, g.kh, g.kw};
-  e->src_user = memory::desc(src, memory::data_type::u8, tag::nchw);
-  e->dst_user = memory::desc(dst, out_dt, tag::nchw);
+  e->src_user = memory::desc(src, memory::data_type::u8, layout.src_nhwc ? tag::nhwc : tag::nchw);
+  e->dst_user = memory::desc(dst, out_dt, layout.dst_nhwc ? tag::nhwc : tag::nchw);
   e->wei_user = memory::desc(wei, memory::data_type::s8, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, memory::data_type::f32, tag::x);
   try {
@@ -142,7 +143,8 @@ std::shared_ptr<QConvEntry> build_conv(const WindowGeom& g, bool u8, bool has_bi
     e->prim = dnnl::convolution_forward(e->pd);
     e->impl = e->pd.impl_info_str();
     // One input channel: NCHW bytes are already NHWC, so a plain NHWC source needs no reorder.
-    if (g.c == 1 && e->pd.src_desc() == memory::desc(src, memory::data_type::u8, tag::nhwc))
+    if (g.c == 1 && !layout.src_nhwc &&
+        e->pd.src_desc() == memory::desc(src, memory::data_type::u8, tag::nhwc))
       e->src_user = e->pd.src_desc();
     e->src_r = reorder_if(e->src_user, e->pd.src_desc());
     e->wei_r = reorder_if(e->wei_user, e->pd.weights_desc());
@@ -240,9 +242,141 @@ std::shared_ptr<QMatmulEntry> build_matmul(int64_t m, int64_t k, int64_t n, bool
   return e;
 }
 
+// Small layers (batch-1 LeNet-sized convolutions and dense layers): int8 weights widened to
+// int16 and packed (k / 2, n8, 2), so one vpmaddwd multiplies a broadcast pair of activations by
+// the pair's weights of 8 outputs and adds the two products into int32: exact for any int8
+// weights (u8 * s8 fits int16), unlike vpmaddubsw, and no oneDNN call or reorder.
+struct Packed16 {
+  Tensor keep;                // the weights it was packed from (constant buffers only)
+  std::vector<int16_t> w;     // (k2, n8, 2)
+  std::vector<int32_t> wsum;  // per output: sum of its weights (for the zero point)
+  int64_t k = 0, k2 = 0, n = 0, n8 = 0;
+};
+
+Packed16 pack16(const Tensor& w, int64_t n, int64_t k) {
+  Packed16 p;
+  p.k = k, p.k2 = (k + 1) / 2, p.n = n, p.n8 = (n + 7) / 8 * 8;
+  p.w.assign(p.k2 * p.n8 * 2, 0);
+  p.wsum.assign(n, 0);
+  const int8_t* W = w.data<int8_t>();
+  for (int64_t o = 0; o < n; ++o)
+    for (int64_t j = 0; j < k; ++j) {
+      p.w[((j / 2) * p.n8 + o) * 2 + j % 2] = W[o * k + j];
+      p.wsum[o] += W[o * k + j];
+    }
+  return p;
+}
+
+// The packing of constant weights, once per buffer (the source kept alive so its address cannot
+// be reused by other weights; bounded like the other caches); other weights are packed per call.
+std::shared_ptr<const Packed16> packed16(const Tensor& w, int64_t n, int64_t k, bool constant) {
+  if (!constant) return std::make_shared<Packed16>(pack16(w, n, k));
+  static std::mutex mu;
+  static std::unordered_map<const void*, std::shared_ptr<Packed16>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(w.data());
+  if (it == cache.end() || it->second->n != n || it->second->k != k) {
+    if (cache.size() >= 256) cache.clear();
+    auto p = std::make_shared<Packed16>(pack16(w, n, k));
+    p->keep = w;
+    it = cache.insert_or_assign(w.data(), std::move(p)).first;
+  }
+  return it->second;
+}
+
+// acc[0, 8 * NB) of outputs [o0, ...) for one row given as int32 pairs (x[2j] | x[2j+1] << 16).
+template <int NB>
+void madd_block(const int32_t* xp, const int16_t* wp, int64_t k2, int64_t n8, int64_t o0,
+                int32_t* acc) {
+#ifdef __AVX2__
+  __m256i a[NB];
+  for (int b = 0; b < NB; ++b) a[b] = _mm256_setzero_si256();
+  for (int64_t j = 0; j < k2; ++j) {
+    const __m256i xv = _mm256_set1_epi32(xp[j]);
+    const int16_t* wj = wp + (j * n8 + o0) * 2;
+    for (int b = 0; b < NB; ++b)
+      a[b] = _mm256_add_epi32(
+          a[b],
+          _mm256_madd_epi16(xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wj + 16 * b))));
+  }
+  for (int b = 0; b < NB; ++b) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + 8 * b), a[b]);
+#else
+  std::fill(acc, acc + 8 * NB, 0);
+  for (int64_t j = 0; j < k2; ++j) {
+    const int32_t lo = static_cast<int16_t>(xp[j] & 0xFFFF), hi = xp[j] >> 16;
+    for (int i = 0; i < 8 * NB; ++i)
+      acc[i] += lo * wp[((j * n8) + o0 + i) * 2] + hi * wp[((j * n8) + o0 + i) * 2 + 1];
+  }
+#endif
+}
+
+using MaddFn = void (*)(const int32_t*, const int16_t*, int64_t, int64_t, int64_t, int32_t*);
+constexpr MaddFn kMadd[8] = {madd_block<1>, madd_block<2>, madd_block<3>, madd_block<4>,
+                             madd_block<5>, madd_block<6>, madd_block<7>, madd_block<8>};
+
+// Four rows at once (a convolution's output pixels), outputs [o0, o0 + 8 * NB): four times the
+// independent accumulator chains of madd_block, each weight load shared by the four.
+// acc[r * stride + i] for row r, output o0 + i.
+template <int NB>
+void madd_pixels(const int32_t* const* xp, const int16_t* wp, int64_t k2, int64_t n8, int64_t o0,
+                 int32_t* acc, int64_t stride) {
+#ifdef __AVX2__
+  __m256i a[4][NB];
+  for (int r = 0; r < 4; ++r)
+    for (int b = 0; b < NB; ++b) a[r][b] = _mm256_setzero_si256();
+  for (int64_t j = 0; j < k2; ++j) {
+    const int16_t* wj = wp + (j * n8 + o0) * 2;
+    __m256i w[NB];
+    for (int b = 0; b < NB; ++b)
+      w[b] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wj + 16 * b));
+    for (int r = 0; r < 4; ++r) {
+      const __m256i xv = _mm256_set1_epi32(xp[r][j]);
+      for (int b = 0; b < NB; ++b) a[r][b] = _mm256_add_epi32(a[r][b], _mm256_madd_epi16(xv, w[b]));
+    }
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int b = 0; b < NB; ++b)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + r * stride + 8 * b), a[r][b]);
+#else
+  for (int r = 0; r < 4; ++r) madd_block<NB>(xp[r], wp, k2, n8, o0, acc + r * stride);
+#endif
+}
+
+// All n outputs of one row: acc[o] = sum_j x[j] * w[o, j] (x as int32 pairs).
+void madd_row(const int32_t* xp, const Packed16& p, int32_t* acc) {
+  alignas(32) int32_t buf[64];
+  for (int64_t o0 = 0; o0 < p.n8; o0 += 64) {
+    const int64_t nb = std::min<int64_t>(8, (p.n8 - o0) / 8);
+    kMadd[nb - 1](xp, p.w.data(), p.k2, p.n8, o0, buf);
+    std::copy(buf, buf + std::min<int64_t>(8 * nb, p.n - o0), acc + o0);
+  }
+}
+
+// Whether qconv2d's small path takes this convolution: one group, few outputs per pixel, a
+// short patch, and little work in all (past that oneDNN's threaded kernels win).
+bool small_conv(const WindowGeom& g) {
+  const int64_t patch = g.c * g.kh * g.kw;
+  return g.groups == 1 && g.oc <= 64 && patch <= 512 &&
+         g.n * g.oh * g.ow * g.oc * patch <= (int64_t{1} << 21);
+}
+
 }  // namespace
 
-const std::string& last_int8_path() { return t_last_path; }
+std::string Int8Path::name() const {
+  switch (kind) {
+    case Kind::kOneDnn:
+      return "onednn:" + impl;
+    case Kind::kRows:
+      return "rows";
+    case Kind::kSmall:
+      return "small";
+    case Kind::kReference:
+      return "reference";
+    case Kind::kNone:
+      break;
+  }
+  return "none";
+}
 
 // Branch-free form of saturate() so the loop vectorizes (roundps, blends): it sat at 5% of an
 // int8 ResNet-18 run as a scalar loop.
@@ -302,7 +436,6 @@ bool int8_weights_safe(const Tensor& w) {
 
 void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g, const QuantSpec& q) {
-  t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
@@ -335,7 +468,6 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
 
 void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
                 int64_t k, int64_t n, const QuantSpec& q) {
-  t_last_path = "reference";
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
@@ -350,19 +482,158 @@ void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
     }
 }
 
+namespace {
+// Records the path taken, when the caller asked for it.
+void report(Int8Path* path, Int8Path::Kind kind, const std::string& impl = {}) {
+  if (!path) return;
+  path->kind = kind;
+  path->impl = impl;
+}
+}  // namespace
+
+// The small path of qconv2d: each output pixel's patch gathered as int32 pairs (padding reads
+// the zero point, whose (x - zp) is 0), four pixels at a time through madd_pixels into int32
+// accumulators per channel, then the epilogue as one vectorizable loop per channel.
+void qconv2d_small(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                   const WindowGeom& g, const QuantSpec& q, bool constant) {
+  const int64_t patch = g.c * g.kh * g.kw, ohw = g.oh * g.ow, npix = g.n * ohw;
+  const std::shared_ptr<const Packed16> packed = packed16(w, g.oc, patch, constant);
+  const Packed16& p = *packed;
+  const uint8_t* X = x.data<uint8_t>();
+  const uint16_t zp = static_cast<uint16_t>(q.x_zp);
+  const int64_t row_len = p.k2;
+  std::vector<int32_t> rows(4 * row_len, 0);
+  std::vector<uint16_t> border(p.k2 * 2, 0);    // a border window's values (the odd tail stays 0)
+  std::vector<int32_t> acc((npix + 3) * p.n8);  // (pixel, n8) rows; 3 spare for a short last group
+  // A window inside the image reads X at its corner plus a fixed offset per tap; border windows
+  // check each tap (padding reads the zero point).
+  std::vector<int64_t> tap(patch);
+  for (int64_t c = 0, t = 0; c < g.c; ++c)
+    for (int64_t kh = 0; kh < g.kh; ++kh)
+      for (int64_t kw = 0; kw < g.kw; ++kw) tap[t++] = (c * g.h + kh * g.dh) * g.w + kw * g.dw;
+  // Pairs are written as whole int32s: madd_pixels reads them so (two 16-bit stores read back
+  // as one 32-bit load stall store forwarding, which cost more than the arithmetic).
+  auto gather = [&](int64_t n, int64_t oh, int64_t ow, int32_t* out) {
+    const int64_t ih0 = oh * g.sh - g.pt, iw0 = ow * g.sw - g.pl;
+    if (ih0 >= 0 && iw0 >= 0 && ih0 + (g.kh - 1) * g.dh < g.h && iw0 + (g.kw - 1) * g.dw < g.w) {
+      const uint8_t* corner = X + (n * g.c * g.h + ih0) * g.w + iw0;
+      int64_t t = 0;
+      for (; t + 1 < patch; t += 2)
+        out[t / 2] = static_cast<int32_t>(corner[tap[t]] | (uint32_t{corner[tap[t + 1]]} << 16));
+      if (t < patch) out[t / 2] = corner[tap[t]];
+      return;
+    }
+    uint16_t* r = border.data();
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = ih0 + kh * g.dh;
+        if (ih < 0 || ih >= g.h) {
+          r = std::fill_n(r, g.kw, zp);
+          continue;
+        }
+        const uint8_t* xr = X + ((n * g.c + c) * g.h + ih) * g.w;
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          const int64_t iw = iw0 + kw * g.dw;
+          *r++ = iw < 0 || iw >= g.w ? zp : xr[iw];
+        }
+      }
+    for (int64_t j = 0; j < p.k2; ++j)
+      out[j] = static_cast<int32_t>(border[2 * j] | (uint32_t{border[2 * j + 1]} << 16));
+  };
+  int64_t n = 0, oh = 0, ow = 0;  // the next pixel to gather
+  for (int64_t p0 = 0; p0 < npix; p0 += 4) {
+    const int32_t* xp[4];
+    for (int r = 0; r < 4; ++r) {  // a short last group repeats its last pixel's row
+      if (p0 + r < npix) {
+        gather(n, oh, ow, rows.data() + r * row_len);
+        if (++ow == g.ow) ow = 0, ++oh;
+        if (oh == g.oh) oh = 0, ++n;
+      }
+      xp[r] = rows.data() + std::min<int64_t>(r, npix - 1 - p0) * row_len;
+    }
+    for (int64_t o0 = 0; o0 < p.n8; o0 += 16)  // acc has 3 spare rows for a short last group
+      (p.n8 - o0 >= 16 ? madd_pixels<2> : madd_pixels<1>)(xp, p.w.data(), p.k2, p.n8, o0,
+                                                          acc.data() + p0 * p.n8 + o0, p.n8);
+  }
+  // Epilogue per (image, channel): the reference's arithmetic, branch-free so it vectorizes.
+  const float* B = bias ? bias->data<float>() : nullptr;
+  const bool u8 = y.dtype() == DType::uint8;
+  std::vector<float> yf(ohw);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t o = 0; o < g.oc; ++o) {
+      const float s = q.x_scale * q.w_scale[o], b = B ? B[o] : 0.0f;
+      const int32_t off = q.x_zp * p.wsum[o];
+      const int32_t* a = acc.data() + n * ohw * p.n8 + o;
+      for (int64_t i = 0; i < ohw; ++i) {
+        float v = static_cast<float>(a[i * p.n8] - off) * s + b;
+        yf[i] = q.relu ? std::max(v, 0.0f) : v;
+      }
+      const int64_t base = (n * g.oc + o) * ohw;
+      if (u8) {
+        const float inv = q.y_scale;
+        uint8_t* Y = y.data<uint8_t>() + base;
+        for (int64_t i = 0; i < ohw; ++i) yf[i] = yf[i] / inv;
+        quantize_loop(yf.data(), Y, ohw, 1.0f, q.y_zp);
+      } else {
+        std::copy(yf.begin(), yf.end(), y.data<float>() + base);
+      }
+    }
+}
+
+void relayout_nhwc(const Tensor& x, Tensor& y, bool to_nhwc) {
+  const Shape& s = x.shape();
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  auto move = [&](auto tag) {
+    using T = decltype(tag);
+    const T* X = static_cast<const T*>(x.data());
+    T* Y = static_cast<T*>(y.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < hw; ++p) {
+          const int64_t nchw = (i * c + ch) * hw + p, nhwc = (i * hw + p) * c + ch;
+          Y[to_nhwc ? nhwc : nchw] = X[to_nhwc ? nchw : nhwc];
+        }
+  };
+  MYCEL_CHECK(itemsize(x.dtype()) == 1 || itemsize(x.dtype()) == 4, RuntimeError,
+              "relayout_nhwc: 1- or 4-byte elements only");
+  if (itemsize(x.dtype()) == 1)
+    move(uint8_t{});
+  else
+    move(uint32_t{});
+}
+
 void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-             const QuantSpec& q) {
-  const bool constant = take_layout().const_weights;
+             const QuantSpec& q, bool constant, Int8Path* path, Int8Layout layout) {
+  report(path, Int8Path::Kind::kNone);
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
+  // The exact loops read and write NCHW: NHWC tensors are staged around them.
+  auto exact = [&](Int8Path::Kind kind) {
+    report(path, kind);
+    Tensor xs = x, ys = y;
+    if (layout.src_nhwc) {
+      xs = Tensor::empty(x.shape(), x.dtype());
+      relayout_nhwc(x, xs, false);
+    }
+    if (layout.dst_nhwc) ys = Tensor::empty(y.shape(), y.dtype());
+    if (kind == Int8Path::Kind::kSmall)
+      qconv2d_small(xs, w, bias, ys, g, q, constant);
+    else
+      qconv2d_ref(xs, w, bias, ys, g, q);
+    if (layout.dst_nhwc) relayout_nhwc(ys, y, true);
+  };
+  // 8-bit weights without VNNI: oneDNN would saturate, so an exact path runs: the int16-pair
+  // loops for small layers (about oneDNN's speed on LeNet5's convolutions), else the reference.
   if (x.numel() == 0 || w.numel() == 0 || !weights_safe_cached(w, constant))
-    return qconv2d_ref(x, w, bias, y, g, q);
+    return exact(x.numel() > 0 && w.numel() > 0 && small_conv(g) ? Int8Path::Kind::kSmall
+                                                                 : Int8Path::Kind::kReference);
   const std::string k =
       key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
-          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8));
-  auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q); });
-  if (!e->ok) return qconv2d_ref(x, w, bias, y, g, q);
-  t_last_path = "onednn:" + e->impl;
+          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8),
+          layout.src_nhwc, layout.dst_nhwc);
+  auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q, layout); });
+  if (!e->ok) return exact(Int8Path::Kind::kReference);
+  report(path, Int8Path::Kind::kOneDnn, e->impl);
   Tensor src_buf, wei_buf, dst_buf;
   memory src = wrap(e->src_user, x);
   if (e->src_r) {
@@ -395,44 +666,48 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
   stream().wait();
 }
 
-// A few rows (batch-1 inference): a matrix-vector loop beats the GEMM's setup. Products are
-// widened to int16 and summed in int32 (vpmaddwd once vectorized), so it is exact for any int8
-// weights, 8-bit ones included, on any CPU.
+// A few rows (batch-1 inference): madd_row over the packed weights beats the GEMM's setup, and
+// is exact for any int8 weights, 8-bit ones included, on any CPU.
 void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
-                 int64_t k, int64_t n, const QuantSpec& q) {
-  t_last_path = "rows";
+                 int64_t k, int64_t n, const QuantSpec& q, bool constant) {
+  const std::shared_ptr<const Packed16> packed = packed16(w, n, k, constant);
+  const Packed16& p = *packed;
   const uint8_t* X = x.data<uint8_t>();
-  const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
   const bool u8 = y.dtype() == DType::uint8;
+  std::vector<uint16_t> row(p.k2 * 2, 0);
+  std::vector<int32_t> acc(n);
   for (int64_t r = 0; r < m; ++r) {
-    const uint8_t* xr = X + r * k;
-    for (int64_t o = 0; o < n; ++o) {
-      const int8_t* wo = W + o * k;
-      int32_t acc = 0, wsum = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        acc += static_cast<int16_t>(xr[j]) * static_cast<int16_t>(wo[j]);
-        wsum += wo[j];
-      }
-      acc -= q.x_zp * wsum;
-      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8,
-            y.data(), r * n + o);
-    }
+    std::copy(X + r * k, X + (r + 1) * k, row.begin());
+    madd_row(reinterpret_cast<const int32_t*>(row.data()), p, acc.data());
+    for (int64_t o = 0; o < n; ++o)
+      store(static_cast<float>(acc[o] - q.x_zp * p.wsum[o]) * (q.x_scale * q.w_scale[o]) +
+                (B ? B[o] : 0.0f),
+            q, u8, y.data(), r * n + o);
   }
 }
 
 void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
-            int64_t n, const QuantSpec& q) {
-  const bool constant = take_layout().const_weights;
+            int64_t n, const QuantSpec& q, bool constant, Int8Path* path) {
+  report(path, Int8Path::Kind::kNone);
   if (y.numel() == 0) return;
   const bool u8 = y.dtype() == DType::uint8;
-  if (m <= 4) return qdense_rows(x, w, bias, y, m, k, n, q);
-  if (k == 0 || !weights_safe_cached(w, constant)) return qdense_ref(x, w, bias, y, m, k, n, q);
+  if (m <= 4) {
+    report(path, Int8Path::Kind::kRows);
+    return qdense_rows(x, w, bias, y, m, k, n, q, constant);
+  }
+  if (k == 0 || !weights_safe_cached(w, constant)) {
+    report(path, Int8Path::Kind::kReference);
+    return qdense_ref(x, w, bias, y, m, k, n, q);
+  }
   const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0,
                              q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QMatmulEntry>(kk, [&] { return build_matmul(m, k, n, u8, bias != nullptr, q); });
-  if (!e->ok) return qdense_ref(x, w, bias, y, m, k, n, q);
-  t_last_path = "onednn:" + e->impl;
+  if (!e->ok) {
+    report(path, Int8Path::Kind::kReference);
+    return qdense_ref(x, w, bias, y, m, k, n, q);
+  }
+  report(path, Int8Path::Kind::kOneDnn, e->impl);
   Tensor wei_buf;
   memory wei = wrap(e->b_md, w);
   if (e->wei_r)

@@ -39,13 +39,38 @@ bool cpu_has_vnni();
 /// True when oneDNN's u8 x s8 kernels are exact for these int8 weights on this CPU.
 bool int8_weights_safe(const Tensor& w);
 
+/// Which implementation a qconv2d / qdense call ran (the kernels report it through their `path`
+/// argument when one is given; tests read it).
+struct Int8Path {
+  // kRows: dense over <= 4 rows; kSmall: a small convolution; both exact int16-pair loops
+  enum class Kind { kNone, kOneDnn, kRows, kSmall, kReference } kind = Kind::kNone;
+  std::string impl;  // kOneDnn: oneDNN's implementation name
+  /// "onednn:<impl>", "rows", "small", "reference" (or "none").
+  std::string name() const;
+};
+
+/// Where qconv2d's activations are stored: NCHW, or NHWC (channels last: oneDNN's int8
+/// convolutions read and write it on AVX2 and AVX-512, so uint8 activations kept so between int8
+/// convolutions need no reorder; the lite runtime's layout step chooses it).
+struct Int8Layout {
+  bool src_nhwc = false;
+  bool dst_nhwc = false;
+};
+
+/// y := x (both of logical shape (N, C, H, W), 1- or 4-byte elements) moved from NHWC storage to
+/// NCHW, or the reverse with `to_nhwc`.
+void relayout_nhwc(const Tensor& x, Tensor& y, bool to_nhwc);
+
 /// Quantized convolution, NCHW uint8 x, int8 w (OC, C/groups, KH, KW), float32 bias; y float32
-/// or uint8 (NCHW).
+/// or uint8 (NCHW). `const_weights`: w never changes while its buffer lives (the lite runtime's
+/// constants), so its reorder to the primitive's layout is kept. `path`, when given, is set to the
+/// implementation that ran.
 void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const WindowGeom& g,
-             const QuantSpec& q);
+             const QuantSpec& q, bool const_weights, Int8Path* path = nullptr,
+             Int8Layout layout = {});
 /// Quantized dense: uint8 x (M, K), int8 w (N, K), float32 bias (N); y (M, N) float32 or uint8.
 void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m, int64_t k,
-            int64_t n, const QuantSpec& q);
+            int64_t n, const QuantSpec& q, bool const_weights, Int8Path* path = nullptr);
 /// The exact reference loops (always int32, no oneDNN): the fallback and the tests' reference.
 void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g, const QuantSpec& q);
@@ -53,7 +78,5 @@ void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                 int64_t k, int64_t n, const QuantSpec& q);
 /// Max pooling of uint8 NCHW data (order-preserving, so it commutes with quantization).
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g);
-/// Which path the last qconv2d/qdense call on this thread took: "onednn:<impl>" or "reference".
-const std::string& last_int8_path();
 
 }  // namespace mycel::cpu

@@ -1,7 +1,7 @@
 // mycel_lite_benchmark: loads a MINDIR model with libmycel_lite and prints the load time, the
 // latency percentiles of repeated runs on random input, and the process's peak memory.
 //   mycel_lite_benchmark model.mindir [--shape 1,3,32,32] [--warmup 20] [--iters 200]
-//                        [--threads N] [--no-optimize]
+//                        [--threads N] [--no-optimize] [--profile] [--bf16] [--no-small]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::fprintf(stderr,
                  "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads "
-                 "N] [--no-optimize]\n",
+                 "N] [--no-optimize] [--profile] [--bf16] [--no-small]\n",
                  argv[0]);
     return 2;
   }
@@ -60,6 +60,12 @@ int main(int argc, char** argv) {
       opts.num_threads = std::stoi(next());
     else if (a == "--no-optimize")
       opts.optimize = false;
+    else if (a == "--profile")
+      opts.profile = true;
+    else if (a == "--no-small")
+      opts.small_kernels = false;
+    else if (a == "--bf16")
+      opts.precision = mycel::lite::Precision::kBFloat16;
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -97,6 +103,7 @@ int main(int argc, char** argv) {
     const double t1 = now_ms();
     s.run(inputs);
     const double first_ms = now_ms() - t1;
+    s.reset_profile();  // the first run built the primitives
     for (int i = 0; i < warmup; ++i) s.run(inputs);
     std::vector<double> lat;
     for (int i = 0; i < iters; ++i) {
@@ -111,11 +118,23 @@ int main(int argc, char** argv) {
     std::printf("nodes: %d (batch_norms folded %d, activations fused %d, constants folded %d)\n",
                 st.num_nodes, st.optimized.batch_norms_folded, st.optimized.activations_fused,
                 st.optimized.constants_folded);
+    std::printf("precision: %s%s%s\n", st.precision.c_str(), st.precision_note.empty() ? "" : ": ",
+                st.precision_note.c_str());
     std::printf("load_ms: %.3f\nfirst_run_ms: %.3f\n", load_ms, first_ms);
     std::printf("latency_ms: p50 %.4f p90 %.4f p99 %.4f mean %.4f (%d runs)\n", pct(lat, 50),
                 pct(lat, 90), pct(lat, 99), mean, iters);
     std::printf("arena_bytes: %zu\nweight_bytes: %zu\npeak_rss_mb: %.1f\n", st.arena_bytes,
                 st.weight_bytes, peak_rss_mb());
+    if (opts.profile) {  // runs after the first (timing adds ~50 ns per node)
+      std::printf("profile (median us per run, node: op):\n");
+      for (size_t k = 0; k < st.node_us.size(); ++k) {
+        const auto& n = s.graph().nodes[k];
+        const char* act = n.post_act == mycel::lite::NodeInfo::Act::kRelu    ? "+relu"
+                          : n.post_act == mycel::lite::NodeInfo::Act::kRelu6 ? "+relu6"
+                                                                             : "";
+        std::printf("  %8.3f  %zu: %s%s\n", st.node_us[k], k, n.op->name.c_str(), act);
+      }
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

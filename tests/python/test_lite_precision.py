@@ -1,0 +1,156 @@
+"""The lite runtime's bf16 precision and its per-node profile.
+
+bf16 runs where oneDNN has bf16 convolutions and matmuls (AVX-512 BF16, AMX); elsewhere (this
+AVX2 development machine) the session stays float32 and says why. With emulate_bf16 the bf16
+graph runs anyway (through the kernels' float32 fallbacks), so its numerics are checked here too:
+against a numpy LeNet5 that rounds to bf16 where the bf16 graph stores values, and against
+float32 within bf16's tolerance."""
+import time
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, _mycel
+from edge_helpers import MODELS, randomize
+
+lite = _mycel.lite
+
+
+def _export(name, tmp_path):
+    make, shape = MODELS[name]
+    net = randomize(make())
+    x = np.random.default_rng(1).standard_normal((2,) + shape[1:]).astype(np.float32)
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / name), file_format="MINDIR")
+    return net, x, path
+
+
+def _bf16(a):
+    """float32 -> nearest bf16 (ties to even), returned as float32."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def _conv(x, w, b=None):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    cols = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))  # n c oh ow kh kw
+    y = np.einsum("nchwij,ocij->nohw", cols.astype(np.float64), w.astype(np.float64))
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+def _pool(x):
+    n, c, h, w = x.shape
+    return x[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+def _lenet5(net, x, r):
+    """LeNet5 in numpy, with r applied to weights, the input and each stored activation."""
+    p = {name: r(v.asnumpy()) for name, v in net.parameters_and_names()}
+    h = r(x)
+    for conv in ("conv1", "conv2"):
+        h = _pool(np.maximum(r(_conv(h, p[conv + ".weight"], p.get(conv + ".bias"))), 0))
+    h = h.reshape(h.shape[0], -1)
+    for i, fc in enumerate(("fc1", "fc2", "fc3")):
+        h = r(h @ p[fc + ".weight"].T.astype(np.float64) + p[fc + ".bias"])
+        h = np.maximum(h, 0) if i < 2 else h
+    return h
+
+
+def test_bf16_where_native_else_float32_with_a_reason(tmp_path):
+    net, x, path = _export("lenet5", tmp_path)
+    want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16")
+    got = s.run([Tensor(x)])[0].asnumpy()
+    native, why = lite.native_bf16()
+    st = s.stats()
+    assert got.dtype == np.float32  # the model's interface stays float32
+    if native:
+        assert st["precision"] == "bfloat16" and why == ""
+        np.testing.assert_allclose(got, want, atol=0.03 * np.abs(want).max())
+    else:
+        assert st["precision"] == "float32"
+        assert st["precision_note"].startswith("bf16 requested, running float32: oneDNN ")
+        assert "has no bf16" in why and why in st["precision_note"]
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="precision must be 'float32' or 'bfloat16', got 'fp8'"):
+        lite.Session.from_file(path, precision="fp8")
+
+
+def test_bf16_graph_numerics_lenet5(tmp_path):
+    net, x, path = _export("lenet5", tmp_path)
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    assert s.stats()["precision"] == "bfloat16"
+    assert s.node_ops[0] == "cast" and s.node_ops[-1] == "cast"
+    got = s.run([Tensor(x)])[0].asnumpy()
+    f32 = _lenet5(net, x, lambda a: np.asarray(a, np.float64))
+    ref = _lenet5(net, x, _bf16)
+    scale = np.abs(f32).max()
+    # bf16 keeps 8 significant bits: each stored value is within 2^-9 relative of float32
+    np.testing.assert_allclose(got, f32, atol=0.03 * scale)
+    assert np.abs(got - f32).max() > 1e-6 * scale  # it really rounded
+    # the same roundings as the numpy model, up to a rounding boundary crossed the other way
+    np.testing.assert_allclose(got, ref, atol=0.01 * scale)
+    assert np.abs(got - ref).max() < np.abs(got - f32).max() + 0.01 * scale
+
+
+@pytest.mark.parametrize("name,tol", [("resnet18", 0.05), ("mobilenet_v2", 0.1)])
+def test_bf16_graph_close_to_float32(name, tol, tmp_path):
+    net, x, path = _export(name, tmp_path)
+    want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    assert s.stats()["precision"] == "bfloat16"
+    got = s.run([Tensor(x)])[0].asnumpy()
+    # each of the 20 (ResNet-18) or 52 (MobileNetV2) layers rounds its output to 8 significant
+    # bits (2^-9 relative); with random weights the errors grow through depth
+    rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert 1e-4 < rel < tol, rel
+
+
+def test_int8_models_stay_int8_under_bf16(tmp_path):
+    from mycel.lite import quant
+    make, shape = MODELS["lenet5"]
+    net = randomize(make())
+    x = np.random.default_rng(0).standard_normal((4,) + shape[1:]).astype(np.float32)
+    quant.quantize(net, [Tensor(x)], method="minmax")
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR")
+    s = lite.Session.from_file(path, precision="bfloat16", emulate_bf16=True)
+    st = s.stats()
+    assert st["precision"] == "float32" and "quantize_linear) pins its dtypes" in st["precision_note"]
+    want = lite.Session.from_file(path).run([Tensor(x)])[0].asnumpy()
+    np.testing.assert_array_equal(s.run([Tensor(x)])[0].asnumpy(), want)
+
+
+def test_profile_times_every_node(tmp_path):
+    net, x, path = _export("lenet5", tmp_path)
+    s = lite.Session.from_file(path, num_threads=1, profile=True)
+    assert s.stats()["node_us"] == []  # nothing run yet
+    s.run([Tensor(x)])
+    s.reset_profile()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        s.run([Tensor(x)])
+    wall_us = (time.perf_counter() - t0) / 5 * 1e6
+    us = s.stats()["node_us"]
+    assert len(us) == s.stats()["num_nodes"] == len(s.node_ops)
+    assert all(t > 0 for t in us) and sum(us) < wall_us
+    assert lite.Session.from_file(path).stats()["node_us"] == []  # off by default
+
+
+@pytest.mark.parametrize("batch", [1, 3, 5])
+def test_small_layer_kernels_match_numpy_and_onednn(batch, tmp_path):
+    """Dense over <= 4 rows, 2x2 max pooling of blocked tensors and the unblocking before flatten
+    run infer_small.h's loops; more rows go back to oneDNN's GEMM."""
+    net, _, path = _export("lenet5", tmp_path)
+    x = np.random.default_rng(batch).standard_normal((batch, 1, 32, 32)).astype(np.float32)
+    fast = lite.Session.from_file(path, num_threads=1)
+    got = fast.run([Tensor(x)])[0].asnumpy()
+    dnnl = lite.Session.from_file(path, num_threads=1, small_kernels=False)
+    want = dnnl.run([Tensor(x)])[0].asnumpy()
+    ref = _lenet5(net, x, lambda a: np.asarray(a, np.float64))
+    assert dnnl.stats()["num_small"] == 0
+    blocked = fast.stats()["num_blocked"] > 0  # pooling on the small kernel only when blocked
+    assert fast.stats()["num_small"] == (3 if batch <= 4 else 0) + (2 if blocked else 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
