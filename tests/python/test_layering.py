@@ -156,3 +156,31 @@ def test_op_traits_have_no_side_tables():
     assert not hits, "op traits kept in a side table (make them OpDef fields):\n  " + "\n  ".join(hits)
     assert SIDE_TABLE.search("std::unordered_map<const OpDef*, Placement>& placements() {")
     assert SIDE_TABLE.search("static std::unordered_set<const OpDef*> s;")
+
+
+def _module_level_imports(path):
+    """Modules a Python file imports when it is loaded (imports inside functions run later)."""
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found, todo = set(), list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try)):  # conditional imports still run at load time
+            todo += node.body + node.orelse + getattr(node, "finalbody", [])
+            todo += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return found
+
+
+def test_tensor_method_modules_do_not_import_the_tensor_module():
+    # The old cycle: common/tensor.py installs the methods of tensor_methods.py and
+    # tensor_op_methods.py, which imported common/tensor.py back. They take the class itself.
+    common = os.path.join(ROOT, "python", "mycel", "common")
+    for name in ("tensor_methods.py", "tensor_op_methods.py"):
+        imports = _module_level_imports(os.path.join(common, name))
+        assert "mycel.common.tensor" not in imports, name
+    assert "mycel.common.tensor_methods" in _module_level_imports(os.path.join(common, "tensor.py"))
