@@ -115,7 +115,8 @@ def _render(op, case, dtype, arrays, setup):
         k = len(names) - 1
         tensors = tensors[:k] + [tuple(tensors[k:])]
         args = args[:k] + ["(" + ", ".join(args[k:]) + ("," if len(args) - k == 1 else "") + ")"]
-    attrs = [f"{k}={v!r}" for k, v in case.attrs.items()]
+    lines += list(case.example_setup)
+    attrs = [f"{k}={case.example_attrs.get(k, repr(v))}" for k, v in case.attrs.items()]
     try:
         out = getattr(ops, op)(*tensors, **case.attrs)
         ref = case.ref(*arrays, **case.attrs)

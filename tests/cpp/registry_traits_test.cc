@@ -1,13 +1,17 @@
 // The registry traits analysis and the backend read instead of op names (ops/registry.h
-// PyOperator, FillTrait, BackendTraits), checked against what the ops actually compute.
+// PyOperator, FillTrait, BackendTraits, placement, record_only), checked against what the ops
+// actually compute.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
+#include <string>
 
 #include "mycel/kernels/cpu/fused_elementwise.h"
 #include "mycel/ops/registry.h"
+#include "mycel/parallel/communicator.h"
 
 namespace mycel {
 namespace {
@@ -92,6 +96,62 @@ TEST(RegistryTraits, BackendAndAnalysisTraitsAreWhereExpected) {
   }
   EXPECT_EQ(operators, 14);  // + - * / // % ** == != < <= > >= and t[...]
   EXPECT_EQ(fills, 3);
+}
+
+// Record-only ops are the summary ops: effects (never dropped) that are not collectives, whose
+// output is the placeholder int32 [1] whatever they record, and that have no gradient.
+TEST(RegistryTraits, RecordOnlyOpsAreEffectsWithAPlaceholderOutput) {
+  std::set<std::string> names;
+  for (const OpDef* op : Registry::get().ops()) {
+    if (!op->record_only) continue;
+    names.insert(op->name);
+    EXPECT_TRUE(op->effect) << op->name;
+    EXPECT_EQ(op->grad, "none") << op->name;
+    Tensor x = op->name == "image_summary"    ? Tensor::zeros({2, 3, 4, 4}, DType::float32)
+               : op->name == "scalar_summary" ? Tensor::zeros({}, DType::float32)
+                                              : random_f32(5, 3, false);
+    std::map<std::string, AttrValue> name{{"name", std::string("t")}};
+    Tensor y = call_op(*op, {x}, make_attrs(*op, name))[0];
+    EXPECT_EQ(y.dtype(), DType::int32) << op->name;
+    EXPECT_EQ(y.shape(), (Shape{1})) << op->name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"scalar_summary", "image_summary", "histogram_summary",
+                                          "tensor_summary"}));
+}
+
+// The registry refuses a record-only op that is not an effect: the optimizer would drop it.
+TEST(RegistryTraits, RecordOnlyWithoutEffectIsRefused) {
+  const OpDef& like = Registry::get().at("tensor_summary");
+  OpDef d = make_op("record_only_without_effect_test", "RecordOnlyWithoutEffectTest", "test",
+                    {{"value"}}, {}, like.infer, like.kernel, all_dtypes(), "none");
+  d.record_only = true;
+  EXPECT_THROW(Registry::get().add(d), RuntimeError);
+  EXPECT_EQ(Registry::get().find(d.name), nullptr);
+}
+
+// Only the split AllReduce is placed: its start early, its wait late. Both are elementwise
+// effects (the planner writes each output over its input; nothing merges or drops them), and the
+// wait completes what the start began.
+TEST(RegistryTraits, PlacementIsOnTheSplitAllReduceOnly) {
+  std::map<std::string, Placement> placed;
+  for (const OpDef* op : Registry::get().ops())
+    if (op->placement != Placement::kAny) placed[op->name] = op->placement;
+  EXPECT_EQ(placed, (std::map<std::string, Placement>{{"all_reduce_start", Placement::kEarly},
+                                                      {"all_reduce_wait", Placement::kLate}}));
+  const OpDef& start = Registry::get().at("all_reduce_start");
+  const OpDef& wait = Registry::get().at("all_reduce_wait");
+  for (const OpDef* op : {&start, &wait}) {
+    EXPECT_TRUE(op->effect) << op->name;
+    EXPECT_TRUE(op->elementwise) << op->name;
+    EXPECT_FALSE(op->record_only) << op->name;
+  }
+  // In a world of one the pair is a copy: what the wait returns is the start's input.
+  parallel::init();
+  Tensor x = random_f32(15, 11, false);
+  Tensor buf = call_op(start, {x}, make_attrs(start, std::map<std::string, AttrValue>{}))[0];
+  Tensor y = call_op(wait, {buf}, make_attrs(wait, std::map<std::string, AttrValue>{}))[0];
+  ASSERT_EQ(y.shape(), x.shape());
+  EXPECT_EQ(std::memcmp(y.data<float>(), x.data<float>(), 15 * sizeof(float)), 0);
 }
 
 }  // namespace

@@ -9,7 +9,8 @@ crash-*/timeout-*/oom-* and this script exits non-zero; a wrong exception type i
 'FUZZ-WRONG-EXCEPTION' first. New inputs found go to DIR/new, never into the repository; copy
 an interesting one into the corpus by hand. scripts/fuzz runs every target and sums the figures.
 Coverage: atheris instruments Mycel's Python code; the C++ loaders are not instrumented (GCC
-build), so inside them the search is guided by the Python side and the seeds' structure only."""
+build), so inside them the search is guided by the Python side and the seeds' structure only.
+scripts/fuzz_native fuzzes those C++ loaders with coverage (tests/fuzz/native)."""
 import argparse
 import os
 import sys

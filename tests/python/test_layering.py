@@ -135,3 +135,52 @@ def test_name_case_patterns_catch_the_old_forms():
     for line in old:
         assert any(p.search(line) for p in NAME_CASES), line
     assert not any(p.search('const OpDef& cast = Registry::get().at("cast");') for p in NAME_CASES)
+
+
+# A trait kept beside the registry in a table keyed by the op (record_only.h and placement.h
+# once were: std::unordered_set<const OpDef*> filled by mark_record_only(name) after
+# Registry::add) is a second place that defines an op; traits are OpDef fields, set where the op
+# is defined.
+SIDE_TABLE = re.compile(r"\b(unordered_)?(map|set)<\s*const\s+(OpDef|OpSchema)\s*\*")
+
+
+def test_op_traits_have_no_side_tables():
+    hits = []
+    for dirpath, _, files in os.walk(os.path.join(SRC, "ops")):
+        for name in sorted(files):
+            if name.endswith((".h", ".cc")):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as f:
+                    hits += [f"{os.path.relpath(path, ROOT)}:{no}: {line.strip()}"
+                             for no, line in enumerate(f, 1) if SIDE_TABLE.search(line.split("//")[0])]
+    assert not hits, "op traits kept in a side table (make them OpDef fields):\n  " + "\n  ".join(hits)
+    assert SIDE_TABLE.search("std::unordered_map<const OpDef*, Placement>& placements() {")
+    assert SIDE_TABLE.search("static std::unordered_set<const OpDef*> s;")
+
+
+def _module_level_imports(path):
+    """Modules a Python file imports when it is loaded (imports inside functions run later)."""
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found, todo = set(), list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try)):  # conditional imports still run at load time
+            todo += node.body + node.orelse + getattr(node, "finalbody", [])
+            todo += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return found
+
+
+def test_tensor_method_modules_do_not_import_the_tensor_module():
+    # The old cycle: common/tensor.py installs the methods of tensor_methods.py and
+    # tensor_op_methods.py, which imported common/tensor.py back. They take the class itself.
+    common = os.path.join(ROOT, "python", "mycel", "common")
+    for name in ("tensor_methods.py", "tensor_op_methods.py"):
+        imports = _module_level_imports(os.path.join(common, name))
+        assert "mycel.common.tensor" not in imports, name
+    assert "mycel.common.tensor_methods" in _module_level_imports(os.path.join(common, "tensor.py"))

@@ -1,7 +1,7 @@
 """Memory stays bounded as input shapes change (issue 21): the caching allocator keeps freed
 blocks only up to the peak bytes the program ever held at once (at least 16 MB), freeing the
 least recently freed first, and a graph-mode step fed a few hundred batch sizes stops growing
-once its caches are full."""
+once its caches are full, and compiles its 240th shape as fast as its 2nd."""
 import os
 import subprocess
 import sys
@@ -48,6 +48,7 @@ def test_a_repeated_size_is_still_served_from_the_cache():
 
 PROGRAM = textwrap.dedent("""
     import sys
+    import time
     import numpy as np
     import mycel
     from mycel import Tensor, nn
@@ -65,13 +66,18 @@ PROGRAM = textwrap.dedent("""
     net = nn.SequentialCell([nn.Dense(16, 32), nn.ReLU(), nn.Dense(32, 4)])
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
                                nn.SGD(net.trainable_params(), 0.01))
-    marks = {}
+    marks, first_step = {}, {}
     for i in range(1, 241):
-        step(Tensor(np.random.rand(i, 16).astype(np.float32)),
-             Tensor(np.random.rand(i, 4).astype(np.float32)))
+        x = Tensor(np.random.rand(i, 16).astype(np.float32))
+        y = Tensor(np.random.rand(i, 4).astype(np.float32))
+        t0 = time.perf_counter()
+        step(x, y)  # a new batch size: compile, then run
+        first_step[i] = time.perf_counter() - t0
         if i in (120, 240):
             marks[i] = untracked_mb()
-    print(marks[120], marks[240], mycel._mycel.allocator_stats()["bytes_cached"] / 2**20)
+    early = float(np.median([first_step[i] for i in range(2, 42)]))
+    late = float(np.median([first_step[i] for i in range(201, 241)]))
+    print(marks[120], marks[240], mycel._mycel.allocator_stats()["bytes_cached"] / 2**20, early, late)
 """)
 
 
@@ -80,17 +86,21 @@ def _untracked_growth():
     p = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
                        timeout=600, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
-    at120, at240, cached = map(float, p.stdout.split())
-    return at240 - at120, cached
+    at120, at240, cached, early, late = map(float, p.stdout.split())
+    return at240 - at120, cached, early, late
 
 
-def test_memory_stops_growing_over_batch_sizes():
+def test_memory_and_compile_time_stop_growing_over_batch_sizes():
     # 240 batch sizes, each its own compiled program (64 kept, the rest evicted). With oneDNN
     # primitive caches of 1024 (ours and oneDNN's own, the old bound) the second 120 shapes added
     # 10.4 MB of primitives here, 1.3 MB with the default 256 (measured on this test's program).
-    growth, cached = _untracked_growth()
+    growth, cached, early, late = _untracked_growth()
     assert cached <= 16.5, cached
     assert growth < 5, growth
+    # The cost of compiling a new shape must not grow with the shapes compiled before (it once
+    # did: 13 ms for shape 1, 287 ms for shape 200, bench/bench_compile_cache.py). Medians of 40
+    # first steps each, shapes 2-41 against 201-240; the bound leaves room for a busy machine.
+    assert late < 3 * early + 0.005, (early, late)
 
 
 def test_a_bad_dnnl_cache_setting_is_a_clear_error():

@@ -47,3 +47,41 @@ def test_help_example_runs(name):
     finally:
         np.set_printoptions(**old)
     assert runner.summarize(verbose=False).failed == 0
+
+
+_FRESH = r"""
+import doctest, json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_op_examples import _CloseNumbers  # imports mycel, not the op table
+from mycel import ops
+from mycel.ops._examples import EXAMPLES
+assert "op_cases" not in sys.modules
+failed = []
+for name in sorted(EXAMPLES, reverse=True):  # reversed: no example may lean on an earlier one
+    test = doctest.DocTestParser().get_doctest(getattr(ops, name).__doc__, {}, name, None, 0)
+    runner = doctest.DocTestRunner(checker=_CloseNumbers(), optionflags=doctest.NORMALIZE_WHITESPACE)
+    old = np.get_printoptions()
+    out = []
+    runner.run(test, out=out.append)
+    np.set_printoptions(**old)
+    if runner.summarize(verbose=False).failed:
+        failed.append((name, "".join(out)[-600:]))
+print(json.dumps(failed))
+"""
+
+
+def test_help_examples_run_in_a_fresh_process():
+    # Each example must create whatever it uses: custom_call's once passed fn=0, a host function
+    # that only the op table (imported by other test modules) had registered, so it failed when
+    # run alone. A fresh interpreter that never imports the table runs every example.
+    import json
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    res = subprocess.run([sys.executable, "-c", _FRESH, here], capture_output=True, text=True,
+                         timeout=240, cwd="/tmp")
+    assert res.returncode == 0, res.stderr[-2000:]
+    failed = json.loads(res.stdout.strip().splitlines()[-1])
+    assert not failed, failed

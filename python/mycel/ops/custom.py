@@ -141,6 +141,12 @@ class Custom:
         kernel = _te_kernel_for_static_shapes(self, [a.shape for a in args], [a.dtype for a in args])
         return _functional.te_call(args, kernel=kernel)
 
+    @property
+    def host_fn(self):
+        """The host function id of a "pyfunc" or "aot" operator, the `fn` attribute of the
+        registry op ops.custom_call that runs it; None for a "te" operator."""
+        return getattr(self, "_host", None)
+
     def _host_forward(self, *args):
         return _functional.custom_call(args, fn=self._host)
 

@@ -12,7 +12,6 @@
 #include "mycel/ad/ad.h"
 #include "mycel/ad/detail.h"
 #include "mycel/core/error.h"
-#include "mycel/ops/record_only.h"
 
 namespace mycel::ad::detail {
 
@@ -307,7 +306,7 @@ NodePtr Transformer::fwd_apply(GraphJ* s, const NodePtr& n) {
   const NodePtr& callee = a.callee();
   if (Constant* c = as_constant(callee)) {
     const ValuePtr& v = c->value();
-    if (v->kind() == ValueKind::kOp && is_record_only(static_cast<const OpValue&>(*v).op())) {
+    if (v->kind() == ValueKind::kOp && static_cast<const OpValue&>(*v).op().record_only) {
       // A summary op recomputed for the gradient would record its value a second time: the
       // primal forward already did, so the recomputation gets the op's placeholder output.
       bool recomputing = false;

@@ -5,8 +5,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "mycel/ops/placement.h"
-
 namespace mycel::backend::detail {
 
 using ir::Node;
@@ -18,7 +16,7 @@ Placement placement(const NodePtr& n) {
   auto* a = ir::as_apply(n);
   auto* c = a ? ir::as_constant(a->callee()) : nullptr;
   if (!c || c->value()->kind() != ir::ValueKind::kOp) return Placement::kAny;
-  return placement_of(static_cast<const ir::OpValue&>(*c->value()).op());
+  return static_cast<const ir::OpValue&>(*c->value()).op().placement;
 }
 
 // Ops and tuple plumbing may move with the start they feed; a call of a graph, a branch or

@@ -1,4 +1,4 @@
-// Placement of split collectives in a graph's schedule (ops/placement.h): a kEarly kernel (the
+// Placement of split collectives in a graph's schedule (OpDef::placement): a kEarly kernel (the
 // start of a non-blocking allreduce) moves, with the ops that only feed it, to just after the
 // last of the other nodes it needs; a kLate kernel (its wait) moves to just before its first
 // user. Everything else keeps its order, so the backward's kernels run between start and wait.

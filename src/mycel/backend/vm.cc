@@ -14,7 +14,6 @@
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
-#include "mycel/ops/record_only.h"
 
 namespace mycel::backend {
 namespace detail {
@@ -125,7 +124,7 @@ insight::SiteInfo site_info(const Instr& in) {
   insight::SiteInfo s;
   s.op = in.op->name;
   s.graph = true;
-  s.collective = in.op->effect && !is_record_only(*in.op);
+  s.collective = in.op->effect && !in.op->record_only;
   for (const InputDef& d : in.op->inputs) s.input_names.push_back(d.name);
   const ir::Node* node = in.node;
   if (!node) return s;

@@ -8,7 +8,6 @@
 
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
-#include "mycel/ops/placement.h"
 #include "mycel/parallel/communicator.h"
 
 namespace mycel {
@@ -218,7 +217,7 @@ MYCEL_REGISTER_OPS(collective) {
   // The split AllReduce that overlaps data parallel's gradient buckets with the backward: the
   // start returns the buffer the sum lands in, the wait (given that buffer) completes it. Graph
   // mode runs the start as soon as its input exists and the wait just before its result is used
-  // (ops/placement.h). `elementwise` lets the memory planner put each output over its dying
+  // (OpDef::placement). `elementwise` lets the memory planner put each output over its dying
   // input, so neither copies. Used on gradients only: not differentiable.
   OpDef start = collective(
       "all_reduce_start", "AllReduceStart",
@@ -231,6 +230,7 @@ MYCEL_REGISTER_OPS(collective) {
       },
       "none");
   start.elementwise = true;
+  start.placement = Placement::kEarly;
   r.add(std::move(start));
   OpDef wait = collective(
       "all_reduce_wait", "AllReduceWait",
@@ -243,9 +243,8 @@ MYCEL_REGISTER_OPS(collective) {
       },
       "none");
   wait.elementwise = true;
+  wait.placement = Placement::kLate;
   r.add(std::move(wait));
-  set_placement("all_reduce_start", Placement::kEarly);
-  set_placement("all_reduce_wait", Placement::kLate);
 }
 
 MYCEL_REGISTER_BPROPS(collective) {

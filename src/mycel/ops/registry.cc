@@ -5,7 +5,6 @@
 #include "mycel/core/suggest.h"
 #include "mycel/insight/insight.h"
 #include "mycel/ops/keywords.h"
-#include "mycel/ops/record_only.h"
 
 namespace mycel {
 
@@ -49,6 +48,7 @@ void Registry::add(OpDef def) {
   if (def.doc.empty()) fail("a doc line");
   if (!def.infer) fail("infer");
   if (!def.kernel) fail("a CPU kernel");
+  if (def.record_only && !def.effect) fail("`effect` (record-only ops are effects)");
   if (by_name_.count(def.name)) MYCEL_THROW(RuntimeError, "op '", def.name, "' registered twice");
   for (const auto* o : order_)
     if (o->class_name == def.class_name)
@@ -242,7 +242,7 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
       return insight::profiler::eager_site(&op, [&] {
         insight::SiteInfo s;
         s.op = op.name;
-        s.collective = op.effect && !is_record_only(op);
+        s.collective = op.effect && !op.record_only;
         for (const InputDef& d : op.inputs) s.input_names.push_back(d.name);
         return s;
       });

@@ -79,6 +79,12 @@ struct BackendTraits {
   uint8_t fused_post_ops = 0;      // a fused op: the PostOpBits folded in
 };
 
+/// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split
+/// collectives mark theirs: a kEarly kernel (all_reduce_start) runs as soon as its inputs exist,
+/// a kLate one (all_reduce_wait) just before the first use of its result, so the work scheduled
+/// between them overlaps the communication.
+enum class Placement : uint8_t { kAny, kEarly, kLate };
+
 /// Everything the system knows about one primitive (OpSchema: name, class, doc, inputs,
 /// attributes).
 struct OpDef : OpSchema {
@@ -94,8 +100,13 @@ struct OpDef : OpSchema {
   /// Output element i reads only input elements i (after broadcasting): the memory planner may
   /// write the output over a dying input of the same shape and dtype.
   bool elementwise = false;
-  bool effect = false;        // talks to other processes (collectives): never folded, merged,
-                              // dropped or reordered, so every rank runs the same sequence
+  bool effect = false;  // talks to other processes (collectives): never folded, merged,
+                        // dropped or reordered, so every rank runs the same sequence
+  /// Exists only for what it records (summary ops; implies `effect`): its output is a
+  /// placeholder, so a gradient's recomputed forward skips it and it records once per step,
+  /// and it is not a collective (a collective's output is a value the recomputation needs).
+  bool record_only = false;
+  Placement placement = Placement::kAny;
   std::string grad = "todo";  // "bprop", "none" (not differentiable), or "todo" until AD lands
   /// Auto-parallel: valid input strategies -> input/output layouts and the comms inside
   /// (src/mycel/ops/sharding.h). Empty: the elementwise rule if `elementwise`, else replicated

@@ -1,11 +1,10 @@
 // Summary ops (MindSpore's ScalarSummary, ImageSummary, HistogramSummary, TensorSummary): each
 // hands a copy of its input to the insight queue that SummaryRecord.record drains, eagerly or from
 // inside a compiled step (no Python call there). They carry OpDef::effect, so the optimizer never
-// folds, merges, drops or reorders them, and are record-only (ops/record_only.h): their output is
+// folds, merges, drops or reorders them, and are record-only (OpDef::record_only): their output is
 // a placeholder int32 [1] (as MindSpore's), and a gradient's recomputed forward skips them.
 #include "mycel/insight/insight.h"
 #include "mycel/ops/infer_util.h"
-#include "mycel/ops/record_only.h"
 
 namespace mycel {
 namespace {
@@ -28,6 +27,7 @@ OpDef summary_op(const char* name, const char* cls, const char* doc) {
   OpDef d = make_op(name, cls, doc, {{"value"}}, {attr("name", AttrKind::kStr)}, infer_summary<K>,
                     summary_kernel<K>, all_dtypes(), "none");
   d.effect = true;
+  d.record_only = true;
   return d;
 }
 
@@ -44,9 +44,6 @@ MYCEL_REGISTER_OPS(summary) {
                                   "Records the histogram of a tensor's values as `name`."));
   r.add(summary_op<K::kTensor>("tensor_summary", "TensorSummary",
                                "Records a tensor's values as tensor `name`."));
-  for (const char* name :
-       {"scalar_summary", "image_summary", "histogram_summary", "tensor_summary"})
-    mark_record_only(name);
 }
 
 }  // namespace mycel

@@ -5,7 +5,6 @@
 
 #include "mycel/analysis/analysis.h"
 #include "mycel/core/error.h"
-#include "mycel/ops/record_only.h"
 
 namespace mycel::pynative {
 
@@ -227,7 +226,7 @@ void Recorder::record_op(const OpDef& op, const Attrs& attrs,
   for (const AttrValue& v : attrs.values()) callee += attr_key(v) + ",";
   NodePtr n = add_apply(std::move(in), callee + "]");
   // Summaries already recorded their value eagerly; the gradient program must not again.
-  if (op.effect && !is_record_only(op)) effects_.push_back(n);
+  if (op.effect && !op.record_only) effects_.push_back(n);
   for (Tensor& t : outputs)
     if (t.defined() && nodes_.count(key_of(t))) t = t.clone();
   if (outputs.size() == 1 && !op.tuple_output) {  // a tuple_output op's node is a tuple

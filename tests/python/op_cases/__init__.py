@@ -25,6 +25,11 @@ class OpCase:
     nondeterministic: bool = False       # random ops: compare statistics in their own tests instead
     needs_peer: bool = False             # point-to-point collectives: run under mpirun instead
                                          # (test_parallel_collectives.py); the row claims dtypes
+    # The help example (scripts/gen_op_examples.py) of an op whose attribute is a handle to
+    # run-time state (custom_call's host function id): doctest lines that create that state, and
+    # the text standing for the attribute in the call, so the example depends on nothing else.
+    example_setup: tuple = ()
+    example_attrs: dict = dataclasses.field(default_factory=dict)
 
     def name(self):
         return f"{self.op}[{self.id}]" if self.id else self.op

@@ -110,7 +110,7 @@ class _OverlapReduce(Cell):
     """Per bucket (consecutive parameters from the last): flatten its gradients, concatenate,
     start the allreduce. Then per bucket: wait, scale, split back into gradients, returned in
     parameter order. Nothing ties a bucket to the others' gradients, so graph mode's scheduler
-    can start it as soon as its own exist (ops/placement.h marks start early and wait late).
+    can start it as soon as its own exist (OpDef::placement marks start early and wait late).
     The gradients are reversed by iteration and buckets are constant slices of that tuple:
     graph mode folds those, where a tuple indexed by a loop variable would not be."""
 
