@@ -1,5 +1,9 @@
-// conv3d and 3-d pooling (and their backward) on oneDNN's primitives, float32, on the user's plain
-// NCDHW buffers (oneDNN picks its implementation for plain layouts; no reorders to keep).
+// conv3d and 3-d pooling (and their backward) on oneDNN's primitives, float32. Convolutions pick
+// their preferred (blocked) layouts, with cached reorders from and to the user's NCDHW buffers
+// (on plain layouts oneDNN falls back to a slower GEMM-based convolution); pooling runs on the
+// NCDHW buffers directly.
+#include <optional>
+
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/nn3d.h"
 
@@ -13,9 +17,10 @@ using tag = memory::format_tag;
 memory::dims dims3(const std::array<int64_t, 3>& a) { return {a[0], a[1], a[2]}; }
 memory::dims minus1(const std::array<int64_t, 3>& a) { return {a[0] - 1, a[1] - 1, a[2] - 1}; }
 
-// Plain descriptors of one convolution geometry.
+// Plain (user) descriptors of one convolution geometry, and `any` ones for the primitive to
+// choose its layouts.
 struct ConvDescs {
-  memory::desc src, wei, dst, bias;
+  memory::desc src, wei, dst, bias, src_any, wei_any, dst_any;
 };
 
 ConvDescs conv_descs(const Window3Geom& g) {
@@ -23,19 +28,78 @@ ConvDescs conv_descs(const Window3Geom& g) {
   const memory::dims wei =
       g.groups > 1 ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.k[0], g.k[1], g.k[2]}
                    : memory::dims{g.oc, g.c, g.k[0], g.k[1], g.k[2]};
-  return {memory::desc({g.n, g.c, g.in[0], g.in[1], g.in[2]}, dt, tag::ncdhw),
+  const memory::dims src{g.n, g.c, g.in[0], g.in[1], g.in[2]};
+  const memory::dims dst{g.n, g.oc, g.out[0], g.out[1], g.out[2]};
+  return {memory::desc(src, dt, tag::ncdhw),
           memory::desc(wei, dt, g.groups > 1 ? tag::goidhw : tag::oidhw),
-          memory::desc({g.n, g.oc, g.out[0], g.out[1], g.out[2]}, dt, tag::ncdhw),
-          memory::desc({g.oc}, dt, tag::x)};
+          memory::desc(dst, dt, tag::ncdhw),
+          memory::desc({g.oc}, dt, tag::x),
+          memory::desc(src, dt, tag::any),
+          memory::desc(wei, dt, tag::any),
+          memory::desc(dst, dt, tag::any)};
+}
+
+// A reorder between a user layout and a primitive's, present only when the two differ.
+struct Reorder {
+  memory::desc user, prim;
+  std::optional<dnnl::reorder> r;
+};
+
+Reorder make_reorder(const memory::desc& user, const memory::desc& prim, bool into_prim) {
+  Reorder o{user, prim, std::nullopt};
+  if (user != prim)
+    o.r = into_prim ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user, engine(), prim))
+                    : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), prim, engine(), user));
+  return o;
+}
+
+// A convolution primitive with the reorders of its two inputs and its output.
+struct ConvEntry : PrimEntry {
+  Reorder a, b, out;
+};
+
+// t in r's primitive layout (a per-thread staging buffer in `slot` when it must move).
+memory stage_in(const Reorder& r, const Tensor& t, Tensor& hold, int slot) {
+  memory user = wrap(r.user, t);
+  if (!r.r) return user;
+  hold = staging_buffer(slot, r.prim.get_size());
+  memory m(r.prim, engine(), hold.data());
+  r.r->execute(stream(), user, m);
+  return m;
+}
+
+// Runs e: inputs a and b (and an optional plain bias) to `out`, each through its reorder.
+void run_conv(const ConvEntry& e, int arg_a, const Tensor& a, int arg_b, const Tensor& b,
+              const Tensor* bias, const memory::desc& bias_md, int arg_out, Tensor& out) {
+  Tensor hold_a, hold_b, hold_out;
+  memory ma = stage_in(e.a, a, hold_a, 0), mb = stage_in(e.b, b, hold_b, 1);
+  memory mo = wrap(e.out.user, out);
+  if (e.out.r) {
+    hold_out = staging_buffer(2, e.out.prim.get_size());
+    mo = memory(e.out.prim, engine(), hold_out.data());
+  }
+  Tensor pad = scratchpad(e.pd);
+  std::unordered_map<int, memory> args = {
+      {arg_a, ma},
+      {arg_b, mb},
+      {arg_out, mo},
+      {DNNL_ARG_SCRATCHPAD, memory(e.pd.scratchpad_desc(), engine(), pad.data())}};
+  if (bias) args[DNNL_ARG_BIAS] = wrap(bias_md, *bias);
+  e.prim.execute(stream(), args);
+  if (e.out.r) {
+    memory user = wrap(e.out.user, out);
+    e.out.r->execute(stream(), mo, user);
+  }
+  stream().wait();
 }
 
 dnnl::convolution_forward::desc conv_fwd_desc(const ConvDescs& d, const Window3Geom& g,
                                               dnnl::prop_kind prop, bool bias) {
   const auto alg = dnnl::algorithm::convolution_direct;
-  return bias ? dnnl::convolution_forward::desc(prop, alg, d.src, d.wei, d.bias, d.dst, dims3(g.s),
-                                                minus1(g.d), dims3(g.p0), dims3(g.p1))
-              : dnnl::convolution_forward::desc(prop, alg, d.src, d.wei, d.dst, dims3(g.s),
-                                                minus1(g.d), dims3(g.p0), dims3(g.p1));
+  return bias ? dnnl::convolution_forward::desc(prop, alg, d.src_any, d.wei_any, d.bias, d.dst_any,
+                                                dims3(g.s), minus1(g.d), dims3(g.p0), dims3(g.p1))
+              : dnnl::convolution_forward::desc(prop, alg, d.src_any, d.wei_any, d.dst_any,
+                                                dims3(g.s), minus1(g.d), dims3(g.p0), dims3(g.p1));
 }
 
 std::string geom_key(const char* what, const Window3Geom& g) {
@@ -45,10 +109,10 @@ std::string geom_key(const char* what, const Window3Geom& g) {
   return k;
 }
 
-// Builds a PrimEntry with `make`, marking it not ok when oneDNN has no implementation.
-template <class Make>
-std::shared_ptr<PrimEntry> build(Make make) {
-  auto e = std::make_shared<PrimEntry>();
+// Builds an entry E with `make`, marking it not ok when oneDNN has no implementation.
+template <class E = PrimEntry, class Make>
+std::shared_ptr<E> build(Make make) {
+  auto e = std::make_shared<E>();
   try {
     make(*e);
   } catch (const dnnl::error& err) {
@@ -81,21 +145,20 @@ bool conv3d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
                  const Window3Geom& g) {
   const ConvDescs d = conv_descs(g);
   const SerialScope threads(y.numel() * (g.c / g.groups) * g.k_volume());
-  auto e = cached<PrimEntry>(geom_key(bias ? "conv3d_b" : "conv3d", g), [&] {
-    return build([&](PrimEntry& p) {
+  auto e = cached<ConvEntry>(geom_key(bias ? "conv3d_b" : "conv3d", g), [&] {
+    return build<ConvEntry>([&](ConvEntry& p) {
       dnnl::convolution_forward::primitive_desc pd(
           conv_fwd_desc(d, g, dnnl::prop_kind::forward_inference, bias != nullptr), default_attr(),
           engine());
       p.pd = pd;
       p.prim = dnnl::convolution_forward(pd);
+      p.a = make_reorder(d.src, pd.src_desc(), true);
+      p.b = make_reorder(d.wei, pd.weights_desc(), true);
+      p.out = make_reorder(d.dst, pd.dst_desc(), false);
     });
   });
   if (!e->ok) return false;
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(d.src, x)},
-                                          {DNNL_ARG_WEIGHTS, wrap(d.wei, w)},
-                                          {DNNL_ARG_DST, wrap(d.dst, y)}};
-  if (bias) args[DNNL_ARG_BIAS] = wrap(d.bias, *bias);
-  execute(*e, args);
+  run_conv(*e, DNNL_ARG_SRC, x, DNNL_ARG_WEIGHTS, w, bias, d.bias, DNNL_ARG_DST, y);
   return true;
 }
 
@@ -103,37 +166,42 @@ bool conv3d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
                      bool weights) {
   const ConvDescs d = conv_descs(g);
   const SerialScope threads(dy.numel() * (g.c / g.groups) * g.k_volume());
-  auto e = cached<PrimEntry>(geom_key(weights ? "conv3d_bwd_w" : "conv3d_bwd_d", g), [&] {
-    return build([&](PrimEntry& p) {
+  auto e = cached<ConvEntry>(geom_key(weights ? "conv3d_bwd_w" : "conv3d_bwd_d", g), [&] {
+    return build<ConvEntry>([&](ConvEntry& p) {
       const auto alg = dnnl::algorithm::convolution_direct;
       dnnl::convolution_forward::primitive_desc hint(
           conv_fwd_desc(d, g, dnnl::prop_kind::forward_training, false), default_attr(), engine());
       if (weights) {
         dnnl::convolution_backward_weights::primitive_desc pd(
-            dnnl::convolution_backward_weights::desc(alg, d.src, d.wei, d.dst, dims3(g.s),
-                                                     minus1(g.d), dims3(g.p0), dims3(g.p1)),
+            dnnl::convolution_backward_weights::desc(alg, d.src_any, d.wei_any, d.dst_any,
+                                                     dims3(g.s), minus1(g.d), dims3(g.p0),
+                                                     dims3(g.p1)),
             default_attr(), engine(), hint);
         p.pd = pd;
         p.prim = dnnl::convolution_backward_weights(pd);
+        p.a = make_reorder(d.dst, pd.diff_dst_desc(), true);
+        p.b = make_reorder(d.src, pd.src_desc(), true);
+        p.out = make_reorder(d.wei, pd.diff_weights_desc(), false);
       } else {
         dnnl::convolution_backward_data::primitive_desc pd(
-            dnnl::convolution_backward_data::desc(alg, d.src, d.wei, d.dst, dims3(g.s), minus1(g.d),
-                                                  dims3(g.p0), dims3(g.p1)),
+            dnnl::convolution_backward_data::desc(alg, d.src_any, d.wei_any, d.dst_any, dims3(g.s),
+                                                  minus1(g.d), dims3(g.p0), dims3(g.p1)),
             default_attr(), engine(), hint);
         p.pd = pd;
         p.prim = dnnl::convolution_backward_data(pd);
+        p.a = make_reorder(d.dst, pd.diff_dst_desc(), true);
+        p.b = make_reorder(d.wei, pd.weights_desc(), true);
+        p.out = make_reorder(d.src, pd.diff_src_desc(), false);
       }
     });
   });
   if (!e->ok) return false;
   if (weights)
-    execute(*e, {{DNNL_ARG_DIFF_DST, wrap(d.dst, dy)},
-                 {DNNL_ARG_SRC, wrap(d.src, other)},
-                 {DNNL_ARG_DIFF_WEIGHTS, wrap(d.wei, out)}});
+    run_conv(*e, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_SRC, other, nullptr, d.bias, DNNL_ARG_DIFF_WEIGHTS,
+             out);
   else
-    execute(*e, {{DNNL_ARG_DIFF_DST, wrap(d.dst, dy)},
-                 {DNNL_ARG_WEIGHTS, wrap(d.wei, other)},
-                 {DNNL_ARG_DIFF_SRC, wrap(d.src, out)}});
+    run_conv(*e, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_WEIGHTS, other, nullptr, d.bias, DNNL_ARG_DIFF_SRC,
+             out);
   return true;
 }
 
