@@ -69,12 +69,15 @@ def _install():
         setattr(t, f"__{dunder}__", _binary(op))
         setattr(t, f"__r{dunder}__", _binary(op, reverse=True))
     for dunder, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                         "gt": "greater", "ge": "greater_equal", "and": "logical_and",
-                         "or": "logical_or", "xor": "logical_xor"}.items():
+                         "gt": "greater", "ge": "greater_equal",
+                         # bitwise on integers, logical on bools (MindSpore's Tensor operators)
+                         "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}.items():
         op = getattr(_ops, name, None)
         if op is not None:
             setattr(t, f"__{dunder}__", _binary(op))
-    for dunder, name in {"neg": "neg", "abs": "abs", "invert": "logical_not"}.items():
+            if name.startswith("bitwise"):  # 1 & x: the same op, operands in order
+                setattr(t, f"__r{dunder}__", _binary(op, reverse=True))
+    for dunder, name in {"neg": "neg", "abs": "abs", "invert": "invert"}.items():
         op = getattr(_ops, name, None)
         if op is not None:
             setattr(t, f"__{dunder}__", lambda self, _op=op: _op(self))

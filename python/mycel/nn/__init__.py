@@ -20,4 +20,12 @@ __all__ = ["Cell", "CellList", "SequentialCell", "GraphCell"] + _layer_all + _lo
 
 # nn.Dence: "did you mean 'Dense'?"
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr("mycel.nn", globals())
+_suggest = _module_getattr("mycel.nn", globals())
+
+
+def __getattr__(name):
+    # MindSpore 1.x kept the metrics in nn (nn.Accuracy, nn.BleuScore); 2.x moved them to train.
+    from mycel.train import metrics as _metrics
+    if name in _metrics.__all__ and name not in ("get_metric_fn", "names"):
+        return getattr(_metrics, name)
+    return _suggest(name)

@@ -1,8 +1,10 @@
 """MindSpore functional ops made of registry ops: softmin, glu, pixel_shuffle, pixel_unshuffle,
-dropout1d/2d/3d (whole channels dropped) and interpolate (nearest, bilinear). Plain compositions, so graph mode parses them
+dropout1d/2d/3d (whole channels dropped) and interpolate (nearest, linear, bilinear, bicubic,
+trilinear, area). Plain compositions, so graph mode parses them
 and their gradients come from the ops."""
 from mycel import _mycel
 from mycel.common.index_geometry import channel_keep_shape, interpolate_size
+from mycel.common.interp_matrices import interp_matrices, swap_last
 
 _ops = _mycel.ops
 
@@ -81,14 +83,39 @@ def dropout3d(input, p=0.5, training=True):  # noqa: A002
     return _channel_dropout("dropout3d", input, p, training, 3)
 
 
+def _resample(x, mt, axis):
+    """x with dim `axis` resampled by the transposed matrix mt (n, m): a matmul on the last dim."""
+    if axis == x.ndim - 1:
+        return _ops.matmul(x, _ops.cast(mt, x.dtype))
+    perm = swap_last(x.ndim, axis)
+    y = _ops.matmul(_ops.transpose(x, perm), _ops.cast(mt, x.dtype))
+    return _ops.transpose(y, perm)
+
+
+def _separable(x, size, scale_factor, mode, align_corners):
+    # One constant matrix per spatial dim (mycel.common builds them from shapes, at compile time
+    # in graph mode); the gradient is the transposed resampling, from matmul's rule.
+    mats = interp_matrices(mode, tuple(x.shape), size, scale_factor, align_corners)
+    y = _resample(x, mats[-1], x.ndim - 1)
+    if len(mats) > 1:
+        y = _resample(y, mats[-2], x.ndim - 2)
+    if len(mats) > 2:
+        y = _resample(y, mats[-3], x.ndim - 3)
+    return y
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
                 recompute_scale_factor=None):
-    """Resizes the (H, W) of an (N, C, H, W) input to `size`, or by `scale_factor` (output
-    floor(H * s)); mode "nearest" (src = floor(dst * H / H_out)) or "bilinear" (half-pixel
-    centres, or corners aligned with align_corners=True), as MindSpore and PyTorch."""
+    """Resizes the spatial dims of input to `size`, or by `scale_factor` (output floor(n * s)).
+    Modes: "nearest" (src = floor(dst * H / H_out)) and "bilinear" on (N, C, H, W); "linear" on
+    (N, C, L), "bicubic" on (N, C, H, W) (cubic convolution, a = -0.75, edge taps clamped),
+    "trilinear" on (N, C, D, H, W), all with half-pixel centres or align_corners=True; "area"
+    (adaptive average pooling) on 3-d to 5-d inputs. As MindSpore and PyTorch."""
+    if mode in ("linear", "bicubic", "trilinear", "area"):
+        return _separable(input, size, scale_factor, mode, align_corners)
     if mode not in ("nearest", "bilinear"):
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (only 'nearest' and "
-                                  f"'bilinear' on 4-d inputs)")
+        raise ValueError(f"interpolate: mode must be 'nearest', 'linear', 'bilinear', 'bicubic', 'trilinear' or "
+                         f"'area', got {mode!r}")
     if input.ndim != 4:
         raise ValueError(f"interpolate: mode '{mode}' needs an (N, C, H, W) input, got shape {tuple(input.shape)}")
     if mode == "nearest" and align_corners:

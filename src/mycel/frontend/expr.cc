@@ -203,9 +203,10 @@ const std::map<std::string, BinOpInfo>& binops() {
       {"Mod", {"mod", Prim::kScalarMod, true}},
       {"Pow", {"pow", Prim::kScalarPow, true}},
       {"MatMult", {"matmul", Prim::kScalarAdd, false}},
-      {"BitAnd", {"logical_and", Prim::kScalarAdd, false}},
-      {"BitOr", {"logical_or", Prim::kScalarAdd, false}},
-      {"BitXor", {"logical_xor", Prim::kScalarAdd, false}},
+      // &, |, ^ and ~ as MindSpore's Tensor: bitwise on integers, logical on bools.
+      {"BitAnd", {"bitwise_and", Prim::kScalarAdd, false}},
+      {"BitOr", {"bitwise_or", Prim::kScalarAdd, false}},
+      {"BitXor", {"bitwise_xor", Prim::kScalarAdd, false}},
       {"Eq", {"equal", Prim::kScalarEq, true}},
       {"NotEq", {"not_equal", Prim::kScalarNe, true}},
       {"Lt", {"less", Prim::kScalarLt, true}},
@@ -336,7 +337,7 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
     if (op == "USub")
       return is_scalar(v) ? prim(b, Prim::kScalarNeg, {v}, loc)
                           : op_by_name(b, "neg", {v}, {}, loc);
-    return op_by_name(b, "logical_not", {v}, {}, loc);  // ~x, as Tensor.__invert__
+    return op_by_name(b, "invert", {v}, {}, loc);  // ~x, as Tensor.__invert__
   }
   if (t == "BoolOp") return boolop(b, e);
   if (t == "Compare") return compare(b, e);

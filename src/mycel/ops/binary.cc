@@ -41,6 +41,20 @@ KernelFn with_extended(KernelFn core, F f) {
   };
 }
 
+// Ordered comparisons: the unsigned types only (complex values have no order).
+template <class F>
+KernelFn with_unsigned(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 2)
+        cpu::binary_map<T, T, bool>(ctx.in(0), ctx.in(1), ctx.out(0), f);
+    });
+  };
+}
+
 // True division: unsigned inputs divide as float64, complex ones as themselves.
 KernelFn div_extended(KernelFn core) {
   return [core](const KernelContext& ctx) {
@@ -149,6 +163,8 @@ MYCEL_REGISTER_OPS(binary) {
   // Arithmetic.
   const auto all_ext = with_unsigned_and_complex(all),
              numeric_ext = with_unsigned_and_complex(numeric);
+  std::vector<DType> all_uint = all;
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64}) all_uint.push_back(t);
   r.add(with_traits(
       binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
              with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
@@ -276,18 +292,27 @@ MYCEL_REGISTER_OPS(binary) {
                                  [](auto x, auto y) { return x != y; }),
              "none"),
       py_op(PyOperator::kNe)));
-  r.add(with_traits(binary("less", "Less", "Elementwise x < y.", all, bool_dtype,
-                           predicate_binary([](auto x, auto y) { return x < y; }), "none"),
+  r.add(with_traits(binary("less", "Less", "Elementwise x < y.", all_uint, bool_dtype,
+                           with_unsigned(predicate_binary([](auto x, auto y) { return x < y; }),
+                                         [](auto x, auto y) { return x < y; }),
+                           "none"),
                     py_op(PyOperator::kLt), ew_step(cpu::EwOp::kLess)));
-  r.add(with_traits(binary("less_equal", "LessEqual", "Elementwise x <= y.", all, bool_dtype,
-                           predicate_binary([](auto x, auto y) { return x <= y; }), "none"),
+  r.add(with_traits(binary("less_equal", "LessEqual", "Elementwise x <= y.", all_uint, bool_dtype,
+                           with_unsigned(predicate_binary([](auto x, auto y) { return x <= y; }),
+                                         [](auto x, auto y) { return x <= y; }),
+                           "none"),
                     py_op(PyOperator::kLe)));
-  r.add(with_traits(binary("greater", "Greater", "Elementwise x > y.", all, bool_dtype,
-                           predicate_binary([](auto x, auto y) { return x > y; }), "none"),
+  r.add(with_traits(binary("greater", "Greater", "Elementwise x > y.", all_uint, bool_dtype,
+                           with_unsigned(predicate_binary([](auto x, auto y) { return x > y; }),
+                                         [](auto x, auto y) { return x > y; }),
+                           "none"),
                     py_op(PyOperator::kGt), ew_step(cpu::EwOp::kGreater)));
-  r.add(with_traits(binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all, bool_dtype,
-                           predicate_binary([](auto x, auto y) { return x >= y; }), "none"),
-                    py_op(PyOperator::kGe)));
+  r.add(with_traits(
+      binary("greater_equal", "GreaterEqual", "Elementwise x >= y.", all_uint, bool_dtype,
+             with_unsigned(predicate_binary([](auto x, auto y) { return x >= y; }),
+                           [](auto x, auto y) { return x >= y; }),
+             "none"),
+      py_op(PyOperator::kGe)));
 
   // Logical ops on truth values (nonzero is true).
   r.add(binary("logical_and", "LogicalAnd", "Elementwise x and y (nonzero is true).", all,

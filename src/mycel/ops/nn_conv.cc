@@ -11,24 +11,12 @@
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/nn_window.h"
+#include "mycel/ops/window_dim.h"
 
 namespace mycel {
 namespace {
 
 using cpu::WindowGeom;
-
-enum class PadMode { kValid, kSame, kPad };
-
-PadMode pad_mode(const OpSchema& op, const Attrs& a) {
-  std::string s = a.get_str("pad_mode");
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (s == "valid") return PadMode::kValid;
-  if (s == "same") return PadMode::kSame;
-  if (s == "pad") return PadMode::kPad;
-  MYCEL_THROW(ValueError, "[", op.name,
-              "] attribute 'pad_mode' must be 'valid', 'same' or 'pad', got '",
-              a.get_str("pad_mode"), "'");
-}
 
 // An (h, w) pair from 1, 2 or 4 values (4: MindSpore's (1, 1, h, w) form); each at least `lo`.
 std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const char* name,
@@ -43,36 +31,6 @@ std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const ch
     MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' values must be >= ", lo,
                 ", got ", shape_str(v));
   return p;
-}
-
-// a + b or a * b of window sizes, or a ValueError naming the op when it overflows (huge padding,
-// dilation or stride must not wrap around into a plausible size).
-int64_t window_math(const OpSchema& op, const char* dim, int64_t a, char how, int64_t b) {
-  int64_t r;
-  if (how == '+' ? __builtin_add_overflow(a, b, &r) : __builtin_mul_overflow(a, b, &r))
-    MYCEL_THROW(ValueError, "[", op.name, "] the ", dim, " window sizes overflow int64 (", a, " ",
-                how, " ", b, "): padding, dilation or stride is too large");
-  return r;
-}
-
-// Output size and padding of one spatial dim; throws if the (dilated) kernel exceeds the input.
-void window_dim(const OpSchema& op, PadMode mode, const char* dim, int64_t in, int64_t k, int64_t s,
-                int64_t d, int64_t& p0, int64_t& p1, int64_t& out) {
-  auto add = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '+', b); };
-  auto mul = [&](int64_t a, int64_t b) { return window_math(op, dim, a, '*', b); };
-  const int64_t ek = add(mul(d, k - 1), 1);
-  if (mode == PadMode::kSame) {
-    out = add(in, s - 1) / s;
-    const int64_t total = std::max<int64_t>(add(mul(out - 1, s), ek) - in, 0);
-    p0 = total / 2;
-    p1 = total - p0;
-    return;
-  }
-  if (mode == PadMode::kValid) p0 = p1 = 0;
-  if (add(add(in, p0), p1) < ek)
-    MYCEL_THROW(ShapeError, "[", op.name, "] kernel ", dim, " ", k, " (", ek,
-                " with dilation) is larger than the padded input ", dim, " ", in + p0 + p1);
-  out = (in + p0 + p1 - ek) / s + 1;
 }
 
 // Window geometry of x (rank 4 NCHW, or rank 3 CHW for pooling) from the op's attributes.

@@ -89,9 +89,10 @@ void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
     convert_elements(c32.data(), DType::float32, c.data(), DType::float16, c.numel());
     return;
   }
-  visit_dtype(t, [&](auto tag) {
+  visit_any_dtype(t, [&](auto tag) {  // integers wrap (uint16/32/64 too); complex as numpy
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>))
+    if constexpr (std::is_same_v<T, double> || is_complex_v<T> ||
+                  (std::is_integral_v<T> && !std::is_same_v<T, bool>))
       cpu::matmul_ref<T>(a, b, bias, c, g);
     else
       MYCEL_THROW(TypeError, "[matmul] no kernel for ", dtype_name(t));
@@ -130,8 +131,9 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
 }
 
 std::vector<DType> matmul_dtypes() {
-  return {DType::int8,    DType::uint8,    DType::int16,   DType::int32,  DType::int64,
-          DType::float16, DType::bfloat16, DType::float32, DType::float64};
+  return {DType::int8,    DType::uint8,    DType::int16,     DType::int32,     DType::int64,
+          DType::float16, DType::bfloat16, DType::float32,   DType::float64,   DType::uint16,
+          DType::uint32,  DType::uint64,   DType::complex64, DType::complex128};
 }
 
 // Sharding: m rows of x, n columns of y, k the contracted dim (a split k ends in an AllReduce);

@@ -10,8 +10,13 @@ namespace {
 
 using DTypeRule = DType (*)(DType);
 DType keep_dtype(DType t) { return t; }
-DType int64_if_integral(DType t) { return is_floating(t) ? t : DType::int64; }
-DType float64_if_integral(DType t) { return is_floating(t) ? t : DType::float64; }
+// numpy's: uint16/32/64 sum to uint64, complex values stay complex.
+DType int64_if_integral(DType t) {
+  if (is_floating(t) || is_complex(t)) return t;
+  return t == DType::uint16 || t == DType::uint32 || t == DType::uint64 ? DType::uint64
+                                                                        : DType::int64;
+}
+DType float64_if_integral(DType t) { return is_floating(t) || is_complex(t) ? t : DType::float64; }
 DType bool_dtype(DType) { return DType::bool_; }
 
 // Output shape of reducing `axes` (normalized, sorted) of shape.
@@ -77,10 +82,18 @@ std::vector<AttrDef> axes_attrs() {
           {"keep_dims", AttrKind::kBool, false, false, {"keepdims", "keepdim"}}};
 }
 
+// Which of the extended dtypes (dtype.h) a reduction takes besides all_dtypes().
+enum class Extra { kNone, kUnsigned, kUnsignedAndComplex };
+
 OpDef reduction(std::string name, std::string cls, std::string doc, InferFn infer, KernelFn kernel,
-                std::string grad = "bprop") {
+                std::string grad = "bprop", Extra extra = Extra::kNone) {
+  std::vector<DType> dtypes = all_dtypes();
+  if (extra != Extra::kNone)
+    for (DType t : {DType::uint16, DType::uint32, DType::uint64}) dtypes.push_back(t);
+  if (extra == Extra::kUnsignedAndComplex)
+    for (DType t : {DType::complex64, DType::complex128}) dtypes.push_back(t);
   return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, axes_attrs(),
-                 std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
+                 std::move(infer), std::move(kernel), dtypes, std::move(grad));
 }
 
 // Sharding: a split reduced dim leaves a partial result that an AllReduce with `combine` finishes
@@ -116,26 +129,29 @@ MYCEL_REGISTER_OPS(reduce) {
   using namespace cpu;
   r.add(with_reduce_rule(
       reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
-                reduce_infer(int64_if_integral), sum_kernel),
+                reduce_infer(int64_if_integral), sum_kernel, "bprop", Extra::kUnsignedAndComplex),
       "sum"));
   r.add(with_reduce_rule(
       reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
-                reduce_infer(float64_if_integral), mean_kernel),
+                reduce_infer(float64_if_integral), mean_kernel, "bprop",
+                Extra::kUnsignedAndComplex),
       "mean"));
   r.add(with_reduce_rule(
       reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
-                reduce_infer(int64_if_integral), prod_kernel),
+                reduce_infer(int64_if_integral), prod_kernel, "bprop", Extra::kUnsignedAndComplex),
       "prod"));
-  r.add(with_reduce_rule(reduction("max", "ReduceMax",
-                                   "Maximum over axes (all if axis is empty); NaN propagates; tied "
-                                   "maxima share the gradient.",
-                                   reduce_infer(keep_dtype, "maximum"), max_kernel),
-                         "max"));
-  r.add(with_reduce_rule(reduction("min", "ReduceMin",
-                                   "Minimum over axes (all if axis is empty); NaN propagates; tied "
-                                   "minima share the gradient.",
-                                   reduce_infer(keep_dtype, "minimum"), min_kernel),
-                         "min"));
+  r.add(with_reduce_rule(
+      reduction("max", "ReduceMax",
+                "Maximum over axes (all if axis is empty); NaN propagates; tied "
+                "maxima share the gradient.",
+                reduce_infer(keep_dtype, "maximum"), max_kernel, "bprop", Extra::kUnsigned),
+      "max"));
+  r.add(with_reduce_rule(
+      reduction("min", "ReduceMin",
+                "Minimum over axes (all if axis is empty); NaN propagates; tied "
+                "minima share the gradient.",
+                reduce_infer(keep_dtype, "minimum"), min_kernel, "bprop", Extra::kUnsigned),
+      "min"));
   r.add(
       with_reduce_rule(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
                                  reduce_infer(bool_dtype), all_kernel, "none"),
@@ -161,7 +177,7 @@ MYCEL_REGISTER_OPS(reduce) {
         reduction(is_max ? "argmax" : "argmin", is_max ? "Argmax" : "Argmin",
                   is_max ? "Index (int64) of the first maximum along axis; NaN counts as largest."
                          : "Index (int64) of the first minimum along axis; NaN counts as smallest.",
-                  arg_infer, is_max ? argmax_kernel : argmin_kernel, "none");
+                  arg_infer, is_max ? argmax_kernel : argmin_kernel, "none", Extra::kUnsigned);
     d.attrs = {{"axis", AttrKind::kInt, int64_t{-1}, false, {"dim"}},
                {"keep_dims", AttrKind::kBool, false, false, {"keepdims", "keepdim"}}};
     r.add(std::move(d));

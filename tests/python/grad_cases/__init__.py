@@ -25,6 +25,9 @@ class GradCase:
     atol: float = 1e-6
     eps: float = 1e-6               # finite-difference step
     id: str = ""
+    outputs: Optional[Sequence[int]] = None  # outputs that get a cotangent (default: every float
+                                             # one); others are intermediates the rule ignores, as
+                                             # ctc_loss's log_alpha (MindSpore's CTCLossV2 too)
 
     def name(self):
         return f"{self.op}[{self.id}]" if self.id else self.op

@@ -46,3 +46,31 @@ CASES += [OpCase("neg", np.negative, _draw((3, 4)), dtypes=COMPLEX, id="ext"),
           OpCase("identity", lambda x: x, _draw((3, 4)), dtypes=EXT, id="ext"),
           OpCase("transpose", lambda x, perm: np.transpose(x, perm), _draw((2, 3, 4)), dict(perm=(2, 0, 1)),
                  dtypes=EXT, id="ext")]
+
+
+def _axes(f):
+    """numpy's reduction f with the registry's attributes (axis: a tuple, empty for all)."""
+    def ref(x, axis=(), keep_dims=False):
+        return np.asarray(f(x, axis=tuple(axis) if axis else None, keepdims=keep_dims))
+    return ref
+
+
+# Reductions: sum/prod/mean take complex too (numpy: uint16/32/64 sum to uint64, complex stays).
+CASES += [OpCase(op, _axes(ref), _draw((3, 4)), attrs, dtypes=EXT, id=f"ext{i}")
+          for op, ref in (("sum", np.sum), ("prod", np.prod), ("mean", np.mean))
+          for i, attrs in enumerate((dict(axis=(1,)), dict(axis=(0,), keep_dims=True)))]
+CASES += [OpCase("sum", _axes(np.sum), _draw((2, 3, 4)), dtypes=EXT, id="ext_all")]
+CASES += [OpCase(op, _axes(ref), _draw((3, 4)), attrs, dtypes=UNSIGNED, id=f"ext{i}")
+          for op, ref in (("max", np.max), ("min", np.min))
+          for i, attrs in enumerate((dict(axis=(1,)), dict(axis=(), keep_dims=True)))]
+CASES += [OpCase(op, lambda x, axis=-1, keep_dims=False, f=f: np.asarray(f(x, axis=axis, keepdims=keep_dims)),
+                 _draw((3, 5)), attrs, dtypes=UNSIGNED, id=f"ext{i}")
+          for op, f in (("argmax", np.argmax), ("argmin", np.argmin))
+          for i, attrs in enumerate((dict(axis=1), dict(axis=0, keep_dims=True)))]
+# Ordered comparisons: the unsigned types (complex values have no order).
+CASES += [OpCase(op, ref, _draw((3, 4), (3, 4)), dtypes=UNSIGNED, id="ext")
+          for op, ref in (("less", np.less), ("less_equal", np.less_equal), ("greater", np.greater),
+                          ("greater_equal", np.greater_equal))]
+# matmul: the unsigned types wrap like numpy's; complex products as numpy's.
+CASES += [OpCase("matmul", lambda x, y, transpose_a=False, transpose_b=False: np.matmul(x, y.T if transpose_b else y),
+                 _draw((2, 3, 4), (5, 4)), dict(transpose_b=True), dtypes=EXT, id="ext")]

@@ -85,7 +85,7 @@ class Dropout3d(_ChannelDropout):
 
 
 class Upsample(Cell):
-    """ops.interpolate as a layer: to `size` or by `scale_factor`, mode "nearest" or "bilinear"."""
+    """ops.interpolate as a layer: to `size` or by `scale_factor`, in any of its modes."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):

@@ -8,10 +8,11 @@ from mycel.train.callback._lr_scheduler import LearningRateScheduler
 from mycel.train.callback._history import History
 from mycel.train.callback._progress import ProgressBar
 from mycel.train.callback._backup import BackupAndRestore
+from mycel.train.callback._on_request_exit import OnRequestExit
 
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParams", "LossMonitor", "TimeMonitor",
            "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "LearningRateScheduler", "History",
-           "ProgressBar", "BackupAndRestore"]
+           "ProgressBar", "BackupAndRestore", "OnRequestExit"]
 
 
 def __getattr__(name):

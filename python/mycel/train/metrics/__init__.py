@@ -7,13 +7,14 @@ from mycel.train.metrics.confusion import ConfusionMatrix, Precision, Recall, Fb
 from mycel.train.metrics.error import MAE, MSE
 from mycel.train.metrics.roc import ROC, auc
 from mycel.train.metrics.similarity import Dice, CosineSimilarity, Perplexity
+from mycel.train.metrics.bleu import BleuScore
 
 # The metric names MindSpore's Model(metrics={...}) and get_metric_fn accept.
 METRIC_NAMES = {
     "acc": Accuracy, "accuracy": Accuracy, "loss": Loss, "mae": MAE, "mse": MSE,
     "top_1_accuracy": Top1CategoricalAccuracy, "top_5_accuracy": Top5CategoricalAccuracy,
     "precision": Precision, "recall": Recall, "f1": F1, "dice": Dice, "roc": ROC,
-    "cosine_similarity": CosineSimilarity, "perplexity": Perplexity,
+    "cosine_similarity": CosineSimilarity, "perplexity": Perplexity, "bleu_score": BleuScore,
 }
 
 
@@ -30,4 +31,4 @@ def names():
 
 __all__ = ["Metric", "Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "Loss", "ConfusionMatrix", "Precision", "Recall", "Fbeta", "F1",
-           "MAE", "MSE", "ROC", "auc", "Dice", "CosineSimilarity", "Perplexity", "get_metric_fn", "names"]
+           "MAE", "MSE", "ROC", "auc", "Dice", "CosineSimilarity", "Perplexity", "BleuScore", "get_metric_fn", "names"]

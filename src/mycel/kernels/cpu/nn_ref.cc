@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -356,6 +357,11 @@ MYCEL_MATMUL_INSTANCE(uint8_t)
 MYCEL_MATMUL_INSTANCE(int16_t)
 MYCEL_MATMUL_INSTANCE(int32_t)
 MYCEL_MATMUL_INSTANCE(int64_t)
+MYCEL_MATMUL_INSTANCE(uint16_t)
+MYCEL_MATMUL_INSTANCE(uint32_t)
+MYCEL_MATMUL_INSTANCE(uint64_t)
+MYCEL_MATMUL_INSTANCE(std::complex<float>)
+MYCEL_MATMUL_INSTANCE(std::complex<double>)
 #undef MYCEL_MATMUL_INSTANCE
 
 }  // namespace mycel::cpu

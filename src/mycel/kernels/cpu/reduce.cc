@@ -193,15 +193,21 @@ template <class T>
 constexpr bool kFloat = std::is_floating_point_v<compute_t<T>>;
 // Sums and products of integers and bools are int64, as in numpy (accumulated as uint64 so
 // that overflow wraps without undefined behaviour).
+// Complex values sum, multiply and average as themselves (kInexact); uint16/32/64 sum to uint64.
 template <class T>
-using int64_promoted_t = std::conditional_t<kFloat<T>, T, int64_t>;
+constexpr bool kInexact = kFloat<T> || is_complex_v<T>;
 template <class T>
-using sum_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, uint64_t>;
+constexpr bool kWideUnsigned = std::is_unsigned_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= 2;
+template <class T>
+using int64_promoted_t =
+    std::conditional_t<kInexact<T>, T, std::conditional_t<kWideUnsigned<T>, uint64_t, int64_t>>;
+template <class T>
+using sum_acc_t = std::conditional_t<kInexact<T>, compute_t<T>, uint64_t>;
 // Float results (mean, var, logsumexp) of integers and bools are float64.
 template <class T>
-using float_out_t = std::conditional_t<kFloat<T>, T, double>;
+using float_out_t = std::conditional_t<kInexact<T>, T, double>;
 template <class T>
-using float_acc_t = std::conditional_t<kFloat<T>, compute_t<T>, double>;
+using float_acc_t = std::conditional_t<kInexact<T>, compute_t<T>, double>;
 
 template <class T>
 struct Sum {
@@ -414,26 +420,32 @@ void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStag
   reduce_3d(cur.data(), y, s.outer, s.reduce, s.inner, Combine<Op, true>{op, total});
 }
 
-// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0.
-template <class Make>
+// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0. Every dtype reaches
+// here that the op's registry entry lists; kComplex says whether the reducer is built for complex
+// values at all (sum, prod, mean: the others order or take logs).
+template <bool kComplex = false, class Make>
 void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, Make make) {
   const Tensor& x = ctx.in(0);
   std::vector<ReduceStage> stages = plan_reduce(x.shape(), axes);
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto op = make(tag);
-    using Out = typename decltype(op)::Out;
-    if (dtype_v<Out> != ctx.out(0).dtype())
-      MYCEL_THROW(RuntimeError, "[", ctx.op.name, "] internal: kernel output dtype ",
-                  dtype_name(dtype_v<Out>), " != inferred ", dtype_name(ctx.out(0).dtype()));
-    reduce_stages(x.data<T>(), ctx.out(0).data<Out>(), stages, op);
+    if constexpr (is_complex_v<T> && !kComplex) {
+      MYCEL_THROW(TypeError, "[", ctx.op.name, "] does not take ", dtype_name(x.dtype()));
+    } else {
+      auto op = make(tag);
+      using Out = typename decltype(op)::Out;
+      if (dtype_v<Out> != ctx.out(0).dtype())
+        MYCEL_THROW(RuntimeError, "[", ctx.op.name, "] internal: kernel output dtype ",
+                    dtype_name(dtype_v<Out>), " != inferred ", dtype_name(ctx.out(0).dtype()));
+      reduce_stages(x.data<T>(), ctx.out(0).data<Out>(), stages, op);
+    }
   });
 }
 
-template <class Make>
+template <bool kComplex = false, class Make>
 void reduce_axes(const KernelContext& ctx, Make make) {
-  run_reduction(ctx, normalize_axes(ctx.attrs.get_ints("axis"), ctx.in(0).ndim(), ctx.op.name),
-                make);
+  run_reduction<kComplex>(
+      ctx, normalize_axes(ctx.attrs.get_ints("axis"), ctx.in(0).ndim(), ctx.op.name), make);
 }
 
 // Single-axis ops (argmax, cumsum): a 0-d input acts as a 1-element vector.
@@ -449,13 +461,13 @@ using tag_t = typename T::type;
 }  // namespace
 
 void sum_kernel(const KernelContext& c) {
-  reduce_axes(c, [](auto t) { return Sum<tag_t<decltype(t)>>{}; });
+  reduce_axes<true>(c, [](auto t) { return Sum<tag_t<decltype(t)>>{}; });
 }
 void mean_kernel(const KernelContext& c) {
-  reduce_axes(c, [](auto t) { return Mean<tag_t<decltype(t)>>{}; });
+  reduce_axes<true>(c, [](auto t) { return Mean<tag_t<decltype(t)>>{}; });
 }
 void prod_kernel(const KernelContext& c) {
-  reduce_axes(c, [](auto t) { return Prod<tag_t<decltype(t)>>{}; });
+  reduce_axes<true>(c, [](auto t) { return Prod<tag_t<decltype(t)>>{}; });
 }
 void max_kernel(const KernelContext& c) {
   reduce_axes(c, [](auto t) { return Extremum<tag_t<decltype(t)>, true>{}; });
@@ -481,8 +493,26 @@ void std_kernel(const KernelContext& c) {
   reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, true>{ddof}; });
 }
 namespace {
-// argmax/argmin. Contiguous rows take two vectorizable passes (the extremum, then its first
-// position); other layouts use the generic (value, index) accumulator.
+// The contiguous-rows case of arg_extremum: the extremum, then its first position.
+template <class T, bool kMax>
+void arg_rows(const Tensor& x, Tensor& out, int64_t outer, int64_t R) {
+  using C = compute_t<T>;
+  const T* px = x.data<T>();
+  int64_t* py = out.data<int64_t>();
+  parallel_for(outer, R, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const T* row = px + o * R;
+      const C m = reduce_run(row, R, 0, Extremum<T, kMax>{});
+      const bool nan = is_nan(m);
+      int64_t j = 0;
+      while (j + 1 < R && !(nan ? is_nan(C(row[j])) : C(row[j]) == m)) ++j;
+      py[o] = j;
+    }
+  });
+}
+
+// argmax/argmin. Contiguous rows take two vectorizable passes (arg_rows); other layouts use the
+// generic (value, index) accumulator. Complex values have no order (the registry keeps them out).
 template <bool kMax>
 void arg_extremum(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
@@ -492,22 +522,9 @@ void arg_extremum(const KernelContext& ctx) {
                   [](auto t) { return ArgExtremum<tag_t<decltype(t)>, kMax>{}; });
     return;
   }
-  const int64_t outer = st[0].outer, R = st[0].reduce;
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    const T* px = x.data<T>();
-    int64_t* py = ctx.out(0).data<int64_t>();
-    parallel_for(outer, R, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        const T* row = px + o * R;
-        const C m = reduce_run(row, R, 0, Extremum<T, kMax>{});
-        const bool nan = is_nan(m);
-        int64_t j = 0;
-        while (j + 1 < R && !(nan ? is_nan(C(row[j])) : C(row[j]) == m)) ++j;
-        py[o] = j;
-      }
-    });
+    if constexpr (!is_complex_v<T>) arg_rows<T, kMax>(x, ctx.out(0), st[0].outer, st[0].reduce);
   });
 }
 }  // namespace

@@ -1,0 +1,340 @@
+// 3-d windowed ops on NCDHW tensors (MindSpore's Conv3D, MaxPool3D, AvgPool3D): conv3d, max/avg
+// pooling, and the backward ops their gradient rules call. Kernels in kernels/cpu/nn3d.h.
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "mycel/kernels/cpu/nn3d.h"
+#include "mycel/ops/bprop.h"
+#include "mycel/ops/infer_util.h"
+#include "mycel/ops/window_dim.h"
+
+namespace mycel {
+namespace {
+
+using cpu::Window3Geom;
+using Triple = std::array<int64_t, 3>;
+
+// A (d, h, w) triple from 1, 3 or 5 values (5: MindSpore's (1, 1, d, h, w) form); each >= lo.
+Triple dhw_attr(const OpSchema& op, const Attrs& a, const char* name, int64_t lo) {
+  const auto& v = a.get_ints(name);
+  if (v.size() != 1 && v.size() != 3 && v.size() != 5)
+    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 3 or 5 values, got ",
+                v.size());
+  const size_t b = v.size() == 1 ? 0 : v.size() - 3;
+  const Triple t = v.size() == 1 ? Triple{v[0], v[0], v[0]} : Triple{v[b], v[b + 1], v[b + 2]};
+  for (int64_t x : t)
+    if (x < lo)
+      MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' values must be >= ", lo,
+                  ", got ", shape_str(v));
+  return t;
+}
+
+const char* const kAxis[3] = {"depth", "height", "width"};
+
+// Geometry of x (rank 5 NCDHW, or rank 4 CDHW for pooling) for kernel k and dilation d.
+Window3Geom window3(const OpSchema& op, const Attrs& a, const Shape& xs, const char* stride,
+                    const Triple& k, const Triple& d) {
+  Window3Geom g;
+  const size_t r = xs.size();
+  g.n = r == 5 ? xs[0] : 1;
+  g.c = g.oc = xs[r - 4];
+  g.in = {xs[r - 3], xs[r - 2], xs[r - 1]};
+  g.k = k, g.d = d;
+  g.s = dhw_attr(op, a, stride, 1);
+  const PadMode mode = pad_mode(op, a);
+  const auto& pad = a.get_ints("pad");
+  if (pad.size() != 1 && pad.size() != 3 && pad.size() != 6)
+    MYCEL_THROW(ValueError, "[", op.name,
+                "] attribute 'pad' takes 1, 3 or 6 values (head, tail, top, bottom, left, right), "
+                "got ",
+                pad.size());
+  for (int64_t p : pad) {
+    if (p < 0)
+      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' values must be >= 0, got ",
+                  shape_str(pad));
+    if (p != 0 && mode != PadMode::kPad)
+      MYCEL_THROW(ValueError, "[", op.name,
+                  "] attribute 'pad' must be 0 unless pad_mode is 'pad', got ", shape_str(pad));
+  }
+  for (int i = 0; i < 3; ++i) {
+    g.p0[i] = pad.size() == 1 ? pad[0] : pad.size() == 3 ? pad[i] : pad[2 * i];
+    g.p1[i] = pad.size() == 1 ? pad[0] : pad.size() == 3 ? pad[i] : pad[2 * i + 1];
+    window_dim(op, mode, kAxis[i], g.in[i], g.k[i], g.s[i], g.d[i], g.p0[i], g.p1[i], g.out[i]);
+  }
+  return g;
+}
+
+Window3Geom conv3_geom(const OpSchema& op, const Attrs& a, const Shape& xs, const Shape& ws) {
+  Window3Geom g =
+      window3(op, a, xs, "stride", {ws[2], ws[3], ws[4]}, dhw_attr(op, a, "dilation", 1));
+  g.oc = ws[0];
+  g.groups = a.get_int("groups");
+  return g;
+}
+
+Window3Geom pool3_geom(const OpSchema& op, const Attrs& a, const Shape& xs) {
+  return window3(op, a, xs, "strides", dhw_attr(op, a, "kernel_size", 1), {1, 1, 1});
+}
+
+Shape out_shape(const Shape& lead, const Window3Geom& g, int64_t channels) {
+  Shape s;
+  if (lead.size() == 5) s.push_back(g.n);
+  s.push_back(channels);
+  s.insert(s.end(), g.out.begin(), g.out.end());
+  return s;
+}
+
+// Channel and kernel checks of input shape xs against weights ws (conv3d and its backward).
+void check_conv3_shapes(const InferContext& c, const Shape& xs, const Shape& ws) {
+  const std::string& op = c.op.name;
+  const int64_t groups = c.attrs.get_int("groups");
+  if (groups < 1)
+    MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
+  if (xs[1] % groups != 0 || ws[0] % groups != 0)
+    MYCEL_THROW(ShapeError, "[", op, "] input channels ", xs[1], " (x shape ", shape_str(xs),
+                ") and output channels ", ws[0], " (w shape ", shape_str(ws),
+                ") must both be divisible by groups (", groups, ")");
+  if (ws[1] * groups != xs[1])
+    MYCEL_THROW(ShapeError, "[", op, "] input 'x' shape ", shape_str(xs), " and 'w' shape ",
+                shape_str(ws), ": w.shape[1] * groups (", ws[1], " * ", groups,
+                ") must equal the input channels x.shape[1] (", xs[1], ")");
+  if (ws[2] < 1 || ws[3] < 1 || ws[4] < 1)
+    MYCEL_THROW(ShapeError, "[", op, "] input 'w' shape ", shape_str(ws), " has an empty kernel");
+}
+
+std::vector<TensorMeta> infer_conv3d(const InferContext& c) {
+  check_rank(c, 0, 5, 5);
+  check_rank(c, 1, 5, 5);
+  check_same_dtype(c, 0, 1);
+  const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
+  check_conv3_shapes(c, xs, ws);
+  if (c.has_input(2)) {
+    check_same_dtype(c, 0, 2);
+    const Shape& bs = c.in(2).shape;
+    if (bs.size() != 1 || bs[0] != ws[0])
+      MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'b' must have shape (", ws[0], ",), got ",
+                  shape_str(bs));
+  }
+  const Window3Geom g = conv3_geom(c.op, c.attrs, xs, ws);
+  return {{out_shape(xs, g, g.oc), c.in(0).dtype}};
+}
+
+void conv3d_kernel(const KernelContext& c) {
+  const Window3Geom g = conv3_geom(c.op, c.attrs, c.in(0).shape(), c.in(1).shape());
+  cpu::conv3d(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
+}
+
+// A 5-value shape attribute (input_size / filter_size of the conv3d backward ops).
+Shape shape5_attr(const InferContext& c, const char* name) {
+  const auto& v = c.attrs.get_ints(name);
+  if (v.size() != 5)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name,
+                "' must have 5 values (N, C, D, H, W), got ", shape_str(v));
+  for (int64_t x : v)
+    if (x < 0)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name, "' must not be negative, got ",
+                  shape_str(v));
+  return Shape(v.begin(), v.end());
+}
+
+// Checks that dout (input 0) has the shape conv3d gives for input xs and weights ws.
+void check_conv3_dout(const InferContext& c, const Shape& xs, const Shape& ws) {
+  check_conv3_shapes(c, xs, ws);
+  const Window3Geom g = conv3_geom(c.op, c.attrs, xs, ws);
+  const Shape want = out_shape(xs, g, g.oc);
+  if (c.in(0).shape != want)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(0).shape),
+                " must be the conv3d output shape ", shape_str(want), " for input shape ",
+                shape_str(xs), " and weight shape ", shape_str(ws));
+}
+
+// conv3d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
+std::vector<TensorMeta> infer_conv3_bwd_input(const InferContext& c) {
+  check_rank(c, 0, 5, 5);
+  check_rank(c, 1, 5, 5);
+  check_same_dtype(c, 0, 1);
+  Shape xs = shape5_attr(c, "input_size");
+  xs[0] = c.in(0).shape[0];
+  check_conv3_dout(c, xs, c.in(1).shape);
+  return {{xs, c.in(0).dtype}};
+}
+
+// conv3d_backprop_filter(dout, x): dw of filter_size.
+std::vector<TensorMeta> infer_conv3_bwd_filter(const InferContext& c) {
+  check_rank(c, 0, 5, 5);
+  check_rank(c, 1, 5, 5);
+  check_same_dtype(c, 0, 1);
+  const Shape ws = shape5_attr(c, "filter_size");
+  check_conv3_dout(c, c.in(1).shape, ws);
+  return {{ws, c.in(0).dtype}};
+}
+
+void conv3_bwd_input_kernel(const KernelContext& c) {
+  const Window3Geom g = conv3_geom(c.op, c.attrs, c.out(0).shape(), c.in(1).shape());
+  cpu::conv3d_backprop_input(c.in(0), c.in(1), c.out(0), g);
+}
+
+void conv3_bwd_filter_kernel(const KernelContext& c) {
+  const Window3Geom g = conv3_geom(c.op, c.attrs, c.in(1).shape(), c.out(0).shape());
+  cpu::conv3d_backprop_filter(c.in(0), c.in(1), c.out(0), g);
+}
+
+std::vector<TensorMeta> infer_pool3d(const InferContext& c) {
+  check_rank(c, 0, 4, 5);
+  const Window3Geom g = pool3_geom(c.op, c.attrs, c.in(0).shape);
+  if (pad_mode(c.op, c.attrs) == PadMode::kPad)
+    for (int i = 0; i < 3; ++i)
+      if (2 * std::max(g.p0[i], g.p1[i]) > g.k[i])
+        MYCEL_THROW(ValueError, "[", c.op.name, "] padding ", shape_str(c.attrs.get_ints("pad")),
+                    " must be at most half the kernel size (", g.k[0], ", ", g.k[1], ", ", g.k[2],
+                    ")");
+  return {{out_shape(c.in(0).shape, g, g.c), c.in(0).dtype}};
+}
+
+bool include_pad(const KernelContext& c, bool max) {
+  return !max && c.attrs.get_bool("count_include_pad");
+}
+
+template <bool Max>
+void pool3d_kernel(const KernelContext& c) {
+  const Window3Geom g = pool3_geom(c.op, c.attrs, c.in(0).shape());
+  cpu::pool3d(c.in(0), c.out(0), g, Max, include_pad(c, Max));
+}
+
+// max/avg_pool3d_grad(x, dout): dx shaped like x; dout must be the pooled shape of x.
+std::vector<TensorMeta> infer_pool3d_grad(const InferContext& c) {
+  check_rank(c, 0, 4, 5);
+  check_same_dtype(c, 0, 1);
+  const Window3Geom g = pool3_geom(c.op, c.attrs, c.in(0).shape);
+  const Shape want = out_shape(c.in(0).shape, g, g.c);
+  if (c.in(1).shape != want)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(1).shape),
+                " must be the pooled shape ", shape_str(want), " of input 'x' shape ",
+                shape_str(c.in(0).shape));
+  return {c.in(0)};
+}
+
+template <bool Max>
+void pool3d_grad_kernel(const KernelContext& c) {
+  const Window3Geom g = pool3_geom(c.op, c.attrs, c.in(0).shape());
+  cpu::pool3d_grad(c.in(0), c.in(1), c.out(0), g, Max, include_pad(c, Max));
+}
+
+std::vector<AttrDef> conv3_attrs() {
+  return {{"stride", AttrKind::kInts, std::vector<int64_t>{1}, false, {"strides"}},
+          {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
+          {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding"}},
+          {"dilation", AttrKind::kInts, std::vector<int64_t>{1}, false, {"dilations"}},
+          {"groups", AttrKind::kInt, int64_t{1}, false, {"group"}}};
+}
+
+std::vector<AttrDef> conv3_bwd_attrs(const char* size_name) {
+  std::vector<AttrDef> a{{size_name, AttrKind::kInts, AttrValue{}, false, {}}};
+  for (AttrDef& d : conv3_attrs()) a.push_back(std::move(d));
+  return a;
+}
+
+std::vector<AttrDef> pool3_attrs(bool avg) {
+  std::vector<AttrDef> a{
+      {"kernel_size", AttrKind::kInts, std::vector<int64_t>{1}, false, {}},
+      {"strides", AttrKind::kInts, std::vector<int64_t>{1}, false, {"stride"}},
+      {"pad_mode", AttrKind::kStr, std::string("valid"), false, {}},
+      {"pad", AttrKind::kInts, std::vector<int64_t>{0}, false, {"padding", "pad_list"}}};
+  // MindSpore's AvgPool3D counts the padding by default (AvgPool2D's does not).
+  if (avg) a.push_back({"count_include_pad", AttrKind::kBool, true, false, {}});
+  return a;
+}
+
+std::vector<DType> nn3_dtypes() { return {DType::bfloat16, DType::float32, DType::float64}; }
+
+}  // namespace
+
+MYCEL_REGISTER_OPS(nn_conv3d) {
+  r.add(make_op("conv3d", "Conv3D",
+                "3-d convolution of NCDHW x with w (out, in/groups, kd, kh, kw), plus optional "
+                "bias b.",
+                {{"x"}, {"w"}, {"b", true, false}}, conv3_attrs(), infer_conv3d, conv3d_kernel,
+                nn3_dtypes(), "bprop"));
+  r.add(make_op("conv3d_backprop_input", "Conv3DBackpropInput",
+                "Gradient of conv3d with respect to its input (the transposed convolution): dout "
+                "and w to dx of input_size (its batch dim follows dout).",
+                {{"dout"}, {"w"}}, conv3_bwd_attrs("input_size"), infer_conv3_bwd_input,
+                conv3_bwd_input_kernel, nn3_dtypes(), "bprop"));
+  r.add(make_op("conv3d_backprop_filter", "Conv3DBackpropFilter",
+                "Gradient of conv3d with respect to its weights: dout and x to dw of filter_size.",
+                {{"dout"}, {"x"}}, conv3_bwd_attrs("filter_size"), infer_conv3_bwd_filter,
+                conv3_bwd_filter_kernel, nn3_dtypes(), "bprop"));
+  r.add(make_op("max_pool3d", "MaxPool3D", "3-d max pooling over NCDHW (or CDHW) input.", {{"x"}},
+                pool3_attrs(false), infer_pool3d, pool3d_kernel<true>, nn3_dtypes(), "bprop"));
+  r.add(
+      make_op("max_pool3d_grad", "MaxPool3DGrad",
+              "Gradient of max_pool3d: each dout element goes to the first maximum of its window.",
+              {{"x"}, {"dout"}}, pool3_attrs(false), infer_pool3d_grad, pool3d_grad_kernel<true>,
+              nn3_dtypes(), "unsupported"));
+  r.add(make_op("avg_pool3d", "AvgPool3D",
+                "3-d average pooling over NCDHW (or CDHW) input; count_include_pad (default true) "
+                "counts explicit padding in the divisor.",
+                {{"x"}}, pool3_attrs(true), infer_pool3d, pool3d_kernel<false>, nn3_dtypes(),
+                "bprop"));
+  r.add(make_op("avg_pool3d_grad", "AvgPool3DGrad",
+                "Gradient of avg_pool3d: each dout element spread over its window with the "
+                "forward's divisor (x gives only the shape).",
+                {{"x"}, {"dout"}}, pool3_attrs(true), infer_pool3d_grad, pool3d_grad_kernel<false>,
+                nn3_dtypes(), "bprop"));
+}
+
+namespace {
+
+// The forward call's attributes by name, minus the backward ops' size attributes, plus `extra`.
+std::map<std::string, AttrValue> attrs_of(BpropBuilder& g, const char* size_name = nullptr,
+                                          const Shape& size = {}) {
+  std::map<std::string, AttrValue> m;
+  const auto& defs = g.op().attrs;
+  for (size_t i = 0; i < defs.size(); ++i) m[defs[i].name] = g.attrs().values()[i];
+  m.erase("input_size");
+  m.erase("filter_size");
+  if (size_name) m[size_name] = std::vector<int64_t>(size.begin(), size.end());
+  return m;
+}
+
+GradVar input_grad(BpropBuilder& g, GradVar dy, GradVar w, const Shape& x_shape) {
+  return g.call("conv3d_backprop_input", {dy, w}, attrs_of(g, "input_size", x_shape));
+}
+
+GradVar filter_grad(BpropBuilder& g, GradVar dy, GradVar x, const Shape& w_shape) {
+  return g.call("conv3d_backprop_filter", {dy, x}, attrs_of(g, "filter_size", w_shape));
+}
+
+}  // namespace
+
+MYCEL_REGISTER_BPROPS(nn_conv3d) {
+  b.add("conv3d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar x = g.input(0), w = g.input(1), dy = g.dout();
+    GradVar db = g.input(2) ? g.sum(dy, {0, 2, 3, 4}) : GradVar();
+    return {input_grad(g, dy, w, g.meta(x).shape), filter_grad(g, dy, x, g.meta(w).shape), db};
+  });
+  // Both backward ops are linear in each input: their gradients are convolutions again.
+  b.add("conv3d_backprop_input", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dy = g.input(0), w = g.input(1), gdx = g.dout();
+    return {g.call("conv3d", {gdx, w, GradVar()}, attrs_of(g)),
+            filter_grad(g, dy, gdx, g.meta(w).shape)};
+  });
+  b.add("conv3d_backprop_filter", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dy = g.input(0), x = g.input(1), gdw = g.dout();
+    return {g.call("conv3d", {x, gdw, GradVar()}, attrs_of(g)),
+            input_grad(g, dy, gdw, g.meta(x).shape)};
+  });
+  b.add("max_pool3d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("max_pool3d_grad", {g.input(0), g.dout()}, attrs_of(g))};
+  });
+  b.add("avg_pool3d", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("avg_pool3d_grad", {g.input(0), g.dout()}, attrs_of(g))};
+  });
+  // avg_pool3d_grad is linear in dout (its adjoint is avg_pool3d); x only gives the shape.
+  b.add("avg_pool3d_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {GradVar(), g.call("avg_pool3d", {g.dout()}, attrs_of(g))};
+  });
+}
+
+}  // namespace mycel
