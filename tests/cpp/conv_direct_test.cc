@@ -112,7 +112,8 @@ TEST(ConvDirect, MatchesFloat64LoopWithAndWithoutPooling) {
   for (const Case& k : cases) {
     const WindowGeom& g = k.g;
     SCOPED_TRACE(k.what);
-    if (!cpu::conv2d_direct_fits(DType::float32, g)) GTEST_SKIP() << "no AVX-512 direct kernel";
+    if (!cpu::conv2d_direct_fits(DType::float32, g))
+      GTEST_SKIP() << "no direct kernel (needs AVX2 or AVX-512)";
     const Tensor x = random({g.n, g.c, g.h, g.w}, 1), w = random({g.oc, g.c, g.kh, g.kw}, 2);
     const Tensor b = random({g.oc}, 3);
     for (bool relu : {false, true})
@@ -140,7 +141,8 @@ TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   WindowGeom many_out = lenet, strided = lenet, big_window = lenet, grouped = lenet, wide = lenet;
   // 10-column rows and 16 channels (like LeNet5's conv2): oneDNN fills more lanes.
   const WindowGeom short_rows = geom(64, 6, 12, 12, 16, 3, 3, 0, 0, 0, 0);
-  if (!cpu::conv2d_direct_fits(DType::float32, lenet)) GTEST_SKIP() << "no AVX-512 direct kernel";
+  if (!cpu::conv2d_direct_fits(DType::float32, lenet))
+    GTEST_SKIP() << "no direct kernel (needs AVX2 or AVX-512)";
   EXPECT_TRUE(cpu::conv2d_direct_fits(DType::float32, geom(8, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1)));
   wide.w = 40000;  // its load masks would not fit the kernel's stack table
   wide.ow = wide.w - 4;

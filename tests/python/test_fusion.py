@@ -3,6 +3,8 @@ fusion, and results equal to eager mode (and to the unfused program) bit for bit
 forward, its gradients, and random elementwise chains."""
 import importlib.util
 import os
+import platform
+import re
 import subprocess
 import sys
 
@@ -18,10 +20,11 @@ from train_helpers import LeNet5, WithLoss
 RNG = np.random.default_rng(0)
 
 
-# The direct convolution and its conv+relu+pool fusion are AVX-512 kernels, chosen at run time
-# (core/cpu_features.h): on a CPU without AVX-512 the program keeps conv and pool apart.
-needs_avx512 = pytest.mark.skipif(not _mycel.cpu_has_avx512(),
-                                  reason="the direct conv kernel needs AVX-512")
+# The direct convolution and its conv+relu+pool fusion have an AVX-512 and an AVX2 copy, chosen
+# at run time (core/cpu_features.h); the build's baseline (x86-64-v3) has AVX2, so only another
+# architecture keeps conv and pool apart.
+needs_direct = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                                  reason="the direct conv kernel needs AVX2 or AVX-512")
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +50,7 @@ def unfused(fn):
         os.environ.pop("MYCEL_FUSE", None)
 
 
-@needs_avx512
+@needs_direct
 def test_lenet5_forward_fused_equals_eager_bitwise():
     mycel.set_seed(1)
     net = LeNet5()
@@ -65,13 +68,15 @@ def test_lenet5_forward_fused_equals_eager_bitwise():
     assert before.count(" relu(") == 4 and "+relu" not in before, before
 
 
-@needs_avx512
+@needs_direct
 def test_lenet5_program_before_and_after():
     mycel.set_seed(1)
     net = LeNet5()
     x = t(2, 1, 32, 32, seed=3)
-    assert unfused(lambda: G.compile(net).program_text(x)) == (
-        "function @LeNet5.1(r0)\n"
+    # The graph's name gets a ".N" suffix when the process compiled another LeNet5 before.
+    listing = lambda: re.sub(r"@LeNet5(\.\d+)?\(", "@LeNet5(", G.compile(net).program_text(x))
+    assert unfused(listing) == (
+        "function @LeNet5(r0)\n"
         "  r3 = conv2d(r0, r1, None)\n"
         "  r4 = relu(r3)\n"
         "  r5 = max_pool2d(r4)\n"
@@ -85,8 +90,8 @@ def test_lenet5_program_before_and_after():
         "  r19 = relu(r18)\n"
         "  r22 = dense(r19, r20, r21)\n"
         "  return r22\n")
-    assert G.compile(net).program_text(x) == (
-        "function @LeNet5.1(r0)\n"
+    assert listing() == (
+        "function @LeNet5(r0)\n"
         "  r5 = conv2d+relu+max_pool2d(r0, r1, None)\n"
         "  r9 = conv2d+relu(r5, r6, None)\n"
         "  r10 = max_pool2d(r9)\n"
@@ -238,7 +243,7 @@ class ConvPool(nn.Cell):
         return p
 
 
-@needs_avx512
+@needs_direct
 @pytest.mark.parametrize("layout", ["0", "auto"])
 @pytest.mark.parametrize("c,oc,k,pad,hw", [(1, 6, 5, 0, 32), (3, 16, 3, 1, 15), (2, 5, 3, 2, 40)])
 def test_conv_relu_pool_is_one_instruction_equal_to_eager_and_numpy(layout, c, oc, k, pad, hw):
@@ -266,7 +271,7 @@ def test_conv_read_twice_is_not_fused_with_its_pooling():
     assert "+max_pool2d" not in text and "max_pool2d(" in text, text
 
 
-@needs_avx512
+@needs_direct
 def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     """set_inputs with a None batch: fusion and the layout step only need the per-sample dims, so
     the one dynamic Program has the static one's instructions; every batch size (1, odd, 0)
@@ -288,7 +293,7 @@ def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     assert net._compiled.graph.num_programs == 1
 
 
-@needs_avx512
+@needs_direct
 @pytest.mark.parametrize("tag", ["nChw16c", "nChw8c", "nhwc"])
 def test_conv_pool_fusion_under_every_layout_tag(tag):
     """The fused conv+pool writes whatever blocked layout the layout step asks for (nChw8c with

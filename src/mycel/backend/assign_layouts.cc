@@ -41,8 +41,9 @@ bool is_zero_keeping_elementwise(const Instr& in) {
   return is_kernel1(in) && in.op->backend.keeps_zero;
 }
 
-// The op of a layout-aware instruction: `base`'s infer and kernel, the kernel run under a
-// LayoutScope (conv, pool) or on flat views of the padded buffers (elementwise).
+// The op of a layout-aware instruction: `base`'s infer and kernel, the kernel told the layouts by
+// the instruction's KernelParams (conv, pool) or run on flat views of the padded buffers
+// (elementwise).
 std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked, bool flat) {
   auto d = std::make_shared<OpDef>(base);
   // The listing shows the layouts read and written: "{nhwc}relu", "{nchw>nhwc}conv2d+relu".
@@ -62,15 +63,16 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
       std::vector<Tensor> ins, outs;
       for (const Tensor& t : c.inputs) ins.push_back(flat_view(t));
       for (const Tensor& t : c.outputs) outs.push_back(flat_view(t));
-      b->kernel(KernelContext{*b, ins, outs, c.attrs});
+      b->kernel(KernelContext{*b, ins, outs, c.attrs, c.prepared, c.params});
     };
   } else {
-    const cpu::LayoutRequest req{src_blocked, true};
-    d->kernel = [b, req](const KernelContext& c) {
-      cpu::LayoutScope scope(req);
-      b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
+    d->kernel = [b](const KernelContext& c) {
+      MYCEL_CHECK(c.params, RuntimeError, "[", b->name,
+                  "] launched without its layouts (backend bug)");
+      c.params->layout_taken = false;
+      b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, c.params});
       // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
-      MYCEL_CHECK(scope.taken(), RuntimeError, "[", b->name, "] ran without oneDNN on a ",
+      MYCEL_CHECK(c.params->layout_taken, RuntimeError, "[", b->name, "] ran without oneDNN on a ",
                   cpu::activation_tag_name(),
                   " tensor; compile again (graph mode recompiles "
                   "on a new Cell) or set MYCEL_LAYOUT=0");
@@ -151,6 +153,12 @@ class LayoutAssigner {
     }
     p_.fused_ops.push_back(make_blocked_op(*in.op, src_blocked, flat));
     in.op = p_.fused_ops.back().get();
+    if (!flat) {
+      auto params = std::make_shared<KernelParams>(in.params ? *in.params : KernelParams{});
+      params->src_blocked = src_blocked;
+      params->dst_blocked = true;
+      in.params = std::move(params);
+    }
     f_.regs[in.out[0]].blocked = true;
     return true;
   }

@@ -75,6 +75,8 @@ struct Instr {
   std::vector<std::string> text;   // print: constant strings, read where `in` holds -1 - index
   std::vector<char> as_repr;       // print: per entry of `in`, write a tensor as repr (in a tuple)
   ir::ValuePtr raised;             // raise: the exception object or class
+  /// Kernels: the post-ops and layouts fusion and the layout step chose (nullptr: plain).
+  std::shared_ptr<const KernelParams> params;
 };
 
 /// One graph, closure converted, as registers and instructions.
@@ -91,10 +93,14 @@ struct Function {
   const ir::Node* output_node = nullptr;  // the graph's output (a raising call makes it raise)
 };
 
-/// A kernel's prebuilt argument vectors and the inputs refreshed from registers at each launch.
+/// A kernel's prebuilt argument vectors, the inputs refreshed from registers at each launch, and
+/// what the kernel prepared on its first launch under this plan (kernels/kernel_context.h).
 struct KernelSlots {
   std::vector<Tensor> in, out;
   std::vector<std::pair<int, int>> refresh;  // (input slot, register) for dynamic registers
+  std::unique_ptr<KernelPrepared> prepared;
+  KernelParams params;  // a copy of Instr::params the kernel may write to
+  bool has_params = false;
 };
 
 /// One function under one shape plan.
@@ -119,6 +125,9 @@ struct Plan {
   std::vector<FnPlan> fns;
   std::shared_ptr<Storage> arena;
   size_t arena_bytes = 0;
+  /// Storage-less tensors of the inputs' shapes: assigned to the input registers after a run,
+  /// they drop the caller's buffers but keep the registers' shape buffers (no allocation).
+  std::vector<Tensor> input_blanks;
 };
 
 /// A VM call frame: the caller waiting at instruction pc for a non-tail call.

@@ -213,7 +213,8 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
   fp.home.assign(nregs, Tensor());
   fp.is_static.assign(nregs, 0);
   fp.regs.assign(nregs, Reg{});
-  fp.kernels.assign(fn.code.size(), KernelSlots{});
+  fp.kernels.clear();  // move-only slots (prepared state): rebuilt, not copied
+  fp.kernels.resize(fn.code.size());
   fp.elided.assign(fn.code.size(), 0);
   fp.num_inplace = L.num_inplace;
   for (size_t r = 0; r < nregs; ++r) {
@@ -229,6 +230,7 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
     switch (in.code) {
       case Code::kKernel: {
         KernelSlots& ks = fp.kernels[i];
+        if (in.params) ks.params = *in.params, ks.has_params = true;
         ks.in.resize(in.in.size());
         for (size_t k = 0; k < in.in.size(); ++k) {
           int r = in.in[k];

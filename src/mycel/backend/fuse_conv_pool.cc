@@ -55,9 +55,11 @@ std::shared_ptr<const OpDef> make_conv_pool_op(const OpDef& conv, bool relu) {
   d->kernel = [c, relu](const KernelContext& ctx) {
     const Tensor& w = ctx.in(1);
     const cpu::WindowGeom g = conv2d_window(*c, ctx.attrs, ctx.in(0).shape(), w.shape());
-    const cpu::LayoutRequest layout = cpu::take_layout();
+    const bool src_blocked = ctx.params && ctx.params->src_blocked;
+    const bool dst_blocked = ctx.params && ctx.params->dst_blocked;
+    if (ctx.params) ctx.params->layout_taken = true;
     Tensor x = ctx.in(0);
-    if (layout.src_blocked && !(g.c == 1 && cpu::channel_block() == 1)) {
+    if (src_blocked && !(g.c == 1 && cpu::channel_block() == 1)) {
       // The direct kernel reads NCHW: stage a plain copy (a reused per-thread buffer).
       Tensor buf = cpu::dnnl_util::staging_buffer(3, x.nbytes());
       Tensor plain(buf.storage(), buf.offset(), x.shape(), x.dtype());
@@ -66,7 +68,7 @@ std::shared_ptr<const OpDef> make_conv_pool_op(const OpDef& conv, bool relu) {
     }
     const Tensor* bias = ctx.in(2).defined() ? &ctx.in(2) : nullptr;
     cpu::conv2d_direct_max_pool(x, w, bias, ctx.out(0), g, relu,
-                                layout.dst_blocked ? cpu::direct_block(g.oc) : 0);
+                                dst_blocked ? cpu::direct_block(g.oc) : 0);
   };
   d->dtypes = {DType::float32};
   d->dtype_input = conv.dtype_input;
@@ -96,6 +98,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     Instr fused = conv;
     fused.op = p.fused_ops.back().get();
     fused.in.resize(base.inputs.size(), -1);
+    fused.params = nullptr;  // the kernel applies the relu itself
     fused.out = {f.code[j].out[0]};
     fused.node = f.code[j].node;
     keep[i] = 0;

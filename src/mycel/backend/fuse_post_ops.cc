@@ -11,15 +11,14 @@
 namespace mycel::backend::detail {
 namespace {
 
-using cpu::PostOp;
-
 bool is_producer(const Instr& in) { return is_kernel1(in) && in.op->backend.accepts_post_ops; }
 
 // The post-op `in` would become after a producer (0: none).
 uint8_t post_op_of(const Instr& in) { return is_kernel1(in) ? in.op->backend.as_post_op : 0; }
 
-// The op of the fused instruction: the producer's infer and kernel, with post-ops requested
-// around the kernel (and applied by loops if the primitive could not take them).
+// The op of the fused instruction: the producer's infer and kernel, with the instruction's
+// post-ops (KernelParams) passed to the kernel, and applied by loops if the primitive could not
+// take them.
 std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
                                            const std::vector<PostOp::Kind>& ops) {
   auto d = std::make_shared<OpDef>();
@@ -36,18 +35,16 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
     std::vector<const TensorMeta*> ins(c.inputs.begin(), c.inputs.begin() + nbase);
     return b->infer(InferContext{*b, ins, c.attrs});
   };
-  auto req = std::make_shared<cpu::PostOpRequest>();
-  for (PostOp::Kind k : ops) req->ops.push_back(PostOp{k, Tensor()});
-  d->kernel = [b, nbase, req](const KernelContext& c) {
+  const std::string name = d->name;
+  d->kernel = [b, nbase, name](const KernelContext& c) {
+    MYCEL_CHECK(c.params, RuntimeError, "[", name, "] launched without its post-ops (backend bug)");
+    KernelParams& p = *c.params;
     size_t extra = nbase;
-    for (PostOp& p : req->ops)
-      if (p.kind == PostOp::Kind::kAddRow) p.operand = c.inputs[extra++];
-    {
-      cpu::PostOpScope scope(req.get());
-      b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs});
-    }
-    if (!req->applied) cpu::apply_post_ops(req->ops, c.out(0));
-    for (PostOp& p : req->ops) p.operand = Tensor();  // do not keep buffers alive
+    for (PostOp& op : p.post_ops)  // the row operands are this launch's inputs (reused buffers)
+      if (op.kind == PostOp::Kind::kAddRow) op.operand = c.inputs[extra++];
+    p.post_applied = false;
+    b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, &p});
+    if (!p.post_applied) cpu::apply_post_ops(p.post_ops, c.out(0));
   };
   d->dtypes = {DType::float32};
   d->dtype_input = base.dtype_input;
@@ -101,6 +98,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
     p.fused_ops.push_back(make_fused_op(*prod.op, ops));
     Instr fused = prod;
     fused.op = p.fused_ops.back().get();
+    auto params = std::make_shared<KernelParams>(prod.params ? *prod.params : KernelParams{});
+    for (PostOp::Kind k : ops) params->post_ops.push_back(PostOp{k, Tensor()});
+    fused.params = std::move(params);
     fused.in.resize(prod.op->inputs.size(), -1);  // absent optional inputs, then the rows
     fused.in.insert(fused.in.end(), rows.begin(), rows.end());
     fused.out = {cur};

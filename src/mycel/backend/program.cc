@@ -112,6 +112,12 @@ void run_hooked(detail::ProgramImpl& p) {
 }  // namespace
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outs;
+  run(inputs, outs);
+  return outs;
+}
+
+void Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outs) {
   detail::ProgramImpl& p = *impl_;
   std::lock_guard<std::mutex> lock(p.run_mutex);
   const detail::Function& top = p.fns[0];
@@ -126,40 +132,50 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
     detail::execute(p, *p.plan);
   }
 
-  std::vector<Tensor> outs;
-  outs.reserve(top.outputs.size());
-  for (int r : top.outputs) {
+  outs.resize(top.outputs.size());
+  // A caller's tensor of the right meta that nobody else holds takes the value in place.
+  auto reusable = [&](const Tensor& o, const Shape& s, DType d) {
+    return o.defined() && o.storage().use_count() == 1 && o.offset() == 0 && o.dtype() == d &&
+           o.shape() == s;
+  };
+  for (size_t k = 0; k < top.outputs.size(); ++k) {
+    const int r = top.outputs[k];
     const detail::Reg& v = fp.regs[r];
+    Tensor& o = outs[k];
     switch (top.regs[r].type) {
       case RegType::kTensor:
         if (v.t.storage() == p.plan->arena) {  // copy out: the arena is reused by the next run
-          Tensor o = Tensor::empty(v.t.meta());
+          if (!reusable(o, v.t.shape(), v.t.dtype())) o = Tensor::empty(v.t.meta());
           std::memcpy(o.data(), v.t.data(), v.t.nbytes());
-          outs.push_back(std::move(o));
         } else {
-          outs.push_back(v.t);
+          o = v.t;
         }
         break;
-      case RegType::kInt: {  // exact: through a double, ints above 2**53 would round
-        Tensor o = Tensor::empty({}, DType::int64);
+      case RegType::kInt:  // exact: through a double, ints above 2**53 would round
+        if (!reusable(o, Shape{}, DType::int64)) o = Tensor::empty({}, DType::int64);
         *o.data<int64_t>() = v.i;
-        outs.push_back(std::move(o));
         break;
-      }
       case RegType::kFloat:
-        outs.push_back(Tensor::scalar(v.f, DType::float64));
+        if (!reusable(o, Shape{}, DType::float64)) o = Tensor::empty({}, DType::float64);
+        *o.data<double>() = v.f;
         break;
       case RegType::kBool:
-        outs.push_back(Tensor::scalar(v.i != 0, DType::bool_));
+        if (!reusable(o, Shape{}, DType::bool_)) o = Tensor::empty({}, DType::bool_);
+        *o.data<bool>() = v.i != 0;
         break;
       case RegType::kNone:
-        outs.push_back(Tensor());
+        o = Tensor();
         break;
     }
   }
-  // Drop references to the caller's inputs so they are not kept alive by the Program.
-  for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = Tensor();
-  return outs;
+  // Drop references to the caller's inputs so they are not kept alive by the Program (the
+  // registers keep their shape buffers: the next run's inputs are assigned without allocating).
+  std::vector<Tensor>& blanks = p.plan->input_blanks;
+  if (blanks.size() != inputs.size()) {
+    blanks.clear();
+    for (const Tensor& x : inputs) blanks.emplace_back(nullptr, 0, x.shape(), x.dtype());
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) fp.regs[top.params[k]].t = blanks[k];
 }
 
 ProgramStats Program::stats() const {

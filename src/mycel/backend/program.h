@@ -46,6 +46,10 @@ class Program {
   /// the parameter. A make_tuple output gives several tensors (nested tuples flattened in order);
   /// Python scalar outputs come back as 0-d tensors (int64, float64 or bool), None as undefined.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  /// The same, writing the outputs into `outputs`: an entry that is defined, not shared with
+  /// anyone else and of the output's shape and dtype is filled in place (a warm training step
+  /// then allocates nothing at all); the others are replaced as run() would return them.
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
   ProgramStats stats() const;
   /// The instruction listing, one function after another (for tests and debugging).
   std::string dump() const;

@@ -198,7 +198,10 @@ class Vm {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
           if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
-            auto launch = [&] { in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs}); };
+            auto launch = [&] {
+              in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs, &ks.prepared,
+                                          ks.has_params ? &ks.params : nullptr});
+            };
             auto site_id = [&] {
               const uint32_t e = insight::profiler::epoch();
               if (fp.site_epoch != e) fp.sites.assign(fn.code.size(), -1), fp.site_epoch = e;
@@ -208,7 +211,8 @@ class Vm {
             };
             insight::hooked_launch(in.op->name, ks.in, ks.out, launch, site_id);
           } else {
-            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs});
+            in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs, &ks.prepared,
+                                        ks.has_params ? &ks.params : nullptr});
           }
           ++p_.num_launches;
           if (auto hook = g_between_kernels.load(std::memory_order_relaxed)) [[unlikely]]

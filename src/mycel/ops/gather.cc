@@ -217,8 +217,11 @@ void one_hot_kernel(const KernelContext& c) {
   int64_t axis = c.attrs.get_int("axis");
   axis =
       axis == -1 ? static_cast<int64_t>(s.size()) : (axis < 0 ? axis + c.in(0).ndim() + 1 : axis);
-  cpu::one_hot(c.in(0), c.out(0), numel(Shape(s.begin(), s.begin() + axis)),
-               c.attrs.get_int("depth"), numel(Shape(s.begin() + axis, s.end())),
+  // The products over the dims before and after the new axis (no Shape copies: a warm graph-mode
+  // step allocates nothing).
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) (d < axis ? outer : inner) *= s[d];
+  cpu::one_hot(c.in(0), c.out(0), outer, c.attrs.get_int("depth"), inner,
                c.attrs.get_float("on_value"), c.attrs.get_float("off_value"));
 }
 

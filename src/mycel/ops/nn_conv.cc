@@ -132,7 +132,7 @@ void conv2d_kernel(const KernelContext& c) {
   const Tensor* bias = c.in(2).defined() ? &c.in(2) : nullptr;
   if (c.out(0).dtype() == DType::float64)
     return cpu::conv2d_ref<double>(c.in(0), c.in(1), bias, c.out(0), g);
-  cpu::conv2d_dnnl(c.in(0), c.in(1), bias, c.out(0), g);
+  cpu::conv2d_dnnl(c.in(0), c.in(1), bias, c.out(0), g, c.params, c.prepared);
 }
 
 std::vector<TensorMeta> infer_pool(const InferContext& c) {
@@ -152,7 +152,7 @@ void pool_kernel(const KernelContext& c) {
   if constexpr (Max)  // int8 inference: max commutes with quantization
     if (c.in(0).dtype() == DType::uint8) return cpu::max_pool2d_u8(c.in(0), c.out(0), g);
   if (cpu::use_dnnl(c.in(0).dtype(), true))  // oneDNN: 4-25x faster than the loop
-    return cpu::pool2d_dnnl(c.in(0), c.out(0), g, Max, include_pad);
+    return cpu::pool2d_dnnl(c.in(0), c.out(0), g, Max, include_pad, c.params, c.prepared);
   visit_float_dtype(c.in(0).dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (Max)
@@ -207,14 +207,14 @@ void conv_bwd_input_kernel(const KernelContext& c) {
   const WindowGeom g = conv_geom(c.op, c.attrs, c.out(0).shape(), c.in(1).shape());
   if (c.out(0).dtype() == DType::float64)
     return cpu::conv2d_backprop_input_ref<double>(c.in(0), c.in(1), c.out(0), g);
-  cpu::conv2d_backprop_input_dnnl(c.in(0), c.in(1), c.out(0), g);
+  cpu::conv2d_backprop_input_dnnl(c.in(0), c.in(1), c.out(0), g, c.prepared);
 }
 
 void conv_bwd_filter_kernel(const KernelContext& c) {
   const WindowGeom g = conv_geom(c.op, c.attrs, c.in(1).shape(), c.out(0).shape());
   if (c.out(0).dtype() == DType::float64)
     return cpu::conv2d_backprop_filter_ref<double>(c.in(0), c.in(1), c.out(0), g);
-  cpu::conv2d_backprop_filter_dnnl(c.in(0), c.in(1), c.out(0), g);
+  cpu::conv2d_backprop_filter_dnnl(c.in(0), c.in(1), c.out(0), g, c.prepared);
 }
 
 // max/avg_pool2d_grad(x, dout): dx shaped like x; dout must be the pooled shape of x.
@@ -235,7 +235,7 @@ void pool_grad_kernel(const KernelContext& c) {
   const WindowGeom g = pool_geom(c.op, c.attrs, c.in(0).shape());
   const bool include_pad = !Max && c.attrs.get_bool("count_include_pad");
   if (cpu::use_dnnl(c.in(0).dtype(), true))  // oneDNN: 2-5x faster than the loops
-    return cpu::pool2d_grad_dnnl(c.in(0), c.in(1), c.out(0), g, Max, include_pad);
+    return cpu::pool2d_grad_dnnl(c.in(0), c.in(1), c.out(0), g, Max, include_pad, c.prepared);
   visit_float_dtype(c.in(0).dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (Max)

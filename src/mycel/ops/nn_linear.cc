@@ -76,9 +76,11 @@ MatmulGeom dense_geom(const Shape& xs, const Shape& ws) {
 
 // Runs c = a @ b (+ bias): oneDNN for float32/bfloat16, the reference loop otherwise.
 void run_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
-                const MatmulGeom& g) {
+                const MatmulGeom& g, KernelParams* params = nullptr,
+                std::unique_ptr<KernelPrepared>* slot = nullptr) {
   const DType t = c.dtype();
-  if (t == DType::float32 || t == DType::bfloat16) return cpu::matmul_dnnl(a, b, bias, c, g);
+  if (t == DType::float32 || t == DType::bfloat16)
+    return cpu::matmul_dnnl(a, b, bias, c, g, params, slot);
   if (t == DType::float16) {
     // No float16 GEMM on these CPUs (oneDNN 2.6 has none on AVX2): float32 compute, rounded
     // once to float16 at the end, which is what a float16 GEMM with float32 accumulation gives.
@@ -180,7 +182,9 @@ MYCEL_REGISTER_OPS(nn_linear) {
                {"transpose_b", AttrKind::kBool, false, false, {}}};
     d.infer = infer_matmul;
     d.kernel = [](const KernelContext& c) {
-      run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c));
+      // A warm graph-mode launch reuses the prepared geometry and primitive.
+      if (cpu::matmul_dnnl_warm(c.in(0), c.in(1), nullptr, c.out(0), c.params, c.prepared)) return;
+      run_matmul(c.in(0), c.in(1), nullptr, c.out(0), matmul_geom(c), c.params, c.prepared);
     };
     d.dtypes = matmul_dtypes();
     d.grad = "bprop";
@@ -196,8 +200,10 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.inputs = {{"x"}, {"w"}, {"b", true, false}};
     d.infer = infer_dense;
     d.kernel = [](const KernelContext& c) {
+      const Tensor* bias = c.in(2).defined() ? &c.in(2) : nullptr;
+      if (cpu::matmul_dnnl_warm(c.in(0), c.in(1), bias, c.out(0), c.params, c.prepared)) return;
       const MatmulGeom g = dense_geom(c.in(0).shape(), c.in(1).shape());
-      run_matmul(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
+      run_matmul(c.in(0), c.in(1), bias, c.out(0), g, c.params, c.prepared);
     };
     d.dtypes = {DType::float16, DType::bfloat16, DType::float32, DType::float64};
     d.grad = "bprop";

@@ -44,7 +44,7 @@ void softmax_kernel(const KernelContext& c) {
   // oneDNN's softmax is a fast jit kernel on the last axis (5x the loop), a reference one 7x
   // slower than the loop on other axes.
   if (cpu::use_dnnl(x.dtype(), inner == 1))
-    return cpu::softmax_dnnl(x, c.out(0), outer, len, inner, Log);
+    return cpu::softmax_dnnl(x, c.out(0), outer, len, inner, Log, c.prepared);
   visit_float_dtype(x.dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     cpu::softmax_ref<T>(x, c.out(0), outer, len, inner, Log);

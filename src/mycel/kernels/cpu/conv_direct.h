@@ -1,8 +1,9 @@
 // Direct float32 convolution for layers with few channels: a network's first conv (one to a few
-// input channels, up to 16 output channels). oneDNN vectorizes over 16 output channels and
-// wastes most lanes there (LeNet5's 1->6 5x5 conv ran at ~60 GFLOP/s on two cores); this kernel
-// vectorizes over 16 output columns instead and keeps up to 8 output channels' accumulators in
-// registers, with bias and relu applied before the one store.
+// input channels, up to 16 output channels). oneDNN vectorizes over 16 (AVX-512) or 8 (AVX2)
+// output channels and wastes most lanes there (LeNet5's 1->6 5x5 conv ran at ~60 GFLOP/s on two
+// cores); this kernel vectorizes over 16 or 8 output columns instead and keeps up to 8 (AVX2: 6)
+// output channels' accumulators in registers, with bias and relu applied before the one store.
+// One body (conv_direct_impl.inc) is compiled for each ISA; the CPU picks at run time.
 #pragma once
 #include <cstdint>
 
@@ -13,8 +14,8 @@ namespace mycel::cpu {
 
 /// Whether conv2d_direct takes this convolution: float32, one group, stride and dilation 1, at
 /// most 16 output channels and 128 weights per output channel, output rows of 8 to ~1000
-/// columns that fill its 16-wide tiles about as well as the channels would fill oneDNN's
-/// (see the .cc), on a CPU build with AVX-512.
+/// columns that fill its 16- or 8-wide tiles about as well as the channels would fill oneDNN's
+/// (see conv_direct_impl.inc), on a CPU with AVX-512 or AVX2.
 bool conv2d_direct_fits(DType dtype, const WindowGeom& g);
 
 /// y = conv2d(x, w) (+ bias) (then relu) with x in NCHW. y is NCHW when `block` is 0, else in

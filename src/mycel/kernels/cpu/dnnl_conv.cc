@@ -30,14 +30,14 @@ struct ConvEntry : Entry {
   dnnl::convolution_forward prim;
   memory::desc bias_md;
   Reorder src, wei, dst;
-  // Constant weights already in the primitive's layout, by their buffer (LayoutRequest::
+  // Constant weights already in the primitive's layout, by their buffer (KernelParams::
   // const_weights); each keeps its source alive so the address cannot be reused by another.
   std::mutex const_mu;
   std::unordered_map<const void*, std::pair<Tensor, Tensor>> const_wei;
 };
 
 // w in e's weight layout, reordered once per weight buffer (bounded: cleared past 64 buffers).
-memory const_weights(ConvEntry& e, const Tensor& w) {
+void* const_weights(ConvEntry& e, const Tensor& w) {
   std::lock_guard<std::mutex> lock(e.const_mu);
   auto it = e.const_wei.find(w.data());
   if (it == e.const_wei.end()) {
@@ -49,7 +49,7 @@ memory const_weights(ConvEntry& e, const Tensor& w) {
     stream().wait();
     it = e.const_wei.emplace(w.data(), std::make_pair(w, buf)).first;
   }
-  return memory(e.wei.to, engine(), it->second.second.data());
+  return it->second.second.data();
 }
 
 Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
@@ -59,18 +59,18 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   return r;
 }
 
-// `post` may only hold relu (conv2d has no row-vector post-op). `layout` says whether x and y
-// are channel-blocked (graph backend) rather than NCHW.
+// `post` may only hold relu (conv2d has no row-vector post-op). `src_blocked`/`dst_blocked` say
+// whether x and y are channel-blocked (graph backend) rather than NCHW.
 std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias,
-                                 const PostOpRequest* post, const LayoutRequest& layout) {
+                                 const KernelParams* post, bool src_blocked, bool dst_blocked) {
   auto e = std::make_shared<ConvEntry>();
   const auto dt = to_dnnl(dtype);
   const memory::dims src_dims{g.n, g.c, g.h, g.w}, dst_dims{g.n, g.oc, g.oh, g.ow};
   const memory::dims wei_dims =
       g.groups > 1 ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
                    : memory::dims{g.oc, g.c, g.kh, g.kw};
-  const memory::desc src_user = blocked_desc({g.n, g.c, g.h, g.w}, dtype, layout.src_blocked);
-  const memory::desc dst_user = blocked_desc({g.n, g.oc, g.oh, g.ow}, dtype, layout.dst_blocked);
+  const memory::desc src_user = blocked_desc({g.n, g.c, g.h, g.w}, dtype, src_blocked);
+  const memory::desc dst_user = blocked_desc({g.n, g.oc, g.oh, g.ow}, dtype, dst_blocked);
   const memory::desc wei_user(wei_dims, dt, g.groups > 1 ? tag::goihw : tag::oihw);
   e->bias_md = memory::desc({g.oc}, dt, tag::x);
   try {
@@ -98,29 +98,102 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
   return e;
 }
 
-// Moves `t` into r's target layout when it differs; `hold` keeps the new buffer alive.
-memory to_layout(const Reorder& r, const Tensor& t, Tensor& hold, int slot) {
-  memory user = wrap(r.from, t);
-  if (!r.prim) return user;
-  hold = staging_buffer(slot, r.to.get_size());
-  memory m(r.to, engine(), hold.data());
-  r.prim->execute(stream(), user, m);
-  return m;
+}  // namespace
+
+namespace {
+
+// A reorder prepared as a call: `in`/`out` are its argument indices.
+struct PreparedReorder {
+  PreparedExec exec;
+  int in = -1, out = -1;
+  void prepare(const Reorder& r) {
+    if (!r.prim) return;
+    exec = PreparedExec(*r.prim);
+    in = exec.add(DNNL_ARG_FROM, r.from);
+    out = exec.add(DNNL_ARG_TO, r.to);
+  }
+};
+
+// A forward convolution prepared for one instruction: the cached entry and its calls (the
+// reorders present only where the user layout differs from the primitive's).
+struct ConvPrepared : KernelPrepared {
+  int threads = 0;
+  WindowGeom g;
+  bool has_bias = false, const_w = false;
+  std::shared_ptr<ConvEntry> e;
+  PreparedReorder src, wei, dst;
+  PreparedExec conv;
+  int a_src = -1, a_wei = -1, a_dst = -1, a_bias = -1;
+};
+
+std::unique_ptr<ConvPrepared> prepare_conv(std::shared_ptr<ConvEntry> e, const WindowGeom& g,
+                                           bool has_bias, bool const_w) {
+  auto p = std::make_unique<ConvPrepared>();
+  p->threads = num_threads();
+  p->g = g;
+  p->has_bias = has_bias;
+  p->const_w = const_w;
+  p->src.prepare(e->src);
+  if (!const_w) p->wei.prepare(e->wei);
+  p->dst.prepare(e->dst);
+  p->conv = PreparedExec(e->prim, &e->pd);
+  p->a_src = p->conv.add(DNNL_ARG_SRC, e->src.to);
+  p->a_wei = p->conv.add(DNNL_ARG_WEIGHTS, e->wei.to);
+  p->a_dst = p->conv.add(DNNL_ARG_DST, e->dst.from);
+  if (has_bias) p->a_bias = p->conv.add(DNNL_ARG_BIAS, e->bias_md);
+  p->e = std::move(e);
+  return p;
+}
+
+// Runs a prepared convolution: reorders into per-thread staging buffers where needed.
+void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
+  ConvEntry& e = *p.e;
+  const void* src = x.data();
+  if (p.src.exec.defined()) {
+    void* buf = staging_data(0, e.src.to.get_size());
+    p.src.exec.set(p.src.in, src);
+    p.src.exec.set(p.src.out, buf);
+    p.src.exec.run();
+    src = buf;
+  }
+  const void* wei = w.data();
+  if (p.const_w && e.wei.prim) {
+    wei = const_weights(e, w);
+  } else if (p.wei.exec.defined()) {
+    void* buf = staging_data(1, e.wei.to.get_size());
+    p.wei.exec.set(p.wei.in, wei);
+    p.wei.exec.set(p.wei.out, buf);
+    p.wei.exec.run();
+    wei = buf;
+  }
+  void* dst = p.dst.exec.defined() ? staging_data(2, e.dst.from.get_size()) : y.data();
+  p.conv.set(p.a_src, src);
+  p.conv.set(p.a_wei, wei);
+  p.conv.set(p.a_dst, dst);
+  if (bias) p.conv.set(p.a_bias, bias->data());
+  p.conv.run();
+  if (p.dst.exec.defined()) {
+    p.dst.exec.set(p.dst.in, dst);
+    p.dst.exec.set(p.dst.out, y.data());
+    p.dst.exec.run();
+  }
+  stream().wait();
 }
 
 }  // namespace
 
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                 const WindowGeom& g) {
-  PostOpRequest* post = take_post_ops();
-  const LayoutRequest layout = take_layout();
-  if (post)
-    for (const PostOp& p : post->ops)
-      if (p.kind != PostOp::Kind::kRelu && p.kind != PostOp::Kind::kRelu6)
-        post = nullptr;  // not ours to apply: the caller does
+                 const WindowGeom& g, KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
+  const KernelParams* post =
+      activation_post_ops(params);  // else not ours to apply: the caller does
+  const bool src_blocked = params && params->src_blocked,
+             dst_blocked = params && params->dst_blocked;
+  const bool const_w = params && params->const_weights;
+  if (params) params->layout_taken = true;
   if (y.numel() == 0) return;
-  MYCEL_CHECK((!layout.src_blocked && !layout.dst_blocked) || (x.numel() > 0 && w.numel() > 0),
-              RuntimeError, "[conv2d] blocked layouts need non-empty inputs (backend bug)");
+  MYCEL_CHECK((!src_blocked && !dst_blocked) || (x.numel() > 0 && w.numel() > 0), RuntimeError,
+              "[conv2d] blocked layouts need non-empty inputs (backend bug)");
   if (x.numel() == 0 || w.numel() == 0) {  // no input channels: the output is the bias (or zero)
     std::memset(y.data(), 0, y.nbytes());
     if (bias) {
@@ -134,21 +207,37 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     return;
   }
   // Few channels: our kernel beats oneDNN's. It reads NCHW (which one-channel NHWC is).
-  if (conv2d_direct_fits(y.dtype(), g) &&
-      (!layout.src_blocked || (g.c == 1 && channel_block() == 1))) {
-    conv2d_direct(x, w, bias, y, g, post && !post->ops.empty(),
-                  layout.dst_blocked ? direct_block(g.oc) : 0);
-    if (post) post->applied = true;
+  if (conv2d_direct_fits(y.dtype(), g) && (!src_blocked || (g.c == 1 && channel_block() == 1))) {
+    conv2d_direct(x, w, bias, y, g, post != nullptr, dst_blocked ? direct_block(g.oc) : 0);
+    if (post) params->post_applied = true;
     return;
   }
   const SerialScope threads(y.numel() * (g.c / g.groups) * g.kh * g.kw);
-  const std::string k =
-      key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh,
-          g.dw, g.pt, g.pb, g.pl, g.pr, g.groups, bias != nullptr, post_ops_key(post),
-          layout.src_blocked, layout.dst_blocked);
-  auto e = cached<ConvEntry>(k, [&] { return build(y.dtype(), g, bias != nullptr, post, layout); });
-  if (!e->ok) {
-    MYCEL_CHECK(!layout.src_blocked && !layout.dst_blocked, RuntimeError,
+  std::unique_ptr<ConvPrepared> local;
+  ConvPrepared& p = prepared_state<ConvPrepared>(
+      slot, local,
+      [&](const ConvPrepared& q) {
+        return q.threads == num_threads() && same_geom(q.g, g) && q.has_bias == (bias != nullptr);
+      },
+      [&] {
+        const std::string k = key("conv2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oc, g.kh,
+                                  g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups,
+                                  bias != nullptr, post_ops_key(post), src_blocked, dst_blocked);
+        auto e = cached<ConvEntry>(k, [&] {
+          return build(y.dtype(), g, bias != nullptr, post, src_blocked, dst_blocked);
+        });
+        if (!e->ok) {  // nothing to prepare: the fallback below runs per launch
+          auto q = std::make_unique<ConvPrepared>();
+          q->threads = num_threads();
+          q->g = g;
+          q->has_bias = bias != nullptr;
+          q->e = e;
+          return q;
+        }
+        return prepare_conv(std::move(e), g, bias != nullptr, const_w);
+      });
+  if (!p.e->ok) {
+    MYCEL_CHECK(!src_blocked && !dst_blocked, RuntimeError,
                 "[conv2d] oneDNN has no blocked-layout convolution here (backend bug)");
     if (y.dtype() == DType::float32) return conv2d_ref<float>(x, w, bias, y, g);
     Tensor x32 = x.to(DType::float32), w32 = w.to(DType::float32);
@@ -158,29 +247,8 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     convert_elements(y32.data(), DType::float32, y.data(), y.dtype(), y.numel());
     return;
   }
-  Tensor src_buf, wei_buf, dst_buf;
-  memory src = to_layout(e->src, x, src_buf, 0);
-  memory wei =
-      layout.const_weights && e->wei.prim ? const_weights(*e, w) : to_layout(e->wei, w, wei_buf, 1);
-  memory dst = wrap(e->dst.to, y);
-  if (e->dst.prim) {
-    dst_buf = staging_buffer(2, e->dst.from.get_size());
-    dst = memory(e->dst.from, engine(), dst_buf.data());
-  }
-  Tensor pad = scratchpad(e->pd);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src},
-      {DNNL_ARG_WEIGHTS, wei},
-      {DNNL_ARG_DST, dst},
-      {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
-  if (bias) args[DNNL_ARG_BIAS] = wrap(e->bias_md, *bias);
-  e->prim.execute(stream(), args);
-  if (e->dst.prim) {
-    memory user = wrap(e->dst.to, y);
-    e->dst.prim->execute(stream(), dst, user);
-  }
-  stream().wait();
-  if (post) post->applied = true;
+  run_conv(p, x, w, bias, y);
+  if (post) params->post_applied = true;
 }
 
 namespace {
@@ -255,68 +323,104 @@ std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool w
   return e;
 }
 
-void run_bwd(const ConvBwdEntry& e, const Tensor& dy, int other_arg, const Tensor& other,
-             int out_arg, Tensor& out) {
-  Tensor dy_buf, other_buf, out_buf;
-  memory mdy = to_layout(e.dy, dy, dy_buf, 0);
-  memory mother = to_layout(e.other, other, other_buf, 1);
-  memory mout = wrap(e.out.to, out);
-  if (e.out.prim) {
-    out_buf = staging_buffer(2, e.out.from.get_size());
-    mout = memory(e.out.from, engine(), out_buf.data());
+// A backward convolution prepared for one instruction (see ConvPrepared).
+struct ConvBwdPrepared : KernelPrepared {
+  int threads = 0;
+  WindowGeom g;
+  std::shared_ptr<ConvBwdEntry> e;
+  PreparedReorder dy, other, out;
+  PreparedExec exec;
+  int a_dy = -1, a_other = -1, a_out = -1;
+};
+
+std::unique_ptr<ConvBwdPrepared> prepare_bwd(std::shared_ptr<ConvBwdEntry> e, const WindowGeom& g,
+                                             int other_arg, int out_arg) {
+  auto p = std::make_unique<ConvBwdPrepared>();
+  p->threads = num_threads();
+  p->g = g;
+  if (e->ok) {
+    p->dy.prepare(e->dy);
+    p->other.prepare(e->other);
+    p->out.prepare(e->out);
+    p->exec = PreparedExec(e->prim, &e->pd);
+    p->a_dy = p->exec.add(DNNL_ARG_DIFF_DST, e->dy.to);
+    p->a_other = p->exec.add(other_arg, e->other.to);
+    p->a_out = p->exec.add(out_arg, e->out.from);
   }
-  Tensor pad = scratchpad(e.pd);
-  e.prim.execute(stream(),
-                 {{DNNL_ARG_DIFF_DST, mdy},
-                  {other_arg, mother},
-                  {out_arg, mout},
-                  {DNNL_ARG_SCRATCHPAD, memory(e.pd.scratchpad_desc(), engine(), pad.data())}});
-  if (e.out.prim) {
-    memory user = wrap(e.out.to, out);
-    e.out.prim->execute(stream(), mout, user);
+  p->e = std::move(e);
+  return p;
+}
+
+// Moves `t` into r's layout (staging buffer `slot`) when r is a reorder; returns the pointer the
+// primitive reads.
+const void* stage(PreparedReorder& r, const Tensor& t, size_t bytes, int slot) {
+  if (!r.exec.defined()) return t.data();
+  void* buf = staging_data(slot, bytes);
+  r.exec.set(r.in, t.data());
+  r.exec.set(r.out, buf);
+  r.exec.run();
+  return buf;
+}
+
+void run_bwd(ConvBwdPrepared& p, const Tensor& dy, const Tensor& other, Tensor& out) {
+  const ConvBwdEntry& e = *p.e;
+  p.exec.set(p.a_dy, stage(p.dy, dy, e.dy.to.get_size(), 0));
+  p.exec.set(p.a_other, stage(p.other, other, e.other.to.get_size(), 1));
+  void* dst = p.out.exec.defined() ? staging_data(2, e.out.from.get_size()) : out.data();
+  p.exec.set(p.a_out, dst);
+  p.exec.run();
+  if (p.out.exec.defined()) {
+    p.out.exec.set(p.out.in, dst);
+    p.out.exec.set(p.out.out, out.data());
+    p.out.exec.run();
   }
   stream().wait();
 }
 
 // Shared driver of both backward kernels: empty shapes, the cache, and the float32 fallbacks.
 void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const WindowGeom& g,
-                     bool weights) {
+                     bool weights, std::unique_ptr<KernelPrepared>* slot) {
   if (out.numel() == 0) return;
   if (dy.numel() == 0 || other.numel() == 0) {  // nothing flows back: zero gradient
     std::memset(out.data(), 0, out.nbytes());
     return;
   }
   const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
-  const std::string k =
-      key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n, g.c, g.h, g.w,
-          g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups);
-  auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(out.dtype(), g, weights); });
-  if (!e->ok) {
+  std::unique_ptr<ConvBwdPrepared> local;
+  ConvBwdPrepared& p = prepared_state<ConvBwdPrepared>(
+      slot, local,
+      [&](const ConvBwdPrepared& q) { return q.threads == num_threads() && same_geom(q.g, g); },
+      [&] {
+        const std::string k =
+            key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n, g.c, g.h,
+                g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups);
+        auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(out.dtype(), g, weights); });
+        return prepare_bwd(std::move(e), g, weights ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS,
+                           weights ? DNNL_ARG_DIFF_WEIGHTS : DNNL_ARG_DIFF_SRC);
+      });
+  if (!p.e->ok) {
     if (out.dtype() == DType::float32)
       return weights ? conv2d_backprop_filter_ref<float>(dy, other, out, g)
                      : conv2d_backprop_input_ref<float>(dy, other, out, g);
     Tensor dy32 = dy.to(DType::float32), other32 = other.to(DType::float32);
     Tensor out32 = Tensor::empty(out.shape(), DType::float32);
-    conv2d_bwd_dnnl(dy32, other32, out32, g, weights);
+    conv2d_bwd_dnnl(dy32, other32, out32, g, weights, nullptr);
     convert_elements(out32.data(), DType::float32, out.data(), out.dtype(), out.numel());
     return;
   }
-  if (weights)
-    run_bwd(*e, dy, DNNL_ARG_SRC, other, DNNL_ARG_DIFF_WEIGHTS, out);
-  else
-    run_bwd(*e, dy, DNNL_ARG_WEIGHTS, other, DNNL_ARG_DIFF_SRC, out);
+  run_bwd(p, dy, other, out);
 }
 
 }  // namespace
 
-void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx,
-                                const WindowGeom& g) {
-  conv2d_bwd_dnnl(dy, w, dx, g, false);
+void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g,
+                                std::unique_ptr<KernelPrepared>* slot) {
+  conv2d_bwd_dnnl(dy, w, dx, g, false, slot);
 }
 
-void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw,
-                                 const WindowGeom& g) {
-  conv2d_bwd_dnnl(dy, x, dw, g, true);
+void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw, const WindowGeom& g,
+                                 std::unique_ptr<KernelPrepared>* slot) {
+  conv2d_bwd_dnnl(dy, x, dw, g, true, slot);
 }
 
 }  // namespace mycel::cpu

@@ -8,9 +8,6 @@
 
 namespace mycel::cpu {
 namespace {
-thread_local LayoutRequest t_layout;
-thread_local bool t_pending = false;
-
 using dnnl::memory;
 using namespace dnnl_util;
 
@@ -89,23 +86,6 @@ size_t blocked_nbytes(const Shape& s, DType dtype) {
               s.size());
   const int64_t b = channel_block(), c = (s[1] + b - 1) / b * b;
   return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
-}
-
-LayoutScope::LayoutScope(const LayoutRequest& r) {
-  t_layout = r;
-  t_pending = true;
-}
-LayoutScope::~LayoutScope() {
-  t_layout = LayoutRequest{};
-  t_pending = false;
-}
-bool LayoutScope::taken() const { return !t_pending; }
-
-LayoutRequest take_layout() {
-  LayoutRequest r = t_layout;
-  t_layout = LayoutRequest{};
-  t_pending = false;
-  return r;
 }
 
 void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {

@@ -1,14 +1,15 @@
 // oneDNN's preferred activation layout for the graph backend ("blocked" below): its layout step
 // lets conv2d write the layout oneDNN's convolutions prefer on this CPU (NHWC for the brgemm
 // kernels, nChw16c / nChw8c for the older blocked ones) and pooling read and write it, so no
-// reorder runs between them. A per-thread request (like PostOpScope) tells the next
-// conv2d_dnnl/pool2d_dnnl call which of its tensors are in that layout; tensors keep their
-// logical NCHW shape, only their buffer is laid out (and sized) differently.
+// reorder runs between them. The launch's KernelParams (src_blocked, dst_blocked) tell
+// conv2d_dnnl/pool2d_dnnl which of its tensors are in that layout; tensors keep their logical
+// NCHW shape, only their buffer is laid out (and sized) differently.
 #pragma once
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "mycel/core/tensor.h"
+#include "mycel/kernels/cpu/scoped_params.h"  // LayoutScope: the lite runtime's, until KernelParams
 
 namespace mycel::cpu {
 
@@ -24,29 +25,6 @@ inline int64_t direct_block(int64_t oc) { return channel_block() == 1 ? oc : cha
 /// Bytes of an NCHW tensor of `shape` and `dtype` in the blocked layout (channels padded to
 /// channel_block(); the padding is kept zero by oneDNN's primitives).
 size_t blocked_nbytes(const Shape& shape, DType dtype);
-
-/// Which tensors of the next oneDNN conv2d/pool2d forward call on this thread are blocked.
-struct LayoutRequest {
-  bool src_blocked = false;
-  bool dst_blocked = false;
-  /// The conv's weights never change while their buffer lives (the lite runtime's constants):
-  /// the kernel may keep them reordered to the primitive's layout instead of reordering per call.
-  bool const_weights = false;
-};
-
-/// Installs `r` for the duration of a scope (the kernel call it wraps).
-class LayoutScope {
- public:
-  explicit LayoutScope(const LayoutRequest& r);
-  ~LayoutScope();
-  LayoutScope(const LayoutScope&) = delete;
-  LayoutScope& operator=(const LayoutScope&) = delete;
-  /// Whether a kernel took the request (one that did not ran on NCHW: a backend bug).
-  bool taken() const;
-};
-
-/// Takes this thread's pending request (plain/plain if none), so nested calls do not see it.
-LayoutRequest take_layout();
 
 /// oneDNN descriptor of an NCHW tensor: nchw, or activation_tag() when `blocked`.
 dnnl::memory::desc blocked_desc(const Shape& shape, DType dtype, bool blocked);

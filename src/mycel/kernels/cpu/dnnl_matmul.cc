@@ -40,7 +40,7 @@ memory::dims dims_of(const Shape& batch, int64_t rows, int64_t cols) {
 }
 
 std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bias,
-                                   const PostOpRequest* post) {
+                                   const KernelParams* post) {
   auto e = std::make_shared<MatmulEntry>();
   const auto dt = to_dnnl(dtype);
   const int64_t M = g.m, K = g.k, N = g.n;
@@ -79,11 +79,79 @@ void matmul_via_f32(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor
   convert_elements(c32.data(), DType::float32, c.data(), c.dtype(), c.numel());
 }
 
+// A matmul prepared for one instruction: the entry, its call, and which arguments take the
+// add-row post-ops' operands.
+struct MatmulPrepared : KernelPrepared {
+  int threads = 0;
+  int64_t work = 0;  // for the SerialScope of a warm launch
+  Shape a_shape, b_shape;
+  bool has_bias = false;
+  std::shared_ptr<MatmulEntry> e;
+  PreparedExec exec;
+  int a_a = -1, a_b = -1, a_c = -1, a_bias = -1;
+  std::vector<std::pair<int, int>> rows;  // (post-op index, argument index)
+};
+
+std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Tensor& a,
+                                        const Tensor& b, bool has_bias, int64_t work,
+                                        const KernelParams* post) {
+  auto p = std::make_unique<MatmulPrepared>();
+  p->threads = num_threads();
+  p->work = work;
+  p->a_shape = a.shape();
+  p->b_shape = b.shape();
+  p->has_bias = has_bias;
+  if (e->ok) {
+    p->exec = PreparedExec(e->prim, &e->pd);
+    p->a_a = p->exec.add(DNNL_ARG_SRC, e->a_md);
+    p->a_b = p->exec.add(DNNL_ARG_WEIGHTS, e->b_md);
+    p->a_c = p->exec.add(DNNL_ARG_DST, e->c_md);
+    if (has_bias) p->a_bias = p->exec.add(DNNL_ARG_BIAS, e->bias_md);
+    if (post)
+      for (size_t i = 0; i < post->post_ops.size(); ++i)
+        if (post->post_ops[i].kind == PostOp::Kind::kAddRow)
+          p->rows.push_back(
+              {static_cast<int>(i),
+               p->exec.add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                           e->row_md)});
+  }
+  p->e = std::move(e);
+  return p;
+}
+
+void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+         const KernelParams* post) {
+  p.exec.set(p.a_a, a.data());
+  p.exec.set(p.a_b, b.data());
+  p.exec.set(p.a_c, c.data());
+  if (bias) p.exec.set(p.a_bias, bias->data());
+  for (const auto& [i, arg] : p.rows) p.exec.set(arg, post->post_ops[i].operand.data());
+  p.exec.run();
+  stream().wait();
+}
+
 }  // namespace
 
+bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                      KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  if (!slot) return false;
+  auto* p = dynamic_cast<MatmulPrepared*>(slot->get());
+  if (!p || !p->e->ok || p->has_bias != (bias != nullptr) || p->a_shape != a.shape() ||
+      p->b_shape != b.shape())
+    return false;
+  const SerialScope threads(p->work);
+  if (p->threads != num_threads()) return false;
+  const KernelParams* post = post_ops_of(params);
+  if (!p->rows.empty() && !post) return false;
+  run(*p, a, b, bias, c, post);
+  if (post) params->post_applied = true;
+  return true;
+}
+
 void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
-                 const MatmulGeom& g) {
-  PostOpRequest* post = take_post_ops();
+                 const MatmulGeom& g, KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
+  const KernelParams* post = post_ops_of(params);
   if (c.numel() == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (plus bias)
     std::memset(c.data(), 0, c.nbytes());
@@ -94,26 +162,28 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
     }
     return;
   }
-  const SerialScope threads(c.numel() * g.k);
-  const std::string k =
-      key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m, g.k,
-          g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));
-  auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
-  if (!e->ok) {
+  const int64_t work = c.numel() * g.k;
+  const SerialScope threads(work);
+  std::unique_ptr<MatmulPrepared> local;
+  MatmulPrepared& p = prepared_state<MatmulPrepared>(
+      slot, local,
+      [&](const MatmulPrepared& q) {
+        return q.threads == num_threads() && q.has_bias == (bias != nullptr) &&
+               q.a_shape == a.shape() && q.b_shape == b.shape();
+      },
+      [&] {
+        const std::string k =
+            key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
+                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));
+        auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
+        return prepare(std::move(e), a, b, bias != nullptr, work, post);
+      });
+  if (!p.e->ok) {
     if (c.dtype() == DType::float32) return matmul_ref<float>(a, b, bias, c, g);
     return matmul_via_f32(a, b, bias, c, g, true);
   }
-  Tensor pad = scratchpad(e->pd);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, wrap(e->a_md, a)},
-      {DNNL_ARG_WEIGHTS, wrap(e->b_md, b)},
-      {DNNL_ARG_DST, wrap(e->c_md, c)},
-      {DNNL_ARG_SCRATCHPAD, memory(e->pd.scratchpad_desc(), engine(), pad.data())}};
-  if (bias) args[DNNL_ARG_BIAS] = wrap(e->bias_md, *bias);
-  add_post_op_args(args, post, e->row_md);
-  e->prim.execute(stream(), args);
-  stream().wait();
-  if (post) post->applied = true;
+  run(p, a, b, bias, c, post);
+  if (post) params->post_applied = true;
 }
 
 }  // namespace mycel::cpu

@@ -37,14 +37,25 @@ std::shared_ptr<PoolEntry> build(DType dtype, const WindowGeom& g, dnnl::algorit
   return e;
 }
 
+// A pooling prepared for one instruction.
+struct PoolPrepared : KernelPrepared {
+  int threads = 0;
+  WindowGeom g;
+  dnnl::algorithm alg{};
+  std::shared_ptr<PoolEntry> e;
+  PreparedExec exec;
+  int a_src = -1, a_dst = -1;
+};
+
 }  // namespace
 
-void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
-                 bool count_include_pad) {
-  const LayoutRequest layout = take_layout();
-  const bool blocked = layout.src_blocked;
-  MYCEL_CHECK(layout.src_blocked == layout.dst_blocked, RuntimeError,
+void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max, bool count_include_pad,
+                 KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
+  const bool blocked = params && params->src_blocked;
+  MYCEL_CHECK(!params || params->src_blocked == params->dst_blocked, RuntimeError,
               "[pool2d] input and output layouts must agree (backend bug)");
+  if (params) params->layout_taken = true;
   if (y.numel() == 0) return;
   if (max && !blocked && max_pool_2x2_fits(y.dtype(), g))  // oneDNN is slow on plain NCHW
     return max_pool_2x2(x, y, g);
@@ -54,11 +65,29 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   const SerialScope threads(2 * y.numel() * g.kh * g.kw);  // memory-bound: ~2 MAC per read
-  const std::string k =
-      key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw,
-          g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
-  auto e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg, blocked); });
-  if (!e->ok) {
+  std::unique_ptr<PoolPrepared> local;
+  PoolPrepared& p = prepared_state<PoolPrepared>(
+      slot, local,
+      [&](const PoolPrepared& q) {
+        return q.threads == num_threads() && q.alg == alg && same_geom(q.g, g);
+      },
+      [&] {
+        const std::string k =
+            key("pool2d", dtype_name(y.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh,
+                g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg), blocked);
+        auto q = std::make_unique<PoolPrepared>();
+        q->threads = num_threads();
+        q->g = g;
+        q->alg = alg;
+        q->e = cached<PoolEntry>(k, [&] { return build(y.dtype(), g, alg, blocked); });
+        if (q->e->ok) {
+          q->exec = PreparedExec(q->e->prim, &q->e->pd);
+          q->a_src = q->exec.add(DNNL_ARG_SRC, q->e->src);
+          q->a_dst = q->exec.add(DNNL_ARG_DST, q->e->dst);
+        }
+        return q;
+      });
+  if (!p.e->ok) {
     MYCEL_CHECK(!blocked, RuntimeError,
                 "[pool2d] oneDNN has no blocked pooling here (backend bug)");
     return visit_float_dtype(y.dtype(), max ? "max_pool2d" : "avg_pool2d", [&](auto t) {
@@ -69,7 +98,10 @@ void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max,
         avg_pool2d_ref<T>(x, y, g, count_include_pad);
     });
   }
-  execute(*e, {{DNNL_ARG_SRC, wrap(e->src, x)}, {DNNL_ARG_DST, wrap(e->dst, y)}});
+  p.exec.set(p.a_src, x.data());
+  p.exec.set(p.a_dst, y.data());
+  p.exec.run();
+  stream().wait();
 }
 
 namespace {
@@ -107,25 +139,57 @@ std::shared_ptr<PoolBwdEntry> build_bwd(DType dtype, const WindowGeom& g, dnnl::
   return e;
 }
 
-memory scratch(const dnnl::primitive_desc_base& pd, Tensor& hold) {
-  hold = scratchpad(pd);
-  return memory(pd.scratchpad_desc(), engine(), hold.data());
-}
+// A backward pooling prepared for one instruction: max pooling's forward (workspace) call too.
+struct PoolBwdPrepared : KernelPrepared {
+  int threads = 0;
+  WindowGeom g;
+  dnnl::algorithm alg{};
+  std::shared_ptr<PoolBwdEntry> e;
+  PreparedExec fwd, bwd;
+  int f_src = -1, f_dst = -1, f_ws = -1, b_dy = -1, b_dx = -1, b_ws = -1;
+};
 
 }  // namespace
 
 void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g, bool max,
-                      bool count_include_pad) {
+                      bool count_include_pad, std::unique_ptr<KernelPrepared>* slot) {
   if (dx.numel() == 0) return;
   if (max && max_pool_2x2_fits(dx.dtype(), g)) return max_pool_2x2_grad(x, dy, dx, g);
   const auto alg = max                 ? dnnl::algorithm::pooling_max
                    : count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   const SerialScope threads(2 * dy.numel() * g.kh * g.kw);
-  const std::string k = key("pool2d_bwd", dtype_name(dx.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow,
-                            g.kh, g.kw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg));
-  auto e = cached<PoolBwdEntry>(k, [&] { return build_bwd(dx.dtype(), g, alg); });
-  if (!e->ok) {
+  std::unique_ptr<PoolBwdPrepared> local;
+  PoolBwdPrepared& p = prepared_state<PoolBwdPrepared>(
+      slot, local,
+      [&](const PoolBwdPrepared& q) {
+        return q.threads == num_threads() && q.alg == alg && same_geom(q.g, g);
+      },
+      [&] {
+        const std::string k =
+            key("pool2d_bwd", dtype_name(dx.dtype()), g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh, g.kw,
+                g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, static_cast<int>(alg));
+        auto q = std::make_unique<PoolBwdPrepared>();
+        q->threads = num_threads();
+        q->g = g;
+        q->alg = alg;
+        q->e = cached<PoolBwdEntry>(k, [&] { return build_bwd(dx.dtype(), g, alg); });
+        const PoolBwdEntry& e = *q->e;
+        if (e.ok) {
+          q->bwd = PreparedExec(e.prim, &e.pd);
+          q->b_dy = q->bwd.add(DNNL_ARG_DIFF_DST, e.dst);
+          q->b_dx = q->bwd.add(DNNL_ARG_DIFF_SRC, e.src);
+          if (max) {  // recompute where the maxima are
+            q->fwd = PreparedExec(e.fwd, &e.fwd_pd);
+            q->f_src = q->fwd.add(DNNL_ARG_SRC, e.src);
+            q->f_dst = q->fwd.add(DNNL_ARG_DST, e.dst);
+            q->f_ws = q->fwd.add(DNNL_ARG_WORKSPACE, e.fwd_pd.workspace_desc());
+            q->b_ws = q->bwd.add(DNNL_ARG_WORKSPACE, e.fwd_pd.workspace_desc());
+          }
+        }
+        return q;
+      });
+  if (!p.e->ok) {
     return visit_float_dtype(dx.dtype(), max ? "max_pool2d_grad" : "avg_pool2d_grad", [&](auto t) {
       using T = typename decltype(t)::type;
       if (max)
@@ -134,22 +198,17 @@ void pool2d_grad_dnnl(const Tensor& x, const Tensor& dy, Tensor& dx, const Windo
         avg_pool2d_grad_ref<T>(dy, dx, g, count_include_pad);
     });
   }
-  Tensor pad_f, pad_b, ws_buf, y_buf;
-  std::unordered_map<int, memory> bwd_args = {{DNNL_ARG_DIFF_DST, wrap(e->dst, dy)},
-                                              {DNNL_ARG_DIFF_SRC, wrap(e->src, dx)},
-                                              {DNNL_ARG_SCRATCHPAD, scratch(e->pd, pad_b)}};
-  if (max) {  // recompute where the maxima are
-    const memory::desc ws_md = e->fwd_pd.workspace_desc();
-    ws_buf = staging_buffer(0, ws_md.get_size());
-    y_buf = Tensor(staging_buffer(1, dy.nbytes()).storage(), 0, dy.shape(), dy.dtype());
-    memory ws(ws_md, engine(), ws_buf.data());
-    e->fwd.execute(stream(), {{DNNL_ARG_SRC, wrap(e->src, x)},
-                              {DNNL_ARG_DST, wrap(e->dst, y_buf)},
-                              {DNNL_ARG_WORKSPACE, ws},
-                              {DNNL_ARG_SCRATCHPAD, scratch(e->fwd_pd, pad_f)}});
-    bwd_args[DNNL_ARG_WORKSPACE] = ws;
+  if (max) {
+    void* ws = staging_data(0, p.e->fwd_pd.workspace_desc().get_size());
+    p.fwd.set(p.f_src, x.data());
+    p.fwd.set(p.f_dst, staging_data(1, dy.nbytes()));
+    p.fwd.set(p.f_ws, ws);
+    p.fwd.run();
+    p.bwd.set(p.b_ws, ws);
   }
-  e->prim.execute(stream(), bwd_args);
+  p.bwd.set(p.b_dy, dy.data());
+  p.bwd.set(p.b_dx, dx.data());
+  p.bwd.run();
   stream().wait();
 }
 

@@ -4,37 +4,29 @@
 #include "mycel/kernels/cpu/dnnl_util.h"
 
 namespace mycel::cpu {
-namespace {
-thread_local PostOpRequest* t_request = nullptr;
+
+const KernelParams* activation_post_ops(const KernelParams* p) {
+  if (!p || p->post_ops.empty()) return nullptr;
+  for (const PostOp& op : p->post_ops)
+    if (op.kind != PostOp::Kind::kRelu && op.kind != PostOp::Kind::kRelu6) return nullptr;
+  return p;
 }
 
-PostOpScope::PostOpScope(PostOpRequest* r) {
-  r->applied = false;
-  t_request = r;
-}
-PostOpScope::~PostOpScope() { t_request = nullptr; }
-
-PostOpRequest* take_post_ops() {
-  PostOpRequest* r = t_request;
-  t_request = nullptr;
-  return r;
-}
-
-std::string post_ops_key(const PostOpRequest* r) {
+std::string post_ops_key(const KernelParams* r) {
   std::string k;
   if (!r) return k;
-  for (const PostOp& p : r->ops)
+  for (const PostOp& p : r->post_ops)
     k += p.kind == PostOp::Kind::kRelu    ? "+relu"
          : p.kind == PostOp::Kind::kRelu6 ? "+relu6"
                                           : "+addrow";
   return k;
 }
 
-void append_post_ops(dnnl::primitive_attr& attr, const PostOpRequest* r,
+void append_post_ops(dnnl::primitive_attr& attr, const KernelParams* r,
                      const dnnl::memory::desc& row_md) {
-  if (!r || r->ops.empty()) return;
+  if (!r || r->post_ops.empty()) return;
   dnnl::post_ops po;
-  for (const PostOp& p : r->ops) {
+  for (const PostOp& p : r->post_ops) {
     // relu with alpha 0 is y > 0 ? y : 0 * y: the same value as our max(y, 0) for every y.
     if (p.kind == PostOp::Kind::kRelu)
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
@@ -44,15 +36,6 @@ void append_post_ops(dnnl::primitive_attr& attr, const PostOpRequest* r,
       po.append_binary(dnnl::algorithm::binary_add, row_md);
   }
   attr.set_post_ops(po);
-}
-
-void add_post_op_args(std::unordered_map<int, dnnl::memory>& args, const PostOpRequest* r,
-                      const dnnl::memory::desc& row_md) {
-  if (!r) return;
-  for (size_t i = 0; i < r->ops.size(); ++i)
-    if (r->ops[i].kind == PostOp::Kind::kAddRow)
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
-          dnnl_util::wrap(row_md, r->ops[i].operand);
 }
 
 void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {

@@ -39,19 +39,50 @@ std::shared_ptr<SoftmaxEntry> build(DType dtype, int64_t outer, int64_t len, int
   return e;
 }
 
+struct SoftmaxPrepared : KernelPrepared {
+  int threads = 0;
+  int64_t outer = 0, len = 0, inner = 0;
+  bool log = false;
+  std::shared_ptr<SoftmaxEntry> e;
+  PreparedExec exec;
+  int a_src = -1, a_dst = -1;
+};
+
 }  // namespace
 
-void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log) {
+void softmax_dnnl(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log,
+                  std::unique_ptr<KernelPrepared>* slot) {
   if (y.numel() == 0) return;
   const SerialScope threads(16 * y.numel());  // an exp per item: ~16 MAC
-  const std::string k = key("softmax", dtype_name(y.dtype()), outer, len, inner, log);
-  auto e = cached<SoftmaxEntry>(k, [&] { return build(y.dtype(), outer, len, inner, log); });
-  if (!e->ok) {
+  std::unique_ptr<SoftmaxPrepared> local;
+  SoftmaxPrepared& p = prepared_state<SoftmaxPrepared>(
+      slot, local,
+      [&](const SoftmaxPrepared& q) {
+        return q.threads == num_threads() && q.outer == outer && q.len == len && q.inner == inner &&
+               q.log == log;
+      },
+      [&] {
+        const std::string k = key("softmax", dtype_name(y.dtype()), outer, len, inner, log);
+        auto q = std::make_unique<SoftmaxPrepared>();
+        q->threads = num_threads();
+        q->outer = outer, q->len = len, q->inner = inner, q->log = log;
+        q->e = cached<SoftmaxEntry>(k, [&] { return build(y.dtype(), outer, len, inner, log); });
+        if (q->e->ok) {
+          q->exec = PreparedExec(q->e->prim, &q->e->pd);
+          q->a_src = q->exec.add(DNNL_ARG_SRC, q->e->md);
+          q->a_dst = q->exec.add(DNNL_ARG_DST, q->e->md);
+        }
+        return q;
+      });
+  if (!p.e->ok) {
     return visit_float_dtype(y.dtype(), log ? "log_softmax" : "softmax", [&](auto t) {
       softmax_ref<typename decltype(t)::type>(x, y, outer, len, inner, log);
     });
   }
-  execute(*e, {{DNNL_ARG_SRC, wrap(e->md, x)}, {DNNL_ARG_DST, wrap(e->md, y)}});
+  p.exec.set(p.a_src, x.data());
+  p.exec.set(p.a_dst, y.data());
+  p.exec.run();
+  stream().wait();
 }
 
 }  // namespace mycel::cpu

@@ -116,17 +116,17 @@ std::ostream& operator<<(std::ostream& os, const dnnl::memory::dims& d) {
 
 bool is_unimplemented(const dnnl::error& e) { return e.status == dnnl_unimplemented; }
 
+namespace {
 // One growing buffer per thread: primitives run synchronously and need their scratchpad only
 // during execute, so reusing it keeps warm graph-mode runs free of allocator calls.
-Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
-  size_t n = pd.scratchpad_desc().get_size();
+Tensor& scratchpad_tensor(size_t n) {
   thread_local Tensor pad;
   if (!pad.defined() || pad.nbytes() < n)
     pad = Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
   return pad;
 }
 
-Tensor staging_buffer(int slot, size_t n) {
+Tensor& staging_tensor(int slot, size_t n) {
   constexpr int kSlots = 4;
   MYCEL_CHECK(slot >= 0 && slot < kSlots, RuntimeError, "[dnnl] staging buffer slot ", slot,
               " out of range");
@@ -135,6 +135,41 @@ Tensor staging_buffer(int slot, size_t n) {
   if (!b.defined() || b.nbytes() < n)
     b = Tensor::empty({static_cast<int64_t>(n > 0 ? n : 1)}, DType::uint8);
   return b;
+}
+}  // namespace
+
+Tensor scratchpad(const dnnl::primitive_desc_base& pd) {
+  return scratchpad_tensor(pd.scratchpad_desc().get_size());
+}
+Tensor staging_buffer(int slot, size_t n) { return staging_tensor(slot, n); }
+void* scratchpad_data(size_t n) { return scratchpad_tensor(n).data(); }
+void* staging_data(int slot, size_t n) { return staging_tensor(slot, n).data(); }
+
+PreparedExec::PreparedExec(dnnl::primitive prim, const dnnl::primitive_desc_base* pd)
+    : prim_(std::move(prim)) {
+  if (pd) {
+    scratch_bytes_ = pd->scratchpad_desc().get_size();
+    scratch_ = add(DNNL_ARG_SCRATCHPAD, pd->scratchpad_desc());
+  }
+}
+
+int PreparedExec::add(int arg, const dnnl::memory::desc& md) {
+  mem_.emplace_back(md, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+  ptr_.push_back(nullptr);
+  args_.push_back({arg, mem_.back().get()});
+  return static_cast<int>(mem_.size()) - 1;
+}
+
+void PreparedExec::rebind(int i, const void* p) {
+  mem_[i].set_data_handle(const_cast<void*>(p));
+  ptr_[i] = p;
+}
+
+void PreparedExec::run() {
+  if (scratch_ >= 0) set(scratch_, scratchpad_data(scratch_bytes_));
+  const dnnl_status_t st = dnnl_primitive_execute(prim_.get(), stream().get(),
+                                                  static_cast<int>(args_.size()), args_.data());
+  if (st != dnnl_success) throw dnnl::error(st, "could not execute a prepared primitive");
 }
 
 }  // namespace mycel::cpu::dnnl_util

@@ -63,6 +63,40 @@ Tensor scratchpad(const dnnl::primitive_desc_base& pd);
 /// slot (0-3) so one primitive call can stage its source, weights and destination at once; like
 /// the scratchpad it is reused by the next call, so warm runs allocate nothing.
 Tensor staging_buffer(int slot, size_t n);
+/// The buffers of scratchpad() and staging_buffer() as raw pointers (no tensor copied: a prepared
+/// launch allocates nothing).
+void* scratchpad_data(size_t n);
+void* staging_data(int slot, size_t n);
+
+/// One oneDNN primitive call prepared for an instruction (graph mode): memory objects made once,
+/// whose data handles change only when a buffer moved, and the C argument array, so a launch
+/// builds no key, takes no lock and allocates nothing of ours. (oneDNN's own execute still builds
+/// an argument map inside the library.)
+class PreparedExec {
+ public:
+  PreparedExec() = default;
+  /// Prepares `prim`; with `pd`, a user scratchpad of pd's size is passed from scratchpad_data().
+  explicit PreparedExec(dnnl::primitive prim, const dnnl::primitive_desc_base* pd = nullptr);
+  bool defined() const { return static_cast<bool>(prim_); }
+  /// Adds an argument; returns its index for set().
+  int add(int arg, const dnnl::memory::desc& md);
+  /// Points argument i at p (a no-op when it is there already).
+  void set(int i, const void* p) {
+    if (ptr_[i] != p) rebind(i, p);
+  }
+  /// Executes on this thread's stream (the caller waits once for the launch's calls).
+  void run();
+
+ private:
+  void rebind(int i, const void* p);
+  dnnl::primitive prim_;
+  std::vector<dnnl::memory> mem_;
+  std::vector<const void*> ptr_;
+  std::vector<dnnl_exec_arg_t> args_;
+  int scratch_ = -1;
+  size_t scratch_bytes_ = 0;
+};
+
 /// Wraps a tensor's buffer (no copy).
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.data());

@@ -119,8 +119,15 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
   const int64_t n = out.numel();
   if (n == 0) return;
   const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
-  std::vector<const float*> base(ni);
-  std::vector<char> full(ni);
+  // Small chains keep their operand table on the stack (a warm launch allocates nothing).
+  constexpr int kStackInputs = 16;
+  const float* base_stack[kStackInputs];
+  char full_stack[kStackInputs];
+  std::vector<const float*> base_heap;
+  std::vector<char> full_heap;
+  if (ni > kStackInputs) base_heap.resize(ni), full_heap.resize(ni);
+  const float** base = ni > kStackInputs ? base_heap.data() : base_stack;
+  char* full = ni > kStackInputs ? full_heap.data() : full_stack;
   for (int k = 0; k < ni; ++k) {
     base[k] = inputs[k].data<float>();
     full[k] = inputs[k].numel() == n;

@@ -18,12 +18,21 @@ Reduction reduction(const KernelContext& ctx) {
   return r == "none" ? Reduction::kNone : r == "sum" ? Reduction::kSum : Reduction::kMean;
 }
 
+// n values of C in a per-thread buffer that only grows, one per use alive at once (`Slot`): a
+// warm graph-mode step allocates nothing. Every caller writes all n before reading them.
+template <class C, int Slot>
+C* scratch(int64_t n) {
+  thread_local std::vector<C> buf;
+  if (static_cast<int64_t>(buf.size()) < n) buf.resize(static_cast<size_t>(n));
+  return buf.data();
+}
+
 // Sum in double over fixed chunks: the same result for any thread count.
 template <class C>
 double chunked_sum(const C* v, int64_t n) {
   constexpr int64_t kChunk = 4096;
   const int64_t nc = (n + kChunk - 1) / kChunk;
-  std::vector<double> part(static_cast<size_t>(nc), 0.0);
+  double* part = scratch<double, 2>(nc);
   parallel_for(nc, kChunk, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       double s = 0;
@@ -32,7 +41,7 @@ double chunked_sum(const C* v, int64_t n) {
     }
   });
   double s = 0;
-  for (double p : part) s += p;
+  for (int64_t c = 0; c < nc; ++c) s += part[c];
   return s;
 }
 
@@ -131,12 +140,12 @@ void sparse_softmax_cross_entropy_kernel(const KernelContext& ctx) {
       const L* lab = ctx.in(1).data<L>();
       check_labels(ctx, lab, n, c, "labels");
       const T* px = x.data<T>();
-      std::vector<C> per(static_cast<size_t>(n));
+      C* per = scratch<C, 0>(n);
       parallel_for(n, 4 * c, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
           per[i] = log_sum_exp(px + i * c, c) - C(px[i * c + int64_t(lab[i])]);
       });
-      write_reduced(per.data(), n, reduction(ctx), ctx.out(0));
+      write_reduced(per, n, reduction(ctx), ctx.out(0));
     });
   });
 }
@@ -155,15 +164,16 @@ void nll_loss_kernel(const KernelContext& ctx) {
       check_labels(ctx, tgt, n, c, "target", ignore);
       const T* px = x.data<T>();
       const T* pw = has_w ? ctx.in(2).data<T>() : nullptr;
-      std::vector<C> per(static_cast<size_t>(n)), wt(static_cast<size_t>(n));
+      C* per = scratch<C, 0>(n);
+      C* wt = scratch<C, 1>(n);
       for (int64_t i = 0; i < n; ++i) {  // one multiply per row: not worth threads
         const int64_t t = int64_t(tgt[i]);
         const C w = t == ignore ? C(0) : pw ? C(pw[t]) : C(1);
         wt[i] = w;
         per[i] = t == ignore ? C(0) : -w * C(px[i * c + t]);
       }
-      const double total = chunked_sum(wt.data(), n);
-      write_reduced(per.data(), n, reduction(ctx), ctx.out(0), total);
+      const double total = chunked_sum(wt, n);
+      write_reduced(per, n, reduction(ctx), ctx.out(0), total);
       store_scalar(total, ctx.out(1));
     });
   });

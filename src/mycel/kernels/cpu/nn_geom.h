@@ -28,4 +28,12 @@ struct WindowGeom {
   int64_t groups = 1;
 };
 
+/// Whether two windows are the same geometry (all fields).
+inline bool same_geom(const WindowGeom& a, const WindowGeom& b) {
+  return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w && a.oc == b.oc && a.oh == b.oh &&
+         a.ow == b.ow && a.kh == b.kh && a.kw == b.kw && a.sh == b.sh && a.sw == b.sw &&
+         a.dh == b.dh && a.dw == b.dw && a.pt == b.pt && a.pb == b.pb && a.pl == b.pl &&
+         a.pr == b.pr && a.groups == b.groups;
+}
+
 }  // namespace mycel::cpu

@@ -68,12 +68,23 @@ O to_out(V v) {
 
 // ---- the loop family ----
 
-// A buffer of accumulators (std::vector<bool> has no data()).
-template <class A>
+// A buffer of n accumulators set to v (std::vector<bool> has no data()): one growing buffer per
+// thread, accumulator type and use (`Slot`; uses alive at once differ), so warm runs allocate
+// nothing.
+template <class A, int Slot>
 struct AccBuffer {
-  std::unique_ptr<A[]> p;
-  AccBuffer(int64_t n, A v) : p(new A[std::max<int64_t>(n, 1)]) { std::fill_n(p.get(), n, v); }
-  A* data() { return p.get(); }
+  A* p;
+  AccBuffer(int64_t n, A v) {
+    thread_local std::unique_ptr<A[]> buf;
+    thread_local int64_t cap = 0;
+    if (cap < n || !buf) {
+      buf.reset(new A[std::max<int64_t>(n, 1)]);
+      cap = std::max<int64_t>(n, 1);
+    }
+    p = buf.get();
+    std::fill_n(p, n, v);
+  }
+  A* data() { return p; }
   A& operator[](int64_t i) { return p[i]; }
 };
 
@@ -145,9 +156,9 @@ void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_
   const int64_t nblk = inner == 1 ? outer : outer * ((inner + kColBlock - 1) / kColBlock);
   if (nblk < nt && m * R >= kParallelGrain && R >= 2 * nt) {
     // Few outputs, long reductions: split the rows across threads and merge the partials.
-    AccBuffer<Acc> part(nt * m, op.init());
+    AccBuffer<Acc, 0> part(nt * m, op.init());
     parallel_for(nt, R / nt * m, [&](int64_t b, int64_t e) {
-      AccBuffer<Acc> scratch(inner == 1 ? 0 : inner * row_levels(R), op.init());
+      AccBuffer<Acc, 1> scratch(inner == 1 ? 0 : inner * row_levels(R), op.init());
       for (int64_t c = b; c < e; ++c) {
         int64_t r0 = R * c / nt, r1 = R * (c + 1) / nt;
         Acc* pc = part.data() + c * m;
@@ -175,7 +186,7 @@ void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_
   }
   const int64_t cols = (inner + kColBlock - 1) / kColBlock;
   parallel_for(outer * cols, R * std::min(inner, kColBlock), [&](int64_t b, int64_t e) {
-    AccBuffer<Acc> scratch(kColBlock * (row_levels(R) + 1), op.init());
+    AccBuffer<Acc, 2> scratch(kColBlock * (row_levels(R) + 1), op.init());
     for (int64_t item = b; item < e; ++item) {
       const int64_t o = item / cols, c0 = item % cols * kColBlock;
       const int64_t w = std::min(kColBlock, inner - c0);
@@ -408,25 +419,25 @@ void reduce_stages(const T* x, typename Op::Out* y, const std::vector<ReduceStag
   if (st.size() == 1) return reduce_3d(x, y, st[0].outer, st[0].reduce, st[0].inner, op);
   int64_t total = 1;
   for (const auto& s : st) total *= s.reduce;
-  AccBuffer<Acc> cur(st[0].outer * st[0].inner, op.init());
-  reduce_3d(x, cur.data(), st[0].outer, st[0].reduce, st[0].inner, Partial<Op>{op});
+  // Stage results alternate between two buffers.
+  Acc* cur = AccBuffer<Acc, 3>(st[0].outer * st[0].inner, op.init()).data();
+  reduce_3d(x, cur, st[0].outer, st[0].reduce, st[0].inner, Partial<Op>{op});
   for (size_t k = 1; k + 1 < st.size(); ++k) {
-    AccBuffer<Acc> next(st[k].outer * st[k].inner, op.init());
-    reduce_3d(cur.data(), next.data(), st[k].outer, st[k].reduce, st[k].inner,
-              Combine<Op, false>{op, total});
-    std::swap(cur, next);
+    Acc* next = k % 2 ? AccBuffer<Acc, 4>(st[k].outer * st[k].inner, op.init()).data()
+                      : AccBuffer<Acc, 3>(st[k].outer * st[k].inner, op.init()).data();
+    reduce_3d(cur, next, st[k].outer, st[k].reduce, st[k].inner, Combine<Op, false>{op, total});
+    cur = next;
   }
   const ReduceStage& s = st.back();
-  reduce_3d(cur.data(), y, s.outer, s.reduce, s.inner, Combine<Op, true>{op, total});
+  reduce_3d(cur, y, s.outer, s.reduce, s.inner, Combine<Op, true>{op, total});
 }
 
-// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0. Every dtype reaches
-// here that the op's registry entry lists; kComplex says whether the reducer is built for complex
-// values at all (sum, prod, mean: the others order or take logs).
+// Runs the reducer make(TypeTag<T>) over the planned stages of input 0 into output 0. Every
+// dtype reaches here that the op's registry entry lists; kComplex says whether the reducer is
+// built for complex values at all (sum, prod, mean: the others order or take logs).
 template <bool kComplex = false, class Make>
-void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, Make make) {
+void run_stages(const KernelContext& ctx, const std::vector<ReduceStage>& stages, Make make) {
   const Tensor& x = ctx.in(0);
-  std::vector<ReduceStage> stages = plan_reduce(x.shape(), axes);
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_complex_v<T> && !kComplex) {
@@ -442,10 +453,32 @@ void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, M
   });
 }
 
+// Runs the reducer make(TypeTag<T>) over `axes` of input 0 into output 0.
+template <bool kComplex = false, class Make>
+void run_reduction(const KernelContext& ctx, const std::vector<int64_t>& axes, Make make) {
+  run_stages<kComplex>(ctx, plan_reduce(ctx.in(0).shape(), axes), make);
+}
+
+// The stages of a reduction over the `axis` attribute, planned once per input shape (graph mode
+// keeps them in the instruction's prepared state: a warm launch plans and allocates nothing).
+struct ReducePrepared : KernelPrepared {
+  Shape shape;
+  std::vector<ReduceStage> stages;
+};
+
 template <bool kComplex = false, class Make>
 void reduce_axes(const KernelContext& ctx, Make make) {
-  run_reduction<kComplex>(
-      ctx, normalize_axes(ctx.attrs.get_ints("axis"), ctx.in(0).ndim(), ctx.op.name), make);
+  std::unique_ptr<ReducePrepared> local;
+  const ReducePrepared& p = prepared_state<ReducePrepared>(
+      ctx.prepared, local, [&](const ReducePrepared& q) { return q.shape == ctx.in(0).shape(); },
+      [&] {
+        auto q = std::make_unique<ReducePrepared>();
+        q->shape = ctx.in(0).shape();
+        q->stages = plan_reduce(
+            q->shape, normalize_axes(ctx.attrs.get_ints("axis"), ctx.in(0).ndim(), ctx.op.name));
+        return q;
+      });
+  run_stages<kComplex>(ctx, p.stages, make);
 }
 
 // Single-axis ops (argmax, cumsum): a 0-d input acts as a 1-element vector.
