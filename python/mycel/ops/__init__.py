@@ -81,3 +81,5 @@ inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops", globals())
+# Linear algebra spellings over the registry's ops: qr(input, mode), matrix_determinant, ...
+from mycel.ops.linalg import qr, matrix_determinant, log_matrix_determinant  # noqa: E402,F401
