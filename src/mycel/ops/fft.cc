@@ -108,9 +108,6 @@ bool is_double(DType t) { return t == DType::float64 || t == DType::complex128; 
 std::vector<TensorMeta> infer_fft(const InferContext& c) {
   const TensorMeta& x = c.in(0);
   const FftPlan p = plan_of(c.op.name, c.attrs, x.shape);
-  if (p.kind == FftPlan::kR2C && is_complex(x.dtype))
-    MYCEL_THROW(TypeError, "[", c.op.name, "] input 'input' must be real, got ",
-                dtype_name(x.dtype), " (use fft for complex input)");
   Shape out = x.shape;
   for (size_t i = 0; i < p.dims.size(); ++i) out[p.dims[i]] = p.sizes[i];
   if (p.kind == FftPlan::kR2C) out[p.dims.back()] = p.sizes.back() / 2 + 1;
@@ -147,6 +144,7 @@ std::vector<TensorMeta> infer_shift(const InferContext& c) {
   return {c.in(0)};
 }
 
+// The dtypes the transforms take: the real ones first (rfft takes those four).
 std::vector<DType> fft_dtypes() {
   return {DType::int32,   DType::int64,     DType::float32,
           DType::float64, DType::complex64, DType::complex128};
@@ -164,7 +162,9 @@ OpDef fft_op(const std::string& name, const std::string& cls, const std::string&
                                 : AttrDef{"dim", AttrKind::kInts, std::monostate{}, true, {}}};
   }
   attrs.push_back({"norm", AttrKind::kStr, std::monostate{}, true, {}});
-  return make_op(name, cls, doc, {{"input"}}, attrs, infer_fft, fft_kernel, fft_dtypes(), "bprop");
+  std::vector<DType> dtypes = fft_dtypes();  // r2c: real input only
+  if (k.kind == FftPlan::kR2C) dtypes.resize(4);
+  return make_op(name, cls, doc, {{"input"}}, attrs, infer_fft, fft_kernel, dtypes, "bprop");
 }
 
 // ---- backward rules ----

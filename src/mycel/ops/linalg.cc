@@ -330,6 +330,39 @@ std::vector<GradVar> qr_bprop(BpropBuilder& g) {
   return {mm(g, lhs, g.call("inverse", {rr}), false, true)};
 }
 
+// d lstsq for a full-rank A (M x N) and X = argmin |A X - B| (minimum norm when M < N).
+// M >= N: X = (A^T A)^-1 A^T B; with Y = (A^T A)^-1 dX and r = B - A X:
+//   dB = A Y, dA = r Y^T - A Y X^T.
+// M < N: X = A^T Z, Z = (A A^T)^-1 B; with W = (A A^T)^-1 A dX:
+//   dB = W, dA = Z dX^T - W X^T - Z W^T A.
+std::vector<GradVar> lstsq_bprop(BpropBuilder& g) {
+  GradVar a = g.input(0), b = g.input(1), x = g.out(), dx = g.dout();
+  require_real(g, a);
+  const Shape as = g.meta(a).shape, bs = g.meta(b).shape;
+  const size_t r = as.size();
+  const int64_t m = as[r - 2], n = as[r - 1];
+  if (bs.size() == r - 1) {  // a vector right-hand side: one column
+    b = unsqueeze(g, b, -1);
+    x = unsqueeze(g, x, -1);
+    dx = unsqueeze(g, dx, -1);
+  }
+  GradVar da, db;
+  if (m >= n) {
+    GradVar y = g.call("matrix_solve", {mm(g, a, a, true), dx});
+    GradVar ay = mm(g, a, y);
+    db = ay;
+    da = g.sub(mm(g, g.sub(b, mm(g, a, x)), y, false, true), mm(g, ay, x, false, true));
+  } else {
+    GradVar h = mm(g, a, a, false, true);
+    GradVar z = g.call("matrix_solve", {h, b}), w = g.call("matrix_solve", {h, mm(g, a, dx)});
+    db = w;
+    da = g.sub(g.sub(mm(g, z, dx, false, true), mm(g, w, x, false, true)),
+               mm(g, mm(g, z, w, false, true), a));
+  }
+  if (bs.size() == r - 1) db = g.reshape(db, bs);
+  return {da, db};
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(linalg) {
@@ -376,7 +409,7 @@ MYCEL_REGISTER_OPS(linalg) {
               "bprop"));
   r.add(la_op("lstsq", "Lstsq",
               "Least-squares / minimum-norm solution X of input X = A (LAPACK gelsd).",
-              {{"input"}, {"A"}}, {}, infer_lstsq, lstsq_kernel, "none"));
+              {{"input"}, {"A"}}, {}, infer_lstsq, lstsq_kernel, "bprop"));
 }
 
 MYCEL_REGISTER_BPROPS(linalg) {
@@ -389,6 +422,7 @@ MYCEL_REGISTER_BPROPS(linalg) {
   b.add("eigh", eigh_bprop);
   b.add("svd", svd_bprop);
   b.add("qr", qr_bprop);
+  b.add("lstsq", lstsq_bprop);
 }
 
 }  // namespace mycel

@@ -384,9 +384,8 @@ void svd_kernel(const KernelContext& c) {
       a.assign(src + i * m * n, src + (i + 1) * m * n);
       u.assign(uv ? m * ucols : 1, T(0));
       vt.assign(uv ? vrows * n : 1, T(0));
-      li info =
-          gesdd(uv ? (full ? 'A' : 'S') : 'N', static_cast<li>(m), static_cast<li>(n), a.data(),
-                ld(n), s + i * k, u.data(), ld(ucols), vt.data(), ld(n));
+      li info = gesdd(uv ? (full ? 'A' : 'S') : 'N', static_cast<li>(m), static_cast<li>(n),
+                      a.data(), ld(n), s + i * k, u.data(), ld(ucols), vt.data(), ld(n));
       check_info(info, "svd", "gesdd");
       if (info > 0)
         MYCEL_THROW(ValueError, "[svd] the SVD of matrix ", i,

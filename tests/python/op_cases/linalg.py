@@ -1,0 +1,75 @@
+"""Rows for the linear-algebra ops against numpy.linalg: well-conditioned (diagonally dominant or
+positive definite) batched inputs, single and double precision, real and complex. Eigenvectors
+and singular vectors are compared in compat/test_linalg.py (up to their sign freedom)."""
+import numpy as np
+
+from op_cases import OpCase
+
+SINGLE, DOUBLE = ("float32", "complex64"), ("float64", "complex128")
+
+
+def _draw(dt, rng, shape):
+    x = rng.normal(size=shape)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * rng.normal(size=shape)
+    return x
+
+
+def _square(*shape):
+    def gen(rng, dt):
+        return [(_draw(dt, rng, shape) + 3 * shape[-1] ** 0.5 * np.eye(shape[-1])).astype(dt)]
+    return gen
+
+
+def _spd(*shape):
+    def gen(rng, dt):
+        x = _draw(dt, rng, shape)
+        return [(x @ np.conj(np.swapaxes(x, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dt)]
+    return gen
+
+
+def _system(a_gen, b_shape, factor=False):
+    def gen(rng, dt):
+        (a,) = a_gen(rng, dt)
+        b = _draw(dt, rng, b_shape).astype(dt)
+        return [b, np.linalg.cholesky(a).astype(dt)] if factor else [a, b]
+    return gen
+
+
+def _rect(*shape):
+    return lambda rng, dt: [_draw(dt, rng, shape).astype(dt)]
+
+
+def _h(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _slogdet(x):
+    s, l = np.linalg.slogdet(x)
+    return s, l.astype(x.dtype)  # MindSpore's log|det| has the input's dtype
+
+
+def _rows(op, ref, gen, attrs=None, id=""):
+    """One row in single precision (looser tolerance) and one in double."""
+    return [OpCase(op, ref, gen, attrs or {}, dtypes=SINGLE, rtol=2e-4, atol=2e-4, id=(id + "_single").lstrip("_")),
+            OpCase(op, ref, gen, attrs or {}, dtypes=DOUBLE, rtol=1e-9, atol=1e-10, id=id)]
+
+
+CASES = (
+    _rows("inverse", lambda x, adjoint=False: np.linalg.inv(_h(x) if adjoint else x), _square(2, 3, 4, 4))
+    + _rows("inverse", lambda x, adjoint: np.linalg.inv(_h(x)), _square(3, 3), dict(adjoint=True), "adjoint")
+    + _rows("det", np.linalg.det, _square(2, 3, 3))
+    + _rows("slogdet", _slogdet, _square(4, 4))
+    + _rows("cholesky", lambda x, upper=False: np.linalg.cholesky(x), _spd(2, 4, 4))
+    + _rows("cholesky", lambda x, upper: _h(np.linalg.cholesky(x)), _spd(3, 3), dict(upper=True), "upper")
+    + _rows("cholesky_solve", lambda b, f, upper=False: np.linalg.solve(f @ _h(f), b),
+            _system(_spd(2, 4, 4), (2, 4, 3), factor=True))
+    + _rows("matrix_solve", lambda a, b, adjoint=False: np.linalg.solve(a, b), _system(_square(2, 3, 3), (2, 3, 2)))
+    + _rows("matrix_solve", lambda a, b, adjoint: np.linalg.solve(_h(a), b), _system(_square(3, 3), (3, 4)),
+            dict(adjoint=True), "adjoint")
+    + _rows("eigh", lambda x, compute_eigenvectors: np.linalg.eigvalsh(x), _spd(2, 4, 4),
+            dict(compute_eigenvectors=False))
+    + _rows("svd", lambda x, compute_uv: np.linalg.svd(x, compute_uv=False), _rect(2, 5, 3), dict(compute_uv=False))
+    + _rows("qr", lambda x: np.linalg.qr(x), _rect(2, 4, 3))
+    + _rows("lstsq", lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0], _system(_rect(6, 3), (6, 2)))
+)
