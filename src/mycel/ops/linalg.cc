@@ -123,6 +123,31 @@ std::vector<TensorMeta> infer_lstsq(const InferContext& c) {
   return {{out, c.in(0).dtype}};
 }
 
+// LU_pivots (input i): int32 of shape (..., N) for an LU_data of shape (..., N, N).
+void check_pivots_input(const InferContext& c, size_t i, const Shape& lu) {
+  const TensorMeta& p = c.in(i);
+  if (p.dtype != DType::int32)
+    MYCEL_THROW(TypeError, "[", c.op.name, "] input 'LU_pivots' must be int32, got ",
+                dtype_name(p.dtype));
+  Shape want(lu.begin(), lu.end() - 1);
+  if (p.shape != want)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input 'LU_pivots' must have shape ", shape_str(want),
+                " for 'LU_data' of shape ", shape_str(lu), ", got ", shape_str(p.shape));
+}
+std::vector<TensorMeta> infer_lu_factor(const InferContext& c) {
+  const Shape& s = check_matrix(c, 0, true);
+  return {c.in(0), {Shape(s.begin(), s.end() - 1), DType::int32}};
+}
+std::vector<TensorMeta> infer_lu_unpack(const InferContext& c) {
+  check_pivots_input(c, 1, check_matrix(c, 0, true));
+  return {c.in(0), c.in(0), c.in(0)};
+}
+std::vector<TensorMeta> infer_lu_solve(const InferContext& c) {
+  check_system(c, 1, 0);
+  check_pivots_input(c, 2, c.in(1).shape);
+  return {c.in(0)};
+}
+
 OpDef la_op(std::string name, std::string cls, std::string doc, std::vector<InputDef> inputs,
             std::vector<AttrDef> attrs, InferFn infer, KernelFn kernel, std::string grad) {
   return make_op(std::move(name), std::move(cls), std::move(doc), std::move(inputs),
@@ -363,6 +388,46 @@ std::vector<GradVar> lstsq_bprop(BpropBuilder& g) {
   return {da, db};
 }
 
+// (P, L, U) of packed LU factors, as a tuple.
+GradVar unpack(BpropBuilder& g, GradVar lu, GradVar piv) { return g.call("lu_unpack", {lu, piv}); }
+
+// d lu_factor (square; P^T A = L U, as PyTorch derives it): with gL, gU the strict lower and upper
+// parts of the packed cotangent, dA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T.
+std::vector<GradVar> lu_factor_bprop(BpropBuilder& g) {
+  GradVar x = g.input(0);
+  require_real(g, x);
+  GradVar plu = unpack(g, out_k(g, 0), out_k(g, 1)), dlu = dout_k(g, 0);
+  GradVar p = g.tuple_get(plu, 0), l = g.tuple_get(plu, 1), u = g.tuple_get(plu, 2);
+  GradVar gl = g.call("tril", {dlu}, {{"diagonal", int64_t{-1}}}), gu = g.call("triu", {dlu});
+  GradVar inner = g.add(g.call("tril", {mm(g, l, gl, true)}, {{"diagonal", int64_t{-1}}}),
+                        g.call("triu", {mm(g, gu, u, false, true)}));
+  GradVar left = mm(g, g.call("inverse", {l}), inner, true);  // L^-T inner
+  return {mm(g, p, mm(g, left, g.call("inverse", {u}), false, true))};
+}
+
+// d lu_unpack: L's strict lower and U's upper part are where they came from in LU_data.
+std::vector<GradVar> lu_unpack_bprop(BpropBuilder& g) {
+  require_real(g, g.input(0));
+  return {g.add(g.call("tril", {dout_k(g, 1)}, {{"diagonal", int64_t{-1}}}),
+                g.call("triu", {dout_k(g, 2)})),
+          GradVar()};
+}
+
+// d lu_solve: X = A^-1 b with A = P L U: db = A^-T dX, dA = -db X^T, and through the packed
+// factors dLU = tril(P^T dA U^T, -1) + triu(L^T P^T dA).
+std::vector<GradVar> lu_solve_bprop(BpropBuilder& g) {
+  GradVar b = g.input(0), x = g.out();
+  require_real(g, b);
+  GradVar plu = unpack(g, g.input(1), g.input(2));
+  GradVar p = g.tuple_get(plu, 0), l = g.tuple_get(plu, 1), u = g.tuple_get(plu, 2);
+  GradVar a = mm(g, p, mm(g, l, u));
+  GradVar db = g.call("matrix_solve", {a, g.dout()}, {{"adjoint", true}});
+  GradVar pda = g.neg(mm(g, p, mm(g, db, x, false, true), true));  // P^T dA
+  GradVar dlu = g.add(g.call("tril", {mm(g, pda, u, false, true)}, {{"diagonal", int64_t{-1}}}),
+                      g.call("triu", {mm(g, l, pda, true)}));
+  return {db, dlu, GradVar()};
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(linalg) {
@@ -410,6 +475,14 @@ MYCEL_REGISTER_OPS(linalg) {
   r.add(la_op("lstsq", "Lstsq",
               "Least-squares / minimum-norm solution X of input X = A (LAPACK gelsd).",
               {{"input"}, {"A"}}, {}, infer_lstsq, lstsq_kernel, "bprop"));
+  r.add(la_op("lu_factor", "LuFactor",
+              "Packed LU factors of square matrices and their 1-based int32 pivots (P A = L U).",
+              {{"A"}}, {}, infer_lu_factor, lu_factor_kernel, "bprop"));
+  r.add(la_op("lu_unpack", "LuUnpack",
+              "(P, L, U) with A = P L U from packed LU factors and pivots.",
+              {{"LU_data"}, {"LU_pivots"}}, {}, infer_lu_unpack, lu_unpack_kernel, "bprop"));
+  r.add(la_op("lu_solve", "LuSolve", "X with A X = b, A given by its packed LU factors and pivots.",
+              {{"b"}, {"LU_data"}, {"LU_pivots"}}, {}, infer_lu_solve, lu_solve_kernel, "bprop"));
 }
 
 MYCEL_REGISTER_BPROPS(linalg) {
@@ -423,6 +496,9 @@ MYCEL_REGISTER_BPROPS(linalg) {
   b.add("svd", svd_bprop);
   b.add("qr", qr_bprop);
   b.add("lstsq", lstsq_bprop);
+  b.add("lu_factor", lu_factor_bprop);
+  b.add("lu_unpack", lu_unpack_bprop);
+  b.add("lu_solve", lu_solve_bprop);
 }
 
 }  // namespace mycel
@@ -442,8 +518,9 @@ Batched batch_leading(BatchBuilder& g) {
 }  // namespace
 
 MYCEL_REGISTER_BATCH_RULES(linalg) {
-  for (const char* name : {"inverse", "det", "slogdet", "cholesky", "cholesky_solve",
-                           "matrix_solve", "eigh", "svd", "qr", "lstsq"})
+  for (const char* name :
+       {"inverse", "det", "slogdet", "cholesky", "cholesky_solve", "matrix_solve", "eigh", "svd",
+        "qr", "lstsq", "lu_factor", "lu_unpack", "lu_solve"})
     b.add(name, batch_leading);
 }
 

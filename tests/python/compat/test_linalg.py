@@ -251,3 +251,61 @@ def test_vmap_batches_over_any_axis():
     np.testing.assert_allclose(got, np.linalg.solve(np.moveaxis(x, 1, 0), b), rtol=1e-10)
     s, logdet = ops.vmap(ops.slogdet, in_axes=1)(Tensor(x))
     np.testing.assert_allclose(logdet.asnumpy(), np.linalg.slogdet(np.moveaxis(x, 1, 0))[1], rtol=1e-10)
+
+
+def _lu_reference(a):
+    """Partial-pivoting Doolittle LU in plain numpy: packed LU and LAPACK's 1-based pivots."""
+    a = a.copy()
+    n = a.shape[0]
+    piv = np.zeros(n, np.int32)
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        piv[k] = p + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a, piv
+
+
+@MODES
+def test_lu_factor_unpack_solve(mode):
+    ms.set_context(mode=mode)
+    a = R.normal(size=(2, 4, 4))
+    b = R.normal(size=(2, 4, 3))
+
+    def run(a, b):
+        lu, piv = ops.lu_factor(a)
+        p, l, u = ops.lu_unpack(lu, piv)
+        return lu, piv, p, l, u, ops.lu_solve(b, lu, piv)
+    fn = ms.jit(run) if mode == ms.GRAPH_MODE else run
+    lu, piv, p, l, u, x = [t.asnumpy() for t in fn(Tensor(a), Tensor(b))]
+    for i in range(2):
+        want_lu, want_piv = _lu_reference(a[i])
+        np.testing.assert_allclose(lu[i], want_lu, rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(piv[i], want_piv)
+    assert piv.dtype == np.int32
+    np.testing.assert_allclose(p @ l @ u, a, atol=1e-12)
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10)
+    # MindSpore's documented example
+    y = ops.lu_solve(Tensor(np.array([[1.0], [3.0], [3.0]], np.float32)),
+                     Tensor(np.array([[2, 1, 1], [0.5, 1, 1.5], [0.5, 0, 2.5]], np.float32)),
+                     Tensor(np.array([2, 2, 3], np.int32)))
+    np.testing.assert_allclose(y.asnumpy(), [[1.9], [-1.4], [0.6]], rtol=1e-5)
+
+
+def test_lu_gradients_and_bad_pivots():
+    a, b = R.normal(size=(2, 3, 3)) + 2 * np.eye(3), R.normal(size=(2, 3, 2))
+    wlu, wx = R.normal(size=(2, 3, 3)), R.normal(size=(2, 3, 2))
+    lu0, piv0 = ops.lu_factor(Tensor(a))
+    f_factor = lambda t: (ops.lu_factor(t)[0] * Tensor(wlu)).sum()  # noqa: E731
+    f_solve = lambda t: (ops.lu_solve(Tensor(b), t, piv0) * Tensor(wx)).sum()  # noqa: E731
+    f_rhs = lambda t: (ops.lu_solve(t, lu0, piv0) * Tensor(wx)).sum()  # noqa: E731
+    for f, x in ((f_factor, a), (f_solve, lu0.asnumpy()), (f_rhs, b)):
+        np.testing.assert_allclose(ops.grad(f)(Tensor(x)).asnumpy(), _fd(lambda v: float(f(Tensor(v)).asnumpy()), x),
+                                   rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"\[lu_solve\] input 'LU_pivots' must hold 1-based rows in \[1, 3\], got 7"):
+        ops.lu_solve(Tensor(b[0]), lu0[0], Tensor(np.array([1, 7, 3], np.int32)))
+    with pytest.raises(TypeError, match=r"\[lu_unpack\] input 'LU_pivots' must be int32, got int64"):
+        ops.lu_unpack(lu0, Tensor(np.ones((2, 3), np.int64)))
+    with pytest.raises(ValueError, match=r"\[lu_solve\] input 'LU_pivots' must have shape \(2, 3\)"):
+        ops.lu_solve(Tensor(b), lu0, Tensor(np.ones((2, 2), np.int32)))

@@ -31,6 +31,13 @@ def _chol_solve(upper):
     return gen
 
 
+def _factored(rng):
+    """[b, LU_data, LU_pivots] of a well-conditioned batch (the factors from Mycel's lu_factor)."""
+    from mycel import Tensor, ops
+    lu, piv = ops.lu_factor(Tensor(rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)))
+    return [rng.standard_normal((2, 3, 2)), lu.asnumpy(), piv.asnumpy()]
+
+
 CASES = [
     GradCase("inverse", _square(2, 3, 3)),
     GradCase("inverse", _square(3, 3), dict(adjoint=True), id="adjoint"),
@@ -48,4 +55,7 @@ CASES = [
     GradCase("lstsq", lambda rng: [rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))], id="tall"),
     GradCase("lstsq", lambda rng: [rng.standard_normal((3, 5)), rng.standard_normal((3, 2))], id="wide"),
     GradCase("lstsq", lambda rng: [rng.standard_normal((4, 3)), rng.standard_normal(4)], id="vector"),
+    GradCase("lu_factor", _square(2, 3, 3)),
+    GradCase("lu_unpack", lambda rng: _factored(rng)[1:], wrt=(0,)),
+    GradCase("lu_solve", _factored, wrt=(0, 1)),
 ]

@@ -73,3 +73,55 @@ CASES = (
     + _rows("qr", lambda x: np.linalg.qr(x), _rect(2, 4, 3))
     + _rows("lstsq", lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0], _system(_rect(6, 3), (6, 2)))
 )
+
+
+def _lu(a):
+    """Partial-pivoting LU in plain numpy, pivoting as LAPACK's i?amax does (|re| + |im|)."""
+    a = a.copy()
+    n = a.shape[-1]
+    piv = np.zeros(n, np.int32)
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k].real) + np.abs(a[k:, k].imag)))
+        piv[k] = p + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a, piv
+
+
+def _batched(f):
+    def ref(x, *rest):
+        outs = [f(x[i], *(r[i] for r in rest)) for i in range(x.shape[0])]
+        return tuple(np.stack(o) for o in zip(*outs)) if isinstance(outs[0], tuple) else np.stack(outs)
+    return ref
+
+
+def _unpack(lu, piv):
+    n = lu.shape[-1]
+    perm = list(range(n))
+    for i in range(n):
+        j = piv[i] - 1
+        perm[i], perm[j] = perm[j], perm[i]
+    p = np.zeros_like(lu)
+    p[perm, range(n)] = 1
+    return p, np.tril(lu, -1) + np.eye(n, dtype=lu.dtype), np.triu(lu)
+
+
+def _factored(b_shape):
+    def gen(rng, dt):
+        (a,) = _square(2, 4, 4)(rng, dt)
+        lu, piv = zip(*(_lu(m) for m in a))
+        out = [np.stack(lu).astype(dt), np.stack(piv)]
+        return ([_draw(dt, rng, b_shape).astype(dt)] if b_shape else []) + out
+    return gen
+
+
+def _solve_lu(b, lu, piv):
+    p, l, u = _unpack(lu, piv)
+    return np.linalg.solve(p @ l @ u, b)
+
+
+CASES += (_rows("lu_factor", _batched(_lu), _square(2, 4, 4))
+          + _rows("lu_unpack", _batched(_unpack), _factored(None))
+          + _rows("lu_solve", lambda b, lu, piv: _batched(lambda bb, l, p: _solve_lu(bb, l, p))(b, lu, piv),
+                  _factored((2, 4, 3))))

@@ -186,6 +186,14 @@ li lu(const T* src, int64_t n, std::vector<T>& a, std::vector<li>& piv) {
   return getrf(static_cast<li>(n), static_cast<li>(n), a.data(), ld(n), piv.data());
 }
 
+// Throws unless every 1-based pivot of matrix b lies in [1, n] (LAPACK would read out of bounds).
+void check_pivots(const int32_t* p, int64_t n, int64_t b, const char* op) {
+  for (int64_t i = 0; i < n; ++i)
+    if (p[i] < 1 || p[i] > n)
+      MYCEL_THROW(ValueError, "[", op, "] input 'LU_pivots' must hold 1-based rows in [1, ", n,
+                  "], got ", p[i], " at position ", i, " of matrix ", b, " of the batch");
+}
+
 void check_info(li info, const char* op, const char* routine) {
   if (info < 0)
     MYCEL_THROW(RuntimeError, "[", op, "] LAPACK ", routine, " rejected argument ", -info,
@@ -469,6 +477,70 @@ void lstsq_kernel(const KernelContext& c) {
         std::fill(bb.begin(), bb.end(), T(0));  // an empty system: the minimum-norm X is 0
       }
       std::copy(bb.begin(), bb.begin() + n * k, out + i * n * k);
+    }
+  });
+}
+
+void lu_factor_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t n = x.dim(-1), batch = batch_count(x.shape(), 2);
+  visit_lapack(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = c.out(0).data<T>();
+    int32_t* piv = c.out(1).data<int32_t>();
+    if (x.numel()) std::memcpy(out, x.data(), x.nbytes());
+    std::vector<li> p(std::max<int64_t>(n, 1));
+    for (int64_t i = 0; i < batch && n > 0; ++i) {
+      check_info(getrf(static_cast<li>(n), static_cast<li>(n), out + i * n * n, ld(n), p.data()),
+                 "lu_factor", "getrf");
+      for (int64_t k = 0; k < n; ++k) piv[i * n + k] = static_cast<int32_t>(p[k]);
+    }
+  });
+}
+
+void lu_unpack_kernel(const KernelContext& c) {
+  const Tensor &lu = c.in(0), &piv = c.in(1);
+  const int64_t n = lu.dim(-1), batch = batch_count(lu.shape(), 2);
+  visit_lapack(lu.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* a = lu.data<T>();
+    const int32_t* pv = piv.data<int32_t>();
+    T *pm = c.out(0).data<T>(), *l = c.out(1).data<T>(), *u = c.out(2).data<T>();
+    std::vector<int64_t> perm(n);
+    for (int64_t b = 0; b < batch; ++b) {
+      check_pivots(pv + b * n, n, b, "lu_unpack");
+      const T* ab = a + b * n * n;
+      T *pb = pm + b * n * n, *lb = l + b * n * n, *ub = u + b * n * n;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t q = 0; q < n; ++q) {
+          lb[r * n + q] = q < r ? ab[r * n + q] : (q == r ? T(1) : T(0));
+          ub[r * n + q] = q >= r ? ab[r * n + q] : T(0);
+        }
+      // Row i of P^T A is row perm[i] of A, so A = P (P^T A) with P[perm[i]][i] = 1.
+      for (int64_t i = 0; i < n; ++i) perm[i] = i;
+      for (int64_t i = 0; i < n; ++i) std::swap(perm[i], perm[pv[b * n + i] - 1]);
+      std::fill(pb, pb + n * n, T(0));
+      for (int64_t i = 0; i < n; ++i) pb[perm[i] * n + i] = T(1);
+    }
+  });
+}
+
+void lu_solve_kernel(const KernelContext& c) {
+  const Tensor &rhs = c.in(0), &lu = c.in(1), &piv = c.in(2);
+  const int64_t n = lu.dim(-1), k = rhs.dim(-1), batch = batch_count(lu.shape(), 2);
+  visit_lapack(lu.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = c.out(0).data<T>();
+    if (rhs.numel()) std::memcpy(out, rhs.data(), rhs.nbytes());
+    const T* a = lu.data<T>();
+    const int32_t* pv = piv.data<int32_t>();
+    std::vector<li> p(std::max<int64_t>(n, 1));
+    for (int64_t b = 0; b < batch && n * k > 0; ++b) {
+      check_pivots(pv + b * n, n, b, "lu_solve");
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<li>(pv[b * n + i]);
+      check_info(getrs('N', static_cast<li>(n), static_cast<li>(k), a + b * n * n, ld(n), p.data(),
+                       out + b * n * k, ld(k)),
+                 "lu_solve", "getrs");
     }
   });
 }

@@ -31,4 +31,13 @@ void qr_kernel(const KernelContext& ctx);
 /// lstsq(a, b): the least-squares / minimum-norm solution X (N x K) of a X = b via gelsd.
 void lstsq_kernel(const KernelContext& ctx);
 
+/// lu_factor: (LU, pivots) with P A = L U packed as LAPACK's getrf leaves it (L unit lower below
+/// the diagonal, U on and above it) and 1-based int32 row interchanges (row i was swapped with
+/// pivots[i]); a singular matrix factors too (U has a zero on its diagonal).
+void lu_factor_kernel(const KernelContext& ctx);
+/// lu_unpack(LU, pivots): (P, L, U) with A = P L U; pivots out of [1, N] throw ValueError.
+void lu_unpack_kernel(const KernelContext& ctx);
+/// lu_solve(b, LU, pivots): X with A X = b for A = P L U (getrs); bad pivots throw ValueError.
+void lu_solve_kernel(const KernelContext& ctx);
+
 }  // namespace mycel::cpu
