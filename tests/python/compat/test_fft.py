@@ -160,3 +160,19 @@ def test_vmap_keeps_the_batch_out_of_the_transform():
     np.testing.assert_allclose(got, np.fft.rfft(np.moveaxis(x.real, 1, 0), axis=1), atol=1e-10)
     got = ops.vmap(ops.fftshift, in_axes=2)(Tensor(x)).asnumpy()
     np.testing.assert_array_equal(got, np.fft.fftshift(np.moveaxis(x, 2, 0), axes=(1, 2)))
+
+
+@MODES
+def test_hfft_ihfft_vs_numpy(mode):
+    ms.set_context(mode=mode)
+    x = _rand((3, 5), np.complex128)
+    r = R.normal(size=(3, 8))
+
+    def run(x, r):
+        return (ops.hfft(x), ops.hfft(x, n=7, norm="ortho"), ops.hfft(x, dim=0, norm="forward"), ops.ihfft(r),
+                ops.ihfft(r, n=5, dim=0, norm="ortho"))
+    fn = ms.jit(run) if mode == ms.GRAPH_MODE else run
+    want = (np.fft.hfft(x), np.fft.hfft(x, n=7, norm="ortho"), np.fft.hfft(x, axis=0, norm="forward"), np.fft.ihfft(r),
+            np.fft.ihfft(r, n=5, axis=0, norm="ortho"))
+    for g, w in zip(fn(Tensor(x), Tensor(r)), want):
+        np.testing.assert_allclose(g.asnumpy(), w, rtol=1e-10, atol=1e-12)

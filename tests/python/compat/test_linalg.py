@@ -309,3 +309,33 @@ def test_lu_gradients_and_bad_pivots():
         ops.lu_unpack(lu0, Tensor(np.ones((2, 3), np.int64)))
     with pytest.raises(ValueError, match=r"\[lu_solve\] input 'LU_pivots' must have shape \(2, 3\)"):
         ops.lu_solve(Tensor(b), lu0, Tensor(np.ones((2, 2), np.int32)))
+
+
+def _composites(x, spd_factor, sym):
+    return (ops.pinv(x), ops.pinv(sym, hermitian=True), ops.matrix_power(sym, 3), ops.matrix_power(sym, -2),
+            ops.matrix_power(sym, 0), ops.cholesky_inverse(spd_factor))
+
+
+@MODES
+def test_pinv_matrix_power_cholesky_inverse(mode):
+    ms.set_context(mode=mode)
+    x = R.normal(size=(2, 5, 3))
+    spd = _spd((2, 3, 3))
+    sym = R.normal(size=(2, 3, 3))
+    sym = sym + np.swapaxes(sym, -1, -2) + 4 * np.eye(3)
+    fn = ms.jit(_composites) if mode == ms.GRAPH_MODE else _composites
+    got = [t.asnumpy() for t in fn(Tensor(x), Tensor(np.linalg.cholesky(spd)), Tensor(sym))]
+    want = [np.linalg.pinv(x), np.linalg.pinv(sym, hermitian=True), np.linalg.matrix_power(sym, 3),
+            np.linalg.matrix_power(np.linalg.inv(sym), 2), np.broadcast_to(np.eye(3), sym.shape), np.linalg.inv(spd)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    rank1 = np.outer([1.0, 2.0, 3.0], [1.0, -1.0])  # rank deficient: small singular values drop
+    np.testing.assert_allclose(ops.pinv(Tensor(rank1)).asnumpy(), np.linalg.pinv(rank1), atol=1e-12)
+    np.testing.assert_allclose(ops.pinv(Tensor(rank1), atol=100.0).asnumpy(), np.zeros((2, 3)))
+    f = lambda t: (ops.pinv(t) * Tensor(W["a"][:, :, :2].transpose(0, 2, 1))).sum()  # noqa: E731
+    xs = R.normal(size=(2, 3, 2))
+    np.testing.assert_allclose(ops.grad(f)(Tensor(xs)).asnumpy(), _fd(lambda v: float(f(Tensor(v)).asnumpy()), xs),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"\[matrix_power\] input must be square"):
+        ops.matrix_power(Tensor(x), 2)
