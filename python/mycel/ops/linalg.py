@@ -19,6 +19,18 @@ def qr(input, mode='reduced'):  # noqa: A002 (MindSpore's argument name)
     return _ops.qr(input, full_matrices=mode == 'complete')
 
 
+def _with_example(fn, name):
+    """Appends the op table's runnable example (ops/_examples.py) to fn's help text, as the
+    registry's functional forms carry theirs (tests/python/test_op_examples.py runs it)."""
+    from mycel.ops._examples import EXAMPLES
+    if name in EXAMPLES:
+        fn.__doc__ += "\n\nExample:\n" + "\n".join("    " + line for line in EXAMPLES[name].splitlines()) + "\n"
+    return fn
+
+
+_with_example(qr, "qr")
+
+
 def matrix_determinant(input):  # noqa: A002
     """Determinants of square matrices (MindSpore's older name of ops.det)."""
     return _ops.det(input)

@@ -87,6 +87,16 @@ std::vector<TensorMeta> infer_eigh(const InferContext& c) {
   if (!c.attrs.get_bool("compute_eigenvectors")) return {w};
   return {w, c.in(0)};
 }
+DType complex_dtype(DType t) {
+  return t == DType::float64 || t == DType::complex128 ? DType::complex128 : DType::complex64;
+}
+std::vector<TensorMeta> infer_eig(const InferContext& c) {
+  const Shape& s = check_matrix(c, 0, true);
+  const DType t = complex_dtype(c.in(0).dtype);
+  TensorMeta w{Shape(s.begin(), s.end() - 1), t};
+  if (!c.attrs.get_bool("compute_v")) return {w};
+  return {w, {s, t}};
+}
 std::vector<TensorMeta> infer_svd(const InferContext& c) {
   const Shape& s = check_matrix(c, 0, false);
   const int64_t m = s[s.size() - 2], n = s.back(), k = std::min(m, n);
@@ -463,6 +473,10 @@ MYCEL_REGISTER_OPS(linalg) {
       {{"x"}},
       {attr("compute_eigenvectors", AttrKind::kBool, true), attr("lower", AttrKind::kBool, true)},
       infer_eigh, eigh_kernel, "bprop"));
+  r.add(la_op("eig", "Eig",
+              "Eigenvalues and (compute_v) right eigenvectors of general square matrices, complex "
+              "(LAPACK geev).",
+              {{"A"}}, {attr("compute_v", AttrKind::kBool, true)}, infer_eig, eig_kernel, "none"));
   r.add(la_op(
       "svd", "Svd",
       "Singular values (descending) and, if compute_uv, u and v with x = u diag(s) v^H.",
@@ -520,7 +534,7 @@ Batched batch_leading(BatchBuilder& g) {
 MYCEL_REGISTER_BATCH_RULES(linalg) {
   for (const char* name :
        {"inverse", "det", "slogdet", "cholesky", "cholesky_solve", "matrix_solve", "eigh", "svd",
-        "qr", "lstsq", "lu_factor", "lu_unpack", "lu_solve"})
+        "qr", "lstsq", "lu_factor", "lu_unpack", "lu_solve", "eig"})
     b.add(name, batch_leading);
 }
 

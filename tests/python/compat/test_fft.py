@@ -84,6 +84,9 @@ def test_primitive_classes_lengths_and_shift():
         for fn, ref in ((ops.fftshift, np.fft.fftshift), (ops.ifftshift, np.fft.ifftshift)):
             y = _rand((5, 4), np.complex64)
             np.testing.assert_array_equal(fn(Tensor(y), dim).asnumpy(), ref(y, axes=dim))
+    one = _rand((1, 1, 3), np.float64)  # length-1 axes transform as the identity
+    np.testing.assert_allclose(ops.fftn(Tensor(one)).asnumpy(), np.fft.fftn(one), atol=1e-12)
+    np.testing.assert_allclose(ops.irfft(Tensor(one), n=1, dim=0).asnumpy(), np.fft.irfft(one, n=1, axis=0), atol=1e-12)
     assert ops.fft(Tensor(np.arange(4, dtype=np.int32))).dtype == ms.complex64  # ints transform too
     np.testing.assert_allclose(ops.fft(Tensor(np.arange(4, dtype=np.int32))).asnumpy(), np.fft.fft(np.arange(4)), atol=1e-6)
 

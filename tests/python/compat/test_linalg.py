@@ -339,3 +339,20 @@ def test_pinv_matrix_power_cholesky_inverse(mode):
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match=r"\[matrix_power\] input must be square"):
         ops.matrix_power(Tensor(x), 2)
+
+
+@MODES
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_eig_general_matrices(mode, dtype):
+    ms.set_context(mode=mode)
+    a = _rand((2, 5, 5), dtype)  # real ones have complex-conjugate eigenvalue pairs
+    fn = ms.jit(lambda t: ops.eig(t)) if mode == ms.GRAPH_MODE else ops.eig
+    w, v = (t.asnumpy() for t in fn(Tensor(a)))
+    nw, nv = np.linalg.eig(a)  # numpy runs LAPACK's geev too: same order and normalization
+    t = _tol(dtype)
+    assert w.dtype == (np.complex128 if np.dtype(dtype) in (np.float64, np.complex128) else np.complex64)
+    np.testing.assert_allclose(w, nw, **t)
+    np.testing.assert_allclose(np.abs(v), np.abs(nv), **t)  # each column is unique up to a phase
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), np.ones((2, 5)), **t)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], **t)
+    assert P.Eig(compute_v=False)(Tensor(a)).shape == (2, 5)

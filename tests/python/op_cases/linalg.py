@@ -125,3 +125,11 @@ CASES += (_rows("lu_factor", _batched(_lu), _square(2, 4, 4))
           + _rows("lu_unpack", _batched(_unpack), _factored(None))
           + _rows("lu_solve", lambda b, lu, piv: _batched(lambda bb, l, p: _solve_lu(bb, l, p))(b, lu, piv),
                   _factored((2, 4, 3))))
+
+
+def _eigvals(x, compute_v):
+    wide = x.dtype in (np.float64, np.complex128)
+    return np.linalg.eigvals(x).astype(np.complex128 if wide else np.complex64)
+
+
+CASES += _rows("eig", _eigvals, _rect(2, 4, 4), dict(compute_v=False))

@@ -50,7 +50,9 @@ Work<R> transform_axis(const Work<R>& in, int64_t d, int64_t n, int64_t take, in
       for (int64_t t = 0; t < copy; ++t) src[t] = in.data[(o * len + t) * inner + i];
       if (hermitian)  // X[k] = conj(X[n - k]) for the bins above the stored half
         for (int64_t k = take; k < n; ++k) src[k] = std::conj(src[n - k]);
-      if (inverse)
+      if (n == 1)  // a length-1 transform is the identity (kissfft has no plan for it)
+        dst[0] = src[0];
+      else if (inverse)
         fft.inv(dst.data(), src.data(), n);
       else
         fft.fwd(dst.data(), src.data(), n);

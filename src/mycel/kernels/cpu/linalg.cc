@@ -124,6 +124,20 @@ li gelsd(li m, li n, li k, cdouble* a, li lda, cdouble* b, li ldb, double* s, li
   return LAPACKE_zgelsd(kRow, m, n, k, a, lda, b, ldb, s, -1.0, rank);
 }
 
+// geev (right eigenvectors only): real input gives real and imaginary parts apart.
+li geev(char jv, li n, float* a, li lda, float* wr, float* wi, float* vr, li ldvr) {
+  return LAPACKE_sgeev(kRow, 'N', jv, n, a, lda, wr, wi, nullptr, 1, vr, ldvr);
+}
+li geev(char jv, li n, double* a, li lda, double* wr, double* wi, double* vr, li ldvr) {
+  return LAPACKE_dgeev(kRow, 'N', jv, n, a, lda, wr, wi, nullptr, 1, vr, ldvr);
+}
+li geev(char jv, li n, cfloat* a, li lda, cfloat* w, cfloat* vr, li ldvr) {
+  return LAPACKE_cgeev(kRow, 'N', jv, n, a, lda, w, nullptr, 1, vr, ldvr);
+}
+li geev(char jv, li n, cdouble* a, li lda, cdouble* w, cdouble* vr, li ldvr) {
+  return LAPACKE_zgeev(kRow, 'N', jv, n, a, lda, w, nullptr, 1, vr, ldvr);
+}
+
 // ---- helpers ----
 template <class T>
 struct RealOf {
@@ -541,6 +555,52 @@ void lu_solve_kernel(const KernelContext& c) {
       check_info(getrs('N', static_cast<li>(n), static_cast<li>(k), a + b * n * n, ld(n), p.data(),
                        out + b * n * k, ld(k)),
                  "lu_solve", "getrs");
+    }
+  });
+}
+
+void eig_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t n = x.dim(-1), batch = batch_count(x.shape(), 2);
+  const bool vectors = c.attrs.get_bool("compute_v");
+  visit_lapack(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using R = real_t<T>;
+    using C = std::complex<R>;
+    const T* src = x.data<T>();
+    C* w = c.out(0).data<C>();
+    C* v = vectors ? c.out(1).data<C>() : nullptr;
+    std::vector<T> a, vr(vectors ? std::max<int64_t>(n * n, 1) : 1);
+    for (int64_t b = 0; b < batch && n > 0; ++b) {
+      a.assign(src + b * n * n, src + (b + 1) * n * n);
+      li info;
+      if constexpr (is_complex_v<T>) {
+        info = geev(vectors ? 'V' : 'N', static_cast<li>(n), a.data(), ld(n), w + b * n, vr.data(),
+                    ld(n));
+        if (vectors && info == 0) std::copy(vr.begin(), vr.begin() + n * n, v + b * n * n);
+      } else {
+        std::vector<R> wr(n), wi(n);
+        info = geev(vectors ? 'V' : 'N', static_cast<li>(n), a.data(), ld(n), wr.data(), wi.data(),
+                    vr.data(), ld(n));
+        for (int64_t k = 0; k < n; ++k) w[b * n + k] = C(wr[k], wi[k]);
+        // A complex pair (k, k+1) shares columns: v_k = vr[:, k] + i vr[:, k+1], v_k+1 its conj.
+        for (int64_t k = 0; vectors && info == 0 && k < n; ++k) {
+          C* vb = v + b * n * n;
+          if (wi[k] != R(0) && k + 1 < n) {
+            for (int64_t r = 0; r < n; ++r) {
+              vb[r * n + k] = C(vr[r * n + k], vr[r * n + k + 1]);
+              vb[r * n + k + 1] = std::conj(vb[r * n + k]);
+            }
+            ++k;
+          } else {
+            for (int64_t r = 0; r < n; ++r) vb[r * n + k] = C(vr[r * n + k], R(0));
+          }
+        }
+      }
+      check_info(info, "eig", "geev");
+      if (info > 0)
+        MYCEL_THROW(ValueError, "[eig] the QR algorithm did not converge for matrix ", b,
+                    " of input 'A' (non-finite entries?)");
     }
   });
 }

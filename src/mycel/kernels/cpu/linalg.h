@@ -40,4 +40,8 @@ void lu_unpack_kernel(const KernelContext& ctx);
 /// lu_solve(b, LU, pivots): X with A X = b for A = P L U (getrs); bad pivots throw ValueError.
 void lu_solve_kernel(const KernelContext& ctx);
 
+/// eig: the eigenvalues of general square matrices and, if `compute_v`, their right eigenvectors
+/// (unit columns, as LAPACK's geev normalizes them), complex whatever the input.
+void eig_kernel(const KernelContext& ctx);
+
 }  // namespace mycel::cpu
