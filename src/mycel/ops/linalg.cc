@@ -36,6 +36,10 @@ const Shape& check_matrix(const InferContext& c, size_t i, bool square) {
                 "' must be a matrix or a batch of matrices (..., M, N), got shape ",
                 shape_str(m.shape));
   const int64_t r = m.shape[m.shape.size() - 2], k = m.shape.back();
+  constexpr int64_t kLapackMax = 2147483647;  // LAPACK indexes with 32-bit ints
+  if (r > kLapackMax || k > kLapackMax)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input '", name, "' has shape ", shape_str(m.shape),
+                ": LAPACK takes matrices of at most 2^31 - 1 rows and columns");
   if (square && r != k)
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", name,
                 "' must be square (..., N, N), got shape ", shape_str(m.shape));

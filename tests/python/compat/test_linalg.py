@@ -233,6 +233,8 @@ def test_bad_inputs_name_the_op_and_argument():
         ops.det(Tensor(np.eye(2, dtype=np.int32)))
     with pytest.raises(ValueError, match=r"\[lstsq\] input 'A'"):
         ops.lstsq(rect, Tensor(np.ones((3, 1))))
+    with pytest.raises(ValueError, match=r"\[svd\] input 'input' has shape \(2147483648, 0\): LAPACK takes"):
+        ops.svd(Tensor(np.zeros(0)).reshape((2**31, 0)))
     with pytest.raises(ValueError, match=r"\[qr\] mode must be 'reduced' or 'complete'"):
         ops.qr(sq, mode="r")
     with pytest.raises(NotImplementedError, match=r"\[inverse\] gradients of complex inputs"):
