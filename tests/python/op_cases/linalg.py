@@ -50,9 +50,11 @@ def _slogdet(x):
 
 
 def _rows(op, ref, gen, attrs=None, id=""):
-    """One row in single precision (looser tolerance) and one in double."""
-    return [OpCase(op, ref, gen, attrs or {}, dtypes=SINGLE, rtol=2e-4, atol=2e-4, id=(id + "_single").lstrip("_")),
-            OpCase(op, ref, gen, attrs or {}, dtypes=DOUBLE, rtol=1e-9, atol=1e-10, id=id)]
+    """One row in double precision and one in single (looser tolerance). Double comes first, so
+    the help-text examples (scripts/gen_op_examples.py) print values that every LAPACK agrees on
+    to the digits shown."""
+    return [OpCase(op, ref, gen, attrs or {}, dtypes=DOUBLE, rtol=1e-9, atol=1e-10, id=id),
+            OpCase(op, ref, gen, attrs or {}, dtypes=SINGLE, rtol=2e-4, atol=2e-4, id=(id + "_single").lstrip("_"))]
 
 
 CASES = (
