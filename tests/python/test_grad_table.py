@@ -26,6 +26,9 @@ def test_api_gradient_matches_finite_differences(case, tmp_path):
     arrays = case_inputs(case)
     if any(a is None or isinstance(a, (list, tuple)) for a in arrays):
         pytest.skip("absent optional or variadic inputs: covered by test_grad_rules")
+    raw = getattr(_mycel.ops, case.op)(*[as_tensor(a) for a in arrays], **case.attrs)
+    if any(o.dtype in (mycel.complex64, mycel.complex128) for o in (raw if isinstance(raw, tuple) else (raw,))):
+        pytest.skip("complex output: graph-level autodiff carries float tensors; covered by test_grad_rules")
     f = op_forward(case.op, case.attrs)
     outs = f(arrays)
     if len(outs) != 1:

@@ -81,3 +81,7 @@ inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops", globals())
+# Linear algebra and FFT composites over the registry's ops: qr(input, mode), pinv, hfft, ...
+from mycel.ops.linalg import (qr, matrix_determinant, log_matrix_determinant, pinv,  # noqa: E402,F401
+                              matrix_power, cholesky_inverse)
+from mycel.ops.fft_hermitian import hfft, ihfft  # noqa: E402,F401
