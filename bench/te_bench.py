@@ -3,7 +3,7 @@ ops and numpy; matmul 512^3 and a direct conv2d scheduled (tiled) against the de
 oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when installed). Prints
 tables; not a test.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|fusion ...]
 """
 import os
 import statistics
@@ -85,6 +85,33 @@ def scheduled_conv2d(*shape):
     s[out].parallel(b)
     s[out].vectorize(z)
     return ins, [out], s
+
+
+def padded_conv2d(n, c, h, w, oc, k, where):
+    """conv2d with zero padding k // 2 ("same"), the pad a compute of its own, scheduled as
+    scheduled_conv2d; `where` places the pad: "inline" (the guard is evaluated in the conv's
+    innermost loop), "root" (a whole padded copy of the batch first) or "at image" (compute_at
+    the conv's parallel image loop: one padded image per thread, while it is in cache)."""
+    p = k // 2
+    x = te.placeholder((n, c, h, w), "float32", "x")
+    f = te.placeholder((oc, c, k, k), "float32", "f")
+    pad = te.compute((n, c, h + 2 * p, w + 2 * p),
+                     lambda b, ch, y, z: te.if_then_else(te.all_of(y >= p, y < h + p, z >= p, z < w + p),
+                                                         x[b, ch, y - p, z - p], 0.0), "pad")
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, k), "ry"), te.reduce_axis((0, k), "rx")
+    out = te.compute((n, oc, h, w),
+                     lambda b, o, y, z: te.sum(pad[b, rc, y + ry, z + rx] * f[o, rc, ry, rx], axis=[rc, ry, rx]),
+                     "conv")
+    s = te.create_schedule(out)
+    b, o, y, z = out.axis
+    s[out].reorder(b, rc, ry, rx, o, y, z)
+    s[out].parallel(b)
+    s[out].vectorize(z)
+    if where == "root":
+        s[pad]
+    elif where == "at image":
+        s[pad].compute_at(s[out], b)
+    return [x, f], [out], s
 
 
 TORCH_CONV = """
@@ -189,6 +216,35 @@ def conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
         print(f"{k_:30s}{m:8.3f}{flops / m / 1e6:10.1f}")
 
 
+def padded_conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
+    """compute_at: a "same" convolution whose zero padding is inlined into the conv, computed
+    whole first, or computed per image inside the conv's image loop; oneDNN and PyTorch with the
+    same padding."""
+    n, c, h, w, oc, k = shape
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    fv = rng.standard_normal((oc, c, k, k)).astype(np.float32)
+    xt, ft = ms.Tensor(xv), ms.Tensor(fv)
+    ref = ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2).asnumpy()
+    runs = {}
+    for where in ("inline", "root", "at image"):
+        fn = te.build(*padded_conv2d(*shape, where))
+        assert np.allclose(fn(xt, ft).asnumpy(), ref, rtol=1e-3, atol=1e-3)
+        runs[f"te, pad {where}"] = lambda fn=fn: fn(xt, ft)
+    runs["mycel ops.conv2d (oneDNN)"] = lambda: ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2)
+    times = {k_: [] for k_ in runs}
+    for _ in range(rounds):
+        for k_, fn in runs.items():
+            times[k_].append(best(fn, 5))
+    flops = 2.0 * n * oc * h * w * c * k * k
+    print(f"\nconv2d x{(n, c, h, w)} w{(oc, c, k, k)} padding {k // 2} float32 "
+          f"(median of {rounds} rounds, each the best of 5)")
+    print("kernel                          ms     GFLOP/s")
+    for k_, ts in times.items():
+        m = statistics.median(ts)
+        print(f"{k_:30s}{m:8.3f}{flops / m / 1e6:10.1f}")
+
+
 def fusion_table(n=1 << 20, rounds=5):
     """A graph-mode elementwise chain (forward and backward) with the backend's default fused
     kernels, with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
@@ -227,6 +283,13 @@ def fusion_table(n=1 << 20, rounds=5):
 
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
+    only = sys.argv[1:]  # table names (compile, matmul, conv, padded_conv, fusion); all by default
+    tables = {"matmul": matmul_table, "conv": conv_table, "padded_conv": padded_conv_table,
+              "fusion": fusion_table}
+    if only:
+        for name in only:
+            tables[name]()
+        return
     rng = np.random.default_rng(0)
     print("kernel                      cold compile s  cached load s")
     for name, make in [("sigmoid 1M", lambda: sigmoid_chain(1 << 20)),
@@ -262,9 +325,8 @@ def main():
     at = ms.Tensor(av)
     print(f"{'matmul 256^3':28s}{best(lambda: f(at, at), 5):6.3f}"
           f"{best(lambda: ops.matmul(at, at), 5):15.3f}{best(lambda: av @ av, 5):11.3f}")
-    matmul_table()
-    conv_table()
-    fusion_table()
+    for table in tables.values():
+        table()
 
 
 if __name__ == "__main__":

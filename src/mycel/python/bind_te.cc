@@ -188,6 +188,7 @@ void init_te(nb::module_& root) {
       .def("split", &te::Stage::split)
       .def("reorder", &te::Stage::reorder)
       .def("set_kind", &te::Stage::set_kind)
+      .def("compute_at", &te::Stage::compute_at)
       .def_prop_ro("loops", &te::Stage::loops)
       .def_prop_ro("tensor", &te::Stage::tensor);
   m.def("generate_cpp", &te::generate_cpp, nb::arg("inputs"), nb::arg("outputs"),

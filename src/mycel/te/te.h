@@ -155,6 +155,12 @@ class Stage {
   /// The given loops take the positions they occupy, in the given order (others stay put).
   void reorder(const std::vector<IterVar>& loops);
   void set_kind(const IterVar& v, LoopKind k);
+  /// TVM's compute_at: this tensor's loop nest runs inside `consumer`'s loop `axis`, over only
+  /// the region one iteration of that loop reads (bounds inferred from the index expressions when
+  /// the code is generated), into a buffer of that region's size.
+  void compute_at(const Stage& consumer, const IterVar& axis);
+  const Tensor& attach_tensor() const { return attach_tensor_; }
+  const IterVar& attach_axis() const { return attach_axis_; }
   const Tensor& tensor() const { return tensor_; }
   const std::vector<IterVar>& loops() const { return loops_; }
   const std::vector<Split>& splits() const { return splits_; }
@@ -167,6 +173,8 @@ class Stage {
   std::vector<IterVar> loops_;
   std::vector<Split> splits_;
   std::vector<std::pair<const IterVarNode*, LoopKind>> kinds_;
+  Tensor attach_tensor_;  // compute_at: the consumer (null: the tensor's loops are at the root)
+  IterVar attach_axis_;
 };
 using Schedule = std::vector<std::shared_ptr<Stage>>;
 
