@@ -3,7 +3,7 @@ ops and numpy; matmul 512^3 and a direct conv2d scheduled (tiled) against the de
 oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when installed). Prints
 tables; not a test.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|fusion ...]
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion ...]
 """
 import os
 import statistics
@@ -228,7 +228,8 @@ def padded_conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
     ref = ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2).asnumpy()
     runs = {}
     for where in ("inline", "root", "at image"):
-        fn = te.build(*padded_conv2d(*shape, where))
+        ins, outs, s = padded_conv2d(*shape, where)
+        fn = te.build(ins, outs, schedule=s)
         assert np.allclose(fn(xt, ft).asnumpy(), ref, rtol=1e-3, atol=1e-3)
         runs[f"te, pad {where}"] = lambda fn=fn: fn(xt, ft)
     runs["mycel ops.conv2d (oneDNN)"] = lambda: ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2)
@@ -243,6 +244,47 @@ def padded_conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
     for k_, ts in times.items():
         m = statistics.median(ts)
         print(f"{k_:30s}{m:8.3f}{flops / m / 1e6:10.1f}")
+
+
+def blur_table(n=2048, rounds=5, tanh=False):
+    """compute_at on Halide's example: a 3x3 box blur as a horizontal pass bx feeding a vertical
+    pass by, bx inlined into by (each bx value computed three times), computed whole first (a
+    full-size intermediate through memory), or computed per tile of 32 output rows inside by's
+    parallel tile loop (34 rows of bx, in cache, per thread). With tanh, bx is tanh of the
+    horizontal sum: a producer worth not recomputing."""
+    x = te.placeholder((n + 2, n + 2), "float32", "x")
+    act = te.tanh if tanh else (lambda v: v)
+    bx = te.compute((n + 2, n), lambda i, j: act(x[i, j] + x[i, j + 1] + x[i, j + 2]), "bx")
+    by = te.compute((n, n), lambda i, j: (bx[i, j] + bx[i + 1, j] + bx[i + 2, j]) / 9.0, "by")
+    xv = np.random.default_rng(0).standard_normal((n + 2, n + 2)).astype(np.float32)
+    xt = ms.Tensor(xv)
+    h = xv[:, :-2] + xv[:, 1:-1] + xv[:, 2:]
+    h = np.tanh(h) if tanh else h
+    ref = (h[:-2] + h[1:-1] + h[2:]) / 9
+    runs = {}
+    for where in ("inline", "root", "at tile"):
+        s = te.create_schedule(by)
+        yo, yi = s[by].split(by.axis[0], 32)
+        s[by].parallel(yo)
+        s[by].vectorize(by.axis[1])
+        if where == "root":
+            s[bx].parallel(bx.axis[0])
+            s[bx].vectorize(bx.axis[1])
+        elif where == "at tile":
+            s[bx].compute_at(s[by], yo)
+            s[bx].vectorize(bx.axis[1])
+        fn = te.build([x], [by], schedule=s)
+        assert np.allclose(fn(xt).asnumpy(), ref, rtol=1e-4, atol=1e-5)
+        runs[f"te, bx {where}"] = lambda fn=fn: fn(xt)
+    times = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, fn in runs.items():
+            times[k].append(best(fn, 5))
+    print(f"\n3x3 box blur {n}x{n} float32 as two passes{', tanh of the horizontal one' if tanh else ''} "
+          f"(median of {rounds} rounds, each the best of 5)")
+    print("kernel                          ms")
+    for k, ts in times.items():
+        print(f"{k:30s}{statistics.median(ts):8.3f}")
 
 
 def fusion_table(n=1 << 20, rounds=5):
@@ -283,8 +325,9 @@ def fusion_table(n=1 << 20, rounds=5):
 
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
-    only = sys.argv[1:]  # table names (compile, matmul, conv, padded_conv, fusion); all by default
+    only = sys.argv[1:]  # table names (matmul, conv, padded_conv, blur, blur_tanh, fusion); all by default
     tables = {"matmul": matmul_table, "conv": conv_table, "padded_conv": padded_conv_table,
+              "blur": blur_table, "blur_tanh": lambda: blur_table(tanh=True),
               "fusion": fusion_table}
     if only:
         for name in only:

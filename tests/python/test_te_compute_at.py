@@ -218,3 +218,9 @@ def test_compute_at_errors():
     s[by].compute_at(s[w], w.axis[0])
     with pytest.raises(ValueError, match=r"one level of compute_at only"):
         te.lower([x], [w], schedule=s)
+
+
+def test_build_refuses_a_schedule_passed_as_name():
+    x, bx, by = blur(4, 4)
+    with pytest.raises(TypeError, match=r"te.build: name must be a str, got Schedule \(pass a schedule as schedule=s\)"):
+        te.build([x], [by], te.create_schedule(by))
