@@ -3,7 +3,7 @@ ops and numpy; matmul 512^3 and a direct conv2d scheduled (tiled) against the de
 oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when installed). Prints
 tables; not a test.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion ...]
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
 """
 import os
 import statistics
@@ -323,12 +323,55 @@ def fusion_table(n=1 << 20, rounds=5):
         print(f"{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
 
 
+def reduce_fusion_table(rows=4096, cols=256, rounds=5):
+    """Chains feeding reductions in graph mode, forward and backward: softmax and layer norm
+    written with ops (max, exp, sum; mean, variance), each step compiled with the default fusion
+    (elementwise chains only, reductions as their own ops), with MYCEL_TE_FUSION=1 (chains and
+    the sums / means they feed as TE kernels) and unfused."""
+    from mycel import nn
+
+    class Softmax(nn.Cell):
+        def construct(self, x):
+            e = ops.exp(x - ops.max(x, axis=-1, keep_dims=True))
+            return (e / ops.sum(e, axis=-1, keep_dims=True) * x).sum()
+
+    class Norm(nn.Cell):
+        def construct(self, x):
+            d = x - ops.mean(x, axis=-1, keep_dims=True)
+            return (d / ops.sqrt(ops.mean(d * d, axis=-1, keep_dims=True) + 1e-5) * x).sum()
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+                "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
+    print(f"\nchains feeding reductions over ({rows}, {cols}) float32, graph mode (median of {rounds} rounds)")
+    print("net      fusion                          forward ms  forward+backward ms")
+    for cls in (Softmax, Norm):
+        steps = {}
+        for name, env in variants.items():
+            os.environ.update(env)
+            try:
+                fwd, bwd = cls(), ms.grad(cls())
+                fwd(x), bwd(x)  # compile now, under this setting
+            finally:
+                for k in env:
+                    os.environ.pop(k)
+            steps[name] = (fwd, bwd)
+        times = {k: ([], []) for k in steps}
+        for _ in range(rounds):
+            for k, (fwd, bwd) in steps.items():
+                times[k][0].append(best(lambda: fwd(x), 5))
+                times[k][1].append(best(lambda: bwd(x), 5))
+        for k, (f, g) in times.items():
+            print(f"{cls.__name__:9s}{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
-    only = sys.argv[1:]  # table names (matmul, conv, padded_conv, blur, blur_tanh, fusion); all by default
+    only = sys.argv[1:]  # table names (matmul, conv, padded_conv, blur, blur_tanh, fusion, reduce_fusion); all by default
     tables = {"matmul": matmul_table, "conv": conv_table, "padded_conv": padded_conv_table,
               "blur": blur_table, "blur_tanh": lambda: blur_table(tanh=True),
-              "fusion": fusion_table}
+              "fusion": fusion_table, "reduce_fusion": reduce_fusion_table}
     if only:
         for name in only:
             tables[name]()

@@ -24,8 +24,9 @@ std::shared_ptr<const OpDef> make_op(const cpu::EwProgram& prog, const std::stri
   auto d = std::make_shared<OpDef>();
   d->name = "fused_reduce[te]{" + prog.str() + "; " + what + "}";
   d->class_name = "FusedReduce";
-  d->doc = "Elementwise chain and the sum or mean it feeds, fused by the graph backend, compiled "
-           "by mycel.te.";
+  d->doc =
+      "Elementwise chain and the sum or mean it feeds, fused by the graph backend, compiled "
+      "by mycel.te.";
   d->elementwise = false;
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   const size_t n_out = outs.size();
@@ -86,8 +87,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
     std::function<void(int)> grow = [&](int r) {
       const int d = r >= 0 ? def[r] : -1;
       cpu::EwOp op;
-      if (d < 0 || d >= at || !keep[d] || (uses[r] != 1 && r != x) || f.regs[r].meta.shape != shape ||
-          !elementwise_chain_op(f, f.code[d], op) || side_effect_between(f, keep, d, put) ||
+      if (d < 0 || d >= at || !keep[d] || (uses[r] != 1 && r != x) ||
+          f.regs[r].meta.shape != shape || !elementwise_chain_op(f, f.code[d], op) ||
+          side_effect_between(f, keep, d, put) ||
           std::find(members.begin(), members.end(), d) != members.end())
         return;
       members.push_back(d);
@@ -117,8 +119,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
       const Instr& in = f.code[i];
       cpu::EwOp op;
       elementwise_chain_op(f, in, op);
-      prog.steps.push_back(
-          {op, slot_of.at(in.in[0]), in.in.size() > 1 ? slot_of.at(in.in[1]) : 0});
+      prog.steps.push_back({op, slot_of.at(in.in[0]), in.in.size() > 1 ? slot_of.at(in.in[1]) : 0});
       slot_of[in.out[0]] = prog.num_inputs + static_cast<int>(prog.steps.size()) - 1;
     }
     std::vector<bool> broadcast, reduced(shape.size(), red.attrs.get_ints("axis").empty());
@@ -130,12 +131,13 @@ void fuse_function(Function& f, ProgramImpl& p) {
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
     const bool keep_dims = red.attrs.get_bool("keep_dims"), mean = red.op->name == "mean";
-    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, keep_dims, mean,
-                                           keep_chain);
+    auto fn =
+        te::build_elementwise_reduce(prog, shape, broadcast, reduced, keep_dims, mean, keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
-    p.fused_ops.push_back(make_op(
-        prog, red.op->name + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs, std::move(fn)));
+    p.fused_ops.push_back(
+        make_op(prog, red.op->name + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
+                std::move(fn)));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});

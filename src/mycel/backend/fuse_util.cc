@@ -112,7 +112,12 @@ bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op) {
 
 bool te_fusion() {
   const char* e = std::getenv("MYCEL_TE_FUSION");
-  return e && *e && std::strcmp(e, "0") != 0;
+  return e && *e && std::strcmp(e, "0") != 0 && std::strcmp(e, "async") != 0;
+}
+
+bool te_fusion_async() {
+  const char* e = std::getenv("MYCEL_TE_FUSION");
+  return e && std::strcmp(e, "async") == 0;
 }
 
 }  // namespace mycel::backend::detail

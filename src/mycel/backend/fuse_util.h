@@ -34,11 +34,14 @@ int64_t numel_per_sample(const Function& f, int r);
 /// operands (bool for cast's input and the comparisons' output), each of the output's shape or of
 /// one element, all static.
 bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op);
-/// MYCEL_TE_FUSION=1 (and not 0) when a step compiles: fused chains are compiled by the
-/// tensor-expression code generator (src/mycel/te) instead of run by the block interpreter (equal
-/// to rounding: the C++ library's exp and tanh), and chains feeding a sum or mean fuse with it
-/// (fuse_reduce_te.cc).
+/// MYCEL_TE_FUSION=1 (any value but 0 and async) when a step compiles: fused chains are compiled
+/// by the tensor-expression code generator (src/mycel/te) instead of run by the block interpreter
+/// (equal to rounding: the C++ library's exp and tanh), and chains feeding a sum or mean fuse
+/// with it (fuse_reduce_te.cc).
 bool te_fusion();
+/// MYCEL_TE_FUSION=async: chains start on the interpreter and switch to their TE kernel once a
+/// background thread has compiled it (the step never waits for the compiler).
+bool te_fusion_async();
 /// The pass of fuse_reduce_te.cc (with te_fusion() only; before fuse_elementwise).
 void fuse_reduce_te(ProgramImpl& p);
 /// Keeps the instructions whose `keep` flag is set, in order.

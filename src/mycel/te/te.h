@@ -1,10 +1,13 @@
 // Tensor expressions (issue 18): an index-arithmetic IR of its own (not graph IR), its
 // reverse-mode AD, and lowering to C++ loop nests compiled at run time.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mycel/core/dtype.h"
@@ -248,6 +251,30 @@ std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
                                                    const std::vector<bool>& broadcast,
                                                    const std::vector<bool>& reduced, bool keep_dims,
                                                    bool mean, bool keep_chain);
+/// A function built on a background thread (background.cc): ready() is null until it is built
+/// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
+/// time; destruction waits for the build.
+class BackgroundBuild {
+ public:
+  static std::shared_ptr<BackgroundBuild> start(std::function<std::shared_ptr<Function>()> make);
+  ~BackgroundBuild();
+  BackgroundBuild(const BackgroundBuild&) = delete;
+  BackgroundBuild& operator=(const BackgroundBuild&) = delete;
+  std::shared_ptr<Function> ready() const;
+  std::string error() const;
+  void wait();
+
+ private:
+  BackgroundBuild() = default;
+  std::atomic<bool> done_{false};
+  mutable std::mutex mutex_;
+  std::mutex join_mutex_;
+  std::shared_ptr<Function> fn_;
+  std::string error_;
+  std::thread thread_;
+};
+/// Waits for every background build still referenced; returns how many produced a function.
+int wait_background_builds();
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);
