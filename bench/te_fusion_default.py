@@ -7,6 +7,9 @@ background builds run, and the median step after them; and the TE kernels and th
 Not a test.
 
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_fusion_default.py [lenet5 mlp transformer]
+
+`--steps NAME N` only runs N steps of one workload under the environment's MYCEL_TE_FUSION and
+MYCEL_TE_CACHE (for farm-bench A/B runs of whole processes, a warm cache for TE).
 """
 import os
 import statistics
@@ -59,7 +62,20 @@ def run(name, mode, cache):
     return first, statistics.median(during), statistics.median(after), built, waited, kernels, losses
 
 
+def steps_only(name, n):
+    make, _, shape, batch, _ = WORKLOADS[name]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch,) + shape).astype(np.float32)
+    y = rng.integers(0, 10, batch)
+    mycel.set_seed(1)
+    step = mycel_step(make, [p.asnumpy() for p in make().trainable_params()], x, y, mycel.GRAPH_MODE)
+    for _ in range(n):
+        step()
+
+
 def main():
+    if sys.argv[1:2] == ["--steps"]:
+        return steps_only(sys.argv[2], int(sys.argv[3]))
     names = sys.argv[1:] or ["lenet5", "mlp", "transformer"]
     print("workload     mode                     first step s  step ms (first 10)  step ms (after)  "
           "TE kernels  bg wait s")
