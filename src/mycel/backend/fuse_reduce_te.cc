@@ -69,7 +69,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<char> keep(n, 1);
   for (int at = 0; at < n; ++at) {
     const Instr& red = f.code[at];
-    if (!is_kernel1(red) || (red.op->name != "sum" && red.op->name != "mean") || red.in.size() != 1)
+    if (!is_kernel1(red) || red.op->backend.reduce == ReduceFusion::kNone || red.in.size() != 1)
       continue;
     const int x = red.in[0];
     if (!is_static_f32(f, x) || !is_static_f32(f, red.out[0])) continue;
@@ -130,14 +130,16 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
-    const bool keep_dims = red.attrs.get_bool("keep_dims"), mean = red.op->name == "mean";
+    const bool keep_dims = red.attrs.get_bool("keep_dims"),
+               mean = red.op->backend.reduce == ReduceFusion::kMean;
     auto fn =
         te::build_elementwise_reduce(prog, shape, broadcast, reduced, keep_dims, mean, keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
-    p.fused_ops.push_back(
-        make_op(prog, red.op->name + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
-                std::move(fn)));
+    p.fused_ops.push_back(make_op(
+        prog,
+        std::string(mean ? "mean" : "sum") + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")",
+        outs, std::move(fn)));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
