@@ -3,7 +3,7 @@ ops and numpy; matmul 512^3 and a direct conv2d scheduled (tiled) against the de
 oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when installed). Prints
 tables; not a test.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
 """
 import os
 import statistics
@@ -85,6 +85,33 @@ def scheduled_conv2d(*shape):
     s[out].parallel(b)
     s[out].vectorize(z)
     return ins, [out], s
+
+
+def padded_conv2d(n, c, h, w, oc, k, where):
+    """conv2d with zero padding k // 2 ("same"), the pad a compute of its own, scheduled as
+    scheduled_conv2d; `where` places the pad: "inline" (the guard is evaluated in the conv's
+    innermost loop), "root" (a whole padded copy of the batch first) or "at image" (compute_at
+    the conv's parallel image loop: one padded image per thread, while it is in cache)."""
+    p = k // 2
+    x = te.placeholder((n, c, h, w), "float32", "x")
+    f = te.placeholder((oc, c, k, k), "float32", "f")
+    pad = te.compute((n, c, h + 2 * p, w + 2 * p),
+                     lambda b, ch, y, z: te.if_then_else(te.all_of(y >= p, y < h + p, z >= p, z < w + p),
+                                                         x[b, ch, y - p, z - p], 0.0), "pad")
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, k), "ry"), te.reduce_axis((0, k), "rx")
+    out = te.compute((n, oc, h, w),
+                     lambda b, o, y, z: te.sum(pad[b, rc, y + ry, z + rx] * f[o, rc, ry, rx], axis=[rc, ry, rx]),
+                     "conv")
+    s = te.create_schedule(out)
+    b, o, y, z = out.axis
+    s[out].reorder(b, rc, ry, rx, o, y, z)
+    s[out].parallel(b)
+    s[out].vectorize(z)
+    if where == "root":
+        s[pad]
+    elif where == "at image":
+        s[pad].compute_at(s[out], b)
+    return [x, f], [out], s
 
 
 TORCH_CONV = """
@@ -189,6 +216,77 @@ def conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
         print(f"{k_:30s}{m:8.3f}{flops / m / 1e6:10.1f}")
 
 
+def padded_conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
+    """compute_at: a "same" convolution whose zero padding is inlined into the conv, computed
+    whole first, or computed per image inside the conv's image loop; oneDNN and PyTorch with the
+    same padding."""
+    n, c, h, w, oc, k = shape
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    fv = rng.standard_normal((oc, c, k, k)).astype(np.float32)
+    xt, ft = ms.Tensor(xv), ms.Tensor(fv)
+    ref = ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2).asnumpy()
+    runs = {}
+    for where in ("inline", "root", "at image"):
+        ins, outs, s = padded_conv2d(*shape, where)
+        fn = te.build(ins, outs, schedule=s)
+        assert np.allclose(fn(xt, ft).asnumpy(), ref, rtol=1e-3, atol=1e-3)
+        runs[f"te, pad {where}"] = lambda fn=fn: fn(xt, ft)
+    runs["mycel ops.conv2d (oneDNN)"] = lambda: ops.conv2d(xt, ft, pad_mode="pad", padding=k // 2)
+    times = {k_: [] for k_ in runs}
+    for _ in range(rounds):
+        for k_, fn in runs.items():
+            times[k_].append(best(fn, 5))
+    flops = 2.0 * n * oc * h * w * c * k * k
+    print(f"\nconv2d x{(n, c, h, w)} w{(oc, c, k, k)} padding {k // 2} float32 "
+          f"(median of {rounds} rounds, each the best of 5)")
+    print("kernel                          ms     GFLOP/s")
+    for k_, ts in times.items():
+        m = statistics.median(ts)
+        print(f"{k_:30s}{m:8.3f}{flops / m / 1e6:10.1f}")
+
+
+def blur_table(n=2048, rounds=5, tanh=False):
+    """compute_at on Halide's example: a 3x3 box blur as a horizontal pass bx feeding a vertical
+    pass by, bx inlined into by (each bx value computed three times), computed whole first (a
+    full-size intermediate through memory), or computed per tile of 32 output rows inside by's
+    parallel tile loop (34 rows of bx, in cache, per thread). With tanh, bx is tanh of the
+    horizontal sum: a producer worth not recomputing."""
+    x = te.placeholder((n + 2, n + 2), "float32", "x")
+    act = te.tanh if tanh else (lambda v: v)
+    bx = te.compute((n + 2, n), lambda i, j: act(x[i, j] + x[i, j + 1] + x[i, j + 2]), "bx")
+    by = te.compute((n, n), lambda i, j: (bx[i, j] + bx[i + 1, j] + bx[i + 2, j]) / 9.0, "by")
+    xv = np.random.default_rng(0).standard_normal((n + 2, n + 2)).astype(np.float32)
+    xt = ms.Tensor(xv)
+    h = xv[:, :-2] + xv[:, 1:-1] + xv[:, 2:]
+    h = np.tanh(h) if tanh else h
+    ref = (h[:-2] + h[1:-1] + h[2:]) / 9
+    runs = {}
+    for where in ("inline", "root", "at tile"):
+        s = te.create_schedule(by)
+        yo, yi = s[by].split(by.axis[0], 32)
+        s[by].parallel(yo)
+        s[by].vectorize(by.axis[1])
+        if where == "root":
+            s[bx].parallel(bx.axis[0])
+            s[bx].vectorize(bx.axis[1])
+        elif where == "at tile":
+            s[bx].compute_at(s[by], yo)
+            s[bx].vectorize(bx.axis[1])
+        fn = te.build([x], [by], schedule=s)
+        assert np.allclose(fn(xt).asnumpy(), ref, rtol=1e-4, atol=1e-5)
+        runs[f"te, bx {where}"] = lambda fn=fn: fn(xt)
+    times = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, fn in runs.items():
+            times[k].append(best(fn, 5))
+    print(f"\n3x3 box blur {n}x{n} float32 as two passes{', tanh of the horizontal one' if tanh else ''} "
+          f"(median of {rounds} rounds, each the best of 5)")
+    print("kernel                          ms")
+    for k, ts in times.items():
+        print(f"{k:30s}{statistics.median(ts):8.3f}")
+
+
 def fusion_table(n=1 << 20, rounds=5):
     """A graph-mode elementwise chain (forward and backward) with the backend's default fused
     kernels, with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
@@ -225,8 +323,59 @@ def fusion_table(n=1 << 20, rounds=5):
         print(f"{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
 
 
+def reduce_fusion_table(rows=4096, cols=256, rounds=5):
+    """Chains feeding reductions in graph mode, forward and backward: softmax and layer norm
+    written with ops (max, exp, sum; mean, variance), each step compiled with the default fusion
+    (elementwise chains only, reductions as their own ops), with MYCEL_TE_FUSION=1 (chains and
+    the sums / means they feed as TE kernels) and unfused."""
+    from mycel import nn
+
+    class Softmax(nn.Cell):
+        def construct(self, x):
+            e = ops.exp(x - ops.max(x, axis=-1, keep_dims=True))
+            return (e / ops.sum(e, axis=-1, keep_dims=True) * x).sum()
+
+    class Norm(nn.Cell):
+        def construct(self, x):
+            d = x - ops.mean(x, axis=-1, keep_dims=True)
+            return (d / ops.sqrt(ops.mean(d * d, axis=-1, keep_dims=True) + 1e-5) * x).sum()
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+                "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
+    print(f"\nchains feeding reductions over ({rows}, {cols}) float32, graph mode (median of {rounds} rounds)")
+    print("net      fusion                          forward ms  forward+backward ms")
+    for cls in (Softmax, Norm):
+        steps = {}
+        for name, env in variants.items():
+            os.environ.update(env)
+            try:
+                fwd, bwd = cls(), ms.grad(cls())
+                fwd(x), bwd(x)  # compile now, under this setting
+            finally:
+                for k in env:
+                    os.environ.pop(k)
+            steps[name] = (fwd, bwd)
+        times = {k: ([], []) for k in steps}
+        for _ in range(rounds):
+            for k, (fwd, bwd) in steps.items():
+                times[k][0].append(best(lambda: fwd(x), 5))
+                times[k][1].append(best(lambda: bwd(x), 5))
+        for k, (f, g) in times.items():
+            print(f"{cls.__name__:9s}{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
+    only = sys.argv[1:]  # table names (matmul, conv, padded_conv, blur, blur_tanh, fusion, reduce_fusion); all by default
+    tables = {"matmul": matmul_table, "conv": conv_table, "padded_conv": padded_conv_table,
+              "blur": blur_table, "blur_tanh": lambda: blur_table(tanh=True),
+              "fusion": fusion_table, "reduce_fusion": reduce_fusion_table}
+    if only:
+        for name in only:
+            tables[name]()
+        return
     rng = np.random.default_rng(0)
     print("kernel                      cold compile s  cached load s")
     for name, make in [("sigmoid 1M", lambda: sigmoid_chain(1 << 20)),
@@ -262,9 +411,8 @@ def main():
     at = ms.Tensor(av)
     print(f"{'matmul 256^3':28s}{best(lambda: f(at, at), 5):6.3f}"
           f"{best(lambda: ops.matmul(at, at), 5):15.3f}{best(lambda: av @ av, 5):11.3f}")
-    matmul_table()
-    conv_table()
-    fusion_table()
+    for table in tables.values():
+        table()
 
 
 if __name__ == "__main__":

@@ -82,3 +82,36 @@ def test_training_steps_are_the_same_with_te_fusion():
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     assert got[-1] < got[0]
     assert "fused_elementwise[te]{" in with_te_fusion(lambda: G.compile(step).program_text(x, y))
+
+
+def test_async_te_fusion_starts_on_the_interpreter_and_switches():
+    # MYCEL_TE_FUSION=async: the step compiles without waiting for the system compiler; chains
+    # run on the interpreter until their TE kernel is built, then on it. wait_background_builds
+    # makes the switch deterministic.
+    from mycel._mycel import te as _te
+    rng = np.random.default_rng(3)
+    xv, av, bv = (rng.standard_normal((48, 29)).astype(np.float32) for _ in range(3))
+    x, a, b = ms.Tensor(xv), ms.Tensor(av), ms.Tensor(bv)
+    ref = Chain()(x, a, b).asnumpy()
+    ref_grads = [g.asnumpy() for g in ms.grad(Chain(), grad_position=(0, 1, 2))(x, a, b)]
+    os.environ["MYCEL_TE_FUSION"] = "async"
+    try:
+        net, grad = Chain(), ms.grad(Chain(), grad_position=(0, 1, 2))
+        first = net(x, a, b).asnumpy()
+        first_grads = [g.asnumpy() for g in grad(x, a, b)]
+        text = G.compile(Chain()).program_text(x, a, b)
+        assert _te.wait_background_builds() >= 1
+        after = net(x, a, b).asnumpy()
+        after_grads = [g.asnumpy() for g in grad(x, a, b)]
+        again = net(x, a, b).asnumpy()
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+    assert "fused_elementwise[te async]{" in text, text
+    te_out = with_te_fusion(lambda: Chain()(x, a, b)).asnumpy()
+    np.testing.assert_array_equal(after, again)
+    for got in (first, after):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(after, te_out, rtol=1e-6, atol=1e-7)
+    for gs in (first_grads, after_grads):
+        for g, r in zip(gs, ref_grads):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)

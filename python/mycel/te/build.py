@@ -54,6 +54,9 @@ def lower(inputs, outputs, schedule=None):
 def build(inputs, outputs, name=None, schedule=None):
     """Compiles outputs (te tensors) over inputs (placeholders) into a callable on arrays;
     schedule (te.create_schedule) sets the loops of the tensors it has stages for."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"te.build: name must be a str, got {type(name).__name__}"
+                        + (" (pass a schedule as schedule=s)" if hasattr(name, "stages") else ""))
     inputs, ins = _nodes(inputs, "build")
     outputs, outs = _nodes(outputs, "build")
     return Function(_te.build(ins, outs, _stages(schedule, "build")), inputs, outputs, name or outputs[0].name)

@@ -11,7 +11,7 @@ def _var(axis, what):
 
 
 class Stage:
-    """The loops of one compute tensor: split, reorder, parallel, vectorize, unroll."""
+    """The loops of one compute tensor: split, reorder, parallel, vectorize, unroll, compute_at."""
 
     def __init__(self, tensor):
         self.tensor = tensor
@@ -53,6 +53,13 @@ class Stage:
 
     def unroll(self, axis):
         self._stage.set_kind(_var(axis, "unroll"), _te.LoopKind.unrolled)
+
+    def compute_at(self, parent, axis):
+        """Compute this tensor inside loop `axis` of stage `parent` (its consumer), only over the
+        region one iteration of that loop reads (TVM's compute_at)."""
+        if not isinstance(parent, Stage):
+            raise TypeError(f"[te schedule] compute_at takes the consumer's stage s[t], got {type(parent).__name__}")
+        self._stage.compute_at(parent._stage, _var(axis, "compute_at"))
 
 
 class Schedule:

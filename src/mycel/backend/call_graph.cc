@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mycel/backend/detail.h"
+#include "mycel/backend/fuse_util.h"
 
 namespace mycel::backend {
 namespace detail {
@@ -131,6 +132,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   if (opts.fuse) {
     detail::fuse_post_ops(*impl);
     detail::fuse_conv_pool(*impl);
+    detail::fuse_reduce_te(*impl);  // MYCEL_TE_FUSION=1 only
     detail::fuse_elementwise(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)

@@ -4,8 +4,6 @@
 // tensors. A chain grows through registers read exactly once, by the next op of the chain;
 // operands of one element broadcast. Reads never move across an instruction with side effects.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -18,45 +16,15 @@ namespace {
 
 using cpu::EwOp;
 
-bool is_static_tensor(const Function& f, int r, DType d) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d) return false;
-  for (int64_t x : f.regs[r].meta.shape)
-    if (x == ir::kDynamic) return false;
-  return true;
-}
-
-// The chain op of `in`, if it is a fusable elementwise kernel: float32 operands (bool for
-// cast's input and the comparisons' output), each of the output's shape or of one element.
-bool chain_op(const Function& f, const Instr& in, EwOp& op) {
-  if (!is_kernel1(in) || !in.op->backend.fuses_elementwise) return false;
-  op = in.op->backend.ew;
-  if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
-  const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
-  if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
-  const TensorMeta& m = f.regs[in.out[0]].meta;
-  for (int r : in.in)
-    if (!is_static_tensor(f, r, bool_in ? DType::bool_ : DType::float32) ||
-        (f.regs[r].meta.shape != m.shape && numel(f.regs[r].meta.shape) != 1))
-      return false;
-  return true;
-}
-
 struct Group {
   std::vector<int> members;  // instruction indices, in order
   int out = -1;
 };
 
-// MYCEL_TE_FUSION=1: chains are compiled by the tensor-expression code generator (src/mycel/te)
-// instead of run by the block interpreter; equal to rounding (the C++ library's exp and tanh).
-bool te_fusion() {
-  const char* e = std::getenv("MYCEL_TE_FUSION");
-  return e && *e && std::strcmp(e, "0") != 0;
-}
-
 std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out,
                                            const std::vector<bool>& broadcast, bool keeps_zero) {
   auto d = std::make_shared<OpDef>();
-  if (te_fusion()) {
+  if (te_fusion()) {  // chains compiled by mycel.te instead of run by the block interpreter
     auto fn = te::build_elementwise(prog, numel(out.shape), broadcast);
     d->name = "fused_elementwise[te]{" + prog.str() + "}";
     d->class_name = "FusedElementwise";
@@ -85,6 +53,24 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   d->kernel = [prog](const KernelContext& c) {
     cpu::run_fused_elementwise(prog, c.inputs, c.out(0));
   };
+  if (te_fusion_async()) {  // the interpreter until the TE kernel is compiled in the background
+    d->name = "fused_elementwise[te async]{" + prog.str() + "}";
+    const int64_t n = numel(out.shape);
+    auto bg = te::BackgroundBuild::start(
+        [prog, n, broadcast] { return te::build_elementwise(prog, n, broadcast); });
+    d->kernel = [prog, bg](const KernelContext& c) {
+      auto fn = bg->ready();
+      // The generated loop's pointers are __restrict: an output the memory planner put over an
+      // input stays with the interpreter.
+      for (const Tensor& t : c.inputs)
+        if (fn && t.data() == c.out(0).data()) fn = nullptr;
+      if (!fn) return cpu::run_fused_elementwise(prog, c.inputs, c.out(0));
+      std::vector<void*> bufs;
+      for (const Tensor& t : c.inputs) bufs.push_back(t.data());
+      bufs.push_back(c.out(0).data());
+      fn->kernel->run(bufs.data());
+    };
+  }
   d->dtypes = {DType::float32};
   d->grad = "none";
   return d;
@@ -98,7 +84,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<EwOp> ops(n);
   for (int i = 0; i < n; ++i) {
     const Instr& in = f.code[i];
-    if (!chain_op(f, in, ops[i])) {
+    if (!elementwise_chain_op(f, in, ops[i])) {
       if (has_side_effect(in)) open.clear();  // later reads must not move above it
       continue;
     }

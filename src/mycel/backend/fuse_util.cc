@@ -1,5 +1,8 @@
 #include "mycel/backend/fuse_util.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace mycel::backend::detail {
 
 std::vector<int> count_uses(const Function& f) {
@@ -79,6 +82,42 @@ void compact(Function& f, const std::vector<char>& keep) {
   for (size_t i = 0; i < f.code.size(); ++i)
     if (keep[i]) code.push_back(std::move(f.code[i]));
   f.code = std::move(code);
+}
+
+namespace {
+
+bool is_static_tensor(const Function& f, int r, DType d) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d) return false;
+  for (int64_t x : f.regs[r].meta.shape)
+    if (x == ir::kDynamic) return false;
+  return true;
+}
+
+}  // namespace
+
+bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op) {
+  using cpu::EwOp;
+  if (!is_kernel1(in) || !in.op->backend.fuses_elementwise) return false;
+  op = in.op->backend.ew;
+  if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
+  const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
+  if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
+  const TensorMeta& m = f.regs[in.out[0]].meta;
+  for (int r : in.in)
+    if (!is_static_tensor(f, r, bool_in ? DType::bool_ : DType::float32) ||
+        (f.regs[r].meta.shape != m.shape && numel(f.regs[r].meta.shape) != 1))
+      return false;
+  return true;
+}
+
+bool te_fusion() {
+  const char* e = std::getenv("MYCEL_TE_FUSION");
+  return e && *e && std::strcmp(e, "0") != 0 && std::strcmp(e, "async") != 0;
+}
+
+bool te_fusion_async() {
+  const char* e = std::getenv("MYCEL_TE_FUSION");
+  return e && std::strcmp(e, "async") == 0;
 }
 
 }  // namespace mycel::backend::detail

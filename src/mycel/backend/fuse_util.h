@@ -1,10 +1,12 @@
-// Helpers shared by the backend's fusion passes (fuse_post_ops.cc, fuse_elementwise.cc), which
+// Helpers shared by the backend's fusion passes (fuse_post_ops.cc, fuse_elementwise.cc,
+// fuse_reduce_te.cc), which
 // rewrite a lowered Function's instruction list before calls are analysed and memory is planned.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "mycel/backend/detail.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
 
 namespace mycel::backend::detail {
 
@@ -28,6 +30,20 @@ bool is_static_f32(const Function& f, int r);
 bool is_f32_static_but_batch(const Function& f, int r);
 /// Elements of r's shape with a dynamic dim counted as 1 (per-sample sizes, for cost checks).
 int64_t numel_per_sample(const Function& f, int r);
+/// The chain op of `in` if it is a fusable elementwise kernel (fuse_elementwise.cc): float32
+/// operands (bool for cast's input and the comparisons' output), each of the output's shape or of
+/// one element, all static.
+bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op);
+/// MYCEL_TE_FUSION=1 (any value but 0 and async) when a step compiles: fused chains are compiled
+/// by the tensor-expression code generator (src/mycel/te) instead of run by the block interpreter
+/// (equal to rounding: the C++ library's exp and tanh), and chains feeding a sum or mean fuse
+/// with it (fuse_reduce_te.cc).
+bool te_fusion();
+/// MYCEL_TE_FUSION=async: chains start on the interpreter and switch to their TE kernel once a
+/// background thread has compiled it (the step never waits for the compiler).
+bool te_fusion_async();
+/// The pass of fuse_reduce_te.cc (with te_fusion() only; before fuse_elementwise).
+void fuse_reduce_te(ProgramImpl& p);
 /// Keeps the instructions whose `keep` flag is set, in order.
 void compact(Function& f, const std::vector<char>& keep);
 

@@ -127,15 +127,20 @@ OpDef with_reduce_rule(OpDef d, std::string combine) {
 
 MYCEL_REGISTER_OPS(reduce) {
   using namespace cpu;
-  r.add(with_reduce_rule(
-      reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
-                reduce_infer(int64_if_integral), sum_kernel, "bprop", Extra::kUnsignedAndComplex),
-      "sum"));
-  r.add(with_reduce_rule(
-      reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
-                reduce_infer(float64_if_integral), mean_kernel, "bprop",
-                Extra::kUnsignedAndComplex),
-      "mean"));
+  r.add(with_traits(
+      with_reduce_rule(
+          reduction("sum", "ReduceSum", "Sum over axes (all if axis is empty); ints sum to int64.",
+                    reduce_infer(int64_if_integral), sum_kernel, "bprop",
+                    Extra::kUnsignedAndComplex),
+          "sum"),
+      reduce_fusion(ReduceFusion::kSum)));
+  r.add(with_traits(
+      with_reduce_rule(
+          reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
+                    reduce_infer(float64_if_integral), mean_kernel, "bprop",
+                    Extra::kUnsignedAndComplex),
+          "mean"),
+      reduce_fusion(ReduceFusion::kMean)));
   r.add(with_reduce_rule(
       reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
                 reduce_infer(int64_if_integral), prod_kernel, "bprop", Extra::kUnsignedAndComplex),

@@ -66,6 +66,10 @@ enum PostOpBits : uint8_t { kPostRelu = 1, kPostAddRow = 2 };
 /// Windowed ops the layout step and conv+pool fusion know how to rewrite.
 enum class WindowKind : uint8_t { kNone, kConv, kMaxPool, kAvgPool };
 
+/// A reduction over "axis" / "keep_dims" attributes that TE fusion computes with the chain
+/// feeding it: a sum, or a sum divided by the reduced element count.
+enum class ReduceFusion : uint8_t { kNone, kSum, kMean };
+
 /// What the graph backend's rewrites (backend/fuse_*.cc, assign_layouts.cc) may do with an op.
 struct BackendTraits {
   uint8_t accepts_post_ops = 0;  // PostOpBits its oneDNN kernel can apply after it
@@ -75,8 +79,9 @@ struct BackendTraits {
   bool keeps_zero = false;         // elementwise with f(0, ..) = 0: blocked padding stays zero
   bool fuses_elementwise = false;  // a step of fused float32 chains, as `ew`
   cpu::EwOp ew = cpu::EwOp::kAdd;
-  const OpDef* unfused = nullptr;  // a fused op: the registry op whose geometry it has
-  uint8_t fused_post_ops = 0;      // a fused op: the PostOpBits folded in
+  ReduceFusion reduce = ReduceFusion::kNone;  // a chain feeding it may fuse (fuse_reduce_te.cc)
+  const OpDef* unfused = nullptr;             // a fused op: the registry op whose geometry it has
+  uint8_t fused_post_ops = 0;                 // a fused op: the PostOpBits folded in
 };
 
 /// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split
@@ -139,6 +144,9 @@ inline auto ew_step(cpu::EwOp e, bool keeps_zero = false) {
     d.backend.ew = e;
     d.backend.keeps_zero = keeps_zero;
   };
+}
+inline auto reduce_fusion(ReduceFusion r) {
+  return [r](OpDef& d) { d.backend.reduce = r; };
 }
 inline auto as_post_op(uint8_t bits) {
   return [bits](OpDef& d) { d.backend.as_post_op = bits; };

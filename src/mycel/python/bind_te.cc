@@ -188,6 +188,7 @@ void init_te(nb::module_& root) {
       .def("split", &te::Stage::split)
       .def("reorder", &te::Stage::reorder)
       .def("set_kind", &te::Stage::set_kind)
+      .def("compute_at", &te::Stage::compute_at)
       .def_prop_ro("loops", &te::Stage::loops)
       .def_prop_ro("tensor", &te::Stage::tensor);
   m.def("generate_cpp", &te::generate_cpp, nb::arg("inputs"), nb::arg("outputs"),
@@ -207,6 +208,14 @@ void init_te(nb::module_& root) {
         return te::build(std::move(inputs), std::move(outputs), schedule);
       },
       nb::arg("inputs"), nb::arg("outputs"), nb::arg("schedule") = te::Schedule{});
+  m.def(
+      "wait_background_builds",
+      [] {
+        nb::gil_scoped_release release;
+        return te::wait_background_builds();
+      },
+      "Waits for the TE kernels MYCEL_TE_FUSION=async compiles in the background; returns how "
+      "many were built.");
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
   m.def(

@@ -1,6 +1,7 @@
 // The graph backend's fused elementwise chains (kernels/cpu/fused_elementwise.h) lowered to TE
 // and compiled by this code generator: one generated loop per chain, opted into with
-// MYCEL_TE_FUSION=1 (backend/fuse_elementwise.cc). The built-in interpreter stays the default:
+// MYCEL_TE_FUSION=1 (backend/fuse_elementwise.cc), and a chain feeding a sum or mean as one
+// reduction (backend/fuse_reduce_te.cc). The built-in interpreter stays the default:
 // its steps are the op kernels' own math (fast_exp, fast_tanh), bit for bit, while generated
 // code uses the C++ library's, equal to rounding.
 #include "mycel/core/error.h"
@@ -62,18 +63,23 @@ Expr step_expr(cpu::EwOp op, const Expr& a, const Expr& b) {
   MYCEL_THROW(ValueError, "[te fusion] unknown elementwise step ", static_cast<int>(op));
 }
 
-}  // namespace
-
-std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
-                                            const std::vector<bool>& broadcast) {
+// The chain's value at one element: inputs of `shape` are read at `index`, broadcast ones (one
+// element) at 0; the placeholders are appended to ins.
+Expr chain_expr(const cpu::EwProgram& p, const std::vector<int64_t>& shape,
+                const std::vector<bool>& broadcast, const std::vector<Expr>& index,
+                std::vector<Tensor>& ins) {
   MYCEL_CHECK(static_cast<int>(broadcast.size()) == p.num_inputs && !p.steps.empty(), ValueError,
               "[te fusion] program ", p.str(), " does not match its ", broadcast.size(), " inputs");
-  IterVar i = make_var("i", 0, n, false);
-  std::vector<Tensor> ins;
   std::vector<Expr> slots;
   for (int k = 0; k < p.num_inputs; ++k) {
-    ins.push_back(placeholder({broadcast[k] ? 1 : n}, DType::float32, "in" + std::to_string(k)));
-    slots.push_back(load(ins.back(), {broadcast[k] ? constant(0, DType::int64) : var(i)}));
+    const std::string name = "in" + std::to_string(k);
+    if (broadcast[k]) {
+      ins.push_back(placeholder({1}, DType::float32, name));
+      slots.push_back(load(ins.back(), {constant(0, DType::int64)}));
+    } else {
+      ins.push_back(placeholder(shape, DType::float32, name));
+      slots.push_back(load(ins.back(), index));
+    }
   }
   for (const cpu::EwStep& s : p.steps) {
     MYCEL_CHECK(s.a >= 0 && s.a < static_cast<int>(slots.size()) && s.b >= 0 &&
@@ -81,8 +87,63 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
                 ValueError, "[te fusion] program ", p.str(), " reads a slot it has not computed");
     slots.push_back(step_expr(s.op, slots[s.a], slots[s.b]));
   }
-  Tensor out = compute({n}, {i}, slots.back(), "fused");
-  return build(ins, {out});
+  return slots.back();
+}
+
+}  // namespace
+
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
+                                            const std::vector<bool>& broadcast) {
+  IterVar i = make_var("i", 0, n, false);
+  std::vector<Tensor> ins;
+  Expr body = chain_expr(p, {n}, broadcast, {var(i)}, ins);
+  return build(ins, {compute({n}, {i}, body, "fused")});
+}
+
+std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
+                                                   const std::vector<int64_t>& shape,
+                                                   const std::vector<bool>& broadcast,
+                                                   const std::vector<bool>& reduced, bool keep_dims,
+                                                   bool mean, bool keep_chain) {
+  MYCEL_CHECK(reduced.size() == shape.size(), ValueError, "[te fusion] ", reduced.size(),
+              " reduced flags for a rank-", shape.size(), " input");
+  std::vector<Expr> index;
+  std::vector<IterVar> axes, raxes;
+  std::vector<int64_t> out_shape;
+  int64_t count = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const std::string name = std::string(reduced[d] ? "r" : "i") + std::to_string(d);
+    if (reduced[d]) {
+      raxes.push_back(make_var(name, 0, shape[d], true));
+      index.push_back(var(raxes.back()));
+      count *= shape[d];
+      if (keep_dims) {  // an axis of extent 1 that indexes nothing
+        axes.push_back(make_var("k" + std::to_string(d), 0, 1, false));
+        out_shape.push_back(1);
+      }
+    } else {
+      axes.push_back(make_var(name, 0, shape[d], false));
+      index.push_back(var(axes.back()));
+      out_shape.push_back(shape[d]);
+    }
+  }
+  MYCEL_CHECK(!raxes.empty(), ValueError, "[te fusion] a reduction over no axis");
+  std::vector<Tensor> ins;
+  Tensor chain;  // keep_chain: the chain's values are an output too, which the reduction reads
+  if (keep_chain) {
+    std::vector<IterVar> full;
+    std::vector<Expr> at;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      full.push_back(make_var("j" + std::to_string(d), 0, shape[d], false));
+      at.push_back(var(full.back()));
+    }
+    chain = compute(shape, full, chain_expr(p, shape, broadcast, at, ins), "fused_chain");
+  }
+  Expr value = chain ? load(chain, index) : chain_expr(p, shape, broadcast, index, ins);
+  Expr body = reduce(ReduceKind::sum, value, raxes);
+  if (mean) body = binary(Op::Div, body, f32(static_cast<double>(count)));
+  Tensor out = compute(out_shape, axes, body, "fused_reduce");
+  return chain ? build(ins, {chain, out}) : build(ins, {out});
 }
 
 }  // namespace mycel::te

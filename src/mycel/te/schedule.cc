@@ -39,6 +39,9 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& v, int64_t factor) {
   for (auto& [var, k] : kinds_)
     MYCEL_CHECK(var != v.get(), ValueError, "[te schedule] split of '", v->name,
                 "': the loop already has a kind; split first, then mark the pieces");
+  MYCEL_CHECK(!attach_tensor_, ValueError, "[te schedule] split of '", v->name, "': '",
+              tensor_->name, "' is computed at '", attach_tensor_ ? attach_tensor_->name : "",
+              "', whose loop sets its region; its own axes stay unsplit");
   int64_t extent = v->hi - v->lo;
   IterVar outer = make_var(v->name + ".outer", 0, (extent + factor - 1) / factor, v->reduce);
   IterVar inner = make_var(v->name + ".inner", 0, std::min(factor, extent), v->reduce);
@@ -73,12 +76,30 @@ void Stage::set_kind(const IterVar& v, LoopKind k) {
   MYCEL_CHECK(!(v->reduce && (k == LoopKind::parallel || k == LoopKind::vectorized)), ValueError,
               "[te schedule] ", what, ": '", v->name, "' is a reduce loop of '", tensor_->name,
               "'; only loops over output axes may run in parallel or vectorized");
+  MYCEL_CHECK(!(attach_tensor_ && k == LoopKind::parallel), ValueError, "[te schedule] parallel: '",
+              tensor_->name, "' is computed at '", attach_tensor_ ? attach_tensor_->name : "",
+              "'; it runs on the thread of that loop");
   for (auto& [var, kind] : kinds_)
     if (var == v.get()) {
       kind = k;
       return;
     }
   kinds_.emplace_back(v.get(), k);
+}
+
+void Stage::compute_at(const Stage& consumer, const IterVar& axis) {
+  MYCEL_CHECK(consumer.tensor_ != tensor_, ValueError, "[te schedule] compute_at: '", tensor_->name,
+              "' cannot be computed inside its own loops");
+  consumer.position(axis, "compute_at");
+  MYCEL_CHECK(splits_.empty(), ValueError, "[te schedule] compute_at: '", tensor_->name,
+              "' has split loops; a tensor computed at another keeps its axes unsplit (its loops "
+              "cover the region its consumer needs)");
+  for (auto& [var, k] : kinds_)
+    MYCEL_CHECK(k != LoopKind::parallel, ValueError, "[te schedule] compute_at: '", tensor_->name,
+                "' has the parallel loop '", var->name,
+                "'; a tensor computed inside another's loop runs on that loop's thread");
+  attach_tensor_ = consumer.tensor_;
+  attach_axis_ = axis;
 }
 
 LoopKind Stage::kind(const IterVarNode* v) const {

@@ -1,10 +1,13 @@
 // Tensor expressions (issue 18): an index-arithmetic IR of its own (not graph IR), its
 // reverse-mode AD, and lowering to C++ loop nests compiled at run time.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mycel/core/dtype.h"
@@ -155,6 +158,12 @@ class Stage {
   /// The given loops take the positions they occupy, in the given order (others stay put).
   void reorder(const std::vector<IterVar>& loops);
   void set_kind(const IterVar& v, LoopKind k);
+  /// TVM's compute_at: this tensor's loop nest runs inside `consumer`'s loop `axis`, over only
+  /// the region one iteration of that loop reads (bounds inferred from the index expressions when
+  /// the code is generated), into a buffer of that region's size.
+  void compute_at(const Stage& consumer, const IterVar& axis);
+  const Tensor& attach_tensor() const { return attach_tensor_; }
+  const IterVar& attach_axis() const { return attach_axis_; }
   const Tensor& tensor() const { return tensor_; }
   const std::vector<IterVar>& loops() const { return loops_; }
   const std::vector<Split>& splits() const { return splits_; }
@@ -167,6 +176,8 @@ class Stage {
   std::vector<IterVar> loops_;
   std::vector<Split> splits_;
   std::vector<std::pair<const IterVarNode*, LoopKind>> kinds_;
+  Tensor attach_tensor_;  // compute_at: the consumer (null: the tensor's loops are at the root)
+  IterVar attach_axis_;
 };
 using Schedule = std::vector<std::shared_ptr<Stage>>;
 
@@ -231,6 +242,39 @@ std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> 
 /// input (the generated pointers are __restrict).
 std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
                                             const std::vector<bool>& broadcast);
+/// A chain as build_elementwise, over an input of `shape`, summed over the axes marked in
+/// `reduced` (then divided by their element count when `mean`); the result keeps those axes with
+/// extent 1 when keep_dims; with keep_chain the chain's values are a first output (the reduction
+/// second). The graph backend's chain-into-reduction fusion.
+std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
+                                                   const std::vector<int64_t>& shape,
+                                                   const std::vector<bool>& broadcast,
+                                                   const std::vector<bool>& reduced, bool keep_dims,
+                                                   bool mean, bool keep_chain);
+/// A function built on a background thread (background.cc): ready() is null until it is built
+/// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
+/// time; destruction waits for the build.
+class BackgroundBuild {
+ public:
+  static std::shared_ptr<BackgroundBuild> start(std::function<std::shared_ptr<Function>()> make);
+  ~BackgroundBuild();
+  BackgroundBuild(const BackgroundBuild&) = delete;
+  BackgroundBuild& operator=(const BackgroundBuild&) = delete;
+  std::shared_ptr<Function> ready() const;
+  std::string error() const;
+  void wait();
+
+ private:
+  BackgroundBuild() = default;
+  std::atomic<bool> done_{false};
+  mutable std::mutex mutex_;
+  std::mutex join_mutex_;
+  std::shared_ptr<Function> fn_;
+  std::string error_;
+  std::thread thread_;
+};
+/// Waits for every background build still referenced; returns how many produced a function.
+int wait_background_builds();
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);
