@@ -13,7 +13,8 @@ void expect_close(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.shape(), b.shape());
   Tensor x = a.to(DType::float64), y = b.to(DType::float64);
   for (int64_t i = 0; i < x.numel(); ++i)
-    EXPECT_NEAR(x.data<double>()[i], y.data<double>()[i], 1e-6 + 1e-6 * std::abs(y.data<double>()[i]));
+    EXPECT_NEAR(x.data<double>()[i], y.data<double>()[i],
+                1e-6 + 1e-6 * std::abs(y.data<double>()[i]));
 }
 
 // tanh(x @ w) with its gradient w.r.t. x and w, the output's sensitivity an input.
@@ -53,7 +54,8 @@ TEST(SplitGrad, ForwardAndBackwardEqualTheWholeStep) {
   expect_close(grads[0], whole[1]);
   expect_close(grads[1], whole[2]);
   // The forward's matmul and tanh are not recomputed: the backward graph has no tanh.
-  EXPECT_EQ(ir::print(*split.backward).find("tanh("), std::string::npos) << ir::print(*split.backward);
+  EXPECT_EQ(ir::print(*split.backward).find("tanh("), std::string::npos)
+      << ir::print(*split.backward);
 }
 
 TEST(SplitGrad, RefusesAGradientWithoutItsValue) {
@@ -64,8 +66,8 @@ TEST(SplitGrad, RefusesAGradientWithoutItsValue) {
   ad::GradSpec spec;
   spec.positions = {0};
   spec.sens_param = true;
-  pipeline::Step step =
-      pipeline::compile_step(g, {tensor_abs({3}), tensor_abs({3})}, &spec, pipeline::Options::from_env());
+  pipeline::Step step = pipeline::compile_step(g, {tensor_abs({3}), tensor_abs({3})}, &spec,
+                                               pipeline::Options::from_env());
   EXPECT_THROW(pipeline::split_at_sens(step, pipeline::Options::from_env()), TypeError);
 }
 

@@ -135,11 +135,11 @@ MYCEL_REGISTER_OPS(reduce) {
           "sum"),
       reduce_fusion(ReduceFusion::kSum)));
   r.add(with_traits(
-      with_reduce_rule(
-          reduction("mean", "ReduceMean", "Mean over axes (all if axis is empty); ints give float64.",
-                    reduce_infer(float64_if_integral), mean_kernel, "bprop",
-                    Extra::kUnsignedAndComplex),
-          "mean"),
+      with_reduce_rule(reduction("mean", "ReduceMean",
+                                 "Mean over axes (all if axis is empty); ints give float64.",
+                                 reduce_infer(float64_if_integral), mean_kernel, "bprop",
+                                 Extra::kUnsignedAndComplex),
+                       "mean"),
       reduce_fusion(ReduceFusion::kMean)));
   r.add(with_reduce_rule(
       reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
