@@ -11,7 +11,7 @@ namespace mycel::lite {
 
 struct NodeLayout {
   enum class Mode { kPlain, kWindow, kFlat } mode = Mode::kPlain;  // kWindow: conv/pool under a
-  bool src_blocked = false;  // LayoutScope; kFlat: elementwise over the padded buffers
+  bool src_blocked = false;  // the kernel's KernelParams; kFlat: elementwise over padded buffers
   bool dst_blocked = true;   // kWindow: the output too (false: an int8 conv's float32 output)
 };
 

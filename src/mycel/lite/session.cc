@@ -315,8 +315,7 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     }
   }
   // Per-node decisions, made once: fused activation, constant weights, flat views.
-  const_w_.assign(g_.nodes.size(), 0);
-  post_.assign(g_.nodes.size(), cpu::PostOpRequest{});
+  params_.assign(g_.nodes.size(), KernelParams{});
   act_op_.assign(g_.nodes.size(), nullptr);
   flat_in_.assign(g_.nodes.size(), {});
   flat_out_.assign(g_.nodes.size(), {});
@@ -327,16 +326,22 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   };
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     const NodeInfo& n = g_.nodes[k];
+    KernelParams& params = params_[k];
     if (n.post_act != NodeInfo::Act::kNone)
-      post_[k].ops.push_back(cpu::PostOp{
+      params.post_ops.push_back(cpu::PostOp{
           n.post_act == NodeInfo::Act::kRelu ? cpu::PostOp::Kind::kRelu : cpu::PostOp::Kind::kRelu6,
           Tensor()});
     if (n.post_act != NodeInfo::Act::kNone)
       act_op_[k] = &Registry::get().at(n.post_act == NodeInfo::Act::kRelu ? "relu" : "relu6");
     // A conv's weights are constants of the model: oneDNN's reorder of them is kept, not redone
     // (int8 kernels also remember whether the weights are safe for non-VNNI CPUs).
-    const_w_[k] = (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
-                  n.inputs.size() > 1 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].weight >= 0;
+    params.const_weights =
+        (n.op->name == "conv2d" || n.op->name == "qconv2d" || n.op->name == "qdense") &&
+        n.inputs.size() > 1 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].weight >= 0;
+    if (layout_[k].mode == NodeLayout::Mode::kWindow) {
+      params.src_blocked = layout_[k].src_blocked;
+      params.dst_blocked = layout_[k].dst_blocked;
+    }
     if (layout_[k].mode == NodeLayout::Mode::kFlat) {
       for (const Tensor& t : in_[k]) flat_in_[k].push_back(flat(t));
       for (const Tensor& t : out_[k]) flat_out_[k].push_back(flat(t));
@@ -434,33 +439,20 @@ void Session::run_node(size_t k) {
     n.op->kernel(KernelContext{*n.op, flat_in_[k], flat_out_[k], n.attrs});
     return;
   }
-  cpu::PostOpRequest& req = post_[k];
-  req.applied = false;
-  const bool const_w = const_w_[k];
+  KernelParams& params = params_[k];
+  params.post_applied = false;
+  params.layout_taken = false;
+  n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs, nullptr, &params});
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
-    cpu::LayoutScope layout(
-        cpu::LayoutRequest{layout_[k].src_blocked, layout_[k].dst_blocked, const_w});
-    {
-      std::optional<cpu::PostOpScope> post;
-      if (!req.ops.empty()) post.emplace(&req);
-      n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
-    }
-    MYCEL_CHECK(layout.taken(), RuntimeError, "lite: [", n.op->name,
+    MYCEL_CHECK(params.layout_taken, RuntimeError, "lite: [", n.op->name,
                 "] ran without oneDNN on a blocked tensor");
-    MYCEL_CHECK(req.ops.empty() || req.applied, RuntimeError, "lite: [", n.op->name,
+    MYCEL_CHECK(params.post_ops.empty() || params.post_applied, RuntimeError, "lite: [", n.op->name,
                 "] did not apply its fused activation to a blocked tensor");
     return;
   }
-  {
-    std::optional<cpu::LayoutScope> layout;
-    if (const_w) layout.emplace(cpu::LayoutRequest{false, false, true});
-    std::optional<cpu::PostOpScope> post;
-    if (!req.ops.empty()) post.emplace(&req);
-    n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs});
-  }
-  if (!req.ops.empty() && !req.applied) {
+  if (!params.post_ops.empty() && !params.post_applied) {
     if (outs[0].dtype() == DType::float32) {
-      cpu::apply_post_ops(req.ops, outs[0]);
+      cpu::apply_post_ops(params.post_ops, outs[0]);
     } else {  // bf16: the activation's own kernel, in place (elementwise)
       const OpDef& act = *act_op_[k];
       std::vector<Tensor> io{outs[0]};

@@ -80,10 +80,11 @@ class Session {
   std::vector<std::vector<std::pair<int, int>>> reorders_;  // per node: (blocked, NCHW copy) first
   std::vector<NodeLayout> layout_;                          // per node
   std::vector<std::vector<Tensor>> in_, out_;               // per node: bound kernel arguments
-  std::vector<char> eager_;    // per node: inputs need promotion, run via call_op
-  std::vector<char> const_w_;  // per node: a conv/dense whose weights are model constants
-  std::vector<cpu::PostOpRequest> post_;  // per node: its fused activation, built once
-  std::vector<const OpDef*> act_op_;      // per node: that activation as an op (non-float32 data)
+  std::vector<char> eager_;  // per node: inputs need promotion, run via call_op
+  /// Per node, built once: its fused activation, whether a conv/dense's weights are model
+  /// constants, and the layouts of its input and output (the kernels' explicit parameters).
+  std::vector<KernelParams> params_;
+  std::vector<const OpDef*> act_op_;  // per node: that activation as an op (non-float32 data)
   Attrs no_attrs_;
   std::vector<std::vector<Tensor>> flat_in_, flat_out_;  // kFlat nodes: whole padded buffers
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input

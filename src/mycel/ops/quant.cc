@@ -190,11 +190,13 @@ void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out,
 }
 
 MYCEL_REGISTER_OPS(quant) {
-  // The lite runtime marks model constants and NHWC activations through the layout request.
+  // The lite runtime marks model constants and NHWC activations in the kernel's parameters.
   auto int8_kernel = [](const KernelContext& c) {
-    const cpu::LayoutRequest l = cpu::take_layout();
-    run_int8_op(c.op, c.inputs, c.out(0), c.attrs, l.const_weights, nullptr,
-                cpu::Int8Layout{l.src_blocked, l.dst_blocked});
+    const KernelParams plain;
+    const KernelParams& p = c.params ? *c.params : plain;
+    run_int8_op(c.op, c.inputs, c.out(0), c.attrs, p.const_weights, nullptr,
+                cpu::Int8Layout{p.src_blocked, p.dst_blocked});
+    if (c.params) c.params->layout_taken = true;
   };
   // quantize / dequantize are elementwise (vmap's and the planner's generic rules apply).
   auto elementwise = [](OpDef d) {

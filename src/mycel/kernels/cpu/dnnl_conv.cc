@@ -184,7 +184,6 @@ void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
 
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g, KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
-  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
   const KernelParams* post =
       activation_post_ops(params);  // else not ours to apply: the caller does
   const bool src_blocked = params && params->src_blocked,

@@ -9,7 +9,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "mycel/core/tensor.h"
-#include "mycel/kernels/cpu/scoped_params.h"  // LayoutScope: the lite runtime's, until KernelParams
 
 namespace mycel::cpu {
 

@@ -150,7 +150,6 @@ bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tens
 
 void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                  const MatmulGeom& g, KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
-  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
   const KernelParams* post = post_ops_of(params);
   if (c.numel() == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (plus bias)

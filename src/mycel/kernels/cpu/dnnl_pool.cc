@@ -51,7 +51,6 @@ struct PoolPrepared : KernelPrepared {
 
 void pool2d_dnnl(const Tensor& x, Tensor& y, const WindowGeom& g, bool max, bool count_include_pad,
                  KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
-  if (!params) params = take_scoped_params();  // the lite runtime's scoped requests
   const bool blocked = params && params->src_blocked;
   MYCEL_CHECK(!params || params->src_blocked == params->dst_blocked, RuntimeError,
               "[pool2d] input and output layouts must agree (backend bug)");

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "mycel/core/tensor.h"
-#include "mycel/kernels/cpu/scoped_params.h"  // the lite runtime's requests, until it passes KernelParams
 #include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
