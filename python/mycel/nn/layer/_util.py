@@ -27,20 +27,30 @@ def check_pad_mode(pad_mode, who):
     return pad_mode.lower()
 
 
-def padding4(padding, pad_mode, who):
-    """MindSpore's padding (int or (top, bottom, left, right)) as a 4-tuple; nonzero only with 'pad'."""
+def window_padding(padding, pad_mode, who, dims, allow_one=False):
+    """MindSpore's padding of a `dims`-d window as 2 * dims ints (head, tail per dim): an int, a
+    tuple of `dims` (each dim's head = tail), of 2 * dims, or (allow_one: Conv3d's) of one int;
+    nonzero only with pad_mode 'pad'."""
+    lengths = ((1,) if allow_one else ()) + (dims, 2 * dims)
     if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
-        pads = (int(padding),) * 4
-    elif isinstance(padding, (tuple, list)) and len(padding) in (2, 4):
-        pads = tuple(padding) if len(padding) == 4 else (padding[0], padding[0], padding[1], padding[1])
+        pads = (int(padding),) * (2 * dims)
+    elif isinstance(padding, (tuple, list)) and len(padding) in lengths:
+        pads = tuple(padding) if len(padding) == 2 * dims else \
+            tuple(p for p in (tuple(padding) * dims)[:dims] for _ in range(2))
     else:
-        raise ValueError(f"{who}: padding must be an int or a tuple of 2 or 4 ints, got {padding!r}")
+        names = ", ".join(str(n) for n in lengths[:-1]) + f" or {lengths[-1]}"
+        raise ValueError(f"{who}: padding must be an int or a tuple of {names} ints, got {padding!r}")
     if any(isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0 for p in pads):
         raise ValueError(f"{who}: padding must be non-negative ints, got {padding!r}")
     if pad_mode != "pad" and any(pads):
         raise ValueError(f"{who}: padding must be 0 unless pad_mode is 'pad', got padding={padding!r} "
                          f"with pad_mode={pad_mode!r}")
     return tuple(int(p) for p in pads)
+
+
+def padding4(padding, pad_mode, who):
+    """MindSpore's 2-d padding (int, (top/bottom, left/right) or (top, bottom, left, right))."""
+    return window_padding(padding, pad_mode, who, 2)
 
 
 def make_param(init, shape, dtype, name, requires_grad=True):

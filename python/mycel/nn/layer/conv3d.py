@@ -13,7 +13,7 @@ from mycel.common.pool_geometry3d import ceil_pads3, flat_pads3, window_counts3
 from mycel.common.tensor import Tensor
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
-from mycel.nn.layer._util import check_int, check_pad_mode, make_param
+from mycel.nn.layer._util import check_int, check_pad_mode, make_param, window_padding
 
 
 def triple(value, who, arg, allow_zero=False):
@@ -24,23 +24,6 @@ def triple(value, who, arg, allow_zero=False):
             any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low for v in vals):
         raise ValueError(f"{who}: '{arg}' must be an int or a tuple of 3 ints >= {low}, got {value!r}")
     return tuple(int(v) for v in vals)
-
-
-def padding6(padding, pad_mode, who):
-    """padding as (head, tail, top, bottom, left, right); nonzero only with pad_mode 'pad'."""
-    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
-        pads = (int(padding),) * 6
-    elif isinstance(padding, (tuple, list)) and len(padding) in (1, 3, 6):
-        pads = tuple(padding) * 6 if len(padding) == 1 else tuple(padding) if len(padding) == 6 else \
-            (padding[0], padding[0], padding[1], padding[1], padding[2], padding[2])
-    else:
-        raise ValueError(f"{who}: padding must be an int or a tuple of 1, 3 or 6 ints, got {padding!r}")
-    if any(isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0 for p in pads):
-        raise ValueError(f"{who}: padding must be non-negative ints, got {padding!r}")
-    if pad_mode != "pad" and any(pads):
-        raise ValueError(f"{who}: padding must be 0 unless pad_mode is 'pad', got padding={padding!r} "
-                         f"with pad_mode={pad_mode!r}")
-    return tuple(int(p) for p in pads)
 
 
 class _Conv3dBase(Cell):
@@ -63,7 +46,7 @@ class _Conv3dBase(Cell):
         self.stride = triple(stride, who, "stride")
         self.dilation = triple(dilation, who, "dilation")
         self.pad_mode = check_pad_mode(pad_mode, who)
-        self.padding = padding6(padding, self.pad_mode, who)
+        self.padding = window_padding(padding, self.pad_mode, who, 3, allow_one=True)
         self.has_bias = bool(has_bias)
         rows, cols = (in_channels, out_channels) if transposed else (out_channels, in_channels)
         shape = (rows, cols // group) + self.kernel_size
@@ -150,7 +133,7 @@ class _Pool3d(Cell):
         self._kernel = triple(kernel_size, who, "kernel_size")
         self._stride = triple(stride, who, "stride")
         self.pad_mode = check_pad_mode(pad_mode, who)
-        self.padding = padding6(padding, self.pad_mode, who)
+        self.padding = window_padding(padding, self.pad_mode, who, 3, allow_one=True)
         self.ceil_mode = bool(ceil_mode)
         if self.ceil_mode and self.pad_mode == "same":
             raise ValueError(f"{who}: ceil_mode needs pad_mode 'valid' or 'pad', got 'same'")
