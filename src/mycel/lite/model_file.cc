@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "mindir_generated.h"
 #include "mycel/core/crc32c.h"
@@ -252,6 +253,19 @@ std::string serialize(const Graph& g) {
   return out;
 }
 
+// A scalar vector's elements, copied bytewise. The FlatBuffers verifier checks a vector's
+// 4-byte length prefix but not that 8-byte elements (int64, double) sit on 8-byte boundaries,
+// so a hostile file can place them anywhere; reading through memcpy is defined at any address
+// (and compiles to plain loads on x86). Element types are fixed-size little-endian scalars.
+template <class T>
+std::vector<T> copy_vector(const flatbuffers::Vector<T>* v) {
+  static_assert(std::is_arithmetic_v<T>);
+  if (!v || v->size() == 0) return {};
+  std::vector<T> out(v->size());
+  std::memcpy(out.data(), v->Data(), v->size() * sizeof(T));
+  return out;
+}
+
 Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
   const std::string where = "MINDIR";
   // 1. Header: magic, version, and sections inside the file (overflow-checked).
@@ -319,7 +333,7 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
       if (fv->shape()) {
         if (fv->shape()->size() > 16)
           MYCEL_THROW(ValueError, where, ": value ", idx, " has rank ", fv->shape()->size());
-        vi.shape.assign(fv->shape()->begin(), fv->shape()->end());
+        vi.shape = copy_vector(fv->shape());
       }
       vi.weight = fv->weight();
       if (vi.weight < -1 || vi.weight >= static_cast<int>(g.weights.size()))
@@ -356,8 +370,8 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
         MYCEL_THROW(ValueError, where, ": node ", g.nodes.size(), " calls '", opname,
                     "', which has no place in an inference model");
       if (fn->name()) n.name = fn->name()->str();
-      if (fn->inputs()) n.inputs.assign(fn->inputs()->begin(), fn->inputs()->end());
-      if (fn->outputs()) n.outputs.assign(fn->outputs()->begin(), fn->outputs()->end());
+      n.inputs = copy_vector(fn->inputs());
+      n.outputs = copy_vector(fn->outputs());
       std::map<std::string, AttrValue> named;
       if (fn->attrs()) {
         for (const fb::Attr* a : *fn->attrs()) {
@@ -378,12 +392,10 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
               val = a->s() ? a->s()->str() : std::string();
               break;
             case fb::AttrKind::Ints:
-              val = a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end())
-                              : std::vector<int64_t>{};
+              val = copy_vector(a->ints());
               break;
             case fb::AttrKind::Floats:
-              val = a->floats() ? std::vector<double>(a->floats()->begin(), a->floats()->end())
-                                : std::vector<double>{};
+              val = copy_vector(a->floats());
               break;
             case fb::AttrKind::DType:
               if (a->i() < 0 || a->i() >= kNumDTypes)
@@ -409,8 +421,8 @@ Graph parse(const uint8_t* data, size_t size, std::shared_ptr<void> keep) {
       g.nodes.push_back(std::move(n));
     }
   }
-  if (m->inputs()) g.inputs.assign(m->inputs()->begin(), m->inputs()->end());
-  if (m->outputs()) g.outputs.assign(m->outputs()->begin(), m->outputs()->end());
+  g.inputs = copy_vector(m->inputs());
+  g.outputs = copy_vector(m->outputs());
   validate(g, where);
   verify_quantized(g, where);
   return g;
