@@ -82,7 +82,9 @@ def _numel(x):
 
 def example(op, cases, setup=()):
     """The example text for op, or None when no table row makes a small, checked one."""
-    # rows with non-empty inputs of at most MAX_ITEMS elements, those of about 12 elements first
+    # rows with non-empty inputs of at most MAX_ITEMS elements: arrays before scalars, float rows
+    # first (the dtype a reader expects; the uint16 or complex rows exist to test those dtypes),
+    # then those of about 12 elements
     ranked = []
     for case in cases:
         dtype = "float32" if "float32" in case.dtypes else case.dtypes[0]
@@ -92,9 +94,9 @@ def example(op, cases, setup=()):
             continue
         total = sum(a.size for a in arrays)
         if (arrays or case.attrs) and total <= MAX_ITEMS and all(a.size > 0 for a in arrays):
-            ranked.append((abs(total - 12) + 100 * all(a.ndim == 0 for a in arrays), len(ranked), case,
-                           dtype, arrays))
-    for *_, case, dtype, arrays in sorted(ranked, key=lambda r: r[:2]):
+            ranked.append((all(a.ndim == 0 for a in arrays), dtype not in ("float32", "float64"),
+                           abs(total - 12), len(ranked), case, dtype, arrays))
+    for *_, case, dtype, arrays in sorted(ranked, key=lambda r: r[:4]):
         text = _render(op, case, dtype, arrays, setup)
         if text is not None:
             return text

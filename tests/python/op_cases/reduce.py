@@ -202,6 +202,7 @@ for _op, _ref in (("argmax", argmax_ref), ("argmin", argmin_ref)):
     CASES += [
         OpCase(_op, _ref, [(3, 4, 5)], dtypes=ALL, id="default_axis"),
         OpCase(_op, _ref, [(3, 4, 5)], dict(axis=0), id="axis0"),
+        OpCase(_op, _ref, [(3, 4)], dict(axis=1), id="rows"),
         OpCase(_op, _ref, [(3, 4, 5)], dict(axis=-2, keep_dims=True), id="neg_keep"),
         OpCase(_op, _ref, [()], dict(axis=0), id="0d"),
         OpCase(_op, _ref, [(0, 3)], dict(axis=1), id="empty_out"),
