@@ -90,6 +90,17 @@ def mindir(tmp):
     put("mindir", "dense_relu_raw_crc", 0, read(path))
 
 
+def onnx(tmp):
+    """A small convolutional net and an MLP, exported as ONNX by Mycel."""
+    conv = nn.SequentialCell([nn.Conv2d(1, 2, 3, pad_mode="pad", padding=1), nn.ReLU(),
+                              nn.MaxPool2d(2, 2), nn.Flatten(), nn.Dense(2 * 4 * 4, 3), nn.Softmax()])
+    mlp = nn.SequentialCell([nn.Dense(4, 3), nn.Tanh(), nn.Dense(3, 2)])
+    for name, net, shape in (("conv_pool_dense", conv, (1, 1, 8, 8)), ("mlp", mlp, (2, 4))):
+        x = Tensor(np.ones(shape, np.float32))
+        path = mycel.export(net, x, file_name=os.path.join(tmp, name), file_format="ONNX")
+        put("onnx", name, 0, read(path))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -97,6 +108,7 @@ def main():
         datasets()
         images()
         mindir(tmp)
+        onnx(tmp)
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

@@ -19,7 +19,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 INSTRUMENTED = ["targets", "mycel.train.serialization", "mycel.mindrecord", "mycel.dataset.sources",
-                "mycel.dataset.engine", "mycel.dataset.vision", "mycel.lite"]
+                "mycel.dataset.engine", "mycel.dataset.vision", "mycel.lite", "mycel.onnx"]
 
 
 def check(fn, allowed, data):

@@ -158,6 +158,31 @@ def load_mindir(data):
     mycel.load(_write("f.mindir", body))
 
 
+def import_onnx(data):
+    """An ONNX model's bytes: imported (the wire-format reader, then the op rules, which generate
+    the model's construct source) and, when its inputs are declared small and static, run once on
+    zeros, so hostile attributes (pads, strides, axes, shapes) reach the compiled program too."""
+    from mycel import onnx as mo
+    from mycel.onnx import model as onnx_model
+    _, body = _split(data)
+    m = onnx_model.model(body)
+    cell = mo.load_model_from_bytes(body)
+    inputs = []
+    for vi in m.graph.inputs:
+        if vi.name in m.graph.initializers:
+            continue
+        dtype = onnx_model.NP_DTYPES.get(vi.elem_type)
+        if dtype is None or vi.shape is None:
+            return
+        shape = tuple(2 if isinstance(d, str) else d for d in vi.shape)  # a symbolic batch: 2
+        if not all(isinstance(d, int) and 0 <= d for d in shape):
+            return
+        if np.prod(shape, dtype=np.int64) > 1 << 16:
+            return
+        inputs.append(np.zeros(shape, dtype))
+    cell(*inputs)
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -167,6 +192,9 @@ TARGETS = {
     "cifar": (read_cifar, ALLOWED_PIPELINE),
     "image": (decode_image, ALLOWED_PIPELINE),
     "mindir": (load_mindir, ALLOWED),
+    # an unsupported construct is NotImplementedError (mycel.onnx.Unsupported); a model whose ops
+    # disagree (shapes, dtypes) fails as the op would in user code, TypeError or ValueError
+    "onnx": (import_onnx, (ValueError, TypeError, NotImplementedError)),
 }
 
 

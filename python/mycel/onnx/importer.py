@@ -48,7 +48,8 @@ class _Emitter:
 
     def fail(self, why):
         n = self.node
-        raise Unsupported(f"ONNX import: op type '{n.op_type}' (node '{n.name or n.outputs[0]}'): {why}")
+        label = n.name or (n.outputs[0] if n.outputs else f"#{self.graph.nodes.index(n)}")
+        raise Unsupported(f"ONNX import: op type '{n.op_type}' (node '{label}'): {why}")
 
     def fresh(self):
         self._n += 1
@@ -475,8 +476,13 @@ def _translate(m, known):
         params.append(p)
         e.params[vi.name] = p
         e.exprs[vi.name] = p
+    if not g.outputs:
+        raise ValueError("ONNX import: the graph declares no outputs")
     for node in g.nodes:
         e.node = node
+        if not node.outputs:
+            raise ValueError(f"ONNX import: node #{g.nodes.index(node)} ('{node.name}', "
+                             f"{node.op_type}) has no outputs")
         if node.domain not in ("", "ai.onnx"):
             e.fail(f"domain '{node.domain}' is not supported")
         if node.op_type == "Constant":

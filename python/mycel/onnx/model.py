@@ -1,7 +1,6 @@
 """Reads an ONNX ModelProto into plain Python objects (graph, nodes, attributes, initializers as
 numpy arrays), checking every size against the bytes present: a truncated or hostile file gives a
 ValueError naming what is wrong, never a crash or a huge allocation."""
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,14 +54,19 @@ def _one(fields, k, default=None):
     return v[-1] if v else default
 
 
+def _int(fields, k, default=0):
+    """The last value of varint field k (protobuf's rule for a repeated scalar), checked."""
+    return pb.integer(_one(fields, k, default), f"field {k}")
+
+
 def tensor(data):
     """numpy array of a TensorProto (dims 1, data_type 2, float_data 4, int32_data 5, int64_data 7,
     name 8, raw_data 9, double_data 10, uint64_data 11, data_location 14)."""
     f = pb.parse(data, "TensorProto")
     name = pb.text(_one(f, 8, b""))
     dims = pb.unpack_ints(f.get(1, []))
-    code = _one(f, 2, 0)
-    if _one(f, 14, 0) == 1 or 13 in f:
+    code = _int(f, 2)
+    if _int(f, 14) == 1 or 13 in f:
         raise ValueError(f"ONNX tensor '{name}': external data is not supported")
     if code not in NP_DTYPES:
         raise ValueError(f"ONNX tensor '{name}': data type {code} is not supported")
@@ -76,6 +80,7 @@ def tensor(data):
     dtype = np.dtype(NP_DTYPES[code])
     raw = _one(f, 9)
     if raw is not None:
+        raw = pb.blob(raw, f"ONNX tensor '{name}': raw_data")
         if len(raw) != count * dtype.itemsize:
             raise ValueError(f"ONNX tensor '{name}': raw_data has {len(raw)} bytes, dims {dims} of "
                              f"{dtype.name} need {count * dtype.itemsize}")
@@ -83,7 +88,7 @@ def tensor(data):
     elif code in (pb.FLOAT,):
         arr = np.array(pb.unpack_floats(f.get(4, [])), np.float32)
     elif code == pb.DOUBLE:
-        vals = b"".join(bytes(v) for v in f.get(10, []))
+        vals = b"".join(bytes(pb.blob(v, "double_data")) for v in f.get(10, []))
         if len(vals) % 8:
             raise ValueError(f"ONNX tensor '{name}': double_data is not a multiple of 8 bytes")
         arr = np.frombuffer(vals, "<f8").astype(np.float64)
@@ -105,12 +110,12 @@ def _attribute(data):
     type 20)."""
     f = pb.parse(data, "AttributeProto")
     name = pb.text(_one(f, 1, b""))
-    kind = _one(f, 20, 0)
+    kind = _int(f, 20)
     if not kind:  # files from before the type field: the one value field present says it
         kind = next((k for fk, k in ((2, pb.A_FLOAT), (3, pb.A_INT), (4, pb.A_STRING), (5, pb.A_TENSOR),
                                      (7, pb.A_FLOATS), (8, pb.A_INTS), (9, pb.A_STRINGS)) if fk in f), 0)
     if kind == pb.A_FLOAT:
-        return name, struct.unpack("<f", _one(f, 2, b"\0\0\0\0"))[0]
+        return name, pb.float32(_one(f, 2, b"\0\0\0\0"), f"ONNX attribute '{name}'")
     if kind == pb.A_INT:
         return name, pb.signed(_one(f, 3, 0))
     if kind == pb.A_STRING:
@@ -124,7 +129,7 @@ def _attribute(data):
     if kind == pb.A_STRINGS:
         return name, tuple(pb.text(s) for s in f.get(9, []))
     if kind == pb.A_GRAPH:
-        return name, _GraphAttr(bytes(_one(f, 6, b"")))
+        return name, _GraphAttr(bytes(pb.blob(_one(f, 6, b""), f"ONNX attribute '{name}'")))
     raise ValueError(f"ONNX attribute '{name}': attribute type {kind} is not supported")
 
 
@@ -144,7 +149,7 @@ def _value_info(data):
     if tensor_type is None:
         return vi
     tt = pb.parse(tensor_type, "TypeProto.Tensor")
-    vi.elem_type = _one(tt, 1, 0)
+    vi.elem_type = _int(tt, 1)
     shape = _one(tt, 2)
     if shape is not None:
         dims = []
@@ -186,7 +191,7 @@ def model(data):
         of = pb.parse(o, "OperatorSetIdProto")
         if pb.text(_one(of, 1, b"")) in ("", "ai.onnx"):
             opset = pb.signed(_one(of, 2, 0))
-    return Model(ir_version=_one(f, 1, 0), opset=opset, graph=graph(_one(f, 7)),
+    return Model(ir_version=_int(f, 1), opset=opset, graph=graph(_one(f, 7)),
                  producer=pb.text(_one(f, 2, b"")))
 
 

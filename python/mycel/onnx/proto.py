@@ -73,7 +73,7 @@ class Writer:
 def parse(data, what="message"):
     """Fields of one message: {field number: [values]} where a varint is an int, a LEN field a
     memoryview, FIXED32/FIXED64 their raw little-endian bytes. Raises ValueError on bad data."""
-    buf = memoryview(data)
+    buf = memoryview(blob(data, what))
     n = len(buf)
     pos = 0
     fields = {}
@@ -118,13 +118,37 @@ def parse(data, what="message"):
     return fields
 
 
-def signed(v):
+# The reader is schema-less, so a hostile file can put any wire type where the schema expects
+# another; each accessor checks the kind it needs (a mismatch is a damaged file, ValueError).
+def blob(v, what="bytes field"):
+    """A length-delimited field's bytes, or ValueError for another wire type."""
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        raise ValueError(f"{what}: expected a length-delimited field, found a varint")
+    return v
+
+
+def integer(v, what="integer field"):
+    """A varint field's value (an int), or ValueError for another wire type."""
+    if not isinstance(v, int):
+        raise ValueError(f"{what}: expected a varint, found a {len(v)}-byte field")
+    return v
+
+
+def signed(v, what="int64 field"):
     """An int64 field's value from its unsigned varint."""
+    v = integer(v, what)
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def text(v):
-    return bytes(v).decode("utf-8", errors="replace")
+def text(v, what="string field"):
+    return bytes(blob(v, what)).decode("utf-8", errors="replace")
+
+
+def float32(v, what="float field"):
+    """A FIXED32 float field's value."""
+    if not isinstance(v, bytes) or len(v) != 4:
+        raise ValueError(f"{what}: expected a 4-byte fixed field")
+    return struct.unpack("<f", v)[0]
 
 
 def unpack_ints(values):
@@ -160,6 +184,11 @@ def unpack_floats(values):
     """A repeated float field, packed or not."""
     out = []
     for v in values:
+        if isinstance(v, int):
+            raise ValueError("packed floats: found a varint")
+        if len(v) == 4 and isinstance(v, bytes):  # one unpacked FIXED32 element
+            out.append(struct.unpack("<f", v)[0])
+            continue
         if len(v) % 4:
             raise ValueError(f"packed floats: {len(v)} bytes is not a multiple of 4")
         out.extend(struct.unpack(f"<{len(v) // 4}f", bytes(v)))
