@@ -101,6 +101,26 @@ def onnx(tmp):
         put("onnx", name, 0, read(path))
 
 
+def events(tmp):
+    """An event file with every kind of value the dashboard reads, and a graph event."""
+    from mycel.insight import SummaryRecord
+    rng = np.random.default_rng(0)
+    with SummaryRecord(os.path.join(tmp, "run")) as rec:
+        for step in range(2):
+            rec.add_value("scalar", "loss", Tensor(np.float32(1.0 / (step + 1))))
+            rec.add_value("histogram", "w", Tensor(np.arange(6.0)))
+            rec.add_value("image", "img", Tensor(rng.integers(0, 256, (1, 3, 2, 2)).astype(np.uint8)))
+            rec.add_value("tensor", "t", Tensor(np.arange(4, dtype=np.int32).reshape(2, 2)))
+            rec.record(step)
+        rec.add_value("graph", "g", [("Default/x", "Input", [], {"T": mycel.float32}),
+                                     ("Default/relu-op1", "ReLU", ["Default/x"], {"ints": [1, 2]})])
+        rec.record(2)
+    folder = os.path.join(tmp, "run")
+    path = os.path.join(folder, next(f for f in os.listdir(folder) if "tfevents" in f))
+    put("events", "scalar_histogram_image_tensor_graph", 1, read(path))
+    put("events", "raw_crc", 0, read(path))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -109,6 +129,7 @@ def main():
         images()
         mindir(tmp)
         onnx(tmp)
+        events(tmp)
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

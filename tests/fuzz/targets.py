@@ -183,6 +183,37 @@ def import_onnx(data):
     cell(*inputs)
 
 
+def _fix_tfrecord_crcs(data):
+    """Re-checksums each TFRecord record (length, masked CRC, payload, masked CRC) that fits."""
+    b, pos = bytearray(data), 0
+    while len(b) - pos >= 16:
+        n = struct.unpack_from("<Q", b, pos)[0]
+        if n > len(b) - pos - 16:
+            break
+        struct.pack_into("<I", b, pos + 8, _masked_crc(bytes(b[pos:pos + 8])))
+        struct.pack_into("<I", b, pos + 12 + n, _masked_crc(bytes(b[pos + 12:pos + 12 + n])))
+        pos += 16 + n
+    return bytes(b)
+
+
+def _masked_crc(data):
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def read_events(data):
+    """An event file as the dashboard reads it: the records, then each graph event's GraphDef."""
+    from mycel import _mycel
+    flags, body = _split(data)
+    if flags & 1:
+        body = _fix_tfrecord_crcs(body)
+    events, _ = _mycel.insight.read_event_file(_write("events.out.tfevents.1", body))
+    for _, _, values in events:
+        for v in values:
+            if "graph_def" in v:
+                _mycel.insight.decode_graph_def(v["graph_def"])
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -195,6 +226,7 @@ TARGETS = {
     # an unsupported construct is NotImplementedError (mycel.onnx.Unsupported); a model whose ops
     # disagree (shapes, dtypes) fails as the op would in user code, TypeError or ValueError
     "onnx": (import_onnx, (ValueError, TypeError, NotImplementedError)),
+    "events": (read_events, ALLOWED),  # the dashboard's event-file reader (mycel.insight)
 }
 
 

@@ -65,3 +65,39 @@ def test_reads_ours_and_stops_at_a_torn_tail(tmp_path):
     assert not complete and [e[0] for e in events[1:]] == [0, 1, 2]
     with pytest.raises(ValueError, match="cannot open event file '.*nope'"):
         _mycel.insight.read_event_file(str(tmp_path / "nope"))
+
+
+def test_hostile_tensors_and_short_tails_are_skipped_not_trusted(tmp_path):
+    """Found by the events fuzz target: a 12-15 byte tail once passed the length check through an
+    unsigned underflow (a read past the end), a declared shape was allocated before the content
+    was checked, and a NaN or huge value list filled an integer tensor through an undefined cast."""
+    w = tb_writer.EventFileWriter(str(tmp_path))
+    s = summary_pb2.Summary()
+    huge = s.value.add(tag="huge").tensor  # 2**40 float32 elements declared, one value given
+    huge.dtype = 1
+    huge.tensor_shape.dim.add(size=1 << 20)
+    huge.tensor_shape.dim.add(size=1 << 20)
+    huge.float_val.append(1.0)
+    neg = s.value.add(tag="negative").tensor
+    neg.dtype = 1
+    neg.tensor_shape.dim.add(size=-3)
+    neg.float_val.append(1.0)
+    ints = s.value.add(tag="ints").tensor  # DT_INT32 filled from float values
+    ints.dtype = 3
+    ints.tensor_shape.dim.add(size=4)
+    ints.float_val.extend([float("nan"), 1e30, -1e30, 7.9])
+    s.value.add(tag="ok", simple_value=2.5)
+    w.add_event(event_pb2.Event(step=1, summary=s))
+    w.close()
+    path = only_event_file(str(tmp_path))
+    events, complete = _mycel.insight.read_event_file(path)
+    by_tag = {v["tag"]: v for v in events[1][2]}
+    assert complete and sorted(by_tag) == ["ints", "ok"]  # the two hostile shapes are skipped
+    info = np.iinfo(np.int32)
+    np.testing.assert_array_equal(by_tag["ints"]["value"].asnumpy(), [0, info.max, info.min, 7])
+    data = open(path, "rb").read()
+    for tail in range(1, 16):  # a torn record shorter than its 16 framing bytes
+        short = tmp_path / f"short{tail}"
+        short.write_bytes(data + data[:tail])
+        events, complete = _mycel.insight.read_event_file(str(short))
+        assert not complete and len(events) == 2

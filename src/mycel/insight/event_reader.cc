@@ -1,6 +1,11 @@
 // Reading event files back (the dashboard's source): TFRecord framing with both CRCs checked,
 // then each Event's summary values decoded into plain structs.
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -77,18 +82,31 @@ uint64_t get_le(const char* p, int bytes) {
 
 // A TensorProto as a Tensor: raw content, or the typed value lists (one value fills the shape,
 // as TensorFlow's readers do). False for dtypes Mycel has no tensor of (strings).
+// The largest tensor a value list may fill by repeating its last value (a file can declare any
+// shape; the dashboard must not allocate what the file does not hold).
+constexpr uint64_t kMaxFilledElements = uint64_t(1) << 24;
+
 bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
   DType dt;
   if (!detail::dtype_from_proto(tp.dtype(), &dt)) return false;
   Shape shape;
-  for (const auto& d : tp.tensor_shape().dim()) shape.push_back(d.size());
-  Tensor t = Tensor::empty(shape, dt);
+  uint64_t numel = 1;
+  for (const auto& d : tp.tensor_shape().dim()) {
+    if (d.size() < 0 || __builtin_mul_overflow(numel, static_cast<uint64_t>(d.size()), &numel) ||
+        numel > (uint64_t(1) << 40))
+      return false;  // a negative or absurd shape: not a tensor this file can hold
+    shape.push_back(d.size());
+  }
   if (!tp.tensor_content().empty()) {
-    if (tp.tensor_content().size() != t.nbytes()) return false;
+    if (tp.tensor_content().size() != numel * itemsize(dt)) return false;
+    Tensor t = Tensor::empty(shape, dt);
     std::memcpy(t.data(), tp.tensor_content().data(), t.nbytes());
     *out = t;
     return true;
   }
+  // complex values come in scomplex_val/dcomplex_val, which this reader does not decode
+  if (numel > kMaxFilledElements || is_complex(dt)) return false;
+  Tensor t = Tensor::empty(shape, dt);
   std::vector<double> vals;
   for (float v : tp.float_val()) vals.push_back(v);
   for (double v : tp.double_val()) vals.push_back(v);
@@ -96,14 +114,20 @@ bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
   for (int64_t v : tp.int64_val()) vals.push_back(static_cast<double>(v));
   for (bool v : tp.bool_val()) vals.push_back(v);
   if (vals.empty() && t.numel() > 0) return false;
-  Tensor d = Tensor::empty(shape, DType::float64);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    d.data<double>()[i] = vals[std::min<size_t>(static_cast<size_t>(i), vals.size() - 1)];
-  std::vector<double> flat(d.data<double>(), d.data<double>() + d.numel());
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(flat[i]));
+    using C = compute_t<T>;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double v = vals[std::min<size_t>(static_cast<size_t>(i), vals.size() - 1)];
+      if constexpr (std::is_integral_v<C>) {  // saturate: a float outside C's range is UB to cast
+        constexpr double lo = static_cast<double>(std::numeric_limits<C>::lowest());
+        constexpr double hi = static_cast<double>(std::numeric_limits<C>::max());
+        v = std::isnan(v) ? 0.0 : std::clamp(v, lo, hi);
+        t.data<T>()[i] = static_cast<T>(v >= hi ? std::numeric_limits<C>::max() : static_cast<C>(v));
+      } else {
+        t.data<T>()[i] = static_cast<T>(static_cast<C>(v));
+      }
+    }
   });
   *out = t;
   return true;
@@ -157,13 +181,14 @@ std::vector<ReadEvent> read_event_file(const std::string& path, bool* complete) 
   size_t pos = 0;
   bool ok = true;
   while (pos < data.size()) {
-    if (data.size() - pos < 12) {
+    // A record: length (8 bytes), its CRC (4), the payload (length bytes), the payload's CRC (4).
+    if (data.size() - pos < 16) {
       ok = false;
       break;
     }
     const uint64_t n = get_le(data.data() + pos, 8);
     if (get_le(data.data() + pos + 8, 4) != detail::masked_crc32c(data.data() + pos, 8) ||
-        n > data.size() - pos - 16) {
+        n > data.size() - pos - 16 || n > static_cast<uint64_t>(INT_MAX)) {
       ok = false;
       break;
     }
