@@ -4,11 +4,11 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
-#include <limits>
-#include <type_traits>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <type_traits>
 
 #include "mycel/core/error.h"
 #include "mycel/insight/crc32c.h"
@@ -123,7 +123,8 @@ bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
         constexpr double lo = static_cast<double>(std::numeric_limits<C>::lowest());
         constexpr double hi = static_cast<double>(std::numeric_limits<C>::max());
         v = std::isnan(v) ? 0.0 : std::clamp(v, lo, hi);
-        t.data<T>()[i] = static_cast<T>(v >= hi ? std::numeric_limits<C>::max() : static_cast<C>(v));
+        t.data<T>()[i] =
+            static_cast<T>(v >= hi ? std::numeric_limits<C>::max() : static_cast<C>(v));
       } else {
         t.data<T>()[i] = static_cast<T>(static_cast<C>(v));
       }
