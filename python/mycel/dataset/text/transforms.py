@@ -10,7 +10,7 @@ from mycel.dataset.text.vocab import Vocab, to_str
 
 __all__ = ["TextTensorOperation", "Lookup", "WhitespaceTokenizer", "UnicodeCharTokenizer",
            "RegexTokenizer", "PythonTokenizer", "Ngram", "Truncate", "TruncateSequencePair",
-           "ToNumber", "AddToken", "SlidingWindow", "CaseFold", "RegexReplace", "SentencePieceTokenizer"]
+           "ToNumber", "AddToken", "SlidingWindow", "CaseFold", "RegexReplace"]
 
 
 class TextTensorOperation:
@@ -356,11 +356,3 @@ class RegexReplace(TextTensorOperation):
         count = 0 if self.replace_all else 1
         out = [self._re.sub(self.replace, s, count=count) for s in a.ravel().tolist()]
         return np.array(out, dtype=str).reshape(a.shape)
-
-
-class SentencePieceTokenizer(TextTensorOperation):
-    """Not available: Mycel has no SentencePiece model runtime."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("SentencePieceTokenizer: Mycel has no SentencePiece runtime; "
-                                  "use PythonTokenizer with a tokenizer of your choice")
