@@ -530,17 +530,19 @@ class BatchDataset(Dataset):
                 raise ValueError(f"batch: pad_info names column '{name}', which is not among {self._cols}")
         for name in self._cols:
             if name not in pad_info:
-                self._pads.append((False, [], 0.0))
+                self._pads.append((False, [], 0.0, ""))
                 continue
             spec = pad_info[name]
             shape, value = (spec if spec is not None else (None, 0))
             dims = [] if shape is None else [-1 if d is None else int(d) for d in shape]
-            if isinstance(value, (str, bytes)):  # a string column pads with '' (NUL bytes)
-                if value:
-                    raise ValueError(f"batch: pad_info for column '{name}': a string column pads "
-                                     f"with the empty string only, got {value!r}")
-                value = 0
-            self._pads.append((True, dims, float(value or 0)))
+            if isinstance(value, (str, bytes)):  # a string column's pad string
+                text = value.decode("utf-8") if isinstance(value, bytes) else value
+                if "\0" in text:
+                    raise ValueError(f"batch: pad_info for column '{name}': the pad string must "
+                                     f"not hold NUL characters, got {value!r}")
+                self._pads.append((True, dims, 0.0, text))
+                continue
+            self._pads.append((True, dims, float(value or 0), ""))
 
     def _columns(self):
         return self._cols

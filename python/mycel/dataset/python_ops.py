@@ -41,7 +41,10 @@ def _pad_to(a, shape, value, column):
     if any(s < d for s, d in zip(shape, a.shape)):
         raise ValueError(f"bucket_batch_by_length: column '{column}' row of shape {a.shape} is larger "
                          f"than its pad shape {tuple(shape)}")
-    out = np.full(shape, value, dtype=a.dtype)
+    dtype = a.dtype
+    if a.dtype.kind in "US":  # a pad string wider than the column's strings widens the batch
+        dtype = np.result_type(a.dtype, np.asarray(value).dtype)
+    out = np.full(shape, value, dtype=dtype)
     out[tuple(slice(0, d) for d in a.shape)] = a
     return out
 
@@ -91,14 +94,15 @@ class BucketBatchByLengthDataset(GeneratorDataset):
                     shape, value = pad_info[name] if pad_info[name] is not None else (None, 0)
                     value = 0 if value is None else value
                     longest = [max(a.shape[d] for a in items) for d in range(items[0].ndim)]
-                    if shape is None:
-                        shape = longest
-                    shape = [longest[d] if s is None else s for d, s in enumerate(shape)]
+                    given = [None] * len(longest) if shape is None else list(shape)
+                    shape = [longest[d] if s is None else s for d, s in enumerate(given)]
                     if pad_to_bucket_boundary:
                         if bucket == len(bounds):
                             raise ValueError(f"{who}: pad_to_bucket_boundary: a row of length >= the "
                                              f"last boundary {bounds[-1]} has no boundary to pad to")
-                        shape[0] = bounds[bucket] - 1
+                        # MindSpore: every dimension pad_info leaves open (None) goes to the
+                        # bucket's boundary - 1.
+                        shape = [bounds[bucket] - 1 if g is None else s for g, s in zip(given, shape)]
                     items = [_pad_to(a, shape, value, name) for a in items]
                 elif len({a.shape for a in items}) > 1:
                     raise ValueError(f"{who}: column '{name}' has rows of shapes {sorted({a.shape for a in items})} "

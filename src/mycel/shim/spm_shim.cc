@@ -29,9 +29,7 @@ int fail(const sentencepiece::util::Status& st, char** err) {
 
 class Sentences : public sentencepiece::SentenceIterator {
  public:
-  Sentences(const char* const* s, const size_t* len, size_t n) : s_(s), len_(len), n_(n) {
-    load();
-  }
+  Sentences(const char* const* s, const size_t* len, size_t n) : s_(s), len_(len), n_(n) { load(); }
   bool done() const override { return i_ >= n_; }
   void Next() override {
     ++i_;

@@ -99,8 +99,8 @@ std::shared_ptr<const JiebaDict> JiebaDict::parse(const std::string& path) {
     if (line.empty()) continue;
     auto fields = split(line, " \t");
     if (fields.size() < 2 || fields.size() > 3)
-      MYCEL_THROW(ValueError, kOp, ": ", path, ":", lineno,
-                  ": expected 'word freq [tag]', got '", line, "'");
+      MYCEL_THROW(ValueError, kOp, ": ", path, ":", lineno, ": expected 'word freq [tag]', got '",
+                  line, "'");
     double freq = parse_number(fields[1], path, lineno);
     if (!(freq > 0) || std::isinf(freq))
       MYCEL_THROW(ValueError, kOp, ": ", path, ":", lineno, ": the frequency of '", fields[0],
@@ -182,8 +182,8 @@ void Jieba::add_word(const std::string& word, int64_t freq) {
   auto runes = decode_utf8(word, std::string(kOp) + ".add_word");
   if (runes.empty()) MYCEL_THROW(ValueError, kOp, ".add_word: the word must not be empty");
   if (freq < 0) MYCEL_THROW(ValueError, kOp, ".add_word: freq must be >= 0, got ", freq);
-  double w = freq ? std::log(static_cast<double>(freq) / dict_->freq_sum())
-                  : dict_->median_weight();
+  double w =
+      freq ? std::log(static_cast<double>(freq) / dict_->freq_sum()) : dict_->median_weight();
   insert_word(user_, word, w, runes);
 }
 

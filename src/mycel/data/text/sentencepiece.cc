@@ -194,8 +194,8 @@ std::string sentencepiece_train(const std::vector<std::string>& sentences,
   // The trainer keeps global state (log level, flags): one training at a time.
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  if (sh.train(s.data(), lens.data(), s.size(), keys.data(), values.data(), keys.size(), &out,
-               &len, &err) != 0)
+  if (sh.train(s.data(), lens.data(), s.size(), keys.data(), values.data(), keys.size(), &out, &len,
+               &err) != 0)
     throw_shim_error("SentencePieceVocab: training failed: ", err);
   std::string model(out, len);
   sh.free(out);

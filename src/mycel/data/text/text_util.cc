@@ -20,8 +20,7 @@ std::vector<Rune> decode_utf8(const std::string& s, const std::string& op) {
     char32_t cp = len == 1 ? c : c & (0x7F >> len);
     for (uint32_t k = 1; k < len; ++k) {
       if ((p[i + k] & 0xC0) != 0x80)
-        MYCEL_THROW(ValueError, op, ": the input is not valid UTF-8 (byte ", i + k, " of ", n,
-                    ")");
+        MYCEL_THROW(ValueError, op, ": the input is not valid UTF-8 (byte ", i + k, " of ", n, ")");
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
     // Overlong forms, surrogates and values past U+10FFFF are not UTF-8 either.
@@ -53,8 +52,7 @@ void append_utf8(char32_t cp, std::string& out) {
 }
 
 std::string scalar_text(const std::vector<Tensor>& in, const std::string& op) {
-  if (in.size() != 1)
-    MYCEL_THROW(ValueError, op, ": expected 1 input column, got ", in.size());
+  if (in.size() != 1) MYCEL_THROW(ValueError, op, ": expected 1 input column, got ", in.size());
   auto kind = string_kind(in[0]);
   if (!kind || *kind != StringKind::text)
     MYCEL_THROW(TypeError, op, ": the input must be a string, got a ", dtype_name(in[0].dtype()),

@@ -34,8 +34,7 @@ class JiebaTokenizer : public Transform {
   }
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng&) const override {
     std::string s = scalar_text(in, name());
-    return token_outputs(s, s.empty() ? std::vector<Span>{} : jieba_.cut(s, mode_),
-                         with_offsets_);
+    return token_outputs(s, s.empty() ? std::vector<Span>{} : jieba_.cut(s, mode_), with_offsets_);
   }
   std::string name() const override { return "JiebaTokenizer"; }
   bool takes_strings() const override { return true; }
