@@ -406,3 +406,32 @@ def test_sentencepiece_errors(tmp_path):
         text.SentencePieceVocab.from_dataset(d, ["x"], 10, 1.0, text.SentencePieceModel.UNIGRAM, {})
     with pytest.raises(TypeError, match="model_type must be a SentencePieceModel"):
         text.SentencePieceVocab.from_dataset(d, ["t"], 10, 1.0, "bpe", {})
+
+
+def test_jieba_loaders_survive_corrupt_files(tmp_path):
+    """Mutated dictionaries and HMM files load or raise ValueError; they never crash."""
+    rng = random.Random(9)
+    with open(TINY_DICT, "rb") as f:
+        dict_bytes = f.read()
+    with open(TINY_HMM, "rb") as f:
+        hmm_bytes = f.read()
+    for i in range(150):
+        for which, data in (("dict", dict_bytes), ("hmm", hmm_bytes)):
+            b = bytearray(data)
+            for _ in range(rng.randrange(1, 6)):
+                op = rng.randrange(3)
+                pos = rng.randrange(len(b))
+                if op == 0:
+                    b[pos] = rng.randrange(256)
+                elif op == 1:
+                    del b[pos:pos + rng.randrange(1, 20)]
+                else:
+                    b[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+            p = tmp_path / f"{which}{i}.utf8"
+            p.write_bytes(bytes(b))
+            args = (TINY_HMM, str(p)) if which == "dict" else (str(p), TINY_DICT)
+            try:
+                tok = text.JiebaTokenizer(*args)
+            except ValueError:
+                continue
+            assert "".join(tok("今天天气很好我们去公园").tolist()) == "今天天气很好我们去公园"
