@@ -237,3 +237,25 @@ def test_audio_in_a_pipeline_and_errors():
         audio.MFCC(n_mfcc=50, melkwargs=dict(n_mels=20))
     with pytest.raises(TypeError, match="must be numeric"):
         audio.Gain()(np.array(["a"]))
+
+
+def test_mask_along_axis_db_to_amplitude_complex_norm_angle():
+    spec = RNG.random((2, 6, 9)).astype(np.float32)
+    ref = spec.copy()
+    ref[:, 2:5, :] = 7.0
+    assert np.array_equal(audio.MaskAlongAxis(2, 3, 7.0, 1)(spec), ref)
+    ref = spec.copy()
+    ref[..., 0:4] = -1.0
+    assert np.array_equal(audio.MaskAlongAxis(0, 4, -1.0, 2)(spec), ref)
+    got = audio.MaskAlongAxisIID(3, 5.0, 1)(spec)
+    for ch in range(2):
+        rows = np.where((got[ch] == 5.0).all(axis=1))[0]
+        assert len(rows) <= 3 and np.array_equal(np.delete(got[ch], rows, 0), np.delete(spec[ch], rows, 0))
+    with pytest.raises(ValueError, match="axis must be 1 .* or 2"):
+        audio.MaskAlongAxis(0, 1, 0.0, 0)
+    db = audio.AmplitudeToDB(top_db=None)(spec)
+    np.testing.assert_allclose(audio.DBToAmplitude(1.0, 1.0)(db), spec, rtol=1e-5)
+    np.testing.assert_allclose(audio.DBToAmplitude(2.0, 0.5)(db), 2.0 * np.sqrt(spec), rtol=1e-5)
+    z = RNG.standard_normal((4, 5, 2)).astype(np.float32)
+    np.testing.assert_allclose(audio.ComplexNorm(2.0)(z), z[..., 0] ** 2 + z[..., 1] ** 2, rtol=1e-5)
+    np.testing.assert_allclose(audio.Angle()(z), np.angle(z[..., 0] + 1j * z[..., 1]), rtol=1e-5, atol=1e-6)

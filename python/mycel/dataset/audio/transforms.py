@@ -10,7 +10,8 @@ from mycel.dataset.audio.utils import (BorderType, FadeShape, GainType, MelType,
 
 __all__ = ["AudioTensorOperation", "Spectrogram", "MelScale", "MelSpectrogram", "MFCC", "AmplitudeToDB",
            "Resample", "TimeStretch", "FrequencyMasking", "TimeMasking", "Vol", "Gain", "Fade",
-           "ComputeDeltas"]
+           "ComputeDeltas", "MaskAlongAxis", "MaskAlongAxisIID", "DBToAmplitude", "ComplexNorm",
+           "Angle"]
 
 
 class AudioTensorOperation:
@@ -451,3 +452,62 @@ class ComputeDeltas(AudioTensorOperation):
         for k in range(1, n + 1):
             out += k * (x[..., n + k:n + k + t] - x[..., n - k:n - k + t])
         return out / denom
+
+
+def _axis_of(owner, axis):
+    if axis not in (1, 2) or isinstance(axis, bool):
+        raise ValueError(f"{owner}: axis must be 1 (frequency) or 2 (time), got {axis!r}")
+    return -2 if axis == 1 else -1
+
+
+class MaskAlongAxis(_Masking):
+    """The band [mask_start, mask_start + mask_width) of axis 1 (frequency) or 2 (time) set to
+    mask_value."""
+
+    def __init__(self, mask_start, mask_width, mask_value, axis):
+        self._axis = _axis_of("MaskAlongAxis", axis)
+        super().__init__("MaskAlongAxis", False, check_int("MaskAlongAxis", "mask_width", mask_width, 1),
+                         mask_start, mask_value)
+
+
+class MaskAlongAxisIID(_Masking):
+    """A random band of width uniform in [0, mask_param] at a uniform start along axis 1
+    (frequency) or 2 (time), per example/channel, set to mask_value."""
+
+    def __init__(self, mask_param, mask_value, axis):
+        self._axis = _axis_of("MaskAlongAxisIID", axis)
+        super().__init__("MaskAlongAxisIID", True, mask_param, 0, mask_value)
+
+
+class DBToAmplitude(AudioTensorOperation):
+    """Decibels back to amplitude: ref * (10^(0.1 x))^power."""
+
+    def __init__(self, ref, power):
+        self.ref = check_float("DBToAmplitude", "ref", ref)
+        self.power = check_float("DBToAmplitude", "power", power)
+        super().__init__()
+
+    def _apply(self, a):
+        return self.ref * np.power(np.power(10.0, 0.1 * a), self.power)
+
+
+class ComplexNorm(AudioTensorOperation):
+    """The norm of a complex array (..., 2) to the power `power`: (re^2 + im^2)^(power / 2)."""
+
+    def __init__(self, power=1.0):
+        self.power = check_float("ComplexNorm", "power", power, 0.0)
+        super().__init__()
+
+    def _apply(self, a):
+        if a.shape[-1] != 2:
+            raise ValueError(f"ComplexNorm: the input must be complex (..., 2), got shape {a.shape}")
+        return np.power(np.hypot(a[..., 0], a[..., 1]), self.power)
+
+
+class Angle(AudioTensorOperation):
+    """The phase atan2(im, re) of a complex array (..., 2)."""
+
+    def _apply(self, a):
+        if a.shape[-1] != 2:
+            raise ValueError(f"Angle: the input must be complex (..., 2), got shape {a.shape}")
+        return np.arctan2(a[..., 1], a[..., 0])
