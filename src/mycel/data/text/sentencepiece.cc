@@ -1,5 +1,5 @@
 // SentencePiece training and the SentencePieceTokenizer transform (string pieces or int32 ids),
-// through libmycel_spm (src/mycel/shim/spm_shim.h), loaded on first use with a symbol scope of
+// through libmycel_spm (spm_shim.h), loaded on first use with a symbol scope of
 // its own so that SentencePiece's bundled protobuf never meets the system one.
 #include "mycel/data/text/sentencepiece.h"
 
@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "mycel/data/string_tensor.h"
+#include "mycel/data/text/spm_shim.h"
 #include "mycel/data/text/text_util.h"
-#include "mycel/shim/spm_shim.h"
 
 #ifndef MYCEL_SPM_SHIM_PATH
 #define MYCEL_SPM_SHIM_PATH ""

@@ -1,6 +1,6 @@
 // libmycel_spm: SentencePiece behind a C interface (see spm_shim.h for why it is a library of
 // its own).
-#include "mycel/shim/spm_shim.h"
+#include "mycel/data/text/spm_shim.h"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
