@@ -83,7 +83,7 @@ def main():
     lines = [" ".join(rng.choice("the quick brown fox jumps over lazy dog data model train".split())
                       for _ in range(rng.randrange(5, 20))) for _ in range(args.sentences)]
     vocab = text.SentencePieceVocab.from_dataset(ds.NumpySlicesDataset({"t": np.array(lines)}, shuffle=False),
-                                                 ["t"], 60, 1.0, text.SentencePieceModel.UNIGRAM, {})
+                                                 ["t"], 40, 1.0, text.SentencePieceModel.UNIGRAM, {})
     tok = text.SentencePieceTokenizer(vocab)
     ref = spm.SentencePieceProcessor(model_proto=vocab._model)
     ours = _time(lambda s: [tok(x) for x in s], lines, args.repeats)
