@@ -356,3 +356,8 @@ class RegexReplace(TextTensorOperation):
         count = 0 if self.replace_all else 1
         out = [self._re.sub(self.replace, s, count=count) for s in a.ravel().tolist()]
         return np.array(out, dtype=str).reshape(a.shape)
+
+
+# MindSpore's module path mindspore.dataset.text.transforms also holds the C++ tokenizers.
+from mycel.dataset.text.native_tokenizers import (JiebaTokenizer, SentencePieceTokenizer,  # noqa: E402,F401
+                                                  UnicodeScriptTokenizer)
