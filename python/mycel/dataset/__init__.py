@@ -4,4 +4,6 @@ from mycel.dataset.samplers import *  # noqa: F401,F403
 from mycel.dataset.sources import *  # noqa: F401,F403  Mnist, Cifar10/100, ImageFolder, CSV
 from mycel.dataset.mindrecord_dataset import *  # noqa: F401,F403  MindDataset
 from mycel.dataset.text_file import *  # noqa: F401,F403  TextFileDataset
-from mycel.dataset import vision, transforms, text  # noqa: F401
+from mycel.dataset.text_sources import *  # noqa: F401,F403  IMDBDataset, CLUEDataset
+from mycel.dataset.audio_sources import *  # noqa: F401,F403  YesNoDataset, LJSpeechDataset
+from mycel.dataset import vision, transforms, text, audio  # noqa: F401

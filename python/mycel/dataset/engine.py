@@ -162,6 +162,23 @@ class Dataset:
                           input_columns, output_columns, pad_info)
         return ds.project(column_order) if column_order is not None else ds
 
+    def sync_wait(self, condition_name, num_batch=1, callback=None):
+        """Blocks the pipeline here after num_batch batches until sync_update(condition_name)
+        releases more (python_ops.py)."""
+        from mycel.dataset.python_ops import SyncWaitDataset
+        return SyncWaitDataset(self, condition_name, num_batch, callback)
+
+    def sync_update(self, condition_name, num_batch=None, data=None):
+        """Releases num_batch more batches (sync_wait's num_batch by default) of the sync_wait
+        point condition_name in this dataset's tree, first calling its callback(data)."""
+        from mycel.dataset.python_ops import find_sync_wait
+        node = find_sync_wait(self, condition_name)
+        if node is None:
+            raise ValueError(f"sync_update: no sync_wait named '{condition_name}' in this dataset")
+        if num_batch is not None and (not isinstance(num_batch, int) or num_batch < 1):
+            raise ValueError(f"sync_update: num_batch must be an int >= 1, got {num_batch!r}")
+        node._release(num_batch, data)
+
     def filter(self, predicate, input_columns=None, num_parallel_workers=None):
         """The rows for which predicate(*input_columns) is true (python_ops.py)."""
         from mycel.dataset.python_ops import FilterDataset
@@ -508,6 +525,14 @@ class BatchDataset(Dataset):
             raise TypeError("batch: per_batch_map must be callable")
         self.batch_size, self.drop_remainder = int(batch_size), drop_remainder
         self.per_batch_map = per_batch_map
+        # A sync_wait below (before any other batch) counts in this batch's batches.
+        stack = [child]
+        while stack:
+            node = stack.pop()
+            if hasattr(node, "_set_batch_size"):
+                node._set_batch_size(self.batch_size)
+            elif not isinstance(node, BatchDataset):
+                stack.extend(getattr(node, "children", []))
         cols = child.get_col_names()
         ins = _as_list("batch", "input_columns", input_columns)
         outs = _as_list("batch", "output_columns", output_columns)
@@ -530,17 +555,19 @@ class BatchDataset(Dataset):
                 raise ValueError(f"batch: pad_info names column '{name}', which is not among {self._cols}")
         for name in self._cols:
             if name not in pad_info:
-                self._pads.append((False, [], 0.0))
+                self._pads.append((False, [], 0.0, ""))
                 continue
             spec = pad_info[name]
             shape, value = (spec if spec is not None else (None, 0))
             dims = [] if shape is None else [-1 if d is None else int(d) for d in shape]
-            if isinstance(value, (str, bytes)):  # a string column pads with '' (NUL bytes)
-                if value:
-                    raise ValueError(f"batch: pad_info for column '{name}': a string column pads "
-                                     f"with the empty string only, got {value!r}")
-                value = 0
-            self._pads.append((True, dims, float(value or 0)))
+            if isinstance(value, (str, bytes)):  # a string column's pad string
+                text = value.decode("utf-8") if isinstance(value, bytes) else value
+                if "\0" in text:
+                    raise ValueError(f"batch: pad_info for column '{name}': the pad string must "
+                                     f"not hold NUL characters, got {value!r}")
+                self._pads.append((True, dims, 0.0, text))
+                continue
+            self._pads.append((True, dims, float(value or 0), ""))
 
     def _columns(self):
         return self._cols
@@ -724,6 +751,16 @@ def zip(datasets):  # noqa: A001  MindSpore's mindspore.dataset.zip
     return ZipDataset(datasets)
 
 
+def _walk(root):
+    """Every node of the dataset tree under root."""
+    stack, out = [root], []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(getattr(node, "children", []))
+    return out
+
+
 class _Iterator:
     """Runs a pipeline; each for-loop over the iterator consumes one epoch."""
 
@@ -731,6 +768,9 @@ class _Iterator:
         if not isinstance(num_epochs, numbers.Integral) or (num_epochs < 1 and num_epochs != -1):
             raise ValueError(f"iterator: num_epochs must be -1 or >= 1, got {num_epochs!r}")
         self._pipe = None
+        # sync_wait points in the tree: stop() releases them first, so that a pipeline stopped
+        # while one blocks can join its threads.
+        self._sync_points = [n for n in _walk(dataset) if hasattr(n, "_abort")]
         names = dataset.get_col_names()
         root = dataset._build()
         cols = _as_list("iterator", "columns", columns)
@@ -765,6 +805,8 @@ class _Iterator:
         """Stops and joins every pipeline thread (also done on garbage collection)."""
         pipe, self._pipe = self._pipe, None
         if pipe is not None:
+            for node in getattr(self, "_sync_points", ()):
+                node._abort()
             pipe.stop()
 
     def __del__(self):

@@ -1,11 +1,13 @@
 // Dataset glue: build registered sources and transforms from Python keyword arguments and call
 // them directly (the pipeline engine binds itself in bind_dataset_engine.cc).
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "mycel/data/source.h"
 #include "mycel/data/string_tensor.h"
+#include "mycel/data/text/sentencepiece.h"
 #include "mycel/data/transform.h"
 #include "mycel/python/data_convert.h"
 
@@ -17,6 +19,8 @@ data::ParamValue to_param(const std::string& owner, const std::string& key, nb::
   if (PyLong_Check(v.ptr())) return nb::cast<int64_t>(v);
   if (PyFloat_Check(v.ptr())) return nb::cast<double>(v);
   if (PyUnicode_Check(v.ptr())) return nb::cast<std::string>(v);
+  if (PyBytes_Check(v.ptr()))  // a serialized model (SentencePieceTokenizer)
+    return std::string(PyBytes_AS_STRING(v.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(v.ptr())));
   if (nb::isinstance<DType>(v)) return nb::cast<DType>(v);
   if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
     bool all_int = true, all_num = true, all_str = true;
@@ -162,6 +166,25 @@ void init_data(nb::module_& m) {
   d.def(
       "row_value_to_numpy", [](const Tensor& t) { return data_to_numpy(t); }, nb::arg("t"));
   d.def("transform_names", &data::transform_names);
+  d.def(
+      "sentencepiece_train",
+      [](std::vector<std::string> sentences, std::vector<std::string> files,
+         std::map<std::string, std::string> options) {
+        std::string model;
+        {
+          nb::gil_scoped_release release;
+          model = data::text::sentencepiece_train(sentences, files, options);
+        }
+        return nb::bytes(model.data(), model.size());
+      },
+      nb::arg("sentences"), nb::arg("files"), nb::arg("options"),
+      "A SentencePiece model trained on sentences (or files): its serialized bytes.");
+  d.def(
+      "sentencepiece_check",
+      [](nb::bytes model) {
+        data::text::sentencepiece_check(std::string(model.c_str(), model.size()));
+      },
+      nb::arg("model"));
 }
 
 }  // namespace mycel::py

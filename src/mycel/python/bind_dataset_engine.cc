@@ -210,12 +210,12 @@ void init_dataset_engine(nb::module_& m) {
       "batch_op",
       [](std::shared_ptr<eng::Op> child, int64_t size, bool drop, nb::object fn,
          nb::object info_cls, std::vector<int64_t> map_in, eng::Layout layout,
-         std::vector<std::tuple<bool, std::vector<int64_t>, double>> pads,
+         std::vector<std::tuple<bool, std::vector<int64_t>, double, std::string>> pads,
          std::vector<std::string> names, int workers) {
         std::shared_ptr<eng::BatchMap> bm;
         if (!fn.is_none()) bm = std::make_shared<PyBatchMap>(std::move(fn), std::move(info_cls));
         std::vector<eng::PadSpec> ps;
-        for (auto& [on, shape, value] : pads) ps.push_back({on, shape, value});
+        for (auto& [on, shape, value, text] : pads) ps.push_back({on, shape, value, text});
         return eng::batch_op(std::move(child), size, drop, bm, std::move(map_in), std::move(layout),
                              std::move(ps), std::move(names), workers);
       },

@@ -7,6 +7,8 @@ map op's workers (with the GIL), or eagerly when called on a str, a list or a nu
 from mycel.dataset.text.vocab import Vocab, to_str, to_bytes  # noqa: F401
 from mycel.dataset.text.transforms import *  # noqa: F401,F403
 from mycel.dataset.text.bert import *  # noqa: F401,F403
-from mycel.dataset.text import transforms as _t, bert as _bert
+from mycel.dataset.text.native_tokenizers import *  # noqa: F401,F403
+from mycel.dataset.text import transforms as _t, bert as _bert, native_tokenizers as _native
 
-__all__ = ["Vocab", "to_str", "to_bytes"] + list(_t.__all__) + list(_bert.__all__)
+__all__ = (["Vocab", "to_str", "to_bytes"] + list(_t.__all__) + list(_bert.__all__)
+           + list(_native.__all__))

@@ -10,7 +10,7 @@ from mycel.dataset.text.vocab import Vocab, to_str
 
 __all__ = ["TextTensorOperation", "Lookup", "WhitespaceTokenizer", "UnicodeCharTokenizer",
            "RegexTokenizer", "PythonTokenizer", "Ngram", "Truncate", "TruncateSequencePair",
-           "ToNumber", "AddToken", "SlidingWindow", "CaseFold", "RegexReplace", "SentencePieceTokenizer"]
+           "ToNumber", "AddToken", "SlidingWindow", "CaseFold", "RegexReplace"]
 
 
 class TextTensorOperation:
@@ -358,9 +358,6 @@ class RegexReplace(TextTensorOperation):
         return np.array(out, dtype=str).reshape(a.shape)
 
 
-class SentencePieceTokenizer(TextTensorOperation):
-    """Not available: Mycel has no SentencePiece model runtime."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("SentencePieceTokenizer: Mycel has no SentencePiece runtime; "
-                                  "use PythonTokenizer with a tokenizer of your choice")
+# MindSpore's module path mindspore.dataset.text.transforms also holds the C++ tokenizers.
+from mycel.dataset.text.native_tokenizers import (JiebaTokenizer, SentencePieceTokenizer,  # noqa: E402,F401
+                                                  UnicodeScriptTokenizer)

@@ -156,17 +156,27 @@ class Slice(TensorOperation):
 
 
 class Concatenate(TensorOperation):
-    """A 1-d column with `prepend` before and `append` after it (1-d arrays)."""
+    """A 1-d column with `prepend` before and `append` after it (1-d arrays: numbers for a
+    numeric column, strings for a string column)."""
 
     def __init__(self, axis=0, prepend=None, append=None):
-        def values(a, name):
+        arrays = {name: None if a is None else np.asarray(a)
+                  for name, a in (("prepend", prepend), ("append", append))}
+        strings = any(a is not None and a.dtype.kind in "US" for a in arrays.values())
+        params = {}
+        for name, a in arrays.items():
             if a is None:
-                return []
-            a = np.asarray(a)
-            if a.ndim != 1 or a.dtype.kind not in "biuf":
-                raise TypeError(f"Concatenate: {name} must be a 1-d numeric array, got {a.dtype} of shape {a.shape}")
-            return [float(v) for v in a]
-        self._build(axis=int(axis), prepend=values(prepend, "prepend"), append=values(append, "append"))
+                continue
+            if a.ndim != 1 or a.dtype.kind not in ("US" if strings else "biuf"):
+                want = "a 1-d string array" if strings else "a 1-d numeric array"
+                raise TypeError(f"Concatenate: {name} must be {want} (as the other), got {a.dtype} "
+                                f"of shape {a.shape}")
+            if strings:
+                params[name + "_strs"] = [v.decode("utf-8") if isinstance(v, bytes) else str(v)
+                                          for v in a.tolist()]
+            else:
+                params[name] = [float(v) for v in a]
+        self._build(axis=int(axis), strings=strings, **params)
 
 
 class Relational(enum.Enum):
@@ -180,14 +190,18 @@ class Relational(enum.Enum):
 
 
 class Mask(TensorOperation):
-    """`column <operator> constant` elementwise, as `dtype` (bool by default)."""
+    """`column <operator> constant` elementwise, as `dtype` (bool by default); a str constant
+    compares a string column (code point order)."""
 
     def __init__(self, operator, constant, dtype=None):
         if not isinstance(operator, Relational):
             raise TypeError(f"Mask: operator must be a Relational, got {operator!r}")
-        if not isinstance(constant, (int, float, np.number)) or isinstance(constant, bool):
-            raise TypeError(f"Mask: constant must be a number, got {constant!r}")
         import mycel
+        if isinstance(constant, (str, np.str_)):  # compares a string column
+            self._build(operator=operator.value, constant_str=str(constant), dtype=dtype or mycel.bool_)
+            return
+        if not isinstance(constant, (int, float, np.number)) or isinstance(constant, bool):
+            raise TypeError(f"Mask: constant must be a number or a str, got {constant!r}")
         self._build(operator=operator.value, constant=float(constant), dtype=dtype or mycel.bool_)
 
 

@@ -1,5 +1,6 @@
 // batch: groups rows into batches on the dispatcher, then on parallel workers runs the optional
 // per_batch_map, pads, and stacks each column into one (B, ...) tensor.
+#include <algorithm>
 #include <cstring>
 
 #include "mycel/core/rethrow.h"
@@ -29,10 +30,68 @@ void copy_padded(const char* src, const Shape& s, char* dst, const Shape& d, siz
 
 Tensor stack_plain(const std::vector<Tensor>& items, const PadSpec& pad, const std::string& column);
 
+// Strings padded with a non-empty pad string: each row's strings in the corner of the target
+// string shape (the longest per dimension, or pad_info's), the pad string everywhere else.
+Tensor stack_strings_padded(const std::vector<Tensor>& items, const PadSpec& pad,
+                            const std::string& column, StringKind kind) {
+  Shape target = string_shape(items[0]);
+  for (size_t i = 1; i < items.size(); ++i) {
+    Shape s = string_shape(items[i]);
+    MYCEL_CHECK(s.size() == target.size(), ValueError, "batch: cannot pad column '", column,
+                "': row 0 has string shape ", shape_str(target), " but row ", i, " has ",
+                shape_str(s));
+    for (size_t d = 0; d < s.size(); ++d) target[d] = std::max(target[d], s[d]);
+  }
+  if (!pad.shape.empty()) {
+    MYCEL_CHECK(pad.shape.size() == target.size(), ValueError, "batch: pad_info shape for column '",
+                column, "' has ", pad.shape.size(), " dimensions but its rows have ",
+                target.size());
+    for (size_t d = 0; d < target.size(); ++d) {
+      if (pad.shape[d] < 0) continue;
+      MYCEL_CHECK(pad.shape[d] >= target[d], ValueError, "batch: pad_info shape for column '",
+                  column, "' is smaller than a row: dimension ", d, " is ", pad.shape[d],
+                  " but a row has ", target[d]);
+      target[d] = pad.shape[d];
+    }
+  }
+  int64_t per_row = 1;
+  for (int64_t d : target) per_row *= d;
+  std::vector<std::string> all;
+  all.reserve(static_cast<size_t>(per_row) * items.size());
+  std::vector<int64_t> pos(target.size());
+  for (const Tensor& t : items) {
+    Shape s = string_shape(t);
+    std::vector<std::string> strs = string_items(t);
+    std::fill(pos.begin(), pos.end(), 0);
+    for (int64_t k = 0; k < per_row; ++k) {
+      bool inside = true;
+      int64_t at = 0;
+      for (size_t d = 0; d < pos.size(); ++d) {
+        inside &= pos[d] < s[d];
+        at = at * s[d] + pos[d];
+      }
+      all.push_back(inside ? strs[static_cast<size_t>(at)] : pad.text);
+      for (int64_t d = static_cast<int64_t>(pos.size()) - 1; d >= 0; --d) {
+        if (++pos[d] < target[d]) break;
+        pos[d] = 0;
+      }
+    }
+  }
+  Shape out{static_cast<int64_t>(items.size())};
+  out.insert(out.end(), target.begin(), target.end());
+  return make_string_tensor(all, out, kind);
+}
+
 // Strings of one column: equal string shapes (or pad_info), widths padded with NULs to the
 // longest, so each string survives; the batch is tagged like its rows.
 Tensor stack_strings(const std::vector<Tensor>& items, const PadSpec& pad,
                      const std::string& column, StringKind kind) {
+  if (pad.enabled && !pad.text.empty()) {
+    for (size_t i = 0; i < items.size(); ++i)
+      MYCEL_CHECK(string_kind(items[i]) == kind, TypeError, "batch: column '", column,
+                  "' holds strings in row 0 of the batch but not (or of another kind) in row ", i);
+    return stack_strings_padded(items, pad, column, kind);
+  }
   int64_t width = 1;
   for (size_t i = 0; i < items.size(); ++i) {
     MYCEL_CHECK(string_kind(items[i]) == kind, TypeError, "batch: column '", column,
@@ -116,6 +175,8 @@ Tensor stack_column(const std::vector<Tensor>& items, const PadSpec& pad,
                     const std::string& column) {
   MYCEL_CHECK(!items.empty(), ValueError, "batch: empty batch for column '", column, "'");
   if (auto kind = string_kind(items[0])) return stack_strings(items, pad, column, *kind);
+  MYCEL_CHECK(pad.text.empty(), TypeError, "batch: pad_info for column '", column,
+              "' gives the pad string '", pad.text, "' but the column holds numbers");
   for (size_t i = 1; i < items.size(); ++i)
     MYCEL_CHECK(!string_kind(items[i]), TypeError, "batch: column '", column,
                 "' holds numbers in row 0 of the batch but strings in row ", i);

@@ -42,6 +42,7 @@ struct PadSpec {
   bool enabled = false;
   std::vector<int64_t> shape;  // empty: pad every dimension to the longest
   double value = 0;
+  std::string text;  // a string column's pad value (the empty string when empty)
 };
 
 std::shared_ptr<Op> source_op(std::shared_ptr<Source> source, SamplerSpec sampler, int workers);

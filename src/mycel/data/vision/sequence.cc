@@ -1,9 +1,13 @@
 // Array transforms of mycel.dataset.transforms (MindSpore's Slice, Concatenate, Mask, PadEnd):
 // dtype-agnostic copies of elements (bytes of the element size) for the shape changes, and
-// comparisons in double for Mask.
+// comparisons in double for Mask. Slice, Concatenate and Mask also take string columns
+// (data/string_tensor.h): Slice selects along the string dimensions, Concatenate adds strings,
+// Mask compares strings bytewise (UTF-8 order is code point order).
 #include <climits>
 #include <cstring>
+#include <functional>
 
+#include "mycel/data/string_tensor.h"
 #include "mycel/data/vision/image.h"
 
 namespace mycel::data::vision {
@@ -77,6 +81,34 @@ std::vector<int64_t> dim_indices(const std::vector<int64_t>& spec, size_t* at, i
   return out;
 }
 
+// A transform applied to each input column that also takes string columns.
+class ArrayFn : public Transform {
+ public:
+  using Fn = std::function<Tensor(const Tensor&)>;
+  ArrayFn(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+  std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng&) const override {
+    if (in.empty()) MYCEL_THROW(ValueError, "[", name_, "] expected at least one input column");
+    std::vector<Tensor> out;
+    for (const Tensor& t : in) out.push_back(fn_(t));
+    return out;
+  }
+  std::string name() const override { return name_; }
+  bool takes_strings() const override { return true; }
+
+ private:
+  std::string name_;
+  Fn fn_;
+};
+
+bool compare(const std::string& op, int cmp) {
+  return op == "EQ"   ? cmp == 0
+         : op == "NE" ? cmp != 0
+         : op == "GT" ? cmp > 0
+         : op == "GE" ? cmp >= 0
+         : op == "LT" ? cmp < 0
+                      : cmp <= 0;
+}
+
 Tensor values_like(const std::vector<double>& v, DType dt) {
   Tensor t = Tensor::empty(Shape{static_cast<int64_t>(v.size())}, dt);
   convert_elements(v.data(), DType::float64, t.data(), dt, static_cast<int64_t>(v.size()));
@@ -89,10 +121,13 @@ MYCEL_REGISTER_DATA(sequence) {
   register_transform("Slice", [](const Params& p, const TransformList&) {
     std::vector<int64_t> spec = p.get_ints("spec");
     int64_t dims = p.get_int("dims");
-    return image_fn("Slice", false, [spec, dims](const Tensor& x, RowRng&) {
-      if (dims > x.ndim())
-        MYCEL_THROW(ValueError, "[Slice] ", dims, " slices given for a tensor of rank ", x.ndim(),
-                    " ", shape_str(x.shape()));
+    return std::make_shared<ArrayFn>("Slice", [spec, dims](const Tensor& x) {
+      // A string tensor's last dimension holds the bytes of each string: never sliced.
+      auto kind = string_kind(x);
+      const int64_t rank = kind ? x.ndim() - 1 : x.ndim();
+      if (dims > rank)
+        MYCEL_THROW(ValueError, "[Slice] ", dims, " slices given for a tensor of rank ", rank, " ",
+                    shape_str(kind ? string_shape(x) : x.shape()));
       std::vector<std::vector<int64_t>> idx;
       size_t at = 0;
       for (int64_t d = 0; d < x.ndim(); ++d) {
@@ -104,20 +139,35 @@ MYCEL_REGISTER_DATA(sequence) {
           idx.push_back(all);
         }
       }
-      return gather_dims(x, idx);
+      Tensor out = gather_dims(x, idx);
+      return kind ? tag_string_tensor(out, *kind) : out;
     });
   });
   register_transform("Concatenate", [](const Params& p, const TransformList&) {
     int64_t axis = p.get_int("axis", 0);
     std::vector<double> pre = p.get_floats("prepend", std::vector<double>{});
     std::vector<double> app = p.get_floats("append", std::vector<double>{});
-    return image_fn("Concatenate", false, [axis, pre, app](const Tensor& x, RowRng&) {
-      if (x.ndim() != 1)
+    auto pre_s = p.get_strs("prepend_strs", std::vector<std::string>{});
+    auto app_s = p.get_strs("append_strs", std::vector<std::string>{});
+    bool strs = p.get_bool("strings", false);
+    return std::make_shared<ArrayFn>("Concatenate", [=](const Tensor& x) {
+      auto kind = string_kind(x);
+      Shape shape = kind ? string_shape(x) : x.shape();
+      if (shape.size() != 1)
         MYCEL_THROW(ValueError,
                     "[Concatenate] only 1-d tensors are supported (as MindSpore), got shape ",
-                    shape_str(x.shape()));
+                    shape_str(shape));
       if (axis != 0 && axis != -1)
         MYCEL_THROW(ValueError, "[Concatenate] axis must be 0 or -1, got ", axis);
+      if (kind.has_value() != strs && (!pre.empty() || !app.empty() || strs))
+        MYCEL_THROW(TypeError, "[Concatenate] prepend/append hold ", strs ? "strings" : "numbers",
+                    " but the column holds ", kind ? "strings" : "numbers");
+      if (kind) {
+        std::vector<std::string> all = pre_s;
+        for (auto& v : string_items(x)) all.push_back(std::move(v));
+        all.insert(all.end(), app_s.begin(), app_s.end());
+        return make_string_tensor(all, {static_cast<int64_t>(all.size())}, *kind);
+      }
       Tensor a = values_like(pre, x.dtype()), b = values_like(app, x.dtype());
       const int64_t es = static_cast<int64_t>(itemsize(x.dtype()));
       Tensor out = Tensor::empty(Shape{a.numel() + x.numel() + b.numel()}, x.dtype());
@@ -130,12 +180,26 @@ MYCEL_REGISTER_DATA(sequence) {
   });
   register_transform("Mask", [](const Params& p, const TransformList&) {
     std::string op = p.get_str("operator");
-    double c = p.get_float("constant");
+    bool text = p.has("constant_str");
+    double c = text ? 0.0 : p.get_float("constant");
+    std::string cs = text ? p.get_str("constant_str") : std::string();
     DType to = p.get_dtype("dtype", DType::bool_);
     if (op != "EQ" && op != "NE" && op != "GT" && op != "GE" && op != "LT" && op != "LE")
       MYCEL_THROW(ValueError, "[Mask] operator must be one of EQ, NE, GT, GE, LT, LE, got '", op,
                   "'");
-    return image_fn("Mask", false, [op, c, to](const Tensor& x, RowRng&) {
+    return std::make_shared<ArrayFn>("Mask", [op, c, cs, text, to](const Tensor& x) {
+      auto kind = string_kind(x);
+      if (kind.has_value() != text)
+        MYCEL_THROW(TypeError, "[Mask] the constant is ", text ? "a string" : "a number",
+                    " but the column holds ", kind ? "strings" : "numbers");
+      if (kind) {
+        std::vector<std::string> items = string_items(x);
+        std::vector<double> r(items.size());
+        for (size_t i = 0; i < items.size(); ++i) r[i] = compare(op, items[i].compare(cs));
+        Tensor out = Tensor::empty(string_shape(x), to);
+        convert_elements(r.data(), DType::float64, out.data(), to, out.numel());
+        return out;
+      }
       Tensor v = x.to(DType::float64);
       const double* pv = v.data<double>();
       std::vector<double> r(static_cast<size_t>(x.numel()));
