@@ -88,3 +88,5 @@ from mycel.ops.fft_hermitian import hfft, ihfft, hfft2, hfftn, ihfft2, ihfftn  #
 from mycel.ops.fft_real import dct, idct, dst, idst  # noqa: E402,F401
 from mycel.ops.stats import var_mean, std_mean  # noqa: E402,F401
 from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
+from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
+                                   poisson, random_categorical, multinomial)

@@ -326,3 +326,12 @@ CASES += [dataclasses.replace(_FIRST[op], dtypes=("float16",), rtol=2e-2, atol=2
                               id=(_FIRST[op].id + "_f16").lstrip("_"))
           for op in ("conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "max_pool3d", "max_pool3d_grad",
                      "avg_pool3d", "avg_pool3d_grad")]
+
+# Small rows: the ops' help-text examples (scripts/gen_op_examples.py takes rows of at most 48 items).
+CASES += [
+    OpCase("conv3d", conv3d_ref, _gen((1, 1, 2, 3, 2), (1, 1, 2, 2, 2)), id="small", dtypes=F, **TOL),
+    OpCase("max_pool3d", max_pool3d_ref, _distinct((1, 1, 2, 4, 2)), attrs=dict(kernel_size=2, strides=2),
+           id="small", dtypes=F),
+    OpCase("avg_pool3d", avg_pool3d_ref, _gen((1, 1, 2, 4, 2)), attrs=dict(kernel_size=2, strides=2), id="small",
+           dtypes=F),
+]
