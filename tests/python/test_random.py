@@ -28,11 +28,16 @@ def _restore_generator():
 
 def _call(case, dtype, **extra):
     attrs = dict(case.attrs, **extra)
-    has_dtype_attr = any(a[0] == "dtype" for a in mycel._mycel.op_handles[case.op].attrs)
+    handle = mycel._mycel.op_handles[case.op]
+    # A row's dtypes are the `dtype` attribute's values for ops drawn from attributes alone, and
+    # the input's for ops with inputs (random_gamma, multinomial, ...: their dtype attribute keeps
+    # its default here).
+    has_dtype_attr = any(a[0] == "dtype" for a in handle.attrs) and not handle.inputs
     arrays = [make_input(np.random.default_rng(0), s, dtype, case.domain) for s in case.shapes]
     if has_dtype_attr:
         attrs["dtype"] = getattr(mycel, dtype)
-    out = getattr(ops, case.op)(*[mycel.Tensor(a) for a in arrays], **attrs)
+    # The registry's own signature (mycel.ops may hold MindSpore-order wrappers, as random_gamma).
+    out = getattr(mycel._mycel.ops, case.op)(*[mycel.Tensor(a) for a in arrays], **attrs)
     ref_attrs = dict(attrs, dtype=dtype) if has_dtype_attr else attrs
     return out, case.ref(*arrays, **ref_attrs)
 

@@ -110,3 +110,8 @@ def cholesky_inverse(input_x, upper=False):
     size = input_x.shape[-1]
     eye = _ops.zeros_like(input_x) + _ops.cast(_ops.eye(size, size), input_x.dtype)
     return _ops.cholesky_solve(eye, input_x, upper=upper)
+
+
+# The norms (ops/norms.py) under linalg too, as torch.linalg and numpy.linalg name them.
+from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
+

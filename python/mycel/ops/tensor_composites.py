@@ -4,6 +4,7 @@ graph mode (src/mycel/frontend/calls.cc, tensor_method), so both modes run the s
 gradients come from the ops used."""
 from mycel import _mycel
 from mycel.common.dtype import bool_, float16, float32, float64, int16, int32, int64, uint8
+from mycel.ops import norms as _norms
 
 _ops = _mycel.ops
 
@@ -235,15 +236,8 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 
 def norm(x, ord=None, dim=None, keepdim=False):  # noqa: A002 (MindSpore's name)
-    """The 2-norm (Frobenius) over dim (all elements when None); ord 1 or inf also."""
-    axes = () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
-    if ord is None or ord == 2 or ord == "fro":
-        return _ops.sqrt(_ops.sum(x * x, axes, keepdim))
-    if ord == 1:
-        return _ops.sum(_ops.abs(x), axes, keepdim)
-    if ord == float("inf"):
-        return _ops.max(_ops.abs(x), axes, keepdim)
-    raise ValueError(f"norm: ord must be None, 1, 2, 'fro' or inf, got {ord!r}")
+    """x.norm(...): ops.norm (a vector or matrix norm, as numpy.linalg.norm picks)."""
+    return _norms.norm(x, ord, dim, keepdim)
 
 
 def narrow(x, axis, start, length):

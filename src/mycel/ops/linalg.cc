@@ -170,6 +170,7 @@ OpDef la_op(std::string name, std::string cls, std::string doc, std::vector<Inpu
 }
 
 // ---- helpers of the backward rules ----
+std::vector<GradVar> eig_bprop(BpropBuilder& g);
 
 // Real inputs only: the complex rules (conjugates, Wirtinger conventions) are not written yet.
 void require_real(BpropBuilder& g, const GradVar& x) {
@@ -197,6 +198,16 @@ GradVar eye(BpropBuilder& g, int64_t n, DType t) {
   visit_float_dtype(t, "eye", [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t i = 0; i < n; ++i) e.data<T>()[i * n + i] = T(1);
+  });
+  return g.constant(e);
+}
+// The n x n matrix with `diag` on the diagonal and `off` elsewhere, in any dtype (complex too).
+GradVar diag_const(BpropBuilder& g, int64_t n, DType t, double diag, double off) {
+  Tensor e = Tensor::zeros({n, n}, t);
+  visit_any_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_complex_v<T> || std::is_floating_point_v<T>)
+      for (int64_t i = 0; i < n * n; ++i) e.data<T>()[i] = T(i % (n + 1) == 0 ? diag : off);
   });
   return g.constant(e);
 }
@@ -442,6 +453,51 @@ std::vector<GradVar> lu_solve_bprop(BpropBuilder& g) {
   return {db, dlu, GradVar()};
 }
 
+// d eig, for distinct eigenvalues (the rule of Giles 2008 / PyTorch's linalg_eig_backward), in the
+// complex cotangent convention dL/dRe + i dL/dIm. V's columns have unit norm and a phase fixed by
+// LAPACK, so only the part of V^H dV that does not change that gauge counts:
+// K = V^H dV - V^H V diag(Re diag(V^H dV)), and with E_ij = w_j - w_i,
+// dA = V^-H (diag(dw) + K / conj(E) off the diagonal) V^H (its real part for a real A).
+// The loss must not depend on the eigenvectors' phases (|V|, not V itself).
+std::vector<GradVar> eig_bprop(BpropBuilder& g) {
+  GradVar a = g.input(0);
+  const size_t r = rank_of(g, a);
+  const int64_t n = g.meta(a).shape.back();
+  const bool vectors = g.attrs().get_bool("compute_v");
+  GradVar w, v, dw, dv;
+  if (vectors) {
+    w = out_k(g, 0);
+    v = out_k(g, 1);
+    dw = dout_k(g, 0);
+    dv = dout_k(g, 1);
+  } else {  // eigenvalues only: the rule still needs the eigenvectors
+    GradVar wv = g.call("eig", {a}, {{"compute_v", true}});
+    w = g.tuple_get(wv, 0);
+    v = g.tuple_get(wv, 1);
+    dw = g.dout();
+  }
+  const DType ct = g.meta(w).dtype;
+  auto as_complex = [&g, ct](GradVar d) {  // a real cotangent (zeros for an unused output)
+    return g.meta(d).dtype == ct ? d : g.call("cast", {d}, {{"dtype", ct}});
+  };
+  dw = as_complex(dw);
+  if (vectors) dv = as_complex(dv);
+  GradVar eye_c = diag_const(g, n, ct, 1, 0);
+  GradVar vh = g.call("conj", {mT(g, v, r)});
+  GradVar inner = g.mul(unsqueeze(g, dw, -2), eye_c);  // diag(dw)
+  if (vectors) {
+    GradVar vhdv = mm(g, vh, dv);
+    GradVar re_diag = g.call("real", {g.sum(g.mul(vhdv, eye_c), {static_cast<int64_t>(r) - 2})});
+    GradVar scale = unsqueeze(g, g.call("cast", {re_diag}, {{"dtype", ct}}), -2);
+    GradVar k = g.sub(vhdv, mm(g, vh, g.mul(v, scale)));
+    GradVar wc = g.call("conj", {w});
+    GradVar gap = g.add(g.sub(unsqueeze(g, wc, -2), unsqueeze(g, wc, -1)), eye_c);  // 1 on diag
+    inner = g.add(inner, g.mul(g.div(k, gap), diag_const(g, n, ct, 0, 1)));
+  }
+  GradVar da = g.call("matrix_solve", {vh, mm(g, inner, vh)});
+  return {is_complex(g.meta(a).dtype) ? da : g.call("real", {da})};
+}
+
 }  // namespace
 
 MYCEL_REGISTER_OPS(linalg) {
@@ -480,7 +536,7 @@ MYCEL_REGISTER_OPS(linalg) {
   r.add(la_op("eig", "Eig",
               "Eigenvalues and (compute_v) right eigenvectors of general square matrices, complex "
               "(LAPACK geev).",
-              {{"A"}}, {attr("compute_v", AttrKind::kBool, true)}, infer_eig, eig_kernel, "none"));
+              {{"A"}}, {attr("compute_v", AttrKind::kBool, true)}, infer_eig, eig_kernel, "bprop"));
   r.add(la_op(
       "svd", "Svd",
       "Singular values (descending) and, if compute_uv, u and v with x = u diag(s) v^H.",
@@ -511,6 +567,7 @@ MYCEL_REGISTER_BPROPS(linalg) {
   b.add("cholesky_solve", cholesky_solve_bprop);
   b.add("matrix_solve", matrix_solve_bprop);
   b.add("eigh", eigh_bprop);
+  b.add("eig", eig_bprop);
   b.add("svd", svd_bprop);
   b.add("qr", qr_bprop);
   b.add("lstsq", lstsq_bprop);

@@ -246,7 +246,10 @@ std::vector<AttrDef> pool3_attrs(bool avg) {
   return a;
 }
 
-std::vector<DType> nn3_dtypes() { return {DType::bfloat16, DType::float32, DType::float64}; }
+// float16 and bfloat16 compute in float32 (kernels/cpu/nn3d.cc: no oneDNN 3-d f16/bf16 on AVX2).
+std::vector<DType> nn3_dtypes() {
+  return {DType::float16, DType::bfloat16, DType::float32, DType::float64};
+}
 
 }  // namespace
 

@@ -1,6 +1,6 @@
-// Reductions (sum, mean, max, var, argmax, ...) and scans (cumsum). Output dtypes follow numpy:
-// sums and products of bools and integers are int64 (numpy gives uint64 for uint8; we have no
-// uint64), means, variances and logsumexp of integers are float64, max/min keep the dtype.
+// Reductions (sum, mean, max, var, argmax, ...) and scans (cumsum, cumprod). Output dtypes follow
+// numpy: sums and products of bools and integers are int64 (numpy gives uint64 for uint8; we have
+// no uint64), means, variances and logsumexp of integers are float64, max/min keep the dtype.
 #include "mycel/kernels/cpu/reduce.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
@@ -17,6 +17,12 @@ DType int64_if_integral(DType t) {
                                                                         : DType::int64;
 }
 DType float64_if_integral(DType t) { return is_floating(t) || is_complex(t) ? t : DType::float64; }
+// var/std: numpy's var of complex values is real (the mean squared modulus of x - mean).
+DType real_float64_if_integral(DType t) {
+  if (t == DType::complex64) return DType::float32;
+  if (t == DType::complex128) return DType::float64;
+  return float64_if_integral(t);
+}
 DType bool_dtype(DType) { return DType::bool_; }
 
 // Output shape of reducing `axes` (normalized, sorted) of shape.
@@ -166,13 +172,17 @@ MYCEL_REGISTER_OPS(reduce) {
                          "max"));
   r.add(with_reduce_rule(
       reduction("logsumexp", "LogSumExp", "log(sum(exp(x))) over axes, computed stably.",
-                reduce_infer(float64_if_integral), logsumexp_kernel),
+                reduce_infer(float64_if_integral), logsumexp_kernel, "bprop", Extra::kUnsigned),
       ""));
-  OpDef var = reduction("var", "Var", "Variance over axes with divisor count - ddof (numpy's var).",
-                        reduce_infer(float64_if_integral), var_kernel);
+  OpDef var = reduction("var", "Var",
+                        "Variance over axes with divisor count - ddof (numpy's var; real for "
+                        "complex x).",
+                        reduce_infer(real_float64_if_integral), var_kernel, "bprop",
+                        Extra::kUnsignedAndComplex);
   var.attrs.push_back({"ddof", AttrKind::kInt, int64_t{0}, false, {"correction"}});
-  OpDef std_ = reduction("std", "Std", "Standard deviation over axes, divisor count - ddof.",
-                         reduce_infer(float64_if_integral), std_kernel);
+  OpDef std_ = reduction(
+      "std", "Std", "Standard deviation over axes, divisor count - ddof (real for complex x).",
+      reduce_infer(real_float64_if_integral), std_kernel, "bprop", Extra::kUnsignedAndComplex);
   std_.attrs = var.attrs;
   r.add(std::move(var));
   r.add(std::move(std_));
@@ -188,14 +198,40 @@ MYCEL_REGISTER_OPS(reduce) {
     r.add(std::move(d));
   }
 
+  // Scans keep the reductions' dtype rules (numpy's cumsum/cumprod: integers give int64, the
+  // wider unsigned types uint64).
+  const std::vector<AttrDef> scan_attrs = {
+      {"axis", AttrKind::kInt, std::monostate{}, false, {"dim"}},
+      {"exclusive", AttrKind::kBool, false, false, {}},
+      {"reverse", AttrKind::kBool, false, false, {}}};
   OpDef cumsum =
       reduction("cumsum", "CumSum",
                 "Cumulative sum along axis (exclusive / reverse as in MindSpore's CumSum).",
-                cumsum_infer, cumsum_kernel);
-  cumsum.attrs = {{"axis", AttrKind::kInt, std::monostate{}, false, {"dim"}},
-                  {"exclusive", AttrKind::kBool, false, false, {}},
-                  {"reverse", AttrKind::kBool, false, false, {}}};
+                cumsum_infer, cumsum_kernel, "bprop", Extra::kUnsignedAndComplex);
+  cumsum.attrs = scan_attrs;
   r.add(std::move(cumsum));
+  OpDef cumprod =
+      reduction("cumprod", "CumProd",
+                "Cumulative product along axis (exclusive / reverse as in MindSpore's CumProd).",
+                cumsum_infer, cumprod_kernel, "bprop", Extra::kUnsignedAndComplex);
+  cumprod.attrs = scan_attrs;
+  r.add(std::move(cumprod));
+  // cumprod's gradient as one exact pass (a division by x would fail at zeros); its own gradient
+  // is not defined (second derivatives of cumprod are not supported).
+  OpDef cumprod_grad = make_op(
+      "cumprod_grad", "CumProdGrad", "Gradient of cumprod: dx from (x, dout), exact at zeros.",
+      {{"x"}, {"dout"}}, scan_attrs,
+      [](const InferContext& c) -> std::vector<TensorMeta> {
+        single_axis(c);
+        check_float(c, 0);
+        check_same_dtype(c, 0, 1);
+        if (c.in(0).shape != c.in(1).shape)
+          MYCEL_THROW(ShapeError, "[cumprod_grad] 'dout' must have the shape of 'x' ",
+                      shape_str(c.in(0).shape), ", got ", shape_str(c.in(1).shape));
+        return {c.in(0)};
+      },
+      cumprod_grad_kernel, float_dtypes(), "none");
+  r.add(std::move(cumprod_grad));
 }
 
 // Backward rules. A reduction's dout is first given back its reduced axes (bprop::unreduce) so
@@ -297,6 +333,14 @@ MYCEL_REGISTER_BPROPS(reduce) {
       return {is_std ? g.div(dx, r.out) : g.mul(dx, g.scalar(2, r.t))};
     });
   }
+  b.add("cumprod", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!bprop::is_float(g, g.input(0))) return none();
+    const Attrs& a = g.attrs();
+    return {g.call("cumprod_grad", {g.input(0), g.dout()},
+                   {{"axis", a.get_int("axis")},
+                    {"exclusive", a.get_bool("exclusive")},
+                    {"reverse", a.get_bool("reverse")}})};
+  });
   b.add("cumsum", [](BpropBuilder& g) -> std::vector<GradVar> {
     // The adjoint of a running sum is the running sum in the other direction.
     if (!bprop::is_float(g, g.input(0))) return none();

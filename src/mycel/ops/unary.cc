@@ -54,6 +54,52 @@ std::vector<DType> with_extended_dtypes(std::vector<DType> v) {
   return v;
 }
 
+std::vector<DType> plus(std::vector<DType> v, std::initializer_list<DType> extra) {
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+constexpr std::initializer_list<DType> kUnsigned = {DType::uint16, DType::uint32, DType::uint64};
+constexpr std::initializer_list<DType> kComplex = {DType::complex64, DType::complex128};
+
+// `core` on the other types; on complex z, f(z) elementwise into the same type (or bool for
+// predicates, kBool).
+template <bool kBool = false, class F>
+KernelFn or_complex(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_complex(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using O = std::conditional_t<kBool, bool, T>;
+      if constexpr (is_complex_v<T>)
+        cpu::unary_map<T, O>(ctx.in(0), ctx.out(0), [&f](T z) { return static_cast<O>(f(z)); });
+    });
+  };
+}
+
+// `core` on the other types; on uint16/32/64 x, f(x) elementwise into the same type (or bool).
+template <bool kBool = false, class F>
+KernelFn or_unsigned(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t) || is_complex(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using O = std::conditional_t<kBool, bool, T>;
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 2)
+        cpu::unary_map<T, O>(ctx.in(0), ctx.out(0), [&f](T x) { return static_cast<O>(f(x)); });
+    });
+  };
+}
+
+// numpy's expm1 of complex z = x + iy: (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y, accurate
+// near 0 where exp(z) - 1 cancels.
+template <class V>
+std::complex<V> complex_expm1(std::complex<V> z) {
+  V x = z.real(), y = z.imag(), h = std::sin(y / V(2));
+  return {std::expm1(x) * std::cos(y) - V(2) * h * h, std::exp(x) * std::sin(y)};
+}
+
 std::vector<TensorMeta> gelu_infer(const InferContext& c) {
   const std::string& a = c.attrs.get_str("approximate");
   if (a != "none" && a != "tanh")
@@ -171,21 +217,32 @@ MYCEL_REGISTER_OPS(unary) {
                     cpu::unary_map<T, T>(ctx.in(0), ctx.out(0), [](T z) { return std::conj(z); });
                 });
               }));
-  r.add(unary("sign", "Sign", "Elementwise sign: -1, 0 or 1 (NaN stays NaN).", numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) {
-                using C = decltype(x);
-                if constexpr (is_unsigned_int<C>)
-                  return x > C(0) ? C(1) : C(0);
-                else
-                  return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
-              }),
+  // Of complex z: z / |z| (0 at 0), numpy 2's sign.
+  r.add(unary("sign", "Sign", "Elementwise sign: -1, 0 or 1 (NaN stays NaN); z / |z| of complex z.",
+              plus(plus(numeric, kUnsigned), kComplex), same_dtype,
+              or_complex(or_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
+                                       using C = decltype(x);
+                                       if constexpr (is_unsigned_int<C>)
+                                         return x > C(0) ? C(1) : C(0);
+                                       else
+                                         return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
+                                     }),
+                                     [](auto x) { return x > 0 ? 1 : 0; }),
+                         [](auto z) { return z == decltype(z)(0) ? z : z / std::abs(z); }),
               "none"));
-  r.add(with_traits(unary("square", "Square", "Elementwise x * x.", numeric, same_dtype,
-                          same_dtype_unary([](auto x) -> decltype(x) { return wrap_mul(x, x); })),
+  r.add(with_traits(unary("square", "Square", "Elementwise x * x (wrapping for integers).",
+                          plus(plus(numeric, kUnsigned), kComplex), same_dtype,
+                          or_complex(or_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
+                                                   return wrap_mul(x, x);
+                                                 }),
+                                                 [](auto x) { return wrap_mul(x, x); }),
+                                     [](auto z) { return z * z; })),
                     ew_step(cpu::EwOp::kSquare, kKeepsZero)));
-  r.add(with_traits(unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", floats, same_dtype,
-                          float_unary([](auto x) { return decltype(x)(1) / x; })),
-                    ew_step(cpu::EwOp::kReciprocal)));
+  r.add(with_traits(
+      unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", plus(floats, kComplex), same_dtype,
+            or_complex(float_unary([](auto x) { return decltype(x)(1) / x; }),
+                       [](auto z) { return decltype(z)(1) / z; })),
+      ew_step(cpu::EwOp::kReciprocal)));
   {  // MindSpore's Invert: bitwise not of integers (two's complement), logical not of bools.
     std::vector<DType> bits = integer_dtypes();
     bits.push_back(DType::bool_);
@@ -201,39 +258,58 @@ MYCEL_REGISTER_OPS(unary) {
                 }),
                 "none"));
   }
-  r.add(with_traits(unary("sqrt", "Sqrt", "Elementwise square root.", all, float_dtype,
-                          float_unary([](auto x) { return std::sqrt(x); })),
+  // Transcendental functions take every type: integers (the wider unsigned ones too) give floats
+  // as in numpy; complex values take the principal branch (std::complex's, as numpy's).
+  const auto any = with_extended_dtypes(all);
+  r.add(with_traits(unary("sqrt", "Sqrt", "Elementwise square root.", any, float_dtype,
+                          or_complex(float_unary([](auto x) { return std::sqrt(x); }),
+                                     [](auto z) { return std::sqrt(z); })),
                     ew_step(cpu::EwOp::kSqrt)));
-  r.add(unary("rsqrt", "Rsqrt", "Elementwise 1 / sqrt(x).", all, float_dtype,
-              float_unary([](auto x) { return decltype(x)(1) / std::sqrt(x); })));
+  r.add(unary("rsqrt", "Rsqrt", "Elementwise 1 / sqrt(x).", any, float_dtype,
+              or_complex(float_unary([](auto x) { return decltype(x)(1) / std::sqrt(x); }),
+                         [](auto z) { return decltype(z)(1) / std::sqrt(z); })));
 
   // Exponentials and logarithms.
-  r.add(with_traits(unary("exp", "Exp", "Elementwise e**x.", all, float_dtype,
-                          float_unary([](auto x) { return fast_exp(x); })),
+  r.add(with_traits(unary("exp", "Exp", "Elementwise e**x.", any, float_dtype,
+                          or_complex(float_unary([](auto x) { return fast_exp(x); }),
+                                     [](auto z) { return std::exp(z); })),
                     ew_step(cpu::EwOp::kExp)));
-  r.add(unary("expm1", "Expm1", "Elementwise e**x - 1, accurate near 0.", all, float_dtype,
-              float_unary([](auto x) { return std::expm1(x); })));
-  r.add(unary("log", "Log", "Elementwise natural logarithm.", all, float_dtype,
-              float_unary([](auto x) { return std::log(x); })));
-  r.add(unary("log1p", "Log1p", "Elementwise log(1 + x), accurate near 0.", all, float_dtype,
-              float_unary([](auto x) { return std::log1p(x); })));
+  r.add(unary("expm1", "Expm1", "Elementwise e**x - 1, accurate near 0.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::expm1(x); }),
+                         [](auto z) { return complex_expm1(z); })));
+  r.add(unary("log", "Log", "Elementwise natural logarithm.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::log(x); }),
+                         [](auto z) { return std::log(z); })));
+  r.add(unary("log1p", "Log1p", "Elementwise log(1 + x), accurate near 0.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::log1p(x); }),
+                         [](auto z) { return std::log(decltype(z)(1) + z); })));
 
   // Trigonometric and hyperbolic.
-  r.add(unary("sin", "Sin", "Elementwise sine.", all, float_dtype,
-              float_unary([](auto x) { return std::sin(x); })));
-  r.add(unary("cos", "Cos", "Elementwise cosine.", all, float_dtype,
-              float_unary([](auto x) { return std::cos(x); })));
-  r.add(unary("tan", "Tan", "Elementwise tangent.", all, float_dtype,
-              float_unary([](auto x) { return std::tan(x); })));
-  r.add(with_traits(unary("tanh", "Tanh", "Elementwise hyperbolic tangent.", floats, same_dtype,
-                          float_unary([](auto x) { return fast_tanh(x); })),
-                    ew_step(cpu::EwOp::kTanh)));
+  r.add(unary("sin", "Sin", "Elementwise sine.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::sin(x); }),
+                         [](auto z) { return std::sin(z); })));
+  r.add(unary("cos", "Cos", "Elementwise cosine.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::cos(x); }),
+                         [](auto z) { return std::cos(z); })));
+  r.add(unary("tan", "Tan", "Elementwise tangent.", any, float_dtype,
+              or_complex(float_unary([](auto x) { return std::tan(x); }),
+                         [](auto z) { return std::tan(z); })));
+  r.add(with_traits(
+      unary("tanh", "Tanh", "Elementwise hyperbolic tangent.", plus(floats, kComplex), same_dtype,
+            or_complex(float_unary([](auto x) { return fast_tanh(x); }),
+                       [](auto z) { return std::tanh(z); })),
+      ew_step(cpu::EwOp::kTanh)));
   r.add(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
               float_unary([](auto x) { return std::erf(x); })));
 
   // Activations (float only).
-  r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).", floats, same_dtype,
-                          float_unary([](auto x) { return sigmoid(x); })),
+  r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).",
+                          plus(floats, kComplex), same_dtype,
+                          or_complex(float_unary([](auto x) { return sigmoid(x); }),
+                                     [](auto z) {
+                                       using Z = decltype(z);
+                                       return Z(1) / (Z(1) + std::exp(-z));
+                                     })),
                     ew_step(cpu::EwOp::kSigmoid)));
   r.add(unary("softsign", "Softsign", "Elementwise x / (1 + |x|).", floats, same_dtype,
               float_unary([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); })));
@@ -281,54 +357,69 @@ MYCEL_REGISTER_OPS(unary) {
 
   // Rounding (integer dtypes kept; round is half to even like numpy). Piecewise constant, so
   // not differentiable: their gradient is zero almost everywhere (policy "none").
-  r.add(unary("floor", "Floor", "Elementwise floor.", numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) {
+  // Integers (the wider unsigned ones too) round to themselves.
+  const auto rounding = plus(numeric, kUnsigned);
+  auto keep_unsigned = [](KernelFn core) { return or_unsigned(core, [](auto x) { return x; }); };
+  r.add(unary("floor", "Floor", "Elementwise floor.", rounding, same_dtype,
+              keep_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
                 if constexpr (std::is_floating_point_v<decltype(x)>)
                   return std::floor(x);
                 else
                   return x;
-              }),
+              })),
               "none"));
-  r.add(unary("ceil", "Ceil", "Elementwise ceiling.", numeric, same_dtype,
-              same_dtype_unary([](auto x) -> decltype(x) {
+  r.add(unary("ceil", "Ceil", "Elementwise ceiling.", rounding, same_dtype,
+              keep_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
                 if constexpr (std::is_floating_point_v<decltype(x)>)
                   return std::ceil(x);
                 else
                   return x;
-              }),
+              })),
               "none"));
   r.add(unary("round", "Round", "Elementwise rounding to the nearest integer, ties to even.",
-              numeric, same_dtype, same_dtype_unary([](auto x) -> decltype(x) {
+              rounding, same_dtype, keep_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
                 // std::rint in the default rounding mode: ties to even, and it vectorizes.
                 if constexpr (std::is_floating_point_v<decltype(x)>)
                   return std::rint(x);
                 else
                   return x;
-              }),
+              })),
               "none"));
 
-  // Predicates (bool output, not differentiable).
-  r.add(unary("logical_not", "LogicalNot", "Elementwise not x (nonzero is true).", all, bool_dtype,
-              predicate_unary([](auto x) { return x == decltype(x)(0); }), "none"));
-  r.add(unary("isnan", "IsNan", "Elementwise test for NaN.", all, bool_dtype,
-              predicate_unary([](auto x) { return is_nan(x); }), "none"));
-  r.add(unary("isinf", "IsInf", "Elementwise test for +inf or -inf.", all, bool_dtype,
-              predicate_unary([](auto x) {
-                using C = decltype(x);
-                if constexpr (std::is_floating_point_v<C>)
-                  return std::fabs(x) == C(INFINITY);
-                else
-                  return false;
-              }),
-              "none"));
-  r.add(unary("isfinite", "IsFinite", "Elementwise test for a finite value (not NaN or inf).", all,
-              bool_dtype, predicate_unary([](auto x) {
-                if constexpr (std::is_floating_point_v<decltype(x)>)
-                  return x - x == decltype(x)(0);
-                else
-                  return true;
-              }),
-              "none"));
+  // Predicates (bool output, not differentiable); a complex value is NaN or inf when a part is.
+  auto predicate = [&](const char* name, const char* cls, const char* doc, KernelFn core, auto u,
+                       auto c) {
+    r.add(unary(name, cls, doc, any, bool_dtype, or_complex<true>(or_unsigned<true>(core, u), c),
+                "none"));
+  };
+  predicate(
+      "logical_not", "LogicalNot", "Elementwise not x (nonzero is true).",
+      predicate_unary([](auto x) { return x == decltype(x)(0); }), [](auto x) { return x == 0; },
+      [](auto z) { return z == decltype(z)(0); });
+  predicate(
+      "isnan", "IsNan", "Elementwise test for NaN.",
+      predicate_unary([](auto x) { return is_nan(x); }), [](auto) { return false; },
+      [](auto z) { return std::isnan(z.real()) || std::isnan(z.imag()); });
+  predicate(
+      "isinf", "IsInf", "Elementwise test for +inf or -inf.", predicate_unary([](auto x) {
+        using C = decltype(x);
+        if constexpr (std::is_floating_point_v<C>)
+          return std::fabs(x) == C(INFINITY);
+        else
+          return false;
+      }),
+      [](auto) { return false; },
+      [](auto z) { return std::isinf(z.real()) || std::isinf(z.imag()); });
+  predicate(
+      "isfinite", "IsFinite", "Elementwise test for a finite value (not NaN or inf).",
+      predicate_unary([](auto x) {
+        if constexpr (std::is_floating_point_v<decltype(x)>)
+          return x - x == decltype(x)(0);
+        else
+          return true;
+      }),
+      [](auto) { return true; },
+      [](auto z) { return std::isfinite(z.real()) && std::isfinite(z.imag()); });
 }
 
 // Backward rules, written with differentiable ops so that they differentiate again; rules reuse

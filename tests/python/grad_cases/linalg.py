@@ -59,3 +59,12 @@ CASES = [
     GradCase("lu_unpack", lambda rng: _factored(rng)[1:], wrt=(0,)),
     GradCase("lu_solve", _factored, wrt=(0, 1)),
 ]
+
+# eig: its outputs are complex, so the table's real cotangents leave it untested here; the rule is
+# checked against finite differences with complex cotangents in compat/test_linalg_more.py.
+# matrix_exp: the Frechet-derivative rule against central differences (it differentiates again).
+CASES += [
+    GradCase("eig", lambda rng: [rng.standard_normal((3, 3))], wrt=()),
+    GradCase("matrix_exp", lambda rng: [0.5 * rng.standard_normal((3, 3))]),
+    GradCase("matrix_exp", lambda rng: [3.0 * rng.standard_normal((2, 4, 4))], rtol=1e-4, atol=1e-5, id="squared"),
+]

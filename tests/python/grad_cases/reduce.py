@@ -50,3 +50,23 @@ CASES = [
     GradCase("cumsum", [(3, 4)], dict(axis=-1, reverse=True), id="reverse"),
     GradCase("cumsum", [(3, 4)], dict(axis=1, exclusive=True, reverse=True), id="exclusive_reverse"),
 ]
+
+
+
+def _scan_zeros(rng):
+    """cumprod rows with one zero, two zeros, and a zero at each end: the gradient has no division."""
+    x = rng.uniform(0.5, 1.5, size=(4, 5)) * rng.choice([-1.0, 1.0], size=(4, 5))
+    x[0, 2] = 0.0
+    x[1, 1] = x[1, 3] = 0.0
+    x[2, 0] = x[3, 4] = 0.0
+    return [x]
+
+
+CASES += [
+    GradCase("cumprod", [(3, 4)], dict(axis=1)),
+    GradCase("cumprod", [(3, 4)], dict(axis=0, exclusive=True), id="exclusive"),
+    GradCase("cumprod", [(3, 4)], dict(axis=-1, reverse=True), id="reverse"),
+    GradCase("cumprod", [(2, 3, 4)], dict(axis=1, exclusive=True, reverse=True), id="exclusive_reverse"),
+    *[GradCase("cumprod", _scan_zeros, a, id=f"zeros{i}")
+      for i, a in enumerate((dict(axis=1), dict(axis=1, exclusive=True), dict(axis=1, reverse=True)))],
+]

@@ -74,3 +74,78 @@ CASES += [OpCase(op, ref, _draw((3, 4), (3, 4)), dtypes=UNSIGNED, id="ext")
 # matmul: the unsigned types wrap like numpy's; complex products as numpy's.
 CASES += [OpCase("matmul", lambda x, y, transpose_a=False, transpose_b=False: np.matmul(x, y.T if transpose_b else y),
                  _draw((2, 3, 4), (5, 4)), dict(transpose_b=True), dtypes=EXT, id="ext")]
+
+
+# Unary math (issue 14): the wider unsigned types everywhere numpy takes them (transcendental
+# functions promote to float32/float64), complex values where the math is defined.
+def _q(f):
+    return _quiet(f)
+
+
+_FLOAT_OUT = (("sqrt", np.sqrt), ("rsqrt", lambda x: 1 / np.sqrt(x)), ("exp", np.exp), ("expm1", np.expm1),
+              ("log", np.log), ("log1p", np.log1p), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan))
+CASES += [OpCase(op, _q(ref), _draw((3, 4)), dtypes=EXT, id="ext") for op, ref in _FLOAT_OUT]
+CASES += [OpCase(op, _q(ref), _draw((3, 4)), dtypes=EXT, id="ext")
+          for op, ref in (("sign", np.sign), ("square", np.square))]
+CASES += [OpCase(op, _q(ref), _draw((3, 4)), dtypes=COMPLEX, id="ext")
+          for op, ref in (("reciprocal", np.reciprocal), ("tanh", np.tanh),
+                          ("sigmoid", lambda z: 1 / (1 + np.exp(-z))))]
+# Near 0 (expm1 and log1p keep their accuracy there) and at 0 (sign of complex 0 is 0).
+CASES += [OpCase(op, _q(ref), lambda rng, dt: [(1e-4 * (rng.normal(size=(6,)) + 1j * rng.normal(size=(6,))))
+                                                .astype(dt)], dtypes=COMPLEX, id="small")
+          for op, ref in (("expm1", np.expm1), ("log1p", np.log1p))]
+CASES += [OpCase("sign", np.sign, lambda rng, dt: [np.array([0, 3 + 4j, -2j, 1e-30], dt)], dtypes=COMPLEX,
+                 id="zero")]
+CASES += [OpCase(op, lambda x, f=f: f(x).astype(x.dtype), _draw((3, 4)), dtypes=UNSIGNED, id="ext")
+          for op, f in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round))]
+
+
+def _specials(rng, dt):
+    """Values with NaN, inf and 0 in the real or the imaginary part (complex), or 0 and large values."""
+    if np.dtype(dt).kind == "c":
+        inf, nan = np.inf, np.nan
+        return [np.array([0, 1 + 2j, complex(nan, 0), complex(0, nan), complex(inf, 1), complex(1, -inf),
+                          complex(inf, nan), 0j], dt)]
+    return [np.array([0, 1, 7, np.iinfo(dt).max], dt)]
+
+
+CASES += [OpCase(op, ref, _specials, dtypes=EXT, id="ext")
+          for op, ref in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
+                          ("logical_not", np.logical_not))]
+
+
+# Scans and the statistics: cumsum/cumprod sum to uint64 from the wider unsigned types and stay
+# complex; var/std of complex values are real (numpy's); logsumexp of the unsigned types is float64.
+def _scan(f, identity):
+    def ref(x, axis, exclusive=False, reverse=False):
+        a = np.flip(x, axis) if reverse else x
+        with np.errstate(all="ignore"):
+            r = f(a, axis=axis)
+        if exclusive:
+            r = np.concatenate([np.full_like(np.take(r, [0], axis), identity),
+                                np.delete(r, -1, axis)], axis=axis)
+        return np.flip(r, axis) if reverse else r
+    return ref
+
+
+CASES += [OpCase(op, _scan(f, ident), _draw((3, 4)), attrs, dtypes=EXT, id=f"ext{i}")
+          for op, f, ident in (("cumsum", np.cumsum, 0), ("cumprod", np.cumprod, 1))
+          for i, attrs in enumerate((dict(axis=1), dict(axis=0, exclusive=True, reverse=True)))]
+CASES += [OpCase(op, _axes(ref), _draw((3, 5)), attrs, dtypes=EXT, id=f"ext{i}")
+          for op, ref in (("var", np.var), ("std", np.std))
+          for i, attrs in enumerate((dict(axis=(1,)), dict(axis=(), keep_dims=True)))]
+CASES += [OpCase(op, lambda x, axis=(), keep_dims=False, ddof=0, f=f: np.asarray(
+                     f(x, axis=tuple(axis) or None, keepdims=keep_dims, ddof=ddof)),
+                 _draw((4, 5)), dict(axis=(0,), ddof=1), dtypes=EXT, id="ext_ddof")
+          for op, f in (("var", np.var), ("std", np.std))]
+
+
+def _logsumexp(x, axis=(), keep_dims=False):
+    a = x.astype(np.float64)
+    m = a.max(axis=tuple(axis) or None, keepdims=True)
+    r = np.log(np.exp(a - m).sum(axis=tuple(axis) or None, keepdims=True)) + m
+    return r if keep_dims else np.squeeze(r, axis=tuple(axis) or None)
+
+
+CASES += [OpCase("logsumexp", _logsumexp, _draw((3, 4)), attrs, dtypes=UNSIGNED, id=f"ext{i}")
+          for i, attrs in enumerate((dict(axis=(1,)), dict(axis=(), keep_dims=True)))]

@@ -135,3 +135,25 @@ def _eigvals(x, compute_v):
 
 
 CASES += _rows("eig", _eigvals, _rect(2, 4, 4), dict(compute_v=False))
+
+
+def _expm(x):
+    """scipy's expm (Al-Mohy and Higham's algorithm: an independent implementation), batched."""
+    from scipy.linalg import expm
+    if x.size == 0:
+        return x.copy()
+    return np.stack([expm(m) for m in x.reshape(-1, *x.shape[-2:])]).reshape(x.shape).astype(x.dtype)
+
+
+def _scaled(scale, *shape):
+    """Random matrices of 1-norm about `scale`: small ones take a low Pade degree, large ones the
+    scaling and squaring."""
+    return lambda rng, dt: [(scale / shape[-1] * _draw(dt, rng, shape)).astype(dt)]
+
+
+CASES += (_rows("matrix_exp", _expm, _scaled(0.01, 2, 3, 3), id="small")
+          + _rows("matrix_exp", _expm, _scaled(0.5, 4, 4), id="mid")
+          + _rows("matrix_exp", _expm, _scaled(2.0, 2, 5, 5), id="deg9")
+          + _rows("matrix_exp", _expm, _scaled(25.0, 3, 6, 6), id="squared")
+          + [OpCase("matrix_exp", _expm, [(0, 2, 2)], dtypes=("float32", "float64"), id="empty"),
+             OpCase("matrix_exp", _expm, [(1, 1)], dtypes=("float32", "float64"), id="1x1")])

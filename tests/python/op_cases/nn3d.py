@@ -1,6 +1,8 @@
 """Table rows for the 3-d windowed ops (conv3d, its backward ops, max/avg_pool3d and their
 gradients) and ctc_loss. References are direct numpy loops in float64: strided views of the padded
 input per kernel tap, scatters for the adjoints, and the CTC alpha recursion."""
+import dataclasses
+
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -313,4 +315,23 @@ CASES = [
     OpCase("ctc_loss_grad", ctc_loss_grad_ref, _ctc_grad_gen(5, 2, 4, 2, "mean"), dtypes=F, rtol=1e-5, atol=1e-6),
     OpCase("ctc_loss_grad", ctc_loss_grad_ref, _ctc_grad_gen(5, 3, 3, 2, "none"), attrs=dict(reduction="none"),
            id="none", dtypes=F, rtol=1e-5, atol=1e-6),
+]
+
+# float16 (computed in float32, rounded once): the first row of each 3-d op again, to float16's
+# precision.
+_FIRST = {}
+for _c in CASES:
+    _FIRST.setdefault(_c.op, _c)
+CASES += [dataclasses.replace(_FIRST[op], dtypes=("float16",), rtol=2e-2, atol=2e-2,
+                              id=(_FIRST[op].id + "_f16").lstrip("_"))
+          for op in ("conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "max_pool3d", "max_pool3d_grad",
+                     "avg_pool3d", "avg_pool3d_grad")]
+
+# Small rows: the ops' help-text examples (scripts/gen_op_examples.py takes rows of at most 48 items).
+CASES += [
+    OpCase("conv3d", conv3d_ref, _gen((1, 1, 2, 3, 2), (1, 1, 2, 2, 2)), id="small", dtypes=F, **TOL),
+    OpCase("max_pool3d", max_pool3d_ref, _distinct((1, 1, 2, 4, 2)), attrs=dict(kernel_size=2, strides=2),
+           id="small", dtypes=F),
+    OpCase("avg_pool3d", avg_pool3d_ref, _gen((1, 1, 2, 4, 2)), attrs=dict(kernel_size=2, strides=2), id="small",
+           dtypes=F),
 ]

@@ -50,3 +50,30 @@ CASES = [
     OpCase("dropout", _dropout, [(0, 4)], id="empty", **R),
     OpCase("dropout", _dropout, [(200, 200)], id="large", **R),
 ]
+
+
+# The sampled distributions (ops/random_dist.cc); their statistics: test_random_dist.py.
+def _sampled(extra_of, dtype_of):
+    def ref(*arrays, shape=(), **attrs):
+        return np.empty(tuple(shape) + extra_of(*arrays, **attrs), dtype=dtype_of(*arrays, **attrs))
+    return ref
+
+
+def _rows_out(x, num_sample=None, num_samples=None, **attrs):
+    return x.shape[:-1] + (num_sample if num_sample is not None else num_samples,)
+
+
+CASES += [
+    OpCase("standard_laplace", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("standard_laplace", _like_shape, [], attrs={"shape": (0, 2)}, id="empty", **R),
+    OpCase("random_gamma", _sampled(lambda a, **k: a.shape, lambda a, **k: a.dtype), [(2,)],
+           attrs={"shape": (3,)}, domain="positive", dtypes=FLOAT, **R),
+    OpCase("random_poisson", _sampled(lambda r, **k: r.shape, lambda r, **k: np.float32), [(2, 2)],
+           attrs={"shape": (4,)}, domain="positive", dtypes=FLOAT, **R),
+    OpCase("random_categorical", _sampled(lambda x, **k: _rows_out(x, **k), lambda x, **k: np.int64), [(3, 5)],
+           attrs={"num_sample": 4}, dtypes=FLOAT, **R),
+    OpCase("multinomial", _sampled(lambda x, **k: _rows_out(x, **k), lambda x, **k: np.int32), [(3, 5)],
+           attrs={"num_samples": 4}, domain="positive", dtypes=FLOAT, **R),
+    OpCase("multinomial", _sampled(lambda x, **k: _rows_out(x, **k), lambda x, **k: np.int32), [(6,)],
+           attrs={"num_samples": 6, "replacement": False}, domain="positive", id="no_replacement", **R),
+]

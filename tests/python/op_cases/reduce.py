@@ -80,18 +80,28 @@ argmax_ref = _arg(np.argmax)
 argmin_ref = _arg(np.argmin)
 
 
-def cumsum_ref(x, axis, exclusive=False, reverse=False):
-    out = _int64_out(x.dtype)
-    a = (x.reshape(1) if x.ndim == 0 else x).astype(np.float64 if out.kind == "f" else np.int64)
-    a = np.moveaxis(a, axis, -1)
-    if reverse:
-        a = a[..., ::-1]
-    cs = np.cumsum(a, axis=-1)
-    if exclusive and cs.shape[-1] > 0:
-        cs = np.concatenate([np.zeros_like(cs[..., :1]), cs[..., :-1]], axis=-1)
-    if reverse:
-        cs = cs[..., ::-1]
-    return np.moveaxis(cs, -1, axis).reshape(x.shape).astype(out)
+def _scan_ref(fn, identity):
+    """numpy's scan fn (np.cumsum, np.cumprod) with MindSpore's exclusive/reverse, in float64 or
+    int64 and cast to the numpy result dtype (integers: int64, the wider unsigned ones: uint64)."""
+    def ref(x, axis, exclusive=False, reverse=False):
+        out = fn(np.zeros((1,), x.dtype)).dtype
+        out = np.dtype(np.int64) if out.kind == "u" and x.dtype.itemsize == 1 else out
+        work = np.float64 if out.kind == "f" else (out if out.kind in "cu" else np.int64)
+        a = (x.reshape(1) if x.ndim == 0 else x).astype(work)
+        a = np.moveaxis(a, axis, -1)
+        if reverse:
+            a = a[..., ::-1]
+        cs = fn(a, axis=-1)
+        if exclusive and cs.shape[-1] > 0:
+            cs = np.concatenate([np.full_like(cs[..., :1], identity), cs[..., :-1]], axis=-1)
+        if reverse:
+            cs = cs[..., ::-1]
+        return np.moveaxis(cs, -1, axis).reshape(x.shape).astype(out)
+    return ref
+
+
+cumsum_ref = _scan_ref(np.cumsum, 0)
+cumprod_ref = _scan_ref(np.cumprod, 1)
 
 
 def _with_nans(shape):
@@ -227,4 +237,57 @@ CASES += [
     OpCase("cumsum", cumsum_ref, [(3, 0)], dict(axis=1, exclusive=True), id="empty_axis"),
     OpCase("cumsum", cumsum_ref, [(300, 301)], dict(axis=0), rtol=1e-4, atol=1e-4, id="large_axis0"),
     OpCase("cumsum", cumsum_ref, [(301, 300)], dict(axis=1), rtol=1e-4, atol=1e-4, id="large_axis1"),
+]
+
+
+def _with_zeros(rng, dtype):
+    """cumprod rows holding zeros (the product after a zero stays zero)."""
+    a = rng.standard_normal((3, 6)).astype(dtype)
+    a[0, 2] = a[1, 0] = a[1, 4] = a[2, 5] = 0
+    return [a]
+
+
+CASES += [
+    OpCase("cumprod", cumprod_ref, [(3, 4, 5)], dict(axis=1), dtypes=ALL),
+    OpCase("cumprod", cumprod_ref, [(3, 4, 5)], dict(axis=0, exclusive=True), id="exclusive"),
+    OpCase("cumprod", cumprod_ref, [(3, 4, 5)], dict(axis=2, reverse=True), id="reverse"),
+    OpCase("cumprod", cumprod_ref, [(3, 4, 5)], dict(axis=-1, exclusive=True, reverse=True),
+           dtypes=("float64", "int32"), id="excl_rev"),
+    OpCase("cumprod", cumprod_ref, _with_zeros, dict(axis=1), id="zeros"),
+    OpCase("cumprod", cumprod_ref, [()], dict(axis=0), id="0d"),
+    OpCase("cumprod", cumprod_ref, [(0, 3)], dict(axis=0), id="empty"),
+    OpCase("cumprod", cumprod_ref, _near_one((300, 301)), dict(axis=0), rtol=1e-4, id="large_axis0"),
+]
+
+
+def cumprod_grad_ref(x, dout, axis, exclusive=False, reverse=False):
+    """Brute force: dx_k = sum_j dout_j * prod of the terms of y_j other than x_k (0 if x_k is not
+    one of them), over the scan order, in float64."""
+    a, d = np.moveaxis(x.astype(np.float64), axis, -1), np.moveaxis(dout.astype(np.float64), axis, -1)
+    if reverse:
+        a, d = a[..., ::-1], d[..., ::-1]
+    n, e = a.shape[-1], int(exclusive)
+    g = np.zeros_like(a)
+    for k in range(n):
+        for j in range(k + e, n):
+            terms = np.delete(a[..., :j + 1 - e], k, axis=-1)
+            g[..., k] += d[..., j] * np.prod(terms, axis=-1)
+    if reverse:
+        g = g[..., ::-1]
+    return np.moveaxis(g, -1, axis).astype(x.dtype)
+
+
+def _grad_inputs(rng, dtype):
+    x = _with_zeros(rng, dtype)[0]
+    return [x, rng.standard_normal(x.shape).astype(dtype)]
+
+
+CASES += [
+    OpCase("cumprod_grad", cumprod_grad_ref, [(3, 5), (3, 5)], dict(axis=1)),
+    OpCase("cumprod_grad", cumprod_grad_ref, [(3, 5), (3, 5)], dict(axis=0), dtypes=("float16",), rtol=1e-2,
+           atol=1e-2, id="f16"),
+    OpCase("cumprod_grad", cumprod_grad_ref, _grad_inputs, dict(axis=1, exclusive=True), id="zeros_excl"),
+    OpCase("cumprod_grad", cumprod_grad_ref, _grad_inputs, dict(axis=-1, reverse=True), id="zeros_rev"),
+    OpCase("cumprod_grad", cumprod_grad_ref, [(2, 3, 4), (2, 3, 4)], dict(axis=1, exclusive=True, reverse=True),
+           id="excl_rev"),
 ]

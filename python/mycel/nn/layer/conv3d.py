@@ -9,7 +9,7 @@ from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import HeUniform, Uniform
 from mycel.common.layer_checks import input_dtype_error
-from mycel.common.pool_geometry3d import ceil_pads3, flat_pads3, window_counts3
+from mycel.common.pool_geometry3d import ceil_pads3, dilated_taps3, flat_pads3, window_counts3
 from mycel.common.tensor import Tensor
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
@@ -147,24 +147,41 @@ class _Pool3d(Cell):
 class MaxPool3d(_Pool3d):
     """Max over kernel_size windows of (N, C, D, H, W) or (C, D, H, W) input moved by stride;
     pad_mode "valid" (default), "same" or "pad"; ceil_mode keeps a last, partial window (padding
-    is never the maximum)."""
+    is never the maximum). dilation spaces a window's taps; return_indices also returns, as int64,
+    each maximum's flat index into its channel's D*H*W input (the first one where taps tie)."""
 
     def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "MaxPool3d")
-        if triple(dilation, "MaxPool3d", "dilation") != (1, 1, 1) or return_indices:
-            raise NotImplementedError("MaxPool3d: dilation other than 1 and return_indices are not supported "
-                                      "(MaxPool2d has them)")
-        self.dilation, self.return_indices = dilation, False
+        self.dilation, self.return_indices = dilation, bool(return_indices)
+        self._dilation = triple(dilation, "MaxPool3d", "dilation")
+        self._taps = self.return_indices or self._dilation != (1, 1, 1)
 
     def construct(self, x):
         check_rank("MaxPool3d", "x", x.ndim, (4, 5))
+        if self._taps:
+            return self._construct_taps(x)
         if self.ceil_mode:  # pad with -inf (never the maximum) up to the ceil_mode size
             pads = ceil_pads3(x.shape, self._kernel, self._stride, self.padding, True)
             x = ops.pad(x, flat_pads3(x.ndim, pads), value=-math.inf)
             return ops.max_pool3d(x, kernel_size=self._kernel, strides=self._stride)
         return ops.max_pool3d(x, kernel_size=self._kernel, strides=self._stride, pad_mode=self.pad_mode,
                               pad=self.padding)
+
+    def _construct_taps(self, x):
+        # Every tap of the (dilated) window as a strided slice of the -inf padded input, stacked on
+        # a new axis before D: the maximum over it, and its first position as a flat input index.
+        # max_pool3d has no dilation or argmax output; this costs one slice per tap.
+        pads, taps, base, offsets = dilated_taps3(x.shape, self._kernel, self._stride, self._dilation,
+                                                  self.pad_mode, self.padding, self.ceil_mode)
+        padded = ops.pad(x, flat_pads3(x.ndim, pads), value=-math.inf)
+        parts = [ops.strided_slice(padded, begin, end, strides) for begin, end, strides in taps]
+        stacked = ops.stack(parts, x.ndim - 3)
+        out = ops.max(stacked, (x.ndim - 3,))
+        if not self.return_indices:
+            return out
+        first = ops.argmax(stacked, x.ndim - 3)
+        return out, base + ops.gather(offsets, first, 0)
 
 
 class AvgPool3d(_Pool3d):

@@ -44,4 +44,8 @@ void lu_solve_kernel(const KernelContext& ctx);
 /// (unit columns, as LAPACK's geev normalizes them), complex whatever the input.
 void eig_kernel(const KernelContext& ctx);
 
+/// matrix_exp: e**x of square matrices by Pade scaling and squaring (Higham 2005), computed in
+/// double; a matrix with a non-finite entry gives all NaN (matrix_exp.cc).
+void matrix_exp_kernel(const KernelContext& ctx);
+
 }  // namespace mycel::cpu

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -219,6 +220,17 @@ template <class T>
 using float_out_t = std::conditional_t<kInexact<T>, T, double>;
 template <class T>
 using float_acc_t = std::conditional_t<kInexact<T>, compute_t<T>, double>;
+// The real type of a complex T (var and std of complex values are real).
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class V>
+struct real_of<std::complex<V>> {
+  using type = V;
+};
+template <class T>
+using real_of_t = typename real_of<T>::type;
 
 template <class T>
 struct Sum {
@@ -322,29 +334,52 @@ struct LogSumExp {
 };
 
 // Variance (or its square root) by Welford's update and Chan's merge, in float64; divisor
-// max(count - ddof, 0) as in numpy, so ddof >= count gives inf or nan.
+// max(count - ddof, 0) as in numpy, so ddof >= count gives inf or nan. Complex values (numpy's
+// var of complex) give the real mean of |x - mean|^2: the mean is complex, m2 real.
 template <class T, bool kStd>
 struct Variance {
+  using M = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
   struct Acc {
-    double n, mean, m2;
+    double n;
+    M mean;
+    double m2;
   };
-  using Out = float_out_t<T>;
+  using Out = std::conditional_t<is_complex_v<T>, real_of_t<T>, float_out_t<T>>;
   double ddof = 0;
-  Acc init() const { return {0, 0, 0}; }
+  Acc init() const { return {0, M(0), 0}; }
+  // Re(conj(a) b): a * b for reals.
+  static double dot(M a, M b) {
+    if constexpr (is_complex_v<M>)
+      return a.real() * b.real() + a.imag() * b.imag();
+    else
+      return a * b;
+  }
   template <class C>
   Acc step(Acc a, C x, int64_t) const {
-    double v = double(x), n = a.n + 1, d = v - a.mean, mean = a.mean + d / n;
-    return {n, mean, a.m2 + d * (v - mean)};
+    M v = to_m(x);
+    double n = a.n + 1;
+    M d = v - a.mean, mean = a.mean + d / n;
+    return {n, mean, a.m2 + dot(d, v - mean)};
   }
   Acc merge(Acc a, Acc b) const {
     if (a.n == 0) return b;
     if (b.n == 0) return a;
-    double n = a.n + b.n, d = b.mean - a.mean;
-    return {n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * b.n / n)};
+    double n = a.n + b.n;
+    M d = b.mean - a.mean;
+    return {n, a.mean + d * (b.n / n), a.m2 + b.m2 + dot(d, d) * (a.n * b.n / n)};
   }
   Out finalize(Acc a, int64_t count) const {
     double var = a.m2 / std::max(double(count) - ddof, 0.0);
     return to_out<Out>(kStd ? std::sqrt(var) : var);
+  }
+
+ private:
+  template <class C>
+  static M to_m(C x) {
+    if constexpr (is_complex_v<C>)
+      return M(double(x.real()), double(x.imag()));
+    else
+      return M(double(x));
   }
 };
 
@@ -519,11 +554,11 @@ void logsumexp_kernel(const KernelContext& c) {
 }
 void var_kernel(const KernelContext& c) {
   double ddof = static_cast<double>(c.attrs.get_int("ddof"));
-  reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, false>{ddof}; });
+  reduce_axes<true>(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, false>{ddof}; });
 }
 void std_kernel(const KernelContext& c) {
   double ddof = static_cast<double>(c.attrs.get_int("ddof"));
-  reduce_axes(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, true>{ddof}; });
+  reduce_axes<true>(c, [ddof](auto t) { return Variance<tag_t<decltype(t)>, true>{ddof}; });
 }
 namespace {
 // The contiguous-rows case of arg_extremum: the extremum, then its first position.
@@ -565,43 +600,115 @@ void arg_extremum(const KernelContext& ctx) {
 void argmax_kernel(const KernelContext& c) { arg_extremum<true>(c); }
 void argmin_kernel(const KernelContext& c) { arg_extremum<false>(c); }
 
-void cumsum_kernel(const KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  if (x.numel() == 0) return;
-  std::vector<int64_t> axes = single_axis(ctx);
-  const bool exclusive = ctx.attrs.get_bool("exclusive"), reverse = ctx.attrs.get_bool("reverse");
+namespace {
+// A scan along the one axis: the input seen as (outer, n, inner), each work item a block of up to
+// kColBlock adjacent inner columns; body(o, c0, w) runs the scan of columns [c0, c0 + w) of outer
+// row o, step s of the scan reading element offset(o, s, c0) (reverse scans walk s backwards).
+struct ScanView {
   int64_t outer = 1, n = 1, inner = 1;
+  bool reverse = false;
+  int64_t offset(int64_t o, int64_t s, int64_t c0) const {
+    return (o * n + (reverse ? n - 1 - s : s)) * inner + c0;
+  }
+};
+
+ScanView scan_view(const KernelContext& ctx) {
+  ScanView v;
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> axes = single_axis(ctx);
   for (int64_t d = 0; d < x.ndim(); ++d) {
     if (axes.empty() || d < axes[0])
-      outer *= x.shape()[d];
+      v.outer *= x.shape()[d];
     else if (d == axes[0])
-      n = x.shape()[d];
+      v.n = x.shape()[d];
     else
-      inner *= x.shape()[d];
+      v.inner *= x.shape()[d];
   }
-  visit_dtype(x.dtype(), [&](auto tag) {
+  v.reverse = ctx.attrs.get_bool("reverse");
+  return v;
+}
+
+template <class Body>
+void for_each_scan_block(const ScanView& v, Body body) {
+  const int64_t cols = (v.inner + kColBlock - 1) / kColBlock;
+  parallel_for(v.outer * cols, v.n * std::min(v.inner, kColBlock), [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / cols, c0 = item % cols * kColBlock;
+      body(o, c0, std::min(kColBlock, v.inner - c0));
+    }
+  });
+}
+
+// Running sums (kProd false) or products along the axis; exclusive scans start from the identity.
+template <bool kProd>
+void scan_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
+  const ScanView v = scan_view(ctx);
+  const bool exclusive = ctx.attrs.get_bool("exclusive");
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     using Acc = sum_acc_t<T>;
     using Out = int64_promoted_t<T>;
     const T* px = x.data<T>();
     Out* py = ctx.out(0).data<Out>();
-    const int64_t cols = (inner + kColBlock - 1) / kColBlock;
-    parallel_for(outer * cols, n * std::min(inner, kColBlock), [&](int64_t b, int64_t e) {
+    for_each_scan_block(v, [&](int64_t o, int64_t c0, int64_t w) {
       Acc acc[kColBlock];
-      for (int64_t item = b; item < e; ++item) {
-        const int64_t o = item / cols, c0 = item % cols * kColBlock;
-        const int64_t w = std::min(kColBlock, inner - c0);
-        for (int64_t i = 0; i < w; ++i) acc[i] = Acc(0);
-        for (int64_t s = 0; s < n; ++s) {
-          const int64_t off = (o * n + (reverse ? n - 1 - s : s)) * inner + c0;
-          const T* xr = px + off;
-          Out* yr = py + off;
-          if (exclusive) {
-            for (int64_t i = 0; i < w; ++i) yr[i] = to_out<Out>(acc[i]), acc[i] += Acc(C(xr[i]));
-          } else {
-            for (int64_t i = 0; i < w; ++i) acc[i] += Acc(C(xr[i])), yr[i] = to_out<Out>(acc[i]);
-          }
+      for (int64_t i = 0; i < w; ++i) acc[i] = Acc(kProd ? 1 : 0);
+      for (int64_t s = 0; s < v.n; ++s) {
+        const int64_t off = v.offset(o, s, c0);
+        const T* xr = px + off;
+        Out* yr = py + off;
+        for (int64_t i = 0; i < w; ++i) {
+          Acc next = kProd ? Acc(acc[i] * Acc(C(xr[i]))) : Acc(acc[i] + Acc(C(xr[i])));
+          yr[i] = to_out<Out>(exclusive ? acc[i] : next);
+          acc[i] = next;
+        }
+      }
+    });
+  });
+}
+}  // namespace
+
+void cumsum_kernel(const KernelContext& ctx) { scan_kernel<false>(ctx); }
+void cumprod_kernel(const KernelContext& ctx) { scan_kernel<true>(ctx); }
+
+// dx of y = cumprod(x) given dy, exact where x has zeros (no division): along the scan order, with
+// e = 1 for an exclusive scan, dx_k = prefix_k * S_k where prefix_k = prod_{i<k} x_i and
+// S_k = sum_{j>=k+e} dy_j prod_{k<i<=j-e} x_i, which runs backwards as
+// S_k = dy_{k+e} + x_{k+1} S_{k+1} (dy past the end is 0).
+void cumprod_grad_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
+  const ScanView v = scan_view(ctx);
+  const int64_t e = ctx.attrs.get_bool("exclusive") ? 1 : 0;
+  visit_float_dtype(x.dtype(), ctx.op.name.c_str(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    const T* pd = ctx.in(1).data<T>();
+    T* pg = ctx.out(0).data<T>();
+    for_each_scan_block(v, [&](int64_t o, int64_t c0, int64_t w) {
+      C acc[kColBlock];
+      // Backward pass: S_k into dx_k.
+      for (int64_t i = 0; i < w; ++i) acc[i] = C(0);
+      for (int64_t k = v.n - 1; k >= 0; --k) {
+        T* gr = pg + v.offset(o, k, c0);
+        const T* dr = k + e < v.n ? pd + v.offset(o, k + e, c0) : nullptr;
+        const T* xn = k + 1 < v.n ? px + v.offset(o, k + 1, c0) : nullptr;
+        for (int64_t i = 0; i < w; ++i) {
+          acc[i] = (dr ? C(dr[i]) : C(0)) + (xn ? C(xn[i]) * acc[i] : C(0));
+          gr[i] = T(acc[i]);
+        }
+      }
+      // Forward pass: times the exclusive prefix product (S_k rounded to T once: a T result).
+      for (int64_t i = 0; i < w; ++i) acc[i] = C(1);
+      for (int64_t k = 0; k < v.n; ++k) {
+        const int64_t off = v.offset(o, k, c0);
+        for (int64_t i = 0; i < w; ++i) {
+          pg[off + i] = T(C(pg[off + i]) * acc[i]);
+          acc[i] *= C(px[off + i]);
         }
       }
     });

@@ -33,5 +33,8 @@ void std_kernel(const KernelContext& ctx);
 void argmax_kernel(const KernelContext& ctx);
 void argmin_kernel(const KernelContext& ctx);
 void cumsum_kernel(const KernelContext& ctx);
+void cumprod_kernel(const KernelContext& ctx);
+/// dx of cumprod from (x, dy), exact where x holds zeros.
+void cumprod_grad_kernel(const KernelContext& ctx);
 
 }  // namespace mycel::cpu
