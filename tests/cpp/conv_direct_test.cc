@@ -204,7 +204,7 @@ TEST(ConvDirect, BackwardDataAndFilterMatchFloat64ReferenceLoops) {
       ++filter_cases;
       Tensor dw = Tensor::empty(w.shape(), DType::float32);
       std::fill_n(dw.data<float>(), dw.numel(), std::numeric_limits<float>::quiet_NaN());
-      std::vector<float> scratch(64 * w.numel());  // room for up to 64 threads' partial sums
+      std::vector<float> scratch(cpu::conv2d_direct_bwd_filter_scratch(g));
       cpu::conv2d_direct_backprop_filter(dy, x, dw, g, scratch.data());
       Tensor want = Tensor::empty(w.shape(), DType::float64);
       cpu::conv2d_backprop_filter_ref<double>(to_double(dy), to_double(x), want, g);

@@ -36,7 +36,7 @@ struct Vec {
   static V set1(float v) { return _mm512_set1_ps(v); }
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V load(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  static void store(float* p, M m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+  static void store_n(float* p, int64_t n, V v) { _mm512_mask_storeu_ps(p, first(n), v); }
   static void store_aligned(float* p, V v) { _mm512_store_ps(p, v); }
   static M first(int64_t n) { return static_cast<M>((1u << n) - 1); }
   static M mask_of(const bool* on) {
@@ -82,7 +82,14 @@ struct Vec {
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   // VMASKMOVPS: masked-off lanes read nothing (no fault past a row's end) and give 0.
   static V load(M m, const float* p) { return _mm256_maskload_ps(p, m); }
-  static void store(float* p, M m, V v) { _mm256_maskstore_ps(p, m, v); }
+  // VMASKMOVPS stores are microcoded and slow on AMD's cores: a full row tile is a plain store,
+  // a partial one goes through the stack.
+  static void store_n(float* p, int64_t n, V v) {
+    if (n == kLanes) return _mm256_storeu_ps(p, v);
+    alignas(32) float tmp[kLanes];
+    _mm256_store_ps(tmp, v);
+    for (int64_t l = 0; l < n; ++l) p[l] = tmp[l];
+  }
   static void store_aligned(float* p, V v) { _mm256_store_ps(p, v); }
   static M first(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),

@@ -46,9 +46,13 @@ void conv2d_direct_backprop_input(const Tensor& dy, const Tensor& w, Tensor& dx,
 /// CPUs only (measured there against oneDNN: LeNet5's 1 -> 6 and 6 -> 16 convolutions).
 bool conv2d_direct_bwd_filter_fits(DType dtype, const WindowGeom& g);
 
+/// Floats of scratch conv2d_direct_backprop_filter needs for g with num_threads() threads.
+int64_t conv2d_direct_bwd_filter_scratch(const WindowGeom& g);
+
 /// dw = conv2d_backprop_filter(dy, x), all NCHW: the batch split over the threads, each summing
-/// its images into its own copy of dw in `scratch` (num_threads() * dw.numel() floats), then
-/// added up. Vectorized over output columns, one accumulator per (channel, tap) in registers.
+/// its images into its own partial sums in `scratch` (conv2d_direct_bwd_filter_scratch floats),
+/// then added up. Vectorized over output columns, or over output channels when those fill more
+/// of the 8 lanes, with the sums of one kernel row in registers.
 void conv2d_direct_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw,
                                    const WindowGeom& g, float* scratch);
 

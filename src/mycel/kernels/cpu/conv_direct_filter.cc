@@ -91,8 +91,9 @@ void block(const Args& a, int64_t n0, int64_t n1, int64_t c, int64_t i, int64_t 
       }
     }
   }
-  each([&](auto k) { out[((o0 + k / KW) * g.c + c) * g.kh * KW + i * KW + k % KW] += hsum(acc[k]); },
-       kAcc);
+  each(
+      [&](auto k) { out[((o0 + k / KW) * g.c + c) * g.kh * KW + i * KW + k % KW] += hsum(acc[k]); },
+      kAcc);
 }
 
 // The OCB < kOcb<KW> block for the last output channels.
@@ -129,6 +130,102 @@ using ImagesFn = void (*)(const Args&, int64_t, int64_t, float*);
 constexpr std::array<ImagesFn, kMaxKw> kImages = {&images<1>, &images<2>, &images<3>, &images<4>,
                                                   &images<5>, &images<6>, &images<7>};
 
+// The other vectorization, for rows too short to fill 8-column tiles (LeNet5's conv2: 10
+// columns, 16 channels): over output channels, OV vectors of 8, with each image's dy transposed
+// to (pixel, channel) first. part holds the sums as (c, i, j, OV * 8 channels), then the
+// transposed dy.
+template <int KW, int OV>
+void channel_images(const Args& a, int64_t n0, int64_t n1, float* part) {
+  const WindowGeom& g = a.g;
+  constexpr int64_t ocp = OV * kLanes;
+  const int64_t pixels = g.oh * g.ow;
+  float* dyt = part + g.c * g.kh * KW * ocp;
+  float row[kMaxTiles * kLanes + kMaxKw];  // an input row with its padding columns as zeros
+  const bool padded = g.pl > 0 || g.pr > 0;
+  for (int64_t n = n0; n < n1; ++n) {
+    const float* d = a.dy + n * g.oc * pixels;
+    for (int64_t p = 0; p < pixels; ++p)  // padding channels stay 0 from the caller's zeroing
+      for (int64_t o = 0; o < g.oc; ++o) dyt[p * ocp + o] = d[o * pixels + p];
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t i = 0; i < g.kh; ++i) {
+        __m256 acc[KW * OV];
+        each([&](auto k) { acc[k] = _mm256_setzero_ps(); }, std::make_index_sequence<KW * OV>{});
+        const int64_t oh0 = std::max<int64_t>(0, g.pt - i), oh1 = std::min(g.oh, g.h + g.pt - i);
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          const float* src = a.x + ((n * g.c + c) * g.h + oh + i - g.pt) * g.w;
+          const float* xr = src;  // column ow + j of the padded row
+          if (padded) {
+            for (int64_t k = 0; k < g.ow + KW - 1; ++k) {
+              const int64_t col = k - g.pl;
+              row[k] = col >= 0 && col < g.w ? src[col] : 0.f;
+            }
+            xr = row;
+          }
+          const float* dr = dyt + oh * g.ow * ocp;
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            __m256 dv[OV];
+            each([&](auto v) { dv[v] = _mm256_loadu_ps(dr + ow * ocp + v * kLanes); },
+                 std::make_index_sequence<OV>{});
+            each(
+                [&](auto j) {
+                  const __m256 b = _mm256_broadcast_ss(xr + ow + j);
+                  each(
+                      [&](auto v) { acc[j * OV + v] = _mm256_fmadd_ps(b, dv[v], acc[j * OV + v]); },
+                      std::make_index_sequence<OV>{});
+                },
+                std::make_index_sequence<KW>{});
+          }
+        }
+        float* out = part + (c * g.kh + i) * KW * ocp;
+        each(
+            [&](auto k) {
+              float* at = out + k * kLanes;  // (j, v) = (k / OV, k % OV): contiguous
+              _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), acc[k]));
+            },
+            std::make_index_sequence<KW * OV>{});
+      }
+  }
+}
+
+// [OV - 1][KW - 1]; none where KW * OV accumulators would not leave registers for the rest.
+template <int OV, size_t... K>
+constexpr std::array<ImagesFn, kMaxKw> channel_fns(std::index_sequence<K...>) {
+  return {(static_cast<int>(K + 1) * OV <= 12 ? &channel_images<static_cast<int>(K + 1), OV>
+                                              : nullptr)...};
+}
+constexpr std::array<std::array<ImagesFn, kMaxKw>, 2> kChannelImages = {
+    channel_fns<1>(std::make_index_sequence<kMaxKw>{}),
+    channel_fns<2>(std::make_index_sequence<kMaxKw>{})};
+
+// How one call runs: by columns (images) or by channels (channel_images), and the floats each
+// batch slice needs in the scratch.
+struct Plan {
+  ImagesFn fn = nullptr;
+  bool by_channel = false;
+  int64_t part = 0;
+};
+
+Plan plan_of(const WindowGeom& g) {
+  Plan p;
+  const int64_t ov = (g.oc + kLanes - 1) / kLanes, tiles = (g.ow + kLanes - 1) / kLanes;
+  // Filled lanes: oc / (8 ov) against ow / (8 tiles); channels when they fill more, fit the
+  // registers, and the transposed dy stays small (64 KiB).
+  const ImagesFn by_channel = ov <= 2 ? kChannelImages[ov - 1][g.kw - 1] : nullptr;
+  if (by_channel && g.oc * tiles > g.ow * ov && g.oh * g.ow * ov * kLanes <= 16384) {
+    p.fn = by_channel, p.by_channel = true;
+    p.part = (g.c * g.kh * g.kw + g.oh * g.ow) * ov * kLanes;
+  } else {
+    p.fn = kImages[g.kw - 1];
+    p.part = g.oc * g.c * g.kh * g.kw;
+  }
+  return p;
+}
+
+// Batch slices: one per thread.
+int64_t filter_parts(const WindowGeom& g) {
+  return std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
+}
+
 __m256i first(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(n, 0, 8))),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -145,6 +242,15 @@ bool conv2d_direct_bwd_filter_fits(DType dtype, const WindowGeom& g) {
   if (cpu_has_avx512()) return false;  // measured against oneDNN on AVX2 only
 #endif
   return MYCEL_FILTER_AVX2 != 0;
+}
+
+int64_t conv2d_direct_bwd_filter_scratch(const WindowGeom& g) {
+#if MYCEL_FILTER_AVX2
+  return filter_parts(g) * plan_of(g).part;
+#else
+  (void)g;
+  return 0;
+#endif
 }
 
 void conv2d_direct_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw,
@@ -166,19 +272,29 @@ void conv2d_direct_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw
       a.x_mask[t * g.kw + j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(on));
     }
   }
-  // One slice of the batch per thread, each into its own copy of dw; then the copies are added.
-  const int64_t size = dw.numel();
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
-  std::memset(scratch, 0, sizeof(float) * size * parts);
-  const ImagesFn run = kImages[g.kw - 1];
+  // One slice of the batch per thread, each into its own partial sums; then they are added.
+  const Plan plan = plan_of(g);
+  const int64_t parts = filter_parts(g), size = dw.numel();
+  std::memset(scratch, 0, sizeof(float) * plan.part * parts);
   const int64_t per_image = g.oc * g.oh * g.ow * g.c * g.kh * g.kw;
   parallel_for(parts, per_image * ((g.n + parts - 1) / parts), [&](int64_t s, int64_t e) {
-    for (int64_t p = s; p < e; ++p) run(a, p * g.n / parts, (p + 1) * g.n / parts, scratch + p * size);
+    for (int64_t p = s; p < e; ++p)
+      plan.fn(a, p * g.n / parts, (p + 1) * g.n / parts, scratch + p * plan.part);
   });
   float* out = dw.data<float>();
+  if (plan.by_channel) {  // (c, i, j, channel) -> (channel, c, i, j)
+    const int64_t taps = g.c * g.kh * g.kw, ocp = plan.part / (taps + g.oh * g.ow);
+    for (int64_t o = 0; o < g.oc; ++o)
+      for (int64_t k = 0; k < taps; ++k) {
+        float sum = 0;
+        for (int64_t p = 0; p < parts; ++p) sum += scratch[p * plan.part + k * ocp + o];
+        out[o * taps + k] = sum;
+      }
+    return;
+  }
   std::memcpy(out, scratch, sizeof(float) * size);
   for (int64_t p = 1; p < parts; ++p)
-    for (int64_t k = 0; k < size; ++k) out[k] += scratch[p * size + k];
+    for (int64_t k = 0; k < size; ++k) out[k] += scratch[p * plan.part + k];
 #else
   (void)dy, (void)x, (void)dw, (void)scratch;
 #endif

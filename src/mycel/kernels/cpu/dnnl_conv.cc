@@ -387,7 +387,7 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
   const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
   // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
   if (weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
-    const size_t bytes = sizeof(float) * static_cast<size_t>(num_threads() * out.numel());
+    const size_t bytes = sizeof(float) * static_cast<size_t>(conv2d_direct_bwd_filter_scratch(g));
     return conv2d_direct_backprop_filter(dy, other, out, g,
                                          static_cast<float*>(staging_data(0, bytes)));
   }

@@ -113,8 +113,11 @@ void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, con
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__)
-// AVX2 copies, in baseline code (-march=x86-64-v3): the plain loops below stride by two and the
-// compiler leaves them scalar (LeNet5's first pooling gradient took ~0.5 ms per 64 images).
+// AVX2 copies, in baseline code (-march=x86-64-v3): the plain gradient loop below strides by
+// two and the compiler leaves it scalar (LeNet5's first pooling gradient took 1.4 ms per 64
+// images on one core). Masked stores (VMASKMOVPS) are microcoded on AMD's cores: rows of 8 or
+// more pooled columns end with a full step that overlaps the one before (the same values are
+// written twice), and shorter rows store through the stack.
 #include <immintrin.h>
 namespace mycel::cpu {
 namespace {
@@ -126,6 +129,12 @@ __m256i first8(int64_t n) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 __m256 load8(__m256i m, const float* p) { return _mm256_maskload_ps(p, m); }
+// The first n lanes of v to p, through the stack (see above).
+void store8(float* p, int64_t n, __m256 v) {
+  alignas(32) float tmp[kLanes8];
+  _mm256_store_ps(tmp, v);
+  for (int64_t l = 0; l < n; ++l) p[l] = tmp[l];
+}
 __m256 isnan8(__m256 v) { return _mm256_cmp_ps(v, v, _CMP_UNORD_Q); }
 // Columns 0, 2, ..., 14 and 1, 3, ..., 15 of the 16 floats (lo, hi).
 __m256 even8(__m256 lo, __m256 hi) {
@@ -140,15 +149,21 @@ __m256 odd8(__m256 lo, __m256 hi) {
 // The four window elements of 8 pooled columns, in max_pool2d_ref's scan order.
 struct Windows {
   __m256 v[4];
-  __m256i lo, hi;  // load masks of the input columns
+  __m256i lo = _mm256_setzero_si256(), hi = lo;  // load masks of the input columns (partial steps)
 };
 
 Windows windows(const float* r0, const float* r1, int64_t c, int64_t ow) {
   Windows w;
   const int64_t in = 2 * std::min(kLanes8, ow - c);
-  w.lo = first8(in), w.hi = first8(in - kLanes8);
-  const __m256 x0l = load8(w.lo, r0 + 2 * c), x0h = load8(w.hi, r0 + 2 * c + kLanes8);
-  const __m256 x1l = load8(w.lo, r1 + 2 * c), x1h = load8(w.hi, r1 + 2 * c + kLanes8);
+  __m256 x0l, x0h, x1l, x1h;
+  if (in == 2 * kLanes8) {
+    x0l = _mm256_loadu_ps(r0 + 2 * c), x0h = _mm256_loadu_ps(r0 + 2 * c + kLanes8);
+    x1l = _mm256_loadu_ps(r1 + 2 * c), x1h = _mm256_loadu_ps(r1 + 2 * c + kLanes8);
+  } else {
+    w.lo = first8(in), w.hi = first8(in - kLanes8);
+    x0l = load8(w.lo, r0 + 2 * c), x0h = load8(w.hi, r0 + 2 * c + kLanes8);
+    x1l = load8(w.lo, r1 + 2 * c), x1h = load8(w.hi, r1 + 2 * c + kLanes8);
+  }
   w.v[0] = even8(x0l, x0h), w.v[1] = odd8(x0l, x0h);
   w.v[2] = even8(x1l, x1h), w.v[3] = odd8(x1l, x1h);
   return w;
@@ -185,7 +200,12 @@ void max_pool_2x2_avx2(const Tensor& x, Tensor& y, const WindowGeom& g) {
     float* out = Y + (p * g.oh + i) * g.ow;
     for (int64_t c = 0; c < g.ow; c += kLanes8) {
       __m256 sel[4];
-      _mm256_maskstore_ps(out + c, first8(g.ow - c), scan(windows(r0, r0 + g.w, c, g.ow), sel));
+      if (g.ow < kLanes8) {
+        store8(out + c, g.ow - c, scan(windows(r0, r0 + g.w, c, g.ow), sel));
+        continue;
+      }
+      c = std::min(c, g.ow - kLanes8);  // the last step overlaps the one before
+      _mm256_storeu_ps(out + c, scan(windows(r0, r0 + g.w, c, g.ow), sel));
     }
   });
 }
@@ -204,10 +224,12 @@ void max_pool_2x2_grad_avx2(const Tensor& x, const Tensor& dy, Tensor& dx, const
     float* d1 = d0 + g.w;
     const float* d = DY + (p * g.oh + i) * g.ow;
     for (int64_t c = 0; c < g.ow; c += kLanes8) {
+      const bool full = g.ow >= kLanes8;
+      if (full) c = std::min(c, g.ow - kLanes8);  // the last step overlaps the one before
       const Windows w = windows(r0, r0 + g.w, c, g.ow);
       __m256 sel[4];
       scan(w, sel);
-      const __m256 grad = load8(first8(g.ow - c), d + c);
+      const __m256 grad = full ? _mm256_loadu_ps(d + c) : load8(first8(g.ow - c), d + c);
       __m256 v[4];
       for (int k = 0; k < 4; ++k) v[k] = _mm256_and_ps(sel[k], grad);
       // Interleave (even, odd) back into 16 columns per row.
@@ -215,8 +237,16 @@ void max_pool_2x2_grad_avx2(const Tensor& x, const Tensor& dy, Tensor& dx, const
         const __m256 a = _mm256_unpacklo_ps(v[2 * r], v[2 * r + 1]),
                      b = _mm256_unpackhi_ps(v[2 * r], v[2 * r + 1]);
         float* dst = (r ? d1 : d0) + 2 * c;
-        _mm256_maskstore_ps(dst, w.lo, _mm256_permute2f128_ps(a, b, 0x20));
-        _mm256_maskstore_ps(dst + kLanes8, w.hi, _mm256_permute2f128_ps(a, b, 0x31));
+        const __m256 lo = _mm256_permute2f128_ps(a, b, 0x20),
+                     hi = _mm256_permute2f128_ps(a, b, 0x31);
+        if (full) {
+          _mm256_storeu_ps(dst, lo);
+          _mm256_storeu_ps(dst + kLanes8, hi);
+        } else {
+          const int64_t in = 2 * (g.ow - c);  // input columns of this step, < 16
+          store8(dst, std::min(in, kLanes8), lo);
+          store8(dst + kLanes8, in - kLanes8, hi);
+        }
       }
     }
     if (g.w > 2 * g.ow) {  // a last odd column belongs to no window
