@@ -183,10 +183,16 @@ __m256 scan(const Windows& w, __m256* sel) {
   return m;
 }
 
+// Calls fn(plane, pooled row, spill) for every pooled row, in parallel. spill: the row's partial
+// step may store a full 8 (16) lanes, the excess landing in the next row's output, which the
+// same thread writes next: rows of 4 to 7 pooled columns (so the excess fits in that row) that
+// are not their chunk's last.
 template <class Fn>
 void rows_of(const WindowGeom& g, int64_t cost, Fn fn) {
+  const bool short_rows = g.ow >= 4 && g.ow < kLanes8;
   parallel_for(g.n * g.c * g.oh, cost, [&](int64_t s, int64_t e) {
-    for (int64_t item = s; item < e; ++item) fn(item / g.oh, item % g.oh);
+    for (int64_t item = s; item < e; ++item)
+      fn(item / g.oh, item % g.oh, short_rows && item + 1 < e);
   });
 }
 
@@ -195,13 +201,14 @@ void rows_of(const WindowGeom& g, int64_t cost, Fn fn) {
 void max_pool_2x2_avx2(const Tensor& x, Tensor& y, const WindowGeom& g) {
   const float* X = x.data<float>();
   float* Y = y.data<float>();
-  rows_of(g, 4 * g.ow, [&](int64_t p, int64_t i) {
+  rows_of(g, 4 * g.ow, [&](int64_t p, int64_t i, bool spill) {
     const float* r0 = X + (p * g.h + 2 * i) * g.w;
     float* out = Y + (p * g.oh + i) * g.ow;
     for (int64_t c = 0; c < g.ow; c += kLanes8) {
       __m256 sel[4];
       if (g.ow < kLanes8) {
-        store8(out + c, g.ow - c, scan(windows(r0, r0 + g.w, c, g.ow), sel));
+        const __m256 m = scan(windows(r0, r0 + g.w, c, g.ow), sel);
+        spill ? _mm256_storeu_ps(out + c, m) : store8(out + c, g.ow - c, m);
         continue;
       }
       c = std::min(c, g.ow - kLanes8);  // the last step overlaps the one before
@@ -218,7 +225,7 @@ void max_pool_2x2_grad_avx2(const Tensor& x, const Tensor& dy, Tensor& dx, const
     std::fill(DX, DX + dx.numel(), 0.f);
     return;
   }
-  rows_of(g, 8 * g.ow, [&](int64_t p, int64_t i) {
+  rows_of(g, 8 * g.ow, [&](int64_t p, int64_t i, bool spill) {
     const float* r0 = X + (p * g.h + 2 * i) * g.w;
     float* d0 = DX + (p * g.h + 2 * i) * g.w;
     float* d1 = d0 + g.w;
@@ -239,7 +246,7 @@ void max_pool_2x2_grad_avx2(const Tensor& x, const Tensor& dy, Tensor& dx, const
         float* dst = (r ? d1 : d0) + 2 * c;
         const __m256 lo = _mm256_permute2f128_ps(a, b, 0x20),
                      hi = _mm256_permute2f128_ps(a, b, 0x31);
-        if (full) {
+        if (full || spill) {  // spill: rows 0 and 1 are stored in order, then the next pair
           _mm256_storeu_ps(dst, lo);
           _mm256_storeu_ps(dst + kLanes8, hi);
         } else {
