@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mycel/kernels/cpu/conv_direct.h"
+#include "mycel/kernels/cpu/nn_grad_ref.h"
 
 namespace mycel {
 namespace {
@@ -157,6 +158,84 @@ TEST(ConvDirect, TakesOnlyFewChannelStrideOneFloat32) {
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, grouped));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, wide));
   EXPECT_FALSE(cpu::conv2d_direct_fits(DType::float32, short_rows));
+}
+
+// The largest |a - b| over |b| + 1 (a mix of absolute and relative error).
+double worst_error(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double want = b.data<double>()[i];
+    worst = std::max(worst, std::abs(a.data<float>()[i] - want) / (std::abs(want) + 1.0));
+  }
+  return worst;
+}
+
+Tensor to_double(const Tensor& t) { return t.to(DType::float64); }
+
+TEST(ConvDirect, BackwardDataAndFilterMatchFloat64ReferenceLoops) {
+  const std::vector<Case> cases = {
+      {geom(64, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0), "LeNet5 conv1"},
+      {geom(64, 6, 14, 14, 16, 5, 5, 0, 0, 0, 0), "LeNet5 conv2"},
+      {geom(3, 3, 17, 21, 16, 3, 3, 1, 1, 1, 1), "same padding, odd sizes"},
+      {geom(2, 5, 9, 20, 11, 5, 5, 2, 2, 2, 2), "padding 2, 11 channels"},
+      {geom(3, 2, 9, 40, 5, 3, 5, 2, 1, 0, 3), "asymmetric padding, rows of 36"},
+      {geom(1, 1, 8, 9, 1, 1, 1, 0, 0, 0, 0), "1x1 kernel, one channel"},
+      {geom(2, 4, 12, 13, 7, 4, 4, 1, 2, 1, 2), "even kernel, 7 channels"},
+      {geom(2, 3, 11, 30, 9, 7, 7, 3, 3, 3, 3), "7x7 kernel"},
+      {geom(1, 2, 6, 70, 9, 2, 3, 0, 1, 2, 0), "wide rows, 9 channels"},
+  };
+  int data_cases = 0, filter_cases = 0;
+  for (const Case& k : cases) {
+    const WindowGeom& g = k.g;
+    SCOPED_TRACE(k.what);
+    const Tensor x = random({g.n, g.c, g.h, g.w}, 4), w = random({g.oc, g.c, g.kh, g.kw}, 5);
+    const Tensor dy = random({g.n, g.oc, g.oh, g.ow}, 6);
+    if (cpu::conv2d_direct_bwd_data_fits(DType::float32, g)) {
+      ++data_cases;
+      Tensor dx = Tensor::empty(x.shape(), DType::float32);
+      std::fill_n(dx.data<float>(), dx.numel(), std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> scratch(w.numel());
+      cpu::conv2d_direct_backprop_input(dy, w, dx, g, scratch.data());
+      Tensor want = Tensor::empty(x.shape(), DType::float64);
+      cpu::conv2d_backprop_input_ref<double>(to_double(dy), to_double(w), want, g);
+      EXPECT_LT(worst_error(dx, want), 2e-5);
+    }
+    if (cpu::conv2d_direct_bwd_filter_fits(DType::float32, g)) {
+      ++filter_cases;
+      Tensor dw = Tensor::empty(w.shape(), DType::float32);
+      std::fill_n(dw.data<float>(), dw.numel(), std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> scratch(cpu::conv2d_direct_bwd_filter_scratch(g));
+      cpu::conv2d_direct_backprop_filter(dy, x, dw, g, scratch.data());
+      Tensor want = Tensor::empty(w.shape(), DType::float64);
+      cpu::conv2d_backprop_filter_ref<double>(to_double(dy), to_double(x), want, g);
+      // Sums over up to 64 * 784 products of numbers in [-1, 1].
+      EXPECT_LT(worst_error(dw, want), 1e-4);
+    }
+  }
+  if (data_cases + filter_cases == 0) GTEST_SKIP() << "no direct backward kernels on this CPU";
+  EXPECT_GE(data_cases, 5);
+  EXPECT_EQ(filter_cases, static_cast<int>(cases.size()));
+}
+
+TEST(ConvDirect, BackwardKernelsTakeOnlyTheirGeometry) {
+  const WindowGeom lenet2 = geom(64, 6, 14, 14, 16, 5, 5, 0, 0, 0, 0);
+  if (!cpu::conv2d_direct_bwd_filter_fits(DType::float32, lenet2))
+    GTEST_SKIP() << "no direct backward kernels on this CPU";
+  EXPECT_TRUE(cpu::conv2d_direct_bwd_data_fits(DType::float32, lenet2));
+  WindowGeom strided = lenet2, grouped = lenet2,
+             wide_kernel = geom(2, 2, 20, 20, 4, 9, 9, 0, 0, 0, 0);
+  WindowGeom many = lenet2, big_pad = geom(2, 2, 20, 20, 4, 3, 3, 3, 3, 3, 3);
+  strided.sw = 2;
+  grouped.groups = 2;
+  many.oc = 32;
+  for (const WindowGeom& g : {strided, grouped, many}) {
+    EXPECT_FALSE(cpu::conv2d_direct_bwd_filter_fits(DType::float32, g));
+    EXPECT_FALSE(cpu::conv2d_direct_bwd_data_fits(DType::float32, g));
+  }
+  EXPECT_FALSE(cpu::conv2d_direct_bwd_filter_fits(DType::float32, wide_kernel));  // 9 > 7 taps
+  EXPECT_FALSE(cpu::conv2d_direct_bwd_filter_fits(DType::float64, lenet2));
+  EXPECT_FALSE(cpu::conv2d_direct_bwd_data_fits(DType::float64, lenet2));
+  EXPECT_FALSE(cpu::conv2d_direct_bwd_data_fits(DType::float32, big_pad));  // padding > kernel - 1
 }
 
 }  // namespace

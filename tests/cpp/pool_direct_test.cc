@@ -54,7 +54,8 @@ void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
 TEST(PoolDirect, MaxPoolAndGradientEqualTheReferenceLoopsBitForBit) {
   const WindowGeom cases[] = {pool_geom(2, 3, 28, 28), pool_geom(1, 2, 7, 9),
                               pool_geom(3, 1, 10, 70), pool_geom(1, 1, 2, 2),
-                              pool_geom(1, 4, 5, 33),  pool_geom(2, 1, 1, 6)};
+                              pool_geom(1, 4, 5, 33),  pool_geom(2, 1, 1, 6),
+                              pool_geom(3, 5, 10, 10), pool_geom(2, 3, 15, 15)};
   for (const WindowGeom& g : cases) {
     SCOPED_TRACE(std::to_string(g.h) + "x" + std::to_string(g.w));
     ASSERT_TRUE(cpu::max_pool_2x2_fits(DType::float32, g));

@@ -290,6 +290,22 @@ def test_repeat_take_skip():
     assert seq(10).skip(7).get_dataset_size() == 3 and seq(10).take(20).get_dataset_size() == 10
 
 
+def test_take_ends_the_last_epoch_without_reading_the_rest():
+    # A generator that counts what it yields: take(3) of its last epoch stops reading it (at most
+    # what the queues hold ahead), where earlier epochs must read on to stay on epoch boundaries.
+    made = []
+
+    def gen():
+        for i in range(5000):
+            made.append(i)
+            yield (np.array(i),)
+    d = ds.GeneratorDataset(gen, ["x"], shuffle=False).map(lambda x: x + 1, input_columns="x")
+    it = d.take(3).create_tuple_iterator(num_epochs=2, output_numpy=True)
+    assert [[int(r[0]) for r in it] for _ in range(2)] == [[1, 2, 3], [1, 2, 3]]
+    assert 5000 + 3 <= len(made) < 5000 + 500  # epoch 1 read whole, epoch 2 cut short
+    assert col(seq(10).take(4).repeat(2)) == [0, 1, 2, 3] * 2
+
+
 def test_project_rename_zip_concat():
     d = ds.NumpySlicesDataset({"a": np.arange(3), "b": np.arange(3) + 10}, shuffle=False)
     assert [r[0].item() for r in rows(d.project(["b", "a"]))] == [10, 11, 12]

@@ -507,8 +507,10 @@ MYCEL_REGISTER_BPROPS(unary) {
   });
   // Kinks: relu, relu6 and leaky_relu take the gradient of the left piece at the kink (0 at x ==
   // 0).
-  rule("relu", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
-    return g.mul(d, bprop::as_mask(g, positive(g, x, c), g.meta(x).dtype));
+  // relu's mask reads its output (y > 0 exactly where x > 0, NaN included), so x need not stay
+  // alive: the backend can then fuse relu into the conv2d/dense that produces x when training.
+  rule("relu", [positive](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
+    return g.mul(d, bprop::as_mask(g, positive(g, y, c), g.meta(y).dtype));
   });
   rule("relu6", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     GradVar inside = g.call("logical_and", {positive(g, x, c), g.call("less", {x, c(6)})});

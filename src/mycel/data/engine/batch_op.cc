@@ -207,7 +207,7 @@ class BatchOp : public ParallelOp {
     int64_t epoch = 0, id = 0;
     Job j;
     Packet p;
-    while (children_[0]->next(p)) {
+    while (pull(p)) {
       if (p.kind == Kind::kRow) {
         j.rows.push_back(std::move(p.row));
         if (static_cast<int64_t>(j.rows.size()) < size_) continue;

@@ -106,7 +106,9 @@ class RepeatOp : public Op {
   int64_t count_, seen_ = 0;
 };
 
-/// take(n) / skip(n) per epoch.
+/// take(n) / skip(n) per epoch. take's quota drops the rest of the child's epoch (to stay on
+/// its epoch boundaries), except in the last epoch the pipeline runs: there it ends the data at
+/// once rather than reading the whole child epoch for nothing.
 class TakeSkipOp : public Op {
  public:
   TakeSkipOp(std::shared_ptr<Op> child, int64_t n, bool take)
@@ -117,16 +119,26 @@ class TakeSkipOp : public Op {
   std::string name() const override { return take_ ? "take" : "skip"; }
   bool pop(Packet& out) override {
     Op& child = *children_[0];
+    if (ended_) {  // the last epoch was cut short: its end of data, without the child
+      out = marker(Kind::kEof);
+      return true;
+    }
     while (true) {
       if (take_ && n_ >= 0 && seen_ >= n_) {  // quota reached: drop the rest of the epoch
-        if (!drain_epoch(child, out)) return false;
         seen_ = 0;
-        if (out.kind != Kind::kError) out = marker(Kind::kEoe);
+        if (epochs_ > 0 && epoch_ + 1 >= epochs_) {
+          ended_ = true;
+          out = marker(Kind::kEoe);
+          return true;
+        }
+        if (!drain_epoch(child, out)) return false;
+        if (out.kind != Kind::kError) out = marker(Kind::kEoe), ++epoch_;
         return true;
       }
       if (!child.next(out)) return false;
       if (out.kind != Kind::kRow) {
         seen_ = 0;
+        if (out.kind == Kind::kEoe) ++epoch_;
         return true;
       }
       if (take_ || seen_ >= n_) {
@@ -138,8 +150,8 @@ class TakeSkipOp : public Op {
   }
 
  private:
-  int64_t n_, seen_ = 0;
-  bool take_;
+  int64_t n_, seen_ = 0, epoch_ = 0;  // epoch_: the epochs ended so far
+  bool take_, ended_ = false;
 };
 
 /// project(columns): picks and reorders columns.

@@ -14,7 +14,7 @@ class MapOp : public ParallelOp {
  public:
   MapOp(std::shared_ptr<Op> child, TransformList ts, std::vector<int64_t> in, Layout layout,
         int workers)
-      : ParallelOp(workers, {std::move(child)}),
+      : ParallelOp(workers, {std::move(child)}, kRowChunk),
         ts_(std::move(ts)),
         in_(std::move(in)),
         layout_(std::move(layout)) {
@@ -27,7 +27,7 @@ class MapOp : public ParallelOp {
   void dispatch() override {
     int64_t epoch = 0, id = 0;
     Packet p;
-    while (children_[0]->next(p)) {
+    while (pull(p)) {
       Job j;
       j.kind = p.kind;
       j.error = p.error;

@@ -1,5 +1,8 @@
 // Op plumbing: ids and epoch counts, and the ordered dispatcher/worker scheme of ParallelOp.
 #include "mycel/data/engine/op.h"
+
+#include <algorithm>
+
 #include "mycel/insight/insight.h"
 
 namespace mycel::data::engine {
@@ -30,8 +33,8 @@ void Op::join() {
   for (auto& c : children_) c->join();
 }
 
-ParallelOp::ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children)
-    : Op(std::move(children)), n_(workers < 1 ? 1 : workers) {}
+ParallelOp::ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children, int chunk)
+    : Op(std::move(children)), n_(workers < 1 ? 1 : workers), chunk_(chunk < 1 ? 1 : chunk) {}
 
 ParallelOp::~ParallelOp() {
   // Threads must be joined by the pipeline before destruction; never let std::thread terminate.
@@ -40,9 +43,10 @@ ParallelOp::~ParallelOp() {
 }
 
 void ParallelOp::start() {
+  const size_t chunks = std::max<size_t>(2, kWorkerQueueSize / static_cast<size_t>(chunk_));
   for (int w = 0; w < n_; ++w) {
-    in_.push_back(std::make_unique<Queue<Job>>(ctx_, kWorkerQueueSize));
-    out_.push_back(std::make_unique<Queue<Packet>>(ctx_, kWorkerQueueSize));
+    in_.push_back(std::make_unique<Queue<std::vector<Job>>>(ctx_, chunks));
+    out_.push_back(std::make_unique<Queue<std::vector<Packet>>>(ctx_, chunks));
   }
   Op::start();
   for (int w = 0; w < n_; ++w) threads_.emplace_back([this, w] { run_worker(w); });
@@ -57,8 +61,27 @@ void ParallelOp::join() {
 }
 
 bool ParallelOp::send(Job job) {
+  const bool marker = job.kind != Kind::kRow;
+  pending_.push_back(std::move(job));
+  if (!marker && static_cast<int>(pending_.size()) < chunk_) return !ctx_->aborted();
+  return flush();
+}
+
+bool ParallelOp::flush() {
+  if (pending_.empty()) return !ctx_->aborted();
   int w = static_cast<int>(next_in_++ % n_);
-  return in_[w]->push(std::move(job));
+  std::vector<Job> chunk;
+  chunk.swap(pending_);
+  return in_[w]->push(std::move(chunk));
+}
+
+bool ParallelOp::pull(Packet& p) {
+  if (!pending_.empty() && !children_[0]->ready() && !flush()) return false;
+  return children_[0]->next(p);
+}
+
+bool ParallelOp::ready() const {
+  return popped_at_ < popped_.size() || out_[next_out_ % n_]->size() > 0;
 }
 
 bool Op::next(Packet& p) {
@@ -81,15 +104,22 @@ void ParallelOp::queued(int64_t* size, int64_t* capacity) const {
 }
 
 bool ParallelOp::pop(Packet& p) {
-  int w = static_cast<int>(next_out_++ % n_);
-  // An error packet is returned like a row: aborting here would drop the good rows that
-  // downstream queues still hold ahead of it.
-  return out_[w]->pop(p);
+  if (popped_at_ == popped_.size()) {
+    popped_.clear();
+    popped_at_ = 0;
+    int w = static_cast<int>(next_out_++ % n_);
+    // An error packet is returned like a row: aborting here would drop the good rows that
+    // downstream queues still hold ahead of it.
+    if (!out_[w]->pop(popped_)) return false;
+  }
+  p = std::move(popped_[popped_at_++]);
+  return true;
 }
 
 void ParallelOp::run_dispatch() {
   try {
     dispatch();
+    flush();       // a dispatcher that stopped early (abort) may leave rows pending: harmless
   } catch (...) {  // after every job already sent, so it reaches the iterator in order
     Job j;
     j.kind = Kind::kError;
@@ -99,20 +129,28 @@ void ParallelOp::run_dispatch() {
 }
 
 void ParallelOp::run_worker(int w) {
-  Job job;
-  while (in_[w]->pop(job)) {
-    Packet p;
-    p.kind = job.kind;
-    p.error = job.error;
-    try {
-      if (job.kind == Kind::kRow) p.row = work(job, w);
-    } catch (...) {
-      p.kind = Kind::kError;  // delivered in order by pop(); this worker stops here
-      p.error = std::current_exception();
+  std::vector<Job> jobs;
+  while (in_[w]->pop(jobs)) {
+    std::vector<Packet> out;
+    out.reserve(jobs.size());
+    bool failed = false;
+    for (Job& job : jobs) {
+      Packet p;
+      p.kind = job.kind;
+      p.error = job.error;
+      try {
+        if (job.kind == Kind::kRow) p.row = work(job, w);
+      } catch (...) {
+        p.kind = Kind::kError;  // delivered in order by pop(); this worker stops here
+        p.error = std::current_exception();
+      }
+      job = Job();  // drop inputs before blocking on the output queue
+      failed = p.kind == Kind::kError;
+      out.push_back(std::move(p));
+      if (failed) break;
     }
-    job = Job();  // drop inputs before blocking on the output queue
-    bool failed = p.kind == Kind::kError;
-    if (!out_[w]->push(std::move(p)) || failed) return;
+    jobs.clear();
+    if (!out_[w]->push(std::move(out)) || failed) return;
   }
 }
 

@@ -57,6 +57,8 @@ class Op {
     *size = 0;
     *capacity = 0;
   }
+  /// Whether pop() would return at once (called from the consumer thread); false when unknown.
+  virtual bool ready() const { return false; }
   int op_id() const { return op_id_; }
   int64_t rows_out() const { return rows_out_.load(std::memory_order_relaxed); }
   int64_t wait_ns() const { return wait_ns_.load(std::memory_order_relaxed); }
@@ -83,36 +85,51 @@ struct Job {
   std::exception_ptr error;  // kind == kError: an upstream error forwarded in its row's position
 };
 
-/// An op with a dispatcher thread and `workers` worker threads that keeps order.
+/// An op with a dispatcher thread and `workers` worker threads that keeps order. Jobs travel in
+/// chunks of up to `chunk` rows (one queue hand-over, one wake-up per chunk: per-row hand-overs
+/// between threads cost more than cheap per-row work); a chunk goes out when full, with a
+/// marker, or when the dispatcher would otherwise wait for its child (pull), so no row waits in
+/// a partial chunk while its thread sleeps.
 class ParallelOp : public Op {
  public:
-  ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children);
+  ParallelOp(int workers, std::vector<std::shared_ptr<Op>> children, int chunk = 1);
   ~ParallelOp() override;
   void start() override;
   void join() override;
   bool pop(Packet& p) override;
   void queued(int64_t* size, int64_t* capacity) const override;
+  bool ready() const override;
 
  protected:
   /// Runs on the dispatcher thread: produce jobs with send() until end of data or abort.
   virtual void dispatch() = 0;
   /// Runs on a worker thread for each row job; may throw (the error reaches the iterator).
   virtual Row work(Job& job, int worker) = 0;
-  /// Hands a job to the next worker in round-robin order; false when aborted.
+  /// Hands a job to the next worker in round-robin order (chunked); false when aborted.
   bool send(Job job);
+  /// The child's next packet (dispatcher thread), handing over the pending chunk first when the
+  /// child has none ready.
+  bool pull(Packet& p);
   int workers() const { return n_; }
 
  private:
   void run_dispatch();
   void run_worker(int w);
-  int n_;
-  std::vector<std::unique_ptr<Queue<Job>>> in_;
-  std::vector<std::unique_ptr<Queue<Packet>>> out_;
+  bool flush();
+  int n_, chunk_;
+  std::vector<std::unique_ptr<Queue<std::vector<Job>>>> in_;
+  std::vector<std::unique_ptr<Queue<std::vector<Packet>>>> out_;
   std::vector<std::thread> threads_;
   int64_t next_in_ = 0, next_out_ = 0;
+  std::vector<Job> pending_;    // the dispatcher's chunk being filled
+  std::vector<Packet> popped_;  // the consumer's chunk being read, from popped_at_
+  size_t popped_at_ = 0;
 };
 
-/// Queue capacity per worker (bounded so fast producers cannot run far ahead).
+/// Rows a worker's queues hold (bounded so fast producers cannot run far ahead): chunks of
+/// `chunk` rows, at least two chunks per queue.
 inline constexpr size_t kWorkerQueueSize = 8;
+/// The chunk of the per-row ops (sources, map): 8 rows per hand-over.
+inline constexpr int kRowChunk = 8;
 
 }  // namespace mycel::data::engine

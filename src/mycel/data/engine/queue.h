@@ -67,6 +67,9 @@ inline void ExecContext::fail(std::exception_ptr e) {
 }
 
 /// A FIFO of at most `capacity` items; waiters sleep (no spinning: two cores have no room for it).
+/// A producer blocked on a full queue is woken once the queue has drained to half its capacity,
+/// not after every pop: it then refills the queue in one run instead of sleeping and waking per
+/// item (per-row wake-ups between a pipeline's threads cost more CPU than LeNet5's transforms).
 template <class T>
 class Queue : public QueueBase {
  public:
@@ -99,8 +102,9 @@ class Queue : public QueueBase {
     if (ctx_->aborted()) return Status::kAborted;
     out = std::move(items_.front());
     items_.pop_front();
+    const bool wake = items_.size() <= cap_ / 2;
     lock.unlock();
-    not_full_.notify_one();
+    if (wake) not_full_.notify_one();
     return Status::kOk;
   }
   size_t size() const {

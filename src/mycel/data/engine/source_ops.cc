@@ -8,7 +8,7 @@ namespace {
 class SourceOp : public ParallelOp {
  public:
   SourceOp(std::shared_ptr<Source> src, SamplerSpec spec, int workers)
-      : ParallelOp(workers, {}), src_(std::move(src)), spec_(std::move(spec)) {
+      : ParallelOp(workers, {}, kRowChunk), src_(std::move(src)), spec_(std::move(spec)) {
     check_sampler(spec_, src_->size());
   }
   std::string name() const override { return "source"; }

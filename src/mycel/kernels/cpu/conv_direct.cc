@@ -36,7 +36,7 @@ struct Vec {
   static V set1(float v) { return _mm512_set1_ps(v); }
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V load(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  static void store(float* p, M m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+  static void store_n(float* p, int64_t n, V v) { _mm512_mask_storeu_ps(p, first(n), v); }
   static void store_aligned(float* p, V v) { _mm512_store_ps(p, v); }
   static M first(int64_t n) { return static_cast<M>((1u << n) - 1); }
   static M mask_of(const bool* on) {
@@ -82,7 +82,14 @@ struct Vec {
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   // VMASKMOVPS: masked-off lanes read nothing (no fault past a row's end) and give 0.
   static V load(M m, const float* p) { return _mm256_maskload_ps(p, m); }
-  static void store(float* p, M m, V v) { _mm256_maskstore_ps(p, m, v); }
+  // VMASKMOVPS stores are microcoded and slow on AMD's cores: a full row tile is a plain store,
+  // a partial one goes through the stack.
+  static void store_n(float* p, int64_t n, V v) {
+    if (n == kLanes) return _mm256_storeu_ps(p, v);
+    alignas(32) float tmp[kLanes];
+    _mm256_store_ps(tmp, v);
+    for (int64_t l = 0; l < n; ++l) p[l] = tmp[l];
+  }
   static void store_aligned(float* p, V v) { _mm256_store_ps(p, v); }
   static M first(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
@@ -132,6 +139,12 @@ void conv_max_pool_avx2(const Tensor& x, const Tensor& w, const Tensor* bias, Te
                         const WindowGeom& g, bool relu, int64_t block) {
   conv_max_pool(x, w, bias, y, g, relu, block);
 }
+// The data gradient's convolution (see conv2d_direct_backprop_input): up to 16 channels of
+// 5x5 taps per output channel (LeNet5's conv2 has 16 x 25).
+bool fits_transposed_avx2(const WindowGeom& t) { return fits(t, 16 * 25); }
+void conv_plain_avx2(const float* x, const float* w, float* y, const WindowGeom& g) {
+  conv(x, w, nullptr, y, g, false, 0);
+}
 
 }  // namespace mycel::cpu::direct256
 #endif
@@ -161,6 +174,54 @@ void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor&
 #endif
 #if MYCEL_DIRECT_AVX2
   direct256::conv_avx2(x, w, bias, y, g, relu, block);
+#endif
+}
+
+namespace {
+
+// dx = conv2d_backprop_input(dy, w) is the stride-1 convolution of dy with w flipped in both
+// spatial axes and its channel axes swapped, padded by kernel - 1 - padding on each side (so
+// the output has x's size); false when a padding exceeds kernel - 1.
+bool transposed_geom(const WindowGeom& g, WindowGeom& t) {
+  t = WindowGeom{};
+  t.n = g.n, t.c = g.oc, t.h = g.oh, t.w = g.ow, t.oc = g.c, t.oh = g.h, t.ow = g.w;
+  t.kh = g.kh, t.kw = g.kw;
+  t.pt = g.kh - 1 - g.pt, t.pb = g.kh - 1 - g.pb, t.pl = g.kw - 1 - g.pl, t.pr = g.kw - 1 - g.pr;
+  return t.pt >= 0 && t.pb >= 0 && t.pl >= 0 && t.pr >= 0 && t.h > 0 && t.w > 0;
+}
+
+}  // namespace
+
+bool conv2d_direct_bwd_data_fits(DType dtype, const WindowGeom& g) {
+  if (dtype != DType::float32 || g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1)
+    return false;
+#if MYCEL_AVX512_KERNELS
+  if (cpu_has_avx512()) return false;  // measured against oneDNN on AVX2 only
+#endif
+#if MYCEL_DIRECT_AVX2
+  WindowGeom t;
+  return transposed_geom(g, t) && direct256::fits_transposed_avx2(t);
+#else
+  return false;
+#endif
+}
+
+void conv2d_direct_backprop_input(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                  const WindowGeom& g, float* scratch) {
+  MYCEL_CHECK(conv2d_direct_bwd_data_fits(dx.dtype(), g), RuntimeError,
+              "[conv2d_backprop_input] direct kernel called outside its geometry (backend bug)");
+#if MYCEL_DIRECT_AVX2
+  WindowGeom t;
+  transposed_geom(g, t);
+  const float* W = w.data<float>();
+  const int64_t taps = g.kh * g.kw;
+  for (int64_t o = 0; o < g.oc; ++o)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t k = 0; k < taps; ++k)  // (i, j) -> (kh - 1 - i, kw - 1 - j) is k -> taps - 1 - k
+        scratch[(c * g.oc + o) * taps + taps - 1 - k] = W[(o * g.c + c) * taps + k];
+  direct256::conv_plain_avx2(dy.data<float>(), scratch, dx.data<float>(), t);
+#else
+  (void)dy, (void)w, (void)dx, (void)scratch;
 #endif
 }
 

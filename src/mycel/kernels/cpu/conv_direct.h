@@ -30,4 +30,30 @@ void conv2d_direct(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor&
 void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                             const WindowGeom& g, bool relu, int64_t block);
 
+/// Whether conv2d_direct_backprop_input takes this data gradient: float32, one group, stride and
+/// dilation 1, padding at most kernel - 1, and the transposed convolution (x's channels as
+/// outputs, dy's rows as inputs) within conv2d_direct's geometry, with up to 400 weights per
+/// channel. AVX2 CPUs only: measured there against oneDNN (LeNet5's conv2, 6 <- 16 channels).
+bool conv2d_direct_bwd_data_fits(DType dtype, const WindowGeom& g);
+
+/// dx = conv2d_backprop_input(dy, w), all NCHW, as the direct convolution of dy with the
+/// flipped, channel-swapped weights written to `scratch` (w.numel() floats).
+void conv2d_direct_backprop_input(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                  const WindowGeom& g, float* scratch);
+
+/// Whether conv2d_direct_backprop_filter takes this weight gradient: float32, one group, stride
+/// and dilation 1, kernels up to 7 wide, 8 to 128 output columns, at most 16 x 16 channels; AVX2
+/// CPUs only (measured there against oneDNN: LeNet5's 1 -> 6 and 6 -> 16 convolutions).
+bool conv2d_direct_bwd_filter_fits(DType dtype, const WindowGeom& g);
+
+/// Floats of scratch conv2d_direct_backprop_filter needs for g with num_threads() threads.
+int64_t conv2d_direct_bwd_filter_scratch(const WindowGeom& g);
+
+/// dw = conv2d_backprop_filter(dy, x), all NCHW: the batch split over the threads, each summing
+/// its images into its own partial sums in `scratch` (conv2d_direct_bwd_filter_scratch floats),
+/// then added up. Vectorized over output columns, or over output channels when those fill more
+/// of the 8 lanes, with the sums of one kernel row in registers.
+void conv2d_direct_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw,
+                                   const WindowGeom& g, float* scratch);
+
 }  // namespace mycel::cpu

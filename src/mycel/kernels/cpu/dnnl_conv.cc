@@ -385,6 +385,15 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     return;
   }
   const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
+  // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
+  if (weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
+    const size_t bytes = sizeof(float) * static_cast<size_t>(conv2d_direct_bwd_filter_scratch(g));
+    return conv2d_direct_backprop_filter(dy, other, out, g,
+                                         static_cast<float*>(staging_data(0, bytes)));
+  }
+  if (!weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
+    return conv2d_direct_backprop_input(
+        dy, other, out, g, static_cast<float*>(staging_data(0, sizeof(float) * other.numel())));
   std::unique_ptr<ConvBwdPrepared> local;
   ConvBwdPrepared& p = prepared_state<ConvBwdPrepared>(
       slot, local,
