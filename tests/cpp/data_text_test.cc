@@ -36,7 +36,8 @@ TEST(DataText, DecodeUtf8) {
   EXPECT_EQ(r[2].offset, 3u);
   EXPECT_EQ(r[3].cp, char32_t(0x1F600));
   EXPECT_EQ(r[3].len, 4u);
-  for (const char* bad : {"\xC3", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80", "a\xE4\xB8"})
+  for (const char* bad :
+       {"\xC3", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80", "a\xE4\xB8"})
     EXPECT_THROW(decode_utf8(bad, "t"), ValueError) << bad;
   std::string back;
   for (const Rune& x : r) append_utf8(x.cp, back);
@@ -62,9 +63,10 @@ TEST(DataText, JiebaLoadersRejectMalformedFiles) {
   expect_error("A nan n\n", true, "is not a number");
   expect_error("", true, "has no words");
   expect_error("0 0 0 0\n", false, "ends before its transition");
-  expect_error(std::string(kHmm).substr(0, std::string(kHmm).rfind('\n', std::string(kHmm).size() - 2) + 1) +
-                   "A-1\n",
-               false, "expected 'char:logprob'");
+  expect_error(
+      std::string(kHmm).substr(0, std::string(kHmm).rfind('\n', std::string(kHmm).size() - 2) + 1) +
+          "A-1\n",
+      false, "expected 'char:logprob'");
   EXPECT_THROW(JiebaDict::load("/nonexistent/mycel.dict"), ValueError);
 }
 
@@ -96,7 +98,8 @@ double best_route(const std::string& s, const std::map<std::string, double>& w, 
 TEST(DataText, JiebaMpIsTheBestRoute) {
   fs::path dict = write_file("tiny.dict", kDict), hmm = write_file("tiny.hmm", kHmm);
   Jieba jieba(JiebaDict::load(dict.string()), JiebaHmm::load(hmm.string()));
-  std::map<std::string, double> w{{"AB", 30}, {"BC", 50}, {"A", 10}, {"B", 40}, {"C", 20}, {"ABC", 5}};
+  std::map<std::string, double> w{{"AB", 30}, {"BC", 50}, {"A", 10},
+                                  {"B", 40},  {"C", 20},  {"ABC", 5}};
   double total = 155, least = INFINITY;
   for (auto& [k, v] : w) {
     v = std::log(v / total);
@@ -126,8 +129,8 @@ TEST(DataText, JiebaMpIsTheBestRoute) {
 TEST(DataText, UnicodeScriptTokenizerSplits) {
   auto t = make_transform("UnicodeScriptTokenizer", Params("UnicodeScriptTokenizer", {}));
   RowRng rng(0, 0);
-  auto out = t->apply({make_string_tensor({"abc\xCE\xB1\xCE\xB2 12!\xE4\xB8\xAD"}, {}, StringKind::text)},
-                      rng);
+  auto out = t->apply(
+      {make_string_tensor({"abc\xCE\xB1\xCE\xB2 12!\xE4\xB8\xAD"}, {}, StringKind::text)}, rng);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(string_items(out[0]),
             (std::vector<std::string>{"abc", "\xCE\xB1\xCE\xB2", "12!", "\xE4\xB8\xAD"}));
