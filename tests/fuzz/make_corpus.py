@@ -121,6 +121,26 @@ def events(tmp):
     put("events", "raw_crc", 0, read(path))
 
 
+def jieba():
+    """The tests' tiny Jieba dictionary (flag 0) and HMM model (flag 2)."""
+    folder = os.path.join(os.path.dirname(CORPUS), "..", "python", "data", "jieba")
+    put("jieba", "dict", 0, read(os.path.join(folder, "dict.utf8")))
+    put("jieba", "hmm_model", 2, read(os.path.join(folder, "hmm_model.utf8")))
+
+
+def wav(tmp):
+    """16-bit stereo and 8-bit mono PCM files written by Python's wave module."""
+    import wave
+    for name, width, channels in (("pcm16_stereo", 2, 2), ("pcm8_mono", 1, 1)):
+        path = os.path.join(tmp, name + ".wav")
+        with wave.open(path, "wb") as w:
+            w.setnchannels(channels)
+            w.setsampwidth(width)
+            w.setframerate(8000)
+            w.writeframes(bytes(range(0, 240, 3))[:16 * width * channels])
+        put("wav", name, 0, read(path))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -130,6 +150,8 @@ def main():
         mindir(tmp)
         onnx(tmp)
         events(tmp)
+        jieba()
+        wav(tmp)
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

@@ -214,6 +214,31 @@ def read_events(data):
                 _mycel.insight.decode_graph_def(v["graph_def"])
 
 
+_JIEBA_TEXT = "今天天气很好，我们去北京大学看看。Mycel 2026 年"
+
+
+def segment_jieba(data):
+    """A Jieba dictionary (bit 1 clear) or HMM model (bit 1 set) from the fuzzer, the other file
+    from the test data; the tokenizer loads both, then segments a sentence in MIX mode."""
+    from mycel.dataset import text
+    flags, body = _split(data)
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "data", "jieba")
+    dict_path, hmm_path = os.path.join(folder, "dict.utf8"), os.path.join(folder, "hmm_model.utf8")
+    if flags & 2:
+        hmm_path = _write("hmm_model.utf8", body)
+    else:
+        dict_path = _write("dict.utf8", body)
+    tok = text.JiebaTokenizer(hmm_path, dict_path, mode=text.JiebaMode.MIX, with_offsets=True)
+    tok(_JIEBA_TEXT)
+
+
+def read_wav(data):
+    """A WAV file, read as the audio sources read theirs."""
+    from mycel.dataset.audio_sources import read_wav as read
+    _, body = _split(data)
+    read(_write("f.wav", body))
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -227,6 +252,8 @@ TARGETS = {
     # disagree (shapes, dtypes) fails as the op would in user code, TypeError or ValueError
     "onnx": (import_onnx, (ValueError, TypeError, NotImplementedError)),
     "events": (read_events, ALLOWED),  # the dashboard's event-file reader (mycel.insight)
+    "jieba": (segment_jieba, ALLOWED),  # dictionary and HMM loaders (src/mycel/data/text/jieba.cc)
+    "wav": (read_wav, ALLOWED),  # YesNoDataset / LJSpeechDataset
 }
 
 

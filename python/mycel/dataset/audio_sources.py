@@ -3,6 +3,7 @@ files (read with the standard library's wave module, which checks the RIFF struc
 are scaled to [-1, 1) float32 as MindSpore's)."""
 import csv
 import os
+import struct
 import wave
 
 import numpy as np
@@ -21,8 +22,10 @@ def read_wav(path, owner="read_wav"):
         with wave.open(os.fspath(path), "rb") as w:
             channels, width, rate, n = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
             raw = w.readframes(n)
-    except (wave.Error, EOFError) as e:
-        raise ValueError(f"{owner}: '{path}' is not a PCM WAV file ({e})") from None
+    except (wave.Error, EOFError, RuntimeError, struct.error) as e:
+        # the wave module reports a chunk size past the end of the file as a bare RuntimeError
+        # (its seek) or struct.error (a short header), found by tests/fuzz's wav target
+        raise ValueError(f"{owner}: '{path}' is not a PCM WAV file ({type(e).__name__}: {e})") from None
     if width not in (1, 2, 3, 4) or channels < 1:
         raise ValueError(f"{owner}: '{path}' has {width}-byte samples; 1 to 4 bytes are supported")
     frames = len(raw) // (width * channels)  # a truncated data chunk yields the whole frames
