@@ -294,6 +294,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 round, 3 warm-up and 10 timed steps")
     ap.add_argument("--passive", action="store_true", help="add OMP_WAIT_POLICY=PASSIVE rows")
+    ap.add_argument("--passive-only", action="store_true",
+                    help="only OMP_WAIT_POLICY=PASSIVE rows (a loaded machine: spinning threads that "
+                         "lose their core make the default rows measure the scheduler)")
     ap.add_argument("--only", action="append", choices=sorted(STEPS) + ["epoch", "infer"] + sorted(INFER))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
@@ -314,7 +317,7 @@ def main(argv=None):
             write_atomic(args.markdown, markdown(json.load(f)))
         return None
     rounds, warmup, steps = (1, 3, 10) if args.quick else (args.rounds, args.warmup, args.steps)
-    policies = ["default"] + (["passive"] if args.passive else [])
+    policies = ["passive"] if args.passive_only else ["default"] + (["passive"] if args.passive else [])
     torch_ok = have_torch()
     selected = args.only or sorted(STEPS) + ["epoch", "infer"]
     if "infer" in selected:
