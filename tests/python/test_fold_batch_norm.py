@@ -245,3 +245,33 @@ def test_resnet_downsampling_block_folds_its_shortcut_too():
     np.testing.assert_allclose(block(x).asnumpy(), ref, rtol=RTOL, atol=1e-4)
     text = G.compile(block).program_text(x)
     assert " batch_norm(" not in text and text.count("conv2d+batch_norm") == 3, text
+
+
+def test_dense_batch_norm1d_folds_and_matches_numpy():
+    mycel.set_seed(16)
+
+    class DenseBN(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(12, 5)
+            self.bn = nn.BatchNorm1d(5)
+            self.relu = nn.ReLU()
+
+        def construct(self, x):
+            return self.relu(self.bn(self.fc(x)))
+
+    net = DenseBN()
+    randomize_bn(net)
+    net.set_train(False)
+    x = Tensor(rand(3, 12, seed=17))
+    w, b = net.fc.weight.asnumpy().astype(np.float64), net.fc.bias.asnumpy().astype(np.float64)
+    bn = net.bn
+    s = bn.gamma.asnumpy() / np.sqrt(bn.moving_variance.asnumpy().astype(np.float64) + bn.eps)
+    ref = np.maximum((x.asnumpy() @ w.T + b - bn.moving_mean.asnumpy()) * s + bn.beta.asnumpy(), 0)
+    np.testing.assert_allclose(eager(net, x), ref, rtol=1e-4, atol=1e-5)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-4, atol=1e-5)
+    text = G.compile(net).program_text(x)
+    assert "dense+batch_norm+relu(" in text and " batch_norm(" not in text, text
+    net.fc.weight.set_data(Tensor(rand(5, 12, seed=18)))  # a new weight version: refolded
+    np.testing.assert_allclose(net(x).asnumpy(), eager(net, x), rtol=RTOL, atol=ATOL)

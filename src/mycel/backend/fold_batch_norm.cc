@@ -1,14 +1,15 @@
-// Inference-time folding: a conv2d whose only reader is a batch_norm in inference mode
-// (is_training false: y = x * s + t per channel, s = scale / sqrt(variance + epsilon),
-// t = bias - mean * s) becomes one instruction, "conv2d+batch_norm", that runs the convolution
-// on folded weights w * s and bias (b - mean) * s + bias. The batch_norm pass over the output is
-// gone, and the result is a plain convolution, so fuse_post_ops (next) can take the following
-// relu/relu6 too. The folded weights are computed at run time, again only when one of the six
-// source tensors (Parameters) has a new write version (core/write_version.h): once per weight
-// version, not per step; a source whose writes go untracked (version 0: memory lent to numpy)
-// refolds on every run. The folded weights are constant while they live (a refold makes new
-// ones), so the oneDNN kernel keeps them in its own layout (KernelParams::const_weights) instead
-// of reordering them on every launch: at batch 1 that copy costs as much as the convolution.
+// Inference-time folding: a conv2d (or dense) whose only reader is a batch_norm in inference
+// mode (is_training false: y = x * s + t per channel, s = scale / sqrt(variance + epsilon),
+// t = bias - mean * s) becomes one instruction, "conv2d+batch_norm" ("dense+batch_norm"), that
+// runs the producer on folded weights w * s and bias (b - mean) * s + bias. The batch_norm pass
+// over the output is gone, and the result is a plain convolution, so fuse_post_ops (next) can
+// take the following relu/relu6 too. The folded weights are computed at run time, again only
+// when one of the six source tensors (Parameters) has a new write version
+// (core/write_version.h): once per weight version, not per step; a source whose writes go
+// untracked (version 0: memory lent to numpy) refolds on every run. The folded weights are
+// constant while they live (a refold makes new ones), so the oneDNN convolution keeps them in
+// its own layout (KernelParams::const_weights) instead of reordering them on every launch: at
+// batch 1 that copy costs as much as the convolution.
 #include <array>
 #include <cmath>
 #include <memory>
@@ -20,10 +21,10 @@
 namespace mycel::backend::detail {
 namespace {
 
-// A convolution as the registry defines it (no fusion has wrapped it yet) that can absorb a
-// per-channel affine map.
-bool is_plain_conv(const Instr& in) {
-  return is_kernel1(in) && in.op->backend.window == WindowKind::kConv && !in.op->backend.unfused &&
+// A producer (x, w, b) as the registry defines it (no fusion has wrapped it yet) that can absorb a
+// per-output-channel affine map into its weights (w's first dim) and bias: conv2d, dense.
+bool is_plain_producer(const Instr& in) {
+  return is_kernel1(in) && !in.op->backend.unfused &&
          (in.op->backend.accepts_post_ops & kPostChannelAffine) && in.op->inputs.size() == 3;
 }
 
@@ -93,7 +94,8 @@ std::shared_ptr<const OpDef> make_fold_op(const OpDef& conv, const OpDef& bn, do
   auto d = std::make_shared<OpDef>();
   d->name = conv.name + "+" + bn.name;
   d->class_name = conv.class_name;
-  d->doc = "conv2d with an inference batch_norm folded into its weights (graph backend only).";
+  d->doc =
+      conv.name + " with an inference batch_norm folded into its weights (graph backend only).";
   d->inputs = conv.inputs;
   for (size_t k = 1; k < 5; ++k) d->inputs.push_back({"bn_" + bn.inputs[k].name});
   const OpDef* c = &conv;
@@ -136,12 +138,14 @@ int fold_function(Function& f, ProgramImpl& p) {
   int folded = 0;
   for (int i = 0; i < n; ++i) {
     Instr& conv = f.code[i];
-    if (!keep[i] || !is_plain_conv(conv) || !is_const_f32(f, conv.in[1])) continue;
+    if (!keep[i] || !is_plain_producer(conv) || !is_const_f32(f, conv.in[1])) continue;
     const int y = conv.out[0];
     const int j = reader[y];
     const int64_t oc = f.regs[conv.in[1]].value.t.dim(0);
     const bool has_bias = conv.in.size() > 2 && conv.in[2] >= 0;
-    bool fold = j > i && is_f32_static_but_batch(f, y) && f.regs[y].meta.shape.size() == 4 &&
+    // The channels are dim 1: NCHW for a convolution, (N, out) for dense.
+    const size_t rank = conv.op->backend.window == WindowKind::kConv ? 4 : 2;
+    bool fold = j > i && is_f32_static_but_batch(f, y) && f.regs[y].meta.shape.size() == rank &&
                 (!has_bias || is_channel_vector(f, conv.in[2], oc));
     if (fold) {
       const Instr& bn = f.code[j];
