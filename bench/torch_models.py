@@ -52,9 +52,14 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18Cifar(nn.Module):
-    def __init__(self, num_classes=10, widths=(64, 128, 256, 512)):
+    def __init__(self, num_classes=10, widths=(64, 128, 256, 512), imagenet_stem=False):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU())
+        if imagenet_stem:  # examples/models/resnet.py resnet(): 7x7 stride-2 stem and max-pool
+            self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 7, 2, 3, bias=False), nn.BatchNorm2d(widths[0]),
+                                      nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        else:
+            self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]),
+                                      nn.ReLU())
         stages, c = [], widths[0]
         for i, w in enumerate(widths):
             stride = 1 if i == 0 else 2
@@ -65,6 +70,48 @@ class ResNet18Cifar(nn.Module):
 
     def forward(self, x):
         return self.fc(self.stages(self.stem(x)).mean(dim=(2, 3)))
+
+
+def resnet18(num_classes=1000):
+    """ResNet-18 in the ImageNet layout (examples/models/resnet.py resnet18)."""
+    return ResNet18Cifar(num_classes, imagenet_stem=True)
+
+
+def _cbr(cin, cout, k=3, stride=1, groups=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU6())
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, t):
+        super().__init__()
+        hidden = cin * t
+        self.residual = stride == 1 and cin == cout
+        layers = ([_cbr(cin, hidden, 1)] if t != 1 else []) + [
+            _cbr(hidden, hidden, 3, stride, hidden), nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return x + self.conv(x) if self.residual else self.conv(x)
+
+
+class MobileNetV2(nn.Module):
+    """examples/models/mobilenet.py at width 1.0 (1000 classes)."""
+
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        c, features = 32, [_cbr(3, 32, 3, 2)]
+        for t, o, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                           (6, 160, 3, 2), (6, 320, 1, 1)):
+            for i in range(n):
+                features.append(InvertedResidual(c, o, s if i == 0 else 1, t))
+                c = o
+        features.append(_cbr(c, 1280, 1))
+        self.features = nn.Sequential(*features)
+        self.classifier = nn.Linear(1280, num_classes)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean((2, 3)))
 
 
 class TransformerClassifier(nn.Module):

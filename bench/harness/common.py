@@ -17,6 +17,15 @@ STEPS = {
     "resnet18": ((3, 32, 32), 32, "images/s"),
     "transformer": ((128, 128), 16, "samples/s"),
 }
+# Batch-1 inference (eval mode, random batch-norm statistics so that folding them matters):
+# name: (input shape with the batch, model)
+INFER = {
+    "lenet5_b1": ((1, 1, 32, 32), "lenet5"),
+    "resnet18_cifar_b1": ((1, 3, 32, 32), "resnet18_cifar"),
+    "resnet18_b1": ((1, 3, 224, 224), "resnet18"),
+    "mobilenetv2_b1": ((1, 3, 224, 224), "mobilenetv2"),
+}
+INFER_RTOL = 1e-3  # outputs must agree within this fraction of the largest |output| (float32)
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
 FASHION_BATCH = 64
 
@@ -31,6 +40,21 @@ def timing(times):
     """Median and spread of step times (seconds)."""
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
             "n": len(times)}
+
+
+def infer_loop(forward, warmup, iters, budget_s=3.0):
+    """Per-call latencies (seconds) of forward() after `warmup` calls: `iters` calls, or fewer
+    (never under 10) when they would pass `budget_s`, so that a slow model on a loaded machine
+    stays bounded."""
+    import time
+    for _ in range(warmup):
+        forward()
+    times, start = [], time.perf_counter()
+    while len(times) < iters and (len(times) < 10 or time.perf_counter() - start < budget_s):
+        t = time.perf_counter()
+        forward()
+        times.append(time.perf_counter() - t)
+    return times
 
 
 def fashion_arrays(limit=None):

@@ -9,6 +9,11 @@ docs/performance.md.
     .venv/bin/python bench/harness/run.py [--quick] [--passive] [--only lenet5 ...] \
         [--json docs/performance.json] [--markdown docs/performance.md]
     .venv/bin/python bench/harness/run.py --render docs/performance.json   # markdown from the JSON
+    .venv/bin/python bench/harness/run.py --only infer --json /tmp/p.json --markdown /tmp/p.md
+
+The inference rows (`--only infer`, or one of their names) time a batch-1 forward in eval mode:
+Mycel in graph mode, PyTorch under torch.no_grad() (its eager column) and torch.inference_mode(),
+from the same weights and batch-norm statistics; the outputs must agree before timing.
 
 --passive adds, for both frameworks, rows run with OMP_WAIT_POLICY=PASSIVE (the default rows run
 with the variable removed from the environment). PyTorch is a peer for benchmarks only; without
@@ -27,7 +32,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import ROOT, STEPS  # noqa: E402
+from common import INFER, INFER_RTOL, ROOT, STEPS  # noqa: E402
 
 PY = sys.executable
 LOSS_RTOL, LOSS_ATOL = 1e-3, 1e-4  # agreement of the first losses, Mycel vs PyTorch (float32)
@@ -130,6 +135,50 @@ def step_rows(names, policies, rounds, warmup, steps, torch_ok, tmp):
     return rows
 
 
+def check_outputs(name, mine, theirs):
+    """Mycel's inference output must match PyTorch's from the same weights and input."""
+    import numpy as np
+    a, b = np.asarray(mine["output"]), np.asarray(theirs["output"])
+    scale = max(float(np.abs(b).max()), 1e-6)
+    err = float(np.abs(a - b).max()) / scale
+    if a.shape != b.shape or err > INFER_RTOL:
+        raise AssertionError(f"{name}: Mycel's output differs from PyTorch's ({theirs.get('mode')}): "
+                             f"max |diff| / max |ref| = {err:.2e} > {INFER_RTOL}")
+    return err
+
+
+def infer_rows(names, policies, rounds, warmup, iters, torch_ok, tmp):
+    """Batch-1 eval forward: Mycel graph mode against PyTorch no_grad and inference_mode,
+    alternating, a fresh process each; outputs checked against PyTorch's in every run."""
+    rows = []
+    for name in names:
+        init = os.path.join(tmp, f"{name}.npz")
+        worker("mycel", ["init_infer", name, init], "default")
+        variants = [("mycel", ["infer", name, init, warmup, iters])]
+        if torch_ok:
+            variants += [(f"torch_{m}", ["infer", name, init, warmup, iters, m])
+                         for m in ("no_grad", "inference_mode")]
+        for policy in policies:
+            runs = {k: [] for k, _ in variants}
+            row = {"workload": name, "batch": 1, "input": list(INFER[name][0]), "policy": policy}
+            for r in range(rounds):
+                for key, args in variants:
+                    res = worker(key.split("_")[0], args, policy)
+                    runs[key].append(res)
+                    print(f"{name} [{policy}] round {r + 1} {key}: median {res['median_s'] * 1e3:.3f} ms "
+                          f"({res['n']} calls, threads {res['threads']['num_threads']})", flush=True)
+                if torch_ok:  # every run's output, against the no_grad run of the same round
+                    ref = runs["torch_no_grad"][-1]
+                    row["output_max_rel_diff"] = max(row.get("output_max_rel_diff", 0.0),
+                                                     check_outputs(name, runs["mycel"][-1], ref),
+                                                     check_outputs(name, runs["torch_inference_mode"][-1], ref))
+            for key, rs in runs.items():
+                row[key] = summarize(rs)
+            row["mycel"]["compile_s"] = statistics.median(r["compile_s"] for r in runs["mycel"])
+            rows.append(row)
+    return rows
+
+
 def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit):
     init = os.path.join(tmp, "lenet5.npz")
     if not os.path.exists(init):
@@ -177,11 +226,12 @@ def markdown(result):
            "OMP_WAIT_POLICY=PASSIVE for both. Rows alternate the frameworks A B A B over "
            f"{result['rounds']} rounds; a figure is the median of the per-run median step times "
            "(the range of the runs in brackets). Before timing, Mycel's first "
-           f"3 losses from the shared weights and batch must match PyTorch's (relative {LOSS_RTOL}).", "",
-           "## Training steps (fixed batch, float32, momentum SGD)", "",
-           "| workload | batch | policy | threads mycel/torch | Mycel graph ms | PyTorch eager ms | speed-up | "
-           "Mycel % of peak | loss diff | Mycel compile s |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           f"3 losses from the shared weights and batch must match PyTorch's (relative {LOSS_RTOL}).", ""]
+    if result["steps"]:
+        out += ["## Training steps (fixed batch, float32, momentum SGD)", "",
+                "| workload | batch | policy | threads mycel/torch | Mycel graph ms | PyTorch eager ms | "
+                "speed-up | Mycel % of peak | loss diff | Mycel compile s |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["steps"]:
         my, th = r["mycel"], r.get("torch")
         rng = lambda s: f"{s['median_s'] * 1e3:.2f} [{min(s['run_medians_s']) * 1e3:.2f}-{max(s['run_medians_s']) * 1e3:.2f}]"
@@ -191,6 +241,25 @@ def markdown(result):
                    f"{th['median_s'] / my['median_s']:.2f}x | {frac} | "
                    f"{r.get('loss_max_rel_diff', float('nan')):.1e} | {my['compile_s']:.2f} |" if th else
                    f"| {r['workload']} | {r['batch']} | {r['policy']} | {my['threads']['num_threads']}/- | {rng(my)} | - | - | {frac} | - | {my['compile_s']:.2f} |")
+    if result.get("infer"):
+        out += ["", "## Batch-1 inference (eval mode, float32)", "",
+                "Mycel: `net.set_train(False)`, graph mode, one call per forward (`net(x).asnumpy()`). "
+                "PyTorch: `eval()` under `torch.no_grad()` (the eager column of the ratio) and under "
+                "`torch.inference_mode()`. Same weights and random batch-norm statistics; the outputs "
+                f"agree within {INFER_RTOL} of the largest |output| before timing. Latency: median of "
+                "per-run median call times [range]; compile: the first call's extra time.", "",
+                "| workload | input | policy | threads mycel/torch | Mycel graph ms | PyTorch no_grad ms | "
+                "PyTorch inference_mode ms | Mycel / no_grad | output diff | Mycel compile s |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in result["infer"]:
+            my, ng, im = r["mycel"], r.get("torch_no_grad"), r.get("torch_inference_mode")
+            rng = lambda s: (f"{s['median_s'] * 1e3:.3f} [{min(s['run_medians_s']) * 1e3:.3f}-"
+                             f"{max(s['run_medians_s']) * 1e3:.3f}]") if s else "-"
+            out.append(f"| {r['workload']} | {'x'.join(map(str, r['input']))} | {r['policy']} | "
+                       f"{my['threads']['num_threads']}/"
+                       f"{ng['threads']['num_threads'] if ng else '-'} | {rng(my)} | {rng(ng)} | {rng(im)} | "
+                       + (f"{my['median_s'] / ng['median_s']:.2f}x | {r['output_max_rel_diff']:.1e}" if ng else "- | -")
+                       + f" | {my['compile_s']:.2f} |")
     if result.get("epochs"):
         first = result["epochs"][0].get("batches")
         out += ["", "## LeNet5 on Fashion-MNIST, one epoch end to end (batch 64" +
@@ -225,10 +294,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 round, 3 warm-up and 10 timed steps")
     ap.add_argument("--passive", action="store_true", help="add OMP_WAIT_POLICY=PASSIVE rows")
-    ap.add_argument("--only", action="append", choices=sorted(STEPS) + ["epoch"])
+    ap.add_argument("--passive-only", action="store_true",
+                    help="only OMP_WAIT_POLICY=PASSIVE rows (a loaded machine: spinning threads that "
+                         "lose their core make the default rows measure the scheduler)")
+    ap.add_argument("--only", action="append", choices=sorted(STEPS) + ["epoch", "infer"] + sorted(INFER))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--infer-warmup", type=int, default=20)
+    ap.add_argument("--infer-iters", type=int, default=1000,
+                    help="timed batch-1 calls per run (fewer if they pass 3 s, never under 10)")
     ap.add_argument("--sink-size", type=int, default=100)
     ap.add_argument("--epoch-batches", type=int, default=0,
                     help="time only the first N batches of the epoch (0: all 937)")
@@ -242,9 +317,11 @@ def main(argv=None):
             write_atomic(args.markdown, markdown(json.load(f)))
         return None
     rounds, warmup, steps = (1, 3, 10) if args.quick else (args.rounds, args.warmup, args.steps)
-    policies = ["default"] + (["passive"] if args.passive else [])
+    policies = ["passive"] if args.passive_only else ["default"] + (["passive"] if args.passive else [])
     torch_ok = have_torch()
-    selected = args.only or sorted(STEPS) + ["epoch"]
+    selected = args.only or sorted(STEPS) + ["epoch", "infer"]
+    if "infer" in selected:
+        selected = [n for n in selected if n != "infer"] + sorted(INFER)
     result = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "command": " ".join(["bench/harness/run.py"] + (argv if argv is not None else sys.argv[1:])),
               "rounds": rounds, "warmup": warmup, "steps": steps, "note": args.note}
@@ -256,6 +333,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         result["steps"] = step_rows([n for n in selected if n in STEPS], policies, rounds, warmup, steps,
                                     torch_ok, tmp)
+        infer_warmup, infer_iters = (5, 50) if args.quick else (args.infer_warmup, args.infer_iters)
+        result["infer"] = infer_rows([n for n in selected if n in INFER], policies, rounds, infer_warmup,
+                                     infer_iters, torch_ok, tmp)
         result["epochs"] = epoch_rows(policies, rounds, torch_ok, tmp, args.sink_size,
                                       args.epoch_batches) if "epoch" in selected else []
     measure_peak(result["machine"])

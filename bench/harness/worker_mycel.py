@@ -4,6 +4,8 @@
     worker_mycel.py step <workload> <init.npz> <warmup> <steps>
     worker_mycel.py epoch <init.npz> [sink_size [batches]]  # Model.train, one Fashion-MNIST epoch
     worker_mycel.py init <workload> <out.npz>         # the shared weights and batch
+    worker_mycel.py infer <workload> <init.npz> <warmup> <iters>  # batch-1 eval forward, graph mode
+    worker_mycel.py init_infer <workload> <out.npz>   # weights, batch-norm statistics and input
 """
 import os
 import sys
@@ -12,7 +14,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CHECK_STEPS, FASHION_BATCH, FASHION_DIR, LR, MOMENTUM, ROOT, STEPS, report, timing  # noqa: E402
+from common import (CHECK_STEPS, FASHION_BATCH, FASHION_DIR, INFER, LR, MOMENTUM, ROOT, STEPS,  # noqa: E402
+                    infer_loop, report, timing)
 
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import mycel  # noqa: E402
@@ -33,9 +36,16 @@ class MLP(nn.Cell):
 
 def make_net(name):
     from lenet5 import LeNet5
-    from models import TransformerClassifier, resnet18_cifar
+    from models import TransformerClassifier, mobilenet_v2, resnet18, resnet18_cifar
     return {"lenet5": LeNet5, "mlp": MLP, "resnet18": resnet18_cifar,
-            "transformer": TransformerClassifier}[name]()
+            "transformer": TransformerClassifier, "resnet18_cifar": resnet18_cifar,
+            "resnet18_224": resnet18, "mobilenetv2": mobilenet_v2}[name]()
+
+
+def infer_model(workload):
+    """The model name of an inference workload ("resnet18" there is the ImageNet layout)."""
+    model = INFER[workload][1]
+    return "resnet18_224" if model == "resnet18" else model
 
 
 def threads():
@@ -144,12 +154,77 @@ def epoch_run(path, sink_size, limit=0):
             "steps": steps, "step_images_per_s": FASHION_BATCH / tm["median_s"], **tm})
 
 
+def init_infer(workload, out):
+    """Mycel's initial weights, random batch-norm statistics (mean ~ N(0, 0.1), variance,
+    gamma in [0.5, 1.5], beta ~ N(0, 0.1): not the identity, so folding them is exercised) and
+    a random input, saved for both workers (trainable as arr_i, statistics as stat_i, in
+    definition order)."""
+    shape, _ = INFER[workload]
+    mycel.set_seed(0)
+    net = make_net(infer_model(workload))
+    rng = np.random.default_rng(1)
+    params = []
+    for p in net.trainable_params():
+        a = p.asnumpy()
+        if p.name.endswith("gamma"):
+            a = rng.uniform(0.5, 1.5, a.shape).astype(np.float32)
+        elif p.name.endswith("beta"):
+            a = rng.normal(0, 0.1, a.shape).astype(np.float32)
+        params.append(a)
+    stats = []
+    for p in net.untrainable_params():
+        if p.name.endswith("moving_mean"):
+            stats.append(rng.normal(0, 0.1, tuple(p.shape)).astype(np.float32))
+        elif p.name.endswith("moving_variance"):
+            stats.append(rng.uniform(0.5, 1.5, tuple(p.shape)).astype(np.float32))
+        else:
+            raise RuntimeError(f"init_infer: unexpected untrainable parameter {p.name}")
+    x = rng.standard_normal(shape).astype(np.float32)
+    np.savez(out, x=x, **{f"arr_{i}": a for i, a in enumerate(params)},
+             **{f"stat_{i}": a for i, a in enumerate(stats)})
+    report({"framework": "mycel", "init": workload, "params": len(params), "stats": len(stats)})
+
+
+def load_infer(path):
+    d = np.load(path)
+    count = lambda prefix: sum(1 for k in d.files if k.startswith(prefix))
+    return (d["x"], [d[f"arr_{i}"] for i in range(count("arr_"))],
+            [d[f"stat_{i}"] for i in range(count("stat_"))])
+
+
+def infer_run(workload, path, warmup, iters):
+    """Batch-1 forward in eval mode, graph mode: the output (for the agreement check), the first
+    call's extra time (compilation) and the per-call latencies."""
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    x, params, stats = load_infer(path)
+    net = make_net(infer_model(workload))
+    for group, arrays in ((net.trainable_params(), params), (net.untrainable_params(), stats)):
+        if len(group) != len(arrays):
+            raise RuntimeError(f"{workload}: {len(group)} parameters vs {len(arrays)} shared")
+        for p, a in zip(group, arrays):
+            if tuple(p.shape) != a.shape:
+                raise RuntimeError(f"weight {p.name}: shape {tuple(p.shape)} vs shared {a.shape}")
+            p.set_data(Tensor(a))
+    net.set_train(False)
+    xt = Tensor(x)
+    t = time.perf_counter()
+    out = net(xt).asnumpy()  # compiles
+    first = time.perf_counter() - t
+    tm = timing(infer_loop(lambda: net(xt).asnumpy(), warmup, iters))
+    report({"framework": "mycel", "workload": workload, "output": out.ravel().tolist(),
+            "threads": threads(), "compile_s": max(first - tm["median_s"], 0.0), **tm})
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "init":
         init(sys.argv[2], sys.argv[3])
     elif cmd == "step":
         step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "init_infer":
+        init_infer(sys.argv[2], sys.argv[3])
+    elif cmd == "infer":
+        infer_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "epoch":
         epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1,
                   int(sys.argv[4]) if len(sys.argv) > 4 else 0)

@@ -3,6 +3,7 @@ thread settings (nothing set here), printing one JSON line. PyTorch is a benchma
 
     worker_torch.py step <workload> <init.npz> <warmup> <steps>
     worker_torch.py epoch <init.npz> [batches]   # a plain loop over in-memory Fashion-MNIST tensors
+    worker_torch.py infer <workload> <init.npz> <warmup> <iters> <no_grad|inference_mode>
 """
 import os
 import sys
@@ -11,7 +12,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CHECK_STEPS, FASHION_BATCH, LR, MOMENTUM, ROOT, fashion_arrays, report, timing  # noqa: E402
+from common import (CHECK_STEPS, FASHION_BATCH, INFER, LR, MOMENTUM, ROOT, fashion_arrays, infer_loop,  # noqa: E402
+                    report, timing)
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import torch  # noqa: E402
@@ -20,7 +22,8 @@ import torch_models  # noqa: E402
 
 def make_net(name):
     return {"lenet5": torch_models.LeNet5, "mlp": torch_models.mlp, "resnet18": torch_models.ResNet18Cifar,
-            "transformer": torch_models.TransformerClassifier}[name]()
+            "transformer": torch_models.TransformerClassifier, "resnet18_cifar": torch_models.ResNet18Cifar,
+            "resnet18_224": torch_models.resnet18, "mobilenetv2": torch_models.MobileNetV2}[name]()
 
 
 def threads():
@@ -112,11 +115,39 @@ def epoch_run(path, limit=0):
             "threads": threads(), "epoch_s": dt, "images_per_s": steps * FASHION_BATCH / dt, "steps": steps})
 
 
+def infer_run(workload, path, warmup, iters, mode):
+    """Batch-1 forward in eval() under torch.no_grad() or torch.inference_mode()."""
+    d = np.load(path)
+    count = lambda prefix: sum(1 for k in d.files if k.startswith(prefix))
+    model = INFER[workload][1]
+    net = make_net("resnet18_224" if model == "resnet18" else model)
+    ps = list(net.parameters())
+    stats = [b for n, b in net.named_buffers() if n.endswith(("running_mean", "running_var"))]
+    shared = [d[f"arr_{i}"] for i in range(count("arr_"))]
+    shared_stats = [d[f"stat_{i}"] for i in range(count("stat_"))]
+    if ([tuple(p.shape) for p in ps] != [a.shape for a in shared]
+            or [tuple(b.shape) for b in stats] != [a.shape for a in shared_stats]):
+        raise RuntimeError(f"{workload}: the PyTorch twin's parameters differ from Mycel's in order or shape")
+    with torch.no_grad():
+        for p, a in zip(ps + stats, shared + shared_stats):
+            p.copy_(torch.from_numpy(a))
+    net.eval()
+    xt = torch.from_numpy(d["x"])
+    context = torch.inference_mode if mode == "inference_mode" else torch.no_grad
+    with context():
+        out = net(xt).numpy().copy()
+        times = infer_loop(lambda: net(xt), warmup, iters)
+    report({"framework": "torch", "version": torch.__version__, "workload": workload, "mode": mode,
+            "output": out.ravel().tolist(), "threads": threads(), **timing(times)})
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "step":
         step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "epoch":
         epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
+    elif cmd == "infer":
+        infer_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     else:
         raise SystemExit(f"worker_torch: unknown command {cmd!r}")

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/ops/post_op_bits.h"
 #include "mycel/ops/registry.h"
 #include "mycel/parallel/communicator.h"
 
@@ -71,11 +72,13 @@ TEST(RegistryTraits, ElementwiseStepsEqualTheirOpsKernels) {
 // Post-op producers and consumers, windows and Python operators sit on the ops one expects.
 TEST(RegistryTraits, BackendAndAnalysisTraitsAreWhereExpected) {
   const Registry& r = Registry::get();
-  EXPECT_EQ(r.at("conv2d").backend.accepts_post_ops, kPostRelu);
-  EXPECT_EQ(r.at("dense").backend.accepts_post_ops, kPostRelu | kPostAddRow);
+  EXPECT_EQ(r.at("conv2d").backend.accepts_post_ops, kPostRelu | kPostRelu6 | kPostChannelAffine);
+  EXPECT_EQ(r.at("dense").backend.accepts_post_ops, kPostRelu | kPostAddRow | kPostChannelAffine);
   EXPECT_EQ(r.at("matmul").backend.accepts_post_ops, kPostRelu | kPostAddRow);
   EXPECT_EQ(r.at("relu").backend.as_post_op, kPostRelu);
+  EXPECT_EQ(r.at("relu6").backend.as_post_op, kPostRelu6);
   EXPECT_EQ(r.at("add").backend.as_post_op, kPostAddRow);
+  EXPECT_EQ(r.at("batch_norm").backend.as_post_op, kPostChannelAffine);
   EXPECT_EQ(r.at("max_pool2d").backend.window, WindowKind::kMaxPool);
   EXPECT_EQ(r.at("avg_pool2d").backend.window, WindowKind::kAvgPool);
   EXPECT_TRUE(r.at("conv2d").backend.absorbs_max_pool);

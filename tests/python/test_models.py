@@ -11,7 +11,7 @@ import mycel
 from mycel import Tensor, nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from models import TransformerClassifier, resnet18_cifar  # noqa: E402
+from models import TransformerClassifier, resnet18, resnet18_cifar  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +25,12 @@ def _num_params(net):
     return sum(int(np.prod(p.shape)) for p in net.trainable_params())
 
 
-def _resnet18_cifar_count(num_classes):
+def _resnet18_cifar_count(num_classes, stem_kernel=3):
     """Closed form: 3x3 convs without bias, BatchNorm gamma and beta, 1x1 projections where a
-    stage changes width, and the Dense classifier."""
+    stage changes width, and the Dense classifier (the ImageNet layout: a 7x7 stem)."""
     conv = lambda cin, cout, k: cin * cout * k * k  # noqa: E731
     bn = lambda c: 2 * c  # noqa: E731
-    total = conv(3, 64, 3) + bn(64)
+    total = conv(3, 64, stem_kernel) + bn(64)
     cin = 64
     for width in (64, 128, 256, 512):
         for block in range(2):
@@ -51,6 +51,14 @@ def test_resnet18_cifar_parameter_count_matches_closed_form():
     net = resnet18_cifar()
     assert _num_params(net) == _resnet18_cifar_count(10) == 11_173_962
     assert _num_params(resnet18_cifar(num_classes=100)) == _resnet18_cifar_count(100)
+
+
+def test_resnet18_imagenet_layout_parameter_count_and_shape():
+    net = resnet18()  # torchvision's resnet18 has 11,689,512 parameters too
+    assert _num_params(net) == _resnet18_cifar_count(1000, stem_kernel=7) == 11_689_512
+    small = resnet18(num_classes=7)  # 64x64: the stem and its max-pool divide by 4, stages by 8
+    small.set_train(False)
+    assert small(Tensor(np.zeros((1, 3, 64, 64), np.float32))).shape == (1, 7)
 
 
 def test_transformer_parameter_count_matches_closed_form():

@@ -130,6 +130,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   impl->max_plans = opts.max_plans;
   detail::lower(g, *impl);
   if (opts.fuse) {
+    detail::fold_batch_norm(*impl);
     detail::fuse_post_ops(*impl);
     detail::fuse_conv_pool(*impl);
     detail::fuse_reduce_te(*impl);  // MYCEL_TE_FUSION=1 only

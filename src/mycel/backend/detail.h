@@ -173,8 +173,9 @@ Closures convert_closures(const ir::FuncGraph& top);
 void lower(const ir::FuncGraph& top, ProgramImpl& p);
 // call_graph.cc: argument checks at calls; cycles (recursion) and scc_call flags.
 void analyse_calls(ProgramImpl& p);
-// fuse_post_ops.cc, fuse_conv_pool.cc, fuse_elementwise.cc: rewrite lowered functions (before
-// analyse_calls).
+// fold_batch_norm.cc, fuse_post_ops.cc, fuse_conv_pool.cc, fuse_elementwise.cc: rewrite lowered
+// functions (before analyse_calls).
+void fold_batch_norm(ProgramImpl& p);
 void fuse_post_ops(ProgramImpl& p);
 void fuse_conv_pool(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);

@@ -1,12 +1,14 @@
-// conv2d / dense / matmul followed by relu (and, for dense and matmul, by `add` of a row vector)
-// become one instruction whose kernel asks oneDNN for the primitive with those post-ops, so the
-// intermediate is never written out and read back. Only float32 (the post-ops are then exact:
-// oneDNN adds in float32 and its relu with alpha 0 equals max(y, 0)), only when each
-// intermediate has no other reader, and never across an instruction with side effects.
+// conv2d / dense / matmul followed by relu (conv2d: or relu6; dense and matmul: or `add` of a row
+// vector) become one instruction whose kernel asks oneDNN for the primitive with those post-ops, so
+// the intermediate is never written out and read back. Only float32 (the post-ops are then exact:
+// oneDNN adds in float32, its relu with alpha 0 equals max(y, 0) and its clip(0, 6) equals
+// min(max(y, 0), 6)), only when each intermediate has no other reader, and never across an
+// instruction with side effects.
 #include <memory>
 
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
+#include "mycel/ops/post_op_bits.h"
 
 namespace mycel::backend::detail {
 namespace {
@@ -23,7 +25,8 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
                                            const std::vector<PostOp::Kind>& ops) {
   auto d = std::make_shared<OpDef>();
   d->name = base.name;
-  for (PostOp::Kind k : ops) d->name += k == PostOp::Kind::kRelu ? "+relu" : "+add";
+  for (PostOp::Kind k : ops)
+    d->name += k == PostOp::Kind::kRelu ? "+relu" : k == PostOp::Kind::kRelu6 ? "+relu6" : "+add";
   d->class_name = base.class_name;
   d->doc = "Fused " + base.name + " with oneDNN post-ops (graph backend only).";
   d->inputs = base.inputs;
@@ -53,7 +56,9 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
   d->backend.window = base.backend.window;
   d->backend.unfused = &base;
   for (PostOp::Kind k : ops)
-    d->backend.fused_post_ops |= k == PostOp::Kind::kRelu ? kPostRelu : kPostAddRow;
+    d->backend.fused_post_ops |= k == PostOp::Kind::kRelu    ? uint8_t{kPostRelu}
+                                 : k == PostOp::Kind::kRelu6 ? kPostRelu6
+                                                             : uint8_t{kPostAddRow};
   d->backend.absorbs_max_pool =
       base.backend.absorbs_max_pool && d->backend.fused_post_ops == kPostRelu;
   return d;
@@ -78,6 +83,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
       const Instr& c = f.code[j];
       if ((accepts & kPostRelu) && post_op_of(c) == kPostRelu && c.in[0] == cur) {
         ops.push_back(PostOp::Kind::kRelu);
+      } else if ((accepts & kPostRelu6) && post_op_of(c) == kPostRelu6 && c.in[0] == cur) {
+        ops.push_back(PostOp::Kind::kRelu6);
       } else if ((accepts & kPostAddRow) && post_op_of(c) == kPostAddRow && c.in.size() == 2 &&
                  f.regs[c.out[0]].meta == f.regs[cur].meta) {
         const int other = c.in[0] == cur ? c.in[1] : c.in[0];

@@ -10,6 +10,7 @@
 #include "mycel/core/between_kernels.h"
 #include "mycel/core/rethrow.h"
 #include "mycel/core/tensor_format.h"
+#include "mycel/core/write_version.h"
 #include "mycel/insight/insight.h"
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
@@ -215,6 +216,10 @@ class Vm {
                                         ks.has_params ? &ks.params : nullptr});
           }
           ++p_.num_launches;
+          // Inputs written in place get a new version (caches derived from them, e.g. folded
+          // batch norm, see it).
+          for (int m : in.op->mutated_inputs)
+            if (ks.in[m].defined()) note_write(*ks.in[m].storage());
           if (auto hook = g_between_kernels.load(std::memory_order_relaxed)) [[unlikely]]
             hook();
           break;
@@ -276,6 +281,7 @@ class Vm {
           Tensor& dst = fp.regs[in.in[0]].t;
           const Tensor& src = fp.regs[in.in[1]].t;
           if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), dst.nbytes());
+          note_write(*dst.storage());  // even when written in place before: new contents
           break;
         }
         case Code::kCall: {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mycel/core/error.h"
+#include "mycel/core/write_version.h"
 
 namespace mycel {
 namespace {
@@ -137,6 +138,7 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::functio
 }
 
 Storage::~Storage() {
+  forget_write_version(this);
   if (release_)
     release_();
   else

@@ -4,6 +4,8 @@
 
 #include <nanobind/stl/string.h>
 
+#include "mycel/core/write_version.h"
+
 namespace mycel::py {
 
 std::string py_type_name(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
@@ -78,9 +80,16 @@ nb::object numpy() {
 }
 
 // Owner capsule keeping a tensor's storage alive while Python holds the array.
+// The owner of a view handed to numpy or DLPack: keeps the storage alive, and while it lives the
+// storage's writes go untracked (Storage::version() reads 0), since the view may be written.
 nb::capsule owner_of(const Tensor& t) {
   auto* keep = new Tensor(t);
-  return nb::capsule(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  if (keep->defined()) begin_export(*keep->storage());
+  return nb::capsule(keep, [](void* p) noexcept {
+    auto* k = static_cast<Tensor*>(p);
+    if (k->defined()) end_export(*k->storage());
+    delete k;
+  });
 }
 
 template <class Arr>
@@ -207,6 +216,7 @@ Tensor from_dlpack(nb::handle obj) {
     nb::gil_scoped_acquire gil;
     delete keep;
   });
+  mark_borrowed(*storage);  // the array's owner may write it: never cached by write version
   return Tensor(std::move(storage), 0, shape, dt);
 }
 

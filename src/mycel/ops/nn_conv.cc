@@ -11,6 +11,7 @@
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/nn_window.h"
+#include "mycel/ops/post_op_bits.h"
 #include "mycel/ops/window_dim.h"
 
 namespace mycel {
@@ -318,7 +319,9 @@ MYCEL_REGISTER_OPS(nn_conv) {
                 {{"x"}, {"w"}, {"b", true, false}}, conv_attrs(), infer_conv2d, conv2d_kernel,
                 conv_dtypes(), "bprop");
     shard::set_label_rule(d, conv2d_spec);
-    d.backend.accepts_post_ops = kPostRelu;  // oneDNN's relu post-op on the convolution
+    // oneDNN's relu and clip(0, 6) post-ops on the convolution; an inference batch_norm after
+    // it folds into its weights (backend/fold_batch_norm.cc)
+    d.backend.accepts_post_ops = kPostRelu | kPostRelu6 | kPostChannelAffine;
     d.backend.window = WindowKind::kConv;
     d.backend.absorbs_max_pool = true;
     r.add(std::move(d));

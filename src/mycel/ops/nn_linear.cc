@@ -5,6 +5,7 @@
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/post_op_bits.h"
 
 namespace mycel {
 namespace {
@@ -208,7 +209,9 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.dtypes = {DType::float16, DType::bfloat16, DType::float32, DType::float64};
     d.grad = "bprop";
     shard::set_label_rule(d, dense_spec);
-    d.backend.accepts_post_ops = kPostRelu | kPostAddRow;  // oneDNN post-ops
+    // oneDNN post-ops; an inference batch_norm after it folds into its weights
+    // (backend/fold_batch_norm.cc)
+    d.backend.accepts_post_ops = kPostRelu | kPostAddRow | kPostChannelAffine;
     r.add(std::move(d));
   }
 }

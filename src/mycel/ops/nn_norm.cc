@@ -6,6 +6,7 @@
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/post_op_bits.h"
 
 namespace mycel {
 namespace {
@@ -251,6 +252,7 @@ MYCEL_REGISTER_OPS(nn_norm) {
                  {"momentum", AttrKind::kFloat, 0.1, false, {}}},
                 infer_batch_norm, batch_norm_kernel, float_dtypes(), "bprop");
     d.mutated_inputs = {3, 4};
+    d.backend.as_post_op = kPostChannelAffine;  // with is_training false
     shard::set_label_rule(d, batch_norm_spec);
     r.add(std::move(d));
   }

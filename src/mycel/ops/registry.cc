@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "mycel/core/suggest.h"
+#include "mycel/core/write_version.h"
 #include "mycel/insight/insight.h"
 #include "mycel/ops/keywords.h"
 
@@ -248,9 +249,12 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
       });
     };
     insight::hooked_launch(op.name, inputs, outputs, launch, site_id);
-    return outputs;
+  } else {
+    op.kernel(KernelContext{op, inputs, outputs, attrs});
   }
-  op.kernel(KernelContext{op, inputs, outputs, attrs});
+  for (int m : op.mutated_inputs)  // written in place: caches derived from them recompute
+    if (m < static_cast<int>(inputs.size()) && inputs[m].defined())
+      note_write(*inputs[m].storage());
   return outputs;
 }
 

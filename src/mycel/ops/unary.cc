@@ -10,6 +10,7 @@
 #include "mycel/kernels/cpu/unary.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/post_op_bits.h"
 
 namespace mycel {
 namespace {
@@ -319,11 +320,12 @@ MYCEL_REGISTER_OPS(unary) {
       unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
             same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })),
       ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
-  r.add(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).", floats,
-              same_dtype, float_unary([](auto x) {
-                using C = decltype(x);
-                return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
-              })));
+  r.add(with_traits(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).",
+                          floats, same_dtype, float_unary([](auto x) {
+                            using C = decltype(x);
+                            return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
+                          })),
+                    as_post_op(kPostRelu6)));
   r.add(unary("leaky_relu", "LeakyReLU", "Elementwise x if x > 0 else alpha * x.", floats,
               same_dtype, float_unary_attrs([](const Attrs& a, auto tag) {
                 using C = decltype(tag);

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "mycel/core/write_version.h"
 #include "mycel/frontend/frontend.h"
 #include "mycel/ir/printer.h"
 #include "mycel/pynative/grad_cache.h"
@@ -216,6 +217,7 @@ void init_pynative(nb::module_& m) {
         ir::NodePtr n = r.input({value, nullptr});
         convert_elements(value.data(), value.dtype(), target.data(), target.dtype(),
                          target.numel());
+        if (target.defined()) note_write(*target.storage());
         r.bind(target, n);
       },
       nb::arg("target"), nb::arg("value"),

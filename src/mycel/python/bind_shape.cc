@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "mycel/core/write_version.h"
 #include "mycel/python/record_derived.h"
 
 namespace mycel::py {
@@ -32,6 +33,7 @@ void init_shape(nb::module_& m) {
         MYCEL_CHECK(src.shape() == t.shape(), ShapeError, "_assign: source shape ",
                     shape_str(src.shape()), " differs from target shape ", shape_str(t.shape()));
         convert_elements(src.data(), src.dtype(), t.data(), t.dtype(), t.numel());
+        if (t.defined()) note_write(*t.storage());
       },
       nb::is_method(), nb::arg("src"), "Overwrites this tensor's elements with src (converted).");
   cls.attr("_rebind") = nb::cpp_function(

@@ -1,6 +1,7 @@
 // conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
 // picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <optional>
 
@@ -41,6 +42,10 @@ void* const_weights(ConvEntry& e, const Tensor& w) {
   std::lock_guard<std::mutex> lock(e.const_mu);
   auto it = e.const_wei.find(w.data());
   if (it == e.const_wei.end()) {
+    // Weights nobody else holds any more (graph mode's folded batch norm makes new ones at each
+    // refold) can never be asked for again: their copies go first.
+    for (auto k = e.const_wei.begin(); k != e.const_wei.end();)
+      k = k->second.first.storage().use_count() == 1 ? e.const_wei.erase(k) : std::next(k);
     if (e.const_wei.size() >= 64) e.const_wei.clear();
     Tensor buf = Tensor::empty({static_cast<int64_t>(e.wei.to.get_size())}, DType::uint8);
     memory m(e.wei.to, engine(), buf.data());
@@ -205,10 +210,14 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     }
     return;
   }
-  // Few channels: our kernel beats oneDNN's. It reads NCHW (which one-channel NHWC is).
+  // Few channels: our kernel beats oneDNN's. It reads NCHW (which one-channel NHWC is). It
+  // applies relu only: other post-ops (relu6) are left to the caller.
   if (conv2d_direct_fits(y.dtype(), g) && (!src_blocked || (g.c == 1 && channel_block() == 1))) {
-    conv2d_direct(x, w, bias, y, g, post != nullptr, dst_blocked ? direct_block(g.oc) : 0);
-    if (post) params->post_applied = true;
+    bool relu = post != nullptr;
+    if (post)
+      for (const PostOp& op : post->post_ops) relu = relu && op.kind == PostOp::Kind::kRelu;
+    conv2d_direct(x, w, bias, y, g, relu, dst_blocked ? direct_block(g.oc) : 0);
+    if (relu) params->post_applied = true;
     return;
   }
   const SerialScope threads(y.numel() * (g.c / g.groups) * g.kh * g.kw);

@@ -1,0 +1,28 @@
+// Write versions of storages: what a cache of values derived from a tensor's memory (graph
+// mode's folded batch norm) compares to know that they are still current. A storage gets its
+// version when a cache first asks; every tracked writer renews it (assign, the graph VM's
+// kAssign, an op's mutated inputs, the end of a numpy/DLPack view). Writes through a view still
+// alive, or to memory borrowed from another owner, cannot be seen: version 0 then says "do not
+// cache". A side table keyed by storage (entries leave with their storage), so that Storage
+// itself, included everywhere, stays as it is.
+#pragma once
+#include <cstdint>
+
+namespace mycel {
+
+class Storage;
+
+/// A number unique to s's current contents among all storages ever made; 0 while writes to s
+/// may go untracked (borrowed memory, or a numpy/DLPack view of it alive).
+uint64_t write_version(const Storage& s);
+/// s was written by a tracked writer: its contents get a new version.
+void note_write(const Storage& s);
+/// A view of s was handed to numpy/DLPack (which may write through it), and released.
+void begin_export(const Storage& s);
+void end_export(const Storage& s);
+/// s is memory borrowed from another owner, who may write it untracked.
+void mark_borrowed(const Storage& s);
+/// Storage's destructor: s leaves the table.
+void forget_write_version(const Storage* s);
+
+}  // namespace mycel
