@@ -12,7 +12,7 @@ from mpi_helpers import requires_mpi, run_mpi
 from mpi_workers.dp_common import BATCH, data, make_net, make_step, weights
 
 pytestmark = requires_mpi
-MLP_STEPS, LENET_STEPS = 12, 4
+MLP_STEPS, LENET_STEPS = 12, 10
 PROGRESS = ("thread", "kernel", "wait")
 
 
@@ -112,7 +112,7 @@ def test_buckets_complete_while_the_backward_runs(ranks):
             for res in ranks:
                 comm = res[f"lenet_{p}_on_comm"].reshape(LENET_STEPS - 1, -1, 5)
                 assert np.all(comm[:, :, 2] >= comm[:, :, 3].min(axis=1, keepdims=True))
-        elif p == "thread":
+        elif p == "thread":  # 9 steps x 2 ranks: once LeNet5's backward got 2x faster, 3 x 2 could miss
             assert early > 0, report
     # "kernel" is measured, not asserted: it advances only between kernels, and few remain in
     # LeNet5's backward after its first bucket starts (0 or 1 of 6 in the runs so far)

@@ -1,7 +1,7 @@
 """Run under mpirun by test_parallel_overlap.py: data parallel with the gradient buckets'
 allreduces overlapping the backward (comm_overlap) against the blocking reducer.
 1. dp_common's MLP, 12 steps in each mode with overlap on and off: losses and final weights.
-2. LeNet5 (examples/lenet5.py) on random images, graph mode, 4 steps under each progress mode
+2. LeNet5 (examples/lenet5.py) on random images, graph mode, 10 steps under each progress mode
    of the communicator (thread, kernel, wait) with the profiler on: per step the kernels' launch
    order and times and the communicator's per-bucket events (start, posted, done, wait, end).
 Every rank saves <out>/overlap_rank<R>.npz."""
@@ -17,7 +17,7 @@ from mycel.insight import Profiler
 from mycel.parallel import ParallelMode
 from mpi_workers.dp_common import BATCH, data, make_net, make_step, weights
 
-MLP_STEPS, LENET_STEPS = 12, 4
+MLP_STEPS, LENET_STEPS = 12, 10
 out_dir = sys.argv[1]
 comm.init()
 R, N = comm.get_rank(), comm.get_group_size()
