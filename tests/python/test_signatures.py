@@ -73,6 +73,8 @@ def test_every_public_ops_name_has_a_signature():
     # MindSpore's argument order or arguments instead (a Python composite over the registry op,
     # ops/extra.py, ops/linalg.py)
     reordered = {"gather_elements", "qr"}  # qr: MindSpore's mode='reduced'|'complete' (ops/linalg.py)
+    # MindSpore's broadcasting masked_select/masked_scatter and nonzero(as_tuple) (ops/extra.py)
+    reordered |= {"masked_select", "masked_scatter", "nonzero"}
     assert all(not isinstance(getattr(ops, n), OpFunction) for n in reordered)
     assert registry_functions | reordered == set(HANDLES)
 

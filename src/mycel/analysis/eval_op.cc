@@ -11,6 +11,7 @@
 
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
+#include "mycel/ops/data_dependent.h"
 
 namespace mycel::analysis::detail {
 
@@ -550,7 +551,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
-    return infer_checked(op, InferContext{op, ptrs, attrs});
+    return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;
   try {
