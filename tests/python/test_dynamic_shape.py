@@ -228,3 +228,35 @@ def test_graph_mode_refuses_a_data_dependent_value_for_a_parameter():
 
     with pytest.raises(TypeError, match=r"\[assign\].*must match Parameter 'p' \(f32\[3\]\), got f32\[\?\]"):
         C()(Tensor(np.array([1.0, -1.0, 2.0], np.float32)))
+
+
+class _ConvOnSelected(nn.Cell):
+    """A conv net over the images a mask selects: the batch is known only when the step runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, pad_mode="same", weight_init="normal")
+        self.pool = nn.MaxPool2d(2, 2)
+        self.conv2 = nn.Conv2d(8, 4, 3, pad_mode="same", weight_init="normal")
+
+    def construct(self, images, keep):
+        h = self.pool(ops.relu(self.conv(images[keep])))
+        return ops.relu(self.conv2(h)).sum(axis=(2, 3))
+
+
+@pytest.mark.parametrize("layout", ["all", "0"])
+def test_conv_net_on_masked_rows_matches_eager(layout, monkeypatch):
+    """Convolutions over a data-dependent batch, with oneDNN's blocked layouts forced on (the
+    ragged activations then get their padded size) and off."""
+    monkeypatch.setenv("MYCEL_LAYOUT", layout)
+    rng = np.random.default_rng(9)
+    images = Tensor(rng.normal(size=(5, 3, 8, 8)).astype(np.float32))
+    net = _ConvOnSelected()
+    keeps = [np.array([True, False, True, True, False]), np.array([False] * 4 + [True]),
+             np.array([True] * 5)]
+    eager = [net(images, Tensor(k)).asnumpy() for k in keeps]
+    ms.set_context(mode=ms.GRAPH_MODE)
+    for k, want in zip(keeps, eager):
+        got = net(images, Tensor(k)).asnumpy()
+        assert got.shape == (k.sum(), 4)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

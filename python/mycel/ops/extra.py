@@ -97,6 +97,8 @@ def unique_consecutive(input, return_idx=False, return_counts=False, axis=None):
 def masked_select(input, mask):  # noqa: A002
     """The elements of input where the bool mask is True (the two broadcast together), as a 1-d
     tensor in row-major order: MindSpore's MaskedSelect. Differentiable in input."""
+    if not isinstance(input, Tensor) or not isinstance(mask, Tensor):
+        raise TypeError("masked_select: input and mask must be Tensors")
     shape = broadcast_shape(input.shape, mask.shape, "masked_select")
     x = input if tuple(input.shape) == shape else _ops.broadcast_to(input, shape)
     m = mask if tuple(mask.shape) == shape else _ops.broadcast_to(mask, shape)
@@ -106,6 +108,8 @@ def masked_select(input, mask):  # noqa: A002
 def masked_scatter(input, mask, source):  # noqa: A002
     """input with the positions where the bool mask (broadcast to input's shape) is True filled,
     in row-major order, with source's leading elements: MindSpore's ops.masked_scatter."""
+    if not isinstance(input, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
+        raise TypeError("masked_scatter: input, mask and source must be Tensors")
     m = mask if tuple(mask.shape) == tuple(input.shape) else _ops.broadcast_to(mask, input.shape)
     return _ops.masked_scatter(input, m, _ops.reshape(source, (-1,)))
 
@@ -118,6 +122,8 @@ def argwhere(input):  # noqa: A002
 def nonzero(input, as_tuple=False):  # noqa: A002
     """input's nonzero coordinates: a (count, ndim) int64 tensor, or with as_tuple one 1-d
     tensor per dim (MindSpore's ops.nonzero)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("nonzero: input must be a Tensor")
     idx = _ops.nonzero(input)
     if not as_tuple:
         return idx

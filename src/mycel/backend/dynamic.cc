@@ -333,7 +333,8 @@ std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& 
   for (size_t f = 0; f < p.fns.size(); ++f) {
     std::vector<TensorMeta> sizing = plan->fns[f].meta;  // ragged values take no arena bytes
     for (size_t r = 0; r < sizing.size(); ++r)
-      if (plan->fns[f].ragged[r]) sizing[r].shape = {0};
+      if (plan->fns[f].ragged[r])
+        for (int64_t& d : sizing[r].shape) d = d == ir::kDynamic ? 0 : d;
     layouts.push_back(plan_frame(p.fns[f], sizing));
     plan->fns[f].size = (layouts.back().size + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
   }

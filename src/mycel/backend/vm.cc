@@ -14,6 +14,7 @@
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/ops/data_dependent.h"
 
 namespace mycel::backend {
@@ -133,13 +134,22 @@ std::vector<TensorMeta> infer_now(const Instr& in, const std::vector<Tensor>& in
 }
 
 // A ragged instruction's outputs for this launch: ragged ones allocated now (left undefined
-// for a data-dependent size, which the kernel allocates), fixed ones checked against the plan.
-void prepare_ragged(const Instr& in, FnPlan& fp, KernelSlots& ks) {
+// for a data-dependent size, which the kernel allocates; channel-blocked ones with their padded
+// size, assign_layouts.cc), fixed ones checked against the plan.
+void prepare_ragged(const Function& fn, const Instr& in, FnPlan& fp, KernelSlots& ks) {
   std::vector<TensorMeta> outs = infer_now(in, ks.in);
   for (size_t k = 0; k < in.out.size(); ++k) {
     const int r = in.out[k];
     if (fp.ragged[r]) {
-      ks.out[k] = has_data_dependent_dim(outs[k]) ? Tensor() : Tensor::empty(outs[k]);
+      const TensorMeta& m = outs[k];
+      if (has_data_dependent_dim(m))
+        ks.out[k] = Tensor();
+      else if (fn.regs[r].blocked)
+        ks.out[k] =
+            Tensor(Storage::allocate(std::max<size_t>(cpu::blocked_nbytes(m.shape, m.dtype), 1)), 0,
+                   m.shape, m.dtype);
+      else
+        ks.out[k] = Tensor::empty(m);
       continue;
     }
     MYCEL_CHECK(outs[k] == fp.meta[r], NotSupported, "[", in.op->name, "] output ", k,
@@ -229,7 +239,7 @@ class Vm {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
           if (fp.ragged_instr[pc]) [[unlikely]]
-            prepare_ragged(in, fp, ks);
+            prepare_ragged(fn, in, fp, ks);
           if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
             auto launch = [&] {
               in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs, &ks.prepared,

@@ -13,8 +13,8 @@ namespace {
 Shape check_row_mask(const InferContext& c, size_t xi, size_t mi) {
   const TensorMeta& x = c.in(xi);
   const TensorMeta& m = c.in(mi);
-  MYCEL_CHECK(m.dtype == DType::bool_, TypeError, "[", c.op.name, "] input '",
-              input_name(c, mi), "' must be bool, got ", dtype_name(m.dtype));
+  MYCEL_CHECK(m.dtype == DType::bool_, TypeError, "[", c.op.name, "] input '", input_name(c, mi),
+              "' must be bool, got ", dtype_name(m.dtype));
   const bool prefix = m.shape.size() <= x.shape.size() &&
                       std::equal(m.shape.begin(), m.shape.end(), x.shape.begin());
   MYCEL_CHECK(prefix, ShapeError, "[", c.op.name, "] mask with shape ", shape_str(m.shape),

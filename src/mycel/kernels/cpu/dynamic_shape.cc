@@ -80,8 +80,7 @@ void unique_with_counts_kernel(const KernelContext& ctx) {
     for (int64_t j = 0; j < u; ++j) pv[j] = px[firsts[j]];
   });
   const int64_t u = static_cast<int64_t>(counts.size());
-  std::memcpy(output(ctx, 1, x.shape(), DType::int64).data(), inverse.data(),
-              sizeof(int64_t) * n);
+  std::memcpy(output(ctx, 1, x.shape(), DType::int64).data(), inverse.data(), sizeof(int64_t) * n);
   std::memcpy(output(ctx, 2, {u}, DType::int64).data(), counts.data(), sizeof(int64_t) * u);
 }
 
@@ -148,8 +147,8 @@ void masked_scatter_grad_kernel(const KernelContext& ctx) {
   const auto [count, inner] = mask_rows(dout, mask);
   Tensor& out = output(ctx, 0, ctx.in(2).shape(), dout.dtype());
   MYCEL_CHECK(out.numel() >= count * inner, ValueError, "[", ctx.op.name, "] mask selects ",
-              count * inner, " elements but source (shape ", shape_str(out.shape()),
-              ") has only ", out.numel());
+              count * inner, " elements but source (shape ", shape_str(out.shape()), ") has only ",
+              out.numel());
   const size_t row_bytes = static_cast<size_t>(inner) * itemsize(dout.dtype());
   const bool* m = mask.data<bool>();
   const auto* src = static_cast<const std::byte*>(dout.data());
@@ -157,7 +156,8 @@ void masked_scatter_grad_kernel(const KernelContext& ctx) {
   int64_t j = 0;
   for (int64_t i = 0; i < mask.numel(); ++i)
     if (m[i]) std::memcpy(dst + row_bytes * j++, src + row_bytes * i, row_bytes);
-  if (out.nbytes() > row_bytes * j) std::memset(dst + row_bytes * j, 0, out.nbytes() - row_bytes * j);
+  if (out.nbytes() > row_bytes * j)
+    std::memset(dst + row_bytes * j, 0, out.nbytes() - row_bytes * j);
 }
 
 }  // namespace mycel::cpu
