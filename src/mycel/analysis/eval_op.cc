@@ -108,6 +108,7 @@ std::optional<AttrValue> to_attr(const ValuePtr& v) {
 DType weak_scalar_dtype(ValueKind k, bool have_base, DType base) {
   if (k == ValueKind::kBool) return have_base ? base : DType::bool_;
   if (k == ValueKind::kInt) return !have_base || is_bool(base) ? DType::int64 : base;
+  if (have_base && is_complex(base)) return base;  // complex * 0.5 stays complex
   return !have_base || !is_floating(base) ? DType::float32 : base;
 }
 
