@@ -80,8 +80,11 @@ void unique_with_counts_kernel(const KernelContext& ctx) {
     for (int64_t j = 0; j < u; ++j) pv[j] = px[firsts[j]];
   });
   const int64_t u = static_cast<int64_t>(counts.size());
-  std::memcpy(output(ctx, 1, x.shape(), DType::int64).data(), inverse.data(), sizeof(int64_t) * n);
-  std::memcpy(output(ctx, 2, {u}, DType::int64).data(), counts.data(), sizeof(int64_t) * u);
+  Tensor& inv = output(ctx, 1, x.shape(), DType::int64);
+  Tensor& cnt = output(ctx, 2, {u}, DType::int64);
+  if (n == 0) return;  // (no memcpy with null pointers: UBSan)
+  std::memcpy(inv.data(), inverse.data(), sizeof(int64_t) * n);
+  std::memcpy(cnt.data(), counts.data(), sizeof(int64_t) * u);
 }
 
 void masked_select_kernel(const KernelContext& ctx) {
@@ -90,6 +93,7 @@ void masked_select_kernel(const KernelContext& ctx) {
   const auto [count, inner] = mask_rows(x, mask);
   Tensor& out = output(ctx, 0, row_shape(count, x, mask), x.dtype());
   const size_t row_bytes = static_cast<size_t>(inner) * itemsize(x.dtype());
+  if (row_bytes == 0 || count == 0) return;
   const bool* m = mask.data<bool>();
   const auto* src = static_cast<const std::byte*>(x.data());
   auto* dst = static_cast<std::byte*>(out.data());
@@ -132,8 +136,9 @@ void masked_scatter_kernel(const KernelContext& ctx) {
               count * inner, " elements but source (shape ", shape_str(source.shape()),
               ") has only ", source.numel());
   Tensor& out = output(ctx, 0, x.shape(), x.dtype());
-  std::memcpy(out.data(), x.data(), x.nbytes());
   const size_t row_bytes = static_cast<size_t>(inner) * itemsize(x.dtype());
+  if (row_bytes == 0) return;
+  std::memcpy(out.data(), x.data(), x.nbytes());
   const bool* m = mask.data<bool>();
   const auto* src = static_cast<const std::byte*>(source.data());
   auto* dst = static_cast<std::byte*>(out.data());
@@ -150,11 +155,12 @@ void masked_scatter_grad_kernel(const KernelContext& ctx) {
               count * inner, " elements but source (shape ", shape_str(out.shape()), ") has only ",
               out.numel());
   const size_t row_bytes = static_cast<size_t>(inner) * itemsize(dout.dtype());
+  if (out.nbytes() == 0) return;
   const bool* m = mask.data<bool>();
   const auto* src = static_cast<const std::byte*>(dout.data());
   auto* dst = static_cast<std::byte*>(out.data());
   int64_t j = 0;
-  for (int64_t i = 0; i < mask.numel(); ++i)
+  for (int64_t i = 0; i < mask.numel() && row_bytes > 0; ++i)
     if (m[i]) std::memcpy(dst + row_bytes * j++, src + row_bytes * i, row_bytes);
   if (out.nbytes() > row_bytes * j)
     std::memset(dst + row_bytes * j, 0, out.nbytes() - row_bytes * j);
