@@ -75,6 +75,8 @@ def test_every_public_ops_name_has_a_signature():
     reordered = {"gather_elements", "qr"}  # qr: MindSpore's mode='reduced'|'complete' (ops/linalg.py)
     # the sampled distributions: MindSpore's (shape, param, seed) order and seed=None (ops/random_more.py)
     reordered |= {"standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
+    # MindSpore's broadcasting masked_select/masked_scatter and nonzero(as_tuple) (ops/extra.py)
+    reordered |= {"masked_select", "masked_scatter", "nonzero"}
     assert all(not isinstance(getattr(ops, n), OpFunction) for n in reordered)
     assert registry_functions | reordered == set(HANDLES)
 

@@ -59,12 +59,11 @@ def format_fstring(template, *values):
 
 def getitem_index(x, key):
     """x[key] with key an index tensor or an int known only at run time (a while loop's counter):
-    identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather."""
+    identity makes the int a 0-d int64 tensor (and is dropped for a tensor), then gather; a bool
+    key over x's leading dims selects rows (masked_select, a size known only at run time)."""
     key = _ops.identity(key)
-    if key.dtype == bool_:
-        raise IndexError("graph mode: indexing with a boolean mask known only at run time gives a "
-                         "shape known only at run time; use ops.select(mask, x, other) or "
-                         "ops.masked_fill, or a mask known when compiling (a numpy array, a constant)")
+    if key.dtype == bool_:  # x[mask]: the selected rows, counted at run time
+        return _ops.masked_select(x, key)
     return _ops.gather(x, key, 0)
 
 

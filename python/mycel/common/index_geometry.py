@@ -64,3 +64,16 @@ def interpolate_size(who, shape, size, scale_factor):
     if len(out) != 2 or any(not isinstance(d, int) or d < 1 for d in out):
         raise ValueError(f"{who}: the output size must be two ints >= 1, got {out!r}")
     return out
+
+
+def broadcast_shape(a, b, op):
+    """numpy's broadcast of shapes a and b, raising ValueError naming op when they do not."""
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"{op}: shapes {a} and {b} do not broadcast")
+        out.append(y if x == 1 else x)
+    return tuple(out)

@@ -71,7 +71,9 @@ from mycel.ops.primitive import (Primitive, PrimitiveWithInfer, PrimitiveWithChe
                                  prim_attr_register, constexpr)
 from mycel.ops.functional import partial  # noqa: E402,F401
 from mycel.ops import tensor_composites  # noqa: E402,F401  (Tensor.acos, .hsplit, ...)
-from mycel.ops.extra import dot, gather_elements, gather_d, take_along_dim, tensor_scatter_update, scatter_nd_update, unique, masked_select  # noqa: E402,F401
+from mycel.ops.extra import (dot, gather_elements, gather_d, take_along_dim, tensor_scatter_update,  # noqa: E402,F401
+                             scatter_nd_update, unique, unique_consecutive, masked_select, masked_scatter,
+                             argwhere, nonzero)
 from mycel.ops.loss_functional import cross_entropy  # noqa: E402,F401
 from mycel.ops.nn_more import (softmin, glu, pixel_shuffle, pixel_unshuffle,  # noqa: E402,F401
                               dropout1d, dropout2d, dropout3d, interpolate)

@@ -1,14 +1,16 @@
 """MindSpore functional ops made of registry ops: dot, tensor_scatter_update (and the in-place
-ScatterNdUpdate of a Parameter), and the data-dependent-shape ops unique and masked_select,
-which run eagerly only (their output shape comes from the values; graph mode compiles fixed
-shapes, so it raises there with what to use instead)."""
+ScatterNdUpdate of a Parameter), and the data-dependent-shape ops unique, unique_consecutive,
+masked_select, masked_scatter, nonzero and argwhere (their output size comes from the values;
+both modes run them, docs/dynamic_shape.md)."""
 import numpy as np
 
 from mycel import _mycel
-from mycel.common.index_geometry import along_dim_shapes, scatter_nd_geometry
+from mycel.common.index_geometry import along_dim_shapes, broadcast_shape, scatter_nd_geometry
+from mycel.common.dtype import int32
 from mycel.common.tensor import Tensor
 from mycel.ops.operations import Primitive
 from mycel.ops.effects import assign
+from mycel.ops.linalg import _with_example
 
 _ops = _mycel.ops
 
@@ -68,47 +70,70 @@ def scatter_nd_update(input_x, indices, updates):
 
 
 def unique(input):  # noqa: A002
-    """(sorted unique values, indices into them of each element), eagerly (see the module doc)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"unique: input must be a Tensor, got {type(input).__name__}")
-    values, inverse = np.unique(input.asnumpy(), return_inverse=True)
-    return Tensor(values, dtype=input.dtype), Tensor(inverse.reshape(input.shape).astype(np.int32))
+    """(sorted unique values of the flattened input, int32 index into them of each element,
+    shaped like input): MindSpore's Unique. Runs in both modes (the values' count is known only
+    when the kernel has run; graph mode sizes what follows at run time, docs/dynamic_shape.md)."""
+    values, inverse, _ = _ops.unique_with_counts(input)
+    return values, _ops.cast(inverse, int32)
+
+
+def unique_consecutive(input, return_idx=False, return_counts=False, axis=None):  # noqa: A002
+    """One value per run of equal neighbours of the flattened input, with (if asked) the int64
+    index of each element's run (shaped like input) and the run lengths: MindSpore's
+    ops.unique_consecutive (axis None only)."""
+    if axis is not None:
+        raise NotImplementedError(f"unique_consecutive: axis={axis!r} is not supported; only axis=None "
+                                  f"(the flattened input)")
+    values, inverse, counts = _ops.unique_with_counts(input, consecutive=True)
+    if return_idx and return_counts:
+        return values, inverse, counts
+    if return_idx:
+        return values, inverse
+    if return_counts:
+        return values, counts
+    return values
 
 
 def masked_select(input, mask):  # noqa: A002
-    """The elements of input where the (broadcast) bool mask is True, as a 1-d tensor, eagerly
-    (see the module doc; in a graph use ops.select or ops.masked_fill)."""
+    """The elements of input where the bool mask is True (the two broadcast together), as a 1-d
+    tensor in row-major order: MindSpore's MaskedSelect. Differentiable in input."""
     if not isinstance(input, Tensor) or not isinstance(mask, Tensor):
         raise TypeError("masked_select: input and mask must be Tensors")
-    a, m = np.broadcast_arrays(input.asnumpy(), mask.asnumpy())
-    if m.dtype != np.bool_:
-        raise TypeError(f"masked_select: mask must be bool, got {mask.dtype}")
-    return Tensor(np.ascontiguousarray(a[m]), dtype=input.dtype)
+    shape = broadcast_shape(input.shape, mask.shape, "masked_select")
+    x = input if tuple(input.shape) == shape else _ops.broadcast_to(input, shape)
+    m = mask if tuple(mask.shape) == shape else _ops.broadcast_to(mask, shape)
+    return _ops.masked_select(x, m)
 
 
-class _EagerOnly:
-    """A function whose output shape depends on the values: graph mode refuses it clearly."""
-
-    def __init__(self, fn, instead):
-        self._fn, self._instead = fn, instead
-        self.__name__ = self.__qualname__ = fn.__name__
-        self.__doc__ = fn.__doc__
-
-    def __call__(self, *args):
-        return self._fn(*args)
-
-    @property
-    def _mycel_graph_function(self):
-        name, instead = self.__name__, self._instead
-
-        def graph_only_error(*args):
-            raise NotImplementedError(f"{name}: its output shape depends on the values, which graph mode "
-                                      f"cannot compile; {instead}")
-        return graph_only_error
+def masked_scatter(input, mask, source):  # noqa: A002
+    """input with the positions where the bool mask (broadcast to input's shape) is True filled,
+    in row-major order, with source's leading elements: MindSpore's ops.masked_scatter."""
+    if not isinstance(input, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
+        raise TypeError("masked_scatter: input, mask and source must be Tensors")
+    m = mask if tuple(mask.shape) == tuple(input.shape) else _ops.broadcast_to(mask, input.shape)
+    return _ops.masked_scatter(input, m, _ops.reshape(source, (-1,)))
 
 
-unique = _EagerOnly(unique, "call it outside the compiled function")
-masked_select = _EagerOnly(masked_select, "use ops.select or ops.masked_fill to keep the shape")
+def argwhere(input):  # noqa: A002
+    """int64 (count, input.ndim) coordinates of input's nonzero elements: MindSpore's argwhere."""
+    return _ops.nonzero(input)
+
+
+def nonzero(input, as_tuple=False):  # noqa: A002
+    """input's nonzero coordinates: a (count, ndim) int64 tensor, or with as_tuple one 1-d
+    tensor per dim (MindSpore's ops.nonzero)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("nonzero: input must be a Tensor")
+    idx = _ops.nonzero(input)
+    if not as_tuple:
+        return idx
+    return tuple(_ops.reshape(s, (-1,)) for s in _ops.split(idx, 1, max(input.ndim, 1)))
+
+
+# The op table's runnable examples (their rows call these with full-shape masks, which the
+# broadcasting forms take unchanged).
+for _fn, _name in ((masked_select, "masked_select"), (masked_scatter, "masked_scatter"), (nonzero, "nonzero")):
+    _with_example(_fn, _name)
 
 
 def lin_space(start, stop, num):
@@ -145,5 +170,6 @@ Unique = _primitive("Unique", unique, unique.__doc__)
 MaskedSelect = _primitive("MaskedSelect", masked_select, masked_select.__doc__)
 LinSpace = _primitive("LinSpace", lin_space, lin_space.__doc__)
 
-__all__ = ["dot", "take_along_dim", "tensor_scatter_update", "scatter_nd_update", "unique", "masked_select", "lin_space"]
+__all__ = ["dot", "take_along_dim", "tensor_scatter_update", "scatter_nd_update", "unique",
+           "unique_consecutive", "masked_select", "masked_scatter", "argwhere", "nonzero", "lin_space"]
 PRIMITIVES = ["TensorScatterUpdate", "ScatterNdUpdate", "Unique", "MaskedSelect", "LinSpace"]

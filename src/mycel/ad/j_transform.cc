@@ -20,9 +20,12 @@ using namespace ir;
 namespace {
 std::string at(const SourceLoc& loc) { return loc.known() ? " (at " + loc.str() + ")" : ""; }
 
+// Float and complex tensors carry sensitivities (complex ones under the convention of
+// ops/bprop_complex.h).
 bool is_float_tensor(const AbstractPtr& a) {
-  return a && a->kind() == AbstractKind::kTensor &&
-         is_floating(static_cast<const AbstractTensor&>(*a).dtype());
+  if (!a || a->kind() != AbstractKind::kTensor) return false;
+  const DType t = static_cast<const AbstractTensor&>(*a).dtype();
+  return is_floating(t) || is_complex(t);
 }
 }  // namespace
 

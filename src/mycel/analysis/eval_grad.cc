@@ -12,10 +12,11 @@ using namespace ir;
 
 namespace {
 
-/// The sensitivity of a value of abstract a: float tensors keep their type, tuples go item by
-/// item, everything else (ints, bools, integer tensors, functions) gets None.
+/// The sensitivity of a value of abstract a: float and complex tensors keep their type, tuples go
+/// item by item, everything else (ints, bools, integer tensors, functions) gets None.
 AbstractPtr sens_of(const AbstractPtr& a) {
-  if (auto* t = as_tensor(a)) return is_floating(t->dtype()) ? a : std::make_shared<AbstractNone>();
+  if (auto* t = as_tensor(a))
+    return is_floating(t->dtype()) || is_complex(t->dtype()) ? a : std::make_shared<AbstractNone>();
   if (auto* t = as_tuple(a)) {
     std::vector<AbstractPtr> items;
     for (const auto& i : t->items()) items.push_back(sens_of(i));

@@ -11,6 +11,7 @@
 
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
+#include "mycel/ops/data_dependent.h"
 
 namespace mycel::analysis::detail {
 
@@ -107,6 +108,7 @@ std::optional<AttrValue> to_attr(const ValuePtr& v) {
 DType weak_scalar_dtype(ValueKind k, bool have_base, DType base) {
   if (k == ValueKind::kBool) return have_base ? base : DType::bool_;
   if (k == ValueKind::kInt) return !have_base || is_bool(base) ? DType::int64 : base;
+  if (have_base && is_complex(base)) return base;  // complex * 0.5 stays complex
   return !have_base || !is_floating(base) ? DType::float32 : base;
 }
 
@@ -550,7 +552,7 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
-    return infer_checked(op, InferContext{op, ptrs, attrs});
+    return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;
   try {

@@ -112,7 +112,12 @@ struct FnPlan {
   std::vector<Reg> regs;             // the register file (frames are static; recursion saves it)
   std::vector<KernelSlots> kernels;  // per instruction (kernels only)
   std::vector<char> elided;          // per instruction: folded at plan time (static views)
-  size_t base = 0, size = 0;         // this function's frame in the arena
+  // Data-dependent shapes (ops/data_dependent.h): per register, a shape known only once the
+  // program runs (the tensor is allocated then, outside the arena); per instruction, whether it
+  // reads or writes such a register (its outputs are re-inferred at each launch).
+  std::vector<char> ragged;
+  std::vector<char> ragged_instr;
+  size_t base = 0, size = 0;             // this function's frame in the arena
   size_t block_base = 0, block_end = 0;  // its call cycle's frames
   size_t num_inplace = 0;
   // The profiler's launch-site ids per instruction, valid while site_epoch is its epoch().

@@ -1,11 +1,14 @@
 // Shape plans: for concrete input metas, re-run every op's infer (so kDynamic dims become
 // numbers), plan each function's frame, lay frames out in one arena and prebuild the tensors
-// every kernel will see. Program caches one plan per input shape signature.
+// every kernel will see. Program caches one plan per input shape signature. A value whose size
+// depends on the values (unique, masked_select) and what is computed from it keep their
+// abstract shape here ("ragged"): the VM infers and allocates them at each run (vm.cc).
 #include <algorithm>
 #include <functional>
 
 #include "mycel/backend/memory_plan.h"
 #include "mycel/ir/abstract.h"
+#include "mycel/ops/data_dependent.h"
 
 namespace mycel::backend::detail {
 namespace {
@@ -33,6 +36,7 @@ class ShapePlanner {
       FnPlan& fp = plan_.fns[f];
       fp.meta.resize(fn.regs.size());
       fp.known.assign(fn.regs.size(), 0);
+      fp.ragged.assign(fn.regs.size(), 0);
       for (size_t r = 0; r < fn.regs.size(); ++r)
         if (fn.regs[r].is_const && fn.regs[r].type == RegType::kTensor) set(f, r, fn.regs[r].meta);
     }
@@ -43,9 +47,10 @@ class ShapePlanner {
       done_.assign(p_.fns.size(), 0);
       pending_ = false;
       changed_ = false;
+      ragged_changed_ = false;
       infer_fn(0);
-      if (!pending_) return;
-      if (!changed_) break;
+      if (!pending_ && !ragged_changed_) return;  // ragged marks reach every call site first
+      if (!changed_ && !ragged_changed_) break;
     }
     MYCEL_THROW(RuntimeError, "[backend] could not infer the shapes of every value of @",
                 p_.fns[0].name, " (a recursive graph without a base case?)");
@@ -53,11 +58,33 @@ class ShapePlanner {
 
  private:
   bool known(size_t f, int r) const { return r < 0 || plan_.fns[f].known[r]; }
+  bool ragged(size_t f, int r) const { return r >= 0 && plan_.fns[f].ragged[r]; }
+
+  // A value sized at run time: it keeps its abstract meta (kDynamic where data-dependent).
+  void set_ragged(size_t f, int r) {
+    FnPlan& fp = plan_.fns[f];
+    if (!fp.known[r]) changed_ = true;
+    if (!fp.ragged[r]) ragged_changed_ = true;
+    fp.meta[r] = p_.fns[f].regs[r].meta;
+    fp.known[r] = 1;
+    fp.ragged[r] = 1;
+  }
+  // The output of an op with a ragged input: ragged unless analysis knows its whole shape.
+  void set_from_ragged(size_t f, int r, const ir::Node* n) {
+    const TensorMeta& a = p_.fns[f].regs[r].meta;
+    bool fixed = true;
+    for (int64_t d : a.shape) fixed = fixed && d != ir::kDynamic;
+    if (fixed && !ragged(f, r))
+      set(f, r, a, n);
+    else
+      set_ragged(f, r);
+  }
   const TensorMeta& meta(size_t f, int r) const { return plan_.fns[f].meta[r]; }
 
   void set(size_t f, int r, const TensorMeta& m, const ir::Node* n = nullptr) {
     const Function& fn = p_.fns[f];
     FnPlan& fp = plan_.fns[f];
+    if (fp.ragged[r]) return;  // sized at run time
     if (fp.known[r]) {
       MYCEL_CHECK(fp.meta[r] == m, NotSupported, "[backend] a value of @", fn.name,
                   " takes shapes ", shape_str(fp.meta[r].shape), " and ", shape_str(m.shape),
@@ -91,11 +118,20 @@ class ShapePlanner {
           set(f, in.out[0], TensorMeta{{}, in.dtype}, in.node);
           break;
         case Code::kCopy:
-          set(f, in.out[0], meta(f, in.in[0]), in.node);
+          if (ragged(f, in.in[0]))
+            set_ragged(f, in.out[0]);
+          else if (known(f, in.in[0]))
+            set(f, in.out[0], meta(f, in.in[0]), in.node);
+          else
+            pending_ = true;
           break;
         case Code::kSelect:
           for (size_t k = 0; k < in.out.size(); ++k) {
             if (!tensor(f, in.out[k])) continue;
+            if (ragged(f, in.in[k]) || ragged(f, in.in_b[k])) {
+              set_ragged(f, in.out[k]);
+              continue;
+            }
             int src = known(f, in.in[k]) ? in.in[k] : in.in_b[k];
             if (known(f, src))
               set(f, in.out[k], meta(f, src), in.node);
@@ -116,6 +152,11 @@ class ShapePlanner {
 
   void infer_op(size_t f, const Instr& in) {
     std::vector<const TensorMeta*> ms(in.in.size(), nullptr);
+    for (int r : in.in)
+      if (ragged(f, r)) {  // inferred again at each launch (vm.cc)
+        for (int o : in.out) set_from_ragged(f, o, in.node);
+        return;
+      }
     for (size_t k = 0; k < in.in.size(); ++k) {
       if (in.in[k] < 0) continue;
       if (!known(f, in.in[k])) {
@@ -129,10 +170,15 @@ class ShapePlanner {
       MYCEL_CHECK(op.supports(ms[op.dtype_input]->dtype), TypeError, "[", op.name,
                   "] has no kernel for dtype ", dtype_name(ms[op.dtype_input]->dtype),
                   where(in.node));
-    std::vector<TensorMeta> outs = infer_checked(op, InferContext{op, ms, in.attrs});
+    std::vector<TensorMeta> outs =
+        infer_allowing_data_dependent(op, InferContext{op, ms, in.attrs});
     MYCEL_CHECK(outs.size() == in.out.size(), RuntimeError, "[", op.name, "] gives ", outs.size(),
                 " outputs, the graph expects ", in.out.size(), where(in.node));
-    for (size_t k = 0; k < outs.size(); ++k) set(f, in.out[k], outs[k], in.node);
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (has_data_dependent_dim(outs[k]))
+        set_ragged(f, in.out[k]);
+      else
+        set(f, in.out[k], outs[k], in.node);
   }
 
   bool all_raise(const Instr& in) const {
@@ -146,7 +192,9 @@ class ShapePlanner {
       const Function& callee = p_.fns[t.fn];
       for (size_t k = 0; k < t.args.size(); ++k) {
         if (!tensor(f, t.args[k])) continue;
-        if (known(f, t.args[k]))
+        if (ragged(f, t.args[k]))
+          set_ragged(t.fn, callee.params[k]);
+        else if (known(f, t.args[k]))
           set(t.fn, callee.params[k], meta(f, t.args[k]), in.node);
         else
           pending_ = true;
@@ -160,7 +208,10 @@ class ShapePlanner {
         if (p_.fns[t.fn].raises) continue;  // never returns: gives the call no value
         int r = p_.fns[t.fn].outputs[k];
         if (!known(t.fn, r)) continue;
-        set(f, in.out[k], meta(t.fn, r), in.node);
+        if (ragged(t.fn, r))
+          set_ragged(f, in.out[k]);
+        else
+          set(f, in.out[k], meta(t.fn, r), in.node);
         got = true;
       }
       if (!got && !all_raise(in)) pending_ = true;
@@ -170,7 +221,7 @@ class ShapePlanner {
   ProgramImpl& p_;
   Plan& plan_;
   std::vector<char> done_;
-  bool pending_ = false, changed_ = false;
+  bool pending_ = false, changed_ = false, ragged_changed_ = false;
 };
 
 // Frames: a function's frame lies above the frames of all its callers (longest path over the
@@ -216,17 +267,22 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
   fp.kernels.clear();  // move-only slots (prepared state): rebuilt, not copied
   fp.kernels.resize(fn.code.size());
   fp.elided.assign(fn.code.size(), 0);
+  fp.ragged_instr.assign(fn.code.size(), 0);
   fp.num_inplace = L.num_inplace;
   for (size_t r = 0; r < nregs; ++r) {
     if (fn.regs[r].is_const) {
       fp.regs[r] = fn.regs[r].value;
       fp.is_static[r] = 1;
-    } else if (L.offset[r] >= 0 && fp.known[r]) {
+    } else if (L.offset[r] >= 0 && fp.known[r] && !fp.ragged[r]) {
       fp.home[r] = Tensor(plan.arena, fp.base + L.offset[r], fp.meta[r].shape, fp.meta[r].dtype);
     }
   }
   for (size_t i = 0; i < fn.code.size(); ++i) {
     const Instr& in = fn.code[i];
+    for (int r : in.in)
+      if (r >= 0 && fp.ragged[r]) fp.ragged_instr[i] = 1;
+    for (int r : in.out)
+      if (r >= 0 && fp.ragged[r]) fp.ragged_instr[i] = 1;
     switch (in.code) {
       case Code::kKernel: {
         KernelSlots& ks = fp.kernels[i];
@@ -241,8 +297,8 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
             ks.refresh.push_back({static_cast<int>(k), r});
         }
         for (int r : in.out) {
-          fp.regs[r].t = fp.home[r];
-          fp.is_static[r] = 1;
+          fp.regs[r].t = fp.home[r];  // undefined when ragged: the VM allocates it
+          fp.is_static[r] = !fp.ragged[r];
           ks.out.push_back(fp.home[r]);
         }
         break;
@@ -250,10 +306,10 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
       case Code::kScalarToTensor:
       case Code::kCopy:
         fp.regs[in.out[0]].t = fp.home[in.out[0]];
-        fp.is_static[in.out[0]] = 1;
+        fp.is_static[in.out[0]] = !fp.ragged[in.out[0]];
         break;
       case Code::kView:
-        if (fp.is_static[in.in[0]]) {  // alias now: nothing to do at run time
+        if (fp.is_static[in.in[0]] && !fp.ragged[in.out[0]]) {  // alias now: nothing at run time
           const Tensor& x = fp.regs[in.in[0]].t;
           const TensorMeta& m = fp.meta[in.out[0]];
           fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
@@ -275,7 +331,11 @@ std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& 
   ShapePlanner(p, *plan).run(inputs);
   std::vector<FrameLayout> layouts;
   for (size_t f = 0; f < p.fns.size(); ++f) {
-    layouts.push_back(plan_frame(p.fns[f], plan->fns[f].meta));
+    std::vector<TensorMeta> sizing = plan->fns[f].meta;  // ragged values take no arena bytes
+    for (size_t r = 0; r < sizing.size(); ++r)
+      if (plan->fns[f].ragged[r])
+        for (int64_t& d : sizing[r].shape) d = d == ir::kDynamic ? 0 : d;
+    layouts.push_back(plan_frame(p.fns[f], sizing));
     plan->fns[f].size = (layouts.back().size + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
   }
   layout(p, *plan);

@@ -15,6 +15,8 @@
 #include "mycel/ir/int_arith.h"
 #include "mycel/ir/raised.h"
 #include "mycel/ir/value.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/ops/data_dependent.h"
 
 namespace mycel::backend {
 namespace detail {
@@ -119,6 +121,45 @@ void scalar_op(ir::Prim p, const Reg& a, RegType ta, const Reg* b, RegType tb, R
     out.i = n;
 }
 
+// The output metas of an op for its inputs' run-time shapes (ragged instructions).
+std::vector<TensorMeta> infer_now(const Instr& in, const std::vector<Tensor>& inputs) {
+  std::vector<TensorMeta> metas(inputs.size());
+  std::vector<const TensorMeta*> ptrs(inputs.size(), nullptr);
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].defined()) metas[k] = inputs[k].meta(), ptrs[k] = &metas[k];
+  try {
+    return infer_allowing_data_dependent(*in.op, InferContext{*in.op, ptrs, in.attrs});
+  } catch (const Error&) {
+    rethrow_with_context("", " (on a value whose shape is known only at run time)");
+  }
+}
+
+// A ragged instruction's outputs for this launch: ragged ones allocated now (left undefined
+// for a data-dependent size, which the kernel allocates; channel-blocked ones with their padded
+// size, assign_layouts.cc), fixed ones checked against the plan.
+void prepare_ragged(const Function& fn, const Instr& in, FnPlan& fp, KernelSlots& ks) {
+  std::vector<TensorMeta> outs = infer_now(in, ks.in);
+  for (size_t k = 0; k < in.out.size(); ++k) {
+    const int r = in.out[k];
+    if (fp.ragged[r]) {
+      const TensorMeta& m = outs[k];
+      if (has_data_dependent_dim(m))
+        ks.out[k] = Tensor();
+      else if (fn.regs[r].blocked)
+        ks.out[k] =
+            Tensor(Storage::allocate(std::max<size_t>(cpu::blocked_nbytes(m.shape, m.dtype), 1)), 0,
+                   m.shape, m.dtype);
+      else
+        ks.out[k] = Tensor::empty(m);
+      continue;
+    }
+    MYCEL_CHECK(outs[k] == fp.meta[r], NotSupported, "[", in.op->name, "] output ", k,
+                " has shape ", shape_str(outs[k].shape), " at run time but was planned as ",
+                shape_str(fp.meta[r].shape));
+  }
+  ks.prepared.reset();  // input shapes may differ from the last launch's
+}
+
 // What the profiler and debugger say about a kernel instruction: its op, the user's source line
 // (the IR node's location), the weights it reads (their names give the Cell scope).
 insight::SiteInfo site_info(const Instr& in) {
@@ -198,6 +239,8 @@ class Vm {
         case Code::kKernel: {
           KernelSlots& ks = fp.kernels[pc];
           for (const auto& [slot, r] : ks.refresh) ks.in[slot] = fp.regs[r].t;
+          if (fp.ragged_instr[pc]) [[unlikely]]
+            prepare_ragged(fn, in, fp, ks);
           if (insight::hooks_on()) [[unlikely]] {  // profiler, debugger: off, this one branch
             auto launch = [&] {
               in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs, &ks.prepared,
@@ -215,6 +258,12 @@ class Vm {
             in.op->kernel(KernelContext{*in.op, ks.in, ks.out, in.attrs, &ks.prepared,
                                         ks.has_params ? &ks.params : nullptr});
           }
+          if (fp.ragged_instr[pc]) [[unlikely]]
+            for (size_t k = 0; k < in.out.size(); ++k) {
+              MYCEL_CHECK(ks.out[k].defined(), RuntimeError, "[", in.op->name,
+                          "] the kernel gave no output ", k);
+              if (fp.ragged[in.out[k]]) fp.regs[in.out[k]].t = ks.out[k];
+            }
           ++p_.num_launches;
           // Inputs written in place get a new version (caches derived from them, e.g. folded
           // batch norm, see it).
@@ -225,7 +274,11 @@ class Vm {
           break;
         }
         case Code::kView:
-          if (!fp.elided[pc]) {
+          if (fp.ragged[in.out[0]]) [[unlikely]] {
+            const Tensor& x = fp.regs[in.in[0]].t;
+            const TensorMeta m = infer_now(in, {x})[0];
+            fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
+          } else if (!fp.elided[pc]) {
             const Tensor& x = fp.regs[in.in[0]].t;
             const TensorMeta& m = fp.meta[in.out[0]];
             fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
@@ -274,6 +327,7 @@ class Vm {
           throw ir::RaisedError(in.raised, in.node ? in.node->loc() : ir::SourceLoc{});
         case Code::kCopy: {
           const Tensor& src = fp.regs[in.in[0]].t;
+          if (fp.ragged[in.out[0]]) fp.regs[in.out[0]].t = Tensor::empty(src.meta());
           std::memcpy(fp.regs[in.out[0]].t.data(), src.data(), src.nbytes());
           break;
         }
@@ -366,7 +420,11 @@ class Vm {
     for (size_t k = 0; k < t.args.size(); ++k) {
       Reg& dst = cp.regs[c.params[k]];
       const Reg& s = p_.scratch[k];
-      if (t.scc_call && in_arena(s.t) && s.t.offset() >= lo) {
+      if (t.scc_call && in_arena(s.t) && s.t.offset() >= lo && cp.ragged[c.params[k]]) {
+        dst.t = Tensor::empty(s.t.meta());  // sized at run time: no home in the frame
+        std::memcpy(dst.t.data(), stage ? p_.save_bytes.data() + at : s.t.data(), s.t.nbytes());
+        at += s.t.nbytes();
+      } else if (t.scc_call && in_arena(s.t) && s.t.offset() >= lo) {
         const Tensor& home = cp.home[c.params[k]];
         const void* src = stage ? static_cast<const void*>(p_.save_bytes.data() + at) : s.t.data();
         if (home.data() != src) std::memmove(home.data(), src, home.nbytes());
@@ -378,6 +436,11 @@ class Vm {
     }
     (void)base;
     (void)caller;
+  }
+
+  // Where a call result is copied: its home, or (a ragged result) a tensor allocated now.
+  static Tensor result_home(const FnPlan& fp, int r, const TensorMeta& m) {
+    return fp.ragged[r] ? Tensor::empty(m) : fp.home[r];
   }
 
   // Results of the callee into the caller's registers: results living above the caller's frames
@@ -395,9 +458,8 @@ class Vm {
         const Reg& s = cp.regs[cf.outputs[k]];
         Reg& d = fp.regs[in.out[k]];
         if (in_arena(s.t) && s.t.offset() >= threshold) {
-          const Tensor& home = fp.home[in.out[k]];
-          std::memcpy(home.data(), s.t.data(), home.nbytes());
-          d.t = home;
+          d.t = result_home(fp, in.out[k], s.t.meta());
+          std::memcpy(d.t.data(), s.t.data(), d.t.nbytes());
         } else {
           d = s;
         }
@@ -423,10 +485,9 @@ class Vm {
       const Reg& s = p_.save_regs[r_at++];
       Reg& d = fp.regs[in.out[k]];
       if (in_arena(s.t) && s.t.offset() >= threshold) {
-        const Tensor& home = fp.home[in.out[k]];
-        std::memcpy(home.data(), p_.save_bytes.data() + at, home.nbytes());
+        d.t = result_home(fp, in.out[k], s.t.meta());
+        std::memcpy(d.t.data(), p_.save_bytes.data() + at, d.t.nbytes());
         at += s.t.nbytes();
-        d.t = home;
       } else {
         d = s;
       }

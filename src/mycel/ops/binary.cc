@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "mycel/kernels/cpu/binary.h"
-#include "mycel/ops/bprop_util.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -350,14 +350,20 @@ MYCEL_REGISTER_BPROPS(binary) {
   b.add("sub", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.reduce_to(g.dout(), g.input(0)), g.reduce_to(g.neg(g.dout()), g.input(1))};
   });
+  // Complex operands are conjugated (bprop_complex.h): d(x y) = dout conj(y), dout conj(x).
   b.add("mul", [](BpropBuilder& g) -> std::vector<GradVar> {
-    return {g.reduce_to(g.mul(g.dout(), g.input(1)), g.input(0)),
-            g.reduce_to(g.mul(g.dout(), g.input(0)), g.input(1))};
+    const DType t = g.out_meta(0).dtype;
+    GradVar x = bprop::conj_if_complex(g, g.input(0), t);
+    GradVar y = bprop::conj_if_complex(g, g.input(1), t);
+    return {g.reduce_to(g.mul(g.dout(), y), g.input(0)),
+            g.reduce_to(g.mul(g.dout(), x), g.input(1))};
   });
   b.add("div", [](BpropBuilder& g) -> std::vector<GradVar> {
-    // d(x / y) = dout / y and -dout x / y^2 = -(dout / y) * out.
-    GradVar dx = g.div(g.dout(), g.input(1));
-    return {to_input(g, dx, 0), to_input(g, g.neg(g.mul(dx, g.out())), 1)};
+    // d(x / y) = dout / y and -dout x / y^2 = -(dout / y) * out (conjugated when complex).
+    const DType t = g.out_meta(0).dtype;
+    GradVar dx = g.div(g.dout(), bprop::conj_if_complex(g, g.input(1), t));
+    GradVar dy = g.neg(g.mul(dx, bprop::conj_if_complex(g, g.out(), t)));
+    return {bprop::to_input_c(g, dx, 0, t), bprop::to_input_c(g, dy, 1, t)};
   });
   b.add("mod", [](BpropBuilder& g) -> std::vector<GradVar> {
     // x mod y = x - floor(x / y) y, with floor(x / y) locally constant.

@@ -166,10 +166,10 @@ MYCEL_REGISTER_OPS(create) {
       all_dtypes(), "none"));
   r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).",
                 {{"x"}}, {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0),
-                all_dtypes(), "none"));
+                every_dtype(), "none"));  // fill_value takes every type
   r.add(make_op("ones_like", "OnesLike", "Ones with x's shape (and dtype unless given).", {{"x"}},
                 {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(1),
-                all_dtypes(), "none"));
+                every_dtype(), "none"));
   r.add(make_op(
       "arange", "Range",
       "Evenly spaced values in [start, limit) by delta (numpy.arange); integral arguments give "

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "mycel/kernels/cpu/shape.h"
-#include "mycel/ops/bprop_util.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -242,11 +242,22 @@ void pad_grad_kernel(const KernelContext& c) {
 
 }  // namespace
 
+namespace {
+// The backward ops sum into their output: floats, and complex values (gradients of complex
+// slices, ops/bprop_complex.h).
+std::vector<DType> float_and_complex() {
+  auto v = float_dtypes();
+  v.push_back(DType::complex64);
+  v.push_back(DType::complex128);
+  return v;
+}
+}  // namespace
+
 MYCEL_REGISTER_OPS(index) {
   const AttrValue zero = int64_t{0};
   r.add(make_op("slice", "Slice", "x[begin : begin + size] per dimension (size -1: to the end).",
                 {{"x"}}, {attr("begin", AttrKind::kInts, {}), attr("size", AttrKind::kInts, {})},
-                infer_slice, slice_kernel, all_dtypes(), "bprop"));
+                infer_slice, slice_kernel, every_dtype(), "bprop"));  // bytes only
   const std::vector<AttrDef> slice_attrs = {
       attr("begin", AttrKind::kInts, {}),          attr("end", AttrKind::kInts, {}),
       attr("strides", AttrKind::kInts, Ints{}),    attr("begin_mask", AttrKind::kInt, zero),
@@ -256,22 +267,22 @@ MYCEL_REGISTER_OPS(index) {
       make_op(
           "strided_slice", "StridedSlice",
           "x[begin:end:strides] with MindSpore's begin/end/ellipsis/new_axis/shrink_axis masks.",
-          {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, all_dtypes(), "bprop"),
+          {{"x"}}, slice_attrs, infer_strided_slice, strided_slice_kernel, every_dtype(), "bprop"),
       py_op(PyOperator::kGetItem)));
   r.add(make_op("strided_slice_grad", "StridedSliceGrad",
                 "Backward of strided_slice: zeros shaped like `like` with dy where the slice read.",
                 {{"dy"}, {"like"}}, slice_attrs, infer_strided_slice_grad,
-                strided_slice_grad_kernel, float_dtypes(), "bprop"));
+                strided_slice_grad_kernel, float_and_complex(), "bprop"));
   const std::vector<AttrDef> pad_attrs = {attr("paddings", AttrKind::kInts, {}),
                                           attr("mode", AttrKind::kStr, std::string("constant")),
                                           attr("value", AttrKind::kFloat, 0.0)};
   r.add(make_op("pad", "Pad",
                 "Pads x by flat paddings (before0, after0, before1, after1, ...); mode "
                 "constant|reflect|edge.",
-                {{"x"}}, pad_attrs, infer_pad, pad_kernel, all_dtypes(), "bprop"));
+                {{"x"}}, pad_attrs, infer_pad, pad_kernel, every_dtype(), "bprop"));
   r.add(make_op("pad_grad", "PadGrad",
                 "Backward of pad: sums dy over the outputs that copied each element of `like`.",
-                {{"dy"}, {"like"}}, pad_attrs, infer_pad_grad, pad_grad_kernel, float_dtypes(),
+                {{"dy"}, {"like"}}, pad_attrs, infer_pad_grad, pad_grad_kernel, float_and_complex(),
                 "bprop"));
 }
 
@@ -292,10 +303,10 @@ std::map<std::string, AttrValue> same_attrs(BpropBuilder& g) {
 }  // namespace
 
 MYCEL_REGISTER_BPROPS(index) {
-  using bprop::is_float;
+  using bprop::is_diff;  // linear data movement: complex values need no conjugation
   b.add("slice", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar()};
+    if (!is_diff(g, x)) return {GradVar()};
     const Shape s = g.meta(x).shape;
     const Ints& begin = g.attrs().get_ints("begin");
     const Ints& size = g.attrs().get_ints("size");
@@ -307,14 +318,14 @@ MYCEL_REGISTER_BPROPS(index) {
     return {g.call("pad", {g.dout()}, {{"paddings", paddings}})};
   });
   b.add("strided_slice", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar()};
     return {g.call("strided_slice_grad", {g.dout(), g.input(0)}, same_attrs(g))};
   });
   b.add("strided_slice_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.call("strided_slice", {g.dout()}, same_attrs(g)), GradVar()};
   });
   b.add("pad", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar()};
     return {g.call("pad_grad", {g.dout(), g.input(0)}, same_attrs(g))};
   });
   b.add("pad_grad", [](BpropBuilder& g) -> std::vector<GradVar> {

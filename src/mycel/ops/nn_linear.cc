@@ -246,8 +246,12 @@ std::vector<GradVar> matmul_bprop(BpropBuilder& g) {
   const bool x1 = xs.size() == 1, y1 = ys.size() == 1;
   const bool ta = g.attrs().get_bool("transpose_a") && !x1;
   const bool tb = g.attrs().get_bool("transpose_b") && !y1;
-  GradVar X = x1 ? expand(g, x, 0) : x;
-  GradVar Y = y1 ? expand(g, y, -1) : y;
+  // Complex operands enter conjugated (d(X Y) = dC Y^H, X^H dC; ops/bprop_complex.h).
+  const DType t = g.out_meta(0).dtype;
+  GradVar X = is_complex(t) ? g.call("conj", {x1 ? expand(g, x, 0) : x}) : x1 ? expand(g, x, 0) : x;
+  GradVar Y = is_complex(t) ? g.call("conj", {y1 ? expand(g, y, -1) : y})
+              : y1          ? expand(g, y, -1)
+                            : y;
   if (y1) dc = expand(g, dc, -1);
   if (x1) dc = expand(g, dc, -2);
   const Shape xm = x1 ? Shape{1, xs[0]} : Shape(xs.end() - 2, xs.end());

@@ -2,7 +2,7 @@
 // numpy: sums and products of bools and integers are int64 (numpy gives uint64 for uint8; we have
 // no uint64), means, variances and logsumexp of integers are float64, max/min keep the dtype.
 #include "mycel/kernels/cpu/reduce.h"
-#include "mycel/ops/bprop_util.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/infer_util.h"
 
 namespace mycel {
@@ -281,12 +281,12 @@ std::vector<GradVar> none() { return {GradVar()}; }
 MYCEL_REGISTER_BPROPS(reduce) {
   using bprop::broadcast_like;
   b.add("sum", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!bprop::is_float(g, g.input(0))) return none();
+    if (!bprop::is_diff(g, g.input(0))) return none();
     Reduced r = reduced(g);
     return {broadcast_like(g, r.dout, r.x)};
   });
   b.add("mean", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!bprop::is_float(g, g.input(0))) return none();
+    if (!bprop::is_diff(g, g.input(0))) return none();
     Reduced r = reduced(g);
     return {g.div(broadcast_like(g, r.dout, r.x), reduced_count(g, r))};
   });

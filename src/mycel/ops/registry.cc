@@ -5,6 +5,7 @@
 #include "mycel/core/suggest.h"
 #include "mycel/core/write_version.h"
 #include "mycel/insight/insight.h"
+#include "mycel/ops/data_dependent.h"
 #include "mycel/ops/keywords.h"
 
 namespace mycel {
@@ -178,11 +179,19 @@ const std::string& input_name(const OpDef& op, size_t i) {
 }
 }  // namespace
 
-std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx) {
+namespace {
+std::vector<TensorMeta> infer_sized(const OpDef& op, const InferContext& ctx, bool allow_data) {
   std::vector<TensorMeta> out = op.infer(ctx);
   for (size_t k = 0; k < out.size(); ++k) {
     int64_t count = 1;
     for (int64_t d : out[k].shape) {
+      if (d == kDataDependent && allow_data) continue;
+      if (d == kDataDependent)
+        MYCEL_THROW(NotSupported, "[", op.name, "] output ", k, " has shape ",
+                    shape_str(out[k].shape),
+                    " with a size known only from the values; only eager "
+                    "calls and compiled graphs run such ops (not vmap, lite or the parallel "
+                    "planner)");
       if (d < 0)
         MYCEL_THROW(ShapeError, "[", op.name, "] output ", k, " would have shape ",
                     shape_str(out[k].shape), ", with a negative dimension");
@@ -193,6 +202,21 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx) 
     }
   }
   return out;
+}
+}  // namespace
+
+std::vector<TensorMeta> infer_checked(const OpDef& op, const InferContext& ctx) {
+  return infer_sized(op, ctx, false);
+}
+
+std::vector<TensorMeta> infer_allowing_data_dependent(const OpDef& op, const InferContext& ctx) {
+  return infer_sized(op, ctx, true);
+}
+
+bool has_data_dependent_dim(const TensorMeta& m) {
+  for (int64_t d : m.shape)
+    if (d == kDataDependent) return true;
+  return false;
 }
 
 std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs) {
@@ -231,12 +255,15 @@ std::vector<Tensor> call_op(const OpDef& op, std::vector<Tensor> inputs, const A
       metas[i] = inputs[i].meta();
       meta_ptrs[i] = &metas[i];
     }
-  std::vector<TensorMeta> out_metas = infer_checked(op, InferContext{op, meta_ptrs, attrs});
+  std::vector<TensorMeta> out_metas =
+      infer_allowing_data_dependent(op, InferContext{op, meta_ptrs, attrs});
   if (op.view && out_metas.size() == 1 && !inputs.empty())
     return {op.view(inputs[0], out_metas[0])};
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());
-  for (const TensorMeta& m : out_metas) outputs.push_back(Tensor::empty(m));
+  // A size known only from the values: the kernel allocates that output (data_dependent.h).
+  for (const TensorMeta& m : out_metas)
+    outputs.push_back(has_data_dependent_dim(m) ? Tensor() : Tensor::empty(m));
   if (insight::hooks_on()) [[unlikely]] {  // eager dispatch's profiler/debugger hook
     auto launch = [&] { op.kernel(KernelContext{op, inputs, outputs, attrs}); };
     auto site_id = [&] {  // eager: the op alone; Python adds the Cell scope and source line

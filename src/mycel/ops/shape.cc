@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "mycel/kernels/cpu/shape.h"
-#include "mycel/ops/bprop_util.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -454,27 +454,27 @@ MYCEL_REGISTER_OPS(shape) {
       transpose_spec));  // bytes only
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
-                all_dtypes(), "bprop"));
+                every_dtype(), "bprop"));  // bytes only
   r.add(make_op("broadcast_like", "BroadcastLike",
                 "Broadcasts x to the shape of `like` (whose values are not read).",
-                {{"x"}, {"like"}}, {}, infer_broadcast_like, broadcast_kernel, all_dtypes(),
+                {{"x"}, {"like"}}, {}, infer_broadcast_like, broadcast_kernel, every_dtype(),
                 "bprop"));
   r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
                 {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
                 tile_kernel, all_dtypes(), "bprop"));
   r.add(make_op("concat", "Concat", "Joins tensors along an existing axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
-                infer_concat, concat_kernel, all_dtypes(), "bprop"));
+                infer_concat, concat_kernel, every_dtype(), "bprop"));  // bytes only
   r.add(make_op("stack", "Stack", "Joins same-shape tensors along a new axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
-                infer_stack, stack_kernel, all_dtypes(), "bprop"));
+                infer_stack, stack_kernel, every_dtype(), "bprop"));
   OpDef split =
       make_op("split", "Split",
               "Splits x along `axis` into `output_num` equal parts, or by `size_splits`.", {{"x"}},
               {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"}),
                attr("output_num", AttrKind::kInt, int64_t{1}),
                optional_attr("size_splits", AttrKind::kInts)},
-              infer_split, split_kernel, all_dtypes(), "bprop");
+              infer_split, split_kernel, every_dtype(), "bprop");
   split.tuple_output = true;
   r.add(std::move(split));
   r.add(with_traits(make_op("cast", "Cast", "Converts x to `dtype` (numpy astype semantics).",
@@ -485,31 +485,31 @@ MYCEL_REGISTER_OPS(shape) {
 
 // Backward rules: every op here is linear, so each rule is the adjoint data movement (reshape
 // back, inverse permutation, sum over broadcast or tiled copies, split a concat, concat a split).
-// Non-floating inputs get no gradient.
+// Integer and bool inputs get no gradient; complex ones do (linear maps need no conjugation).
 MYCEL_REGISTER_BPROPS(shape) {
-  using bprop::is_float;
+  using bprop::is_diff;
   // Views: the gradient is dout reshaped to x's shape (one dynamic dim at most; it becomes -1).
   for (const char* name : {"reshape", "flatten", "squeeze"}) {
     b.add(name, [](BpropBuilder& g) -> std::vector<GradVar> {
       GradVar x = g.input(0);
-      if (!is_float(g, x)) return {GradVar()};
+      if (!is_diff(g, x)) return {GradVar()};
       return {g.reshape(g.dout(), g.meta(x).shape)};
     });
   }
   b.add("expand_dims", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar()};
+    if (!is_diff(g, x)) return {GradVar()};
     int64_t axis = normalize_axis(g.attrs().get_int("axis"),
                                   static_cast<int64_t>(g.meta(x).shape.size()) + 1, "expand_dims");
     return {g.call("squeeze", {g.dout()}, {{"axis", Ints{axis}}})};
   });
   b.add("identity", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar()};
     return {g.dout()};
   });
   b.add("transpose", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar()};
+    if (!is_diff(g, x)) return {GradVar()};
     Ints p =
         transpose_perm(g.attrs().get_ints("perm"), static_cast<int64_t>(g.meta(x).shape.size()));
     Ints inverse(p.size());
@@ -517,17 +517,17 @@ MYCEL_REGISTER_BPROPS(shape) {
     return {g.call("transpose", {g.dout()}, {{"perm", inverse}})};
   });
   b.add("broadcast_to", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar()};
     return {g.reduce_to(g.dout(), g.input(0))};
   });
   b.add("broadcast_like", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar(), GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar()};
     return {g.reduce_to(g.dout(), g.input(0)), GradVar()};  // `like` only lends its shape
   });
   b.add("tile", [](BpropBuilder& g) -> std::vector<GradVar> {
     // dout viewed as (m0, s0, m1, s1, ...) holds the m0 * m1 * ... copies: sum over the m axes.
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar()};
+    if (!is_diff(g, x)) return {GradVar()};
     const Shape xs = g.meta(x).shape;
     auto [in, mult] = tile_plan(xs, g.attrs().get_ints("multiples"));
     Shape split;
@@ -551,7 +551,7 @@ MYCEL_REGISTER_BPROPS(shape) {
       axis =
           normalize_axis(g.attrs().get_int("axis"), static_cast<int64_t>(m.shape.size()), "concat");
       sizes.push_back(m.shape[axis]);
-      floating = floating && is_floating(m.dtype);
+      floating = floating && (is_floating(m.dtype) || is_complex(m.dtype));
     }
     if (!floating) return {GradVar()};
     if (n == 1) return {g.make_tuple({g.dout()})};
@@ -566,7 +566,7 @@ MYCEL_REGISTER_BPROPS(shape) {
     GradVar xs = g.input(0);
     const size_t n = g.tuple_size(xs);
     TensorMeta m = g.meta(g.tuple_get(xs, 0));
-    if (!is_floating(m.dtype)) return {GradVar()};
+    if (!(is_floating(m.dtype) || is_complex(m.dtype))) return {GradVar()};
     int64_t axis = normalize_axis(g.attrs().get_int("axis"),
                                   static_cast<int64_t>(m.shape.size()) + 1, "stack");
     std::vector<GradVar> items;
@@ -582,7 +582,7 @@ MYCEL_REGISTER_BPROPS(shape) {
   b.add("split", [](BpropBuilder& g) -> std::vector<GradVar> {
     // dout holds one sensitivity per part (zeros for unused parts): join them back.
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar()};
+    if (!is_diff(g, x)) return {GradVar()};
     const Attrs& a = g.attrs();
     size_t parts = a.has("size_splits") ? a.get_ints("size_splits").size()
                                         : static_cast<size_t>(a.get_int("output_num"));
@@ -590,9 +590,11 @@ MYCEL_REGISTER_BPROPS(shape) {
     return {g.call("concat", {g.dout()}, {{"axis", a.get_int("axis")}})};
   });
   b.add("cast", [](BpropBuilder& g) -> std::vector<GradVar> {
-    // Only float -> float casts carry a gradient (to an integer the result is piecewise constant).
+    // Only float/complex -> float/complex casts carry a gradient (to an integer the result is
+    // piecewise constant); complex -> real keeps the real part, so its gradient is (d, 0).
     GradVar x = g.input(0);
-    if (!is_float(g, x) || !is_floating(g.out_meta(0).dtype)) return {GradVar()};
+    if (!is_diff(g, x) || !(is_floating(g.out_meta(0).dtype) || is_complex(g.out_meta(0).dtype)))
+      return {GradVar()};
     return {g.cast(g.dout(), g.meta(x).dtype)};
   });
 }

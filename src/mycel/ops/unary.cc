@@ -8,7 +8,7 @@
 
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/kernels/cpu/unary.h"
-#include "mycel/ops/bprop_util.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/post_op_bits.h"
 
@@ -440,7 +440,18 @@ MYCEL_REGISTER_BPROPS(unary) {
       return {f(g, x, g.out(), g.dout(), c)};
     });
   };
+  // The same for the rules that also take complex x (bprop_complex.h's convention).
+  auto crule = [&b](const char* name, Rule f) {
+    b.add(name, [f](BpropBuilder& g) -> std::vector<GradVar> {
+      GradVar x = g.input(0);
+      if (!bprop::is_diff(g, x)) return {GradVar()};
+      DType t = g.meta(x).dtype;
+      Scalar c = [&g, t](double v) { return g.scalar(v, t); };
+      return {f(g, x, g.out(), g.dout(), c)};
+    });
+  };
   auto call1 = [](BpropBuilder& g, const char* op, GradVar v) { return g.call(op, {v}); };
+  auto is_c = [](BpropBuilder& g, GradVar x) { return is_complex(g.meta(x).dtype); };
   auto where = [](BpropBuilder& g, GradVar cond, GradVar a, GradVar b) {
     return g.call("select", {cond, a, b});
   };
@@ -448,15 +459,26 @@ MYCEL_REGISTER_BPROPS(unary) {
     return g.call("greater", {x, c(0)});
   };
 
-  rule("neg", [](BpropBuilder& g, GradVar, GradVar, GradVar d, const Scalar&) { return g.neg(d); });
-  rule("abs", [call1](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
-    return g.mul(d, call1(g, "sign", x));  // 0 at x == 0 (the subgradient numpy-like libs pick)
+  crule("neg",
+        [](BpropBuilder& g, GradVar, GradVar, GradVar d, const Scalar&) { return g.neg(d); });
+  crule("abs", [call1, is_c](BpropBuilder& g, GradVar x, GradVar y, GradVar d, const Scalar&) {
+    if (!is_c(g, x)) return g.mul(d, call1(g, "sign", x));  // 0 at x == 0 (numpy-like libs)
+    // |z|: d z / |z| (0 at z == 0).
+    GradVar zero = g.call("equal", {y, g.zeros_like(y)});
+    GradVar safe = g.call("select", {zero, g.ones_like(y), y});
+    GradVar scale = g.call("select", {zero, g.zeros_like(y), g.div(d, safe)});
+    return g.mul(x, g.call("complex", {scale, g.zeros_like(scale)}));
   });
-  // Of real x (complex x has no gradient here): real and conj are the identity, imag a constant.
-  rule("real", [](BpropBuilder&, GradVar, GradVar, GradVar d, const Scalar&) { return d; });
-  rule("conj", [](BpropBuilder&, GradVar, GradVar, GradVar d, const Scalar&) { return d; });
-  rule("imag", [](BpropBuilder& g, GradVar x, GradVar, GradVar, const Scalar&) {
-    return g.call("zeros_like", {x});
+  // Of real x: real and conj are the identity, imag a constant. Of complex x: Re z gives d,
+  // Im z gives i d, conj z gives conj(d).
+  crule("real", [is_c](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return is_c(g, x) ? g.call("complex", {d, g.zeros_like(d)}) : d;
+  });
+  crule("conj", [is_c](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return is_c(g, x) ? g.call("conj", {d}) : d;
+  });
+  crule("imag", [is_c](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar&) {
+    return is_c(g, x) ? g.call("complex", {g.zeros_like(d), d}) : g.call("zeros_like", {x});
   });
   rule("square", [](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
     return g.mul(d, g.mul(x, c(2)));
@@ -470,8 +492,9 @@ MYCEL_REGISTER_BPROPS(unary) {
   rule("rsqrt", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, g.mul(c(-0.5), g.mul(y, g.mul(y, y))));  // d x^-1/2 = -x^-3/2 / 2
   });
-  rule("exp",
-       [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar&) { return g.mul(d, y); });
+  crule("exp", [](BpropBuilder& g, GradVar x, GradVar y, GradVar d, const Scalar&) {
+    return g.mul(d, bprop::conj_if_complex(g, y, g.meta(x).dtype));
+  });
   rule("expm1", [](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, g.add(y, c(1)));
   });

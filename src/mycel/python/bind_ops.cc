@@ -29,6 +29,7 @@ DType weak_scalar_dtype(nb::handle h, bool have_base, DType base) {
     if (!have_base || is_bool(base)) return DType::int64;
     return base;
   }
+  if (have_base && is_complex(base)) return base;  // complex * 0.5 stays complex
   if (!have_base || !is_floating(base)) return DType::float32;
   return base;
 }

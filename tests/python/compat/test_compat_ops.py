@@ -87,7 +87,7 @@ def _unique_in_graph(x):
     return ops.unique(x)
 
 
-def test_unique_and_masked_select_eager_and_graph_error():
+def test_unique_and_masked_select_eager_and_graph():
     x = np.array([[3, 1], [3, 7]], np.int32)
     values, inverse = P.Unique()(Tensor(x))
     want_v, want_i = np.unique(x, return_inverse=True)
@@ -96,8 +96,10 @@ def test_unique_and_masked_select_eager_and_graph_error():
     m = np.array([[True, False], [False, True]])
     np.testing.assert_array_equal(ops.masked_select(Tensor(x), Tensor(m)).asnumpy(), x[m])
     np.testing.assert_array_equal(ops.masked_select(Tensor(x), Tensor(np.array([True, False]))).asnumpy(), x[:, 0])
-    with pytest.raises(NotImplementedError, match="unique: its output shape depends on the values"):
-        mycel.jit(_unique_in_graph)(Tensor(x))
+    # graph mode compiles them too (docs/dynamic_shape.md; more in test_dynamic_shape.py)
+    gv, gi = mycel.jit(_unique_in_graph)(Tensor(x))
+    np.testing.assert_array_equal(gv.asnumpy(), want_v)
+    np.testing.assert_array_equal(gi.asnumpy(), want_i.reshape(x.shape))
 
 
 def _ce_ref(logits, target, axis, weight=None, reduction="mean"):

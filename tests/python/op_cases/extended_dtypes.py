@@ -149,3 +149,44 @@ def _logsumexp(x, axis=(), keep_dims=False):
 
 CASES += [OpCase("logsumexp", _logsumexp, _draw((3, 4)), attrs, dtypes=UNSIGNED, id=f"ext{i}")
           for i, attrs in enumerate((dict(axis=(1,)), dict(axis=(), keep_dims=True)))]
+
+
+# Data movement that complex gradients pass through (bytes only: every type), and the
+# backward ops and fills they use (docs/autodiff.md "Complex values"). Inputs of more than 48
+# elements keep these rows out of the ops' help examples (scripts/gen_op_examples.py).
+CASES += [OpCase("broadcast_to", lambda x, shape: np.broadcast_to(x, shape), _draw((1, 50)), dict(shape=(2, 50)),
+                 dtypes=EXT, id="ext"),
+          OpCase("broadcast_like", lambda x, like: np.broadcast_to(x, like.shape), _draw((50, 1), (50, 2)),
+                 dtypes=EXT, id="ext"),
+          OpCase("slice", lambda x, begin, size: x[1:3, 2:], _draw((7, 8)), dict(begin=(1, 2), size=(2, -1)),
+                 dtypes=EXT, id="ext"),
+          OpCase("strided_slice", lambda x, **a: x[0:3:2, 3:0:-1], _draw((7, 8)),
+                 dict(begin=(0, 3), end=(3, 0), strides=(2, -1)), dtypes=EXT, id="ext"),
+          OpCase("pad", lambda x, paddings: np.pad(x, ((1, 2), (0, 1))), _draw((7, 8)), dict(paddings=(1, 2, 0, 1)),
+                 dtypes=EXT, id="ext"),
+          OpCase("zeros_like", np.zeros_like, _draw((7, 8)), dtypes=EXT, id="ext"),
+          OpCase("ones_like", np.ones_like, _draw((7, 8)), dtypes=EXT, id="ext")]
+
+
+def _ss_grad_ref(dy, like, **attrs):
+    out = np.zeros(like.shape, dy.dtype)
+    out[0:3:2, 3:0:-1] = dy
+    return out
+
+
+def _pad_grad_ref(dy, like, paddings):
+    return dy[1:-2, 0:-1].copy()
+
+
+CASES += [OpCase("strided_slice_grad", _ss_grad_ref, _draw((2, 3), (7, 8)),
+                 dict(begin=(0, 3), end=(3, 0), strides=(2, -1)), dtypes=COMPLEX, id="ext"),
+          OpCase("pad_grad", _pad_grad_ref, _draw((10, 9), (7, 8)), dict(paddings=(1, 2, 0, 1)), dtypes=COMPLEX,
+                 id="ext")]
+
+# Joins and splits (bytes only): vmap's per-item loop stacks complex results with them.
+CASES += [OpCase("concat", lambda *xs, axis=0: np.concatenate(xs, axis), _draw((7, 8), (3, 8)), dict(axis=0),
+                 dtypes=EXT, id="ext"),
+          OpCase("stack", lambda *xs, axis=0: np.stack(xs, axis), _draw((7, 8), (7, 8)), dict(axis=1),
+                 dtypes=EXT, id="ext"),
+          OpCase("split", lambda x, axis=0, output_num=1: tuple(np.split(x, output_num, axis)), _draw((7, 8)),
+                 dict(axis=1, output_num=2), dtypes=EXT, id="ext")]

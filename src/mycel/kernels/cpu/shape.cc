@@ -112,7 +112,7 @@ void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tab
   const Shape& shape = src.shape();
   const int64_t nd = static_cast<int64_t>(shape.size()), total = src.numel();
   if (out.numel() == 0) return;
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* x = total ? src.data<T>() : nullptr;

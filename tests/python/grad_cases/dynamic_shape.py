@@ -1,0 +1,23 @@
+"""Gradient rows for masked_select (scatters back), masked_scatter and masked_scatter_grad,
+with a fixed bool mask (its values decide the size, not the gradient)."""
+import numpy as np
+
+from . import GradCase
+
+
+def _masked(x_shape, mask_shape, source=None):
+    def gen(rng):
+        out = [rng.standard_normal(x_shape), rng.random(mask_shape) < 0.5]
+        if source is not None:
+            out.append(rng.standard_normal(source))
+        return out
+    return gen
+
+
+CASES = [
+    GradCase("masked_select", _masked((3, 4), (3, 4))),
+    GradCase("masked_select", _masked((4, 2, 3), (4,)), id="rows"),
+    GradCase("masked_scatter", _masked((3, 4), (3, 4), source=(12,))),
+    GradCase("masked_scatter", _masked((4, 3), (4,), source=(4, 3)), id="rows"),
+    GradCase("masked_scatter_grad", _masked((3, 4), (3, 4), source=(12,)), wrt=[0]),
+]
