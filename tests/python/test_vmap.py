@@ -263,7 +263,9 @@ LOOPED = {"arange", "barrier",
           "tensor_summary", "te_call", "custom_call", "uniform", "zeros",
           # no rule yet: the 3-d windowed ops (a fold into N as the 2-d ones would do) and CTC
           "conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "max_pool3d",
-          "max_pool3d_grad", "avg_pool3d", "avg_pool3d_grad", "ctc_loss", "ctc_loss_grad"}
+          "max_pool3d_grad", "avg_pool3d", "avg_pool3d_grad", "ctc_loss", "ctc_loss_grad",
+          # the sampled distributions: each item draws its own samples, as normal/uniform do
+          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
 
 
 def test_every_op_has_a_batching_policy():
