@@ -152,3 +152,8 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match=r"\[multinomial\] input 'x' needs at least one class"):
         ops.multinomial(Tensor(np.ones((2, 0))), 1)
     assert np.isnan(ops.random_gamma((2,), Tensor(np.array([-1.0]))).asnumpy()).all()  # alpha <= 0: NaN
+    with pytest.raises(ValueError, match=r"\[random_categorical\] 40000 classes do not fit dtype int16"):
+        ops.random_categorical(Tensor(np.zeros((1, 40000))), 1, dtype=ms.int16)
+    # counts past the integer dtype's range saturate (2^40 has no int32 value)
+    big = ops.random_poisson((3,), Tensor(np.array([2.0 ** 40])), seed=1, dtype=ms.int32).asnumpy()
+    assert (big == np.iinfo(np.int32).max).all()

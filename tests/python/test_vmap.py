@@ -266,7 +266,9 @@ LOOPED = {"arange", "barrier",
           "max_pool3d_grad", "avg_pool3d", "avg_pool3d_grad", "ctc_loss", "ctc_loss_grad",
           # a size known only from the values: the loop refuses them, naming the op; the
           # masked_scatter pair has fixed shapes and loops
-          "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad"}
+          "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
+          # the sampled distributions: each item draws its own samples, as normal/uniform do
+          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
 
 
 def test_every_op_has_a_batching_policy():

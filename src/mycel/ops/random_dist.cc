@@ -5,6 +5,7 @@
 // provided).
 #include "mycel/kernels/cpu/random_dist.h"
 
+#include <cstdint>
 #include <limits>
 
 #include "mycel/ops/infer_util.h"
@@ -72,6 +73,14 @@ int64_t positive_count(const InferContext& c, const char* name) {
   return k;
 }
 
+// The largest class index must fit the output dtype.
+void check_index_fits(const InferContext& c, DType t, int64_t classes) {
+  const int64_t top = t == DType::int16 ? 32767 : t == DType::int32 ? 2147483647 : INT64_MAX;
+  if (classes - 1 > top)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] ", classes, " classes do not fit dtype ",
+                dtype_name(t));
+}
+
 // random_categorical(logits (batch, classes), num_sample) -> (batch, num_sample).
 std::vector<TensorMeta> infer_categorical(const InferContext& c) {
   check_seeds(c);
@@ -81,6 +90,7 @@ std::vector<TensorMeta> infer_categorical(const InferContext& c) {
     MYCEL_THROW(ValueError, "[random_categorical] input 'logits' needs at least one class, got ",
                 "shape ", shape_str(c.in(0).shape));
   DType t = checked_dtype(c, {DType::int16, DType::int32, DType::int64});
+  check_index_fits(c, t, c.in(0).shape[1]);
   return {{{c.in(0).shape[0], positive_count(c, "num_sample")}, t}};
 }
 
@@ -98,6 +108,7 @@ std::vector<TensorMeta> infer_multinomial(const InferContext& c) {
     MYCEL_THROW(ValueError, "[multinomial] num_samples (", k, ") without replacement exceeds ",
                 "the number of classes ", xs.back());
   DType t = checked_dtype(c, {DType::int32, DType::int64});
+  check_index_fits(c, t, xs.back());
   Shape out = xs;
   out.back() = k;
   return {{out, t}};

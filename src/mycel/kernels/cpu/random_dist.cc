@@ -110,7 +110,11 @@ void fill_param(const KernelContext& ctx, const Tensor& param, Tensor& out, int6
     parallel_for(n, cost, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         Draws d(s, uint64_t(i));
-        o[i] = T(C(f(d, pp[i % m])));
+        const double v = f(d, pp[i % m]);
+        if constexpr (std::is_integral_v<T>)  // counts saturate at the type's largest value
+          o[i] = v < double(std::numeric_limits<T>::max()) ? T(v) : std::numeric_limits<T>::max();
+        else
+          o[i] = T(C(v));
       }
     });
   });
