@@ -1,6 +1,7 @@
 // Layout decisions of the lite runtime (see layout.h).
 #include "mycel/lite/layout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "mycel/kernels/cpu/dnnl_layout.h"
@@ -37,6 +38,18 @@ bool u8_pool_2x2(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
          g.pb == 0 && g.pl == 0 && g.pr == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
+// A mean over H and W of a 4-D float32 tensor (global average pooling; keep_dims either way).
+bool mean_hw(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
+  if (n.op->name != "mean" || n.inputs.size() != 1 || n.inputs[0] < 0 ||
+      !is_nchw_f32(meta[n.inputs[0]]) || n.outputs.size() != 1 || n.outputs[0] < 0 ||
+      meta[n.outputs[0]].dtype != DType::float32)
+    return false;
+  std::vector<int64_t> axes = n.attrs.get_ints("axis");
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{2, 3};
+}
+
 }  // namespace
 
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
@@ -57,6 +70,7 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
         if (id >= 0) wanted[id] = 1;
     if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
       wanted[n.inputs[0]] = 1;
+    if (mean_hw(n, meta)) wanted[n.inputs[0]] = 1;
   }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
@@ -80,6 +94,10 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = true;
       p.blocked[out] = 1;
+      continue;
+    }
+    if (mean_hw(n, meta)) {  // reads the blocked layout, writes plain
+      if (p.blocked[in]) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;
       continue;
     }
     if (is_output[out] || !is_nchw_f32(meta[out])) continue;

@@ -1,7 +1,8 @@
 // The lite runtime's layout step (as the graph backend's assign_layouts): float32 conv2d
 // outputs stay in the activation layout oneDNN's convolutions prefer (nChw8c, nChw16c or NHWC)
-// when a conv, a pooling or a zero-keeping elementwise op reads them, so no reorder runs between
-// those; every other reader gets one reorder to NCHW, shared by later plain readers.
+// when a conv, a pooling, a zero-keeping elementwise op or a global average pooling (a mean over
+// H and W) reads them, so no reorder runs between those; every other reader gets one reorder to
+// NCHW, shared by later plain readers.
 #pragma once
 #include <vector>
 
@@ -10,9 +11,12 @@
 namespace mycel::lite {
 
 struct NodeLayout {
-  enum class Mode { kPlain, kWindow, kFlat } mode = Mode::kPlain;  // kWindow: conv/pool under a
-  bool src_blocked = false;  // the kernel's KernelParams; kFlat: elementwise over padded buffers
-  bool dst_blocked = true;   // kWindow: the output too (false: an int8 conv's float32 output)
+  // kWindow: conv/pool under the kernel's KernelParams; kFlat: elementwise over padded buffers;
+  // kMeanHW: a mean over H and W (global average pooling) of a blocked input into a plain
+  // (N, C) output, by the session's own loop (infer_small.h), no reorder first.
+  enum class Mode { kPlain, kWindow, kFlat, kMeanHW } mode = Mode::kPlain;
+  bool src_blocked = false;
+  bool dst_blocked = true;  // kWindow: the output too (false: an int8 conv's float32 output)
 };
 
 struct LayoutPlan {
