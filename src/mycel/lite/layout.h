@@ -19,13 +19,21 @@ struct NodeLayout {
   bool dst_blocked = true;  // kWindow: the output too (false: an int8 conv's float32 output)
 };
 
+/// How a value's buffer is laid out (LayoutPlan::blocked).
+enum : char {
+  kPlainLayout = 0,    // NCHW (row-major in the logical shape)
+  kBlockedLayout = 1,  // oneDNN's preferred float32 activation layout (activation_tag())
+  kNhwcLayout = 2,     // NHWC: the int8 ops' layout (quant.h's Int8Layout), no channel padding
+};
+
 struct LayoutPlan {
-  std::vector<char> blocked;  // per value: stored in the blocked layout
+  std::vector<char> blocked;  // per value: kPlainLayout, kBlockedLayout or kNhwcLayout
   std::vector<NodeLayout> nodes;
 };
 
-/// uint8 activations between int8 ops (qconv2d, 2x2 max pooling) are "blocked" too: stored NHWC,
-/// oneDNN's int8 layout (quant.h's Int8Layout; the session pools them with infer_small.h).
+/// Activations between int8 ops (qconv2d, 2x2 max pooling, qadd) stay NHWC: uint8 ones, and a
+/// qconv2d's float32 output that a qadd reads (oneDNN's int8 convolutions write NHWC; the session
+/// pools uint8 NHWC with infer_small.h, and qadd runs elementwise over the NHWC buffers).
 /// Layouts for the graph under concrete metas; nodes marked `eager` (and model outputs) stay plain.
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
                         const std::vector<char>& eager);

@@ -276,9 +276,9 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   }
   std::vector<char> is_output(nv, 0);
   for (int id : g_.outputs) is_output[id] = 1;
-  auto nbytes = [&](const TensorMeta& m, bool blocked) {
-    return blocked ? cpu::blocked_nbytes(m.shape, m.dtype)
-                   : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
+  auto nbytes = [&](const TensorMeta& m, char layout) {
+    return layout == kBlockedLayout ? cpu::blocked_nbytes(m.shape, m.dtype)
+                                    : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
   };
   std::vector<Buffer> bufs;
   std::vector<std::vector<int>> scratch(g_.nodes.size());  // buffer index of unread outputs
@@ -287,7 +287,7 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     for (size_t o = 0; o < outs[k].size(); ++o) {
       const int id = o < n.outputs.size() ? n.outputs[o] : -1;
       if (id >= 0 && is_output[id]) continue;
-      const size_t bytes = nbytes(outs[k][o], id >= 0 && lp.blocked[id]);
+      const size_t bytes = nbytes(outs[k][o], id >= 0 ? lp.blocked[id] : char{kPlainLayout});
       const int end = id >= 0 ? std::max(last[id], static_cast<int>(k)) : static_cast<int>(k);
       bufs.push_back(Buffer{std::max<size_t>(bytes, 1), static_cast<int>(k), end, id});
       if (id < 0) scratch[k].push_back(static_cast<int>(bufs.size()) - 1);
@@ -295,8 +295,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   }
   for (size_t c = 0; c < copy_src.size(); ++c) {
     const int id = static_cast<int>(nv + c);
-    bufs.push_back(
-        Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], false), 1), first[id], last[id], id});
+    bufs.push_back(Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], kPlainLayout), 1), first[id],
+                          last[id], id});
   }
   const size_t total = place(bufs);
   // 4. Bind: weights, arena views, kernel argument vectors.
@@ -344,9 +344,13 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   act_op_.assign(g_.nodes.size(), nullptr);
   flat_in_.assign(g_.nodes.size(), {});
   flat_out_.assign(g_.nodes.size(), {});
-  auto flat = [](const Tensor& t) {
+  // A value's whole buffer as 1-d: a blocked one's channel padding included, an NHWC one's is
+  // its elements.
+  auto flat = [&](const Tensor& t, int id) {
     const int64_t len =
-        static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+        id >= 0 && lp.blocked[id] == kBlockedLayout
+            ? static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()))
+            : t.numel();
     return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
   };
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
@@ -368,8 +372,10 @@ void Session::plan(const std::vector<Tensor>& inputs) {
       params.dst_blocked = layout_[k].dst_blocked;
     }
     if (layout_[k].mode == NodeLayout::Mode::kFlat) {
-      for (const Tensor& t : in_[k]) flat_in_[k].push_back(flat(t));
-      for (const Tensor& t : out_[k]) flat_out_[k].push_back(flat(t));
+      for (size_t i = 0; i < in_[k].size(); ++i)
+        flat_in_[k].push_back(flat(in_[k][i], i < reads_[k].size() ? reads_[k][i] : -1));
+      for (size_t o = 0; o < out_[k].size(); ++o)
+        flat_out_[k].push_back(flat(out_[k][o], o < n.outputs.size() ? n.outputs[o] : -1));
     }
   }
   node_ns_.assign(g_.nodes.size(), {});
@@ -378,7 +384,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   plan_small(meta);
   stats_.arena_bytes = total;
   stats_.num_blocked = 0;
-  for (char b : lp.blocked) stats_.num_blocked += b;
+  for (char b : lp.blocked) stats_.num_blocked += b != kPlainLayout;
+  value_layout_ = std::move(lp.blocked);
   stats_.num_reorders = static_cast<int>(copy_src.size());
   ++stats_.num_plans;
   planned_.clear();
@@ -441,7 +448,7 @@ void Session::run_node(size_t k) {
   const NodeInfo& n = g_.nodes[k];
   for (auto [src, dst] : reorders_[k]) {
     const Tensor& x = slot_[src];
-    if (x.dtype() == DType::uint8) {  // int8 activations: NHWC
+    if (value_layout_[src] == kNhwcLayout) {  // int8 ops' activations
       cpu::relayout_nhwc(x, slot_[dst], false);
     } else if (options_.small_kernels && x.dtype() == DType::float32 && x.ndim() == 4 &&
                x.numel() <= kSmallElems) {

@@ -87,8 +87,9 @@ class Session {
   std::vector<std::vector<int>> reads_;  // per node: the slots it reads (-1: absent)
   std::vector<std::vector<std::pair<int, int>>> reorders_;  // per node: (blocked, NCHW copy) first
   std::vector<NodeLayout> layout_;                          // per node
-  std::vector<std::vector<Tensor>> in_, out_;               // per node: bound kernel arguments
-  std::vector<char> eager_;  // per node: inputs need promotion, run via call_op
+  std::vector<char> value_layout_;  // per value: kPlainLayout, kBlockedLayout or kNhwcLayout
+  std::vector<std::vector<Tensor>> in_, out_;  // per node: bound kernel arguments
+  std::vector<char> eager_;                    // per node: inputs need promotion, run via call_op
   /// Per node, built once: its fused activation, whether a conv/dense's weights are model
   /// constants, and the layouts of its input and output (the kernels' explicit parameters).
   std::vector<KernelParams> params_;

@@ -76,6 +76,20 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
                  const WindowGeom& g, const QuantSpec& q);
 void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
                 int64_t k, int64_t n, const QuantSpec& q);
+/// Quantization parameters of one qadd call (an input's scale and zero point apply when it is
+/// uint8; a float32 input is taken as it is).
+struct QAddSpec {
+  float a_scale = 1, b_scale = 1, y_scale = 1;
+  int32_t a_zp = 0, b_zp = 0, y_zp = 0;
+  bool relu = false;
+};
+
+/// Quantized add (a residual block's): y = clamp(round(act(a_f + b_f) / y_scale) + y_zp, 0, 255)
+/// with a_f = (a - a_zp) * a_scale for uint8 a (float32 a as it is), likewise b; act: relu or
+/// none. Elementwise over y.numel() elements: a, b and y in any one layout (NCHW or NHWC alike).
+/// The same float operations as dequantize_linear, add, relu and quantize_linear in a row.
+void qadd(const Tensor& a, const Tensor& b, Tensor& y, const QAddSpec& q);
+
 /// Max pooling of uint8 NCHW data (order-preserving, so it commutes with quantization).
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g);
 
