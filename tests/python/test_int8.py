@@ -277,6 +277,57 @@ def test_int8_model_matches_fake_quant_and_onnxruntime(name, tmp_path):
     _check_steps(got, r, steps, median)
 
 
+@pytest.mark.parametrize("bits", [7, 8])
+def test_relu6_is_fused_and_clips_before_requantizing(bits):
+    """relu6 (MobileNetV2's activation) inside qconv2d and qdense: clipped to [0, 6] in float
+    before the requantization, on oneDNN (7-bit weights, a clip post-op in output-scale units)
+    and on the exact loops (8-bit weights without VNNI)."""
+    rng = np.random.default_rng(20 + bits)
+    qmax = 2 ** (bits - 1) - 1
+    x = rng.integers(0, 256, (1, 8, 9, 9)).astype(np.uint8)
+    w = rng.integers(-qmax, qmax + 1, (16, 8, 3, 3)).astype(np.int8)
+    b = rng.standard_normal(16).astype(np.float32)
+    ws = (rng.random(16) * 0.004 + 0.001).astype(np.float32)
+    yf = np.clip(_conv_ref(x, w, b, 0.05, 4, ws, 1, 1, 1, 1), 0, 6)
+    assert (yf == 6).mean() > 0.05 and (yf == 0).mean() > 0.05  # both ends of the clip are hit
+    kw = dict(x_scale=0.05, x_zero_point=4, w_scale=tuple(float(s) for s in ws), relu6=True,
+              stride=1, pad_mode="pad", pad=1)
+    np.testing.assert_allclose(ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy(), yf,
+                               rtol=1e-5, atol=1e-4)
+    for ys, yz in ((0.03, 10), (0.05, 0)):  # 6 / 0.03 = 200 steps (+10): inside uint8; 120 steps
+        got = ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), out_dtype=mycel.uint8, y_scale=ys,
+                          y_zero_point=yz, **kw).asnumpy().astype(np.int64)
+        want = _epilogue(yf, False, True, ys, yz)
+        assert np.abs(got - want).max() <= 1 and np.mean(got == want) > 0.999
+        assert got.max() == round(6 / ys) + yz
+    xd = rng.integers(0, 256, (2, 72)).astype(np.uint8)
+    wd = w.reshape(16, 72)
+    yd = np.clip((xd.astype(np.int64) - 4) @ wd.astype(np.int64).T * (0.05 * ws.astype(np.float64)) + b, 0, 6)
+    got = ops.qdense(Tensor(xd), Tensor(wd), Tensor(b), x_scale=0.05, x_zero_point=4,
+                     w_scale=tuple(float(s) for s in ws), relu6=True).asnumpy()
+    np.testing.assert_allclose(got, yd, rtol=1e-5, atol=1e-4)
+
+
+def test_int8_mobilenet_v2_runs_int8_end_to_end(tmp_path):
+    """MobileNetV2: relu6 fused into its qconv2d, the residual adds int8, the pooled features
+    quantized once. Each of its 10 residual blocks passes its sum on rounded to the next block's
+    input scale (the fake quant passes it in float32); with random weights that adds up to about
+    4 steps of the logits at most and one at the median (without int8 adds the lite runtime is
+    within one step, as ONNX Runtime's QDQ run is)."""
+    net, x = _ptq("mobilenet_v2", batches=2)
+    x = x[:4]
+    want = _fake_quant_logits(net, x)
+    path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "mb"), file_format="MINDIR")
+    s = lite.Session.from_file(path, num_threads=1)
+    ops_run = s.node_ops
+    assert "relu6" not in ops_run and ops_run.count("quantize_linear") == 2, ops_run
+    assert ops_run.count("qadd") == 10 and ops_run.count("qconv2d") == 52, ops_run
+    got = s.run([Tensor(x)])[0].asnumpy()
+    _check_steps(got, want, 5, 1.25)
+    plain = lite.Session.from_file(path, num_threads=1, blocked_layout=False)
+    np.testing.assert_array_equal(plain.run([Tensor(x)])[0].asnumpy(), got)
+
+
 def test_fake_quant_export_is_still_available(tmp_path):
     net, x = _ptq("lenet5")
     path = mycel.export(net, Tensor(x[:1]), file_name=str(tmp_path / "fq"), file_format="MINDIR",

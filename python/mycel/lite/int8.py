@@ -7,7 +7,7 @@ fake-quant float32 model computes, up to float rounding:
 
 - fold_batch_norm: an inference batch_norm after a float-output qconv2d becomes part of its
   per-channel output scale and bias (a negative scale flips the channel's integer weights).
-- fuse_relu: relu after a float-output qconv2d/qdense becomes the kernel's fused relu.
+- fuse_relu: relu (or relu6) after a float-output qconv2d/qdense becomes the kernel's fused one.
 - sink_quantize: quantize_linear after max_pool2d / flatten / reshape moves before it (both
   commute with a monotonic elementwise rounding), so pooling and reshapes run on uint8.
 - fuse_requantize: quantize_linear of a float-output qconv2d/qdense (its only reader) becomes the
@@ -115,7 +115,7 @@ def fold_batch_norm(g):
         if any(o >= 0 and uses[o] for o in bn["outs"][1:]):
             continue
         conv = g.nodes[prod[x]]
-        if conv["op"] != "qconv2d" or not _float_out(conv) or conv["attrs"].get("relu"):
+        if conv["op"] != "qconv2d" or not _float_out(conv) or conv["attrs"].get("relu") or conv["attrs"].get("relu6"):
             continue
         w = g.weight(conv["args"][1])
         if w is None:
@@ -146,15 +146,15 @@ def fold_batch_norm(g):
 def fuse_relu(g):
     uses, prod, dead, count = g.uses(), g.producers(), set(), 0
     for k, n in enumerate(g.nodes):
-        if n["op"] != "relu" or not n["args"]:
+        if n["op"] not in ("relu", "relu6") or not n["args"]:
             continue
         x = n["args"][0]
         if x not in prod or uses[x] != 1:
             continue
         p = g.nodes[prod[x]]
-        if not _float_out(p) or p["attrs"].get("relu"):
+        if not _float_out(p) or p["attrs"].get("relu") or p["attrs"].get("relu6"):
             continue
-        p["attrs"]["relu"] = True
+        p["attrs"][n["op"]] = True
         p["outs"] = [n["outs"][0]]
         dead.add(k)
         count += 1

@@ -69,7 +69,7 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
     if (keeps_zero(op))
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
-    if (mean_hw(n, meta)) wanted[n.inputs[0]] = 1;
+    if (mean_hw(n, meta)) wanted[n.inputs[0]] = nhwc[n.inputs[0]] = 1;  // either layout
     if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
       nhwc[n.inputs[0]] = 1;
     if (op == "qadd")
@@ -111,8 +111,8 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       p.blocked[out] = kNhwcLayout;
       continue;
     }
-    if (mean_hw(n, meta)) {  // reads the blocked layout, writes plain
-      if (is(in, kBlockedLayout)) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;
+    if (mean_hw(n, meta)) {  // reads the blocked or NHWC layout, writes plain
+      if (!is(in, kPlainLayout)) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;
       continue;
     }
     if (is_output[out] || !is_nchw_f32(meta[out])) continue;

@@ -12,8 +12,8 @@ namespace mycel::lite {
 
 struct NodeLayout {
   // kWindow: conv/pool under the kernel's KernelParams; kFlat: elementwise over padded buffers;
-  // kMeanHW: a mean over H and W (global average pooling) of a blocked input into a plain
-  // (N, C) output, by the session's own loop (infer_small.h), no reorder first.
+  // kMeanHW: a mean over H and W (global average pooling) of a blocked or NHWC input into a
+  // plain (N, C) output, by the session's own loop (infer_small.h), no reorder first.
   enum class Mode { kPlain, kWindow, kFlat, kMeanHW } mode = Mode::kPlain;
   bool src_blocked = false;
   bool dst_blocked = true;  // kWindow: the output too (false: an int8 conv's float32 output)

@@ -177,10 +177,11 @@ bool Session::run_small(size_t k) {
                                (g.c + block - 1) / block, g.h, g.w, g.oh, g.ow, block);
       return true;
     }
-    case Small::kMeanHW: {
+    case Small::kMeanHW: {  // NHWC: one block of all channels
       const Shape& s = in_[k][0].shape();
+      const bool nhwc = value_layout_[reads_[k][0]] == kNhwcLayout;
       cpu::mean_hw_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), s[0], s[1],
-                           s[2] * s[3], cpu::direct_block(s[1]));
+                           s[2] * s[3], nhwc ? s[1] : cpu::direct_block(s[1]));
       return true;
     }
     case Small::kAddAct: {  // kFlat: the whole padded buffers (the padding stays zero)

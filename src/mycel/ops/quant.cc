@@ -78,7 +78,8 @@ cpu::QuantSpec quant_spec(const OpSchema& op, const Attrs& a, int64_t n) {
   if (out == DType::float32 && q.y_zp != 0)
     MYCEL_THROW(ValueError, "[", op.name,
                 "] attribute 'y_zero_point' is for a uint8 output; out_dtype is float32");
-  q.relu = a.get_bool("relu");
+  q.relu6 = a.get_bool("relu6");
+  q.relu = a.get_bool("relu") || q.relu6;
   return q;
 }
 
@@ -99,7 +100,8 @@ std::vector<AttrDef> quant_attrs() {
           attr("y_scale", AttrKind::kFloat, 1.0),
           attr("y_zero_point", AttrKind::kInt, int64_t{0}),
           attr("out_dtype", AttrKind::kDType, DType::float32),
-          attr("relu", AttrKind::kBool, false)};
+          attr("relu", AttrKind::kBool, false),
+          attr("relu6", AttrKind::kBool, false)};
 }
 
 std::vector<AttrDef> qconv_attrs() {
@@ -257,7 +259,7 @@ MYCEL_REGISTER_OPS(quant) {
       "qconv2d", "QuantConv2D",
       "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with "
       "per-channel "
-      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu or relu6.",
       {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d, int8_kernel, {DType::uint8},
       "none"));
   r.add(elementwise(make_op(
@@ -274,12 +276,13 @@ MYCEL_REGISTER_OPS(quant) {
         cpu::qadd(c.in(0), c.in(1), c.out(0), qadd_spec(c.op, c.attrs));
       },
       {DType::uint8, DType::float32}, "none")));
-  r.add(make_op("qdense", "QuantDense",
-                "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
-                "per-channel "
-                "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-                {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense, int8_kernel,
-                {DType::uint8}, "none"));
+  r.add(make_op(
+      "qdense", "QuantDense",
+      "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
+      "per-channel "
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu or relu6.",
+      {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense, int8_kernel, {DType::uint8},
+      "none"));
 }
 
 }  // namespace mycel

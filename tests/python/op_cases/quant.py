@@ -16,16 +16,18 @@ def dequantize_ref(x, scale, zero_point=0):
     return ((x.astype(np.float64) - zero_point) * np.float32(scale)).astype(np.float32)
 
 
-def _epilogue(acc, x_scale, w_scale, b, relu):
+def _epilogue(acc, x_scale, w_scale, b, relu, relu6=False):
     shape = (1, -1) + (1,) * (acc.ndim - 2)
     y = acc * (x_scale * np.asarray(w_scale, np.float64)).reshape(shape)
     if b is not None:
         y = y + b.astype(np.float64).reshape(shape)
+    if relu6:
+        y = np.clip(y, 0, 6)
     return (np.maximum(y, 0) if relu else y).astype(np.float32)
 
 
 def qconv2d_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), stride=1, pad_mode="valid", pad=0,
-                relu=False, **_):
+                relu=False, relu6=False, **_):
     n, c, h, wd = x.shape
     oc, _, kh, kw = w.shape
     xi = np.pad(x.astype(np.int64) - x_zero_point, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
@@ -35,12 +37,12 @@ def qconv2d_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), stride=1,
         for j in range(kw):
             patch = xi[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
             acc += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.int64))
-    return _epilogue(acc, x_scale, w_scale, b, relu)
+    return _epilogue(acc, x_scale, w_scale, b, relu, relu6)
 
 
-def qdense_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), relu=False, **_):
+def qdense_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), relu=False, relu6=False, **_):
     acc = (x.astype(np.int64) - x_zero_point) @ w.astype(np.int64).T
-    return _epilogue(acc, x_scale, w_scale, b, relu)
+    return _epilogue(acc, x_scale, w_scale, b, relu, relu6)
 
 
 def _deq_or_float(x, scale, zero_point):
@@ -101,4 +103,8 @@ CASES = [
            **TOL),
     OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu=True), dtypes=("uint8",),
            id="relu", **TOL),
+    OpCase("qconv2d", qconv2d_ref, _qconv_inputs, attrs=dict(x_scale=0.05, x_zero_point=9, w_scale=W6, relu6=True),
+           dtypes=("uint8",), id="relu6", **TOL),
+    OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu6=True), dtypes=("uint8",),
+           id="relu6", **TOL),
 ]

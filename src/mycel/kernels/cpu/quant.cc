@@ -37,6 +37,7 @@ inline Q saturate(float v, int32_t zp) {
 // The epilogue shared by the reference loops.
 inline void store(float yf, const QuantSpec& q, bool u8, void* out, int64_t i) {
   if (q.relu) yf = std::max(yf, 0.0f);
+  if (q.relu6) yf = std::min(yf, 6.0f);
   if (u8)
     static_cast<uint8_t*>(out)[i] = saturate<uint8_t>(yf / q.y_scale, q.y_zp);
   else
@@ -83,7 +84,10 @@ dnnl::primitive_attr int8_attr(const QuantSpec& q, bool u8, int scale_mask) {
   if (u8 && q.y_zp != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
   if (q.relu) {
     dnnl::post_ops po;
-    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (q.relu6)  // the post-op sees the output-scaled value: y_f / y_scale for a uint8 output
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, u8 ? 6.0f / q.y_scale : 6.0f);
+    else
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
   return attr;
@@ -566,7 +570,8 @@ void qconv2d_small(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor&
       const int32_t* a = acc.data() + n * ohw * p.n8 + o;
       for (int64_t i = 0; i < ohw; ++i) {
         float v = static_cast<float>(a[i * p.n8] - off) * s + b;
-        yf[i] = q.relu ? std::max(v, 0.0f) : v;
+        v = q.relu ? std::max(v, 0.0f) : v;
+        yf[i] = q.relu6 ? std::min(v, 6.0f) : v;
       }
       const int64_t base = (n * g.oc + o) * ohw;
       if (u8) {
@@ -629,8 +634,8 @@ void qconv2d(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, co
                                                                  : Int8Path::Kind::kReference);
   const std::string k =
       key("qconv2d", g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl,
-          g.pr, g.groups, bias != nullptr, u8, q.relu, q.x_zp != 0, q.y_zp != 0, spec_hash(q, u8),
-          layout.src_nhwc, layout.dst_nhwc);
+          g.pr, g.groups, bias != nullptr, u8, q.relu, q.relu6, q.x_zp != 0, q.y_zp != 0,
+          spec_hash(q, u8), layout.src_nhwc, layout.dst_nhwc);
   auto e = cached<QConvEntry>(k, [&] { return build_conv(g, u8, bias != nullptr, q, layout); });
   if (!e->ok) return exact(Int8Path::Kind::kReference);
   report(path, Int8Path::Kind::kOneDnn, e->impl);
@@ -700,7 +705,7 @@ void qdense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int
     report(path, Int8Path::Kind::kReference);
     return qdense_ref(x, w, bias, y, m, k, n, q);
   }
-  const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.x_zp != 0,
+  const std::string kk = key("qdense", m, k, n, bias != nullptr, u8, q.relu, q.relu6, q.x_zp != 0,
                              q.y_zp != 0, spec_hash(q, u8));
   auto e = cached<QMatmulEntry>(kk, [&] { return build_matmul(m, k, n, u8, bias != nullptr, q); });
   if (!e->ok) {

@@ -4,7 +4,7 @@
 //
 // The arithmetic every path implements (q: stored integers, zp: zero points):
 //   acc[o]  = sum (x_q - x_zp) * w_q[o]                      (int32, exact)
-//   y_f[o]  = acc[o] * x_scale * w_scale[o] + b[o]           (float32), then relu if asked
+//   y_f[o]  = acc[o] * x_scale * w_scale[o] + b[o]           (float32), then relu or relu6
 //   y       = y_f                       when the output is float32
 //   y       = clamp(round(y_f / y_scale) + y_zp, 0, 255)     when it is uint8 (ties to even)
 #pragma once
@@ -25,6 +25,7 @@ struct QuantSpec {
   float y_scale = 1;           // uint8 output only
   int32_t y_zp = 0;
   bool relu = false;
+  bool relu6 = false;  // clip to [0, 6] (MobileNetV2's activation); sets relu too
 };
 
 /// y = clamp(round(x / scale) + zp) into y's dtype (uint8 or int8); x float32.
