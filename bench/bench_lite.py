@@ -2,7 +2,7 @@
 Runtime (the same network exported to ONNX) vs PyTorch eager (a twin network), each in its own
 process, alternating, median of the per-round p50s. Also prints libmycel_lite's size.
 
-int8 (LeNet5, ResNet-18): the net PTQ'd (min-max, 7-bit weights) on synthetic calibration
+int8 (all three): the net PTQ'd (min-max, 7-bit weights) on synthetic calibration
 data, exported as int8 MINDIR (lite int8 kernels) and as QDQ ONNX (ONNX Runtime's int8 path).
 
     .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
@@ -20,7 +20,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "dev")
 SHAPES = {"lenet5": (1, 1, 32, 32), "resnet18": (1, 3, 32, 32), "mobilenet_v2": (1, 3, 224, 224)}
-INT8 = ("lenet5", "resnet18")
+INT8 = ("lenet5", "resnet18", "mobilenet_v2")
 
 EXPORT = r"""
 import sys, numpy as np, mycel
@@ -148,8 +148,13 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         run_py(EXPORT.format(tests=os.path.join(ROOT, "tests", "python"),
                              shapes={m: SHAPES[m] for m in models}, out=d, int8=INT8))
-        print(f"libmycel_lite.so: {os.path.getsize(os.path.join(BUILD, 'libmycel_lite.so')) / 2**20:.2f} MiB "
-              f"(stripped); mycel_lite_benchmark: {os.path.getsize(os.path.join(BUILD, 'mycel_lite_benchmark')) / 1024:.0f} KiB")
+        lib, tool = os.path.join(BUILD, "libmycel_lite.so"), os.path.join(BUILD, "mycel_lite_benchmark")
+        stripped = os.path.join(d, "tool.stripped")  # the library links stripped (-s); the tool is stripped here
+        tool_size = os.path.getsize(tool)
+        if subprocess.run(["strip", "-o", stripped, tool], capture_output=True).returncode == 0:
+            tool_size = os.path.getsize(stripped)
+        print(f"libmycel_lite.so: {os.path.getsize(lib) / 2**20:.2f} MiB (stripped); "
+              f"mycel_lite_benchmark: {tool_size / 1024:.0f} KiB (stripped)")
         print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median over rounds of each "
               "round's wall p50 and CPU ms per run (process CPU time / runs: on a loaded machine the cost "
               "without preemption; meaningful with --threads 1)\n")
