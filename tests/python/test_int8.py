@@ -87,6 +87,39 @@ def test_qconv2d_matches_integer_reference(case, bits):
 
 
 @pytest.mark.parametrize("bits", [7, 8])
+@pytest.mark.parametrize("case", [
+    dict(n=2, h=32, w=32, oc=6, k=5, xz=0),     # LeNet5's first layer: rows of 28, the last block overlaps
+    dict(n=1, h=20, w=18, oc=16, k=3, xz=130),  # rows of exactly 16; 9 taps (an odd one left over)
+    dict(n=1, h=8, w=23, oc=3, k=8, xz=255),    # 64 taps, one output row, zero point at the top
+])
+def test_one_channel_qconv2d_runs_the_direct_loop_exactly(case, bits):
+    """A one-input-channel qconv2d (unit stride, no padding) runs the direct int16-pair loop, for
+    7- and 8-bit weights alike, and equals the integer reference (float output to rounding, uint8
+    output within one step where the float epilogue sits on a rounding boundary)."""
+    rng = np.random.default_rng(case["oc"] * 10 + bits)
+    qmax = 2 ** (bits - 1) - 1
+    x = rng.integers(0, 256, (case["n"], 1, case["h"], case["w"])).astype(np.uint8)
+    w = rng.integers(-qmax - (bits == 8), qmax + 1, (case["oc"], 1, case["k"], case["k"])).astype(np.int8)
+    b = rng.standard_normal(case["oc"]).astype(np.float32)
+    ws = (rng.random(case["oc"]) * 0.01 + 0.001).astype(np.float32)
+    yf = _conv_ref(x, w, b, 0.02, case["xz"], ws, 1, 0, 1, 1)
+    for relu in (False, True):
+        for u8 in (False, True):
+            kw = dict(x_scale=0.02, x_zero_point=case["xz"], w_scale=tuple(float(s) for s in ws), relu=relu)
+            if u8:
+                kw.update(out_dtype=mycel.uint8, y_scale=0.05, y_zero_point=3)
+            got, path = lite.run_int8("qconv2d", [Tensor(x), Tensor(w), Tensor(b)], kw)
+            assert path == "direct", path
+            got = got.asnumpy()
+            np.testing.assert_array_equal(ops.qconv2d(Tensor(x), Tensor(w), Tensor(b), **kw).asnumpy(), got)
+            want = _epilogue(yf, relu, u8, 0.05, 3)
+            if u8:
+                assert np.abs(got.astype(np.int64) - want).max() <= 1 and np.mean(got == want) > 0.999
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("bits", [7, 8])
 def test_qdense_matches_integer_reference(bits):
     rng = np.random.default_rng(bits)
     qmax = 2 ** (bits - 1) - 1

@@ -43,10 +43,11 @@ bool int8_weights_safe(const Tensor& w);
 /// Which implementation a qconv2d / qdense call ran (the kernels report it through their `path`
 /// argument when one is given; tests read it).
 struct Int8Path {
-  // kRows: dense over <= 4 rows; kSmall: a small convolution; both exact int16-pair loops
-  enum class Kind { kNone, kOneDnn, kRows, kSmall, kReference } kind = Kind::kNone;
+  // kRows: dense over <= 4 rows; kSmall: a small convolution; kDirect: a one-input-channel
+  // convolution over rows of pixels (LeNet5's first layer); all exact int16-pair loops
+  enum class Kind { kNone, kOneDnn, kRows, kSmall, kDirect, kReference } kind = Kind::kNone;
   std::string impl;  // kOneDnn: oneDNN's implementation name
-  /// "onednn:<impl>", "rows", "small", "reference" (or "none").
+  /// "onednn:<impl>", "rows", "small", "direct", "reference" (or "none").
   std::string name() const;
 };
 
