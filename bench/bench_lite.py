@@ -2,10 +2,11 @@
 Runtime (the same network exported to ONNX) vs PyTorch eager (a twin network), each in its own
 process, alternating, median of the per-round p50s. Also prints libmycel_lite's size.
 
-int8 (LeNet5, ResNet-18): the net PTQ'd (min-max, 7-bit weights) on synthetic calibration
+int8 (all three): the net PTQ'd (min-max, 7-bit weights) on synthetic calibration
 data, exported as int8 MINDIR (lite int8 kernels) and as QDQ ONNX (ONNX Runtime's int8 path).
 
     .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
+        [--torch-python /path/to/python-with-torch]
 """
 import argparse
 import json
@@ -19,7 +20,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "dev")
 SHAPES = {"lenet5": (1, 1, 32, 32), "resnet18": (1, 3, 32, 32), "mobilenet_v2": (1, 3, 224, 224)}
-INT8 = ("lenet5", "resnet18")
+INT8 = ("lenet5", "resnet18", "mobilenet_v2")
 
 EXPORT = r"""
 import sys, numpy as np, mycel
@@ -49,10 +50,11 @@ s = ort.InferenceSession({path!r}, so, providers=["CPUExecutionProvider"])
 x = np.random.default_rng(0).standard_normal({shape!r}).astype(np.float32)
 name = s.get_inputs()[0].name
 for _ in range(20): s.run(None, {{name: x}})
-lat = []
+lat = []; c0 = time.process_time()
 for _ in range({iters}):
     t = time.perf_counter(); s.run(None, {{name: x}}); lat.append((time.perf_counter() - t) * 1e3)
-print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90))}}))
+cpu = (time.process_time() - c0) / {iters} * 1e3
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu}}))
 """
 
 TORCH = r"""
@@ -92,10 +94,11 @@ net = {{"lenet5": LeNet5, "resnet18": ResNet18Cifar, "mobilenet_v2": MobileNetV2
 x = torch.randn({shape!r})
 with torch.inference_mode():
     for _ in range(20): net(x)
-    lat = []
+    lat = []; c0 = time.process_time()
     for _ in range({iters}):
         t = time.perf_counter(); net(x); lat.append((time.perf_counter() - t) * 1e3)
-print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90))}}))
+    cpu = (time.process_time() - c0) / {iters} * 1e3
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu}}))
 """
 
 
@@ -119,7 +122,15 @@ def run_lite(path, threads, iters):
     info = {"p50": float(m.group(1)), "p90": float(m.group(2))}
     info["load_ms"] = float(re.search(r"load_ms: ([\d.]+)", out.stdout).group(1))
     info["rss"] = float(re.search(r"peak_rss_mb: ([\d.]+)", out.stdout).group(1))
+    info["cpu"] = float(re.search(r"cpu_ms_per_run: ([\d.]+)", out.stdout).group(1))
     return info
+
+
+ALIASES = {"mobilenetv2": "mobilenet_v2"}
+
+
+def med(rows, key):
+    return statistics.median(r[key] for r in rows) if rows else float("nan")
 
 
 def main():
@@ -131,17 +142,25 @@ def main():
     ap.add_argument("--torch-python", default=sys.executable,
                     help="a Python that has torch (the eager baseline runs in its own process)")
     a = ap.parse_args()
-    models = a.models.split(",")
+    models = [ALIASES.get(m, m) for m in a.models.split(",")]
     check = subprocess.run([a.torch_python, "-c", "import torch"], capture_output=True)
     have_torch = check.returncode == 0  # not imported here: its own process
     with tempfile.TemporaryDirectory() as d:
         run_py(EXPORT.format(tests=os.path.join(ROOT, "tests", "python"),
                              shapes={m: SHAPES[m] for m in models}, out=d, int8=INT8))
-        print(f"libmycel_lite.so: {os.path.getsize(os.path.join(BUILD, 'libmycel_lite.so')) / 2**20:.2f} MiB "
-              f"(stripped); mycel_lite_benchmark: {os.path.getsize(os.path.join(BUILD, 'mycel_lite_benchmark')) / 1024:.0f} KiB")
-        print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median of per-round p50 (ms)\n")
-        print("| model | lite p50 | lite p90 | load ms | peak RSS MiB | onnxruntime p50 | torch eager p50 | lite/ort | lite/torch |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        lib, tool = os.path.join(BUILD, "libmycel_lite.so"), os.path.join(BUILD, "mycel_lite_benchmark")
+        stripped = os.path.join(d, "tool.stripped")  # the library links stripped (-s); the tool is stripped here
+        tool_size = os.path.getsize(tool)
+        if subprocess.run(["strip", "-o", stripped, tool], capture_output=True).returncode == 0:
+            tool_size = os.path.getsize(stripped)
+        print(f"libmycel_lite.so: {os.path.getsize(lib) / 2**20:.2f} MiB (stripped); "
+              f"mycel_lite_benchmark: {tool_size / 1024:.0f} KiB (stripped)")
+        print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median over rounds of each "
+              "round's wall p50 and CPU ms per run (process CPU time / runs: on a loaded machine the cost "
+              "without preemption; meaningful with --threads 1)\n")
+        print("| model | lite p50 | lite p90 | lite cpu | load ms | peak RSS MiB | ort p50 | ort cpu | torch p50 | "
+              "torch cpu | lite/ort (cpu) | lite/torch (cpu) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         int8_rows = []
         for m in models:
             lite, ort_, tor, lite8, ort8 = [], [], [], [], []
@@ -155,23 +174,21 @@ def main():
                 if have_torch:
                     tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
                                                    shape=SHAPES[m], iters=a.iters), a.torch_python))
-            lp = statistics.median(r["p50"] for r in lite)
-            lp90 = statistics.median(r["p90"] for r in lite)
-            op = statistics.median(r["p50"] for r in ort_)
-            tp = statistics.median(r["p50"] for r in tor) if tor else float("nan")
-            print(f"| {m} | {lp:.3f} | {lp90:.3f} | {lite[0]['load_ms']:.1f} | {lite[0]['rss']:.0f} | {op:.3f} | "
-                  f"{tp:.3f} | {lp / op:.2f} | {lp / tp:.2f} |", flush=True)
+            lp, lc, op, oc = med(lite, "p50"), med(lite, "cpu"), med(ort_, "p50"), med(ort_, "cpu")
+            tp, tc = med(tor, "p50"), med(tor, "cpu")
+            print(f"| {m} | {lp:.3f} | {med(lite, 'p90'):.3f} | {lc:.3f} | {lite[0]['load_ms']:.1f} | "
+                  f"{lite[0]['rss']:.0f} | {op:.3f} | {oc:.3f} | {tp:.3f} | {tc:.3f} | {lp / op:.2f} ({lc / oc:.2f}) | "
+                  f"{lp / tp:.2f} ({lc / tc:.2f}) |", flush=True)
             if lite8:
-                l8 = statistics.median(r["p50"] for r in lite8)
-                o8 = statistics.median(r["p50"] for r in ort8)
-                int8_rows.append(f"| {m} | {l8:.3f} | {lp:.3f} | {o8:.3f} | {op:.3f} | {tp:.3f} | {lp / l8:.2f} | "
-                                 f"{l8 / o8:.2f} | {l8 / tp:.2f} |")
+                l8, l8c, o8, o8c = med(lite8, "p50"), med(lite8, "cpu"), med(ort8, "p50"), med(ort8, "cpu")
+                int8_rows.append(f"| {m} | {l8:.3f} | {l8c:.3f} | {lc:.3f} | {o8:.3f} | {o8c:.3f} | {oc:.3f} | "
+                                 f"{tc:.3f} | {lc / l8c:.2f} | {l8c / o8c:.2f} | {l8c / tc:.2f} |")
         if int8_rows:
             print("\nint8 (PTQ, min-max, 7-bit weights): lite int8 MINDIR vs lite fp32, ONNX Runtime on the QDQ "
-                  "export and on fp32, torch fp32 eager; p50 ms")
-            print("| model | lite int8 | lite fp32 | ort int8 (QDQ) | ort fp32 | torch fp32 | int8 speed-up | "
-                  "lite int8/ort int8 | lite int8/torch |")
-            print("|---|---|---|---|---|---|---|---|---|")
+                  "export and on fp32, torch fp32 eager; ms (cpu: CPU ms per run)")
+            print("| model | lite int8 p50 | lite int8 cpu | lite fp32 cpu | ort int8 p50 | ort int8 cpu | ort fp32 cpu | "
+                  "torch fp32 cpu | int8 speed-up (cpu) | lite int8/ort int8 (cpu) | lite int8/torch (cpu) |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|")
             print("\n".join(int8_rows), flush=True)
 
 

@@ -7,14 +7,21 @@ fake-quant float32 model computes, up to float rounding:
 
 - fold_batch_norm: an inference batch_norm after a float-output qconv2d becomes part of its
   per-channel output scale and bias (a negative scale flips the channel's integer weights).
-- fuse_relu: relu after a float-output qconv2d/qdense becomes the kernel's fused relu.
+- fuse_relu: relu (or relu6) after a float-output qconv2d/qdense becomes the kernel's fused one.
 - sink_quantize: quantize_linear after max_pool2d / flatten / reshape moves before it (both
   commute with a monotonic elementwise rounding), so pooling and reshapes run on uint8.
 - fuse_requantize: quantize_linear of a float-output qconv2d/qdense (its only reader) becomes the
   kernel's uint8 output: int32 accumulators requantized straight to the next layer's scale.
 - merge_quantize: identical quantize_linear nodes of one value (a residual block's two branches).
+- fuse_qadd: a residual add (+ relu) whose sum the next layer quantizes becomes qadd, requantized
+  straight to that scale; the next block's shortcut then reads the uint8 sum (fold_dequantize).
+  This one is not exact: the shortcut carries the quantized sum (within half a step of the
+  float one) where the fake-quant net carries the float sum, as ONNX Runtime's QDQ int8 adds do.
+- requantize_shortcut: likewise a qconv2d output that a quantize_linear and qadd nodes read (the
+  stem feeding the first block) is written uint8 for both.
 
-Values read elsewhere (a residual shortcut) stay float32, so only exact rewrites happen. The graph
+A residual sum nobody quantizes (ResNet's last block, read by the global average pooling) stays
+float32: post-training calibration observes only quantized layers' inputs, so it has no scale. The graph
 is the flat form of mycel.lite.mindir.flatten: values, weights, nodes, inputs, outputs."""
 import numpy as np
 
@@ -108,7 +115,7 @@ def fold_batch_norm(g):
         if any(o >= 0 and uses[o] for o in bn["outs"][1:]):
             continue
         conv = g.nodes[prod[x]]
-        if conv["op"] != "qconv2d" or not _float_out(conv) or conv["attrs"].get("relu"):
+        if conv["op"] != "qconv2d" or not _float_out(conv) or conv["attrs"].get("relu") or conv["attrs"].get("relu6"):
             continue
         w = g.weight(conv["args"][1])
         if w is None:
@@ -139,15 +146,15 @@ def fold_batch_norm(g):
 def fuse_relu(g):
     uses, prod, dead, count = g.uses(), g.producers(), set(), 0
     for k, n in enumerate(g.nodes):
-        if n["op"] != "relu" or not n["args"]:
+        if n["op"] not in ("relu", "relu6") or not n["args"]:
             continue
         x = n["args"][0]
         if x not in prod or uses[x] != 1:
             continue
         p = g.nodes[prod[x]]
-        if not _float_out(p) or p["attrs"].get("relu"):
+        if not _float_out(p) or p["attrs"].get("relu") or p["attrs"].get("relu6"):
             continue
-        p["attrs"]["relu"] = True
+        p["attrs"][n["op"]] = True
         p["outs"] = [n["outs"][0]]
         dead.add(k)
         count += 1
@@ -227,12 +234,106 @@ def merge_quantize(g):
     return len(dead)
 
 
+def fuse_qadd(g):
+    """add (+ relu) whose result the next layer quantizes becomes qadd: the sum requantized
+    straight to that scale (uint8). Other readers of the float sum (the next block's shortcut)
+    read it dequantized, which fold_dequantize then moves into their qadd."""
+    count = 0
+    for a in list(g.nodes):
+        if a["op"] != "add" or len(a["args"]) != 2 or len(a["outs"]) != 1:
+            continue
+        x, y = a["args"]
+        if x < 0 or y < 0 or any(not _dtype_is(g.values[v][1], "float32") for v in (x, y)):
+            continue
+        if list(g.values[x][2]) != list(g.values[y][2]):
+            continue  # broadcasting: qadd takes one shape
+        uses = g.uses()
+        s = a["outs"][0]
+        readers = [n for n in g.nodes if s in n["args"]]
+        relu = len(readers) == 1 and uses[s] == 1 and readers[0]["op"] == "relu"
+        out = readers[0]["outs"][0] if relu else s
+        quants = [n for n in g.nodes if out in n["args"] and n["op"] == "quantize_linear"
+                  and _dtype_is(n["attrs"].get("dtype", "uint8"), "uint8")]
+        if not quants:
+            continue  # no calibrated scale for the sum: it stays float32
+        q = quants[0]
+        dead = [q] + ([readers[0]] if relu else [])
+        a["op"] = "qadd"
+        a["attrs"] = {"a_scale": 1.0, "a_zero_point": 0, "b_scale": 1.0, "b_zero_point": 0, "relu": relu,
+                      "y_scale": float(q["attrs"]["scale"]), "y_zero_point": int(q["attrs"].get("zero_point", 0))}
+        yq = q["outs"][0]
+        a["outs"] = [yq]
+        g.nodes = [n for n in g.nodes if all(n is not d for d in dead)]
+        if g.uses()[out] > 0:  # other readers: the float sum, dequantized from the uint8 one
+            deq = {"op": "dequantize_linear", "loc": a["loc"], "args": [yq], "outs": [out],
+                   "attrs": {"scale": a["attrs"]["y_scale"], "zero_point": a["attrs"]["y_zero_point"]}}
+            k = next(i for i, n in enumerate(g.nodes) if n is a)
+            g.nodes.insert(k + 1, deq)
+        count += 1
+    return count
+
+
+def requantize_shortcut(g):
+    """A float-output qconv2d/qdense whose result a quantize_linear reads and otherwise only qadd
+    nodes (ResNet's stem feeding the first block and its shortcut) outputs uint8 at that scale
+    (fuse_requantize's rewrite), its qadd readers reading the uint8 value."""
+    count = 0
+    for p in g.nodes:
+        if not _float_out(p) or len(p["outs"]) != 1:
+            continue
+        v = p["outs"][0]
+        readers = [n for n in g.nodes if v in n["args"]]
+        quants = [n for n in readers if n["op"] == "quantize_linear"
+                  and _dtype_is(n["attrs"].get("dtype", "uint8"), "uint8")]
+        if len(quants) != 1 or v in g.outputs or any(n["op"] not in ("qadd", "quantize_linear") for n in readers):
+            continue
+        if len(readers) == 1:
+            continue  # fuse_requantize's case
+        q = quants[0]
+        scale, zp = float(q["attrs"]["scale"]), int(q["attrs"].get("zero_point", 0))
+        p["attrs"].update(out_dtype=mycel.uint8, y_scale=scale, y_zero_point=zp)
+        vq = q["outs"][0]
+        p["outs"] = [vq]
+        for n in readers:
+            if n["op"] != "qadd":
+                continue
+            for i, side in enumerate(("a", "b")):
+                if n["args"][i] == v:
+                    n["args"][i] = vq
+                    n["attrs"][side + "_scale"], n["attrs"][side + "_zero_point"] = scale, zp
+        g.nodes = [n for n in g.nodes if n is not q]
+        count += 1
+    return count
+
+
+def fold_dequantize(g):
+    """A qadd input produced by dequantize_linear of uint8 reads the uint8 value itself, with its
+    scale and zero point (the same float32 operand); the dequantize goes when nothing else reads it."""
+    prod, count = g.producers(), 0
+    for n in g.nodes:
+        if n["op"] != "qadd":
+            continue
+        for i, side in enumerate(("a", "b")):
+            v = n["args"][i]
+            d = g.nodes[prod[v]] if v in prod else None
+            if d is None or d["op"] != "dequantize_linear" or not _dtype_is(g.values[d["args"][0]][1], "uint8"):
+                continue
+            n["args"][i] = d["args"][0]
+            n["attrs"][side + "_scale"] = float(d["attrs"]["scale"])
+            n["attrs"][side + "_zero_point"] = int(d["attrs"].get("zero_point", 0))
+            count += 1
+    uses = g.uses()
+    g.nodes = [n for n in g.nodes if n["op"] != "dequantize_linear" or any(uses[o] > 0 for o in n["outs"])]
+    return count
+
+
 def rewrite(values, weights, nodes, inputs, outputs, report=None):
     """The flat graph with the int8 rewrites applied (module doc); `report` (a dict) gets counts."""
     g = _Graph(values, weights, nodes, inputs, outputs)
     counts = {"batch_norms_folded": fold_batch_norm(g), "relus_fused": fuse_relu(g),
               "quantizes_merged": merge_quantize(g), "quantizes_sunk": sink_quantize(g),
-              "requantizes_fused": fuse_requantize(g)}
+              "requantizes_fused": fuse_requantize(g), "adds_quantized": fuse_qadd(g),
+              "dequantizes_folded": fold_dequantize(g), "shortcuts_requantized": requantize_shortcut(g)}
     if report is not None:
         report.update(counts)
     return g.result()

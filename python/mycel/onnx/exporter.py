@@ -228,7 +228,9 @@ def _qdq_operands(b, n, x, w):
 
 def _qoutput(b, n, y):
     a = n["attrs"]
-    if a.get("relu"):
+    if a.get("relu6"):
+        y = b.node("Clip", [y, b.const(np.float32(0), "clip_min"), b.const(np.float32(6), "clip_max")])
+    elif a.get("relu"):
         y = b.node("Relu", [y])
     if _np_dtype(a.get("out_dtype", "float32")) == "uint8":
         y = b.node("QuantizeLinear", [y, *_qparams(b, a.get("y_scale", 1.0), a.get("y_zero_point", 0), np.uint8)])

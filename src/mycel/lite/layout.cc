@@ -1,6 +1,7 @@
 // Layout decisions of the lite runtime (see layout.h).
 #include "mycel/lite/layout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "mycel/kernels/cpu/dnnl_layout.h"
@@ -37,15 +38,28 @@ bool u8_pool_2x2(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
          g.pb == 0 && g.pl == 0 && g.pr == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
+// A mean over H and W of a 4-D float32 tensor (global average pooling; keep_dims either way).
+bool mean_hw(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
+  if (n.op->name != "mean" || n.inputs.size() != 1 || n.inputs[0] < 0 ||
+      !is_nchw_f32(meta[n.inputs[0]]) || n.outputs.size() != 1 || n.outputs[0] < 0 ||
+      meta[n.outputs[0]].dtype != DType::float32)
+    return false;
+  std::vector<int64_t> axes = n.attrs.get_ints("axis");
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{2, 3};
+}
+
 }  // namespace
 
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
                         const std::vector<char>& eager) {
   LayoutPlan p;
-  p.blocked.assign(meta.size(), 0);
+  p.blocked.assign(meta.size(), kPlainLayout);
   p.nodes.assign(g.nodes.size(), NodeLayout{});
   if (cpu::activation_tag() == dnnl::memory::format_tag::undef) return p;
-  std::vector<char> wanted(meta.size(), 0), is_output(meta.size(), 0);
+  // wanted: a float op reads the value in oneDNN's blocked layout; nhwc: an int8 op reads it NHWC.
+  std::vector<char> wanted(meta.size(), 0), nhwc(meta.size(), 0), is_output(meta.size(), 0);
   for (int id : g.outputs) is_output[id] = 1;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
@@ -55,9 +69,14 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
     if (keeps_zero(op))
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
+    if (mean_hw(n, meta)) wanted[n.inputs[0]] = nhwc[n.inputs[0]] = 1;  // either layout
     if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
-      wanted[n.inputs[0]] = 1;
+      nhwc[n.inputs[0]] = 1;
+    if (op == "qadd")
+      for (int id : n.inputs)
+        if (id >= 0) nhwc[id] = 1;
   }
+  auto is = [&](int id, char layout) { return id >= 0 && p.blocked[id] == layout; };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const NodeInfo& n = g.nodes[k];
     if (eager[k] || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() ||
@@ -66,40 +85,54 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
     const int out = n.outputs[0], in = n.inputs[0];
     const std::string& op = n.op->name;
     NodeLayout& l = p.nodes[k];
-    if (op == "qconv2d") {  // int8: NHWC uint8 in and out where int8 ops read it
-      const bool dst = !is_output[out] && is_u8_4d(meta[out]) && wanted[out];
-      if (!p.blocked[in] && !dst) continue;
+    if (op == "qconv2d") {  // int8: NHWC in, and out (uint8, or float32 for a qadd) where read so
+      const bool dst = !is_output[out] && meta[out].shape.size() == 4 && nhwc[out] &&
+                       (meta[out].dtype == DType::uint8 || meta[out].dtype == DType::float32);
+      if (!is(in, kNhwcLayout) && !dst) continue;
       l.mode = NodeLayout::Mode::kWindow;
-      l.src_blocked = p.blocked[in];
+      l.src_blocked = is(in, kNhwcLayout);
       l.dst_blocked = dst;
-      p.blocked[out] = dst;
+      if (dst) p.blocked[out] = kNhwcLayout;
       continue;
     }
     if (u8_pool_2x2(n, meta)) {
-      if (!p.blocked[in] || is_output[out]) continue;
+      if (!is(in, kNhwcLayout) || is_output[out]) continue;
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = true;
-      p.blocked[out] = 1;
+      p.blocked[out] = kNhwcLayout;
+      continue;
+    }
+    if (op == "qadd") {  // elementwise: over the NHWC buffers when every input is NHWC
+      bool all = !is_output[out];
+      for (int id : n.inputs) all = all && is(id, kNhwcLayout);
+      if (!all) continue;
+      l.mode = NodeLayout::Mode::kFlat;
+      l.src_blocked = true;
+      p.blocked[out] = kNhwcLayout;
+      continue;
+    }
+    if (mean_hw(n, meta)) {  // reads the blocked or NHWC layout, writes plain
+      if (!is(in, kPlainLayout)) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;
       continue;
     }
     if (is_output[out] || !is_nchw_f32(meta[out])) continue;
     if (op == "conv2d" && wanted[out] && is_nchw_f32(meta[in]) &&
-        numel(meta[n.inputs[1]].shape) > 0) {
+        numel(meta[n.inputs[1]].shape) > 0 && !is(in, kNhwcLayout)) {
       l.mode = NodeLayout::Mode::kWindow;
-      l.src_blocked = p.blocked[in];
-    } else if (is_pool(op) && p.blocked[in]) {
+      l.src_blocked = is(in, kBlockedLayout);
+    } else if (is_pool(op) && is(in, kBlockedLayout)) {
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = true;
     } else if (keeps_zero(op)) {
       bool all = true;
-      for (int id : n.inputs) all = all && id >= 0 && p.blocked[id] && meta[id] == meta[out];
+      for (int id : n.inputs) all = all && is(id, kBlockedLayout) && meta[id] == meta[out];
       if (!all) continue;
       l.mode = NodeLayout::Mode::kFlat;
       l.src_blocked = true;
     } else {
       continue;
     }
-    p.blocked[out] = 1;
+    p.blocked[out] = kBlockedLayout;
   }
   return p;
 }

@@ -150,10 +150,11 @@ int fuse_activation(Graph& g) {
     if (prod[x] < 0 || uses[x] != 1 || g.values[x].dtype != DType::float32) continue;
     NodeInfo& p = g.nodes[prod[x]];
     const std::string& name = p.op->name;
-    if ((name != "conv2d" && name != "dense" && name != "matmul") ||
+    if ((name != "conv2d" && name != "dense" && name != "matmul" && name != "add") ||
         p.post_act != NodeInfo::Act::kNone || p.outputs.size() != 1)
       continue;
-    if (relu6 && name != "conv2d") continue;  // only the conv kernel takes a clip post-op
+    // Only the conv kernel takes a clip post-op; the session applies an add's itself.
+    if (relu6 && name != "conv2d" && name != "add") continue;
     p.post_act = relu6 ? NodeInfo::Act::kRelu6 : NodeInfo::Act::kRelu;
     p.outputs[0] = act.outputs[0];
     dead[k] = 1;

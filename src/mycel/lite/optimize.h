@@ -19,7 +19,8 @@ int fold_batch_norm(Graph& g);
 /// Nodes whose inputs are all weights computed once; their outputs become weights.
 int fold_constants(Graph& g);
 /// relu after conv2d/dense/matmul, or relu6 after conv2d (its only reader), becomes the
-/// producer's oneDNN post-op.
+/// producer's oneDNN post-op; relu or relu6 after a float32 add (a residual block's) becomes the
+/// add's, applied in the same pass (infer_small.h's add_act).
 int fuse_activation(Graph& g);
 /// Nodes none of whose outputs is read.
 int eliminate_dead_nodes(Graph& g);

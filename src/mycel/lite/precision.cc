@@ -70,7 +70,8 @@ std::string probe_bf16() {
 std::string unsupported_op(const Graph& g) {
   for (const NodeInfo& n : g.nodes) {
     if (n.op->name == "cast" || n.op->name == "quantize_linear" ||
-        n.op->name == "dequantize_linear" || n.op->name == "qconv2d" || n.op->name == "qdense")
+        n.op->name == "dequantize_linear" || n.op->name == "qconv2d" || n.op->name == "qdense" ||
+        n.op->name == "qadd")
       return "node '" + n.name + "' (" + n.op->name + ") pins its dtypes";
     const size_t di = static_cast<size_t>(n.op->dtype_input);
     if (di < n.inputs.size() && n.inputs[di] >= 0 &&

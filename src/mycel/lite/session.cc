@@ -56,6 +56,12 @@ size_t place(std::vector<Buffer>& bufs) {
   return total;
 }
 
+cpu::SmallAct small_act(NodeInfo::Act a) {
+  return a == NodeInfo::Act::kRelu    ? cpu::SmallAct::kRelu
+         : a == NodeInfo::Act::kRelu6 ? cpu::SmallAct::kRelu6
+                                      : cpu::SmallAct::kNone;
+}
+
 }  // namespace
 
 Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
@@ -104,6 +110,7 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
       geom_[k] = pool2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape);
       small_[k] = Small::kPoolU8;
     }
+    if (layout_[k].mode == NodeLayout::Mode::kMeanHW) small_[k] = Small::kMeanHW;  // likewise
   }
   if (!options_.small_kernels) {
     for (Small s : small_) stats_.num_small += s != Small::kNone;
@@ -139,6 +146,10 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
         continue;
       geom_[k] = g;
       small_[k] = Small::kPool2x2;
+    } else if (n.op->name == "add" && n.inputs.size() == 2 && n.inputs[1] >= 0 &&
+               meta[n.inputs[1]].dtype == DType::float32 && x.shape == meta[n.outputs[0]].shape &&
+               meta[n.inputs[1]].shape == x.shape && meta[n.outputs[0]].dtype == DType::float32) {
+      small_[k] = Small::kAddAct;  // no broadcast: one pass, the fused activation included
     }
   }
   for (Small s : small_) stats_.num_small += s != Small::kNone;
@@ -152,9 +163,7 @@ bool Session::run_small(size_t k) {
       const NodeInfo& n = g_.nodes[k];
       const Tensor& x = in_[k][0];
       const Shape& ws = in_[k][1].shape();
-      const cpu::SmallAct act = n.post_act == NodeInfo::Act::kRelu    ? cpu::SmallAct::kRelu
-                                : n.post_act == NodeInfo::Act::kRelu6 ? cpu::SmallAct::kRelu6
-                                                                      : cpu::SmallAct::kNone;
+      const cpu::SmallAct act = small_act(n.post_act);
       const Tensor& b = in_[k].size() > 2 ? in_[k][2] : Tensor();
       cpu::dense_rows(x.data<float>(), packed_[k].data<float>(),
                       b.defined() ? b.data<float>() : nullptr, out_[k][0].data<float>(),
@@ -166,6 +175,21 @@ bool Session::run_small(size_t k) {
       const int64_t block = cpu::direct_block(g.c);
       cpu::max_pool2x2_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), g.n,
                                (g.c + block - 1) / block, g.h, g.w, g.oh, g.ow, block);
+      return true;
+    }
+    case Small::kMeanHW: {  // NHWC: one block of all channels
+      const Shape& s = in_[k][0].shape();
+      const bool nhwc = value_layout_[reads_[k][0]] == kNhwcLayout;
+      cpu::mean_hw_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), s[0], s[1],
+                           s[2] * s[3], nhwc ? s[1] : cpu::direct_block(s[1]));
+      return true;
+    }
+    case Small::kAddAct: {  // kFlat: the whole padded buffers (the padding stays zero)
+      const bool flat = layout_[k].mode == NodeLayout::Mode::kFlat;
+      const std::vector<Tensor>& in = flat ? flat_in_[k] : in_[k];
+      Tensor& y = flat ? flat_out_[k][0] : out_[k][0];
+      cpu::add_act(in[0].data<float>(), in[1].data<float>(), y.data<float>(), y.numel(),
+                   small_act(g_.nodes[k].post_act));
       return true;
     }
     case Small::kPoolU8: {  // NHWC: one block of all channels
@@ -228,7 +252,9 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       int id = n.inputs[i];
       const bool takes_blocked = layout_[k].mode == NodeLayout::Mode::kFlat ||
-                                 (layout_[k].mode == NodeLayout::Mode::kWindow && i == 0);
+                                 ((layout_[k].mode == NodeLayout::Mode::kWindow ||
+                                   layout_[k].mode == NodeLayout::Mode::kMeanHW) &&
+                                  i == 0);
       if (id >= 0 && lp.blocked[id] && !takes_blocked) {
         if (copy_of[id] < 0) {
           copy_of[id] = static_cast<int>(nv + copy_src.size());
@@ -251,9 +277,9 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   }
   std::vector<char> is_output(nv, 0);
   for (int id : g_.outputs) is_output[id] = 1;
-  auto nbytes = [&](const TensorMeta& m, bool blocked) {
-    return blocked ? cpu::blocked_nbytes(m.shape, m.dtype)
-                   : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
+  auto nbytes = [&](const TensorMeta& m, char layout) {
+    return layout == kBlockedLayout ? cpu::blocked_nbytes(m.shape, m.dtype)
+                                    : static_cast<size_t>(numel(m.shape)) * itemsize(m.dtype);
   };
   std::vector<Buffer> bufs;
   std::vector<std::vector<int>> scratch(g_.nodes.size());  // buffer index of unread outputs
@@ -262,7 +288,7 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     for (size_t o = 0; o < outs[k].size(); ++o) {
       const int id = o < n.outputs.size() ? n.outputs[o] : -1;
       if (id >= 0 && is_output[id]) continue;
-      const size_t bytes = nbytes(outs[k][o], id >= 0 && lp.blocked[id]);
+      const size_t bytes = nbytes(outs[k][o], id >= 0 ? lp.blocked[id] : char{kPlainLayout});
       const int end = id >= 0 ? std::max(last[id], static_cast<int>(k)) : static_cast<int>(k);
       bufs.push_back(Buffer{std::max<size_t>(bytes, 1), static_cast<int>(k), end, id});
       if (id < 0) scratch[k].push_back(static_cast<int>(bufs.size()) - 1);
@@ -270,8 +296,8 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   }
   for (size_t c = 0; c < copy_src.size(); ++c) {
     const int id = static_cast<int>(nv + c);
-    bufs.push_back(
-        Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], false), 1), first[id], last[id], id});
+    bufs.push_back(Buffer{std::max<size_t>(nbytes(meta[copy_src[c]], kPlainLayout), 1), first[id],
+                          last[id], id});
   }
   const size_t total = place(bufs);
   // 4. Bind: weights, arena views, kernel argument vectors.
@@ -319,9 +345,13 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   act_op_.assign(g_.nodes.size(), nullptr);
   flat_in_.assign(g_.nodes.size(), {});
   flat_out_.assign(g_.nodes.size(), {});
-  auto flat = [](const Tensor& t) {
+  // A value's whole buffer as 1-d: a blocked one's channel padding included, an NHWC one's is
+  // its elements.
+  auto flat = [&](const Tensor& t, int id) {
     const int64_t len =
-        static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+        id >= 0 && lp.blocked[id] == kBlockedLayout
+            ? static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()))
+            : t.numel();
     return Tensor(t.storage(), t.offset(), Shape{len}, t.dtype());
   };
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
@@ -343,15 +373,20 @@ void Session::plan(const std::vector<Tensor>& inputs) {
       params.dst_blocked = layout_[k].dst_blocked;
     }
     if (layout_[k].mode == NodeLayout::Mode::kFlat) {
-      for (const Tensor& t : in_[k]) flat_in_[k].push_back(flat(t));
-      for (const Tensor& t : out_[k]) flat_out_[k].push_back(flat(t));
+      for (size_t i = 0; i < in_[k].size(); ++i)
+        flat_in_[k].push_back(flat(in_[k][i], i < reads_[k].size() ? reads_[k][i] : -1));
+      for (size_t o = 0; o < out_[k].size(); ++o)
+        flat_out_[k].push_back(flat(out_[k][o], o < n.outputs.size() ? n.outputs[o] : -1));
     }
   }
   node_ns_.assign(g_.nodes.size(), {});
+  prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers
+  prepared_.resize(g_.nodes.size());
   plan_small(meta);
   stats_.arena_bytes = total;
   stats_.num_blocked = 0;
-  for (char b : lp.blocked) stats_.num_blocked += b;
+  for (char b : lp.blocked) stats_.num_blocked += b != kPlainLayout;
+  value_layout_ = std::move(lp.blocked);
   stats_.num_reorders = static_cast<int>(copy_src.size());
   ++stats_.num_plans;
   planned_.clear();
@@ -414,7 +449,7 @@ void Session::run_node(size_t k) {
   const NodeInfo& n = g_.nodes[k];
   for (auto [src, dst] : reorders_[k]) {
     const Tensor& x = slot_[src];
-    if (x.dtype() == DType::uint8) {  // int8 activations: NHWC
+    if (value_layout_[src] == kNhwcLayout) {  // int8 ops' activations
       cpu::relayout_nhwc(x, slot_[dst], false);
     } else if (options_.small_kernels && x.dtype() == DType::float32 && x.ndim() == 4 &&
                x.numel() <= kSmallElems) {
@@ -433,16 +468,18 @@ void Session::run_node(size_t k) {
     std::vector<Tensor> r = call_op(*n.op, ins, n.attrs);
     for (size_t o = 0; o < outs.size() && o < r.size(); ++o)
       std::memcpy(outs[o].data(), r[o].data(), r[o].nbytes());
+    if (!outs.empty()) apply_activation(k, outs[0]);
     return;
   }
   if (layout_[k].mode == NodeLayout::Mode::kFlat) {  // elementwise over the whole padded buffers
     n.op->kernel(KernelContext{*n.op, flat_in_[k], flat_out_[k], n.attrs});
+    apply_activation(k, flat_out_[k][0]);  // relu/relu6 keep the zero padding zero
     return;
   }
   KernelParams& params = params_[k];
   params.post_applied = false;
   params.layout_taken = false;
-  n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs, nullptr, &params});
+  n.op->kernel(KernelContext{*n.op, ins, outs, n.attrs, &prepared_[k], &params});
   if (layout_[k].mode == NodeLayout::Mode::kWindow) {
     MYCEL_CHECK(params.layout_taken, RuntimeError, "lite: [", n.op->name,
                 "] ran without oneDNN on a blocked tensor");
@@ -450,14 +487,17 @@ void Session::run_node(size_t k) {
                 "] did not apply its fused activation to a blocked tensor");
     return;
   }
-  if (!params.post_ops.empty() && !params.post_applied) {
-    if (outs[0].dtype() == DType::float32) {
-      cpu::apply_post_ops(params.post_ops, outs[0]);
-    } else {  // bf16: the activation's own kernel, in place (elementwise)
-      const OpDef& act = *act_op_[k];
-      std::vector<Tensor> io{outs[0]};
-      act.kernel(KernelContext{act, io, io, no_attrs_});
-    }
+  if (!params.post_applied) apply_activation(k, outs[0]);
+}
+
+void Session::apply_activation(size_t k, Tensor& y) {
+  if (params_[k].post_ops.empty()) return;
+  if (y.dtype() == DType::float32) {
+    cpu::apply_post_ops(params_[k].post_ops, y);
+  } else {  // bf16: the activation's own kernel, in place (elementwise)
+    const OpDef& act = *act_op_[k];
+    std::vector<Tensor> io{y};
+    act.kernel(KernelContext{act, io, io, no_attrs_});
   }
 }
 

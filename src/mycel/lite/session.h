@@ -3,6 +3,7 @@
 // and run node by node through the registry's CPU kernels. Running allocates only the returned
 // outputs.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct SessionStats {
 class Session {
  public:
   explicit Session(Graph g, SessionOptions o = {});
+  // Movable, not copyable: each node's prepared kernel state is its own.
+  Session(Session&&) = default;
+  Session& operator=(Session&&) = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
   /// Loads (verifying the file) and prepares a model file.
   static Session from_file(const std::string& path, SessionOptions o = {});
   /// Runs the model: inputs in the model's order, checked against its declared dtypes and shapes.
@@ -69,6 +75,8 @@ class Session {
   void plan_small(const std::vector<TensorMeta>& meta);
   /// Runs node k on its small-layer kernel; false when it has none.
   bool run_small(size_t k);
+  /// Node k's fused activation (if any) over its output y, in place.
+  void apply_activation(size_t k, Tensor& y);
 
   Graph g_;
   SessionOptions options_;
@@ -79,18 +87,22 @@ class Session {
   std::vector<std::vector<int>> reads_;  // per node: the slots it reads (-1: absent)
   std::vector<std::vector<std::pair<int, int>>> reorders_;  // per node: (blocked, NCHW copy) first
   std::vector<NodeLayout> layout_;                          // per node
-  std::vector<std::vector<Tensor>> in_, out_;               // per node: bound kernel arguments
-  std::vector<char> eager_;  // per node: inputs need promotion, run via call_op
+  std::vector<char> value_layout_;  // per value: kPlainLayout, kBlockedLayout or kNhwcLayout
+  std::vector<std::vector<Tensor>> in_, out_;  // per node: bound kernel arguments
+  std::vector<char> eager_;                    // per node: inputs need promotion, run via call_op
   /// Per node, built once: its fused activation, whether a conv/dense's weights are model
   /// constants, and the layouts of its input and output (the kernels' explicit parameters).
   std::vector<KernelParams> params_;
+  /// Per node, the state its kernel prepares on the first run of a plan and reuses (oneDNN
+  /// primitives, memory descriptors, argument arrays): nothing is looked up per run.
+  std::vector<std::unique_ptr<KernelPrepared>> prepared_;
   std::vector<const OpDef*> act_op_;  // per node: that activation as an op (non-float32 data)
   Attrs no_attrs_;
   std::vector<std::vector<Tensor>> flat_in_, flat_out_;  // kFlat nodes: whole padded buffers
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
   std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
   std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
-  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8 };
+  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8, kMeanHW, kAddAct };
   std::vector<Small> small_;           // per node: the small-layer kernel planned for it
   std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)
   std::vector<cpu::WindowGeom> geom_;  // per node: kPool2x2's geometry

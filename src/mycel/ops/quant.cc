@@ -2,7 +2,7 @@
 // kernels/cpu/quant.h): quantize_linear and dequantize_linear (ONNX's QuantizeLinear /
 // DequantizeLinear with a per-tensor scale and zero point), and qconv2d / qdense over uint8
 // activations and per-output-channel int8 weights, with a float32 bias, an optional fused relu
-// and a float32 or requantized uint8 output.
+// and a float32 or requantized uint8 output; qadd, the residual add requantized to uint8.
 #include <cmath>
 
 #include "mycel/ops/quant_ops.h"
@@ -78,7 +78,8 @@ cpu::QuantSpec quant_spec(const OpSchema& op, const Attrs& a, int64_t n) {
   if (out == DType::float32 && q.y_zp != 0)
     MYCEL_THROW(ValueError, "[", op.name,
                 "] attribute 'y_zero_point' is for a uint8 output; out_dtype is float32");
-  q.relu = a.get_bool("relu");
+  q.relu6 = a.get_bool("relu6");
+  q.relu = a.get_bool("relu") || q.relu6;
   return q;
 }
 
@@ -99,7 +100,8 @@ std::vector<AttrDef> quant_attrs() {
           attr("y_scale", AttrKind::kFloat, 1.0),
           attr("y_zero_point", AttrKind::kInt, int64_t{0}),
           attr("out_dtype", AttrKind::kDType, DType::float32),
-          attr("relu", AttrKind::kBool, false)};
+          attr("relu", AttrKind::kBool, false),
+          attr("relu6", AttrKind::kBool, false)};
 }
 
 std::vector<AttrDef> qconv_attrs() {
@@ -171,7 +173,34 @@ std::vector<TensorMeta> infer_qdense(const InferContext& c) {
   return {{out, out_dtype_attr(c.op, c.attrs)}};
 }
 
+// qadd's inputs: each uint8 (with its scale and zero point) or float32, of one shape.
+std::vector<TensorMeta> infer_qadd(const InferContext& c) {
+  for (size_t i = 0; i < 2; ++i) {
+    const DType t = c.in(i).dtype;
+    if (t != DType::uint8 && t != DType::float32)
+      MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must be uint8 or float32, got ", dtype_name(t));
+  }
+  if (c.in(0).shape != c.in(1).shape)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] inputs 'a' ", shape_str(c.in(0).shape), " and 'b' ",
+                shape_str(c.in(1).shape), " must have one shape (no broadcasting)");
+  qadd_spec(c.op, c.attrs);
+  return {{c.in(0).shape, DType::uint8}};
+}
+
 }  // namespace
+
+cpu::QAddSpec qadd_spec(const OpSchema& op, const Attrs& a) {
+  cpu::QAddSpec q;
+  q.a_scale = scale_attr(op, a, "a_scale");
+  q.a_zp = zero_point_attr(op, a, "a_zero_point", DType::uint8);
+  q.b_scale = scale_attr(op, a, "b_scale");
+  q.b_zp = zero_point_attr(op, a, "b_zero_point", DType::uint8);
+  q.y_scale = scale_attr(op, a, "y_scale");
+  q.y_zp = zero_point_attr(op, a, "y_zero_point", DType::uint8);
+  q.relu = a.get_bool("relu");
+  return q;
+}
 
 void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out, const Attrs& attrs,
                  bool const_weights, cpu::Int8Path* path, cpu::Int8Layout layout) {
@@ -230,15 +259,30 @@ MYCEL_REGISTER_OPS(quant) {
       "qconv2d", "QuantConv2D",
       "int8 conv2d: uint8 NCHW x (x_scale, x_zero_point), int8 w (out, in/groups, kh, kw) with "
       "per-channel "
-      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu or relu6.",
       {{"x"}, {"w"}, {"b", true, false}}, qconv_attrs(), infer_qconv2d, int8_kernel, {DType::uint8},
       "none"));
-  r.add(make_op("qdense", "QuantDense",
-                "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
-                "per-channel "
-                "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu.",
-                {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense, int8_kernel,
-                {DType::uint8}, "none"));
+  r.add(elementwise(make_op(
+      "qadd", "QuantAdd",
+      "int8 add (a residual block's): a + b, each uint8 (its scale and zero point) or float32, "
+      "optional relu, requantized to uint8 (y_scale, y_zero_point) (ONNX QLinearAdd).",
+      {{"a"}, {"b"}},
+      {attr("a_scale", AttrKind::kFloat, 1.0), attr("a_zero_point", AttrKind::kInt, int64_t{0}),
+       attr("b_scale", AttrKind::kFloat, 1.0), attr("b_zero_point", AttrKind::kInt, int64_t{0}),
+       attr("y_scale", AttrKind::kFloat, 1.0), attr("y_zero_point", AttrKind::kInt, int64_t{0}),
+       attr("relu", AttrKind::kBool, false)},
+      infer_qadd,
+      [](const KernelContext& c) {
+        cpu::qadd(c.in(0), c.in(1), c.out(0), qadd_spec(c.op, c.attrs));
+      },
+      {DType::uint8, DType::float32}, "none")));
+  r.add(make_op(
+      "qdense", "QuantDense",
+      "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "
+      "per-channel "
+      "w_scale, float32 bias; float32 or requantized uint8 output, optional fused relu or relu6.",
+      {{"x"}, {"w"}, {"b", true, false}}, quant_attrs(), infer_qdense, int8_kernel, {DType::uint8},
+      "none"));
 }
 
 }  // namespace mycel

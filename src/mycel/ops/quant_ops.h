@@ -13,4 +13,7 @@ namespace mycel {
 void run_int8_op(const OpSchema& op, const std::vector<Tensor>& in, Tensor& out, const Attrs& attrs,
                  bool const_weights, cpu::Int8Path* path, cpu::Int8Layout layout = {});
 
+/// qadd's attributes, checked (scales positive and finite, zero points in [0, 255]).
+cpu::QAddSpec qadd_spec(const OpSchema& op, const Attrs& a);
+
 }  // namespace mycel

@@ -16,16 +16,18 @@ def dequantize_ref(x, scale, zero_point=0):
     return ((x.astype(np.float64) - zero_point) * np.float32(scale)).astype(np.float32)
 
 
-def _epilogue(acc, x_scale, w_scale, b, relu):
+def _epilogue(acc, x_scale, w_scale, b, relu, relu6=False):
     shape = (1, -1) + (1,) * (acc.ndim - 2)
     y = acc * (x_scale * np.asarray(w_scale, np.float64)).reshape(shape)
     if b is not None:
         y = y + b.astype(np.float64).reshape(shape)
+    if relu6:
+        y = np.clip(y, 0, 6)
     return (np.maximum(y, 0) if relu else y).astype(np.float32)
 
 
 def qconv2d_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), stride=1, pad_mode="valid", pad=0,
-                relu=False, **_):
+                relu=False, relu6=False, **_):
     n, c, h, wd = x.shape
     oc, _, kh, kw = w.shape
     xi = np.pad(x.astype(np.int64) - x_zero_point, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
@@ -35,12 +37,35 @@ def qconv2d_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), stride=1,
         for j in range(kw):
             patch = xi[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
             acc += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.int64))
-    return _epilogue(acc, x_scale, w_scale, b, relu)
+    return _epilogue(acc, x_scale, w_scale, b, relu, relu6)
 
 
-def qdense_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), relu=False, **_):
+def qdense_ref(x, w, b=None, x_scale=1.0, x_zero_point=0, w_scale=(), relu=False, relu6=False, **_):
     acc = (x.astype(np.int64) - x_zero_point) @ w.astype(np.int64).T
-    return _epilogue(acc, x_scale, w_scale, b, relu)
+    return _epilogue(acc, x_scale, w_scale, b, relu, relu6)
+
+
+def _deq_or_float(x, scale, zero_point):
+    if x.dtype == np.uint8:  # as dequantize_linear: (x - zp) * scale in float32
+        return (x.astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)
+    return x
+
+
+def qadd_ref(a, b, a_scale=1.0, a_zero_point=0, b_scale=1.0, b_zero_point=0, y_scale=1.0, y_zero_point=0,
+             relu=False):
+    # dequantize, add, relu, quantize_linear: all in float32, as the kernel computes them
+    y = _deq_or_float(a, a_scale, a_zero_point) + _deq_or_float(b, b_scale, b_zero_point)
+    if relu:
+        y = np.maximum(y, np.float32(0))
+    return quantize_ref(y, y_scale, y_zero_point)
+
+
+def _qadd_u8_inputs(rng, dtype):
+    return [rng.integers(0, 256, (2, 3, 5, 7)).astype(np.uint8), rng.integers(0, 256, (2, 3, 5, 7)).astype(np.uint8)]
+
+
+def _qadd_mixed_inputs(rng, dtype):  # a float32 branch (a conv's output) plus a uint8 shortcut
+    return [rng.standard_normal((2, 3, 5, 7)).astype(np.float32), rng.integers(0, 256, (2, 3, 5, 7)).astype(np.uint8)]
 
 
 def _qconv_inputs(rng, dtype):
@@ -68,8 +93,18 @@ CASES = [
     OpCase("qconv2d", qconv2d_ref, _qconv_inputs,
            attrs=dict(x_scale=0.05, w_scale=W6, stride=2, pad_mode="pad", pad=1, relu=True), dtypes=("uint8",),
            id="stride_pad_relu", **TOL),
+    OpCase("qadd", qadd_ref, _qadd_u8_inputs,
+           attrs=dict(a_scale=0.02, a_zero_point=100, b_scale=0.03, b_zero_point=7, y_scale=0.05, y_zero_point=90),
+           dtypes=("uint8",)),
+    OpCase("qadd", qadd_ref, _qadd_mixed_inputs,
+           attrs=dict(b_scale=0.01, b_zero_point=128, y_scale=0.02, y_zero_point=3, relu=True), dtypes=("float32",),
+           id="float_a_relu"),
     OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, x_zero_point=4, w_scale=W7), dtypes=("uint8",),
            **TOL),
     OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu=True), dtypes=("uint8",),
            id="relu", **TOL),
+    OpCase("qconv2d", qconv2d_ref, _qconv_inputs, attrs=dict(x_scale=0.05, x_zero_point=9, w_scale=W6, relu6=True),
+           dtypes=("uint8",), id="relu6", **TOL),
+    OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu6=True), dtypes=("uint8",),
+           id="relu6", **TOL),
 ]

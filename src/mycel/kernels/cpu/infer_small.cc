@@ -18,24 +18,25 @@ inline float activate(float v, SmallAct act) {
   return act == SmallAct::kRelu6 && v > 6.f ? 6.f : v;
 }
 
-// Outputs [o0, o0 + 8 * NB) of one row: NB accumulators of 8 lanes stay in registers over k.
+// Outputs [o0, o0 + 8 * NB) of one row from their panel (k, 8 * NB): NB accumulators of 8 lanes
+// stay in registers over k.
 template <int NB>
-void dense_block(const float* xr, const float* packed, const float* bias, float* yr, int64_t k,
-                 int64_t n, int64_t n8, int64_t o0, SmallAct act) {
+void dense_block(const float* xr, const float* panel, const float* bias, float* yr, int64_t k,
+                 int64_t n, int64_t o0, SmallAct act) {
   alignas(32) float sum[NB * 8];
 #ifdef __AVX2__
   __m256 acc[NB];
   for (int b = 0; b < NB; ++b) acc[b] = _mm256_setzero_ps();
   for (int64_t j = 0; j < k; ++j) {
     const __m256 xv = _mm256_set1_ps(xr[j]);
-    const float* wj = packed + j * n8 + o0;
+    const float* wj = panel + j * (NB * 8);
     for (int b = 0; b < NB; ++b) acc[b] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wj + 8 * b), acc[b]);
   }
   for (int b = 0; b < NB; ++b) _mm256_store_ps(sum + 8 * b, acc[b]);
 #else
   std::fill(sum, sum + NB * 8, 0.f);
   for (int64_t j = 0; j < k; ++j)
-    for (int i = 0; i < NB * 8; ++i) sum[i] += xr[j] * packed[j * n8 + o0 + i];
+    for (int i = 0; i < NB * 8; ++i) sum[i] += xr[j] * panel[j * (NB * 8) + i];
 #endif
   const int64_t end = std::min<int64_t>(NB * 8, n - o0);
   for (int64_t i = 0; i < end; ++i)
@@ -43,9 +44,10 @@ void dense_block(const float* xr, const float* packed, const float* bias, float*
 }
 
 using BlockFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,
-                         int64_t, int64_t, SmallAct);
+                         int64_t, SmallAct);
 constexpr BlockFn kBlocks[8] = {dense_block<1>, dense_block<2>, dense_block<3>, dense_block<4>,
                                 dense_block<5>, dense_block<6>, dense_block<7>, dense_block<8>};
+constexpr int64_t kPanel = 64;  // outputs per panel: 8 accumulators of 8 lanes
 
 }  // namespace
 
@@ -54,9 +56,13 @@ Tensor pack_dense_rows(const Tensor& w) {
   Tensor p = Tensor::empty({std::max<int64_t>(k * n8, 1)}, DType::float32);
   float* P = p.data<float>();
   const float* W = w.data<float>();
-  std::fill(P, P + k * n8, 0.f);
-  for (int64_t o = 0; o < n; ++o)
-    for (int64_t j = 0; j < k; ++j) P[j * n8 + o] = W[o * k + j];
+  for (int64_t o0 = 0; o0 < n8; o0 += kPanel) {  // panel o0 starts at o0 * k
+    const int64_t width = std::min(kPanel, n8 - o0);
+    float* panel = P + o0 * k;
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < width; ++i)
+        panel[j * width + i] = o0 + i < n ? W[(o0 + i) * k + j] : 0.f;
+  }
   return p;
 }
 
@@ -64,9 +70,9 @@ void dense_rows(const float* x, const float* packed, const float* bias, float* y
                 int64_t k, int64_t n, SmallAct act) {
   const int64_t n8 = (n + 7) / 8 * 8;
   for (int64_t r = 0; r < m; ++r)
-    for (int64_t o0 = 0; o0 < n8; o0 += 64) {
-      const int64_t nb = std::min<int64_t>(8, (n8 - o0) / 8);
-      kBlocks[nb - 1](x + r * k, packed, bias, y + r * n, k, n, n8, o0, act);
+    for (int64_t o0 = 0; o0 < n8; o0 += kPanel) {
+      const int64_t nb = std::min(kPanel, n8 - o0) / 8;
+      kBlocks[nb - 1](x + r * k, packed + o0 * k, bias, y + r * n, k, n, o0, act);
     }
 }
 
@@ -110,6 +116,38 @@ void unblock_to_nchw(const float* x, float* y, int64_t n, int64_t c, int64_t hw,
       float* dst = y + (i * c + ch) * hw;
       for (int64_t p = 0; p < hw; ++p) dst[p] = src[p * block];
     }
+}
+
+void mean_hw_blocked(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int64_t block) {
+  const int64_t cb = (c + block - 1) / block;
+  constexpr int64_t kLanes = 64;  // accumulators per pass over the positions
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t b = 0; b < cb; ++b) {
+      const float* xb = x + (i * cb + b) * hw * block;
+      for (int64_t l0 = 0; l0 < block; l0 += kLanes) {
+        const int64_t lanes = std::min(kLanes, block - l0);
+        float acc[kLanes] = {};
+        for (int64_t p = 0; p < hw; ++p) {
+          const float* xp = xb + p * block + l0;
+          for (int64_t l = 0; l < lanes; ++l) acc[l] += xp[l];
+        }
+        for (int64_t l = 0; l < lanes; ++l) {
+          const int64_t ch = b * block + l0 + l;
+          if (ch < c) y[i * c + ch] = acc[l] / static_cast<float>(hw);
+        }
+      }
+    }
+}
+
+void add_act(const float* a, const float* b, float* y, int64_t count, SmallAct act) {
+  // One loop per activation, so each vectorizes without a branch inside.
+  if (act == SmallAct::kNone) {
+    for (int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+  } else if (act == SmallAct::kRelu) {
+    for (int64_t i = 0; i < count; ++i) y[i] = std::max(a[i] + b[i], 0.f);
+  } else {
+    for (int64_t i = 0; i < count; ++i) y[i] = std::min(std::max(a[i] + b[i], 0.f), 6.f);
+  }
 }
 
 }  // namespace mycel::cpu

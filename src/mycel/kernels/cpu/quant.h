@@ -4,7 +4,7 @@
 //
 // The arithmetic every path implements (q: stored integers, zp: zero points):
 //   acc[o]  = sum (x_q - x_zp) * w_q[o]                      (int32, exact)
-//   y_f[o]  = acc[o] * x_scale * w_scale[o] + b[o]           (float32), then relu if asked
+//   y_f[o]  = acc[o] * x_scale * w_scale[o] + b[o]           (float32), then relu or relu6
 //   y       = y_f                       when the output is float32
 //   y       = clamp(round(y_f / y_scale) + y_zp, 0, 255)     when it is uint8 (ties to even)
 #pragma once
@@ -25,6 +25,7 @@ struct QuantSpec {
   float y_scale = 1;           // uint8 output only
   int32_t y_zp = 0;
   bool relu = false;
+  bool relu6 = false;  // clip to [0, 6] (MobileNetV2's activation); sets relu too
 };
 
 /// y = clamp(round(x / scale) + zp) into y's dtype (uint8 or int8); x float32.
@@ -42,10 +43,11 @@ bool int8_weights_safe(const Tensor& w);
 /// Which implementation a qconv2d / qdense call ran (the kernels report it through their `path`
 /// argument when one is given; tests read it).
 struct Int8Path {
-  // kRows: dense over <= 4 rows; kSmall: a small convolution; both exact int16-pair loops
-  enum class Kind { kNone, kOneDnn, kRows, kSmall, kReference } kind = Kind::kNone;
+  // kRows: dense over <= 4 rows; kSmall: a small convolution; kDirect: a one-input-channel
+  // convolution over rows of pixels (LeNet5's first layer); all exact int16-pair loops
+  enum class Kind { kNone, kOneDnn, kRows, kSmall, kDirect, kReference } kind = Kind::kNone;
   std::string impl;  // kOneDnn: oneDNN's implementation name
-  /// "onednn:<impl>", "rows", "small", "reference" (or "none").
+  /// "onednn:<impl>", "rows", "small", "direct", "reference" (or "none").
   std::string name() const;
 };
 
@@ -76,6 +78,20 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
                  const WindowGeom& g, const QuantSpec& q);
 void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, int64_t m,
                 int64_t k, int64_t n, const QuantSpec& q);
+/// Quantization parameters of one qadd call (an input's scale and zero point apply when it is
+/// uint8; a float32 input is taken as it is).
+struct QAddSpec {
+  float a_scale = 1, b_scale = 1, y_scale = 1;
+  int32_t a_zp = 0, b_zp = 0, y_zp = 0;
+  bool relu = false;
+};
+
+/// Quantized add (a residual block's): y = clamp(round(act(a_f + b_f) / y_scale) + y_zp, 0, 255)
+/// with a_f = (a - a_zp) * a_scale for uint8 a (float32 a as it is), likewise b; act: relu or
+/// none. Elementwise over y.numel() elements: a, b and y in any one layout (NCHW or NHWC alike).
+/// The same float operations as dequantize_linear, add, relu and quantize_linear in a row.
+void qadd(const Tensor& a, const Tensor& b, Tensor& y, const QAddSpec& q);
+
 /// Max pooling of uint8 NCHW data (order-preserving, so it commutes with quantization).
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g);
 
