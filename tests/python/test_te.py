@@ -244,6 +244,34 @@ def test_kernel_cache_and_compile_errors(monkeypatch):
         te.build([z], [vmuls(z, 5.0)])
 
 
+def test_kernel_cache_is_private_and_checks_its_source(tmp_path, monkeypatch):
+    """The cache holds libraries that get loaded: a folder others may write is refused, and a hit
+    needs the kept source to equal the new one (a hash collision must not run another kernel)."""
+    def build():
+        x = te.placeholder((6,), "float32", "x")
+        return te.build([x], [vmuls(vexp(x), 2.0)])
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("MYCEL_TE_CACHE", str(shared))
+    with pytest.raises(RuntimeError, match="writable by nobody else"):
+        build()
+    os.symlink(shared, tmp_path / "link")
+    monkeypatch.setenv("MYCEL_TE_CACHE", str(tmp_path / "link"))
+    with pytest.raises(RuntimeError, match="not a directory"):
+        build()
+    monkeypatch.setenv("MYCEL_TE_CACHE", str(tmp_path / "mine"))
+    f = build()
+    assert not f.cached and os.stat(tmp_path / "mine").st_mode & 0o077 == 0
+    assert build().library == f.library
+    with open(f.library[:-3] + ".cc", "w") as fh:  # another kernel's source under this hash
+        fh.write("// a different kernel\n")
+    g = build()  # takes the next slot of the hash
+    assert not g.cached and g.library == f.library[:-3] + "_1.so"
+    assert open(g.library[:-3] + ".cc").read() == g.source
+    np.testing.assert_allclose(g(np.ones(6, np.float32)).asnumpy(), 2 * np.exp(np.ones(6)), rtol=1e-6)
+
+
 def test_large_rank1_and_rank0_outputs():
     # A rank-1 tensor big enough for the parallel loop, and a full reduction to a 0-d tensor.
     n = 50000

@@ -1,8 +1,12 @@
 // Run-time compilation of generated C++ with the system compiler, cached on disk by a hash of
 // source and flags (MYCEL_TE_CACHE, else ~/.cache/mycel/te), loaded with dlopen.
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdio>
@@ -31,8 +35,28 @@ uint64_t fnv1a(const std::string& s) {
 
 fs::path cache_dir() {
   if (const char* d = std::getenv("MYCEL_TE_CACHE"); d && *d) return d;
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "mycel" / "te";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "mycel" / "te";
+  return fs::path("/tmp") / ("mycel-te-" + std::to_string(geteuid()));  // one per user
+}
+
+// The cache holds libraries this process dlopens, so whoever can write the folder can run code
+// in it: the folder must be ours and writable by nobody else (a shared /tmp, a group-writable
+// HOME). Created 0700; an existing one that fails the check is an error naming it.
+void check_private(const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    MYCEL_THROW(RuntimeError, "[", what, "] cannot create the kernel cache directory '",
+                dir.string(), "': ", std::strerror(errno));
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    MYCEL_THROW(RuntimeError, "[", what, "] the kernel cache '", dir.string(),
+                "' is not a directory (a symlink is refused too)");
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    MYCEL_THROW(RuntimeError, "[", what, "] the kernel cache '", dir.string(),
+                "' must belong to this user and be writable by nobody else (it holds libraries "
+                "that are loaded and run); fix its owner/mode or set MYCEL_TE_CACHE");
 }
 
 std::string compiler() {
@@ -68,11 +92,23 @@ std::string compile_shared(const std::string& source, const std::string& flags,
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   fs::path dir = cache_dir();
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  MYCEL_CHECK(!ec, RuntimeError, "[", what, "] cannot create the kernel cache directory '",
-              dir.string(), "': ", ec.message());
-  fs::path so = dir / (std::string("te_") + hex + ".so");
-  bool cached = fs::exists(so);
+  check_private(dir, what);
+  // A slot is te_<hash>[_k].so with its source kept beside it (.cc): a hit needs that source to
+  // equal this one, since a 64-bit hash can collide and a wrong library would compute silently
+  // wrong results; a colliding source takes the next slot.
+  fs::path so, kept;
+  bool cached = false;
+  for (int k = 0;; ++k) {
+    MYCEL_CHECK(k < 16, RuntimeError, "[", what, "] 16 different kernels share the hash ", hex,
+                " in '", dir.string(), "' (a corrupt cache? remove it)");
+    const std::string base = std::string("te_") + hex + (k ? "_" + std::to_string(k) : "");
+    so = dir / (base + ".so"), kept = dir / (base + ".cc");
+    if (!fs::exists(so)) break;
+    if (read_text(kept, source.size() + 1) == source) {
+      cached = true;
+      break;
+    }
+  }
   double secs = 0;
   if (!cached) {
     // Unique temp names, then rename: concurrent builders never see a half-written library.
@@ -96,11 +132,14 @@ std::string compile_shared(const std::string& source, const std::string& flags,
       MYCEL_THROW(RuntimeError, "[", what, "] the C++ compiler '", cxx, "' failed (exit status ",
                   WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, ") on ", src.string(), ":\n", msg);
     }
+    fs::remove(log, ec);
+    // The source first: whoever sees the library sees the source it must match.
+    fs::rename(src, kept, ec);
+    MYCEL_CHECK(!ec, RuntimeError, "[", what,
+                "] cannot move the source into the cache: ", ec.message());
     fs::rename(tmp_so, so, ec);
     MYCEL_CHECK(!ec, RuntimeError, "[", what,
                 "] cannot move the library into the cache: ", ec.message());
-    fs::remove(log, ec);
-    fs::rename(src, dir / (std::string("te_") + hex + ".cc"), ec);  // kept for inspection
   }
   if (cached_out) *cached_out = cached;
   if (seconds_out) *seconds_out = secs;
