@@ -201,14 +201,22 @@ class Emitter {
     if (b->rkind == ReduceKind::sum)
       os << out << " += " << val << ";\n";
     else
-      os << "{ " << ct << " v_ = " << val << "; if (v_ "
-         << (b->rkind == ReduceKind::max ? ">" : "<") << " " << out << ") " << out << " = v_; }\n";
+      os << extremum_update(b->rkind, ct, out, val);
     os << ind << "}\n";
     for (size_t k = 0; k < b->raxes.size() + rank - 1; ++k) {
       ind.resize(ind.size() - 2);
       os << ind << "}\n";
     }
     os << "  }\n";
+  }
+
+  // out = max(out, val) (or min) as the reduce kernels' step: a NaN value is taken, and a NaN
+  // in out stays (no value compares greater), so NaN propagates as in numpy.
+  static std::string extremum_update(ReduceKind k, const std::string& ct, const std::string& out,
+                                     const std::string& val) {
+    return "{ const " + ct + " v_ = " + val + "; " + out + " = ((v_ " +
+           (k == ReduceKind::max ? ">" : "<") + " " + out + ") | (v_ != v_)) ? v_ : " + out +
+           "; }\n";
   }
 
   static std::string init_value(ReduceKind k, DType t) {
@@ -315,9 +323,7 @@ class Emitter {
       if (b->rkind == ReduceKind::sum)
         os << out << " += " << val << ";\n";
       else
-        os << "{ " << ctype(t->dtype) << " v_ = " << val << "; if (v_ "
-           << (b->rkind == ReduceKind::max ? ">" : "<") << " " << out << ") " << out
-           << " = v_; }\n";
+        os << extremum_update(b->rkind, ctype(t->dtype), out, val);
     } else {
       std::string val = emit(b, pre, ind);
       os << pre << ind << out << " = " << val << ";\n";
@@ -499,8 +505,12 @@ class Emitter {
                                                  : "std::numeric_limits<" + ct + ">::lowest()")
                            : (is_float(e->dtype) ? "std::numeric_limits<" + ct + ">::infinity()"
                                                  : "std::numeric_limits<" + ct + ">::max()");
+    // A float max / min keeps a NaN flag beside the simd reduction (whose max / min drops NaN
+    // operands): a NaN anywhere makes the result NaN, as the reduce kernels' step.
+    const bool nan_flag = is_float(e->dtype) && e->rkind != ReduceKind::sum;
     std::ostringstream os;
     os << ind << ct << " " << acc << " = " << init << ";\n";
+    if (nan_flag) os << ind << "int " << acc << "n = 0;\n";
     std::string in = ind;
     for (size_t q = 0; q < e->raxes.size(); ++q) {
       auto& r = e->raxes[q];
@@ -512,7 +522,7 @@ class Emitter {
            << (e->rkind == ReduceKind::sum   ? "+"
                : e->rkind == ReduceKind::max ? "max"
                                              : "min")
-           << ":" << acc << ")\n";
+           << ":" << acc << ")" << (nan_flag ? " reduction(|:" + acc + "n)" : "") << "\n";
       os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
          << v << ") {\n";
       in += "  ";
@@ -522,13 +532,20 @@ class Emitter {
     os << body_pre;
     if (e->rkind == ReduceKind::sum)
       os << in << acc << " += " << val << ";\n";
-    else  // a ternary, not std::max, so the simd reduction clause applies
+    else if (nan_flag)  // a ternary, not std::max, so the simd reduction clause applies
+      os << in << "{ const " << ct << " v_ = " << val << "; " << acc << " = " << acc
+         << (e->rkind == ReduceKind::max ? " > " : " < ") << "v_ ? " << acc << " : v_; " << acc
+         << "n |= v_ != v_; }\n";
+    else
       os << in << acc << " = " << acc << (e->rkind == ReduceKind::max ? " > " : " < ") << val
          << " ? " << acc << " : " << val << ";\n";
     for (size_t k = 0; k < e->raxes.size(); ++k) {
       in.resize(in.size() - 2);
       os << in << "}\n";
     }
+    if (nan_flag)
+      os << ind << "if (" << acc << "n) " << acc << " = std::numeric_limits<" << ct
+         << ">::quiet_NaN();\n";
     pre += os.str();
     return acc;
   }

@@ -114,11 +114,9 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
   return build_rounded(ins, {compute({n}, {i}, body, "fused")});
 }
 
-std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
-                                                   const std::vector<int64_t>& shape,
-                                                   const std::vector<bool>& broadcast,
-                                                   const std::vector<bool>& reduced, bool keep_dims,
-                                                   bool mean, bool keep_chain) {
+std::shared_ptr<Function> build_elementwise_reduce(
+    const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
+    const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain) {
   MYCEL_CHECK(reduced.size() == shape.size(), ValueError, "[te fusion] ", reduced.size(),
               " reduced flags for a rank-", shape.size(), " input");
   std::vector<Expr> index;
@@ -154,7 +152,8 @@ std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
     chain = compute(shape, full, chain_expr(p, shape, broadcast, at, ins), "fused_chain");
   }
   Expr value = chain ? load(chain, index) : chain_expr(p, shape, broadcast, index, ins);
-  Expr body = reduce(ReduceKind::sum, value, raxes);
+  MYCEL_CHECK(!mean || kind == ReduceKind::sum, ValueError, "[te fusion] a mean is a sum");
+  Expr body = reduce(kind, value, raxes);
   if (mean) body = binary(Op::Div, body, f32(static_cast<double>(count)));
   Tensor out = compute(out_shape, axes, body, "fused_reduce");
   return chain ? build_rounded(ins, {chain, out}) : build_rounded(ins, {out});
