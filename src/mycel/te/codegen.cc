@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/vmath.h"
 #include "mycel/te/te.h"
 
@@ -169,7 +170,7 @@ class Emitter {
     os << ind << "{  // " << t->name << " (reduction loops outside the last axis)\n";
     for (size_t k = 0; k + 1 < rank; ++k) {
       std::string v = vname(t->axes[k].get());
-      if (k == 0 && numel(t->shape) >= 4096 && t->shape[0] > 1)
+      if (k == 0 && worth_threads(numel(t->shape) * work(b)) && t->shape[0] > 1)
         os << ind << "#pragma omp parallel for\n";
       os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
          << ") {\n";
@@ -347,7 +348,7 @@ class Emitter {
       std::string v = vname(t->axes[k].get());
       // Parallel outer loop when the work is worth a thread team; simd-friendly inner loop.
       // (GCC takes one loop pragma: a rank-1 parallel loop gets omp's, not ivdep.)
-      bool parallel = k == 0 && n >= 4096 && t->shape[0] > 1;
+      bool parallel = k == 0 && worth_threads(n * work(t->body)) && t->shape[0] > 1;
       if (parallel) os << ind << "#pragma omp parallel for\n";
       if (k + 1 == t->axes.size() && !parallel) os << ind << "#pragma GCC ivdep\n";
       os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
@@ -363,6 +364,41 @@ class Emitter {
     }
     os << "  }\n";
   }
+
+  // Operations to compute one element of e (inlined producers included, a reduction times its
+  // extent, a math function as 8): a loop nest runs on threads when its elements times this reach
+  // parallel_for's grain, as the op kernels and the fused interpreter decide. Below it, waking
+  // the thread team costs more than it saves (most chains of a training step are small).
+  int64_t work(const Expr& e) {
+    int64_t c = 1;
+    switch (e->op) {
+      case Op::Const:
+      case Op::Var:
+        return 0;
+      case Op::Load:
+        if (inlined_.count(e->tensor.get())) c += work(e->tensor->body);
+        break;
+      case Op::Exp:
+      case Op::Log:
+      case Op::Tanh:
+      case Op::Sigmoid:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Pow:
+        c = 8;
+        break;
+      case Op::Reduce: {
+        int64_t extent = 1;
+        for (auto& r : e->raxes) extent *= std::max<int64_t>(1, r->hi - r->lo);
+        return extent * std::max<int64_t>(1, work(e->args[0]));
+      }
+      default:
+        break;
+    }
+    for (auto& a : e->args) c += work(a);
+    return c;
+  }
+  static bool worth_threads(int64_t total_work) { return total_work >= kParallelGrain; }
 
   std::string offset(const std::vector<int64_t>& shape, const std::vector<IterVar>& axes) {
     std::vector<std::string> idx;
