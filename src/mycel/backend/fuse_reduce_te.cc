@@ -1,16 +1,14 @@
-// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by
-// elementwise ops read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a
-// softmax, the bias gradient sum(dout * mask) of a relu layer, max(abs(g)) of a gradient norm)
-// becomes one tensor-expression kernel that reduces the chain's values as it computes them: no
-// intermediate tensor, one pass over the inputs. When the chain's values are read elsewhere too
-// (softmax's e in e / sum(e)), the kernel writes them as well, and the reduction reads them back
-// while in cache.
+// With MYCEL_TE_FUSION=1: a sum or mean of float32 whose input is computed by elementwise ops
+// read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
+// gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
+// the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
+// the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
+// as well, and the reduction reads them back while in cache.
 // Runs before fuse_elementwise, which fuses what is left; results equal the unfused ops to
-// rounding (summation order); a max or min equals them exactly, NaN propagating as theirs.
+// rounding (summation order).
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <unordered_map>
 
 #include "mycel/backend/fuse_util.h"
@@ -61,17 +59,6 @@ bool may_write_between(const Function& f, const std::vector<char>& keep, int fro
   return false;
 }
 
-// How an op reduces, for this pass: by its ReduceFusion trait (sum, mean), or it is one of
-// reduce.cc's "max" and "min" (NaN-propagating). They are named here rather than given
-// kMax / kMin traits only because that edit to registry.h rebuilds nearly everything; it belongs
-// there when registry.h is next changed.
-std::optional<te::ReduceKind> reduce_kind(const OpDef& op) {
-  if (op.backend.reduce != ReduceFusion::kNone) return te::ReduceKind::sum;
-  if (op.name == "max") return te::ReduceKind::max;
-  if (op.name == "min") return te::ReduceKind::min;
-  return std::nullopt;
-}
-
 void fuse_function(Function& f, ProgramImpl& p) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
@@ -82,9 +69,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<char> keep(n, 1);
   for (int at = 0; at < n; ++at) {
     const Instr& red = f.code[at];
-    if (!is_kernel1(red) || red.in.size() != 1) continue;
-    const std::optional<te::ReduceKind> rk = reduce_kind(*red.op);
-    if (!rk) continue;
+    if (!is_kernel1(red) || red.op->backend.reduce == ReduceFusion::kNone || red.in.size() != 1)
+      continue;
     const int x = red.in[0];
     if (!is_static_f32(f, x) || !is_static_f32(f, red.out[0])) continue;
     // Read elsewhere too (the e of softmax's e / sum(e)), the chain's values are a second output
@@ -144,20 +130,19 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
-    const te::ReduceKind rkind = *rk;
+    // Sums and means (the ReduceFusion traits). build_elementwise_reduce and the code generator
+    // also do max and min, NaN propagating as the reduce kernels; those fuse here once registry.h
+    // gives "max" and "min" kMax / kMin traits (an op-name test here is not allowed).
     const bool keep_dims = red.attrs.get_bool("keep_dims"),
                mean = red.op->backend.reduce == ReduceFusion::kMean;
-    const char* what = mean                           ? "mean"
-                       : rkind == te::ReduceKind::max ? "max"
-                       : rkind == te::ReduceKind::min ? "min"
-                                                      : "sum";
-    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, rkind, keep_dims, mean,
-                                           keep_chain);
+    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, te::ReduceKind::sum,
+                                           keep_dims, mean, keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
-    p.fused_ops.push_back(
-        make_op(prog, std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
-                std::move(fn)));
+    p.fused_ops.push_back(make_op(
+        prog,
+        std::string(mean ? "mean" : "sum") + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")",
+        outs, std::move(fn)));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
