@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mycel as ms
-from mycel import nn, ops
+from mycel import nn, ops, te
 from mycel._mycel import graph as G
 from train_helpers import WithLoss
 from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
@@ -132,3 +132,67 @@ def test_training_step_bias_gradients_and_loss():
 def test_without_te_fusion_reductions_stay_unfused():
     x = ms.Tensor(np.ones((4, 5), np.float32))
     assert not fused_reduces(G.compile(Softmax()).program_text(x))
+
+
+class Extrema(nn.Cell):
+    def construct(self, x, a):
+        top = ops.max(ops.abs(x * a - 1.0), axis=-1, keep_dims=True)   # (rows, 1)
+        low = ops.min(ops.exp(x) * a, axis=0)                           # (cols,)
+        return top + low
+
+
+def test_max_min_after_te_chains_nan_propagating():
+    # max / min of TE-fused chains (they stay reduce kernels: fuse_reduce_te.cc fuses them once
+    # they have registry traits) equal the default bit for bit, a NaN anywhere in a row (column)
+    # giving NaN there, as numpy.
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((16, 37)).astype(np.float32)
+    av = rng.standard_normal((16, 37)).astype(np.float32)
+    xv[3, 5] = np.nan          # row 3 of max, column 5 of min
+    av[9, 30] = np.nan         # row 9, column 30
+    xv[12, 0] = -np.inf        # exp(-inf) * a = 0 * a: a finite minimum candidate
+    args = (ms.Tensor(xv), ms.Tensor(av))
+    ref = Extrema()(*args).asnumpy()
+    got = with_te_fusion(lambda: Extrema()(*args).asnumpy())
+    np.testing.assert_array_equal(got, ref)
+    with np.errstate(invalid="ignore"):
+        expect = (np.max(np.abs(xv * av - 1), -1, keepdims=True)
+                  + np.min(np.exp(xv.astype(np.float64)) * av, 0))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expect))
+    assert np.isnan(got[3]).all() and np.isnan(got[9]).all() and np.isnan(got[:, 5]).all()
+    np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-6)
+    text = with_te_fusion(lambda: G.compile(Extrema()).program_text(*args))
+    assert "fused_elementwise[te]{" in text, text
+
+
+def test_max_min_after_te_chains_gradients():
+    # Without NaN: forward and backward (the gradient goes to the elements equal to the
+    # extremum) equal to the default's bit for bit.
+    rng = np.random.default_rng(4)
+    xv, av = (rng.standard_normal((16, 37)).astype(np.float32) for _ in range(2))
+    args = (ms.Tensor(xv), ms.Tensor(av))
+    check_same(Extrema, args, (0, 1), rtol=0, atol=0)
+
+
+def test_te_max_min_reductions_propagate_nan():
+    # te.max / te.min over a row (a simd reduction with a NaN flag), over a column (the output row
+    # as the accumulator) and over everything: NaN propagates, as numpy's max / min.
+    n, m = 9, 70
+    x = te.placeholder((n, m), "float32", "x")
+    k, k0 = te.reduce_axis((0, m), "k"), te.reduce_axis((0, n), "k0")
+    ka, kb = te.reduce_axis((0, n), "ka"), te.reduce_axis((0, m), "kb")
+    rmax = te.compute((n,), lambda i: te.max(x[i, k] * 2.0, axis=k), "rmax")
+    cmin = te.compute((m,), lambda j: te.min(x[k0, j] - 1.0, axis=k0), "cmin")
+    amax = te.compute((1,), lambda i: te.max(x[ka, kb], axis=[ka, kb]), "amax")
+    fn = te.build([x], [rmax, cmin, amax])
+    xv = np.random.default_rng(5).standard_normal((n, m)).astype(np.float32)
+    for bad in [(2, 0), (2, 69), (5, 33), (8, 12)]:
+        xv[bad] = np.nan
+    got = [t.asnumpy() for t in fn(xv)]
+    np.testing.assert_array_equal(got[0], np.max(xv * 2, 1))
+    np.testing.assert_array_equal(got[1], np.min(xv - 1, 0))
+    assert np.isnan(got[2]).all()
+    clean = np.nan_to_num(xv, nan=0.5)
+    got = [t.asnumpy() for t in fn(clean)]
+    np.testing.assert_array_equal(got[0], np.max(clean * 2, 1))
+    np.testing.assert_array_equal(got[2], [clean.max()])

@@ -5,7 +5,7 @@
 // the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
 // as well, and the reduction reads them back while in cache.
 // Runs before fuse_elementwise, which fuses what is left; results equal the unfused ops to
-// rounding (summation order, the C++ library's exp and tanh).
+// rounding (summation order).
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -130,10 +130,13 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
+    // Sums and means (the ReduceFusion traits). build_elementwise_reduce and the code generator
+    // also do max and min, NaN propagating as the reduce kernels; those fuse here once registry.h
+    // gives "max" and "min" kMax / kMin traits (an op-name test here is not allowed).
     const bool keep_dims = red.attrs.get_bool("keep_dims"),
                mean = red.op->backend.reduce == ReduceFusion::kMean;
-    auto fn =
-        te::build_elementwise_reduce(prog, shape, broadcast, reduced, keep_dims, mean, keep_chain);
+    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, te::ReduceKind::sum,
+                                           keep_dims, mean, keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(make_op(

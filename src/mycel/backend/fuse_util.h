@@ -36,8 +36,8 @@ int64_t numel_per_sample(const Function& f, int r);
 bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op);
 /// MYCEL_TE_FUSION=1 (any value but 0 and async) when a step compiles: fused chains are compiled
 /// by the tensor-expression code generator (src/mycel/te) instead of run by the block interpreter
-/// (equal to rounding: the C++ library's exp and tanh), and chains feeding a sum or mean fuse
-/// with it (fuse_reduce_te.cc).
+/// (equal to it bit for bit: the same exp, tanh and sigmoid, each step rounded), and chains
+/// feeding a sum or mean fuse with it (fuse_reduce_te.cc).
 bool te_fusion();
 /// MYCEL_TE_FUSION=async: chains start on the interpreter and switch to their TE kernel once a
 /// background thread has compiled it (the step never waits for the compiler).

@@ -1,9 +1,9 @@
 // The graph backend's fused elementwise chains (kernels/cpu/fused_elementwise.h) lowered to TE
 // and compiled by this code generator: one generated loop per chain, opted into with
 // MYCEL_TE_FUSION=1 (backend/fuse_elementwise.cc), and a chain feeding a sum or mean as one
-// reduction (backend/fuse_reduce_te.cc). The built-in interpreter stays the default:
-// its steps are the op kernels' own math (fast_exp, fast_tanh), bit for bit, while generated
-// code uses the C++ library's, equal to rounding.
+// reduction (backend/fuse_reduce_te.cc). A generated chain gives the interpreter's bits: its
+// exp, tanh and sigmoid are the op kernels' own (kernels/cpu/vmath.h) and its source is compiled
+// without contracting a multiply and an add into one fma (the interpreter rounds every step).
 #include "mycel/core/error.h"
 #include "mycel/kernels/cpu/fused_elementwise.h"
 #include "mycel/te/te.h"
@@ -90,6 +90,20 @@ Expr chain_expr(const cpu::EwProgram& p, const std::vector<int64_t>& shape,
   return slots.back();
 }
 
+// build() for a fused chain: each step rounded as the interpreter's (GCC and Clang otherwise
+// contract a * b + c within the generated expression).
+std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
+  auto f = std::make_shared<Function>();
+  f->source =
+      "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
+      "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
+      generate_cpp(inputs, outputs);
+  f->kernel = compile(f->source);
+  f->inputs = std::move(inputs);
+  f->outputs = std::move(outputs);
+  return f;
+}
+
 }  // namespace
 
 std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
@@ -97,14 +111,12 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
   IterVar i = make_var("i", 0, n, false);
   std::vector<Tensor> ins;
   Expr body = chain_expr(p, {n}, broadcast, {var(i)}, ins);
-  return build(ins, {compute({n}, {i}, body, "fused")});
+  return build_rounded(ins, {compute({n}, {i}, body, "fused")});
 }
 
-std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
-                                                   const std::vector<int64_t>& shape,
-                                                   const std::vector<bool>& broadcast,
-                                                   const std::vector<bool>& reduced, bool keep_dims,
-                                                   bool mean, bool keep_chain) {
+std::shared_ptr<Function> build_elementwise_reduce(
+    const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
+    const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain) {
   MYCEL_CHECK(reduced.size() == shape.size(), ValueError, "[te fusion] ", reduced.size(),
               " reduced flags for a rank-", shape.size(), " input");
   std::vector<Expr> index;
@@ -140,10 +152,11 @@ std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
     chain = compute(shape, full, chain_expr(p, shape, broadcast, at, ins), "fused_chain");
   }
   Expr value = chain ? load(chain, index) : chain_expr(p, shape, broadcast, index, ins);
-  Expr body = reduce(ReduceKind::sum, value, raxes);
+  MYCEL_CHECK(!mean || kind == ReduceKind::sum, ValueError, "[te fusion] a mean is a sum");
+  Expr body = reduce(kind, value, raxes);
   if (mean) body = binary(Op::Div, body, f32(static_cast<double>(count)));
   Tensor out = compute(out_shape, axes, body, "fused_reduce");
-  return chain ? build(ins, {chain, out}) : build(ins, {out});
+  return chain ? build_rounded(ins, {chain, out}) : build_rounded(ins, {out});
 }
 
 }  // namespace mycel::te

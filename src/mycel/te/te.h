@@ -242,15 +242,14 @@ std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> 
 /// input (the generated pointers are __restrict).
 std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
                                             const std::vector<bool>& broadcast);
-/// A chain as build_elementwise, over an input of `shape`, summed over the axes marked in
-/// `reduced` (then divided by their element count when `mean`); the result keeps those axes with
-/// extent 1 when keep_dims; with keep_chain the chain's values are a first output (the reduction
-/// second). The graph backend's chain-into-reduction fusion.
-std::shared_ptr<Function> build_elementwise_reduce(const cpu::EwProgram& p,
-                                                   const std::vector<int64_t>& shape,
-                                                   const std::vector<bool>& broadcast,
-                                                   const std::vector<bool>& reduced, bool keep_dims,
-                                                   bool mean, bool keep_chain);
+/// A chain as build_elementwise, over an input of `shape`, reduced (`kind`: summed, or its
+/// maximum or minimum, NaN propagating) over the axes marked in `reduced` (a sum then divided by
+/// their element count when `mean`); the result keeps those axes with extent 1 when keep_dims;
+/// with keep_chain the chain's values are a first output (the reduction second). The graph
+/// backend's chain-into-reduction fusion.
+std::shared_ptr<Function> build_elementwise_reduce(
+    const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
+    const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
 /// A function built on a background thread (background.cc): ready() is null until it is built
 /// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
 /// time; destruction waits for the build.
