@@ -21,6 +21,16 @@ def check_int(value, who, arg, low=1):
     return int(value)
 
 
+def check_channels(cell, who, in_channels, out_channels, group):
+    """Sets cell.in_channels/out_channels/group, checked: ints >= 1, both divisible by group."""
+    cell.in_channels = check_int(in_channels, who, "in_channels")
+    cell.out_channels = check_int(out_channels, who, "out_channels")
+    cell.group = check_int(group, who, "group")
+    if in_channels % group or out_channels % group:
+        raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
+                         f"must be divisible by group ({group})")
+
+
 def check_pad_mode(pad_mode, who):
     if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
         raise ValueError(f"{who}: pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")

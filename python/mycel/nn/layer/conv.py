@@ -7,7 +7,7 @@ from mycel.common.initializer import HeUniform, Uniform
 from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
-from mycel.nn.layer._util import check_int, check_pad_mode, make_param, padding4, pair
+from mycel.nn.layer._util import check_channels, check_pad_mode, make_param, padding4, pair
 
 
 
@@ -34,12 +34,7 @@ class Conv2d(Cell):
                  data_format="NCHW", dtype=mstype.float32):
         super().__init__()
         who = "Conv2d"
-        self.in_channels = check_int(in_channels, who, "in_channels")
-        self.out_channels = check_int(out_channels, who, "out_channels")
-        self.group = check_int(group, who, "group")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by group ({group})")
+        check_channels(self, who, in_channels, out_channels, group)
         if data_format != "NCHW":
             raise ValueError(f"{who}: only data_format='NCHW' is supported, got {data_format!r}")
         self.kernel_size = pair(kernel_size, who, "kernel_size")
@@ -86,12 +81,7 @@ class Conv2dTranspose(Cell):
                  dtype=mstype.float32):
         super().__init__()
         who = "Conv2dTranspose"
-        self.in_channels = check_int(in_channels, who, "in_channels")
-        self.out_channels = check_int(out_channels, who, "out_channels")
-        self.group = check_int(group, who, "group")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by group ({group})")
+        check_channels(self, who, in_channels, out_channels, group)
         self.kernel_size = pair(kernel_size, who, "kernel_size")
         self.stride = pair(stride, who, "stride")
         self.dilation = pair(dilation, who, "dilation")

@@ -13,7 +13,7 @@ from mycel.common.pool_geometry3d import ceil_pads3, dilated_taps3, flat_pads3, 
 from mycel.common.tensor import Tensor
 from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
-from mycel.nn.layer._util import check_int, check_pad_mode, make_param, window_padding
+from mycel.nn.layer._util import check_channels, check_pad_mode, make_param, window_padding
 
 
 def triple(value, who, arg, allow_zero=False):
@@ -34,12 +34,7 @@ class _Conv3dBase(Cell):
     def __init__(self, who, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
                  has_bias, weight_init, bias_init, data_format, dtype, transposed):
         super().__init__()
-        self.in_channels = check_int(in_channels, who, "in_channels")
-        self.out_channels = check_int(out_channels, who, "out_channels")
-        self.group = check_int(group, who, "group")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"{who}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by group ({group})")
+        check_channels(self, who, in_channels, out_channels, group)
         if data_format != "NCDHW":
             raise ValueError(f"{who}: only data_format='NCDHW' is supported, got {data_format!r}")
         self.kernel_size = triple(kernel_size, who, "kernel_size")
