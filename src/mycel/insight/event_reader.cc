@@ -114,7 +114,7 @@ bool decode_tensor(const pb::TensorProto& tp, Tensor* out) {
   for (int64_t v : tp.int64_val()) vals.push_back(static_cast<double>(v));
   for (bool v : tp.bool_val()) vals.push_back(v);
   if (vals.empty() && t.numel() > 0) return false;
-  visit_dtype(dt, [&](auto tag) {
+  visit_any_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     for (int64_t i = 0; i < t.numel(); ++i) {
