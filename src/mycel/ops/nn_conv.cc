@@ -22,16 +22,9 @@ using cpu::WindowGeom;
 // An (h, w) pair from 1, 2 or 4 values (4: MindSpore's (1, 1, h, w) form); each at least `lo`.
 std::pair<int64_t, int64_t> hw_attr(const OpSchema& op, const Attrs& a, const char* name,
                                     int64_t lo) {
-  const auto& v = a.get_ints(name);
-  if (v.size() != 1 && v.size() != 2 && v.size() != 4)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 2 or 4 values, got ",
-                v.size());
-  std::pair<int64_t, int64_t> p =
-      v.size() == 1 ? std::pair{v[0], v[0]} : std::pair{v[v.size() - 2], v[v.size() - 1]};
-  if (p.first < lo || p.second < lo)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' values must be >= ", lo,
-                ", got ", shape_str(v));
-  return p;
+  int64_t v[2];
+  spatial_attr(op, a, name, 2, lo, v);
+  return {v[0], v[1]};
 }
 
 // Window geometry of x (rank 4 NCHW, or rank 3 CHW for pooling) from the op's attributes.
@@ -47,24 +40,9 @@ WindowGeom window_geom(const OpSchema& op, const Attrs& a, const Shape& xs, cons
   g.kh = kh, g.kw = kw, g.dh = dh, g.dw = dw;
   std::tie(g.sh, g.sw) = hw_attr(op, a, stride, 1);
   const PadMode mode = pad_mode(op, a);
-  const auto& pad = a.get_ints("pad");
-  if (pad.size() != 1 && pad.size() != 2 && pad.size() != 4)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' takes 1, 2 or 4 values, got ",
-                pad.size());
-  for (int64_t p : pad)
-    if (p < 0)
-      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' values must be >= 0, got ",
-                  shape_str(pad));
-  if (mode != PadMode::kPad &&
-      std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; }))
-    MYCEL_THROW(ValueError, "[", op.name,
-                "] attribute 'pad' must be 0 unless pad_mode is 'pad', got ", shape_str(pad));
-  if (pad.size() == 1)
-    g.pt = g.pb = g.pl = g.pr = pad[0];
-  else if (pad.size() == 2)
-    g.pt = g.pb = pad[0], g.pl = g.pr = pad[1];
-  else
-    g.pt = pad[0], g.pb = pad[1], g.pl = pad[2], g.pr = pad[3];
+  int64_t p0[2], p1[2];
+  pad_attr(op, a, mode, 2, p0, p1);
+  g.pt = p0[0], g.pb = p1[0], g.pl = p0[1], g.pr = p1[1];
   window_dim(op, mode, "height", g.h, kh, g.sh, dh, g.pt, g.pb, g.oh);
   window_dim(op, mode, "width", g.w, kw, g.sw, dw, g.pl, g.pr, g.ow);
   return g;
@@ -90,40 +68,13 @@ Shape pool_out_shape(const Shape& xs, int64_t oh, int64_t ow) {
   return s;
 }
 
-// Channel and kernel checks of an input shape xs against weights ws (conv2d and its backward).
-void check_conv_shapes(const InferContext& c, const Shape& xs, const Shape& ws) {
-  const std::string& op = c.op.name;
-  const int64_t groups = c.attrs.get_int("groups");
-  if (groups < 1)
-    MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
-  if (xs[1] % groups != 0)
-    MYCEL_THROW(ShapeError, "[", op, "] input 'x' shape ", shape_str(xs), " has ", xs[1],
-                " channels, not divisible by groups (", groups, ")");
-  if (ws[0] % groups != 0)
-    MYCEL_THROW(ShapeError, "[", op, "] input 'w' shape ", shape_str(ws), " has ", ws[0],
-                " output channels, not divisible by groups (", groups, ")");
-  if (ws[1] * groups != xs[1])
-    MYCEL_THROW(ShapeError, "[", op, "] input 'x' shape ", shape_str(xs), " and 'w' shape ",
-                shape_str(ws), ": w.shape[1] * groups (", ws[1], " * ", groups,
-                ") must equal the input channels x.shape[1] (", xs[1], ")");
-  if (ws[2] < 1 || ws[3] < 1)
-    MYCEL_THROW(ShapeError, "[", op, "] input 'w' shape ", shape_str(ws), " has an empty kernel");
-}
-
 std::vector<TensorMeta> infer_conv2d(const InferContext& c) {
-  const std::string& op = c.op.name;
   check_rank(c, 0, 4, 4);
   check_rank(c, 1, 4, 4);
   check_same_dtype(c, 0, 1);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
-  check_conv_shapes(c, xs, ws);
-  if (c.has_input(2)) {
-    check_same_dtype(c, 0, 2);
-    const Shape& bs = c.in(2).shape;
-    if (bs.size() != 1 || bs[0] != ws[0])
-      MYCEL_THROW(ShapeError, "[", op, "] input 'b' must have shape (", ws[0], ",), got ",
-                  shape_str(bs));
-  }
+  check_conv_channels(c, xs, ws);
+  check_conv_bias(c, ws);
   WindowGeom g = conv_geom(c.op, c.attrs, xs, ws);
   return {{{g.n, g.oc, g.oh, g.ow}, c.in(0).dtype}};
 }
@@ -163,24 +114,11 @@ void pool_kernel(const KernelContext& c) {
   });
 }
 
-// A 4-value shape attribute (input_size / filter_size of the conv backward ops).
-Shape shape4_attr(const InferContext& c, const char* name) {
-  const auto& v = c.attrs.get_ints(name);
-  if (v.size() != 4)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name,
-                "' must have 4 values (N, C, H, W), got ", shape_str(v));
-  return Shape(v.begin(), v.end());
-}
-
 // Checks that dy (input 0) has the shape conv2d gives for input xs and weights ws.
 void check_conv_dy(const InferContext& c, const Shape& xs, const Shape& ws) {
-  check_conv_shapes(c, xs, ws);
+  check_conv_channels(c, xs, ws);
   const WindowGeom g = conv_geom(c.op, c.attrs, xs, ws);
-  const Shape want{g.n, g.oc, g.oh, g.ow};
-  if (c.in(0).shape != want)
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(0).shape),
-                " must be the conv2d output shape ", shape_str(want), " for input shape ",
-                shape_str(xs), " and weight shape ", shape_str(ws));
+  check_conv_dout(c, {g.n, g.oc, g.oh, g.ow}, xs, ws, "conv2d");
 }
 
 // conv2d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
@@ -188,8 +126,7 @@ std::vector<TensorMeta> infer_conv_bwd_input(const InferContext& c) {
   check_rank(c, 0, 4, 4);
   check_rank(c, 1, 4, 4);
   check_same_dtype(c, 0, 1);
-  Shape xs = shape4_attr(c, "input_size");
-  xs[0] = c.in(0).shape[0];
+  const Shape xs = full_shape_attr(c, "input_size", 4, "N, C, H, W", c.in(0).shape[0]);
   check_conv_dy(c, xs, c.in(1).shape);
   return {{xs, c.in(0).dtype}};
 }
@@ -199,7 +136,7 @@ std::vector<TensorMeta> infer_conv_bwd_filter(const InferContext& c) {
   check_rank(c, 0, 4, 4);
   check_rank(c, 1, 4, 4);
   check_same_dtype(c, 0, 1);
-  const Shape ws = shape4_attr(c, "filter_size");
+  const Shape ws = full_shape_attr(c, "filter_size", 4, "N, C, H, W");
   check_conv_dy(c, c.in(1).shape, ws);
   return {{ws, c.in(0).dtype}};
 }

@@ -17,16 +17,8 @@ using Triple = std::array<int64_t, 3>;
 
 // A (d, h, w) triple from 1, 3 or 5 values (5: MindSpore's (1, 1, d, h, w) form); each >= lo.
 Triple dhw_attr(const OpSchema& op, const Attrs& a, const char* name, int64_t lo) {
-  const auto& v = a.get_ints(name);
-  if (v.size() != 1 && v.size() != 3 && v.size() != 5)
-    MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' takes 1, 3 or 5 values, got ",
-                v.size());
-  const size_t b = v.size() == 1 ? 0 : v.size() - 3;
-  const Triple t = v.size() == 1 ? Triple{v[0], v[0], v[0]} : Triple{v[b], v[b + 1], v[b + 2]};
-  for (int64_t x : t)
-    if (x < lo)
-      MYCEL_THROW(ValueError, "[", op.name, "] attribute '", name, "' values must be >= ", lo,
-                  ", got ", shape_str(v));
+  Triple t;
+  spatial_attr(op, a, name, 3, lo, t.data());
   return t;
 }
 
@@ -43,23 +35,8 @@ Window3Geom window3(const OpSchema& op, const Attrs& a, const Shape& xs, const c
   g.k = k, g.d = d;
   g.s = dhw_attr(op, a, stride, 1);
   const PadMode mode = pad_mode(op, a);
-  const auto& pad = a.get_ints("pad");
-  if (pad.size() != 1 && pad.size() != 3 && pad.size() != 6)
-    MYCEL_THROW(ValueError, "[", op.name,
-                "] attribute 'pad' takes 1, 3 or 6 values (head, tail, top, bottom, left, right), "
-                "got ",
-                pad.size());
-  for (int64_t p : pad) {
-    if (p < 0)
-      MYCEL_THROW(ValueError, "[", op.name, "] attribute 'pad' values must be >= 0, got ",
-                  shape_str(pad));
-    if (p != 0 && mode != PadMode::kPad)
-      MYCEL_THROW(ValueError, "[", op.name,
-                  "] attribute 'pad' must be 0 unless pad_mode is 'pad', got ", shape_str(pad));
-  }
+  pad_attr(op, a, mode, 3, g.p0.data(), g.p1.data());
   for (int i = 0; i < 3; ++i) {
-    g.p0[i] = pad.size() == 1 ? pad[0] : pad.size() == 3 ? pad[i] : pad[2 * i];
-    g.p1[i] = pad.size() == 1 ? pad[0] : pad.size() == 3 ? pad[i] : pad[2 * i + 1];
     window_dim(op, mode, kAxis[i], g.in[i], g.k[i], g.s[i], g.d[i], g.p0[i], g.p1[i], g.out[i]);
   }
   return g;
@@ -85,37 +62,13 @@ Shape out_shape(const Shape& lead, const Window3Geom& g, int64_t channels) {
   return s;
 }
 
-// Channel and kernel checks of input shape xs against weights ws (conv3d and its backward).
-void check_conv3_shapes(const InferContext& c, const Shape& xs, const Shape& ws) {
-  const std::string& op = c.op.name;
-  const int64_t groups = c.attrs.get_int("groups");
-  if (groups < 1)
-    MYCEL_THROW(ValueError, "[", op, "] attribute 'groups' must be >= 1, got ", groups);
-  if (xs[1] % groups != 0 || ws[0] % groups != 0)
-    MYCEL_THROW(ShapeError, "[", op, "] input channels ", xs[1], " (x shape ", shape_str(xs),
-                ") and output channels ", ws[0], " (w shape ", shape_str(ws),
-                ") must both be divisible by groups (", groups, ")");
-  if (ws[1] * groups != xs[1])
-    MYCEL_THROW(ShapeError, "[", op, "] input 'x' shape ", shape_str(xs), " and 'w' shape ",
-                shape_str(ws), ": w.shape[1] * groups (", ws[1], " * ", groups,
-                ") must equal the input channels x.shape[1] (", xs[1], ")");
-  if (ws[2] < 1 || ws[3] < 1 || ws[4] < 1)
-    MYCEL_THROW(ShapeError, "[", op, "] input 'w' shape ", shape_str(ws), " has an empty kernel");
-}
-
 std::vector<TensorMeta> infer_conv3d(const InferContext& c) {
   check_rank(c, 0, 5, 5);
   check_rank(c, 1, 5, 5);
   check_same_dtype(c, 0, 1);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
-  check_conv3_shapes(c, xs, ws);
-  if (c.has_input(2)) {
-    check_same_dtype(c, 0, 2);
-    const Shape& bs = c.in(2).shape;
-    if (bs.size() != 1 || bs[0] != ws[0])
-      MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'b' must have shape (", ws[0], ",), got ",
-                  shape_str(bs));
-  }
+  check_conv_channels(c, xs, ws);
+  check_conv_bias(c, ws);
   const Window3Geom g = conv3_geom(c.op, c.attrs, xs, ws);
   return {{out_shape(xs, g, g.oc), c.in(0).dtype}};
 }
@@ -125,28 +78,11 @@ void conv3d_kernel(const KernelContext& c) {
   cpu::conv3d(c.in(0), c.in(1), c.in(2).defined() ? &c.in(2) : nullptr, c.out(0), g);
 }
 
-// A 5-value shape attribute (input_size / filter_size of the conv3d backward ops).
-Shape shape5_attr(const InferContext& c, const char* name) {
-  const auto& v = c.attrs.get_ints(name);
-  if (v.size() != 5)
-    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name,
-                "' must have 5 values (N, C, D, H, W), got ", shape_str(v));
-  for (int64_t x : v)
-    if (x < 0)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name, "' must not be negative, got ",
-                  shape_str(v));
-  return Shape(v.begin(), v.end());
-}
-
 // Checks that dout (input 0) has the shape conv3d gives for input xs and weights ws.
 void check_conv3_dout(const InferContext& c, const Shape& xs, const Shape& ws) {
-  check_conv3_shapes(c, xs, ws);
+  check_conv_channels(c, xs, ws);
   const Window3Geom g = conv3_geom(c.op, c.attrs, xs, ws);
-  const Shape want = out_shape(xs, g, g.oc);
-  if (c.in(0).shape != want)
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(0).shape),
-                " must be the conv3d output shape ", shape_str(want), " for input shape ",
-                shape_str(xs), " and weight shape ", shape_str(ws));
+  check_conv_dout(c, out_shape(xs, g, g.oc), xs, ws, "conv3d");
 }
 
 // conv3d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
@@ -154,8 +90,7 @@ std::vector<TensorMeta> infer_conv3_bwd_input(const InferContext& c) {
   check_rank(c, 0, 5, 5);
   check_rank(c, 1, 5, 5);
   check_same_dtype(c, 0, 1);
-  Shape xs = shape5_attr(c, "input_size");
-  xs[0] = c.in(0).shape[0];
+  const Shape xs = full_shape_attr(c, "input_size", 5, "N, C, D, H, W", c.in(0).shape[0]);
   check_conv3_dout(c, xs, c.in(1).shape);
   return {{xs, c.in(0).dtype}};
 }
@@ -165,7 +100,7 @@ std::vector<TensorMeta> infer_conv3_bwd_filter(const InferContext& c) {
   check_rank(c, 0, 5, 5);
   check_rank(c, 1, 5, 5);
   check_same_dtype(c, 0, 1);
-  const Shape ws = shape5_attr(c, "filter_size");
+  const Shape ws = full_shape_attr(c, "filter_size", 5, "N, C, D, H, W");
   check_conv3_dout(c, c.in(1).shape, ws);
   return {{ws, c.in(0).dtype}};
 }
