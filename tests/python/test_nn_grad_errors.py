@@ -27,6 +27,13 @@ def test_conv_backprop_input_batch_follows_dout():
     assert dx.shape == (5, 3, 6, 6)
 
 
+def test_conv_backprop_negative_sizes():
+    with pytest.raises(ValueError, match=r"\[conv2d_backprop_filter\] attribute 'filter_size' must not be negative"):
+        ops.conv2d_backprop_filter(t(1, 4, 4, 4), t(1, 3, 6, 6), filter_size=(4, 3, -3, 3))
+    with pytest.raises(ValueError, match=r"\[conv2d_backprop_input\] attribute 'input_size' must not be negative"):
+        ops.conv2d_backprop_input(t(1, 4, 4, 4), t(4, 3, 3, 3), input_size=(1, 3, -6, 6))
+
+
 def test_conv_backprop_filter_channels():
     with pytest.raises(ValueError, match=r"\[conv2d_backprop_filter\].*groups"):
         ops.conv2d_backprop_filter(t(1, 4, 4, 4), t(1, 3, 6, 6), filter_size=(4, 3, 3, 3), groups=2)
