@@ -113,7 +113,7 @@ def _voc_number(node, tag, path, owner, kind=float, default=None):
         raise ValueError(f"{owner}: '{path}': an object lacks <{tag}>")
     try:
         return kind(float(text)) if kind is int else kind(text)
-    except ValueError:
+    except (ValueError, OverflowError):  # int('inf') overflows
         raise ValueError(f"{owner}: '{path}': <{tag}> must be a number, got {text!r}") from None
 
 
@@ -330,8 +330,9 @@ class CocoDataset(SourceDataset):
         try:
             with open(annotation_file, encoding="utf-8") as f:
                 doc = json.load(f)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ValueError(f"{owner}: '{annotation_file}' is not a JSON document ({e})") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            raise ValueError(f"{owner}: '{annotation_file}' is not a JSON document "
+                             f"({type(e).__name__}: {e})") from None
         if not isinstance(doc, dict):
             raise ValueError(f"{owner}: '{annotation_file}' must hold a JSON object")
 
