@@ -246,3 +246,49 @@ def test_pitch_shift_resampler_matches_resample():
     x = _noise((2, 500), 0.3, 6).astype(np.float64)
     for orig, new in ((32000, 16000), (16000, 24000), (3, 5)):
         np.testing.assert_allclose(resample_sinc(x, orig, new), audio.Resample(orig, new)(x), atol=1e-9)
+
+
+def test_riaa_follows_the_playback_curve():
+    # RIAA playback: time constants 3180, 318 and 75 us, normalised to 0 dB at 1 kHz; a biquad
+    # matches the analog curve to within half a decibel over the audio band
+    def analog(f):
+        w = 2 * np.pi * f
+        return np.abs(1 + 1j * w * 318e-6) / np.abs(1 + 1j * w * 3180e-6) / np.abs(1 + 1j * w * 75e-6)
+    f = np.array([20.0, 100, 1000, 5000, 10000, 15000])
+    for sr in (44100, 48000, 88200, 96000):
+        d = audio.RiaaBiquad(sr)
+        _, h = signal.freqz(d.b, d.a, worN=f, fs=sr)
+        np.testing.assert_allclose(20 * np.log10(np.abs(h)), 20 * np.log10(analog(f) / analog(1000.0)), atol=0.5)
+    with pytest.raises(ValueError, match="RiaaBiquad: sample_rate"):
+        audio.RiaaBiquad(22050)
+
+
+def _speech_like(onset_s, total_s=2.3, seed=0):
+    """Low noise, then from onset_s on 1.5 s of a 150 Hz tone rich in harmonics (voiced)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(1.5 * SR)) / SR
+    voiced = sum(0.3 / k * np.sin(2 * np.pi * 150 * k * t) for k in range(1, 20))
+    x = rng.standard_normal(int(total_s * SR)) * 1e-3
+    start = int(onset_s * SR)
+    x[start:start + len(voiced)] += voiced[:len(x) - start]
+    return x.astype(np.float32)
+
+
+def test_vad_trims_the_leading_silence():
+    x = _speech_like(0.8)
+    y = audio.Vad(SR)(x)
+    cut = len(x) - len(y)
+    np.testing.assert_array_equal(y, x[cut:])  # a suffix of the input, untouched
+    # cut where the voicing starts, to within one search step of the detector (1 / measure_freq)
+    assert 0.8 - 0.15 <= cut / SR <= 0.8
+    pre = audio.Vad(SR, pre_trigger_time=0.2)(x)
+    assert len(pre) - len(y) == int(0.2 * SR + 0.5)  # pre_trigger_time keeps that much more
+    assert audio.Vad(SR)(x[:int(0.8 * SR)]).shape == (0,)  # noise only: nothing triggers
+    # channels are one recording: the earliest onset wins
+    two = np.stack([x, _speech_like(0.5)])
+    out = audio.Vad(SR)(two)
+    assert out.shape[0] == 2 and 0.5 - 0.15 <= (len(x) - out.shape[1]) / SR <= 0.5
+    with pytest.raises(ValueError, match="Vad: sample_rate must not be 0"):
+        audio.Vad(0)
+    with pytest.raises(ValueError, match="lifter band"):
+        audio.Vad(SR, hp_lifter_freq=2000.0, lp_lifter_freq=150.0)

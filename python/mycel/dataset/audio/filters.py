@@ -11,7 +11,7 @@ from mycel.dataset.audio.utils import check_float, check_int
 
 __all__ = ["LFilter", "Filtfilt", "Biquad", "BandBiquad", "BandpassBiquad", "BandrejectBiquad",
            "BassBiquad", "TrebleBiquad", "AllpassBiquad", "HighpassBiquad", "LowpassBiquad",
-           "EqualizerBiquad", "DeemphBiquad"]
+           "EqualizerBiquad", "DeemphBiquad", "RiaaBiquad"]
 
 
 def lfilter(x, a, b, clamp=True):
@@ -243,3 +243,24 @@ class DeemphBiquad(_Cookbook):
         b = (amp * ((amp + 1) + t2 + t1), -2 * amp * ((amp - 1) + t3), amp * ((amp + 1) + t2 - t1))
         a = ((amp + 1) - t2 + t1, 2 * ((amp - 1) - t3), (amp + 1) - t2 - t1)
         super().__init__(b, a)
+
+
+# RIAA playback: SoX's zeros and poles (z-plane) per supported sample rate.
+_RIAA = {44100: ((-0.2014898, 0.9233820), (0.7083149, 0.9924091)),
+         48000: ((-0.1766069, 0.9321590), (0.7396325, 0.9931330)),
+         88200: ((-0.1168735, 0.9648312), (0.8590646, 0.9964002)),
+         96000: ((-0.1141486, 0.9676817), (0.8699137, 0.9966946))}
+
+
+class RiaaBiquad(_Cookbook):
+    """RIAA vinyl playback equalisation (the 3180/318/75 us curve) for sample_rate 44100,
+    48000, 88200 or 96000, scaled to 0 dB at 1 kHz."""
+
+    def __init__(self, sample_rate):
+        if isinstance(sample_rate, bool) or sample_rate not in _RIAA:
+            raise ValueError(f"RiaaBiquad: sample_rate must be one of {sorted(_RIAA)}, got {sample_rate!r}")
+        (z0, z1), (p0, p1) = _RIAA[sample_rate]
+        b, a = [1.0, -(z0 + z1), z0 * z1], [1.0, -(p0 + p1), p0 * p1]
+        z = np.exp(-2j * math.pi * 1000 / sample_rate)  # z^-1 at 1 kHz
+        gain = abs((a[0] + a[1] * z + a[2] * z * z) / (b[0] + b[1] * z + b[2] * z * z))
+        super().__init__(tuple(v * gain for v in b), tuple(a))
