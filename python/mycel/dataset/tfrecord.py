@@ -1,9 +1,10 @@
 """TFRecordDataset (MindSpore's signature) and its Schema: files of TFRecord frames, each a
 tf.train.Example. A frame is an 8-byte little-endian length, the masked CRC-32C of those 8
 bytes, the payload and the masked CRC-32C of the payload; both checksums are verified. The
-Example protobuf is read with mycel.onnx.proto's wire-type-checked reader. Files are indexed
-(frame offsets) when the dataset is built and a record is read and parsed when its row is drawn,
-so a dataset larger than memory works; a damaged frame fails naming its file and byte offset."""
+Example protobuf is read with mycel.onnx.proto's wire-type-checked reader. Plain files are
+indexed (only the frame headers are read) when the dataset is built, and a record is read with
+pread and parsed when its row is drawn, so a dataset larger than memory works (a compressed file
+is decompressed into memory); a damaged frame fails naming its file and byte offset."""
 import enum
 import gzip
 import json
@@ -57,55 +58,84 @@ def masked_crc32c(data):
 
 # ---- framing ------------------------------------------------------------------------------
 
-def _open_bytes(path, compression, owner):
-    """The file's (decompressed) bytes."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        if compression == "GZIP":
-            return gzip.decompress(data)
-        if compression == "ZLIB":
-            return zlib.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise ValueError(f"{owner}: '{path}' is not {compression}-compressed ({e})") from None
-    return data
+class _File:
+    """One TFRecord file: read with pread where it is plain (only the frame headers are read
+    when indexing, so files larger than memory work), or decompressed into memory."""
+
+    def __init__(self, path, compression, owner):
+        self.path, self.data = path, None
+        try:
+            if compression is None:
+                self.size = os.path.getsize(path)
+                return
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
+        try:
+            self.data = gzip.decompress(raw) if compression == "GZIP" else zlib.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{owner}: '{path}' is not {compression}-compressed ({e})") from None
+        self.size = len(self.data)
+
+    def reader(self):
+        """A function (offset, n) -> up to n bytes, and a function to release it."""
+        if self.data is not None:
+            view = memoryview(self.data)
+            return (lambda off, n: bytes(view[off:off + n])), view.release
+        fd = os.open(self.path, os.O_RDONLY)
+        return (lambda off, n: os.pread(fd, n, off)), (lambda: os.close(fd))
 
 
-def _index(data, path, owner):
+def _index(file, owner):
     """[(payload offset, payload length)] of every frame; checks the length checksums and that
     each frame fits in the file."""
-    frames, pos, n = [], 0, len(data)
-    while pos < n:
-        if n - pos < 12:
-            raise ValueError(f"{owner}: '{path}': truncated record header at offset {pos} "
-                             f"({n - pos} of 12 bytes)")
-        head = data[pos:pos + 8]
-        (length,) = struct.unpack("<Q", head)
-        (crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
-        if crc != masked_crc32c(head):
-            raise ValueError(f"{owner}: '{path}': corrupt record at offset {pos}: the length's "
-                             f"checksum is {crc:#010x}, expected {masked_crc32c(head):#010x}")
-        if length > n - pos - 16:
-            raise ValueError(f"{owner}: '{path}': truncated record at offset {pos}: it claims "
-                             f"{length} bytes of data, {max(n - pos - 16, 0)} remain")
-        frames.append((pos + 12, length))
-        pos += 16 + length
+    frames, pos, n, path = [], 0, file.size, file.path
+    read, release = file.reader()
+    try:
+        while pos < n:
+            if n - pos < 12:
+                raise ValueError(f"{owner}: '{path}': truncated record header at offset {pos} "
+                                 f"({n - pos} of 12 bytes)")
+            head = read(pos, 12)
+            if len(head) != 12:
+                raise ValueError(f"{owner}: '{path}' changed while being read (offset {pos})")
+            (length,) = struct.unpack("<Q", head[:8])
+            (crc,) = struct.unpack("<I", head[8:])
+            if crc != masked_crc32c(head[:8]):
+                raise ValueError(f"{owner}: '{path}': corrupt record at offset {pos}: the length's "
+                                 f"checksum is {crc:#010x}, expected {masked_crc32c(head[:8]):#010x}")
+            if length > n - pos - 16:
+                raise ValueError(f"{owner}: '{path}': truncated record at offset {pos}: it claims "
+                                 f"{length} bytes of data, {max(n - pos - 16, 0)} remain")
+            frames.append((pos + 12, length))
+            pos += 16 + length
+    finally:
+        release()
     return frames
 
 
-def _payload(data, offset, length, path, owner):
-    body = data[offset:offset + length]
-    (crc,) = struct.unpack("<I", data[offset + length:offset + length + 4])
+def _payload(file, offset, length, owner):
+    """The payload of the frame whose data starts at offset, its checksum verified."""
+    read, release = file.reader()
+    try:
+        buf = read(offset, length + 4)
+    finally:
+        release()
+    if len(buf) != length + 4:
+        raise ValueError(f"{owner}: '{file.path}' changed while being read (offset {offset - 12})")
+    body = buf[:length]
+    (crc,) = struct.unpack("<I", buf[length:])
     if crc != masked_crc32c(body):
-        raise ValueError(f"{owner}: '{path}': corrupt record at offset {offset - 12}: the data's "
+        raise ValueError(f"{owner}: '{file.path}': corrupt record at offset {offset - 12}: the data's "
                          f"checksum is {crc:#010x}, expected {masked_crc32c(body):#010x}")
     return body
 
 
 def read_records(path, compression_type=None, owner="read_records"):
     """The payloads (bytes) of a TFRecord file, every checksum verified."""
-    data = _open_bytes(os.fspath(path), _compression(compression_type), owner)
-    return [bytes(_payload(data, o, n, path, owner)) for o, n in _index(data, path, owner)]
+    file = _File(os.fspath(path), _compression(compression_type), owner)
+    return [_payload(file, o, n, owner) for o, n in _index(file, owner)]
 
 
 # ---- tf.train.Example ---------------------------------------------------------------------
@@ -308,16 +338,16 @@ def _compression(compression_type):
 class _Records:
     """Random access to the rows: (file index, payload offset, length) -> parsed columns."""
 
-    def __init__(self, owner, files, datas, frames, columns):
-        self.owner, self.files, self.datas, self.frames, self.columns = owner, files, datas, frames, columns
+    def __init__(self, owner, files, frames, columns):
+        self.owner, self.files, self.frames, self.columns = owner, files, frames, columns
 
     def __len__(self):
         return len(self.frames)
 
     def __getitem__(self, i):
         k, off, n = self.frames[i]
-        path = self.files[k]
-        feats = parse_example(_payload(self.datas[k], off, n, path, self.owner),
+        path = self.files[k].path
+        feats = parse_example(_payload(self.files[k], off, n, self.owner),
                               f"{self.owner}: '{path}' record at offset {off - 12}")
         row = []
         for col in self.columns:
@@ -350,16 +380,15 @@ class TFRecordDataset(SourceDataset):
             _check_type(columns_list, "columns_list", (list, tuple))
             for c in columns_list:
                 _check_type(c, "columns_list", str)
-        datas, frames = [], []
+        files, frames = [], []
         for k, path in enumerate(self.dataset_files):
-            data = memoryview(_open_bytes(path, compression, owner))
-            datas.append(data)
-            frames += [(k, off, n) for off, n in _index(data, path, owner)]
+            files.append(_File(path, compression, owner))
+            frames += [(k, off, n) for off, n in _index(files[k], owner)]
         if schema is not None and schema.columns:
             columns = list(schema.columns)
         elif frames:
             k, off, n = frames[0]
-            first = parse_example(_payload(datas[k], off, n, self.dataset_files[k], owner),
+            first = parse_example(_payload(files[k], off, n, owner),
                                   f"{owner}: '{self.dataset_files[k]}' record at offset {off - 12}")
             columns = [{"name": name, "type": _KIND_TYPE[kind]} for name, (kind, _) in sorted(first.items())]
         else:
@@ -374,7 +403,7 @@ class TFRecordDataset(SourceDataset):
         if schema is not None and schema.num_rows:
             frames = frames[:schema.num_rows]
         self.schema, self.columns_list = schema, columns_list
-        super().__init__(_E.py_source(_Records(owner, self.dataset_files, datas, frames, columns),
+        super().__init__(_E.py_source(_Records(owner, files, frames, columns),
                                       [c["name"] for c in columns]), None,
                          **_engine_args(num_samples, num_parallel_workers, shuffle, None, num_shards,
                                         shard_id))
