@@ -14,6 +14,7 @@ import zlib
 
 import numpy as np
 
+from mycel import _mycel
 from mycel.dataset.engine import SourceDataset, _E
 from mycel.dataset.sources import _check_common, _check_type, _engine_args, _find_files, _shuffle_flag
 
@@ -29,30 +30,9 @@ class Shuffle(str, enum.Enum):
 
 # ---- CRC-32C, masked as TFRecord stores it ------------------------------------------------
 
-def _crc_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc_table()
-
-
-def _crc32c(data):
-    c = 0xFFFFFFFF
-    table = _CRC_TABLE
-    for b in data:
-        c = table[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
 def masked_crc32c(data):
     """TFRecord's checksum: the CRC-32C rotated right by 15 bits plus 0xa282ead8 (mod 2^32)."""
-    c = _crc32c(data)
+    c = _mycel.data.crc32c(bytes(data))  # C++: the SSE4.2 instruction
     return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
