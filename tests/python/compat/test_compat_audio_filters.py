@@ -292,3 +292,28 @@ def test_vad_trims_the_leading_silence():
         audio.Vad(0)
     with pytest.raises(ValueError, match="lifter band"):
         audio.Vad(SR, hp_lifter_freq=2000.0, lp_lifter_freq=150.0)
+
+
+def test_contrast_and_mu_law():
+    x = np.linspace(-1, 1, 101).astype(np.float32)
+    # SoX's contrast: sin(x pi/2 + amount/750 sin(2 pi x))
+    np.testing.assert_allclose(audio.Contrast(75.0)(x), np.sin(x * np.pi / 2 + 0.1 * np.sin(2 * np.pi * x)),
+                               atol=1e-6)
+    np.testing.assert_allclose(audio.Contrast(0.0)(x), np.sin(x * np.pi / 2), atol=1e-6)
+    with pytest.raises(ValueError, match="enhancement_amount must be <= 100"):
+        audio.Contrast(101.0)
+    # mu-law (G.711's continuous curve, mu = 255): the codes of known points, then the round trip
+    codes = audio.MuLawEncoding()(np.array([-1.0, 0.0, 1.0, 0.5]))
+    mu = 255.0
+    half = round((math.log1p(mu * 0.5) / math.log1p(mu) + 1) / 2 * mu)
+    assert codes.dtype == np.int32 and codes.tolist() == [0, 128, 255, half]
+    wave = np.random.default_rng(7).uniform(-1, 1, 1000)
+    back = audio.MuLawDecoding()(audio.MuLawEncoding()(wave))
+    assert back.dtype == np.float32
+    # decoding inverts encoding up to half a code step of the companded value
+    step = np.abs(np.sign(wave) * np.log1p(mu * np.abs(wave)) / np.log1p(mu)
+                  - np.sign(back) * np.log1p(mu * np.abs(back)) / np.log1p(mu))
+    assert step.max() <= 1.0 / mu + 1e-6
+    np.testing.assert_allclose(audio.MuLawDecoding(16)(np.arange(16)),
+                               [np.sign(y) * ((1 + 15) ** abs(y) - 1) / 15 for y in np.arange(16) / 15 * 2 - 1],
+                               atol=1e-6)
