@@ -4,12 +4,12 @@ bytes, the payload and the masked CRC-32C of the payload; both checksums are ver
 Example protobuf is read with mycel.onnx.proto's wire-type-checked reader. Plain files are
 indexed (only the frame headers are read) when the dataset is built, and a record is read with
 pread and parsed when its row is drawn, so a dataset larger than memory works (a compressed file
-is decompressed into memory); a damaged frame fails naming its file and byte offset."""
+is inflated into a temporary file first); a damaged frame fails naming its file and byte offset."""
 import enum
-import gzip
 import json
 import os
 import struct
+import tempfile
 import zlib
 
 import numpy as np
@@ -39,30 +39,50 @@ def masked_crc32c(data):
 # ---- framing ------------------------------------------------------------------------------
 
 class _File:
-    """One TFRecord file: read with pread where it is plain (only the frame headers are read
-    when indexing, so files larger than memory work), or decompressed into memory."""
+    """One TFRecord file, read with pread: only the frame headers are read when indexing and a
+    record when its row is drawn, so files larger than memory work. A compressed file is first
+    inflated, in bounded steps, into an anonymous temporary file (a small file that inflates
+    to gigabytes fills disk space, never memory)."""
+
+    _STEP = 1 << 22  # inflated bytes per step
 
     def __init__(self, path, compression, owner):
-        self.path, self.data = path, None
+        self.path, self.tmp = path, None
         try:
             if compression is None:
                 self.size = os.path.getsize(path)
                 return
+            self.tmp = tempfile.TemporaryFile()
             with open(path, "rb") as f:
-                raw = f.read()
+                self._inflate(f, compression)
+            self.tmp.flush()  # pread reads the descriptor, under Python's buffer
         except OSError as e:
             raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
-        try:
-            self.data = gzip.decompress(raw) if compression == "GZIP" else zlib.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
+        except zlib.error as e:
             raise ValueError(f"{owner}: '{path}' is not {compression}-compressed ({e})") from None
-        self.size = len(self.data)
+        self.size = self.tmp.tell()
+
+    def _inflate(self, f, compression):
+        wbits = 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
+        d, pending, started = zlib.decompressobj(wbits), b"", False
+        while True:
+            if not pending:
+                pending = f.read(1 << 20)
+                if not pending:
+                    break
+            if d.eof:  # more bytes after a finished stream: gzip's next member
+                d = zlib.decompressobj(wbits)
+            started = True
+            self.tmp.write(d.decompress(pending, self._STEP))
+            pending = d.unused_data if d.eof else d.unconsumed_tail
+        if started and not d.eof:
+            raise zlib.error("the compressed stream is truncated")
 
     def reader(self):
         """A function (offset, n) -> up to n bytes, and a function to release it."""
-        if self.data is not None:
-            view = memoryview(self.data)
-            return (lambda off, n: bytes(view[off:off + n])), view.release
+        if self.tmp is not None:
+            fd = self.tmp.fileno()
+            return (lambda off, n: os.pread(fd, n, off)), (lambda: None)
         fd = os.open(self.path, os.O_RDONLY)
         return (lambda off, n: os.pread(fd, n, off)), (lambda: os.close(fd))
 

@@ -5,6 +5,7 @@ written out by hand from the format's specification, and damaged files."""
 import gzip
 import io
 import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -133,6 +134,16 @@ def test_own_writer_round_trip_and_compression(tmp_path):
     np.testing.assert_array_equal(gz[1][0], got[1][0])
     with pytest.raises(ValueError, match="not GZIP-compressed"):
         ds.TFRecordDataset(str(tmp_path / "r.tfrecord"), compression_type="GZIP")
+    # two gzip members (as concatenated .gz files are), and zlib; the Python modules compress
+    (tmp_path / "r2.gz").write_bytes(gzip.compress(raw[:30]) + gzip.compress(raw[30:]))
+    two = _rows(ds.TFRecordDataset(str(tmp_path / "r2.gz"), schema=schema, compression_type="GZIP", shuffle=False))
+    np.testing.assert_array_equal(two[1][0], got[1][0])
+    (tmp_path / "r.z").write_bytes(zlib.compress(raw))
+    z = _rows(ds.TFRecordDataset(str(tmp_path / "r.z"), schema=schema, compression_type="ZLIB", shuffle=False))
+    assert z[0][1].tobytes() == b"ab\0cde"
+    (tmp_path / "cut.z").write_bytes(zlib.compress(raw)[:-6])
+    with pytest.raises(ValueError, match="not ZLIB-compressed .*truncated"):
+        ds.TFRecordDataset(str(tmp_path / "cut.z"), compression_type="ZLIB")
 
 
 def _hand_file():
