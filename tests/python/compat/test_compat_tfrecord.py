@@ -12,6 +12,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from tensorboard.summary.writer.record_writer import RecordWriter
 
+import mycel
 import mycel.dataset as ds
 from mycel.dataset import tfrecord
 from crc32c_ref import crc32c as crc_ref
@@ -95,7 +96,7 @@ def test_protobuf_written_files(tmp_path):
         assert name.tobytes() == nm.encode()
     schema = ds.Schema()
     schema.add_column("name", de_type="string")
-    schema.add_column("label", de_type="int32", shape=[2])
+    schema.add_column("label", de_type=mycel.int32, shape=[2])  # a dtype, as MindSpore users pass
     schema.add_column("scores", de_type="float64", shape=[1, 3])
     got = _rows(ds.TFRecordDataset([str(tmp_path / "a.tfrecord")], schema=schema, shuffle=False))
     assert [str(r[0]) for r in got] == ["row0", "row1", "row2"]
