@@ -33,6 +33,16 @@ def lfilter(x, a, b, clamp=True):
         p = len(fb)
         for r in range(rows.shape[0]):
             src = fir[r].tolist()
+            if p == 2:  # the biquads: two locals instead of a history list, ~3x faster
+                a1, a2 = fb
+                y1 = y2 = 0.0
+                dst = []
+                for v in src:
+                    y = v - a1 * y1 - a2 * y2
+                    dst.append(y)
+                    y1, y2 = y, y1
+                out[r] = dst
+                continue
             hist = [0.0] * p  # y[n-1], y[n-2], ...
             dst = [0.0] * n
             for i in range(n):
