@@ -317,3 +317,42 @@ def test_contrast_and_mu_law():
     np.testing.assert_allclose(audio.MuLawDecoding(16)(np.arange(16)),
                                [np.sign(y) * ((1 + 15) ** abs(y) - 1) / 15 for y in np.arange(16) / 15 * 2 - 1],
                                atol=1e-6)
+
+
+def test_inverse_spectrogram_round_trip():
+    x = _noise((2, 1000), 0.3, 8).astype(np.float64)
+    for pad, normalized in ((0, False), (7, True)):
+        spec = audio.Spectrogram(n_fft=128, hop_length=32, pad=pad, power=None, normalized=normalized)(x)
+        back = audio.InverseSpectrogram(length=1000, n_fft=128, hop_length=32, pad=pad, normalized=normalized)(spec)
+        np.testing.assert_allclose(back, x, atol=1e-9)  # Hann at 75% overlap: perfect reconstruction
+    with pytest.raises(ValueError, match="65 frequency bins, n_fft 400 needs 201"):
+        audio.InverseSpectrogram()(spec)
+
+
+def test_phase_vocoder_matches_time_stretch_and_keeps_pitch():
+    t = np.arange(8000) / SR
+    x = 0.5 * np.sin(2 * np.pi * 1000 * t)
+    n_fft, hop = 256, 64
+    spec = audio.Spectrogram(n_fft=n_fft, hop_length=hop, power=None)(x)
+    advance = np.linspace(0, np.pi * hop, n_fft // 2 + 1)[:, None]
+    fast = audio.PhaseVocoder(2.0, advance)(spec)
+    np.testing.assert_array_equal(fast, audio.TimeStretch(hop, n_fft // 2 + 1, 2.0)(spec))
+    assert fast.shape[-2] == math.ceil(spec.shape[-2] / 2)
+    # half as long, same pitch: the strongest bin of a middle frame stays at 1000 Hz
+    mag = np.hypot(fast[..., 0], fast[..., 1])
+    assert abs(np.argmax(mag[:, mag.shape[1] // 2]) * SR / n_fft - 1000) <= SR / n_fft
+    with pytest.raises(ValueError, match="phase_advance must have shape"):
+        audio.PhaseVocoder(1.5, np.zeros(5))
+
+
+def test_spectral_centroid():
+    x = _noise((2, 3000), 0.3, 9)
+    n_fft = 256
+    got = audio.SpectralCentroid(SR, n_fft=n_fft)(x)
+    mag = audio.Spectrogram(n_fft=n_fft, power=1.0)(x).astype(np.float64)
+    freqs = np.arange(n_fft // 2 + 1) * (SR / 2) / (n_fft // 2)
+    expect = np.einsum("f,cft->ct", freqs, mag) / mag.sum(axis=1)
+    assert got.shape == (2, 1, mag.shape[-1])
+    np.testing.assert_allclose(got[:, 0], expect, rtol=1e-5)
+    tone = np.sin(2 * np.pi * 2000 * np.arange(4000) / SR)  # a pure tone: the centroid is its frequency
+    assert abs(np.median(audio.SpectralCentroid(SR, n_fft=512)(tone)) - 2000) < 40
