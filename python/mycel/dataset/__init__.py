@@ -9,4 +9,5 @@ from mycel.dataset.audio_sources import *  # noqa: F401,F403  YesNoDataset, LJSp
 from mycel.dataset.detection_sources import *  # noqa: F401,F403  VOC, Coco, CelebA
 from mycel.dataset.tfrecord import TFRecordDataset, Schema, Shuffle  # noqa: F401
 from mycel.dataset.text_csv_sources import *  # noqa: F401,F403  AGNews, DBpedia, Yelp, SST2, ...
+from mycel.dataset.speech_sources import *  # noqa: F401,F403  SpeechCommandsDataset
 from mycel.dataset import vision, transforms, text, audio  # noqa: F401
