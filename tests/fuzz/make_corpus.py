@@ -168,6 +168,22 @@ def voc_xml():
         b"</bndbox></object></annotation>"))
 
 
+def coco():
+    """COCO annotation files for the Detection, Stuff, Keypoint and Panoptic tasks (flags 0-3)."""
+    import json
+    images = [{"id": 1, "file_name": "1.jpg"}, {"id": 2, "file_name": "2.jpg"}]
+    cats = [{"id": 1, "name": "a", "isthing": 1}, {"id": 2, "name": "b", "isthing": 0}]
+    anns = [{"image_id": 1, "bbox": [1, 2, 3, 4], "category_id": 1, "iscrowd": 0,
+             "segmentation": [[1, 2, 3, 4, 5, 6]], "keypoints": list(range(51)), "num_keypoints": 3},
+            {"image_id": 2, "bbox": [0, 0, 1, 1], "category_id": 2, "iscrowd": 1,
+             "segmentation": {"counts": [1, 2], "size": [2, 2]}, "keypoints": [0] * 51, "num_keypoints": 0}]
+    doc = {"images": images, "annotations": anns, "categories": cats}
+    pan = {"images": images, "categories": cats, "annotations": [{"image_id": 1, "segments_info": [
+        {"category_id": 1, "iscrowd": 0, "bbox": [1, 1, 2, 2], "area": 4}]}]}
+    for name, flags, d in (("detection", 0, doc), ("stuff", 1, doc), ("keypoint", 2, doc), ("panoptic", 3, pan)):
+        put("coco", name, flags, json.dumps(d).encode())
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -181,6 +197,7 @@ def main():
         wav(tmp)
         tfrecord()
         voc_xml()
+        coco()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

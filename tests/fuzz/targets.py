@@ -272,6 +272,14 @@ def read_voc_xml(data):
     _voc_objects(_write("f.xml", body), "VOCDataset")
 
 
+def read_coco(data):
+    """A COCO annotation file (CocoDataset's JSON reader); flag bits 0-1 pick the task."""
+    import mycel.dataset as ds
+    flags, body = _split(data)
+    task = ("Detection", "Stuff", "Keypoint", "Panoptic")[flags & 3]
+    ds.CocoDataset(_SCRATCH, _write("ann.json", body), task=task)
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -289,6 +297,7 @@ TARGETS = {
     "wav": (read_wav, ALLOWED),  # YesNoDataset / LJSpeechDataset
     "tfrecord": (read_tfrecord, ALLOWED_PIPELINE),  # TFRecordDataset: framing, CRCs, Examples
     "voc_xml": (read_voc_xml, ALLOWED),  # VOCDataset's annotations
+    "coco": (read_coco, ALLOWED),  # CocoDataset's annotations
 }
 
 

@@ -131,9 +131,11 @@ def _voc_objects(path, owner):
         if x1 < x0 or y1 < y0:
             raise ValueError(f"{owner}: '{path}': object '{name}' has xmax < xmin or ymax < ymin "
                              f"({x0}, {y0}, {x1}, {y1})")
-        objects.append((name, [x0, y0, x1 - x0, y1 - y0],
-                        _voc_number(obj, "difficult", path, owner, int, 0),
-                        _voc_number(obj, "truncated", path, owner, int, 0)))
+        flags = [_voc_number(obj, t, path, owner, int, 0) for t in ("difficult", "truncated")]
+        if not all(0 <= f <= 0xFFFFFFFF for f in flags):
+            raise ValueError(f"{owner}: '{path}': object '{name}' has <difficult>/<truncated> {flags}, "
+                             "outside [0, 2^32)")
+        objects.append((name, [x0, y0, x1 - x0, y1 - y0], *flags))
     return objects
 
 
@@ -167,8 +169,8 @@ class VOCDataset(SourceDataset):
             for k, v in class_indexing.items():
                 _check_type(k, "class_indexing", str)
                 _check_type(v, "class_indexing", int)
-                if v < 0:
-                    raise ValueError(f"Input class_indexing value of '{k}' must be >= 0, got {v}.")
+                if not 0 <= v <= 0xFFFFFFFF:
+                    raise ValueError(f"Input class_indexing value of '{k}' must be in [0, 2^32), got {v}.")
         self.task, self.usage, self.decode = task, usage, decode
         listing = os.path.join(self.dataset_dir, "ImageSets",
                                "Segmentation" if task == "Segmentation" else "Main", usage + ".txt")
@@ -243,6 +245,14 @@ def _json_field(obj, key, where, owner, kinds=(int, float), default=None):
     return v
 
 
+def _uint32(obj, key, where, owner, default=None):
+    """An integer field that fills a uint32 column."""
+    v = _json_field(obj, key, where, owner, (int,), default)
+    if not 0 <= v <= 0xFFFFFFFF:
+        raise ValueError(f"{owner}: {where}: '{key}' must be in [0, 2^32), got {v}")
+    return v
+
+
 def _numbers(v, key, where, owner, length=None):
     if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
                                           for x in v) or (length is not None and len(v) != length):
@@ -255,10 +265,10 @@ def _coco_entry(task, a, where, owner):
     """The per-annotation values of one task (a tuple, one item per non-image column)."""
     if task == "Detection":
         return (_numbers(a.get("bbox"), "bbox", where, owner, 4),
-                _json_field(a, "category_id", where, owner, (int,)),
-                _json_field(a, "iscrowd", where, owner, (int,), 0))
+                _uint32(a, "category_id", where, owner),
+                _uint32(a, "iscrowd", where, owner, 0))
     if task == "Stuff":
-        crowd = _json_field(a, "iscrowd", where, owner, (int,), 0)
+        crowd = _uint32(a, "iscrowd", where, owner, 0)
         seg = a.get("segmentation")
         if crowd:  # run-length encoded: its counts
             if not isinstance(seg, dict):
@@ -271,7 +281,7 @@ def _coco_entry(task, a, where, owner):
         return flat, crowd
     if task == "Keypoint":
         return (_numbers(a.get("keypoints"), "keypoints", where, owner, 51),
-                _json_field(a, "num_keypoints", where, owner, (int,)))
+                _uint32(a, "num_keypoints", where, owner))
     if task == "Captioning":
         return (_json_field(a, "caption", where, owner, (str,)),)
     raise AssertionError(task)
@@ -361,9 +371,9 @@ class CocoDataset(SourceDataset):
                     w = f"{where}.segments_info[{j}]"
                     per_image.setdefault(image_id, []).append(
                         (_numbers(s.get("bbox") if isinstance(s, dict) else None, "bbox", w, owner, 4),
-                         _json_field(s, "category_id", w, owner, (int,)),
-                         _json_field(s, "iscrowd", w, owner, (int,), 0),
-                         _json_field(s, "area", w, owner, (int,))))
+                         _uint32(s, "category_id", w, owner),
+                         _uint32(s, "iscrowd", w, owner, 0),
+                         _uint32(s, "area", w, owner)))
             else:
                 per_image.setdefault(image_id, []).append(_coco_entry(task, a, where, owner))
         self._class_indexing = {}

@@ -128,6 +128,9 @@ def test_voc_bad_xml(voc):
     (root / "Annotations" / f"{ids[0]}.xml").write_text(_voc_xml([("cat", ("a", 0, 1, 1), 0, 0)]))
     with pytest.raises(ValueError, match="<xmin> must be a number"):
         ds.VOCDataset(str(root), task="Detection")
+    (root / "Annotations" / f"{ids[0]}.xml").write_text(_voc_xml([("cat", (0, 0, 1, 1), -1, 0)]))
+    with pytest.raises(ValueError, match=r"<difficult>/<truncated> \[-1, 0\], outside"):
+        ds.VOCDataset(str(root), task="Detection")
 
 
 def _coco_tree(tmp_path):
@@ -207,6 +210,10 @@ def test_coco_errors(tmp_path):
     doc["annotations"] = [{"image_id": 1, "bbox": [1, 2, 3], "category_id": 1}]
     ann.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="'bbox' must be a list of 4 numbers"):
+        ds.CocoDataset(str(tmp_path), str(ann))
+    doc["annotations"] = [{"image_id": 1, "bbox": [1, 2, 3, 4], "category_id": -1}]
+    ann.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"'category_id' must be in \[0, 2\^32\), got -1"):
         ds.CocoDataset(str(tmp_path), str(ann))
     ann.write_text("{not json")
     with pytest.raises(ValueError, match="is not a JSON document"):
