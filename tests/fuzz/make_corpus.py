@@ -141,6 +141,49 @@ def wav(tmp):
         put("wav", name, 0, read(path))
 
 
+def tfrecord():
+    """Examples of each list kind (Mycel's writer; the protobuf library writes the same bytes),
+    two records per file; flag 1 re-checksums mutants."""
+    from mycel.dataset.tfrecord import encode_example, masked_crc32c
+
+    def frames(payloads):
+        out = b""
+        for p in payloads:
+            head = struct.pack("<Q", len(p))
+            out += head + struct.pack("<I", masked_crc32c(head)) + p + struct.pack("<I", masked_crc32c(p))
+        return out
+    rows = [encode_example({"image": b"\x01\x02\x03", "label": [3, -1], "score": [0.5, 2.0]}),
+            encode_example({"image": b"", "label": [1 << 40, 0], "score": [-1.0, 1e-3]})]
+    put("tfrecord", "examples", 1, frames(rows))
+    put("tfrecord", "examples_raw", 0, frames(rows[:1]))
+
+
+def voc_xml():
+    """A VOC annotation with two objects."""
+    put("voc_xml", "annotation", 0, (
+        b"<annotation><filename>2007_000027.jpg</filename><size><width>486</width></size>"
+        b"<object><name>person</name><difficult>0</difficult><truncated>1</truncated><bndbox>"
+        b"<xmin>174</xmin><ymin>101</ymin><xmax>349</xmax><ymax>351</ymax></bndbox></object>"
+        b"<object><name>dog</name><bndbox><xmin>1.5</xmin><ymin>2</ymin><xmax>3</xmax><ymax>4</ymax>"
+        b"</bndbox></object></annotation>"))
+
+
+def coco():
+    """COCO annotation files for the Detection, Stuff, Keypoint and Panoptic tasks (flags 0-3)."""
+    import json
+    images = [{"id": 1, "file_name": "1.jpg"}, {"id": 2, "file_name": "2.jpg"}]
+    cats = [{"id": 1, "name": "a", "isthing": 1}, {"id": 2, "name": "b", "isthing": 0}]
+    anns = [{"image_id": 1, "bbox": [1, 2, 3, 4], "category_id": 1, "iscrowd": 0,
+             "segmentation": [[1, 2, 3, 4, 5, 6]], "keypoints": list(range(51)), "num_keypoints": 3},
+            {"image_id": 2, "bbox": [0, 0, 1, 1], "category_id": 2, "iscrowd": 1,
+             "segmentation": {"counts": [1, 2], "size": [2, 2]}, "keypoints": [0] * 51, "num_keypoints": 0}]
+    doc = {"images": images, "annotations": anns, "categories": cats}
+    pan = {"images": images, "categories": cats, "annotations": [{"image_id": 1, "segments_info": [
+        {"category_id": 1, "iscrowd": 0, "bbox": [1, 1, 2, 2], "area": 4}]}]}
+    for name, flags, d in (("detection", 0, doc), ("stuff", 1, doc), ("keypoint", 2, doc), ("panoptic", 3, pan)):
+        put("coco", name, flags, json.dumps(d).encode())
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -152,6 +195,9 @@ def main():
         events(tmp)
         jieba()
         wav(tmp)
+        tfrecord()
+        voc_xml()
+        coco()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

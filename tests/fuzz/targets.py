@@ -239,6 +239,47 @@ def read_wav(data):
     read(_write("f.wav", body))
 
 
+def _fix_tfrecord_crcs(data):
+    """Re-checksums every frame the length fields reach, so mutants reach the Example parser."""
+    from mycel.dataset.tfrecord import masked_crc32c
+    out, pos = bytearray(data), 0
+    while len(out) - pos >= 12:
+        (length,) = struct.unpack("<Q", bytes(out[pos:pos + 8]))
+        out[pos + 8:pos + 12] = struct.pack("<I", masked_crc32c(bytes(out[pos:pos + 8])))
+        if length > len(out) - pos - 16:
+            break
+        body = bytes(out[pos + 12:pos + 12 + length])
+        out[pos + 12 + length:pos + 16 + length] = struct.pack("<I", masked_crc32c(body))
+        pos += 16 + length
+    return bytes(out)
+
+
+def read_tfrecord(data):
+    """A TFRecord file of tf.train.Example records, every row drawn (TFRecordDataset)."""
+    import mycel.dataset as ds
+    flags, body = _split(data)
+    if flags & 1:
+        body = _fix_tfrecord_crcs(body)
+    d = ds.TFRecordDataset(_write("f.tfrecord", body), shuffle=False)
+    for _ in d.create_tuple_iterator(num_epochs=1, output_numpy=True):
+        pass
+
+
+def read_voc_xml(data):
+    """A Pascal VOC annotation file (VOCDataset's XML reader: no DTDs, no entities)."""
+    from mycel.dataset.detection_sources import _voc_objects
+    _, body = _split(data)
+    _voc_objects(_write("f.xml", body), "VOCDataset")
+
+
+def read_coco(data):
+    """A COCO annotation file (CocoDataset's JSON reader); flag bits 0-1 pick the task."""
+    import mycel.dataset as ds
+    flags, body = _split(data)
+    task = ("Detection", "Stuff", "Keypoint", "Panoptic")[flags & 3]
+    ds.CocoDataset(_SCRATCH, _write("ann.json", body), task=task)
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -254,6 +295,9 @@ TARGETS = {
     "events": (read_events, ALLOWED),  # the dashboard's event-file reader (mycel.insight)
     "jieba": (segment_jieba, ALLOWED),  # dictionary and HMM loaders (src/mycel/data/text/jieba.cc)
     "wav": (read_wav, ALLOWED),  # YesNoDataset / LJSpeechDataset
+    "tfrecord": (read_tfrecord, ALLOWED_PIPELINE),  # TFRecordDataset: framing, CRCs, Examples
+    "voc_xml": (read_voc_xml, ALLOWED),  # VOCDataset's annotations
+    "coco": (read_coco, ALLOWED),  # CocoDataset's annotations
 }
 
 

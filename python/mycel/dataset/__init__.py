@@ -6,4 +6,8 @@ from mycel.dataset.mindrecord_dataset import *  # noqa: F401,F403  MindDataset
 from mycel.dataset.text_file import *  # noqa: F401,F403  TextFileDataset
 from mycel.dataset.text_sources import *  # noqa: F401,F403  IMDBDataset, CLUEDataset
 from mycel.dataset.audio_sources import *  # noqa: F401,F403  YesNoDataset, LJSpeechDataset
+from mycel.dataset.detection_sources import *  # noqa: F401,F403  VOC, Coco, CelebA
+from mycel.dataset.tfrecord import TFRecordDataset, Schema, Shuffle  # noqa: F401
+from mycel.dataset.text_csv_sources import *  # noqa: F401,F403  AGNews, DBpedia, Yelp, SST2, ...
+from mycel.dataset.speech_sources import *  # noqa: F401,F403  SpeechCommandsDataset
 from mycel.dataset import vision, transforms, text, audio  # noqa: F401

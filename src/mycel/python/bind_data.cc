@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "mycel/core/crc32c.h"
 #include "mycel/data/source.h"
 #include "mycel/data/string_tensor.h"
 #include "mycel/data/text/sentencepiece.h"
@@ -179,6 +180,15 @@ void init_data(nb::module_& m) {
       },
       nb::arg("sentences"), nb::arg("files"), nb::arg("options"),
       "A SentencePiece model trained on sentences (or files): its serialized bytes.");
+  d.def(
+      "crc32c",
+      [](nb::bytes data) {
+        const char* p = data.c_str();
+        size_t n = data.size();
+        nb::gil_scoped_release release;  // GB/s, but a record may be large
+        return crc32c(p, n);
+      },
+      nb::arg("data"), "The CRC-32C (Castagnoli) of bytes (TFRecordDataset's frame checksums).");
   d.def(
       "sentencepiece_check",
       [](nb::bytes model) {

@@ -272,6 +272,25 @@ class Resample(AudioTensorOperation):
         return y[:, :target].reshape(shape[:-1] + (target,))
 
 
+def _phase_vocoder(spec, rate, advance):
+    """A complex spectrogram (..., freq, time) sped up by rate: output frame t interpolates the
+    magnitudes of frames floor(t * rate) and the next and accumulates their phase advance
+    (advance: the expected phase step per frame, (freq, 1))."""
+    steps = np.arange(0, spec.shape[-1], rate)
+    alphas = np.mod(steps, 1.0)
+    phase0 = np.angle(spec[..., :1])
+    spec = np.pad(spec, [(0, 0)] * (spec.ndim - 1) + [(0, 2)])
+    s0 = spec[..., steps.astype(np.int64)]
+    s1 = spec[..., steps.astype(np.int64) + 1]
+    dphase = np.angle(s1) - np.angle(s0) - advance
+    dphase = dphase - 2 * np.pi * np.round(dphase / (2 * np.pi))
+    acc = dphase + advance
+    phase = np.concatenate([phase0, acc[..., :-1]], axis=-1)
+    phase = np.cumsum(phase, axis=-1)
+    mag = alphas * np.abs(s1) + (1 - alphas) * np.abs(s0)
+    return mag * np.exp(1j * phase)
+
+
 class TimeStretch(AudioTensorOperation):
     """Speeds a complex spectrogram (..., freq, time, 2) up by rate without changing its pitch
     (a phase vocoder): output frame t interpolates the magnitudes of frames floor(t * rate) and
@@ -289,23 +308,10 @@ class TimeStretch(AudioTensorOperation):
         if a.shape[-1] != 2 or a.shape[-3] != self.n_freq:
             raise ValueError(f"TimeStretch: the input must be a complex spectrogram (..., {self.n_freq}, "
                              f"time, 2), got shape {a.shape}")
-        spec = a[..., 0] + 1j * a[..., 1]
         if self.rate == 1.0:
             return a
         advance = np.linspace(0, np.pi * self.hop_length, self.n_freq)[:, None]
-        steps = np.arange(0, spec.shape[-1], self.rate)
-        alphas = np.mod(steps, 1.0)
-        phase0 = np.angle(spec[..., :1])
-        spec = np.pad(spec, [(0, 0)] * (spec.ndim - 1) + [(0, 2)])
-        s0 = spec[..., steps.astype(np.int64)]
-        s1 = spec[..., steps.astype(np.int64) + 1]
-        dphase = np.angle(s1) - np.angle(s0) - advance
-        dphase = dphase - 2 * np.pi * np.round(dphase / (2 * np.pi))
-        acc = dphase + advance
-        phase = np.concatenate([phase0, acc[..., :-1]], axis=-1)
-        phase = np.cumsum(phase, axis=-1)
-        mag = alphas * np.abs(s1) + (1 - alphas) * np.abs(s0)
-        out = mag * np.exp(1j * phase)
+        out = _phase_vocoder(a[..., 0] + 1j * a[..., 1], self.rate, advance)
         return np.stack([out.real, out.imag], axis=-1)
 
 
