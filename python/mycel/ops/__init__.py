@@ -98,5 +98,5 @@ from mycel.ops.sparse import (csr_mm, csr_mv, csr_add, coo_add, csr_to_coo, coo_
                               sparse_to_dense, csr_mul, csr_div, csr_reduce_sum, SparseToDense)
 from mycel.ops import sparse as _sparse  # noqa: E402
 for _n in dir(_sparse):
-    if _n.startswith(("csr_", "coo_")) and _n not in globals():
+    if _n.startswith(("csr_", "coo_", "row_tensor_", "make_")) and _n not in globals():
         globals()[_n] = getattr(_sparse, _n)

@@ -96,6 +96,47 @@ for _f in ("abs", "neg", "relu", "sin", "tan", "tanh", "sqrt", "square", "sinh",
         globals()[f"coo_{_f}"] = _elementwise(f"coo_{_f}", getattr(_ops, _f), COOTensor)
 
 
+# MindSpore's F helpers that build and read the containers (F.make_row_tensor, ...).
+def make_row_tensor(indices, values, dense_shape):
+    """RowTensor(indices, values, dense_shape)."""
+    return RowTensor(indices, values, dense_shape)
+
+
+def make_coo_tensor(indices, values, shape):
+    """COOTensor(indices, values, shape)."""
+    return COOTensor(indices, values, shape)
+
+
+def make_csr_tensor(indptr, indices, values, shape):
+    """CSRTensor(indptr, indices, values, shape)."""
+    return CSRTensor(indptr, indices, values, shape)
+
+
+def _getter(cls, attr):
+    def get(x):
+        return getattr(_expect(x, cls, f"{cls.__name__} {attr}"), attr)
+    get.__doc__ = f"The {attr} of a {cls.__name__}."
+    return get
+
+
+row_tensor_get_indices = _getter(RowTensor, "indices")
+row_tensor_get_values = _getter(RowTensor, "values")
+row_tensor_get_dense_shape = _getter(RowTensor, "dense_shape")
+coo_tensor_get_indices = _getter(COOTensor, "indices")
+coo_tensor_get_values = _getter(COOTensor, "values")
+coo_tensor_get_dense_shape = _getter(COOTensor, "shape")
+csr_tensor_get_indptr = _getter(CSRTensor, "indptr")
+csr_tensor_get_indices = _getter(CSRTensor, "indices")
+csr_tensor_get_values = _getter(CSRTensor, "values")
+csr_tensor_get_dense_shape = _getter(CSRTensor, "shape")
+
+
+def row_tensor_add(x, y):
+    """x + y for RowTensors of one dense shape (rows concatenated; repeated rows add up when
+    densified), or a RowTensor added into a dense Tensor."""
+    return _expect(x, RowTensor, "row_tensor_add") + y
+
+
 class SparseToDense(Primitive):
     """SparseToDense()(indices, values, sparse_shape): the dense Tensor of COO arrays."""
 
