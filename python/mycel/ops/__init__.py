@@ -100,3 +100,6 @@ from mycel.ops import sparse as _sparse  # noqa: E402
 for _n in dir(_sparse):
     if _n.startswith(("csr_", "coo_", "row_tensor_", "make_")) and _n not in globals():
         globals()[_n] = getattr(_sparse, _n)
+
+# MindSpore's F.string_eq / F.string_concat (on Python strings; compile-time in graph mode).
+from mycel.common.string_tensor import string_eq, string_concat  # noqa: E402,F401
