@@ -15,8 +15,7 @@ using detail::attr;
 using detail::Ints;
 using detail::make_op;
 
-const std::vector<DType> kValueTypes = {DType::float32, DType::float64, DType::int32,
-                                        DType::int64};
+const std::vector<DType> kValueTypes = {DType::float32, DType::float64, DType::int32, DType::int64};
 
 void check_index(const InferContext& c, size_t i) {
   const TensorMeta& m = c.in(i);
@@ -94,8 +93,7 @@ std::vector<TensorMeta> infer_scatter(const InferContext& c) {
 std::vector<TensorMeta> infer_csr2coo(const InferContext& c) {
   check_index(c, 0);
   const int64_t len = c.attrs.get_int("length");
-  if (len < 0)
-    MYCEL_THROW(ValueError, "[csr2coo] attribute 'length' must be >= 0, got ", len);
+  if (len < 0) MYCEL_THROW(ValueError, "[csr2coo] attribute 'length' must be >= 0, got ", len);
   if (c.in(0).shape[0] < 1)
     MYCEL_THROW(ValueError, "[csr2coo] input 'indptr' must have at least one entry, got shape ",
                 shape_str(c.in(0).shape));
@@ -115,9 +113,7 @@ void spmm_kernel(const KernelContext& c) {
 void sddmm_kernel(const KernelContext& c) {
   cpu::csr_sddmm(c.in(0), c.in(1), c.in(2), c.in(3), c.out(0));
 }
-void gather_kernel(const KernelContext& c) {
-  cpu::csr_gather(c.in(0), c.in(1), c.in(2), c.out(0));
-}
+void gather_kernel(const KernelContext& c) { cpu::csr_gather(c.in(0), c.in(1), c.in(2), c.out(0)); }
 void scatter_kernel(const KernelContext& c) {
   cpu::csr_scatter(c.in(0), c.in(1), c.in(2), c.out(0));
 }
@@ -160,12 +156,10 @@ MYCEL_REGISTER_OPS(sparse) {
   const std::vector<DType> idx = {DType::int32, DType::int64};
   r.add(make_op("csr2coo", "CSR2COO",
                 "The row index of each of the `length` entries of a CSR indptr.", {{"indptr"}},
-                {attr("length", AttrKind::kInt, {})}, infer_csr2coo, csr2coo_kernel, idx,
-                "none"));
-  r.add(make_op("coo2csr", "COO2CSR",
-                "The CSR indptr (height + 1,) of sorted COO row indices.", {{"row_indices"}},
-                {attr("height", AttrKind::kInt, {})}, infer_coo2csr, coo2csr_kernel, idx,
-                "none"));
+                {attr("length", AttrKind::kInt, {})}, infer_csr2coo, csr2coo_kernel, idx, "none"));
+  r.add(make_op("coo2csr", "COO2CSR", "The CSR indptr (height + 1,) of sorted COO row indices.",
+                {{"row_indices"}}, {attr("height", AttrKind::kInt, {})}, infer_coo2csr,
+                coo2csr_kernel, idx, "none"));
 }
 
 // The pattern is fixed: values and dense operands get gradients, indptr and indices none.
@@ -178,8 +172,7 @@ MYCEL_REGISTER_BPROPS(sparse) {
     const bool t = g.attrs().get_bool("transpose_a");
     // y = A d: dA_j = dot(dy[row j], d[col j]), dd = A^T dy (and the mirror image when t).
     GradVar dv = g.call("csr_sddmm", {ptr, ind, t ? d : dy, t ? dy : d}, {{"shape", shape}});
-    GradVar dd =
-        g.call("csr_spmm", {ptr, ind, v, dy}, {{"shape", shape}, {"transpose_a", !t}});
+    GradVar dd = g.call("csr_spmm", {ptr, ind, v, dy}, {{"shape", shape}, {"transpose_a", !t}});
     return {GradVar(), GradVar(), dv, dd};
   });
   b.add("csr_sddmm", [](BpropBuilder& g) -> std::vector<GradVar> {

@@ -165,12 +165,12 @@ void csr2coo(const Tensor& indptr, Tensor& out) {
   const int64_t rows = static_cast<int64_t>(ptr.size()) - 1, nnz = out.numel();
   if (rows < 0 || ptr[0] != 0 || ptr[rows] != nnz)
     MYCEL_THROW(ValueError, "[csr2coo] indptr must run from 0 to length = ", nnz, ", got ",
-                rows < 0 ? std::string("an empty indptr") : "from " + std::to_string(ptr[0]) +
-                                                                " to " + std::to_string(ptr[rows]));
+                rows < 0 ? std::string("an empty indptr")
+                         : "from " + std::to_string(ptr[0]) + " to " + std::to_string(ptr[rows]));
   for (int64_t r = 0; r < rows; ++r)
     if (ptr[r + 1] < ptr[r])
-      MYCEL_THROW(ValueError, "[csr2coo] indptr must be non-decreasing, got indptr[", r, "] = ",
-                  ptr[r], " > indptr[", r + 1, "] = ", ptr[r + 1]);
+      MYCEL_THROW(ValueError, "[csr2coo] indptr must be non-decreasing, got indptr[", r,
+                  "] = ", ptr[r], " > indptr[", r + 1, "] = ", ptr[r + 1]);
   visit_values(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
@@ -186,8 +186,7 @@ void coo2csr(const Tensor& rows, Tensor& out) {
   for (int64_t j = 0; j < nnz; ++j) {
     if (row[j] < 0 || row[j] >= height)
       MYCEL_THROW(ValueError, "[coo2csr] row index ", row[j], " (entry ", j,
-                  ") is out of range for height ", height, " (expected 0 <= index < ", height,
-                  ")");
+                  ") is out of range for height ", height, " (expected 0 <= index < ", height, ")");
     if (j && row[j] < row[j - 1])
       MYCEL_THROW(ValueError, "[coo2csr] row indices must be sorted (non-decreasing), got ",
                   row[j - 1], " before ", row[j], " at entry ", j);
