@@ -95,7 +95,8 @@ from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random
 # Sparse tensors (CSRTensor / COOTensor) in MindSpore's functional forms, over the sparse registry ops.
 from mycel.ops.sparse import (csr_mm, csr_mv, csr_add, coo_add, csr_to_coo, coo_to_csr,  # noqa: E402,F401
                               csr_to_dense, coo_to_dense, dense_to_sparse_coo, dense_to_sparse_csr,
-                              sparse_to_dense, csr_mul, csr_div, csr_reduce_sum, SparseToDense)
+                              sparse_to_dense, csr_mul, csr_div, csr_reduce_sum, SparseToDense,
+                              SparseTensorDenseMatmul)
 from mycel.ops import sparse as _sparse  # noqa: E402
 for _n in dir(_sparse):
     if _n.startswith(("csr_", "coo_", "row_tensor_", "make_")) and _n not in globals():

@@ -146,3 +146,20 @@ class SparseToDense(Primitive):
     def __call__(self, indices, values, sparse_shape):
         return sparse_to_dense(indices, values, sparse_shape)
 
+
+class SparseTensorDenseMatmul(Primitive):
+    """SparseTensorDenseMatmul(adjoint_st=False, adjoint_dt=False)(indices, values, sparse_shape,
+    dense): COO arrays times a dense matrix (a dense Tensor)."""
+
+    def __init__(self, adjoint_st=False, adjoint_dt=False):
+        super().__init__("SparseTensorDenseMatmul")
+        self.adjoint_st, self.adjoint_dt = bool(adjoint_st), bool(adjoint_dt)
+
+    def __call__(self, indices, values, sparse_shape, dense):
+        from mycel.nn.layer.sparse import coo_dense_matmul
+        return coo_dense_matmul(indices, values, tuple(sparse_shape), dense, self.adjoint_st, self.adjoint_dt)
+
+
+# MindSpore's Tensor.to_coo() / Tensor.to_csr(): the sparse form of a 2-d Tensor's nonzeros.
+_mycel.Tensor.to_coo = dense_to_sparse_coo
+_mycel.Tensor.to_csr = dense_to_sparse_csr

@@ -51,6 +51,8 @@ def test_csr_arrays_and_conversions_vs_numpy():
     np.testing.assert_array_equal(from_dense.indptr.asnumpy(), ptr)
     np.testing.assert_array_equal(from_dense.values.asnumpy(), val)
     np.testing.assert_array_equal(ops.dense_to_sparse_coo(Tensor(d)).to_dense().asnumpy(), d)
+    np.testing.assert_array_equal(Tensor(d).to_csr().indices.asnumpy(), ind)
+    np.testing.assert_array_equal(Tensor(d).to_coo().values.asnumpy(), val)
     np.testing.assert_array_equal(ops.csr2coo(Tensor(ptr), length=len(ind)).asnumpy(), np.nonzero(d)[0])
     np.testing.assert_array_equal(ops.coo2csr(Tensor(np.nonzero(d)[0].astype(np.int32)), height=6).asnumpy(), ptr)
     dense = ops.SparseToDense()(coo.indices, coo.values, d.shape)
@@ -287,3 +289,40 @@ def test_malformed_sparse_input_errors():
     with pytest.raises(ValueError, match="axis"):
         csr.sum(2)
 
+
+
+class _CooMatmul(nn.Cell):
+    def __init__(self, adjoint_st, adjoint_dt):
+        super().__init__()
+        self.mm = nn.SparseTensorDenseMatmul(adjoint_st, adjoint_dt)
+
+    def construct(self, indices, values, dense):
+        return self.mm(indices, values, (4, 3), dense)
+
+
+@MODES
+def test_sparse_tensor_dense_matmul_both_modes(mode):
+    mycel.set_context(mode=mode)
+    try:
+        idx = np.array([[0, 1], [3, 2], [0, 1], [2, 0]], np.int64)
+        val = R.standard_normal(4)
+        a = np.zeros((4, 3))
+        np.add.at(a, tuple(idx.T), val)
+        for st, dt in ((False, False), (True, False), (False, True), (True, True)):
+            left = a.T if st else a
+            dense = R.standard_normal((left.shape[1], 2))
+            given = dense.T.copy() if dt else dense
+            out = _CooMatmul(st, dt)(Tensor(idx), Tensor(val), Tensor(given))
+            np.testing.assert_allclose(out.asnumpy(), left @ dense, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            ops.SparseTensorDenseMatmul()(Tensor(idx), Tensor(val), (4, 3), Tensor(np.eye(3))).asnumpy(), a)
+        net, tidx = _CooMatmul(False, False), Tensor(idx)
+        gv = mycel.grad(lambda v, d: ops.sum(net(tidx, v, d) ** 2), grad_position=(0, 1))(Tensor(val),
+                                                                                         Tensor(np.ones((3, 2))))
+        want_v = np.array([2 * (a @ np.ones((3, 2)))[r].sum() for r, _ in idx])  # d/dv_j = sum_k 2 y[r_j, k] * 1
+        np.testing.assert_allclose(gv[0].asnumpy(), want_v, rtol=1e-10)
+        np.testing.assert_allclose(gv[1].asnumpy(), 2 * a.T @ a @ np.ones((3, 2)), rtol=1e-10)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    coo = COOTensor(Tensor(np.array([[0, 1]])), Tensor([2.0]), (2, 2))
+    np.testing.assert_array_equal(nn.SparseToDense()(coo).asnumpy(), [[0, 2], [0, 0]])
