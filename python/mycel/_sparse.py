@@ -34,10 +34,6 @@ def _shape(shape, who):
     return tuple(shape)
 
 
-def _is_sparse(x):
-    return isinstance(x, (COOTensor, CSRTensor))
-
-
 def _as_dense_operand(x, dtype, who):
     """A Tensor of the values' dtype from a Tensor, a Python number or an array."""
     if not isinstance(x, _mycel.Tensor):
