@@ -4,6 +4,7 @@
 // coo2csr. The attribute `shape` is the dense (M, N); the index arrays are not differentiable.
 // Gradients are written with these ops, so they differentiate again.
 #include "mycel/kernels/cpu/sparse.h"
+#include "mycel/ops/batch.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/shape_common.h"
@@ -194,6 +195,20 @@ MYCEL_REGISTER_BPROPS(sparse) {
     return {GradVar(), GradVar(),
             g.call("csr_gather", {g.input(0), g.input(1), g.dout()},
                    {{"shape", g.attrs().get_ints("shape")}})};
+  });
+}
+
+// vmap of an SpMM over a batch of dense operands with one pattern and one set of values: the
+// batch joins the dense columns, (N, K, B) -> (N, K * B), so one SpMM serves every item. A
+// batched pattern or batched values (nnz may differ per item) run once per item.
+MYCEL_REGISTER_BATCH_RULES(sparse) {
+  b.add("csr_spmm", [](BatchBuilder& g) -> Batched {
+    if (g.bdim(0) != kNotBatched || g.bdim(1) != kNotBatched || g.bdim(2) != kNotBatched) return {};
+    GradVar d = batch::move_axis(g, g.input(3), g.bdim(3), 2);
+    const Shape s = g.meta(d).shape;  // (rows of the operand, K, B)
+    GradVar y =
+        g.call_self({g.input(0), g.input(1), g.input(2), g.reshape_to(d, {s[0], s[1] * s[2]})});
+    return {g.reshape_to(y, {g.meta(y).shape[0], s[1], s[2]}), std::vector<int>{2}};
   });
 }
 

@@ -326,3 +326,26 @@ def test_sparse_tensor_dense_matmul_both_modes(mode):
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
     coo = COOTensor(Tensor(np.array([[0, 1]])), Tensor([2.0]), (2, 2))
     np.testing.assert_array_equal(nn.SparseToDense()(coo).asnumpy(), [[0, 2], [0, 0]])
+
+
+def test_vmap_of_spmm_over_dense_operands():
+    d = _sparse(5, 4)
+    ptr, ind, val = (Tensor(a) for a in _csr_arrays(d))
+    stack = R.standard_normal((3, 4, 2))
+    assert mycel._mycel.graph.batching_rule("csr_spmm") == "own"
+    for axis, given in ((0, stack), (2, np.moveaxis(stack, 0, 2))):
+        out = ops.vmap(lambda x: ops.csr_spmm(ptr, ind, val, x, shape=d.shape), in_axes=axis)(Tensor(given))
+        np.testing.assert_allclose(out.asnumpy(), np.stack([d @ s for s in stack]), rtol=1e-12, atol=1e-12)
+    vals = R.standard_normal((3, len(val.asnumpy())))  # batched values: one call per item
+
+    first = Tensor(stack[0])
+
+    def f(v):
+        return ops.csr_spmm(ptr, ind, v, first, shape=d.shape)
+
+    want = []
+    for v in vals:
+        a = np.zeros(d.shape)
+        a[np.nonzero(d)] = v
+        want.append(a @ stack[0])
+    np.testing.assert_allclose(ops.vmap(f)(Tensor(vals)).asnumpy(), np.stack(want), rtol=1e-12, atol=1e-12)
