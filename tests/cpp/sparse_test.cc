@@ -51,8 +51,10 @@ TEST(Sparse, SpmmBothWaysMatchDense) {
   for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{5, 7, 3}, {300, 200, 64}, {4, 0, 2}}) {
     Pattern p = random_pattern(m, n, 0.1, rng);
     const int64_t nnz = static_cast<int64_t>(p.cols.size());
-    Tensor v = random_tensor({nnz}, rng), d = random_tensor({n, k}, rng), dt = random_tensor({m, k}, rng);
-    Tensor out = Tensor::empty({m, k}, DType::float64), out_t = Tensor::empty({n, k}, DType::float64);
+    Tensor v = random_tensor({nnz}, rng), d = random_tensor({n, k}, rng),
+           dt = random_tensor({m, k}, rng);
+    Tensor out = Tensor::empty({m, k}, DType::float64),
+           out_t = Tensor::empty({n, k}, DType::float64);
     csr_spmm(p.indptr, p.indices, v, d, out, false);
     csr_spmm(p.indptr, p.indices, v, dt, out_t, true);
     std::vector<double> want(m * k, 0.0), want_t(n * k, 0.0);
@@ -71,7 +73,8 @@ TEST(Sparse, SddmmGatherScatterAndConversions) {
   const int64_t m = 6, n = 5, k = 4;
   Pattern p = random_pattern(m, n, 0.5, rng);
   const int64_t nnz = static_cast<int64_t>(p.cols.size());
-  Tensor x = random_tensor({m, k}, rng), y = random_tensor({n, k}, rng), d = random_tensor({m, n}, rng);
+  Tensor x = random_tensor({m, k}, rng), y = random_tensor({n, k}, rng),
+         d = random_tensor({m, n}, rng);
   Tensor s = Tensor::empty({nnz}, DType::float64), g = Tensor::empty({nnz}, DType::float64);
   Tensor back = Tensor::empty({m, n}, DType::float64), rows = Tensor::empty({nnz}, DType::int32);
   Tensor ptr = Tensor::empty({m + 1}, DType::int32);
