@@ -268,7 +268,9 @@ LOOPED = {"arange", "barrier",
           # masked_scatter pair has fixed shapes and loops
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
-          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
+          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
+          # sparse: a batched pattern may change nnz per item (csr_spmm batches shared patterns)
+          "csr_sddmm", "csr_gather", "csr_scatter", "csr2coo", "coo2csr"}
 
 
 def test_every_op_has_a_batching_policy():

@@ -32,3 +32,59 @@ dtype.__repr__ = dtype.__str__ = lambda self: _MS_NAMES.get(self.name, self.name
 # f-strings and format() keep numpy's spelling ('float32'), as the C++ core's messages do, so an
 # error message reads the same from either side.
 dtype.__format__ = lambda self, spec: format(self.name, spec)
+
+# The string dtype (a tensor of str elements never reaches a kernel: common/string_tensor.py),
+# reachable as mycel.string and mycel.dtype.string like the others.
+from mycel.common.string_tensor import string  # noqa: E402
+
+dtype.string = string
+
+
+def dtype_to_nptype(type_):
+    """The numpy type of a dtype (MindSpore's dtype_to_nptype): np.float32 for float32, np.str_
+    for string."""
+    if type_ == string:
+        return __import__("numpy").str_
+    return __import__("numpy").dtype(type_.name).type
+
+
+def dtype_to_pytype(type_):
+    """The Python type of a dtype: bool, int, float, complex or str."""
+    if type_ == string:
+        return str
+    kind = __import__("numpy").dtype(type_.name).kind
+    return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind]
+
+
+def pytype_to_dtype(obj):
+    """The dtype of a Python or numpy type (MindSpore's pytype_to_dtype): bool -> bool_, int ->
+    int64, float -> float64, str -> string, numpy types by name."""
+    if isinstance(obj, (dtype, type(string))):
+        return obj
+    np_ = __import__("numpy")
+    if obj is str or obj is np_.str_:
+        return string
+    if obj is bool:
+        return bool_
+    if obj is int:
+        return int64
+    if obj is float:
+        return float64
+    try:
+        name = np_.dtype(obj).name
+    except TypeError:
+        raise NotImplementedError(f"pytype_to_dtype: unsupported type {obj!r}") from None
+    return getattr(dtype, name)
+
+
+def get_py_obj_dtype(obj):
+    """The dtype of a Python value, a type or a Tensor (MindSpore's get_py_obj_dtype)."""
+    if hasattr(obj, "dtype") and not isinstance(obj, type):
+        return obj.dtype
+    if isinstance(obj, type):
+        return pytype_to_dtype(obj)
+    return pytype_to_dtype(type(obj))
+
+
+for _f in (dtype_to_nptype, dtype_to_pytype, pytype_to_dtype, get_py_obj_dtype):
+    setattr(dtype, _f.__name__, staticmethod(_f))

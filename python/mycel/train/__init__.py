@@ -10,9 +10,12 @@ from mycel.train import summary
 from mycel.insight import SummaryCollector, SummaryRecord
 from mycel.train.metrics import (Metric, Accuracy, Loss, Top1CategoricalAccuracy,
                                  Top5CategoricalAccuracy, MAE, MSE, ROC, auc, Dice, CosineSimilarity,
-                                 Perplexity, BleuScore, get_metric_fn, names)
+                                 Perplexity, BleuScore, get_metric_fn, names,
+                                 HausdorffDistance, MeanSurfaceDistance, RootMeanSquareDistance,
+                                 OcclusionSensitivity)
 
 __all__ = ["Model", "callback", "metrics", "save_checkpoint", "load_checkpoint",
            "load_param_into_net", "export", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
            "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "MAE", "MSE", "ROC", "auc", "Dice",
-           "CosineSimilarity", "Perplexity", "BleuScore", "get_metric_fn", "names", "summary", "SummaryCollector", "SummaryRecord"] + _callback_all
+           "CosineSimilarity", "Perplexity", "BleuScore", "HausdorffDistance", "MeanSurfaceDistance",
+           "RootMeanSquareDistance", "OcclusionSensitivity", "get_metric_fn", "names", "summary", "SummaryCollector", "SummaryRecord"] + _callback_all

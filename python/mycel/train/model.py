@@ -319,3 +319,48 @@ class Model:
         """The network's output for the given inputs (in inference mode)."""
         self._predict_network.set_train(False)
         return self._predict_network(*predict_data)
+
+    # ---- distributed inference: the layouts the sharding pass gives the parameters
+    def infer_predict_layout(self, *predict_data, skip_backend_compile=False):
+        """{parameter name: [device_matrix, tensor_map, slice_shape, field_size, uniform_split,
+        opt_shard_group]} for the parameters the sharding pass splits when the predict network
+        runs on predict_data (tensors or Tensor(shape=..., dtype=...) placeholders), without
+        building or running it: MindSpore's layout list, the input of load_distributed_checkpoint
+        for a predict strategy. SEMI_AUTO_PARALLEL or AUTO_PARALLEL in GRAPH_MODE only."""
+        del skip_backend_compile  # nothing is compiled for the backend here anyway
+        self._predict_network.set_train(False)
+        return _parameter_layouts("infer_predict_layout", self._predict_network, predict_data)
+
+    def infer_train_layout(self, train_dataset, dataset_sink_mode=True, sink_size=-1):
+        """The layouts (as infer_predict_layout's) of the parameters the sharding pass splits in
+        the training network, for a row shaped like train_dataset's."""
+        del dataset_sink_mode, sink_size
+        from mycel import ops
+        rows = [ops.zeros(tuple(shape), dt)
+                for shape, dt in zip(train_dataset.output_shapes(), train_dataset.output_types())]
+        # The backbone's forward on the data columns (the last column is the label when the
+        # Model adds the loss): the pass splits the same weights the training step uses.
+        return _parameter_layouts("infer_train_layout", self._network,
+                                  rows[:-1] if self._loss_fn is not None else rows)
+
+
+def _parameter_layouts(who, network, inputs):
+    """Runs the sharding pass on network's forward for inputs and returns MindSpore's layout
+    lists of the parameters it splits (one process's plan; every rank plans the same)."""
+    from mycel.parallel import get_auto_parallel_context
+    mode = get_auto_parallel_context("parallel_mode")
+    if context.get_context("mode") != context.GRAPH_MODE or mode not in ("semi_auto_parallel", "auto_parallel"):
+        raise RuntimeError(f"Model.{who}: needs GRAPH_MODE and parallel_mode semi_auto_parallel or "
+                           f"auto_parallel, got mode {context.get_context('mode')} and parallel_mode {mode!r}")
+    autopar = _mycel.autopar
+    autopar.take_planned()  # layouts planned before this call are not this network's
+    network._graph_program().graph.plan_sharding(*inputs)
+    planned = {autopar.storage_id(t): layout for t, layout in autopar.take_planned()}
+    out = {}
+    for p in network.get_parameters():
+        layout = planned.get(autopar.storage_id(p))
+        if layout is None:
+            continue
+        full = (list(layout[0]), list(layout[1]), list(layout[2]), [])
+        out[p.name] = [list(layout[0]), list(layout[1]), list(autopar.slice_shape(full)), 0, True, ""]
+    return out

@@ -17,6 +17,7 @@ from mycel.nn.layer.conv3d import Conv3d, Conv3dTranspose, MaxPool3d, AvgPool3d
 from mycel.nn.layer.group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from mycel.nn.layer.layers_more import *  # noqa: F401,F403  (Softmin, GLU, PixelShuffle, Dropout2d, ...)
 from mycel.nn.layer.layers_more import __all__ as _layers_more_all
+from mycel.nn.layer.sparse import SparseToDense, SparseTensorDenseMatmul
 from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
                                               Transformer)
 
@@ -25,5 +26,6 @@ __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Sof
            "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
            "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
-           "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"] + _activation_more_all + \
+           "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "SparseToDense", "SparseTensorDenseMatmul"] + _activation_more_all + \
     _layers_more_all

@@ -253,6 +253,10 @@ class Optimizer(Cell):
         if len(gradients) != len(self.parameters):
             raise ValueError(f"{who}: argument 'gradients' must have one gradient per parameter "
                              f"({len(self.parameters)}), got {len(gradients)}")
+        # A RowTensor (MindSpore's sparse embedding gradient) updates as its dense form: what
+        # MindSpore's non-lazy sparse optimizers compute (untouched rows see a zero gradient).
+        from mycel._sparse import RowTensor
+        gradients = tuple(g.to_dense() if isinstance(g, RowTensor) else g for g in gradients)
         for i, (p, g) in enumerate(zip(self.parameters, gradients)):
             if not isinstance(g, Tensor) or tuple(g.shape) != tuple(p.shape):
                 got = tuple(g.shape) if isinstance(g, Tensor) else type(g).__name__

@@ -8,6 +8,8 @@ from mycel.train.metrics.error import MAE, MSE
 from mycel.train.metrics.roc import ROC, auc
 from mycel.train.metrics.similarity import Dice, CosineSimilarity, Perplexity
 from mycel.train.metrics.bleu import BleuScore
+from mycel.train.metrics.surface import HausdorffDistance, MeanSurfaceDistance, RootMeanSquareDistance
+from mycel.train.metrics.occlusion import OcclusionSensitivity
 
 # The metric names MindSpore's Model(metrics={...}) and get_metric_fn accept.
 METRIC_NAMES = {
@@ -15,6 +17,8 @@ METRIC_NAMES = {
     "top_1_accuracy": Top1CategoricalAccuracy, "top_5_accuracy": Top5CategoricalAccuracy,
     "precision": Precision, "recall": Recall, "f1": F1, "dice": Dice, "roc": ROC,
     "cosine_similarity": CosineSimilarity, "perplexity": Perplexity, "bleu_score": BleuScore,
+    "hausdorff_distance": HausdorffDistance, "mean_surface_distance": MeanSurfaceDistance,
+    "root_mean_square_distance": RootMeanSquareDistance, "occlusion_sensitivity": OcclusionSensitivity,
 }
 
 
@@ -31,4 +35,5 @@ def names():
 
 __all__ = ["Metric", "Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "Loss", "ConfusionMatrix", "Precision", "Recall", "Fbeta", "F1",
-           "MAE", "MSE", "ROC", "auc", "Dice", "CosineSimilarity", "Perplexity", "BleuScore", "get_metric_fn", "names"]
+           "MAE", "MSE", "ROC", "auc", "Dice", "CosineSimilarity", "Perplexity", "BleuScore", "HausdorffDistance",
+           "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity", "get_metric_fn", "names"]
