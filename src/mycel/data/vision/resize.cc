@@ -85,16 +85,14 @@ inline T store(float v) {
 }
 
 // Vertical pass into a float row, then horizontal pass; K > 0 fixes the tap count at compile time.
+// `row` holds iw*c floats, `xoff` the horizontal taps' offsets in elements (tx.idx * c).
 template <class T, int K>
 void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, int64_t oh,
-                      int64_t ow, const Taps& ty, const Taps& tx) {
+                      int64_t ow, const Taps& ty, const Taps& tx, float* row, const int32_t* xoff) {
   const int ky = ty.k, kx = K > 0 ? K : tx.k;
-  std::vector<float> row(iw * c);
-  std::vector<int32_t> xoff(tx.idx.size());
-  for (size_t i = 0; i < xoff.size(); ++i) xoff[i] = static_cast<int32_t>(tx.idx[i] * c);
   const int64_t n = iw * c;
   for (int64_t oy = 0; oy < oh; ++oy) {
-    std::fill(row.begin(), row.end(), 0.f);
+    std::fill(row, row + n, 0.f);
     for (int j = 0; j < ky; ++j) {
       float w = ty.wt[oy * ky + j];
       if (w == 0.f) continue;
@@ -114,21 +112,48 @@ void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, i
   }
 }
 
-template <class T>
-void resize_typed(const Tensor& img, Tensor& out, const ImageShape& s, int64_t oh, int64_t ow,
-                  Interp interp) {
-  Taps ty = make_taps(s.h, oh, interp), tx = make_taps(s.w, ow, interp);
-  const T* src = img.data<T>();
-  T* dst = out.data<T>();
-  if (tx.k == 2)
-    resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
-  else if (tx.k == 4)
-    resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
-  else
-    resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
+// One thread's tap tables for the last geometry it resized, and its scratch rows: a pipeline
+// resizes every image of a dataset to the same size, so the tables are built once per worker
+// instead of once per image (and nothing is allocated per image).
+struct ResizeCache {
+  int64_t ih = -1, iw = -1, oh = -1, ow = -1, c = -1;
+  Interp interp = Interp::nearest;
+  Taps ty, tx;
+  std::vector<int32_t> xoff;
+  std::vector<float> row;
+};
+
+ResizeCache& cached_taps(const ImageShape& s, int64_t oh, int64_t ow, Interp interp) {
+  thread_local ResizeCache cache;
+  ResizeCache& r = cache;
+  if (r.ih != s.h || r.iw != s.w || r.oh != oh || r.ow != ow || r.c != s.c || r.interp != interp) {
+    r.ih = -1;  // stays invalid if a table throws (bad_alloc)
+    r.ty = make_taps(s.h, oh, interp);
+    r.tx = make_taps(s.w, ow, interp);
+    r.xoff.resize(r.tx.idx.size());
+    for (size_t i = 0; i < r.xoff.size(); ++i) r.xoff[i] = static_cast<int32_t>(r.tx.idx[i] * s.c);
+    r.row.resize(static_cast<size_t>(s.w * s.c));
+    r.ih = s.h, r.iw = s.w, r.oh = oh, r.ow = ow, r.c = s.c, r.interp = interp;
+  }
+  return r;
 }
 
 }  // namespace
+
+template <class T>
+void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Interp interp, T* dst) {
+  ResizeCache& r = cached_taps(s, oh, ow, interp);
+  float* row = r.row.data();
+  if (r.tx.k == 2)
+    resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data());
+  else if (r.tx.k == 4)
+    resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data());
+  else
+    resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data());
+}
+template void resize_into<uint8_t>(const uint8_t*, const ImageShape&, int64_t, int64_t, Interp,
+                                   uint8_t*);
+template void resize_into<float>(const float*, const ImageShape&, int64_t, int64_t, Interp, float*);
 
 Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op) {
   ImageShape s = image_shape(img, op);
@@ -157,9 +182,9 @@ Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const st
   }
   check_pixel_dtype(img, op);
   if (img.dtype() == DType::uint8)
-    resize_typed<uint8_t>(img, out, s, oh, ow, interp);
+    resize_into<uint8_t>(img.data<uint8_t>(), s, oh, ow, interp, out.data<uint8_t>());
   else
-    resize_typed<float>(img, out, s, oh, ow, interp);
+    resize_into<float>(img.data<float>(), s, oh, ow, interp, out.data<float>());
   return out;
 }
 
