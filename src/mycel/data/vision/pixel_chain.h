@@ -46,7 +46,7 @@ struct PixelPlan {
   // The float stages in order: rescale (channel -1) or normalize (channel-wise when per_channel).
   struct Step {
     bool normalize = false, per_channel = false;
-    float a = 0, b = 0;     // rescale: scale, shift; scalar normalize: mean, inv
+    float a = 0, b = 0;    // rescale: scale, shift; scalar normalize: mean, inv
     const PixelStage* st;  // per-channel normalize: its mean/inv vectors
   };
   std::vector<Step> steps;
