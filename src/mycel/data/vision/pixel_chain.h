@@ -1,7 +1,7 @@
 // Fusion of per-image transforms: a run of deterministic per-pixel transforms (Resize, Rescale,
 // Normalize, HWC2CHW, TypeCast to float32) becomes one pass per image that allocates nothing but
-// its output (or writes straight into a batch, engine/map_batch_op.cc): no intermediate image
-// per transform. The pass does the same arithmetic as the transforms one by one, in the same
+// its output (or writes straight into a batch: MapBatchOp, engine/batch_op.cc): no intermediate
+// image per transform. The pass does the same arithmetic as the transforms one by one, in the same
 // order, so its output equals theirs bit for bit. Anything the pass does not cover (another
 // dtype, a string column, a shape the transforms would reject) makes it decline, and the caller
 // runs the transforms one by one: same results and same errors as without fusion.
@@ -43,11 +43,11 @@ struct PixelPlan {
   Interp interp = Interp::linear;
   Shape out_shape;
   int64_t out_numel = 0;
-  // The float stages in order: rescale (channel -1) or normalize (channel-wise when per_channel).
+  // The float stages in order: rescale, or normalize (per channel when per_channel).
   struct Step {
     bool normalize = false, per_channel = false;
-    float a = 0, b = 0;    // rescale: scale, shift; scalar normalize: mean, inv
-    const PixelStage* st;  // per-channel normalize: its mean/inv vectors
+    float a = 0, b = 0;              // rescale: scale, shift; scalar normalize: mean, inv
+    const PixelStage* st = nullptr;  // per-channel normalize: its mean/inv vectors
   };
   std::vector<Step> steps;
 };
