@@ -179,13 +179,14 @@ def infer_rows(names, policies, rounds, warmup, iters, torch_ok, tmp):
     return rows
 
 
-def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit):
+def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit, data_workers=0):
     init = os.path.join(tmp, "lenet5.npz")
     if not os.path.exists(init):
         worker("mycel", ["init", "lenet5", init], "default")
     rows = []
     for policy in policies:
-        variants = [("mycel", ["epoch", init, -1, limit]), ("mycel_sink", ["epoch", init, sink_size, limit])]
+        variants = [("mycel", ["epoch", init, -1, limit, data_workers]),
+                    ("mycel_sink", ["epoch", init, sink_size, limit, data_workers])]
         if torch_ok:
             variants.append(("torch", ["epoch", init, limit]))
         runs = {k: [] for k, _ in variants}
@@ -200,7 +201,8 @@ def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit):
                "batches": limit or None}
         for key, rs in runs.items():
             row[key] = {"images_per_s": statistics.median(r["images_per_s"] for r in rs),
-                        "run_images_per_s": [r["images_per_s"] for r in rs], "threads": rs[0]["threads"]}
+                        "run_images_per_s": [r["images_per_s"] for r in rs], "threads": rs[0]["threads"],
+                        "data_workers": rs[0].get("data_workers")}
             if "step_images_per_s" in rs[0]:
                 row[key]["step_images_per_s"] = statistics.median(r["step_images_per_s"] for r in rs)
         rows.append(row)
@@ -307,6 +309,8 @@ def main(argv=None):
     ap.add_argument("--sink-size", type=int, default=100)
     ap.add_argument("--epoch-batches", type=int, default=0,
                     help="time only the first N batches of the epoch (0: all 937)")
+    ap.add_argument("--data-workers", type=int, default=0,
+                    help="Mycel's pipeline num_parallel_workers in the epoch rows (0: its default)")
     ap.add_argument("--note", default="The machine was shared with other jobs while measuring: figures are noisy.")
     ap.add_argument("--json", default=os.path.join(ROOT, "docs", "performance.json"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "performance.md"))
@@ -337,7 +341,7 @@ def main(argv=None):
         result["infer"] = infer_rows([n for n in selected if n in INFER], policies, rounds, infer_warmup,
                                      infer_iters, torch_ok, tmp)
         result["epochs"] = epoch_rows(policies, rounds, torch_ok, tmp, args.sink_size,
-                                      args.epoch_batches) if "epoch" in selected else []
+                                      args.epoch_batches, args.data_workers) if "epoch" in selected else []
     measure_peak(result["machine"])
     write_atomic(args.json, json.dumps(result, indent=1) + "\n")
     write_atomic(args.markdown, markdown(result))

@@ -113,10 +113,13 @@ def fashion_dataset(batch):
     return data.batch(batch, drop_remainder=True)
 
 
-def epoch_run(path, sink_size, limit=0):
+def epoch_run(path, sink_size, limit=0, workers=0):
     """One Fashion-MNIST epoch with Model.train (LeNet5, batch 64), after a short warm-up train
     (compilation); and the same network's fixed-batch step throughput, for the ratio."""
     from mycel.train import Model
+    import mycel.dataset as ds
+    if workers > 0:  # the pipeline's num_parallel_workers (0: the framework's default)
+        ds.config.set_num_parallel_workers(workers)
     mycel.set_context(mode=mycel.GRAPH_MODE)
     _, _, params = load(path)
     net = make_net("lenet5")
@@ -150,7 +153,7 @@ def epoch_run(path, sink_size, limit=0):
             times.append(time.perf_counter() - t)
     tm = timing(times)
     report({"framework": "mycel", "workload": "fashion_epoch" + ("_sink" if sink else ""),
-            "threads": threads(), "epoch_s": dt, "images_per_s": steps * FASHION_BATCH / dt,
+            "threads": threads(), "data_workers": ds.config.get_num_parallel_workers(), "epoch_s": dt, "images_per_s": steps * FASHION_BATCH / dt,
             "steps": steps, "step_images_per_s": FASHION_BATCH / tm["median_s"], **tm})
 
 
@@ -227,6 +230,6 @@ if __name__ == "__main__":
         infer_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "epoch":
         epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1,
-                  int(sys.argv[4]) if len(sys.argv) > 4 else 0)
+                  int(sys.argv[4]) if len(sys.argv) > 4 else 0, int(sys.argv[5]) if len(sys.argv) > 5 else 0)
     else:
         raise SystemExit(f"worker_mycel: unknown command {cmd!r}")

@@ -32,7 +32,12 @@ class _Config:
     """Global pipeline settings (MindSpore's `mindspore.dataset.config`)."""
 
     def __init__(self):
-        self._workers = max(1, min(8, os.cpu_count() or 1))
+        # Half the cores (at most 8) per op: training runs the kernels' OpenMP pool on every core
+        # at the same time, and on 2 cores one worker per op cost the LeNet5 Fashion-MNIST epoch
+        # 3-5 core-us per image over the bare step against 10-16 with two (docs/dataset.md,
+        # "Input pipeline cost"); set_num_parallel_workers or an op's num_parallel_workers
+        # overrides it.
+        self._workers = max(1, min(8, (os.cpu_count() or 1) // 2))
         self._prefetch = 16
 
     def set_seed(self, seed):

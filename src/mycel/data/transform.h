@@ -13,6 +13,10 @@
 
 namespace mycel::data {
 
+namespace vision {
+struct PixelStage;  // vision/pixel_chain.h: what a fusable per-pixel transform does
+}
+
 /// A deterministic random stream for one row: Philox keyed by the pipeline seed, with the row's
 /// position as the counter, so the same row gets the same draws whatever thread runs it.
 class RowRng {
@@ -54,6 +58,10 @@ class Transform {
   /// Whether apply() accepts string columns (data/string_tensor.h); the map op refuses to pass
   /// them to the others, which would read the bytes as numbers.
   virtual bool takes_strings() const { return false; }
+  /// A deterministic per-image transform that vision::fuse_transforms may merge with its
+  /// neighbours into one pass (Resize, Rescale, Normalize, HWC2CHW, TypeCast to float32);
+  /// nullptr for the others.
+  virtual const vision::PixelStage* pixel_stage() const { return nullptr; }
 };
 
 using TransformList = std::vector<std::shared_ptr<Transform>>;

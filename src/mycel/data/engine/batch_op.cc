@@ -5,6 +5,7 @@
 
 #include "mycel/core/rethrow.h"
 #include "mycel/data/engine/engine.h"
+#include "mycel/data/engine/map_op.h"
 #include "mycel/data/string_tensor.h"
 
 namespace mycel::data::engine {
@@ -203,6 +204,7 @@ class BatchOp : public ParallelOp {
   std::string name() const override { return "batch"; }
 
  protected:
+  int64_t size() const { return size_; }
   void dispatch() override {
     int64_t epoch = 0, id = 0;
     Job j;
@@ -290,6 +292,83 @@ class BatchOp : public ParallelOp {
   std::vector<std::string> names_;
 };
 
+/// Map-and-batch (map_op.h): the map's transforms run here, row by row, before the stacking. A
+/// map that is one fused image chain writes each image straight into its slot of the batch.
+class MapBatchOp : public BatchOp {
+ public:
+  MapBatchOp(std::shared_ptr<MapOp> map, int64_t size, bool drop, Layout layout,
+             std::vector<PadSpec> pads, std::vector<std::string> names, int workers)
+      : BatchOp(map, size, drop, nullptr, {}, std::move(layout), pads, names, workers),
+        map_(std::move(map)),
+        chain_(map_->sole_chain()),
+        pads_(std::move(pads)),
+        names_(std::move(names)) {
+    map_->set_inline();
+    if (chain_) {  // the output column the chain fills must not be padded (then: stack_column)
+      const Layout& ml = map_->layout();
+      for (size_t c = 0; c < ml.size(); ++c)
+        if (ml[c] < 0 && c < pads_.size() && pads_[c].enabled) chain_ = nullptr;
+    }
+  }
+
+ protected:
+  Row work(Job& job, int w) override {
+    Row out;
+    if (chain_ && direct(job, out)) return out;
+    for (size_t k = 0; k < job.rows.size(); ++k)
+      job.rows[k] = map_->transform(std::move(job.rows[k]), job.epoch,
+                                    job.id * size() + static_cast<int64_t>(k));
+    return BatchOp::work(job, w);
+  }
+
+ private:
+  // The batch with the chain's column written in place; false (nothing done) when a row is not
+  // the first row's shape and dtype, or the chain declines: then the general path runs.
+  bool direct(Job& job, Row& out) {
+    const int64_t col = map_->input_columns()[0];
+    const std::vector<Row>& rows = job.rows;
+    if (rows.empty() || col >= static_cast<int64_t>(rows[0].size())) return false;
+    const Tensor& first = rows[0][col];
+    vision::PixelPlan plan;
+    if (!chain_->plan(first, plan)) return false;
+    const Layout& ml = map_->layout();
+    for (int64_t l : ml)
+      if (l >= static_cast<int64_t>(rows[0].size())) return false;
+    for (const Row& r : rows) {
+      if (r.size() != rows[0].size()) return false;
+      const Tensor& t = r[col];
+      if (!t.defined() || t.dtype() != first.dtype() || t.shape() != first.shape() ||
+          string_kind(t))
+        return false;
+    }
+    Shape shape{static_cast<int64_t>(rows.size())};
+    shape.insert(shape.end(), plan.out_shape.begin(), plan.out_shape.end());
+    Tensor batch = Tensor::empty(shape, plan.out_dtype);
+    char* dst = static_cast<char*>(batch.data());
+    const size_t per = static_cast<size_t>(plan.out_numel) * itemsize(plan.out_dtype);
+    for (size_t k = 0; k < rows.size(); ++k) chain_->run_into(rows[k][col], plan, dst + k * per);
+    out.reserve(ml.size());
+    static const PadSpec kNoPad;
+    std::vector<Tensor> items;
+    for (size_t c = 0; c < ml.size(); ++c) {
+      if (ml[c] < 0) {
+        out.push_back(batch);
+        continue;
+      }
+      items.clear();
+      for (const Row& r : rows) items.push_back(r[ml[c]]);
+      const PadSpec& pad = c < pads_.size() ? pads_[c] : kNoPad;
+      out.push_back(stack_column(items, pad, c < names_.size() ? names_[c] : std::to_string(c)));
+    }
+    return true;
+  }
+
+  std::shared_ptr<MapOp> map_;
+  const vision::PixelChain* chain_;
+  std::vector<PadSpec> pads_;
+  std::vector<std::string> names_;
+};
+
 }  // namespace
 
 std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool drop_remainder,
@@ -297,6 +376,13 @@ std::shared_ptr<Op> batch_op(std::shared_ptr<Op> child, int64_t batch_size, bool
                              std::vector<int64_t> map_inputs, Layout layout,
                              std::vector<PadSpec> pads, std::vector<std::string> column_names,
                              int workers) {
+  if (auto map = std::dynamic_pointer_cast<MapOp>(child);
+      map && !per_batch_map && vision::fusion_enabled()) {
+    const int n = std::max(workers, map->worker_count());
+    return std::make_shared<MapBatchOp>(std::move(map), batch_size, drop_remainder,
+                                        std::move(layout), std::move(pads), std::move(column_names),
+                                        n);
+  }
   return std::make_shared<BatchOp>(
       std::move(child), batch_size, drop_remainder, std::move(per_batch_map), std::move(map_inputs),
       std::move(layout), std::move(pads), std::move(column_names), workers);

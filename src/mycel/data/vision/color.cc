@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "mycel/data/vision/image.h"
+#include "mycel/data/vision/pixel_chain.h"
 
 namespace mycel::data::vision {
 namespace {
@@ -61,68 +62,87 @@ MYCEL_REGISTER_DATA(vision_color) {
                   mean.size(), " and ", std.size());
     for (double v : std)
       if (!(v > 0)) MYCEL_THROW(ValueError, "[Normalize] std values must be positive, got ", v);
-    return image_fn("Normalize", false, [=](const Tensor& img, RowRng&) {
-      int64_t c = channels(img, hwc, "Normalize");
-      int64_t n = static_cast<int64_t>(mean.size());
-      if (n != c && n != 1)
-        MYCEL_THROW(ValueError, "[Normalize] mean/std have ", n, " values but the image of shape ",
-                    shape_str(img.shape()), " has ", c, " channels");
-      std::vector<float> m(c), inv(c);
-      for (int64_t i = 0; i < c; ++i) {
-        m[i] = static_cast<float>(mean[n == 1 ? 0 : i]);
-        inv[i] = static_cast<float>(1.0 / std[n == 1 ? 0 : i]);
-      }
-      Tensor out = Tensor::empty(img.shape(), DType::float32);
-      float* d = out.data<float>();
-      auto run = [&](const auto* s) {
-        int64_t total = img.numel();
-        if (hwc && c == 3) {  // the common RGB case, unrolled so the compiler vectorizes it
-          const float m0 = m[0], m1 = m[1], m2 = m[2], i0 = inv[0], i1 = inv[1], i2 = inv[2];
-          for (int64_t i = 0; i < total; i += 3) {
-            d[i] = (static_cast<float>(s[i]) - m0) * i0;
-            d[i + 1] = (static_cast<float>(s[i + 1]) - m1) * i1;
-            d[i + 2] = (static_cast<float>(s[i + 2]) - m2) * i2;
+    auto stage = std::make_shared<PixelStage>();
+    stage->kind = PixelStage::Kind::normalize;
+    stage->hwc = hwc;
+    for (size_t i = 0; i < mean.size(); ++i) {
+      stage->mean.push_back(static_cast<float>(mean[i]));
+      stage->inv.push_back(static_cast<float>(1.0 / std[i]));
+    }
+    if (mean.empty()) stage = nullptr;  // apply reports the error
+    return image_fn(
+        "Normalize", false,
+        [=](const Tensor& img, RowRng&) {
+          int64_t c = channels(img, hwc, "Normalize");
+          int64_t n = static_cast<int64_t>(mean.size());
+          if (n != c && n != 1)
+            MYCEL_THROW(ValueError, "[Normalize] mean/std have ", n,
+                        " values but the image of shape ", shape_str(img.shape()), " has ", c,
+                        " channels");
+          std::vector<float> m(c), inv(c);
+          for (int64_t i = 0; i < c; ++i) {
+            m[i] = static_cast<float>(mean[n == 1 ? 0 : i]);
+            inv[i] = static_cast<float>(1.0 / std[n == 1 ? 0 : i]);
           }
-        } else if (hwc) {
-          for (int64_t i = 0; i < total; i += c)
-            for (int64_t k = 0; k < c; ++k)
-              d[i + k] = (static_cast<float>(s[i + k]) - m[k]) * inv[k];
-        } else {
-          int64_t plane = total / c;
-          for (int64_t k = 0; k < c; ++k)
-            for (int64_t i = k * plane; i < (k + 1) * plane; ++i)
-              d[i] = (static_cast<float>(s[i]) - m[k]) * inv[k];
-        }
-      };
-      if (img.dtype() == DType::uint8)
-        run(img.data<uint8_t>());
-      else if (img.dtype() == DType::float32)
-        run(img.data<float>());
-      else
-        run(img.to(DType::float32).data<float>());
-      return out;
-    });
+          Tensor out = Tensor::empty(img.shape(), DType::float32);
+          float* d = out.data<float>();
+          auto run = [&](const auto* s) {
+            int64_t total = img.numel();
+            if (hwc && c == 3) {  // the common RGB case, unrolled so the compiler vectorizes it
+              const float m0 = m[0], m1 = m[1], m2 = m[2], i0 = inv[0], i1 = inv[1], i2 = inv[2];
+              for (int64_t i = 0; i < total; i += 3) {
+                d[i] = normalize_value(static_cast<float>(s[i]), m0, i0);
+                d[i + 1] = normalize_value(static_cast<float>(s[i + 1]), m1, i1);
+                d[i + 2] = normalize_value(static_cast<float>(s[i + 2]), m2, i2);
+              }
+            } else if (hwc) {
+              for (int64_t i = 0; i < total; i += c)
+                for (int64_t k = 0; k < c; ++k)
+                  d[i + k] = normalize_value(static_cast<float>(s[i + k]), m[k], inv[k]);
+            } else {
+              int64_t plane = total / c;
+              for (int64_t k = 0; k < c; ++k)
+                for (int64_t i = k * plane; i < (k + 1) * plane; ++i)
+                  d[i] = normalize_value(static_cast<float>(s[i]), m[k], inv[k]);
+            }
+          };
+          if (img.dtype() == DType::uint8)
+            run(img.data<uint8_t>());
+          else if (img.dtype() == DType::float32)
+            run(img.data<float>());
+          else
+            run(img.to(DType::float32).data<float>());
+          return out;
+        },
+        stage);
   });
   register_transform("Rescale", [](const Params& p, const TransformList&) {
     float scale = static_cast<float>(p.get_float("rescale")),
           shift = static_cast<float>(p.get_float("shift"));
-    return image_fn("Rescale", false, [=](const Tensor& img, RowRng&) {
-      if (!img.defined() || is_bool(img.dtype()))
-        MYCEL_THROW(TypeError, "[Rescale] expected a numeric tensor");
-      Tensor out = Tensor::empty(img.shape(), DType::float32);
-      float* d = out.data<float>();
-      auto run = [&](const auto* s) {
-        for (int64_t i = 0, n = img.numel(); i < n; ++i)
-          d[i] = static_cast<float>(s[i]) * scale + shift;
-      };
-      if (img.dtype() == DType::uint8)
-        run(img.data<uint8_t>());
-      else if (img.dtype() == DType::float32)
-        run(img.data<float>());
-      else
-        run(img.to(DType::float32).data<float>());
-      return out;
-    });
+    auto stage = std::make_shared<PixelStage>();
+    stage->kind = PixelStage::Kind::rescale;
+    stage->scale = scale;
+    stage->shift = shift;
+    return image_fn(
+        "Rescale", false,
+        [=](const Tensor& img, RowRng&) {
+          if (!img.defined() || is_bool(img.dtype()))
+            MYCEL_THROW(TypeError, "[Rescale] expected a numeric tensor");
+          Tensor out = Tensor::empty(img.shape(), DType::float32);
+          float* d = out.data<float>();
+          auto run = [&](const auto* s) {
+            for (int64_t i = 0, n = img.numel(); i < n; ++i)
+              d[i] = rescale_value(static_cast<float>(s[i]), scale, shift);
+          };
+          if (img.dtype() == DType::uint8)
+            run(img.data<uint8_t>());
+          else if (img.dtype() == DType::float32)
+            run(img.data<float>());
+          else
+            run(img.to(DType::float32).data<float>());
+          return out;
+        },
+        stage);
   });
   register_transform("ToTensor", [](const Params& p, const TransformList&) {
     auto it = p.values().find("output_type");

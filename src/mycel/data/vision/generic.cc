@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "mycel/data/vision/image.h"
+#include "mycel/data/vision/pixel_chain.h"
 
 namespace mycel::data::vision {
 namespace {
@@ -123,10 +124,18 @@ MYCEL_REGISTER_DATA(generic) {
   });
   register_transform("TypeCast", [](const Params& p, const TransformList&) {
     DType to = p.get_dtype("data_type");
-    return image_fn("TypeCast", false, [to](const Tensor& x, RowRng&) {
-      if (!x.defined()) MYCEL_THROW(ValueError, "[TypeCast] input column is empty");
-      return x.dtype() == to ? x : x.to(to);
-    });
+    std::shared_ptr<PixelStage> stage;
+    if (to == DType::float32) {  // the cast a fused image pass can do (pixel_chain.h)
+      stage = std::make_shared<PixelStage>();
+      stage->kind = PixelStage::Kind::to_float32;
+    }
+    return image_fn(
+        "TypeCast", false,
+        [to](const Tensor& x, RowRng&) {
+          if (!x.defined()) MYCEL_THROW(ValueError, "[TypeCast] input column is empty");
+          return x.dtype() == to ? x : x.to(to);
+        },
+        stage);
   });
   register_transform("OneHot", [](const Params& p, const TransformList&) {
     int64_t k = p.get_int("num_classes");

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "mycel/data/vision/image.h"
+#include "mycel/data/vision/pixel_chain.h"
 
 namespace mycel::data::vision {
 namespace {
@@ -25,14 +26,6 @@ double parse_prob(const Params& p) {
   if (!(prob >= 0 && prob <= 1))
     MYCEL_THROW(ValueError, "[", p.owner(), "] prob must be in [0, 1], got ", prob);
   return prob;
-}
-
-// Output size of Resize: an int resizes the shorter side keeping the aspect ratio.
-std::pair<int64_t, int64_t> resized_size(const ImageShape& s, std::pair<int64_t, int64_t> size) {
-  if (size.second > 0) return size;
-  int64_t n = size.first;
-  if (s.h <= s.w) return {n, std::max<int64_t>(1, static_cast<int64_t>(double(n) * s.w / s.h))};
-  return {std::max<int64_t>(1, static_cast<int64_t>(double(n) * s.h / s.w)), n};
 }
 
 // Crop of size (h, w) centered in the image, zero-padded first where the image is smaller.
@@ -91,15 +84,33 @@ RotateArgs rotate_args(const Params& p) {
 
 }  // namespace
 
+// Output size of Resize: an int resizes the shorter side keeping the aspect ratio.
+std::pair<int64_t, int64_t> resized_size(const ImageShape& s, std::pair<int64_t, int64_t> size) {
+  if (size.second > 0) return size;
+  int64_t n = size.first;
+  if (s.h <= s.w) return {n, std::max<int64_t>(1, static_cast<int64_t>(double(n) * s.w / s.h))};
+  return {std::max<int64_t>(1, static_cast<int64_t>(double(n) * s.h / s.w)), n};
+}
+
 MYCEL_REGISTER_DATA(vision_geometry) {
   register_transform("Resize", [](const Params& p, const TransformList&) {
     auto size = parse_size(p, "size", true);
     Interp interp = parse_interp(p, "interpolation", Interp::linear);
     std::string op = p.owner();
-    return image_fn(op, false, [=](const Tensor& img, RowRng&) {
-      auto [oh, ow] = resized_size(image_shape(img, op), size);
-      return resize(img, oh, ow, interp, op);
-    });
+    std::shared_ptr<PixelStage> stage;
+    if (interp != Interp::nearest) {  // nearest copies any dtype: left to its own kernel
+      stage = std::make_shared<PixelStage>();
+      stage->kind = PixelStage::Kind::resize;
+      stage->size = size;
+      stage->interp = interp;
+    }
+    return image_fn(
+        op, false,
+        [=](const Tensor& img, RowRng&) {
+          auto [oh, ow] = resized_size(image_shape(img, op), size);
+          return resize(img, oh, ow, interp, op);
+        },
+        stage);
   });
   register_transform("CenterCrop", [](const Params& p, const TransformList&) {
     auto [h, w] = parse_size(p, "size", false);
@@ -211,32 +222,37 @@ MYCEL_REGISTER_DATA(vision_geometry) {
     });
   });
   register_transform("HWC2CHW", [](const Params& p, const TransformList&) {
-    return image_fn("HWC2CHW", false, [](const Tensor& img, RowRng&) {
-      if (img.ndim() != 3)
-        MYCEL_THROW(ValueError, "[HWC2CHW] expected an image of shape <H, W, C>, got shape ",
-                    shape_str(img.shape()));
-      int64_t h = img.dim(0), w = img.dim(1), c = img.dim(2);
-      Tensor out = Tensor::empty({c, h, w}, img.dtype());
-      size_t es = itemsize(img.dtype());
-      const char* s = static_cast<const char*>(img.data());
-      char* d = static_cast<char*>(out.data());
-      auto transpose = [&](auto tag) {
-        using U = typename decltype(tag)::type;
-        const U* su = reinterpret_cast<const U*>(s);
-        U* du = reinterpret_cast<U*>(d);
-        for (int64_t ch = 0; ch < c; ++ch)
-          for (int64_t i = 0; i < h * w; ++i) du[ch * h * w + i] = su[i * c + ch];
-      };
-      if (es == 1)
-        transpose(TypeTag<uint8_t>{});
-      else if (es == 2)
-        transpose(TypeTag<uint16_t>{});
-      else if (es == 4)
-        transpose(TypeTag<uint32_t>{});
-      else
-        transpose(TypeTag<uint64_t>{});
-      return out;
-    });
+    auto stage = std::make_shared<PixelStage>();
+    stage->kind = PixelStage::Kind::hwc2chw;
+    return image_fn(
+        "HWC2CHW", false,
+        [](const Tensor& img, RowRng&) {
+          if (img.ndim() != 3)
+            MYCEL_THROW(ValueError, "[HWC2CHW] expected an image of shape <H, W, C>, got shape ",
+                        shape_str(img.shape()));
+          int64_t h = img.dim(0), w = img.dim(1), c = img.dim(2);
+          Tensor out = Tensor::empty({c, h, w}, img.dtype());
+          size_t es = itemsize(img.dtype());
+          const char* s = static_cast<const char*>(img.data());
+          char* d = static_cast<char*>(out.data());
+          auto transpose = [&](auto tag) {
+            using U = typename decltype(tag)::type;
+            const U* su = reinterpret_cast<const U*>(s);
+            U* du = reinterpret_cast<U*>(d);
+            for (int64_t ch = 0; ch < c; ++ch)
+              for (int64_t i = 0; i < h * w; ++i) du[ch * h * w + i] = su[i * c + ch];
+          };
+          if (es == 1)
+            transpose(TypeTag<uint8_t>{});
+          else if (es == 2)
+            transpose(TypeTag<uint16_t>{});
+          else if (es == 4)
+            transpose(TypeTag<uint32_t>{});
+          else
+            transpose(TypeTag<uint64_t>{});
+          return out;
+        },
+        stage);
   });
 }
 

@@ -17,20 +17,23 @@ namespace mycel::data::vision {
 class ImageFn : public Transform {
  public:
   using Fn = std::function<Tensor(const Tensor&, RowRng&)>;
-  ImageFn(std::string name, bool random, Fn fn)
-      : name_(std::move(name)), random_(random), fn_(std::move(fn)) {}
+  ImageFn(std::string name, bool random, Fn fn, std::shared_ptr<const PixelStage> stage = nullptr)
+      : name_(std::move(name)), random_(random), fn_(std::move(fn)), stage_(std::move(stage)) {}
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng& rng) const override;
   std::string name() const override { return name_; }
   bool is_random() const override { return random_; }
+  const PixelStage* pixel_stage() const override { return stage_.get(); }
 
  private:
   std::string name_;
   bool random_;
   Fn fn_;
+  std::shared_ptr<const PixelStage> stage_;
 };
 
-inline std::shared_ptr<Transform> image_fn(std::string name, bool random, ImageFn::Fn fn) {
-  return std::make_shared<ImageFn>(std::move(name), random, std::move(fn));
+inline std::shared_ptr<Transform> image_fn(std::string name, bool random, ImageFn::Fn fn,
+                                           std::shared_ptr<const PixelStage> stage = nullptr) {
+  return std::make_shared<ImageFn>(std::move(name), random, std::move(fn), std::move(stage));
 }
 
 /// Height, width and channels of an image; `hw` marks a 2-d <H, W> tensor (one channel).
@@ -67,6 +70,12 @@ Tensor pad(const Tensor& img, int64_t top, int64_t bottom, int64_t left, int64_t
 Tensor flip(const Tensor& img, bool horizontal);
 /// Resize to oh x ow (uint8 or float32): OpenCV conventions (see resize.cc).
 Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op);
+/// resize()'s linear/cubic/area kernel into a caller's buffer of oh*ow*s.c pixels (T = uint8_t
+/// or float), with the tap tables cached per thread; the same arithmetic as resize().
+template <class T>
+void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Interp interp, T* dst);
+/// Resize's output size for size (h, w), or (n, -1): the shorter side n, aspect kept.
+std::pair<int64_t, int64_t> resized_size(const ImageShape& s, std::pair<int64_t, int64_t> size);
 /// Output (x, y) samples input (m[0]x + m[1]y + m[2], m[3]x + m[4]y + m[5]); outside -> fill.
 Tensor warp_affine(const Tensor& img, const double m[6], int64_t oh, int64_t ow, Interp interp,
                    const std::vector<double>& fill, const std::string& op);

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 #include "mycel/data/vision/image.h"
 
@@ -84,51 +87,129 @@ inline T store(float v) {
   }
 }
 
+// The horizontal pass of one row of a one-channel image with two taps (bilinear), 8 outputs
+// per step: the same fma chain as the scalar loop (acc = fma(w0, r0, 0); acc = fma(w1, r1, acc)),
+// so the same bits. x0/x1/w0/w1: the taps split by position. Returns the outputs it wrote.
+template <class T>
+int64_t horizontal2_c1(const float* row, T* d, int64_t ow, const int32_t* x0, const int32_t* x1,
+                       const float* w0, const float* w1) {
+#if defined(__AVX2__) && defined(__FMA__)
+  int64_t ox = 0;
+  const __m256 zero = _mm256_setzero_ps();
+  for (; ox + 8 <= ow; ox += 8) {
+    __m256 r0 =
+        _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)), 4);
+    __m256 r1 =
+        _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)), 4);
+    __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
+    acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      // store<uint8_t>: clamp to [0, 255], + 0.5, truncate (no NaN here: finite weights)
+      __m256 v = _mm256_min_ps(_mm256_max_ps(acc, zero), _mm256_set1_ps(255.f));
+      __m256i q = _mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f)));
+      alignas(32) int32_t tmp[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), q);
+      for (int k = 0; k < 8; ++k) d[ox + k] = static_cast<uint8_t>(tmp[k]);
+    } else {
+      _mm256_storeu_ps(d + ox, acc);
+    }
+  }
+  return ox;
+#else
+  return 0;
+#endif
+}
+
 // Vertical pass into a float row, then horizontal pass; K > 0 fixes the tap count at compile time.
+// `row` holds iw*c floats, `xoff` the horizontal taps' offsets in elements (tx.idx * c); `h2`,
+// for two taps, the taps split by position (x0, x1 offsets then w0, w1 weights, ow each). The
+// multiply-adds are explicit fmas, so every path rounds alike.
 template <class T, int K>
 void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, int64_t oh,
-                      int64_t ow, const Taps& ty, const Taps& tx) {
+                      int64_t ow, const Taps& ty, const Taps& tx, float* row, const int32_t* xoff,
+                      const int32_t* h2x, const float* h2w) {
   const int ky = ty.k, kx = K > 0 ? K : tx.k;
-  std::vector<float> row(iw * c);
-  std::vector<int32_t> xoff(tx.idx.size());
-  for (size_t i = 0; i < xoff.size(); ++i) xoff[i] = static_cast<int32_t>(tx.idx[i] * c);
   const int64_t n = iw * c;
   for (int64_t oy = 0; oy < oh; ++oy) {
-    std::fill(row.begin(), row.end(), 0.f);
+    std::fill(row, row + n, 0.f);
     for (int j = 0; j < ky; ++j) {
       float w = ty.wt[oy * ky + j];
       if (w == 0.f) continue;
       const T* s = src + static_cast<int64_t>(ty.idx[oy * ky + j]) * n;
-      for (int64_t i = 0; i < n; ++i) row[i] += w * static_cast<float>(s[i]);
+      for (int64_t i = 0; i < n; ++i) row[i] = std::fma(w, static_cast<float>(s[i]), row[i]);
     }
     T* d = dst + oy * ow * c;
-    for (int64_t ox = 0; ox < ow; ++ox) {
+    int64_t ox = 0;
+    if constexpr (K == 2)
+      if (c == 1) ox = horizontal2_c1<T>(row, d, ow, h2x, h2x + ow, h2w, h2w + ow);
+    for (; ox < ow; ++ox) {
       const int32_t* xo = &xoff[ox * kx];
       const float* xw = &tx.wt[ox * kx];
       for (int64_t ch = 0; ch < c; ++ch) {
         float acc = 0.f;
-        for (int j = 0; j < kx; ++j) acc += xw[j] * row[xo[j] + ch];
+        for (int j = 0; j < kx; ++j) acc = std::fma(xw[j], row[xo[j] + ch], acc);
         d[ox * c + ch] = store<T>(acc);
       }
     }
   }
 }
 
-template <class T>
-void resize_typed(const Tensor& img, Tensor& out, const ImageShape& s, int64_t oh, int64_t ow,
-                  Interp interp) {
-  Taps ty = make_taps(s.h, oh, interp), tx = make_taps(s.w, ow, interp);
-  const T* src = img.data<T>();
-  T* dst = out.data<T>();
-  if (tx.k == 2)
-    resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
-  else if (tx.k == 4)
-    resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
-  else
-    resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, ty, tx);
+// One thread's tap tables for the last geometry it resized, and its scratch rows: a pipeline
+// resizes every image of a dataset to the same size, so the tables are built once per worker
+// instead of once per image (and nothing is allocated per image).
+struct ResizeCache {
+  int64_t ih = -1, iw = -1, oh = -1, ow = -1, c = -1;
+  Interp interp = Interp::nearest;
+  Taps ty, tx;
+  std::vector<int32_t> xoff, h2x;  // h2x/h2w: two taps split by position (x0..., x1...)
+  std::vector<float> row, h2w;
+};
+
+ResizeCache& cached_taps(const ImageShape& s, int64_t oh, int64_t ow, Interp interp) {
+  thread_local ResizeCache cache;
+  ResizeCache& r = cache;
+  if (r.ih != s.h || r.iw != s.w || r.oh != oh || r.ow != ow || r.c != s.c || r.interp != interp) {
+    r.ih = -1;  // stays invalid if a table throws (bad_alloc)
+    r.ty = make_taps(s.h, oh, interp);
+    r.tx = make_taps(s.w, ow, interp);
+    r.xoff.resize(r.tx.idx.size());
+    for (size_t i = 0; i < r.xoff.size(); ++i) r.xoff[i] = static_cast<int32_t>(r.tx.idx[i] * s.c);
+    r.row.resize(static_cast<size_t>(s.w * s.c));
+    r.h2x.clear(), r.h2w.clear();
+    if (r.tx.k == 2) {
+      r.h2x.resize(2 * ow), r.h2w.resize(2 * ow);
+      for (int64_t o = 0; o < ow; ++o)
+        for (int j = 0; j < 2; ++j) {
+          r.h2x[j * ow + o] = r.xoff[2 * o + j];
+          r.h2w[j * ow + o] = r.tx.wt[2 * o + j];
+        }
+    }
+    r.ih = s.h, r.iw = s.w, r.oh = oh, r.ow = ow, r.c = s.c, r.interp = interp;
+  }
+  return r;
 }
 
 }  // namespace
+
+template <class T>
+void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Interp interp, T* dst) {
+  ResizeCache& r = cached_taps(s, oh, ow, interp);
+  float* row = r.row.data();
+  const int32_t* h2x = r.h2x.data();
+  const float* h2w = r.h2w.data();
+  if (r.tx.k == 2)
+    resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
+                           h2w);
+  else if (r.tx.k == 4)
+    resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
+                           h2w);
+  else
+    resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
+                           h2w);
+}
+template void resize_into<uint8_t>(const uint8_t*, const ImageShape&, int64_t, int64_t, Interp,
+                                   uint8_t*);
+template void resize_into<float>(const float*, const ImageShape&, int64_t, int64_t, Interp, float*);
 
 Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op) {
   ImageShape s = image_shape(img, op);
@@ -157,9 +238,9 @@ Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const st
   }
   check_pixel_dtype(img, op);
   if (img.dtype() == DType::uint8)
-    resize_typed<uint8_t>(img, out, s, oh, ow, interp);
+    resize_into<uint8_t>(img.data<uint8_t>(), s, oh, ow, interp, out.data<uint8_t>());
   else
-    resize_typed<float>(img, out, s, oh, ow, interp);
+    resize_into<float>(img.data<float>(), s, oh, ow, interp, out.data<float>());
   return out;
 }
 
