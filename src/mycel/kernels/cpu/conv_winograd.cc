@@ -3,8 +3,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
@@ -92,10 +94,10 @@ inline void at4(const __m256* m, int ms, __m256* o, int os) {
 
 // Geometry of one call, shared by the three steps.
 struct Plan {
-  int m, a, p;                     // tile, tile + 2, points
-  int64_t h, w, oh, ow, pt, pl;    // input / output size, padding
-  int64_t th, tw, tiles_per_img;   // tiles per column, per row, per image
-  int64_t cb, ocb, c8, oc8;        // channel blocks, padded channels
+  int m, a, p;                    // tile, tile + 2, points
+  int64_t h, w, oh, ow, pt, pl;   // input / output size, padding
+  int64_t th, tw, tiles_per_img;  // tiles per column, per row, per image
+  int64_t cb, ocb, c8, oc8;       // channel blocks, padded channels
 };
 
 // Input tile t (global index) of channel block cb: V[point][t][cb * 8 ..] (point stride `ps`).
@@ -109,15 +111,16 @@ void input_tile(const Plan& q, const float* x, int64_t t, int64_t cb, float* v, 
   const __m256 zero = _mm256_setzero_ps();
   if (y0 >= 0 && x0 >= 0 && y0 + A <= q.h && x0 + A <= q.w) {  // interior: no bounds checks
     for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j) d[i * A + j] = _mm256_loadu_ps(xc + ((y0 + i) * q.w + x0 + j) * kLanes);
+      for (int j = 0; j < A; ++j)
+        d[i * A + j] = _mm256_loadu_ps(xc + ((y0 + i) * q.w + x0 + j) * kLanes);
   } else {
     for (int i = 0; i < A; ++i) {
       const int64_t iy = y0 + i;
       const bool row = iy >= 0 && iy < q.h;
       for (int j = 0; j < A; ++j) {
         const int64_t ix = x0 + j;
-        d[i * A + j] = row && ix >= 0 && ix < q.w ? _mm256_loadu_ps(xc + (iy * q.w + ix) * kLanes)
-                                                  : zero;
+        d[i * A + j] =
+            row && ix >= 0 && ix < q.w ? _mm256_loadu_ps(xc + (iy * q.w + ix) * kLanes) : zero;
       }
     }
   }
@@ -174,8 +177,8 @@ void output_tile(const Plan& q, const float* mt, int64_t ps, int64_t t, int64_t 
     }
 }
 
-// m[t][o * 8 ..] = sum_c v[t][c] u[o][c][..] for NT tiles and NO (1 or 2) output channel blocks:
-// v rows at stride c8, u blocks at stride c8 * 8, m rows at stride oc8. The accumulators are
+// m[t][o * 8 ..] = sum_c v[t][c] u[c][o * 8 ..] for NT tiles and NO (1 or 2) output channel
+// blocks: v rows at stride c8, u rows of NO * 8, m rows at stride oc8. The accumulators are
 // named variables, not an array: GCC kept an array's registers stored to the stack on every
 // iteration (12 stores per 12 FMAs, half speed).
 template <int NT, int NO>
@@ -183,18 +186,17 @@ void gemm_kernel(const float* v, const float* u, float* m, int64_t c8, int64_t o
   static_assert(NT >= 1 && NT <= 6 && (NO == 1 || NO == 2));
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a20 = a00, a30 = a00, a40 = a00, a50 = a00;
   __m256 a01 = a00, a11 = a00, a21 = a00, a31 = a00, a41 = a00, a51 = a00;
-  const float* u1 = u + c8 * kLanes;
   const float *v0 = v, *v1 = v + c8, *v2 = v + 2 * c8, *v3 = v + 3 * c8, *v4 = v + 4 * c8,
               *v5 = v + 5 * c8;
-#define MYCEL_WINO_ROW(t)                                     \
-  if constexpr (NT > t) {                                    \
-    const __m256 b = _mm256_broadcast_ss(v##t + c);          \
-    a##t##0 = _mm256_fmadd_ps(b, w0, a##t##0);               \
+#define MYCEL_WINO_ROW(t)                                            \
+  if constexpr (NT > t) {                                            \
+    const __m256 b = _mm256_broadcast_ss(v##t + c);                  \
+    a##t##0 = _mm256_fmadd_ps(b, w0, a##t##0);                       \
     if constexpr (NO > 1) a##t##1 = _mm256_fmadd_ps(b, w1, a##t##1); \
   }
   for (int64_t c = 0; c < c8; ++c) {
-    const __m256 w0 = _mm256_loadu_ps(u + c * kLanes);
-    const __m256 w1 = NO > 1 ? _mm256_loadu_ps(u1 + c * kLanes) : w0;
+    const __m256 w0 = _mm256_loadu_ps(u + c * NO * kLanes);
+    const __m256 w1 = NO > 1 ? _mm256_loadu_ps(u + c * NO * kLanes + kLanes) : w0;
     MYCEL_WINO_ROW(0)
     MYCEL_WINO_ROW(1)
     MYCEL_WINO_ROW(2)
@@ -203,8 +205,7 @@ void gemm_kernel(const float* v, const float* u, float* m, int64_t c8, int64_t o
     MYCEL_WINO_ROW(5)
   }
 #undef MYCEL_WINO_ROW
-  const __m256 acc[6][2] = {{a00, a01}, {a10, a11}, {a20, a21},
-                            {a30, a31}, {a40, a41}, {a50, a51}};
+  const __m256 acc[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
   for (int t = 0; t < NT; ++t)
     for (int o = 0; o < NO; ++o) _mm256_storeu_ps(m + t * oc8 + o * kLanes, acc[t][o]);
 }
@@ -239,7 +240,7 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
     parallel_for(q.p * pairs, nt * q.c8 * 16, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t pt = i / pairs, ob = i % pairs * 2;
-        const float* up = u + (pt * q.ocb + ob) * q.c8 * kLanes;
+        const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
         const float* vp = v + pt * vps;
         float* mp = mm + pt * mps + ob * kLanes;
         const bool two = ob + 1 < q.ocb;
@@ -270,7 +271,13 @@ int winograd_tile(DType dtype, const WindowGeom& g) {
     return 0;
   if (const int forced = env_override(); forced >= 0) return forced;
   const int64_t side = std::min(g.oh, g.ow);
-  return side >= 10 ? 4 : side >= 6 ? 2 : 0;
+  static const std::pair<int64_t, int64_t> min_side = [] {  // measuring aid: "f4,f2"
+    std::pair<int64_t, int64_t> r{10, 6};
+    if (const char* s = std::getenv("MYCEL_WINOGRAD_SIDES"))
+      std::sscanf(s, "%ld,%ld", &r.first, &r.second);
+    return r;
+  }();
+  return side >= min_side.first ? 4 : side >= min_side.second ? 2 : 0;
 #else
   (void)dtype, (void)g;
   return 0;
@@ -301,7 +308,6 @@ WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m) {
   r.u = Tensor::zeros({a * a, r.oc8, r.c8}, DType::float32);
   const float* src = w.data<float>();
   float* u = r.u.data<float>();
-  const int64_t ocb = r.oc8 / kLanes;
   for (int64_t o = 0; o < g.oc; ++o)
     for (int64_t c = 0; c < g.c; ++c) {
       const float* k = src + (o * g.c + c) * 9;
@@ -313,7 +319,8 @@ WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m) {
         for (int j = 0; j < a; ++j) {  // (G k) G^T
           const double v = gk[i][0] * gm[j][0] + gk[i][1] * gm[j][1] + gk[i][2] * gm[j][2];
           const int64_t pt = i * a + j;
-          u[((pt * ocb + o / kLanes) * r.c8 + c) * kLanes + o % kLanes] = static_cast<float>(v);
+          const int64_t pair = o / 16, width = pair * 16 + 16 <= r.oc8 ? 16 : 8;
+          u[pt * r.oc8 * r.c8 + pair * 16 * r.c8 + c * width + o % 16] = static_cast<float>(v);
         }
     }
   return r;
@@ -322,11 +329,10 @@ WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m) {
 void conv2d_winograd(const float* x, const WinogradWeights& u, const float* bias,
                      const float* residual, float* y, const WindowGeom& g, WinogradAct act) {
 #if MYCEL_WINOGRAD_AVX2
-  MYCEL_CHECK(
-      (u.m == 2 || u.m == 4) && u.c8 == (g.c + 7) / 8 * 8 && u.oc8 == (g.oc + 7) / 8 * 8 &&
-          g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
-          g.groups == 1 && g.oh == g.h + g.pt + g.pb - 2 && g.ow == g.w + g.pl + g.pr - 2,
-      RuntimeError, "[conv2d] Winograd weights or geometry do not fit this convolution");
+  MYCEL_CHECK((u.m == 2 || u.m == 4) && u.c8 == (g.c + 7) / 8 * 8 && u.oc8 == (g.oc + 7) / 8 * 8 &&
+                  g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+                  g.groups == 1 && g.oh == g.h + g.pt + g.pb - 2 && g.ow == g.w + g.pl + g.pr - 2,
+              RuntimeError, "[conv2d] Winograd weights or geometry do not fit this convolution");
   Plan q{};
   q.m = u.m, q.a = u.m + 2, q.p = q.a * q.a;
   q.h = g.h, q.w = g.w, q.oh = g.oh, q.ow = g.ow, q.pt = g.pt, q.pl = g.pl;

@@ -16,25 +16,29 @@
 #include <cstdint>
 
 #include "mycel/core/tensor.h"
-#include "mycel/kernels/kernel_context.h"
 #include "mycel/kernels/cpu/nn_geom.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 
-/// Transformed weights of one convolution: u holds U[point][oc / 8][c8][8] float32 (channels
-/// padded with zeros to multiples of 8), point = row * (m + 2) + column.
+/// Transformed weights of one convolution: u holds U[point][oc / 16][c8][16] float32 (the last
+/// block [c8][8] when oc8 is an odd number of 8s; channels padded with zeros to multiples of 8),
+/// point = row * (m + 2) + column: the GEMM reads each point's weights as one sequential stream,
+/// which the hardware prefetcher follows (separate 8-channel blocks left it waiting on memory).
 struct WinogradWeights {
-  int m = 0;                 // output tile side: 2 or 4
-  int64_t c8 = 0, oc8 = 0;   // input / output channels rounded up to 8
+  int m = 0;                // output tile side: 2 or 4
+  int64_t c8 = 0, oc8 = 0;  // input / output channels rounded up to 8
   Tensor u;
 };
 
 /// The output tile (2 or 4) a float32 conv2d of geometry g on nChw8c tensors runs Winograd with,
 /// or 0 for none (then oneDNN): 3x3, stride and dilation 1, padding at most 2, one group, at
 /// least 16 input and output channels, an AVX2 build whose activation layout is nChw8c. The size
-/// rule was measured at batch 1 on AVX2 (bench/bench_winograd.py): F(4x4) from 10x10 outputs,
-/// F(2x2) from 6x6, oneDNN below. MYCEL_WINOGRAD=0 turns it off, =2 or =4 forces that tile
-/// wherever the geometry fits (for measuring).
+/// rule was measured at batch 1 on AVX2 (bench/bench_winograd.py per shape, then whole ResNet-18
+/// CIFAR runs in the lite runtime with each rule): F(4x4) from 10x10 outputs, F(2x2) from 6x6,
+/// oneDNN below (at 4x4 and 512 channels the GEMM has too few tiles to reuse weights that are
+/// 16/9 or 4x larger). For measuring: MYCEL_WINOGRAD=0 turns it off, =2 or =4 forces that tile
+/// wherever the geometry fits; MYCEL_WINOGRAD_SIDES="f4,f2" sets the two smallest output sides.
 int winograd_tile(DType dtype, const WindowGeom& g);
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
