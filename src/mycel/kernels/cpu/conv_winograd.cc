@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
@@ -30,6 +29,8 @@ constexpr int64_t kLanes = 8;  // floats per __m256, and channels per nChw8c blo
 constexpr int kTileGroup = 6;
 // V and M of one tile block stay below this many bytes (they pass through L2 once per point).
 constexpr int64_t kBlockBytes = int64_t{2} << 20;
+// Largest transformed weights (U) winograd_tile chooses, in MiB.
+constexpr long kMaxWeightMiB = 8;
 
 // G of F(2x2, 3x3) and F(4x4, 3x3) (Lavin & Gray 2016; points 0, +-1, (+-2,) infinity). The
 // matching B^T and A^T are written out in the transforms below.
@@ -271,13 +272,21 @@ int winograd_tile(DType dtype, const WindowGeom& g) {
     return 0;
   if (const int forced = env_override(); forced >= 0) return forced;
   const int64_t side = std::min(g.oh, g.ow);
-  static const std::pair<int64_t, int64_t> min_side = [] {  // measuring aid: "f4,f2"
-    std::pair<int64_t, int64_t> r{10, 6};
-    if (const char* s = std::getenv("MYCEL_WINOGRAD_SIDES"))
-      std::sscanf(s, "%ld,%ld", &r.first, &r.second);
+  struct Rule {
+    long f4 = 10, f2 = 6, max_mib = kMaxWeightMiB;  // smallest sides, largest weights
+  };
+  static const Rule rule = [] {  // a measuring aid: MYCEL_WINOGRAD_RULE="f4,f2,mib"
+    Rule r;
+    if (const char* s = std::getenv("MYCEL_WINOGRAD_RULE"))
+      std::sscanf(s, "%ld,%ld,%ld", &r.f4, &r.f2, &r.max_mib);
     return r;
   }();
-  return side >= min_side.first ? 4 : side >= min_side.second ? 2 : 0;
+  // Transformed weights past this size stream from memory at every call and the GEMM waits on
+  // them (ImageNet ResNet-18's 512 channels at 7x7: F(2x2) 16.7 MB, slower than oneDNN).
+  const int64_t pairs = ((g.c + 7) / 8) * ((g.oc + 7) / 8) * 64 * int64_t{sizeof(float)};
+  if (side >= rule.f4 && 36 * pairs <= (rule.max_mib << 20)) return 4;
+  if (side >= rule.f2 && 16 * pairs <= (rule.max_mib << 20)) return 2;
+  return 0;
 #else
   (void)dtype, (void)g;
   return 0;

@@ -37,8 +37,11 @@ struct WinogradWeights {
 /// rule was measured at batch 1 on AVX2 (bench/bench_winograd.py per shape, then whole ResNet-18
 /// CIFAR runs in the lite runtime with each rule): F(4x4) from 10x10 outputs, F(2x2) from 6x6,
 /// oneDNN below (at 4x4 and 512 channels the GEMM has too few tiles to reuse weights that are
-/// 16/9 or 4x larger). For measuring: MYCEL_WINOGRAD=0 turns it off, =2 or =4 forces that tile
-/// wherever the geometry fits; MYCEL_WINOGRAD_SIDES="f4,f2" sets the two smallest output sides.
+/// 16/9 or 4x larger), and no tile whose transformed weights exceed 8 MiB (they stream from
+/// memory at every call: 512 channels at 7x7 ran slower than oneDNN with F(2x2)). For measuring:
+/// MYCEL_WINOGRAD=0 turns it off, =2 or =4 forces that tile wherever the geometry fits;
+/// MYCEL_WINOGRAD_RULE="f4,f2,mib" sets the smallest output sides for F(4x4) and F(2x2) and the
+/// largest transformed weights in MiB (default "10,6,8").
 int winograd_tile(DType dtype, const WindowGeom& g);
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
