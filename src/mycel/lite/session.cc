@@ -8,6 +8,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/quant.h"
 #include "mycel/ops/nn_window.h"
@@ -378,6 +379,18 @@ void Session::plan(const std::vector<Tensor>& inputs) {
       for (size_t o = 0; o < out_[k].size(); ++o)
         flat_out_[k].push_back(flat(out_[k][o], o < n.outputs.size() ? n.outputs[o] : -1));
     }
+  }
+  // The 3x3 convolutions conv2d will run on Winograd kernels (its rule, asked here for the stats).
+  stats_.num_winograd = 0;
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    const NodeInfo& n = g_.nodes[k];
+    if (n.op->name != "conv2d" || eager_[k] || n.inputs.size() < 2 || n.inputs[0] < 0 ||
+        n.inputs[1] < 0 || layout_[k].mode != NodeLayout::Mode::kWindow)
+      continue;
+    const cpu::WindowGeom g =
+        conv2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape, meta[n.inputs[1]].shape);
+    stats_.num_winograd +=
+        cpu::winograd_tile_for(meta[n.inputs[0]].dtype, g, &params_[k], true) != 0;
   }
   node_ns_.assign(g_.nodes.size(), {});
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers

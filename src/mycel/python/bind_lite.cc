@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "mycel/frontend/py_convert.h"
+#include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/quant.h"
 #include "mycel/lite/model_file.h"
 #include "mycel/lite/session.h"
@@ -66,6 +67,7 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["num_blocked"] = s.num_blocked;
   d["num_reorders"] = s.num_reorders;
   d["num_small"] = s.num_small;
+  d["num_winograd"] = s.num_winograd;
   d["batch_norms_folded"] = s.optimized.batch_norms_folded;
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;
@@ -107,6 +109,17 @@ lite::Graph parse_bytes(nb::bytes data) {
 
 void init_lite(nb::module_& m) {
   nb::module_ l = m.def_submodule("lite", "The lite runtime and its model file (MINDIR).");
+  l.def(
+      "winograd_tile",
+      [](int64_t c, int64_t oc, int64_t h, int64_t w) {
+        cpu::WindowGeom g;
+        g.n = 1, g.c = c, g.h = h, g.w = w, g.oc = oc, g.kh = g.kw = 3;
+        g.pt = g.pb = g.pl = g.pr = 1, g.oh = h, g.ow = w;
+        return cpu::winograd_tile(DType::float32, g);
+      },
+      nb::arg("c"), nb::arg("oc"), nb::arg("h"), nb::arg("w"),
+      "The Winograd output tile (2 or 4; 0: none) a float32 3x3 convolution with padding 1 of c "
+      "to oc channels at h x w gets on blocked tensors here (conv_winograd.h's rule).");
   l.def(
       "serialize",
       [](nb::list values, nb::list weights, nb::list nodes, std::vector<int> inputs,

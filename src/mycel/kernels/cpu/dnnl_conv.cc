@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "mycel/kernels/cpu/conv_direct.h"
+#include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
@@ -185,6 +186,40 @@ void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
   stream().wait();
 }
 
+// Winograd's prepared state: the tile chosen for the geometry and the weights transformed for
+// it, redone only when the weight buffer changes (graph mode's refold makes a new one).
+struct WinogradPrepared : KernelPrepared {
+  WindowGeom g;
+  int m = 0;
+  Tensor w;  // the source weights, kept alive so their address is not reused
+  WinogradWeights u;
+};
+
+void conv2d_winograd_prepared(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                              const WindowGeom& g, int m, const KernelParams* post,
+                              std::unique_ptr<KernelPrepared>* slot) {
+  std::unique_ptr<WinogradPrepared> local;
+  WinogradPrepared& p = prepared_state<WinogradPrepared>(
+      slot, local, [&](const WinogradPrepared& q) { return q.m == m && same_geom(q.g, g); },
+      [&] {
+        auto q = std::make_unique<WinogradPrepared>();
+        q->g = g;
+        q->m = m;
+        return q;
+      });
+  if (!p.w.defined() || p.w.data() != w.data()) {
+    p.u = winograd_weights(w, g, m);
+    p.w = w;
+  }
+  WinogradAct act = WinogradAct::kNone;
+  if (post)
+    for (const PostOp& op : post->post_ops)  // relu then relu6 is relu6; relu6 then relu too
+      act = op.kind == PostOp::Kind::kRelu6 || act == WinogradAct::kRelu6 ? WinogradAct::kRelu6
+                                                                          : WinogradAct::kRelu;
+  conv2d_winograd(x.data<float>(), p.u, bias ? bias->data<float>() : nullptr, nullptr,
+                  y.data<float>(), g, act);
+}
+
 }  // namespace
 
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
@@ -218,6 +253,13 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
       for (const PostOp& op : post->post_ops) relu = relu && op.kind == PostOp::Kind::kRelu;
     conv2d_direct(x, w, bias, y, g, relu, dst_blocked ? direct_block(g.oc) : 0);
     if (relu) params->post_applied = true;
+    return;
+  }
+  // 3x3 inference convolutions with constant weights on nChw8c: Winograd where it wins
+  // (conv_winograd.h), the weights transformed once per weight buffer.
+  if (const int m = winograd_tile_for(y.dtype(), g, params, slot != nullptr); m != 0) {
+    conv2d_winograd_prepared(x, w, bias, y, g, m, post, slot);
+    if (post) params->post_applied = true;
     return;
   }
   const SerialScope threads(y.numel() * (g.c / g.groups) * g.kh * g.kw);

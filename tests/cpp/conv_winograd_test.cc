@@ -1,0 +1,140 @@
+// Winograd F(2x2,3x3) and F(4x4,3x3) convolution (kernels/cpu/conv_winograd.cc) against a float64
+// direct loop written here, over odd sizes, asymmetric padding, channel counts that are not
+// multiples of 8, batch 2, bias, residual and relu/relu6, on nChw8c tensors. Tolerance: the max
+// error relative to the largest |output| stays below 2e-6 (F(2x2)) and 1e-5 (F(4x4)).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "mycel/kernels/cpu/conv_winograd.h"
+
+namespace mycel {
+namespace {
+
+using cpu::WindowGeom;
+using cpu::WinogradAct;
+
+WindowGeom geom(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t pt, int64_t pb,
+                int64_t pl, int64_t pr) {
+  WindowGeom g;
+  g.n = n, g.c = c, g.h = h, g.w = w, g.oc = oc, g.kh = 3, g.kw = 3;
+  g.pt = pt, g.pb = pb, g.pl = pl, g.pr = pr;
+  g.oh = h + pt + pb - 2;
+  g.ow = w + pl + pr - 2;
+  return g;
+}
+
+std::vector<float> random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+int64_t pad8(int64_t c) { return (c + 7) / 8 * 8; }
+
+// NCHW -> nChw8c, padding channels with zeros.
+std::vector<float> to_blocked(const std::vector<float>& x, int64_t n, int64_t c, int64_t hw) {
+  std::vector<float> b(n * pad8(c) * hw, 0.f);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t s = 0; s < hw; ++s)
+        b[((i * pad8(c) / 8 + ch / 8) * hw + s) * 8 + ch % 8] = x[(i * c + ch) * hw + s];
+  return b;
+}
+
+struct Case {
+  WindowGeom g;
+  bool bias, residual;
+  WinogradAct act;
+};
+
+// Max |y - reference| / max |reference| over the logical elements; padded channels must be 0.
+double run_case(const Case& k, int m) {
+  const WindowGeom& g = k.g;
+  const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  const std::vector<float> x = random(g.n * g.c * hw, 1), wv = random(g.oc * g.c * 9, 2),
+                           b = random(g.oc, 3), r = random(g.n * g.oc * ohw, 4);
+  Tensor w = Tensor::empty({g.oc, g.c, 3, 3}, DType::float32);
+  std::copy(wv.begin(), wv.end(), w.data<float>());
+  const cpu::WinogradWeights u = cpu::winograd_weights(w, g, m);
+  const std::vector<float> xb = to_blocked(x, g.n, g.c, hw), rb = to_blocked(r, g.n, g.oc, ohw);
+  std::vector<float> yb(g.n * pad8(g.oc) * ohw, 123.f);
+  cpu::conv2d_winograd(xb.data(), u, k.bias ? b.data() : nullptr, k.residual ? rb.data() : nullptr,
+                       yb.data(), g, k.act);
+  double err = 0, scale = 0;
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t o = 0; o < pad8(g.oc); ++o)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          const float got = yb[((n * pad8(g.oc) / 8 + o / 8) * ohw + i * g.ow + j) * 8 + o % 8];
+          if (o >= g.oc) {
+            EXPECT_EQ(got, 0.f) << "padded channel " << o;
+            continue;
+          }
+          double s = k.bias ? b[o] : 0.0;
+          for (int64_t c = 0; c < g.c; ++c)
+            for (int u2 = 0; u2 < 3; ++u2)
+              for (int v = 0; v < 3; ++v) {
+                const int64_t ih = i - g.pt + u2, iw = j - g.pl + v;
+                if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+                  s += double(x[((n * g.c + c) * g.h + ih) * g.w + iw]) *
+                       wv[((o * g.c + c) * 3 + u2) * 3 + v];
+              }
+          if (k.residual) s += r[((n * g.oc + o) * g.oh + i) * g.ow + j];
+          if (k.act != WinogradAct::kNone) s = std::max(s, 0.0);
+          if (k.act == WinogradAct::kRelu6) s = std::min(s, 6.0);
+          err = std::max(err, std::abs(got - s));
+          scale = std::max(scale, std::abs(s));
+        }
+  return err / std::max(scale, 1e-30);
+}
+
+std::vector<Case> cases() {
+  return {
+      {geom(1, 16, 8, 8, 16, 1, 1, 1, 1), false, false, WinogradAct::kNone},
+      {geom(1, 19, 11, 13, 21, 1, 1, 1, 1), true, false, WinogradAct::kRelu},
+      {geom(2, 24, 7, 5, 40, 2, 0, 1, 2), true, true, WinogradAct::kRelu},
+      {geom(1, 64, 32, 32, 64, 1, 1, 1, 1), true, true, WinogradAct::kNone},
+      {geom(1, 33, 1, 1, 17, 1, 1, 1, 1), true, false, WinogradAct::kRelu6},
+      {geom(1, 16, 3, 9, 56, 0, 0, 0, 0), false, true, WinogradAct::kRelu6},
+      {geom(3, 40, 6, 6, 24, 1, 1, 1, 1), true, true, WinogradAct::kRelu},
+  };
+}
+
+TEST(ConvWinograd, F2x2MatchesDirectLoop) {
+#if defined(__AVX2__) && defined(__FMA__)
+  double worst = 0;
+  for (const Case& k : cases()) worst = std::max(worst, run_case(k, 2));
+  EXPECT_LT(worst, 2e-6);
+  std::printf("F(2x2,3x3) max relative error %.3g\n", worst);
+#else
+  GTEST_SKIP() << "AVX2 build only";
+#endif
+}
+
+TEST(ConvWinograd, F4x4MatchesDirectLoop) {
+#if defined(__AVX2__) && defined(__FMA__)
+  double worst = 0;
+  for (const Case& k : cases()) worst = std::max(worst, run_case(k, 4));
+  EXPECT_LT(worst, 1e-5);
+  std::printf("F(4x4,3x3) max relative error %.3g\n", worst);
+#else
+  GTEST_SKIP() << "AVX2 build only";
+#endif
+}
+
+TEST(ConvWinograd, RejectsMismatchedWeights) {
+  const WindowGeom g = geom(1, 16, 8, 8, 16, 1, 1, 1, 1);
+  Tensor w = Tensor::zeros({16, 8, 3, 3}, DType::float32);
+  EXPECT_THROW(cpu::winograd_weights(w, g, 4), ValueError);
+  Tensor w2 = Tensor::zeros({16, 16, 3, 3}, DType::float32);
+  EXPECT_THROW(cpu::winograd_weights(w2, g, 3), ValueError);
+}
+
+}  // namespace
+}  // namespace mycel
