@@ -87,8 +87,10 @@ __getattr__ = _module_getattr("mycel.ops", globals())
 from mycel.ops.linalg import (qr, matrix_determinant, log_matrix_determinant, pinv,  # noqa: E402,F401
                               matrix_power, cholesky_inverse)
 from mycel.ops.fft_hermitian import hfft, ihfft, hfft2, hfftn, ihfft2, ihfftn  # noqa: E402,F401
-from mycel.ops.fft_real import dct, idct, dst, idst  # noqa: E402,F401
+from mycel.ops.fft_real import dct, idct, dst, idst, dctn, idctn, dstn, idstn  # noqa: E402,F401
+from mycel.ops.scans import cumsum, cumprod  # noqa: E402,F401  (MindSpore's dtype argument)
 from mycel.ops.stats import var_mean, std_mean  # noqa: E402,F401
 from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
 from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
-                                   poisson, random_categorical, multinomial)
+                                   poisson, random_categorical, multinomial, binomial, random_beta,
+                                   beta, log_normal, exponential)
