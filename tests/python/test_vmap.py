@@ -268,7 +268,8 @@ LOOPED = {"arange", "barrier",
           # masked_scatter pair has fixed shapes and loops
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
-          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
+          "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
+          "truncated_normal", "log_normal", "exponential", "binomial", "random_beta"}
 
 
 def test_every_op_has_a_batching_policy():

@@ -79,9 +79,9 @@ void check_param_pair(const InferContext& c) {
   check_float(c, 0);
   check_float(c, 1);
   if (c.in(0).shape != c.in(1).shape)
-    MYCEL_THROW(ShapeError, "[", c.op.name, "] '", input_name(c, 0), "' ",
-                shape_str(c.in(0).shape), " and '", input_name(c, 1), "' ",
-                shape_str(c.in(1).shape), " must have the same shape");
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] '", input_name(c, 0), "' ", shape_str(c.in(0).shape),
+                " and '", input_name(c, 1), "' ", shape_str(c.in(1).shape),
+                " must have the same shape");
 }
 
 // binomial(count, probs): their shape, count's dtype.

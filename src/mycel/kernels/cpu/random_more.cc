@@ -23,7 +23,7 @@ double truncated_normal_draw(Draws& d, double a, double b) {
   const bool flip = b <= 0;  // the left tail mirrors the right one
   if (flip) std::swap(a, b), a = -a, b = -b;
   const double lo2 = a > 0 ? a * a : 0.0;  // the density's peak on [a, b] is exp(-lo2 / 2)
-  if (b - a < 1 || a <= 0) {  // uniform proposal, accepted with density / peak
+  if (b - a < 1 || a <= 0) {               // uniform proposal, accepted with density / peak
     for (;;) {
       const double z = a + (b - a) * d.open();
       if (std::log(d.open()) <= (lo2 - z * z) / 2) return flip ? -z : z;
