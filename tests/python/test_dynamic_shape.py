@@ -207,8 +207,8 @@ def test_errors_name_the_op_and_the_rule():
         ops.masked_select(x, Tensor(np.ones((4,), bool)))
     with pytest.raises(ValueError, match=r"masked_scatter.*selects 6 elements.*has only 2"):
         ops.masked_scatter(x, Tensor(np.ones((2, 3), bool)), Tensor(np.ones(2, np.float32)))
-    with pytest.raises(NotImplementedError, match="unique_consecutive: axis=0"):
-        ops.unique_consecutive(x, axis=0)
+    with pytest.raises(ValueError, match=r"unique_consecutive: axis must be an int in \[-2, 2\), got 2"):
+        ops.unique_consecutive(x, axis=2)
     # vmap plans every shape before running: a data-dependent size is refused there, clearly.
     with pytest.raises(Exception, match=r"masked_select.*known only from the values"):
         ms.vmap(lambda v: ops.masked_select(v, v > 0))(x)

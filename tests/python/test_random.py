@@ -33,7 +33,9 @@ def _call(case, dtype, **extra):
     # the input's for ops with inputs (random_gamma, multinomial, ...: their dtype attribute keeps
     # its default here).
     has_dtype_attr = any(a[0] == "dtype" for a in handle.attrs) and not handle.inputs
-    arrays = [make_input(np.random.default_rng(0), s, dtype, case.domain) for s in case.shapes]
+    rng = np.random.default_rng(0)
+    arrays = (case.shapes(rng, dtype) if callable(case.shapes)  # a row that generates its inputs
+              else [make_input(rng, s, dtype, case.domain) for s in case.shapes])
     if has_dtype_attr:
         attrs["dtype"] = getattr(mycel, dtype)
     # The registry's own signature (mycel.ops may hold MindSpore-order wrappers, as random_gamma).

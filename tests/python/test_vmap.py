@@ -269,6 +269,7 @@ LOOPED = {"arange", "barrier",
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
           "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
+          "truncated_normal", "log_normal", "exponential", "binomial", "random_beta",
           # sparse: a batched pattern may change nnz per item (csr_spmm batches shared patterns)
           "csr_sddmm", "csr_gather", "csr_scatter", "csr2coo", "coo2csr"}
 

@@ -87,11 +87,13 @@ __getattr__ = _module_getattr("mycel.ops", globals())
 from mycel.ops.linalg import (qr, matrix_determinant, log_matrix_determinant, pinv,  # noqa: E402,F401
                               matrix_power, cholesky_inverse)
 from mycel.ops.fft_hermitian import hfft, ihfft, hfft2, hfftn, ihfft2, ihfftn  # noqa: E402,F401
-from mycel.ops.fft_real import dct, idct, dst, idst  # noqa: E402,F401
+from mycel.ops.fft_real import dct, idct, dst, idst, dctn, idctn, dstn, idstn  # noqa: E402,F401
+from mycel.ops.scans import cumsum, cumprod  # noqa: E402,F401  (MindSpore's dtype argument)
 from mycel.ops.stats import var_mean, std_mean  # noqa: E402,F401
 from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
 from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
-                                   poisson, random_categorical, multinomial)
+                                   poisson, random_categorical, multinomial, binomial, random_beta,
+                                   beta, log_normal, exponential)
 # Sparse tensors (CSRTensor / COOTensor) in MindSpore's functional forms, over the sparse registry ops.
 from mycel.ops.sparse import (csr_mm, csr_mv, csr_add, coo_add, csr_to_coo, coo_to_csr,  # noqa: E402,F401
                               csr_to_dense, coo_to_dense, dense_to_sparse_coo, dense_to_sparse_csr,

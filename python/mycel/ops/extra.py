@@ -6,7 +6,7 @@ import numpy as np
 
 from mycel import _mycel
 from mycel.common.index_geometry import along_dim_shapes, broadcast_shape, scatter_nd_geometry
-from mycel.common.dtype import int32
+from mycel.common.dtype import int32, int64
 from mycel.common.tensor import Tensor
 from mycel.ops.operations import Primitive
 from mycel.ops.effects import assign
@@ -78,13 +78,14 @@ def unique(input):  # noqa: A002
 
 
 def unique_consecutive(input, return_idx=False, return_counts=False, axis=None):  # noqa: A002
-    """One value per run of equal neighbours of the flattened input, with (if asked) the int64
-    index of each element's run (shaped like input) and the run lengths: MindSpore's
-    ops.unique_consecutive (axis None only)."""
-    if axis is not None:
-        raise NotImplementedError(f"unique_consecutive: axis={axis!r} is not supported; only axis=None "
-                                  f"(the flattened input)")
-    values, inverse, counts = _ops.unique_with_counts(input, consecutive=True)
+    """One value per run of equal neighbours, with (if asked) the int64 index of each element's
+    run and the run lengths: MindSpore's ops.unique_consecutive. axis None works on the flattened
+    input (the index is shaped like input); an axis compares whole slices along it (the index
+    has that axis' length)."""
+    if axis is None:
+        values, inverse, counts = _ops.unique_with_counts(input, consecutive=True)
+    else:
+        values, inverse, counts = _unique_consecutive_slices(input, axis)
     if return_idx and return_counts:
         return values, inverse, counts
     if return_idx:
@@ -92,6 +93,29 @@ def unique_consecutive(input, return_idx=False, return_counts=False, axis=None):
     if return_counts:
         return values, counts
     return values
+
+
+def _unique_consecutive_slices(input, axis):  # noqa: A002
+    """Runs of equal slices along axis: a slice starts a run when any element differs from the
+    previous slice's; the run starts are gathered, the run index is the running count of starts."""
+    nd = input.ndim
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -nd <= axis < max(nd, 1):
+        raise ValueError(f"unique_consecutive: axis must be an int in [{-nd}, {nd}), got {axis!r}")
+    if nd == 0:
+        raise ValueError("unique_consecutive: a 0-d input has no axis; use axis=None")
+    ax = axis % nd
+    perm = (ax,) + tuple(i for i in range(nd) if i != ax)
+    back = tuple(range(1, ax + 1)) + (0,) + tuple(range(ax + 1, nd))
+    moved = _ops.transpose(input, perm)
+    n = moved.shape[0]
+    rows = _ops.reshape(moved, (n, -1))
+    changed = _ops.any(_ops.not_equal(rows[1:], rows[:-1]), (1,))
+    starts = _ops.concat((_ops.ones((min(n, 1),), changed.dtype), changed), 0)
+    first = _ops.reshape(_ops.nonzero(starts), (-1,))
+    values = _ops.transpose(_ops.gather(moved, first, 0), back)
+    inverse = _ops.cumsum(_ops.cast(starts, int64), 0) - 1
+    counts = _ops.unique_with_counts(inverse, consecutive=True)[2]
+    return values, inverse, counts
 
 
 def masked_select(input, mask):  # noqa: A002

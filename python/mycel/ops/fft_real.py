@@ -1,5 +1,6 @@
 """The real-to-real transforms of scipy.fft: dct/idct and dst/idst, types 1-4, norm None
-("backward"), "ortho" or "forward", along one axis, with n to pad or crop. Each is the product
+("backward"), "ortho" or "forward", along one axis, with n to pad or crop, and their n-d forms
+dctn/idctn/dstn/idstn (the 1-d transform along each axis in turn: they are separable). Each is the product
 with a constant N x L matrix built at compile time (scipy's definitions), so any float input
 works, gradients come from matmul, and both modes run it; O(N L) per row rather than an FFT's
 O(N log N), which is the right trade for the lengths these are used at (a few hundred)."""
@@ -118,3 +119,52 @@ def dst(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 def idst(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
     """Inverse of dst with the same type and norm (scipy.fft.idst)."""
     return _apply("idst", "dst", x, type, n, axis, norm, True)
+
+
+@constexpr
+def _axes_and_sizes(name, nd, s, axes):
+    """(axis, length) per transformed axis (length None: keep it), checked (scipy's rules)."""
+    if axes is None:
+        axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
+    elif isinstance(axes, int):
+        axes = (axes,)
+    if isinstance(s, int):
+        s = (s,)
+    if s is not None and len(s) != len(axes):
+        raise ValueError("[" + name + "] s and axes must have the same length, got s=" + str(s) +
+                         " and axes=" + str(axes))
+    for ax in axes:
+        if not -nd <= ax < nd:
+            raise ValueError("[" + name + "] axis " + str(ax) + " is out of range for rank " + str(nd))
+    if len(set(ax % nd for ax in axes)) != len(axes):
+        raise ValueError("[" + name + "] axes must be distinct, got " + str(axes))
+    return tuple(zip(axes, (None,) * len(axes) if s is None else s))
+
+
+def _apply_n(name, kind, x, type, s, axes, norm, inverse):  # noqa: A002
+    """The 1-d transform along each of axes in turn (separable), with s[i] as axis i's length."""
+    if not isinstance(x, _mycel.Tensor):
+        raise not_tensor_error(name, "x", x)
+    for ax, size in _axes_and_sizes(name, len(x.shape), s, axes):
+        x = _apply(name, kind, x, type, size, ax, norm, inverse)
+    return x
+
+
+def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
+    """N-d discrete cosine transform over axes (all by default; scipy.fft.dctn)."""
+    return _apply_n("dctn", "dct", x, type, s, axes, norm, False)
+
+
+def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
+    """Inverse of dctn with the same type and norm (scipy.fft.idctn)."""
+    return _apply_n("idctn", "dct", x, type, s, axes, norm, True)
+
+
+def dstn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
+    """N-d discrete sine transform over axes (scipy.fft.dstn)."""
+    return _apply_n("dstn", "dst", x, type, s, axes, norm, False)
+
+
+def idstn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
+    """Inverse of dstn with the same type and norm (scipy.fft.idstn)."""
+    return _apply_n("idstn", "dst", x, type, s, axes, norm, True)

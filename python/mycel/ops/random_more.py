@@ -1,10 +1,13 @@
 """MindSpore's functional forms of the sampled distributions (registry ops random_gamma,
-random_poisson, standard_laplace, random_categorical, multinomial; ops/random_dist.cc) in its
-argument order, and ops.gamma / ops.poisson built on them. seed None or 0 draws from the global
+random_poisson, standard_laplace, random_categorical, multinomial; ops/random_dist.cc; and
+binomial, random_beta, log_normal, exponential, truncated_normal; ops/random_more.cc) in its
+argument order, and ops.gamma / ops.poisson / ops.beta built on them. seed None or 0 draws from the global
 generator (mycel.set_seed); another seed restarts the op's own stream at every call."""
 from mycel import _mycel
 from mycel.common import dtype as mstype
+from mycel.common.index_geometry import broadcast_shape
 from mycel.common.validator import not_tensor_error
+from mycel.ops.operations import Primitive
 
 _ops = _mycel.ops
 
@@ -65,3 +68,99 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002 
     if not isinstance(input, _mycel.Tensor):
         raise not_tensor_error("multinomial", "input", input)
     return _ops.multinomial(input, num_samples=num_samples, replacement=replacement, seed=_seed(seed))
+
+
+def _broadcast_pair(name, a, b, names):
+    """a and b broadcast to one shape (the registry ops take parameters of one shape)."""
+    for n, t in zip(names, (a, b)):
+        if not isinstance(t, _mycel.Tensor):
+            raise not_tensor_error(name, n, t)
+    shape = broadcast_shape(a.shape, b.shape, name)
+    a = a if tuple(a.shape) == shape else _ops.broadcast_to(a, shape)
+    b = b if tuple(b.shape) == shape else _ops.broadcast_to(b, shape)
+    return a, b
+
+
+def binomial(count, probs, seed=0, seed2=0):
+    """Binomial(count, probs) samples (successes in count trials with success probability
+    probs), count and probs broadcast together, in count's float dtype (torch.binomial)."""
+    count, probs = _broadcast_pair("binomial", count, probs, ("count", "probs"))
+    return _ops.binomial(count, probs, seed=_seed(seed), seed2=seed2)
+
+
+def random_beta(shape, alpha, beta, seed=0, seed2=0):
+    """Beta(alpha, beta) samples of shape shape + broadcast(alpha, beta).shape, alpha's dtype (the
+    argument order of random_gamma)."""
+    alpha, beta = _broadcast_pair("random_beta", alpha, beta, ("alpha", "beta"))
+    return _ops.random_beta(alpha, beta, shape=tuple(shape), seed=_seed(seed), seed2=seed2)
+
+
+def beta(shape, alpha, beta, seed=None):  # noqa: F811 (MindSpore's argument name)
+    """Beta(alpha, beta) samples shaped as shape, alpha and beta broadcast together (the form of
+    ops.gamma)."""
+    a, b = _broadcast_pair("beta", alpha, beta, ("alpha", "beta"))
+    ones = _ops.ones(tuple(shape), a.dtype)
+    return _ops.random_beta(ones * a, ones * b, shape=(), seed=_seed(seed))
+
+
+def log_normal(input, mean=1.0, std=2.0, seed=0, seed2=0):  # noqa: A002 (MindSpore's name)
+    """exp(N(mean, std^2)) samples with the shape and dtype of input (Tensor.log_normal,
+    MindSpore's LogNormalReverse)."""
+    if not isinstance(input, _mycel.Tensor):
+        raise not_tensor_error("log_normal", "input", input)
+    return _ops.log_normal(input, mean=float(mean), std=float(std), seed=_seed(seed), seed2=seed2)
+
+
+def exponential(input, lambd=1.0, seed=0, seed2=0):  # noqa: A002
+    """Exp(lambd) samples (density lambd e^(-lambd x)) with the shape and dtype of input."""
+    if not isinstance(input, _mycel.Tensor):
+        raise not_tensor_error("exponential", "input", input)
+    return _ops.exponential(input, lambd=float(lambd), seed=_seed(seed), seed2=seed2)
+
+
+def _shape_tuple(prim, shape):
+    """A shape given as a tuple, list or 1-d int Tensor (MindSpore's primitives take a Tensor)."""
+    if isinstance(shape, _mycel.Tensor):
+        if len(shape.shape) != 1 or shape.dtype not in (mstype.int32, mstype.int64):
+            raise TypeError(f"{prim}: shape must be a 1-d int32/int64 Tensor or a tuple, got "
+                            f"shape {shape.shape} dtype {shape.dtype}")
+        return tuple(int(v) for v in shape.asnumpy())
+    return tuple(shape)
+
+
+class TruncatedNormal(Primitive):
+    """MindSpore's TruncatedNormal(seed=0, seed2=0, dtype=float32), called with the output shape
+    (a tuple, or a 1-d int Tensor in PyNative mode): N(0, 1) samples within [-2, 2]."""
+
+    def __init__(self, seed=0, seed2=0, dtype=mstype.float32):
+        Primitive.__init__(self, "TruncatedNormal")
+        self._one = _mycel.op_handles["truncated_normal"].bind(seed=seed, seed2=seed2, dtype=dtype)
+        for k, v in (("seed", seed), ("seed2", seed2), ("dtype", dtype)):
+            self.add_prim_attr(k, v)
+
+    def __call__(self, shape):
+        return self._one(_shape_tuple("TruncatedNormal", shape))
+
+    @property
+    def _mycel_graph_function(self):
+        one = self._one
+
+        def truncated_normal(shape):
+            return one(shape)
+        return truncated_normal
+
+
+def exponential_(self, lambd=1, *, generator=None):
+    """Tensor.exponential_: fills the tensor in place with Exp(lambd) samples (PyNative)."""
+    if generator is not None:
+        raise NotImplementedError("Tensor.exponential_: generator is not supported; use mycel.set_seed")
+    self._assign(exponential(self, lambd))
+    return self
+
+
+def _install():
+    _mycel.Tensor.log_normal = log_normal
+    _mycel.Tensor.exponential_ = exponential_
+
+
+_install()

@@ -2,6 +2,8 @@
 // one dtype). Output dtypes follow numpy: true division of ints is float64, atan2 of ints is the
 // float numpy picks (int8 -> float16), comparisons and logical ops give bool.
 #include <cmath>
+#include <complex>
+#include <limits>
 #include <type_traits>
 
 #include "mycel/kernels/cpu/binary.h"
@@ -55,6 +57,38 @@ KernelFn with_unsigned(KernelFn core, F f) {
   };
 }
 
+// Arithmetic that the unsigned types take apart from the core kernels, giving T.
+template <class F>
+KernelFn with_unsigned_same(KernelFn core, F f) {
+  return [core, f](const KernelContext& ctx) {
+    DType t = ctx.in(0).dtype();
+    if (!is_extended(t)) return core(ctx);
+    visit_any_dtype(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 2)
+        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0), f);
+    });
+  };
+}
+
+// x ** y of the extended types: unsigned powers wrap (square and multiply, modulo 2^bits, as
+// numpy's); complex ones are exp(y log x), with numpy's 0 ** 0 = 1 and 0 ** y = 0 (Re y > 0).
+template <class T>
+T pow_extended(T x, T y) {
+  if constexpr (is_complex_v<T>) {
+    if (y == T(0)) return T(1);
+    if (x == T(0))
+      return y.real() > 0 ? T(0) : T(std::numeric_limits<typename T::value_type>::quiet_NaN());
+    return std::pow(x, y);
+  } else {  // in at least unsigned int: uint16 * uint16 would promote to (signed) int
+    using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, T>;
+    W r = 1, b = x;
+    for (W e = y; e; e >>= 1, b *= b)
+      if (e & 1) r *= b;
+    return T(r);
+  }
+}
+
 // True division: unsigned inputs divide as float64, complex ones as themselves.
 KernelFn div_extended(KernelFn core) {
   return [core](const KernelContext& ctx) {
@@ -70,6 +104,10 @@ KernelFn div_extended(KernelFn core) {
   };
 }
 
+std::vector<DType> with_unsigned(std::vector<DType> v) {
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64}) v.push_back(t);
+  return v;
+}
 std::vector<DType> with_unsigned_and_complex(std::vector<DType> v) {
   for (DType t : {DType::uint16, DType::uint32, DType::uint64, DType::complex64, DType::complex128})
     v.push_back(t);
@@ -215,30 +253,43 @@ MYCEL_REGISTER_OPS(binary) {
       py_op(PyOperator::kDiv), ew_step(cpu::EwOp::kDiv)));
   r.add(with_traits(
       binary("floor_div", "FloorDiv",
-             "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).", numeric,
-             same_dtype, numeric_binary([](auto x, auto y) { return floor_div(x, y); }), "none"),
+             "Elementwise floor(x / y) (numpy floor_divide; integer x // 0 gives 0).",
+             with_unsigned(numeric), same_dtype,
+             with_unsigned_same(numeric_binary([](auto x, auto y) { return floor_div(x, y); }),
+                                [](auto x, auto y) { return decltype(x)(y ? x / y : 0); }),
+             "none"),
       py_op(PyOperator::kFloorDiv)));  // piecewise constant
   r.add(with_traits(
       binary("mod", "FloorMod",
              "Elementwise x - floor(x / y) * y: the sign of y (numpy remainder; integer x % 0 "
              "gives 0).",
-             numeric, same_dtype, numeric_binary([](auto x, auto y) { return floor_mod(x, y); }),
+             with_unsigned(numeric), same_dtype,
+             with_unsigned_same(numeric_binary([](auto x, auto y) { return floor_mod(x, y); }),
+                                [](auto x, auto y) { return decltype(x)(y ? x % y : 0); }),
              "bprop"),
       py_op(PyOperator::kMod)));
   r.add(with_traits(
       binary("pow", "Pow",
-             "Elementwise x ** y (integer powers wrap; negative integer exponents raise).", numeric,
-             same_dtype, pow_kernel, "bprop"),
+             "Elementwise x ** y (integer powers wrap; negative integer exponents raise).",
+             with_unsigned_and_complex(numeric), same_dtype,
+             with_extended<void>(pow_kernel, [](auto x, auto y) { return pow_extended(x, y); }),
+             "bprop"),
       py_op(PyOperator::kPow)));
   r.add(with_traits(
       binary("maximum", "Maximum",
-             "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.", all,
-             same_dtype, same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }), "bprop"),
+             "Elementwise max(x, y); NaN in either gives NaN; ties split the gradient.",
+             with_unsigned(all), same_dtype,
+             with_unsigned_same(same_dtype_binary([](auto x, auto y) { return nan_max(x, y); }),
+                                [](auto x, auto y) { return x < y ? y : x; }),
+             "bprop"),
       ew_step(cpu::EwOp::kMaximum, kKeepsZero)));
   r.add(with_traits(
       binary("minimum", "Minimum",
-             "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.", all,
-             same_dtype, same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }), "bprop"),
+             "Elementwise min(x, y); NaN in either gives NaN; ties split the gradient.",
+             with_unsigned(all), same_dtype,
+             with_unsigned_same(same_dtype_binary([](auto x, auto y) { return nan_min(x, y); }),
+                                [](auto x, auto y) { return y < x ? y : x; }),
+             "bprop"),
       ew_step(cpu::EwOp::kMinimum, kKeepsZero)));
   r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
                float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }),

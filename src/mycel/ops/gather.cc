@@ -4,6 +4,7 @@
 #include <array>
 
 #include "mycel/kernels/cpu/index.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/shape_common.h"
 
@@ -269,36 +270,40 @@ OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
 MYCEL_REGISTER_OPS(gather) {
   const std::vector<DType> idx = {DType::int32, DType::int64};
   const AttrValue zero = int64_t{0};
+  // Gathers move bytes and scatters add in each type's own arithmetic: every dtype (but bool for
+  // the adds).
+  std::vector<DType> numeric_ext = every_dtype();
+  numeric_ext.erase(numeric_ext.begin());
   r.add(with_rule(make_op("gather", "Gather",
                           "Takes slices of params along `axis` at integer indices (numpy.take).",
                           {{"params"}, {"indices"}}, {attr("axis", AttrKind::kInt, zero, {"dim"})},
-                          infer_gather, gather_kernel, all_dtypes(), "bprop"),
+                          infer_gather, gather_kernel, every_dtype(), "bprop"),
                   gather_spec));
   r.add(make_op("gather_nd", "GatherNd", "params[indices[..., 0], ..., indices[..., K-1]].",
-                {{"params"}, {"indices"}}, {}, infer_gather_nd, gather_nd_kernel, all_dtypes(),
+                {{"params"}, {"indices"}}, {}, infer_gather_nd, gather_nd_kernel, every_dtype(),
                 "bprop"));
   r.add(make_op("tensor_scatter_add", "TensorScatterAdd",
                 "input with updates added at index rows indices[..., :K] (duplicates accumulate).",
                 {{"input"}, {"indices"}, {"updates"}}, {}, infer_tensor_scatter_add,
-                tensor_scatter_add_kernel, numeric_dtypes(), "bprop"));
+                tensor_scatter_add_kernel, numeric_ext, "bprop"));
   r.add(make_op(
       "scatter_add", "ScatterAdd",
       "input with updates added to rows input[indices] along axis 0 (duplicates accumulate).",
-      {{"input"}, {"indices"}, {"updates"}}, {}, infer_scatter_add, scatter_add_kernel,
-      numeric_dtypes(), "bprop"));
+      {{"input"}, {"indices"}, {"updates"}}, {}, infer_scatter_add, scatter_add_kernel, numeric_ext,
+      "bprop"));
   r.add(make_op(
       "gather_elements", "GatherD",
       "out[..., j, ...] = input[..., index[..., j, ...], ...] along `dim` (index has input's "
       "rank and sizes off dim; torch.gather).",
       {{"input"}, {"index"}}, {attr("dim", AttrKind::kInt, zero)}, infer_gather_elements,
-      gather_elements_kernel, all_dtypes(), "bprop"));
+      gather_elements_kernel, every_dtype(), "bprop"));
   r.add(make_op(
       "tensor_scatter_elements", "TensorScatterElements",
       "input with updates written (reduction 'none') or added ('add') at input[..., "
       "indices[..., j, ...], ...] along `axis`.",
       {{"input"}, {"indices"}, {"updates"}},
       {attr("axis", AttrKind::kInt, zero), attr("reduction", AttrKind::kStr, std::string("none"))},
-      infer_tensor_scatter_elements, tensor_scatter_elements_kernel, all_dtypes(), "bprop"));
+      infer_tensor_scatter_elements, tensor_scatter_elements_kernel, every_dtype(), "bprop"));
   OpDef emb =
       make_op("embedding", "EmbeddingLookup", "Rows of weight at input_ids: weight[input_ids].",
               {{"input_ids"}, {"weight"}}, {optional_attr("padding_idx", AttrKind::kInt)},
@@ -319,12 +324,12 @@ MYCEL_REGISTER_OPS(gather) {
 // Backward rules: gathers go back through scatter-adds into zeros shaped like the forward input
 // (no concrete sizes needed), scatters through gathers; index inputs get no gradient.
 MYCEL_REGISTER_BPROPS(gather) {
-  using bprop::is_float;
+  using bprop::is_diff;  // float or complex: gathers and scatters are linear, the same rule
   b.add("gather", [](BpropBuilder& g) -> std::vector<GradVar> {
     // Scatter-add dout's index dims into `axis` of zeros like params: scatter_add works on axis 0,
     // so move `axis` of params (and the index dims of dout) to the front and back again.
     GradVar params = g.input(0), indices = g.input(1);
-    if (!is_float(g, params)) return {GradVar(), GradVar()};
+    if (!is_diff(g, params)) return {GradVar(), GradVar()};
     const int64_t r = static_cast<int64_t>(g.meta(params).shape.size());
     const int64_t q = static_cast<int64_t>(g.meta(indices).shape.size());
     const int64_t a = normalize_axis(g.attrs().get_int("axis"), r, "gather");
@@ -344,20 +349,20 @@ MYCEL_REGISTER_BPROPS(gather) {
   });
   b.add("gather_nd", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar params = g.input(0);
-    if (!is_float(g, params)) return {GradVar(), GradVar()};
+    if (!is_diff(g, params)) return {GradVar(), GradVar()};
     return {g.call("tensor_scatter_add", {g.zeros_like(params), g.input(1), g.dout()}), GradVar()};
   });
   b.add("tensor_scatter_add", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
     return {g.dout(), GradVar(), g.call("gather_nd", {g.dout(), g.input(1)})};
   });
   b.add("scatter_add", [](BpropBuilder& g) -> std::vector<GradVar> {
-    if (!is_float(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
     return {g.dout(), GradVar(), g.call("gather", {g.dout(), g.input(1)}, {{"axis", int64_t{0}}})};
   });
   b.add("gather_elements", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar x = g.input(0);
-    if (!is_float(g, x)) return {GradVar(), GradVar()};
+    if (!is_diff(g, x)) return {GradVar(), GradVar()};
     return {g.call("tensor_scatter_elements", {g.zeros_like(x), g.input(1), g.dout()},
                    {{"axis", g.attrs().get_int("dim")}, {"reduction", std::string("add")}}),
             GradVar()};
@@ -366,7 +371,7 @@ MYCEL_REGISTER_BPROPS(gather) {
     // 'add': input passes dout through, each update gets dout where it landed. 'none': written
     // positions lose input's sensitivity; with repeated indices only the last write counts, but
     // every update gets dout at its position (exact for distinct indices).
-    if (!is_float(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
     const int64_t axis = g.attrs().get_int("axis");
     GradVar dupdates = g.call("gather_elements", {g.dout(), g.input(1)}, {{"dim", axis}});
     if (g.attrs().get_str("reduction") == "add") return {g.dout(), GradVar(), dupdates};
@@ -377,7 +382,7 @@ MYCEL_REGISTER_BPROPS(gather) {
   b.add("embedding", [](BpropBuilder& g) -> std::vector<GradVar> {
     // Rows of weight accumulate the sensitivities of their lookups; the padding_idx row gets none.
     GradVar ids = g.input(0), weight = g.input(1);
-    if (!is_float(g, weight)) return {GradVar(), GradVar()};
+    if (!is_diff(g, weight)) return {GradVar(), GradVar()};
     GradVar dout = g.dout();
     if (g.attrs().has("padding_idx")) {
       int64_t p = g.attrs().get_int("padding_idx");

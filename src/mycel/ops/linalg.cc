@@ -2,9 +2,13 @@
 // eigh, svd, qr, lstsq): batched over leading dims (..., M, N), float32/float64/complex64/
 // complex128, computed by LAPACK (kernels/cpu/linalg.cc). The backward rules are the closed forms
 // of the matrix-calculus literature, written with matmul/inverse/matrix_solve so they differentiate
-// again; they cover real inputs (complex inputs raise NotSupported when differentiated).
+// again. inverse, det, slogdet, matrix_solve, cholesky, cholesky_solve, eigh, lstsq and eig take
+// complex inputs too, in PyTorch's convention (bprop_complex.h): their rules are the real ones with
+// every transpose a conjugate transpose (mm and mH below) and scalars conjugated; the other rules
+// raise NotSupported for complex inputs.
 #include "mycel/kernels/cpu/linalg.h"
 #include "mycel/ops/batch.h"
+#include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
 
@@ -186,7 +190,18 @@ GradVar mT(BpropBuilder& g, GradVar x, size_t rank) {
   std::swap(perm[rank - 1], perm[rank - 2]);
   return g.call("transpose", {x}, {{"perm", perm}});
 }
+// Whether the op differentiates complex matrices: its inputs share input 0's dtype (the rules'
+// intermediate values have no known metadata, so they are judged by it).
+bool complex_op(BpropBuilder& g) { return is_complex(g.meta(g.input(0)).dtype); }
+// x^H: x^T, conjugated for a complex op (the complex rules' every transpose).
+GradVar mH(BpropBuilder& g, GradVar x, size_t rank) {
+  GradVar t = mT(g, x, rank);
+  return complex_op(g) ? g.call("conj", {t}) : t;
+}
+// a b with a transposed operand conjugated too for a complex op: op(a) = a^H, op(b) = b^H.
 GradVar mm(BpropBuilder& g, GradVar a, GradVar b, bool ta = false, bool tb = false) {
+  if (ta && complex_op(g)) a = g.call("conj", {a});
+  if (tb && complex_op(g)) b = g.call("conj", {b});
   return g.call("matmul", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
 }
 GradVar unsqueeze(BpropBuilder& g, GradVar v, int64_t axis) {
@@ -211,10 +226,12 @@ GradVar diag_const(BpropBuilder& g, int64_t n, DType t, double diag, double off)
   });
   return g.constant(e);
 }
-GradVar half(BpropBuilder& g, GradVar x, DType t) { return g.mul(x, g.scalar(0.5, t)); }
-// (x + x^T) / 2.
+GradVar half(BpropBuilder& g, GradVar x, DType t) {
+  return g.mul(x, g.scalar(0.5, real_dtype(t)));  // (a real scalar promotes to complex x's type)
+}
+// (x + x^H) / 2: the (Hermitian) symmetric part.
 GradVar sym(BpropBuilder& g, GradVar x, size_t rank, DType t) {
-  return half(g, g.add(x, mT(g, x, rank)), t);
+  return half(g, g.add(x, mH(g, x, rank)), t);
 }
 // dout of output k of a multi-output op.
 GradVar dout_k(BpropBuilder& g, size_t k) { return g.tuple_get(g.dout(), k); }
@@ -226,51 +243,56 @@ GradVar gap_inverse(BpropBuilder& g, GradVar v, int64_t n, DType t) {
   return g.div(g.sub(g.ones_like(i), i), g.add(diff, i));
 }
 
-// d inverse: Y = A^-1 (adjoint: Y = A^-H) gives dA = -Y^T dY Y^T (adjoint: -Y dY^T Y).
+// d inverse: Y = A^-1 (adjoint: Y = A^-H) gives dA = -Y^H dY Y^H (adjoint: -Y dY^H Y).
 std::vector<GradVar> inverse_bprop(BpropBuilder& g) {
-  GradVar x = g.input(0), y = g.out(), dy = g.dout();
-  require_real(g, x);
+  GradVar y = g.out(), dy = g.dout();
   if (g.attrs().get_bool("adjoint")) return {g.neg(mm(g, mm(g, y, dy, false, true), y))};
   return {g.neg(mm(g, mm(g, y, dy, true), y, false, true))};
 }
 
-// d det: dA = dout det(A) A^-T (A must be invertible).
+// d det: dA = dout conj(det(A)) A^-H (A must be invertible).
 std::vector<GradVar> det_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
-  GradVar s = unsqueeze(g, unsqueeze(g, g.mul(g.dout(), g.out()), -1), -1);
-  return {g.mul(s, mT(g, g.call("inverse", {x}), rank_of(g, x)))};
+  const DType t = g.meta(x).dtype;
+  GradVar s = g.mul(g.dout(), bprop::conj_if_complex(g, g.out(), t));
+  s = unsqueeze(g, unsqueeze(g, s, -1), -1);
+  return {g.mul(s, mH(g, g.call("inverse", {x}), rank_of(g, x)))};
 }
 
-// d slogdet: the sign is locally constant; d log|det A| = A^-T.
+// d slogdet: d log det A = tr(A^-1 dA) = d log|det A| + i d(phase). Real A: the sign is locally
+// constant and dA = dlogabs A^-T. Complex A: sign = e^(i phase) moves too, and the cotangent of
+// log det is dlogabs + i Im(conj(sign) dsign), so dA = (that) A^-H.
 std::vector<GradVar> slogdet_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
-  GradVar s = unsqueeze(g, unsqueeze(g, dout_k(g, 1), -1), -1);
-  return {g.mul(s, mT(g, g.call("inverse", {x}), rank_of(g, x)))};
+  GradVar s = dout_k(g, 1);
+  if (is_complex(g.meta(x).dtype)) {
+    // (logabsdet has the input's complex dtype, its imaginary part 0)
+    GradVar phase = g.call("imag", {g.mul(g.call("conj", {out_k(g, 0)}), dout_k(g, 0))});
+    s = g.call("complex", {g.call("real", {s}), phase});
+  }
+  s = unsqueeze(g, unsqueeze(g, s, -1), -1);
+  return {g.mul(s, mH(g, g.call("inverse", {x}), rank_of(g, x)))};
 }
 
 // d cholesky (Murray 2016): with P = Phi(L^T dL) (lower triangle, diagonal halved),
-// dA = sym(L^-T P L^-1). The upper factor U = L^T transposes in and out.
+// dA = sym(L^-H P L^-1). The upper factor U = L^H transposes in and out.
 std::vector<GradVar> cholesky_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
   const size_t r = rank_of(g, x);
   const DType t = g.meta(x).dtype;
   const int64_t n = g.meta(x).shape.back();
   const bool upper = g.attrs().get_bool("upper");
-  GradVar l = upper ? mT(g, g.out(), r) : g.out(), dl = upper ? mT(g, g.dout(), r) : g.dout();
+  GradVar l = upper ? mH(g, g.out(), r) : g.out(), dl = upper ? mH(g, g.dout(), r) : g.dout();
   GradVar p = mm(g, l, dl, true);
-  p = g.sub(g.call("tril", {p}), half(g, g.mul(p, eye(g, n, t)), t));
+  p = g.sub(g.call("tril", {p}), half(g, g.mul(p, diag_const(g, n, t, 1, 0)), t));
   GradVar linv = g.call("inverse", {l});
   return {sym(g, mm(g, mm(g, linv, p, true), linv), r, t)};
 }
 
-// d cholesky_solve: X = A^-1 B with A = L L^T: dB = A^-1 dX and, through the factor,
-// dL = -tril((dB X^T + X dB^T) L) (upper: dU = -triu(U (dB X^T + X dB^T))).
+// d cholesky_solve: X = A^-1 B with A = L L^H: dB = A^-1 dX and, through the factor,
+// dL = -tril((dB X^H + X dB^H) L) (upper: dU = -triu(U (dB X^H + X dB^H))).
 std::vector<GradVar> cholesky_solve_bprop(BpropBuilder& g) {
-  GradVar b = g.input(0), f = g.input(1), x = g.out();
-  require_real(g, b);
+  GradVar f = g.input(1), x = g.out();
   const bool upper = g.attrs().get_bool("upper");
   GradVar db = g.call("cholesky_solve", {g.dout(), f}, {{"upper", upper}});
   GradVar s = g.add(mm(g, db, x, false, true), mm(g, x, db, false, true));
@@ -278,22 +300,22 @@ std::vector<GradVar> cholesky_solve_bprop(BpropBuilder& g) {
   return {db, df};
 }
 
-// d matrix_solve: X = A^-1 B gives dB = A^-T dX, dA = -dB X^T (adjoint: dA = -X dB^T).
+// d matrix_solve: X = A^-1 B gives dB = A^-H dX, dA = -dB X^H (adjoint: dA = -X dB^H).
 std::vector<GradVar> matrix_solve_bprop(BpropBuilder& g) {
   GradVar a = g.input(0), x = g.out();
-  require_real(g, a);
   const bool adjoint = g.attrs().get_bool("adjoint");
   GradVar db = g.call("matrix_solve", {a, g.dout()}, {{"adjoint", !adjoint}});
   GradVar da = adjoint ? mm(g, x, db, false, true) : mm(g, db, x, false, true);
   return {g.neg(da), db};
 }
 
-// d eigh: dA = V (diag(dw) + F o (V^T dV)) V^T, symmetrized, F_ij = 1/(w_j - w_i).
+// d eigh: dA = V (diag(dw) + F o (V^H dV)) V^H, symmetrized, F_ij = 1/(w_j - w_i) (real). For
+// complex A the loss must not depend on the eigenvectors' phases (the diagonal of V^H dV is
+// dropped, as PyTorch does).
 std::vector<GradVar> eigh_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
   const size_t r = rank_of(g, x);
-  const DType t = g.meta(x).dtype;
+  const DType t = g.meta(x).dtype, rt = real_dtype(t);
   const int64_t n = g.meta(x).shape.back();
   const bool vectors = g.attrs().get_bool("compute_eigenvectors");
   GradVar w, v, dw, inner;
@@ -307,8 +329,8 @@ std::vector<GradVar> eigh_bprop(BpropBuilder& g) {
     v = g.tuple_get(wv, 1);
     dw = g.dout();
   }
-  inner = g.mul(unsqueeze(g, dw, -2), eye(g, n, t));
-  if (vectors) inner = g.add(inner, g.mul(gap_inverse(g, w, n, t), mm(g, v, dout_k(g, 1), true)));
+  inner = g.mul(unsqueeze(g, dw, -2), eye(g, n, rt));
+  if (vectors) inner = g.add(inner, g.mul(gap_inverse(g, w, n, rt), mm(g, v, dout_k(g, 1), true)));
   return {sym(g, mm(g, mm(g, v, inner), v, false, true), r, t)};
 }
 
@@ -380,14 +402,14 @@ std::vector<GradVar> qr_bprop(BpropBuilder& g) {
   return {mm(g, lhs, g.call("inverse", {rr}), false, true)};
 }
 
-// d lstsq for a full-rank A (M x N) and X = argmin |A X - B| (minimum norm when M < N).
+// d lstsq for a full-rank A (M x N) and X = argmin |A X - B| (minimum norm when M < N); for
+// complex A every transpose below is a conjugate transpose.
 // M >= N: X = (A^T A)^-1 A^T B; with Y = (A^T A)^-1 dX and r = B - A X:
 //   dB = A Y, dA = r Y^T - A Y X^T.
 // M < N: X = A^T Z, Z = (A A^T)^-1 B; with W = (A A^T)^-1 A dX:
 //   dB = W, dA = Z dX^T - W X^T - Z W^T A.
 std::vector<GradVar> lstsq_bprop(BpropBuilder& g) {
   GradVar a = g.input(0), b = g.input(1), x = g.out(), dx = g.dout();
-  require_real(g, a);
   const Shape as = g.meta(a).shape, bs = g.meta(b).shape;
   const size_t r = as.size();
   const int64_t m = as[r - 2], n = as[r - 1];

@@ -461,7 +461,7 @@ MYCEL_REGISTER_OPS(shape) {
                 "bprop"));
   r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
                 {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
-                tile_kernel, all_dtypes(), "bprop"));
+                tile_kernel, every_dtype(), "bprop"));  // bytes only
   r.add(make_op("concat", "Concat", "Joins tensors along an existing axis.",
                 {{"tensors", false, true}}, {attr("axis", AttrKind::kInt, int64_t{0}, {"dim"})},
                 infer_concat, concat_kernel, every_dtype(), "bprop"));  // bytes only

@@ -40,10 +40,17 @@ std::vector<TensorMeta> top_k_infer(const InferContext& c) {
   return {{out, c.in(0).dtype}, {out, DType::int64}};
 }
 
+// The ordered types: the core ones and the unsigned ones (complex values have no order).
+std::vector<DType> ordered_dtypes() {
+  std::vector<DType> v = all_dtypes();
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64}) v.push_back(t);
+  return v;
+}
+
 OpDef sort_op(std::string name, std::string cls, std::string doc, InferFn infer, KernelFn kernel,
               std::vector<AttrDef> attrs, std::string grad) {
   return make_op(std::move(name), std::move(cls), std::move(doc), {{"x"}}, std::move(attrs),
-                 std::move(infer), std::move(kernel), all_dtypes(), std::move(grad));
+                 std::move(infer), std::move(kernel), ordered_dtypes(), std::move(grad));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ MYCEL_REGISTER_OPS(ternary) {
   select.inputs = {{"cond"}, {"x"}, {"y"}};
   select.infer = select_infer;
   select.kernel = cpu::select_kernel;
-  select.dtypes = all_dtypes();
+  select.dtypes = every_dtype();
   select.dtype_input = 1;
   select.grad = "bprop";
   r.add(std::move(select));
@@ -46,6 +46,7 @@ MYCEL_REGISTER_OPS(ternary) {
   clip.infer = clip_infer;
   clip.kernel = cpu::clip_kernel;
   clip.dtypes = all_dtypes();
+  for (DType t : {DType::uint16, DType::uint32, DType::uint64}) clip.dtypes.push_back(t);
   clip.promote_inputs = true;
   clip.grad = "bprop";
   r.add(std::move(clip));

@@ -29,12 +29,12 @@ MYCEL_REGISTER_OPS(triangle) {
                 "The lower triangle of the last two dims: elements with "
                 "j - i <= diagonal kept, the rest 0.",
                 {{"x"}}, {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
-                triangle_kernel<true>, all_dtypes(), "bprop"));
+                triangle_kernel<true>, every_dtype(), "bprop"));  // bytes only
   r.add(make_op("triu", "Triu",
                 "The upper triangle of the last two dims: elements with "
                 "j - i >= diagonal kept, the rest 0.",
                 {{"x"}}, {attr("diagonal", AttrKind::kInt, int64_t{0})}, infer_triangle,
-                triangle_kernel<false>, all_dtypes(), "bprop"));
+                triangle_kernel<false>, every_dtype(), "bprop"));
 }
 
 // Masking is linear and self-adjoint: the gradient keeps the same triangle of dout.

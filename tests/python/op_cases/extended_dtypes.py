@@ -190,3 +190,89 @@ CASES += [OpCase("concat", lambda *xs, axis=0: np.concatenate(xs, axis), _draw((
                  dtypes=EXT, id="ext"),
           OpCase("split", lambda x, axis=0, output_num=1: tuple(np.split(x, output_num, axis)), _draw((7, 8)),
                  dict(axis=1, output_num=2), dtypes=EXT, id="ext")]
+
+
+# The binary ops beyond the arithmetic above, and the shape and indexing ops (compat8; their
+# mode-parity tests: compat/test_compat_dtype_ops2.py). Ordered ops take the unsigned types only.
+def _with(gen, *extra):
+    """gen's arrays followed by fixed int64 index arrays (or bool masks)."""
+    def both(rng, dt):
+        return gen(rng, dt) + [np.asarray(e) for e in extra]
+    return both
+
+
+def _gather_nd_inputs(rng, dt):
+    return _draw((3, 4))(rng, dt) + [np.array([[0, 1], [2, 3], [1, 1]])]
+
+
+def _scatter_add_ref(x, indices, updates):
+    out = x.copy()
+    np.add.at(out, indices, updates)
+    return out
+
+
+def _tensor_scatter_add_ref(x, indices, updates):
+    out = x.copy()
+    np.add.at(out, tuple(indices[..., k] for k in range(indices.shape[-1])), updates)
+    return out
+
+
+def _scatter_elements_ref(x, indices, updates, axis=0, reduction="none"):
+    out = x.copy()
+    for j, k in np.ndindex(indices.shape):
+        out[indices[j, k], k] = updates[j, k]
+    return out
+
+
+def _sort_ref(x, axis=-1, descending=False):
+    idx = np.argsort(-x if descending else x, axis=axis, kind="stable")
+    return np.take_along_axis(x, idx, axis), idx.astype(np.int64)
+
+
+def _top_k_ref(x, k, sorted=True):  # noqa: A002 (the registry's attribute name)
+    idx = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :k]  # values < 2^53 here
+    return np.take_along_axis(x, idx, -1), idx.astype(np.int64)
+
+
+def _unique_ref(x, consecutive=False):
+    v, inv, cnt = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+    return v, inv.reshape(x.shape).astype(np.int64), cnt.astype(np.int64)
+
+
+def _mask_first(rng, dt):
+    return [np.array([[True, False, True, False], [False, True, True, False], [True, True, False, False]])] + \
+        _draw((3, 4), (3, 4))(rng, dt)
+
+
+CASES += [OpCase(op, ref, _draw((3, 4), (3, 4)), dtypes=UNSIGNED, id="ext")
+          for op, ref in (("maximum", np.maximum), ("minimum", np.minimum), ("floor_div", np.floor_divide),
+                          ("mod", np.remainder), ("pow", _quiet(np.power)))]
+CASES += [
+    OpCase("pow", np.power, _draw((3, 4), (3, 4)), dtypes=COMPLEX, rtol=1e-4, atol=1e-6, id="ext_complex"),
+    OpCase("clip_by_value", lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), _draw((3, 4), (3, 4), (3, 4)),
+           dtypes=UNSIGNED, id="ext"),
+    OpCase("gather", lambda x, i, axis: np.take(x, i, axis), _with(_draw((3, 4)), [2, 0, 2]), dict(axis=1),
+           dtypes=EXT, id="ext"),
+    OpCase("gather_nd", lambda x, i: x[i[:, 0], i[:, 1]], _gather_nd_inputs, dtypes=EXT, id="ext"),
+    OpCase("gather_elements", lambda x, i, dim: np.take_along_axis(x, i, dim),
+           _with(_draw((3, 4)), [[0, 2, 1, 0], [2, 2, 0, 1]]), dict(dim=0), dtypes=EXT, id="ext"),
+    OpCase("scatter_add", _scatter_add_ref, lambda rng, dt: [_draw((3, 4))(rng, dt)[0], np.array([2, 0, 2]),
+                                                              _draw((3, 4))(rng, dt)[0]], dtypes=EXT, id="ext"),
+    OpCase("tensor_scatter_add", _tensor_scatter_add_ref,
+           lambda rng, dt: [_draw((3, 4))(rng, dt)[0], np.array([[0, 1], [2, 3], [0, 1]]), _draw((3,))(rng, dt)[0]],
+           dtypes=EXT, id="ext"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref,
+           lambda rng, dt: [_draw((3, 4))(rng, dt)[0], np.array([[0, 2, 1, 0], [2, 1, 0, 1]]),
+                            _draw((2, 4))(rng, dt)[0]], dict(axis=0), dtypes=EXT, id="ext"),
+    OpCase("select", np.where, _mask_first, dtypes=EXT, id="ext"),
+    OpCase("tile", lambda x, multiples: np.tile(x, multiples), _draw((3, 4)), dict(multiples=(2, 1, 3)), dtypes=EXT,
+           id="ext"),
+    OpCase("tril", lambda x, diagonal: np.tril(x, diagonal), _draw((2, 3, 4)), dict(diagonal=1), dtypes=EXT, id="ext"),
+    OpCase("triu", lambda x, diagonal: np.triu(x, diagonal), _draw((2, 3, 4)), dict(diagonal=-1), dtypes=EXT,
+           id="ext"),
+    OpCase("sort", _sort_ref, _draw((3, 5)), dict(axis=1, descending=True), dtypes=UNSIGNED, id="ext"),
+    OpCase("argsort", lambda x, axis: _sort_ref(x, axis)[1], _draw((4, 3)), dict(axis=0), dtypes=UNSIGNED, id="ext"),
+    OpCase("top_k", _top_k_ref, _draw((3, 5)), dict(k=2), dtypes=UNSIGNED, id="ext"),
+    OpCase("unique_with_counts", _unique_ref, lambda rng, dt: [rng.integers(0, 5, size=(3, 4)).astype(dt)],
+           dtypes=UNSIGNED, id="ext"),
+]

@@ -88,6 +88,10 @@ CASES = [
            dtypes=("float32",), id="int8"),
     OpCase("dequantize_linear", dequantize_ref, [(3, 40)], attrs=dict(scale=0.25, zero_point=3),
            dtypes=("uint8", "int8")),
+    OpCase("quantize_linear", quantize_ref, [(2, 4)], attrs=dict(scale=0.02, zero_point=120), dtypes=("float32",),
+           id="small"),  # help examples
+    OpCase("dequantize_linear", dequantize_ref, [(2, 4)], attrs=dict(scale=0.25, zero_point=3), dtypes=("uint8",),
+           id="small"),
     OpCase("qconv2d", qconv2d_ref, _qconv_inputs, attrs=dict(x_scale=0.05, x_zero_point=9, w_scale=W6), dtypes=("uint8",),
            **TOL),
     OpCase("qconv2d", qconv2d_ref, _qconv_inputs,

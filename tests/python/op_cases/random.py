@@ -77,3 +77,20 @@ CASES += [
     OpCase("multinomial", _sampled(lambda x, **k: _rows_out(x, **k), lambda x, **k: np.int32), [(6,)],
            attrs={"num_samples": 6, "replacement": False}, domain="positive", id="no_replacement", **R),
 ]
+
+
+# The samplers of ops/random_more.cc; their statistics: compat/test_compat_random_more.py.
+def _binomial_inputs(rng, dtype):
+    return [rng.integers(0, 30, size=(3, 4)).astype(dtype), rng.uniform(0, 1, size=(3, 4)).astype(dtype)]
+
+
+CASES += [
+    OpCase("truncated_normal", _like_shape, [], attrs={"shape": (3, 4)}, dtypes=FLOAT, **R),
+    OpCase("truncated_normal", _like_shape, [], attrs={"shape": (0, 2)}, id="empty", **R),
+    OpCase("log_normal", _like_input, [(3, 4)], attrs={"mean": 0.5, "std": 0.3}, dtypes=FLOAT, **R),
+    OpCase("exponential", _like_input, [(3, 4)], attrs={"lambd": 2.0}, dtypes=FLOAT, **R),
+    OpCase("exponential", _like_input, [(0,)], id="empty", **R),
+    OpCase("binomial", lambda n, p, **k: np.empty_like(n), _binomial_inputs, dtypes=FLOAT, **R),
+    OpCase("random_beta", _sampled(lambda a, b, **k: a.shape, lambda a, b, **k: a.dtype), [(2,), (2,)],
+           attrs={"shape": (3,)}, domain="positive", dtypes=FLOAT, **R),
+]

@@ -90,6 +90,7 @@ CASES = [
     OpCase("resize_nearest_neighbor", _nearest, [(1, 2, 3, 5)], dict(size=(5, 9), align_corners=True),
            id="corners"),
     OpCase("resize_nearest_neighbor", _nearest, [(0, 2, 3, 3)], dict(size=(2, 2)), id="empty"),
+    OpCase("resize_nearest_neighbor", _nearest, [(1, 1, 2, 3)], dict(size=(3, 4)), id="small"),  # help example
     OpCase("resize_nearest_neighbor", _nearest, [(2, 3, 50, 50)], dict(size=(120, 100)), id="large"),
     OpCase("resize_bilinear", _bilinear, [(2, 3, 4, 5)], dict(size=(7, 3)),
            dtypes=("float16", "float32", "float64"), rtol=1e-4, atol=1e-5),

@@ -131,6 +131,9 @@ from mycel.ops import summary as _summary  # noqa: E402
 for _name in _summary.__all__:
     globals()[_name] = getattr(_summary, _name)
 
+# TruncatedNormal is called with the shape, as MindSpore's is: random_more.py.
+from mycel.ops.random_more import TruncatedNormal  # noqa: E402,F811
+
 
 class Broadcast(globals()["Broadcast"]):
     """MindSpore's Broadcast(root_rank, group): every rank gets root_rank's tensors. Takes a tensor

@@ -59,25 +59,27 @@ void unique_with_counts_kernel(const KernelContext& ctx) {
   const int64_t n = x.numel();
   std::vector<int64_t> order(n), inverse(n), counts;
   std::iota(order.begin(), order.end(), int64_t{0});
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using K = compute_t<T>;
-    const T* px = x.data<T>();
-    if (!consecutive)
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t a, int64_t b) { return key_less(K(px[a]), K(px[b])); });
-    std::vector<int64_t> firsts;  // position in `order` of each unique value's first element
-    for (int64_t i = 0; i < n; ++i) {
-      if (i == 0 || !key_equal(K(px[order[i]]), K(px[order[i - 1]]))) {
-        firsts.push_back(order[i]);
-        counts.push_back(0);
+    if constexpr (!is_complex_v<T>) {  // ordered types only (the registry keeps complex out)
+      const T* px = x.data<T>();
+      if (!consecutive)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t a, int64_t b) { return key_less(K(px[a]), K(px[b])); });
+      std::vector<int64_t> firsts;  // position in `order` of each unique value's first element
+      for (int64_t i = 0; i < n; ++i) {
+        if (i == 0 || !key_equal(K(px[order[i]]), K(px[order[i - 1]]))) {
+          firsts.push_back(order[i]);
+          counts.push_back(0);
+        }
+        inverse[order[i]] = static_cast<int64_t>(counts.size()) - 1;
+        ++counts.back();
       }
-      inverse[order[i]] = static_cast<int64_t>(counts.size()) - 1;
-      ++counts.back();
+      const int64_t u = static_cast<int64_t>(counts.size());
+      T* pv = output(ctx, 0, {u}, x.dtype()).template data<T>();
+      for (int64_t j = 0; j < u; ++j) pv[j] = px[firsts[j]];
     }
-    const int64_t u = static_cast<int64_t>(counts.size());
-    T* pv = output(ctx, 0, {u}, x.dtype()).template data<T>();
-    for (int64_t j = 0; j < u; ++j) pv[j] = px[firsts[j]];
   });
   const int64_t u = static_cast<int64_t>(counts.size());
   Tensor& inv = output(ctx, 1, x.shape(), DType::int64);

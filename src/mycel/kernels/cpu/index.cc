@@ -62,7 +62,7 @@ void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t 
 void scatter_add_blocks(const Tensor& input, const Tensor& updates,
                         const std::vector<int64_t>& rows, int64_t inner, Tensor& out) {
   if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     T* y = out.data<T>();
@@ -97,7 +97,7 @@ void gather_along_axis(const Tensor& src, const std::vector<int64_t>& idx, int64
 void scatter_along_axis(const Tensor& input, const Tensor& updates, const std::vector<int64_t>& idx,
                         int64_t outer, int64_t n, int64_t m, int64_t inner, bool add, Tensor& out) {
   if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     T* y = out.data<T>();

@@ -9,40 +9,12 @@
 
 #include "mycel/core/parallel.h"
 #include "mycel/core/random.h"
+#include "mycel/kernels/cpu/random_draws.h"
 
 namespace mycel::cpu {
 namespace {
 
-// Uniform draws for element i: four per Philox block, further blocks from its sub-streams.
-class Draws {
- public:
-  Draws(const PhiloxStream& s, uint64_t i) : s_(s), i_(i) {}
-  /// Uniform in the open interval (0, 1) (never 0 or 1: logs stay finite).
-  double open() { return (double(next()) + 0.5) * 0x1.0p-32; }
-  /// A standard normal (Box-Muller from two draws).
-  double normal() {
-    const double r = std::sqrt(-2.0 * std::log(open()));
-    return r * std::cos(6.283185307179586 * open());
-  }
-
- private:
-  uint32_t next() {
-    if (k_ == 4) {
-      w_ = s_.block(i_, sub_++);
-      k_ = 0;
-    }
-    return w_[k_++];
-  }
-  PhiloxStream s_;
-  uint64_t i_;
-  uint32_t sub_ = 0;
-  int k_ = 4;
-  std::array<uint32_t, 4> w_{};
-};
-
-PhiloxStream stream(const KernelContext& ctx, int64_t n) {
-  return op_stream(ctx.attrs.get_int("seed"), ctx.attrs.get_int("seed2"), uint64_t(n));
-}
+PhiloxStream stream(const KernelContext& ctx, int64_t n) { return draw_stream(ctx, n); }
 
 // Gamma(a, 1): Marsaglia and Tsang (2000) for a >= 1; for a < 1, Gamma(a + 1) * u^(1/a).
 double gamma_draw(Draws& d, double a) {

@@ -43,34 +43,36 @@ void sort_along(const Tensor& x, int64_t axis, int64_t k, bool descending, Tenso
     else
       inner *= x.shape()[d];
   }
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using K = compute_t<T>;
-    const T* px = x.data<T>();
-    T* pv = values ? values->data<T>() : nullptr;
-    int64_t* pi = indices.data<int64_t>();
-    auto less = [descending](const Entry<K>& a, const Entry<K>& b) {
-      if (descending ? key_less(b.key, a.key) : key_less(a.key, b.key)) return true;
-      if (descending ? key_less(a.key, b.key) : key_less(b.key, a.key)) return false;
-      return a.index < b.index;
-    };
-    parallel_for(outer * inner, n * 16, [&](int64_t b, int64_t e) {
-      std::vector<Entry<K>> row(n);
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t o = r / inner, i = r % inner;
-        const T* src = px + o * n * inner + i;
-        for (int64_t j = 0; j < n; ++j) row[j] = {K(src[j * inner]), j};
-        if (k < n)
-          std::partial_sort(row.begin(), row.begin() + k, row.end(), less);
-        else
-          std::sort(row.begin(), row.end(), less);
-        const int64_t dst = o * k * inner + i;
-        for (int64_t j = 0; j < k; ++j) {
-          pi[dst + j * inner] = row[j].index;
-          if (pv) pv[dst + j * inner] = src[row[j].index * inner];
+    if constexpr (!is_complex_v<T>) {  // ordered types only (the registry keeps complex out)
+      const T* px = x.data<T>();
+      T* pv = values ? values->data<T>() : nullptr;
+      int64_t* pi = indices.data<int64_t>();
+      auto less = [descending](const Entry<K>& a, const Entry<K>& b) {
+        if (descending ? key_less(b.key, a.key) : key_less(a.key, b.key)) return true;
+        if (descending ? key_less(a.key, b.key) : key_less(b.key, a.key)) return false;
+        return a.index < b.index;
+      };
+      parallel_for(outer * inner, n * 16, [&](int64_t b, int64_t e) {
+        std::vector<Entry<K>> row(n);
+        for (int64_t r = b; r < e; ++r) {
+          const int64_t o = r / inner, i = r % inner;
+          const T* src = px + o * n * inner + i;
+          for (int64_t j = 0; j < n; ++j) row[j] = {K(src[j * inner]), j};
+          if (k < n)
+            std::partial_sort(row.begin(), row.begin() + k, row.end(), less);
+          else
+            std::sort(row.begin(), row.end(), less);
+          const int64_t dst = o * k * inner + i;
+          for (int64_t j = 0; j < k; ++j) {
+            pi[dst + j * inner] = row[j].index;
+            if (pv) pv[dst + j * inner] = src[row[j].index * inner];
+          }
         }
-      }
-    });
+      });
+    }
   });
 }
 

@@ -11,7 +11,7 @@ namespace mycel::cpu {
 inline void select_kernel(const KernelContext& ctx) {
   DType od = ctx.out(0).dtype();
   Tensor x = ctx.in(1).to(od), y = ctx.in(2).to(od);
-  visit_dtype(od, [&](auto tag) {
+  visit_any_dtype(od, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     ternary_map<uint8_t, T, T, T>(ctx.in(0), x, y, ctx.out(0),
@@ -20,12 +20,15 @@ inline void select_kernel(const KernelContext& ctx) {
 }
 
 /// out = min(max(x, lo), hi) like numpy's clip (NaN propagates); either bound may be absent.
+/// Ordered types only (the registry keeps complex values out).
 inline void clip_kernel(const KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &lo = ctx.in(1), &hi = ctx.in(2);
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    if (lo.defined() && hi.defined())
+    if constexpr (is_complex_v<T>)
+      return;
+    else if (lo.defined() && hi.defined())
       ternary_map<T, T, T, T>(x, lo, hi, ctx.out(0),
                               [](C v, C a, C b) { return nan_min(nan_max(v, a), b); });
     else if (lo.defined())
