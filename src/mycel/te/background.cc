@@ -2,6 +2,7 @@
 // fused-elementwise interpreter and switches to the generated kernel once the system compiler has
 // built it, so a cold kernel never makes a step wait. One build runs at a time (the compiler
 // already uses a core); wait_background_builds() joins them all (deterministic tests, benches).
+// Builds nobody holds any more are dropped before they start (the destructor).
 #include <algorithm>
 #include <mutex>
 #include <thread>
@@ -37,7 +38,7 @@ std::shared_ptr<BackgroundBuild> BackgroundBuild::start(
     std::string error;
     try {
       std::lock_guard<std::mutex> turn(compiler_turn());
-      fn = make();
+      if (!self->dropped_.load(std::memory_order_acquire)) fn = make();
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -53,7 +54,10 @@ std::shared_ptr<BackgroundBuild> BackgroundBuild::start(
   return b;
 }
 
+// Nobody can ask for the result any more (a program freed, the process exiting): a build still
+// queued for the compiler is dropped, so an exit waits for at most the one build under way.
 BackgroundBuild::~BackgroundBuild() {
+  dropped_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
 }
 
