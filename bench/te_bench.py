@@ -4,6 +4,8 @@ oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when in
 tables; not a test.
 
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
+
+PyTorch runs under MYCEL_BENCH_TORCH_PYTHON (a Python that has torch) when set, else this one.
 """
 import os
 import statistics
@@ -16,6 +18,9 @@ import numpy as np
 
 import mycel as ms
 from mycel import ops, te
+
+
+TORCH_PYTHON = os.environ.get("MYCEL_BENCH_TORCH_PYTHON") or sys.executable
 
 
 def best(fn, reps=20):
@@ -173,7 +178,7 @@ print(min(ts) * 1e3)
 def torch_row(name, reps=10):
     """PyTorch's time for one of TORCH_ROWS in its own process, or None when not installed."""
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
-    r = subprocess.run([sys.executable, "-c", TORCH_ROWS, name, str(reps)], capture_output=True,
+    r = subprocess.run([TORCH_PYTHON, "-c", TORCH_ROWS, name, str(reps)], capture_output=True,
                        text=True, env=env)
     return float(r.stdout) if r.returncode == 0 else None
 
@@ -186,7 +191,7 @@ def torch_ms(n, reps=10):
     """PyTorch's matmul time in its own process (two OpenMP runtimes in one process distort both),
     or None when PyTorch is not installed."""
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}  # PyTorch's own default
-    r = subprocess.run([sys.executable, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True,
+    r = subprocess.run([TORCH_PYTHON, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True,
                        env=env)
     return float(r.stdout) if r.returncode == 0 else None
 
@@ -244,7 +249,7 @@ def conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
     for _ in range(rounds):
         for k_, fn in runs.items():
             times[k_].append(best(fn, 5))
-        r = subprocess.run([sys.executable, "-c", TORCH_CONV, *map(str, shape), "5"], capture_output=True,
+        r = subprocess.run([TORCH_PYTHON, "-c", TORCH_CONV, *map(str, shape), "5"], capture_output=True,
                            text=True, env=env)
         if r.returncode == 0:
             times["PyTorch (own process)"].append(float(r.stdout))

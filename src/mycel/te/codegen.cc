@@ -366,9 +366,11 @@ class Emitter {
   }
 
   // Operations to compute one element of e (inlined producers included, a reduction times its
-  // extent, a math function as 8): a loop nest runs on threads when its elements times this reach
-  // parallel_for's grain, as the op kernels and the fused interpreter decide. Below it, waking
-  // the thread team costs more than it saves (most chains of a training step are small).
+  // extent, a math function as 8, a load of a buffer as none: the interpreter counts one per
+  // step): a loop nest runs on threads when its elements times this reach parallel_for's grain,
+  // as the op kernels and the fused interpreter decide. Below it, waking the thread team costs
+  // more than it saves (most chains of a training step are small; counting the loads put the
+  // 10K-element optimizer updates of LeNet5 on threads, 2x slower than the interpreter's).
   int64_t work(const Expr& e) {
     int64_t c = 1;
     switch (e->op) {
@@ -376,7 +378,8 @@ class Emitter {
       case Op::Var:
         return 0;
       case Op::Load:
-        if (inlined_.count(e->tensor.get())) c += work(e->tensor->body);
+        if (!inlined_.count(e->tensor.get())) return 0;
+        c += work(e->tensor->body);
         break;
       case Op::Exp:
       case Op::Log:
