@@ -253,7 +253,8 @@ std::shared_ptr<Function> build_elementwise_reduce(
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
 /// A function built on a background thread (background.cc): ready() is null until it is built
 /// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
-/// time; destruction drops a build still queued and waits for one under way.
+/// time; destruction drops a build still queued (its thread then ends without compiling) and
+/// waits for one under way.
 class BackgroundBuild {
  public:
   static std::shared_ptr<BackgroundBuild> start(std::function<std::shared_ptr<Function>()> make);
@@ -264,14 +265,12 @@ class BackgroundBuild {
   std::string error() const;
   void wait();
 
+  struct State;  // shared with the building thread, which may outlive a dropped build
+
  private:
   BackgroundBuild() = default;
-  std::atomic<bool> done_{false};
-  std::atomic<bool> dropped_{false};  // set by the destructor: a build not yet started is skipped
-  mutable std::mutex mutex_;
+  std::shared_ptr<State> state_;
   std::mutex join_mutex_;
-  std::shared_ptr<Function> fn_;
-  std::string error_;
   std::thread thread_;
 };
 /// Waits for every background build still referenced; returns how many produced a function.
