@@ -4,6 +4,8 @@ oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when in
 tables; not a test.
 
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
+
+PyTorch runs under MYCEL_BENCH_TORCH_PYTHON (a Python that has torch) when set, else this one.
 """
 import os
 import statistics
@@ -16,6 +18,9 @@ import numpy as np
 
 import mycel as ms
 from mycel import ops, te
+
+
+TORCH_PYTHON = os.environ.get("MYCEL_BENCH_TORCH_PYTHON") or sys.executable
 
 
 def best(fn, reps=20):
@@ -138,11 +143,55 @@ print(min(ts) * 1e3)
 """
 
 
+# PyTorch (eager, CPU) on the elementwise and reduction rows, in its own process: a name, then
+# the best of reps in ms.
+TORCH_ROWS = """
+import sys, time, torch
+name, reps = sys.argv[1], int(sys.argv[2])
+torch.manual_seed(0)
+n = 1 << 20
+x, a, b = torch.randn(n), torch.randn(n), torch.randn(n)
+m = torch.randn(1024, 1024)
+s = torch.randn(4096, 256)
+def chain(x, a, b):
+    y = torch.relu(x * a + b)
+    return (torch.sigmoid(y * 2.0 - x) * torch.tanh(x) + torch.exp(-(x * x))).sum()
+def chain_grad():
+    xs = [t.clone().requires_grad_() for t in (x, a, b)]
+    chain(*xs).backward()
+def softmax_grad():
+    xs = s.clone().requires_grad_()
+    e = torch.exp(xs - xs.max(-1, keepdim=True).values)
+    (e / e.sum(-1, keepdim=True) * xs).sum().backward()
+fns = {"sigmoid": lambda: torch.reciprocal(torch.exp(x * -1.0) + 1.0),
+       "rowsum": lambda: m.sum(1), "chain": lambda: chain(x, a, b), "chain_grad": chain_grad,
+       "softmax_grad": softmax_grad}
+f = fns[name]
+f()
+ts = []
+for _ in range(reps):
+    t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+print(min(ts) * 1e3)
+"""
+
+
+def torch_row(name, reps=10):
+    """PyTorch's time for one of TORCH_ROWS in its own process, or None when not installed."""
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    r = subprocess.run([TORCH_PYTHON, "-c", TORCH_ROWS, name, str(reps)], capture_output=True,
+                       text=True, env=env)
+    return float(r.stdout) if r.returncode == 0 else None
+
+
+def fmt(t, width):
+    return f"{t:{width}.3f}" if t is not None else f"{'-':>{width}s}"
+
+
 def torch_ms(n, reps=10):
     """PyTorch's matmul time in its own process (two OpenMP runtimes in one process distort both),
     or None when PyTorch is not installed."""
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}  # PyTorch's own default
-    r = subprocess.run([sys.executable, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True,
+    r = subprocess.run([TORCH_PYTHON, "-c", TORCH_MATMUL, str(n), str(reps)], capture_output=True, text=True,
                        env=env)
     return float(r.stdout) if r.returncode == 0 else None
 
@@ -200,7 +249,7 @@ def conv_table(shape=(64, 6, 14, 14, 16, 5), rounds=5):
     for _ in range(rounds):
         for k_, fn in runs.items():
             times[k_].append(best(fn, 5))
-        r = subprocess.run([sys.executable, "-c", TORCH_CONV, *map(str, shape), "5"], capture_output=True,
+        r = subprocess.run([TORCH_PYTHON, "-c", TORCH_CONV, *map(str, shape), "5"], capture_output=True,
                            text=True, env=env)
         if r.returncode == 0:
             times["PyTorch (own process)"].append(float(r.stdout))
@@ -321,6 +370,8 @@ def fusion_table(n=1 << 20, rounds=5):
     print("fusion                          forward ms  forward+backward ms")
     for k, (f, g) in times.items():
         print(f"{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
+    tf, tg = torch_row("chain", 5), torch_row("chain_grad", 5)
+    print(f"{'PyTorch eager (own process)':32s}{fmt(tf, 10)}{fmt(tg, 21)}")
 
 
 def reduce_fusion_table(rows=4096, cols=256, rounds=5):
@@ -363,6 +414,9 @@ def reduce_fusion_table(rows=4096, cols=256, rounds=5):
                 times[k][1].append(best(lambda: bwd(x), 5))
         for k, (f, g) in times.items():
             print(f"{cls.__name__:9s}{k:32s}{statistics.median(f):10.3f}{statistics.median(g):21.3f}")
+        if cls is Softmax and rows == 4096 and cols == 256:
+            print(f"{'Softmax':9s}{'PyTorch eager (own process)':32s}{'':10s}"
+                  f"{fmt(torch_row('softmax_grad', 5), 21)}")
     ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
@@ -391,20 +445,20 @@ def main():
         warm = time.perf_counter() - t0
         print(f"{name:28s}{cold:14.3f}{warm:15.4f}  cached={f.cached}")
 
-    print("\nkernel                      te ms   mycel ops ms   numpy ms")
+    print("\nkernel                      te ms   mycel ops ms   numpy ms   PyTorch ms")
     n = 1 << 20
     xv = rng.standard_normal(n).astype(np.float32)
     ins, outs = sigmoid_chain(n)
     f = te.build(ins, outs)
     xt = ms.Tensor(xv)
     print(f"{'sigmoid chain 1M':28s}{best(lambda: f(xt)):6.3f}{best(lambda: ops.sigmoid(xt)):15.3f}"
-          f"{best(lambda: 1 / (1 + np.exp(-xv))):11.3f}")
+          f"{best(lambda: 1 / (1 + np.exp(-xv))):11.3f}{fmt(torch_row('sigmoid'), 13)}")
     mv = rng.standard_normal((1024, 1024)).astype(np.float32)
     ins, outs = row_sum(1024, 1024)
     f = te.build(ins, outs)
     mt = ms.Tensor(mv)
     print(f"{'row sum 1024x1024':28s}{best(lambda: f(mt)):6.3f}{best(lambda: mt.sum(1)):15.3f}"
-          f"{best(lambda: mv.sum(1)):11.3f}")
+          f"{best(lambda: mv.sum(1)):11.3f}{fmt(torch_row('rowsum'), 13)}")
     av = rng.standard_normal((256, 256)).astype(np.float32)
     ins, outs = matmul(256)
     f = te.build(ins, outs)

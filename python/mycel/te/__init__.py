@@ -5,7 +5,7 @@ cache) is C++ in src/mycel/te; this package only builds expressions and calls in
 """
 from mycel.te.expr import (Expr, TensorExpr, IterVar, placeholder, compute, reduce_axis, sum,
                            max, min, if_then_else, cast, const, all_of, any_of, exp, log, sqrt,
-                           rsqrt, tanh, sigmoid, abs, sin, cos, power)
+                           rsqrt, tanh, sigmoid, abs, sin, cos, erf, power)
 from mycel.te.vector import (vmuls, vadds, vexp, vlog, vrec, vmul, vadd, vsub, vdiv, vmax, vmin,
                              vabs, vrelu, vsqrt, vtanh, reduce_sum, reduce_max, reduce_min)
 from mycel.te.build import build, differentiate, lower
@@ -33,7 +33,7 @@ min = _tensor_or_expr("min")  # noqa: A001
 
 __all__ = ["Expr", "TensorExpr", "IterVar", "placeholder", "compute", "reduce_axis", "sum", "max",
            "min", "if_then_else", "cast", "const", "all_of", "any_of", "exp", "log", "sqrt",
-           "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos", "power", "vmuls", "vadds", "vexp",
+           "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos", "erf", "power", "vmuls", "vadds", "vexp",
            "vlog", "vrec", "vmul", "vadd", "vsub", "vdiv", "vmax", "vmin", "vabs", "vrelu",
            "vsqrt", "vtanh", "reduce_sum", "reduce_max", "reduce_min", "build", "differentiate",
            "lower", "create_schedule", "Schedule", "Stage"]

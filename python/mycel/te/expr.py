@@ -242,8 +242,8 @@ def _unary(op):
     return f
 
 
-exp, log, sqrt, rsqrt, tanh, sigmoid, abs, sin, cos = (  # noqa: A001
-    _unary(n) for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos"))
+exp, log, sqrt, rsqrt, tanh, sigmoid, abs, sin, cos, erf = (  # noqa: A001
+    _unary(n) for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos", "erf"))
 
 
 def power(x, y):

@@ -125,7 +125,7 @@ constexpr bool is_unsigned_int = std::is_unsigned_v<T> && !std::is_same_v<T, boo
 // gelu(x) = x * Phi(x), exactly (erf) or with the tanh approximation.
 template <class T>
 T gelu_erf(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+  return T(0.5) * x * (T(1) + cpu::fast_erf(x * T(0.70710678118654752440)));
 }
 template <class T>
 T gelu_tanh(T x) {
@@ -301,7 +301,7 @@ MYCEL_REGISTER_OPS(unary) {
                        [](auto z) { return std::tanh(z); })),
       ew_step(cpu::EwOp::kTanh)));
   r.add(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
-              float_unary([](auto x) { return std::erf(x); })));
+              float_unary([](auto x) { return cpu::fast_erf(x); })));
 
   // Activations (float only).
   r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).",

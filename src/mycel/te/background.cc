@@ -2,6 +2,7 @@
 // fused-elementwise interpreter and switches to the generated kernel once the system compiler has
 // built it, so a cold kernel never makes a step wait. One build runs at a time (the compiler
 // already uses a core); wait_background_builds() joins them all (deterministic tests, benches).
+// Builds nobody holds any more are dropped before they start (the destructor).
 #include <algorithm>
 #include <mutex>
 #include <thread>
@@ -28,23 +29,38 @@ std::vector<std::weak_ptr<BackgroundBuild>>& registry() {
 
 }  // namespace
 
+struct BackgroundBuild::State {
+  std::atomic<bool> done{false};
+  mutable std::mutex mutex;
+  bool started = false, dropped = false;  // under mutex
+  std::shared_ptr<Function> fn;
+  std::string error;
+};
+
 std::shared_ptr<BackgroundBuild> BackgroundBuild::start(
     std::function<std::shared_ptr<Function>()> make) {
   auto b = std::shared_ptr<BackgroundBuild>(new BackgroundBuild());
-  BackgroundBuild* self = b.get();  // the thread is joined before *self goes
-  self->thread_ = std::thread([self, make = std::move(make)] {
+  b->state_ = std::make_shared<State>();
+  b->thread_ = std::thread([st = b->state_, make = std::move(make)] {
     std::shared_ptr<Function> fn;
     std::string error;
-    try {
+    {
       std::lock_guard<std::mutex> turn(compiler_turn());
-      fn = make();
-    } catch (const std::exception& e) {
-      error = e.what();
+      {
+        std::lock_guard<std::mutex> lock(st->mutex);
+        if (st->dropped) return;  // nobody wants it any more: no compile
+        st->started = true;
+      }
+      try {
+        fn = make();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
     }
-    std::lock_guard<std::mutex> lock(self->mutex_);
-    self->fn_ = std::move(fn);
-    self->error_ = std::move(error);
-    self->done_.store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(st->mutex);
+    st->fn = std::move(fn);
+    st->error = std::move(error);
+    st->done.store(true, std::memory_order_release);
   });
   std::lock_guard<std::mutex> lock(registry_mutex());
   auto& r = registry();
@@ -53,19 +69,33 @@ std::shared_ptr<BackgroundBuild> BackgroundBuild::start(
   return b;
 }
 
+// Nobody can ask for the result any more (a program freed, the process exiting). A build still
+// waiting for its turn is dropped and its thread let go (it ends without compiling, touching only
+// the shared state), so freeing a program with many queued builds, or exiting, waits for at most
+// the one build under way.
 BackgroundBuild::~BackgroundBuild() {
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  bool started;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->dropped = true;
+    started = state_->started;
+  }
+  if (started)
+    thread_.join();
+  else
+    thread_.detach();
 }
 
 std::shared_ptr<Function> BackgroundBuild::ready() const {
-  if (!done_.load(std::memory_order_acquire)) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
-  return fn_;
+  if (!state_->done.load(std::memory_order_acquire)) return nullptr;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->fn;
 }
 
 std::string BackgroundBuild::error() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return error_;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->error;
 }
 
 void BackgroundBuild::wait() {

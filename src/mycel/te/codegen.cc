@@ -366,9 +366,11 @@ class Emitter {
   }
 
   // Operations to compute one element of e (inlined producers included, a reduction times its
-  // extent, a math function as 8): a loop nest runs on threads when its elements times this reach
-  // parallel_for's grain, as the op kernels and the fused interpreter decide. Below it, waking
-  // the thread team costs more than it saves (most chains of a training step are small).
+  // extent, a math function as 8, a load of a buffer as none: the interpreter counts one per
+  // step): a loop nest runs on threads when its elements times this reach parallel_for's grain,
+  // as the op kernels and the fused interpreter decide. Below it, waking the thread team costs
+  // more than it saves (most chains of a training step are small; counting the loads put the
+  // 10K-element optimizer updates of LeNet5 on threads, 2x slower than the interpreter's).
   int64_t work(const Expr& e) {
     int64_t c = 1;
     switch (e->op) {
@@ -376,7 +378,8 @@ class Emitter {
       case Op::Var:
         return 0;
       case Op::Load:
-        if (inlined_.count(e->tensor.get())) c += work(e->tensor->body);
+        if (!inlined_.count(e->tensor.get())) return 0;
+        c += work(e->tensor->body);
         break;
       case Op::Exp:
       case Op::Log:
@@ -384,6 +387,7 @@ class Emitter {
       case Op::Sigmoid:
       case Op::Sin:
       case Op::Cos:
+      case Op::Erf:
       case Op::Pow:
         c = 8;
         break;
@@ -399,6 +403,15 @@ class Emitter {
     return c;
   }
   static bool worth_threads(int64_t total_work) { return total_work >= kParallelGrain; }
+
+  // Whether evaluating e reads no memory and cannot trap (an integer division might), so that
+  // it may be computed whether or not a select picks it.
+  bool free_of_loads(const Expr& e) {
+    if (e->op == Op::Load || e->op == Op::Reduce) return false;
+    if ((e->op == Op::Div || e->op == Op::Mod) && !is_float(e->dtype)) return false;
+    return std::all_of(e->args.begin(), e->args.end(),
+                       [&](const Expr& a) { return free_of_loads(a); });
+  }
 
   std::string offset(const std::vector<int64_t>& shape, const std::vector<IterVar>& axes) {
     std::vector<std::string> idx;
@@ -503,6 +516,8 @@ class Emitter {
         return "std::sin(" + A(0) + ")";
       case Op::Cos:
         return "std::cos(" + A(0) + ")";
+      case Op::Erf:
+        return math(e, "vm_erf", "std::erf", A(0));
       case Op::Lt:
         return "(" + A(0) + " < " + A(1) + ")";
       case Op::Le:
@@ -522,6 +537,12 @@ class Emitter {
       case Op::Not:
         return "(!" + A(0) + ")";
       case Op::Select:
+        // A float32 pick between values that read no memory (the 1 / 0 of a relu mask) is a
+        // bit blend: as a ?: GCC folds b * (c ? 1 : 0) into c ? b : 0, a load under a branch,
+        // and the loop stops vectorizing (the relu gradient ran 20x slower than the
+        // interpreter). Arms that load keep the ?:, which may guard an out-of-range read.
+        if (e->dtype == DType::float32 && free_of_loads(e->args[1]) && free_of_loads(e->args[2]))
+          return "mycel_vm::vm_select(" + A(0) + ", " + A(1) + ", " + A(2) + ")";
         return "(" + A(0) + " ? " + A(1) + " : " + A(2) + ")";
       case Op::Cast:
         return "((" + ct + ")(" + A(0) + "))";

@@ -91,13 +91,21 @@ Expr chain_expr(const cpu::EwProgram& p, const std::vector<int64_t>& shape,
 }
 
 // build() for a fused chain: each step rounded as the interpreter's (GCC and Clang otherwise
-// contract a * b + c within the generated expression).
-std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
+// contract a * b + c within the generated expression). in_place: the output may be an input's
+// buffer (the memory planner reuses a dying input, as for the interpreter's chains), so no
+// pointer is __restrict; the one loop reads element i of each input before it writes element i
+// of the output, and its ivdep (or the outlined parallel loop's alias check) keeps it vectorized.
+std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                                        bool in_place = false) {
   auto f = std::make_shared<Function>();
+  std::string body = generate_cpp(inputs, outputs);
+  if (in_place)
+    for (size_t at; (at = body.find("* __restrict ")) != std::string::npos;)
+      body.replace(at, 13, "* ");
   f->source =
       "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
       "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
-      generate_cpp(inputs, outputs);
+      body;
   f->kernel = compile(f->source);
   f->inputs = std::move(inputs);
   f->outputs = std::move(outputs);
@@ -111,7 +119,7 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
   IterVar i = make_var("i", 0, n, false);
   std::vector<Tensor> ins;
   Expr body = chain_expr(p, {n}, broadcast, {var(i)}, ins);
-  return build_rounded(ins, {compute({n}, {i}, body, "fused")});
+  return build_rounded(ins, {compute({n}, {i}, body, "fused")}, /*in_place=*/true);
 }
 
 std::shared_ptr<Function> build_elementwise_reduce(

@@ -107,11 +107,11 @@ DType dtype_from_name(const std::string& n) {
 }
 
 const char* op_name(Op op) {
-  static const char* names[] = {"const", "var",   "load",   "add",     "sub",   "mul", "div",
-                                "mod",   "max",   "min",    "pow",     "neg",   "exp", "log",
-                                "sqrt",  "rsqrt", "tanh",   "sigmoid", "abs",   "sin", "cos",
-                                "lt",    "le",    "gt",     "ge",      "eq",    "ne",  "and",
-                                "or",    "not",   "select", "cast",    "reduce"};
+  static const char* names[] = {"const", "var",   "load", "add",     "sub",  "mul",   "div",
+                                "mod",   "max",   "min",  "pow",     "neg",  "exp",   "log",
+                                "sqrt",  "rsqrt", "tanh", "sigmoid", "abs",  "sin",   "cos",
+                                "erf",   "lt",    "le",   "gt",      "ge",   "eq",    "ne",
+                                "and",   "or",    "not",  "select",  "cast", "reduce"};
   return names[static_cast<int>(op)];
 }
 
@@ -183,7 +183,7 @@ Expr binary(Op op, Expr a, Expr b) {
 }
 
 Expr unary(Op op, Expr a) {
-  bool math = op >= Op::Exp && op <= Op::Cos && op != Op::Abs;
+  bool math = op >= Op::Exp && op <= Op::Erf && op != Op::Abs;
   MYCEL_CHECK(!math || is_float(a->dtype), TypeError, "[te] ", op_name(op),
               " needs a float operand, got ", dtype_name(a->dtype), " (use te.cast)");
   if (op == Op::Not)

@@ -127,6 +127,10 @@ Expr diff(const Expr& e, const Node* x) {
       return mul(unary(Op::Cos, a(0)), d(0));
     case Op::Cos:
       return unary(Op::Neg, mul(unary(Op::Sin, a(0)), d(0)));
+    case Op::Erf:  // 2 / sqrt(pi) e**(-x**2)
+      return mul(
+          mul(constant(1.12837916709551257, t), unary(Op::Exp, unary(Op::Neg, mul(a(0), a(0))))),
+          d(0));
     case Op::Pow: {
       Expr da = mul(mul(a(1), binary(Op::Pow, a(0), binary(Op::Sub, a(1), one(t)))), d(0));
       Expr db = simplify(d(1));

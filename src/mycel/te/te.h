@@ -50,6 +50,7 @@ enum class Op {
   Abs,
   Sin,
   Cos,
+  Erf,
   Lt,
   Le,
   Gt,
@@ -238,8 +239,8 @@ struct Function {
 std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                                 const Schedule& schedule = {});
 /// The graph backend's fused elementwise chain `p` over n float32 elements, as one generated
-/// loop (inputs marked in `broadcast` have one element). The kernel's output must not alias an
-/// input (the generated pointers are __restrict).
+/// loop (inputs marked in `broadcast` have one element). The output may be an input's buffer
+/// (no generated pointer is __restrict): the loop reads element i before it writes it.
 std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
                                             const std::vector<bool>& broadcast);
 /// A chain as build_elementwise, over an input of `shape`, reduced (`kind`: summed, or its
@@ -252,7 +253,8 @@ std::shared_ptr<Function> build_elementwise_reduce(
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
 /// A function built on a background thread (background.cc): ready() is null until it is built
 /// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
-/// time; destruction waits for the build.
+/// time; destruction drops a build still queued (its thread then ends without compiling) and
+/// waits for one under way.
 class BackgroundBuild {
  public:
   static std::shared_ptr<BackgroundBuild> start(std::function<std::shared_ptr<Function>()> make);
@@ -263,13 +265,12 @@ class BackgroundBuild {
   std::string error() const;
   void wait();
 
+  struct State;  // shared with the building thread, which may outlive a dropped build
+
  private:
   BackgroundBuild() = default;
-  std::atomic<bool> done_{false};
-  mutable std::mutex mutex_;
+  std::shared_ptr<State> state_;
   std::mutex join_mutex_;
-  std::shared_ptr<Function> fn_;
-  std::string error_;
   std::thread thread_;
 };
 /// Waits for every background build still referenced; returns how many produced a function.
