@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "mycel/core/error.h"
-#include "mycel/core/write_version.h"
 
 namespace mycel {
 namespace {
@@ -138,7 +137,6 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::functio
 }
 
 Storage::~Storage() {
-  forget_write_version(this);
   if (release_)
     release_();
   else

@@ -1,82 +1,43 @@
 #include "mycel/core/write_version.h"
 
 #include <atomic>
-#include <mutex>
-#include <unordered_map>
+
+#include "mycel/core/storage.h"
 
 namespace mycel {
 namespace {
 
-struct Entry {
-  uint64_t version = 0;
-  int exports = 0;        // numpy/DLPack views alive
-  bool borrowed = false;  // memory of another owner
-};
-
-struct Table {
-  std::mutex mu;
-  std::unordered_map<const Storage*, Entry> entries;
-  std::atomic<size_t> size{0};  // read without the lock by the hot paths (empty: nothing to do)
-  uint64_t counter = 0;         // under mu; 64 bits never wrap
-
-  Entry& at(const Storage* s) {  // under mu
-    auto [it, added] = entries.try_emplace(s);
-    if (added) {
-      it->second.version = ++counter;
-      size.store(entries.size(), std::memory_order_relaxed);
-    }
-    return it->second;
-  }
-};
-
-Table& table() {
-  static Table* t = new Table;  // never destroyed: storages may die during static destruction
-  return *t;
-}
+// Numbers are handed out from one counter, so they are unique across storages, including a new
+// storage at a freed one's address; 64 bits never wrap.
+std::atomic<uint64_t> next_version{1};
 
 }  // namespace
 
 uint64_t write_version(const Storage& s) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  const Entry& e = t.at(&s);
-  return e.exports > 0 || e.borrowed ? 0 : e.version;
+  Storage::WriteState& w = s.write_state();
+  if (w.exports.load(std::memory_order_acquire) > 0 || w.borrowed.load(std::memory_order_relaxed))
+    return 0;
+  uint64_t v = w.version.load(std::memory_order_acquire);
+  if (v != 0) return v;
+  const uint64_t fresh = next_version.fetch_add(1, std::memory_order_relaxed);
+  // Another thread may number it first; both then see the same number.
+  return w.version.compare_exchange_strong(v, fresh, std::memory_order_acq_rel) ? fresh : v;
 }
 
 void note_write(const Storage& s) {
-  Table& t = table();
-  if (t.size.load(std::memory_order_relaxed) == 0) return;  // nobody caches anything
-  std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.entries.find(&s);
-  if (it != t.entries.end()) it->second.version = ++t.counter;
+  std::atomic<uint64_t>& version = s.write_state().version;
+  // Load first: a storage no cache has asked about keeps its cache line clean.
+  if (version.load(std::memory_order_relaxed) != 0) version.store(0, std::memory_order_release);
 }
 
-void begin_export(const Storage& s) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  ++t.at(&s).exports;
-}
+void begin_export(const Storage& s) { s.write_state().exports.fetch_add(1, std::memory_order_acq_rel); }
 
 void end_export(const Storage& s) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.entries.find(&s);
-  if (it == t.entries.end()) return;
-  --it->second.exports;
-  it->second.version = ++t.counter;  // the view may have written
+  Storage::WriteState& w = s.write_state();
+  w.version.store(0, std::memory_order_release);  // the view may have written
+  w.exports.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void mark_borrowed(const Storage& s) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  t.at(&s).borrowed = true;
-}
-
-void forget_write_version(const Storage* s) {
-  Table& t = table();
-  if (t.size.load(std::memory_order_relaxed) == 0) return;
-  std::lock_guard<std::mutex> lock(t.mu);
-  if (t.entries.erase(s)) t.size.store(t.entries.size(), std::memory_order_relaxed);
-}
+void mark_borrowed(const Storage& s) { s.write_state().borrowed.store(true, std::memory_order_relaxed); }
 
 }  // namespace mycel

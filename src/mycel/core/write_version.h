@@ -1,10 +1,11 @@
 // Write versions of storages: what a cache of values derived from a tensor's memory (graph
 // mode's folded batch norm) compares to know that they are still current. A storage gets its
-// version when a cache first asks; every tracked writer renews it (assign, the graph VM's
-// kAssign, an op's mutated inputs, the end of a numpy/DLPack view). Writes through a view still
-// alive, or to memory borrowed from another owner, cannot be seen: version 0 then says "do not
-// cache". A side table keyed by storage (entries leave with their storage), so that Storage
-// itself, included everywhere, stays as it is.
+// number when a cache first asks after a write; every tracked writer drops it (assign, the graph
+// VM's kAssign, an op's mutated inputs, the end of a numpy/DLPack view), so the next ask hands
+// out a new one. Writes through a view still alive, or to memory borrowed from another owner,
+// cannot be seen: version 0 then says "do not cache". The state lives in atomics inside the
+// Storage (Storage::WriteState): a tracked write is one relaxed load, and a store only when a
+// cache holds a number; no lock and no table.
 #pragma once
 #include <cstdint>
 
@@ -22,7 +23,5 @@ void begin_export(const Storage& s);
 void end_export(const Storage& s);
 /// s is memory borrowed from another owner, who may write it untracked.
 void mark_borrowed(const Storage& s);
-/// Storage's destructor: s leaves the table.
-void forget_write_version(const Storage* s);
 
 }  // namespace mycel
