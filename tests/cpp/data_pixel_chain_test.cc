@@ -16,8 +16,8 @@ namespace {
 Params P(std::map<std::string, ParamValue> m) { return Params("t", std::move(m)); }
 
 std::shared_ptr<Transform> resize(int64_t h, int64_t w, const char* interp = "linear") {
-  return make_transform("Resize", P({{"size", std::vector<int64_t>{h, w}},
-                                     {"interpolation", std::string(interp)}}));
+  return make_transform(
+      "Resize", P({{"size", std::vector<int64_t>{h, w}}, {"interpolation", std::string(interp)}}));
 }
 std::shared_ptr<Transform> rescale(double s, double b) {
   return make_transform("Rescale", P({{"rescale", s}, {"shift", b}}));
@@ -35,9 +35,9 @@ std::vector<std::pair<size_t, bool>> shape_of(const std::vector<vision::ChainSeg
 
 TEST(PixelChain, SegmentsStartAtEachResizeAndNeedTwoStages) {
   auto flip = make_transform("RandomHorizontalFlip", P({}));
-  TransformList ts{flip,      resize(4, 4),       rescale(2, 0), hwc2chw(),
-                   resize(2, 2), rescale(1, 1), flip, rescale(1, 0),
-                   resize(3, 3, "nearest"), rescale(1, 0)};
+  TransformList ts{
+      flip, resize(4, 4),  rescale(2, 0),           hwc2chw(),    resize(2, 2), rescale(1, 1),
+      flip, rescale(1, 0), resize(3, 3, "nearest"), rescale(1, 0)};
   using V = std::vector<std::pair<size_t, bool>>;
   EXPECT_EQ(shape_of(vision::fuse_transforms(ts)),
             (V{{1, false}, {3, true}, {2, true}, {1, false}, {1, false}, {1, false}, {1, false}}));
@@ -93,7 +93,7 @@ TEST(PixelChain, EqualsTheTransformsOneByOne) {
                  image({8, 20, 4}, dt));
       check_same({resize(8, 8, interp), rescale(3, -1)}, image({30, 30}, dt));  // <H, W>
     }
-    check_same({rescale(1, 0), hwc2chw()}, image({6, 6}, dt));           // HWC2CHW throws
+    check_same({rescale(1, 0), hwc2chw()}, image({6, 6}, dt));                     // HWC2CHW throws
     check_same({rescale(1, 0), normalize({1, 2}, {1, 1})}, image({6, 6, 3}, dt));  // throws
   }
 }

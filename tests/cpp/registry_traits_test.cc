@@ -10,7 +10,6 @@
 #include <string>
 
 #include "mycel/kernels/cpu/fused_elementwise.h"
-#include "mycel/ops/post_op_bits.h"
 #include "mycel/ops/registry.h"
 #include "mycel/parallel/communicator.h"
 

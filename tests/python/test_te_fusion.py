@@ -171,3 +171,26 @@ def test_async_builds_still_queued_at_exit_are_dropped(tmp_path):
     subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=300)
     built = [p for p in cache.iterdir() if p.suffix == ".so"] if cache.exists() else []
     assert len(built) < 16, built
+
+
+class ErfChain(nn.Cell):
+    def construct(self, x, a):
+        return ops.erf(x * a) * 0.5 + x
+
+
+def test_erf_joins_fused_chains_in_the_interpreter_and_through_te():
+    import math
+    rng = np.random.default_rng(3)
+    xv, av = (rng.standard_normal((40, 17)).astype(np.float32) for _ in range(2))
+    x, a = ms.Tensor(xv), ms.Tensor(av)
+    expect = np.vectorize(math.erf)((xv * av).astype(np.float64)) * 0.5 + xv
+    text = G.compile(ErfChain()).program_text(x, a)
+    assert any("fused_elementwise{" in line and "erf" in line for line in text.splitlines()), text
+    np.testing.assert_allclose(ErfChain()(x, a).asnumpy(), expect, rtol=1e-6, atol=1e-6)
+    text_te = with_te_fusion(lambda: G.compile(ErfChain()).program_text(x, a))
+    assert any("fused_elementwise[te]{" in line and "erf" in line for line in text_te.splitlines()), text_te
+    out = with_te_fusion(lambda: ErfChain()(x, a)).asnumpy()
+    np.testing.assert_allclose(out, expect, rtol=1e-6, atol=1e-6)
+    grad = with_te_fusion(lambda: ms.grad(ErfChain(), grad_position=0)(x, a)).asnumpy()
+    np.testing.assert_allclose(grad, 2 / np.sqrt(np.pi) * np.exp(-(xv * av) ** 2) * av * 0.5 + 1,
+                               rtol=1e-5, atol=1e-6)

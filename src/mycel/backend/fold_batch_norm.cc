@@ -16,7 +16,6 @@
 
 #include "mycel/backend/fuse_util.h"
 #include "mycel/core/write_version.h"
-#include "mycel/ops/post_op_bits.h"
 
 namespace mycel::backend::detail {
 namespace {

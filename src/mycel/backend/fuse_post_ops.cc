@@ -8,7 +8,6 @@
 
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
-#include "mycel/ops/post_op_bits.h"
 
 namespace mycel::backend::detail {
 namespace {

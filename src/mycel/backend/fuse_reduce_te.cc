@@ -130,19 +130,24 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
-    // Sums and means (the ReduceFusion traits). build_elementwise_reduce and the code generator
-    // also do max and min, NaN propagating as the reduce kernels; those fuse here once registry.h
-    // gives "max" and "min" kMax / kMin traits (an op-name test here is not allowed).
-    const bool keep_dims = red.attrs.get_bool("keep_dims"),
-               mean = red.op->backend.reduce == ReduceFusion::kMean;
-    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, te::ReduceKind::sum,
-                                           keep_dims, mean, keep_chain);
+    // Sums, means, maxima and minima (the ReduceFusion traits); the generated max / min
+    // propagate NaN as the reduce kernels do.
+    const ReduceFusion how = red.op->backend.reduce;
+    const bool keep_dims = red.attrs.get_bool("keep_dims"), mean = how == ReduceFusion::kMean;
+    const te::ReduceKind kind = how == ReduceFusion::kMax   ? te::ReduceKind::max
+                                : how == ReduceFusion::kMin ? te::ReduceKind::min
+                                                            : te::ReduceKind::sum;
+    const char* what = how == ReduceFusion::kMax   ? "max"
+                       : how == ReduceFusion::kMin ? "min"
+                       : mean                      ? "mean"
+                                                   : "sum";
+    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
+                                           keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
-    p.fused_ops.push_back(make_op(
-        prog,
-        std::string(mean ? "mean" : "sum") + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")",
-        outs, std::move(fn)));
+    p.fused_ops.push_back(
+        make_op(prog, std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
+                std::move(fn)));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});

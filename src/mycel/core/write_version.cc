@@ -30,7 +30,9 @@ void note_write(const Storage& s) {
   if (version.load(std::memory_order_relaxed) != 0) version.store(0, std::memory_order_release);
 }
 
-void begin_export(const Storage& s) { s.write_state().exports.fetch_add(1, std::memory_order_acq_rel); }
+void begin_export(const Storage& s) {
+  s.write_state().exports.fetch_add(1, std::memory_order_acq_rel);
+}
 
 void end_export(const Storage& s) {
   Storage::WriteState& w = s.write_state();
@@ -38,6 +40,8 @@ void end_export(const Storage& s) {
   w.exports.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void mark_borrowed(const Storage& s) { s.write_state().borrowed.store(true, std::memory_order_relaxed); }
+void mark_borrowed(const Storage& s) {
+  s.write_state().borrowed.store(true, std::memory_order_relaxed);
+}
 
 }  // namespace mycel

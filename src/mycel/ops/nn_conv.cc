@@ -11,7 +11,6 @@
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/nn_window.h"
-#include "mycel/ops/post_op_bits.h"
 #include "mycel/ops/window_dim.h"
 
 namespace mycel {

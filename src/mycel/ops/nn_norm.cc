@@ -6,7 +6,6 @@
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
-#include "mycel/ops/post_op_bits.h"
 
 namespace mycel {
 namespace {

@@ -151,18 +151,22 @@ MYCEL_REGISTER_OPS(reduce) {
       reduction("prod", "ReduceProd", "Product over axes (all if axis is empty); ints give int64.",
                 reduce_infer(int64_if_integral), prod_kernel, "bprop", Extra::kUnsignedAndComplex),
       "prod"));
-  r.add(with_reduce_rule(
-      reduction("max", "ReduceMax",
-                "Maximum over axes (all if axis is empty); NaN propagates; tied "
-                "maxima share the gradient.",
-                reduce_infer(keep_dtype, "maximum"), max_kernel, "bprop", Extra::kUnsigned),
-      "max"));
-  r.add(with_reduce_rule(
-      reduction("min", "ReduceMin",
-                "Minimum over axes (all if axis is empty); NaN propagates; tied "
-                "minima share the gradient.",
-                reduce_infer(keep_dtype, "minimum"), min_kernel, "bprop", Extra::kUnsigned),
-      "min"));
+  r.add(with_traits(
+      with_reduce_rule(
+          reduction("max", "ReduceMax",
+                    "Maximum over axes (all if axis is empty); NaN propagates; tied "
+                    "maxima share the gradient.",
+                    reduce_infer(keep_dtype, "maximum"), max_kernel, "bprop", Extra::kUnsigned),
+          "max"),
+      reduce_fusion(ReduceFusion::kMax)));
+  r.add(with_traits(
+      with_reduce_rule(
+          reduction("min", "ReduceMin",
+                    "Minimum over axes (all if axis is empty); NaN propagates; tied "
+                    "minima share the gradient.",
+                    reduce_infer(keep_dtype, "minimum"), min_kernel, "bprop", Extra::kUnsigned),
+          "min"),
+      reduce_fusion(ReduceFusion::kMin)));
   r.add(
       with_reduce_rule(reduction("all", "ReduceAll", "Whether every element over axes is nonzero.",
                                  reduce_infer(bool_dtype), all_kernel, "none"),

@@ -61,14 +61,24 @@ struct FillTrait {
   std::string value_attr;  // attribute holding the value; empty: `value`
 };
 
-/// oneDNN post-ops (bit flags): relu, and the add of a row vector (bias) after a matmul.
-enum PostOpBits : uint8_t { kPostRelu = 1, kPostAddRow = 2 };
+/// Post-ops (bit flags) an op's oneDNN kernel can apply after it: relu; the add of a row vector
+/// (bias) after a matmul; relu6 as oneDNN's clip(0, 6); and kPostChannelAffine, batch_norm in
+/// inference mode (`is_training` false): y = x * s + t per channel (dim 1), s and t from its
+/// inputs 1-4 (scale, bias, mean, variance) and `epsilon`, which a convolution absorbs by
+/// folding it into its weights and bias (backend/fold_batch_norm.cc).
+enum PostOpBits : uint8_t {
+  kPostRelu = 1,
+  kPostAddRow = 2,
+  kPostRelu6 = 4,
+  kPostChannelAffine = 8
+};
 /// Windowed ops the layout step and conv+pool fusion know how to rewrite.
 enum class WindowKind : uint8_t { kNone, kConv, kMaxPool, kAvgPool };
 
 /// A reduction over "axis" / "keep_dims" attributes that TE fusion computes with the chain
-/// feeding it: a sum, or a sum divided by the reduced element count.
-enum class ReduceFusion : uint8_t { kNone, kSum, kMean };
+/// feeding it: a sum, a sum divided by the reduced element count, or a maximum / minimum (NaN
+/// propagating, as the reduce kernels).
+enum class ReduceFusion : uint8_t { kNone, kSum, kMean, kMax, kMin };
 
 /// What the graph backend's rewrites (backend/fuse_*.cc, assign_layouts.cc) may do with an op.
 struct BackendTraits {

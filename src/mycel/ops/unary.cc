@@ -10,7 +10,6 @@
 #include "mycel/kernels/cpu/unary.h"
 #include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/infer_util.h"
-#include "mycel/ops/post_op_bits.h"
 
 namespace mycel {
 namespace {
@@ -300,8 +299,9 @@ MYCEL_REGISTER_OPS(unary) {
             or_complex(float_unary([](auto x) { return fast_tanh(x); }),
                        [](auto z) { return std::tanh(z); })),
       ew_step(cpu::EwOp::kTanh)));
-  r.add(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
-              float_unary([](auto x) { return cpu::fast_erf(x); })));
+  r.add(with_traits(unary("erf", "Erf", "Elementwise Gauss error function.", floats, same_dtype,
+                          float_unary([](auto x) { return cpu::fast_erf(x); })),
+                    ew_step(cpu::EwOp::kErf)));
 
   // Activations (float only).
   r.add(with_traits(unary("sigmoid", "Sigmoid", "Elementwise 1 / (1 + e**-x).",

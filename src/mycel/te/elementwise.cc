@@ -52,6 +52,8 @@ Expr step_expr(cpu::EwOp op, const Expr& a, const Expr& b) {
       return unary(Op::Sigmoid, a);
     case EwOp::kTanh:
       return unary(Op::Tanh, a);
+    case EwOp::kErf:
+      return unary(Op::Erf, a);
     // Comparisons are held in the chain as 1.0f / 0.0f; cast reads them back unchanged.
     case EwOp::kGreater:
       return select(binary(Op::Gt, a, b), f32(1), f32(0));

@@ -23,8 +23,9 @@ constexpr OpInfo kOps[] = {
     {EwOp::kRelu, "relu", 1},       {EwOp::kSquare, "square", 1},
     {EwOp::kSqrt, "sqrt", 1},       {EwOp::kReciprocal, "reciprocal", 1},
     {EwOp::kExp, "exp", 1},         {EwOp::kSigmoid, "sigmoid", 1},
-    {EwOp::kTanh, "tanh", 1},       {EwOp::kGreater, "greater", 2},
-    {EwOp::kLess, "less", 2},       {EwOp::kCast, "cast", 1},
+    {EwOp::kTanh, "tanh", 1},       {EwOp::kErf, "erf", 1},
+    {EwOp::kGreater, "greater", 2}, {EwOp::kLess, "less", 2},
+    {EwOp::kCast, "cast", 1},
 };
 
 // Elements per block: a few step buffers of this size stay in L1.
@@ -87,6 +88,8 @@ void step(EwOp op, const float* a, bool va, const float* b, bool vb, float* o, i
       return unary(a, va, o, n, [](float x) { return sigmoid(x); });
     case EwOp::kTanh:
       return unary(a, va, o, n, [](float x) { return fast_tanh(x); });
+    case EwOp::kErf:
+      return unary(a, va, o, n, [](float x) { return fast_erf(x); });
     case EwOp::kGreater:
       return binary(a, va, b, vb, o, n, [](float x, float y) { return x > y ? 1.f : 0.f; });
     case EwOp::kLess:

@@ -29,7 +29,8 @@ enum class EwOp : uint8_t {
   kReciprocal,
   kExp,
   kSigmoid,
-  kTanh,  // unary
+  kTanh,
+  kErf,  // unary
   kGreater,
   kLess,  // float32 -> bool, held inside a chain as 1.0f / 0.0f
   kCast,  // bool -> float32 (the mask of a relu gradient): the held 1.0f / 0.0f
