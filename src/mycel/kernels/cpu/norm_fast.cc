@@ -25,7 +25,8 @@ double lane_sum(int64_t n, F f) {
 }
 
 bool all_f32(std::initializer_list<const Tensor*> ts) {
-  return std::all_of(ts.begin(), ts.end(), [](const Tensor* t) { return t->dtype() == DType::float32; });
+  return std::all_of(ts.begin(), ts.end(),
+                     [](const Tensor* t) { return t->dtype() == DType::float32; });
 }
 
 // A grow-only scratch of doubles for this thread (index 0 and 1: two independent uses).
@@ -66,8 +67,8 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
         }
         var = count > 0 ? sq / double(count) : 0.0;
         RM[ch] = static_cast<float>((1 - momentum) * double(RM[ch]) + momentum * mu);
-        RV[ch] = static_cast<float>((1 - momentum) * double(RV[ch]) +
-                                    momentum * sq / double(count - 1));
+        RV[ch] =
+            static_cast<float>((1 - momentum) * double(RV[ch]) + momentum * sq / double(count - 1));
       }
       const double inv = 1.0 / std::sqrt(var + eps);
       SM[ch] = static_cast<float>(mu);
@@ -161,8 +162,9 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
         // Sums over the row of dxhat = dy * gamma and of dxhat * xhat.
         const double a = G ? lane_sum(inner, [dp, G](int64_t i) { return dp[i] * G[i]; })
                            : lane_sum(inner, [dp](int64_t i) { return dp[i]; });
-        const double b = G ? lane_sum(inner, [dp, G, xhat](int64_t i) { return dp[i] * G[i] * xhat[i]; })
-                           : lane_sum(inner, [dp, xhat](int64_t i) { return dp[i] * xhat[i]; });
+        const double b =
+            G ? lane_sum(inner, [dp, G, xhat](int64_t i) { return dp[i] * G[i] * xhat[i]; })
+              : lane_sum(inner, [dp, xhat](int64_t i) { return dp[i] * xhat[i]; });
         const double m = double(inner);
         const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
@@ -183,7 +185,8 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
     float *DG = dgamma.data<float>(), *DB = dbeta.data<float>();
     for (int64_t i = 0; i < inner; ++i) {
       double g = 0, b = 0;
-      for (int64_t ck = 0; ck < chunks; ++ck) g += part[ck * 2 * inner + i], b += part[ck * 2 * inner + inner + i];
+      for (int64_t ck = 0; ck < chunks; ++ck)
+        g += part[ck * 2 * inner + i], b += part[ck * 2 * inner + inner + i];
       DG[i] = static_cast<float>(g);
       DB[i] = static_cast<float>(b);
     }
