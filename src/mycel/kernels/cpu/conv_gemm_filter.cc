@@ -13,8 +13,8 @@ using dnnl::memory;
 using namespace dnnl_util;
 
 constexpr int64_t kMaxPlane = 16;  // output positions per image (at 8x8 the two tie)
-constexpr size_t kMaxColBytes = size_t(32) << 20;      // the gathered columns
-constexpr int kSlotDy = 0, kSlotCol = 1;               // staging buffers (dnnl_util.h)
+constexpr size_t kMaxColBytes = size_t(32) << 20;  // the gathered columns
+constexpr int kSlotDy = 0, kSlotCol = 1;           // staging buffers (dnnl_util.h)
 
 struct GemmFilterEntry : Entry {
   dnnl::matmul::primitive_desc pd;

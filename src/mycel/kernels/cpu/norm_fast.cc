@@ -59,13 +59,13 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
           const float* p = X + (b * c + ch) * spatial;
           sum += lane_sum(spatial, [p](int64_t i) { return p[i]; });
         }
-        mu = count > 0 ? sum / double(count) : 0.0;
+        mu = sum / double(count);  // NaN for an empty batch, as batch_norm_ref
         const float m = static_cast<float>(mu);
         for (int64_t b = 0; b < n; ++b) {  // two passes: no cancellation of sum(x^2) - mean^2
           const float* p = X + (b * c + ch) * spatial;
           sq += lane_sum(spatial, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
         }
-        var = count > 0 ? sq / double(count) : 0.0;
+        var = sq / double(count);
         RM[ch] = static_cast<float>((1 - momentum) * double(RM[ch]) + momentum * mu);
         RV[ch] =
             static_cast<float>((1 - momentum) * double(RV[ch]) + momentum * sq / double(count - 1));
