@@ -23,6 +23,8 @@ using namespace dnnl_util;
 // N=520 (bench/bench_matmul_ld.py). Such an operand is copied first (a few % of the matmul's
 // time) into a buffer whose rows are 64 bytes longer; what oneDNN sees is only another stride.
 constexpr int64_t kConflictBytes = 2048, kPadBytes = 64;
+// Larger operands are read in place: the copy's buffer stays with the thread.
+constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
 int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
@@ -35,7 +37,7 @@ int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
 // row stride of its padded copy (0: none).
 struct OperandPad {
   int64_t rows = 0, cols = 0, ld = 0, count = 0;  // count: matrices (its batch)
-  size_t bytes() const { return static_cast<size_t>(count * rows * ld); }
+  size_t elements() const { return static_cast<size_t>(count * rows * ld); }
 };
 
 struct MatmulEntry : Entry {
@@ -76,6 +78,8 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
   const int64_t br = g.trans_b ? N : K, bc = g.trans_b ? K : N;
   e->pad_a = {ar, ac, padded_row(ar, ac, g.trans_a, isz), numel(g.a_batch)};
   e->pad_b = {br, bc, padded_row(br, bc, !g.trans_b, isz), numel(g.b_batch)};
+  for (OperandPad* o : {&e->pad_a, &e->pad_b})
+    if (static_cast<int64_t>(o->elements() * isz) > kMaxPaddedBytes) o->ld = 0;
   const int64_t lda = e->pad_a.ld ? e->pad_a.ld : ac, ldb = e->pad_b.ld ? e->pad_b.ld : bc;
   e->a_md =
       memory::desc(dims_of(g.a_batch, M, K), dt,
@@ -161,7 +165,7 @@ const void* padded(const Tensor& t, const OperandPad& pad, int which) {
   thread_local std::vector<char> buf[2];
   const size_t isz = itemsize(t.dtype()), row = static_cast<size_t>(pad.cols) * isz,
                ld = static_cast<size_t>(pad.ld) * isz;
-  if (buf[which].size() < pad.bytes() * isz + 64) buf[which].resize(pad.bytes() * isz + 64);
+  if (buf[which].size() < pad.elements() * isz + 64) buf[which].resize(pad.elements() * isz + 64);
   char* dst = buf[which].data();
   dst += (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64;
   const char* src = static_cast<const char*>(t.data());
