@@ -23,38 +23,57 @@ namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_news{0};
 
-// Stacks of the counted calls (raw addresses: symbolizing inside operator new could allocate).
+// Stacks of the counted calls (raw addresses: symbolizing inside operator new could allocate),
+// and the address each operator new returns to: its caller, where attribution starts.
 constexpr int kMaxStacks = 8192, kDepth = 12;
 void* g_stacks[kMaxStacks][kDepth];
+void* g_callers[kMaxStacks];
 int g_depths[kMaxStacks];
 thread_local bool t_in_record = false;
 
-void record() {
+void record(void* caller) {
   const size_t i = g_news.fetch_add(1, std::memory_order_relaxed);
   if (i >= kMaxStacks || t_in_record) return;
   t_in_record = true;
+  g_callers[i] = caller;
   g_depths[i] = backtrace(g_stacks[i], kDepth);
   t_in_record = false;
+}
+
+void* allocate(std::size_t n) {
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* allocate(std::size_t n, std::align_val_t al) {
+  size_t a = static_cast<size_t>(al);
+  if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
 }
 }  // namespace
 
 // Replacements for the whole binary; they count only while a test asks (g_counting). new is
 // malloc here, so free is the matching release (GCC cannot see that through the replacement).
+// Each form records its own return address: the frames between backtrace() and the caller vary
+// (ASan's backtrace interceptor adds one, so frame 1 was operator new itself and every oneDNN
+// allocation of a sanitizer build counted as Mycel's: the "~51 per MLP step" of issue 19).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) record();
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
+  if (g_counting.load(std::memory_order_relaxed)) record(__builtin_return_address(0));
+  return allocate(n);
 }
-void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new[](std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) record(__builtin_return_address(0));
+  return allocate(n);
+}
 void* operator new(std::size_t n, std::align_val_t al) {
-  if (g_counting.load(std::memory_order_relaxed)) record();
-  size_t a = static_cast<size_t>(al);
-  if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
+  if (g_counting.load(std::memory_order_relaxed)) record(__builtin_return_address(0));
+  return allocate(n, al);
 }
-void* operator new[](std::size_t n, std::align_val_t al) { return operator new(n, al); }
+void* operator new[](std::size_t n, std::align_val_t al) {
+  if (g_counting.load(std::memory_order_relaxed)) record(__builtin_return_address(0));
+  return allocate(n, al);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -77,12 +96,20 @@ struct HeapCount {
   size_t mycel() const { return total - onednn; }
 };
 
-// Whether the nearest frame of stack i that lies in this binary or in libdnnl lies in libdnnl
-// (frames of libstdc++, libc and libgomp in between are skipped).
+// Whether the nearest frame of stack i, from operator new's caller outwards, that lies in this
+// binary or in libdnnl lies in libdnnl (frames of libstdc++, libc and libgomp in between are
+// skipped).
 bool from_onednn(int i) {
   Dl_info self{};
   dladdr(reinterpret_cast<void*>(&from_onednn), &self);
-  for (int k = 1; k < g_depths[i]; ++k) {
+  int start =
+      1;  // glibc's backtrace starts at its caller: operator new, then operator new's caller
+  for (int k = 0; k < g_depths[i]; ++k)
+    if (g_stacks[i][k] == g_callers[i]) {
+      start = k;
+      break;
+    }
+  for (int k = start; k < g_depths[i]; ++k) {
     Dl_info info{};
     if (!dladdr(g_stacks[i][k], &info) || !info.dli_fname) continue;
     if (info.dli_fbase == self.dli_fbase) return false;

@@ -4,6 +4,7 @@
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
+#include "mycel/kernels/cpu/norm_fast.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
@@ -81,7 +82,13 @@ void batch_norm_kernel(const KernelContext& c) {
   Tensor running_mean = c.in(3), running_var = c.in(4);
   // oneDNN 2.6's NCHW batch norm (ncsp_bnorm) measured 1.5-3x slower than the loop; its jit
   // kernels need blocked/NHWC layouts, and the reorders cost more than they save.
-  auto run = cpu::use_dnnl(x.dtype(), false) ? cpu::batch_norm_dnnl : cpu::batch_norm_ref;
+  const bool dnnl = cpu::use_dnnl(x.dtype(), false);
+  if (!dnnl && cpu::nn_backend() != cpu::NnBackend::kRef &&
+      cpu::batch_norm_f32(x, c.in(1), c.in(2), running_mean, running_var, c.out(0), c.out(1),
+                          c.out(2), n, ch, spatial, c.attrs.get_bool("is_training"),
+                          c.attrs.get_float("epsilon"), c.attrs.get_float("momentum")))
+    return;
+  auto run = dnnl ? cpu::batch_norm_dnnl : cpu::batch_norm_ref;
   run(x, c.in(1), c.in(2), running_mean, running_var, c.out(0), c.out(1), c.out(2), n, ch, spatial,
       c.attrs.get_bool("is_training"), c.attrs.get_float("epsilon"), c.attrs.get_float("momentum"));
 }
@@ -158,6 +165,10 @@ std::vector<TensorMeta> infer_batch_norm_grad(const InferContext& c) {
 void batch_norm_grad_kernel(const KernelContext& c) {
   const Tensor& x = c.in(1);
   const int64_t n = x.dim(0), ch = x.dim(1), spatial = ch > 0 && n > 0 ? x.numel() / (n * ch) : 0;
+  if (cpu::nn_backend() != cpu::NnBackend::kRef &&
+      cpu::batch_norm_grad_f32(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
+                               c.out(1), c.out(2), n, ch, spatial, c.attrs.get_bool("is_training")))
+    return;
   cpu::batch_norm_grad_ref(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
                            c.out(1), c.out(2), n, ch, spatial, c.attrs.get_bool("is_training"));
 }
@@ -188,6 +199,10 @@ void layer_norm_grad_kernel(const KernelContext& c) {
   const LayerNormAxes ax = layer_norm_axes(c.op, c.attrs, x.ndim());
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < x.ndim(); ++i) (i < ax.norm ? outer : inner) *= x.dim(i);
+  if (cpu::nn_backend() != cpu::NnBackend::kRef &&
+      cpu::layer_norm_grad_f32(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
+                               c.out(1), c.out(2), outer, inner))
+    return;
   visit_float_dtype(x.dtype(), "layer_norm_grad", [&](auto tag) {
     using T = typename decltype(tag)::type;
     cpu::layer_norm_grad_ref<T>(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),

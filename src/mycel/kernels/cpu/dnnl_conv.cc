@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "mycel/kernels/cpu/conv_direct.h"
+#include "mycel/kernels/cpu/conv_gemm_filter.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
@@ -442,6 +443,8 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     return conv2d_direct_backprop_filter(dy, other, out, g,
                                          static_cast<float*>(staging_data(0, bytes)));
   }
+  if (weights && conv2d_gemm_bwd_filter_fits(out.dtype(), g))
+    return conv2d_gemm_backprop_filter(dy, other, out, g, slot);
   if (!weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
     return conv2d_direct_backprop_input(
         dy, other, out, g, static_cast<float*>(staging_data(0, sizeof(float) * other.numel())));

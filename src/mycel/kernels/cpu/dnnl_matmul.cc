@@ -1,6 +1,9 @@
 // matmul and dense on oneDNN's matmul primitive: strides express the transposes, size-1 batch dims
 // broadcast, and the bias is a (1, ..., N) tensor.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
@@ -13,10 +16,35 @@ namespace {
 using dnnl::memory;
 using namespace dnnl_util;
 
+// oneDNN 2.6's AVX2 sgemm reads an operand whose stored rows run along the output (b not
+// transposed: rows of N; a transposed: rows of M) down its columns when it packs it. With a row
+// of a multiple of 2 KiB, all loads of one packed panel fall into the same few L1 sets and the
+// matmul runs at 40-65% of its speed: 128x512x512 at 57 GFLOP/s on one core against 87 for
+// N=520 (bench/bench_matmul_ld.py). Such an operand is copied first (a few % of the matmul's
+// time) into a buffer whose rows are 64 bytes longer; what oneDNN sees is only another stride.
+constexpr int64_t kConflictBytes = 2048, kPadBytes = 64;
+// Larger operands are read in place: the copy's buffer stays with the thread.
+constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
+
+// The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
+int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
+  const int64_t bytes = cols * static_cast<int64_t>(isz);
+  if (!along_output || rows < 16 || bytes % kConflictBytes != 0) return 0;
+  return cols + kPadBytes / static_cast<int64_t>(isz);
+}
+
+// An operand as oneDNN reads it: its stored rows and columns (a transposed: K rows of M) and the
+// row stride of its padded copy (0: none).
+struct OperandPad {
+  int64_t rows = 0, cols = 0, ld = 0, count = 0;  // count: matrices (its batch)
+  size_t elements() const { return static_cast<size_t>(count * rows * ld); }
+};
+
 struct MatmulEntry : Entry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
   memory::desc a_md, b_md, bias_md, c_md, row_md;  // row_md: (1, ..., N), for add-row post-ops
+  OperandPad pad_a, pad_b;                         // ld 0: the operand is read in place
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -43,11 +71,22 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
                                    const KernelParams* post) {
   auto e = std::make_shared<MatmulEntry>();
   const auto dt = to_dnnl(dtype);
+  const size_t isz = itemsize(dtype);
   const int64_t M = g.m, K = g.k, N = g.n;
-  e->a_md = memory::desc(dims_of(g.a_batch, M, K), dt,
-                         strides_for(g.a_batch, M * K, g.trans_a ? 1 : K, g.trans_a ? M : 1));
-  e->b_md = memory::desc(dims_of(g.b_batch, K, N), dt,
-                         strides_for(g.b_batch, K * N, g.trans_b ? 1 : N, g.trans_b ? K : 1));
+  // Stored (rows, cols) of a: (K, M) transposed, else (M, K); of b: (N, K) transposed, else (K, N).
+  const int64_t ar = g.trans_a ? K : M, ac = g.trans_a ? M : K;
+  const int64_t br = g.trans_b ? N : K, bc = g.trans_b ? K : N;
+  e->pad_a = {ar, ac, padded_row(ar, ac, g.trans_a, isz), numel(g.a_batch)};
+  e->pad_b = {br, bc, padded_row(br, bc, !g.trans_b, isz), numel(g.b_batch)};
+  for (OperandPad* o : {&e->pad_a, &e->pad_b})
+    if (static_cast<int64_t>(o->elements() * isz) > kMaxPaddedBytes) o->ld = 0;
+  const int64_t lda = e->pad_a.ld ? e->pad_a.ld : ac, ldb = e->pad_b.ld ? e->pad_b.ld : bc;
+  e->a_md =
+      memory::desc(dims_of(g.a_batch, M, K), dt,
+                   strides_for(g.a_batch, ar * lda, g.trans_a ? 1 : lda, g.trans_a ? lda : 1));
+  e->b_md =
+      memory::desc(dims_of(g.b_batch, K, N), dt,
+                   strides_for(g.b_batch, br * ldb, g.trans_b ? 1 : ldb, g.trans_b ? ldb : 1));
   e->c_md = memory::desc(dims_of(g.batch, M, N), dt, strides_for(g.batch, M * N, N, 1));
   Shape ones(g.batch.size(), 1);
   e->row_md = memory::desc(dims_of(ones, 1, N), dt, strides_for(ones, N, N, 1));
@@ -119,10 +158,28 @@ std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Te
   return p;
 }
 
+// The padded copy of an operand (OperandPad) in this thread's buffer `which` (0: a, 1: b): the
+// buffers only grow, so warm launches allocate nothing.
+const void* padded(const Tensor& t, const OperandPad& pad, int which) {
+  if (!pad.ld) return t.data();
+  thread_local std::vector<char> buf[2];
+  const size_t isz = itemsize(t.dtype()), row = static_cast<size_t>(pad.cols) * isz,
+               ld = static_cast<size_t>(pad.ld) * isz;
+  if (buf[which].size() < pad.elements() * isz + 64) buf[which].resize(pad.elements() * isz + 64);
+  char* dst = buf[which].data();
+  dst += (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64;
+  const char* src = static_cast<const char*>(t.data());
+  const int64_t rows = pad.count * pad.rows;
+  parallel_for(rows, pad.cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst + r * ld, src + r * row, row);
+  });
+  return dst;
+}
+
 void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
          const KernelParams* post) {
-  p.exec.set(p.a_a, a.data());
-  p.exec.set(p.a_b, b.data());
+  p.exec.set(p.a_a, padded(a, p.e->pad_a, 0));
+  p.exec.set(p.a_b, padded(b, p.e->pad_b, 1));
   p.exec.set(p.a_c, c.data());
   if (bias) p.exec.set(p.a_bias, bias->data());
   for (const auto& [i, arg] : p.rows) p.exec.set(arg, post->post_ops[i].operand.data());

@@ -1,0 +1,197 @@
+#include "mycel/kernels/cpu/norm_fast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "mycel/core/parallel.h"
+
+namespace mycel::cpu {
+namespace {
+
+constexpr int kLanes = 8;  // one AVX2 register of floats: the compiler keeps each lane array in one
+
+// Sum of f(i) over [0, n) in kLanes float lanes, returned in double (lanes added last).
+template <class F>
+double lane_sum(int64_t n, F f) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) acc[j] += f(i + j);
+  double s = 0;
+  for (; i < n; ++i) s += f(i);
+  for (int j = 0; j < kLanes; ++j) s += acc[j];
+  return s;
+}
+
+bool all_f32(std::initializer_list<const Tensor*> ts) {
+  return std::all_of(ts.begin(), ts.end(),
+                     [](const Tensor* t) { return t->dtype() == DType::float32; });
+}
+
+// A grow-only scratch of doubles for this thread (index 0 and 1: two independent uses).
+double* scratch(int which, size_t n) {
+  thread_local std::vector<double> buf[2];
+  if (buf[which].size() < n) buf[which].resize(n);
+  return buf[which].data();
+}
+
+}  // namespace
+
+bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                    double momentum) {
+  if (!all_f32({&x, &scale, &bias, &running_mean, &running_var, &y, &saved_mean, &saved_invstd}))
+    return false;
+  const float* X = x.data<float>();
+  float* Y = y.data<float>();
+  const float *G = scale.data<float>(), *B = bias.data<float>();
+  float *RM = running_mean.data<float>(), *RV = running_var.data<float>();
+  float *SM = saved_mean.data<float>(), *SI = saved_invstd.data<float>();
+  const int64_t count = n * spatial;
+  parallel_for(c, std::max<int64_t>(count * 3, 1), [&](int64_t s, int64_t e) {
+    for (int64_t ch = s; ch < e; ++ch) {
+      double mu = RM[ch], var = RV[ch];
+      if (training) {
+        double sum = 0, sq = 0;
+        for (int64_t b = 0; b < n; ++b) {
+          const float* p = X + (b * c + ch) * spatial;
+          sum += lane_sum(spatial, [p](int64_t i) { return p[i]; });
+        }
+        mu = sum / double(count);  // NaN for an empty batch, as batch_norm_ref
+        const float m = static_cast<float>(mu);
+        for (int64_t b = 0; b < n; ++b) {  // two passes: no cancellation of sum(x^2) - mean^2
+          const float* p = X + (b * c + ch) * spatial;
+          sq += lane_sum(spatial, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
+        }
+        var = sq / double(count);
+        RM[ch] = static_cast<float>((1 - momentum) * double(RM[ch]) + momentum * mu);
+        RV[ch] =
+            static_cast<float>((1 - momentum) * double(RV[ch]) + momentum * sq / double(count - 1));
+      }
+      const double inv = 1.0 / std::sqrt(var + eps);
+      SM[ch] = static_cast<float>(mu);
+      SI[ch] = static_cast<float>(inv);
+      const float a = static_cast<float>(double(G[ch]) * inv),
+                  b0 = static_cast<float>(double(B[ch]) - mu * double(G[ch]) * inv);
+      for (int64_t b = 0; b < n; ++b) {
+        const float* p = X + (b * c + ch) * spatial;
+        float* q = Y + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) q[i] = p[i] * a + b0;
+      }
+    }
+  });
+  return true;
+}
+
+bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
+                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
+                         int64_t spatial, bool training) {
+  if (!all_f32({&dy, &x, &scale, &mean, &invstd, &dmean, &dinvstd, &dx, &dscale, &dbias}))
+    return false;
+  const float *X = x.data<float>(), *DY = dy.data<float>(), *G = scale.data<float>(),
+              *MU = mean.data<float>(), *INV = invstd.data<float>(), *DMU = dmean.data<float>(),
+              *DINV = dinvstd.data<float>();
+  float *DX = dx.data<float>(), *DG = dscale.data<float>(), *DB = dbias.data<float>();
+  const int64_t count = n * spatial;
+  parallel_for(c, std::max<int64_t>(count * 4, 1), [&](int64_t s, int64_t e) {
+    for (int64_t ch = s; ch < e; ++ch) {
+      const float mu = MU[ch];
+      const double inv = INV[ch];
+      double sum_dy = 0, sum_dy_xc = 0;
+      for (int64_t b = 0; b < n; ++b) {
+        const float* xp = X + (b * c + ch) * spatial;
+        const float* dp = DY + (b * c + ch) * spatial;
+        sum_dy += lane_sum(spatial, [dp](int64_t i) { return dp[i]; });
+        sum_dy_xc += lane_sum(spatial, [dp, xp, mu](int64_t i) { return dp[i] * (xp[i] - mu); });
+      }
+      const double sum_dy_xhat = sum_dy_xc * inv;
+      DB[ch] = static_cast<float>(sum_dy);
+      DG[ch] = static_cast<float>(sum_dy_xhat);
+      // dx = a * dy + bx * xhat + k (bx, k = 0 in inference), with xhat = (x - mu) * inv.
+      const double a = double(G[ch]) * inv;
+      double bx = 0, k = 0;
+      if (training && count > 0) {
+        const double m = double(count);
+        bx = -a * sum_dy_xhat / m - double(DINV[ch]) * inv * inv / m;
+        k = -a * sum_dy / m + double(DMU[ch]) / m;
+      }
+      const float af = static_cast<float>(a), bxf = static_cast<float>(bx * inv),
+                  kf = static_cast<float>(k);
+      for (int64_t b = 0; b < n; ++b) {
+        const float* xp = X + (b * c + ch) * spatial;
+        const float* dp = DY + (b * c + ch) * spatial;
+        float* out = DX + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) out[i] = af * dp[i] + bxf * (xp[i] - mu) + kf;
+      }
+    }
+  });
+  return true;
+}
+
+bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
+                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
+  const bool has_gamma = gamma.numel() > 0;
+  if ((has_gamma && gamma.numel() != inner) || inner <= 0 ||
+      !all_f32({&dy, &x, &gamma, &mean, &rstd, &dmean, &drstd, &dx}))
+    return false;
+  if (has_gamma && !all_f32({&dgamma, &dbeta})) return false;
+  const float *X = x.data<float>(), *DY = dy.data<float>(), *MU = mean.data<float>(),
+              *RS = rstd.data<float>(), *DMU = dmean.data<float>(), *DRS = drstd.data<float>();
+  const float* G = has_gamma ? gamma.data<float>() : nullptr;
+  float* DX = dx.data<float>();
+  // Rows in a few contiguous chunks, each with its own dgamma/dbeta partial sums (double).
+  const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
+  double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
+  parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
+    thread_local std::vector<float> xh;  // the row's xhat
+    if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
+    for (int64_t ck = s; ck < e; ++ck) {
+      double* sg = part + ck * 2 * inner;
+      double* sb = sg + inner;
+      std::fill(sg, sg + 2 * inner, 0.0);
+      for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
+        const float* xp = X + r * inner;
+        const float* dp = DY + r * inner;
+        const float mu = MU[r], rs = RS[r];
+        float* xhat = xh.data();
+        for (int64_t i = 0; i < inner; ++i) xhat[i] = (xp[i] - mu) * rs;
+        // Sums over the row of dxhat = dy * gamma and of dxhat * xhat.
+        const double a = G ? lane_sum(inner, [dp, G](int64_t i) { return dp[i] * G[i]; })
+                           : lane_sum(inner, [dp](int64_t i) { return dp[i]; });
+        const double b =
+            G ? lane_sum(inner, [dp, G, xhat](int64_t i) { return dp[i] * G[i] * xhat[i]; })
+              : lane_sum(inner, [dp, xhat](int64_t i) { return dp[i] * xhat[i]; });
+        const double m = double(inner);
+        const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
+                    bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
+        float* out = DX + r * inner;
+        if (G)
+          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] * G[i] + bx * xhat[i] + k;
+        else
+          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] + bx * xhat[i] + k;
+        if (G)
+          for (int64_t i = 0; i < inner; ++i) {
+            sg[i] += double(dp[i] * xhat[i]);
+            sb[i] += double(dp[i]);
+          }
+      }
+    }
+  });
+  if (has_gamma) {
+    float *DG = dgamma.data<float>(), *DB = dbeta.data<float>();
+    for (int64_t i = 0; i < inner; ++i) {
+      double g = 0, b = 0;
+      for (int64_t ck = 0; ck < chunks; ++ck)
+        g += part[ck * 2 * inner + i], b += part[ck * 2 * inner + inner + i];
+      DG[i] = static_cast<float>(g);
+      DB[i] = static_cast<float>(b);
+    }
+  }
+  return true;
+}
+
+}  // namespace mycel::cpu

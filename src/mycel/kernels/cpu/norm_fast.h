@@ -1,0 +1,31 @@
+// float32 batch_norm forward/backward and layer_norm backward as vectorizable loops: float math
+// per element, partial sums in 8 float lanes per plane or row, added into double per plane or row
+// (the reference loops, nn_ref.h / nn_grad_ref.h, convert every element to double and index gamma
+// with a modulo: 5-10x slower). Scratch lives in grow-only thread-local buffers, so a warm launch
+// allocates nothing. Each returns false where it does not apply (the caller runs the reference).
+#pragma once
+#include <cstdint>
+
+#include "mycel/core/tensor.h"
+
+namespace mycel::cpu {
+
+/// batch_norm_ref's contract, float32 x, y and parameters only.
+bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                    double momentum);
+
+/// batch_norm_grad_ref's contract, every tensor float32.
+bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
+                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
+                         int64_t spatial, bool training);
+
+/// layer_norm_grad_ref's contract, every tensor float32 and gamma covering one row (numel ==
+/// inner; its usual form, begin_params_axis == begin_norm_axis) or empty.
+bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
+                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner);
+
+}  // namespace mycel::cpu
