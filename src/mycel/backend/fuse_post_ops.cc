@@ -56,7 +56,7 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
   d->backend.unfused = &base;
   for (PostOp::Kind k : ops)
     d->backend.fused_post_ops |= k == PostOp::Kind::kRelu    ? uint8_t{kPostRelu}
-                                 : k == PostOp::Kind::kRelu6 ? kPostRelu6
+                                 : k == PostOp::Kind::kRelu6 ? uint8_t{kPostRelu6}
                                                              : uint8_t{kPostAddRow};
   d->backend.absorbs_max_pool =
       base.backend.absorbs_max_pool && d->backend.fused_post_ops == kPostRelu;
