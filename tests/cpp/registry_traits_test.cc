@@ -65,7 +65,7 @@ TEST(RegistryTraits, ElementwiseStepsEqualTheirOpsKernels) {
     EXPECT_EQ(std::memcmp(got.data<float>(), want.data<float>(), 1000 * sizeof(float)), 0)
         << op->name;
   }
-  EXPECT_EQ(steps.size(), 18u);  // every step of the chain kernel has its op
+  EXPECT_EQ(steps.size(), 19u);  // every step of the chain kernel has its op
 }
 
 // Post-op producers and consumers, windows and Python operators sit on the ops one expects.
@@ -81,6 +81,11 @@ TEST(RegistryTraits, BackendAndAnalysisTraitsAreWhereExpected) {
   EXPECT_EQ(r.at("max_pool2d").backend.window, WindowKind::kMaxPool);
   EXPECT_EQ(r.at("avg_pool2d").backend.window, WindowKind::kAvgPool);
   EXPECT_TRUE(r.at("conv2d").backend.absorbs_max_pool);
+  EXPECT_EQ(r.at("sum").backend.reduce, ReduceFusion::kSum);
+  EXPECT_EQ(r.at("mean").backend.reduce, ReduceFusion::kMean);
+  EXPECT_EQ(r.at("max").backend.reduce, ReduceFusion::kMax);
+  EXPECT_EQ(r.at("min").backend.reduce, ReduceFusion::kMin);
+  EXPECT_EQ(r.at("prod").backend.reduce, ReduceFusion::kNone);
   EXPECT_EQ(r.at("strided_slice").py_operator, PyOperator::kGetItem);
   EXPECT_EQ(r.at("ones").fill.value, 1.0);
   EXPECT_EQ(r.at("fill").fill.value_attr, "value");
