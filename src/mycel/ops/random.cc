@@ -12,33 +12,10 @@
 
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/infer_util.h"
+#include "mycel/ops/random_attrs.h"
 
 namespace mycel {
 namespace {
-
-void check_seeds(const InferContext& c) {
-  for (const char* name : {"seed", "seed2"}) {
-    int64_t s = c.attrs.get_int(name);
-    if (s < 0)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute '", name, "' must be >= 0, got ", s);
-  }
-}
-
-// The output shape from attribute `shape`: non-negative dims whose product fits in int64.
-Shape shape_attr(const InferContext& c) {
-  const auto& s = c.attrs.get_ints("shape");
-  int64_t n = 1;
-  for (int64_t d : s) {
-    if (d < 0)
-      MYCEL_THROW(ValueError, "[", c.op.name,
-                  "] attribute 'shape' must have non-negative dims, got ", shape_str(s));
-    if (d > 0 && n > std::numeric_limits<int64_t>::max() / 16 / d)
-      MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape' ", shape_str(s),
-                  " is too large");
-    n *= d;
-  }
-  return s;
-}
 
 DType dtype_attr(const InferContext& c) {
   DType t = c.attrs.get_dtype("dtype");
@@ -65,7 +42,7 @@ std::vector<TensorMeta> infer_uniform(const InferContext& c) {
   if (!(lo < hi) || !std::isfinite(hi - lo))
     MYCEL_THROW(ValueError, "[uniform] attribute 'minval' (", lo, ") must be less than 'maxval' (",
                 hi, ") and maxval - minval finite");
-  return {{shape_attr(c), dtype_attr(c)}};
+  return {{sample_shape(c), dtype_attr(c)}};
 }
 
 std::vector<TensorMeta> infer_normal(const InferContext& c) {
@@ -75,7 +52,7 @@ std::vector<TensorMeta> infer_normal(const InferContext& c) {
   if (c.attrs.get_float("stddev") < 0)
     MYCEL_THROW(ValueError, "[normal] attribute 'stddev' must be >= 0, got ",
                 c.attrs.get_float("stddev"));
-  return {{shape_attr(c), dtype_attr(c)}};
+  return {{sample_shape(c), dtype_attr(c)}};
 }
 
 std::vector<TensorMeta> infer_randint(const InferContext& c) {
@@ -94,7 +71,7 @@ std::vector<TensorMeta> infer_randint(const InferContext& c) {
                     dtype_name(t), " [", int64_t(L::min()), ", ", int64_t(L::max()), "]");
     }
   });
-  return {{shape_attr(c), t}};
+  return {{sample_shape(c), t}};
 }
 
 std::vector<TensorMeta> infer_bernoulli(const InferContext& c) {
