@@ -43,32 +43,30 @@ KernelFn with_extended(KernelFn core, F f) {
   };
 }
 
-// Ordered comparisons: the unsigned types only (complex values have no order).
-template <class F>
-KernelFn with_unsigned(KernelFn core, F f) {
+// The unsigned types (uint16/32/64) apart from the core kernels, giving Out (bool for the
+// ordered comparisons, T for arithmetic); complex values have no order.
+template <class Out, class F>
+KernelFn unsigned_too(KernelFn core, F f) {
   return [core, f](const KernelContext& ctx) {
     DType t = ctx.in(0).dtype();
     if (!is_extended(t)) return core(ctx);
     visit_any_dtype(t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 2)
-        cpu::binary_map<T, T, bool>(ctx.in(0), ctx.in(1), ctx.out(0), f);
+        cpu::binary_map<T, T, std::conditional_t<std::is_void_v<Out>, T, Out>>(ctx.in(0), ctx.in(1),
+                                                                               ctx.out(0), f);
     });
   };
 }
 
-// Arithmetic that the unsigned types take apart from the core kernels, giving T.
+template <class F>
+KernelFn with_unsigned(KernelFn core, F f) {
+  return unsigned_too<bool>(std::move(core), f);
+}
+
 template <class F>
 KernelFn with_unsigned_same(KernelFn core, F f) {
-  return [core, f](const KernelContext& ctx) {
-    DType t = ctx.in(0).dtype();
-    if (!is_extended(t)) return core(ctx);
-    visit_any_dtype(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 2)
-        cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0), f);
-    });
-  };
+  return unsigned_too<void>(std::move(core), f);
 }
 
 // x ** y of the extended types: unsigned powers wrap (square and multiply, modulo 2^bits, as
