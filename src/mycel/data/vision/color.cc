@@ -9,6 +9,18 @@
 namespace mycel::data::vision {
 namespace {
 
+// Calls run(const T*) on img's pixels: uint8 and float32 as they are, other dtypes converted to
+// float32 first (Normalize and Rescale read any numeric image).
+template <class Run>
+void with_pixels(const Tensor& img, Run&& run) {
+  if (img.dtype() == DType::uint8)
+    run(img.data<uint8_t>());
+  else if (img.dtype() == DType::float32)
+    run(img.data<float>());
+  else
+    run(img.to(DType::float32).data<float>());
+}
+
 // A (min, max) factor range; `center` is the identity (1 for factors, 0 for hue).
 std::pair<double, double> factor_range(const Params& p, const std::string& key, double center,
                                        double lo_bound, double hi_bound) {
@@ -106,12 +118,7 @@ MYCEL_REGISTER_DATA(vision_color) {
                   d[i] = normalize_value(static_cast<float>(s[i]), m[k], inv[k]);
             }
           };
-          if (img.dtype() == DType::uint8)
-            run(img.data<uint8_t>());
-          else if (img.dtype() == DType::float32)
-            run(img.data<float>());
-          else
-            run(img.to(DType::float32).data<float>());
+          with_pixels(img, run);
           return out;
         },
         stage);
@@ -134,12 +141,7 @@ MYCEL_REGISTER_DATA(vision_color) {
             for (int64_t i = 0, n = img.numel(); i < n; ++i)
               d[i] = rescale_value(static_cast<float>(s[i]), scale, shift);
           };
-          if (img.dtype() == DType::uint8)
-            run(img.data<uint8_t>());
-          else if (img.dtype() == DType::float32)
-            run(img.data<float>());
-          else
-            run(img.to(DType::float32).data<float>());
+          with_pixels(img, run);
           return out;
         },
         stage);
