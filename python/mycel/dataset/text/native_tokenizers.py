@@ -1,7 +1,9 @@
-"""Tokenizers that run in C++ (src/mycel/data/text): JiebaTokenizer (Jieba's algorithm over
-cppjieba-format dictionaries), UnicodeScriptTokenizer (ICU's script property) and
-SentencePieceTokenizer with SentencePieceVocab (the SentencePiece library). Each takes a scalar
-string and gives a 1-d string column (plus uint32 byte offsets with with_offsets)."""
+"""Text transforms that run in C++ (src/mycel/data/text): JiebaTokenizer (Jieba's algorithm over
+cppjieba-format dictionaries), UnicodeScriptTokenizer (ICU's script property),
+WhitespaceTokenizer (ICU's White_Space), RegexTokenizer and RegexReplace (ICU's regular
+expressions, as MindSpore's) and SentencePieceTokenizer with SentencePieceVocab (the
+SentencePiece library). The tokenizers take a scalar string and give a 1-d string column (plus
+uint32 byte offsets with with_offsets); RegexReplace maps a string column of any shape."""
 import enum
 import numbers
 import os
@@ -9,7 +11,8 @@ import os
 from mycel import _mycel
 from mycel.dataset.transforms import TensorOperation
 
-__all__ = ["JiebaMode", "JiebaTokenizer", "UnicodeScriptTokenizer", "SentencePieceModel",
+__all__ = ["JiebaMode", "JiebaTokenizer", "UnicodeScriptTokenizer", "WhitespaceTokenizer",
+           "RegexTokenizer", "RegexReplace", "SentencePieceModel",
            "SPieceTokenizerOutType", "SPieceTokenizerLoadType", "SentencePieceVocab",
            "SentencePieceTokenizer"]
 
@@ -107,6 +110,46 @@ class UnicodeScriptTokenizer(_Native):
         self.keep_whitespace = _check_bool("UnicodeScriptTokenizer", "keep_whitespace", keep_whitespace)
         self.with_offsets = _check_bool("UnicodeScriptTokenizer", "with_offsets", with_offsets)
         self._set(keep_whitespace=self.keep_whitespace, with_offsets=self.with_offsets)
+
+
+def _check_str(owner, name, v):
+    if not isinstance(v, str):
+        raise TypeError(f"{owner}: {name} must be a str, got {v!r}")
+    return v
+
+
+class WhitespaceTokenizer(_Native):
+    """Splits at runs of whitespace (ICU's White_Space property), which are dropped."""
+
+    def __init__(self, with_offsets=False):
+        self.with_offsets = _check_bool("WhitespaceTokenizer", "with_offsets", with_offsets)
+        self._set(with_offsets=self.with_offsets)
+
+
+class RegexTokenizer(_Native):
+    """Splits a string at the matches of delim_pattern (ICU regular-expression syntax); a
+    delimiter that keep_delim_pattern matches as a whole is kept as a token. The pattern is
+    checked here: a bad one is a ValueError naming ICU's error and its offset."""
+
+    def __init__(self, delim_pattern, keep_delim_pattern="", with_offsets=False):
+        self.delim_pattern = _check_str("RegexTokenizer", "delim_pattern", delim_pattern)
+        self.keep_delim_pattern = _check_str("RegexTokenizer", "keep_delim_pattern", keep_delim_pattern)
+        self.with_offsets = _check_bool("RegexTokenizer", "with_offsets", with_offsets)
+        self._set(delim_pattern=delim_pattern, keep_delim_pattern=keep_delim_pattern,
+                  with_offsets=self.with_offsets)
+        self._handle  # compile now, so a bad pattern fails where it is written
+
+
+class RegexReplace(_Native):
+    """Replaces the matches of pattern (ICU syntax) in every string of a column by replace, where
+    $1 or ${name} stand for groups; all matches, or the first with replace_all=False."""
+
+    def __init__(self, pattern, replace, replace_all=True):
+        self.pattern = _check_str("RegexReplace", "pattern", pattern)
+        self.replace = _check_str("RegexReplace", "replace", replace)
+        self.replace_all = _check_bool("RegexReplace", "replace_all", replace_all)
+        self._set(pattern=pattern, replace=replace, replace_all=self.replace_all)
+        self._handle  # compile now, so a bad pattern fails where it is written
 
 
 class SentencePieceModel(str, enum.Enum):

@@ -1,16 +1,14 @@
 """Text transforms: each is a Python function over numpy str arrays, which the map op runs on
 its workers; called directly on a str, a list or an array it runs eagerly."""
 import numbers
-import re
 
 import numpy as np
 
 from mycel import _mycel
 from mycel.dataset.text.vocab import Vocab, to_str
 
-__all__ = ["TextTensorOperation", "Lookup", "WhitespaceTokenizer", "UnicodeCharTokenizer",
-           "RegexTokenizer", "PythonTokenizer", "Ngram", "Truncate", "TruncateSequencePair",
-           "ToNumber", "AddToken", "SlidingWindow", "CaseFold", "RegexReplace"]
+__all__ = ["TextTensorOperation", "Lookup", "UnicodeCharTokenizer", "PythonTokenizer", "Ngram",
+           "Truncate", "TruncateSequencePair", "ToNumber", "AddToken", "SlidingWindow", "CaseFold"]
 
 
 class TextTensorOperation:
@@ -116,19 +114,6 @@ class Lookup(TextTensorOperation):
         return np.array(ids, dtype=np.int64).reshape(a.shape).astype(self._dtype)
 
 
-class WhitespaceTokenizer(TextTensorOperation):
-    """A string -> its whitespace-separated words (with byte offsets when with_offsets)."""
-
-    def __init__(self, with_offsets=False):
-        self.with_offsets = bool(with_offsets)
-        super().__init__()
-
-    def _apply(self, text):
-        s = str(self._text(text, (0,)))
-        toks = [(m.group(), m.start()) for m in re.finditer(r"\S+", s)]
-        return _tokens(self.__name__, toks, self.with_offsets, s)
-
-
 class UnicodeCharTokenizer(TextTensorOperation):
     """A string -> its Unicode characters (code points)."""
 
@@ -139,30 +124,6 @@ class UnicodeCharTokenizer(TextTensorOperation):
     def _apply(self, text):
         s = str(self._text(text, (0,)))
         return _tokens(self.__name__, [(ch, i) for i, ch in enumerate(s)], self.with_offsets, s)
-
-
-class RegexTokenizer(TextTensorOperation):
-    """Splits a string at matches of delim_pattern; delimiters that also match
-    keep_delim_pattern are kept as tokens (Python `re` syntax)."""
-
-    def __init__(self, delim_pattern, keep_delim_pattern="", with_offsets=False):
-        self._delim = re.compile(delim_pattern)
-        self._keep = re.compile(keep_delim_pattern) if keep_delim_pattern else None
-        self.with_offsets = bool(with_offsets)
-        super().__init__()
-
-    def _apply(self, text):
-        s = str(self._text(text, (0,)))
-        toks, pos = [], 0
-        for m in self._delim.finditer(s):
-            if m.start() > pos:
-                toks.append((s[pos:m.start()], pos))
-            if self._keep is not None and m.group() and self._keep.fullmatch(m.group()):
-                toks.append((m.group(), m.start()))
-            pos = m.end()
-        if pos < len(s):
-            toks.append((s[pos:], pos))
-        return _tokens(self.__name__, toks, self.with_offsets, s)
 
 
 class PythonTokenizer(TextTensorOperation):
@@ -342,22 +303,7 @@ class CaseFold(TextTensorOperation):
         return np.array([s.casefold() for s in a.ravel().tolist()], dtype=str).reshape(a.shape)
 
 
-class RegexReplace(TextTensorOperation):
-    """Matches of pattern replaced by replace (all of them, or the first when replace_all is
-    False); Python `re` syntax."""
-
-    def __init__(self, pattern, replace, replace_all=True):
-        self._re = re.compile(pattern)
-        self.replace, self.replace_all = replace, bool(replace_all)
-        super().__init__()
-
-    def _apply(self, text):
-        a = self._text(text)
-        count = 0 if self.replace_all else 1
-        out = [self._re.sub(self.replace, s, count=count) for s in a.ravel().tolist()]
-        return np.array(out, dtype=str).reshape(a.shape)
-
-
 # MindSpore's module path mindspore.dataset.text.transforms also holds the C++ tokenizers.
-from mycel.dataset.text.native_tokenizers import (JiebaTokenizer, SentencePieceTokenizer,  # noqa: E402,F401
-                                                  UnicodeScriptTokenizer)
+from mycel.dataset.text.native_tokenizers import (JiebaTokenizer, RegexReplace, RegexTokenizer,  # noqa: E402,F401
+                                                  SentencePieceTokenizer, UnicodeScriptTokenizer,
+                                                  WhitespaceTokenizer)
