@@ -44,7 +44,7 @@ def test_custom_pyfunc_and_user_bprop():
 
 
 def test_custom_errors():
-    with pytest.raises(ValueError, match="func_type must be 'te', 'pyfunc' or 'aot', got 'tbe'"):
+    with pytest.raises(ValueError, match="func_type must be 'te', 'pyfunc', 'aot' or 'hybrid', got 'tbe'"):
         ops.Custom(lambda x: x, (1,), ms.float32, func_type="tbe")
     bad = ops.Custom(lambda x: te.vmuls(x, 2.0), (3,), ms.float32)
     with pytest.raises(ValueError, match=r"func returned shape \(4,\), but out_shape says \(3,\)"):

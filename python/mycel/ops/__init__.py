@@ -78,6 +78,7 @@ from mycel.ops.loss_functional import cross_entropy  # noqa: E402,F401
 from mycel.ops.nn_more import (softmin, glu, pixel_shuffle, pixel_unshuffle,  # noqa: E402,F401
                               dropout1d, dropout2d, dropout3d, interpolate)
 from mycel.ops.custom import Custom  # noqa: E402,F401  (issue 18: te / pyfunc operators)
+from mycel.ops.hybrid import kernel, ms_kernel  # noqa: E402,F401  (MindSpore's Hybrid DSL for Custom)
 inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)

@@ -1,5 +1,7 @@
 """ops.Custom (issue 18): a user operator written in mycel.te ("te"), as a Python function on
-numpy arrays ("pyfunc") or as a C/C++ function with MindSpore's aot calling convention ("aot").
+numpy arrays ("pyfunc"), as a C/C++ function with MindSpore's aot calling convention ("aot") or
+in MindSpore's Hybrid DSL ("hybrid", an ops.kernel function translated to C++ per input
+signature: ops/hybrid.py).
 
 A te operator runs as the registry op te_call (one compiled TE function per input signature),
 the others as custom_call (a host function registered once). Both are ordinary registry ops, so
@@ -10,15 +12,19 @@ a Cell whose bprop is the user's, which mycel.grad uses in both modes."""
 import inspect
 import itertools
 import linecache
+import os
+import re
+import tempfile
 
 import numpy as np
 
 from mycel import te
 from mycel._mycel import te as _te
 from mycel.ops import functional as _functional
+from mycel.ops.hybrid import HybridKernel
 from mycel.ops.primitive import constexpr
 
-_FUNC_TYPES = ("te", "pyfunc", "aot")
+_FUNC_TYPES = ("te", "pyfunc", "aot", "hybrid")
 _cell_counter = itertools.count()
 
 
@@ -39,6 +45,13 @@ def _te_kernel_for_static_shapes(op, shapes, dtypes):
     return op._te_entry(tuple(tuple(s) for s in shapes), tuple(_dtype_name(d) for d in dtypes))[3]["id"]
 
 
+@constexpr
+def _hybrid_kernel_for_static_shapes(op, shapes, dtypes):
+    """The custom_call host function of a hybrid op for these input shapes and dtypes (translated
+    and compiled once per signature); a compile-time value in graph mode."""
+    return op._hybrid_entry(tuple(tuple(s) for s in shapes), tuple(_dtype_name(d) for d in dtypes))
+
+
 class Custom:
     """Custom(func, out_shape, out_dtype, func_type="te", bprop=None) (MindSpore's ops.Custom).
 
@@ -46,6 +59,8 @@ class Custom:
     signature. "pyfunc": func(*numpy arrays) returns a numpy array (or a tuple of them).
     "aot": func is "path/lib.so:name" or "path/source.cc:name" (compiled with the system
     compiler into the TE kernel cache), a function with MindSpore's aot signature.
+    "hybrid" (the default for an ops.kernel function): the function is translated to C++ and
+    compiled once per input signature; its output_tensor declarations give the outputs.
     out_shape / out_dtype are a shape and dtype (lists of them for several outputs), or
     functions of the input shapes / dtypes (MindSpore's infer callables); "pyfunc" and "aot"
     need them. bprop(*inputs, out, dout) returns the inputs' gradients (a tuple); without it a
@@ -54,14 +69,18 @@ class Custom:
 
     def __init__(self, func, out_shape=None, out_dtype=None, func_type="te", bprop=None, reg_info=None):
         del reg_info  # MindSpore's registration info (device/format tables): nothing to register here
+        if isinstance(func, HybridKernel) and func_type == "te":
+            func_type = "hybrid"  # MindSpore: Custom(kernel_function) is a hybrid operator
         if func_type not in _FUNC_TYPES:
-            raise ValueError(f"[Custom] func_type must be 'te', 'pyfunc' or 'aot', got {func_type!r}")
+            raise ValueError(f"[Custom] func_type must be 'te', 'pyfunc', 'aot' or 'hybrid', got {func_type!r}")
+        if func_type == "hybrid" and not isinstance(func, HybridKernel):
+            raise TypeError("[Custom] a hybrid func must be decorated with ops.kernel")
         if func_type == "aot":
             if not isinstance(func, str):
                 raise TypeError(f"[Custom] an aot func must be a string 'path:function', got {type(func).__name__}")
         elif not callable(func):
             raise TypeError(f"[Custom] func must be callable, got {type(func).__name__}")
-        if func_type != "te" and (out_shape is None or out_dtype is None):
+        if func_type in ("pyfunc", "aot") and (out_shape is None or out_dtype is None):
             raise ValueError(f"[Custom] func_type {func_type!r} needs out_shape and out_dtype")
         if bprop is not None and not callable(bprop):
             raise TypeError(f"[Custom] bprop must be callable, got {type(bprop).__name__}")
@@ -136,6 +155,43 @@ class Custom:
     def _compiled(self, arrays):
         return self._te_entry(tuple(a.shape for a in arrays), tuple(a.dtype.name for a in arrays))
 
+    # ---- hybrid -------------------------------------------------------------------------------
+    def _hybrid_entry(self, shapes, dtypes):
+        """The custom_call host function id for one input signature, translated and compiled once."""
+        key = tuple(zip(shapes, dtypes))
+        entry = self._cache.get(key)
+        if entry is None:
+            source, symbol, outs = self.func.translate(shapes, dtypes)
+            for (s, d), (ws, wd) in zip(outs, self._expected([tuple(x) for x in shapes],
+                                                              [_core_dtype(d) for d in dtypes])):
+                self._check(s, d, ws, wd)
+            metas = [(list(s), d) for s, d in outs]
+            fd, path = tempfile.mkstemp(suffix=".cc", prefix=f"mycel_hybrid_{self.func.__name__}_")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(source)
+                host, self.library, self.cached, self.compile_seconds = _te.register_aot(
+                    f"{path}:{symbol}", lambda _metas: metas)
+            finally:
+                os.unlink(path)
+            entry = self._cache[key] = host
+        return entry
+
+    def _hybrid_forward(self, *args):
+        fn = _hybrid_kernel_for_static_shapes(self, [a.shape for a in args], [a.dtype for a in args])
+        return _functional.custom_call(args, fn=fn)
+
+    def _run_hybrid_eagerly(self, tensors):
+        try:
+            return self._hybrid_forward(*tensors)
+        except RuntimeError as e:
+            m = re.search(r"'mycel_hybrid_\w+' in .* returned (\d+)", str(e))
+            if not m:
+                raise
+            _, filename, _ = self.func._tree()
+            raise IndexError(f"hybrid kernel '{self.func.__name__}': an index out of range at line "
+                             f"{m.group(1)} of {filename}") from None
+
     # ---- the forward, parsed by graph mode and run eagerly --------------------------------------
     def _te_forward(self, *args):
         kernel = _te_kernel_for_static_shapes(self, [a.shape for a in args], [a.dtype for a in args])
@@ -151,6 +207,8 @@ class Custom:
         return _functional.custom_call(args, fn=self._host)
 
     def _forward(self):
+        if self.func_type == "hybrid":
+            return self._hybrid_forward
         return self._te_forward if self.func_type == "te" else self._host_forward
 
     @property
@@ -168,6 +226,8 @@ class Custom:
         tensors = tuple(a if isinstance(a, Tensor) else Tensor(np.ascontiguousarray(np.asarray(a))) for a in args)
         if self.bprop is not None:
             return self._bprop_cell()(*tensors)
+        if self.func_type == "hybrid":
+            return self._run_hybrid_eagerly(tensors)
         return self._forward()(*tensors)
 
     def bprop_call(self, *args_and_dout):
