@@ -40,6 +40,14 @@ from mycel.insight import SummaryRecord, SummaryCollector, Profiler
 from mycel.lite.export import export
 from mycel.lite.graph import load
 
+from mycel.common.generator import (Generator, default_generator, manual_seed, seed, initial_seed,
+                                    get_rng_state, set_rng_state)
+from mycel.common.misc import lazy_inline, is_tensor, from_numpy
+# MindSpore's top level re-exports mindspore.train (callbacks, metrics, loss scale managers, ...);
+# names defined above (export, load, ...) keep their meaning.
+_train_names = [n for n in train.__all__ if n not in globals() and n not in ("callback", "metrics", "summary")]
+globals().update({n: getattr(train, n) for n in _train_names})
+
 __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
@@ -48,8 +56,26 @@ __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_conte
            "load_checkpoint", "load_param_into_net", "export", "load", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64",
-           "complex64", "complex128"]
+           "complex64", "complex128", "Generator", "default_generator", "manual_seed", "seed",
+           "initial_seed", "get_rng_state", "set_rng_state", "lazy_inline", "is_tensor", "from_numpy"]
+__all__ += _train_names
+
+# Submodules MindSpore's top level imports (ms.dataset, ms.numpy, ...): imported on first use here,
+# so that `import mycel` stays quick.
+_LAZY_SUBMODULES = ("dataset", "numpy", "mindrecord", "communication", "parallel", "log", "common",
+                    "context", "profiler", "insight", "lite", "onnx", "te", "armour")
 
 # mycel.set_contxt: "did you mean 'set_context'?"
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr("mycel", globals())
+_missing = _module_getattr("mycel", globals())
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        try:
+            return importlib.import_module(f"mycel.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"mycel.{name}":
+                raise
+    return _missing(name)

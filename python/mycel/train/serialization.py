@@ -197,3 +197,29 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
     (FlatBuffers, for the lite runtime) or ONNX file (mycel.lite.export)."""
     from mycel.lite.export import export as export_model  # the exporter needs nn and the graph glue
     return export_model(net, *inputs, file_name=file_name, file_format=file_format, **kwargs)
+
+
+def check_checkpoint(ckpt_file_name):
+    """Whether ckpt_file_name is a complete, uncorrupted checkpoint (MindSpore's check_checkpoint):
+    the loader's own checks (format, bounds, checksums) decide; False instead of the error."""
+    name = _check_file_name("check_checkpoint", ckpt_file_name)
+    try:
+        load_checkpoint(name)
+    except (ValueError, RuntimeError, OSError, TypeError):
+        return False
+    return True
+
+
+def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_prefix=None,
+                          dec_key=None, dec_mode="AES-GCM", specify_prefix=None,
+                          choice_func=None):
+    """load_checkpoint on a background thread: returns a concurrent.futures.Future whose
+    result() is the parameter dict (MindSpore's load_checkpoint_async); errors surface there."""
+    import concurrent.futures
+    name = _check_file_name("load_checkpoint_async", ckpt_file_name)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mycel-ckpt")
+    try:
+        return pool.submit(load_checkpoint, name, net, strict_load, filter_prefix, dec_key, dec_mode,
+                           specify_prefix, choice_func)
+    finally:
+        pool.shutdown(wait=False)  # the thread finishes the one load, then exits

@@ -164,8 +164,12 @@ class Optimizer(Cell):
         self.exec_weight_decay = any(wd > 0 for wd in param_wd)
         if self.is_group_lr:
             self.learning_rate = CellList(lr_cells)     # registered, so checkpoints keep each group's lr
+        elif isinstance(lr_cells[0], (_ConstantLR, _IteratorLR)):
+            # MindSpore's optimizer.learning_rate is the Parameter itself (users and callbacks
+            # assign to it); the Cell reading it stays in _param_lr_cells for get_lr.
+            self.learning_rate = lr_cells[0].learning_rate
         else:
-            self.learning_rate = lr_cells[0]
+            self.learning_rate = lr_cells[0]            # a LearningRateSchedule Cell
         # The lr Cell of each parameter (one shared Cell without group lrs), zipped with the
         # parameters in construct: graph mode unrolls that loop, so no per-parameter indexing.
         self._param_lr_cells = tuple(param_lr_cells)
@@ -196,7 +200,7 @@ class Optimizer(Cell):
         if self.is_group_lr:
             lr = tuple(cell(step).reshape(()) for cell in self._param_lr_cells)
         else:
-            lr = self.learning_rate(step).reshape(())
+            lr = self._param_lr_cells[0](step).reshape(())
         return ops.depend(lr, ops.assign(self.global_step, step + 1))
 
     def get_lr_parameter(self, param):

@@ -5,6 +5,7 @@ from mycel.train.callback._loss_monitor import LossMonitor, TimeMonitor
 from mycel.train.callback._checkpoint import ModelCheckpoint, CheckpointConfig
 from mycel.train.callback._early_stop import EarlyStopping
 from mycel.train.callback._lr_scheduler import LearningRateScheduler
+from mycel.train.callback._reduce_lr import ReduceLROnPlateau, LambdaCallback
 from mycel.train.callback._history import History
 from mycel.train.callback._progress import ProgressBar
 from mycel.train.callback._backup import BackupAndRestore
@@ -12,6 +13,7 @@ from mycel.train.callback._on_request_exit import OnRequestExit
 
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParams", "LossMonitor", "TimeMonitor",
            "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "LearningRateScheduler", "History",
+           "ReduceLROnPlateau", "LambdaCallback",
            "ProgressBar", "BackupAndRestore", "OnRequestExit"]
 
 

@@ -3,9 +3,8 @@ import math
 
 import numpy as np
 
-from mycel import ops
-from mycel.common.tensor import Tensor
 from mycel.train.callback._callback import Callback
+from mycel.train.callback._reduce_lr import lr_parameter, set_lr
 
 
 class LearningRateScheduler(Callback):
@@ -21,11 +20,8 @@ class LearningRateScheduler(Callback):
 
     def on_train_step_end(self, run_context):
         cb = run_context.original_args()
-        lr_param = getattr(cb.get("optimizer"), "learning_rate", None)
-        if not isinstance(lr_param, Tensor):
-            raise TypeError("LearningRateScheduler: the optimizer must have a 'learning_rate' Parameter, "
-                            f"got {type(lr_param).__name__}")
+        lr_param = lr_parameter("LearningRateScheduler", cb)
         lr = float(np.asarray(lr_param.asnumpy()).reshape(-1)[0])
         new_lr = float(self.learning_rate_function(lr, cb.cur_step_num))
         if not math.isclose(lr, new_lr, rel_tol=1e-10):
-            ops.assign(lr_param, Tensor(np.full(lr_param.shape, new_lr, np.float32), dtype=lr_param.dtype))
+            set_lr(lr_param, new_lr)
