@@ -28,14 +28,14 @@ class CELU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return ops.relu(x) + ops.minimum(ops.expm1(x / self.alpha) * self.alpha, ops.zeros_like(x))
+        return ops.celu(x, self.alpha)
 
 
 class SeLU(Cell):
     """scale * elu(x, alpha) with the self-normalizing constants."""
 
     def construct(self, x):
-        return ops.elu(x, alpha=1.6732632423543772) * 1.0507009873554805
+        return ops.selu(x)
 
 
 class Softplus(Cell):
@@ -66,42 +66,42 @@ class Hardtanh(Cell):
         self.min_val, self.max_val = float(min_val), float(max_val)
 
     def construct(self, x):
-        return ops.clip_by_value(x, self.min_val, self.max_val)
+        return ops.hardtanh(x, self.min_val, self.max_val)
 
 
 class HSigmoid(Cell):
     """relu6(x + 3) / 6."""
 
     def construct(self, x):
-        return ops.relu6(x + 3.0) / 6.0
+        return ops.hardsigmoid(x)
 
 
 class HSwish(Cell):
     """x * relu6(x + 3) / 6."""
 
     def construct(self, x):
-        return x * ops.relu6(x + 3.0) / 6.0
+        return ops.hardswish(x)
 
 
 class Mish(Cell):
     """x * tanh(softplus(x))."""
 
     def construct(self, x):
-        return x * ops.tanh(ops.softplus(x))
+        return ops.mish(x)
 
 
 class LogSigmoid(Cell):
     """log(sigmoid(x)) = -softplus(-x)."""
 
     def construct(self, x):
-        return -ops.softplus(-x)
+        return ops.logsigmoid(x)
 
 
 class Tanhshrink(Cell):
     """x - tanh(x)."""
 
     def construct(self, x):
-        return x - ops.tanh(x)
+        return ops.tanhshrink(x)
 
 
 class SoftShrink(Cell):
@@ -114,7 +114,7 @@ class SoftShrink(Cell):
         self.lambd = float(lambd)
 
     def construct(self, x):
-        return ops.relu(x - self.lambd) - ops.relu(-x - self.lambd)
+        return ops.softshrink(x, self.lambd)
 
 
 class HShrink(Cell):
@@ -125,7 +125,7 @@ class HShrink(Cell):
         self.lambd = float(lambd)
 
     def construct(self, x):
-        return ops.select(ops.greater(ops.abs(x), self.lambd), x, ops.zeros_like(x))
+        return ops.hardshrink(x, self.lambd)
 
 
 class PReLU(Cell):
