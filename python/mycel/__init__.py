@@ -63,7 +63,7 @@ __all__ += _train_names
 # Submodules MindSpore's top level imports (ms.dataset, ms.numpy, ...): imported on first use here,
 # so that `import mycel` stays quick.
 _LAZY_SUBMODULES = ("dataset", "numpy", "mindrecord", "communication", "parallel", "log", "common",
-                    "context", "profiler", "insight", "lite", "onnx", "te", "armour")
+                    "context", "profiler", "insight", "lite", "onnx", "te", "armour", "mint")
 
 # mycel.set_contxt: "did you mean 'set_context'?"
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
