@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+
 import mycel.ops as _P  # the Python-level ops (masked_fill, assign, ...); this module loads last
 from mycel import _mycel
 from mycel.common.dtype import (float16, bfloat16, float32, float64, int32, int64, bool_, complex64,
@@ -252,6 +253,43 @@ def is_complex(input):
 def is_floating_point(input):
     """Whether the dtype is a floating-point one."""
     return input.dtype in _FLOATS
+
+
+def addcdiv(input, tensor1, tensor2, value=1):
+    """input + value * tensor1 / tensor2."""
+    return input + value * _ops.div(tensor1, tensor2)
+
+
+def addcmul(input, tensor1, tensor2, value=1):
+    """input + value * tensor1 * tensor2."""
+    return input + value * tensor1 * tensor2
+
+
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """The n-th forward difference along axis (prepend/append joined first)."""
+    d = _axis(x, axis)
+    if prepend is not None:
+        x = _ops.concat((prepend, x), d)
+    if append is not None:
+        x = _ops.concat((x, append), d)
+    for _ in range(n):
+        m = x.shape[d]
+        x = _tc.narrow(x, d, 1, m - 1) - _tc.narrow(x, d, 0, m - 1)
+    return x
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """input rotated by k quarter turns in the plane dims (from the first axis toward the second)."""
+    a, b = _axis(input, dims[0]), _axis(input, dims[1])
+    k = k % 4
+    if k == 0:
+        return input
+    perm = tuple(b if i == a else a if i == b else i for i in range(input.ndim))
+    if k == 1:
+        return _ops.transpose(_tc.flip(input, (b,)), perm)
+    if k == 2:
+        return _tc.flip(input, (a, b))
+    return _tc.flip(_ops.transpose(input, perm), (b,))
 
 
 # ---- reductions ----------------------------------------------------------------------------------
@@ -1028,3 +1066,34 @@ def assign_sub(variable, value):
 FUNCTIONS = {n: v for n, v in globals().items() if not n.startswith("_") and callable(v) and
              n not in ("float32", "float64", "int32", "int64", "bool_", "FUNCTIONS")}
 FUNCTIONS["range"] = _range
+
+
+# ---- Tensor methods ------------------------------------------------------------------------------
+# MindSpore's Tensor methods that are these functions with the tensor first.
+_TENSOR_METHODS = (
+    "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
+    "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
+    "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",
+    "is_floating_point", "kron", "logaddexp", "logaddexp2", "logit", "median", "moveaxis", "movedim",
+    "msort", "nansum", "outer", "rad2deg", "repeat_interleave", "roll", "rot90", "sgn", "signbit",
+    "sinc", "trace", "ger", "logdet", "remainder", "true_divide", "subtract",
+    "multiply", "divide", "negative", "positive", "nan_to_num", "aminmax", "logcumsumexp", "histc",
+    "unsorted_segment_sum")
+
+
+def _permute(self, *axis):
+    """x.permute(*dims) (or one tuple of them)."""
+    dims = tuple(axis[0]) if len(axis) == 1 and isinstance(axis[0], (tuple, list)) else axis
+    return _ops.transpose(self, dims)
+
+
+def _install_tensor_methods():
+    for name in _TENSOR_METHODS:
+        fn = globals().get(name)
+        if fn is not None and not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    if not hasattr(Tensor, "permute"):
+        Tensor.permute = _permute
+
+
+_install_tensor_methods()

@@ -259,3 +259,23 @@ def test_in_graph_mode():
             + x * np.tanh(np.log1p(np.exp(x))) + x)
     close(eager, want, 1e-4)
     close(graph, want, 1e-4)
+
+
+def test_addc_diff_rot90_and_tensor_methods():
+    a, b, c = f32(3, 4), f32(3, 4), np.abs(f32(3, 4)) + 0.5
+    close(ops.addcdiv(T(a), T(b), T(c), 0.5), a + 0.5 * b / c)
+    close(ops.addcmul(T(a), T(b), T(c), 2), a + 2 * b * c)
+    for n in (1, 2):
+        close(ops.diff(T(a), n, 0), np.diff(a, n, 0))
+    close(ops.diff(T(a), 1, 1, prepend=T(a[:, :1]), append=T(a[:, :2])), np.diff(a, 1, 1, prepend=a[:, :1], append=a[:, :2]))
+    y = f32(2, 3, 4)
+    for k in range(-1, 5):
+        close(ops.rot90(T(y), k, (1, 2)), np.rot90(y, k, (1, 2)))
+    t = T(a)
+    close(t.permute(1, 0), a.T)
+    close(t.permute((1, 0)), a.T)
+    close(t.roll(1, 0), np.roll(a, 1, 0))
+    close(t.index_select(1, T(np.array([0, 3], np.int32))), a[:, [0, 3]])
+    close(T(a[0]).outer(T(b[0])), np.outer(a[0], b[0]))
+    close(T(np.float32([0.25])).logit(), np.log(0.25 / 0.75))
+    close(T(a[:, :3]).trace(), np.trace(a[:, :3]))
