@@ -18,6 +18,8 @@ from mycel.nn.layer.group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d,
 from mycel.nn.layer.layers_more import *  # noqa: F401,F403  (Softmin, GLU, PixelShuffle, Dropout2d, ...)
 from mycel.nn.layer.layers_more import __all__ as _layers_more_all
 from mycel.nn.layer.sparse import SparseToDense, SparseTensorDenseMatmul
+from mycel.nn.layer.padding import *  # noqa: F401,F403  (ConstantPad2d, ReflectionPad1d, nn.Pad, Unflatten, ...)
+from mycel.nn.layer.padding import __all__ as _padding_all
 from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
                                               Transformer)
 
@@ -28,4 +30,4 @@ __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Sof
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
            "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "SparseToDense", "SparseTensorDenseMatmul"] + _activation_more_all + \
-    _layers_more_all
+    _layers_more_all + _padding_all
