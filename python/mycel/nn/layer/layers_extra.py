@@ -1,0 +1,184 @@
+"""More of mindspore.nn: BatchNorm3d, LRN and LocalResponseNorm, AdaptiveAvgPool1d, LPPool1d/2d,
+Tril/Triu, ImageGradients, PSNR, CentralCrop, and the RMSELoss and DiceLoss losses."""
+from mycel import ops
+from mycel.nn.cell import Cell
+from mycel.nn.layer.normalization import _BatchNorm
+from mycel.nn.loss.loss import LossBase
+from mycel.ops import function_more as _more
+from mycel.ops.primitive import constexpr
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) input (over every dim but the channels)."""
+
+    _ranks = (5,)
+
+
+def _channel_window_sum(sq, before, after):
+    """sum over channels c - before .. c + after of sq (N, C, ...), zeros beyond the edges."""
+    c = sq.shape[1]
+    pads = (0, 0, before, after) + (0, 0) * (sq.ndim - 2)
+    padded = ops.pad(sq, pads)
+    total = _more.narrow(padded, 1, 0, c)
+    for k in range(1, before + after + 1):
+        total = total + _more.narrow(padded, 1, k, c)
+    return total
+
+
+class LRN(Cell):
+    """MindSpore's (TensorFlow's) local response normalization across channels:
+    x / (bias + alpha * sum of x^2 over channels c - r .. c + r) ** beta."""
+
+    def __init__(self, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, norm_region="ACROSS_CHANNELS"):
+        super().__init__()
+        if norm_region != "ACROSS_CHANNELS":
+            raise ValueError(f"LRN: norm_region must be 'ACROSS_CHANNELS', got {norm_region!r}")
+        self.r, self.bias, self.alpha, self.beta = int(depth_radius), float(bias), float(alpha), float(beta)
+
+    def construct(self, x):
+        s = _channel_window_sum(x * x, self.r, self.r)
+        return x / ops.pow(self.bias + self.alpha * s, self.beta)
+
+
+class LocalResponseNorm(Cell):
+    """PyTorch's form: x / (k + alpha / size * sum of x^2 over `size` neighbouring channels) ** beta."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = int(size), float(alpha), float(beta), float(k)
+
+    def construct(self, x):
+        s = _channel_window_sum(x * x, self.size // 2, (self.size - 1) // 2)
+        return x / ops.pow(self.k + self.alpha / self.size * s, self.beta)
+
+
+class AdaptiveAvgPool1d(Cell):
+    """Average pooling of (N, C, L) to output_size positions."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = int(output_size)
+
+    def construct(self, x):
+        y = ops.adaptive_avg_pool2d(ops.expand_dims(x, 2), (1, self.output_size))
+        return ops.squeeze(y, (2,))
+
+
+@constexpr
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+class LPPool2d(Cell):
+    """(sum of x^p over each window) ** (1 / p) on (N, C, H, W) (stride: the kernel by default)."""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.p = float(norm_type)
+        self.k = _pair(kernel_size)
+        self.s = self.k if stride is None else _pair(stride)
+        self.ceil_mode = ceil_mode
+
+    def construct(self, x):
+        avg = ops.avg_pool2d(ops.pow(x, self.p), self.k, self.s)
+        area = self.k[0] * self.k[1]
+        return ops.pow(ops.sign(avg) * ops.relu(ops.abs(avg)) * area, 1.0 / self.p)
+
+
+class LPPool1d(Cell):
+    """(sum of x^p over each window) ** (1 / p) on (N, C, L)."""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.pool = LPPool2d(norm_type, (1, kernel_size), None if stride is None else (1, stride), ceil_mode)
+
+    def construct(self, x):
+        return ops.squeeze(self.pool(ops.expand_dims(x, 2)), (2,))
+
+
+class Tril(Cell):
+    """The lower triangle of x (diagonal k and below)."""
+
+    def construct(self, x, k=0):
+        return ops.tril(x, k)
+
+
+class Triu(Cell):
+    """The upper triangle of x (diagonal k and above)."""
+
+    def construct(self, x, k=0):
+        return ops.triu(x, k)
+
+
+class ImageGradients(Cell):
+    """(dy, dx) of (N, C, H, W) images: forward differences, 0 in the last row / column."""
+
+    def construct(self, images):
+        h, w = images.shape[2], images.shape[3]
+        dy = _more.narrow(images, 2, 1, h - 1) - _more.narrow(images, 2, 0, h - 1)
+        dx = _more.narrow(images, 3, 1, w - 1) - _more.narrow(images, 3, 0, w - 1)
+        return ops.pad(dy, (0, 0, 0, 0, 0, 1, 0, 0)), ops.pad(dx, (0, 0, 0, 0, 0, 0, 0, 1))
+
+
+class PSNR(Cell):
+    """Peak signal-to-noise ratio per image of two (N, C, H, W) batches: 10 log10(max_val^2 / MSE)."""
+
+    def __init__(self, max_val=1.0):
+        super().__init__()
+        if max_val <= 0:
+            raise ValueError(f"PSNR: max_val must be > 0, got {max_val!r}")
+        self.max_val = float(max_val)
+
+    def construct(self, img1, img2):
+        mse = ops.mean(ops.square(img1 - img2), (1, 2, 3))
+        return 10.0 * _more.log10(self.max_val * self.max_val / mse)
+
+
+@constexpr
+def _central_box(h, w, fraction):
+    top, left = int((h - h * fraction) / 2), int((w - w * fraction) / 2)
+    return top, left, h - 2 * top, w - 2 * left
+
+
+class CentralCrop(Cell):
+    """The central `central_fraction` of each image's height and width ((C, H, W) or (N, C, H, W)),
+    TensorFlow's rounding."""
+
+    def __init__(self, central_fraction):
+        super().__init__()
+        if not 0.0 < central_fraction <= 1.0:
+            raise ValueError(f"CentralCrop: central_fraction must be in (0, 1], got {central_fraction!r}")
+        self.fraction = float(central_fraction)
+
+    def construct(self, image):
+        top, left, h, w = _central_box(image.shape[-2], image.shape[-1], self.fraction)
+        return _more.narrow(_more.narrow(image, -2, top, h), -1, left, w)
+
+
+class RMSELoss(LossBase):
+    """sqrt(mean((logits - label)^2))."""
+
+    def __init__(self):
+        super().__init__()
+
+    def construct(self, logits, label):
+        return ops.sqrt(ops.mse_loss(logits, label, reduction="mean"))
+
+
+class DiceLoss(LossBase):
+    """1 - 2 sum(x y) / (sum(x^2) + sum(y^2) + smooth)."""
+
+    def __init__(self, smooth=1e-5):
+        super().__init__()
+        if smooth <= 0:
+            raise ValueError(f"DiceLoss: smooth must be > 0, got {smooth!r}")
+        self.smooth = float(smooth)
+
+    def construct(self, logits, label):
+        inter = ops.sum(logits * label)
+        union = ops.sum(logits * logits) + ops.sum(label * label)
+        return 1.0 - 2.0 * inter / (union + self.smooth)
+
+
+__all__ = ["BatchNorm3d", "LRN", "LocalResponseNorm", "AdaptiveAvgPool1d", "LPPool1d", "LPPool2d",
+           "Tril", "Triu", "ImageGradients", "PSNR", "CentralCrop", "RMSELoss", "DiceLoss"]
