@@ -4,6 +4,7 @@ MindSpore's signatures and conventions win where they differ from NumPy's or PyT
 (ops.diag is TensorFlow's any-rank diag, ops.smooth_l1_loss reduces with 'none' by default).
 The Tensor-method composites (tensor_composites.py) are exported here under their functional
 names too. Measured coverage: bench/compat_api_coverage.py."""
+import inspect
 import math
 
 import numpy as np
@@ -909,6 +910,31 @@ def prelu(x, weight):
     return _ops.relu(x) - w * _ops.relu(-x)
 
 
+def _channel_window_sum(sq, before, after):
+    """The sum over channels c - before .. c + after of sq (N, C, ...), zeros beyond the edges."""
+    c = sq.shape[1]
+    padded = _ops.pad(sq, (0, 0, before, after) + (0, 0) * (sq.ndim - 2))
+    total = _tc.narrow(padded, 1, 0, c)
+    for k in range(1, before + after + 1):
+        total = total + _tc.narrow(padded, 1, k, c)
+    return total
+
+
+def lrn(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, norm_region="ACROSS_CHANNELS"):
+    """Local response normalization (TensorFlow's and MindSpore's form):
+    x / (bias + alpha * sum of x^2 over channels c - r .. c + r) ** beta."""
+    if norm_region != "ACROSS_CHANNELS":
+        raise ValueError(f"lrn: norm_region must be 'ACROSS_CHANNELS', got {norm_region!r}")
+    s = _channel_window_sum(x * x, depth_radius, depth_radius)
+    return x / _ops.pow(bias + alpha * s, beta)
+
+
+def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """PyTorch's form: x / (k + alpha / size * sum of x^2 over `size` channels) ** beta."""
+    s = _channel_window_sum(x * x, size // 2, (size - 1) // 2)
+    return x / _ops.pow(k + alpha / size * s, beta)
+
+
 # ---- losses ----------------------------------------------------------------------------------------
 def _reduce(who, loss, reduction):
     if reduction == "mean":
@@ -1063,8 +1089,8 @@ def assign_sub(variable, value):
 
 
 # ops.range: defined as _range so that this module's own loops keep Python's range.
-FUNCTIONS = {n: v for n, v in globals().items() if not n.startswith("_") and callable(v) and
-             n not in ("float32", "float64", "int32", "int64", "bool_", "FUNCTIONS")}
+FUNCTIONS = {n: v for n, v in globals().items() if not n.startswith("_") and inspect.isfunction(v)
+             and n != "constexpr"}
 FUNCTIONS["range"] = _range
 
 

@@ -14,17 +14,6 @@ class BatchNorm3d(_BatchNorm):
     _ranks = (5,)
 
 
-def _channel_window_sum(sq, before, after):
-    """sum over channels c - before .. c + after of sq (N, C, ...), zeros beyond the edges."""
-    c = sq.shape[1]
-    pads = (0, 0, before, after) + (0, 0) * (sq.ndim - 2)
-    padded = ops.pad(sq, pads)
-    total = _more.narrow(padded, 1, 0, c)
-    for k in range(1, before + after + 1):
-        total = total + _more.narrow(padded, 1, k, c)
-    return total
-
-
 class LRN(Cell):
     """MindSpore's (TensorFlow's) local response normalization across channels:
     x / (bias + alpha * sum of x^2 over channels c - r .. c + r) ** beta."""
@@ -36,8 +25,7 @@ class LRN(Cell):
         self.r, self.bias, self.alpha, self.beta = int(depth_radius), float(bias), float(alpha), float(beta)
 
     def construct(self, x):
-        s = _channel_window_sum(x * x, self.r, self.r)
-        return x / ops.pow(self.bias + self.alpha * s, self.beta)
+        return _more.lrn(x, self.r, self.bias, self.alpha, self.beta)
 
 
 class LocalResponseNorm(Cell):
@@ -48,8 +36,7 @@ class LocalResponseNorm(Cell):
         self.size, self.alpha, self.beta, self.k = int(size), float(alpha), float(beta), float(k)
 
     def construct(self, x):
-        s = _channel_window_sum(x * x, self.size // 2, (self.size - 1) // 2)
-        return x / ops.pow(self.k + self.alpha / self.size * s, self.beta)
+        return _more.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
 
 
 class AdaptiveAvgPool1d(Cell):

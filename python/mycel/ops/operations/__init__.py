@@ -117,6 +117,15 @@ for _name in _compat.COMPOSITES:
     globals()[_name] = getattr(_compat, _name)
     __all__.append(_name)
 
+# More primitive classes over the functional composites: compat_ops2.py (a name generated
+# from the registry above stays).
+from mycel.ops.operations import compat_ops2 as _compat2  # noqa: E402
+
+for _name in _compat2.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat2, _name)
+        __all__.append(_name)
+
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
