@@ -532,6 +532,201 @@ def diagflat(input, offset=0):
     return _ops.pad(square, pads) if k else square
 
 
+def _einsum_parse(equation, ranks):
+    """[(labels of each operand)], output labels: '...' expanded to capital letters, checked."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ValueError(f"einsum: equation {equation!r} has {len(terms)} operands, got {len(ranks)} tensors")
+    ell = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    n_ell = 0
+    parsed = []
+    for term, rank in zip(terms, ranks):
+        if "..." in term:
+            k = rank - (len(term) - 3)
+            if k < 0:
+                raise ValueError(f"einsum: operand '{term}' has more labels than its {rank} dimensions")
+            n_ell = max(n_ell, k)
+            term = term.replace("...", ell[n_ell - k:n_ell] if k else "")
+        if len(term) != rank or not all(c.isalpha() and c.islower() or c in ell for c in term):
+            raise ValueError(f"einsum: operand labels '{term}' do not match a {rank}-d tensor")
+        parsed.append(term)
+    if arrow:
+        out = out.replace("...", ell[:n_ell])
+    else:  # implicit output: the ellipsis, then the labels used once, sorted
+        counts = {}
+        for t in parsed:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell[:n_ell] + "".join(sorted(c for c, n in counts.items() if n == 1 and c.islower()))
+    return parsed, out
+
+
+def _einsum_schedule(equation, shapes):
+    """The whole contraction, planned from the shapes when the call is compiled: per operand the
+    (i, j) diagonals to take, per pair (perm_a, shape_a, perm_b, shape_b, out_shape) of one
+    batched matmul, then the axes to sum and the final permutation."""
+    terms, out = _einsum_parse(equation, tuple(len(sh) for sh in shapes))
+    size = {}
+    diags, labels = [], []
+    for term, shape in zip(terms, shapes):
+        for c, n in zip(term, shape):
+            if size.setdefault(c, n) != n and n != 1 and size[c] != 1:
+                raise ValueError(f"einsum: label '{c}' has sizes {size[c]} and {n}")
+            size[c] = max(size[c], n)
+        steps, lab, shp = [], term, list(shape)
+        while True:
+            dup = next((c for c in lab if lab.count(c) > 1), None)
+            if dup is None:
+                break
+            i = lab.index(dup)
+            j = lab.index(dup, i + 1)
+            if shp[i] != shp[j]:
+                raise ValueError(f"einsum: repeated label '{dup}' has sizes {shp[i]} and {shp[j]}")
+            steps.append((i, j))
+            lab = "".join(c for k, c in enumerate(lab) if k not in (i, j)) + dup
+            shp = [n for k, n in enumerate(shp) if k not in (i, j)] + [shp[i]]
+        for c, n in zip(lab, shp):
+            if n != size[c]:
+                raise ValueError(f"einsum: label '{c}' has sizes {n} and {size[c]} (no broadcasting)")
+        diags.append(tuple(steps))
+        labels.append(lab)
+
+    def prod(ls):
+        out_ = 1
+        for c in ls:
+            out_ *= size[c]
+        return out_
+    pairs, la = [], labels[0]
+    for k in range(1, len(labels)):
+        lb, keep = labels[k], "".join(labels[k + 1:]) + out
+        batch = [c for c in la if c in lb and c in keep]
+        contract = [c for c in la if c in lb and c not in keep]
+        free_a = [c for c in la if c not in lb]
+        free_b = [c for c in lb if c not in la]
+        pairs.append((tuple(la.index(c) for c in batch + free_a + contract),
+                      (prod(batch), prod(free_a), prod(contract)),
+                      tuple(lb.index(c) for c in batch + contract + free_b),
+                      (prod(batch), prod(contract), prod(free_b)),
+                      tuple(size[c] for c in batch + free_a + free_b)))
+        la = "".join(batch + free_a + free_b)
+    gone = tuple(i for i, c in enumerate(la) if c not in out)
+    kept = "".join(c for c in la if c in out)
+    perm = tuple(kept.index(c) for c in out)
+    return tuple(diags), tuple(pairs), gone, (perm if perm != tuple(range(len(perm))) else ())
+
+
+_einsum_plan = constexpr(_einsum_schedule)
+
+
+def _take_diagonals(x, steps):
+    for i, j in steps:
+        x = diagonal(x, 0, i, j)  # the diagonal becomes the last dimension
+    return x
+
+
+def einsum(equation, *operands):
+    """Einstein summation (NumPy's notation: 'ij,jk->ik', '...' for leading dimensions, implicit
+    output). Operands are contracted left to right, each pair as one batched matmul; a label
+    repeated within an operand takes its diagonal. The plan is made from the shapes at compile
+    time, so graph mode runs only the transposes, reshapes and matmuls."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    diags, pairs, gone, perm = _einsum_plan(equation, tuple(x.shape for x in operands))
+    acc = _take_diagonals(operands[0], diags[0])
+    for (perm_a, shape_a, perm_b, shape_b, shape_out), b, steps in zip(pairs, operands[1:], diags[1:]):
+        a3 = _ops.transpose(acc, perm_a).reshape(shape_a)
+        b3 = _ops.transpose(_take_diagonals(b, steps), perm_b).reshape(shape_b)
+        acc = _P.bmm(a3, b3).reshape(shape_out)
+    if gone:
+        acc = _ops.sum(acc, gone)
+    if perm:
+        acc = _ops.transpose(acc, perm)
+    return acc
+
+
+def absolute(input):
+    """|input| (MindSpore's other name of abs)."""
+    return _ops.abs(input)
+
+
+def addn(x):
+    """The sum of a tuple or list of tensors."""
+    out = x[0]
+    for t in x[1:]:
+        out = out + t
+    return out
+
+
+accumulate_n = addn
+
+
+def truncate_div(x, y):
+    """x / y rounded toward zero."""
+    return divide(x, y, rounding_mode="trunc")
+
+
+def truncate_mod(x, y):
+    """x - truncate_div(x, y) * y: the dividend's sign."""
+    return fmod(x, y)
+
+
+def xdivy(x, y):
+    """x / y, 0 where x is 0."""
+    zero = _ops.equal(x * _ops.ones_like(y), 0)
+    yb = y * _ops.ones_like(x)
+    return _ops.select(zero, _ops.zeros_like(yb), _ops.div(x, _ops.select(zero, _ops.ones_like(yb), yb)))
+
+
+def fmax(input, other):
+    """The elementwise maximum, ignoring NaN (NaN only where both are)."""
+    a, b = input * _ops.ones_like(other), other * _ops.ones_like(input)
+    return _ops.select(_ops.isnan(a), b, _ops.select(_ops.isnan(b), a, _ops.maximum(a, b)))
+
+
+def fmin(input, other):
+    """The elementwise minimum, ignoring NaN (NaN only where both are)."""
+    a, b = input * _ops.ones_like(other), other * _ops.ones_like(input)
+    return _ops.select(_ops.isnan(a), b, _ops.select(_ops.isnan(b), a, _ops.minimum(a, b)))
+
+
+def mv(mat, vec):
+    """The product of a matrix and a vector."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: expected a 2-d matrix and a 1-d vector, got shapes {tuple(mat.shape)} and {tuple(vec.shape)}")
+    return _ops.matmul(mat, vec)
+
+
+def matrix_band_part(x, lower, upper):
+    """x with everything outside the band (lower diagonals below, upper above; -1: all) zeroed."""
+    n, m = x.shape[-2], x.shape[-1]
+    lo = n if lower < 0 else lower
+    hi = m if upper < 0 else upper
+    return _ops.triu(_ops.tril(x, hi), -lo)
+
+
+def heaviside(input, values):
+    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    ones = _ops.ones_like(input)
+    return _ops.select(_ops.equal(input, 0), values * ones, _ops.cast(_ops.greater(input, 0), input.dtype) * ones)
+
+
+def nanmean(input, axis=None, keepdims=False, *, dtype=None):
+    """The mean ignoring NaNs."""
+    valid = _ops.logical_not(_ops.isnan(input))
+    total = nansum(input, axis, keepdims, dtype=dtype)
+    axes = () if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+    count = _ops.sum(_ops.cast(valid, total.dtype), axes, keepdims)
+    return total / count
+
+
+def ptp(input, axis=None, keepdims=False):
+    """max - min (over axis, or all elements)."""
+    axes = () if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+    return _ops.max(input, axes, keepdims) - _ops.min(input, axes, keepdims)
+
+
 # ---- array ---------------------------------------------------------------------------------------
 def cat(tensors, axis=0):
     """concat (MindSpore 2.x's name)."""
@@ -1097,6 +1292,7 @@ FUNCTIONS["range"] = _range
 # ---- Tensor methods ------------------------------------------------------------------------------
 # MindSpore's Tensor methods that are these functions with the tensor first.
 _TENSOR_METHODS = (
+    "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
     "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
     "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
     "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",
@@ -1113,6 +1309,53 @@ def _permute(self, *axis):
     return _ops.transpose(self, dims)
 
 
+def _expand(self, *size):
+    """x broadcast to size (one tuple or the sizes; -1 keeps a dimension)."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return _ops.broadcast_to(self, shape)
+
+
+def _where(self, condition, y):
+    """where(condition, self, y)."""
+    return _ops.select(condition, self, y)
+
+
+def _type(self, dtype=None):
+    """The dtype's name when dtype is None (MindSpore's 'Float32'), else self cast to dtype."""
+    return str(self.dtype) if dtype is None else _ops.cast(self, dtype)
+
+
+_OTHER_METHODS = {
+    "bmm": lambda self, mat2: _P.bmm(self, mat2),
+    "dot": lambda self, other: _ops.sum(self * other),
+    "det": lambda self: _P.det(self),
+    "inverse": lambda self: _P.inverse(self),
+    "slogdet": lambda self: _P.slogdet(self),
+    "svd": lambda self, full_matrices=False, compute_uv=True: _P.svd(self, full_matrices, compute_uv),
+    "cholesky": lambda self, upper=False: _P.cholesky(self, upper),
+    "expand": _expand,
+    "new_ones": lambda self, size, dtype=None: _P.ones(tuple(size), dtype or self.dtype),
+    "new_zeros": lambda self, size, dtype=None: _P.zeros(tuple(size), dtype or self.dtype),
+    "ndimension": lambda self: self.ndim,
+    "masked_select": lambda self, mask: _P.masked_select(self, mask),
+    "nonzero": lambda self, as_tuple=False: _P.nonzero(self, as_tuple=as_tuple),
+    "reshape_as": lambda self, other: self.reshape(other.shape),
+    "view_as": lambda self, other: self.reshape(other.shape),
+    "type_as": lambda self, other: _ops.cast(self, other.dtype),
+    "to": lambda self, dtype: _ops.cast(self, dtype),
+    "type": _type,
+    "where": _where,
+    "take": lambda self, indices: _ops.gather(self.reshape((-1,)), indices, 0),
+    "scatter": lambda self, axis, index, src: scatter(self, axis, index, src),
+    "inv": lambda self: _ops.reciprocal(self),
+    "is_signed": lambda self: self.dtype not in (bool_,) and not str(self.dtype).lower().startswith("u"),
+    "unique_consecutive": lambda self, return_idx=False, return_counts=False, axis=None:
+        _P.unique_consecutive(self, return_idx, return_counts, axis),
+    "gather_nd": lambda self, indices: _P.gather_nd(self, indices),
+    "argwhere": lambda self: _P.argwhere(self),
+}
+
+
 def _install_tensor_methods():
     for name in _TENSOR_METHODS:
         fn = globals().get(name)
@@ -1120,6 +1363,9 @@ def _install_tensor_methods():
             setattr(Tensor, name, fn)
     if not hasattr(Tensor, "permute"):
         Tensor.permute = _permute
+    for name, fn in _OTHER_METHODS.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
 
 
 _install_tensor_methods()

@@ -279,3 +279,61 @@ def test_addc_diff_rot90_and_tensor_methods():
     close(T(a[0]).outer(T(b[0])), np.outer(a[0], b[0]))
     close(T(np.float32([0.25])).logit(), np.log(0.25 / 0.75))
     close(T(a[:, :3]).trace(), np.trace(a[:, :3]))
+
+
+EINSUM = [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("bij,bjk,k->bi", [(2, 3, 4), (2, 4, 5), (5,)]),
+          ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]), ("iij->ij", [(3, 3, 2)]), ("ij->", [(3, 4)]),
+          ("ij,ij->i", [(3, 4), (3, 4)]), ("i,j->ij", [(3,), (4,)]), ("bij->jb", [(2, 3, 4)]), ("ii", [(3, 3)]),
+          ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)])]
+
+
+@pytest.mark.parametrize("eq, shapes", EINSUM, ids=[e[0] for e in EINSUM])
+def test_einsum_against_numpy(eq, shapes):
+    xs = [f32(*s) for s in shapes]
+    close(ops.einsum(eq, *[T(x) for x in xs]), np.einsum(eq, *xs), 1e-5)
+    close(ops.Einsum(eq)(tuple(T(x) for x in xs)), np.einsum(eq, *xs), 1e-5)
+
+
+def test_einsum_gradients_and_graph_mode_and_errors():
+    a, b = f32(2, 3), f32(3, 4)
+    ga, gb = ms.grad(lambda x, y: ops.einsum("ij,jk->ik", x, y).sum(), grad_position=(0, 1))(T(a), T(b))
+    close(ga, np.ones((2, 4)) @ b.T)
+    close(gb, a.T @ np.ones((2, 4)))
+
+    class Net(nn.Cell):
+        def construct(self, x, y):
+            return ops.einsum("ij,jk->ik", x, y)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        close(Net()(T(a), T(b)), a @ b)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(ValueError, match="einsum: label 'j' has sizes 3 and 5"):
+        ops.einsum("ij,jk->ik", T(a), T(f32(5, 2)))
+    with pytest.raises(ValueError, match="einsum: equation 'ij,jk' has 2 operands, got 1"):
+        ops.einsum("ij,jk", T(a))
+
+
+def test_misc_functions_and_tensor_methods():
+    a = np.float32([1.0, np.nan, 3.0, np.nan])
+    b = np.float32([2.0, 1.0, np.nan, np.nan])
+    close(ops.fmax(T(a), T(b)), np.fmax(a, b))
+    close(ops.fmin(T(a), T(b)), np.fmin(a, b))
+    close(ops.nanmean(T(a)), np.nanmean(a))
+    x = f32(3, 4)
+    close(ops.ptp(T(x), 1), np.ptp(x, 1))
+    close(ops.heaviside(T(np.float32([-1, 0, 2])), T(np.float32([0.5]))), np.heaviside([-1, 0, 2], 0.5))
+    m = f32(4, 5)
+    band = np.where((np.arange(5)[None] - np.arange(4)[:, None] <= 2) & (np.arange(4)[:, None] - np.arange(5)[None] <= 1), m, 0)
+    close(ops.matrix_band_part(T(m), 1, 2), band)
+    close(ops.mv(T(x), T(f32(4)[:4] * 0 + 1)), x.sum(1))
+    close(ops.addn([T(x), T(x), T(x)]), 3 * x)
+    close(ops.xdivy(T(np.float32([0, 2])), T(np.float32([0, 4]))), [0, 0.5])
+    t = T(x)
+    close(t.expand(2, -1, -1), np.broadcast_to(x, (2, 3, 4)))
+    close(t.new_ones((2,)), [1, 1])
+    close(t.take(T(np.array([0, 5]))), x.ravel()[[0, 5]])
+    close(t.where(t > 0, T(np.float32(0))), np.where(x > 0, x, 0))
+    assert t.type() == "Float32" and t.type(ms.float64).dtype == ms.float64 and t.ndimension() == 2
+    close(t.dot(t), (x * x).sum())
+    close(T(x[:, :3]).det(), np.linalg.det(x[:, :3]), 1e-4)

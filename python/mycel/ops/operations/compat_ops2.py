@@ -239,6 +239,18 @@ class MirrorPad(_Composite):
         return Pad(tuple(tuple(int(v) for v in r) for r in rows), self.mode)(x)
 
 
+class Einsum(_Composite):
+    """Einstein summation of a tuple of tensors (the equation fixed at construction)."""
+
+    def __init__(self, equation):
+        if not isinstance(equation, str):
+            raise TypeError(f"Einsum: equation must be a str, got {type(equation).__name__}")
+        super().__init__(equation=equation)
+
+    def _call(self, inputs):
+        return _f.einsum(self.equation, *inputs)
+
+
 class AssignAdd(_Composite):
     """variable += value (a Parameter); returns it."""
 
