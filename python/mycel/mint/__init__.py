@@ -49,6 +49,7 @@ abs, atan2, cos, sin, tanh, exp, log, sqrt, rsqrt = (_ops.abs, _ops.atan2, _ops.
                                                      _ops.exp, _ops.log, _ops.sqrt, _ops.rsqrt)
 erf, reciprocal, sigmoid, square, neg, pow = _ops.erf, _ops.reciprocal, _ops.sigmoid, _ops.square, _ops.neg, _ops.pow
 negative, maximum, minimum, isfinite, isclose = _more.negative, _ops.maximum, _ops.minimum, _ops.isfinite, _more.isclose
+erfinv = _more.erfinv
 logical_and, logical_or, logical_not = _ops.logical_and, _ops.logical_or, _ops.logical_not
 eq, ne, gt, ge, lt, le = _ops.equal, _ops.not_equal, _ops.greater, _ops.greater_equal, _ops.less, _ops.less_equal
 greater, greater_equal, less, less_equal = gt, ge, lt, le

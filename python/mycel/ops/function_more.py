@@ -187,6 +187,44 @@ def frac(x):
     return x - _tc.trunc(x)
 
 
+def _horner(w, coefficients):
+    p = _ops.ones_like(w) * coefficients[0]
+    for c in coefficients[1:]:
+        p = p * w + c
+    return p
+
+
+def erfc(input):
+    """1 - erf(x) without the cancellation: t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), z = |x|
+    (Numerical Recipes' erfcc, relative error below 1.2e-7), reflected as 2 - erfc(-x) for x < 0."""
+    out_dtype = _float_like(input).dtype
+    x = _ops.cast(input, float64)  # exp(-z^2) needs float64's exponent precision for z up to 9
+    z = _ops.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = _horner(t, (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+                       0.09678418, 0.37409196, 1.00002368, -1.26551223))
+    r = t * _ops.exp(-z * z + poly)
+    return _ops.cast(_ops.select(_ops.less(x, 0.0), 2.0 - r, r), out_dtype)
+
+
+def erfinv(input):
+    """The inverse of erf on (-1, 1): Giles' single-precision approximation, then one Newton step
+    on erf; +-inf at +-1, NaN outside."""
+    x = _float_like(input)
+    w = -_ops.log((1.0 - x) * (1.0 + x))
+    central = _horner(w - 2.5, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                                0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941))
+    tail = _horner(_ops.sqrt(w) - 3.0, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                                        0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682))
+    y = _ops.select(_ops.less(w, 5.0), central, tail) * x
+    finite = _ops.less(_ops.abs(x), 1.0)
+    y_safe = _ops.select(finite, y, _ops.zeros_like(y))
+    slope = (2.0 / math.sqrt(math.pi)) * _ops.exp(-y_safe * y_safe)
+    refined = y_safe - (_ops.erf(y_safe) - x) / slope
+    edge = _ops.stop_gradient(x) * float("inf")  # +-1 -> +-inf (no gradient: inf * 0 is NaN)
+    return _ops.select(finite, refined, _ops.select(_ops.equal(_ops.abs(x), 1.0), edge, y))
+
+
 def ldexp(x, other):
     """x * 2^other."""
     return _float_like(x) * _ops.pow(2.0, _float_like(other))
@@ -1292,7 +1330,7 @@ FUNCTIONS["range"] = _range
 # ---- Tensor methods ------------------------------------------------------------------------------
 # MindSpore's Tensor methods that are these functions with the tensor first.
 _TENSOR_METHODS = (
-    "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
+    "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
     "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
     "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
     "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",

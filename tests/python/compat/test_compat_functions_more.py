@@ -337,3 +337,20 @@ def test_misc_functions_and_tensor_methods():
     assert t.type() == "Float32" and t.type(ms.float64).dtype == ms.float64 and t.ndimension() == 2
     close(t.dot(t), (x * x).sum())
     close(T(x[:, :3]).det(), np.linalg.det(x[:, :3]), 1e-4)
+
+
+def test_erfc_and_erfinv_against_scipy():
+    special = pytest.importorskip("scipy.special")
+    z = np.linspace(-6, 9, 4001).astype(np.float32)
+    got = ops.erfc(T(z)).asnumpy()
+    ref = special.erfc(z.astype(np.float64))
+    assert got.dtype == np.float32 and np.max(np.abs(got - ref) / ref) < 5e-7
+    x = np.linspace(-0.999999, 0.999999, 4001).astype(np.float32)
+    y = ops.erfinv(T(x)).asnumpy()
+    ref = special.erfinv(x.astype(np.float64))
+    assert np.max(np.abs(y - ref) / np.maximum(np.abs(ref), 1e-30)) < 1e-6
+    edge = ops.erfinv(T(np.float32([1, -1, 1.5]))).asnumpy()
+    assert edge[0] == np.inf and edge[1] == -np.inf and np.isnan(edge[2])
+    g = ms.grad(lambda v: ops.erfinv(v).sum())(T(np.float32([0.3, -0.7])))
+    close(g, np.sqrt(np.pi) / 2 * np.exp(special.erfinv(np.float64([0.3, -0.7])) ** 2), 1e-4)
+    close(ops.Erfinv()(T(np.float32([0.5]))), special.erfinv([0.5]), 1e-6)
