@@ -14,6 +14,7 @@ import mycel.ops as _P  # the Python-level ops (masked_fill, assign, ...); this 
 from mycel import _mycel
 from mycel.common.dtype import (float16, bfloat16, float32, float64, int32, int64, bool_, complex64,
                                 complex128)
+from mycel.common.parameter import Parameter as _Parameter
 from mycel.common.tensor import Tensor
 from mycel.ops import tensor_composites as _tc
 from mycel.ops.primitive import constexpr
@@ -361,6 +362,51 @@ def median(input, axis=-1, keepdims=False):
 def msort(input):
     """input sorted along its first dimension."""
     return _ops.sort(input, 0)[0]
+
+
+@constexpr
+def _scan_shifts(n):
+    """1, 2, 4, ... below n: the steps of a log-step scan."""
+    out, s = [], 1
+    while s < n:
+        out.append(s)
+        s *= 2
+    return tuple(out)
+
+
+@constexpr
+def _slice_bounds(n, start, end, step):
+    """(first, stop, positions) of start:end:step over n elements."""
+    lo, hi, _ = slice(start, end, step).indices(n)
+    return lo, hi, Tensor(np.arange(lo, hi, step, dtype=np.int64))
+
+
+def _cumulative_extreme(who, x, axis, pick_later):
+    """(values, indices) of a running max or min along axis: a log-step scan (Hillis-Steele) of
+    (value, index) pairs, the later element winning ties (PyTorch's and MindSpore's rule)."""
+    d = _axis(x, axis)
+    n = x.shape[d]
+    shape = tuple(n if k == d else 1 for k in range(x.ndim))
+    v = x
+    i = _ops.broadcast_to(_ops.arange(n, dtype=int64).reshape(shape), x.shape)
+    for s in _scan_shifts(n):
+        ev = _ops.concat((_P.full_like(_tc.narrow(v, d, 0, s), 0), _tc.narrow(v, d, 0, n - s)), d)
+        ei = _ops.concat((_tc.narrow(i, d, 0, s), _tc.narrow(i, d, 0, n - s)), d)
+        has_earlier = _ops.broadcast_to(_ops.greater_equal(_ops.arange(n, dtype=int64), s).reshape(shape), x.shape)
+        later_wins = _ops.logical_or(_ops.logical_not(has_earlier), pick_later(v, ev))
+        v = _ops.select(later_wins, v, ev)
+        i = _ops.select(later_wins, i, ei)
+    return v, i
+
+
+def cummax(input, axis):
+    """(values, indices) of the running maximum along axis."""
+    return _cumulative_extreme("cummax", input, axis, _ops.greater_equal)
+
+
+def cummin(input, axis):
+    """(values, indices) of the running minimum along axis."""
+    return _cumulative_extreme("cummin", input, axis, _ops.less_equal)
 
 
 def logcumsumexp(input, axis):
@@ -970,6 +1016,53 @@ def unsorted_segment_sum(input_x, segment_ids, num_segments):
     return _ops.tensor_scatter_add(out, _ops.expand_dims(segment_ids, -1), input_x)
 
 
+def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
+    """x with y's slices added at `indices` (1-d) along axis; a Parameter x is updated in place
+    (MindSpore's IndexAdd) and returned."""
+    d = _axis(x, axis)
+    moved = moveaxis(x, d, 0)
+    summed = _ops.tensor_scatter_add(moved, _ops.expand_dims(indices, -1), moveaxis(y, d, 0))
+    out = moveaxis(summed, 0, d)
+    return _P.assign(x, out) if isinstance(x, _Parameter) else out
+
+
+def tensor_scatter_sub(input_x, indices, updates):
+    """input_x with updates subtracted at indices (duplicates subtract up)."""
+    return _ops.tensor_scatter_add(input_x, indices, -updates)
+
+
+def scatter_update(input_x, indices, updates):
+    """input_x[indices[...]] = updates (along the first axis), assigned to the Parameter input_x."""
+    idx = indices.reshape((-1, 1))
+    upd = updates.reshape((-1,) + tuple(input_x.shape[1:]))
+    return _P.assign(input_x, _P.tensor_scatter_update(input_x, idx, upd))
+
+
+def slice_scatter(input, src, axis=0, start=None, end=None, step=1):
+    """input with src written over input[start:end:step] along axis."""
+    d = _axis(input, axis)
+    n = input.shape[d]
+    lo, hi, positions = _slice_bounds(n, start, end, step)
+    if step == 1:
+        parts = []
+        if lo > 0:
+            parts.append(_tc.narrow(input, d, 0, lo))
+        parts.append(src)
+        if hi < n:
+            parts.append(_tc.narrow(input, d, hi, n - hi))
+        return _ops.concat(parts, d)
+    moved = moveaxis(input, d, 0)
+    out = _P.tensor_scatter_update(moved, _ops.expand_dims(positions, -1), moveaxis(src, d, 0))
+    return moveaxis(out, 0, d)
+
+
+def select_scatter(input, src, axis, index):
+    """input with src written over the slice `index` of axis (src lacks that axis)."""
+    d = _axis(input, axis)
+    i = index % input.shape[d]
+    return slice_scatter(input, _ops.expand_dims(src, d), d, i, i + 1)
+
+
 def view_as_real(input):
     """A complex tensor as real pairs: a last dimension of (real, imag)."""
     if input.dtype not in _COMPLEX:
@@ -1330,7 +1423,7 @@ FUNCTIONS["range"] = _range
 # ---- Tensor methods ------------------------------------------------------------------------------
 # MindSpore's Tensor methods that are these functions with the tensor first.
 _TENSOR_METHODS = (
-    "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
+    "cummax", "cummin", "index_add", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
     "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
     "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
     "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",

@@ -354,3 +354,37 @@ def test_erfc_and_erfinv_against_scipy():
     g = ms.grad(lambda v: ops.erfinv(v).sum())(T(np.float32([0.3, -0.7])))
     close(g, np.sqrt(np.pi) / 2 * np.exp(special.erfinv(np.float64([0.3, -0.7])) ** 2), 1e-4)
     close(ops.Erfinv()(T(np.float32([0.5]))), special.erfinv([0.5]), 1e-6)
+
+
+def test_cummax_cummin_scatters_in_both_modes():
+    x = np.array([[3, 4, 6, 10], [1, 6, 7, 9], [4, 3, 8, 7], [1, 3, 7, 9]], np.float32)
+    v, i = ops.cummax(T(x), 0)  # MindSpore's documented example
+    close(v, np.maximum.accumulate(x, 0))
+    assert i.asnumpy().tolist() == [[0, 0, 0, 0], [0, 1, 1, 0], [2, 1, 2, 0], [2, 1, 2, 0]]
+    r = f32(3, 9)
+    v, i = ops.cummin(T(r), 1)
+    close(v, np.minimum.accumulate(r, 1))
+    close(np.take_along_axis(r, i.asnumpy(), 1), v.asnumpy())
+    ties = ops.cummax(T(np.float32([1, 1, 0, 1])), 0)[1].asnumpy().tolist()
+    assert ties == [0, 1, 1, 3]  # the later of equal maxima
+
+    class Net(nn.Cell):
+        def construct(self, a, b):
+            return ops.cummax(a, 1)[0] + ops.slice_scatter(a, b, 1, 1, 7, 2)
+
+    b = f32(3, 3)
+    want = np.maximum.accumulate(r, 1) + np.concatenate([r[:, :1], b[:, :1], r[:, 2:3], b[:, 1:2], r[:, 4:5], b[:, 2:3], r[:, 6:]], 1)
+    close(Net()(T(r), T(b)), want)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        close(Net()(T(r), T(b)), want)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    close(ops.select_scatter(T(np.zeros((2, 3), np.float32)), T(np.ones(2, np.float32)), 1, -1), [[0, 0, 1], [0, 0, 1]])
+    p = ms.Parameter(T(np.zeros((3, 2), np.float32)), name="p")
+    ops.index_add(p, T(np.array([0, 2, 0], np.int32)), T(np.ones((3, 2), np.float32)), 0)
+    close(p, [[2, 2], [0, 0], [1, 1]])
+    q = ms.Parameter(T(np.zeros((4, 2), np.float32)), name="q")
+    ops.scatter_update(q, T(np.array([[1], [3]], np.int32)), T(np.ones((2, 1, 2), np.float32)))
+    close(q, [[0, 0], [1, 1], [0, 0], [1, 1]])
+    close(ops.tensor_scatter_sub(T(np.ones(3, np.float32)), T(np.array([[1]], np.int32)), T(np.float32([2]))), [1, -1, 1])

@@ -253,6 +253,33 @@ class Einsum(_Composite):
         return _f.einsum(self.equation, *inputs)
 
 
+class TensorScatterSub(_Composite):
+    """input_x with updates subtracted at indices."""
+
+    def _call(self, input_x, indices, updates):
+        return _f.tensor_scatter_sub(input_x, indices, updates)
+
+
+class ScatterUpdate(_Composite):
+    """input_x[indices] = updates on a Parameter."""
+
+    def __init__(self, use_locking=True):
+        super().__init__(use_locking=use_locking)
+
+    def _call(self, input_x, indices, updates):
+        return _f.scatter_update(input_x, indices, updates)
+
+
+class IndexAdd(_Composite):
+    """x (a Parameter) with y's slices added at indices along axis."""
+
+    def __init__(self, axis, use_lock=True, check_index_bound=True):
+        super().__init__(axis=axis)
+
+    def _call(self, x, indices, y):
+        return _f.index_add(x, indices, y, self.axis)
+
+
 class AssignAdd(_Composite):
     """variable += value (a Parameter); returns it."""
 
