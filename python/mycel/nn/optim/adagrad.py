@@ -11,9 +11,7 @@ class Adagrad(Optimizer):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.initial_accum = check_float("Adagrad", "accum", accum, low=0.0)
         self.update_slots = check_bool("Adagrad", "update_slots", update_slots)
-        self.accum = self._clone_state("accum")
-        for h in self.accum:
-            h.set_data(h.asnumpy() + self.initial_accum)
+        self.accum = self._filled_state("accum", self.initial_accum)
 
     def construct(self, gradients):
         step = self._next_step()

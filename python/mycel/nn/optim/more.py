@@ -77,7 +77,7 @@ class Rprop(Optimizer):
             raise ValueError(f"Rprop: step_sizes must be (min, max) with 0 <= min <= max, got {step_sizes!r}")
         self.prev = self._clone_state("prev")
         self.step_size = self._clone_state("step_size")
-        for s, lr_cell in zip(self.step_size, self._param_lr_cells):
+        for s, lr_cell in zip(self.step_size, self._param_lr_cells):  # each group's lr
             s.set_data(s.asnumpy() + float(lr_cell(self.global_step).asnumpy().reshape(())))
 
     def construct(self, gradients):
@@ -104,9 +104,7 @@ class ProximalAdagrad(Optimizer):
         self.initial_accum = check_float("ProximalAdagrad", "accum", accum, low=0.0)
         self.l1 = check_float("ProximalAdagrad", "l1", l1, low=0.0)
         self.l2 = check_float("ProximalAdagrad", "l2", l2, low=0.0)
-        self.accum = self._clone_state("accum")
-        for h in self.accum:
-            h.set_data(h.asnumpy() + self.initial_accum)
+        self.accum = self._filled_state("accum", self.initial_accum)
 
     def construct(self, gradients):
         step = self._next_step()
@@ -136,10 +134,8 @@ class FTRL(Optimizer):
             raise ValueError(f"FTRL: lr_power must be <= 0, got {lr_power!r}")
         self.l1 = check_float("FTRL", "l1", l1, low=0.0)
         self.l2 = check_float("FTRL", "l2", l2, low=0.0)
-        self.moments = self._clone_state("moments")
+        self.moments = self._filled_state("moments", self.initial_accum)
         self.linear = self._clone_state("linear")
-        for h in self.moments:
-            h.set_data(h.asnumpy() + self.initial_accum)
 
     def construct(self, gradients):
         step = self._next_step()

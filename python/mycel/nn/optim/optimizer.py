@@ -186,6 +186,13 @@ class Optimizer(Cell):
         """One state Parameter per parameter, named `prefix.<param name>`, registered."""
         return self._register_state(self.parameters.clone(prefix=prefix, init=init))
 
+    def _filled_state(self, prefix, value):
+        """One state Parameter per parameter filled with `value` (accumulators' initial value)."""
+        state = self._clone_state(prefix)
+        for h in state:
+            h.set_data(h.asnumpy() + value)
+        return state
+
     def _scalar_state(self, name, value, dtype=np.float32):
         """A registered scalar state Parameter (beta powers, ...)."""
         p = Parameter(Tensor(np.asarray(value, dtype)), name=name, requires_grad=False)

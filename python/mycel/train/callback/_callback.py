@@ -183,3 +183,17 @@ def loss_value(net_outputs):
 def step_in_epoch(cb_params):
     """The 1-based step number within the current epoch."""
     return (cb_params.cur_step_num - 1) % max(cb_params.batch_num, 1) + 1
+
+
+def monitored_value(who, monitor, cb):
+    """The value a callback watches after an epoch: "loss" (the last training loss) or a key of
+    the epoch's eval results (Model.fit with valid_dataset); None, with a warning, when absent."""
+    if monitor == "loss":
+        return loss_value(cb.net_outputs)
+    results = cb.get("eval_results") or {}
+    if monitor not in results:
+        import warnings
+        warnings.warn(f"{who}: monitor {monitor!r} is not among the eval results {sorted(results)}; "
+                      "pass valid_dataset to Model.fit, or monitor 'loss'")
+        return None
+    return float(results[monitor])

@@ -1,11 +1,10 @@
 """ReduceLROnPlateau: scale the learning rate down when a monitored value stops improving."""
-import warnings
 
 import numpy as np
 
 from mycel import ops
 from mycel.common.tensor import Tensor
-from mycel.train.callback._callback import Callback, loss_value
+from mycel.train.callback._callback import Callback, monitored_value
 
 
 def lr_parameter(who, cb):
@@ -58,14 +57,7 @@ class ReduceLROnPlateau(Callback):
         self.best = -np.inf if self.mode == "max" else np.inf
 
     def _current(self, cb):
-        if self.monitor == "loss":
-            return loss_value(cb.net_outputs)
-        results = cb.get("eval_results") or {}
-        if self.monitor not in results:
-            warnings.warn(f"ReduceLROnPlateau: monitor {self.monitor!r} is not among the eval results "
-                          f"{sorted(results)}; pass valid_dataset to Model.fit, or monitor 'loss'")
-            return None
-        return float(results[self.monitor])
+        return monitored_value("ReduceLROnPlateau", self.monitor, cb)
 
     def on_train_epoch_end(self, run_context):
         cb = run_context.original_args()
