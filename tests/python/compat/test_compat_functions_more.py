@@ -1,4 +1,4 @@
-"""MindSpore 2.x functional ops written over the registry ops (ops/function_more.py), against
+"""MindSpore 2.x functional ops written over the registry ops (ops/function_more/), against
 numpy/scipy-free closed forms, with gradients by finite differences and a graph-mode sample."""
 import math
 

@@ -1,5 +1,5 @@
 """More of MindSpore's primitive classes as composites of registry ops and the functional ops of
-ops/function_more.py: the inverse trigonometric and hyperbolic ops, Xlogy/Xdivy/DivNoNan/
+ops/function_more/: the inverse trigonometric and hyperbolic ops, Xlogy/Xdivy/DivNoNan/
 MulNoNan, Mod/TruncateDiv/TruncateMod, SquaredDifference, Lerp/Addcdiv/Addcmul, Ger, Eps,
 Meshgrid, ReverseV2, Unstack, UnsortedSegmentSum, ScatterNd, the activations (Mish, SeLU,
 HShrink, HSigmoid, SoftShrink, PReLU, FastGeLU), the losses (SmoothL1Loss, SoftMarginLoss,

@@ -1,0 +1,109 @@
+"""More of MindSpore 2.x's functional ops (mindspore.ops.<name>), written over the registry ops
+so that gradients, vmap and graph mode come with them (graph mode parses these functions).
+MindSpore's signatures and conventions win where they differ from NumPy's or PyTorch's
+(ops.diag is TensorFlow's any-rank diag, ops.smooth_l1_loss reduces with 'none' by default).
+The Tensor-method composites (tensor_composites.py) are exported here under their functional
+names too. Measured coverage: bench/compat_api_coverage.py."""
+import inspect
+
+import mycel.ops as _P
+from mycel import _mycel
+from mycel.common.dtype import bool_
+from mycel.common.tensor import Tensor
+from mycel.ops.function_more._base import *  # noqa: F401,F403
+from mycel.ops.function_more._base import _COMPLEX, _FLOATS, _axis, _float_like  # noqa: F401
+from mycel.ops.function_more.elementwise import *  # noqa: F401,F403
+from mycel.ops.function_more.reductions import *  # noqa: F401,F403
+from mycel.ops.function_more.linalg import *  # noqa: F401,F403
+from mycel.ops.function_more.array import *  # noqa: F401,F403
+from mycel.ops.function_more.array import _range
+from mycel.ops.function_more.nn import *  # noqa: F401,F403
+
+_ops = _mycel.ops
+
+# ---- Tensor methods ------------------------------------------------------------------------------
+# MindSpore's Tensor methods that are these functions with the tensor first.
+_TENSOR_METHODS = (
+    "cummax", "cummin", "index_add", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
+    "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
+    "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
+    "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",
+    "is_floating_point", "kron", "logaddexp", "logaddexp2", "logit", "median", "moveaxis", "movedim",
+    "msort", "nansum", "outer", "rad2deg", "repeat_interleave", "roll", "rot90", "sgn", "signbit",
+    "sinc", "trace", "ger", "logdet", "remainder", "true_divide", "subtract",
+    "multiply", "divide", "negative", "positive", "nan_to_num", "aminmax", "logcumsumexp", "histc",
+    "unsorted_segment_sum")
+
+
+def _permute(self, *axis):
+    """x.permute(*dims) (or one tuple of them)."""
+    dims = tuple(axis[0]) if len(axis) == 1 and isinstance(axis[0], (tuple, list)) else axis
+    return _ops.transpose(self, dims)
+
+
+def _expand(self, *size):
+    """x broadcast to size (one tuple or the sizes; -1 keeps a dimension)."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return _ops.broadcast_to(self, shape)
+
+
+def _where(self, condition, y):
+    """where(condition, self, y)."""
+    return _ops.select(condition, self, y)
+
+
+def _type(self, dtype=None):
+    """The dtype's name when dtype is None (MindSpore's 'Float32'), else self cast to dtype."""
+    return str(self.dtype) if dtype is None else _ops.cast(self, dtype)
+
+
+_OTHER_METHODS = {
+    "bmm": lambda self, mat2: _P.bmm(self, mat2),
+    "dot": lambda self, other: _ops.sum(self * other),
+    "det": lambda self: _P.det(self),
+    "inverse": lambda self: _P.inverse(self),
+    "slogdet": lambda self: _P.slogdet(self),
+    "svd": lambda self, full_matrices=False, compute_uv=True: _P.svd(self, full_matrices, compute_uv),
+    "cholesky": lambda self, upper=False: _P.cholesky(self, upper),
+    "expand": _expand,
+    "new_ones": lambda self, size, dtype=None: _P.ones(tuple(size), dtype or self.dtype),
+    "new_zeros": lambda self, size, dtype=None: _P.zeros(tuple(size), dtype or self.dtype),
+    "ndimension": lambda self: self.ndim,
+    "masked_select": lambda self, mask: _P.masked_select(self, mask),
+    "nonzero": lambda self, as_tuple=False: _P.nonzero(self, as_tuple=as_tuple),
+    "reshape_as": lambda self, other: self.reshape(other.shape),
+    "view_as": lambda self, other: self.reshape(other.shape),
+    "type_as": lambda self, other: _ops.cast(self, other.dtype),
+    "to": lambda self, dtype: _ops.cast(self, dtype),
+    "type": _type,
+    "where": _where,
+    "take": lambda self, indices: _ops.gather(self.reshape((-1,)), indices, 0),
+    "scatter": lambda self, axis, index, src: scatter(self, axis, index, src),
+    "inv": lambda self: _ops.reciprocal(self),
+    "is_signed": lambda self: self.dtype not in (bool_,) and not str(self.dtype).lower().startswith("u"),
+    "unique_consecutive": lambda self, return_idx=False, return_counts=False, axis=None:
+        _P.unique_consecutive(self, return_idx, return_counts, axis),
+    "gather_nd": lambda self, indices: _P.gather_nd(self, indices),
+    "argwhere": lambda self: _P.argwhere(self),
+}
+
+
+def _install_tensor_methods():
+    for name in _TENSOR_METHODS:
+        fn = globals().get(name)
+        if fn is not None and not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    if not hasattr(Tensor, "permute"):
+        Tensor.permute = _permute
+    for name, fn in _OTHER_METHODS.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+
+
+_install_tensor_methods()
+
+
+# ops.range: defined as _range so that array.py's own loops keep Python's range.
+FUNCTIONS = {n: v for n, v in globals().items() if not n.startswith("_") and inspect.isfunction(v)
+             and n != "constexpr"}
+FUNCTIONS["range"] = _range
