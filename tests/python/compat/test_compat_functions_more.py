@@ -388,3 +388,48 @@ def test_cummax_cummin_scatters_in_both_modes():
     ops.scatter_update(q, T(np.array([[1], [3]], np.int32)), T(np.ones((2, 1, 2), np.float32)))
     close(q, [[0, 0], [1, 1], [0, 0], [1, 1]])
     close(ops.tensor_scatter_sub(T(np.ones(3, np.float32)), T(np.array([[1]], np.int32)), T(np.float32([2]))), [1, -1, 1])
+
+
+def test_pdist_cov_diag_embed_cond_segments():
+    special = pytest.importorskip("scipy.spatial.distance")
+    x = f32(5, 3)
+    close(ops.pdist(T(x)), special.pdist(x), 1e-5)
+    close(ops.pdist(T(x), 1.0), special.pdist(x, "minkowski", p=1), 1e-5)
+    close(ops.cov(T(x)), np.cov(x), 1e-5)
+    close(ops.cov(T(x), correction=0), np.cov(x, bias=True), 1e-5)
+    fw, aw = np.array([1, 2, 1]), np.float32([0.5, 1.0, 2.0])
+    close(ops.cov(T(x), fweights=T(fw), aweights=T(aw)), np.cov(x, fweights=fw, aweights=aw), 1e-5)
+    for off in (-1, 0, 2):
+        got = ops.diag_embed(T(x), off).asnumpy()
+        for b in range(5):
+            close(got[b], np.diag(x[b], off))
+    moved = ops.diag_embed(T(x), 0, 0, 2).asnumpy()
+    assert moved.shape == (3, 5, 3) and np.allclose(moved[:, 1, :], np.diag(x[1]))
+    close(ops.cond(T(x[:3])), np.linalg.cond(x[:3]), 1e-4)
+    close(ops.cond(T(x[:3]), "fro"), np.linalg.cond(x[:3], "fro"), 1e-4)
+    ids = np.array([0, 2, 0, 2, 2], np.int32)
+    close(ops.unsorted_segment_max(T(x), T(ids), 4)[[0, 2]], np.stack([x[[0, 2]].max(0), x[[1, 3, 4]].max(0)]))
+    assert (ops.unsorted_segment_max(T(x), T(ids), 4).asnumpy()[1] == np.finfo(np.float32).min).all()
+    close(ops.unsorted_segment_min(T(x), T(ids), 3)[[0, 2]], np.stack([x[[0, 2]].min(0), x[[1, 3, 4]].min(0)]))
+    close(ops.unsorted_segment_prod(T(x), T(ids), 3), np.stack([x[[0, 2]].prod(0), np.ones(3), x[[1, 3, 4]].prod(0)]))
+
+
+def test_random_functions():
+    ms.set_seed(3)
+    p = ops.randperm(50).asnumpy()
+    assert sorted(p.tolist()) == list(range(50))
+    u = ops.rand(20000).asnumpy()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    z = ops.randn(20000).asnumpy()
+    assert abs(z.mean()) < 0.03 and abs(z.std() - 1) < 0.03
+    like = ops.randint_like(T(np.zeros((3, 4), np.float32)), 2, 5).asnumpy()
+    assert like.shape == (3, 4) and like.min() >= 2 and like.max() < 5
+    lap = ops.laplace((40000,), 1.0, 2.0).asnumpy()
+    assert abs(np.median(lap) - 1.0) < 0.05 and abs(np.abs(lap - 1.0).mean() - 2.0) < 0.05
+    rows = ops.shuffle(T(np.arange(10.0))).asnumpy()
+    assert sorted(rows.tolist()) == list(range(10))
+    logits = T(f32(6, 4))
+    hard = ops.gumbel_softmax(logits, 0.5, hard=True).asnumpy()
+    assert np.array_equal(hard.sum(1), np.ones(6)) and set(np.unique(hard)) <= {0.0, 1.0}
+    soft = ops.gumbel_softmax(logits, 2.0).asnumpy()
+    close(soft.sum(1), np.ones(6))

@@ -18,6 +18,7 @@ from mycel.ops.function_more.linalg import *  # noqa: F401,F403
 from mycel.ops.function_more.array import *  # noqa: F401,F403
 from mycel.ops.function_more.array import _range
 from mycel.ops.function_more.nn import *  # noqa: F401,F403
+from mycel.ops.function_more.random import *  # noqa: F401,F403
 
 _ops = _mycel.ops
 

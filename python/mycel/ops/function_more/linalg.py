@@ -306,3 +306,84 @@ def matrix_band_part(x, lower, upper):
     lo = n if lower < 0 else lower
     hi = m if upper < 0 else upper
     return _ops.triu(_ops.tril(x, hi), -lo)
+
+
+@constexpr
+def _pdist_rows(n):
+    """Flat indices i * n + j of the pairs i < j, row by row."""
+    i, j = np.triu_indices(n, 1)
+    return Tensor((i * n + j).astype(np.int64))
+
+
+def pdist(input, p=2.0):
+    """The p-norm distances between the rows of input (..., N, M), the pairs i < j in row order."""
+    n = input.shape[-2]
+    diff = _ops.abs(_ops.expand_dims(input, -2) - _ops.expand_dims(input, -3))
+    full = _ops.pow(_ops.sum(_ops.pow(diff, float(p)), (-1,)), 1.0 / p)
+    return _ops.gather(full.reshape(tuple(input.shape[:-2]) + (n * n,)), _pdist_rows(n), input.ndim - 2)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the variables in input's rows (observations in columns), NumPy's rule for
+    frequency and analytic weights."""
+    x = _ops.cast(input, float32) if input.dtype not in _FLOATS else input
+    if x.ndim == 1:
+        x = x.reshape((1, -1))
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = _ops.cast(fweights, x.dtype)
+    if aweights is not None:
+        a = _ops.cast(aweights, x.dtype)
+        w = a if w is None else w * a
+    if w is None:
+        mean = _ops.mean(x, (1,), True)
+        xc = x - mean
+        return _ops.matmul(xc, xc, transpose_b=True) / (n - correction)
+    wsum = _ops.sum(w)
+    mean = _ops.sum(x * w, (1,), True) / wsum
+    xc = x - mean
+    if aweights is None:
+        norm = wsum - correction
+    else:
+        norm = wsum - correction * _ops.sum(w * _ops.cast(aweights, x.dtype)) / wsum
+    return _ops.matmul(xc * w, xc, transpose_b=True) / norm
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose (dim1, dim2) planes hold input's last dimension on diagonal `offset`."""
+    n = input.shape[-1]
+    plane = _ops.expand_dims(input, -1) * _ops.cast(_ops.eye(n, n, float32), input.dtype)
+    if offset:
+        k = abs(offset)
+        lead = (0, 0) * (input.ndim - 1)
+        plane = _ops.pad(plane, lead + ((0, k, k, 0) if offset > 0 else (k, 0, 0, k)))
+    return _ops.transpose(plane, _embed_perm(input.ndim + 1, dim1, dim2))
+
+
+@constexpr
+def _embed_perm(out_nd, dim1, dim2):
+    """The permutation putting a (..., r, c) plane's r at dim1 and c at dim2."""
+    d1, d2 = dim1 % out_nd, dim2 % out_nd
+    if d1 == d2:
+        raise ValueError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    perm, b = [], 0
+    for k in range(out_nd):
+        if k == d1:
+            perm.append(out_nd - 2)
+        elif k == d2:
+            perm.append(out_nd - 1)
+        else:
+            perm.append(b)
+            b += 1
+    return tuple(perm)
+
+
+def cond(A, p=None):
+    """The condition number: the ratio of the largest to the smallest singular value (p None or 2),
+    else norm(A, p) * norm(inv(A), p)."""
+    if p is None or p == 2:
+        s = _P.svd(A, compute_uv=False)
+        return _ops.max(s, (-1,)) / _ops.min(s, (-1,))
+    return _P.norm(A, p, (-2, -1)) * _P.norm(_P.inverse(A), p, (-2, -1))
+

@@ -140,3 +140,41 @@ def ptp(input, axis=None, keepdims=False):
     """max - min (over axis, or all elements)."""
     axes = () if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
     return _ops.max(input, axes, keepdims) - _ops.min(input, axes, keepdims)
+
+
+def _segment_reduce(x, segment_ids, num_segments, reduce, empty):
+    """out[s] = reduce over x's slices whose id is s (`empty` where none is): a (segments, N)
+    membership mask, so memory grows with segments x N."""
+    ids = segment_ids.reshape((-1,))
+    n = ids.shape[0]
+    rows = x.reshape((n,) + tuple(x.shape[segment_ids.ndim:]))
+    member = _ops.equal(_ops.expand_dims(_ops.arange(num_segments, dtype=ids.dtype), 1), _ops.expand_dims(ids, 0))
+    member = member.reshape((num_segments, n) + (1,) * (rows.ndim - 1))
+    filled = _ops.select(_ops.broadcast_to(member, (num_segments,) + tuple(rows.shape)),
+                         _ops.broadcast_to(_ops.expand_dims(rows, 0), (num_segments,) + tuple(rows.shape)),
+                         _P.full_like(_ops.broadcast_to(_ops.expand_dims(rows, 0), (num_segments,) + tuple(rows.shape)), empty))
+    return reduce(filled, (1,))
+
+
+def _lowest(dtype):
+    return float(np.finfo(np.dtype(dtype.name)).min) if dtype in _FLOATS else int(np.iinfo(np.dtype(dtype.name)).min)
+
+
+def _highest(dtype):
+    return float(np.finfo(np.dtype(dtype.name)).max) if dtype in _FLOATS else int(np.iinfo(np.dtype(dtype.name)).max)
+
+
+def unsorted_segment_max(x, segment_ids, num_segments):
+    """The maximum of each segment (the dtype's lowest value for an empty one, as MindSpore)."""
+    return _segment_reduce(x, segment_ids, num_segments, _ops.max, _lowest(x.dtype))
+
+
+def unsorted_segment_min(x, segment_ids, num_segments):
+    """The minimum of each segment (the dtype's highest value for an empty one)."""
+    return _segment_reduce(x, segment_ids, num_segments, _ops.min, _highest(x.dtype))
+
+
+def unsorted_segment_prod(x, segment_ids, num_segments):
+    """The product of each segment (1 for an empty one)."""
+    return _segment_reduce(x, segment_ids, num_segments, _ops.prod, 1)
+
