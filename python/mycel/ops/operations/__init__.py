@@ -125,6 +125,13 @@ for _name in _compat2.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat2, _name)
         __all__.append(_name)
+# The optimizer primitives (ApplyMomentum, Adam, ...): optim_ops.py.
+from mycel.ops.operations import optim_ops as _optim_ops  # noqa: E402
+
+for _name in _optim_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_optim_ops, _name)
+        __all__.append(_name)
 
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
