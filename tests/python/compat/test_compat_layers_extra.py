@@ -60,3 +60,42 @@ def test_bad_arguments():
         nn.CentralCrop(0.0)
     with pytest.raises(ValueError, match="LRN: norm_region must be 'ACROSS_CHANNELS'"):
         nn.LRN(norm_region="WITHIN")
+
+
+def _unfold_ref(x, k, d, p, s):
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.zeros((n, c, k[0] * k[1], oh, ow), x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i * k[1] + j] = xp[:, :, i * d[0]:i * d[0] + s[0] * (oh - 1) + 1:s[0],
+                                         j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]]
+    return out.reshape(n, -1, oh * ow)
+
+
+@pytest.mark.parametrize("k, d, p, s", [((3, 3), (1, 1), (0, 0), (1, 1)), ((2, 3), (2, 1), (1, 0), (2, 1)),
+                                        ((2, 2), (1, 1), (1, 1), (2, 2))])
+def test_unfold_fold_against_loops_and_adjointness(k, d, p, s):
+    from mycel import ops
+    x = RNG.normal(size=(2, 3, 7, 6)).astype(np.float32)
+    cols = ops.unfold(ms.Tensor(x), k, d, p, s)
+    np.testing.assert_array_equal(cols.asnumpy(), _unfold_ref(x, k, d, p, s))
+    y = RNG.normal(size=cols.shape).astype(np.float32)
+    folded = ops.fold(ms.Tensor(y), (7, 6), k, d, p, s).asnumpy()
+    # fold is unfold's adjoint: <unfold(x), y> == <x, fold(y)>
+    np.testing.assert_allclose((cols.asnumpy() * y).sum(), (x * folded).sum(), rtol=1e-4)
+    np.testing.assert_array_equal(nn.Fold((7, 6), k, d, p, s)(ms.Tensor(y)).asnumpy(), folded)
+
+
+def test_tensorflow_style_unfold_layer():
+    x = RNG.normal(size=(1, 2, 5, 5)).astype(np.float32)
+    got = nn.Unfold([1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], "valid")(ms.Tensor(x)).asnumpy()
+    want = np.zeros((1, 8, 2, 2), np.float32)
+    for i in range(2):
+        for j in range(2):
+            for c in range(2):
+                want[0, (i * 2 + j) * 2 + c] = x[0, c, i:i + 4:2, j:j + 4:2]
+    np.testing.assert_array_equal(got, want)
+    assert nn.Unfold([1, 3, 3, 1], [1, 2, 2, 1], [1, 1, 1, 1], "same")(ms.Tensor(x)).shape == (1, 18, 3, 3)

@@ -142,6 +142,55 @@ class CentralCrop(Cell):
         return _more.narrow(_more.narrow(image, -2, top, h), -1, left, w)
 
 
+class Unfold(Cell):
+    """MindSpore's nn.Unfold (TensorFlow's extract_image_patches): (N, C, H, W) ->
+    (N, C * kh * kw, out_h, out_w), patches of ksizes [1, kh, kw, 1] every strides [1, sh, sw, 1]
+    with dilation rates [1, rh, rw, 1]; padding "valid" or "same"."""
+
+    def __init__(self, ksizes, strides, rates, padding="valid"):
+        super().__init__()
+        self.k = (ksizes[1], ksizes[2])
+        self.s = (strides[1], strides[2])
+        self.r = (rates[1], rates[2])
+        if padding.lower() not in ("valid", "same"):
+            raise ValueError(f"Unfold: padding must be 'valid' or 'same', got {padding!r}")
+        self.same = padding.lower() == "same"
+
+    def construct(self, x):
+        n, c, h, w = x.shape
+        if self.same:
+            x = ops.pad(x, _same_pads(h, w, self.k, self.s, self.r))
+            h, w = x.shape[2], x.shape[3]
+        cols = _more.unfold(x, self.k, self.r, 0, self.s)
+        oh = (h - self.r[0] * (self.k[0] - 1) - 1) // self.s[0] + 1
+        ow = (w - self.r[1] * (self.k[1] - 1) - 1) // self.s[1] + 1
+        # TensorFlow orders a patch's values kernel row, kernel column, then channel
+        cols = cols.reshape((n, c, self.k[0] * self.k[1], oh, ow))
+        return ops.transpose(cols, (0, 2, 1, 3, 4)).reshape((n, c * self.k[0] * self.k[1], oh, ow))
+
+
+@constexpr
+def _same_pads(h, w, k, s, r):
+    pads = [0, 0, 0, 0]
+    for d, size in enumerate((h, w)):
+        eff = r[d] * (k[d] - 1) + 1
+        out = -(-size // s[d])
+        total = max((out - 1) * s[d] + eff - size, 0)
+        pads += [total // 2, total - total // 2]
+    return tuple(pads)
+
+
+class Fold(Cell):
+    """PyTorch-style col2im: (N, C * kh * kw, L) columns summed into (N, C, H, W)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.args = (output_size, kernel_size, dilation, padding, stride)
+
+    def construct(self, x):
+        return _more.fold(x, *self.args)
+
+
 class RMSELoss(LossBase):
     """sqrt(mean((logits - label)^2))."""
 
@@ -167,5 +216,5 @@ class DiceLoss(LossBase):
         return 1.0 - 2.0 * inter / (union + self.smooth)
 
 
-__all__ = ["BatchNorm3d", "LRN", "LocalResponseNorm", "AdaptiveAvgPool1d", "LPPool1d", "LPPool2d",
+__all__ = ["Unfold", "Fold", "BatchNorm3d", "LRN", "LocalResponseNorm", "AdaptiveAvgPool1d", "LPPool1d", "LPPool2d",
            "Tril", "Triu", "ImageGradients", "PSNR", "CentralCrop", "RMSELoss", "DiceLoss"]

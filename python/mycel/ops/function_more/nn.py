@@ -236,3 +236,66 @@ def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
     if weight is not None:
         loss = loss * weight
     return _reduce("multilabel_soft_margin_loss", _ops.mean(loss, (-1,)), reduction)
+
+
+@constexpr
+def _patch_plan(h, w, kernel_size, dilation, padding, stride):
+    """(kh, kw, dh, dw, ph, pw, sh, sw, out_h, out_w) of a sliding window over an h x w plane."""
+    def pair(v, name):
+        v = (v, v) if isinstance(v, int) else tuple(v)
+        if len(v) != 2 or any(not isinstance(k, int) for k in v):
+            raise ValueError(f"unfold/fold: {name} must be an int or a pair of ints, got {v!r}")
+        return v
+    (kh, kw), (dh, dw) = pair(kernel_size, "kernel_size"), pair(dilation, "dilation")
+    (ph, pw), (sh, sw) = pair(padding, "padding"), pair(stride, "stride")
+    if min(kh, kw, dh, dw, sh, sw) < 1 or min(ph, pw) < 0:
+        raise ValueError("unfold/fold: kernel_size, dilation and stride must be >= 1, padding >= 0")
+    out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if out_h < 1 or out_w < 1:
+        raise ValueError(f"unfold/fold: a {kh}x{kw} window does not fit a {h}x{w} plane padded by {ph}, {pw}")
+    return kh, kw, dh, dw, ph, pw, sh, sw, out_h, out_w
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) as columns: (N, C * kh * kw, L) (PyTorch's im2col)."""
+    n, c, h, w = input.shape
+    kh, kw, dh, dw, ph, pw, sh, sw, oh, ow = _patch_plan(h, w, kernel_size, dilation, padding, stride)
+    x = _ops.pad(input, (0, 0, 0, 0, ph, ph, pw, pw)) if ph or pw else input
+    patches = []
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dh, j * dw
+            patches.append(_ops.strided_slice(x, (0, 0, top, left),
+                                              (n, c, top + sh * (oh - 1) + 1, left + sw * (ow - 1) + 1),
+                                              (1, 1, sh, sw)))
+    cols = _ops.stack(patches, 2)  # (N, C, kh * kw, oh, ow)
+    return cols.reshape((n, c * kh * kw, oh * ow))
+
+
+@constexpr
+def _fold_positions(h, w, kh, kw, dh, dw, ph, pw, sh, sw, oh, ow):
+    """For each (kernel offset, block) column entry, its flat position in the padded output."""
+    hp, wp = h + 2 * ph, w + 2 * pw
+    i, j, r, q = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(oh), np.arange(ow), indexing="ij")
+    rows = r * sh + i * dh
+    cols = q * sw + j * dw
+    return Tensor((rows * wp + cols).reshape(-1, 1).astype(np.int64)), hp, wp
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns (N, C * kh * kw, L) summed back into (N, C, H, W) (PyTorch's col2im, unfold's adjoint)."""
+    h, w = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    kh, kw, dh, dw, ph, pw, sh, sw, oh, ow = _patch_plan(h, w, kernel_size, dilation, padding, stride)
+    n, ckk, length = input.shape
+    c = ckk // (kh * kw)
+    if c * kh * kw != ckk or length != oh * ow:
+        raise ValueError(f"fold: input of shape {tuple(input.shape)} does not hold {kh}x{kw} blocks at "
+                         f"{oh}x{ow} positions of a {h}x{w} output")
+    positions, hp, wp = _fold_positions(h, w, kh, kw, dh, dw, ph, pw, sh, sw, oh, ow)
+    cols = input.reshape((n, c, kh * kw * oh * ow))
+    flat = _ops.transpose(cols, (2, 0, 1))  # (entries, N, C): scatter along the first axis
+    out = _ops.tensor_scatter_add(_ops.zeros((hp * wp, n, c), input.dtype), positions, flat)
+    out = _ops.transpose(out, (1, 2, 0)).reshape((n, c, hp, wp))
+    return _ops.slice(out, (0, 0, ph, pw), (n, c, h, w))
+
