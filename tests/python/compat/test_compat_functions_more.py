@@ -433,3 +433,22 @@ def test_random_functions():
     assert np.array_equal(hard.sum(1), np.ones(6)) and set(np.unique(hard)) <= {0.0, 1.0}
     soft = ops.gumbel_softmax(logits, 2.0).asnumpy()
     close(soft.sum(1), np.ones(6))
+
+
+def test_more_tensor_methods():
+    x = f32(3, 4)
+    t = T(x)
+    close(t.sum_to_size(1, 4), x.sum(0, keepdims=True))
+    close(t.sum_to_size((3, 1)), x.sum(1, keepdims=True))
+    idx, val = t.argmax_with_value(1)
+    close(idx, x.argmax(1))
+    close(val, x.max(1))
+    idx, val = t.argmin_with_value(0, True)
+    close(val, x.min(0, keepdims=True))
+    close(t.select(t > 0, T(np.zeros((3, 4), np.float32))), np.where(x > 0, x, 0))
+    close(t.cov(), np.cov(x), 1e-5)
+    close(t.ldexp(T(np.float32(2))), x * 4)
+    close(T(np.array([1, 2], np.int32)).invert(), [-2, -3])
+    close(T(x.reshape(1, 1, 3, 4)).unfold(2).shape, (1, 4, 6))
+    draws = T(np.zeros(4000, np.float32)).bernoulli(0.25).asnumpy()
+    assert set(np.unique(draws)) <= {0.0, 1.0} and abs(draws.mean() - 0.25) < 0.04

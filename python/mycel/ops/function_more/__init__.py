@@ -25,7 +25,7 @@ _ops = _mycel.ops
 # ---- Tensor methods ------------------------------------------------------------------------------
 # MindSpore's Tensor methods that are these functions with the tensor first.
 _TENSOR_METHODS = (
-    "cummax", "cummin", "index_add", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
+    "cov", "ldexp", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod", "cummax", "cummin", "index_add", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
     "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
     "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
     "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",
@@ -58,6 +58,14 @@ def _type(self, dtype=None):
     return str(self.dtype) if dtype is None else _ops.cast(self, dtype)
 
 
+def _sum_to_size(self, *size):
+    """self summed down to `size` (the shape it was broadcast from)."""
+    target = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    lead = self.ndim - len(target)
+    axes = tuple(range(lead)) + tuple(lead + k for k, n in enumerate(target) if n == 1 and self.shape[lead + k] != 1)
+    return _ops.sum(self, axes, True).reshape(target) if axes else self.reshape(target)
+
+
 _OTHER_METHODS = {
     "bmm": lambda self, mat2: _P.bmm(self, mat2),
     "dot": lambda self, other: _ops.sum(self * other),
@@ -86,6 +94,23 @@ _OTHER_METHODS = {
         _P.unique_consecutive(self, return_idx, return_counts, axis),
     "gather_nd": lambda self, indices: _P.gather_nd(self, indices),
     "argwhere": lambda self: _P.argwhere(self),
+    "argmax_with_value": lambda self, axis=0, keep_dims=False:
+        (_ops.argmax(self, axis, keep_dims), _ops.max(self, (axis,), keep_dims)),
+    "argmin_with_value": lambda self, axis=0, keep_dims=False:
+        (_ops.argmin(self, axis, keep_dims), _ops.min(self, (axis,), keep_dims)),
+    "cholesky_solve": lambda self, input2, upper=False: _P.cholesky_solve(self, input2, upper),
+    "lu_solve": lambda self, LU_data, LU_pivots: _P.lu_solve(self, LU_data, LU_pivots),
+    "masked_scatter": lambda self, mask, source: _P.masked_scatter(self, mask, source),
+    "multinomial": lambda self, num_samples, replacement=True, seed=None:
+        _P.multinomial(self, num_samples, replacement, seed),
+    "random_categorical": lambda self, num_sample, seed=0, dtype=None:
+        _P.random_categorical(self, num_sample, seed) if dtype is None else _P.random_categorical(self, num_sample, seed, dtype),
+    "bernoulli": lambda self, p=0.5, seed=None: _ops.cast(
+        _ops.less(_ops.uniform(tuple(self.shape), 0.0, 1.0, 0 if seed is None else int(seed)), p), self.dtype),
+    "invert": lambda self: _P.invert(self),
+    "sum_to_size": _sum_to_size,
+    "select": lambda self, condition, y: _ops.select(condition, self, y),
+    "unfold": lambda self, kernel_size, dilation=1, padding=0, stride=1: unfold(self, kernel_size, dilation, padding, stride),
 }
 
 
