@@ -19,6 +19,7 @@ from mycel.common.tensor import Tensor, from_dlpack
 from mycel.common.sparse_tensor import CSRTensor, COOTensor, RowTensor
 from mycel.common.dtype import string, dtype_to_nptype, dtype_to_pytype, pytype_to_dtype, get_py_obj_dtype
 from mycel.common.string_tensor import StringTensor
+from mycel.common.symbol import Symbol
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel import ops
 from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
@@ -51,7 +52,7 @@ globals().update({n: getattr(train, n) for n in _train_names})
 __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "RowTensor", "string", "StringTensor", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype", "get_py_obj_dtype", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
+           "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "RowTensor", "string", "StringTensor", "Symbol", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype", "get_py_obj_dtype", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
            "GRAPH_MODE", "jit", "ms_function", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "export", "load", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",

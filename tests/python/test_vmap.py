@@ -270,6 +270,7 @@ LOOPED = {"arange", "barrier",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
           "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
           "truncated_normal", "log_normal", "exponential", "binomial", "random_beta",
+          "parameterized_truncated_normal", "non_deterministic_ints", "candidate_sampler",
           # sparse: a batched pattern may change nnz per item (csr_spmm batches shared patterns)
           "csr_sddmm", "csr_gather", "csr_scatter", "csr2coo", "coo2csr"}
 

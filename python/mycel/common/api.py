@@ -7,6 +7,7 @@ import itertools
 import linecache
 
 from mycel import _mycel
+from mycel.common.symbol import check_symbols, has_symbols
 
 
 class ArgBinder:
@@ -57,6 +58,7 @@ class _Compiled:
         self._obj = obj
         self._graph = _mycel.graph.compile(obj)
         self._input_spec = input_spec
+        self._symbolic = has_symbols(input_spec)  # Symbol dims: sizes checked at each call
         self._binder = ArgBinder(obj)
 
     def bind(self, args, kwargs):
@@ -66,6 +68,8 @@ class _Compiled:
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
         if self._input_spec is not None:
+            if self._symbolic:
+                check_symbols(self._input_spec, args)
             return self._graph.run_with_signature(self._input_spec, *args)
         return self._graph(*args)
 

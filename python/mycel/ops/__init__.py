@@ -98,6 +98,8 @@ from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
 from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
                                    poisson, random_categorical, multinomial, binomial, random_beta,
                                    beta, log_normal, exponential)
+from mycel.ops.random_primitives import (uniform_candidate_sampler,  # noqa: E402,F401
+                                         log_uniform_candidate_sampler)
 # Sparse tensors (CSRTensor / COOTensor) in MindSpore's functional forms, over the sparse registry ops.
 from mycel.ops.sparse import (csr_mm, csr_mv, csr_add, coo_add, csr_to_coo, coo_to_csr,  # noqa: E402,F401
                               csr_to_dense, coo_to_dense, dense_to_sparse_coo, dense_to_sparse_csr,
@@ -107,6 +109,9 @@ from mycel.ops import sparse as _sparse  # noqa: E402
 for _n in dir(_sparse):
     if _n.startswith(("csr_", "coo_", "row_tensor_", "make_")) and _n not in globals():
         globals()[_n] = getattr(_sparse, _n)
+
+# one_hot with Tensor on/off values (their dtype, graph mode too): one_hot.py.
+from mycel.ops.one_hot import one_hot, OneHot  # noqa: E402,F401,F811
 
 # MindSpore's F.string_eq / F.string_concat (on Python strings; compile-time in graph mode).
 from mycel.common.string_tensor import string_eq, string_concat  # noqa: E402,F401

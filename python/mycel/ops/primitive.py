@@ -8,21 +8,52 @@ from mycel.ops.operations import Primitive
 
 
 class PrimitiveWithCheck(Primitive):
-    """A Python primitive with `check_shape`/`check_dtype` hooks run before it is called; a
-    user's subclass then runs its implementation registered with vm_impl_registry (eagerly)."""
+    """A Python primitive with `check_shape`/`check_dtype` hooks run before it is called. A user's
+    subclass with an implementation registered with vm_impl_registry runs it, eagerly and
+    compiled into graph mode as a host operator (ops.Custom "pyfunc"); graph mode's output
+    signature comes from infer_shape/infer_dtype where the subclass defines them, else from a
+    trial run of the implementation on ones of the input shapes and dtypes (once per signature,
+    after the checks), and gradients from a bprop registered with bprop_getters."""
 
     def __call__(self, *args):
         shapes = [getattr(a, "shape", None) for a in args]
         dtypes = [getattr(a, "dtype", None) for a in args]
-        if hasattr(self, "check_shape"):
-            self.check_shape(*shapes)
-        if hasattr(self, "check_dtype"):
-            self.check_dtype(*dtypes)
+        _run_checks(self, shapes, dtypes)
+        from mycel.common.tensor import Tensor
         from mycel.ops.vm_impl_registry import get_vm_impl_fn
         impl = get_vm_impl_fn(self) if self._bound is None else None
-        if impl is not None:  # eagerly, the registered implementation (no output signature here)
+        if impl is not None:
+            # Tensors go through the host operator, so a registered bprop differentiates the
+            # call eagerly too; other arguments reach the implementation itself.
+            if all(isinstance(a, Tensor) for a in args):
+                return self._mycel_custom()(*args)
             return impl(*args)
         return super().__call__(*args)
+
+    def _mycel_custom(self):
+        """The ops.Custom running the registered implementation (built once), or None."""
+        op = self.__dict__.get("_mycel_custom_op")
+        if op is None:
+            op = _custom_of(self, checked=True)
+            if op is not None:
+                self.__dict__["_mycel_custom_op"] = op
+        return op
+
+    @property
+    def _mycel_graph_impl(self):
+        """What graph mode compiles for a call: the registered implementation as a host op."""
+        op = self._mycel_custom()
+        if op is None:
+            raise AttributeError("no registered implementation")
+        return op._mycel_graph_impl
+
+
+def _run_checks(prim, shapes, dtypes):
+    """MindSpore's __check__: check_shape(*shapes) and check_dtype(*dtypes) where defined."""
+    if hasattr(prim, "check_shape"):
+        prim.check_shape(*shapes)
+    if hasattr(prim, "check_dtype"):
+        prim.check_dtype(*dtypes)
 
 
 class PrimitiveWithInfer(Primitive):
@@ -71,8 +102,10 @@ class PrimitiveWithInfer(Primitive):
         return out
 
 
-def _custom_of(prim):
-    """ops.Custom(pyfunc) over prim's vm_impl, with prim's infer hooks and registered bprop."""
+def _custom_of(prim, checked=False):
+    """ops.Custom(pyfunc) over prim's vm_impl, with prim's registered bprop and an output
+    signature from its infer hooks; for a PrimitiveWithCheck (`checked`) the checks run first,
+    and without both hooks the signature is a trial run's (see _TrialSignature)."""
     import numpy as np
 
     from mycel.common.tensor import Tensor
@@ -82,10 +115,12 @@ def _custom_of(prim):
     impl = get_vm_impl_fn(prim)
     if impl is None:
         return None
-    for hook in ("infer_shape", "infer_dtype"):
-        if not hasattr(prim, hook):
-            raise TypeError(f"primitive '{prim.name}': a registered implementation needs {hook} "
-                            f"(the output signature graph mode compiles against)")
+    hooks = all(hasattr(prim, h) for h in ("infer_shape", "infer_dtype"))
+    if not checked and not hooks:
+        for hook in ("infer_shape", "infer_dtype"):
+            if not hasattr(prim, hook):
+                raise TypeError(f"primitive '{prim.name}': a registered implementation needs {hook} "
+                                f"(the output signature graph mode compiles against)")
 
     def run(*arrays):
         res = impl(*[Tensor(np.ascontiguousarray(a)) for a in arrays])
@@ -94,12 +129,58 @@ def _custom_of(prim):
         return outs if isinstance(res, (list, tuple)) else outs[0]
     run.__name__ = prim.name
 
-    def out_shape(*shapes):
-        return prim.infer_shape(*[list(s) for s in shapes])
-
     getter = bprop_getters.get_for(prim)
-    return Custom(run, out_shape, prim.infer_dtype, func_type="pyfunc",
-                  bprop=getter(prim) if getter is not None else None)
+    bprop = getter(prim) if getter is not None else None
+    if not checked:
+        def out_shape(*shapes):
+            return prim.infer_shape(*[list(s) for s in shapes])
+        return Custom(run, out_shape, prim.infer_dtype, func_type="pyfunc", bprop=bprop)
+    return _CheckedCustom(prim, run, hooks, bprop)
+
+
+def _checked_custom_class():
+    from mycel.common import dtype as mstype
+    from mycel.ops.custom import Custom
+
+    class CheckedCustom(Custom):
+        """Custom whose output signature runs prim's checks, then its infer hooks or a trial
+        run of the implementation on ones (cached per input signature)."""
+
+        def __init__(self, prim, run, hooks, bprop):
+            super().__init__(run, lambda *s: None, lambda *d: None, func_type="pyfunc", bprop=bprop)
+            self._prim, self._hooks, self._trials = prim, hooks, {}
+
+        def _expected(self, shapes, dtypes):
+            import numpy as np
+
+            from mycel.ops.custom import _dtype_name
+            prim = self._prim
+            key = (tuple(tuple(s) for s in shapes), tuple(_dtype_name(d) for d in dtypes))
+            if key in self._trials:
+                return self._trials[key]
+            _run_checks(prim, [list(s) for s in shapes], list(dtypes))
+            if self._hooks:
+                sig = Custom(self.func, lambda *s: prim.infer_shape(*[list(x) for x in s]),
+                             prim.infer_dtype, func_type="pyfunc")._expected(shapes, dtypes)
+            else:
+                ones = [np.ones(s, dtype=mstype.dtype_to_nptype(d)) for s, d in zip(shapes, dtypes)]
+                res = self.func(*ones)
+                items = res if isinstance(res, tuple) else (res,)
+                sig = [(tuple(np.shape(o)), _dtype_name(np.asarray(o).dtype.name)) for o in items]
+            self._trials[key] = sig
+            return sig
+
+    return CheckedCustom
+
+
+def _CheckedCustom(prim, run, hooks, bprop):
+    global _CHECKED_CUSTOM
+    if _CHECKED_CUSTOM is None:
+        _CHECKED_CUSTOM = _checked_custom_class()
+    return _CHECKED_CUSTOM(prim, run, hooks, bprop)
+
+
+_CHECKED_CUSTOM = None
 
 
 def prim_attr_register(fn):

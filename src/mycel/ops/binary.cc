@@ -102,6 +102,19 @@ KernelFn div_extended(KernelFn core) {
   };
 }
 
+// (x - y)^2 in T's own arithmetic: integers wrap (as MindSpore's kernel, numpy's multiply);
+// complex values square without a conjugate, as MindSpore defines SquaredDifference.
+template <class T>
+T squared_diff(T x, T y) {
+  if constexpr (is_complex_v<T>) {
+    T d = x - y;
+    return d * d;
+  } else {
+    T d = cpu::wrap_sub(x, y);
+    return cpu::wrap_mul(d, d);
+  }
+}
+
 std::vector<DType> with_unsigned(std::vector<DType> v) {
   for (DType t : {DType::uint16, DType::uint32, DType::uint64}) v.push_back(t);
   return v;
@@ -289,8 +302,16 @@ MYCEL_REGISTER_OPS(binary) {
                                 [](auto x, auto y) { return y < x ? y : x; }),
              "bprop"),
       ew_step(cpu::EwOp::kMinimum, kKeepsZero)));
-  r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).", all,
-               float_dtype, float_binary([](auto x, auto y) { return std::atan2(x, y); }),
+  r.add(binary("atan2", "Atan2", "Elementwise arctan(x / y) in the quadrant of (y, x).",
+               with_unsigned(all), float_dtype,
+               float_binary([](auto x, auto y) { return std::atan2(x, y); }), "bprop"));
+  r.add(binary("squared_difference", "SquaredDifference",
+               "Elementwise (x - y)^2 with broadcasting (integers wrap; complex squared, not "
+               "conjugated).",
+               numeric_ext, same_dtype,
+               with_extended<void>(
+                   numeric_binary([](auto x, auto y) -> decltype(x) { return squared_diff(x, y); }),
+                   [](auto x, auto y) { return squared_diff(x, y); }),
                "bprop"));
 
   // Bitwise (MindSpore's BitwiseAnd/Or/Xor, LeftShift/RightShift), not differentiable.
@@ -448,6 +469,15 @@ MYCEL_REGISTER_BPROPS(binary) {
       return {to_input(g, dx, 0), to_input(g, g.sub(g.dout(), dx), 1)};
     });
   }
+  // d (x - y)^2 = 2 (x - y) (dx - dy): the sensitivity times conj(2 (x - y)) when complex.
+  b.add("squared_difference", [](BpropBuilder& g) -> std::vector<GradVar> {
+    const DType t = g.out_meta(0).dtype;
+    if (!is_floating(t) && !is_complex(t)) return {GradVar(), GradVar()};
+    GradVar d = g.sub(g.input(0), g.input(1));
+    d = bprop::conj_if_complex(g, d, t);
+    GradVar dx = g.mul(g.dout(), g.add(d, d));
+    return {bprop::to_input_c(g, dx, 0, t), bprop::to_input_c(g, g.neg(dx), 1, t)};
+  });
   b.add("atan2", [promoted, no_float_input](BpropBuilder& g) -> std::vector<GradVar> {
     // atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2).
     if (no_float_input(g)) return {GradVar(), GradVar()};

@@ -201,7 +201,14 @@ void tensor_scatter_elements_kernel(const KernelContext& c) {
 // ---- one_hot ----
 
 std::vector<TensorMeta> infer_one_hot(const InferContext& c) {
-  check_index_dtype(c, 0);
+  // Indices of any integer type (MindSpore's OneHot takes uint8 and the wider unsigned ones too).
+  const DType it = c.in(0).dtype;
+  if (!is_integral(it))
+    MYCEL_THROW(TypeError, "[one_hot] input 'indices' must be an integer tensor (int8 .. int64, ",
+                "uint8 .. uint64), got ", dtype_name(it));
+  const DType ot = c.attrs.get_dtype("dtype");
+  if (ot == DType::bool_)
+    MYCEL_THROW(TypeError, "[one_hot] attribute 'dtype' must be a numeric type, got bool");
   const int64_t depth = c.attrs.get_int("depth");
   if (depth < 0) MYCEL_THROW(ValueError, "[one_hot] depth must be >= 0, got ", depth);
   Shape out = c.in(0).shape;
@@ -210,7 +217,7 @@ std::vector<TensorMeta> infer_one_hot(const InferContext& c) {
                     : normalize_axis(axis, static_cast<int64_t>(out.size()) + 1, "one_hot");
   out.insert(out.begin() + axis, depth);
   detail::check_size(out, "one_hot");
-  return {{out, c.attrs.get_dtype("dtype")}};
+  return {{out, ot}};
 }
 
 void one_hot_kernel(const KernelContext& c) {
@@ -270,6 +277,9 @@ OpDef with_rule(OpDef d, shard::LabelSpec (*spec)(const shard::ShardContext&)) {
 MYCEL_REGISTER_OPS(gather) {
   const std::vector<DType> idx = {DType::int32, DType::int64};
   const AttrValue zero = int64_t{0};
+  const std::vector<DType> int_indices = {DType::int8,   DType::int16, DType::int32,
+                                          DType::int64,  DType::uint8, DType::uint16,
+                                          DType::uint32, DType::uint64};
   // Gathers move bytes and scatters add in each type's own arithmetic: every dtype (but bool for
   // the adds).
   std::vector<DType> numeric_ext = every_dtype();
@@ -317,7 +327,7 @@ MYCEL_REGISTER_OPS(gather) {
               {attr("depth", AttrKind::kInt, {}), attr("on_value", AttrKind::kFloat, 1.0),
                attr("off_value", AttrKind::kFloat, 0.0), attr("axis", AttrKind::kInt, int64_t{-1}),
                attr("dtype", AttrKind::kDType, DType::float32)},
-              infer_one_hot, one_hot_kernel, idx, "none"),
+              infer_one_hot, one_hot_kernel, int_indices, "none"),
       one_hot_spec));
 }
 

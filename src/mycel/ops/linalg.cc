@@ -2,10 +2,9 @@
 // eigh, svd, qr, lstsq): batched over leading dims (..., M, N), float32/float64/complex64/
 // complex128, computed by LAPACK (kernels/cpu/linalg.cc). The backward rules are the closed forms
 // of the matrix-calculus literature, written with matmul/inverse/matrix_solve so they differentiate
-// again. inverse, det, slogdet, matrix_solve, cholesky, cholesky_solve, eigh, lstsq and eig take
-// complex inputs too, in PyTorch's convention (bprop_complex.h): their rules are the real ones with
-// every transpose a conjugate transpose (mm and mH below) and scalars conjugated; the other rules
-// raise NotSupported for complex inputs.
+// again. Every rule takes complex inputs too, in PyTorch's convention (bprop_complex.h): the real
+// rules with every transpose a conjugate transpose (mm and mH below) and scalars conjugated, plus
+// the phase terms that svd and qr need (their factors' phases are fixed by a convention).
 #include "mycel/kernels/cpu/linalg.h"
 #include "mycel/ops/batch.h"
 #include "mycel/ops/bprop_complex.h"
@@ -176,12 +175,6 @@ OpDef la_op(std::string name, std::string cls, std::string doc, std::vector<Inpu
 // ---- helpers of the backward rules ----
 std::vector<GradVar> eig_bprop(BpropBuilder& g);
 
-// Real inputs only: the complex rules (conjugates, Wirtinger conventions) are not written yet.
-void require_real(BpropBuilder& g, const GradVar& x) {
-  if (is_complex(g.meta(x).dtype))
-    MYCEL_THROW(NotSupported, "[", g.op().name, "] gradients of complex inputs are not supported",
-                " (differentiate a float32/float64 input)");
-}
 size_t rank_of(BpropBuilder& g, const GradVar& x) { return g.meta(x).shape.size(); }
 // x with its last two dims swapped.
 GradVar mT(BpropBuilder& g, GradVar x, size_t rank) {
@@ -334,14 +327,14 @@ std::vector<GradVar> eigh_bprop(BpropBuilder& g) {
   return {sym(g, mm(g, mm(g, v, inner), v, false, true), r, t)};
 }
 
-// d svd (real, A = U S V^T, k = min(M, N) singular values; Townsend 2016, as PyTorch writes it):
+// d svd (A = U S V^H, k = min(M, N) singular values; Townsend 2016, as PyTorch writes it):
 // dA = U [ (skew(U^T dU) / E) S + S (skew(V^T dV) / E) + diag(dS) ] V^T
-//      + (I - U U^T) dU S^-1 V^T + U S^-1 dV^T (I - V V^T),   E_ij = s_j^2 - s_i^2 (i != j).
+//      + (I - U U^T) dU S^-1 V^T + U S^-1 dV^T (I - V V^T),   E_ij = s_j^2 - s_i^2 (i != j);
+// complex: every ^T a ^H, plus the phase term below.
 std::vector<GradVar> svd_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
   const size_t r = rank_of(g, x);
-  const DType t = g.meta(x).dtype;
+  const DType t = g.meta(x).dtype, rt = real_dtype(t);
   const Shape& xs = g.meta(x).shape;
   const int64_t m = xs[r - 2], n = xs[r - 1], k = std::min(m, n);
   const bool uv = g.attrs().get_bool("compute_uv");
@@ -361,14 +354,24 @@ std::vector<GradVar> svd_bprop(BpropBuilder& g) {
     v = g.tuple_get(suv, 2);
     ds = g.dout();
   }
-  GradVar inner = g.mul(unsqueeze(g, ds, -2), eye(g, k, t));
+  // diag(dS) is real (S is); a complex op's inner matrix is complex, so it is cast once here.
+  GradVar inner = g.mul(unsqueeze(g, ds, -2), eye(g, k, rt));
+  if (is_complex(t)) inner = g.cast(inner, t);
   if (!uv) return {mm(g, mm(g, u, inner), v, false, true)};
   GradVar du = dout_k(g, 1), dv = dout_k(g, 2);
-  GradVar finv = gap_inverse(g, g.mul(s, s), k, t);  // 1 / (s_j^2 - s_i^2)
+  GradVar finv = gap_inverse(g, g.mul(s, s), k, rt);  // 1 / (s_j^2 - s_i^2)
   GradVar utdu = mm(g, u, du, true), vtdv = mm(g, v, dv, true);
-  GradVar ju = g.mul(finv, g.sub(utdu, mT(g, utdu, r))),
-          jv = g.mul(finv, g.sub(vtdv, mT(g, vtdv, r)));
+  GradVar ju = g.mul(finv, g.sub(utdu, mH(g, utdu, r))),
+          jv = g.mul(finv, g.sub(vtdv, mH(g, vtdv, r)));
   inner = g.add(inner, g.add(g.mul(ju, unsqueeze(g, s, -2)), g.mul(unsqueeze(g, s, -1), jv)));
+  if (is_complex(t)) {
+    // The phases: U e^(i theta), V e^(i theta) is the same factorization, so only the difference
+    // of the two phase changes is fixed by dA (Im diag(U^H dA V) / s); a loss that does not depend
+    // on the common phase lets it all be charged to U: diag(i Im diag(U^H dU) / s).
+    GradVar im = g.call("imag", {g.mul(utdu, eye(g, k, rt))});  // Im diag(U^H dU), on the diagonal
+    GradVar phase = g.div(im, unsqueeze(g, s, -2));
+    inner = g.add(inner, g.call("complex", {g.zeros_like(phase), phase}));
+  }
   GradVar da = mm(g, mm(g, u, inner), v, false, true);
   GradVar s_row = unsqueeze(g, s, -2);  // scales columns: X S^-1
   if (m > k) {
@@ -382,11 +385,11 @@ std::vector<GradVar> svd_bprop(BpropBuilder& g) {
   return {da};
 }
 
-// d qr (real, M >= N or full square; Walter & Lehmann, as TensorFlow writes it):
-// M = R dR^T - dQ^T Q, dA = (dQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + tril(M, -1)^T.
+// d qr (M >= N or full square; Walter & Lehmann, as TensorFlow writes it):
+// M = R dR^T - dQ^T Q, dA = (dQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + tril(M, -1)^T;
+// complex: every ^T a ^H, and copyltu's diagonal Re diag(M) (see below).
 std::vector<GradVar> qr_bprop(BpropBuilder& g) {
   GradVar x = g.input(0);
-  require_real(g, x);
   const size_t r = rank_of(g, x);
   const Shape& xs = g.meta(x).shape;
   const int64_t m = xs[r - 2], n = xs[r - 1];
@@ -398,6 +401,13 @@ std::vector<GradVar> qr_bprop(BpropBuilder& g) {
   GradVar mmat = g.sub(mm(g, rr, dr, false, true), mm(g, dq, q, true));
   GradVar lower = g.call("tril", {mmat}, {{"diagonal", int64_t{-1}}});
   GradVar copyltu = g.add(g.call("tril", {mmat}), mT(g, lower, r));
+  if (complex_op(g)) {
+    // R's diagonal is real (LAPACK's Householder QR), so Q^H dQ's is imaginary: the diagonal
+    // keeps Re(M_ii) alone, copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M).
+    const int64_t n2 = g.meta(rr).shape.back();
+    GradVar re_diag = g.mul(g.call("real", {mmat}), eye(g, n2, real_dtype(g.meta(x).dtype)));
+    copyltu = g.add(g.add(lower, mH(g, lower, r)), g.cast(re_diag, g.meta(x).dtype));
+  }
   GradVar lhs = g.add(dq, mm(g, q, copyltu));
   return {mm(g, lhs, g.call("inverse", {rr}), false, true)};
 }
@@ -439,10 +449,9 @@ std::vector<GradVar> lstsq_bprop(BpropBuilder& g) {
 GradVar unpack(BpropBuilder& g, GradVar lu, GradVar piv) { return g.call("lu_unpack", {lu, piv}); }
 
 // d lu_factor (square; P^T A = L U, as PyTorch derives it): with gL, gU the strict lower and upper
-// parts of the packed cotangent, dA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T.
+// parts of the packed cotangent, dA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T (^H for
+// complex A).
 std::vector<GradVar> lu_factor_bprop(BpropBuilder& g) {
-  GradVar x = g.input(0);
-  require_real(g, x);
   GradVar plu = unpack(g, out_k(g, 0), out_k(g, 1)), dlu = dout_k(g, 0);
   GradVar p = g.tuple_get(plu, 0), l = g.tuple_get(plu, 1), u = g.tuple_get(plu, 2);
   GradVar gl = g.call("tril", {dlu}, {{"diagonal", int64_t{-1}}}), gu = g.call("triu", {dlu});
@@ -454,7 +463,6 @@ std::vector<GradVar> lu_factor_bprop(BpropBuilder& g) {
 
 // d lu_unpack: L's strict lower and U's upper part are where they came from in LU_data.
 std::vector<GradVar> lu_unpack_bprop(BpropBuilder& g) {
-  require_real(g, g.input(0));
   return {g.add(g.call("tril", {dout_k(g, 1)}, {{"diagonal", int64_t{-1}}}),
                 g.call("triu", {dout_k(g, 2)})),
           GradVar()};
@@ -463,8 +471,7 @@ std::vector<GradVar> lu_unpack_bprop(BpropBuilder& g) {
 // d lu_solve: X = A^-1 b with A = P L U: db = A^-T dX, dA = -db X^T, and through the packed
 // factors dLU = tril(P^T dA U^T, -1) + triu(L^T P^T dA).
 std::vector<GradVar> lu_solve_bprop(BpropBuilder& g) {
-  GradVar b = g.input(0), x = g.out();
-  require_real(g, b);
+  GradVar x = g.out();
   GradVar plu = unpack(g, g.input(1), g.input(2));
   GradVar p = g.tuple_get(plu, 0), l = g.tuple_get(plu, 1), u = g.tuple_get(plu, 2);
   GradVar a = mm(g, p, mm(g, l, u));

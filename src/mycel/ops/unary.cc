@@ -316,10 +316,14 @@ MYCEL_REGISTER_OPS(unary) {
               float_unary([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); })));
   r.add(unary("silu", "SiLU", "Elementwise x * sigmoid(x).", floats, same_dtype,
               float_unary([](auto x) { return x * sigmoid(x); })));
-  r.add(with_traits(
-      unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).", signed_dtypes(), same_dtype,
-            same_dtype_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; })),
-      ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
+  // ReLU takes MindSpore's every numeric type: unsigned values are their own ReLU.
+  r.add(with_traits(unary("relu", "ReLU", "Elementwise max(x, 0) (NaN stays NaN).",
+                          plus(plus(signed_dtypes(), {DType::uint8}), kUnsigned), same_dtype,
+                          or_unsigned(same_dtype_unary([](auto x) {
+                                        return x < decltype(x)(0) ? decltype(x)(0) : x;
+                                      }),
+                                      [](auto x) { return x; })),
+                    ew_step(cpu::EwOp::kRelu, kKeepsZero), as_post_op(kPostRelu)));
   r.add(with_traits(unary("relu6", "ReLU6", "Elementwise min(max(x, 0), 6) (NaN stays NaN).",
                           floats, same_dtype, float_unary([](auto x) {
                             using C = decltype(x);

@@ -30,15 +30,22 @@ void init_tensor(nb::module_& m) {
               return;
             }
             // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
-            // placeholder tensor remembering which dims are dynamic.
+            // placeholder tensor remembering which dims are dynamic. A mycel.Symbol dim
+            // (MindSpore's symbolic shape) is dynamic as None is; the symbols stay on the
+            // tensor (`_symbolic_shape`) for the checks at each call (common/symbol.py).
             Shape s;
-            bool dynamic = false;
+            bool dynamic = false, symbolic = false;
+            nb::list dims;
             for (nb::handle h : shape) {
-              dynamic |= h.is_none();
-              s.push_back(h.is_none() ? 0 : nb::cast<int64_t>(h));
+              const bool sym = nb::hasattr(h, "_mycel_symbol");
+              symbolic |= sym;
+              dynamic |= h.is_none() || sym;
+              s.push_back(h.is_none() || sym ? 0 : nb::cast<int64_t>(h));
+              dims.append(sym ? nb::none() : nb::borrow(h));
             }
             new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
-            if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(shape);
+            if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(dims);
+            if (symbolic) nb::find(self).attr("_symbolic_shape") = nb::tuple(shape);
           },
           nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
           nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())

@@ -1,7 +1,8 @@
 """Gradients of the linear algebra ops for complex inputs (PyTorch's convention: for a real loss L
 of z = x + iy the gradient is dL/dx + i dL/dy): inverse, det, slogdet, matrix_solve, cholesky,
-cholesky_solve, eigh and lstsq, in both modes, against central finite differences of the same
-loss written in numpy (complex128). Hermitian inputs are built as B + B^H or B B^H + 3 I from a
+cholesky_solve, eigh and lstsq (svd, qr and the LU ops: test_compat_linalg_complex_grad2.py),
+in both modes, against central finite differences of the same loss written in numpy
+(complex128). Hermitian inputs are built as B + B^H or B B^H + 3 I from a
 free complex B, so the differences move only along what the op reads; eigh's loss uses |V| (the
 eigenvectors' phases are arbitrary)."""
 import numpy as np
@@ -118,8 +119,3 @@ def test_real_inputs_keep_their_gradients():
     a = R.normal(size=(3, 3))
     g = ms.grad(lambda t: ops.det(t))(Tensor(a)).asnumpy()
     np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10)
-
-
-def test_svd_of_complex_input_still_refuses_its_gradient():
-    with pytest.raises(NotImplementedError, match="complex"):
-        ms.grad(lambda t: ops.sum(ops.svd(t, compute_uv=False)))(Tensor(_c(3, 3)))

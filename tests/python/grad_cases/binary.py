@@ -45,6 +45,8 @@ CASES = [
     GradCase("minimum", _pair((2, 3), (2, 3), ties=True), id="ties"),
     GradCase("minimum", _pair((4, 1), (3,)), id="broadcast"),
     GradCase("atan2", [(2, 3), (2, 3)], domain="away0"),
+    GradCase("squared_difference", [(2, 3), (2, 3)]),
+    GradCase("squared_difference", [(2, 3), (1, 3)], id="broadcast"),
     GradCase("atan2", [(2, 3), (1, 3)], domain="away0", id="broadcast"),
     # An integer input is promoted in the forward and gets no gradient; the float one still does.
     GradCase("maximum", lambda rng: [rng.integers(-3, 3, size=(2, 3)), rng.standard_normal((3,)) + 0.5],

@@ -200,6 +200,7 @@ BINARY = [
     ("maximum", np.maximum, ALL, "normal"),
     ("minimum", np.minimum, ALL, "normal"),
     ("atan2", np.arctan2, ALL, "normal"),
+    ("squared_difference", quiet(lambda x, y: np.square(np.subtract(x, y))), NUMERIC, "normal"),
     ("equal", np.equal, ALL, "int"),
     ("not_equal", np.not_equal, ALL, "int"),
     ("less", np.less, ALL, "int"),

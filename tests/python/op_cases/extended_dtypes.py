@@ -276,3 +276,12 @@ CASES += [
     OpCase("unique_with_counts", _unique_ref, lambda rng, dt: [rng.integers(0, 5, size=(3, 4)).astype(dt)],
            dtypes=UNSIGNED, id="ext"),
 ]
+
+
+# issue 14 (compat12): atan2 of the unsigned types gives numpy's float; squared_difference of
+# every extended type ((x - y)^2 wrapping, complex squared unconjugated); relu of the unsigned
+# types is the identity.
+CASES += [OpCase("atan2", np.arctan2, _draw((3, 4), (3, 4)), dtypes=UNSIGNED, id="ext"),
+          OpCase("squared_difference", lambda x, y: _quiet(np.square)(_quiet(np.subtract)(x, y)),
+                 _draw((3, 4), (3, 4)), dtypes=EXT, id="ext"),
+          OpCase("relu", lambda x: x.copy(), _draw((3, 4)), dtypes=("uint8",) + UNSIGNED, id="ext")]

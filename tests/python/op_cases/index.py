@@ -227,6 +227,12 @@ CASES = [
            _along_gen((200, 300), (200, 100), 1, updates=True), dict(axis=1, reduction="add"), id="large"),
     OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(-1, 6, size=(3, 4)).astype(dt)],
            dict(depth=5), dtypes=("int32", "int64")),
+    # Indices of every integer type (MindSpore's OneHot); -1 wraps to the type's maximum unsigned.
+    OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(0, 7, size=(3, 4)).astype(dt)],
+           dict(depth=5), dtypes=("int8", "uint8", "int16"), id="small_ints"),
+    OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(0, 7, size=(3, 4)).astype(dt)],
+           dict(depth=5, axis=1, dtype="complex64", on_value=2.0, off_value=0.5),
+           dtypes=("uint16", "uint32", "uint64"), id="unsigned_complex_out"),
     OpCase("one_hot", _one_hot_ref, lambda rng, dt: [rng.integers(0, 4, size=(3,)).astype(np.int64)],
            dict(depth=4, on_value=2.0, off_value=-1.0, axis=0, dtype="int32"), id="axis0"),
     OpCase("one_hot", _one_hot_ref, lambda rng, dt: [np.array(2, np.int64)], dict(depth=3), id="0d"),

@@ -94,3 +94,28 @@ CASES += [
     OpCase("random_beta", _sampled(lambda a, b, **k: a.shape, lambda a, b, **k: a.dtype), [(2,), (2,)],
            attrs={"shape": (3,)}, domain="positive", dtypes=FLOAT, **R),
 ]
+
+
+# ParameterizedTruncatedNormal, NonDeterministicInts (no seed: test_random.py skips it; its
+# statistics and the samplers': compat/test_compat_random_prims.py) and the candidate samplers.
+def _ptn_inputs(rng, dt):
+    return [np.array(v, dt) for v in ([0.0, 1.0], [1.0, 2.0], [-1.0, 0.5], [1.0, 4.0])]
+
+
+def _sampler_ref(t, num_sampled=1, **attrs):
+    return (np.empty((num_sampled,), t.dtype), np.empty(t.shape, np.float32),
+            np.empty((num_sampled,), np.float32))
+
+
+CASES += [
+    OpCase("parameterized_truncated_normal", lambda *p, shape=(), **k: np.empty(shape, p[0].dtype),
+           _ptn_inputs, attrs={"shape": (2, 3)}, dtypes=FLOAT, **R),
+    OpCase("non_deterministic_ints", _like_shape, [], attrs={"shape": (3, 4)},
+           dtypes=("int32", "int64", "uint32", "uint64"), **R),
+    OpCase("candidate_sampler", _sampler_ref, lambda rng, dt: [rng.integers(0, 5, size=(2, 1)).astype(dt)],
+           attrs={"num_true": 1, "num_sampled": 3, "unique": True, "range_max": 5},
+           dtypes=("int32", "int64"), **R),
+    OpCase("candidate_sampler", _sampler_ref, lambda rng, dt: [rng.integers(0, 9, size=(3, 2)).astype(dt)],
+           attrs={"num_true": 2, "num_sampled": 4, "unique": False, "range_max": 9,
+                  "distribution": "log_uniform"}, dtypes=("int64",), id="log_uniform", **R),
+]

@@ -149,6 +149,16 @@ for _name in _summary.__all__:
 
 # TruncatedNormal is called with the shape, as MindSpore's is: random_more.py.
 from mycel.ops.random_more import TruncatedNormal  # noqa: E402,F811
+# OneHot takes Tensor on/off values (their dtype): one_hot.py.
+from mycel.ops.one_hot import OneHot  # noqa: E402,F811
+# So are RandomGamma, RandomPoisson, StandardLaplace, ParameterizedTruncatedNormal and
+# NonDeterministicInts; the candidate samplers bind the registry's candidate_sampler.
+from mycel.ops import random_primitives as _random_primitives  # noqa: E402
+
+for _name in _random_primitives.__all__:
+    globals()[_name] = getattr(_random_primitives, _name)
+    if _name not in __all__:
+        __all__.append(_name)
 
 
 class Broadcast(globals()["Broadcast"]):

@@ -1,6 +1,7 @@
 #include "mycel/kernels/cpu/index.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "mycel/core/parallel.h"
 
@@ -121,25 +122,32 @@ void scatter_along_axis(const Tensor& input, const Tensor& updates, const std::v
 
 void one_hot(const Tensor& indices, Tensor& out, int64_t outer, int64_t depth, int64_t inner,
              double on, double off) {
-  visit_dtype(out.dtype(), [&](auto tag) {
+  // Every output type (the wider unsigned and complex ones too) and every integer index type;
+  // an index outside [0, depth) (a wrapped uint64 above 2^63 included) matches no position.
+  visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T von, voff;
-    convert_elements(&on, DType::float64, &von, out.dtype(), 1);
-    convert_elements(&off, DType::float64, &voff, out.dtype(), 1);
+    if constexpr (is_complex_v<T>) {
+      von = T(static_cast<typename T::value_type>(on));
+      voff = T(static_cast<typename T::value_type>(off));
+    } else {
+      convert_elements(&on, DType::float64, &von, out.dtype(), 1);
+      convert_elements(&off, DType::float64, &voff, out.dtype(), 1);
+    }
     T* y = out.data<T>();
-    auto run = [&](const auto* idx) {
-      parallel_for(outer, depth * inner, [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o)
-          for (int64_t d = 0; d < depth; ++d)
-            for (int64_t i = 0; i < inner; ++i)
-              y[(o * depth + d) * inner + i] =
-                  static_cast<int64_t>(idx[o * inner + i]) == d ? von : voff;
-      });
-    };
-    if (indices.dtype() == DType::int32)
-      run(indices.data<int32_t>());
-    else
-      run(indices.data<int64_t>());
+    visit_any_dtype(indices.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        const I* idx = indices.data<I>();
+        parallel_for(outer, depth * inner, [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o)
+            for (int64_t d = 0; d < depth; ++d)
+              for (int64_t i = 0; i < inner; ++i)
+                y[(o * depth + d) * inner + i] =
+                    static_cast<int64_t>(idx[o * inner + i]) == d ? von : voff;
+        });
+      }
+    });
   });
 }
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <unordered_set>
+#include <vector>
 
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/random_draws.h"
@@ -154,6 +157,136 @@ void random_beta_kernel(const KernelContext& ctx) {
     const double la = log_gamma_draw(d, a), lb = log_gamma_draw(d, b);
     return 1.0 / (1.0 + std::exp(lb - la));  // G_a / (G_a + G_b)
   });
+}
+
+// ---- parameterized truncated normal ----
+
+void parameterized_truncated_normal_kernel(const KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int64_t rows = out.shape()[0], per_row = n / rows;
+  Tensor p[4];
+  for (int k = 0; k < 4; ++k) p[k] = ctx.in(static_cast<size_t>(k)).to(DType::float64);
+  // The parameter of row b: one value for every row, or one per row.
+  auto at = [&](int k, int64_t b) { return p[k].data<double>()[p[k].numel() == 1 ? 0 : b]; };
+  // Parameters are data: checked before the parallel loop (which must not throw).
+  for (int64_t b = 0; b < rows; ++b) {
+    const double sd = at(1, b), lo = at(2, b), hi = at(3, b);
+    if (!(sd > 0) || !std::isfinite(at(0, b)) || !(lo < hi))
+      MYCEL_THROW(ValueError, "[parameterized_truncated_normal] row ", b,
+                  " needs stdevs > 0, a finite mean and min < max, got mean ", at(0, b),
+                  ", stdevs ", sd, ", min ", lo, ", max ", hi);
+  }
+  fill(ctx, out, 40, [&](Draws& d, int64_t i) {
+    const int64_t b = i / per_row;
+    const double mean = at(0, b), sd = at(1, b);
+    return mean + sd * truncated_normal_draw(d, (at(2, b) - mean) / sd, (at(3, b) - mean) / sd);
+  });
+}
+
+// ---- non-deterministic integers ----
+
+void non_deterministic_ints_kernel(const KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  std::random_device rd;  // the operating system's entropy: a fresh key for each call
+  const uint64_t key = (uint64_t(rd()) << 32) | rd();
+  const PhiloxStream s = op_stream(int64_t(key >> 1) | 1, int64_t(rd()) + 1, uint64_t(n));
+  visit_any_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      T* o = out.data<T>();
+      parallel_for(n, 4, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const auto w = s.block(uint64_t(i), 0);  // 64 uniform bits, truncated to T's width
+          o[i] = static_cast<T>((uint64_t(w[0]) << 32) | w[1]);
+        }
+      });
+    }
+  });
+}
+
+// ---- candidate samplers ----
+
+namespace {
+
+// The distribution over [0, range_max) the candidates come from.
+struct Candidates {
+  bool log_uniform;
+  int64_t range;
+  double prob(int64_t k) const {
+    if (!log_uniform) return 1.0 / double(range);
+    return (std::log(double(k) + 2) - std::log(double(k) + 1)) / std::log(double(range) + 1);
+  }
+  int64_t draw(Draws& d) const {
+    if (!log_uniform) return std::min(range - 1, int64_t(d.open() * double(range)));
+    // Inversion: P(K <= k) = log(k + 2) / log(range + 1).
+    const double v = std::exp(d.open() * std::log(double(range) + 1)) - 1;
+    return std::min(range - 1, std::max(int64_t(0), int64_t(v)));
+  }
+};
+
+template <class I>
+void sample_candidates(const KernelContext& ctx, const Candidates& dist) {
+  const int64_t num_sampled = ctx.attrs.get_int("num_sampled");
+  const bool unique = ctx.attrs.get_bool("unique");
+  const bool remove_hits = ctx.attrs.get_bool("remove_accidental_hits");
+  const Tensor& truth = ctx.in(0);
+  const I* t = truth.data<I>();
+  for (int64_t i = 0; i < truth.numel(); ++i)
+    if (t[i] < 0 || int64_t(t[i]) >= dist.range)
+      MYCEL_THROW(ValueError, "[", ctx.op.name, "] input 'true_classes' must hold classes in [0, ",
+                  dist.range, "), got ", int64_t(t[i]));
+  std::unordered_set<int64_t> excluded;
+  if (remove_hits)
+    for (int64_t i = 0; i < truth.numel(); ++i) excluded.insert(int64_t(t[i]));
+  const int64_t open_classes = dist.range - int64_t(excluded.size());
+  if ((unique && num_sampled > open_classes) || (num_sampled > 0 && open_classes == 0))
+    MYCEL_THROW(ValueError, "[", ctx.op.name, "] cannot draw ", num_sampled,
+                unique ? " distinct" : "", " candidates from the ", open_classes,
+                " classes of [0, ", dist.range, ")", remove_hits ? " outside true_classes" : "");
+  // One sequential stream: the draws of a unique sample depend on each other. A candidate
+  // already taken (unique) or among the true classes (remove_accidental_hits) is drawn again;
+  // every draw counts as a try (TensorFlow's num_tries).
+  Draws d(draw_stream(ctx, 1), 0);
+  I* out = ctx.out(0).data<I>();
+  std::unordered_set<int64_t> taken;
+  int64_t tries = 0;
+  // A bound instead of a hang: distinct log-uniform samples of nearly every class of a wide
+  // range would need astronomically many draws.
+  const int64_t max_tries = std::max<int64_t>(10'000'000, 1000 * num_sampled);
+  for (int64_t k = 0; k < num_sampled;) {
+    if (tries == max_tries)
+      MYCEL_THROW(ValueError, "[", ctx.op.name, "] gave up after ", max_tries, " draws with ", k,
+                  " of ", num_sampled, " candidates found; sample fewer or set unique=False");
+    const int64_t c = dist.draw(d);
+    ++tries;
+    if (excluded.count(c) || (unique && !taken.insert(c).second)) continue;
+    out[k++] = static_cast<I>(c);
+  }
+  // Expected count of class c in the sample: p num_sampled with repeats; without them, the
+  // chance that c turned up in `tries` draws, 1 - (1 - p)^tries.
+  auto expected = [&](int64_t c) {
+    const double p = dist.prob(c);
+    return unique ? -std::expm1(double(tries) * std::log1p(-p)) : p * double(num_sampled);
+  };
+  float* te = ctx.out(1).data<float>();
+  for (int64_t i = 0; i < truth.numel(); ++i) te[i] = float(expected(int64_t(t[i])));
+  float* se = ctx.out(2).data<float>();
+  for (int64_t k = 0; k < num_sampled; ++k) se[k] = float(expected(int64_t(out[k])));
+}
+
+}  // namespace
+
+void candidate_sampler_kernel(const KernelContext& ctx) {
+  const Candidates dist{ctx.attrs.get_str("distribution") == "log_uniform",
+                        ctx.attrs.get_int("range_max")};
+  if (ctx.in(0).dtype() == DType::int32)
+    sample_candidates<int32_t>(ctx, dist);
+  else
+    sample_candidates<int64_t>(ctx, dist);
 }
 
 }  // namespace mycel::cpu
