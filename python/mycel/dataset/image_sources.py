@@ -1,4 +1,4 @@
-"""More image sources with MindSpore's signatures: KMnistDataset and EMnistDataset (IDX files),
+"""More image sources with MindSpore's signatures: KMnist-, FashionMnist- and EMnistDataset (IDX files),
 SVHNDataset (MATLAB .mat), STL10Dataset (raw binary), Places365Dataset, FlickrDataset and
 SBUDataset (image files listed by text files). Label and metadata files are parsed when the
 dataset is built, so a bad file fails at once naming it; image files are read when a row is drawn
@@ -15,7 +15,7 @@ from mycel.dataset.matlab import load_mat
 from mycel.dataset.sources import MnistDataset, _check_common, _check_dir, _check_type, _engine_args
 from mycel.dataset.text_sources import _Rows
 
-__all__ = ["KMnistDataset", "EMnistDataset", "SVHNDataset", "STL10Dataset", "Places365Dataset",
+__all__ = ["KMnistDataset", "FashionMnistDataset", "EMnistDataset", "SVHNDataset", "STL10Dataset", "Places365Dataset",
            "FlickrDataset", "SBUDataset"]
 
 
@@ -38,6 +38,10 @@ def _source(owner, table, columns, num_samples, num_parallel_workers, shuffle, s
 class KMnistDataset(MnistDataset):
     """Kuzushiji-MNIST: the four IDX files under MNIST's names (train-images-idx3-ubyte, ...),
     read by MnistDataset's reader. Columns image (28, 28, 1) uint8 and label."""
+
+
+class FashionMnistDataset(MnistDataset):
+    """Fashion-MNIST: the four IDX files under MNIST's names, read by MnistDataset's reader."""
 
 
 # ---- IDX (EMNIST) --------------------------------------------------------------------------

@@ -21,13 +21,14 @@ def _idx(path, arr):
     path.write_bytes(bytes([0, 0, 8, arr.ndim]) + struct.pack(">" + "I" * arr.ndim, *arr.shape) + arr.tobytes())
 
 
-def test_kmnist_reads_mnist_layout(tmp_path):
+@pytest.mark.parametrize("cls", [ds.KMnistDataset, ds.FashionMnistDataset])
+def test_mnist_layout_sources(tmp_path, cls):
     rng = np.random.default_rng(0)
     imgs = rng.integers(0, 256, (4, 28, 28), dtype=np.uint8)
     labels = np.array([3, 1, 4, 1], np.uint8)
     _idx(tmp_path / "train-images-idx3-ubyte", imgs)
     _idx(tmp_path / "train-labels-idx1-ubyte", labels)
-    got = _rows(ds.KMnistDataset(str(tmp_path), usage="train", shuffle=False))
+    got = _rows(cls(str(tmp_path), usage="train", shuffle=False))
     assert len(got) == 4
     for (img, lab), ref, lr in zip(got, imgs, labels):
         np.testing.assert_array_equal(img, ref[:, :, None])
