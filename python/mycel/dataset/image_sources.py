@@ -4,8 +4,10 @@ SBUDataset (image files listed by text files). Label and metadata files are pars
 dataset is built, so a bad file fails at once naming it; image files are read when a row is drawn
 (raw bytes, or decoded with decode=True). Sampling, shuffling and sharding belong to the engine."""
 import gzip
+import math
 import os
 import struct
+import zlib
 
 import numpy as np
 
@@ -48,25 +50,35 @@ class FashionMnistDataset(MnistDataset):
 
 def read_idx(path, owner, ndim):
     """The uint8 array of an IDX file (plain or .gz) with `ndim` dimensions; ValueError naming
-    the file when its magic, rank or size is wrong."""
+    the file when its magic, rank or size is wrong. The body is read only up to the size the
+    header declares (plus one byte to catch trailing data), so a forged header or a gzip bomb
+    cannot make it read more."""
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rb") as f:
-            data = f.read()
-    except (OSError, EOFError) as e:
+            head = f.read(4 + 4 * ndim)
+            if len(head) < 4 or head[:2] != b"\0\0" or head[2] != 0x08 or head[3] != ndim:
+                raise ValueError(f"{owner}: '{path}' is not an IDX file of {ndim}-d unsigned bytes "
+                                 f"(magic {head[:4].hex()}, expected 000008{ndim:02x})")
+            if len(head) < 4 + 4 * ndim:
+                raise ValueError(f"{owner}: '{path}' is truncated inside its header")
+            dims = struct.unpack_from(">" + "I" * ndim, head, 4)
+            need = math.prod(dims)  # Python ints: a forged header cannot wrap around
+            if need > _IDX_MAX:
+                raise ValueError(f"{owner}: '{path}' declares dimensions {list(dims)}, past {_IDX_MAX} bytes")
+            chunks, got = [], 0
+            while got <= need:
+                block = f.read(min(need + 1 - got, 1 << 24))
+                if not block:
+                    break
+                chunks.append(block)
+                got += len(block)
+    except (OSError, EOFError, zlib.error) as e:
         raise ValueError(f"{owner}: cannot read '{path}' ({e})") from None
-    if len(data) < 4 or data[:2] != b"\0\0" or data[2] != 0x08 or data[3] != ndim:
-        raise ValueError(f"{owner}: '{path}' is not an IDX file of {ndim}-d unsigned bytes "
-                         f"(magic {data[:4].hex()}, expected 000008{ndim:02x})")
-    if len(data) < 4 + 4 * ndim:
-        raise ValueError(f"{owner}: '{path}' is truncated inside its header")
-    dims = struct.unpack_from(">" + "I" * ndim, data, 4)
-    need = int(np.prod(dims, dtype=np.int64))
-    body = len(data) - 4 - 4 * ndim
-    if body != need:
+    if got != need:
         raise ValueError(f"{owner}: '{path}' declares dimensions {list(dims)} ({need} bytes) but holds "
-                         f"{body} bytes of data")
-    return np.frombuffer(data, np.uint8, need, 4 + 4 * ndim).reshape(dims)
+                         f"{'more' if got > need else got} bytes of data")
+    return np.frombuffer(b"".join(chunks), np.uint8, need).reshape(dims)
 
 
 def _find(folder, stem):
@@ -75,6 +87,8 @@ def _find(folder, stem):
             return os.path.join(folder, name)
     raise ValueError(f"{folder}: {stem} (or {stem}.gz) does not exist")
 
+
+_IDX_MAX = 1 << 33  # 8 GiB: EMNIST's largest file is about 550 MB
 
 _EMNIST_NAMES = ("byclass", "bymerge", "balanced", "letters", "digits", "mnist")
 

@@ -5,6 +5,7 @@ a 128-byte header, then tagged data elements (8-byte aligned, or packed into 8 b
 each variable a miMATRIX element (flags, dimensions, name, real part) or a zlib-compressed one.
 Every length is checked against the bytes present, so a truncated or forged file raises ValueError
 naming it instead of reading past the end."""
+import math
 import struct
 import zlib
 
@@ -19,7 +20,7 @@ _MI_MATRIX, _MI_COMPRESSED = 14, 15
 # array classes -> numpy dtype of the variable (char arrays come out as str)
 _CLASS = {6: "f8", 7: "f4", 8: "i1", 9: "u1", 10: "i2", 11: "u2", 12: "i4", 13: "u4", 14: "i8", 15: "u8"}
 _CHAR_CLASS = 4
-_MAX_INFLATED = 1 << 33  # a compressed variable may not inflate past 8 GiB (a zlib bomb otherwise)
+_MAX_INFLATED = 1 << 32  # a compressed variable may not inflate past 4 GiB (a zlib bomb otherwise)
 
 
 class _Reader:
@@ -70,13 +71,15 @@ class _Reader:
         if cls not in _CLASS and cls != _CHAR_CLASS:
             return name, None
         shape = tuple(int(d) for d in dims)
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)  # Python ints: a forged shape cannot wrap around
         real, pos = self.numbers(pos, end, f"real part of '{name}'")
         if len(real) != count:
             self.fail(f"'{name}' has dimensions {shape} ({count} values) but holds {len(real)}")
         if cls == _CHAR_CLASS:
-            chars = "".join(map(chr, real.reshape(shape, order="F").T.reshape(-1)))
-            return name, np.array(chars)
+            codes = real.reshape(shape, order="F").T.reshape(-1).astype(np.int64)
+            if ((codes < 0) | (codes > 0x10FFFF)).any():
+                self.fail(f"the char array '{name}' holds a code outside Unicode")
+            return name, np.array("".join(map(chr, codes.tolist())))
         out = real.astype(_CLASS[cls])
         if is_complex:
             imag, pos = self.numbers(pos, end, f"imaginary part of '{name}'")
