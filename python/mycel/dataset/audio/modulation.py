@@ -1,7 +1,7 @@
 """Delay-line effects of MindSpore's mindspore.dataset.audio (torchaudio's numerics, after SoX):
 Flanger (a short delay swept by a low-frequency oscillator, with feedback, per channel phase
 offsets and linear or quadratic interpolation) and Phaser (a swept delay with decaying
-feedback). Both run a per-sample recurrence, vectorized over the rows of the input."""
+feedback). Both run a per-sample recurrence, one row (channel) at a time on Python floats."""
 import enum
 import math
 
@@ -83,26 +83,35 @@ class Flanger(AudioTensorOperation):
         whole = np.floor(delays).astype(np.int64)
         frac = delays - whole
         quadratic = self.interpolation is Interpolation.QUADRATIC
-        line = np.zeros((x.shape[0], channels, buf_len))
-        last = np.zeros((x.shape[0], channels))
         out = np.empty_like(x)
-        ch = np.arange(channels)
-        pos = 0
-        for t in range(n):
-            pos = (pos - 1) % buf_len  # the line is written backwards: pos + k is k samples ago
-            line[:, :, pos] = x[:, :, t] + last * feedback
-            k = whole[t]
-            d0 = line[:, ch, (pos + k) % buf_len]
-            d1 = line[:, ch, (pos + k + 1) % buf_len]
-            f = frac[t]
-            if quadratic:
-                d2 = line[:, ch, (pos + k + 2) % buf_len] - d0
-                d1 = d1 - d0
-                last = d0 + ((d2 * 0.5 - d1) * f + (d1 * 2 - d2 * 0.5)) * f
-            else:
-                last = d0 + (d1 - d0) * f
-            out[:, :, t] = x[:, :, t] * dry + last * wet
+        # channels do not mix, so each (batch, channel) row runs its recurrence alone, on Python
+        # floats (a per-sample loop over numpy rows costs several array calls per sample)
+        for b in range(x.shape[0]):
+            for c in range(channels):
+                out[b, c] = _flanger_row(x[b, c].tolist(), whole[:, c].tolist(), frac[:, c].tolist(), buf_len,
+                                         feedback, dry, wet, quadratic)
         return np.clip(out, -1.0, 1.0).reshape(a.shape)
+
+
+def _flanger_row(x, whole, frac, buf_len, feedback, dry, wet, quadratic):
+    """One channel of the flanger: the delay line is written backwards, so that position
+    pos + k holds the input of k samples ago."""
+    line = [0.0] * buf_len
+    last, pos, out = 0.0, 0, [0.0] * len(x)
+    for t, v in enumerate(x):
+        pos = (pos - 1) % buf_len
+        line[pos] = v + last * feedback
+        k, f = whole[t], frac[t]
+        d0 = line[(pos + k) % buf_len]
+        d1 = line[(pos + k + 1) % buf_len]
+        if quadratic:
+            d2 = line[(pos + k + 2) % buf_len] - d0
+            d1 -= d0
+            last = d0 + ((d2 * 0.5 - d1) * f + (d1 * 2 - d2 * 0.5)) * f
+        else:
+            last = d0 + (d1 - d0) * f
+        out[t] = v * dry + last * wet
+    return out
 
 
 class Phaser(AudioTensorOperation):
@@ -138,10 +147,13 @@ class Phaser(AudioTensorOperation):
         steps = np.arange(n)
         read = (steps % buf_len + mod[steps % mod_len]) % buf_len
         write = (steps + 1) % buf_len
-        line = np.zeros((x.shape[0], buf_len))
+        read, write, decay = read.tolist(), write.tolist(), self.decay
         out = np.empty_like(x)
-        for t in range(n):
-            y = x[:, t] + line[:, read[t]]
-            line[:, write[t]] = y * self.decay
-            out[:, t] = y
+        for r in range(x.shape[0]):  # rows do not mix: one scalar recurrence each
+            line, row, src = [0.0] * buf_len, [0.0] * n, x[r].tolist()
+            for t in range(n):
+                y = src[t] + line[read[t]]
+                line[write[t]] = y * decay
+                row[t] = y
+            out[r] = row
         return np.clip(out * self.gain_out, -1.0, 1.0).reshape(a.shape)
