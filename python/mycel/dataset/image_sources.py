@@ -154,7 +154,7 @@ class SVHNDataset(SourceDataset):
             y = y.reshape(-1)
             if ((y < 0) | (y > 10) | (y != np.floor(y))).any():
                 raise ValueError(f"{owner}: '{path}': labels must be integers 0..10, got {y[(y < 0) | (y > 10)][:5]}")
-            images.append(np.moveaxis(x.astype(np.uint8), 3, 0))
+            images.append(np.moveaxis(x.astype(np.uint8, copy=False), 3, 0))
             labels.append(np.where(y == 10, 0, y).astype(np.uint32))
         images, labels = np.concatenate(images), np.concatenate(labels)
         rows = _LazyRows(owner, range(len(images)),

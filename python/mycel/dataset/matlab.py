@@ -80,7 +80,7 @@ class _Reader:
             if ((codes < 0) | (codes > 0x10FFFF)).any():
                 self.fail(f"the char array '{name}' holds a code outside Unicode")
             return name, np.array("".join(map(chr, codes.tolist())))
-        out = real.astype(_CLASS[cls])
+        out = real.astype(_CLASS[cls], copy=False)  # a view when stored as the class's own type
         if is_complex:
             imag, pos = self.numbers(pos, end, f"imaginary part of '{name}'")
             if len(imag) != count:
@@ -92,14 +92,16 @@ class _Reader:
 def load_mat(path):
     """{variable name: ndarray} of a level-5 .mat file (MATLAB's column-major order kept, so
     shapes read as in MATLAB); cell, struct, object and sparse variables are left out."""
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        data = np.fromfile(path, np.uint8)  # writable, so the arrays below can be views of it
+    except OSError as e:
+        raise ValueError(f"load_mat: cannot read '{path}' ({e})") from None
     if len(data) < 128:
         raise ValueError(f"load_mat: '{path}' is not a MATLAB 5 file: {len(data)} bytes, shorter than "
                          "the 128-byte header")
-    if data[:4] == b"\x89HDF" or data[128:132] == b"\x89HDF" or data[512:516] == b"\x89HDF":
+    if b"\x89HDF" in (data[:4].tobytes(), data[128:132].tobytes(), data[512:516].tobytes()):
         raise ValueError(f"load_mat: '{path}' is a MATLAB 7.3 (HDF5) file; save it with -v7 or older")
-    indicator = data[126:128]
+    indicator = data[126:128].tobytes()
     if indicator not in (b"IM", b"MI"):
         raise ValueError(f"load_mat: '{path}' is not a MATLAB 5 file: endian indicator {indicator!r}, "
                          "expected b'IM' or b'MI'")
@@ -123,6 +125,7 @@ def _elements(r, pos, end, out, top):
                 r.fail(f"the compressed element at byte {pos} does not inflate ({e})")
             if inflater.unconsumed_tail:
                 r.fail(f"the compressed element at byte {pos} inflates past {_MAX_INFLATED} bytes")
+            body = np.frombuffer(bytearray(body), np.uint8)
             _elements(_Reader(body, r.path, r.order), 0, len(body), out, False)
         elif kind == _MI_MATRIX:
             name, value = r.matrix(start, start + nbytes)
