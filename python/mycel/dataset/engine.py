@@ -16,6 +16,7 @@ import numpy as np
 
 from mycel import _mycel
 from mycel.common import seed as _seed
+from mycel.common.string_tensor import string_tensor_row
 from mycel.dataset.samplers import (Sampler, SequentialSampler, RandomSampler,
                                     DistributedSampler, SubsetSampler, SubsetRandomSampler)
 
@@ -804,6 +805,8 @@ class _Iterator:
                 if self._epochs_left == 0:
                     self.stop()
             raise StopIteration
+        if not self._numpy:  # string columns as MindSpore hands them over: Tensors of dtype String
+            row = string_tensor_row(row)
         return self._convert(row)
 
     def stop(self):

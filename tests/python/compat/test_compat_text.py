@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+import mycel
 import mycel.dataset as ds
 import mycel.dataset.text as text
 from mycel import dtype as mstype
@@ -23,7 +24,11 @@ def test_string_column_round_trip(output_numpy):
     data = np.array(SENTENCES)
     d = ds.NumpySlicesDataset({"s": data, "i": np.arange(5)}, shuffle=False)
     got = [r[0] for r in d.create_tuple_iterator(num_epochs=1, output_numpy=output_numpy)]
-    assert all(isinstance(g, np.ndarray) and g.dtype.kind == "U" and g.shape == () for g in got)
+    if output_numpy:  # numpy str arrays
+        assert all(isinstance(g, np.ndarray) and g.dtype.kind == "U" and g.shape == () for g in got)
+    else:  # Tensors of dtype String, as MindSpore hands string columns over
+        assert all(isinstance(g, mycel.StringTensor) and g.dtype == mycel.string and g.shape == () for g in got)
+        assert all(g.asnumpy().dtype.kind == "U" for g in got)
     assert [str(g) for g in got] == SENTENCES
     # bytes stay bytes
     got = _rows(ds.NumpySlicesDataset([b"ab\x00c", b"\xff\xfe"], shuffle=False))
