@@ -184,6 +184,24 @@ def coco():
         put("coco", name, flags, json.dumps(d).encode())
 
 
+def matlab(tmp):
+    """.mat files as scipy writes them (SVHN's layout), plain and compressed."""
+    import scipy.io
+    rng = np.random.default_rng(0)
+    for name, compress in (("svhn_plain", False), ("svhn_compressed", True)):
+        path = os.path.join(tmp, name + ".mat")
+        scipy.io.savemat(path, {"X": rng.integers(0, 256, (4, 4, 3, 2), np.uint8),
+                                "y": np.array([[1], [10]], np.uint8)}, do_compression=compress)
+        put("matlab", name, 0, read(path))
+
+
+def idx_py():
+    """IDX images (flag 1) and labels (flag 0) for the Python reader."""
+    images, labels = targets.idx_files(2)
+    put("idx_py", "images", 1, images)
+    put("idx_py", "labels", 0, labels)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -198,6 +216,8 @@ def main():
         tfrecord()
         voc_xml()
         coco()
+        matlab(tmp)
+        idx_py()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

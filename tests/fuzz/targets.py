@@ -280,6 +280,21 @@ def read_coco(data):
     ds.CocoDataset(_SCRATCH, _write("ann.json", body), task=task)
 
 
+def read_mat(data):
+    """A MATLAB v5 .mat file (SVHNDataset's reader, compressed variables included)."""
+    from mycel.dataset.matlab import load_mat
+    _, body = _split(data)
+    load_mat(_write("f.mat", body))
+
+
+def read_idx_python(data):
+    """An IDX file through the Python reader of KMnist/EMnist/QMNIST-style sources; flag bit 0
+    asks for images (3 dims), else labels (1 dim)."""
+    from mycel.dataset.image_sources import read_idx as read
+    flags, body = _split(data)
+    read(_write("f-idx", body), "KMnistDataset", 3 if flags & 1 else 1)
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -298,6 +313,8 @@ TARGETS = {
     "tfrecord": (read_tfrecord, ALLOWED_PIPELINE),  # TFRecordDataset: framing, CRCs, Examples
     "voc_xml": (read_voc_xml, ALLOWED),  # VOCDataset's annotations
     "coco": (read_coco, ALLOWED),  # CocoDataset's annotations
+    "matlab": (read_mat, ALLOWED),  # SVHNDataset's MATLAB v5 reader
+    "idx_py": (read_idx_python, ALLOWED),  # KMnist/EMnist's IDX reader (python/mycel/dataset)
 }
 
 
