@@ -205,7 +205,12 @@ class Model:
         if epochs < 1:
             cbs.on_train_end(run)
             return
-        it = train_dataset.create_tuple_iterator(num_epochs=-1 if sink_mode else epochs)
+        n = -1 if sink_mode else epochs
+        if loop is not None and (sink_mode or not per_step) and hasattr(train_dataset, "_create_sink_iterator"):
+            # Only run_sink reads it: the pipeline may run on this thread, between the steps.
+            it = train_dataset._create_sink_iterator(num_epochs=n)
+        else:
+            it = train_dataset.create_tuple_iterator(num_epochs=n)
         rows = self._endless(it) if sink_mode else None
         try:
             for _ in range(epochs):
