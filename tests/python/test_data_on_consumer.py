@@ -60,7 +60,11 @@ def _same(a, b):
     lambda: _dataset(batch=9).skip(2).project(["label", "image"]),
     lambda: _dataset(batch=5).repeat(2),
     lambda: ds.NumpySlicesDataset({"x": np.arange(30, dtype=np.int64)}, shuffle=True).batch(4),
-], ids=["shuffled", "drop", "one_batch_per_epoch", "take", "skip_project", "repeat", "no_map"])
+    # 40 x 48x48x3 outputs per batch: past the size from which the images split over the pool
+    lambda: _dataset(batch=40, images=_images(90, (60, 50, 3)),
+                     ops=[vision.Resize((48, 48)), vision.Rescale(1 / 255, 0), vision.HWC2CHW()]),
+], ids=["shuffled", "drop", "one_batch_per_epoch", "take", "skip_project", "repeat", "no_map",
+        "split_over_the_pool"])
 def test_same_batches_as_the_threaded_pipeline(make):
     threaded = make().create_tuple_iterator(num_epochs=3)
     direct = make()._create_sink_iterator(num_epochs=3)
