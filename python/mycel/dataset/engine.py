@@ -2,7 +2,8 @@
 
 `ds.map(...).batch(...)` only records nodes. Creating an iterator builds one C++ op per node
 (src/mycel/data/engine): sources, map and batch run on their own worker threads, joined by bounded
-queues that keep order, and a prefetch thread fills a queue at the root. Every random choice
+queues that keep order, and a prefetch thread fills a queue at the root (Model.train's compiled
+loop instead runs a tree that allows it on its own thread: _create_sink_iterator). Every random choice
 (samplers, shuffle buffers, random transforms) is seeded from `mycel.set_seed` (a fixed default
 when unset), the op's position in the tree, the epoch and the row's position, so the output does
 not depend on the number of workers.
