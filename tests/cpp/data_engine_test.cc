@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -140,6 +141,60 @@ TEST(DataEngine, ErrorArrivesAfterTheRowsBeforeIt) {
     }
     EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 3, 4, 5})) << workers << " workers";
   }
+}
+
+// Every packet of a pipeline (rows' values, -1 per epoch end), threaded or on the consumer.
+std::vector<int64_t> stream(const std::function<std::shared_ptr<Op>()>& make, int64_t epochs,
+                            bool on_consumer, bool* took_effect = nullptr) {
+  Pipeline p(make(), epochs, 3, 4, on_consumer);
+  if (took_effect) *took_effect = p.on_consumer();
+  std::vector<int64_t> out;
+  Row row;
+  for (auto st = p.next(row, -1); st != Pipeline::Status::kEnd; st = p.next(row, -1)) {
+    if (st == Pipeline::Status::kEpochEnd) out.push_back(-1);
+    if (st != Pipeline::Status::kRow) continue;
+    for (int64_t i = 0; i < row[0].numel(); ++i) out.push_back(row[0].data<int64_t>()[i]);
+    out.push_back(-2);  // batch boundary
+  }
+  return out;
+}
+
+// On the consumer (no threads), batches, partial last batches, epoch ends and the inline ops
+// above them arrive as with threads: same sampler order, same grouping.
+TEST(DataEngine, OnConsumerSameStream) {
+  using Make = std::function<std::shared_ptr<Op>()>;
+  auto src = [] { return source_op(iota_source(23), spec("random"), 2); };
+  std::vector<Make> trees = {
+      [&] { return batch_op(src(), 5, false, nullptr, {}, {0}, {}, {"x"}, 2); },
+      [&] { return batch_op(src(), 5, true, nullptr, {}, {0}, {}, {"x"}, 1); },
+      [&] { return take_op(batch_op(src(), 4, false, nullptr, {}, {0}, {}, {"x"}, 2), 3); },
+      [&] { return shuffle_op(batch_op(src(), 3, false, nullptr, {}, {0}, {}, {"x"}, 2), 4); },
+      [&] { return repeat_op(batch_op(src(), 6, false, nullptr, {}, {0}, {}, {"x"}, 2), 2); },
+      [&] { return batch_op(skip_op(src(), 4), 5, false, nullptr, {}, {0}, {}, {"x"}, 2); },
+  };
+  for (size_t k = 0; k < trees.size(); ++k) {
+    bool took = false;
+    auto threaded = stream(trees[k], 3, false);
+    auto direct = stream(trees[k], 3, true, &took);
+    EXPECT_TRUE(took) << "tree " << k;
+    EXPECT_EQ(direct, threaded) << "tree " << k;
+    EXPECT_GT(threaded.size(), 20u) << "tree " << k;
+  }
+}
+
+// A map that is not one fused image chain (it may hold Python work) keeps its threads; the
+// stream is unchanged, errors included.
+TEST(DataEngine, OnConsumerDeclinedKeepsThreads) {
+  auto make = [] {
+    auto m = map_op(source_op(iota_source(50), spec("sequential"), 2), {std::make_shared<Fail>()},
+                    {0}, {-1}, 2);
+    return batch_op(m, 2, false, nullptr, {}, {0}, {}, {"x"}, 2);
+  };
+  bool took = true;
+  Pipeline p(make(), 1, 0, 4, true);
+  EXPECT_FALSE(p.on_consumer());
+  EXPECT_THROW(stream(make, 1, true, &took), ValueError);
+  EXPECT_FALSE(took);
 }
 
 TEST(DataEngine, EarlyStopJoins) {

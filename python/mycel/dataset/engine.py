@@ -2,7 +2,8 @@
 
 `ds.map(...).batch(...)` only records nodes. Creating an iterator builds one C++ op per node
 (src/mycel/data/engine): sources, map and batch run on their own worker threads, joined by bounded
-queues that keep order, and a prefetch thread fills a queue at the root. Every random choice
+queues that keep order, and a prefetch thread fills a queue at the root (Model.train's compiled
+loop instead runs a tree that allows it on its own thread: _create_sink_iterator). Every random choice
 (samplers, shuffle buffers, random transforms) is seeded from `mycel.set_seed` (a fixed default
 when unset), the op's position in the tree, the epoch and the row's position, so the output does
 not depend on the number of workers.
@@ -268,6 +269,15 @@ class Dataset:
 
     def __iter__(self):
         return iter(self.create_tuple_iterator(num_epochs=1))
+
+    def _create_sink_iterator(self, num_epochs=-1):
+        """A tuple iterator for a compiled training loop (Model.train's CompiledGraph.run_sink):
+        when the tree can, its pipeline runs on the loop's thread, each batch built between two
+        steps on the OpenMP pool, instead of on threads that compete with the step for the
+        cores (docs/dataset.md, "Input pipeline cost"). MYCEL_DATA_ON_CONSUMER=0 keeps the
+        threads."""
+        on_consumer = os.environ.get("MYCEL_DATA_ON_CONSUMER", "1") != "0"
+        return TupleIterator(self, None, num_epochs, False, on_consumer=on_consumer)
 
     # -- metadata --------------------------------------------------------------------------
     def get_col_names(self):
@@ -770,7 +780,7 @@ def _walk(root):
 class _Iterator:
     """Runs a pipeline; each for-loop over the iterator consumes one epoch."""
 
-    def __init__(self, dataset, columns, num_epochs, output_numpy):
+    def __init__(self, dataset, columns, num_epochs, output_numpy, on_consumer=False):
         if not isinstance(num_epochs, numbers.Integral) or (num_epochs < 1 and num_epochs != -1):
             raise ValueError(f"iterator: num_epochs must be -1 or >= 1, got {num_epochs!r}")
         self._pipe = None
@@ -786,7 +796,8 @@ class _Iterator:
             names = cols
         self._names, self._numpy = names, bool(output_numpy)
         self._epochs_left = int(num_epochs)
-        self._pipe = _E.Pipeline(root, int(num_epochs), config.get_seed(), config.get_prefetch_size())
+        self._pipe = _E.Pipeline(root, int(num_epochs), config.get_seed(), config.get_prefetch_size(),
+                                 on_consumer)
 
     def __iter__(self):
         return self

@@ -6,7 +6,9 @@ dataset_sink_mode=True runs sink_size steps (the dataset size when -1) per "epoc
 dataset repeated endlessly, as MindSpore does; in graph mode the steps of a sink run in one C++
 loop over the dataset pipeline's prefetched rows (CompiledGraph.run_sink), and the step
 callbacks run once per sink, as in MindSpore. Without sinking, a graph-mode epoch with no
-callback implementing a step hook also runs in that loop; otherwise steps run from Python."""
+callback implementing a step hook also runs in that loop; otherwise steps run from Python. The
+pipeline of such a loop runs on the loop's thread when its tree allows (between the steps, with
+no thread competing with the step's: Dataset._create_sink_iterator)."""
 import sys
 
 from mycel import _mycel, amp, context
@@ -205,7 +207,12 @@ class Model:
         if epochs < 1:
             cbs.on_train_end(run)
             return
-        it = train_dataset.create_tuple_iterator(num_epochs=-1 if sink_mode else epochs)
+        n = -1 if sink_mode else epochs
+        if loop is not None and (sink_mode or not per_step) and hasattr(train_dataset, "_create_sink_iterator"):
+            # Only run_sink reads it: the pipeline may run on this thread, between the steps.
+            it = train_dataset._create_sink_iterator(num_epochs=n)
+        else:
+            it = train_dataset.create_tuple_iterator(num_epochs=n)
         rows = self._endless(it) if sink_mode else None
         try:
             for _ in range(epochs):

@@ -242,11 +242,16 @@ void init_dataset_engine(nb::module_& m) {
       .def(
           "__init__",
           [](PyPipeline* self, std::shared_ptr<eng::Op> root, int64_t num_epochs, uint64_t seed,
-             size_t prefetch) {
+             size_t prefetch, bool on_consumer) {
             new (self) PyPipeline();
-            self->p = std::make_unique<eng::Pipeline>(std::move(root), num_epochs, seed, prefetch);
+            self->p = std::make_unique<eng::Pipeline>(std::move(root), num_epochs, seed, prefetch,
+                                                      on_consumer);
           },
-          nb::arg("root"), nb::arg("num_epochs"), nb::arg("seed"), nb::arg("prefetch"))
+          nb::arg("root"), nb::arg("num_epochs"), nb::arg("seed"), nb::arg("prefetch"),
+          nb::arg("on_consumer") = false)
+      .def_prop_ro(
+          "on_consumer", [](const PyPipeline& self) { return self.p && self.p->on_consumer(); },
+          "Whether the pipeline runs on its consumer's thread (no threads of its own).")
       .def(
           "next",
           [](PyPipeline& self, bool numpy) -> nb::object {

@@ -326,6 +326,8 @@ class CompiledGraph {
         outs = step->program->run(row);
       }
       ++done;
+      // A pipeline on this thread never times out above: look for Ctrl-C after each step.
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
     }
     if (!step) return nb::make_tuple(nb::none(), done);
     size_t k = 0;

@@ -92,10 +92,18 @@ class Pipeline {
  public:
   enum class Status { kRow, kEpochEnd, kEnd, kTimeout };
   /// Builds and starts: num_epochs of the root (-1 forever), seed for every random choice.
-  Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch);
+  /// With on_consumer, a tree that can (Op::can_run_on_consumer) runs with no thread of its
+  /// own: next() computes each batch on the caller's thread and the OpenMP pool (a training
+  /// loop that waits for each batch anyway, so the pipeline never competes with the step for
+  /// the cores); other trees run on their threads as usual.
+  Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch,
+           bool on_consumer = false);
   ~Pipeline();
   /// Waits up to timeout_ms (< 0: forever) for the next packet; rethrows a worker's error.
+  /// On the consumer it computes the packet and never times out.
   Status next(Row& row, int64_t timeout_ms);
+  /// Whether this pipeline runs on its consumer's thread (the on_consumer mode took effect).
+  bool on_consumer() const { return !out_; }
   /// Aborts and joins every thread; idempotent.
   void stop();
   /// Appends the counters of this pipeline's prefetch queue and ops (pre-order).

@@ -29,6 +29,7 @@ class ShuffleOp : public Op {
     MYCEL_CHECK(size >= 2, ValueError, "shuffle: buffer_size must be >= 2, got ", size);
   }
   std::string name() const override { return "shuffle"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     Op& child = *children_[0];
     if (!rng_) rng_ = std::make_unique<RowRng>(mix_seed(ctx_->seed(), op_id_, 0), epoch_);
@@ -88,6 +89,7 @@ class RepeatOp : public Op {
                 count);
   }
   std::string name() const override { return "repeat"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     while (children_[0]->next(out)) {
       if (out.kind != Kind::kEoe) return true;
@@ -117,6 +119,7 @@ class TakeSkipOp : public Op {
                 n);
   }
   std::string name() const override { return take_ ? "take" : "skip"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     Op& child = *children_[0];
     if (ended_) {  // the last epoch was cut short: its end of data, without the child
@@ -160,6 +163,7 @@ class ProjectOp : public Op {
   ProjectOp(std::shared_ptr<Op> child, std::vector<int64_t> cols)
       : Op({std::move(child)}), cols_(std::move(cols)) {}
   std::string name() const override { return "project"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     Packet p;
     if (!children_[0]->next(p)) return false;
@@ -180,6 +184,7 @@ class ZipOp : public Op {
  public:
   using Op::Op;
   std::string name() const override { return "zip"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     out.kind = Kind::kRow;
     out.row.clear();
@@ -219,6 +224,7 @@ class ConcatOp : public Op {
  public:
   using Op::Op;
   std::string name() const override { return "concat"; }
+  bool can_run_on_consumer() const override { return children_can_run_on_consumer(); }
   bool pop(Packet& out) override {
     while (true) {
       if (!children_[cur_]->next(out)) return false;

@@ -42,7 +42,16 @@ ParallelOp::~ParallelOp() {
     if (t.joinable()) t.detach();
 }
 
+void ParallelOp::set_on_consumer() {
+  on_consumer_ = true;
+  Op::set_on_consumer();
+}
+
 void ParallelOp::start() {
+  if (on_consumer_) {  // no queues, no threads: pop() computes each packet
+    Op::start();
+    return;
+  }
   const size_t chunks = std::max<size_t>(2, kWorkerQueueSize / static_cast<size_t>(chunk_));
   for (int w = 0; w < n_; ++w) {
     in_.push_back(std::make_unique<Queue<std::vector<Job>>>(ctx_, chunks));
@@ -81,6 +90,7 @@ bool ParallelOp::pull(Packet& p) {
 }
 
 bool ParallelOp::ready() const {
+  if (on_consumer_) return false;
   return popped_at_ < popped_.size() || out_[next_out_ % n_]->size() > 0;
 }
 
@@ -104,6 +114,17 @@ void ParallelOp::queued(int64_t* size, int64_t* capacity) const {
 }
 
 bool ParallelOp::pop(Packet& p) {
+  if (on_consumer_) {
+    if (ctx_->aborted()) return false;
+    try {
+      return pop_direct(p);
+    } catch (...) {  // as a worker's failure: in its place in the stream
+      p = Packet();
+      p.kind = Kind::kError;
+      p.error = std::current_exception();
+      return true;
+    }
+  }
   if (popped_at_ == popped_.size()) {
     popped_.clear();
     popped_at_ = 0;

@@ -59,12 +59,27 @@ class Op {
   }
   /// Whether pop() would return at once (called from the consumer thread); false when unknown.
   virtual bool ready() const { return false; }
+  /// Whether this op and everything under it can run on its consumer's thread with no thread of
+  /// its own (Pipeline's on-consumer mode: one pool). Only C++ work that never blocks qualifies;
+  /// inline ops opt in when their children can.
+  virtual bool can_run_on_consumer() const { return false; }
+  /// Before start: switches this op and its children to running on the consumer's thread (only
+  /// after can_run_on_consumer() said yes).
+  virtual void set_on_consumer() {
+    for (auto& c : children_) c->set_on_consumer();
+  }
   int op_id() const { return op_id_; }
   int64_t rows_out() const { return rows_out_.load(std::memory_order_relaxed); }
   int64_t wait_ns() const { return wait_ns_.load(std::memory_order_relaxed); }
 
  protected:
   virtual int64_t child_epochs(int64_t epochs) const { return epochs; }
+  /// For inline ops: whether every child can run on the consumer.
+  bool children_can_run_on_consumer() const {
+    for (const auto& c : children_)
+      if (!c->can_run_on_consumer()) return false;
+    return true;
+  }
   virtual void on_prepare() {}
   ExecContext* ctx_ = nullptr;
   int op_id_ = 0;
@@ -99,8 +114,13 @@ class ParallelOp : public Op {
   bool pop(Packet& p) override;
   void queued(int64_t* size, int64_t* capacity) const override;
   bool ready() const override;
+  void set_on_consumer() override;
 
  protected:
+  /// On-consumer mode: the next packet, computed on the calling thread (no dispatcher, no
+  /// workers); a row's failure comes back as a kError packet, as a worker's would.
+  virtual bool pop_direct(Packet&) { return false; }
+  bool on_consumer() const { return on_consumer_; }
   /// Runs on the dispatcher thread: produce jobs with send() until end of data or abort.
   virtual void dispatch() = 0;
   /// Runs on a worker thread for each row job; may throw (the error reaches the iterator).
@@ -117,6 +137,7 @@ class ParallelOp : public Op {
   void run_worker(int w);
   bool flush();
   int n_, chunk_;
+  bool on_consumer_ = false;
   std::vector<std::unique_ptr<Queue<std::vector<Job>>>> in_;
   std::vector<std::unique_ptr<Queue<std::vector<Packet>>>> out_;
   std::vector<std::thread> threads_;

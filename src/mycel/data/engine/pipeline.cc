@@ -44,8 +44,8 @@ void Pipeline::stats(std::vector<OpStats>& out) const {
   s.name = "prefetch";
   s.rows = rows_;
   s.wait_ns = wait_ns_;
-  s.queued = static_cast<int64_t>(out_->size());
-  s.capacity = static_cast<int64_t>(out_->capacity());
+  s.queued = out_ ? static_cast<int64_t>(out_->size()) : 0;
+  s.capacity = out_ ? static_cast<int64_t>(out_->capacity()) : 0;
   out.push_back(std::move(s));
   collect(id_, -1, *root_, out);
 }
@@ -59,11 +59,16 @@ std::vector<OpStats> pipeline_stats() {
   return out;
 }
 
-Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch)
+Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch,
+                   bool on_consumer)
     : ctx_(std::make_unique<ExecContext>(seed)), root_(std::move(root)) {
   int next_id = 0;
   root_->prepare(ctx_.get(), num_epochs, next_id);
-  out_ = std::make_unique<Queue<Packet>>(ctx_.get(), prefetch);
+  on_consumer = on_consumer && root_->can_run_on_consumer();
+  if (on_consumer)
+    root_->set_on_consumer();
+  else
+    out_ = std::make_unique<Queue<Packet>>(ctx_.get(), prefetch);
   root_->start();
   {
     Live& l = live();
@@ -71,6 +76,7 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
     id_ = l.next_id++;
     l.running.push_back(this);
   }
+  if (on_consumer) return;
   prefetch_ = std::thread([this] {
     try {
       Packet p;
@@ -91,10 +97,21 @@ Pipeline::Status Pipeline::next(Row& row, int64_t timeout_ms) {
   Packet p;
   const bool prof = insight::profiler::on();
   const int64_t t0 = prof ? insight::profiler::now_ns() : 0;
-  auto st = out_->pop_for(p, timeout_ms);
+  Queue<Packet>::Status st;
+  if (out_) {
+    st = out_->pop_for(p, timeout_ms);
+  } else {  // on the consumer: the root computes the packet here (a failure as a kError)
+    try {
+      st = root_->next(p) ? Queue<Packet>::Status::kOk : Queue<Packet>::Status::kAborted;
+    } catch (...) {
+      ctx_->fail(std::current_exception());
+      st = Queue<Packet>::Status::kAborted;
+    }
+  }
   if (prof) {  // the step trace's data wait: the consumer (a step) blocked on the pipeline
     const int64_t t1 = insight::profiler::now_ns();
-    insight::profiler::span("data_wait", "data_wait", t0, t1, static_cast<int64_t>(out_->size()));
+    insight::profiler::span("data_wait", "data_wait", t0, t1,
+                            out_ ? static_cast<int64_t>(out_->size()) : 0);
     wait_ns_ += t1 - t0;
     if (st == Queue<Packet>::Status::kOk && p.kind == Kind::kRow) ++rows_;
   }

@@ -12,8 +12,32 @@ class SourceOp : public ParallelOp {
     check_sampler(spec_, src_->size());
   }
   std::string name() const override { return "source"; }
+  bool can_run_on_consumer() const override { return true; }
 
  protected:
+  // On the consumer: the same sampler order as dispatch(), one row per call.
+  bool pop_direct(Packet& p) override {
+    p = Packet();
+    if (at_ < 0) {  // between epochs
+      if (epochs_ >= 0 && epoch_ >= epochs_) {
+        if (eof_sent_) return false;
+        eof_sent_ = true;
+        p.kind = Kind::kEof;
+        return true;
+      }
+      order_ = sampler_indices(spec_, src_->size(), mix_seed(ctx_->seed(), op_id_, 0), epoch_);
+      at_ = 0;
+    }
+    if (at_ < static_cast<int64_t>(order_.size())) {
+      p.row = src_->get(order_[static_cast<size_t>(at_++)]);
+      return true;
+    }
+    at_ = -1;
+    ++epoch_;
+    p.kind = Kind::kEoe;
+    return true;
+  }
+
   void dispatch() override {
     uint64_t key = mix_seed(ctx_->seed(), op_id_, 0);
     int64_t n = src_->size();
@@ -39,6 +63,10 @@ class SourceOp : public ParallelOp {
  private:
   std::shared_ptr<Source> src_;
   SamplerSpec spec_;
+  // pop_direct's cursor: the epoch, its sampler order and the next position (-1: not loaded).
+  int64_t epoch_ = 0, at_ = -1;
+  std::vector<int64_t> order_;
+  bool eof_sent_ = false;
 };
 
 class StreamOp : public ParallelOp {

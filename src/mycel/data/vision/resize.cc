@@ -89,33 +89,47 @@ inline T store(float v) {
 
 // The horizontal pass of one row of a one-channel image with two taps (bilinear), 8 outputs
 // per step: the same fma chain as the scalar loop (acc = fma(w0, r0, 0); acc = fma(w1, r1, acc)),
-// so the same bits. x0/x1/w0/w1: the taps split by position. Returns the outputs it wrote.
+// so the same bits. x0/x1/w0/w1: the taps split by position. perm (or nullptr): each block of 8
+// outputs reads 8 consecutive source values from its first tap on (x0 - x0[block], then the
+// same for x1), so one load and a lane permute replace a gather (slow on AMD: most of a LeNet5
+// image's resize). Returns the outputs it wrote.
 template <class T>
 int64_t horizontal2_c1(const float* row, T* d, int64_t ow, const int32_t* x0, const int32_t* x1,
-                       const float* w0, const float* w1) {
+                       const float* w0, const float* w1, const int32_t* perm) {
 #if defined(__AVX2__) && defined(__FMA__)
   int64_t ox = 0;
   const __m256 zero = _mm256_setzero_ps();
   for (; ox + 8 <= ow; ox += 8) {
-    __m256 r0 =
-        _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)), 4);
-    __m256 r1 =
-        _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)), 4);
+    __m256 r0, r1;
+    if (perm) {
+      r0 =
+          _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + x0[ox]),
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
+      r1 = _mm256_permutevar8x32_ps(
+          _mm256_loadu_ps(row + x1[ox]),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
+    } else {
+      r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)),
+                               4);
+      r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)),
+                               4);
+    }
     __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
     acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
     if constexpr (std::is_same_v<T, uint8_t>) {
-      // store<uint8_t>: clamp to [0, 255], + 0.5, truncate (no NaN here: finite weights)
+      // store<uint8_t>: clamp to [0, 255], + 0.5, truncate (no NaN here: finite weights); the
+      // packs cannot saturate what is already in [0, 255]
       __m256 v = _mm256_min_ps(_mm256_max_ps(acc, zero), _mm256_set1_ps(255.f));
       __m256i q = _mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f)));
-      alignas(32) int32_t tmp[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), q);
-      for (int k = 0; k < 8; ++k) d[ox + k] = static_cast<uint8_t>(tmp[k]);
+      __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + ox), _mm_packus_epi16(w16, w16));
     } else {
       _mm256_storeu_ps(d + ox, acc);
     }
   }
   return ox;
 #else
+  (void)perm;
   return 0;
 #endif
 }
@@ -127,7 +141,7 @@ int64_t horizontal2_c1(const float* row, T* d, int64_t ow, const int32_t* x0, co
 template <class T, int K>
 void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, int64_t oh,
                       int64_t ow, const Taps& ty, const Taps& tx, float* row, const int32_t* xoff,
-                      const int32_t* h2x, const float* h2w) {
+                      const int32_t* h2x, const float* h2w, const int32_t* h2p) {
   const int ky = ty.k, kx = K > 0 ? K : tx.k;
   const int64_t n = iw * c;
   for (int64_t oy = 0; oy < oh; ++oy) {
@@ -141,7 +155,7 @@ void resize_separable(const T* src, T* dst, int64_t ih, int64_t iw, int64_t c, i
     T* d = dst + oy * ow * c;
     int64_t ox = 0;
     if constexpr (K == 2)
-      if (c == 1) ox = horizontal2_c1<T>(row, d, ow, h2x, h2x + ow, h2w, h2w + ow);
+      if (c == 1) ox = horizontal2_c1<T>(row, d, ow, h2x, h2x + ow, h2w, h2w + ow, h2p);
     for (; ox < ow; ++ox) {
       const int32_t* xo = &xoff[ox * kx];
       const float* xw = &tx.wt[ox * kx];
@@ -162,6 +176,7 @@ struct ResizeCache {
   Interp interp = Interp::nearest;
   Taps ty, tx;
   std::vector<int32_t> xoff, h2x;  // h2x/h2w: two taps split by position (x0..., x1...)
+  std::vector<int32_t> h2p;        // horizontal2_c1's lane permutes, or empty (gathers)
   std::vector<float> row, h2w;
 };
 
@@ -174,8 +189,10 @@ ResizeCache& cached_taps(const ImageShape& s, int64_t oh, int64_t ow, Interp int
     r.tx = make_taps(s.w, ow, interp);
     r.xoff.resize(r.tx.idx.size());
     for (size_t i = 0; i < r.xoff.size(); ++i) r.xoff[i] = static_cast<int32_t>(r.tx.idx[i] * s.c);
-    r.row.resize(static_cast<size_t>(s.w * s.c));
-    r.h2x.clear(), r.h2w.clear();
+    // 8 floats of slack: a permuted block loads 8 values from its first tap, which may be
+    // among the last of the row
+    r.row.assign(static_cast<size_t>(s.w * s.c + 8), 0.f);
+    r.h2x.clear(), r.h2w.clear(), r.h2p.clear();
     if (r.tx.k == 2) {
       r.h2x.resize(2 * ow), r.h2w.resize(2 * ow);
       for (int64_t o = 0; o < ow; ++o)
@@ -183,6 +200,18 @@ ResizeCache& cached_taps(const ImageShape& s, int64_t oh, int64_t ow, Interp int
           r.h2x[j * ow + o] = r.xoff[2 * o + j];
           r.h2w[j * ow + o] = r.tx.wt[2 * o + j];
         }
+      // Permutes where every full block of 8 outputs reads within 8 values of its first tap
+      // (taps never decrease along a row): an enlargement, or a mild reduction.
+      r.h2p.resize(2 * ow);
+      bool fits = true;
+      for (int j = 0; j < 2 && fits; ++j)
+        for (int64_t b = 0; b + 8 <= ow && fits; b += 8)
+          for (int64_t k = 0; k < 8; ++k) {
+            const int32_t off = r.h2x[j * ow + b + k] - r.h2x[j * ow + b];
+            if (off < 0 || off > 7) fits = false;
+            r.h2p[j * ow + b + k] = off;
+          }
+      if (!fits) r.h2p.clear();
     }
     r.ih = s.h, r.iw = s.w, r.oh = oh, r.ow = ow, r.c = s.c, r.interp = interp;
   }
@@ -197,15 +226,16 @@ void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Inte
   float* row = r.row.data();
   const int32_t* h2x = r.h2x.data();
   const float* h2w = r.h2w.data();
+  const int32_t* h2p = r.h2p.empty() ? nullptr : r.h2p.data();
   if (r.tx.k == 2)
     resize_separable<T, 2>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
-                           h2w);
+                           h2w, h2p);
   else if (r.tx.k == 4)
     resize_separable<T, 4>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
-                           h2w);
+                           h2w, h2p);
   else
     resize_separable<T, 0>(src, dst, s.h, s.w, s.c, oh, ow, r.ty, r.tx, row, r.xoff.data(), h2x,
-                           h2w);
+                           h2w, h2p);
 }
 template void resize_into<uint8_t>(const uint8_t*, const ImageShape&, int64_t, int64_t, Interp,
                                    uint8_t*);
