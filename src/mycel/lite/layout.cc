@@ -70,7 +70,8 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
     if (mean_hw(n, meta)) wanted[n.inputs[0]] = nhwc[n.inputs[0]] = 1;  // either layout
-    if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
+    if ((op == "qconv2d" || op == "qavg_pool2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() &&
+        n.inputs[0] >= 0)
       nhwc[n.inputs[0]] = 1;
     if (op == "qadd")
       for (int id : n.inputs)
@@ -95,7 +96,7 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       if (dst) p.blocked[out] = kNhwcLayout;
       continue;
     }
-    if (u8_pool_2x2(n, meta)) {
+    if (u8_pool_2x2(n, meta) || op == "qavg_pool2d") {
       if (!is(in, kNhwcLayout) || is_output[out]) continue;
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = true;
