@@ -211,3 +211,19 @@ def test_exact_residual_sums_equal_the_float_chain(tmp_path):
         int8.EXACT_RESIDUAL = True
     assert err[True].max() <= 3 and np.median(err[True]) <= 0.5, (err[True].max(), np.median(err[True]))
     assert np.median(err[True]) < np.median(err[False])
+
+
+def test_loader_checks_qavg_pool2d_nodes():
+    """A qavg_pool2d node's attributes are checked when the file loads (as the other int8 nodes')."""
+    def model(**q):
+        attrs = dict(kernel_size=[2, 2], strides=[2, 2], x_scale=0.1, y_scale=0.1)
+        attrs.update(q)
+        return _mycel.lite.serialize([("x", "uint8", [1, 3, 4, 4], -1), ("y", "uint8", [1, 3, 2, 2], -1)], [],
+                                     [("qavg_pool2d", "", [0], [1], attrs)], [0], [1])
+    x = np.arange(48, dtype=np.uint8).reshape(1, 3, 4, 4)
+    got = lite.Session.from_bytes(model()).run([Tensor(x)])[0].asnumpy()
+    np.testing.assert_array_equal(got, qavg_pool2d_ref(x, 2, 2, x_scale=0.1, y_scale=0.1))
+    for bad, msg in ((dict(x_scale=0.0), "'x_scale' must be a positive"), (dict(y_zero_point=999), r"\[0, 255\]"),
+                     (dict(pad_mode="pad", pad=[3]), "at most half the kernel size")):
+        with pytest.raises(ValueError, match=r"MINDIR: node 0 \(qavg_pool2d\).*" + msg):
+            lite.verify(model(**bad))
