@@ -194,6 +194,10 @@ def _pool_by_taps(e, op, x, indices=False):
     strides = _ints(e.attr("strides", (1,) * nd))
     dil = _ints(e.attr("dilations", (1,) * nd))
     pads = _ints(e.attr("pads", (0,) * 2 * nd))
+    if nd == 0 or min(kernel) < 1 or len(strides) != nd or len(dil) != nd or len(pads) != 2 * nd or \
+            min(strides + dil) < 1 or min(pads) < 0:
+        e.fail(f"kernel_shape {kernel}, strides {strides}, dilations {dil} and pads {pads} must be positive "
+               f"(pads >= 0), one per spatial dim (two for pads)")
     plan = e.bind(f"S['pool_pads']({x}.shape, {kernel!r}, {strides!r}, {dil!r}, {e.attr('auto_pad', 'NOTSET')!r}, "
                   f"{pads!r}, {int(e.attr('ceil_mode', 0))})")
     is_max = op == "max_pool2d"
