@@ -2,8 +2,8 @@
 
 A quantized net exports (quant.set_int8) as quantize_linear -> qconv2d/qdense with float32
 outputs followed by the float ops of the original net (batch_norm, relu, pooling, flatten) and
-the next layer's quantize_linear. Each rewrite here but quantize_pools is exact, so the int8 model computes what the
-fake-quant float32 model computes, up to float rounding:
+the next layer's quantize_linear. Each rewrite here but quantize_pools is exact, so the int8
+model computes what the fake-quant float32 model computes, up to float rounding:
 
 - fold_batch_norm: an inference batch_norm after a float-output qconv2d becomes part of its
   per-channel output scale and bias (a negative scale flips the channel's integer weights).

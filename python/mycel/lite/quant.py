@@ -1,7 +1,7 @@
 """int8 quantization, simulated in float32 ("fake quant") so the same Cell trains and evaluates:
 post-training quantization (per-channel symmetric int8 weights; activations calibrated over data
-by min-max, percentile or KL divergence, average poolings' inputs included; bias correction) and quantization-aware training
-(FakeQuantWithMinMax with straight-through gradients). Rounding sits inside stop_gradient, so the
+by min-max, percentile or KL divergence, average poolings' inputs included; bias correction) and
+quantization-aware training (FakeQuantWithMinMax with straight-through gradients). Rounding sits inside stop_gradient, so the
 gradient of a fake-quantized value is that of its clipping: 1 inside the range, 0 outside.
 
 Exporting a quantized net (mycel.export, MINDIR or ONNX) writes its int8 form: quantize_linear,
