@@ -32,8 +32,24 @@ def accuracy(net):
     return m.eval(create_dataset("test", shuffle=False))["acc"]
 
 
-def lite_int8_accuracy(net):
-    """Accuracy of net's int8 export run by the lite runtime (int8 kernels) on the test set."""
+def lite_int8_accuracy(net, exact=True, pools=True):
+    """Accuracy of net's int8 export run by the lite runtime (int8 kernels) on the test set.
+    exact=False: residual sums rounded to the next layer's scale (the fused form);
+    pools=False: average poolings left float32 (the export before their scales were recorded)."""
+    import mycel.lite
+    from mycel.lite import int8
+    saved_exact, saved_pools = int8.EXACT_RESIDUAL, getattr(net, "_quant_pools", None)
+    int8.EXACT_RESIDUAL = exact
+    if not pools:
+        object.__setattr__(net, "_quant_pools", [])
+    try:
+        return _lite_accuracy(net)
+    finally:
+        int8.EXACT_RESIDUAL = saved_exact
+        object.__setattr__(net, "_quant_pools", saved_pools)
+
+
+def _lite_accuracy(net):
     import mycel.lite
     with tempfile.TemporaryDirectory() as d:
         example = Tensor(np.zeros((1, 1, 32, 32), np.float32))
@@ -80,18 +96,32 @@ def resnet(a):
     print(f"\nsmall ResNet float32 training: {a.resnet_epochs} epochs in {time.time() - t:.0f} s")
     fp32 = accuracy(net)
     calib = [d["image"] for d in create_dataset("train", num_samples=2048).create_dict_iterator()]
-    print("| variant | weights | simulated accuracy | lite int8 accuracy | drop vs fp32 (points, lite) |")
-    print("|---|---|---|---|---|")
-    print(f"| float32 | fp32 | {fp32:.4f} | - | - |")
-    for method in ("minmax", "percentile"):
+    print("| variant | weights | simulated accuracy | lite int8: residual rounded, pool fp32 | lite int8: exact "
+          "residual, int8 pool | drop vs fp32 (points, exact) |")
+    print("|---|---|---|---|---|---|")
+    print(f"| float32 | fp32 | {fp32:.4f} | - | - | - |")
+
+    def copy():
         q = small_resnet()
         for (_, x), (_, y) in zip(q.parameters_and_names(), net.parameters_and_names()):
             x.set_data(Tensor(y.asnumpy().copy()))
         q.set_train(False)
+        return q
+
+    def row(name, q):
+        acc, old, real = accuracy(q), lite_int8_accuracy(q, exact=False, pools=False), lite_int8_accuracy(q)
+        print(f"| {name} | {quant.WEIGHT_BITS}-bit | {acc:.4f} | {old:.4f} | {real:.4f} | {100 * (fp32 - real):.2f} |",
+              flush=True)
+
+    for method in ("minmax", "percentile"):
+        q = copy()
         quant.quantize(q, calib, method=method, bias_correction=True)
-        acc, real = accuracy(q), lite_int8_accuracy(q)
-        print(f"| PTQ {method} + bias correction | {quant.WEIGHT_BITS}-bit | {acc:.4f} | {real:.4f} | "
-              f"{100 * (fp32 - real):.2f} |", flush=True)
+        row(f"PTQ {method} + bias correction", q)
+    if a.qat_epochs:
+        q = copy()
+        quant.quantize(q, calib, method="minmax", bias_correction=True)
+        build_model(q, nn.Momentum(q.trainable_params(), 0.002, 0.9)).train(a.qat_epochs, create_dataset("train"))
+        row(f"QAT (min-max ranges, {a.qat_epochs} epoch fine-tune)", q)
 
 
 def lenet(a):

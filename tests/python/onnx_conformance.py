@@ -73,7 +73,7 @@ def run_case(case):
         for g, w in zip(got, outputs):
             w = _array(w)
             if w.dtype.name == "bfloat16":  # Mycel shows bfloat16 to numpy as float32
-                if str(g.dtype) != "bfloat16":
+                if str(g.dtype).lower() != "bfloat16":  # Mycel prints it BFloat16
                     return "wrong", f"dtype {g.dtype}, expected bfloat16"
                 w = w.astype(np.float32)
             g = g.asnumpy()

@@ -32,7 +32,7 @@ def test_slices_merge_into_one_process_and_back(tmp_path):
     other = MLP()
     for p in other.trainable_params():
         mycel.ops.assign(p, Tensor(np.zeros(p.shape, np.float32)))
-    merged = load_distributed_checkpoint(other, files, LAYOUTS)
+    merged = load_distributed_checkpoint(other, files, layouts=LAYOUTS)
     assert sorted(merged) == sorted(whole)
     for p in other.trainable_params():
         np.testing.assert_array_equal(p.asnumpy(), whole[p.name])

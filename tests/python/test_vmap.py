@@ -258,7 +258,7 @@ def test_bad_axes_types_and_out_axes(mode):
 # summaries, generators without inputs). A new op lands here or gets a rule: the list is explicit.
 LOOPED = {"arange", "barrier",
           "dynamic_fill", "eye", "fill", "histogram_summary",
-          "image_summary", "normal", "ones", "qconv2d", "qdense", "randint",
+          "image_summary", "normal", "ones", "qavg_pool2d", "qconv2d", "qdense", "randint",
           "receive", "scalar_summary", "send", "shard_hint", "sliced_weight",
           "tensor_summary", "te_call", "custom_call", "uniform", "zeros",
           # no rule yet: the 3-d windowed ops (a fold into N as the 2-d ones would do) and CTC

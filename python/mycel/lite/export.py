@@ -75,6 +75,7 @@ def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, in
         blob = graph_to_onnx(data, input_names, output_names, type(net).__name__)
     else:
         from mycel.lite.mindir import graph_to_mindir
-        blob = graph_to_mindir(data)
+        pools = getattr(net, "_quant_pools", None) if mode == "QUANT" else None
+        blob = graph_to_mindir(data, pools=pools)
     write_atomic(path, blob)
     return path

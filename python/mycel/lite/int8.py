@@ -2,8 +2,8 @@
 
 A quantized net exports (quant.set_int8) as quantize_linear -> qconv2d/qdense with float32
 outputs followed by the float ops of the original net (batch_norm, relu, pooling, flatten) and
-the next layer's quantize_linear. Each rewrite here is exact, so the int8 model computes what the
-fake-quant float32 model computes, up to float rounding:
+the next layer's quantize_linear. Each rewrite here but quantize_pools is exact, so the int8
+model computes what the fake-quant float32 model computes, up to float rounding:
 
 - fold_batch_norm: an inference batch_norm after a float-output qconv2d becomes part of its
   per-channel output scale and bias (a negative scale flips the channel's integer weights).
@@ -13,16 +13,21 @@ fake-quant float32 model computes, up to float rounding:
 - fuse_requantize: quantize_linear of a float-output qconv2d/qdense (its only reader) becomes the
   kernel's uint8 output: int32 accumulators requantized straight to the next layer's scale.
 - merge_quantize: identical quantize_linear nodes of one value (a residual block's two branches).
-- fuse_qadd: a residual add (+ relu) whose sum the next layer quantizes becomes qadd, requantized
-  straight to that scale; the next block's shortcut then reads the uint8 sum (fold_dequantize).
-  This one is not exact: the shortcut carries the quantized sum (within half a step of the
-  float one) where the fake-quant net carries the float sum, as ONNX Runtime's QDQ int8 adds do.
-- requantize_shortcut: likewise a qconv2d output that a quantize_linear and qadd nodes read (the
-  stem feeding the first block) is written uint8 for both.
+- quantize_pools / fold_pool_requantize: an average pooling (avg_pool2d, or a mean over H and W)
+  whose input range calibration recorded (quant.pool_qparams) becomes quantize_linear then
+  qavg_pool2d (exact int32 window sums), requantized straight to the next layer's input scale.
+  The fake-quant net keeps these poolings float32: its sole difference from the int8 graph.
+- fuse_qadd: a residual add (+ relu) whose sum only quantized layers read becomes qadd,
+  requantized straight to their scale (exact: they quantize the float sum anyway). With
+  EXACT_RESIDUAL (the default) a sum that a shortcut also reads stays float32 (add, then the next
+  block's quantize_linear), as in the fake-quant net. EXACT_RESIDUAL = False quantizes it as
+  well and lets the shortcut read it dequantized (fold_dequantize), as ONNX Runtime's QDQ int8
+  adds do: faster, but each shortcut then carries its sum within half a step of the next
+  layer's scale instead of exactly.
+- requantize_shortcut (EXACT_RESIDUAL = False only): a qconv2d output that a quantize_linear and
+  qadd nodes read (the stem feeding the first block) is written uint8 for both.
 
-A residual sum nobody quantizes (ResNet's last block, read by the global average pooling) stays
-float32: post-training calibration observes only quantized layers' inputs, so it has no scale. The graph
-is the flat form of mycel.lite.mindir.flatten: values, weights, nodes, inputs, outputs."""
+The graph is the flat form of mycel.lite.mindir.flatten: values, weights, nodes, inputs, outputs."""
 import numpy as np
 
 import mycel
@@ -234,7 +239,7 @@ def merge_quantize(g):
     return len(dead)
 
 
-def fuse_qadd(g):
+def fuse_qadd(g, exact=True):
     """add (+ relu) whose result the next layer quantizes becomes qadd: the sum requantized
     straight to that scale (uint8). Other readers of the float sum (the next block's shortcut)
     read it dequantized, which fold_dequantize then moves into their qadd."""
@@ -256,6 +261,8 @@ def fuse_qadd(g):
                   and _dtype_is(n["attrs"].get("dtype", "uint8"), "uint8")]
         if not quants:
             continue  # no calibrated scale for the sum: it stays float32
+        if exact and any(n["op"] != "quantize_linear" for n in g.nodes if out in n["args"]):
+            continue  # a shortcut reads the float sum: add + quantize_linear keep it exact
         q = quants[0]
         dead = [q] + ([readers[0]] if relu else [])
         a["op"] = "qadd"
@@ -273,11 +280,13 @@ def fuse_qadd(g):
     return count
 
 
-def requantize_shortcut(g):
+def requantize_shortcut(g, exact=True):
     """A float-output qconv2d/qdense whose result a quantize_linear reads and otherwise only qadd
     nodes (ResNet's stem feeding the first block and its shortcut) outputs uint8 at that scale
     (fuse_requantize's rewrite), its qadd readers reading the uint8 value."""
     count = 0
+    if exact:
+        return 0  # the shortcut reads the float value, as the fake-quant net does
     for p in g.nodes:
         if not _float_out(p) or len(p["outs"]) != 1:
             continue
@@ -327,13 +336,114 @@ def fold_dequantize(g):
     return count
 
 
-def rewrite(values, weights, nodes, inputs, outputs, report=None):
-    """The flat graph with the int8 rewrites applied (module doc); `report` (a dict) gets counts."""
+def _pool_candidates(g):
+    """Nodes that quant's calibration records as average poolings, in graph order: avg_pool2d
+    and a mean over H and W, each of a 4-D float32 input."""
+    out = []
+    for n in g.nodes:
+        if n["op"] not in ("avg_pool2d", "mean") or not n["args"] or len(n["outs"]) != 1:
+            continue
+        x = n["args"][0]
+        if x < 0 or not _dtype_is(g.values[x][1], "float32") or len(g.values[x][2]) != 4:
+            continue
+        if n["op"] == "mean":
+            axes = n["attrs"].get("axis", ())
+            axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+            if sorted(int(a) % 4 for a in axes) != [2, 3]:
+                continue
+        out.append(n)
+    return out
+
+
+def quantize_pools(g, pools):
+    """Each average pooling with a calibrated input scale (quant.pool_qparams, in call order, the
+    graph's order) runs int8: quantize_linear of its input, qavg_pool2d at that scale, then
+    dequantize_linear (fold_pool_requantize merges it into the next layer's quantize). A global
+    mean becomes a whole-image window (and a flatten unless keep_dims). Nothing changes when the
+    recorded calls and the graph's poolings disagree in number or shape."""
+    cands = _pool_candidates(g)
+    if not pools or len(cands) != len(pools):
+        return 0
+    for n, p in zip(cands, pools):
+        shape = g.values[n["args"][0]][2]
+        if p["op"] != n["op"] or tuple(shape[1:]) != tuple(p["shape"]) or min(shape[1:]) <= 0:
+            return 0
+    count = 0
+    for n, p in zip(cands, pools):
+        x, y = n["args"][0], n["outs"][0]
+        name, shape = g.values[x][0], g.values[x][2]
+        scale, zp = float(p["scale"]), int(p["zero_point"])
+        xq = g.new_value(name + ".q", mycel.uint8, shape)
+        quant = {"op": "quantize_linear", "loc": n["loc"], "args": [x], "outs": [xq],
+                 "attrs": {"scale": scale, "zero_point": zp, "dtype": mycel.uint8}}
+        q = {"x_scale": scale, "x_zero_point": zp, "y_scale": scale, "y_zero_point": zp}
+        if n["op"] == "avg_pool2d":
+            a = n["attrs"]
+            q.update(kernel_size=list(a["kernel_size"]), strides=list(a["strides"]), pad_mode=a["pad_mode"],
+                     pad=list(a["pad"]), count_include_pad=bool(a.get("count_include_pad", False)))
+            pooled_shape, keep = g.values[y][2], True
+        else:
+            q.update(kernel_size=[int(shape[2]), int(shape[3])], strides=[1, 1], pad_mode="valid", pad=[0],
+                     count_include_pad=False)
+            pooled_shape, keep = [shape[0], shape[1], 1, 1], bool(n["attrs"].get("keep_dims", False))
+        yq = g.new_value(g.values[y][0] + ".q", mycel.uint8, pooled_shape)
+        chain = [quant, {"op": "qavg_pool2d", "loc": n["loc"], "args": [xq], "outs": [yq], "attrs": q}]
+        if not keep:
+            yf = g.new_value(g.values[y][0] + ".qflat", mycel.uint8, g.values[y][2])
+            chain.append({"op": "flatten", "loc": n["loc"], "args": [yq], "outs": [yf], "attrs": {}})
+            yq = yf
+        chain.append({"op": "dequantize_linear", "loc": n["loc"], "args": [yq], "outs": [y],
+                      "attrs": {"scale": scale, "zero_point": zp}})
+        k = next(i for i, m in enumerate(g.nodes) if m is n)
+        g.nodes[k:k + 1] = chain
+        count += 1
+    return count
+
+
+def fold_pool_requantize(g):
+    """qavg_pool2d (then maybe flatten/reshape) -> dequantize_linear -> one uint8 quantize_linear
+    becomes qavg_pool2d requantizing straight to that quantize's scale: one rounding, as the
+    float pooling followed by the quantize has."""
+    prod, uses, count = g.producers(), g.uses(), 0
+    dead = set()
+    for d in g.nodes:
+        if d["op"] != "dequantize_linear" or d["outs"][0] in g.outputs:
+            continue
+        readers = [n for n in g.nodes if d["outs"][0] in n["args"]]
+        if len(readers) != 1 or readers[0]["op"] != "quantize_linear" or uses[d["outs"][0]] != 1:
+            continue
+        q = readers[0]
+        if not _dtype_is(q["attrs"].get("dtype", "uint8"), "uint8"):
+            continue
+        v, chain = d["args"][0], []
+        while v in prod and g.nodes[prod[v]]["op"] in ("flatten", "reshape") and uses[v] == 1:
+            chain.append(g.nodes[prod[v]])
+            v = g.nodes[prod[v]]["args"][0]
+        if v not in prod or g.nodes[prod[v]]["op"] != "qavg_pool2d" or uses[v] != 1:
+            continue
+        pool = g.nodes[prod[v]]
+        pool["attrs"]["y_scale"] = float(q["attrs"]["scale"])
+        pool["attrs"]["y_zero_point"] = int(q["attrs"].get("zero_point", 0))
+        (chain[0] if chain else pool)["outs"] = [q["outs"][0]]
+        dead.update((id(d), id(q)))
+        count += 1
+    g.nodes = [n for n in g.nodes if id(n) not in dead]
+    return count
+
+
+EXACT_RESIDUAL = True  # rewrite's default (module doc)
+
+
+def rewrite(values, weights, nodes, inputs, outputs, report=None, pools=None, exact=None):
+    """The flat graph with the int8 rewrites applied (module doc); `report` (a dict) gets counts;
+    `pools`: the average poolings' calibrated input scales (quant.pool_qparams)."""
+    exact = EXACT_RESIDUAL if exact is None else bool(exact)
     g = _Graph(values, weights, nodes, inputs, outputs)
-    counts = {"batch_norms_folded": fold_batch_norm(g), "relus_fused": fuse_relu(g),
+    counts = {"pools_quantized": quantize_pools(g, pools), "pool_requantizes_fused": fold_pool_requantize(g),
+              "batch_norms_folded": fold_batch_norm(g), "relus_fused": fuse_relu(g),
               "quantizes_merged": merge_quantize(g), "quantizes_sunk": sink_quantize(g),
-              "requantizes_fused": fuse_requantize(g), "adds_quantized": fuse_qadd(g),
-              "dequantizes_folded": fold_dequantize(g), "shortcuts_requantized": requantize_shortcut(g)}
+              "requantizes_fused": fuse_requantize(g), "adds_quantized": fuse_qadd(g, exact),
+              "dequantizes_folded": fold_dequantize(g), "shortcuts_requantized": requantize_shortcut(g, exact)}
     if report is not None:
         report.update(counts)
     return g.result()

@@ -81,11 +81,13 @@ def flatten(data):
     return values, weights, nodes, inputs, outputs
 
 
-def graph_to_mindir(data, report=None):
+def graph_to_mindir(data, report=None, pools=None):
     """MINDIR file bytes for a graph from CompiledGraph.graph_data. A quantized graph gets the
-    int8 rewrites of mycel.lite.int8 (their counts go to `report`, a dict, when given)."""
+    int8 rewrites of mycel.lite.int8 (their counts go to `report`, a dict, when given); `pools`:
+    the average poolings' calibrated input scales (quant.pool_qparams)."""
     values, weights, nodes, inputs, outputs = flatten(data)
     from mycel.lite import int8
     if int8.has_quantized_ops(nodes):
-        values, weights, nodes, inputs, outputs = int8.rewrite(values, weights, nodes, inputs, outputs, report)
+        values, weights, nodes, inputs, outputs = int8.rewrite(values, weights, nodes, inputs, outputs, report,
+                                                               pools=pools)
     return _mycel.lite.serialize(values, weights, nodes, inputs, outputs)

@@ -1,7 +1,7 @@
 """int8 quantization, simulated in float32 ("fake quant") so the same Cell trains and evaluates:
 post-training quantization (per-channel symmetric int8 weights; activations calibrated over data
-by min-max, percentile or KL divergence; bias correction) and quantization-aware training
-(FakeQuantWithMinMax with straight-through gradients). Rounding sits inside stop_gradient, so the
+by min-max, percentile or KL divergence, average poolings' inputs included; bias correction) and
+quantization-aware training (FakeQuantWithMinMax with straight-through gradients). Rounding sits inside stop_gradient, so the
 gradient of a fake-quantized value is that of its clipping: 1 inside the range, 0 outside.
 
 Exporting a quantized net (mycel.export, MINDIR or ONNX) writes its int8 form: quantize_linear,
@@ -241,8 +241,46 @@ class _Recorder(nn.Cell):
         return self.layer(x)
 
 
-def collect_activations(net, batches, max_batches=32):
-    """Inputs of every Conv2d/Dense over calibration batches (run eagerly): {layer: [arrays]}."""
+def _spatial_mean(x, args, kwargs):
+    """Whether ops.mean(x, *args, **kwargs) averages a 4-D tensor over H and W exactly."""
+    axis = args[0] if args else kwargs.get("axis", None)
+    if getattr(x, "ndim", 0) != 4 or axis is None:
+        return False
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return sorted(int(a) % 4 for a in axes) == [2, 3]
+
+
+class _PoolRecorder:
+    """Stands in for ops.avg_pool2d / ops.mean while calibration runs eagerly: the input of each
+    average pooling (a spatial mean is global average pooling) is appended to `calls`, in call
+    order, the order their nodes have in the exported graph (int8.quantize_pools)."""
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.saved = {}
+
+    def _wrap(self, name, orig):
+        def hook(x, *args, **kwargs):
+            if isinstance(x, Tensor) and x.ndim == 4 and (name == "avg_pool2d" or _spatial_mean(x, args, kwargs)):
+                self.calls.append((name, x.asnumpy()))
+            return orig(x, *args, **kwargs)
+        return hook
+
+    def __enter__(self):
+        for name in ("avg_pool2d", "mean"):
+            self.saved[name] = getattr(ops, name)
+            setattr(ops, name, self._wrap(name, self.saved[name]))
+        return self
+
+    def __exit__(self, *exc):
+        for name, f in self.saved.items():
+            setattr(ops, name, f)
+
+
+def collect_activations(net, batches, max_batches=32, pools=None):
+    """Inputs of every Conv2d/Dense over calibration batches (run eagerly): {layer: [arrays]}.
+    With `pools` (a list), the inputs of average poolings are appended to it per batch: one list
+    of (op name, array) per batch, in call order."""
     targets = _targets(net)
     stores = {id(layer): [] for _, _, layer in targets}
     for parent, name, layer in targets:
@@ -255,13 +293,33 @@ def collect_activations(net, batches, max_batches=32):
         for i, x in enumerate(batches):
             if i >= max_batches:
                 break
-            net(x if isinstance(x, Tensor) else Tensor(np.asarray(x)))
+            calls = []
+            with _PoolRecorder(calls):
+                net(x if isinstance(x, Tensor) else Tensor(np.asarray(x)))
+            if pools is not None:
+                pools.append(calls)
     finally:
         for parent, name, layer in targets:
             setattr(parent, name, layer)
         mycel.set_context(mode=old)
         net.set_train(training)
     return {id(layer): stores[id(layer)] for _, _, layer in targets}
+
+
+def pool_qparams(pool_calls, method="minmax", percentile=99.99):
+    """Per average pooling (call order): {"op", "shape" (C, H, W), "scale", "zero_point"} (uint8),
+    its input's range calibrated as a layer input's is. Empty when batches disagree on the calls."""
+    if not pool_calls or any(len(c) != len(pool_calls[0]) for c in pool_calls):
+        return []
+    out = []
+    for k, (name, first) in enumerate(pool_calls[0]):
+        samples = [c[k][1] for c in pool_calls]
+        if any(c[k][0] != name or c[k][1].shape[1:] != first.shape[1:] for c in pool_calls):
+            return []
+        scale, zp = act_qparams(*calibrate_range(samples, method, percentile))
+        out.append({"op": name, "shape": tuple(first.shape[1:]), "scale": float(scale),
+                    "zero_point": int(zp) - QMIN})
+    return out
 
 
 def _bias_correction(layer, samples, weight_bits=WEIGHT_BITS):
@@ -285,7 +343,11 @@ def quantize(net, calib_batches, method="minmax", bias_correction=True, percenti
     per output channel on a `weight_bits` grid (7 by default, see the module doc), input
     activations over ranges calibrated on `calib_batches`. Returns net."""
     weight_qmax(weight_bits)
-    acts = collect_activations(net, calib_batches, max_batches)
+    pool_calls = []
+    acts = collect_activations(net, calib_batches, max_batches, pool_calls)
+    # The average poolings' input scales: export runs them int8 (mycel.lite.int8.quantize_pools).
+    # The simulated net keeps them float32 (they are calls inside construct, not cells).
+    object.__setattr__(net, "_quant_pools", pool_qparams(pool_calls, method, percentile))
     for parent, name, layer in _targets(net):
         samples = acts[id(layer)]
         if not samples:

@@ -4,9 +4,8 @@ from mycel.onnx.importer import RULES as _IMPORT_RULES
 
 SUPPORTED_OPS = tuple(sorted(_IMPORT_RULES))  # ONNX op types the importer has a rule for
 # Rules that cover only part of their op type, so we do not claim the op type (bench table):
-# pooling is 1-d or 2-d only, without dilations; BatchNormalization and Dropout are inference only;
-# ReduceMax rejects empty reductions.
-PARTIAL_OPS = ("AveragePool", "MaxPool", "BatchNormalization", "Dropout", "ReduceMax")
+# Dropout's training mode draws random masks (only a zero ratio, the identity, is imported).
+PARTIAL_OPS = ("Dropout",)
 # Op types claimed: ONNX's backend node tests pass for >= 90% of their cases (tests check it).
 CLAIMED_OPS = tuple(op for op in SUPPORTED_OPS if op not in PARTIAL_OPS)
 

@@ -149,6 +149,12 @@ def _pads_2d(e, x, kernel):
                      f"{_ints(e.attr('dilations', (1, 1)))!r}, {auto!r}, {_ints(e.attr('pads', (0, 0, 0, 0)))!r}, {ceil})")
 
 
+def _wide_pads(pads, kernel):
+    """Whether explicit (t, b, l, r) pads exceed half the kernel (Mycel's pooling limit)."""
+    t, b, l, r = pads
+    return 2 * max(t, b) > kernel[0] or 2 * max(l, r) > kernel[1]
+
+
 def _window_checks(e, kernel):
     if len(kernel) != 2:
         e.fail(f"only 2-d windows are supported, got kernel_shape {tuple(kernel)}")
@@ -177,31 +183,110 @@ def _as_2d_window(e):
     e.node = onnx_model.Node(e.node.op_type, e.node.name, e.node.inputs, e.node.outputs, a, e.node.domain)
 
 
+def _pool_by_taps(e, op, x, indices=False):
+    """An N-d pooling as the max (or sum) of one strided slice per kernel tap over the explicitly
+    padded input: dilated windows and 3-d ones, which Mycel's pooling ops do not take. An
+    average divides by the window's count: the kernel size with count_include_pad (explicit pads
+    counted, a ceil_mode overhang not), else the real positions (the same taps over a mask)."""
+    import itertools
+    kernel = _ints(e.attr("kernel_shape"))
+    nd = len(kernel)
+    strides = _ints(e.attr("strides", (1,) * nd))
+    dil = _ints(e.attr("dilations", (1,) * nd))
+    pads = _ints(e.attr("pads", (0,) * 2 * nd))
+    if nd == 0 or min(kernel) < 1 or len(strides) != nd or len(dil) != nd or len(pads) != 2 * nd or \
+            min(strides + dil) < 1 or min(pads) < 0:
+        e.fail(f"kernel_shape {kernel}, strides {strides}, dilations {dil} and pads {pads} must be positive "
+               f"(pads >= 0), one per spatial dim (two for pads)")
+    plan = e.bind(f"S['pool_pads']({x}.shape, {kernel!r}, {strides!r}, {dil!r}, {e.attr('auto_pad', 'NOTSET')!r}, "
+                  f"{pads!r}, {int(e.attr('ceil_mode', 0))})")
+    is_max = op == "max_pool2d"
+    fill = "float('-inf')" if is_max else "0.0"
+    xp = e.bind(f"P.pad({x}, paddings=S['pool_flat_pads']({x}.shape, {plan}, True, True), value={fill})")
+
+    def taps(src):
+        acc = None
+        for off in itertools.product(*(range(k) for k in kernel)):
+            sl = f"S['pool_slice']({x}.shape, {plan}, {off!r}, {strides!r}, {dil!r})"
+            t = f"P.strided_slice({src}, begin={sl}[0], end={sl}[1], strides={sl}[2])"
+            acc = t if acc is None else e.bind(f"P.{'maximum' if is_max else 'add'}({acc}, {t})")
+        return acc
+
+    if is_max and indices:  # the first maximum's flat index into x (ONNX's row-major Indices)
+        iota = f"P.arange(start=0.0, limit=S['numel']({x}.shape), delta=1.0, dtype=D.int64)"
+        if e.attr("storage_order", 0):  # column-major over the spatial dims: their order reversed
+            perm = (0, 1) + tuple(range(nd + 1, 1, -1))
+            iota = f"P.transpose(P.reshape({iota}, S['reverse_spatial']({x}.shape)), perm={perm!r})"
+        else:
+            iota = f"P.reshape({iota}, {x}.shape)"
+        ip = e.bind(f"P.pad({iota}, paddings=S['pool_flat_pads']({x}.shape, {plan}, True, True), value=-1.0)")
+        acc = idx = None
+        for off in itertools.product(*(range(k) for k in kernel)):
+            sl = f"S['pool_slice']({x}.shape, {plan}, {off!r}, {strides!r}, {dil!r})"
+            t = e.bind(f"P.strided_slice({xp}, begin={sl}[0], end={sl}[1], strides={sl}[2])")
+            ti = f"P.strided_slice({ip}, begin={sl}[0], end={sl}[1], strides={sl}[2])"
+            if acc is None:
+                acc, idx = t, e.bind(ti)
+                continue
+            better = e.bind(f"P.greater({t}, {acc})")
+            acc, idx = e.bind(f"P.select({better}, {t}, {acc})"), e.bind(f"P.select({better}, {ti}, {idx})")
+        return acc, idx
+    total = taps(xp)
+    if is_max:
+        return total
+    ones = f"P.ones_like({x})"
+    if e.attr("count_include_pad", 0):  # the explicit pads count, the ceil overhang does not
+        mask = (f"P.pad(P.pad({ones}, paddings=S['pool_flat_pads']({x}.shape, {plan}, True, False), value=1.0), "
+                f"paddings=S['pool_flat_pads']({x}.shape, {plan}, False, True), value=0.0)")
+    else:
+        mask = f"P.pad({ones}, paddings=S['pool_flat_pads']({x}.shape, {plan}, True, True), value=0.0)"
+    return f"P.div({total}, {taps(e.bind(mask))})"
+
+
 def _pool(op):
     def window(e, x):
         kernel = e.attr("kernel_shape")
-        _window_checks(e, kernel)
-        if any(d != 1 for d in e.attr("dilations", (1, 1))):
-            e.fail("dilated pooling is not supported")
         if len(e.node.outputs) > 1 and e.node.outputs[1]:
-            e.fail("the Indices output is not supported")
+            if len(kernel) > 3 or int(np.prod(kernel)) > 512:
+                e.fail(f"the Indices output of a {int(np.prod(kernel))}-tap window is not supported")
+            return _pool_by_taps(e, op, x, indices=True)
+        if len(kernel) != 2 or any(d != 1 for d in e.attr("dilations", (1, 1))):
+            if len(kernel) > 3 or int(np.prod(kernel)) > 512:
+                e.fail(f"a {len(kernel)}-d or dilated window of {int(np.prod(kernel))} taps is not supported")
+            return _pool_by_taps(e, op, x)
         mode, pad = _pads_2d(e, x, kernel)
         extra = ""
+        include = bool(e.attr("count_include_pad", 0))
         if op == "avg_pool2d":
-            include = bool(e.attr("count_include_pad", 0))
             if include and e.attr("ceil_mode", 0):
-                e.fail("count_include_pad=1 with ceil_mode=1 is not supported")
+                return _pool_by_taps(e, op, x)
             extra = f", count_include_pad={include}"
-        return (f"P.{op}({x}, kernel_size={_ints(kernel)!r}, strides={_ints(e.attr('strides', (1, 1)))!r}, "
+        strides = _ints(e.attr("strides", (1, 1)))
+        if mode == "'pad'" and not pad.startswith("S[") and _wide_pads(eval(pad), kernel):
+            # ONNX allows pads past half the kernel, Mycel's pooling does not: pad explicitly
+            # (-inf for max, 0 for average), then pool without padding; an average that
+            # excludes the padding divides by the pooled mask of real positions.
+            t, b, l, r = eval(pad)
+            flat = (0, 0, 0, 0, t, b, l, r)
+            fill = "float('-inf')" if op == "max_pool2d" else "0.0"
+            call = (lambda v: f"P.{op}(P.pad({v}, paddings={flat!r}, value={fill}), kernel_size={_ints(kernel)!r}, "
+                    f"strides={strides!r}, pad_mode='valid', pad=(0,))")
+            if op == "avg_pool2d" and not include:
+                return f"P.div({call(x)}, {call(f'P.ones_like({x})')})"
+            return call(x)
+        return (f"P.{op}({x}, kernel_size={_ints(kernel)!r}, strides={strides!r}, "
                 f"pad_mode={mode}, pad={pad}{extra})")
 
     def rule(e):
         x = e.arg(0)
         if len(e.attr("kernel_shape") or ()) == 1:  # 1-d: the 2-d op over (N, C, 1, L)
+            if len(e.node.outputs) > 1 and e.node.outputs[1]:
+                return list(window(e, x))  # the taps take 1-d windows as they are
             _as_2d_window(e)
             x4 = e.bind(f"P.expand_dims({x}, axis=2)")
             return [f"P.squeeze({window(e, x4)}, axis=(2,))"]
-        return [window(e, x)]
+        y = window(e, x)
+        return list(y) if isinstance(y, tuple) else [y]
     return rule
 
 
@@ -212,9 +297,31 @@ def _global_pool(op):
     return rule
 
 
+def _batch_norm_training(e):
+    """training_mode=1: Y normalized with the batch's mean and (population) variance, and the
+    running statistics updated as ONNX says: input_mean * momentum + current * (1 - momentum)."""
+    x, scale, bias, mean, var = e.args()[:5]
+    eps, m = float(e.attr("epsilon", 1e-5)), float(e.attr("momentum", 0.9))
+    axes = f"S['bn_axes']({x}.shape)"
+    mu = e.bind(f"P.mean({x}, axis={axes}, keep_dims=True)")
+    centered = e.bind(f"P.sub({x}, {mu})")
+    v = e.bind(f"P.mean(P.mul({centered}, {centered}), axis={axes}, keep_dims=True)")
+    shape = f"S['bn_channel_shape']({x}.shape)"
+    y = (f"P.add(P.mul(P.div({centered}, P.sqrt(P.add({v}, {eps!r}))), P.reshape({scale}, {shape})), "
+         f"P.reshape({bias}, {shape}))")
+    outs = [y]
+    n_out = len(e.node.outputs)
+    if n_out > 1:
+        flat_mu, flat_v = f"P.reshape({mu}, {mean}.shape)", f"P.reshape({v}, {var}.shape)"
+        outs.append(f"P.add(P.mul({mean}, {m!r}), P.mul({flat_mu}, {1.0 - m!r}))")
+    if n_out > 2:
+        outs.append(f"P.add(P.mul({var}, {m!r}), P.mul({flat_v}, {1.0 - m!r}))")
+    return outs
+
+
 def _batch_norm(e):
     if e.attr("training_mode", 0):
-        e.fail("training_mode=1 is not supported (inference only)")
+        return _batch_norm_training(e)
     if any(o for o in e.node.outputs[1:]):
         e.fail("running mean/var outputs are not supported (inference only)")
     return [_call("batch_norm", *e.args()[:5], is_training=False, epsilon=float(e.attr("epsilon", 1e-5))) + "[0]"]
@@ -333,7 +440,11 @@ def _reduce(op):
         noop = int(e.attr("noop_with_empty_axes", 0))
         if noop and axes in ("None", "()"):
             return [f"P.identity({x})"]
-        y = f"P.{op}({x}, axis=S['reduce_axes'](S['rank_of']({x}.shape), {axes}, 0), keep_dims={keep})"
+        red = f"S['reduce_axes'](S['rank_of']({x}.shape), {axes}, 0)"
+        y = f"P.{op}({x}, axis={red}, keep_dims={keep})"
+        if op in ("max", "min"):  # an empty set reduces to the op's identity (ONNX), not an error
+            y = (f"(P.fill(type={x}.dtype, shape=S['reduced_shape']({x}.shape, {red}, {keep}), "
+                 f"value=S['reduce_identity']({op!r}, {x}.dtype)) if S['reduces_empty']({x}.shape, {red}) else {y})")
         if noop and axes not in ("None", "()"):  # axes from a graph input: decided at compile time
             return [f"P.identity({x}) if len({axes}) == 0 else {y}"]
         return [y]
@@ -365,7 +476,10 @@ def _gather(e):
 def _dropout(e):
     if e.has(2):
         mode = e.const(2, "training_mode") if e.node.inputs[2] in e.consts else None
-        if mode is None or bool(np.asarray(mode).reshape(-1)[0]):
+        training = mode is None or bool(np.asarray(mode).reshape(-1)[0])
+        ratio = e.const(1, "ratio") if e.has(1) and e.node.inputs[1] in e.consts else (None if e.has(1) else 0.5)
+        zero = ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0
+        if training and not zero:  # ratio 0 keeps everything: the identity, in training too
             e.fail("training_mode (random masks) is not supported; inference only")
     x = e.arg(0)
     return [f"P.identity({x})", f"P.cast(P.ones_like({x}), dtype=D.bool_)"]

@@ -53,8 +53,51 @@ def reduce_axes(rank, axes, noop_with_empty_axes):
     return tuple(sorted(_norm(a, rank, "Reduce") for a in axes))
 
 
+def reduces_empty(shape, axes):
+    """Whether an ONNX reduction over `axes` (None: all) of `shape` reduces an empty set."""
+    dims = range(len(shape)) if axes is None else axes
+    return any(shape[a] == 0 for a in dims)
+
+
+def reduced_shape(shape, axes, keepdims):
+    dims = set(range(len(shape))) if axes is None else set(axes)
+    return tuple(1 if i in dims else d for i, d in enumerate(shape) if keepdims or i not in dims)
+
+
+def reduce_identity(op, dtype):
+    """ReduceMax/ReduceMin of an empty set (ONNX): -inf/+inf, an integer type's min/max, False/True."""
+    import numpy as np
+    name = str(dtype).lower().replace("mycel.", "")
+    if name in ("bool", "bool_"):
+        return 0.0 if op == "max" else 1.0
+    if "int" in name:
+        info = np.iinfo(np.dtype(name))
+        return float(info.min if op == "max" else info.max)
+    return float("-inf") if op == "max" else float("inf")
+
+
 def spatial_axes(rank):
     return tuple(range(2, rank))
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def reverse_spatial(shape):
+    return tuple(shape[:2]) + tuple(reversed(shape[2:]))
+
+
+def bn_axes(shape):
+    """Every axis but the channels' (1): BatchNormalization's statistics."""
+    return (0,) + tuple(range(2, len(shape)))
+
+
+def bn_channel_shape(shape):
+    return (1, shape[1]) + (1,) * (len(shape) - 2)
 
 
 def rank_of(shape):
@@ -116,6 +159,53 @@ def window_pads(shape, kernel, strides, dilations, auto_pad, pads, ceil_mode):
         out.append((p0, p1))
         ends.append(p1)
     return (out[0][0], out[0][1], out[1][0], out[1][1])
+
+
+def pool_pads(shape, kernel, strides, dilations, auto_pad, pads, ceil_mode):
+    """Per spatial dim of an N-d ONNX pooling: (begin pad, end pad, ceil overhang, output size).
+    The overhang is the end padding ceil_mode adds past the explicit pads (never counted)."""
+    nd = len(kernel)
+    out = []
+    for i in range(nd):
+        n, k, s, d = shape[2 + i], kernel[i], strides[i], dilations[i]
+        ek = d * (k - 1) + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-n // s)
+            total = max((o - 1) * s + ek - n, 0)
+            small = total // 2
+            p0, p1 = (small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small)
+        elif auto_pad == "VALID":
+            p0 = p1 = 0
+        else:
+            p0, p1 = pads[i], pads[i + nd]
+        span = n + p0 + p1 - ek
+        if ceil_mode:
+            o = -(-span // s) + 1
+            if (o - 1) * s >= n + p0:
+                o -= 1
+        else:
+            o = span // s + 1
+        out.append((p0, p1, max((o - 1) * s + ek - (n + p0 + p1), 0), o))
+    return tuple(out)
+
+
+def pool_flat_pads(shape, plan, with_pads, with_overhang):
+    """pad's flat paddings (N and C unpadded) for a pool_pads plan: the explicit pads and/or the
+    ceil overhang."""
+    flat = [0, 0, 0, 0]
+    for p0, p1, extra, _ in plan:
+        flat += [p0 if with_pads else 0, (p1 if with_pads else 0) + (extra if with_overhang else 0)]
+    return tuple(flat)
+
+
+def pool_slice(shape, plan, offset, strides, dilations):
+    """strided_slice begin, end, strides of one kernel offset's taps over the padded input."""
+    begin, end, step = [0, 0], list(shape[:2]), [1, 1]
+    for (p0, p1, extra, o), k, s, d in zip(plan, offset, strides, dilations):
+        begin.append(k * d)
+        end.append(k * d + (o - 1) * s + 1)
+        step.append(s)
+    return tuple(begin), tuple(end), tuple(step)
 
 
 def reverse_args(shape, axis):

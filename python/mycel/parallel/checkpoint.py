@@ -68,28 +68,120 @@ def merge_sliced_parameter(sliced_parameters, layout, name=None):
     return Parameter(Tensor(whole), name=name or "merged")
 
 
-def load_distributed_checkpoint(network, checkpoint_filenames, layouts=None, strict_load=False):
+def _train_layouts(fn, train_strategy_filename, layouts):
+    """The training layouts {name: (device_matrix, tensor_map, shape)}: `layouts`, or
+    train_strategy_filename as a dict of the same or a JSON file of one."""
+    if layouts is not None and train_strategy_filename is not None:
+        raise ValueError(f"{fn}: pass the training layouts once, as layouts or as train_strategy_filename")
+    src = layouts if layouts is not None else train_strategy_filename
+    if src is None:
+        return {}
+    if isinstance(src, (str, bytes)) or hasattr(src, "__fspath__"):
+        import json
+        try:
+            with open(src) as f:
+                src = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{fn}: cannot read the training layouts from {src!r}: {e}") from None
+    if not isinstance(src, dict):
+        raise TypeError(f"{fn}: the training layouts must be a dict name -> (device_matrix, tensor_map, "
+                        f"shape), got {type(src).__name__}")
+    return src
+
+
+def _predict_rank():
+    from mycel import _mycel
+    return _mycel.comm.world_rank() if _mycel.comm.initialized() else 0
+
+
+def _predict_slice(fn, name, whole, entry, rank):
+    """Rank's slice of the whole array under a predict_strategy entry (infer_predict_layout's
+    [device_matrix, tensor_map, slice_shape, ...]), and its layout (device_matrix, tensor_map,
+    whole shape); the entry's slice shape must be the one the layout gives."""
+    try:
+        dev, tmap, slice_shape = list(entry[0]), list(entry[1]), list(entry[2])
+    except (TypeError, IndexError):
+        raise ValueError(f"{fn}: predict_strategy['{name}'] must be [device_matrix, tensor_map, slice_shape, "
+                         f"...] as Model.infer_predict_layout returns, got {entry!r}") from None
+    lay = _layout(fn, name, (dev, tmap, list(whole.shape)))
+    if list(_mycel.autopar.slice_shape(lay)) != slice_shape:
+        raise ValueError(f"{fn}: predict_strategy['{name}'] gives slice shape {tuple(slice_shape)}, but its "
+                         f"layout cuts the checkpoint's {tuple(whole.shape)} into "
+                         f"{tuple(_mycel.autopar.slice_shape(lay))}")
+    n = int(np.prod(dev))
+    if not 0 <= rank < n:
+        raise ValueError(f"{fn}: this process (rank {rank}) is outside predict_strategy['{name}']'s device "
+                         f"matrix {dev}")
+    off, shape = _mycel.autopar.slice_offset(lay, rank), _mycel.autopar.slice_shape(lay)
+    part = np.ascontiguousarray(whole[tuple(slice(o, o + s) for o, s in zip(off, shape))])
+    return part, (tuple(dev), tuple(tmap), tuple(whole.shape))
+
+
+def load_distributed_checkpoint(network, checkpoint_filenames, predict_strategy=None, train_strategy_filename=None,
+                                strict_load=False, dec_key=None, dec_mode="AES-GCM", format="ckpt", *,
+                                layouts=None):
     """Loads the checkpoints written by each rank of a split run (one file per rank, in rank order)
-    into `network` whole: parameters named in `layouts` (name -> layout) are merged from their
-    slices, the others are taken from the first file that holds them (a pipeline stage saves
-    the other stages' Parameters empty: nn.PipelineCell.release_other_stages). Returns the merged
-    name -> Parameter dict."""
+    into `network`, MindSpore's signature. Parameters with a training layout (`layouts`, or
+    train_strategy_filename: a dict name -> (device_matrix, tensor_map, shape) or a JSON file of
+    one) are merged from their slices; the others are taken from the first file that holds them
+    (a pipeline stage saves the other stages' Parameters empty:
+    nn.PipelineCell.release_other_stages).
+
+    predict_strategy (the dict Model.infer_predict_layout returns) re-slices for inference:
+    each Parameter it names gets this process's slice of the merged tensor under its predict
+    layout, stored as a slice (a `layout` attribute, as slice_parameters stores training
+    weights), so the predict network runs on the slices; the others are loaded whole. None
+    loads every Parameter whole. Returns the merged (whole) name -> Parameter dict."""
+    fn = "load_distributed_checkpoint"
+    if dec_key is not None:
+        raise NotImplementedError(f"{fn}: encrypted checkpoints (dec_key) are not supported")
+    if str(format) != "ckpt":
+        raise ValueError(f"{fn}: format must be 'ckpt', got {format!r}")
+    del dec_mode
     from mycel.train.serialization import load_checkpoint, load_param_into_net
+    if isinstance(checkpoint_filenames, (str, bytes)):
+        raise TypeError(f"{fn}: checkpoint_filenames must be a list of files (one per rank), got a single name")
+    train = _train_layouts(fn, train_strategy_filename, layouts)
+    if predict_strategy is not None and not isinstance(predict_strategy, dict):
+        raise TypeError(f"{fn}: predict_strategy must be the dict Model.infer_predict_layout returns, got "
+                        f"{type(predict_strategy).__name__}")
     per_rank = [load_checkpoint(f) for f in checkpoint_filenames]
     if not per_rank:
-        raise ValueError("load_distributed_checkpoint: checkpoint_filenames is empty")
-    layouts = layouts or {}
+        raise ValueError(f"{fn}: checkpoint_filenames is empty")
     merged = {}
     for name in per_rank[0]:
-        if name in layouts:
+        if name in train:
             missing = [r for r, d in enumerate(per_rank) if name not in d]
             if missing:
-                raise ValueError(f"load_distributed_checkpoint: '{name}' is missing from the files of ranks {missing}")
-            merged[name] = merge_sliced_parameter([d[name] for d in per_rank], layouts[name], name)
+                raise ValueError(f"{fn}: '{name}' is missing from the files of ranks {missing}")
+            merged[name] = merge_sliced_parameter([d[name] for d in per_rank], train[name], name)
         else:
             held = [d[name] for d in per_rank if name in d and int(np.prod(d[name].shape)) > 0]
             merged[name] = held[0] if held else per_rank[0][name]
-    load_param_into_net(network, merged, strict_load=strict_load)
+    predict = predict_strategy or {}
+    unknown = sorted(set(predict) - set(merged))
+    if unknown:
+        raise ValueError(f"{fn}: predict_strategy names parameters the checkpoints do not hold: {unknown}")
+    rank = _predict_rank()
+    params = dict(network.parameters_and_names())
+    whole = {}
+    for name, p in merged.items():
+        if name not in predict:
+            whole[name] = p
+            continue
+        part, layout = _predict_slice(fn, name, p.asnumpy(), predict[name], rank)
+        target = params.get(name)
+        if target is None:
+            if strict_load:
+                raise ValueError(f"{fn}: the network has no parameter '{name}'")
+            continue
+        target._rebind(Tensor(part, dtype=target.dtype))
+        target.layout = layout  # the network reads it through sliced_weight (mycel.parallel.sliced)
+    load_param_into_net(network, whole, strict_load=False)
+    if strict_load:
+        missing = sorted(set(params) - set(merged))
+        if missing:
+            raise ValueError(f"{fn}: the checkpoints hold no values for the network's parameters {missing}")
     return merged
 
 

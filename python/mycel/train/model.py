@@ -340,11 +340,28 @@ class Model:
 
     def infer_train_layout(self, train_dataset, dataset_sink_mode=True, sink_size=-1):
         """The layouts (as infer_predict_layout's) of the parameters the sharding pass splits in
-        the training network, for a row shaped like train_dataset's."""
-        del dataset_sink_mode, sink_size
+        the training network, for the inputs one training step is fed: with dataset_sink_mode,
+        the per-step shapes the sink loop feeds (train_dataset.output_shapes(), which must be
+        static: a sinking step has one shape; sink_size steps per sink do not change it);
+        without, the dataset's first row."""
+        fn = "Model.infer_train_layout"
+        _check_dataset("infer_train_layout", train_dataset)
+        if isinstance(sink_size, bool) or not isinstance(sink_size, int) or (sink_size < 1 and sink_size != -1):
+            raise ValueError(f"{fn}: sink_size must be -1 or an int >= 1, got {sink_size!r}")
         from mycel import ops
-        rows = [ops.zeros(tuple(shape), dt)
-                for shape, dt in zip(train_dataset.output_shapes(), train_dataset.output_types())]
+        if dataset_sink_mode:
+            shapes, types = train_dataset.output_shapes(), train_dataset.output_types()
+            for i, shape in enumerate(shapes):
+                if any(d is None or int(d) < 0 for d in shape):
+                    raise ValueError(f"{fn}: dataset_sink_mode needs static per-step shapes, column {i} has "
+                                     f"shape {list(shape)}; batch with drop_remainder=True or pass "
+                                     f"dataset_sink_mode=False")
+            rows = [ops.zeros(tuple(int(d) for d in shape), dt) for shape, dt in zip(shapes, types)]
+        else:
+            rows = next(iter(train_dataset.create_tuple_iterator(num_epochs=1)), None)
+            if rows is None:
+                raise ValueError(f"{fn}: the training dataset is empty")
+            rows = list(rows)
         # The backbone's forward on the data columns (the last column is the label when the
         # Model adds the loss): the pass splits the same weights the training step uses.
         return _parameter_layouts("infer_train_layout", self._network,

@@ -50,6 +50,16 @@ bool mean_hw(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
   return axes == std::vector<int64_t>{2, 3};
 }
 
+// A float32 add of two 4-d tensors of its output's shape (no broadcasting).
+bool nhwc_add(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
+  if (n.op->name != "add" || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0)
+    return false;
+  const TensorMeta& y = meta[n.outputs[0]];
+  for (int id : n.inputs)
+    if (id < 0 || !(meta[id] == y) || !is_nchw_f32(meta[id])) return false;
+  return true;
+}
+
 }  // namespace
 
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
@@ -70,11 +80,28 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       for (int id : n.inputs)
         if (id >= 0) wanted[id] = 1;
     if (mean_hw(n, meta)) wanted[n.inputs[0]] = nhwc[n.inputs[0]] = 1;  // either layout
-    if ((op == "qconv2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() && n.inputs[0] >= 0)
+    if ((op == "qconv2d" || op == "qavg_pool2d" || u8_pool_2x2(n, meta)) && !n.inputs.empty() &&
+        n.inputs[0] >= 0)
       nhwc[n.inputs[0]] = 1;
     if (op == "qadd")
       for (int id : n.inputs)
         if (id >= 0) nhwc[id] = 1;
+  }
+  // Float32 values between int8 layers (exact residual sums: a qconv2d's float output, the float
+  // add of a block, the quantize_linear feeding the next block) stay NHWC where their readers
+  // take NHWC: marked from the readers back (reverse order), through elementwise add and
+  // quantize_linear.
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const NodeInfo& n = g.nodes[k];
+    if (eager[k] || n.outputs.size() != 1 || n.outputs[0] < 0 || !nhwc[n.outputs[0]] ||
+        is_output[n.outputs[0]])
+      continue;
+    const int out = n.outputs[0];
+    if (n.op->name == "quantize_linear" && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        is_nchw_f32(meta[n.inputs[0]]))
+      nhwc[n.inputs[0]] = 1;
+    if (nhwc_add(n, meta) && meta[out].dtype == DType::float32)
+      for (int id : n.inputs) nhwc[id] = 1;
   }
   auto is = [&](int id, char layout) { return id >= 0 && p.blocked[id] == layout; };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -95,7 +122,7 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       if (dst) p.blocked[out] = kNhwcLayout;
       continue;
     }
-    if (u8_pool_2x2(n, meta)) {
+    if (u8_pool_2x2(n, meta) || op == "qavg_pool2d") {
       if (!is(in, kNhwcLayout) || is_output[out]) continue;
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = true;
@@ -110,6 +137,17 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       l.src_blocked = true;
       p.blocked[out] = kNhwcLayout;
       continue;
+    }
+    if ((nhwc_add(n, meta) || (op == "quantize_linear" && is_nchw_f32(meta[in]))) && nhwc[out] &&
+        !is_output[out]) {  // elementwise over NHWC buffers (no padding): NHWC out
+      bool all = true;
+      for (int id : n.inputs) all = all && is(id, kNhwcLayout);
+      if (all) {
+        l.mode = NodeLayout::Mode::kFlat;
+        l.src_blocked = true;
+        p.blocked[out] = kNhwcLayout;
+        continue;
+      }
     }
     if (mean_hw(n, meta)) {  // reads the blocked or NHWC layout, writes plain
       if (!is(in, kPlainLayout)) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;

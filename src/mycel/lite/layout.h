@@ -31,10 +31,12 @@ struct LayoutPlan {
   std::vector<NodeLayout> nodes;
 };
 
-/// Activations between int8 ops (qconv2d, 2x2 max pooling, qadd) stay NHWC: uint8 ones, and a
-/// qconv2d's float32 output that a qadd reads (oneDNN's int8 convolutions write NHWC; the session
-/// pools uint8 NHWC with infer_small.h, and qadd runs elementwise over the NHWC buffers).
-/// Layouts for the graph under concrete metas; nodes marked `eager` (and model outputs) stay plain.
+/// Activations between int8 ops (qconv2d, 2x2 max pooling, qavg_pool2d, qadd) stay NHWC: uint8
+/// ones, and a qconv2d's float32 output that a qadd reads (oneDNN's int8 convolutions write NHWC;
+/// the session pools uint8 NHWC with infer_small.h, and qadd runs elementwise over the NHWC
+/// buffers), and float32 residual sums between them (a float add and the quantize_linear after
+/// it run elementwise over NHWC buffers) where every reader takes NHWC. Layouts for the graph under
+/// concrete metas; nodes marked `eager` (and model outputs) stay plain.
 LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
                         const std::vector<char>& eager);
 

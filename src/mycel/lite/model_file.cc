@@ -70,8 +70,8 @@ uint64_t checked_numel(const Shape& shape, DType dt, const std::string& what) {
 }
 
 bool is_quant_op(const std::string& op) {
-  return op == "qconv2d" || op == "qdense" || op == "qadd" || op == "quantize_linear" ||
-         op == "dequantize_linear";
+  return op == "qconv2d" || op == "qdense" || op == "qadd" || op == "qavg_pool2d" ||
+         op == "quantize_linear" || op == "dequantize_linear";
 }
 
 // int8 nodes are checked at load, not first at run time: their weights must be stored int8

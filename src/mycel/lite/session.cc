@@ -272,7 +272,12 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   // tensors per run, and unread outputs a buffer for their node only.
   std::vector<int> first(ns, -1), last(ns, -1);
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
-    for (auto [src, dst] : reorders_[k]) first[dst] = static_cast<int>(k);
+    // A reorder reads its source at node k: the source lives until then (its copy may be its
+    // only reader, and must not take the source's place).
+    for (auto [src, dst] : reorders_[k]) {
+      first[dst] = static_cast<int>(k);
+      last[src] = std::max(last[src], static_cast<int>(k));
+    }
     for (int id : reads_[k])
       if (id >= 0) last[id] = static_cast<int>(k);
   }

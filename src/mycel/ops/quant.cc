@@ -2,7 +2,9 @@
 // kernels/cpu/quant.h): quantize_linear and dequantize_linear (ONNX's QuantizeLinear /
 // DequantizeLinear with a per-tensor scale and zero point), and qconv2d / qdense over uint8
 // activations and per-output-channel int8 weights, with a float32 bias, an optional fused relu
-// and a float32 or requantized uint8 output; qadd, the residual add requantized to uint8.
+// and a float32 or requantized uint8 output; qadd, the residual add requantized to uint8;
+// qavg_pool2d, average pooling of uint8 requantized to uint8.
+#include <algorithm>
 #include <cmath>
 
 #include "mycel/ops/quant_ops.h"
@@ -188,6 +190,40 @@ std::vector<TensorMeta> infer_qadd(const InferContext& c) {
   return {{c.in(0).shape, DType::uint8}};
 }
 
+std::vector<AttrDef> qpool_attrs() {
+  return {attr("kernel_size", AttrKind::kInts, std::vector<int64_t>{1}),
+          attr("strides", AttrKind::kInts, std::vector<int64_t>{1}, {"stride"}),
+          attr("pad_mode", AttrKind::kStr, std::string("valid")),
+          attr("pad", AttrKind::kInts, std::vector<int64_t>{0}, {"padding"}),
+          attr("count_include_pad", AttrKind::kBool, false),
+          attr("x_scale", AttrKind::kFloat, 1.0),
+          attr("x_zero_point", AttrKind::kInt, int64_t{0}),
+          attr("y_scale", AttrKind::kFloat, 1.0),
+          attr("y_zero_point", AttrKind::kInt, int64_t{0})};
+}
+
+cpu::QPoolSpec qpool_spec(const OpSchema& op, const Attrs& a) {
+  cpu::QPoolSpec q;
+  q.x_scale = scale_attr(op, a, "x_scale");
+  q.x_zp = zero_point_attr(op, a, "x_zero_point", DType::uint8);
+  q.y_scale = scale_attr(op, a, "y_scale");
+  q.y_zp = zero_point_attr(op, a, "y_zero_point", DType::uint8);
+  q.count_include_pad = a.get_bool("count_include_pad");
+  return q;
+}
+
+// qavg_pool2d: avg_pool2d's window (pool2d_window reads the same attributes) over uint8 NCHW.
+std::vector<TensorMeta> infer_qavg_pool2d(const InferContext& c) {
+  check_rank(c, 0, 4, 4);
+  check_dtype(c, 0, DType::uint8);
+  qpool_spec(c.op, c.attrs);
+  const cpu::WindowGeom g = pool2d_window(c.op, c.attrs, c.in(0).shape);
+  if (2 * std::max(g.pt, g.pb) > g.kh || 2 * std::max(g.pl, g.pr) > g.kw)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] padding ", shape_str(c.attrs.get_ints("pad")),
+                " must be at most half the kernel size (", g.kh, ", ", g.kw, ")");
+  return {{{g.n, g.c, g.oh, g.ow}, DType::uint8}};
+}
+
 }  // namespace
 
 cpu::QAddSpec qadd_spec(const OpSchema& op, const Attrs& a) {
@@ -276,6 +312,20 @@ MYCEL_REGISTER_OPS(quant) {
         cpu::qadd(c.in(0), c.in(1), c.out(0), qadd_spec(c.op, c.attrs));
       },
       {DType::uint8, DType::float32}, "none")));
+  r.add(make_op(
+      "qavg_pool2d", "QuantAvgPool",
+      "int8 average pooling (avg_pool2d's window) of uint8 NCHW x (x_scale, x_zero_point): the "
+      "exact int32 window sum, averaged in float32 and requantized to uint8 (y_scale, "
+      "y_zero_point). A window of the whole image is global average pooling.",
+      {{"x"}}, qpool_attrs(), infer_qavg_pool2d,
+      [](const KernelContext& c) {
+        const cpu::WindowGeom g = pool2d_window(c.op, c.attrs, c.in(0).shape());
+        // The lite runtime may hand over NHWC input and output (layout.h).
+        const bool nhwc = c.params && c.params->src_blocked;
+        cpu::qavg_pool2d(c.in(0), c.out(0), g, qpool_spec(c.op, c.attrs), nhwc);
+        if (c.params) c.params->layout_taken = true;
+      },
+      {DType::uint8}, "none"));
   r.add(make_op(
       "qdense", "QuantDense",
       "int8 dense: uint8 x (..., in) (x_scale, x_zero_point) times int8 w (out, in) with "

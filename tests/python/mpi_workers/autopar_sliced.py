@@ -51,7 +51,7 @@ for name, (mode, make, (x, y), _), slice_params in runs:
     if R == 0:
         layouts = parameter_layouts(net)
         results[f"{name}_sliced"] = np.array(sorted(layouts))
-        merged = load_distributed_checkpoint(make(), [f"{out_dir}/{name}_rank{r}.ckpt" for r in range(N)], layouts)
+        merged = load_distributed_checkpoint(make(), [f"{out_dir}/{name}_rank{r}.ckpt" for r in range(N)], layouts=layouts)
         for k, v in merged.items():
             results[f"{name}_w_{k}"] = v.asnumpy()
 if not optshard:

@@ -112,3 +112,41 @@ CASES = [
     OpCase("qdense", qdense_ref, _qdense_inputs, attrs=dict(x_scale=0.05, w_scale=W7, relu6=True), dtypes=("uint8",),
            id="relu6", **TOL),
 ]
+
+
+def qavg_pool2d_ref(x, kernel_size=1, strides=1, pad_mode="valid", pad=0, count_include_pad=False, x_scale=1.0,
+                    x_zero_point=0, y_scale=1.0, y_zero_point=0, **_):
+    """Exact integer window sums of (x - zp) (padding adds 0), then the kernel's float32 steps:
+    sum * (x_scale / count), quantized to y_scale."""
+    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
+    sh, sw = (strides, strides) if np.isscalar(strides) else strides
+    p = pad if pad_mode == "pad" else 0
+    n, c, h, w = x.shape
+    xi = np.pad(x.astype(np.int64) - x_zero_point, ((0, 0), (0, 0), (p, p), (p, p)))
+    inside = np.pad(np.ones((h, w), np.int64), p)
+    oh, ow = (h + 2 * p - kh) // sh + 1, (w + 2 * p - kw) // sw + 1
+    avg = np.zeros((n, c, oh, ow), np.float32)
+    for i in range(oh):
+        for j in range(ow):
+            win = (slice(i * sh, i * sh + kh), slice(j * sw, j * sw + kw))
+            count = kh * kw if count_include_pad else int(inside[win].sum())
+            s = xi[(slice(None), slice(None)) + win].sum(axis=(2, 3))
+            avg[:, :, i, j] = s.astype(np.float32) * (np.float32(x_scale) / np.float32(count))
+    return quantize_ref(avg, y_scale, y_zero_point)
+
+
+def _qpool_inputs(rng, dtype):
+    return [rng.integers(0, 256, (2, 5, 7, 6)).astype(np.uint8)]
+
+
+CASES += [
+    OpCase("qavg_pool2d", qavg_pool2d_ref, _qpool_inputs,
+           attrs=dict(kernel_size=3, strides=2, x_scale=0.05, x_zero_point=30, y_scale=0.04, y_zero_point=12),
+           dtypes=("uint8",)),
+    OpCase("qavg_pool2d", qavg_pool2d_ref, _qpool_inputs,
+           attrs=dict(kernel_size=3, strides=1, pad_mode="pad", pad=1, count_include_pad=True, x_scale=0.05,
+                      x_zero_point=128, y_scale=0.05, y_zero_point=128), dtypes=("uint8",), id="pad_include"),
+    OpCase("qavg_pool2d", qavg_pool2d_ref, _qpool_inputs,
+           attrs=dict(kernel_size=(7, 6), x_scale=0.02, x_zero_point=3, y_scale=0.01, y_zero_point=0),
+           dtypes=("uint8",), id="global"),
+]

@@ -92,6 +92,19 @@ struct QAddSpec {
 /// The same float operations as dequantize_linear, add, relu and quantize_linear in a row.
 void qadd(const Tensor& a, const Tensor& b, Tensor& y, const QAddSpec& q);
 
+/// Quantization parameters of one qavg_pool2d call.
+struct QPoolSpec {
+  float x_scale = 1, y_scale = 1;
+  int32_t x_zp = 0, y_zp = 0;
+  bool count_include_pad = false;  // divide by kh * kw (oneDNN's include-padding average)
+};
+
+/// Average pooling of uint8 data, requantized: per window the exact int32 sum of (x - x_zp) over
+/// its valid positions, avg = float(sum) * (x_scale / count), y = clamp(round(avg / y_scale) +
+/// y_zp, 0, 255) (ties to even); count is the valid positions, or kh * kw with
+/// count_include_pad. x and y both NCHW, or both NHWC with `nhwc`.
+void qavg_pool2d(const Tensor& x, Tensor& y, const WindowGeom& g, const QPoolSpec& q, bool nhwc);
+
 /// Max pooling of uint8 NCHW data (order-preserving, so it commutes with quantization).
 void max_pool2d_u8(const Tensor& x, Tensor& y, const WindowGeom& g);
 
