@@ -22,8 +22,8 @@ std::vector<char> aliases_of(const Function& f, int w) {
   std::vector<char> a(f.regs.size(), 0);
   const Storage* s = f.regs[w].value.t.storage().get();
   for (size_t r = 0; r < f.regs.size(); ++r)
-    if (f.regs[r].is_const && f.regs[r].type == RegType::kTensor &&
-        f.regs[r].value.t.defined() && f.regs[r].value.t.storage().get() == s)
+    if (f.regs[r].is_const && f.regs[r].type == RegType::kTensor && f.regs[r].value.t.defined() &&
+        f.regs[r].value.t.storage().get() == s)
       a[r] = 1;
   for (const Instr& in : f.code)
     if (in.code == Code::kView && a[in.in[0]]) a[in.out[0]] = 1;
@@ -69,8 +69,7 @@ bool can_write_in_place(const Function& f, int i, int j, const std::vector<int>&
     if (reads_any(in, alias)) return false;
     if (in.code == Code::kKernel)
       for (int mi : in.op->mutated_inputs)
-        if (mi < static_cast<int>(in.in.size()) && in.in[mi] >= 0 && alias[in.in[mi]])
-          return false;
+        if (mi < static_cast<int>(in.in.size()) && in.in[mi] >= 0 && alias[in.in[mi]]) return false;
   }
   // o's readers: kernels and this assign only (a call, select or function output would pass
   // the weight's memory on).
