@@ -1,7 +1,8 @@
-"""A^T B with a long reduction split along K across the threads, each part a one-thread oneDNN
-call and the partial products summed (kernels/cpu/dnnl_matmul.cc, kSplitMinK): equal to numpy in
-float64 and to the one-thread path, on odd sizes, padded operands (rows of 2 KiB), both b
-layouts, the weight gradient of a Dense layer in graph mode, and sizes that must not split."""
+"""Matmul thread policies (kernels/cpu/dnnl_matmul.cc). A^T B with a long reduction is split
+along K across the threads, each part a one-thread oneDNN call and the partial products summed
+(kSplitMinK): equal to numpy in float64 and to the one-thread path, on odd sizes, padded
+operands (rows of 2 KiB), both b layouts, the weight gradient of a Dense layer in graph mode,
+and sizes that must not split. Small-dimension matmuls run on one thread (launch_work)."""
 import numpy as np
 import pytest
 
@@ -88,3 +89,17 @@ def test_dense_weight_gradient_in_graph_mode():
     np.testing.assert_allclose(dw, dy.astype(np.float64).T @ x.astype(np.float64), rtol=2e-4,
                                atol=2e-3)
     np.testing.assert_allclose(db, dy.astype(np.float64).sum(0), rtol=2e-4, atol=2e-3)
+
+
+@pytest.mark.parametrize("m,k,n,ta,tb", [(128, 10, 512, False, False), (10, 128, 512, True, False),
+                                         (128, 512, 10, False, True), (16, 300, 17, False, False),
+                                         (17, 2000, 16, True, False)])
+def test_small_dimension_matmuls_on_one_thread_equal_numpy(m, k, n, ta, tb):
+    # A dimension of at most 16 and under 2M multiply-adds: run on one thread (launch_work).
+    mycel.set_context(num_threads=2)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    got = ops.MatMul(transpose_a=ta, transpose_b=tb)(Tensor(a), Tensor(b)).asnumpy()
+    want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4 * np.sqrt(k))
