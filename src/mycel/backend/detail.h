@@ -33,6 +33,8 @@ struct RegInfo {
   bool is_const = false;  // constants, weights: value below, fixed for the Program's life
   Reg value;
   bool blocked = false;  // NCHW tensor stored channel-blocked (assign_layouts.cc): padded size
+  int alias_of = -1;     // >= 0: the weight register whose memory its kernel writes (no arena
+                         // buffer; the assign that follows copies nothing, assign_in_place.cc)
 };
 
 enum class Code : uint8_t {
@@ -187,6 +189,9 @@ void fuse_elementwise(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
 // `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
 void assign_layouts(ProgramImpl& p, bool always);
+// assign_in_place.cc: a kernel output only copied into a weight is written into the weight
+// (after analyse_calls, which marks recursive functions).
+void assign_in_place(ProgramImpl& p);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc

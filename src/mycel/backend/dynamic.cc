@@ -273,6 +273,9 @@ void prebuild(const Function& fn, FnPlan& fp, const FrameLayout& L, Plan& plan) 
     if (fn.regs[r].is_const) {
       fp.regs[r] = fn.regs[r].value;
       fp.is_static[r] = 1;
+    } else if (fn.regs[r].alias_of >= 0) {  // written into its weight (assign_in_place.cc)
+      const Tensor& w = fn.regs[fn.regs[r].alias_of].value.t;
+      fp.home[r] = Tensor(w.storage(), w.offset(), fp.meta[r].shape, fp.meta[r].dtype);
     } else if (L.offset[r] >= 0 && fp.known[r] && !fp.ragged[r]) {
       fp.home[r] = Tensor(plan.arena, fp.base + L.offset[r], fp.meta[r].shape, fp.meta[r].dtype);
     }

@@ -111,6 +111,7 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
     const int t = i + 1;
     switch (in.code) {
       case Code::kKernel: {
+        if (in.out.size() == 1 && f.regs[in.out[0]].alias_of >= 0) break;  // writes a weight
         bool elementwise = in.op->elementwise && in.out.size() == 1;
         int o = in.out[0];
         int reuse = -1;

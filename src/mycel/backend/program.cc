@@ -212,6 +212,8 @@ std::string Program::dump() const {
       switch (in.code) {
         case Code::kKernel:
           os << in.op->name << "(" << regs(in.in) << ")";
+          if (in.out.size() == 1 && f.regs[in.out[0]].alias_of >= 0)
+            os << "  # into r" << f.regs[in.out[0]].alias_of;
           break;
         case Code::kView:
           os << "view " << in.op->name << "(" << regs(in.in) << ")";

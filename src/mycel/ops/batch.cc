@@ -339,6 +339,12 @@ MYCEL_REGISTER_BATCH_RULES(shape) {
   for (const char* n : {"softmax", "log_softmax", "argmax", "argmin", "argsort", "sort", "cumsum",
                         "cumprod", "split"})
     b.add(n, [](BatchBuilder& g) { return one_axis(g); });
+  b.add("softmax_grad", [](BatchBuilder& g) -> Batched {  // y and dy batched alike
+    int64_t r = logical_rank(g, 0);
+    if (r == 0 || g.bdim(0) == kNotBatched || g.bdim(1) == kNotBatched) return {};
+    return at_front(g, g.call_self({front(g, 0), front(g, 1)},
+                                   {{"axis", norm_axis(g, g.attrs().get_int("axis"), r) + 1}}));
+  });
   b.add("cumprod_grad", [](BatchBuilder& g) -> Batched {  // x and dout batched alike
     int64_t r = logical_rank(g, 0);
     if (r == 0 || g.bdim(0) == kNotBatched || g.bdim(1) == kNotBatched) return {};

@@ -37,6 +37,28 @@ std::vector<TensorMeta> infer_softmax(const InferContext& c) {
   return {c.in(0)};
 }
 
+// softmax_grad(y, dy): y and dy of one shape and float dtype.
+std::vector<TensorMeta> infer_softmax_grad(const InferContext& c) {
+  check_float(c, 0);
+  check_same_dtype(c, 0, 1);
+  if (c.in(0).shape != c.in(1).shape)
+    MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dy' must have the shape of 'y' ",
+                shape_str(c.in(0).shape), ", got ", shape_str(c.in(1).shape));
+  softmax_axis(c.op, c.attrs, static_cast<int64_t>(c.in(0).shape.size()));
+  return {c.in(0)};
+}
+
+void softmax_grad_kernel(const KernelContext& c) {
+  const Tensor& y = c.in(0);
+  int64_t outer, len, inner;
+  split_at_axis(y.shape(), softmax_axis(c.op, c.attrs, y.ndim()), outer, len, inner);
+  if (y.numel() == 0) return;
+  visit_float_dtype(y.dtype(), c.op.name.c_str(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cpu::softmax_grad_ref<T>(y, c.in(1), c.out(0), outer, len, inner);
+  });
+}
+
 template <bool Log>
 void softmax_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
@@ -242,6 +264,19 @@ shard::LabelSpec layer_norm_spec(const shard::ShardContext& c) {
   return sp;
 }
 
+// softmax_grad: y and dy split alike, never along the softmax axis.
+shard::LabelSpec softmax_grad_spec(const shard::ShardContext& c) {
+  shard::LabelSpec sp;
+  const std::string l = shard::labels(c.in(0).shape.size());
+  sp.inputs = {l, l};
+  sp.outputs = {l};
+  const int64_t nd = static_cast<int64_t>(c.in(0).shape.size());
+  if (nd > 0)
+    sp.fixed = l.substr(
+        static_cast<size_t>(normalize_axis(c.attrs.get_int("axis"), nd, c.op.name.c_str())), 1);
+  return sp;
+}
+
 shard::LabelSpec softmax_spec(const shard::ShardContext& c) {
   const int64_t nd = static_cast<int64_t>(c.in(0).shape.size());
   shard::LabelSpec sp;
@@ -304,6 +339,16 @@ MYCEL_REGISTER_OPS(nn_norm) {
     r.add(std::move(d));
   }
   {
+    OpDef d =
+        make_op("softmax_grad", "SoftmaxGrad",
+                "Gradient of softmax: dx = y * (dy - sum(dy * y)) along axis, from its output "
+                "y and the sensitivity dy, in one pass.",
+                {{"y"}, {"dy"}}, {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}},
+                infer_softmax_grad, softmax_grad_kernel, float_dtypes(), "bprop");
+    shard::set_label_rule(d, softmax_grad_spec);
+    r.add(std::move(d));
+  }
+  {
     OpDef d = make_op("log_softmax", "LogSoftmax", "x - log(sum(exp(x))) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
                       softmax_kernel<true>, float_dtypes(), "bprop");
@@ -347,10 +392,18 @@ MYCEL_REGISTER_BPROPS(nn_norm) {
                             {"begin_params_axis", g.attrs().get_int("begin_params_axis")}});
     return {g.tuple_get(grads, 0), g.tuple_get(grads, 1), g.tuple_get(grads, 2)};
   });
-  // y = softmax(x): dx = y * (dy - sum(dy * y)) along the axis.
+  // y = softmax(x): dx = y * (dy - sum(dy * y)) along the axis, in one kernel.
   b.add("softmax", [](BpropBuilder& g) -> std::vector<GradVar> {
-    GradVar y = g.out(), dy = g.dout();
-    return {g.mul(y, g.sub(dy, g.sum(g.mul(dy, y), softmax_axes(g), true)))};
+    return {g.call("softmax_grad", {g.out(), g.dout()}, {{"axis", g.attrs().get_int("axis")}})};
+  });
+  // dx = y * (dy - s), s = sum(dy * y); with G the sensitivity of dx:
+  // d dy = y * (G - sum(G * y)) (softmax_grad again), d y = G * (dy - s) - dy * sum(G * y).
+  b.add("softmax_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar y = g.input(0), dy = g.input(1), G = g.dout();
+    const std::vector<int64_t> axes = softmax_axes(g);
+    GradVar s = g.sum(g.mul(dy, y), axes, true), gy = g.sum(g.mul(G, y), axes, true);
+    return {g.sub(g.mul(G, g.sub(dy, s)), g.mul(dy, gy)),
+            g.call("softmax_grad", {y, G}, {{"axis", g.attrs().get_int("axis")}})};
   });
   // y = log_softmax(x): dx = dy - exp(y) * sum(dy) along the axis.
   b.add("log_softmax", [](BpropBuilder& g) -> std::vector<GradVar> {

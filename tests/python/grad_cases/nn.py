@@ -40,6 +40,10 @@ CASES = [
     GradCase("softmax", [(2, 3, 4)], attrs=dict(axis=1), id="axis1"),
     GradCase("softmax", [(2, 3, 4)], attrs=dict(axis=0), id="axis0"),
     GradCase("softmax", [()], id="0d"),
+    # softmax_grad's own bprop (softmax's second derivative), both inputs
+    GradCase("softmax_grad", [(3, 5), (3, 5)]),
+    GradCase("softmax_grad", [(2, 9, 4), (2, 9, 4)], attrs=dict(axis=1), id="axis1"),
+    GradCase("softmax_grad", [(2, 3, 11), (2, 3, 11)], id="row11"),
     GradCase("log_softmax", [(3, 5)]),
     GradCase("log_softmax", [(2, 3, 4)], attrs=dict(axis=-2), id="axis_m2"),
     GradCase("log_softmax", [()], id="0d"),

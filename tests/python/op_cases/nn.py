@@ -194,6 +194,11 @@ def softmax_ref(x, axis=-1):
     return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
 
 
+def softmax_grad_ref(y, dy, axis=-1):
+    yd, dd = np.asarray(y, np.float64), np.asarray(dy, np.float64)
+    return (yd * (dd - (dd * yd).sum(axis=axis, keepdims=True))).astype(y.dtype)
+
+
 def log_softmax_ref(x, axis=-1):
     xd = np.asarray(x, np.float64)
     z = xd - xd.max(axis=axis, keepdims=True)
@@ -313,6 +318,15 @@ CASES = [
     OpCase("softmax", softmax_ref, [()], id="0d"),
     OpCase("softmax", softmax_ref, [(0, 4)], id="empty"),
     OpCase("softmax", softmax_ref, [(200, 300)], id="large"),
+    # softmax_grad: random y and dy (the formula, not only softmax outputs); rows of 8 and longer
+    # take the vectorized sum, odd rows its tail
+    OpCase("softmax_grad", softmax_grad_ref, [(3, 5), (3, 5)], dtypes=FLOATS),
+    OpCase("softmax_grad", softmax_grad_ref, [(4, 19), (4, 19)], id="row19"),
+    OpCase("softmax_grad", softmax_grad_ref, [(2, 3, 4), (2, 3, 4)], attrs=dict(axis=0), id="axis0"),
+    OpCase("softmax_grad", softmax_grad_ref, [(2, 9, 4), (2, 9, 4)], attrs=dict(axis=1), id="axis1"),
+    OpCase("softmax_grad", softmax_grad_ref, [(), ()], id="0d"),
+    OpCase("softmax_grad", softmax_grad_ref, [(0, 4), (0, 4)], id="empty"),
+    OpCase("softmax_grad", softmax_grad_ref, [(200, 300), (200, 300)], id="large"),
     OpCase("log_softmax", log_softmax_ref, [(3, 5)], dtypes=FLOATS),
     OpCase("log_softmax", log_softmax_ref, [(2, 3, 4)], attrs=dict(axis=0), id="axis0"),
     OpCase("log_softmax", log_softmax_ref, [(2, 3, 4)], attrs=dict(axis=1), id="axis1"),

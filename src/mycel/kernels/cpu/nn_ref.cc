@@ -241,6 +241,34 @@ void softmax_ref(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t
 }
 
 template <class T>
+void softmax_grad_ref(const Tensor& y, const Tensor& dy, Tensor& dx, int64_t outer, int64_t len,
+                      int64_t inner) {
+  using A = acc_t<T>;
+  const T* Y = y.data<T>();
+  const T* D = dy.data<T>();
+  T* X = dx.data<T>();
+  constexpr int kLanes = 8;  // independent partial sums: the row's sum vectorizes
+  parallel_for(outer * inner, capped(len * 3), [&](int64_t s, int64_t e) {
+    for (int64_t t = s; t < e; ++t) {
+      const int64_t base = t / inner * len * inner + t % inner;
+      const T* yp = Y + base;
+      const T* dp = D + base;
+      T* xp = X + base;
+      A part[kLanes] = {};
+      int64_t l = 0;
+      if (inner == 1)
+        for (; l + kLanes <= len; l += kLanes)
+          for (int k = 0; k < kLanes; ++k) part[k] += A(yp[l + k]) * A(dp[l + k]);
+      for (; l < len; ++l) part[0] += A(yp[l * inner]) * A(dp[l * inner]);
+      A sum = 0;
+      for (int k = 0; k < kLanes; ++k) sum += part[k];
+      for (l = 0; l < len; ++l)
+        xp[l * inner] = static_cast<T>(A(yp[l * inner]) * (A(dp[l * inner]) - sum));
+    }
+  });
+}
+
+template <class T>
 void layer_norm_ref(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                     Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps) {
   using A = acc_t<T>;
@@ -337,6 +365,8 @@ void batch_norm_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
   template void adaptive_avg_pool2d_ref<T>(const Tensor&, Tensor&, int64_t, int64_t, int64_t,    \
                                            int64_t, int64_t);                                    \
   template void softmax_ref<T>(const Tensor&, Tensor&, int64_t, int64_t, int64_t, bool);         \
+  template void softmax_grad_ref<T>(const Tensor&, const Tensor&, Tensor&, int64_t, int64_t,     \
+                                    int64_t);                                                    \
   template void layer_norm_ref<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&, \
                                   Tensor&, int64_t, int64_t, double);                            \
   template void conv2d_ref<T>(const Tensor&, const Tensor&, const Tensor*, Tensor&,              \

@@ -28,6 +28,11 @@ void adaptive_avg_pool2d_ref(const Tensor& x, Tensor& y, int64_t planes, int64_t
 /// Softmax (or log-softmax) over the middle dim of x viewed as (outer, len, inner).
 template <class T>
 void softmax_ref(const Tensor& x, Tensor& y, int64_t outer, int64_t len, int64_t inner, bool log);
+/// The softmax gradient over the middle dim of (outer, len, inner): dx = y * (dy - sum(dy * y)),
+/// one pass over each row (the bprop's mul, sum, sub and mul in one kernel).
+template <class T>
+void softmax_grad_ref(const Tensor& y, const Tensor& dy, Tensor& dx, int64_t outer, int64_t len,
+                      int64_t inner);
 /// Layer norm over rows of x viewed as (outer, inner); gamma/beta index = flat index % their size.
 template <class T>
 void layer_norm_ref(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
