@@ -98,16 +98,16 @@ TEST(ConvStream, MatchesDirectLoop) {
   const std::vector<Case> cases = {
       // n  c  h  w  oc kh kw s d pt pb pl pr bias act
       {1, 16, 4, 4, 16, 3, 3, 1, 1, 1, 1, 1, 1, false, WinogradAct::kNone},
-      {1, 19, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, true, WinogradAct::kRelu},     // 49: tiles of 3
-      {1, 24, 8, 8, 40, 3, 3, 2, 1, 1, 1, 1, 1, true, WinogradAct::kRelu6},    // groups 4 + 1
-      {2, 33, 9, 11, 56, 3, 3, 2, 1, 1, 0, 2, 1, true, WinogradAct::kRelu},    // groups 4 + 3
-      {1, 40, 6, 5, 48, 5, 3, 1, 1, 2, 2, 0, 1, false, WinogradAct::kRelu},    // groups 4 + 2
-      {1, 16, 9, 9, 17, 3, 3, 1, 2, 2, 2, 2, 2, true, WinogradAct::kNone},     // dilation 2
-      {1, 64, 10, 10, 64, 3, 3, 3, 1, 0, 0, 1, 1, true, WinogradAct::kRelu},   // stride 3
-      {1, 16, 3, 2, 24, 1, 3, 1, 1, 0, 0, 1, 1, true, WinogradAct::kNone},     // 1x3, plane 6
-      {1, 20, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, false, WinogradAct::kRelu6},   // 25: 8 x 3 + 1
-      {1, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1, 1, 1, true, WinogradAct::kRelu},   // ResNet's last
-      {1, 256, 8, 8, 512, 3, 3, 2, 1, 1, 1, 1, 1, true, WinogradAct::kNone},   // its downsample
+      {1, 19, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, true, WinogradAct::kRelu},    // 49: tiles of 3
+      {1, 24, 8, 8, 40, 3, 3, 2, 1, 1, 1, 1, 1, true, WinogradAct::kRelu6},   // groups 4 + 1
+      {2, 33, 9, 11, 56, 3, 3, 2, 1, 1, 0, 2, 1, true, WinogradAct::kRelu},   // groups 4 + 3
+      {1, 40, 6, 5, 48, 5, 3, 1, 1, 2, 2, 0, 1, false, WinogradAct::kRelu},   // groups 4 + 2
+      {1, 16, 9, 9, 17, 3, 3, 1, 2, 2, 2, 2, 2, true, WinogradAct::kNone},    // dilation 2
+      {1, 64, 10, 10, 64, 3, 3, 3, 1, 0, 0, 1, 1, true, WinogradAct::kRelu},  // stride 3
+      {1, 16, 3, 2, 24, 1, 3, 1, 1, 0, 0, 1, 1, true, WinogradAct::kNone},    // 1x3, plane 6
+      {1, 20, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, false, WinogradAct::kRelu6},  // 25: 8 x 3 + 1
+      {1, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1, 1, 1, true, WinogradAct::kRelu},  // ResNet's last
+      {1, 256, 8, 8, 512, 3, 3, 2, 1, 1, 1, 1, 1, true, WinogradAct::kNone},  // its downsample
   };
   double worst = 0;
   for (const Case& k : cases) {

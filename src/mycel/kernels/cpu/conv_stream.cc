@@ -31,7 +31,9 @@ constexpr int64_t kLanes = 8;  // floats per __m256, and channels per nChw8c blo
 // 16 registers, with NO weight registers and a broadcast; 4 x 3 loads 7 values per 12 FMAs.
 constexpr int64_t kGroup = 4;
 template <int NO>
-constexpr int kTileOf = NO == 4 ? 3 : NO == 3 ? 4 : 6;
+constexpr int kTileOf = NO == 4   ? 3
+                        : NO == 3 ? 4
+                                  : 6;
 
 // The rule (see conv_stream_fits): the largest output planes taken at stride 1 and at larger
 // strides.
@@ -56,14 +58,14 @@ const Settings& settings() {
 // Geometry of one call.
 struct Plan {
   int64_t cb, ocb, taps, plane;  // input / output blocks, kh * kw, oh * ow
-  int64_t hp, wp;                       // the padded input plane
+  int64_t hp, wp;                // the padded input plane
 };
 
 // acc[p][0..8*NO) += sum over the block's 8 input channels and the taps of x * w, for the J
 // (at most 6) positions whose padded-input offsets are `pos` (floats): NO output blocks of 8.
 template <int NO, int J>
 void tile_kernel(const float* xb, const int64_t* pos, const int64_t* tap_off, int64_t taps,
-                        const float* w, float* acc) {
+                 const float* w, float* acc) {
   static_assert(J >= 1 && J * NO <= 12);
   // Fully unrolled (the pragmas): GCC otherwise keeps `a` addressable and stores it each step.
   __m256 a[J][NO];
@@ -109,7 +111,8 @@ void tile_kernel(const float* xb, const int64_t* pos, const int64_t* tap_off, in
 }
 
 template <int NO>
-using TileFn = void (*)(const float*, const int64_t*, const int64_t*, int64_t, const float*, float*);
+using TileFn = void (*)(const float*, const int64_t*, const int64_t*, int64_t, const float*,
+                        float*);
 template <int NO, size_t... J>
 constexpr std::array<TileFn<NO>, sizeof...(J)> tile_fns(std::index_sequence<J...>) {
   return {tile_kernel<NO, static_cast<int>(J) + 1>...};
@@ -136,7 +139,8 @@ void out_block(const Plan& q, const float* xp, const int64_t* pos, const int64_t
     for (int64_t t = 0; t < full; ++t)
       tile_kernel<NO, kTile>(xb, pos + t * kTile, tap_off, q.taps, w, acc + t * kTile * width);
     if (rest)
-      kTileFns<NO>[rest - 1](xb, pos + full * kTile, tap_off, q.taps, w, acc + full * kTile * width);
+      kTileFns<NO>[rest - 1](xb, pos + full * kTile, tap_off, q.taps, w,
+                             acc + full * kTile * width);
   }
   const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.f);
   for (int o = 0; o < NO; ++o) {
@@ -157,8 +161,9 @@ void out_block(const Plan& q, const float* xp, const int64_t* pos, const int64_t
 bool conv_stream_fits(DType dtype, const WindowGeom& g) {
 #if MYCEL_STREAM_AVX2
   const Settings& s = settings();
-  return s.on && dtype == DType::float32 && g.n == 1 && g.groups == 1 && g.c >= 16 &&
-         g.oc >= 16 && g.kh * g.kw > 1 && g.oh > 0 && g.ow > 0 && g.oh * g.ow <= (g.sh * g.sw > 1 ? s.plane_s2 : s.plane_s1) &&
+  return s.on && dtype == DType::float32 && g.n == 1 && g.groups == 1 && g.c >= 16 && g.oc >= 16 &&
+         g.kh * g.kw > 1 && g.oh > 0 && g.ow > 0 &&
+         g.oh * g.ow <= (g.sh * g.sw > 1 ? s.plane_s2 : s.plane_s1) &&
          activation_tag() == dnnl::memory::format_tag::nChw8c;
 #else
   (void)dtype, (void)g;
@@ -179,8 +184,8 @@ StreamWeights conv_stream_weights(const Tensor& w, const WindowGeom& g) {
   MYCEL_CHECK(w.dtype() == DType::float32 && w.ndim() == 4 && w.shape()[0] == g.oc &&
                   w.shape()[1] == g.c && w.shape()[2] == g.kh && w.shape()[3] == g.kw &&
                   g.groups == 1,
-              ValueError, "[conv2d] streamed-conv weights must be float32 (", g.oc, ", ", g.c,
-              ", ", g.kh, ", ", g.kw, "), got ", dtype_name(w.dtype()), shape_str(w.shape()));
+              ValueError, "[conv2d] streamed-conv weights must be float32 (", g.oc, ", ", g.c, ", ",
+              g.kh, ", ", g.kw, "), got ", dtype_name(w.dtype()), shape_str(w.shape()));
   StreamWeights r;
   r.c8 = (g.c + kLanes - 1) / kLanes * kLanes;
   r.oc8 = (g.oc + kLanes - 1) / kLanes * kLanes;
@@ -205,7 +210,8 @@ void conv2d_stream(const float* x, const StreamWeights& u, const float* bias, fl
 #if MYCEL_STREAM_AVX2
   MYCEL_CHECK(u.c8 == (g.c + 7) / 8 * 8 && u.oc8 == (g.oc + 7) / 8 * 8 && g.groups == 1 &&
                   u.u.numel() == u.oc8 * u.c8 * g.kh * g.kw && g.oh > 0 && g.ow > 0,
-              RuntimeError, "[conv2d] streamed-conv weights or geometry do not fit this convolution");
+              RuntimeError,
+              "[conv2d] streamed-conv weights or geometry do not fit this convolution");
   Plan q{};
   q.cb = u.c8 / kLanes, q.ocb = u.oc8 / kLanes, q.taps = g.kh * g.kw, q.plane = g.oh * g.ow;
   // The padded plane covers every tap of every output position.
@@ -216,16 +222,18 @@ void conv2d_stream(const float* x, const StreamWeights& u, const float* bias, fl
   const int64_t xp_floats = q.cb * q.hp * q.wp * kLanes;
   float* xp = static_cast<float*>(dnnl_util::staging_data(0, xp_floats * sizeof(float)));
   const int64_t npos = q.plane;
-  char* aux = static_cast<char*>(dnnl_util::staging_data(
-      2, u.oc8 * sizeof(float) + (npos + q.taps) * sizeof(int64_t)));
+  char* aux = static_cast<char*>(
+      dnnl_util::staging_data(2, u.oc8 * sizeof(float) + (npos + q.taps) * sizeof(int64_t)));
   float* bias8 = reinterpret_cast<float*>(aux);
   std::memset(bias8, 0, u.oc8 * sizeof(float));
   if (bias) std::memcpy(bias8, bias, g.oc * sizeof(float));
   int64_t* pos = reinterpret_cast<int64_t*>(aux + (u.oc8 * sizeof(float) + 7) / 8 * 8);
   int64_t* tap_off = pos + npos;
-  for (int64_t p = 0; p < npos; ++p) pos[p] = ((p / g.ow) * g.sh * q.wp + (p % g.ow) * g.sw) * kLanes;
+  for (int64_t p = 0; p < npos; ++p)
+    pos[p] = ((p / g.ow) * g.sh * q.wp + (p % g.ow) * g.sw) * kLanes;
   for (int64_t i = 0; i < g.kh; ++i)
-    for (int64_t j = 0; j < g.kw; ++j) tap_off[i * g.kw + j] = (i * g.dh * q.wp + j * g.dw) * kLanes;
+    for (int64_t j = 0; j < g.kw; ++j)
+      tap_off[i * g.kw + j] = (i * g.dh * q.wp + j * g.dw) * kLanes;
   // Work items: groups of kGroup output blocks (the last maybe fewer).
   const int64_t groups = (q.ocb + kGroup - 1) / kGroup;
   const float* uw = u.u.data<float>();
@@ -240,16 +248,24 @@ void conv2d_stream(const float* x, const StreamWeights& u, const float* bias, fl
                     xi + b * in_plane + r * g.w * kLanes, g.w * kLanes * sizeof(float));
     float* yi = y + img * q.ocb * q.plane * kLanes;
     parallel_for(groups, npos * q.taps * u.c8 * kGroup * kLanes, [&](int64_t b, int64_t e) {
-      float* acc = static_cast<float*>(
-          dnnl_util::staging_data(1, npos * kGroup * kLanes * sizeof(float)));
+      float* acc =
+          static_cast<float*>(dnnl_util::staging_data(1, npos * kGroup * kLanes * sizeof(float)));
       for (int64_t gi = b; gi < e; ++gi) {
         const int64_t ob8 = gi * kGroup;
         const float* up = uw + ob8 * kLanes * u.c8 * q.taps;
         switch (std::min(kGroup, q.ocb - ob8)) {
-          case 4: out_block<4>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act); break;
-          case 3: out_block<3>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act); break;
-          case 2: out_block<2>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act); break;
-          default: out_block<1>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act); break;
+          case 4:
+            out_block<4>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
+            break;
+          case 3:
+            out_block<3>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
+            break;
+          case 2:
+            out_block<2>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
+            break;
+          default:
+            out_block<1>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
+            break;
         }
       }
     });
