@@ -8,6 +8,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/quant.h"
@@ -385,8 +386,10 @@ void Session::plan(const std::vector<Tensor>& inputs) {
         flat_out_[k].push_back(flat(out_[k][o], o < n.outputs.size() ? n.outputs[o] : -1));
     }
   }
-  // The 3x3 convolutions conv2d will run on Winograd kernels (its rule, asked here for the stats).
+  // The convolutions conv2d will run on Winograd and streamed kernels (its rules, asked here for
+  // the stats).
   stats_.num_winograd = 0;
+  stats_.num_stream = 0;
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     const NodeInfo& n = g_.nodes[k];
     if (n.op->name != "conv2d" || eager_[k] || n.inputs.size() < 2 || n.inputs[0] < 0 ||
@@ -394,8 +397,11 @@ void Session::plan(const std::vector<Tensor>& inputs) {
       continue;
     const cpu::WindowGeom g =
         conv2d_window(*n.op, n.attrs, meta[n.inputs[0]].shape, meta[n.inputs[1]].shape);
-    stats_.num_winograd +=
-        cpu::winograd_tile_for(meta[n.inputs[0]].dtype, g, &params_[k], true) != 0;
+    const DType dt = meta[n.inputs[0]].dtype;
+    if (cpu::winograd_tile_for(dt, g, &params_[k], true) != 0)
+      ++stats_.num_winograd;
+    else if (cpu::conv_stream_for(dt, g, &params_[k], true))
+      ++stats_.num_stream;
   }
   node_ns_.assign(g_.nodes.size(), {});
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers

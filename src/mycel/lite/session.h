@@ -42,6 +42,7 @@ struct SessionStats {
   int num_reorders = 0;  // reorders to NCHW per run under the current plan
   int num_small = 0;     // nodes on infer_small.h's kernels under the current plan
   int num_winograd = 0;  // 3x3 convolutions on Winograd kernels (conv_winograd.h), likewise
+  int num_stream = 0;    // convolutions on the streamed direct kernel (conv_stream.h), likewise
   OptimizeReport optimized;
   std::string precision = "float32";  // what the session computes in
   std::string precision_note;         // why not what was asked, or how it runs

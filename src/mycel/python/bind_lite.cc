@@ -68,6 +68,7 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["num_reorders"] = s.num_reorders;
   d["num_small"] = s.num_small;
   d["num_winograd"] = s.num_winograd;
+  d["num_stream"] = s.num_stream;
   d["batch_norms_folded"] = s.optimized.batch_norms_folded;
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;

@@ -7,6 +7,7 @@
 
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
+#include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
@@ -221,6 +222,42 @@ void conv2d_winograd_prepared(const Tensor& x, const Tensor& w, const Tensor* bi
                   y.data<float>(), g, act);
 }
 
+WinogradAct activation_of(const KernelParams* post) {
+  WinogradAct act = WinogradAct::kNone;
+  if (post)
+    for (const PostOp& op : post->post_ops)  // relu then relu6 is relu6; relu6 then relu too
+      act = op.kind == PostOp::Kind::kRelu6 || act == WinogradAct::kRelu6 ? WinogradAct::kRelu6
+                                                                          : WinogradAct::kRelu;
+  return act;
+}
+
+// The streamed convolution's prepared state: the weights repacked for it, redone only when the
+// weight buffer changes (as Winograd's).
+struct StreamPrepared : KernelPrepared {
+  WindowGeom g;
+  Tensor w;  // the source weights, kept alive so their address is not reused
+  StreamWeights u;
+};
+
+void conv2d_stream_prepared(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                            const WindowGeom& g, const KernelParams* post,
+                            std::unique_ptr<KernelPrepared>* slot) {
+  std::unique_ptr<StreamPrepared> local;
+  StreamPrepared& p = prepared_state<StreamPrepared>(
+      slot, local, [&](const StreamPrepared& q) { return same_geom(q.g, g); },
+      [&] {
+        auto q = std::make_unique<StreamPrepared>();
+        q->g = g;
+        return q;
+      });
+  if (!p.w.defined() || p.w.data() != w.data()) {
+    p.u = conv_stream_weights(w, g);
+    p.w = w;
+  }
+  conv2d_stream(x.data<float>(), p.u, bias ? bias->data<float>() : nullptr, y.data<float>(), g,
+                activation_of(post));
+}
+
 }  // namespace
 
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
@@ -260,6 +297,13 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   // (conv_winograd.h), the weights transformed once per weight buffer.
   if (const int m = winograd_tile_for(y.dtype(), g, params, slot != nullptr); m != 0) {
     conv2d_winograd_prepared(x, w, bias, y, g, m, post, slot);
+    if (post) params->post_applied = true;
+    return;
+  }
+  // Batch-1 inference on small planes with constant weights on nChw8c: the weights streamed
+  // once (conv_stream.h).
+  if (conv_stream_for(y.dtype(), g, params, slot != nullptr)) {
+    conv2d_stream_prepared(x, w, bias, y, g, post, slot);
     if (post) params->post_applied = true;
     return;
   }
