@@ -68,6 +68,10 @@ class Emitter {
   Emitter(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
           const Schedule& schedule)
       : inputs_(inputs), outputs_(outputs) {
+    // Size variables are named by their order in the lowering: equal expressions over
+    // differently named te.var give equal source (one cached kernel).
+    for (int64_t code : size_vars(inputs, outputs))
+      sizes_.emplace(code, "n" + std::to_string(sizes_.size()));
     for (auto& st : schedule) {
       MYCEL_CHECK(st, ValueError, "[te.build] schedule holds an empty stage");
       MYCEL_CHECK(!stages_.count(st->tensor().get()), ValueError, "[te.build] two stages for '",
@@ -104,6 +108,11 @@ class Emitter {
       MYCEL_CHECK(used, ValueError, "[te.build] the schedule has a stage for '", t->name,
                   "', which the outputs do not use");
     }
+    for (auto& [t, st] : stages_)
+      MYCEL_CHECK(
+          std::none_of(t->shape.begin(), t->shape.end(), is_symbolic) && !symbolic_range(t->body),
+          ValueError, "[te.build] '", t->name, "' of shape ", shape_string(t->shape),
+          " has a symbolic size (te.var); schedules need static shapes");
     check_attachments(order, is_output);
     std::ostringstream os;
     // float32 exp, log, tanh and sigmoid are the op kernels' own branch-free functions
@@ -125,13 +134,18 @@ class Emitter {
     for (auto& t : outputs_)
       os << "  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = (" << ctype(t->dtype)
          << "*)bufs[" << slot++ << "];\n";
+    if (!sizes_.empty()) {  // the values of the size variables follow the outputs
+      os << "  const int64_t* __restrict sz = (const int64_t*)bufs[" << slot << "];\n";
+      for (size_t k = 0; k < sizes_.size(); ++k)
+        os << "  const int64_t n" << k << " = sz[" << k << "];\n";
+    }
     for (auto& t : order) {
       if (t->is_placeholder() || inlined_.count(t.get()) || is_output.count(t.get()) ||
           attached_.count(t.get()))
         continue;
-      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v(" << numel(t->shape)
-         << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = " << buf(t.get())
-         << "_v.data();\n";
+      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v("
+         << numel_str(t->shape) << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get())
+         << " = " << buf(t.get()) << "_v.data();\n";
     }
     for (auto& t : order)
       if (!t->is_placeholder() && !inlined_.count(t.get()) && !attached_.count(t.get()))
@@ -146,6 +160,47 @@ class Emitter {
     if (it == bufs_.end()) it = bufs_.emplace(t, "b" + std::to_string(bufs_.size())).first;
     return it->second;
   }
+  // A dimension or loop bound in the source: a number, or its size variable's name.
+  std::string ext(int64_t d) const { return is_symbolic(d) ? sizes_.at(d) : std::to_string(d); }
+  std::string numel_str(const std::vector<int64_t>& s) const {
+    int64_t n = 1;
+    std::string syms;
+    for (int64_t d : s) {
+      if (is_symbolic(d))
+        syms += " * " + ext(d);
+      else
+        n *= d;
+    }
+    if (syms.empty()) return std::to_string(n);
+    return n == 1 ? syms.substr(3) : std::to_string(n) + syms;
+  }
+  static bool symbolic_range(const Expr& e) {
+    for (auto& r : e->raxes)
+      if (is_symbolic(r->hi)) return true;
+    return std::any_of(e->args.begin(), e->args.end(), symbolic_range);
+  }
+  // The pragma that runs a loop nest of `elements` elements (its first extent `first`) on the
+  // thread team when its work reaches parallel_for's grain; "" when it never does. With a
+  // symbolic size the decision is made at run time (OpenMP's if clause).
+  std::string parallel_pragma(const std::vector<int64_t>& shape, const Expr& body) {
+    const int64_t w = work(body);
+    if (std::none_of(shape.begin(), shape.end(), is_symbolic) && !symbolic_range(body))
+      return worth_threads(numel(shape) * w) && shape[0] > 1 ? "#pragma omp parallel for" : "";
+    return "#pragma omp parallel for if(" + numel_str(shape) + work_syms(body) + " * " +
+           std::to_string(w) + " >= " + std::to_string(kParallelGrain) + " && " + ext(shape[0]) +
+           " > 1)";
+  }
+  // The symbolic reduction extents work() counted as one (" * n0" each), for parallel_pragma.
+  std::string work_syms(const Expr& e) {
+    std::string s;
+    if (e->op == Op::Reduce)
+      for (auto& r : e->raxes)
+        if (is_symbolic(r->hi)) s += " * " + ext(r->hi);
+    if (e->op == Op::Load && inlined_.count(e->tensor.get())) s += work_syms(e->tensor->body);
+    for (auto& a : e->args) s += work_syms(a);
+    return s;
+  }
+
   std::string vname(const IterVarNode* v) {
     auto it = vars_.find(v);
     if (it == vars_.end()) it = vars_.emplace(v, "v" + std::to_string(vars_.size())).first;
@@ -170,9 +225,9 @@ class Emitter {
     os << ind << "{  // " << t->name << " (reduction loops outside the last axis)\n";
     for (size_t k = 0; k + 1 < rank; ++k) {
       std::string v = vname(t->axes[k].get());
-      if (k == 0 && worth_threads(numel(t->shape) * work(b)) && t->shape[0] > 1)
-        os << ind << "#pragma omp parallel for\n";
-      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
+      if (std::string par = parallel_pragma(t->shape, b); k == 0 && !par.empty())
+        os << ind << par << "\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << ext(t->shape[k]) << "; ++" << v
          << ") {\n";
       ind += "  ";
     }
@@ -185,17 +240,17 @@ class Emitter {
     if (!is_float(t->dtype) && b->rkind != ReduceKind::sum)
       init = std::string("std::numeric_limits<") + ct +
              (b->rkind == ReduceKind::max ? ">::lowest()" : ">::max()");
-    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
-       << last << ") " << out << " = " << init << ";\n";
+    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << ext(t->shape.back())
+       << "; ++" << last << ") " << out << " = " << init << ";\n";
     for (auto& r : b->raxes) {
       std::string v = vname(r.get());
-      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
-         << v << ") {\n";
+      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << ext(r->hi)
+         << "; ++" << v << ") {\n";
       ind += "  ";
     }
     os << ind << "#pragma GCC ivdep\n"
-       << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
-       << last << ") {\n";
+       << ind << "for (int64_t " << last << " = 0; " << last << " < " << ext(t->shape.back())
+       << "; ++" << last << ") {\n";
     std::string pre, in2 = ind + "  ";
     std::string val = emit(b->args[0], pre, in2);
     os << pre << in2;
@@ -341,17 +396,16 @@ class Emitter {
     if (auto it = stages_.find(t.get()); it != stages_.end())
       return emit_scheduled(os, t, *it->second);
     if (interchange(t)) return emit_interchanged(os, t);
-    int64_t n = numel(t->shape);
     std::string ind = "  ";
     os << ind << "{  // " << t->name << "\n";
     for (size_t k = 0; k < t->axes.size(); ++k) {
       std::string v = vname(t->axes[k].get());
       // Parallel outer loop when the work is worth a thread team; simd-friendly inner loop.
       // (GCC takes one loop pragma: a rank-1 parallel loop gets omp's, not ivdep.)
-      bool parallel = k == 0 && worth_threads(n * work(t->body)) && t->shape[0] > 1;
-      if (parallel) os << ind << "#pragma omp parallel for\n";
-      if (k + 1 == t->axes.size() && !parallel) os << ind << "#pragma GCC ivdep\n";
-      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
+      std::string par = k == 0 ? parallel_pragma(t->shape, t->body) : "";
+      if (!par.empty()) os << ind << par << "\n";
+      if (k + 1 == t->axes.size() && par.empty()) os << ind << "#pragma GCC ivdep\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << ext(t->shape[k]) << "; ++" << v
          << ") {\n";
       ind += "  ";
     }
@@ -393,7 +447,8 @@ class Emitter {
         break;
       case Op::Reduce: {
         int64_t extent = 1;
-        for (auto& r : e->raxes) extent *= std::max<int64_t>(1, r->hi - r->lo);
+        for (auto& r : e->raxes)  // a symbolic extent: one here, work_syms multiplies it in
+          extent *= is_symbolic(r->hi) ? 1 : std::max<int64_t>(1, r->hi - r->lo);
         return extent * std::max<int64_t>(1, work(e->args[0]));
       }
       default:
@@ -419,12 +474,11 @@ class Emitter {
     return linear(shape, idx);
   }
 
-  static std::string linear(const std::vector<int64_t>& shape,
-                            const std::vector<std::string>& idx) {
+  std::string linear(const std::vector<int64_t>& shape, const std::vector<std::string>& idx) const {
     if (idx.empty()) return "0";
     std::string s = "(" + idx[0] + ")";
     for (size_t k = 1; k < idx.size(); ++k)
-      s = "(" + s + " * " + std::to_string(shape[k]) + " + (" + idx[k] + "))";
+      s = "(" + s + " * " + ext(shape[k]) + " + (" + idx[k] + "))";
     return s;
   }
 
@@ -580,8 +634,8 @@ class Emitter {
                : e->rkind == ReduceKind::max ? "max"
                                              : "min")
            << ":" << acc << ")" << (nan_flag ? " reduction(|:" + acc + "n)" : "") << "\n";
-      os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
-         << v << ") {\n";
+      os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << ext(r->hi)
+         << "; ++" << v << ") {\n";
       in += "  ";
     }
     std::string body_pre;
@@ -857,6 +911,7 @@ class Emitter {
   std::map<const TensorNode*, const Stage*> stages_;
   std::map<const TensorNode*, std::string> bufs_;
   std::map<const IterVarNode*, std::string> vars_;
+  std::map<int64_t, std::string> sizes_;  // size variable code -> n0, n1, ... (lowering order)
   int acc_ = 0;
 };
 
