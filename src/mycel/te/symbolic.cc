@@ -47,24 +47,24 @@ std::vector<int64_t> Function::bind(const std::vector<std::vector<int64_t>>& in_
         continue;
       }
       auto at = static_cast<size_t>(std::find(sizes.begin(), sizes.end(), p[d]) - sizes.begin());
-      MYCEL_CHECK(at < sizes.size(), ValueError, "[", who, "] size variable '",
-                  size_var_name(p[d]), "' is not one of the function's");
+      MYCEL_CHECK(at < sizes.size(), ValueError, "[", who, "] size variable '", size_var_name(p[d]),
+                  "' is not one of the function's");
       ok = s[d] >= 0;
       if (values[at] < 0) {
         values[at] = s[d];
       } else {
         MYCEL_CHECK(values[at] == s[d], ShapeError, "[", who, "] argument ", k, " ('",
                     inputs[k]->name, "') has ", s[d], " for size variable '", size_var_name(p[d]),
-                    "', which an earlier argument set to ", values[at], "; got ",
-                    shape_string(s), " for ", shape_string(p));
+                    "', which an earlier argument set to ", values[at], "; got ", shape_string(s),
+                    " for ", shape_string(p));
       }
     }
     MYCEL_CHECK(ok, ShapeError, "[", who, "] argument ", k, " ('", inputs[k]->name,
                 "') must have shape ", shape_string(p), ", got ", shape_string(s));
   }
   for (size_t q = 0; q < sizes.size(); ++q)
-    MYCEL_CHECK(values[q] >= 0, ValueError, "[", who, "] size variable '",
-                size_var_name(sizes[q]), "' is the dimension of no input, so no call can set it");
+    MYCEL_CHECK(values[q] >= 0, ValueError, "[", who, "] size variable '", size_var_name(sizes[q]),
+                "' is the dimension of no input, so no call can set it");
   return values;
 }
 
@@ -74,8 +74,8 @@ std::vector<int64_t> Function::resolve(const std::vector<int64_t>& shape,
   for (auto& d : r) {
     if (!is_symbolic(d)) continue;
     auto at = static_cast<size_t>(std::find(sizes.begin(), sizes.end(), d) - sizes.begin());
-    MYCEL_CHECK(at < values.size(), ValueError, "[te function] size variable '",
-                size_var_name(d), "' has no value");
+    MYCEL_CHECK(at < values.size(), ValueError, "[te function] size variable '", size_var_name(d),
+                "' has no value");
     d = values[at];
   }
   return r;
