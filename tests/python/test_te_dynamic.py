@@ -129,6 +129,11 @@ class RowSum(nn.Cell):  # a chain into a sum over the last axis: one fused_reduc
         return (ops.exp(x * 0.5 - 1.0) * x).sum(1)
 
 
+class ColSum(nn.Cell):  # a sum over the batch axis (a bias gradient's shape)
+    def construct(self, x):
+        return (ops.relu(x) * x).sum(0)
+
+
 def test_graph_mode_fused_chain_compiles_once_for_all_batch_sizes():
     ms.set_context(mode=ms.GRAPH_MODE)
     os.environ["MYCEL_TE_FUSION"] = "1"
@@ -153,6 +158,14 @@ def test_graph_mode_fused_chain_compiles_once_for_all_batch_sizes():
         assert counts[1] == counts[0] and counts[2] == counts[0], counts
         from mycel._mycel import graph as G
         assert "fused_reduce[te]{" in G.compile(RowSum()).program_text(ms.Tensor(xv))
+        cols, counts = ColSum(), []
+        for batch in (5, 64, 7):  # the reduced (batch) dim is a size variable too
+            xv = RNG.standard_normal((batch, 10)).astype(np.float32)
+            out = cols(ms.Tensor(xv)).asnumpy()
+            np.testing.assert_allclose(out, (np.maximum(xv, 0) * xv).sum(0), rtol=1e-5)
+            counts.append(_te.compile_count())
+        assert counts[1] == counts[0] and counts[2] == counts[0], counts
+        assert "fused_reduce[te]{" in G.compile(ColSum()).program_text(ms.Tensor(xv))
     finally:
         os.environ.pop("MYCEL_TE_FUSION", None)
         ms.set_context(mode=ms.PYNATIVE_MODE)

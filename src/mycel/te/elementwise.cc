@@ -136,15 +136,15 @@ std::shared_ptr<Function> build_elementwise_reduce(
   std::vector<IterVar> axes, raxes;
   std::vector<int64_t> out_shape;
   int64_t count = 1;
-  // The kept dims are size variables (d0, d1, ... by position): one kernel for every batch size.
-  // The reduced ones stay numbers (a mean divides by their count).
+  // Every dim is a size variable (d0, d1, ... by position): one kernel for every batch size. A
+  // mean's reduced dims stay numbers, as it divides by their count.
   std::vector<int64_t> sym_shape = shape;
   for (size_t d = 0; d < shape.size(); ++d)
-    if (!reduced[d]) sym_shape[d] = size_var("d" + std::to_string(d));
+    if (!reduced[d] || !mean) sym_shape[d] = size_var("d" + std::to_string(d));
   for (size_t d = 0; d < shape.size(); ++d) {
     const std::string name = std::string(reduced[d] ? "r" : "i") + std::to_string(d);
     if (reduced[d]) {
-      raxes.push_back(make_var(name, 0, shape[d], true));
+      raxes.push_back(make_var(name, 0, sym_shape[d], true));
       index.push_back(var(raxes.back()));
       count *= shape[d];
       if (keep_dims) {  // an axis of extent 1 that indexes nothing
