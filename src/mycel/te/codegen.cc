@@ -689,9 +689,17 @@ class Emitter {
                   "' is an output, so it is computed whole; compute_at is for intermediates");
       MYCEL_CHECK(stages_.count(c), ValueError, "[te.build] '", t->name, "' is computed at '",
                   c->name, "', which has no stage in this schedule");
-      MYCEL_CHECK(!stages_.at(c)->attach_tensor(), ValueError, "[te.build] '", t->name,
-                  "' is computed at '", c->name,
-                  "', which is itself computed at another tensor (one level of compute_at only)");
+      // Levels chain (a producer at a loop of a tensor that is itself computed at another's
+      // loop) but never come back around.
+      const TensorNode* up = c;
+      for (size_t depth = 0; up && depth <= stages_.size(); ++depth) {
+        MYCEL_CHECK(up != t, ValueError, "[te.build] '", t->name, "' is computed at '", c->name,
+                    "', which is computed, through compute_at, inside '", t->name,
+                    "' itself (a cycle)");
+        auto it = stages_.find(up);
+        up = it != stages_.end() && it->second->attach_tensor() ? it->second->attach_tensor().get()
+                                                                : nullptr;
+      }
       attached_[t] = Attach{c, st->attach_axis().get(), {}, {}, {}};
     }
     for (auto& t : order) {
@@ -778,22 +786,50 @@ class Emitter {
   // body) sweep their ranges. An affine index gives [fixed + min, fixed + max] clamped to the
   // tensor; where reads disagree on the fixed part or an index is not affine, the whole dimension.
   void infer_region(const TensorNode* p, const Tensor& t, const Stage& st, int at) {
-    Attach& a = attached_.at(p);
     std::map<const IterVarNode*, const Stage::Split*> split_of;
     for (auto& sp : st.splits()) split_of[sp.parent.get()] = &sp;
-    std::set<const IterVarNode*> fixed;
+    std::map<const IterVarNode*, std::string> fixed;
     std::map<const IterVarNode*, std::pair<int64_t, int64_t>> range;  // inclusive
     for (int q = 0; q < static_cast<int>(st.loops().size()); ++q) {
       const IterVarNode* l = st.loops()[q].get();
-      if (q <= at) fixed.insert(l);
-      range[l] = {l->lo, l->hi - 1};
+      if (q <= at)
+        fixed[l] = vname(l);
+      else
+        range[l] = {l->lo, l->hi - 1};
     }
+    region(p, t->body, split_of, fixed, range);
+  }
+
+  // The same for p computed at axis `at` of b, itself computed at a loop of its consumer (a
+  // second level): b's loops run over its region, so an axis inside `at` is its region's start
+  // (a run-time value, part of the fixed offset) plus [0, the region's extent).
+  void infer_region_nested(const TensorNode* p, const TensorNode* b, int at) {
+    const Attach& ba = attached_.at(b);
+    std::map<const IterVarNode*, std::string> fixed;
+    std::map<const IterVarNode*, std::pair<int64_t, int64_t>> range;
+    for (int q = 0; q < static_cast<int>(b->axes.size()); ++q) {
+      const IterVarNode* l = b->axes[q].get();
+      fixed[l] = q <= at ? vname(l) : ba.lo[q];
+      if (q > at) range[l] = {0, ba.extent[q] - 1};
+    }
+    region(p, b->body, {}, fixed, range);
+  }
+
+  // p's region read by `body`: variables in `fixed` contribute their coefficient times the named
+  // run-time value (and, when also in `range`, sweep that range on top of it); the others sweep
+  // `range` or their own [lo, hi).
+  void region(const TensorNode* p, const Expr& body,
+              const std::map<const IterVarNode*, const Stage::Split*>& split_of,
+              const std::map<const IterVarNode*, std::string>& fixed,
+              const std::map<const IterVarNode*, std::pair<int64_t, int64_t>>& range) {
+    Attach& a = attached_.at(p);
     std::vector<std::vector<Expr>> idx;
-    collect_loads(t->body, p, idx);
+    collect_loads(body, p, idx);
     const size_t rank = p->shape.size();
     a.lo.assign(rank, "");
     a.hi.assign(rank, "");
     a.extent.assign(rank, 0);
+    region_exprs_[p].clear();
     for (size_t d = 0; d < rank; ++d) {
       bool ok = !idx.empty();
       std::map<const IterVarNode*, int64_t> fixed_k;
@@ -806,11 +842,10 @@ class Emitter {
         int64_t lo = f.c, hi = f.c;
         for (auto& [v, k] : f.k) {
           if (k == 0) continue;
-          if (fixed.count(v)) {
-            fk[v] = k;
-            continue;
-          }
-          auto rg = range.count(v) ? range[v] : std::pair<int64_t, int64_t>{v->lo, v->hi - 1};
+          const bool is_fixed = fixed.count(v) > 0;
+          if (is_fixed) fk[v] = k;
+          if (is_fixed && !range.count(v)) continue;
+          auto rg = range.count(v) ? range.at(v) : std::pair<int64_t, int64_t>{v->lo, v->hi - 1};
           lo += std::min(k * rg.first, k * rg.second);
           hi += std::max(k * rg.first, k * rg.second);
         }
@@ -833,12 +868,36 @@ class Emitter {
         continue;
       }
       std::string base;
-      for (auto& [v, k] : fixed_k) base += " + " + std::to_string(k) + " * " + vname(v);
+      for (auto& [v, k] : fixed_k) base += " + " + std::to_string(k) + " * " + fixed.at(v);
       a.extent[d] = std::min(p->shape[d], mx - mn + 1);
       region_exprs_[p].push_back({"std::max<int64_t>(0, " + std::to_string(mn) + base + ")",
                                   "std::min<int64_t>(" + std::to_string(p->shape[d]) + ", " +
                                       std::to_string(mx + 1) + base + ")"});
     }
+    // The producers computed at p's own loops (a second level), now that p's region is known.
+    for (const TensorNode* q : attached_to(p)) {
+      const IterVarNode* ax = attached_.at(q).axis;
+      auto it = std::find_if(p->axes.begin(), p->axes.end(),
+                             [&](const IterVar& v) { return v.get() == ax; });
+      MYCEL_CHECK(it != p->axes.end(), ValueError, "[te.build] '", q->name, "' is computed at '",
+                  ax->name, "' of '", p->name,
+                  "', which is computed at another tensor: attach to "
+                  "one of its axes (its reduce axes are not loops there)");
+      MYCEL_CHECK(stages_.at(p)->kind(ax) != LoopKind::vectorized, ValueError, "[te.build] '",
+                  q->name, "' is computed at the vectorized loop '", ax->name, "' of '", p->name,
+                  "'; attach it to a loop outside the simd loop");
+      infer_region_nested(q, p, static_cast<int>(it - p->axes.begin()));
+    }
+  }
+
+  // The producers computed at a loop of t, by id (a deterministic order).
+  std::vector<const TensorNode*> attached_to(const TensorNode* t) const {
+    std::vector<const TensorNode*> r;
+    for (auto& [p, a] : attached_)
+      if (a.consumer == t) r.push_back(p);
+    std::sort(r.begin(), r.end(),
+              [](const TensorNode* x, const TensorNode* y) { return x->id < y->id; });
+    return r;
   }
 
   void collect_loads(const Expr& e, const TensorNode* p, std::vector<std::vector<Expr>>& out) {
@@ -860,6 +919,7 @@ class Emitter {
     os << ind << "std::vector<" << ct << "> " << b << "_v(" << numel(a.extent) << ");  // "
        << p->name << ", computed at " << a.axis->name << "\n"
        << ind << ct << "* __restrict " << b << " = " << b << "_v.data();\n";
+    for (const TensorNode* q : attached_to(p)) declare_region_buffer(os, q, ind);
   }
 
   // The producer's loop nest over its region, at the current point of the consumer's loops.
@@ -890,6 +950,8 @@ class Emitter {
       os << ind << "for (int64_t " << v << " = " << a.lo[d] << "; " << v << " < " << a.hi[d]
          << "; ++" << v << ") {\n";
       ind += "  ";
+      for (const TensorNode* q : attached_to(p))
+        if (attached_.at(q).axis == ax) emit_attached(os, q, ind);
     }
     std::vector<std::string> idx;
     for (size_t d = 0; d < p->axes.size(); ++d)

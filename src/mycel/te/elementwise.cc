@@ -135,18 +135,14 @@ std::shared_ptr<Function> build_elementwise_reduce(
   std::vector<Expr> index;
   std::vector<IterVar> axes, raxes;
   std::vector<int64_t> out_shape;
-  int64_t count = 1;
-  // Every dim is a size variable (d0, d1, ... by position): one kernel for every batch size. A
-  // mean's reduced dims stay numbers, as it divides by their count.
+  // Every dim is a size variable (d0, d1, ... by position): one kernel for every batch size.
   std::vector<int64_t> sym_shape = shape;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (!reduced[d] || !mean) sym_shape[d] = size_var("d" + std::to_string(d));
+  for (size_t d = 0; d < shape.size(); ++d) sym_shape[d] = size_var("d" + std::to_string(d));
   for (size_t d = 0; d < shape.size(); ++d) {
     const std::string name = std::string(reduced[d] ? "r" : "i") + std::to_string(d);
     if (reduced[d]) {
       raxes.push_back(make_var(name, 0, sym_shape[d], true));
       index.push_back(var(raxes.back()));
-      count *= shape[d];
       if (keep_dims) {  // an axis of extent 1 that indexes nothing
         axes.push_back(make_var("k" + std::to_string(d), 0, 1, false));
         out_shape.push_back(1);
@@ -172,7 +168,10 @@ std::shared_ptr<Function> build_elementwise_reduce(
   Expr value = chain ? load(chain, index) : chain_expr(p, sym_shape, broadcast, index, ins);
   MYCEL_CHECK(!mean || kind == ReduceKind::sum, ValueError, "[te fusion] a mean is a sum");
   Expr body = reduce(kind, value, raxes);
-  if (mean) body = binary(Op::Div, body, f32(static_cast<double>(count)));
+  if (mean) {  // divided by the reduced element count, a float32 input of its own (last)
+    ins.push_back(placeholder({1}, DType::float32, "count"));
+    body = binary(Op::Div, body, load(ins.back(), {constant(0, DType::int64)}));
+  }
   Tensor out = compute(out_shape, axes, body, "fused_reduce");
   return chain ? build_rounded(ins, {chain, out}) : build_rounded(ins, {out});
 }

@@ -274,9 +274,10 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
                                             const std::vector<bool>& broadcast);
 /// A chain as build_elementwise, over an input of `shape`, reduced (`kind`: summed, or its
 /// maximum or minimum, NaN propagating) over the axes marked in `reduced` (a sum then divided by
-/// their element count when `mean`); the result keeps those axes with extent 1 when keep_dims;
-/// with keep_chain the chain's values are a first output (the reduction second). The graph
-/// backend's chain-into-reduction fusion.
+/// their element count when `mean`: that count, as float32, is one more input after the chain's);
+/// every dim is a size variable, bound from the inputs' shapes (a broadcast input as (1)); the
+/// result keeps those axes with extent 1 when keep_dims; with keep_chain the chain's values are a
+/// first output (the reduction second). The graph backend's chain-into-reduction fusion.
 std::shared_ptr<Function> build_elementwise_reduce(
     const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
