@@ -179,9 +179,9 @@ class Emitter {
       if (is_symbolic(r->hi)) return true;
     return std::any_of(e->args.begin(), e->args.end(), symbolic_range);
   }
-  // The pragma that runs a loop nest of `elements` elements (its first extent `first`) on the
-  // thread team when its work reaches parallel_for's grain; "" when it never does. With a
-  // symbolic size the decision is made at run time (OpenMP's if clause).
+  // The pragma that runs the outer loop of a nest over `shape` computing `body` on the thread
+  // team when its work reaches parallel_for's grain; "" when it never does. With a symbolic size
+  // the decision is made at run time (OpenMP's if clause).
   std::string parallel_pragma(const std::vector<int64_t>& shape, const Expr& body) {
     const int64_t w = work(body);
     if (std::none_of(shape.begin(), shape.end(), is_symbolic) && !symbolic_range(body))
