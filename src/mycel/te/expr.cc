@@ -18,10 +18,14 @@ std::string shape_str(const std::vector<int64_t>& s) { return shape_string(s); }
 std::string extent_str(int64_t d) { return is_symbolic(d) ? size_var_name(d) : std::to_string(d); }
 
 // The process's size variable names; a code is -1 - its index (never reused, never removed).
-std::mutex size_mu;
+// Never destroyed: a background build (MYCEL_TE_FUSION=async) may still lower a chain at exit.
+std::mutex& size_mu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
 std::vector<std::string>& size_names() {
-  static std::vector<std::string> names;
-  return names;
+  static auto* names = new std::vector<std::string>;
+  return *names;
 }
 
 Expr make(Op op, DType t, std::vector<Expr> args) {
@@ -124,7 +128,7 @@ const char* op_name(Op op) {
 
 int64_t size_var(const std::string& name) {
   MYCEL_CHECK(!name.empty(), ValueError, "[te.var] a size variable needs a name");
-  std::lock_guard<std::mutex> lock(size_mu);
+  std::lock_guard<std::mutex> lock(size_mu());
   auto& names = size_names();
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) it = names.insert(names.end(), name);
@@ -132,7 +136,7 @@ int64_t size_var(const std::string& name) {
 }
 
 std::string size_var_name(int64_t code) {
-  std::lock_guard<std::mutex> lock(size_mu);
+  std::lock_guard<std::mutex> lock(size_mu());
   const auto& names = size_names();
   const int64_t k = -1 - code;
   MYCEL_CHECK(code < 0 && k < static_cast<int64_t>(names.size()), ValueError,
