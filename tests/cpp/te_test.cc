@@ -76,5 +76,33 @@ TEST(Te, GeneratedKernelMatchesBruteForce) {
   }
 }
 
+// A symbolic row count: one kernel, run at several sizes, bound from the input shape.
+TEST(Te, SymbolicSizeKernelRunsAtEverySize) {
+  setenv("MYCEL_TE_CACHE", (std::filesystem::temp_directory_path() / "mycel_te_cpp_test").c_str(),
+         1);
+  const int64_t n = size_var("n");
+  auto x = placeholder({n, 5}, DType::float64, "x");
+  auto i = make_var("i", 0, n, false), r = make_var("r", 0, 5, true);
+  auto y = compute({n}, {i}, reduce(ReduceKind::sum, at(x, {i, r}), {r}), "y");
+  auto f = build({x}, {y});
+  ASSERT_EQ(f->sizes, std::vector<int64_t>{n});
+  const int64_t compiles = compile_count();
+  for (int64_t rows : {1, 4, 33}) {
+    std::vector<double> in(static_cast<size_t>(rows * 5)), out(static_cast<size_t>(rows));
+    for (size_t q = 0; q < in.size(); ++q) in[q] = std::cos(static_cast<double>(q));
+    auto values = f->bind({{rows, 5}}, "test");
+    EXPECT_EQ(f->resolve(y->shape, values), std::vector<int64_t>{rows});
+    f->run({in.data(), out.data()}, values);
+    for (int64_t row = 0; row < rows; ++row) {
+      double s = 0;
+      for (int c = 0; c < 5; ++c) s += in[static_cast<size_t>(row * 5 + c)];
+      EXPECT_NEAR(out[static_cast<size_t>(row)], s, 1e-12);
+    }
+  }
+  EXPECT_EQ(compile_count(), compiles);
+  EXPECT_THROW(f->bind({{4, 6}}, "test"), std::exception);
+  EXPECT_EQ(shape_string({n, 5}), "(n, 5)");
+}
+
 }  // namespace
 }  // namespace mycel::te

@@ -207,7 +207,7 @@ def test_compute_at_errors():
     with pytest.raises(ValueError, match=r"'bx' is computed at 'by' but 'z' reads it too"):
         te.lower([x], [z], schedule=s)
 
-    # the consumer needs a stage of its own, and only one level of attachment
+    # the consumer needs a stage of its own; levels chain but never form a cycle
     s = te.create_schedule(by)
     s[bx].compute_at(te.create_schedule(by)[by], by.axis[0])
     with pytest.raises(ValueError, match=r"'bx' is computed at 'by', which has no stage"):
@@ -215,8 +215,8 @@ def test_compute_at_errors():
     w = te.compute((n, m), lambda i, j: by[i, j] * 2.0, "w")
     s = te.create_schedule(w)
     s[bx].compute_at(s[by], by.axis[0])
-    s[by].compute_at(s[w], w.axis[0])
-    with pytest.raises(ValueError, match=r"one level of compute_at only"):
+    s[by].compute_at(s[bx], bx.axis[0])
+    with pytest.raises(ValueError, match=r"a cycle"):
         te.lower([x], [w], schedule=s)
 
 
@@ -224,3 +224,77 @@ def test_build_refuses_a_schedule_passed_as_name():
     x, bx, by = blur(4, 4)
     with pytest.raises(TypeError, match=r"te.build: name must be a str, got Schedule \(pass a schedule as schedule=s\)"):
         te.build([x], [by], te.create_schedule(by))
+
+
+def three_stage(n, m):
+    """x -> a = exp(x) -> bx: 3-tap row sum of a -> by: 3-tap column sum of bx."""
+    x = te.placeholder((n + 2, m + 2), "float32", "x")
+    a = te.compute((n + 2, m + 2), lambda i, j: te.exp(x[i, j] * 0.5), "a")
+    bx = te.compute((n + 2, m), lambda i, j: a[i, j] + a[i, j + 1] + a[i, j + 2], "bx")
+    by = te.compute((n, m), lambda i, j: bx[i, j] + bx[i + 1, j] + bx[i + 2, j], "by")
+    return x, a, bx, by
+
+
+@pytest.mark.parametrize("tile", [8, 5])
+def test_two_levels_producer_chain(tile):
+    # by's row tiles (parallel); bx over the tile + 2 rows it reads; a, one row of it per row of bx
+    n, m = 30, 21
+    x, a, bx, by = three_stage(n, m)
+    s = te.create_schedule(by)
+    yo, yi = s[by].split(by.axis[0], tile)
+    s[by].parallel(yo)
+    s[bx].compute_at(s[by], yo)
+    s[a].compute_at(s[bx], bx.axis[0])
+    s[a].vectorize(a.axis[1])
+    src = te.lower([x], [by], schedule=s)
+    assert region_buffers(src) == {"bx": (tile + 2) * m, "a": m + 2}
+    # both buffers are per thread (inside the parallel loop), a's loops inside bx's row loop
+    par = src.index("#pragma omp parallel for")
+    assert par < src.index("// bx, computed at") < src.index("// a, computed at")
+    assert src.index("// bx over the region") < src.index("// a over the region")
+    xv = np.random.default_rng(3).standard_normal((n + 2, m + 2)).astype(np.float32)
+    got = te.build([x], [by], schedule=s)(xv).asnumpy()
+    np.testing.assert_allclose(got, blur_ref(np.exp(xv * 0.5)), rtol=1e-5, atol=1e-5)
+
+
+def test_two_levels_at_inner_loops_of_a_split_nest():
+    # by tiled 4 x 8 with bx at the inner row loop ii (3 rows x 8 columns of bx for one row of a
+    # tile), and a at bx's column loop (the 3 elements of a one element of bx reads)
+    n, m = 13, 19
+    x, a, bx, by = three_stage(n, m)
+    s = te.create_schedule(by)
+    io, ii = s[by].split(by.axis[0], 4)
+    jo, ji = s[by].split(by.axis[1], 8)
+    s[by].reorder(io, jo, ii, ji)
+    s[bx].compute_at(s[by], ii)
+    s[a].compute_at(s[bx], bx.axis[1])
+    src = te.lower([x], [by], schedule=s)
+    assert region_buffers(src) == {"bx": 3 * 8, "a": 3}
+    xv = np.random.default_rng(4).standard_normal((n + 2, m + 2)).astype(np.float32)
+    got = te.build([x], [by], schedule=s)(xv).asnumpy()
+    np.testing.assert_allclose(got, blur_ref(np.exp(xv * 0.5)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, te.build([x], [by])(xv).asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_second_level_reduction_and_errors():
+    # a reduction (row sums of a) computed per row inside bx's loop, itself at by's tile
+    n, m = 9, 6
+    x = te.placeholder((n, m), "float32", "x")
+    a = te.compute((n, m), lambda i, j: x[i, j] * x[i, j], "a")
+    k = te.reduce_axis((0, m), "k")
+    rs = te.compute((n,), lambda i: te.sum(a[i, k], axis=k), "rs")
+    out = te.compute((n, m), lambda i, j: x[i, j] / (rs[i] + 1.0), "out")
+    s = te.create_schedule(out)
+    io, ii = s[out].split(out.axis[0], 4)
+    s[rs].compute_at(s[out], io)
+    s[a].compute_at(s[rs], rs.axis[0])
+    src = te.lower([x], [out], schedule=s)
+    assert region_buffers(src) == {"rs": 4, "a": m}
+    xv = np.random.default_rng(5).standard_normal((n, m)).astype(np.float32)
+    np.testing.assert_allclose(te.build([x], [out], schedule=s)(xv).asnumpy(),
+                               xv / ((xv * xv).sum(1, keepdims=True) + 1), rtol=1e-5)
+    s2 = te.create_schedule(out)
+    s2[rs].compute_at(s2[out], out.axis[0])
+    s2[a].compute_at(s2[rs], k)  # a reduce axis of rs: not one of its loops at the second level
+    with pytest.raises(ValueError, match=r"'a' is computed at 'k' of 'rs'.*attach to one of its axes"):
+        te.lower([x], [out], schedule=s2)

@@ -3,7 +3,7 @@
 The core (expression IR, differentiate, lowering, C++ code generation and the on-disk kernel
 cache) is C++ in src/mycel/te; this package only builds expressions and calls in.
 """
-from mycel.te.expr import (Expr, TensorExpr, IterVar, placeholder, compute, reduce_axis, sum,
+from mycel.te.expr import (Expr, TensorExpr, IterVar, SizeVar, var, placeholder, compute, reduce_axis, sum,
                            max, min, if_then_else, cast, const, all_of, any_of, exp, log, sqrt,
                            rsqrt, tanh, sigmoid, abs, sin, cos, erf, power)
 from mycel.te.vector import (vmuls, vadds, vexp, vlog, vrec, vmul, vadd, vsub, vdiv, vmax, vmin,
@@ -31,7 +31,7 @@ sum = _tensor_or_expr("sum")  # noqa: A001
 max = _tensor_or_expr("max")  # noqa: A001
 min = _tensor_or_expr("min")  # noqa: A001
 
-__all__ = ["Expr", "TensorExpr", "IterVar", "placeholder", "compute", "reduce_axis", "sum", "max",
+__all__ = ["Expr", "TensorExpr", "IterVar", "SizeVar", "var", "placeholder", "compute", "reduce_axis", "sum", "max",
            "min", "if_then_else", "cast", "const", "all_of", "any_of", "exp", "log", "sqrt",
            "rsqrt", "tanh", "sigmoid", "abs", "sin", "cos", "erf", "power", "vmuls", "vadds", "vexp",
            "vlog", "vrec", "vmul", "vadd", "vsub", "vdiv", "vmax", "vmin", "vabs", "vrelu",

@@ -3,6 +3,8 @@ import builtins
 import inspect
 import itertools
 
+from numpy import integer as np_integer
+
 from mycel._mycel import te as _te
 
 _names = itertools.count()
@@ -19,6 +21,55 @@ def _dtype_name(dtype):
 
 def _wrap(node):
     return Expr(node)
+
+
+class SizeVar:
+    """A symbolic extent (``te.var("n")``): a dimension known only when the built function is
+    called. Equal names are one variable; a function built over it compiles once for all sizes."""
+
+    __slots__ = ("name", "code")
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"[te.var] a size variable needs a non-empty str name, got {name!r}")
+        self.name = name
+        self.code = _te.size_var(name)
+
+    def __repr__(self):
+        return f"te.var({self.name!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, SizeVar) and other.code == self.code
+
+    def __hash__(self):
+        return hash(("te.var", self.code))
+
+
+def var(name):
+    """A size variable for symbolic dimensions: ``te.placeholder((te.var("n"), 784))``."""
+    return SizeVar(name)
+
+
+def _extent(d, what):
+    """A dimension as the C++ core holds it: an int > 0, or a size variable's (negative) code."""
+    if isinstance(d, SizeVar):
+        return d.code
+    if isinstance(d, bool) or not isinstance(d, (int, np_integer)):
+        raise TypeError(f"[te.{what}] dimensions are ints or te.var, got {type(d).__name__} {d!r}")
+    return int(d)
+
+
+def _dims(shape, what):
+    return [_extent(d, what) for d in shape]
+
+
+def _public(d):
+    """A dimension for Python: the int, or the te.var it stands for."""
+    if d >= 0:
+        return d
+    sv = SizeVar.__new__(SizeVar)
+    sv.name, sv.code = _te.size_var_name(d), d
+    return sv
 
 
 def _lift(value, like):
@@ -92,7 +143,7 @@ class IterVar(Expr):
         self.var = var
 
     expr = property(lambda self: self)
-    dom = property(lambda self: (self.var.lo, self.var.hi))
+    dom = property(lambda self: (self.var.lo, _public(self.var.hi)))
 
 
 class TensorExpr:
@@ -101,7 +152,8 @@ class TensorExpr:
     def __init__(self, node):
         self.node = node
 
-    shape = property(lambda self: tuple(self.node.shape))
+    shape = property(lambda self: tuple(_public(d) for d in self.node.shape),
+                     doc="Dimensions: ints, and te.var for symbolic ones.")
     dtype = property(lambda self: self.node.dtype)
     name = property(lambda self: self.node.name)
     ndim = property(lambda self: len(self.node.shape))
@@ -154,14 +206,14 @@ def _fresh(prefix):
 
 
 def placeholder(shape, dtype="float32", name=None):
-    """An input tensor of the given static shape and dtype."""
-    shape = tuple(int(d) for d in shape)
-    return TensorExpr(_te.placeholder(list(shape), _dtype_name(dtype), name or _fresh("x")))
+    """An input tensor of the given shape (ints, or te.var for a size known at call time)."""
+    return TensorExpr(_te.placeholder(_dims(shape, "placeholder"), _dtype_name(dtype),
+                                      name or _fresh("x")))
 
 
 def compute(shape, fcompute, name=None):
     """A tensor whose element at index i is fcompute(*i)."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(_dims(shape, "compute"))
     nparams = len(inspect.signature(fcompute).parameters)
     has_varargs = any(p.kind == p.VAR_POSITIONAL
                       for p in inspect.signature(fcompute).parameters.values())
@@ -178,8 +230,8 @@ def compute(shape, fcompute, name=None):
 
 def reduce_axis(dom, name=None):
     """A reduction variable over the half-open range dom = (lo, hi)."""
-    lo, hi = (0, dom) if isinstance(dom, int) else dom
-    return IterVar(_te.make_var(name or _fresh("r"), int(lo), int(hi), True))
+    lo, hi = (0, dom) if isinstance(dom, (int, SizeVar)) else dom
+    return IterVar(_te.make_var(name or _fresh("r"), int(lo), _extent(hi, "reduce_axis"), True))
 
 
 def _reducer(kind):

@@ -25,7 +25,7 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
                                            const std::vector<bool>& broadcast, bool keeps_zero) {
   auto d = std::make_shared<OpDef>();
   if (te_fusion()) {  // chains compiled by mycel.te instead of run by the block interpreter
-    auto fn = te::build_elementwise(prog, numel(out.shape), broadcast);
+    auto fn = te::build_elementwise(prog, broadcast);  // one kernel for every length
     d->name = "fused_elementwise[te]{" + prog.str() + "}";
     d->class_name = "FusedElementwise";
     d->doc = "Elementwise chain fused by the graph backend, compiled by mycel.te.";
@@ -36,7 +36,7 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
       std::vector<void*> bufs;
       for (const Tensor& t : c.inputs) bufs.push_back(t.data());
       bufs.push_back(c.out(0).data());
-      fn->kernel->run(bufs.data());
+      fn->run(std::move(bufs), {c.out(0).numel()});
     };
     d->dtypes = {DType::float32};
     d->grad = "none";
@@ -54,16 +54,15 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   };
   if (te_fusion_async()) {  // the interpreter until the TE kernel is compiled in the background
     d->name = "fused_elementwise[te async]{" + prog.str() + "}";
-    const int64_t n = numel(out.shape);
     auto bg = te::BackgroundBuild::start(
-        [prog, n, broadcast] { return te::build_elementwise(prog, n, broadcast); });
+        [prog, broadcast] { return te::build_elementwise(prog, broadcast); });
     d->kernel = [prog, bg](const KernelContext& c) {
       auto fn = bg->ready();  // (it may run in place, as the interpreter)
       if (!fn) return cpu::run_fused_elementwise(prog, c.inputs, c.out(0));
       std::vector<void*> bufs;
       for (const Tensor& t : c.inputs) bufs.push_back(t.data());
       bufs.push_back(c.out(0).data());
-      fn->kernel->run(bufs.data());
+      fn->run(std::move(bufs), {c.out(0).numel()});
     };
   }
   d->dtypes = {DType::float32};

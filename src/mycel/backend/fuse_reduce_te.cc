@@ -19,8 +19,9 @@ namespace mycel::backend::detail {
 namespace {
 
 std::shared_ptr<const OpDef> make_op(const cpu::EwProgram& prog, const std::string& what,
-                                     std::vector<TensorMeta> outs,
-                                     std::shared_ptr<te::Function> fn) {
+                                     std::vector<TensorMeta> outs, std::shared_ptr<te::Function> fn,
+                                     const std::vector<bool>& broadcast,
+                                     const std::vector<bool>& reduced) {
   auto d = std::make_shared<OpDef>();
   d->name = "fused_reduce[te]{" + prog.str() + "; " + what + "}";
   d->class_name = "FusedReduce";
@@ -31,11 +32,28 @@ std::shared_ptr<const OpDef> make_op(const cpu::EwProgram& prog, const std::stri
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   const size_t n_out = outs.size();
   d->infer = [outs](const InferContext&) { return outs; };
-  d->kernel = [fn, n_out](const KernelContext& c) {
+  d->kernel = [fn, n_out, broadcast, reduced](const KernelContext& c) {
     std::vector<void*> bufs;
-    for (const Tensor& t : c.inputs) bufs.push_back(t.data());
+    // The dims are size variables bound from the full-shape inputs (a broadcast one is a
+    // one-element placeholder); a mean's divisor, the reduced element count, is one more input.
+    std::vector<std::vector<int64_t>> shapes;
+    float count = 1;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      bufs.push_back(c.inputs[k].data());
+      shapes.push_back(broadcast[k] ? std::vector<int64_t>{1} : c.inputs[k].shape());
+      if (!broadcast[k]) {
+        int64_t n = 1;
+        for (size_t d = 0; d < reduced.size() && d < shapes.back().size(); ++d)
+          if (reduced[d]) n *= shapes.back()[d];
+        count = static_cast<float>(n);
+      }
+    }
+    if (fn->inputs.size() == c.inputs.size() + 1) {
+      bufs.push_back(&count);
+      shapes.push_back({1});
+    }
     for (size_t k = 0; k < n_out; ++k) bufs.push_back(c.out(k).data());
-    fn->kernel->run(bufs.data());
+    fn->run(std::move(bufs), fn->bind(shapes, "fused_reduce[te]"));
   };
   d->dtypes = {DType::float32};
   d->grad = "none";
@@ -147,7 +165,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(
         make_op(prog, std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
-                std::move(fn)));
+                std::move(fn), broadcast, reduced));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});

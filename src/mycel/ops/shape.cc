@@ -1,7 +1,9 @@
 // Shape ops: views (reshape, flatten, expand_dims, squeeze, identity), permutations and
 // broadcasts (transpose, broadcast_to, tile), joins and splits (concat, stack, split), cast.
 #include <algorithm>
+#include <cstring>
 
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/shape_common.h"
@@ -243,7 +245,39 @@ std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
   return {{shape, c.in(0).dtype}};
 }
 
+// One element repeated: a fill. (The gather below builds an offset table per output dim: for a
+// scalar broadcast to a long 1-d tensor, as sum's gradient broadcast_like(dout, x), that is one
+// int64 per element, 8 MB of fresh pages for 1M floats and 2 ms instead of 0.1.)
+template <class U>
+void fill_with(const void* value, void* out, int64_t n) {
+  U v;
+  std::memcpy(&v, value, sizeof(U));
+  U* y = static_cast<U*>(out);
+  parallel_for(n, 1, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, v); });
+}
+
+bool fill_broadcast(const Tensor& x, Tensor& out) {
+  if (x.numel() != 1 || out.numel() == 0) return false;
+  switch (itemsize(out.dtype())) {
+    case 1:
+      fill_with<uint8_t>(x.data(), out.data(), out.numel());
+      return true;
+    case 2:
+      fill_with<uint16_t>(x.data(), out.data(), out.numel());
+      return true;
+    case 4:
+      fill_with<uint32_t>(x.data(), out.data(), out.numel());
+      return true;
+    case 8:
+      fill_with<uint64_t>(x.data(), out.data(), out.numel());
+      return true;
+    default:
+      return false;
+  }
+}
+
 void broadcast_kernel(const KernelContext& c) {
+  if (fill_broadcast(c.in(0), c.out(0))) return;
   const Shape& s = c.in(0).shape();
   const Shape& o = c.out(0).shape();
   auto st = contiguous_strides(s);

@@ -37,23 +37,28 @@ std::vector<Tensor> call_function(const te::Function& f, const std::vector<nb::h
               " arguments, got ", args.size());
   std::vector<Tensor> in, out;
   std::vector<void*> bufs;
+  std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < args.size(); ++k) {
     auto& p = f.inputs[k];
     Tensor t = to_tensor(args[k]);
-    MYCEL_CHECK(t.shape() == p->shape, ShapeError, "[te function] argument ", k, " ('", p->name,
-                "') must have shape ", te_shape_str(p->shape), ", got ", te_shape_str(t.shape()));
+    if (f.sizes.empty())
+      MYCEL_CHECK(t.shape() == p->shape, ShapeError, "[te function] argument ", k, " ('", p->name,
+                  "') must have shape ", te_shape_str(p->shape), ", got ", te_shape_str(t.shape()));
     MYCEL_CHECK(t.dtype() == te::to_core(p->dtype), TypeError, "[te function] argument ", k, " ('",
                 p->name, "') must be ", te::dtype_name(p->dtype), ", got ", dtype_name(t.dtype()));
     in.push_back(t);
     bufs.push_back(t.data());
+    shapes.emplace_back(t.shape().begin(), t.shape().end());
   }
+  // Size variables (te.var) take their values from the arguments' shapes.
+  const auto values = f.sizes.empty() ? std::vector<int64_t>{} : f.bind(shapes, "te function");
   for (auto& o : f.outputs) {
-    out.push_back(Tensor::empty(o->shape, te::to_core(o->dtype)));
+    out.push_back(Tensor::empty(f.resolve(o->shape, values), te::to_core(o->dtype)));
     bufs.push_back(out.back().data());
   }
   {
     nb::gil_scoped_release release;
-    f.kernel->run(bufs.data());
+    f.run(std::move(bufs), values);
   }
   return out;
 }
@@ -142,6 +147,11 @@ void init_te(nb::module_& root) {
                    })
       .def("__repr__", [](std::shared_ptr<te::TensorNode> t) { return te::to_string(t); });
 
+  m.def("size_var", &te::size_var, nb::arg("name"),
+        "The code (a negative extent) of the size variable named `name` (te.var).");
+  m.def("size_var_name", &te::size_var_name, nb::arg("code"));
+  m.def("compile_count", &te::compile_count,
+        "How many TE kernels this process compiled with the system compiler (cache misses).");
   m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"),
         nb::arg("reduce"));
   m.def("constant",
@@ -200,6 +210,7 @@ void init_te(nb::module_& root) {
       .def_prop_ro("cached", [](const te::Function& f) { return f.kernel->cached(); })
       .def_prop_ro("compile_seconds",
                    [](const te::Function& f) { return f.kernel->compile_seconds(); })
+      .def_ro("sizes", &te::Function::sizes)
       .def("call", &call_function);
   m.def(
       "build",

@@ -68,6 +68,10 @@ class Emitter {
   Emitter(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
           const Schedule& schedule)
       : inputs_(inputs), outputs_(outputs) {
+    // Size variables are named by their order in the lowering: equal expressions over
+    // differently named te.var give equal source (one cached kernel).
+    for (int64_t code : size_vars(inputs, outputs))
+      sizes_.emplace(code, "n" + std::to_string(sizes_.size()));
     for (auto& st : schedule) {
       MYCEL_CHECK(st, ValueError, "[te.build] schedule holds an empty stage");
       MYCEL_CHECK(!stages_.count(st->tensor().get()), ValueError, "[te.build] two stages for '",
@@ -104,6 +108,11 @@ class Emitter {
       MYCEL_CHECK(used, ValueError, "[te.build] the schedule has a stage for '", t->name,
                   "', which the outputs do not use");
     }
+    for (auto& [t, st] : stages_)
+      MYCEL_CHECK(
+          std::none_of(t->shape.begin(), t->shape.end(), is_symbolic) && !symbolic_range(t->body),
+          ValueError, "[te.build] '", t->name, "' of shape ", shape_string(t->shape),
+          " has a symbolic size (te.var); schedules need static shapes");
     check_attachments(order, is_output);
     std::ostringstream os;
     // float32 exp, log, tanh and sigmoid are the op kernels' own branch-free functions
@@ -125,13 +134,18 @@ class Emitter {
     for (auto& t : outputs_)
       os << "  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = (" << ctype(t->dtype)
          << "*)bufs[" << slot++ << "];\n";
+    if (!sizes_.empty()) {  // the values of the size variables follow the outputs
+      os << "  const int64_t* __restrict sz = (const int64_t*)bufs[" << slot << "];\n";
+      for (size_t k = 0; k < sizes_.size(); ++k)
+        os << "  const int64_t n" << k << " = sz[" << k << "];\n";
+    }
     for (auto& t : order) {
       if (t->is_placeholder() || inlined_.count(t.get()) || is_output.count(t.get()) ||
           attached_.count(t.get()))
         continue;
-      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v(" << numel(t->shape)
-         << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get()) << " = " << buf(t.get())
-         << "_v.data();\n";
+      os << "  std::vector<" << ctype(t->dtype) << "> " << buf(t.get()) << "_v("
+         << numel_str(t->shape) << ");\n  " << ctype(t->dtype) << "* __restrict " << buf(t.get())
+         << " = " << buf(t.get()) << "_v.data();\n";
     }
     for (auto& t : order)
       if (!t->is_placeholder() && !inlined_.count(t.get()) && !attached_.count(t.get()))
@@ -146,6 +160,47 @@ class Emitter {
     if (it == bufs_.end()) it = bufs_.emplace(t, "b" + std::to_string(bufs_.size())).first;
     return it->second;
   }
+  // A dimension or loop bound in the source: a number, or its size variable's name.
+  std::string ext(int64_t d) const { return is_symbolic(d) ? sizes_.at(d) : std::to_string(d); }
+  std::string numel_str(const std::vector<int64_t>& s) const {
+    int64_t n = 1;
+    std::string syms;
+    for (int64_t d : s) {
+      if (is_symbolic(d))
+        syms += " * " + ext(d);
+      else
+        n *= d;
+    }
+    if (syms.empty()) return std::to_string(n);
+    return n == 1 ? syms.substr(3) : std::to_string(n) + syms;
+  }
+  static bool symbolic_range(const Expr& e) {
+    for (auto& r : e->raxes)
+      if (is_symbolic(r->hi)) return true;
+    return std::any_of(e->args.begin(), e->args.end(), symbolic_range);
+  }
+  // The pragma that runs the outer loop of a nest over `shape` computing `body` on the thread
+  // team when its work reaches parallel_for's grain; "" when it never does. With a symbolic size
+  // the decision is made at run time (OpenMP's if clause).
+  std::string parallel_pragma(const std::vector<int64_t>& shape, const Expr& body) {
+    const int64_t w = work(body);
+    if (std::none_of(shape.begin(), shape.end(), is_symbolic) && !symbolic_range(body))
+      return worth_threads(numel(shape) * w) && shape[0] > 1 ? "#pragma omp parallel for" : "";
+    return "#pragma omp parallel for if(" + numel_str(shape) + work_syms(body) + " * " +
+           std::to_string(w) + " >= " + std::to_string(kParallelGrain) + " && " + ext(shape[0]) +
+           " > 1)";
+  }
+  // The symbolic reduction extents work() counted as one (" * n0" each), for parallel_pragma.
+  std::string work_syms(const Expr& e) {
+    std::string s;
+    if (e->op == Op::Reduce)
+      for (auto& r : e->raxes)
+        if (is_symbolic(r->hi)) s += " * " + ext(r->hi);
+    if (e->op == Op::Load && inlined_.count(e->tensor.get())) s += work_syms(e->tensor->body);
+    for (auto& a : e->args) s += work_syms(a);
+    return s;
+  }
+
   std::string vname(const IterVarNode* v) {
     auto it = vars_.find(v);
     if (it == vars_.end()) it = vars_.emplace(v, "v" + std::to_string(vars_.size())).first;
@@ -170,9 +225,9 @@ class Emitter {
     os << ind << "{  // " << t->name << " (reduction loops outside the last axis)\n";
     for (size_t k = 0; k + 1 < rank; ++k) {
       std::string v = vname(t->axes[k].get());
-      if (k == 0 && worth_threads(numel(t->shape) * work(b)) && t->shape[0] > 1)
-        os << ind << "#pragma omp parallel for\n";
-      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
+      if (std::string par = parallel_pragma(t->shape, b); k == 0 && !par.empty())
+        os << ind << par << "\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << ext(t->shape[k]) << "; ++" << v
          << ") {\n";
       ind += "  ";
     }
@@ -185,17 +240,17 @@ class Emitter {
     if (!is_float(t->dtype) && b->rkind != ReduceKind::sum)
       init = std::string("std::numeric_limits<") + ct +
              (b->rkind == ReduceKind::max ? ">::lowest()" : ">::max()");
-    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
-       << last << ") " << out << " = " << init << ";\n";
+    os << ind << "for (int64_t " << last << " = 0; " << last << " < " << ext(t->shape.back())
+       << "; ++" << last << ") " << out << " = " << init << ";\n";
     for (auto& r : b->raxes) {
       std::string v = vname(r.get());
-      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
-         << v << ") {\n";
+      os << ind << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << ext(r->hi)
+         << "; ++" << v << ") {\n";
       ind += "  ";
     }
     os << ind << "#pragma GCC ivdep\n"
-       << ind << "for (int64_t " << last << " = 0; " << last << " < " << t->shape.back() << "; ++"
-       << last << ") {\n";
+       << ind << "for (int64_t " << last << " = 0; " << last << " < " << ext(t->shape.back())
+       << "; ++" << last << ") {\n";
     std::string pre, in2 = ind + "  ";
     std::string val = emit(b->args[0], pre, in2);
     os << pre << in2;
@@ -341,17 +396,16 @@ class Emitter {
     if (auto it = stages_.find(t.get()); it != stages_.end())
       return emit_scheduled(os, t, *it->second);
     if (interchange(t)) return emit_interchanged(os, t);
-    int64_t n = numel(t->shape);
     std::string ind = "  ";
     os << ind << "{  // " << t->name << "\n";
     for (size_t k = 0; k < t->axes.size(); ++k) {
       std::string v = vname(t->axes[k].get());
       // Parallel outer loop when the work is worth a thread team; simd-friendly inner loop.
       // (GCC takes one loop pragma: a rank-1 parallel loop gets omp's, not ivdep.)
-      bool parallel = k == 0 && worth_threads(n * work(t->body)) && t->shape[0] > 1;
-      if (parallel) os << ind << "#pragma omp parallel for\n";
-      if (k + 1 == t->axes.size() && !parallel) os << ind << "#pragma GCC ivdep\n";
-      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << t->shape[k] << "; ++" << v
+      std::string par = k == 0 ? parallel_pragma(t->shape, t->body) : "";
+      if (!par.empty()) os << ind << par << "\n";
+      if (k + 1 == t->axes.size() && par.empty()) os << ind << "#pragma GCC ivdep\n";
+      os << ind << "for (int64_t " << v << " = 0; " << v << " < " << ext(t->shape[k]) << "; ++" << v
          << ") {\n";
       ind += "  ";
     }
@@ -393,7 +447,8 @@ class Emitter {
         break;
       case Op::Reduce: {
         int64_t extent = 1;
-        for (auto& r : e->raxes) extent *= std::max<int64_t>(1, r->hi - r->lo);
+        for (auto& r : e->raxes)  // a symbolic extent: one here, work_syms multiplies it in
+          extent *= is_symbolic(r->hi) ? 1 : std::max<int64_t>(1, r->hi - r->lo);
         return extent * std::max<int64_t>(1, work(e->args[0]));
       }
       default:
@@ -419,12 +474,11 @@ class Emitter {
     return linear(shape, idx);
   }
 
-  static std::string linear(const std::vector<int64_t>& shape,
-                            const std::vector<std::string>& idx) {
+  std::string linear(const std::vector<int64_t>& shape, const std::vector<std::string>& idx) const {
     if (idx.empty()) return "0";
     std::string s = "(" + idx[0] + ")";
     for (size_t k = 1; k < idx.size(); ++k)
-      s = "(" + s + " * " + std::to_string(shape[k]) + " + (" + idx[k] + "))";
+      s = "(" + s + " * " + ext(shape[k]) + " + (" + idx[k] + "))";
     return s;
   }
 
@@ -580,8 +634,8 @@ class Emitter {
                : e->rkind == ReduceKind::max ? "max"
                                              : "min")
            << ":" << acc << ")" << (nan_flag ? " reduction(|:" + acc + "n)" : "") << "\n";
-      os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << r->hi << "; ++"
-         << v << ") {\n";
+      os << in << "for (int64_t " << v << " = " << r->lo << "; " << v << " < " << ext(r->hi)
+         << "; ++" << v << ") {\n";
       in += "  ";
     }
     std::string body_pre;
@@ -635,9 +689,17 @@ class Emitter {
                   "' is an output, so it is computed whole; compute_at is for intermediates");
       MYCEL_CHECK(stages_.count(c), ValueError, "[te.build] '", t->name, "' is computed at '",
                   c->name, "', which has no stage in this schedule");
-      MYCEL_CHECK(!stages_.at(c)->attach_tensor(), ValueError, "[te.build] '", t->name,
-                  "' is computed at '", c->name,
-                  "', which is itself computed at another tensor (one level of compute_at only)");
+      // Levels chain (a producer at a loop of a tensor that is itself computed at another's
+      // loop) but never come back around.
+      const TensorNode* up = c;
+      for (size_t depth = 0; up && depth <= stages_.size(); ++depth) {
+        MYCEL_CHECK(up != t, ValueError, "[te.build] '", t->name, "' is computed at '", c->name,
+                    "', which is computed, through compute_at, inside '", t->name,
+                    "' itself (a cycle)");
+        auto it = stages_.find(up);
+        up = it != stages_.end() && it->second->attach_tensor() ? it->second->attach_tensor().get()
+                                                                : nullptr;
+      }
       attached_[t] = Attach{c, st->attach_axis().get(), {}, {}, {}};
     }
     for (auto& t : order) {
@@ -724,22 +786,50 @@ class Emitter {
   // body) sweep their ranges. An affine index gives [fixed + min, fixed + max] clamped to the
   // tensor; where reads disagree on the fixed part or an index is not affine, the whole dimension.
   void infer_region(const TensorNode* p, const Tensor& t, const Stage& st, int at) {
-    Attach& a = attached_.at(p);
     std::map<const IterVarNode*, const Stage::Split*> split_of;
     for (auto& sp : st.splits()) split_of[sp.parent.get()] = &sp;
-    std::set<const IterVarNode*> fixed;
+    std::map<const IterVarNode*, std::string> fixed;
     std::map<const IterVarNode*, std::pair<int64_t, int64_t>> range;  // inclusive
     for (int q = 0; q < static_cast<int>(st.loops().size()); ++q) {
       const IterVarNode* l = st.loops()[q].get();
-      if (q <= at) fixed.insert(l);
-      range[l] = {l->lo, l->hi - 1};
+      if (q <= at)
+        fixed[l] = vname(l);
+      else
+        range[l] = {l->lo, l->hi - 1};
     }
+    region(p, t->body, split_of, fixed, range);
+  }
+
+  // The same for p computed at axis `at` of b, itself computed at a loop of its consumer (a
+  // second level): b's loops run over its region, so an axis inside `at` is its region's start
+  // (a run-time value, part of the fixed offset) plus [0, the region's extent).
+  void infer_region_nested(const TensorNode* p, const TensorNode* b, int at) {
+    const Attach& ba = attached_.at(b);
+    std::map<const IterVarNode*, std::string> fixed;
+    std::map<const IterVarNode*, std::pair<int64_t, int64_t>> range;
+    for (int q = 0; q < static_cast<int>(b->axes.size()); ++q) {
+      const IterVarNode* l = b->axes[q].get();
+      fixed[l] = q <= at ? vname(l) : ba.lo[q];
+      if (q > at) range[l] = {0, ba.extent[q] - 1};
+    }
+    region(p, b->body, {}, fixed, range);
+  }
+
+  // p's region read by `body`: variables in `fixed` contribute their coefficient times the named
+  // run-time value (and, when also in `range`, sweep that range on top of it); the others sweep
+  // `range` or their own [lo, hi).
+  void region(const TensorNode* p, const Expr& body,
+              const std::map<const IterVarNode*, const Stage::Split*>& split_of,
+              const std::map<const IterVarNode*, std::string>& fixed,
+              const std::map<const IterVarNode*, std::pair<int64_t, int64_t>>& range) {
+    Attach& a = attached_.at(p);
     std::vector<std::vector<Expr>> idx;
-    collect_loads(t->body, p, idx);
+    collect_loads(body, p, idx);
     const size_t rank = p->shape.size();
     a.lo.assign(rank, "");
     a.hi.assign(rank, "");
     a.extent.assign(rank, 0);
+    region_exprs_[p].clear();
     for (size_t d = 0; d < rank; ++d) {
       bool ok = !idx.empty();
       std::map<const IterVarNode*, int64_t> fixed_k;
@@ -752,11 +842,10 @@ class Emitter {
         int64_t lo = f.c, hi = f.c;
         for (auto& [v, k] : f.k) {
           if (k == 0) continue;
-          if (fixed.count(v)) {
-            fk[v] = k;
-            continue;
-          }
-          auto rg = range.count(v) ? range[v] : std::pair<int64_t, int64_t>{v->lo, v->hi - 1};
+          const bool is_fixed = fixed.count(v) > 0;
+          if (is_fixed) fk[v] = k;
+          if (is_fixed && !range.count(v)) continue;
+          auto rg = range.count(v) ? range.at(v) : std::pair<int64_t, int64_t>{v->lo, v->hi - 1};
           lo += std::min(k * rg.first, k * rg.second);
           hi += std::max(k * rg.first, k * rg.second);
         }
@@ -779,12 +868,36 @@ class Emitter {
         continue;
       }
       std::string base;
-      for (auto& [v, k] : fixed_k) base += " + " + std::to_string(k) + " * " + vname(v);
+      for (auto& [v, k] : fixed_k) base += " + " + std::to_string(k) + " * " + fixed.at(v);
       a.extent[d] = std::min(p->shape[d], mx - mn + 1);
       region_exprs_[p].push_back({"std::max<int64_t>(0, " + std::to_string(mn) + base + ")",
                                   "std::min<int64_t>(" + std::to_string(p->shape[d]) + ", " +
                                       std::to_string(mx + 1) + base + ")"});
     }
+    // The producers computed at p's own loops (a second level), now that p's region is known.
+    for (const TensorNode* q : attached_to(p)) {
+      const IterVarNode* ax = attached_.at(q).axis;
+      auto it = std::find_if(p->axes.begin(), p->axes.end(),
+                             [&](const IterVar& v) { return v.get() == ax; });
+      MYCEL_CHECK(it != p->axes.end(), ValueError, "[te.build] '", q->name, "' is computed at '",
+                  ax->name, "' of '", p->name,
+                  "', which is computed at another tensor: attach to "
+                  "one of its axes (its reduce axes are not loops there)");
+      MYCEL_CHECK(stages_.at(p)->kind(ax) != LoopKind::vectorized, ValueError, "[te.build] '",
+                  q->name, "' is computed at the vectorized loop '", ax->name, "' of '", p->name,
+                  "'; attach it to a loop outside the simd loop");
+      infer_region_nested(q, p, static_cast<int>(it - p->axes.begin()));
+    }
+  }
+
+  // The producers computed at a loop of t, by id (a deterministic order).
+  std::vector<const TensorNode*> attached_to(const TensorNode* t) const {
+    std::vector<const TensorNode*> r;
+    for (auto& [p, a] : attached_)
+      if (a.consumer == t) r.push_back(p);
+    std::sort(r.begin(), r.end(),
+              [](const TensorNode* x, const TensorNode* y) { return x->id < y->id; });
+    return r;
   }
 
   void collect_loads(const Expr& e, const TensorNode* p, std::vector<std::vector<Expr>>& out) {
@@ -806,6 +919,7 @@ class Emitter {
     os << ind << "std::vector<" << ct << "> " << b << "_v(" << numel(a.extent) << ");  // "
        << p->name << ", computed at " << a.axis->name << "\n"
        << ind << ct << "* __restrict " << b << " = " << b << "_v.data();\n";
+    for (const TensorNode* q : attached_to(p)) declare_region_buffer(os, q, ind);
   }
 
   // The producer's loop nest over its region, at the current point of the consumer's loops.
@@ -836,6 +950,8 @@ class Emitter {
       os << ind << "for (int64_t " << v << " = " << a.lo[d] << "; " << v << " < " << a.hi[d]
          << "; ++" << v << ") {\n";
       ind += "  ";
+      for (const TensorNode* q : attached_to(p))
+        if (attached_.at(q).axis == ax) emit_attached(os, q, ind);
     }
     std::vector<std::string> idx;
     for (size_t d = 0; d < p->axes.size(); ++d)
@@ -857,6 +973,7 @@ class Emitter {
   std::map<const TensorNode*, const Stage*> stages_;
   std::map<const TensorNode*, std::string> bufs_;
   std::map<const IterVarNode*, std::string> vars_;
+  std::map<int64_t, std::string> sizes_;  // size variable code -> n0, n1, ... (lowering order)
   int acc_ = 0;
 };
 

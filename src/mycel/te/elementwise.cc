@@ -109,6 +109,7 @@ std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<
       "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
       body;
   f->kernel = compile(f->source);
+  f->sizes = size_vars(inputs, outputs);
   f->inputs = std::move(inputs);
   f->outputs = std::move(outputs);
   return f;
@@ -116,8 +117,10 @@ std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<
 
 }  // namespace
 
-std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
                                             const std::vector<bool>& broadcast) {
+  // The length is a size variable: one kernel (and one cache entry) for every size of the chain.
+  const int64_t n = size_var("n");
   IterVar i = make_var("i", 0, n, false);
   std::vector<Tensor> ins;
   Expr body = chain_expr(p, {n}, broadcast, {var(i)}, ins);
@@ -132,21 +135,22 @@ std::shared_ptr<Function> build_elementwise_reduce(
   std::vector<Expr> index;
   std::vector<IterVar> axes, raxes;
   std::vector<int64_t> out_shape;
-  int64_t count = 1;
+  // Every dim is a size variable (d0, d1, ... by position): one kernel for every batch size.
+  std::vector<int64_t> sym_shape = shape;
+  for (size_t d = 0; d < shape.size(); ++d) sym_shape[d] = size_var("d" + std::to_string(d));
   for (size_t d = 0; d < shape.size(); ++d) {
     const std::string name = std::string(reduced[d] ? "r" : "i") + std::to_string(d);
     if (reduced[d]) {
-      raxes.push_back(make_var(name, 0, shape[d], true));
+      raxes.push_back(make_var(name, 0, sym_shape[d], true));
       index.push_back(var(raxes.back()));
-      count *= shape[d];
       if (keep_dims) {  // an axis of extent 1 that indexes nothing
         axes.push_back(make_var("k" + std::to_string(d), 0, 1, false));
         out_shape.push_back(1);
       }
     } else {
-      axes.push_back(make_var(name, 0, shape[d], false));
+      axes.push_back(make_var(name, 0, sym_shape[d], false));
       index.push_back(var(axes.back()));
-      out_shape.push_back(shape[d]);
+      out_shape.push_back(sym_shape[d]);
     }
   }
   MYCEL_CHECK(!raxes.empty(), ValueError, "[te fusion] a reduction over no axis");
@@ -156,15 +160,18 @@ std::shared_ptr<Function> build_elementwise_reduce(
     std::vector<IterVar> full;
     std::vector<Expr> at;
     for (size_t d = 0; d < shape.size(); ++d) {
-      full.push_back(make_var("j" + std::to_string(d), 0, shape[d], false));
+      full.push_back(make_var("j" + std::to_string(d), 0, sym_shape[d], false));
       at.push_back(var(full.back()));
     }
-    chain = compute(shape, full, chain_expr(p, shape, broadcast, at, ins), "fused_chain");
+    chain = compute(sym_shape, full, chain_expr(p, sym_shape, broadcast, at, ins), "fused_chain");
   }
-  Expr value = chain ? load(chain, index) : chain_expr(p, shape, broadcast, index, ins);
+  Expr value = chain ? load(chain, index) : chain_expr(p, sym_shape, broadcast, index, ins);
   MYCEL_CHECK(!mean || kind == ReduceKind::sum, ValueError, "[te fusion] a mean is a sum");
   Expr body = reduce(kind, value, raxes);
-  if (mean) body = binary(Op::Div, body, f32(static_cast<double>(count)));
+  if (mean) {  // divided by the reduced element count, a float32 input of its own (last)
+    ins.push_back(placeholder({1}, DType::float32, "count"));
+    body = binary(Op::Div, body, load(ins.back(), {constant(0, DType::int64)}));
+  }
   Tensor out = compute(out_shape, axes, body, "fused_reduce");
   return chain ? build_rounded(ins, {chain, out}) : build_rounded(ins, {out});
 }

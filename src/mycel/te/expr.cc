@@ -1,5 +1,7 @@
 // TE node construction with the static checks (dtype, rank, constant index range, reduce axes).
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -11,10 +13,19 @@ namespace {
 
 std::atomic<int64_t> next_id{1};
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + (s.size() == 1 ? ",)" : ")");
+std::string shape_str(const std::vector<int64_t>& s) { return shape_string(s); }
+
+std::string extent_str(int64_t d) { return is_symbolic(d) ? size_var_name(d) : std::to_string(d); }
+
+// The process's size variable names; a code is -1 - its index (never reused, never removed).
+// Never destroyed: a background build (MYCEL_TE_FUSION=async) may still lower a chain at exit.
+std::mutex& size_mu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::vector<std::string>& size_names() {
+  static auto* names = new std::vector<std::string>;
+  return *names;
 }
 
 Expr make(Op op, DType t, std::vector<Expr> args) {
@@ -115,9 +126,39 @@ const char* op_name(Op op) {
   return names[static_cast<int>(op)];
 }
 
+int64_t size_var(const std::string& name) {
+  MYCEL_CHECK(!name.empty(), ValueError, "[te.var] a size variable needs a name");
+  std::lock_guard<std::mutex> lock(size_mu());
+  auto& names = size_names();
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) it = names.insert(names.end(), name);
+  return -1 - static_cast<int64_t>(it - names.begin());
+}
+
+std::string size_var_name(int64_t code) {
+  std::lock_guard<std::mutex> lock(size_mu());
+  const auto& names = size_names();
+  const int64_t k = -1 - code;
+  MYCEL_CHECK(code < 0 && k < static_cast<int64_t>(names.size()), ValueError,
+              "[te] no size variable has code ", code);
+  return names[static_cast<size_t>(k)];
+}
+
+std::string shape_string(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + extent_str(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+namespace {
+// A loop's range is [lo, hi) with a static lo; hi may be a size variable (assumed above lo).
+bool valid_range(int64_t lo, int64_t hi) { return is_symbolic(hi) ? !is_symbolic(lo) : hi > lo; }
+}  // namespace
+
 IterVar make_var(const std::string& name, int64_t lo, int64_t hi, bool reduce) {
-  MYCEL_CHECK(hi > lo, ValueError, "[te.", reduce ? "reduce_axis" : "compute", "] axis '", name,
-              "' has an empty range [", lo, ", ", hi, ")");
+  MYCEL_CHECK(valid_range(lo, hi), ValueError, "[te.", reduce ? "reduce_axis" : "compute",
+              "] axis '", name, "' has an empty range [", extent_str(lo), ", ", extent_str(hi),
+              ")");
   auto v = std::make_shared<IterVarNode>();
   v->name = name;
   v->lo = lo;
@@ -155,9 +196,10 @@ Expr load(const Tensor& t, const std::vector<Expr>& idx) {
                 dtype_name(idx[k]->dtype));
     if (idx[k]->op == Op::Const) {
       auto c = static_cast<int64_t>(idx[k]->value);
-      MYCEL_CHECK(c >= 0 && c < t->shape[k], IndexError, "[te] constant index ", c,
-                  " is out of range for dimension ", k, " (size ", t->shape[k], ") of tensor '",
-                  t->name, "' of shape ", shape_str(t->shape));
+      MYCEL_CHECK(c >= 0 && (is_symbolic(t->shape[k]) || c < t->shape[k]), IndexError,
+                  "[te] constant index ", c, " is out of range for dimension ", k, " (size ",
+                  extent_str(t->shape[k]), ") of tensor '", t->name, "' of shape ",
+                  shape_str(t->shape));
     }
   }
   auto n = std::make_shared<Node>();
@@ -236,8 +278,8 @@ Expr reduce(ReduceKind kind, Expr body, const std::vector<IterVar>& axes) {
 
 Tensor placeholder(const std::vector<int64_t>& shape, DType t, const std::string& name) {
   for (auto d : shape)
-    MYCEL_CHECK(d > 0, ShapeError, "[te.placeholder] '", name, "' has a non-positive dimension in ",
-                shape_str(shape));
+    MYCEL_CHECK(d > 0 || (is_symbolic(d) && d != 0), ShapeError, "[te.placeholder] '", name,
+                "' has a non-positive dimension in ", shape_str(shape));
   auto p = std::make_shared<TensorNode>();
   p->name = name;
   p->shape = shape;
@@ -251,8 +293,9 @@ Tensor compute(const std::vector<int64_t>& shape, const std::vector<IterVar>& ax
   MYCEL_CHECK(axes.size() == shape.size(), ShapeError, "[te.compute] '", name, "' has shape ",
               shape_str(shape), " but ", axes.size(), " axes");
   for (size_t k = 0; k < shape.size(); ++k)
-    MYCEL_CHECK(shape[k] > 0 && axes[k]->lo == 0 && axes[k]->hi == shape[k], ShapeError,
-                "[te.compute] '", name, "' axis ", k, " must range over [0, ", shape[k], ")");
+    MYCEL_CHECK(shape[k] != 0 && axes[k]->lo == 0 && axes[k]->hi == shape[k], ShapeError,
+                "[te.compute] '", name, "' axis ", k, " must range over [0, ", extent_str(shape[k]),
+                ")");
   std::set<const IterVarNode*> bound;
   std::vector<const IterVarNode*> free;
   collect_free_raxes(body, bound, free);

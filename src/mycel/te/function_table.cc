@@ -1,4 +1,5 @@
 // The table of built TE functions that te_call ops refer to by id, and their gradients.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,14 @@ Table& table() {
 std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                                 const Schedule& schedule) {
   auto f = std::make_shared<Function>();
+  f->sizes = size_vars(inputs, outputs);
+  for (int64_t s : f->sizes) {  // a size is bound by the shape of an input at each call
+    bool bound = false;
+    for (auto& t : inputs)
+      bound = bound || std::find(t->shape.begin(), t->shape.end(), s) != t->shape.end();
+    MYCEL_CHECK(bound, ValueError, "[te.build] size variable '", size_var_name(s),
+                "' is the dimension of no input, so no call could set it");
+  }
   f->source = generate_cpp(inputs, outputs, schedule);
   f->kernel = compile(f->source);
   f->inputs = std::move(inputs);

@@ -3,6 +3,7 @@
 // The index equations f_k = j_k are solved for a summation variable with unit coefficient where
 // f is affine (that variable disappears from the sum, its range becomes a guard); otherwise the
 // equation stays as a guard. Guards implied by the variable ranges are dropped, and zeros folded.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -322,10 +323,31 @@ struct LiftReductions {
   }
 };
 
+// The adjoint's index algebra drops guards its ranges imply and solves equations within them,
+// which needs every extent as a number: symbolic sizes are refused by name.
+bool symbolic_ranges(const Expr& e) {
+  for (auto& r : e->raxes)
+    if (is_symbolic(r->hi)) return true;
+  for (auto& a : e->args)
+    if (symbolic_ranges(a)) return true;
+  return false;
+}
+
+void check_static(const Tensor& out) {
+  for (auto& t : topo_order({out})) {
+    bool sym = std::any_of(t->shape.begin(), t->shape.end(), is_symbolic);
+    MYCEL_CHECK(!sym && !(t->body && symbolic_ranges(t->body)), ValueError, "[te.differentiate] '",
+                t->name, "' of shape ", shape_string(t->shape),
+                " has a symbolic size (te.var): differentiate needs static shapes (build the "
+                "gradient per size, as ops.Custom does)");
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> differentiate(const Tensor& out_in, const std::vector<Tensor>& inputs_in,
                                   const Tensor& head, const std::vector<Override>& overrides_in) {
+  check_static(out_in);
   LiftReductions lift;
   Tensor out = lift.tensor(out_in);
   std::vector<Tensor> inputs;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +64,8 @@ std::string compiler() {
   const char* c = std::getenv("MYCEL_TE_CXX");
   return c && *c ? c : "g++";
 }
+
+std::atomic<int64_t> compiles{0};  // compiler runs of this process, for compile_count()
 
 std::string read_text(const fs::path& p, size_t limit) {
   std::ifstream f(p);
@@ -123,6 +126,7 @@ std::string compile_shared(const std::string& source, const std::string& flags,
     std::string cmd = cxx + " " + flags + " -o '" + tmp_so.string() + "' '" + src.string() +
                       "' > '" + log.string() + "' 2>&1";
     auto t0 = std::chrono::steady_clock::now();
+    ++compiles;
     int rc = std::system(cmd.c_str());
     secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) {
@@ -145,6 +149,8 @@ std::string compile_shared(const std::string& source, const std::string& flags,
   if (seconds_out) *seconds_out = secs;
   return so.string();
 }
+
+int64_t compile_count() { return compiles.load(); }
 
 std::shared_ptr<Kernel> compile(const std::string& source) {
   static std::mutex mu;

@@ -42,6 +42,8 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& v, int64_t factor) {
   MYCEL_CHECK(!attach_tensor_, ValueError, "[te schedule] split of '", v->name, "': '",
               tensor_->name, "' is computed at '", attach_tensor_ ? attach_tensor_->name : "",
               "', whose loop sets its region; its own axes stay unsplit");
+  MYCEL_CHECK(!is_symbolic(v->hi), ValueError, "[te schedule] split of '", v->name,
+              "': its extent is a size variable (te.var); schedules need static extents");
   int64_t extent = v->hi - v->lo;
   IterVar outer = make_var(v->name + ".outer", 0, (extent + factor - 1) / factor, v->reduce);
   IterVar inner = make_var(v->name + ".inner", 0, std::min(factor, extent), v->reduce);

@@ -69,6 +69,16 @@ enum class ReduceKind { sum, max, min };
 struct TensorNode;
 using Tensor = std::shared_ptr<TensorNode>;
 
+/// Symbolic extents (te.var("n")): a dimension or a loop bound may hold a size variable's code,
+/// -1 - k for the k-th name the process has seen (equal names are one variable). A function
+/// built over them is compiled once; the sizes are bound from its inputs' shapes at each call.
+int64_t size_var(const std::string& name);
+inline bool is_symbolic(int64_t extent) { return extent < 0; }
+/// The name of a size variable's code ("n"); ValueError for a code no te.var made.
+std::string size_var_name(int64_t code);
+/// A shape for messages: static dims as numbers, symbolic ones by name: "(n, 784)".
+std::string shape_string(const std::vector<int64_t>& shape);
+
 /// A loop variable: a compute axis or a reduce axis, with its half-open range [lo, hi).
 struct IterVarNode {
   std::string name;
@@ -229,25 +239,45 @@ struct AotFunction {
 };
 std::shared_ptr<AotFunction> load_aot(const std::string& spec);
 
+/// The size variables of a lowering, in the order its kernel reads their values (the buffer
+/// after the outputs holds them as int64): placeholders' dims first, then the other tensors'.
+std::vector<int64_t> size_vars(const std::vector<Tensor>& inputs,
+                               const std::vector<Tensor>& outputs);
+
 /// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
 struct Function {
   std::vector<Tensor> inputs, outputs;
   std::string source;
   std::shared_ptr<Kernel> kernel;
+  std::vector<int64_t> sizes;  // size variables (codes), in the kernel's order; empty: static
+  /// The values of `sizes` for inputs of these shapes, checked against the placeholders (a
+  /// ShapeError naming `who` and the input on a mismatch or an inconsistent size variable).
+  std::vector<int64_t> bind(const std::vector<std::vector<int64_t>>& in_shapes,
+                            const char* who) const;
+  /// A shape with its size variables replaced by the bound values.
+  std::vector<int64_t> resolve(const std::vector<int64_t>& shape,
+                               const std::vector<int64_t>& values) const;
+  /// Runs the kernel on buffers (inputs then outputs) with the bound size values.
+  void run(std::vector<void*> bufs, const std::vector<int64_t>& values) const;
 };
+/// How many times this process ran the system compiler for a TE kernel (cache misses).
+int64_t compile_count();
 /// Generates and compiles outputs over inputs.
 std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                                 const Schedule& schedule = {});
-/// The graph backend's fused elementwise chain `p` over n float32 elements, as one generated
-/// loop (inputs marked in `broadcast` have one element). The output may be an input's buffer
-/// (no generated pointer is __restrict): the loop reads element i before it writes it.
-std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p, int64_t n,
+/// The graph backend's fused elementwise chain `p` over float32 elements, as one generated
+/// loop (inputs marked in `broadcast` have one element). The kernel's length is a size variable
+/// (the function's only one: run(bufs, {n}) for n elements), so one kernel serves every length. The
+/// output may be an input's buffer (no generated pointer is __restrict): the loop reads element i
+/// before it writes it.
+std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
                                             const std::vector<bool>& broadcast);
 /// A chain as build_elementwise, over an input of `shape`, reduced (`kind`: summed, or its
 /// maximum or minimum, NaN propagating) over the axes marked in `reduced` (a sum then divided by
-/// their element count when `mean`); the result keeps those axes with extent 1 when keep_dims;
-/// with keep_chain the chain's values are a first output (the reduction second). The graph
-/// backend's chain-into-reduction fusion.
+/// their element count when `mean`: that count, as float32, is one more input after the chain's);
+/// every dim is a size variable, bound from the inputs' shapes (a broadcast input as (1)); the
+/// result keeps those axes with extent 1 when keep_dims; with keep_chain the chain's values are a
+/// first output (the reduction second). The graph backend's chain-into-reduction fusion.
 std::shared_ptr<Function> build_elementwise_reduce(
     const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);

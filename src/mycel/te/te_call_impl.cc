@@ -25,14 +25,20 @@ std::vector<TensorMeta> infer_te_call(const InferContext& c) {
   MYCEL_CHECK(c.num_inputs() == f->inputs.size(), TypeError, "[te_call] function ",
               c.attrs.get_int("kernel"), " takes ", f->inputs.size(), " inputs, got ",
               c.num_inputs());
+  std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < f->inputs.size(); ++k) {
     const auto& p = f->inputs[k];
-    MYCEL_CHECK(c.in(k).shape == p->shape && c.in(k).dtype == te::to_core(p->dtype), ShapeError,
-                "[te_call] input ", k, " ('", p->name, "') must be ", te::dtype_name(p->dtype),
-                shape_str(p->shape), ", got ", dtype_name(c.in(k).dtype), shape_str(c.in(k).shape));
+    shapes.emplace_back(c.in(k).shape.begin(), c.in(k).shape.end());
+    MYCEL_CHECK(
+        (!f->sizes.empty() || c.in(k).shape == p->shape) && c.in(k).dtype == te::to_core(p->dtype),
+        ShapeError, "[te_call] input ", k, " ('", p->name, "') must be ", te::dtype_name(p->dtype),
+        f->sizes.empty() ? shape_str(p->shape) : te::shape_string(p->shape), ", got ",
+        dtype_name(c.in(k).dtype), shape_str(c.in(k).shape));
   }
+  // A function over size variables (te.var) binds them from the input shapes.
+  const auto values = f->sizes.empty() ? std::vector<int64_t>{} : f->bind(shapes, "te_call");
   std::vector<TensorMeta> out;
-  for (auto& o : f->outputs) out.push_back({o->shape, te::to_core(o->dtype)});
+  for (auto& o : f->outputs) out.push_back({f->resolve(o->shape, values), te::to_core(o->dtype)});
   return out;
 }
 
@@ -40,9 +46,13 @@ void te_call_kernel(const KernelContext& c) {
   auto f = resolve(c.attrs.get_int("kernel"), c.inputs.size(),
                    [&](size_t k) { return c.in(k).dtype(); });
   std::vector<void*> bufs;
-  for (auto& t : c.inputs) bufs.push_back(t.data());
+  std::vector<std::vector<int64_t>> shapes;
+  for (auto& t : c.inputs) {
+    bufs.push_back(t.data());
+    shapes.emplace_back(t.shape().begin(), t.shape().end());
+  }
   for (auto& t : c.outputs) bufs.push_back(t.data());
-  f->kernel->run(bufs.data());
+  f->run(std::move(bufs), f->sizes.empty() ? std::vector<int64_t>{} : f->bind(shapes, "te_call"));
 }
 
 [[maybe_unused]] const bool installed = [] {

@@ -1,0 +1,146 @@
+"""A warm TE kernel cache: the fused-chain kernels of common training steps compiled ahead of time.
+
+With MYCEL_TE_FUSION=1 every elementwise chain (and each chain feeding a sum or mean) of a compiled
+step is a generated kernel, 1 to 2.5 s of system compiler when cold. Those kernels take their
+sizes at run time (te.var), so a kernel compiled for one batch size or layer width serves all of
+them: compiling one small training step of each common model family fills the on-disk cache
+(MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model.
+
+    python -m mycel.te.warm [--cache DIR] [--only mlp|lenet5|transformer ...]
+
+run once after installing (or building), warms the cache; `warm_cache(models)` does it for your
+own (factory, input shape) pairs.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import mycel
+from mycel import nn, ops
+from mycel._mycel import te as _te
+
+
+class Mlp(nn.Cell):
+    """784-512-512-10 with ReLU (bench_train.py's MLP)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.SequentialCell(nn.Dense(784, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
+                                      nn.Dense(512, 10))
+
+    def construct(self, x):
+        return self.body(x)
+
+
+class LeNet5(nn.Cell):
+    """Two 5x5 convolutions with max pooling, then three dense layers (examples/lenet5.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+        self.fc1 = nn.Dense(16 * 5 * 5, 120)
+        self.fc2 = nn.Dense(120, 84)
+        self.fc3 = nn.Dense(84, 10)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.conv1(x)))
+        x = self.pool(self.relu(self.conv2(x)))
+        x = self.flatten(x)
+        x = self.relu(self.fc1(x))
+        x = self.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class Transformer(nn.Cell):
+    """Two post-norm encoder layers, mean-pooled, then a classifier (examples/models)."""
+
+    def __init__(self, d_model=128):
+        super().__init__()
+        self.layers = nn.SequentialCell([
+            nn.TransformerEncoderLayer(d_model, 4, dim_feedforward=4 * d_model, dropout=0.0,
+                                       batch_first=True) for _ in range(2)])
+        self.classifier = nn.Dense(d_model, 10)
+
+    def construct(self, x):
+        return self.classifier(ops.mean(self.layers(x), axis=1))
+
+
+# name: (model factory, input shape without the batch)
+MODELS = {"mlp": (Mlp, (784,)), "lenet5": (LeNet5, (1, 32, 32)),
+          "transformer": (Transformer, (128, 128))}
+
+
+def _one_step(make, shape, optimizer, batch=2):
+    """Compiles and runs one graph-mode training step (softmax cross-entropy, `optimizer`)."""
+    rng = np.random.default_rng(0)
+    x = mycel.Tensor(rng.standard_normal((batch,) + tuple(shape)).astype(np.float32))
+    y = mycel.Tensor(rng.integers(0, 10, batch).astype(np.int32))
+    net = make()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = optimizer(net.trainable_params())
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    step.set_train(True)
+    return float(step(x, y).asnumpy())
+
+
+OPTIMIZERS = {
+    "momentum": lambda p: nn.Momentum(p, learning_rate=0.01, momentum=0.9),
+    "sgd": lambda p: nn.SGD(p, learning_rate=0.01),
+    "adam": lambda p: nn.Adam(p, learning_rate=1e-3),
+}
+
+
+def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False):
+    """Compiles the TE kernels of one training step of each model into the kernel cache.
+
+    models: names from MODELS, or (factory, input shape) pairs; all of MODELS when None.
+    Returns the number of kernels the system compiler built (0 when the cache was warm)."""
+    items = [MODELS[m] if isinstance(m, str) else m for m in (models or list(MODELS))]
+    old_env = {k: os.environ.get(k) for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE")}
+    old_mode = mycel.get_context("mode")
+    os.environ["MYCEL_TE_FUSION"] = "1"  # read when a step compiles
+    if cache:
+        os.environ["MYCEL_TE_CACHE"] = str(cache)
+    before = _te.compile_count()
+    try:
+        mycel.set_context(mode=mycel.GRAPH_MODE)
+        for make, shape in items:
+            for name in optimizers:
+                t0 = time.perf_counter()
+                _one_step(make, shape, OPTIMIZERS[name])
+                if verbose:
+                    print(f"[te.warm] {getattr(make, '__name__', make)} + {name}: "
+                          f"{time.perf_counter() - t0:.1f} s, {_te.compile_count() - before} "
+                          "kernels compiled so far", flush=True)
+    finally:
+        mycel.set_context(mode=old_mode)
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return _te.compile_count() - before
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m mycel.te.warm", description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", help="kernel cache folder (default: MYCEL_TE_CACHE, else "
+                    "~/.cache/mycel/te)")
+    ap.add_argument("--only", action="append", choices=sorted(MODELS), help="model families")
+    ap.add_argument("--optimizer", action="append", choices=sorted(OPTIMIZERS),
+                    help="optimizers (default: momentum)")
+    args = ap.parse_args(argv)
+    n = warm_cache(args.only, tuple(args.optimizer or ("momentum",)), args.cache, verbose=True)
+    print(f"[te.warm] {n} kernels compiled")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The warm TE kernel cache (mycel.te.warm): after warming with one small training step, a fresh
+process training the same model family at another batch size under MYCEL_TE_FUSION=1 runs the
+system compiler zero times, and its losses equal the interpreter's (MYCEL_TE_FUSION=0)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+from mycel.te import warm
+
+STEP = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mycel
+    from mycel import nn
+    from mycel._mycel import te
+    from mycel.te.warm import Mlp
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    mycel.set_seed(1)
+    net = Mlp()
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), opt)
+    rng = np.random.default_rng(0)
+    x = mycel.Tensor(rng.standard_normal((16, 784)).astype(np.float32))
+    y = mycel.Tensor(rng.integers(0, 10, 16).astype(np.int32))
+    losses = [float(step(x, y).asnumpy()) for _ in range(3)]
+    print(te.compile_count(), *losses)
+""")
+
+
+def run_step(tmp_path, cache, fusion):
+    script = tmp_path / "step.py"  # graph mode reads the source: a file, not -c
+    script.write_text(STEP)
+    env = dict(os.environ, MYCEL_TE_CACHE=str(cache), MYCEL_TE_FUSION=fusion)
+    out = subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=300,
+                         capture_output=True, text=True).stdout.split()
+    return int(out[0]), [float(v) for v in out[1:]]
+
+
+def test_warm_cache_leaves_no_cold_compile(tmp_path):
+    cache = tmp_path / "cache"
+    built = warm.warm_cache(["mlp"], cache=cache)
+    assert built > 0  # a cold cache: the chains of the step were compiled
+    assert warm.warm_cache(["mlp"], cache=cache) == 0  # warm now
+    compiles, losses = run_step(tmp_path, cache, "1")
+    assert compiles == 0  # batch 16 in a new process: every kernel came from the cache
+    _, ref = run_step(tmp_path, cache, "0")
+    for a, b in zip(losses, ref):
+        assert abs(a - b) <= 1e-5 * max(1.0, abs(b)), (losses, ref)
