@@ -7,6 +7,7 @@ import itertools
 import linecache
 
 from mycel import _mycel
+from mycel.common.records import jit_class  # noqa: F401  (MindSpore: mindspore.common.api.jit_class)
 
 
 class ArgBinder:

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "mycel/analysis/records.h"
 #include "mycel/core/error.h"
 #include "mycel/core/stack.h"
 #include "mycel/ir/raised.h"
@@ -72,6 +73,8 @@ std::string ptr_key(const void* p) {
 // stand-ins) answers the test.
 // Used for `isinstance` only: any other Python function would compute with the stand-in's data.
 ValuePtr type_witness(const AbstractPtr& a) {
+  if (auto* r = as_record(a))  // an object of the record's class
+    return record_hooks().witness ? record_hooks().witness(*r->cls()) : nullptr;
   if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
   if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
   // A function (a graph, a closure, an op): its callee stands in (a function, not a tuple).
@@ -286,17 +289,23 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     f->callee()->repr(), " passed through a variable", where(loc));
       full.insert(full.begin(), pa->inputs().begin() + 2, pa->inputs().end());
     }
-    if (f->callee()->kind() == ValueKind::kOp)
-      return eval_op_call(*this, ctx, static_cast<const OpValue&>(*f->callee()), full, loc);
-    if (f->callee()->kind() == ValueKind::kPrim)
-      return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full,
-                            loc);
+    if (f->callee()->kind() == ValueKind::kOp) {
+      const auto& opv = static_cast<const OpValue&>(*f->callee());
+      if (NodePtr r = record_op(ctx, opv.op(), full, loc)) return r;
+      return eval_op_call(*this, ctx, opv, full, loc);
+    }
+    if (f->callee()->kind() == ValueKind::kPrim) {
+      const Prim p = static_cast<const PrimValue&>(*f->callee()).prim();
+      if (NodePtr r = record_prim(ctx, p, full, loc)) return r;
+      return eval_prim_call(*this, ctx, p, full, loc);
+    }
     if (f->callee()->kind() == ValueKind::kGradOp)
       return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
     if (f->callee()->kind() == ValueKind::kVmapOp) return make_vmap_fn(ctx, callee, full, loc);
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {
+    if (NodePtr r = record_call(ctx, *o->value(), args, loc)) return r;
     // A mycel.ops function passed as a value (a higher-order function's argument): call the op.
     if (opaque_op_hook())
       if (const OpDef* op = opaque_op_hook()(*o->value())) {
@@ -330,6 +339,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     "evaluated at compile time, so only compile-time values can be passed to it",
                     where(loc));
       }
+      if (!v && record_hooks().plain_class && record_hooks().plain_class(*o->value()))
+        MYCEL_THROW(NotSupported, "[specialize] cannot create an instance of class ",
+                    o->value()->repr().substr(3), " in graph mode: argument ", i, " (",
+                    arg_abs[i]->repr(),
+                    ") is only known at run time; decorate the class with @mycel.jit_class "
+                    "so that compiled code can build it, or create it outside and pass it in",
+                    where(loc));
       if (!v)
         MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                     " in graph mode: argument ", i, " (", arg_abs[i]->repr(),
