@@ -318,3 +318,50 @@ def test_jit_class_errors():
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
     with pytest.raises(TypeError, match="jit_class: expects a class"):
         mycel.jit_class(3)
+
+
+def test_keywords_int16_copy_form_and_run_time_index_check(csr):
+    d, ptr, ind, val = csr
+    v = R.standard_normal((5, 1))
+
+    def f(indptr, indices, values, vec):
+        x = CSRTensor(indptr, indices, values, (4, 5))
+        y = CSRTensor(csr_tensor=x)
+        return y.sum(axis=1), x.indptr, y.mv(dense_vector=vec)
+
+    p16, i16 = Tensor(ptr.asnumpy().astype(np.int16)), Tensor(ind.asnumpy().astype(np.int16))
+    eager, graph = _both(f, p16, i16, val, Tensor(v))
+    for e, g, w in zip(eager, graph, (d.sum(1, keepdims=True), ptr.asnumpy(), d @ v)):
+        np.testing.assert_allclose(_np(g), w, rtol=1e-12)
+        np.testing.assert_allclose(_np(e), w, rtol=1e-12)
+    assert graph[1].dtype == mycel.int32  # int16 indices widen as eagerly
+    # index values are checked at run time, by the registry op that reads them
+    bad = ind.asnumpy().copy()
+    bad[-1] = 9
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        with pytest.raises(ValueError, match=r"column index 9 .* out of range for 5 columns"):
+            mycel.jit(lambda a, b, c: CSRTensor(a, b, c, (4, 5)).to_dense())(ptr, Tensor(bad), val)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_tensor_attributes_unchanged_and_record_into_cell(csr):
+    d, ptr, ind, val = csr
+    x = Tensor(R.standard_normal((2, 3)))
+
+    class Net(nn.Cell):
+        def construct(self, s, t):
+            return s.to_dense() * 2, t.size, t.sum(), t.abs().astype(mycel.float32)
+
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        out = Net()(CSRTensor(ptr, ind, val, (4, 5)), x)
+        with pytest.raises(AttributeError, match="attribute 'foo' of f64"):
+            mycel.jit(lambda t: t.foo)(x)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_allclose(out[0].asnumpy(), 2 * d, rtol=1e-12)
+    assert int(_np(out[1])) == 6
+    np.testing.assert_allclose(out[2].asnumpy(), x.asnumpy().sum(), rtol=1e-12)
+    assert out[3].dtype == mycel.float32
