@@ -101,7 +101,7 @@ def test_csr_as_graph_input_and_output(csr):
     v = Tensor(R.standard_normal((5, 1)))
 
     def f(s, vec):
-        return s.mv(vec), s * 3.0, s.shape
+        return s.mv(vec), s * 3.0, s.shape, ops.csr_mv(s, vec), ops.csr_mm(s, vec, trans_a=False)
 
     eager, graph = _both(f, x, v)
     assert isinstance(graph[1], CSRTensor) and graph[1].shape == (4, 5)
@@ -110,6 +110,8 @@ def test_csr_as_graph_input_and_output(csr):
     np.testing.assert_array_equal(graph[1].indptr.asnumpy(), ptr.asnumpy())
     np.testing.assert_allclose(eager[1].to_dense().asnumpy(), 3 * d, rtol=1e-12)
     assert graph[2] == (4, 5)
+    np.testing.assert_allclose(graph[3].asnumpy(), d @ v.asnumpy(), rtol=1e-12)
+    np.testing.assert_allclose(graph[4].asnumpy(), d @ v.asnumpy(), rtol=1e-12)
 
 
 def test_coo_and_row_tensor_in_graph():

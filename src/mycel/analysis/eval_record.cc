@@ -68,8 +68,8 @@ RecordMember member_of(const RecordAbs& r, const std::string& name, const Source
 // Python's binary operators and their reflected forms, for records (the op the parser wrote).
 const std::map<std::string, std::pair<const char*, const char*>>& dunders() {
   static const std::map<std::string, std::pair<const char*, const char*>> m = {
-      {"add", {"__add__", "__radd__"}},     {"sub", {"__sub__", "__rsub__"}},
-      {"mul", {"__mul__", "__rmul__"}},     {"div", {"__truediv__", "__rtruediv__"}},
+      {"add", {"__add__", "__radd__"}},          {"sub", {"__sub__", "__rsub__"}},
+      {"mul", {"__mul__", "__rmul__"}},          {"div", {"__truediv__", "__rtruediv__"}},
       {"matmul", {"__matmul__", "__rmatmul__"}}, {"neg", {"__neg__", nullptr}},
   };
   return m;
@@ -90,8 +90,8 @@ NodePtr Engine::record_attr(Context* ctx, const NodePtr& rec, const std::string&
   RecordMember m = member_of(r, name, loc);
   switch (m.kind) {
     case RecordMember::kMethod:  // a bound method: the method with self bound
-      return eval_prim_call(*this, ctx, Prim::kPartial,
-                            {constant(ctx, graph_value(m.graph)), rec}, loc);
+      return eval_prim_call(*this, ctx, Prim::kPartial, {constant(ctx, graph_value(m.graph)), rec},
+                            loc);
     case RecordMember::kProperty:
       return call(ctx, constant(ctx, graph_value(m.graph)), {rec}, loc);
     case RecordMember::kFunction:
@@ -198,8 +198,7 @@ NodePtr Engine::record_call(Context* ctx, const Value& callee, const std::vector
                             " is not supported in graph mode; tensors offer .shape, .ndim, "
                             ".dtype, .size, .T and their methods, records (CSRTensor, "
                             "@jit_class objects) their fields, properties and methods";
-    if (record_hooks().attribute_error)
-      throw RaisedError(record_hooks().attribute_error(msg), loc);
+    if (record_hooks().attribute_error) throw RaisedError(record_hooks().attribute_error(msg), loc);
     MYCEL_THROW(NotSupported, "[specialize] ", msg, where(loc));
   }
   const bool method = name == kRecordMethod, py_method = name == kCallMethod;

@@ -36,8 +36,7 @@ void Parser::begin_record_init(Scope* s, Block* entry, nb::handle def, nb::handl
   for (auto& [line, col, name] : found) {
     (void)line;
     (void)col;
-    if (std::find(s->record_fields.begin(), s->record_fields.end(), name) ==
-        s->record_fields.end())
+    if (std::find(s->record_fields.begin(), s->record_fields.end(), name) == s->record_fields.end())
       s->record_fields.push_back(name);
     s->locals.insert(s->record_self + "." + name);
     s->assigned.insert(s->record_self + "." + name);  // carried through branches and loops

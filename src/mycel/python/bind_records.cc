@@ -54,8 +54,8 @@ RecordMember member(const ir::Value& cls_value, const std::string& name) {
     std::string msg = "'" + nb::cast<std::string>(cls.attr("__name__")) +
                       "' object has no field, method or property '" + name +
                       "' in graph mode (its fields are the attributes its __init__ sets)";
-    m.value = frontend::py_object(
-        nb::module_::import_("builtins").attr("AttributeError")(msg.c_str()));
+    m.value =
+        frontend::py_object(nb::module_::import_("builtins").attr("AttributeError")(msg.c_str()));
     return m;
   }
   nb::object builtins = nb::module_::import_("builtins");
