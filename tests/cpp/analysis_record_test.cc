@@ -8,7 +8,9 @@ namespace mycel::analysis::detail {
 namespace {
 using namespace ir;
 
-AbstractPtr tensor(Shape s) { return std::make_shared<AbstractTensor>(std::move(s), DType::float32); }
+AbstractPtr tensor(Shape s) {
+  return std::make_shared<AbstractTensor>(std::move(s), DType::float32);
+}
 
 AbstractPtr record(const char* cls, int64_t rows, AbstractPtr values) {
   return std::make_shared<RecordAbs>(string(cls), std::vector<std::string>{"values", "shape"},
@@ -23,7 +25,7 @@ TEST(AnalysisRecord, FieldsAndItems) {
   EXPECT_EQ(ra->field("shape"), 1);
   EXPECT_EQ(ra->field("nope"), -1);
   EXPECT_EQ(ra->item_of(0), 0u);
-  EXPECT_EQ(ra->items().size(), 1u);  // the compile-time shape takes no place in the tuple
+  EXPECT_EQ(ra->items().size(), 1u);   // the compile-time shape takes no place in the tuple
   EXPECT_EQ(constant_of(r), nullptr);  // never folds to a plain tuple (the class would be lost)
   EXPECT_NE(r->repr().find("values: f32[3]"), std::string::npos);
 }

@@ -367,3 +367,37 @@ def test_tensor_attributes_unchanged_and_record_into_cell(csr):
     assert int(_np(out[1])) == 6
     np.testing.assert_allclose(out[2].asnumpy(), x.asnumpy().sum(), rtol=1e-12)
     assert out[3].dtype == mycel.float32
+
+
+@mycel.jit_class
+class Counter:
+    def __init__(self, v, n):
+        self.v = v
+        self.n = n
+
+
+def test_compile_time_field_in_loops():
+    def unrolled(v):
+        c = Counter(v, 0)
+        for _ in range(3):  # a compile-time trip count: the int field may change
+            c = Counter(c.v * 2, c.n + 1)
+        return c.v * c.n
+
+    eager, graph = _both(unrolled, Tensor(np.ones(2)))
+    np.testing.assert_allclose(graph.asnumpy(), [24.0, 24.0])
+    np.testing.assert_allclose(eager.asnumpy(), [24.0, 24.0])
+
+    def stays_a_loop(v, m):
+        c = Counter(v, 0)
+        i = 0
+        while i < m:
+            c = Counter(c.v * 2, c.n + 1)
+            i += 1
+        return c.v
+
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        with pytest.raises(NotImplementedError, match=r"field 'n' of Counter 'c' is known at compile time and changes \(0 -> 1\)"):
+            mycel.jit(stays_a_loop)(Tensor(np.ones(2)), Tensor(np.int32(3)))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)

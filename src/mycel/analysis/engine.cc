@@ -43,6 +43,27 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
           "); a loop-carried tensor must keep its rank and dtype (its dims may change)",
           where(loc));
     }
+    auto* ra = as_record(before[i]);
+    auto* rb = as_record(now[i]);
+    if (ra && rb && !ra->same_layout(*rb) && ra->names() == rb->names()) {
+      // A record's compile-time field (an int) that changes cannot be widened either.
+      if (!dynamic && levels < kMaxGrowingUnroll) return true;
+      std::string field = "?", from, to;
+      for (size_t k = 0; k < ra->names().size(); ++k)
+        if (!ra->statics()[k] != !rb->statics()[k] ||
+            (ra->statics()[k] && !ra->statics()[k]->equals(*rb->statics()[k]))) {
+          field = ra->names()[k];
+          from = ra->statics()[k] ? ra->statics()[k]->repr() : "a run-time value";
+          to = rb->statics()[k] ? rb->statics()[k]->repr() : "a run-time value";
+          break;
+        }
+      MYCEL_THROW(
+          NotSupported, "[loop] field '", field, "' of ", ra->class_name(), " '",
+          as_parameter(g.parameters()[i])->name(), "' is known at compile time and ", "changes (",
+          from, " -> ", to, ") on an iteration of a loop that stays a loop in the graph (",
+          dynamic ? "its trip count is only known at run time" : "it runs too many iterations",
+          "); hold it in a tensor (Tensor(n)) or loop over a compile-time range", where(loc));
+    }
     auto* ta = as_tuple(before[i]);
     auto* tb = as_tuple(now[i]);
     if (!ta || !tb || ta->items().size() == tb->items().size()) continue;

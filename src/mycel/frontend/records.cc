@@ -43,6 +43,19 @@ void Parser::begin_record_init(Scope* s, Block* entry, nb::handle def, nb::handl
   }
 }
 
+namespace {
+// A value the parser knows to be a tensor, never a record: an op's result, a tensor constant, a
+// weight. Its methods need no choice at analysis.
+bool surely_tensor(const NodePtr& n) {
+  if (ir::Constant* c = ir::as_constant(n)) return c->value()->kind() == ir::ValueKind::kTensor;
+  if (n->is_parameter()) return static_cast<const ir::Parameter&>(*n).is_weight();
+  auto* a = ir::as_apply(n);
+  ir::Constant* callee = a ? ir::as_constant(a->callee()) : nullptr;
+  return callee && callee->value()->kind() == ir::ValueKind::kOp &&
+         !static_cast<const ir::OpValue&>(*callee->value()).op().tuple_output;
+}
+}  // namespace
+
 NodePtr Parser::record_value(Block* b, const SourceLoc& loc) {
   Scope* s = b->scope;
   std::vector<ir::ValuePtr> names;
@@ -118,10 +131,15 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m,
   // Only names that some record class defines need the choice at analysis (others reach a
   // record through call_method, which analysis dispatches as well).
   nb::object names = graph_syntax("record_method_names")();
-  if (PySequence_Contains(names.ptr(), nb::str(m.c_str()).ptr()) != 1)
+  if (surely_tensor(self) || PySequence_Contains(names.ptr(), nb::str(m.c_str()).ptr()) != 1)
     return plain_tensor_method(b, std::move(self), m, std::move(args), std::move(kw), loc);
-  NodePtr t =
-      thunk(b, m, [&](Block* tb) { return plain_tensor_method(tb, self, m, args, kw, loc); });
+  bool seq = false, scalar = false;  // what the parser knows of the Tensor method's result
+  NodePtr t = thunk(b, m, [&](Block* tb) {
+    NodePtr r = plain_tensor_method(tb, self, m, args, kw, loc);
+    seq = seq_nodes.count(r.get()) > 0;
+    scalar = scalar_nodes.count(r.get()) > 0;
+    return r;
+  });
   std::vector<ir::ValuePtr> keys;
   std::vector<NodePtr> in{constant(py_object(graph_syntax("record_method"))), self,
                           constant(ir::string(m))};
@@ -134,7 +152,10 @@ NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m,
   in.push_back(t);
   in.insert(in.end(), args.begin(), args.end());
   in.insert(in.end(), values.begin(), values.end());
-  return apply(b, std::move(in), loc);
+  NodePtr r = apply(b, std::move(in), loc);
+  if (seq) seq_nodes.insert(r.get());  // len(x.split(2)) counts the tuple, as for a tensor
+  if (scalar) scalar_nodes.insert(r.get());
+  return r;
 }
 
 }  // namespace mycel::frontend
