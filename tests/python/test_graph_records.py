@@ -401,3 +401,38 @@ def test_compile_time_field_in_loops():
             mycel.jit(stays_a_loop)(Tensor(np.ones(2)), Tensor(np.int32(3)))
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+@mycel.jit_class
+class Holder:
+    """A jit_class with a Cell field (its method calls the Cell: weights of the compiled Cell)."""
+
+    def __init__(self, net, k):
+        self.net = net
+        self.k = k
+
+    def run(self, x):
+        return self.net(x) * self.k
+
+
+def test_jit_class_holding_a_cell():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.d = nn.Dense(3, 2)
+
+        def construct(self, x):
+            h = Holder(self.d, 2.0)
+            return h.run(x), h.net(x)
+
+    x = Tensor(R.standard_normal((2, 3)).astype(np.float32))
+    net = Net()
+    w, b = net.d.weight.asnumpy(), net.d.bias.asnumpy()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        a, c = net(x)
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    ref = x.asnumpy() @ w.T + b
+    np.testing.assert_allclose(a.asnumpy(), 2 * ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c.asnumpy(), ref, rtol=1e-5, atol=1e-6)

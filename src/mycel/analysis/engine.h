@@ -64,6 +64,7 @@ class Engine {
   /// shape / rank / dtype of a record: its attribute of that name; nullptr otherwise.
   ir::NodePtr record_prim(Context* ctx, ir::Prim p, const std::vector<ir::NodePtr>& args,
                           const ir::SourceLoc& loc);
+  ir::NodePtr method_node(Context* ctx, ir::FuncGraph* g);
   ir::NodePtr record_field(Context* ctx, const ir::NodePtr& rec, size_t k,
                            const ir::SourceLoc& loc);
   ir::NodePtr record_attr(Context* ctx, const ir::NodePtr& rec, const std::string& name,

@@ -76,6 +76,22 @@ const std::map<std::string, std::pair<const char*, const char*>>& dunders() {
 }
 }  // namespace
 
+// A record class's method or getter: a top-level graph of its own (parsed on demand), whose
+// clone nests in the outermost context being analysed, so the values it is handed (a Cell held
+// in a field, whose graph nests in the compiled Cell's) stay in scope.
+NodePtr Engine::method_node(Context* ctx, FuncGraph* g) {
+  Context* root = ctx;
+  while (root && root->env) root = root->env;
+  auto node = std::make_shared<Constant>(nullptr, graph_value(g));
+  auto site = std::make_shared<Site>();
+  site->graph = g;
+  site->env = root;
+  sites_[node.get()] = site;
+  site_nodes_.push_back(node);
+  node->set_abstract(std::make_shared<FnAbs>(graph_value(g), root, site));
+  return node;
+}
+
 NodePtr Engine::record_field(Context* ctx, const NodePtr& rec, size_t k, const SourceLoc& loc) {
   const RecordAbs& r = *as_record(rec->abstract());
   if (r.statics()[k]) return constant(ctx, r.statics()[k]);
@@ -90,12 +106,11 @@ NodePtr Engine::record_attr(Context* ctx, const NodePtr& rec, const std::string&
   RecordMember m = member_of(r, name, loc);
   switch (m.kind) {
     case RecordMember::kMethod:  // a bound method: the method with self bound
-      return eval_prim_call(*this, ctx, Prim::kPartial, {constant(ctx, graph_value(m.graph)), rec},
-                            loc);
+      return eval_prim_call(*this, ctx, Prim::kPartial, {method_node(ctx, m.graph), rec}, loc);
     case RecordMember::kProperty:
-      return call(ctx, constant(ctx, graph_value(m.graph)), {rec}, loc);
+      return call(ctx, method_node(ctx, m.graph), {rec}, loc);
     case RecordMember::kFunction:
-      return constant(ctx, graph_value(m.graph));
+      return method_node(ctx, m.graph);
     default:
       return constant(ctx, m.value);
   }
@@ -156,7 +171,7 @@ NodePtr Engine::record_method(Context* ctx, const NodePtr& rec, const std::strin
     MYCEL_THROW(TypeError, "[record] ", qual, "() missing required argument '",
                 as_parameter(params[i])->name(), "'", where(loc));
   }
-  return call(ctx, constant(ctx, graph_value(g)), full, loc);
+  return call(ctx, method_node(ctx, g), full, loc);
 }
 
 NodePtr Engine::record_call(Context* ctx, const Value& callee, const std::vector<NodePtr>& args,
