@@ -7,6 +7,8 @@ so that graph mode parses its methods (self.csr.mm(x) in a construct compiles th
 import numpy as np
 
 from mycel import _mycel
+from mycel.common import records as _records
+from mycel.common import sparse_meta as _meta
 
 _ops = _mycel.ops
 _INDEX_TYPES = ("int16", "int32", "int64")
@@ -34,10 +36,15 @@ def _shape(shape, who):
     return tuple(shape)
 
 
+def _graph_index(x):
+    """An index tensor as the containers keep it (int16 widened to int32), in graph mode."""
+    return _ops.cast(x, _mycel.dtype.int32) if x.dtype == _mycel.dtype.int16 else x
+
+
 def _as_dense_operand(x, dtype, who):
     """A Tensor of the values' dtype from a Tensor, a Python number or an array."""
     if not isinstance(x, _mycel.Tensor):
-        x = _mycel.Tensor(np.asarray(x, dtype=np.dtype(dtype.name)))
+        x = _meta.dense_constant(x, dtype)
     if x.dtype != dtype:
         raise TypeError(f"{who}: the dense operand must have the values' dtype {dtype.name}, got {x.dtype.name}")
     return x
@@ -62,6 +69,16 @@ class COOTensor:
         if ((ind < 0) | (ind >= np.array(self.shape))).any():
             bad = ind[((ind < 0) | (ind >= np.array(self.shape))).any(1)][0].tolist()
             raise ValueError(f"COOTensor: indices out of range for shape {self.shape}: {bad}")
+
+    def _mycel_graph_init(self, indices=None, values=None, shape=None, coo_tensor=None):
+        # graph mode's __init__: shapes and dtypes are checked at compile time, index values by
+        # the registry ops that read them (at run time)
+        if coo_tensor is not None:
+            indices, values, shape = coo_tensor.indices, coo_tensor.values, coo_tensor.shape
+        shape = _meta.check_coo(indices.shape, indices.dtype, values.shape, shape)
+        self.indices = _graph_index(indices)
+        self.values = values
+        self.shape = shape
 
     @property
     def dtype(self):
@@ -168,6 +185,18 @@ class CSRTensor:
         if self.values.shape != tuple(ind.shape) or ((ind < 0) | (ind >= self.shape[1])).any():
             raise ValueError(f"CSRTensor: indices and values must have nnz entries with columns in "
                              f"[0, {self.shape[1]}), got indices {ind.tolist()} and values of shape {tuple(self.values.shape)}")
+
+    def _mycel_graph_init(self, indptr=None, indices=None, values=None, shape=None, csr_tensor=None):
+        # graph mode's __init__ (see COOTensor's)
+        if csr_tensor is not None:
+            indptr, indices, values, shape = (csr_tensor.indptr, csr_tensor.indices,
+                                              csr_tensor.values, csr_tensor.shape)
+        shape = _meta.check_csr(indptr.shape, indptr.dtype, indices.shape, indices.dtype,
+                                values.shape, shape)
+        self.indptr = _graph_index(indptr)
+        self.indices = _graph_index(indices)
+        self.values = values
+        self.shape = shape
 
     @property
     def dtype(self):
@@ -292,6 +321,15 @@ class RowTensor:
         if ((ind < 0) | (ind >= self.dense_shape[0])).any():
             raise ValueError(f"RowTensor: row indices must be in [0, {self.dense_shape[0]}), got {ind.tolist()}")
 
+    def _mycel_graph_init(self, indices=None, values=None, dense_shape=None, row_tensor=None):
+        # graph mode's __init__ (see COOTensor's)
+        if row_tensor is not None:
+            indices, values, dense_shape = row_tensor.indices, row_tensor.values, row_tensor.dense_shape
+        dense_shape = _meta.check_row(indices.shape, indices.dtype, values.shape, dense_shape)
+        self.indices = _graph_index(indices)
+        self.values = values
+        self.dense_shape = dense_shape
+
     @property
     def dtype(self):
         return self.values.dtype
@@ -326,6 +364,13 @@ class RowTensor:
 
     def __repr__(self):
         return f"RowTensor(dense_shape={self.dense_shape}, dtype={self.dtype}, rows={self.indices.shape[0]})"
+
+
+COOTensor._mycel_fields = ("indices", "values", "shape")
+CSRTensor._mycel_fields = ("indptr", "indices", "values", "shape")
+RowTensor._mycel_fields = ("indices", "values", "dense_shape")
+for _cls in (COOTensor, CSRTensor, RowTensor):
+    _records.register(_cls)
 
 
 def _coalesce(indices, values, shape):

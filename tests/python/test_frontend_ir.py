@@ -41,26 +41,34 @@ def branch(x):
     return x
 
 
+# x.sum() of a parameter: `sum` is also a method of the sparse containers (records), so the
+# parser leaves the choice to analysis: record_method(x, "sum", keywords, @thunk), the thunk
+# holding the Tensor meaning, which analysis calls for a tensor (docs/graph_mode_internals.md).
 def test_if_else_becomes_switch_with_join_parameter():
     assert ir(branch) == textwrap.dedent("""\
         graph @branch(%x) {
-          %1 = sum(%x, (), False)
+          %1 = py:mycel.common.graph_syntax.record_method(%x, "sum", (), @branch_sum)
           %2 = greater(%1, 0)
           %3 = switch(%2, @branch_true, @branch_false)
           %4 = %3()
           return %4
         }
 
+        graph @branch_sum() {  # in @branch
+          %5 = sum(%x, (), False)
+          return %5
+        }
+
         graph @branch_true() {  # in @branch
-          %5 = sub(%x, 1)  # x
-          %6 = @branch_after(%5)
-          return %6
+          %6 = sub(%x, 1)  # x
+          %7 = @branch_after(%6)
+          return %7
         }
 
         graph @branch_false() {  # in @branch
-          %7 = exp(%x)  # x
-          %8 = @branch_after(%7)
-          return %8
+          %8 = exp(%x)  # x
+          %9 = @branch_after(%8)
+          return %9
         }
 
         graph @branch_after(%x.1) {  # in @branch
@@ -83,17 +91,22 @@ def test_while_is_a_recursive_graph_not_unrolled():
         }
 
         graph @loop_while(%x.1) {  # in @loop
-          %2 = sum(%x.1, (), False)
+          %2 = py:mycel.common.graph_syntax.record_method(%x.1, "sum", (), @loop_sum)
           %3 = less(%2, %n)
           %4 = switch(%3, @loop_body, @loop_exit)
           %5 = %4()
           return %5
         }
 
+        graph @loop_sum() {  # in @loop_while
+          %6 = sum(%x.1, (), False)
+          return %6
+        }
+
         graph @loop_body() {  # in @loop_while
-          %6 = mul(%x.1, 2)  # x
-          %7 = @loop_while(%6)
-          return %7
+          %7 = mul(%x.1, 2)  # x
+          %8 = @loop_while(%7)
+          return %8
         }
 
         graph @loop_exit() {  # in @loop_while

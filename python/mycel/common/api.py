@@ -8,6 +8,7 @@ import linecache
 
 from mycel import _mycel
 from mycel.common.symbol import check_symbols, has_symbols
+from mycel.common.records import jit_class  # noqa: F401  (MindSpore: mindspore.common.api.jit_class)
 
 
 class ArgBinder:

@@ -248,3 +248,34 @@ def function_stand_in(name):
                         "evaluated at compile time")
     stand_in.__qualname__ = stand_in.__name__ = f"graph function {name}"
     return stand_in
+
+
+def make_record(cls, names, *fields):
+    """The record that a record class's __init__ builds in graph mode (analysis makes it the
+    tuple of the run-time fields; called here only when every field is a compile-time value)."""
+    from mycel.common.records import rebuild
+    return rebuild(cls, names, fields)
+
+
+def record_attr(obj, name, tensor_attr):
+    """`obj.name` of a value only known at compile time here (analysis answers records and
+    tensors itself): Python's getattr."""
+    return getattr(obj, name)
+
+
+def record_method(obj, name, keywords, tensor_method, *args):
+    """`obj.name(*args)` whose name some record class defines: analysis calls the record's method
+    or, for a tensor, tensor_method (the Tensor method); here a compile-time receiver."""
+    return call_method(obj, name, keywords, *args)
+
+
+_method_names = (0, frozenset())
+
+
+def record_method_names():
+    """The method names of the record classes (the parser routes those through record_method)."""
+    global _method_names
+    from mycel.common import records
+    if _method_names[0] != len(records._CLASSES):
+        _method_names = (len(records._CLASSES), frozenset(records.method_names()))
+    return _method_names[1]

@@ -34,6 +34,49 @@ std::string DictAbs::repr() const {
   return s + "}";
 }
 
+std::string RecordAbs::class_name() const {
+  std::string r = cls_->repr();  // "py:<module>.<qualname>"
+  size_t dot = r.rfind('.');
+  return dot == std::string::npos ? (r.rfind("py:", 0) == 0 ? r.substr(3) : r) : r.substr(dot + 1);
+}
+
+int RecordAbs::field(const std::string& name) const {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+size_t RecordAbs::item_of(size_t k) const {
+  size_t pos = 0;
+  for (size_t i = 0; i < k; ++i) pos += statics_[i] == nullptr;
+  return pos;
+}
+
+bool RecordAbs::same_layout(const RecordAbs& o) const {
+  if (!cls_->equals(*o.cls_) || names_ != o.names_) return false;
+  for (size_t i = 0; i < statics_.size(); ++i) {
+    if (!statics_[i] != !o.statics_[i]) return false;
+    if (statics_[i] && !statics_[i]->equals(*o.statics_[i])) return false;
+  }
+  return true;
+}
+
+std::string RecordAbs::repr() const {
+  std::string s = class_name() + "{";
+  for (size_t i = 0; i < names_.size(); ++i)
+    s += (i ? ", " : "") + names_[i] + ": " +
+         (statics_[i] ? statics_[i]->repr() : items()[item_of(i)]->repr());
+  return s + "}";
+}
+
+bool RecordAbs::equals(const Abstract& o) const {
+  auto* r = dynamic_cast<const RecordAbs*>(&o);
+  if (!r || !same_layout(*r) || r->items().size() != items().size()) return false;
+  for (size_t i = 0; i < items().size(); ++i)
+    if (!items()[i]->equals(*r->items()[i])) return false;
+  return true;
+}
+
 bool OpaqueAbs::equals(const Abstract& o) const {
   auto* p = dynamic_cast<const OpaqueAbs*>(&o);
   return p && p->v_->equals(*v_);
@@ -124,7 +167,7 @@ ValuePtr constant_of(const AbstractPtr& a) {
   if (a->kind() == AbstractKind::kNone && !is_pending(a)) return none();
   if (auto* s = as_scalar(a)) return s->value();
   if (auto* t = as_tuple(a)) {
-    if (dynamic_cast<const DictAbs*>(a.get())) return nullptr;
+    if (dynamic_cast<const DictAbs*>(a.get()) || as_record(a)) return nullptr;
     std::vector<ValuePtr> items;
     for (const auto& i : t->items()) {
       ValuePtr v = constant_of(i);
@@ -161,6 +204,9 @@ AbstractPtr merge(const AbstractPtr& a, const AbstractPtr& b, const SourceLoc& l
   if (auto* ua = as_tuple(a)) {
     auto* ub = as_tuple(b);
     if (ua->items().size() != ub->items().size() || ua->is_list() != ub->is_list()) return nullptr;
+    auto* ra = as_record(a);
+    auto* rb = as_record(b);
+    if (!ra != !rb || (ra && !ra->same_layout(*rb))) return nullptr;  // one class, one layout
     std::vector<AbstractPtr> items;
     for (size_t i = 0; i < ua->items().size(); ++i) {
       AbstractPtr j = merge(ua->items()[i], ub->items()[i], loc, widening);
@@ -169,6 +215,7 @@ AbstractPtr merge(const AbstractPtr& a, const AbstractPtr& b, const SourceLoc& l
     }
     if (auto* da = dynamic_cast<const DictAbs*>(a.get()))
       return std::make_shared<DictAbs>(da->keys(), items);
+    if (ra) return ra->with_items(std::move(items));
     return std::make_shared<AbstractTuple>(std::move(items), ua->is_list());
   }
   if (a->kind() == AbstractKind::kFunction) {
@@ -218,6 +265,14 @@ std::string key_of(const AbstractPtr& a) {
     std::string s = "union<";
     for (const auto& f : u->fns()) s += key_of(f) + ";";
     return s + ">";
+  }
+  if (auto* r = as_record(a)) {  // the class and compile-time fields, then the run-time items
+    std::string s = "record<" + r->cls()->repr();
+    for (size_t i = 0; i < r->names().size(); ++i)
+      s += "," + r->names()[i] + "=" + (r->statics()[i] ? r->statics()[i]->repr() : "");
+    s += ">(";
+    for (const auto& i : r->items()) s += key_of(i) + ",";
+    return s + ")";
   }
   if (auto* t = as_tuple(a)) {
     std::string s = dynamic_cast<const DictAbs*>(a.get()) ? a->repr() + "{"

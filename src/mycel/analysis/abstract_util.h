@@ -86,6 +86,47 @@ class DictAbs : public ir::AbstractTuple {
   std::vector<ir::ValuePtr> keys_;
 };
 
+/// A record: an object of a Python class that graph mode builds at run time (a CSRTensor, a
+/// @jit_class instance), carried as the tuple of its run-time fields. Fields known at compile
+/// time (a CSRTensor's shape, an int) are kept here as values and take no place in the tuple, so
+/// the backend sees only tensors; the class is a compile-time tag that selects its methods.
+class RecordAbs : public ir::AbstractTuple {
+ public:
+  /// names: every field in order; statics: per name its compile-time value, or nullptr for a
+  /// run-time field; items: the run-time fields' abstracts, in the order of the names.
+  RecordAbs(ir::ValuePtr cls, std::vector<std::string> names, std::vector<ir::ValuePtr> statics,
+            std::vector<ir::AbstractPtr> items)
+      : ir::AbstractTuple(std::move(items)),
+        cls_(std::move(cls)),
+        names_(std::move(names)),
+        statics_(std::move(statics)) {}
+  const ir::ValuePtr& cls() const { return cls_; }
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<ir::ValuePtr>& statics() const { return statics_; }
+  /// The class's name as the printer shows it ("CSRTensor").
+  std::string class_name() const;
+  /// The index of field `name` in names(), or -1.
+  int field(const std::string& name) const;
+  /// The position in the tuple of run-time field `k` (an index into names()).
+  size_t item_of(size_t k) const;
+  /// The same record with other run-time items (join, widening, finalization).
+  std::shared_ptr<const RecordAbs> with_items(std::vector<ir::AbstractPtr> items) const {
+    return std::make_shared<RecordAbs>(cls_, names_, statics_, std::move(items));
+  }
+  /// Same class, fields and compile-time values (the run-time items may differ).
+  bool same_layout(const RecordAbs& o) const;
+  std::string repr() const override;
+  bool equals(const ir::Abstract& o) const override;
+
+ private:
+  ir::ValuePtr cls_;
+  std::vector<std::string> names_;
+  std::vector<ir::ValuePtr> statics_;
+};
+inline const RecordAbs* as_record(const ir::AbstractPtr& a) {
+  return dynamic_cast<const RecordAbs*>(a.get());
+}
+
 /// A gradient function made in the graph, `grad_op(fn, weights)`: calling it specializes fn for
 /// the call's arguments and gives the gradients' abstract; ad::expand_grad_calls later replaces the
 /// call by a call of fn's gradient graph.

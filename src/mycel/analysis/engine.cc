@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "mycel/analysis/records.h"
 #include "mycel/core/error.h"
 #include "mycel/core/stack.h"
 #include "mycel/ir/raised.h"
@@ -42,6 +43,27 @@ bool keeps_unrolling(const FuncGraph& g, const std::vector<AbstractPtr>& before,
           "); a loop-carried tensor must keep its rank and dtype (its dims may change)",
           where(loc));
     }
+    auto* ra = as_record(before[i]);
+    auto* rb = as_record(now[i]);
+    if (ra && rb && !ra->same_layout(*rb) && ra->names() == rb->names()) {
+      // A record's compile-time field (an int) that changes cannot be widened either.
+      if (!dynamic && levels < kMaxGrowingUnroll) return true;
+      std::string field = "?", from, to;
+      for (size_t k = 0; k < ra->names().size(); ++k)
+        if (!ra->statics()[k] != !rb->statics()[k] ||
+            (ra->statics()[k] && !ra->statics()[k]->equals(*rb->statics()[k]))) {
+          field = ra->names()[k];
+          from = ra->statics()[k] ? ra->statics()[k]->repr() : "a run-time value";
+          to = rb->statics()[k] ? rb->statics()[k]->repr() : "a run-time value";
+          break;
+        }
+      MYCEL_THROW(
+          NotSupported, "[loop] field '", field, "' of ", ra->class_name(), " '",
+          as_parameter(g.parameters()[i])->name(), "' is known at compile time and ", "changes (",
+          from, " -> ", to, ") on an iteration of a loop that stays a loop in the graph (",
+          dynamic ? "its trip count is only known at run time" : "it runs too many iterations",
+          "); hold it in a tensor (Tensor(n)) or loop over a compile-time range", where(loc));
+    }
     auto* ta = as_tuple(before[i]);
     auto* tb = as_tuple(now[i]);
     if (!ta || !tb || ta->items().size() == tb->items().size()) continue;
@@ -72,6 +94,8 @@ std::string ptr_key(const void* p) {
 // stand-ins) answers the test.
 // Used for `isinstance` only: any other Python function would compute with the stand-in's data.
 ValuePtr type_witness(const AbstractPtr& a) {
+  if (auto* r = as_record(a))  // an object of the record's class
+    return record_hooks().witness ? record_hooks().witness(*r->cls()) : nullptr;
   if (auto* t = as_tensor(a)) return tensor_value(Tensor::empty(Shape{0}, t->dtype()));
   if (ValuePtr v = constant_of(a)) return v;  // the items of (x, 0.5)
   // A function (a graph, a closure, an op): its callee stands in (a function, not a tuple).
@@ -286,17 +310,23 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     f->callee()->repr(), " passed through a variable", where(loc));
       full.insert(full.begin(), pa->inputs().begin() + 2, pa->inputs().end());
     }
-    if (f->callee()->kind() == ValueKind::kOp)
-      return eval_op_call(*this, ctx, static_cast<const OpValue&>(*f->callee()), full, loc);
-    if (f->callee()->kind() == ValueKind::kPrim)
-      return eval_prim_call(*this, ctx, static_cast<const PrimValue&>(*f->callee()).prim(), full,
-                            loc);
+    if (f->callee()->kind() == ValueKind::kOp) {
+      const auto& opv = static_cast<const OpValue&>(*f->callee());
+      if (NodePtr r = record_op(ctx, opv.op(), full, loc)) return r;
+      return eval_op_call(*this, ctx, opv, full, loc);
+    }
+    if (f->callee()->kind() == ValueKind::kPrim) {
+      const Prim p = static_cast<const PrimValue&>(*f->callee()).prim();
+      if (NodePtr r = record_prim(ctx, p, full, loc)) return r;
+      return eval_prim_call(*this, ctx, p, full, loc);
+    }
     if (f->callee()->kind() == ValueKind::kGradOp)
       return make_grad_fn(ctx, callee, static_cast<const GradOpValue&>(*f->callee()), full, loc);
     if (f->callee()->kind() == ValueKind::kVmapOp) return make_vmap_fn(ctx, callee, full, loc);
   }
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {
+    if (NodePtr r = record_call(ctx, *o->value(), args, loc)) return r;
     // A mycel.ops function passed as a value (a higher-order function's argument): call the op.
     if (opaque_op_hook())
       if (const OpDef* op = opaque_op_hook()(*o->value())) {
@@ -330,6 +360,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     "evaluated at compile time, so only compile-time values can be passed to it",
                     where(loc));
       }
+      if (!v && record_hooks().plain_class && record_hooks().plain_class(*o->value()))
+        MYCEL_THROW(NotSupported, "[specialize] cannot create an instance of class ",
+                    o->value()->repr().substr(3), " in graph mode: argument ", i, " (",
+                    arg_abs[i]->repr(),
+                    ") is only known at run time; decorate the class with @mycel.jit_class "
+                    "so that compiled code can build it, or create it outside and pass it in",
+                    where(loc));
       if (!v)
         MYCEL_THROW(NotSupported, "[specialize] cannot call ", o->value()->repr(),
                     " in graph mode: argument ", i, " (", arg_abs[i]->repr(),

@@ -53,6 +53,25 @@ class Engine {
   /// grad_op(fn[, weights]): a gradient function (eval_grad.cc).
   ir::NodePtr make_grad_fn(Context* ctx, const ir::NodePtr& callee, const ir::GradOpValue& op,
                            const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
+  // ---- records (eval_record.cc) ----
+  /// make_record / record_attr / record_method, and call_method on a record; nullptr when
+  /// `callee` is none of these (or the receiver is a compile-time Python value).
+  ir::NodePtr record_call(Context* ctx, const ir::Value& callee,
+                          const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
+  /// An op with a record input: the record's dunder method (x + y -> x.__add__(y)), or an error.
+  ir::NodePtr record_op(Context* ctx, const OpDef& op, const std::vector<ir::NodePtr>& args,
+                        const ir::SourceLoc& loc);
+  /// shape / rank / dtype of a record: its attribute of that name; nullptr otherwise.
+  ir::NodePtr record_prim(Context* ctx, ir::Prim p, const std::vector<ir::NodePtr>& args,
+                          const ir::SourceLoc& loc);
+  ir::NodePtr method_node(Context* ctx, ir::FuncGraph* g);
+  ir::NodePtr record_field(Context* ctx, const ir::NodePtr& rec, size_t k,
+                           const ir::SourceLoc& loc);
+  ir::NodePtr record_attr(Context* ctx, const ir::NodePtr& rec, const std::string& name,
+                          const ir::SourceLoc& loc);
+  ir::NodePtr record_method(Context* ctx, const ir::NodePtr& rec, const std::string& name,
+                            const std::vector<std::string>& keywords,
+                            const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);
   /// A call of a gradient function: specializes the differentiated function (eval_grad.cc).
   ir::NodePtr call_grad_fn(Context* ctx, const ir::NodePtr& callee,
                            const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);

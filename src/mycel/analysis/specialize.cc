@@ -75,6 +75,7 @@ AbstractPtr plain(const AbstractPtr& a, const SourceLoc& loc) {
     if (!changed) return a;
     if (auto* d = dynamic_cast<const DictAbs*>(a.get()))
       return std::make_shared<DictAbs>(d->keys(), items);
+    if (auto* r = as_record(a)) return r->with_items(std::move(items));
     return std::make_shared<AbstractTuple>(std::move(items), t->is_list());
   }
   return a;

@@ -51,7 +51,13 @@ void Parser::assign_item(Block* b, nb::handle target, NodePtr v) {
 void Parser::assign_attribute(Block* b, nb::handle target, NodePtr v) {
   SourceLoc loc = loc_of(target);
   const std::string attr = str_attr(target, "attr");
-  NodePtr base = expr(b, target.attr("value"));
+  nb::handle tv = target.attr("value");
+  if (!b->scope->record_self.empty() && ast_type(tv) == "Name" &&
+      str_attr(tv, "id") == b->scope->record_self) {  // a field of the record being built
+    write(b, b->scope->record_self + "." + attr, std::move(v));
+    return;
+  }
+  NodePtr base = expr(b, tv);
   const PyObjectValue* pv = py_object_of(base);
   if (pv && nb::hasattr(pv->object(), attr.c_str())) {
     nb::object cur = pv->object().attr(attr.c_str());
@@ -65,7 +71,8 @@ void Parser::assign_attribute(Block* b, nb::handle target, NodePtr v) {
   }
   unsupported(target, "assignment to attribute '" + attr + "'",
               "return the value from construct (or keep it in a local variable); only Parameters "
-              "can be written inside a compiled function (self.w = v is ops.assign(self.w, v))");
+              "can be written inside a compiled function (self.w = v is ops.assign(self.w, v)), "
+              "and the fields of a @jit_class object only in its __init__");
 }
 
 }  // namespace mycel::frontend

@@ -446,6 +446,8 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
   }
   if (const PyObjectValue* pv = py_object_of(callee)) {
     nb::object fn = pv->object();
+    if (PyType_Check(fn.ptr()) && nb::hasattr(fn, "_mycel_record"))  // CSRTensor(...), @jit_class
+      return record_construct(b, fn, std::move(args), std::move(kw), loc);
     const OpDef* op = nullptr;
     std::vector<AttrValue> preset;
     if ((op = op_of_function(fn))) return op_call(b, *op, {}, std::move(args), std::move(kw), loc);
@@ -589,10 +591,10 @@ NodePtr Parser::builtin(Block* b, const std::string& name, nb::handle fn, std::v
   return nullptr;
 }
 
-NodePtr Parser::tensor_method(Block* b, NodePtr self, const std::string& m,
-                              std::vector<NodePtr> args,
-                              std::vector<std::pair<std::string, NodePtr>> kw,
-                              const SourceLoc& loc) {
+NodePtr Parser::plain_tensor_method(Block* b, NodePtr self, const std::string& m,
+                                    std::vector<NodePtr> args,
+                                    std::vector<std::pair<std::string, NodePtr>> kw,
+                                    const SourceLoc& loc) {
   auto shape_arg = [&]() -> NodePtr {
     if (args.size() == 1) return args[0];
     return sequence(b, Prim::kMakeTuple, args, loc);

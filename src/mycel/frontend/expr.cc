@@ -343,7 +343,13 @@ NodePtr Parser::expr(Block* b, nb::handle e) {
   if (t == "Compare") return compare(b, e);
   if (t == "IfExp") return ifexp(b, e);
   if (t == "Call") return call(b, e);
-  if (t == "Attribute") return attribute(b, expr(b, e.attr("value")), str_attr(e, "attr"), loc);
+  if (t == "Attribute") {
+    nb::handle v = e.attr("value");
+    if (!b->scope->record_self.empty() && ast_type(v) == "Name" &&
+        str_attr(v, "id") == b->scope->record_self)  // self.f inside a record's __init__
+      return read(b, b->scope->record_self + "." + str_attr(e, "attr"), loc);
+    return attribute(b, expr(b, v), str_attr(e, "attr"), loc);
+  }
   if (t == "Subscript") return subscript(b, e);
   if (t == "Lambda") return nested_def(b, e, true);
   if (t == "Tuple" || t == "List") {
@@ -451,13 +457,15 @@ NodePtr Parser::attribute(Block* b, NodePtr base, const std::string& attr, const
   if (attr == "ndim") return prim(b, Prim::kRank, {base}, loc);
   if (attr == "dtype") return prim(b, Prim::kDTypeOf, {base}, loc);
   if (attr == "T") return op_by_name(b, "transpose", {base}, {}, loc);
-  if (attr == "size")  // the product of the shape: a constant unless a dim is dynamic
-    return call_value(b, library_graph("mycel.common.graph_syntax", "tensor_size", loc), {base}, {},
-                      loc);
-  error(loc, "AttributeError",
-        "attribute '" + attr +
-            "' of a graph value is not supported in graph mode; "
-            "tensors offer .shape, .ndim, .dtype, .size, .T and their methods");
+  if (attr ==
+      "size") {  // a tensor's: the product of its shape (a constant unless a dim is dynamic)
+    NodePtr t = thunk(b, "size", [&](Block* tb) {
+      return call_value(tb, library_graph("mycel.common.graph_syntax", "tensor_size", loc), {base},
+                        {}, loc);
+    });
+    return value_attribute(b, base, attr, t, loc);
+  }
+  return value_attribute(b, base, attr, constant(ir::none()), loc);
 }
 
 }  // namespace mycel::frontend

@@ -154,7 +154,14 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   for (nb::handle a : args.attr("posonlyargs")) pos.push_back(a);
   for (nb::handle a : args.attr("args")) pos.push_back(a);
   size_t skip = 0;
-  if (self.is_valid()) {
+  if (next_record_class_.is_valid()) {  // a record's __init__: self is the record being built
+    if (pos.empty())
+      error(loc_of(def), "TypeError", "method '" + qualname(fn) + "' has no self parameter");
+    s->record_class = next_record_class_;
+    next_record_class_ = nb::object();
+    begin_record_init(s, blk, def, pos[0]);
+    skip = 1;
+  } else if (self.is_valid()) {
     if (pos.empty())
       error(loc_of(def), "TypeError", "method '" + qualname(fn) + "' has no self parameter");
     write(blk, str_attr(pos[0], "arg"), constant(py_object(self)));
@@ -239,7 +246,9 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     collect_locals(ast_, def.attr("body"), s->locals);
     collect_locals(ast_, def.attr("body"), s->assigned);
     s->entry_block = blk;
-    if (Block* end = stmts(blk, def.attr("body"))) finish(end, constant(ir::none()));
+    if (Block* end = stmts(blk, def.attr("body")))
+      finish(end,
+             s->record_class.is_valid() ? record_value(end, loc_of(def)) : constant(ir::none()));
   }
   current_scope = saved;
   assigned_ = saved_assigned;

@@ -69,6 +69,11 @@ struct Scope {
   int hidden = 0;              // counter for hidden variables ($i, $i2, ...)
   nb::object output_dtype;     // a Cell's _output_dtype (amp O1): each return value is cast to it
   nb::object output_strategy;  // a Cell's Cell.shard out_strategy: each return value is hinted
+  // The __init__ of a record class (records.cc): `self.f = v` writes the local "self.f", and the
+  // function returns make_record(record_class, fields...) instead of None.
+  nb::object record_class;
+  std::string record_self;                 // the name of its self parameter
+  std::vector<std::string> record_fields;  // in source order
 };
 
 /// The signature of a parsed graph, for binding call arguments at parse time.
@@ -204,8 +209,35 @@ class Parser {
                           std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
   NodePtr op_by_name(Block* b, const std::string& name, std::vector<NodePtr> args,
                      std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// x.m(args) on a value only analysis knows: the Tensor method, or, when m is also a method
+  /// of a record class, record_method(x, m, ..., thunk of the Tensor method) (records.cc).
   NodePtr tensor_method(Block* b, NodePtr self, const std::string& m, std::vector<NodePtr> args,
                         std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  NodePtr plain_tensor_method(Block* b, NodePtr self, const std::string& m,
+                              std::vector<NodePtr> args,
+                              std::vector<std::pair<std::string, NodePtr>> kw,
+                              const SourceLoc& loc);
+  // ---- records (records.cc) ----
+  /// cls(args) for a record class (a @jit_class, CSRTensor...): its __init__ parsed to build
+  /// the record.
+  NodePtr record_construct(Block* b, nb::handle cls, std::vector<NodePtr> args,
+                           std::vector<std::pair<std::string, NodePtr>> kw, const SourceLoc& loc);
+  /// make_record(cls, names, fields...) of the record __init__ being parsed, at its return.
+  NodePtr record_value(Block* b, const SourceLoc& loc);
+  /// x.attr of a value only analysis knows (record_attr(x, attr, thunk or None)).
+  NodePtr value_attribute(Block* b, NodePtr base, const std::string& attr, NodePtr thunk,
+                          const SourceLoc& loc);
+  /// A graph nested in b with no parameters whose output is made by `body` (evaluated only when
+  /// analysis calls it: the Tensor meaning of a name a record class also defines).
+  template <class F>
+  NodePtr thunk(Block* b, const std::string& name, F body) {
+    Block* t = new_block(b->scope, b, Block::kSwitch, b->scope->name + "_" + name);
+    finish(t, body(t));
+    return constant(ir::graph_value(t->g));
+  }
+  /// Sets up the scope of a record class's __init__ (parse_function).
+  void begin_record_init(Scope* s, Block* entry, nb::handle def, nb::handle self_arg);
+  nb::object next_record_class_;  // set while the __init__ of this record class is parsed
   /// lst.append / extend / insert / pop on a local list: rebinds the name (list_methods.cc).
   static bool is_list_method(const std::string& m);
   NodePtr list_method(Block* b, nb::handle base, NodePtr lst, const std::string& m,

@@ -75,6 +75,12 @@ Block* Parser::stmt(Block* b, nb::handle s) {
   }
   if (t == "Return") {
     nb::handle v = s.attr("value");
+    if (b->scope->record_class.is_valid()) {  // the __init__ of a record returns the record
+      if (!v.is_none() && !ir::as_constant(expr(b, v)))
+        error(loc_of(s), "TypeError", "__init__() should return None");
+      finish(b, record_value(b, loc_of(s)));
+      return nullptr;
+    }
     NodePtr out = v.is_none() ? constant(ir::none()) : expr(b, v);
     if (b->scope->output_dtype.is_valid())
       out = cast_float(b, out, b->scope->output_dtype, loc_of(s));

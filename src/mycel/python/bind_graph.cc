@@ -16,6 +16,7 @@
 #include "mycel/pipeline/pipeline.h"
 #include "mycel/pipeline/semi_auto.h"
 #include "mycel/pipeline/strategy_search.h"
+#include "mycel/python/bind_records.h"
 #include "mycel/python/pipeline_handle.h"
 
 namespace mycel::py {
@@ -90,6 +91,7 @@ ir::ValuePtr py_to_value(nb::handle h) {
 
 /// Abstract value of a call argument: tensors by shape and dtype, Python scalars by value.
 ir::AbstractPtr abstract_of(nb::handle h) {
+  if (is_record(h)) return record_abstract(h);  // a CSRTensor, a @jit_class object
   if (nb::isinstance<Tensor>(h)) {
     const Tensor& t = nb::cast<const Tensor&>(h);
     return std::make_shared<ir::AbstractTensor>(t.shape(), t.dtype());
@@ -418,6 +420,10 @@ class CompiledGraph {
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
   static void flatten_input(nb::handle h, std::vector<Tensor>& out) {
+    if (is_record(h)) {  // a record: its run-time fields, as its abstract holds them
+      for (const nb::object& v : record_parts(h).values) flatten_input(v, out);
+      return;
+    }
     if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
       for (nb::handle x : h) flatten_input(x, out);
       return;
@@ -427,6 +433,13 @@ class CompiledGraph {
 
   /// The Program's flat outputs nested again as the graph's output abstract says.
   static nb::object structured(std::vector<Tensor>& outs, size_t& k, const ir::AbstractPtr& a) {
+    if (auto* r = analysis::detail::as_record(a)) {  // a record output: the Python object again
+      nb::list values;
+      for (size_t i = 0; i < r->names().size(); ++i)
+        values.append(r->statics()[i] ? value_to_py(*r->statics()[i])
+                                      : structured(outs, k, r->items()[r->item_of(i)]));
+      return rebuild_record(*r, values);
+    }
     if (auto* d = dynamic_cast<const analysis::detail::DictAbs*>(a.get())) {  // a dict output
       nb::dict out;
       for (size_t i = 0; i < d->keys().size(); ++i)
@@ -516,6 +529,7 @@ SplitGrad* CompiledGraph::split_at_sens(nb::args args) {
 
 void init_graph(nb::module_& m) {
   nb::module_ g = m.def_submodule("graph", "Graph mode: specialization, optimization, execution.");
+  init_records();  // analysis asks the glue for record classes' methods
   // Analysis calls Python helpers on constant arguments at compile time (math, numpy, ...).
   analysis::set_const_eval_hook(
       [](const ir::Value& callee, const std::vector<ir::ValuePtr>& args) -> ir::ValuePtr {
