@@ -36,8 +36,9 @@ std::unique_ptr<icu::RegexPattern> compile(const std::string& op, const std::str
   std::unique_ptr<icu::RegexPattern> re(
       icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(pattern), 0, where, status));
   if (U_FAILURE(status))
-    MYCEL_THROW(ValueError, op, ": ", arg, " '", pattern, "' is not a valid ICU regular expression (",
-                u_errorName(status), " at offset ", where.offset, ")");
+    MYCEL_THROW(ValueError, op, ": ", arg, " '", pattern,
+                "' is not a valid ICU regular expression (", u_errorName(status), " at offset ",
+                where.offset, ")");
   return re;
 }
 
@@ -49,7 +50,8 @@ std::unique_ptr<icu::RegexMatcher> matcher(const icu::RegexPattern& re, const st
 }
 
 void check(UErrorCode status, const std::string& op, const char* what) {
-  if (U_FAILURE(status)) MYCEL_THROW(ValueError, op, ": ", what, " failed (", u_errorName(status), ")");
+  if (U_FAILURE(status))
+    MYCEL_THROW(ValueError, op, ": ", what, " failed (", u_errorName(status), ")");
 }
 
 // Splits at the matches of delim_pattern; a delimiter that keep_delim_pattern matches as a whole
@@ -107,7 +109,8 @@ class RegexReplace : public Transform {
         replace_(icu::UnicodeString::fromUTF8(p.get_str("replace"))),
         replace_all_(p.get_bool("replace_all", true)) {}
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng&) const override {
-    if (in.size() != 1) MYCEL_THROW(ValueError, name(), ": expected 1 input column, got ", in.size());
+    if (in.size() != 1)
+      MYCEL_THROW(ValueError, name(), ": expected 1 input column, got ", in.size());
     auto kind = string_kind(in[0]);
     if (!kind || *kind != StringKind::text)
       MYCEL_THROW(TypeError, name(), ": the input must hold strings, got a ",
@@ -145,7 +148,8 @@ class RegexReplace : public Transform {
 // Splits at runs of ICU White_Space characters, which are dropped.
 class WhitespaceTokenizer : public Transform {
  public:
-  explicit WhitespaceTokenizer(const Params& p) : with_offsets_(p.get_bool("with_offsets", false)) {}
+  explicit WhitespaceTokenizer(const Params& p)
+      : with_offsets_(p.get_bool("with_offsets", false)) {}
   std::vector<Tensor> apply(const std::vector<Tensor>& in, RowRng&) const override {
     const std::string s = scalar_text(in, name());
     std::vector<Span> spans;
