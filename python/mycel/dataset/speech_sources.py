@@ -10,7 +10,7 @@ import numpy as np
 from mycel.dataset.audio_sources import read_wav
 from mycel.dataset.detection_sources import _LazyRows
 from mycel.dataset.engine import SourceDataset, _E
-from mycel.dataset.sources import _check_common, _check_dir, _check_type, _engine_args
+from mycel.dataset.sources import _check_common, _check_dir, _check_usage, _engine_args
 
 __all__ = ["SpeechCommandsDataset"]
 
@@ -27,10 +27,7 @@ class SpeechCommandsDataset(SourceDataset):
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         owner = "SpeechCommandsDataset"
         self.dataset_dir = _check_dir(dataset_dir)
-        usage = "all" if usage is None else usage
-        _check_type(usage, "usage", str)
-        if usage not in ("train", "valid", "test", "all"):
-            raise ValueError("Input usage is not within the valid set of ['train', 'valid', 'test', 'all'].")
+        usage = _check_usage(usage, ("train", "valid", "test", "all"))
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         self.usage = usage
         lists = {name: self._list(name, owner) for name in ("validation_list.txt", "testing_list.txt")}
