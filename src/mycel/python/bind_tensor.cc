@@ -4,49 +4,111 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <string_view>
+
 #include "mycel/python/record_derived.h"
 
 namespace mycel::py {
 
+namespace {
+
+// Tensor(input_data=None, dtype=None, shape=None, init=None) into the memory at `self`.
+void tensor_init(Tensor* self, nb::handle input_data, nb::handle dtype, nb::handle shape,
+                 nb::handle init) {
+  std::optional<DType> dt;
+  if (!dtype.is_none()) dt = to_dtype(dtype);
+  if (!input_data.is_none()) {
+    new (self) Tensor(to_tensor(input_data, dt));
+    return;
+  }
+  if (shape.is_none()) MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+  if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
+    nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
+    nb::object made = nb::module_::import_("mycel.common.initializer")
+                          .attr("initializer")(init, shape, dtype_obj);
+    new (self) Tensor(nb::cast<Tensor>(made));
+    return;
+  }
+  // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
+  // placeholder tensor remembering which dims are dynamic. A mycel.Symbol dim
+  // (MindSpore's symbolic shape) is dynamic as None is; the symbols stay on the
+  // tensor (`_symbolic_shape`) for the checks at each call (common/symbol.py).
+  Shape s;
+  bool dynamic = false, symbolic = false;
+  nb::list dims;
+  for (nb::handle h : shape) {
+    const bool sym = nb::hasattr(h, "_mycel_symbol");
+    symbolic |= sym;
+    dynamic |= h.is_none() || sym;
+    s.push_back(h.is_none() || sym ? 0 : nb::cast<int64_t>(h));
+    dims.append(sym ? nb::none() : nb::borrow(h));
+  }
+  new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
+  if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(dims);
+  if (symbolic) nb::find(self).attr("_symbolic_shape") = nb::tuple(shape);
+}
+
+// Whether Tensor's input_data holds strings: a numpy str/bytes array, or a (nested) list or
+// tuple whose first element is a str or bytes. A bare str stays an error, as in MindSpore.
+bool is_string_data(nb::handle h) {
+  for (int depth = 0; depth < 64; ++depth) {
+    if (depth > 0 && (nb::isinstance<nb::str>(h) || nb::isinstance<nb::bytes>(h))) return true;
+    if ((nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) && nb::len(h) > 0) {
+      h = h[0];
+      continue;
+    }
+    if (std::string_view(Py_TYPE(h.ptr())->tp_name) == "numpy.ndarray") {
+      nb::object kind = h.attr("dtype").attr("kind");
+      return kind.equal(nb::str("U")) || kind.equal(nb::str("S"));
+    }
+    return false;
+  }
+  return false;
+}
+
+// MindSpore's Tensor(np.array(["a"])) is a tensor of strings. Tensor is this C++ class, so its
+// __new__ hands string data to mycel.StringTensor (strings never reach a kernel) and
+// constructs every other Tensor as __init__ says. nanobind calls __new__ alone when the class
+// itself is called; a Python subclass (Parameter) gets a bare instance, and Python then runs
+// the subclass's __init__, which calls Tensor.__init__.
+nb::object tensor_new(nb::handle cls, nb::args args, nb::kwargs kwargs) {
+  nb::object self = nb::inst_alloc(cls);
+  if (!cls.is(nb::type<Tensor>())) return self;
+  // Tensor's own arguments, read here rather than through a second call into __init__.
+  static const char* const kNames[] = {"input_data", "dtype", "shape", "init"};
+  nb::handle a[4] = {Py_None, Py_None, Py_None, Py_None};
+  bool parsed = args.size() <= 4;
+  for (size_t i = 0; parsed && i < args.size(); ++i) a[i] = args[i];
+  size_t found = 0;
+  for (size_t i = 0; parsed && i < 4; ++i) {
+    if (!kwargs.contains(kNames[i])) continue;
+    parsed = i >= args.size();  // given twice: __init__ reports it
+    a[i] = kwargs[kNames[i]];
+    ++found;
+  }
+  if (!parsed || found != kwargs.size()) {  // __init__ raises nanobind's usual TypeError
+    cls.attr("__init__")(self, *args, **kwargs);
+    return self;
+  }
+  if (is_string_data(a[0])) {
+    nb::object strings = nb::module_::import_("mycel.common.string_tensor");
+    if (a[1].is_none() || a[1].equal(strings.attr("string")))
+      return strings.attr("StringTensor")(a[0]);
+  }
+  tensor_init(nb::inst_ptr<Tensor>(self), a[0], a[1], a[2], a[3]);
+  nb::inst_mark_ready(self);
+  return self;
+}
+
+}  // namespace
+
 void init_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), "An n-d array on the CPU.")
+      .def_static("__new__", &tensor_new)
       .def(
           "__init__",
           [](Tensor* self, nb::object input_data, nb::object dtype, nb::object shape,
-             nb::object init) {
-            std::optional<DType> dt;
-            if (!dtype.is_none()) dt = to_dtype(dtype);
-            if (!input_data.is_none()) {
-              new (self) Tensor(to_tensor(input_data, dt));
-              return;
-            }
-            if (shape.is_none())
-              MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
-            if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
-              nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
-              nb::object made = nb::module_::import_("mycel.common.initializer")
-                                    .attr("initializer")(init, shape, dtype_obj);
-              new (self) Tensor(nb::cast<Tensor>(made));
-              return;
-            }
-            // A None dim makes an input signature for graph mode (Cell.set_inputs): an empty
-            // placeholder tensor remembering which dims are dynamic. A mycel.Symbol dim
-            // (MindSpore's symbolic shape) is dynamic as None is; the symbols stay on the
-            // tensor (`_symbolic_shape`) for the checks at each call (common/symbol.py).
-            Shape s;
-            bool dynamic = false, symbolic = false;
-            nb::list dims;
-            for (nb::handle h : shape) {
-              const bool sym = nb::hasattr(h, "_mycel_symbol");
-              symbolic |= sym;
-              dynamic |= h.is_none() || sym;
-              s.push_back(h.is_none() || sym ? 0 : nb::cast<int64_t>(h));
-              dims.append(sym ? nb::none() : nb::borrow(h));
-            }
-            new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
-            if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(dims);
-            if (symbolic) nb::find(self).attr("_symbolic_shape") = nb::tuple(shape);
-          },
+             nb::object init) { tensor_init(self, input_data, dtype, shape, init); },
           nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(),
           nb::arg("shape") = nb::none(), nb::arg("init") = nb::none())
       .def_prop_ro("shape",

@@ -90,3 +90,32 @@ def test_string_eq_and_concat_both_modes(mode):
         assert F.string_concat("ab", "cd") == "abcd" and F.string_eq("a", "a")
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def test_tensor_of_strings_is_a_string_tensor():
+    # MindSpore: Tensor(np.array(["a"])) is a Tensor of dtype String.
+    words = np.array([["ab", "c"], ["", "déf"]])
+    t = Tensor(words)
+    assert isinstance(t, StringTensor) and t.dtype == mstype.string
+    np.testing.assert_array_equal(t.asnumpy(), words)
+    assert Tensor(["hi"]).item() == "hi" and Tensor([b"x\x00y"]).item() == b"x\x00y"
+    with pytest.raises(TypeError):
+        Tensor("hi")  # a bare str is not tensor data, in MindSpore either
+    assert Tensor(["a", "b"], dtype=mstype.string).shape == (2,)
+    assert Tensor(input_data=[["p"], ["q"]]).shape == (2, 1)
+    # Every other input still builds a numeric Tensor, subclasses included.
+    x = Tensor(np.arange(3.0), mstype.float32)
+    assert type(x) is Tensor and x.dtype == mstype.float32
+    np.testing.assert_array_equal(x.asnumpy(), np.arange(3.0, dtype=np.float32))
+    assert Tensor(shape=(2, 3), dtype=mstype.int32).asnumpy().tolist() == [[0] * 3] * 2
+    assert Tensor([]).shape == (0,)
+    p = mycel.Parameter(Tensor(np.ones(2)), name="w")
+    assert type(p) is mycel.Parameter and p.name == "w"
+    with pytest.raises(TypeError, match="numpy sees dtype"):
+        Tensor(np.array(["a"]), mstype.float32)  # strings do not parse as numbers
+    with pytest.raises(TypeError):
+        Tensor(1.0, foo=2)
+    with pytest.raises(TypeError):
+        Tensor(1.0, input_data=2.0)
+    with pytest.raises(TypeError, match="needs input_data"):
+        Tensor()
