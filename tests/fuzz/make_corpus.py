@@ -41,6 +41,11 @@ def checkpoints(tmp):
         put(suffix, "three_tensors", 1 if suffix == "ckpt" else 0, read(path))
         if suffix == "ckpt":
             put(suffix, "three_tensors_raw_crc", 0, read(path))
+    # encrypted checkpoints (native target "sealed"): flag 0 AES-GCM, flag 1 AES-CBC, this key
+    for flag, mode in ((0, "AES-GCM"), (1, "AES-CBC")):
+        path = os.path.join(tmp, f"e{flag}.ckpt")
+        mycel.save_checkpoint(params, path, enc_key=b"mycel-fuzz-key16", enc_mode=mode)
+        put("sealed", "three_tensors_" + mode.lower().replace("-", "_"), flag, read(path))
 
 
 def mindrecord(tmp):

@@ -50,13 +50,14 @@ QUANT_MODES = ("QUANT", "NONQUANT")
 
 
 def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, input_names=None,
-           output_names=None, quant_mode="QUANT"):
+           output_names=None, quant_mode="QUANT", enc_key=None, enc_mode="AES-GCM"):
     """Exports `net`'s inference graph for example `inputs` as file_format "ONNX" (opset 17) or
     "MINDIR" (Mycel's FlatBuffers model file). The file name gets ".onnx"/".mindir" if it has no
     such suffix, as MindSpore does; returns the path written. With dynamic_batch (the default)
     each input's first dimension is left symbolic. A net quantized by mycel.lite.quant exports
     its int8 form (quant_mode="QUANT": int8 MINDIR, QDQ ONNX) or, with "NONQUANT", its
-    fake-quant float32 graph."""
+    fake-quant float32 graph. `enc_key` (bytes) encrypts a MINDIR file with `enc_mode`
+    ("AES-GCM", "AES-CBC" or "SM4-CBC"); mycel.load reads it back with dec_key/dec_mode."""
     fmt = str(file_format).upper()
     if fmt not in FORMATS:
         raise ValueError(f"export: file_format must be one of {FORMATS}, got {file_format!r}")
@@ -65,6 +66,8 @@ def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, in
         raise ValueError(f"export: quant_mode must be one of {QUANT_MODES}, got {quant_mode!r}")
     if not inputs:
         raise ValueError("export: pass at least one example input (a Tensor of the input's shape)")
+    if enc_key is not None and fmt != "MINDIR":
+        raise ValueError(f"export: enc_key encrypts MINDIR files only, got file_format {file_format!r}")
     suffix = "." + fmt.lower()
     path = file_name if file_name.lower().endswith(suffix) else file_name + suffix
     from mycel.lite import quant
@@ -77,5 +80,8 @@ def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, in
         from mycel.lite.mindir import graph_to_mindir
         pools = getattr(net, "_quant_pools", None) if mode == "QUANT" else None
         blob = graph_to_mindir(data, pools=pools)
+        if enc_key is not None:
+            from mycel.common import encryption
+            blob = encryption.encrypt("export", blob, enc_key, enc_mode)
     write_atomic(path, blob)
     return path

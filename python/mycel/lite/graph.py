@@ -25,7 +25,8 @@ class MindIRGraph:
 def load(file_name, **kwargs):
     """Loads a MINDIR file written by mycel.export (MindSpore's mindspore.load). The file is
     verified in full (sizes, offsets, checksums, the graph's order); a damaged or hostile file
-    raises ValueError naming the problem. ONNX files load with mycel.onnx.load_model instead."""
+    raises ValueError naming the problem. An encrypted file (export's enc_key) needs dec_key (bytes)
+    and dec_mode. ONNX files load with mycel.onnx.load_model instead."""
     lite = getattr(_mycel, "lite", None)
     if lite is None:
         raise NotImplementedError("load: this build has no lite runtime (CMake -DMYCEL_BUILD_LITE=ON)")
@@ -37,11 +38,18 @@ def load(file_name, **kwargs):
     if not os.path.isfile(path):
         raise ValueError(f"load: the file '{path}' does not exist")
     dec_key = kwargs.pop("dec_key", None)
-    if dec_key is not None:
-        raise NotImplementedError("load: encrypted MINDIR files (dec_key) are not supported")
+    dec_mode = kwargs.pop("dec_mode", "AES-GCM")
     if kwargs:
         raise TypeError(f"load: unexpected arguments {sorted(kwargs)}")
-    return MindIRGraph(lite.Session.from_file(path), path)
+    if dec_key is None:
+        with open(path, "rb") as f:
+            if f.read(8) == b"MYCELENC":
+                raise ValueError(f"load: '{path}' is encrypted: pass dec_key (and dec_mode) to load it")
+        return MindIRGraph(lite.Session.from_file(path), path)
+    from mycel.common import encryption
+    with open(path, "rb") as f:
+        blob = encryption.decrypt("load", f.read(), dec_key, dec_mode, path)
+    return MindIRGraph(lite.Session.from_bytes(blob), path)
 
 
 def run_graph(graph, inputs):

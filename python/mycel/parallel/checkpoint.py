@@ -131,13 +131,11 @@ def load_distributed_checkpoint(network, checkpoint_filenames, predict_strategy=
     each Parameter it names gets this process's slice of the merged tensor under its predict
     layout, stored as a slice (a `layout` attribute, as slice_parameters stores training
     weights), so the predict network runs on the slices; the others are loaded whole. None
-    loads every Parameter whole. Returns the merged (whole) name -> Parameter dict."""
+    loads every Parameter whole. Encrypted files need dec_key/dec_mode (all ranks share the key).
+    Returns the merged (whole) name -> Parameter dict."""
     fn = "load_distributed_checkpoint"
-    if dec_key is not None:
-        raise NotImplementedError(f"{fn}: encrypted checkpoints (dec_key) are not supported")
     if str(format) != "ckpt":
         raise ValueError(f"{fn}: format must be 'ckpt', got {format!r}")
-    del dec_mode
     from mycel.train.serialization import load_checkpoint, load_param_into_net
     if isinstance(checkpoint_filenames, (str, bytes)):
         raise TypeError(f"{fn}: checkpoint_filenames must be a list of files (one per rank), got a single name")
@@ -145,7 +143,7 @@ def load_distributed_checkpoint(network, checkpoint_filenames, predict_strategy=
     if predict_strategy is not None and not isinstance(predict_strategy, dict):
         raise TypeError(f"{fn}: predict_strategy must be the dict Model.infer_predict_layout returns, got "
                         f"{type(predict_strategy).__name__}")
-    per_rank = [load_checkpoint(f) for f in checkpoint_filenames]
+    per_rank = [load_checkpoint(f, dec_key=dec_key, dec_mode=dec_mode) for f in checkpoint_filenames]
     if not per_rank:
         raise ValueError(f"{fn}: checkpoint_filenames is empty")
     merged = {}

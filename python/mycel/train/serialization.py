@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from mycel import _mycel
+from mycel.common import encryption
 from mycel.common.parameter import Parameter
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell
@@ -64,12 +65,17 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     A name ending in ".safetensors" writes a safetensors file; otherwise ".ckpt" is appended when
     missing (as MindSpore does) and the checksummed Mycel format is written. `append_dict` adds
     extra name -> Tensor/number entries; `choice_func(name)` keeps only the names it accepts. The
-    write is atomic: a crash leaves the previous file intact.
+    write is atomic: a crash leaves the previous file intact. `enc_key` (bytes) encrypts the
+    file with `enc_mode` ("AES-GCM", the default, "AES-CBC" or "SM4-CBC"), as MindSpore does.
     """
     fn = "save_checkpoint"
     path = _check_file_name(fn, ckpt_file_name)
     if enc_key is not None:
-        raise NotImplementedError(f"{fn}: encrypted checkpoints (enc_key) are not supported")
+        enc_key = encryption.key_bytes(fn, "enc_key", enc_key)
+        enc_mode = encryption.mode_name(fn, "enc_mode", enc_mode)
+        if path.endswith(_ST_SUFFIX):
+            raise ValueError(f"{fn}: safetensors files are not encrypted; save to a .ckpt file "
+                             f"to use enc_key")
     if async_save:
         raise NotImplementedError(f"{fn}: async_save=True is not supported; save synchronously")
     tensors = _named_tensors(fn, save_obj)
@@ -84,7 +90,10 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         return
     if not path.endswith(_CKPT_SUFFIX):
         path += _CKPT_SUFFIX
-    _mycel.io.save_ckpt(path, tensors)
+    if enc_key is not None:
+        _mycel.io.save_ckpt_encrypted(path, tensors, enc_key, enc_mode)
+    else:
+        _mycel.io.save_ckpt(path, tensors)
 
 
 def _prefixes(fn, arg, value):
@@ -104,18 +113,24 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     hostile file raises ValueError naming the file and the problem. `filter_prefix` drops names
     starting with the given prefix(es), `specify_prefix` keeps only such names, `choice_func(name)`
     keeps the names it accepts. With `net`, the parameters are also loaded into it
-    (load_param_into_net with `strict_load`).
+    (load_param_into_net with `strict_load`). An encrypted checkpoint needs its `dec_key` and
+    `dec_mode`; a wrong key raises ValueError.
     """
     fn = "load_checkpoint"
     path = _check_file_name(fn, ckpt_file_name)
     if dec_key is not None:
-        raise NotImplementedError(f"{fn}: encrypted checkpoints (dec_key) are not supported")
+        dec_key = encryption.key_bytes(fn, "dec_key", dec_key)
+        dec_mode = encryption.mode_name(fn, "dec_mode", dec_mode)
     if not os.path.isfile(path):
         raise ValueError(f"{fn}: the checkpoint file '{path}' does not exist")
     drop = _prefixes(fn, "filter_prefix", filter_prefix)
     keep = _prefixes(fn, "specify_prefix", specify_prefix)
     if path.endswith(_ST_SUFFIX):
+        if dec_key is not None:
+            raise ValueError(f"{fn}: safetensors files are not encrypted; drop dec_key")
         pairs, _ = _mycel.io.load_safetensors(path)
+    elif dec_key is not None:
+        pairs = _mycel.io.load_ckpt_encrypted(path, dec_key, dec_mode)
     else:
         pairs = _mycel.io.load_ckpt(path)
     params = {}

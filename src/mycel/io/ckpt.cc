@@ -9,6 +9,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "mycel/io/cipher.h"
 #include "mycel/io/file.h"
 #include "mycel/io/io.h"
 
@@ -133,9 +134,9 @@ std::vector<Entry> parse_header(const std::string& header, uint64_t file_size,
   return entries;
 }
 
-}  // namespace
-
-void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors) {
+// Writes the format to `w` (an AtomicWriter, or a StringSink before encryption).
+template <class Writer>
+void write_ckpt(const std::vector<NamedTensor>& tensors, Writer& w) {
   std::string header;
   put<uint64_t>(header, tensors.size());
   uint64_t cursor = 0;  // data offsets, relative to the aligned data start until known
@@ -173,7 +174,6 @@ void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors)
   put<uint32_t>(pre, kVersion);
   put<uint64_t>(pre, header.size());
   pre += header;
-  detail::AtomicWriter w(path);
   uint32_t crc = crc_update(0, pre.data(), pre.size());
   w.write(pre.data(), pre.size());
   static const char zeros[kAlign] = {};
@@ -190,11 +190,34 @@ void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors)
     w.write(zeros, pad);
   }
   w.write(&crc, 4);
-  w.commit();
 }
 
-std::vector<NamedTensor> load_ckpt(const std::string& path) {
-  detail::ReadFile f(path);
+// The bytes of a file kept in memory (a decrypted checkpoint), read as ReadFile reads a file.
+class MemoryFile {
+ public:
+  MemoryFile(const std::string& bytes, const std::string& path) : b_(bytes), path_(path) {}
+  uint64_t size() const { return b_.size(); }
+  void read_at(void* dst, uint64_t n, uint64_t offset, const char* what) const {
+    if (offset > b_.size() || n > b_.size() - offset)
+      MYCEL_THROW(ValueError, "checkpoint '", path_, "' is truncated: ", what, " needs bytes [",
+                  offset, ", ", offset + n, ") but the file has ", b_.size(), " bytes");
+    if (n > 0) std::memcpy(dst, b_.data() + offset, n);
+  }
+
+ private:
+  const std::string& b_;
+  const std::string& path_;
+};
+
+struct StringSink {
+  std::string bytes;
+  void write(const void* p, uint64_t n) { bytes.append(static_cast<const char*>(p), n); }
+  uint64_t written() const { return bytes.size(); }
+};
+
+// Reads and validates the format from `f` (a ReadFile or a MemoryFile).
+template <class File>
+std::vector<NamedTensor> read_ckpt(const File& f, const std::string& path) {
   const uint64_t size = f.size();
   if (size < kPreamble + 4)
     MYCEL_THROW(ValueError, "checkpoint '", path, "' is truncated or not a checkpoint: ", size,
@@ -203,7 +226,9 @@ std::vector<NamedTensor> load_ckpt(const std::string& path) {
   f.read_at(pre, kPreamble, 0, "the preamble");
   if (std::memcmp(pre, kMagic, sizeof kMagic) != 0)
     MYCEL_THROW(ValueError, "'", path,
-                "' is not a Mycel checkpoint (its first bytes are not \"MYCELCKP\")");
+                is_sealed(std::string_view(pre, kPreamble))
+                    ? "' is encrypted: pass dec_key (and dec_mode) to load it"
+                    : "' is not a Mycel checkpoint (its first bytes are not \"MYCELCKP\")");
   uint32_t version;
   uint64_t header_len;
   std::memcpy(&version, pre + 8, 4);
@@ -244,6 +269,41 @@ std::vector<NamedTensor> load_ckpt(const std::string& path) {
     MYCEL_THROW(ValueError, "checkpoint '", path, "' is corrupt: CRC-32 mismatch (stored 0x",
                 std::hex, stored, ", computed 0x", crc, ")");
   return out;
+}
+
+std::string read_whole(const std::string& path) {
+  detail::ReadFile f(path);
+  std::string bytes(f.size(), '\0');
+  f.read_at(bytes.data(), bytes.size(), 0, "the file");
+  return bytes;
+}
+
+}  // namespace
+
+void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors) {
+  detail::AtomicWriter w(path);
+  write_ckpt(tensors, w);
+  w.commit();
+}
+
+void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors,
+               std::string_view key, CipherMode mode) {
+  StringSink plain;
+  write_ckpt(tensors, plain);
+  std::string sealed = seal(plain.bytes, key, mode, "save_checkpoint");
+  detail::AtomicWriter w(path);
+  w.write(sealed.data(), sealed.size());
+  w.commit();
+}
+
+std::vector<NamedTensor> load_ckpt(const std::string& path) {
+  detail::ReadFile f(path);
+  return read_ckpt(f, path);
+}
+
+std::vector<NamedTensor> load_ckpt(const std::string& path, std::string_view key, CipherMode mode) {
+  std::string plain = unseal(read_whole(path), key, mode, path);
+  return read_ckpt(MemoryFile(plain, path), path);
 }
 
 }  // namespace mycel::io

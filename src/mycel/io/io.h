@@ -4,9 +4,11 @@
 #pragma once
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mycel/core/tensor.h"
+#include "mycel/io/cipher.h"
 
 namespace mycel::io {
 
@@ -20,6 +22,10 @@ struct NamedTensor {
 void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors);
 /// Reads a ".ckpt" file, in file order; throws ValueError for a corrupt or hostile file.
 std::vector<NamedTensor> load_ckpt(const std::string& path);
+/// The same, encrypted with `key` (MindSpore's enc_key/enc_mode; the envelope is in cipher.h).
+void save_ckpt(const std::string& path, const std::vector<NamedTensor>& tensors,
+               std::string_view key, CipherMode mode);
+std::vector<NamedTensor> load_ckpt(const std::string& path, std::string_view key, CipherMode mode);
 
 /// Tensors and the free-form string metadata of a safetensors file.
 struct SafetensorsFile {

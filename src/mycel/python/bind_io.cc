@@ -49,6 +49,52 @@ void init_io(nb::module_& m) {
         return to_pairs(std::move(named));
       },
       nb::arg("path"), "[(name, Tensor)] of a .ckpt file, validated.");
+  // Encrypted checkpoints: the key arrives as bytes; the mode as MindSpore spells it.
+  io.def(
+      "save_ckpt_encrypted",
+      [](const std::string& path, const Pairs& tensors, nb::bytes key, const std::string& mode) {
+        auto named = to_named(tensors);
+        const io::CipherMode m = io::parse_cipher_mode(mode, "save_checkpoint");
+        std::string k(key.c_str(), key.size());
+        nb::gil_scoped_release release;
+        io::save_ckpt(path, named, k, m);
+      },
+      nb::arg("path"), nb::arg("tensors"), nb::arg("key"), nb::arg("mode"),
+      "Writes [(name, Tensor)] to an encrypted .ckpt file atomically.");
+  io.def(
+      "load_ckpt_encrypted",
+      [](const std::string& path, nb::bytes key, const std::string& mode) {
+        const io::CipherMode m = io::parse_cipher_mode(mode, "load_checkpoint");
+        std::string k(key.c_str(), key.size());
+        std::vector<io::NamedTensor> named;
+        {
+          nb::gil_scoped_release release;
+          named = io::load_ckpt(path, k, m);
+        }
+        return to_pairs(std::move(named));
+      },
+      nb::arg("path"), nb::arg("key"), nb::arg("mode"),
+      "[(name, Tensor)] of an encrypted .ckpt file, decrypted and validated.");
+  io.def(
+      "encrypt_bytes",
+      [](nb::bytes plain, nb::bytes key, const std::string& mode, const std::string& fn) {
+        std::string out = io::seal(std::string_view(plain.c_str(), plain.size()),
+                                   std::string_view(key.c_str(), key.size()),
+                                   io::parse_cipher_mode(mode, fn), fn);
+        return nb::bytes(out.data(), out.size());
+      },
+      nb::arg("plain"), nb::arg("key"), nb::arg("mode"), nb::arg("fn"),
+      "The sealed envelope of `plain` (src/mycel/io/cipher.h).");
+  io.def(
+      "decrypt_bytes",
+      [](nb::bytes sealed, nb::bytes key, const std::string& mode, const std::string& what) {
+        std::string out = io::unseal(std::string_view(sealed.c_str(), sealed.size()),
+                                     std::string_view(key.c_str(), key.size()),
+                                     io::parse_cipher_mode(mode, "load"), what);
+        return nb::bytes(out.data(), out.size());
+      },
+      nb::arg("sealed"), nb::arg("key"), nb::arg("mode"), nb::arg("what"),
+      "The plain bytes of a sealed envelope; ValueError for a wrong key or altered bytes.");
   io.def(
       "save_safetensors",
       [](const std::string& path, const Pairs& tensors,
