@@ -174,3 +174,28 @@ def _deepen(x, n):
 def test_recursion_whose_types_never_repeat_stops_with_an_error():
     with pytest.raises(NotImplementedError, match="changes from"):
         mycel.jit(lambda x: _deepen(x, 3000))(Tensor(np.ones(2, np.float32)))
+
+
+class ManyDims(nn.Cell):
+    """Elementwise, reductions, a transpose and a batched matmul over dynamic dims only."""
+
+    def construct(self, x):
+        y = ops.relu(x) * 2 + x.sum()
+        return y.sum(axis=(0, 1)), ops.matmul(y, y.swapaxes(-1, -2))
+
+
+@pytest.mark.parametrize("rank", [5, 7])
+def test_five_and_more_dynamic_dims_compile_once(rank):
+    # Analysis infers each op on placeholder sizes; with many dynamic dims the placeholders must
+    # shrink to keep the element count inside the registry's limit (7!**5 is past 2**56).
+    shapes = [tuple(range(2, 2 + rank)), (1, 3) + (2,) * (rank - 2), (3,) * rank]
+    xs = [t(*s, seed=i) for i, s in enumerate(shapes)]
+    net = ManyDims()
+    eager = [[o.asnumpy() for o in net(x)] for x in xs]
+    net.set_inputs(Tensor(shape=(None,) * rank, dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for x, want in zip(xs, eager):
+        got = net(x)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.asnumpy(), w, rtol=1e-5, atol=1e-5)
+    assert net._compiled.graph.num_programs == 1

@@ -104,9 +104,11 @@ def t(x):
 
 def swapaxes(x, axis0, axis1):
     """x with two axes exchanged."""
-    perm = list(range(x.ndim))
-    perm[axis0], perm[axis1] = perm[axis1], perm[axis0]
-    return _ops.transpose(x, tuple(perm))
+    n = x.ndim
+    if not (-n <= axis0 < n and -n <= axis1 < n):
+        raise ValueError(f"swapaxes: axes ({axis0}, {axis1}) out of range for a {n}-d tensor")
+    a, b = axis0 % n, axis1 % n  # (a comprehension, not item assignment: graph mode parses this)
+    return _ops.transpose(x, tuple([b if i == a else a if i == b else i for i in range(n)]))
 
 
 def flip(x, dims):

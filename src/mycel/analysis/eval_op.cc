@@ -7,6 +7,8 @@
 // differs between the runs depends on a dynamic dim and becomes kDynamic. (Dynamic dims are thus
 // assumed not to be 1, i.e. not to broadcast; the run time checks the actual sizes.)
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <map>
 
 #include "mycel/analysis/engine.h"
@@ -18,9 +20,28 @@ namespace mycel::analysis::detail {
 using namespace ir;
 
 namespace {
-// Highly divisible (7! and twice it), so a dynamic dim splits as a consistent program splits it
-// (reshape of (b * s, d) into (b, -1, d)); an output dim that depends on it still differs.
-constexpr int64_t kPlaceholderA = 5040, kPlaceholderB = 10080;
+// Highly divisible (n! and twice it), so a dynamic dim splits as a consistent program splits it
+// (reshape of (b * s, d) into (b, -1, d)); an output dim that depends on it still differs. The
+// largest pair whose sizes keep every input (and outputs 2**8 times larger) within the registry's
+// 2**56 elements is used: 7! for up to four dynamic dims, smaller factorials for more.
+struct Placeholders {
+  int64_t a, b;
+};
+constexpr Placeholders kPlaceholders[] = {{5040, 10080}, {720, 1440}, {120, 240}, {24, 48}, {6, 12}};
+
+Placeholders placeholders_for(const std::vector<const Shape*>& shapes) {
+  for (const Placeholders& p : kPlaceholders) {
+    bool fits = true;
+    for (const Shape* s : shapes) {
+      double log2_count = 0;
+      for (int64_t d : *s)
+        log2_count += std::log2(static_cast<double>(d == kDynamic ? p.b : std::max<int64_t>(d, 1)));
+      fits &= log2_count <= 48;
+    }
+    if (fits) return p;
+  }
+  return kPlaceholders[std::size(kPlaceholders) - 1];
+}
 
 // Python's scalar arithmetic for the operator an op spells (its registry trait).
 std::optional<Prim> scalar_prim(PyOperator o) {
@@ -539,8 +560,13 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
 
   // Output abstracts from the op's infer (twice when dims are dynamic).
   bool dynamic = false;
+  std::vector<const Shape*> in_shapes;
   for (const Entry& en : flat)
-    if (en.node && as_tensor(en.abs)->is_dynamic()) dynamic = true;
+    if (en.node) {
+      dynamic |= as_tensor(en.abs)->is_dynamic();
+      in_shapes.push_back(&as_tensor(en.abs)->shape());
+    }
+  const Placeholders ph = dynamic ? placeholders_for(in_shapes) : kPlaceholders[0];
   auto run_infer = [&](int64_t placeholder) {
     std::vector<TensorMeta> metas(flat.size());
     std::vector<const TensorMeta*> ptrs(flat.size(), nullptr);
@@ -556,10 +582,10 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
   };
   std::vector<TensorMeta> outs, outs_b;
   try {
-    outs = run_infer(kPlaceholderA);
-    if (dynamic) outs_b = run_infer(kPlaceholderB);
+    outs = run_infer(ph.a);
+    if (dynamic) outs_b = run_infer(ph.b);
   } catch (...) {
-    rethrow_with(where(loc), dynamic ? std::to_string(kPlaceholderA) : "");
+    rethrow_with(where(loc), dynamic ? std::to_string(ph.a) : "");
   }
   std::vector<AbstractPtr> out_abs;
   for (size_t k = 0; k < outs.size(); ++k) {

@@ -114,3 +114,17 @@ def test_sparse_tensors_vs_dense():
         mycel.CSRTensor(Tensor([0, 2, 1]), Tensor([0]), Tensor([1.0]), (2, 2))
     with pytest.raises(ValueError, match="indices out of range"):
         mycel.COOTensor(Tensor([[0, 4]]), Tensor([1.0]), (3, 4))
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_swapaxes_with_negative_axes_in_both_modes(mode):
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    mycel.set_context(mode=mode)
+    try:
+        f = mycel.jit(lambda t: t.swapaxes(-1, -3)) if mode == mycel.GRAPH_MODE else (lambda t: t.swapaxes(-1, -3))
+        np.testing.assert_array_equal(f(Tensor(x)).asnumpy(), np.swapaxes(x, -1, -3))
+        bad = mycel.jit(lambda t: t.swapaxes(0, 3)) if mode == mycel.GRAPH_MODE else (lambda t: t.swapaxes(0, 3))
+        with pytest.raises(ValueError, match=r"axes \(0, 3\) out of range for a 3-d tensor"):
+            bad(Tensor(x))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
