@@ -48,6 +48,13 @@ def checkpoints(tmp):
         put("sealed", "three_tensors_" + mode.lower().replace("-", "_"), flag, read(path))
 
 
+def strategy(tmp):
+    from mycel.parallel.strategy_file import save_strategy_file
+    layouts = {"fc1.weight": ((2, 4), (1, 0), (16, 6)), "fc1.bias": ((2, 4), (-1,), (16,)),
+               "fc2.weight": ((8,), (-1, 0), (10, 16))}
+    put("strategy", "three_layouts", 0, read(save_strategy_file(os.path.join(tmp, "s.ckpt"), layouts)))
+
+
 def mindrecord(tmp):
     schema = {"label": {"type": "int32"}, "x": {"type": "float32", "shape": [2]},
               "blob": {"type": "bytes"}, "name": {"type": "string"}}
@@ -223,6 +230,7 @@ def main():
         coco()
         matlab(tmp)
         idx_py()
+        strategy(tmp)
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

@@ -295,6 +295,15 @@ def read_idx_python(data):
     read(_write("f-idx", body), "KMnistDataset", 3 if flags & 1 else 1)
 
 
+def read_strategy(data):
+    """A MindSpore strategy file (protobuf; load_distributed_checkpoint's train_strategy_filename).
+    NotImplementedError is documented for layouts Mycel's merge does not read (optimizer
+    sharding, field splits)."""
+    from mycel.parallel.strategy_file import load_strategy_file
+    _, body = _split(data)
+    load_strategy_file(_write("f-strategy.ckpt", body))
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -315,6 +324,7 @@ TARGETS = {
     "coco": (read_coco, ALLOWED),  # CocoDataset's annotations
     "matlab": (read_mat, ALLOWED),  # SVHNDataset's MATLAB v5 reader
     "idx_py": (read_idx_python, ALLOWED),  # KMnist/EMnist's IDX reader (python/mycel/dataset)
+    "strategy": (read_strategy, (ValueError, NotImplementedError)),  # MindSpore strategy files
 }
 
 

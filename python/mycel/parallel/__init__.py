@@ -6,7 +6,8 @@ from mycel.parallel.context import (ParallelMode, set_auto_parallel_context, get
 
 from mycel.parallel.checkpoint import (load_distributed_checkpoint, merge_sliced_parameter,
                                        save_sliced_checkpoints, slice_parameter)
+from mycel.parallel.strategy_file import build_searched_strategy
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "load_distributed_checkpoint", "merge_sliced_parameter",
-           "save_sliced_checkpoints", "slice_parameter"]
+           "save_sliced_checkpoints", "slice_parameter", "build_searched_strategy"]

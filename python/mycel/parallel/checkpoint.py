@@ -78,10 +78,15 @@ def _train_layouts(fn, train_strategy_filename, layouts):
         return {}
     if isinstance(src, (str, bytes)) or hasattr(src, "__fspath__"):
         import json
+        from mycel.parallel import strategy_file
         try:
+            if strategy_file.is_strategy_file(src):  # MindSpore's protobuf strategy file
+                return strategy_file.load_strategy_file(src)
             with open(src) as f:
                 src = json.load(f)
-        except (OSError, ValueError) as e:
+        except OSError as e:
+            raise ValueError(f"{fn}: cannot read the training layouts from {src!r}: {e}") from None
+        except ValueError as e:
             raise ValueError(f"{fn}: cannot read the training layouts from {src!r}: {e}") from None
     if not isinstance(src, dict):
         raise TypeError(f"{fn}: the training layouts must be a dict name -> (device_matrix, tensor_map, "
@@ -122,7 +127,9 @@ def load_distributed_checkpoint(network, checkpoint_filenames, predict_strategy=
                                 layouts=None):
     """Loads the checkpoints written by each rank of a split run (one file per rank, in rank order)
     into `network`, MindSpore's signature. Parameters with a training layout (`layouts`, or
-    train_strategy_filename: a dict name -> (device_matrix, tensor_map, shape) or a JSON file of
+    train_strategy_filename: MindSpore's strategy file (protobuf, what
+    set_auto_parallel_context(strategy_ckpt_save_file) writes), a dict name -> (device_matrix,
+    tensor_map, shape) or a JSON file of
     one) are merged from their slices; the others are taken from the first file that holds them
     (a pipeline stage saves the other stages' Parameters empty:
     nn.PipelineCell.release_other_stages).

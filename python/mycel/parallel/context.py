@@ -1,4 +1,5 @@
 """The auto-parallel context: one dict of settings with MindSpore's names and defaults."""
+import os
 
 
 class ParallelMode:
@@ -29,7 +30,7 @@ def _defaults():
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
             "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe",
                                 "stage_recompute": False},
-            "comm_overlap": True}
+            "comm_overlap": True, "strategy_ckpt_save_file": "", "strategy_ckpt_config": {}}
 
 
 _context = _defaults()
@@ -63,6 +64,24 @@ def _check_pipeline_config(value):
     return out
 
 
+def _check_strategy_ckpt_config(value):
+    known = {"save_file", "load_file", "only_trainable_params"}
+    if not isinstance(value, dict) or set(value) - known:
+        raise ValueError(f"set_auto_parallel_context: strategy_ckpt_config must be a dict with keys among "
+                         f"{sorted(known)}, got {value!r}")
+    if value.get("load_file"):
+        raise NotImplementedError("set_auto_parallel_context: strategy_ckpt_config['load_file'] (reusing a saved "
+                                  "strategy) is not supported: the sharding pass plans from the shard() "
+                                  "strategies; the file's layouts load with load_distributed_checkpoint")
+    return dict(value)
+
+
+def strategy_save_path():
+    """Where the strategy file of the planned layouts goes ('' for none): strategy_ckpt_config's
+    save_file, else strategy_ckpt_save_file."""
+    return _context["strategy_ckpt_config"].get("save_file") or _context["strategy_ckpt_save_file"]
+
+
 def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.*), gradients_mean (bool), device_num (int >= 1),
     global_rank, gradient_fp32_sync, parameter_broadcast, comm_fusion ({'allreduce': {'mode':
@@ -82,7 +101,10 @@ def set_auto_parallel_context(**kwargs):
     1f1b, a stage's backward recomputes its forward instead of keeping the residuals,
     "pipeline_interleave": bool: virtual stages, cells with a pipeline_segment, 1f1b only}) and
     comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
-    while the backward still runs, see docs/parallel.md)."""
+    while the backward still runs, see docs/parallel.md), strategy_ckpt_save_file (a path: when a
+    split step is planned, the weights' layouts are written there as MindSpore's protobuf strategy
+    file, mycel.parallel.strategy_file) and strategy_ckpt_config ({"save_file": path,
+    "only_trainable_params": bool}; "load_file" is not supported)."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -113,6 +135,12 @@ def set_auto_parallel_context(**kwargs):
             if value not in SEARCH_MODES:
                 raise ValueError(f"set_auto_parallel_context: search_mode must be one of {SEARCH_MODES}, "
                                  f"got {value!r}")
+        elif key == "strategy_ckpt_save_file":
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"set_auto_parallel_context: strategy_ckpt_save_file must be a path, got {value!r}")
+            value = os.fspath(value)
+        elif key == "strategy_ckpt_config":
+            value = _check_strategy_ckpt_config(value)
         elif key == "topology":
             if value is not None:
                 from mycel.parallel.search import load_topology

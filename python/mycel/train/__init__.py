@@ -8,7 +8,7 @@ from mycel.train.callback import *  # noqa: F401,F403  (mycel.train.LossMonitor,
 from mycel.train.callback import __all__ as _callback_all
 from mycel.train.model import Model
 from mycel.amp import FixedLossScaleManager, DynamicLossScaleManager, LossScaleManager, build_train_network
-from mycel.parallel import merge_sliced_parameter, load_distributed_checkpoint
+from mycel.parallel import merge_sliced_parameter, load_distributed_checkpoint, build_searched_strategy
 from mycel.train import metrics
 from mycel.train import summary
 from mycel.insight import SummaryCollector, SummaryRecord
@@ -21,7 +21,7 @@ from mycel.train.metrics import (Metric, Accuracy, Loss, Top1CategoricalAccuracy
 __all__ = ["Model", "callback", "metrics", "save_checkpoint", "load_checkpoint", "check_checkpoint",
            "load_checkpoint_async", "data_sink", "DatasetHelper", "connect_network_with_dataset",
            "FixedLossScaleManager", "DynamicLossScaleManager", "LossScaleManager", "build_train_network",
-           "merge_sliced_parameter", "load_distributed_checkpoint",
+           "merge_sliced_parameter", "load_distributed_checkpoint", "build_searched_strategy",
            "load_param_into_net", "export", "save_safetensors", "load_safetensors", "Metric", "Accuracy",
            "Loss", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "MAE", "MSE", "ROC", "auc", "Dice",
            "CosineSimilarity", "Perplexity", "BleuScore", "HausdorffDistance", "MeanSurfaceDistance",

@@ -27,7 +27,8 @@ namespace {
 struct Placeholders {
   int64_t a, b;
 };
-constexpr Placeholders kPlaceholders[] = {{5040, 10080}, {720, 1440}, {120, 240}, {24, 48}, {6, 12}};
+constexpr Placeholders kPlaceholders[] = {
+    {5040, 10080}, {720, 1440}, {120, 240}, {24, 48}, {6, 12}};
 
 Placeholders placeholders_for(const std::vector<const Shape*>& shapes) {
   for (const Placeholders& p : kPlaceholders) {

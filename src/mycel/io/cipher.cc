@@ -38,9 +38,12 @@ const EVP_CIPHER* cipher_for(CipherMode mode, size_t key_len, const std::string&
   }
   const bool gcm = mode == CipherMode::aes_gcm;
   switch (key_len) {
-    case 16: return gcm ? EVP_aes_128_gcm() : EVP_aes_128_cbc();
-    case 24: return gcm ? EVP_aes_192_gcm() : EVP_aes_192_cbc();
-    case 32: return gcm ? EVP_aes_256_gcm() : EVP_aes_256_cbc();
+    case 16:
+      return gcm ? EVP_aes_128_gcm() : EVP_aes_128_cbc();
+    case 24:
+      return gcm ? EVP_aes_192_gcm() : EVP_aes_192_cbc();
+    case 32:
+      return gcm ? EVP_aes_256_gcm() : EVP_aes_256_cbc();
     default:
       MYCEL_THROW(ValueError, fn, ": ", cipher_mode_name(mode),
                   " takes a key of 16, 24 or 32 bytes, got ", key_len, " bytes");
@@ -68,15 +71,18 @@ CipherMode parse_cipher_mode(const std::string& name, const std::string& fn) {
   if (up == "AES-GCM") return CipherMode::aes_gcm;
   if (up == "AES-CBC") return CipherMode::aes_cbc;
   if (up == "SM4-CBC") return CipherMode::sm4_cbc;
-  MYCEL_THROW(ValueError, fn, ": the mode must be 'AES-GCM', 'AES-CBC' or 'SM4-CBC', got '",
-              name, "'");
+  MYCEL_THROW(ValueError, fn, ": the mode must be 'AES-GCM', 'AES-CBC' or 'SM4-CBC', got '", name,
+              "'");
 }
 
 const char* cipher_mode_name(CipherMode mode) {
   switch (mode) {
-    case CipherMode::aes_gcm: return "AES-GCM";
-    case CipherMode::aes_cbc: return "AES-CBC";
-    case CipherMode::sm4_cbc: return "SM4-CBC";
+    case CipherMode::aes_gcm:
+      return "AES-GCM";
+    case CipherMode::aes_cbc:
+      return "AES-CBC";
+    case CipherMode::sm4_cbc:
+      return "SM4-CBC";
   }
   return "?";
 }
@@ -139,8 +145,8 @@ std::string unseal(std::string_view sealed, std::string_view key, CipherMode mod
   const std::string fn = "decrypting '" + what + "'";
   MYCEL_CHECK(is_sealed(sealed), ValueError, "'", what,
               "' is not encrypted (its first bytes are not \"MYCELENC\"); load it without dec_key");
-  MYCEL_CHECK(sealed.size() >= kHeader, ValueError, "'", what, "' is truncated: ",
-              sealed.size(), " bytes, fewer than the encryption header's ", kHeader);
+  MYCEL_CHECK(sealed.size() >= kHeader, ValueError, "'", what, "' is truncated: ", sealed.size(),
+              " bytes, fewer than the encryption header's ", kHeader);
   uint32_t version;
   uint8_t stored_mode, iv_len;
   uint64_t plain_len;
@@ -163,8 +169,9 @@ std::string unseal(std::string_view sealed, std::string_view key, CipherMode mod
               "' is truncated: ", sealed.size(), " bytes");
   const size_t body_len = sealed.size() - start - (gcm ? kTag : 0);
   if (gcm)
-    MYCEL_CHECK(plain_len == body_len, ValueError, "'", what, "' is truncated or corrupt: ",
-                body_len, " encrypted bytes for a plain length of ", plain_len);
+    MYCEL_CHECK(plain_len == body_len, ValueError, "'", what,
+                "' is truncated or corrupt: ", body_len, " encrypted bytes for a plain length of ",
+                plain_len);
   else
     MYCEL_CHECK(body_len % kBlock == 0 && plain_len < body_len && body_len - plain_len <= kBlock,
                 ValueError, "'", what, "' is truncated or corrupt: ", body_len,
@@ -175,9 +182,9 @@ std::string unseal(std::string_view sealed, std::string_view key, CipherMode mod
   MYCEL_CHECK(ctx && EVP_DecryptInit_ex(ctx.get(), cipher, nullptr, nullptr, nullptr) == 1,
               RuntimeError, fn, ": OpenSSL could not set up ", cipher_mode_name(mode));
   if (gcm) EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, iv_len, nullptr);
-  MYCEL_CHECK(EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key),
-                                 bytes(sealed) + kHeader) == 1,
-              RuntimeError, fn, ": OpenSSL rejected the key");
+  MYCEL_CHECK(
+      EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key), bytes(sealed) + kHeader) == 1,
+      RuntimeError, fn, ": OpenSSL rejected the key");
   int n = 0;
   if (gcm) EVP_DecryptUpdate(ctx.get(), nullptr, &n, bytes(sealed), static_cast<int>(kHeader));
   std::string plain(body_len + kBlock, '\0');

@@ -2,10 +2,12 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "mycel/frontend/py_convert.h"
 #include "mycel/io/io.h"
+#include "mycel/io/strategy_file.h"
 
 namespace mycel::py {
 
@@ -95,6 +97,43 @@ void init_io(nb::module_& m) {
       },
       nb::arg("sealed"), nb::arg("key"), nb::arg("mode"), nb::arg("what"),
       "The plain bytes of a sealed envelope; ValueError for a wrong key or altered bytes.");
+  // MindSpore's strategy files: layouts as (name, device_matrix, tensor_map, slice_shape,
+  // field, opt_shard_step, opt_shard_size) with MindSpore's right-counted tensor map; operator
+  // strategies as (name, stage, [[dims] per input]).
+  using LayoutRow = std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>,
+                               std::vector<int64_t>, int64_t, int64_t, int64_t>;
+  using OpRow = std::tuple<std::string, int64_t, std::vector<std::vector<int64_t>>>;
+  io.def(
+      "save_strategy_file",
+      [](const std::string& path, int64_t current_stage, const std::vector<OpRow>& ops,
+         const std::vector<LayoutRow>& layouts) {
+        io::StrategyFile f;
+        f.current_stage = current_stage;
+        for (const auto& [name, stage, inputs] : ops) f.ops.push_back({name, stage, inputs});
+        for (const auto& [name, dev, tmap, split, field, step, size] : layouts)
+          f.layouts.push_back({name, dev, tmap, split, field, step, size});
+        nb::gil_scoped_release release;
+        io::save_strategy_file(path, f);
+      },
+      nb::arg("path"), nb::arg("current_stage"), nb::arg("ops"), nb::arg("layouts"),
+      "Writes a MindSpore strategy file (protobuf) atomically.");
+  io.def(
+      "load_strategy_file",
+      [](const std::string& path) {
+        io::StrategyFile f;
+        {
+          nb::gil_scoped_release release;
+          f = io::load_strategy_file(path);
+        }
+        std::vector<OpRow> ops;
+        for (auto& op : f.ops) ops.emplace_back(op.name, op.stage, op.inputs);
+        std::vector<LayoutRow> layouts;
+        for (auto& l : f.layouts)
+          layouts.emplace_back(l.name, l.device_matrix, l.tensor_map, l.slice_shape, l.field,
+                               l.opt_shard_step, l.opt_shard_size);
+        return std::make_tuple(f.current_stage, ops, layouts);
+      },
+      nb::arg("path"), "(current_stage, ops, layouts) of a MindSpore strategy file, validated.");
   io.def(
       "save_safetensors",
       [](const std::string& path, const Pairs& tensors,

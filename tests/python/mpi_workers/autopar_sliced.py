@@ -1,7 +1,8 @@
 """Run under mpirun by test_parallel_sliced.py: the cases of autopar_sliced_common with
 slice_parameters on (the default), counting the graphs compiled during the steps. Each rank writes its checkpoint (its slices) and its parameter bytes
 (weights and optimizer state); rank 0 merges the checkpoints with the weights' layouts and saves
-losses, merged weights and every rank's bytes to <out>/sliced.npz. With the argument "optshard",
+losses, merged weights and every rank's bytes to <out>/sliced.npz; it also merges through the
+MindSpore strategy file each step wrote (strategy_ckpt_save_file), saved as "<case>_pb_<weight>". With the argument "optshard",
 the 2-rank "reduction" case runs with enable_parallel_optimizer=True too (its whole w2 is then
 stored as dim-0 blocks), and again with the parallel optimizer alone (slice_parameters=False:
 both weights stored as dim-0 blocks from the start, saved as "optonly_..."), to
@@ -36,6 +37,9 @@ for name, (mode, make, (x, y), _), slice_params in runs:
         device_num=N, topology=TOPOLOGY, enable_parallel_optimizer=optshard)
     if not slice_params:  # slice_parameters is on by default
         mycel.set_auto_parallel_context(slice_parameters=False)
+    strategy = f"{out_dir}/{name}_strategy_rank{R}.ckpt"  # MindSpore's protobuf strategy file
+    if not optshard:
+        mycel.set_auto_parallel_context(strategy_ckpt_save_file=strategy)
     net = make()
     step = make_step(net)
     compiles = _mycel.graph.compile_count()
@@ -54,6 +58,11 @@ for name, (mode, make, (x, y), _), slice_params in runs:
         merged = load_distributed_checkpoint(make(), [f"{out_dir}/{name}_rank{r}.ckpt" for r in range(N)], layouts=layouts)
         for k, v in merged.items():
             results[f"{name}_w_{k}"] = v.asnumpy()
+        if not optshard:  # the same merge through the strategy file the step wrote
+            merged = load_distributed_checkpoint(make(), [f"{out_dir}/{name}_rank{r}.ckpt" for r in range(N)],
+                                                 train_strategy_filename=strategy)
+            for k, v in merged.items():
+                results[f"{name}_pb_{k}"] = v.asnumpy()
 if not optshard:
     # Model.train (its graph-mode loop runs the step from C++): planned for the dataset's rows,
     # sliced before the step compiles once; the same batches as the "columns" case's steps.

@@ -245,6 +245,8 @@ class TrainOneStepCell(Cell):
                 self.__dict__.get("_sliced_once"):
             return  # nothing new: the compiled step stays
         object.__setattr__(self, "_sliced_once", True)
+        if _pctx.strategy_save_path():
+            self._save_strategy(_pctx.strategy_save_path())
         from mycel.parallel.optimizer_shard import reduce_norms
         reduce_norms(self.optimizer, rank)  # Lamb: norms of the whole weights
         self.grad_reducer = sliced.MirrorGradReducer(self.weights, _pctx._device_num(), rank)
@@ -252,6 +254,15 @@ class TrainOneStepCell(Cell):
             self._shard_weights()
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_compiled", None)
+
+    def _save_strategy(self, path):
+        """strategy_ckpt_save_file: every weight's layout as MindSpore's strategy file (a weight
+        left whole is replicated over the devices)."""
+        from mycel.parallel import strategy_file
+        n = _pctx._device_num()
+        layouts = {p.name: getattr(p, "layout", None) or ((n,), (-1,) * len(p.shape), tuple(p.shape))
+                   for p in self.weights}
+        strategy_file.save_strategy_file(path, layouts)
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)
