@@ -191,6 +191,47 @@ def test_gradients_to_values_and_dense_operand(csr):
         np.testing.assert_allclose(b.asnumpy(), gm, rtol=1e-6, atol=1e-6)
 
 
+def test_gradient_for_a_sparse_argument_is_a_sparse_tensor(csr):
+    # MindSpore: grad with respect to a CSRTensor / COOTensor argument is a tensor of that class,
+    # same indices, the values' gradients; in both modes (PyNative takes graph mode's transform).
+    d, ptr, ind, val = csr
+    m = R.standard_normal((5, 3))
+
+    def loss(x, mat):
+        y = x.mm(mat)
+        return (y * y).sum()
+
+    def ref(values, mat):
+        dd = np.zeros((4, 5))
+        dd[np.nonzero(d)] = values
+        return ((dd @ mat) ** 2).sum()
+
+    gv = _numeric_grad(lambda v_: ref(v_, m), val.asnumpy())
+    gm = _numeric_grad(lambda m_: ref(val.asnumpy(), m_), m)
+    rows, cols = np.nonzero(d)
+    coo_idx = Tensor(np.stack([rows, cols], 1).astype(np.int32))
+    for mode in (mycel.PYNATIVE_MODE, mycel.GRAPH_MODE):
+        mycel.set_context(mode=mode)
+        try:
+            x = CSRTensor(ptr, ind, val, (4, 5))
+            g, gmat = mycel.grad(loss, grad_position=(0, 1))(x, Tensor(m))
+            value, g_only = mycel.value_and_grad(loss)(x, Tensor(m))
+            coo = COOTensor(coo_idx, val, (4, 5))
+            g_coo = mycel.grad(lambda c, mat: ((c.to_dense() @ mat) ** 2).sum())(coo, Tensor(m))
+        finally:
+            mycel.set_context(mode=mycel.PYNATIVE_MODE)
+        assert type(g) is CSRTensor and g.shape == (4, 5)
+        np.testing.assert_array_equal(g.indptr.asnumpy(), ptr.asnumpy())
+        np.testing.assert_array_equal(g.indices.asnumpy(), ind.asnumpy())
+        np.testing.assert_allclose(g.values.asnumpy(), gv, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(gmat.asnumpy(), gm, rtol=1e-6, atol=1e-6)
+        assert type(g_only) is CSRTensor and value.asnumpy() == pytest.approx(ref(val.asnumpy(), m))
+        np.testing.assert_allclose(g_only.values.asnumpy(), gv, rtol=1e-6, atol=1e-6)
+        assert type(g_coo) is COOTensor
+        np.testing.assert_array_equal(g_coo.indices.asnumpy(), coo_idx.asnumpy())
+        np.testing.assert_allclose(g_coo.values.asnumpy(), gv, rtol=1e-6, atol=1e-6)
+
+
 def test_csr_in_cell_construct_and_bad_shapes(csr):
     d, ptr, ind, val = csr
 

@@ -27,6 +27,23 @@ def _positions(grad_position, num_args):
     return list(grad_position), True
 
 
+def _is_record(x):
+    return getattr(type(x), "_mycel_record", False)
+
+
+def _record_gradient(arg, grads):
+    """A record of arg's class from the tuple of its run-time (tensor) fields' gradients."""
+    from mycel.common import records
+    from mycel.common.tensor import Tensor
+    fields = records.fields_of(arg)
+    runtime = [name for name, v in fields if isinstance(v, Tensor)]
+    if not isinstance(grads, tuple) or len(grads) != len(runtime):
+        return grads
+    by_name = dict(zip(runtime, grads))
+    values = [v if by_name.get(name) is None else by_name[name] for name, v in fields]
+    return records.rebuild(type(arg), [name for name, _ in fields], values)
+
+
 class _GradFunction:
     """What grad/value_and_grad return: compiles the gradient graph on first call."""
 
@@ -47,7 +64,35 @@ class _GradFunction:
 
     def __call__(self, *args):
         result = self._call(args)
-        return self._with_ids(result, len(args) - (1 if self._sens_param else 0)) if self._return_ids else result
+        n = len(args) - (1 if self._sens_param else 0)
+        if any(_is_record(a) for a in args[:n]):
+            result = self._records_back(result, args[:n])
+        return self._with_ids(result, n) if self._return_ids else result
+
+    def _records_back(self, result, args):
+        """The gradient for a record argument (a CSRTensor, a jit_class object) as a record of its
+        class, as MindSpore returns: its tensor fields hold their gradients (a field without one,
+        such as a CSRTensor's indices, keeps the argument's value), the others the argument's."""
+        if self._all_positions:
+            positions, as_tuple = list(range(len(args))), True
+        else:
+            positions, as_tuple = _positions(self._grad_position, len(args))
+        if not positions:
+            return result
+        value = aux = None
+        if self._return_value:
+            value, result = result
+        elif self._has_aux:
+            result, aux = result
+        pos_part = result[0] if self._weights is not None else result
+        single = not as_tuple and len(positions) == 1
+        grads = [pos_part] if single else list(pos_part)
+        grads = [_record_gradient(args[p], g) if _is_record(args[p]) else g for p, g in zip(positions, grads)]
+        pos_part = grads[0] if single else tuple(grads)
+        result = (pos_part, result[1]) if self._weights is not None else pos_part
+        if self._return_value:
+            return value, result
+        return (result, aux) if self._has_aux else result
 
     def _with_ids(self, result, n):
         """return_ids=True: each gradient paired with its input position or its Parameter's name."""
@@ -86,6 +131,8 @@ class _GradFunction:
             return vmap.call_chain(self, args)
         if isinstance(self._fn, _GradFunction):
             return self._nested(key, args)
+        if any(_is_record(a) for a in args[:n]):
+            self._graph_fallback.add(key)  # the eager recording takes tensors only: graph mode's transform
         if context.get_context("mode") == context.PYNATIVE_MODE and key not in self._graph_fallback:
             # Run fn eagerly while recording its ops; differentiate the recording.
             r = self._recorded.get(key)
