@@ -5,6 +5,7 @@ import pytest
 
 import mycel
 from mycel import nn, ops, Tensor, Parameter, ParameterTuple
+from mycel.ops import operations as P
 
 
 @pytest.fixture(autouse=True)
@@ -181,6 +182,38 @@ def test_reading_a_parameter_after_assigning_it():
 
     with pytest.raises(ValueError, match="read after ops.assign"):
         D()(Tensor(np.ones(2, np.float32)))
+
+
+@pytest.mark.parametrize("op, sign", [(P.AssignAdd(), 1.0), (P.AssignSub(), -1.0), (ops.assign_add, 1.0),
+                                      (ops.assign_sub, -1.0)],
+                         ids=["AssignAdd", "AssignSub", "assign_add", "assign_sub"])
+def test_reading_a_parameter_after_assign_add_or_sub(op, sign):
+    # The assign happens inside a called function (assign_add's ops.assign of its argument): the
+    # caller's later read sees the new value as after a direct ops.assign (MindSpore's AssignAdd
+    # tests return self.var after it; this was the old value, silently).
+    class C(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.var = Parameter(Tensor(np.arange(4, dtype=np.float32)), name="var")
+            self.op = op
+
+        def construct(self, y):
+            self.op(self.var, y)
+            return self.var, self.var * 2.0
+
+    y = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    want = np.arange(4, dtype=np.float32) + sign * y
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    try:
+        c = C()
+        out, twice = c(Tensor(y))
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    np.testing.assert_array_equal(twice.asnumpy(), 2 * want)
+    np.testing.assert_array_equal(c.var.asnumpy(), want)
+    eager = C()
+    np.testing.assert_array_equal(eager(Tensor(y))[0].asnumpy(), want)
 
 
 def test_assign_checks_shape_and_target():

@@ -352,6 +352,32 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   return r;
 }
 
+std::optional<size_t> Parser::assigned_param(const FuncGraph* fg, const NodePtr& out) const {
+  auto* a = ir::as_apply(out);
+  if (!a) return std::nullopt;
+  NodePtr target;  // the node the returned value assigns
+  if (ir::is_prim_call(out, Prim::kAssign) && a->inputs().size() > 1) {
+    target = a->inputs()[1];
+  } else if (const FuncGraph* callee = ir::constant_graph(a->callee())) {
+    auto it = returns_assigned_param_.find(callee);
+    if (it != returns_assigned_param_.end() && it->second + 1 < a->inputs().size())
+      target = a->inputs()[it->second + 1];
+  }
+  if (!target) return std::nullopt;
+  const auto& params = fg->parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i] == target) return i;
+  return std::nullopt;
+}
+
+void Parser::note_assigning_call(Block* b, const FuncGraph* callee, const std::vector<NodePtr>& in,
+                                 const NodePtr& r, const SourceLoc& loc) {
+  auto it = returns_assigned_param_.find(callee);
+  if (!assigned_ || it == returns_assigned_param_.end() || it->second + 1 >= in.size()) return;
+  for (auto& [obj, node] : weights_)
+    if (node == in[it->second + 1]) (*assigned_)[obj] = Assigned{loc, b, r};
+}
+
 namespace {
 // The names a keyword argument may take (not *args): candidates for "did you mean".
 std::vector<std::string> signature_keywords(const Signature& sig) {
@@ -442,7 +468,9 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
     } else {
       in.insert(in.end(), args.begin(), args.end());
     }
-    return apply(b, std::move(in), loc);
+    NodePtr r = apply(b, in, loc);
+    note_assigning_call(b, g, in, r, loc);
+    return r;
   }
   if (const PyObjectValue* pv = py_object_of(callee)) {
     nb::object fn = pv->object();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -329,6 +330,13 @@ class Parser {
     NodePtr value;
   };
   std::unordered_map<PyObject*, Assigned>* assigned_ = nullptr;
+  // Functions that return ops.assign of one of their parameters (assign_add, P.AssignAdd's
+  // _call, ...), with that parameter's index: a call passing a Parameter there assigns it, so
+  // the caller's later reads see the new value as after a direct ops.assign.
+  std::unordered_map<const FuncGraph*, size_t> returns_assigned_param_;
+  std::optional<size_t> assigned_param(const FuncGraph* fg, const NodePtr& out) const;
+  void note_assigning_call(Block* b, const FuncGraph* callee, const std::vector<NodePtr>& in,
+                           const NodePtr& r, const SourceLoc& loc);
   std::vector<std::string> parsed_;
   nb::object builtins_, ast_, inspect_, cell_type_, cell_list_type_, param_type_, prim_type_;
   std::vector<std::string> library_prefixes_;

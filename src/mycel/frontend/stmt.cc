@@ -82,6 +82,8 @@ Block* Parser::stmt(Block* b, nb::handle s) {
       return nullptr;
     }
     NodePtr out = v.is_none() ? constant(ir::none()) : expr(b, v);
+    if (Block* entry = b->scope->entry_block; entry && b->g == entry->g)
+      if (auto i = assigned_param(entry->g, out)) returns_assigned_param_[entry->g] = *i;
     if (b->scope->output_dtype.is_valid())
       out = cast_float(b, out, b->scope->output_dtype, loc_of(s));
     if (b->scope->output_strategy.is_valid())

@@ -101,11 +101,15 @@ StrategyFile load_strategy_file(const std::string& path) {
     const std::string where = "strategy file '" + path + "', parameter '" + item.param_name() + "'";
     MYCEL_CHECK(names.insert(item.param_name()).second, ValueError, where, " appears twice");
     const auto& p = item.layout();
-    MYCEL_CHECK(p.dev_matrix_size() >= 1 && p.tensor_map_size() >= 1 &&
-                    p.param_split_shape_size() >= 1,
-                ValueError, where, ": the layout lacks its device matrix, tensor map or slice shape");
-    StrategyLayout l{item.param_name(),  dims_of(p.dev_matrix(0)), dims_of(p.tensor_map(0)),
-                     dims_of(p.param_split_shape(0)), p.field(), p.opt_weight_shard_step(),
+    MYCEL_CHECK(
+        p.dev_matrix_size() >= 1 && p.tensor_map_size() >= 1 && p.param_split_shape_size() >= 1,
+        ValueError, where, ": the layout lacks its device matrix, tensor map or slice shape");
+    StrategyLayout l{item.param_name(),
+                     dims_of(p.dev_matrix(0)),
+                     dims_of(p.tensor_map(0)),
+                     dims_of(p.param_split_shape(0)),
+                     p.field(),
+                     p.opt_weight_shard_step(),
                      p.opt_weight_shard_size()};
     check_layout(l, where);
     out.layouts.push_back(std::move(l));
