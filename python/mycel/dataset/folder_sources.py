@@ -319,7 +319,7 @@ _LFW_LISTS = {"people": {"train": ["peopleDevTrain.txt"], "test": ["peopleDevTes
 
 
 def _int_field(text, path, k, owner):
-    if not text.isdigit():
+    if not text.isdecimal():
         raise ValueError(f"{owner}: '{path}':{k}: expected a count, got {text[:40]!r}")
     return int(text)
 
@@ -359,7 +359,7 @@ class LFWDataset(SourceDataset):
             path = os.path.join(self.dataset_dir, listing)
             for k, line in enumerate(_text_lines(path, owner), 1):
                 f = line.split()
-                if all(x.isdigit() for x in f):  # blank, or a count / fold header line
+                if all(x.isdecimal() for x in f):  # blank, or a count / fold header line
                     continue
                 if self.task == "people":
                     if len(f) != 2:

@@ -211,14 +211,14 @@ def _wider_annotations(path, images, owner):
         k += 1
         if not name:
             continue
-        if k >= len(lines) or not lines[k].strip().isdigit():
+        if k >= len(lines) or not lines[k].strip().isdecimal():
             raise ValueError(f"{owner}: '{path}':{k + 1}: expected the face count of {name!r}")
         n = int(lines[k])
         k += 1
         rows = []
         for _ in range(max(n, 1)):
             f = lines[k].split() if k < len(lines) else []
-            if len(f) < _WIDER_FIELDS or not all(x.lstrip("-").isdigit() for x in f[:_WIDER_FIELDS]):
+            if len(f) < _WIDER_FIELDS or not all(x.lstrip("-").isdecimal() for x in f[:_WIDER_FIELDS]):
                 raise ValueError(f"{owner}: '{path}':{k + 1}: expected {_WIDER_FIELDS} integers for a face of "
                                  f"{name!r}, got {(lines[k] if k < len(lines) else '<end of file>')[:80]!r}")
             rows.append([int(x) for x in f[:_WIDER_FIELDS]])
