@@ -467,3 +467,71 @@ def test_random_dataset(tmp_path):
     assert 1 <= len(free.get_col_names()) <= 4 and len(_rows(free)) == 2
     with pytest.raises(ValueError, match="column 'y' of columns_list is not in the schema"):
         ds.RandomDataset(total_rows=2, schema=schema, columns_list=["y"])
+
+
+# ---- extra_metadata and decrypt (VOC, COCO, CelebA) ---------------------------------------------
+
+def _voc_tree(root):
+    ids = ["2008_000001", "2008_000002"]
+    (root / "ImageSets" / "Main").mkdir(parents=True)
+    (root / "ImageSets" / "Main" / "train.txt").write_text("\n".join(ids) + "\n")
+    (root / "Annotations").mkdir()
+    for k, i in enumerate(ids):
+        _jpg(root / "JPEGImages" / f"{i}.jpg", k)
+        (root / "Annotations" / f"{i}.xml").write_text(
+            "<annotation><object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>3</xmax>"
+            "<ymax>4</ymax></bndbox></object></annotation>")
+    return ids
+
+
+def test_extra_metadata_voc_and_coco(tmp_path):
+    ids = _voc_tree(tmp_path)
+    d = ds.VOCDataset(str(tmp_path), task="Detection", usage="train", extra_metadata=True, shuffle=False)
+    assert d.get_col_names()[-1] == "_meta-filename"
+    # hidden from the iterators, as MindSpore's '_meta-' columns are, until renamed
+    assert len(_rows(d)[0]) == 5
+    named = d.rename("_meta-filename", "filename")
+    got = list(named.create_dict_iterator(num_epochs=1, output_numpy=True))
+    assert [str(r["filename"]) for r in got] == ids
+    np.testing.assert_allclose(got[0]["bbox"], [[1, 1, 2, 3]])
+
+    coco = tmp_path / "coco"
+    coco.mkdir()
+    for k, name in enumerate(("a.jpg", "b.jpg")):
+        _jpg(coco / name, k)
+    ann = {"images": [{"id": 1, "file_name": "a.jpg"}, {"id": 2, "file_name": "b.jpg"}],
+           "annotations": [{"id": 5, "image_id": i, "bbox": [0, 0, 1, 1], "category_id": 1, "iscrowd": 0}
+                           for i in (1, 2)],
+           "categories": [{"id": 1, "name": "x"}]}
+    (coco / "ann.json").write_text(json.dumps(ann))
+    d = ds.CocoDataset(str(coco), str(coco / "ann.json"), extra_metadata=True, shuffle=False)
+    rows = list(d.rename(["_meta-filename"], ["filename"]).create_dict_iterator(num_epochs=1, output_numpy=True))
+    assert [str(r["filename"]) for r in rows] == ["a.jpg", "b.jpg"]
+    with pytest.raises(TypeError, match="extra_metadata"):
+        ds.CocoDataset(str(coco), str(coco / "ann.json"), extra_metadata="yes")
+
+
+def test_decrypt_hook(tmp_path):
+    ids = _voc_tree(tmp_path)
+    key = 0x5A
+    for i in ids:  # 'encrypt' each image by XOR; decrypt undoes it
+        p = tmp_path / "JPEGImages" / f"{i}.jpg"
+        p.write_bytes(bytes(b ^ key for b in p.read_bytes()))
+    seen = []
+
+    def decrypt(path):
+        seen.append(path)
+        with open(path, "rb") as f:
+            return bytes(b ^ key for b in f.read())
+
+    got = _rows(ds.VOCDataset(str(tmp_path), task="Detection", decode=True, decrypt=decrypt, shuffle=False))
+    np.testing.assert_array_equal(got[1][0], np.random.default_rng(1).integers(0, 256, (4, 5, 3), dtype=np.uint8))
+    assert len(seen) == 2 and seen[0].endswith(f"{ids[0]}.jpg")
+    with pytest.raises(TypeError, match="decrypt .* is not callable"):
+        ds.VOCDataset(str(tmp_path), task="Detection", decrypt="key")
+
+    def bad(path):
+        return 42
+
+    with pytest.raises(Exception, match="decrypt must return the image's bytes"):
+        _rows(ds.VOCDataset(str(tmp_path), task="Detection", decrypt=bad))
