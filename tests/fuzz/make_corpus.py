@@ -203,7 +203,7 @@ def idx_py():
 
 
 def compat15_sources():
-    """Seeds of the qmnist, semeion, usps, bmp and sph targets (python/mycel/dataset)."""
+    """Seeds of the qmnist, semeion, usps, bmp, sph and flac targets (python/mycel/dataset)."""
     from PIL import Image
     rng = np.random.default_rng(15)
     table = rng.integers(0, 1000, (3, 8)).astype(">i4")
@@ -221,6 +221,12 @@ def compat15_sources():
     body = rng.integers(-3000, 3000, 64).astype("<i2").tobytes()
     put("sph", "pcm16", 0, head.ljust(1024, b" ") + body)
     put("sph", "pcm16_segment", 1, head.ljust(1024, b" ") + body)
+    import soundfile  # libsndfile's FLAC encoder (a test-only package)
+    for subtype, channels, n in (("PCM_16", 1, 300), ("PCM_24", 2, 200)):
+        buf = io.BytesIO()
+        x = np.sin(np.arange(n * channels).reshape(n, channels) / 7.0) * 0.5 + rng.uniform(-0.05, 0.05, (n, channels))
+        soundfile.write(buf, x, 8000, subtype=subtype, format="FLAC")
+        put("flac", f"{subtype.lower()}_{channels}ch", 0, buf.getvalue())
 
 
 def main():

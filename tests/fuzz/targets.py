@@ -328,6 +328,13 @@ def read_sph(data):
     read(_write("f.sph", body), "TedliumDataset", *((3, 40) if flags & 1 else ()))
 
 
+def read_flac(data):
+    """LibriSpeechDataset's FLAC decoder (python/mycel/dataset/flac.py)."""
+    from mycel.dataset.flac import read_flac as read
+    _, body = _split(data)
+    read(_write("f.flac", body))
+
+
 # name -> (function, allowed exceptions)
 TARGETS = {
     "ckpt": (load_ckpt, ALLOWED),
@@ -353,6 +360,7 @@ TARGETS = {
     "usps": (read_usps, ALLOWED),  # USPSDataset's LIBSVM text
     "bmp": (read_bmp, ALLOWED),  # PhotoTourDataset's patch sheets
     "sph": (read_sph, ALLOWED),  # TedliumDataset's NIST SPHERE audio
+    "flac": (read_flac, ALLOWED),  # LibriSpeechDataset's FLAC decoder
 }
 
 

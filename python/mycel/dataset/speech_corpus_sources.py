@@ -1,7 +1,8 @@
 """Speech corpora with MindSpore's signatures: LibriSpeechDataset and TedliumDataset. Transcript and
 segment files are parsed when the dataset is built (a bad or missing file fails at once, naming
-it); audio is read when a row is drawn. TED-LIUM's audio is NIST SPHERE (.sph), read by read_sph
-here with every header field checked against the file (tests/fuzz target 'sph')."""
+it); audio is read when a row is drawn. LibriSpeech's audio is FLAC (mycel.dataset.flac);
+TED-LIUM's is NIST SPHERE (.sph), read by read_sph here with every header field checked against
+the file (tests/fuzz targets 'flac' and 'sph')."""
 import os
 import re
 
@@ -10,6 +11,7 @@ import numpy as np
 from mycel.dataset.audio_sources import read_wav
 from mycel.dataset.detection_sources import _LazyRows
 from mycel.dataset.engine import SourceDataset
+from mycel.dataset.flac import read_flac
 from mycel.dataset.folder_sources import _choice, _need_dir
 from mycel.dataset.image_sources import _source, _text_lines
 from mycel.dataset.sources import _check_common, _check_dir
@@ -31,22 +33,23 @@ _LIBRI_ID = re.compile(r"^([0-9]+)-([0-9]+)-([0-9]+)$")
 
 
 def _libri_audio(folder, utterance, owner):
-    """The audio file of an utterance: <id>.wav (the corpus converted to PCM WAV); the corpus's own
-    <id>.flac is reported, since FLAC is not decoded here."""
-    wav = os.path.join(folder, utterance + ".wav")
-    if os.path.isfile(wav):
-        return wav
-    flac = os.path.join(folder, utterance + ".flac")
-    if os.path.isfile(flac):
-        raise ValueError(f"{owner}: {flac} is FLAC, which Mycel does not decode; convert the corpus to PCM WAV "
-                         f"(<id>.wav beside each .flac, e.g. with sox or ffmpeg)")
-    raise ValueError(f"{owner}: the audio file {wav} (or .flac) does not exist")
+    """The audio file of an utterance: <id>.flac as the corpus ships, else <id>.wav (the corpus
+    converted to PCM WAV)."""
+    for ext in (".flac", ".wav"):
+        path = os.path.join(folder, utterance + ext)
+        if os.path.isfile(path):
+            return path
+    raise ValueError(f"{owner}: the audio file {os.path.join(folder, utterance)}.flac (or .wav) does not exist")
+
+
+def _read_audio(path, owner):
+    return read_flac(path, owner) if path.endswith(".flac") else read_wav(path, owner)
 
 
 class LibriSpeechDataset(SourceDataset):
     """LibriSpeech: dataset_dir/<usage>/<speaker>/<chapter>/<speaker>-<chapter>.trans.txt
     ('<speaker>-<chapter>-<utterance> TRANSCRIPT' lines) and the audio of each utterance as
-    <speaker>-<chapter>-<utterance>.wav (PCM WAV; the distributed .flac must be converted). usage:
+    <speaker>-<chapter>-<utterance>.flac (decoded by mycel.dataset.flac), or .wav. usage:
     dev-clean, dev-other, test-clean, test-other, train-clean-100, train-clean-360, train-other-500
     or all (None: every one present, in that order). Columns waveform (1, samples) float32,
     sample_rate, transcript (str), speaker_id, chapter_id, utterance_id (uint32); speakers and
@@ -71,7 +74,7 @@ class LibriSpeechDataset(SourceDataset):
                     records += self._transcripts(os.path.join(folder, name), owner)
 
         def row(rec):
-            wav, rate = read_wav(rec[0], owner)
+            wav, rate = _read_audio(rec[0], owner)
             return (wav, np.array(rate, np.uint32), np.array(rec[1]), np.array(rec[2], np.uint32),
                     np.array(rec[3], np.uint32), np.array(rec[4], np.uint32))
 

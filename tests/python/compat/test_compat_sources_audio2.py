@@ -32,6 +32,46 @@ def _sph(path, samples, rate=16000, big_endian=False, coding="pcm"):
     path.write_bytes(head.ljust(1024, b" ") + np.asarray(samples, ">i2" if big_endian else "<i2").tobytes())
 
 
+def test_librispeech_flac(tmp_path):
+    """The corpus as distributed: FLAC, written by libsndfile (soundfile), an independent encoder."""
+    sf = pytest.importorskip("soundfile")
+    rng = np.random.default_rng(2)
+    folder = tmp_path / "dev-clean" / "84" / "121123"
+    folder.mkdir(parents=True)
+    t = np.arange(40000) / 16000
+    speech = 0.4 * np.sin(2 * np.pi * 220 * t) * np.sin(2 * np.pi * 3 * t) + 0.02 * rng.standard_normal(t.size)
+    sf.write(folder / "84-121123-0000.flac", speech, 16000, subtype="PCM_16")
+    sf.write(folder / "84-121123-0001.flac", np.zeros(5000), 16000, subtype="PCM_16")  # silence: constant
+    (folder / "84-121123.trans.txt").write_text("84-121123-0000 GO DO YOU HEAR\n84-121123-0001 SILENCE\n")
+    got = _rows(ds.LibriSpeechDataset(str(tmp_path), usage="dev-clean", shuffle=False))
+    for (wav, rate, text, _, _, utt), name in zip(got, ("84-121123-0000", "84-121123-0001")):
+        ref, ref_rate = sf.read(folder / f"{name}.flac", dtype="float64", always_2d=True)
+        np.testing.assert_array_equal(wav, ref.T.astype(np.float32))
+        assert int(rate) == ref_rate == 16000
+    assert str(got[0][2]) == "GO DO YOU HEAR" and int(got[1][5]) == 1
+
+
+def test_flac_reader_against_libsndfile(tmp_path):
+    sf = pytest.importorskip("soundfile")
+    from mycel.dataset.flac import read_flac
+    rng = np.random.default_rng(3)
+    for subtype, rate, channels, n in (("PCM_24", 44100, 2, 6000), ("PCM_S8", 8000, 1, 3000),
+                                       ("PCM_16", 22050, 3, 1000)):
+        x = rng.uniform(-0.9, 0.9, (n, channels)) * np.linspace(0, 1, n)[:, None]
+        sf.write(tmp_path / "a.flac", x, rate, subtype=subtype, format="FLAC")
+        ref, ref_rate = sf.read(tmp_path / "a.flac", dtype="float64", always_2d=True)
+        got, got_rate = read_flac(str(tmp_path / "a.flac"))
+        assert got_rate == ref_rate and got.shape == (channels, n)
+        np.testing.assert_array_equal(got, ref.T.astype(np.float32))
+    raw = (tmp_path / "a.flac").read_bytes()
+    (tmp_path / "b.flac").write_bytes(raw[:len(raw) // 2])
+    with pytest.raises(ValueError, match="b.flac' is not a supported FLAC file"):
+        read_flac(str(tmp_path / "b.flac"))
+    (tmp_path / "c.flac").write_bytes(b"RIFF" + raw[4:])
+    with pytest.raises(ValueError, match="no 'fLaC' marker"):
+        read_flac(str(tmp_path / "c.flac"))
+
+
 def test_librispeech(tmp_path):
     rng = np.random.default_rng(0)
     written = {}
@@ -56,13 +96,8 @@ def test_librispeech(tmp_path):
         assert (int(spk), int(chap), int(utt)) == (84, 121123, k) and utt.dtype == np.uint32
     assert ds.LibriSpeechDataset(str(tmp_path)).get_dataset_size() == 3
     assert ds.LibriSpeechDataset(str(tmp_path), num_shards=2, shard_id=1).get_dataset_size() == 2  # ceil(3 / 2)
-    # the corpus as distributed: FLAC, which is named in a clear error
-    (tmp_path / "test-other/1688/142285/1688-142285-0000.wav").rename(
-        tmp_path / "test-other/1688/142285/1688-142285-0000.flac")
-    with pytest.raises(ValueError, match="1688-142285-0000.flac is FLAC"):
-        ds.LibriSpeechDataset(str(tmp_path), usage="test-other")
-    (tmp_path / "test-other/1688/142285/1688-142285-0000.flac").unlink()
-    with pytest.raises(ValueError, match="1688-142285-0000.wav \\(or .flac\\) does not exist"):
+    (tmp_path / "test-other/1688/142285/1688-142285-0000.wav").unlink()
+    with pytest.raises(ValueError, match="1688-142285-0000.flac \\(or .wav\\) does not exist"):
         ds.LibriSpeechDataset(str(tmp_path), usage="test-other")
     with pytest.raises(ValueError, match="train-clean-100 does not exist"):
         ds.LibriSpeechDataset(str(tmp_path), usage="train-clean-100")
