@@ -8,6 +8,7 @@ sample), then frames, each a header (block size, channel assignment), one subfra
 Rice codes are located in one pass over the bit positions and their values gathered with numpy;
 the predictions run over Python integers, exact at every bit depth."""
 import bisect
+import operator
 
 import numpy as np
 
@@ -155,11 +156,9 @@ def _subframe(bits, block, bps):
         if order == 0:
             samples = residual
         else:
-            for r in residual:
-                n, acc = len(samples), 0
-                for j, c in enumerate(coefs):  # coefs[0] weighs the newest sample
-                    acc += c * samples[n - 1 - j]
-                samples.append(r + (acc >> shift))
+            back = -order - 1
+            for r in residual:  # coefs[0] weighs the newest sample
+                samples.append(r + (sum(map(operator.mul, coefs, samples[-1:back:-1])) >> shift))
     else:
         raise _Bad(f"reserved subframe type {kind}")
     if wasted:

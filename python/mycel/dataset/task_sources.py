@@ -135,8 +135,8 @@ _KITTI_COLUMNS = ["image", "label", "truncated", "occluded", "alpha", "bbox", "d
 
 def _kitti_labels(path, owner):
     """The label columns of one KITTI label file: label (N, 1) uint32, truncated (N, 1) float32,
-    occluded (N, 1) uint32 (DontCare's -1 reads 4294967295), alpha (N, 1), bbox (N, 4), dimensions (N, 3), location (N, 3),
-    rotation_y (N, 1) float32."""
+    occluded (N, 1) uint32 (DontCare's -1 reads 4294967295), alpha (N, 1), bbox (N, 4),
+    dimensions (N, 3), location (N, 3), rotation_y (N, 1) float32."""
     cls, nums = [], []
     for k, line in enumerate(_text_lines(path, owner), 1):
         f = line.split()
