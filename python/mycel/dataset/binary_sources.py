@@ -108,8 +108,9 @@ class QMnistDataset(SourceDataset):
 # ---- Semeion ----------------------------------------------------------------------------------
 
 def read_semeion(path, owner="SemeionDataset"):
-    """(images (N, 16, 16) uint8 with ink 255, labels (N,) uint32) of a semeion.data file: per line
-    256 pixel values (0 or 1, as '1.0000') then the digit one-hot in 10 integers."""
+    """(images (N, 16, 16) uint8 of 0 and 1, labels (N,) uint32) of a semeion.data file: per line
+    256 pixel values (0 or 1, as '1.0000') then the digit one-hot in 10 integers. The pixels stay
+    0 and 1, as MindSpore reads them (torchvision scales them to 255)."""
     try:
         with open(path, "rb") as f:
             text = f.read(_MAX_BYTES + 1).decode("ascii")
@@ -133,14 +134,14 @@ def read_semeion(path, owner="SemeionDataset"):
             raise ValueError(f"{owner}: '{path}':{k}: pixels must be 0 or 1")
         if sorted(onehot) != [0] * 9 + [1]:
             raise ValueError(f"{owner}: '{path}':{k}: the last 10 values must be one-hot, got {onehot}")
-        images.append((pixels * 255).astype(np.uint8).reshape(16, 16))
+        images.append(pixels.astype(np.uint8).reshape(16, 16))
         labels.append(onehot.index(1))
     return np.array(images, np.uint8).reshape(-1, 16, 16), np.array(labels, np.uint32)
 
 
 class SemeionDataset(SourceDataset):
-    """Semeion handwritten digits: dataset_dir/semeion.data. Columns image (16, 16) uint8 (ink 255,
-    paper 0) and label uint32, in file order."""
+    """Semeion handwritten digits: dataset_dir/semeion.data. Columns image (16, 16) uint8 (ink 1,
+    paper 0, as MindSpore's) and label uint32, in file order."""
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
@@ -157,7 +158,8 @@ class SemeionDataset(SourceDataset):
 def read_usps(path, owner="USPSDataset"):
     """(images (N, 16, 16, 1) uint8, labels (N,) uint32) of a USPS file in LIBSVM format: per line
     '<label 1..10> <index 1..256>:<value in [-1, 1]> ...'; a pixel is (value + 1) / 2 * 255 cut
-    to an integer, an absent index is value 0, the label is the digit (label - 1)."""
+    to an integer, the value read as a float32 first (as MindSpore's stof), an absent index is
+    value 0, the label is the digit (label - 1)."""
     try:
         with open(path, "rb") as f:
             text = f.read(_MAX_BYTES + 1).decode("ascii")
@@ -187,8 +189,8 @@ def read_usps(path, owner="USPSDataset"):
                 colon = ""
             if not colon or not 1 <= i <= 256 or not -1 <= v <= 1:
                 raise ValueError(f"{where}: expected '<index 1..256>:<value in [-1, 1]>', got {item[:40]!r}")
-            values[i - 1] = v
-        images.append(((values + 1) / 2 * 255).astype(np.uint8).reshape(16, 16, 1))
+            values[i - 1] = np.float32(v)
+        images.append(((values + 1.0) / 2.0 * 255.0).astype(np.uint8).reshape(16, 16, 1))
         labels.append(int(label) - 1)
     return np.array(images, np.uint8).reshape(-1, 16, 16, 1), np.array(labels, np.uint32)
 

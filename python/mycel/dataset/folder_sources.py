@@ -179,11 +179,11 @@ _LSUN_CLASSES = ("bedroom", "bridge", "church_outdoor", "classroom", "conference
 
 class LSUNDataset(SourceDataset):
     """LSUN scenes exported to image files: dataset_dir/<category>_train/ and <category>_val/
-    (the images of each category and split, in name order) and dataset_dir/test/. classes: a
-    category name or list of them (None: the ten categories); the label is the category's place
-    among the ten in name order (bedroom 0 ... tower 9), uint32; test images, which have no
-    category, are labelled 0. usage 'train', 'valid', 'test' or 'all' (None: train, then valid,
-    then test, the folders present)."""
+    (every file of each, in name order) and dataset_dir/test/. classes: a category name or list
+    of them (None: the ten categories). usage 'train', 'valid', 'test' or 'all' (None: train and
+    valid). As in MindSpore (an image folder source over the chosen folders), the label is the
+    folder's place among the chosen folders in name order (uint32): with every category and usage
+    'train', bedroom_train 0 ... tower_train 9; test images are 0."""
 
     def __init__(self, dataset_dir, usage=None, classes=None, num_samples=None, num_parallel_workers=None,
                  shuffle=None, decode=False, sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -202,21 +202,22 @@ class LSUNDataset(SourceDataset):
                 raise ValueError(f"Input classes is not within the valid set of {list(_LSUN_CLASSES)}, got {c!r}.")
         self.classes = list(classes)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
-        parts = ("train", "valid", "test") if self.usage == "all" else (self.usage,)
+        if self.usage == "test":
+            folders = [_need_dir(os.path.join(self.dataset_dir, "test"), owner)]
+        else:
+            splits = {"train": ["_train"], "valid": ["_val"], "all": ["_train", "_val"]}[self.usage]
+            wanted = [c + s for c in self.classes for s in splits]
+            # a folder is chosen when its name holds <category>_train or <category>_val (as MindSpore
+            # matches, so bedroom_train_lmdb counts too)
+            folders = [os.path.join(self.dataset_dir, d) for d in _subdirs(self.dataset_dir)
+                       if any(w in d for w in wanted)]
+            if not folders:
+                raise ValueError(f"{owner}: no folder named like {wanted[0]} under {self.dataset_dir} "
+                                 f"(usage '{self.usage}', classes {self.classes})")
         records = []
-        for part in parts:
-            if part == "test":
-                folders = [(os.path.join(self.dataset_dir, "test"), 0)]
-            else:
-                suffix = "_train" if part == "train" else "_val"
-                folders = [(os.path.join(self.dataset_dir, c + suffix), _LSUN_CLASSES.index(c))
-                           for c in sorted(self.classes, key=_LSUN_CLASSES.index)]
-            for folder, label in folders:
-                if not os.path.isdir(folder):
-                    if self.usage == "all":
-                        continue
-                    raise ValueError(f"{owner}: the folder {folder} does not exist (usage '{self.usage}')")
-                records += [(os.path.join(folder, f), label) for f in _images_in(folder)]
+        for label, folder in enumerate(folders):
+            records += [(os.path.join(folder, f), label) for f in sorted(os.listdir(folder))
+                        if os.path.isfile(os.path.join(folder, f))]
         _build(self, owner, records, lambda r: (_image(r[0], owner, self.decode), np.array(r[1], np.uint32)),
                ["image", "label"], num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
 

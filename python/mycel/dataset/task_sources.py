@@ -196,16 +196,18 @@ class KITTIDataset(SourceDataset):
 # ---- WIDER FACE -------------------------------------------------------------------------------
 
 _WIDER_COLUMNS = ["image", "bbox", "blur", "expression", "illumination", "occlusion", "pose", "invalid"]
-# a face line: x y w h blur expression illumination invalid occlusion pose
-_WIDER_FIELDS = 10
+_WIDER_FIELDS = 10  # x y w h and six attributes per face line
 
 
 def _wider_annotations(path, images, owner):
-    """[(image path, bbox (N, 4), blur, expression, illumination, occlusion, pose, invalid (N, 1))]
-    of a wider_face_<part>_bbx_gt.txt file: per image its path line, a count line and that many
-    face lines (one all-zero line when the count is 0)."""
+    """{image path: (bbox (N, 4), blur, expression, illumination, occlusion, pose, invalid (N,))} of a
+    wider_face_<part>_bbx_gt.txt file: per image its path line, a count line and that many face
+    lines, or one all-zero line when the count is 0 (read as one all-zero face, as MindSpore does).
+    The six attributes are fields 4..9 in MindSpore's order (blur, expression, illumination,
+    occlusion, pose, invalid; the WIDER FACE readme lists the last three as invalid, occlusion,
+    pose)."""
     lines = _text_lines(path, owner)
-    out, k = [], 0
+    out, k = {}, 0
     while k < len(lines):
         name = lines[k].strip()
         k += 1
@@ -223,23 +225,25 @@ def _wider_annotations(path, images, owner):
                                  f"{name!r}, got {(lines[k] if k < len(lines) else '<end of file>')[:80]!r}")
             rows.append([int(x) for x in f[:_WIDER_FIELDS]])
             k += 1
-        a = np.array(rows[:n], np.int64).reshape(-1, _WIDER_FIELDS)
+        a = np.array(rows, np.int64).reshape(-1, _WIDER_FIELDS)
         if (a < 0).any() or (a > 0xFFFFFFFF).any():
             raise ValueError(f"{owner}: '{path}': a face of {name!r} has a value outside [0, 2^32)")
         a = a.astype(np.uint32)
         image = _need_file(os.path.join(images, name), owner)
-        # columns: blur 4, expression 5, illumination 6, invalid 7, occlusion 8, pose 9
-        out.append((image, np.ascontiguousarray(a[:, 0:4]), a[:, 4:5].copy(), a[:, 5:6].copy(), a[:, 6:7].copy(),
-                    a[:, 8:9].copy(), a[:, 9:10].copy(), a[:, 7:8].copy()))
+        out[image] = (np.ascontiguousarray(a[:, 0:4]),) + tuple(a[:, j].copy() for j in range(4, 10))
     return out
 
 
+_WIDER_NONE = (np.zeros((0, 4), np.uint32),) + tuple(np.zeros(0, np.uint32) for _ in range(6))
+
+
 class WIDERFaceDataset(SourceDataset):
-    """WIDER FACE: the images in dataset_dir/WIDER_{train,val,test}/images/<event>/<name>.jpg and the
-    annotations dataset_dir/wider_face_split/wider_face_{train,val}_bbx_gt.txt. usage 'train',
-    'valid', 'all' (None: train then valid) give columns image, bbox (N, 4: x, y, width, height),
-    blur, expression, illumination, occlusion, pose, invalid (N, 1), all uint32; usage 'test'
-    gives image only, every image under WIDER_test/images in path order."""
+    """WIDER FACE: the images dataset_dir/WIDER_{train,val,test}/images/<event>/*.jpg (events and
+    files in name order) and the annotations dataset_dir/wider_face_split/
+    wider_face_{train,val}_bbx_gt.txt. usage 'train', 'valid', 'all' (None: train then valid) give
+    columns image, bbox (N, 4: x, y, width, height), blur, expression, illumination, occlusion,
+    pose, invalid (N,), all uint32 (an image the file does not annotate has N = 0); usage 'test'
+    gives image only."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  decode=False, sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -248,19 +252,21 @@ class WIDERFaceDataset(SourceDataset):
         self.usage = _choice(usage, "usage", ("train", "test", "valid", "all"), "all")
         self.decode = _check_decode(decode)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+        parts = {"train": ("train",), "valid": ("val",), "all": ("train", "val"), "test": ("test",)}[self.usage]
+        records = []
+        for part in parts:
+            root = _need_dir(os.path.join(self.dataset_dir, f"WIDER_{part}", "images"), owner)
+            faces = {} if part == "test" else _wider_annotations(
+                os.path.join(self.dataset_dir, "wider_face_split", f"wider_face_{part}_bbx_gt.txt"), root, owner)
+            for event in sorted(os.listdir(root)):
+                folder = os.path.join(root, event)
+                if os.path.isdir(folder):
+                    records += [(os.path.join(folder, f), faces.get(os.path.join(folder, f), _WIDER_NONE))
+                                for f in sorted(os.listdir(folder)) if f.endswith(".jpg")]
         if self.usage == "test":
-            root = _need_dir(os.path.join(self.dataset_dir, "WIDER_test", "images"), owner)
-            records = [(os.path.join(root, event, f),) for event in sorted(os.listdir(root))
-                       if os.path.isdir(os.path.join(root, event)) for f in _images_in(os.path.join(root, event))]
             row, columns = (lambda r: (_image(r[0], owner, self.decode),)), ["image"]
         else:
-            records = []
-            for part in (("train", "val") if self.usage == "all" else
-                         ("train",) if self.usage == "train" else ("val",)):
-                images = _need_dir(os.path.join(self.dataset_dir, f"WIDER_{part}", "images"), owner)
-                records += _wider_annotations(
-                    os.path.join(self.dataset_dir, "wider_face_split", f"wider_face_{part}_bbx_gt.txt"), images, owner)
-            row, columns = (lambda r: (_image(r[0], owner, self.decode),) + r[1:]), _WIDER_COLUMNS
+            row, columns = (lambda r: (_image(r[0], owner, self.decode),) + r[1]), _WIDER_COLUMNS
         _build(self, owner, records, row, columns, num_samples, num_parallel_workers, shuffle, sampler,
                num_shards, shard_id)
 

@@ -132,11 +132,15 @@ def test_food101_rendered_sst2_lsun(tmp_path):
     for folder, n in (("bedroom_train", 2), ("tower_train", 1), ("tower_val", 1), ("test", 1)):
         for k in range(n):
             _jpg(lsun / folder / f"{k}.jpg", k)
+    # labels number the chosen folders in name order, as MindSpore's image-folder reader does
     got = _rows(ds.LSUNDataset(str(lsun), usage="train", classes=["tower", "bedroom"], shuffle=False))
-    assert [int(r[1]) for r in got] == [0, 0, 9]  # the category's place among the ten
-    assert [int(r[1]) for r in _rows(ds.LSUNDataset(str(lsun), usage="valid", classes="tower", shuffle=False))] == [9]
-    assert ds.LSUNDataset(str(lsun), classes=["bedroom", "tower"]).get_dataset_size() == 5
-    with pytest.raises(ValueError, match="bridge_train does not exist"):
+    assert [int(r[1]) for r in got] == [0, 0, 1]
+    assert got[2][0].tobytes() == (lsun / "tower_train" / "0.jpg").read_bytes()
+    every = _rows(ds.LSUNDataset(str(lsun), shuffle=False))  # 'all': train and valid folders
+    assert [int(r[1]) for r in every] == [0, 0, 1, 2]
+    assert [int(r[1]) for r in _rows(ds.LSUNDataset(str(lsun), usage="valid", classes="tower"))] == [0]
+    assert ds.LSUNDataset(str(lsun), usage="test").get_dataset_size() == 1
+    with pytest.raises(ValueError, match="no folder named like bridge_train"):
         ds.LSUNDataset(str(lsun), usage="train", classes="bridge")
     with pytest.raises(ValueError, match="Input classes is not within"):
         ds.LSUNDataset(str(lsun), classes="garage")
@@ -240,24 +244,28 @@ def test_kitti(tmp_path):
 
 
 def test_wider_face(tmp_path):
-    for part, names in (("train", ["0--Parade/a.jpg", "1--Handshaking/b.jpg"]), ("val", ["0--Parade/c.jpg"]),
-                        ("test", ["0--Parade/d.jpg"])):
+    for part, names in (("train", ["0--Parade/a.jpg", "1--Handshaking/b.jpg", "1--Handshaking/c.jpg"]),
+                        ("val", ["0--Parade/c.jpg"]), ("test", ["0--Parade/d.jpg"])):
         for k, n in enumerate(names):
             _jpg(tmp_path / f"WIDER_{part}" / "images" / n, k)
     split = tmp_path / "wider_face_split"
     split.mkdir()
     (split / "wider_face_train_bbx_gt.txt").write_text(
-        "0--Parade/a.jpg\n2\n78 221 7 8 2 0 0 0 0 0 \n78 238 14 17 0 1 0 0 1 2 \n"
-        "1--Handshaking/b.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n")
+        "0--Parade/a.jpg\n2\n78 221 7 8 2 0 0 0 0 0 \n78 238 14 17 0 1 2 3 4 5 \n"
+        "1--Handshaking/b.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n")  # c.jpg is not annotated
     (split / "wider_face_val_bbx_gt.txt").write_text("0--Parade/c.jpg\n1\n1 2 3 4 1 1 1 1 1 1\n")
     d = ds.WIDERFaceDataset(str(tmp_path), usage="train", shuffle=False)
     assert d.get_col_names() == ["image", "bbox", "blur", "expression", "illumination", "occlusion", "pose",
                                  "invalid"]
-    a, b = _rows(d)
+    a, b, c = _rows(d)
     np.testing.assert_array_equal(a[1], [[78, 221, 7, 8], [78, 238, 14, 17]])
-    np.testing.assert_array_equal(np.concatenate(a[2:], axis=1), [[2, 0, 0, 0, 0, 0], [0, 1, 0, 1, 2, 0]])
-    assert a[1].dtype == np.uint32 and b[1].shape == (0, 4)
-    assert ds.WIDERFaceDataset(str(tmp_path)).get_dataset_size() == 3
+    # fields 4..9 in MindSpore's column order: blur, expression, illumination, occlusion, pose, invalid
+    np.testing.assert_array_equal(np.stack(a[2:], axis=1), [[2, 0, 0, 0, 0, 0], [0, 1, 2, 3, 4, 5]])
+    assert a[1].dtype == np.uint32 and a[2].shape == (2,)
+    np.testing.assert_array_equal(b[1], [[0, 0, 0, 0]])  # a count of 0: its all-zero line, as MindSpore reads it
+    assert c[1].shape == (0, 4) and c[7].shape == (0,)
+    assert c[0].tobytes() == (tmp_path / "WIDER_train/images/1--Handshaking/c.jpg").read_bytes()
+    assert ds.WIDERFaceDataset(str(tmp_path)).get_dataset_size() == 4
     test = _rows(ds.WIDERFaceDataset(str(tmp_path), usage="test"))
     assert len(test) == 1 and test[0][0].tobytes() == (tmp_path / "WIDER_test/images/0--Parade/d.jpg").read_bytes()
     (split / "wider_face_val_bbx_gt.txt").write_text("0--Parade/zz.jpg\n1\n1 2 3 4 1 1 1 1 1 1\n")
@@ -265,6 +273,9 @@ def test_wider_face(tmp_path):
         ds.WIDERFaceDataset(str(tmp_path), usage="valid")
     (split / "wider_face_val_bbx_gt.txt").write_text("0--Parade/c.jpg\n2\n1 2 3 4 1 1 1 1 1 1\n")
     with pytest.raises(ValueError, match="expected 10 integers"):
+        ds.WIDERFaceDataset(str(tmp_path), usage="valid")
+    (split / "wider_face_val_bbx_gt.txt").unlink()
+    with pytest.raises(ValueError, match="wider_face_val_bbx_gt.txt does not exist"):
         ds.WIDERFaceDataset(str(tmp_path), usage="valid")
 
 
@@ -339,7 +350,7 @@ def test_semeion(tmp_path):
     (tmp_path / "semeion.data").write_text("\n".join(lines) + "\n")
     got = _rows(ds.SemeionDataset(str(tmp_path), shuffle=False))
     for (img, lab), ref, d in zip(got, imgs, digits):
-        np.testing.assert_array_equal(img, ref * 255)
+        np.testing.assert_array_equal(img, ref)  # 0 and 1, as MindSpore reads '1.0000' (stoi)
         assert img.dtype == np.uint8 and lab.dtype == np.uint32 and int(lab) == d
     _check_shards(lambda **k: ds.SemeionDataset(str(tmp_path), **k), 3)
     (tmp_path / "semeion.data").write_text(lines[0].rsplit(" ", 1)[0] + " 1\n")
@@ -365,7 +376,8 @@ def test_usps(tmp_path):
     vals, labels = sets["usps"]
     for (img, lab), v, y in zip(got, vals, labels):
         assert img.shape == (16, 16, 1) and img.dtype == np.uint8
-        np.testing.assert_array_equal(img.reshape(-1), ((v + 1) / 2 * 255).astype(np.uint8))
+        # the documented rule: the value as a float32 (MindSpore's stof), then (v + 1) / 2 * 255 cut
+        np.testing.assert_array_equal(img.reshape(-1), ((v.astype(np.float32) + 1.0) / 2.0 * 255.0).astype(np.uint8))
         assert int(lab) == y - 1
     assert ds.USPSDataset(str(tmp_path)).get_dataset_size() == 5
     (tmp_path / "usps.t").write_text("3 1:0.5 300:0.1\n")
