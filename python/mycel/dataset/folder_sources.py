@@ -330,9 +330,9 @@ class LFWDataset(SourceDataset):
     lfw_funneled ('funneled', None) or lfw-deepfunneled ('deepfunneled'), as
     <Name>/<Name>_NNNN.jpg, and the split lists beside them. task 'people' (None): lists
     peopleDevTrain.txt / peopleDevTest.txt / people.txt ('<Name>\\t<count>' lines after a count
-    line, people.txt in folds); rows image, label (uint32: the person's place among the image
-    folders in name order). task 'pairs': lists pairsDevTrain.txt / pairsDevTest.txt / pairs.txt
-    ('<Name> <n1> <n2>' for a match, '<Name1> <n1> <Name2> <n2>' otherwise); rows image1, image2,
+    line, people.txt in folds); rows image, label (uint32: the person's line in lfw-names.txt, or
+    without that file the place among the image folders in name order). task 'pairs': lists
+    pairsDevTrain.txt / pairsDevTest.txt / pairs.txt ('<Name> <n1> <n2>' for a match, '<Name1> <n1> <Name2> <n2>' otherwise); rows image1, image2,
     label (uint32: 1 same person, 0 not). usage 'train', 'test', '10fold' or 'all' (None: train
     then test)."""
 
@@ -347,12 +347,23 @@ class LFWDataset(SourceDataset):
         self.decode = _check_decode(decode)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         images = _need_dir(os.path.join(self.dataset_dir, _LFW_IMAGES[self.image_set]), owner)
-        names = {n: i for i, n in enumerate(_subdirs(images))}
+        # a person's label is its line in lfw-names.txt, as MindSpore reads it (the names in order,
+        # so the image folders' order when the file is absent)
+        names_file = os.path.join(self.dataset_dir, "lfw-names.txt")
+        if os.path.isfile(names_file):
+            listed = [line.split()[0] for line in _text_lines(names_file, owner) if line.split()]
+        else:
+            listed = _subdirs(images)
+        names = {}
+        for n in listed:
+            names.setdefault(n, len(names))
 
         def image_path(name, number, path, k):
             p = os.path.join(images, name, f"{name}_{int(number):04d}.jpg")
-            if name not in names or not os.path.isfile(p):
+            if not os.path.isfile(p):
                 raise ValueError(f"{owner}: '{path}':{k}: the image {p} does not exist")
+            if self.task == "people" and name not in names:
+                raise ValueError(f"{owner}: '{path}':{k}: {name!r} is not in {names_file}")
             return p
 
         records = []

@@ -127,46 +127,48 @@ class DIV2KDataset(SourceDataset):
 
 # ---- KITTI ------------------------------------------------------------------------------------
 
-_KITTI_CLASSES = {"Car": 0, "Van": 1, "Truck": 2, "Pedestrian": 3, "Person_sitting": 4, "Cyclist": 5, "Tram": 6,
-                  "Misc": 7, "DontCare": 8}
 _KITTI_COLUMNS = ["image", "label", "truncated", "occluded", "alpha", "bbox", "dimensions", "location",
                   "rotation_y"]
 
 
-def _kitti_labels(path, owner):
-    """The label columns of one KITTI label file: label (N, 1) uint32, truncated (N, 1) float32,
-    occluded (N, 1) uint32 (DontCare's -1 reads 4294967295), alpha (N, 1), bbox (N, 4),
-    dimensions (N, 3), location (N, 3), rotation_y (N, 1) float32."""
-    cls, nums = [], []
+def _kitti_objects(path, owner):
+    """[(class name, 14 numbers)] of one KITTI label file ('<class> truncated occluded alpha left top
+    right bottom height width length x y z rotation_y' lines)."""
+    out = []
     for k, line in enumerate(_text_lines(path, owner), 1):
         f = line.split()
         if not f:
             continue
-        if len(f) != 15 or f[0] not in _KITTI_CLASSES:
-            raise ValueError(f"{owner}: '{path}':{k}: expected '<class> <14 numbers>' with a KITTI class "
-                             f"({', '.join(_KITTI_CLASSES)}), got {line[:80]!r}")
+        if len(f) != 15:
+            raise ValueError(f"{owner}: '{path}':{k}: expected '<class> <14 numbers>', got {line[:80]!r}")
         try:
-            nums.append([float(x) for x in f[1:]])
+            nums = [float(x) for x in f[1:]]
         except ValueError:
             raise ValueError(f"{owner}: '{path}':{k}: a field is not a number: {line[:80]!r}") from None
-        if not -1 <= nums[-1][1] <= 3 or nums[-1][1] != int(nums[-1][1]):
+        if not -1 <= nums[1] <= 3 or nums[1] != int(nums[1]):
             raise ValueError(f"{owner}: '{path}':{k}: occluded must be -1 (DontCare), 0, 1, 2 or 3, got {f[2]!r}")
-        cls.append(_KITTI_CLASSES[f[0]])
-    a = np.array(nums, np.float32).reshape(-1, 14)
-    # DontCare's occluded -1 wraps to 2^32 - 1 in the uint32 column
-    occluded = np.array([int(r[1]) for r in nums], np.int64).reshape(-1, 1).astype(np.uint32)
-    return (np.array(cls, np.uint32).reshape(-1, 1), a[:, 0:1], occluded, a[:, 2:3],
-            np.ascontiguousarray(a[:, 3:7]), np.ascontiguousarray(a[:, 7:10]), np.ascontiguousarray(a[:, 10:13]),
-            a[:, 13:14])
+        out.append((f[0], nums))
+    return out
+
+
+def _kitti_columns(objects, labels):
+    """label (N, 1) uint32, truncated (N, 1) float32, occluded (N, 1) uint32 (DontCare's -1 reads
+    4294967295), alpha (N, 1), bbox (N, 4), dimensions (N, 3), location (N, 3), rotation_y (N, 1)
+    float32."""
+    a = np.array([n for _, n in objects], np.float32).reshape(-1, 14)
+    occluded = np.array([int(n[1]) for _, n in objects], np.int64).reshape(-1, 1).astype(np.uint32)
+    return (np.array([labels[c] for c, _ in objects], np.uint32).reshape(-1, 1), a[:, 0:1].copy(), occluded,
+            a[:, 2:3].copy(), np.ascontiguousarray(a[:, 3:7]), np.ascontiguousarray(a[:, 7:10]),
+            np.ascontiguousarray(a[:, 10:13]), a[:, 13:14].copy())
 
 
 class KITTIDataset(SourceDataset):
     """KITTI object detection: dataset_dir/data_object_image_2/{training,testing}/image_2/NNNNNN.png
     and dataset_dir/data_object_label_2/training/label_2/NNNNNN.txt. usage 'train' (default): columns
-    image, label (class id: Car 0, Van 1, Truck 2, Pedestrian 3, Person_sitting 4, Cyclist 5, Tram 6,
-    Misc 7, DontCare 8), truncated, occluded, alpha, bbox (left, top, right, bottom), dimensions
-    (height, width, length), location (x, y, z), rotation_y, one row per object; usage 'test':
-    image only."""
+    image, label, truncated, occluded, alpha, bbox (left, top, right, bottom), dimensions (height,
+    width, length), location (x, y, z), rotation_y, one row per object. As in MindSpore, a label
+    numbers the class names found in all the label files in name order (get_class_indexing()), and
+    an image whose label file lists no object is left out. usage 'test': image only."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  decode=False, sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -177,20 +179,29 @@ class KITTIDataset(SourceDataset):
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         split = "training" if self.usage == "train" else "testing"
         image_dir = _need_dir(os.path.join(self.dataset_dir, "data_object_image_2", split, "image_2"), owner)
-        records = []
-        for f in _images_in(image_dir):
-            if self.usage == "train":
-                label = _need_file(os.path.join(self.dataset_dir, "data_object_label_2", "training", "label_2",
-                                                os.path.splitext(f)[0] + ".txt"), owner)
-                records.append((os.path.join(image_dir, f), _kitti_labels(label, owner)))
-            else:
-                records.append((os.path.join(image_dir, f), None))
-        if self.usage == "train":
-            row, columns = (lambda r: (_image(r[0], owner, self.decode),) + r[1]), _KITTI_COLUMNS
-        else:
+        images = [os.path.join(image_dir, f) for f in _images_in(image_dir)]
+        self._class_indexing = {}
+        if self.usage == "test":
+            records = [(p, None) for p in images]
             row, columns = (lambda r: (_image(r[0], owner, self.decode),)), ["image"]
+        else:
+            parsed = []
+            for p in images:
+                label = _need_file(os.path.join(self.dataset_dir, "data_object_label_2", "training", "label_2",
+                                                os.path.splitext(os.path.basename(p))[0] + ".txt"), owner)
+                objects = _kitti_objects(label, owner)
+                if objects:
+                    parsed.append((p, objects))
+            names = sorted({c for _, objs in parsed for c, _ in objs})
+            self._class_indexing = {n: i for i, n in enumerate(names)}
+            records = [(p, _kitti_columns(objs, self._class_indexing)) for p, objs in parsed]
+            row, columns = (lambda r: (_image(r[0], owner, self.decode),) + r[1]), _KITTI_COLUMNS
         _build(self, owner, records, row, columns, num_samples, num_parallel_workers, shuffle, sampler,
                num_shards, shard_id)
+
+    def get_class_indexing(self):
+        """{class name: label} (usage 'train')."""
+        return dict(self._class_indexing)
 
 
 # ---- WIDER FACE -------------------------------------------------------------------------------

@@ -155,7 +155,9 @@ def test_lfw_people_and_pairs(tmp_path):
     (tmp_path / "peopleDevTest.txt").write_text("1\nBo_Chen\t1\n")
     (tmp_path / "pairsDevTrain.txt").write_text("1\nAnn_Lee\t1\t2\nAnn_Lee\t2\tBo_Chen\t1\n")
     got = _rows(ds.LFWDataset(str(tmp_path), usage="train", shuffle=False))
-    assert [int(r[1]) for r in got] == [0, 0, 1]
+    assert [int(r[1]) for r in got] == [0, 0, 1]  # without lfw-names.txt: the folders' order
+    (tmp_path / "lfw-names.txt").write_text("Zed_Zero\t1\nBo_Chen\t1\nAnn_Lee\t2\n")  # a person's line is the label
+    assert [int(r[1]) for r in _rows(ds.LFWDataset(str(tmp_path), usage="train", shuffle=False))] == [2, 2, 1]
     assert got[1][0].tobytes() == (imgs / "Ann_Lee" / "Ann_Lee_0002.jpg").read_bytes()
     assert ds.LFWDataset(str(tmp_path)).get_dataset_size() == 4  # train + test
     pairs = _rows(ds.LFWDataset(str(tmp_path), task="pairs", usage="train", shuffle=False))
@@ -223,22 +225,27 @@ def test_kitti(tmp_path):
         "Pedestrian 0.00 0 -0.20 712.40 143.00 810.73 307.92 1.89 0.48 1.20 1.84 1.47 8.41 0.01\n"
         "DontCare -1 -1 -10 503.89 169.71 590.61 190.13 -1 -1 -1 -1000 -1000 -1000 -10\n")
     (lab_dir / "000001.txt").write_text("Car 0.50 2 1.5 1 2 3 4 5 6 7 8 9 10 0.25\n")
+    _png(img_dir / "000002.png", 3)
+    (lab_dir / "000002.txt").write_text("")  # no object: the image is left out, as MindSpore does
     d = ds.KITTIDataset(str(tmp_path), shuffle=False)
     assert d.get_col_names() == ["image", "label", "truncated", "occluded", "alpha", "bbox", "dimensions",
                                  "location", "rotation_y"]
+    # labels number the class names found, in name order
+    assert d.get_class_indexing() == {"Car": 0, "DontCare": 1, "Pedestrian": 2}
     r0, r1 = _rows(d)
-    np.testing.assert_array_equal(r0[1], [[3], [8]])
+    np.testing.assert_array_equal(r0[1], [[2], [1]])
     np.testing.assert_array_equal(r0[3], [[0], [0xFFFFFFFF]])  # DontCare's occluded -1 as uint32
     np.testing.assert_allclose(r0[5], [[712.40, 143.00, 810.73, 307.92], [503.89, 169.71, 590.61, 190.13]], rtol=1e-6)
     np.testing.assert_allclose(r0[6][0], [1.89, 0.48, 1.20], rtol=1e-6)
     np.testing.assert_allclose(r1[2:5], [[[0.5]], [[2]], [[1.5]]])
-    assert r1[3].dtype == np.uint32 and r1[8].dtype == np.float32 and float(r1[8][0, 0]) == 0.25
+    assert r1[1].tolist() == [[0]] and r1[3].dtype == np.uint32 and r1[8].dtype == np.float32
+    assert float(r1[8][0, 0]) == 0.25
     np.testing.assert_allclose(r1[7], [[8, 9, 10]])
     assert ds.KITTIDataset(str(tmp_path), usage="test").get_col_names() == ["image"]
     (lab_dir / "000001.txt").unlink()
     with pytest.raises(ValueError, match="label_2/000001.txt does not exist"):
         ds.KITTIDataset(str(tmp_path))
-    (lab_dir / "000001.txt").write_text("Boat 0 0 0 1 2 3 4 5 6 7 8 9 10 0\n")
+    (lab_dir / "000001.txt").write_text("Boat 0 0 0 1 2 3 4 5 6 7 8 9 10\n")
     with pytest.raises(ValueError, match="000001.txt':1: expected '<class> <14 numbers>'"):
         ds.KITTIDataset(str(tmp_path))
 
