@@ -59,14 +59,14 @@ def read_idx_int32(path, owner, ndim=2):
 
 
 _QMNIST_PARTS = {"train": ("qmnist-train",), "test": ("qmnist-test",), "test10k": ("qmnist-test",),
-                 "test50k": ("qmnist-test",), "nist": ("xnist",), "all": ("qmnist-train", "qmnist-test")}
+                 "test50k": ("qmnist-test",), "nist": ("xnist",), "all": ("qmnist-train", "qmnist-test", "xnist")}
 
 
 class QMnistDataset(SourceDataset):
     """QMNIST: dataset_dir/qmnist-{train,test}-images-idx3-ubyte with qmnist-{train,test}-labels-idx2-int,
     and xnist-images-idx3-ubyte with xnist-labels-idx2-int (plain or .gz). usage 'train', 'test',
-    'test10k' (the first 10000 test rows), 'test50k' (the rest), 'nist' or 'all' (None: train then
-    test). Columns image (28, 28, 1) uint8 and label, uint32: the digit (compat=True) or the whole
+    'test10k' (the first 10000 test rows), 'test50k' (the rest), 'nist' or 'all' (None: train, test
+    and nist, as MindSpore reads them). Columns image (28, 28, 1) uint8 and label, uint32: the digit (compat=True) or the whole
     8-field label row (compat=False: digit, NIST class, writer id, ...)."""
 
     def __init__(self, dataset_dir, usage=None, compat=True, num_samples=None, num_parallel_workers=None,

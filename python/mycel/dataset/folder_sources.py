@@ -225,29 +225,27 @@ class LSUNDataset(SourceDataset):
 # ---- Omniglot ---------------------------------------------------------------------------------
 
 class OmniglotDataset(SourceDataset):
-    """Omniglot: dataset_dir/images_background/<alphabet>/<character>/*.png (background=True)
-    and dataset_dir/images_evaluation/... (background=False); None reads both, background first.
-    Every (alphabet, character) folder is a class, labelled in path order from 0 across the
-    folders read. Columns image (file bytes, or decoded with decode) and label (int32)."""
+    """Omniglot: dataset_dir/images_background/<alphabet>/<character>/*.png (background True or None,
+    as MindSpore) or dataset_dir/images_evaluation/... (False). Every <alphabet>/<character> folder
+    is a class, labelled by its place in name order (int32, MindSpore's image-folder labels).
+    Columns image (file bytes, or decoded with decode) and label."""
 
     def __init__(self, dataset_dir, background=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  decode=False, sampler=None, num_shards=None, shard_id=None, cache=None):
         owner = "OmniglotDataset"
         self.dataset_dir = _check_dir(dataset_dir)
-        if background is not None:
-            _check_type(background, "background", bool)
+        background = True if background is None else background
+        _check_type(background, "background", bool)
         self.background, self.decode = background, _check_decode(decode)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
-        roots = {True: ["images_background"], False: ["images_evaluation"],
-                 None: ["images_background", "images_evaluation"]}[background]
-        records, label = [], 0
-        for root in roots:
-            root = _need_dir(os.path.join(self.dataset_dir, root), owner)
-            for alphabet in _subdirs(root):
-                for character in _subdirs(os.path.join(root, alphabet)):
-                    folder = os.path.join(root, alphabet, character)
-                    records += [(os.path.join(folder, f), label) for f in _images_in(folder)]
-                    label += 1
+        root = _need_dir(os.path.join(self.dataset_dir, "images_background" if background else "images_evaluation"),
+                         owner)
+        classes = sorted(f"{a}/{c}" for a in _subdirs(root) for c in _subdirs(os.path.join(root, a)))
+        records = []
+        for label, cls in enumerate(classes):
+            folder = os.path.join(root, cls)
+            records += [(os.path.join(folder, f), label) for f in sorted(os.listdir(folder))
+                        if os.path.isfile(os.path.join(folder, f))]
         _build(self, owner, records, lambda r: (_image(r[0], owner, self.decode), np.array(r[1], np.int32)),
                ["image", "label"], num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
 

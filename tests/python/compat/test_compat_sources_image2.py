@@ -97,9 +97,11 @@ def test_caltech256_and_sun397_and_omniglot(tmp_path):
         for alpha in ("Greek", "Latin"):
             for ch in ("character01", "character02"):
                 _png(om / root / alpha / ch / f"{root[7]}{alpha}{ch}.png", 3, mode="L")
-    assert [int(r[1]) for r in _rows(ds.OmniglotDataset(str(om), background=True, shuffle=False))] == [0, 1, 2, 3]
-    both = _rows(ds.OmniglotDataset(str(om), shuffle=False))
-    assert [int(r[1]) for r in both] == list(range(8)) and both[0][1].dtype == np.int32
+    got = _rows(ds.OmniglotDataset(str(om), shuffle=False))  # None reads images_background, as MindSpore
+    assert [int(r[1]) for r in got] == [0, 1, 2, 3] and got[0][1].dtype == np.int32
+    assert got[3][0].tobytes() == (om / "images_background/Latin/character02/bLatincharacter02.png").read_bytes()
+    ev = _rows(ds.OmniglotDataset(str(om), background=False, shuffle=False))
+    assert ev[0][0].tobytes() == (om / "images_evaluation/Greek/character01/eGreekcharacter01.png").read_bytes()
     with pytest.raises(ValueError, match="images_evaluation does not exist"):
         ds.OmniglotDataset(str(tmp_path), background=False)
 
@@ -336,9 +338,9 @@ def test_qmnist(tmp_path):
         assert lab.dtype == np.uint32 and lab.shape == () and int(lab) == y[0]
     full = _rows(ds.QMnistDataset(str(tmp_path), usage="nist", compat=False, shuffle=False))
     np.testing.assert_array_equal(np.stack([r[1] for r in full]), data["xnist"][1])
-    assert ds.QMnistDataset(str(tmp_path)).get_dataset_size() == 7
+    assert ds.QMnistDataset(str(tmp_path)).get_dataset_size() == 9  # 'all': train, test and nist
     assert ds.QMnistDataset(str(tmp_path), usage="test10k").get_dataset_size() == 4
-    _check_shards(lambda **k: ds.QMnistDataset(str(tmp_path), **k), 7)
+    _check_shards(lambda **k: ds.QMnistDataset(str(tmp_path), **k), 9)
     (tmp_path / "xnist-labels-idx2-int").unlink()
     with pytest.raises(ValueError, match="xnist-labels-idx2-int \\(or xnist-labels-idx2-int.gz\\) does not exist"):
         ds.QMnistDataset(str(tmp_path), usage="nist")
