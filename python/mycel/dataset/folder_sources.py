@@ -254,7 +254,7 @@ class OmniglotDataset(SourceDataset):
 
 class RenderedSST2Dataset(SourceDataset):
     """Rendered SST-2: dataset_dir/{train,valid,test}/{negative,positive}/*.png. usage 'train',
-    'val', 'test' or 'all' (None: the three in that order). Columns image (file bytes, or
+    'val', 'test' or 'all' (None: the three, in path order: test, train, valid). Columns image (file bytes, or
     decoded with decode) and label (uint32: 0 negative, 1 positive)."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
@@ -266,7 +266,8 @@ class RenderedSST2Dataset(SourceDataset):
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         folders = {"train": "train", "val": "valid", "test": "test"}
         records = []
-        for part in (("train", "val", "test") if self.usage == "all" else (self.usage,)):
+        # 'all' reads the folders in path order (test, train, valid), as MindSpore does
+        for part in (("test", "train", "val") if self.usage == "all" else (self.usage,)):
             for label, name in enumerate(("negative", "positive")):
                 folder = os.path.join(self.dataset_dir, folders[part], name)
                 if not os.path.isdir(folder):
@@ -282,7 +283,7 @@ class RenderedSST2Dataset(SourceDataset):
 
 class SUN397Dataset(SourceDataset):
     """SUN397: dataset_dir/ClassName.txt lists the classes ('/a/abbey' lines; the label is the
-    line's place, uint32) and each class's images lie in dataset_dir/a/abbey/*.jpg. Columns image
+    line's place, uint32) and each class's images lie in dataset_dir/a/abbey/sun_*.jpg. Columns image
     (file bytes, or decoded with decode) and label, classes in list order, files in name order."""
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, decode=False,
@@ -299,7 +300,7 @@ class SUN397Dataset(SourceDataset):
                 raise ValueError(f"{owner}: ClassName.txt: expected '/<letter>/<class>', got {cls[:80]!r}")
             folder = _need_dir(os.path.join(self.dataset_dir, cls.lstrip("/")), owner)
             records += [(os.path.join(folder, f), label) for f in _images_in(folder)
-                        if f.lower().endswith((".jpg", ".jpeg"))]
+                        if f.startswith("sun_") and f.endswith(".jpg")]  # the files MindSpore reads
         _build(self, owner, records, lambda r: (_image(r[0], owner, self.decode), np.array(r[1], np.uint32)),
                ["image", "label"], num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
 

@@ -186,13 +186,15 @@ _TEDLIUM = {"release1": ("TEDLIUM_release1", ("train", "test", "dev")),
 
 
 class TedliumDataset(SourceDataset):
-    """TED-LIUM: release1 and release2 read dataset_dir/TEDLIUM_release1 (or 2)/<usage>/stm/*.stm with
-    the talks' audio in <usage>/sph/<talk>.sph; usage 'train', 'test', 'dev' or 'all' (None: the three).
-    release3 reads dataset_dir/TEDLIUM_release-3/data/{stm,sph} (usage 'all' or None only). Each stm
-    line '<talk> <channel> <speaker> <start s> <end s> <label> <transcript>' is a row: waveform
-    (channels, samples) float32, the segment of the talk's audio, sample_rate uint32, transcript,
-    talk_id, speaker_id and identifier (str: the label field). extensions: the audio suffix
-    ('.sph', the default, read as NIST SPHERE; '.wav' reads PCM WAV)."""
+    """TED-LIUM: dataset_dir is the release's folder (TEDLIUM_release1, TEDLIUM_release2 or
+    TEDLIUM_release-3, as MindSpore takes it; the folder holding it is accepted too). release1 and
+    release2 read <usage>/stm/*.stm with the talks' audio in <usage>/sph/<talk>.sph; usage 'train',
+    'test', 'dev' or 'all' (None: the three). release3 reads data/{stm,sph} (usage 'all' or None
+    only). Each stm line '<talk> <channel> <speaker> <start s> <end s> <label> <transcript>' is a
+    row (';;' comment lines are not): waveform (channels, samples) float32, the segment of the
+    talk's audio, sample_rate int32, transcript, talk_id, speaker_id and identifier (str: the label
+    field). extensions: the audio suffix ('.sph', the default, read as NIST SPHERE; '.wav' reads
+    PCM WAV)."""
 
     def __init__(self, dataset_dir, release, usage=None, extensions=None, num_samples=None,
                  num_parallel_workers=None, shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -203,9 +205,13 @@ class TedliumDataset(SourceDataset):
         self.usage = _choice(usage, "usage", parts + ("all",) if self.release != "release3" else ("all",), "all")
         self.extensions = _choice(extensions, "extensions", (".sph", ".wav"), ".sph")
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+        # MindSpore's dataset_dir is the release's folder itself; its parent is accepted too
+        base = self.dataset_dir
+        if not os.path.isdir(os.path.join(base, parts[0])) and os.path.isdir(os.path.join(base, folder)):
+            base = os.path.join(base, folder)
         records = []
         for part in (parts if self.usage == "all" else (self.usage,)):
-            root = os.path.join(self.dataset_dir, folder, part)
+            root = os.path.join(base, part)
             stm = _need_dir(os.path.join(root, "stm"), owner)
             for name in sorted(f for f in os.listdir(stm) if f.endswith(".stm")):
                 records += self._segments(os.path.join(stm, name), os.path.join(root, "sph"), owner)
@@ -218,7 +224,7 @@ class TedliumDataset(SourceDataset):
             else:
                 full, rate = read_wav(audio, owner)
                 wav = np.ascontiguousarray(full[:, round(start * rate):round(end * rate)])
-            return (wav, np.array(rate, np.uint32), np.array(rec[3]), np.array(rec[4]), np.array(rec[5]),
+            return (wav, np.array(rate, np.int32), np.array(rec[3]), np.array(rec[4]), np.array(rec[5]),
                     np.array(rec[6]))
 
         _build(self, owner, records, row, ["waveform", "sample_rate", "transcript", "talk_id", "speaker_id",

@@ -84,6 +84,7 @@ def test_caltech256_and_sun397_and_omniglot(tmp_path):
     sun.mkdir()
     (sun / "ClassName.txt").write_text("/a/abbey\n/b/bakery/shop\n")
     a = _jpg(sun / "a" / "abbey" / "sun_aaa.jpg", 1)
+    _jpg(sun / "a" / "abbey" / "other.jpg", 5)  # not sun_*.jpg: not read, as in MindSpore
     _jpg(sun / "b" / "bakery" / "shop" / "sun_bbb.jpg", 2)
     got = _rows(ds.SUN397Dataset(str(sun), decode=True, shuffle=False))
     np.testing.assert_array_equal(got[0][0], a)
@@ -128,7 +129,9 @@ def test_food101_rendered_sst2_lsun(tmp_path):
     got = _rows(ds.RenderedSST2Dataset(str(sst), usage="val", shuffle=False))
     assert [int(r[1]) for r in got] == [0, 1]
     assert got[1][0].tobytes() == (sst / "valid" / "positive" / "valid1.png").read_bytes()
-    assert ds.RenderedSST2Dataset(str(sst)).get_dataset_size() == 6
+    every = _rows(ds.RenderedSST2Dataset(str(sst), shuffle=False))  # path order: test, train, valid
+    assert [r[0].tobytes() for r in every[::2]] == [(sst / p / "negative" / f"{p}0.png").read_bytes()
+                                                   for p in ("test", "train", "valid")]
 
     lsun = tmp_path / "lsun"
     for folder, n in (("bedroom_train", 2), ("tower_train", 1), ("tower_val", 1), ("test", 1)):
