@@ -10,7 +10,7 @@ import numpy as np
 from mycel.dataset.detection_sources import _image, _LazyRows
 from mycel.dataset.engine import SourceDataset
 from mycel.dataset.folder_sources import _check_decode, _choice, _images_in, _need_dir, _need_file
-from mycel.dataset.image_sources import _source, _text_lines
+from mycel.dataset.image_sources import _is_image, _source, _text_lines
 from mycel.dataset.sources import _check_common, _check_dir, _check_type
 
 __all__ = ["CityscapesDataset", "DIV2KDataset", "KITTIDataset", "WIDERFaceDataset", "ManifestDataset"]
@@ -287,8 +287,9 @@ class WIDERFaceDataset(SourceDataset):
 class ManifestDataset(SourceDataset):
     """A ModelArts manifest: dataset_file holds one JSON object per line, {"source": image path,
     "usage": "train" | "eval" | "inference", "annotation": [{"name": class name, ...}, ...]}; a
-    relative source is taken from the manifest's folder. Lines of the chosen usage (compared
-    ignoring case) are read in file order. Labels come from class_indexing ({name: id}) or, without
+    relative source is read from the working folder (as MindSpore) or, failing that, the
+    manifest's folder. Lines of the chosen usage (compared ignoring case) are read in file order;
+    a source that is not a JPEG, PNG, GIF or BMP file is skipped, as in MindSpore. Labels come from class_indexing ({name: id}) or, without
     it, number the class names found in name order. Columns image (file bytes, or decoded with
     decode) and label, the 1-d uint32 array of the line's class ids."""
 
@@ -318,10 +319,13 @@ class ManifestDataset(SourceDataset):
             if not isinstance(ann, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str)
                                                     for a in ann):
                 raise ValueError(f"{where}: 'annotation' must be a list of objects with a string 'name'")
-            path = os.path.join(base, obj["source"])
+            path = obj["source"]  # as given (MindSpore opens it from the working folder), else beside the manifest
             if not os.path.isfile(path):
-                raise ValueError(f"{where}: the image {path} does not exist")
-            entries.append((path, [a["name"] for a in ann]))
+                path = os.path.join(base, path)
+            if not os.path.isfile(path):
+                raise ValueError(f"{where}: the image {obj['source']} does not exist")
+            if _is_image(path, owner):  # other files are skipped, as MindSpore does
+                entries.append((path, [a["name"] for a in ann]))
         if class_indexing is None:
             self.class_indexing = {n: i for i, n in enumerate(sorted({n for _, ns in entries for n in ns}))}
         else:
