@@ -123,7 +123,7 @@ class Caltech101Dataset(SourceDataset):
 
 
 class Caltech256Dataset(SourceDataset):
-    """Caltech 256: dataset_dir/<NNN.name>/<NNN_MMMM>.jpg, one folder per class (257 with
+    """Caltech 256: dataset_dir/<NNN.name>/<NNN_MMMM>.jpg (or .JPEG), one folder per class (257 with
     257.clutter). Labels number the folders in name order from 0. Columns image (file bytes, or
     decoded with decode) and label (uint32); files in name order."""
 
@@ -136,7 +136,8 @@ class Caltech256Dataset(SourceDataset):
         records = []
         for label, cls in enumerate(_subdirs(self.dataset_dir)):
             folder = os.path.join(self.dataset_dir, cls)
-            records += [(os.path.join(folder, f), label) for f in _images_in(folder)]
+            # MindSpore's extensions, matched as written: .jpg and .JPEG
+            records += [(os.path.join(folder, f), label) for f in _images_in(folder) if f.endswith((".jpg", ".JPEG"))]
         _build(self, owner, records, lambda r: (_image(r[0], owner, self.decode), np.array(r[1], np.uint32)),
                ["image", "label"], num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
 

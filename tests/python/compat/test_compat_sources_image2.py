@@ -75,6 +75,7 @@ def test_caltech256_and_sun397_and_omniglot(tmp_path):
     for i, cls in enumerate(("001.ak47", "002.american-flag", "257.clutter")):
         for k in range(2):
             _jpg(c256 / cls / f"{cls[:3]}_{k + 1:04d}.jpg", i * 10 + k)
+    _png(c256 / "001.ak47" / "readme.png", 9)  # not .jpg/.JPEG: not read, as in MindSpore
     got = _rows(ds.Caltech256Dataset(str(c256), shuffle=False))
     assert [int(r[1]) for r in got] == [0, 0, 1, 1, 2, 2]
     assert got[3][0].tobytes() == (c256 / "002.american-flag" / "002_0002.jpg").read_bytes()
