@@ -214,6 +214,33 @@ def idx_py():
     put("idx_py", "labels", 0, labels)
 
 
+def compat15_sources():
+    """Seeds of the qmnist, semeion, usps, bmp, sph and flac targets (python/mycel/dataset)."""
+    from PIL import Image
+    rng = np.random.default_rng(15)
+    table = rng.integers(0, 1000, (3, 8)).astype(">i4")
+    put("qmnist", "labels", 0, struct.pack(">BBBBII", 0, 0, 0x0C, 2, 3, 8) + table.tobytes())
+    line = " ".join(f"{v:.4f}" for v in rng.integers(0, 2, 256)) + " 0 0 1 0 0 0 0 0 0 0\n"
+    put("semeion", "two_rows", 0, (line * 2).encode())
+    put("usps", "two_rows", 0, b"3 1:-1 2:0.5 256:0.25\n10 7:-0.75\n")
+    for mode, name in (("L", "gray8"), ("RGB", "rgb24")):
+        buf = io.BytesIO()
+        Image.fromarray(rng.integers(0, 256, (6, 5, 3) if mode == "RGB" else (6, 5), np.uint8), mode).save(
+            buf, format="BMP")
+        put("bmp", name, 0, buf.getvalue())
+    head = (b"NIST_1A\n   1024\nsample_count -i 64\nsample_rate -i 16000\nchannel_count -i 1\n"
+            b"sample_n_bytes -i 2\nsample_byte_format -s2 01\nsample_coding -s3 pcm\nend_head\n")
+    body = rng.integers(-3000, 3000, 64).astype("<i2").tobytes()
+    put("sph", "pcm16", 0, head.ljust(1024, b" ") + body)
+    put("sph", "pcm16_segment", 1, head.ljust(1024, b" ") + body)
+    import soundfile  # libsndfile's FLAC encoder (a test-only package)
+    for subtype, channels, n in (("PCM_16", 1, 300), ("PCM_24", 2, 200)):
+        buf = io.BytesIO()
+        x = np.sin(np.arange(n * channels).reshape(n, channels) / 7.0) * 0.5 + rng.uniform(-0.05, 0.05, (n, channels))
+        soundfile.write(buf, x, 8000, subtype=subtype, format="FLAC")
+        put("flac", f"{subtype.lower()}_{channels}ch", 0, buf.getvalue())
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints(tmp)
@@ -231,6 +258,7 @@ def main():
         matlab(tmp)
         idx_py()
         strategy(tmp)
+        compat15_sources()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         print(t, len(files), sum(os.path.getsize(os.path.join(CORPUS, t, f)) for f in files), "bytes")

@@ -302,6 +302,44 @@ def read_strategy(data):
     from mycel.parallel.strategy_file import load_strategy_file
     _, body = _split(data)
     load_strategy_file(_write("f-strategy.ckpt", body))
+def read_qmnist_labels(data):
+    """QMNIST's int32 IDX label table (python/mycel/dataset/binary_sources.py)."""
+    from mycel.dataset.binary_sources import read_idx_int32
+    _, body = _split(data)
+    read_idx_int32(_write("f-idx2-int", body), "QMnistDataset", 2)
+
+
+def read_semeion(data):
+    from mycel.dataset.binary_sources import read_semeion as read
+    _, body = _split(data)
+    read(_write("semeion.data", body))
+
+
+def read_usps(data):
+    from mycel.dataset.binary_sources import read_usps as read
+    _, body = _split(data)
+    read(_write("usps", body))
+
+
+def read_bmp(data):
+    """PhotoTourDataset's BMP reader."""
+    from mycel.dataset.binary_sources import read_bmp as read
+    _, body = _split(data)
+    read(_write("f.bmp", body))
+
+
+def read_sph(data):
+    """TedliumDataset's NIST SPHERE reader; flag bit 0 reads a segment (samples 3..40) only."""
+    from mycel.dataset.speech_corpus_sources import read_sph as read
+    flags, body = _split(data)
+    read(_write("f.sph", body), "TedliumDataset", *((3, 40) if flags & 1 else ()))
+
+
+def read_flac(data):
+    """LibriSpeechDataset's FLAC decoder (python/mycel/dataset/flac.py)."""
+    from mycel.dataset.flac import read_flac as read
+    _, body = _split(data)
+    read(_write("f.flac", body))
 
 
 # name -> (function, allowed exceptions)
@@ -325,6 +363,12 @@ TARGETS = {
     "matlab": (read_mat, ALLOWED),  # SVHNDataset's MATLAB v5 reader
     "idx_py": (read_idx_python, ALLOWED),  # KMnist/EMnist's IDX reader (python/mycel/dataset)
     "strategy": (read_strategy, (ValueError, NotImplementedError)),  # MindSpore strategy files
+    "qmnist": (read_qmnist_labels, ALLOWED),  # QMnistDataset's int32 label tables
+    "semeion": (read_semeion, ALLOWED),  # SemeionDataset
+    "usps": (read_usps, ALLOWED),  # USPSDataset's LIBSVM text
+    "bmp": (read_bmp, ALLOWED),  # PhotoTourDataset's patch sheets
+    "sph": (read_sph, ALLOWED),  # TedliumDataset's NIST SPHERE audio
+    "flac": (read_flac, ALLOWED),  # LibriSpeechDataset's FLAC decoder
 }
 
 

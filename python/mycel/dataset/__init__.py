@@ -13,4 +13,10 @@ from mycel.dataset.speech_sources import *  # noqa: F401,F403  SpeechCommandsDat
 from mycel.dataset.image_sources import *  # noqa: F401,F403  KMnist, EMnist, SVHN, STL10, ...
 from mycel.dataset.corpus_sources import *  # noqa: F401,F403  CoNLL2000, IWSLT, Multi30k, WikiText, ...
 from mycel.dataset.audio_corpus_sources import *  # noqa: F401,F403  LibriTTS, GTZAN, CMUArctic
+from mycel.dataset.folder_sources import *  # noqa: F401,F403  Caltech101/256, Food101, LSUN, LFW, ...
+from mycel.dataset.task_sources import *  # noqa: F401,F403  Cityscapes, DIV2K, KITTI, WIDERFace, Manifest
+from mycel.dataset.binary_sources import *  # noqa: F401,F403  QMnist, Semeion, USPS, PhotoTour
+from mycel.dataset.synthetic_sources import *  # noqa: F401,F403  FakeImageDataset, RandomDataset
+from mycel.dataset.speech_corpus_sources import *  # noqa: F401,F403  LibriSpeech, Tedlium
+from mycel.dataset.squad_source import *  # noqa: F401,F403  SQuADDataset
 from mycel.dataset import vision, transforms, text, audio  # noqa: F401

@@ -36,8 +36,17 @@ def _read_bytes(path, owner):
         raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
 
 
-def _image(path, owner, decode):
-    data = _read_bytes(path, owner)
+def _image(path, owner, decode, decrypt=None):
+    """The image file's bytes (1-d uint8), or the decoded (H, W, C) image. decrypt: MindSpore's
+    hook for encrypted images, a callable from the file's path to its plain bytes."""
+    if decrypt is None:
+        data = _read_bytes(path, owner)
+    else:
+        plain = decrypt(path)
+        if not isinstance(plain, (bytes, bytearray, memoryview, np.ndarray)):
+            raise TypeError(f"{owner}: decrypt must return the image's bytes, got {type(plain).__name__} "
+                            f"for '{path}'")
+        data = np.frombuffer(bytes(plain) if not isinstance(plain, np.ndarray) else plain.tobytes(), np.uint8)
     if not decode:
         return data
     from mycel.dataset.vision import Decode  # vision imports the engine; load it on first use
@@ -47,11 +56,22 @@ def _image(path, owner, decode):
         raise ValueError(f"{owner}: cannot decode '{path}' ({e})") from None
 
 
-def _no_metadata(owner, extra_metadata):
+def _check_decrypt(decrypt):
+    if decrypt is not None and not callable(decrypt):
+        raise TypeError(f"Argument decrypt with value {decrypt!r} is not callable.")
+
+
+def _check_metadata(extra_metadata):
     _check_type(extra_metadata, "extra_metadata", bool)
-    if extra_metadata:
-        raise ValueError(f"{owner}: extra_metadata=True (the hidden '_meta-filename' column) is not "
-                         "supported")
+    return extra_metadata
+
+
+def _with_metadata(extra_metadata, row, columns, filename):
+    """extra_metadata=True appends MindSpore's '_meta-filename' column (str: filename(record)); the
+    iterators leave '_meta-' columns out until a rename drops the prefix, as MindSpore's do."""
+    if not extra_metadata:
+        return row, columns
+    return (lambda rec: tuple(row(rec)) + (np.array(filename(rec)),)), list(columns) + ["_meta-filename"]
 
 
 # ---- XML without a DTD: Pascal VOC annotations ---------------------------------------------
@@ -160,7 +180,8 @@ class VOCDataset(SourceDataset):
             raise ValueError(f"Invalid task, expected 'Segmentation' or 'Detection', got {task!r}.")
         _check_type(usage, "usage", str)
         _check_type(decode, "decode", bool)
-        _no_metadata(owner, extra_metadata)
+        extra_metadata = _check_metadata(extra_metadata)
+        _check_decrypt(decrypt)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         if class_indexing is not None:
             if task != "Detection":
@@ -185,7 +206,7 @@ class VOCDataset(SourceDataset):
             self._class_indexing = None
 
             def row(rec):
-                return _image(rec[0], owner, decode), _image(rec[1], owner, decode)
+                return _image(rec[0], owner, decode, decrypt), _image(rec[1], owner, decode)
 
             columns = ["image", "target"]
         else:
@@ -212,9 +233,12 @@ class VOCDataset(SourceDataset):
                                 np.array([[o[3]] for o in objs], np.uint32).reshape(-1, 1)))
 
             def row(rec):
-                return (_image(rec[0], owner, decode),) + rec[1:]
+                return (_image(rec[0], owner, decode, decrypt),) + rec[1:]
 
             columns = ["image", "bbox", "label", "difficult", "truncate"]
+        # the image id, as MindSpore names the row
+        row, columns = _with_metadata(extra_metadata, row, columns,
+                                      lambda rec: os.path.splitext(os.path.basename(rec[0]))[0])
         super().__init__(_E.py_source(_LazyRows(owner, records, row), columns), None,
                          **_engine_args(num_samples, num_parallel_workers, shuffle, sampler,
                                         num_shards, shard_id))
@@ -334,7 +358,8 @@ class CocoDataset(SourceDataset):
         if task not in _COCO_COLUMNS:
             raise ValueError(f"Invalid task type, expected one of {list(_COCO_COLUMNS)}, got {task!r}.")
         _check_type(decode, "decode", bool)
-        _no_metadata(owner, extra_metadata)
+        extra_metadata = _check_metadata(extra_metadata)
+        _check_decrypt(decrypt)
         _check_common(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         self.task, self.decode = task, decode
         try:
@@ -388,9 +413,12 @@ class CocoDataset(SourceDataset):
                    for i, name in files.items() if per_image.get(i)]
 
         def row(rec):
-            return (_image(rec[0], owner, decode),) + rec[1:]
+            return (_image(rec[0], owner, decode, decrypt),) + rec[1:]
 
-        super().__init__(_E.py_source(_LazyRows(owner, records, row), _COCO_COLUMNS[task]), None,
+        # the image's file_name in the annotation file
+        row, columns = _with_metadata(extra_metadata, row, _COCO_COLUMNS[task],
+                                      lambda rec: os.path.relpath(rec[0], self.dataset_dir))
+        super().__init__(_E.py_source(_LazyRows(owner, records, row), columns), None,
                          **_engine_args(num_samples, num_parallel_workers, shuffle, sampler,
                                         num_shards, shard_id))
 
@@ -422,6 +450,7 @@ class CelebADataset(SourceDataset):
         if usage not in ("train", "valid", "test", "all"):
             raise ValueError("Input usage is not within the valid set of ['train', 'valid', 'test', 'all'].")
         _check_type(decode, "decode", bool)
+        _check_decrypt(decrypt)
         if extensions is not None:
             _check_type(extensions, "extensions", (list, tuple))
             for e in extensions:
@@ -465,7 +494,7 @@ class CelebADataset(SourceDataset):
                             np.array([1 if v == "1" else 0 for v in f[1:]], np.uint32)))
 
         def row(rec):
-            return _image(rec[0], owner, decode), rec[1]
+            return _image(rec[0], owner, decode, decrypt), rec[1]
 
         super().__init__(_E.py_source(_LazyRows(owner, records, row), ["image", "attr"]), None,
                          **_engine_args(num_samples, num_parallel_workers, shuffle, sampler,

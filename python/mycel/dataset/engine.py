@@ -790,6 +790,9 @@ class _Iterator:
         names = dataset.get_col_names()
         root = dataset._build()
         cols = _as_list("iterator", "columns", columns)
+        if cols is None and any(n.startswith("_meta-") for n in names):
+            # extra_metadata's '_meta-' columns stay hidden until a rename drops the prefix (MindSpore)
+            cols = [n for n in names if not n.startswith("_meta-")]
         if cols is not None:
             _check_exist("iterator", "columns", cols, names)
             root = _E.project_op(root, [names.index(c) for c in cols])
