@@ -30,7 +30,8 @@ def _pad_key(mask):
 class MultiheadAttention(Cell):
     """softmax(q k^T / sqrt(d)) v over num_heads heads of size embed_dim / num_heads. Inputs are
     (L, N, E) or (N, L, E) with batch_first; returns (output, weights) with weights (N, L, S)
-    averaged over heads, (N, heads, L, S) if not average_attn_weights, None if not need_weights."""
+    averaged over heads, (N, heads, L, S) if not average_attn_weights, None if not need_weights.
+    key and value may both be None: self-attention on query (one matmul projects q, k and v)."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, has_bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, dtype=mstype.float32):
@@ -65,25 +66,41 @@ class MultiheadAttention(Cell):
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True):
         check_rank("MultiheadAttention", "query", query.ndim, (3,))
+        # key and value both None: self-attention on query (how TransformerEncoderLayer calls it,
+        # since graph mode cannot compare tensors by identity). With equal dims q, k and v then
+        # come from one matmul against the whole in_proj_weight, its output split: one pass over
+        # the input and one weight-gradient matmul instead of three.
+        self_attention = key is None and value is None
+        if self_attention:
+            key, value = query, query
+        elif key is None or value is None:
+            raise TypeError("MultiheadAttention: key and value must both be tensors, or both None "
+                            "(self-attention on query)")
+        shared = self_attention and self.same_dims
         weight = self.in_proj_weight if self.same_dims else self.q_proj_weight
         if query.dtype != weight.dtype:  # say which dtype came from the user, which from the layer
             raise TypeError(input_dtype_error("MultiheadAttention", query.dtype, weight.dtype, "query"))
         if self.batch_first:
             query = ops.transpose(query, (1, 0, 2))
-            key = ops.transpose(key, (1, 0, 2))
-            value = ops.transpose(value, (1, 0, 2))
+            key = query if self_attention else ops.transpose(key, (1, 0, 2))
+            value = query if self_attention else ops.transpose(value, (1, 0, 2))
         tgt_len, bsz, src_len = query.shape[0], query.shape[1], key.shape[0]
         heads, d = self.num_heads, self.head_dim
-        if self.same_dims:
-            wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
+        if shared:
+            q, k, v = ops.split(ops.dense(query, self.in_proj_weight, self.in_proj_bias), axis=-1,
+                                output_num=3)
+            q = q * (1.0 / math.sqrt(d))
         else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        bq, bk, bv = None, None, None
-        if self.has_bias:
-            bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
-        q = ops.dense(query, wq, bq) * (1.0 / math.sqrt(d))
-        k = ops.dense(key, wk, bk)
-        v = ops.dense(value, wv, bv)
+            if self.same_dims:
+                wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
+            else:
+                wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+            bq, bk, bv = None, None, None
+            if self.has_bias:
+                bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+            q = ops.dense(query, wq, bq) * (1.0 / math.sqrt(d))
+            k = ops.dense(key, wk, bk)
+            v = ops.dense(value, wv, bv)
         if self.add_bias_kv:
             k = ops.concat((k, ops.broadcast_to(self.bias_k, (1, bsz, self.embed_dim))), 0)
             v = ops.concat((v, ops.broadcast_to(self.bias_v, (1, bsz, self.embed_dim))), 0)
@@ -149,7 +166,7 @@ class TransformerEncoderLayer(Cell):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask):
-        out, _ = self.self_attn(x, x, x, key_padding_mask, False, attn_mask)
+        out, _ = self.self_attn(x, None, None, key_padding_mask, False, attn_mask)  # self-attention
         return self.dropout1(out)
 
     def _ff_block(self, x):
