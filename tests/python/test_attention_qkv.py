@@ -1,6 +1,7 @@
-"""Self-attention's q, k and v from one matmul (MultiheadAttention with key and value None, how
-TransformerEncoderLayer calls it): outputs and gradients equal to the three-matmul path (query
-passed as key and value), and the output equal to a numpy reference; both modes."""
+"""Self-attention (MultiheadAttention with key and value None, how TransformerEncoderLayer calls
+it: the heads' layout straight from the input's, no input or output transpose): outputs and
+gradients equal to the general path (query passed as key and value), and the output equal to a
+numpy reference; both modes."""
 import math
 
 import numpy as np
@@ -120,6 +121,15 @@ def test_encoder_layer_uses_self_attention(mode_ctx):
     mu, var = h.mean(-1, keepdims=True), h.var(-1, keepdims=True)
     want = (h - mu) / np.sqrt(var + 1e-5) * enc.norm2.gamma.asnumpy() + enc.norm2.beta.asnumpy()
     np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-10)
+
+
+@MODES
+@pytest.mark.parametrize("kv,zero", [(True, False), (False, True)], ids=["bias_kv", "zero_attn"])
+def test_self_attention_with_extra_keys_equals_plain(mode_ctx, kv, zero):
+    layer = nn.MultiheadAttention(8, 2, add_bias_kv=kv, add_zero_attn=zero, batch_first=True, dtype=ms.float64)
+    x = Tensor(R.normal(size=(3, 5, 8)))
+    shared = _Shared(layer)(x).asnumpy()
+    np.testing.assert_allclose(shared, _Plain(layer)(x).asnumpy(), rtol=1e-12, atol=1e-13)
 
 
 def test_key_or_value_alone_none_is_an_error():
