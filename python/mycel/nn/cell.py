@@ -37,6 +37,28 @@ def _structure_changed(cell):
     _structure_epoch[0] += 1
 
 
+class _shadowable:
+    """A method that a sub-Cell or Parameter of the same name shadows, as an instance attribute
+    shadows a method: `forward` is an alias for PyTorch users, and MindSpore code often keeps a
+    wrapped network as `self.forward = net` (sub-Cells live in _cells, which normal attribute
+    lookup would only reach after the method)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self.fn
+        d = obj.__dict__
+        if self.name in d.get("_cells", ()) or self.name in d.get("_params", ()):
+            return obj.__getattr__(self.name)
+        return self.fn.__get__(obj, objtype)
+
+
 class Cell:
     """Base class of layers and models."""
 
@@ -124,6 +146,7 @@ class Cell:
         _mycel.pynative.record_jit_call(parsed, tuple(inputs), out)
         return out
 
+    @_shadowable
     def forward(self, *inputs, **kwargs):
         """PyTorch-style alias of calling the Cell."""
         return self(*inputs, **kwargs)

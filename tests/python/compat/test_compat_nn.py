@@ -140,3 +140,33 @@ def test_cell_list_iadd_and_deepcopy():
     np.testing.assert_array_equal(d2.weight.asnumpy(), d.weight.asnumpy())
     d2.weight.set_data(Tensor(np.zeros((2, 2), np.float32)))
     assert d.weight.asnumpy().any()  # the copy has its own storage
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_a_sub_cell_named_forward_shadows_the_pytorch_alias(mode):
+    # MindSpore's tests keep the wrapped network as `self.forward = net`; Cell.forward (the
+    # PyTorch alias) must not hide it.
+    from mycel.ops import composite as C
+
+    class Grad(nn.Cell):
+        def __init__(self, forward):
+            super().__init__()
+            self.forward = forward
+            self.grad = C.GradOperation(get_all=True, sens_param=True)
+
+        def construct(self, x, sens):
+            return self.grad(self.forward)(x, sens)
+
+    w = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    dense = nn.Dense(2, 2, weight_init=mycel.Tensor(w), has_bias=False)
+    x = mycel.Tensor(np.ones((1, 2), np.float32))
+    sens = mycel.Tensor(np.array([[1.0, 2.0]], np.float32))
+    mycel.set_context(mode=mode)
+    try:
+        g = Grad(dense)
+        assert g.forward is dense
+        got = g(x, sens)[0].asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_allclose(got, np.array([[1.0, 2.0]]) @ w, rtol=1e-6)  # sens @ W (y = x W^T)
+    assert dense.forward(x).shape == (1, 2)  # the alias still works where nothing shadows it
