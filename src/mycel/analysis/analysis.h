@@ -19,9 +19,14 @@ using ConstEvalHook = std::function<ir::ValuePtr(const ir::Value& callee,
 void set_const_eval_hook(ConstEvalHook hook);
 const ConstEvalHook& const_eval_hook();
 
-/// The registry op an opaque callee stands for (a `mycel.ops` function passed around as a value),
-/// or nullptr; the Python glue registers one.
-using OpaqueOpHook = std::function<const OpDef*(const ir::Value& callee)>;
+/// The registry op an opaque callee stands for (a `mycel.ops` function passed around as a value,
+/// or a Primitive object called with a tuple known only at run time: `self.op(*inputs)`) and its
+/// attributes; op is nullptr for anything else. The Python glue registers one.
+struct OpaqueOp {
+  const OpDef* op = nullptr;
+  Attrs attrs;
+};
+using OpaqueOpHook = std::function<OpaqueOp(const ir::Value& callee)>;
 void set_opaque_op_hook(OpaqueOpHook hook);
 const OpaqueOpHook& opaque_op_hook();
 

@@ -329,10 +329,15 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
     if (NodePtr r = record_call(ctx, *o->value(), args, loc)) return r;
     // A mycel.ops function passed as a value (a higher-order function's argument): call the op.
     if (opaque_op_hook())
-      if (const OpDef* op = opaque_op_hook()(*o->value())) {
+      if (OpaqueOp oo = opaque_op_hook()(*o->value()); oo.op) {
         bool all_const = true;
         for (const auto& a : arg_abs) all_const &= constant_of(a) != nullptr;
-        if (!all_const) return eval_op_call(*this, ctx, OpValue(op, Attrs{}), args, loc);
+        // Tensor inputs only: a Primitive whose call also takes attributes positionally
+        // (ReduceSum(x, axis)) is bound by the frontend, which needs the arguments one by one.
+        const bool inputs_only = !oo.op->inputs.empty() && !oo.op->inputs.back().variadic &&
+                                 args.size() == oo.op->inputs.size();
+        if (!all_const && (oo.attrs.op() == nullptr || inputs_only))
+          return eval_op_call(*this, ctx, OpValue(oo.op, oo.attrs), args, loc);
       }
     std::vector<ValuePtr> consts;
     for (size_t i = 0; i < args.size(); ++i) {

@@ -553,19 +553,32 @@ void init_graph(nb::module_& m) {
       raise_python(e);
     }
   });
-  analysis::set_opaque_op_hook([](const ir::Value& callee) -> const OpDef* {
-    if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
+  analysis::set_opaque_op_hook([](const ir::Value& callee) -> analysis::OpaqueOp {
+    if (callee.kind() != ir::ValueKind::kExternal) return {};
     nb::gil_scoped_acquire gil;
     nb::object fn = static_cast<const frontend::PyObjectValue&>(callee).object();
+    // A Primitive object bound to a registry op (P.BitwiseXor(), P.ReduceSum(keep_dims=True)):
+    // the op with the attributes the Primitive was made with.
+    nb::object bound = nb::getattr(fn, "_bound", nb::none());
+    if (!bound.is_none() && nb::cast<std::string>(bound.type().attr("__name__")) == "OpHandle") {
+      const OpDef* op = Registry::get().find(nb::cast<std::string>(bound.attr("name")));
+      if (!op) return {};
+      std::vector<AttrValue> preset(op->attrs.size());
+      for (auto [k, v] : nb::cast<nb::dict>(bound.attr("preset"))) {
+        int i = op->attr_index(nb::cast<std::string>(k));
+        if (i >= 0) preset[i] = py::to_attr(*op, op->attrs[i], v);
+      }
+      return {op, make_attrs(*op, std::move(preset))};
+    }
     // mycel.ops shows each op as an OpFunction, a partial of the entry point (ops/signature.py)
     nb::object inner = nb::getattr(fn, "func", nb::none());
     if (!inner.is_none() && PyCallable_Check(inner.ptr())) fn = inner;
     nb::object name = nb::getattr(fn, "__name__", nb::none());
-    if (!nb::isinstance<nb::str>(name)) return nullptr;
+    if (!nb::isinstance<nb::str>(name)) return {};
     std::string n = nb::cast<std::string>(name);
     nb::object ops = nb::module_::import_("mycel._mycel").attr("ops");
-    if (!nb::getattr(ops, n.c_str(), nb::none()).is(fn)) return nullptr;
-    return Registry::get().find(n);
+    if (!nb::getattr(ops, n.c_str(), nb::none()).is(fn)) return {};
+    return {Registry::get().find(n), Attrs{}};
   });
   g.def(
       "specialize",

@@ -64,3 +64,31 @@ def test_aliases_and_1x_module_paths():
     assert C.TypeCast is mycel.dataset.transforms.TypeCast
     with pytest.raises(ValueError, match="data_format must be"):
         P.BiasAdd("NWC")
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_primitive_called_with_star_inputs(mode):
+    # MindSpore's op tests wrap a primitive as `construct(self, *inputs): return self.op(*inputs)`;
+    # in graph mode the tuple is known only at run time, so the Primitive object is called as its
+    # registry op with the attributes it was made with.
+    class Wrapper(nn.Cell):
+        def __init__(self, op):
+            super().__init__()
+            self.op = op
+
+        def construct(self, *inputs):
+            return self.op(*inputs)
+
+    a = np.array([[1, 6, 3], [4, 5, 2]], np.int32)
+    b = np.array([[3, 3, 3], [0, 7, 1]], np.int32)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    mycel.set_context(mode=mode)
+    try:
+        xor = Wrapper(P.BitwiseXor())(Tensor(a), Tensor(b)).asnumpy()
+        mm = Wrapper(P.MatMul(transpose_b=True))(Tensor(x), Tensor(x)).asnumpy()
+        add = Wrapper(P.Add())(Tensor(x), Tensor(x)).asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_array_equal(xor, a ^ b)
+    np.testing.assert_allclose(mm, x @ x.T, rtol=1e-6)
+    np.testing.assert_array_equal(add, 2 * x)
