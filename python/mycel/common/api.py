@@ -194,3 +194,15 @@ def jit(fn=None, *, input_signature=None, jit_config=None, mode="PSJit", **optio
 
 
 ms_function = jit
+
+
+class _PynativeExecutor:
+    """MindSpore's `mindspore.common.api._pynative_executor`, as its tests use it: `sync()` waits
+    for the eager kernels launched so far. Mycel's eager ops run synchronously, so there is
+    nothing to wait for."""
+
+    def sync(self):
+        return None
+
+
+_pynative_executor = _PynativeExecutor()

@@ -199,3 +199,12 @@ def test_lazy_inline_cell_is_unchanged_in_both_modes():
     ref = np.maximum(x.asnumpy() @ w.T + block.dense.bias.asnumpy(), 0)
     np.testing.assert_allclose(eager, ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(graph, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_pynative_executor_sync_is_there():
+    # MindSpore's op tests call _pynative_executor.sync() after eager ops; Mycel's eager ops are
+    # synchronous, so the values are already there.
+    from mycel.common.api import _pynative_executor
+    x = mycel.Tensor(np.array([1.0, 2.0], np.float32)) * 3
+    assert _pynative_executor.sync() is None
+    np.testing.assert_array_equal(x.asnumpy(), [3.0, 6.0])
