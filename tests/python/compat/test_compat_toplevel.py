@@ -205,6 +205,6 @@ def test_pynative_executor_sync_is_there():
     # MindSpore's op tests call _pynative_executor.sync() after eager ops; Mycel's eager ops are
     # synchronous, so the values are already there.
     from mycel.common.api import _pynative_executor
-    x = mycel.Tensor(np.array([1.0, 2.0], np.float32)) * 3
+    x = ms.Tensor(np.array([1.0, 2.0], np.float32)) * 3
     assert _pynative_executor.sync() is None
     np.testing.assert_array_equal(x.asnumpy(), [3.0, 6.0])
