@@ -202,3 +202,27 @@ def test_dynamic_batch_under_set_inputs_fuses_one_size_free_chain():
     finally:
         os.environ.pop("MYCEL_TE_FUSION", None)
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+class Ragged(nn.Cell):  # a chain over a value sized by the data (masked_select)
+    def construct(self, x):
+        y = ops.masked_select(x, x > 0)
+        return ops.tanh(y * 2.0 + 1.0) * y - y
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_chain_over_a_ragged_value_fuses_and_takes_its_size_each_run(fusion):
+    from mycel._mycel import graph as G
+    os.environ["MYCEL_TE_FUSION"] = fusion
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = Ragged()
+        for n in (10, 37, 5, 1):
+            xv = RNG.standard_normal(n).astype(np.float32)
+            y = xv[xv > 0]
+            np.testing.assert_allclose(net(ms.Tensor(xv)).asnumpy(), np.tanh(y * 2 + 1) * y - y,
+                                       rtol=1e-5, atol=1e-6)
+        assert "fused_elementwise" in G.compile(Ragged()).program_text(ms.Tensor(xv))
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
