@@ -144,8 +144,8 @@ void check_indices(const std::vector<IndexCheck>& checks, const std::vector<int6
       sz << (k ? ", " : "") << size_var_name(sizes[k]) << " = " << values[k];
     MYCEL_THROW(IndexError, "[", who, "] '", c.reader->name, "' reads '", c.tensor->name,
                 "' at index ", to_string(c.index), " in dimension ", c.dim, ", which reaches [",
-                r->first, ", ", r->second, "] for ", sz.str(), ", outside its size ", extent,
-                " (", shape_string(c.tensor->shape), ")");
+                r->first, ", ", r->second, "] for ", sz.str(), ", outside its size ", extent, " (",
+                shape_string(c.tensor->shape), ")");
   }
 }
 
