@@ -3,7 +3,7 @@ ops and numpy; matmul 512^3 and a direct conv2d scheduled (tiled) against the de
 oneDNN (ops.matmul / ops.conv2d), numpy and PyTorch (in its own process, when installed). Prints
 tables; not a test.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_bench.py [summary|matmul|conv|padded_conv|blur|blur_tanh|fusion|reduce_fusion ...]
 
 PyTorch runs under MYCEL_BENCH_TORCH_PYTHON (a Python that has torch) when set, else this one.
 """
@@ -422,14 +422,19 @@ def reduce_fusion_table(rows=4096, cols=256, rounds=5):
 
 def main():
     os.environ["MYCEL_TE_CACHE"] = tempfile.mkdtemp(prefix="te_bench_")
-    only = sys.argv[1:]  # table names (matmul, conv, padded_conv, blur, blur_tanh, fusion, reduce_fusion); all by default
-    tables = {"matmul": matmul_table, "conv": conv_table, "padded_conv": padded_conv_table,
-              "blur": blur_table, "blur_tanh": lambda: blur_table(tanh=True),
-              "fusion": fusion_table, "reduce_fusion": reduce_fusion_table}
-    if only:
-        for name in only:
-            tables[name]()
-        return
+    # table names (summary, matmul, conv, padded_conv, blur, blur_tanh, fusion, reduce_fusion);
+    # all by default
+    only = sys.argv[1:]
+    tables = {"summary": summary_table, "matmul": matmul_table, "conv": conv_table,
+              "padded_conv": padded_conv_table, "blur": blur_table,
+              "blur_tanh": lambda: blur_table(tanh=True), "fusion": fusion_table,
+              "reduce_fusion": reduce_fusion_table}
+    for name in only or tables:
+        tables[name]()
+
+
+def summary_table():
+    """Compile time (cold, cached) and the simple kernels against ops, numpy and PyTorch."""
     rng = np.random.default_rng(0)
     print("kernel                      cold compile s  cached load s")
     for name, make in [("sigmoid 1M", lambda: sigmoid_chain(1 << 20)),
@@ -465,8 +470,6 @@ def main():
     at = ms.Tensor(av)
     print(f"{'matmul 256^3':28s}{best(lambda: f(at, at), 5):6.3f}"
           f"{best(lambda: ops.matmul(at, at), 5):15.3f}{best(lambda: av @ av, 5):11.3f}")
-    for table in tables.values():
-        table()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Not a test.
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_fusion_default.py [lenet5 mlp transformer]
 
 `--steps NAME N` only runs N steps of one workload under the environment's MYCEL_TE_FUSION and
-MYCEL_TE_CACHE (for farm-bench A/B runs of whole processes, a warm cache for TE).
+MYCEL_TE_CACHE (for A/B runs of whole processes timed from outside, a warm cache for TE).
 """
 import os
 import statistics

@@ -169,3 +169,60 @@ def test_graph_mode_fused_chain_compiles_once_for_all_batch_sizes():
     finally:
         os.environ.pop("MYCEL_TE_FUSION", None)
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_dynamic_batch_under_set_inputs_fuses_one_size_free_chain():
+    """set_inputs(None, ...): the chain's shape is dynamic in the one compiled program; it fuses
+    all the same (interpreter or TE), the TE kernel is compiled once for every batch, and a
+    dynamic operand that broadcasts at run time (batch 1 against 5) gives numpy's result."""
+    from mycel._mycel import graph as G
+    spec = ms.Tensor(shape=[None, 16], dtype=ms.float32)
+
+    def want(xv, av):
+        y = np.maximum(xv * av + 1, 0)
+        return 1 / (1 + np.exp(-(2 * y - xv))) * np.tanh(xv)
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        for fusion, tag in (("0", "fused_elementwise{"), ("1", "fused_elementwise[te]{")):
+            os.environ["MYCEL_TE_FUSION"] = fusion
+            text = G.compile(Chain()).program_text(spec, spec)
+            assert tag in text, text
+            net = Chain()
+            net.set_inputs(spec, spec)
+            counts = []
+            for xb, ab in ((4, 4), (9, 9), (1, 1), (33, 33), (5, 1), (0, 0)):
+                xv = RNG.standard_normal((xb, 16)).astype(np.float32)
+                av = RNG.standard_normal((ab, 16)).astype(np.float32)
+                out = net(ms.Tensor(xv), ms.Tensor(av)).asnumpy()
+                np.testing.assert_allclose(out, want(xv, av), rtol=1e-5, atol=1e-6)
+                counts.append(_te.compile_count())
+            assert len(set(counts)) == 1, counts  # no compile after the step's first
+            assert net._compiled.graph.num_programs == 1
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+class Ragged(nn.Cell):  # a chain over a value sized by the data (masked_select)
+    def construct(self, x):
+        y = ops.masked_select(x, x > 0)
+        return ops.tanh(y * 2.0 + 1.0) * y - y
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_chain_over_a_ragged_value_fuses_and_takes_its_size_each_run(fusion):
+    from mycel._mycel import graph as G
+    os.environ["MYCEL_TE_FUSION"] = fusion
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = Ragged()
+        for n in (10, 37, 5, 1):
+            xv = RNG.standard_normal(n).astype(np.float32)
+            y = xv[xv > 0]
+            np.testing.assert_allclose(net(ms.Tensor(xv)).asnumpy(), np.tanh(y * 2 + 1) * y - y,
+                                       rtol=1e-5, atol=1e-6)
+        assert "fused_elementwise" in G.compile(Ragged()).program_text(ms.Tensor(xv))
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+        ms.set_context(mode=ms.PYNATIVE_MODE)

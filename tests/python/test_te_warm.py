@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from mycel.te import warm
 
 STEP = textwrap.dedent("""
@@ -38,11 +40,21 @@ def run_step(tmp_path, cache, fusion):
     return int(out[0]), [float(v) for v in out[1:]]
 
 
-def test_warm_cache_leaves_no_cold_compile(tmp_path):
+def test_warm_cache_leaves_no_cold_compile(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     built = warm.warm_cache(["mlp"], cache=cache)
     assert built > 0  # a cold cache: the chains of the step were compiled
-    assert warm.warm_cache(["mlp"], cache=cache) == 0  # warm now
+    assert warm.warm_cache(["mlp"], cache=cache, force=True) == 0  # warm now
+    # The stamp lists the step's libraries: while they are there, a run builds no step at all
+    # (what makes the warm step of scripts/setup cost nothing after a build that changed nothing).
+    [stamp] = cache.glob("warm-*.txt")
+    libs = stamp.read_text().split()
+    assert len(libs) >= built and all(os.path.dirname(p) == str(cache) for p in libs)
+    with monkeypatch.context() as m:
+        m.setattr(warm, "_one_step", lambda *a: pytest.fail("a step ran despite the stamp"))
+        assert warm.warm_cache(["mlp"], cache=cache) == 0
+    os.remove(libs[-1])  # a kernel gone from the cache: the steps run and build it again
+    assert warm.warm_cache(["mlp"], cache=cache) == 1
     compiles, losses = run_step(tmp_path, cache, "1")
     assert compiles == 0  # batch 16 in a new process: every kernel came from the cache
     _, ref = run_step(tmp_path, cache, "0")

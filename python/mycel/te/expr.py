@@ -44,6 +44,22 @@ class SizeVar:
     def __hash__(self):
         return hash(("te.var", self.code))
 
+    # In index arithmetic a size variable is its value at the call (x[i + n], x[n - 1 - i],
+    # flat[i * m + j]): an int64 expression.
+    expr = property(lambda self: Expr(_te.size_value(self.code)),
+                    doc="The size's value as an int64 index expression.")
+    def __add__(self, o): return _bin("add", self, o)
+    def __radd__(self, o): return _bin("add", o, self)
+    def __sub__(self, o): return _bin("sub", self, o)
+    def __rsub__(self, o): return _bin("sub", o, self)
+    def __mul__(self, o): return _bin("mul", self, o)
+    def __rmul__(self, o): return _bin("mul", o, self)
+    def __floordiv__(self, o): return _bin("div", self, o)
+    def __rfloordiv__(self, o): return _bin("div", o, self)
+    def __mod__(self, o): return _bin("mod", self, o)
+    def __rmod__(self, o): return _bin("mod", o, self)
+    def __neg__(self): return -self.expr
+
 
 def var(name):
     """A size variable for symbolic dimensions: ``te.placeholder((te.var("n"), 784))``."""
@@ -76,7 +92,7 @@ def _lift(value, like):
     """An Expr from an Expr or a Python scalar (scalars take the other operand's dtype)."""
     if isinstance(value, Expr):
         return value
-    if isinstance(value, IterVar):
+    if isinstance(value, (IterVar, SizeVar)):
         return value.expr
     if isinstance(value, bool):
         return Expr(_te.constant(float(value), "bool"))
@@ -89,8 +105,8 @@ def _lift(value, like):
 
 
 def _bin(op, a, b):
-    a = a.expr if isinstance(a, IterVar) else a
-    b = b.expr if isinstance(b, IterVar) else b
+    a = a.expr if isinstance(a, (IterVar, SizeVar)) else a
+    b = b.expr if isinstance(b, (IterVar, SizeVar)) else b
     la = _lift(a, b if isinstance(b, Expr) else None)
     lb = _lift(b, la)
     return Expr(_te.binary(op, la.node, lb.node))

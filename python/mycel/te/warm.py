@@ -6,14 +6,23 @@ sizes at run time (te.var), so a kernel compiled for one batch size or layer wid
 them: compiling one small training step of each common model family fills the on-disk cache
 (MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model.
 
-    python -m mycel.te.warm [--cache DIR] [--only mlp|lenet5|transformer ...]
+    python -m mycel.te.warm [--cache DIR] [--only mlp|lenet5|transformer ...] [--force]
 
-run once after installing (or building), warms the cache; `warm_cache(models)` does it for your
-own (factory, input shape) pairs.
+scripts/setup runs it after each build, so the cache is warm wherever Mycel was installed;
+`warm_cache(models)` does it for your own (factory, input shape) pairs. It is idempotent and
+fast when nothing changed: a warm run leaves a stamp in the cache folder, named by a hash of the
+Mycel library (its path, size and time), the compiler (MYCEL_TE_CXX, its binary's size and time),
+the models and the optimizers, and listing the kernel libraries the steps used; while the stamp
+and every library it lists are there, a new run returns at once without building a step. The
+kernels themselves are keyed by compiler, CPU, flags and source (a rebuild that changes no
+generated source compiles nothing).
 """
 import argparse
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -97,12 +106,55 @@ OPTIMIZERS = {
 }
 
 
-def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False):
+def _file_id(path):
+    st = os.stat(path)
+    return f"{os.path.realpath(path)} {st.st_size} {st.st_mtime_ns}"
+
+
+def _stamp_path(names, optimizers):
+    """The stamp of a warm run of these models and optimizers with this library and compiler (in
+    the kernel cache folder), or None for models given as factories (no stable name)."""
+    if names is None or not all(isinstance(m, str) for m in names):
+        return None
+    cxx = os.environ.get("MYCEL_TE_CXX") or "g++"
+    found = shutil.which(cxx)
+    key = "\n".join([_file_id(mycel._mycel.__file__),
+                     cxx, _file_id(found) if found else "", ",".join(sorted(names)),
+                     ",".join(sorted(optimizers))])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return os.path.join(_te.cache_directory(), f"warm-{digest}.txt")
+
+
+def _stamp_valid(stamp):
+    try:
+        with open(stamp, encoding="utf-8") as f:
+            libs = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return False
+    return bool(libs) and all(os.path.isfile(p) for p in libs)
+
+
+def _write_stamp(stamp, libs):
+    """The stamp, written atomically (a temporary file in the folder, then a rename)."""
+    fd, tmp = tempfile.mkstemp(prefix=".warm-", dir=os.path.dirname(stamp))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("".join(p + "\n" for p in libs))
+        os.replace(tmp, stamp)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False, force=False):
     """Compiles the TE kernels of one training step of each model into the kernel cache.
 
     models: names from MODELS, or (factory, input shape) pairs; all of MODELS when None.
-    Returns the number of kernels the system compiler built (0 when the cache was warm)."""
-    items = [MODELS[m] if isinstance(m, str) else m for m in (models or list(MODELS))]
+    Returns the number of kernels the system compiler built (0 when the cache was warm). With
+    named models a warm run's stamp (see the module's doc) makes the next run return 0 at once;
+    force=True runs the steps anyway."""
+    names = list(models or MODELS)
+    items = [MODELS[m] if isinstance(m, str) else m for m in names]
     old_env = {k: os.environ.get(k) for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE")}
     old_mode = mycel.get_context("mode")
     os.environ["MYCEL_TE_FUSION"] = "1"  # read when a step compiles
@@ -110,6 +162,11 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False)
         os.environ["MYCEL_TE_CACHE"] = str(cache)
     before = _te.compile_count()
     try:
+        stamp = _stamp_path(names, optimizers)
+        if stamp and not force and _stamp_valid(stamp):
+            if verbose:
+                print(f"[te.warm] the cache is warm ({stamp})", flush=True)
+            return 0
         mycel.set_context(mode=mycel.GRAPH_MODE)
         for make, shape in items:
             for name in optimizers:
@@ -119,6 +176,13 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False)
                     print(f"[te.warm] {getattr(make, '__name__', make)} + {name}: "
                           f"{time.perf_counter() - t0:.1f} s, {_te.compile_count() - before} "
                           "kernels compiled so far", flush=True)
+        if stamp:
+            # this process's libraries in the folder (a superset of the steps')
+            folder = os.path.realpath(_te.cache_directory())
+            libs = [p for p in _te.used_libraries()
+                    if os.path.dirname(os.path.realpath(p)) == folder]
+            if libs:
+                _write_stamp(stamp, libs)
     finally:
         mycel.set_context(mode=old_mode)
         for k, v in old_env.items():
@@ -136,9 +200,14 @@ def main(argv=None):
     ap.add_argument("--only", action="append", choices=sorted(MODELS), help="model families")
     ap.add_argument("--optimizer", action="append", choices=sorted(OPTIMIZERS),
                     help="optimizers (default: momentum)")
+    ap.add_argument("--force", action="store_true",
+                    help="run the steps even when the stamp says the cache is warm")
+    ap.add_argument("--quiet", action="store_true", help="print only the summary line")
     args = ap.parse_args(argv)
-    n = warm_cache(args.only, tuple(args.optimizer or ("momentum",)), args.cache, verbose=True)
-    print(f"[te.warm] {n} kernels compiled")
+    t0 = time.perf_counter()
+    n = warm_cache(args.only, tuple(args.optimizer or ("momentum",)), args.cache,
+                   verbose=not args.quiet, force=args.force)
+    print(f"[te.warm] {n} kernels compiled, {time.perf_counter() - t0:.1f} s")
     return 0
 
 

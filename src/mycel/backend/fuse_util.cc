@@ -1,5 +1,6 @@
 #include "mycel/backend/fuse_util.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -86,12 +87,11 @@ void compact(Function& f, const std::vector<char>& keep) {
 
 namespace {
 
-bool is_static_tensor(const Function& f, int r, DType d) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d) return false;
-  for (int64_t x : f.regs[r].meta.shape)
-    if (x == ir::kDynamic) return false;
-  return true;
+bool is_tensor_of(const Function& f, int r, DType d) {
+  return r >= 0 && f.regs[r].type == RegType::kTensor && f.regs[r].meta.dtype == d;
 }
+
+bool has_dynamic(const Shape& s) { return std::find(s.begin(), s.end(), ir::kDynamic) != s.end(); }
 
 }  // namespace
 
@@ -101,12 +101,15 @@ bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op) {
   op = in.op->backend.ew;
   if (static_cast<int>(in.in.size()) != cpu::ew_arity(op)) return false;
   const bool bool_out = op == EwOp::kGreater || op == EwOp::kLess, bool_in = op == EwOp::kCast;
-  if (!is_static_tensor(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
+  if (!is_tensor_of(f, in.out[0], bool_out ? DType::bool_ : DType::float32)) return false;
+  // Dynamic dims (set_inputs(None, ...)) fuse too: an operand then has the output's abstract
+  // shape or is a static single element, and the fused op takes its shape at run time.
   const TensorMeta& m = f.regs[in.out[0]].meta;
-  for (int r : in.in)
-    if (!is_static_tensor(f, r, bool_in ? DType::bool_ : DType::float32) ||
-        (f.regs[r].meta.shape != m.shape && numel(f.regs[r].meta.shape) != 1))
-      return false;
+  for (int r : in.in) {
+    if (!is_tensor_of(f, r, bool_in ? DType::bool_ : DType::float32)) return false;
+    const Shape& s = f.regs[r].meta.shape;
+    if (s != m.shape && (has_dynamic(s) || numel(s) != 1)) return false;
+  }
   return true;
 }
 

@@ -150,8 +150,14 @@ void init_te(nb::module_& root) {
   m.def("size_var", &te::size_var, nb::arg("name"),
         "The code (a negative extent) of the size variable named `name` (te.var).");
   m.def("size_var_name", &te::size_var_name, nb::arg("code"));
+  m.def("size_value", &te::size_value, nb::arg("code"),
+        "The value of a size variable as an int64 index expression (te.var in x[n - 1 - i]).");
   m.def("compile_count", &te::compile_count,
         "How many TE kernels this process compiled with the system compiler (cache misses).");
+  m.def("cache_directory", &te::cache_directory,
+        "The kernel cache folder: MYCEL_TE_CACHE, else ~/.cache/mycel/te.");
+  m.def("used_libraries", &te::used_libraries,
+        "The cached kernel libraries this process compiled or loaded, in order of first use.");
   m.def("make_var", &te::make_var, nb::arg("name"), nb::arg("lo"), nb::arg("hi"),
         nb::arg("reduce"));
   m.def("constant",

@@ -430,6 +430,7 @@ class Emitter {
     switch (e->op) {
       case Op::Const:
       case Op::Var:
+      case Op::Size:
         return 0;
       case Op::Load:
         if (!inlined_.count(e->tensor.get())) return 0;
@@ -516,6 +517,8 @@ class Emitter {
         return literal(e->value, e->dtype);
       case Op::Var:
         return vname(e->var.get());
+      case Op::Size:
+        return ext(static_cast<int64_t>(e->value));
       case Op::Load: {
         if (inlined_.count(e->tensor.get())) {
           VarMap m;

@@ -118,11 +118,11 @@ DType dtype_from_name(const std::string& n) {
 }
 
 const char* op_name(Op op) {
-  static const char* names[] = {"const", "var",   "load", "add",     "sub",  "mul",   "div",
-                                "mod",   "max",   "min",  "pow",     "neg",  "exp",   "log",
-                                "sqrt",  "rsqrt", "tanh", "sigmoid", "abs",  "sin",   "cos",
-                                "erf",   "lt",    "le",   "gt",      "ge",   "eq",    "ne",
-                                "and",   "or",    "not",  "select",  "cast", "reduce"};
+  static const char* names[] = {"const", "var",   "load", "add",     "sub",  "mul",    "div",
+                                "mod",   "max",   "min",  "pow",     "neg",  "exp",    "log",
+                                "sqrt",  "rsqrt", "tanh", "sigmoid", "abs",  "sin",    "cos",
+                                "erf",   "lt",    "le",   "gt",      "ge",   "eq",     "ne",
+                                "and",   "or",    "not",  "select",  "cast", "reduce", "size"};
   return names[static_cast<int>(op)];
 }
 
@@ -183,6 +183,16 @@ Expr var(const IterVar& v) {
   n->op = Op::Var;
   n->dtype = DType::int64;
   n->var = v;
+  return n;
+}
+
+Expr size_value(int64_t code) {
+  MYCEL_CHECK(is_symbolic(code), ValueError, "[te.var] ", code, " is not a size variable's code");
+  size_var_name(code);  // a ValueError for a code no te.var made
+  auto n = std::make_shared<Node>();
+  n->op = Op::Size;
+  n->dtype = DType::int64;
+  n->value = static_cast<double>(code);
   return n;
 }
 
@@ -319,6 +329,9 @@ std::string to_string(const Expr& e) {
       break;
     case Op::Var:
       os << e->var->name;
+      break;
+    case Op::Size:
+      os << size_var_name(static_cast<int64_t>(e->value));
       break;
     case Op::Load:
       os << e->tensor->name << "[";

@@ -57,6 +57,7 @@ std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> 
     MYCEL_CHECK(bound, ValueError, "[te.build] size variable '", size_var_name(s),
                 "' is the dimension of no input, so no call could set it");
   }
+  if (!f->sizes.empty()) f->checks = index_checks(outputs);
   f->source = generate_cpp(inputs, outputs, schedule);
   f->kernel = compile(f->source);
   f->inputs = std::move(inputs);

@@ -97,6 +97,7 @@ Expr diff(const Expr& e, const Node* x) {
   switch (e->op) {
     case Op::Const:
     case Op::Var:
+    case Op::Size:
     case Op::Load:
       return zero(t);
     case Op::Add:
@@ -326,6 +327,7 @@ struct LiftReductions {
 // The adjoint's index algebra drops guards its ranges imply and solves equations within them,
 // which needs every extent as a number: symbolic sizes are refused by name.
 bool symbolic_ranges(const Expr& e) {
+  if (e->op == Op::Size) return true;
   for (auto& r : e->raxes)
     if (is_symbolic(r->hi)) return true;
   for (auto& a : e->args)

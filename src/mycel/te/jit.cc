@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "mycel/core/error.h"
 #include "mycel/te/te.h"
@@ -65,7 +67,46 @@ std::string compiler() {
   return c && *c ? c : "g++";
 }
 
+// What the cache key holds besides flags and source: which compiler binary (its resolved path,
+// size and modification time, so an upgraded g++ recompiles) and which CPU (-march=native code
+// from another machine sharing the folder may not run here). Computed once per compiler name.
+std::string compiler_identity(const std::string& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(cxx); it != known.end()) return it->second;
+  std::string path = cxx;
+  if (cxx.find('/') == std::string::npos) {
+    const char* env = std::getenv("PATH");
+    std::stringstream dirs(env ? env : "/usr/bin");
+    for (std::string d; std::getline(dirs, d, ':');)
+      if (!d.empty() && ::access((d + "/" + cxx).c_str(), X_OK) == 0) {
+        path = d + "/" + cxx;
+        break;
+      }
+  }
+  std::ostringstream id;
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  struct stat st;
+  if (!ec && ::stat(real.c_str(), &st) == 0)
+    id << real.string() << " " << st.st_size << " " << st.st_mtime;
+  else
+    id << cxx;  // not found: the compile itself will say so
+  std::ifstream cpu("/proc/cpuinfo");
+  int wanted = 2;  // the first "model name" and "flags" lines
+  for (std::string line; wanted > 0 && std::getline(cpu, line);)
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) {
+      id << "\n" << line;
+      --wanted;
+    }
+  return known[cxx] = id.str();
+}
+
 std::atomic<int64_t> compiles{0};  // compiler runs of this process, for compile_count()
+
+std::mutex used_mu;
+std::vector<std::string> used;  // libraries compiled or loaded, for used_libraries()
 
 std::string read_text(const fs::path& p, size_t limit) {
   std::ifstream f(p);
@@ -90,7 +131,7 @@ std::string compile_shared(const std::string& source, const std::string& flags,
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   std::string cxx = compiler();
-  uint64_t h = fnv1a(cxx + "\n" + flags + "\n" + source);
+  uint64_t h = fnv1a(compiler_identity(cxx) + "\n" + flags + "\n" + source);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   fs::path dir = cache_dir();
@@ -147,10 +188,21 @@ std::string compile_shared(const std::string& source, const std::string& flags,
   }
   if (cached_out) *cached_out = cached;
   if (seconds_out) *seconds_out = secs;
+  {
+    std::lock_guard<std::mutex> used_lock(used_mu);
+    if (std::find(used.begin(), used.end(), so.string()) == used.end()) used.push_back(so.string());
+  }
   return so.string();
 }
 
 int64_t compile_count() { return compiles.load(); }
+
+std::string cache_directory() { return cache_dir().string(); }
+
+std::vector<std::string> used_libraries() {
+  std::lock_guard<std::mutex> lock(used_mu);
+  return used;
+}
 
 std::shared_ptr<Kernel> compile(const std::string& source) {
   static std::mutex mu;

@@ -13,7 +13,9 @@ void add(std::vector<int64_t>& out, int64_t d) {
   if (is_symbolic(d) && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
 }
 
+// Reduce extents and size values read in index arithmetic.
 void add_ranges(std::vector<int64_t>& out, const Expr& e) {
+  if (e->op == Op::Size) add(out, static_cast<int64_t>(e->value));
   for (auto& r : e->raxes) add(out, r->hi);
   for (auto& a : e->args) add_ranges(out, a);
 }
@@ -65,6 +67,7 @@ std::vector<int64_t> Function::bind(const std::vector<std::vector<int64_t>>& in_
   for (size_t q = 0; q < sizes.size(); ++q)
     MYCEL_CHECK(values[q] >= 0, ValueError, "[", who, "] size variable '", size_var_name(sizes[q]),
                 "' is the dimension of no input, so no call can set it");
+  check_indices(checks, sizes, values, who);
   return values;
 }
 

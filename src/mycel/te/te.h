@@ -62,7 +62,8 @@ enum class Op {
   Not,
   Select,
   Cast,
-  Reduce
+  Reduce,
+  Size  // a size variable's value in index arithmetic (te.var in x[n - 1 - i]); value: its code
 };
 enum class ReduceKind { sum, max, min };
 
@@ -124,6 +125,9 @@ Expr unary(Op op, Expr a);
 Expr select(Expr cond, Expr a, Expr b);
 Expr cast(Expr a, DType t);
 Expr reduce(ReduceKind kind, Expr body, const std::vector<IterVar>& axes);
+/// The value of size variable `code` as an int64 index expression (x[i + n], x[n - 1 - i],
+/// flat[i * m + j]); bound like any size variable when the function is called.
+Expr size_value(int64_t code);
 Tensor placeholder(const std::vector<int64_t>& shape, DType t, const std::string& name);
 Tensor compute(const std::vector<int64_t>& shape, const std::vector<IterVar>& axes, Expr body,
                const std::string& name);
@@ -218,9 +222,12 @@ class Kernel {
 };
 /// Compiles source (or loads it from the on-disk cache keyed by its hash).
 std::shared_ptr<Kernel> compile(const std::string& source);
+/// The kernel cache folder: MYCEL_TE_CACHE, else ~/.cache/mycel/te, else /tmp/mycel-te-<uid>.
+std::string cache_directory();
 /// Compiles C++ source with the system compiler and `flags` into a shared library in the kernel
-/// cache (keyed by compiler, flags and source; reused when present); returns its path. `what`
-/// names the caller in errors; cached / seconds report whether it was reused and the compile time.
+/// cache (keyed by the compiler binary and CPU, flags and source; reused when present); returns
+/// its path. `what` names the caller in errors; cached / seconds report whether it was reused and
+/// the compile time.
 std::string compile_shared(const std::string& source, const std::string& flags,
                            const std::string& what, bool* cached = nullptr,
                            double* seconds = nullptr);
@@ -244,12 +251,31 @@ std::shared_ptr<AotFunction> load_aot(const std::string& spec);
 std::vector<int64_t> size_vars(const std::vector<Tensor>& inputs,
                                const std::vector<Tensor>& outputs);
 
+/// A read whose index uses a size variable's value (bounds.cc): it stays inside its tensor only
+/// for some sizes, so each call checks it with the bound values before the kernel runs.
+struct IndexCheck {
+  Tensor reader;               // the compute whose body reads
+  Tensor tensor;               // the tensor read
+  size_t dim = 0;              // which of its indices
+  Expr index;                  // that index
+  std::vector<IterVar> loops;  // the loop variables in scope (the reader's axes, reduce axes)
+};
+/// The checks of every unguarded read (not under an if_then_else arm, which may guard it) whose
+/// index holds a size variable's value.
+std::vector<IndexCheck> index_checks(const std::vector<Tensor>& outputs);
+/// Throws IndexError naming `who`, the tensor, the index and the sizes when a check's index can
+/// leave [0, extent) for these size values (interval arithmetic over the loop ranges; an index it
+/// cannot bound, a read under a data-dependent index, is left to the user).
+void check_indices(const std::vector<IndexCheck>& checks, const std::vector<int64_t>& sizes,
+                   const std::vector<int64_t>& values, const char* who);
+
 /// A built TE function: placeholders in, compute tensors out, and its compiled kernel.
 struct Function {
   std::vector<Tensor> inputs, outputs;
   std::string source;
   std::shared_ptr<Kernel> kernel;
-  std::vector<int64_t> sizes;  // size variables (codes), in the kernel's order; empty: static
+  std::vector<int64_t> sizes;      // size variables (codes), in the kernel's order; empty: static
+  std::vector<IndexCheck> checks;  // reads bounded only for some sizes, checked by bind
   /// The values of `sizes` for inputs of these shapes, checked against the placeholders (a
   /// ShapeError naming `who` and the input on a mismatch or an inconsistent size variable).
   std::vector<int64_t> bind(const std::vector<std::vector<int64_t>>& in_shapes,
@@ -262,6 +288,9 @@ struct Function {
 };
 /// How many times this process ran the system compiler for a TE kernel (cache misses).
 int64_t compile_count();
+/// The cached libraries this process compiled or loaded (compile_shared's results), in order of
+/// first use: what mycel.te.warm records as a warm cache's contents.
+std::vector<std::string> used_libraries();
 /// Generates and compiles outputs over inputs.
 std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                                 const Schedule& schedule = {});
