@@ -24,8 +24,8 @@ std::vector<TensorMeta> same_dtype(const InferContext& c) { return {c.in(0)}; }
 OpDef special_unary(std::string name, std::string cls, std::string doc, double (*f)(double),
                     std::string grad = "bprop") {
   OpDef d = make_op(std::move(name), std::move(cls), std::move(doc), {{"input"}}, {}, same_dtype,
-                    cpu::float_unary([f](auto x) { return decltype(x)(f(double(x))); }),
-                    f32_f64(), std::move(grad));
+                    cpu::float_unary([f](auto x) { return decltype(x)(f(double(x))); }), f32_f64(),
+                    std::move(grad));
   d.elementwise = true;
   return d;
 }
@@ -171,33 +171,31 @@ MYCEL_REGISTER_OPS(special) {
   r.add(special_unary("bessel_y1", "BesselY1",
                       "Bessel function of the second kind Y1 (NaN for x < 0).", y1));
   r.add(special_unary("bessel_k0", "BesselK0", "Modified Bessel function K0 (NaN for x < 0).", k0));
-  r.add(special_unary("bessel_k0e", "BesselK0e", "Scaled modified Bessel function e^x K0(x).",
-                      k0e));
+  r.add(
+      special_unary("bessel_k0e", "BesselK0e", "Scaled modified Bessel function e^x K0(x).", k0e));
   r.add(special_unary("bessel_k1", "BesselK1", "Modified Bessel function K1 (NaN for x < 0).", k1));
-  r.add(special_unary("bessel_k1e", "BesselK1e", "Scaled modified Bessel function e^x K1(x).",
-                      k1e));
+  r.add(
+      special_unary("bessel_k1e", "BesselK1e", "Scaled modified Bessel function e^x K1(x).", k1e));
   r.add(special_unary("lgamma", "Lgamma", "Elementwise log |Gamma(x)|.", lgamma));
   r.add(special_unary("digamma", "Digamma", "Elementwise digamma psi(x) = d/dx log Gamma(x).",
                       sp::digamma));
   {
-    OpDef d = make_op("polygamma", "Polygamma",
-                      "Elementwise n-th derivative of digamma, psi^(n)(x); n an integer tensor.",
-                      {{"n"}, {"input"}}, {}, polygamma_infer, polygamma_kernel, f32_f64(),
-                      "bprop");
+    OpDef d =
+        make_op("polygamma", "Polygamma",
+                "Elementwise n-th derivative of digamma, psi^(n)(x); n an integer tensor.",
+                {{"n"}, {"input"}}, {}, polygamma_infer, polygamma_kernel, f32_f64(), "bprop");
     d.dtype_input = 1;
     d.elementwise = true;
     r.add(std::move(d));
   }
   r.add(special_binary(
       "igamma", "Igamma", "Regularized lower incomplete gamma P(a, x) (scipy's gammainc).",
-      broadcast_same,
-      float_binary64([](double a, double x) { return sp::igamma(a, x, true); }), f32_f64(),
-      "bprop"));
-  r.add(special_binary(
-      "igammac", "Igammac", "Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x).",
-      broadcast_same,
-      float_binary64([](double a, double x) { return sp::igamma(a, x, false); }), f32_f64(),
-      "bprop"));
+      broadcast_same, float_binary64([](double a, double x) { return sp::igamma(a, x, true); }),
+      f32_f64(), "bprop"));
+  r.add(special_binary("igammac", "Igammac",
+                       "Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x).", broadcast_same,
+                       float_binary64([](double a, double x) { return sp::igamma(a, x, false); }),
+                       f32_f64(), "bprop"));
   r.add(special_binary("igamma_grad_a", "IgammaGradA",
                        "Derivative of the regularized lower incomplete gamma P(a, x) in a.",
                        broadcast_same, float_binary64(sp::igamma_grad_a), f32_f64(),
@@ -208,23 +206,23 @@ MYCEL_REGISTER_OPS(special) {
   r.add(special_binary("lcm", "Lcm", "Elementwise least common multiple of integers (>= 0).",
                        broadcast_same, integer_binary([](auto a, auto b) { return int_lcm(a, b); }),
                        integer_dtypes(), "none"));
-  r.add(special_binary("nextafter", "NextAfter",
-                       "Elementwise next representable float after input towards other.",
-                       broadcast_same,
-                       [](const KernelContext& ctx) {
-                         visit_float_dtype(ctx.in(0).dtype(), "nextafter", [&](auto tag) {
-                           using T = typename decltype(tag)::type;
-                           if constexpr (std::is_floating_point_v<T>)
-                             cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
-                                                      [](T a, T b) { return std::nextafter(a, b); });
-                         });
-                       },
-                       f32_f64(), "none"));
+  r.add(special_binary(
+      "nextafter", "NextAfter", "Elementwise next representable float after input towards other.",
+      broadcast_same,
+      [](const KernelContext& ctx) {
+        visit_float_dtype(ctx.in(0).dtype(), "nextafter", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_floating_point_v<T>)
+            cpu::binary_map<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(0),
+                                     [](T a, T b) { return std::nextafter(a, b); });
+        });
+      },
+      f32_f64(), "none"));
   {
     OpDef d = make_op(
         "population_count", "PopulationCount",
-        "Elementwise number of set bits of each integer (two's complement), as uint8.",
-        {{"input"}}, {},
+        "Elementwise number of set bits of each integer (two's complement), as uint8.", {{"input"}},
+        {},
         [](const InferContext& c) -> std::vector<TensorMeta> {
           return {{c.in(0).shape, DType::uint8}};
         },
@@ -314,8 +312,8 @@ MYCEL_REGISTER_BPROPS(special) {
       if (!is_floating(t)) return {GradVar(), GradVar()};
       // x^(a-1) e^-x / Gamma(a), as exp((a - 1) log x - x - lgamma(a)).
       GradVar one = g.scalar(1, t);
-      GradVar log_density = g.sub(g.sub(g.mul(g.sub(a, one), g.call("log", {x})), x),
-                                  g.call("lgamma", {a}));
+      GradVar log_density =
+          g.sub(g.sub(g.mul(g.sub(a, one), g.call("log", {x})), x), g.call("lgamma", {a}));
       GradVar dx = g.mul(g.dout(), g.call("exp", {log_density}));
       GradVar da = g.mul(g.dout(), g.call("igamma_grad_a", {a, x}));
       if (sign < 0) {

@@ -24,7 +24,9 @@ from mycel.ops.function_more.random import *  # noqa: F401,F403
 from mycel.ops import tensor_composites as _tc
 from mycel.ops.function_more import special as _special
 from mycel.ops.function_more.special import *  # noqa: F401,F403
-_MODULE_METHODS = [_special.TENSOR_METHODS]
+from mycel.ops.function_more import scatter_more as _scatter
+from mycel.ops.function_more.scatter_more import *  # noqa: F401,F403
+_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS]
 
 _ops = _mycel.ops
 

@@ -135,10 +135,11 @@ inline double digamma(double x) {
 inline double hurwitz_zeta(int s, double a) {
   if (a <= 0 && a == std::floor(a)) return kInf;
   // B_2j / (2j)!, j = 1..12
-  static constexpr double kB[] = {8.333333333333333e-02,  -1.388888888888889e-03, 3.306878306878307e-05,
-                                  -8.267195767195768e-07, 2.08767569878681e-08,   -5.284190138687493e-10,
-                                  1.3382536530684679e-11, -3.3896802963225827e-13, 8.586062056277845e-15,
-                                  -2.174868698558062e-16, 5.5090028283602295e-18, -1.3954464685812522e-19};
+  static constexpr double kB[] = {
+      8.333333333333333e-02,  -1.388888888888889e-03,  3.306878306878307e-05,
+      -8.267195767195768e-07, 2.08767569878681e-08,    -5.284190138687493e-10,
+      1.3382536530684679e-11, -3.3896802963225827e-13, 8.586062056277845e-15,
+      -2.174868698558062e-16, 5.5090028283602295e-18,  -1.3954464685812522e-19};
   double sum = 0, w = a;
   while (w < s + 15.0) {
     sum += std::pow(w, -s);
@@ -190,8 +191,8 @@ inline Dual igamma_dual(double a_value, double x, bool lower) {
   const Dual a{a_value, 1};
   const Dual cx{x, 0};
   // x^a e^-x / Gamma(a), the common factor; d/da lgamma(a) = digamma(a).
-  const Dual log_pref = Dual{a_value * std::log(x) - x - std::lgamma(a_value),
-                             std::log(x) - digamma(a_value)};
+  const Dual log_pref =
+      Dual{a_value * std::log(x) - x - std::lgamma(a_value), std::log(x) - digamma(a_value)};
   const Dual pref = dexp(log_pref);
   Dual result;
   bool is_lower;
