@@ -26,7 +26,9 @@ from mycel.ops.function_more import special as _special
 from mycel.ops.function_more.special import *  # noqa: F401,F403
 from mycel.ops.function_more import scatter_more as _scatter
 from mycel.ops.function_more.scatter_more import *  # noqa: F401,F403
-_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS]
+from mycel.ops.function_more import reshuffle as _reshuffle
+from mycel.ops.function_more.reshuffle import *  # noqa: F401,F403
+_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS, _reshuffle.TENSOR_METHODS]
 
 _ops = _mycel.ops
 
