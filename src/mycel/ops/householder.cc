@@ -32,8 +32,9 @@ void check_tau(const InferContext& c, size_t tau, size_t of, int64_t kmax) {
   const Shape& a = c.in(of).shape;
   if (t.empty() || batch_of(t, 1) != batch_of(a, 2) || t.back() > kmax)
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, tau), "' shape ",
-                shape_str(t), " must be (", shape_str(batch_of(a, 2)), " batch dims, k) with k <= ",
-                kmax, " for input '", input_name(c, of), "' shape ", shape_str(a));
+                shape_str(t), " must be (", shape_str(batch_of(a, 2)),
+                " batch dims, k) with k <= ", kmax, " for input '", input_name(c, of), "' shape ",
+                shape_str(a));
 }
 
 std::vector<TensorMeta> infer_geqrf(const InferContext& c) {
@@ -71,12 +72,11 @@ std::vector<TensorMeta> infer_ormqr(const InferContext& c) {
 
 MYCEL_REGISTER_OPS(householder) {
   r.add(make_op("geqrf", "Geqrf",
-                "Householder QR in LAPACK's packed form: (r and the reflectors, tau).",
-                {{"input"}}, {}, infer_geqrf, cpu::geqrf_kernel, real_floats(), "unsupported"));
-  r.add(make_op("orgqr", "Orgqr",
-                "The first n columns of Q = H_1 ... H_k from geqrf's reflectors (m >= n).",
-                {{"input"}, {"input2"}}, {}, infer_orgqr, cpu::orgqr_kernel, real_floats(),
-                "unsupported"));
+                "Householder QR in LAPACK's packed form: (r and the reflectors, tau).", {{"input"}},
+                {}, infer_geqrf, cpu::geqrf_kernel, real_floats(), "unsupported"));
+  r.add(make_op(
+      "orgqr", "Orgqr", "The first n columns of Q = H_1 ... H_k from geqrf's reflectors (m >= n).",
+      {{"input"}, {"input2"}}, {}, infer_orgqr, cpu::orgqr_kernel, real_floats(), "unsupported"));
   r.add(make_op("ormqr", "Ormqr",
                 "Q other, other Q (left=False) or with Q^T (transpose=True), Q from geqrf's "
                 "reflectors.",
