@@ -44,6 +44,14 @@ TEST(SpecialMath, IncompleteGammaClosedFormsAndDerivative) {
   EXPECT_EQ(igamma(2.0, 0.0, true), 0.0);
 }
 
+TEST(SpecialMath, PolygammaOfLargeOrderIsBoundedWork) {
+  // psi^(n)(x) for n = 80 at 1/2: (-1)^(n+1) n! zeta(n+1, 1/2) = -n! (2^(n+1) - 1) zeta(n+1)
+  EXPECT_NEAR(polygamma(80, 0.5) / -1.7304432903805694e+143, 1.0, 1e-12);
+  EXPECT_NEAR(polygamma(150, 1.5) / -1.4693095234403325e+236, 1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(polygamma(1000000000, 2.0)));
+  EXPECT_TRUE(std::isnan(polygamma(2, -1e9 + 0.5)));
+}
+
 TEST(SpecialMath, ScaledBesselFormsAreContinuousAcrossTheSeriesSwitch) {
   for (double x : {29.999, 30.0, 30.001}) {
     EXPECT_NEAR(bessel_i0e(x), std::cyl_bessel_i(0.0, x) * std::exp(-x), 1e-15);
@@ -57,6 +65,12 @@ TEST(SpecialMath, ScaledBesselFormsAreContinuousAcrossTheSeriesSwitch) {
   EXPECT_TRUE(std::isinf(bessel_i0(714.0)));
   EXPECT_NEAR(bessel_j0(2.404825557695773), 0.0, 1e-15);  // the first zero of J0
   EXPECT_EQ(bessel_y(0, 0.0), -kInf);
+  // subnormal arguments (the library calls reject them): the small-argument forms
+  EXPECT_NEAR(bessel_y(0, 1e-310), 2 / kPi * (std::log(0.5e-310) + kEulerGamma), 1e-12);
+  EXPECT_NEAR(bessel_k(0, 1e-310), -std::log(0.5e-310) - kEulerGamma, 1e-12);
+  EXPECT_NEAR(bessel_y(1, 1e-9) * 1e-9, -2 / kPi, 1e-15);
+  EXPECT_NEAR(bessel_ke(1, 1e-9) * 1e-9, 1.0, 1e-8);
+  EXPECT_NEAR(bessel_y(0, 1.0001e-8), std::cyl_neumann(0.0, 1.0001e-8), 1e-12);
   EXPECT_TRUE(std::isnan(bessel_k(1, -1.0)));
 }
 

@@ -170,8 +170,11 @@ def histogram_fixed_width(x, range, nbins=100, dtype=int32):  # noqa: A002  (Min
     the first or last bin (TensorFlow's histogram_fixed_width)."""
     if not isinstance(nbins, int) or nbins < 1:
         raise ValueError(f"histogram_fixed_width: nbins must be an int >= 1, got {nbins!r}")
-    lo = _ops.cast(range[0], float32) if isinstance(range, (tuple, list)) else _ops.cast(_ops.gather(range, Tensor(np.array(0)), 0), float32)
-    hi = _ops.cast(range[1], float32) if isinstance(range, (tuple, list)) else _ops.cast(_ops.gather(range, Tensor(np.array(1)), 0), float32)
+    if isinstance(range, (tuple, list)):
+        lo, hi = float(range[0]), float(range[1])
+    else:  # a 2-element tensor
+        lo = _ops.cast(_ops.gather(range, Tensor(np.array(0)), 0), float32)
+        hi = _ops.cast(_ops.gather(range, Tensor(np.array(1)), 0), float32)
     v = _ops.cast(_ops.reshape(x, (-1,)), float32)
     b = _ops.floor((v - lo) / (hi - lo) * float(nbins))
     b = _ops.cast(_ops.clip_by_value(b, 0.0, float(nbins - 1)), int64)

@@ -63,27 +63,32 @@ def scatter_nd_min(input_x, indices, updates, use_locking=False):
 
 def scatter_sub(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] -= updates (rows along axis 0)."""
-    return _store(input_x, _ops.tensor_scatter_add(input_x, _row_indices(input_x, indices), -_row_updates(input_x, updates)))
+    return _store(input_x, _ops.tensor_scatter_add(input_x, _row_indices(input_x, indices),
+                                                   -_row_updates(input_x, updates)))
 
 
 def scatter_mul(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] *= updates."""
-    return _store(input_x, _ops.tensor_scatter_mul(input_x, _row_indices(input_x, indices), _row_updates(input_x, updates)))
+    return _store(input_x, _ops.tensor_scatter_mul(input_x, _row_indices(input_x, indices),
+                                                   _row_updates(input_x, updates)))
 
 
 def scatter_div(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] /= updates."""
-    return _store(input_x, _ops.tensor_scatter_div(input_x, _row_indices(input_x, indices), _row_updates(input_x, updates)))
+    return _store(input_x, _ops.tensor_scatter_div(input_x, _row_indices(input_x, indices),
+                                                   _row_updates(input_x, updates)))
 
 
 def scatter_max(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] = max(input_x[indices[...], :], updates)."""
-    return _store(input_x, _ops.tensor_scatter_max(input_x, _row_indices(input_x, indices), _row_updates(input_x, updates)))
+    return _store(input_x, _ops.tensor_scatter_max(input_x, _row_indices(input_x, indices),
+                                                   _row_updates(input_x, updates)))
 
 
 def scatter_min(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] = min(input_x[indices[...], :], updates)."""
-    return _store(input_x, _ops.tensor_scatter_min(input_x, _row_indices(input_x, indices), _row_updates(input_x, updates)))
+    return _store(input_x, _ops.tensor_scatter_min(input_x, _row_indices(input_x, indices),
+                                                   _row_updates(input_x, updates)))
 
 
 def inplace_index_add(var, indices, updates, axis):

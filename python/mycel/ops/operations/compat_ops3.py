@@ -1,8 +1,14 @@
 """MindSpore's primitive classes for issue 14's ops that the registry does not generate (their
 calling convention differs from the registry op's, or they are compositions): Rint, the scatter
 reductions on Parameters, the reshuffles and the small math primitives."""
+import numpy as _np
+
 from mycel import _mycel
+from mycel.common import dtype as _dt
+from mycel.common.tensor import Tensor as _Tensor
+from mycel.ops.function_more import random as _random
 from mycel.ops.function_more import reductions as _reductions
+from mycel.ops.function_more import reshuffle as _reshuffle
 from mycel.ops.function_more import scatter_more as _scatter_more
 from mycel.ops.operations.compat_ops import _Composite
 
@@ -72,11 +78,6 @@ COMPOSITES += ["ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMax", "ScatterM
 
 
 # ---- reshuffles and small math primitives -----------------------------------------------------
-from mycel.ops.function_more import reshuffle as _reshuffle  # noqa: E402
-from mycel.ops.function_more import random as _random  # noqa: E402
-from mycel.common import dtype as _dt  # noqa: E402
-from mycel.common.tensor import Tensor as _Tensor  # noqa: E402
-import numpy as _np  # noqa: E402
 
 
 class SpaceToBatchND(_Composite):
