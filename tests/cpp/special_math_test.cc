@@ -21,10 +21,11 @@ TEST(SpecialMath, DigammaAndPolygammaClosedForms) {
   EXPECT_NEAR(polygamma(1, 1.0), kPi * kPi / 6, 1e-14);
   EXPECT_NEAR(polygamma(1, 0.5), kPi * kPi / 2, 1e-13);
   EXPECT_NEAR(polygamma(2, 1.0), -2 * 1.2020569031595942854, 1e-13);  // -2 zeta(3)
-  EXPECT_NEAR(polygamma(3, 1.0), 6 * std::pow(kPi, 4) / 90, 1e-12);     // 3! zeta(4)
+  EXPECT_NEAR(polygamma(3, 1.0), 6 * std::pow(kPi, 4) / 90, 1e-12);   // 3! zeta(4)
   // recurrence psi1(x + 1) = psi1(x) - 1 / x^2, negative x included
   for (double x : {-2.5, -0.3, 0.7, 4.2})
-    EXPECT_NEAR(polygamma(1, x + 1), polygamma(1, x) - 1 / (x * x), 1e-10 * std::fabs(polygamma(1, x)));
+    EXPECT_NEAR(polygamma(1, x + 1), polygamma(1, x) - 1 / (x * x),
+                1e-10 * std::fabs(polygamma(1, x)));
 }
 
 TEST(SpecialMath, IncompleteGammaClosedFormsAndDerivative) {
@@ -32,7 +33,8 @@ TEST(SpecialMath, IncompleteGammaClosedFormsAndDerivative) {
     EXPECT_NEAR(igamma(1.0, x, true), -std::expm1(-x), 1e-15);
     EXPECT_NEAR(igamma(1.0, x, false), std::exp(-x), 1e-15 + 1e-14 * std::exp(-x));
     EXPECT_NEAR(igamma(0.5, x, true), std::erf(std::sqrt(x)), 1e-14);
-    EXPECT_NEAR(igamma(0.5, x, false), std::erfc(std::sqrt(x)), 1e-14 + 1e-12 * std::erfc(std::sqrt(x)));
+    EXPECT_NEAR(igamma(0.5, x, false), std::erfc(std::sqrt(x)),
+                1e-14 + 1e-12 * std::erfc(std::sqrt(x)));
   }
   for (double a : {0.3, 1.7, 6.0})
     for (double x : {0.2, 1.9, 8.0}) {

@@ -13,6 +13,10 @@ namespace mycel::cpu::special {
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kPi = 3.14159265358979323846;
+inline constexpr double kEulerGamma = 0.57721566490153286061;
+/// Below this the leading terms of the small-argument expansions of Y and K are exact to double
+/// precision (the next terms are O(x^2) relative); the library calls reject subnormal arguments.
+inline constexpr double kTinyArg = 1e-8;
 
 /// Hankel's asymptotic series of e^-x I_nu(x) (sign = -1) or e^x K_nu(x) sqrt(2x/pi) (sign = 1)
 /// without the leading factor: sum_k sign^k a_k(nu) / x^k; accurate to double for x >= 30, where
@@ -36,11 +40,17 @@ inline double scaled_i(int nu, double ax) {
   return std::cyl_bessel_i(double(nu), ax) * std::exp(-ax);
 }
 
+/// K_nu(x) for 0 < x < 30: K0 ~ -log(x/2) - gamma and K1 ~ 1/x below kTinyArg.
+inline double unscaled_small_k(int nu, double x) {
+  if (x < kTinyArg) return nu == 0 ? -std::log(x / 2) - kEulerGamma : 1 / x;
+  return std::cyl_bessel_k(double(nu), x);
+}
+
 /// e^x K_nu(x), nu = 0 or 1, x > 0.
 inline double scaled_k(int nu, double x) {
   if (x == kInf) return 0;
   if (x >= 30) return hankel_sum(nu, x, 1) * std::sqrt(kPi / (2 * x));
-  return std::cyl_bessel_k(double(nu), x) * std::exp(x);
+  return unscaled_small_k(nu, x) * std::exp(x);
 }
 
 /// I_nu(|x|): large arguments as the scaled value times e^|x| in two halves, so values up to
@@ -81,6 +91,7 @@ inline double bessel_j1(double x) {
 inline double bessel_y(int nu, double x) {
   if (std::isnan(x) || x < 0) return kNaN;
   if (x == 0) return -kInf;
+  if (x < kTinyArg) return nu == 0 ? 2 / kPi * (std::log(x / 2) + kEulerGamma) : -2 / (kPi * x);
   return x == kInf ? 0.0 : std::cyl_neumann(double(nu), x);
 }
 /// K_nu and e^x K_nu: NaN for x < 0, inf at 0.
@@ -91,7 +102,7 @@ inline double bessel_k(int nu, double x) {
     const double h = std::exp(-x / 2);
     return scaled_k(nu, x) * h * h;
   }
-  return std::cyl_bessel_k(double(nu), x);
+  return unscaled_small_k(nu, x);
 }
 inline double bessel_ke(int nu, double x) {
   if (std::isnan(x) || x < 0) return kNaN;
@@ -141,6 +152,15 @@ inline double hurwitz_zeta(int s, double a) {
       1.3382536530684679e-11, -3.3896802963225827e-13, 8.586062056277845e-15,
       -2.174868698558062e-16, 5.5090028283602295e-18,  -1.3954464685812522e-19};
   double sum = 0, w = a;
+  if (s > 60 && a > 0 && a < s + 15.0) {
+    // Large s: the terms (a + k)^-s fall off at least geometrically once a + k > s / 40, so a
+    // direct sum converges in a few dozen terms (the Euler-Maclaurin shift would take ~s).
+    for (int k = 0; k < 100000; ++k, w += 1) {
+      const double t = std::pow(w, -s);
+      sum += t;
+      if (t <= 1e-17 * sum) return sum;
+    }
+  }
   while (w < s + 15.0) {
     sum += std::pow(w, -s);
     w += 1;
@@ -165,10 +185,15 @@ inline double polygamma(int64_t n, double x) {
   if (x == kInf) return 0.0;
   if (x == -kInf) return kNaN;
   if (x <= 0 && x == std::floor(x)) return n % 2 ? kInf : -kInf;  // (-1)^(n+1) n! zeta(pole)
+  // Not computed (NaN): x < -1e6, whose shift to positive arguments would take over a million
+  // terms, and n > 100000.
+  if (x < -1e6 || n > 100000) return kNaN;
+  const double sign = n % 2 ? 1.0 : -1.0;
+  const double z = hurwitz_zeta(static_cast<int>(n + 1), x);
+  if (n > 170 && z > 0) return sign * std::exp(std::lgamma(double(n) + 1) + std::log(z));
   double fact = 1;
   for (int64_t k = 2; k <= n; ++k) fact *= double(k);
-  const double z = hurwitz_zeta(static_cast<int>(n + 1), x);
-  return (n % 2 ? 1.0 : -1.0) * fact * z;
+  return sign * fact * z;
 }
 
 /// A value with its derivative in one variable (forward mode), so that the incomplete gamma's
