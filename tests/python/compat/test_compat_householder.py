@@ -47,6 +47,17 @@ def test_q_times_r_is_a_in_both_modes(dtype, tol):
         np.testing.assert_allclose(qc.asnumpy()[:, :, :], ops.ormqr(T(y), T(tau), T(c)).asnumpy(), atol=tol)
 
 
+def test_vmap_over_a_batch():
+    a = RNG.normal(size=(3, 5, 4))
+    c = RNG.normal(size=(5, 2))
+    y, tau = ops.vmap(ops.geqrf)(T(a))
+    q = ops.vmap(ops.orgqr)(y, tau).asnumpy()
+    np.testing.assert_allclose(q @ np.triu(y.asnumpy())[:, :4], a, atol=1e-12)
+    tc = T(c)
+    qc = ops.vmap(lambda yy, tt: ops.ormqr(yy, tt, tc, True, True))(y, tau).asnumpy()
+    np.testing.assert_allclose(qc[:, :4], np.swapaxes(q, 1, 2) @ c, atol=1e-12)
+
+
 def test_right_side_primitives_and_errors():
     a = RNG.normal(size=(4, 4))
     y, tau = P.Geqrf()(T(a))
