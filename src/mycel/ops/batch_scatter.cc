@@ -69,6 +69,10 @@ MYCEL_REGISTER_BATCH_RULES(scatter) {
   b.add("tensor_scatter_elements", scatter_elements_rule);
   b.add("gather_nd", gather_nd_rule);
   b.add("tensor_scatter_add", tensor_scatter_add_rule);
+  // The other reductions (ops/scatter_reduce.cc) batch the same way.
+  for (const char* n :
+       {"tensor_scatter_mul", "tensor_scatter_div", "tensor_scatter_max", "tensor_scatter_min"})
+    b.add(n, tensor_scatter_add_rule);
   b.add("scatter_add", scatter_add_rule);
 }
 

@@ -624,7 +624,9 @@ Batched batch_leading(BatchBuilder& g) {
 MYCEL_REGISTER_BATCH_RULES(linalg) {
   for (const char* name :
        {"inverse", "det", "slogdet", "cholesky", "cholesky_solve", "matrix_solve", "eigh", "svd",
-        "qr", "lstsq", "lu_factor", "lu_unpack", "lu_solve", "eig"})
+        "qr", "lstsq", "lu_factor", "lu_unpack", "lu_solve", "eig",
+        // ops/householder.cc
+        "geqrf", "orgqr", "ormqr"})
     b.add(name, batch_leading);
 }
 

@@ -19,6 +19,16 @@ from mycel.ops.function_more.array import *  # noqa: F401,F403
 from mycel.ops.function_more.array import _range
 from mycel.ops.function_more.nn import *  # noqa: F401,F403
 from mycel.ops.function_more.random import *  # noqa: F401,F403
+# issue 14 (compat13): special functions, scatter reductions, reshuffles; each module lists
+# its Tensor methods in TENSOR_METHODS.
+from mycel.ops import tensor_composites as _tc
+from mycel.ops.function_more import special as _special
+from mycel.ops.function_more.special import *  # noqa: F401,F403
+from mycel.ops.function_more import scatter_more as _scatter
+from mycel.ops.function_more.scatter_more import *  # noqa: F401,F403
+from mycel.ops.function_more import reshuffle as _reshuffle
+from mycel.ops.function_more.reshuffle import *  # noqa: F401,F403
+_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS, _reshuffle.TENSOR_METHODS]
 
 _ops = _mycel.ops
 
@@ -124,6 +134,11 @@ def _install_tensor_methods():
     for name, fn in _OTHER_METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
+    for table in _MODULE_METHODS:
+        for name, fn in table.items():
+            if not hasattr(Tensor, name):
+                setattr(Tensor, name, fn)
+                _tc.METHODS.setdefault(name, fn)  # graph mode parses x.name(...) as fn(x, ...)
 
 
 _install_tensor_methods()

@@ -1,0 +1,55 @@
+// Kernels of tensor_scatter_mul/div/max/min (scatter_reduce.h).
+#include "mycel/kernels/cpu/scatter_reduce.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/binary.h"
+
+namespace mycel::cpu {
+namespace {
+
+template <class C>
+C combine(C a, C b, ScatterReduce op) {
+  switch (op) {
+    case ScatterReduce::kMul:
+      return wrap_mul(a, b);
+    case ScatterReduce::kDiv:
+      if constexpr (std::is_floating_point_v<C>)
+        return a / b;
+      else if constexpr (std::is_same_v<C, bool>)
+        return a;
+      else
+        return b == C(0) ? C(0) : (std::is_signed_v<C> && b == C(-1) ? wrap_neg(a) : C(a / b));
+    case ScatterReduce::kMax:
+      return nan_max(a, b);
+    case ScatterReduce::kMin:
+      return nan_min(a, b);
+  }
+  return a;
+}
+
+}  // namespace
+
+void scatter_reduce_blocks(const Tensor& input, const Tensor& updates,
+                           const std::vector<int64_t>& rows, int64_t inner, ScatterReduce op,
+                           Tensor& out) {
+  if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* y = out.data<T>();
+    const T* u = updates.data<T>();
+    // Rows run serially (duplicates compound in order); the inner block runs in parallel.
+    for (size_t r = 0; r < rows.size(); ++r) {
+      T* dst = y + rows[r] * inner;
+      const T* src = u + static_cast<int64_t>(r) * inner;
+      parallel_for(inner, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(combine(C(dst[i]), C(src[i]), op));
+      });
+    }
+  });
+}
+
+}  // namespace mycel::cpu
