@@ -125,6 +125,14 @@ for _name in _compat2.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat2, _name)
         __all__.append(_name)
+# Pooling with argmax, channel dropout, transposed/depthwise convolution, CTC greedy decoding:
+# compat_ops3.py.
+from mycel.ops.operations import compat_ops3 as _compat3  # noqa: E402
+
+for _name in _compat3.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat3, _name)
+        __all__.append(_name)
 # The optimizer primitives (ApplyMomentum, Adam, ...): optim_ops.py.
 from mycel.ops.operations import optim_ops as _optim_ops  # noqa: E402
 
