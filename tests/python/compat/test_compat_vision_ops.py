@@ -336,3 +336,87 @@ def test_upsample_is_interpolate_and_vision_in_graph_mode():
     a, g = boxes(3).astype(np.float32), boxes(3).astype(np.float32)
     args = [T(v) for v in (feat, rois, bb, a, g)]
     close(in_graph(Net(), *args), Net()(*args).asnumpy(), 1e-4)
+
+
+# ---- deformable convolution ----------------------------------------------------------------------
+def deform_ref(x, wt, off, k, stride, pad, dil, groups, dg, modulated):
+    n, c, h, w = x.shape
+    cout = wt.shape[0]
+    kh, kw = k
+    oh = (h + pad[0] + pad[1] - (dil[0] * (kh - 1) + 1)) // stride[0] + 1
+    ow = (w + pad[2] + pad[3] - (dil[1] * (kw - 1) + 1)) // stride[1] + 1
+    out = np.zeros((n, cout, oh, ow))
+
+    def bil(b, ch, y, xx):
+        if y <= -1 or y >= h or xx <= -1 or xx >= w:
+            return 0.0
+        y0, x0 = math.floor(y), math.floor(xx)
+        acc = 0.0
+        for yy, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+            for xq, wx in ((x0, 1 - (xx - x0)), (x0 + 1, xx - x0)):
+                if 0 <= yy < h and 0 <= xq < w:
+                    acc += wy * wx * x[b, ch, yy, xq]
+        return acc
+    kk = kh * kw
+    for b in range(n):
+        for o in range(cout):
+            g = o // (cout // groups)
+            for r in range(oh):
+                for q in range(ow):
+                    s = 0.0
+                    for ci in range(c // groups):
+                        ch = g * (c // groups) + ci
+                        d = ch // (c // dg)
+                        for i in range(kh):
+                            for j in range(kw):
+                                t = i * kw + j
+                                dx = off[b, d * kk + t, r, q]
+                                dy = off[b, dg * kk + d * kk + t, r, q]
+                                m = off[b, 2 * dg * kk + d * kk + t, r, q] if modulated else 1.0
+                                y = r * stride[0] - pad[0] + i * dil[0] + dy
+                                xx = q * stride[1] - pad[2] + j * dil[1] + dx
+                                s += wt[o, ci, i, j] * bil(b, ch, y, xx) * m
+                    out[b, o, r, q] = s
+    return out
+
+
+@pytest.mark.parametrize("modulated", [True, False])
+def test_deformable_conv2d_against_brute_force(modulated):
+    x = RNG.normal(size=(2, 4, 5, 6))
+    wt = RNG.normal(size=(4, 2, 2, 3))
+    oh, ow = (5 + 2 - 2) // 2 + 1, (6 + 1 - 5) // 1 + 1
+    off = RNG.normal(size=(2, 3 * 2 * 6, oh, ow)) * 1.5
+    got = ops.deformable_conv2d(T(x), T(wt), T(off), (2, 3), (1, 1, 2, 1), (1, 1, 0, 1), None, (1, 1, 1, 2),
+                                groups=2, deformable_groups=2, modulated=modulated)
+    close(got, deform_ref(x, wt, off, (2, 3), (2, 1), (1, 1, 0, 1), (1, 2), 2, 2, modulated), 1e-9)
+    # zero offsets and unit masks: an ordinary convolution
+    zero = np.concatenate([np.zeros((1, 2 * 4, 4, 5)), np.ones((1, 4, 4, 5))], 1)
+    w1 = RNG.normal(size=(3, 4, 2, 2))
+    b1 = RNG.normal(size=(3,))
+    plain = ops.conv2d(T(x[:1]), T(w1), T(b1)).asnumpy()
+    close(ops.deformable_conv2d(T(x[:1]), T(w1), T(zero), (2, 2), (1, 1, 1, 1), (0, 0, 0, 0), T(b1)), plain, 1e-9)
+
+
+def test_deformable_conv2d_gradients():
+    x = RNG.normal(size=(1, 2, 4, 4))
+    wt = RNG.normal(size=(2, 2, 2, 2))
+    off = RNG.normal(size=(1, 12, 3, 3)) * 0.7
+
+    def f(a, b, o):
+        return ops.deformable_conv2d(a, b, o, (2, 2), (1, 1, 1, 1), (0, 0, 0, 0))
+    grads = ms.grad(lambda a, b, o: f(a, b, o).sum(), grad_position=(0, 1, 2))(T(x), T(wt), T(off))
+    for k, arr in enumerate((x, wt, off)):
+        close(grads[k], fd_grad(f, [x, wt, off], k), 1e-5)
+    with pytest.raises(ValueError, match=r"deformable_conv2d: offsets must be \(1, 12, 3, 3\)"):
+        f(T(x), T(wt), T(off[:, :9]))
+
+
+def test_deformable_conv2d_in_graph_mode():
+    class Deform(nn.Cell):
+        def construct(self, a, b, o):
+            return ops.deformable_conv2d(a, b, o, (2, 2), (1, 1, 1, 1), (1, 1, 1, 1))
+
+    x = RNG.normal(size=(1, 2, 3, 3)).astype(np.float32)
+    wt = RNG.normal(size=(2, 2, 2, 2)).astype(np.float32)
+    off = RNG.normal(size=(1, 12, 4, 4)).astype(np.float32)
+    close(in_graph(Deform(), T(x), T(wt), T(off)), Deform()(T(x), T(wt), T(off)).asnumpy(), 1e-5)
