@@ -230,3 +230,15 @@ def test_multi_field_embedding_lookup(operator):
     got = layer(T(idx.astype(np.int32)), T(vals), T(fields.astype(np.int32)))
     close(got, want)
     close(in_graph(layer, T(idx.astype(np.int32)), T(vals), T(fields.astype(np.int32))), want)
+
+
+def test_lars_update_primitive():
+    w, g = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+    for clip in (False, True):
+        got = ops.LARSUpdate(1e-5, 0.01, clip)(T(w), T(g), T(np.sum(w * w)), T(np.sum(g * g)), T(0.1), T(0.5))
+        ratio = 0.01 * np.linalg.norm(w) / (np.linalg.norm(g) + 0.1 * np.linalg.norm(w) + 1e-5)
+        if clip:
+            ratio = min(ratio / 0.5, 1.0)
+        close(got, ratio * (g + 0.1 * w))
+    zero = ops.LARSUpdate()(T(w), T(np.zeros_like(g)), T(np.sum(w * w)), T(0.0), T(0.0), T(0.1))
+    close(zero, np.zeros_like(g))

@@ -5,6 +5,7 @@ from mycel import ops
 from mycel.nn.cell import Cell
 from mycel.nn.optim._checks import check_bool, check_float
 from mycel.nn.optim.optimizer import Optimizer
+from mycel.ops.operations.compat_ops3 import lars_gradient
 
 
 def _default_filter(p):
@@ -46,16 +47,8 @@ class LARS(Cell):
         return self.opt(new)
 
     def _lars(self, w, g, wd, lr):
-        w_norm = ops.sqrt(ops.sum(w * w))
-        g_norm = ops.sqrt(ops.sum(g * g))
-        ratio = self.coefficient * w_norm / (g_norm + wd * w_norm + self.epsilon)
-        ok = ops.logical_and(ops.greater(w_norm, 0.0), ops.greater(g_norm, 0.0))
-        ratio = ops.select(ok, ratio, ops.ones_like(ratio))
-        if self.use_clip:
-            ratio = ops.minimum(ratio / lr, ops.ones_like(ratio))
-        if wd > 0.0:
-            g = g + wd * w
-        return ratio * g
+        return lars_gradient(w, g, ops.sum(w * w), ops.sum(g * g), wd, lr, self.epsilon, self.coefficient,
+                             self.use_clip)
 
 
 __all__ = ["LARS"]

@@ -243,5 +243,33 @@ class CTCGreedyDecoder(_Composite):
         return _nn2.ctc_greedy_decoder(inputs, sequence_length, self.merge_repeated)
 
 
-COMPOSITES = ["MaxPoolWithArgmax", "Dropout2D", "Dropout3D", "Conv2DTranspose", "Conv3DTranspose",
+def lars_gradient(weight, gradient, w_square_sum, g_square_sum, weight_decay, learning_rate, epsilon, coefficient,
+                  use_clip):
+    """LARS's rescaled gradient: ratio * (g + wd * w) with ratio = coefficient * |w| / (|g| +
+    wd * |w| + epsilon) (1 where |w| or |g| is 0), min(ratio / lr, 1) with use_clip."""
+    w_norm, g_norm = _ops.sqrt(w_square_sum), _ops.sqrt(g_square_sum)
+    ratio = coefficient * w_norm / (g_norm + weight_decay * w_norm + epsilon)
+    ok = _ops.logical_and(_ops.greater(w_norm, 0.0), _ops.greater(g_norm, 0.0))
+    ratio = _ops.select(ok, ratio, _ops.ones_like(ratio))
+    if use_clip:
+        ratio = _ops.minimum(ratio / learning_rate, _ops.ones_like(ratio))
+    return ratio * (gradient + weight_decay * weight)
+
+
+class LARSUpdate(_Composite):
+    """LARSUpdate(epsilon, hyperpara, use_clip)(weight, gradient, norm_weight, norm_gradient,
+    weight_decay, learning_rate): the LARS gradient (nn.LARS); the norms are sums of squares."""
+
+    def __init__(self, epsilon=1e-05, hyperpara=0.001, use_clip=False):
+        for arg, v in (("epsilon", epsilon), ("hyperpara", hyperpara)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"LARSUpdate: {arg} must be a float, got {type(v).__name__}")
+        super().__init__(epsilon=float(epsilon), hyperpara=float(hyperpara), use_clip=bool(use_clip))
+
+    def _call(self, weight, gradient, norm_weight, norm_gradient, weight_decay, learning_rate):
+        return lars_gradient(weight, gradient, norm_weight, norm_gradient, weight_decay, learning_rate,
+                             self.epsilon, self.hyperpara, self.use_clip)
+
+
+COMPOSITES = ["LARSUpdate", "MaxPoolWithArgmax", "Dropout2D", "Dropout3D", "Conv2DTranspose", "Conv3DTranspose",
               "DepthwiseConv2dNative", "CTCGreedyDecoder"]
