@@ -396,3 +396,30 @@ def test_primitives_and_ctc_in_graph_mode():
     want = ctc_greedy_ref(logits, lengths, True)
     for g, wnt in zip(got, want):
         close(g, wnt)
+
+
+def test_more_functions_and_primitives_in_graph_mode():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.drop = ops.Dropout2D(1.0)
+            self.transpose2d = ops.Conv2DTranspose(3, 3, stride=2)
+            self.transpose3d = ops.Conv3DTranspose(2, 3, 2, stride=2)
+            self.unpool = nn.MaxUnpool1d(2)
+
+        def construct(self, x4, x3, b, x1, i1, w3, d3, dy, wt, t):
+            v, i = ops.adaptive_max_pool2d(x4, (2, 3), True)
+            out = v.sum() + ops.cast(i, ms.float32).sum() + ops.lp_pool1d(x3 * x3, 2, 2).sum()
+            out = out + ops.lp_pool2d(x4 * x4, 2, 2, ceil_mode=True).sum() + self.unpool(x1, i1).sum()
+            out = out + ops.bias_add(x4, b).sum() + ops.bidense(x3, x3, w3).sum()
+            out = out + ops.multilabel_margin_loss(x3[0], t) + self.drop(x4)[0].sum() + ops.rrelu(x4, 0.2, 0.2).sum()
+            return out + self.transpose2d(dy, wt, (2, 3, 5, 5)).sum() + self.transpose3d(d3, ops.ones((2, 3, 2, 2, 2),
+                                                                                                    ms.float32)).sum()
+
+    def f(*s):
+        return T(RNG.normal(size=s).astype(np.float32))
+    args = [f(2, 3, 5, 7), f(2, 3, 4), f(3), f(2, 2, 4), T(np.array([0, 3, 5, 6])[None, None].repeat(2, 0).repeat(2, 1)),
+            f(5, 4, 4), f(1, 2, 2, 3, 2), f(2, 4, 2, 2), f(4, 3, 3, 3), T(np.int32([[3, 0, -1, 1], [1, -1, 2, 2], [0, 1, 2, 3]]))]
+    close(in_graph(Net(), *args), Net()(*args).asnumpy(), 1e-4)
+    x = RNG.normal(size=(50,)).astype(np.float32)
+    close(ops.rrelu(T(x), 0.25, 0.25), np.where(x >= 0, x, 0.25 * x))

@@ -420,3 +420,22 @@ def test_deformable_conv2d_in_graph_mode():
     wt = RNG.normal(size=(2, 2, 2, 2)).astype(np.float32)
     off = RNG.normal(size=(1, 12, 4, 4)).astype(np.float32)
     close(in_graph(Deform(), T(x), T(wt), T(off)), Deform()(T(x), T(wt), T(off)).asnumpy(), 1e-5)
+
+
+def test_box_crop_and_patch_ops_in_graph_mode():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.crop = ops.CropAndResize("nearest", 0.5)
+            self.patches = ops.ExtractVolumePatches((1, 1, 2, 2, 2), (1, 1, 1, 1, 1), "SAME")
+            self.decode = ops.BoundingBoxDecode((20, 20), (0.0, 0.1, 0.0, 0.0), (1.0, 2.0, 1.0, 1.0))
+
+        def construct(self, img, bxs, idx, b, meta, cols, vol):
+            return (self.crop(img, bxs, idx, (3, 3)).sum() + ops.cast(ops.check_valid(b, meta), ms.float32).sum()
+                    + ops.col2im(cols, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)).sum() + self.patches(vol).sum()
+                    + self.decode(b, b * 0.01).sum() + ops.upsample(vol[:, :, 0], scale_factor=2.0).sum())
+
+    args = [T(RNG.normal(size=(2, 5, 5, 3)).astype(np.float32)), T(np.float32([[0.1, 0.1, 0.9, 0.8]])),
+            T(np.int32([1])), T(np.float32([[1, 2, 5, 6], [0, 0, 30, 3]])), T(np.float32([10, 10, 1])),
+            T(RNG.normal(size=(1, 2, 4, 9)).astype(np.float32)), T(RNG.normal(size=(1, 2, 3, 3, 3)).astype(np.float32))]
+    close(in_graph(Net(), *args), Net()(*args).asnumpy(), 1e-4)

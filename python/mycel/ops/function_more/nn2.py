@@ -410,11 +410,19 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
     return y
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):  # noqa: A002
-    """Randomized leaky ReLU: x where x >= 0, else a * x with a drawn from U(lower, upper) per element."""
+@constexpr
+def _check_slopes(lower, upper):
     if isinstance(lower, bool) or isinstance(upper, bool) or not isinstance(lower, (int, float)) or \
             not isinstance(upper, (int, float)) or lower > upper:
         raise ValueError(f"rrelu: lower and upper must be floats with lower <= upper, got {lower!r}, {upper!r}")
+    return True
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):  # noqa: A002
+    """Randomized leaky ReLU: x where x >= 0, else a * x with a drawn from U(lower, upper) per element."""
+    _check_slopes(lower, upper)
+    if lower == upper:  # a fixed slope (uniform needs a non-empty range)
+        return _ops.select(_ops.greater_equal(input, 0.0), input, input * float(lower))
     a = _ops.cast(_ops.uniform(input.shape, float(lower), float(upper)), input.dtype)
     return _ops.select(_ops.greater_equal(input, 0.0), input, input * a)
 

@@ -213,8 +213,8 @@ def bounding_box_encode(anchor_box, groundtruth_box, means=(0.0, 0.0, 0.0, 0.0),
     m, s = _four(who, "means", means), _four(who, "stds", stds)
     px, py, pw, ph = _centre_size(anchor_box)
     gx, gy, gw, gh = _centre_size(groundtruth_box)
-    deltas = ((gx - px) / pw, (gy - py) / ph, _ops.log(gw / pw), _ops.log(gh / ph))
-    return _ops.stack(tuple((d - m[i]) / s[i] for i, d in enumerate(deltas)), 1)
+    return _ops.stack((((gx - px) / pw - m[0]) / s[0], ((gy - py) / ph - m[1]) / s[1],
+                       (_ops.log(gw / pw) - m[2]) / s[2], (_ops.log(gh / ph) - m[3]) / s[3]), 1)
 
 
 def bounding_box_decode(anchor_box, deltas, max_shape, means=(0.0, 0.0, 0.0, 0.0), stds=(1.0, 1.0, 1.0, 1.0),
@@ -228,8 +228,9 @@ def bounding_box_decode(anchor_box, deltas, max_shape, means=(0.0, 0.0, 0.0, 0.0
     if len(tuple(max_shape)) != 2:
         raise ValueError(f"{who}: max_shape must be (height, width), got {max_shape!r}")
     height, width = float(max_shape[0]), float(max_shape[1])
-    dx, dy, dw, dh = tuple(d * s[i] + m[i] for i, d in enumerate(_columns(deltas)))
-    limit = float(abs(np.log(wh_ratio_clip)))
+    d0, d1, d2, d3 = _columns(deltas)
+    dx, dy, dw, dh = d0 * s[0] + m[0], d1 * s[1] + m[1], d2 * s[2] + m[2], d3 * s[3] + m[3]
+    limit = _log_limit(wh_ratio_clip)
     dw = _ops.clip_by_value(dw, -limit, limit)
     dh = _ops.clip_by_value(dh, -limit, limit)
     px, py, pw, ph = _centre_size(anchor_box)
@@ -240,6 +241,13 @@ def bounding_box_decode(anchor_box, deltas, max_shape, means=(0.0, 0.0, 0.0, 0.0
     x1 = _ops.clip_by_value(gx + gw * 0.5 - 0.5, 0.0, width)
     y1 = _ops.clip_by_value(gy + gh * 0.5 - 0.5, 0.0, height)
     return _ops.stack((x0, y0, x1, y1), 1)
+
+
+@constexpr
+def _log_limit(wh_ratio_clip):
+    if isinstance(wh_ratio_clip, bool) or not isinstance(wh_ratio_clip, (int, float)) or wh_ratio_clip <= 0:
+        raise ValueError(f"bounding_box_decode: wh_ratio_clip must be a positive float, got {wh_ratio_clip!r}")
+    return float(abs(np.log(wh_ratio_clip)))
 
 
 def check_valid(bboxes, img_metas):
