@@ -423,3 +423,65 @@ def test_more_functions_and_primitives_in_graph_mode():
     close(in_graph(Net(), *args), Net()(*args).asnumpy(), 1e-4)
     x = RNG.normal(size=(50,)).astype(np.float32)
     close(ops.rrelu(T(x), 0.25, 0.25), np.where(x >= 0, x, 0.25 * x))
+
+
+def lstm_ref(x, h0, c0, layers, hid, dirs, wts):
+    """numpy LSTM; wts[(layer, d)] = (w_ih (4H, in), w_hh (4H, H), b (4H,)), gates i, f, g, o."""
+    def sig(v):
+        return 1 / (1 + np.exp(-v))
+    hn, cn = [], []
+    for layer in range(layers):
+        outs = []
+        for d in range(dirs):
+            wi, wh, b = wts[(layer, d)]
+            h, c = h0[layer * dirs + d], c0[layer * dirs + d]
+            seq = np.zeros((x.shape[0], x.shape[1], hid))
+            order = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
+            for t in order:
+                z = x[t] @ wi.T + h @ wh.T + b
+                i, f, g, o = np.split(z, 4, axis=1)
+                c = sig(f) * c + sig(i) * np.tanh(g)
+                h = sig(o) * np.tanh(c)
+                seq[t] = h
+            outs.append(seq)
+            hn.append(h)
+            cn.append(c)
+        x = np.concatenate(outs, 2)
+    return x, np.stack(hn), np.stack(cn)
+
+
+@pytest.mark.parametrize("layers, bidirectional, has_bias", [(1, False, True), (2, True, True), (2, False, False)])
+def test_lstm_primitive_against_numpy(layers, bidirectional, has_bias):
+    t, n, inp, hid = 4, 2, 3, 5
+    dirs = 2 if bidirectional else 1
+    wts, flat_w, flat_u, flat_b = {}, [], [], []
+    for layer in range(layers):
+        for d in range(dirs):
+            in_l = inp if layer == 0 else hid * dirs
+            wi, wh = RNG.normal(size=(4 * hid, in_l)) * 0.5, RNG.normal(size=(4 * hid, hid)) * 0.5
+            b = RNG.normal(size=4 * hid) if has_bias else np.zeros(4 * hid)
+            wts[(layer, d)] = (wi, wh, b)
+            flat_w.append(wi.ravel())
+            flat_u.append(wh.ravel())
+            flat_b.append(b)
+    w = np.concatenate(flat_w + flat_u + (flat_b if has_bias else []))
+    x = RNG.normal(size=(t, n, inp))
+    h0, c0 = RNG.normal(size=(layers * dirs, n, hid)), RNG.normal(size=(layers * dirs, n, hid))
+    prim = ops.LSTM(inp, hid, layers, has_bias, bidirectional, 0.0)
+    out, hn, cn, _, _ = prim(T(x), T(h0), T(c0), T(w.reshape(-1, 1, 1)))
+    want = lstm_ref(x, h0, c0, layers, hid, dirs, wts)
+    for g, wnt in zip((out, hn, cn), want):
+        close(g, wnt, 1e-9)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.lstm = prim
+
+        def construct(self, a, b, cc, ww):
+            return self.lstm(a, b, cc, ww)[0]
+    close(in_graph(Net(), *[T(v.astype(np.float32)) for v in (x, h0, c0, w)]), want[0], 1e-4)
+    g = ms.grad(lambda ww: prim(T(x), T(h0), T(c0), ww)[0].sum())(T(w))
+    assert g.shape == w.shape and np.isfinite(g.asnumpy()).all()
+    with pytest.raises(ValueError, match="LSTM: w must hold"):
+        prim(T(x), T(h0), T(c0), T(w[:-1]))

@@ -133,6 +133,13 @@ for _name in _compat3.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat3, _name)
         __all__.append(_name)
+# MindSpore's LSTM primitive over one flat weight tensor: rnn_ops.py.
+from mycel.ops.operations import rnn_ops as _rnn_ops  # noqa: E402
+
+for _name in _rnn_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_rnn_ops, _name)
+        __all__.append(_name)
 # The box and region primitives (IOU, ROIAlign, NMSWithMask, ...): vision_ops.py.
 from mycel.ops.operations import vision_ops as _vision_ops  # noqa: E402
 
