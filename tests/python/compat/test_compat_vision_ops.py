@@ -439,3 +439,62 @@ def test_box_crop_and_patch_ops_in_graph_mode():
             T(np.int32([1])), T(np.float32([[1, 2, 5, 6], [0, 0, 30, 3]])), T(np.float32([10, 10, 1])),
             T(RNG.normal(size=(1, 2, 4, 9)).astype(np.float32)), T(RNG.normal(size=(1, 2, 3, 3, 3)).astype(np.float32))]
     close(in_graph(Net(), *args), Net()(*args).asnumpy(), 1e-4)
+
+
+def grid_sample_3d_ref(vol, grid, mode, padding, align):
+    n, c, d, h, w = vol.shape
+    _, do, ho, wo, _ = grid.shape
+    out = np.zeros((n, c, do, ho, wo))
+
+    def coord(v, size):
+        p = (v + 1) / 2 * (size - 1) if align else ((v + 1) * size - 1) / 2
+        if padding == "border":
+            p = min(max(p, 0), size - 1)
+        elif padding == "reflection":
+            p = reflect_ref(p, 0, size - 1) if align else min(max(reflect_ref(p, -0.5, size - 0.5), 0), size - 1)
+        return p
+
+    def voxel(b, zz, yy, xx):
+        return vol[b, :, zz, yy, xx] if 0 <= zz < d and 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+    for b in range(n):
+        for idx in np.ndindex(do, ho, wo):
+            x, y, z = (coord(grid[(b,) + idx + (k,)], s) for k, s in ((0, w), (1, h), (2, d)))
+            if mode == "nearest":
+                out[(b, slice(None)) + idx] = voxel(b, int(np.rint(z)), int(np.rint(y)), int(np.rint(x)))
+                continue
+            z0, y0, x0 = math.floor(z), math.floor(y), math.floor(x)
+            for zz, wz in ((z0, 1 - (z - z0)), (z0 + 1, z - z0)):
+                for yy, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+                    for xx, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+                        out[(b, slice(None)) + idx] += wz * wy * wx * voxel(b, zz, yy, xx)
+    return out
+
+
+@pytest.mark.parametrize("mode, padding, align", [("bilinear", "zeros", False), ("bilinear", "reflection", True),
+                                                  ("nearest", "border", False)])
+def test_grid_sample_5d_against_brute_force(mode, padding, align):
+    vol = RNG.normal(size=(2, 2, 3, 4, 5))
+    grid = RNG.uniform(-1.4, 1.4, size=(2, 2, 3, 2, 3))
+    close(ops.grid_sample(T(vol), T(grid), mode, padding, align), grid_sample_3d_ref(vol, grid, mode, padding, align),
+          1e-9)
+
+
+def test_grid_sample_5d_gradients_and_graph_mode():
+    vol = RNG.normal(size=(1, 1, 2, 3, 3))
+    grid = RNG.uniform(-1.2, 1.2, size=(1, 1, 2, 2, 3))
+
+    def f(v, g):
+        return ops.grid_sample(v, g, "bilinear", "border", False) * T(np.arange(1.0, 5.0).reshape(1, 1, 1, 2, 2))
+    gv, gg = ms.grad(lambda v, g: f(v, g).sum(), grad_position=(0, 1))(T(vol), T(grid))
+    close(gv, fd_grad(f, [vol, grid], 0), 1e-6)
+    close(gg, fd_grad(f, [vol, grid], 1), 1e-5)
+
+    class Warp3d(nn.Cell):
+        def construct(self, v, theta):
+            return ops.grid_sample(v, ops.affine_grid(theta, (1, 2, 2, 3, 3), True), "bilinear", "zeros", True)
+
+    v = RNG.normal(size=(1, 2, 3, 4, 4)).astype(np.float32)
+    theta = (np.eye(3, 4) + RNG.normal(size=(3, 4)) * 0.2)[None].astype(np.float32)
+    close(in_graph(Warp3d(), T(v), T(theta)), Warp3d()(T(v), T(theta)).asnumpy(), 1e-5)
+    with pytest.raises(ValueError, match=r"grid_sample: grid must be \(N=1, D_out, H_out, W_out, 3\)"):
+        ops.grid_sample(T(vol), T(grid[..., :2]))

@@ -21,6 +21,7 @@ from mycel.ops.function_more.nn import *  # noqa: F401,F403
 from mycel.ops.function_more.random import *  # noqa: F401,F403
 from mycel.ops.function_more.nn2 import *  # noqa: F401,F403
 from mycel.ops.function_more.vision import *  # noqa: F401,F403
+from mycel.ops.function_more.grid3d import *  # noqa: F401,F403
 from mycel.ops.function_more.deform import *  # noqa: F401,F403
 
 _ops = _mycel.ops

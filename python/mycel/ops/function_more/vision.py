@@ -1,4 +1,5 @@
-"""MindSpore 2.x's vision ops (issue 14): affine_grid, grid_sample, the box ops (iou,
+"""MindSpore 2.x's vision ops (issue 14): affine_grid, grid_sample's 2-d sampler (the public
+ops.grid_sample, with the 5-d case, is in grid3d.py), the box ops (iou,
 bounding_box_encode/decode, check_valid), crop_and_resize, col2im, roi_align,
 nms_with_mask, extract_volume_patches and upsample, as compositions of registry ops. Sampling
 at fractional positions is one helper (_bilinear): four gathers weighted by the distances, so
@@ -130,18 +131,9 @@ def _source_coord(coord, size, padding_mode, align_corners):
     return x
 
 
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=False):  # noqa: A002
-    """input (N, C, H, W) sampled at grid (N, H_out, W_out, 2) of normalized (x, y) in [-1, 1]:
-    mode 'bilinear' or 'nearest'; padding_mode 'zeros', 'border' or 'reflection' for positions
-    outside; align_corners: -1 and 1 are the corner pixels' centres (else their outer edges).
-    Differentiable with respect to input and (bilinear) grid."""
+def _grid_sample_2d(input, grid, mode, padding_mode, align_corners):  # noqa: A002
+    """grid_sample of (N, C, H, W) at grid (N, H_out, W_out, 2) (grid3d.py checks the options)."""
     who = "grid_sample"
-    if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"{who}: mode must be 'bilinear' or 'nearest', got {mode!r}")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"{who}: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
-    _check_rank(who, "input", input.ndim, (4,))
-    _check_rank(who, "grid", grid.ndim, (4,))
     n, c, h, w = input.shape
     if grid.shape[0] != n or grid.shape[3] != 2:
         raise ValueError(f"{who}: grid must be (N={n}, H_out, W_out, 2), got {tuple(grid.shape)}")
@@ -465,5 +457,5 @@ def _tensor_col2im(self, output_size, kernel_size, dilation, padding_value, stri
 if not hasattr(Tensor, "col2im"):
     Tensor.col2im = _tensor_col2im
 
-__all__ = ["affine_grid", "grid_sample", "iou", "bounding_box_encode", "bounding_box_decode", "check_valid",
+__all__ = ["affine_grid", "iou", "bounding_box_encode", "bounding_box_decode", "check_valid",
            "crop_and_resize", "col2im", "roi_align", "nms_with_mask", "extract_volume_patches", "upsample"]
