@@ -24,6 +24,10 @@ from mycel.nn.layer.layers_extra import *  # noqa: F401,F403  (BatchNorm3d, LRN,
 from mycel.nn.layer.layers_extra import __all__ as _extra_all
 from mycel.nn.layer.layers_wrap import *  # noqa: F401,F403  (BiDense, TimeDistributed, AdaptiveMaxPool2d, ...)
 from mycel.nn.layer.layers_wrap import __all__ as _wrap_all
+from mycel.nn.layer.pooling_more import *  # noqa: F401,F403  (AdaptiveMaxPool3d, MaxUnpool2d, ...)
+from mycel.nn.layer.pooling_more import __all__ as _pooling_more_all
+from mycel.nn.layer.image_quality import SSIM, MSSSIM
+from mycel.nn.layer.embedding_fields import MultiFieldEmbeddingLookup
 from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
                                               Transformer)
 
@@ -34,4 +38,5 @@ __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Sof
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
            "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "SparseToDense", "SparseTensorDenseMatmul"] + _activation_more_all + \
-    _layers_more_all + _padding_all + _extra_all + _wrap_all
+    _layers_more_all + _padding_all + _extra_all + _wrap_all + _pooling_more_all + \
+    ["SSIM", "MSSSIM", "MultiFieldEmbeddingLookup"]

@@ -29,6 +29,10 @@ from mycel.ops.function_more.scatter_more import *  # noqa: F401,F403
 from mycel.ops.function_more import reshuffle as _reshuffle
 from mycel.ops.function_more.reshuffle import *  # noqa: F401,F403
 _MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS, _reshuffle.TENSOR_METHODS]
+from mycel.ops.function_more.nn2 import *  # noqa: F401,F403
+from mycel.ops.function_more.vision import *  # noqa: F401,F403
+from mycel.ops.function_more.grid3d import *  # noqa: F401,F403
+from mycel.ops.function_more.deform import *  # noqa: F401,F403
 
 _ops = _mycel.ops
 

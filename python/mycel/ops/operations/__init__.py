@@ -132,6 +132,28 @@ for _name in _compat3.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat3, _name)
         __all__.append(_name)
+# Pooling with argmax, channel dropout, transposed/depthwise convolution, CTC greedy decoding:
+# compat_ops4.py.
+from mycel.ops.operations import compat_ops4 as _compat4  # noqa: E402
+
+for _name in _compat4.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat4, _name)
+        __all__.append(_name)
+# MindSpore's LSTM primitive over one flat weight tensor: rnn_ops.py.
+from mycel.ops.operations import rnn_ops as _rnn_ops  # noqa: E402
+
+for _name in _rnn_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_rnn_ops, _name)
+        __all__.append(_name)
+# The box and region primitives (IOU, ROIAlign, NMSWithMask, ...): vision_ops.py.
+from mycel.ops.operations import vision_ops as _vision_ops  # noqa: E402
+
+for _name in _vision_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_vision_ops, _name)
+        __all__.append(_name)
 # The optimizer primitives (ApplyMomentum, Adam, ...): optim_ops.py.
 from mycel.ops.operations import optim_ops as _optim_ops  # noqa: E402
 
