@@ -92,3 +92,36 @@ def test_primitive_called_with_star_inputs(mode):
     np.testing.assert_array_equal(xor, a ^ b)
     np.testing.assert_allclose(mm, x @ x.T, rtol=1e-6)
     np.testing.assert_array_equal(add, 2 * x)
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_layer_norm_primitive_returns_mindspores_variance(mode):
+    # MindSpore's P.LayerNorm: defaults begin_norm_axis=1, begin_params_axis=1; outputs
+    # (y, mean, variance), the variance differentiable.
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float64)
+    gamma, beta = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    var = x.var(axis=(1, 2), keepdims=True)
+    want_y = (x - mean) / np.sqrt(var + 1e-7) * gamma + beta
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.norm = P.LayerNorm()
+
+        def construct(self, a, g, b):
+            return self.norm(a, g, b)
+
+    mycel.set_context(mode=mode)
+    try:
+        net, g, b = Net(), Tensor(gamma), Tensor(beta)
+        y, m, v = net(Tensor(x), g, b)
+        grad = mycel.grad(lambda a: net(a, g, b)[2].sum())(Tensor(x)).asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    np.testing.assert_allclose(y.asnumpy(), want_y, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(m.asnumpy(), mean, rtol=1e-12)
+    np.testing.assert_allclose(v.asnumpy(), var, rtol=1e-9)
+    n = 20  # d sum(var) / dx = 2 (x - mean) / n per row
+    np.testing.assert_allclose(grad, 2 * (x - mean) / n, rtol=1e-6, atol=1e-9)

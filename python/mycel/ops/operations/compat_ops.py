@@ -1,6 +1,7 @@
 """MindSpore primitive classes that are other names of registry ops (TensorAdd, RealDiv,
 GatherV2, Pack, BatchMatMul, Gelu) or small composites of them (BiasAdd, AddN,
-ArgMaxWithValue, ArgMinWithValue, L2Normalize, SigmoidCrossEntropyWithLogits, HSwish, FastGelu).
+ArgMaxWithValue, ArgMinWithValue, L2Normalize, SigmoidCrossEntropyWithLogits, HSwish, FastGelu,
+LayerNorm with MindSpore's defaults and its variance output).
 Each composite is a Primitive whose call graph mode parses (`_mycel_graph_function`)."""
 from mycel import _mycel
 from mycel.ops.operations import Primitive
@@ -111,6 +112,21 @@ class GatherD(_Composite):
         return _ops.gather_elements(x, index, dim=dim)
 
 
+class LayerNorm(_Composite):
+    """MindSpore's LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7): returns
+    (y, mean, variance). The registry op saves rstd = 1 / sqrt(variance + epsilon) for its
+    backward, so the variance is recovered from it (differentiably, through the op's bprop)."""
+
+    def __init__(self, begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7):
+        super().__init__(begin_norm_axis=begin_norm_axis, begin_params_axis=begin_params_axis,
+                         epsilon=epsilon)
+
+    def _call(self, input_x, gamma, beta):
+        y, mean, rstd = _ops.layer_norm(input_x, gamma, beta, begin_norm_axis=self.begin_norm_axis,
+                                        begin_params_axis=self.begin_params_axis, epsilon=self.epsilon)
+        return y, mean, 1.0 / (rstd * rstd) - self.epsilon
+
+
 def aliases(namespace):
     """MindSpore's older names of generated primitive classes."""
     return {"TensorAdd": namespace["Add"], "RealDiv": namespace["Div"], "GatherV2": namespace["Gather"],
@@ -118,4 +134,4 @@ def aliases(namespace):
 
 
 COMPOSITES = ["BiasAdd", "AddN", "ArgMaxWithValue", "ArgMinWithValue", "L2Normalize",
-              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu", "GatherD"]
+              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu", "GatherD", "LayerNorm"]
