@@ -63,6 +63,34 @@ def _lite_accuracy(net):
         return right / total
 
 
+def lite_ms(net, runs=300):
+    """Batch-1 latency of net's MINDIR export (its int8 form when net is quantized) in the lite
+    runtime, one thread: median CPU ms per run over 3 rounds (process CPU time, the run's own cost
+    on a loaded machine) and the median wall ms."""
+    import mycel.lite
+    with tempfile.TemporaryDirectory() as d:
+        x = Tensor(np.random.default_rng(0).standard_normal((1, 1, 32, 32)).astype(np.float32))
+        path = mycel.export(net, x, file_name=os.path.join(d, "m"), file_format="MINDIR")
+        s = mycel.lite.Session.from_file(path, num_threads=1)
+        for _ in range(20):
+            s.run([x])
+        cpu, wall = [], []
+        for _ in range(3):
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(runs):
+                s.run([x])
+            cpu.append((time.process_time() - c0) / runs * 1e3)
+            wall.append((time.perf_counter() - t0) / runs * 1e3)
+        return float(np.median(cpu)), float(np.median(wall))
+
+
+def speed_row(fp32_net, q_net):
+    f, fw = lite_ms(fp32_net)
+    q, qw = lite_ms(q_net)
+    return (f"batch 1, lite runtime, one thread: float32 {f:.3f} ms CPU ({fw:.3f} wall), int8 {q:.3f} ms CPU "
+            f"({qw:.3f} wall): int8 speed-up {f / q:.2f}x (CPU)")
+
+
 def copy_of(net):
     q = LeNet5()
     for (_, a), (_, b) in zip(q.parameters_and_names(), net.parameters_and_names()):
@@ -113,15 +141,18 @@ def resnet(a):
         print(f"| {name} | {quant.WEIGHT_BITS}-bit | {acc:.4f} | {old:.4f} | {real:.4f} | {100 * (fp32 - real):.2f} |",
               flush=True)
 
+    speed = None
     for method in ("minmax", "percentile"):
         q = copy()
         quant.quantize(q, calib, method=method, bias_correction=True)
         row(f"PTQ {method} + bias correction", q)
+        speed = speed or speed_row(net, q)
     if a.qat_epochs:
         q = copy()
         quant.quantize(q, calib, method="minmax", bias_correction=True)
         build_model(q, nn.Momentum(q.trainable_params(), 0.002, 0.9)).train(a.qat_epochs, create_dataset("train"))
         row(f"QAT (min-max ranges, {a.qat_epochs} epoch fine-tune)", q)
+    print(f"\nsmall ResNet {speed}", flush=True)
 
 
 def lenet(a):
@@ -141,15 +172,18 @@ def lenet(a):
         acc, real = accuracy(q), lite_int8_accuracy(q)
         print(f"| {name} | {bits}-bit | {acc:.4f} | {real:.4f} | {100 * (fp32 - real):.2f} |", flush=True)
 
+    speed = None
     for method in ("minmax", "percentile", "kl"):
         for bc in (False, True):
             q = quant.quantize(copy_of(net), calib, method=method, bias_correction=bc)
             row(f"PTQ {method}{' + bias correction' if bc else ''}", q, quant.WEIGHT_BITS)
+            speed = speed or speed_row(net, q)
     q = quant.quantize(copy_of(net), calib, method="minmax", bias_correction=True, weight_bits=8)
     row("PTQ minmax + bias correction", q, 8)
     q = quant.quantize(copy_of(net), calib, method="minmax", bias_correction=True)
     build_model(q, nn.Momentum(q.trainable_params(), 0.002, 0.9)).train(a.qat_epochs, create_dataset("train"))
     row(f"QAT (min-max ranges, {a.qat_epochs} epoch fine-tune)", q, quant.WEIGHT_BITS)
+    print(f"\nLeNet5 {speed}", flush=True)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,46 @@ def mindir(tmp):
     put("mindir", "dense_relu_raw_crc", 0, read(path))
 
 
+def mindir_int8(tmp):
+    """A quantized conv net (average pooling, max pooling, a ReduceMean instance) as int8 MINDIR:
+    quantize_linear, qconv2d, qavg_pool2d, max_pool2d and reshape on uint8, qdense."""
+    from mycel import ops
+    from mycel.lite import quant
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(1, 2, 3, pad_mode="same", has_bias=True)
+            self.pool = nn.AvgPool2d(2, 2)
+            self.c2 = nn.Conv2d(2, 2, 3, pad_mode="same", has_bias=True)
+            self.mp = nn.MaxPool2d(2, 2)
+            self.mean = ops.ReduceMean(keep_dims=True)
+            self.fc = nn.Dense(2, 3)
+            self.relu = nn.ReLU()
+
+        def construct(self, x):
+            x = self.mp(self.relu(self.c2(self.pool(self.relu(self.c1(x))))))
+            return self.fc(ops.reshape(self.mean(x, (2, 3)), (-1, 2)))
+    rng = np.random.default_rng(0)
+    net = quant.quantize(Net(), [Tensor(rng.standard_normal((4, 1, 8, 8)).astype(np.float32))])
+    path = mycel.export(net, Tensor(np.ones((1, 1, 8, 8), np.float32)), file_name=os.path.join(tmp, "q"),
+                        file_format="MINDIR")
+    put("mindir", "int8_pools", 1, read(path))
+
+
+def onnx_dropout():
+    """Dropout in training mode (a seed, ratio and training_mode constants, the mask output)."""
+    from onnx import TensorProto, helper, numpy_helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    z = helper.make_tensor_value_info("z", TensorProto.BOOL, [2, 3])
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "r"), numpy_helper.from_array(np.array(True), "t")]
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "z"], seed=3)
+    g = helper.make_graph([node], "g", [x], [y, z], inits)
+    put("onnx", "dropout_training", 0,
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+
+
 def onnx(tmp):
     """A small convolutional net and an MLP, exported as ONNX by Mycel."""
     conv = nn.SequentialCell([nn.Conv2d(1, 2, 3, pad_mode="pad", padding=1), nn.ReLU(),
@@ -248,7 +288,9 @@ def main():
         datasets()
         images()
         mindir(tmp)
+        mindir_int8(tmp)
         onnx(tmp)
+        onnx_dropout()
         events(tmp)
         jieba()
         wav(tmp)

@@ -272,7 +272,11 @@ def test_int8_model_matches_fake_quant_and_onnxruntime(name, tmp_path):
     ONNX Runtime's own QDQ run of the same file is about 2 steps from the fake quant as well, so
     the bound there is 2 steps (median within half a step). The lite runtime's shortcuts carry
     the float sums the fake quant carries (int8.EXACT_RESIDUAL); its global average pooling reads
-    the last sum quantized at its calibrated scale, which the fake quant does not simulate."""
+    the last sum quantized at its calibrated scale, which the fake quant does not simulate. The QDQ
+    file quantizes the pooling's input at that scale too (ONNX Runtime runs it int8): lite and ONNX
+    Runtime are then half a step apart at the median (0.45 with ONNX Runtime's pooling float32),
+    but the shortcuts' sums, float32 in the lite runtime and rounded in ONNX Runtime's int8 adds,
+    can flip a value on a rounding boundary: 2.5 steps at most there."""
     steps = 1 if name == "lenet5" else 2
     median = 0.5
     ort = pytest.importorskip("onnxruntime")
@@ -309,7 +313,7 @@ def test_int8_model_matches_fake_quant_and_onnxruntime(name, tmp_path):
     sess = ort.InferenceSession(opath, providers=["CPUExecutionProvider"])
     r = sess.run(None, {sess.get_inputs()[0].name: x})[0]
     _check_steps(r, want, steps)
-    _check_steps(got, r, steps, median)
+    _check_steps(got, r, 2.5 if name == "resnet18" else steps, median)
 
 
 @pytest.mark.parametrize("bits", [7, 8])

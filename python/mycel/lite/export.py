@@ -73,12 +73,12 @@ def export(net, *inputs, file_name, file_format="MINDIR", dynamic_batch=True, in
     from mycel.lite import quant
     with quant.int8_mode(net, mode == "QUANT"):
         data = inference_graph(net, *inputs, dynamic_batch=dynamic_batch)
+    pools = getattr(net, "_quant_pools", None) if mode == "QUANT" else None
     if fmt == "ONNX":
         from mycel.onnx.exporter import graph_to_onnx
-        blob = graph_to_onnx(data, input_names, output_names, type(net).__name__)
+        blob = graph_to_onnx(data, input_names, output_names, type(net).__name__, pools=pools)
     else:
         from mycel.lite.mindir import graph_to_mindir
-        pools = getattr(net, "_quant_pools", None) if mode == "QUANT" else None
         blob = graph_to_mindir(data, pools=pools)
         if enc_key is not None:
             from mycel.common import encryption

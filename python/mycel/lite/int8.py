@@ -346,13 +346,30 @@ def _pool_candidates(g):
         x = n["args"][0]
         if x < 0 or not _dtype_is(g.values[x][1], "float32") or len(g.values[x][2]) != 4:
             continue
-        if n["op"] == "mean":
-            axes = n["attrs"].get("axis", ())
-            axes = axes if isinstance(axes, (tuple, list)) else (axes,)
-            if sorted(int(a) % 4 for a in axes) != [2, 3]:
-                continue
+        if n["op"] == "mean" and not is_spatial_mean(n["attrs"]):
+            continue
         out.append(n)
     return out
+
+
+def is_spatial_mean(attrs):
+    """Whether a mean node's axes are H and W of a 4-D input: global average pooling."""
+    axes = attrs.get("axis", ())
+    axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+    return sorted(int(a) % 4 for a in axes) == [2, 3]
+
+
+def pools_match(cands, pools):
+    """Whether the graph's average poolings, (op, input shape) in graph order, are the calls
+    calibration recorded (quant.pool_qparams, call order): same number, ops and (C, H, W)."""
+    if not pools or len(cands) != len(pools):
+        return False
+    for (op, shape), p in zip(cands, pools):
+        if shape is None or len(shape) != 4 or any(d is None for d in shape[1:]):
+            return False
+        if p["op"] != op or tuple(shape[1:]) != tuple(p["shape"]) or min(shape[1:]) <= 0:
+            return False
+    return True
 
 
 def quantize_pools(g, pools):
@@ -362,12 +379,8 @@ def quantize_pools(g, pools):
     mean becomes a whole-image window (and a flatten unless keep_dims). Nothing changes when the
     recorded calls and the graph's poolings disagree in number or shape."""
     cands = _pool_candidates(g)
-    if not pools or len(cands) != len(pools):
+    if not pools_match([(n["op"], g.values[n["args"][0]][2]) for n in cands], pools):
         return 0
-    for n, p in zip(cands, pools):
-        shape = g.values[n["args"][0]][2]
-        if p["op"] != n["op"] or tuple(shape[1:]) != tuple(p["shape"]) or min(shape[1:]) <= 0:
-            return 0
     count = 0
     for n, p in zip(cands, pools):
         x, y = n["args"][0], n["outs"][0]
@@ -400,10 +413,38 @@ def quantize_pools(g, pools):
     return count
 
 
+def _reshape_before_dequantize(g):
+    """dequantize_linear -> flatten/reshape (its only reader) becomes the reshape on the uint8
+    values, then the dequantize (exact)."""
+    changed = True
+    while changed:
+        changed = False
+        uses = g.uses()
+        for k, d in enumerate(g.nodes):
+            if d["op"] != "dequantize_linear" or d["outs"][0] in g.outputs or uses[d["outs"][0]] != 1:
+                continue
+            readers = [(j, n) for j, n in enumerate(g.nodes) if d["outs"][0] in n["args"]]
+            if len(readers) != 1 or readers[0][1]["op"] not in ("flatten", "reshape"):
+                continue
+            j, r = readers[0]
+            if r["args"][0] != d["outs"][0] or len(r["outs"]) != 1:
+                continue
+            xq, y = d["args"][0], r["outs"][0]
+            rq = g.new_value(g.values[y][0] + ".q", g.values[xq][1], g.values[y][2])
+            r["args"][0], r["outs"] = xq, [rq]
+            d["args"], d["outs"] = [rq], [y]
+            g.nodes[k], g.nodes[j] = r, d
+            changed = True
+            break
+
+
 def fold_pool_requantize(g):
     """qavg_pool2d (then maybe flatten/reshape) -> dequantize_linear -> one uint8 quantize_linear
     becomes qavg_pool2d requantizing straight to that quantize's scale: one rounding, as the
-    float pooling followed by the quantize has."""
+    float pooling followed by the quantize has. A float flatten/reshape between the dequantize
+    and the quantize (ops.ReduceMean(keep_dims=True) then a reshape) first moves before the
+    dequantize: a reshape commutes with a per-tensor dequantize."""
+    _reshape_before_dequantize(g)
     prod, uses, count = g.producers(), g.uses(), 0
     dead = set()
     for d in g.nodes:

@@ -250,31 +250,63 @@ def _spatial_mean(x, args, kwargs):
     return sorted(int(a) % 4 for a in axes) == [2, 3]
 
 
+# Primitive classes whose instances are average poolings (MindSpore's ResNet builds
+# `ops.ReduceMean(keep_dims=True)` in __init__ and calls it over (2, 3)): class name -> op name.
+_POOL_PRIMITIVES = (("ReduceMean", "mean"), ("AvgPool", "avg_pool2d"))
+
+
 class _PoolRecorder:
-    """Stands in for ops.avg_pool2d / ops.mean while calibration runs eagerly: the input of each
-    average pooling (a spatial mean is global average pooling) is appended to `calls`, in call
-    order, the order their nodes have in the exported graph (int8.quantize_pools)."""
+    """Stands in for the average poolings while calibration runs eagerly: ops.avg_pool2d /
+    ops.mean, the ReduceMean / AvgPool primitive classes (instances built before calibration
+    included: their class's __call__ is wrapped) and Tensor.mean. The input of each average
+    pooling (a spatial mean is global average pooling) is appended to `calls`, in call order, the
+    order their nodes have in the exported graph (int8.quantize_pools)."""
 
     def __init__(self, calls):
         self.calls = calls
-        self.saved = {}
+        self.saved = []  # (owner, attribute, original, whether owner defined it itself)
 
-    def _wrap(self, name, orig):
-        def hook(x, *args, **kwargs):
-            if isinstance(x, Tensor) and x.ndim == 4 and (name == "avg_pool2d" or _spatial_mean(x, args, kwargs)):
-                self.calls.append((name, x.asnumpy()))
-            return orig(x, *args, **kwargs)
-        return hook
+    def _record(self, name, x, args, kwargs):
+        if isinstance(x, Tensor) and x.ndim == 4 and (name == "avg_pool2d" or _spatial_mean(x, args, kwargs)):
+            self.calls.append((name, x.asnumpy()))
+
+    def _patch(self, owner, attr, hook):
+        self.saved.append((owner, attr, getattr(owner, attr), attr in vars(owner)))
+        setattr(owner, attr, hook)
 
     def __enter__(self):
         for name in ("avg_pool2d", "mean"):
-            self.saved[name] = getattr(ops, name)
-            setattr(ops, name, self._wrap(name, self.saved[name]))
+            orig = getattr(ops, name)
+
+            def fn(x, *args, _name=name, _orig=orig, **kwargs):
+                self._record(_name, x, args, kwargs)
+                return _orig(x, *args, **kwargs)
+            self._patch(ops, name, fn)
+        for cls_name, name in _POOL_PRIMITIVES:
+            cls = getattr(ops, cls_name, None)
+            if cls is None:
+                continue
+            orig = cls.__call__
+
+            def call(prim, x, *args, _name=name, _orig=orig, **kwargs):
+                self._record(_name, x, args, kwargs)
+                return _orig(prim, x, *args, **kwargs)
+            self._patch(cls, "__call__", call)
+        orig_mean = Tensor.mean
+
+        def method(x, *args, **kwargs):
+            self._record("mean", x, args, kwargs)
+            return orig_mean(x, *args, **kwargs)
+        self._patch(Tensor, "mean", method)
         return self
 
     def __exit__(self, *exc):
-        for name, f in self.saved.items():
-            setattr(ops, name, f)
+        for owner, attr, orig, own in reversed(self.saved):
+            if own:
+                setattr(owner, attr, orig)
+            else:
+                delattr(owner, attr)
+        self.saved.clear()
 
 
 def collect_activations(net, batches, max_batches=32, pools=None):

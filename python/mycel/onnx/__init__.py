@@ -3,9 +3,9 @@ from mycel.onnx.importer import OnnxModel, Unsupported, load_model, load_model_f
 from mycel.onnx.importer import RULES as _IMPORT_RULES
 
 SUPPORTED_OPS = tuple(sorted(_IMPORT_RULES))  # ONNX op types the importer has a rule for
-# Rules that cover only part of their op type, so we do not claim the op type (bench table):
-# Dropout's training mode draws random masks (only a zero ratio, the identity, is imported).
-PARTIAL_OPS = ("Dropout",)
+# Rules that cover only part of their op type, so we do not claim the op type (bench table).
+# (Dropout was one until its training mode was imported: every rule now covers its op type.)
+PARTIAL_OPS = ()
 # Op types claimed: ONNX's backend node tests pass for >= 90% of their cases (tests check it).
 CLAIMED_OPS = tuple(op for op in SUPPORTED_OPS if op not in PARTIAL_OPS)
 

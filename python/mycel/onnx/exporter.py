@@ -24,7 +24,7 @@ def dtype_code(dtype):
 
 def tensor_proto(name, array):
     """TensorProto with raw little-endian data (fields: dims 1, data_type 2, name 8, raw_data 9)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes a 0-d scalar 1-d
     w = Writer()
     w.packed_ints(1, array.shape)
     w.int(2, dtype_code(array.dtype.name if array.dtype != np.bool_ else "bool"))
@@ -245,6 +245,68 @@ def _qdense(b, n, x, w, bias=None):
     return _qoutput(b, n, _dense(b, n, *_qdq_operands(b, n, x, w), bias))
 
 
+def _pool_qdq(data, pools):
+    """{node id: (scale, zero_point)} of the poolings that the QDQ file runs on uint8, as the int8
+    MINDIR does (mycel.lite.int8): each average pooling (avg_pool2d, a mean over H and W) whose
+    input range calibration recorded (`pools`, quant.pool_qparams) gets its input quantized at
+    that scale; each max pooling read only by quantize_linear nodes of one scale (maybe through
+    flatten/reshape) gets its input quantized at their scale, which is exact, since max commutes
+    with the monotonic rounding. ONNX Runtime fuses DequantizeLinear -> pool -> QuantizeLinear
+    into its int8 poolings."""
+    from mycel.lite import int8
+    nodes = [n for n in data["nodes"] if n["kind"] != "prim"]
+    readers = {}
+    for n in data["nodes"]:
+        for r in n["inputs"]:
+            if r[0] == "node":
+                readers.setdefault(r[1], []).append(n)
+    out_ref = tuple(data["output"])
+    cands = []
+    for n in nodes:
+        if n["op"] not in ("avg_pool2d", "mean") or not n["inputs"]:
+            continue
+        shape, dtype = _shape_of(data, n["inputs"][0]), _dtype_of(data, n["inputs"][0])
+        if shape is None or len(shape) != 4 or _np_dtype(dtype) != "float32":
+            continue
+        if n["op"] == "mean" and not int8.is_spatial_mean(n["attrs"]):
+            continue
+        cands.append((n, shape))
+    marks = {}
+    if int8.pools_match([(n["op"], shape) for n, shape in cands], pools or []):
+        marks = {n["id"]: (float(p["scale"]), int(p["zero_point"])) for (n, _), p in zip(cands, pools)}
+
+    def quantized_readers(nid):
+        """The (scale, zero_point) of the uint8 quantize_linear nodes that alone read node nid's
+        value (through flatten/reshape), else None."""
+        if ("node", nid) == out_ref or not readers.get(nid):
+            return None
+        found = set()
+        for r in readers[nid]:
+            if r["op"] in ("flatten", "reshape") and r["kind"] != "prim":
+                sub = quantized_readers(r["id"])
+                if sub is None:
+                    return None
+                found.add(sub)
+            elif r["op"] == "quantize_linear" and _np_dtype(r["attrs"].get("dtype", "uint8")) == "uint8":
+                found.add((float(r["attrs"]["scale"]), int(r["attrs"].get("zero_point", 0))))
+            else:
+                return None
+        return found.pop() if len(found) == 1 else None
+
+    for n in nodes:
+        if n["op"] == "max_pool2d" and _np_dtype(_dtype_of(data, n["inputs"][0])) == "float32":
+            q = quantized_readers(n["id"])
+            if q is not None:
+                marks[n["id"]] = q
+    return marks
+
+
+def _global_mean(b, n, x):
+    """A mean over H and W as ONNX's GlobalAveragePool (ONNX Runtime's QDQ int8 form has it)."""
+    y = b.node("GlobalAveragePool", [x])
+    return y if n["attrs"].get("keep_dims") else b.node("Flatten", [y], axis=1)
+
+
 RULES = {
     "quantize_linear": _quantize,
     "dequantize_linear": _dequantize,
@@ -304,10 +366,14 @@ def _np_dtype(dtype):
     return {"bfloat16": "float32"}.get(name, name)
 
 
-def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel"):
-    """ModelProto bytes for a graph from CompiledGraph.graph_data."""
+def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel", pools=None):
+    """ModelProto bytes for a graph from CompiledGraph.graph_data. In a quantized graph the
+    poolings run on uint8 as in the int8 MINDIR (_pool_qdq; `pools`: the average poolings'
+    calibrated input scales, quant.pool_qparams)."""
     b = _Builder()
     data = dict(data, _by_id={n["id"]: n for n in data["nodes"]})
+    quantized = any(n["op"] in ("quantize_linear", "qconv2d", "qdense") for n in data["nodes"])
+    pool_q = _pool_qdq(data, pools) if quantized else {}
     env = {}  # ("param", i) / ("node", id) -> ONNX value name (or a tuple of names)
     inputs = []
     names = list(input_names or [])
@@ -368,6 +434,11 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel")
         n["x_dtype"] = _dtype_of(data, n["inputs"][0]) if n["inputs"] else None
         n["x_rank"] = len(shapes[0]) if shapes and shapes[0] is not None else None
         n["y_rank"] = len(shapes[1]) if len(shapes) > 1 and shapes[1] is not None else None
+        if n["id"] in pool_q:  # the pooling reads its input quantized (QDQ): int8 in ONNX Runtime
+            qp = _qparams(b, *pool_q[n["id"]], np.uint8)
+            args[0] = b.node("DequantizeLinear", [b.node("QuantizeLinear", [args[0], *qp]), *qp])
+            if n["op"] == "mean":
+                rule = _global_mean
         env[key] = rule(b, n, *args)
 
     out = env[tuple(data["output"])] if data["output"][0] != "const" else value(data["output"])

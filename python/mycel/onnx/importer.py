@@ -473,16 +473,51 @@ def _gather(e):
     return [_call("gather", e.arg(0), e.arg(1), axis=int(e.attr("axis", 0)))]
 
 
+def _scalar_input(e, i, what, default):
+    """The value of optional scalar input i: a constant's, a graph input's (None on the first
+    translation: the model is then specialized on its value, one compile per value), or `default`
+    when absent."""
+    if not e.has(i):
+        return default
+    name = e.node.inputs[i]
+    if name in e.consts:
+        return np.asarray(e.consts[name]).reshape(-1)[0].item()
+    if name in e.params:
+        e.value_inputs.add(name)
+        return None
+    e.fail(f"input '{name}' ({what}) is computed in the graph; only a constant or a graph input is supported")
+
+
 def _dropout(e):
-    if e.has(2):
-        mode = e.const(2, "training_mode") if e.node.inputs[2] in e.consts else None
-        training = mode is None or bool(np.asarray(mode).reshape(-1)[0])
-        ratio = e.const(1, "ratio") if e.has(1) and e.node.inputs[1] in e.consts else (None if e.has(1) else 0.5)
-        zero = ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0
-        if training and not zero:  # ratio 0 keeps everything: the identity, in training too
-            e.fail("training_mode (random masks) is not supported; inference only")
+    """Dropout: the identity (and an all-true mask) unless training_mode (opset 12+) is true and
+    the ratio nonzero. Training with a `seed` draws the mask ONNX's reference implementation draws,
+    numpy's MT19937 `RandomState(seed).uniform(0, 1, shape) >= ratio`, once per input shape (the
+    reference reseeds at every call, so each run keeps it); without a seed a new mask is drawn
+    from Mycel's generator at every run. Kept values are scaled by 1 / (1 - ratio)."""
     x = e.arg(0)
-    return [f"P.identity({x})", f"P.cast(P.ones_like({x}), dtype=D.bool_)"]
+    identity = [f"P.identity({x})", f"P.cast(P.ones_like({x}), dtype=D.bool_)"]
+    if e.opset < 12:  # Dropout-7/10: no training mode
+        return identity
+    training = _scalar_input(e, 2, "training_mode", False)
+    if training is False or training == 0:
+        return identity
+    ratio = _scalar_input(e, 1, "ratio", 0.5)
+    if training is None or ratio is None:  # translated again with the graph inputs' values
+        return identity
+    ratio = float(ratio)
+    if not 0.0 <= ratio < 1.0:
+        e.fail(f"ratio must lie in [0, 1), got {ratio}")
+    if ratio == 0.0:  # nothing is dropped
+        return identity
+    seed = e.attr("seed")
+    if seed is not None:
+        if not 0 <= int(seed) < 2 ** 32:
+            e.fail(f"seed must lie in [0, 2**32), got {seed}")
+        scale = float(np.float32(1.0) / (np.float32(1.0) - np.float32(ratio)))
+        mask = e.bind(f"S['dropout_mask']({x}.shape, {ratio!r}, {int(seed)})")
+        return [f"P.mul(P.mul({x}, P.cast({mask}, dtype={x}.dtype)), {scale!r})", mask]
+    drawn = e.bind(f"P.dropout({x}, keep_prob={1.0 - ratio!r})")
+    return [f"{drawn}[0]", f"P.cast({drawn}[1], dtype=D.bool_)"]
 
 
 def _slice(e):

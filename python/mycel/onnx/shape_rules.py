@@ -227,6 +227,16 @@ def stat_shape(shape, axis):
     return tuple(d if i < a else 1 for i, d in enumerate(shape))
 
 
+def dropout_mask(shape, ratio, seed):
+    """ONNX Dropout's mask for a given seed, as ONNX's reference implementation draws it (numpy's
+    MT19937): uniform doubles in [0, 1), kept where >= ratio. A constant of the compiled program."""
+    import numpy as np
+    from mycel.common.tensor import Tensor
+    if any(d is None or d < 0 for d in shape):
+        raise ValueError(f"ONNX Dropout with a seed: the input's shape {tuple(shape)} must be static")
+    return Tensor(np.random.RandomState(seed).uniform(0.0, 1.0, tuple(shape)) >= ratio)
+
+
 # What generated code calls: opaque callables, evaluated on constants at compile time.
 RULES = {name: functools.partial(fn) for name, fn in list(globals().items())
          if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
