@@ -1,7 +1,7 @@
 """float32 matmuls with a dimension of at most 16 run as plain loops (kernels/cpu/matmul_skinny.cc):
 rows of b along N (M or K small) and dot products (b transposed, N small). Equal to numpy in
 float64 and to oneDNN (the same product with the small dimension padded with zeros to 17, which
-the loops do not take), on odd sizes, at 1 and 2 threads, with a bias (dense), through NaN, and
+the loops do not take; over 8M multiply-adds they do not either), on odd sizes, at 1 and 2 threads, with a bias (dense), through NaN, and
 the gradients of a Dense classifier in graph mode."""
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ CASES = [
     (128, 512, 10, False, True), (33, 70, 7, False, True), (5, 1, 16, False, True),
     (1000, 3, 2, False, True),
     # not taken by the loops: oneDNN
-    (10, 128, 512, True, True), (17, 17, 17, False, False)]
+    (10, 128, 512, True, True), (17, 17, 17, False, False), (8, 2048, 1024, True, False)]
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -17,6 +17,9 @@ namespace {
 
 constexpr int64_t kSkinny = 16;  // the dimension that makes a matmul skinny
 constexpr int64_t kBlock = 32;   // output columns per register block (four 8-float vectors)
+// Larger products (multiply-adds) stay with oneDNN: these loops do not pack their operands, so
+// a long reduction re-reads b's column blocks from L2 or memory for every pair of rows.
+constexpr int64_t kMaxWork = int64_t(1) << 23;
 
 bool has_batch(const MatmulGeom& g) {
   return !g.batch.empty() || !g.a_batch.empty() || !g.b_batch.empty();
@@ -64,7 +67,8 @@ inline void row_pair_block(const float* a, int64_t sai, int64_t sak, const float
   const float* a0 = a + i * sai;
   const float* a1 = a0 + sai;
   __m256 x[4], y[4];
-  for (int q = 0; q < 4; ++q) x[q] = y[q] = bias ? _mm256_loadu_ps(bias + j0 + 8 * q) : _mm256_setzero_ps();
+  for (int q = 0; q < 4; ++q)
+    x[q] = y[q] = bias ? _mm256_loadu_ps(bias + j0 + 8 * q) : _mm256_setzero_ps();
   for (int64_t k = 0; k < K; ++k) {
     const __m256 s0 = _mm256_set1_ps(a0[k * sak]), s1 = _mm256_set1_ps(a1[k * sak]);
     const float* bk = b + k * ldb + j0;
@@ -127,6 +131,7 @@ void dots(const float* a, const float* b, const float* bias, float* c, const Mat
 
 bool matmul_skinny_fits(const MatmulGeom& g) {
   if (has_batch(g) || g.m <= 0 || g.n <= 0 || g.k <= 0) return false;
+  if (std::min({g.m, g.n, g.k}) > kSkinny || g.m * g.n * g.k > kMaxWork) return false;
   if (!g.trans_b) return g.m <= kSkinny || g.k <= kSkinny;  // rows_of_b
   return !g.trans_a && g.n <= kSkinny;                      // dots
 }

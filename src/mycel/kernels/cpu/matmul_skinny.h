@@ -8,7 +8,7 @@
 namespace mycel::cpu {
 
 /// Whether matmul_skinny takes this float32 matmul: no batch dims, one of M, N, K at most 16,
-/// and a layout its loops read along contiguous rows.
+/// at most 8M multiply-adds, and a layout its loops read along contiguous rows.
 bool matmul_skinny_fits(const MatmulGeom& g);
 /// c = a @ b (+ bias of shape (N,)), a and b contiguous float32 stored as g says.
 void matmul_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
