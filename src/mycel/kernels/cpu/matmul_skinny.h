@@ -1,6 +1,6 @@
 // float32 matmuls with one dimension of at most 16 (a classifier's 10 outputs, the gradients
-// through it) as plain AVX2 loops: oneDNN 2.6's sgemm runs them at 10-25% of the FMA peak
-// inside the MLP's training step (docs/perf_mlp.md).
+// through it) as plain AVX2 loops: oneDNN 2.6's sgemm ran them at 7-27% of the FMA peak inside
+// the MLP's training step (docs/perf_mlp.md).
 #pragma once
 #include "mycel/core/tensor.h"
 #include "mycel/kernels/cpu/nn_geom.h"
