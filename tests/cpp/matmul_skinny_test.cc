@@ -55,7 +55,7 @@ TEST(MatmulSkinny, RowsOfBAndDotsEqualADoubleLoop) {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (bool bias : {false, true}) {
-      check(10, 128, 512, true, false, bias);  // dW through 10 classes
+      check(10, 128, 512, true, false, bias);   // dW through 10 classes
       check(128, 10, 512, false, false, bias);  // dx through 10 classes
       check(128, 512, 10, false, true, bias);   // the 10-output dense layer
       check(7, 33, 95, false, false, bias);     // odd rows, a column tail
@@ -71,7 +71,7 @@ TEST(MatmulSkinny, RowsOfBAndDotsEqualADoubleLoop) {
 
 TEST(MatmulSkinny, LeavesOtherGeometriesToOneDnn) {
   EXPECT_FALSE(matmul_skinny_fits(geom(17, 17, 17, false, false)));
-  EXPECT_FALSE(matmul_skinny_fits(geom(10, 128, 512, true, true)));  // b transposed, N large
+  EXPECT_FALSE(matmul_skinny_fits(geom(10, 128, 512, true, true)));    // b transposed, N large
   EXPECT_FALSE(matmul_skinny_fits(geom(8, 2048, 1024, true, false)));  // over 8M multiply-adds
   MatmulGeom batched = geom(10, 128, 512, false, false);
   batched.batch = {2};
