@@ -1,8 +1,9 @@
 """float32 matmuls with a dimension of at most 16 run as plain loops (kernels/cpu/matmul_skinny.cc):
 rows of b along N (M or K small) and dot products (b transposed, N small). Equal to numpy in
 float64 and to oneDNN (the same product with the small dimension padded with zeros to 17, which
-the loops do not take; over 8M multiply-adds they do not either), on odd sizes, at 1 and 2 threads, with a bias (dense), through NaN, and
-the gradients of a Dense classifier in graph mode."""
+the loops do not take; over 8M multiply-adds they do not either), on odd sizes, at 1 and 2
+threads, with a bias (dense), through NaN, and the gradients of a Dense classifier in graph
+mode."""
 import numpy as np
 import pytest
 
