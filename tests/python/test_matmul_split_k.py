@@ -2,7 +2,7 @@
 along K across the threads, each part a one-thread oneDNN call and the partial products summed
 (kSplitMinK): equal to numpy in float64 and to the one-thread path, on odd sizes, padded
 operands (rows of 2 KiB), both b layouts, the weight gradient of a Dense layer in graph mode,
-and sizes that must not split. Small-dimension matmuls run on one thread (launch_work)."""
+and sizes that must not split. Small-dimension matmuls (the MLP's classifier) on two threads."""
 import numpy as np
 import pytest
 
@@ -94,8 +94,8 @@ def test_dense_weight_gradient_in_graph_mode():
 @pytest.mark.parametrize("m,k,n,ta,tb", [(128, 10, 512, False, False), (10, 128, 512, True, False),
                                          (128, 512, 10, False, True), (16, 300, 17, False, False),
                                          (17, 2000, 16, True, False)])
-def test_small_dimension_matmuls_on_one_thread_equal_numpy(m, k, n, ta, tb):
-    # A dimension of at most 16 and under 2M multiply-adds: run on one thread (launch_work).
+def test_small_dimension_matmuls_equal_numpy(m, k, n, ta, tb):
+    # A dimension of at most 16: split by oneDNN like any other (no one-thread rule).
     mycel.set_context(num_threads=2)
     rng = np.random.default_rng(5)
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)

@@ -8,6 +8,7 @@
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
+#include "mycel/kernels/cpu/matmul_skinny.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 
 namespace mycel::cpu {
@@ -134,14 +135,6 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
   return e;
 }
 
-// The work a launch's SerialScope sees: a matmul with a dimension of at most 16 (a classifier's
-// 10 outputs) and under 2M multiply-adds runs on one thread. Two cores split 128x10x512 into
-// 64 us against 20 us on one, and 10x128x512 into 59 against 27.
-int64_t launch_work(const MatmulGeom& g, int64_t work) {
-  constexpr int64_t kSmallDim = 16, kSmallWork = int64_t(1) << 21;
-  return std::min({g.m, g.n, g.k}) <= kSmallDim && work < kSmallWork ? 0 : work;
-}
-
 // Runs in float32 and rounds into c: bfloat16 where oneDNN has no bf16 kernel.
 void matmul_via_f32(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                     const MatmulGeom& g, bool use_dnnl) {
@@ -158,6 +151,10 @@ void matmul_via_f32(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor
 // A matmul prepared for one instruction: the entry, its call, and which arguments take the
 // add-row post-ops' operands.
 struct MatmulPrepared : KernelPrepared {
+  // matmul_skinny's launch (no oneDNN entry: e is null): its geometry, kept so that a warm
+  // launch computes nothing.
+  bool skinny = false;
+  MatmulGeom g;
   int threads = 0;
   int64_t work = 0;  // for the SerialScope of a warm launch
   Shape a_shape, b_shape;
@@ -266,15 +263,38 @@ void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias
   stream().wait();
 }
 
+// The skinny loops, then the post-ops as plain loops over their result (the same float32
+// operations as the unfused ops: fused and unfused graphs give the same bits).
+void run_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                const MatmulGeom& g, KernelParams* params) {
+  matmul_skinny(a, b, bias, c, g);
+  if (const KernelParams* post = post_ops_of(params)) {
+    apply_post_ops(post->post_ops, c);
+    params->post_applied = true;
+  }
+}
+
+bool takes_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, const Tensor& c,
+                  const MatmulGeom& g) {
+  // MYCEL_NN_BACKEND=dnnl (set_nn_backend): oneDNN wherever it can express the op.
+  return nn_backend() != NnBackend::kDnnl && c.dtype() == DType::float32 &&
+         a.dtype() == DType::float32 && b.dtype() == DType::float32 &&
+         (!bias || bias->dtype() == DType::float32) && matmul_skinny_fits(g);
+}
+
 }  // namespace
 
 bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                       KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
   if (!slot) return false;
   auto* p = dynamic_cast<MatmulPrepared*>(slot->get());
-  if (!p || !p->e->ok || p->has_bias != (bias != nullptr) || p->a_shape != a.shape() ||
-      p->b_shape != b.shape())
+  if (!p || p->has_bias != (bias != nullptr) || p->a_shape != a.shape() || p->b_shape != b.shape())
     return false;
+  if (p->skinny) {
+    run_skinny(a, b, bias, c, p->g, params);
+    return true;
+  }
+  if (!p->e->ok) return false;
   const SerialScope threads(p->work);
   if (p->threads != num_threads()) return false;
   const KernelParams* post = post_ops_of(params);
@@ -297,7 +317,33 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
     }
     return;
   }
-  const int64_t work = launch_work(g, c.numel() * g.k);
+  // One dimension of at most 16 (the MLP's classifier: 128x10x512, 10x128x512, 128x512x10):
+  // plain loops (matmul_skinny.h). In the MLP step 10x128x512 took 25 us against oneDNN's 51-56
+  // on two threads (the others on par there, faster alone). Their prepared state is only the
+  // geometry, for the warm path.
+  if (takes_skinny(a, b, bias, c, g)) {
+    std::unique_ptr<MatmulPrepared> local;
+    const MatmulPrepared& p = prepared_state<MatmulPrepared>(
+        slot, local,
+        [&](const MatmulPrepared& q) {
+          return q.skinny && q.has_bias == (bias != nullptr) && q.a_shape == a.shape() &&
+                 q.b_shape == b.shape();
+        },
+        [&] {
+          auto q = std::make_unique<MatmulPrepared>();
+          q->skinny = true;
+          q->g = g;
+          q->a_shape = a.shape();
+          q->b_shape = b.shape();
+          q->has_bias = bias != nullptr;
+          return q;
+        });
+    return run_skinny(a, b, bias, c, p.g, params);
+  }
+  // The SerialScope sees the multiply-adds only, with no rule for small dimensions: inside the
+  // MLP's training step its 128x10x512, 10x128x512 and 128x512x10 took 36, 33 and 28 us on one
+  // thread against 20, 19 and 18 on both cores (profiler minima, docs/perf_mlp.md).
+  const int64_t work = c.numel() * g.k;
   const SerialScope threads(work);
   std::unique_ptr<MatmulPrepared> local;
   MatmulPrepared& p = prepared_state<MatmulPrepared>(

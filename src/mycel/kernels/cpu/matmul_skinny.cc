@@ -1,0 +1,151 @@
+// Two loop forms, both reading memory along contiguous rows:
+// - rows of b along N (b not transposed): each output row block of 32 columns accumulates
+//   sum_k A(i, k) * B(k, j..j+32) in four registers; threads split the columns (M small: a
+//   weight gradient dy^T x with 10 rows) or the rows (K small: dx = dy W through 10 classes).
+// - b transposed with N small (a dense layer's 10 outputs): each output is a dot product of two
+//   contiguous rows of length K; threads split the rows of a.
+#include "mycel/kernels/cpu/matmul_skinny.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "mycel/core/parallel.h"
+
+namespace mycel::cpu {
+namespace {
+
+constexpr int64_t kSkinny = 16;  // the dimension that makes a matmul skinny
+constexpr int64_t kBlock = 32;   // output columns per register block (four 8-float vectors)
+// Larger products (multiply-adds) stay with oneDNN: these loops do not pack their operands, so
+// a long reduction re-reads b's column blocks from L2 or memory for every pair of rows.
+constexpr int64_t kMaxWork = int64_t(1) << 23;
+
+bool has_batch(const MatmulGeom& g) {
+  return !g.batch.empty() || !g.a_batch.empty() || !g.b_batch.empty();
+}
+
+// C(i, j0..j0+w) = bias + sum_k A(i, k) B(k, j0..j0+w) for w <= kBlock; A(i, k) at
+// a[i * sai + k * sak], B row k at b + k * ldb.
+inline void row_block(const float* a, int64_t sai, int64_t sak, const float* b, int64_t ldb,
+                      const float* bias, float* c, int64_t i, int64_t j0, int64_t w, int64_t K) {
+  const float* ai = a + i * sai;
+  if (w == kBlock) {
+    __m256 acc0 = bias ? _mm256_loadu_ps(bias + j0) : _mm256_setzero_ps();
+    __m256 acc1 = bias ? _mm256_loadu_ps(bias + j0 + 8) : _mm256_setzero_ps();
+    __m256 acc2 = bias ? _mm256_loadu_ps(bias + j0 + 16) : _mm256_setzero_ps();
+    __m256 acc3 = bias ? _mm256_loadu_ps(bias + j0 + 24) : _mm256_setzero_ps();
+    for (int64_t k = 0; k < K; ++k) {
+      const __m256 s = _mm256_set1_ps(ai[k * sak]);
+      const float* bk = b + k * ldb + j0;
+      acc0 = _mm256_fmadd_ps(s, _mm256_loadu_ps(bk), acc0);
+      acc1 = _mm256_fmadd_ps(s, _mm256_loadu_ps(bk + 8), acc1);
+      acc2 = _mm256_fmadd_ps(s, _mm256_loadu_ps(bk + 16), acc2);
+      acc3 = _mm256_fmadd_ps(s, _mm256_loadu_ps(bk + 24), acc3);
+    }
+    _mm256_storeu_ps(c + j0, acc0);
+    _mm256_storeu_ps(c + j0 + 8, acc1);
+    _mm256_storeu_ps(c + j0 + 16, acc2);
+    _mm256_storeu_ps(c + j0 + 24, acc3);
+    return;
+  }
+  float acc[kBlock];
+  for (int64_t j = 0; j < w; ++j) acc[j] = bias ? bias[j0 + j] : 0.f;
+  for (int64_t k = 0; k < K; ++k) {
+    const float s = ai[k * sak];
+    const float* bk = b + k * ldb + j0;
+    for (int64_t j = 0; j < w; ++j) acc[j] += s * bk[j];
+  }
+  std::copy(acc, acc + w, c + j0);
+}
+
+// Two rows i, i + 1 of a full block at once: each load of b feeds two FMAs, and eight
+// independent accumulators cover the FMA latency.
+inline void row_pair_block(const float* a, int64_t sai, int64_t sak, const float* b, int64_t ldb,
+                           const float* bias, float* c, int64_t ldc, int64_t i, int64_t j0,
+                           int64_t K) {
+  const float* a0 = a + i * sai;
+  const float* a1 = a0 + sai;
+  __m256 x[4], y[4];
+  for (int q = 0; q < 4; ++q)
+    x[q] = y[q] = bias ? _mm256_loadu_ps(bias + j0 + 8 * q) : _mm256_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    const __m256 s0 = _mm256_set1_ps(a0[k * sak]), s1 = _mm256_set1_ps(a1[k * sak]);
+    const float* bk = b + k * ldb + j0;
+    for (int q = 0; q < 4; ++q) {
+      const __m256 v = _mm256_loadu_ps(bk + 8 * q);
+      x[q] = _mm256_fmadd_ps(s0, v, x[q]);
+      y[q] = _mm256_fmadd_ps(s1, v, y[q]);
+    }
+  }
+  for (int q = 0; q < 4; ++q) {
+    _mm256_storeu_ps(c + i * ldc + j0 + 8 * q, x[q]);
+    _mm256_storeu_ps(c + (i + 1) * ldc + j0 + 8 * q, y[q]);
+  }
+}
+
+void rows_of_b(const float* a, const float* b, const float* bias, float* c, const MatmulGeom& g) {
+  const int64_t M = g.m, K = g.k, N = g.n;
+  const int64_t sai = g.trans_a ? 1 : K, sak = g.trans_a ? M : 1;
+  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  auto run = [&](int64_t i0, int64_t i1, int64_t b0, int64_t b1) {
+    for (int64_t jb = b0; jb < b1; ++jb) {
+      const int64_t j0 = jb * kBlock, w = std::min(kBlock, N - j0);
+      int64_t i = i0;
+      if (w == kBlock)
+        for (; i + 2 <= i1; i += 2) row_pair_block(a, sai, sak, b, N, bias, c, N, i, j0, K);
+      for (; i < i1; ++i) row_block(a, sai, sak, b, N, bias, c + i * N, i, j0, w, K);
+    }
+  };
+  if (M <= kSkinny)  // few rows: the threads split the column blocks
+    parallel_for(blocks, M * K * kBlock, [&](int64_t b0, int64_t b1) { run(0, M, b0, b1); });
+  else
+    parallel_for(M, K * N, [&](int64_t i0, int64_t i1) { run(i0, i1, 0, blocks); });
+}
+
+inline float dot(const float* x, const float* y, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), _mm256_loadu_ps(y + k), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 8), _mm256_loadu_ps(y + k + 8), s1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(s0, s1));
+  float s = 0.f;
+  for (float v : lanes) s += v;
+  for (; k < n; ++k) s += x[k] * y[k];
+  return s;
+}
+
+void dots(const float* a, const float* b, const float* bias, float* c, const MatmulGeom& g) {
+  const int64_t K = g.k, N = g.n;
+  parallel_for(g.m, K * N, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        c[i * N + j] = dot(a + i * K, b + j * K, K) + (bias ? bias[j] : 0.f);
+  });
+}
+
+}  // namespace
+
+bool matmul_skinny_fits(const MatmulGeom& g) {
+  if (has_batch(g) || g.m <= 0 || g.n <= 0 || g.k <= 0) return false;
+  if (std::min({g.m, g.n, g.k}) > kSkinny || g.m * g.n * g.k > kMaxWork) return false;
+  if (!g.trans_b) return g.m <= kSkinny || g.k <= kSkinny;  // rows_of_b
+  return !g.trans_a && g.n <= kSkinny;                      // dots
+}
+
+void matmul_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
+                   const MatmulGeom& g) {
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  const float* pbias = bias ? bias->data<float>() : nullptr;
+  float* pc = c.data<float>();
+  if (!g.trans_b)
+    rows_of_b(pa, pb, pbias, pc, g);
+  else
+    dots(pa, pb, pbias, pc, g);
+}
+
+}  // namespace mycel::cpu
