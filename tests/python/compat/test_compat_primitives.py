@@ -125,3 +125,25 @@ def test_layer_norm_primitive_returns_mindspores_variance(mode):
     np.testing.assert_allclose(v.asnumpy(), var, rtol=1e-9)
     n = 20  # d sum(var) / dx = 2 (x - mean) / n per row
     np.testing.assert_allclose(grad, 2 * (x - mean) / n, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE], ids=["pynative", "graph"])
+def test_masked_fill_primitive_in_both_modes(mode):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    mask = np.array([[True, False, True], [False, False, True]])
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fill = P.MaskedFill()
+
+        def construct(self, a, m, v):
+            return self.fill(a, m, v)
+
+    mycel.set_context(mode=mode)
+    try:
+        got = Net()(Tensor(x), Tensor(mask), Tensor(np.array(7.9, np.float32))).asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.where(mask, 7, x))  # the value cast to the input's dtype

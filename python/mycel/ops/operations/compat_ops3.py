@@ -236,8 +236,10 @@ class MaskedFill(_Composite):
     """input with value where mask is True."""
 
     def _call(self, input, mask, value):  # noqa: A002
-        from_value = value if isinstance(value, _Tensor) else _Tensor(_np.array(value), dtype=input.dtype)
-        return _ops.select(mask, _ops.cast(_ops.broadcast_to(from_value, tuple(input.shape)), input.dtype), input)
+        # value (a number or a Tensor) broadcast to input and cast to its dtype; written with ops
+        # only, so graph mode compiles it (a Tensor built from value would need constants).
+        filled = _ops.cast(_ops.zeros_like(input) + value, input.dtype)
+        return _ops.select(mask, filled, input)
 
 
 class SplitV(_Composite):
