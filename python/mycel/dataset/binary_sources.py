@@ -105,19 +105,24 @@ class QMnistDataset(SourceDataset):
                shuffle, sampler, num_shards, shard_id)
 
 
+def _read_ascii(path, owner):
+    """The whole of a text file of digits (bounded by _MAX_BYTES); ValueError naming the file."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(_MAX_BYTES + 1).decode("ascii")
+    except OSError as e:
+        raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{owner}: '{path}' is not ASCII text ({e})") from None
+
+
 # ---- Semeion ----------------------------------------------------------------------------------
 
 def read_semeion(path, owner="SemeionDataset"):
     """(images (N, 16, 16) uint8 of 0 and 1, labels (N,) uint32) of a semeion.data file: per line
     256 pixel values (0 or 1, as '1.0000') then the digit one-hot in 10 integers. The pixels stay
     0 and 1, as MindSpore reads them (torchvision scales them to 255)."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read(_MAX_BYTES + 1).decode("ascii")
-    except OSError as e:
-        raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{owner}: '{path}' is not ASCII text ({e})") from None
+    text = _read_ascii(path, owner)
     images, labels = [], []
     for k, line in enumerate(text.splitlines(), 1):
         f = line.split()
@@ -160,13 +165,7 @@ def read_usps(path, owner="USPSDataset"):
     '<label 1..10> <index 1..256>:<value in [-1, 1]> ...'; a pixel is (value + 1) / 2 * 255 cut
     to an integer, the value read as a float32 first (as MindSpore's stof), an absent index is
     value 0, the label is the digit (label - 1)."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read(_MAX_BYTES + 1).decode("ascii")
-    except OSError as e:
-        raise ValueError(f"{owner}: cannot read '{path}' ({e.strerror})") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{owner}: '{path}' is not ASCII text ({e})") from None
+    text = _read_ascii(path, owner)
     images, labels = [], []
     for k, line in enumerate(text.splitlines(), 1):
         f = line.split()

@@ -8,6 +8,7 @@ import mycel.ops as _P  # the Python-level ops (masked_select, nonzero, ...); th
 from mycel import _mycel
 from mycel.common.dtype import float32, int32, int64, bool_
 from mycel.common.tensor import Tensor
+from mycel.ops.function_more.nn import _reduce  # one reduction rule for every loss
 from mycel.ops.primitive import constexpr
 
 _ops = _mycel.ops
@@ -428,14 +429,6 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):  # noqa: A002
 
 
 # ---- losses --------------------------------------------------------------------------------------
-def _reduce(who, loss, reduction):
-    if reduction == "mean":
-        return _ops.mean(loss)
-    if reduction == "sum":
-        return _ops.sum(loss)
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{who}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):  # noqa: A002
