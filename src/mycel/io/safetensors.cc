@@ -29,7 +29,9 @@ constexpr DTypeName kNames[] = {{DType::bool_, "BOOL"},  {DType::int8, "I8"},
                                 {DType::uint8, "U8"},    {DType::int16, "I16"},
                                 {DType::int32, "I32"},   {DType::int64, "I64"},
                                 {DType::float16, "F16"}, {DType::bfloat16, "BF16"},
-                                {DType::float32, "F32"}, {DType::float64, "F64"}};
+                                {DType::float32, "F32"}, {DType::float64, "F64"},
+                                {DType::uint16, "U16"},  {DType::uint32, "U32"},
+                                {DType::uint64, "U64"}};
 
 const char* st_name(DType t) {
   for (const auto& n : kNames)
@@ -40,7 +42,7 @@ const char* st_name(DType t) {
 DType st_dtype(const std::string& s, const std::string& where) {
   for (const auto& n : kNames)
     if (s == n.name) return n.dtype;
-  for (const char* other : {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2"})
+  for (const char* other : {"F8_E4M3", "F8_E5M2"})
     if (s == other)
       MYCEL_THROW(NotSupported, where, ": safetensors dtype ", s, " is not supported by Mycel");
   MYCEL_THROW(ValueError, where, ": unknown dtype \"", s, "\"");
