@@ -76,6 +76,58 @@ def test_auto_parallel_runs_match_one_process(reference, n, search_mode, tmp_pat
             np.testing.assert_allclose(got[f"{name}_g_{k}"], g[k], rtol=1e-5, atol=1e-6, err_msg=f"{name} {k}")
 
 
+@requires_mpi
+def test_strategy_file_saves_and_loads_the_searched_strategies(reference, tmp_path):
+    """strategy_ckpt_save_file writes the search's operator strategies (keys "matmul-op0", ...);
+    loading that file plans the same step; a file holding only the wide matmul's strategy, forced
+    to data parallelism, is kept by the search, which places the rest. Every run trains as one
+    process does."""
+    rc, log = run_mpi(2, "autopar_strategy_load.py", tmp_path, timeout=180)
+    assert rc == 0, log
+    got = dict(np.load(tmp_path / "load.npz"))
+    searched = json.loads(str(got["searched_strategies"]))
+    assert [k for k, _ in searched] == ["matmul-op0", "relu-op0", "matmul-op1",
+                                        "sparse_softmax_cross_entropy_with_logits-op0"]
+    assert dict(searched)["matmul-op1"] == [[1, 1], [1, 2]]  # split by classes, as searched alone
+    assert json.loads(str(got["file_strategies"])) == searched
+    assert json.loads(str(got["reloaded_strategies"])) == searched
+    forced = dict(json.loads(str(got["forced_strategies"])))
+    assert forced["matmul-op1"] == [[2, 1], [1, 1]]
+    losses, w, _ = reference["wide"]
+    for run in ("searched", "reloaded", "forced"):
+        np.testing.assert_allclose(got[f"{run}_losses"], losses, rtol=1e-5, atol=1e-6, err_msg=run)
+        for k in w:
+            np.testing.assert_allclose(got[f"{run}_w_{k}"], w[k], rtol=1e-5, atol=1e-6, err_msg=f"{run} {k}")
+
+
+def test_strategy_file_to_load_is_checked(auto_mode, tmp_path):
+    """A file from another network, a strategy the op refuses, a missing file or a mode that does
+    not search: each a clear ValueError, never a silently unused file."""
+    from mycel.parallel.strategy_file import save_strategy_file
+    x, y = wide_data()
+    other = save_strategy_file(tmp_path / "other.ckpt", {}, op_strategies=[("conv2d-op0", ((1, 1, 1, 1),) * 2)])
+    mycel.set_auto_parallel_context(parallel_mode=ParallelMode.AUTO_PARALLEL, topology=TOPOLOGY,
+                                    strategy_ckpt_load_file=other)
+    with pytest.raises(ValueError, match=r"names none of the ops(.|\n)*conv2d-op0(.|\n)*matmul-op0"):
+        make_step(Wide())(Tensor(x[:BATCH]), Tensor(y[:BATCH]))
+    bad = save_strategy_file(tmp_path / "bad.ckpt", {}, op_strategies=[("matmul-op0", ((1, 1, 1),))])
+    mycel.set_auto_parallel_context(strategy_ckpt_load_file=bad)
+    with pytest.raises(ValueError, match="matmul"):
+        make_step(Wide())(Tensor(x[:BATCH]), Tensor(y[:BATCH]))
+    # A world of one: the loaded all-ones strategies are kept and the step equals stand-alone.
+    ones = save_strategy_file(tmp_path / "ones.ckpt", {}, op_strategies=[("matmul-op1", ((1, 1), (1, 1)))])
+    mycel.set_auto_parallel_context(strategy_ckpt_config={"load_file": ones})
+    make_step(Wide())(Tensor(x[:BATCH]), Tensor(y[:BATCH]))
+    assert dict(mycel._mycel.autopar.searched_strategies())["matmul-op1"] == [[1, 1], [1, 1]]
+    with pytest.raises(ValueError, match="does not exist"):
+        mycel.set_auto_parallel_context(strategy_ckpt_config={},
+                                        strategy_ckpt_load_file=str(tmp_path / "missing.ckpt"))
+    mycel.reset_auto_parallel_context()
+    with pytest.raises(ValueError, match="search_mode in"):
+        mycel.set_auto_parallel_context(parallel_mode=ParallelMode.SEMI_AUTO_PARALLEL,
+                                        strategy_ckpt_load_file=ones)
+
+
 @pytest.fixture
 def auto_mode():
     mycel.set_context(mode=mycel.GRAPH_MODE)

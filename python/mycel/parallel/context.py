@@ -30,7 +30,8 @@ def _defaults():
             "enable_parallel_optimizer": False, "pipeline_stages": 1,
             "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "gpipe",
                                 "stage_recompute": False},
-            "comm_overlap": True, "strategy_ckpt_save_file": "", "strategy_ckpt_config": {}}
+            "comm_overlap": True, "strategy_ckpt_save_file": "", "strategy_ckpt_load_file": "",
+            "strategy_ckpt_config": {}}
 
 
 _context = _defaults()
@@ -69,17 +70,51 @@ def _check_strategy_ckpt_config(value):
     if not isinstance(value, dict) or set(value) - known:
         raise ValueError(f"set_auto_parallel_context: strategy_ckpt_config must be a dict with keys among "
                          f"{sorted(known)}, got {value!r}")
-    if value.get("load_file"):
-        raise NotImplementedError("set_auto_parallel_context: strategy_ckpt_config['load_file'] (reusing a saved "
-                                  "strategy) is not supported: the sharding pass plans from the shard() "
-                                  "strategies; the file's layouts load with load_distributed_checkpoint")
-    return dict(value)
+    for key in ("save_file", "load_file"):
+        if value.get(key) is not None and not isinstance(value[key], (str, os.PathLike)):
+            raise TypeError(f"set_auto_parallel_context: strategy_ckpt_config['{key}'] must be a path, "
+                            f"got {value[key]!r}")
+    return {k: os.fspath(v) if k.endswith("_file") and v else v for k, v in value.items()}
 
 
 def strategy_save_path():
     """Where the strategy file of the planned layouts goes ('' for none): strategy_ckpt_config's
     save_file, else strategy_ckpt_save_file."""
     return _context["strategy_ckpt_config"].get("save_file") or _context["strategy_ckpt_save_file"]
+
+
+def strategy_load_path():
+    """The strategy file whose operator strategies AUTO_PARALLEL's search keeps ('' for none):
+    strategy_ckpt_config's load_file, else strategy_ckpt_load_file."""
+    return _context["strategy_ckpt_config"].get("load_file") or _context["strategy_ckpt_load_file"]
+
+
+_loaded_cache = {}
+
+
+def _loaded_strategies():
+    """[(op key, strategy)] of the strategy file to load, read once per file version; checked
+    against the mode: only AUTO_PARALLEL's searches (dynamic_programming, recursive_programming)
+    take them, so a file set under another mode is an error rather than silently unused."""
+    path = strategy_load_path()
+    if not path:
+        return []
+    searching = ("dynamic_programming", "recursive_programming")
+    if _context["parallel_mode"] != ParallelMode.AUTO_PARALLEL or _context["search_mode"] not in searching:
+        raise ValueError(f"set_auto_parallel_context: a strategy file to load ('{path}') is used by "
+                         f"parallel_mode='auto_parallel' with search_mode in {searching} (its search keeps "
+                         f"the file's strategies); the mode is {_context['parallel_mode']!r} with "
+                         f"search_mode {_context['search_mode']!r}")
+    if not os.path.isfile(path):
+        raise ValueError(f"set_auto_parallel_context: the strategy file to load '{path}' does not exist")
+    from mycel import _mycel
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key not in _loaded_cache:
+        _, ops, _ = _mycel.io.load_strategy_file(path)
+        _loaded_cache.clear()
+        _loaded_cache[key] = [(name, [list(d) for d in inputs]) for name, _, inputs in ops]
+    return _loaded_cache[key]
 
 
 def set_auto_parallel_context(**kwargs):
@@ -103,8 +138,10 @@ def set_auto_parallel_context(**kwargs):
     comm_overlap (bool, a Mycel extension, default True: the gradient buckets' allreduces start
     while the backward still runs, see docs/parallel.md), strategy_ckpt_save_file (a path: when a
     split step is planned, the weights' layouts are written there as MindSpore's protobuf strategy
-    file, mycel.parallel.strategy_file) and strategy_ckpt_config ({"save_file": path,
-    "only_trainable_params": bool}; "load_file" is not supported)."""
+    file, mycel.parallel.strategy_file, with the searched operator strategies under
+    AUTO_PARALLEL), strategy_ckpt_load_file (a path: AUTO_PARALLEL's search keeps the operator
+    strategies that file holds, matched by op key, "matmul-op0", and searches the rest) and
+    strategy_ckpt_config ({"save_file": path, "load_file": path, "only_trainable_params": bool})."""
     for key, value in kwargs.items():
         if key not in _context:
             raise ValueError(f"set_auto_parallel_context: unknown setting {key!r} "
@@ -135,9 +172,9 @@ def set_auto_parallel_context(**kwargs):
             if value not in SEARCH_MODES:
                 raise ValueError(f"set_auto_parallel_context: search_mode must be one of {SEARCH_MODES}, "
                                  f"got {value!r}")
-        elif key == "strategy_ckpt_save_file":
+        elif key in ("strategy_ckpt_save_file", "strategy_ckpt_load_file"):
             if not isinstance(value, (str, os.PathLike)):
-                raise TypeError(f"set_auto_parallel_context: strategy_ckpt_save_file must be a path, got {value!r}")
+                raise TypeError(f"set_auto_parallel_context: {key} must be a path, got {value!r}")
             value = os.fspath(value)
         elif key == "strategy_ckpt_config":
             value = _check_strategy_ckpt_config(value)
@@ -187,8 +224,9 @@ def _sync_semi_auto():
     if search:
         from mycel.parallel.search import DEFAULT_TOPOLOGY
         topo = json.dumps(_context["topology"] or DEFAULT_TOPOLOGY, sort_keys=True)
+    loaded = _loaded_strategies() if on else []
     _mycel.autopar.set_semi_auto(on, n, comm.world_rank() if on and comm.initialized() else 0, search,
-                                 _context["search_mode"], topo, -1.0, _context["full_batch"])
+                                 _context["search_mode"], topo, -1.0, _context["full_batch"], 0, loaded)
 
 
 def _is_data_parallel():

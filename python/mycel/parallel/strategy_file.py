@@ -38,14 +38,28 @@ def _path(fn, path):
     return os.fspath(path)
 
 
-def save_strategy_file(path, layouts, current_stage=0):
+def save_strategy_file(path, layouts, current_stage=0, op_strategies=()):
     """Writes {name: (device_matrix, tensor_map, shape)} (Mycel's layouts, e.g.
-    mycel.parallel.sliced.parameter_layouts(net)) as a MindSpore strategy file, atomically."""
+    mycel.parallel.sliced.parameter_layouts(net)) and [(op key, strategy)] (what AUTO_PARALLEL's
+    search chose, mycel._mycel.autopar.searched_strategies()) as a MindSpore strategy file,
+    atomically."""
     fn = "save_strategy_file"
     path = _path(fn, path)
     rows = [_to_mindspore(name, layout) for name, layout in layouts.items()]
-    _mycel.io.save_strategy_file(path, int(current_stage), [], rows)
+    ops = [(name, int(current_stage), [list(d) for d in st]) for name, st in op_strategies]
+    _mycel.io.save_strategy_file(path, int(current_stage), ops, rows)
     return path
+
+
+def load_op_strategies(path):
+    """[(op key, strategy)] of a strategy file: what strategy_ckpt_load_file makes AUTO_PARALLEL's
+    search keep."""
+    fn = "load_op_strategies"
+    path = _path(fn, path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{fn}: the strategy file '{path}' does not exist")
+    _, ops, _ = _mycel.io.load_strategy_file(path)
+    return [(name, tuple(tuple(d) for d in inputs)) for name, _, inputs in ops]
 
 
 def load_strategy_file(path):

@@ -25,13 +25,12 @@ struct DTypeName {
   DType dtype;
   const char* name;
 };
-constexpr DTypeName kNames[] = {{DType::bool_, "BOOL"},  {DType::int8, "I8"},
-                                {DType::uint8, "U8"},    {DType::int16, "I16"},
-                                {DType::int32, "I32"},   {DType::int64, "I64"},
-                                {DType::float16, "F16"}, {DType::bfloat16, "BF16"},
-                                {DType::float32, "F32"}, {DType::float64, "F64"},
-                                {DType::uint16, "U16"},  {DType::uint32, "U32"},
-                                {DType::uint64, "U64"}};
+constexpr DTypeName kNames[] = {
+    {DType::bool_, "BOOL"},  {DType::int8, "I8"},       {DType::uint8, "U8"},
+    {DType::int16, "I16"},   {DType::int32, "I32"},     {DType::int64, "I64"},
+    {DType::float16, "F16"}, {DType::bfloat16, "BF16"}, {DType::float32, "F32"},
+    {DType::float64, "F64"}, {DType::uint16, "U16"},    {DType::uint32, "U32"},
+    {DType::uint64, "U64"}};
 
 const char* st_name(DType t) {
   for (const auto& n : kNames)

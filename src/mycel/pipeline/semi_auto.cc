@@ -509,17 +509,50 @@ void grad_targets(FuncGraph* root, std::vector<FuncGraph*>& ready,
 
 // AUTO_PARALLEL on one forward: the hints read by ops become fixed strategies (the op reads the
 // value itself), the search chooses the rest, and the pass applies the choice as it is.
-bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
+// The key of each op the search places (searched_strategies): its registry name and its count
+// among the ops of that name searched so far in this pass run.
+using OpCounts = std::map<std::string, int>;
+
+std::vector<std::pair<std::string, shard::Strategy>>& searched() {
+  static std::vector<std::pair<std::string, shard::Strategy>> s;
+  return s;
+}
+
+// The loaded strategy for key, matched on the whole name or a scoped name's last component.
+const shard::Strategy* loaded_for(const SemiAutoConfig& cfg, const std::string& key) {
+  if (auto it = cfg.loaded.find(key); it != cfg.loaded.end()) return &it->second;
+  for (const auto& [name, st] : cfg.loaded)
+    if (name.size() > key.size() && name.compare(name.size() - key.size(), key.size(), key) == 0 &&
+        name[name.size() - key.size() - 1] == '/')
+      return &st;
+  return nullptr;
+}
+
+bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg, OpCounts& counts) {
   const StrategyMap hints = hinted(g);
   std::map<const Apply*, shard::Strategy> fixed;
+  std::map<const Apply*, std::string> keys;
+  std::string first_key;
+  size_t matched = 0;
   for (const NodePtr& n : g->toposort()) {
-    auto it = hints.find(n.get());
-    if (it == hints.end()) continue;
     Apply* a = as_apply(n);
-    for (size_t i = 0; i < a->num_args(); ++i)
-      if (is_op_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
-    fixed[a] = it->second;
+    const OpValue* op = a && !is_hint(n) ? op_of(n) : nullptr;
+    if (!op || op->op().name == kSliced) continue;  // the ops the search places
+    const std::string key = op->op().name + "-op" + std::to_string(counts[op->op().name]++);
+    keys[a] = key;
+    if (first_key.empty()) first_key = key;
+    if (auto it = hints.find(n.get()); it != hints.end()) {  // the user's shard() wins
+      for (size_t i = 0; i < a->num_args(); ++i)
+        if (is_op_hint(a->arg(i))) a->set_input(i + 1, as_apply(a->arg(i))->arg(0));
+      fixed[a] = it->second;
+    } else if (const shard::Strategy* st = loaded_for(cfg, key)) {
+      fixed[a] = *st, ++matched;
+    }
   }
+  MYCEL_CHECK(cfg.loaded.empty() || matched > 0, ValueError,
+              "[auto_parallel] the loaded strategy file names none of the ops of '", g->name(),
+              "' (it has ", cfg.loaded.size(), " strategies, e.g. '", cfg.loaded.begin()->first,
+              "'; this graph's first op is '", first_key, "'): was it saved from another network?");
   search::GraphSearch r;
   try {
     r = search::search_graph(*g, cfg.topology, static_cast<int>(cfg.device_num), cfg.search_mode,
@@ -528,7 +561,11 @@ bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
     MYCEL_THROW(ValueError, e.what(), "\n  (searching the strategies of '", g->name(), "')");
   }
   StrategyMap chosen;
-  for (size_t i = 0; i < r.ops.size(); ++i) chosen[r.ops[i]] = r.chosen[i];
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    chosen[r.ops[i]] = r.chosen[i];
+    if (auto k = keys.find(r.ops[i]); k != keys.end())
+      searched().emplace_back(k->second, r.chosen[i]);
+  }
   last_report() = search::report_to_json(r.report);
   return apply_strategies(g, chosen, cfg, /*propagate=*/false) || !hints.empty();
 }
@@ -536,6 +573,10 @@ bool search_and_apply(FuncGraph* g, const SemiAutoConfig& cfg) {
 }  // namespace
 
 const std::string& last_search_report() { return last_report(); }
+
+const std::vector<std::pair<std::string, shard::Strategy>>& searched_strategies() {
+  return searched();
+}
 
 std::vector<std::pair<Tensor, TensorLayout>> take_planned_weights() {
   std::vector<std::pair<Tensor, TensorLayout>> out;
@@ -639,9 +680,11 @@ bool shard_graph(FuncGraph* root, const SemiAutoConfig& cfg, bool root_is_forwar
     std::vector<FuncGraph*> ready;
     if (root_is_forward) ready.push_back(root), forwards.insert(root);
     grad_targets(root, ready, forwards);
+    OpCounts counts;
+    if (!ready.empty() && cfg.search_mode != "sharding_propagation") searched().clear();
     for (FuncGraph* g : ready) {
       if (cfg.search_mode != "sharding_propagation")
-        changed = search_and_apply(g, cfg) || changed;
+        changed = search_and_apply(g, cfg, counts) || changed;
       else if (has_hints(g) || !cfg.full_batch)  // propagation both ways from the hints
         changed =
             apply_strategies(g, propagate_backward(g, hinted(g), cfg), cfg, /*propagate=*/true) ||

@@ -5,6 +5,7 @@
 // IR nodes, so AD differentiates them through their bprops. The auto mode's search calls
 // op_candidates() and apply_strategies() (AUTO_PARALLEL = search + this pass).
 #pragma once
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,11 @@ struct SemiAutoConfig {
   /// false (MindSpore's full_batch=False): each rank is fed its block of the global batch, so the
   /// graph's data inputs (non-weight tensor parameters) are split on dim 0 over every device.
   bool full_batch = true;
+  /// strategy_ckpt_load_file: op strategies by key ("matmul-op0", see searched_strategies; a
+  /// MindSpore-style scoped name matches on its last component) that the search keeps fixed,
+  /// as it keeps shard() hints. loaded_text is their digest, part of the compile cache key.
+  std::map<std::string, shard::Strategy> loaded;
+  std::string loaded_text;
 };
 SemiAutoConfig& semi_auto_config();
 
@@ -91,6 +97,12 @@ std::vector<std::pair<Tensor, shard::TensorLayout>> take_planned_weights();
 
 /// The JSON report (search::report_to_json) of the last strategy search the pass ran, "" if none.
 const std::string& last_search_report();
+
+/// (key, strategy) of every op the last AUTO_PARALLEL search placed, in search order: the key is
+/// the op's registry name and its occurrence among the searched forwards' ops of that name
+/// ("matmul-op0", "matmul-op1", ...), stable for the same network and inputs. It is what
+/// strategy_ckpt_save_file writes as the file's operator strategies and what `loaded` matches.
+const std::vector<std::pair<std::string, shard::Strategy>>& searched_strategies();
 
 /// (op name, strategy) of every op the last apply_strategies call split or ran by a strategy,
 /// in graph order (what propagation chose, for tests and docs).

@@ -382,8 +382,8 @@ class CompiledGraph {
       key += "|semi_auto:" + std::to_string(pc.device_num) + ":" + std::to_string(pc.rank) + "+" +
              std::to_string(pc.rank_base) + (pc.full_batch ? "" : ":split");
       if (pc.search)  // the search's answer depends on its mode, cluster and memory limit
-        key +=
-            ":" + pc.search_mode + ":" + pc.topology_text + ":" + std::to_string(pc.memory_limit);
+        key += ":" + pc.search_mode + ":" + pc.topology_text + ":" +
+               std::to_string(pc.memory_limit) + ":" + pc.loaded_text;
     }
     if (pipeline::Step* s = programs_.find(key)) return *s;
     if (chain_)

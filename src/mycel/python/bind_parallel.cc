@@ -56,8 +56,18 @@ void init_parallel(nb::module_& m) {
   a.def(
       "set_semi_auto",
       [](bool on, int64_t device_num, int64_t rank, bool search, const std::string& search_mode,
-         const std::string& topology, double memory_limit, bool full_batch, int64_t rank_base) {
+         const std::string& topology, double memory_limit, bool full_batch, int64_t rank_base,
+         const std::vector<std::pair<std::string, shard::Strategy>>& loaded) {
         P::SemiAutoConfig c;
+        for (const auto& [name, st] : loaded) {
+          c.loaded[name] = st;
+          c.loaded_text += name + "=";
+          for (const shard::Dims& d : st) {
+            for (int64_t v : d) c.loaded_text += std::to_string(v) + ",";
+            c.loaded_text += "/";
+          }
+          c.loaded_text += ";";
+        }
         c.enabled = on, c.device_num = device_num, c.rank = rank, c.search = search,
         c.search_mode = search_mode, c.rank_base = rank_base;
         if (!topology.empty()) c.topology = P::search::parse_topology(topology);
@@ -69,10 +79,15 @@ void init_parallel(nb::module_& m) {
       nb::arg("enabled"), nb::arg("device_num"), nb::arg("rank"), nb::arg("search") = false,
       nb::arg("search_mode") = "dynamic_programming", nb::arg("topology") = "",
       nb::arg("memory_limit") = -1.0, nb::arg("full_batch") = true, nb::arg("rank_base") = 0,
+      nb::arg("loaded") = std::vector<std::pair<std::string, shard::Strategy>>{},
       "Turns the semi-auto pass on (every graph compiled from now on) or off; search: "
       "AUTO_PARALLEL "
       "(search_mode, topology as JSON text, memory limit in bytes, < 0: the topology's); "
-      "rank_base: the world rank of the pass's rank 0 (a pipeline stage's ranks).");
+      "rank_base: the world rank of the pass's rank 0 (a pipeline stage's ranks); loaded: (op "
+      "key, strategy) pairs from strategy_ckpt_load_file that the search keeps fixed.");
+  a.def(
+      "searched_strategies", [] { return P::searched_strategies(); },
+      "(op key, strategy) of each op the last AUTO_PARALLEL search placed ('matmul-op0', ...).");
   a.def(
       "last_applied", [] { return P::last_applied(); },
       "(op, strategy) of each op the last run of the sharding pass split, in graph order.");

@@ -262,7 +262,9 @@ class TrainOneStepCell(Cell):
         n = _pctx._device_num()
         layouts = {p.name: getattr(p, "layout", None) or ((n,), (-1,) * len(p.shape), tuple(p.shape))
                    for p in self.weights}
-        strategy_file.save_strategy_file(path, layouts)
+        searched = _mycel.autopar.searched_strategies() if _pctx.get_auto_parallel_context(
+            "parallel_mode") == "auto_parallel" else []
+        strategy_file.save_strategy_file(path, layouts, op_strategies=searched)
 
     def construct(self, *inputs):
         loss, grads = self.value_and_grad(*inputs)
