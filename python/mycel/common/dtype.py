@@ -88,3 +88,7 @@ def get_py_obj_dtype(obj):
 
 for _f in (dtype_to_nptype, dtype_to_pytype, pytype_to_dtype, get_py_obj_dtype):
     setattr(dtype, _f.__name__, staticmethod(_f))
+# MindSpore's `mindspore.dtype` is this module; Mycel's `mycel.dtype` is the enum, so it carries
+# the module's aliases too (`ms.dtype.bool_`, `ms.dtype.float_`, ...).
+for _name in ("bool_", "half", "single", "double", "float_", "int_"):
+    setattr(dtype, _name, globals()[_name])

@@ -59,6 +59,14 @@ class _shadowable:
         return self.fn.__get__(obj, objtype)
 
 
+class _ClassName:
+    """Cell.cls_name, the class's name (MindSpore's attribute; user Cells' error messages use it).
+    A non-data descriptor, so a Cell that sets its own cls_name keeps it."""
+
+    def __get__(self, obj, cls):
+        return cls.__name__ if obj is None else type(obj).__name__
+
+
 class Cell:
     """Base class of layers and models."""
 
@@ -150,6 +158,8 @@ class Cell:
     def forward(self, *inputs, **kwargs):
         """PyTorch-style alias of calling the Cell."""
         return self(*inputs, **kwargs)
+
+    cls_name = _ClassName()
 
     def set_inputs(self, *inputs):
         """Fixes graph mode's input signature; Tensor(shape=[None, ...]) dims accept any size,

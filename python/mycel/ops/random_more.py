@@ -43,6 +43,14 @@ def random_poisson(shape, rate, seed=0, seed2=0, dtype=mstype.float32):
     """Poisson(rate) samples of shape shape + rate.shape."""
     if not isinstance(rate, _mycel.Tensor):
         raise not_tensor_error("random_poisson", "rate", rate)
+    if isinstance(shape, _mycel.Tensor):  # MindSpore 2.x passes the shape as a 1-d int tensor
+        if shape.dtype not in (mstype.int32, mstype.int64):
+            raise TypeError(f"[random_poisson] argument 'shape' as a Tensor must be int32 or int64, got {shape.dtype}")
+        if shape.ndim != 1:
+            raise ValueError(f"[random_poisson] argument 'shape' as a Tensor must be 1-d, got shape {shape.shape}")
+        shape = shape.asnumpy().tolist()
+    if rate.dtype in (mstype.int32, mstype.int64):  # MindSpore takes integer rates; sample in float
+        rate = rate.astype(mstype.float64 if rate.dtype == mstype.int64 else mstype.float32)
     return _ops.random_poisson(rate, shape=tuple(shape), dtype=dtype, seed=_seed(seed), seed2=seed2)
 
 

@@ -2,6 +2,7 @@
 // picks its branch; a run-time one keeps both, joined), partial, Python scalar arithmetic (folded
 // on constants with Python's semantics), shape/rank/dtype (folded when static).
 #include <cmath>
+#include <unordered_set>
 
 #include "mycel/analysis/engine.h"
 #include "mycel/core/error.h"
@@ -26,6 +27,70 @@ double as_double(const ValuePtr& v) {
 int64_t as_int(const ValuePtr& v) {
   if (v->kind() == ValueKind::kBool) return static_cast<const BoolValue&>(*v).value();
   return static_cast<const IntValue&>(*v).value();
+}
+
+/// Whether evaluating node n writes a Parameter, prints, raises or talks to other processes,
+/// through the calls it makes (graphs in callee position, functions called through values) and
+/// the calls its arguments make. A graph merely passed as a value (partial(f, x) packing f) is not
+/// called here: its effects happen, and are tied, where it is called.
+bool call_has_effects(const NodePtr& n) {
+  std::unordered_set<const Node*> seen;
+  std::unordered_set<const FuncGraph*> graphs;
+  std::vector<NodePtr> work{n};
+  auto follow = [&](FuncGraph* g) {
+    if (g && g->output() && graphs.insert(g).second) work.push_back(g->output());
+  };
+  // The graphs a callee value may be (nullopt: a function we cannot see into).
+  auto callee_graphs = [&](const NodePtr& callee) -> bool {
+    if (FuncGraph* g = constant_graph(callee)) return follow(g), true;
+    if (callee->is_constant()) return true;  // an op or a graph primitive
+    const AbstractPtr& abs = callee->abstract();
+    // A function not known here (a parameter of a graph not yet specialized): it may.
+    if (!abs || abs->kind() != AbstractKind::kFunction) return false;
+    std::vector<const AbstractFunction*> fns;
+    if (auto* u = dynamic_cast<const FnUnion*>(abs.get()))
+      for (const auto& f : u->fns()) fns.push_back(f.get());
+    else if (auto* f = dynamic_cast<const AbstractFunction*>(abs.get()))
+      fns.push_back(f);
+    for (const AbstractFunction* f : fns) {
+      const ValuePtr& v = f->callee();
+      if (v->kind() == ValueKind::kGraph)
+        follow(static_cast<const GraphValue&>(*v).graph());
+      else if (v->kind() != ValueKind::kOp && v->kind() != ValueKind::kPrim)
+        return false;
+    }
+    return !fns.empty();
+  };
+  while (!work.empty()) {
+    NodePtr x = work.back();
+    work.pop_back();
+    auto* a = as_apply(x);
+    if (!a || !seen.insert(x.get()).second) continue;
+    if (is_prim_call(x, Prim::kAssign) || is_prim_call(x, Prim::kPrint) ||
+        is_prim_call(x, Prim::kRaise))
+      return true;
+    if (const Constant* c = as_constant(a->callee()); c && c->value()->kind() == ValueKind::kOp) {
+      const OpDef& op = static_cast<const OpValue&>(*c->value()).op();
+      if (op.effect || !op.mutated_inputs.empty()) return true;
+    }
+    if (!callee_graphs(a->callee())) return true;  // an opaque callee: assume it may
+    if (is_prim_call(x, Prim::kUnpackCall) && a->num_args() > 0 && !callee_graphs(a->arg(0)))
+      return true;  // f(*args): f is called
+    if (!a->callee()->is_constant()) work.push_back(a->callee());
+    for (const NodePtr& in : a->inputs())
+      if (in != a->callee() && in->is_apply()) work.push_back(in);
+  }
+  return false;
+}
+
+/// Whether a value is, or holds, a function (no run-time value of its own).
+bool holds_function(const AbstractPtr& a) {
+  if (!a) return false;
+  if (a->kind() == AbstractKind::kFunction) return true;
+  if (auto* t = as_tuple(a))
+    for (const auto& i : t->items())
+      if (holds_function(i)) return true;
+  return false;
 }
 
 /// Python truthiness of a constant; nullopt when not a compile-time fact.
@@ -315,6 +380,9 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       // folded (None, None) would drop the calls the frontend ties to the output this way.
       for (size_t i = 0; i < args.size(); ++i)
         if (args[i]->is_apply() && a[i]->kind() == AbstractKind::kNone) return keep(t);
+      if (constant_of(t))
+        for (const NodePtr& arg : args)
+          if (arg->is_apply() && call_has_effects(arg)) return keep(t);
       return fold_or_keep(t);
     }
     case Prim::kTupleGetItem: {
@@ -372,8 +440,30 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       bound.insert(bound.end(), a.begin() + 1, a.end());
       return keep(std::make_shared<FnAbs>(f->callee(), f->env(), f->site(), std::move(bound)));
     }
-    case Prim::kDepend:
+    case Prim::kDepend: {
+      // The frontend chains every call that may have effects into the output; a function value
+      // it chained (partial(f, x) packs f, which runs and is ordered where it is called) has no
+      // effect to order and no run-time value, so it leaves the chain.
+      auto inert = [](const NodePtr& n) {
+        return holds_function(n->abstract()) && !call_has_effects(n);
+      };
+      if (args.size() == 2 && inert(args[1])) return args[0];
+      if (args.size() == 2 && is_prim_call(args[1], Prim::kMakeTuple)) {
+        const auto* chain = as_apply(args[1]);
+        std::vector<NodePtr> kept{chain->callee()};
+        std::vector<AbstractPtr> kept_abs;
+        for (size_t i = 0; i < chain->num_args(); ++i)
+          if (!inert(chain->arg(i)))
+            kept.push_back(chain->arg(i)), kept_abs.push_back(chain->arg(i)->abstract());
+        if (kept.size() - 1 != chain->num_args()) {
+          if (kept_abs.empty()) return args[0];
+          NodePtr t = e.emit(ctx, std::move(kept),
+                             std::make_shared<AbstractTuple>(std::move(kept_abs)), loc);
+          return e.emit(ctx, {e.constant(ctx, prim_value(p)), args[0], t}, a[0], loc);
+        }
+      }
       return keep(a[0]);
+    }
     case Prim::kScalarNot:
       if (as_tensor(a[0])) {  // `not t` for a one-element tensor: its truth value
         const Shape& sh = as_tensor(a[0])->shape();

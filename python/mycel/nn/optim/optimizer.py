@@ -15,6 +15,7 @@ from mycel.common import insight_scope as _insight_scope
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel.common.tensor import Tensor
 from mycel.nn.cell import Cell, CellList
+from mycel.ops.multitype import Map
 from mycel.nn.learning_rate_schedule import LearningRateSchedule
 
 
@@ -127,6 +128,8 @@ class Optimizer(Cell):
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
         who = type(self).__name__
+        # What MindSpore's Optimizer gives subclasses to apply an update over the parameters.
+        self.map_, self.map_reverse = Map(), Map(None, True)
         _check_weight_decay(who, "weight_decay", weight_decay)
         if isinstance(loss_scale, bool) or not isinstance(loss_scale, (int, float)) or loss_scale <= 0:
             raise ValueError(f"{who}: argument 'loss_scale' must be a float > 0, got {loss_scale!r}")

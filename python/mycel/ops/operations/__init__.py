@@ -69,6 +69,13 @@ class Primitive:
         self.add_prim_attr("input_names", list(inputs))
         self.add_prim_attr("output_names", list(outputs))
 
+    def set_device(self, device_target):
+        """MindSpore's per-primitive placement; Mycel runs every op on the CPU, so "CPU" is
+        recorded (attribute primitive_target) and another target is a ValueError."""
+        if device_target not in ("CPU", "cpu"):
+            raise ValueError(f"{self.name}.set_device: Mycel runs on the CPU only, got {device_target!r}")
+        return self.add_prim_attr("primitive_target", "CPU")
+
     def __repr__(self):
         items = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
         return f"{type(self).__name__}<{items}>"
