@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mycel as ms
-from mycel import Parameter, Tensor, nn, ops
+from mycel import Tensor, nn, ops
 from mycel import _checkparam as validator
 from mycel.ops import functional as F
 from mycel.ops import operations as P
