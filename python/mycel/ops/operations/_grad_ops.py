@@ -16,6 +16,7 @@ import numpy as np
 
 from mycel import _mycel
 from mycel.common.autodiff import GradOperation
+from mycel.common.dtype import float64 as _float64
 from mycel.common.tensor import Tensor
 from mycel.ops.operations import compat_ops as _c1
 from mycel.ops.operations import compat_ops2 as _c2
@@ -26,10 +27,15 @@ _ops = _mycel.ops
 _VJP = GradOperation(sens_param=True)  # grad of the first input, given the output sensitivity
 
 
+@constexpr
 def _check_same_shape(who, a_name, a, b_name, b):
-    if tuple(a.shape) != tuple(b.shape):
+    """Shapes (a dim unknown until run time is None or -1, and matches any)."""
+    a = a.shape if hasattr(a, "shape") else a
+    b = b.shape if hasattr(b, "shape") else b
+    same = len(a) == len(b) and all(p is None or q is None or p < 0 or q < 0 or p == q for p, q in zip(a, b))
+    if not same:
         raise ValueError(f"{who}: {a_name} and {b_name} must have the same shape, got "
-                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+                         f"{tuple(a)} and {tuple(b)}")
 
 
 def _float(who, name, value):
@@ -45,7 +51,7 @@ class _VjpGrad(_Composite):
 
     def _call(self, a, b):
         x, dy = (b, a) if self._dy_first else (a, b)
-        _check_same_shape(type(self).__name__, "dy", dy, "x", x)
+        _check_same_shape(type(self).__name__, "dy", dy.shape, "x", x.shape)
         return _VJP(self._forward)(x, dy)
 
 
@@ -131,7 +137,7 @@ class SigmoidCrossEntropyWithLogitsGrad(_VjpGrad):
         self._forward = _c1.SigmoidCrossEntropyWithLogits()
 
     def _call(self, x, y, dout):
-        _check_same_shape("SigmoidCrossEntropyWithLogitsGrad", "dout", dout, "x", x)
+        _check_same_shape("SigmoidCrossEntropyWithLogitsGrad", "dout", dout.shape, "x", x.shape)
         return _VJP(self._forward)(x, y, dout)
 
 
@@ -148,7 +154,7 @@ class L2NormalizeGrad(_VjpGrad):
         self._forward = _c1.L2Normalize(self.axis, self.epsilon)
 
     def _call(self, x, out, dy):
-        _check_same_shape("L2NormalizeGrad", "dout", dy, "input_x", x)
+        _check_same_shape("L2NormalizeGrad", "dout", dy.shape, "input_x", x.shape)
         return _VJP(self._forward)(x, dy)
 
 
@@ -164,9 +170,9 @@ class KLDivLossGrad(_VjpGrad):
         self._forward = _c2.KLDivLoss(reduction)
 
     def _call(self, grads, x, target):
-        _check_same_shape("KLDivLossGrad", "target", target, "x", x)
+        _check_same_shape("KLDivLossGrad", "target", target.shape, "x", x.shape)
         if self.reduction == "none":
-            _check_same_shape("KLDivLossGrad", "grads", grads, "x", x)
+            _check_same_shape("KLDivLossGrad", "grads", grads.shape, "x", x.shape)
             return _VJP(self._forward)(x, target, grads)
         if grads.size != 1:
             raise ValueError(f"KLDivLossGrad: with reduction '{self.reduction}' grads must hold one "
@@ -186,7 +192,7 @@ class LRNGrad(_VjpGrad):
         self._forward = _c2.LRN(depth_radius, self.bias, self.alpha, self.beta)
 
     def _call(self, dy, x, y):
-        _check_same_shape("LRNGrad", "grads", dy, "x", x)
+        _check_same_shape("LRNGrad", "grads", dy.shape, "x", x.shape)
         return _VJP(self._forward)(x, dy)
 
 
@@ -281,6 +287,12 @@ def _shape_tuple(who, shape):
     return tuple(shape)
 
 
+@constexpr
+def _moved_as_float(dtype):
+    """bool and integer values go through float64 (exact: they are only copied or zero)."""
+    return str(dtype).lower().startswith(("bool", "int", "uint"))
+
+
 class StridedSliceGrad(_Composite):
     """(dy, shapex, begin, end, strides): zeros of shapex with dy where StridedSlice (with these
     masks) read, through the registry's strided_slice_grad."""
@@ -302,6 +314,10 @@ class StridedSliceGrad(_Composite):
         sliced = _ops.strided_slice(like, **attrs)
         if tuple(dy.shape) != tuple(sliced.shape):
             dy = _ops.reshape(dy, tuple(sliced.shape))
+        if _moved_as_float(dy.dtype):  # strided_slice_grad's kernel is floating-point only
+            wide = _ops.cast(dy, _float64)
+            out = _ops.strided_slice_grad(wide, _ops.cast(like, _float64), **attrs)
+            return _ops.cast(out, dy.dtype)
         return _ops.strided_slice_grad(dy, like, **attrs)
 
 
@@ -351,7 +367,7 @@ def _norm_stat_shape(shape, begin_norm_axis):
 
 
 class LayerNormGrad(_Composite):
-    """(dy, x, variance, mean, gamma) -> (dx, dgamma, dbeta) through the registry's
+    """(x, dy, variance, mean, gamma) -> (dx, dgamma, dbeta) through the registry's
     layer_norm_grad (rstd = 1 / sqrt(variance + epsilon), mean and rstd given no sensitivity)."""
 
     def __init__(self, begin_norm_axis=1, begin_params_axis=1, epsilon=1e-12):
@@ -361,14 +377,14 @@ class LayerNormGrad(_Composite):
         super().__init__(begin_norm_axis=begin_norm_axis, begin_params_axis=begin_params_axis,
                          epsilon=_float("LayerNormGrad", "epsilon", epsilon))
 
-    def _call(self, dy, x, variance, mean, gamma):
-        _check_same_shape("LayerNormGrad", "dy", dy, "x", x)
+    def _call(self, x, dy, variance, mean, gamma):
+        _check_same_shape("LayerNormGrad", "dy", dy.shape, "x", x.shape)
         if not -x.ndim <= self.begin_norm_axis < x.ndim:
             raise ValueError(f"LayerNormGrad: begin_norm_axis {self.begin_norm_axis} is out of range for "
                              f"rank {x.ndim}")
         stat = _norm_stat_shape(x.shape, self.begin_norm_axis)
-        mean = _ops.reshape(mean, stat)
-        rstd = _ops.reshape(_ops.rsqrt(variance + self.epsilon), stat)
+        mean = _ops.reshape(_ops.cast(mean, x.dtype), stat)
+        rstd = _ops.reshape(_ops.rsqrt(_ops.cast(variance, x.dtype) + self.epsilon), stat)
         zeros = _ops.zeros_like(mean)
         return _ops.layer_norm_grad(dy, x, gamma, mean, rstd, zeros, zeros,
                                     begin_norm_axis=self.begin_norm_axis,
