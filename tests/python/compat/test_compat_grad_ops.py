@@ -1,0 +1,241 @@
+"""MindSpore's gradient primitives (`ops.operations._grad_ops as G`) in both modes: each against
+numpy's closed form, central finite differences of a numpy forward (the vjp dy . J), or the
+adjoint identity <G(dy), x> = <dy, f(x)> of a numpy linear op."""
+import numpy as np
+import pytest
+
+import mycel as ms
+from mycel import Tensor, nn
+from mycel.ops.operations import _grad_ops as G
+
+R = np.random.default_rng(7)
+MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
+
+
+class _Net(nn.Cell):
+    def __init__(self, op, *consts):
+        super().__init__()
+        self.op = op
+        self.consts = consts
+
+    def construct(self, *args):
+        return self.op(*args, *self.consts)
+
+
+def _run(mode, op, *args, consts=()):
+    ms.set_context(mode=mode)
+    try:
+        out = _Net(op, *consts)(*[Tensor(a) for a in args])
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return tuple(o.asnumpy() for o in out) if isinstance(out, tuple) else out.asnumpy()
+
+
+def _vjp_fd(f, x, dy, h=1e-6):
+    """dy . df/dx by central differences of numpy's f (float64)."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        g[i] = np.sum(dy * (f(xp) - f(xm))) / (2 * h)
+    return g
+
+
+X = R.uniform(-0.9, 0.9, size=(3, 4))
+DY = R.normal(size=(3, 4))
+
+
+@MODES
+@pytest.mark.parametrize("name, f", [("ACosGrad", np.arccos), ("AsinGrad", np.arcsin), ("AtanGrad", np.arctan)])
+def test_trig_grads_are_the_vjp(mode, name, f):
+    got = _run(mode, getattr(G, name)(), X, DY)
+    np.testing.assert_allclose(got, _vjp_fd(f, X, DY), rtol=1e-6, atol=1e-8)
+
+
+@MODES
+def test_output_form_grads(mode):
+    """SqrtGrad, InvGrad, AsinhGrad, AcoshGrad take y = f(x); the vjp of f at x."""
+    x = R.uniform(1.5, 3.0, size=(2, 5))
+    dy = R.normal(size=(2, 5))
+    for op, f in ((G.SqrtGrad(), np.sqrt), (G.InvGrad(), np.reciprocal), (G.AsinhGrad(), np.arcsinh),
+                  (G.AcoshGrad(), np.arccosh)):
+        np.testing.assert_allclose(_run(mode, op, f(x), dy), _vjp_fd(f, x, dy), rtol=1e-6, atol=1e-8)
+    # EluGrad(dy, y): y = elu(x), alpha 1
+    xe = np.array([[-2.0, -0.5, 0.3, 1.7]])
+    dye = R.normal(size=(1, 4))
+    elu = lambda v: np.where(v > 0, v, np.expm1(v))  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.EluGrad(), dye, elu(xe)), _vjp_fd(elu, xe, dye), rtol=1e-6)
+
+
+def test_inv_grad_of_integers():
+    y = np.array([[-1, 1, 5], [3, 2, -1]], np.int32)
+    dy = np.array([[29, 1, -2], [3, 1, 12]], np.int32)
+    np.testing.assert_array_equal(_run(ms.PYNATIVE_MODE, G.InvGrad(), y, dy), -dy * y * y)
+
+
+@MODES
+def test_relu6_grad_kinks(mode):
+    """1 on (0, 6], 0 elsewhere: the left piece at each kink (MindSpore's ReLU6Grad)."""
+    x = np.array([[-1.0, 0.0, 0.5, 6.0, 6.5]])
+    dy = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
+    np.testing.assert_array_equal(_run(mode, G.ReLU6Grad(), dy, x), [[0.0, 0.0, 3.0, 4.0, 0.0]])
+    xs = R.uniform(-3, 9, size=(3, 4))
+    xs = xs[np.abs(xs) > 1e-3].reshape(-1)[:8][None]
+    xs = np.where(np.abs(xs - 6) < 1e-3, 5.0, xs)
+    d = R.normal(size=xs.shape)
+    np.testing.assert_allclose(_run(mode, G.ReLU6Grad(), d, xs),
+                               _vjp_fd(lambda v: np.clip(v, 0, 6), xs, d), atol=1e-8)
+
+
+@MODES
+def test_softplus_and_shrink_grads(mode):
+    x = np.array([[-1.3, -0.4, 0.1, 0.45, 0.8, 2.0]])
+    dy = R.normal(size=x.shape)
+    softplus = lambda v: np.log1p(np.exp(v))  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.SoftplusGrad(), dy, x), _vjp_fd(softplus, x, dy), rtol=1e-6)
+    soft = lambda v: np.where(v > 0.3, v - 0.3, np.where(v < -0.3, v + 0.3, 0.0))  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.SoftShrinkGrad(0.3), dy, x), _vjp_fd(soft, x, dy), atol=1e-8)
+    hard = lambda v: np.where(np.abs(v) > 0.5, v, 0.0)  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.HShrinkGrad(0.5), dy, x), _vjp_fd(hard, x, dy), atol=1e-8)
+
+
+@MODES
+def test_sigmoid_cross_entropy_and_kl_div_grads(mode):
+    x = R.normal(size=(3, 4))
+    y = R.random((3, 4))
+    dy = R.normal(size=(3, 4))
+    bce = lambda v: np.maximum(v, 0) - v * y + np.log1p(np.exp(-np.abs(v)))  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.SigmoidCrossEntropyWithLogitsGrad(), x, y, dy),
+                               _vjp_fd(bce, x, dy), rtol=1e-6)
+    target = np.array([[0.2, -1.0, 0.0, 0.7], [1.0, 0.3, 0.5, -0.5], [0.1, 0.2, 0.3, 0.4]])
+    kl = lambda v: target * (np.log(np.where(target > 0, target, 1.0)) - v)  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.KLDivLossGrad("none"), dy, x, target), _vjp_fd(kl, x, dy),
+                               rtol=1e-6, atol=1e-9)
+    s = np.array([0.7])
+    for reduction, scale in (("sum", 1.0), ("mean", 1 / 12), ("batchmean", 1 / 3)):
+        got = _run(mode, G.KLDivLossGrad(reduction), s, x, target)
+        np.testing.assert_allclose(got, -target * 0.7 * scale, rtol=1e-12)
+
+
+@MODES
+def test_l2_normalize_and_lrn_grads(mode):
+    x = R.normal(size=(2, 3, 4))
+    dy = R.normal(size=(2, 3, 4))
+    l2 = lambda v: v / np.sqrt(np.maximum((v * v).sum(1, keepdims=True), 1e-4))  # noqa: E731
+    np.testing.assert_allclose(_run(mode, G.L2NormalizeGrad(1, 1e-4), x, l2(x), dy), _vjp_fd(l2, x, dy),
+                               rtol=1e-6, atol=1e-9)
+    xl = R.normal(size=(1, 5, 2, 2))
+    dl = R.normal(size=(1, 5, 2, 2))
+
+    def lrn(v, r=2, bias=1.0, alpha=0.3, beta=0.75):
+        sq = np.zeros_like(v)
+        for c in range(v.shape[1]):
+            sq[:, c] = (v[:, max(0, c - r):c + r + 1] ** 2).sum(1)
+        return v / (bias + alpha * sq) ** beta
+    np.testing.assert_allclose(_run(mode, G.LRNGrad(2, 1.0, 0.3, 0.75), dl, xl, lrn(xl)), _vjp_fd(lrn, xl, dl),
+                               rtol=1e-6, atol=1e-9)
+
+
+@MODES
+def test_layer_norm_grad(mode):
+    x = R.normal(size=(4, 6))
+    dy = R.normal(size=(4, 6))
+    gamma = R.normal(size=(6,))
+    eps = 1e-12
+    mean, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+
+    def ln(v):
+        m, s = v.mean(1, keepdims=True), v.var(1, keepdims=True)
+        return (v - m) / np.sqrt(s + eps) * gamma
+    dx, dg, db = _run(mode, G.LayerNormGrad(1, 1), x, dy, var, mean, gamma)
+    np.testing.assert_allclose(dx, _vjp_fd(ln, x, dy), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(dg, (dy * (x - mean) / np.sqrt(var + eps)).sum(0), rtol=1e-10)
+    np.testing.assert_allclose(db, dy.sum(0), rtol=1e-12)
+
+
+@MODES
+def test_bias_add_grad(mode):
+    d = R.normal(size=(2, 3, 4, 5))
+    np.testing.assert_allclose(_run(mode, G.BiasAddGrad(), d), d.sum((0, 2, 3)), rtol=1e-12)
+    np.testing.assert_allclose(_run(mode, G.BiasAddGrad("NHWC"), d), d.sum((0, 1, 2)), rtol=1e-12)
+    np.testing.assert_array_equal(_run(mode, G.BiasAddGrad(), np.ones((2, 3, 4), np.int8)), [8, 8, 8])
+
+
+@MODES
+def test_slice_grads_scatter_dy(mode):
+    x = R.normal(size=(3, 4, 5))
+    dy = R.normal(size=(2, 2, 5))
+    want = np.zeros_like(x)
+    want[1:3, 1:3, :] = dy
+    np.testing.assert_array_equal(_run(mode, G.SliceGrad(), dy, x, consts=((1, 1, 0), (2, 2, -1))), want)
+    ds = R.normal(size=(2, 2, 2))
+    want = np.zeros((3, 4, 5))
+    want[0:3:2, 1:4:2, 0:5:3] = ds
+    got = _run(mode, G.StridedSliceGrad(), ds, consts=((3, 4, 5), (0, 1, 0), (3, 4, 5), (2, 2, 3)))
+    np.testing.assert_array_equal(got, want)
+    mask = np.array([True, False, True])
+    want = np.zeros((2, 3), bool)
+    want[1] = mask
+    got = _run(mode, G.StridedSliceGrad(shrink_axis_mask=1), mask, consts=((2, 3), (1, 0), (2, 3), (1, 1)))
+    np.testing.assert_array_equal(got, want)
+
+
+def _bilinear_align(x, oh, ow):
+    """numpy bilinear resize with align_corners=True (NCHW)."""
+    h, w = x.shape[-2:]
+    ys = np.arange(oh) * ((h - 1) / (oh - 1) if oh > 1 else 0)
+    xs = np.arange(ow) * ((w - 1) / (ow - 1) if ow > 1 else 0)
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    wy, wx = (ys - y0)[:, None], (xs - x0)[None, :]
+    top = x[..., y0, :][..., :, x0] * (1 - wx) + x[..., y0, :][..., :, x1] * wx
+    bot = x[..., y1, :][..., :, x0] * (1 - wx) + x[..., y1, :][..., :, x1] * wx
+    return top * (1 - wy) + bot * wy
+
+
+@MODES
+def test_resize_grads_are_adjoints(mode):
+    x = R.normal(size=(1, 2, 3, 4))
+    dy = R.normal(size=(1, 2, 5, 7))
+    g = _run(mode, G.ResizeBilinearGrad(align_corners=True), dy, x)
+    np.testing.assert_allclose(np.sum(g * x), np.sum(dy * _bilinear_align(x, 5, 7)), rtol=1e-10)
+    # nearest with align_corners=True: output pixel i reads round-half-up(i * (in - 1) / (out - 1))
+    dn = R.normal(size=(1, 2, 5, 7))
+    g = _run(mode, G.ResizeNearestNeighborGrad(align_corners=True), dn, consts=((3, 4),))
+    rows = np.floor(np.arange(5) * 2 / 4 + 0.5).astype(int)
+    cols = np.floor(np.arange(7) * 3 / 6 + 0.5).astype(int)
+    np.testing.assert_allclose(np.sum(g * x), np.sum(dn * x[..., rows, :][..., :, cols]), rtol=1e-10)
+
+
+@MODES
+def test_conv2d_backprop_filter(mode):
+    x = R.normal(size=(2, 3, 6, 7))
+    dout = R.normal(size=(2, 4, 2, 3))  # 3x3 kernel, stride 2, valid
+    want = np.zeros((4, 3, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            patch = x[:, :, i:i + 4:2, j:j + 5:2]
+            want[:, :, i, j] = np.einsum("nohw,nchw->oc", dout, patch)
+    op = G.Conv2DBackpropFilter(4, 3, stride=(2, 2))
+    np.testing.assert_allclose(_run(mode, op, dout, x, consts=((4, 3, 3, 3),)), want, rtol=1e-10)
+
+
+def test_concat_offset():
+    shapes = [(2, 3), (4, 3), (1, 3)]
+    out = G.ConcatOffset(3, 0)(tuple(Tensor(np.zeros(s, np.float32)) for s in shapes)).asnumpy()
+    np.testing.assert_array_equal(out, [[0, 0], [2, 0], [6, 0]])
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="ACosGrad: dy and x must have the same shape"):
+        G.ACosGrad()(Tensor(np.zeros(3, np.float32)), Tensor(np.zeros(4, np.float32)))
+    with pytest.raises(ValueError, match="KLDivLossGrad: reduction must be"):
+        G.KLDivLossGrad("avg")
+    with pytest.raises(ValueError, match="KLDivLossGrad: with reduction 'mean' grads must hold one value"):
+        G.KLDivLossGrad()(Tensor(np.ones((2, 2), np.float32)), Tensor(np.ones((2, 2), np.float32)),
+                          Tensor(np.ones((2, 2), np.float32)))
+    with pytest.raises(ValueError, match="SliceGrad: begin"):
+        G.SliceGrad()(Tensor(np.ones((2,), np.float32)), Tensor(np.ones((3,), np.float32)), (2,), (2,))
+    with pytest.raises(ValueError, match="ResizeNearestNeighborGrad: size"):
+        G.ResizeNearestNeighborGrad()(Tensor(np.ones((1, 1, 2, 2), np.float32)), (3,))
