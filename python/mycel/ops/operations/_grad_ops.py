@@ -17,9 +17,11 @@ import numpy as np
 from mycel import _mycel
 from mycel.common.autodiff import GradOperation
 from mycel.common.dtype import float64 as _float64
+from mycel.common.dtype import int64 as _int64
 from mycel.common.tensor import Tensor
 from mycel.ops.operations import compat_ops as _c1
 from mycel.ops.operations import compat_ops2 as _c2
+from mycel.ops.operations import compat_ops4 as _c4
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.primitive import constexpr
 
@@ -454,10 +456,105 @@ class ConcatOffset(_Composite):
         return _concat_offsets(tuple(tuple(t.shape) for t in input_x), self.axis)
 
 
+# Max pooling with indices: argmax is h * W + w in each (n, c) input plane.
+
+def _gather_planes(x_flat, index):
+    return _ops.gather_elements(x_flat, index, dim=1)
+
+
+def _argmax_scatter(who, x, grad, argmax):
+    """dx: each grad value added at its argmax in x's plane, the vjp of the gather of x's
+    planes at argmax (gather_elements' registry gradient)."""
+    if x.ndim != 4 or grad.ndim != 4:
+        raise ValueError(f"{who}: x and grad must be (N, C, H, W), got shapes {tuple(x.shape)} and "
+                         f"{tuple(grad.shape)}")
+    _check_same_shape(who, "argmax", argmax.shape, "grad", grad.shape)
+    n, c, h, w = x.shape
+    planes = _ops.reshape(x, (n * c, h * w))
+    index = _ops.reshape(_ops.cast(argmax, _int64), (n * c, -1))
+    dx = _VJP(_gather_planes)(planes, index, _ops.reshape(grad, (n * c, -1)))
+    return _ops.reshape(dx, (n, c, h, w))
+
+
+def _argmax_gather(who, grad, argmax, per_batch=False):
+    """The forward-mode counterpart: each output takes grad (shaped like x) at its argmax, an
+    index into its (n, c) plane, or with per_batch into its sample's (C, H, W)."""
+    if grad.ndim != 4 or argmax.ndim != 4:
+        raise ValueError(f"{who}: grad and argmax must be (N, C, H, W), got shapes {tuple(grad.shape)} "
+                         f"and {tuple(argmax.shape)}")
+    n, c, h, w = grad.shape
+    rows, size = (n, c * h * w) if per_batch else (n * c, h * w)
+    index = _ops.reshape(_ops.cast(argmax, _int64), (rows, -1))
+    out = _gather_planes(_ops.reshape(grad, (rows, size)), index)
+    return _ops.reshape(out, tuple(argmax.shape))
+
+
+class MaxPoolGradWithArgmax(_Composite):
+    """(x, grad, argmax): grad added at argmax in each input plane (MaxPoolWithArgmax's gradient)."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID", data_format="NCHW"):
+        who = "MaxPoolGradWithArgmax"
+        super().__init__(kernel_size=_c4._pair(who, "kernel_size", kernel_size),
+                         strides=_c4._pair(who, "strides", strides),
+                         pad_mode=_c4._pad_mode(who, pad_mode, ("valid", "same")), data_format=data_format)
+
+    def _call(self, x, grad, argmax):
+        return _argmax_scatter("MaxPoolGradWithArgmax", x, grad, argmax)
+
+
+class MaxPoolGradWithArgmaxV2(_Composite):
+    """(x, grad, argmax): grad added at argmax in each input plane (MaxPoolWithArgmaxV2's gradient)."""
+
+    def __init__(self, kernel_size, strides=None, pads=0, dilation=(1, 1), ceil_mode=False, argmax_type=None):
+        who = "MaxPoolGradWithArgmaxV2"
+        super().__init__(kernel_size=_c4._pair(who, "kernel_size", kernel_size),
+                         strides=_c4._pair(who, "strides", kernel_size if strides is None else strides),
+                         pads=pads, dilation=dilation, ceil_mode=bool(ceil_mode), argmax_type=argmax_type)
+
+    def _call(self, x, grad, argmax):
+        return _argmax_scatter("MaxPoolGradWithArgmaxV2", x, grad, argmax)
+
+
+class MaxPoolGradGradWithArgmax(_Composite):
+    """(x, grad, argmax): each pooled output takes grad (shaped like x) at its argmax, here an
+    index into the sample's C * H * W values (MindSpore's CPU kernel)."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID"):
+        who = "MaxPoolGradGradWithArgmax"
+        super().__init__(kernel_size=_c4._pair(who, "kernel_size", kernel_size),
+                         strides=_c4._pair(who, "strides", strides),
+                         pad_mode=_c4._pad_mode(who, pad_mode, ("valid", "same")))
+
+    def _call(self, x, grad, argmax):
+        _check_same_shape("MaxPoolGradGradWithArgmax", "grad", grad.shape, "x", x.shape)
+        return _argmax_gather("MaxPoolGradGradWithArgmax", grad, argmax, per_batch=True)
+
+
+class MaxPoolGradGrad(_Composite):
+    """(x, origin_output, grad): each pooled output takes grad (shaped like x) where its window's
+    first maximum of x is (MaxPoolWithArgmax's windows and padding)."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID", data_format="NCHW"):
+        who = "MaxPoolGradGrad"
+        if data_format != "NCHW":
+            raise ValueError(f"{who}: data_format must be 'NCHW', got {data_format!r}")
+        super().__init__(kernel_size=_c4._pair(who, "kernel_size", kernel_size),
+                         strides=_c4._pair(who, "strides", strides),
+                         pad_mode=_c4._pad_mode(who, pad_mode, ("valid", "same")), data_format=data_format)
+
+    def _call(self, x, origin_output, grad):
+        _check_same_shape("MaxPoolGradGrad", "grad", grad.shape, "x", x.shape)
+        if x.ndim != 4:
+            raise ValueError(f"MaxPoolGradGrad: x must be (N, C, H, W), got shape {tuple(x.shape)}")
+        _, argmax = _c4.max_pool2d_with_argmax(x, self.kernel_size, self.strides, self.pad_mode)
+        return _argmax_gather("MaxPoolGradGrad", grad, argmax)
+
+
 COMPOSITES = [
     "ACosGrad", "AsinGrad", "AtanGrad", "ReLU6Grad", "SoftplusGrad", "SoftShrinkGrad", "HShrinkGrad",
     "SigmoidCrossEntropyWithLogitsGrad", "L2NormalizeGrad", "KLDivLossGrad", "LRNGrad", "SqrtGrad",
     "InvGrad", "EluGrad", "AsinhGrad", "AcoshGrad", "BiasAddGrad", "SliceGrad", "StridedSliceGrad",
     "ResizeBilinearGrad", "ResizeNearestNeighborGrad", "LayerNormGrad", "Conv2DBackpropFilter",
-    "ConcatOffset",
+    "ConcatOffset", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV2", "MaxPoolGradGradWithArgmax",
+    "MaxPoolGradGrad",
 ]
