@@ -81,12 +81,25 @@ class AsinGrad(_VjpGrad):
         self._forward = _c2.Asin()
 
 
+@constexpr
+def _is_complex(dtype):
+    return str(dtype).lower().startswith("complex")
+
+
 class AtanGrad(_VjpGrad):
-    """dy / (1 + x^2): the gradient of Atan at x."""
+    """dy / (1 + x^2): the gradient of Atan at x; of complex x, dy / conj(1 + x^2) (Mycel's
+    complex convention, bprop_complex.h; Atan itself is real-only, so this is its one place)."""
 
     def __init__(self):
         super().__init__()
         self._forward = _c2.Atan()
+
+    def _call(self, x, dy):
+        if _is_complex(x.dtype):
+            _check_same_shape("AtanGrad", "dy", dy.shape, "x", x.shape)
+            return dy / _ops.conj(1.0 + x * x)
+        _check_same_shape("AtanGrad", "dy", dy.shape, "x", x.shape)
+        return _VJP(self._forward)(x, dy)
 
 
 class ReLU6Grad(_VjpGrad):
@@ -550,11 +563,25 @@ class MaxPoolGradGrad(_Composite):
         return _argmax_gather("MaxPoolGradGrad", grad, argmax)
 
 
+class DropoutGrad(_Composite):
+    """(dy, mask): dy * mask / keep_prob, Dropout's gradient for the mask it drew."""
+
+    def __init__(self, keep_prob=0.5):
+        keep_prob = _float("DropoutGrad", "keep_prob", keep_prob)
+        if not 0.0 < keep_prob <= 1.0:
+            raise ValueError(f"DropoutGrad: keep_prob must be in (0, 1], got {keep_prob}")
+        super().__init__(keep_prob=keep_prob)
+
+    def _call(self, dy, mask):
+        _check_same_shape("DropoutGrad", "mask", mask.shape, "dy", dy.shape)
+        return dy * _ops.cast(mask, dy.dtype) * (1.0 / self.keep_prob)
+
+
 COMPOSITES = [
     "ACosGrad", "AsinGrad", "AtanGrad", "ReLU6Grad", "SoftplusGrad", "SoftShrinkGrad", "HShrinkGrad",
     "SigmoidCrossEntropyWithLogitsGrad", "L2NormalizeGrad", "KLDivLossGrad", "LRNGrad", "SqrtGrad",
     "InvGrad", "EluGrad", "AsinhGrad", "AcoshGrad", "BiasAddGrad", "SliceGrad", "StridedSliceGrad",
     "ResizeBilinearGrad", "ResizeNearestNeighborGrad", "LayerNormGrad", "Conv2DBackpropFilter",
     "ConcatOffset", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV2", "MaxPoolGradGradWithArgmax",
-    "MaxPoolGradGrad",
+    "MaxPoolGradGrad", "DropoutGrad",
 ]
