@@ -239,3 +239,46 @@ def test_bad_input_errors():
         G.SliceGrad()(Tensor(np.ones((2,), np.float32)), Tensor(np.ones((3,), np.float32)), (2,), (2,))
     with pytest.raises(ValueError, match="ResizeNearestNeighborGrad: size"):
         G.ResizeNearestNeighborGrad()(Tensor(np.ones((1, 1, 2, 2), np.float32)), (3,))
+
+
+def _np_max_pool_argmax(x, k, s):
+    """(values, argmax h * W + w of the first maximum) of valid max pooling, numpy."""
+    n, c, h, w = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    vals, idx = np.zeros((n, c, oh, ow)), np.zeros((n, c, oh, ow), np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            win = x[:, :, i * s:i * s + k, j * s:j * s + k].reshape(n, c, -1)
+            a = win.argmax(-1)
+            vals[:, :, i, j] = win.max(-1)
+            idx[:, :, i, j] = (i * s + a // k) * w + j * s + a % k
+    return vals, idx
+
+
+@MODES
+def test_max_pool_grads_with_argmax(mode):
+    x = R.normal(size=(2, 3, 6, 5))
+    vals, idx = _np_max_pool_argmax(x, 2, 2)
+    dy = R.normal(size=vals.shape)
+    f = lambda v: _np_max_pool_argmax(v, 2, 2)[0]  # noqa: E731
+    want = _vjp_fd(f, x, dy)
+    for op in (G.MaxPoolGradWithArgmax(kernel_size=2, strides=2), G.MaxPoolGradWithArgmaxV2(2, 2)):
+        np.testing.assert_allclose(_run(mode, op, x, dy, idx.astype(np.int32)), want, rtol=1e-6, atol=1e-8)
+    # the grad-grad ops are the jvp: each output takes the tangent at its window's maximum
+    t = R.normal(size=x.shape)
+    jvp = (f(x + 1e-6 * t) - f(x - 1e-6 * t)) / 2e-6
+    np.testing.assert_allclose(_run(mode, G.MaxPoolGradGrad(2, 2), x, vals, t), jvp, rtol=1e-6, atol=1e-8)
+    per_sample = idx + (np.arange(3) * 30)[None, :, None, None]  # C * H * W indices
+    got = _run(mode, G.MaxPoolGradGradWithArgmax(2, 2), x, t, per_sample)
+    np.testing.assert_allclose(got, jvp, rtol=1e-6, atol=1e-8)
+
+
+@MODES
+def test_dropout_grad_and_complex_atan_grad(mode):
+    dy = R.normal(size=(3, 4))
+    mask = (R.random((3, 4)) < 0.6).astype(np.float64)
+    np.testing.assert_allclose(_run(mode, G.DropoutGrad(0.6), dy, mask), dy * mask / 0.6, rtol=1e-12)
+    z = R.normal(size=(5,)) + 1j * R.normal(size=(5,)) * 0.5
+    dz = R.normal(size=(5,)) + 1j * R.normal(size=(5,))
+    # d atan / dz = 1 / (1 + z^2); the cotangent rule conjugates the derivative
+    np.testing.assert_allclose(_run(mode, G.AtanGrad(), z, dz), dz / np.conj(1 + z * z), rtol=1e-12)
