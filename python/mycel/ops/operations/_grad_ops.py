@@ -577,11 +577,148 @@ class DropoutGrad(_Composite):
         return dy * _ops.cast(mask, dy.dtype) * (1.0 / self.keep_prob)
 
 
+# Position-sensitive ROI pooling (R-FCN): the forward is here, as in MindSpore's _grad_ops, and its
+# gradient is the forward's vjp (it is linear in x).
+
+class _ShapeError(ValueError, RuntimeError):
+    """A shape mismatch MindSpore reports at kernel launch (RuntimeError); a ValueError here."""
+
+
+def _positive_int(who, name, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{who}: {name} must be an int, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{who}: {name} must be > 0, got {value}")
+    return value
+
+
+def _positive_float(who, name, value):
+    value = _float(who, name, value)
+    if value <= 0:
+        raise ValueError(f"{who}: {name} must be > 0, got {value}")
+    return value
+
+
+@constexpr
+def _check_ps_roi_types(who, x_name, x_dtype, rois_dtype):
+    for name, dtype in ((x_name, x_dtype), ("rois", rois_dtype)):
+        if str(dtype).lower() not in ("float16", "float32"):
+            raise TypeError(f"{who}: {name} must be float16 or float32 (MindSpore's CPU kernel), got {dtype}")
+
+
+@constexpr
+def _ps_roi_layout(who, rois_shape, group, out_dim, x_shape=None, dy_shape=None):
+    """(rois count R, batch B) with checks; rois is (B, 5, K): (batch index, x1, y1, x2, y2)."""
+    if len(rois_shape) != 3 or rois_shape[1] != 5:
+        raise _ShapeError(f"{who}: rois must be (batch, 5, rois_num), got shape {tuple(rois_shape)}")
+    r = rois_shape[0] * rois_shape[2]
+    if x_shape is not None and (len(x_shape) != 4 or x_shape[1] != out_dim * group * group):
+        raise _ShapeError(f"{who}: x must be (N, output_dim * group_size ** 2 = {out_dim * group * group}, H, W), "
+                          f"got shape {tuple(x_shape)}")
+    if dy_shape is not None and tuple(dy_shape) != (r, out_dim, group, group):
+        raise _ShapeError(f"{who}: dy must be (batch * rois_num, output_dim, group_size, group_size) = "
+                          f"{(r, out_dim, group, group)}, got shape {tuple(dy_shape)}")
+    return r, rois_shape[0]
+
+
+@constexpr
+def _ps_grid(n):
+    return Tensor(np.arange(n, dtype=np.float32))
+
+
+def _round_half_away(v):
+    return _ops.sign(v) * _ops.floor(_ops.abs(v) + 0.5)
+
+
+def _ps_roi_bins(rois, r, group, scale, height, width, dtype):
+    """Each roi's batch index (R,) and its bins' pixel weights (R, G, G, H, W): 1 / bin area
+    over the bin's pixels (0 for an empty bin), MindSpore's rounding and clipping."""
+    boxes = _ops.cast(_ops.reshape(_ops.transpose(rois, (0, 2, 1)), (r, 5)), dtype)
+    batch = _ops.cast(boxes[:, 0], _int64)
+    start_w = _round_half_away(boxes[:, 1] * scale)
+    start_h = _round_half_away(boxes[:, 2] * scale)
+    bin_w = _ops.maximum(_round_half_away(boxes[:, 3] * scale) - start_w, 0.1) / group
+    bin_h = _ops.maximum(_round_half_away(boxes[:, 4] * scale) - start_h, 0.1) / group
+    p = _ops.cast(_ps_grid(group), dtype)
+    lo_h = _ops.clip_by_value(_ops.floor(p * bin_h[:, None] + start_h[:, None]), 0.0, float(height))
+    hi_h = _ops.clip_by_value(_ops.ceil((p + 1.0) * bin_h[:, None] + start_h[:, None]), 0.0, float(height))
+    lo_w = _ops.clip_by_value(_ops.floor(p * bin_w[:, None] + start_w[:, None]), 0.0, float(width))
+    hi_w = _ops.clip_by_value(_ops.ceil((p + 1.0) * bin_w[:, None] + start_w[:, None]), 0.0, float(width))
+    rows = _ops.cast(_ps_grid(height), dtype)
+    cols = _ops.cast(_ps_grid(width), dtype)
+    in_h = _ops.cast(_ops.logical_and(rows >= lo_h[:, :, None], rows < hi_h[:, :, None]), dtype)  # (R, G, H)
+    in_w = _ops.cast(_ops.logical_and(cols >= lo_w[:, :, None], cols < hi_w[:, :, None]), dtype)  # (R, G, W)
+    area = (hi_h - lo_h)[:, :, None] * (hi_w - lo_w)[:, None, :]  # (R, G, G)
+    inv = _ops.select(area > 0, 1.0 / _ops.maximum(area, 1.0), _ops.zeros_like(area))
+    weight = in_h[:, :, None, :, None] * in_w[:, None, :, None, :] * inv[:, :, :, None, None]
+    return batch, weight
+
+
+class PSROIPooling(_Composite):
+    """(x, rois) -> (batch * rois_num, output_dim, group_size, group_size): position-sensitive
+    average pooling (R-FCN); bin (i, j) of output channel c averages input channel
+    (c * group_size + i) * group_size + j over the bin."""
+
+    def __init__(self, spatial_scale, group_size, output_dim):
+        who = "PSROIPooling"
+        super().__init__(spatial_scale=_positive_float(who, "spatial_scale", spatial_scale),
+                         group_size=_positive_int(who, "group_size", group_size),
+                         output_dim=_positive_int(who, "output_dim", output_dim))
+
+    def __call__(self, *args):
+        if len(args) != 2:  # TypeError here, ValueError for the grad: MindSpore's types
+            raise TypeError(f"PSROIPooling: takes 2 inputs (x, rois), got {len(args)}")
+        for name, v in zip(("x", "rois"), args):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"PSROIPooling: {name} must be a Tensor, got {type(v).__name__}")
+        return self._call(*args)
+
+    def _call(self, x, rois):
+        _check_ps_roi_types("PSROIPooling", "x", x.dtype, rois.dtype)
+        g, d = self.group_size, self.output_dim
+        r, _ = _ps_roi_layout("PSROIPooling", rois.shape, g, d, x.shape)
+        batch, weight = _ps_roi_bins(rois, r, g, self.spatial_scale, x.shape[2], x.shape[3], x.dtype)
+        planes = _ops.reshape(_ops.gather(x, batch, 0), (r, d, g, g, x.shape[2], x.shape[3]))
+        return _ops.sum(planes * weight[:, None], (4, 5))
+
+
+class PSROIPoolingGrad(_Composite):
+    """(dy, rois) -> dx of shape (batch, output_dim * group_size ** 2, *input_size): the vjp of
+    PSROIPooling, dy spread evenly over each bin's pixels of its channel."""
+
+    def __init__(self, input_size, spatial_scale, group_size, output_dim):
+        who = "PSROIPoolingGrad"
+        if isinstance(input_size, int) and not isinstance(input_size, bool):
+            input_size = (input_size, input_size)
+        if not isinstance(input_size, tuple) or len(input_size) != 2:
+            raise TypeError(f"{who}: input_size must be an int or a tuple (height, width), got {input_size!r}")
+        input_size = tuple(_positive_int(who, "input_size", v) for v in input_size)
+        super().__init__(input_size=input_size, spatial_scale=_positive_float(who, "spatial_scale", spatial_scale),
+                         group_size=_positive_int(who, "group_size", group_size),
+                         output_dim=_positive_int(who, "output_dim", output_dim))
+        self._forward = PSROIPooling(self.spatial_scale, self.group_size, self.output_dim)
+
+    def __call__(self, *args):
+        if len(args) != 2:
+            raise ValueError(f"PSROIPoolingGrad: takes 2 inputs (dy, rois), got {len(args)}")
+        for name, v in zip(("dy", "rois"), args):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"PSROIPoolingGrad: {name} must be a Tensor, got {type(v).__name__}")
+        return self._call(*args)
+
+    def _call(self, dy, rois):
+        _check_ps_roi_types("PSROIPoolingGrad", "dy", dy.dtype, rois.dtype)
+        g, d = self.group_size, self.output_dim
+        _, b = _ps_roi_layout("PSROIPoolingGrad", rois.shape, g, d, None, dy.shape)
+        x = _ops.zeros((b, d * g * g) + self.input_size, dy.dtype)
+        return _VJP(self._forward)(x, rois, dy)
+
+
 COMPOSITES = [
     "ACosGrad", "AsinGrad", "AtanGrad", "ReLU6Grad", "SoftplusGrad", "SoftShrinkGrad", "HShrinkGrad",
     "SigmoidCrossEntropyWithLogitsGrad", "L2NormalizeGrad", "KLDivLossGrad", "LRNGrad", "SqrtGrad",
     "InvGrad", "EluGrad", "AsinhGrad", "AcoshGrad", "BiasAddGrad", "SliceGrad", "StridedSliceGrad",
     "ResizeBilinearGrad", "ResizeNearestNeighborGrad", "LayerNormGrad", "Conv2DBackpropFilter",
     "ConcatOffset", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV2", "MaxPoolGradGradWithArgmax",
-    "MaxPoolGradGrad", "DropoutGrad",
+    "MaxPoolGradGrad", "DropoutGrad", "PSROIPooling", "PSROIPoolingGrad",
 ]
