@@ -282,3 +282,53 @@ def test_dropout_grad_and_complex_atan_grad(mode):
     dz = R.normal(size=(5,)) + 1j * R.normal(size=(5,))
     # d atan / dz = 1 / (1 + z^2); the cotangent rule conjugates the derivative
     np.testing.assert_allclose(_run(mode, G.AtanGrad(), z, dz), dz / np.conj(1 + z * z), rtol=1e-12)
+
+
+def _np_ps_roi_pool(x, rois, scale, group, out_dim):
+    """R-FCN position-sensitive average pooling, loops (MindSpore's rounding and clipping)."""
+    h, w = x.shape[2:]
+    boxes = rois.transpose(0, 2, 1).reshape(-1, 5)
+    y = np.zeros((len(boxes), out_dim, group, group))
+    rnd = lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)  # noqa: E731
+    for r, (b, x1, y1, x2, y2) in enumerate(boxes):
+        sw, sh, ew, eh = rnd(x1 * scale), rnd(y1 * scale), rnd(x2 * scale), rnd(y2 * scale)
+        bw, bh = max(ew - sw, 0.1) / group, max(eh - sh, 0.1) / group
+        for c in range(out_dim):
+            for i in range(group):
+                for j in range(group):
+                    h0 = int(min(max(np.floor(i * bh + sh), 0), h))
+                    h1 = int(min(max(np.ceil((i + 1) * bh + sh), 0), h))
+                    w0 = int(min(max(np.floor(j * bw + sw), 0), w))
+                    w1 = int(min(max(np.ceil((j + 1) * bw + sw), 0), w))
+                    if h1 > h0 and w1 > w0:
+                        y[r, c, i, j] = x[int(b), (c * group + i) * group + j, h0:h1, w0:w1].mean()
+    return y
+
+
+ROIS = np.array([[[0.0, 1.0], [15.0, 40.0], [20.0, 3.0], [58.0, 130.0], [60.0, 90.0]],
+                 [[1.0, 0.0], [6.5, -20.0], [3.1, 8.0], [76.2, 30.0], [56.8, 200.0]]], np.float32)
+
+
+@MODES
+def test_ps_roi_pooling_and_grad(mode):
+    x = R.normal(size=(2, 2 * 3 * 3, 7, 6)).astype(np.float32)
+    want = _np_ps_roi_pool(x.astype(np.float64), ROIS.astype(np.float64), 1 / 16, 3, 2)
+    got = _run(mode, G.PSROIPooling(1 / 16, 3, 2), x, ROIS)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # the gradient is the adjoint of this linear map: <dx, x> = <dy, pool(x)>
+    dy = R.normal(size=want.shape).astype(np.float32)
+    dx = _run(mode, G.PSROIPoolingGrad((7, 6), 1 / 16, 3, 2), dy, ROIS)
+    assert dx.shape == x.shape
+    np.testing.assert_allclose(np.sum(dx.astype(np.float64) * x), np.sum(dy * want), rtol=1e-5)
+
+
+def test_ps_roi_pooling_errors():
+    with pytest.raises(TypeError, match="PSROIPoolingGrad: input_size must be an int or a tuple"):
+        G.PSROIPoolingGrad([2, 2], 1 / 16, 2, 2)
+    with pytest.raises(ValueError, match="PSROIPooling: group_size must be > 0"):
+        G.PSROIPooling(1 / 16, 0, 2)
+    op = G.PSROIPoolingGrad((7, 6), 1 / 16, 3, 2)
+    with pytest.raises(ValueError, match=r"PSROIPoolingGrad: dy must be \(batch \* rois_num"):
+        op(Tensor(np.ones((4, 2, 3, 2), np.float32)), Tensor(ROIS))
+    with pytest.raises(TypeError, match="PSROIPoolingGrad: dy must be float16 or float32"):
+        op(Tensor(np.ones((4, 2, 3, 3))), Tensor(ROIS))
