@@ -332,3 +332,26 @@ def test_ps_roi_pooling_errors():
         op(Tensor(np.ones((4, 2, 3, 2), np.float32)), Tensor(ROIS))
     with pytest.raises(TypeError, match="PSROIPoolingGrad: dy must be float16 or float32"):
         op(Tensor(np.ones((4, 2, 3, 3))), Tensor(ROIS))
+
+
+def _np_max_pool3d_same(v, k):
+    """3-d max pooling, stride 1, TensorFlow's 'same' padding (-inf), numpy."""
+    lo, hi = (k - 1) // 2, k - 1 - (k - 1) // 2
+    p = np.pad(v, ((0, 0), (0, 0), (lo, hi), (lo, hi), (lo, hi)), constant_values=-np.inf)
+    d, h, w = v.shape[2:]
+    out = np.empty_like(v)
+    for i in range(d):
+        for j in range(h):
+            for m in range(w):
+                out[:, :, i, j, m] = p[:, :, i:i + k, j:j + k, m:m + k].max((2, 3, 4))
+    return out
+
+
+@MODES
+def test_max_pool3d_grad_grad_is_the_jvp(mode):
+    x = R.normal(size=(2, 2, 3, 4, 3))
+    t = R.normal(size=x.shape)
+    f = lambda v: _np_max_pool3d_same(v, 3)  # noqa: E731
+    jvp = (f(x + 1e-6 * t) - f(x - 1e-6 * t)) / 2e-6
+    got = _run(mode, G.MaxPool3DGradGrad(3, 1, "SAME"), x, f(x), t)
+    np.testing.assert_allclose(got, jvp, rtol=1e-6, atol=1e-8)

@@ -12,6 +12,8 @@ One place per gradient: each class computes what Mycel's own backward of that op
   InvGrad(y, dy), EluGrad(dy, y), AsinhGrad(y, dy), AcoshGrad(y, dy)), the input is not at hand;
   the class is the derivative written on y, the form unary.cc's rules for sqrt, reciprocal and
   elu use (they read the saved output too)."""
+import math
+
 import numpy as np
 
 from mycel import _mycel
@@ -714,6 +716,72 @@ class PSROIPoolingGrad(_Composite):
         return _VJP(self._forward)(x, rois, dy)
 
 
+@constexpr
+def _same_pads_nd(shape, kernel, stride, pad_mode):
+    """Flat (before, after) pads of the window dims, TensorFlow's 'same' or none ('valid')."""
+    pads = []
+    for size, k, st in zip(shape, kernel, stride):
+        if pad_mode == "same":
+            pads += list(_c4._same_pads(size, k, st))
+        else:
+            pads += [0, 0]
+    return tuple(pads)
+
+
+@constexpr
+def _window_slices(shape, kernel, stride, pads):
+    """(begin, end, strides) of strided_slice over the padded shape, one per kernel offset; the
+    full-rank paddings, and whether there are any."""
+    nd, lead = len(kernel), len(shape) - len(kernel)
+    sizes = [shape[lead + i] + pads[2 * i] + pads[2 * i + 1] for i in range(nd)]
+    outs = [(sizes[i] - kernel[i]) // stride[i] + 1 for i in range(nd)]
+    if any(o < 1 for o in outs):
+        raise ValueError(f"MaxPool3DGradGrad: a {kernel} window does not fit the input {tuple(shape[lead:])}")
+    offsets = [()]
+    for k in kernel:
+        offsets = [o + (i,) for o in offsets for i in range(k)]
+    slices = tuple(((0,) * lead + off,
+                    tuple(shape[:lead]) + tuple(off[i] + stride[i] * (outs[i] - 1) + 1 for i in range(nd)),
+                    (1,) * lead + tuple(stride)) for off in offsets)
+    return slices, (0, 0) * lead + tuple(pads), any(pads)
+
+
+def _window_stack(x, kernel, stride, pads, fill):
+    """The pooling windows of x's last len(kernel) dims as one strided slice per kernel offset,
+    stacked on a new axis 0 (x padded by pads with fill)."""
+    slices, full_pads, padded = _window_slices(x.shape, kernel, stride, pads)
+    if padded:
+        x = _ops.pad(x, full_pads, value=fill)
+    views = []
+    for begin, end, strides in slices:
+        views.append(_ops.strided_slice(x, begin=begin, end=end, strides=strides))
+    return _ops.stack(views, 0)
+
+
+class MaxPool3DGradGrad(_Composite):
+    """(x, origin_output, grad): the forward-mode derivative of MaxPool3D at x in direction grad:
+    each output takes grad where its window's first maximum of x is (pad_mode 'valid' or
+    'same', NCDHW)."""
+
+    def __init__(self, kernel_size=(1, 1, 1), strides=(1, 1, 1), pad_mode="VALID", data_format="NCDHW"):
+        who = "MaxPool3DGradGrad"
+        if data_format != "NCDHW":
+            raise ValueError(f"{who}: data_format must be 'NCDHW', got {data_format!r}")
+        super().__init__(kernel_size=_c4._pair(who, "kernel_size", kernel_size, 3),
+                         strides=_c4._pair(who, "strides", strides, 3),
+                         pad_mode=_c4._pad_mode(who, pad_mode, ("valid", "same")), data_format=data_format)
+
+    def _call(self, x, origin_output, grad):
+        _check_same_shape("MaxPool3DGradGrad", "grad", grad.shape, "x", x.shape)
+        if x.ndim != 5:
+            raise ValueError(f"MaxPool3DGradGrad: x must be (N, C, D, H, W), got shape {tuple(x.shape)}")
+        pads = _same_pads_nd(tuple(x.shape[2:]), self.kernel_size, self.strides, self.pad_mode)
+        values = _window_stack(x, self.kernel_size, self.strides, pads, -math.inf)
+        tangents = _window_stack(grad, self.kernel_size, self.strides, pads, 0.0)
+        first = _ops.argmax(values, 0, True)
+        return _ops.gather_elements(tangents, first, dim=0)[0]
+
+
 COMPOSITES = [
     "ACosGrad", "AsinGrad", "AtanGrad", "ReLU6Grad", "SoftplusGrad", "SoftShrinkGrad", "HShrinkGrad",
     "SigmoidCrossEntropyWithLogitsGrad", "L2NormalizeGrad", "KLDivLossGrad", "LRNGrad", "SqrtGrad",
@@ -721,4 +789,5 @@ COMPOSITES = [
     "ResizeBilinearGrad", "ResizeNearestNeighborGrad", "LayerNormGrad", "Conv2DBackpropFilter",
     "ConcatOffset", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV2", "MaxPoolGradGradWithArgmax",
     "MaxPoolGradGrad", "DropoutGrad", "PSROIPooling", "PSROIPoolingGrad",
+    "MaxPool3DGradGrad",
 ]
