@@ -164,15 +164,13 @@ def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
 
 
 def kl_div(logits, labels, reduction="mean", log_target=False):
-    """labels * (log(labels) - logits), logits being log-probabilities; labels * log(labels) is
-    0 where labels <= 0 (xlogy), so the gradient of logits is -labels everywhere (MindSpore's
-    KLDivLossGrad, PyTorch's); 'batchmean' divides the sum by the batch size."""
+    """labels * (log(labels) - logits), logits being log-probabilities (0 where labels is 0);
+    'batchmean' divides the sum by the batch size."""
     if log_target:
         loss = _ops.exp(labels) * (labels - logits)
     else:
-        positive = _ops.greater(labels, 0)
-        safe = _ops.select(positive, labels, _ops.ones_like(labels))
-        loss = _ops.select(positive, labels * _ops.log(safe), _ops.zeros_like(labels)) - labels * logits
+        safe = _ops.select(_ops.greater(labels, 0), labels, _ops.ones_like(labels))
+        loss = _ops.select(_ops.greater(labels, 0), labels * (_ops.log(safe) - logits), _ops.zeros_like(labels))
     if reduction == "batchmean":
         return _ops.sum(loss) / logits.shape[0]
     return _reduce("kl_div", loss, reduction)

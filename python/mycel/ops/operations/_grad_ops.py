@@ -156,26 +156,34 @@ class L2NormalizeGrad(_VjpGrad):
         return _VJP(self._forward)(x, dy)
 
 
-class KLDivLossGrad(_VjpGrad):
-    """(grads, x, target): the gradient of KLDivLoss(reduction) with respect to x; grads is the
-    loss's sensitivity (a scalar or one-element tensor unless reduction is 'none')."""
+@constexpr
+def _kl_scale(shape, reduction):
+    n = 1
+    for d in shape:
+        n *= d
+    return {"sum": 1.0, "mean": 1.0 / max(n, 1), "batchmean": 1.0 / max(shape[0] if shape else 1, 1)}[reduction]
+
+
+class KLDivLossGrad(_Composite):
+    """(grads, x, target): MindSpore's -target * grads (divided by the element count for 'mean',
+    the batch for 'batchmean'). For target >= 0 this is KLDivLoss's gradient; for a negative
+    target MindSpore's forward gives 0 but its grad still -target * grads, and this follows."""
 
     def __init__(self, reduction="mean"):
         if reduction not in ("none", "mean", "batchmean", "sum"):
             raise ValueError(f"KLDivLossGrad: reduction must be 'none', 'mean', 'batchmean' or 'sum', "
                              f"got {reduction!r}")
         super().__init__(reduction=reduction)
-        self._forward = _c2.KLDivLoss(reduction)
 
     def _call(self, grads, x, target):
         _check_same_shape("KLDivLossGrad", "target", target.shape, "x", x.shape)
         if self.reduction == "none":
             _check_same_shape("KLDivLossGrad", "grads", grads.shape, "x", x.shape)
-            return _VJP(self._forward)(x, target, grads)
+            return -target * grads
         if grads.size != 1:
             raise ValueError(f"KLDivLossGrad: with reduction '{self.reduction}' grads must hold one "
                              f"value, got shape {tuple(grads.shape)}")
-        return _VJP(self._forward)(x, target, _ops.reshape(grads, ()))
+        return -target * (_ops.reshape(grads, ()) * _kl_scale(x.shape, self.reduction))
 
 
 class LRNGrad(_VjpGrad):
