@@ -8,11 +8,12 @@ One place per gradient: each class computes what Mycel's own backward of that op
 * Where the bprop calls a backward registry op (strided_slice_grad, resize_*_grad,
   layer_norm_grad, conv2d_backprop_filter, pad for slice), the class calls that op with
   MindSpore's arguments converted.
-The pooling ones (max pooling with argmax, PSROIPooling) are in grad_ops_pool.py.
 * Where MindSpore passes the forward's output instead of its input (SqrtGrad(y, dy),
   InvGrad(y, dy), EluGrad(dy, y), AsinhGrad(y, dy), AcoshGrad(y, dy)), the input is not at hand;
   the class is the derivative written on y, the form unary.cc's rules for sqrt, reciprocal and
-  elu use (they read the saved output too)."""
+  elu use (they read the saved output too). KLDivLossGrad is MindSpore's formula (its forward and
+  grad disagree for negative targets).
+The pooling ones (max pooling with argmax, PSROIPooling) are in grad_ops_pool.py."""
 import numpy as np
 
 from mycel import _mycel
