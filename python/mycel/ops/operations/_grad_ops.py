@@ -479,6 +479,8 @@ class DropoutGrad(_Composite):
 from mycel.ops.operations.grad_ops_pool import (  # noqa: E402,F401
     MaxPool3DGradGrad, MaxPoolGradGrad, MaxPoolGradGradWithArgmax, MaxPoolGradWithArgmax,
     MaxPoolGradWithArgmaxV2, PSROIPooling, PSROIPoolingGrad)
+# DeformableOffsets and its grad: deformable_ops.py.
+from mycel.ops.operations.deformable_ops import DeformableOffsets, DeformableOffsetsGrad  # noqa: E402,F401
 
 COMPOSITES = [
     "ACosGrad", "AsinGrad", "AtanGrad", "ReLU6Grad", "SoftplusGrad", "SoftShrinkGrad", "HShrinkGrad",
@@ -486,6 +488,6 @@ COMPOSITES = [
     "InvGrad", "EluGrad", "AsinhGrad", "AcoshGrad", "BiasAddGrad", "SliceGrad", "StridedSliceGrad",
     "ResizeBilinearGrad", "ResizeNearestNeighborGrad", "LayerNormGrad", "Conv2DBackpropFilter",
     "ConcatOffset", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV2", "MaxPoolGradGradWithArgmax",
-    "MaxPoolGradGrad", "DropoutGrad", "PSROIPooling", "PSROIPoolingGrad",
+    "MaxPoolGradGrad", "DropoutGrad", "PSROIPooling", "PSROIPoolingGrad", "DeformableOffsets", "DeformableOffsetsGrad",
     "MaxPool3DGradGrad",
 ]
