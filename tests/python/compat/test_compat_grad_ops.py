@@ -355,3 +355,47 @@ def test_max_pool3d_grad_grad_is_the_jvp(mode):
     jvp = (f(x + 1e-6 * t) - f(x - 1e-6 * t)) / 2e-6
     got = _run(mode, G.MaxPool3DGradGrad(3, 1, "SAME"), x, f(x), t)
     np.testing.assert_allclose(got, jvp, rtol=1e-6, atol=1e-8)
+
+
+def _np_deformable_offsets(x, off, k, stride=1, pad=0):
+    """numpy loop: tap (ky, kx) of output pixel (py, px) samples x bilinearly (zero outside) at
+    (py * s + ky - pad + dy, px * s + kx - pad + dx), times the mask (one deformable group)."""
+    n, c, h, w = x.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(n, 3, k, k, oh, ow)
+    out = np.zeros((n, c, oh * k, ow * k))
+
+    def at(img, r, q):
+        return img[r, q] if 0 <= r < h and 0 <= q < w else 0.0
+    for b in range(n):
+        for py in range(oh):
+            for px in range(ow):
+                for ky in range(k):
+                    for kx in range(k):
+                        sy = py * stride + ky - pad + off[b, 1, ky, kx, py, px]
+                        sx = px * stride + kx - pad + off[b, 0, ky, kx, py, px]
+                        if not (-1 < sy < h and -1 < sx < w):
+                            continue
+                        t, left = int(np.floor(sy)), int(np.floor(sx))
+                        a, e = sx - left, sy - t
+                        for ch in range(c):
+                            img = x[b, ch]
+                            v = (at(img, t, left) * (1 - a) * (1 - e) + at(img, t, left + 1) * a * (1 - e)
+                                 + at(img, t + 1, left) * (1 - a) * e + at(img, t + 1, left + 1) * a * e)
+                            out[b, ch, py * k + ky, px * k + kx] = v * off[b, 2, ky, kx, py, px]
+    return out
+
+
+@MODES
+def test_deformable_offsets_and_grad(mode):
+    x = R.normal(size=(1, 2, 5, 5))
+    off = np.concatenate([R.uniform(-1.4, 1.4, size=(1, 18, 2, 2)), R.uniform(0.2, 1.0, size=(1, 9, 2, 2))], 1)
+    args = ((1, 1, 2, 2), (1, 0, 1, 0), (3, 3))  # strides (NCHW), pads (top, bottom, left, right), ksize
+    want = _np_deformable_offsets(x, off, 3, stride=2, pad=1)
+    np.testing.assert_allclose(_run(mode, G.DeformableOffsets(*args), x, off), want, rtol=1e-10, atol=1e-12)
+    dout = R.normal(size=want.shape)
+    dx, doff = _run(mode, G.DeformableOffsetsGrad(*args), dout, x, off)
+    np.testing.assert_allclose(dx, _vjp_fd(lambda v: _np_deformable_offsets(v, off, 3, 2, 1), x, dout),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(doff, _vjp_fd(lambda v: _np_deformable_offsets(x, v, 3, 2, 1), off, dout),
+                               rtol=1e-5, atol=1e-7)
