@@ -399,3 +399,27 @@ def test_deformable_offsets_and_grad(mode):
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(doff, _vjp_fd(lambda v: _np_deformable_offsets(x, v, 3, 2, 1), off, dout),
                                rtol=1e-5, atol=1e-7)
+
+
+class _GradOfGrad(nn.Cell):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+        self.grad = ms.ops.GradOperation(get_all=True, sens_param=True)
+
+    def construct(self, dy, x, dout):
+        return self.grad(self.op)(dy, x, dout)
+
+
+@MODES
+def test_grad_primitives_differentiate_again(mode):
+    """SoftplusGrad(dy, x) = dy * sigmoid(x): its own gradient (MindSpore's softplus grad-grad)."""
+    dy, x, dout = R.normal(size=(3, 4)), R.normal(size=(3, 4)), R.normal(size=(3, 4))
+    ms.set_context(mode=mode)
+    try:
+        d_dy, d_x = _GradOfGrad(G.SoftplusGrad())(Tensor(dy), Tensor(x), Tensor(dout))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(d_dy.asnumpy(), dout * s, rtol=1e-12)
+    np.testing.assert_allclose(d_x.asnumpy(), dy * dout * s * (1 - s), rtol=1e-10, atol=1e-14)
