@@ -41,6 +41,7 @@ class _VjpGrad(_Composite):
         return _VJP(self._forward)(x, dy)
 
 
+# GradOperation differentiates functions and Cells, not a bare registry op.
 def _relu6(x):
     return _ops.relu6(x)
 
