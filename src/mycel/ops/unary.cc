@@ -541,8 +541,9 @@ MYCEL_REGISTER_BPROPS(unary) {
   rule("relu", [positive](BpropBuilder& g, GradVar, GradVar y, GradVar d, const Scalar& c) {
     return g.mul(d, bprop::as_mask(g, positive(g, y, c), g.meta(y).dtype));
   });
+  // relu6: the left piece at both kinks, so 0 at x == 0 and 1 at x == 6 (MindSpore's ReLU6Grad).
   rule("relu6", [positive](BpropBuilder& g, GradVar x, GradVar, GradVar d, const Scalar& c) {
-    GradVar inside = g.call("logical_and", {positive(g, x, c), g.call("less", {x, c(6)})});
+    GradVar inside = g.call("logical_and", {positive(g, x, c), g.call("less_equal", {x, c(6)})});
     return g.mul(d, bprop::as_mask(g, inside, g.meta(x).dtype));
   });
   rule("leaky_relu",

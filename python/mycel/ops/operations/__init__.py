@@ -169,6 +169,14 @@ for _name in _optim_ops.COMPOSITES:
         globals()[_name] = getattr(_optim_ops, _name)
         __all__.append(_name)
 
+# PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
+# gradients).
+from mycel.ops.operations import _grad_ops as _grad_ops_mod  # noqa: E402
+
+PSROIPooling = _grad_ops_mod.PSROIPooling
+DeformableOffsets = _grad_ops_mod.DeformableOffsets
+__all__ += ["PSROIPooling", "DeformableOffsets"]
+
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
 
