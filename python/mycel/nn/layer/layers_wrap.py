@@ -163,15 +163,20 @@ class AdaptiveMaxPool1d(Cell):
 
 
 class AdaptiveMaxPool2d(Cell):
-    """Max pooling of (N, C, H, W) to output_size (an int, a pair, None keeps a size)."""
+    """Max pooling of (N, C, H, W) to output_size (an int, a pair, None keeps a size); with
+    return_indices also the int64 position h * W + w of each maximum in its input plane."""
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise ValueError("AdaptiveMaxPool2d: return_indices is not supported; use ops.argmax on the windows")
+        if not isinstance(return_indices, bool):
+            raise TypeError(f"AdaptiveMaxPool2d: argument 'return_indices' must be a bool, "
+                            f"got {type(return_indices).__name__}")
         self.output_size = output_size
+        self.return_indices = return_indices
 
     def construct(self, x):
+        if self.return_indices:
+            return ops.adaptive_max_pool2d(x, self.output_size, True)
         return _adaptive_pool(x, _adaptive_plan(x.shape[-2:], self.output_size), ops.max, x.ndim - 2)
 
 
