@@ -161,6 +161,13 @@ for _name in _optim_ops.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops, _name)
         __all__.append(_name)
+# AdamNoUpdateParam, ApplyAdagradDA and the sparse optimizer primitives: optim_ops2.py.
+from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
+
+for _name in _optim_ops2.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_optim_ops2, _name)
+        __all__.append(_name)
 
 # Primitive forms of Python-level operations (tensor info, assign, depend, print): array_info.py.
 from mycel.ops import array_info as _array_info  # noqa: E402
