@@ -161,6 +161,13 @@ for _name in _optim_ops.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops, _name)
         __all__.append(_name)
+# compat19's checks, small array ops, RandomChoiceWithMask, ComputeAccidentalHits: compat_ops5.py.
+from mycel.ops.operations import compat_ops5 as _compat5  # noqa: E402
+
+for _name in _compat5.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat5, _name)
+        __all__.append(_name)
 # AdamNoUpdateParam, ApplyAdagradDA and the sparse optimizer primitives: optim_ops2.py.
 from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
 

@@ -1,0 +1,224 @@
+"""Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
+(SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
+SparseGatherV2, DataFormatDimMap, FloatStatus, Partial), RandomChoiceWithMask (ops.choice_with_mask)
+and ComputeAccidentalHits (its output length depends on the data: eager)."""
+import functools
+
+import numpy as np
+
+from mycel import _mycel
+from mycel.common.dtype import bool_, float32, get_py_obj_dtype, int32, int64
+from mycel.common.tensor import Tensor
+from mycel.ops.operations.compat_ops import _Composite
+from mycel.ops.primitive import constexpr
+
+_ops = _mycel.ops
+
+
+class SameTypeShape(_Composite):
+    """x, after checking that y has x's dtype (TypeError) and shape (ValueError)."""
+
+    def _call(self, input_x, input_y):
+        if input_x.dtype != input_y.dtype:
+            raise TypeError(f"SameTypeShape: 'input_y' dtype {input_y.dtype} differs from 'input_x' dtype {input_x.dtype}")
+        if tuple(input_x.shape) != tuple(input_y.shape):
+            raise ValueError(f"SameTypeShape: 'input_y' shape {tuple(input_y.shape)} differs from 'input_x' "
+                             f"shape {tuple(input_x.shape)}")
+        return input_x
+
+
+class CheckBprop(_Composite):
+    """input_x (the gradients a user bprop returned), after checking them against input_y (the
+    arguments): the same count, and each gradient with its argument's shape and dtype."""
+
+    def __init__(self, prim_to_check=""):
+        super().__init__(prim_to_check=prim_to_check)
+
+    def _call(self, input_x, input_y):
+        who = f"CheckBprop: user defined method 'bprop'{' of ' + self.prim_to_check if self.prim_to_check else ''}"
+        if not isinstance(input_x, tuple) or not isinstance(input_y, tuple):
+            raise TypeError(f"{who}: the gradients and the arguments must be tuples, got "
+                            f"{type(input_x).__name__} and {type(input_y).__name__}")
+        if len(input_x) != len(input_y):
+            raise ValueError(f"{who}: returned {len(input_x)} gradients for {len(input_y)} arguments")
+        for i, (g, a) in enumerate(zip(input_x, input_y)):
+            if isinstance(g, Tensor) and isinstance(a, Tensor):
+                if tuple(g.shape) != tuple(a.shape):
+                    raise ValueError(f"{who}: gradient {i} has shape {tuple(g.shape)}, its argument {tuple(a.shape)}")
+                if g.dtype != a.dtype:
+                    raise TypeError(f"{who}: gradient {i} has dtype {g.dtype}, its argument {a.dtype}")
+        return input_x
+
+
+def _is_type(t):
+    return isinstance(t, type) or type(t).__name__ == "dtype"
+
+
+class IsSubClass(_Composite):
+    """Whether sub_type is type_ (Mycel's dtypes have no hierarchy: int_ is int64) or, for
+    Python classes, a subclass of it."""
+
+    def _call(self, sub_type, type_):
+        if not _is_type(sub_type) or not _is_type(type_):
+            raise TypeError(f"IsSubClass: both arguments must be types, got {sub_type!r} and {type_!r}")
+        if isinstance(sub_type, type) and isinstance(type_, type):
+            return issubclass(sub_type, type_)
+        return sub_type == type_
+
+
+class IsInstance(_Composite):
+    """Whether inst is of type_: a Python class (list, tuple, Tensor, ...) by isinstance, a dtype
+    by the dtype of a Python scalar (1 is int64, 1.0 float64, as MindSpore types them)."""
+
+    def _call(self, inst, type_):
+        if not _is_type(type_):
+            raise TypeError(f"IsInstance: argument 'type_' must be a type, got {type_!r}")
+        if isinstance(type_, type):
+            return isinstance(inst, type_)
+        if isinstance(inst, (bool, int, float)):
+            return get_py_obj_dtype(inst) == type_
+        return False
+
+
+class AccumulateNV2(_Composite):
+    """The elementwise sum of a tuple or list of same-shaped tensors (AddN)."""
+
+    def _call(self, inputs):
+        if not isinstance(inputs, (tuple, list)) or not inputs:
+            raise TypeError("AccumulateNV2: 'inputs' must be a non-empty tuple or list of tensors")
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = out + x
+        return out
+
+
+@constexpr
+def _check_parallel_concat(shapes, dtypes):
+    for s in shapes:
+        if len(s) < 1 or s[0] != 1:
+            raise ValueError(f"ParallelConcat: every input must have rank >= 1 and first dim 1, got shapes {list(shapes)}")
+        if tuple(s) != tuple(shapes[0]):
+            raise ValueError(f"ParallelConcat: the inputs must have one shape, got {list(shapes)}")
+    if any(d != dtypes[0] for d in dtypes):
+        raise TypeError(f"ParallelConcat: the inputs must have one dtype, got {list(dtypes)}")
+    return True
+
+
+class ParallelConcat(_Composite):
+    """Concat along dim 0 of tensors whose first dim is 1 (one shape, one dtype)."""
+
+    def _call(self, values):
+        _check_parallel_concat(tuple(tuple(v.shape) for v in values), tuple(v.dtype for v in values))
+        return _ops.concat(tuple(values), 0)
+
+
+class SparseGatherV2(_Composite):
+    """Gather(input_params, input_indices, axis): the slices of input_params along axis."""
+
+    def _call(self, input_params, input_indices, axis):
+        return _ops.gather(input_params, input_indices, axis)
+
+
+@constexpr
+def _dim_map(src, dst):
+    """dst's position of each of src's letters, for the indices -4..3 (offset by 4)."""
+    return tuple(dst.index(src[i % 4]) for i in range(-4, 4))
+
+
+class DataFormatDimMap(_Composite):
+    """Maps dimension indices of src_format (in [-4, 4)) to the same letters' indices in
+    dst_format ('NHWC' or 'NCHW')."""
+
+    def __init__(self, src_format="NHWC", dst_format="NCHW"):
+        for name, v in (("src_format", src_format), ("dst_format", dst_format)):
+            if v not in ("NHWC", "NCHW"):
+                raise ValueError(f"DataFormatDimMap: argument '{name}' must be 'NHWC' or 'NCHW', got {v!r}")
+        super().__init__(src_format=src_format, dst_format=dst_format)
+
+    def _call(self, input_x):
+        table = Tensor(np.array(_dim_map(self.src_format, self.dst_format), np.int64))
+        y = _ops.gather(table, _ops.cast(input_x, int64) + 4, 0)
+        return _ops.cast(y, input_x.dtype)
+
+
+class FloatStatus(_Composite):
+    """[1.0] when x holds a NaN or an infinity, else [0.0] (float32, shape (1,))."""
+
+    def _call(self, x):
+        bad = _ops.logical_not(_ops.all(_ops.isfinite(x)))
+        return _ops.reshape(_ops.cast(bad, float32), (1,))
+
+
+class Partial(_Composite):
+    """Partial()(fn, *args): fn with its first arguments bound (functools.partial)."""
+
+    def _call(self, *args):
+        if not args or not callable(args[0]):
+            raise TypeError("Partial: the first argument must be a function")
+        return functools.partial(args[0], *args[1:])
+
+
+class RandomChoiceWithMask(_Composite):
+    """count random positions of the True elements of a bool tensor: (index, int32 (count, rank),
+    one position per row; mask, bool (count,)). With fewer True elements than count, the rows
+    after them are zeros with mask False."""
+
+    def __init__(self, count=256, seed=0, seed2=0):
+        for name, v, lo in (("count", count, 1), ("seed", seed, 0), ("seed2", seed2, 0)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"RandomChoiceWithMask: argument '{name}' must be an int >= {lo}, got {v!r}")
+        super().__init__(count=count, seed=seed, seed2=seed2)
+
+    def _call(self, input_x):
+        if input_x.dtype != bool_ or not 1 <= input_x.ndim <= 5:
+            raise TypeError(f"RandomChoiceWithMask: 'input_x' must be a bool tensor of rank 1 to 5, "
+                            f"got {input_x.dtype} of rank {input_x.ndim}")
+        n, k, shape = input_x.size, self.count, tuple(input_x.shape)
+        # Random keys for the True positions (False ones get -1), the largest k win.
+        keys = _ops.select(_ops.reshape(input_x, (-1,)), _ops.uniform((n,), 0.0, 1.0, self.seed, float32, self.seed2),
+                           _ops.fill(float32, (n,), -1.0))
+        if k > n:
+            keys = _ops.concat((keys, _ops.fill(float32, (k - n,), -1.0)), 0)
+        top, flat = _ops.top_k(keys, k)
+        mask = _ops.greater_equal(top, 0.0)
+        flat = _ops.select(mask, _ops.cast(flat, int64), _ops.zeros((k,), int64))
+        coords, rest = [], flat
+        for d in reversed(shape):
+            coords.append(_ops.mod(rest, d))
+            rest = _ops.floor_div(rest, d)
+        index = _ops.stack(tuple(reversed(coords)), 1)
+        return _ops.cast(index, int32), mask
+
+
+def choice_with_mask(input_x, count=256, seed=0, seed2=0):
+    """RandomChoiceWithMask(count, seed, seed2)(input_x)."""
+    return RandomChoiceWithMask(count, seed, seed2)(input_x)
+
+
+class ComputeAccidentalHits(_Composite):
+    """Where the sampled candidates hit a true class: for each row i of true_classes and each of
+    its num_true labels, every position j of sampled_candidates equal to it gives (i, j) with
+    weight -FLT_MAX (to add to the logits). Returns (indices int32, ids int64, weights float32)."""
+
+    def __init__(self, num_true=1):
+        if isinstance(num_true, bool) or not isinstance(num_true, int) or num_true < 1:
+            raise ValueError(f"ComputeAccidentalHits: argument 'num_true' must be an int >= 1, got {num_true!r}")
+        super().__init__(num_true=num_true)
+
+    def _call(self, true_classes, sampled_candidates):
+        t, s = true_classes.asnumpy(), sampled_candidates.asnumpy()
+        if t.ndim != 2 or t.shape[1] != self.num_true or s.ndim != 1:
+            raise ValueError(f"ComputeAccidentalHits: 'true_classes' must have shape (batch, {self.num_true}) "
+                             f"and 'sampled_candidates' be 1-d, got {t.shape} and {s.shape}")
+        rows, ids = [], []
+        for i in range(t.shape[0]):
+            for label in t[i]:
+                hit = np.flatnonzero(s == label)
+                rows.extend([i] * len(hit))
+                ids.extend(hit.tolist())
+        weights = np.full(len(rows), np.finfo(np.float32).min, np.float32)
+        return (Tensor(np.array(rows, np.int32)), Tensor(np.array(ids, np.int64)), Tensor(weights))
+
+
+COMPOSITES = [n for n, v in dict(globals()).items()
+              if isinstance(v, type) and issubclass(v, _Composite) and v is not _Composite]
