@@ -36,30 +36,39 @@ def _check_choose(x, n, mode):
                          f"got values from {a.min()} to {a.max()}")
 
 
+@constexpr
+def _check_ranks(x_ndim, shape):
+    if x_ndim == 0 or not shape:
+        raise ValueError(f"Tensor.choose: the tensor and the choices must have rank > 0, "
+                         f"got tensor rank {x_ndim} and broadcast shape {shape}")
+    return True
+
+
 def choose(x, choices, mode="clip"):
     """out[i...] = choices[x[i...]][i...] (NumPy's choose): x and every choice broadcast to one
     shape. choices is a sequence of tensors, or a tensor whose first dim is the sequence. mode
     says what an index outside [0, n) does: 'clip' to the range (negative -> 0), 'wrap' modulo
     n, 'raise' an error (eager only). The values keep the choices' dtype."""
-    if mode not in ("clip", "wrap", "raise"):
-        raise ValueError(f"Tensor.choose: argument 'mode' must be 'clip', 'wrap' or 'raise', got {mode!r}")
+    _check_mode(mode)
     if isinstance(choices, Tensor):
-        if choices.ndim == 0:
-            raise ValueError("Tensor.choose: argument 'choices' must not be a scalar tensor")
         n = choices.shape[0]
         shape = _broadcast_shape("Tensor.choose", x.shape, choices.shape[1:])
         stacked = _ops.broadcast_to(choices, (n,) + shape)
     else:
-        items = [c if isinstance(c, Tensor) else Tensor(np.asarray(c)) for c in choices]
-        if not items:
-            raise ValueError("Tensor.choose: argument 'choices' must not be empty")
-        n = len(items)
-        shape = _broadcast_shape("Tensor.choose", x.shape, *[c.shape for c in items])
-        dtype = _common_dtype([c.dtype for c in items])
-        stacked = _ops.stack([_ops.broadcast_to(_ops.cast(c, dtype), shape) for c in items], 0)
-    if x.ndim == 0 or len(shape) == 0:
-        raise ValueError(f"Tensor.choose: the tensor and the choices must have rank > 0, "
-                         f"got tensor rank {x.ndim} and broadcast shape {shape}")
+        items, shapes, dtypes, n = (), (x.shape,), (), 0  # loops, not len(): graph mode parses this
+        for c in choices:
+            t = c if isinstance(c, Tensor) else Tensor(np.asarray(c))
+            items += (t,)
+            shapes += (t.shape,)
+            dtypes += (t.dtype,)
+            n = n + 1
+        shape = _broadcast_shape("Tensor.choose", *shapes)
+        dtype = _common_dtype(dtypes)
+        parts = ()
+        for c in items:
+            parts += (_ops.broadcast_to(_ops.cast(c, dtype), shape),)
+        stacked = _ops.stack(parts, 0)
+    _check_ranks(x.ndim, shape)
     idx = _ops.broadcast_to(_ops.cast(x, int64), shape)
     if mode == "raise":
         _check_choose(idx, n, mode)
@@ -68,6 +77,13 @@ def choose(x, choices, mode="clip"):
     else:
         idx = _ops.clip_by_value(idx, 0, n - 1)
     return _ops.squeeze(_ops.gather_elements(stacked, _ops.expand_dims(idx, 0), 0), (0,))
+
+
+@constexpr
+def _check_mode(mode):
+    if mode not in ("clip", "wrap", "raise"):
+        raise ValueError(f"Tensor.choose: argument 'mode' must be 'clip', 'wrap' or 'raise', got {mode!r}")
+    return True
 
 
 # ---- itemset --------------------------------------------------------------------------------------

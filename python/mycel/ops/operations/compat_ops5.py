@@ -83,9 +83,12 @@ class IsInstance(_Composite):
 class AccumulateNV2(_Composite):
     """The elementwise sum of a tuple or list of same-shaped tensors (AddN)."""
 
-    def _call(self, inputs):
+    def __call__(self, inputs):  # eager: check the container (graph mode sees a tuple)
         if not isinstance(inputs, (tuple, list)) or not inputs:
             raise TypeError("AccumulateNV2: 'inputs' must be a non-empty tuple or list of tensors")
+        return self._call(inputs)
+
+    def _call(self, inputs):
         out = inputs[0]
         for x in inputs[1:]:
             out = out + x
@@ -108,8 +111,12 @@ class ParallelConcat(_Composite):
     """Concat along dim 0 of tensors whose first dim is 1 (one shape, one dtype)."""
 
     def _call(self, values):
-        _check_parallel_concat(tuple(tuple(v.shape) for v in values), tuple(v.dtype for v in values))
-        return _ops.concat(tuple(values), 0)
+        shapes, dtypes = (), ()
+        for v in values:  # loops: graph mode parses this
+            shapes += (v.shape,)
+            dtypes += (v.dtype,)
+        _check_parallel_concat(shapes, dtypes)
+        return _ops.concat(values, 0)
 
 
 class SparseGatherV2(_Composite):
@@ -182,11 +189,11 @@ class RandomChoiceWithMask(_Composite):
         top, flat = _ops.top_k(keys, k)
         mask = _ops.greater_equal(top, 0.0)
         flat = _ops.select(mask, _ops.cast(flat, int64), _ops.zeros((k,), int64))
-        coords, rest = [], flat
-        for d in reversed(shape):
-            coords.append(_ops.mod(rest, d))
+        coords, rest = (), flat
+        for d in shape[::-1]:  # row-major: the last dim varies fastest
+            coords = (_ops.mod(rest, d),) + coords
             rest = _ops.floor_div(rest, d)
-        index = _ops.stack(tuple(reversed(coords)), 1)
+        index = _ops.stack(coords, 1)
         return _ops.cast(index, int32), mask
 
 
