@@ -447,7 +447,7 @@ def test_small_primitives(mode):
     x = RNG.normal(size=(2, 3)).astype(np.float32)
     dims = np.array([-4, -3, -2, -1, 0, 1, 2, 3], np.int32)
     for src, dst in [("NHWC", "NCHW"), ("NCHW", "NHWC"), ("NHWC", "NHWC")]:
-        want = np.array([dst.index(src[d]) for d in dims])
+        want = np.array([src.index(dst[d]) for d in dims])  # MindSpore CPU: NHWC->NCHW maps 1 to 3
         got = Fn(lambda t, p=ops.DataFormatDimMap(src, dst): p(t))(T(dims)).asnumpy()
         np.testing.assert_array_equal(got, want)
         assert got.dtype == np.int32
@@ -526,3 +526,25 @@ def test_compute_accidental_hits():
     np.testing.assert_array_equal(weights.asnumpy(), np.full(len(want), -np.finfo(np.float32).max, np.float32))
     with pytest.raises(ValueError, match=r"shape \(batch, 3\)"):
         ops.ComputeAccidentalHits(3)(T(true), T(cand))
+
+
+def test_adaptive_max_pool2d_rank_and_renorm_primitive(mode):
+    with pytest.raises(ValueError, match="AdaptiveMaxPool2d: input 'x' must be 3 or 4-D, got 0-D"):
+        nn.AdaptiveMaxPool2d((2, 2))(T(np.float32(1.0)))
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    got = Fn(lambda t, p=ops.Renorm(2, 1, 1.0): p(t))(T(x)).asnumpy()
+    np.testing.assert_allclose(got, _renorm(x, 2, 1, 1.0), rtol=1e-5, atol=1e-6)
+
+
+def test_adam_use_lazy_and_use_offload_are_adam(mode):
+    p0 = RNG.normal(size=(4,))
+    g = RNG.normal(size=(4,))
+    for kw in ({"use_lazy": True}, {"use_offload": True}):
+        w = Parameter(T(p0, np.float32), name="w")
+        nn.Adam([w], 0.01, **kw)((T(g, np.float32),))
+        np.testing.assert_allclose(w.asnumpy(), _adam_numpy(p0, g, 1), rtol=1e-5, atol=1e-7)
+    w = Parameter(T(p0, np.float32), name="w")
+    with pytest.raises(ValueError, match="use_lazy and use_offload cannot both be True"):
+        nn.Adam([w], use_lazy=True, use_offload=True)
+    with pytest.raises(KeyError, match="use_lazy"):
+        nn.Adam([w], use_lazzy=True)

@@ -7,6 +7,7 @@ from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import Uniform, initializer
 from mycel.common.parameter import Parameter
+from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
 from mycel.nn.layer.layers_extra import DiceLoss
@@ -175,6 +176,7 @@ class AdaptiveMaxPool2d(Cell):
         self.return_indices = return_indices
 
     def construct(self, x):
+        check_rank("AdaptiveMaxPool2d", "x", x.ndim, (3, 4))
         if self.return_indices:
             return ops.adaptive_max_pool2d(x, self.output_size, True)
         return _adaptive_pool(x, _adaptive_plan(x.shape[-2:], self.output_size), ops.max, x.ndim - 2)

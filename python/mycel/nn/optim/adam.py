@@ -18,7 +18,7 @@ class Adam(Optimizer):
     the running max of v. weight_decay adds wd * p to g."""
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, use_locking=False,
-                 use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False):
+                 use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False, **kwargs):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         who = type(self).__name__  # AdamOffload's errors name it
         self.beta1, self.beta2, self.eps = _check_betas(who, beta1, beta2, eps)
@@ -27,6 +27,18 @@ class Adam(Optimizer):
         self.use_amsgrad = check_bool(who, "use_amsgrad", use_amsgrad)
         if use_nesterov and use_amsgrad:
             raise ValueError(f"{who}: use_nesterov and use_amsgrad cannot both be True")
+        # MindSpore's use_lazy (LazyAdam for sparse gradients) and use_offload (AdamOffload):
+        # with dense gradients both are this update.
+        unknown = set(kwargs) - {"use_lazy", "use_offload"}
+        if unknown:
+            raise KeyError(f"{who}: unexpected keyword arguments {sorted(unknown)}; the extra ones "
+                           "supported are 'use_lazy' and 'use_offload'")
+        self.use_lazy = check_bool(who, "use_lazy", kwargs.get("use_lazy", False))
+        self.use_offload = check_bool(who, "use_offload", kwargs.get("use_offload", False))
+        if self.use_lazy and self.use_offload:
+            raise ValueError(f"{who}: use_lazy and use_offload cannot both be True")
+        if use_amsgrad and (self.use_lazy or self.use_offload):
+            raise ValueError(f"{who}: use_amsgrad cannot be combined with use_lazy or use_offload")
         self.beta1_power = self._scalar_state("beta1_power", 1.0)
         self.beta2_power = self._scalar_state("beta2_power", 1.0)
         self.moment1 = self._clone_state("moment1")

@@ -1,6 +1,6 @@
 """Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
 (SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
-SparseGatherV2, DataFormatDimMap, FloatStatus, Partial), RandomChoiceWithMask (ops.choice_with_mask)
+SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial), RandomChoiceWithMask (ops.choice_with_mask)
 and ComputeAccidentalHits (its output length depends on the data: eager)."""
 import functools
 
@@ -9,6 +9,7 @@ import numpy as np
 from mycel import _mycel
 from mycel.common.dtype import bool_, float32, get_py_obj_dtype, int32, int64
 from mycel.common.tensor import Tensor
+from mycel.ops.function_more.array_methods import renorm
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.primitive import constexpr
 
@@ -128,13 +129,14 @@ class SparseGatherV2(_Composite):
 
 @constexpr
 def _dim_map(src, dst):
-    """dst's position of each of src's letters, for the indices -4..3 (offset by 4)."""
-    return tuple(dst.index(src[i % 4]) for i in range(-4, 4))
+    """The table of DataFormatDimMap for the indices -4..3 (offset by 4)."""
+    return tuple(src.index(dst[i % 4]) for i in range(-4, 4))
 
 
 class DataFormatDimMap(_Composite):
-    """Maps dimension indices of src_format (in [-4, 4)) to the same letters' indices in
-    dst_format ('NHWC' or 'NCHW')."""
+    """x (indices in [-4, 4)) -> src_format.index(dst_format[x]) (formats 'NHWC' or 'NCHW'): what
+    MindSpore's CPU kernel computes (NHWC -> NCHW maps 1 to 3), the inverse permutation of
+    TensorFlow's op of the same name."""
 
     def __init__(self, src_format="NHWC", dst_format="NCHW"):
         for name, v in (("src_format", src_format), ("dst_format", dst_format)):
@@ -146,6 +148,17 @@ class DataFormatDimMap(_Composite):
         table = Tensor(np.array(_dim_map(self.src_format, self.dst_format), np.int64))
         y = _ops.gather(table, _ops.cast(input_x, int64) + 4, 0)
         return _ops.cast(y, input_x.dtype)
+
+
+class Renorm(_Composite):
+    """ops.renorm(x, p, dim, maxnorm) as a primitive: each sub-tensor along dim scaled down to
+    p-norm maxnorm when its norm exceeds it."""
+
+    def __init__(self, p, dim, maxnorm):
+        super().__init__(p=p, dim=dim, maxnorm=maxnorm)
+
+    def _call(self, input_x):
+        return renorm(input_x, self.p, self.dim, self.maxnorm)
 
 
 class FloatStatus(_Composite):
@@ -165,24 +178,37 @@ class Partial(_Composite):
         return functools.partial(args[0], *args[1:])
 
 
+@constexpr
+def _check_output_size(count, rank):
+    if count * rank > 2 ** 31 - 1:
+        raise RuntimeError(f"RandomChoiceWithMask: the index output (count {count} x rank {rank}) "
+                           f"exceeds INT_MAX elements")
+    return True
+
+
 class RandomChoiceWithMask(_Composite):
     """count random positions of the True elements of a bool tensor: (index, int32 (count, rank),
     one position per row; mask, bool (count,)). With fewer True elements than count, the rows
     after them are zeros with mask False."""
 
     def __init__(self, count=256, seed=0, seed2=0):
-        for name, v, lo in (("count", count, 1), ("seed", seed, 0), ("seed2", seed2, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"RandomChoiceWithMask: argument '{name}' must be an int >= {lo}, got {v!r}")
+        for name, v in (("count", count), ("seed", seed), ("seed2", seed2)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"RandomChoiceWithMask: argument '{name}' must be an int, got {v!r}")
+        if count < 1:
+            raise ValueError(f"RandomChoiceWithMask: argument 'count' must be >= 1, got {count}")
         super().__init__(count=count, seed=seed, seed2=seed2)
+        self._seed, self._seed2 = seed & 0x7FFFFFFF, seed2 & 0x7FFFFFFF  # the sampler's seeds are >= 0
 
     def _call(self, input_x):
         if input_x.dtype != bool_ or not 1 <= input_x.ndim <= 5:
             raise TypeError(f"RandomChoiceWithMask: 'input_x' must be a bool tensor of rank 1 to 5, "
                             f"got {input_x.dtype} of rank {input_x.ndim}")
         n, k, shape = input_x.size, self.count, tuple(input_x.shape)
+        _check_output_size(k, input_x.ndim)
         # Random keys for the True positions (False ones get -1), the largest k win.
-        keys = _ops.select(_ops.reshape(input_x, (-1,)), _ops.uniform((n,), 0.0, 1.0, self.seed, float32, self.seed2),
+        keys = _ops.select(_ops.reshape(input_x, (-1,)),
+                           _ops.uniform((n,), 0.0, 1.0, self._seed, float32, self._seed2),
                            _ops.fill(float32, (n,), -1.0))
         if k > n:
             keys = _ops.concat((keys, _ops.fill(float32, (k - n,), -1.0)), 0)
