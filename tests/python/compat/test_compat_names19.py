@@ -548,3 +548,65 @@ def test_adam_use_lazy_and_use_offload_are_adam(mode):
         nn.Adam([w], use_lazy=True, use_offload=True)
     with pytest.raises(KeyError, match="use_lazy"):
         nn.Adam([w], use_lazzy=True)
+
+
+class _Clipped(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.clip = ops.InsertGradientOf(lambda g: ops.clip_by_value(g, -0.5, 0.5))
+
+    def construct(self, x, w):
+        return (ops.sin(self.clip(x * 2.0)) * w).sum()
+
+
+def test_insert_gradient_of(mode):
+    x = RNG.normal(size=(5,)).astype(np.float32)
+    w = (RNG.normal(size=(5,)) * 3).astype(np.float32)
+    net = _Clipped()
+    np.testing.assert_allclose(net(T(x), T(w)).asnumpy(), (np.sin(2 * x) * w).sum(), rtol=1e-5)
+    # d/dx: the gradient reaching x * 2 (cos(2x) w) is clipped to [-0.5, 0.5], then times 2
+    want = np.clip(np.cos(2 * x) * w, -0.5, 0.5) * 2
+    np.testing.assert_allclose(ms.grad(net)(T(x), T(w)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="'f' must be callable"):
+        ops.InsertGradientOf(3)
+
+
+def _lev(a, b):
+    """The recursive definition of MindSpore's docs, memoized."""
+    import functools
+
+    @functools.lru_cache(None)
+    def lev(i, j):
+        if min(i, j) == 0:
+            return max(i, j)
+        return min(lev(i - 1, j) + 1, lev(i, j - 1) + 1, lev(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
+    return lev(len(a), len(b))
+
+
+def test_edit_distance():
+    # MindSpore's documented example: hypothesis indices past its own shape count in the larger one
+    hi = np.array([[0, 0, 0], [1, 0, 1], [1, 1, 1]], np.int64)
+    ti = np.array([[0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 0, 1]], np.int64)
+    args = (T(hi), T(np.float32([1, 2, 3])), T(np.int64([1, 1, 2])), T(ti), T(np.float32([1, 3, 2, 1])),
+            T(np.int64([2, 2, 2])))
+    np.testing.assert_array_equal(ops.EditDistance()(*args).asnumpy(), [[1, 1], [1, 1]])
+    # random batches of sequences against the recursive definition
+    hyp = [list(RNG.integers(0, 3, RNG.integers(0, 5))) for _ in range(6)]
+    tru = [list(RNG.integers(0, 3, RNG.integers(0, 5))) for _ in range(6)]
+
+    def sparse(seqs):
+        idx = [[b // 3, b % 3, k] for b, s in enumerate(seqs) for k in range(len(s))]
+        vals = [v for s in seqs for v in s]
+        return (T(np.array(idx, np.int64).reshape(-1, 3)), T(np.array(vals, np.int32)),
+                T(np.int64([2, 3, max(1, max(map(len, seqs)))])))
+    for normalize in (False, True):
+        got = ops.EditDistance(normalize)(*sparse(hyp), *sparse(tru)).asnumpy()
+        for b in range(6):
+            d = _lev(tuple(tru[b]), tuple(hyp[b]))
+            want = d if not normalize else (d / len(tru[b]) if tru[b] else (np.inf if hyp[b] else 0.0))
+            assert got[b // 3, b % 3] == np.float32(want), (b, hyp[b], tru[b], got[b // 3, b % 3], want)
+    with pytest.raises(ValueError, match="outside the output shape"):
+        ops.EditDistance()(T(np.int64([[5, 0]])), T(np.float32([1])), T(np.int64([1, 1])),
+                           T(np.int64([[0, 0]])), T(np.float32([1])), T(np.int64([2, 2])))
+    with pytest.raises(ValueError, match="EditDistance: indices must be"):
+        ops.EditDistance()(*args[:5], T(np.int64([2, 2])))

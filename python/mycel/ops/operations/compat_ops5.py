@@ -1,7 +1,8 @@
 """Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
 (SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
-SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial), RandomChoiceWithMask (ops.choice_with_mask)
-and ComputeAccidentalHits (its output length depends on the data: eager)."""
+SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf),
+RandomChoiceWithMask (ops.choice_with_mask), and ComputeAccidentalHits and EditDistance (their
+results depend on the data: eager)."""
 import functools
 
 import numpy as np
@@ -186,6 +187,43 @@ def _check_output_size(count, rank):
     return True
 
 
+class _GradientOf:
+    """Builds the Cell behind InsertGradientOf on first use (nn imports the ops package)."""
+
+    @staticmethod
+    def cell(fn):
+        from mycel.nn.cell import Cell
+
+        class InsertedGradient(Cell):
+            """x forward; fn(dout) as x's gradient (a Cell's own bprop replaces autodiff)."""
+
+            def __init__(self):
+                super().__init__()
+                self.fn = fn
+
+            def construct(self, x):
+                return x
+
+            def bprop(self, x, out, dout):
+                return (self.fn(dout),)
+        return InsertedGradient()
+
+
+class InsertGradientOf(_Composite):
+    """x unchanged forward; in the backward, x's gradient is f(gradient) (gradient clipping,
+    scaling). f is parsed like construct code, in both modes."""
+
+    def __init__(self, f):
+        if not callable(f):
+            raise TypeError(f"InsertGradientOf: argument 'f' must be callable, got {type(f).__name__}")
+        super().__init__()
+        self.f = f
+        self._cell = _GradientOf.cell(f)
+
+    def _call(self, input_x):
+        return self._cell(input_x)
+
+
 class RandomChoiceWithMask(_Composite):
     """count random positions of the True elements of a bool tensor: (index, int32 (count, rank),
     one position per row; mask, bool (count,)). With fewer True elements than count, the rows
@@ -226,6 +264,56 @@ class RandomChoiceWithMask(_Composite):
 def choice_with_mask(input_x, count=256, seed=0, seed2=0):
     """RandomChoiceWithMask(count, seed, seed2)(input_x)."""
     return RandomChoiceWithMask(count, seed, seed2)(input_x)
+
+
+def _levenshtein(a, b):
+    """Edits (insert, delete, substitute) turning sequence a into b (two rows of the table)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+class EditDistance(_Composite):
+    """Levenshtein distances between the sequences of two sparse tensors (indices (N, R), values,
+    dense shape (R,)): one per position of the first R - 1 dims (the larger of the two shapes),
+    the values in input order; normalize divides by the truth's length (an empty truth gives
+    inf, or 0 when the hypothesis is empty too). float32; eager (it reads the indices)."""
+
+    def __init__(self, normalize=True):
+        if not isinstance(normalize, bool):
+            raise TypeError(f"EditDistance: argument 'normalize' must be a bool, got {type(normalize).__name__}")
+        super().__init__(normalize=normalize)
+
+    def _call(self, hypothesis_indices, hypothesis_values, hypothesis_shape, truth_indices, truth_values,
+              truth_shape):
+        hi, hv, hs = (t.asnumpy() for t in (hypothesis_indices, hypothesis_values, hypothesis_shape))
+        ti, tv, ts = (t.asnumpy() for t in (truth_indices, truth_values, truth_shape))
+        if hi.ndim != 2 or ti.ndim != 2 or hi.shape[1] != len(hs) or ti.shape[1] != len(ts) or len(hs) != len(ts) \
+                or len(hv) != len(hi) or len(tv) != len(ti) or len(hs) < 2:
+            raise ValueError(f"EditDistance: indices must be (N, R) with R = len(shape) >= 2 for both tensors "
+                             f"and one value per index row, got hypothesis {hi.shape}, {hv.shape}, {hs.shape} "
+                             f"and truth {ti.shape}, {tv.shape}, {ts.shape}")
+        out_shape = tuple(int(d) for d in np.maximum(hs, ts)[:-1])
+        seqs = {"hypothesis": ({}, hi, hv), "truth": ({}, ti, tv)}
+        for name, (table, idx, vals) in seqs.items():
+            for row, v in zip(idx, vals):
+                pos = tuple(int(k) for k in row[:-1])
+                if any(not 0 <= k < d for k, d in zip(pos, out_shape)):
+                    raise ValueError(f"EditDistance: {name} index {tuple(row)} is outside the output shape {out_shape}")
+                table.setdefault(pos, []).append(v)
+        out = np.zeros(out_shape, np.float32)
+        for pos in np.ndindex(*out_shape):
+            h, t = seqs["hypothesis"][0].get(pos, []), seqs["truth"][0].get(pos, [])
+            if self.normalize and not t:
+                out[pos] = np.inf if h else 0.0
+                continue
+            d = _levenshtein(t, h)
+            out[pos] = d / len(t) if self.normalize else d
+        return Tensor(out)
 
 
 class ComputeAccidentalHits(_Composite):
