@@ -610,3 +610,26 @@ def test_edit_distance():
                            T(np.int64([[0, 0]])), T(np.float32([1])), T(np.int64([2, 2])))
     with pytest.raises(ValueError, match="EditDistance: indices must be"):
         ops.EditDistance()(*args[:5], T(np.int64([2, 2])))
+
+
+def _no_repeat_ngram(seq, logp, n):
+    """Brute force: ban the token after every earlier occurrence of the last n - 1 tokens."""
+    out = logp.copy()
+    for pos in np.ndindex(*seq.shape[:-1]):
+        s = list(seq[pos])
+        tail = s[len(s) - n + 1:]
+        for i in range(len(s) - n + 1):
+            if s[i:i + n - 1] == tail:
+                out[pos + (s[i + n - 1],)] = -np.finfo(np.float32).max
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8])
+def test_no_repeat_ngram(mode, n):
+    seq = RNG.integers(0, 4, size=(2, 3, 7)).astype(np.int32)
+    seq[0, 0] = [1, 2, 1, 2, 3, 1, 2]  # the tail (1, 2) occurs twice before
+    logp = RNG.random((2, 3, 6)).astype(np.float32)
+    got = Fn(lambda s, p, op=ops.NoRepeatNGram(n): op(s, p))(T(seq), T(logp)).asnumpy()
+    np.testing.assert_array_equal(got, _no_repeat_ngram(seq, logp, n))
+    with pytest.raises(ValueError, match="'ngram_size' must be an int >= 1"):
+        ops.NoRepeatNGram(0)

@@ -1,6 +1,6 @@
 """Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
 (SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
-SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf),
+SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf, NoRepeatNGram),
 RandomChoiceWithMask (ops.choice_with_mask), and ComputeAccidentalHits and EditDistance (their
 results depend on the data: eager)."""
 import functools
@@ -264,6 +264,36 @@ class RandomChoiceWithMask(_Composite):
 def choice_with_mask(input_x, count=256, seed=0, seed2=0):
     """RandomChoiceWithMask(count, seed, seed2)(input_x)."""
     return RandomChoiceWithMask(count, seed, seed2)(input_x)
+
+
+class NoRepeatNGram(_Composite):
+    """Beam-search's n-gram block: for each sequence of state_seq (..., L), every earlier place
+    where its last ngram_size - 1 tokens occur bans the token that followed them there, whose
+    log_probs (..., vocab) entry becomes -FLT_MAX. Sequences shorter than ngram_size change
+    nothing."""
+
+    def __init__(self, ngram_size=1):
+        if isinstance(ngram_size, bool) or not isinstance(ngram_size, int) or ngram_size < 1:
+            raise ValueError(f"NoRepeatNGram: argument 'ngram_size' must be an int >= 1, got {ngram_size!r}")
+        super().__init__(ngram_size=ngram_size)
+
+    def _call(self, state_seq, log_probs):
+        n, length, vocab = self.ngram_size, state_seq.shape[-1], log_probs.shape[-1]
+        if length < n:
+            return log_probs
+        places = length - n + 1  # windows s[i : i + n - 1] that have a next token s[i + n - 1]
+        match = _ops.ones(tuple(state_seq.shape[:-1]) + (places,), bool_)
+        for k in range(n - 1):
+            window_k = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (k,), (-1,) * (state_seq.ndim - 1) + (places,))
+            tail_k = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (length - n + 1 + k,),
+                                (-1,) * (state_seq.ndim - 1) + (1,))
+            match = _ops.logical_and(match, _ops.equal(window_k, tail_k))
+        following = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (n - 1,), (-1,) * (state_seq.ndim - 1) + (places,))
+        tokens = Tensor(np.arange(vocab, dtype=np.int64))
+        hit = _ops.equal(_ops.expand_dims(_ops.cast(following, int64), -1), tokens)  # (..., places, vocab)
+        banned = _ops.any(_ops.logical_and(hit, _ops.expand_dims(match, -1)), (state_seq.ndim - 1,))
+        return _ops.select(banned, _ops.fill(log_probs.dtype, tuple(log_probs.shape), float(np.finfo(np.float32).min)),
+                           log_probs)
 
 
 def _levenshtein(a, b):
