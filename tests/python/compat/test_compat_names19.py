@@ -633,3 +633,39 @@ def test_no_repeat_ngram(mode, n):
     np.testing.assert_array_equal(got, _no_repeat_ngram(seq, logp, n))
     with pytest.raises(ValueError, match="'ngram_size' must be an int >= 1"):
         ops.NoRepeatNGram(0)
+
+
+def _ctc_brute(logits, labels, length, blank):
+    """-log of the summed probability of every alignment that collapses to labels (enumerated)."""
+    import itertools
+    x = logits[:length].astype(np.float64)
+    p = np.exp(x - x.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    total = 0.0
+    for path in itertools.product(range(x.shape[1]), repeat=length):
+        merged = [c for k, c in enumerate(path) if k == 0 or c != path[k - 1]]
+        if [c for c in merged if c != blank] == list(labels):
+            total += np.prod([p[t, c] for t, c in enumerate(path)])
+    return -np.log(total)
+
+
+def test_ctc_loss_primitive(mode):
+    t_max, batch, classes = 4, 3, 3  # blank = 2
+    x = RNG.normal(size=(t_max, batch, classes))
+    labels = [[0, 1], [1, 1], [0]]
+    lengths = np.array([4, 4, 3], np.int32)
+    indices = np.array([[b, k] for b, seq in enumerate(labels) for k in range(len(seq))], np.int64)
+    values = np.array([v for seq in labels for v in seq], np.int32)
+    loss, grad = Fn(lambda a, b, c, d, p=ops.CTCLoss(): p(a, b, c, d))(T(x), T(indices), T(values), T(lengths))
+    want = [_ctc_brute(x[:, b], labels[b], lengths[b], 2) for b in range(batch)]
+    np.testing.assert_allclose(loss.asnumpy(), want, rtol=1e-9)
+    num = np.zeros_like(x)  # the gradient of the summed losses, by central differences
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += 1e-6
+        lo[i] -= 1e-6
+        num[i] = sum(_ctc_brute(hi[:, b], labels[b], lengths[b], 2) - _ctc_brute(lo[:, b], labels[b], lengths[b], 2)
+                     for b in range(batch)) / 2e-6
+    np.testing.assert_allclose(grad.asnumpy(), num, rtol=1e-5, atol=1e-7)
+    with pytest.raises(NotImplementedError, match="ctc_merge_repeated=True"):
+        ops.CTCLoss(ctc_merge_repeated=False)

@@ -168,6 +168,13 @@ for _name in _compat5.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat5, _name)
         __all__.append(_name)
+# MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
+from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
+
+for _name in _ctc_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_ctc_ops, _name)
+        __all__.append(_name)
 # AdamNoUpdateParam, ApplyAdagradDA and the sparse optimizer primitives: optim_ops2.py.
 from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
 
