@@ -399,7 +399,8 @@ def test_sparse_optimizer_primitives_match_numpy(mode):
         pv = var0 - lr_t * g
         want = np.sign(pv) * np.maximum(np.abs(pv) - lr_t * 0.05, 0) / (1 + lr_t * 0.2)
         np.testing.assert_allclose(v, keep(want, var0), rtol=1e-5, atol=1e-6)
-    for prim, shrink in ((ops.SparseApplyFtrl(0.1, 0.01, 0.02, -0.5), 0.0), (ops.FusedSparseFtrl(0.1, 0.01, 0.02, -0.5), 0.0),
+    for prim, shrink in ((ops.SparseApplyFtrl(0.1, 0.01, 0.02, -0.5), 0.0),
+                         (ops.FusedSparseFtrl(0.1, 0.01, 0.02, -0.5), 0.0),
                          (ops.SparseApplyFtrlV2(0.1, 0.01, 0.02, 0.3, -0.5), 0.3)):
         v, a, lin = run(prim, var0, acc0, lin0, grad, idx)
         wv, wa, wl = _ftrl_numpy(var0, acc0, lin0, g, 0.1, 0.01, 0.02, -0.5, shrink)

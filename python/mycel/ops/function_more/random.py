@@ -91,5 +91,6 @@ def gumbel_softmax(logits, tau=1.0, hard=False, dim=-1):
     return one_hot - _ops.stop_gradient(y) + y
 
 
-__all__ = ["multinomial_with_replacement", "rand", "randn", "rand_like", "randn_like", "randint_like", "standard_normal", "randperm",
+__all__ = ["multinomial_with_replacement",
+           "rand", "randn", "rand_like", "randn_like", "randint_like", "standard_normal", "randperm",
            "laplace", "shuffle", "gumbel_softmax"]

@@ -22,7 +22,8 @@ class SameTypeShape(_Composite):
 
     def _call(self, input_x, input_y):
         if input_x.dtype != input_y.dtype:
-            raise TypeError(f"SameTypeShape: 'input_y' dtype {input_y.dtype} differs from 'input_x' dtype {input_x.dtype}")
+            raise TypeError(f"SameTypeShape: 'input_y' dtype {input_y.dtype} differs from 'input_x' "
+                            f"dtype {input_x.dtype}")
         if tuple(input_x.shape) != tuple(input_y.shape):
             raise ValueError(f"SameTypeShape: 'input_y' shape {tuple(input_y.shape)} differs from 'input_x' "
                              f"shape {tuple(input_x.shape)}")
@@ -101,7 +102,8 @@ class AccumulateNV2(_Composite):
 def _check_parallel_concat(shapes, dtypes):
     for s in shapes:
         if len(s) < 1 or s[0] != 1:
-            raise ValueError(f"ParallelConcat: every input must have rank >= 1 and first dim 1, got shapes {list(shapes)}")
+            raise ValueError(f"ParallelConcat: every input must have rank >= 1 and first dim 1, "
+                             f"got shapes {list(shapes)}")
         if tuple(s) != tuple(shapes[0]):
             raise ValueError(f"ParallelConcat: the inputs must have one shape, got {list(shapes)}")
     if any(d != dtypes[0] for d in dtypes):
@@ -282,13 +284,13 @@ class NoRepeatNGram(_Composite):
         if length < n:
             return log_probs
         places = length - n + 1  # windows s[i : i + n - 1] that have a next token s[i + n - 1]
+        zeros, whole = (0,) * (state_seq.ndim - 1), (-1,) * (state_seq.ndim - 1)
         match = _ops.ones(tuple(state_seq.shape[:-1]) + (places,), bool_)
         for k in range(n - 1):
-            window_k = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (k,), (-1,) * (state_seq.ndim - 1) + (places,))
-            tail_k = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (length - n + 1 + k,),
-                                (-1,) * (state_seq.ndim - 1) + (1,))
+            window_k = _ops.slice(state_seq, zeros + (k,), whole + (places,))
+            tail_k = _ops.slice(state_seq, zeros + (length - n + 1 + k,), whole + (1,))
             match = _ops.logical_and(match, _ops.equal(window_k, tail_k))
-        following = _ops.slice(state_seq, (0,) * (state_seq.ndim - 1) + (n - 1,), (-1,) * (state_seq.ndim - 1) + (places,))
+        following = _ops.slice(state_seq, zeros + (n - 1,), whole + (places,))
         tokens = Tensor(np.arange(vocab, dtype=np.int64))
         hit = _ops.equal(_ops.expand_dims(_ops.cast(following, int64), -1), tokens)  # (..., places, vocab)
         banned = _ops.any(_ops.logical_and(hit, _ops.expand_dims(match, -1)), (state_seq.ndim - 1,))
