@@ -87,6 +87,17 @@ def synced_checks(mode, shape):
     check(bn(Tensor(xs[R])).asnumpy(), ref, f"eval {shape} ({mode})")
 
 
+def listed_group(mode):
+    """process_groups naming every rank: the same statistics as the world group."""
+    xs = batches((C, 3), seed=11)
+    bn = nn.SyncBatchNorm(C, process_groups=[list(range(N))])
+    assert bn.group is not None and bn.group != comm.GlobalComm.WORLD_COMM_GROUP
+    bn.set_train()
+    lo = sum(len(x) for x in xs[:R])
+    y = numpy_bn(np.concatenate(xs).astype(np.float64), np.ones(C), np.zeros(C), np.zeros((1,)))[0]
+    check(bn(Tensor(xs[R])).asnumpy(), y[lo:lo + len(xs[R])], f"process_groups of all ranks ({mode})")
+
+
 def local_groups(mode):
     """process_groups with one rank per group: each rank normalizes its own batch."""
     xs = batches((C, 2, 2), seed=9)
@@ -104,6 +115,7 @@ for mode in (mycel.PYNATIVE_MODE, mycel.GRAPH_MODE):
         synced_checks(name, shape)
     synced_checks(name, (C, 4, 2))  # a second layer on the world group, another spatial size
     local_groups(name)
+    listed_group(name)
 
 # Bad process_groups: named, with the rule.
 try:
