@@ -670,3 +670,30 @@ def test_ctc_loss_primitive(mode):
     np.testing.assert_allclose(grad.asnumpy(), num, rtol=1e-5, atol=1e-7)
     with pytest.raises(NotImplementedError, match="ctc_merge_repeated=True"):
         ops.CTCLoss(ctc_merge_repeated=False)
+
+
+class _Hooked(nn.Cell):
+    def __init__(self, hook):
+        super().__init__()
+        self.hook = hook
+
+    def construct(self, x, y):
+        return (self.hook(x * y) * y).sum()
+
+
+@pytest.mark.parametrize("scale", [None, 10.0])
+def test_hook_backward(mode, scale):
+    seen = []
+
+    def hook_fn(grad):  # sees d loss / d(x * y) = y; may replace it
+        seen.append(grad[0].asnumpy().copy())
+        return None if scale is None else (grad[0] * scale,)
+    x = RNG.normal(size=(3,)).astype(np.float32)
+    y = RNG.normal(size=(3,)).astype(np.float32)
+    gx, gy = ms.grad(_Hooked(ops.HookBackward(hook_fn)), (0, 1))(T(x), T(y))
+    s = 1.0 if scale is None else scale
+    np.testing.assert_allclose(seen[-1], y, rtol=1e-6)
+    np.testing.assert_allclose(gx.asnumpy(), s * y * y, rtol=1e-5)
+    np.testing.assert_allclose(gy.asnumpy(), s * y * x + x * y, rtol=1e-5)
+    with pytest.raises(TypeError, match="'hook_fn' must be callable"):
+        ops.HookBackward(None)

@@ -1,8 +1,8 @@
 """Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
 (SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
-SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf, NoRepeatNGram),
-RandomChoiceWithMask (ops.choice_with_mask), and ComputeAccidentalHits and EditDistance (their
-results depend on the data: eager)."""
+SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf, HookBackward,
+NoRepeatNGram), RandomChoiceWithMask (ops.choice_with_mask), and ComputeAccidentalHits and
+EditDistance (their results depend on the data: eager)."""
 import functools
 
 import numpy as np
@@ -221,6 +221,29 @@ class InsertGradientOf(_Composite):
         super().__init__()
         self.f = f
         self._cell = _GradientOf.cell(f)
+
+    def _call(self, input_x):
+        return self._cell(input_x)
+
+
+class HookBackward(_Composite):
+    """x unchanged forward; in the backward hook_fn((gradient,)) runs in Python when the
+    gradient is computed (a "pyfunc" Custom op, so from compiled code too), and a value it
+    returns (a tensor or a one-tuple) replaces the gradient. One tensor input."""
+
+    def __init__(self, hook_fn, cell_id=""):
+        if not callable(hook_fn):
+            raise TypeError(f"HookBackward: argument 'hook_fn' must be callable, got {type(hook_fn).__name__}")
+        super().__init__(cell_id=cell_id)
+        from mycel.ops import Custom
+
+        def run_hook(dout):
+            got = hook_fn((Tensor(dout),))
+            if got is None:
+                return dout
+            got = got[0] if isinstance(got, (tuple, list)) else got
+            return np.asarray(got.asnumpy() if isinstance(got, Tensor) else got, dout.dtype).reshape(dout.shape)
+        self._cell = _GradientOf.cell(Custom(run_hook, lambda s: s, lambda d: d, func_type="pyfunc"))
 
     def _call(self, input_x):
         return self._cell(input_x)
