@@ -697,3 +697,44 @@ def test_hook_backward(mode, scale):
     np.testing.assert_allclose(gy.asnumpy(), s * y * x + x * y, rtol=1e-5)
     with pytest.raises(TypeError, match="'hook_fn' must be callable"):
         ops.HookBackward(None)
+
+
+def _rnnt_brute(acts, labels, t_len, blank):
+    """-log of the summed probability of every monotone lattice path (enumerated): t_len - 1
+    blank steps and len(labels) label steps in some order, then the final blank."""
+    import itertools
+    lp = acts - np.log(np.exp(acts).sum(-1, keepdims=True))
+    steps, total = t_len - 1 + len(labels), 0.0
+    for emits in itertools.combinations(range(steps), len(labels)):
+        t = u = 0
+        logp = 0.0
+        for k in range(steps):
+            if k in emits:
+                logp += lp[t, u, labels[u]]
+                u += 1
+            else:
+                logp += lp[t, u, blank]
+                t += 1
+        total += np.exp(logp + lp[t, u, blank])
+    return -np.log(total)
+
+
+def test_rnnt_loss_primitive(mode):
+    b, t_max, u1, v = 2, 3, 3, 4
+    acts = RNG.normal(size=(b, t_max, u1, v))
+    labels = np.array([[1, 2], [3, 0]], np.int32)
+    t_len, l_len = np.array([3, 2], np.int32), np.array([2, 1], np.int32)
+
+    def ref(a):
+        return [_rnnt_brute(a[i], list(labels[i, :l_len[i]]), t_len[i], 0) for i in range(b)]
+    costs, grads = Fn(lambda a, c, d, e, p=ops.RNNTLoss(0): p(a, c, d, e))(T(acts), T(labels), T(t_len), T(l_len))
+    np.testing.assert_allclose(costs.asnumpy(), ref(acts), rtol=1e-9)
+    num = np.zeros_like(acts)
+    for i in np.ndindex(acts.shape):
+        hi, lo = acts.copy(), acts.copy()
+        hi[i] += 1e-6
+        lo[i] -= 1e-6
+        num[i] = (sum(ref(hi)) - sum(ref(lo))) / 2e-6
+    np.testing.assert_allclose(grads.asnumpy(), num, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="RNNTLoss: 'acts' must be"):
+        ops.RNNTLoss()(T(acts), T(labels[:, :1]), T(t_len), T(l_len))
