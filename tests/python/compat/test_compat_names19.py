@@ -738,3 +738,28 @@ def test_rnnt_loss_primitive(mode):
     np.testing.assert_allclose(grads.asnumpy(), num, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="RNNTLoss: 'acts' must be"):
         ops.RNNTLoss()(T(acts), T(labels[:, :1]), T(t_len), T(l_len))
+
+
+def test_op_info_register_vocabulary():
+    from mycel.ops import AiCPURegOp, CustomRegOp, DataType, TBERegOp, custom_info_register, op_info_register
+    assert DataType.F32_Default == ("float32", "DefaultFormat") and DataType.I8_5HD == ("int8", "NC1HWC0")
+    assert DataType.F16_Default_Tuple == ("float16", "DefaultFormat", "tuple") and DataType.None_None == ("", "")
+    info = (CustomRegOp().input(0, "x").input(1, "y").output(0, "z").attr("scale", "required", "float", value=2.0)
+            .dtype_format(DataType.F32_Default, DataType.F32_Default, DataType.F32_Default).target("CPU").get_op_info())
+    assert info["imply_type"] == "Custom" and info["target"] == "CPU"
+    assert [i["name"] for i in info["inputs"]] == ["x", "y"] and info["attr"][0]["value"] == 2.0
+    assert info["dtype_format"] == [(("float32", "DefaultFormat"),) * 3]
+    with pytest.raises(ValueError, match="one \\(dtype, format\\) pair per input and output \\(3\\), got 2"):
+        CustomRegOp().input(0, "x").input(1, "y").output(0, "z").dtype_format(DataType.F32_Default, DataType.F32_Default)
+
+    @custom_info_register(info)
+    def add(x, y):
+        return x + y
+    assert add.reg_info == [info]  # the function itself, with its info attached
+    op = ops.Custom(add, lambda a, b: a, lambda a, b: a, func_type="pyfunc", reg_info=info)
+    a, b = RNG.normal(size=(3,)).astype(np.float32), RNG.normal(size=(3,)).astype(np.float32)
+    np.testing.assert_allclose(op(T(a), T(b)).asnumpy(), a + b, rtol=1e-6)
+    tbe = TBERegOp("MyOp").fusion_type("ELEMWISE").kernel_name("my_op").input(0, "x").output(0, "y")
+    assert op_info_register(tbe)(add) is add and tbe.get_op_info()["kernel_name"] == "my_op"
+    assert AiCPURegOp("Cast").get_op_info()["imply_type"] == "AiCPU"
+    assert ops.get_vm_impl_fn(ops.Abs())(T(np.float32([-2.0]))).asnumpy().tolist() == [2.0]
