@@ -88,3 +88,4 @@ _install()
 
 from mycel.common import tensor_methods  # noqa: E402,F401  (indexing and shape methods)
 from mycel.common import tensor_op_methods  # noqa: E402,F401  (x.sum(), x.exp(), ...)
+from mycel.common import tensor_state  # noqa: E402,F401  (assign_value, init_data, ...)

@@ -79,6 +79,8 @@ from mycel.ops.nn_more import (softmin, glu, pixel_shuffle, pixel_unshuffle,  # 
                               dropout1d, dropout2d, dropout3d, interpolate)
 from mycel.ops.custom import Custom  # noqa: E402,F401  (issue 18: te / pyfunc operators)
 from mycel.ops.hybrid import kernel, ms_kernel  # noqa: E402,F401  (MindSpore's Hybrid DSL for Custom)
+from mycel.ops.op_info_register import (DataType, CustomRegOp, AiCPURegOp, TBERegOp,  # noqa: E402,F401
+                                     op_info_register, custom_info_register, get_vm_impl_fn)
 # MindSpore 2.x functional names written over the registry ops; a name defined above stays.
 from mycel.ops import function_more as _function_more  # noqa: E402
 globals().update({_n: _f for _n, _f in _function_more.FUNCTIONS.items() if _n not in globals()})

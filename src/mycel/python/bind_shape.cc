@@ -1,5 +1,5 @@
 // Zero-copy helpers behind Tensor indexing (python/mycel/common/tensor_methods.py): views of
-// leading slices and in-place assignment into a tensor's storage.
+// leading slices, in-place assignment into a tensor's storage, and where a view starts in it.
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
@@ -36,6 +36,13 @@ void init_shape(nb::module_& m) {
         if (t.defined()) note_write(*t.storage());
       },
       nb::is_method(), nb::arg("src"), "Overwrites this tensor's elements with src (converted).");
+  cls.attr("storage_offset") = nb::cpp_function(
+      [](const Tensor& t) -> int64_t {
+        return t.defined() ? static_cast<int64_t>(t.offset() / itemsize(t.dtype())) : 0;
+      },
+      nb::is_method(),
+      "Where this tensor starts in its storage, in elements (a view x[k] of x starts at k * "
+      "x[0].size).");
   cls.attr("_rebind") = nb::cpp_function(
       [](Tensor& t, const Tensor& src) { t = src; }, nb::is_method(), nb::arg("src"),
       "Makes this tensor object hold src's storage, shape and dtype (Parameter.set_dtype: the "

@@ -6,6 +6,7 @@ from mycel.nn.layer.basic import Dense, Flatten, Dropout
 from mycel.nn.layer.conv import Conv2d, Conv2dTranspose
 from mycel.nn.layer.pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from mycel.nn.layer.sync_batch_norm import SyncBatchNorm
 from mycel.nn.layer.embedding import Embedding
 from mycel.nn.layer.transformer import MultiheadAttention, TransformerEncoderLayer
 from mycel.nn.layer.rnn import LSTM, GRU, RNN
@@ -33,7 +34,7 @@ from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, Transform
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "Conv2dTranspose",
-           "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
+           "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "Embedding",
            "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
            "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",

@@ -7,6 +7,7 @@ from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import Uniform, initializer
 from mycel.common.parameter import Parameter
+from mycel.common.validator import check_rank
 from mycel.nn.cell import Cell
 from mycel.nn.layer._util import check_int, make_param
 from mycel.nn.layer.layers_extra import DiceLoss
@@ -163,15 +164,21 @@ class AdaptiveMaxPool1d(Cell):
 
 
 class AdaptiveMaxPool2d(Cell):
-    """Max pooling of (N, C, H, W) to output_size (an int, a pair, None keeps a size)."""
+    """Max pooling of (N, C, H, W) to output_size (an int, a pair, None keeps a size); with
+    return_indices also the int64 position h * W + w of each maximum in its input plane."""
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise ValueError("AdaptiveMaxPool2d: return_indices is not supported; use ops.argmax on the windows")
+        if not isinstance(return_indices, bool):
+            raise TypeError(f"AdaptiveMaxPool2d: argument 'return_indices' must be a bool, "
+                            f"got {type(return_indices).__name__}")
         self.output_size = output_size
+        self.return_indices = return_indices
 
     def construct(self, x):
+        check_rank("AdaptiveMaxPool2d", "x", x.ndim, (3, 4))
+        if self.return_indices:
+            return ops.adaptive_max_pool2d(x, self.output_size, True)
         return _adaptive_pool(x, _adaptive_plan(x.shape[-2:], self.output_size), ops.max, x.ndim - 2)
 
 

@@ -1,5 +1,6 @@
-"""Adam (L2 weight decay on the gradient), AdamWeightDecay (decoupled decay, no bias correction)
-and AdamW (decoupled decay with bias correction), as MindSpore and PyTorch define them."""
+"""Adam (L2 weight decay on the gradient) and AdamOffload (the same update), AdamWeightDecay
+(decoupled decay, no bias correction) and AdamW (decoupled decay with bias correction), as
+MindSpore and PyTorch define them."""
 from mycel import ops
 from mycel.nn.optim._checks import check_bool, check_float
 from mycel.nn.optim.optimizer import Optimizer
@@ -17,14 +18,27 @@ class Adam(Optimizer):
     the running max of v. weight_decay adds wd * p to g."""
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, use_locking=False,
-                 use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False):
+                 use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False, **kwargs):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
-        self.beta1, self.beta2, self.eps = _check_betas("Adam", beta1, beta2, eps)
-        check_bool("Adam", "use_locking", use_locking)
-        self.use_nesterov = check_bool("Adam", "use_nesterov", use_nesterov)
-        self.use_amsgrad = check_bool("Adam", "use_amsgrad", use_amsgrad)
+        who = type(self).__name__  # AdamOffload's errors name it
+        self.beta1, self.beta2, self.eps = _check_betas(who, beta1, beta2, eps)
+        check_bool(who, "use_locking", use_locking)
+        self.use_nesterov = check_bool(who, "use_nesterov", use_nesterov)
+        self.use_amsgrad = check_bool(who, "use_amsgrad", use_amsgrad)
         if use_nesterov and use_amsgrad:
-            raise ValueError("Adam: use_nesterov and use_amsgrad cannot both be True")
+            raise ValueError(f"{who}: use_nesterov and use_amsgrad cannot both be True")
+        # MindSpore's use_lazy (LazyAdam for sparse gradients) and use_offload (AdamOffload):
+        # with dense gradients both are this update.
+        unknown = set(kwargs) - {"use_lazy", "use_offload"}
+        if unknown:
+            raise KeyError(f"{who}: unexpected keyword arguments {sorted(unknown)}; the extra ones "
+                           "supported are 'use_lazy' and 'use_offload'")
+        self.use_lazy = check_bool(who, "use_lazy", kwargs.get("use_lazy", False))
+        self.use_offload = check_bool(who, "use_offload", kwargs.get("use_offload", False))
+        if self.use_lazy and self.use_offload:
+            raise ValueError(f"{who}: use_lazy and use_offload cannot both be True")
+        if use_amsgrad and (self.use_lazy or self.use_offload):
+            raise ValueError(f"{who}: use_amsgrad cannot be combined with use_lazy or use_offload")
         self.beta1_power = self._scalar_state("beta1_power", 1.0)
         self.beta2_power = self._scalar_state("beta2_power", 1.0)
         self.moment1 = self._clone_state("moment1")
@@ -53,6 +67,16 @@ class Adam(Optimizer):
             step_size = self._lr(lr_cell, step) * correction
             ops.assign(p, self._in_dtype_of(p, p - step_size * m_new / (ops.sqrt(v_new) + self.eps)))
         return True
+
+
+class AdamOffload(Adam):
+    """Adam with the same update (MindSpore runs it on the host CPU to save device memory; on
+    Mycel's CPU that is where every optimizer runs). No use_amsgrad, as in MindSpore."""
+
+    def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, use_locking=False,
+                 use_nesterov=False, weight_decay=0.0, loss_scale=1.0):
+        super().__init__(params, learning_rate, beta1, beta2, eps, use_locking, use_nesterov,
+                         weight_decay, loss_scale)
 
 
 class AdamWeightDecay(Optimizer):

@@ -28,7 +28,12 @@ from mycel.ops.function_more import scatter_more as _scatter
 from mycel.ops.function_more.scatter_more import *  # noqa: F401,F403
 from mycel.ops.function_more import reshuffle as _reshuffle
 from mycel.ops.function_more.reshuffle import *  # noqa: F401,F403
-_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS, _reshuffle.TENSOR_METHODS]
+# issue 14 (compat19): choose, itemset, resize, renorm.
+from mycel.ops.function_more import array_methods as _array_methods
+from mycel.ops.function_more.array_methods import *  # noqa: F401,F403
+from mycel.ops.operations.compat_ops5 import choice_with_mask  # noqa: F401,E402
+_MODULE_METHODS = [_special.TENSOR_METHODS, _scatter.TENSOR_METHODS, _reshuffle.TENSOR_METHODS,
+                   _array_methods.TENSOR_METHODS]
 from mycel.ops.function_more.nn2 import *  # noqa: F401,F403
 from mycel.ops.function_more.vision import *  # noqa: F401,F403
 from mycel.ops.function_more.grid3d import *  # noqa: F401,F403

@@ -168,6 +168,27 @@ for _name in _optim_ops.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops, _name)
         __all__.append(_name)
+# compat19's checks, small array ops, RandomChoiceWithMask, ComputeAccidentalHits: compat_ops5.py.
+from mycel.ops.operations import compat_ops5 as _compat5  # noqa: E402
+
+for _name in _compat5.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat5, _name)
+        __all__.append(_name)
+# MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
+from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
+
+for _name in _ctc_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_ctc_ops, _name)
+        __all__.append(_name)
+# AdamNoUpdateParam, ApplyAdagradDA and the sparse optimizer primitives: optim_ops2.py.
+from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
+
+for _name in _optim_ops2.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_optim_ops2, _name)
+        __all__.append(_name)
 
 # PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
 # gradients).
