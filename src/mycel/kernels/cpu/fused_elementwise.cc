@@ -1,10 +1,13 @@
 #include "mycel/kernels/cpu/fused_elementwise.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/binary.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 #include "mycel/kernels/cpu/unary.h"
 
 namespace mycel::cpu {
@@ -119,7 +122,12 @@ std::string EwProgram::str() const {
 }
 
 void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
-  const int64_t n = out.numel();
+  run_fused_elementwise(p, inputs, {static_cast<int>(p.steps.size()) - 1}, {out});
+}
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs,
+                           const std::vector<int>& out_steps, const std::vector<Tensor>& outs) {
+  const int64_t n = outs.back().numel();
   if (n == 0) return;
   const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
   // Small chains keep their operand table on the stack (a warm launch allocates nothing).
@@ -135,9 +143,29 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
     base[k] = inputs[k].data<float>();
     full[k] = inputs[k].numel() == n;
   }
-  float* o = out.data<float>();
+  // The last step writes straight into its output; the results of other output steps are
+  // copied out of their block buffers once the block's steps have all run.
+  const int nout = static_cast<int>(outs.size());
+  float* last_out = nullptr;
+  constexpr int kStackOuts = 8;
+  std::pair<int, float*> early_stack[kStackOuts];
+  std::vector<std::pair<int, float*>> early_heap;
+  if (nout > kStackOuts) early_heap.resize(nout);
+  std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
+  int nearly = 0;
+  for (int j = 0; j < nout; ++j) {
+    MYCEL_CHECK(outs[j].numel() == n && out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError,
+                "[fused_elementwise] output ", j, " (step ", out_steps[j], " of ", ns, ") has ",
+                outs[j].numel(), " elements, the chain ", n);
+    if (out_steps[j] == ns - 1)
+      last_out = outs[j].data<float>();
+    else
+      early[nearly++] = {out_steps[j], outs[j].data<float>()};
+  }
+  MYCEL_CHECK(last_out != nullptr, RuntimeError,
+              "[fused_elementwise] no output takes the chain's last step");
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
-  parallel_for(nblocks, kBlock * ns, [&](int64_t b0, int64_t b1) {
+  parallel_for(nblocks, kBlock * (ns + nearly), [&](int64_t b0, int64_t b1) {
     // Step results of one block; the last step writes straight into the output.
     thread_local std::vector<float> tmp;  // reused: warm runs allocate nothing
     tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
@@ -156,9 +184,12 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
         bool va = false, vb = false;
         const float* a = operand(s.a, va);
         const float* b = ew_arity(s.op) == 2 ? operand(s.b, vb) : nullptr;
-        float* dst = k + 1 == ns ? o + start : tmp.data() + static_cast<size_t>(k) * kBlock;
+        float* dst = k + 1 == ns ? last_out + start : tmp.data() + static_cast<size_t>(k) * kBlock;
         step(s.op, a, va, b, vb, dst, len);
       }
+      for (int j = 0; j < nearly; ++j)
+        std::copy_n(tmp.data() + static_cast<size_t>(early[j].first) * kBlock, len,
+                    early[j].second + start);
     }
   });
 }
