@@ -121,13 +121,12 @@ std::string EwProgram::str() const {
   return r;
 }
 
-void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
-  run_fused_elementwise(p, inputs, {static_cast<int>(p.steps.size()) - 1}, {out});
-}
+namespace {
 
-void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs,
-                           const std::vector<int>& out_steps, const std::vector<Tensor>& outs) {
-  const int64_t n = outs.back().numel();
+// The chain over n elements, step out_steps[j]'s results stored at outs[j] (no allocation: the
+// tables are the callers').
+void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n, int nout,
+               const int* out_steps, float* const* outs) {
   if (n == 0) return;
   const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
   // Small chains keep their operand table on the stack (a warm launch allocates nothing).
@@ -145,7 +144,6 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
   }
   // The last step writes straight into its output; the results of other output steps are
   // copied out of their block buffers once the block's steps have all run.
-  const int nout = static_cast<int>(outs.size());
   float* last_out = nullptr;
   constexpr int kStackOuts = 8;
   std::pair<int, float*> early_stack[kStackOuts];
@@ -154,13 +152,12 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
   std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
   int nearly = 0;
   for (int j = 0; j < nout; ++j) {
-    MYCEL_CHECK(outs[j].numel() == n && out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError,
-                "[fused_elementwise] output ", j, " (step ", out_steps[j], " of ", ns, ") has ",
-                outs[j].numel(), " elements, the chain ", n);
+    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError,
+                "[fused_elementwise] output ", j, " takes step ", out_steps[j], " of ", ns);
     if (out_steps[j] == ns - 1)
-      last_out = outs[j].data<float>();
+      last_out = outs[j];
     else
-      early[nearly++] = {out_steps[j], outs[j].data<float>()};
+      early[nearly++] = {out_steps[j], outs[j]};
   }
   MYCEL_CHECK(last_out != nullptr, RuntimeError,
               "[fused_elementwise] no output takes the chain's last step");
@@ -192,6 +189,33 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
                     early[j].second + start);
     }
   });
+}
+
+}  // namespace
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
+  const int last = static_cast<int>(p.steps.size()) - 1;
+  float* o = out.data<float>();
+  run_chain(p, inputs, out.numel(), 1, &last, &o);
+}
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs,
+                           const std::vector<int>& out_steps, const std::vector<Tensor>& outs) {
+  MYCEL_CHECK(!outs.empty() && out_steps.size() == outs.size(), RuntimeError,
+              "[fused_elementwise] ", out_steps.size(), " output steps for ", outs.size(),
+              " outputs");
+  constexpr int kStackOuts = 8;
+  float* ptr_stack[kStackOuts];
+  std::vector<float*> ptr_heap;
+  if (outs.size() > kStackOuts) ptr_heap.resize(outs.size());
+  float** ptrs = outs.size() > kStackOuts ? ptr_heap.data() : ptr_stack;
+  const int64_t n = outs.back().numel();
+  for (size_t j = 0; j < outs.size(); ++j) {
+    MYCEL_CHECK(outs[j].numel() == n, RuntimeError, "[fused_elementwise] output ", j, " has ",
+                outs[j].numel(), " elements, the chain ", n);
+    ptrs[j] = outs[j].data<float>();
+  }
+  run_chain(p, inputs, n, static_cast<int>(outs.size()), out_steps.data(), ptrs);
 }
 
 }  // namespace mycel::cpu
