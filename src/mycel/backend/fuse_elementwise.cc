@@ -243,7 +243,6 @@ void fuse_function(Function& f, ProgramImpl& p, Chains& chains) {
   compact(f, keep);
 }
 
-
 // A register that may hold w's memory: w, a weight sharing its storage, or a view (of anything:
 // conservatively, a view may be of w).
 bool may_alias(const Function& f, const std::vector<char>& is_view, int r, int w) {
@@ -296,9 +295,8 @@ void merge_state_chains(Function& f, ProgramImpl& p, const Chains& chains) {
     auto c1 = chains.find(f1.op), c2 = chains.find(f2.op);
     if (c1 == chains.end() || c2 == chains.end()) continue;
     const int o1 = f1.out[0], o2 = f2.out[0], v = a1.in[0];
-    if (a1.in[1] != o1 || uses[o1] != 2 ||
-        std::count(f2.in.begin(), f2.in.end(), o1) != 1 || !is_static_f32(f, o1) ||
-        f.regs[o1].meta != f.regs[o2].meta)
+    if (a1.in[1] != o1 || uses[o1] != 2 || std::count(f2.in.begin(), f2.in.end(), o1) != 1 ||
+        !is_static_f32(f, o1) || f.regs[o1].meta != f.regs[o2].meta)
       continue;
     if (std::any_of(f2.in.begin(), f2.in.end(),
                     [&](int r) { return r != o1 && may_alias(f, is_view, r, v); }))

@@ -152,8 +152,8 @@ void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n,
   std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
   int nearly = 0;
   for (int j = 0; j < nout; ++j) {
-    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError,
-                "[fused_elementwise] output ", j, " takes step ", out_steps[j], " of ", ns);
+    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError, "[fused_elementwise] output ",
+                j, " takes step ", out_steps[j], " of ", ns);
     if (out_steps[j] == ns - 1)
       last_out = outs[j];
     else
