@@ -39,6 +39,16 @@ class MomentumChains(nn.Cell):
         return ops.depend(ops.relu(g), ops.assign(self.w, self.w - 0.1 * v_new))
 
 
+class ReturnsNewWeight(MomentumChains):
+    """Merged, but the new weight is returned: it gets an arena buffer of its own and is copied
+    by its assign (only the state is written in place)."""
+
+    def construct(self, g):
+        v_new = self.v * 0.9 + g
+        ops.assign(self.v, v_new)
+        return ops.assign(self.w, self.w - 0.1 * v_new)
+
+
 class ReadsNewStateAgain(MomentumChains):
     """The new state is also returned: it is read three times, so the chains stay apart."""
 
@@ -70,7 +80,8 @@ def reference(cls, v, w, g):
 
 # Sizes: one partial block, several blocks with a partial last one (split over the threads).
 @pytest.mark.parametrize("shape", [(3, 7), (37, 301), (784, 512)])
-@pytest.mark.parametrize("cls", [MomentumChains, ReadsNewStateAgain, ReadsOldStateInSecond])
+@pytest.mark.parametrize("cls", [MomentumChains, ReturnsNewWeight, ReadsNewStateAgain,
+                                 ReadsOldStateInSecond])
 def test_updates_equal_numpy_and_the_unmerged_program(cls, shape):
     gs = [rand(shape, 10 + k) for k in range(3)]
     results = {}
@@ -114,6 +125,14 @@ def test_momentum_chains_are_one_instruction_writing_both_weights():
     for out, weight in zip(outs, into):
         assert f"assign({weight}, {out})" in text, text
     assert "out=t1,t3" in line, text
+
+
+def test_returned_weight_is_merged_but_not_written_in_place():
+    shape = (5, 6)
+    text = compiled_text(ReturnsNewWeight(shape), Tensor(rand(shape, 3)))
+    merged = two_output_lines(text)
+    assert len(merged) == 1 and merged[0].count("# into r") == 1 and ", r" not in \
+        merged[0].rsplit("# into ", 1)[1], text
 
 
 @pytest.mark.parametrize("cls", [ReadsNewStateAgain, ReadsOldStateInSecond])
