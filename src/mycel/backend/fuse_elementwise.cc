@@ -253,8 +253,8 @@ bool may_alias(const Function& f, const std::vector<char>& is_view, int r, int w
          a.value.t.storage().get() == b.value.t.storage().get();
 }
 
-// The two-output op of chains c1 then c2, where c2's input `joined` is c1's result: one pass
-// that stores c1's result (out_steps[0]) and c2's (the last step).
+// The op of a merged pair (merge_state_chains): `prog` runs the first chain's steps, then the
+// second's, in one pass that stores step first_out (the first chain's result) and the last step.
 std::shared_ptr<const OpDef> make_two_output_op(const cpu::EwProgram& prog, int first_out,
                                                 std::vector<TensorMeta> outs, bool keeps_zero) {
   auto d = std::make_shared<OpDef>();
