@@ -100,12 +100,16 @@ def test_listing_marks_the_kernels_that_write_weights():
     x, y = data()
     text = step.__dict__["_compiled"]._graph.program_text(x, y)
     marked = [line for line in text.splitlines() if "# into r" in line]
-    # Momentum writes its accumulation and its weight, two per parameter (4 parameters), and
-    # the optimizer its step counter.
-    assert len(marked) == 9, text
-    for line in marked:  # each marked kernel's output is then assigned to that weight
-        out = line.split("=")[0].strip()
-        weight = line.rsplit("# into ", 1)[1]
+    # Momentum writes its accumulation and its weight, two per parameter (4 parameters, one
+    # two-output pass each: fuse_elementwise.cc), and the optimizer its step counter.
+    pairs = []
+    for line in marked:  # each marked kernel's outputs are then assigned to those weights
+        outs = [r.strip() for r in line.split("=")[0].split(",")]
+        weights = [r.strip() for r in line.rsplit("# into ", 1)[1].split(",")]
+        assert len(outs) == len(weights), text
+        pairs += zip(outs, weights)
+    assert len(pairs) == 9, text
+    for out, weight in pairs:
         assert f"assign({weight}, {out})" in text, text
     _, _, plain = train(mycel.GRAPH_MODE, OPTIMIZERS["momentum"], steps=1, fuse=False)
     assert "# into r" not in plain.__dict__["_compiled"]._graph.program_text(x, y)

@@ -45,7 +45,11 @@ bool reads_any(const Instr& in, const std::vector<char>& set) {
 bool can_write_in_place(const Function& f, int i, int j, const std::vector<int>& writers) {
   const Instr& k = f.code[i];
   const int w = f.code[j].in[0], o = f.code[j].in[1];
-  if (!is_kernel1(k) || k.op->effect || !k.op->mutated_inputs.empty()) return false;
+  // (A kernel of several outputs: only the fused elementwise chains, which store each block's
+  // results after reading its operands, fuse_elementwise.cc.)
+  if (k.code != Code::kKernel || k.out.empty() || (k.out.size() > 1 && !k.op->elementwise) ||
+      k.op->effect || !k.op->mutated_inputs.empty())
+    return false;
   if (!f.regs[w].is_const || !f.regs[w].value.t.defined() || !is_static_tensor(f, o) ||
       f.regs[w].meta != f.regs[o].meta || f.regs[o].alias_of >= 0)
     return false;

@@ -3,7 +3,8 @@
 // instruction (kernels/cpu/fused_elementwise.h) that runs the chain block by block: one pass over
 // memory instead of one per op, and no intermediate tensors. A chain grows through registers read
 // exactly once, by the next op of the chain; operands of one element broadcast. Reads never move
-// across an instruction with side effects.
+// across an instruction with side effects. An optimizer's two chains (momentum: v' = m v + g,
+// stored in v; p - lr v', stored in p) then become one chain with two outputs (merge_state_chains).
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "mycel/core/error.h"
 #include "mycel/core/shape.h"
 #include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 #include "mycel/te/te.h"
 
 namespace mycel::backend::detail {
@@ -148,7 +150,15 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   return d;
 }
 
-void fuse_function(Function& f, ProgramImpl& p) {
+// What a fused op of this pass runs (to merge two of them afterwards).
+struct Chain {
+  cpu::EwProgram prog;
+  std::vector<bool> broadcast;
+  bool keeps_zero = false;
+};
+using Chains = std::unordered_map<const OpDef*, Chain>;
+
+void fuse_function(Function& f, ProgramImpl& p, Chains& chains) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
   std::vector<Group> groups;
@@ -218,6 +228,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     const bool keeps_zero = std::all_of(g.members.begin(), g.members.end(),
                                         [&](int i) { return f.code[i].op->backend.keeps_zero; });
     p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta, broadcast, keeps_zero));
+    chains[p.fused_ops.back().get()] = {prog, broadcast, keeps_zero};
     const int last = g.members.back();
     Instr fused = f.code[last];
     fused.op = p.fused_ops.back().get();
@@ -232,10 +243,114 @@ void fuse_function(Function& f, ProgramImpl& p) {
   compact(f, keep);
 }
 
+// A register that may hold w's memory: w, a weight sharing its storage, or a view (of anything:
+// conservatively, a view may be of w).
+bool may_alias(const Function& f, const std::vector<char>& is_view, int r, int w) {
+  if (r == w || is_view[r]) return true;
+  const RegInfo &a = f.regs[r], &b = f.regs[w];
+  return a.is_const && b.is_const && a.type == RegType::kTensor && b.type == RegType::kTensor &&
+         a.value.t.defined() && b.value.t.defined() &&
+         a.value.t.storage().get() == b.value.t.storage().get();
+}
+
+// The op of a merged pair (merge_state_chains): `prog` runs the first chain's steps, then the
+// second's, in one pass that stores step first_out (the first chain's result) and the last step.
+std::shared_ptr<const OpDef> make_two_output_op(const cpu::EwProgram& prog, int first_out,
+                                                std::vector<TensorMeta> outs, bool keeps_zero) {
+  auto d = std::make_shared<OpDef>();
+  d->class_name = "FusedElementwise";
+  d->elementwise = true;
+  for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
+  d->dtypes = {DType::float32};
+  d->grad = "none";
+  d->name = "fused_elementwise{" + prog.str() + "; out=t" + std::to_string(first_out) + ",t" +
+            std::to_string(prog.steps.size() - 1) + "}";
+  d->doc = "Two elementwise chains fused by the graph backend into one pass with two outputs.";
+  d->backend.keeps_zero = keeps_zero;
+  const std::vector<int> out_steps = {first_out, static_cast<int>(prog.steps.size()) - 1};
+  d->kernel = [prog, out_steps](const KernelContext& c) {
+    cpu::run_fused_elementwise(prog, c.inputs, out_steps, c.outputs);
+  };
+  d->infer = [outs](const InferContext&) { return outs; };
+  return d;
+}
+
+// F1; assign(v, F1's result o1); F2 reading o1 (an optimizer's state update, its store, and the
+// weight update from the new state) become M; assign(v, o1), with M computing both results in
+// one pass over the state and the weight. F2's other operands were all computed before F1's
+// assign and none of them may be v: moving their reads above the assign changes nothing.
+// assign_in_place then lets M write both results straight into v and the weight.
+void merge_state_chains(Function& f, ProgramImpl& p, const Chains& chains) {
+  const std::vector<int> uses = count_uses(f);
+  std::vector<char> is_view(f.regs.size(), 0);
+  for (const Instr& in : f.code)
+    if (in.code == Code::kView)
+      for (int r : in.out) is_view[r] = 1;
+  std::vector<char> keep(f.code.size(), 1);
+  for (size_t i = 0; i + 2 < f.code.size(); ++i) {
+    const Instr &f1 = f.code[i], &a1 = f.code[i + 1], &f2 = f.code[i + 2];
+    if (!keep[i] || !is_kernel1(f1) || !is_kernel1(f2) || a1.code != Code::kAssign ||
+        a1.in.size() != 2)
+      continue;
+    auto c1 = chains.find(f1.op), c2 = chains.find(f2.op);
+    if (c1 == chains.end() || c2 == chains.end()) continue;
+    const int o1 = f1.out[0], o2 = f2.out[0], v = a1.in[0];
+    if (a1.in[1] != o1 || uses[o1] != 2 || std::count(f2.in.begin(), f2.in.end(), o1) != 1 ||
+        !is_static_f32(f, o1) || f.regs[o1].meta != f.regs[o2].meta)
+      continue;
+    if (std::any_of(f2.in.begin(), f2.in.end(),
+                    [&](int r) { return r != o1 && may_alias(f, is_view, r, v); }))
+      continue;
+    // Slots: F1's inputs, then F2's others; F1's steps, then F2's.
+    const cpu::EwProgram &p1 = c1->second.prog, &p2 = c2->second.prog;
+    std::vector<int> ext = f1.in;
+    std::vector<bool> broadcast = c1->second.broadcast;
+    std::vector<int> in2(f2.in.size());  // F2's input k -> its input in ext, or -1: o1
+    for (size_t k = 0; k < f2.in.size(); ++k) {
+      const int r = f2.in[k];
+      if (r == o1) {
+        in2[k] = -1;
+        continue;
+      }
+      auto at = std::find(ext.begin(), ext.end(), r);
+      in2[k] = static_cast<int>(at - ext.begin());
+      if (at == ext.end()) {
+        ext.push_back(r);
+        broadcast.push_back(c2->second.broadcast[k]);
+      }
+    }
+    cpu::EwProgram prog;
+    prog.num_inputs = static_cast<int>(ext.size());
+    const int n1 = static_cast<int>(p1.steps.size());
+    auto slot1 = [&](int s) { return s < p1.num_inputs ? s : prog.num_inputs + s - p1.num_inputs; };
+    auto slot2 = [&](int s) {
+      if (s >= p2.num_inputs) return prog.num_inputs + n1 + s - p2.num_inputs;
+      return in2[s] < 0 ? prog.num_inputs + n1 - 1 : in2[s];
+    };
+    for (const cpu::EwStep& st : p1.steps) prog.steps.push_back({st.op, slot1(st.a), slot1(st.b)});
+    for (const cpu::EwStep& st : p2.steps) prog.steps.push_back({st.op, slot2(st.a), slot2(st.b)});
+    p.fused_ops.push_back(make_two_output_op(prog, n1 - 1, {f.regs[o1].meta, f.regs[o2].meta},
+                                             c1->second.keeps_zero && c2->second.keeps_zero));
+    Instr m = f2;
+    m.op = p.fused_ops.back().get();
+    m.attrs = Attrs(m.op, {});
+    m.in = ext;
+    m.out = {o1, o2};
+    f.code[i] = std::move(m);
+    keep[i + 2] = 0;
+    ++i;  // past the assign (M's results are not chains of this pass)
+  }
+  compact(f, keep);
+}
+
 }  // namespace
 
 void fuse_elementwise(ProgramImpl& p) {
-  for (Function& f : p.fns) fuse_function(f, p);
+  for (Function& f : p.fns) {
+    Chains chains;
+    fuse_function(f, p, chains);
+    if (!te_fusion() && !te_fusion_async()) merge_state_chains(f, p, chains);
+  }
 }
 
 }  // namespace mycel::backend::detail

@@ -111,7 +111,9 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
     const int t = i + 1;
     switch (in.code) {
       case Code::kKernel: {
-        if (in.out.size() == 1 && f.regs[in.out[0]].alias_of >= 0) break;  // writes a weight
+        if (std::all_of(in.out.begin(), in.out.end(),
+                        [&](int r) { return f.regs[r].alias_of >= 0; }))
+          break;  // writes weights only
         bool elementwise = in.op->elementwise && in.out.size() == 1;
         int o = in.out[0];
         int reuse = -1;
@@ -129,7 +131,8 @@ FrameLayout plan_frame(const Function& f, const std::vector<TensorMeta>& meta) {
           touch(o);
           ++L.num_inplace;
         } else {
-          for (int r : in.out) own(r, t);
+          for (int r : in.out)
+            if (f.regs[r].alias_of < 0) own(r, t);  // (an output written into a weight: none)
         }
         break;
       }

@@ -212,8 +212,9 @@ std::string Program::dump() const {
       switch (in.code) {
         case Code::kKernel:
           os << in.op->name << "(" << regs(in.in) << ")";
-          if (in.out.size() == 1 && f.regs[in.out[0]].alias_of >= 0)
-            os << "  # into r" << f.regs[in.out[0]].alias_of;
+          for (size_t k = 0, n = 0; k < in.out.size(); ++k)
+            if (f.regs[in.out[k]].alias_of >= 0)
+              os << (n++ ? ", r" : "  # into r") << f.regs[in.out[k]].alias_of;
           break;
         case Code::kView:
           os << "view " << in.op->name << "(" << regs(in.in) << ")";

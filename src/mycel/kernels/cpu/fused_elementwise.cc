@@ -1,10 +1,13 @@
 #include "mycel/kernels/cpu/fused_elementwise.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/binary.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 #include "mycel/kernels/cpu/unary.h"
 
 namespace mycel::cpu {
@@ -118,8 +121,12 @@ std::string EwProgram::str() const {
   return r;
 }
 
-void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
-  const int64_t n = out.numel();
+namespace {
+
+// The chain over n elements, step out_steps[j]'s results stored at outs[j] (no allocation: the
+// tables are the callers').
+void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n, int nout,
+               const int* out_steps, float* const* outs) {
   if (n == 0) return;
   const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
   // Small chains keep their operand table on the stack (a warm launch allocates nothing).
@@ -135,9 +142,27 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
     base[k] = inputs[k].data<float>();
     full[k] = inputs[k].numel() == n;
   }
-  float* o = out.data<float>();
+  // The last step writes straight into its output; the results of other output steps are
+  // copied out of their block buffers once the block's steps have all run.
+  float* last_out = nullptr;
+  constexpr int kStackOuts = 8;
+  std::pair<int, float*> early_stack[kStackOuts];
+  std::vector<std::pair<int, float*>> early_heap;
+  if (nout > kStackOuts) early_heap.resize(nout);
+  std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
+  int nearly = 0;
+  for (int j = 0; j < nout; ++j) {
+    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError, "[fused_elementwise] output ",
+                j, " takes step ", out_steps[j], " of ", ns);
+    if (out_steps[j] == ns - 1)
+      last_out = outs[j];
+    else
+      early[nearly++] = {out_steps[j], outs[j]};
+  }
+  MYCEL_CHECK(last_out != nullptr, RuntimeError,
+              "[fused_elementwise] no output takes the chain's last step");
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
-  parallel_for(nblocks, kBlock * ns, [&](int64_t b0, int64_t b1) {
+  parallel_for(nblocks, kBlock * (ns + nearly), [&](int64_t b0, int64_t b1) {
     // Step results of one block; the last step writes straight into the output.
     thread_local std::vector<float> tmp;  // reused: warm runs allocate nothing
     tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
@@ -156,11 +181,41 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
         bool va = false, vb = false;
         const float* a = operand(s.a, va);
         const float* b = ew_arity(s.op) == 2 ? operand(s.b, vb) : nullptr;
-        float* dst = k + 1 == ns ? o + start : tmp.data() + static_cast<size_t>(k) * kBlock;
+        float* dst = k + 1 == ns ? last_out + start : tmp.data() + static_cast<size_t>(k) * kBlock;
         step(s.op, a, va, b, vb, dst, len);
       }
+      for (int j = 0; j < nearly; ++j)
+        std::copy_n(tmp.data() + static_cast<size_t>(early[j].first) * kBlock, len,
+                    early[j].second + start);
     }
   });
+}
+
+}  // namespace
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
+  const int last = static_cast<int>(p.steps.size()) - 1;
+  float* o = out.data<float>();
+  run_chain(p, inputs, out.numel(), 1, &last, &o);
+}
+
+void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs,
+                           const std::vector<int>& out_steps, const std::vector<Tensor>& outs) {
+  MYCEL_CHECK(!outs.empty() && out_steps.size() == outs.size(), RuntimeError,
+              "[fused_elementwise] ", out_steps.size(), " output steps for ", outs.size(),
+              " outputs");
+  constexpr int kStackOuts = 8;
+  float* ptr_stack[kStackOuts];
+  std::vector<float*> ptr_heap;
+  if (outs.size() > kStackOuts) ptr_heap.resize(outs.size());
+  float** ptrs = outs.size() > kStackOuts ? ptr_heap.data() : ptr_stack;
+  const int64_t n = outs.back().numel();
+  for (size_t j = 0; j < outs.size(); ++j) {
+    MYCEL_CHECK(outs[j].numel() == n, RuntimeError, "[fused_elementwise] output ", j, " has ",
+                outs[j].numel(), " elements, the chain ", n);
+    ptrs[j] = outs[j].data<float>();
+  }
+  run_chain(p, inputs, n, static_cast<int>(outs.size()), out_steps.data(), ptrs);
 }
 
 }  // namespace mycel::cpu
