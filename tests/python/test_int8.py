@@ -277,7 +277,11 @@ def test_int8_model_matches_fake_quant_and_onnxruntime(name, tmp_path):
     Runtime are then half a step apart at the median (0.45 with ONNX Runtime's pooling float32),
     but the shortcuts' sums, float32 in the lite runtime and rounded in ONNX Runtime's int8 adds,
     can flip a value on a rounding boundary: 2.5 steps at most there."""
-    steps = 1 if name == "lenet5" else 2
+    # Where the CPU has VNNI the 8-bit layers run on oneDNN (above), whose requantization rounds in
+    # float32 where the exact loops do not: a value on a rounding boundary flips one way or the other
+    # in some of the 21 layers, and ResNet-18's worst logit drifts by up to about 3 steps (Zen 4:
+    # 2.5 to 3.1 over runs of this file), while the median stays under half a step.
+    steps = 1 if name == "lenet5" else (3.5 if lite.cpu_has_vnni() else 2)
     median = 0.5
     ort = pytest.importorskip("onnxruntime")
     onnx = pytest.importorskip("onnx")

@@ -12,6 +12,10 @@ class Parameter(Tensor):
         if isinstance(default_input, (int, float, bool)):
             default_input = np.array(default_input, dtype=np.float32 if isinstance(default_input, float)
                                      else None)
+        elif isinstance(default_input, Tensor):
+            # A Parameter owns its values, as MindSpore's does: Parameter(t) copies t, so the
+            # step's in-place updates never show through the Tensor it was made from.
+            default_input = default_input.copy()
         Tensor.__init__(self, default_input)
         self.name = name
         self.requires_grad = requires_grad

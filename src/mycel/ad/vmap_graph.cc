@@ -458,6 +458,20 @@ class VmapTransform {
         m->set_abstract(in[0]->abstract());
         return map(n.get(), m, dims[0]);
       }
+      case Prim::kAssign:
+        // A mapped target (a Parameter passed with in_axes k: item i is its slice i along k)
+        // takes the value with its batch moved to k, an unmapped value broadcast over the
+        // batch. An unmapped target cannot hold per-item values: that stays an error below.
+        if (batched && !dims[0].is_tuple && dims[0].axis != kNotBatched && !dims[1].is_tuple) {
+          IrBatchBuilder g(G_, b_, n->loc());
+          g.begin(nullptr, {in[0], in[1]}, {dims[0], dims[1]});
+          GradVar v = batch::to_front(g, g.input(1), dims[1].axis);
+          v = batch::move_axis(g, v, 0, dims[0].axis);
+          NodePtr m = G_->prim(Prim::kAssign, {in[0], g.node(v)}, n->loc());
+          m->set_abstract(in[0]->abstract());
+          return map(n.get(), m, dims[0]);
+        }
+        break;
       default:
         break;
     }

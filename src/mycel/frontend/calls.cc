@@ -338,6 +338,11 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   if (!callee && is_list_method(method) && !dict_nodes.count(base.get()))
     return list_method(b, func.attr("value"), base, method, std::move(args), std::move(kw), loc);
   if (!callee) return tensor_method(b, base, method, std::move(args), std::move(kw), loc);
+  // Locals passed by name, for rebinding below when the callee assigns one of them.
+  std::vector<std::pair<std::string, NodePtr>> named_locals;
+  for (size_t i = 0; i < len_of(ast_args) && i < args.size(); ++i)
+    if (ast_type(ast_args[i]) == "Name" && b->scope->locals.count(str_attr(ast_args[i], "id")))
+      named_locals.emplace_back(str_attr(ast_args[i], "id"), args[i]);
   NodePtr r = call_value(b, callee, std::move(args), std::move(kw), loc);
   // A call that prints, assigns or raises runs even when its value is folded away or unused
   // (`if 0 < f(x) < 3:` with f printing and returning a constant).
@@ -349,6 +354,14 @@ NodePtr Parser::call(Block* b, nb::handle e) {
     std::string name = str_attr(ast_args[0], "id");
     if (b->scope->locals.count(name)) write(b, name, r);
   }
+  // The same through a function that returns ops.assign of one of its parameters (P.ScatterNdAdd
+  // and P.AssignAdd in a helper's `op(x, i, u); return x`): x is rebound to the new value.
+  if (auto* a = ir::as_apply(r); a && !ir::is_prim_call(r, Prim::kAssign))
+    if (const FuncGraph* g = ir::constant_graph(a->callee()))
+      if (auto it = returns_assigned_param_.find(g);
+          it != returns_assigned_param_.end() && it->second + 1 < a->inputs().size())
+        for (const auto& [name, node] : named_locals)
+          if (node == a->inputs()[it->second + 1]) write(b, name, r);
   return r;
 }
 
