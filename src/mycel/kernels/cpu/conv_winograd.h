@@ -43,6 +43,8 @@ struct WinogradWeights {
 /// MYCEL_WINOGRAD_RULE="f4,f2,mib" sets the smallest output sides for F(4x4) and F(2x2) and the
 /// largest transformed weights in MiB (default "10,6,8").
 int winograd_tile(DType dtype, const WindowGeom& g);
+/// winograd_tile's rule whatever the activation layout (callers that reorder to nChw8c themselves).
+int winograd_tile_any_layout(DType dtype, const WindowGeom& g);
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
 /// rule where the launch has a prepared-state slot, constant weights, blocked input and output,
@@ -52,6 +54,14 @@ int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* para
 /// U = G w G^T for each (output, input) channel pair of w (OIHW, float32, g's shape), for tile m
 /// (2 or 4), computed in float64.
 WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m);
+
+/// winograd_weights for weights that change at every call (training): float32 arithmetic, 16
+/// output channels per step (vectorised), parallel over input channels, into r.u (reused when it
+/// is large enough: the caller keeps r between calls). g is the geometry of the convolution U
+/// serves. With `flip`, w is the OIHW weights of the forward convolution whose backward-data
+/// convolution g is: w'[o][c] = rot180(w[c][o]), so w has shape (g.c, g.oc, 3, 3).
+void winograd_weights_into(const float* w, const WindowGeom& g, int m, bool flip,
+                           WinogradWeights& r);
 
 /// What the output transform applies last.
 enum class WinogradAct { kNone, kRelu, kRelu6 };
