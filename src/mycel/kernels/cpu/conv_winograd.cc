@@ -265,25 +265,17 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
 
 }  // namespace
 
-int winograd_tile(DType dtype, const WindowGeom& g) {
-#if MYCEL_WINOGRAD_AVX2
-  if (dtype != DType::float32 || g.groups != 1 || g.kh != 3 || g.kw != 3 || g.sh != 1 ||
-      g.sw != 1 || g.dh != 1 || g.dw != 1 || g.pt > 2 || g.pb > 2 || g.pl > 2 || g.pr > 2 ||
-      g.c < 16 || g.oc < 16 || g.oh < 1 || g.ow < 1 || channel_block() != kLanes)
-    return 0;
-  return winograd_tile_any_layout(dtype, g);
-#else
-  (void)dtype, (void)g;
-  return 0;
-#endif
+bool winograd_fits(DType dtype, const WindowGeom& g) {
+  return MYCEL_WINOGRAD_AVX2 && dtype == DType::float32 && g.groups == 1 && g.kh == 3 &&
+         g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.pt <= 2 &&
+         g.pb <= 2 && g.pl <= 2 && g.pr <= 2 && g.c >= 16 && g.oc >= 16 && g.oh >= 1 &&
+         g.ow >= 1;
 }
 
-int winograd_tile_any_layout(DType dtype, const WindowGeom& g) {
-#if MYCEL_WINOGRAD_AVX2
-  if (dtype != DType::float32 || g.groups != 1 || g.kh != 3 || g.kw != 3 || g.sh != 1 ||
-      g.sw != 1 || g.dh != 1 || g.dw != 1 || g.pt > 2 || g.pb > 2 || g.pl > 2 || g.pr > 2 ||
-      g.c < 16 || g.oc < 16 || g.oh < 1 || g.ow < 1)
-    return 0;
+int winograd_forced() { return env_override(); }
+
+int winograd_tile(DType dtype, const WindowGeom& g) {
+  if (!winograd_fits(dtype, g) || channel_block() != kLanes) return 0;
   if (const int forced = env_override(); forced >= 0) return forced;
   const int64_t side = std::min(g.oh, g.ow);
   struct Rule {
@@ -301,10 +293,6 @@ int winograd_tile_any_layout(DType dtype, const WindowGeom& g) {
   if (side >= rule.f4 && 36 * pairs <= (rule.max_mib << 20)) return 4;
   if (side >= rule.f2 && 16 * pairs <= (rule.max_mib << 20)) return 2;
   return 0;
-#else
-  (void)dtype, (void)g;
-  return 0;
-#endif
 }
 
 int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* params, bool has_slot) {

@@ -43,8 +43,11 @@ struct WinogradWeights {
 /// MYCEL_WINOGRAD_RULE="f4,f2,mib" sets the smallest output sides for F(4x4) and F(2x2) and the
 /// largest transformed weights in MiB (default "10,6,8").
 int winograd_tile(DType dtype, const WindowGeom& g);
-/// winograd_tile's rule whatever the activation layout (callers that reorder to nChw8c themselves).
-int winograd_tile_any_layout(DType dtype, const WindowGeom& g);
+/// Whether this build's Winograd kernels compute a convolution of geometry g (float32, 3x3,
+/// stride and dilation 1, padding at most 2, one group, at least 16 input and output channels),
+/// whatever the activation layout; and MYCEL_WINOGRAD's forced tile (0, 2, 4; -1 when unset).
+bool winograd_fits(DType dtype, const WindowGeom& g);
+int winograd_forced();
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
 /// rule where the launch has a prepared-state slot, constant weights, blocked input and output,

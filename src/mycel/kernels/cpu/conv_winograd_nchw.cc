@@ -11,6 +11,7 @@ namespace {
 
 constexpr int64_t kLanes = 8;     // channels per nChw8c block
 constexpr int64_t kMinBatch = 4;  // see winograd_nchw_tile
+constexpr int64_t kMaxWeightBytes = int64_t{16} << 20;  // largest U chosen
 
 // A grow-only float buffer of the calling thread (0: input, 1: output; the Winograd kernel uses
 // the staging buffers 0-2 itself).
@@ -81,8 +82,19 @@ void run(const float* x, const float* w, bool flip, const float* bias, float* y,
 }  // namespace
 
 int winograd_nchw_tile(DType dtype, const WindowGeom& g) {
-  if (g.n < kMinBatch || g.oh != g.h + g.pt + g.pb - 2 || g.ow != g.w + g.pl + g.pr - 2) return 0;
-  return winograd_tile_any_layout(dtype, g);
+  if (g.n < kMinBatch || g.oh != g.h + g.pt + g.pb - 2 || g.ow != g.w + g.pl + g.pr - 2 ||
+      !winograd_fits(dtype, g))
+    return 0;
+  if (const int forced = winograd_forced(); forced >= 0) return forced;
+  // At a batch each tile block reuses the transformed weights, so larger ones pay than in
+  // inference's rule (winograd_tile): measured per ResNet-18 CIFAR layer at batch 32
+  // (docs/perf_resnet.md), F(4x4) wins from 8x8 outputs (256 channels: 9.4 MB of U), oneDNN at
+  // 4x4 (512 channels, both tiles slower).
+  const int64_t side = std::min(g.oh, g.ow);
+  const int64_t pairs = (g.c + 7) / 8 * ((g.oc + 7) / 8) * 64 * int64_t{sizeof(float)};
+  if (side >= 8 && 36 * pairs <= kMaxWeightBytes) return 4;
+  if (side >= 6 && 16 * pairs <= kMaxWeightBytes) return 2;
+  return 0;
 }
 
 int winograd_nchw_bwd_data_tile(DType dtype, const WindowGeom& g) {
