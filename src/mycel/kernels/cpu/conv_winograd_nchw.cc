@@ -1,6 +1,8 @@
 #include "mycel/kernels/cpu/conv_winograd_nchw.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mycel/core/error.h"
@@ -85,6 +87,9 @@ int winograd_nchw_tile(DType dtype, const WindowGeom& g) {
   if (g.n < kMinBatch || g.oh != g.h + g.pt + g.pb - 2 || g.ow != g.w + g.pl + g.pr - 2 ||
       !winograd_fits(dtype, g))
     return 0;
+  // Read at every call (a getenv against a convolution of milliseconds): a test can take the
+  // exact direct sums for a reference (int8 chains: Winograd's fractions break exactness).
+  if (const char* v = std::getenv("MYCEL_WINOGRAD_NCHW"); v && std::string(v) == "0") return 0;
   if (const int forced = winograd_forced(); forced >= 0) return forced;
   // At a batch each tile block reuses the transformed weights, so larger ones pay than in
   // inference's rule (winograd_tile): measured per ResNet-18 CIFAR layer at batch 32

@@ -16,7 +16,8 @@ namespace mycel::cpu {
 /// The tile conv2d on NCHW with per-call weights runs Winograd with, 0 for none (then oneDNN):
 /// winograd_fits, from a batch of 4 (below it the per-call weight transform and reorders are
 /// not amortised, and small eager calls keep oneDNN's rounding); F(4x4) from 8x8 outputs, F(2x2)
-/// from 6x6, transformed weights of at most 16 MiB; MYCEL_WINOGRAD=0/2/4 as winograd_tile.
+/// from 6x6, transformed weights of at most 16 MiB; MYCEL_WINOGRAD=0/2/4 as winograd_tile, and
+/// MYCEL_WINOGRAD_NCHW=0 (read at every call) turns off this path only.
 int winograd_nchw_tile(DType dtype, const WindowGeom& g);
 
 /// The same for conv2d_backprop_input of the forward geometry g: the backward-data convolution is
