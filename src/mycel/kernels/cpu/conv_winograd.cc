@@ -267,9 +267,8 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
 
 bool winograd_fits(DType dtype, const WindowGeom& g) {
   return MYCEL_WINOGRAD_AVX2 && dtype == DType::float32 && g.groups == 1 && g.kh == 3 &&
-         g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.pt <= 2 &&
-         g.pb <= 2 && g.pl <= 2 && g.pr <= 2 && g.c >= 16 && g.oc >= 16 && g.oh >= 1 &&
-         g.ow >= 1;
+         g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.pt <= 2 && g.pb <= 2 &&
+         g.pl <= 2 && g.pr <= 2 && g.c >= 16 && g.oc >= 16 && g.oh >= 1 && g.ow >= 1;
 }
 
 int winograd_forced() { return env_override(); }
@@ -362,8 +361,8 @@ void winograd_weights_into(const float* w, const WindowGeom& g, int m, bool flip
       for (int64_t o = 0; o < oc16; ++o)
         for (int t = 0; t < 9; ++t)
           kbuf[t * oc16 + o] = c >= g.c || o >= g.oc ? 0.0f
-                               : flip ? w[(c * g.oc + o) * 9 + (8 - t)]
-                                      : w[(o * g.c + c) * 9 + t];
+                               : flip                ? w[(c * g.oc + o) * 9 + (8 - t)]
+                                                     : w[(o * g.c + c) * 9 + t];
       for (int64_t pair = 0; pair * 16 < oc8; ++pair) {
         const float* k = kbuf.data() + pair * 16;
         const int64_t width = pair * 16 + 16 <= oc8 ? 16 : 8;

@@ -11,8 +11,8 @@
 namespace mycel::cpu {
 namespace {
 
-constexpr int64_t kLanes = 8;     // channels per nChw8c block
-constexpr int64_t kMinBatch = 4;  // see winograd_nchw_tile
+constexpr int64_t kLanes = 8;                           // channels per nChw8c block
+constexpr int64_t kMinBatch = 4;                        // see winograd_nchw_tile
 constexpr int64_t kMaxWeightBytes = int64_t{16} << 20;  // largest U chosen
 
 // A grow-only float buffer of the calling thread (0: input, 1: output; the Winograd kernel uses
@@ -120,9 +120,9 @@ void conv2d_winograd_nchw(const Tensor& x, const Tensor& w, const Tensor* bias, 
 
 void conv2d_backprop_input_winograd_nchw(const Tensor& dy, const Tensor& w, Tensor& dx,
                                          const WindowGeom& g, int m) {
-  MYCEL_CHECK(dy.dtype() == DType::float32 && w.dtype() == DType::float32 &&
-                  dx.dtype() == DType::float32,
-              RuntimeError, "[conv2d_backprop_input] Winograd runs float32 only (backend bug)");
+  MYCEL_CHECK(
+      dy.dtype() == DType::float32 && w.dtype() == DType::float32 && dx.dtype() == DType::float32,
+      RuntimeError, "[conv2d_backprop_input] Winograd runs float32 only (backend bug)");
   run(dy.data<float>(), w.data<float>(), true, nullptr, dx.data<float>(), bwd_data_geom(g), m,
       WinogradAct::kNone);
 }
