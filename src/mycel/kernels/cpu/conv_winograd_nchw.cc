@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
@@ -16,11 +15,13 @@ constexpr int64_t kMinBatch = 4;                        // see winograd_nchw_til
 constexpr int64_t kMaxWeightBytes = int64_t{16} << 20;  // largest U chosen
 
 // A grow-only float buffer of the calling thread (0: input, 1: output; the Winograd kernel uses
-// the staging buffers 0-2 itself).
+// the staging buffers 0-2 itself). A Tensor's storage is 64-byte aligned: the kernel's 32-byte
+// loads then never straddle cache lines (a std::vector's large blocks sit 16 bytes into a page).
 float* buffer(int which, int64_t n) {
-  thread_local std::vector<float> buf[2];
-  if (static_cast<int64_t>(buf[which].size()) < n) buf[which].resize(static_cast<size_t>(n));
-  return buf[which].data();
+  thread_local Tensor buf[2];
+  if (!buf[which].defined() || buf[which].numel() < n)
+    buf[which] = Tensor::empty({std::max<int64_t>(n, 1)}, DType::float32);
+  return buf[which].data<float>();
 }
 
 // NCHW (n, c, hw) -> nChw8c, channels padded with zeros to c8.
