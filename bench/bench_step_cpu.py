@@ -43,7 +43,8 @@ def main():
     cpu.sort()
     print(f"{args.workload} threads {mycel.get_context('num_threads')}: CPU per step best "
           f"{cpu[0] * 1e3:.2f} ms, median {cpu[len(cpu) // 2] * 1e3:.2f} ms; wall best "
-          f"{min(wall) * 1e3:.2f} ms; first losses {losses}")
+          f"{min(wall) * 1e3:.2f} ms, median {sorted(wall)[len(wall) // 2] * 1e3:.2f} ms; "
+          f"first losses {losses}")
 
 
 if __name__ == "__main__":

@@ -136,5 +136,41 @@ TEST(ConvWinograd, RejectsMismatchedWeights) {
   EXPECT_THROW(cpu::winograd_weights(w2, g, 3), ValueError);
 }
 
+// The per-call transform (float32, vectorised, training) equals the float64 one within float32
+// rounding, and its `flip` form equals the float64 transform of the explicitly flipped and
+// transposed weights (the backward-data convolution's), for both tiles and channel counts that
+// are not multiples of 8 or 16 (every entry of U compared, the padding's zeros included).
+TEST(ConvWinograd, PerCallWeightTransformMatchesFloat64One) {
+  for (int m : {2, 4})
+    for (auto [c, oc] : {std::pair<int64_t, int64_t>{20, 27}, {16, 16}, {64, 24}}) {
+      const WindowGeom g = geom(4, c, 9, 9, oc, 1, 1, 1, 1);
+      const std::vector<float> wv = random(oc * c * 9, 7);
+      Tensor w = Tensor::empty({oc, c, 3, 3}, DType::float32);
+      std::copy(wv.begin(), wv.end(), w.data<float>());
+      // w' (c, oc, 3, 3) with w'[i][o] = rot180(w[o][i]): the forward weights of the backward
+      // convolution of geometry gb (c and oc swapped), whose flip form reads w.
+      WindowGeom gb = g;
+      gb.c = oc, gb.oc = c;
+      Tensor wt = Tensor::empty({c, oc, 3, 3}, DType::float32);
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t i = 0; i < c; ++i)
+          for (int t = 0; t < 9; ++t)
+            wt.data<float>()[(i * oc + o) * 9 + t] = wv[(o * c + i) * 9 + 8 - t];
+      for (bool flip : {false, true}) {
+        const WindowGeom& gg = flip ? gb : g;
+        const cpu::WinogradWeights want = cpu::winograd_weights(flip ? wt : w, gg, m);
+        cpu::WinogradWeights got;
+        cpu::winograd_weights_into(w.data<float>(), gg, m, flip, got);
+        ASSERT_EQ(got.m, m);
+        ASSERT_EQ(got.c8, want.c8);
+        ASSERT_EQ(got.oc8, want.oc8);
+        const float *a = got.u.data<float>(), *b = want.u.data<float>();
+        for (int64_t k = 0; k < want.u.numel(); ++k)
+          ASSERT_NEAR(a[k], b[k], 1e-6f * (1.f + std::abs(b[k])))
+              << "m " << m << " c " << c << " oc " << oc << " flip " << flip << " entry " << k;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace mycel

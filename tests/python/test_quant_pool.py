@@ -179,10 +179,13 @@ def test_pool_scales_that_do_not_match_the_graph_are_ignored():
     assert [n["op"] for n in g.nodes] == ["quantize_linear", "qavg_pool2d", "flatten", "dequantize_linear"]
 
 
-def test_exact_residual_sums_equal_the_float_chain(tmp_path):
+def test_exact_residual_sums_equal_the_float_chain(tmp_path, monkeypatch):
     """The int8 ResNet's shortcuts read the float32 sums (int8.EXACT_RESIDUAL): the lite graph is the
     fake-quant net's arithmetic, so it is closer to it than the fused form, whose shortcuts carry
-    the sums rounded to the next block's scale."""
+    the sums rounded to the next block's scale. The float chain sums its convolutions directly
+    (MYCEL_WINOGRAD_NCHW=0): Winograd's transforms would round the fake-quant products, which
+    direct float32 sums keep exact."""
+    monkeypatch.setenv("MYCEL_WINOGRAD_NCHW", "0")
     from edge_helpers import MODELS
     make, shape = MODELS["resnet18"]
     net = randomize(make(), seed=0)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
@@ -264,12 +265,16 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
 
 }  // namespace
 
+bool winograd_fits(DType dtype, const WindowGeom& g) {
+  return MYCEL_WINOGRAD_AVX2 && dtype == DType::float32 && g.groups == 1 && g.kh == 3 &&
+         g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.pt <= 2 && g.pb <= 2 &&
+         g.pl <= 2 && g.pr <= 2 && g.c >= 16 && g.oc >= 16 && g.oh >= 1 && g.ow >= 1;
+}
+
+int winograd_forced() { return env_override(); }
+
 int winograd_tile(DType dtype, const WindowGeom& g) {
-#if MYCEL_WINOGRAD_AVX2
-  if (dtype != DType::float32 || g.groups != 1 || g.kh != 3 || g.kw != 3 || g.sh != 1 ||
-      g.sw != 1 || g.dh != 1 || g.dw != 1 || g.pt > 2 || g.pb > 2 || g.pl > 2 || g.pr > 2 ||
-      g.c < 16 || g.oc < 16 || g.oh < 1 || g.ow < 1 || channel_block() != kLanes)
-    return 0;
+  if (!winograd_fits(dtype, g) || channel_block() != kLanes) return 0;
   if (const int forced = env_override(); forced >= 0) return forced;
   const int64_t side = std::min(g.oh, g.ow);
   struct Rule {
@@ -287,10 +292,6 @@ int winograd_tile(DType dtype, const WindowGeom& g) {
   if (side >= rule.f4 && 36 * pairs <= (rule.max_mib << 20)) return 4;
   if (side >= rule.f2 && 16 * pairs <= (rule.max_mib << 20)) return 2;
   return 0;
-#else
-  (void)dtype, (void)g;
-  return 0;
-#endif
 }
 
 int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* params, bool has_slot) {
@@ -333,6 +334,55 @@ WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m) {
         }
     }
   return r;
+}
+
+void winograd_weights_into(const float* w, const WindowGeom& g, int m, bool flip,
+                           WinogradWeights& r) {
+  MYCEL_CHECK(m == 2 || m == 4, ValueError, "[conv2d] Winograd tile must be 2 or 4, got ", m);
+  const int a = m + 2;
+  const double(*gd)[3] = m == 4 ? kG4 : kG2;
+  float gm[6][3];
+  for (int i = 0; i < a; ++i)
+    for (int j = 0; j < 3; ++j) gm[i][j] = static_cast<float>(gd[i][j]);
+  r.m = m;
+  r.c8 = (g.c + kLanes - 1) / kLanes * kLanes;
+  r.oc8 = (g.oc + kLanes - 1) / kLanes * kLanes;
+  const int64_t need = a * a * r.oc8 * r.c8;
+  if (!r.u.defined() || r.u.numel() < need) r.u = Tensor::empty({need}, DType::float32);
+  float* u = r.u.data<float>();
+  const int64_t oc16 = (r.oc8 + 15) / 16 * 16, c8 = r.c8, oc8 = r.oc8;
+  // Per input channel c: its 9 taps for every output channel, o innermost (zero past g.oc and for
+  // the padding channels past g.c), then U for 16 output channels at a time; U's rows of one point
+  // and one pair of 8-channel blocks are contiguous in c, 16 (or, for the last odd block, 8) wide.
+  parallel_for(c8, 400 * oc16, [&](int64_t s, int64_t e) {
+    thread_local std::vector<float> kbuf;
+    kbuf.assign(static_cast<size_t>(9 * oc16), 0.0f);
+    for (int64_t c = s; c < e; ++c) {
+      for (int64_t o = 0; o < oc16; ++o)
+        for (int t = 0; t < 9; ++t)
+          kbuf[t * oc16 + o] = c >= g.c || o >= g.oc ? 0.0f
+                               : flip                ? w[(c * g.oc + o) * 9 + (8 - t)]
+                                                     : w[(o * g.c + c) * 9 + t];
+      for (int64_t pair = 0; pair * 16 < oc8; ++pair) {
+        const float* k = kbuf.data() + pair * 16;
+        const int64_t width = pair * 16 + 16 <= oc8 ? 16 : 8;
+        float gk[6][3][16];  // G k, 16 output channels per entry
+        for (int i = 0; i < a; ++i)
+          for (int j = 0; j < 3; ++j)
+            for (int l = 0; l < 16; ++l)
+              gk[i][j][l] = gm[i][0] * k[j * oc16 + l] + gm[i][1] * k[(3 + j) * oc16 + l] +
+                            gm[i][2] * k[(6 + j) * oc16 + l];
+        for (int i = 0; i < a; ++i)
+          for (int j = 0; j < a; ++j) {  // (G k) G^T
+            float v[16];
+            for (int l = 0; l < 16; ++l)
+              v[l] = gk[i][0][l] * gm[j][0] + gk[i][1][l] * gm[j][1] + gk[i][2][l] * gm[j][2];
+            float* dst = u + (i * a + j) * oc8 * c8 + pair * 16 * c8 + c * width;
+            std::memcpy(dst, v, static_cast<size_t>(width) * sizeof(float));
+          }
+      }
+    }
+  });
 }
 
 void conv2d_winograd(const float* x, const WinogradWeights& u, const float* bias,

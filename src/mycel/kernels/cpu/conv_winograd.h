@@ -43,6 +43,11 @@ struct WinogradWeights {
 /// MYCEL_WINOGRAD_RULE="f4,f2,mib" sets the smallest output sides for F(4x4) and F(2x2) and the
 /// largest transformed weights in MiB (default "10,6,8").
 int winograd_tile(DType dtype, const WindowGeom& g);
+/// Whether this build's Winograd kernels compute a convolution of geometry g (float32, 3x3,
+/// stride and dilation 1, padding at most 2, one group, at least 16 input and output channels),
+/// whatever the activation layout; and MYCEL_WINOGRAD's forced tile (0, 2, 4; -1 when unset).
+bool winograd_fits(DType dtype, const WindowGeom& g);
+int winograd_forced();
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
 /// rule where the launch has a prepared-state slot, constant weights, blocked input and output,
@@ -52,6 +57,14 @@ int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* para
 /// U = G w G^T for each (output, input) channel pair of w (OIHW, float32, g's shape), for tile m
 /// (2 or 4), computed in float64.
 WinogradWeights winograd_weights(const Tensor& w, const WindowGeom& g, int m);
+
+/// winograd_weights for weights that change at every call (training): float32 arithmetic, 16
+/// output channels per step (vectorised), parallel over input channels, into r.u (reused when it
+/// is large enough: the caller keeps r between calls). g is the geometry of the convolution U
+/// serves. With `flip`, w is the OIHW weights of the forward convolution whose backward-data
+/// convolution g is: w'[o][c] = rot180(w[c][o]), so w has shape (g.c, g.oc, 3, 3).
+void winograd_weights_into(const float* w, const WindowGeom& g, int m, bool flip,
+                           WinogradWeights& r);
 
 /// What the output transform applies last.
 enum class WinogradAct { kNone, kRelu, kRelu6 };

@@ -9,6 +9,7 @@
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
 #include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
+#include "mycel/kernels/cpu/conv_winograd_nchw.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
@@ -293,6 +294,15 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     if (relu) params->post_applied = true;
     return;
   }
+  // 3x3 NCHW convolutions whose weights change (training): Winograd at a batch, the weights
+  // transformed at every call (conv_winograd_nchw.h).
+  if (!src_blocked && !dst_blocked && !const_w && x.dtype() == DType::float32 &&
+      w.dtype() == DType::float32 && (!bias || bias->dtype() == DType::float32))
+    if (const int m = winograd_nchw_tile(y.dtype(), g); m != 0) {
+      conv2d_winograd_nchw(x, w, bias, y, g, m, activation_of(post));
+      if (post) params->post_applied = true;
+      return;
+    }
   // 3x3 inference convolutions with constant weights on nChw8c: Winograd where it wins
   // (conv_winograd.h), the weights transformed once per weight buffer.
   if (const int m = winograd_tile_for(y.dtype(), g, params, slot != nullptr); m != 0) {
@@ -489,6 +499,10 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
   }
   if (weights && conv2d_gemm_bwd_filter_fits(out.dtype(), g))
     return conv2d_gemm_backprop_filter(dy, other, out, g, slot);
+  // 3x3 stride 1 at a batch: Winograd (conv_winograd_nchw.h).
+  if (!weights && dy.dtype() == DType::float32 && other.dtype() == DType::float32)
+    if (const int m = winograd_nchw_bwd_data_tile(out.dtype(), g); m != 0)
+      return conv2d_backprop_input_winograd_nchw(dy, other, out, g, m);
   if (!weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
     return conv2d_direct_backprop_input(
         dy, other, out, g, static_cast<float*>(staging_data(0, sizeof(float) * other.numel())));
