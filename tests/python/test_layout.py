@@ -245,3 +245,34 @@ def test_forced_tag_is_the_one_used():
         return  # the CPU's own choice: checked by the markers of the tests above
     _, text = compiled(Residual(arr(8, 3, 3, 3), arr(8, 8, 3, 3)), Tensor(arr(1, 3, 10, 10)))
     assert "{" + tag + "}" in text, text
+
+
+def cpu_info():
+    """(vendor_id, cpu family, flags) of the first CPU in /proc/cpuinfo."""
+    info = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if ":" in line:
+                k, v = (s.strip() for s in line.split(":", 1))
+                info.setdefault(k, v)
+            if not line.strip() and info:
+                break
+    return info.get("vendor_id"), int(info.get("cpu family", -1)), info.get("flags", "").split()
+
+
+def test_zen4_takes_nchw8c_and_its_convolutions_equal_numpy():
+    """On AMD Zen 4 (family 25 with AVX-512: 512-bit FMAs run as two 256-bit halves) the layout
+    is nChw8c, where Mycel's AVX2 inference kernels run and oneDNN's AVX2 convolutions read it
+    without reorders (src/mycel/kernels/cpu/dnnl_layout.cc); elsewhere oneDNN's choice stands.
+    Either way a residual conv net equals numpy."""
+    if os.environ.get("MYCEL_LAYOUT_TAG"):
+        pytest.skip("a forced tag (test_forced_tag_is_the_one_used)")
+    vendor, family, flags = cpu_info()
+    x, w1, w2 = arr(1, 3, 10, 10), arr(8, 3, 3, 3, seed=1), arr(8, 8, 3, 3, seed=2)
+    out, text = compiled(Residual(w1, w2), Tensor(x))
+    if vendor == "AuthenticAMD" and family == 25 and "avx512f" in flags:
+        assert "{nChw8c}" in text, text
+    assert layout_marker(text), text
+    a = relu(np_conv(x, w1))
+    ref = np_pool(relu(a + np_conv(a, w2, pad=1)), 2, 2)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-4)
