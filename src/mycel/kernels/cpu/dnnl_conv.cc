@@ -103,14 +103,13 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
       // primitive that reads and writes the user's layouts saves the two reorders per launch
       // (MobileNetV2's batch-1 convolutions: the reorders cost more than the convolution).
       try {
-        auto du = has_bias ? dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference,
-                                 dnnl::algorithm::convolution_direct, src_user, wei_any,
-                                 e->bias_md, dst_user, strides, dil, pad_l, pad_r)
-                           : dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference,
-                                 dnnl::algorithm::convolution_direct, src_user, wei_any, dst_user,
-                                 strides, dil, pad_l, pad_r);
+        auto du = has_bias
+                      ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_user, wei_any, e->bias_md, dst_user, strides, dil, pad_l, pad_r)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_user, wei_any, dst_user, strides, dil, pad_l, pad_r);
         dnnl::convolution_forward::primitive_desc pu(du, attr, engine());
         const std::string impl = pu.impl_info_str();  // not im2col + gemm, not the loops
         if (impl.rfind("gemm", 0) != 0 && impl.rfind("ref", 0) != 0) e->pd = pu;
