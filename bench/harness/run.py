@@ -254,6 +254,16 @@ def markdown(result):
                 "`torch.inference_mode()`. Same weights and random batch-norm statistics; the outputs "
                 f"agree within {INFER_RTOL} of the largest |output| before timing. Latency: median of "
                 "per-run median call times [range]; compile: the first call's extra time.", "",
+                "How Mycel's eval graph runs a batch-1 forward: each conv2d -> BatchNorm2d folds into "
+                "one convolution on weights w * s and bias (b - mean) * s + beta, refolded only when "
+                "a source Parameter changes (docs/graph_mode_internals.md); the following ReLU/ReLU6 "
+                "is the convolution's post-op; activations stay in the CPU's channel-blocked layout "
+                "between convolutions (nChw8c on AVX2 and on AMD Zen 4, NHWC on other AVX-512 CPUs); "
+                "on nChw8c, 3x3 stride-1 convolutions run Winograd F(4x4) or F(2x2) and small planes "
+                "the streamed direct kernel (docs/edge.md), the rest oneDNN's jit kernels on that "
+                "layout. `bench/bench_infer_ops.py <workload>` lists a row's launches with their "
+                "times (mycel.Profiler); tests/python/test_fold_batch_norm.py checks that the whole "
+                "folded ResNet-18 and MobileNetV2 graphs equal the eager forward.", "",
                 "| workload | input | policy | threads mycel/torch | Mycel graph ms | PyTorch no_grad ms | "
                 "PyTorch inference_mode ms | Mycel / no_grad | output diff | Mycel compile s |",
                 "|---|---|---|---|---|---|---|---|---|---|"]

@@ -275,3 +275,27 @@ def test_dense_batch_norm1d_folds_and_matches_numpy():
     assert "dense+batch_norm+relu(" in text and " batch_norm(" not in text, text
     net.fc.weight.set_data(Tensor(rand(5, 12, seed=18)))  # a new weight version: refolded
     np.testing.assert_allclose(net(x).asnumpy(), eager(net, x), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("model,side", [("resnet18", 112), ("mobilenet_v2", 96)])
+def test_whole_eval_models_fold_every_batch_norm_and_equal_plain_forward(model, side):
+    """The harness's batch-1 inference networks (bench/harness INFER rows) end to end: every
+    batch_norm folds, and the graph (folded weights, fused relu/relu6, blocked layouts, Winograd
+    where the CPU's layout allows it) equals the eager forward (unfolded batch_norm, NCHW, oneDNN
+    direct convolutions) within 1e-3 of the largest |output| (the harness's agreement bound)."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import models
+    mycel.set_seed(20)
+    net = getattr(models, model)(num_classes=100)
+    randomize_bn(net, seed=21)
+    net.set_train(False)
+    x = Tensor(rand(1, 3, side, side, seed=22))
+    ref = eager(net, x)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    out = net(x).asnumpy()
+    assert np.isfinite(ref).all() and np.abs(ref).max() > 0
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-3 * np.abs(ref).max())
+    text = G.compile(net).program_text(x)
+    norms = sum(1 for _, c in net.cells_and_names() if isinstance(c, nn.BatchNorm2d))
+    assert " batch_norm(" not in text and text.count("conv2d+batch_norm") == norms, text

@@ -245,3 +245,63 @@ def test_forced_tag_is_the_one_used():
         return  # the CPU's own choice: checked by the markers of the tests above
     _, text = compiled(Residual(arr(8, 3, 3, 3), arr(8, 8, 3, 3)), Tensor(arr(1, 3, 10, 10)))
     assert "{" + tag + "}" in text, text
+
+
+def cpu_info():
+    """(vendor_id, cpu family, flags) of the first CPU in /proc/cpuinfo."""
+    info = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if ":" in line:
+                k, v = (s.strip() for s in line.split(":", 1))
+                info.setdefault(k, v)
+            if not line.strip() and info:
+                break
+    return info.get("vendor_id"), int(info.get("cpu family", -1)), info.get("flags", "").split()
+
+
+def test_zen4_takes_nchw8c_and_its_convolutions_equal_numpy():
+    """On AMD Zen 4 (family 25 with AVX-512: 512-bit FMAs run as two 256-bit halves) the layout
+    is nChw8c, where Mycel's AVX2 inference kernels run and oneDNN's AVX2 convolutions read it
+    without reorders (src/mycel/kernels/cpu/dnnl_layout.cc); elsewhere oneDNN's choice stands.
+    Either way a residual conv net equals numpy."""
+    vendor, family, flags = cpu_info()
+    x, w1, w2 = arr(1, 3, 10, 10), arr(8, 3, 3, 3, seed=1), arr(8, 8, 3, 3, seed=2)
+    out, text = compiled(Residual(w1, w2), Tensor(x))
+    forced = os.environ.get("MYCEL_LAYOUT_TAG")  # a forced tag wins (MYCEL_LAYOUT_TAG)
+    if forced or (vendor == "AuthenticAMD" and family == 25 and "avx512f" in flags):
+        assert "{" + (forced or "nChw8c") + "}" in text, text
+    assert layout_marker(text), text
+    a = relu(np_conv(x, w1))
+    ref = np_pool(relu(a + np_conv(a, w2, pad=1)), 2, 2)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+class FewChannels(nn.Cell):
+    """conv 1 -> 6 channels, then conv 6 -> 16: LeNet5's shape of chain."""
+
+    def __init__(self, w1, w2):
+        super().__init__()
+        self.w1, self.w2 = Parameter(Tensor(w1)), Parameter(Tensor(w2))
+
+    def construct(self, x):
+        a = ops.relu(ops.conv2d(x, self.w1, pad_mode="valid"))
+        b = ops.relu(ops.conv2d(a, self.w2, pad_mode="valid"))
+        return ops.max_pool2d(b, kernel_size=2, strides=2)
+
+
+def test_conv_input_with_padded_channels_stays_plain():
+    """6 channels in nChw8c/nChw16c are padded: no oneDNN kernel reads them natively, so the
+    first conv writes NCHW and the second reads it (the few-channel direct kernel) instead of
+    reordering a blocked input per launch; with NHWC (no padding) both stay in the layout."""
+    import re
+    x, w1, w2 = arr(1, 1, 14, 14), arr(6, 1, 3, 3, seed=1), arr(16, 6, 3, 3, seed=2)
+    out, text = compiled(FewChannels(w1, w2), Tensor(x), layout="1")
+    tags = set(re.findall(r"\{nchw>(\w+)\}", text))
+    assert len(tags) == 1 and text.count("{nchw>") == 1, text
+    if tags == {"nhwc"}:
+        assert "{nchw>nhwc}conv2d+relu" in text and "{nhwc}conv2d+relu" in text, text
+    else:  # the first conv plain, the second reads NCHW and writes the blocked layout
+        assert text.count("conv2d+relu") == 2 and "{" + tags.pop() + "}conv2d" not in text, text
+    ref = np_pool(relu(np_conv(relu(np_conv(x, w1)), w2)), 2, 2)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-5)

@@ -102,7 +102,8 @@ class LayoutAssigner {
   void run() {
     // A conv whose result only plain readers take gains nothing: its own reorder moves as much.
     for (const Instr& in : f_.code) {
-      if ((is_pool(in) || is_conv(in)) && in.in[0] >= 0) wanted_[in.in[0]] = 1;
+      if ((is_pool(in) || (is_conv(in) && !padded_channels(in.in[0]))) && in.in[0] >= 0)
+        wanted_[in.in[0]] = 1;
       if (is_zero_keeping_elementwise(in))
         for (int r : in.in)
           if (r >= 0) wanted_[r] = 1;
@@ -128,6 +129,15 @@ class LayoutAssigner {
 
  private:
   bool blocked(int r) const { return r >= 0 && f_.regs[r].blocked; }
+  // An NCHW register whose channels the blocked layout pads (6 in nChw8c, LeNet5's second conv's
+  // input): no conv primitive reads that natively (oneDNN's AVX2 kernels want whole blocks), so
+  // a conv reading it blocked reorders it back per launch; read plain, the few-channel direct
+  // kernel takes it instead (conv_direct.h).
+  bool padded_channels(int r) const {
+    if (r < 0 || f_.regs[r].meta.shape.size() != 4) return false;
+    const int64_t c = f_.regs[r].meta.shape[1], b = cpu::channel_block();
+    return b > 1 && c > 1 && c % b != 0;
+  }
   // Per sample when the batch is dynamic: both sides of the cost check scale with it.
   size_t bytes(int r) const { return numel_per_sample(f_, r) * itemsize(f_.regs[r].meta.dtype); }
 

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
@@ -96,6 +97,27 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
     dnnl::primitive_attr attr = default_attr();
     append_post_ops(attr, post, e->bias_md);
     e->pd = dnnl::convolution_forward::primitive_desc(d, attr, engine());
+    if ((src_blocked || dst_blocked) &&
+        (e->pd.src_desc() != src_user || e->pd.dst_desc() != dst_user)) {
+      // The preferred primitive wants other activation layouts than the blocked ones the graph
+      // chose (nChw8c on Zen 4, dnnl_layout.cc: oneDNN's AVX-512 kernels want NHWC): a jit
+      // primitive that reads and writes the user's layouts saves the two reorders per launch
+      // (MobileNetV2's batch-1 convolutions: the reorders cost more than the convolution).
+      try {
+        auto du = has_bias
+                      ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_user, wei_any, e->bias_md, dst_user, strides, dil, pad_l, pad_r)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_user, wei_any, dst_user, strides, dil, pad_l, pad_r);
+        dnnl::convolution_forward::primitive_desc pu(du, attr, engine());
+        const std::string impl = pu.impl_info_str();  // not im2col + gemm, not the loops
+        if (impl.rfind("gemm", 0) != 0 && impl.rfind("ref", 0) != 0) e->pd = pu;
+      } catch (const dnnl::error& err) {
+        if (!is_unimplemented(err)) throw;
+      }
+    }
     e->prim = dnnl::convolution_forward(e->pd);
     e->src = make_reorder(src_user, e->pd.src_desc());
     e->wei = make_reorder(wei_user, e->pd.weights_desc());
