@@ -3,11 +3,15 @@ their arrays (COO: indices (N, rank), values (N,), dense shape (rank,) as a Tens
 dense_shape, batch_pointers, row_pointers, col_indices, values). Each is a composite of registry
 ops over those arrays, so it runs in both modes; where an output length depends on the values
 (unique index sets, union of patterns) the data-dependent registry ops (unique_with_counts,
-masked_select) size it at run time (docs/dynamic_shape.md). The COO index order is row-major
+masked_select) size it at run time (docs/dynamic_shape.md). The four whose sizes come from the
+input values themselves (SparseCountSparseOutput, SparseSegmentMeanWithNumSegments,
+SparseTensorToCSRSparseMatrix, SparseMatrixTranspose) are registry ops (ops/sparse_arrays.cc). The COO index order is row-major
 (numpy's ravel_multi_index order), as MindSpore's CPU kernels expect and produce."""
 import numpy as np
 
 from mycel import _mycel
+from mycel.ops.operations import (SparseCountSparseOutput, SparseMatrixTranspose,  # noqa: F401 (registry:
+                                  SparseSegmentMeanWithNumSegments, SparseTensorToCSRSparseMatrix)  # ops/sparse_arrays.cc)
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.sparse import SparseTensorDenseMatmul, SparseToDense  # noqa: F401 (MindSpore's names here)
 
@@ -209,16 +213,28 @@ class SparseAddmm(_Composite):
 
 
 def _csr_coordinates(batch_pointers, row_pointers, col_indices):
-    """(batch, row) int64 of each entry of a batched CSR matrix: batch_pointers (B + 1,) cut the
-    entries into batches, row_pointers (B * (rows + 1),) hold each batch's own indptr."""
-    bp = _ops.cast(batch_pointers, _i64)
+    """(batch, row) int64 of each entry of a batched CSR matrix, and rows + 1: batch_pointers
+    (B + 1,) cut the entries into batches, row_pointers (B * (rows + 1),) hold each batch's own
+    indptr. A 0-d batch_pointers (MindSpore's tests pass the entry count) means one batch. Written
+    with comparisons over the pointer arrays, no reshape by a run-time size, so it compiles when
+    every length is dynamic."""
     k = _ops.sub(_ops.cumsum(_ops.ones_like(_ops.cast(col_indices, _i64)), 0), 1)  # entry number
-    batch = _ops.sum(_ops.cast(_ops.less_equal(_ops.reshape(bp[1:], (1, -1)), _ops.reshape(k, (-1, 1))), _i64), (1,))
-    local = _ops.sub(k, _ops.gather(bp, batch, 0))
-    rp = _ops.reshape(_ops.cast(row_pointers, _i64), (bp.shape[0] - 1, -1))
-    ends = _ops.gather(rp[:, 1:], batch, 0)  # (nnz, rows): each entry's batch's row ends
-    row = _ops.sum(_ops.cast(_ops.less_equal(ends, _ops.reshape(local, (-1, 1))), _i64), (1,))
-    return batch, row, rp
+    rp = _ops.cast(row_pointers, _i64)
+    if batch_pointers.ndim == 0:
+        batch, local, stride = _ops.zeros_like(k), k, rp.shape[0]
+    else:
+        bp = _ops.cast(batch_pointers, _i64)
+        batch = _ops.sum(_ops.cast(_ops.less_equal(_ops.reshape(bp[1:], (1, -1)), _ops.reshape(k, (-1, 1))), _i64), (1,))
+        local = _ops.sub(k, _ops.gather(bp, batch, 0))
+        stride = rp.shape[0] // (bp.shape[0] - 1)  # rows + 1
+    p = _ops.sub(_ops.cumsum(_ops.ones_like(rp), 0), 1)  # position in row_pointers
+    owner = _ops.floor_div(p, stride)
+    is_end = _ops.not_equal(_ops.mod(p, stride), 0)  # a row's end, not a batch's leading 0
+    hits = _ops.logical_and(_ops.logical_and(_ops.equal(_ops.reshape(owner, (1, -1)), _ops.reshape(batch, (-1, 1))),
+                                             _ops.reshape(is_end, (1, -1))),
+                            _ops.less_equal(_ops.reshape(rp, (1, -1)), _ops.reshape(local, (-1, 1))))
+    row = _ops.sum(_ops.cast(hits, _i64), (1,))
+    return batch, row, stride, is_end
 
 
 class SparseMatrixNNZ(_Composite):
@@ -227,6 +243,8 @@ class SparseMatrixNNZ(_Composite):
 
     def _call(self, x_dense_shape, x_batch_pointers, x_row_pointers, x_col_indices, x_values):
         bp = _ops.cast(x_batch_pointers, _mycel.dtype.int32)
+        if bp.ndim == 0:  # the entry count of one batch
+            return _ops.reshape(bp, (1,))
         return _ops.sub(bp[1:], bp[:-1])
 
 
@@ -260,14 +278,16 @@ class SparseMatrixMatMul(_Composite):
             x2 = _ops.transpose(x2, (0, 2, 1))
             if self.adjoint_x2 and x2.dtype.name.startswith("complex"):
                 x2 = _ops.conj(x2)
-        batch, row, rp = _csr_coordinates(x1_batch_pointers, x1_row_pointers, x1_col_indices)
-        n = x2.shape[1]
+        batch, row, stride, is_end = _csr_coordinates(x1_batch_pointers, x1_row_pointers, x1_col_indices)
+        n, k = x2.shape[1], x2.shape[2]
         col = _ops.add(_ops.mul(batch, n), _ops.cast(x1_col_indices, _i64))
-        terms = _ops.mul(_ops.reshape(x1_values, (-1, 1)), _ops.gather(_ops.reshape(x2, (-1, x2.shape[2])), col, 0))
-        # (B, rows, K) zeros shaped by the row pointers' rows and x2's columns
-        zeros = _ops.mul(_ops.expand_dims(_ops.cast(_ops.zeros_like(rp[:, 1:]), x2.dtype), 2),
-                         _ops.expand_dims(_ops.zeros_like(x2[:, 0:1, :]), 1)[:, :, 0, :])
-        y = _ops.tensor_scatter_add(zeros, _ops.stack((batch, row), 1), terms)
+        terms = _ops.mul(_ops.reshape(x1_values, (-1, 1)), _ops.gather(_ops.reshape(x2, (-1, k)), col, 0))
+        # (B * rows, K) zeros: one row per row end in the pointers, x2's columns
+        ends = _ops.cast(_ops.zeros_like(_ops.masked_select(x1_row_pointers, is_end)), x2.dtype)
+        zeros = _ops.mul(_ops.reshape(ends, (-1, 1)), _ops.zeros_like(x2[0, 0:1, :]))
+        flat = _ops.add(_ops.mul(batch, stride - 1), row)
+        y = _ops.tensor_scatter_add(zeros, _ops.reshape(flat, (-1, 1)), terms)
+        y = _ops.expand_dims(y, 0) if x2_dense.ndim == 2 else _ops.reshape(y, (x2.shape[0], -1, k))
         if self.transpose_output:
             y = _ops.transpose(y, (0, 2, 1))
         if self.conjugate_output and y.dtype.name.startswith("complex"):
@@ -300,7 +320,20 @@ class SparseMatrixSoftmax(_Composite):
     def _call(self, x_dense_shape, x_batch_pointers, x_row_pointers, x_col_indices, x_values):
         if x_values.dtype.name not in ("float32", "float64"):
             raise TypeError(f"SparseMatrixSoftmax: x_values must be float32 or float64, got {x_values.dtype.name}")
-        batch, row, rp = _csr_coordinates(x_batch_pointers, x_row_pointers, x_col_indices)
-        segment = _ops.add(_ops.mul(batch, rp.shape[1]), row)
+        batch, row, stride, _ = _csr_coordinates(x_batch_pointers, x_row_pointers, x_col_indices)
+        segment = _ops.add(_ops.mul(batch, stride), row)
         return (x_dense_shape, x_batch_pointers, x_row_pointers, x_col_indices,
                 _segment_softmax(x_values, segment))
+
+
+def csr_softmax(logits, dtype):
+    """MindSpore's ops.function.csr_softmax: the CSRTensor with each row's values replaced by
+    their softmax (SparseMatrixSoftmax on a CSRTensor)."""
+    from mycel._sparse import CSRTensor
+    if not isinstance(logits, CSRTensor):
+        raise TypeError(f"csr_softmax: logits must be a CSRTensor, got {type(logits).__name__}")
+    nnz = logits.values.shape[0]
+    out = SparseMatrixSoftmax(dtype)(_mycel.Tensor(np.array(logits.shape, np.int64)),
+                                     _mycel.Tensor(np.array([0, nnz], np.int64)),
+                                     logits.indptr, logits.indices, logits.values)
+    return CSRTensor(logits.indptr, logits.indices, out[4], logits.shape)
