@@ -17,7 +17,9 @@ namespace {
 using detail::attr;
 using detail::make_op;
 
-const std::vector<DType> kIndex = {DType::int32, DType::int64};
+// The value dtypes of the CSR conversions (MindSpore's CPU kernels: real and complex floats, ints).
+const std::vector<DType> kValues = {DType::float32, DType::float64,   DType::int32,
+                                    DType::int64,   DType::complex64, DType::complex128};
 
 // Input i: an int32/int64 index array of rank `rank` (-1: 0-d or 1-d).
 void check_index_input(const InferContext& c, size_t i, int rank) {
@@ -76,9 +78,7 @@ std::vector<TensorMeta> to_csr_infer(const InferContext& c) {
   check_index_input(c, 2, 1);
   MYCEL_CHECK(c.in(1).shape.size() == 1, ValueError, "[", c.op.name,
               "] input 'x_values' must be 1-d, got shape ", shape_str(c.in(1).shape));
-  const int64_t rank = c.in(2).shape[0];
-  MYCEL_CHECK(rank < 0 || rank == 2 || rank == 3, ValueError, "[", c.op.name,
-              "] input 'x_dense_shape' must hold 2 or 3 dims, got ", rank);
+  // the rank (2 or 3) is checked by the kernel: a dynamic length reaches infer as a placeholder
   check_same_dim(c, 0, 0, 1, 0);
   check_same_dim(c, 0, 1, 2, 0);
   MYCEL_CHECK(c.in(0).dtype == c.in(2).dtype, TypeError, "[", c.op.name, "] x_indices (",
@@ -134,7 +134,7 @@ MYCEL_REGISTER_OPS(sparse_arrays) {
               "The batched CSR arrays (dense_shape, batch_pointers, row_pointers, col_indices, "
               "values) of a rank-2 or rank-3 COO tensor, entries in row-major order.",
               {{"x_indices"}, {"x_values"}, {"x_dense_shape"}}, {}, to_csr_infer,
-              sparse_tensor_to_csr_sparse_matrix_kernel, every_dtype(), "none"),
+              sparse_tensor_to_csr_sparse_matrix_kernel, kValues, "none"),
       1));
   r.add(selecting_on(
       make_op("sparse_matrix_transpose", "SparseMatrixTranspose",
@@ -146,7 +146,7 @@ MYCEL_REGISTER_OPS(sparse_arrays) {
                {"x_col_indices"},
                {"x_values"}},
               {attr("conjugate", AttrKind::kBool, false)}, transpose_infer,
-              sparse_matrix_transpose_kernel, every_dtype(), "none"),
+              sparse_matrix_transpose_kernel, kValues, "none"),
       4));
 }
 
