@@ -97,7 +97,8 @@ from mycel.ops.stats import var_mean, std_mean  # noqa: E402,F401
 from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
 from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
                                    poisson, random_categorical, multinomial, binomial, random_beta,
-                                   beta, log_normal, exponential)
+                                   beta, log_normal, exponential, multinomial_with_replacement)
+from mycel.ops.operations.choice_ops import choice_with_mask  # noqa: E402,F401
 from mycel.ops.random_primitives import (uniform_candidate_sampler,  # noqa: E402,F401
                                          log_uniform_candidate_sampler)
 # Sparse tensors (CSRTensor / COOTensor) in MindSpore's functional forms, over the sparse registry ops.

@@ -213,3 +213,12 @@ class Broadcast(globals()["Broadcast"]):
 # P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops.operations", globals())
+
+# RandomChoiceWithMask (choice_ops.py); MindSpore's submodule paths P.random_ops, P.sparse_ops.
+from mycel.ops.operations import choice_ops as _choice  # noqa: E402
+
+for _name in _choice.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_choice, _name)
+        __all__.append(_name)
+from mycel.ops.operations import random_ops, sparse_ops  # noqa: E402,F401
