@@ -372,3 +372,45 @@ def test_tensor_index_bounds_a_slice():
         list(range(6))[Tensor(np.array([1, 2]))]
     with pytest.raises(TypeError, match="integer tensors"):
         list(range(6))[Tensor(np.array(1.0, np.float32))]
+
+
+def _csr(m):
+    c = sp.csr_matrix(m)
+    return ms.CSRTensor(Tensor(c.indptr.astype(np.int32)), Tensor(c.indices.astype(np.int32)), Tensor(c.data),
+                        c.shape)
+
+
+@pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)])
+def test_csr_times_csr_against_scipy(trans):
+    a = sp.random(4, 6, density=0.4, random_state=1).toarray()
+    b = sp.random(6, 5, density=0.4, random_state=2).toarray()
+    a_in, b_in = (a.T.copy() if trans[0] else a), (b.T.copy() if trans[1] else b)
+    c = ms.ops.csr_mm(_csr(a_in), _csr(b_in), trans_a=trans[0], trans_b=trans[1])
+    want = sp.csr_matrix(a) @ sp.csr_matrix(b)
+    assert isinstance(c, ms.CSRTensor) and c.shape == (4, 5)
+    np.testing.assert_allclose(c.to_dense().asnumpy(), want.toarray(), rtol=1e-12)
+    # the structural pattern: every (i, c) some a[i, k] b[k, c] reaches, columns ascending per row
+    pattern = ((a != 0).astype(int) @ (b != 0).astype(int)) > 0
+    np.testing.assert_array_equal(c.indptr.asnumpy(), np.r_[0, np.cumsum(pattern.sum(1))])
+    np.testing.assert_array_equal(c.indices.asnumpy(), np.nonzero(pattern)[1])
+
+
+def test_csr_matmul_operator_and_gradient():
+    a = sp.random(3, 4, density=0.5, random_state=3).toarray()
+    b = sp.random(4, 3, density=0.5, random_state=4).toarray()
+    ca, cb = _csr(a), _csr(b)
+    np.testing.assert_allclose((ca @ cb).to_dense().asnumpy(), a @ b, rtol=1e-12)
+    np.testing.assert_allclose((ca @ Tensor(b)).asnumpy(), a @ b, rtol=1e-12)  # dense right operand: SpMM
+    w = RNG.normal(size=(3, 3))
+
+    def loss(av, bv):
+        x = ms.CSRTensor(ca.indptr, ca.indices, av, ca.shape)
+        y = ms.CSRTensor(cb.indptr, cb.indices, bv, cb.shape)
+        return (ms.ops.csr_mm(x, y).to_dense() * Tensor(w)).sum()
+    ga, gb = ms.grad(loss, grad_position=(0, 1))(ca.values, cb.values)
+    # d/dA sum(W * (A B)) = W B^T at A's pattern; d/dB = A^T W at B's pattern
+    ra, rb = np.nonzero(a), np.nonzero(b)
+    np.testing.assert_allclose(ga.asnumpy(), (w @ b.T)[ra], rtol=1e-12)
+    np.testing.assert_allclose(gb.asnumpy(), (a.T @ w)[rb], rtol=1e-12)
+    with pytest.raises(ValueError, match="do not multiply"):
+        ms.ops.csr_mm(ca, ca)
