@@ -414,3 +414,62 @@ def test_csr_matmul_operator_and_gradient():
     np.testing.assert_allclose(gb.asnumpy(), (a.T @ w)[rb], rtol=1e-12)
     with pytest.raises(ValueError, match="do not multiply"):
         ms.ops.csr_mm(ca, ca)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sparse_segment_mean_function(mode):
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+    indices = np.array([3, 0, 1, 1, 2], np.int32)
+    seg = np.array([0, 0, 2, 5, 5], np.int32)
+    got = run(S.SparseSegmentMean(), x, indices, seg, mode=mode)
+    want = np.zeros((6, 3), np.float32)
+    for s in np.unique(seg):
+        want[s] = x[indices[seg == s]].mean(0)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(ms.ops.sparse_segment_mean(Tensor(x), Tensor(indices), Tensor(seg)).asnumpy(), want,
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sparse_to_dense_primitive_and_gradient(mode):
+    idx = np.array([[0, 1, 0], [1, 2, 1], [2, 3, 2], [0, 2, 3]], np.int32)
+    vals = np.array([6.5, 7.5, 9.5, 10.5], np.float32)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.op = ms.ops.operations.SparseToDense()
+
+        def construct(self, i, v):
+            return self.op(i, v, (3, 4, 4))
+    net = Net()
+    sens = np.arange(48, dtype=np.float32).reshape(3, 4, 4)
+    ms.set_context(mode=mode)
+    try:
+        out = net(Tensor(idx), Tensor(vals)).asnumpy()
+        g = ms.grad(lambda v: (net(Tensor(idx), v) * Tensor(sens)).sum())(Tensor(vals)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(out, dense_of(idx.astype(np.int64), vals, (3, 4, 4)))
+    np.testing.assert_array_equal(g, sens[tuple(idx.T)])  # d/dvalues: the sensitivities at the indices
+    flags = ms.ops.operations.SparseToDense()(Tensor(idx[:2]), Tensor(np.array([True, False])), (3, 4, 4))
+    assert flags.asnumpy().sum() == 1 and flags.asnumpy()[0, 1, 0]
+
+
+def test_coo_concat_against_dense_concatenate():
+    a = sp.random(3, 4, density=0.4, random_state=5).toarray().astype(np.float32)
+    b = sp.random(3, 2, density=0.5, random_state=6).toarray().astype(np.float32)
+    c = sp.random(3, 5, density=0.3, random_state=7).toarray().astype(np.float32)
+
+    def coo(m):
+        idx = np.argwhere(m)[::-1].copy()  # any order in
+        return ms.COOTensor(Tensor(idx.astype(np.int32)), Tensor(m[tuple(idx.T)]), m.shape)
+    out = ms.ops.coo_concat((coo(a), coo(b), coo(c)), 1)
+    want = np.concatenate([a, b, c], 1)
+    assert out.shape == want.shape and out.indices.dtype == ms.int32
+    np.testing.assert_array_equal(out.indices.asnumpy(), np.argwhere(want))  # row-major order
+    np.testing.assert_array_equal(out.values.asnumpy(), want[want != 0])
+    rows = ms.ops.coo_concat([coo(a), coo(a.copy())], 0)
+    np.testing.assert_array_equal(rows.to_dense().asnumpy(), np.concatenate([a, a], 0))
+    with pytest.raises(ValueError, match="differ off concat_dim"):
+        ms.ops.coo_concat((coo(a), coo(b)), 0)

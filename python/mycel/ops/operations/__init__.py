@@ -222,3 +222,9 @@ for _name in _choice.COMPOSITES:
         globals()[_name] = getattr(_choice, _name)
         __all__.append(_name)
 from mycel.ops.operations import random_ops, sparse_ops  # noqa: E402,F401
+
+# MindSpore's P.SparseToDense and P.SparseTensorDenseMatmul (ops/sparse.py), here as in MindSpore.
+for _name in ("SparseToDense", "SparseTensorDenseMatmul"):
+    if _name not in globals():
+        globals()[_name] = getattr(sparse_ops, _name)
+        __all__.append(_name)

@@ -326,6 +326,21 @@ class SparseMatrixSoftmax(_Composite):
                 _segment_softmax(x_values, segment))
 
 
+class SparseSegmentMean(_Composite):
+    """SparseSegmentMean()(x, indices, segment_ids): the mean of the rows x[indices[j]] per sorted
+    segment id, segment_ids[-1] + 1 segments (empty ones 0): the registry op
+    sparse_segment_mean_with_num_segments with that count (its gradient too)."""
+
+    def _call(self, x, indices, segment_ids):
+        count = _ops.add(segment_ids[-1:], _ops.ones_like(segment_ids[-1:]))
+        return _ops.sparse_segment_mean_with_num_segments(x, indices, segment_ids, count)
+
+
+def sparse_segment_mean(x, indices, segment_ids):
+    """ops.sparse_segment_mean: SparseSegmentMean()(x, indices, segment_ids)."""
+    return SparseSegmentMean()(x, indices, segment_ids)
+
+
 def csr_softmax(logits, dtype):
     """MindSpore's ops.function.csr_softmax: the CSRTensor with each row's values replaced by
     their softmax (SparseMatrixSoftmax on a CSRTensor)."""
