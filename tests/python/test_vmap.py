@@ -276,7 +276,8 @@ LOOPED = {"arange", "barrier",
           "multinomial_with_replacement",
           # MindSpore's sparse_ops with value-sized outputs (ops/sparse_arrays.cc)
           "sparse_count_sparse_output", "sparse_segment_mean_with_num_segments", "sparse_segment_mean_grad",
-          "sparse_tensor_to_csr_sparse_matrix", "sparse_matrix_transpose"}
+          "sparse_tensor_to_csr_sparse_matrix", "sparse_matrix_transpose",
+          "sparse_tensor_to_csr_sparse_matrix_grad", "sparse_matrix_transpose_grad"}
 
 
 def test_every_op_has_a_batching_policy():

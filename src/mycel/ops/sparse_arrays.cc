@@ -89,6 +89,19 @@ std::vector<TensorMeta> to_csr_infer(const InferContext& c) {
   return {c.in(2), {{kDataDependent}, it}, {{kDataDependent}, it}, {{n}, it}, c.in(1)};
 }
 
+std::vector<TensorMeta> to_csr_grad_infer(const InferContext& c) {
+  check_index_input(c, 0, 2);
+  check_index_input(c, 1, 1);
+  check_same_dim(c, 0, 0, 2, 0);
+  return {c.in(2)};
+}
+
+std::vector<TensorMeta> transpose_grad_infer(const InferContext& c) {
+  for (size_t i = 0; i < 4; ++i) check_index_input(c, i, 1);
+  check_same_dim(c, 3, 0, 4, 0);
+  return {c.in(4)};
+}
+
 std::vector<TensorMeta> transpose_infer(const InferContext& c) {
   for (size_t i = 0; i < 4; ++i) check_index_input(c, i, 1);
   MYCEL_CHECK(c.in(4).shape.size() == 1, ValueError, "[", c.op.name,
@@ -134,8 +147,15 @@ MYCEL_REGISTER_OPS(sparse_arrays) {
               "The batched CSR arrays (dense_shape, batch_pointers, row_pointers, col_indices, "
               "values) of a rank-2 or rank-3 COO tensor, entries in row-major order.",
               {{"x_indices"}, {"x_values"}, {"x_dense_shape"}}, {}, to_csr_infer,
-              sparse_tensor_to_csr_sparse_matrix_kernel, kValues, "none"),
+              sparse_tensor_to_csr_sparse_matrix_kernel, kValues, "bprop"),
       1));
+  r.add(selecting_on(
+      make_op("sparse_tensor_to_csr_sparse_matrix_grad", "SparseTensorToCSRSparseMatrixGrad",
+              "The values' sensitivity of SparseTensorToCSRSparseMatrix put back in the COO "
+              "entries' order.",
+              {{"x_indices"}, {"x_dense_shape"}, {"dvalues"}}, {}, to_csr_grad_infer,
+              sparse_tensor_to_csr_sparse_matrix_grad_kernel, kValues, "none"),
+      2));
   r.add(selecting_on(
       make_op("sparse_matrix_transpose", "SparseMatrixTranspose",
               "The batched CSR arrays of each batch's transpose (values conjugated with "
@@ -146,12 +166,36 @@ MYCEL_REGISTER_OPS(sparse_arrays) {
                {"x_col_indices"},
                {"x_values"}},
               {attr("conjugate", AttrKind::kBool, false)}, transpose_infer,
-              sparse_matrix_transpose_kernel, kValues, "none"),
+              sparse_matrix_transpose_kernel, kValues, "bprop"),
+      4));
+  r.add(selecting_on(
+      make_op("sparse_matrix_transpose_grad", "SparseMatrixTransposeGrad",
+              "The values' sensitivity of SparseMatrixTranspose put back in the input's entry "
+              "order (conjugated with `conjugate`).",
+              {{"x_dense_shape"},
+               {"x_batch_pointers"},
+               {"x_row_pointers"},
+               {"x_col_indices"},
+               {"dvalues"}},
+              {attr("conjugate", AttrKind::kBool, false)}, transpose_grad_infer,
+              sparse_matrix_transpose_grad_kernel, kValues, "none"),
       4));
 }
 
-// The mean of a segment sends dout / size back to each row it read.
+// The mean of a segment sends dout / size back to each row it read; the CSR conversions move
+// each value's sensitivity back to the entry it came from.
 MYCEL_REGISTER_BPROPS(sparse_arrays) {
+  b.add("sparse_tensor_to_csr_sparse_matrix", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dv = g.call("sparse_tensor_to_csr_sparse_matrix_grad",
+                        {g.input(0), g.input(2), g.tuple_get(g.dout(), 4)});
+    return {GradVar(), dv, GradVar()};
+  });
+  b.add("sparse_matrix_transpose", [](BpropBuilder& g) -> std::vector<GradVar> {
+    GradVar dv = g.call("sparse_matrix_transpose_grad",
+                        {g.input(0), g.input(1), g.input(2), g.input(3), g.tuple_get(g.dout(), 4)},
+                        {{"conjugate", g.attrs().get_bool("conjugate")}});
+    return {GradVar(), GradVar(), GradVar(), GradVar(), dv};
+  });
   b.add("sparse_segment_mean_with_num_segments", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar dx = g.call("sparse_segment_mean_grad", {g.dout(), g.input(1), g.input(2), g.input(0)});
     return {dx, GradVar(), GradVar(), GradVar()};

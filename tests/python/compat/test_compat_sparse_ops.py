@@ -473,3 +473,38 @@ def test_coo_concat_against_dense_concatenate():
     np.testing.assert_array_equal(rows.to_dense().asnumpy(), np.concatenate([a, a], 0))
     with pytest.raises(ValueError, match="differ off concat_dim"):
         ms.ops.coo_concat((coo(a), coo(b)), 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_csr_conversion_gradients_return_to_the_entries(mode):
+    """d/dvalues of sum(w * out_values) for SparseTensorToCSRSparseMatrix and SparseMatrixTranspose:
+    w permuted back to the input's entry order (the conversions only move values)."""
+    shape = (2, 3, 4)
+    idx, val = random_coo(shape, 9, np.float64)
+    perm = RNG.permutation(9)
+    idx, val = idx[perm], val[perm]
+    w = RNG.normal(size=9)
+    dims = Tensor(np.array(shape, np.int64))
+    to_csr, transpose = S.SparseTensorToCSRSparseMatrix(), S.SparseMatrixTranspose()
+
+    def f(v):
+        return (to_csr(Tensor(idx), v, dims)[4] * Tensor(w)).sum()
+
+    def g(v):
+        out = to_csr(Tensor(idx), v, dims)
+        return (transpose(out[0], out[1], out[2], out[3], out[4])[4] * Tensor(w)).sum()
+    ms.set_context(mode=mode)
+    try:
+        gf = ms.grad(f)(Tensor(val)).asnumpy()
+        gg = ms.grad(g)(Tensor(val)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    order = np.lexsort(idx.T[::-1])  # CSR position i holds COO entry order[i]
+    want = np.zeros(9)
+    want[order] = w
+    np.testing.assert_allclose(gf, want, rtol=1e-12)
+    # the transpose orders by (batch, column, row)
+    torder = np.lexsort((idx[:, 1], idx[:, 2], idx[:, 0]))
+    want_t = np.zeros(9)
+    want_t[torder] = w
+    np.testing.assert_allclose(gg, want_t, rtol=1e-12)

@@ -117,6 +117,33 @@ def _transpose_gen(dims):
     return gen
 
 
+def _to_csr_grad_ref(idx, dims, dv):
+    b = idx[:, 0] if len(dims) == 3 else np.zeros(len(idx), idx.dtype)
+    order = np.lexsort((idx[:, -1], idx[:, -2], b))
+    out = np.zeros_like(dv)
+    out[order] = dv
+    return out
+
+
+def _to_csr_grad_gen(dims):
+    def gen(rng, dt):
+        idx, values, shape = _to_csr_gen(dims)(rng, dt)
+        return [idx, shape, values]
+    return gen
+
+
+def _transpose_grad_ref(dims, bp, rp, col, dv, conjugate):
+    rows = dims[-2]
+    out = np.zeros_like(dv)
+    for k in range(len(bp) - 1):
+        c = col[bp[k]:bp[k + 1]]
+        r = np.repeat(np.arange(rows), np.diff(rp[k * (rows + 1):(k + 1) * (rows + 1)]))
+        order = np.lexsort((r, c))
+        part = dv[bp[k]:bp[k + 1]]
+        out[bp[k] + order] = np.conj(part) if conjugate else part
+    return out
+
+
 COUNT = dict(binary_output=False, minlength=-1, maxlength=-1)
 CASES = [
     OpCase("sparse_count_sparse_output", _count_ref, _count_gen(2), COUNT,
@@ -135,4 +162,8 @@ CASES = [
            dtypes=("float32", "float64", "int32", "int64")),
     OpCase("sparse_matrix_transpose", _transpose_ref, _transpose_gen((2, 4, 3)), dict(conjugate=True),
            id="batched_conjugate", dtypes=("complex64", "complex128", "float32")),
+    OpCase("sparse_tensor_to_csr_sparse_matrix_grad", _to_csr_grad_ref, _to_csr_grad_gen((2, 3, 4)),
+           dtypes=("float32", "float64", "int32", "int64", "complex64", "complex128")),
+    OpCase("sparse_matrix_transpose_grad", _transpose_grad_ref, _transpose_gen((2, 4, 3)), dict(conjugate=True),
+           dtypes=("float32", "float64", "int32", "int64", "complex64", "complex128")),
 ]

@@ -189,59 +189,77 @@ void sparse_segment_mean_grad_kernel(const KernelContext& ctx) {
   });
 }
 
-void sparse_tensor_to_csr_sparse_matrix_kernel(const KernelContext& ctx) {
-  const char* op = ctx.op.name.c_str();
-  const std::vector<int64_t> idx = ints(ctx.in(0)), dims = ints(ctx.in(2));
-  const int64_t n = ctx.in(1).numel(), rank = static_cast<int64_t>(dims.size());
-  MYCEL_CHECK((rank == 2 || rank == 3) && ctx.in(0).ndim() == 2 && ctx.in(0).shape()[0] == n &&
-                  ctx.in(0).shape()[1] == rank,
+namespace {
+
+// The batched CSR structure of COO indices (n, rank) under a rank-2/3 dense shape, and the
+// row-major order of the entries (order[i]: the COO entry at CSR position i).
+struct CsrOfCoo {
+  std::vector<int64_t> dims, order, bp, rp, col;
+  int64_t batches = 0, rows = 0;
+};
+
+CsrOfCoo csr_of_coo(const char* op, const Tensor& indices, const Tensor& dense_shape, int64_t n) {
+  CsrOfCoo o;
+  const std::vector<int64_t> idx = ints(indices);
+  o.dims = ints(dense_shape);
+  const int64_t rank = static_cast<int64_t>(o.dims.size());
+  MYCEL_CHECK((rank == 2 || rank == 3) && indices.ndim() == 2 && indices.shape()[0] == n &&
+                  indices.shape()[1] == rank,
               RuntimeError, "[", op, "] x_indices must have shape (", n, ", ", rank,
               ") for a rank-2 or rank-3 x_dense_shape and ", n, " values, got ",
-              shape_str(ctx.in(0).shape()));
+              shape_str(indices.shape()));
   for (int64_t d = 0; d < rank; ++d)
-    MYCEL_CHECK(dims[d] >= 0, RuntimeError, "[", op, "] x_dense_shape must be >= 0, got ", dims[d]);
-  const int64_t batches = rank == 3 ? dims[0] : 1, rows = dims[rank - 2];
+    MYCEL_CHECK(o.dims[d] >= 0, RuntimeError, "[", op, "] x_dense_shape must be >= 0, got ",
+                o.dims[d]);
+  o.batches = rank == 3 ? o.dims[0] : 1;
+  o.rows = o.dims[rank - 2];
   std::vector<int64_t> b(n), r(n), c(n);
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t d = 0; d < rank; ++d)
-      MYCEL_CHECK(idx[i * rank + d] >= 0 && idx[i * rank + d] < dims[d], RuntimeError, "[", op,
+      MYCEL_CHECK(idx[i * rank + d] >= 0 && idx[i * rank + d] < o.dims[d], RuntimeError, "[", op,
                   "] x_indices[", i, "][", d, "] = ", idx[i * rank + d],
-                  " is out of bounds of x_dense_shape[", d, "] = ", dims[d]);
+                  " is out of bounds of x_dense_shape[", d, "] = ", o.dims[d]);
     b[i] = rank == 3 ? idx[i * rank] : 0;
     r[i] = idx[i * rank + rank - 2];
     c[i] = idx[i * rank + rank - 1];
   }
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+  o.order.resize(n);
+  std::iota(o.order.begin(), o.order.end(), 0);
+  std::stable_sort(o.order.begin(), o.order.end(), [&](int64_t p, int64_t q) {
     return std::tie(b[p], r[p], c[p]) < std::tie(b[q], r[q], c[q]);
   });
-  std::vector<int64_t> bp(batches + 1, 0), rp(batches * (rows + 1), 0), col(n);
+  o.bp.assign(o.batches + 1, 0);
+  o.rp.assign(o.batches * (o.rows + 1), 0);
   for (int64_t i = 0; i < n; ++i) {
-    ++bp[b[i] + 1];
-    ++rp[b[i] * (rows + 1) + r[i] + 1];
+    ++o.bp[b[i] + 1];
+    ++o.rp[b[i] * (o.rows + 1) + r[i] + 1];
   }
-  for (int64_t k = 0; k < batches; ++k) {
-    bp[k + 1] += bp[k];
-    for (int64_t j = 0; j < rows; ++j) rp[k * (rows + 1) + j + 1] += rp[k * (rows + 1) + j];
+  for (int64_t k = 0; k < o.batches; ++k) {
+    o.bp[k + 1] += o.bp[k];
+    for (int64_t j = 0; j < o.rows; ++j)
+      o.rp[k * (o.rows + 1) + j + 1] += o.rp[k * (o.rows + 1) + j];
   }
-  for (int64_t i = 0; i < n; ++i) col[i] = c[order[i]];
-  const DType it = ctx.in(0).dtype();
-  put_ints(output(ctx, 0, {rank}, ctx.in(2).dtype()), dims);
-  put_ints(output(ctx, 1, {batches + 1}, it), bp);
-  put_ints(output(ctx, 2, {batches * (rows + 1)}, it), rp);
-  put_ints(output(ctx, 3, {n}, it), col);
-  gather_1d(ctx.in(1), order, output(ctx, 4, {n}, ctx.in(1).dtype()), false);
+  o.col.resize(n);
+  for (int64_t i = 0; i < n; ++i) o.col[i] = c[o.order[i]];
+  return o;
 }
 
-void sparse_matrix_transpose_kernel(const KernelContext& ctx) {
+// Each batch's transpose of a batched CSR matrix: its pointers and columns, and order[at] = the
+// entry of the input at position `at` of the transpose.
+struct TransposeOfCsr {
+  std::vector<int64_t> dims, trp, tcol, order;
+};
+
+TransposeOfCsr transpose_of_csr(const KernelContext& ctx, int64_t n) {
   const char* op = ctx.op.name.c_str();
-  const std::vector<int64_t> dims = ints(ctx.in(0)), bp = ints(ctx.in(1)), rp = ints(ctx.in(2)),
-                             col = ints(ctx.in(3));
-  const int64_t rank = static_cast<int64_t>(dims.size()), n = ctx.in(4).numel();
+  TransposeOfCsr o;
+  o.dims = ints(ctx.in(0));
+  const std::vector<int64_t> bp = ints(ctx.in(1)), rp = ints(ctx.in(2)), col = ints(ctx.in(3));
+  const int64_t rank = static_cast<int64_t>(o.dims.size());
   MYCEL_CHECK(rank == 2 || rank == 3, RuntimeError, "[", op,
               "] x_dense_shape must hold 2 or 3 values, got ", rank);
-  const int64_t batches = rank == 3 ? dims[0] : 1, rows = dims[rank - 2], cols = dims[rank - 1];
+  const int64_t batches = rank == 3 ? o.dims[0] : 1, rows = o.dims[rank - 2],
+                cols = o.dims[rank - 1];
   MYCEL_CHECK(static_cast<int64_t>(bp.size()) == batches + 1 && bp.front() == 0 && bp.back() == n &&
                   static_cast<int64_t>(col.size()) == n,
               RuntimeError, "[", op, "] x_batch_pointers must be ", batches + 1,
@@ -249,13 +267,15 @@ void sparse_matrix_transpose_kernel(const KernelContext& ctx) {
   MYCEL_CHECK(static_cast<int64_t>(rp.size()) == batches * (rows + 1), RuntimeError, "[", op,
               "] x_row_pointers must have batch * (rows + 1) = ", batches * (rows + 1),
               " values, got ", rp.size());
-  std::vector<int64_t> trp(batches * (cols + 1), 0), tcol(n), order(n);
+  o.trp.assign(batches * (cols + 1), 0);
+  o.tcol.resize(n);
+  o.order.resize(n);
   for (int64_t k = 0; k < batches; ++k) {
     const int64_t base = bp[k], *ptr = rp.data() + k * (rows + 1);
     MYCEL_CHECK(ptr[0] == 0 && ptr[rows] == bp[k + 1] - bp[k], RuntimeError, "[", op,
                 "] the row pointers of batch ", k, " must run from 0 to its ", bp[k + 1] - bp[k],
                 " entries");
-    int64_t* t = trp.data() + k * (cols + 1);
+    int64_t* t = o.trp.data() + k * (cols + 1);
     for (int64_t j = base; j < bp[k + 1]; ++j) {
       MYCEL_CHECK(col[j] >= 0 && col[j] < cols, RuntimeError, "[", op, "] x_col_indices[", j,
                   "] = ", col[j], " is out of range [0, ", cols, ")");
@@ -268,19 +288,65 @@ void sparse_matrix_transpose_kernel(const KernelContext& ctx) {
                   "] x_row_pointers must not decrease within a batch");
       for (int64_t j = base + ptr[r]; j < base + ptr[r + 1]; ++j) {
         const int64_t at = base + next[col[j]]++;
-        tcol[at] = r;
-        order[at] = j;
+        o.tcol[at] = r;
+        o.order[at] = j;
       }
     }
   }
-  std::vector<int64_t> tdims = dims;
-  std::swap(tdims[rank - 1], tdims[rank - 2]);
-  put_ints(output(ctx, 0, {rank}, ctx.in(0).dtype()), tdims);
-  put_ints(output(ctx, 1, {batches + 1}, ctx.in(1).dtype()), bp);
-  put_ints(output(ctx, 2, {batches * (cols + 1)}, ctx.in(2).dtype()), trp);
-  put_ints(output(ctx, 3, {n}, ctx.in(3).dtype()), tcol);
-  gather_1d(ctx.in(4), order, output(ctx, 4, {n}, ctx.in(4).dtype()),
+  std::swap(o.dims[rank - 1], o.dims[rank - 2]);
+  return o;
+}
+
+// dst[order[i]] = src[i] (conjugated with `conj`): a gather's gradient, a permutation's inverse.
+void scatter_1d(const Tensor& src, const std::vector<int64_t>& order, Tensor& dst, bool conj) {
+  visit_any_dtype(src.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* s = src.data<T>();
+    T* d = dst.data<T>();
+    for (size_t i = 0; i < order.size(); ++i) {
+      if constexpr (is_complex_v<T>)
+        d[order[i]] = conj ? std::conj(s[i]) : s[i];
+      else
+        d[order[i]] = s[i];
+    }
+  });
+}
+
+}  // namespace
+
+void sparse_tensor_to_csr_sparse_matrix_kernel(const KernelContext& ctx) {
+  const int64_t n = ctx.in(1).numel();
+  const CsrOfCoo o = csr_of_coo(ctx.op.name.c_str(), ctx.in(0), ctx.in(2), n);
+  const DType it = ctx.in(0).dtype();
+  put_ints(output(ctx, 0, {static_cast<int64_t>(o.dims.size())}, ctx.in(2).dtype()), o.dims);
+  put_ints(output(ctx, 1, {o.batches + 1}, it), o.bp);
+  put_ints(output(ctx, 2, {o.batches * (o.rows + 1)}, it), o.rp);
+  put_ints(output(ctx, 3, {n}, it), o.col);
+  gather_1d(ctx.in(1), o.order, output(ctx, 4, {n}, ctx.in(1).dtype()), false);
+}
+
+void sparse_tensor_to_csr_sparse_matrix_grad_kernel(const KernelContext& ctx) {
+  const int64_t n = ctx.in(2).numel();
+  const CsrOfCoo o = csr_of_coo(ctx.op.name.c_str(), ctx.in(0), ctx.in(1), n);
+  scatter_1d(ctx.in(2), o.order, ctx.out(0), false);
+}
+
+void sparse_matrix_transpose_kernel(const KernelContext& ctx) {
+  const int64_t n = ctx.in(4).numel();
+  const TransposeOfCsr o = transpose_of_csr(ctx, n);
+  const int64_t rank = static_cast<int64_t>(o.dims.size());
+  put_ints(output(ctx, 0, {rank}, ctx.in(0).dtype()), o.dims);
+  Tensor& bp = output(ctx, 1, ctx.in(1).shape(), ctx.in(1).dtype());
+  put_ints(bp, ints(ctx.in(1)));
+  put_ints(output(ctx, 2, {static_cast<int64_t>(o.trp.size())}, ctx.in(2).dtype()), o.trp);
+  put_ints(output(ctx, 3, {n}, ctx.in(3).dtype()), o.tcol);
+  gather_1d(ctx.in(4), o.order, output(ctx, 4, {n}, ctx.in(4).dtype()),
             ctx.attrs.get_bool("conjugate"));
+}
+
+void sparse_matrix_transpose_grad_kernel(const KernelContext& ctx) {
+  const TransposeOfCsr o = transpose_of_csr(ctx, ctx.in(4).numel());
+  scatter_1d(ctx.in(4), o.order, ctx.out(0), ctx.attrs.get_bool("conjugate"));
 }
 
 }  // namespace mycel::cpu

@@ -18,7 +18,13 @@ void sparse_segment_mean_grad_kernel(const KernelContext& ctx);
 /// (dense_shape, batch_pointers (B + 1,), row_pointers (B * (rows + 1),), col_indices, values)
 /// of a rank-2 or rank-3 COO tensor, entries sorted into row-major order.
 void sparse_tensor_to_csr_sparse_matrix_kernel(const KernelContext& ctx);
+/// Its gradient in x_values (x_indices, x_dense_shape, the values' sensitivity): the
+/// sensitivity put back in the COO entries' order.
+void sparse_tensor_to_csr_sparse_matrix_grad_kernel(const KernelContext& ctx);
 /// The batched CSR matrix of each batch's transpose (values conjugated with `conjugate`).
 void sparse_matrix_transpose_kernel(const KernelContext& ctx);
+/// Its gradient in x_values (the input's structure, the values' sensitivity): the sensitivity
+/// put back in the input's entry order (conjugated with `conjugate`).
+void sparse_matrix_transpose_grad_kernel(const KernelContext& ctx);
 
 }  // namespace mycel::cpu
