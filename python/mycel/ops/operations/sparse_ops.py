@@ -1,17 +1,19 @@
 """MindSpore's `ops.operations.sparse_ops` primitive classes (issue 14): sparse tensors passed as
 their arrays (COO: indices (N, rank), values (N,), dense shape (rank,) as a Tensor; batched CSR:
-dense_shape, batch_pointers, row_pointers, col_indices, values). Each is a composite of registry
-ops over those arrays, so it runs in both modes; where an output length depends on the values
+dense_shape, batch_pointers, row_pointers, col_indices, values). Most are composites of registry
+ops over those arrays, so they run in both modes; where an output length depends on the values
 (unique index sets, union of patterns) the data-dependent registry ops (unique_with_counts,
 masked_select) size it at run time (docs/dynamic_shape.md). The four whose sizes come from the
 input values themselves (SparseCountSparseOutput, SparseSegmentMeanWithNumSegments,
-SparseTensorToCSRSparseMatrix, SparseMatrixTranspose) are registry ops (ops/sparse_arrays.cc). The COO index order is row-major
-(numpy's ravel_multi_index order), as MindSpore's CPU kernels expect and produce."""
+SparseTensorToCSRSparseMatrix, SparseMatrixTranspose) are registry ops (ops/sparse_arrays.cc).
+The COO index order is row-major (numpy's ravel_multi_index order), as MindSpore's CPU kernels
+expect and produce."""
 import numpy as np
 
 from mycel import _mycel
-from mycel.ops.operations import (SparseCountSparseOutput, SparseMatrixTranspose,  # noqa: F401 (registry:
-                                  SparseSegmentMeanWithNumSegments, SparseTensorToCSRSparseMatrix)  # ops/sparse_arrays.cc)
+# registry ops (ops/sparse_arrays.cc), named here as MindSpore imports them
+from mycel.ops.operations import (SparseCountSparseOutput, SparseMatrixTranspose,  # noqa: F401
+                                  SparseSegmentMeanWithNumSegments, SparseTensorToCSRSparseMatrix)
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.sparse import SparseTensorDenseMatmul, SparseToDense  # noqa: F401 (MindSpore's names here)
 
@@ -224,7 +226,8 @@ def _csr_coordinates(batch_pointers, row_pointers, col_indices):
         batch, local, stride = _ops.zeros_like(k), k, rp.shape[0]
     else:
         bp = _ops.cast(batch_pointers, _i64)
-        batch = _ops.sum(_ops.cast(_ops.less_equal(_ops.reshape(bp[1:], (1, -1)), _ops.reshape(k, (-1, 1))), _i64), (1,))
+        starts_after = _ops.less_equal(_ops.reshape(bp[1:], (1, -1)), _ops.reshape(k, (-1, 1)))
+        batch = _ops.sum(_ops.cast(starts_after, _i64), (1,))
         local = _ops.sub(k, _ops.gather(bp, batch, 0))
         stride = rp.shape[0] // (bp.shape[0] - 1)  # rows + 1
     p = _ops.sub(_ops.cumsum(_ops.ones_like(rp), 0), 1)  # position in row_pointers
