@@ -236,8 +236,14 @@ class CSRTensor:
 
     def mm(self, matrix):
         """self @ matrix for a dense (cols, K) matrix: a dense (rows, K) Tensor (SpMM; the
-        registry op checks the operand, so this also compiles in graph mode)."""
+        registry op checks the operand, so this also compiles in graph mode); for a CSRTensor
+        matrix, the CSRTensor product (csr_spgemm, eager)."""
+        if isinstance(matrix, CSRTensor):
+            return csr_spgemm(self, matrix)
         return _ops.csr_spmm(self.indptr, self.indices, self.values, matrix, shape=self.shape, transpose_a=False)
+
+    def __matmul__(self, other):
+        return self.mm(other)
 
     def mv(self, dense_vector):
         """self @ dense_vector for a dense (cols, 1) vector: a dense (rows, 1) Tensor."""
@@ -427,8 +433,8 @@ def _check_dense(csr, dense, who, vector):
     if not isinstance(csr, CSRTensor):
         raise TypeError(f"{who}: expects a CSRTensor first, got {type(csr).__name__}")
     if isinstance(dense, CSRTensor):
-        raise NotImplementedError(f"{who}: a CSRTensor right operand is not supported (MindSpore runs it on "
-                                  f"GPU only); convert it with to_dense()")
+        raise TypeError(f"{who}: the right operand must be a dense Tensor, got a CSRTensor (ops.csr_mm "
+                        f"multiplies two CSRTensors)")
     if not isinstance(dense, _mycel.Tensor):
         raise TypeError(f"{who}: the right operand must be a Tensor, got {type(dense).__name__}")
     cols = csr.shape[1]
@@ -441,9 +447,39 @@ def _check_dense(csr, dense, who, vector):
                         f"{csr.dtype.name}")
 
 
+def _csr_transpose(x, conjugate):
+    """The CSRTensor of x's transpose (conjugated with `conjugate`): sparse_matrix_transpose."""
+    dims = _mycel.Tensor(np.array(x.shape, np.int64))
+    ptr = _ops.cast(x.indptr, _mycel.dtype.int64)
+    batch = _mycel.Tensor(np.array([0, x.size], np.int64))
+    out = _ops.sparse_matrix_transpose(dims, batch, ptr, _ops.cast(x.indices, _mycel.dtype.int64), x.values,
+                                       conjugate=bool(conjugate))
+    return CSRTensor(out[2], out[3], out[4], (x.shape[1], x.shape[0]))
+
+
+def csr_spgemm(a, b, trans_a=False, trans_b=False, adjoint_a=False, adjoint_b=False):
+    """a @ b for two CSRTensors: a CSRTensor with every position some a[i, k] b[k, c] reaches
+    (Gustavson's product, registry op csr_spgemm; gradients reach both values). Eager: the
+    product's nnz is known only when it has run."""
+    if trans_a or adjoint_a:
+        a = _csr_transpose(a, adjoint_a)
+    if trans_b or adjoint_b:
+        b = _csr_transpose(b, adjoint_b)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"csr_mm: the shapes {a.shape} and {b.shape} do not multiply (a's columns must be "
+                         f"b's rows)")
+    if a.dtype != b.dtype:
+        raise TypeError(f"csr_mm: the values dtypes {a.dtype.name} and {b.dtype.name} differ")
+    ptr, ind, val = _ops.csr_spgemm(a.indptr, a.indices, a.values, b.indptr, _ops.cast(b.indices, a.indices.dtype),
+                                    b.values, shape=a.shape, shape_b=b.shape)
+    return CSRTensor(ptr, ind, val, (a.shape[0], b.shape[1]))
+
+
 def csr_mm(a, b, trans_a=False, trans_b=False, adjoint_a=False, adjoint_b=False):
     """a @ b for a CSRTensor a and a dense Tensor b: dense (rows, K) (SpMM, ops.csr_mm); trans_a
-    multiplies by a's transpose, trans_b by b's."""
+    multiplies by a's transpose, trans_b by b's. A CSRTensor b gives a CSRTensor (csr_spgemm)."""
+    if isinstance(a, CSRTensor) and isinstance(b, CSRTensor):
+        return csr_spgemm(a, b, trans_a, trans_b, adjoint_a, adjoint_b)
     if trans_b or adjoint_b:
         b = _ops.transpose(b, (1, 0))
     t = bool(trans_a or adjoint_a)

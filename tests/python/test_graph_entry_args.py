@@ -218,3 +218,22 @@ def test_tensor_info_primitives_and_functions_match_in_both_modes():
     np.testing.assert_array_equal(net.w.asnumpy(), w_eager)
     ir = net._compiled.graph.ir(x)
     assert "shape(" not in ir and "rank" not in ir, ir  # folded to constants
+
+
+class _ZerosOfShape(nn.Cell):
+    def construct(self, x, shape, pair):
+        return ops.reshape(x, shape) * pair[0] + pair[1][0]
+
+
+def test_tuple_of_scalars_is_one_constant():
+    """A tuple (nested, or a list) of Python scalars passed to construct is a compile-time constant
+    like a scalar: a shape argument compiles, one specialization per value, matching eager."""
+    x = t(6)
+    net = _ZerosOfShape()
+    want = [net(x, s, (2.0, [1.0])).asnumpy() for s in ((2, 3), (3, 2))]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for s, w in zip(((2, 3), (3, 2)), want):
+        got = net(x, s, (2.0, [1.0])).asnumpy()
+        assert got.shape == s
+        np.testing.assert_allclose(got, w, rtol=1e-6)
+        np.testing.assert_allclose(got, x.asnumpy().reshape(s) * 2.0 + 1.0, rtol=1e-6)

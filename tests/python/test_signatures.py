@@ -74,7 +74,8 @@ def test_every_public_ops_name_has_a_signature():
     # ops/extra.py, ops/linalg.py)
     reordered = {"gather_elements", "qr"}  # qr: MindSpore's mode='reduced'|'complete' (ops/linalg.py)
     # the sampled distributions: MindSpore's (shape, param, seed) order and seed=None (ops/random_more.py)
-    reordered |= {"standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial"}
+    reordered |= {"standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
+                  "multinomial_with_replacement"}  # (x, seed, offset, numsamples): ints or tensors
     # MindSpore's broadcasting masked_select/masked_scatter and nonzero(as_tuple) (ops/extra.py)
     reordered |= {"masked_select", "masked_scatter", "nonzero"}
     # broadcasting binomial/random_beta, seed=None samplers, cumsum/cumprod's dtype (random_more.py, scans.py)

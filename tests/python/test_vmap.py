@@ -272,7 +272,12 @@ LOOPED = {"arange", "barrier",
           "truncated_normal", "log_normal", "exponential", "binomial", "random_beta",
           "parameterized_truncated_normal", "non_deterministic_ints", "candidate_sampler",
           # sparse: a batched pattern may change nnz per item (csr_spmm batches shared patterns)
-          "csr_sddmm", "csr_gather", "csr_scatter", "csr2coo", "coo2csr"}
+          "csr_sddmm", "csr_gather", "csr_scatter", "csr2coo", "coo2csr", "csr_spgemm", "csr_spgemm_grad",
+          "multinomial_with_replacement",
+          # MindSpore's sparse_ops with value-sized outputs (ops/sparse_arrays.cc)
+          "sparse_count_sparse_output", "sparse_segment_mean_with_num_segments", "sparse_segment_mean_grad",
+          "sparse_tensor_to_csr_sparse_matrix", "sparse_matrix_transpose",
+          "sparse_tensor_to_csr_sparse_matrix_grad", "sparse_matrix_transpose_grad"}
 
 
 def test_every_op_has_a_batching_policy():

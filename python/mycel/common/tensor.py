@@ -45,6 +45,16 @@ def _binary(op, reverse=False):
     return lambda self, other: op(self, other)
 
 
+def _index(self):
+    """A one-element integer or bool Tensor as a Python int (MindSpore's Tensor.__index__), so it
+    can bound a slice: x[start:start + n] with Tensor start and n."""
+    if self.dtype.name not in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                               "uint32", "uint64") or self.size != 1:
+        raise TypeError(f"only integer tensors of a single element can be converted to an index, "
+                        f"got a {self.dtype.name} tensor of shape {tuple(self.shape)}")
+    return int(_item(self))
+
+
 def _install():
     t = Tensor
     t.__repr__ = _repr
@@ -56,6 +66,7 @@ def _install():
     t.__bool__ = lambda self: bool(_item(self))
     t.__float__ = lambda self: float(_item(self))
     t.__int__ = lambda self: int(_item(self))
+    t.__index__ = _index
     t.__hash__ = object.__hash__
     # Arithmetic and comparison operators dispatch to the registry like any op.
     table = {

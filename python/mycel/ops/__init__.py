@@ -99,10 +99,12 @@ from mycel.ops.stats import var_mean, std_mean  # noqa: E402,F401
 from mycel.ops.norms import norm, matrix_norm, vector_norm  # noqa: E402,F401
 from mycel.ops.random_more import (standard_laplace, random_gamma, gamma, random_poisson,  # noqa: E402,F401
                                    poisson, random_categorical, multinomial, binomial, random_beta,
-                                   beta, log_normal, exponential)
+                                   beta, log_normal, exponential, multinomial_with_replacement)
+from mycel.ops.operations.sparse_ops import sparse_segment_mean, csr_softmax  # noqa: E402,F401
 from mycel.ops.random_primitives import (uniform_candidate_sampler,  # noqa: E402,F401
                                          log_uniform_candidate_sampler)
 # Sparse tensors (CSRTensor / COOTensor) in MindSpore's functional forms, over the sparse registry ops.
+from mycel.ops.sparse import coo_concat  # noqa: E402,F401
 from mycel.ops.sparse import (csr_mm, csr_mv, csr_add, coo_add, csr_to_coo, coo_to_csr,  # noqa: E402,F401
                               csr_to_dense, coo_to_dense, dense_to_sparse_coo, dense_to_sparse_csr,
                               sparse_to_dense, csr_mul, csr_div, csr_reduce_sum, SparseToDense,

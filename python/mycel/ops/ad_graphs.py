@@ -38,10 +38,18 @@ def as_parsable(fn, n):
         def op5(a, b, c, d, e):
             return fn(a, b, c, d, e)
         return op5
+    if n == 6:
+        def op6(a, b, c, d, e, f):
+            return fn(a, b, c, d, e, f)
+        return op6
     if n == 7:
         def op7(a, b, c, d, e, f, g):
             return fn(a, b, c, d, e, f, g)
         return op7
+    if n == 9:  # csr_spgemm_grad
+        def op9(a, b, c, d, e, f, g, h, i):
+            return fn(a, b, c, d, e, f, g, h, i)
+        return op9
     raise TypeError(f"{getattr(fn, '__name__', fn)!r} takes {n} inputs: wrap it in a Python function "
                     "to differentiate it")
 

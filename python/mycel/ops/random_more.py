@@ -3,6 +3,8 @@ random_poisson, standard_laplace, random_categorical, multinomial; ops/random_di
 binomial, random_beta, log_normal, exponential, truncated_normal; ops/random_more.cc) in its
 argument order, and ops.gamma / ops.poisson / ops.beta built on them. seed None or 0 draws from the global
 generator (mycel.set_seed); another seed restarts the op's own stream at every call."""
+import numpy as np
+
 from mycel import _mycel
 from mycel.common import dtype as mstype
 from mycel.common.index_geometry import broadcast_shape
@@ -76,6 +78,23 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002 
     if not isinstance(input, _mycel.Tensor):
         raise not_tensor_error("multinomial", "input", input)
     return _ops.multinomial(input, num_samples=num_samples, replacement=replacement, seed=_seed(seed))
+
+
+def multinomial_with_replacement(x, seed, offset, numsamples, replacement=False):
+    """numsamples int64 indices per row of x (weights, 1-d or 2-d) from the Philox stream keyed by
+    seed starting at offset (ints or one-element int tensors; seed -1 with offset 0 draws from
+    the global generator): MindSpore's ops.multinomial_with_replacement."""
+    if not isinstance(x, _mycel.Tensor):
+        raise not_tensor_error("multinomial_with_replacement", "x", x)
+    args = []
+    for name, v in (("seed", seed), ("offset", offset)):
+        if not isinstance(v, _mycel.Tensor):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"multinomial_with_replacement: {name} must be an int or a Tensor, "
+                                f"got {type(v).__name__}")
+            v = _mycel.Tensor(np.array([v], np.int64))
+        args.append(v)
+    return _ops.multinomial_with_replacement(x, *args, numsamples=numsamples, replacement=replacement)
 
 
 def _broadcast_pair(name, a, b, names):

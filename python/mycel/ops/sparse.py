@@ -1,6 +1,8 @@
 """MindSpore's functional sparse ops over CSRTensor / COOTensor (mindspore.ops.csr_mm, coo_add,
 csr_to_coo, dense_to_sparse_csr, ...) and the SparseToDense primitive. The work is done by the
 sparse registry ops (src/mycel/ops/sparse.cc) and the containers' methods."""
+import numpy as np
+
 from mycel import _mycel
 from mycel._sparse import COOTensor, CSRTensor, RowTensor, coo_add, csr_add, csr_mm, csr_mv  # noqa: F401
 from mycel.ops.operations import Primitive
@@ -61,6 +63,39 @@ def dense_to_sparse_csr(tensor):
 def sparse_to_dense(indices, values, sparse_shape):
     """The dense Tensor of COO arrays (indices (N, ndims), values (N,), a shape tuple)."""
     return COOTensor(indices, values, tuple(sparse_shape)).to_dense()
+
+
+def coo_concat(sp_input, concat_dim=0):
+    """The COOTensors of sp_input (a tuple or list, one rank, equal shapes off concat_dim) joined
+    along concat_dim: indices shifted by the sizes before them, entries in row-major order (as
+    MindSpore's SparseConcat)."""
+    if not isinstance(sp_input, (tuple, list)) or len(sp_input) < 1:
+        raise TypeError(f"coo_concat: sp_input must be a non-empty tuple or list of COOTensors, got {sp_input!r}")
+    for x in sp_input:
+        _expect(x, COOTensor, "coo_concat")
+    rank = len(sp_input[0].shape)
+    if not -rank <= concat_dim < rank:
+        raise ValueError(f"coo_concat: concat_dim {concat_dim} is out of range for rank {rank}")
+    dim = concat_dim % rank
+    for x in sp_input[1:]:
+        same = len(x.shape) == rank and all(a == b for d, (a, b) in enumerate(zip(x.shape, sp_input[0].shape))
+                                            if d != dim)
+        if not same:
+            raise ValueError(f"coo_concat: shapes {sp_input[0].shape} and {x.shape} differ off concat_dim {dim}")
+    if any(x.values.dtype != sp_input[0].values.dtype for x in sp_input):
+        raise TypeError("coo_concat: the values of the inputs must have one dtype")
+    index_type = sp_input[0].indices.dtype
+    parts, offset = [], 0
+    for x in sp_input:
+        shift = _mycel.Tensor(np.array([[offset if d == dim else 0 for d in range(rank)]], np.int64))
+        parts.append(_ops.add(_ops.cast(x.indices, _mycel.dtype.int64), shift))
+        offset += x.shape[dim]
+    shape = tuple(offset if d == dim else n for d, n in enumerate(sp_input[0].shape))
+    indices = _ops.concat(parts, 0)
+    values = _ops.concat([x.values for x in sp_input], 0)
+    strides = _mycel.Tensor(np.cumprod((1,) + shape[:0:-1])[::-1].astype(np.int64).reshape(-1, 1))
+    order = _ops.argsort(_ops.reshape(_ops.matmul(indices, strides), (-1,)))
+    return COOTensor(_ops.cast(_ops.gather(indices, order, 0), index_type), _ops.gather(values, order, 0), shape)
 
 
 def csr_mul(x, y):
@@ -137,14 +172,33 @@ def row_tensor_add(x, y):
     return _expect(x, RowTensor, "row_tensor_add") + y
 
 
+def _scatter_to_dense(indices, values, sparse_shape):
+    """The dense Tensor of COO arrays for a shape tuple: values added at their indices into
+    zeros (duplicates add up; the gradient in values gathers the sensitivities back)."""
+    if values.dtype == _mycel.dtype.bool:  # no bool scatter-add: set the entries as uint8
+        zeros = _ops.zeros(tuple(sparse_shape), dtype=_mycel.dtype.uint8)
+        hits = _ops.tensor_scatter_add(zeros, indices, _ops.cast(values, _mycel.dtype.uint8))
+        return _ops.cast(hits, _mycel.dtype.bool)
+    zeros = _ops.zeros(tuple(sparse_shape), dtype=values.dtype)
+    return _ops.tensor_scatter_add(zeros, indices, values)
+
+
 class SparseToDense(Primitive):
-    """SparseToDense()(indices, values, sparse_shape): the dense Tensor of COO arrays."""
+    """SparseToDense()(indices, values, sparse_shape): the dense Tensor of COO arrays (the shape
+    a tuple; both modes, differentiable in values)."""
 
     def __init__(self):
         super().__init__("SparseToDense")
 
     def __call__(self, indices, values, sparse_shape):
-        return sparse_to_dense(indices, values, sparse_shape)
+        if isinstance(sparse_shape, _mycel.Tensor):  # eager: the shape's values
+            sparse_shape = tuple(int(d) for d in sparse_shape.asnumpy().reshape(-1))
+        COOTensor(indices, values, tuple(sparse_shape))  # checks the arrays against the shape
+        return _scatter_to_dense(indices, values, sparse_shape)
+
+    @property
+    def _mycel_graph_function(self):
+        return _scatter_to_dense
 
 
 class SparseTensorDenseMatmul(Primitive):

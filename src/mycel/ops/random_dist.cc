@@ -91,6 +91,35 @@ std::vector<TensorMeta> infer_multinomial(const InferContext& c) {
   return {{out, t}};
 }
 
+// multinomial_with_replacement(x, seed, offset): multinomial's shapes, int64, attribute
+// numsamples; seed and offset are one-element int tensors (run-time values).
+std::vector<TensorMeta> infer_multinomial_with_replacement(const InferContext& c) {
+  check_rank(c, 0, 1, 2);
+  check_float(c, 0);
+  for (size_t i : {size_t(1), size_t(2)}) {
+    const TensorMeta& m = c.in(i);
+    if (m.dtype != DType::int32 && m.dtype != DType::int64)
+      MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must be int32 or int64, got ", dtype_name(m.dtype));
+    int64_t n = 1;
+    for (int64_t d : m.shape) n *= d;
+    if (n != 1)
+      MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must hold one value, got shape ", shape_str(m.shape));
+  }
+  const Shape& xs = c.in(0).shape;
+  const int64_t k = positive_count(c, "numsamples");
+  if (xs.back() < 1)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input 'x' needs at least one class, got shape ",
+                shape_str(xs));
+  if (!c.attrs.get_bool("replacement") && k > xs.back())
+    MYCEL_THROW(ValueError, "[", c.op.name, "] numsamples (", k, ") without replacement ",
+                "exceeds the number of classes ", xs.back());
+  Shape out = xs;
+  out.back() = k;
+  return {{out, DType::int64}};
+}
+
 std::vector<AttrDef> seeds() {
   return {attr("seed", AttrKind::kInt, int64_t(0), {"Seed0"}),
           attr("seed2", AttrKind::kInt, int64_t(0), {"Seed1"})};
@@ -137,6 +166,17 @@ MYCEL_REGISTER_OPS(random_dist) {
       {attr("num_samples", AttrKind::kInt, {}), attr("replacement", AttrKind::kBool, true),
        attr("dtype", AttrKind::kDType, DType::int32)},
       infer_multinomial, multinomial_kernel, floats));
+  // MindSpore's MultinomialWithReplacement: the seeds are inputs (tensors), not attributes.
+  OpDef mwr = make_op(
+      "multinomial_with_replacement", "MultinomialWithReplacement",
+      "numsamples int64 indices per row drawn with probability proportional to the row's "
+      "weights, from the Philox stream keyed by the seed input starting at the offset input "
+      "(seed -1 and offset 0: the global generator).",
+      {{"x"}, {"seed"}, {"offset"}},
+      {attr("numsamples", AttrKind::kInt, {}), attr("replacement", AttrKind::kBool, false)},
+      infer_multinomial_with_replacement, multinomial_with_replacement_kernel, floats, "none");
+  mwr.random = true;
+  r.add(std::move(mwr));
 }
 
 }  // namespace mycel

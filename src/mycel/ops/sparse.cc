@@ -6,6 +6,7 @@
 #include "mycel/kernels/cpu/sparse.h"
 #include "mycel/ops/batch.h"
 #include "mycel/ops/bprop_util.h"
+#include "mycel/ops/data_dependent.h"
 #include "mycel/ops/infer_util.h"
 #include "mycel/ops/shape_common.h"
 
@@ -108,6 +109,52 @@ std::vector<TensorMeta> infer_coo2csr(const InferContext& c) {
   return {{Shape{h + 1}, c.in(0).dtype}};
 }
 
+// csr_spgemm: A (shape) times B (shape_b), both CSR; C's indptr is (M + 1,), its indices and
+// values have the product's structural nnz, known only when the kernel has run.
+std::pair<int64_t, int64_t> spgemm_dims(const InferContext& c) {
+  auto [m, n] = csr_dims(c);
+  check_values(c, 2);
+  const Ints& sb = c.attrs.get_ints("shape_b");
+  if (sb.size() != 2 || sb[0] != n || sb[1] < 0)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] attribute 'shape_b' must be (", n,
+                ", K): B's rows must be A's ", n, " columns, got ", shape_str(sb));
+  check_index(c, 3);
+  check_index(c, 4);
+  if (c.in(3).shape[0] != n + 1)
+    MYCEL_THROW(ValueError, "[", c.op.name, "] input 'b_indptr' must have ", n + 1,
+                " entries for shape_b ", shape_str(sb), ", got shape ", shape_str(c.in(3).shape));
+  if (c.in(5).shape != Shape{c.in(4).shape[0]})
+    MYCEL_THROW(ValueError, "[", c.op.name,
+                "] input 'b_values' must have shape (nnz,) = ", shape_str(c.in(4).shape),
+                " like 'b_indices', got ", shape_str(c.in(5).shape));
+  check_same_dtype(c, 2, 5);
+  return {m, sb[1]};
+}
+
+std::vector<TensorMeta> infer_spgemm(const InferContext& c) {
+  const int64_t m = spgemm_dims(c).first;
+  return {{Shape{m + 1}, c.in(0).dtype},
+          {Shape{kDataDependent}, c.in(1).dtype},
+          {Shape{kDataDependent}, c.in(2).dtype}};
+}
+
+std::vector<TensorMeta> infer_spgemm_grad(const InferContext& c) {
+  spgemm_dims(c);
+  check_same_dtype(c, 2, 8);
+  return {c.in(2), c.in(5)};
+}
+
+void spgemm_kernel(const KernelContext& c) {
+  const Ints &s = c.attrs.get_ints("shape"), &sb = c.attrs.get_ints("shape_b");
+  cpu::csr_spgemm(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5), s[0], s[1], sb[1], c.out(0),
+                  c.out(1), c.out(2));
+}
+void spgemm_grad_kernel(const KernelContext& c) {
+  const Ints &s = c.attrs.get_ints("shape"), &sb = c.attrs.get_ints("shape_b");
+  cpu::csr_spgemm_grad(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.in(7),
+                       c.in(8), s[0], s[1], sb[1], c.out(0), c.out(1));
+}
+
 void spmm_kernel(const KernelContext& c) {
   cpu::csr_spmm(c.in(0), c.in(1), c.in(2), c.in(3), c.out(0), c.attrs.get_bool("transpose_a"));
 }
@@ -154,6 +201,29 @@ MYCEL_REGISTER_OPS(sparse) {
                              {{"indptr"}, {"indices"}, {"values"}}, {shape}, infer_scatter,
                              scatter_kernel, kValueTypes, "bprop"),
                      2));
+  const AttrDef shape_b = attr("shape_b", AttrKind::kInts, {});
+  r.add(selecting_on(
+      make_op(
+          "csr_spgemm", "CSRSpGEMM",
+          "The CSR product (indptr, indices, values) of CSR A (shape (M, N)) and CSR B "
+          "(shape_b (N, K)): every (i, c) some A[i, k] B[k, c] reaches, columns ascending.",
+          {{"a_indptr"}, {"a_indices"}, {"a_values"}, {"b_indptr"}, {"b_indices"}, {"b_values"}},
+          {shape, shape_b}, infer_spgemm, spgemm_kernel, kValueTypes, "bprop"),
+      2));
+  r.add(selecting_on(
+      make_op("csr_spgemm_grad", "CSRSpGEMMGrad",
+              "csr_spgemm's gradients (dA values, dB values) from dC's values on C's pattern.",
+              {{"a_indptr"},
+               {"a_indices"},
+               {"a_values"},
+               {"b_indptr"},
+               {"b_indices"},
+               {"b_values"},
+               {"c_indptr"},
+               {"c_indices"},
+               {"dc_values"}},
+              {shape, shape_b}, infer_spgemm_grad, spgemm_grad_kernel, kValueTypes, "none"),
+      2));
   const std::vector<DType> idx = {DType::int32, DType::int64};
   r.add(make_op("csr2coo", "CSR2COO",
                 "The row index of each of the `length` entries of a CSR indptr.", {{"indptr"}},
@@ -166,6 +236,16 @@ MYCEL_REGISTER_OPS(sparse) {
 // The pattern is fixed: values and dense operands get gradients, indptr and indices none.
 MYCEL_REGISTER_BPROPS(sparse) {
   using bprop::is_float;
+  b.add("csr_spgemm", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_float(g, g.input(2))) return std::vector<GradVar>(6);
+    GradVar grads = g.call(
+        "csr_spgemm_grad",
+        {g.input(0), g.input(1), g.input(2), g.input(3), g.input(4), g.input(5),
+         g.tuple_get(g.out(), 0), g.tuple_get(g.out(), 1), g.tuple_get(g.dout(), 2)},
+        {{"shape", g.attrs().get_ints("shape")}, {"shape_b", g.attrs().get_ints("shape_b")}});
+    return {GradVar(), GradVar(), g.tuple_get(grads, 0),
+            GradVar(), GradVar(), g.tuple_get(grads, 1)};
+  });
   b.add("csr_spmm", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar ptr = g.input(0), ind = g.input(1), v = g.input(2), d = g.input(3), dy = g.dout();
     if (!is_float(g, v)) return {GradVar(), GradVar(), GradVar(), GradVar()};

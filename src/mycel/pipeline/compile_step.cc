@@ -84,9 +84,11 @@ Step compile_step(ir::FuncGraph* entry, const std::vector<ir::AbstractPtr>& inpu
   } else {
     s.graph = analysis::specialize(m, entry, inputs);
   }
-  s.output = s.graph->output()->abstract();
   opt::optimize(s.graph, stage(o, *s.graph, "step"));
   s.graph = expand_grads(m, s.graph, inputs, o);
+  // the output structure the Program computes: after optimization, which may fold parts of it
+  // (a tuple of Python scalars passed in and its None gradient)
+  s.output = s.graph->output()->abstract();
   s.constant_args = opt::bind_constant_inputs(s.graph);
   s.program = backend::compile(*s.graph, o.backend);
   return s;

@@ -281,8 +281,10 @@ def test_malformed_sparse_input_errors():
         ops.csr_mv(csr, Tensor(np.ones((2, 2))))
     with pytest.raises(TypeError, match="dtype"):
         csr * Tensor(np.ones((2, 2), np.float32))
-    with pytest.raises(NotImplementedError, match="GPU"):
-        ops.csr_mm(csr, csr)
+    with pytest.raises(ValueError, match="do not multiply"):  # CSR x CSR (csr_spgemm) checks the shapes
+        ops.csr_mm(csr, CSRTensor(Tensor(np.array([0, 1, 1, 1], np.int32)), ind[:1], val[:1], (3, 2)))
+    with pytest.raises(ValueError, match=r"\[csr_spgemm\] indptr must be non-decreasing"):
+        ops.csr_spgemm(Tensor(np.array([0, 2, 1, 2], np.int32)), ind, val, ptr, ind, val, shape=(3, 2), shape_b=(2, 2))
     with pytest.raises(ValueError, match="shapes"):
         ops.coo_add(COOTensor(Tensor(np.array([[0, 0]])), val[:1], (2, 2)),
                     COOTensor(Tensor(np.array([[0, 0]])), val[:1], (3, 2)), None)

@@ -76,6 +76,10 @@ CASES += [
            attrs={"num_samples": 4}, domain="positive", dtypes=FLOAT, **R),
     OpCase("multinomial", _sampled(lambda x, **k: _rows_out(x, **k), lambda x, **k: np.int32), [(6,)],
            attrs={"num_samples": 6, "replacement": False}, domain="positive", id="no_replacement", **R),
+    OpCase("multinomial_with_replacement", lambda x, s, o, numsamples, replacement: np.empty(
+        x.shape[:-1] + (numsamples,), np.int64),
+        lambda rng, dt: [rng.uniform(0.1, 2.0, (3, 5)).astype(dt), np.array([3], np.int64), np.array([5], np.int64)],
+        attrs={"numsamples": 4, "replacement": True}, dtypes=FLOAT, **R),
 ]
 
 

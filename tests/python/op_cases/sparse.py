@@ -54,6 +54,42 @@ def _coo2csr_gen(rng, dt):
     return [rows.astype(dt)]
 
 
+def _spgemm_gen(rng, dt):
+    """A (5, 6) and B (6, 4) on fixed patterns (an empty row in each)."""
+    a_ptr, a_ind = _pattern(SHAPE, 0.5)
+    b_ptr, b_ind = _pattern((6, 4), 0.4)
+    return [a_ptr, a_ind, make_input(rng, (len(a_ind),), dt), b_ptr, b_ind, make_input(rng, (len(b_ind),), dt)]
+
+
+def _spgemm_pattern(a_ptr, a_ind, b_ptr, b_ind, k):
+    """The structural pattern of A B: (i, c) where some A[i, m] and B[m, c] are stored."""
+    a = _dense(a_ptr, a_ind, np.ones(len(a_ind)), (len(a_ptr) - 1, len(b_ptr) - 1))
+    b = _dense(b_ptr, b_ind, np.ones(len(b_ind)), (len(b_ptr) - 1, k))
+    return (a @ b) > 0
+
+
+def _spgemm(a_ptr, a_ind, a_val, b_ptr, b_ind, b_val, shape, shape_b):
+    mask = _spgemm_pattern(a_ptr, a_ind, b_ptr, b_ind, shape_b[1])
+    prod = _dense(a_ptr, a_ind, a_val, tuple(shape)) @ _dense(b_ptr, b_ind, b_val, tuple(shape_b))
+    rows, cols = np.nonzero(mask)
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=shape[0]))]).astype(a_ptr.dtype)
+    return ptr, cols.astype(a_ind.dtype), prod[rows, cols].astype(a_val.dtype)
+
+
+def _spgemm_grad_gen(rng, dt):
+    arrays = _spgemm_gen(rng, dt)
+    c_ptr, c_ind, _ = _spgemm(*arrays, shape=SHAPE, shape_b=(6, 4))
+    return arrays + [c_ptr, c_ind, make_input(rng, (len(c_ind),), dt)]
+
+
+def _spgemm_grad(a_ptr, a_ind, a_val, b_ptr, b_ind, b_val, c_ptr, c_ind, dc, shape, shape_b):
+    """dA = (dC B^T) at A's pattern, dB = (A^T dC) at B's pattern."""
+    dcd = _dense(c_ptr, c_ind, dc, (shape[0], shape_b[1]))
+    a = _dense(a_ptr, a_ind, a_val, tuple(shape))
+    b = _dense(b_ptr, b_ind, b_val, tuple(shape_b))
+    return (dcd @ b.T)[_rows(a_ptr), a_ind], (a.T @ dcd)[_rows(b_ptr), b_ind]
+
+
 CASES = [
     OpCase("csr_spmm", _spmm, _gen("nnz", (6, 3)), dict(shape=SHAPE), dtypes=VALUES),
     OpCase("csr_spmm", _spmm, _gen("nnz", (5, 4)), dict(shape=SHAPE, transpose_a=True), id="transposed"),
@@ -67,6 +103,8 @@ CASES = [
     OpCase("csr_gather", _gather, _gen(SHAPE), dict(shape=SHAPE), dtypes=VALUES),
     OpCase("csr_scatter", lambda p, i, v, shape: _dense(p, i, v, tuple(shape)), _gen("nnz"), dict(shape=SHAPE),
            dtypes=VALUES),
+    OpCase("csr_spgemm", _spgemm, _spgemm_gen, dict(shape=SHAPE, shape_b=(6, 4)), dtypes=VALUES),
+    OpCase("csr_spgemm_grad", _spgemm_grad, _spgemm_grad_gen, dict(shape=SHAPE, shape_b=(6, 4)), dtypes=VALUES),
     OpCase("csr2coo", lambda p, length: _rows(p).astype(p.dtype),
            lambda rng, dt: [np.array([0, 2, 2, 5, 6], dt)], dict(length=6), dtypes=("int32", "int64")),
     OpCase("coo2csr", lambda r, height: np.concatenate([[0], np.cumsum(np.bincount(r, minlength=height))]).astype(r.dtype),

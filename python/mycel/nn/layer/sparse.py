@@ -13,8 +13,7 @@ def coo_dense_matmul(indices, values, sparse_shape, dense, adjoint_st=False, adj
     adjoint_st / adjoint_dt transpose the sparse / dense operand first."""
     if indices.ndim != 2 or indices.shape[1] != 2:
         raise ValueError("SparseTensorDenseMatmul: indices must be (N, 2) for a 2-d sparse shape (M, N)")
-    rows = _ops.reshape(_ops.slice(indices, (0, 0), (indices.shape[0], 1)), (-1,))
-    cols = _ops.reshape(_ops.slice(indices, (0, 1), (indices.shape[0], 1)), (-1,))
+    rows, cols = indices[:, 0], indices[:, 1]  # (a dynamic entry count compiles too)
     m, n = sparse_shape
     if adjoint_st:
         rows, cols, m, n = cols, rows, n, m
@@ -22,7 +21,8 @@ def coo_dense_matmul(indices, values, sparse_shape, dense, adjoint_st=False, adj
         dense = _ops.transpose(dense, (1, 0))
     picked = _ops.mul(_ops.gather(dense, cols, axis=0), _ops.reshape(values, (-1, 1)))
     zeros = _ops.zeros((m, dense.shape[1]), dtype=dense.dtype)
-    return _ops.scatter_add(zeros, rows, picked)
+    # a functional scatter: differentiable in the values and the dense operand
+    return _ops.tensor_scatter_add(zeros, _ops.reshape(rows, (-1, 1)), picked)
 
 
 class SparseToDense(Cell):

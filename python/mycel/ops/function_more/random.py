@@ -54,15 +54,6 @@ def randperm(n, seed=0, offset=0, dtype=int64):
     return _ops.cast(_ops.argsort(keys), dtype) + offset
 
 
-def multinomial_with_replacement(x, seed, offset, numsamples, replacement=False):
-    """numsamples draws per row of x (weights, 1-d or 2-d), int64, proportional to the weights,
-    with or without replacement. seed=-1 with offset=0 draws from the default generator; other
-    (seed, offset) pairs each give their own repeatable stream."""
-    from mycel.ops.random_more import multinomial
-    s = None if (seed == -1 and offset == 0) else int(seed) * 1000003 + int(offset) + 1
-    return _ops.cast(multinomial(x, numsamples, replacement, s), int64)
-
-
 def laplace(shape, mean, lambda_param, seed=None):
     """Laplace(mean, lambda_param) draws: mean - b sign(u) log(1 - 2|u|), u uniform on (-1/2, 1/2)."""
     u = _ops.uniform(tuple(shape), -0.5, 0.5, _seed(seed), float32)
@@ -91,6 +82,5 @@ def gumbel_softmax(logits, tau=1.0, hard=False, dim=-1):
     return one_hot - _ops.stop_gradient(y) + y
 
 
-__all__ = ["multinomial_with_replacement",
-           "rand", "randn", "rand_like", "randn_like", "randint_like", "standard_normal", "randperm",
+__all__ = ["rand", "randn", "rand_like", "randn_like", "randint_like", "standard_normal", "randperm",
            "laplace", "shuffle", "gumbel_softmax"]

@@ -249,3 +249,12 @@ class Broadcast(globals()["Broadcast"]):
 # P.Matmul: "did you mean 'MatMul'?" (common/suggest.py)
 from mycel.common.suggest import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("mycel.ops.operations", globals())
+
+# MindSpore's submodule paths P.random_ops, P.sparse_ops.
+from mycel.ops.operations import random_ops, sparse_ops  # noqa: E402,F401
+
+# MindSpore's P.SparseToDense and P.SparseTensorDenseMatmul (ops/sparse.py), here as in MindSpore.
+for _name in ("SparseToDense", "SparseTensorDenseMatmul"):
+    if _name not in globals():
+        globals()[_name] = getattr(sparse_ops, _name)
+        __all__.append(_name)

@@ -176,13 +176,16 @@ void random_categorical_kernel(const KernelContext& ctx) {
   });
 }
 
-void multinomial_kernel(const KernelContext& ctx) {
+namespace {
+
+// The draws of multinomial and multinomial_with_replacement: k indices per row of x's weights;
+// `streams(n)` gives the Philox stream of n blocks (the op's seeds).
+template <class Streams>
+void multinomial_rows(const KernelContext& ctx, int64_t k, bool replacement, Streams streams) {
   const Tensor& x = ctx.in(0);
   const Tensor w = x.to(DType::float64);
   Tensor& out = ctx.out(0);
   const int64_t c = x.shape().back(), rows = x.numel() / std::max<int64_t>(c, 1);
-  const int64_t k = ctx.attrs.get_int("num_samples");
-  const bool replacement = ctx.attrs.get_bool("replacement");
   const double* pw = w.data<double>();
   // The weights are data: checked here, before the parallel loop (which must not throw).
   for (int64_t r = 0; r < rows; ++r) {
@@ -191,18 +194,20 @@ void multinomial_kernel(const KernelContext& ctx) {
     for (int64_t j = 0; j < c; ++j) {
       const double v = pw[r * c + j];
       if (!(v >= 0) || !std::isfinite(v))
-        MYCEL_THROW(ValueError, "[multinomial] weights must be finite and >= 0, got ", v,
+        MYCEL_THROW(ValueError, "[", ctx.op.name, "] weights must be finite and >= 0, got ", v,
                     " in row ", r);
       positive += v > 0;
       total += v;
     }
-    if (total <= 0) MYCEL_THROW(ValueError, "[multinomial] row ", r, " has no positive weight");
+    if (total <= 0)
+      MYCEL_THROW(ValueError, "[", ctx.op.name, "] row ", r, " has no positive weight");
     if (!replacement && positive < k)
-      MYCEL_THROW(ValueError, "[multinomial] num_samples (", k, ") without replacement exceeds ",
-                  "the ", positive, " classes of positive weight in row ", r);
+      MYCEL_THROW(ValueError, "[", ctx.op.name, "] num_samples (", k,
+                  ") without replacement exceeds ", "the ", positive,
+                  " classes of positive weight in row ", r);
   }
   if (rows * k == 0) return;
-  const PhiloxStream s = stream(ctx, rows * std::max(k, c));
+  const PhiloxStream s = streams(rows * std::max(k, c));
   parallel_for(rows, c * 20, [&](int64_t b, int64_t e) {
     std::vector<double> cdf(static_cast<size_t>(c));
     std::vector<std::pair<double, int64_t>> keys;
@@ -229,6 +234,32 @@ void multinomial_kernel(const KernelContext& ctx) {
       for (int64_t t = 0; t < k; ++t) write_index(out, r * k + t, keys[size_t(t)].second);
     }
   });
+}
+
+// The single value of a one-element int tensor (the seed and offset inputs).
+int64_t scalar_input(const KernelContext& ctx, size_t i, const char* name) {
+  const Tensor& t = ctx.in(i);
+  MYCEL_CHECK(t.numel() == 1, ValueError, "[", ctx.op.name, "] input '", name,
+              "' must hold one value, got ", t.numel());
+  return t.dtype() == DType::int32 ? int64_t(t.data<int32_t>()[0]) : t.data<int64_t>()[0];
+}
+
+}  // namespace
+
+void multinomial_kernel(const KernelContext& ctx) {
+  multinomial_rows(ctx, ctx.attrs.get_int("num_samples"), ctx.attrs.get_bool("replacement"),
+                   [&](int64_t n) { return stream(ctx, n); });
+}
+
+void multinomial_with_replacement_kernel(const KernelContext& ctx) {
+  const int64_t seed = scalar_input(ctx, 1, "seed"), offset = scalar_input(ctx, 2, "offset");
+  multinomial_rows(ctx, ctx.attrs.get_int("numsamples"), ctx.attrs.get_bool("replacement"),
+                   [&](int64_t n) {
+                     // seed -1 with offset 0: the global generator (MindSpore's random seed);
+                     // otherwise the stream keyed by seed, starting at counter `offset`.
+                     if (seed == -1 && offset == 0) return op_stream(0, 0, uint64_t(n));
+                     return PhiloxStream{uint64_t(seed), uint64_t(offset)};
+                   });
 }
 
 }  // namespace mycel::cpu

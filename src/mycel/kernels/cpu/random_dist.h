@@ -18,5 +18,8 @@ void random_categorical_kernel(const KernelContext& ctx);
 /// out (rows, num_samples): indices drawn with probability proportional to the row's weights,
 /// with replacement (inverse CDF) or without (Gumbel top-k, equivalent to drawing one at a time).
 void multinomial_kernel(const KernelContext& ctx);
+/// multinomial_kernel's draws (attributes numsamples, replacement) from the stream keyed by the
+/// one-element inputs seed and offset (seed -1 with offset 0: the global generator).
+void multinomial_with_replacement_kernel(const KernelContext& ctx);
 
 }  // namespace mycel::cpu

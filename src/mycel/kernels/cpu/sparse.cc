@@ -200,4 +200,89 @@ void coo2csr(const Tensor& rows, Tensor& out) {
   });
 }
 
+namespace {
+
+// Writes int64 positions into an int32 or int64 index tensor.
+void put_index(Tensor& t, const std::vector<int64_t>& v) {
+  if (t.dtype() == DType::int32)
+    std::copy(v.begin(), v.end(), t.data<int32_t>());
+  else
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+}
+
+}  // namespace
+
+void csr_spgemm(const Tensor& a_ptr, const Tensor& a_ind, const Tensor& a_val, const Tensor& b_ptr,
+                const Tensor& b_ind, const Tensor& b_val, int64_t m, int64_t n, int64_t k,
+                Tensor& c_ptr, Tensor& c_ind, Tensor& c_val) {
+  const Csr a = read_csr(a_ptr, a_ind, m, n, "csr_spgemm");
+  const Csr b = read_csr(b_ptr, b_ind, n, k, "csr_spgemm");
+  visit_values(a_val.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* av = a_val.data<T>();
+    const T* bv = b_val.data<T>();
+    std::vector<int64_t> ptr(static_cast<size_t>(m + 1), 0), col;
+    std::vector<T> val, acc(static_cast<size_t>(k), T(0));
+    std::vector<int64_t> seen(static_cast<size_t>(k), -1), row_cols;
+    for (int64_t i = 0; i < m; ++i) {
+      row_cols.clear();
+      for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; ++p) {
+        const int64_t mid = a.col[p];
+        for (int64_t q = b.ptr[mid]; q < b.ptr[mid + 1]; ++q) {
+          const int64_t c = b.col[q];
+          if (seen[c] != i) {
+            seen[c] = i;
+            acc[c] = T(0);
+            row_cols.push_back(c);
+          }
+          acc[c] += av[p] * bv[q];
+        }
+      }
+      std::sort(row_cols.begin(), row_cols.end());
+      for (int64_t c : row_cols) {
+        col.push_back(c);
+        val.push_back(acc[c]);
+      }
+      ptr[i + 1] = static_cast<int64_t>(col.size());
+    }
+    const int64_t nnz = static_cast<int64_t>(col.size());
+    if (!c_ind.defined()) c_ind = Tensor::empty({nnz}, a_ind.dtype());
+    if (!c_val.defined()) c_val = Tensor::empty({nnz}, a_val.dtype());
+    MYCEL_CHECK(c_ind.numel() == nnz && c_val.numel() == nnz, RuntimeError,
+                "[csr_spgemm] the product has ", nnz, " entries, its outputs hold ", c_ind.numel());
+    put_index(c_ptr, ptr);
+    put_index(c_ind, col);
+    std::copy(val.begin(), val.end(), c_val.data<T>());
+  });
+}
+
+void csr_spgemm_grad(const Tensor& a_ptr, const Tensor& a_ind, const Tensor& a_val,
+                     const Tensor& b_ptr, const Tensor& b_ind, const Tensor& b_val,
+                     const Tensor& c_ptr, const Tensor& c_ind, const Tensor& dc_val, int64_t m,
+                     int64_t n, int64_t k, Tensor& da_val, Tensor& db_val) {
+  const Csr a = read_csr(a_ptr, a_ind, m, n, "csr_spgemm_grad");
+  const Csr b = read_csr(b_ptr, b_ind, n, k, "csr_spgemm_grad");
+  const Csr c = read_csr(c_ptr, c_ind, m, k, "csr_spgemm_grad");
+  visit_values(a_val.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *av = a_val.data<T>(), *bv = b_val.data<T>(), *dc = dc_val.data<T>();
+    T* da = da_val.data<T>();
+    T* db = db_val.data<T>();
+    std::fill(da, da + da_val.numel(), T(0));
+    std::fill(db, db + db_val.numel(), T(0));
+    std::vector<T> row(static_cast<size_t>(k), T(0));  // dC's row i, dense
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t p = c.ptr[i]; p < c.ptr[i + 1]; ++p) row[c.col[p]] += dc[p];
+      for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; ++p) {
+        const int64_t mid = a.col[p];
+        for (int64_t q = b.ptr[mid]; q < b.ptr[mid + 1]; ++q) {
+          da[p] += row[b.col[q]] * bv[q];
+          db[q] += av[p] * row[b.col[q]];
+        }
+      }
+      for (int64_t p = c.ptr[i]; p < c.ptr[i + 1]; ++p) row[c.col[p]] = T(0);
+    }
+  });
+}
+
 }  // namespace mycel::cpu

@@ -28,5 +28,18 @@ void csr_scatter(const Tensor& indptr, const Tensor& indices, const Tensor& valu
 void csr2coo(const Tensor& indptr, Tensor& out);
 /// out (height + 1,) = the indptr of sorted row indices; ValueError if unsorted or out of range.
 void coo2csr(const Tensor& rows, Tensor& out);
+/// C = A (M, N) B (N, K) for CSR A and B (Gustavson's row-by-row product): c_indptr (M + 1,)
+/// comes defined; c_indices and c_values are allocated here (their length is the structural
+/// nnz of C: every (i, c) some A[i, k] B[k, c] reaches, kept even where the sum is 0), each
+/// row's columns ascending.
+void csr_spgemm(const Tensor& a_ptr, const Tensor& a_ind, const Tensor& a_val, const Tensor& b_ptr,
+                const Tensor& b_ind, const Tensor& b_val, int64_t m, int64_t n, int64_t k,
+                Tensor& c_ptr, Tensor& c_ind, Tensor& c_val);
+/// The gradients (dA values, dB values) of C = A B given dC's values on C's pattern (c_ptr,
+/// c_ind): dA[i, k] = sum_c dC[i, c] B[k, c], dB[k, c] = sum_i A[i, k] dC[i, c].
+void csr_spgemm_grad(const Tensor& a_ptr, const Tensor& a_ind, const Tensor& a_val,
+                     const Tensor& b_ptr, const Tensor& b_ind, const Tensor& b_val,
+                     const Tensor& c_ptr, const Tensor& c_ind, const Tensor& dc_val, int64_t m,
+                     int64_t n, int64_t k, Tensor& da_val, Tensor& db_val);
 
 }  // namespace mycel::cpu
