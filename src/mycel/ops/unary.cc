@@ -97,8 +97,8 @@ KernelFn or_unsigned(KernelFn core, F f) {
 }
 
 // 1 / x of an integer x, truncated toward 0 (only 1 and -1 have a nonzero reciprocal); 1 / 0 is
-// the type's minimum (0 for unsigned; numpy's answer for int32/int64). Non-integer x (the float compute types the
-// dtype visitor also instantiates) never reach it.
+// the type's minimum (0 for unsigned; numpy's answer for int32/int64). Non-integer x (the float
+// compute types the dtype visitor also instantiates) never reach it.
 template <class T>
 T int_reciprocal(T x) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
@@ -266,10 +266,9 @@ MYCEL_REGISTER_OPS(unary) {
               static const KernelFn real =
                   or_complex(float_unary([](auto x) { return decltype(x)(1) / x; }),
                              [](auto z) { return decltype(z)(1) / z; });
-              static const KernelFn ints = or_unsigned(same_dtype_unary([](auto x) {
-                                                         return int_reciprocal(x);
-                                                       }),
-                                                       [](auto x) { return int_reciprocal(x); });
+              static const KernelFn ints =
+                  or_unsigned(same_dtype_unary([](auto x) { return int_reciprocal(x); }),
+                              [](auto x) { return int_reciprocal(x); });
               DType t = ctx.in(0).dtype();
               return (is_floating(t) || is_complex(t)) ? real(ctx) : ints(ctx);
             }),
