@@ -15,6 +15,10 @@ namespace {
 // A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
 // many levels (each level nests the analysis deeper).
 constexpr int kMaxGrowingUnroll = 128;
+
+// Prefix of the text that stands for a run-time value in an f-string (graph_syntax.py's
+// format_fstring shows it as "<what is known of it>").
+constexpr const char* kRunTimeFieldMarker = "@@mycel-run-time@@";
 // Nested specializations at most: each level is a few C++ frames of the analysis (~2.7 KB of
 // stack measured: an 8 MB thread stack overflowed near 3000 levels); a 128-iteration unrolled
 // loop that grows a list needs about 1000.
@@ -346,6 +350,11 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
       if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
+      // An f-string with a run-time value: its text is needed at compile time (a raise in a
+      // branch taken at run time, `raise ValueError(f"... {c}")` with c a dynamic dim), so the
+      // value shows as what is known of it (format_fstring reads the marker).
+      if (!v && i >= 1 && o->value()->repr() == "py:mycel.common.graph_syntax.format_fstring")
+        v = string(std::string(kRunTimeFieldMarker) + arg_abs[i]->repr());
       // obj.m(args) of a non-Tensor method is call_method(obj, "m", keywords, args) (the frontend's
       // tensor_method): name the method and the receiver rather than the helper.
       if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_method" &&
