@@ -612,7 +612,9 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
-    if (dynamic && op.name == "reshape" && ptrs[0]) fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(), attrs.get_ints("shape"), placeholder);
+    if (dynamic && op.name == "reshape" && ptrs[0])
+      fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(), attrs.get_ints("shape"),
+                        placeholder);
     return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;

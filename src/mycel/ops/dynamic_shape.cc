@@ -64,8 +64,7 @@ MYCEL_REGISTER_OPS(dynamic_shape) {
                 {{"x"}},
                 {{"consecutive", AttrKind::kBool, false, false, {}},
                  {"sorted", AttrKind::kBool, true, false, {}}},
-                unique_infer,
-                unique_with_counts_kernel, ordered, "none"));
+                unique_infer, unique_with_counts_kernel, ordered, "none"));
   r.add(make_op("masked_select", "MaskedSelect",
                 "The rows x[i] where the bool mask (x's leading dims) is true, stacked: x[mask].",
                 {{"x"}, {"mask"}}, {}, masked_select_infer, masked_select_kernel, every_dtype(),
