@@ -72,9 +72,15 @@ class _RunTimeField:
 
 
 def format_fstring(template, *values):
-    """An f-string, formatted when the graph is specialized: the frontend turns f"a {x!r:>4}"
-    into format_fstring("a {!r:>4}", x). A run-time value arrives as a marked str (analysis
-    evaluates the call at compile time) and shows as <its abstract>."""
+    """An f-string of compile-time values, formatted when the graph is specialized: the frontend
+    turns f"a {x!r:>4}" into format_fstring("a {!r:>4}", x)."""
+    return template.format(*values)
+
+
+def format_message(template, *values):
+    """format_fstring for an f-string passed to a raised exception: a value known only at run
+    time arrives as a marked str (analysis evaluates the call at compile time) and shows as
+    <its abstract>, e.g. <int>."""
     values = [_RunTimeField(v[len(_RUN_TIME_MARKER):])
               if isinstance(v, str) and v.startswith(_RUN_TIME_MARKER) else v for v in values]
     return template.format(*values)

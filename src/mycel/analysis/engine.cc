@@ -16,8 +16,8 @@ namespace {
 // many levels (each level nests the analysis deeper).
 constexpr int kMaxGrowingUnroll = 128;
 
-// Prefix of the text that stands for a run-time value in an f-string (graph_syntax.py's
-// format_fstring shows it as "<what is known of it>").
+// Prefix of the text that stands for a run-time value in an exception's f-string message
+// (graph_syntax.py's format_message shows it as "<what is known of it>").
 constexpr const char* kRunTimeFieldMarker = "@@mycel-run-time@@";
 // Nested specializations at most: each level is a few C++ frames of the analysis (~2.7 KB of
 // stack measured: an 8 MB thread stack overflowed near 3000 levels); a 128-iteration unrolled
@@ -350,10 +350,11 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
       if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
-      // An f-string with a run-time value: its text is needed at compile time (a raise in a
-      // branch taken at run time, `raise ValueError(f"... {c}")` with c a dynamic dim), so the
-      // value shows as what is known of it (format_fstring reads the marker).
-      if (!v && i >= 1 && o->value()->repr() == "py:mycel.common.graph_syntax.format_fstring")
+      // An exception's f-string message with a run-time value (a raise in a branch taken at run
+      // time, `raise ValueError(f"... {c}")` with c a dynamic dim; the frontend calls
+      // format_message there): the value shows as what is known of it (format_message reads the
+      // marker). Other f-strings need compile-time values.
+      if (!v && i >= 1 && o->value()->repr() == "py:mycel.common.graph_syntax.format_message")
         v = string(std::string(kRunTimeFieldMarker) + arg_abs[i]->repr());
       // obj.m(args) of a non-Tensor method is call_method(obj, "m", keywords, args) (the frontend's
       // tensor_method): name the method and the receiver rather than the helper.
