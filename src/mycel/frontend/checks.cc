@@ -11,9 +11,9 @@ void Parser::finish_raise(Block* b, NodePtr exc, const SourceLoc& loc) {
   // format_message, which shows a value known only at run time (a dynamic dim) as what is known
   // of it: the message is needed at compile time, and nothing but the error reads it.
   if (ir::Apply* call = ir::as_apply(exc)) {
-    static nb::handle message = nb::object(nb::module_::import_("mycel.common.graph_syntax")
-                                               .attr("format_message"))
-                                    .release();
+    static nb::handle message =
+        nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_message"))
+            .release();
     for (const NodePtr& arg : call->inputs())
       if (ir::Apply* f = ir::as_apply(arg); f && fstring_parts.count(arg.get()))
         f->set_input(0, constant(py_object(message)));
