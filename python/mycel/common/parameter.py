@@ -5,13 +5,17 @@ from mycel.common.tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A named, trainable Tensor. Shares storage with `default_input` when that is a Tensor."""
+    """A named, trainable Tensor with its own storage: a Tensor `default_input` is copied, as
+    MindSpore does for a tensor referenced elsewhere, so that in-place updates of the Parameter
+    (an optimizer step, P.ScatterNdAdd, ops.assign) leave the tensor it was made from alone."""
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
                  parallel_optimizer=True):
         if isinstance(default_input, (int, float, bool)):
             default_input = np.array(default_input, dtype=np.float32 if isinstance(default_input, float)
                                      else None)
+        elif isinstance(default_input, Tensor):
+            default_input = default_input.copy()
         Tensor.__init__(self, default_input)
         self.name = name
         self.requires_grad = requires_grad

@@ -153,18 +153,23 @@ movedim = moveaxis
 
 def meshgrid(*inputs, indexing="xy"):
     """Coordinate grids from 1-d inputs ('xy': the first two axes swapped, as NumPy)."""
+    ts = tuple(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else inputs
+    return meshgrid_of(ts, indexing)
+
+
+def meshgrid_of(ts, indexing):
+    """meshgrid of the tuple ts (P.Meshgrid's call: positional, as graph mode needs)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else list(inputs)
-    shape = [t.shape[0] for t in ts]
-    if indexing == "xy" and len(ts) >= 2:
-        shape[0], shape[1] = shape[1], shape[0]
-    outs = []
+    shape = tuple(t.shape[0] for t in ts)
+    if indexing == "xy" and len(ts) >= 2:  # a new tuple: graph mode has no item assignment
+        shape = (shape[1], shape[0]) + shape[2:]
+    outs = ()  # a tuple built up (graph mode's tuple() needs compile-time items)
     for i, t in enumerate(ts):
         axis = (1 if i == 0 else 0 if i == 1 else i) if indexing == "xy" and len(ts) >= 2 else i
-        view = tuple(shape[d] if d == axis else 1 for d in range(len(ts)))
-        outs.append(_ops.broadcast_to(t.reshape(view), tuple(shape)))
-    return tuple(outs)
+        view = tuple(n if d == axis else 1 for d, n in enumerate(shape))
+        outs = outs + (_ops.broadcast_to(t.reshape(view), shape),)
+    return outs
 
 
 def numel(input):

@@ -97,6 +97,10 @@ from mycel.ops.operations.arg_ops import with_output_type as _with_output_type  
 
 Argmax = _with_output_type(Argmax)  # noqa: F821 (generated above)
 Argmin = _with_output_type(Argmin)  # noqa: F821
+# Pad takes MindSpore's ((before, after), ...) per dimension: arg_ops.py.
+from mycel.ops.operations.arg_ops import with_paired_paddings as _with_paired_paddings  # noqa: E402
+
+Pad = _with_paired_paddings(Pad)  # noqa: F821
 
 # MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
 from mycel.ops import extra as _extra  # noqa: E402
