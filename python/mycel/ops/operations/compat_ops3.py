@@ -309,6 +309,23 @@ class TupleToArray(_Composite):
         return _Tensor(_np.array(input_x, _np.int64 if ints else _np.float32))
 
 
+class RandomShuffle(_Composite):
+    """x with its first dimension randomly permuted (ops.shuffle), drawn from the stream of
+    (seed, seed2); both 0: the default generator."""
+
+    def __init__(self, seed=0, seed2=0):
+        for name, v in (("seed", seed), ("seed2", seed2)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"RandomShuffle: {name} must be an int >= 0, got {v!r}")
+        super().__init__(seed=seed, seed2=seed2)
+
+    def _call(self, x):
+        return _random.shuffle(x, self.seed, self.seed2)
+
+
+COMPOSITES += ["RandomShuffle"]
+
+
 class Randperm(_Composite):
     """A random permutation of 0..n-1 padded with `pad` to max_length (n a 1-element tensor)."""
 
