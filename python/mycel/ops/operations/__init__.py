@@ -136,6 +136,9 @@ for _name in _compat3.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat3, _name)
         __all__.append(_name)
+# MindSpore's ScatterAdd updates its Parameter in place and takes use_locking (the generated
+# class is the registry op, which returns a new tensor).
+ScatterAdd = _compat3.ScatterAdd
 # Pooling with argmax, channel dropout, transposed/depthwise convolution, CTC greedy decoding:
 # compat_ops4.py.
 from mycel.ops.operations import compat_ops4 as _compat4  # noqa: E402

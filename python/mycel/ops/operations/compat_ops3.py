@@ -40,7 +40,7 @@ class _Locking(_Composite):
 
 
 def _scatter_primitives():
-    table = {"ScatterSub": "scatter_sub", "ScatterMul": "scatter_mul", "ScatterDiv": "scatter_div",
+    table = {"ScatterAdd": "scatter_add_rows", "ScatterSub": "scatter_sub", "ScatterMul": "scatter_mul", "ScatterDiv": "scatter_div",
              "ScatterMax": "scatter_max", "ScatterMin": "scatter_min",
              "ScatterNdAdd": "scatter_nd_add", "ScatterNdSub": "scatter_nd_sub",
              "ScatterNdMul": "scatter_nd_mul", "ScatterNdDiv": "scatter_nd_div",
