@@ -232,7 +232,9 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     moved = moveaxis(x, d, 0)
     summed = _ops.tensor_scatter_add(moved, _ops.expand_dims(indices, -1), moveaxis(y, d, 0))
     out = moveaxis(summed, 0, d)
-    return _P.assign(x, out) if isinstance(x, _Parameter) else out
+    # The sum is returned (ordered after the write), so that gradients reach x and y through
+    # tensor_scatter_add, as MindSpore's IndexAdd's bprop gives (dout, dout gathered at indices).
+    return _P.depend(out, _P.assign(x, out)) if isinstance(x, _Parameter) else out
 
 
 def tensor_scatter_sub(input_x, indices, updates):
