@@ -461,9 +461,13 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();
-  if (n_attr > 0 && args.size() == n_in + n_attr) {
+  // Attributes may trail the inputs positionally, the last ones left out for their defaults (an
+  // op passed as a value and called reduce(x, (1,)), or P.ReduceSum()(*(x, axis))).
+  if (n_attr > 0 && args.size() > n_in && args.size() <= n_in + n_attr) {
     std::vector<AttrValue> given(n_attr);
-    for (size_t j = 0; j < n_attr; ++j) {
+    // the left-out ones: the callee's (a Primitive's preset values), else the defaults
+    if (attrs.values().size() == n_attr) given = attrs.values();
+    for (size_t j = 0; j < args.size() - n_in; ++j) {
       AbstractPtr a = args[n_in + j]->abstract();
       if (op.attrs[j].name == op.dynamic_shape_attr && !constant_of(a))
         if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc))

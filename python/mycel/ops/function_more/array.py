@@ -11,7 +11,7 @@ from mycel.common.parameter import Parameter as _Parameter
 from mycel.common.tensor import Tensor
 from mycel.ops import tensor_composites as _tc
 from mycel.ops.primitive import constexpr
-from mycel.ops.function_more._base import _axis, _float_like, _FLOATS, _COMPLEX
+from mycel.ops.function_more._base import _axis, _dims_from, _float_like, _FLOATS, _COMPLEX
 
 _ops = _mycel.ops
 
@@ -220,7 +220,7 @@ def unstack(input_x, axis=0):
 
 def unsorted_segment_sum(input_x, segment_ids, num_segments):
     """out[s] = the sum of input_x's slices whose segment id is s (ids in [0, num_segments))."""
-    tail = tuple(input_x.shape[segment_ids.ndim:])
+    tail = _dims_from(input_x.shape, segment_ids.ndim)
     out = _ops.zeros((num_segments,) + tail, input_x.dtype)
     return _ops.tensor_scatter_add(out, _ops.expand_dims(segment_ids, -1), input_x)
 

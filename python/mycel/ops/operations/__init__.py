@@ -101,6 +101,11 @@ Argmin = _with_output_type(Argmin)  # noqa: F821
 from mycel.ops.operations.arg_ops import with_paired_paddings as _with_paired_paddings  # noqa: E402
 
 Pad = _with_paired_paddings(Pad)  # noqa: F821
+# The reductions take keep_dims positionally (`P.ReduceMean(False)(x, axis)`): arg_ops.py.
+from mycel.ops.operations.arg_ops import with_keep_dims_first as _with_keep_dims_first  # noqa: E402
+
+for _name in ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceAll", "ReduceAny", "ReduceMax", "ReduceMin"):
+    globals()[_name] = _with_keep_dims_first(globals()[_name])
 
 # MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
 from mycel.ops import extra as _extra  # noqa: E402

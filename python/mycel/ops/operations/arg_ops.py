@@ -65,3 +65,23 @@ def with_paired_paddings(base):
     PadWithPairs.__module__ = "mycel.ops.operations"
     PadWithPairs.__doc__ = base.__doc__
     return PadWithPairs
+
+
+def with_keep_dims_first(base):
+    """A subclass of a generated Reduce* class whose positional argument is keep_dims, as
+    MindSpore's `P.ReduceSum(keep_dims=False)` (the axis comes with the call: `(x, axis)`); the
+    registry's attributes stay available by keyword (`ReduceSum(axis=0)`)."""
+
+    class ReduceKeepDimsFirst(base):
+        __signature__ = None  # inspect reads __init__
+
+        def __init__(self, keep_dims=False, **kwargs):
+            if not isinstance(keep_dims, bool):
+                raise TypeError(f"{base.__name__}: keep_dims must be a bool, got {keep_dims!r}")
+            super().__init__(keep_dims=keep_dims, **kwargs)
+            self.keep_dims = keep_dims
+
+    ReduceKeepDimsFirst.__name__ = ReduceKeepDimsFirst.__qualname__ = base.__name__
+    ReduceKeepDimsFirst.__module__ = "mycel.ops.operations"
+    ReduceKeepDimsFirst.__doc__ = base.__doc__
+    return ReduceKeepDimsFirst
