@@ -336,11 +336,12 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (OpaqueOp oo = opaque_op_hook()(*o->value()); oo.op) {
         bool all_const = true;
         for (const auto& a : arg_abs) all_const &= constant_of(a) != nullptr;
-        // Tensor inputs only: a Primitive whose call also takes attributes positionally
-        // (ReduceSum(x, axis)) is bound by the frontend, which needs the arguments one by one.
-        const bool inputs_only = !oo.op->inputs.empty() && !oo.op->inputs.back().variadic &&
-                                 args.size() == oo.op->inputs.size();
-        if (!all_const && (oo.attrs.op() == nullptr || inputs_only))
+        // A Primitive's call: its tensor inputs, then optionally attributes positionally
+        // (P.ReduceSum(keep_dims)(*(x, axis))), the others its preset values (eval_op_call).
+        const size_t n_in = oo.op->inputs.size();
+        const bool positional = n_in > 0 && !oo.op->inputs.back().variadic && args.size() >= n_in &&
+                                args.size() <= n_in + oo.op->attrs.size();
+        if (!all_const && (oo.attrs.op() == nullptr || positional))
           return eval_op_call(*this, ctx, OpValue(oo.op, oo.attrs), args, loc);
       }
     std::vector<ValuePtr> consts;

@@ -234,3 +234,51 @@ def test_scatter_add_updates_the_parameter_rows(mode):
     want = x.copy()
     np.add.at(want, idx.ravel(), upd.reshape(-1, 3))
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-6)
+
+
+class _StarCall(nn.Cell):
+    """MindSpore's `self.op(*inputs)` with inputs = (x, axis): the axis reaches the primitive's
+    call positionally through a tuple."""
+
+    def __init__(self, prim, axis):
+        super().__init__()
+        self.prim = prim
+        self.axis = axis
+
+    def construct(self, x):
+        inputs = (x, self.axis)
+        return self.prim(*inputs)
+
+
+@MODES
+@pytest.mark.parametrize("name, ref", [("ReduceMean", np.mean), ("ReduceProd", np.prod), ("ReduceMax", np.max),
+                                       ("ReduceAll", np.all)])
+def test_reductions_take_keep_dims_positionally(mode, name, ref):
+    x = R.integers(1, 4, size=(2, 3, 4)).astype(np.float32)
+    if name == "ReduceAll":
+        x = x > 1
+    for keep in (False, True):
+        ms.set_context(mode=mode)
+        out = _StarCall(getattr(P, name)(keep), 1)(Tensor(x))
+        np.testing.assert_allclose(out.asnumpy(), ref(x, axis=1, keepdims=keep), rtol=1e-6)
+    with pytest.raises(TypeError, match="keep_dims"):
+        getattr(P, name)((0, 1))
+
+
+def _reduce_by(fn, x):
+    return fn(x, (1,))  # an op passed as a value, its axis given and keep_dims left out
+
+
+@MODES
+def test_unsorted_segment_reductions_and_an_op_value_with_positional_axis(mode):
+    x = R.normal(size=(6, 3)).astype(np.float32)
+    ids = np.array([0, 2, 0, 1, 2, 0], np.int32)
+    ms.set_context(mode=mode)
+    got = _Net(lambda a, b: ops.unsorted_segment_max(a, b, 4))(Tensor(x), Tensor(ids)).asnumpy()
+    for s in range(3):
+        np.testing.assert_allclose(got[s], x[ids == s].max(0), rtol=1e-6)
+    assert (got[3] == np.finfo(np.float32).min).all()  # an empty segment: the lowest value
+    got = _Net(lambda a, b: ops.unsorted_segment_sum(a, b, 4))(Tensor(x), Tensor(ids)).asnumpy()
+    np.testing.assert_allclose(got[:3], [x[ids == s].sum(0) for s in range(3)], rtol=1e-5)
+    out = _run(mode, lambda a: _reduce_by(ops.min, a), Tensor(x))
+    np.testing.assert_allclose(out.asnumpy(), x.min(1), rtol=1e-6)
