@@ -282,3 +282,25 @@ def test_unsorted_segment_reductions_and_an_op_value_with_positional_axis(mode):
     np.testing.assert_allclose(got[:3], [x[ids == s].sum(0) for s in range(3)], rtol=1e-5)
     out = _run(mode, lambda a: _reduce_by(ops.min, a), Tensor(x))
     np.testing.assert_allclose(out.asnumpy(), x.min(1), rtol=1e-6)
+
+
+class _Dropout2D(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.drop = P.Dropout2D(keep_prob=0.6)
+
+    def construct(self, x):
+        return self.drop(x)
+
+
+def test_dropout2d_with_dims_known_only_at_run_time():
+    x = R.normal(size=(8, 50, 2, 3)).astype(np.float32)
+    net = _Dropout2D()
+    net.set_inputs(Tensor(shape=[None, None, None, None], dtype=ms.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    y, mask = net(Tensor(x))
+    m = mask.asnumpy()
+    assert m.shape == x.shape and m.dtype == np.bool_
+    assert (m == m[:, :, :1, :1]).all()  # whole channels kept or dropped
+    np.testing.assert_allclose(y.asnumpy(), x * m / 0.6, rtol=1e-6)
+    assert 0.45 < m.mean() < 0.75  # 400 channels, keep 0.6: 6 sigma is 0.15
