@@ -51,9 +51,38 @@ def setitem_tensor(x, key, value):
                                         _ops.broadcast_like(v, rows), 0, "none")
 
 
+_RUN_TIME_MARKER = "@@mycel-run-time@@"  # analysis/engine.cc's kRunTimeFieldMarker
+
+
+class _RunTimeField:
+    """A value known only at run time in an f-string (an error message in a branch that the
+    compiled code may take, naming a dynamic dim): shown as what the compiler knows of it, e.g.
+    <int>, whatever the field's conversion or format spec."""
+
+    def __init__(self, known):
+        self._text = f"<{known}>"
+
+    def __format__(self, spec):
+        return self._text
+
+    def __repr__(self):
+        return self._text
+
+    __str__ = __repr__
+
+
 def format_fstring(template, *values):
     """An f-string of compile-time values, formatted when the graph is specialized: the frontend
     turns f"a {x!r:>4}" into format_fstring("a {!r:>4}", x)."""
+    return template.format(*values)
+
+
+def format_message(template, *values):
+    """format_fstring for an f-string passed to a raised exception: a value known only at run
+    time arrives as a marked str (analysis evaluates the call at compile time) and shows as
+    <its abstract>, e.g. <int>."""
+    values = [_RunTimeField(v[len(_RUN_TIME_MARKER):])
+              if isinstance(v, str) and v.startswith(_RUN_TIME_MARKER) else v for v in values]
     return template.format(*values)
 
 

@@ -5,7 +5,9 @@ from mycel.common.tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A named, trainable Tensor. Shares storage with `default_input` when that is a Tensor."""
+    """A named, trainable Tensor with its own storage: a Tensor `default_input` is copied, as
+    MindSpore does for a tensor referenced elsewhere, so that in-place updates of the Parameter
+    (an optimizer step, P.ScatterNdAdd, ops.assign) leave the tensor it was made from alone."""
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
                  parallel_optimizer=True):
@@ -13,8 +15,6 @@ class Parameter(Tensor):
             default_input = np.array(default_input, dtype=np.float32 if isinstance(default_input, float)
                                      else None)
         elif isinstance(default_input, Tensor):
-            # A Parameter owns its values, as MindSpore's does: Parameter(t) copies t, so the
-            # step's in-place updates never show through the Tensor it was made from.
             default_input = default_input.copy()
         Tensor.__init__(self, default_input)
         self.name = name

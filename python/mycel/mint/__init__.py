@@ -5,7 +5,7 @@ and graph mode come with them. mint.nn, mint.nn.functional and mint.optim are su
 import collections
 
 from mycel import ops as _ops
-from mycel.common.dtype import float32 as _float32, int64 as _int64
+from mycel.common.dtype import float32 as _float32
 from mycel.ops import function_more as _more
 
 _ValuesIndices = collections.namedtuple("values_indices", ["values", "indices"])
@@ -281,14 +281,12 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     counts when asked."""
     if dim is not None:
         raise NotImplementedError("mint.unique: dim is not supported; unique flattens the input")
-    out = _ops.unique(input.reshape((-1,)))
-    values, inverse = out if isinstance(out, tuple) else (out, None)
+    values, inverse, counts = _ops.unique_with_counts(input.reshape((-1,)))
     res = [values]
     if return_inverse:
         res.append(inverse.reshape(input.shape))
     if return_counts:
-        hits = _ops.equal(_ops.expand_dims(values, 1), input.reshape((1, -1)))
-        res.append(_ops.sum(_ops.cast(hits, _int64), (1,)))
+        res.append(counts)
     return res[0] if len(res) == 1 else tuple(res)
 
 

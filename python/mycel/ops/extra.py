@@ -70,10 +70,11 @@ def scatter_nd_update(input_x, indices, updates):
 
 
 def unique(input):  # noqa: A002
-    """(sorted unique values of the flattened input, int32 index into them of each element,
-    shaped like input): MindSpore's Unique. Runs in both modes (the values' count is known only
-    when the kernel has run; graph mode sizes what follows at run time, docs/dynamic_shape.md)."""
-    values, inverse, _ = _ops.unique_with_counts(input)
+    """(unique values of the flattened input in order of first appearance, int32 index into them
+    of each element, shaped like input): MindSpore's Unique, whose CPU kernel keeps that order
+    (np.unique sorts). Runs in both modes (the values' count is known only when the kernel has
+    run; graph mode sizes what follows at run time, docs/dynamic_shape.md)."""
+    values, inverse, _ = _ops.unique_with_counts(input, sorted=False)
     return values, _ops.cast(inverse, int32)
 
 

@@ -15,6 +15,10 @@ namespace {
 // A loop over compile-time values that grows a tuple or list unrolls past max_unroll up to this
 // many levels (each level nests the analysis deeper).
 constexpr int kMaxGrowingUnroll = 128;
+
+// Prefix of the text that stands for a run-time value in an exception's f-string message
+// (graph_syntax.py's format_message shows it as "<what is known of it>").
+constexpr const char* kRunTimeFieldMarker = "@@mycel-run-time@@";
 // Nested specializations at most: each level is a few C++ frames of the analysis (~2.7 KB of
 // stack measured: an 8 MB thread stack overflowed near 3000 levels); a 128-iteration unrolled
 // loop that grows a list needs about 1000.
@@ -332,11 +336,12 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (OpaqueOp oo = opaque_op_hook()(*o->value()); oo.op) {
         bool all_const = true;
         for (const auto& a : arg_abs) all_const &= constant_of(a) != nullptr;
-        // Tensor inputs only: a Primitive whose call also takes attributes positionally
-        // (ReduceSum(x, axis)) is bound by the frontend, which needs the arguments one by one.
-        const bool inputs_only = !oo.op->inputs.empty() && !oo.op->inputs.back().variadic &&
-                                 args.size() == oo.op->inputs.size();
-        if (!all_const && (oo.attrs.op() == nullptr || inputs_only))
+        // A Primitive's call: its tensor inputs, then optionally attributes positionally
+        // (P.ReduceSum(keep_dims)(*(x, axis))), the others its preset values (eval_op_call).
+        const size_t n_in = oo.op->inputs.size();
+        const bool positional = n_in > 0 && !oo.op->inputs.back().variadic && args.size() >= n_in &&
+                                args.size() <= n_in + oo.op->attrs.size();
+        if (!all_const && (oo.attrs.op() == nullptr || positional))
           return eval_op_call(*this, ctx, OpValue(oo.op, oo.attrs), args, loc);
       }
     std::vector<ValuePtr> consts;
@@ -346,6 +351,12 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
       if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
+      // An exception's f-string message with a run-time value (a raise in a branch taken at run
+      // time, `raise ValueError(f"... {c}")` with c a dynamic dim; the frontend calls
+      // format_message there): the value shows as what is known of it (format_message reads the
+      // marker). Other f-strings need compile-time values.
+      if (!v && i >= 1 && o->value()->repr() == "py:mycel.common.graph_syntax.format_message")
+        v = string(std::string(kRunTimeFieldMarker) + arg_abs[i]->repr());
       // obj.m(args) of a non-Tensor method is call_method(obj, "m", keywords, args) (the frontend's
       // tensor_method): name the method and the receiver rather than the helper.
       if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_method" &&

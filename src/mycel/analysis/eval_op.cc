@@ -44,6 +44,39 @@ Placeholders placeholders_for(const std::vector<const Shape*>& shapes) {
   return kPlaceholders[std::size(kPlaceholders) - 1];
 }
 
+// reshape of x with dynamic dims: x's element count is known only at run time, and placeholder
+// sizes would fail reshape's count check (MindSpore's `reshape(unique(x)[0], (3, 3))`). The
+// first dynamic dim of `shape` (x's, placeholders filled in) is sized so the count fits the
+// target: the target's count when it has no -1 (the result is static), else the target's known
+// part times the placeholder (the -1 dim comes out dynamic). The run time checks the real count
+// (the backend infers reshape again on the actual sizes).
+void fit_reshape_count(Shape& shape, const Shape& abstract, const std::vector<int64_t>& target,
+                       int64_t placeholder) {
+  int64_t known = 1, static_part = 1;
+  bool has_minus_one = false;
+  for (int64_t t : target) {
+    if (t == -1)
+      has_minus_one = true;
+    else if (t < 0 || __builtin_mul_overflow(known, t, &known))
+      return;  // reshape's own infer names the problem
+  }
+  size_t first = abstract.size();
+  for (size_t d = 0; d < abstract.size(); ++d) {
+    if (abstract[d] != kDynamic)
+      static_part *= abstract[d];
+    else if (first == abstract.size())
+      first = d;
+  }
+  if (first == abstract.size() || static_part == 0 || known == 0) return;
+  for (size_t d = first + 1; d < abstract.size(); ++d)
+    if (abstract[d] == kDynamic) shape[d] = 1;
+  if (!has_minus_one) {
+    if (known % static_part == 0) shape[first] = known / static_part;
+  } else if (int64_t n; !__builtin_mul_overflow(known, placeholder, &n)) {
+    shape[first] = n;
+  }
+}
+
 // Python's scalar arithmetic for the operator an op spells (its registry trait).
 std::optional<Prim> scalar_prim(PyOperator o) {
   switch (o) {
@@ -428,9 +461,13 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
 
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();
-  if (n_attr > 0 && args.size() == n_in + n_attr) {
+  // Attributes may trail the inputs positionally, the last ones left out for their defaults (an
+  // op passed as a value and called reduce(x, (1,)), or P.ReduceSum()(*(x, axis))).
+  if (n_attr > 0 && args.size() > n_in && args.size() <= n_in + n_attr) {
     std::vector<AttrValue> given(n_attr);
-    for (size_t j = 0; j < n_attr; ++j) {
+    // the left-out ones: the callee's (a Primitive's preset values), else the defaults
+    if (attrs.values().size() == n_attr) given = attrs.values();
+    for (size_t j = 0; j < args.size() - n_in; ++j) {
       AbstractPtr a = args[n_in + j]->abstract();
       if (op.attrs[j].name == op.dynamic_shape_attr && !constant_of(a))
         if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc))
@@ -579,6 +616,9 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
+    if (dynamic && op.name == "reshape" && ptrs[0])
+      fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(), attrs.get_ints("shape"),
+                        placeholder);
     return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;

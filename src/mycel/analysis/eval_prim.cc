@@ -577,6 +577,10 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
     case Prim::kShape:
     case Prim::kRank:
     case Prim::kDTypeOf: {
+      // The parser makes len(x) shape(x)[0] when it cannot tell that x is a sequence (a
+      // parameter: `def f(ts): return len(ts)` called with a tuple); a tuple's is (its length,).
+      if (auto* seq = as_tuple(a[0]); seq && p == Prim::kShape)
+        return e.constant(ctx, ir::tuple({integer(static_cast<int64_t>(seq->items().size()))}));
       auto* t = as_tensor(a[0]);
       if (!t)
         MYCEL_THROW(TypeError, "[", prim_name(p), "] expects a tensor, got ", a[0]->repr(),

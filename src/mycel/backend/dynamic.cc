@@ -154,7 +154,13 @@ class ShapePlanner {
     std::vector<const TensorMeta*> ms(in.in.size(), nullptr);
     for (int r : in.in)
       if (ragged(f, r)) {  // inferred again at each launch (vm.cc)
-        for (int o : in.out) set_from_ragged(f, o, in.node);
+        // A view of a ragged value is ragged even when its shape is static (a reshape of
+        // unique(x)[0] into (3, 3)): it aliases memory allocated at run time, not a planned slot.
+        for (int o : in.out)
+          if (in.code == Code::kView)
+            set_ragged(f, o);
+          else
+            set_from_ragged(f, o, in.node);
         return;
       }
     for (size_t k = 0; k < in.in.size(); ++k) {
@@ -334,10 +340,13 @@ std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& 
   ShapePlanner(p, *plan).run(inputs);
   std::vector<FrameLayout> layouts;
   for (size_t f = 0; f < p.fns.size(); ++f) {
-    std::vector<TensorMeta> sizing = plan->fns[f].meta;  // ragged values take no arena bytes
+    // Ragged values take no arena bytes: every dim 0, also for a ragged value whose shape is
+    // static (a view of one), so that no planned value is written in place into its (empty)
+    // buffer.
+    std::vector<TensorMeta> sizing = plan->fns[f].meta;
     for (size_t r = 0; r < sizing.size(); ++r)
       if (plan->fns[f].ragged[r])
-        for (int64_t& d : sizing[r].shape) d = d == ir::kDynamic ? 0 : d;
+        for (int64_t& d : sizing[r].shape) d = 0;
     layouts.push_back(plan_frame(p.fns[f], sizing));
     plan->fns[f].size = (layouts.back().size + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
   }

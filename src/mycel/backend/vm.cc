@@ -274,10 +274,16 @@ class Vm {
           break;
         }
         case Code::kView:
-          if (fp.ragged[in.out[0]]) [[unlikely]] {
+          if (fp.ragged_instr[pc]) [[unlikely]] {
+            // A view of a value sized at run time: its shape inferred now (reshape checks the
+            // element count), and a planned one checked (reshape(unique(x)[0], (3, 3))).
             const Tensor& x = fp.regs[in.in[0]].t;
             const TensorMeta m = infer_now(in, {x})[0];
-            fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
+            const int r = in.out[0];
+            MYCEL_CHECK(fp.ragged[r] || m == fp.meta[r], NotSupported, "[", in.op->name,
+                        "] output has shape ", shape_str(m.shape),
+                        " at run time but was planned as ", shape_str(fp.meta[r].shape));
+            fp.regs[r].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
           } else if (!fp.elided[pc]) {
             const Tensor& x = fp.regs[in.in[0]].t;
             const TensorMeta& m = fp.meta[in.out[0]];

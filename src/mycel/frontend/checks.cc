@@ -7,6 +7,17 @@
 namespace mycel::frontend {
 
 void Parser::finish_raise(Block* b, NodePtr exc, const SourceLoc& loc) {
+  // An f-string argument of the exception (`raise ValueError(f"got {c}")`) is formatted by
+  // format_message, which shows a value known only at run time (a dynamic dim) as what is known
+  // of it: the message is needed at compile time, and nothing but the error reads it.
+  if (ir::Apply* call = ir::as_apply(exc)) {
+    static nb::handle message =
+        nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("format_message"))
+            .release();
+    for (const NodePtr& arg : call->inputs())
+      if (ir::Apply* f = ir::as_apply(arg); f && fstring_parts.count(arg.get()))
+        f->set_input(0, constant(py_object(message)));
+  }
   if (ir::as_constant(exc)) {  // Python's check, made here when exc is known
     const PyObjectValue* pv = py_object_of(exc);
     PyObject* o = pv ? pv->object().ptr() : nullptr;

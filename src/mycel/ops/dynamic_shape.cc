@@ -59,9 +59,12 @@ MYCEL_REGISTER_OPS(dynamic_shape) {
   for (DType t : {DType::uint16, DType::uint32, DType::uint64}) ordered.push_back(t);
   r.add(make_op("unique_with_counts", "UniqueWithCounts",
                 "(unique values of the flattened x, int64 index of each element's value, int64 "
-                "counts): sorted, or runs of equal neighbours with `consecutive`.",
-                {{"x"}}, {{"consecutive", AttrKind::kBool, false, false, {}}}, unique_infer,
-                unique_with_counts_kernel, ordered, "none"));
+                "counts): sorted, in order of first appearance with sorted=False (MindSpore's "
+                "Unique on CPU), or runs of equal neighbours with `consecutive`.",
+                {{"x"}},
+                {{"consecutive", AttrKind::kBool, false, false, {}},
+                 {"sorted", AttrKind::kBool, true, false, {}}},
+                unique_infer, unique_with_counts_kernel, ordered, "none"));
   r.add(make_op("masked_select", "MaskedSelect",
                 "The rows x[i] where the bool mask (x's leading dims) is true, stacked: x[mask].",
                 {{"x"}, {"mask"}}, {}, masked_select_infer, masked_select_kernel, every_dtype(),

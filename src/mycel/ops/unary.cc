@@ -58,6 +58,10 @@ std::vector<DType> plus(std::vector<DType> v, std::initializer_list<DType> extra
   v.insert(v.end(), extra.begin(), extra.end());
   return v;
 }
+std::vector<DType> plus(std::vector<DType> v, const std::vector<DType>& extra) {
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
 constexpr std::initializer_list<DType> kUnsigned = {DType::uint16, DType::uint32, DType::uint64};
 constexpr std::initializer_list<DType> kComplex = {DType::complex64, DType::complex128};
 
@@ -90,6 +94,19 @@ KernelFn or_unsigned(KernelFn core, F f) {
         cpu::unary_map<T, O>(ctx.in(0), ctx.out(0), [&f](T x) { return static_cast<O>(f(x)); });
     });
   };
+}
+
+// 1 / x of an integer x, truncated toward 0 (only 1 and -1 have a nonzero reciprocal); 1 / 0 is
+// the type's minimum (0 for unsigned; numpy's answer for int32/int64). Non-integer x (the float
+// compute types the dtype visitor also instantiates) never reach it.
+template <class T>
+T int_reciprocal(T x) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (x == T(0)) return std::numeric_limits<T>::min();
+    return x == T(1) ? T(1) : (std::is_signed_v<T> && x == T(-1) ? x : T(0));
+  } else {
+    return x;
+  }
 }
 
 // numpy's expm1 of complex z = x + iy: (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y, accurate
@@ -153,8 +170,10 @@ MYCEL_REGISTER_OPS(unary) {
   // Sign, magnitude and powers (integer dtypes kept, wrapping like numpy).
   {
     // complex64/128 negate apart from the core kernel (its functors assume real values).
-    KernelFn core = same_dtype_unary([](auto x) { return wrap_neg(x); });
-    auto dtypes = signed_dtypes();
+    // Unsigned x wraps to 2**bits - x, as numpy's negative and MindSpore's Neg on uint8..uint64.
+    KernelFn core = or_unsigned(same_dtype_unary([](auto x) { return wrap_neg(x); }),
+                                [](auto x) { return wrap_neg(x); });
+    auto dtypes = plus(plus(signed_dtypes(), {DType::uint8}), kUnsigned);
     dtypes.push_back(DType::complex64);
     dtypes.push_back(DType::complex128);
     r.add(with_traits(unary("neg", "Neg", "Elementwise -x.", dtypes, same_dtype,
@@ -239,23 +258,36 @@ MYCEL_REGISTER_OPS(unary) {
                                      [](auto z) { return z * z; })),
                     ew_step(cpu::EwOp::kSquare, kKeepsZero)));
   r.add(with_traits(
-      unary("reciprocal", "Reciprocal", "Elementwise 1 / x.", plus(floats, kComplex), same_dtype,
-            or_complex(float_unary([](auto x) { return decltype(x)(1) / x; }),
-                       [](auto z) { return decltype(z)(1) / z; })),
+      unary("reciprocal", "Reciprocal",
+            "Elementwise 1 / x; integers keep their dtype (1 / x truncated, as numpy and "
+            "MindSpore's Inv; 1 / 0, undefined there, gives the type's minimum, 0 for unsigned).",
+            plus(plus(plus(floats, integer_dtypes()), kUnsigned), kComplex), same_dtype,
+            [](const KernelContext& ctx) {
+              static const KernelFn real =
+                  or_complex(float_unary([](auto x) { return decltype(x)(1) / x; }),
+                             [](auto z) { return decltype(z)(1) / z; });
+              static const KernelFn ints =
+                  or_unsigned(same_dtype_unary([](auto x) { return int_reciprocal(x); }),
+                              [](auto x) { return int_reciprocal(x); });
+              DType t = ctx.in(0).dtype();
+              return (is_floating(t) || is_complex(t)) ? real(ctx) : ints(ctx);
+            }),
       ew_step(cpu::EwOp::kReciprocal)));
   {  // MindSpore's Invert: bitwise not of integers (two's complement), logical not of bools.
-    std::vector<DType> bits = integer_dtypes();
+    std::vector<DType> bits = plus(integer_dtypes(), kUnsigned);
     bits.push_back(DType::bool_);
     r.add(unary("invert", "Invert", "Elementwise bitwise not (~x); not x for bool.", bits,
-                same_dtype, same_dtype_unary([](auto x) -> decltype(x) {
-                  using C = decltype(x);
-                  if constexpr (std::is_same_v<C, bool>)
-                    return !x;
-                  else if constexpr (std::is_integral_v<C>)
-                    return static_cast<C>(~x);
-                  else
-                    return x;  // float dtypes are not registered for invert
-                }),
+                same_dtype,
+                or_unsigned(same_dtype_unary([](auto x) -> decltype(x) {
+                              using C = decltype(x);
+                              if constexpr (std::is_same_v<C, bool>)
+                                return !x;
+                              else if constexpr (std::is_integral_v<C>)
+                                return static_cast<C>(~x);
+                              else
+                                return x;  // float dtypes are not registered for invert
+                            }),
+                            [](auto x) { return static_cast<decltype(x)>(~x); }),
                 "none"));
   }
   // Transcendental functions take every type: integers (the wider unsigned ones too) give floats

@@ -41,6 +41,18 @@ void init_core(nb::module_& m) {
   });
   m.def("empty_cache", &empty_cache);
 
+  // An index out of range is Python's IndexError and, as MindSpore raises for the kernels that
+  // find it (ScatterNdAdd with an index beyond the input), a RuntimeError too.
+  static PyObject* out_of_range = [] {
+    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_RuntimeError);
+    PyObject* t = PyErr_NewExceptionWithDoc(
+        "mycel.IndexOutOfRangeError",
+        "An index out of range: an IndexError, and a RuntimeError as MindSpore raises.", bases,
+        nullptr);
+    Py_DECREF(bases);
+    return t;
+  }();
+  m.attr("IndexOutOfRangeError") = nb::handle(out_of_range);
   // Error classes: our hierarchy maps onto Python built-ins.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -48,7 +60,7 @@ void init_core(nb::module_& m) {
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
+      PyErr_SetString(out_of_range, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const OutOfMemory& e) {

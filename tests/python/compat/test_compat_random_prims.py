@@ -218,5 +218,24 @@ def test_log_uniform_functional_defaults_and_errors():
         P.UniformCandidateSampler(1, 3, 1, 10)
     with pytest.raises((ValueError, RuntimeError), match="true_classes.*shape"):
         P.UniformCandidateSampler(2, 3, False, 10)(Tensor(TRUE))
-    with pytest.raises(ValueError, match=r"true_classes.*\[0, 5\)"):
-        P.UniformCandidateSampler(1, 3, False, 5)(Tensor(TRUE))[0].asnumpy()
+    with pytest.raises(ValueError, match=r"true_classes.*non-negative"):
+        P.UniformCandidateSampler(1, 3, False, 5)(Tensor(-TRUE))[0].asnumpy()
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE])
+def test_candidate_samplers_take_true_classes_beyond_range(mode):
+    # MindSpore (and TensorFlow) accept true classes >= range_max: they are never drawn, and their
+    # expected count is the distribution's formula at that class (uniform: num_sampled / range).
+    ms.set_context(mode=mode)
+    try:
+        s, te, se = P.UniformCandidateSampler(1, 3, False, 4, seed=3,
+                                              remove_accidental_hits=True)(Tensor(TRUE))
+        assert s.shape == (3,) and set(s.asnumpy().tolist()) <= {0, 2}  # 1 and 3 are true
+        np.testing.assert_allclose(te.asnumpy(), np.full((5, 1), 3 / 4), rtol=1e-6)
+        np.testing.assert_allclose(se.asnumpy(), np.full(3, 3 / 4), rtol=1e-6)
+        s, te, _ = P.LogUniformCandidateSampler(1, 2, False, 3, seed=2)(Tensor(TRUE))
+        p = np.log((TRUE + 2.0) / (TRUE + 1.0)) / np.log(4.0)
+        np.testing.assert_allclose(te.asnumpy(), p * 2, rtol=1e-6)
+        assert s.asnumpy().max() < 3
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

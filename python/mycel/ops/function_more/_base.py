@@ -3,8 +3,15 @@
 from mycel import _mycel
 from mycel.common.dtype import float16, bfloat16, float32, float64, complex64, complex128
 from mycel.ops import tensor_composites as _tc
+from mycel.ops.primitive import constexpr
 
 _ops = _mycel.ops
+
+
+@constexpr
+def _dims_from(shape, k):
+    """shape[k:] (graph mode slices tuples by literal bounds only; this runs at compile time)."""
+    return tuple(shape[k:])
 
 # ---- the Tensor-method composites under their functional names ---------------------------------
 acos = arccos = _tc.acos

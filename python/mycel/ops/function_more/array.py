@@ -11,7 +11,7 @@ from mycel.common.parameter import Parameter as _Parameter
 from mycel.common.tensor import Tensor
 from mycel.ops import tensor_composites as _tc
 from mycel.ops.primitive import constexpr
-from mycel.ops.function_more._base import _axis, _float_like, _FLOATS, _COMPLEX
+from mycel.ops.function_more._base import _axis, _dims_from, _float_like, _FLOATS, _COMPLEX
 
 _ops = _mycel.ops
 
@@ -153,18 +153,23 @@ movedim = moveaxis
 
 def meshgrid(*inputs, indexing="xy"):
     """Coordinate grids from 1-d inputs ('xy': the first two axes swapped, as NumPy)."""
+    ts = tuple(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else inputs
+    return meshgrid_of(ts, indexing)
+
+
+def meshgrid_of(ts, indexing):
+    """meshgrid of the tuple ts (P.Meshgrid's call: positional, as graph mode needs)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else list(inputs)
-    shape = [t.shape[0] for t in ts]
-    if indexing == "xy" and len(ts) >= 2:
-        shape[0], shape[1] = shape[1], shape[0]
-    outs = []
+    shape = tuple(t.shape[0] for t in ts)
+    if indexing == "xy" and len(ts) >= 2:  # a new tuple: graph mode has no item assignment
+        shape = (shape[1], shape[0]) + shape[2:]
+    outs = ()  # a tuple built up (graph mode's tuple() needs compile-time items)
     for i, t in enumerate(ts):
         axis = (1 if i == 0 else 0 if i == 1 else i) if indexing == "xy" and len(ts) >= 2 else i
-        view = tuple(shape[d] if d == axis else 1 for d in range(len(ts)))
-        outs.append(_ops.broadcast_to(t.reshape(view), tuple(shape)))
-    return tuple(outs)
+        view = tuple(n if d == axis else 1 for d, n in enumerate(shape))
+        outs = outs + (_ops.broadcast_to(t.reshape(view), shape),)
+    return outs
 
 
 def numel(input):
@@ -215,7 +220,7 @@ def unstack(input_x, axis=0):
 
 def unsorted_segment_sum(input_x, segment_ids, num_segments):
     """out[s] = the sum of input_x's slices whose segment id is s (ids in [0, num_segments))."""
-    tail = tuple(input_x.shape[segment_ids.ndim:])
+    tail = _dims_from(input_x.shape, segment_ids.ndim)
     out = _ops.zeros((num_segments,) + tail, input_x.dtype)
     return _ops.tensor_scatter_add(out, _ops.expand_dims(segment_ids, -1), input_x)
 
@@ -227,7 +232,9 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     moved = moveaxis(x, d, 0)
     summed = _ops.tensor_scatter_add(moved, _ops.expand_dims(indices, -1), moveaxis(y, d, 0))
     out = moveaxis(summed, 0, d)
-    return _P.assign(x, out) if isinstance(x, _Parameter) else out
+    # The sum is returned (ordered after the write), so that gradients reach x and y through
+    # tensor_scatter_add, as MindSpore's IndexAdd's bprop gives (dout, dout gathered at indices).
+    return _P.depend(out, _P.assign(x, out)) if isinstance(x, _Parameter) else out
 
 
 def tensor_scatter_sub(input_x, indices, updates):
@@ -282,14 +289,15 @@ def view_as_real(input):
 
 
 def inplace_update(x, v, indices):
-    """x with rows indices (along axis 0) replaced by v (a new tensor, as MindSpore's)."""
-    idx = indices if hasattr(indices, "shape") else Tensor(np.asarray(indices, np.int32))
+    """x with rows indices (along axis 0) replaced by v (a new tensor, as MindSpore's). An int
+    index is one row: v has a leading dim of 1, as for a tuple of indices."""
+    idx = indices if hasattr(indices, "shape") else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
     return _P.tensor_scatter_update(x, _ops.expand_dims(idx, -1), v)
 
 
 def inplace_add(x, v, indices):
     """x with v added to rows indices (a new tensor)."""
-    idx = indices if hasattr(indices, "shape") else Tensor(np.asarray(indices, np.int32))
+    idx = indices if hasattr(indices, "shape") else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
     return _ops.tensor_scatter_add(x, _ops.expand_dims(idx, -1), v)
 
 

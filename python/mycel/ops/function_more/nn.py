@@ -24,8 +24,12 @@ def celu(x, alpha=1.0):
 
 
 def selu(input_x):
-    """scale * elu(x, alpha) with the self-normalizing constants."""
-    return _ops.elu(input_x, alpha=1.6732632423543772) * 1.0507009873554805
+    """scale * elu(x, alpha) with the self-normalizing constants. An integer x (MindSpore's SeLU
+    takes int8 and int32) is computed in float32 and truncated back to its dtype."""
+    if input_x.dtype in _FLOATS:
+        return _ops.elu(input_x, alpha=1.6732632423543772) * 1.0507009873554805
+    y = _ops.elu(_ops.cast(input_x, float32), alpha=1.6732632423543772) * 1.0507009873554805
+    return _ops.cast(y, input_x.dtype)
 
 
 def hardsigmoid(input):

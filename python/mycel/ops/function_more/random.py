@@ -60,9 +60,21 @@ def laplace(shape, mean, lambda_param, seed=None):
     return mean - lambda_param * _ops.sign(u) * _ops.log1p(-2.0 * _ops.abs(u))
 
 
-def shuffle(x, seed=None):
-    """x with its first dimension randomly permuted."""
-    return _ops.gather(x, randperm(x.shape[0], _seed(seed)), 0)
+def shuffle(x, seed=None, seed2=0):
+    """x with its first dimension randomly permuted (a 0-d x is itself); seed None or an int
+    >= 0 (MindSpore's checks: TypeError for another type, ValueError if negative), seed2 the
+    second seed of P.RandomShuffle."""
+    if not isinstance(x, _mycel.Tensor):
+        raise TypeError(f"shuffle: x must be a Tensor, got {type(x).__name__}")
+    for name, s in (("seed", seed), ("seed2", seed2)):
+        if s is not None and (isinstance(s, bool) or not isinstance(s, int)):
+            raise TypeError(f"shuffle: {name} must be an int, got {s!r}")
+        if s is not None and s < 0:
+            raise ValueError(f"shuffle: {name} must be >= 0, got {s}")
+    if x.ndim == 0:
+        return x
+    keys = _ops.uniform((x.shape[0],), 0.0, 1.0, _seed(seed), float32, int(seed2))
+    return _ops.gather(x, _ops.argsort(keys), 0)
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, dim=-1):

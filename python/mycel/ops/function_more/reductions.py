@@ -11,7 +11,7 @@ from mycel.common.parameter import Parameter as _Parameter
 from mycel.common.tensor import Tensor
 from mycel.ops import tensor_composites as _tc
 from mycel.ops.primitive import constexpr
-from mycel.ops.function_more._base import _axis, _float_like, _FLOATS, _COMPLEX
+from mycel.ops.function_more._base import _axis, _dims_from, _float_like, _FLOATS, _COMPLEX
 
 _ops = _mycel.ops
 
@@ -147,7 +147,7 @@ def _segment_reduce(x, segment_ids, num_segments, reduce, empty):
     membership mask, so memory grows with segments x N."""
     ids = segment_ids.reshape((-1,))
     n = ids.shape[0]
-    rows = x.reshape((n,) + tuple(x.shape[segment_ids.ndim:]))
+    rows = x.reshape((n,) + _dims_from(x.shape, segment_ids.ndim))
     member = _ops.equal(_ops.expand_dims(_ops.arange(num_segments, dtype=ids.dtype), 1), _ops.expand_dims(ids, 0))
     member = member.reshape((num_segments, n) + (1,) * (rows.ndim - 1))
     filled = _ops.select(_ops.broadcast_to(member, (num_segments,) + tuple(rows.shape)),

@@ -61,6 +61,13 @@ def scatter_nd_min(input_x, indices, updates, use_locking=False):
     return _store(input_x, _ops.tensor_scatter_min(input_x, indices, updates))
 
 
+def scatter_add_rows(input_x, indices, updates, use_locking=False):
+    """input_x[indices[...], :] += updates, written into the Parameter input_x (P.ScatterAdd;
+    ops.scatter_add, the registry op, returns a new tensor)."""
+    return _store(input_x, _ops.tensor_scatter_add(input_x, _row_indices(input_x, indices),
+                                                   _row_updates(input_x, updates)))
+
+
 def scatter_sub(input_x, indices, updates, use_locking=False):
     """input_x[indices[...], :] -= updates (rows along axis 0)."""
     return _store(input_x, _ops.tensor_scatter_add(input_x, _row_indices(input_x, indices),

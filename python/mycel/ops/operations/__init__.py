@@ -104,6 +104,15 @@ from mycel.ops.operations.arg_ops import with_output_type as _with_output_type  
 
 Argmax = _with_output_type(Argmax)  # noqa: F821 (generated above)
 Argmin = _with_output_type(Argmin)  # noqa: F821
+# Pad takes MindSpore's ((before, after), ...) per dimension: arg_ops.py.
+from mycel.ops.operations.arg_ops import with_paired_paddings as _with_paired_paddings  # noqa: E402
+
+Pad = _with_paired_paddings(Pad)  # noqa: F821
+# The reductions take keep_dims positionally (`P.ReduceMean(False)(x, axis)`): arg_ops.py.
+from mycel.ops.operations.arg_ops import with_keep_dims_first as _with_keep_dims_first  # noqa: E402
+
+for _name in ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceAll", "ReduceAny", "ReduceMax", "ReduceMin"):
+    globals()[_name] = _with_keep_dims_first(globals()[_name])
 
 # MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
 from mycel.ops import extra as _extra  # noqa: E402
@@ -139,6 +148,9 @@ for _name in _compat3.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat3, _name)
         __all__.append(_name)
+# MindSpore's ScatterAdd updates its Parameter in place and takes use_locking (the generated
+# class is the registry op, which returns a new tensor).
+ScatterAdd = _compat3.ScatterAdd
 # Pooling with argmax, channel dropout, transposed/depthwise convolution, CTC greedy decoding:
 # compat_ops4.py.
 from mycel.ops.operations import compat_ops4 as _compat4  # noqa: E402

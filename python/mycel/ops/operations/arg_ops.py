@@ -1,6 +1,7 @@
 """P.Argmax/P.Argmin with MindSpore's output_type (int32 or int64): the registry op gives int64
 indices; another output_type is a cast of them, in both modes (graph mode parses
-`_mycel_graph_function`, the registry op followed by the cast)."""
+`_mycel_graph_function`, the registry op followed by the cast). P.Pad with MindSpore's paddings,
+one (before, after) pair per dimension (the registry op takes them flat)."""
 from mycel import _mycel
 from mycel.common.dtype import int32, int64
 
@@ -37,3 +38,50 @@ def with_output_type(base):
     ArgWithOutputType.__module__ = "mycel.ops.operations"
     ArgWithOutputType.__doc__ = base.__doc__
     return ArgWithOutputType
+
+
+def with_paired_paddings(base):
+    """A subclass of the generated Pad taking MindSpore's paddings, ((before, after), ...) in
+    dimension order; the registry attribute is the same numbers flat (a flat tuple is kept)."""
+
+    class PadWithPairs(base):
+        __signature__ = None  # inspect reads __init__
+
+        def __init__(self, paddings):
+            if not isinstance(paddings, (tuple, list)):
+                raise TypeError(f"Pad: paddings must be a tuple of (before, after) pairs, got {paddings!r}")
+            flat = []
+            for p in paddings:
+                if isinstance(p, (tuple, list)):
+                    if len(p) != 2:
+                        raise ValueError(f"Pad: each paddings entry must be a (before, after) pair, got {p!r}")
+                    flat.extend(p)
+                else:
+                    flat.append(p)
+            super().__init__(paddings=tuple(flat))
+            self.paddings = paddings
+
+    PadWithPairs.__name__ = PadWithPairs.__qualname__ = base.__name__
+    PadWithPairs.__module__ = "mycel.ops.operations"
+    PadWithPairs.__doc__ = base.__doc__
+    return PadWithPairs
+
+
+def with_keep_dims_first(base):
+    """A subclass of a generated Reduce* class whose positional argument is keep_dims, as
+    MindSpore's `P.ReduceSum(keep_dims=False)` (the axis comes with the call: `(x, axis)`); the
+    registry's attributes stay available by keyword (`ReduceSum(axis=0)`)."""
+
+    class ReduceKeepDimsFirst(base):
+        __signature__ = None  # inspect reads __init__
+
+        def __init__(self, keep_dims=False, **kwargs):
+            if not isinstance(keep_dims, bool):
+                raise TypeError(f"{base.__name__}: keep_dims must be a bool, got {keep_dims!r}")
+            super().__init__(keep_dims=keep_dims, **kwargs)
+            self.keep_dims = keep_dims
+
+    ReduceKeepDimsFirst.__name__ = ReduceKeepDimsFirst.__qualname__ = base.__name__
+    ReduceKeepDimsFirst.__module__ = "mycel.ops.operations"
+    ReduceKeepDimsFirst.__doc__ = base.__doc__
+    return ReduceKeepDimsFirst

@@ -125,7 +125,7 @@ class Meshgrid(_Composite):
         super().__init__(indexing=indexing)
 
     def _call(self, inputs):
-        return _f.meshgrid(*inputs, indexing=self.indexing)
+        return _f.meshgrid_of(inputs, self.indexing)
 
 
 class ReverseV2(_Composite):

@@ -40,7 +40,7 @@ class _Locking(_Composite):
 
 
 def _scatter_primitives():
-    table = {"ScatterSub": "scatter_sub", "ScatterMul": "scatter_mul", "ScatterDiv": "scatter_div",
+    table = {"ScatterAdd": "scatter_add_rows", "ScatterSub": "scatter_sub", "ScatterMul": "scatter_mul", "ScatterDiv": "scatter_div",
              "ScatterMax": "scatter_max", "ScatterMin": "scatter_min",
              "ScatterNdAdd": "scatter_nd_add", "ScatterNdSub": "scatter_nd_sub",
              "ScatterNdMul": "scatter_nd_mul", "ScatterNdDiv": "scatter_nd_div",
@@ -307,6 +307,23 @@ class TupleToArray(_Composite):
             raise TypeError(f"TupleToArray: input_x must be a non-empty tuple of numbers, got {input_x!r}")
         ints = all(isinstance(v, int) for v in input_x)
         return _Tensor(_np.array(input_x, _np.int64 if ints else _np.float32))
+
+
+class RandomShuffle(_Composite):
+    """x with its first dimension randomly permuted (ops.shuffle), drawn from the stream of
+    (seed, seed2); both 0: the default generator."""
+
+    def __init__(self, seed=0, seed2=0):
+        for name, v in (("seed", seed), ("seed2", seed2)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"RandomShuffle: {name} must be an int >= 0, got {v!r}")
+        super().__init__(seed=seed, seed2=seed2)
+
+    def _call(self, x):
+        return _random.shuffle(x, self.seed, self.seed2)
+
+
+COMPOSITES += ["RandomShuffle"]
 
 
 class Randperm(_Composite):

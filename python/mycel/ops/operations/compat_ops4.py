@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from mycel import _mycel
-from mycel.common.dtype import int32
+from mycel.common.dtype import bool_, int32
 from mycel.common.tensor import Tensor
 from mycel.ops.function_more import nn2 as _nn2
 from mycel.ops.operations.compat_ops import _Composite
@@ -110,9 +110,11 @@ class _ChannelDropout(_Composite):
         if x.ndim != self._rank:
             raise ValueError(f"{who}: x must have rank {self._rank}, got shape {tuple(x.shape)}")
         keep = self.keep_prob
-        shape = tuple(x.shape[:2]) + (1,) * (self._rank - 2)
-        mask = _ops.less(_ops.uniform(shape, 0.0, 1.0), keep)
-        mask = _ops.broadcast_to(mask, tuple(x.shape))
+        # One draw per (sample, channel): shaped by a tensor, so N and C may be known only at
+        # run time (set_inputs with None dims); bernoulli reads its input's shape, not values.
+        per_channel = _ops.sum(x, tuple(range(2, self._rank)), True)
+        mask = _ops.cast(_ops.bernoulli(per_channel, p=keep), bool_)
+        mask = _ops.broadcast_like(mask, x)
         scale = 0.0 if keep == 0.0 else 1.0 / keep
         return x * _ops.cast(mask, x.dtype) * scale, mask
 

@@ -56,6 +56,7 @@ Shape row_shape(int64_t count, const Tensor& x, const Tensor& mask) {
 void unique_with_counts_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const bool consecutive = ctx.attrs.get_bool("consecutive");
+  const bool sorted = ctx.attrs.get_bool("sorted");
   const int64_t n = x.numel();
   std::vector<int64_t> order(n), inverse(n), counts;
   std::iota(order.begin(), order.end(), int64_t{0});
@@ -77,6 +78,23 @@ void unique_with_counts_kernel(const KernelContext& ctx) {
         ++counts.back();
       }
       const int64_t u = static_cast<int64_t>(counts.size());
+      if (!consecutive && !sorted) {
+        // Order of first appearance (MindSpore's Unique on CPU): the stable sort put each value's
+        // earliest element first in its run, so firsts[j] is where value j first appears; rank
+        // the values by it and renumber.
+        std::vector<int64_t> by_first(u), new_id(u), new_counts(u), new_firsts(u);
+        std::iota(by_first.begin(), by_first.end(), int64_t{0});
+        std::sort(by_first.begin(), by_first.end(),
+                  [&](int64_t a, int64_t b) { return firsts[a] < firsts[b]; });
+        for (int64_t k = 0; k < u; ++k) {
+          new_id[by_first[k]] = k;
+          new_counts[k] = counts[by_first[k]];
+          new_firsts[k] = firsts[by_first[k]];
+        }
+        for (int64_t& v : inverse) v = new_id[v];
+        counts.swap(new_counts);
+        firsts.swap(new_firsts);
+      }
       T* pv = output(ctx, 0, {u}, x.dtype()).template data<T>();
       for (int64_t j = 0; j < u; ++j) pv[j] = px[firsts[j]];
     }

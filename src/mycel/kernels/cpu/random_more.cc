@@ -212,7 +212,7 @@ void non_deterministic_ints_kernel(const KernelContext& ctx) {
 
 namespace {
 
-// The distribution over [0, range_max) the candidates come from.
+// The distribution over [0, range_max) the candidates come from (prob is defined beyond it too).
 struct Candidates {
   bool log_uniform;
   int64_t range;
@@ -235,13 +235,16 @@ void sample_candidates(const KernelContext& ctx, const Candidates& dist) {
   const bool remove_hits = ctx.attrs.get_bool("remove_accidental_hits");
   const Tensor& truth = ctx.in(0);
   const I* t = truth.data<I>();
+  // A true class may lie outside [0, range_max) (MindSpore and TensorFlow accept it): it is
+  // never sampled, and its expected count is still the distribution's formula at that class.
   for (int64_t i = 0; i < truth.numel(); ++i)
-    if (t[i] < 0 || int64_t(t[i]) >= dist.range)
-      MYCEL_THROW(ValueError, "[", ctx.op.name, "] input 'true_classes' must hold classes in [0, ",
-                  dist.range, "), got ", int64_t(t[i]));
-  std::unordered_set<int64_t> excluded;
+    if (t[i] < 0)
+      MYCEL_THROW(ValueError, "[", ctx.op.name,
+                  "] input 'true_classes' must hold non-negative classes, got ", int64_t(t[i]));
+  std::unordered_set<int64_t> excluded;  // the true classes the draws can hit
   if (remove_hits)
-    for (int64_t i = 0; i < truth.numel(); ++i) excluded.insert(int64_t(t[i]));
+    for (int64_t i = 0; i < truth.numel(); ++i)
+      if (int64_t(t[i]) < dist.range) excluded.insert(int64_t(t[i]));
   const int64_t open_classes = dist.range - int64_t(excluded.size());
   if ((unique && num_sampled > open_classes) || (num_sampled > 0 && open_classes == 0))
     MYCEL_THROW(ValueError, "[", ctx.op.name, "] cannot draw ", num_sampled,
