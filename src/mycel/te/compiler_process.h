@@ -1,0 +1,24 @@
+// How the system compiler runs (jit.cc), shared with the background builder (background.cc):
+// builds off the critical path compile niced, can be killed at exit, and are capped per process.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace mycel::te::detail {
+
+/// Runs `cmd` with /bin/sh in a process group of its own and returns its wait status. On the
+/// background thread the group runs at niceness +10 and cancel_background_compile() kills it.
+int run_compiler(const std::string& cmd);
+/// Marks the calling thread as the background builder's.
+void set_background_thread();
+bool on_background_thread();
+/// The kernel cache folder for the calling thread's compiles ("" : MYCEL_TE_CACHE's rule): a
+/// background build uses the folder that was current when it was queued.
+void set_thread_cache_dir(const std::string& dir);
+/// Kills the background compiler under way (its whole process group) and refuses later ones;
+/// for process exit.
+void cancel_background_compile();
+/// Compiler runs started on the background thread.
+int64_t background_compiles();
+
+}  // namespace mycel::te::detail
