@@ -143,9 +143,9 @@ def _run(tmp_path, *args, env=None, background=False):
 
 def _compilers_of(cache):
     """(niceness, command line) of live processes whose command line names the cache folder."""
-    ps = subprocess.run(["ps", "-eo", "ni=,args="], capture_output=True, text=True).stdout
+    ps = subprocess.run(["ps", "-ww", "-eo", "ni=,args="], capture_output=True, text=True).stdout
     return [(int(line.split(None, 1)[0]), line) for line in ps.splitlines()
-            if str(cache) in line and "ps -eo" not in line and line.split(None, 1)[0].lstrip("-").isdigit()]
+            if str(cache) in line and "ps -ww" not in line and line.split(None, 1)[0].lstrip("-").isdigit()]
 
 
 def test_exit_leaves_no_compiler_no_temporary_files_and_waits_for_none(tmp_path):
@@ -179,8 +179,8 @@ def test_the_background_compiler_is_niced_and_alone(tmp_path):
     for found in seen:
         assert all(ni >= min(base + 10, 19) for ni, _ in found), found
         # one compile at a time: one shell and its compiler driver/stages, for one source
-        sources = {os.path.basename(a.strip("'")) for _, line in found for a in line.split()
-                   if a.strip("'").endswith(".cc")}
+        names = {os.path.basename(a.strip("'")) for _, line in found for a in line.split()}
+        sources = {n for n in names if n.startswith("tmp_") and n.endswith(".cc")}
         assert len(sources) <= 1, found
 
 
