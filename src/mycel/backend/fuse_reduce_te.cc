@@ -1,4 +1,4 @@
-// With MYCEL_TE_FUSION=1: a sum or mean of float32 whose input is computed by elementwise ops
+// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise ops
 // read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
 // gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
 // the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
@@ -26,9 +26,8 @@ struct FusedReduce {
   Shape shape;  // the chain's (dims may be dynamic)
   std::vector<bool> broadcast, reduced;
   bool keep_dims = false, keep_chain = false, dynamic = false;
-  std::shared_ptr<te::Function> fn;        // MYCEL_TE_FUSION=1: built before the first step
-  std::shared_ptr<te::BackgroundBuild> bg;  // async: built in the background
-  const OpDef* reduce = nullptr;            // the reduction's own op and attributes: the fallback
+  std::shared_ptr<te::Function> fn;
+  const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
   Attrs attrs;
 };
 
@@ -94,11 +93,9 @@ std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const
     const Shape s = chain_shape(in_shapes);
     std::vector<Tensor> expanded;
     const auto& in = chain_operands(c.inputs, s, r->broadcast, r->dynamic, expanded);
-    std::shared_ptr<te::Function> fn = r->fn ? r->fn : r->bg ? r->bg->ready() : nullptr;
-    if (fn && numel(s) > 0) return run_generated(*r, *fn, in, s, c, n_out);
-    // Until the background build is ready, and for an empty chain (what the reduction's kernel
-    // does with no elements, e.g. a max's error, is its own): the interpreter's chain, then the
-    // reduction's own kernel (the unfused ops' results, bit for bit).
+    if (numel(s) > 0) return run_generated(*r, *r->fn, in, s, c, n_out);
+    // An empty chain: the reduction's own kernel says what the reduction of nothing is (zeros,
+    // NaN for a mean, a max's error), after the interpreter's (empty) chain.
     Tensor chain = r->keep_chain ? c.out(0) : Tensor::empty(s, DType::float32);
     cpu::run_fused_elementwise(r->prog, in, chain);
     std::vector<Tensor> red_in{chain}, red_out{c.out(n_out - 1)};
@@ -224,14 +221,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
     r->dynamic = dynamic;
     r->reduce = red.op;
     r->attrs = red.attrs;
-    auto build = [prog, shape, broadcast, reduced, kind, keep_dims, mean, keep_chain] {
-      return te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
-                                          keep_chain);
-    };
-    if (te_fusion_async())
-      r->bg = te::BackgroundBuild::start(build);
-    else
-      r->fn = build();
+    r->fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
+                                         keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(make_op(std::move(r),
@@ -253,8 +244,11 @@ void fuse_function(Function& f, ProgramImpl& p) {
 
 }  // namespace
 
+// Only with MYCEL_TE_FUSION=1: a generated reduction sums in another order than the reduce
+// kernels, so under the default (async) its switching in mid-run would make results depend on
+// when the compiler finished; with =1 the kernel runs from the first step.
 void fuse_reduce_te(ProgramImpl& p) {
-  if (!te_fusion()) return;
+  if (!te_fusion() || te_fusion_async()) return;
   for (Function& f : p.fns) fuse_function(f, p);
 }
 

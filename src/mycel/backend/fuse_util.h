@@ -46,14 +46,15 @@ Shape run_shape(const Shape& abstract, const std::vector<Shape>& shapes, const s
 const std::vector<Tensor>& chain_operands(const std::vector<Tensor>& inputs, const Shape& shape,
                                           const std::vector<bool>& broadcast, bool dynamic,
                                           std::vector<Tensor>& expanded);
-/// Whether fused chains (and chains feeding a sum, mean, max or min, fuse_reduce_te.cc) are
-/// lowered to the tensor-expression code generator (src/mycel/te), read from MYCEL_TE_FUSION
-/// when a step compiles: unset or "async" (the default), yes, each chain starting on the block
-/// interpreter and switching to its kernel once a background thread has built it (the step
-/// never waits for the compiler); "1" (or "sync"), yes, built before the first step; "0" (or
-/// "off"), no: the interpreter only. Another value is a ValueError naming the variable.
+/// Whether fused chains are lowered to the tensor-expression code generator (src/mycel/te),
+/// read from MYCEL_TE_FUSION when a step compiles: unset or "async" (the default), yes, each
+/// chain starting on the block interpreter and switching to its kernel once a background thread
+/// has built it (the step never waits for the compiler); "1" (or "sync"), yes, built before the
+/// first step, and chains feeding a sum, mean, max or min fuse with it (fuse_reduce_te.cc); "0"
+/// (or "off"), no: the interpreter only. Another value is a ValueError naming the variable.
 /// Generated chains equal the interpreter bit for bit (the same exp, tanh and sigmoid, each
-/// step rounded); fused reductions equal the unfused ops up to summation order.
+/// step rounded), so the switch changes no result; fused reductions equal the unfused ops up to
+/// summation order.
 bool te_fusion();
 /// te_fusion() with its kernels built in the background (the default).
 bool te_fusion_async();
