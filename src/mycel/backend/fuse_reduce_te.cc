@@ -1,5 +1,5 @@
-// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise ops
-// read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
+// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise
+// ops read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
 // gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
 // the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
 // the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
@@ -138,8 +138,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     const int x = red.in[0];
     // Dims may be dynamic (set_inputs(None, ...)): the kernel's dims are size variables anyway.
     auto f32 = [&](int r) {
-      return r >= 0 && f.regs[r].type == RegType::kTensor &&
-             f.regs[r].meta.dtype == DType::float32;
+      return r >= 0 && f.regs[r].type == RegType::kTensor && f.regs[r].meta.dtype == DType::float32;
     };
     if (!f32(x) || !f32(red.out[0])) continue;
     // Read elsewhere too (the e of softmax's e / sum(e)), the chain's values are a second output
@@ -225,9 +224,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
                                          keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
-    p.fused_ops.push_back(make_op(std::move(r),
-                                  std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")",
-                                  outs));
+    p.fused_ops.push_back(
+        make_op(std::move(r),
+                std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});

@@ -54,8 +54,8 @@ int run_compiler(const std::string& cmd) {
               "[te fusion] background compile cancelled (the process is exiting)");
   const char* argv[] = {"sh", "-c", cmd.c_str(), nullptr};
   pid_t pid = ::fork();
-  MYCEL_CHECK(pid >= 0, RuntimeError, "[te.build] cannot start the C++ compiler: fork failed: ",
-              std::strerror(errno));
+  MYCEL_CHECK(pid >= 0, RuntimeError,
+              "[te.build] cannot start the C++ compiler: fork failed: ", std::strerror(errno));
   if (pid == 0) {  // the child: async-signal-safe calls only
     ::setpgid(0, 0);
     if (bg) (void)!::nice(10);
