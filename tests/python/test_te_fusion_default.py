@@ -196,3 +196,29 @@ def test_queue_bound_and_compile_cap(tmp_path):
     assert stats["compiles"] == 0 and stats["built"] == 2, stats
     with pytest.raises(subprocess.CalledProcessError):
         _run(tmp_path / "bad", env={"MYCEL_TE_BACKGROUND_QUEUE": "-1"})
+
+
+_BUILD = ("import numpy as np\nfrom mycel import te\n"
+          "x = te.placeholder((4096,), 'float32', 'x')\n"
+          "y = te.compute((4096,), lambda i: te.exp(x[i] * 2.0) + x[i], 'y')\n"
+          "f = te.build([x], [y])\n"
+          "v = np.linspace(-3, 3, 4096).astype(np.float32)\n"
+          "assert np.allclose(f(v).asnumpy(), np.exp(2 * v) + v, rtol=1e-5, atol=1e-5)\n"
+          "print(f.library)\n")
+
+
+@pytest.mark.skipif(not __import__("shutil").which("objdump"), reason="needs objdump")
+def test_kernels_follow_the_isa_this_process_may_use(tmp_path):
+    # -march=native describes the CPU the compiler sees; under MYCEL_MAX_CPU_ISA=avx2 (or an
+    # emulator showing an AVX2-only CPU) kernels target x86-64-v3: no AVX-512 instruction, and a
+    # library of their own in the cache.
+    def build(env):
+        r = subprocess.run([sys.executable, "-c", _BUILD], capture_output=True, text=True,
+                           timeout=300, check=True,
+                           env=dict(os.environ, MYCEL_TE_CACHE=str(tmp_path / "c"), **env))
+        return r.stdout.strip().splitlines()[-1]
+    capped = build({"MYCEL_MAX_CPU_ISA": "avx2"})
+    native = build({})
+    assert capped != native
+    asm = subprocess.run(["objdump", "-d", capped], capture_output=True, text=True).stdout
+    assert "ymm" in asm and "zmm" not in asm and "{k" not in asm

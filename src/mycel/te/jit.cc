@@ -21,6 +21,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/error.h"
 #include "mycel/te/compiler_process.h"
 #include "mycel/te/te.h"
@@ -35,6 +36,10 @@ std::atomic<pid_t> background_child{0};  // process group of the background comp
 std::atomic<int64_t> background_runs{0};
 
 }  // namespace
+
+const char* arch_flags() {
+  return cpu_has_avx512() ? "-march=native" : "-march=x86-64-v3 -mtune=native";
+}
 
 void set_background_thread() { background_thread = true; }
 bool on_background_thread() { return background_thread; }
@@ -81,7 +86,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -fPIC -shared -std=c++17";
+std::string te_flags() {
+  return std::string("-O3 ") + detail::arch_flags() +
+         " -fopenmp -fno-math-errno -fPIC -shared -std=c++17";
+}
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -287,7 +295,7 @@ std::shared_ptr<Kernel> compile(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu);
   bool cached = false;
   double secs = 0;
-  std::string so = compile_shared(source, kFlags, "te.build", &cached, &secs);
+  std::string so = compile_shared(source, te_flags(), "te.build", &cached, &secs);
   if (auto k = loaded[so].lock()) return k;
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   MYCEL_CHECK(handle, RuntimeError, "[te.build] dlopen of '", so, "' failed: ", dlerror());
