@@ -36,11 +36,26 @@ TensorMeta run_meta(const TensorMeta& out, const InferContext& c, const std::str
   return m;
 }
 
+// The generated chain on its operands, without touching the heap (a warm step allocates nothing:
+// tests/cpp/backend_heap_test.cc): the kernel's arguments are the buffers, then the length.
 void run_te(const te::Function& fn, const std::vector<Tensor>& inputs, Tensor& out) {
-  std::vector<void*> bufs;
-  for (const Tensor& t : inputs) bufs.push_back(t.data());
-  bufs.push_back(out.data());
-  fn.run(std::move(bufs), {out.numel()});
+  constexpr size_t kMax = 32;
+  void* stack[kMax];
+  std::vector<void*> heap;
+  void** bufs = stack;
+  if (inputs.size() + 2 > kMax) {
+    heap.resize(inputs.size() + 2);
+    bufs = heap.data();
+  }
+  size_t k = 0;
+  for (const Tensor& t : inputs) bufs[k++] = t.data();
+  bufs[k++] = out.data();
+  int64_t n = out.numel();
+  MYCEL_CHECK(k == fn.inputs.size() + fn.outputs.size() && fn.sizes.size() == 1, ValueError,
+              "[fused_elementwise] ", k, " buffers for a chain kernel of ", fn.inputs.size(),
+              " inputs and ", fn.sizes.size(), " size variables");
+  bufs[k] = &n;
+  fn.kernel->run(bufs);
 }
 
 std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out,
