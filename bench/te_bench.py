@@ -337,8 +337,8 @@ def blur_table(n=2048, rounds=5, tanh=False):
 
 
 def fusion_table(n=1 << 20, rounds=5):
-    """A graph-mode elementwise chain (forward and backward) with the backend's default fused
-    kernels, with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
+    """A graph-mode elementwise chain (forward and backward) with the interpreter's fused
+    kernels (MYCEL_TE_FUSION=0), with MYCEL_TE_FUSION=1 (chains compiled by mycel.te) and unfused (MYCEL_FUSE=0)."""
     from mycel import nn
 
     class Chain(nn.Cell):
@@ -348,7 +348,8 @@ def fusion_table(n=1 << 20, rounds=5):
     rng = np.random.default_rng(0)
     x, a, b = (ms.Tensor(rng.standard_normal(n).astype(np.float32)) for _ in range(3))
     ms.set_context(mode=ms.GRAPH_MODE)
-    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+    variants = {"interpreter fused (MYCEL_TE_FUSION=0)": {"MYCEL_TE_FUSION": "0"},
+                "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
                 "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
     steps = {}
     for name, env in variants.items():
@@ -392,7 +393,8 @@ def reduce_fusion_table(rows=4096, cols=256, rounds=5):
             return (d / ops.sqrt(ops.mean(d * d, axis=-1, keep_dims=True) + 1e-5) * x).sum()
     x = ms.Tensor(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32))
     ms.set_context(mode=ms.GRAPH_MODE)
-    variants = {"default fused": {}, "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
+    variants = {"interpreter fused (MYCEL_TE_FUSION=0)": {"MYCEL_TE_FUSION": "0"},
+                "TE fused (MYCEL_TE_FUSION=1)": {"MYCEL_TE_FUSION": "1"},
                 "unfused (MYCEL_FUSE=0)": {"MYCEL_FUSE": "0"}}
     print(f"\nchains feeding reductions over ({rows}, {cols}) float32, graph mode (median of {rounds} rounds)")
     print("net      fusion                          forward ms  forward+backward ms")

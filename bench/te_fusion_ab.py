@@ -4,7 +4,10 @@ kernels from MYCEL_TE_CACHE), then blocks of steps alternating between the two s
 changes hit both alike. Prints the median step times (wall and this process's CPU time) and the
 medians of the paired ratios TE / interpreter. Not a test.
 
-    MYCEL_TE_CACHE=<warm> OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_fusion_ab.py lenet5 20 10
+    MYCEL_TE_CACHE=<warm> OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_fusion_ab.py lenet5 20 10 [async]
+
+A fourth argument `async` compiles the TE step under the default setting (chains only, their
+kernels built in the background, waited for before timing) instead of `1`.
 """
 
 import os
@@ -18,22 +21,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_train import WORKLOADS, mycel_step  # noqa: E402
 
 import mycel  # noqa: E402
+from mycel._mycel import te as _te  # noqa: E402
 
 
 def main():
     name, rounds, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])  # blocks, steps per block
+    te_mode = sys.argv[4] if len(sys.argv) > 4 else "1"
     make, _, shape, batch, _ = WORKLOADS[name]
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch,) + shape).astype(np.float32)
     y = rng.integers(0, 10, batch)
     steps = {}
     for mode in ("0", "1"):  # the setting is read when a step compiles
-        os.environ["MYCEL_TE_FUSION"] = mode
+        os.environ["MYCEL_TE_FUSION"] = te_mode if mode == "1" else mode
         mycel.set_seed(1)
         init = [p.asnumpy() for p in make().trainable_params()]
         steps[mode] = mycel_step(make, init, x, y, mycel.GRAPH_MODE)
         steps[mode]()
         os.environ.pop("MYCEL_TE_FUSION")
+    _te.wait_background_builds()  # (async) every chain on its kernel before timing
     for s in steps.values():
         for _ in range(3):
             s()

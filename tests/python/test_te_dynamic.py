@@ -2,6 +2,7 @@
 numpy; the compiler runs are counted (mycel._mycel.te.compile_count). Also the backend's fused
 chains (MYCEL_TE_FUSION=1), which are compiled once for every length."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -223,6 +224,86 @@ def test_chain_over_a_ragged_value_fuses_and_takes_its_size_each_run(fusion):
             np.testing.assert_allclose(net(ms.Tensor(xv)).asnumpy(), np.tanh(y * 2 + 1) * y - y,
                                        rtol=1e-5, atol=1e-6)
         assert "fused_elementwise" in G.compile(Ragged()).program_text(ms.Tensor(xv))
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+class DynReduce(nn.Cell):
+    """Chains into reductions over dynamic dims: a sum over the batch (a bias gradient's shape),
+    a mean over the last axis, a max, and softmax's sum(e) whose e is also read (kept chain)."""
+
+    def construct(self, x, a):
+        d = x * a - 1.0
+        e = ops.exp(x - 0.5)
+        soft = e / e.sum(-1, keepdims=True)
+        return (ops.relu(d) * x).sum(0), (d * d).mean(-1), ops.tanh(x * a).max(0), soft
+
+
+def _dyn_reduce_ref(xv, av):
+    d = xv * av - 1
+    e = np.exp(xv - 0.5)
+    return (np.maximum(d, 0) * xv).sum(0), (d * d).mean(-1), np.tanh(xv * av).max(0), \
+        e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("fusion", ["0", "1", "async"])
+def test_chain_into_reduction_over_a_dynamic_dim_fuses(fusion):
+    """set_inputs(None, ...): under MYCEL_TE_FUSION=1 a chain feeding sum / mean / max over the
+    dynamic batch dim or across it is one fused_reduce[te] instruction whose dims are taken at
+    run time, its kernel compiled once for every batch; a batch of 1 against 5 (two independent
+    dynamic inputs) broadcasts as numpy; every setting gives numpy's results."""
+    from mycel._mycel import graph as G
+    spec = ms.Tensor(shape=[None, 12], dtype=ms.float32)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    os.environ["MYCEL_TE_FUSION"] = fusion
+    try:
+        text = G.compile(DynReduce()).program_text(spec, spec)
+        assert ("fused_reduce[te]{" in text) == (fusion == "1"), text  # (=1 only)
+        if fusion == "1":
+            assert text.count("fused_reduce[te]{") == 4, text
+        net = DynReduce()
+        net.set_inputs(spec, spec)
+        counts = []
+        for xb, ab in ((4, 4), (9, 9), (1, 1), (33, 33), (5, 1), (1, 6)):
+            xv = RNG.standard_normal((xb, 12)).astype(np.float32)
+            av = RNG.standard_normal((ab, 12)).astype(np.float32)
+            got = [t.asnumpy() for t in net(ms.Tensor(xv), ms.Tensor(av))]
+            for g, r in zip(got, _dyn_reduce_ref(xv, av)):
+                assert g.shape == r.shape, (g.shape, r.shape)
+                np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-5)
+            counts.append(_te.compile_count())
+            if fusion == "async":
+                _te.wait_background_builds()  # later batches run the generated kernels
+        if fusion == "1":
+            assert len(set(counts)) == 1, counts  # no compile after the step's first
+        assert net._compiled.graph.num_programs == 1
+    finally:
+        os.environ.pop("MYCEL_TE_FUSION", None)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_fused_reduction_over_an_empty_dynamic_dim_is_the_reductions_own():
+    """A batch of 0: the sum is zeros and the mean of no elements NaN, as the unfused ops."""
+    spec = ms.Tensor(shape=[None, 7], dtype=ms.float32)
+
+    class Empty(nn.Cell):
+        def construct(self, x):
+            return (ops.exp(x) * x).sum(0), (x * x + 1.0).mean(0)
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    os.environ["MYCEL_TE_FUSION"] = "1"
+    try:
+        net = Empty()
+        net.set_inputs(spec)
+        for b in (3, 0):
+            xv = RNG.standard_normal((b, 7)).astype(np.float32)
+            s, m = (t.asnumpy() for t in net(ms.Tensor(xv)))
+            np.testing.assert_allclose(s, (np.exp(xv) * xv).sum(0), rtol=1e-5, atol=1e-6)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # numpy: mean of empty slice
+                want = (xv * xv + 1).mean(0)
+            np.testing.assert_allclose(m, want, rtol=1e-5, atol=1e-6)
     finally:
         os.environ.pop("MYCEL_TE_FUSION", None)
         ms.set_context(mode=ms.PYNATIVE_MODE)

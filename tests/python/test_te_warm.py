@@ -48,7 +48,7 @@ def test_warm_cache_leaves_no_cold_compile(tmp_path, monkeypatch):
     # The stamp lists the step's libraries: while they are there, a run builds no step at all
     # (what makes the warm step of scripts/setup cost nothing after a build that changed nothing).
     [stamp] = cache.glob("warm-*.txt")
-    libs = stamp.read_text().split()
+    libs = [line for line in stamp.read_text().splitlines() if line and not line.startswith("#")]
     assert len(libs) >= built and all(os.path.dirname(p) == str(cache) for p in libs)
     with monkeypatch.context() as m:
         m.setattr(warm, "_one_step", lambda *a: pytest.fail("a step ran despite the stamp"))
@@ -60,3 +60,39 @@ def test_warm_cache_leaves_no_cold_compile(tmp_path, monkeypatch):
     _, ref = run_step(tmp_path, cache, "0")
     for a, b in zip(losses, ref):
         assert abs(a - b) <= 1e-5 * max(1.0, abs(b)), (losses, ref)
+
+
+def test_stale_stamps_are_removed(tmp_path):
+    """A stamp made for a library or compiler file that has changed or gone can never match
+    again: the next warm run removes it; another installation's current stamp stays."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    other = tmp_path / "other_lib.so"  # another installation's library, unchanged
+    other.write_bytes(b"x")
+    rebuilt = tmp_path / "rebuilt_lib.so"
+    rebuilt.write_bytes(b"x")
+    rebuilt_id = warm._file_id(str(rebuilt))
+    rebuilt.write_bytes(b"xy")  # rebuilt since its stamp was written
+    lib = cache / "te_0.so"
+    lib.write_bytes(b"")
+    stamps = {
+        "warm-old.txt": f"{lib}\n",  # from before stamps had a header
+        "warm-rebuilt.txt": f"# library {rebuilt_id}\n{lib}\n",
+        "warm-gone.txt": f"# library {tmp_path / 'gone.so'} 1 2\n{lib}\n",
+        "warm-other.txt": f"# library {warm._file_id(str(other))}\n{lib}\n",
+        "warm-newcxx.txt": f"# library {warm._file_id(str(other))}\n"
+                           f"# compiler_file {rebuilt_id}\n{lib}\n",
+    }
+    for name, text in stamps.items():
+        (cache / name).write_text(text)
+    warm.warm_cache(["mlp"], cache=cache)
+    left = sorted(p.name for p in cache.glob("warm-*.txt"))
+    [mine] = [n for n in left if n not in stamps]  # this run's own
+    assert left == sorted(["warm-other.txt", mine]), left
+    head = (cache / mine).read_text().splitlines()[0]
+    assert head == "# library " + warm._file_id(mycel_lib()), head
+
+
+def mycel_lib():
+    import mycel
+    return mycel._mycel.__file__

@@ -1,7 +1,9 @@
 """A warm TE kernel cache: the fused-chain kernels of common training steps compiled ahead of time.
 
-With MYCEL_TE_FUSION=1 every elementwise chain (and each chain feeding a sum or mean) of a compiled
-step is a generated kernel, 1 to 2.5 s of system compiler when cold. Those kernels take their
+Every elementwise chain (and each chain feeding a sum, mean, max or min) of a compiled step is a
+generated kernel, 1 to 2.5 s of system compiler when cold: by default built in the background
+while the step runs on the interpreter (MYCEL_TE_FUSION=async), with MYCEL_TE_FUSION=1 before the
+first step. Those kernels take their
 sizes at run time (te.var), so a kernel compiled for one batch size or layer width serves all of
 them: compiling one small training step of each common model family fills the on-disk cache
 (MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model.
@@ -15,7 +17,8 @@ Mycel library (its path, size and time), the compiler (MYCEL_TE_CXX, its binary'
 the models and the optimizers, and listing the kernel libraries the steps used; while the stamp
 and every library it lists are there, a new run returns at once without building a step. The
 kernels themselves are keyed by compiler, CPU, flags and source (a rebuild that changes no
-generated source compiles nothing).
+generated source compiles nothing). A stamp records the library and compiler files it was made
+for; one whose files have changed or gone can never match again and is removed by the next run.
 """
 import argparse
 import hashlib
@@ -111,35 +114,82 @@ def _file_id(path):
     return f"{os.path.realpath(path)} {st.st_size} {st.st_mtime_ns}"
 
 
+def _tool_ids():
+    """(library id, compiler name, compiler binary's id or ""): what a stamp depends on."""
+    cxx = os.environ.get("MYCEL_TE_CXX") or "g++"
+    found = shutil.which(cxx)
+    return _file_id(mycel._mycel.__file__), cxx, _file_id(found) if found else ""
+
+
 def _stamp_path(names, optimizers):
     """The stamp of a warm run of these models and optimizers with this library and compiler (in
     the kernel cache folder), or None for models given as factories (no stable name)."""
     if names is None or not all(isinstance(m, str) for m in names):
         return None
-    cxx = os.environ.get("MYCEL_TE_CXX") or "g++"
-    found = shutil.which(cxx)
-    key = "\n".join([_file_id(mycel._mycel.__file__),
-                     cxx, _file_id(found) if found else "", ",".join(sorted(names)),
-                     ",".join(sorted(optimizers))])
+    lib, cxx, cxx_file = _tool_ids()
+    key = "\n".join([lib, cxx, cxx_file, ",".join(sorted(names)), ",".join(sorted(optimizers))])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(_te.cache_directory(), f"warm-{digest}.txt")
 
 
-def _stamp_valid(stamp):
+def _read_stamp(stamp):
+    """(header lines "# key value", library paths), or None when it cannot be read."""
     try:
         with open(stamp, encoding="utf-8") as f:
-            libs = [line.strip() for line in f if line.strip()]
+            lines = [line.strip() for line in f if line.strip()]
     except OSError:
-        return False
-    return bool(libs) and all(os.path.isfile(p) for p in libs)
+        return None
+    return [l for l in lines if l.startswith("#")], [l for l in lines if not l.startswith("#")]
+
+
+def _stamp_valid(stamp):
+    read = _read_stamp(stamp)
+    return bool(read and read[1]) and all(os.path.isfile(p) for p in read[1])
+
+
+def _current_id(recorded):
+    """The id the file a stamp's header names has now ("" when it is gone)."""
+    path = recorded.rsplit(" ", 2)[0]
+    try:
+        return _file_id(path)
+    except OSError:
+        return ""
+
+
+def _remove_stale_stamps(folder, keep):
+    """Removes the warm stamps in `folder` that can never match again: made for a library or a
+    compiler binary whose file has changed (a rebuild, an upgrade) or gone (a removed install),
+    and stamps from before the header recorded them. Other installations' current stamps stay.
+    Returns the removed paths."""
+    removed = []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not (name.startswith("warm-") and name.endswith(".txt")) or path == keep:
+            continue
+        read = _read_stamp(path)
+        if read is None:
+            continue
+        head = dict(h[1:].strip().split(" ", 1) for h in read[0] if " " in h[1:].strip())
+        stale = any(_current_id(head[k]) != head[k] for k in ("library", "compiler_file")
+                    if k in head) or "library" not in head
+        if stale:
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except OSError:
+                pass
+    return removed
 
 
 def _write_stamp(stamp, libs):
-    """The stamp, written atomically (a temporary file in the folder, then a rename)."""
+    """The stamp, written atomically (a temporary file in the folder, then a rename): a header
+    naming the library and compiler files it was made for, then the kernel libraries."""
+    lib, _, cxx_file = _tool_ids()
     fd, tmp = tempfile.mkstemp(prefix=".warm-", dir=os.path.dirname(stamp))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(p + "\n" for p in libs))
+            head = f"# library {lib}\n" + (f"# compiler_file {cxx_file}\n" if cxx_file else "")
+            f.write(head + "".join(p + "\n" for p in libs))
         os.replace(tmp, stamp)
     except BaseException:
         os.unlink(tmp)
@@ -183,6 +233,7 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False,
                     if os.path.dirname(os.path.realpath(p)) == folder]
             if libs:
                 _write_stamp(stamp, libs)
+            _remove_stale_stamps(os.path.dirname(stamp), stamp)
     finally:
         mycel.set_context(mode=old_mode)
         for k, v in old_env.items():

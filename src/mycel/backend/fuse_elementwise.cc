@@ -29,76 +29,35 @@ struct Group {
 bool has_dynamic(const Shape& s) { return std::find(s.begin(), s.end(), ir::kDynamic) != s.end(); }
 
 // A chain over dynamic dims (set_inputs(None, ...)) takes its shape when the shape plan runs:
-// the broadcast of its operands (numpy's rule, what the unfused ops give). A ShapeError naming
-// the chain when they do not broadcast.
+// the broadcast of its operands (numpy's rule, what the unfused ops give).
 TensorMeta run_meta(const TensorMeta& out, const InferContext& c, const std::string& name) {
   TensorMeta m = out;
-  Shape s(out.shape.size(), 1);
-  for (size_t k = 0; k < c.num_inputs(); ++k) {
-    const Shape& x = c.in(k).shape;
-    MYCEL_CHECK(x.size() <= s.size(), ShapeError, "[", name, "] operand ", k, " has shape ",
-                shape_str(x), ", of higher rank than the chain's ", shape_str(out.shape));
-    for (size_t d = 0; d < x.size(); ++d) {
-      int64_t& o = s[s.size() - x.size() + d];
-      MYCEL_CHECK(x[d] == o || x[d] == 1 || o == 1, ShapeError, "[", name, "] operand ", k,
-                  " of shape ", shape_str(x), " does not broadcast with ", shape_str(s));
-      if (o == 1) o = x[d];
-    }
-  }
-  m.shape = s;
+  std::vector<Shape> shapes;
+  for (size_t k = 0; k < c.num_inputs(); ++k) shapes.push_back(c.in(k).shape);
+  m.shape = run_shape(out.shape, shapes, name);
   return m;
 }
 
-// x (float32) repeated along its dims of one element (right-aligned) to `shape`.
-Tensor expand(const Tensor& x, const Shape& shape) {
-  Tensor r = Tensor::empty(shape, DType::float32);
-  const size_t rank = shape.size(), off = rank - x.shape().size();
-  std::vector<int64_t> stride(rank, 0);  // x's stride along each output dim, 0 where repeated
-  for (int64_t d = static_cast<int64_t>(rank) - 1, st = 1; d >= static_cast<int64_t>(off); --d) {
-    const int64_t xd = x.shape()[static_cast<size_t>(d) - off];
-    stride[static_cast<size_t>(d)] = xd == 1 ? 0 : st;
-    st *= xd;
-  }
-  const float* src = x.data<float>();
-  float* dst = r.data<float>();
-  std::vector<int64_t> idx(rank, 0);
-  int64_t at = 0;  // src offset of idx
-  for (int64_t i = 0, n = r.numel(); i < n; ++i) {
-    dst[i] = src[at];
-    for (size_t d = rank; d-- > 0;) {  // next index, last dim fastest
-      at += stride[d];
-      if (++idx[d] < shape[d]) break;
-      at -= stride[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
-  return r;
-}
-
-// The operands of a fused chain's launch: the inputs, except that in a chain over dynamic dims
-// an operand that is neither the output's size nor one element at run time (a dim of 1 against
-// the batch) is expanded to the output's shape, since the fused loop indexes every operand alike.
-// (A broadcast operand is a static single element; the generated loop reads any other at every
-// index, so it must have the output's size even where it has one element.)
-const std::vector<Tensor>& operands(const KernelContext& c, const std::vector<bool>& broadcast,
-                                    bool dynamic, std::vector<Tensor>& expanded) {
-  if (!dynamic) return c.inputs;
-  const Tensor& out = c.out(0);
-  auto fits = [&](size_t k) { return broadcast[k] || c.inputs[k].numel() == out.numel(); };
-  bool all = true;
-  for (size_t k = 0; k < c.inputs.size(); ++k) all = all && fits(k);
-  if (all) return c.inputs;
-  expanded.clear();
-  for (size_t k = 0; k < c.inputs.size(); ++k)
-    expanded.push_back(fits(k) ? c.inputs[k] : expand(c.inputs[k], out.shape()));
-  return expanded;
-}
-
+// The generated chain on its operands, without touching the heap (a warm step allocates nothing:
+// tests/cpp/backend_heap_test.cc): the kernel's arguments are the buffers, then the length.
 void run_te(const te::Function& fn, const std::vector<Tensor>& inputs, Tensor& out) {
-  std::vector<void*> bufs;
-  for (const Tensor& t : inputs) bufs.push_back(t.data());
-  bufs.push_back(out.data());
-  fn.run(std::move(bufs), {out.numel()});
+  constexpr size_t kMax = 32;
+  void* stack[kMax];
+  std::vector<void*> heap;
+  void** bufs = stack;
+  if (inputs.size() + 2 > kMax) {
+    heap.resize(inputs.size() + 2);
+    bufs = heap.data();
+  }
+  size_t k = 0;
+  for (const Tensor& t : inputs) bufs[k++] = t.data();
+  bufs[k++] = out.data();
+  int64_t n = out.numel();
+  MYCEL_CHECK(k == fn.inputs.size() + fn.outputs.size() && fn.sizes.size() == 1, ValueError,
+              "[fused_elementwise] ", k, " buffers for a chain kernel of ", fn.inputs.size(),
+              " inputs and ", fn.sizes.size(), " size variables");
+  bufs[k] = &n;
+  fn.kernel->run(bufs);
 }
 
 std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const TensorMeta& out,
@@ -110,35 +69,34 @@ std::shared_ptr<const OpDef> make_fused_op(const cpu::EwProgram& prog, const Ten
   for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   d->dtypes = {DType::float32};
   d->grad = "none";
-  if (te_fusion()) {  // chains compiled by mycel.te instead of run by the block interpreter
+  if (te_fusion() && !te_fusion_async()) {  // MYCEL_TE_FUSION=1: compiled before the first step
     auto fn = te::build_elementwise(prog, broadcast);  // one kernel for every length
     d->name = "fused_elementwise[te]{" + prog.str() + "}";
     d->doc = "Elementwise chain fused by the graph backend, compiled by mycel.te.";
     // (generated without __restrict, so the output may be a dying input)
     d->kernel = [fn, broadcast, dynamic](const KernelContext& c) {
       std::vector<Tensor> expanded;
-      run_te(*fn, operands(c, broadcast, dynamic, expanded), c.out(0));
+      run_te(*fn, chain_operands(c.inputs, c.out(0).shape(), broadcast, dynamic, expanded),
+             c.out(0));
     };
   } else {
+    // The interpreter, and by default (MYCEL_TE_FUSION=async) the chain's TE kernel once the
+    // background thread has built it: the same bits, so the listing does not tell them apart
+    // (te.background_stats() counts the builds).
     d->name = "fused_elementwise{" + prog.str() + "}";
     d->doc = "Elementwise chain fused by the graph backend.";
     d->backend.keeps_zero = keeps_zero;  // every step maps zeros to zero
-    d->kernel = [prog, broadcast, dynamic](const KernelContext& c) {
-      std::vector<Tensor> expanded;
-      cpu::run_fused_elementwise(prog, operands(c, broadcast, dynamic, expanded), c.out(0));
-    };
-    if (te_fusion_async()) {  // the interpreter until the TE kernel is compiled in the background
-      d->name = "fused_elementwise[te async]{" + prog.str() + "}";
-      auto bg = te::BackgroundBuild::start(
+    std::shared_ptr<te::BackgroundBuild> bg;
+    if (te_fusion_async())
+      bg = te::BackgroundBuild::start(
           [prog, broadcast] { return te::build_elementwise(prog, broadcast); });
-      d->kernel = [prog, bg, broadcast, dynamic](const KernelContext& c) {
-        std::vector<Tensor> expanded;
-        const auto& in = operands(c, broadcast, dynamic, expanded);
-        auto fn = bg->ready();  // (it may run in place, as the interpreter)
-        if (!fn) return cpu::run_fused_elementwise(prog, in, c.out(0));
-        run_te(*fn, in, c.out(0));
-      };
-    }
+    d->kernel = [prog, bg, broadcast, dynamic](const KernelContext& c) {
+      std::vector<Tensor> expanded;
+      const auto& in = chain_operands(c.inputs, c.out(0).shape(), broadcast, dynamic, expanded);
+      auto fn = bg ? bg->ready() : nullptr;  // (it may run in place, as the interpreter)
+      if (!fn) return cpu::run_fused_elementwise(prog, in, c.out(0));
+      run_te(*fn, in, c.out(0));
+    };
   }
   const std::string name = d->name;
   if (dynamic)
@@ -349,7 +307,9 @@ void fuse_elementwise(ProgramImpl& p) {
   for (Function& f : p.fns) {
     Chains chains;
     fuse_function(f, p, chains);
-    if (!te_fusion() && !te_fusion_async()) merge_state_chains(f, p, chains);
+    // The merged pair runs on the interpreter (one pass, two outputs), which the default async
+    // mode's kernels equal bit for bit; MYCEL_TE_FUSION=1 keeps the chains' compiled kernels.
+    if (!te_fusion() || te_fusion_async()) merge_state_chains(f, p, chains);
   }
 }
 

@@ -1,5 +1,5 @@
-// With MYCEL_TE_FUSION=1: a sum or mean of float32 whose input is computed by elementwise ops
-// read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
+// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise
+// ops read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
 // gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
 // the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
 // the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
@@ -18,42 +18,88 @@
 namespace mycel::backend::detail {
 namespace {
 
-std::shared_ptr<const OpDef> make_op(const cpu::EwProgram& prog, const std::string& what,
-                                     std::vector<TensorMeta> outs, std::shared_ptr<te::Function> fn,
-                                     const std::vector<bool>& broadcast,
-                                     const std::vector<bool>& reduced) {
+bool has_dynamic(const Shape& s) { return std::find(s.begin(), s.end(), ir::kDynamic) != s.end(); }
+
+// What a fused chain-into-reduction instruction needs at run time.
+struct FusedReduce {
+  cpu::EwProgram prog;
+  Shape shape;  // the chain's (dims may be dynamic)
+  std::vector<bool> broadcast, reduced;
+  bool keep_dims = false, keep_chain = false, dynamic = false;
+  std::shared_ptr<te::Function> fn;
+  const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
+  Attrs attrs;
+};
+
+// The generated kernel on the chain's operands; the dims are size variables bound from the
+// full-shape inputs (a broadcast one is a one-element placeholder); a mean's divisor, the reduced
+// element count, is one more input.
+void run_generated(const FusedReduce& r, const te::Function& fn, const std::vector<Tensor>& in,
+                   const Shape& chain_shape, const KernelContext& c, size_t n_out) {
+  std::vector<void*> bufs;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < in.size(); ++k) {
+    bufs.push_back(in[k].data());
+    shapes.push_back(r.broadcast[k] ? std::vector<int64_t>{1} : chain_shape);
+  }
+  float count = 1;
+  for (size_t d = 0; d < r.reduced.size(); ++d)
+    if (r.reduced[d]) count *= static_cast<float>(chain_shape[d]);
+  if (fn.inputs.size() == in.size() + 1) {
+    bufs.push_back(&count);
+    shapes.push_back({1});
+  }
+  for (size_t k = 0; k < n_out; ++k) bufs.push_back(c.out(k).data());
+  fn.run(std::move(bufs), fn.bind(shapes, "fused_reduce[te]"));
+}
+
+std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const std::string& what,
+                                     std::vector<TensorMeta> outs) {
   auto d = std::make_shared<OpDef>();
-  d->name = "fused_reduce[te]{" + prog.str() + "; " + what + "}";
+  d->name = "fused_reduce[te]{" + r->prog.str() + "; " + what + "}";
   d->class_name = "FusedReduce";
   d->doc =
-      "Elementwise chain and the sum or mean it feeds, fused by the graph backend, compiled "
-      "by mycel.te.";
+      "Elementwise chain and the sum, mean, max or min it feeds, fused by the graph backend, "
+      "compiled by mycel.te.";
   d->elementwise = false;
-  for (int k = 0; k < prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
+  for (int k = 0; k < r->prog.num_inputs; ++k) d->inputs.push_back({"i" + std::to_string(k)});
   const size_t n_out = outs.size();
-  d->infer = [outs](const InferContext&) { return outs; };
-  d->kernel = [fn, n_out, broadcast, reduced](const KernelContext& c) {
-    std::vector<void*> bufs;
-    // The dims are size variables bound from the full-shape inputs (a broadcast one is a
-    // one-element placeholder); a mean's divisor, the reduced element count, is one more input.
-    std::vector<std::vector<int64_t>> shapes;
-    float count = 1;
-    for (size_t k = 0; k < c.inputs.size(); ++k) {
-      bufs.push_back(c.inputs[k].data());
-      shapes.push_back(broadcast[k] ? std::vector<int64_t>{1} : c.inputs[k].shape());
-      if (!broadcast[k]) {
-        int64_t n = 1;
-        for (size_t d = 0; d < reduced.size() && d < shapes.back().size(); ++d)
-          if (reduced[d]) n *= shapes.back()[d];
-        count = static_cast<float>(n);
-      }
-    }
-    if (fn->inputs.size() == c.inputs.size() + 1) {
-      bufs.push_back(&count);
-      shapes.push_back({1});
-    }
-    for (size_t k = 0; k < n_out; ++k) bufs.push_back(c.out(k).data());
-    fn->run(std::move(bufs), fn->bind(shapes, "fused_reduce[te]"));
+  const std::string name = d->name;
+  // The chain's shape at run time: the broadcast of its operands (dims may be dynamic).
+  auto chain_shape = [r, name](const std::vector<Shape>& in) {
+    return r->dynamic ? run_shape(r->shape, in, name) : r->shape;
+  };
+  if (r->dynamic)
+    d->infer = [r, outs, chain_shape](const InferContext& c) {
+      std::vector<Shape> in;
+      for (size_t k = 0; k < c.num_inputs(); ++k) in.push_back(c.in(k).shape);
+      const Shape s = chain_shape(in);
+      std::vector<TensorMeta> m = outs;
+      Shape red;
+      for (size_t a = 0; a < s.size(); ++a)
+        if (!r->reduced[a])
+          red.push_back(s[a]);
+        else if (r->keep_dims)
+          red.push_back(1);
+      m.back().shape = red;
+      if (r->keep_chain) m.front().shape = s;
+      return m;
+    };
+  else
+    d->infer = [outs](const InferContext&) { return outs; };
+  d->kernel = [r, n_out, chain_shape](const KernelContext& c) {
+    std::vector<Shape> in_shapes;
+    for (const Tensor& t : c.inputs) in_shapes.push_back(t.shape());
+    const Shape s = chain_shape(in_shapes);
+    std::vector<Tensor> expanded;
+    const auto& in = chain_operands(c.inputs, s, r->broadcast, r->dynamic, expanded);
+    if (numel(s) > 0) return run_generated(*r, *r->fn, in, s, c, n_out);
+    // An empty chain: the reduction's own kernel says what the reduction of nothing is (zeros,
+    // NaN for a mean, a max's error), after the interpreter's (empty) chain.
+    Tensor chain = r->keep_chain ? c.out(0) : Tensor::empty(s, DType::float32);
+    cpu::run_fused_elementwise(r->prog, in, chain);
+    std::vector<Tensor> red_in{chain}, red_out{c.out(n_out - 1)};
+    r->reduce->kernel(KernelContext{*r->reduce, red_in, red_out, r->attrs});
   };
   d->dtypes = {DType::float32};
   d->grad = "none";
@@ -90,14 +136,19 @@ void fuse_function(Function& f, ProgramImpl& p) {
     if (!is_kernel1(red) || red.op->backend.reduce == ReduceFusion::kNone || red.in.size() != 1)
       continue;
     const int x = red.in[0];
-    if (!is_static_f32(f, x) || !is_static_f32(f, red.out[0])) continue;
+    // Dims may be dynamic (set_inputs(None, ...)): the kernel's dims are size variables anyway.
+    auto f32 = [&](int r) {
+      return r >= 0 && f.regs[r].type == RegType::kTensor && f.regs[r].meta.dtype == DType::float32;
+    };
+    if (!f32(x) || !f32(red.out[0])) continue;
     // Read elsewhere too (the e of softmax's e / sum(e)), the chain's values are a second output
     // and the fused instruction takes the chain's place (the reduction only reads x: it may move
     // up, unless something between might write x).
     const bool keep_chain = uses[x] != 1;
     if (keep_chain && (def[x] < 0 || may_write_between(f, keep, def[x], at, x))) continue;
     const auto& shape = f.regs[x].meta.shape;
-    if (numel(shape) <= 1) continue;
+    const bool dynamic = has_dynamic(shape);
+    if (!dynamic && numel(shape) <= 1) continue;
     // The chain: producers of full-shape values read once, by the chain or the reduction, with no
     // side effect between them and the fused instruction (their reads move down to it).
     std::vector<int> members;
@@ -159,13 +210,23 @@ void fuse_function(Function& f, ProgramImpl& p) {
                        : how == ReduceFusion::kMin ? "min"
                        : mean                      ? "mean"
                                                    : "sum";
-    auto fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
-                                           keep_chain);
+    auto r = std::make_shared<FusedReduce>();
+    r->prog = prog;
+    r->shape = shape;
+    r->broadcast = broadcast;
+    r->reduced = reduced;
+    r->keep_dims = keep_dims;
+    r->keep_chain = keep_chain;
+    r->dynamic = dynamic;
+    r->reduce = red.op;
+    r->attrs = red.attrs;
+    r->fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
+                                         keep_chain);
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(
-        make_op(prog, std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs,
-                std::move(fn), broadcast, reduced));
+        make_op(std::move(r),
+                std::string(what) + "(" + axes + (keep_dims ? ", keep_dims" : "") + ")", outs));
     Instr fused = red;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
@@ -182,8 +243,11 @@ void fuse_function(Function& f, ProgramImpl& p) {
 
 }  // namespace
 
+// Only with MYCEL_TE_FUSION=1: a generated reduction sums in another order than the reduce
+// kernels, so under the default (async) its switching in mid-run would make results depend on
+// when the compiler finished; with =1 the kernel runs from the first step.
 void fuse_reduce_te(ProgramImpl& p) {
-  if (!te_fusion()) return;
+  if (!te_fusion() || te_fusion_async()) return;
   for (Function& f : p.fns) fuse_function(f, p);
 }
 

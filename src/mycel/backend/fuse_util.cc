@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "mycel/core/error.h"
+#include "mycel/core/shape.h"
+
 namespace mycel::backend::detail {
 
 std::vector<int> count_uses(const Function& f) {
@@ -113,14 +116,84 @@ bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op) {
   return true;
 }
 
-bool te_fusion() {
-  const char* e = std::getenv("MYCEL_TE_FUSION");
-  return e && *e && std::strcmp(e, "0") != 0 && std::strcmp(e, "async") != 0;
+Shape run_shape(const Shape& abstract, const std::vector<Shape>& shapes, const std::string& name) {
+  Shape s(abstract.size(), 1);
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& x = shapes[k];
+    MYCEL_CHECK(x.size() <= s.size(), ShapeError, "[", name, "] operand ", k, " has shape ",
+                shape_str(x), ", of higher rank than the chain's ", shape_str(abstract));
+    for (size_t d = 0; d < x.size(); ++d) {
+      int64_t& o = s[s.size() - x.size() + d];
+      MYCEL_CHECK(x[d] == o || x[d] == 1 || o == 1, ShapeError, "[", name, "] operand ", k,
+                  " of shape ", shape_str(x), " does not broadcast with ", shape_str(s));
+      if (o == 1) o = x[d];
+    }
+  }
+  return s;
 }
 
-bool te_fusion_async() {
-  const char* e = std::getenv("MYCEL_TE_FUSION");
-  return e && std::strcmp(e, "async") == 0;
+namespace {
+
+// x (float32) repeated along its dims of one element (right-aligned) to `shape`.
+Tensor expand(const Tensor& x, const Shape& shape) {
+  Tensor r = Tensor::empty(shape, DType::float32);
+  const size_t rank = shape.size(), off = rank - x.shape().size();
+  std::vector<int64_t> stride(rank, 0);  // x's stride along each output dim, 0 where repeated
+  for (int64_t d = static_cast<int64_t>(rank) - 1, st = 1; d >= static_cast<int64_t>(off); --d) {
+    const int64_t xd = x.shape()[static_cast<size_t>(d) - off];
+    stride[static_cast<size_t>(d)] = xd == 1 ? 0 : st;
+    st *= xd;
+  }
+  const float* src = x.data<float>();
+  float* dst = r.data<float>();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t at = 0;  // src offset of idx
+  for (int64_t i = 0, n = r.numel(); i < n; ++i) {
+    dst[i] = src[at];
+    for (size_t d = rank; d-- > 0;) {  // next index, last dim fastest
+      at += stride[d];
+      if (++idx[d] < shape[d]) break;
+      at -= stride[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+  return r;
 }
+
+}  // namespace
+
+const std::vector<Tensor>& chain_operands(const std::vector<Tensor>& inputs, const Shape& shape,
+                                          const std::vector<bool>& broadcast, bool dynamic,
+                                          std::vector<Tensor>& expanded) {
+  if (!dynamic) return inputs;
+  const int64_t n = numel(shape);
+  auto fits = [&](size_t k) { return broadcast[k] || inputs[k].numel() == n; };
+  bool all = true;
+  for (size_t k = 0; k < inputs.size(); ++k) all = all && fits(k);
+  if (all) return inputs;
+  expanded.clear();
+  for (size_t k = 0; k < inputs.size(); ++k)
+    expanded.push_back(fits(k) ? inputs[k] : expand(inputs[k], shape));
+  return expanded;
+}
+
+namespace {
+
+enum class TeFusion { off, sync, async };
+
+TeFusion te_fusion_mode() {
+  const char* e = std::getenv("MYCEL_TE_FUSION");
+  if (!e || !*e || std::strcmp(e, "async") == 0) return TeFusion::async;
+  if (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0) return TeFusion::off;
+  if (std::strcmp(e, "1") == 0 || std::strcmp(e, "sync") == 0) return TeFusion::sync;
+  MYCEL_THROW(ValueError, "[graph fusion] MYCEL_TE_FUSION must be async (the default), 1 (sync) ",
+              "or 0 (off), got '", e, "'");
+}
+
+}  // namespace
+
+bool te_fusion() { return te_fusion_mode() != TeFusion::off; }
+
+bool te_fusion_async() { return te_fusion_mode() == TeFusion::async; }
 
 }  // namespace mycel::backend::detail

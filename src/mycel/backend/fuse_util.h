@@ -3,6 +3,7 @@
 // rewrite a lowered Function's instruction list before calls are analysed and memory is planned.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mycel/backend/detail.h"
@@ -34,13 +35,28 @@ int64_t numel_per_sample(const Function& f, int r);
 /// operands (bool for cast's input and the comparisons' output), each of the output's shape or of
 /// one element, all static.
 bool elementwise_chain_op(const Function& f, const Instr& in, cpu::EwOp& op);
-/// MYCEL_TE_FUSION=1 (any value but 0 and async) when a step compiles: fused chains are compiled
-/// by the tensor-expression code generator (src/mycel/te) instead of run by the block interpreter
-/// (equal to it bit for bit: the same exp, tanh and sigmoid, each step rounded), and chains
-/// feeding a sum or mean fuse with it (fuse_reduce_te.cc).
+/// The run-time shape of a chain over dynamic dims (`abstract` its static shape): the broadcast
+/// of its operands' shapes (numpy's rule, what the unfused ops give); a ShapeError naming `name`
+/// when they do not broadcast.
+Shape run_shape(const Shape& abstract, const std::vector<Shape>& shapes, const std::string& name);
+/// The operands of a fused chain's launch over `shape`: the inputs, except that in a chain over
+/// dynamic dims an operand that is neither of that size nor a broadcast one-element operand at
+/// run time (a dim of 1 against the batch) is expanded to it (into `expanded`), since the fused
+/// loop indexes every full operand alike.
+const std::vector<Tensor>& chain_operands(const std::vector<Tensor>& inputs, const Shape& shape,
+                                          const std::vector<bool>& broadcast, bool dynamic,
+                                          std::vector<Tensor>& expanded);
+/// Whether fused chains are lowered to the tensor-expression code generator (src/mycel/te),
+/// read from MYCEL_TE_FUSION when a step compiles: unset or "async" (the default), yes, each
+/// chain starting on the block interpreter and switching to its kernel once a background thread
+/// has built it (the step never waits for the compiler); "1" (or "sync"), yes, built before the
+/// first step, and chains feeding a sum, mean, max or min fuse with it (fuse_reduce_te.cc); "0"
+/// (or "off"), no: the interpreter only. Another value is a ValueError naming the variable.
+/// Generated chains equal the interpreter bit for bit (the same exp, tanh and sigmoid, each
+/// step rounded), so the switch changes no result; fused reductions equal the unfused ops up to
+/// summation order.
 bool te_fusion();
-/// MYCEL_TE_FUSION=async: chains start on the interpreter and switch to their TE kernel once a
-/// background thread has compiled it (the step never waits for the compiler).
+/// te_fusion() with its kernels built in the background (the default).
 bool te_fusion_async();
 /// The pass of fuse_reduce_te.cc (with te_fusion() only; before fuse_elementwise).
 void fuse_reduce_te(ProgramImpl& p);

@@ -231,8 +231,23 @@ void init_te(nb::module_& root) {
         nb::gil_scoped_release release;
         return te::wait_background_builds();
       },
-      "Waits for the TE kernels MYCEL_TE_FUSION=async compiles in the background; returns how "
-      "many were built.");
+      "Waits until the background builds of the TE fusion (the default MYCEL_TE_FUSION=async) "
+      "are done; returns how many kernels they built in this process.");
+  m.def(
+      "background_stats",
+      [] {
+        const te::BackgroundStats s = te::background_stats();
+        nb::dict d;
+        d["queued"] = s.queued;
+        d["built"] = s.built;
+        d["failed"] = s.failed;
+        d["refused"] = s.refused;
+        d["dropped"] = s.dropped;
+        d["compiles"] = s.compiles;
+        return d;
+      },
+      "This process's background TE builds: queued (waiting now), built, failed, refused (the "
+      "queue was full), dropped (freed before their turn), compiles (compiler runs by them).");
   m.def("register_function", &te::register_function,
         "Puts a built function in the table te_call ops refer to; returns its id.");
   m.def(

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "mycel/core/error.h"
+#include "mycel/te/compiler_process.h"
 #include "mycel/te/te.h"
 
 namespace mycel::te {
@@ -43,8 +44,8 @@ std::shared_ptr<AotFunction> load_aot(const std::string& spec) {
     MYCEL_CHECK(in.good() || in.eof(), RuntimeError, "[Custom aot] cannot read '", path, "'");
     // The source is compiled from a copy in the cache: its own folder stays on the include path.
     std::string dir = fs::absolute(fs::path(path)).parent_path().string();
-    std::string flags = std::string(is_c ? "-x c " : "-std=c++17 ") +
-                        "-O3 -march=native -fopenmp -fPIC -shared -I'" + dir + "'";
+    std::string flags = std::string(is_c ? "-x c " : "-std=c++17 ") + "-O3 " +
+                        detail::arch_flags() + " -fopenmp -fPIC -shared -I'" + dir + "'";
     f->library = compile_shared(text.str(), flags, "Custom aot", &f->cached, &f->compile_seconds);
   } else {
     MYCEL_CHECK(ends_with(path, ".so"), ValueError, "[Custom aot] '", path,

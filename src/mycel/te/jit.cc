@@ -1,6 +1,7 @@
 // Run-time compilation of generated C++ with the system compiler, cached on disk by a hash of
 // source and flags (MYCEL_TE_CACHE, else ~/.cache/mycel/te), loaded with dlopen.
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,15 +21,75 @@
 #include <sstream>
 #include <vector>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/error.h"
+#include "mycel/te/compiler_process.h"
 #include "mycel/te/te.h"
 
 namespace mycel::te {
+namespace detail {
+namespace {
+
+thread_local bool background_thread = false;
+std::atomic<bool> cancelled{false};
+std::atomic<pid_t> background_child{0};  // process group of the background compiler under way
+std::atomic<int64_t> background_runs{0};
+
+}  // namespace
+
+const char* arch_flags() {
+  return cpu_has_avx512() ? "-march=native" : "-march=x86-64-v3 -mtune=native";
+}
+
+void set_background_thread() { background_thread = true; }
+bool on_background_thread() { return background_thread; }
+int64_t background_compiles() { return background_runs.load(); }
+
+void cancel_background_compile() {
+  cancelled.store(true);
+  if (pid_t pg = background_child.load(); pg > 0) ::kill(-pg, SIGKILL);
+}
+
+// fork + exec rather than std::system: the child gets a process group of its own (so the
+// compiler and the programs it starts can be killed together) and, off the critical path, a
+// lower priority, so that it takes only idle time from the steps it is compiling for.
+int run_compiler(const std::string& cmd) {
+  const bool bg = background_thread;
+  MYCEL_CHECK(!bg || !cancelled.load(), RuntimeError,
+              "[te fusion] background compile cancelled (the process is exiting)");
+  const char* argv[] = {"sh", "-c", cmd.c_str(), nullptr};
+  pid_t pid = ::fork();
+  MYCEL_CHECK(pid >= 0, RuntimeError,
+              "[te.build] cannot start the C++ compiler: fork failed: ", std::strerror(errno));
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    ::setpgid(0, 0);
+    if (bg) (void)!::nice(10);
+    ::execv("/bin/sh", const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // (also in the child: whichever runs first)
+  if (bg) {
+    ++background_runs;
+    background_child.store(pid);
+    if (cancelled.load()) ::kill(-pid, SIGKILL);  // cancelled between the check and the fork
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (bg) background_child.store(0);
+  return status;
+}
+
+}  // namespace detail
+
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -fPIC -shared -std=c++17";
+std::string te_flags() {
+  return std::string("-O3 ") + detail::arch_flags() +
+         " -fopenmp -fno-math-errno -fPIC -shared -std=c++17";
+}
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -36,7 +97,10 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+thread_local std::string thread_cache_dir;  // detail::set_thread_cache_dir
+
 fs::path cache_dir() {
+  if (!thread_cache_dir.empty()) return thread_cache_dir;
   if (const char* d = std::getenv("MYCEL_TE_CACHE"); d && *d) return d;
   if (const char* home = std::getenv("HOME"); home && *home)
     return fs::path(home) / ".cache" / "mycel" / "te";
@@ -154,6 +218,20 @@ std::string compile_shared(const std::string& source, const std::string& flags,
     }
   }
   double secs = 0;
+  if (!cached && detail::on_background_thread()) {
+    // MYCEL_TE_BACKGROUND_COMPILES=N: a process runs the compiler at most N times off the
+    // critical path (CI can set 0: kernels warmed into the cache are used, nothing compiles).
+    const char* cap = std::getenv("MYCEL_TE_BACKGROUND_COMPILES");
+    if (cap && *cap) {
+      char* end = nullptr;
+      const long long n = std::strtoll(cap, &end, 10);
+      MYCEL_CHECK(*end == 0 && n >= 0, ValueError,
+                  "[te fusion] MYCEL_TE_BACKGROUND_COMPILES must be a count >= 0, got '", cap, "'");
+      MYCEL_CHECK(detail::background_compiles() < n, RuntimeError, "[", what,
+                  "] not in the kernel cache, and this process's ", n,
+                  " background compiles (MYCEL_TE_BACKGROUND_COMPILES) are spent");
+    }
+  }
   if (!cached) {
     // Unique temp names, then rename: concurrent builders never see a half-written library.
     std::string tag = std::to_string(getpid()) + "_" + hex;
@@ -168,12 +246,15 @@ std::string compile_shared(const std::string& source, const std::string& flags,
                       "' > '" + log.string() + "' 2>&1";
     auto t0 = std::chrono::steady_clock::now();
     ++compiles;
-    int rc = std::system(cmd.c_str());
+    int rc = detail::run_compiler(cmd);
     secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) {
       std::string msg = read_text(log, 4000);
       fs::remove(tmp_so, ec);
       fs::remove(log, ec);
+      if (WIFSIGNALED(rc)) fs::remove(src, ec);  // killed (an exit): nothing to show
+      MYCEL_CHECK(!WIFSIGNALED(rc), RuntimeError, "[", what, "] the C++ compiler '", cxx,
+                  "' was killed by signal ", WTERMSIG(rc));
       MYCEL_THROW(RuntimeError, "[", what, "] the C++ compiler '", cxx, "' failed (exit status ",
                   WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, ") on ", src.string(), ":\n", msg);
     }
@@ -199,6 +280,10 @@ int64_t compile_count() { return compiles.load(); }
 
 std::string cache_directory() { return cache_dir().string(); }
 
+namespace detail {
+void set_thread_cache_dir(const std::string& dir) { thread_cache_dir = dir; }
+}  // namespace detail
+
 std::vector<std::string> used_libraries() {
   std::lock_guard<std::mutex> lock(used_mu);
   return used;
@@ -210,7 +295,7 @@ std::shared_ptr<Kernel> compile(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu);
   bool cached = false;
   double secs = 0;
-  std::string so = compile_shared(source, kFlags, "te.build", &cached, &secs);
+  std::string so = compile_shared(source, te_flags(), "te.build", &cached, &secs);
   if (auto k = loaded[so].lock()) return k;
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   MYCEL_CHECK(handle, RuntimeError, "[te.build] dlopen of '", so, "' failed: ", dlerror());

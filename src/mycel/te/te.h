@@ -310,10 +310,13 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
 std::shared_ptr<Function> build_elementwise_reduce(
     const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
-/// A function built on a background thread (background.cc): ready() is null until it is built
-/// (and stays null when building failed: error() says why). Builds take turns, one compiler at a
-/// time; destruction drops a build still queued (its thread then ends without compiling) and
-/// waits for one under way.
+/// A function built off the critical path (background.cc): ready() is null until it is built
+/// (and stays null when building failed or was refused: error() says why). One worker thread
+/// takes the builds in order from a bounded queue (MYCEL_TE_BACKGROUND_QUEUE, default 64; a
+/// build that finds it full is refused: its chain stays on the interpreter); its compiler runs
+/// niced and alone, and at most MYCEL_TE_BACKGROUND_COMPILES compiler runs per process (unset:
+/// no cap; past it a build only loads a kernel already cached). Destruction drops a build still
+/// queued; at exit the queue is dropped and a compiler under way is killed.
 class BackgroundBuild {
  public:
   static std::shared_ptr<BackgroundBuild> start(std::function<std::shared_ptr<Function>()> make);
@@ -322,18 +325,24 @@ class BackgroundBuild {
   BackgroundBuild& operator=(const BackgroundBuild&) = delete;
   std::shared_ptr<Function> ready() const;
   std::string error() const;
+  /// Waits until it is built, failed, refused or dropped.
   void wait();
 
-  struct State;  // shared with the building thread, which may outlive a dropped build
+  struct State;  // shared with the worker thread, which may hold it after the build is dropped
 
  private:
   BackgroundBuild() = default;
   std::shared_ptr<State> state_;
-  std::mutex join_mutex_;
-  std::thread thread_;
 };
-/// Waits for every background build still referenced; returns how many produced a function.
+/// Waits until the background queue is empty and no build runs; returns how many builds
+/// produced a function since the process started.
 int wait_background_builds();
+/// Counts of this process's background builds, for tests: queued (waiting now), built, failed,
+/// refused (queue full), dropped (freed before their turn), compiles (compiler runs by them).
+struct BackgroundStats {
+  int64_t queued = 0, built = 0, failed = 0, refused = 0, dropped = 0, compiles = 0;
+};
+BackgroundStats background_stats();
 /// The process-wide table behind the te_call op: a function gets an id its calls carry as an
 /// attribute (so graph IR stays free of TE objects); ids are never reused.
 int64_t register_function(std::shared_ptr<Function> f);
