@@ -34,11 +34,13 @@ def test_clip_broadcast_mismatch():
                                 "relu6", "tanh", "erf", "reciprocal"])
 @pytest.mark.parametrize("dtype", [np.int32, np.bool_])
 def test_float_only_ops_reject_ints(op, dtype):
+    if op == "reciprocal" and dtype is np.int32:
+        pytest.skip("reciprocal takes integers (MindSpore's P.Inv: 1/x truncated, op_cases/extended_dtypes.py)")
     with pytest.raises(TypeError, match=rf"\[{op}\].*unsupported dtype"):
         getattr(ops, op)(T(np.ones(3, dtype)))
 
 
-@pytest.mark.parametrize("op,dtype", [("neg", np.uint8), ("neg", np.bool_), ("sign", np.bool_),
+@pytest.mark.parametrize("op,dtype", [("neg", np.bool_), ("sign", np.bool_),
                                       ("sub", np.bool_), ("floor_div", np.bool_), ("mod", np.bool_),
                                       ("pow", np.bool_), ("square", np.bool_), ("floor", np.bool_)])
 def test_unsupported_dtype(op, dtype):

@@ -616,9 +616,9 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
           if (d == kDynamic) d = placeholder;
         ptrs[i] = &metas[i];
       }
-    if (dynamic && op.name == "reshape" && ptrs[0])
-      fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(), attrs.get_ints("shape"),
-                        placeholder);
+    if (dynamic && !op.dynamic_shape_attr.empty() && ptrs[0])  // reshape's element count
+      fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(),
+                        attrs.get_ints(op.dynamic_shape_attr), placeholder);
     return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;

@@ -285,3 +285,22 @@ CASES += [OpCase("atan2", np.arctan2, _draw((3, 4), (3, 4)), dtypes=UNSIGNED, id
           OpCase("squared_difference", lambda x, y: _quiet(np.square)(_quiet(np.subtract)(x, y)),
                  _draw((3, 4), (3, 4)), dtypes=EXT, id="ext"),
           OpCase("relu", lambda x: x.copy(), _draw((3, 4)), dtypes=("uint8",) + UNSIGNED, id="ext")]
+
+
+# Integer neg/invert/reciprocal (MindSpore's CPU kernels): neg and invert wrap as numpy's do;
+# reciprocal truncates 1/x and gives the type's minimum for 1/0 (0 for unsigned types).
+def _small_ints(rng, dt):
+    low = 0 if np.dtype(dt).kind == "u" else -3
+    return [rng.integers(low, 4, size=(3, 5)).astype(dt)]
+
+
+def _int_reciprocal(x):
+    with np.errstate(all="ignore"):
+        q = np.trunc(1.0 / x.astype(np.float64))
+    return np.where(x == 0, np.iinfo(x.dtype).min, q).astype(x.dtype)
+
+
+CASES += [OpCase("neg", _quiet(np.negative), _small_ints, dtypes=("uint8",) + UNSIGNED, id="uint"),
+          OpCase("invert", np.invert, _small_ints, dtypes=UNSIGNED, id="uint"),
+          OpCase("reciprocal", _int_reciprocal, _small_ints,
+                 dtypes=("int8", "int16", "int32", "int64", "uint8") + UNSIGNED, id="int")]

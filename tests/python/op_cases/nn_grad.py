@@ -202,7 +202,11 @@ CASES = [
     _bwd_in((1, 3, 11, 10), (2, 3, 3, 3), dilation=2, pad_mode="pad", pad=(1, 2), id="dilation"),
     _bwd_in((2, 6, 7, 7), (4, 3, 3, 3), groups=2, pad_mode="same", id="groups"),
     _bwd_in((0, 3, 5, 5), (4, 3, 3, 3), id="empty"),
-    _bwd_in((4, 16, 28, 28), (32, 16, 3, 3), pad_mode="pad", pad=1, id="large"),
+    # batch 4, 16 channels, 3x3: the training Winograd F(4x4, 3x3) runs it, whose transforms round
+    # at about 1e-5 of the largest output (|dx| up to ~24 here), so the bound is absolute
+    OpCase("conv2d_backprop_input", conv2d_backprop_input_ref,
+           _conv_bwd_gen((4, 16, 28, 28), (32, 16, 3, 3), "input", pad_mode="pad", pad=1),
+           attrs=dict(input_size=(4, 16, 28, 28), pad_mode="pad", pad=1), id="large", rtol=1e-4, atol=1e-3),
     _bwd_w((2, 3, 7, 8), (4, 3, 3, 3)),
     _bwd_w((1, 2, 9, 10), (3, 2, 3, 2), stride=2, pad_mode="same", id="same_stride2"),
     _bwd_w((2, 2, 9, 9), (3, 2, 3, 3), pad_mode="pad", pad=(1, 2, 0, 3), stride=(2, 1), id="pad4"),

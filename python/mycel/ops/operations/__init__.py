@@ -93,10 +93,14 @@ def _check_strategy(prim, arg, strategy):
 
 
 __all__ = []
+# Each registry op's generated class by class name, as generated: where MindSpore's primitive of
+# that name differs (P.ScatterAdd updates its Parameter in place, P.Pad takes pairs), P holds
+# MindSpore's and this keeps the registry op's own (the op tables test the registry op).
+_REGISTRY_CLASSES = {}
 for _name, _handle in _mycel.op_handles.items():
     _cls = type(_handle.class_name, (Primitive,), {
         "_handle": _handle, "__doc__": docstring(_handle, primitive=True), "__module__": __name__})
-    globals()[_handle.class_name] = _cls
+    globals()[_handle.class_name] = _REGISTRY_CLASSES[_handle.class_name] = _cls
     __all__.append(_handle.class_name)
 
 # Argmax/Argmin take MindSpore's output_type: arg_ops.py.

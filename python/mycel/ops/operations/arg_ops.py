@@ -2,6 +2,8 @@
 indices; another output_type is a cast of them, in both modes (graph mode parses
 `_mycel_graph_function`, the registry op followed by the cast). P.Pad with MindSpore's paddings,
 one (before, after) pair per dimension (the registry op takes them flat)."""
+import inspect
+
 from mycel import _mycel
 from mycel.common.dtype import int32, int64
 
@@ -45,9 +47,10 @@ def with_paired_paddings(base):
     dimension order; the registry attribute is the same numbers flat (a flat tuple is kept)."""
 
     class PadWithPairs(base):
-        __signature__ = None  # inspect reads __init__
+        # the generated class's signature (paddings, mode, value): pairs are another spelling of
+        # the same attribute, and mode/value stay Mycel's extension
 
-        def __init__(self, paddings):
+        def __init__(self, paddings, mode="constant", value=0.0):
             if not isinstance(paddings, (tuple, list)):
                 raise TypeError(f"Pad: paddings must be a tuple of (before, after) pairs, got {paddings!r}")
             flat = []
@@ -58,7 +61,7 @@ def with_paired_paddings(base):
                     flat.extend(p)
                 else:
                     flat.append(p)
-            super().__init__(paddings=tuple(flat))
+            super().__init__(paddings=tuple(flat), mode=mode, value=value)
             self.paddings = paddings
 
     PadWithPairs.__name__ = PadWithPairs.__qualname__ = base.__name__
@@ -73,14 +76,18 @@ def with_keep_dims_first(base):
     registry's attributes stay available by keyword (`ReduceSum(axis=0)`)."""
 
     class ReduceKeepDimsFirst(base):
-        __signature__ = None  # inspect reads __init__
-
         def __init__(self, keep_dims=False, **kwargs):
             if not isinstance(keep_dims, bool):
                 raise TypeError(f"{base.__name__}: keep_dims must be a bool, got {keep_dims!r}")
             super().__init__(keep_dims=keep_dims, **kwargs)
             self.keep_dims = keep_dims
 
+    # The registry's attributes, keep_dims first (MindSpore's positional argument), the rest by
+    # keyword: (keep_dims: bool = False, *, axis: tuple = ()).
+    params = inspect.signature(base).parameters
+    ReduceKeepDimsFirst.__signature__ = inspect.Signature(
+        [params["keep_dims"]] + [p.replace(kind=p.KEYWORD_ONLY) for n, p in params.items() if n != "keep_dims"])
+    ReduceKeepDimsFirst._positional = ("keep_dims",)  # MindSpore's order, not the registry's
     ReduceKeepDimsFirst.__name__ = ReduceKeepDimsFirst.__qualname__ = base.__name__
     ReduceKeepDimsFirst.__module__ = "mycel.ops.operations"
     ReduceKeepDimsFirst.__doc__ = base.__doc__
