@@ -480,7 +480,13 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     std::memset(out.data(), 0, out.nbytes());
     return;
   }
-  const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
+  // oneDNN 2.6's bf16/f16 backward-weights kernel (jit_bf16:avx512_core_bf16) splits the batch
+  // across threads and joins them with spin barriers: on 2 cores it ran 4-6x slower on two threads
+  // than on one (bench/harness, ResNet-18 bf16 O2: 9.1 s of backward-weights per step against
+  // 1.3 s on one thread; alone, 64->128 3x3 s2 at 32x32, batch 32: 116 ms vs 18 ms), while its
+  // float32 twin and the bf16 forward/backward-data kernels scale. Work 0: always one thread.
+  const bool low_precision_filter = weights && out.dtype() != DType::float32;
+  const SerialScope threads(low_precision_filter ? 0 : dy.numel() * (g.c / g.groups) * g.kh * g.kw);
   // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
   if (weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
     const size_t bytes = sizeof(float) * static_cast<size_t>(conv2d_direct_bwd_filter_scratch(g));
