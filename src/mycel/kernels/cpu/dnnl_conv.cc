@@ -507,9 +507,9 @@ std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeo
   WindowGeom part = g;
   part.n = g.n / t;
   const SerialScope one(0);  // the primitives are built (and keyed) for one thread
-  const std::string k = key("conv2d_bwd_w_split", dtype_name(dtype), part.n, part.c, part.h,
-                            part.w, part.oc, part.kh, part.kw, part.sh, part.sw, part.dh, part.dw,
-                            part.pt, part.pb, part.pl, part.pr, part.groups);
+  const std::string k = key("conv2d_bwd_w_split", dtype_name(dtype), part.n, part.c, part.h, part.w,
+                            part.oc, part.kh, part.kw, part.sh, part.sw, part.dh, part.dw, part.pt,
+                            part.pb, part.pl, part.pr, part.groups);
   auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(dtype, part, true, true); });
   for (int i = 0; i < t && e->ok; ++i)
     s->parts.push_back(prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS));
