@@ -67,11 +67,17 @@ def matmul_peak(worker, info, n=2048):
 
 
 def markdown(result):
-    """The bf16 section of docs/performance.md."""
-    m, rs = result["machine"], result.get("bf16", [])
+    """The bf16 section of docs/performance.md. Its rows may come from another machine than the
+    float32 ones (bf16_machine/bf16_date: a CPU with AVX512-BF16, merged into the results JSON)."""
+    m, rs = result.get("bf16_machine", result["machine"]), result.get("bf16", [])
     if not rs and "bf16_peak_gflops" not in m:
         return []
     out = ["", "## Training steps, bf16 O2 (fixed batch, momentum SGD, float32 master weights)", ""]
+    if "bf16_machine" in result:
+        out += [f"Measured {result['bf16_date']} on {m.get('cpu', '?')}, {m['cores']} cores (AVX-512: "
+                f"{'yes' if m['avx512f'] else 'no'}; bf16 hardware: {'yes' if m['bf16_hardware'] else 'no'}), "
+                f"float32 peak {m['fp32_peak_gflops']:.1f} GFLOP/s. {result.get('bf16_note', '')} "
+                f"Command: `{result.get('bf16_command', '')}`", ""]
     if "bf16_peak_gflops" in m:
         out.append(f"Measured bfloat16 peak (vdpbf16ps loop, bench/harness/bf16_peak.c, all cores): "
                    f"**{m['bf16_peak_gflops']:.1f} GFLOP/s** ({m['bf16_peak_gflops_1thread']:.1f} on one "
@@ -88,6 +94,22 @@ def markdown(result):
             f"within {BF16_LOSS_RTOL} relative (bfloat16's precision). Rows alternate the three "
             "A B C; figures as above. % of peak: PyTorch's FLOP count of the step over Mycel's "
             "step time, against the bfloat16 peak.", "",
+            "How the step runs: convs and matmuls are oneDNN's native bf16 primitives "
+            "(`ONEDNN_VERBOSE=1`: `brgconv:avx512_core_bf16` forward, `jit_bf16:avx512_core_bf16` "
+            "backward, `brg:avx512_core_bf16` matmul). The bf16 weight gradient does not use oneDNN's "
+            "threading: its jit_bf16 backward-weights kernel joins its threads with spin barriers and "
+            "ran 4-6x slower on two threads than on one whenever another job held a core; each "
+            "thread instead runs a one-thread primitive on its share of the batch into a float32 "
+            "partial, added and rounded once (`dnnl_conv.cc`, ConvBwdSplitPrepared). Master weights "
+            "are cast to bf16 once per step per read, batch norm runs in float32 on float32 "
+            "statistics, so each batch norm adds 4 casts of its activation per step (about 8% of "
+            "ResNet-18's op time).",
+            "",
+            "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "
+            "rate (Zen 4 runs AVX-512 as two 256-bit halves, so float32 AVX-512 is no faster than "
+            "AVX2), so a bf16 step is at most ~2x a float32 step that runs at the same fraction of "
+            "peak; \"3x PyTorch float32 eager\" needs PyTorch's float32 step below 2/3 of Mycel's "
+            "fraction of the bf16 peak.", "",
             "| workload | batch | policy | threads mycel/torch | Mycel O2 ms | PyTorch f32 eager ms | "
             "PyTorch autocast bf16 ms | vs f32 eager | vs autocast | Mycel % of bf16 peak | "
             "loss diff f32/autocast | Mycel compile s |",

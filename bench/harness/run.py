@@ -15,6 +15,12 @@ The inference rows (`--only infer`, or one of their names) time a batch-1 forwar
 Mycel in graph mode, PyTorch under torch.no_grad() (its eager column) and torch.inference_mode(),
 from the same weights and batch-norm statistics; the outputs must agree before timing.
 
+The bf16 O2 rows (bench/harness/bf16.py; `--only bf16` for all four, or `resnet18_bf16` ...;
+resnet18_bf16 and transformer_bf16 run by default where /proc/cpuinfo lists avx512_bf16 or
+amx_bf16) time Mycel's amp O2 step against PyTorch float32 eager and PyTorch autocast bf16; there
+the bf16 peak (bench/harness/bf16_peak.c) and Mycel's bf16 matmul are measured beside the float32
+peak.
+
 --passive adds, for both frameworks, rows run with OMP_WAIT_POLICY=PASSIVE (the default rows run
 with the variable removed from the environment). PyTorch is a peer for benchmarks only; without
 it the Mycel rows are still measured, with no agreement check.
