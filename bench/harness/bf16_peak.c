@@ -20,7 +20,7 @@ static double loop(float seed) {
     for (int i = 0; i < ACC; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, a);
   __m512 s = acc[0];
   for (int i = 1; i < ACC; ++i) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);  /* used, so the loop is not removed */
+  return _mm512_reduce_add_ps(s); /* used, so the loop is not removed */
 }
 
 int main(void) {
