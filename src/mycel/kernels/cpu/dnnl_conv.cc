@@ -491,6 +491,9 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   int threads = 0;
   WindowGeom g;
   std::vector<std::unique_ptr<ConvBwdPrepared>> parts;  // one per thread, one shared entry
+  // No parts (oneDNN has no bf16 kernel here, e.g. AVX2 only): the common path's state, kept
+  // here so that the instruction's slot does not swap between the two each launch.
+  std::unique_ptr<KernelPrepared> fallback;
 };
 
 // The threads the split uses: the pool, bounded by the batch, which they must share evenly.
@@ -573,9 +576,10 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     return;
   }
   const int64_t work = dy.numel() * (g.c / g.groups) * g.kh * g.kw;
+  std::unique_ptr<ConvBwdSplitPrepared> split_local;
   if (weights && out.dtype() != DType::float32 && work >= serial_work_threshold()) {
     // bf16/f16 weight gradient: see ConvBwdSplitPrepared (one thread: one split part)
-    std::unique_ptr<ConvBwdSplitPrepared> local;
+    std::unique_ptr<ConvBwdSplitPrepared>& local = split_local;
     const int t = split_threads(g);
     ConvBwdSplitPrepared& s = prepared_state<ConvBwdSplitPrepared>(
         slot, local,
@@ -585,6 +589,7 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
         },
         [&] { return prepare_split(out.dtype(), g, t); });
     if (!s.parts.empty()) return run_bwd_filter_split(s, dy, other, out);
+    slot = &s.fallback;
   }
   const SerialScope threads(work);
   // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
