@@ -17,6 +17,13 @@ STEPS = {
     "resnet18": ((3, 32, 32), 32, "images/s"),
     "transformer": ((128, 128), 16, "samples/s"),
 }
+# bf16 O2 training rows (`--only` names): the float32 workload of the same name, Mycel with
+# amp level O2 (bfloat16 compute, float32 master weights) against PyTorch float32 eager and
+# PyTorch autocast bfloat16.
+BF16_STEPS = {f"{name}_bf16": name for name in ("lenet5", "mlp", "resnet18", "transformer")}
+# Agreement of the first losses in bfloat16 (8-bit mantissa: ~0.4% per rounding, accumulated over
+# the layers and 3 steps): relative to the loss.
+BF16_LOSS_RTOL = 3e-2
 # Batch-1 inference (eval mode, random batch-norm statistics so that folding them matters):
 # name: (input shape with the batch, model)
 INFER = {

@@ -15,6 +15,12 @@ The inference rows (`--only infer`, or one of their names) time a batch-1 forwar
 Mycel in graph mode, PyTorch under torch.no_grad() (its eager column) and torch.inference_mode(),
 from the same weights and batch-norm statistics; the outputs must agree before timing.
 
+The bf16 O2 rows (bench/harness/bf16.py; `--only bf16` for all four, or `resnet18_bf16` ...;
+resnet18_bf16 and transformer_bf16 run by default where /proc/cpuinfo lists avx512_bf16 or
+amx_bf16) time Mycel's amp O2 step against PyTorch float32 eager and PyTorch autocast bf16; there
+the bf16 peak (bench/harness/bf16_peak.c) and Mycel's bf16 matmul are measured beside the float32
+peak.
+
 --passive adds, for both frameworks, rows run with OMP_WAIT_POLICY=PASSIVE (the default rows run
 with the variable removed from the environment). PyTorch is a peer for benchmarks only; without
 it the Mycel rows are still measured, with no agreement check.
@@ -32,7 +38,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import INFER, INFER_RTOL, ROOT, STEPS  # noqa: E402
+from common import BF16_STEPS, INFER, INFER_RTOL, ROOT, STEPS  # noqa: E402
+import bf16  # noqa: E402
 
 PY = sys.executable
 LOSS_RTOL, LOSS_ATOL = 1e-3, 1e-4  # agreement of the first losses, Mycel vs PyTorch (float32)
@@ -56,6 +63,10 @@ def have_torch():
     return subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode == 0
 
 
+def machine_has_bf16():
+    return any(f in flags_of_cpu() for f in (" avx512_bf16", " amx_bf16"))
+
+
 def machine():
     """CPU model, cores, flags that matter, and the measured FMA peak."""
     info = {"python": platform.python_version(), "cores": len(os.sched_getaffinity(0))}
@@ -72,6 +83,8 @@ def machine():
     info["avx512f"] = " avx512f" in flags
     info["bf16_hardware"] = any(f in flags for f in (" avx512_bf16", " amx_bf16"))
     measure_peak(info)
+    if info["bf16_hardware"]:
+        bf16.matmul_peak(worker, info)
     return info
 
 
@@ -88,6 +101,24 @@ def measure_peak(info):
     info["fp32_peak_gflops"] = max([r["fp32_gflops"] for r in runs] + [info.get("fp32_peak_gflops", 0)])
     info["fp32_peak_gflops_1thread"] = max([r["fp32_gflops_1thread"] for r in runs]
                                            + [info.get("fp32_peak_gflops_1thread", 0)])
+    if " avx512_bf16" in flags_of_cpu():  # the vdpbf16ps loop: needs the instruction, and gcc >= 10
+        with tempfile.TemporaryDirectory() as d:
+            exe = os.path.join(d, "bf16_peak")
+            subprocess.run([cc, "-O3", "-mavx512f", "-mavx512bf16", "-fopenmp",
+                            os.path.join(HERE, "bf16_peak.c"), "-o", exe], check=True)
+            runs = [json.loads(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
+                    for _ in range(3)]
+        for key in ("bf16_gflops", "bf16_gflops_1thread"):
+            info[key.replace("gflops", "peak_gflops")] = max([r[key] for r in runs]
+                                                             + [info.get(key.replace("gflops", "peak_gflops"), 0)])
+
+
+def flags_of_cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return ""
 
 
 def check_agreement(name, mine, theirs):
@@ -223,7 +254,8 @@ def markdown(result):
            f"Measured float32 peak (FMA loop, all cores): **{peak:.1f} GFLOP/s** "
            f"({m['fp32_peak_gflops_1thread']:.1f} on one core; best of the runs at the start and the end, "
            "so a loaded machine lowers it and raises the fractions of peak). bfloat16 peak: "
-           + ("see the bf16 rows." if m["bf16_hardware"] else
+           + (f"{m['bf16_peak_gflops']:.1f} GFLOP/s (see the bf16 section)." if "bf16_peak_gflops" in m else
+              "see the bf16 section." if m["bf16_hardware"] else
               "not measurable on this CPU (no AVX512-BF16 or AMX: oneDNN emulates bfloat16)."), "",
            "Each framework runs alone in a fresh process with its own default thread settings (the "
            "thread counts below are read back from each framework); `passive` rows set "
@@ -247,6 +279,7 @@ def markdown(result):
                    f"{th['median_s'] / my['median_s']:.2f}x | {frac} | "
                    f"{r.get('loss_max_rel_diff', float('nan')):.1e} | {my['compile_s']:.2f} |" if th else
                    f"| {r['workload']} | {r['batch']} | {r['policy']} | {my['threads']['num_threads']}/- | {rng(my)} | - | - | {frac} | - | {my['compile_s']:.2f} |")
+    out += bf16.markdown(result)
     if result.get("infer"):
         out += ["", "## Batch-1 inference (eval mode, float32)", "",
                 "Mycel: `net.set_train(False)`, graph mode, one call per forward (`net(x).asnumpy()`). "
@@ -319,7 +352,8 @@ def main(argv=None):
     ap.add_argument("--passive-only", action="store_true",
                     help="only OMP_WAIT_POLICY=PASSIVE rows (a loaded machine: spinning threads that "
                          "lose their core make the default rows measure the scheduler)")
-    ap.add_argument("--only", action="append", choices=sorted(STEPS) + ["epoch", "infer"] + sorted(INFER))
+    ap.add_argument("--only", action="append",
+                    choices=sorted(STEPS) + ["bf16"] + sorted(BF16_STEPS) + ["epoch", "infer"] + sorted(INFER))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=int, default=30)
@@ -343,9 +377,12 @@ def main(argv=None):
     rounds, warmup, steps = (1, 3, 10) if args.quick else (args.rounds, args.warmup, args.steps)
     policies = ["passive"] if args.passive_only else ["default"] + (["passive"] if args.passive else [])
     torch_ok = have_torch()
-    selected = args.only or sorted(STEPS) + ["epoch", "infer"]
+    bf16_default = ["resnet18_bf16", "transformer_bf16"] if machine_has_bf16() else []
+    selected = args.only or sorted(STEPS) + bf16_default + ["epoch", "infer"]
     if "infer" in selected:
         selected = [n for n in selected if n != "infer"] + sorted(INFER)
+    if "bf16" in selected:
+        selected = [n for n in selected if n != "bf16"] + sorted(BF16_STEPS)
     result = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "command": " ".join(["bench/harness/run.py"] + (argv if argv is not None else sys.argv[1:])),
               "rounds": rounds, "warmup": warmup, "steps": steps, "note": args.note}
@@ -357,6 +394,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         result["steps"] = step_rows([n for n in selected if n in STEPS], policies, rounds, warmup, steps,
                                     torch_ok, tmp)
+        result["bf16"] = bf16.rows(worker, [n for n in selected if n in BF16_STEPS], policies, rounds, warmup,
+                                   steps, torch_ok, tmp)
         infer_warmup, infer_iters = (5, 50) if args.quick else (args.infer_warmup, args.infer_iters)
         result["infer"] = infer_rows([n for n in selected if n in INFER], policies, rounds, infer_warmup,
                                      infer_iters, torch_ok, tmp)

@@ -1,11 +1,12 @@
 """Harness worker for Mycel: one workload in this process, with Mycel's default thread settings
 (nothing set here), printing one JSON line (bench/harness/common.report).
 
-    worker_mycel.py step <workload> <init.npz> <warmup> <steps>
+    worker_mycel.py step <workload> <init.npz> <warmup> <steps> [amp_level]  # O2: bf16 rows
     worker_mycel.py epoch <init.npz> [sink_size [batches]]  # Model.train, one Fashion-MNIST epoch
     worker_mycel.py init <workload> <out.npz>         # the shared weights and batch
     worker_mycel.py infer <workload> <init.npz> <warmup> <iters>  # batch-1 eval forward, graph mode
     worker_mycel.py init_infer <workload> <out.npz>   # weights, batch-norm statistics and input
+    worker_mycel.py matmul <n> <float32|bfloat16>     # ops.matmul n^3 GFLOP/s (the dtype's peak)
 """
 import os
 import sys
@@ -70,22 +71,26 @@ def load(path):
     return d["x"], d["y"], params
 
 
-def train_step(net, params):
+def train_step(net, params, amp_level="O0"):
     for p, a in zip(net.trainable_params(), params):
         if tuple(p.shape) != a.shape:
             raise RuntimeError(f"weight {p.name}: shape {tuple(p.shape)} vs shared {a.shape}")
         p.set_data(Tensor(a))
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    if amp_level == "O0":
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    else:  # bfloat16 compute, float32 master weights (the optimizer holds the float32 Parameters)
+        from mycel import amp
+        step = amp.build_train_network(net, opt, loss, level=amp_level)
     step.set_train(True)
     return step
 
 
-def step_run(name, path, warmup, steps):
+def step_run(name, path, warmup, steps, amp_level="O0"):
     mycel.set_context(mode=mycel.GRAPH_MODE)
     x, y, params = load(path)
-    step = train_step(make_net(name), params)
+    step = train_step(make_net(name), params, amp_level)
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
     t = time.perf_counter()
     losses = [float(step(xt, yt).asnumpy())]  # compiles
@@ -100,7 +105,7 @@ def step_run(name, path, warmup, steps):
         if i >= CHECK_STEPS - 1 + warmup:
             times.append(dt)
     tm = timing(times)
-    report({"framework": "mycel", "workload": name, "losses": losses, "threads": threads(),
+    report({"framework": "mycel", "workload": name, "amp_level": amp_level, "losses": losses, "threads": threads(),
             "compile_s": max(first - tm["median_s"], 0.0), **tm})
 
 
@@ -225,16 +230,35 @@ def infer_run(workload, path, warmup, iters):
             "threads": threads(), "compile_s": max(first - tm["median_s"], 0.0), **tm})
 
 
+def matmul_run(n, dtype):
+    """GFLOP/s of an n x n x n matmul on tensors of `dtype`, through Mycel's ops (oneDNN's
+    primitive of that dtype): the best of 10 calls after 2 warm-up ones."""
+    rng = np.random.default_rng(0)
+    a, b = (Tensor(rng.standard_normal((n, n)).astype(np.float32)).astype(getattr(mycel, dtype))
+            for _ in range(2))
+    times = []
+    for i in range(12):
+        t = time.perf_counter()
+        mycel.ops.matmul(a, b).asnumpy()
+        if i >= 2:
+            times.append(time.perf_counter() - t)
+    report({"framework": "mycel", "workload": f"matmul{n}", "dtype": dtype, "threads": threads(),
+            "gflops": 2.0 * n ** 3 / min(times) / 1e9, **timing(times)})
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "init":
         init(sys.argv[2], sys.argv[3])
     elif cmd == "step":
-        step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
+                 sys.argv[6] if len(sys.argv) > 6 else "O0")
     elif cmd == "init_infer":
         init_infer(sys.argv[2], sys.argv[3])
     elif cmd == "infer":
         infer_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "matmul":
+        matmul_run(int(sys.argv[2]), sys.argv[3])
     elif cmd == "epoch":
         epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else -1,
                   int(sys.argv[4]) if len(sys.argv) > 4 else 0, int(sys.argv[5]) if len(sys.argv) > 5 else 0)

@@ -1,7 +1,7 @@
 """Harness worker for PyTorch (eager, CPU): one workload in this process, with PyTorch's default
 thread settings (nothing set here), printing one JSON line. PyTorch is a benchmark peer only.
 
-    worker_torch.py step <workload> <init.npz> <warmup> <steps>
+    worker_torch.py step <workload> <init.npz> <warmup> <steps> [fp32|autocast]  # autocast: bf16
     worker_torch.py epoch <init.npz> [batches]   # a plain loop over in-memory Fashion-MNIST tensors
     worker_torch.py infer <workload> <init.npz> <warmup> <iters> <no_grad|inference_mode>
 """
@@ -59,14 +59,18 @@ def flops_of_step(net, opt, loss_fn, x, y):
     return counter.get_total_flops()
 
 
-def step_run(name, path, warmup, steps):
+def step_run(name, path, warmup, steps, mode="fp32"):
+    """mode "autocast": the forward under torch.autocast("cpu", torch.bfloat16) (PyTorch's mixed
+    precision: bf16 matmul/conv, float32 weights and optimizer), the peer of Mycel's O2."""
     x, y, params = load(path)
     net, opt, loss_fn = setup(name, params)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    autocast = mode == "autocast"
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(net(xt), yt)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = loss_fn(net(xt), yt)
         loss.backward()
         opt.step()
         return loss.item()
@@ -81,8 +85,8 @@ def step_run(name, path, warmup, steps):
         elif i >= CHECK_STEPS + warmup:
             times.append(dt)
     flops = flops_of_step(*setup(name, params), xt, yt)
-    report({"framework": "torch", "version": torch.__version__, "workload": name, "losses": losses,
-            "threads": threads(), "flops_per_step": flops, **timing(times)})
+    report({"framework": "torch", "version": torch.__version__, "workload": name, "mode": mode,
+            "losses": losses, "threads": threads(), "flops_per_step": flops, **timing(times)})
 
 
 def epoch_run(path, limit=0):
@@ -144,7 +148,8 @@ def infer_run(workload, path, warmup, iters, mode):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "step":
-        step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        step_run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
+                 sys.argv[6] if len(sys.argv) > 6 else "fp32")
     elif cmd == "epoch":
         epoch_run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     elif cmd == "infer":

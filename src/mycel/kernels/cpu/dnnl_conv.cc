@@ -1,10 +1,13 @@
 // conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
 // picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
+#include <algorithm>
 #include <cstring>
+#include <exception>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
@@ -413,9 +416,14 @@ ConvDescs conv_descs(DType dtype, const WindowGeom& g) {
 }
 
 // Backward data (weights == false: dx from dy and w) or backward weights (dw from dy and x).
-std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool weights) {
+// f32_dw: the weight gradient in float32 (a bf16/f16 conv's partial sums, added before rounding).
+std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool weights,
+                                        bool f32_dw = false) {
   auto e = std::make_shared<ConvBwdEntry>();
   const ConvDescs d = conv_descs(dtype, g);
+  // the forward hint keeps the conv's own weight dtype (oneDNN has no bf16 x f32 forward)
+  const memory::desc dw_any =
+      f32_dw ? memory::desc(d.wei_any.dims(), memory::data_type::f32, tag::any) : d.wei_any;
   try {
     const auto alg = dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::primitive_desc hint(
@@ -424,7 +432,7 @@ std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool w
         default_attr(), engine());
     if (weights) {
       dnnl::convolution_backward_weights::primitive_desc pd(
-          dnnl::convolution_backward_weights::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides,
+          dnnl::convolution_backward_weights::desc(alg, d.src_any, dw_any, d.dst_any, d.strides,
                                                    d.dil, d.pad_l, d.pad_r),
           default_attr(), engine(), hint);
       e->pd = pd;
@@ -504,6 +512,93 @@ void run_bwd(ConvBwdPrepared& p, const Tensor& dy, const Tensor& other, Tensor& 
   stream().wait();
 }
 
+// A bf16/f16 weight gradient over T threads without oneDNN's barriers: oneDNN 2.6's
+// jit_bf16:avx512_core_bf16 backward-weights kernel splits the batch across threads and joins
+// them with spin barriers, which on 2 cores ran 4-6x slower on two threads than on one whenever
+// a thread lost its core (ResNet-18 bf16 O2 step: 9.1 s of backward-weights against 1.3 s on
+// one thread; alone, 64->128 3x3 s2 at 32x32, batch 32: 116 ms vs 18 ms), while on an idle
+// machine two threads won. So each thread runs a one-thread primitive on its share of the batch
+// into its own float32 partial, and the partials are added and rounded once.
+struct ConvBwdSplitPrepared : KernelPrepared {
+  int threads = 0;
+  WindowGeom g;
+  std::vector<std::unique_ptr<ConvBwdPrepared>> parts;  // one per thread, one shared entry
+  // No parts (oneDNN has no bf16 kernel here, e.g. AVX2 only): the common path's state, kept
+  // here so that the instruction's slot does not swap between the two each launch.
+  std::unique_ptr<KernelPrepared> fallback;
+};
+
+// The threads the split uses: the pool, bounded by the batch, which they must share evenly.
+int split_threads(const WindowGeom& g) {
+  int t = std::min<int64_t>(num_threads(), g.n);
+  while (t > 1 && g.n % t != 0) --t;
+  return t;
+}
+
+std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeom& g, int t) {
+  auto s = std::make_unique<ConvBwdSplitPrepared>();
+  s->threads = num_threads();
+  s->g = g;
+  WindowGeom part = g;
+  part.n = g.n / t;
+  const SerialScope one(0);  // the primitives are built (and keyed) for one thread
+  const std::string k = key("conv2d_bwd_w_split", dtype_name(dtype), part.n, part.c, part.h, part.w,
+                            part.oc, part.kh, part.kw, part.sh, part.sw, part.dh, part.dw, part.pt,
+                            part.pb, part.pl, part.pr, part.groups);
+  auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(dtype, part, true, true); });
+  for (int i = 0; i < t && e->ok; ++i)
+    s->parts.push_back(prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS));
+  return s;
+}
+
+// Moves `data` into r's layout (staging buffer `slot` of this thread) when r is a reorder.
+const void* stage_ptr(PreparedReorder& r, const void* data, size_t bytes, int slot) {
+  if (!r.exec.defined()) return data;
+  void* buf = staging_data(slot, bytes);
+  r.exec.set(r.in, data);
+  r.exec.set(r.out, buf);
+  r.exec.run();
+  return buf;
+}
+
+void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tensor& x, Tensor& dw) {
+  const int t = static_cast<int>(s.parts.size());
+  const ConvBwdEntry& e = *s.parts[0]->e;
+  const size_t dy_part = dy.nbytes() / t, x_part = x.nbytes() / t;
+  const size_t dw_bytes = e.out.from.get_size();  // float32, the primitive's layout
+  std::vector<float*> partial(t, nullptr);
+  std::vector<std::exception_ptr> failed(t);
+#pragma omp parallel num_threads(t)
+  {
+    const int i = omp_get_thread_num();
+    try {
+      ConvBwdPrepared& p = *s.parts[i];
+      p.exec.set(p.a_dy, stage_ptr(p.dy, static_cast<const char*>(dy.data()) + i * dy_part,
+                                   e.dy.to.get_size(), 0));
+      p.exec.set(p.a_other, stage_ptr(p.other, static_cast<const char*>(x.data()) + i * x_part,
+                                      e.other.to.get_size(), 1));
+      partial[i] = static_cast<float*>(staging_data(2, dw_bytes));
+      p.exec.set(p.a_out, partial[i]);
+      p.exec.run();
+      stream().wait();
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  }
+  for (auto& f : failed)
+    if (f) std::rethrow_exception(f);
+  const int64_t n = static_cast<int64_t>(dw_bytes / sizeof(float));
+  parallel_for(n, t, [&](int64_t b, int64_t end) {
+    for (int j = 1; j < t; ++j)
+      for (int64_t k = b; k < end; ++k) partial[0][k] += partial[j][k];
+  });
+  PreparedReorder& out = s.parts[0]->out;  // float32 partial sum -> the user's dtype and layout
+  out.exec.set(out.in, partial[0]);
+  out.exec.set(out.out, dw.data());
+  out.exec.run();
+  stream().wait();
+}
+
 // Shared driver of both backward kernels: empty shapes, the cache, and the float32 fallbacks.
 void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const WindowGeom& g,
                      bool weights, std::unique_ptr<KernelPrepared>* slot) {
@@ -512,7 +607,23 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
     std::memset(out.data(), 0, out.nbytes());
     return;
   }
-  const SerialScope threads(dy.numel() * (g.c / g.groups) * g.kh * g.kw);
+  const int64_t work = dy.numel() * (g.c / g.groups) * g.kh * g.kw;
+  std::unique_ptr<ConvBwdSplitPrepared> split_local;
+  if (weights && out.dtype() != DType::float32 && work >= serial_work_threshold()) {
+    // bf16/f16 weight gradient: see ConvBwdSplitPrepared (one thread: one split part)
+    std::unique_ptr<ConvBwdSplitPrepared>& local = split_local;
+    const int t = split_threads(g);
+    ConvBwdSplitPrepared& s = prepared_state<ConvBwdSplitPrepared>(
+        slot, local,
+        [&](const ConvBwdSplitPrepared& q) {
+          return q.threads == num_threads() && same_geom(q.g, g) &&
+                 static_cast<int>(q.parts.size()) == t;
+        },
+        [&] { return prepare_split(out.dtype(), g, t); });
+    if (!s.parts.empty()) return run_bwd_filter_split(s, dy, other, out);
+    slot = &s.fallback;
+  }
+  const SerialScope threads(work);
   // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
   if (weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
     const size_t bytes = sizeof(float) * static_cast<size_t>(conv2d_direct_bwd_filter_scratch(g));

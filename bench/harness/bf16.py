@@ -1,0 +1,130 @@
+"""The harness's bf16 O2 training rows (issue 19: "bf16 O2: ResNet-18 and the transformer >= 3x
+PyTorch float32 eager and >= 2x PyTorch autocast bf16, at equal accuracy"): Mycel's
+`amp.build_train_network(net, opt, loss, level="O2")` in graph mode (bfloat16 compute, float32
+master weights, batch-norm/softmax/loss in float32) against PyTorch float32 eager and PyTorch's
+forward under `torch.autocast("cpu", dtype=torch.bfloat16)`, same weights and batch, a fresh
+process per run, A B C A B C. Before timing, Mycel's first losses must agree with both PyTorch
+runs within bfloat16's tolerance (common.BF16_LOSS_RTOL). Also the bf16 matmul peak through
+Mycel's ops (oneDNN's bf16 primitive on bf16 tensors), beside the float32 one."""
+import statistics
+
+from common import BF16_LOSS_RTOL, BF16_STEPS, STEPS
+
+VARIANTS = (("mycel", "O2"), ("torch", "fp32"), ("torch_autocast", "autocast"))
+
+
+def loss_diff(name, mine, theirs, what):
+    """The largest relative difference of the first losses; raises past the bf16 tolerance."""
+    worst = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(mine, theirs))
+    if worst > BF16_LOSS_RTOL:
+        raise AssertionError(f"{name}: Mycel O2's losses {mine} differ from {what}'s {theirs} "
+                             f"(relative {worst:.2e} > {BF16_LOSS_RTOL})")
+    return worst
+
+
+def rows(worker, names, policies, rounds, warmup, steps, torch_ok, tmp):
+    """The bf16 rows of `names` (keys of BF16_STEPS); worker(framework, args, policy) runs one
+    process and returns its JSON."""
+    out = []
+    for name in names:
+        base = BF16_STEPS[name]
+        init = f"{tmp}/{base}.npz"
+        worker("mycel", ["init", base, init], "default")
+        variants = VARIANTS if torch_ok else VARIANTS[:1]
+        for policy in policies:
+            row = {"workload": name, "base": base, "policy": policy, "batch": STEPS[base][1],
+                   "unit": STEPS[base][2]}
+            runs = {k: [] for k, _ in variants}
+            for r in range(rounds):
+                for key, mode in variants:
+                    res = worker(key.split("_")[0], ["step", base, init, warmup, steps, mode], policy)
+                    runs[key].append(res)
+                    print(f"{name} [{policy}] round {r + 1} {key}: median step {res['median_s'] * 1e3:.2f} ms "
+                          f"(threads {res['threads']['num_threads']})", flush=True)
+                if torch_ok:  # every round's losses, not only the first
+                    mine = runs["mycel"][-1]["losses"]
+                    row["loss_rel_diff_fp32"] = max(row.get("loss_rel_diff_fp32", 0.0), loss_diff(
+                        name, mine, runs["torch"][-1]["losses"], "PyTorch float32"))
+                    row["loss_rel_diff_autocast"] = max(row.get("loss_rel_diff_autocast", 0.0), loss_diff(
+                        name, mine, runs["torch_autocast"][-1]["losses"], "PyTorch autocast bf16"))
+                    row["flops_per_step"] = runs["torch"][-1]["flops_per_step"]
+            for key, rs in runs.items():
+                meds = [x["median_s"] for x in rs]
+                row[key] = {"median_s": statistics.median(meds), "run_medians_s": meds,
+                            "threads": rs[0]["threads"]}
+            row["mycel"]["compile_s"] = statistics.median(x["compile_s"] for x in runs["mycel"])
+            row["mycel"]["losses"] = runs["mycel"][0]["losses"]
+            out.append(row)
+    return out
+
+
+def matmul_peak(worker, info, n=2048):
+    """float32 and bfloat16 matmul n^3 through Mycel's ops (best GFLOP/s of the runs so far)."""
+    for dtype in ("float32", "bfloat16"):
+        res = worker("mycel", ["matmul", n, dtype], "default")
+        key = f"mycel_matmul_{dtype}_gflops"
+        info[key] = max(res["gflops"], info.get(key, 0.0))
+
+
+def markdown(result):
+    """The bf16 section of docs/performance.md. Its rows may come from another machine than the
+    float32 ones (bf16_machine/bf16_date: a CPU with AVX512-BF16, merged into the results JSON)."""
+    m, rs = result.get("bf16_machine", result["machine"]), result.get("bf16", [])
+    if not rs and "bf16_peak_gflops" not in m:
+        return []
+    out = ["", "## Training steps, bf16 O2 (fixed batch, momentum SGD, float32 master weights)", ""]
+    if "bf16_machine" in result:
+        out += [f"Measured {result['bf16_date']} on {m.get('cpu', '?')}, {m['cores']} cores (AVX-512: "
+                f"{'yes' if m['avx512f'] else 'no'}; bf16 hardware: {'yes' if m['bf16_hardware'] else 'no'}), "
+                f"float32 peak {m['fp32_peak_gflops']:.1f} GFLOP/s. {result.get('bf16_note', '')} "
+                f"Command: `{result.get('bf16_command', '')}`", ""]
+    if "bf16_peak_gflops" in m:
+        out.append(f"Measured bfloat16 peak (vdpbf16ps loop, bench/harness/bf16_peak.c, all cores): "
+                   f"**{m['bf16_peak_gflops']:.1f} GFLOP/s** ({m['bf16_peak_gflops_1thread']:.1f} on one "
+                   f"core), against {m['fp32_peak_gflops']:.1f} float32." +
+                   (f" Mycel's matmul 2048^3: {m['mycel_matmul_float32_gflops']:.1f} GFLOP/s float32, "
+                    f"{m['mycel_matmul_bfloat16_gflops']:.1f} bfloat16 (oneDNN's primitives)."
+                    if "mycel_matmul_bfloat16_gflops" in m else ""))
+        out.append("")
+    out += ["Mycel: `amp.build_train_network(net, opt, loss, level=\"O2\")`, graph mode (convs, "
+            "matmuls and activations in bfloat16; batch norm, softmax and the loss in float32; the "
+            "optimizer updates float32 weights). PyTorch: the float32 eager step (the same as the "
+            "float32 rows) and the forward under `torch.autocast(\"cpu\", dtype=torch.bfloat16)`. "
+            "Same weights and batch; before timing, Mycel's first 3 losses must agree with both "
+            f"within {BF16_LOSS_RTOL} relative (bfloat16's precision). Rows alternate the three "
+            "A B C; figures as above. % of peak: PyTorch's FLOP count of the step over Mycel's "
+            "step time, against the bfloat16 peak.", "",
+            "How the step runs: convs and matmuls are oneDNN's native bf16 primitives "
+            "(`ONEDNN_VERBOSE=1`: `brgconv:avx512_core_bf16` forward, `jit_bf16:avx512_core_bf16` "
+            "backward, `brg:avx512_core_bf16` matmul). The bf16 weight gradient does not use oneDNN's "
+            "threading: its jit_bf16 backward-weights kernel joins its threads with spin barriers and "
+            "ran 4-6x slower on two threads than on one whenever another job held a core; each "
+            "thread instead runs a one-thread primitive on its share of the batch into a float32 "
+            "partial, added and rounded once (`dnnl_conv.cc`, ConvBwdSplitPrepared). Master weights "
+            "are cast to bf16 once per step per read, batch norm runs in float32 on float32 "
+            "statistics, so each batch norm adds 4 casts of its activation per step (about 8% of "
+            "ResNet-18's op time).",
+            "",
+            "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "
+            "rate (Zen 4 runs AVX-512 as two 256-bit halves, so float32 AVX-512 is no faster than "
+            "AVX2), so a bf16 step is at most ~2x a float32 step that runs at the same fraction of "
+            "peak; \"3x PyTorch float32 eager\" needs PyTorch's float32 step below 2/3 of Mycel's "
+            "fraction of the bf16 peak.", "",
+            "| workload | batch | policy | threads mycel/torch | Mycel O2 ms | PyTorch f32 eager ms | "
+            "PyTorch autocast bf16 ms | vs f32 eager | vs autocast | Mycel % of bf16 peak | "
+            "loss diff f32/autocast | Mycel compile s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rng = lambda s: (f"{s['median_s'] * 1e3:.2f} [{min(s['run_medians_s']) * 1e3:.2f}-"
+                     f"{max(s['run_medians_s']) * 1e3:.2f}]") if s else "-"
+    peak = m.get("bf16_peak_gflops")
+    for r in rs:
+        my, f32, ac = r["mycel"], r.get("torch"), r.get("torch_autocast")
+        frac = (f"{r['flops_per_step'] / my['median_s'] / 1e9 / peak * 100:.0f}%"
+                if peak and "flops_per_step" in r else "-")
+        ratio = lambda s: f"{s['median_s'] / my['median_s']:.2f}x" if s else "-"
+        diff = (f"{r['loss_rel_diff_fp32']:.1e}/{r['loss_rel_diff_autocast']:.1e}"
+                if "loss_rel_diff_fp32" in r else "-")
+        out.append(f"| {r['base']} bf16-O2 | {r['batch']} | {r['policy']} | {my['threads']['num_threads']}/"
+                   f"{f32['threads']['num_threads'] if f32 else '-'} | {rng(my)} | {rng(f32)} | {rng(ac)} | "
+                   f"{ratio(f32)} | {ratio(ac)} | {frac} | {diff} | {my['compile_s']:.2f} |")
+    return out

@@ -1,0 +1,74 @@
+"""The bfloat16 conv2d weight gradient (its own path: each thread runs a one-thread oneDNN
+primitive on its share of the batch into a float32 partial, added and rounded once, see
+dnnl_conv.cc ConvBwdSplitPrepared) against a float64 numpy reference on the same bf16-rounded
+inputs, and against the float32 gradient, on one and two threads, graph mode and PyNative."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import ops, Tensor
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    threads = mycel.get_context("num_threads")
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+
+
+def _bf16(a):
+    """a rounded to bfloat16 (nearest even) and back to float32: numpy's view of a bf16 tensor."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+def _filter_grad_ref(x, dy, k, stride, pad):
+    """dW[o, c, i, j] = sum_{n, p, q} dy[n, o, p, q] * xpad[n, c, p*stride + i, q*stride + j]."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = dy.shape[2:]
+    dw = np.zeros((dy.shape[1], x.shape[1], k, k))
+    for i in range(k):
+        for j in range(k):
+            patch = x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            dw[:, :, i, j] = np.einsum("nopq,ncpq->oc", dy.astype(np.float64), patch)
+    return dw
+
+
+class _Conv(mycel.nn.Cell):
+    def __init__(self, stride, pad):
+        super().__init__()
+        self.stride, self.pad = stride, pad
+
+    def construct(self, x, w, dy):
+        y = ops.conv2d(x, w, stride=self.stride, pad_mode="pad", padding=self.pad)
+        return (y * dy).sum()
+
+
+# (batch, in channels, out channels, size, stride): ResNet-18's layers at batch 32 and odd batches
+SHAPES = [(32, 64, 128, 16, 2), (8, 32, 32, 8, 1), (6, 16, 48, 9, 1), (7, 24, 32, 10, 2), (1, 32, 64, 8, 1)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("mode", [mycel.GRAPH_MODE, mycel.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("n,c,o,h,stride", SHAPES)
+def test_bf16_filter_grad_matches_float64(n, c, o, h, stride, mode, threads):
+    mycel.set_context(mode=mode, num_threads=threads)
+    rng = np.random.default_rng(n * 100 + c)
+    x = _bf16(rng.standard_normal((n, c, h, h)).astype(np.float32))
+    w = _bf16(rng.standard_normal((o, c, 3, 3)).astype(np.float32) * 0.1)
+    oh = (h + 2 - 3) // stride + 1
+    dy = _bf16(rng.standard_normal((n, o, oh, oh)).astype(np.float32))
+    ref = _filter_grad_ref(x, dy, 3, stride, 1)
+    net = _Conv(stride, 1)
+    grad = mycel.grad(net, grad_position=1)
+    for dtype, tol in ((mycel.bfloat16, 1e-2), (mycel.float32, 1e-5)):
+        got = grad(*(Tensor(a).astype(dtype) for a in (x, w, dy)))
+        assert got.dtype == dtype and tuple(got.shape) == ref.shape
+        err = np.abs(got.astype(mycel.float32).asnumpy() - ref).max() / np.abs(ref).max()
+        assert err < tol, (dtype, err)
+    # the bf16 gradient is the float32 one rounded once (partials added in float32): within one
+    # bf16 rounding of each element, plus float32 summation-order differences
+    g16 = grad(*(Tensor(a).astype(mycel.bfloat16) for a in (x, w, dy))).astype(mycel.float32).asnumpy()
+    g32 = grad(*(Tensor(a) for a in (x, w, dy))).asnumpy()
+    assert np.all(np.abs(g16 - g32) <= 2 ** -8 * np.abs(g32) + 1e-4 * np.abs(g32).max())
