@@ -97,3 +97,11 @@ def test_bad_ratio_or_seed_names_the_node(kw, msg):
     data = _model((2, 3), training=True, **kw).SerializeToString()
     with pytest.raises(mycel.onnx.Unsupported, match=r"'Dropout' \(node 'drop'\).*" + msg):
         mycel.onnx.load_model_from_bytes(data)
+
+
+@pytest.mark.parametrize("ratio", [np.zeros(0, np.float32), np.array([0.1, 0.2], np.float32)], ids=["empty", "two"])
+def test_a_scalar_input_holding_no_value_or_several_is_a_value_error(ratio):
+    """A malformed file (found by the onnx fuzz target): ratio as an initializer of 0 or 2 values."""
+    model = _model((2, 3), seed=0, ratio=ratio, training=True)
+    with pytest.raises(ValueError, match=r"Dropout.*'r' \(ratio\) must hold one value, got " + str(ratio.size)):
+        mycel.onnx.load_model_from_bytes(model.SerializeToString())

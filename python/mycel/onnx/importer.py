@@ -481,7 +481,11 @@ def _scalar_input(e, i, what, default):
         return default
     name = e.node.inputs[i]
     if name in e.consts:
-        return np.asarray(e.consts[name]).reshape(-1)[0].item()
+        value = np.asarray(e.consts[name]).reshape(-1)
+        if value.size != 1:  # a malformed file: the scalar input holds no value, or several
+            raise ValueError(f"ONNX import: op type '{e.node.op_type}': input '{name}' ({what}) must hold "
+                             f"one value, got {value.size}")
+        return value[0].item()
     if name in e.params:
         e.value_inputs.add(name)
         return None
