@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/scatter_rows.h"
 
 namespace mycel::cpu {
 namespace {
@@ -62,20 +63,11 @@ void gather_blocks(const Tensor& src, const std::vector<int64_t>& rows, int64_t 
 
 void scatter_add_blocks(const Tensor& input, const Tensor& updates,
                         const std::vector<int64_t>& rows, int64_t inner, Tensor& out) {
-  if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
   visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    T* y = out.data<T>();
-    const T* u = updates.data<T>();
-    // Rows run serially (duplicates accumulate in order); the inner block runs in parallel.
-    for (size_t r = 0; r < rows.size(); ++r) {
-      T* dst = y + rows[r] * inner;
-      const T* src = u + static_cast<int64_t>(r) * inner;
-      parallel_for(inner, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(C(dst[i]) + C(src[i]));
-      });
-    }
+    combine_scatter_rows<T>(input, updates, rows, inner, out,
+                            [](T a, T b) { return static_cast<T>(C(a) + C(b)); });
   });
 }
 

@@ -1,11 +1,10 @@
 // Kernels of tensor_scatter_mul/div/max/min (scatter_reduce.h).
 #include "mycel/kernels/cpu/scatter_reduce.h"
 
-#include <cstring>
 #include <type_traits>
 
-#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/binary.h"
+#include "mycel/kernels/cpu/scatter_rows.h"
 
 namespace mycel::cpu {
 namespace {
@@ -35,20 +34,11 @@ C combine(C a, C b, ScatterReduce op) {
 void scatter_reduce_blocks(const Tensor& input, const Tensor& updates,
                            const std::vector<int64_t>& rows, int64_t inner, ScatterReduce op,
                            Tensor& out) {
-  if (out.nbytes()) std::memcpy(out.data(), input.data(), out.nbytes());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    T* y = out.data<T>();
-    const T* u = updates.data<T>();
-    // Rows run serially (duplicates compound in order); the inner block runs in parallel.
-    for (size_t r = 0; r < rows.size(); ++r) {
-      T* dst = y + rows[r] * inner;
-      const T* src = u + static_cast<int64_t>(r) * inner;
-      parallel_for(inner, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(combine(C(dst[i]), C(src[i]), op));
-      });
-    }
+    combine_scatter_rows<T>(input, updates, rows, inner, out,
+                            [op](T a, T b) { return static_cast<T>(combine(C(a), C(b), op)); });
   });
 }
 
