@@ -8,32 +8,8 @@ Identity, ReLU, SiLU, Sigmoid, Tanh, Flatten = _nn.Identity, _nn.ReLU, _nn.SiLU,
 Hardswish = getattr(_nn, "HSwish")
 
 
-class Linear(_nn.Dense):
-    """y = x @ W.T + b, W of shape (out_features, in_features) (MindSpore's Dense underneath)."""
-
-    def __init__(self, in_features, out_features, bias=True, weight_init=None, bias_init=None, dtype=None):
-        kw = {} if dtype is None else {"dtype": dtype}
-        super().__init__(in_features, out_features, weight_init=weight_init, bias_init=bias_init,
-                         has_bias=bias, **kw)
-        self.in_features, self.out_features = in_features, out_features
-
-
-class Dropout(_Cell):
-    """Zeroes each element with probability p in training (scaling the rest by 1 / (1 - p))."""
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: p must be in [0, 1], got {p!r}")
-        self.p = float(p)
-        self.inner = _nn.Dropout(p=self.p) if 0.0 < self.p < 1.0 else None
-
-    def construct(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        if self.inner is None:
-            return x * 0.0
-        return self.inner(x)
+Linear = _nn.Linear
+Dropout = _nn.DropoutExt
 
 
 class GELU(_Cell):

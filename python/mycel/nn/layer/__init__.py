@@ -29,6 +29,8 @@ from mycel.nn.layer.pooling_more import *  # noqa: F401,F403  (AdaptiveMaxPool3d
 from mycel.nn.layer.pooling_more import __all__ as _pooling_more_all
 from mycel.nn.layer.image_quality import SSIM, MSSSIM
 from mycel.nn.layer.embedding_fields import MultiFieldEmbeddingLookup
+from mycel.nn.layer.legacy import *  # noqa: F401,F403  (Linear, Range, Norm, OneHot, MatrixDiag, ...)
+from mycel.nn.layer.legacy import __all__ as _legacy_all
 from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, TransformerEncoder, TransformerDecoder,
                                               Transformer)
 
@@ -40,4 +42,4 @@ __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Sof
            "Conv1d", "Conv1dTranspose", "MaxPool1d", "AvgPool1d", "Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "SparseToDense", "SparseTensorDenseMatmul"] + _activation_more_all + \
     _layers_more_all + _padding_all + _extra_all + _wrap_all + _pooling_more_all + \
-    ["SSIM", "MSSSIM", "MultiFieldEmbeddingLookup"]
+    ["SSIM", "MSSSIM", "MultiFieldEmbeddingLookup"] + _legacy_all
