@@ -1,4 +1,6 @@
 """Global execution context: mode (PYNATIVE_MODE eager, GRAPH_MODE compiled) and threads."""
+import os
+
 from mycel import _mycel
 from mycel.common.jit_config import check_jit_config, default_jit_config
 from mycel.common.suggest import did_you_mean
@@ -7,16 +9,25 @@ GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _context = {"mode": PYNATIVE_MODE, "device_target": "CPU", "device_id": 0, "jit_config": default_jit_config(),
-            "save_graphs": False, "max_call_depth": 1000}
+            "save_graphs": False, "save_graphs_path": ".", "max_call_depth": 1000}
 _threads_set_by_user = False  # mycel.communication.init() then leaves the thread count alone
 _SETTINGS = ("mode", "device_target", "num_threads", "device_id", "jit_config", "save_graphs",
-             "max_call_depth")
+             "save_graphs_path", "max_call_depth")
+_dump_ir_set_here = False  # MYCEL_DUMP_IR came from save_graphs, so save_graphs=False clears it
 
 
 def set_context(**kwargs):
     """Sets mode=GRAPH_MODE|PYNATIVE_MODE, device_target='CPU', num_threads=N, and MindSpore's
     device_id=0, jit_config={...} (or a JitConfig; see common/jit_config.py), save_graphs
-    (False; True is MYCEL_DUMP_IR's job here) and max_call_depth (recorded)."""
+    (True or 1-3: the IR after each optimization pass of each graph compiled from then on, under
+    save_graphs_path, as MYCEL_DUMP_IR=<dir> does) and max_call_depth (recorded)."""
+    if "save_graphs_path" in kwargs:  # before save_graphs, whichever order they came in
+        path = kwargs["save_graphs_path"]
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"set_context: save_graphs_path must be a non-empty str, got {path!r}")
+        _context["save_graphs_path"] = path
+        if _context["save_graphs"]:
+            _set_ir_dump(True)
     for key, value in kwargs.items():
         if key == "mode":
             if value not in (GRAPH_MODE, PYNATIVE_MODE):
@@ -41,16 +52,29 @@ def set_context(**kwargs):
             config.update(check_jit_config("set_context", value))
             _context["jit_config"] = config
         elif key == "save_graphs":
-            if value not in (False, 0):
-                raise ValueError("set_context: save_graphs is not supported; set MYCEL_DUMP_IR=<dir> to "
-                                 "write the IR after each optimization pass")
-            _context["save_graphs"] = False
+            if value not in (True, False, 0, 1, 2, 3):
+                raise ValueError(f"set_context: save_graphs must be a bool or 0-3, got {value!r}")
+            _context["save_graphs"] = value
+            _set_ir_dump(bool(value))
+        elif key == "save_graphs_path":
+            pass  # taken above
         elif key == "max_call_depth":
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"set_context: max_call_depth must be a positive int, got {value!r}")
             _context["max_call_depth"] = value
         else:
             raise ValueError(f"set_context: unknown setting {key!r}" + did_you_mean(key, _SETTINGS))
+
+
+def _set_ir_dump(on):
+    # The compiler reads MYCEL_DUMP_IR at each compile (pipeline/compile_step.cc).
+    global _dump_ir_set_here
+    if on:
+        os.environ["MYCEL_DUMP_IR"] = os.path.abspath(_context["save_graphs_path"])
+        _dump_ir_set_here = True
+    elif _dump_ir_set_here:
+        os.environ.pop("MYCEL_DUMP_IR", None)
+        _dump_ir_set_here = False
 
 
 def get_context(key):
