@@ -1,5 +1,5 @@
 """set_context(save_graphs=True, save_graphs_path=dir) writes the IR of each graph compiled from
-then on under dir (what MYCEL_DUMP_IR=<dir> does); save_graphs=False stops it."""
+then on under dir (what MYCEL_DUMP_IR=<dir> does); save_graphs=False stops it. Cell.compile(*inputs) compiles without running."""
 import os
 
 import numpy as np
@@ -56,3 +56,18 @@ def test_bad_values_name_the_setting():
         mycel.set_context(save_graphs=7)
     with pytest.raises(ValueError, match="save_graphs_path must be a non-empty str"):
         mycel.set_context(save_graphs_path="")
+
+
+def test_cell_compile_builds_the_program_without_running_it():
+    from mycel import _mycel
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    net = Scale(2.0)
+    x = Tensor(np.array([[-1.0, 3.0]], np.float32))
+    before = _mycel.graph.compile_count()
+    net.compile(x)
+    assert _mycel.graph.compile_count() == before + 1
+    np.testing.assert_array_equal(net.compile_and_run(x).asnumpy(), [[0.0, 6.0]])
+    assert _mycel.graph.compile_count() == before + 1  # the call found the compiled Program
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    net.compile(x)  # nothing to compile eagerly
+    assert _mycel.graph.compile_count() == before + 1

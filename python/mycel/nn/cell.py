@@ -167,6 +167,17 @@ class Cell:
         object.__setattr__(self, "_input_spec", tuple(inputs))
         object.__setattr__(self, "_compiled", None)
 
+    def compile(self, *inputs, **kwargs):
+        """Graph mode: compiles construct for these inputs without running it, so the first call
+        finds its Program ready (MindSpore's Cell.compile). PyNative: nothing to do."""
+        if context.get_context("mode") == context.GRAPH_MODE:
+            compiled = self._graph_program()
+            compiled.graph.stats(*compiled.bind(inputs, kwargs))
+
+    def compile_and_run(self, *inputs, **kwargs):
+        """MindSpore's name for calling the Cell."""
+        return self(*inputs, **kwargs)
+
     def compile_cache_clear(self):
         """Drops the compiled graphs (assignments to sub-Cells, Parameters and attributes
         already do, see _graph_program; this is for changes it cannot see, e.g. a mutated list)."""
