@@ -237,3 +237,36 @@ def test_tuple_of_scalars_is_one_constant():
         assert got.shape == s
         np.testing.assert_allclose(got, w, rtol=1e-6)
         np.testing.assert_allclose(got, x.asnumpy().reshape(s) * 2.0 + 1.0, rtol=1e-6)
+
+
+class _ScaleBy(nn.Cell):
+    def construct(self, pair):
+        x, k = pair
+        return x * k
+
+
+class _StarArgs(nn.Cell):
+    def construct(self, x, *rest):
+        y = x
+        for r in rest:
+            y = y * r if r is not None else y + 1.0
+        return y
+
+
+@pytest.mark.parametrize("np_scalar", [False, True])
+def test_scalars_inside_a_tuple_with_tensors_are_constants(np_scalar):
+    """A tuple that holds tensors and Python scalars (or None): the tensors are run-time inputs,
+    the scalars compile-time constants (one specialization per value), in a tuple argument and
+    in *args, matching eager."""
+    x = t(2, 3)
+    k3 = np.float32(3.0) if np_scalar else 3.0
+    cases = [(_ScaleBy(), ((x, k3),)), (_ScaleBy(), ((x, 2),)),
+             (_StarArgs(), (x, 2.0)), (_StarArgs(), (x, x, None, 0.5)), (_StarArgs(), (x, (2, 3)[0]))]
+    want = [net(*args).asnumpy() for net, args in cases]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for (net, args), w in zip(cases, want):
+        np.testing.assert_allclose(net(*args).asnumpy(), w, rtol=1e-6)
+    net = _ScaleBy()
+    for k in (4.0, 5.0, 4.0):  # two specializations; the second 4.0 reuses the first
+        np.testing.assert_allclose(net((x, k)).asnumpy(), x.asnumpy() * k, rtol=1e-6)
+    assert net._graph_program().graph.num_programs == 2

@@ -117,6 +117,27 @@ class Lowerer {
     return Val{new_reg(std::move(r)), false, {}};
   }
 
+  // An entry parameter's value. Python scalars and None inside a tuple argument are constants
+  // here, as a top-level one is (opt::bind_constant_inputs): analysis specialized the graph on
+  // their values, and the caller does not pass them (CompiledGraph::flatten_input).
+  Val entry_val(const ir::AbstractPtr& a, const Node* n) {
+    if (a && a->kind() == ir::AbstractKind::kTuple) {
+      Val v;
+      v.tuple = true;
+      for (const auto& i : static_cast<const ir::AbstractTuple&>(*a).items())
+        v.items.push_back(entry_val(i, n));
+      return v;
+    }
+    if (a && a->kind() == ir::AbstractKind::kNone) return const_val(*ir::none(), n);
+    if (a && a->kind() == ir::AbstractKind::kScalar) {
+      const ir::ValuePtr& c = static_cast<const ir::AbstractScalar&>(*a).value();
+      if (c && (c->kind() == ir::ValueKind::kBool || c->kind() == ir::ValueKind::kInt ||
+                c->kind() == ir::ValueKind::kFloat))
+        return const_val(*c, n);
+    }
+    return make_val(a, n);
+  }
+
   int const_reg(const ir::Value& v, const Node* n) {
     RegInfo r;
     r.is_const = true;
@@ -185,8 +206,9 @@ class Lowerer {
     for (const NodePtr& pn : g_->parameters()) {
       auto* prm = ir::as_parameter(pn);
       if (prm->is_weight()) continue;  // captured: value_of makes a constant register
-      Val v = make_val(pn->abstract(), pn.get());
+      Val v = fi == 0 ? entry_val(pn->abstract(), pn.get()) : make_val(pn->abstract(), pn.get());
       for (int r : flat(v)) {
+        if (fn_->regs[r].is_const) continue;  // not passed (entry_val)
         fn_->params.push_back(r);
         fn_->param_names.push_back(prm->name());
       }

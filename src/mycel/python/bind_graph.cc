@@ -419,6 +419,8 @@ class CompiledGraph {
   }
 
   /// Tuple and list arguments reach the Program as their items, in order (as its parameters are).
+  /// Python scalars and None are compile-time constants wherever they sit (the backend's
+  /// entry_val), so they are not passed.
   static void flatten_input(nb::handle h, std::vector<Tensor>& out) {
     if (is_record(h)) {  // a record: its run-time fields, as its abstract holds them
       for (const nb::object& v : record_parts(h).values) flatten_input(v, out);
@@ -428,6 +430,10 @@ class CompiledGraph {
       for (nb::handle x : h) flatten_input(x, out);
       return;
     }
+    if (!nb::isinstance<Tensor>(h) &&
+        (h.is_none() || PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) ||
+         nb::isinstance(h, nb::module_::import_("numpy").attr("generic"))))
+      return;
     out.push_back(to_tensor(h));
   }
 

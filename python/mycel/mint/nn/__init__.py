@@ -1,6 +1,7 @@
 """mindspore.mint.nn: PyTorch-style layers (constructor arguments as PyTorch's: in_features,
 out_features, bias, p, dim) built on mycel.nn's layers and mint.nn.functional."""
 from mycel import nn as _nn
+from mycel import ops as _ops
 from mycel.mint.nn import functional as _F
 from mycel.nn import Cell as _Cell
 
@@ -21,6 +22,17 @@ class GELU(_Cell):
 
     def construct(self, x):
         return _F.gelu(x, self.approximate)
+
+
+class GLU(_Cell):
+    """The gated linear unit: x's halves a, b along dim, a * sigmoid(b)."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def construct(self, x):
+        return _ops.glu(x, self.dim)
 
 
 class Softmax(_Cell):
@@ -83,5 +95,5 @@ class BCEWithLogitsLoss(_Cell):
 
 
 __all__ = ["Identity", "ReLU", "SiLU", "Sigmoid", "Tanh", "Flatten", "Hardswish", "Linear", "Dropout",
-           "GELU", "Softmax", "LogSoftmax", "CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
+           "GELU", "GLU", "Softmax", "LogSoftmax", "CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
            "functional"]

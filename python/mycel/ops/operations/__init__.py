@@ -191,6 +191,13 @@ for _name in _compat5.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat5, _name)
         __all__.append(_name)
+# random_ops.Uniform, image_ops.RGBToHSV, ConjugateTranspose: compat_ops6.py.
+from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
+
+for _name in _compat6.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat6, _name)
+        __all__.append(_name)
 # MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
 from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
 
