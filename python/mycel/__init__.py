@@ -22,7 +22,7 @@ from mycel.common.string_tensor import StringTensor
 from mycel.common.symbol import Symbol
 from mycel.common.parameter import Parameter, ParameterTuple
 from mycel import ops
-from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE)
+from mycel.context import (set_context, get_context, PYNATIVE_MODE, GRAPH_MODE, STRICT, COMPATIBLE, LAX)
 from mycel.parallel import (ParallelMode, set_auto_parallel_context, get_auto_parallel_context,
                             reset_auto_parallel_context)
 from mycel.common.seed import set_seed, get_seed
@@ -53,7 +53,7 @@ __version__ = "0.1.0"
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "Model", "amp", "Tensor", "CSRTensor", "COOTensor", "RowTensor", "string", "StringTensor", "Symbol", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype", "get_py_obj_dtype", "Parameter", "ParameterTuple", "dtype", "from_dlpack", "ops", "set_context", "get_context", "PYNATIVE_MODE",
-           "GRAPH_MODE", "jit", "ms_function", "jit_class", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
+           "GRAPH_MODE", "STRICT", "COMPATIBLE", "LAX", "jit", "ms_function", "jit_class", "JitConfig", "mutable", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "get_grad", "nn", "train", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "export", "load", "SummaryRecord", "SummaryCollector", "Profiler", "set_seed", "get_seed", "bool_", "int8", "uint8",
            "int16", "int32",
            "int64", "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64",

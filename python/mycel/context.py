@@ -7,12 +7,17 @@ from mycel.common.suggest import did_you_mean
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
+# MindSpore's jit_syntax_level values. Mycel's parser has one level: code it can compile is
+# compiled, and what it cannot is an error naming the construct (LAX's fallback to running the
+# Python interpreter inside the graph does not exist here), so the setting is kept, not used.
+STRICT, COMPATIBLE, LAX = 0, 1, 2
 
 _context = {"mode": PYNATIVE_MODE, "device_target": "CPU", "device_id": 0, "jit_config": default_jit_config(),
-            "save_graphs": False, "save_graphs_path": ".", "max_call_depth": 1000}
+            "save_graphs": False, "save_graphs_path": ".", "max_call_depth": 1000,
+            "jit_syntax_level": LAX}
 _threads_set_by_user = False  # mycel.communication.init() then leaves the thread count alone
 _SETTINGS = ("mode", "device_target", "num_threads", "device_id", "jit_config", "save_graphs",
-             "save_graphs_path", "max_call_depth")
+             "save_graphs_path", "max_call_depth", "jit_syntax_level")
 _dump_ir_set_here = False  # MYCEL_DUMP_IR came from save_graphs, so save_graphs=False clears it
 
 
@@ -20,7 +25,8 @@ def set_context(**kwargs):
     """Sets mode=GRAPH_MODE|PYNATIVE_MODE, device_target='CPU', num_threads=N, and MindSpore's
     device_id=0, jit_config={...} (or a JitConfig; see common/jit_config.py), save_graphs
     (True or 1-3: the IR after each optimization pass of each graph compiled from then on, under
-    save_graphs_path, as MYCEL_DUMP_IR=<dir> does) and max_call_depth (recorded)."""
+    save_graphs_path, as MYCEL_DUMP_IR=<dir> does), max_call_depth and jit_syntax_level
+    (STRICT, COMPATIBLE or LAX; recorded)."""
     if "save_graphs_path" in kwargs:  # before save_graphs, whichever order they came in
         path = kwargs["save_graphs_path"]
         if not isinstance(path, str) or not path:
@@ -62,6 +68,10 @@ def set_context(**kwargs):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"set_context: max_call_depth must be a positive int, got {value!r}")
             _context["max_call_depth"] = value
+        elif key == "jit_syntax_level":
+            if value not in (STRICT, COMPATIBLE, LAX) or isinstance(value, bool):
+                raise ValueError(f"set_context: jit_syntax_level must be mycel.STRICT, COMPATIBLE or LAX, got {value!r}")
+            _context["jit_syntax_level"] = value
         else:
             raise ValueError(f"set_context: unknown setting {key!r}" + did_you_mean(key, _SETTINGS))
 

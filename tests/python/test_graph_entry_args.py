@@ -270,3 +270,49 @@ def test_scalars_inside_a_tuple_with_tensors_are_constants(np_scalar):
     for k in (4.0, 5.0, 4.0):  # two specializations; the second 4.0 reuses the first
         np.testing.assert_allclose(net((x, k)).asnumpy(), x.asnumpy() * k, rtol=1e-6)
     assert net._graph_program().graph.num_programs == 2
+
+
+class _Forward(nn.Cell):
+    """A wrapper Cell whose construct takes **kwargs and passes them on by name."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def construct(self, x, y=None, **kwargs):
+        scale = kwargs["scale"] if "scale" in kwargs else 1.0
+        flip = kwargs["flip"] if "flip" in kwargs else False
+        return self.fn(x, y, scale, flip)
+
+
+class _Gain(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = mycel.Parameter(Tensor(np.array([2.0, 3.0], np.float32)), name="w")
+
+    def construct(self, x, *, gain=2.0, shift=None):
+        y = x * self.w * gain
+        return y if shift is None else y + shift
+
+
+def _scale_or_sum(x, y=None, scale=1.0, flip=False):
+    z = x * scale if y is None else (x + y) * scale
+    return -z if flip else z
+
+
+def test_cell_construct_with_keyword_only_parameters_and_kwargs_in_graph_mode():
+    """A Cell's construct may take keyword-only parameters and **kwargs in graph mode too (each
+    set of keyword names compiles an entry of its own), matching PyNative."""
+    x = Tensor(np.array([1.0, -2.0], np.float32))
+    calls = [(_Forward(_scale_or_sum), (x,), {}), (_Forward(_scale_or_sum), (x,), {"scale": 3.0}),
+             (_Forward(_scale_or_sum), (x, x), {"flip": True, "scale": 0.5}),
+             (_Gain(), (x,), {}), (_Gain(), (x,), {"gain": 4.0, "shift": x})]
+    want = [net(*a, **k).asnumpy() for net, a, k in calls]
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for (net, a, k), w in zip(calls, want):
+        np.testing.assert_allclose(net(*a, **k).asnumpy(), w, rtol=1e-6)
+    net = _Gain()
+    net.w.set_data(Tensor(np.array([1.0, 1.0], np.float32)))  # the entry reads the Parameter's data
+    np.testing.assert_allclose(net(x, gain=5.0).asnumpy(), x.asnumpy() * 5.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gian'"):
+        net(x, gian=2.0)

@@ -71,3 +71,11 @@ def test_cell_compile_builds_the_program_without_running_it():
     mycel.set_context(mode=mycel.PYNATIVE_MODE)
     net.compile(x)  # nothing to compile eagerly
     assert _mycel.graph.compile_count() == before + 1
+
+
+def test_jit_syntax_level_is_kept():
+    mycel.set_context(jit_syntax_level=mycel.STRICT)
+    assert mycel.get_context("jit_syntax_level") == mycel.STRICT
+    mycel.set_context(jit_syntax_level=mycel.LAX)
+    with pytest.raises(ValueError, match="jit_syntax_level must be mycel.STRICT, COMPATIBLE or LAX, got 7"):
+        mycel.set_context(jit_syntax_level=7)

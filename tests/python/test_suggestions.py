@@ -127,7 +127,7 @@ def test_set_context_key():
     assert str(e.value) == "set_context: unknown setting 'mod'; did you mean 'mode'?"
     with pytest.raises(ValueError) as e:
         mycel.set_context(precision="high")
-    assert str(e.value) == "set_context: unknown setting 'precision'; expected one of: mode, device_target, num_threads, device_id, jit_config, save_graphs, save_graphs_path, max_call_depth"
+    assert str(e.value) == "set_context: unknown setting 'precision'; expected one of: mode, device_target, num_threads, device_id, jit_config, save_graphs, save_graphs_path, max_call_depth, jit_syntax_level"
     assert mycel.get_context("mode") == mycel.PYNATIVE_MODE
 
 

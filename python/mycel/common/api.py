@@ -31,6 +31,8 @@ class ArgBinder:
         self._has_varargs = inspect.Parameter.VAR_POSITIONAL in kinds
         self._keyword_only = [p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
                                                                    inspect.Parameter.VAR_KEYWORD)]
+        # A Cell's construct with keyword-only parameters or **kwargs: _Compiled._keyword_call.
+        self.takes_keywords = bool(self._keyword_only) and hasattr(obj, "construct")
 
     def bind(self, args, kwargs):
         """The positional arguments of the call f(*args, **kwargs)."""
@@ -57,22 +59,40 @@ class _Compiled:
 
     def __init__(self, obj, input_spec=None):
         self._obj = obj
-        self._graph = _mycel.graph.compile(obj)
+        self._binder = ArgBinder(obj)
+        # A construct taking keywords is compiled inside an entry per keyword set
+        # (_keyword_call), never as itself.
+        self._graph = None if self._binder.takes_keywords else _mycel.graph.compile(obj)
         self._input_spec = input_spec
         self._symbolic = has_symbols(input_spec)  # Symbol dims: sizes checked at each call
-        self._binder = ArgBinder(obj)
 
     def bind(self, args, kwargs):
         """The positional arguments of a call (see ArgBinder)."""
         return self._binder.bind(args, kwargs)
 
     def __call__(self, *args, **kwargs):
-        args = self.bind(args, kwargs)
+        if self._binder.takes_keywords:
+            return self._keyword_call(args, kwargs)
+        return self._run(self.bind(args, kwargs))
+
+    def _run(self, args):
         if self._input_spec is not None:
             if self._symbolic:
                 check_symbols(self._input_spec, args)
             return self._graph.run_with_signature(self._input_spec, *args)
         return self._graph(*args)
+
+    def _keyword_call(self, args, kwargs):
+        # construct(self, x, *, k=..., **kw): each set of keyword names runs an entry of its own
+        # that passes them on by name (_keyword_entry), compiled with this Cell inside it.
+        fn = getattr(self._obj, "construct", self._obj)
+        positional, keys, values = _bind_keywords(fn, args, kwargs, type(self._obj).__name__)
+        entries = self.__dict__.setdefault("_keyword_entries", {})
+        key = (len(positional), keys)
+        entry = entries.get(key)
+        if entry is None:
+            entry = entries[key] = _JitFunction(_keyword_entry(fn, len(positional), keys), self._input_spec)
+        return entry(*positional, *values)
 
     def run_sink(self, pipeline, steps, until_epoch_end=False):
         """Dataset sink mode: up to `steps` runs of the compiled step, each on the next row of
@@ -84,6 +104,9 @@ class _Compiled:
     @property
     def graph(self):
         """The C++ CompiledGraph (IR dumps, statistics)."""
+        if self._graph is None:
+            raise TypeError(f"{type(self._obj).__name__}.construct takes keyword parameters, so it is compiled "
+                            "inside an entry per set of keywords it is called with: call it")
         return self._graph
 
 
@@ -125,23 +148,13 @@ class _JitFunction:
     def _keyword_call(self, args, kwargs):
         # A compiled entry takes positional inputs only, so each set of keyword names gets an
         # entry function of its own that passes them on by name: fn(a0, .., **{"k": k0, ..}).
-        sig = inspect.signature(self._fn)
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"jit: {getattr(self._fn, '__name__', 'fn')}{sig}: {e}") from None
-        bound.apply_defaults()
-        keys = []
-        values = []
-        for name, value in bound.kwargs.items():
-            keys.append(name)
-            values.append(value)
-        key = (len(bound.args), tuple(keys))
+        positional, keys, values = _bind_keywords(self._fn, args, kwargs, "jit: " + getattr(self._fn, "__name__", "fn"))
+        key = (len(positional), keys)
         entries = self.__dict__.setdefault("_keyword_entries", {})
         entry = entries.get(key)
         if entry is None:
-            entry = entries[key] = _JitFunction(_keyword_entry(self._fn, len(bound.args), keys), self._input_signature)
-        return entry(*bound.args, *values)
+            entry = entries[key] = _JitFunction(_keyword_entry(self._fn, len(positional), keys), self._input_signature)
+        return entry(*positional, *values)
 
     @property
     def _mycel_graph_function(self):
@@ -160,6 +173,18 @@ class _JitFunction:
 
 
 _entry_counter = itertools.count()
+
+
+def _bind_keywords(fn, args, kwargs, who):
+    """fn(*args, **kwargs) bound as Python binds it, defaults filled in: (the positional
+    arguments, the names of those passed by keyword, their values)."""
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{who}{sig}: {e}") from None
+    bound.apply_defaults()
+    return bound.args, tuple(bound.kwargs), tuple(bound.kwargs.values())
 
 
 def _keyword_entry(fn, num_positional, keys):
