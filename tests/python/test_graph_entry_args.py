@@ -280,9 +280,8 @@ class _Forward(nn.Cell):
         self.fn = fn
 
     def construct(self, x, y=None, **kwargs):
-        scale = kwargs["scale"] if "scale" in kwargs else 1.0
         flip = kwargs["flip"] if "flip" in kwargs else False
-        return self.fn(x, y, scale, flip)
+        return self.fn(x, y, kwargs.get("scale", 1.0), flip)
 
 
 class _Gain(nn.Cell):
@@ -316,3 +315,17 @@ def test_cell_construct_with_keyword_only_parameters_and_kwargs_in_graph_mode():
     np.testing.assert_allclose(net(x, gain=5.0).asnumpy(), x.asnumpy() * 5.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'gian'"):
         net(x, gian=2.0)
+
+
+def test_dict_get_in_graph_mode():
+    """d.get(key[, default]) on a dict built in compiled code: the item, or the default (None)."""
+    @mycel.jit
+    def f(x, y):
+        d = {"x": x, "k": 3.0}
+        missing = d.get("w")
+        return d.get("x") * d.get("k", 1.0) + d.get("z", y), missing is None
+
+    x, y = t(3), t(3, seed=1)
+    out, none_missing = f(x, y)
+    np.testing.assert_allclose(out.asnumpy(), x.asnumpy() * 3.0 + y.asnumpy(), rtol=1e-6)
+    assert bool(none_missing)

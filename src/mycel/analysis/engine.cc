@@ -123,6 +123,30 @@ ValuePtr type_witness(const AbstractPtr& a) {
   return nullptr;
 }
 
+// d.get(key[, default]) on a dict built in graph-mode code (a **kwargs parameter): the item when
+// the key is there, else the default (None). Python's dict.get, on keys known at compile time.
+// Null for any other call_method.
+NodePtr dict_get(Engine& e, Context* ctx, const Value& callee, const std::vector<NodePtr>& args,
+                 const SourceLoc& loc) {
+  if (callee.repr() != "py:mycel.common.graph_syntax.call_method" || args.size() < 4 ||
+      !dynamic_cast<const DictAbs*>(args[0]->abstract().get()))
+    return nullptr;
+  ValuePtr name = constant_of(args[1]->abstract());
+  ValuePtr keywords = constant_of(args[2]->abstract());
+  if (!name || !name->equals(*string("get"))) return nullptr;
+  if (args.size() > 5 || !keywords || keywords->kind() != ValueKind::kTuple ||
+      !static_cast<const SequenceValue&>(*keywords).items().empty())
+    MYCEL_THROW(TypeError, "[dict.get] takes a key and an optional default, by position",
+                where(loc));
+  ValuePtr key = constant_of(args[3]->abstract());
+  if (!key)
+    MYCEL_THROW(TypeError, "[dict.get] the key must be a compile-time constant, got ",
+                args[3]->abstract()->repr(), where(loc));
+  for (const ValuePtr& k : static_cast<const DictAbs&>(*args[0]->abstract()).keys())
+    if (k->equals(*key)) return eval_prim_call(e, ctx, Prim::kDictGetItem, {args[0], args[3]}, loc);
+  return args.size() == 5 ? args[4] : e.constant(ctx, none());
+}
+
 // Counts a run-time switch call while its branches are analysed (drives widening).
 struct DynamicScope {
   Context* c;
@@ -344,6 +368,7 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (!all_const && (oo.attrs.op() == nullptr || positional))
           return eval_op_call(*this, ctx, OpValue(oo.op, oo.attrs), args, loc);
       }
+    if (NodePtr r = dict_get(*this, ctx, *o->value(), args, loc)) return r;
     std::vector<ValuePtr> consts;
     for (size_t i = 0; i < args.size(); ++i) {
       ValuePtr v = constant_of(arg_abs[i]);
