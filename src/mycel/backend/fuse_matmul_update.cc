@@ -16,6 +16,8 @@
 namespace mycel::backend::detail {
 namespace {
 
+constexpr int64_t kMinDim = 64;
+
 bool enabled() {
   const char* v = std::getenv("MYCEL_FUSE_MATMUL_UPDATE");
   return !v || std::strcmp(v, "0") != 0;
@@ -91,7 +93,10 @@ void fuse_function(Function& f, ProgramImpl& p) {
       const int i = fusable_matmul(f, producer, uses, g, j);
       if (i < 0 || !keep[i]) continue;
       const Instr& mm = f.code[i];
-      if (f.regs[m.out[0]].meta.shape != f.regs[g].meta.shape) continue;
+      // Small products (the classifier's 10 x 512 gradient, on matmul_skinny's loops) gain
+      // nothing from tiles.
+      const Shape& gs = f.regs[g].meta.shape;
+      if (f.regs[m.out[0]].meta.shape != gs || gs[0] < kMinDim || gs[1] < kMinDim) continue;
       cpu::MatmulChain ch;
       ch.prog = chain->second.prog;
       ch.out_steps = chain->second.out_steps;
