@@ -19,7 +19,8 @@ using namespace dnnl_util;
 
 // A row tile of the product is at most this large (Zen 4's L2 is 1 MiB): the MLP's dW1
 // (512 x 784) and dW2 (512 x 512) run as one tile per thread. Smaller tiles repack op(b) per
-// tile and ran no faster (bench: 64, 128 and 256 rows of dW1 within 2%).
+// tile: with 256 KiB tiles (8 and 4 tiles) and 128 KiB (16 and 8) the MLP step's dW1 + update
+// took 5-10% longer than with one tile per thread (docs/perf_mlp.md).
 constexpr int64_t kTileBytes = int64_t(1) << 20;
 // Tiles narrower than this leave oneDNN's kernel too little to block on: the unfused path.
 constexpr int64_t kMinTileRows = 16;
