@@ -29,11 +29,13 @@ bool is_plain_2d(const Function& f, int r) {
 }
 
 // The matmul instruction producing `g` that may move down to `at` and join it, or -1.
-int fusable_matmul(const Function& f, const std::vector<int>& producer, const std::vector<int>& uses,
-                   int g, int at) {
+int fusable_matmul(const Function& f, const std::vector<int>& producer,
+                   const std::vector<int>& uses, int g, int at) {
   const int i = g >= 0 ? producer[g] : -1;
   if (i < 0 || i >= at || uses[g] != 1 || !is_plain_2d(f, g)) return -1;
   const Instr& mm = f.code[i];
+  // By name, unlike the other passes: the kernel re-implements this one op (a registry flag
+  // for it would touch registry.h, which every file includes).
   if (!is_kernel1(mm) || mm.op->name != "matmul" || mm.in.size() != 2 ||
       (mm.params && !mm.params->post_ops.empty()))
     return -1;
@@ -46,8 +48,7 @@ int fusable_matmul(const Function& f, const std::vector<int>& producer, const st
     if (in.code != Code::kKernel && in.code != Code::kView && in.code != Code::kScalar &&
         in.code != Code::kAssign)
       return -1;
-    if (in.code == Code::kAssign &&
-        std::find(mm.in.begin(), mm.in.end(), in.in[0]) != mm.in.end())
+    if (in.code == Code::kAssign && std::find(mm.in.begin(), mm.in.end(), in.in[0]) != mm.in.end())
       return -1;
     if (in.code == Code::kKernel && (!in.op->mutated_inputs.empty() || in.op->effect)) return -1;
   }

@@ -128,8 +128,7 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
   const int ni = ch.prog.num_inputs, nout = static_cast<int>(outs.size());
   bool tileable = ni <= kMaxInputs && nout <= kMaxOutputs && K > 0;
   for (int k = 0; k < ni; ++k)
-    if (k != ch.product_slot && inputs[k].numel() != n && inputs[k].numel() != 1)
-      tileable = false;
+    if (k != ch.product_slot && inputs[k].numel() != n && inputs[k].numel() != 1) tileable = false;
   const int nt = num_threads();
   std::unique_ptr<ChainPrepared> local;
   ChainPrepared* p = nullptr;
