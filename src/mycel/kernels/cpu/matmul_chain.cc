@@ -85,19 +85,23 @@ struct ChainPrepared : KernelPrepared {
   int arg_a = -1, arg_b = -1, arg_c = -1;
 };
 
-// t copied into this thread's buffer `which` with rows of ld elements (or t itself).
-const float* padded(const Tensor& t, int64_t rows, int64_t cols, int64_t ld, int which) {
-  const float* src = t.data<float>();
-  if (ld == cols) return src;
+// The buffer (this thread's `which`) that operand t's rows of ld elements are copied into, or
+// null when t is read in place (ld == cols). The copy itself runs in the launch's parallel
+// region (copy_rows), not in a region of its own.
+float* pad_buffer(int64_t rows, int64_t cols, int64_t ld, int which) {
+  if (ld == cols) return nullptr;
   thread_local std::vector<float> buf[2];
   const size_t need = static_cast<size_t>(rows * ld) + 16;
   if (buf[which].size() < need) buf[which].resize(need);
   float* dst = buf[which].data();
-  dst += (16 - reinterpret_cast<uintptr_t>(dst) / 4 % 16) % 16;  // 64-byte aligned
-  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst + r * ld, src + r * cols, cols * 4);
-  });
-  return dst;
+  return dst + (16 - reinterpret_cast<uintptr_t>(dst) / 4 % 16) % 16;  // 64-byte aligned
+}
+
+// Rows [r0, r1) of t into dst with rows of ld elements.
+void copy_rows(const Tensor& t, float* dst, int64_t ld, int64_t r0, int64_t r1) {
+  const int64_t cols = t.shape()[1];
+  const float* src = t.data<float>();
+  for (int64_t r = r0; r < r1; ++r) std::memcpy(dst + r * ld, src + r * cols, cols * 4);
 }
 
 // The matmul into a temporary, then the chain: shapes the tiles do not fit.
@@ -157,8 +161,10 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
   }
   if (!p || !p->e->ok) return unfused(a, b, inputs, ch, outs, M, K, N);
   ChainEntry& e = *p->e;
-  const float* pa = padded(a, a.shape()[0], a.shape()[1], e.lda, 0);
-  const float* pb = padded(b, b.shape()[0], b.shape()[1], e.ldb, 1);
+  float* a_pad = pad_buffer(a.shape()[0], a.shape()[1], e.lda, 0);
+  float* b_pad = pad_buffer(b.shape()[0], b.shape()[1], e.ldb, 1);
+  const float* pa = a_pad ? a_pad : a.data<float>();
+  const float* pb = b_pad ? b_pad : b.data<float>();
   // A tile's first element of op(a): row m0 of op(a) is column m0 of a stored transposed.
   const int64_t a_step = ch.trans_a ? e.rows : e.rows * e.lda;
   float* outp[kMaxOutputs];
@@ -166,6 +172,15 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
 #pragma omp parallel num_threads(nt)
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
+    if (a_pad || b_pad) {  // each thread copies its share of the rows, then all read all
+      for (int w = 0; w < 2; ++w) {
+        const Tensor& t = w == 0 ? a : b;
+        float* dst = w == 0 ? a_pad : b_pad;
+        const int64_t rows = t.shape()[0];
+        if (dst) copy_rows(t, dst, w == 0 ? e.lda : e.ldb, rows * id / got, rows * (id + 1) / got);
+      }
+#pragma omp barrier
+    }
     thread_local std::vector<float> tile;
     if (tile.size() < static_cast<size_t>(e.rows * N)) tile.resize(static_cast<size_t>(e.rows * N));
     PreparedExec& x = p->exec[id];
