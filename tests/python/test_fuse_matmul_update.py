@@ -184,3 +184,23 @@ def test_matmul_then_momentum_equals_numpy(m, k, n, ta, tb):
         assert len(fused_lines(text)) == (1 if fuse == "1" else 0), text
     for x, y in zip(results["1"], results["0"]):
         np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_other_thread_counts_equal_unfused(threads):
+    """One thread runs both tiles of dW1 and dW2; with three threads no multiple of three
+    divides 512, so the tile count rounds up to the next divisor (4 tiles of 128 rows)."""
+    before = mycel.get_context("num_threads")
+    sizes, batch = (784, 512, 512, 10), 128
+    x = rand((batch, 784), 1)
+    y = np.random.default_rng(2).integers(0, 10, batch).astype(np.int32)
+    try:
+        mycel.set_context(num_threads=threads)
+        fused, _ = train(sizes, x, y, 3, {})
+        apart, _ = train(sizes, x, y, 3, {"MYCEL_FUSE_MATMUL_UPDATE": "0"})
+    finally:
+        mycel.set_context(num_threads=before)
+    ref, _ = numpy_train(sizes, x, y, 3)
+    for a, b, r in zip(fused, apart, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
