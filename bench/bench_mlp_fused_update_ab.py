@@ -71,7 +71,8 @@ def main():
         parts = []
         for m, v in res[k].items():
             v = sorted(v)
-            parts.append(f"{m} min {v[0]:.0f} p10 {v[len(v) // 10]:.0f} median {v[len(v) // 2]:.0f}")
+            parts.append(f"{m} min {v[0]:.0f} p10 {v[len(v) // 10]:.0f} "
+                         f"median {v[len(v) // 2]:.0f}")
         print(f"{k:3s} ({count[k]} launches): " + " | ".join(parts))
 
 
