@@ -139,7 +139,10 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   if (opts.layout != CompileOptions::Layout::kOff)
     detail::assign_layouts(*impl, opts.layout == CompileOptions::Layout::kAlways);
   detail::analyse_calls(*impl);
-  if (opts.fuse) detail::assign_in_place(*impl);
+  if (opts.fuse) {
+    detail::assign_in_place(*impl);
+    detail::fuse_matmul_update(*impl);
+  }
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,
                 "[backend] graph @", g.name(),

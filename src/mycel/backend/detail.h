@@ -12,6 +12,7 @@
 
 #include "mycel/backend/program.h"
 #include "mycel/ir/func_graph.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
 #include "mycel/ops/registry.h"
 
 namespace mycel::backend::detail {
@@ -165,6 +166,13 @@ struct ProgramImpl {
   // Ops of fused instructions (fuse_*.cc): owned here, not in the registry (backend-only).
   std::vector<std::shared_ptr<const OpDef>> fused_ops;
   size_t num_fused = 0;
+  /// The programs of fuse_elementwise's two-output chains (an optimizer's state and weight
+  /// updates), by op, for fuse_matmul_update.
+  struct ChainOp {
+    cpu::EwProgram prog;
+    std::vector<int> out_steps;
+  };
+  std::map<const OpDef*, ChainOp> chain_ops;
   // One run at a time: plans, frames and the arena are shared by every caller of run().
   std::mutex run_mutex;
 };
@@ -192,6 +200,9 @@ void assign_layouts(ProgramImpl& p, bool always);
 // assign_in_place.cc: a kernel output only copied into a weight is written into the weight
 // (after analyse_calls, which marks recursive functions).
 void assign_in_place(ProgramImpl& p);
+// fuse_matmul_update.cc: a weight gradient's matmul whose only reader is an optimizer's
+// two-output chain becomes one launch updating the weight tile by tile (after assign_in_place).
+void fuse_matmul_update(ProgramImpl& p);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc

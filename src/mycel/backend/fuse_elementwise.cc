@@ -289,6 +289,8 @@ void merge_state_chains(Function& f, ProgramImpl& p, const Chains& chains) {
     for (const cpu::EwStep& st : p2.steps) prog.steps.push_back({st.op, slot2(st.a), slot2(st.b)});
     p.fused_ops.push_back(make_two_output_op(prog, n1 - 1, {f.regs[o1].meta, f.regs[o2].meta},
                                              c1->second.keeps_zero && c2->second.keeps_zero));
+    p.chain_ops[p.fused_ops.back().get()] = {prog,
+                                             {n1 - 1, static_cast<int>(prog.steps.size()) - 1}};
     Instr m = f2;
     m.op = p.fused_ops.back().get();
     m.attrs = Attrs(m.op, {});

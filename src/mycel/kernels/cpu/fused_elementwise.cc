@@ -128,7 +128,7 @@ namespace {
 void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n, int nout,
                const int* out_steps, float* const* outs) {
   if (n == 0) return;
-  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
+  const int ni = p.num_inputs;
   // Small chains keep their operand table on the stack (a warm launch allocates nothing).
   constexpr int kStackInputs = 16;
   const float* base_stack[kStackInputs];
@@ -142,6 +142,15 @@ void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n,
     base[k] = inputs[k].data<float>();
     full[k] = inputs[k].numel() == n;
   }
+  run_fused_elementwise_ptrs(p, base, full, n, nout, out_steps, outs);
+}
+
+}  // namespace
+
+void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, const char* full,
+                                int64_t n, int nout, const int* out_steps, float* const* outs) {
+  if (n == 0) return;
+  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
   // The last step writes straight into its output; the results of other output steps are
   // copied out of their block buffers once the block's steps have all run.
   float* last_out = nullptr;
@@ -190,8 +199,6 @@ void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n,
     }
   });
 }
-
-}  // namespace
 
 void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
   const int last = static_cast<int>(p.steps.size()) - 1;

@@ -15,4 +15,10 @@ namespace mycel::cpu {
 void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs,
                            const std::vector<int>& out_steps, const std::vector<Tensor>& outs);
 
+/// The same over raw buffers: input k at base[k], n elements when full[k], else one (broadcast);
+/// outs[j] = step out_steps[j]'s results. Runs on the calling thread inside a parallel region
+/// (matmul_chain.cc: one row tile of a weight gradient and its optimizer update).
+void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, const char* full,
+                                int64_t n, int nout, const int* out_steps, float* const* outs);
+
 }  // namespace mycel::cpu
