@@ -1,5 +1,5 @@
-"""The few-channel conv2d gradients (kernels/cpu/conv_direct.h: AVX2 direct loops where the CPU
-has AVX2 and not AVX-512, oneDNN elsewhere) against numpy, on LeNet5's shapes and on odd sizes
+"""The few-channel conv2d gradients (kernels/cpu/conv_direct.h: direct loops where the CPU
+has AVX2 and not AVX-512 or is a Zen 4, oneDNN elsewhere) against numpy, on LeNet5's shapes and on odd sizes
 with padding; and LeNet5's weight gradients in graph mode against central finite differences."""
 import numpy as np
 import pytest
