@@ -162,7 +162,8 @@ constexpr std::array<std::array<std::array<BlockFn, kNv>, kXb>, kMaxKw> all_bloc
     std::index_sequence<K...>) {
   return {blocks_of<static_cast<int>(K) + 1>(std::make_index_sequence<kXb>{})...};
 }
-constexpr auto kBlocks = all_blocks(std::make_index_sequence<kMaxKw>{});  // [KW - 1][XB - 1][NV - 1]
+constexpr auto kBlocks =
+    all_blocks(std::make_index_sequence<kMaxKw>{});  // [KW - 1][XB - 1][NV - 1]
 
 }  // namespace
 
@@ -211,8 +212,9 @@ bool conv2d_bwd_data_batch_lanes_fits(DType dtype, const WindowGeom& g) {
 
 void conv2d_backprop_input_batch_lanes(const Tensor& dy, const Tensor& w, Tensor& dx,
                                        const WindowGeom& g) {
-  MYCEL_CHECK(conv2d_bwd_data_batch_lanes_fits(dx.dtype(), g), RuntimeError,
-              "[conv2d_backprop_input] batch-lanes kernel called outside its geometry (backend bug)");
+  MYCEL_CHECK(
+      conv2d_bwd_data_batch_lanes_fits(dx.dtype(), g), RuntimeError,
+      "[conv2d_backprop_input] batch-lanes kernel called outside its geometry (backend bug)");
 #if MYCEL_AVX512_KERNELS
   backprop_input_batch_lanes_avx512(dy, w, dx, g);
 #else
