@@ -1,6 +1,7 @@
-// The batch-lanes data gradient (kernels/cpu/conv_batch_lanes.cc) against the float64 reference
-// loop, over LeNet5's conv2, batches that are not a multiple of 16, padding on every side, even
-// and 1-wide kernels, and dx rows that end in a partial column block; and the geometry it takes.
+// The batch-lanes data gradient and forward convolution (kernels/cpu/conv_batch_lanes.cc) against
+// the float64 reference loops, over LeNet5's conv2, batches that are not a multiple of 16,
+// padding on every side, even and 1-wide kernels, and rows that end in a partial column block
+// (the forward with and without bias and relu); and the geometry they take.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "mycel/kernels/cpu/conv_batch_lanes.h"
 #include "mycel/kernels/cpu/nn_grad_ref.h"
+#include "mycel/kernels/cpu/nn_ref.h"
 
 namespace mycel {
 namespace {
@@ -67,6 +69,40 @@ TEST(ConvBatchLanes, DataGradientMatchesFloat64ReferenceLoop) {
   EXPECT_EQ(taken, 5);
 }
 
+TEST(ConvBatchLanes, ForwardMatchesFloat64ReferenceLoop) {
+  const WindowGeom cases[] = {
+      geom(64, 6, 14, 14, 16, 5, 5, 0, 0, 0, 0),  // LeNet5 conv2
+      geom(37, 3, 9, 11, 5, 3, 4, 1, 2, 0, 3),    // batch 37, even kernel, uneven padding
+      geom(16, 16, 8, 15, 16, 7, 7, 3, 3, 3, 3),  // 7x7 same padding, rows of 15 (7 + 7 + 1)
+      geom(33, 4, 6, 5, 7, 2, 1, 1, 0, 0, 0),     // 1-wide kernel, 3 image vectors
+  };
+  int taken = 0;
+  for (const WindowGeom& g : cases)
+    for (const bool with_bias : {false, true})
+      for (const bool relu : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "n " << g.n << " c " << g.c << " oc " << g.oc
+                                          << " bias " << with_bias << " relu " << relu);
+        if (!cpu::conv2d_batch_lanes_fits(DType::float32, g)) continue;
+        ++taken;
+        const Tensor x = random({g.n, g.c, g.h, g.w}, 7), w = random({g.oc, g.c, g.kh, g.kw}, 8);
+        const Tensor b = random({g.oc}, 9);
+        Tensor y = Tensor::empty({g.n, g.oc, g.oh, g.ow}, DType::float32);
+        std::fill_n(y.data<float>(), y.numel(), std::numeric_limits<float>::quiet_NaN());
+        cpu::conv2d_batch_lanes(x, w, with_bias ? &b : nullptr, y, g, relu);
+        Tensor want = Tensor::empty(y.shape(), DType::float64);
+        const Tensor b64 = b.to(DType::float64);
+        cpu::conv2d_ref<double>(x.to(DType::float64), w.to(DType::float64),
+                                with_bias ? &b64 : nullptr, want, g);
+        for (int64_t i = 0; i < y.numel(); ++i) {
+          double v = want.data<double>()[i];
+          if (relu) v = std::max(v, 0.0);
+          ASSERT_NEAR(y.data<float>()[i], v, 2e-5 * (std::abs(v) + 1.0)) << "element " << i;
+        }
+      }
+  if (taken == 0) GTEST_SKIP() << "the batch-lanes kernel is not taken on this CPU";
+  EXPECT_EQ(taken, 16);
+}
+
 TEST(ConvBatchLanes, TakesOnlyItsGeometry) {
   const WindowGeom lenet2 = geom(64, 6, 14, 14, 16, 5, 5, 0, 0, 0, 0);
   if (!cpu::conv2d_bwd_data_batch_lanes_fits(DType::float32, lenet2))
@@ -81,6 +117,12 @@ TEST(ConvBatchLanes, TakesOnlyItsGeometry) {
   for (const WindowGeom& g : {strided, grouped, many, small_batch, wide_rows, wide_kernel})
     EXPECT_FALSE(cpu::conv2d_bwd_data_batch_lanes_fits(DType::float32, g));
   EXPECT_FALSE(cpu::conv2d_bwd_data_batch_lanes_fits(DType::float64, lenet2));
+  // The forward: x's rows (not dy's) must be narrow, and paddings at most kernel - 1.
+  EXPECT_TRUE(cpu::conv2d_batch_lanes_fits(DType::float32, lenet2));
+  const WindowGeom lenet1 = geom(64, 1, 32, 32, 6, 5, 5, 0, 0, 0, 0);  // rows of 32
+  const WindowGeom over_padded = geom(64, 2, 10, 10, 4, 3, 3, 3, 3, 3, 3);
+  for (const WindowGeom& g : {strided, grouped, many, small_batch, lenet1, over_padded})
+    EXPECT_FALSE(cpu::conv2d_batch_lanes_fits(DType::float32, g));
 }
 
 }  // namespace

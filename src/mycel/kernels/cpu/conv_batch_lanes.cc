@@ -97,9 +97,11 @@ void from_lanes(const float* src, int64_t ld, int64_t rows, int64_t cols, float*
 }
 
 struct Args {
-  const float* dyt;  // (oc, oh, ow, np)
-  const float* w;    // (oc, c, kh, kw)
-  float* dxt;        // (c, h, w, np)
+  const float* dyt;   // (oc, oh, ow, np)
+  const float* w;     // (oc, c, kh, kw)
+  float* dxt;         // (c, h, w, np)
+  const float* bias;  // (c) or null: added to dx
+  bool relu;          // dx := max(dx, 0) (before the store; a NaN stays)
   WindowGeom g;
   int64_t np;
 };
@@ -111,7 +113,8 @@ void block(const Args& a, int64_t c, int64_t y, int64_t x0, int64_t v0) {
   const WindowGeom& g = a.g;
   const int64_t np = a.np;
   __m512 acc[XB * NV];
-  each([&](auto k) { acc[k] = _mm512_setzero_ps(); }, std::make_index_sequence<XB * NV>{});
+  const __m512 b0 = _mm512_set1_ps(a.bias ? a.bias[c] : 0.f);
+  each([&](auto k) { acc[k] = b0; }, std::make_index_sequence<XB * NV>{});
   for (int64_t o = 0; o < g.oc; ++o)
     for (int64_t i = 0; i < g.kh; ++i) {
       const int64_t yy = y + g.pt - i;
@@ -145,6 +148,9 @@ void block(const Args& a, int64_t c, int64_t y, int64_t x0, int64_t v0) {
           std::make_index_sequence<XB + KW - 1>{});
     }
   float* out = a.dxt + ((c * g.h + y) * g.w + x0) * np + v0 * kLanes;
+  if (a.relu)  // max(0, v) keeps a NaN, as the scalar v < 0 ? 0 : v does
+    each([&](auto k) { acc[k] = _mm512_max_ps(_mm512_setzero_ps(), acc[k]); },
+         std::make_index_sequence<XB * NV>{});
   each([&](auto k) { _mm512_storeu_ps(out + k / NV * np + k % NV * kLanes, acc[k]); },
        std::make_index_sequence<XB * NV>{});
 }
@@ -167,14 +173,16 @@ constexpr auto kBlocks =
 
 }  // namespace
 
-void backprop_input_batch_lanes_avx512(const Tensor& dy, const Tensor& w, Tensor& dx,
-                                       const WindowGeom& g) {
+// dx = the data-gradient sum of dy (n, oc, oh, ow) and w (oc, c, kh, kw) for geometry g (+ bias,
+// relu), all NCHW, through the transposed copies.
+void lanes_avx512(const float* dy, const float* w, const float* bias, bool relu, float* dx,
+                  const WindowGeom& g) {
   const int64_t np = (g.n + kLanes - 1) / kLanes * kLanes, nv = np / kLanes;
   const int64_t dy_cols = g.oc * g.oh * g.ow, dx_cols = g.c * g.h * g.w;
   auto* dyt = static_cast<float*>(dnnl_util::staging_data(0, sizeof(float) * dy_cols * np));
   auto* dxt = static_cast<float*>(dnnl_util::staging_data(1, sizeof(float) * dx_cols * np));
-  to_lanes(dy.data<float>(), g.n, dy_cols, dyt, np);
-  const Args a{dyt, w.data<float>(), dxt, g, np};
+  to_lanes(dy, g.n, dy_cols, dyt, np);
+  const Args a{dyt, w, dxt, bias, relu, g, np};
   const int64_t chunks = (nv + kNv - 1) / kNv;
   const auto& fns = kBlocks[g.kw - 1];
   parallel_for(g.c * g.h * chunks, g.oc * g.kh * g.kw * g.w * kNv * kLanes,
@@ -186,7 +194,7 @@ void backprop_input_batch_lanes_avx512(const Tensor& dy, const Tensor& w, Tensor
                      fns[std::min<int64_t>(kXb, g.w - x0) - 1][nvb - 1](a, c, y, x0, v0);
                  }
                });
-  from_lanes(dxt, np, g.n, dx_cols, dx.data<float>());
+  from_lanes(dxt, np, g.n, dx_cols, dx);
 }
 
 }  // namespace mycel::cpu
@@ -194,10 +202,11 @@ void backprop_input_batch_lanes_avx512(const Tensor& dy, const Tensor& w, Tensor
 #endif
 
 namespace mycel::cpu {
+namespace {
 
-bool conv2d_bwd_data_batch_lanes_fits(DType dtype, const WindowGeom& g) {
-  if (dtype != DType::float32 || g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1)
-    return false;
+// The geometry the kernel takes (as a data gradient: dy is g's output, dx its input).
+bool lanes_fit(const WindowGeom& g) {
+  if (g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
   if (g.n < 16 || g.c < 1 || g.c > 16 || g.oc < 1 || g.oc > 16 || g.kh < 1 || g.kw < 1 ||
       g.kw > kMaxKw || g.oh < 1 || g.ow < 1 || g.ow >= 16 || g.h < 1 || g.w < 1)
     return false;
@@ -210,15 +219,59 @@ bool conv2d_bwd_data_batch_lanes_fits(DType dtype, const WindowGeom& g) {
 #endif
 }
 
+// The forward convolution of g as a data gradient: x plays dy, y plays dx, the weights flipped
+// in both spatial axes with their channel axes swapped, the padding kernel - 1 - padding (so
+// only paddings up to kernel - 1).
+bool forward_as_gradient(const WindowGeom& g, WindowGeom& t) {
+  t = WindowGeom{};
+  t.n = g.n, t.c = g.oc, t.h = g.oh, t.w = g.ow, t.oc = g.c, t.oh = g.h, t.ow = g.w;
+  t.kh = g.kh, t.kw = g.kw;
+  t.pt = g.kh - 1 - g.pt, t.pb = g.kh - 1 - g.pb, t.pl = g.kw - 1 - g.pl, t.pr = g.kw - 1 - g.pr;
+  return g.groups == 1 && t.pt >= 0 && t.pb >= 0 && t.pl >= 0 && t.pr >= 0;
+}
+
+}  // namespace
+
+bool conv2d_bwd_data_batch_lanes_fits(DType dtype, const WindowGeom& g) {
+  return dtype == DType::float32 && lanes_fit(g);
+}
+
 void conv2d_backprop_input_batch_lanes(const Tensor& dy, const Tensor& w, Tensor& dx,
                                        const WindowGeom& g) {
   MYCEL_CHECK(
       conv2d_bwd_data_batch_lanes_fits(dx.dtype(), g), RuntimeError,
       "[conv2d_backprop_input] batch-lanes kernel called outside its geometry (backend bug)");
 #if MYCEL_AVX512_KERNELS
-  backprop_input_batch_lanes_avx512(dy, w, dx, g);
+  lanes_avx512(dy.data<float>(), w.data<float>(), nullptr, false, dx.data<float>(), g);
 #else
   (void)dy, (void)w, (void)dx;
+#endif
+}
+
+bool conv2d_batch_lanes_fits(DType dtype, const WindowGeom& g) {
+  WindowGeom t;
+  return dtype == DType::float32 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+         forward_as_gradient(g, t) && lanes_fit(t);
+}
+
+void conv2d_batch_lanes(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                        const WindowGeom& g, bool relu) {
+  MYCEL_CHECK(conv2d_batch_lanes_fits(y.dtype(), g), RuntimeError,
+              "[conv2d] batch-lanes kernel called outside its geometry (backend bug)");
+  WindowGeom t;
+  forward_as_gradient(g, t);
+  const float* W = w.data<float>();
+  auto* flipped = static_cast<float*>(dnnl_util::staging_data(2, sizeof(float) * w.numel()));
+  const int64_t taps = g.kh * g.kw;
+  for (int64_t o = 0; o < g.oc; ++o)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t k = 0; k < taps; ++k)  // (i, j) -> (kh - 1 - i, kw - 1 - j) is k -> taps - 1 - k
+        flipped[(c * g.oc + o) * taps + taps - 1 - k] = W[(o * g.c + c) * taps + k];
+#if MYCEL_AVX512_KERNELS
+  lanes_avx512(x.data<float>(), flipped, bias ? bias->data<float>() : nullptr, relu,
+               y.data<float>(), t);
+#else
+  (void)x, (void)bias, (void)y, (void)relu;
 #endif
 }
 

@@ -320,6 +320,17 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     if (relu) params->post_applied = true;
     return;
   }
+  // Few channels, narrow rows, a batch (LeNet5's conv2 in training): images in the vector lanes
+  // (conv_batch_lanes.h). Relu only, as above.
+  if (!src_blocked && !dst_blocked && x.dtype() == DType::float32 && w.dtype() == DType::float32 &&
+      (!bias || bias->dtype() == DType::float32) && conv2d_batch_lanes_fits(y.dtype(), g)) {
+    bool relu = post != nullptr;
+    if (post)
+      for (const PostOp& op : post->post_ops) relu = relu && op.kind == PostOp::Kind::kRelu;
+    conv2d_batch_lanes(x, w, bias, y, g, relu);
+    if (relu) params->post_applied = true;
+    return;
+  }
   // 3x3 NCHW convolutions whose weights change (training): Winograd at a batch, the weights
   // transformed at every call (conv_winograd_nchw.h).
   if (!src_blocked && !dst_blocked && !const_w && x.dtype() == DType::float32 &&
