@@ -25,11 +25,17 @@ __mmask16 first_lanes(int64_t n) {
   return n >= kLanes ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
 
-// Calls fn(plane, pooled row) for every pooled row, in parallel.
+// Calls fn(plane, pooled row) for every pooled row, in parallel. Rows advance without a division
+// per row: with LeNet5's 5-column rows the 64-bit divisions cost as much as the pooling (its
+// conv2 pooling gradient took 0.094 ms a batch on one Zen 4 core, 0.9 ns an element).
 template <class Fn>
 void for_rows(const WindowGeom& g, int64_t cost, Fn fn) {
   parallel_for(g.n * g.c * g.oh, cost, [&](int64_t s, int64_t e) {
-    for (int64_t item = s; item < e; ++item) fn(item / g.oh, item % g.oh);
+    int64_t p = s / g.oh, i = s % g.oh;
+    for (int64_t item = s; item < e; ++item) {
+      fn(p, i);
+      if (++i == g.oh) i = 0, ++p;
+    }
   });
 }
 
