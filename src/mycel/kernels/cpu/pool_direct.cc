@@ -101,9 +101,11 @@ void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, con
       __m512 v[4];
       for (int k = 0; k < 4; ++k) v[k] = _mm512_maskz_mov_ps(sel[k], g_out);
       _mm512_mask_storeu_ps(d0 + 2 * c, lo, _mm512_permutex2var_ps(v[0], lo_idx, v[1]));
-      _mm512_mask_storeu_ps(d0 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[0], hi_idx, v[1]));
       _mm512_mask_storeu_ps(d1 + 2 * c, lo, _mm512_permutex2var_ps(v[2], lo_idx, v[3]));
-      _mm512_mask_storeu_ps(d1 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[2], hi_idx, v[3]));
+      if (hi) {  // rows of up to 16 columns (LeNet5's conv2: 10) have no second half
+        _mm512_mask_storeu_ps(d0 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[0], hi_idx, v[1]));
+        _mm512_mask_storeu_ps(d1 + 2 * c + kLanes, hi, _mm512_permutex2var_ps(v[2], hi_idx, v[3]));
+      }
     }
     if (g.w > 2 * g.ow) {  // a last odd column belongs to no window
       std::fill(d0 + 2 * g.ow, d0 + g.w, 0.f);
