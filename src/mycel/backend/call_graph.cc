@@ -135,7 +135,6 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fuse_conv_pool(*impl);
     detail::fuse_reduce_te(*impl);  // MYCEL_TE_FUSION=1 only
     detail::fuse_elementwise(*impl);
-    detail::fuse_pool_grad_relu(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)
     detail::assign_layouts(*impl, opts.layout == CompileOptions::Layout::kAlways);

@@ -186,9 +186,6 @@ void fold_batch_norm(ProgramImpl& p);
 void fuse_post_ops(ProgramImpl& p);
 void fuse_conv_pool(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
-// fuse_pool_grad_relu.cc: max_pool2d_grad and the relu gradient's mask chain, after
-// fuse_elementwise.
-void fuse_pool_grad_relu(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
 // `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
 void assign_layouts(ProgramImpl& p, bool always);

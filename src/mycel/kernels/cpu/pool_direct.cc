@@ -59,10 +59,7 @@ void max_pool_2x2_avx512(const Tensor& x, Tensor& y, const WindowGeom& g) {
   });
 }
 
-// relu_mask: each routed gradient times (window max > 0 ? 1 : 0), the relu gradient's mask at the
-// maximum's position (see max_pool_2x2_grad_relu).
-void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g,
-                              bool relu_mask = false) {
+void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
   const float* X = x.data<float>();
   const float* DY = dy.data<float>();
   float* DX = dx.data<float>();
@@ -100,11 +97,7 @@ void max_pool_2x2_grad_avx512(const Tensor& x, const Tensor& dy, Tensor& dx, con
         sel[k] = take;
         m = _mm512_mask_mov_ps(m, take, win[k]);
       }
-      __m512 g_out = _mm512_maskz_loadu_ps(first_lanes(g.ow - c), d + c);
-      if (relu_mask)  // the relu gradient's mul by cast(max > 0): the same float multiply
-        g_out = _mm512_mul_ps(
-            g_out, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ),
-                                       _mm512_set1_ps(1.f)));
+      const __m512 g_out = _mm512_maskz_loadu_ps(first_lanes(g.ow - c), d + c);
       __m512 v[4];
       for (int k = 0; k < 4; ++k) v[k] = _mm512_maskz_mov_ps(sel[k], g_out);
       _mm512_mask_storeu_ps(d0 + 2 * c, lo, _mm512_permutex2var_ps(v[0], lo_idx, v[1]));
@@ -383,21 +376,6 @@ void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const Wind
   return max_pool_2x2_grad_avx2(x, dy, dx, g);
 #endif
   max_pool_2x2_grad_loops(x, dy, dx, g);
-}
-
-void max_pool_2x2_grad_relu(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g) {
-  MYCEL_CHECK(max_pool_2x2_fits(dx.dtype(), g), RuntimeError,
-              "[max_pool2d_grad+relu_grad] 2x2 kernel called outside its geometry (backend bug)");
-#if MYCEL_AVX512_KERNELS
-  if (cpu_has_avx512()) return max_pool_2x2_grad_avx512(x, dy, dx, g, true);
-#endif
-  // Elsewhere the two passes, with the chain's arithmetic: dx * cast(x > 0).
-  max_pool_2x2_grad(x, dy, dx, g);
-  const float* X = x.data<float>();
-  float* DX = dx.data<float>();
-  parallel_for(dx.numel(), 2, [&](int64_t s, int64_t e) {
-    for (int64_t k = s; k < e; ++k) DX[k] = DX[k] * (X[k] > 0.f ? 1.f : 0.f);
-  });
 }
 
 }  // namespace mycel::cpu

@@ -17,10 +17,5 @@ bool max_pool_2x2_fits(DType dtype, const WindowGeom& g);
 void max_pool_2x2(const Tensor& x, Tensor& y, const WindowGeom& g);
 /// dx: dy at each window's maximum, 0 elsewhere (also in a last odd row or column).
 void max_pool_2x2_grad(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g);
-/// dx = max_pool_2x2_grad(x, dy) * cast(x > 0), bit for bit, in one pass: the gradient of
-/// max_pool2d(relu(...)) through the relu when x is relu's output (the graph's fused
-/// "max_pool2d_grad+relu_grad", backend/fuse_pool_grad_relu.cc). Only a window's maximum gets a
-/// nonzero gradient, and there x is the maximum, so the mask is (maximum > 0).
-void max_pool_2x2_grad_relu(const Tensor& x, const Tensor& dy, Tensor& dx, const WindowGeom& g);
 
 }  // namespace mycel::cpu
