@@ -265,8 +265,9 @@ def markdown(result):
            f"3 losses from the shared weights and batch must match PyTorch's (relative {LOSS_RTOL}).", ""]
     if result["steps"]:
         out += ["## Training steps (fixed batch, float32, momentum SGD)", "",
-                "Where a step spends its time, launch by launch: [perf_mlp.md](perf_mlp.md) (mlp), "
-                "[perf_resnet.md](perf_resnet.md) (resnet18).", "",
+                "Where a step spends its time, launch by launch: [perf_lenet5.md](perf_lenet5.md) "
+                "(lenet5), [perf_mlp.md](perf_mlp.md) (mlp), [perf_resnet.md](perf_resnet.md) "
+                "(resnet18).", "",
                 "| workload | batch | policy | threads mycel/torch | Mycel graph ms | PyTorch eager ms | "
                 "speed-up | Mycel % of peak | loss diff | Mycel compile s |",
                 "|---|---|---|---|---|---|---|---|---|---|"]

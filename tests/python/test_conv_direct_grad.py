@@ -1,5 +1,6 @@
-"""The few-channel conv2d gradients (kernels/cpu/conv_direct.h: AVX2 direct loops where the CPU
-has AVX2 and not AVX-512, oneDNN elsewhere) against numpy, on LeNet5's shapes and on odd sizes
+"""The few-channel conv2d gradients (kernels/cpu/conv_direct.h: direct loops where the CPU
+has AVX2 and not AVX-512 or is a Zen 4, oneDNN elsewhere; on Zen 4 the data gradient of a batch
+with narrow rows runs with images in the vector lanes, conv_batch_lanes.h) against numpy, on LeNet5's shapes and on odd sizes
 with padding; and LeNet5's weight gradients in graph mode against central finite differences."""
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ CASES = [
     (3, 3, 17, 21, 16, 3, 3, 1, 1, 1, 1),   # same padding, odd sizes: by output channels
     (2, 5, 9, 20, 11, 5, 5, 2, 2, 2, 2),    # by output columns
     (2, 4, 12, 13, 7, 4, 4, 1, 2, 1, 2),    # even kernel, asymmetric padding
+    (40, 6, 12, 12, 16, 5, 5, 2, 1, 0, 2),  # data gradient with images in the lanes (Zen 4)
 ]
 
 
@@ -86,3 +88,25 @@ def test_lenet5_weight_gradients_match_finite_differences():
                 assert abs(fd - g.flat[flat]) < 2e-3 + 0.05 * abs(fd), (k, flat, fd, g.flat[flat])
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conv2d_forward_with_relu_matches_numpy(case):
+    """The forward the few-channel kernels take (on Zen 4 at a batch, LeNet5's conv2 runs with
+    images in the vector lanes): conv2d then relu, eager and in graph mode (fused conv2d+relu)."""
+    n, c, h, wd, oc, kh, kw, pt, pb, pl, pr = case
+    rng = np.random.default_rng(sum(case) + 1)
+    x = rng.standard_normal((n, c, h, wd)).astype(np.float32)
+    w = rng.standard_normal((oc, c, kh, kw)).astype(np.float32)
+    xp = padded(x.astype(np.float64), pt, pb, pl, pr)
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    want = np.zeros((n, oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            want += np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    pad = (pt, pb, pl, pr)
+    got = ops.conv2d(Tensor(x), Tensor(w), pad_mode="pad", padding=pad).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    f = mycel.jit(lambda a, b: ops.relu(ops.conv2d(a, b, pad_mode="pad", padding=pad)))
+    np.testing.assert_allclose(f(Tensor(x), Tensor(w)).asnumpy(), np.maximum(want, 0),
+                               rtol=1e-4, atol=1e-4)

@@ -27,6 +27,24 @@ needs_direct = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                   reason="the direct conv kernel needs AVX2 or AVX-512")
 
 
+def zen4_batch_lanes():
+    """Whether this CPU is an AMD Zen 4 (family 25 with AVX-512), where a few-channel conv with
+    narrow rows at a batch of 16 or more runs with images in the vector lanes (conv_batch_lanes.h)
+    unless MYCEL_MAX_CPU_ISA caps the kernels below AVX-512."""
+    cap = os.environ.get("MYCEL_MAX_CPU_ISA", "").lower()
+    if cap and not (cap.startswith(("avx512", "amx")) or cap == "all"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read().split("\n\n")[0]
+    except OSError:
+        return False
+    info = dict((k.strip(), v.strip()) for k, v in
+                (line.split(":", 1) for line in text.splitlines() if ":" in line))
+    return (info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family") == "25" and
+            "avx512f" in info.get("flags", "").split())
+
+
 @pytest.fixture(autouse=True)
 def _restore():
     # The listings here pin fusion alone; the layout step has its own tests (test_layout.py).
@@ -289,7 +307,12 @@ def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     net.set_inputs(spec)
     mycel.set_context(mode=mycel.GRAPH_MODE)
     for x, e in zip(xs, eager):
-        np.testing.assert_array_equal(net(x).asnumpy(), e)
+        if x.shape[0] >= 16 and zen4_batch_lanes():
+            # eager's plain-layout conv2 at a batch of 16 runs with images in the vector lanes
+            # (conv_batch_lanes.h), the graph's blocked one in oneDNN: other summation order
+            np.testing.assert_allclose(net(x).asnumpy(), e, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(net(x).asnumpy(), e)
     assert net._compiled.graph.num_programs == 1
 
 

@@ -1,5 +1,7 @@
 #include "mycel/core/cpu_features.h"
 
+#include <cpuid.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -27,7 +29,24 @@ bool detect_avx512() {
 #endif
 }
 
+// Zen 5 (family 0x1a) has full-width AVX-512 units: not counted.
+bool detect_zen4() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d) || a < 7) return false;
+  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
+  __cpuid_count(7, 0, a, b, c, d);
+  const bool avx512f = (b >> 16) & 1;
+  return family == 0x19 && avx512f;
+}
+
 }  // namespace
+
+bool cpu_is_zen4() {
+  static const bool zen4 = detect_zen4();
+  return zen4;
+}
 
 bool cpu_has_avx512() {
   static const bool has = detect_avx512() && isa_cap_allows_avx512();

@@ -9,6 +9,11 @@ namespace mycel {
 /// (MYCEL_MAX_CPU_ISA=avx2 forces the AVX2 paths, as ONEDNN_MAX_CPU_ISA does for oneDNN).
 bool cpu_has_avx512();
 
+/// True on AMD Zen 4 (family 0x19 with AVX-512): it runs each 512-bit FMA as two 256-bit
+/// halves, so AVX2 code reaches the same FLOP rate as AVX-512 code there, and some of our AVX2
+/// kernels, measured against oneDNN's AVX-512 ones on it, are taken there too.
+bool cpu_is_zen4();
+
 }  // namespace mycel
 
 // Whether this compiler can build AVX-512 target regions inside a baseline translation unit.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mycel/kernels/cpu/conv_batch_lanes.h"
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
 #include "mycel/kernels/cpu/conv_stream.h"
@@ -316,6 +317,17 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     if (post)
       for (const PostOp& op : post->post_ops) relu = relu && op.kind == PostOp::Kind::kRelu;
     conv2d_direct(x, w, bias, y, g, relu, dst_blocked ? direct_block(g.oc) : 0);
+    if (relu) params->post_applied = true;
+    return;
+  }
+  // Few channels, narrow rows, a batch (LeNet5's conv2 in training): images in the vector lanes
+  // (conv_batch_lanes.h). Relu only, as above.
+  if (!src_blocked && !dst_blocked && x.dtype() == DType::float32 && w.dtype() == DType::float32 &&
+      (!bias || bias->dtype() == DType::float32) && conv2d_batch_lanes_fits(y.dtype(), g)) {
+    bool relu = post != nullptr;
+    if (post)
+      for (const PostOp& op : post->post_ops) relu = relu && op.kind == PostOp::Kind::kRelu;
+    conv2d_batch_lanes(x, w, bias, y, g, relu);
     if (relu) params->post_applied = true;
     return;
   }
@@ -636,6 +648,9 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
   if (!weights && dy.dtype() == DType::float32 && other.dtype() == DType::float32)
     if (const int m = winograd_nchw_bwd_data_tile(out.dtype(), g); m != 0)
       return conv2d_backprop_input_winograd_nchw(dy, other, out, g, m);
+  // Few channels, narrow rows, a batch: images in the vector lanes (conv_batch_lanes.h).
+  if (!weights && conv2d_bwd_data_batch_lanes_fits(out.dtype(), g))
+    return conv2d_backprop_input_batch_lanes(dy, other, out, g);
   if (!weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
     return conv2d_direct_backprop_input(
         dy, other, out, g, static_cast<float*>(staging_data(0, sizeof(float) * other.numel())));

@@ -1,10 +1,9 @@
 #include "mycel/kernels/cpu/dnnl_layout.h"
 
-#include <cpuid.h>
-
 #include <cstdlib>
 #include <string>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/error.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
@@ -12,26 +11,6 @@ namespace mycel::cpu {
 namespace {
 using dnnl::memory;
 using namespace dnnl_util;
-
-// AMD Zen 4 (family 0x19 with AVX-512): it runs each 512-bit FMA as two 256-bit halves, so AVX2
-// code reaches the same FLOP rate as AVX-512 code there. oneDNN 2.6 picks NHWC on it (its
-// AVX-512 brgemm kernels), but Mycel's batch-1 inference kernels (Winograd, the streamed direct
-// convolution) are AVX2 kernels on nChw8c, and oneDNN's AVX2 convolutions take nChw8c natively
-// (conv2d asks for it, dnnl_conv.cc). Measured there, CPU time per call on one thread, nChw8c
-// against NHWC: ResNet-18 batch-1 224x224 inference 33 -> 25 ms, CIFAR 11.2 -> 9.5 ms,
-// MobileNetV2 8.0 -> 7.5 ms; training steps unchanged (ResNet-18 CIFAR b32, LeNet5 b64).
-// Zen 5 (family 0x1a) has full-width AVX-512 units: left to oneDNN's choice.
-bool zen4() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(0, &a, &b, &c, &d) || a < 7) return false;
-  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
-  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
-  __cpuid_count(7, 0, a, b, c, d);
-  const bool avx512f = (b >> 16) & 1;
-  return family == 0x19 && avx512f;
-}
-
 }  // namespace
 
 memory::format_tag activation_tag() {
@@ -44,7 +23,15 @@ memory::format_tag activation_tag() {
       if (s == "nChw8c") return memory::format_tag::nChw8c;
       MYCEL_THROW(ValueError, "MYCEL_LAYOUT_TAG must be nhwc, nChw16c or nChw8c, got '", s, "'");
     }
-    if (zen4()) return memory::format_tag::nChw8c;
+    // AMD Zen 4 runs each 512-bit FMA as two 256-bit halves, so AVX2 code reaches the same
+    // FLOP rate as AVX-512 code there. oneDNN 2.6 picks NHWC on it (its AVX-512 brgemm
+    // kernels), but Mycel's batch-1 inference kernels (Winograd, the streamed direct
+    // convolution) are AVX2 kernels on nChw8c, and oneDNN's AVX2 convolutions take nChw8c
+    // natively (conv2d asks for it, dnnl_conv.cc). Measured there, CPU time per call on one
+    // thread, nChw8c against NHWC: ResNet-18 batch-1 224x224 inference 33 -> 25 ms, CIFAR 11.2
+    // -> 9.5 ms, MobileNetV2 8.0 -> 7.5 ms; training steps unchanged (ResNet-18 CIFAR b32,
+    // LeNet5 b64). Zen 5 has full-width AVX-512 units: left to oneDNN's choice.
+    if (cpu_is_zen4()) return memory::format_tag::nChw8c;
     // oneDNN's choice for a typical float32 convolution with free ("any") activation layouts.
     const memory::dims src{64, 16, 14, 14}, wei{32, 16, 3, 3}, dst{64, 32, 12, 12};
     const auto f32 = memory::data_type::f32;
