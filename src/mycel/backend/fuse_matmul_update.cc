@@ -34,9 +34,7 @@ int fusable_matmul(const Function& f, const std::vector<int>& producer,
   const int i = g >= 0 ? producer[g] : -1;
   if (i < 0 || i >= at || uses[g] != 1 || !is_plain_2d(f, g)) return -1;
   const Instr& mm = f.code[i];
-  // By name, unlike the other passes: the kernel re-implements this one op (a registry flag
-  // for it would touch registry.h, which every file includes).
-  if (!is_kernel1(mm) || mm.op->name != "matmul" || mm.in.size() != 2 ||
+  if (!is_kernel1(mm) || !mm.op->backend.plain_matmul || mm.in.size() != 2 ||
       (mm.params && !mm.params->post_ops.empty()))
     return -1;
   for (int r : mm.in)

@@ -190,6 +190,7 @@ MYCEL_REGISTER_OPS(nn_linear) {
     d.grad = "bprop";
     shard::set_label_rule(d, matmul_spec);
     d.backend.accepts_post_ops = kPostRelu | kPostAddRow;  // oneDNN post-ops
+    d.backend.plain_matmul = true;                         // backend/fuse_matmul_update.cc
     r.add(std::move(d));
   }
   {

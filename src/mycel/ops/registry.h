@@ -92,6 +92,7 @@ struct BackendTraits {
   ReduceFusion reduce = ReduceFusion::kNone;  // a chain feeding it may fuse (fuse_reduce_te.cc)
   const OpDef* unfused = nullptr;             // a fused op: the registry op whose geometry it has
   uint8_t fused_post_ops = 0;                 // a fused op: the PostOpBits folded in
+  bool plain_matmul = false;  // a 2-d x @ y (transpose_a/b): cpu::matmul_chain may replace it
 };
 
 /// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split
