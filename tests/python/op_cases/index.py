@@ -1,5 +1,6 @@
 """Table rows for the indexing ops: slice, strided_slice(_grad), pad(_grad), gather, gather_nd,
-embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements and one_hot."""
+embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements, one_hot and
+shift."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -127,7 +128,38 @@ def _scatter_elements_ref(x, idx, u, axis=0, reduction="none"):
     return out
 
 
+def _gather_elements_ref(x, i, dim=0):
+    """x at (position of i off `dim`, i at `dim`): an index smaller than x off `dim` included."""
+    coords = list(np.indices(i.shape))
+    coords[dim % x.ndim] = i % x.shape[dim]
+    return x[tuple(coords)]
+
+
+def _shift_ref(x, fill, periods=1, axis=-1):
+    """out[..., i, ...] = x[..., i - periods, ...] where that exists along `axis`, else fill."""
+    n = x.shape[axis]
+    src = np.arange(n) - periods
+    ok = (src >= 0) & (src < n)
+    out = np.take(x, np.clip(src, 0, max(n - 1, 0)), axis=axis) if n else x.copy()
+    shape = [1] * x.ndim
+    shape[axis] = n
+    return np.where(ok.reshape(shape), out, fill.astype(x.dtype))
+
+
+def _shift_gen(shape):
+    def gen(rng, dtype):
+        return [make_input(rng, shape, dtype), make_input(rng, (), dtype)]
+    return gen
+
+
 CASES = [
+    OpCase("shift", _shift_ref, _shift_gen((4, 5)), dict(periods=2, axis=1), dtypes=ALL),
+    OpCase("shift", _shift_ref, _shift_gen((4, 5, 3)), dict(periods=-3, axis=0), id="back",
+           dtypes=("float32", "float64", "uint16", "uint32", "uint64", "complex64", "complex128")),
+    OpCase("shift", _shift_ref, _shift_gen((4, 6)), dict(periods=7, axis=-1), id="past_end"),
+    OpCase("shift", _shift_ref, _shift_gen((4, 6)), dict(periods=0, axis=0), id="zero"),
+    OpCase("shift", _shift_ref, _shift_gen((0, 4)), dict(periods=1, axis=1), id="empty"),
+    OpCase("shift", _shift_ref, _shift_gen((200, 300)), dict(periods=-45, axis=1), id="large"),
     OpCase("slice", _key((slice(1, 3), slice(2, 5))), [(4, 5)], dict(begin=(1, 2), size=(2, -1)),
            dtypes=ALL),
     OpCase("slice", _key(()), [()], dict(begin=(), size=()), id="0d"),
@@ -215,12 +247,21 @@ CASES = [
            _along_gen((4, 3, 2), (2, 3, 2), 0), dict(dim=-3), id="dim0"),
     OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
            _along_gen((3, 4), (3, 0), 1), dict(dim=1), id="empty"),
+    OpCase("gather_elements", _gather_elements_ref, _along_gen((4, 5, 3), (2, 7, 1), 1), dict(dim=1),
+           dtypes=ALL, id="smaller_index"),
     OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
            _along_gen((300, 200), (300, 400), 1), dict(dim=1), id="large"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref,
            _along_gen((4, 3), (3, 3), 0, updates=True, distinct=True), dict(axis=0), dtypes=ALL),
     OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 7), 1, updates=True),
            dict(axis=-1, reduction="add"), dtypes=NUMERIC, id="add"),
+    # An index smaller than the input off the axis (torch.scatter's rule) addresses its leading block.
+    OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((4, 5), (2, 3), 0, updates=True),
+           dict(axis=0, reduction="add"), dtypes=NUMERIC, id="smaller_index"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref,
+           lambda rng, dt: [make_input(rng, (3, 4, 2), dt), np.array([[[1], [0], [2]], [[0], [2], [1]]]),
+                            make_input(rng, (2, 3, 1), dt)],
+           dict(axis=1), dtypes=ALL, id="smaller_index_write"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 0), 1, updates=True),
            dict(axis=1, reduction="add"), id="empty"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref,
