@@ -1,6 +1,6 @@
 """Table rows for the indexing ops: slice, strided_slice(_grad), pad(_grad), gather, gather_nd,
-embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements, one_hot and
-shift."""
+embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements, one_hot,
+shift, and strided_slice_dynamic / slice_dynamic (bounds as int tensors) with their backward ops."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -152,7 +152,62 @@ def _shift_gen(shape):
     return gen
 
 
+COMPLEX = ("complex64", "complex128")
+EXTENDED = ("uint16", "uint32", "uint64") + COMPLEX
+
+
+def _bounds_gen(shape, *bounds):
+    """x of the row's dtype, then each bound as an int64 array (the run-time bounds)."""
+    def gen(rng, dtype):
+        return [make_input(rng, shape, dtype)] + [np.array(b, np.int64) for b in bounds]
+    return gen
+
+
+def _ss_dynamic_ref(x, begin, end, strides, **masks):
+    return x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
+
+
+def _slice_dynamic_ref(x, begin, size):
+    return x[tuple(slice(b, x.shape[d] if n == -1 else b + n) for d, (b, n) in enumerate(zip(begin, size)))]
+
+
+def _ss_dynamic_grad_gen(dy_shape, like_shape, *bounds):
+    def gen(rng, dtype):
+        return [make_input(rng, dy_shape, dtype), make_input(rng, like_shape, dtype)] + \
+            [np.array(b, np.int64) for b in bounds]
+    return gen
+
+
+def _ss_dynamic_grad_ref(dy, like, begin, *rest):
+    out = np.zeros(like.shape, dy.dtype)
+    if len(rest) == 2:
+        key = tuple(slice(b, e, s) for b, e, s in zip(begin, *rest))
+    else:
+        key = tuple(slice(b, like.shape[d] if n == -1 else b + n)
+                    for d, (b, n) in enumerate(zip(begin, rest[0])))
+    out[key] = dy
+    return out
+
+
 CASES = [
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((4, 6), (1, 5), (4, -7), (2, -2)),
+           dtypes=ALL),
+    OpCase("strided_slice_dynamic", lambda x, b, e, s, **m: x[1:, ::-1][..., None],
+           _bounds_gen((3, 4), (1, 0, 0), (0, 0, 1), (1, -1, 1)),
+           dict(begin_mask=0b010, end_mask=0b011, new_axis_mask=0b100), id="masks"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((0, 3), (0, 1), (0, 3), (1, 1)), id="empty"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((3, 4), (2, 0), (-4, 4), (-1, 3)),
+           dtypes=EXTENDED, id="extended"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((300, 200), (5, 0), (290, 200), (3, 1)),
+           id="large"),
+    OpCase("strided_slice_dynamic_grad", _ss_dynamic_grad_ref,
+           _ss_dynamic_grad_gen((2, 3), (4, 6), (1, 5), (4, -7), (2, -2)), dtypes=FLOATS + COMPLEX),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((4, 6), (1, 2), (2, -1)), dtypes=ALL),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((3, 2), (0, 1), (-1, 1)), dtypes=EXTENDED,
+           id="extended"),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((300, 200), (5, 7), (200, 100)), id="large"),
+    OpCase("slice_dynamic_grad", _ss_dynamic_grad_ref, _ss_dynamic_grad_gen((2, 4), (4, 6), (1, 2), (2, -1)),
+           dtypes=FLOATS + COMPLEX),
     OpCase("shift", _shift_ref, _shift_gen((4, 5)), dict(periods=2, axis=1), dtypes=ALL),
     OpCase("shift", _shift_ref, _shift_gen((4, 5, 3)), dict(periods=-3, axis=0), id="back",
            dtypes=("float32", "float64", "uint16", "uint32", "uint64", "complex64", "complex128")),
