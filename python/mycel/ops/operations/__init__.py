@@ -213,6 +213,8 @@ for _name in _compat5.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat5, _name)
         __all__.append(_name)
+# MindSpore's RandomCategorical takes dtype at construction, num_sample and seed per call.
+RandomCategorical = _compat5.RandomCategorical
 # MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
 from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
 
