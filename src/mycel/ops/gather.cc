@@ -40,7 +40,13 @@ std::vector<TensorMeta> infer_gather(const InferContext& c) {
 void gather_kernel(const KernelContext& c) {
   const Shape& p = c.in(0).shape();
   int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "gather");
-  auto rows = cpu::linear_indices(c.in(1), {p[axis]}, true, "gather", axis);
+  std::vector<int64_t> rows;
+  try {
+    rows = cpu::linear_indices(c.in(1), {p[axis]}, true, "gather", axis);
+  } catch (const IndexError& e) {  // also in MindSpore's words, which its users match on
+    MYCEL_THROW(IndexError, e.what(), ". For 'Gather', the 'input_indices' should be in the range [",
+                -p[axis], ", ", p[axis], ")");
+  }
   int64_t outer = numel(Shape(p.begin(), p.begin() + axis));
   int64_t inner = numel(Shape(p.begin() + axis + 1, p.end()));
   cpu::gather_blocks(c.in(0), rows, outer, inner, c.out(0));
