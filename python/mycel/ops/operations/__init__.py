@@ -215,6 +215,8 @@ for _name in _compat5.COMPOSITES:
         __all__.append(_name)
 # MindSpore's RandomCategorical takes dtype at construction, num_sample and seed per call.
 RandomCategorical = _compat5.RandomCategorical
+# MindSpore's Dense takes a 1-d w and every numeric dtype (the registry op: floats, 2-d w).
+Dense = _compat5.Dense
 # MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
 from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
 
