@@ -44,8 +44,9 @@ void gather_kernel(const KernelContext& c) {
   try {
     rows = cpu::linear_indices(c.in(1), {p[axis]}, true, "gather", axis);
   } catch (const IndexError& e) {  // also in MindSpore's words, which its users match on
-    MYCEL_THROW(IndexError, e.what(), ". For 'Gather', the 'input_indices' should be in the range [",
-                -p[axis], ", ", p[axis], ")");
+    MYCEL_THROW(IndexError, e.what(),
+                ". For 'Gather', the 'input_indices' should be in the range [", -p[axis], ", ",
+                p[axis], ")");
   }
   int64_t outer = numel(Shape(p.begin(), p.begin() + axis));
   int64_t inner = numel(Shape(p.begin() + axis + 1, p.end()));

@@ -179,8 +179,7 @@ Attrs dynamic_slice_attrs(const KernelContext& c, size_t first, const Shape& x) 
     const TensorMeta meta{x, c.in(0).dtype()};
     const std::vector<const TensorMeta*> in = {&meta};
     infer_slice(InferContext{Registry::get().at("slice"), in, sa});  // slice's own range checks
-    for (size_t d = 0; d < begin.size(); ++d)
-      end[d] = size[d] == -1 ? x[d] : begin[d] + size[d];
+    for (size_t d = 0; d < begin.size(); ++d) end[d] = size[d] == -1 ? x[d] : begin[d] + size[d];
     m = {{"begin", begin}, {"end", end}, {"strides", Ints(begin.size(), 1)}};
   } else {
     m = {{"begin", ints(first)}, {"end", ints(first + 1)}, {"strides", ints(first + 2)}};
@@ -208,9 +207,10 @@ std::vector<TensorMeta> infer_strided_slice_dynamic(const InferContext& c) {
   for (const char* k :
        {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
     probe[k] = c.attrs.get_int(k);
-  Shape probe_shape = c.in(first == 1 ? 0 : 1).shape;  // x, or `like` for the backward op
+  Shape probe_shape = c.in(first == 1 ? 0 : 1).shape;          // x, or `like` for the backward op
   for (int64_t& d : probe_shape) d = std::max<int64_t>(d, 1);  // any size: only the rank counts
-  SlicePlan p = plan_strided_slice(probe_shape, make_attrs(Registry::get().at("strided_slice"), probe));
+  SlicePlan p =
+      plan_strided_slice(probe_shape, make_attrs(Registry::get().at("strided_slice"), probe));
   Shape out;
   for (const SliceDim& sd : p.dims) out.push_back(sd.in_dim < 0 ? 1 : kDataDependent);
   if (first == 1) return {{out, c.in(0).dtype}};
@@ -226,8 +226,8 @@ std::vector<TensorMeta> infer_slice_dynamic(const InferContext& c) {
     if (!is_integral(t.dtype) || t.shape.size() != 1 ||
         t.shape[0] != static_cast<int64_t>(x.size()))
       MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
-                  "' must be a 1-d int tensor with one entry per dimension of shape ",
-                  shape_str(x), ", got ", dtype_name(t.dtype), shape_str(t.shape));
+                  "' must be a 1-d int tensor with one entry per dimension of shape ", shape_str(x),
+                  ", got ", dtype_name(t.dtype), shape_str(t.shape));
   }
   if (first == 2) return {{x, c.in(0).dtype}};
   return {{Shape(x.size(), kDataDependent), c.in(0).dtype}};
@@ -380,13 +380,13 @@ MYCEL_REGISTER_OPS(index) {
                 "Backward of strided_slice_dynamic: zeros shaped like `like` with dy where the "
                 "slice read.",
                 {{"dy"}, {"like"}, {"begin"}, {"end"}, {"strides"}}, mask_attrs,
-                infer_strided_slice_dynamic, strided_slice_dynamic_grad_kernel,
-                float_and_complex(), "bprop"));
+                infer_strided_slice_dynamic, strided_slice_dynamic_grad_kernel, float_and_complex(),
+                "bprop"));
   r.add(make_op("slice_dynamic", "SliceDynamic",
                 "slice with begin and size given as int tensors (known at run time; graph "
                 "mode's slice with run-time bounds).",
-                {{"x"}, {"begin"}, {"size"}}, {}, infer_slice_dynamic,
-                strided_slice_dynamic_kernel, every_dtype(), "bprop"));
+                {{"x"}, {"begin"}, {"size"}}, {}, infer_slice_dynamic, strided_slice_dynamic_kernel,
+                every_dtype(), "bprop"));
   r.add(make_op("slice_dynamic_grad", "SliceDynamicGrad",
                 "Backward of slice_dynamic: zeros shaped like `like` with dy where the slice read.",
                 {{"dy"}, {"like"}, {"begin"}, {"size"}}, {}, infer_slice_dynamic,
@@ -455,8 +455,8 @@ MYCEL_REGISTER_BPROPS(index) {
   });
   b.add("slice_dynamic", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
-    return {g.call("slice_dynamic_grad", {g.dout(), g.input(0), g.input(1), g.input(2)}),
-            GradVar(), GradVar()};
+    return {g.call("slice_dynamic_grad", {g.dout(), g.input(0), g.input(1), g.input(2)}), GradVar(),
+            GradVar()};
   });
   b.add("slice_dynamic_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.call("slice_dynamic", {g.dout(), g.input(2), g.input(3)}), GradVar(), GradVar(),

@@ -13,7 +13,8 @@ using detail::attr;
 std::vector<TensorMeta> infer_shift(const InferContext& c) {
   const Shape& s = c.in(0).shape;
   if (s.empty())
-    MYCEL_THROW(ValueError, "[shift] input 'x' must have rank >= 1 to shift along 'axis', got shape ()");
+    MYCEL_THROW(ValueError,
+                "[shift] input 'x' must have rank >= 1 to shift along 'axis', got shape ()");
   normalize_axis(c.attrs.get_int("axis"), static_cast<int64_t>(s.size()), "shift", "axis");
   if (numel(c.in(1).shape) != 1)
     MYCEL_THROW(ValueError, "[shift] input 'fill_value' must hold one value (a scalar), got shape ",
@@ -43,12 +44,13 @@ void shift_kernel(const KernelContext& c) {
 }  // namespace
 
 MYCEL_REGISTER_OPS(shift) {
-  r.add(make_op("shift", "Shift",
-                "x moved by `periods` places along `axis` (positive: towards higher indices), the "
-                "vacated places set to fill_value.",
-                {{"x"}, {"fill_value"}},
-                {attr("periods", AttrKind::kInt, int64_t{1}), attr("axis", AttrKind::kInt, int64_t{-1})},
-                infer_shift, shift_kernel, every_dtype(), "bprop"));
+  r.add(make_op(
+      "shift", "Shift",
+      "x moved by `periods` places along `axis` (positive: towards higher indices), the "
+      "vacated places set to fill_value.",
+      {{"x"}, {"fill_value"}},
+      {attr("periods", AttrKind::kInt, int64_t{1}), attr("axis", AttrKind::kInt, int64_t{-1})},
+      infer_shift, shift_kernel, every_dtype(), "bprop"));
 }
 
 // Backward: x's sensitivity shifts back (vacated places get zero); fill_value's is the sum of
