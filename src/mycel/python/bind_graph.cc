@@ -574,6 +574,13 @@ void init_graph(nb::module_& m) {
         int i = op->attr_index(nb::cast<std::string>(k));
         if (i >= 0) preset[i] = py::to_attr(*op, op->attrs[i], v);
       }
+      // A required attribute left for the call (P.StridedSlice()(*(x, begin, end, strides))):
+      // the preset values as they are; the call's arguments complete and check them.
+      for (size_t i = 0; i < preset.size(); ++i)
+        if (std::holds_alternative<std::monostate>(preset[i]) &&
+            std::holds_alternative<std::monostate>(op->attrs[i].default_value) &&
+            !op->attrs[i].optional)
+          return {op, Attrs(op, std::move(preset))};
       return {op, make_attrs(*op, std::move(preset))};
     }
     // mycel.ops shows each op as an OpFunction, a partial of the entry point (ops/signature.py)

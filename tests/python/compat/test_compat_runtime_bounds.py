@@ -192,3 +192,22 @@ def test_gather_elements_with_smaller_index_and_bad_shape():
                                          r"'input' shape \(4, 6\) and no larger sizes except at axis 1"):
         ops.tensor_scatter_elements(Tensor(x), Tensor(np.zeros((5, 3), np.int64)),
                                     Tensor(np.zeros((5, 3))), 1)
+
+
+class StarredNet(nn.Cell):
+    """self.prim(x, *bounds): a Primitive whose required attributes come with the call."""
+
+    def __init__(self):
+        super().__init__()
+        self.prim = P.StridedSlice()
+
+    def construct(self, x, *bounds):
+        return self.prim(x, *bounds)
+
+
+@MODES
+def test_starred_bounds_complete_the_primitive(mode):
+    mycel.set_context(mode=mode)
+    x = np.arange(24.0).reshape(4, 6)
+    out = StarredNet()(Tensor(x), _t((1, 0)), _t((3, 6)), _t((1, 2)))
+    np.testing.assert_array_equal(out.asnumpy(), x[1:3, 0:6:2])
