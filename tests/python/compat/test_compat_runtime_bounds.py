@@ -211,3 +211,22 @@ def test_starred_bounds_complete_the_primitive(mode):
     x = np.arange(24.0).reshape(4, 6)
     out = StarredNet()(Tensor(x), _t((1, 0)), _t((3, 6)), _t((1, 2)))
     np.testing.assert_array_equal(out.asnumpy(), x[1:3, 0:6:2])
+
+
+class ConstantBoundsNet(nn.Cell):
+    """Bounds held by the Cell: constant Tensors in graph mode, folded into the attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.begin, self.end = _t((2, 0, 0), np.int32), _t((3, 2, 3), np.int32)
+        self.prim = P.StridedSlice()
+
+    def construct(self, x):
+        return self.prim(x, self.begin, self.end, (1, 1, 1))
+
+
+@MODES
+def test_constant_tensor_bounds(mode):
+    mycel.set_context(mode=mode)
+    x = np.arange(18.0).reshape(3, 2, 3)
+    np.testing.assert_array_equal(ConstantBoundsNet()(Tensor(x)).asnumpy(), x[2:3, 0:2, 0:3])
