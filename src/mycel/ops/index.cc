@@ -1,7 +1,7 @@
 // Slicing and padding ops: slice, strided_slice, pad (offset-table gathers) and their backward
-// ops strided_slice_grad and pad_grad (the matching scatters); strided_slice_dynamic(_grad) take
-// the bounds as tensors read at run time. Ops indexed by integer tensors
-// live in gather.cc.
+// ops strided_slice_grad and pad_grad (the matching scatters); strided_slice_dynamic and
+// slice_dynamic (and their backward ops) take the bounds as tensors read at run time. Ops indexed
+// by integer tensors live in gather.cc.
 #include <algorithm>
 
 #include "mycel/kernels/cpu/shape.h"
@@ -241,7 +241,7 @@ void strided_slice_dynamic_kernel(const KernelContext& c) {
   for (const auto& tab : t) out.push_back(static_cast<int64_t>(tab.size()));
   Tensor& o = c.out(0);
   if (!o.defined()) o = Tensor::empty(out, c.in(0).dtype());
-  MYCEL_CHECK(o.shape() == out, RuntimeError, "[strided_slice_dynamic] output has shape ",
+  MYCEL_CHECK(o.shape() == out, RuntimeError, "[", c.op.name, "] output has shape ",
               shape_str(o.shape()), ", the bounds give ", shape_str(out));
   cpu::gather_offsets(c.in(0), o, t, base);
 }
@@ -252,9 +252,8 @@ void strided_slice_dynamic_grad_kernel(const KernelContext& c) {
   auto t = strided_slice_tables(c.in(1).shape(), a, &base);
   Shape want;
   for (const auto& tab : t) want.push_back(static_cast<int64_t>(tab.size()));
-  MYCEL_CHECK(c.in(0).shape() == want, ShapeError,
-              "[strided_slice_dynamic_grad] input 'dy' has shape ", shape_str(c.in(0).shape()),
-              ", the bounds give ", shape_str(want));
+  MYCEL_CHECK(c.in(0).shape() == want, ShapeError, "[", c.op.name, "] input 'dy' has shape ",
+              shape_str(c.in(0).shape()), ", the bounds give ", shape_str(want));
   cpu::scatter_add_offsets(c.in(0), c.out(0), t, base);
 }
 
