@@ -79,7 +79,16 @@ class _Compiled:
         if self._input_spec is not None:
             if self._symbolic:
                 check_symbols(self._input_spec, args)
-            return self._graph.run_with_signature(self._input_spec, *args)
+            spec = self._input_spec
+            if any(getattr(s, "_dynamic_rank", False) for s in spec):
+                # Tensor(dtype=...): unknown rank, so the call's own shape (one program per
+                # signature seen); the dtype still has to match.
+                for i, (s, a) in enumerate(zip(spec, args)):
+                    if getattr(s, "_dynamic_rank", False) and getattr(a, "dtype", None) != s.dtype:
+                        raise TypeError(f"input {i} has dtype {getattr(a, 'dtype', type(a).__name__)}, "
+                                        f"set_inputs declared {s.dtype}")
+                spec = tuple(a if getattr(s, "_dynamic_rank", False) else s for s, a in zip(spec, args))
+            return self._graph.run_with_signature(spec, *args)
         return self._graph(*args)
 
     def _keyword_call(self, args, kwargs):

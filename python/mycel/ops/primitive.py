@@ -43,8 +43,8 @@ class PrimitiveWithCheck(Primitive):
     def _mycel_graph_impl(self):
         """What graph mode compiles for a call: the registered implementation as a host op."""
         op = self._mycel_custom()
-        if op is None:
-            raise AttributeError("no registered implementation")
+        if op is None:  # no implementation: the kernel registered under its name, if any
+            return Primitive._mycel_graph_impl.fget(self)
         return op._mycel_graph_impl
 
 
@@ -86,8 +86,8 @@ class PrimitiveWithInfer(Primitive):
     def _mycel_graph_impl(self):
         """What graph mode compiles for a call: the registered implementation as a host op."""
         op = self._mycel_custom()
-        if op is None:
-            raise AttributeError("no registered implementation")
+        if op is None:  # no implementation: the kernel registered under its name, if any
+            return Primitive._mycel_graph_impl.fget(self)
         return op._mycel_graph_impl
 
     def __infer__(self, *args):

@@ -66,9 +66,14 @@ FuncGraph* gradient_of(FuncGraph* S, Apply* made) {
   if (fl.with_weights &&
       !(w->is_constant() && as_constant(w)->value()->kind() == ValueKind::kNone)) {
     spec.with_weights = true;
+    const Value* wv = w->is_constant() ? as_constant(w)->value().get() : nullptr;
     if (is_prim_call(w, Prim::kMakeTuple) || is_prim_call(w, Prim::kMakeList)) {
       auto* t = as_apply(w);
       weights.assign(t->inputs().begin() + 1, t->inputs().end());
+    } else if (wv && (wv->kind() == ValueKind::kTuple || wv->kind() == ValueKind::kList) &&
+               static_cast<const SequenceValue&>(*wv).items().empty()) {
+      // ParameterTuple(net.trainable_params()) of a net without Parameters: no weights, and
+      // an empty tuple of their gradients (MindSpore's get_by_list).
     } else {
       weights.push_back(w);
     }

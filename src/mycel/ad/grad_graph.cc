@@ -43,6 +43,9 @@ NodePtr seed(FuncGraph* g, const NodePtr& out, const AbstractPtr& a, bool first_
     }
     return g->prim(Prim::kMakeTuple, std::move(s));
   }
+  // A Python number (P.Size()(x), len(...)): no sensitivity flows, every input's gradient is
+  // zero, as MindSpore's GradOperation gives.
+  if (a->kind() == AbstractKind::kScalar) return Transformer::none();
   MYCEL_THROW(TypeError,
               "[grad] the function's output must be a tensor or a tuple of tensors, got ",
               a->repr());
@@ -51,13 +54,14 @@ NodePtr seed(FuncGraph* g, const NodePtr& out, const AbstractPtr& a, bool first_
 FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& t,
                  const std::vector<NodePtr>& weight_fvs) {
   std::vector<NodePtr> call{nullptr};  // the callee comes below
+  std::vector<NodePtr> inputs;         // the non-weight parameters, in order
   size_t n_inputs = 0;
   for (const NodePtr& p : f->parameters()) {
     NodePtr q = G->add_parameter(as_parameter(p)->name());
     if (as_parameter(p)->is_weight())
       as_parameter(q)->bind(as_parameter(p)->bound());
     else
-      ++n_inputs;
+      ++n_inputs, inputs.push_back(q);
     q->set_abstract(p->abstract());
     q->set_loc(p->loc());
     call.push_back(q);
@@ -102,7 +106,13 @@ FuncGraph* build(FuncGraph* G, FuncGraph* f, const GradSpec& spec, Transformer& 
     if (p < 0 || static_cast<size_t>(p) >= n_inputs)
       MYCEL_THROW(ValueError, "[grad] grad_position ", p, " is out of range: the function takes ",
                   n_inputs, " inputs");
-    pos.push_back(Transformer::getitem(G, d, 1 + p));
+    // A Python number as the output: MindSpore gives each tensor input a zero gradient of its
+    // own shape and dtype (integer inputs included).
+    if (oa->kind() == AbstractKind::kScalar && !sens_in && inputs[p]->abstract() &&
+        inputs[p]->abstract()->kind() == AbstractKind::kTensor)
+      pos.push_back(G->apply({Transformer::op_const("zeros_like"), inputs[p]}));
+    else
+      pos.push_back(Transformer::getitem(G, d, 1 + p));
   }
   std::vector<NodePtr> ws;
   for (int w : spec.weight_params) ws.push_back(Transformer::getitem(G, d, 1 + w));

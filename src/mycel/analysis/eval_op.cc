@@ -153,6 +153,14 @@ std::optional<AttrValue> to_attr(const ValuePtr& v) {
                                                   : static_cast<const IntValue&>(*i).value());
       return AttrValue{n};
     }
+    case ValueKind::kTensor: {  // a constant int tensor of rank <= 1 (MindSpore's bounds)
+      const Tensor& t = static_cast<const TensorValue&>(*v).tensor();
+      if (!is_integral(t.dtype()) || t.ndim() > 1) return std::nullopt;
+      Tensor w = t.to(DType::int64);
+      std::vector<int64_t> n(w.data<int64_t>(), w.data<int64_t>() + w.numel());
+      if (t.ndim() == 0) return AttrValue{n[0]};
+      return AttrValue{n};
+    }
     default:
       return std::nullopt;
   }
@@ -386,6 +394,79 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op,
   return eval_op_call(e, ctx, OpValue(&fill, Attrs()), fill_args, loc);
 }
 
+namespace {
+// An op called with an attribute known only at run time (strided_slice's bounds as tensors):
+// the registry's "<name>_dynamic" variant, which takes those attributes as int tensor inputs
+// (the constant ones become constant tensors) and the rest as attributes; nullptr if there is
+// none or an argument fits neither (a tuple of run-time ints).
+NodePtr dynamic_attr_variant(Engine& e, Context* ctx, const OpDef& op, const Attrs& preset,
+                             const std::vector<NodePtr>& args, const SourceLoc& loc) {
+  const OpDef* dyn = Registry::get().find(op.name + "_dynamic");
+  const size_t n_in = op.inputs.size();
+  if (!dyn || dyn->inputs.size() <= n_in) return nullptr;
+  // The value of attribute `name`: the argument's constant, else the preset one, else the default.
+  auto value_of = [&](const std::string& name, NodePtr* node) -> std::optional<AttrValue> {
+    const int j = op.attr_index(name);
+    if (j < 0) return std::nullopt;
+    if (n_in + j < args.size()) {
+      *node = args[n_in + j];
+      if (as_tensor((*node)->abstract())) return std::nullopt;
+      ValuePtr v = constant_of((*node)->abstract());
+      if (!v) return std::nullopt;
+      if (v->kind() != ValueKind::kNone) return to_attr(v);
+    }
+    if (preset.values().size() == op.attrs.size() &&
+        !std::holds_alternative<std::monostate>(preset.values()[j]))
+      return preset.values()[j];
+    return op.attrs[j].default_value;
+  };
+  std::vector<NodePtr> in(args.begin(), args.begin() + n_in);
+  int64_t length = -1;  // of the first bound given as a tensor: an empty tuple means all ones
+  for (size_t i = n_in; i < dyn->inputs.size(); ++i) {
+    NodePtr node;
+    if (value_of(dyn->inputs[i].name, &node) == std::nullopt && node &&
+        as_tensor(node->abstract())) {
+      const Shape& s = as_tensor(node->abstract())->shape();
+      if (length < 0) length = s.empty() ? 1 : s[0];
+    }
+  }
+  for (size_t i = n_in; i < dyn->inputs.size(); ++i) {
+    NodePtr node;
+    std::optional<AttrValue> v = value_of(dyn->inputs[i].name, &node);
+    if (!v) {
+      if (!node || !as_tensor(node->abstract())) return nullptr;
+      in.push_back(node);
+      continue;
+    }
+    std::vector<int64_t> vals;
+    if (auto* ints = std::get_if<std::vector<int64_t>>(&*v))
+      vals = *ints;
+    else if (auto* one = std::get_if<int64_t>(&*v))
+      vals = {*one};
+    else
+      return nullptr;
+    if (vals.empty() && length > 0) vals.assign(length, 1);
+    Tensor t = Tensor::empty({static_cast<int64_t>(vals.size())}, DType::int64);
+    std::copy(vals.begin(), vals.end(), t.data<int64_t>());
+    in.push_back(e.constant(ctx, tensor_value(t)));
+  }
+  std::map<std::string, AttrValue> named;
+  for (const AttrDef& d : dyn->attrs) {
+    NodePtr node;
+    std::optional<AttrValue> v = value_of(d.name, &node);
+    if (!v) return nullptr;
+    if (!std::holds_alternative<std::monostate>(*v)) named[d.name] = *v;
+  }
+  Attrs attrs;
+  try {
+    attrs = make_attrs(*dyn, named);
+  } catch (...) {
+    rethrow_with(where(loc));
+  }
+  return eval_op_call(e, ctx, OpValue(dyn, attrs), in, loc);
+}
+}  // namespace
+
 NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vector<NodePtr>& args,
                      const SourceLoc& loc) {
   const OpDef& op = opv.op();
@@ -473,6 +554,8 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
         if (ValuePtr shape = reshape_dynamic_shape(args[0], args[n_in + j], loc))
           a = abstract_of_value(shape);
       ValuePtr v = constant_of(a);
+      if (!v)
+        if (NodePtr n = dynamic_attr_variant(e, ctx, op, opv.attrs(), args, loc)) return n;
       if (!v)
         MYCEL_THROW(
             TypeError, "[", op.name, "] attribute '", op.attrs[j].name,

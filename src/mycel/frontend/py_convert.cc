@@ -252,6 +252,16 @@ AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
     return false;
   };
   if (obj.is_none()) return std::monostate{};
+  // An integer tensor holding the values (MindSpore passes slice bounds, sizes and counts as
+  // Tensors): a 0-d one is an int, a 0-d or 1-d one a tuple of ints.
+  if (nb::isinstance<Tensor>(obj) && (def.kind == AttrKind::kInt || def.kind == AttrKind::kInts)) {
+    const Tensor& t = nb::cast<const Tensor&>(obj);
+    if (!is_integral(t.dtype()) || t.ndim() > (def.kind == AttrKind::kInt ? 0 : 1)) return bad();
+    Tensor w = t.to(DType::int64);
+    const int64_t* p = w.data<int64_t>();
+    if (def.kind == AttrKind::kInt) return p[0];
+    return std::vector<int64_t>(p, p + w.numel());
+  }
   switch (def.kind) {
     case AttrKind::kBool:
       if (PyBool_Check(obj.ptr())) return obj.ptr() == Py_True;

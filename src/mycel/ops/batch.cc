@@ -337,7 +337,7 @@ MYCEL_REGISTER_BATCH_RULES(shape) {
        {"sum", "mean", "max", "min", "prod", "all", "any", "logsumexp", "std", "var"})
     b.add(n, reduce_axes);
   for (const char* n : {"softmax", "log_softmax", "argmax", "argmin", "argsort", "sort", "cumsum",
-                        "cumprod", "split"})
+                        "cumprod", "split", "shift"})
     b.add(n, [](BatchBuilder& g) { return one_axis(g); });
   b.add("softmax_grad", [](BatchBuilder& g) -> Batched {  // y and dy batched alike
     int64_t r = logical_rank(g, 0);

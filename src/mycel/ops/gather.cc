@@ -2,6 +2,7 @@
 // (row gathers and scatters), gather_elements, tensor_scatter_elements (one index per element
 // along an axis) and one_hot.
 #include <array>
+#include <cstring>
 
 #include "mycel/kernels/cpu/index.h"
 #include "mycel/ops/bprop_complex.h"
@@ -39,7 +40,14 @@ std::vector<TensorMeta> infer_gather(const InferContext& c) {
 void gather_kernel(const KernelContext& c) {
   const Shape& p = c.in(0).shape();
   int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "gather");
-  auto rows = cpu::linear_indices(c.in(1), {p[axis]}, true, "gather", axis);
+  std::vector<int64_t> rows;
+  try {
+    rows = cpu::linear_indices(c.in(1), {p[axis]}, true, "gather", axis);
+  } catch (const IndexError& e) {  // also in MindSpore's words, which its users match on
+    MYCEL_THROW(IndexError, e.what(),
+                ". For 'Gather', the 'input_indices' should be in the range [", -p[axis], ", ",
+                p[axis], ")");
+  }
   int64_t outer = numel(Shape(p.begin(), p.begin() + axis));
   int64_t inner = numel(Shape(p.begin() + axis + 1, p.end()));
   cpu::gather_blocks(c.in(0), rows, outer, inner, c.out(0));
@@ -141,8 +149,9 @@ void embedding_kernel(const KernelContext& c) {
 
 // ---- gather_elements, tensor_scatter_elements: one index per element, along one axis ----
 
-// Checks that `idx` (input i) has the rank of `x` (input 0) and its sizes off `axis`; returns the
-// normalized axis.
+// Checks that `idx` (input i) has the rank of `x` (input 0) and sizes off `axis` no larger than
+// x's (torch.gather's and MindSpore's rule: a smaller index addresses x's leading block); returns
+// the normalized axis.
 int64_t check_along_axis(const InferContext& c, size_t i, int64_t axis, const char* axis_name) {
   check_index_dtype(c, i);
   const Shape& x = c.in(0).shape;
@@ -151,12 +160,37 @@ int64_t check_along_axis(const InferContext& c, size_t i, int64_t axis, const ch
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, 0), "' must have rank >= 1");
   int64_t a = normalize_axis(axis, static_cast<int64_t>(x.size()), c.op.name.c_str(), axis_name);
   bool ok = idx.size() == x.size();
-  for (size_t d = 0; ok && d < x.size(); ++d) ok = static_cast<int64_t>(d) == a || idx[d] == x[d];
+  for (size_t d = 0; ok && d < x.size(); ++d) ok = static_cast<int64_t>(d) == a || idx[d] <= x[d];
   if (!ok)
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' shape ",
-                shape_str(idx), " must match input '", input_name(c, 0), "' shape ", shape_str(x),
-                " except at ", axis_name, " ", a);
+                shape_str(idx), " must have the rank of input '", input_name(c, 0), "' shape ",
+                shape_str(x), " and no larger sizes except at ", axis_name, " ", a);
   return a;
+}
+
+// Whether idx covers x off the axis (the fast (outer, n|m, inner) kernels apply).
+bool same_off_axis(const Shape& x, const Shape& idx, int64_t a) {
+  for (size_t d = 0; d < x.size(); ++d)
+    if (static_cast<int64_t>(d) != a && idx[d] != x[d]) return false;
+  return true;
+}
+
+// A smaller index: per index element, the offset in x it addresses (its own position off the
+// axis, its value `along[k]`, normalized, at the axis).
+std::vector<int64_t> along_axis_offsets(const Shape& x, const Shape& idx, int64_t a,
+                                        const std::vector<int64_t>& along) {
+  auto xs = contiguous_strides(x);
+  std::vector<int64_t> off(along.size());
+  std::vector<int64_t> pos(idx.size(), 0);
+  for (size_t k = 0; k < along.size(); ++k) {
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      o += (static_cast<int64_t>(d) == a ? along[k] : pos[d]) * xs[d];
+    off[k] = o;
+    for (int64_t d = static_cast<int64_t>(idx.size()) - 1; d >= 0 && ++pos[d] == idx[d]; --d)
+      pos[d] = 0;
+  }
+  return off;
 }
 
 std::vector<TensorMeta> infer_gather_elements(const InferContext& c) {
@@ -176,7 +210,10 @@ void gather_elements_kernel(const KernelContext& c) {
   int64_t a = normalize_axis(c.attrs.get_int("dim"), c.in(0).ndim(), "gather_elements");
   auto [outer, n, m, inner] = along_axis_dims(x, c.in(1).shape(), a);
   auto idx = cpu::linear_indices(c.in(1), {n}, true, "gather_elements", a);
-  cpu::gather_along_axis(c.in(0), idx, outer, n, m, inner, c.out(0));
+  if (same_off_axis(x, c.in(1).shape(), a))
+    return cpu::gather_along_axis(c.in(0), idx, outer, n, m, inner, c.out(0));
+  // out[k] = x[offset k]: single-element rows.
+  cpu::gather_blocks(c.in(0), along_axis_offsets(x, c.in(1).shape(), a, idx), 1, 1, c.out(0));
 }
 
 std::vector<TensorMeta> infer_tensor_scatter_elements(const InferContext& c) {
@@ -194,8 +231,17 @@ void tensor_scatter_elements_kernel(const KernelContext& c) {
   int64_t a = normalize_axis(c.attrs.get_int("axis"), c.in(0).ndim(), "tensor_scatter_elements");
   auto [outer, n, m, inner] = along_axis_dims(x, c.in(1).shape(), a);
   auto idx = cpu::linear_indices(c.in(1), {n}, true, "tensor_scatter_elements", a);
-  cpu::scatter_along_axis(c.in(0), c.in(2), idx, outer, n, m, inner,
-                          c.attrs.get_str("reduction") == "add", c.out(0));
+  const bool add = c.attrs.get_str("reduction") == "add";
+  if (same_off_axis(x, c.in(1).shape(), a))
+    return cpu::scatter_along_axis(c.in(0), c.in(2), idx, outer, n, m, inner, add, c.out(0));
+  auto off = along_axis_offsets(x, c.in(1).shape(), a, idx);
+  if (add) return cpu::scatter_add_blocks(c.in(0), c.in(2), off, 1, c.out(0));
+  // Writes in order (the last of repeated targets wins), element bytes moved as they are.
+  if (c.out(0).nbytes()) std::memcpy(c.out(0).data(), c.in(0).data(), c.out(0).nbytes());
+  const size_t isz = itemsize(c.out(0).dtype());
+  char* y = static_cast<char*>(c.out(0).data());
+  const char* u = static_cast<const char*>(c.in(2).data());
+  for (size_t k = 0; k < off.size(); ++k) std::memcpy(y + off[k] * isz, u + k * isz, isz);
 }
 
 // ---- one_hot ----

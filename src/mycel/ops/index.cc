@@ -1,10 +1,12 @@
 // Slicing and padding ops: slice, strided_slice, pad (offset-table gathers) and their backward
-// ops strided_slice_grad and pad_grad (the matching scatters). Ops indexed by integer tensors
-// live in gather.cc.
+// ops strided_slice_grad and pad_grad (the matching scatters); strided_slice_dynamic and
+// slice_dynamic (and their backward ops) take the bounds as tensors read at run time. Ops indexed
+// by integer tensors live in gather.cc.
 #include <algorithm>
 
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/bprop_complex.h"
+#include "mycel/ops/data_dependent.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -161,6 +163,100 @@ void strided_slice_grad_kernel(const KernelContext& c) {
   cpu::scatter_add_offsets(c.in(0), c.out(0), t, base);
 }
 
+// ---- strided_slice_dynamic: begin/end/strides as int tensors known only at run time ----
+
+// strided_slice's attributes with the bounds read from inputs `first`.. : (begin, end, strides),
+// or slice_dynamic's (begin, size) checked as slice checks them (x: the sliced shape).
+Attrs dynamic_slice_attrs(const KernelContext& c, size_t first, const Shape& x) {
+  auto ints = [&](size_t i) {
+    Tensor t = c.in(i).to(DType::int64);
+    return Ints(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  };
+  std::map<std::string, AttrValue> m;
+  if (c.inputs.size() - first == 2) {  // slice: begin, size (-1: to the end)
+    Ints begin = ints(first), size = ints(first + 1), end(begin.size());
+    const Attrs sa = make_attrs(Registry::get().at("slice"), {{"begin", begin}, {"size", size}});
+    const TensorMeta meta{x, c.in(0).dtype()};
+    const std::vector<const TensorMeta*> in = {&meta};
+    infer_slice(InferContext{Registry::get().at("slice"), in, sa});  // slice's own range checks
+    for (size_t d = 0; d < begin.size(); ++d) end[d] = size[d] == -1 ? x[d] : begin[d] + size[d];
+    m = {{"begin", begin}, {"end", end}, {"strides", Ints(begin.size(), 1)}};
+  } else {
+    m = {{"begin", ints(first)}, {"end", ints(first + 1)}, {"strides", ints(first + 2)}};
+    for (const char* k :
+         {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+      m[k] = c.attrs.get_int(k);
+  }
+  return make_attrs(Registry::get().at("strided_slice"), m);
+}
+
+// The bounds are 1-d int tensors of one length; the output rank follows from the masks and that
+// length, its sizes from the values (kDataDependent), but a new axis has size 1.
+std::vector<TensorMeta> infer_strided_slice_dynamic(const InferContext& c) {
+  const size_t first = c.num_inputs() - 3;
+  const int64_t m = c.in(first).shape.empty() ? 1 : c.in(first).shape[0];
+  for (size_t i = first; i < first + 3; ++i) {
+    const TensorMeta& t = c.in(i);
+    if (!is_integral(t.dtype) || t.shape.size() > 1 || (t.shape.empty() ? 1 : t.shape[0]) != m)
+      MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must be an int tensor of rank <= 1 and length ", m, " (as 'begin'), got ",
+                  dtype_name(t.dtype), shape_str(t.shape));
+  }
+  std::map<std::string, AttrValue> probe{
+      {"begin", Ints(m, 0)}, {"end", Ints(m, 0)}, {"strides", Ints(m, 1)}};
+  for (const char* k :
+       {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+    probe[k] = c.attrs.get_int(k);
+  Shape probe_shape = c.in(first == 1 ? 0 : 1).shape;          // x, or `like` for the backward op
+  for (int64_t& d : probe_shape) d = std::max<int64_t>(d, 1);  // any size: only the rank counts
+  SlicePlan p =
+      plan_strided_slice(probe_shape, make_attrs(Registry::get().at("strided_slice"), probe));
+  Shape out;
+  for (const SliceDim& sd : p.dims) out.push_back(sd.in_dim < 0 ? 1 : kDataDependent);
+  if (first == 1) return {{out, c.in(0).dtype}};
+  return {{c.in(1).shape, c.in(0).dtype}};  // the backward op: shaped like `like`
+}
+
+// slice_dynamic(x, begin, size) and its backward (dy, like, begin, size): int tensors of x's rank.
+std::vector<TensorMeta> infer_slice_dynamic(const InferContext& c) {
+  const size_t first = c.num_inputs() - 2;
+  const Shape& x = c.in(first == 1 ? 0 : 1).shape;
+  for (size_t i = first; i < first + 2; ++i) {
+    const TensorMeta& t = c.in(i);
+    if (!is_integral(t.dtype) || t.shape.size() != 1 ||
+        t.shape[0] != static_cast<int64_t>(x.size()))
+      MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must be a 1-d int tensor with one entry per dimension of shape ", shape_str(x),
+                  ", got ", dtype_name(t.dtype), shape_str(t.shape));
+  }
+  if (first == 2) return {{x, c.in(0).dtype}};
+  return {{Shape(x.size(), kDataDependent), c.in(0).dtype}};
+}
+
+void strided_slice_dynamic_kernel(const KernelContext& c) {
+  Attrs a = dynamic_slice_attrs(c, 1, c.in(0).shape());
+  int64_t base = 0;
+  auto t = strided_slice_tables(c.in(0).shape(), a, &base);
+  Shape out;
+  for (const auto& tab : t) out.push_back(static_cast<int64_t>(tab.size()));
+  Tensor& o = c.out(0);
+  if (!o.defined()) o = Tensor::empty(out, c.in(0).dtype());
+  MYCEL_CHECK(o.shape() == out, RuntimeError, "[", c.op.name, "] output has shape ",
+              shape_str(o.shape()), ", the bounds give ", shape_str(out));
+  cpu::gather_offsets(c.in(0), o, t, base);
+}
+
+void strided_slice_dynamic_grad_kernel(const KernelContext& c) {
+  Attrs a = dynamic_slice_attrs(c, 2, c.in(1).shape());
+  int64_t base = 0;
+  auto t = strided_slice_tables(c.in(1).shape(), a, &base);
+  Shape want;
+  for (const auto& tab : t) want.push_back(static_cast<int64_t>(tab.size()));
+  MYCEL_CHECK(c.in(0).shape() == want, ShapeError, "[", c.op.name, "] input 'dy' has shape ",
+              shape_str(c.in(0).shape()), ", the bounds give ", shape_str(want));
+  cpu::scatter_add_offsets(c.in(0), c.out(0), t, base);
+}
+
 // ---- pad ----
 
 std::vector<TensorMeta> infer_pad(const InferContext& c) {
@@ -273,6 +369,27 @@ MYCEL_REGISTER_OPS(index) {
                 "Backward of strided_slice: zeros shaped like `like` with dy where the slice read.",
                 {{"dy"}, {"like"}}, slice_attrs, infer_strided_slice_grad,
                 strided_slice_grad_kernel, float_and_complex(), "bprop"));
+  const std::vector<AttrDef> mask_attrs(slice_attrs.begin() + 3, slice_attrs.end());
+  r.add(make_op("strided_slice_dynamic", "StridedSliceDynamic",
+                "strided_slice with begin, end and strides given as int tensors (known at run "
+                "time; graph mode's slice with run-time bounds).",
+                {{"x"}, {"begin"}, {"end"}, {"strides"}}, mask_attrs, infer_strided_slice_dynamic,
+                strided_slice_dynamic_kernel, every_dtype(), "bprop"));
+  r.add(make_op("strided_slice_dynamic_grad", "StridedSliceDynamicGrad",
+                "Backward of strided_slice_dynamic: zeros shaped like `like` with dy where the "
+                "slice read.",
+                {{"dy"}, {"like"}, {"begin"}, {"end"}, {"strides"}}, mask_attrs,
+                infer_strided_slice_dynamic, strided_slice_dynamic_grad_kernel, float_and_complex(),
+                "bprop"));
+  r.add(make_op("slice_dynamic", "SliceDynamic",
+                "slice with begin and size given as int tensors (known at run time; graph "
+                "mode's slice with run-time bounds).",
+                {{"x"}, {"begin"}, {"size"}}, {}, infer_slice_dynamic, strided_slice_dynamic_kernel,
+                every_dtype(), "bprop"));
+  r.add(make_op("slice_dynamic_grad", "SliceDynamicGrad",
+                "Backward of slice_dynamic: zeros shaped like `like` with dy where the slice read.",
+                {{"dy"}, {"like"}, {"begin"}, {"size"}}, {}, infer_slice_dynamic,
+                strided_slice_dynamic_grad_kernel, float_and_complex(), "bprop"));
   const std::vector<AttrDef> pad_attrs = {attr("paddings", AttrKind::kInts, {}),
                                           attr("mode", AttrKind::kStr, std::string("constant")),
                                           attr("value", AttrKind::kFloat, 0.0)};
@@ -323,6 +440,26 @@ MYCEL_REGISTER_BPROPS(index) {
   });
   b.add("strided_slice_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
     return {g.call("strided_slice", {g.dout()}, same_attrs(g)), GradVar()};
+  });
+  b.add("strided_slice_dynamic", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar(), GradVar()};
+    return {g.call("strided_slice_dynamic_grad",
+                   {g.dout(), g.input(0), g.input(1), g.input(2), g.input(3)}, same_attrs(g)),
+            GradVar(), GradVar(), GradVar()};
+  });
+  b.add("strided_slice_dynamic_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("strided_slice_dynamic", {g.dout(), g.input(2), g.input(3), g.input(4)},
+                   same_attrs(g)),
+            GradVar(), GradVar(), GradVar(), GradVar()};
+  });
+  b.add("slice_dynamic", [](BpropBuilder& g) -> std::vector<GradVar> {
+    if (!is_diff(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
+    return {g.call("slice_dynamic_grad", {g.dout(), g.input(0), g.input(1), g.input(2)}), GradVar(),
+            GradVar()};
+  });
+  b.add("slice_dynamic_grad", [](BpropBuilder& g) -> std::vector<GradVar> {
+    return {g.call("slice_dynamic", {g.dout(), g.input(2), g.input(3)}), GradVar(), GradVar(),
+            GradVar()};
   });
   b.add("pad", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!is_diff(g, g.input(0))) return {GradVar()};

@@ -21,6 +21,13 @@ void tensor_init(Tensor* self, nb::handle input_data, nb::handle dtype, nb::hand
     new (self) Tensor(to_tensor(input_data, dt));
     return;
   }
+  if (shape.is_none() && dt) {
+    // Tensor(dtype=...): MindSpore's input signature of unknown rank (Cell.set_inputs); graph
+    // mode compiles such an input for the shape each call brings.
+    new (self) Tensor(Tensor::zeros({0}, *dt));
+    nb::find(self).attr("_dynamic_rank") = true;
+    return;
+  }
   if (shape.is_none()) MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
   if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
     nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);

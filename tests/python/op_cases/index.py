@@ -1,5 +1,6 @@
 """Table rows for the indexing ops: slice, strided_slice(_grad), pad(_grad), gather, gather_nd,
-embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements and one_hot."""
+embedding, tensor_scatter_add, scatter_add, gather_elements, tensor_scatter_elements, one_hot,
+shift, and strided_slice_dynamic / slice_dynamic (bounds as int tensors) with their backward ops."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -127,7 +128,93 @@ def _scatter_elements_ref(x, idx, u, axis=0, reduction="none"):
     return out
 
 
+def _gather_elements_ref(x, i, dim=0):
+    """x at (position of i off `dim`, i at `dim`): an index smaller than x off `dim` included."""
+    coords = list(np.indices(i.shape))
+    coords[dim % x.ndim] = i % x.shape[dim]
+    return x[tuple(coords)]
+
+
+def _shift_ref(x, fill, periods=1, axis=-1):
+    """out[..., i, ...] = x[..., i - periods, ...] where that exists along `axis`, else fill."""
+    n = x.shape[axis]
+    src = np.arange(n) - periods
+    ok = (src >= 0) & (src < n)
+    out = np.take(x, np.clip(src, 0, max(n - 1, 0)), axis=axis) if n else x.copy()
+    shape = [1] * x.ndim
+    shape[axis] = n
+    return np.where(ok.reshape(shape), out, fill.astype(x.dtype))
+
+
+def _shift_gen(shape):
+    def gen(rng, dtype):
+        return [make_input(rng, shape, dtype), make_input(rng, (), dtype)]
+    return gen
+
+
+COMPLEX = ("complex64", "complex128")
+EXTENDED = ("uint16", "uint32", "uint64") + COMPLEX
+
+
+def _bounds_gen(shape, *bounds):
+    """x of the row's dtype, then each bound as an int64 array (the run-time bounds)."""
+    def gen(rng, dtype):
+        return [make_input(rng, shape, dtype)] + [np.array(b, np.int64) for b in bounds]
+    return gen
+
+
+def _ss_dynamic_ref(x, begin, end, strides, **masks):
+    return x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
+
+
+def _slice_dynamic_ref(x, begin, size):
+    return x[tuple(slice(b, x.shape[d] if n == -1 else b + n) for d, (b, n) in enumerate(zip(begin, size)))]
+
+
+def _ss_dynamic_grad_gen(dy_shape, like_shape, *bounds):
+    def gen(rng, dtype):
+        return [make_input(rng, dy_shape, dtype), make_input(rng, like_shape, dtype)] + \
+            [np.array(b, np.int64) for b in bounds]
+    return gen
+
+
+def _ss_dynamic_grad_ref(dy, like, begin, *rest):
+    out = np.zeros(like.shape, dy.dtype)
+    if len(rest) == 2:
+        key = tuple(slice(b, e, s) for b, e, s in zip(begin, *rest))
+    else:
+        key = tuple(slice(b, like.shape[d] if n == -1 else b + n)
+                    for d, (b, n) in enumerate(zip(begin, rest[0])))
+    out[key] = dy
+    return out
+
+
 CASES = [
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((4, 6), (1, 5), (4, -7), (2, -2)),
+           dtypes=ALL),
+    OpCase("strided_slice_dynamic", lambda x, b, e, s, **m: x[1:, ::-1][..., None],
+           _bounds_gen((3, 4), (1, 0, 0), (0, 0, 1), (1, -1, 1)),
+           dict(begin_mask=0b010, end_mask=0b011, new_axis_mask=0b100), id="masks"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((0, 3), (0, 1), (0, 3), (1, 1)), id="empty"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((3, 4), (2, 0), (-4, 4), (-1, 3)),
+           dtypes=EXTENDED, id="extended"),
+    OpCase("strided_slice_dynamic", _ss_dynamic_ref, _bounds_gen((300, 200), (5, 0), (290, 200), (3, 1)),
+           id="large"),
+    OpCase("strided_slice_dynamic_grad", _ss_dynamic_grad_ref,
+           _ss_dynamic_grad_gen((2, 3), (4, 6), (1, 5), (4, -7), (2, -2)), dtypes=FLOATS + COMPLEX),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((4, 6), (1, 2), (2, -1)), dtypes=ALL),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((3, 2), (0, 1), (-1, 1)), dtypes=EXTENDED,
+           id="extended"),
+    OpCase("slice_dynamic", _slice_dynamic_ref, _bounds_gen((300, 200), (5, 7), (200, 100)), id="large"),
+    OpCase("slice_dynamic_grad", _ss_dynamic_grad_ref, _ss_dynamic_grad_gen((2, 4), (4, 6), (1, 2), (2, -1)),
+           dtypes=FLOATS + COMPLEX),
+    OpCase("shift", _shift_ref, _shift_gen((4, 5)), dict(periods=2, axis=1), dtypes=ALL),
+    OpCase("shift", _shift_ref, _shift_gen((4, 5, 3)), dict(periods=-3, axis=0), id="back",
+           dtypes=("float32", "float64", "uint16", "uint32", "uint64", "complex64", "complex128")),
+    OpCase("shift", _shift_ref, _shift_gen((4, 6)), dict(periods=7, axis=-1), id="past_end"),
+    OpCase("shift", _shift_ref, _shift_gen((4, 6)), dict(periods=0, axis=0), id="zero"),
+    OpCase("shift", _shift_ref, _shift_gen((0, 4)), dict(periods=1, axis=1), id="empty"),
+    OpCase("shift", _shift_ref, _shift_gen((200, 300)), dict(periods=-45, axis=1), id="large"),
     OpCase("slice", _key((slice(1, 3), slice(2, 5))), [(4, 5)], dict(begin=(1, 2), size=(2, -1)),
            dtypes=ALL),
     OpCase("slice", _key(()), [()], dict(begin=(), size=()), id="0d"),
@@ -215,12 +302,21 @@ CASES = [
            _along_gen((4, 3, 2), (2, 3, 2), 0), dict(dim=-3), id="dim0"),
     OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
            _along_gen((3, 4), (3, 0), 1), dict(dim=1), id="empty"),
+    OpCase("gather_elements", _gather_elements_ref, _along_gen((4, 5, 3), (2, 7, 1), 1), dict(dim=1),
+           dtypes=ALL, id="smaller_index"),
     OpCase("gather_elements", lambda x, i, dim=0: np.take_along_axis(x, i % x.shape[dim], dim),
            _along_gen((300, 200), (300, 400), 1), dict(dim=1), id="large"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref,
            _along_gen((4, 3), (3, 3), 0, updates=True, distinct=True), dict(axis=0), dtypes=ALL),
     OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 7), 1, updates=True),
            dict(axis=-1, reduction="add"), dtypes=NUMERIC, id="add"),
+    # An index smaller than the input off the axis (torch.scatter's rule) addresses its leading block.
+    OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((4, 5), (2, 3), 0, updates=True),
+           dict(axis=0, reduction="add"), dtypes=NUMERIC, id="smaller_index"),
+    OpCase("tensor_scatter_elements", _scatter_elements_ref,
+           lambda rng, dt: [make_input(rng, (3, 4, 2), dt), np.array([[[1], [0], [2]], [[0], [2], [1]]]),
+                            make_input(rng, (2, 3, 1), dt)],
+           dict(axis=1), dtypes=ALL, id="smaller_index_write"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref, _along_gen((3, 5), (3, 0), 1, updates=True),
            dict(axis=1, reduction="add"), id="empty"),
     OpCase("tensor_scatter_elements", _scatter_elements_ref,

@@ -16,7 +16,7 @@ from mycel.ops.function_more.elementwise import *  # noqa: F401,F403
 from mycel.ops.function_more.reductions import *  # noqa: F401,F403
 from mycel.ops.function_more.linalg import *  # noqa: F401,F403
 from mycel.ops.function_more.array import *  # noqa: F401,F403
-from mycel.ops.function_more.array import _range
+from mycel.ops.function_more.array import _range, index_add_method
 from mycel.ops.function_more.nn import *  # noqa: F401,F403
 from mycel.ops.function_more.random import *  # noqa: F401,F403
 # issue 14 (compat13): special functions, scatter reductions, reshuffles; each module lists
@@ -44,7 +44,7 @@ _ops = _mycel.ops
 # ---- Tensor methods ------------------------------------------------------------------------------
 # MindSpore's Tensor methods that are these functions with the tensor first.
 _TENSOR_METHODS = (
-    "cov", "ldexp", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod", "cummax", "cummin", "index_add", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
+    "cov", "ldexp", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod", "cummax", "cummin", "slice_scatter", "select_scatter", "erfc", "erfinv", "xdivy", "fmax", "heaviside", "nanmean", "ptp", "fliplr", "flipud", "reverse", "hardshrink",
     "addbmm", "addcdiv", "addcmul", "addmv", "addr", "baddbmm", "copysign", "count_nonzero", "cross",
     "deg2rad", "diag", "diagflat", "diagonal", "diff", "float_power", "fmod", "frac", "hypot",
     "index_fill", "index_select", "inner", "isneginf", "isposinf", "isreal", "is_complex",
@@ -128,6 +128,7 @@ _OTHER_METHODS = {
         _ops.less(_ops.uniform(tuple(self.shape), 0.0, 1.0, 0 if seed is None else int(seed)), p), self.dtype),
     "invert": lambda self: _P.invert(self),
     "sum_to_size": _sum_to_size,
+    "index_add": index_add_method,  # both of MindSpore's argument orders
     "select": lambda self, condition, y: _ops.select(condition, self, y),
     "unfold": lambda self, kernel_size, dilation=1, padding=0, stride=1: unfold(self, kernel_size, dilation, padding, stride),
 }

@@ -225,13 +225,35 @@ def unsorted_segment_sum(input_x, segment_ids, num_segments):
     return _ops.tensor_scatter_add(out, _ops.expand_dims(segment_ids, -1), input_x)
 
 
-def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
-    """x with y's slices added at `indices` (1-d) along axis; a Parameter x is updated in place
-    (MindSpore's IndexAdd) and returned."""
+def _index_added(x, indices, y, axis):
+    """x with y's slices added at `indices` (1-d) along axis (a new tensor)."""
     d = _axis(x, axis)
     moved = moveaxis(x, d, 0)
     summed = _ops.tensor_scatter_add(moved, _ops.expand_dims(indices, -1), moveaxis(y, d, 0))
-    out = moveaxis(summed, 0, d)
+    return moveaxis(summed, 0, d)
+
+
+def index_add_method(self, *args, **kwargs):
+    """Tensor.index_add in both of MindSpore's forms: (indices, y, axis, use_lock=True,
+    check_index_bound=True), as ops.index_add (a Parameter is updated), or (dim, index, source, *,
+    alpha=1), which returns self with alpha * source added (an int first argument, or `dim`)."""
+    if "dim" in kwargs or (args and isinstance(args[0], int) and not isinstance(args[0], bool)):
+        names = ("dim", "index", "source")
+        given = dict(zip(names, args), **kwargs)
+        missing = [n for n in names if n not in given]
+        if missing or len(args) > 3 or set(given) - set(names) - {"alpha"}:
+            raise TypeError(f"Tensor.index_add(dim, index, source, *, alpha=1): got positional {len(args)} "
+                            f"and keywords {sorted(kwargs)}")
+        alpha = given.get("alpha", 1)
+        source = given["source"] if alpha == 1 else given["source"] * alpha
+        return _index_added(self, given["index"], source, given["dim"])
+    return index_add(self, *args, **kwargs)
+
+
+def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
+    """x with y's slices added at `indices` (1-d) along axis; a Parameter x is updated in place
+    (MindSpore's IndexAdd) and returned."""
+    out = _index_added(x, indices, y, axis)
     # The sum is returned (ordered after the write), so that gradients reach x and y through
     # tensor_scatter_add, as MindSpore's IndexAdd's bprop gives (dout, dout gathered at indices).
     return _P.depend(out, _P.assign(x, out)) if isinstance(x, _Parameter) else out

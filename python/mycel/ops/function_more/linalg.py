@@ -316,10 +316,19 @@ def _pdist_rows(n):
 
 
 def pdist(input, p=2.0):
-    """The p-norm distances between the rows of input (..., N, M), the pairs i < j in row order."""
+    """The p-norm distances between the rows of input (..., N, M), the pairs i < j in row order
+    (p >= 0; p = 0 counts the differing entries, p = inf takes the largest difference)."""
+    p = float(p)
+    if not p >= 0:
+        raise ValueError(f"pdist: 'p' must be >= 0, got {p}")
     n = input.shape[-2]
     diff = _ops.abs(_ops.expand_dims(input, -2) - _ops.expand_dims(input, -3))
-    full = _ops.pow(_ops.sum(_ops.pow(diff, float(p)), (-1,)), 1.0 / p)
+    if p == 0:
+        full = _ops.sum(_ops.cast(_ops.not_equal(diff, 0), diff.dtype), (-1,))
+    elif p == float("inf"):
+        full = _ops.max(diff, (-1,))
+    else:
+        full = _ops.pow(_ops.sum(_ops.pow(diff, p), (-1,)), 1.0 / p)
     return _ops.gather(full.reshape(tuple(input.shape[:-2]) + (n * n,)), _pdist_rows(n), input.ndim - 2)
 
 

@@ -83,11 +83,14 @@ def fast_gelu(x):
 
 
 def prelu(x, weight):
-    """max(0, x) + weight * min(0, x), weight per channel (axis 1) or one value."""
+    """x where x > 0, else weight * x; weight per channel (axis 1) or one value. The result has
+    x's shape, and at x = 0 the gradient is weight's (MindSpore's PReLU)."""
     w = weight
     if weight.ndim == 1 and weight.shape[0] > 1 and x.ndim >= 2:
         w = weight.reshape((1, weight.shape[0]) + (1,) * (x.ndim - 2))
-    return _ops.relu(x) - w * _ops.relu(-x)
+    elif x.ndim == 0 and weight.ndim == 1 and weight.shape[0] == 1:
+        w = weight.reshape(())
+    return _ops.select(x > 0, x, w * x)
 
 
 def _channel_window_sum(sq, before, after):

@@ -111,6 +111,12 @@ def space_to_depth(x, block_size):
     return _ops.reshape(y, (n, c * b * b, h // b, w // b))
 
 
+@constexpr
+def _along(nd, axis, n):
+    """The shape (1, .., n, .., 1) of rank nd with n at axis (a compile-time tuple in graph mode)."""
+    return tuple(n if d == axis else 1 for d in range(nd))
+
+
 def reverse_sequence(x, seq_lengths, seq_dim, batch_dim=0):
     """Reverses the first seq_lengths[i] elements along seq_dim of each slice i of batch_dim."""
     nd = x.ndim
@@ -118,12 +124,8 @@ def reverse_sequence(x, seq_lengths, seq_dim, batch_dim=0):
     if sd == bd:
         raise ValueError(f"reverse_sequence: seq_dim and batch_dim must differ, got {seq_dim} and {batch_dim}")
     t = x.shape[sd]
-    view = [1] * nd
-    view[sd] = t
-    pos = _ops.reshape(_ops.arange(0, t, 1, int64), tuple(view))
-    lview = [1] * nd
-    lview[bd] = x.shape[bd]
-    lengths = _ops.reshape(_ops.cast(seq_lengths, int64), tuple(lview))
+    pos = _ops.reshape(_ops.arange(0, t, 1, int64), _along(nd, sd, t))
+    lengths = _ops.reshape(_ops.cast(seq_lengths, int64), _along(nd, bd, x.shape[bd]))
     idx = _ops.select(_ops.less(pos, lengths), lengths - 1 - pos, pos)
     return _ops.gather_elements(x, _ops.broadcast_to(idx, tuple(x.shape)), sd)
 

@@ -7,7 +7,8 @@ from mycel.ops.signature import PrimitiveSignature, docstring
 class Primitive:
     """Base of every primitive class; subclasses are generated from the registry. A user's
     subclass (MindSpore's `Primitive(name)`, `PrimitiveWithInfer`) has no registry handle: its
-    name, attributes and io names are kept, and calling it is the user's `__call__` or an error."""
+    name, attributes and io names are kept, and calling it is the user's `__call__`, or, with no
+    Python implementation, the kernel registered under its name (by_name.py), in both modes."""
     _handle = None
     __signature__ = PrimitiveSignature()  # from the registry schema (signature.py)
 
@@ -23,10 +24,31 @@ class Primitive:
 
     def __call__(self, *args, **kwargs):
         if self._bound is None:
-            raise NotImplementedError(
-                f"primitive '{self.name}' has no kernel: a user primitive must define __call__ "
-                f"(or infer_value for a constant result); registry ops are ops.{type(self).__name__}")
+            return self._kernel_by_name()(*args, **kwargs)
         return self._bound(*args, **kwargs)
+
+    def _kernel_by_name(self):
+        """The registry primitive named self.name with this one's attributes (built once per
+        attribute set); NotImplementedError naming the primitive when none has that name."""
+        attrs = self.attrs
+        cached = self.__dict__.get("_mycel_by_name")
+        if cached is None or cached[0] != attrs:
+            from mycel.ops.operations.by_name import kernel_of
+            cached = self.__dict__["_mycel_by_name"] = (attrs, kernel_of(self))
+        return cached[1]
+
+    @property
+    def _mycel_graph_impl(self):
+        """What graph mode compiles for a call of a user's primitive with no Python
+        implementation: the kernel registered under its name (AttributeError otherwise, so the
+        call is left to the user's code)."""
+        from mycel.ops.operations.by_name import has_python_impl
+        if self._bound is not None or has_python_impl(self):
+            raise AttributeError("_mycel_graph_impl")
+        try:
+            return self._kernel_by_name()
+        except NotImplementedError as e:
+            raise AttributeError(str(e)) from e
 
     def shard(self, in_strategy, out_strategy=None):
         """Semi-auto parallel: how to split each input (MindSpore's strategy: one tuple of split
@@ -198,6 +220,10 @@ for _name in _compat6.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_compat6, _name)
         __all__.append(_name)
+# MindSpore's RandomCategorical takes dtype at construction, num_sample and seed per call.
+RandomCategorical = _compat5.RandomCategorical
+# MindSpore's Dense takes a 1-d w and every numeric dtype (the registry op: floats, 2-d w).
+Dense = _compat5.Dense
 # MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
 from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
 

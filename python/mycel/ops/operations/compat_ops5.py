@@ -1,14 +1,15 @@
 """Issue 14 (compat19): more of MindSpore's 1.9 primitive list. Checks and small array ops
 (SameTypeShape, CheckBprop, IsInstance, IsSubClass, AccumulateNV2, ParallelConcat,
 SparseGatherV2, DataFormatDimMap, Renorm, FloatStatus, Partial, InsertGradientOf, HookBackward,
-NoRepeatNGram), RandomChoiceWithMask (ops.choice_with_mask), and ComputeAccidentalHits and
-EditDistance (their results depend on the data: eager)."""
+NoRepeatNGram), RandomChoiceWithMask (ops.choice_with_mask), RandomCategorical and Dense (MindSpore's call
+forms), and ComputeAccidentalHits and EditDistance (their results depend on the data: eager)."""
 import functools
 
 import numpy as np
 
 from mycel import _mycel
-from mycel.common.dtype import bool_, float32, get_py_obj_dtype, int32, int64
+from mycel.common.dtype import (bfloat16, bool_, float16, float32, float64, get_py_obj_dtype, int16,
+                                 int32, int64)
 from mycel.common.tensor import Tensor
 from mycel.ops.function_more.array_methods import renorm
 from mycel.ops.operations.compat_ops import _Composite
@@ -394,6 +395,35 @@ class ComputeAccidentalHits(_Composite):
                 ids.extend(hit.tolist())
         weights = np.full(len(rows), np.finfo(np.float32).min, np.float32)
         return (Tensor(np.array(rows, np.int32)), Tensor(np.array(ids, np.int64)), Tensor(weights))
+
+
+class Dense(_Composite):
+    """MindSpore's Dense primitive: x (..., in) @ w.T + b with w (out, in), or w (in,) for one
+    output (x's leading shape, b a scalar); every numeric dtype. Floats with a 2-d w run the
+    registry op dense (oneDNN), the rest a matmul or a product sum."""
+
+    def _call(self, x, w, b=None):
+        if w.ndim == 1:
+            out = _ops.sum(x * w, (-1,))
+        elif x.dtype in (float16, float32, float64, bfloat16):
+            return _ops.dense(x, w, b)
+        else:
+            out = _ops.matmul(x, _ops.transpose(w, (1, 0)))
+        return out if b is None else out + b
+
+
+class RandomCategorical(_Composite):
+    """MindSpore's RandomCategorical(dtype)(logits, num_sample, seed): num_sample class indices
+    per row of logits (the registry op random_categorical; a nonzero seed draws MindSpore's CPU
+    samples, seed 0 the global generator)."""
+
+    def __init__(self, dtype=int64):
+        if dtype not in (int16, int32, int64):
+            raise TypeError(f"RandomCategorical: 'dtype' must be int16, int32 or int64, got {dtype}")
+        super().__init__(dtype=dtype)
+
+    def _call(self, logits, num_sample, seed=0):
+        return _ops.random_categorical(logits, num_sample=num_sample, dtype=self.dtype, seed=seed)
 
 
 COMPOSITES = [n for n, v in dict(globals()).items()

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "mycel/core/parallel.h"
@@ -153,12 +154,54 @@ void random_poisson_kernel(const KernelContext& ctx) {
              [](Draws& d, double lam) { return poisson_draw(d, lam); });
 }
 
-void random_categorical_kernel(const KernelContext& ctx) {
-  const Tensor logits = ctx.in(0).to(DType::float64);
-  Tensor& out = ctx.out(0);
+namespace {
+
+// MindSpore's CPU RandomCategorical for an op seed s (so that a seeded call draws MindSpore's
+// samples): a minstd_rand0 engine seeded with Philox4x32-10 of (0, s) under MindSpore's mixing
+// key, one uniform per sample column shared by every row, and the CDF summed in the logits'
+// own dtype (exp in float), searched for the first entry not below total * u.
+template <class T>
+void categorical_like_mindspore(const Tensor& logits, int64_t k, int64_t seed, Tensor& out) {
   const int64_t rows = logits.shape()[0], c = logits.shape()[1];
+  const auto mix = philox4x32_10({0, 0, uint32_t(uint64_t(seed)), uint32_t(uint64_t(seed) >> 32)},
+                                 {0x3ec8f720u, 0x02461e29u});
+  std::minstd_rand0 engine((uint64_t(mix[1]) << 32) | mix[0]);
+  std::uniform_real_distribution<> dist(0, 1);
+  std::vector<T> u(static_cast<size_t>(k));
+  for (T& v : u) v = static_cast<T>(static_cast<float>(dist(engine)));
+  const T* lp = logits.data<T>();
+  std::vector<T> cdf(static_cast<size_t>(c));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = lp + r * c;
+    T mx = row[0];
+    for (int64_t j = 1; j < c; ++j)
+      if (row[j] > mx) mx = row[j];
+    for (int64_t j = 0; j < c; ++j) {
+      const T e = static_cast<T>(std::exp(static_cast<float>(row[j] - mx)));
+      cdf[j] = j == 0 ? e : static_cast<T>(cdf[j - 1] + e);
+    }
+    for (int64_t t = 0; t < k; ++t) {
+      const T target = static_cast<T>(cdf[c - 1] * u[t]);
+      int64_t idx = 0;
+      while (idx < c - 1 && cdf[idx] < target) ++idx;
+      write_index(out, r * k + t, idx);
+    }
+  }
+}
+
+}  // namespace
+
+void random_categorical_kernel(const KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  const int64_t rows = ctx.in(0).shape()[0], c = ctx.in(0).shape()[1];
   const int64_t k = ctx.attrs.get_int("num_sample");
   if (rows * k == 0) return;
+  if (ctx.attrs.get_int("seed") != 0 && ctx.attrs.get_int("seed2") == 0)
+    return visit_float_dtype(ctx.in(0).dtype(), "random_categorical", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      categorical_like_mindspore<T>(ctx.in(0), k, ctx.attrs.get_int("seed"), out);
+    });
+  const Tensor logits = ctx.in(0).to(DType::float64);
   const PhiloxStream s = stream(ctx, rows * k);
   const double* lp = logits.data<double>();
   parallel_for(rows, c + k * 20, [&](int64_t b, int64_t e) {
