@@ -52,6 +52,21 @@ class ArgBinder:
         return bound.args
 
 
+def _with_ranks(spec, args):
+    """The signature with each dynamic-rank entry (Tensor(dtype=...), MindSpore's shape [-2])
+    made an entry of the argument's rank with every dim dynamic: one compiled Program per rank."""
+    if not any(getattr(s, "_dynamic_rank", False) for s in spec):
+        return spec
+    out = []
+    for s, a in zip(spec, args):
+        if getattr(s, "_dynamic_rank", False):
+            if not isinstance(a, _mycel.Tensor):
+                raise TypeError(f"graph mode: set_inputs gave a dynamic-rank Tensor, the call passes {type(a).__name__}")
+            s = _mycel.Tensor(shape=[None] * a.ndim, dtype=s.dtype) if a.ndim else _mycel.Tensor(shape=[], dtype=s.dtype)
+        out.append(s)
+    return tuple(out) + tuple(spec[len(out):])
+
+
 class _Compiled:
     """The compiled form of one function, bound method or Cell."""
 
@@ -71,7 +86,7 @@ class _Compiled:
         if self._input_spec is not None:
             if self._symbolic:
                 check_symbols(self._input_spec, args)
-            return self._graph.run_with_signature(self._input_spec, *args)
+            return self._graph.run_with_signature(_with_ranks(self._input_spec, args), *args)
         return self._graph(*args)
 
     def run_sink(self, pipeline, steps, until_epoch_end=False):

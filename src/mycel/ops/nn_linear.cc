@@ -1,6 +1,7 @@
 // Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T +
 // b). float32/bfloat16 run on oneDNN (float16 through float32); float64 and integers on the
 // reference loops in nn_ref.h.
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
@@ -118,18 +119,20 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
   check_rank(c, 1, 2, 2);
   check_same_dtype(c, 0, 1);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
-  if (xs.back() != ws[1])
+  if (!dims_agree(xs.back(), ws[1]))
     MYCEL_THROW(ShapeError, "[dense] input 'x' shape ", shape_str(xs), " and 'w' shape ",
                 shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1],
                 ")");
   if (c.has_input(2)) {
     check_same_dtype(c, 0, 2);
     const Shape& bs = c.in(2).shape;
-    if (bs.size() != 1 || bs[0] != ws[0])
+    if (bs.size() != 1 || !dims_agree(bs[0], ws[0]))
       MYCEL_THROW(ShapeError, "[dense] input 'b' must have shape (", ws[0],
                   ",) to match 'w' shape ", shape_str(ws), ", got ", shape_str(bs));
   }
-  return {{dense_geom(xs, ws).out_shape, c.in(0).dtype}};
+  Shape out = dense_geom(xs, ws).out_shape;
+  if (c.has_input(2)) out.back() = agreed_dim(out.back(), c.in(2).shape[0]);  // b's size if static
+  return {{out, c.in(0).dtype}};
 }
 
 std::vector<DType> matmul_dtypes() {

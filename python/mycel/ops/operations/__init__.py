@@ -117,6 +117,10 @@ from mycel.ops.operations.arg_ops import with_keep_dims_first as _with_keep_dims
 
 for _name in ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceAll", "ReduceAny", "ReduceMax", "ReduceMin"):
     globals()[_name] = _with_keep_dims_first(globals()[_name])
+# TopK takes sorted positionally and k with the call (`P.TopK(True)(x, k)`): arg_ops.py.
+from mycel.ops.operations.arg_ops import with_sorted_first as _with_sorted_first  # noqa: E402
+
+TopK = _with_sorted_first(TopK)  # noqa: F821 (generated above)
 
 # MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
 from mycel.ops import extra as _extra  # noqa: E402
