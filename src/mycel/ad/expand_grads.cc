@@ -69,6 +69,11 @@ FuncGraph* gradient_of(FuncGraph* S, Apply* made) {
     if (is_prim_call(w, Prim::kMakeTuple) || is_prim_call(w, Prim::kMakeList)) {
       auto* t = as_apply(w);
       weights.assign(t->inputs().begin() + 1, t->inputs().end());
+    } else if (w->is_constant() &&
+               (as_constant(w)->value()->kind() == ValueKind::kTuple ||
+                as_constant(w)->value()->kind() == ValueKind::kList) &&
+               static_cast<const SequenceValue&>(*as_constant(w)->value()).items().empty()) {
+      // an empty ParameterTuple (a network without trainable weights): an empty weight part
     } else {
       weights.push_back(w);
     }

@@ -96,7 +96,8 @@ std::string ptr_key(const void* p) {
 // isinstance(x, cls) on a value known only at run time: its type is known at compile time, so
 // a stand-in of that type (an empty tensor of the dtype, a Python scalar of its kind, a tuple of
 // stand-ins) answers the test.
-// Used for `isinstance` only: any other Python function would compute with the stand-in's data.
+// Used for `isinstance` and one-argument `type` only: any other Python function would compute
+// with the stand-in's data.
 ValuePtr type_witness(const AbstractPtr& a) {
   if (auto* r = as_record(a))  // an object of the record's class
     return record_hooks().witness ? record_hooks().witness(*r->cls()) : nullptr;
@@ -385,7 +386,9 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (!v) {
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
-      if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
+      if (!v && i == 0 &&
+          (o->value()->repr() == "py:isinstance" || (o->value()->repr() == "py:type" && args.size() == 1)))
+        v = type_witness(arg_abs[i]);
       if (!v && i == 1 && o->value()->repr() == "py:isinstance") v = class_tuple(arg_abs[i]);
       // An exception's f-string message with a run-time value (a raise in a branch taken at run
       // time, `raise ValueError(f"... {c}")` with c a dynamic dim; the frontend calls

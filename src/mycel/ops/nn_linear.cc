@@ -33,7 +33,7 @@ MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
     ky = g.trans_b ? ys[ry - 1] : ys[ry - 2];
     g.n = g.trans_b ? ys[ry - 2] : ys[ry - 1];
   }
-  if (kx != ky) {
+  if (!dims_agree(kx, ky)) {
     const char* xk = rx == 1     ? "x.shape[0]"
                      : g.trans_a ? "x.shape[-2] (transpose_a)"
                                  : "x.shape[-1]";
@@ -43,7 +43,7 @@ MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
     MYCEL_THROW(ShapeError, "[matmul] input 'x' shape ", shape_str(xs), " and 'y' shape ",
                 shape_str(ys), ": ", xk, " (", kx, ") must equal ", yk, " (", ky, ")");
   }
-  g.k = kx;
+  g.k = agreed_dim(kx, ky);
   Shape xb(xs.begin(), xs.end() - std::min<size_t>(rx, 2));
   Shape yb(ys.begin(), ys.end() - std::min<size_t>(ry, 2));
   g.batch = broadcast_shapes(xb, yb, "matmul");
@@ -278,7 +278,18 @@ std::vector<GradVar> dense_bprop(BpropBuilder& g) {
   const Shape ws = g.meta(w).shape;
   const size_t rank = g.meta(x).shape.size();
   GradVar dx = g.call("matmul", {dy, w});
-  GradVar dw = mm(g, g.reshape(dy, {-1, ws[0]}), g.reshape(x, {-1, ws[1]}), true, false);
+  GradVar dw;
+  if (rank == 1) {  // the outer product dy x^T
+    dw = mm(g, expand(g, dy, 0), expand(g, x, 0), true, false);
+  } else if (rank == 2) {
+    dw = mm(g, dy, x, true, false);
+  } else if (ws[0] >= 0 && ws[1] >= 0) {  // one matmul over the leading dims merged
+    dw = mm(g, g.reshape(dy, {-1, ws[0]}), g.reshape(x, {-1, ws[1]}), true, false);
+  } else {  // dynamic sizes (graph mode's kDynamic): no reshape can name both; batched, summed
+    std::vector<int64_t> lead(rank - 2);
+    for (size_t i = 0; i + 2 < rank; ++i) lead[i] = static_cast<int64_t>(i);
+    dw = g.sum(mm(g, dy, x, true, false), lead);
+  }
   GradVar db;
   if (g.input(2)) {
     std::vector<int64_t> lead(rank - 1);

@@ -66,7 +66,8 @@ MYCEL_REGISTER_OPS(sort) {
                 argsort_kernel, axis_descending, "none"));
   r.add(
       sort_op("top_k", "TopK",
-              "The k largest entries along the last axis, largest first: (values, int64 indices).",
+              "The k largest entries along the last axis, largest first (with sorted=False in their "
+              "order in x): (values, int64 indices).",
               top_k_infer, top_k_kernel,
               {{"k", AttrKind::kInt, std::monostate{}, false, {}},
                {"sorted", AttrKind::kBool, true, false, {}}},

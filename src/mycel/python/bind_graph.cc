@@ -262,6 +262,7 @@ class CompiledGraph {
     if (abs.size() != args.size())
       MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(),
                   " inputs, the call passes ", args.size());
+    pack_varargs(abs);  // construct(self, *inputs) with set_inputs (MindSpore's grad wrappers)
     return run(abs, args);
   }
 
@@ -365,13 +366,18 @@ class CompiledGraph {
     std::vector<ir::AbstractPtr> abs;
     // A Tensor(shape=[None, ...]) placeholder names dynamic dims (program_text, ir, stats).
     for (nb::handle h : args) abs.push_back(abstract_of_spec(h));
-    int v = parsed_.vararg;  // construct(self, x, *rest): the trailing arguments form one tuple
+    pack_varargs(abs);
+    return abs;
+  }
+
+  /// construct(self, x, *rest): the trailing arguments form one tuple.
+  void pack_varargs(std::vector<ir::AbstractPtr>& abs) const {
+    int v = parsed_.vararg;
     if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_ && !chain_) {
       std::vector<ir::AbstractPtr> rest(abs.begin() + v, abs.end());
       abs.resize(v);
       abs.push_back(std::make_shared<ir::AbstractTuple>(std::move(rest)));
     }
-    return abs;
   }
 
   /// The compiled step for a signature, built on first use (pipeline::compile_step).

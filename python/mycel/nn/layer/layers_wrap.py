@@ -87,11 +87,9 @@ class TimeDistributed(Cell):
             steps = ops.unstack(inputs, t)
             return ops.stack(tuple(self.layer(x) for x in steps), t)
         perm, p = _merge_plan(nd, t, self.reshape_with_axis % nd)
-        x = ops.transpose(inputs, perm) if perm != tuple(range(nd)) else inputs
-        pair = tuple(x.shape[p:p + 2])
-        y = self.layer(x.reshape(tuple(x.shape[:p]) + (-1,) + tuple(x.shape[p + 2:])))
-        _check_merged_axis(p, y.ndim)
-        return y.reshape(tuple(y.shape[:p]) + pair + tuple(y.shape[p + 1:]))
+        x = ops.transpose(inputs, perm)
+        y = self.layer(x.reshape(_merged(x.shape, p)))
+        return y.reshape(_split(y.shape, x.shape, p))
 
 
 def _axis_arg(name, value):
@@ -113,10 +111,18 @@ def _merge_plan(ndim, t, r):
 
 
 @constexpr
-def _check_merged_axis(p, ndim):
-    if p >= ndim:
-        raise ValueError(f"TimeDistributed: the layer's output has rank {ndim}, so it lost the merged axis "
-                         f"{p} that reshape_with_axis names; pass no reshape_with_axis")
+def _merged(shape, p):
+    """shape with axes p and p + 1 merged into one."""
+    return tuple(shape[:p]) + (-1,) + tuple(shape[p + 2:])
+
+
+@constexpr
+def _split(out_shape, in_shape, p):
+    """The layer's output shape with its axis p split back into in_shape's axes p and p + 1."""
+    if p >= len(out_shape):
+        raise ValueError(f"TimeDistributed: the layer's output has rank {len(out_shape)}, so it lost the merged "
+                         f"axis {p} that reshape_with_axis names; pass no reshape_with_axis")
+    return tuple(out_shape[:p]) + tuple(in_shape[p:p + 2]) + tuple(out_shape[p + 1:])
 
 
 class ForwardValueAndGrad(Cell):

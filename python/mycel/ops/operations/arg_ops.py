@@ -106,3 +106,32 @@ def _with_bool_first(base, name, default):
     BoolFirst.__module__ = "mycel.ops.operations"
     BoolFirst.__doc__ = base.__doc__
     return BoolFirst
+
+
+def with_conv_signature(base):
+    """Conv2D/Conv3D as MindSpore constructs them: `P.Conv2D(out_channel, kernel_size, mode=1,
+    pad_mode="valid", pad=0, stride=1, dilation=1, group=1, data_format="NCHW")`. out_channel and
+    kernel_size describe w, which the call passes (they are kept as attributes, as MindSpore
+    keeps them); mode 1 is the only convolution MindSpore's CPU has. The registry's own keywords
+    (`groups`, `strides`, ...) still work."""
+
+    class ConvMindSporeOrder(base):
+        def __init__(self, out_channel=None, kernel_size=None, mode=1, pad_mode="valid", pad=0, stride=1,
+                     dilation=1, group=1, data_format=None, **kwargs):
+            who = base.__name__
+            if mode != 1:
+                raise ValueError(f"{who}: mode must be 1 (cross-correlation), got {mode!r}")
+            if data_format not in (None, "NCHW", "NCDHW"):
+                raise ValueError(f"{who}: data_format must be NCHW (NCDHW for Conv3D), got {data_format!r}")
+            attrs = {"pad_mode": pad_mode, "pad": pad, "stride": stride, "dilation": dilation, "groups": group}
+            for alias, name in (("strides", "stride"), ("dilations", "dilation"), ("padding", "pad")):
+                if alias in kwargs:
+                    attrs[name] = kwargs.pop(alias)
+            attrs.update(kwargs)
+            super().__init__(**attrs)
+            self.out_channel, self.kernel_size, self.mode = out_channel, kernel_size, mode
+
+    ConvMindSporeOrder.__name__ = ConvMindSporeOrder.__qualname__ = base.__name__
+    ConvMindSporeOrder.__module__ = "mycel.ops.operations"
+    ConvMindSporeOrder.__doc__ = base.__doc__
+    return ConvMindSporeOrder
