@@ -356,13 +356,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       auto* t = as_tuple(args[0]->abstract());
       std::vector<NodePtr> items;
       for (size_t i = 0; i < t->items().size(); ++i)
-        items.push_back(
-            is_prim_call(args[0], Prim::kMakeTuple) || is_prim_call(args[0], Prim::kMakeList)
-                ? as_apply(args[0])->arg(i)
-                : emit(ctx,
-                       {constant(ctx, prim_value(Prim::kTupleGetItem)), args[0],
-                        constant(ctx, integer(static_cast<int64_t>(i)))},
-                       t->items()[i], loc));
+        items.push_back(is_prim_call(args[0], Prim::kMakeTuple) ||
+                                is_prim_call(args[0], Prim::kMakeList)
+                            ? as_apply(args[0])->arg(i)
+                            : emit(ctx,
+                                   {constant(ctx, prim_value(Prim::kTupleGetItem)), args[0],
+                                    constant(ctx, integer(static_cast<int64_t>(i)))},
+                                   t->items()[i], loc));
       return eval_prim_call(*this, ctx,
                             o->value()->repr() == "py:list" ? Prim::kMakeList : Prim::kMakeTuple,
                             items, loc);
@@ -387,7 +387,8 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
       if (!v && i == 0 &&
-          (o->value()->repr() == "py:isinstance" || (o->value()->repr() == "py:type" && args.size() == 1)))
+          (o->value()->repr() == "py:isinstance" ||
+           (o->value()->repr() == "py:type" && args.size() == 1)))
         v = type_witness(arg_abs[i]);
       if (!v && i == 1 && o->value()->repr() == "py:isinstance") v = class_tuple(arg_abs[i]);
       // An exception's f-string message with a run-time value (a raise in a branch taken at run

@@ -376,7 +376,8 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op,
         return nullptr;
       refs.push_back(n);
       sizes.push_back(integer(-1));
-      for (int64_t v : {static_cast<int64_t>(i), static_cast<int64_t>(refs.size() - 1), int64_t{-1}})
+      for (int64_t v :
+           {static_cast<int64_t>(i), static_cast<int64_t>(refs.size() - 1), int64_t{-1}})
         triples.push_back(integer(v));
       continue;
     }

@@ -45,9 +45,10 @@ void check_ref_dims(const InferContext& c, const Ints& s, const Ints& t) {
       MYCEL_THROW(ValueError, "[dynamic_fill] 'ref_dims' triple (", at, ", ", ref, ", ", dim,
                   ") is out of range for shape ", shape_str(s), " and ", c.num_inputs(), " refs");
     if (dim == -1 && (!c.in(ref).shape.empty() || !is_integral(c.in(ref).dtype)))
-      MYCEL_THROW(TypeError, "[dynamic_fill] a size given by a value must be a 0-d integer "
-                  "tensor, got ", dtype_name(c.in(ref).dtype), shape_str(c.in(ref).shape),
-                  " for dimension ", at);
+      MYCEL_THROW(TypeError,
+                  "[dynamic_fill] a size given by a value must be a 0-d integer "
+                  "tensor, got ",
+                  dtype_name(c.in(ref).dtype), shape_str(c.in(ref).shape), " for dimension ", at);
   }
 }
 
@@ -188,14 +189,14 @@ MYCEL_REGISTER_OPS(create) {
       [](OpDef& d) {
         d.fill = {true, 0.0, "value"};
       }));
-  r.add(make_op(
-      "dynamic_fill", "DynamicFill",
-      "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
-      "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
-      {{"refs", false, true}},
-      {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
-       attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
-      infer_dynamic_fill, dynamic_fill_kernel, all_dtypes(), "none"));
+  r.add(
+      make_op("dynamic_fill", "DynamicFill",
+              "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
+              "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
+              {{"refs", false, true}},
+              {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
+               attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
+              infer_dynamic_fill, dynamic_fill_kernel, all_dtypes(), "none"));
   r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).",
                 {{"x"}}, {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0),
                 every_dtype(), "none"));  // fill_value takes every type

@@ -160,7 +160,8 @@ int64_t check_along_axis(const InferContext& c, size_t i, int64_t axis, const ch
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, 0), "' must have rank >= 1");
   int64_t a = normalize_axis(axis, static_cast<int64_t>(x.size()), c.op.name.c_str(), axis_name);
   bool ok = idx.size() == x.size();
-  for (size_t d = 0; ok && d < x.size(); ++d) ok = static_cast<int64_t>(d) == a || dims_agree(idx[d], x[d]);
+  for (size_t d = 0; ok && d < x.size(); ++d)
+    ok = static_cast<int64_t>(d) == a || dims_agree(idx[d], x[d]);
   if (!ok)
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' shape ",
                 shape_str(idx), " must match input '", input_name(c, 0), "' shape ", shape_str(x),

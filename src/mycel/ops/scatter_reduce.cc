@@ -2,8 +2,8 @@
 // (TensorScatterMul, ...): input with each updates slice combined into the slice that an index
 // row of `indices` (..., K) addresses, in order. Gradients are MindSpore's (exact for distinct
 // indices): mul/div scale dout by the updates, max/min share dout among the tied candidates.
-#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/scatter_reduce.h"
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/index.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/shape_common.h"

@@ -24,7 +24,8 @@ void tensor_init(Tensor* self, nb::handle input_data, nb::handle dtype, nb::hand
   // Tensor(dtype=...) and Tensor(shape=[-2], dtype=...): MindSpore's dynamic rank, an input
   // signature for Cell.set_inputs whose rank (and every dim) is taken from each call's argument.
   bool rank_unknown = shape.is_none();
-  if ((nb::isinstance<nb::list>(shape) || nb::isinstance<nb::tuple>(shape)) && nb::len(shape) == 1) {
+  if ((nb::isinstance<nb::list>(shape) || nb::isinstance<nb::tuple>(shape)) &&
+      nb::len(shape) == 1) {
     nb::object d0 = shape[0];
     rank_unknown = nb::isinstance<nb::int_>(d0) && nb::cast<int64_t>(d0) == -2;
   }
