@@ -97,6 +97,12 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002 (MindSpore's argumen
     if rounding_mode is None:
         return _div_op(input, other)
     return _tc.div(input, other, rounding_mode)
+
+
+# the registry's help text (its signature line, table row and example), then rounding_mode
+div.__doc__ = (_div_op.__doc__ or "") + ("\n\nrounding_mode (keyword): 'floor' rounds the quotient down, "
+                                          "'trunc' toward zero (MindSpore's ops.div).")
+
 inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)
