@@ -190,3 +190,51 @@ def test_time_distributed_takes_a_primitive_and_refuses_a_lost_axis():
         nn.TimeDistributed(P.ReduceSum(), 1, 0)(Tensor(x))
     with pytest.raises(ValueError, match=r"reshape_with_axis \(1\) must differ from time_axis \(1\)"):
         nn.TimeDistributed(Flat(), 1, 1)(Tensor(x))
+
+
+class Inplace(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.update = P.InplaceUpdate((0, 2))
+
+    def construct(self, x, v):
+        return self.update(x, v), ops.tensor_scatter_update(x, Tensor(np.array([[1]], np.int64)), v[:1])
+
+
+def test_inplace_and_scatter_update_with_a_dynamic_first_dim(mode):
+    net = Inplace()
+    if mode == mycel.GRAPH_MODE:
+        net.set_inputs(Tensor(shape=[None, 4, 3], dtype=mycel.float32), Tensor(shape=[2, 4, 3], dtype=mycel.float32))
+    for rows in (3, 5):
+        x, v = rand(rows, 4, 3, seed=rows), rand(2, 4, 3, seed=9)
+        want = x.copy()
+        want[[0, 2]] = v
+        want2 = x.copy()
+        want2[1] = v[0]
+        got, got2 = net(Tensor(x), Tensor(v))
+        np.testing.assert_array_equal(got.asnumpy(), want)
+        np.testing.assert_array_equal(got2.asnumpy(), want2)
+
+
+def test_conv3d_transpose_with_a_dynamic_batch(mode):
+    conv = P.Conv3DTranspose(2, 2, 2, pad_mode="pad", pad=1)
+    x, w = rand(2, 2, 3, 3, 3), rand(2, 2, 2, 2, 2, seed=1)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = conv
+
+        def construct(self, x, w):
+            return self.conv(x, w)
+
+    net = Net()
+    if mode == mycel.GRAPH_MODE:
+        net.set_inputs(Tensor(shape=[None, 2, 3, 3, 3], dtype=mycel.float32),
+                       Tensor(shape=[None, 2, 2, 2, 2], dtype=mycel.float32))
+    got = net(Tensor(x), Tensor(w)).asnumpy()
+    # the transposed convolution is the adjoint of conv3d: <conv(y), x> == <y, conv_t(x)>
+    y = rand(2, 2, 2, 2, 2, seed=2)
+    conv_y = conv_ref(np.pad(y, [(0, 0)] * 2 + [(1, 1)] * 3), w)  # pad=1 each side
+    np.testing.assert_allclose((conv_y * x).sum(), (y * got).sum(), rtol=1e-4)
+    assert got.shape == (2, 2, 2, 2, 2)
