@@ -207,3 +207,33 @@ def test_a_size_must_be_an_integer_tensor():
 
     with pytest.raises(TypeError, match=r"compile-time constant"):
         Bad()(Tensor(2.0, F32))
+
+
+class ReshapeBy(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.reshape = ops.Reshape()
+
+    def construct(self, x, shape):
+        return ops.reduce_mean(self.reshape(x, shape) * 3.0, 0, keep_dims=True)
+
+
+@pytest.mark.parametrize("sizes", [[2, 2], [-1, 4], [4, 1]])
+def test_reshape_by_a_shape_tensor_and_its_gradient(sizes):
+    x = rand(4, seed=11)
+    net = ReshapeBy()
+    shape = Tensor(np.array(sizes, np.int64))
+    want = (x.reshape(sizes) * 3.0).mean(0, keepdims=True)
+    got, eager = both_modes(net, Tensor(x), shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(eager, want, rtol=1e-6)
+    dx = ops.GradOperation()(net)(Tensor(x), shape).asnumpy()
+    rows = x.reshape(sizes).shape[0]
+    np.testing.assert_allclose(dx, np.full(4, 3.0 / rows, np.float32), rtol=1e-6)
+
+
+def test_reshape_by_a_shape_tensor_checks_the_count_when_it_runs():
+    net = ReshapeBy()
+    with pytest.raises(ValueError, match=r"\[dynamic_reshape\] cannot reshape x of shape \(4,\) \(4 elements\) "
+                                         r"into \(3, 2\)"):
+        net(Tensor(rand(4)), Tensor(np.array([3, 2], np.int64)))

@@ -477,6 +477,15 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       !constant_of(args[op.attr_index("shape")]->abstract()))
     if (NodePtr n = dynamic_fill(e, ctx, op, args, loc)) return n;
 
+  // reshape(x, shape) with shape a 1-d integer tensor (MindSpore's Reshape of a computed shape):
+  // dynamic_reshape, whose kernel reads the sizes when it runs.
+  if (op.name == "reshape" && args.size() == 2)
+    if (auto* st = as_tensor(args[1]->abstract());
+        st && st->shape().size() == 1 && is_integral(st->dtype())) {
+      static const OpDef& dyn = Registry::get().at("dynamic_reshape");
+      return eval_op_call(e, ctx, OpValue(&dyn, Attrs()), args, loc);
+    }
+
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();
   // Attributes may trail the inputs positionally, the last ones left out for their defaults (an

@@ -276,6 +276,12 @@ AttrValue to_attr(const OpDef& op, const AttrDef& def, nb::handle obj) {
     case AttrKind::kInts: {
       int64_t v;
       if (as_int(obj, v)) return std::vector<int64_t>{v};
+      if (nb::isinstance<Tensor>(obj)) {  // a 1-d integer tensor's values (P.Reshape()(x, t))
+        const Tensor& t = nb::cast<const Tensor&>(obj);
+        if (t.ndim() != 1 || !is_integral(t.dtype())) return bad();
+        Tensor t64 = t.to(DType::int64);
+        return std::vector<int64_t>(t64.data<int64_t>(), t64.data<int64_t>() + t64.numel());
+      }
       if (!nb::isinstance<nb::list>(obj) && !nb::isinstance<nb::tuple>(obj)) return bad();
       std::vector<int64_t> out;
       for (nb::handle h : obj) {
