@@ -237,3 +237,31 @@ def test_reshape_by_a_shape_tensor_checks_the_count_when_it_runs():
     with pytest.raises(ValueError, match=r"\[dynamic_reshape\] cannot reshape x of shape \(4,\) \(4 elements\) "
                                          r"into \(3, 2\)"):
         net(Tensor(rand(4)), Tensor(np.array([3, 2], np.int64)))
+
+
+class SliceBy(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.slice = ops.Slice()
+
+    def construct(self, x, begin, size):
+        return self.slice(x, begin, size) * 2.0
+
+
+def test_slice_by_begin_and_size_tensors_and_its_gradient():
+    x = rand(3, 2, 3, seed=12)
+    begin, size = np.array([0, 1, 0], np.int64), np.array([2, 1, -1], np.int64)
+    want = x[0:2, 1:2, 0:] * 2.0
+    got, eager = both_modes(SliceBy(), Tensor(x), Tensor(begin), Tensor(size))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(eager, want)
+    dx = ops.GradOperation()(SliceBy())(Tensor(x), Tensor(begin), Tensor(size)).asnumpy()
+    want_dx = np.zeros_like(x)
+    want_dx[0:2, 1:2, 0:] = 2.0
+    np.testing.assert_array_equal(dx, want_dx)
+
+
+def test_slice_bounds_out_of_range_are_an_error_when_it_runs():
+    with pytest.raises(ValueError, match=r"\[dynamic_slice\] begin \(0, 1, 0\) and size \(4, 1, 1\) are out of "
+                                         r"range for x of shape \(3, 2, 3\) \(dimension 0\)"):
+        SliceBy()(Tensor(rand(3, 2, 3)), Tensor(np.array([0, 1, 0], np.int64)), Tensor(np.array([4, 1, 1], np.int64)))

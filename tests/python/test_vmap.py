@@ -267,6 +267,7 @@ LOOPED = {"arange", "barrier",
           # a size known only from the values: the loop refuses them, naming the op; the
           # masked_scatter pair has fixed shapes and loops
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
+          "dynamic_reshape", "dynamic_slice", "dynamic_slice_grad",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
           "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
           "truncated_normal", "log_normal", "exponential", "binomial", "random_beta",

@@ -486,6 +486,31 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
       return eval_op_call(e, ctx, OpValue(&dyn, Attrs()), args, loc);
     }
 
+  // slice(x, begin, size) with begin or size a 1-d integer tensor: dynamic_slice, which reads
+  // both when it runs (a constant tuple given for the other becomes a constant tensor).
+  if (op.name == "slice" && args.size() == 3 &&
+      (as_tensor(args[1]->abstract()) || as_tensor(args[2]->abstract()))) {
+    std::vector<NodePtr> in{args[0]};
+    for (size_t k : {size_t{1}, size_t{2}}) {
+      if (as_tensor(args[k]->abstract())) {
+        in.push_back(args[k]);
+        continue;
+      }
+      ValuePtr v = constant_of(args[k]->abstract());
+      auto av = v ? to_attr(v) : std::nullopt;
+      if (!av || !std::holds_alternative<std::vector<int64_t>>(*av))
+        MYCEL_THROW(TypeError, "[slice] '", k == 1 ? "begin" : "size",
+                    "' must be a tuple of int or a 1-d integer tensor, got ",
+                    args[k]->abstract()->repr(), where(loc));
+      const auto& ints = std::get<std::vector<int64_t>>(*av);
+      Tensor t = Tensor::empty({static_cast<int64_t>(ints.size())}, DType::int64);
+      std::copy(ints.begin(), ints.end(), t.data<int64_t>());
+      in.push_back(e.constant(ctx, tensor_value(t)));
+    }
+    static const OpDef& dyn = Registry::get().at("dynamic_slice");
+    return eval_op_call(e, ctx, OpValue(&dyn, Attrs()), in, loc);
+  }
+
   // Attributes: fold the constant arguments (or keep the callee's when already resolved).
   Attrs attrs = opv.attrs();
   // Attributes may trail the inputs positionally, the last ones left out for their defaults (an

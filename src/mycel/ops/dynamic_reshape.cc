@@ -15,7 +15,8 @@ namespace {
 std::vector<TensorMeta> dynamic_reshape_infer(const InferContext& c) {
   const TensorMeta& s = c.in(1);
   MYCEL_CHECK(is_integral(s.dtype), TypeError,
-              "[dynamic_reshape] input 'shape' must be an integer tensor, got ", dtype_name(s.dtype));
+              "[dynamic_reshape] input 'shape' must be an integer tensor, got ",
+              dtype_name(s.dtype));
   MYCEL_CHECK(s.shape.size() == 1 && s.shape[0] >= 0, ValueError,
               "[dynamic_reshape] input 'shape' must be 1-d (its length is the result's rank), got "
               "shape ",

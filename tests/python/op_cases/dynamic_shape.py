@@ -1,6 +1,7 @@
 """Table rows for the ops whose output size depends on the values (docs/dynamic_shape.md):
 unique_with_counts, masked_select, nonzero, masked_scatter and masked_scatter_grad, against
-numpy (np.unique, boolean indexing, np.argwhere), and dynamic_reshape (sizes given by a tensor)."""
+numpy (np.unique, boolean indexing, np.argwhere), and dynamic_reshape / dynamic_slice (sizes
+given by tensors)."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -59,7 +60,32 @@ def _reshape_to(shape, sizes):
     return gen
 
 
+def _slice_of(shape, begin, size, grad=False):
+    """x of `shape` (dout of the slice's shape for the gradient, then x), begin, size."""
+    def gen(rng, dtype):
+        x = make_input(rng, shape, dtype)
+        b, s = np.array(begin, np.int64), np.array(size, np.int64)
+        if not grad:
+            return [x, b, s]
+        return [make_input(rng, _slice_ref(x, b, s).shape, dtype), x, b]
+    return gen
+
+
+def _slice_ref(x, begin, size):
+    return x[tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))]
+
+
+def _slice_grad_ref(dout, x, begin):
+    out = np.zeros_like(x)
+    out[tuple(slice(b, b + n) for b, n in zip(begin, dout.shape))] = dout
+    return out
+
+
 CASES = [
+    OpCase("dynamic_slice", _slice_ref, _slice_of((3, 4, 5), [1, 0, 2], [2, -1, 3]), dtypes=EVERY),
+    OpCase("dynamic_slice", _slice_ref, _slice_of((4,), [4], [0]), id="empty"),
+    OpCase("dynamic_slice_grad", _slice_grad_ref, _slice_of((3, 4, 5), [1, 0, 2], [2, -1, 3], grad=True),
+           dtypes=EVERY),
     OpCase("dynamic_reshape", lambda x, s: x.reshape(tuple(s)), _reshape_to((3, 4), [2, -1, 3]), dtypes=EVERY),
     OpCase("dynamic_reshape", lambda x, s: x.reshape(tuple(s)), _reshape_to((2, 3), [6]), id="flat"),
     OpCase("dynamic_reshape", lambda x, s: x.reshape(tuple(s)), _reshape_to((0, 3), [3, 0]), id="empty"),
