@@ -238,3 +238,23 @@ def test_conv3d_transpose_with_a_dynamic_batch(mode):
     conv_y = conv_ref(np.pad(y, [(0, 0)] * 2 + [(1, 1)] * 3), w)  # pad=1 each side
     np.testing.assert_allclose((conv_y * x).sum(), (y * got).sum(), rtol=1e-4)
     assert got.shape == (2, 2, 2, 2, 2)
+
+
+class Offsets(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        from mycel.ops.operations import _grad_ops as G
+        self.offsets = G.ConcatOffset(3, 0)
+
+    def construct(self, x, y, z):
+        x, y = ops.unique(x)[0], ops.unique(y)[0]  # lengths known only when they run
+        return self.offsets((x.reshape((-1, 1, 2)), y.reshape((-1, 1, 2)), z))
+
+
+def test_concat_offset_of_sizes_known_only_at_run_time(mode):
+    x = np.array([1, 2, 3, 4, 5, 6], np.float32)
+    y = np.array([1, 2, 3, 4], np.float32)
+    z = rand(5, 1, 2)
+    got = Offsets()(Tensor(x), Tensor(y), Tensor(z)).asnumpy()
+    np.testing.assert_array_equal(got, np.array([[0, 0, 0], [3, 0, 0], [5, 0, 0]], np.int64))
+    assert got.dtype == np.int64
