@@ -50,13 +50,21 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    // A dynamic dim (analysis's placeholder) against n is n, against 1 (or another dynamic
-    // dim) stays dynamic; the shape plan checks the real sizes here again when the program runs.
-    const bool pa = is_dynamic_placeholder(da), pb = is_dynamic_placeholder(db);
-    if (da != db && da != 1 && db != 1 && !pa && !pb)
-      MYCEL_THROW(ShapeError, "[", op, "] shapes ", shape_str(a), " and ", shape_str(b),
-                  " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
-    out[i] = da == 1 ? db : db == 1 ? da : pa ? db : da;
+    int64_t o = da;
+    if (da != db) {
+      if (da == 1) {
+        o = db;
+      } else if (db != 1) {
+        // A dynamic dim (analysis's placeholder) against n is n, against 1 (or another dynamic
+        // dim) stays dynamic; the shape plan checks the real sizes here again when it runs.
+        const bool pa = is_dynamic_placeholder(da), pb = is_dynamic_placeholder(db);
+        if (!pa && !pb)
+          MYCEL_THROW(ShapeError, "[", op, "] shapes ", shape_str(a), " and ", shape_str(b),
+                      " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
+        o = pa ? db : da;
+      }
+    }
+    out[i] = o;
   }
   return out;
 }
