@@ -82,8 +82,8 @@ void dynamic_slice_kernel(const KernelContext& c) {
   if (!y.defined()) y = Tensor::empty(s, x.dtype());
   MYCEL_CHECK(y.shape() == s, RuntimeError, "[dynamic_slice] output has shape ",
               shape_str(y.shape()), ", the values need ", shape_str(s));
-  copy_box(static_cast<const std::byte*>(x.data()), static_cast<std::byte*>(y.data()), x.shape(),
-           s, begin, itemsize(x.dtype()), true);
+  copy_box(static_cast<const std::byte*>(x.data()), static_cast<std::byte*>(y.data()), x.shape(), s,
+           begin, itemsize(x.dtype()), true);
 }
 
 std::vector<TensorMeta> dynamic_slice_grad_infer(const InferContext& c) {
@@ -122,8 +122,7 @@ MYCEL_REGISTER_OPS(dynamic_slice) {
 MYCEL_REGISTER_BPROPS(dynamic_slice) {
   b.add("dynamic_slice", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_float(g, g.input(0))) return {GradVar(), GradVar(), GradVar()};
-    return {g.call("dynamic_slice_grad", {g.dout(), g.input(0), g.input(1)}), GradVar(),
-            GradVar()};
+    return {g.call("dynamic_slice_grad", {g.dout(), g.input(0), g.input(1)}), GradVar(), GradVar()};
   });
 }
 
