@@ -68,12 +68,24 @@ def test_lstm_compiles_once_for_a_dynamic_batch_or_sequence_length(spec, shapes)
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
-def test_a_size_computed_from_a_dynamic_dim_is_a_located_error():
+def test_a_size_computed_from_a_dynamic_dim_sizes_zeros_at_run_time():
     class Doubled(nn.Cell):
         def construct(self, x):
-            return ops.zeros((x.shape[0] * 2, 3), mycel.float32)
+            return ops.zeros((x.shape[0] * 2, 3), mycel.float32) + 1.0
 
     net = Doubled()
+    net.set_inputs(Tensor(shape=[None, 3], dtype=mycel.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    for n in (2, 5):  # one program, the size read from the value each run
+        np.testing.assert_array_equal(net(t(n, 3)).asnumpy(), np.ones((2 * n, 3), np.float32))
+
+
+def test_a_size_that_is_not_an_integer_is_a_located_error():
+    class Halved(nn.Cell):
+        def construct(self, x):
+            return ops.zeros((x.shape[0] / 2, 3), mycel.float32)
+
+    net = Halved()
     net.set_inputs(Tensor(shape=[None, 3], dtype=mycel.float32))
     mycel.set_context(mode=mycel.GRAPH_MODE)
     with pytest.raises(TypeError, match=r"compile-time constant(.|\n)*test_graph_dynamic_shapes.py"):

@@ -268,6 +268,7 @@ LOOPED = {"arange", "barrier",
           # masked_scatter pair has fixed shapes and loops
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",
           "strided_slice_dynamic", "slice_dynamic", "strided_slice_dynamic_grad", "slice_dynamic_grad",
+          "reshape_dynamic",
           # the sampled distributions: each item draws its own samples, as normal/uniform do
           "standard_laplace", "random_gamma", "random_poisson", "random_categorical", "multinomial",
           "truncated_normal", "log_normal", "exponential", "binomial", "random_beta",

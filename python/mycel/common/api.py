@@ -54,6 +54,23 @@ class ArgBinder:
         return bound.args
 
 
+def _with_ranks(spec, args):
+    """The signature with each dynamic-rank entry (Tensor(dtype=...), MindSpore's shape [-2])
+    made an entry of the argument's rank with every dim dynamic: one compiled Program per rank."""
+    if not any(getattr(s, "_dynamic_rank", False) for s in spec):
+        return spec
+    out = []
+    for s, a in zip(spec, args):
+        if getattr(s, "_dynamic_rank", False):
+            if not isinstance(a, _mycel.Tensor):
+                raise TypeError(f"graph mode: set_inputs gave a dynamic-rank Tensor, the call passes {type(a).__name__}")
+            if a.dtype != s.dtype:
+                raise TypeError(f"graph mode: set_inputs declared a {s.dtype} tensor, the call passes {a.dtype}")
+            s = _mycel.Tensor(shape=[None] * a.ndim, dtype=s.dtype) if a.ndim else _mycel.Tensor(shape=[], dtype=s.dtype)
+        out.append(s)
+    return tuple(out) + tuple(spec[len(out):])
+
+
 class _Compiled:
     """The compiled form of one function, bound method or Cell."""
 
@@ -79,16 +96,7 @@ class _Compiled:
         if self._input_spec is not None:
             if self._symbolic:
                 check_symbols(self._input_spec, args)
-            spec = self._input_spec
-            if any(getattr(s, "_dynamic_rank", False) for s in spec):
-                # Tensor(dtype=...): unknown rank, so the call's own shape (one program per
-                # signature seen); the dtype still has to match.
-                for i, (s, a) in enumerate(zip(spec, args)):
-                    if getattr(s, "_dynamic_rank", False) and getattr(a, "dtype", None) != s.dtype:
-                        raise TypeError(f"input {i} has dtype {getattr(a, 'dtype', type(a).__name__)}, "
-                                        f"set_inputs declared {s.dtype}")
-                spec = tuple(a if getattr(s, "_dynamic_rank", False) else s for s, a in zip(spec, args))
-            return self._graph.run_with_signature(spec, *args)
+            return self._graph.run_with_signature(_with_ranks(self._input_spec, args), *args)
         return self._graph(*args)
 
     def _keyword_call(self, args, kwargs):

@@ -2,22 +2,23 @@
 mode, where mycel.common is not parsed)."""
 
 
-def scatter_nd_geometry(shape, k):
-    """(rows, row_size, strides) of scattering whole slices at k-dim indices into `shape`:
-    rows = prod(shape[:k]), row_size = prod(shape[k:]), strides of the first k dims in rows."""
-    if k > len(shape):
+def scatter_nd_geometry(rank, tail, k):
+    """(row_size, strides) of scattering whole slices at k-dim indices into a tensor of `rank`
+    whose dims after the first are `tail`: row_size = prod(shape[k:]), strides of the first k
+    dims in rows. The first dim is not needed, so it may be known only at run time."""
+    if k > rank:
         raise ValueError(f"tensor_scatter_update: indices.shape[-1] ({k}) must be at most the rank of "
-                         f"input_x {tuple(shape)}")
-    rows, size = 1, 1
-    for d in shape[:k]:
-        rows *= d
+                         f"input_x ({rank})")
+    shape = (None,) + tuple(tail)
+    size = 1
     for d in shape[k:]:
         size *= d
     strides, s = [], 1
-    for d in reversed(shape[:k]):
+    for d in reversed(shape[1:k]):
         strides.insert(0, s)
         s *= d
-    return rows, size, tuple(strides)
+    strides.insert(0, s)
+    return size, tuple(strides[:k])
 
 
 def along_dim_shapes(x_shape, idx_shape, dim):

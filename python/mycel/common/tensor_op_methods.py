@@ -13,7 +13,7 @@ _METHODS = {
     "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "sigmoid": "sigmoid",
     "relu": "relu", "erf": "erf", "floor": "floor", "ceil": "ceil", "round": "round",
     "sign": "sign", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
-    "logical_not": "logical_not", "add": "add", "sub": "sub", "mul": "mul", "div": "div",
+    "logical_not": "logical_not", "add": "add", "sub": "sub", "mul": "mul",
     "pow": "pow", "maximum": "maximum", "minimum": "minimum", "matmul": "matmul",
     "sum": "sum", "mean": "mean", "max": "max", "min": "min", "amax": "max", "amin": "min",
     "prod": "prod", "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin",
@@ -21,7 +21,7 @@ _METHODS = {
     "clip": "clip_by_value", "softmax": "softmax", "log_softmax": "log_softmax",
     "sort": "sort", "argsort": "argsort", "topk": "top_k", "tril": "tril", "triu": "triu",
     # MindSpore's other Tensor method names of registry ops
-    "absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
+    "absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub",
     "true_divide": "div", "floor_divide": "floor_div", "remainder": "mod", "clamp": "clip_by_value",
     "eq": "equal", "equal": "equal", "ne": "not_equal", "not_equal": "not_equal", "gt": "greater",
     "greater": "greater", "ge": "greater_equal", "greater_equal": "greater_equal", "lt": "less",
@@ -32,7 +32,7 @@ _METHODS = {
     "real": "real", "imag": "imag", "conj": "conj", "bitwise_and": "bitwise_and",
     "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
-}
+}  # div/divide take rounding_mode: ops/tensor_composites.py
 
 
 def _forward(op):
@@ -46,3 +46,4 @@ for _method, _op_name in _METHODS.items():
     _op = getattr(_mycel.ops, _op_name, None)
     if _op is not None and not hasattr(Tensor, _method):
         setattr(Tensor, _method, _forward(_op))
+

@@ -84,6 +84,25 @@ from mycel.ops.op_info_register import (DataType, CustomRegOp, AiCPURegOp, TBERe
 # MindSpore 2.x functional names written over the registry ops; a name defined above stays.
 from mycel.ops import function_more as _function_more  # noqa: E402
 globals().update({_n: _f for _n, _f in _function_more.FUNCTIONS.items() if _n not in globals()})
+
+
+from mycel.ops import tensor_composites as _tc  # noqa: E402
+
+_div_op = div  # noqa: F821 (the registry's, generated above)
+
+
+def div(input, other, *, rounding_mode=None):  # noqa: A002 (MindSpore's argument names)
+    """input / other (true division; integers give floats); rounding_mode 'floor' rounds the
+    quotient down, 'trunc' toward zero (MindSpore's ops.div)."""
+    if rounding_mode is None:
+        return _div_op(input, other)
+    return _tc.div(input, other, rounding_mode)
+
+
+# the registry's help text (its signature line, table row and example), then rounding_mode
+div.__doc__ = (_div_op.__doc__ or "") + ("\n\nrounding_mode (keyword): 'floor' rounds the quotient down, "
+                                          "'trunc' toward zero (MindSpore's ops.div).")
+
 inv = reciprocal  # noqa: F821 (MindSpore's ops.inv, generated above)
 
 # ops.relue: "did you mean 'relu'?" (common/suggest.py)

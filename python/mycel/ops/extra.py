@@ -53,14 +53,19 @@ def take_along_dim(input, indices, dim=None):  # noqa: A002
 def tensor_scatter_update(input_x, indices, updates):
     """input_x with the slices input_x[indices[..., :]] replaced by updates (indices (..., K),
     updates (...) + input_x.shape[K:]): a copy, as MindSpore's TensorScatterUpdate."""
-    outer, inner, strides = scatter_nd_geometry(input_x.shape, indices.shape[-1])
+    tail = ()  # input_x's dims after the first, which may be known only at run time
+    for i in range(1, input_x.ndim):
+        tail = tail + (input_x.shape[i],)
+    inner, strides = scatter_nd_geometry(input_x.ndim, tail, indices.shape[-1])
     idx = _ops.cast(indices, _mycel.dtype.int64)
     rows = _ops.sum(idx * _ops.cast(Tensor(strides), _mycel.dtype.int64), (-1,))
     rows = _ops.reshape(rows, (-1, 1))
     flat_updates = _ops.reshape(updates, (-1, inner))
-    table = _ops.reshape(input_x, (outer, inner))
-    out = _ops.tensor_scatter_elements(table, _ops.broadcast_to(rows, flat_updates.shape), flat_updates, axis=0)
-    return _ops.reshape(out, input_x.shape)
+    table = _ops.reshape(input_x, (-1, inner))
+    # rows along each updates row (an add, not broadcast_to: the row count may be dynamic)
+    rows = rows + _ops.zeros_like(flat_updates, dtype=_mycel.dtype.int64)
+    out = _ops.tensor_scatter_elements(table, rows, flat_updates, axis=0)
+    return _ops.reshape(out, (-1,) + tail) if input_x.ndim else _ops.reshape(out, ())
 
 
 def scatter_nd_update(input_x, indices, updates):

@@ -47,6 +47,18 @@ def nll(input, target, weight=None, ignore_index=-100, reduction="mean"):  # noq
     return loss
 
 
+_FLOAT_WIDTH = {float16: 0, bfloat16: 0, float32: 1, float64: 2}
+
+
+def _wider_float(a, b):
+    """The wider of two float dtypes (float16 with bfloat16: float32, as elementwise ops do)."""
+    if a not in _FLOAT_WIDTH or b not in _FLOAT_WIDTH:
+        raise TypeError(f"cross_entropy: input and weight must be float tensors, got {a} and {b}")
+    if _FLOAT_WIDTH[a] == _FLOAT_WIDTH[b] and a != b:
+        return float32
+    return a if _FLOAT_WIDTH[a] >= _FLOAT_WIDTH[b] else b
+
+
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
                   label_smoothing=0.0):
     """log_softmax over the class dim, then NLL against class indices, or the cross entropy
@@ -57,6 +69,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     class_axis = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_axis]
+    if weight is not None and weight.dtype != input.dtype:
+        # MindSpore multiplies the log-probabilities by the weight: the wider float type wins
+        wide = _wider_float(input.dtype, weight.dtype)
+        input, weight = _ops.cast(input, wide), _ops.cast(weight, wide)
     logp = _rows(_ops.log_softmax(input, axis=class_axis), n_classes)
     if target.ndim == input.ndim and target.dtype in _FLOATS:
         probs = _rows(target, n_classes)

@@ -65,6 +65,17 @@ def trunc(x):
     return _ops.sign(x) * _ops.floor(_ops.abs(x))
 
 
+def div(x, other, rounding_mode=None):
+    """x / other; rounding_mode 'floor' rounds the quotient down, 'trunc' toward zero."""
+    if rounding_mode is None:
+        return _ops.div(x, other)
+    if rounding_mode == "floor":
+        return _ops.floor_div(x, other)
+    if rounding_mode == "trunc":
+        return trunc(_ops.div(x, other))
+    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
+
+
 def xlogy(x, y):
     """x * log(y), 0 where x is 0."""
     return _ops.select(_ops.equal(x, 0.0), _ops.zeros_like(x), x * _ops.log(y))
@@ -295,7 +306,7 @@ def gather_elements(x, dim, index):
 
 # method name -> function (first argument the tensor)
 METHODS = {
-    "gather_elements": gather_elements,
+    "gather_elements": gather_elements, "div": div, "divide": div,
     "acos": acos, "arccos": acos, "asin": asin, "arcsin": asin, "atan": atan, "arctan": atan,
     "sinh": sinh, "cosh": cosh, "asinh": asinh, "arcsinh": asinh, "acosh": acosh,
     "arccosh": acosh, "atanh": atanh, "arctanh": atanh, "log2": log2, "log10": log10,

@@ -96,7 +96,8 @@ std::string ptr_key(const void* p) {
 // isinstance(x, cls) on a value known only at run time: its type is known at compile time, so
 // a stand-in of that type (an empty tensor of the dtype, a Python scalar of its kind, a tuple of
 // stand-ins) answers the test.
-// Used for `isinstance` only: any other Python function would compute with the stand-in's data.
+// Used for `isinstance` and one-argument `type` only: any other Python function would compute
+// with the stand-in's data.
 ValuePtr type_witness(const AbstractPtr& a) {
   if (auto* r = as_record(a))  // an object of the record's class
     return record_hooks().witness ? record_hooks().witness(*r->cls()) : nullptr;
@@ -145,6 +146,23 @@ NodePtr dict_get(Engine& e, Context* ctx, const Value& callee, const std::vector
   for (const ValuePtr& k : static_cast<const DictAbs&>(*args[0]->abstract()).keys())
     if (k->equals(*key)) return eval_prim_call(e, ctx, Prim::kDictGetItem, {args[0], args[3]}, loc);
   return args.size() == 5 ? args[4] : e.constant(ctx, none());
+}
+
+// isinstance's classes when they are a tuple built in the function ((tuple, list)): the items
+// are Python objects analysis holds as opaque constants, so the tuple has no constant value of
+// its own. nullptr if an item is not such a constant.
+ValuePtr class_tuple(const AbstractPtr& a) {
+  if (auto* o = dynamic_cast<const OpaqueAbs*>(a.get())) return o->value();
+  if (ValuePtr v = constant_of(a)) return v;
+  auto* t = as_tuple(a);
+  if (!t) return nullptr;
+  std::vector<ValuePtr> items;
+  for (const auto& x : t->items()) {
+    ValuePtr w = class_tuple(x);
+    if (!w) return nullptr;
+    items.push_back(std::move(w));
+  }
+  return tuple(std::move(items));
 }
 
 // Counts a run-time switch call while its branches are analysed (drives widening).
@@ -355,6 +373,24 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
 
   if (auto* o = dynamic_cast<const OpaqueAbs*>(fa.get())) {
     if (NodePtr r = record_call(ctx, *o->value(), args, loc)) return r;
+    // tuple(seq) / list(seq) of a tuple or list with items known only at run time: the same
+    // items in a new sequence (a compile-time one is folded by the hook below as before).
+    if (args.size() == 1 && as_tuple(args[0]->abstract()) && !constant_of(args[0]->abstract()) &&
+        (o->value()->repr() == "py:tuple" || o->value()->repr() == "py:list")) {
+      auto* t = as_tuple(args[0]->abstract());
+      std::vector<NodePtr> items;
+      for (size_t i = 0; i < t->items().size(); ++i)
+        items.push_back(is_prim_call(args[0], Prim::kMakeTuple) ||
+                                is_prim_call(args[0], Prim::kMakeList)
+                            ? as_apply(args[0])->arg(i)
+                            : emit(ctx,
+                                   {constant(ctx, prim_value(Prim::kTupleGetItem)), args[0],
+                                    constant(ctx, integer(static_cast<int64_t>(i)))},
+                                   t->items()[i], loc));
+      return eval_prim_call(*this, ctx,
+                            o->value()->repr() == "py:list" ? Prim::kMakeList : Prim::kMakeTuple,
+                            items, loc);
+    }
     // A mycel.ops function passed as a value (a higher-order function's argument): call the op.
     if (opaque_op_hook())
       if (OpaqueOp oo = opaque_op_hook()(*o->value()); oo.op) {
@@ -375,7 +411,11 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
       if (!v) {
         if (auto* c = as_constant(args[i])) v = c->value();  // constant tensors, graphs
       }
-      if (!v && i == 0 && o->value()->repr() == "py:isinstance") v = type_witness(arg_abs[i]);
+      if (!v && i == 0 &&
+          (o->value()->repr() == "py:isinstance" ||
+           (o->value()->repr() == "py:type" && args.size() == 1)))
+        v = type_witness(arg_abs[i]);
+      if (!v && i == 1 && o->value()->repr() == "py:isinstance") v = class_tuple(arg_abs[i]);
       // An exception's f-string message with a run-time value (a raise in a branch taken at run
       // time, `raise ValueError(f"... {c}")` with c a dynamic dim; the frontend calls
       // format_message there): the value shows as what is known of it (format_message reads the

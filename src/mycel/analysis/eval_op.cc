@@ -4,14 +4,17 @@
 //
 // Dynamic dims: infer runs on concrete sizes, so every kDynamic input dim is replaced by a
 // placeholder size and infer runs twice, with two different placeholders; an output dim that
-// differs between the runs depends on a dynamic dim and becomes kDynamic. (Dynamic dims are thus
-// assumed not to be 1, i.e. not to broadcast; the run time checks the actual sizes.)
+// differs between the runs depends on a dynamic dim and becomes kDynamic. Checks between sizes
+// let the placeholder match any size (core/dynamic_dims.h): a dynamic dim broadcast against n is
+// n, against 1 stays dynamic; the backend's shape plan infers again on the real sizes, so a
+// mismatch is the op's own error when the program runs.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <map>
 
 #include "mycel/analysis/engine.h"
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/core/error.h"
 #include "mycel/ops/data_dependent.h"
 
@@ -351,7 +354,8 @@ static ValuePtr reshape_dynamic_shape(const NodePtr& x, const NodePtr& shape,
 }
 
 /// zeros/ones/fill((n, x.shape[k], ...)) with x.shape[k] a dynamic dim (an RNN's initial state
-/// for a dynamic batch): a dynamic_fill that reads those sizes from x when the program runs.
+/// for a dynamic batch): a dynamic_fill that reads those sizes from x when the program runs. A
+/// size computed at run time (an integer 0-d tensor or int) is read from its value there.
 /// nullptr when the shape is not constants and dims of tensors (the caller then reports the
 /// usual compile-time-constant error).
 static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op,
@@ -369,8 +373,22 @@ static NodePtr dynamic_fill(Engine& e, Context* ctx, const OpDef& op,
       continue;
     }
     const NodePtr& n = items->arg(i);  // x.shape[k]?
-    if (!is_prim_call(n, Prim::kTupleGetItem) || !is_prim_call(as_apply(n)->arg(0), Prim::kShape))
-      return nullptr;
+    if (!is_prim_call(n, Prim::kTupleGetItem) || !is_prim_call(as_apply(n)->arg(0), Prim::kShape)) {
+      // A size the program computes (a 0-d integer tensor, a run-time int): the result's dim is
+      // data-dependent, and dynamic_fill reads the value when it runs.
+      const AbstractPtr& a = st->items()[i];
+      auto* t = as_tensor(a);
+      auto* sc = as_scalar(a);
+      if (!(t && t->shape().empty() && is_integral(t->dtype())) &&
+          !(sc && sc->type() == ValueKind::kInt))
+        return nullptr;
+      refs.push_back(n);
+      sizes.push_back(integer(-1));
+      for (int64_t v :
+           {static_cast<int64_t>(i), static_cast<int64_t>(refs.size() - 1), int64_t{-1}})
+        triples.push_back(integer(v));
+      continue;
+    }
     ValuePtr k = constant_of(as_apply(n)->arg(1)->abstract());
     if (!k || k->kind() != ValueKind::kInt) return nullptr;
     const NodePtr& x = as_apply(as_apply(n)->arg(0))->arg(0);
@@ -702,14 +720,18 @@ NodePtr eval_op_call(Engine& e, Context* ctx, const OpValue& opv, const std::vec
     if (dynamic && !op.dynamic_shape_attr.empty() && ptrs[0])  // reshape's element count
       fit_reshape_count(metas[0].shape, as_tensor(flat[0].abs)->shape(),
                         attrs.get_ints(op.dynamic_shape_attr), placeholder);
+    // Size checks between dims (broadcasting, dims_agree) let the placeholder match any size.
+    DynamicPlaceholderScope scope(dynamic ? placeholder : 0);
     return infer_allowing_data_dependent(op, InferContext{op, ptrs, attrs});
   };
   std::vector<TensorMeta> outs, outs_b;
+  int64_t running = ph.a;
   try {
     outs = run_infer(ph.a);
+    running = ph.b;
     if (dynamic) outs_b = run_infer(ph.b);
   } catch (...) {
-    rethrow_with(where(loc), dynamic ? std::to_string(ph.a) : "");
+    rethrow_with(where(loc), dynamic ? std::to_string(running) : "");
   }
   std::vector<AbstractPtr> out_abs;
   for (size_t k = 0; k < outs.size(); ++k) {

@@ -3,9 +3,21 @@
 #include <algorithm>
 #include <sstream>
 
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/core/error.h"
 
 namespace mycel {
+
+namespace {
+thread_local int64_t g_placeholder = 0;
+}  // namespace
+
+int64_t dynamic_placeholder() { return g_placeholder; }
+
+DynamicPlaceholderScope::DynamicPlaceholderScope(int64_t placeholder) : saved_(g_placeholder) {
+  g_placeholder = placeholder;
+}
+DynamicPlaceholderScope::~DynamicPlaceholderScope() { g_placeholder = saved_; }
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
@@ -38,10 +50,21 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1)
-      MYCEL_THROW(ShapeError, "[", op, "] shapes ", shape_str(a), " and ", shape_str(b),
-                  " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
-    out[i] = da == 1 ? db : da;
+    int64_t o = da;
+    if (da != db) {
+      if (da == 1) {
+        o = db;
+      } else if (db != 1) {
+        // A dynamic dim (analysis's placeholder) against n is n, against 1 (or another dynamic
+        // dim) stays dynamic; the shape plan checks the real sizes here again when it runs.
+        const bool pa = is_dynamic_placeholder(da), pb = is_dynamic_placeholder(db);
+        if (!pa && !pb)
+          MYCEL_THROW(ShapeError, "[", op, "] shapes ", shape_str(a), " and ", shape_str(b),
+                      " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
+        o = pa ? db : da;
+      }
+    }
+    out[i] = o;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/shape.h"
+#include "mycel/ops/data_dependent.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -27,10 +28,10 @@ std::vector<TensorMeta> infer_like(const InferContext& c) {
 
 // dynamic_fill: `shape` with the sizes named by `ref_dims` triples (position, ref, dim) taken
 // from refs[ref].shape[dim], so a created tensor can follow a dimension known only when the
-// program runs (analysis turns zeros/ones/fill whose shape names x.shape[k] into it).
-std::vector<TensorMeta> infer_dynamic_fill(const InferContext& c) {
-  Ints s = c.attrs.get_ints("shape");
-  const Ints& t = c.attrs.get_ints("ref_dims");
+// program runs (analysis turns zeros/ones/fill whose shape names x.shape[k] into it). dim -1
+// takes the value of refs[ref] itself, a 0-d integer tensor (a size computed by the program,
+// ops.zeros((n, 4)) with n a tensor): that dim is data-dependent, and the kernel allocates.
+void check_ref_dims(const InferContext& c, const Ints& s, const Ints& t) {
   if (t.size() % 3 != 0)
     MYCEL_THROW(ValueError,
                 "[dynamic_fill] attribute 'ref_dims' holds (position, ref, dim) "
@@ -39,15 +40,49 @@ std::vector<TensorMeta> infer_dynamic_fill(const InferContext& c) {
   for (size_t i = 0; i < t.size(); i += 3) {
     const int64_t at = t[i], ref = t[i + 1], dim = t[i + 2];
     if (at < 0 || at >= static_cast<int64_t>(s.size()) || ref < 0 ||
-        ref >= static_cast<int64_t>(c.num_inputs()) || dim < 0 ||
+        ref >= static_cast<int64_t>(c.num_inputs()) || dim < -1 ||
         dim >= static_cast<int64_t>(c.in(ref).shape.size()))
       MYCEL_THROW(ValueError, "[dynamic_fill] 'ref_dims' triple (", at, ", ", ref, ", ", dim,
                   ") is out of range for shape ", shape_str(s), " and ", c.num_inputs(), " refs");
-    s[at] = c.in(ref).shape[dim];
+    if (dim == -1 && (!c.in(ref).shape.empty() || !is_integral(c.in(ref).dtype)))
+      MYCEL_THROW(TypeError,
+                  "[dynamic_fill] a size given by a value must be a 0-d integer "
+                  "tensor, got ",
+                  dtype_name(c.in(ref).dtype), shape_str(c.in(ref).shape), " for dimension ", at);
   }
+}
+
+std::vector<TensorMeta> infer_dynamic_fill(const InferContext& c) {
+  Ints s = c.attrs.get_ints("shape");
+  const Ints& t = c.attrs.get_ints("ref_dims");
+  check_ref_dims(c, s, t);
+  std::vector<size_t> valued;  // positions sized by a value: data-dependent
+  for (size_t i = 0; i < t.size(); i += 3)
+    if (t[i + 2] == -1)
+      valued.push_back(static_cast<size_t>(t[i]));
+    else
+      s[t[i]] = c.in(t[i + 1]).shape[t[i + 2]];
+  for (size_t at : valued) s[at] = 0;
   detail::check_dims(s, c.op.name, "shape");
   detail::check_size(s, c.op.name);
+  for (size_t at : valued) s[at] = kDataDependent;
   return {{s, c.attrs.get_dtype("dtype")}};
+}
+
+void dynamic_fill_kernel(const KernelContext& c) {
+  Tensor& y = c.out(0);
+  if (!y.defined()) {  // a size given by a value: read it now
+    Ints s = c.attrs.get_ints("shape");
+    const Ints& t = c.attrs.get_ints("ref_dims");
+    for (size_t i = 0; i < t.size(); i += 3) {
+      const Tensor& ref = c.in(t[i + 1]);
+      s[t[i]] = t[i + 2] >= 0 ? ref.shape()[t[i + 2]] : ref.to(DType::int64).data<int64_t>()[0];
+    }
+    detail::check_dims(s, c.op.name, "shape");
+    detail::check_size(s, c.op.name);
+    y = Tensor::empty(s, c.attrs.get_dtype("dtype"));
+  }
+  cpu::fill_value(y, c.attrs.get_float("value"));
 }
 
 KernelFn fill_kernel(double v) {
@@ -154,16 +189,14 @@ MYCEL_REGISTER_OPS(create) {
       [](OpDef& d) {
         d.fill = {true, 0.0, "value"};
       }));
-  r.add(make_op(
-      "dynamic_fill", "DynamicFill",
-      "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
-      "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
-      {{"refs", false, true}},
-      {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
-       attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
-      infer_dynamic_fill,
-      [](const KernelContext& c) { cpu::fill_value(c.out(0), c.attrs.get_float("value")); },
-      all_dtypes(), "none"));
+  r.add(
+      make_op("dynamic_fill", "DynamicFill",
+              "A tensor of `shape` filled with `value`, the sizes `ref_dims` names taken from dims "
+              "of `refs` (graph mode's zeros/ones/fill of a shape with a dynamic dim).",
+              {{"refs", false, true}},
+              {shape_attr(), attr("ref_dims", AttrKind::kInts, Ints{}),
+               attr("value", AttrKind::kFloat, 0.0), attr("dtype", AttrKind::kDType, f32)},
+              infer_dynamic_fill, dynamic_fill_kernel, all_dtypes(), "none"));
   r.add(make_op("zeros_like", "ZerosLike", "Zeros with x's shape (and dtype unless given).",
                 {{"x"}}, {optional_attr("dtype", AttrKind::kDType)}, infer_like, fill_kernel(0),
                 every_dtype(), "none"));  // fill_value takes every type

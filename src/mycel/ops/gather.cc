@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/index.h"
 #include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/bprop_util.h"
@@ -53,11 +54,12 @@ void gather_kernel(const KernelContext& c) {
   cpu::gather_blocks(c.in(0), rows, outer, inner, c.out(0));
 }
 
-// indices (..., K) address the first K dims of x; returns K.
+// indices (..., K) address the first K dims of x; returns K (0 when K is a dynamic dim).
 int64_t index_depth(const InferContext& c, size_t x, size_t idx) {
   check_index_dtype(c, idx);
   const Shape& i = c.in(idx).shape;
   const int64_t nd = static_cast<int64_t>(c.in(x).shape.size());
+  if (!i.empty() && is_dynamic_placeholder(i.back())) return 0;  // known when the program runs
   if (i.empty() || i.back() < 1 || i.back() > nd)
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, idx), "' shape ",
                 shape_str(i), ": the last dimension (index depth) must be in [1, ", nd,
@@ -74,6 +76,10 @@ Shape nd_result_shape(const Shape& x, const Shape& i, int64_t k) {
 
 std::vector<TensorMeta> infer_gather_nd(const InferContext& c) {
   int64_t k = index_depth(c, 0, 1);
+  if (k == 0)
+    MYCEL_THROW(NotSupported, "[gather_nd] input 'indices' shape ", shape_str(c.in(1).shape),
+                ": the index depth (last dimension) decides the rank of the result and must be "
+                "static in graph mode");
   return {{nd_result_shape(c.in(0).shape, c.in(1).shape, k), c.in(0).dtype}};
 }
 
@@ -86,7 +92,7 @@ void gather_nd_kernel(const KernelContext& c) {
 
 void check_updates(const InferContext& c, const Shape& want) {
   check_same_dtype(c, 0, 2);
-  if (c.in(2).shape != want)
+  if (!shapes_agree(c.in(2).shape, want))
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'updates' shape ", shape_str(c.in(2).shape),
                 " must be ", shape_str(want), " for 'input' shape ", shape_str(c.in(0).shape),
                 " and 'indices' shape ", shape_str(c.in(1).shape));
@@ -94,7 +100,10 @@ void check_updates(const InferContext& c, const Shape& want) {
 
 std::vector<TensorMeta> infer_tensor_scatter_add(const InferContext& c) {
   int64_t k = index_depth(c, 0, 1);
-  check_updates(c, nd_result_shape(c.in(0).shape, c.in(1).shape, k));
+  if (k == 0)
+    check_same_dtype(c, 0, 2);  // a dynamic depth: the updates' shape is checked at run time
+  else
+    check_updates(c, nd_result_shape(c.in(0).shape, c.in(1).shape, k));
   return {c.in(0)};
 }
 
@@ -160,7 +169,8 @@ int64_t check_along_axis(const InferContext& c, size_t i, int64_t axis, const ch
     MYCEL_THROW(ValueError, "[", c.op.name, "] input '", input_name(c, 0), "' must have rank >= 1");
   int64_t a = normalize_axis(axis, static_cast<int64_t>(x.size()), c.op.name.c_str(), axis_name);
   bool ok = idx.size() == x.size();
-  for (size_t d = 0; ok && d < x.size(); ++d) ok = static_cast<int64_t>(d) == a || idx[d] <= x[d];
+  for (size_t d = 0; ok && d < x.size(); ++d)
+    ok = static_cast<int64_t>(d) == a || idx[d] <= x[d] || dims_agree(idx[d], x[d]);
   if (!ok)
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' shape ",
                 shape_str(idx), " must have the rank of input '", input_name(c, 0), "' shape ",

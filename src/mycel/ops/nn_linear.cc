@@ -1,6 +1,7 @@
 // Dense linear algebra: matmul (numpy semantics, batched with broadcasting) and dense (x @ w.T +
 // b). float32/bfloat16 run on oneDNN (float16 through float32); float64 and integers on the
 // reference loops in nn_ref.h.
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/ops/bprop.h"
@@ -32,7 +33,7 @@ MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
     ky = g.trans_b ? ys[ry - 1] : ys[ry - 2];
     g.n = g.trans_b ? ys[ry - 2] : ys[ry - 1];
   }
-  if (kx != ky) {
+  if (!dims_agree(kx, ky)) {
     const char* xk = rx == 1     ? "x.shape[0]"
                      : g.trans_a ? "x.shape[-2] (transpose_a)"
                                  : "x.shape[-1]";
@@ -42,7 +43,7 @@ MatmulGeom matmul_geom(const Shape& xs, const Shape& ys, bool ta, bool tb) {
     MYCEL_THROW(ShapeError, "[matmul] input 'x' shape ", shape_str(xs), " and 'y' shape ",
                 shape_str(ys), ": ", xk, " (", kx, ") must equal ", yk, " (", ky, ")");
   }
-  g.k = kx;
+  g.k = agreed_dim(kx, ky);
   Shape xb(xs.begin(), xs.end() - std::min<size_t>(rx, 2));
   Shape yb(ys.begin(), ys.end() - std::min<size_t>(ry, 2));
   g.batch = broadcast_shapes(xb, yb, "matmul");
@@ -118,18 +119,20 @@ std::vector<TensorMeta> infer_dense(const InferContext& c) {
   check_rank(c, 1, 2, 2);
   check_same_dtype(c, 0, 1);
   const Shape &xs = c.in(0).shape, &ws = c.in(1).shape;
-  if (xs.back() != ws[1])
+  if (!dims_agree(xs.back(), ws[1]))
     MYCEL_THROW(ShapeError, "[dense] input 'x' shape ", shape_str(xs), " and 'w' shape ",
                 shape_str(ws), ": x.shape[-1] (", xs.back(), ") must equal w.shape[1] (", ws[1],
                 ")");
   if (c.has_input(2)) {
     check_same_dtype(c, 0, 2);
     const Shape& bs = c.in(2).shape;
-    if (bs.size() != 1 || bs[0] != ws[0])
+    if (bs.size() != 1 || !dims_agree(bs[0], ws[0]))
       MYCEL_THROW(ShapeError, "[dense] input 'b' must have shape (", ws[0],
                   ",) to match 'w' shape ", shape_str(ws), ", got ", shape_str(bs));
   }
-  return {{dense_geom(xs, ws).out_shape, c.in(0).dtype}};
+  Shape out = dense_geom(xs, ws).out_shape;
+  if (c.has_input(2)) out.back() = agreed_dim(out.back(), c.in(2).shape[0]);  // b's size if static
+  return {{out, c.in(0).dtype}};
 }
 
 std::vector<DType> matmul_dtypes() {
@@ -276,7 +279,18 @@ std::vector<GradVar> dense_bprop(BpropBuilder& g) {
   const Shape ws = g.meta(w).shape;
   const size_t rank = g.meta(x).shape.size();
   GradVar dx = g.call("matmul", {dy, w});
-  GradVar dw = mm(g, g.reshape(dy, {-1, ws[0]}), g.reshape(x, {-1, ws[1]}), true, false);
+  GradVar dw;
+  if (rank == 1) {  // the outer product dy x^T
+    dw = mm(g, expand(g, dy, 0), expand(g, x, 0), true, false);
+  } else if (rank == 2) {
+    dw = mm(g, dy, x, true, false);
+  } else if (ws[0] >= 0 && ws[1] >= 0) {  // one matmul over the leading dims merged
+    dw = mm(g, g.reshape(dy, {-1, ws[0]}), g.reshape(x, {-1, ws[1]}), true, false);
+  } else {  // dynamic sizes (graph mode's kDynamic): no reshape can name both; batched, summed
+    std::vector<int64_t> lead(rank - 2);
+    for (size_t i = 0; i + 2 < rank; ++i) lead[i] = static_cast<int64_t>(i);
+    dw = g.sum(mm(g, dy, x, true, false), lead);
+  }
   GradVar db;
   if (g.input(2)) {
     std::vector<int64_t> lead(rank - 1);

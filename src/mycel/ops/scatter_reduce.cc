@@ -3,6 +3,7 @@
 // row of `indices` (..., K) addresses, in order. Gradients are MindSpore's (exact for distinct
 // indices): mul/div scale dout by the updates, max/min share dout among the tied candidates.
 #include "mycel/kernels/cpu/scatter_reduce.h"
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/kernels/cpu/index.h"
 #include "mycel/ops/bprop_util.h"
 #include "mycel/ops/shape_common.h"
@@ -19,6 +20,10 @@ std::vector<TensorMeta> infer_scatter_reduce(const InferContext& c) {
                   dtype_name(c.in(i).dtype));
   const Shape &x = c.in(0).shape, &idx = c.in(1).shape;
   const int64_t nd = static_cast<int64_t>(x.size());
+  if (!idx.empty() && is_dynamic_placeholder(idx.back())) {  // depth known when it runs
+    check_same_dtype(c, 0, 2);
+    return {c.in(0)};
+  }
   if (idx.empty() || idx.back() < 1 || idx.back() > nd)
     MYCEL_THROW(ValueError, "[", c.op.name, "] input 'indices' shape ", shape_str(idx),
                 ": the last dimension (index depth) must be in [1, ", nd,
@@ -26,7 +31,7 @@ std::vector<TensorMeta> infer_scatter_reduce(const InferContext& c) {
   check_same_dtype(c, 0, 2);
   Shape want(idx.begin(), idx.end() - 1);
   want.insert(want.end(), x.begin() + idx.back(), x.end());
-  if (c.in(2).shape != want)
+  if (!shapes_agree(c.in(2).shape, want))
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'updates' shape ", shape_str(c.in(2).shape),
                 " must be ", shape_str(want), " for 'input' shape ", shape_str(x),
                 " and 'indices' shape ", shape_str(idx));

@@ -64,13 +64,14 @@ MYCEL_REGISTER_OPS(sort) {
                 sort_infer, sort_kernel, axis_descending, "bprop"));
   r.add(sort_op("argsort", "Argsort", "Int64 indices that stably sort x along axis.", argsort_infer,
                 argsort_kernel, axis_descending, "none"));
-  r.add(
-      sort_op("top_k", "TopK",
-              "The k largest entries along the last axis, largest first: (values, int64 indices).",
-              top_k_infer, top_k_kernel,
-              {{"k", AttrKind::kInt, std::monostate{}, false, {}},
-               {"sorted", AttrKind::kBool, true, false, {}}},
-              "bprop"));
+  r.add(sort_op(
+      "top_k", "TopK",
+      "The k largest entries along the last axis, largest first (with sorted=False in their "
+      "order in x): (values, int64 indices).",
+      top_k_infer, top_k_kernel,
+      {{"k", AttrKind::kInt, std::monostate{}, false, {}},
+       {"sorted", AttrKind::kBool, true, false, {}}},
+      "bprop"));
 }
 
 // Backward rules: each value's sensitivity goes back to the position it came from, found in the

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "mycel/core/dynamic_dims.h"
 #include "mycel/core/error.h"
 #include "mycel/core/shape.h"
 #include "mycel/ops/infer_util.h"
@@ -137,7 +138,7 @@ Shape full_shape_attr(const InferContext& c, const char* name, size_t rank, cons
 
 void check_conv_dout(const InferContext& c, const Shape& want, const Shape& xs, const Shape& ws,
                      const char* forward) {
-  if (c.in(0).shape != want)
+  if (!shapes_agree(c.in(0).shape, want))  // a dynamic dim is checked when it runs
     MYCEL_THROW(ShapeError, "[", c.op.name, "] input 'dout' shape ", shape_str(c.in(0).shape),
                 " must be the ", forward, " output shape ", shape_str(want), " for input shape ",
                 shape_str(xs), " and weight shape ", shape_str(ws));

@@ -170,6 +170,17 @@ ir::AbstractPtr abstract_of_spec(nb::handle h) {
       s.push_back(d.is_none() ? ir::kDynamic : nb::cast<int64_t>(d));
     return std::make_shared<ir::AbstractTensor>(s, nb::cast<const Tensor&>(h).dtype());
   }
+  // a tuple or list input whose items are such placeholders (set_inputs((Tensor(shape=[None]),
+  // ..)))
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    bool any_dynamic = false;
+    for (nb::handle x : h) any_dynamic |= nb::hasattr(x, "_dynamic_shape");
+    if (any_dynamic) {
+      std::vector<ir::AbstractPtr> items;
+      for (nb::handle x : h) items.push_back(abstract_of_spec(x));
+      return std::make_shared<ir::AbstractTuple>(std::move(items), nb::isinstance<nb::list>(h));
+    }
+  }
   return abstract_of(h);
 }
 
@@ -262,7 +273,7 @@ class CompiledGraph {
     if (abs.size() != args.size())
       MYCEL_THROW(TypeError, "graph mode: set_inputs gave ", abs.size(),
                   " inputs, the call passes ", args.size());
-    pack_varargs(abs);
+    pack_varargs(abs);  // construct(self, *inputs) with set_inputs (MindSpore's grad wrappers)
     return run(abs, args);
   }
 
@@ -370,7 +381,7 @@ class CompiledGraph {
     return abs;
   }
 
-  // construct(self, x, *rest): the trailing arguments form one tuple.
+  /// construct(self, x, *rest): the trailing arguments form one tuple.
   void pack_varargs(std::vector<ir::AbstractPtr>& abs) const {
     int v = parsed_.vararg;
     if (v >= 0 && static_cast<size_t>(v) <= abs.size() && !grad_ && !chain_) {

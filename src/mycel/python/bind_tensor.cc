@@ -21,14 +21,20 @@ void tensor_init(Tensor* self, nb::handle input_data, nb::handle dtype, nb::hand
     new (self) Tensor(to_tensor(input_data, dt));
     return;
   }
-  if (shape.is_none() && dt) {
-    // Tensor(dtype=...): MindSpore's input signature of unknown rank (Cell.set_inputs); graph
-    // mode compiles such an input for the shape each call brings.
-    new (self) Tensor(Tensor::zeros({0}, *dt));
+  // Tensor(dtype=...) and Tensor(shape=[-2], dtype=...): MindSpore's dynamic rank, an input
+  // signature for Cell.set_inputs whose rank (and every dim) is taken from each call's argument.
+  bool rank_unknown = shape.is_none();
+  if ((nb::isinstance<nb::list>(shape) || nb::isinstance<nb::tuple>(shape)) &&
+      nb::len(shape) == 1) {
+    nb::object d0 = shape[0];
+    rank_unknown = nb::isinstance<nb::int_>(d0) && nb::cast<int64_t>(d0) == -2;
+  }
+  if (rank_unknown && init.is_none()) {
+    if (!dt) MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
+    new (self) Tensor(Tensor::zeros({}, *dt));
     nb::find(self).attr("_dynamic_rank") = true;
     return;
   }
-  if (shape.is_none()) MYCEL_THROW(TypeError, "Tensor() needs input_data, or shape (and dtype)");
   if (!init.is_none()) {  // Tensor(shape=, dtype=, init=One()): the initializer's values
     nb::object dtype_obj = dt ? nb::cast(*dt) : nb::cast(DType::float32);
     nb::object made = nb::module_::import_("mycel.common.initializer")
@@ -46,9 +52,12 @@ void tensor_init(Tensor* self, nb::handle input_data, nb::handle dtype, nb::hand
   for (nb::handle h : shape) {
     const bool sym = nb::hasattr(h, "_mycel_symbol");
     symbolic |= sym;
-    dynamic |= h.is_none() || sym;
-    s.push_back(h.is_none() || sym ? 0 : nb::cast<int64_t>(h));
-    dims.append(sym ? nb::none() : nb::borrow(h));
+    // -1 is MindSpore's spelling of a dynamic dim, as None
+    const bool minus_one = !h.is_none() && !sym && nb::isinstance<nb::int_>(h) &&
+                           nb::cast<int64_t>(h) == -1 && init.is_none();
+    dynamic |= h.is_none() || sym || minus_one;
+    s.push_back(h.is_none() || sym || minus_one ? 0 : nb::cast<int64_t>(h));
+    dims.append(sym || minus_one ? nb::none() : nb::borrow(h));
   }
   new (self) Tensor(Tensor::zeros(s, dt.value_or(DType::float32)));
   if (dynamic) nb::find(self).attr("_dynamic_shape") = nb::tuple(dims);

@@ -1,5 +1,6 @@
 """Gradient rows for masked_select (scatters back), masked_scatter and masked_scatter_grad,
-with a fixed bool mask (its values decide the size, not the gradient)."""
+with a fixed bool mask (its values decide the size, not the gradient), and reshape_dynamic
+with a fixed sizes tensor."""
 import numpy as np
 
 from . import GradCase
@@ -14,7 +15,15 @@ def _masked(x_shape, mask_shape, source=None):
     return gen
 
 
+def _with_ints(x_shape, *ints):
+    """x, then int64 tensors (sizes, begin, ...) that decide the shape, not the gradient."""
+    def gen(rng):
+        return [rng.standard_normal(x_shape)] + [np.array(v, np.int64) for v in ints]
+    return gen
+
+
 CASES = [
+    GradCase("reshape_dynamic", _with_ints((3, 4), [2, -1]), wrt=[0]),
     GradCase("masked_select", _masked((3, 4), (3, 4))),
     GradCase("masked_select", _masked((4, 2, 3), (4,)), id="rows"),
     GradCase("masked_scatter", _masked((3, 4), (3, 4), source=(12,))),

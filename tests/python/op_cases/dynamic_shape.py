@@ -1,6 +1,7 @@
 """Table rows for the ops whose output size depends on the values (docs/dynamic_shape.md):
 unique_with_counts, masked_select, nonzero, masked_scatter and masked_scatter_grad, against
-numpy (np.unique, boolean indexing, np.argwhere)."""
+numpy (np.unique, boolean indexing, np.argwhere), and reshape_dynamic (sizes
+given by tensors)."""
 import numpy as np
 
 from op_cases import OpCase, make_input
@@ -52,7 +53,17 @@ def _scatter_grad_ref(dout, mask, source):
     return out.reshape(source.shape)
 
 
+def _reshape_to(shape, sizes):
+    """x of `shape`, then the int64 sizes tensor to reshape it by."""
+    def gen(rng, dtype):
+        return [make_input(rng, shape, dtype), np.array(sizes, np.int64)]
+    return gen
+
+
 CASES = [
+    OpCase("reshape_dynamic", lambda x, s: x.reshape(tuple(s)), _reshape_to((3, 4), [2, -1, 3]), dtypes=EVERY),
+    OpCase("reshape_dynamic", lambda x, s: x.reshape(tuple(s)), _reshape_to((2, 3), [6]), id="flat"),
+    OpCase("reshape_dynamic", lambda x, s: x.reshape(tuple(s)), _reshape_to((0, 3), [3, 0]), id="empty"),
     OpCase("unique_with_counts", _unique_ref, _x((3, 5), ties=True), dtypes=CORE),
     OpCase("unique_with_counts", _unique_ref, _x((12,), ties=True), dict(consecutive=True), id="consecutive",
            dtypes=("int32", "float32", "float64")),

@@ -66,37 +66,63 @@ class EmbeddingLookup(Cell):
 
 
 class TimeDistributed(Cell):
-    """Applies `layer` to every time step: the batch and time axes are merged, the layer runs once,
-    the output is split back."""
+    """Applies `layer` (a Cell or a Primitive) to every step along `time_axis`. With
+    `reshape_with_axis`, the time axis is moved next to that axis and merged into it, the layer
+    runs once on the merged batch and its output is split back (the layer must keep the merged
+    axis where it was); without, the layer runs on each step and the results are stacked."""
 
     def __init__(self, layer, time_axis, reshape_with_axis=None):
         super().__init__()
-        if not isinstance(layer, Cell):
-            raise TypeError(f"TimeDistributed: layer must be a Cell, got {type(layer).__name__}")
-        self.layer, self.time_axis = layer, time_axis
+        if not isinstance(layer, Cell) and not callable(layer):
+            raise TypeError(f"TimeDistributed: layer must be a Cell or a Primitive, got {type(layer).__name__}")
+        self.layer = layer
+        self.time_axis = _axis_arg("time_axis", time_axis)
+        self.reshape_with_axis = None if reshape_with_axis is None else _axis_arg("reshape_with_axis",
+                                                                                  reshape_with_axis)
 
     def construct(self, inputs):
-        t = self.time_axis % inputs.ndim
-        x = ops.transpose(inputs, _to_front(inputs.ndim, t)) if t != 1 else inputs
-        n, steps = x.shape[0], x.shape[1]
-        y = self.layer(x.reshape((n * steps,) + tuple(x.shape[2:])))
-        y = y.reshape((n, steps) + tuple(y.shape[1:]))
-        return ops.transpose(y, _from_front(y.ndim, t)) if t != 1 else y
+        nd = inputs.ndim
+        t = self.time_axis % nd
+        if self.reshape_with_axis is None:
+            steps = ops.unstack(inputs, t)
+            return ops.stack(tuple(self.layer(x) for x in steps), t)
+        perm, p = _merge_plan(nd, t, self.reshape_with_axis % nd)
+        x = ops.transpose(inputs, perm)
+        y = self.layer(x.reshape(_merged(x.shape, p)))
+        return y.reshape(_split(y.shape, x.shape, p))
+
+
+def _axis_arg(name, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"TimeDistributed: '{name}' must be an int, got {value!r}")
+    return value
 
 
 @constexpr
-def _to_front(ndim, t):
-    """The permutation putting axis t second (after the batch axis)."""
-    rest = [d for d in range(ndim) if d not in (0, t)]
-    return (0, t) + tuple(rest)
+def _merge_plan(ndim, t, r):
+    """(permutation, p): the time axis t moved next to axis r (after it, or before when r is the
+    last axis or follows t), so that axes p and p + 1 are the pair to merge."""
+    if t == r:
+        raise ValueError(f"TimeDistributed: reshape_with_axis ({r}) must differ from time_axis ({t})")
+    dest = r + 1 if t > r else r - 1
+    order = [d for d in range(ndim) if d != t]
+    order.insert(dest, t)
+    return tuple(order), min(dest, order.index(r))
 
 
 @constexpr
-def _from_front(ndim, t):
-    """The inverse of _to_front for an output of ndim dims (time back at axis t)."""
-    order = [0] + [d for d in range(2, ndim)]
-    order.insert(t, 1)
-    return tuple(order)
+def _merged(shape, p):
+    """shape with axes p and p + 1 merged into one."""
+    return tuple(shape[:p]) + (-1,) + tuple(shape[p + 2:])
+
+
+@constexpr
+def _split(out_shape, in_shape, p):
+    """The layer's output shape with its axis p split back into in_shape's axes p and p + 1."""
+    if p >= len(out_shape):
+        raise ValueError(f"TimeDistributed: the layer's output has rank {len(out_shape)}, so it lost the merged "
+                         f"axis {p} that reshape_with_axis names; pass no reshape_with_axis")
+    return tuple(out_shape[:p]) + tuple(in_shape[p:p + 2]) + tuple(out_shape[p + 1:])
 
 
 class ForwardValueAndGrad(Cell):

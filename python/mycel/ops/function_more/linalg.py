@@ -303,9 +303,14 @@ def mv(mat, vec):
 def matrix_band_part(x, lower, upper):
     """x with everything outside the band (lower diagonals below, upper above; -1: all) zeroed."""
     n, m = x.shape[-2], x.shape[-1]
-    lo = n if lower < 0 else lower
-    hi = m if upper < 0 else upper
-    return _ops.triu(_ops.tril(x, hi), -lo)
+    # A mask from each element's distance below the diagonal: lower and upper may be ints,
+    # 0-d integer tensors or values known only when a compiled program runs, which triu/tril's
+    # compile-time diagonal cannot take.
+    below = _ops.arange(n).reshape((n, 1)) - _ops.arange(m).reshape((1, m))
+    lo = _ops.zeros_like(below) + lower  # the bounds broadcast to the mask's shape
+    hi = _ops.zeros_like(below) + upper
+    keep = _ops.logical_and(_ops.logical_or(lo < 0, below <= lo), _ops.logical_or(hi < 0, -below <= hi))
+    return _ops.select(keep, x, _ops.zeros_like(x))
 
 
 @constexpr

@@ -139,6 +139,15 @@ from mycel.ops.operations.arg_ops import with_keep_dims_first as _with_keep_dims
 
 for _name in ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceAll", "ReduceAny", "ReduceMax", "ReduceMin"):
     globals()[_name] = _with_keep_dims_first(globals()[_name])
+# TopK takes sorted positionally and k with the call (`P.TopK(True)(x, k)`): arg_ops.py.
+from mycel.ops.operations.arg_ops import with_sorted_first as _with_sorted_first  # noqa: E402
+
+TopK = _with_sorted_first(TopK)  # noqa: F821 (generated above)
+# Conv2D/Conv3D take MindSpore's (out_channel, kernel_size, mode, pad_mode, ...): arg_ops.py.
+from mycel.ops.operations.arg_ops import with_conv_signature as _with_conv_signature  # noqa: E402
+
+Conv2D = _with_conv_signature(Conv2D)  # noqa: F821 (generated above)
+Conv3D = _with_conv_signature(Conv3D)  # noqa: F821
 
 # MindSpore primitives made of registry ops (ops/extra.py), and Inv, MindSpore's Reciprocal.
 from mycel.ops import extra as _extra  # noqa: E402

@@ -435,31 +435,35 @@ class Conv2DBackpropFilter(_Composite):
 
 
 @constexpr
-def _concat_offsets(shapes, axis):
-    rank = len(shapes[0])
+def _concat_axis_row(ranks, axis):
+    """The int64 one-hot row of the (normalized) axis, checking the inputs' ranks."""
+    rank = ranks[0]
     if not -rank <= axis < rank:
         raise ValueError(f"ConcatOffset: axis {axis} is out of range for rank {rank}")
-    axis %= rank
-    rows, at = [], 0
-    for s in shapes:
-        if len(s) != rank:
-            raise ValueError(f"ConcatOffset: every input must have rank {rank}, got shapes {shapes!r}")
-        rows.append([at if d == axis else 0 for d in range(rank)])
-        at += s[axis]
-    return Tensor(np.array(rows, dtype=np.int64).reshape(len(shapes), rank))
+    if any(r != rank for r in ranks):
+        raise ValueError(f"ConcatOffset: every input must have rank {rank}, got ranks {ranks!r}")
+    return Tensor(np.eye(rank, dtype=np.int64)[axis % rank])
 
 
 class ConcatOffset(_Composite):
     """(tuple of N tensors): each input's offset in Concat(axis)'s output, an (N, rank) int64
-    tensor (zeros but at axis), what Concat's gradient slices by."""
+    tensor (zeros but at axis), what Concat's gradient slices by. The sizes along axis may be
+    known only at run time (the offsets are then computed by the program)."""
 
     def __init__(self, N=2, axis=0):
         super().__init__(N=N, axis=axis)
 
     def _call(self, input_x):
-        if not isinstance(input_x, (tuple, list)) or not input_x:
+        if not isinstance(input_x, (tuple, list)) or len(input_x) == 0:
             raise TypeError(f"ConcatOffset: input_x must be a non-empty tuple of Tensors, got {type(input_x).__name__}")
-        return _concat_offsets(tuple(tuple(t.shape) for t in input_x), self.axis)
+        row = _concat_axis_row(tuple(t.ndim for t in input_x), self.axis)
+        axis = self.axis % input_x[0].ndim
+        rows = ()
+        at = _ops.zeros((), _mycel.dtype.int64)
+        for t in input_x:
+            rows = rows + (row * at,)
+            at = at + t.shape[axis]
+        return _ops.stack(rows, 0)
 
 
 class DropoutGrad(_Composite):

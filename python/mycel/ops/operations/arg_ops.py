@@ -74,21 +74,64 @@ def with_keep_dims_first(base):
     """A subclass of a generated Reduce* class whose positional argument is keep_dims, as
     MindSpore's `P.ReduceSum(keep_dims=False)` (the axis comes with the call: `(x, axis)`); the
     registry's attributes stay available by keyword (`ReduceSum(axis=0)`)."""
+    return _with_bool_first(base, "keep_dims", False)
 
-    class ReduceKeepDimsFirst(base):
-        def __init__(self, keep_dims=False, **kwargs):
-            if not isinstance(keep_dims, bool):
-                raise TypeError(f"{base.__name__}: keep_dims must be a bool, got {keep_dims!r}")
-            super().__init__(keep_dims=keep_dims, **kwargs)
-            self.keep_dims = keep_dims
 
-    # The registry's attributes, keep_dims first (MindSpore's positional argument), the rest by
-    # keyword: (keep_dims: bool = False, *, axis: tuple = ()).
+def with_sorted_first(base):
+    """TopK as MindSpore's `P.TopK(sorted=True)`, k given with the call: `(x, k)`."""
+    return _with_bool_first(base, "sorted", True)
+
+
+def _with_bool_first(base, name, default):
+    """A subclass of a generated class whose one positional argument is the bool attribute
+    `name` (MindSpore's order, not the registry's); the other attributes stay keywords."""
+
+    class BoolFirst(base):
+        def __init__(self, *args, **kwargs):
+            if len(args) > 1:
+                raise TypeError(f"{base.__name__}() takes one positional argument ({name}), got {len(args)}")
+            value = args[0] if args else kwargs.pop(name, default)
+            if not isinstance(value, bool):
+                raise TypeError(f"{base.__name__}: {name} must be a bool, got {value!r}")
+            super().__init__(**{name: value}, **kwargs)
+            setattr(self, name, value)
+
+    # The registry's attributes, `name` first, the rest by keyword: (keep_dims: bool = False, *,
+    # axis: tuple = ()).
     params = inspect.signature(base).parameters
-    ReduceKeepDimsFirst.__signature__ = inspect.Signature(
-        [params["keep_dims"]] + [p.replace(kind=p.KEYWORD_ONLY) for n, p in params.items() if n != "keep_dims"])
-    ReduceKeepDimsFirst._positional = ("keep_dims",)  # MindSpore's order, not the registry's
-    ReduceKeepDimsFirst.__name__ = ReduceKeepDimsFirst.__qualname__ = base.__name__
-    ReduceKeepDimsFirst.__module__ = "mycel.ops.operations"
-    ReduceKeepDimsFirst.__doc__ = base.__doc__
-    return ReduceKeepDimsFirst
+    BoolFirst.__signature__ = inspect.Signature(
+        [params[name]] + [p.replace(kind=p.KEYWORD_ONLY) for n, p in params.items() if n != name])
+    BoolFirst._positional = (name,)
+    BoolFirst.__name__ = BoolFirst.__qualname__ = base.__name__
+    BoolFirst.__module__ = "mycel.ops.operations"
+    BoolFirst.__doc__ = base.__doc__
+    return BoolFirst
+
+
+def with_conv_signature(base):
+    """Conv2D/Conv3D as MindSpore constructs them: `P.Conv2D(out_channel, kernel_size, mode=1,
+    pad_mode="valid", pad=0, stride=1, dilation=1, group=1, data_format="NCHW")`. out_channel and
+    kernel_size describe w, which the call passes (they are kept as attributes, as MindSpore
+    keeps them); mode 1 is the only convolution MindSpore's CPU has. The registry's own keywords
+    (`groups`, `strides`, ...) still work."""
+
+    class ConvMindSporeOrder(base):
+        def __init__(self, out_channel=None, kernel_size=None, mode=1, pad_mode="valid", pad=0, stride=1,
+                     dilation=1, group=1, data_format=None, **kwargs):
+            who = base.__name__
+            if mode != 1:
+                raise ValueError(f"{who}: mode must be 1 (cross-correlation), got {mode!r}")
+            if data_format not in (None, "NCHW", "NCDHW"):
+                raise ValueError(f"{who}: data_format must be NCHW (NCDHW for Conv3D), got {data_format!r}")
+            attrs = {"pad_mode": pad_mode, "pad": pad, "stride": stride, "dilation": dilation, "groups": group}
+            for alias, name in (("strides", "stride"), ("dilations", "dilation"), ("padding", "pad")):
+                if alias in kwargs:
+                    attrs[name] = kwargs.pop(alias)
+            attrs.update(kwargs)
+            super().__init__(**attrs)
+            self.out_channel, self.kernel_size, self.mode = out_channel, kernel_size, mode
+
+    ConvMindSporeOrder.__name__ = ConvMindSporeOrder.__qualname__ = base.__name__
+    ConvMindSporeOrder.__module__ = "mycel.ops.operations"
+    ConvMindSporeOrder.__doc__ = base.__doc__
+    return ConvMindSporeOrder

@@ -188,7 +188,9 @@ class Conv3DTranspose(_Composite):
         if dout.ndim != 5 or weight.ndim != 5:
             raise ValueError(f"Conv3DTranspose: dout and weight must have rank 5, got {tuple(dout.shape)} and "
                              f"{tuple(weight.shape)}")
-        size = [dout.shape[0], self.out_channel]
+        # the batch comes from dout (conv3d_backprop_input reads it there), so a dynamic batch
+        # leaves input_size a compile-time constant
+        size = [1, self.out_channel]
         for i in range(3):
             k, s, d = self.kernel_size[i], self.stride[i], self.dilation[i]
             n = dout.shape[2 + i]

@@ -31,8 +31,10 @@ bool key_less(K a, K b) {
 
 // Orders the first k of n entries along one axis of every row of x (x seen as (outer, n, inner)):
 // writes values (if defined) and indices. Ties go to the lower index, so the result is stable.
+// in_index_order: the k selected entries are written in their order in x instead (top_k with
+// sorted=False: MindSpore's CPU kernel gives x itself when k is the whole axis).
 void sort_along(const Tensor& x, int64_t axis, int64_t k, bool descending, Tensor* values,
-                Tensor& indices) {
+                Tensor& indices, bool in_index_order = false) {
   if (x.numel() == 0 || k == 0) return;
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < x.ndim(); ++d) {
@@ -63,8 +65,11 @@ void sort_along(const Tensor& x, int64_t axis, int64_t k, bool descending, Tenso
           for (int64_t j = 0; j < n; ++j) row[j] = {K(src[j * inner]), j};
           if (k < n)
             std::partial_sort(row.begin(), row.begin() + k, row.end(), less);
-          else
+          else if (!in_index_order)
             std::sort(row.begin(), row.end(), less);
+          if (in_index_order)
+            std::sort(row.begin(), row.begin() + k,
+                      [](const Entry<K>& a, const Entry<K>& b) { return a.index < b.index; });
           const int64_t dst = o * k * inner + i;
           for (int64_t j = 0; j < k; ++j) {
             pi[dst + j * inner] = row[j].index;
@@ -100,7 +105,7 @@ void argsort_kernel(const KernelContext& ctx) {
 void top_k_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   sort_along(x, x.ndim() == 0 ? 0 : x.ndim() - 1, ctx.attrs.get_int("k"), true, &ctx.out(0),
-             ctx.out(1));
+             ctx.out(1), !ctx.attrs.get_bool("sorted"));
 }
 
 }  // namespace mycel::cpu
