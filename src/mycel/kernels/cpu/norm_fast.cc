@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "mycel/core/dtype.h"
+#include "mycel/core/half.h"
 #include "mycel/core/parallel.h"
 
 namespace mycel::cpu {
@@ -38,14 +40,24 @@ double* scratch(int which, size_t n) {
 
 }  // namespace
 
-bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
-                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
-                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
-                    double momentum) {
-  if (!all_f32({&x, &scale, &bias, &running_mean, &running_var, &y, &saved_mean, &saved_invstd}))
-    return false;
-  const float* X = x.data<float>();
-  float* Y = y.data<float>();
+namespace {
+
+// The activation element types of the batch norm loops: float32, and bfloat16 (amp O2's
+// activations) read into float and rounded once on store; statistics, parameters and sums stay
+// float32/double either way, so a bf16 batch norm computes what a float32 one does on the same
+// (bf16-valued) input and rounds only its output.
+template <class T>
+bool act_dtype_ok(const Tensor& t) {
+  return t.dtype() == dtype_of<T>::value;
+}
+
+template <class T>
+void batch_norm_loop(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
+                     Tensor& saved_invstd, int64_t n, int64_t c, int64_t spatial, bool training,
+                     double eps, double momentum) {
+  const T* X = x.data<T>();
+  T* Y = y.data<T>();
   const float *G = scale.data<float>(), *B = bias.data<float>();
   float *RM = running_mean.data<float>(), *RV = running_var.data<float>();
   float *SM = saved_mean.data<float>(), *SI = saved_invstd.data<float>();
@@ -56,14 +68,17 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
       if (training) {
         double sum = 0, sq = 0;
         for (int64_t b = 0; b < n; ++b) {
-          const float* p = X + (b * c + ch) * spatial;
-          sum += lane_sum(spatial, [p](int64_t i) { return p[i]; });
+          const T* p = X + (b * c + ch) * spatial;
+          sum += lane_sum(spatial, [p](int64_t i) { return float(p[i]); });
         }
         mu = sum / double(count);  // NaN for an empty batch, as batch_norm_ref
         const float m = static_cast<float>(mu);
         for (int64_t b = 0; b < n; ++b) {  // two passes: no cancellation of sum(x^2) - mean^2
-          const float* p = X + (b * c + ch) * spatial;
-          sq += lane_sum(spatial, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
+          const T* p = X + (b * c + ch) * spatial;
+          sq += lane_sum(spatial, [p, m](int64_t i) {
+            const float d = float(p[i]) - m;
+            return d * d;
+          });
         }
         var = sq / double(count);
         RM[ch] = static_cast<float>((1 - momentum) * double(RM[ch]) + momentum * mu);
@@ -76,25 +91,24 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
       const float a = static_cast<float>(double(G[ch]) * inv),
                   b0 = static_cast<float>(double(B[ch]) - mu * double(G[ch]) * inv);
       for (int64_t b = 0; b < n; ++b) {
-        const float* p = X + (b * c + ch) * spatial;
-        float* q = Y + (b * c + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i) q[i] = p[i] * a + b0;
+        const T* p = X + (b * c + ch) * spatial;
+        T* q = Y + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) q[i] = T(float(p[i]) * a + b0);
       }
     }
   });
-  return true;
 }
 
-bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
-                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
-                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
-                         int64_t spatial, bool training) {
-  if (!all_f32({&dy, &x, &scale, &mean, &invstd, &dmean, &dinvstd, &dx, &dscale, &dbias}))
-    return false;
-  const float *X = x.data<float>(), *DY = dy.data<float>(), *G = scale.data<float>(),
-              *MU = mean.data<float>(), *INV = invstd.data<float>(), *DMU = dmean.data<float>(),
-              *DINV = dinvstd.data<float>();
-  float *DX = dx.data<float>(), *DG = dscale.data<float>(), *DB = dbias.data<float>();
+template <class T>
+void batch_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& scale,
+                          const Tensor& mean, const Tensor& invstd, const Tensor& dmean,
+                          const Tensor& dinvstd, Tensor& dx, Tensor& dscale, Tensor& dbias,
+                          int64_t n, int64_t c, int64_t spatial, bool training) {
+  const T *X = x.data<T>(), *DY = dy.data<T>();
+  const float *G = scale.data<float>(), *MU = mean.data<float>(), *INV = invstd.data<float>(),
+              *DMU = dmean.data<float>(), *DINV = dinvstd.data<float>();
+  T* DX = dx.data<T>();
+  float *DG = dscale.data<float>(), *DB = dbias.data<float>();
   const int64_t count = n * spatial;
   parallel_for(c, std::max<int64_t>(count * 4, 1), [&](int64_t s, int64_t e) {
     for (int64_t ch = s; ch < e; ++ch) {
@@ -102,10 +116,11 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
       const double inv = INV[ch];
       double sum_dy = 0, sum_dy_xc = 0;
       for (int64_t b = 0; b < n; ++b) {
-        const float* xp = X + (b * c + ch) * spatial;
-        const float* dp = DY + (b * c + ch) * spatial;
-        sum_dy += lane_sum(spatial, [dp](int64_t i) { return dp[i]; });
-        sum_dy_xc += lane_sum(spatial, [dp, xp, mu](int64_t i) { return dp[i] * (xp[i] - mu); });
+        const T* xp = X + (b * c + ch) * spatial;
+        const T* dp = DY + (b * c + ch) * spatial;
+        sum_dy += lane_sum(spatial, [dp](int64_t i) { return float(dp[i]); });
+        sum_dy_xc += lane_sum(spatial,
+                              [dp, xp, mu](int64_t i) { return float(dp[i]) * (float(xp[i]) - mu); });
       }
       const double sum_dy_xhat = sum_dy_xc * inv;
       DB[ch] = static_cast<float>(sum_dy);
@@ -121,13 +136,51 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
       const float af = static_cast<float>(a), bxf = static_cast<float>(bx * inv),
                   kf = static_cast<float>(k);
       for (int64_t b = 0; b < n; ++b) {
-        const float* xp = X + (b * c + ch) * spatial;
-        const float* dp = DY + (b * c + ch) * spatial;
-        float* out = DX + (b * c + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i) out[i] = af * dp[i] + bxf * (xp[i] - mu) + kf;
+        const T* xp = X + (b * c + ch) * spatial;
+        const T* dp = DY + (b * c + ch) * spatial;
+        T* out = DX + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i)
+          out[i] = T(af * float(dp[i]) + bxf * (float(xp[i]) - mu) + kf);
       }
     }
   });
+}
+
+}  // namespace
+
+bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                    double momentum) {
+  if (!all_f32({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}) ||
+      x.dtype() != y.dtype())
+    return false;
+  if (act_dtype_ok<float>(x))
+    batch_norm_loop<float>(x, scale, bias, running_mean, running_var, y, saved_mean, saved_invstd,
+                           n, c, spatial, training, eps, momentum);
+  else if (act_dtype_ok<BFloat16>(x))
+    batch_norm_loop<BFloat16>(x, scale, bias, running_mean, running_var, y, saved_mean,
+                              saved_invstd, n, c, spatial, training, eps, momentum);
+  else
+    return false;
+  return true;
+}
+
+bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
+                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
+                         int64_t spatial, bool training) {
+  if (!all_f32({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}) ||
+      dy.dtype() != x.dtype() || dx.dtype() != x.dtype())
+    return false;
+  if (act_dtype_ok<float>(x))
+    batch_norm_grad_loop<float>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n,
+                                c, spatial, training);
+  else if (act_dtype_ok<BFloat16>(x))
+    batch_norm_grad_loop<BFloat16>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias,
+                                   n, c, spatial, training);
+  else
+    return false;
   return true;
 }
 
