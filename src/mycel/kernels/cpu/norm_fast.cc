@@ -52,10 +52,10 @@ bool act_dtype_ok(const Tensor& t) {
 }
 
 template <class T>
-void batch_norm_loop(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
-                     Tensor& saved_invstd, int64_t n, int64_t c, int64_t spatial, bool training,
-                     double eps, double momentum) {
+void batch_norm_loop(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                     double momentum) {
   const T* X = x.data<T>();
   T* Y = y.data<T>();
   const float *G = scale.data<float>(), *B = bias.data<float>();
@@ -119,8 +119,8 @@ void batch_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& scale
         const T* xp = X + (b * c + ch) * spatial;
         const T* dp = DY + (b * c + ch) * spatial;
         sum_dy += lane_sum(spatial, [dp](int64_t i) { return float(dp[i]); });
-        sum_dy_xc += lane_sum(spatial,
-                              [dp, xp, mu](int64_t i) { return float(dp[i]) * (float(xp[i]) - mu); });
+        sum_dy_xc += lane_sum(
+            spatial, [dp, xp, mu](int64_t i) { return float(dp[i]) * (float(xp[i]) - mu); });
       }
       const double sum_dy_xhat = sum_dy_xc * inv;
       DB[ch] = static_cast<float>(sum_dy);
@@ -174,11 +174,11 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
       dy.dtype() != x.dtype() || dx.dtype() != x.dtype())
     return false;
   if (act_dtype_ok<float>(x))
-    batch_norm_grad_loop<float>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n,
-                                c, spatial, training);
+    batch_norm_grad_loop<float>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n, c,
+                                spatial, training);
   else if (act_dtype_ok<BFloat16>(x))
-    batch_norm_grad_loop<BFloat16>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias,
-                                   n, c, spatial, training);
+    batch_norm_grad_loop<BFloat16>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n,
+                                   c, spatial, training);
   else
     return false;
   return true;

@@ -1,8 +1,9 @@
-// float32 (and bf16-activation) batch_norm forward/backward and layer_norm backward as vectorizable loops: float math
-// per element, partial sums in 8 float lanes per plane or row, added into double per plane or row
-// (the reference loops, nn_ref.h / nn_grad_ref.h, convert every element to double and index gamma
-// with a modulo: 5-10x slower). Scratch lives in grow-only thread-local buffers, so a warm launch
-// allocates nothing. Each returns false where it does not apply (the caller runs the reference).
+// float32 (and bf16-activation) batch_norm forward/backward and layer_norm backward as vectorizable
+// loops: float math per element, partial sums in 8 float lanes per plane or row, added into double
+// per plane or row (the reference loops, nn_ref.h / nn_grad_ref.h, convert every element to double
+// and index gamma with a modulo: 5-10x slower). Scratch lives in grow-only thread-local buffers, so
+// a warm launch allocates nothing. Each returns false where it does not apply (the caller runs the
+// reference).
 #pragma once
 #include <cstdint>
 
