@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "mycel/core/dtype.h"
@@ -184,34 +185,41 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
   return true;
 }
 
-bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
-                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
-  const bool has_gamma = gamma.numel() > 0;
-  if ((has_gamma && gamma.numel() != inner) || inner <= 0 ||
-      !all_f32({&dy, &x, &gamma, &mean, &rstd, &dmean, &drstd, &dx}))
-    return false;
-  if (has_gamma && !all_f32({&dgamma, &dbeta})) return false;
-  const float *X = x.data<float>(), *DY = dy.data<float>(), *MU = mean.data<float>(),
-              *RS = rstd.data<float>(), *DMU = dmean.data<float>(), *DRS = drstd.data<float>();
+namespace {
+
+template <class T>
+void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                          const Tensor& mean, const Tensor& rstd, const Tensor& dmean,
+                          const Tensor& drstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                          int64_t outer, int64_t inner, bool has_gamma) {
+  const T *X = x.data<T>(), *DY = dy.data<T>();
+  const float *MU = mean.data<float>(), *RS = rstd.data<float>(), *DMU = dmean.data<float>(),
+              *DRS = drstd.data<float>();
   const float* G = has_gamma ? gamma.data<float>() : nullptr;
-  float* DX = dx.data<float>();
+  T* DX = dx.data<T>();
   // Rows in a few contiguous chunks, each with its own dgamma/dbeta partial sums (double).
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
   parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> xh;  // the row's xhat
+    thread_local std::vector<float> xh, dyh;  // the row's xhat (and its dy in float, for bf16)
     if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
+    if (static_cast<int64_t>(dyh.size()) < inner) dyh.resize(static_cast<size_t>(inner));
     for (int64_t ck = s; ck < e; ++ck) {
       double* sg = part + ck * 2 * inner;
       double* sb = sg + inner;
       std::fill(sg, sg + 2 * inner, 0.0);
       for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
-        const float* xp = X + r * inner;
-        const float* dp = DY + r * inner;
+        const T* xp = X + r * inner;
         const float mu = MU[r], rs = RS[r];
         float* xhat = xh.data();
-        for (int64_t i = 0; i < inner; ++i) xhat[i] = (xp[i] - mu) * rs;
+        for (int64_t i = 0; i < inner; ++i) xhat[i] = (float(xp[i]) - mu) * rs;
+        const float* dp;
+        if constexpr (std::is_same_v<T, float>) {
+          dp = DY + r * inner;
+        } else {  // widened once: the row's dy is read four times below
+          for (int64_t i = 0; i < inner; ++i) dyh[i] = float(DY[r * inner + i]);
+          dp = dyh.data();
+        }
         // Sums over the row of dxhat = dy * gamma and of dxhat * xhat.
         const double a = G ? lane_sum(inner, [dp, G](int64_t i) { return dp[i] * G[i]; })
                            : lane_sum(inner, [dp](int64_t i) { return dp[i]; });
@@ -221,11 +229,11 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
         const double m = double(inner);
         const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
-        float* out = DX + r * inner;
+        T* out = DX + r * inner;
         if (G)
-          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] * G[i] + bx * xhat[i] + k;
+          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] * G[i] + bx * xhat[i] + k);
         else
-          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] + bx * xhat[i] + k;
+          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] + bx * xhat[i] + k);
         if (G)
           for (int64_t i = 0; i < inner; ++i) {
             sg[i] += double(dp[i] * xhat[i]);
@@ -244,6 +252,27 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
       DB[i] = static_cast<float>(b);
     }
   }
+}
+
+}  // namespace
+
+bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
+                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
+  const bool has_gamma = gamma.numel() > 0;
+  if ((has_gamma && gamma.numel() != inner) || inner <= 0 ||
+      !all_f32({&gamma, &mean, &rstd, &dmean, &drstd}) || dy.dtype() != x.dtype() ||
+      dx.dtype() != x.dtype())
+    return false;
+  if (has_gamma && !all_f32({&dgamma, &dbeta})) return false;
+  if (act_dtype_ok<float>(x))
+    layer_norm_grad_loop<float>(dy, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                inner, has_gamma);
+  else if (act_dtype_ok<BFloat16>(x))
+    layer_norm_grad_loop<BFloat16>(dy, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                   inner, has_gamma);
+  else
+    return false;
   return true;
 }
 

@@ -1,7 +1,8 @@
-"""batch_norm on bfloat16 activations with float32 parameters and statistics (amp O2's batch norm,
-kernels/cpu/norm_fast.cc): forward, moving statistics and gradients against float64 numpy closed
-forms on the same bf16-valued data, against the float32 kernel, and the O2 wiring (a BatchNorm
-takes its bf16 input uncast; the step still tracks the float32 one)."""
+"""batch_norm and layer_norm on bfloat16 activations with float32 parameters and statistics (amp
+O2's norms, kernels/cpu/norm_fast.cc, oneDNN's bf16 layer norm): forward, moving statistics and
+gradients against float64 numpy closed forms on the same bf16-valued data, against the float32
+kernel, and the O2 wiring (BatchNorm and LayerNorm take their bf16 input uncast; the step still
+tracks the float32 one)."""
 import numpy as np
 import pytest
 
@@ -101,6 +102,85 @@ class ConvBNReLU(nn.Cell):
 
     def construct(self, x):
         return self.fc(self.flatten(self.relu(self.bn(self.conv(x)))))
+
+
+def ln_reference(x, gamma, beta, w, eps, axis):
+    """y and the gradients of sum(y * w) for layer norm over the dims from `axis` (float64)."""
+    axes = tuple(range(axis, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    rs = 1 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    xhat = (x - mu) * rs
+    y = xhat * gamma + beta
+    lead = tuple(range(gamma.ndim and x.ndim - gamma.ndim))
+    dbeta = w.sum(axis=lead)
+    dgamma = (w * xhat).sum(axis=lead)
+    dxh = w * gamma
+    m = np.prod([x.shape[a] for a in axes])
+    dx = rs / m * (m * dxh - dxh.sum(axis=axes, keepdims=True)
+                   - xhat * (dxh * xhat).sum(axis=axes, keepdims=True))
+    return y, dx, dgamma, dbeta
+
+
+class LNWeighted(nn.Cell):
+    """sum(layer_norm(x, gamma, beta) * w) with gamma and beta float32 Parameters."""
+
+    def __init__(self, gamma, beta, w, norm_axis, params_axis):
+        super().__init__()
+        self.gamma = mycel.Parameter(Tensor(gamma), name="gamma")
+        self.beta = mycel.Parameter(Tensor(beta), name="beta")
+        self.w = Tensor(w.astype(np.float32), dtype=mycel.bfloat16)
+        self.norm_axis, self.params_axis = norm_axis, params_axis
+
+    def construct(self, x):
+        y, _, _ = ops.layer_norm(x, self.gamma, self.beta, begin_norm_axis=self.norm_axis,
+                                 begin_params_axis=self.params_axis, epsilon=1e-5)
+        return (y * self.w).sum()
+
+
+# (shape, begin_norm_axis, begin_params_axis): oneDNN's path (params over the normalized dims,
+# rows of 128 and of an odd length) and the widened reference (params over fewer dims).
+LN_CASES = [((4, 16, 128), 2, 2), ((3, 5, 37), 2, 2), ((6, 4, 10), 1, 2)]
+
+
+@pytest.mark.parametrize("shape,norm_axis,params_axis", LN_CASES)
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_layer_norm_bf16_activations_float32_params(shape, norm_axis, params_axis, mode):
+    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+    x = bf16_values(RNG.standard_normal(shape) * 2 + 0.7)
+    w = bf16_values(RNG.standard_normal(shape))
+    pshape = shape[params_axis:]
+    gamma = RNG.uniform(0.5, 1.5, pshape).astype(np.float32)
+    beta = RNG.standard_normal(pshape).astype(np.float32)
+    xt = Tensor(x.astype(np.float32), dtype=mycel.bfloat16)
+    y, mean, rstd = ops.layer_norm(xt, Tensor(gamma), Tensor(beta), begin_norm_axis=norm_axis,
+                                   begin_params_axis=params_axis, epsilon=1e-5)
+    assert y.dtype == mycel.bfloat16 and mean.dtype == mycel.float32 and rstd.dtype == mycel.float32
+    y_ref, dx_ref, dg_ref, db_ref = ln_reference(x, gamma.astype(np.float64), beta.astype(np.float64),
+                                                 w, 1e-5, norm_axis)
+    close(y, y_ref, BF16_EPS)
+    axes = tuple(range(norm_axis, x.ndim))
+    close(mean, x.mean(axis=axes, keepdims=True), 1e-5)
+    close(rstd, 1 / np.sqrt(x.var(axis=axes, keepdims=True) + 1e-5), 1e-5)
+    net = LNWeighted(gamma, beta, w, norm_axis, params_axis)
+    grad = ops.GradOperation(get_all=True, get_by_list=True)(net, [net.gamma, net.beta])
+    for _ in range(2 if mode == "graph" else 1):
+        (dx,), (dg, db) = grad(xt)
+        assert dx.dtype == mycel.bfloat16 and dg.dtype == mycel.float32 and db.dtype == mycel.float32
+        close(dx, dx_ref, 2 * BF16_EPS)
+        close(dg, dg_ref, 1e-5)
+        close(db, db_ref, 1e-5)
+
+
+def test_layer_norm_other_mixed_dtypes_are_rejected():
+    x64 = Tensor(np.ones((2, 4)))  # float64
+    g32 = Tensor(np.ones(4, np.float32))
+    with pytest.raises(TypeError, match=r"\[layer_norm\] inputs 'x' and 'gamma' must have the same dtype "
+                                        r"\(or 'x' bfloat16 with float32 'gamma'\), got float64 and float32"):
+        ops.layer_norm(x64, g32, g32)
+    with pytest.raises(TypeError, match="LayerNorm: the input x you gave is float64"):
+        nn.LayerNorm((4,))(x64)
+    y = nn.LayerNorm((4,))(Tensor(np.arange(8, dtype=np.float32).reshape(2, 4), dtype=mycel.bfloat16))
+    assert y.dtype == mycel.bfloat16
 
 
 def test_o2_batch_norm_takes_bf16_uncast():
