@@ -225,3 +225,24 @@ def test_o2_step_tracks_float32_with_gradients(mode):
         np.testing.assert_allclose(b, a, rtol=0, atol=0.1 * np.abs(a).max())
     np.testing.assert_allclose(o2.bn.moving_mean.asnumpy(), ref.bn.moving_mean.asnumpy(), rtol=0,
                                atol=0.02 * np.abs(ref.bn.moving_mean.asnumpy()).max() + 1e-4)
+
+
+@pytest.mark.parametrize("mode", [mycel.GRAPH_MODE, mycel.PYNATIVE_MODE], ids=["graph", "pynative"])
+def test_o2_inference_uses_float32_moving_statistics(mode):
+    """Eval mode: the bf16 batch norm normalizes with the float32 moving statistics (set away from
+    0/1 here), matching the float32 network within bfloat16 tolerance."""
+    mycel.set_context(mode=mode)
+    rng = np.random.default_rng(8)
+    ref, o2 = ConvBNReLU(), ConvBNReLU()
+    for p, q in zip(ref.get_parameters(), o2.get_parameters()):
+        q.set_data(Tensor(p.asnumpy()))
+    for net in (ref, o2):
+        net.bn.moving_mean.set_data(Tensor(np.linspace(-0.5, 0.5, 8).astype(np.float32)))
+        net.bn.moving_variance.set_data(Tensor(np.linspace(0.5, 2.0, 8).astype(np.float32)))
+        net.set_train(False)
+    wrapped = amp.auto_mixed_precision(o2, "O2")
+    x = Tensor(rng.standard_normal((4, 3, 6, 6)).astype(np.float32))
+    want = ref(x).asnumpy()
+    got = wrapped(x)
+    assert got.dtype == mycel.float32
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=0, atol=0.03 * np.abs(want).max())
