@@ -6,7 +6,9 @@ loaded machine still shows; on a shared machine run it at a raised priority (e.g
 or compare minima only.
 
     .venv/bin/python bench/bench_step_ops.py mlp|lenet5|resnet18|transformer [--threads 2]
-        [--steps 30] [--top 40]
+        [--steps 30] [--top 40] [--amp O2]
+
+--amp O2 profiles the bf16 O2 step (amp.build_train_network, as the harness's *_bf16 rows).
 """
 import argparse
 import os
@@ -30,6 +32,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="0: Mycel's default")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--top", type=int, default=40, help="launches listed, dearest first")
+    ap.add_argument("--amp", default="O0", choices=["O0", "O1", "O2", "O3"],
+                    help="amp level of the step (O2: the harness's bf16 rows)")
     args = ap.parse_args()
     mycel.set_context(mode=mycel.GRAPH_MODE)
     if args.threads:
@@ -38,7 +42,7 @@ def main():
         path = os.path.join(d, "init.npz")
         W.init(args.workload, path)
         x, y, params = W.load(path)
-    step = W.train_step(W.make_net(args.workload), params)
+    step = W.train_step(W.make_net(args.workload), params, args.amp)
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
     for _ in range(3):
         step(xt, yt).asnumpy()
@@ -66,7 +70,7 @@ def main():
                      statistics.median(g) if g else 0.0))
     for s in range(args.steps):
         spans.append((events[s * n + n - 1][2] - events[s * n][1]) / 1e3)
-    print(f"{args.workload}, threads {mycel.get_context('num_threads')}: step wall median "
+    print(f"{args.workload} {args.amp}, threads {mycel.get_context('num_threads')}: step wall median "
           f"{statistics.median(wall) * 1e3:.2f} ms (without the profiler); {n} launches; "
           f"span median {statistics.median(spans) / 1e3:.2f} ms; launches median sum "
           f"{sum(r[0] for r in rows) / 1e3:.2f} ms, min sum {sum(r[1] for r in rows) / 1e3:.2f} ms; "

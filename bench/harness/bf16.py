@@ -66,6 +66,23 @@ def matmul_peak(worker, info, n=2048):
         info[key] = max(res["gflops"], info.get(key, 0.0))
 
 
+def needed_fractions(rs, peak):
+    """The fraction of the bf16 peak each default-policy row's step would need for 2x PyTorch's
+    autocast step and for 3x its float32 eager step (PyTorch's FLOP count of the step)."""
+    out = []
+    for r in rs:
+        if r.get("policy") != "default" or not peak or "flops_per_step" not in r:
+            continue
+        need = lambda s, k: (f"{r['flops_per_step'] / (s['median_s'] / k) / 1e9 / peak * 100:.0f}%"
+                             if s else "-")
+        out.append(f"{r['base']}: {r['flops_per_step'] / 1e9:.1f} GFLOP a step, so 2x autocast needs "
+                   f"{need(r.get('torch_autocast'), 2)} of the bf16 peak and 3x float32 eager "
+                   f"{need(r.get('torch'), 3)} (Mycel: "
+                   f"{r['flops_per_step'] / r['mycel']['median_s'] / 1e9 / peak * 100:.0f}%)")
+    return (" Measured here: " + "; ".join(out) + "; a target above 100% is out of this CPU's "
+            "reach.") if out else ""
+
+
 def markdown(result):
     """The bf16 section of docs/performance.md. Its rows may come from another machine than the
     float32 ones (bf16_machine/bf16_date: a CPU with AVX512-BF16, merged into the results JSON)."""
@@ -87,8 +104,9 @@ def markdown(result):
                     if "mycel_matmul_bfloat16_gflops" in m else ""))
         out.append("")
     out += ["Mycel: `amp.build_train_network(net, opt, loss, level=\"O2\")`, graph mode (convs, "
-            "matmuls and activations in bfloat16; batch norm, softmax and the loss in float32; the "
-            "optimizer updates float32 weights). PyTorch: the float32 eager step (the same as the "
+            "matmuls, activations, batch norm and layer norm in bfloat16, the norms with float32 "
+            "statistics and parameters; the loss in float32; the optimizer updates float32 "
+            "weights). PyTorch: the float32 eager step (the same as the "
             "float32 rows) and the forward under `torch.autocast(\"cpu\", dtype=torch.bfloat16)`. "
             "Same weights and batch; before timing, Mycel's first 3 losses must agree with both "
             f"within {BF16_LOSS_RTOL} relative (bfloat16's precision). Rows alternate the three "
@@ -100,16 +118,20 @@ def markdown(result):
             "threading: its jit_bf16 backward-weights kernel joins its threads with spin barriers and "
             "ran 4-6x slower on two threads than on one whenever another job held a core; each "
             "thread instead runs a one-thread primitive on its share of the batch into a float32 "
-            "partial, added and rounded once (`dnnl_conv.cc`, ConvBwdSplitPrepared). Master weights "
-            "are cast to bf16 once per step per read, batch norm runs in float32 on float32 "
-            "statistics, so each batch norm adds 4 casts of its activation per step (about 8% of "
-            "ResNet-18's op time).",
+            "partial, added and rounded once (`dnnl_conv.cc`, ConvBwdSplitPrepared). Batch norm and "
+            "layer norm read and write bf16 activations with float32 statistics, parameters and "
+            "sums (`norm_fast.cc`; oneDNN's bf16 layer norm): no cast on either side, where the "
+            "float32 black-list norms cost 4 casts of each activation per step (84 of ResNet-18's "
+            "431 launches, 16 of the transformer's 216). A relu's bf16 backward casts its mask "
+            "with a vectorized select (17x the generic conversion). Master weights are cast to "
+            "bf16 once per step per read (`bench/bench_step_ops.py <workload> --amp O2` lists "
+            "the step launch by launch).",
             "",
             "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "
             "rate (Zen 4 runs AVX-512 as two 256-bit halves, so float32 AVX-512 is no faster than "
             "AVX2), so a bf16 step is at most ~2x a float32 step that runs at the same fraction of "
             "peak; \"3x PyTorch float32 eager\" needs PyTorch's float32 step below 2/3 of Mycel's "
-            "fraction of the bf16 peak.", "",
+            "fraction of the bf16 peak." + needed_fractions(rs, m.get("bf16_peak_gflops")), "",
             "| workload | batch | policy | threads mycel/torch | Mycel O2 ms | PyTorch f32 eager ms | "
             "PyTorch autocast bf16 ms | vs f32 eager | vs autocast | Mycel % of bf16 peak | "
             "loss diff f32/autocast | Mycel compile s |",

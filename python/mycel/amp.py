@@ -7,6 +7,8 @@ Levels (MindSpore's amp_level):
          bfloat16, their outputs cast back to float32; everything else stays float32.
   "O2"   every Cell runs in bfloat16 except the black list (BatchNorm, LayerNorm, Softmax,
          LogSoftmax and loss Cells: statistics and exponentials stay float32); outputs float32.
+         BatchNorm and LayerNorm read bfloat16 activations directly: their statistics,
+         parameters and sums are float32, their output bfloat16 (no cast on either side).
   "O3"   every Cell runs in bfloat16; outputs cast back to float32.
   "auto" MindSpore's automatic choice: here the O2 rule (white list in bfloat16, black list in
          float32, the rest following its inputs, which are bfloat16 under O2).
@@ -96,12 +98,25 @@ def _set_cell_dtype(cell, dtype, output_dtype=None):
 
 
 def _cast_tree(cell, dtype, black_list):
-    """Casts every Cell of the tree to dtype; subtrees rooted at a black_list type run float32."""
+    """Casts every Cell of the tree to dtype; subtrees rooted at a black_list type run float32,
+    except a BatchNorm or LayerNorm among bfloat16 Cells (see _runs_on_input_dtype)."""
+    if black_list and _runs_on_input_dtype(cell, dtype):
+        _set_cell_dtype(cell, None)
+        return
     if black_list and isinstance(cell, black_list):
         dtype = mstype.float32
     _set_cell_dtype(cell, dtype)
     for child in cell.cells():
         _cast_tree(child, dtype, black_list)
+
+
+def _runs_on_input_dtype(cell, dtype):
+    """A BatchNorm or LayerNorm under O2 in bfloat16 takes its bfloat16 input as it comes (no
+    cast): batch_norm and layer_norm read bf16 activations with float32 parameters, statistics
+    and sums and round only their output (and dx) to bf16, which the float32 black-list path did
+    too, with a cast on each side of the op, forward and backward (4 passes over the activation
+    per step)."""
+    return isinstance(cell, (_BatchNorm, LayerNorm)) and getattr(dtype, "name", str(dtype)) == "bfloat16"
 
 
 def _cast_white_list(network, dtype):

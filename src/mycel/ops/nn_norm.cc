@@ -125,12 +125,24 @@ LayerNormAxes layer_norm_axes(const OpSchema& op, const Attrs& a, int64_t ndim) 
       normalize_axis(a.get_int("begin_params_axis"), ndim, op.name.c_str(), "begin_params_axis")};
 }
 
+// layer_norm's activations (x, y; dout, dx) may be bfloat16 while gamma, beta and the
+// statistics are float32 (amp O2 runs LayerNorm on bf16 activations, its parameters float32
+// masters); otherwise every tensor shares x's dtype. Input `act` is the activation, `param` gamma.
+void check_layer_norm_dtypes(const InferContext& c, size_t act, size_t param) {
+  const bool mixed = c.in(act).dtype == DType::bfloat16 && c.in(param).dtype == DType::float32;
+  if (!mixed && c.in(act).dtype != c.in(param).dtype)
+    MYCEL_THROW(TypeError, "[", c.op.name, "] inputs '", input_name(c, act), "' and '",
+                input_name(c, param), "' must have the same dtype (or '", input_name(c, act),
+                "' bfloat16 with float32 '", input_name(c, param), "'), got ",
+                dtype_name(c.in(act).dtype), " and ", dtype_name(c.in(param).dtype));
+}
+
 std::vector<TensorMeta> infer_layer_norm(const InferContext& c) {
   const std::string& op = c.op.name;
   check_rank(c, 0, 1, 64);
   check_float(c, 0);
-  check_same_dtype(c, 0, 1);
-  check_same_dtype(c, 0, 2);
+  check_layer_norm_dtypes(c, 0, 1);
+  check_same_dtype(c, 1, 2);
   const Shape& xs = c.in(0).shape;
   const LayerNormAxes ax = layer_norm_axes(c.op, c.attrs, static_cast<int64_t>(xs.size()));
   const Shape want(xs.begin() + ax.params, xs.end());
@@ -144,7 +156,16 @@ std::vector<TensorMeta> infer_layer_norm(const InferContext& c) {
                 c.attrs.get_float("epsilon"));
   Shape stat(xs.begin(), xs.begin() + ax.norm);
   stat.resize(xs.size(), 1);
-  return {c.in(0), {stat, c.in(0).dtype}, {stat, c.in(0).dtype}};
+  return {c.in(0), {stat, c.in(1).dtype}, {stat, c.in(1).dtype}};  // gamma's: x's or float32
+}
+
+// bf16 activations with float32 parameters where no fast kernel applies: the float32 loops on
+// widened copies, the results rounded once (what the casts around a float32 op computed).
+void layer_norm_mixed_ref(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                          Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps) {
+  Tensor y32 = Tensor::empty(y.shape(), DType::float32);
+  cpu::layer_norm_ref<float>(x.to(DType::float32), gamma, beta, y32, mean, rstd, outer, inner, eps);
+  convert_elements(y32.data(), DType::float32, y.data(), y.dtype(), y.numel());
 }
 
 void layer_norm_kernel(const KernelContext& c) {
@@ -153,8 +174,13 @@ void layer_norm_kernel(const KernelContext& c) {
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < x.ndim(); ++i) (i < ax.norm ? outer : inner) *= x.dim(i);
   // oneDNN normalizes rows with per-column scale and shift: gamma must span the normalized dims.
+  const bool mixed = x.dtype() != c.in(1).dtype();
+  // oneDNN reads bf16 x with float32 scale and shift (and writes float32 statistics) itself.
   if (ax.params == ax.norm && cpu::use_dnnl(x.dtype(), true))
     return cpu::layer_norm_dnnl(x, c.in(1), c.in(2), c.out(0), c.out(1), c.out(2), outer, inner,
+                                c.attrs.get_float("epsilon"));
+  if (mixed)
+    return layer_norm_mixed_ref(x, c.in(1), c.in(2), c.out(0), c.out(1), c.out(2), outer, inner,
                                 c.attrs.get_float("epsilon"));
   visit_float_dtype(x.dtype(), "layer_norm", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -200,7 +226,9 @@ std::vector<TensorMeta> infer_layer_norm_grad(const InferContext& c) {
   const std::string& op = c.op.name;
   check_rank(c, 1, 1, 64);
   check_float(c, 1);
-  for (size_t i = 0; i < 7; ++i) check_same_dtype(c, 1, i);
+  check_same_dtype(c, 1, 0);
+  check_layer_norm_dtypes(c, 1, 2);
+  for (size_t i = 3; i < 7; ++i) check_same_dtype(c, 2, i);
   const Shape& xs = c.in(1).shape;
   const LayerNormAxes ax = layer_norm_axes(c.op, c.attrs, static_cast<int64_t>(xs.size()));
   Shape stat(xs.begin(), xs.begin() + ax.norm);
@@ -225,6 +253,14 @@ void layer_norm_grad_kernel(const KernelContext& c) {
       cpu::layer_norm_grad_f32(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
                                c.out(1), c.out(2), outer, inner))
     return;
+  if (x.dtype() != c.in(2).dtype()) {  // bf16 activations, float32 rest: see layer_norm_mixed_ref
+    Tensor dx32 = Tensor::empty(c.out(0).shape(), DType::float32);
+    cpu::layer_norm_grad_ref<float>(c.in(0).to(DType::float32), x.to(DType::float32), c.in(2),
+                                    c.in(3), c.in(4), c.in(5), c.in(6), dx32, c.out(1), c.out(2),
+                                    outer, inner);
+    convert_elements(dx32.data(), DType::float32, c.out(0).data(), c.out(0).dtype(), dx32.numel());
+    return;
+  }
   visit_float_dtype(x.dtype(), "layer_norm_grad", [&](auto tag) {
     using T = typename decltype(tag)::type;
     cpu::layer_norm_grad_ref<T>(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),

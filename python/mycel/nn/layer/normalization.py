@@ -78,7 +78,9 @@ class LayerNorm(Cell):
         self.beta = make_param(beta_init, self.normalized_shape, dtype, "beta")
 
     def construct(self, x):
-        if x.dtype != self.gamma.dtype:  # say which dtype came from the user, which from the layer
+        # bf16 activations with float32 gamma/beta are fine (amp O2: float32 statistics, bf16
+        # output); any other mismatch says which dtype came from the user, which from the layer.
+        if x.dtype != self.gamma.dtype and not (x.dtype == mstype.bfloat16 and self.gamma.dtype == mstype.float32):
             raise TypeError(input_dtype_error("LayerNorm", x.dtype, self.gamma.dtype))
         y, _, _ = ops.layer_norm(x, self.gamma, self.beta, begin_norm_axis=self.begin_norm_axis,
                                  begin_params_axis=self.begin_params_axis, epsilon=self.epsilon)

@@ -99,6 +99,12 @@ std::shared_ptr<NormEntry> build_batch_norm(DType dtype, int64_t n, int64_t c, i
 void layer_norm_dnnl(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                      Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps) {
   auto fallback = [&] {
+    if (gamma.dtype() != x.dtype()) {  // bf16 x, float32 parameters (amp O2): widened, rounded once
+      Tensor y32 = Tensor::empty(y.shape(), DType::float32);
+      layer_norm_ref<float>(x.to(DType::float32), gamma, beta, y32, mean, rstd, outer, inner, eps);
+      convert_elements(y32.data(), DType::float32, y.data(), y.dtype(), y.numel());
+      return;
+    }
     visit_float_dtype(x.dtype(), "layer_norm", [&](auto t) {
       layer_norm_ref<typename decltype(t)::type>(x, gamma, beta, y, mean, rstd, outer, inner, eps);
     });

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
+#include "mycel/core/dtype.h"
+#include "mycel/core/half.h"
 #include "mycel/core/parallel.h"
 
 namespace mycel::cpu {
@@ -38,14 +41,24 @@ double* scratch(int which, size_t n) {
 
 }  // namespace
 
-bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
-                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
-                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
-                    double momentum) {
-  if (!all_f32({&x, &scale, &bias, &running_mean, &running_var, &y, &saved_mean, &saved_invstd}))
-    return false;
-  const float* X = x.data<float>();
-  float* Y = y.data<float>();
+namespace {
+
+// The activation element types of the batch norm loops: float32, and bfloat16 (amp O2's
+// activations) read into float and rounded once on store; statistics, parameters and sums stay
+// float32/double either way, so a bf16 batch norm computes what a float32 one does on the same
+// (bf16-valued) input and rounds only its output.
+template <class T>
+bool act_dtype_ok(const Tensor& t) {
+  return t.dtype() == dtype_of<T>::value;
+}
+
+template <class T>
+void batch_norm_loop(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                     double momentum) {
+  const T* X = x.data<T>();
+  T* Y = y.data<T>();
   const float *G = scale.data<float>(), *B = bias.data<float>();
   float *RM = running_mean.data<float>(), *RV = running_var.data<float>();
   float *SM = saved_mean.data<float>(), *SI = saved_invstd.data<float>();
@@ -56,14 +69,17 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
       if (training) {
         double sum = 0, sq = 0;
         for (int64_t b = 0; b < n; ++b) {
-          const float* p = X + (b * c + ch) * spatial;
-          sum += lane_sum(spatial, [p](int64_t i) { return p[i]; });
+          const T* p = X + (b * c + ch) * spatial;
+          sum += lane_sum(spatial, [p](int64_t i) { return float(p[i]); });
         }
         mu = sum / double(count);  // NaN for an empty batch, as batch_norm_ref
         const float m = static_cast<float>(mu);
         for (int64_t b = 0; b < n; ++b) {  // two passes: no cancellation of sum(x^2) - mean^2
-          const float* p = X + (b * c + ch) * spatial;
-          sq += lane_sum(spatial, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
+          const T* p = X + (b * c + ch) * spatial;
+          sq += lane_sum(spatial, [p, m](int64_t i) {
+            const float d = float(p[i]) - m;
+            return d * d;
+          });
         }
         var = sq / double(count);
         RM[ch] = static_cast<float>((1 - momentum) * double(RM[ch]) + momentum * mu);
@@ -76,25 +92,24 @@ bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Te
       const float a = static_cast<float>(double(G[ch]) * inv),
                   b0 = static_cast<float>(double(B[ch]) - mu * double(G[ch]) * inv);
       for (int64_t b = 0; b < n; ++b) {
-        const float* p = X + (b * c + ch) * spatial;
-        float* q = Y + (b * c + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i) q[i] = p[i] * a + b0;
+        const T* p = X + (b * c + ch) * spatial;
+        T* q = Y + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) q[i] = T(float(p[i]) * a + b0);
       }
     }
   });
-  return true;
 }
 
-bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
-                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
-                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
-                         int64_t spatial, bool training) {
-  if (!all_f32({&dy, &x, &scale, &mean, &invstd, &dmean, &dinvstd, &dx, &dscale, &dbias}))
-    return false;
-  const float *X = x.data<float>(), *DY = dy.data<float>(), *G = scale.data<float>(),
-              *MU = mean.data<float>(), *INV = invstd.data<float>(), *DMU = dmean.data<float>(),
-              *DINV = dinvstd.data<float>();
-  float *DX = dx.data<float>(), *DG = dscale.data<float>(), *DB = dbias.data<float>();
+template <class T>
+void batch_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& scale,
+                          const Tensor& mean, const Tensor& invstd, const Tensor& dmean,
+                          const Tensor& dinvstd, Tensor& dx, Tensor& dscale, Tensor& dbias,
+                          int64_t n, int64_t c, int64_t spatial, bool training) {
+  const T *X = x.data<T>(), *DY = dy.data<T>();
+  const float *G = scale.data<float>(), *MU = mean.data<float>(), *INV = invstd.data<float>(),
+              *DMU = dmean.data<float>(), *DINV = dinvstd.data<float>();
+  T* DX = dx.data<T>();
+  float *DG = dscale.data<float>(), *DB = dbias.data<float>();
   const int64_t count = n * spatial;
   parallel_for(c, std::max<int64_t>(count * 4, 1), [&](int64_t s, int64_t e) {
     for (int64_t ch = s; ch < e; ++ch) {
@@ -102,10 +117,11 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
       const double inv = INV[ch];
       double sum_dy = 0, sum_dy_xc = 0;
       for (int64_t b = 0; b < n; ++b) {
-        const float* xp = X + (b * c + ch) * spatial;
-        const float* dp = DY + (b * c + ch) * spatial;
-        sum_dy += lane_sum(spatial, [dp](int64_t i) { return dp[i]; });
-        sum_dy_xc += lane_sum(spatial, [dp, xp, mu](int64_t i) { return dp[i] * (xp[i] - mu); });
+        const T* xp = X + (b * c + ch) * spatial;
+        const T* dp = DY + (b * c + ch) * spatial;
+        sum_dy += lane_sum(spatial, [dp](int64_t i) { return float(dp[i]); });
+        sum_dy_xc += lane_sum(
+            spatial, [dp, xp, mu](int64_t i) { return float(dp[i]) * (float(xp[i]) - mu); });
       }
       const double sum_dy_xhat = sum_dy_xc * inv;
       DB[ch] = static_cast<float>(sum_dy);
@@ -121,44 +137,89 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
       const float af = static_cast<float>(a), bxf = static_cast<float>(bx * inv),
                   kf = static_cast<float>(k);
       for (int64_t b = 0; b < n; ++b) {
-        const float* xp = X + (b * c + ch) * spatial;
-        const float* dp = DY + (b * c + ch) * spatial;
-        float* out = DX + (b * c + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i) out[i] = af * dp[i] + bxf * (xp[i] - mu) + kf;
+        const T* xp = X + (b * c + ch) * spatial;
+        const T* dp = DY + (b * c + ch) * spatial;
+        T* out = DX + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i)
+          out[i] = T(af * float(dp[i]) + bxf * (float(xp[i]) - mu) + kf);
       }
     }
   });
+}
+
+}  // namespace
+
+bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                    Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                    int64_t n, int64_t c, int64_t spatial, bool training, double eps,
+                    double momentum) {
+  if (!all_f32({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}) ||
+      x.dtype() != y.dtype())
+    return false;
+  if (act_dtype_ok<float>(x))
+    batch_norm_loop<float>(x, scale, bias, running_mean, running_var, y, saved_mean, saved_invstd,
+                           n, c, spatial, training, eps, momentum);
+  else if (act_dtype_ok<BFloat16>(x))
+    batch_norm_loop<BFloat16>(x, scale, bias, running_mean, running_var, y, saved_mean,
+                              saved_invstd, n, c, spatial, training, eps, momentum);
+  else
+    return false;
   return true;
 }
 
-bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
-                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
-  const bool has_gamma = gamma.numel() > 0;
-  if ((has_gamma && gamma.numel() != inner) || inner <= 0 ||
-      !all_f32({&dy, &x, &gamma, &mean, &rstd, &dmean, &drstd, &dx}))
+bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+                         const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
+                         Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
+                         int64_t spatial, bool training) {
+  if (!all_f32({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}) ||
+      dy.dtype() != x.dtype() || dx.dtype() != x.dtype())
     return false;
-  if (has_gamma && !all_f32({&dgamma, &dbeta})) return false;
-  const float *X = x.data<float>(), *DY = dy.data<float>(), *MU = mean.data<float>(),
-              *RS = rstd.data<float>(), *DMU = dmean.data<float>(), *DRS = drstd.data<float>();
+  if (act_dtype_ok<float>(x))
+    batch_norm_grad_loop<float>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n, c,
+                                spatial, training);
+  else if (act_dtype_ok<BFloat16>(x))
+    batch_norm_grad_loop<BFloat16>(dy, x, scale, mean, invstd, dmean, dinvstd, dx, dscale, dbias, n,
+                                   c, spatial, training);
+  else
+    return false;
+  return true;
+}
+
+namespace {
+
+template <class T>
+void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                          const Tensor& mean, const Tensor& rstd, const Tensor& dmean,
+                          const Tensor& drstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                          int64_t outer, int64_t inner, bool has_gamma) {
+  const T *X = x.data<T>(), *DY = dy.data<T>();
+  const float *MU = mean.data<float>(), *RS = rstd.data<float>(), *DMU = dmean.data<float>(),
+              *DRS = drstd.data<float>();
   const float* G = has_gamma ? gamma.data<float>() : nullptr;
-  float* DX = dx.data<float>();
+  T* DX = dx.data<T>();
   // Rows in a few contiguous chunks, each with its own dgamma/dbeta partial sums (double).
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
   parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> xh;  // the row's xhat
+    thread_local std::vector<float> xh, dyh;  // the row's xhat (and its dy in float, for bf16)
     if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
+    if (static_cast<int64_t>(dyh.size()) < inner) dyh.resize(static_cast<size_t>(inner));
     for (int64_t ck = s; ck < e; ++ck) {
       double* sg = part + ck * 2 * inner;
       double* sb = sg + inner;
       std::fill(sg, sg + 2 * inner, 0.0);
       for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
-        const float* xp = X + r * inner;
-        const float* dp = DY + r * inner;
+        const T* xp = X + r * inner;
         const float mu = MU[r], rs = RS[r];
         float* xhat = xh.data();
-        for (int64_t i = 0; i < inner; ++i) xhat[i] = (xp[i] - mu) * rs;
+        for (int64_t i = 0; i < inner; ++i) xhat[i] = (float(xp[i]) - mu) * rs;
+        const float* dp;
+        if constexpr (std::is_same_v<T, float>) {
+          dp = DY + r * inner;
+        } else {  // widened once: the row's dy is read four times below
+          for (int64_t i = 0; i < inner; ++i) dyh[i] = float(DY[r * inner + i]);
+          dp = dyh.data();
+        }
         // Sums over the row of dxhat = dy * gamma and of dxhat * xhat.
         const double a = G ? lane_sum(inner, [dp, G](int64_t i) { return dp[i] * G[i]; })
                            : lane_sum(inner, [dp](int64_t i) { return dp[i]; });
@@ -168,11 +229,11 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
         const double m = double(inner);
         const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
-        float* out = DX + r * inner;
+        T* out = DX + r * inner;
         if (G)
-          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] * G[i] + bx * xhat[i] + k;
+          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] * G[i] + bx * xhat[i] + k);
         else
-          for (int64_t i = 0; i < inner; ++i) out[i] = rs * dp[i] + bx * xhat[i] + k;
+          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] + bx * xhat[i] + k);
         if (G)
           for (int64_t i = 0; i < inner; ++i) {
             sg[i] += double(dp[i] * xhat[i]);
@@ -191,6 +252,27 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
       DB[i] = static_cast<float>(b);
     }
   }
+}
+
+}  // namespace
+
+bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
+                         Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
+  const bool has_gamma = gamma.numel() > 0;
+  if ((has_gamma && gamma.numel() != inner) || inner <= 0 ||
+      !all_f32({&gamma, &mean, &rstd, &dmean, &drstd}) || dy.dtype() != x.dtype() ||
+      dx.dtype() != x.dtype())
+    return false;
+  if (has_gamma && !all_f32({&dgamma, &dbeta})) return false;
+  if (act_dtype_ok<float>(x))
+    layer_norm_grad_loop<float>(dy, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                inner, has_gamma);
+  else if (act_dtype_ok<BFloat16>(x))
+    layer_norm_grad_loop<BFloat16>(dy, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                   inner, has_gamma);
+  else
+    return false;
   return true;
 }
 

@@ -1,8 +1,9 @@
-// float32 batch_norm forward/backward and layer_norm backward as vectorizable loops: float math
-// per element, partial sums in 8 float lanes per plane or row, added into double per plane or row
-// (the reference loops, nn_ref.h / nn_grad_ref.h, convert every element to double and index gamma
-// with a modulo: 5-10x slower). Scratch lives in grow-only thread-local buffers, so a warm launch
-// allocates nothing. Each returns false where it does not apply (the caller runs the reference).
+// float32 (and bf16-activation) batch_norm forward/backward and layer_norm backward as vectorizable
+// loops: float math per element, partial sums in 8 float lanes per plane or row, added into double
+// per plane or row (the reference loops, nn_ref.h / nn_grad_ref.h, convert every element to double
+// and index gamma with a modulo: 5-10x slower). Scratch lives in grow-only thread-local buffers, so
+// a warm launch allocates nothing. Each returns false where it does not apply (the caller runs the
+// reference).
 #pragma once
 #include <cstdint>
 
@@ -10,13 +11,14 @@
 
 namespace mycel::cpu {
 
-/// batch_norm_ref's contract, float32 x, y and parameters only.
+/// batch_norm_ref's contract: x and y float32 or bfloat16 (amp O2's activations, read into float
+/// and rounded once on store), parameters and statistics float32.
 bool batch_norm_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
                     int64_t n, int64_t c, int64_t spatial, bool training, double eps,
                     double momentum);
 
-/// batch_norm_grad_ref's contract, every tensor float32.
+/// batch_norm_grad_ref's contract: dy, x and dx float32 or bfloat16 (one dtype), the rest float32.
 bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
                          const Tensor& invstd, const Tensor& dmean, const Tensor& dinvstd,
                          Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
