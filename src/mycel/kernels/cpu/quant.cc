@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 
 #ifdef __AVX2__
@@ -199,7 +201,18 @@ memory conv_weights(QConvEntry& e, const Tensor& w, bool constant, Tensor& hold)
 
 // Whether weights of a constant buffer fit s7, remembered per buffer (the source kept alive so the
 // address cannot be reused by other weights; bounded: forgotten past 512 buffers).
+// MYCEL_INT8_EXACT=1 runs every qconv2d and qdense on the exact int32 loops instead of oneDNN
+// (for measuring how far oneDNN's requantization is from them; see docs/edge.md).
+bool force_exact() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_INT8_EXACT");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 bool weights_safe_cached(const Tensor& w, bool constant) {
+  if (force_exact()) return false;
   if (cpu_has_vnni()) return true;
   if (!constant) return int8_weights_safe(w);
   static std::mutex mu;
