@@ -686,8 +686,8 @@ void qconv2d_direct_c1(const Tensor& x, const Tensor& w, const Tensor* bias, Ten
             hi_acc[o] = _mm256_add_epi32(hi_acc[o], _mm256_madd_epi16(hi, wv));
           }
         }
-        // The epilogue of store(), 8 lanes at a time per output channel: scale, bias, relu or
-        // relu6, then the float32 result or its requantization (round to nearest even, clamp).
+        // Requant's epilogue, 8 lanes at a time per output channel: bias, scale, relu or relu6,
+        // then the float32 result or its requantization (zero point, clamp, round to even).
         // The unpacks left pixels 0-3 and 8-11 in lo, 4-7 and 12-15 in hi: the 128-bit lane
         // permutes put them back in order. The block's results are gathered in the destination's
         // order in `tile` and copied out contiguously (NHWC: the 16 pixels' OC values are one
