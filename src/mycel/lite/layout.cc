@@ -15,6 +15,17 @@ bool is_nchw_f32(const TensorMeta& m) {
          m.shape[3] > 0;
 }
 
+// A float activation that convolutions, poolings and zero-keeping ops pass on blocked: float32
+// (activation_tag()), or bf16 where oneDNN has jit bf16 convolutions (bf16_activation_tag(): NHWC
+// on AVX512-BF16 CPUs; a bf16 graph on plain NCHW reordered around every convolution).
+bool is_nchw_act(const TensorMeta& m) {
+  if (m.dtype == DType::bfloat16) {
+    static const bool ok = cpu::bf16_activation_tag() != dnnl::memory::format_tag::undef;
+    return ok && m.shape.size() == 4 && m.shape[1] > 0 && m.shape[2] > 0 && m.shape[3] > 0;
+  }
+  return is_nchw_f32(m);
+}
+
 // Elementwise ops that map zero to zero: the layout's zero channel padding stays zero.
 bool keeps_zero(const std::string& op) {
   static const char* const kOps[] = {"add", "sub", "mul",  "maximum", "minimum",
@@ -153,9 +164,10 @@ LayoutPlan plan_layouts(const Graph& g, const std::vector<TensorMeta>& meta,
       if (!is(in, kPlainLayout)) l.mode = NodeLayout::Mode::kMeanHW, l.src_blocked = true;
       continue;
     }
-    if (is_output[out] || !is_nchw_f32(meta[out])) continue;
-    if (op == "conv2d" && wanted[out] && is_nchw_f32(meta[in]) &&
-        numel(meta[n.inputs[1]].shape) > 0 && !is(in, kNhwcLayout)) {
+    if (is_output[out] || !is_nchw_act(meta[out])) continue;
+    if (op == "conv2d" && wanted[out] && is_nchw_act(meta[in]) &&
+        meta[in].dtype == meta[out].dtype && numel(meta[n.inputs[1]].shape) > 0 &&
+        !is(in, kNhwcLayout)) {
       l.mode = NodeLayout::Mode::kWindow;
       l.src_blocked = is(in, kBlockedLayout);
     } else if (is_pool(op) && is(in, kBlockedLayout)) {

@@ -2,7 +2,8 @@
 // outputs stay in the activation layout oneDNN's convolutions prefer (nChw8c, nChw16c or NHWC)
 // when a conv, a pooling, a zero-keeping elementwise op or a global average pooling (a mean over
 // H and W) reads them, so no reorder runs between those; every other reader gets one reorder to
-// NCHW, shared by later plain readers.
+// NCHW, shared by later plain readers. A bf16 graph's conv2d outputs likewise, in the layout
+// oneDNN's bf16 convolutions take (cpu::bf16_activation_tag(): NHWC on AVX512-BF16 CPUs).
 #pragma once
 #include <vector>
 

@@ -53,8 +53,44 @@ memory::format_tag activation_tag() {
   return t;
 }
 
+memory::format_tag bf16_activation_tag() {
+  static const memory::format_tag t = [] {
+    // oneDNN's choice for a bf16 convolution with free activation layouts: NHWC for the
+    // avx512_core_bf16 brgemm kernels (Zen 4, Cooper Lake, Sapphire Rapids). The float32 choice
+    // (nChw8c on Zen 4, for Mycel's own AVX2 kernels) does not apply: no bf16 kernel of Mycel's
+    // reads it, and oneDNN's bf16 kernels take NHWC or nChw16c, so a bf16 graph on nChw8c would
+    // reorder around every convolution.
+    const memory::dims src{1, 32, 14, 14}, wei{32, 32, 3, 3}, dst{1, 32, 12, 12};
+    const auto bf16 = memory::data_type::bf16;
+    try {
+      dnnl::convolution_forward::primitive_desc pd(
+          dnnl::convolution_forward::desc(
+              dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              memory::desc(src, bf16, memory::format_tag::any),
+              memory::desc(wei, bf16, memory::format_tag::any),
+              memory::desc(dst, bf16, memory::format_tag::any), {1, 1}, {0, 0}, {0, 0}, {0, 0}),
+          engine());
+      const std::string impl = pd.impl_info_str();  // a reference or gemm kernel: no layout
+      if (impl.rfind("gemm", 0) == 0 || impl.rfind("ref", 0) == 0) return memory::format_tag::undef;
+      for (auto tag : {memory::format_tag::nhwc, memory::format_tag::nChw16c})
+        if (pd.dst_desc() == memory::desc(dst, bf16, tag)) return tag;
+    } catch (const dnnl::error&) {
+    }
+    return memory::format_tag::undef;
+  }();
+  return t;
+}
+
+namespace {
+memory::format_tag tag_for(DType dt) {
+  return dt == DType::bfloat16 ? bf16_activation_tag() : activation_tag();
+}
+}  // namespace
+
 memory::desc blocked_desc(const Shape& s, DType dt, bool blocked) {
-  const auto tag = blocked ? activation_tag() : memory::format_tag::nchw;
+  const auto tag = blocked ? tag_for(dt) : memory::format_tag::nchw;
+  MYCEL_CHECK(tag != memory::format_tag::undef, RuntimeError, "[layout] no blocked ",
+              dtype_name(dt), " layout on this CPU (backend bug)");
   return memory::desc({s[0], s[1], s[2], s[3]}, to_dnnl(dt), tag);
 }
 
@@ -93,7 +129,10 @@ int64_t channel_block() {
 size_t blocked_nbytes(const Shape& s, DType dtype) {
   MYCEL_CHECK(s.size() == 4, RuntimeError, "[layout] blocked tensors are NCHW, got rank ",
               s.size());
-  const int64_t b = channel_block(), c = (s[1] + b - 1) / b * b;
+  const int64_t b = dtype == DType::bfloat16
+                        ? (bf16_activation_tag() == memory::format_tag::nChw16c ? 16 : 1)
+                        : channel_block(),
+                c = (s[1] + b - 1) / b * b;
   return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
 }
 

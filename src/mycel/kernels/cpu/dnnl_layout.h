@@ -21,11 +21,16 @@ const char* activation_tag_name();
 int64_t channel_block();
 /// The `block` argument of conv_direct.h's kernels for a blocked output of oc channels.
 inline int64_t direct_block(int64_t oc) { return channel_block() == 1 ? oc : channel_block(); }
+/// The layout of blocked bf16 activations (the lite runtime's bf16 graphs): oneDNN's choice for
+/// a bf16 convolution here (nhwc or nChw16c), undef where it has no jit bf16 convolution.
+/// blocked_desc and blocked_nbytes use it for bf16 tensors.
+dnnl::memory::format_tag bf16_activation_tag();
 /// Bytes of an NCHW tensor of `shape` and `dtype` in the blocked layout (channels padded to
 /// channel_block(); the padding is kept zero by oneDNN's primitives).
 size_t blocked_nbytes(const Shape& shape, DType dtype);
 
-/// oneDNN descriptor of an NCHW tensor: nchw, or activation_tag() when `blocked`.
+/// oneDNN descriptor of an NCHW tensor: nchw, or activation_tag() when `blocked` (for bf16:
+/// bf16_activation_tag()).
 dnnl::memory::desc blocked_desc(const Shape& shape, DType dtype, bool blocked);
 
 /// y (plain NCHW) := x (blocked), or the reverse with `to_blocked`; both of x's logical shape.

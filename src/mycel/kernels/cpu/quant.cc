@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 
 #ifdef __AVX2__
@@ -27,25 +29,48 @@ using dnnl::memory;
 using namespace dnnl_util;
 using tag = memory::format_tag;
 
-// round-to-nearest-even then saturate into Q; NaN goes to the zero point.
-template <class Q>
-inline Q saturate(float v, int32_t zp) {
-  if (!(v == v)) return static_cast<Q>(zp);
-  v = std::nearbyint(v) + static_cast<float>(zp);
-  v = std::min(std::max(v, float(std::numeric_limits<Q>::min())),
-               float(std::numeric_limits<Q>::max()));
-  return static_cast<Q>(v);
-}
+// The requantization of oneDNN's int8 primitives (int8_attr, scaled_bias, output_scales): the
+// bias in accumulator units added to the int32 sum converted to float, times the per-channel
+// output scale (x_scale * w_scale[o], / y_scale for a uint8 output), then relu or relu6's clip in
+// those units, then for uint8 the zero point added, clamped and rounded to nearest even. The
+// exact loops apply the same float operations in the same order, so every path gives the same
+// outputs to the bit. (Multiplying by x_scale * w_scale[o] and adding the bias in output units,
+// then dividing by y_scale, gives the same real number rounded differently: a value on a
+// rounding boundary then went the other way on oneDNN than on the exact loops, and over
+// ResNet-18's 21 int8 layers those flips moved logits by up to 2.4 quantization steps.)
+struct Requant {
+  std::vector<float> bias, scale;
+  float hi = 0, zp = 0;
+  bool relu = false, relu6 = false, u8 = false;
 
-// The epilogue shared by the reference loops.
-inline void store(float yf, const QuantSpec& q, bool u8, void* out, int64_t i) {
-  if (q.relu) yf = std::max(yf, 0.0f);
-  if (q.relu6) yf = std::min(yf, 6.0f);
-  if (u8)
-    static_cast<uint8_t*>(out)[i] = saturate<uint8_t>(yf / q.y_scale, q.y_zp);
-  else
-    static_cast<float*>(out)[i] = yf;
-}
+  Requant(const QuantSpec& q, const float* b, bool u8_) : u8(u8_) {
+    const size_t n = q.w_scale.size();
+    bias.assign(n, 0.0f);
+    scale.resize(n);
+    for (size_t o = 0; o < n; ++o) {
+      if (b) bias[o] = b[o] / (q.x_scale * q.w_scale[o]);  // as scaled_bias
+      scale[o] = u8 ? q.x_scale * q.w_scale[o] / q.y_scale : q.x_scale * q.w_scale[o];
+    }
+    relu = q.relu;
+    relu6 = q.relu && q.relu6;  // as int8_attr: relu6 is a clip post-op in place of relu
+    hi = u8 ? 6.0f / q.y_scale : 6.0f;
+    zp = static_cast<float>(q.y_zp);
+  }
+  // The float32 output, or the uint8 value as a float.
+  float operator()(int32_t acc, int64_t o) const {
+    float v = (static_cast<float>(acc) + bias[o]) * scale[o];
+    if (relu) v = relu6 ? std::min(std::max(v, 0.0f), hi) : std::max(v, 0.0f);
+    if (u8) v = std::nearbyint(std::min(std::max(v + zp, 0.0f), 255.0f));
+    return v;
+  }
+  void store(int32_t acc, int64_t o, void* out, int64_t i) const {
+    const float v = (*this)(acc, o);
+    if (u8)
+      static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
+    else
+      static_cast<float*>(out)[i] = v;
+  }
+};
 
 uint64_t fnv(const void* p, size_t n, uint64_t h = 1469598103934665603ull) {
   const auto* b = static_cast<const uint8_t*>(p);
@@ -199,7 +224,18 @@ memory conv_weights(QConvEntry& e, const Tensor& w, bool constant, Tensor& hold)
 
 // Whether weights of a constant buffer fit s7, remembered per buffer (the source kept alive so the
 // address cannot be reused by other weights; bounded: forgotten past 512 buffers).
+// MYCEL_INT8_EXACT=1 runs every qconv2d and qdense on the exact int32 loops instead of oneDNN
+// (for measuring how far oneDNN's requantization is from them; see docs/edge.md).
+bool force_exact() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_INT8_EXACT");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 bool weights_safe_cached(const Tensor& w, bool constant) {
+  if (force_exact()) return false;
   if (cpu_has_vnni()) return true;
   if (!constant) return int8_weights_safe(w);
   static std::mutex mu;
@@ -432,13 +468,12 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
-  const bool u8 = y.dtype() == DType::uint8;
+  const Requant rq(q, B, y.dtype() == DType::uint8);
   const int64_t cg = g.c / g.groups, og = g.oc / g.groups;
   int64_t i = 0;
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t o = 0; o < g.oc; ++o) {
       const int64_t c0 = (o / og) * cg;
-      const float s = q.x_scale * q.w_scale[o];
       for (int64_t oh = 0; oh < g.oh; ++oh)
         for (int64_t ow = 0; ow < g.ow; ++ow, ++i) {
           int32_t acc = 0;
@@ -454,7 +489,7 @@ void qconv2d_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
                     static_cast<int32_t>(W[((o * cg + c) * g.kh + kh) * g.kw + kw]);
               }
             }
-          store(static_cast<float>(acc) * s + (B ? B[o] : 0.0f), q, u8, y.data(), i);
+          rq.store(acc, o, y.data(), i);
         }
     }
 }
@@ -464,14 +499,13 @@ void qdense_ref(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
   const uint8_t* X = x.data<uint8_t>();
   const int8_t* W = w.data<int8_t>();
   const float* B = bias ? bias->data<float>() : nullptr;
-  const bool u8 = y.dtype() == DType::uint8;
+  const Requant rq(q, B, y.dtype() == DType::uint8);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t o = 0; o < n; ++o) {
       int32_t acc = 0;
       for (int64_t j = 0; j < k; ++j)
         acc += (static_cast<int32_t>(X[r * k + j]) - q.x_zp) * static_cast<int32_t>(W[o * k + j]);
-      store(static_cast<float>(acc) * (q.x_scale * q.w_scale[o]) + (B ? B[o] : 0.0f), q, u8,
-            y.data(), r * n + o);
+      rq.store(acc, o, y.data(), r * n + o);
     }
 }
 
@@ -548,26 +582,25 @@ void qconv2d_small(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor&
       (p.n8 - o0 >= 16 ? madd_pixels<2> : madd_pixels<1>)(xp, p.w.data(), p.k2, p.n8, o0,
                                                           acc.data() + p0 * p.n8 + o0, p.n8);
   }
-  // Epilogue per (image, channel): the reference's arithmetic, branch-free so it vectorizes.
-  const float* B = bias ? bias->data<float>() : nullptr;
+  // Epilogue per (image, channel): Requant's arithmetic (oneDNN's), branch-free so it vectorizes.
   const bool u8 = y.dtype() == DType::uint8;
+  const Requant rq(q, bias ? bias->data<float>() : nullptr, u8);
+  const float lo = rq.relu ? 0.0f : -std::numeric_limits<float>::infinity(),
+              hi = rq.relu6 ? rq.hi : std::numeric_limits<float>::infinity();
   std::vector<float> yf(ohw);
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t o = 0; o < g.oc; ++o) {
-      const float s = q.x_scale * q.w_scale[o], b = B ? B[o] : 0.0f;
+      const float s = rq.scale[o], b = rq.bias[o];
       const int32_t off = q.x_zp * p.wsum[o];
       const int32_t* a = acc.data() + n * ohw * p.n8 + o;
-      for (int64_t i = 0; i < ohw; ++i) {
-        float v = static_cast<float>(a[i * p.n8] - off) * s + b;
-        v = q.relu ? std::max(v, 0.0f) : v;
-        yf[i] = q.relu6 ? std::min(v, 6.0f) : v;
-      }
+      for (int64_t i = 0; i < ohw; ++i)
+        yf[i] = std::min(std::max((static_cast<float>(a[i * p.n8] - off) + b) * s, lo), hi);
       const int64_t base = (n * g.oc + o) * ohw;
       if (u8) {
-        const float inv = q.y_scale;
         uint8_t* Y = y.data<uint8_t>() + base;
-        for (int64_t i = 0; i < ohw; ++i) yf[i] = yf[i] / inv;
-        quantize_loop(yf.data(), Y, ohw, 1.0f, q.y_zp);
+        for (int64_t i = 0; i < ohw; ++i)
+          Y[i] = static_cast<uint8_t>(static_cast<int32_t>(
+              std::nearbyint(std::min(std::max(yf[i] + rq.zp, 0.0f), 255.0f))));
       } else {
         std::copy(yf.begin(), yf.end(), y.data<float>() + base);
       }
@@ -617,8 +650,8 @@ void qconv2d_direct_c1(const Tensor& x, const Tensor& w, const Tensor* bias, Ten
                        const WindowGeom& g, const QuantSpec& q, bool dst_nhwc) {
   const int64_t taps = g.kh * g.kw, pairs = (taps + 1) / 2;
   const int8_t* W = w.data<int8_t>();
-  const float* B = bias ? bias->data<float>() : nullptr;
   const bool u8 = y.dtype() == DType::uint8;
+  const Requant rq(q, bias ? bias->data<float>() : nullptr, u8);
   int32_t wp[16 * 32];  // (output, pair): the pair's two weights as int16 halves
   for (int64_t o = 0; o < g.oc; ++o)
     for (int64_t p = 0; p < pairs; ++p) {
@@ -653,8 +686,8 @@ void qconv2d_direct_c1(const Tensor& x, const Tensor& w, const Tensor* bias, Ten
             hi_acc[o] = _mm256_add_epi32(hi_acc[o], _mm256_madd_epi16(hi, wv));
           }
         }
-        // The epilogue of store(), 8 lanes at a time per output channel: scale, bias, relu or
-        // relu6, then the float32 result or its requantization (round to nearest even, clamp).
+        // Requant's epilogue, 8 lanes at a time per output channel: bias, scale, relu or relu6,
+        // then the float32 result or its requantization (zero point, clamp, round to even).
         // The unpacks left pixels 0-3 and 8-11 in lo, 4-7 and 12-15 in hi: the 128-bit lane
         // permutes put them back in order. The block's results are gathered in the destination's
         // order in `tile` and copied out contiguously (NHWC: the 16 pixels' OC values are one
@@ -662,19 +695,18 @@ void qconv2d_direct_c1(const Tensor& x, const Tensor& w, const Tensor* bias, Ten
         // index computed cost more than the multiplies (LeNet5's first layer: 15 us, now 8).
         alignas(32) int32_t acc[OC][16];
         for (int o = 0; o < OC; ++o) {
-          const __m256 sc = _mm256_set1_ps(q.x_scale * q.w_scale[o]);
-          const __m256 bo = _mm256_set1_ps(B ? B[o] : 0.0f);
+          const __m256 sc = _mm256_set1_ps(rq.scale[o]);
+          const __m256 bo = _mm256_set1_ps(rq.bias[o]);
           const __m256i ordered[2] = {_mm256_permute2x128_si256(lo_acc[o], hi_acc[o], 0x20),
                                       _mm256_permute2x128_si256(lo_acc[o], hi_acc[o], 0x31)};
           for (int half = 0; half < 2; ++half) {
-            __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ordered[half]), sc, bo);
-            if (q.relu) v = _mm256_max_ps(v, _mm256_setzero_ps());
-            if (q.relu6) v = _mm256_min_ps(v, _mm256_set1_ps(6.0f));
+            __m256 v = _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(ordered[half]), bo), sc);
+            if (rq.relu) v = _mm256_max_ps(v, _mm256_setzero_ps());
+            if (rq.relu6) v = _mm256_min_ps(v, _mm256_set1_ps(rq.hi));
             if (u8) {
-              v = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v, _mm256_set1_ps(q.y_scale)),
-                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                                _mm256_set1_ps(static_cast<float>(q.y_zp)));
+              v = _mm256_add_ps(v, _mm256_set1_ps(rq.zp));
               v = _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(255.0f));
+              v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
               _mm256_store_si256(reinterpret_cast<__m256i*>(acc[o] + 8 * half),
                                  _mm256_cvtps_epi32(v));
             } else {
@@ -794,17 +826,13 @@ void qdense_rows(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
   const std::shared_ptr<const Packed16> packed = packed16(w, n, k, constant);
   const Packed16& p = *packed;
   const uint8_t* X = x.data<uint8_t>();
-  const float* B = bias ? bias->data<float>() : nullptr;
-  const bool u8 = y.dtype() == DType::uint8;
+  const Requant rq(q, bias ? bias->data<float>() : nullptr, y.dtype() == DType::uint8);
   std::vector<uint16_t> row(p.k2 * 2, 0);
   std::vector<int32_t> acc(n);
   for (int64_t r = 0; r < m; ++r) {
     std::copy(X + r * k, X + (r + 1) * k, row.begin());
     madd_row(reinterpret_cast<const int32_t*>(row.data()), p, acc.data());
-    for (int64_t o = 0; o < n; ++o)
-      store(static_cast<float>(acc[o] - q.x_zp * p.wsum[o]) * (q.x_scale * q.w_scale[o]) +
-                (B ? B[o] : 0.0f),
-            q, u8, y.data(), r * n + o);
+    for (int64_t o = 0; o < n; ++o) rq.store(acc[o] - q.x_zp * p.wsum[o], o, y.data(), r * n + o);
   }
 }
 
