@@ -57,7 +57,7 @@ struct FnRef {
 
 class Lowerer {
  public:
-  Lowerer(const FuncGraph& top, ProgramImpl& p) : top_(top), p_(p) {}
+  Lowerer(const FuncGraph& top, ProgramImpl& p) : top_(top), p_(p), effects_(&top) {}
 
   void run() {
     Closures c = convert_closures(top_);
@@ -485,8 +485,17 @@ class Lowerer {
       }
       case Prim::kAssign: {
         int w = scalar_reg(a->arg(0), "assign");
-        MYCEL_CHECK(is_weight(a->arg(0)), NotSupported,
-                    "[backend] assign needs a Parameter as its target", where(n));
+        // A weight, or an input of the compiled function: its register holds the caller's
+        // tensor, so the write lands in the Parameter (or Tensor) passed in.
+        MYCEL_CHECK(effects_.is_state(a->arg(0)) && fn_->regs[w].type == RegType::kTensor,
+                    NotSupported,
+                    "[backend] assign needs a Parameter or a tensor input of the compiled "
+                    "function as its target, got ",
+                    ir::as_parameter(a->arg(0)) ? "an input of a called function (a loop body or "
+                                                  "branch): pass the Parameter to it as a free "
+                                                  "variable instead"
+                                                : "a computed value (write the Parameter itself)",
+                    where(n));
         Instr& in = emit(Code::kAssign, n);
         in.in = {w, scalar_reg(a->arg(1), "assign")};
         vals_[n] = value_of(a->arg(1));

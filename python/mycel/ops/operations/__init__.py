@@ -205,6 +205,20 @@ for _name in _optim_ops2.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops2, _name)
         __all__.append(_name)
+# ApplyAdamWithAmsgrad, SparseApplyRMSProp, FusedAdaFactor: optim_ops3.py.
+from mycel.ops.operations import optim_ops3 as _optim_ops3  # noqa: E402
+
+for _name in _optim_ops3.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_optim_ops3, _name)
+        __all__.append(_name)
+# CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: compat_ops6.py.
+from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
+
+for _name in _compat6.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_compat6, _name)
+        __all__.append(_name)
 
 # PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
 # gradients).
