@@ -5,7 +5,7 @@ indices summed: the "fused" merge, which also defines the unfused ops' case Mind
 undefined); the dense rule then runs and a row mask keeps the untouched rows as they were.
 FusedSparseAdam alone updates every row (its m and v decay everywhere), as MindSpore's does."""
 from mycel import _mycel
-from mycel.common.dtype import int64
+from mycel.common.dtype import float16, float32, int64
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.operations.optim_ops import _assign
 from mycel.ops.primitive import constexpr
@@ -20,6 +20,15 @@ def _check_sparse(who, var_shape, grad_shape, indices_shape):
         raise ValueError(f"{who}: 'indices' must be 1-d and 'grad' of shape (len(indices),) + "
                          f"var.shape[1:], got indices {tuple(indices_shape)}, grad {tuple(grad_shape)} "
                          f"and var {tuple(var_shape)}")
+    return True
+
+
+@constexpr
+def _check_half_or_float(who, var, accum, grad):
+    """MindSpore's kernels of the sparse Adagrads take float16 and float32 only (the dtypes)."""
+    for name, t in (("var", var), ("accum", accum), ("grad", grad)):
+        if t not in (float16, float32):
+            raise TypeError(f"{who}: '{name}' must be float16 or float32, got {t}")
     return True
 
 
@@ -112,6 +121,7 @@ class SparseApplyAdagrad(_Composite):
         super().__init__(lr=float(lr), update_slots=bool(update_slots))
 
     def _call(self, var, accum, grad, indices):
+        _check_half_or_float(self.name, var.dtype, accum.dtype, grad.dtype)
         g, mask = _dense(self.name, var, grad, indices)
         new_var, acc = _adagrad_v2(var, accum, self.lr, g, 0.0, self.update_slots)
         _assign(accum, _rows(mask, acc, accum))
@@ -125,6 +135,7 @@ class SparseApplyAdagradV2(_Composite):
         super().__init__(lr=float(lr), epsilon=float(epsilon), update_slots=bool(update_slots))
 
     def _call(self, var, accum, grad, indices):
+        _check_half_or_float(self.name, var.dtype, accum.dtype, grad.dtype)
         g, mask = _dense(self.name, var, grad, indices)
         new_var, acc = _adagrad_v2(var, accum, self.lr, g, self.epsilon, self.update_slots)
         _assign(accum, _rows(mask, acc, accum))
