@@ -4,12 +4,14 @@ Each writes its state arguments in place (Parameters of the Cell or passed to co
 returns what MindSpore's returns."""
 from mycel import _mycel
 from mycel.common.dtype import float32
+from mycel.common.tensor import Tensor
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.operations.optim_ops import _assign
 from mycel.ops.operations.optim_ops2 import _dense, _rows
 
 _ops = _mycel.ops
 
+_F32_EPS = 1.1920928955078125e-07  # float32's machine epsilon
 _TINY = 1e-30  # MindSpore's FusedAdaFactor floor for second moments and norms
 
 
@@ -43,8 +45,9 @@ class ApplyAdamWithAmsgrad(_Composite):
 
 
 class SparseApplyRMSProp(_Composite):
-    """Rows `indices` (repeats summed): ms = rho ms + (1 - rho) grad^2;
-    mom = momentum mom + lr grad / sqrt(ms + epsilon); var -= mom. Returns (var, ms, mom)."""
+    """Rows `indices` (repeats summed): ms = rho ms + (1 - rho) grad^2 where |grad| > float32's
+    epsilon (elsewhere ms stays, as in MindSpore's kernel); mom = momentum mom + lr grad /
+    sqrt(ms + epsilon); var -= mom. Returns (var, ms, mom)."""
 
     def __init__(self, rho, momentum, epsilon, use_locking=False):
         who = "SparseApplyRMSProp"
@@ -53,12 +56,15 @@ class SparseApplyRMSProp(_Composite):
                          epsilon=_check_float(who, "epsilon", epsilon, 0.0), use_locking=bool(use_locking))
 
     def _call(self, var, ms, mom, lr, grad, indices):
-        g, mask = _dense(self.name, var, grad, indices)
-        ms_new = self.rho * ms + (1.0 - self.rho) * g * g
-        mom_new = self.momentum * mom + lr * g / _ops.sqrt(ms_new + self.epsilon)
-        _assign(ms, _rows(mask, ms_new, ms))
+        # float32 arithmetic, each state rounded to its dtype once (MindSpore's float16 kernel)
+        g, mask = _dense(self.name, var, _ops.cast(grad, float32), indices)
+        ms32, mom32, var32 = _ops.cast(ms, float32), _ops.cast(mom, float32), _ops.cast(var, float32)
+        moved = _ops.greater(_ops.abs(g), _F32_EPS)
+        ms_new = _ops.select(moved, ms32 * self.rho + g * g * (1.0 - self.rho), ms32)
+        mom_new = _ops.cast(mom32 * self.momentum + lr * g / _ops.sqrt(ms_new + self.epsilon), mom.dtype)
+        _assign(ms, _rows(mask, _ops.cast(ms_new, ms.dtype), ms))
         _assign(mom, _rows(mask, mom_new, mom))
-        return _assign(var, _rows(mask, var - mom_new, var)), ms, mom
+        return _assign(var, _rows(mask, _ops.cast(var32 - _ops.cast(mom_new, float32), var.dtype), var)), ms, mom
 
 
 def _rms(x):
@@ -67,7 +73,7 @@ def _rms(x):
 
 def _pair(epsilon):
     """(epsilon1, epsilon2) from a pair of numbers or a two-element tensor."""
-    if isinstance(epsilon, (tuple, list)):
+    if isinstance(epsilon, tuple) or isinstance(epsilon, list):  # (graph mode: one type each)
         if len(epsilon) != 2:
             raise ValueError(f"FusedAdaFactor: 'epsilon' must be a pair, got {epsilon}")
         return float(epsilon[0]), float(epsilon[1])
@@ -98,9 +104,11 @@ class FusedAdaFactor(_Composite):
 
     def _step(self, epsilon, clip_threshold, beta1, beta2, weight_decay, learning_rate, grad, param, exp_avg,
               exp_avg_sq_row, exp_avg_sq_col, exp_avg_sq, inv_norm):
-        if grad.shape != param.shape:
-            raise ValueError(f"{self.name}: 'grad' shape {tuple(grad.shape)} must equal 'param' shape "
-                             f"{tuple(param.shape)}")
+        if len(grad.shape) != len(param.shape):
+            raise ValueError("FusedAdaFactor: 'grad' must have the shape of 'param' (its rank differs)")
+        for a, b in zip(grad.shape, param.shape):  # a run-time check where a dimension is dynamic
+            if a != b:
+                raise ValueError("FusedAdaFactor: 'grad' must have the shape of 'param'")
         eps1, eps2 = _pair(epsilon)
         g = _ops.cast(grad, float32) * inv_norm
         u = g * g + eps1
@@ -133,7 +141,7 @@ class FusedAdaFactorWithGlobalNorm(FusedAdaFactor):
 
     def _call(self, epsilon, clip_threshold, beta1, beta2, weight_decay, learning_rate, grad, param, exp_avg,
               exp_avg_sq_row, exp_avg_sq_col, exp_avg_sq, global_norm):
-        if isinstance(global_norm, (int, float)):
+        if not isinstance(global_norm, Tensor):  # a number (graph mode: maybe known at run time)
             inv = 1.0 if global_norm < _TINY else 1.0 / global_norm
         else:
             gn = _ops.cast(global_norm, float32)
