@@ -164,3 +164,33 @@ def test_unsorted_segment_id_out_of_range(mode):
     with pytest.raises(RuntimeError, match="segment_ids values must be in"):
         Segment(P.UnsortedSegmentMax())(ms.Tensor(np.ones((4,), np.float32)),
                                         ms.Tensor(np.array([0, 1, 3, 2], np.int32)))
+
+
+def stft_ref(x, n_fft, hop, win, center, onesided, normalized):
+    """Frame by frame with numpy's pad and fft."""
+    if center:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(n_fft // 2, n_fft // 2)], mode="reflect")
+    w = np.zeros(n_fft, win.dtype)
+    left = (n_fft - len(win)) // 2
+    w[left:left + len(win)] = win
+    n_frames = 1 + (x.shape[-1] - n_fft) // hop
+    spec = np.stack([np.fft.fft(x[..., f * hop:f * hop + n_fft] * w) for f in range(n_frames)], -1)
+    if onesided:
+        spec = spec[..., :n_fft // 2 + 1, :]
+    return spec / np.sqrt(n_fft) if normalized else spec
+
+
+@pytest.mark.parametrize("center,onesided,normalized", [(True, True, False), (False, False, True)])
+def test_stft(center, onesided, normalized):
+    x = RNG.normal(size=(2, 37))
+    win = np.hanning(12)
+    out = ops.stft(ms.Tensor(x), 16, hop_length=5, win_length=12, window=ms.Tensor(win), center=center,
+                   onesided=onesided, normalized=normalized, return_complex=True)
+    np.testing.assert_allclose(out.asnumpy(), stft_ref(x, 16, 5, win, center, onesided, normalized),
+                               rtol=1e-10, atol=1e-12)
+    pairs = ops.stft(ms.Tensor(x.astype(np.float32)), 8)  # defaults: hop 2, ones window, real pairs
+    want = stft_ref(x.astype(np.float32), 8, 2, np.ones(8, np.float32), True, True, False)
+    np.testing.assert_allclose(pairs.asnumpy(), np.stack([want.real, want.imag], -1), rtol=1e-4, atol=1e-5)
+    z = (x + 1j * RNG.normal(size=x.shape)).astype(np.complex128)
+    np.testing.assert_allclose(ops.stft(ms.Tensor(z), 8, center=False).asnumpy(),
+                               stft_ref(z, 8, 2, np.ones(8), False, False, False), rtol=1e-10, atol=1e-12)

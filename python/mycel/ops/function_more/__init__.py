@@ -38,6 +38,7 @@ from mycel.ops.function_more.nn2 import *  # noqa: F401,F403
 from mycel.ops.function_more.vision import *  # noqa: F401,F403
 from mycel.ops.function_more.grid3d import *  # noqa: F401,F403
 from mycel.ops.function_more.deform import *  # noqa: F401,F403
+from mycel.ops.function_more.spectral import *  # noqa: F401,F403  (compat21: stft)
 
 _ops = _mycel.ops
 
