@@ -194,3 +194,22 @@ def test_stft(center, onesided, normalized):
     z = (x + 1j * RNG.normal(size=x.shape)).astype(np.complex128)
     np.testing.assert_allclose(ops.stft(ms.Tensor(z), 8, center=False).asnumpy(),
                                stft_ref(z, 8, 2, np.ones(8), False, False, False), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode_name,np_mode", [("constant", "constant"), ("reflect", "reflect"),
+                                                ("edge", "edge"), ("circular", "wrap")])
+def test_pad_v3(mode, mode_name, np_mode):
+    """numpy's pad; negative amounts crop first and the rest pads what is left."""
+    x = RNG.normal(size=(2, 4, 5)).astype(np.float32)
+    op = P.PadV3(mode_name)
+    paddings = (2, -1, -1, 2)  # last dim (2, -1), the one before (-1, 2)
+    kwargs = {"constant_values": 1.5} if np_mode == "constant" else {}
+    want = np.pad(x[:, 1:, :-1], [(0, 0), (0, 2), (2, 0)], mode=np_mode, **kwargs)
+    if mode_name == "constant":
+        out = op(ms.Tensor(x), paddings, ms.Tensor(np.float32(1.5)))
+    else:
+        out = op(ms.Tensor(x), ms.Tensor(np.array(paddings, np.int64)))
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    split = P.PadV3(mode_name, paddings_contiguous=False)(ms.Tensor(x), (1, 0, 2, 1), *(
+        [ms.Tensor(np.float32(1.5))] if mode_name == "constant" else []))  # (begins..., ends...)
+    np.testing.assert_array_equal(split.asnumpy(), np.pad(x, [(0, 0), (0, 1), (1, 2)], mode=np_mode, **kwargs))

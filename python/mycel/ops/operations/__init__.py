@@ -212,6 +212,13 @@ for _name in _optim_ops3.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops3, _name)
         __all__.append(_name)
+# PadV3: pad_ops.py.
+from mycel.ops.operations import pad_ops as _pad_ops  # noqa: E402
+
+for _name in _pad_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_pad_ops, _name)
+        __all__.append(_name)
 # CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: compat_ops6.py.
 from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
 
