@@ -1,9 +1,10 @@
 // Ordering of side effects in a compiled function. assign(weight, value) writes a Parameter in
 // place, so within one step it must run after every read of that weight, including reads through
 // views and inside called graphs (loop bodies, branches). An input of the compiled function is
-// written in place the same way (a Parameter passed to construct: MindSpore updates it). MindSpore threads a monad through such
-// effects; for the steps we compile (forward, backward, then the optimizer's writes) "every read
-// before the write" is the whole rule, and these extra edges give it to the scheduler.
+// written in place the same way (a Parameter passed to construct: MindSpore updates it). MindSpore
+// threads a monad through such effects; for the steps we compile (forward, backward, then the
+// optimizer's writes) "every read before the write" is the whole rule, and these extra edges give
+// it to the scheduler.
 #pragma once
 #include <unordered_map>
 #include <unordered_set>

@@ -5,7 +5,7 @@ indices summed: the "fused" merge, which also defines the unfused ops' case Mind
 undefined); the dense rule then runs and a row mask keeps the untouched rows as they were.
 FusedSparseAdam alone updates every row (its m and v decay everywhere), as MindSpore's does."""
 from mycel import _mycel
-from mycel.common.dtype import float16, float32, int64
+from mycel.common.dtype import float16, float32, int32, int64
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.operations.optim_ops import _assign
 from mycel.ops.primitive import constexpr
@@ -14,13 +14,23 @@ _ops = _mycel.ops
 
 
 @constexpr
-def _check_sparse(who, var_shape, grad_shape, indices_shape):
-    want = (indices_shape[0],) + tuple(var_shape[1:]) if len(indices_shape) == 1 else None
-    if want is None or tuple(grad_shape) != want:
-        raise ValueError(f"{who}: 'indices' must be 1-d and 'grad' of shape (len(indices),) + "
-                         f"var.shape[1:], got indices {tuple(indices_shape)}, grad {tuple(grad_shape)} "
-                         f"and var {tuple(var_shape)}")
+def _check_indices(who, dtype):
+    if dtype not in (int32, int64):
+        raise TypeError(f"{who}: 'indices' must be int32 or int64, got {dtype}")
     return True
+
+
+def _check_sparse(who, var, grad, indices):
+    """indices 1-d, grad of shape (len(indices),) + var.shape[1:]: checked when compiled, or at
+    run time for a dimension known only then (an index count from Unique)."""
+    _check_indices(who, indices.dtype)
+    if len(indices.shape) != 1 or len(grad.shape) != len(var.shape):
+        raise ValueError(who + ": 'indices' must be 1-d and 'grad' of the rank of 'var'")
+    if grad.shape[0] != indices.shape[0]:
+        raise ValueError(who + ": 'grad' must have len(indices) rows")
+    for k in range(1, len(var.shape)):
+        if grad.shape[k] != var.shape[k]:
+            raise ValueError(who + ": 'grad' rows must have the shape of var's rows")
 
 
 @constexpr
@@ -34,11 +44,11 @@ def _check_half_or_float(who, var, accum, grad):
 
 def _dense(who, var, grad, indices):
     """(grad scattered to var's shape, bool mask of the rows indices names, var's shape)."""
-    _check_sparse(who, var.shape, grad.shape, indices.shape)
+    _check_sparse(who, var, grad, indices)
     idx = _ops.reshape(_ops.cast(indices, int64), (-1, 1))
     g = _ops.tensor_scatter_add(_ops.zeros(var.shape, grad.dtype), idx, grad)
     hits = _ops.tensor_scatter_add(_ops.zeros((var.shape[0],), var.dtype), idx,
-                                   _ops.ones((indices.shape[0],), var.dtype))
+                                   _ops.ones_like(_ops.cast(indices, var.dtype)))
     mask = _ops.reshape(_ops.greater(hits, 0.0), (var.shape[0],) + (1,) * (var.ndim - 1))
     return g, _ops.broadcast_to(mask, var.shape)
 
