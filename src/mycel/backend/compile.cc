@@ -491,10 +491,11 @@ class Lowerer {
                     NotSupported,
                     "[backend] assign needs a Parameter or a tensor input of the compiled "
                     "function as its target, got ",
-                    ir::as_parameter(a->arg(0)) ? "an input of a called function (a loop body or "
-                                                  "branch): pass the Parameter to it as a free "
-                                                  "variable instead"
-                                                : "a computed value (write the Parameter itself)",
+                    ir::as_parameter(a->arg(0))
+                        ? "a parameter of a called function (a loop body or branch): let it "
+                          "use the Parameter as a free variable instead"
+                        : "an item of a tuple (*args): pass the Parameter as an argument of "
+                          "its own",
                     where(n));
         Instr& in = emit(Code::kAssign, n);
         in.in = {w, scalar_reg(a->arg(1), "assign")};
