@@ -213,3 +213,28 @@ def test_pad_v3(mode, mode_name, np_mode):
     split = P.PadV3(mode_name, paddings_contiguous=False)(ms.Tensor(x), (1, 0, 2, 1), *(
         [ms.Tensor(np.float32(1.5))] if mode_name == "constant" else []))  # (begins..., ends...)
     np.testing.assert_array_equal(split.asnumpy(), np.pad(x, [(0, 0), (0, 1), (1, 2)], mode=np_mode, **kwargs))
+
+
+def test_pad_v3_in_a_cell(mode):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.op = P.PadV3("constant")
+
+        def construct(self, x, value):
+            return self.op(x, (1, -2, 0, 1), value)
+
+    x = RNG.normal(size=(3, 5)).astype(np.float32)
+    want = np.pad(x[:, :-2], [(0, 1), (1, 0)], constant_values=-1.0)
+    np.testing.assert_array_equal(Net()(ms.Tensor(x), ms.Tensor(np.float32(-1.0))).asnumpy(), want)
+    if mode == context.GRAPH_MODE:
+        class ByTensor(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.op = P.PadV3("edge")
+
+            def construct(self, x, paddings):
+                return self.op(x, paddings)
+
+        with pytest.raises(TypeError, match="in graph mode 'paddings' must be a tuple"):
+            ByTensor()(ms.Tensor(x), ms.Tensor(np.array([1, 1])))
