@@ -219,12 +219,12 @@ for _name in _pad_ops.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_pad_ops, _name)
         __all__.append(_name)
-# CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: compat_ops6.py.
-from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
+# CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: primitive_forms.py.
+from mycel.ops.operations import primitive_forms as _primitive_forms  # noqa: E402
 
-for _name in _compat6.COMPOSITES:
+for _name in _primitive_forms.COMPOSITES:
     if _name not in globals():
-        globals()[_name] = getattr(_compat6, _name)
+        globals()[_name] = getattr(_primitive_forms, _name)
         __all__.append(_name)
 
 # PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
