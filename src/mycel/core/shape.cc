@@ -38,16 +38,6 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    // -1: a dimension known only at run time (graph mode), which must then be 1 or the other
-    // size; the run-time shapes are checked again when the kernel runs.
-    if (da == -1 && db != 1) {
-      out[i] = db;
-      continue;
-    }
-    if (db == -1 && da != 1) {
-      out[i] = da;
-      continue;
-    }
     if (da != db && da != 1 && db != 1)
       MYCEL_THROW(ShapeError, "[", op, "] shapes ", shape_str(a), " and ", shape_str(b),
                   " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");

@@ -235,8 +235,7 @@ std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
     } else if (shape[d] < 0) {
       MYCEL_THROW(ValueError, "[broadcast_to] shape ", shape_str(shape),
                   " has a negative dimension");
-    } else if (d >= lead && s[d - lead] != 1 && s[d - lead] != -1 && s[d - lead] != shape[d]) {
-      // (-1: known only at run time, where this check runs again on the real size)
+    } else if (d >= lead && s[d - lead] != 1 && s[d - lead] != shape[d]) {
       MYCEL_THROW(ShapeError, "[broadcast_to] cannot broadcast shape ", shape_str(s), " to ",
                   shape_str(c.attrs.get_ints("shape")), " (dimension ", d, ": ", s[d - lead],
                   " vs ", shape[d], ")");

@@ -115,33 +115,6 @@ def test_assign_to_a_computed_value_is_a_clear_error():
         context.set_context(mode=old)
 
 
-def test_run_time_dim_broadcasts_against_a_static_one():
-    """A Parameter of static shape minus a delta whose dims are known only at run time
-    (set_inputs with None): compiles, and a wrong size at run time is a clear error."""
-    class Net(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.var = ms.Parameter(ms.Tensor(VAR), name="var")
-            self.op = P.ApplyGradientDescent()
-
-        def construct(self, alpha, delta):
-            return self.op(self.var, alpha, delta)
-
-    old = context.get_context("mode")
-    context.set_context(mode=context.GRAPH_MODE)
-    try:
-        net = Net()
-        net.set_inputs(ms.Tensor(np.float32(0.1)), ms.Tensor(shape=[None, None], dtype=ms.float32))
-        out = net(ms.Tensor(np.float32(0.1)), ms.Tensor(np.ones((4, 3), np.float32)))
-        np.testing.assert_allclose(out.asnumpy(), VAR - 0.1, rtol=1e-6)
-        row = net(ms.Tensor(np.float32(0.1)), ms.Tensor(np.ones((1, 3), np.float32)))  # broadcasts
-        np.testing.assert_allclose(row.asnumpy(), VAR - 0.2, rtol=1e-6)
-        with pytest.raises(ValueError, match="cannot be broadcast"):
-            net(ms.Tensor(np.float32(0.1)), ms.Tensor(np.ones((2, 3), np.float32)))
-    finally:
-        context.set_context(mode=old)
-
-
 def test_sparse_adagrad_rejects_float64():
     var = ms.Parameter(ms.Tensor(VAR.astype(np.float64)), name="v64")
     acc = ms.Parameter(ms.Tensor(ACC.astype(np.float64)), name="a64")
