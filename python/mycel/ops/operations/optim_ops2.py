@@ -24,13 +24,14 @@ def _check_sparse(who, var, grad, indices):
     """indices 1-d, grad of shape (len(indices),) + var.shape[1:]: checked when compiled, or at
     run time for a dimension known only then (an index count from Unique)."""
     _check_indices(who, indices.dtype)
+    rule = who + ": 'indices' must be 1-d and 'grad' of shape (len(indices),) + var.shape[1:]"
     if len(indices.shape) != 1 or len(grad.shape) != len(var.shape):
-        raise ValueError(who + ": 'indices' must be 1-d and 'grad' of the rank of 'var'")
+        raise ValueError(rule + " (a rank differs)")
     if grad.shape[0] != indices.shape[0]:
-        raise ValueError(who + ": 'grad' must have len(indices) rows")
+        raise ValueError(rule + " (grad's rows differ from len(indices))")
     for k in range(1, len(var.shape)):
         if grad.shape[k] != var.shape[k]:
-            raise ValueError(who + ": 'grad' rows must have the shape of var's rows")
+            raise ValueError(rule + " (a row's shape differs)")
 
 
 @constexpr
