@@ -59,7 +59,8 @@ def tensor_scatter_update(input_x, indices, updates):
     rows = _ops.reshape(rows, (-1, 1))
     flat_updates = _ops.reshape(updates, (-1, inner))
     table = _ops.reshape(input_x, (outer, inner))
-    out = _ops.tensor_scatter_elements(table, _ops.broadcast_to(rows, flat_updates.shape), flat_updates, axis=0)
+    # broadcast_like: the update count may be known only at run time (graph mode, dynamic shapes)
+    out = _ops.tensor_scatter_elements(table, _ops.broadcast_like(rows, flat_updates), flat_updates, axis=0)
     return _ops.reshape(out, input_x.shape)
 
 
