@@ -491,11 +491,9 @@ class Lowerer {
                     NotSupported,
                     "[backend] assign needs a Parameter or a tensor input of the compiled "
                     "function as its target, got ",
-                    ir::as_parameter(a->arg(0))
-                        ? "a parameter of a called function (a loop body or branch): let it "
-                          "use the Parameter as a free variable instead"
-                        : "an item of a tuple (*args): pass the Parameter as an argument of "
-                          "its own",
+                    "a value passed on to it (an item of *args, or a tensor input carried "
+                    "through a loop or into a called function): write an input outside loops, "
+                    "and pass it to construct as an argument of its own",
                     where(n));
         Instr& in = emit(Code::kAssign, n);
         in.in = {w, scalar_reg(a->arg(1), "assign")};

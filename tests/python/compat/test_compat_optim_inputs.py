@@ -115,6 +115,24 @@ def test_assign_to_a_computed_value_is_a_clear_error():
         context.set_context(mode=old)
 
 
+def test_an_input_written_in_a_loop_is_a_clear_error():
+    class Net(nn.Cell):
+        def construct(self, x, n):
+            i = 0
+            while i < n:
+                ops.assign(x, x + 1.0)
+                i += 1
+            return x
+
+    old = context.get_context("mode")
+    context.set_context(mode=context.GRAPH_MODE)
+    try:
+        with pytest.raises(NotImplementedError, match="write an input outside loops"):
+            Net()(ms.Parameter(ms.Tensor(VAR), name="looped"), 3)
+    finally:
+        context.set_context(mode=old)
+
+
 def test_sparse_adagrad_rejects_float64():
     var = ms.Parameter(ms.Tensor(VAR.astype(np.float64)), name="v64")
     acc = ms.Parameter(ms.Tensor(ACC.astype(np.float64)), name="a64")
