@@ -33,6 +33,11 @@ class Parameter(Tensor):
         memo[id(self)] = out
         return out
 
+    @property
+    def data(self):
+        """The Parameter itself (MindSpore's Parameter.data: its values, still the Parameter)."""
+        return self
+
     def set_data(self, data):
         """Replaces the values (same shape and dtype) in place."""
         if not isinstance(data, Tensor):

@@ -535,8 +535,9 @@ NodePtr eval_prim_call(Engine& e, Context* ctx, Prim p, const std::vector<NodePt
       const Parameter* w = as_parameter(target);
       if (!w && !is_prim_call(target, Prim::kTupleGetItem))
         MYCEL_THROW(TypeError,
-                    "[assign] argument 'variable' must be a Parameter of the network, got a ",
-                    "computed value of type ", a[0]->repr(), where(loc));
+                    "[assign] argument 'variable' must be a Parameter (of the network, or a ",
+                    "tensor passed to the compiled function), got a computed value of type ",
+                    a[0]->repr(), where(loc));
       auto* v = as_tensor(a[1]);
       const auto* t = as_tensor(a[0]);
       if (!v || v->dtype() != t->dtype() || v->shape() != t->shape())

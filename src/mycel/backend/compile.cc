@@ -57,7 +57,7 @@ struct FnRef {
 
 class Lowerer {
  public:
-  Lowerer(const FuncGraph& top, ProgramImpl& p) : top_(top), p_(p) {}
+  Lowerer(const FuncGraph& top, ProgramImpl& p) : top_(top), p_(p), effects_(&top) {}
 
   void run() {
     Closures c = convert_closures(top_);
@@ -507,8 +507,16 @@ class Lowerer {
       }
       case Prim::kAssign: {
         int w = scalar_reg(a->arg(0), "assign");
-        MYCEL_CHECK(is_weight(a->arg(0)), NotSupported,
-                    "[backend] assign needs a Parameter as its target", where(n));
+        // A weight, or an input of the compiled function: its register holds the caller's
+        // tensor, so the write lands in the Parameter (or Tensor) passed in.
+        MYCEL_CHECK(effects_.is_state(a->arg(0)) && fn_->regs[w].type == RegType::kTensor,
+                    NotSupported,
+                    "[backend] assign needs a Parameter or a tensor input of the compiled "
+                    "function as its target, got ",
+                    "a value passed on to it (an item of *args, or a tensor input carried "
+                    "through a loop or into a called function): write an input outside loops, "
+                    "and pass it to construct as an argument of its own",
+                    where(n));
         Instr& in = emit(Code::kAssign, n);
         in.in = {w, scalar_reg(a->arg(1), "assign")};
         vals_[n] = value_of(a->arg(1));

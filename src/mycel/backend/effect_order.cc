@@ -7,10 +7,6 @@ namespace mycel::backend::detail {
 using namespace ir;
 
 namespace {
-bool is_weight(const NodePtr& n) {
-  const Parameter* p = as_parameter(n);
-  return p && p->is_weight();
-}
 
 bool is_view_op(const NodePtr& n) {
   auto* a = as_apply(n);
@@ -19,6 +15,11 @@ bool is_view_op(const NodePtr& n) {
          static_cast<const OpValue&>(*c->value()).op().view;
 }
 }  // namespace
+
+bool EffectOrder::is_state(const NodePtr& n) const {
+  const Parameter* p = as_parameter(n);
+  return p && (p->is_weight() || n->graph() == top_);
+}
 
 const EffectOrder::Uses& EffectOrder::of_graph(const FuncGraph* g) {
   auto it = memo_.find(g);
@@ -30,7 +31,7 @@ const EffectOrder::Uses& EffectOrder::of_graph(const FuncGraph* g) {
     bool assign = is_prim_call(n, Prim::kAssign);
     for (size_t i = 0; i < a->inputs().size(); ++i) {
       const NodePtr& in = a->inputs()[i];
-      if (is_weight(in)) (assign && i == 1 ? u.writes : u.reads).insert(in.get());
+      if (is_state(in)) (assign && i == 1 ? u.writes : u.reads).insert(in.get());
     }
   }
   for (const FuncGraph* k : g->used_graphs()) {
@@ -56,7 +57,7 @@ std::unordered_map<const Node*, std::vector<NodePtr>> EffectOrder::deps(
     for (size_t i = 0; i < a->inputs().size(); ++i) {
       const NodePtr& in = a->inputs()[i];
       users[in.get()].push_back(n.get());
-      if (is_weight(in)) (assign && i == 1 ? w : r).insert(in.get());
+      if (is_state(in)) (assign && i == 1 ? w : r).insert(in.get());
       auto al = aliases.find(in.get());
       if (al != aliases.end()) r.insert(al->second.begin(), al->second.end());
       if (const FuncGraph* k = constant_graph(in)) {

@@ -379,7 +379,8 @@ def test_sparse_optimizer_primitives_match_numpy(mode):
     def run(prim, *arrays_then_rest):
         n = sum(isinstance(a, np.ndarray) and a.shape == var0.shape for a in arrays_then_rest)
         ps = _params(*arrays_then_rest[:n])
-        rest = [T(a, np.float32) if isinstance(a, np.ndarray) else a for a in arrays_then_rest[n:]]
+        rest = [T(a, a.dtype if a.dtype.kind in "iu" else np.float32) if isinstance(a, np.ndarray) else a
+                for a in arrays_then_rest[n:]]
         _apply(prim, ps, rest)
         return [p.asnumpy() for p in ps]
 

@@ -2,7 +2,7 @@
 layer runs in both modes and is differentiable wherever its ops are."""
 from mycel.nn.layer.activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, Sigmoid, Tanh, Softmax,
                                        LogSoftmax, get_activation)
-from mycel.nn.layer.basic import Dense, Flatten, Dropout
+from mycel.nn.layer.basic import Dense, Flatten, Dropout, L1Regularizer
 from mycel.nn.layer.conv import Conv2d, Conv2dTranspose
 from mycel.nn.layer.pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from mycel.nn.layer.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
@@ -35,7 +35,7 @@ from mycel.nn.layer.transformer_stack import (TransformerDecoderLayer, Transform
                                               Transformer)
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-           "get_activation", "Dense", "Flatten", "Dropout", "Conv2d", "Conv2dTranspose",
+           "get_activation", "Dense", "Flatten", "Dropout", "L1Regularizer", "Conv2d", "Conv2dTranspose",
            "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm", "Embedding",
            "MultiheadAttention", "TransformerEncoderLayer", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",

@@ -1,9 +1,10 @@
-"""Dense, Flatten and Dropout."""
+"""Dense, Flatten, Dropout and L1Regularizer."""
 import math
 
 from mycel import ops
 from mycel.common import dtype as mstype
 from mycel.common.initializer import HeUniform, Uniform
+from mycel.common.tensor import Tensor
 from mycel.common.layer_checks import input_dtype_error
 from mycel.common.validator import flatten_shape
 from mycel.nn.cell import Cell
@@ -94,3 +95,25 @@ class Dropout(Cell):
 
     def extend_repr(self):
         return f"p={self.p}"
+
+
+class L1Regularizer(Cell):
+    """scale * sum(|weights|), a float32 (or wider) scalar; scale a finite number > 0."""
+
+    def __init__(self, scale):
+        super().__init__()
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool):
+            raise TypeError(f"L1Regularizer: 'scale' must be an int or a float, got {type(scale).__name__}")
+        if math.isinf(scale) or math.isnan(scale):
+            raise ValueError(f"L1Regularizer: 'scale' can not be INF or NAN, got {scale}")
+        if scale <= 0:
+            raise ValueError(f"L1Regularizer: 'scale' must be greater than 0, got {scale}")
+        self.scale = float(scale)
+
+    def construct(self, weights):
+        if not isinstance(weights, Tensor):
+            raise TypeError("L1Regularizer: 'weights' must be a Tensor")
+        total = ops.sum(ops.abs(weights))
+        if total.dtype != mstype.float64:
+            total = ops.cast(total, mstype.float32)
+        return total * self.scale

@@ -8,7 +8,7 @@ import inspect
 
 import mycel.ops as _P
 from mycel import _mycel
-from mycel.common.dtype import bool_
+from mycel.common.dtype import bool_, int32, int64
 from mycel.common.tensor import Tensor
 from mycel.ops.function_more._base import *  # noqa: F401,F403
 from mycel.ops.function_more._base import _COMPLEX, _FLOATS, _axis, _float_like  # noqa: F401
@@ -38,6 +38,7 @@ from mycel.ops.function_more.nn2 import *  # noqa: F401,F403
 from mycel.ops.function_more.vision import *  # noqa: F401,F403
 from mycel.ops.function_more.grid3d import *  # noqa: F401,F403
 from mycel.ops.function_more.deform import *  # noqa: F401,F403
+from mycel.ops.function_more.spectral import *  # noqa: F401,F403  (compat21: stft)
 
 _ops = _mycel.ops
 
@@ -62,9 +63,23 @@ def _permute(self, *axis):
 
 
 def _expand(self, *size):
-    """x broadcast to size (one tuple or the sizes; -1 keeps a dimension)."""
+    """x broadcast to size (one tuple, the sizes, or MindSpore's 1-d int tensor; -1 keeps a
+    dimension)."""
+    if len(size) == 1 and isinstance(size[0], Tensor):
+        return expand(self, size[0])
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     return _ops.broadcast_to(self, shape)
+
+
+def expand(input_x, size):
+    """input_x broadcast to `size`, a 1-d int tensor (MindSpore's ops.expand) or a tuple; -1
+    keeps a dimension."""
+    if isinstance(size, Tensor):
+        if size.ndim != 1 or size.dtype not in (int32, int64):
+            raise TypeError(f"expand: 'size' must be a 1-d int32 or int64 tensor, got {size.dtype} of shape "
+                            f"{tuple(size.shape)}")
+        size = tuple(int(v) for v in size.asnumpy())
+    return _ops.broadcast_to(input_x, tuple(size))
 
 
 def _where(self, condition, y):
@@ -94,6 +109,11 @@ _OTHER_METHODS = {
     "svd": lambda self, full_matrices=False, compute_uv=True: _P.svd(self, full_matrices, compute_uv),
     "cholesky": lambda self, upper=False: _P.cholesky(self, upper),
     "expand": _expand,
+    "lstsq": lambda self, A: _ops.lstsq(self, A),
+    "searchsorted": lambda self, v, *, out_int32=False, right=False, side=None, sorter=None:
+        searchsorted(self, v, out_int32=out_int32, right=right, side=side, sorter=sorter),
+    "inplace_update": lambda self, v, indices: inplace_update(self, v, indices),
+    "approximate_equal": lambda self, other, tolerance=1e-5: approximate_equal(self, other, tolerance),
     "new_ones": lambda self, size, dtype=None: _P.ones(tuple(size), dtype or self.dtype),
     "new_zeros": lambda self, size, dtype=None: _P.zeros(tuple(size), dtype or self.dtype),
     "ndimension": lambda self: self.ndim,

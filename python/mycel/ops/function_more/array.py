@@ -313,13 +313,13 @@ def view_as_real(input):
 def inplace_update(x, v, indices):
     """x with rows indices (along axis 0) replaced by v (a new tensor, as MindSpore's). An int
     index is one row: v has a leading dim of 1, as for a tuple of indices."""
-    idx = indices if hasattr(indices, "shape") else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
+    idx = indices if isinstance(indices, Tensor) else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
     return _P.tensor_scatter_update(x, _ops.expand_dims(idx, -1), v)
 
 
 def inplace_add(x, v, indices):
     """x with v added to rows indices (a new tensor)."""
-    idx = indices if hasattr(indices, "shape") else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
+    idx = indices if isinstance(indices, Tensor) else Tensor(np.atleast_1d(np.asarray(indices, np.int32)))
     return _ops.tensor_scatter_add(x, _ops.expand_dims(idx, -1), v)
 
 

@@ -142,17 +142,28 @@ def ptp(input, axis=None, keepdims=False):
     return _ops.max(input, axes, keepdims) - _ops.min(input, axes, keepdims)
 
 
-def _segment_reduce(x, segment_ids, num_segments, reduce, empty):
+@constexpr
+def _filler(kind, dtype):
+    """The empty segment's value ("lowest", "highest" or "one") as a 0-d tensor of dtype, exactly
+    (fill's float attribute would round an int64 or uint64 extreme)."""
+    value = {"lowest": _lowest, "highest": _highest}[kind](dtype) if kind != "one" else 1
+    return Tensor(np.array(value, dtype=np.dtype(dtype.name)))
+
+
+def _segment_reduce(x, segment_ids, num_segments, reduce, empty, who):
     """out[s] = reduce over x's slices whose id is s (`empty` where none is): a (segments, N)
-    membership mask, so memory grows with segments x N."""
+    membership mask, so memory grows with segments x N. An id >= num_segments is a
+    RuntimeError, as in MindSpore's CPU kernel (negative ids are skipped)."""
     ids = segment_ids.reshape((-1,))
+    if _ops.any(_ops.greater_equal(ids, num_segments)):
+        raise RuntimeError(f"{who}: segment_ids values must be in [0, num_segments), found one >= num_segments")
     n = ids.shape[0]
     rows = x.reshape((n,) + _dims_from(x.shape, segment_ids.ndim))
     member = _ops.equal(_ops.expand_dims(_ops.arange(num_segments, dtype=ids.dtype), 1), _ops.expand_dims(ids, 0))
     member = member.reshape((num_segments, n) + (1,) * (rows.ndim - 1))
     filled = _ops.select(_ops.broadcast_to(member, (num_segments,) + tuple(rows.shape)),
                          _ops.broadcast_to(_ops.expand_dims(rows, 0), (num_segments,) + tuple(rows.shape)),
-                         _P.full_like(_ops.broadcast_to(_ops.expand_dims(rows, 0), (num_segments,) + tuple(rows.shape)), empty))
+                         _ops.broadcast_to(_filler(empty, x.dtype), (num_segments,) + tuple(rows.shape)))
     return reduce(filled, (1,))
 
 
@@ -166,15 +177,15 @@ def _highest(dtype):
 
 def unsorted_segment_max(x, segment_ids, num_segments):
     """The maximum of each segment (the dtype's lowest value for an empty one, as MindSpore)."""
-    return _segment_reduce(x, segment_ids, num_segments, _ops.max, _lowest(x.dtype))
+    return _segment_reduce(x, segment_ids, num_segments, _ops.max, "lowest", "unsorted_segment_max")
 
 
 def unsorted_segment_min(x, segment_ids, num_segments):
     """The minimum of each segment (the dtype's highest value for an empty one)."""
-    return _segment_reduce(x, segment_ids, num_segments, _ops.min, _highest(x.dtype))
+    return _segment_reduce(x, segment_ids, num_segments, _ops.min, "highest", "unsorted_segment_min")
 
 
 def unsorted_segment_prod(x, segment_ids, num_segments):
     """The product of each segment (1 for an empty one)."""
-    return _segment_reduce(x, segment_ids, num_segments, _ops.prod, 1)
+    return _segment_reduce(x, segment_ids, num_segments, _ops.prod, "one", "unsorted_segment_prod")
 

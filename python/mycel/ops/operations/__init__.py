@@ -247,6 +247,27 @@ for _name in _optim_ops2.COMPOSITES:
     if _name not in globals():
         globals()[_name] = getattr(_optim_ops2, _name)
         __all__.append(_name)
+# ApplyAdamWithAmsgrad, SparseApplyRMSProp, FusedAdaFactor: optim_ops3.py.
+from mycel.ops.operations import optim_ops3 as _optim_ops3  # noqa: E402
+
+for _name in _optim_ops3.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_optim_ops3, _name)
+        __all__.append(_name)
+# PadV3: pad_ops.py.
+from mycel.ops.operations import pad_ops as _pad_ops  # noqa: E402
+
+for _name in _pad_ops.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_pad_ops, _name)
+        __all__.append(_name)
+# CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: primitive_forms.py.
+from mycel.ops.operations import primitive_forms as _primitive_forms  # noqa: E402
+
+for _name in _primitive_forms.COMPOSITES:
+    if _name not in globals():
+        globals()[_name] = getattr(_primitive_forms, _name)
+        __all__.append(_name)
 
 # PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
 # gradients).

@@ -11,6 +11,7 @@ from mycel.ops.function_more import reductions as _reductions
 from mycel.ops.function_more import reshuffle as _reshuffle
 from mycel.ops.function_more import scatter_more as _scatter_more
 from mycel.ops.operations.compat_ops import _Composite
+from mycel.ops.primitive import constexpr
 
 _ops = _mycel.ops
 
@@ -191,20 +192,50 @@ class InTopK(_Composite):
         return _reshuffle.intopk(x1, x2, self.k)
 
 
+@constexpr
+def _check_square_sum_all(x_dtype, y_dtype):
+    for name, t in (("x", x_dtype), ("y", y_dtype)):
+        if t not in (_dt.float16, _dt.float32):
+            raise TypeError(f"SquareSumAll: '{name}' must be float16 or float32, got {t}")
+    if x_dtype != y_dtype:
+        raise TypeError(f"SquareSumAll: 'x' and 'y' must have the same dtype, got {x_dtype} and {y_dtype}")
+    return True
+
+
 class SquareSumAll(_Composite):
-    """(sum(x^2), sum(y^2))."""
+    """(sum(x^2), sum(y^2)) for x and y of one shape and dtype (float16 or float32)."""
 
     def _call(self, x, y):
+        _check_square_sum_all(x.dtype, y.dtype)
+        if len(x.shape) != len(y.shape):
+            raise ValueError("SquareSumAll: 'x' and 'y' must have the same shape (rank)")
+        for a, b in zip(x.shape, y.shape):  # a run-time check where a dimension is dynamic
+            if a != b:
+                raise ValueError("SquareSumAll: 'x' and 'y' must have the same shape")
         return _ops.sum(x * x), _ops.sum(y * y)
 
 
+@constexpr
+def _check_approximate_equal(x_shape, y_shape):
+    if tuple(x_shape) != tuple(y_shape):
+        raise ValueError(f"ApproximateEqual: 'x1' must have the same shape as 'x2', got {tuple(x_shape)} "
+                         f"and {tuple(y_shape)}")
+    if len(x_shape) >= 8:  # MindSpore's kernel limit
+        raise RuntimeError(f"ApproximateEqual: the x's rank should be less than 8, got shape {tuple(x_shape)}")
+    return True
+
+
 class ApproximateEqual(_Composite):
-    """|x - y| < tolerance."""
+    """|x - y| < tolerance, for x and y of one shape (MindSpore's: no broadcasting, rank < 8)."""
 
     def __init__(self, tolerance=1e-5):
-        super().__init__(tolerance=float(tolerance))
+        if not isinstance(tolerance, float):
+            raise TypeError(f"ApproximateEqual: the type of 'tolerance' should be 'float', got "
+                            f"{type(tolerance).__name__}")
+        super().__init__(tolerance=tolerance)
 
     def _call(self, x, y):
+        _check_approximate_equal(x.shape, y.shape)
         return _ops.less(_ops.abs(x - y), self.tolerance)
 
 

@@ -5,7 +5,7 @@ indices summed: the "fused" merge, which also defines the unfused ops' case Mind
 undefined); the dense rule then runs and a row mask keeps the untouched rows as they were.
 FusedSparseAdam alone updates every row (its m and v decay everywhere), as MindSpore's does."""
 from mycel import _mycel
-from mycel.common.dtype import int64
+from mycel.common.dtype import float16, float32, int32, int64
 from mycel.ops.operations.compat_ops import _Composite
 from mycel.ops.operations.optim_ops import _assign
 from mycel.ops.primitive import constexpr
@@ -14,22 +14,42 @@ _ops = _mycel.ops
 
 
 @constexpr
-def _check_sparse(who, var_shape, grad_shape, indices_shape):
-    want = (indices_shape[0],) + tuple(var_shape[1:]) if len(indices_shape) == 1 else None
-    if want is None or tuple(grad_shape) != want:
-        raise ValueError(f"{who}: 'indices' must be 1-d and 'grad' of shape (len(indices),) + "
-                         f"var.shape[1:], got indices {tuple(indices_shape)}, grad {tuple(grad_shape)} "
-                         f"and var {tuple(var_shape)}")
+def _check_indices(who, dtype):
+    if dtype not in (int32, int64):
+        raise TypeError(f"{who}: 'indices' must be int32 or int64, got {dtype}")
+    return True
+
+
+def _check_sparse(who, var, grad, indices):
+    """indices 1-d, grad of shape (len(indices),) + var.shape[1:]: checked when compiled, or at
+    run time for a dimension known only then (an index count from Unique)."""
+    _check_indices(who, indices.dtype)
+    rule = who + ": 'indices' must be 1-d and 'grad' of shape (len(indices),) + var.shape[1:]"
+    if len(indices.shape) != 1 or len(grad.shape) != len(var.shape):
+        raise ValueError(rule + " (a rank differs)")
+    if grad.shape[0] != indices.shape[0]:
+        raise ValueError(rule + " (grad's rows differ from len(indices))")
+    for k in range(1, len(var.shape)):
+        if grad.shape[k] != var.shape[k]:
+            raise ValueError(rule + " (a row's shape differs)")
+
+
+@constexpr
+def _check_half_or_float(who, var, accum, grad):
+    """MindSpore's kernels of the sparse Adagrads take float16 and float32 only (the dtypes)."""
+    for name, t in (("var", var), ("accum", accum), ("grad", grad)):
+        if t not in (float16, float32):
+            raise TypeError(f"{who}: '{name}' must be float16 or float32, got {t}")
     return True
 
 
 def _dense(who, var, grad, indices):
     """(grad scattered to var's shape, bool mask of the rows indices names, var's shape)."""
-    _check_sparse(who, var.shape, grad.shape, indices.shape)
+    _check_sparse(who, var, grad, indices)
     idx = _ops.reshape(_ops.cast(indices, int64), (-1, 1))
     g = _ops.tensor_scatter_add(_ops.zeros(var.shape, grad.dtype), idx, grad)
     hits = _ops.tensor_scatter_add(_ops.zeros((var.shape[0],), var.dtype), idx,
-                                   _ops.ones((indices.shape[0],), var.dtype))
+                                   _ops.ones_like(_ops.cast(indices, var.dtype)))
     mask = _ops.reshape(_ops.greater(hits, 0.0), (var.shape[0],) + (1,) * (var.ndim - 1))
     return g, _ops.broadcast_to(mask, var.shape)
 
@@ -112,6 +132,7 @@ class SparseApplyAdagrad(_Composite):
         super().__init__(lr=float(lr), update_slots=bool(update_slots))
 
     def _call(self, var, accum, grad, indices):
+        _check_half_or_float(self.name, var.dtype, accum.dtype, grad.dtype)
         g, mask = _dense(self.name, var, grad, indices)
         new_var, acc = _adagrad_v2(var, accum, self.lr, g, 0.0, self.update_slots)
         _assign(accum, _rows(mask, acc, accum))
@@ -125,6 +146,7 @@ class SparseApplyAdagradV2(_Composite):
         super().__init__(lr=float(lr), epsilon=float(epsilon), update_slots=bool(update_slots))
 
     def _call(self, var, accum, grad, indices):
+        _check_half_or_float(self.name, var.dtype, accum.dtype, grad.dtype)
         g, mask = _dense(self.name, var, grad, indices)
         new_var, acc = _adagrad_v2(var, accum, self.lr, g, self.epsilon, self.update_slots)
         _assign(accum, _rows(mask, acc, accum))
