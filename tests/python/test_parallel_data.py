@@ -91,9 +91,12 @@ class TwoShardStep(mycel.nn.Cell):
 def test_lenet5_fashion_mnist_two_ranks_match_single_process(tmp_path):
     """examples/lenet5.py's network and pipeline, 200 steps of global batch 32 on 2 ranks (16 rows
     each, gradients bucketed) against one process on the same batches: equal to 1e-5 throughout
-    to a process that sums the two half batches' gradients as the ranks do, and for the first 100
+    to a process that sums the two half batches' gradients as the ranks do, and for the first 50
     steps to plain global-batch steps (past that, float32 rounding of the two summation orders
-    grows through training's chaotic dynamics, as it would between two machines)."""
+    grows through training's chaotic dynamics, as it would between two machines: on Zen 4 the
+    batch-32 convolution gradients sum in another order than the batch-16 ones). The reference
+    runs on one thread, as each of the two ranks on two cores does: some kernels (the direct
+    convolution gradients on Zen 4) split their sums by thread."""
     from mycel import nn
     from mpi_workers.dp_lenet_common import GLOBAL_BATCH, STEPS, dataset, make_model
     if not os.path.isdir("/usr/share/datasets/fashion-mnist"):
@@ -103,7 +106,9 @@ def test_lenet5_fashion_mnist_two_ranks_match_single_process(tmp_path):
     got = dict(np.load(tmp_path / "lenet.npz"))
 
     mycel.reset_auto_parallel_context()
-    mycel.set_context(mode=mycel.GRAPH_MODE)
+    from mycel import context
+    threads, chosen = mycel.get_context("num_threads"), context._threads_set_by_user
+    mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=1)
     try:
         batches = [(b["image"].asnumpy(), b["label"].asnumpy())
                    for b in dataset(GLOBAL_BATCH).create_dict_iterator()]
@@ -118,11 +123,12 @@ def test_lenet5_fashion_mnist_two_ranks_match_single_process(tmp_path):
         _, net = make_model()
         opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
         plain = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)
-        whole = [float(plain(Tensor(x), Tensor(y)).asnumpy()) for x, y in batches[:100]]
+        whole = [float(plain(Tensor(x), Tensor(y)).asnumpy()) for x, y in batches[:50]]
     finally:
-        mycel.set_context(mode=mycel.PYNATIVE_MODE)
+        mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+        context._threads_set_by_user = chosen
     np.testing.assert_allclose(got["losses"], sharded, rtol=1e-5, atol=1e-6)
     for name, w in sharded_w.items():
         np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6, err_msg=name)
-    np.testing.assert_allclose(got["losses"][:100], whole, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["losses"][:50], whole, rtol=1e-5, atol=1e-6)
     assert np.mean(sharded[-20:]) < 0.6 * np.mean(sharded[:20])  # it trained

@@ -17,7 +17,8 @@ COLLECTIVES = {"all_gather", "all_reduce", "all_to_all", "broadcast", "reduce", 
 ALL = [c for c in all_cases() if not c.nondeterministic and not c.needs_peer and "float32" in c.dtypes]
 DATA_DEPENDENT = {"unique_with_counts", "masked_select", "nonzero", "sparse_count_sparse_output",
                   "sparse_segment_mean_with_num_segments", "sparse_tensor_to_csr_sparse_matrix",
-                  "sparse_matrix_transpose", "csr_spgemm", "strided_slice_dynamic", "slice_dynamic"}
+                  "sparse_matrix_transpose", "csr_spgemm", "strided_slice_dynamic", "slice_dynamic",
+                  "reshape_dynamic"}
 
 
 def _first_rows(k):

@@ -60,12 +60,12 @@ def _with_ranks(spec, args):
     if not any(getattr(s, "_dynamic_rank", False) for s in spec):
         return spec
     out = []
-    for s, a in zip(spec, args):
+    for i, (s, a) in enumerate(zip(spec, args)):
         if getattr(s, "_dynamic_rank", False):
             if not isinstance(a, _mycel.Tensor):
                 raise TypeError(f"graph mode: set_inputs gave a dynamic-rank Tensor, the call passes {type(a).__name__}")
             if a.dtype != s.dtype:
-                raise TypeError(f"graph mode: set_inputs declared a {s.dtype} tensor, the call passes {a.dtype}")
+                raise TypeError(f"graph mode: input {i} has dtype {a.dtype:}, set_inputs declared {s.dtype:}")
             s = _mycel.Tensor(shape=[None] * a.ndim, dtype=s.dtype) if a.ndim else _mycel.Tensor(shape=[], dtype=s.dtype)
         out.append(s)
     return tuple(out) + tuple(spec[len(out):])

@@ -38,6 +38,8 @@ def _grad_of(shape_dy, shape_like):
 SS = dict(begin=(7, 1, 9), end=(2, 7, 9), strides=(1, 1, -2), begin_mask=0b101, end_mask=0b110)
 
 CASES = [
+    GradCase("shift", [(3, 5), ()], dict(periods=2, axis=1)),
+    GradCase("shift", [(4, 3), ()], dict(periods=-1, axis=0), id="back"),
     GradCase("slice", [(4, 5)], dict(begin=(1, 2), size=(2, -1))),
     GradCase("slice", [(3, 4, 2)], dict(begin=(0, 1, 1), size=(2, 2, 1)), id="3d"),
     GradCase("strided_slice", [(4, 5)], dict(begin=(0, 3), end=(3, 0), strides=(2, -1))),

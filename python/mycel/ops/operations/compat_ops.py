@@ -127,17 +127,6 @@ class LayerNorm(_Composite):
         return y, mean, 1.0 / (rstd * rstd) - self.epsilon
 
 
-class Dense(_Composite):
-    """MindSpore's Dense()(x, w, b=None): x @ w.T + b. A 1-d w (in,) gives x's leading shape (a dot
-    product per row; b then is 0-d), which the registry's dense (w of shape (out, in)) extends to."""
-
-    def _call(self, x, w, b=None):
-        if w.ndim != 1:
-            return _ops.dense(x, w, b)
-        y = _ops.dense(x, _ops.reshape(w, (1, -1)), None if b is None else _ops.reshape(b, (1,)))
-        return _ops.squeeze(y, (-1,))
-
-
 def aliases(namespace):
     """MindSpore's older names of generated primitive classes."""
     return {"TensorAdd": namespace["Add"], "RealDiv": namespace["Div"], "GatherV2": namespace["Gather"],
@@ -145,4 +134,4 @@ def aliases(namespace):
 
 
 COMPOSITES = ["BiasAdd", "AddN", "ArgMaxWithValue", "ArgMinWithValue", "L2Normalize",
-              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu", "GatherD", "LayerNorm", "Dense"]
+              "SigmoidCrossEntropyWithLogits", "HSwish", "FastGelu", "GatherD", "LayerNorm"]

@@ -399,17 +399,17 @@ class ComputeAccidentalHits(_Composite):
 
 class Dense(_Composite):
     """MindSpore's Dense primitive: x (..., in) @ w.T + b with w (out, in), or w (in,) for one
-    output (x's leading shape, b a scalar); every numeric dtype. Floats with a 2-d w run the
-    registry op dense (oneDNN), the rest a matmul or a product sum."""
+    output (x's leading shape, b then 0-d); every numeric dtype. Floats run the registry op dense
+    (oneDNN; a 1-d w as one row), the rest a matmul or a product sum."""
 
     def _call(self, x, w, b=None):
-        if w.ndim == 1:
-            out = _ops.sum(x * w, (-1,))
-        elif x.dtype in (float16, float32, float64, bfloat16):
+        if x.dtype not in (float16, float32, float64, bfloat16):
+            out = _ops.sum(x * w, (-1,)) if w.ndim == 1 else _ops.matmul(x, _ops.transpose(w, (1, 0)))
+            return out if b is None else out + b
+        if w.ndim != 1:
             return _ops.dense(x, w, b)
-        else:
-            out = _ops.matmul(x, _ops.transpose(w, (1, 0)))
-        return out if b is None else out + b
+        y = _ops.dense(x, _ops.reshape(w, (1, -1)), None if b is None else _ops.reshape(b, (1,)))
+        return _ops.squeeze(y, (-1,))
 
 
 class RandomCategorical(_Composite):
