@@ -1,18 +1,23 @@
-// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise
+// A sum, mean, max or min of float32 whose input is computed by elementwise
 // ops read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
 // gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
 // the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
 // the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
 // as well, and the reduction reads them back while in cache.
 // Runs before fuse_elementwise, which fuses what is left; results equal the unfused ops to
-// rounding (summation order).
+// rounding (summation order: kernels/cpu/ordered_reduce.h's, the same for the interpreter, which
+// runs by default until the kernel is built in the background, and for the kernel).
 #include <algorithm>
 #include <functional>
 #include <memory>
 #include <unordered_map>
 
 #include "mycel/backend/fuse_util.h"
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
 #include "mycel/core/shape.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/kernels/cpu/ordered_reduce.h"
 #include "mycel/te/te.h"
 
 namespace mycel::backend::detail {
@@ -26,7 +31,10 @@ struct FusedReduce {
   Shape shape;  // the chain's (dims may be dynamic)
   std::vector<bool> broadcast, reduced;
   bool keep_dims = false, keep_chain = false, dynamic = false;
-  std::shared_ptr<te::Function> fn;
+  int kind = 0;        // ordered_reduce.h's: 0 sum, 1 max, 2 min
+  bool mean = false;
+  std::shared_ptr<te::Function> fn;       // MYCEL_TE_FUSION=1: built before the first step
+  std::shared_ptr<te::BackgroundBuild> bg;  // the default: built off the critical path
   const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
   Attrs attrs;
 };
@@ -53,10 +61,61 @@ void run_generated(const FusedReduce& r, const te::Function& fn, const std::vect
   fn.run(std::move(bufs), fn.bind(shapes, "fused_reduce[te]"));
 }
 
+// The interpreter: the chain's EwProgram block by block, reduced in ordered_reduce.h's order,
+// the generated kernel's (the same bits, so the default may switch to the kernel mid-run).
+struct InterpCtx {
+  const cpu::EwProgram* prog;
+  const float* const* base;
+  const char* full;
+};
+
+void interp_block(void* ctx, int64_t start, int64_t len, float* dst) {
+  const auto* c = static_cast<const InterpCtx*>(ctx);
+  cpu::run_fused_elementwise_block(*c->prog, c->base, c->full, start, len, dst);
+}
+
+void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const Shape& chain_shape,
+                     const KernelContext& c, size_t n_out) {
+  constexpr size_t kStack = 16;  // a warm launch allocates nothing
+  const float* base_stack[kStack];
+  char full_stack[kStack];
+  std::vector<const float*> base_heap;
+  std::vector<char> full_heap;
+  if (in.size() > kStack) base_heap.resize(in.size()), full_heap.resize(in.size());
+  const float** base = in.size() > kStack ? base_heap.data() : base_stack;
+  char* full = in.size() > kStack ? full_heap.data() : full_stack;
+  const int64_t n = numel(chain_shape);
+  for (size_t k = 0; k < in.size(); ++k) {
+    base[k] = in[k].data<float>();
+    full[k] = in[k].numel() == n;
+  }
+  int64_t dims[32];
+  unsigned char red[32];
+  const int rank = static_cast<int>(chain_shape.size());
+  MYCEL_CHECK(rank <= 32, ValueError, "[fused_reduce] a rank-", rank, " chain (at most 32)");
+  float count = 1;
+  for (int d = 0; d < rank; ++d) {
+    dims[d] = chain_shape[d];
+    red[d] = r.reduced[d] ? 1 : 0;
+    if (r.reduced[d]) count *= static_cast<float>(chain_shape[d]);
+  }
+  const cpu::ored::or_plan plan = cpu::ored::or_make_plan(rank, dims, red);
+  InterpCtx ctx{&r.prog, base, full};
+  float* chain_out = r.keep_chain ? c.out(0).data<float>() : nullptr;
+  float* out = c.out(n_out - 1).data<float>();
+  const float divisor = r.mean ? count : 0.0f;
+  const int64_t cost = static_cast<int64_t>(r.prog.steps.size()) + 1;
+  parallel_for(plan.lead, plan.slice * cost, [&](int64_t s0, int64_t s1) {
+    cpu::ored::or_run(plan, r.kind, s0, s1, interp_block, &ctx, out, chain_out, divisor);
+  });
+}
+
 std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const std::string& what,
                                      std::vector<TensorMeta> outs) {
   auto d = std::make_shared<OpDef>();
-  d->name = "fused_reduce[te]{" + r->prog.str() + "; " + what + "}";
+  // The default's listing names it as the interpreter's, whichever of the two runs it.
+  d->name = std::string(r->fn ? "fused_reduce[te]{" : "fused_reduce{") + r->prog.str() + "; " +
+            what + "}";
   d->class_name = "FusedReduce";
   d->doc =
       "Elementwise chain and the sum, mean, max or min it feeds, fused by the graph backend, "
@@ -93,7 +152,11 @@ std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const
     const Shape s = chain_shape(in_shapes);
     std::vector<Tensor> expanded;
     const auto& in = chain_operands(c.inputs, s, r->broadcast, r->dynamic, expanded);
-    if (numel(s) > 0) return run_generated(*r, *r->fn, in, s, c, n_out);
+    if (numel(s) > 0) {
+      auto fn = r->fn ? r->fn : r->bg ? r->bg->ready() : nullptr;
+      if (fn) return run_generated(*r, *fn, in, s, c, n_out);
+      return run_interpreter(*r, in, s, c, n_out);
+    }
     // An empty chain: the reduction's own kernel says what the reduction of nothing is (zeros,
     // NaN for a mean, a max's error), after the interpreter's (empty) chain.
     Tensor chain = r->keep_chain ? c.out(0) : Tensor::empty(s, DType::float32);
@@ -220,8 +283,16 @@ void fuse_function(Function& f, ProgramImpl& p) {
     r->dynamic = dynamic;
     r->reduce = red.op;
     r->attrs = red.attrs;
-    r->fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
-                                         keep_chain);
+    r->kind = kind == te::ReduceKind::sum ? 0 : kind == te::ReduceKind::max ? 1 : 2;
+    r->mean = mean;
+    auto build = [prog, shape, broadcast, reduced, kind, keep_dims, mean, keep_chain] {
+      return te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
+                                          keep_chain);
+    };
+    if (te_fusion_async())
+      r->bg = te::BackgroundBuild::start(build);
+    else
+      r->fn = build();
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(
@@ -243,11 +314,11 @@ void fuse_function(Function& f, ProgramImpl& p) {
 
 }  // namespace
 
-// Only with MYCEL_TE_FUSION=1: a generated reduction sums in another order than the reduce
-// kernels, so under the default (async) its switching in mid-run would make results depend on
-// when the compiler finished; with =1 the kernel runs from the first step.
+// With MYCEL_TE_FUSION=1 the kernel runs from the first step; by default (async) the interpreter
+// runs until the kernel is built in the background. Both reduce in ordered_reduce.h's order, so
+// the switch changes no bit.
 void fuse_reduce_te(ProgramImpl& p) {
-  if (!te_fusion() || te_fusion_async()) return;
+  if (!te_fusion()) return;
   for (Function& f : p.fns) fuse_function(f, p);
 }
 
