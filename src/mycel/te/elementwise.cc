@@ -162,8 +162,11 @@ std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<boo
   size_t slot = ni;
   const std::string divisor =
       mean ? "((const float*)bufs[" + std::to_string(slot++) + "])[0]" : std::string("0.0f");
-  os << "  float* chain_out = " << (keep_chain ? "(float*)bufs[" + std::to_string(slot++) + "]" : "0")
-     << ";\n  float* out = (float*)bufs[" << slot++ << "];\n"
+  const std::string chain_out =
+      keep_chain ? "(float*)bufs[" + std::to_string(slot++) + "]" : std::string("0");
+  const size_t out_slot = slot++;
+  os << "  float* chain_out = " << chain_out << ";\n  float* out = (float*)bufs[" << out_slot
+     << "];\n"
      << "  const int64_t* sz = (const int64_t*)bufs[" << slot << "];\n"
      << "  int64_t dims[" << rank << "];\n  unsigned char red[" << rank << "];\n";
   for (size_t d = 0; d < rank; ++d) {

@@ -77,15 +77,6 @@ int64_t size_var(const std::string& name);
 inline bool is_symbolic(int64_t extent) { return extent < 0; }
 /// The name of a size variable's code ("n"); ValueError for a code no te.var made.
 std::string size_var_name(int64_t code);
-/// A dimension written as an expression of size variables (te.placeholder((2 * n, m)),
-/// te.compute((n + 1, m), ...)): an int64 expression of size values (size_value), integers and
-/// + - * // %. Returns a size variable of its own whose value a call computes from theirs (its
-/// name is the expression, "2 * n"; equal expressions are one variable), or the number when the
-/// expression is constant; ValueError naming what else it holds.
-int64_t size_expr(const Expr& e);
-/// The definition of a size variable made by size_expr, over te.var sizes only; null for a
-/// te.var.
-Expr size_definition(int64_t code);
 /// A shape for messages: static dims as numbers, symbolic ones by name: "(n, 784)".
 std::string shape_string(const std::vector<int64_t>& shape);
 
@@ -112,6 +103,16 @@ struct Node {
   ReduceKind rkind = ReduceKind::sum;
   std::vector<IterVar> raxes;  // Reduce
 };
+
+/// A dimension written as an expression of size variables (te.placeholder((2 * n, m)),
+/// te.compute((n + 1, m), ...)): an int64 expression of size values (size_value), integers and
+/// + - * // %. Returns a size variable of its own whose value a call computes from theirs (its
+/// name is the expression, "2 * n"; equal expressions are one variable), or the number when the
+/// expression is constant; ValueError naming what else it holds.
+int64_t size_expr(const Expr& e);
+/// The definition of a size variable made by size_expr, over te.var sizes only; null for a
+/// te.var.
+Expr size_definition(int64_t code);
 
 /// A placeholder (body == nullptr) or a compute tensor: out[axes] = body.
 struct TensorNode {
