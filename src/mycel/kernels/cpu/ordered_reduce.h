@@ -37,6 +37,9 @@ MYCEL_ORDERED_REDUCE_DEFINE(
 
     constexpr int64_t kOrBlock = 512;
 
+    // Partial results per output (a power of 2).
+    constexpr int kOrLanes = 16;
+
     // K: 0 sum, 1 max, 2 min (NaN propagating: a NaN lane stays NaN, a NaN value wins).
     template <int K> inline float or_identity() {
       return K == 0 ? 0.0f
@@ -101,17 +104,38 @@ MYCEL_ORDERED_REDUCE_DEFINE(
     // A run of n values of one output (the innermost group reduced), lanes from `lane` on; acc holds
     // that output's 16 lanes.
     template <int K> inline void or_seg_reduced(float* acc, int lane, const float* v, int64_t n) {
-      float a[16];
-      for (int l = 0; l < 16; ++l) a[l] = acc[l];
       int64_t i = 0;
       for (; lane != 0 && i < n; ++i) {
-        a[lane] = or_comb<K>(a[lane], v[i]);
-        lane = (lane + 1) & 15;
+        acc[lane] = or_comb<K>(acc[lane], v[i]);
+        lane = (lane + 1) & (kOrLanes - 1);
       }
-      for (; i + 16 <= n; i += 16)
-        for (int l = 0; l < 16; ++l) a[l] = or_comb<K>(a[l], v[i + l]);
-      for (int l = 0; i < n; ++i, ++l) a[l] = or_comb<K>(a[l], v[i]);
-      for (int l = 0; l < 16; ++l) acc[l] = a[l];
+      if (K == 0 && kOrLanes == 16 && i + 16 <= n) {
+        // A sum's lanes as two 8-float vectors (GCC and Clang vector extensions: lane-wise adds,
+        // so the same bits as the loop below, which compilers leave scalar).
+        typedef float or_v8 __attribute__((vector_size(32)));
+        or_v8 a0;
+        or_v8 a1;
+        std::memcpy(&a0, acc, sizeof a0);
+        std::memcpy(&a1, acc + 8, sizeof a1);
+        for (; i + 16 <= n; i += 16) {
+          or_v8 x0;
+          or_v8 x1;
+          std::memcpy(&x0, v + i, sizeof x0);
+          std::memcpy(&x1, v + i + 8, sizeof x1);
+          a0 += x0;
+          a1 += x1;
+        }
+        std::memcpy(acc, &a0, sizeof a0);
+        std::memcpy(acc + 8, &a1, sizeof a1);
+      }
+      if (i + kOrLanes <= n) {  // (indexed by constants only: the lanes may stay in registers)
+        float a[kOrLanes];
+        for (int l = 0; l < kOrLanes; ++l) a[l] = acc[l];
+        for (; i + kOrLanes <= n; i += kOrLanes)
+          for (int l = 0; l < kOrLanes; ++l) a[l] = or_comb<K>(a[l], v[i + l]);
+        for (int l = 0; l < kOrLanes; ++l) acc[l] = a[l];
+      }
+      for (int l = 0; i < n; ++i, ++l) acc[l] = or_comb<K>(acc[l], v[i]);
     }
 
     // A run of n values of consecutive outputs in one lane (the innermost group kept).
@@ -123,18 +147,18 @@ MYCEL_ORDERED_REDUCE_DEFINE(
     template <int K>
     inline void or_flush(const or_plan& p, float* acc, float* out, float divisor) {
       const bool inner_red = p.red[p.ng - 1] != 0;
-      for (int w = 8; w >= 1; w /= 2)
+      for (int w = kOrLanes / 2; w >= 1; w /= 2)
         for (int l = 0; l < w; ++l) {
           if (inner_red) {
             for (int64_t o = 0; o < p.outs; ++o)
-              acc[o * 16 + l] = or_comb<K>(acc[o * 16 + l], acc[o * 16 + l + w]);
+              acc[o * kOrLanes + l] = or_comb<K>(acc[o * kOrLanes + l], acc[o * kOrLanes + l + w]);
           } else {
             float* a = acc + l * p.outs;
             const float* b = acc + (l + w) * p.outs;
             for (int64_t o = 0; o < p.outs; ++o) a[o] = or_comb<K>(a[o], b[o]);
           }
         }
-      const int64_t step = inner_red ? 16 : 1;
+      const int64_t step = inner_red ? kOrLanes : 1;
       for (int64_t o = 0; o < p.outs; ++o)
         out[o] = divisor > 0 ? acc[o * step] / divisor : acc[o * step];
     }
@@ -145,30 +169,26 @@ MYCEL_ORDERED_REDUCE_DEFINE(
     inline void or_run_k(const or_plan& p, int64_t s0, int64_t s1, or_chain_fn chain, void* ctx,
                          float* out, float* chain_out, float divisor) {
       static thread_local std::vector<float> acc_v;  // reused: a warm launch allocates nothing
-      if (acc_v.size() < static_cast<size_t>(p.outs * 16)) acc_v.resize(p.outs * 16);
+      if (acc_v.size() < static_cast<size_t>(p.outs * kOrLanes)) acc_v.resize(p.outs * kOrLanes);
       float* acc = acc_v.data();
       float blk[kOrBlock];
       const int ng = p.ng;
       const int64_t L = p.ext[ng - 1];
       const bool inner_red = p.red[ng - 1] != 0;
       const int64_t end = s1 * p.slice;
-      int64_t cur = -1;  // the slice whose lanes acc holds
+      const int64_t rows = p.slice / L;  // rows of the innermost group per slice
+      // The position of the next element: slice s, row q of it, t in the row (advanced per run,
+      // no division per run).
+      int64_t s = s0;
+      int64_t q = 0;
+      int64_t t = 0;
+      std::fill(acc, acc + p.outs * kOrLanes, or_identity<K>());
       for (int64_t pos = s0 * p.slice; pos < end;) {
         const int64_t len = std::min(kOrBlock, end - pos);
         chain(ctx, pos, len, blk);
         if (chain_out) std::memcpy(chain_out + pos, blk, sizeof(float) * len);
         for (int64_t i = 0; i < len;) {
-          const int64_t e = pos + i;
-          const int64_t s = e / p.slice;
-          const int64_t w = e - s * p.slice;
-          const int64_t q = w / L;
-          const int64_t t = w - q * L;
           const int64_t n = std::min(L - t, len - i);
-          if (s != cur) {
-            if (cur >= 0) or_flush<K>(p, acc, out + cur * p.outs, divisor);
-            std::fill(acc, acc + p.outs * 16, or_identity<K>());
-            cur = s;
-          }
           int64_t oq = 0;
           int64_t rq = 0;
           int64_t om = 1;
@@ -186,14 +206,23 @@ MYCEL_ORDERED_REDUCE_DEFINE(
             }
           }
           if (inner_red)
-            or_seg_reduced<K>(acc + oq * 16, static_cast<int>((rq * L + t) & 15), blk + i, n);
+            or_seg_reduced<K>(acc + oq * kOrLanes, static_cast<int>((rq * L + t) & (kOrLanes - 1)), blk + i, n);
           else
-            or_seg_kept<K>(acc + (rq & 15) * p.outs + oq * L + t, blk + i, n);
+            or_seg_kept<K>(acc + (rq & (kOrLanes - 1)) * p.outs + oq * L + t, blk + i, n);
           i += n;
+          t += n;
+          if (t == L) {
+            t = 0;
+            if (++q == rows) {  // the slice is complete: its outputs
+              or_flush<K>(p, acc, out + s * p.outs, divisor);
+              std::fill(acc, acc + p.outs * kOrLanes, or_identity<K>());
+              q = 0;
+              ++s;
+            }
+          }
         }
         pos += len;
       }
-      if (cur >= 0) or_flush<K>(p, acc, out + cur * p.outs, divisor);
     }
 
     // kind: 0 sum, 1 max, 2 min; divisor > 0 divides each result (a mean).
