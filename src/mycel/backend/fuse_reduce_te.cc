@@ -33,32 +33,48 @@ struct FusedReduce {
   bool keep_dims = false, keep_chain = false, dynamic = false;
   int kind = 0;        // ordered_reduce.h's: 0 sum, 1 max, 2 min
   bool mean = false;
+  std::vector<int64_t> dim_codes;  // the generated kernel's size variable for each dim
   std::shared_ptr<te::Function> fn;       // MYCEL_TE_FUSION=1: built before the first step
   std::shared_ptr<te::BackgroundBuild> bg;  // the default: built off the critical path
   const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
   Attrs attrs;
 };
 
-// The generated kernel on the chain's operands; the dims are size variables bound from the
-// full-shape inputs (a broadcast one is a one-element placeholder); a mean's divisor, the reduced
-// element count, is one more input.
+// The generated kernel on the chain's operands, without touching the heap (a warm step allocates
+// nothing: tests/cpp/backend_heap_test.cc): its buffers are the chain's inputs (a broadcast one
+// has one element), a mean's divisor (the reduced element count, one more input), the outputs,
+// then the values of its size variables, the chain's dims (dim_codes say which is which).
 void run_generated(const FusedReduce& r, const te::Function& fn, const std::vector<Tensor>& in,
                    const Shape& chain_shape, const KernelContext& c, size_t n_out) {
-  std::vector<void*> bufs;
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t k = 0; k < in.size(); ++k) {
-    bufs.push_back(in[k].data());
-    shapes.push_back(r.broadcast[k] ? std::vector<int64_t>{1} : chain_shape);
+  constexpr size_t kMax = 40;
+  void* stack[kMax];
+  std::vector<void*> heap;
+  const size_t nbuf = fn.inputs.size() + fn.outputs.size() + 1;
+  void** bufs = stack;
+  if (nbuf > kMax) {
+    heap.resize(nbuf);
+    bufs = heap.data();
   }
+  MYCEL_CHECK(fn.outputs.size() == n_out && fn.sizes.size() <= 32 &&
+                  (fn.inputs.size() == in.size() || fn.inputs.size() == in.size() + 1),
+              RuntimeError, "[fused_reduce] a kernel of ", fn.inputs.size(), " inputs and ",
+              fn.outputs.size(), " outputs for ", in.size(), " operands and ", n_out, " results");
+  size_t k = 0;
+  for (const Tensor& t : in) bufs[k++] = t.data();
   float count = 1;
   for (size_t d = 0; d < r.reduced.size(); ++d)
     if (r.reduced[d]) count *= static_cast<float>(chain_shape[d]);
-  if (fn.inputs.size() == in.size() + 1) {
-    bufs.push_back(&count);
-    shapes.push_back({1});
+  if (fn.inputs.size() == in.size() + 1) bufs[k++] = &count;
+  for (size_t j = 0; j < n_out; ++j) bufs[k++] = c.out(j).data();
+  int64_t values[32];
+  for (size_t q = 0; q < fn.sizes.size(); ++q) {
+    const auto d = std::find(r.dim_codes.begin(), r.dim_codes.end(), fn.sizes[q]);
+    MYCEL_CHECK(d != r.dim_codes.end(), RuntimeError, "[fused_reduce] the kernel's size variable ",
+                q, " is no dim of the chain");
+    values[q] = chain_shape[static_cast<size_t>(d - r.dim_codes.begin())];
   }
-  for (size_t k = 0; k < n_out; ++k) bufs.push_back(c.out(k).data());
-  fn.run(std::move(bufs), fn.bind(shapes, "fused_reduce[te]"));
+  bufs[k] = values;
+  fn.kernel->run(bufs);
 }
 
 // The interpreter: the chain's EwProgram block by block, reduced in ordered_reduce.h's order,
@@ -285,6 +301,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
     r->attrs = red.attrs;
     r->kind = kind == te::ReduceKind::sum ? 0 : kind == te::ReduceKind::max ? 1 : 2;
     r->mean = mean;
+    for (size_t d = 0; d < shape.size(); ++d)  // (build_elementwise_reduce's names)
+      r->dim_codes.push_back(te::size_var("d" + std::to_string(d)));
     auto build = [prog, shape, broadcast, reduced, kind, keep_dims, mean, keep_chain] {
       return te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
                                           keep_chain);

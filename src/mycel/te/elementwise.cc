@@ -1,7 +1,7 @@
 // The graph backend's fused elementwise chains (kernels/cpu/fused_elementwise.h) lowered to TE
-// and compiled by this code generator: one generated loop per chain, opted into with
-// MYCEL_TE_FUSION=1 (backend/fuse_elementwise.cc), and a chain feeding a sum or mean as one
-// reduction (backend/fuse_reduce_te.cc). A generated chain gives the interpreter's bits: its
+// and compiled by this code generator: one generated loop per chain (backend/fuse_elementwise.cc),
+// and a chain feeding a sum, mean, max or min as one reduction in ordered_reduce.h's order
+// (backend/fuse_reduce_te.cc). A generated chain gives the interpreter's bits: its
 // exp, tanh and sigmoid are the op kernels' own (kernels/cpu/vmath.h) and its source is compiled
 // without contracting a multiply and an add into one fma (the interpreter rounds every step).
 #include <algorithm>

@@ -320,7 +320,9 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
 /// their element count when `mean`: that count, as float32, is one more input after the chain's);
 /// every dim is a size variable, bound from the inputs' shapes (a broadcast input as (1)); the
 /// result keeps those axes with extent 1 when keep_dims; with keep_chain the chain's values are a
-/// first output (the reduction second). The graph backend's chain-into-reduction fusion.
+/// first output (the reduction second). The graph backend's chain-into-reduction fusion: the
+/// kernel reduces in kernels/cpu/ordered_reduce.h's order, the interpreter's, bit for bit. Its
+/// size variables are d0, d1, ... (dim k is size_var("d<k>")).
 std::shared_ptr<Function> build_elementwise_reduce(
     const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);
