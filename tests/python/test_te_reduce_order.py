@@ -133,14 +133,14 @@ def test_same_bits_with_one_thread_and_with_all(tmp_path):
     (a shape large enough to run on the thread team)."""
     xv, av = (RNG.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
     x, a = ms.Tensor(xv), ms.Tensor(av)
-    outs = []
-    for threads in (1, 2):
+    outs, n = [], ms.get_context("num_threads")
+    for threads in (1, 2, 3):
         ms.set_context(num_threads=threads)
         try:
             outs.append(interpreted(lambda: Reduce("sum", -1, False)(x, a).asnumpy(), tmp_path))
             outs.append(generated(lambda: Reduce("sum", -1, False)(x, a).asnumpy()))
         finally:
-            ms.set_context(num_threads=0)
+            ms.set_context(num_threads=n)
     for o in outs[1:]:
         np.testing.assert_array_equal(o.view(np.uint32), outs[0].view(np.uint32))
 
