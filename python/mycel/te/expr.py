@@ -74,8 +74,8 @@ def _extent(d, what):
     if isinstance(d, Expr):
         return _te.size_expr(d.node)
     if isinstance(d, bool) or not isinstance(d, (int, np_integer)):
-        raise TypeError(f"[te.{what}] dimensions are ints, te.var or expressions of them, "
-                        f"got {type(d).__name__} {d!r}")
+        raise TypeError(f"[te.{what}] dimensions are ints or te.var (or expressions of te.var: "
+                        f"2 * n), got {type(d).__name__} {d!r}")
     return int(d)
 
 
