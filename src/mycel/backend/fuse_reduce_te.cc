@@ -31,10 +31,10 @@ struct FusedReduce {
   Shape shape;  // the chain's (dims may be dynamic)
   std::vector<bool> broadcast, reduced;
   bool keep_dims = false, keep_chain = false, dynamic = false;
-  int kind = 0;        // ordered_reduce.h's: 0 sum, 1 max, 2 min
+  int kind = 0;  // ordered_reduce.h's: 0 sum, 1 max, 2 min
   bool mean = false;
-  std::vector<int64_t> dim_codes;  // the generated kernel's size variable for each dim
-  std::shared_ptr<te::Function> fn;       // MYCEL_TE_FUSION=1: built before the first step
+  std::vector<int64_t> dim_codes;           // the generated kernel's size variable for each dim
+  std::shared_ptr<te::Function> fn;         // MYCEL_TE_FUSION=1: built before the first step
   std::shared_ptr<te::BackgroundBuild> bg;  // the default: built off the critical path
   const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
   Attrs attrs;

@@ -171,8 +171,8 @@ std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<boo
      << "  int64_t dims[" << rank << "];\n  unsigned char red[" << rank << "];\n";
   for (size_t d = 0; d < rank; ++d) {
     const auto at = std::find(sizes.begin(), sizes.end(), shape[d]) - sizes.begin();
-    MYCEL_CHECK(at < static_cast<std::ptrdiff_t>(sizes.size()), RuntimeError,
-                "[te fusion] dim ", d, " of the chain is not a size variable of its kernel");
+    MYCEL_CHECK(at < static_cast<std::ptrdiff_t>(sizes.size()), RuntimeError, "[te fusion] dim ", d,
+                " of the chain is not a size variable of its kernel");
     os << "  dims[" << d << "] = sz[" << at << "];\n  red[" << d << "] = " << (reduced[d] ? 1 : 0)
        << ";\n";
   }
@@ -260,10 +260,11 @@ std::shared_ptr<Function> build_elementwise_reduce(
   auto f = std::make_shared<Function>();
   f->sizes = size_vars(ins, outs);
   const int kind_code = kind == ReduceKind::sum ? 0 : kind == ReduceKind::max ? 1 : 2;
-  f->source = "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
-              "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
-              ordered_reduce_source(p, broadcast, sym_shape, reduced, f->sizes, kind_code, mean,
-                                    keep_chain);
+  f->source =
+      "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
+      "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
+      ordered_reduce_source(p, broadcast, sym_shape, reduced, f->sizes, kind_code, mean,
+                            keep_chain);
   f->kernel = compile(f->source);
   f->inputs = std::move(ins);
   f->outputs = std::move(outs);

@@ -182,8 +182,10 @@ Expr expand_size(const Expr& e, const std::string& text) {
       return e->op == Op::Neg ? unary(Op::Neg, args[0]) : binary(e->op, args[0], args[1]);
     }
     default:
-      MYCEL_THROW(ValueError, "[te] a dimension may be a number, a te.var or an expression of "
-                  "them with + - * // %; ", text, " holds ", op_name(e->op));
+      MYCEL_THROW(ValueError,
+                  "[te] a dimension may be a number, a te.var or an expression of "
+                  "them with + - * // %; ",
+                  text, " holds ", op_name(e->op));
   }
 }
 

@@ -30,8 +30,8 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 
 // A derived size's value from the bound ones (false while one it reads is unknown).
-bool eval_size(const Expr& e, const std::vector<int64_t>& sizes,
-               const std::vector<int64_t>& values, int64_t& out, const char* who) {
+bool eval_size(const Expr& e, const std::vector<int64_t>& sizes, const std::vector<int64_t>& values,
+               int64_t& out, const char* who) {
   if (e->op == Op::Const) {
     out = static_cast<int64_t>(e->value);
     return true;
@@ -191,10 +191,9 @@ void Function::bind_derived(const std::vector<std::vector<int64_t>>& in_shapes,
           continue;
         const int64_t s = in_shapes[k][d], q = floor_div(s - c, a);
         MYCEL_CHECK(q * a + c == s && q >= 0, ShapeError, "[", who, "] argument ", k, " ('",
-                    inputs[k]->name, "') has ", s, " for dimension ", d, ", ",
-                    size_var_name(code), ", which no size ", size_var_name(unknown[0]),
-                    " >= 0 gives; got ", shape_string(in_shapes[k]), " for ",
-                    shape_string(inputs[k]->shape));
+                    inputs[k]->name, "') has ", s, " for dimension ", d, ", ", size_var_name(code),
+                    ", which no size ", size_var_name(unknown[0]), " >= 0 gives; got ",
+                    shape_string(in_shapes[k]), " for ", shape_string(inputs[k]->shape));
         values[slot(unknown[0])] = q;
         progress = true;
       }
@@ -205,9 +204,8 @@ void Function::bind_derived(const std::vector<std::vector<int64_t>>& in_shapes,
     std::vector<int64_t> bases;
     add_bases(bases, def);
     for (int64_t b : bases)
-      MYCEL_CHECK(values[slot(b)] >= 0, ValueError, "[", who, "] size variable '",
-                  size_var_name(b), "' cannot be solved from the inputs' shapes: it is in ",
-                  size_var_name(sizes[q]),
+      MYCEL_CHECK(values[slot(b)] >= 0, ValueError, "[", who, "] size variable '", size_var_name(b),
+                  "' cannot be solved from the inputs' shapes: it is in ", size_var_name(sizes[q]),
                   ", and no input has it as a dimension or in an affine dimension (a * ",
                   size_var_name(b), " + b) whose other sizes are known");
     int64_t v = 0;

@@ -47,7 +47,8 @@ MYCEL_ORDERED_REDUCE_DEFINE(
                               : std::numeric_limits<float>::infinity());
     }
 
-    template <int K> inline float or_comb(float a, float v) {
+    template <int K>
+    inline float or_comb(float a, float v) {
       if (K == 0) return a + v;
       const bool take = K == 1 ? (v != v || v > a) : (v != v || v < a);
       return a != a ? a : (take ? v : a);
@@ -101,9 +102,10 @@ MYCEL_ORDERED_REDUCE_DEFINE(
       return p;
     }
 
-    // A run of n values of one output (the innermost group reduced), lanes from `lane` on; acc holds
-    // that output's 16 lanes.
-    template <int K> inline void or_seg_reduced(float* acc, int lane, const float* v, int64_t n) {
+    // A run of n values of one output (the innermost group reduced), lanes from `lane` on; acc
+    // holds that output's 16 lanes.
+    template <int K>
+    inline void or_seg_reduced(float* acc, int lane, const float* v, int64_t n) {
       int64_t i = 0;
       for (; lane != 0 && i < n; ++i) {
         acc[lane] = or_comb<K>(acc[lane], v[i]);
@@ -139,7 +141,8 @@ MYCEL_ORDERED_REDUCE_DEFINE(
     }
 
     // A run of n values of consecutive outputs in one lane (the innermost group kept).
-    template <int K> inline void or_seg_kept(float* acc, const float* v, int64_t n) {
+    template <int K>
+    inline void or_seg_kept(float* acc, const float* v, int64_t n) {
       for (int64_t i = 0; i < n; ++i) acc[i] = or_comb<K>(acc[i], v[i]);
     }
 
@@ -206,7 +209,8 @@ MYCEL_ORDERED_REDUCE_DEFINE(
             }
           }
           if (inner_red)
-            or_seg_reduced<K>(acc + oq * kOrLanes, static_cast<int>((rq * L + t) & (kOrLanes - 1)), blk + i, n);
+            or_seg_reduced<K>(acc + oq * kOrLanes, static_cast<int>((rq * L + t) & (kOrLanes - 1)),
+                              blk + i, n);
           else
             or_seg_kept<K>(acc + (rq & (kOrLanes - 1)) * p.outs + oq * L + t, blk + i, n);
           i += n;
