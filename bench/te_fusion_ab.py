@@ -6,8 +6,8 @@ medians of the paired ratios TE / interpreter. Not a test.
 
     MYCEL_TE_CACHE=<warm> OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/te_fusion_ab.py lenet5 20 10 [async]
 
-A fourth argument `async` compiles the TE step under the default setting (chains only, their
-kernels built in the background, waited for before timing) instead of `1`.
+A fourth argument `async` compiles the TE step under the default setting (chains and chains into
+reductions, their kernels built in the background, waited for before timing) instead of `1`.
 """
 
 import os

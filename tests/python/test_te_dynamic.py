@@ -249,8 +249,8 @@ def _dyn_reduce_ref(xv, av):
 
 @pytest.mark.parametrize("fusion", ["0", "1", "async"])
 def test_chain_into_reduction_over_a_dynamic_dim_fuses(fusion):
-    """set_inputs(None, ...): under MYCEL_TE_FUSION=1 a chain feeding sum / mean / max over the
-    dynamic batch dim or across it is one fused_reduce[te] instruction whose dims are taken at
+    """set_inputs(None, ...): under MYCEL_TE_FUSION=1 or async a chain feeding sum / mean / max
+    over the dynamic batch dim or across it is one fused_reduce instruction whose dims are taken at
     run time, its kernel compiled once for every batch; a batch of 1 against 5 (two independent
     dynamic inputs) broadcasts as numpy; every setting gives numpy's results."""
     from mycel._mycel import graph as G
@@ -259,7 +259,8 @@ def test_chain_into_reduction_over_a_dynamic_dim_fuses(fusion):
     os.environ["MYCEL_TE_FUSION"] = fusion
     try:
         text = G.compile(DynReduce()).program_text(spec, spec)
-        assert ("fused_reduce[te]{" in text) == (fusion == "1"), text  # (=1 only)
+        assert ("fused_reduce[te]{" in text) == (fusion == "1"), text
+        assert ("fused_reduce{" in text) == (fusion == "async"), text  # named as the interpreter's
         if fusion == "1":
             assert text.count("fused_reduce[te]{") == 4, text
         net = DynReduce()

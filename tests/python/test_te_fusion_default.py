@@ -75,19 +75,20 @@ def test_default_is_async_te_and_equals_the_interpreter_bit_for_bit():
     assert "fused_elementwise{" in G.compile(Chain()).program_text(x, a)
 
 
-def test_default_leaves_reductions_to_their_kernels_so_results_never_change_mid_run():
-    # A generated reduction sums in another order than the reduce kernels: switching to one when
-    # the compiler finishes would make results depend on timing. The default fuses chains only
-    # (bit for bit the interpreter's); MYCEL_TE_FUSION=1 fuses reductions from the first step.
+def test_default_fuses_reductions_and_results_never_change_mid_run():
+    # A chain into a reduction is one fused_reduce instruction by default too: the interpreter
+    # until its kernel is built, then the kernel, which reduce in one order (ordered_reduce.h),
+    # so the switch changes no bit (tests/python/test_te_reduce_order.py covers the shapes).
     xv = (RNG.standard_normal((16, 40)) * 3).astype(np.float32)
     x = ms.Tensor(xv)
-    assert "fused_reduce[te]{" not in G.compile(Softmax()).program_text(x)
+    text = G.compile(Softmax()).program_text(x)
+    assert "fused_reduce{" in text and "fused_reduce[te]{" not in text, text
     os.environ["MYCEL_TE_FUSION"] = "1"
     try:
         assert "fused_reduce[te]{" in G.compile(Softmax()).program_text(x)
+        ref = Softmax()(x).asnumpy()  # the kernel from the first step
     finally:
         os.environ.pop("MYCEL_TE_FUSION")
-    ref = _interpreter(Softmax, x)[0]
     net = Softmax()
     first = net(x).asnumpy()
     _te.wait_background_builds()
@@ -95,6 +96,8 @@ def test_default_leaves_reductions_to_their_kernels_so_results_never_change_mid_
     np.testing.assert_array_equal(net(x).asnumpy(), ref)
     e = np.exp(xv - xv.max(-1, keepdims=True))
     np.testing.assert_allclose(ref, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    unfused = _interpreter(Softmax, x)[0]  # MYCEL_TE_FUSION=0: the reduce kernels' order
+    np.testing.assert_allclose(unfused, ref, rtol=1e-6, atol=1e-7)
 
 
 def test_a_bad_mode_names_the_variable():

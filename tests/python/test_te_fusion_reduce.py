@@ -1,4 +1,5 @@
-"""Graph-kernel fusion of reductions through TE (MYCEL_TE_FUSION=1): an elementwise chain feeding a
+"""Graph-kernel fusion of reductions through TE (MYCEL_TE_FUSION=1; the default fuses them too, see
+test_te_reduce_order.py): an elementwise chain feeding a
 sum or mean (softmax's sum, layer norm's mean and variance, a bias gradient, a loss) becomes one
 fused_reduce[te] kernel, forward and backward. References: numpy, and the same steps compiled
 without TE fusion (the unfused reductions)."""
@@ -131,7 +132,11 @@ def test_training_step_bias_gradients_and_loss():
 
 def test_without_te_fusion_reductions_stay_unfused():
     x = ms.Tensor(np.ones((4, 5), np.float32))
-    assert not fused_reduces(G.compile(Softmax()).program_text(x))
+    os.environ["MYCEL_TE_FUSION"] = "0"
+    text = G.compile(Softmax()).program_text(x)
+    assert "fused_reduce" not in text, text
+    os.environ.pop("MYCEL_TE_FUSION")  # the default fuses, named as the interpreter's
+    assert "fused_reduce{" in G.compile(Softmax()).program_text(x)
 
 
 class Extrema(nn.Cell):

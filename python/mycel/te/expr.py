@@ -35,8 +35,8 @@ class SizeVar:
         self.name = name
         self.code = _te.size_var(name)
 
-    def __repr__(self):
-        return f"te.var({self.name!r})"
+    def __repr__(self):  # a size written as an expression shows it: (2 * n)
+        return f"te.var({self.name!r})" if self.name.isidentifier() else f"({self.name})"
 
     def __eq__(self, other):
         return isinstance(other, SizeVar) and other.code == self.code
@@ -67,11 +67,15 @@ def var(name):
 
 
 def _extent(d, what):
-    """A dimension as the C++ core holds it: an int > 0, or a size variable's (negative) code."""
+    """A dimension as the C++ core holds it: an int > 0, or a size variable's (negative) code;
+    an expression of size variables (2 * n, n + 1) is a size variable computed from theirs."""
     if isinstance(d, SizeVar):
         return d.code
+    if isinstance(d, Expr):
+        return _te.size_expr(d.node)
     if isinstance(d, bool) or not isinstance(d, (int, np_integer)):
-        raise TypeError(f"[te.{what}] dimensions are ints or te.var, got {type(d).__name__} {d!r}")
+        raise TypeError(f"[te.{what}] dimensions are ints or te.var (or expressions of te.var: "
+                        f"2 * n), got {type(d).__name__} {d!r}")
     return int(d)
 
 
@@ -246,7 +250,7 @@ def compute(shape, fcompute, name=None):
 
 def reduce_axis(dom, name=None):
     """A reduction variable over the half-open range dom = (lo, hi)."""
-    lo, hi = (0, dom) if isinstance(dom, (int, SizeVar)) else dom
+    lo, hi = (0, dom) if isinstance(dom, (int, SizeVar, Expr)) else dom
     return IterVar(_te.make_var(name or _fresh("r"), int(lo), _extent(hi, "reduce_axis"), True))
 
 

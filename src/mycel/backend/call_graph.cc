@@ -133,7 +133,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fold_batch_norm(*impl);
     detail::fuse_post_ops(*impl);
     detail::fuse_conv_pool(*impl);
-    detail::fuse_reduce_te(*impl);  // MYCEL_TE_FUSION=1 only
+    detail::fuse_reduce_te(*impl);  // unless MYCEL_TE_FUSION=0
     detail::fuse_elementwise(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)

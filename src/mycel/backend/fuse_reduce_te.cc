@@ -1,18 +1,23 @@
-// With MYCEL_TE_FUSION=1: a sum, mean, max or min of float32 whose input is computed by elementwise
+// A sum, mean, max or min of float32 whose input is computed by elementwise
 // ops read nowhere else (sum(square(x - mu)) of a variance, sum(exp(x - m)) of a softmax, the bias
 // gradient sum(dout * mask) of a relu layer) becomes one tensor-expression kernel that reduces
 // the chain's values as it computes them: no intermediate tensor, one pass over the inputs. When
 // the chain's values are read elsewhere too (softmax's e in e / sum(e)), the kernel writes them
 // as well, and the reduction reads them back while in cache.
 // Runs before fuse_elementwise, which fuses what is left; results equal the unfused ops to
-// rounding (summation order).
+// rounding (summation order: kernels/cpu/ordered_reduce.h's, the same for the interpreter, which
+// runs by default until the kernel is built in the background, and for the kernel).
 #include <algorithm>
 #include <functional>
 #include <memory>
 #include <unordered_map>
 
 #include "mycel/backend/fuse_util.h"
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
 #include "mycel/core/shape.h"
+#include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/kernels/cpu/ordered_reduce.h"
 #include "mycel/te/te.h"
 
 namespace mycel::backend::detail {
@@ -26,37 +31,107 @@ struct FusedReduce {
   Shape shape;  // the chain's (dims may be dynamic)
   std::vector<bool> broadcast, reduced;
   bool keep_dims = false, keep_chain = false, dynamic = false;
-  std::shared_ptr<te::Function> fn;
+  int kind = 0;  // ordered_reduce.h's: 0 sum, 1 max, 2 min
+  bool mean = false;
+  std::vector<int64_t> dim_codes;           // the generated kernel's size variable for each dim
+  std::shared_ptr<te::Function> fn;         // MYCEL_TE_FUSION=1: built before the first step
+  std::shared_ptr<te::BackgroundBuild> bg;  // the default: built off the critical path
   const OpDef* reduce = nullptr;  // the reduction's own op and attributes: an empty chain's
   Attrs attrs;
 };
 
-// The generated kernel on the chain's operands; the dims are size variables bound from the
-// full-shape inputs (a broadcast one is a one-element placeholder); a mean's divisor, the reduced
-// element count, is one more input.
+// The generated kernel on the chain's operands, without touching the heap (a warm step allocates
+// nothing: tests/cpp/backend_heap_test.cc): its buffers are the chain's inputs (a broadcast one
+// has one element), a mean's divisor (the reduced element count, one more input), the outputs,
+// then the values of its size variables, the chain's dims (dim_codes say which is which).
 void run_generated(const FusedReduce& r, const te::Function& fn, const std::vector<Tensor>& in,
                    const Shape& chain_shape, const KernelContext& c, size_t n_out) {
-  std::vector<void*> bufs;
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t k = 0; k < in.size(); ++k) {
-    bufs.push_back(in[k].data());
-    shapes.push_back(r.broadcast[k] ? std::vector<int64_t>{1} : chain_shape);
+  constexpr size_t kMax = 40;
+  void* stack[kMax];
+  std::vector<void*> heap;
+  const size_t nbuf = fn.inputs.size() + fn.outputs.size() + 1;
+  void** bufs = stack;
+  if (nbuf > kMax) {
+    heap.resize(nbuf);
+    bufs = heap.data();
   }
+  MYCEL_CHECK(fn.outputs.size() == n_out && fn.sizes.size() <= 32 &&
+                  (fn.inputs.size() == in.size() || fn.inputs.size() == in.size() + 1),
+              RuntimeError, "[fused_reduce] a kernel of ", fn.inputs.size(), " inputs and ",
+              fn.outputs.size(), " outputs for ", in.size(), " operands and ", n_out, " results");
+  size_t k = 0;
+  for (const Tensor& t : in) bufs[k++] = t.data();
   float count = 1;
   for (size_t d = 0; d < r.reduced.size(); ++d)
     if (r.reduced[d]) count *= static_cast<float>(chain_shape[d]);
-  if (fn.inputs.size() == in.size() + 1) {
-    bufs.push_back(&count);
-    shapes.push_back({1});
+  if (fn.inputs.size() == in.size() + 1) bufs[k++] = &count;
+  for (size_t j = 0; j < n_out; ++j) bufs[k++] = c.out(j).data();
+  int64_t values[32];
+  for (size_t q = 0; q < fn.sizes.size(); ++q) {
+    const auto d = std::find(r.dim_codes.begin(), r.dim_codes.end(), fn.sizes[q]);
+    MYCEL_CHECK(d != r.dim_codes.end(), RuntimeError, "[fused_reduce] the kernel's size variable ",
+                q, " is no dim of the chain");
+    values[q] = chain_shape[static_cast<size_t>(d - r.dim_codes.begin())];
   }
-  for (size_t k = 0; k < n_out; ++k) bufs.push_back(c.out(k).data());
-  fn.run(std::move(bufs), fn.bind(shapes, "fused_reduce[te]"));
+  bufs[k] = values;
+  fn.kernel->run(bufs);
+}
+
+// The interpreter: the chain's EwProgram block by block, reduced in ordered_reduce.h's order,
+// the generated kernel's (the same bits, so the default may switch to the kernel mid-run).
+struct InterpCtx {
+  const cpu::EwProgram* prog;
+  const float* const* base;
+  const char* full;
+};
+
+void interp_block(void* ctx, int64_t start, int64_t len, float* dst) {
+  const auto* c = static_cast<const InterpCtx*>(ctx);
+  cpu::run_fused_elementwise_block(*c->prog, c->base, c->full, start, len, dst);
+}
+
+void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const Shape& chain_shape,
+                     const KernelContext& c, size_t n_out) {
+  constexpr size_t kStack = 16;  // a warm launch allocates nothing
+  const float* base_stack[kStack];
+  char full_stack[kStack];
+  std::vector<const float*> base_heap;
+  std::vector<char> full_heap;
+  if (in.size() > kStack) base_heap.resize(in.size()), full_heap.resize(in.size());
+  const float** base = in.size() > kStack ? base_heap.data() : base_stack;
+  char* full = in.size() > kStack ? full_heap.data() : full_stack;
+  const int64_t n = numel(chain_shape);
+  for (size_t k = 0; k < in.size(); ++k) {
+    base[k] = in[k].data<float>();
+    full[k] = in[k].numel() == n;
+  }
+  int64_t dims[32];
+  unsigned char red[32];
+  const int rank = static_cast<int>(chain_shape.size());
+  MYCEL_CHECK(rank <= 32, ValueError, "[fused_reduce] a rank-", rank, " chain (at most 32)");
+  float count = 1;
+  for (int d = 0; d < rank; ++d) {
+    dims[d] = chain_shape[d];
+    red[d] = r.reduced[d] ? 1 : 0;
+    if (r.reduced[d]) count *= static_cast<float>(chain_shape[d]);
+  }
+  const cpu::ored::or_plan plan = cpu::ored::or_make_plan(rank, dims, red);
+  InterpCtx ctx{&r.prog, base, full};
+  float* chain_out = r.keep_chain ? c.out(0).data<float>() : nullptr;
+  float* out = c.out(n_out - 1).data<float>();
+  const float divisor = r.mean ? count : 0.0f;
+  const int64_t cost = static_cast<int64_t>(r.prog.steps.size()) + 1;
+  parallel_for(plan.lead, plan.slice * cost, [&](int64_t s0, int64_t s1) {
+    cpu::ored::or_run(plan, r.kind, s0, s1, interp_block, &ctx, out, chain_out, divisor);
+  });
 }
 
 std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const std::string& what,
                                      std::vector<TensorMeta> outs) {
   auto d = std::make_shared<OpDef>();
-  d->name = "fused_reduce[te]{" + r->prog.str() + "; " + what + "}";
+  // The default's listing names it as the interpreter's, whichever of the two runs it.
+  d->name = std::string(r->fn ? "fused_reduce[te]{" : "fused_reduce{") + r->prog.str() + "; " +
+            what + "}";
   d->class_name = "FusedReduce";
   d->doc =
       "Elementwise chain and the sum, mean, max or min it feeds, fused by the graph backend, "
@@ -88,12 +163,21 @@ std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const
   else
     d->infer = [outs](const InferContext&) { return outs; };
   d->kernel = [r, n_out, chain_shape](const KernelContext& c) {
-    std::vector<Shape> in_shapes;
-    for (const Tensor& t : c.inputs) in_shapes.push_back(t.shape());
-    const Shape s = chain_shape(in_shapes);
+    // (static dims: no copy, so a warm launch allocates nothing; tests/cpp/backend_heap_test.cc)
+    Shape dyn;
+    if (r->dynamic) {
+      std::vector<Shape> in_shapes;
+      for (const Tensor& t : c.inputs) in_shapes.push_back(t.shape());
+      dyn = chain_shape(in_shapes);
+    }
+    const Shape& s = r->dynamic ? dyn : r->shape;
     std::vector<Tensor> expanded;
     const auto& in = chain_operands(c.inputs, s, r->broadcast, r->dynamic, expanded);
-    if (numel(s) > 0) return run_generated(*r, *r->fn, in, s, c, n_out);
+    if (numel(s) > 0) {
+      auto fn = r->fn ? r->fn : r->bg ? r->bg->ready() : nullptr;
+      if (fn) return run_generated(*r, *fn, in, s, c, n_out);
+      return run_interpreter(*r, in, s, c, n_out);
+    }
     // An empty chain: the reduction's own kernel says what the reduction of nothing is (zeros,
     // NaN for a mean, a max's error), after the interpreter's (empty) chain.
     Tensor chain = r->keep_chain ? c.out(0) : Tensor::empty(s, DType::float32);
@@ -220,8 +304,18 @@ void fuse_function(Function& f, ProgramImpl& p) {
     r->dynamic = dynamic;
     r->reduce = red.op;
     r->attrs = red.attrs;
-    r->fn = te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
-                                         keep_chain);
+    r->kind = kind == te::ReduceKind::sum ? 0 : kind == te::ReduceKind::max ? 1 : 2;
+    r->mean = mean;
+    for (size_t d = 0; d < shape.size(); ++d)  // (build_elementwise_reduce's names)
+      r->dim_codes.push_back(te::size_var("d" + std::to_string(d)));
+    auto build = [prog, shape, broadcast, reduced, kind, keep_dims, mean, keep_chain] {
+      return te::build_elementwise_reduce(prog, shape, broadcast, reduced, kind, keep_dims, mean,
+                                          keep_chain);
+    };
+    if (te_fusion_async())
+      r->bg = te::BackgroundBuild::start(build);
+    else
+      r->fn = build();
     std::vector<TensorMeta> outs{f.regs[red.out[0]].meta};
     if (keep_chain) outs.insert(outs.begin(), f.regs[x].meta);
     p.fused_ops.push_back(
@@ -243,11 +337,11 @@ void fuse_function(Function& f, ProgramImpl& p) {
 
 }  // namespace
 
-// Only with MYCEL_TE_FUSION=1: a generated reduction sums in another order than the reduce
-// kernels, so under the default (async) its switching in mid-run would make results depend on
-// when the compiler finished; with =1 the kernel runs from the first step.
+// With MYCEL_TE_FUSION=1 the kernel runs from the first step; by default (async) the interpreter
+// runs until the kernel is built in the background. Both reduce in ordered_reduce.h's order, so
+// the switch changes no bit.
 void fuse_reduce_te(ProgramImpl& p) {
-  if (!te_fusion() || te_fusion_async()) return;
+  if (!te_fusion()) return;
   for (Function& f : p.fns) fuse_function(f, p);
 }
 

@@ -150,6 +150,9 @@ void init_te(nb::module_& root) {
   m.def("size_var", &te::size_var, nb::arg("name"),
         "The code (a negative extent) of the size variable named `name` (te.var).");
   m.def("size_var_name", &te::size_var_name, nb::arg("code"));
+  m.def("size_expr", &te::size_expr, nb::arg("expr"),
+        "The code of a dimension written as an expression of size variables (2 * n), or its "
+        "number when constant.");
   m.def("size_value", &te::size_value, nb::arg("code"),
         "The value of a size variable as an int64 index expression (te.var in x[n - 1 - i]).");
   m.def("compile_count", &te::compile_count,

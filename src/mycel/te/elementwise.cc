@@ -1,11 +1,16 @@
 // The graph backend's fused elementwise chains (kernels/cpu/fused_elementwise.h) lowered to TE
-// and compiled by this code generator: one generated loop per chain, opted into with
-// MYCEL_TE_FUSION=1 (backend/fuse_elementwise.cc), and a chain feeding a sum or mean as one
-// reduction (backend/fuse_reduce_te.cc). A generated chain gives the interpreter's bits: its
+// and compiled by this code generator: one generated loop per chain (backend/fuse_elementwise.cc),
+// and a chain feeding a sum, mean, max or min as one reduction in ordered_reduce.h's order
+// (backend/fuse_reduce_te.cc). A generated chain gives the interpreter's bits: its
 // exp, tanh and sigmoid are the op kernels' own (kernels/cpu/vmath.h) and its source is compiled
 // without contracting a multiply and an add into one fma (the interpreter rounds every step).
+#include <algorithm>
+#include <sstream>
+
 #include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/fused_elementwise.h"
+#include "mycel/kernels/cpu/ordered_reduce.h"
 #include "mycel/te/te.h"
 
 namespace mycel::te {
@@ -115,6 +120,81 @@ std::shared_ptr<Function> build_rounded(std::vector<Tensor> inputs, std::vector<
   return f;
 }
 
+// The chain over a length n0 as one serial loop (a function of its own, chain_kernel), for the
+// ordered reduction's blocks: build_elementwise's source without its thread pragma.
+std::string chain_block_source(const cpu::EwProgram& p, const std::vector<bool>& broadcast) {
+  const int64_t n = size_var("n");
+  IterVar i = make_var("i", 0, n, false);
+  std::vector<Tensor> ins;
+  Expr body = chain_expr(p, {n}, broadcast, {var(i)}, ins);
+  std::string src = generate_cpp(ins, {compute({n}, {i}, body, "fused")});
+  const std::string entry = "extern \"C\" void mycel_te_kernel(void** bufs)";
+  const size_t at = src.find(entry);
+  MYCEL_CHECK(at != std::string::npos, RuntimeError, "[te fusion] no kernel entry in the chain");
+  src.replace(at, entry.size(), "static void chain_kernel(void** bufs)");
+  for (size_t q; (q = src.find("#pragma omp parallel")) != std::string::npos;)
+    src.erase(q, src.find('\n', q) - q + 1);
+  return src;
+}
+
+// A chain-into-reduction kernel: the chain's blocks (chain_kernel) reduced by the pasted
+// ordered_reduce.h, its slices on the thread team when the work reaches parallel_for's grain.
+// Buffers: the chain's inputs (then a mean's count), the outputs (the chain's values first when
+// kept), then the size variables (sizes: their codes; dim d of the chain is d-th of shape).
+std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<bool>& broadcast,
+                                  const std::vector<int64_t>& shape,
+                                  const std::vector<bool>& reduced,
+                                  const std::vector<int64_t>& sizes, int kind, bool mean,
+                                  bool keep_chain) {
+  const size_t ni = broadcast.size(), rank = shape.size();
+  std::ostringstream os;
+  os << chain_block_source(p, broadcast) << "#include <omp.h>\nnamespace mycel_or {\n"
+     << cpu::ored::kOrderedReduceSource << "\n}\n"
+     << "static void chain_block(void* ctx, int64_t start, int64_t len, float* dst) {\n"
+     << "  const float* const* in = (const float* const*)ctx;\n  void* b[" << ni + 2 << "];\n";
+  for (size_t k = 0; k < ni; ++k)
+    os << "  b[" << k << "] = (void*)(in[" << k << "]" << (broadcast[k] ? "" : " + start")
+       << ");\n";
+  os << "  int64_t n = len;\n  b[" << ni << "] = dst;\n  b[" << ni + 1
+     << "] = &n;\n  chain_kernel(b);\n}\n"
+     << "extern \"C\" void mycel_te_kernel(void** bufs) {\n  const float* in[" << ni << "];\n";
+  for (size_t k = 0; k < ni; ++k) os << "  in[" << k << "] = (const float*)bufs[" << k << "];\n";
+  size_t slot = ni;
+  const std::string divisor =
+      mean ? "((const float*)bufs[" + std::to_string(slot++) + "])[0]" : std::string("0.0f");
+  const std::string chain_out =
+      keep_chain ? "(float*)bufs[" + std::to_string(slot++) + "]" : std::string("0");
+  const size_t out_slot = slot++;
+  os << "  float* chain_out = " << chain_out << ";\n  float* out = (float*)bufs[" << out_slot
+     << "];\n"
+     << "  const int64_t* sz = (const int64_t*)bufs[" << slot << "];\n"
+     << "  int64_t dims[" << rank << "];\n  unsigned char red[" << rank << "];\n";
+  for (size_t d = 0; d < rank; ++d) {
+    const auto at = std::find(sizes.begin(), sizes.end(), shape[d]) - sizes.begin();
+    MYCEL_CHECK(at < static_cast<std::ptrdiff_t>(sizes.size()), RuntimeError, "[te fusion] dim ", d,
+                " of the chain is not a size variable of its kernel");
+    os << "  dims[" << d << "] = sz[" << at << "];\n  red[" << d << "] = " << (reduced[d] ? 1 : 0)
+       << ";\n";
+  }
+  // The thread rule of the interpreter (parallel_for over slices, a step's work per element).
+  const int64_t cost = static_cast<int64_t>(p.steps.size()) + 1;
+  os << "  const mycel_or::or_plan pl = mycel_or::or_make_plan(" << rank << ", dims, red);\n"
+     << "  const float divisor = " << divisor << ";\n"
+     << "  if (pl.lead * pl.slice == 0) return;\n"
+     << "  const int nt = omp_get_max_threads();\n"
+     << "  if (nt <= 1 || pl.lead * pl.slice * " << cost << " < " << kParallelGrain
+     << " || omp_in_parallel()) {\n"
+     << "    mycel_or::or_run(pl, " << kind
+     << ", 0, pl.lead, chain_block, (void*)in, out, chain_out, divisor);\n    return;\n  }\n"
+     << "#pragma omp parallel num_threads(nt)\n  {\n"
+     << "    const int64_t t = omp_get_thread_num(), T = omp_get_num_threads();\n"
+     << "    const int64_t chunk = (pl.lead + T - 1) / T, b = t * chunk;\n"
+     << "    const int64_t e = b + chunk < pl.lead ? b + chunk : pl.lead;\n"
+     << "    if (b < e) mycel_or::or_run(pl, " << kind
+     << ", b, e, chain_block, (void*)in, out, chain_out, divisor);\n  }\n}\n";
+  return os.str();
+}
+
 }  // namespace
 
 std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
@@ -173,7 +253,22 @@ std::shared_ptr<Function> build_elementwise_reduce(
     body = binary(Op::Div, body, load(ins.back(), {constant(0, DType::int64)}));
   }
   Tensor out = compute(out_shape, axes, body, "fused_reduce");
-  return chain ? build_rounded(ins, {chain, out}) : build_rounded(ins, {out});
+  // The tensors above describe the function (its inputs, outputs and size variables, what bind
+  // checks); its source is the chain's loop, run block by block and reduced in
+  // kernels/cpu/ordered_reduce.h's order, the interpreter's.
+  std::vector<Tensor> outs = chain ? std::vector<Tensor>{chain, out} : std::vector<Tensor>{out};
+  auto f = std::make_shared<Function>();
+  f->sizes = size_vars(ins, outs);
+  const int kind_code = kind == ReduceKind::sum ? 0 : kind == ReduceKind::max ? 1 : 2;
+  f->source =
+      "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
+      "#pragma GCC optimize(\"fp-contract=off\")\n#endif\n" +
+      ordered_reduce_source(p, broadcast, sym_shape, reduced, f->sizes, kind_code, mean,
+                            keep_chain);
+  f->kernel = compile(f->source);
+  f->inputs = std::move(ins);
+  f->outputs = std::move(outs);
+  return f;
 }
 
 }  // namespace mycel::te

@@ -1,6 +1,7 @@
 // TE node construction with the static checks (dtype, rank, constant index range, reduce axes).
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -26,6 +27,16 @@ std::mutex& size_mu() {
 std::vector<std::string>& size_names() {
   static auto* names = new std::vector<std::string>;
   return *names;
+}
+
+// Sizes written as expressions (size_expr): their definitions, by code and by text.
+std::map<int64_t, Expr>& size_defs() {
+  static auto* defs = new std::map<int64_t, Expr>;
+  return *defs;
+}
+std::map<std::string, int64_t>& size_def_codes() {
+  static auto* codes = new std::map<std::string, int64_t>;
+  return *codes;
 }
 
 Expr make(Op op, DType t, std::vector<Expr> args) {
@@ -130,9 +141,12 @@ int64_t size_var(const std::string& name) {
   MYCEL_CHECK(!name.empty(), ValueError, "[te.var] a size variable needs a name");
   std::lock_guard<std::mutex> lock(size_mu());
   auto& names = size_names();
-  auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) it = names.insert(names.end(), name);
-  return -1 - static_cast<int64_t>(it - names.begin());
+  const auto& derived = size_def_codes();  // (a te.var may not take a derived size's code)
+  for (size_t k = 0; k < names.size(); ++k)
+    if (names[k] == name && !(derived.count(name) && derived.at(name) == -1 - int64_t(k)))
+      return -1 - static_cast<int64_t>(k);
+  names.push_back(name);
+  return -static_cast<int64_t>(names.size());
 }
 
 std::string size_var_name(int64_t code) {
@@ -142,6 +156,92 @@ std::string size_var_name(int64_t code) {
   MYCEL_CHECK(code < 0 && k < static_cast<int64_t>(names.size()), ValueError,
               "[te] no size variable has code ", code);
   return names[static_cast<size_t>(k)];
+}
+
+namespace {
+
+// A size expression with its derived sizes replaced by their definitions (so a definition holds
+// te.var sizes only), checked to be integer arithmetic on sizes.
+Expr expand_size(const Expr& e, const std::string& text) {
+  switch (e->op) {
+    case Op::Const:
+      return e;
+    case Op::Size: {
+      const int64_t code = static_cast<int64_t>(e->value);
+      Expr def = size_definition(code);
+      return def ? def : e;
+    }
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Mod:
+    case Op::Neg: {
+      std::vector<Expr> args;
+      for (auto& a : e->args) args.push_back(expand_size(a, text));
+      return e->op == Op::Neg ? unary(Op::Neg, args[0]) : binary(e->op, args[0], args[1]);
+    }
+    default:
+      MYCEL_THROW(ValueError,
+                  "[te] a dimension may be a number, a te.var or an expression of "
+                  "them with + - * // %; ",
+                  text, " holds ", op_name(e->op));
+  }
+}
+
+// "2 * n", "(n + 1) // 2": the name of a derived size.
+std::string size_text(const Expr& e) {
+  auto operand = [](const Expr& a) {
+    std::string t = size_text(a);
+    return a->args.size() == 2 ? "(" + t + ")" : t;
+  };
+  switch (e->op) {
+    case Op::Const:
+      return std::to_string(static_cast<int64_t>(e->value));
+    case Op::Size:
+      return size_var_name(static_cast<int64_t>(e->value));
+    case Op::Neg:
+      return "-" + operand(e->args[0]);
+    default: {
+      const char* sym = e->op == Op::Add   ? " + "
+                        : e->op == Op::Sub ? " - "
+                        : e->op == Op::Mul ? " * "
+                        : e->op == Op::Div ? " // "
+                                           : " % ";
+      return operand(e->args[0]) + sym + operand(e->args[1]);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t size_expr(const Expr& e) {
+  MYCEL_CHECK(e && e->dtype == DType::int64, ValueError,
+              "[te] a dimension expression must be int64 arithmetic on te.var sizes, got ",
+              e ? dtype_name(e->dtype) : "null", " ", e ? to_string(e) : "");
+  Expr x = simplify(expand_size(e, to_string(e)));
+  if (x->op == Op::Const) {
+    MYCEL_CHECK(x->value > 0, ValueError, "[te] the dimension ", to_string(e), " is ",
+                static_cast<int64_t>(x->value), "; a dimension must be > 0");
+    return static_cast<int64_t>(x->value);
+  }
+  if (x->op == Op::Size) return static_cast<int64_t>(x->value);
+  const std::string name = size_text(x);
+  std::lock_guard<std::mutex> lock(size_mu());
+  auto& codes = size_def_codes();
+  if (auto it = codes.find(name); it != codes.end()) return it->second;
+  auto& names = size_names();
+  names.push_back(name);
+  const int64_t code = -static_cast<int64_t>(names.size());
+  codes[name] = code;
+  size_defs()[code] = x;
+  return code;
+}
+
+Expr size_definition(int64_t code) {
+  std::lock_guard<std::mutex> lock(size_mu());
+  auto it = size_defs().find(code);
+  return it == size_defs().end() ? nullptr : it->second;
 }
 
 std::string shape_string(const std::vector<int64_t>& s) {

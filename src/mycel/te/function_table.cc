@@ -1,5 +1,6 @@
 // The table of built TE functions that te_call ops refer to by id, and their gradients.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -50,10 +51,19 @@ std::shared_ptr<Function> build(std::vector<Tensor> inputs, std::vector<Tensor> 
                                 const Schedule& schedule) {
   auto f = std::make_shared<Function>();
   f->sizes = size_vars(inputs, outputs);
-  for (int64_t s : f->sizes) {  // a size is bound by the shape of an input at each call
-    bool bound = false;
+  // A size is bound by the shape of an input at each call: a dimension that is the size, or an
+  // expression holding it (solved by bind when it can be); a derived size is computed.
+  std::function<bool(const Expr&, int64_t)> holds = [&](const Expr& e, int64_t s) {
+    if (e->op == Op::Size && static_cast<int64_t>(e->value) == s) return true;
+    return std::any_of(e->args.begin(), e->args.end(), [&](const Expr& a) { return holds(a, s); });
+  };
+  for (int64_t s : f->sizes) {
+    bool bound = size_definition(s) != nullptr;
     for (auto& t : inputs)
-      bound = bound || std::find(t->shape.begin(), t->shape.end(), s) != t->shape.end();
+      for (int64_t d : t->shape) {
+        Expr def = is_symbolic(d) ? size_definition(d) : nullptr;
+        bound = bound || d == s || (def && holds(def, s));
+      }
     MYCEL_CHECK(bound, ValueError, "[te.build] size variable '", size_var_name(s),
                 "' is the dimension of no input, so no call could set it");
   }

@@ -2,12 +2,14 @@
 // source and flags (MYCEL_TE_CACHE, else ~/.cache/mycel/te), loaded with dlopen.
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -53,16 +56,25 @@ void cancel_background_compile() {
 // fork + exec rather than std::system: the child gets a process group of its own (so the
 // compiler and the programs it starts can be killed together) and, off the critical path, a
 // lower priority, so that it takes only idle time from the steps it is compiling for.
+// A compiler must not outlive this process (a SIGKILL runs no exit handler): the shell gets
+// SIGTERM when its parent dies (PR_SET_PDEATHSIG, which survives exec but not fork, so it cannot
+// reach the compiler's own children) and its trap kills its whole process group, the compiler,
+// the assembler and the linker with it; the command runs in the background so that the trap runs
+// at once rather than after it.
 int run_compiler(const std::string& cmd) {
   const bool bg = background_thread;
   MYCEL_CHECK(!bg || !cancelled.load(), RuntimeError,
               "[te fusion] background compile cancelled (the process is exiting)");
-  const char* argv[] = {"sh", "-c", cmd.c_str(), nullptr};
+  const std::string script = "trap 'kill -KILL 0' TERM; ( " + cmd + " ) & wait $!";
+  const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   MYCEL_CHECK(pid >= 0, RuntimeError,
               "[te.build] cannot start the C++ compiler: fork failed: ", std::strerror(errno));
   if (pid == 0) {  // the child: async-signal-safe calls only
     ::setpgid(0, 0);
+    // (the parent may have died before the prctl: then it never signals)
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(127);
     if (bg) (void)!::nice(10);
     ::execv("/bin/sh", const_cast<char* const*>(argv));
     ::_exit(127);
@@ -172,6 +184,33 @@ std::atomic<int64_t> compiles{0};  // compiler runs of this process, for compile
 std::mutex used_mu;
 std::vector<std::string> used;  // libraries compiled or loaded, for used_libraries()
 
+// How old a temporary file of a dead compile must be before a sweep removes it: its process id
+// is checked first, but a process of another PID namespace sharing the folder may hold the same
+// number, and no compile takes an hour.
+constexpr int64_t kStaleTmpSeconds = 3600;
+
+// tmp_<pid>_<hash>.{cc,so,log} files left by a process killed while compiling (SIGKILL runs no
+// cleanup; a build killed at exit removes its own): removed, once per folder and process, when
+// they are older than kStaleTmpSeconds and their process is gone.
+void sweep_stale(const fs::path& dir) {
+  static std::set<std::string> swept;  // (under compile_shared's lock)
+  if (!swept.insert(dir.string()).second) return;
+  std::error_code ec;
+  const time_t now = ::time(nullptr);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("tmp_", 0) != 0) continue;
+    char* rest = nullptr;
+    const long pid = std::strtol(name.c_str() + 4, &rest, 10);
+    if (pid <= 0 || *rest != '_' || pid == ::getpid()) continue;
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0 || now - st.st_mtime < kStaleTmpSeconds) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // alive
+    std::error_code rm;
+    fs::remove(it->path(), rm);
+  }
+}
+
 std::string read_text(const fs::path& p, size_t limit) {
   std::ifstream f(p);
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -201,6 +240,7 @@ std::string compile_shared(const std::string& source, const std::string& flags,
   fs::path dir = cache_dir();
   std::error_code ec;
   check_private(dir, what);
+  sweep_stale(dir);
   // A slot is te_<hash>[_k].so with its source kept beside it (.cc): a hit needs that source to
   // equal this one, since a 64-bit hash can collide and a wrong library would compute silently
   // wrong results; a colliding source takes the next slot.

@@ -104,6 +104,16 @@ struct Node {
   std::vector<IterVar> raxes;  // Reduce
 };
 
+/// A dimension written as an expression of size variables (te.placeholder((2 * n, m)),
+/// te.compute((n + 1, m), ...)): an int64 expression of size values (size_value), integers and
+/// + - * // %. Returns a size variable of its own whose value a call computes from theirs (its
+/// name is the expression, "2 * n"; equal expressions are one variable), or the number when the
+/// expression is constant; ValueError naming what else it holds.
+int64_t size_expr(const Expr& e);
+/// The definition of a size variable made by size_expr, over te.var sizes only; null for a
+/// te.var.
+Expr size_definition(int64_t code);
+
 /// A placeholder (body == nullptr) or a compute tensor: out[axes] = body.
 struct TensorNode {
   std::string name;
@@ -280,6 +290,10 @@ struct Function {
   /// ShapeError naming `who` and the input on a mismatch or an inconsistent size variable).
   std::vector<int64_t> bind(const std::vector<std::vector<int64_t>>& in_shapes,
                             const char* who) const;
+  /// bind's part for dimensions written as expressions (size_expr): solves the sizes only they
+  /// hold, computes them and checks the inputs against them.
+  void bind_derived(const std::vector<std::vector<int64_t>>& in_shapes,
+                    std::vector<int64_t>& values, const char* who) const;
   /// A shape with its size variables replaced by the bound values.
   std::vector<int64_t> resolve(const std::vector<int64_t>& shape,
                                const std::vector<int64_t>& values) const;
@@ -306,7 +320,9 @@ std::shared_ptr<Function> build_elementwise(const cpu::EwProgram& p,
 /// their element count when `mean`: that count, as float32, is one more input after the chain's);
 /// every dim is a size variable, bound from the inputs' shapes (a broadcast input as (1)); the
 /// result keeps those axes with extent 1 when keep_dims; with keep_chain the chain's values are a
-/// first output (the reduction second). The graph backend's chain-into-reduction fusion.
+/// first output (the reduction second). The graph backend's chain-into-reduction fusion: the
+/// kernel reduces in kernels/cpu/ordered_reduce.h's order, the interpreter's, bit for bit. Its
+/// size variables are d0, d1, ... (dim k is size_var("d<k>")).
 std::shared_ptr<Function> build_elementwise_reduce(
     const cpu::EwProgram& p, const std::vector<int64_t>& shape, const std::vector<bool>& broadcast,
     const std::vector<bool>& reduced, ReduceKind kind, bool keep_dims, bool mean, bool keep_chain);

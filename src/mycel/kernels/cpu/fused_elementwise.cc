@@ -123,6 +123,29 @@ std::string EwProgram::str() const {
 
 namespace {
 
+// Elements [start, start + len) of the chain (len <= kBlock): step k's result in
+// tmp[k * kBlock ...], the last step's in last.
+void run_block(const EwProgram& p, const float* const* base, const char* full, int64_t start,
+               int64_t len, float* tmp, float* last) {
+  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
+  auto operand = [&](int s, bool& vec) -> const float* {
+    if (s < ni) {
+      vec = full[s];
+      return full[s] ? base[s] + start : base[s];
+    }
+    vec = true;
+    return tmp + static_cast<size_t>(s - ni) * kBlock;
+  };
+  for (int k = 0; k < ns; ++k) {
+    const EwStep& s = p.steps[k];
+    bool va = false, vb = false;
+    const float* a = operand(s.a, va);
+    const float* b = ew_arity(s.op) == 2 ? operand(s.b, vb) : nullptr;
+    float* dst = k + 1 == ns ? last : tmp + static_cast<size_t>(k) * kBlock;
+    step(s.op, a, va, b, vb, dst, len);
+  }
+}
+
 // The chain over n elements, step out_steps[j]'s results stored at outs[j] (no allocation: the
 // tables are the callers').
 void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n, int nout,
@@ -177,22 +200,7 @@ void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, co
     tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t start = blk * kBlock, len = std::min(kBlock, n - start);
-      auto operand = [&](int s, bool& vec) -> const float* {
-        if (s < ni) {
-          vec = full[s];
-          return full[s] ? base[s] + start : base[s];
-        }
-        vec = true;
-        return tmp.data() + static_cast<size_t>(s - ni) * kBlock;
-      };
-      for (int k = 0; k < ns; ++k) {
-        const EwStep& s = p.steps[k];
-        bool va = false, vb = false;
-        const float* a = operand(s.a, va);
-        const float* b = ew_arity(s.op) == 2 ? operand(s.b, vb) : nullptr;
-        float* dst = k + 1 == ns ? last_out + start : tmp.data() + static_cast<size_t>(k) * kBlock;
-        step(s.op, a, va, b, vb, dst, len);
-      }
+      run_block(p, base, full, start, len, tmp.data(), last_out + start);
       for (int j = 0; j < nearly; ++j)
         std::copy_n(tmp.data() + static_cast<size_t>(early[j].first) * kBlock, len,
                     early[j].second + start);
@@ -223,6 +231,18 @@ void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs
     ptrs[j] = outs[j].data<float>();
   }
   run_chain(p, inputs, n, static_cast<int>(outs.size()), out_steps.data(), ptrs);
+}
+
+}  // namespace mycel::cpu
+
+namespace mycel::cpu {
+
+void run_fused_elementwise_block(const EwProgram& p, const float* const* base, const char* full,
+                                 int64_t start, int64_t len, float* dst) {
+  thread_local std::vector<float> tmp;  // reused: warm runs allocate nothing
+  const size_t ns = p.steps.size();
+  tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
+  run_block(p, base, full, start, std::min(len, kBlock), tmp.data(), dst);
 }
 
 }  // namespace mycel::cpu

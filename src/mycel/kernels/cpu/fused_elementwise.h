@@ -56,4 +56,10 @@ struct EwProgram {
 /// (broadcast). out may share its buffer with an input of the same size.
 void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out);
 
+/// The chain's values at flat elements [start, start + len), len at most 512, into dst: base[k]
+/// is input k's data, full[k] whether it holds every element (else its one value broadcasts).
+/// What the chain-into-reduction interpreter (kernels/cpu/ordered_reduce.h) reduces.
+void run_fused_elementwise_block(const EwProgram& p, const float* const* base, const char* full,
+                                 int64_t start, int64_t len, float* dst);
+
 }  // namespace mycel::cpu
