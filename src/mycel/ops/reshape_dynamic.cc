@@ -1,8 +1,8 @@
 // reshape_dynamic(x, shape): reshape by a 1-d integer tensor whose values are known only when the
 // program runs (MindSpore's P.Reshape()(x, shape_tensor) in graph mode: the "<op>_dynamic" variant
-// analysis calls for an attribute given as a tensor, eval_op.cc). The result's rank is the tensor's length and every dim is
-// data-dependent (ops/data_dependent.h): the kernel reads the sizes (one may be -1) and
-// allocates.
+// analysis calls for an attribute given as a tensor, eval_op.cc). The result's rank is the tensor's
+// length and every dim is data-dependent (ops/data_dependent.h): the kernel reads the sizes (one
+// may be -1) and allocates.
 #include <cstring>
 
 #include "mycel/ops/bprop_util.h"
