@@ -173,7 +173,7 @@ void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n,
 void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, const char* full,
                                 int64_t n, int nout, const int* out_steps, float* const* outs) {
   if (n == 0) return;
-  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
+  const int ns = static_cast<int>(p.steps.size());
   // The last step writes straight into its output; the results of other output steps are
   // copied out of their block buffers once the block's steps have all run.
   float* last_out = nullptr;
