@@ -168,106 +168,55 @@ for _name in _compat.COMPOSITES:
     globals()[_name] = getattr(_compat, _name)
     __all__.append(_name)
 
-# More primitive classes over the functional composites: compat_ops2.py (a name generated
-# from the registry above stays).
+
+def _adopt(module):
+    """Adds each name of module.COMPOSITES that P does not have yet (a name generated from the
+    registry, or taken from an earlier module, stays)."""
+    for name in module.COMPOSITES:
+        if name not in globals():
+            globals()[name] = getattr(module, name)
+            __all__.append(name)
+
+
+# The primitive classes over functional composites, module by module:
+#   compat_ops2: more primitive classes over the functional composites;
+#   compat_ops3: issue 14's primitives (Rint, the scatter reductions, the reshuffles);
+#   compat_ops4: pooling with argmax, channel dropout, transposed/depthwise convolution, CTC
+#                greedy decoding;
+#   rnn_ops: MindSpore's LSTM primitive over one flat weight tensor;
+#   vision_ops: the box and region primitives (IOU, ROIAlign, NMSWithMask, ...);
+#   optim_ops, optim_ops2, optim_ops3: the optimizer primitives (ApplyMomentum, Adam, the sparse
+#                and Adagrad-DA ones, ApplyAdamWithAmsgrad, FusedAdaFactor, ...);
+#   compat_ops5: checks, small array ops, RandomChoiceWithMask, ComputeAccidentalHits;
+#   compat_ops6: random_ops.Uniform, image_ops.RGBToHSV, ConjugateTranspose;
+#   ctc_ops: MindSpore's CTCLoss primitive (sparse labels, loss and gradient);
+#   pad_ops: PadV3;
+#   primitive_forms: CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2.
 from mycel.ops.operations import compat_ops2 as _compat2  # noqa: E402
-
-for _name in _compat2.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_compat2, _name)
-        __all__.append(_name)
-# Issue 14's primitives (Rint, the scatter reductions, the reshuffles): compat_ops3.py.
 from mycel.ops.operations import compat_ops3 as _compat3  # noqa: E402
-
-for _name in _compat3.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_compat3, _name)
-        __all__.append(_name)
-# MindSpore's ScatterAdd updates its Parameter in place and takes use_locking (the generated
-# class is the registry op, which returns a new tensor).
-ScatterAdd = _compat3.ScatterAdd
-# Pooling with argmax, channel dropout, transposed/depthwise convolution, CTC greedy decoding:
-# compat_ops4.py.
 from mycel.ops.operations import compat_ops4 as _compat4  # noqa: E402
-
-for _name in _compat4.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_compat4, _name)
-        __all__.append(_name)
-# MindSpore's LSTM primitive over one flat weight tensor: rnn_ops.py.
+from mycel.ops.operations import compat_ops5 as _compat5  # noqa: E402
+from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
+from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
+from mycel.ops.operations import optim_ops as _optim_ops  # noqa: E402
+from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
+from mycel.ops.operations import optim_ops3 as _optim_ops3  # noqa: E402
+from mycel.ops.operations import pad_ops as _pad_ops  # noqa: E402
+from mycel.ops.operations import primitive_forms as _primitive_forms  # noqa: E402
 from mycel.ops.operations import rnn_ops as _rnn_ops  # noqa: E402
-
-for _name in _rnn_ops.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_rnn_ops, _name)
-        __all__.append(_name)
-# The box and region primitives (IOU, ROIAlign, NMSWithMask, ...): vision_ops.py.
 from mycel.ops.operations import vision_ops as _vision_ops  # noqa: E402
 
-for _name in _vision_ops.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_vision_ops, _name)
-        __all__.append(_name)
-# The optimizer primitives (ApplyMomentum, Adam, ...): optim_ops.py.
-from mycel.ops.operations import optim_ops as _optim_ops  # noqa: E402
+for _module in (_compat2, _compat3, _compat4, _rnn_ops, _vision_ops, _optim_ops, _compat5,
+                _compat6, _ctc_ops, _optim_ops2, _optim_ops3, _pad_ops, _primitive_forms):
+    _adopt(_module)
 
-for _name in _optim_ops.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_optim_ops, _name)
-        __all__.append(_name)
-# compat19's checks, small array ops, RandomChoiceWithMask, ComputeAccidentalHits: compat_ops5.py.
-from mycel.ops.operations import compat_ops5 as _compat5  # noqa: E402
-
-for _name in _compat5.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_compat5, _name)
-        __all__.append(_name)
-# random_ops.Uniform, image_ops.RGBToHSV, ConjugateTranspose: compat_ops6.py.
-from mycel.ops.operations import compat_ops6 as _compat6  # noqa: E402
-
-for _name in _compat6.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_compat6, _name)
-        __all__.append(_name)
-# MindSpore's RandomCategorical takes dtype at construction, num_sample and seed per call.
+# Where MindSpore's primitive differs from the generated registry class of the same name:
+# ScatterAdd updates its Parameter in place and takes use_locking (the registry op returns a new
+# tensor); RandomCategorical takes dtype at construction, num_sample and seed per call; Dense
+# takes a 1-d w and every numeric dtype (the registry op: floats, 2-d w).
+ScatterAdd = _compat3.ScatterAdd
 RandomCategorical = _compat5.RandomCategorical
-# MindSpore's Dense takes a 1-d w and every numeric dtype (the registry op: floats, 2-d w).
 Dense = _compat5.Dense
-# MindSpore's CTCLoss primitive (sparse labels, loss and gradient): ctc_ops.py.
-from mycel.ops.operations import ctc_ops as _ctc_ops  # noqa: E402
-
-for _name in _ctc_ops.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_ctc_ops, _name)
-        __all__.append(_name)
-# AdamNoUpdateParam, ApplyAdagradDA and the sparse optimizer primitives: optim_ops2.py.
-from mycel.ops.operations import optim_ops2 as _optim_ops2  # noqa: E402
-
-for _name in _optim_ops2.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_optim_ops2, _name)
-        __all__.append(_name)
-# ApplyAdamWithAmsgrad, SparseApplyRMSProp, FusedAdaFactor: optim_ops3.py.
-from mycel.ops.operations import optim_ops3 as _optim_ops3  # noqa: E402
-
-for _name in _optim_ops3.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_optim_ops3, _name)
-        __all__.append(_name)
-# PadV3: pad_ops.py.
-from mycel.ops.operations import pad_ops as _pad_ops  # noqa: E402
-
-for _name in _pad_ops.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_pad_ops, _name)
-        __all__.append(_name)
-# CeLU, SearchSorted, FillDiagonal, InplaceUpdateV2: primitive_forms.py.
-from mycel.ops.operations import primitive_forms as _primitive_forms  # noqa: E402
-
-for _name in _primitive_forms.COMPOSITES:
-    if _name not in globals():
-        globals()[_name] = getattr(_primitive_forms, _name)
-        __all__.append(_name)
 
 # PSROIPooling and DeformableOffsets, which MindSpore names in nn_ops: _grad_ops.py (with their
 # gradients).

@@ -21,6 +21,20 @@
 #define MYCEL_FILTER_AVX2 0
 #endif
 
+namespace mycel::cpu {
+// What every block of one call shares, for either ISA's loop: Mask is its lane mask (a k-mask
+// on AVX-512, a vector of all-ones lanes on AVX2).
+template <class Mask, int64_t MaxTiles, int64_t MaxKw>
+struct FilterArgs {
+  const float* dy;
+  const float* x;
+  WindowGeom g;
+  int64_t tiles;
+  Mask dy_mask[MaxTiles];         // lanes whose output column exists
+  Mask x_mask[MaxTiles * MaxKw];  // [t * kw + j]: and whose input column is in the row
+};
+}  // namespace mycel::cpu
+
 #if MYCEL_AVX512_KERNELS && MYCEL_FILTER_AVX2
 // The by-columns plan with 16-lane vectors, for Zen 4 (see conv2d_direct_bwd_filter_fits): 32
 // registers hold the sums of up to 4 output channels of a 5-wide kernel row with the row's 5
@@ -40,14 +54,7 @@ inline void each(F&& f, std::index_sequence<K...>) {
   (f(std::integral_constant<size_t, K>{}), ...);
 }
 
-struct Args {
-  const float* dy;
-  const float* x;
-  WindowGeom g;
-  int64_t tiles;
-  __mmask16 dy_mask[kMaxTiles];          // lanes whose output column exists
-  __mmask16 x_mask[kMaxTiles * kMaxKw];  // [t * kw + j]: and whose input column is in the row
-};
+using Args = FilterArgs<__mmask16, kMaxTiles, kMaxKw>;
 
 // Adds to out the sums of kernel row i, input channel c, output channels [o0, o0 + OCB) over
 // images [n0, n1).
@@ -170,15 +177,8 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// What every block of one call shares.
-struct Args {
-  const float* dy;
-  const float* x;
-  WindowGeom g;
-  int64_t tiles;
-  __m256i dy_mask[kMaxTiles];          // lanes whose output column exists
-  __m256i x_mask[kMaxTiles * kMaxKw];  // [t * kw + j]: and whose input column is in the row
-};
+// __v4di: __m256i without its may_alias attribute, which a template argument would drop.
+using Args = FilterArgs<__v4di, kMaxTiles, kMaxKw>;
 
 // Adds to out (one image group's dw) the sums of kernel row i, input channel c, output channels
 // [o0, o0 + OCB) over images [n0, n1).

@@ -4,6 +4,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/dnnl_plain_matmul.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
 namespace mycel::cpu {
@@ -16,11 +17,7 @@ constexpr int64_t kMaxPlane = 16;  // output positions per image (at 8x8 the two
 constexpr size_t kMaxColBytes = size_t(32) << 20;  // the gathered columns
 constexpr int kSlotDy = 0, kSlotCol = 1;           // staging buffers (dnnl_util.h)
 
-struct GemmFilterEntry : Entry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  memory::desc a_md, b_md, c_md;
-};
+using GemmFilterEntry = PlainMatmulEntry;
 
 // dw (OC x CKK) = dyT (OC x NP) x colT^T, colT stored (CKK, NP): b read transposed, whose rows
 // run along K (no L1 set conflicts at any NP; see dnnl_matmul.cc).
@@ -30,14 +27,7 @@ std::shared_ptr<GemmFilterEntry> build(int64_t oc, int64_t np, int64_t ckk) {
   e->a_md = memory::desc({oc, np}, f32, memory::dims{np, 1});
   e->b_md = memory::desc({np, ckk}, f32, memory::dims{1, np});
   e->c_md = memory::desc({oc, ckk}, f32, memory::dims{ckk, 1});
-  try {
-    e->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md),
-                                         default_attr(), engine());
-    e->prim = dnnl::matmul(e->pd);
-  } catch (const dnnl::error& err) {
-    if (!is_unimplemented(err)) throw;
-    e->ok = false;
-  }
+  e->build_primitive();
   return e;
 }
 

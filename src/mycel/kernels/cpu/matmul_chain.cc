@@ -8,6 +8,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/dnnl_plain_matmul.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
@@ -35,12 +36,9 @@ int64_t padded_ld(int64_t rows, int64_t cols, bool along_output) {
   return cols + kPadFloats;
 }
 
-struct ChainEntry : Entry {
+struct ChainEntry : PlainMatmulEntry {
   int64_t m = 0, k = 0, n = 0, tiles = 0, rows = 0;
   int64_t lda = 0, ldb = 0;  // row strides of the operands as oneDNN reads them (padded or not)
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  memory::desc a_md, b_md, c_md;
 };
 
 std::shared_ptr<ChainEntry> build(int64_t M, int64_t K, int64_t N, bool ta, bool tb, int nt) {
@@ -65,15 +63,8 @@ std::shared_ptr<ChainEntry> build(int64_t M, int64_t K, int64_t N, bool ta, bool
   e->a_md = memory::desc({e->rows, K}, f32, ta ? memory::dims{1, e->lda} : memory::dims{e->lda, 1});
   e->b_md = memory::desc({K, N}, f32, tb ? memory::dims{1, e->ldb} : memory::dims{e->ldb, 1});
   e->c_md = memory::desc({e->rows, N}, f32, memory::dims{N, 1});
-  try {
-    const SerialScope one(0);  // built for the one thread that runs each tile
-    e->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md),
-                                         default_attr(), engine());
-    e->prim = dnnl::matmul(e->pd);
-  } catch (const dnnl::error& err) {
-    if (!is_unimplemented(err)) throw;
-    e->ok = false;
-  }
+  const SerialScope one(0);  // built for the one thread that runs each tile
+  e->build_primitive();
   return e;
 }
 
