@@ -308,3 +308,10 @@ def record_method_names():
     if _method_names[0] != len(records._CLASSES):
         _method_names = (len(records._CLASSES), frozenset(records.method_names()))
     return _method_names[1]
+
+
+def forwarding_without_call(message):
+    """What `f(*args, **kwargs)` is in a function parsed without a call's shape (only its
+    signature is read from that parse; each call parses it again for its own arguments): reached
+    only when the function is used another way, e.g. passed as a value."""
+    raise TypeError(message)

@@ -262,13 +262,15 @@ NodePtr Engine::eval_apply(Context* ctx, const Apply& a) {
   std::vector<NodePtr> args;
   args.reserve(a.num_args());
   for (size_t i = 0; i < a.num_args(); ++i) args.push_back(get(ctx, a.arg(i)));
-  return call(ctx, get(ctx, a.callee()), args, a.loc());
+  // A graph named in the source was bound when parsed (frontend call_value), one argument per
+  // parameter; any other callee is bound here.
+  return call(ctx, get(ctx, a.callee()), args, a.loc(), constant_graph(a.callee()) != nullptr);
 }
 
 NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<NodePtr>& given,
-                     const SourceLoc& loc) {
+                     const SourceLoc& loc, bool bound) {
   const AbstractPtr& fa = callee->abstract();
-  std::vector<NodePtr> args = with_defaults(ctx, fa, given);
+  std::vector<NodePtr> args = bound ? given : bind_positional(ctx, fa, given, loc);
   std::vector<NodePtr> inputs{callee};
   inputs.insert(inputs.end(), args.begin(), args.end());
   std::vector<AbstractPtr> arg_abs;
@@ -471,20 +473,58 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
               where(loc));
 }
 
-// A graph called with fewer arguments than it has parameters (its callee was not known when
-// the call was parsed) gets the parsed compile-time defaults of the missing trailing ones.
-std::vector<NodePtr> Engine::with_defaults(Context* ctx, const AbstractPtr& fa,
-                                           const std::vector<NodePtr>& args) {
+// A graph called with positional arguments only (its callee was not known when the call was
+// parsed): Python's binding, from the parameter kinds and constant defaults the parser recorded.
+std::vector<NodePtr> Engine::bind_positional(Context* ctx, const AbstractPtr& fa,
+                                             const std::vector<NodePtr>& args,
+                                             const SourceLoc& loc) {
   auto* f = dynamic_cast<const FnAbs*>(fa.get());
   FuncGraph* g = f ? f->graph() : nullptr;
   if (!g) return args;
   const auto& defaults = g->default_values();
-  size_t given = f->bound_args().size() + args.size();
-  if (given >= g->parameters().size() || defaults.size() != g->parameters().size()) return args;
-  std::vector<NodePtr> full = args;
-  for (size_t i = given; i < defaults.size(); ++i) {
-    if (!defaults[i]) return args;  // a required argument is missing: call_graph reports it
-    full.push_back(constant(ctx, defaults[i]));
+  const size_t n_params = g->parameters().size(), before = f->bound_args().size();
+  if (defaults.size() != n_params) return args;
+  const FuncGraph::VarParams& vp = g->var_params();
+  if (!vp.any()) {
+    size_t given = before + args.size();
+    if (given >= n_params) return args;
+    std::vector<NodePtr> full = args;
+    for (size_t i = given; i < n_params; ++i) {
+      if (!defaults[i]) return args;  // a required argument is missing: call_graph reports it
+      full.push_back(constant(ctx, defaults[i]));
+    }
+    return full;
+  }
+  if (before > vp.n_positional) return args;  // a partial reaching past the positionals
+  auto param_name = [&](size_t i) { return as_parameter(g->parameters()[i])->name(); };
+  std::vector<NodePtr> full;
+  size_t used = 0;
+  for (size_t i = before; i < vp.n_positional; ++i) {
+    if (used < args.size()) {
+      full.push_back(args[used++]);
+    } else if (defaults[i]) {
+      full.push_back(constant(ctx, defaults[i]));
+    } else {
+      MYCEL_THROW(TypeError, "[call] @", g->name(), " missing required argument '", param_name(i),
+                  "'", where(loc));
+    }
+  }
+  std::vector<NodePtr> extra(args.begin() + static_cast<std::ptrdiff_t>(used), args.end());
+  if (vp.vararg < 0 && !extra.empty())
+    MYCEL_THROW(TypeError, "[call] @", g->name(), " takes ", vp.n_positional,
+                " positional arguments but ", before + args.size(), " were given", where(loc));
+  for (size_t i = vp.n_positional; i < n_params; ++i) {
+    if (static_cast<int>(i) == vp.vararg) {
+      full.push_back(call(ctx, constant(ctx, prim_value(Prim::kMakeTuple)), extra, loc));
+    } else if (static_cast<int>(i) == vp.kwarg) {
+      full.push_back(call(ctx, constant(ctx, prim_value(Prim::kMakeDict)),
+                          {constant(ctx, tuple({})), constant(ctx, tuple({}))}, loc));
+    } else if (defaults[i]) {
+      full.push_back(constant(ctx, defaults[i]));
+    } else {
+      MYCEL_THROW(TypeError, "[call] @", g->name(), " missing required keyword-only argument '",
+                  param_name(i), "'", where(loc));
+    }
   }
   return full;
 }

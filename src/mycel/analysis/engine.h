@@ -45,11 +45,16 @@ class Engine {
   /// condition (a branch, a data-dependent loop): a `raise` there waits for the Program to run.
   bool in_runtime_branch() const;
   /// Calls a function abstract with argument nodes (already specialized); returns the call node.
-  /// args completed with the callee graph's compile-time defaults when some are missing.
-  std::vector<ir::NodePtr> with_defaults(Context* ctx, const ir::AbstractPtr& fa,
-                                         const std::vector<ir::NodePtr>& args);
+  /// `bound`: the parser (or the caller) bound args to the callee's parameters, one each; else
+  /// they are positional arguments, bound here as Python would (bind_positional).
   ir::NodePtr call(Context* ctx, const ir::NodePtr& callee, const std::vector<ir::NodePtr>& args,
-                   const ir::SourceLoc& loc);
+                   const ir::SourceLoc& loc, bool bound = false);
+  /// Positional arguments of a call bound to the callee graph's parameters: missing trailing
+  /// ones get its compile-time defaults; where it has *args or **kwargs, the extra arguments
+  /// become *args' tuple and **kwargs an empty dict.
+  std::vector<ir::NodePtr> bind_positional(Context* ctx, const ir::AbstractPtr& fa,
+                                           const std::vector<ir::NodePtr>& args,
+                                           const ir::SourceLoc& loc);
   /// grad_op(fn[, weights]): a gradient function (eval_grad.cc).
   ir::NodePtr make_grad_fn(Context* ctx, const ir::NodePtr& callee, const ir::GradOpValue& op,
                            const std::vector<ir::NodePtr>& args, const ir::SourceLoc& loc);

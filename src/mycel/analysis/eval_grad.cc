@@ -85,6 +85,13 @@ AbstractPtr Engine::grad_output(Context* ctx, const GradFnAbs& gf, const NodePtr
       MYCEL_THROW(NotSupported,
                   "[grad] cannot differentiate a partial application; wrap it in a function",
                   where(loc));
+    // Its arguments are matched to the parameters one to one (the transformed graph takes
+    // them so): a *args or **kwargs parameter would silently take one argument as its tuple.
+    if (f->graph()->var_params().any())
+      MYCEL_THROW(NotSupported, "[grad] cannot differentiate @", f->graph()->name(),
+                  ", which takes *args or **kwargs; wrap it in a function with named parameters "
+                  "(def f(x, y): return g(x, y))",
+                  where(loc));
     FuncGraph* spec = nullptr;
     out = call_graph(ctx, *f, args, loc, &spec);
     if (spec && f->site()) f->site()->add(spec);

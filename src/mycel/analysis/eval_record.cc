@@ -171,7 +171,7 @@ NodePtr Engine::record_method(Context* ctx, const NodePtr& rec, const std::strin
     MYCEL_THROW(TypeError, "[record] ", qual, "() missing required argument '",
                 as_parameter(params[i])->name(), "'", where(loc));
   }
-  return call(ctx, method_node(ctx, g), full, loc);
+  return call(ctx, method_node(ctx, g), full, loc, /*bound=*/true);
 }
 
 NodePtr Engine::record_call(Context* ctx, const Value& callee, const std::vector<NodePtr>& args,

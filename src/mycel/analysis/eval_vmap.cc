@@ -165,6 +165,13 @@ AbstractPtr Engine::vmap_output(Context* ctx, const VmapFnAbs& vf, const NodePtr
     if (!f->bound_args().empty())
       MYCEL_THROW(NotSupported, "[vmap] cannot map a partial application; wrap it in a function",
                   where(loc));
+    // Its arguments are matched to the parameters one to one (the transformed graph takes
+    // them so): a *args or **kwargs parameter would silently take one argument as its tuple.
+    if (f->graph()->var_params().any())
+      MYCEL_THROW(NotSupported, "[vmap] cannot map @", f->graph()->name(),
+                  ", which takes *args or **kwargs; wrap it in a function with named parameters "
+                  "(def f(x, y): return g(x, y))",
+                  where(loc));
     FuncGraph* spec = nullptr;
     out = call_graph(ctx, *f, item, loc, &spec);
     if (spec && f->site()) f->site()->add(spec);

@@ -284,6 +284,10 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   bool unpack = false;
   for (nb::handle a : e.attr("args"))
     if (ast_type(a) == "Starred") {
+      if (forwards_param(b, a.attr("value"), false)) {  // this function's own *args
+        if (b->scope->vararg_len) continue;             // parsed for a call: its length known
+        if (len_of(e.attr("keywords")) > 0) return forwarding_without_shape(b, e);
+      }
       NodePtr t = expr(b, a.attr("value"));
       ir::Constant* c = ir::as_constant(t);
       unpack |= !(ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList) ||
@@ -310,6 +314,10 @@ NodePtr Parser::call(Block* b, nb::handle e) {
       continue;
     }
     NodePtr t = expr(b, a.attr("value"));
+    if (forwards_param(b, a.attr("value"), false)) {
+      for (NodePtr& item : forwarded_args(b, t, loc_of(a))) args.push_back(std::move(item));
+      continue;
+    }
     if (ir::is_prim_call(t, Prim::kMakeTuple) || ir::is_prim_call(t, Prim::kMakeList)) {
       auto* ap = ir::as_apply(t);
       for (size_t i = 0; i < ap->num_args(); ++i) args.push_back(ap->arg(i));
@@ -325,7 +333,13 @@ NodePtr Parser::call(Block* b, nb::handle e) {
   }
   std::vector<std::pair<std::string, NodePtr>> kw;
   for (nb::handle k : e.attr("keywords")) {
-    if (k.attr("arg").is_none()) {  // f(**d): the dict's keys must be known here
+    if (k.attr("arg").is_none()) {                     // f(**d): the dict's keys must be known here
+      if (forwards_param(b, k.attr("value"), true)) {  // this function's own **kwargs
+        if (!b->scope->kwarg_keys) return forwarding_without_shape(b, e);
+        for (auto& item : forwarded_kwargs(b, expr(b, k.attr("value")), loc_of(k)))
+          kw.push_back(std::move(item));
+        continue;
+      }
       if (!expand_kwargs(b, k, kw))
         unsupported(k, "f(**d) with a dict whose keys are not known where it is called",
                     "build the dict with a literal in this function, or pass the keyword arguments "
@@ -474,6 +488,12 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
   }
   if (FuncGraph* g = ir::constant_graph(callee)) {
     auto it = signatures.find(g);
+    if (it != signatures.end())
+      if (FuncGraph* shaped = shaped_graph(g, it->second, args.size(), kw, loc); shaped != g) {
+        g = shaped;
+        callee = constant(ir::graph_value(g));
+        it = signatures.find(g);
+      }
     std::vector<NodePtr> in{callee};
     if (it != signatures.end()) {
       auto bound = bind_args(*this, b, it->second, g->name(), std::move(args), std::move(kw), loc);

@@ -119,6 +119,10 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   auto sc = std::make_unique<Scope>();
   Scope* s = sc.get();
   scopes_.push_back(std::move(sc));
+  if (auto shape = std::exchange(pending_shape_, std::nullopt)) {
+    s->vararg_len = shape->vararg_len;
+    s->kwarg_keys = std::move(shape->kwarg_keys);
+  }
   s->globals = fn.attr("__globals__");
   s->src = info;
   s->name = is_lambda ? std::string("lambda") : name;
@@ -172,6 +176,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   std::vector<nb::handle> params(pos.begin() + skip, pos.end());
   sig.n_positional = params.size();
   if (!args.attr("vararg").is_none()) {
+    s->vararg_name = str_attr(args.attr("vararg"), "arg");
     sig.vararg = static_cast<int>(params.size());
     params.push_back(args.attr("vararg"));
   }
@@ -200,7 +205,10 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     write(blk, sig.names[i], p);
     s->locals.insert(sig.names[i]);
   }
-  if (!args.attr("kwarg").is_none()) add_kwarg_param(blk, sig, args.attr("kwarg"));
+  if (!args.attr("kwarg").is_none()) {
+    s->kwarg_name = str_attr(args.attr("kwarg"), "arg");
+    add_kwarg_param(blk, sig, args.attr("kwarg"));
+  }
   signatures[g] = sig;
   if (self.is_valid() && nb::isinstance(self, cell_type_)) {
     // Cell.to_float / mixed precision, as Cell.__call__ does eagerly: the floating tensor inputs
@@ -230,13 +238,7 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
     nb::object out_strategy = d.get("_shard_out_strategy", nb::none());
     if (!out_strategy.is_none()) s->output_strategy = out_strategy;
   }
-  if (sig.vararg < 0) {  // positional defaults known at parse time, for calls bound after analysis
-    std::vector<ir::ValuePtr> dv(params.size());
-    for (size_t i = 0; i < sig.n_positional; ++i)
-      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr)
-        dv[i] = c->value();
-    g->set_default_values(std::move(dv));
-  }
+  set_analysis_binding(g, sig);
   if (entry)  // a Cell's weights follow its inputs
     for (auto& [wname, w] : pending_weights_) weight(w, wname);
 
@@ -252,6 +254,9 @@ FuncGraph* Parser::parse_function(nb::handle fn, nb::handle self, const std::str
   }
   current_scope = saved;
   assigned_ = saved_assigned;
+  if (s->wants_call_shape)
+    forwarders_[g] =
+        Forwarder{nb::borrow(fn), self.is_valid() ? nb::borrow(self) : nb::object(), name, parent};
   parsed_.push_back(qualname(fn));
   return g;
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -75,6 +76,22 @@ struct Scope {
   nb::object record_class;
   std::string record_self;                 // the name of its self parameter
   std::vector<std::string> record_fields;  // in source order
+  // Forwarding `f(*args, **kwargs)` (forwarding.cc): the function's *args and **kwargs names;
+  // when it is parsed for one call's shape, the length of args and the keys of kwargs.
+  std::string vararg_name, kwarg_name;
+  std::optional<size_t> vararg_len;
+  std::optional<std::vector<std::string>> kwarg_keys;
+  bool wants_call_shape = false;  // it forwards them, and no call's shape was given
+};
+
+/// The shape of one call of a function that forwards its *args and **kwargs: how many extra
+/// positional arguments *args collects, and the keywords **kwargs collects (in call order).
+struct CallShape {
+  size_t vararg_len = 0;
+  std::vector<std::string> kwarg_keys;
+  bool operator<(const CallShape& o) const {
+    return std::tie(vararg_len, kwarg_keys) < std::tie(o.vararg_len, o.kwarg_keys);
+  }
 };
 
 /// The signature of a parsed graph, for binding call arguments at parse time.
@@ -253,6 +270,26 @@ class Parser {
   NodePtr object_node(Block* b, nb::handle obj, const SourceLoc& loc);
   FuncGraph* function_graph(nb::handle fn, nb::handle self, const SourceLoc& loc);
   FuncGraph* cell_graph(nb::handle cell, const SourceLoc& loc);
+
+  // ---- forwarding f(*args, **kwargs) (forwarding.cc) ----
+  /// What analysis needs to bind a call to g that was not bound here (its callee was known only
+  /// later: a Cell from a CellList loop, a gradient function): the parameter kinds and the
+  /// defaults that are constants.
+  void set_analysis_binding(FuncGraph* g, const Signature& sig);
+  /// True when v names this function's own *args (kwargs: **kwargs) parameter, never rebound.
+  bool forwards_param(Block* b, nb::handle v, bool kwargs) const;
+  /// What a forwarding call is when its shape is not known: the function is marked to be parsed
+  /// again per call shape, and this parse yields an error raised if it is ever analyzed.
+  NodePtr forwarding_without_shape(Block* b, nb::handle call);
+  /// The items of a forwarded *args whose length this parse knows.
+  std::vector<NodePtr> forwarded_args(Block* b, const NodePtr& args, const SourceLoc& loc);
+  /// The (key, value) pairs of a forwarded **kwargs whose keys this parse knows.
+  std::vector<std::pair<std::string, NodePtr>> forwarded_kwargs(Block* b, const NodePtr& kwargs,
+                                                                const SourceLoc& loc);
+  /// g parsed again for one call's shape (cached), when g forwards its *args or **kwargs; else g.
+  FuncGraph* shaped_graph(FuncGraph* g, const Signature& sig, size_t n_args,
+                          const std::vector<std::pair<std::string, NodePtr>>& kw,
+                          const SourceLoc& loc);
   /// A trainable floating Parameter read as an attribute of a Cell with to_float set, cast to the
   /// Cell's dtype (float32 master weights under mixed precision; the cast's gradient is float32).
   NodePtr cast_cell_weight(Block* b, nb::handle cell, nb::handle param, NodePtr node,
@@ -315,6 +352,15 @@ class Parser {
   std::vector<std::unique_ptr<SourceInfo>> sources_;
   std::vector<NodePtr> applies_;  // every Apply made, for replacing removed phis
   std::map<std::pair<PyObject*, PyObject*>, FuncGraph*> fn_cache_;
+  // Functions that forward *args/**kwargs, parsed again per call shape (forwarding.cc).
+  struct Forwarder {
+    nb::object fn, self;
+    std::string name;
+    FuncGraph* parent = nullptr;
+  };
+  std::unordered_map<const FuncGraph*, Forwarder> forwarders_;
+  std::map<std::pair<const FuncGraph*, CallShape>, FuncGraph*> shaped_;
+  std::optional<CallShape> pending_shape_;  // the next parse_function's call shape
   std::vector<nb::object> keep_alive_;
   std::vector<std::pair<std::string, nb::object>> pending_weights_;  // a Cell's, by name
   std::map<PyObject*, NodePtr> weights_;

@@ -285,13 +285,7 @@ NodePtr Parser::nested_def(Block* b, nb::handle def, bool is_lambda) {
   }
   if (!args.attr("kwarg").is_none()) add_kwarg_param(entry, sig, args.attr("kwarg"));
   signatures[entry->g] = sig;
-  if (sig.vararg < 0) {  // constant positional defaults, for calls through a variable (F.partial's)
-    std::vector<ir::ValuePtr> dv(params.size());
-    for (size_t i = 0; i < sig.n_positional; ++i)
-      if (ir::Constant* c = sig.defaults[i] ? ir::as_constant(sig.defaults[i]) : nullptr)
-        dv[i] = c->value();
-    entry->g->set_default_values(std::move(dv));
-  }
+  set_analysis_binding(entry->g, sig);  // calls through a variable (F.partial's)
   NodePtr self_ref = constant(ir::graph_value(entry->g));
   if (!is_lambda) write(b, s->name, self_ref);  // recursion inside the nested function
   if (is_lambda) {

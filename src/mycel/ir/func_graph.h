@@ -41,6 +41,17 @@ class FuncGraph {
   /// in a loop) is completed with them, as Python would.
   const std::vector<ValuePtr>& default_values() const { return defaults_; }
   void set_default_values(std::vector<ValuePtr> d) { defaults_ = std::move(d); }
+  /// Python's parameter kinds, for binding such a call: the leading positional parameters, then
+  /// *args (it takes the tuple of the extra positional arguments), keyword-only ones and
+  /// **kwargs (a dict); -1 where the function has no *args or **kwargs.
+  struct VarParams {
+    size_t n_positional = 0;
+    int vararg = -1;
+    int kwarg = -1;
+    bool any() const { return vararg >= 0 || kwarg >= 0; }
+  };
+  const VarParams& var_params() const { return var_params_; }
+  void set_var_params(VarParams v) { var_params_ = v; }
   /// The Cell whose construct this graph is, as errors name it: its attribute path from the
   /// compiled Cell and its repr, "self.layers[1].fc (Dense<...>)"; null for a plain function.
   /// Specializations carry it, and inlining records it in each copied node's call chain.
@@ -78,6 +89,7 @@ class FuncGraph {
   bool unroll_ = false;
   FuncGraph* bprop_ = nullptr;
   std::vector<ValuePtr> defaults_;
+  VarParams var_params_;
   std::shared_ptr<const std::string> cell_label_;
 };
 
