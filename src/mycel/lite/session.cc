@@ -12,6 +12,7 @@
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/quant.h"
+#include "mycel/lite/thread_plan.h"
 #include "mycel/ops/nn_window.h"
 
 namespace mycel::lite {
@@ -403,6 +404,20 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     else if (cpu::conv_stream_for(dt, g, &params_[k], true))
       ++stats_.num_stream;
   }
+  // Threads per node: below the work threshold a node stays on the calling thread (its kernel
+  // then prepares for one thread, so the prepared state matches every run of this plan).
+  planned_threads_ = num_threads();
+  const int64_t serial_work = options_.serial_work >= 0 ? options_.serial_work : lite_serial_work();
+  serial_.assign(g_.nodes.size(), 0);
+  stats_.node_work.assign(g_.nodes.size(), 0);
+  stats_.num_serial = 0;
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    stats_.node_work[k] = node_work(g_.nodes[k], meta);
+    serial_[k] = planned_threads_ > 1 && stats_.node_work[k] < serial_work;
+    stats_.num_serial += serial_[k];
+  }
+  stats_.node_serial = serial_;
+  stats_.plan_threads = planned_threads_;
   node_ns_.assign(g_.nodes.size(), {});
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers
   prepared_.resize(g_.nodes.size());
@@ -440,7 +455,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
           t.defined() ? std::string(dtype_name(t.dtype())) + shape_str(t.shape()) : "nothing");
     same = same && planned_[i] == t.shape();
   }
-  if (!same) plan(inputs);
+  if (!same || planned_threads_ != num_threads()) plan(inputs);
   for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = inputs[i];
   std::vector<Tensor> results;
   for (const TensorMeta& m : out_meta_) results.push_back(Tensor::empty(m));
@@ -470,6 +485,10 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
 }
 
 void Session::run_node(size_t k) {
+  // Negative work: below any threshold, so the scope always takes effect (num_threads() reads 1
+  // and no OpenMP region is entered) when the plan chose one thread for this node.
+  std::optional<SerialScope> one_thread;
+  if (serial_[k]) one_thread.emplace(-1);
   const NodeInfo& n = g_.nodes[k];
   for (auto [src, dst] : reorders_[k]) {
     const Tensor& x = slot_[src];

@@ -31,6 +31,10 @@ struct SessionOptions {
   /// With kBFloat16 on a CPU without native bf16: run the bf16 graph anyway (each bf16 conv and
   /// matmul then goes through a float32 fallback: bf16 numerics, no speed). For tests.
   bool emulate_bf16 = false;
+  /// Nodes whose work (thread_plan.h's multiply-add count) is below this run on one thread,
+  /// decided when the session plans; -1: lite_serial_work() (MYCEL_LITE_SERIAL_WORK or the
+  /// measured default), 0: every node may split.
+  int64_t serial_work = -1;
 };
 
 struct SessionStats {
@@ -43,6 +47,8 @@ struct SessionStats {
   int num_small = 0;     // nodes on infer_small.h's kernels under the current plan
   int num_winograd = 0;  // 3x3 convolutions on Winograd kernels (conv_winograd.h), likewise
   int num_stream = 0;    // convolutions on the streamed direct kernel (conv_stream.h), likewise
+  int num_serial = 0;    // nodes planned on one thread (SessionOptions::serial_work), likewise
+  int plan_threads = 0;  // the pool size the current plan was made for
   OptimizeReport optimized;
   std::string precision = "float32";  // what the session computes in
   std::string precision_note;         // why not what was asked, or how it runs
@@ -50,6 +56,10 @@ struct SessionStats {
   /// reorders to NCHW included; medians shrug off preemption on a busy machine), over the runs
   /// since the last plan or reset_profile() (at most the last 4096).
   std::vector<double> node_us;
+  /// Per node, its work under the current plan (thread_plan.h's multiply-add count) and whether
+  /// it runs on one thread.
+  std::vector<int64_t> node_work;
+  std::vector<char> node_serial;
 };
 
 class Session {
@@ -84,6 +94,8 @@ class Session {
   SessionOptions options_;
   SessionStats stats_;
   std::vector<Shape> planned_;  // input shapes of the current plan
+  int planned_threads_ = 0;     // and the pool size: the per-node thread decisions depend on it
+  std::vector<char> serial_;    // per node: runs on the calling thread alone
   std::shared_ptr<Storage> arena_;
   std::vector<Tensor> slot_;             // per value (then per NCHW copy): its tensor now
   std::vector<std::vector<int>> reads_;  // per node: the slots it reads (-1: absent)
