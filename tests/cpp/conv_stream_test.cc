@@ -1,8 +1,7 @@
 // The streamed direct convolution (kernels/cpu/conv_stream.cc) against a float64 direct loop
 // written here: odd planes (every last-tile length), strides 1-3, dilation, asymmetric padding,
 // non-square kernels, channel counts that are not multiples of 8 (every output-group width: 1 to
-// 4 blocks of 8), batch 2, bias and relu/relu6, on nChw8c tensors; small planes whose padding
-// takes many taps (4x4 with 3x3 taps, padding up to 3) run tap by tap, skipping the padding. The
+// 4 blocks of 8), batch 2, bias and relu/relu6, on nChw8c tensors. The
 // sums run in the same order as a plain float loop, so the tolerance is float32 rounding: 1e-5 of
 // the largest |output|.
 #include <gtest/gtest.h>

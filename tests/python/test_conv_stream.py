@@ -94,34 +94,3 @@ def test_lite_and_graph_match_numpy(tmp_path):
                                    atol=1e-5 * scale)
     finally:
         mycel.set_context(mode=old)
-
-
-_RUN = """
-import sys, numpy as np, mycel
-from mycel import Tensor, _mycel
-s = _mycel.lite.Session.from_file(sys.argv[1], num_threads=1)
-x = np.load(sys.argv[2])
-sys.stdout.buffer.write(s.run([Tensor(x)])[0].asnumpy().tobytes())
-"""
-
-
-def test_skipping_the_padding_gives_the_same_bits(tmp_path):
-    """4x4 planes with 3x3 taps (c, and b's stride-2 output) run tap by tap, skipping the products
-    with the zero padding (MYCEL_CONV_STREAM_SKIP=100 turns that off): the sums keep their order,
-    so the outputs are the same bits, and match numpy."""
-    import subprocess
-    import sys
-    net = randomize(_Net(), seed=4)
-    x = np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "net"), file_format="MINDIR")
-    np.save(tmp_path / "x.npy", x)
-    outs = []
-    for skip in ("15", "100"):
-        env = dict(os.environ, MYCEL_CONV_STREAM_SKIP=skip)
-        r = subprocess.run([sys.executable, "-c", _RUN, path, str(tmp_path / "x.npy")], env=env,
-                           capture_output=True, check=True, timeout=300)
-        outs.append(np.frombuffer(r.stdout, np.float32))
-    assert outs[0].tobytes() == outs[1].tobytes()
-    want = _numpy_forward(net, x.astype(np.float64))
-    np.testing.assert_allclose(outs[0].reshape(want.shape), want, rtol=0,
-                               atol=1e-5 * np.abs(want).max())

@@ -40,9 +40,6 @@ constexpr int kTileOf = NO == 4   ? 3
 struct Settings {
   bool on = true;
   long plane_s1 = 16, plane_s2 = 256;
-  // Products with the zero padding skipped (tap by tap) where they are at least this share of
-  // all (percent; 100: never). 512 channels at 4x4 with 3x3 taps: 44 of 144 position-taps.
-  long skip_pct = 15;
 };
 
 const Settings& settings() {
@@ -51,7 +48,6 @@ const Settings& settings() {
     if (const char* v = std::getenv("MYCEL_CONV_STREAM"); v && *v) r.on = std::atoi(v) != 0;
     if (const char* v = std::getenv("MYCEL_CONV_STREAM_RULE"))
       std::sscanf(v, "%ld,%ld", &r.plane_s1, &r.plane_s2);
-    if (const char* v = std::getenv("MYCEL_CONV_STREAM_SKIP"); v && *v) r.skip_pct = std::atol(v);
     return r;
   }();
   return s;
@@ -65,22 +61,18 @@ struct Plan {
   int64_t hp, wp;                // the padded input plane
 };
 
-// acc[idx[j]][0..8*NO) += sum over the block's 8 input channels and the taps of x * w, for the J
-// (at most 6) positions whose padded-input offsets are `pos` (floats) and whose indices in the
-// plane are `idx`: NO output blocks of 8.
+// acc[p][0..8*NO) += sum over the block's 8 input channels and the taps of x * w, for the J
+// (at most 6) positions whose padded-input offsets are `pos` (floats): NO output blocks of 8.
 template <int NO, int J>
-void tile_kernel(const float* xb, const int64_t* pos, const int64_t* idx, const int64_t* tap_off,
-                 int64_t taps, const float* w, float* acc) {
+void tile_kernel(const float* xb, const int64_t* pos, const int64_t* tap_off, int64_t taps,
+                 const float* w, float* acc) {
   static_assert(J >= 1 && J * NO <= 12);
   // Fully unrolled (the pragmas): GCC otherwise keeps `a` addressable and stores it each step.
   __m256 a[J][NO];
-  float* pa[J];
-#pragma GCC unroll 6
-  for (int j = 0; j < J; ++j) pa[j] = acc + idx[j] * (NO * kLanes);
 #pragma GCC unroll 6
   for (int j = 0; j < J; ++j)
 #pragma GCC unroll 4
-    for (int o = 0; o < NO; ++o) a[j][o] = _mm256_loadu_ps(pa[j] + o * kLanes);
+    for (int o = 0; o < NO; ++o) a[j][o] = _mm256_loadu_ps(acc + (j * NO + o) * kLanes);
   const float* px[J];
 #pragma GCC unroll 6
   for (int j = 0; j < J; ++j) px[j] = xb + pos[j];
@@ -115,12 +107,12 @@ void tile_kernel(const float* xb, const int64_t* pos, const int64_t* idx, const 
 #pragma GCC unroll 6
   for (int j = 0; j < J; ++j)
 #pragma GCC unroll 4
-    for (int o = 0; o < NO; ++o) _mm256_storeu_ps(pa[j] + o * kLanes, a[j][o]);
+    for (int o = 0; o < NO; ++o) _mm256_storeu_ps(acc + (j * NO + o) * kLanes, a[j][o]);
 }
 
 template <int NO>
-using TileFn = void (*)(const float*, const int64_t*, const int64_t*, const int64_t*, int64_t,
-                        const float*, float*);
+using TileFn = void (*)(const float*, const int64_t*, const int64_t*, int64_t, const float*,
+                        float*);
 template <int NO, size_t... J>
 constexpr std::array<TileFn<NO>, sizeof...(J)> tile_fns(std::index_sequence<J...>) {
   return {tile_kernel<NO, static_cast<int>(J) + 1>...};
@@ -131,16 +123,10 @@ constexpr auto kTileFns = tile_fns<NO>(std::make_index_sequence<kTileOf<NO>>{});
 
 // NO output blocks of 8 channels starting at block `ob8`: the partial sums of all q.plane
 // positions in `acc`, each input block's weights read once.
-// Per tap, the positions whose window reads that tap inside the input (not its zero padding):
-// their padded-input offsets and plane indices, tap t's at [t * plane, t * plane + count[t]).
-struct TapLists {
-  const int64_t *pos = nullptr, *idx = nullptr, *count = nullptr;
-};
-
 template <int NO>
-void out_block(const Plan& q, const float* xp, const int64_t* pos, const int64_t* idx,
-               const int64_t* tap_off, const TapLists& by_tap, const float* u, const float* bias8,
-               float* y, int64_t ob8, float* acc, WinogradAct act) {
+void out_block(const Plan& q, const float* xp, const int64_t* pos, const int64_t* tap_off,
+               const float* u, const float* bias8, float* y, int64_t ob8, float* acc,
+               WinogradAct act) {
   const int64_t width = NO * kLanes;
   for (int64_t p = 0; p < q.plane; ++p)
     std::memcpy(acc + p * width, bias8 + ob8 * kLanes, width * sizeof(float));
@@ -150,21 +136,11 @@ void out_block(const Plan& q, const float* xp, const int64_t* pos, const int64_t
   for (int64_t ib = 0; ib < q.cb; ++ib) {
     const float* xb = xp + ib * q.hp * q.wp * kLanes;
     const float* w = u + ib * wblock;
-    if (by_tap.count) {  // tap by tap over the positions it reaches: no products with padding
-      for (int64_t t = 0; t < q.taps; ++t) {
-        const int64_t n = by_tap.count[t], nf = n / kTile, nr = n % kTile;
-        const int64_t *tp = by_tap.pos + t * q.plane, *ti = by_tap.idx + t * q.plane;
-        const float* wt = w + t * kLanes * width;
-        for (int64_t f = 0; f < nf; ++f)
-          tile_kernel<NO, kTile>(xb, tp + f * kTile, ti + f * kTile, tap_off + t, 1, wt, acc);
-        if (nr) kTileFns<NO>[nr - 1](xb, tp + nf * kTile, ti + nf * kTile, tap_off + t, 1, wt, acc);
-      }
-      continue;
-    }
     for (int64_t t = 0; t < full; ++t)
-      tile_kernel<NO, kTile>(xb, pos + t * kTile, idx + t * kTile, tap_off, q.taps, w, acc);
+      tile_kernel<NO, kTile>(xb, pos + t * kTile, tap_off, q.taps, w, acc + t * kTile * width);
     if (rest)
-      kTileFns<NO>[rest - 1](xb, pos + full * kTile, idx + full * kTile, tap_off, q.taps, w, acc);
+      kTileFns<NO>[rest - 1](xb, pos + full * kTile, tap_off, q.taps, w,
+                             acc + full * kTile * width);
   }
   const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.f);
   for (int o = 0; o < NO; ++o) {
@@ -246,42 +222,18 @@ void conv2d_stream(const float* x, const StreamWeights& u, const float* bias, fl
   const int64_t xp_floats = q.cb * q.hp * q.wp * kLanes;
   float* xp = static_cast<float*>(dnnl_util::staging_data(0, xp_floats * sizeof(float)));
   const int64_t npos = q.plane;
-  // ints: pos, idx (npos each), tap_off, then the per-tap lists (2 x taps x npos) and counts.
-  const int64_t nints = 2 * npos + q.taps + 2 * q.taps * npos + q.taps;
   char* aux = static_cast<char*>(
-      dnnl_util::staging_data(2, (u.oc8 * sizeof(float) + 7) / 8 * 8 + nints * sizeof(int64_t)));
+      dnnl_util::staging_data(2, u.oc8 * sizeof(float) + (npos + q.taps) * sizeof(int64_t)));
   float* bias8 = reinterpret_cast<float*>(aux);
   std::memset(bias8, 0, u.oc8 * sizeof(float));
   if (bias) std::memcpy(bias8, bias, g.oc * sizeof(float));
   int64_t* pos = reinterpret_cast<int64_t*>(aux + (u.oc8 * sizeof(float) + 7) / 8 * 8);
-  int64_t* idx = pos + npos;
-  int64_t* tap_off = idx + npos;
-  for (int64_t p = 0; p < npos; ++p) {
+  int64_t* tap_off = pos + npos;
+  for (int64_t p = 0; p < npos; ++p)
     pos[p] = ((p / g.ow) * g.sh * q.wp + (p % g.ow) * g.sw) * kLanes;
-    idx[p] = p;
-  }
   for (int64_t i = 0; i < g.kh; ++i)
     for (int64_t j = 0; j < g.kw; ++j)
       tap_off[i * g.kw + j] = (i * g.dh * q.wp + j * g.dw) * kLanes;
-  // Per tap, the positions whose input pixel for it lies inside the image.
-  TapLists by_tap;
-  int64_t* tpos = tap_off + q.taps;
-  int64_t* tidx = tpos + q.taps * npos;
-  int64_t* tcount = tidx + q.taps * npos;
-  int64_t inside = 0;
-  for (int64_t t = 0; t < q.taps; ++t) {
-    const int64_t i = t / g.kw, j = t % g.kw;
-    tcount[t] = 0;
-    for (int64_t p = 0; p < npos; ++p) {
-      const int64_t r = p / g.ow * g.sh - g.pt + i * g.dh, c = p % g.ow * g.sw - g.pl + j * g.dw;
-      if (r < 0 || r >= g.h || c < 0 || c >= g.w) continue;
-      tpos[t * npos + tcount[t]] = pos[p];
-      tidx[t * npos + tcount[t]++] = p;
-    }
-    inside += tcount[t];
-  }
-  if ((npos * q.taps - inside) * 100 >= settings().skip_pct * npos * q.taps)
-    by_tap = TapLists{tpos, tidx, tcount};
   // Work items: groups of kGroup output blocks (the last maybe fewer).
   const int64_t groups = (q.ocb + kGroup - 1) / kGroup;
   const float* uw = u.u.data<float>();
@@ -303,16 +255,16 @@ void conv2d_stream(const float* x, const StreamWeights& u, const float* bias, fl
         const float* up = uw + ob8 * kLanes * u.c8 * q.taps;
         switch (std::min(kGroup, q.ocb - ob8)) {
           case 4:
-            out_block<4>(q, xp, pos, idx, tap_off, by_tap, up, bias8, yi, ob8, acc, act);
+            out_block<4>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
             break;
           case 3:
-            out_block<3>(q, xp, pos, idx, tap_off, by_tap, up, bias8, yi, ob8, acc, act);
+            out_block<3>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
             break;
           case 2:
-            out_block<2>(q, xp, pos, idx, tap_off, by_tap, up, bias8, yi, ob8, acc, act);
+            out_block<2>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
             break;
           default:
-            out_block<1>(q, xp, pos, idx, tap_off, by_tap, up, bias8, yi, ob8, acc, act);
+            out_block<1>(q, xp, pos, tap_off, up, bias8, yi, ob8, acc, act);
             break;
         }
       }
