@@ -61,7 +61,7 @@ def _lenet5(net, x, r):
 def test_bf16_where_native_else_float32_with_a_reason(tmp_path):
     net, x, path = _export("lenet5", tmp_path)
     want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
-    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16")
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", bf16_min_work=0)
     got = s.run([Tensor(x)])[0].asnumpy()
     native, why = lite.native_bf16()
     st = s.stats()
@@ -80,7 +80,8 @@ def test_bf16_where_native_else_float32_with_a_reason(tmp_path):
 
 def test_bf16_graph_numerics_lenet5(tmp_path):
     net, x, path = _export("lenet5", tmp_path)
-    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True,
+                               bf16_min_work=0)
     assert s.stats()["precision"] == "bfloat16"
     assert s.node_ops[0] == "cast" and s.node_ops[-1] == "cast"
     got = s.run([Tensor(x)])[0].asnumpy()
@@ -99,7 +100,8 @@ def test_bf16_graph_numerics_lenet5(tmp_path):
 def test_bf16_graph_close_to_float32(name, tol, tmp_path):
     net, x, path = _export(name, tmp_path)
     want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
-    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True,
+                               bf16_min_work=0)
     assert s.stats()["precision"] == "bfloat16"
     got = s.run([Tensor(x)])[0].asnumpy()
     # each of the 20 (ResNet-18) or 52 (MobileNetV2) layers rounds its output to 8 significant
@@ -119,8 +121,9 @@ def test_native_bf16_activations_stay_blocked(name, tmp_path):
     if not native:
         pytest.skip("no bf16 convolution on this CPU: the bf16 graph stays float32")
     net, x, path = _export(name, tmp_path)
-    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16")
-    plain = lite.Session.from_file(path, num_threads=1, precision="bfloat16", blocked_layout=False)
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", bf16_min_work=0)
+    plain = lite.Session.from_file(path, num_threads=1, precision="bfloat16", blocked_layout=False,
+                                   bf16_min_work=0)
     assert s.stats()["precision"] == "bfloat16"
     got = s.run([Tensor(x)])[0].asnumpy()  # plans on the first run
     np.testing.assert_array_equal(got, plain.run([Tensor(x)])[0].asnumpy())
@@ -141,7 +144,8 @@ def test_int8_models_stay_int8_under_bf16(tmp_path):
     x = np.random.default_rng(0).standard_normal((4,) + shape[1:]).astype(np.float32)
     quant.quantize(net, [Tensor(x)], method="minmax")
     path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR")
-    s = lite.Session.from_file(path, precision="bfloat16", emulate_bf16=True)
+    s = lite.Session.from_file(path, precision="bfloat16", emulate_bf16=True,
+                               bf16_min_work=0)
     st = s.stats()
     assert st["precision"] == "float32" and "quantize_linear) pins its dtypes" in st["precision_note"]
     want = lite.Session.from_file(path).run([Tensor(x)])[0].asnumpy()

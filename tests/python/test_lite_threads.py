@@ -91,3 +91,26 @@ def test_resnet18_outputs_at_every_threshold(serial_work, tmp_path):
     # conv2d's count: the output's elements times the input channels and taps of each.
     convs = [w for op, w in zip(s.node_ops, st["node_work"]) if op.startswith("conv2d")]
     assert max(convs) == 512 * 4 * 4 * 512 * 9  # the last stage's 3x3 convolutions at 4x4
+
+
+def test_small_models_stay_float32_under_bf16(tmp_path):
+    """A bf16 request on a model under 2^20 multiply-adds per run (batch 1) runs float32: LeNet5
+    (0.43M) was 0.70x of float32 in bf16, its casts and bf16 kernel calls costing more than its
+    convolutions saved, while the small ResNet (3.3M) gained 1.2x. The note gives the count."""
+    net, x, path = _export("lenet5", tmp_path)
+    want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    st = s.stats()
+    assert st["precision"] == "float32" and "cast" not in s.node_ops
+    note = st["precision_note"]
+    assert note.startswith("bf16 requested, running float32: the model's ") and "below 1048576" in note
+    work = int(note.split("the model's ")[1].split()[0])
+    # at least its convolutions and dense layers, counted from their weights
+    assert sum(_lenet_work(net)) <= work < 2**20
+    np.testing.assert_array_equal(s.run([Tensor(x)])[0].asnumpy(), want)
+    forced = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True,
+                                    bf16_min_work=0)
+    assert forced.stats()["precision"] == "bfloat16" and forced.node_ops[0] == "cast"
+    _, x18, path18 = _export("resnet18", tmp_path)
+    big = lite.Session.from_file(path18, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    assert big.stats()["precision"] == "bfloat16"  # 556M multiply-adds: over the threshold

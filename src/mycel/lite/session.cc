@@ -73,7 +73,13 @@ Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
   if (o.precision == Precision::kBFloat16) {
     std::string why;
     const bool native = native_bf16(&why);
-    if (!native && !o.emulate_bf16) {
+    const int64_t min_work = o.bf16_min_work >= 0 ? o.bf16_min_work : lite_bf16_min_work();
+    const int64_t work = min_work > 0 ? model_work(g_) : -1;
+    if (work >= 0 && work < min_work) {
+      stats_.precision_note = "bf16 requested, running float32: the model's " +
+                              std::to_string(work) + " multiply-adds per run are below " +
+                              std::to_string(min_work) + ", where bf16 is slower";
+    } else if (!native && !o.emulate_bf16) {
       stats_.precision_note = "bf16 requested, running float32: " + why;
     } else if (std::string no = to_bf16(g_); !no.empty()) {
       stats_.precision_note = "bf16 requested, running float32: " + no;

@@ -31,6 +31,11 @@ struct SessionOptions {
   /// With kBFloat16 on a CPU without native bf16: run the bf16 graph anyway (each bf16 conv and
   /// matmul then goes through a float32 fallback: bf16 numerics, no speed). For tests.
   bool emulate_bf16 = false;
+  /// With kBFloat16: a model whose work per run at batch 1 (thread_plan.h's model_work) is below
+  /// this stays float32 (its casts and bf16 kernel calls cost more than bf16's faster
+  /// convolutions save); -1: the measured default (MYCEL_LITE_BF16_MIN_WORK overrides it),
+  /// 0: always bf16.
+  int64_t bf16_min_work = -1;
   /// Nodes whose work (thread_plan.h's multiply-add count) is below this run on one thread,
   /// decided when the session plans; -1: lite_serial_work() (MYCEL_LITE_SERIAL_WORK or the
   /// measured default), 0: every node may split.

@@ -17,8 +17,17 @@ namespace mycel::lite {
 /// outputs x the reduced length; any other op: the elements it reads and writes.
 int64_t node_work(const NodeInfo& n, const std::vector<TensorMeta>& meta);
 
+/// Total work of one run with every dynamic input dimension taken as 1 (batch 1), from each
+/// node's infer over the declared input shapes; -1 when the shapes do not infer (the caller then
+/// makes no decision on it).
+int64_t model_work(const Graph& g);
+
 /// Work (multiply-adds) below which the lite runtime runs a node on one thread:
 /// MYCEL_LITE_SERIAL_WORK when set (0: never force one thread), else the measured default.
 int64_t lite_serial_work();
+
+/// Work per run (model_work) below which a bf16 session stays float32:
+/// MYCEL_LITE_BF16_MIN_WORK when set (0: always bf16), else the measured default.
+int64_t lite_bf16_min_work();
 
 }  // namespace mycel::lite

@@ -2,7 +2,7 @@
 // latency percentiles of repeated runs on random input, and the process's peak memory.
 //   mycel_lite_benchmark model.mindir [--shape 1,3,32,32] [--warmup 20] [--iters 200]
 //                        [--threads N] [--no-optimize] [--profile] [--bf16] [--no-small]
-//                        [--serial-work N]
+//                        [--serial-work N] [--bf16-min-work N]
 #include <sys/resource.h>
 #include <time.h>
 
@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::fprintf(stderr,
                  "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads "
-                 "N] [--no-optimize] [--profile] [--bf16] [--no-small] [--serial-work N]\n",
+                 "N] [--no-optimize] [--profile] [--bf16] [--no-small] [--serial-work N] "
+                 "[--bf16-min-work N]\n",
                  argv[0]);
     return 2;
   }
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
       opts.small_kernels = false;
     else if (a == "--serial-work")  // nodes below this work run on one thread (0: none)
       opts.serial_work = std::stoll(next());
+    else if (a == "--bf16-min-work")  // a bf16 model below this work stays float32 (0: never)
+      opts.bf16_min_work = std::stoll(next());
     else if (a == "--bf16")
       opts.precision = mycel::lite::Precision::kBFloat16;
     else {
