@@ -184,3 +184,26 @@ def test_small_layer_kernels_match_numpy_and_onednn(batch, tmp_path):
     assert fast.stats()["num_small"] == (3 if batch <= 4 else 0) + (2 if blocked else 0)
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_bf16_small_layer_loops_match_the_generic_kernels(name, tmp_path):
+    """In a bf16 graph the input's cast, the residual adds (with their relu) and the global
+    average pooling run infer_small_bf16.h's loops: float32 arithmetic rounded to bf16 once, as
+    the generic kernels round (the pooling sums in position order, as the generic mean does), so
+    the outputs are the generic path's (small_kernels=False) bit for bit, and close to float32."""
+    native, _ = lite.native_bf16()
+    net, x, path = _export(name, tmp_path)
+    opts = dict(num_threads=1, precision="bfloat16", emulate_bf16=not native, bf16_min_work=0)
+    fast = lite.Session.from_file(path, **opts)
+    generic = lite.Session.from_file(path, small_kernels=False, **opts)
+    got = fast.run([Tensor(x)])[0].asnumpy()
+    want = generic.run([Tensor(x)])[0].asnumpy()
+    assert fast.stats()["precision"] == "bfloat16"
+    # cast, adds (and the pooling where the bf16 layout is blocked) on the loops
+    adds = sum(op.split("+")[0] == "add" for op in fast.node_ops)
+    assert fast.stats()["num_small"] >= 1 + adds, (fast.stats()["num_small"], adds)
+    np.testing.assert_array_equal(got, want)
+    f32 = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
+    rel = np.linalg.norm(got - f32) / np.linalg.norm(f32)
+    assert rel < {"resnet18": 0.05, "mobilenet_v2": 0.1}[name], rel

@@ -11,6 +11,7 @@
 #include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/infer_small_bf16.h"
 #include "mycel/kernels/cpu/quant.h"
 #include "mycel/lite/thread_plan.h"
 #include "mycel/ops/nn_window.h"
@@ -135,6 +136,18 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
         small_[k] != Small::kNone)
       continue;
     const TensorMeta& x = meta[n.inputs[0]];
+    const TensorMeta& y = meta[n.outputs[0] >= 0 ? n.outputs[0] : n.inputs[0]];
+    if (n.op->name == "add" && n.inputs.size() == 2 && n.inputs[1] >= 0 &&
+        x.dtype == DType::bfloat16 && meta[n.inputs[1]] == x && y == x) {
+      small_[k] = Small::kAddActBf16;  // no broadcast: over the buffers, activation included
+      continue;
+    }
+    if (n.op->name == "cast" && x.dtype == DType::float32 && y.dtype == DType::bfloat16 &&
+        n.outputs[0] >= 0 && value_layout_[n.outputs[0]] == kPlainLayout &&
+        value_layout_[n.inputs[0]] == kPlainLayout) {
+      small_[k] = Small::kCastBf16;  // the bf16 graph's input
+      continue;
+    }
     if (x.dtype != DType::float32) continue;
     if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
         f32_weight(n.inputs[1], 2)) {
@@ -187,12 +200,31 @@ bool Session::run_small(size_t k) {
       return true;
     }
     case Small::kMeanHW: {  // NHWC: one block of all channels
-      const Shape& s = in_[k][0].shape();
+      const Tensor& x = in_[k][0];
+      const Shape& s = x.shape();
       const bool nhwc = value_layout_[reads_[k][0]] == kNhwcLayout;
-      cpu::mean_hw_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), s[0], s[1],
-                           s[2] * s[3], nhwc ? s[1] : cpu::direct_block(s[1]));
+      if (x.dtype() == DType::bfloat16) {  // oneDNN's bf16 layout: NHWC or nChw16c
+        const bool b16 = cpu::bf16_activation_tag() == dnnl::memory::format_tag::nChw16c;
+        cpu::mean_hw_bf16(x.data<uint16_t>(), out_[k][0].data<uint16_t>(), s[0], s[1], s[2] * s[3],
+                          b16 ? 16 : s[1]);
+        return true;
+      }
+      cpu::mean_hw_blocked(x.data<float>(), out_[k][0].data<float>(), s[0], s[1], s[2] * s[3],
+                           nhwc ? s[1] : cpu::direct_block(s[1]));
       return true;
     }
+    case Small::kAddActBf16: {  // kFlat: the whole padded buffers (the padding stays zero)
+      const bool flat = layout_[k].mode == NodeLayout::Mode::kFlat;
+      const std::vector<Tensor>& in = flat ? flat_in_[k] : in_[k];
+      Tensor& y = flat ? flat_out_[k][0] : out_[k][0];
+      cpu::add_act_bf16(in[0].data<uint16_t>(), in[1].data<uint16_t>(), y.data<uint16_t>(),
+                        y.numel(), small_act(g_.nodes[k].post_act));
+      return true;
+    }
+    case Small::kCastBf16:
+      cpu::cast_f32_to_bf16(in_[k][0].data<float>(), out_[k][0].data<uint16_t>(),
+                            out_[k][0].numel());
+      return true;
     case Small::kAddAct: {  // kFlat: the whole padded buffers (the padding stays zero)
       const bool flat = layout_[k].mode == NodeLayout::Mode::kFlat;
       const std::vector<Tensor>& in = flat ? flat_in_[k] : in_[k];
@@ -427,11 +459,11 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   node_ns_.assign(g_.nodes.size(), {});
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers
   prepared_.resize(g_.nodes.size());
-  plan_small(meta);
   stats_.arena_bytes = total;
   stats_.num_blocked = 0;
   for (char b : lp.blocked) stats_.num_blocked += b != kPlainLayout;
   value_layout_ = std::move(lp.blocked);
+  plan_small(meta);
   stats_.num_reorders = static_cast<int>(copy_src.size());
   ++stats_.num_plans;
   planned_.clear();

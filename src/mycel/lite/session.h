@@ -121,7 +121,16 @@ class Session {
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
   std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
   std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
-  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8, kMeanHW, kAddAct };
+  enum class Small : char {
+    kNone,
+    kDenseRows,
+    kPool2x2,
+    kPoolU8,
+    kMeanHW,
+    kAddAct,
+    kAddActBf16,  // infer_small_bf16.h's loops in a bf16 graph
+    kCastBf16,
+  };
   std::vector<Small> small_;           // per node: the small-layer kernel planned for it
   std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)
   std::vector<cpu::WindowGeom> geom_;  // per node: kPool2x2's geometry
