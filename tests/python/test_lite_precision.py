@@ -130,8 +130,9 @@ def test_native_bf16_activations_stay_blocked(name, tmp_path):
     convs = s.node_ops.count("conv2d") + sum(op.startswith("conv2d+") for op in s.node_ops)
     assert s.stats()["num_blocked"] >= convs, (s.stats()["num_blocked"], convs)
     assert plain.stats()["num_blocked"] == 0
-    # one copy back to NCHW, for the flatten (LeNet5) or the global average pooling
-    assert s.stats()["num_reorders"] == 1, s.stats()["num_reorders"]
+    # one copy back to NCHW for LeNet5's flatten; the global average pooling reads the bf16
+    # layout itself (infer_small_bf16.h)
+    assert s.stats()["num_reorders"] == (1 if name == "lenet5" else 0), s.stats()["num_reorders"]
     want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
     rel = np.linalg.norm(got - want) / np.linalg.norm(want)
     assert 1e-4 < rel < {"lenet5": 0.03, "resnet18": 0.05, "mobilenet_v2": 0.1}[name], rel
