@@ -4,6 +4,7 @@
 // the add with relu/relu6 and the mean over H and W against double sums rounded the same way.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -105,6 +106,35 @@ TEST(InferSmallBf16, AddActAndMean) {
       for (int64_t p = 0; p < hw; ++p) s += widen(x[(ch / block * hw + p) * block + ch % block]);
       // float32 sums: within a bf16 unit of the rounded exact mean
       EXPECT_NEAR(widen(m[ch]), s / hw, std::abs(s / hw) * 0x1p-7 + 1e-6) << ch;
+    }
+  }
+}
+
+TEST(InferSmallBf16, DenseRowsMatchDoubleSums) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1280, 1000}, {3, 37, 70}, {2, 5, 3}}) {
+    Tensor w = Tensor::empty({n, k}, DType::bfloat16);
+    uint16_t* W = static_cast<uint16_t*>(w.data());
+    std::vector<uint16_t> x(m * k), bias(n), y(m * n);
+    for (int64_t i = 0; i < n * k; ++i) W[i] = round_ref(nd(rng));
+    for (auto& v : x) v = round_ref(nd(rng));
+    for (auto& v : bias) v = round_ref(nd(rng));
+    const Tensor packed = cpu::pack_dense_rows_bf16(w);
+    for (cpu::SmallAct act : {cpu::SmallAct::kNone, cpu::SmallAct::kRelu6}) {
+      cpu::dense_rows_bf16(x.data(), static_cast<const uint16_t*>(packed.data()), bias.data(),
+                           y.data(), m, k, n, act);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t o = 0; o < n; ++o) {
+          double s = widen(bias[o]), mag = std::abs(s);
+          for (int64_t j = 0; j < k; ++j) {
+            s += double(widen(x[r * k + j])) * widen(W[o * k + j]);
+            mag += std::abs(double(widen(x[r * k + j])) * widen(W[o * k + j]));
+          }
+          if (act != cpu::SmallAct::kNone) s = std::min(std::max(s, 0.0), 6.0);
+          // one bf16 rounding of the result plus float32 sums' error
+          ASSERT_NEAR(widen(y[r * n + o]), s, std::abs(s) * 0x1p-8 + mag * 1e-6) << r << " " << o;
+        }
     }
   }
 }

@@ -189,10 +189,11 @@ def test_small_layer_kernels_match_numpy_and_onednn(batch, tmp_path):
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
 def test_bf16_small_layer_loops_match_the_generic_kernels(name, tmp_path):
-    """In a bf16 graph the input's cast, the residual adds (with their relu) and the global
-    average pooling run infer_small_bf16.h's loops: float32 arithmetic rounded to bf16 once, as
-    the generic kernels round (the pooling sums in position order, as the generic mean does), so
-    the outputs are the generic path's (small_kernels=False) bit for bit, and close to float32."""
+    """In a bf16 graph the input's cast, the residual adds (with their relu), the global average
+    pooling and the classifier run infer_small_bf16.h's loops: float32 arithmetic rounded to bf16
+    once, as the generic kernels round, so the outputs are the generic path's
+    (small_kernels=False) up to the classifier's summation order (bit for bit on the development
+    machine), and close to float32."""
     native, _ = lite.native_bf16()
     net, x, path = _export(name, tmp_path)
     opts = dict(num_threads=1, precision="bfloat16", emulate_bf16=not native, bf16_min_work=0)
@@ -201,10 +202,12 @@ def test_bf16_small_layer_loops_match_the_generic_kernels(name, tmp_path):
     got = fast.run([Tensor(x)])[0].asnumpy()
     want = generic.run([Tensor(x)])[0].asnumpy()
     assert fast.stats()["precision"] == "bfloat16"
-    # cast, adds (and the pooling where the bf16 layout is blocked) on the loops
+    # cast, adds, the dense layer (and the pooling where the bf16 layout is blocked) on the loops
     adds = sum(op.split("+")[0] == "add" for op in fast.node_ops)
-    assert fast.stats()["num_small"] >= 1 + adds, (fast.stats()["num_small"], adds)
-    np.testing.assert_array_equal(got, want)
+    assert fast.stats()["num_small"] >= 2 + adds, (fast.stats()["num_small"], adds)
+    assert generic.stats()["num_small"] <= 1  # only the pooling, which runs its loop either way
+    # one bf16 unit (2^-8 relative) of the largest logit for a different summation order
+    np.testing.assert_allclose(got, want, rtol=0, atol=2.0**-7 * np.abs(want).max())
     f32 = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
     rel = np.linalg.norm(got - f32) / np.linalg.norm(f32)
     assert rel < {"resnet18": 0.05, "mobilenet_v2": 0.1}[name], rel

@@ -142,6 +142,21 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
       small_[k] = Small::kAddActBf16;  // no broadcast: over the buffers, activation included
       continue;
     }
+    if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
+        x.dtype == DType::bfloat16 && y.dtype == DType::bfloat16 && n.inputs[1] >= 0 &&
+        g_.values[n.inputs[1]].weight >= 0 && meta[n.inputs[1]].dtype == DType::bfloat16 &&
+        meta[n.inputs[1]].shape.size() == 2) {
+      const Shape& ws = meta[n.inputs[1]].shape;
+      const int b = n.inputs.size() > 2 ? n.inputs[2] : -1;
+      if (x.shape.empty() || x.shape.back() != ws[1] || ws[0] == 0 || ws[1] == 0 ||
+          numel(x.shape) / ws[1] > 4 ||
+          (b >= 0 && (g_.values[b].weight < 0 || meta[b].dtype != DType::bfloat16 ||
+                      meta[b].shape.size() != 1)))
+        continue;
+      if (!packed_[k].defined()) packed_[k] = cpu::pack_dense_rows_bf16(slot_[n.inputs[1]]);
+      small_[k] = Small::kDenseRowsBf16;  // as kDenseRows, bf16 weights streamed
+      continue;
+    }
     if (n.op->name == "cast" && x.dtype == DType::float32 && y.dtype == DType::bfloat16 &&
         n.outputs[0] >= 0 && value_layout_[n.outputs[0]] == kPlainLayout &&
         value_layout_[n.inputs[0]] == kPlainLayout) {
@@ -219,6 +234,16 @@ bool Session::run_small(size_t k) {
       Tensor& y = flat ? flat_out_[k][0] : out_[k][0];
       cpu::add_act_bf16(in[0].data<uint16_t>(), in[1].data<uint16_t>(), y.data<uint16_t>(),
                         y.numel(), small_act(g_.nodes[k].post_act));
+      return true;
+    }
+    case Small::kDenseRowsBf16: {
+      const NodeInfo& n = g_.nodes[k];
+      const Tensor& x = in_[k][0];
+      const Shape& ws = in_[k][1].shape();
+      const Tensor& b = in_[k].size() > 2 ? in_[k][2] : Tensor();
+      cpu::dense_rows_bf16(x.data<uint16_t>(), packed_[k].data<uint16_t>(),
+                           b.defined() ? b.data<uint16_t>() : nullptr, out_[k][0].data<uint16_t>(),
+                           x.numel() / ws[1], ws[1], ws[0], small_act(n.post_act));
       return true;
     }
     case Small::kCastBf16:

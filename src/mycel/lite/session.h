@@ -130,6 +130,7 @@ class Session {
     kAddAct,
     kAddActBf16,  // infer_small_bf16.h's loops in a bf16 graph
     kCastBf16,
+    kDenseRowsBf16,
   };
   std::vector<Small> small_;           // per node: the small-layer kernel planned for it
   std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)

@@ -69,6 +69,67 @@ void cast_f32_to_bf16(const float* x, uint16_t* y, int64_t count) {
   for (; i < count; ++i) y[i] = narrow(x[i]);
 }
 
+namespace {
+
+constexpr int64_t kPanel = 64;  // outputs per panel: 8 accumulators of 8 lanes
+
+// Outputs [o0, o0 + 8 * NB) of one row from their bf16 panel (k, 8 * NB).
+template <int NB>
+void dense_block_bf16(const uint16_t* xr, const uint16_t* panel, const uint16_t* bias, uint16_t* yr,
+                      int64_t k, int64_t n, int64_t o0, SmallAct act) {
+  float sum[NB * 8];
+#ifdef __AVX2__
+  __m256 acc[NB];
+  for (int b = 0; b < NB; ++b) acc[b] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < k; ++j) {
+    const __m256 xv = _mm256_set1_ps(widen(xr[j]));
+    const uint16_t* wj = panel + j * (NB * 8);
+    for (int b = 0; b < NB; ++b) acc[b] = _mm256_fmadd_ps(xv, widen8(wj + 8 * b), acc[b]);
+  }
+  for (int b = 0; b < NB; ++b) _mm256_storeu_ps(sum + 8 * b, acc[b]);
+#else
+  std::fill(sum, sum + NB * 8, 0.f);
+  for (int64_t j = 0; j < k; ++j)
+    for (int i = 0; i < NB * 8; ++i) sum[i] += widen(xr[j]) * widen(panel[j * (NB * 8) + i]);
+#endif
+  const int64_t end = std::min<int64_t>(NB * 8, n - o0);
+  for (int64_t i = 0; i < end; ++i)
+    yr[o0 + i] = narrow(activate(sum[i] + (bias ? widen(bias[o0 + i]) : 0.f), act));
+}
+
+using BlockFn = void (*)(const uint16_t*, const uint16_t*, const uint16_t*, uint16_t*, int64_t,
+                         int64_t, int64_t, SmallAct);
+constexpr BlockFn kBlocks[8] = {dense_block_bf16<1>, dense_block_bf16<2>, dense_block_bf16<3>,
+                                dense_block_bf16<4>, dense_block_bf16<5>, dense_block_bf16<6>,
+                                dense_block_bf16<7>, dense_block_bf16<8>};
+
+}  // namespace
+
+Tensor pack_dense_rows_bf16(const Tensor& w) {
+  const int64_t n = w.shape()[0], k = w.shape()[1], n8 = (n + 7) / 8 * 8;
+  Tensor p = Tensor::empty({std::max<int64_t>(k * n8, 1)}, DType::bfloat16);
+  uint16_t* P = static_cast<uint16_t*>(p.data());
+  const uint16_t* W = static_cast<const uint16_t*>(w.data());
+  for (int64_t o0 = 0; o0 < n8; o0 += kPanel) {  // panel o0 starts at o0 * k
+    const int64_t width = std::min(kPanel, n8 - o0);
+    uint16_t* panel = P + o0 * k;
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < width; ++i)
+        panel[j * width + i] = o0 + i < n ? W[(o0 + i) * k + j] : uint16_t{0};
+  }
+  return p;
+}
+
+void dense_rows_bf16(const uint16_t* x, const uint16_t* packed, const uint16_t* bias, uint16_t* y,
+                     int64_t m, int64_t k, int64_t n, SmallAct act) {
+  const int64_t n8 = (n + 7) / 8 * 8;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t o0 = 0; o0 < n8; o0 += kPanel) {
+      const int64_t nb = std::min(kPanel, n8 - o0) / 8;
+      kBlocks[nb - 1](x + r * k, packed + o0 * k, bias, y + r * n, k, n, o0, act);
+    }
+}
+
 void mean_hw_bf16(const uint16_t* x, uint16_t* y, int64_t n, int64_t c, int64_t hw, int64_t block) {
   const int64_t cb = (c + block - 1) / block;
   constexpr int64_t kLanes = 64;  // accumulators per pass over the positions

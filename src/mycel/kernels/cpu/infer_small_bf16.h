@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "mycel/core/tensor.h"
 #include "mycel/kernels/cpu/infer_small.h"
 
 namespace mycel::cpu {
@@ -20,5 +21,16 @@ void cast_f32_to_bf16(const float* x, uint16_t* y, int64_t count);
 /// (n, cb, hw, block), cb = ceil(c / block) (NHWC: block = c): sums in float32 in position order,
 /// divided by hw, rounded to bf16.
 void mean_hw_bf16(const uint16_t* x, uint16_t* y, int64_t n, int64_t c, int64_t hw, int64_t block);
+
+/// bf16 dense weights w (n, k) repacked as pack_dense_rows packs float32 ones (panels of 64
+/// outputs, each transposed to (k, width)), still bf16: half the bytes to stream.
+Tensor pack_dense_rows_bf16(const Tensor& w);
+
+/// y (m, n) = act(x (m, k) @ w.T + bias), bf16 in and out, w from pack_dense_rows_bf16, bias
+/// (bf16) may be null: float32 accumulators in registers over k, each weight widened as it
+/// streams, one rounding at the end. For a few rows (MobileNetV2's classifier: oneDNN's bf16
+/// matmul took 227-235 us).
+void dense_rows_bf16(const uint16_t* x, const uint16_t* packed, const uint16_t* bias, uint16_t* y,
+                     int64_t m, int64_t k, int64_t n, SmallAct act);
 
 }  // namespace mycel::cpu
