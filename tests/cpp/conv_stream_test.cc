@@ -1,8 +1,9 @@
 // The streamed direct convolution (kernels/cpu/conv_stream.cc) against a float64 direct loop
 // written here: odd planes (every last-tile length), strides 1-3, dilation, asymmetric padding,
 // non-square kernels, channel counts that are not multiples of 8 (every output-group width: 1 to
-// 4 blocks of 8), batch 2, bias and relu/relu6, on nChw8c tensors. The sums run in the same order
-// as a plain float loop, so the tolerance is float32 rounding: 1e-5 of the largest |output|.
+// 4 blocks of 8), batch 2, bias and relu/relu6, on nChw8c tensors. The
+// sums run in the same order as a plain float loop, so the tolerance is float32 rounding: 1e-5 of
+// the largest |output|.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,6 +109,8 @@ TEST(ConvStream, MatchesDirectLoop) {
       {1, 20, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, false, WinogradAct::kRelu6},  // 25: 8 x 3 + 1
       {1, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1, 1, 1, true, WinogradAct::kRelu},  // ResNet's last
       {1, 256, 8, 8, 512, 3, 3, 2, 1, 1, 1, 1, 1, true, WinogradAct::kNone},  // its downsample
+      // Padding 3 around a 3x3 kernel: the corner outputs read padding only (the bias alone).
+      {1, 16, 4, 4, 24, 3, 3, 1, 1, 3, 3, 3, 3, true, WinogradAct::kRelu},
   };
   double worst = 0;
   for (const Case& k : cases) {

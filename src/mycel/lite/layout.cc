@@ -49,12 +49,15 @@ bool u8_pool_2x2(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
          g.pb == 0 && g.pl == 0 && g.pr == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
-// A mean over H and W of a 4-D float32 tensor (global average pooling; keep_dims either way).
+// A mean over H and W of a 4-D float32 tensor, or a bf16 one in oneDNN's bf16 activation
+// layout (infer_small_bf16.h's loop; global average pooling; keep_dims either way).
 bool mean_hw(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
-  if (n.op->name != "mean" || n.inputs.size() != 1 || n.inputs[0] < 0 ||
-      !is_nchw_f32(meta[n.inputs[0]]) || n.outputs.size() != 1 || n.outputs[0] < 0 ||
-      meta[n.outputs[0]].dtype != DType::float32)
+  if (n.op->name != "mean" || n.inputs.size() != 1 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+      n.outputs[0] < 0)
     return false;
+  const TensorMeta& x = meta[n.inputs[0]];
+  const bool bf16 = x.dtype == DType::bfloat16 && is_nchw_act(x);
+  if (!(is_nchw_f32(x) || bf16) || meta[n.outputs[0]].dtype != x.dtype) return false;
   std::vector<int64_t> axes = n.attrs.get_ints("axis");
   for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
   std::sort(axes.begin(), axes.end());

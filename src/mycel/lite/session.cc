@@ -11,7 +11,9 @@
 #include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/infer_small_bf16.h"
 #include "mycel/kernels/cpu/quant.h"
+#include "mycel/lite/thread_plan.h"
 #include "mycel/ops/nn_window.h"
 
 namespace mycel::lite {
@@ -72,7 +74,13 @@ Session::Session(Graph g, SessionOptions o) : g_(std::move(g)), options_(o) {
   if (o.precision == Precision::kBFloat16) {
     std::string why;
     const bool native = native_bf16(&why);
-    if (!native && !o.emulate_bf16) {
+    const int64_t min_work = o.bf16_min_work >= 0 ? o.bf16_min_work : lite_bf16_min_work();
+    const int64_t work = min_work > 0 ? model_work(g_) : -1;
+    if (work >= 0 && work < min_work) {
+      stats_.precision_note = "bf16 requested, running float32: the model's " +
+                              std::to_string(work) + " multiply-adds per run are below " +
+                              std::to_string(min_work) + ", where bf16 is slower";
+    } else if (!native && !o.emulate_bf16) {
       stats_.precision_note = "bf16 requested, running float32: " + why;
     } else if (std::string no = to_bf16(g_); !no.empty()) {
       stats_.precision_note = "bf16 requested, running float32: " + no;
@@ -128,6 +136,33 @@ void Session::plan_small(const std::vector<TensorMeta>& meta) {
         small_[k] != Small::kNone)
       continue;
     const TensorMeta& x = meta[n.inputs[0]];
+    const TensorMeta& y = meta[n.outputs[0] >= 0 ? n.outputs[0] : n.inputs[0]];
+    if (n.op->name == "add" && n.inputs.size() == 2 && n.inputs[1] >= 0 &&
+        x.dtype == DType::bfloat16 && meta[n.inputs[1]] == x && y == x) {
+      small_[k] = Small::kAddActBf16;  // no broadcast: over the buffers, activation included
+      continue;
+    }
+    if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
+        x.dtype == DType::bfloat16 && y.dtype == DType::bfloat16 && n.inputs[1] >= 0 &&
+        g_.values[n.inputs[1]].weight >= 0 && meta[n.inputs[1]].dtype == DType::bfloat16 &&
+        meta[n.inputs[1]].shape.size() == 2) {
+      const Shape& ws = meta[n.inputs[1]].shape;
+      const int b = n.inputs.size() > 2 ? n.inputs[2] : -1;
+      if (x.shape.empty() || x.shape.back() != ws[1] || ws[0] == 0 || ws[1] == 0 ||
+          numel(x.shape) / ws[1] > 4 ||
+          (b >= 0 && (g_.values[b].weight < 0 || meta[b].dtype != DType::bfloat16 ||
+                      meta[b].shape.size() != 1)))
+        continue;
+      if (!packed_[k].defined()) packed_[k] = cpu::pack_dense_rows_bf16(slot_[n.inputs[1]]);
+      small_[k] = Small::kDenseRowsBf16;  // as kDenseRows, bf16 weights streamed
+      continue;
+    }
+    if (n.op->name == "cast" && x.dtype == DType::float32 && y.dtype == DType::bfloat16 &&
+        n.outputs[0] >= 0 && value_layout_[n.outputs[0]] == kPlainLayout &&
+        value_layout_[n.inputs[0]] == kPlainLayout) {
+      small_[k] = Small::kCastBf16;  // the bf16 graph's input
+      continue;
+    }
     if (x.dtype != DType::float32) continue;
     if (n.op->name == "dense" && layout_[k].mode == NodeLayout::Mode::kPlain &&
         f32_weight(n.inputs[1], 2)) {
@@ -180,12 +215,41 @@ bool Session::run_small(size_t k) {
       return true;
     }
     case Small::kMeanHW: {  // NHWC: one block of all channels
-      const Shape& s = in_[k][0].shape();
+      const Tensor& x = in_[k][0];
+      const Shape& s = x.shape();
       const bool nhwc = value_layout_[reads_[k][0]] == kNhwcLayout;
-      cpu::mean_hw_blocked(in_[k][0].data<float>(), out_[k][0].data<float>(), s[0], s[1],
-                           s[2] * s[3], nhwc ? s[1] : cpu::direct_block(s[1]));
+      if (x.dtype() == DType::bfloat16) {  // oneDNN's bf16 layout: NHWC or nChw16c
+        const bool b16 = cpu::bf16_activation_tag() == dnnl::memory::format_tag::nChw16c;
+        cpu::mean_hw_bf16(x.data<uint16_t>(), out_[k][0].data<uint16_t>(), s[0], s[1], s[2] * s[3],
+                          b16 ? 16 : s[1]);
+        return true;
+      }
+      cpu::mean_hw_blocked(x.data<float>(), out_[k][0].data<float>(), s[0], s[1], s[2] * s[3],
+                           nhwc ? s[1] : cpu::direct_block(s[1]));
       return true;
     }
+    case Small::kAddActBf16: {  // kFlat: the whole padded buffers (the padding stays zero)
+      const bool flat = layout_[k].mode == NodeLayout::Mode::kFlat;
+      const std::vector<Tensor>& in = flat ? flat_in_[k] : in_[k];
+      Tensor& y = flat ? flat_out_[k][0] : out_[k][0];
+      cpu::add_act_bf16(in[0].data<uint16_t>(), in[1].data<uint16_t>(), y.data<uint16_t>(),
+                        y.numel(), small_act(g_.nodes[k].post_act));
+      return true;
+    }
+    case Small::kDenseRowsBf16: {
+      const NodeInfo& n = g_.nodes[k];
+      const Tensor& x = in_[k][0];
+      const Shape& ws = in_[k][1].shape();
+      const Tensor& b = in_[k].size() > 2 ? in_[k][2] : Tensor();
+      cpu::dense_rows_bf16(x.data<uint16_t>(), packed_[k].data<uint16_t>(),
+                           b.defined() ? b.data<uint16_t>() : nullptr, out_[k][0].data<uint16_t>(),
+                           x.numel() / ws[1], ws[1], ws[0], small_act(n.post_act));
+      return true;
+    }
+    case Small::kCastBf16:
+      cpu::cast_f32_to_bf16(in_[k][0].data<float>(), out_[k][0].data<uint16_t>(),
+                            out_[k][0].numel());
+      return true;
     case Small::kAddAct: {  // kFlat: the whole padded buffers (the padding stays zero)
       const bool flat = layout_[k].mode == NodeLayout::Mode::kFlat;
       const std::vector<Tensor>& in = flat ? flat_in_[k] : in_[k];
@@ -403,14 +467,28 @@ void Session::plan(const std::vector<Tensor>& inputs) {
     else if (cpu::conv_stream_for(dt, g, &params_[k], true))
       ++stats_.num_stream;
   }
+  // Threads per node: below the work threshold a node stays on the calling thread (its kernel
+  // then prepares for one thread, so the prepared state matches every run of this plan).
+  planned_threads_ = num_threads();
+  const int64_t serial_work = options_.serial_work >= 0 ? options_.serial_work : lite_serial_work();
+  serial_.assign(g_.nodes.size(), 0);
+  stats_.node_work.assign(g_.nodes.size(), 0);
+  stats_.num_serial = 0;
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    stats_.node_work[k] = node_work(g_.nodes[k], meta);
+    serial_[k] = planned_threads_ > 1 && stats_.node_work[k] < serial_work;
+    stats_.num_serial += serial_[k];
+  }
+  stats_.node_serial = serial_;
+  stats_.plan_threads = planned_threads_;
   node_ns_.assign(g_.nodes.size(), {});
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers
   prepared_.resize(g_.nodes.size());
-  plan_small(meta);
   stats_.arena_bytes = total;
   stats_.num_blocked = 0;
   for (char b : lp.blocked) stats_.num_blocked += b != kPlainLayout;
   value_layout_ = std::move(lp.blocked);
+  plan_small(meta);
   stats_.num_reorders = static_cast<int>(copy_src.size());
   ++stats_.num_plans;
   planned_.clear();
@@ -440,7 +518,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
           t.defined() ? std::string(dtype_name(t.dtype())) + shape_str(t.shape()) : "nothing");
     same = same && planned_[i] == t.shape();
   }
-  if (!same) plan(inputs);
+  if (!same || planned_threads_ != num_threads()) plan(inputs);
   for (size_t i = 0; i < inputs.size(); ++i) slot_[g_.inputs[i]] = inputs[i];
   std::vector<Tensor> results;
   for (const TensorMeta& m : out_meta_) results.push_back(Tensor::empty(m));
@@ -470,6 +548,10 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
 }
 
 void Session::run_node(size_t k) {
+  // Negative work: below any threshold, so the scope always takes effect (num_threads() reads 1
+  // and no OpenMP region is entered) when the plan chose one thread for this node.
+  std::optional<SerialScope> one_thread;
+  if (serial_[k]) one_thread.emplace(-1);
   const NodeInfo& n = g_.nodes[k];
   for (auto [src, dst] : reorders_[k]) {
     const Tensor& x = slot_[src];

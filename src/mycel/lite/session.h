@@ -31,6 +31,15 @@ struct SessionOptions {
   /// With kBFloat16 on a CPU without native bf16: run the bf16 graph anyway (each bf16 conv and
   /// matmul then goes through a float32 fallback: bf16 numerics, no speed). For tests.
   bool emulate_bf16 = false;
+  /// With kBFloat16: a model whose work per run at batch 1 (thread_plan.h's model_work) is below
+  /// this stays float32 (its casts and bf16 kernel calls cost more than bf16's faster
+  /// convolutions save); -1: the measured default (MYCEL_LITE_BF16_MIN_WORK overrides it),
+  /// 0: always bf16.
+  int64_t bf16_min_work = -1;
+  /// Nodes whose work (thread_plan.h's multiply-add count) is below this run on one thread,
+  /// decided when the session plans; -1: lite_serial_work() (MYCEL_LITE_SERIAL_WORK or the
+  /// measured default), 0: every node may split.
+  int64_t serial_work = -1;
 };
 
 struct SessionStats {
@@ -43,6 +52,8 @@ struct SessionStats {
   int num_small = 0;     // nodes on infer_small.h's kernels under the current plan
   int num_winograd = 0;  // 3x3 convolutions on Winograd kernels (conv_winograd.h), likewise
   int num_stream = 0;    // convolutions on the streamed direct kernel (conv_stream.h), likewise
+  int num_serial = 0;    // nodes planned on one thread (SessionOptions::serial_work), likewise
+  int plan_threads = 0;  // the pool size the current plan was made for
   OptimizeReport optimized;
   std::string precision = "float32";  // what the session computes in
   std::string precision_note;         // why not what was asked, or how it runs
@@ -50,6 +61,10 @@ struct SessionStats {
   /// reorders to NCHW included; medians shrug off preemption on a busy machine), over the runs
   /// since the last plan or reset_profile() (at most the last 4096).
   std::vector<double> node_us;
+  /// Per node, its work under the current plan (thread_plan.h's multiply-add count) and whether
+  /// it runs on one thread.
+  std::vector<int64_t> node_work;
+  std::vector<char> node_serial;
 };
 
 class Session {
@@ -84,6 +99,8 @@ class Session {
   SessionOptions options_;
   SessionStats stats_;
   std::vector<Shape> planned_;  // input shapes of the current plan
+  int planned_threads_ = 0;     // and the pool size: the per-node thread decisions depend on it
+  std::vector<char> serial_;    // per node: runs on the calling thread alone
   std::shared_ptr<Storage> arena_;
   std::vector<Tensor> slot_;             // per value (then per NCHW copy): its tensor now
   std::vector<std::vector<int>> reads_;  // per node: the slots it reads (-1: absent)
@@ -104,7 +121,17 @@ class Session {
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
   std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
   std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
-  enum class Small : char { kNone, kDenseRows, kPool2x2, kPoolU8, kMeanHW, kAddAct };
+  enum class Small : char {
+    kNone,
+    kDenseRows,
+    kPool2x2,
+    kPoolU8,
+    kMeanHW,
+    kAddAct,
+    kAddActBf16,  // infer_small_bf16.h's loops in a bf16 graph
+    kCastBf16,
+    kDenseRowsBf16,
+  };
   std::vector<Small> small_;           // per node: the small-layer kernel planned for it
   std::vector<Tensor> packed_;         // per node: dense weights packed once (kept across plans)
   std::vector<cpu::WindowGeom> geom_;  // per node: kPool2x2's geometry

@@ -69,6 +69,10 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["num_small"] = s.num_small;
   d["num_winograd"] = s.num_winograd;
   d["num_stream"] = s.num_stream;
+  d["num_serial"] = s.num_serial;
+  d["plan_threads"] = s.plan_threads;
+  d["node_work"] = s.node_work;
+  d["node_serial"] = std::vector<bool>(s.node_serial.begin(), s.node_serial.end());
   d["batch_norms_folded"] = s.optimized.batch_norms_folded;
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;
@@ -81,8 +85,11 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
 
 lite::SessionOptions session_options(int num_threads, bool optimize, bool profile,
                                      const std::string& precision, bool emulate_bf16,
-                                     bool small_kernels, bool blocked_layout) {
+                                     bool small_kernels, bool blocked_layout, int64_t serial_work,
+                                     int64_t bf16_min_work) {
   lite::SessionOptions o;
+  o.serial_work = serial_work;
+  o.bf16_min_work = bf16_min_work;
   o.small_kernels = small_kernels;
   o.blocked_layout = blocked_layout;
   o.num_threads = num_threads;
@@ -174,29 +181,33 @@ void init_lite(nb::module_& m) {
           "from_file",
           [](const std::string& path, int num_threads, bool optimize, bool profile,
              const std::string& precision, bool emulate_bf16, bool small_kernels,
-             bool blocked_layout) {
-            lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
-                                                     emulate_bf16, small_kernels, blocked_layout);
+             bool blocked_layout, int64_t serial_work, int64_t bf16_min_work) {
+            lite::SessionOptions o =
+                session_options(num_threads, optimize, profile, precision, emulate_bf16,
+                                small_kernels, blocked_layout, serial_work, bf16_min_work);
             nb::gil_scoped_release r;
             return new lite::Session(lite::Session::from_file(path, o));
           },
           nb::arg("path"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
           nb::arg("profile") = false, nb::arg("precision") = "float32",
           nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
-          nb::arg("blocked_layout") = true)
+          nb::arg("blocked_layout") = true, nb::arg("serial_work") = -1,
+          nb::arg("bf16_min_work") = -1)
       .def_static(
           "from_bytes",
           [](nb::bytes data, int num_threads, bool optimize, bool profile,
              const std::string& precision, bool emulate_bf16, bool small_kernels,
-             bool blocked_layout) {
-            lite::SessionOptions o = session_options(num_threads, optimize, profile, precision,
-                                                     emulate_bf16, small_kernels, blocked_layout);
+             bool blocked_layout, int64_t serial_work, int64_t bf16_min_work) {
+            lite::SessionOptions o =
+                session_options(num_threads, optimize, profile, precision, emulate_bf16,
+                                small_kernels, blocked_layout, serial_work, bf16_min_work);
             return new lite::Session(parse_bytes(data), o);
           },
           nb::arg("data"), nb::arg("num_threads") = 0, nb::arg("optimize") = true,
           nb::arg("profile") = false, nb::arg("precision") = "float32",
           nb::arg("emulate_bf16") = false, nb::arg("small_kernels") = true,
-          nb::arg("blocked_layout") = true)
+          nb::arg("blocked_layout") = true, nb::arg("serial_work") = -1,
+          nb::arg("bf16_min_work") = -1)
       .def(
           "run",
           [](lite::Session& s, nb::list inputs) {

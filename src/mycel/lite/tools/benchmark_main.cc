@@ -2,6 +2,7 @@
 // latency percentiles of repeated runs on random input, and the process's peak memory.
 //   mycel_lite_benchmark model.mindir [--shape 1,3,32,32] [--warmup 20] [--iters 200]
 //                        [--threads N] [--no-optimize] [--profile] [--bf16] [--no-small]
+//                        [--serial-work N] [--bf16-min-work N]
 #include <sys/resource.h>
 #include <time.h>
 
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::fprintf(stderr,
                  "usage: %s model.mindir [--shape 1,3,32,32] [--warmup N] [--iters N] [--threads "
-                 "N] [--no-optimize] [--profile] [--bf16] [--no-small]\n",
+                 "N] [--no-optimize] [--profile] [--bf16] [--no-small] [--serial-work N] "
+                 "[--bf16-min-work N]\n",
                  argv[0]);
     return 2;
   }
@@ -72,6 +74,10 @@ int main(int argc, char** argv) {
       opts.profile = true;
     else if (a == "--no-small")
       opts.small_kernels = false;
+    else if (a == "--serial-work")  // nodes below this work run on one thread (0: none)
+      opts.serial_work = std::stoll(next());
+    else if (a == "--bf16-min-work")  // a bf16 model below this work stays float32 (0: never)
+      opts.bf16_min_work = std::stoll(next());
     else if (a == "--bf16")
       opts.precision = mycel::lite::Precision::kBFloat16;
     else {
@@ -130,6 +136,7 @@ int main(int argc, char** argv) {
                 st.optimized.constants_folded);
     std::printf("precision: %s%s%s\n", st.precision.c_str(), st.precision_note.empty() ? "" : ": ",
                 st.precision_note.c_str());
+    std::printf("threads: %d (%d nodes on one thread)\n", st.plan_threads, st.num_serial);
     std::printf("load_ms: %.3f\nfirst_run_ms: %.3f\n", load_ms, first_ms);
     std::printf("latency_ms: p50 %.4f p90 %.4f p99 %.4f mean %.4f (%d runs)\n", pct(lat, 50),
                 pct(lat, 90), pct(lat, 99), mean, iters);
@@ -144,7 +151,9 @@ int main(int argc, char** argv) {
         const char* act = n.post_act == mycel::lite::NodeInfo::Act::kRelu    ? "+relu"
                           : n.post_act == mycel::lite::NodeInfo::Act::kRelu6 ? "+relu6"
                                                                              : "";
-        std::printf("  %8.3f  %zu: %s%s\n", st.node_us[k], k, n.op->name.c_str(), act);
+        std::printf("  %8.3f  %zu: %s%s  work %lld%s\n", st.node_us[k], k, n.op->name.c_str(), act,
+                    static_cast<long long>(st.node_work[k]),
+                    st.node_serial[k] ? " (1 thread)" : "");
       }
     }
   } catch (const std::exception& e) {

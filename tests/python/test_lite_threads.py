@@ -1,0 +1,116 @@
+"""The lite runtime's per-node thread decision (lite/thread_plan.h): when a session plans, each
+node whose work (multiply-adds) is below a threshold is set to run on one thread. The counts are
+checked against the layers' own arithmetic, the outputs against graph mode at every setting, and
+a change of the pool size makes the session plan again."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, _mycel
+from edge_helpers import MODELS, graph_outputs, randomize
+
+lite = _mycel.lite
+
+
+def _export(name, tmp_path, seed=0):
+    make, shape = MODELS[name]
+    net = randomize(make(), seed=seed)
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / name), file_format="MINDIR")
+    return net, x, path
+
+
+def _lenet_work(net, h=32):
+    """Multiply-adds of LeNet5's convolutions and dense layers, from their weights: a valid
+    convolution gives (h - k + 1)^2 positions per output channel, then a 2x2 pooling halves h."""
+    work = []
+    for conv in (net.conv1, net.conv2):
+        oc, c, k, _ = conv.weight.shape
+        oh = h - k + 1
+        work.append(oc * oh * oh * c * k * k)
+        h = oh // 2
+    for fc in (net.fc1, net.fc2, net.fc3):
+        n, k = fc.weight.shape
+        work.append(n * k)
+    return work
+
+
+def _close(got, want):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max()))
+
+
+def test_lenet5_runs_on_one_thread_below_the_threshold(tmp_path):
+    net, x, path = _export("lenet5", tmp_path)
+    want = graph_outputs(net, x)
+    s = lite.Session.from_file(path, num_threads=2)
+    _close(s.run([Tensor(x)])[0].asnumpy(), want)
+    st = s.stats()
+    assert st["plan_threads"] == 2
+    ops = [op.split("+")[0] for op in s.node_ops]
+    got = [w for op, w in zip(ops, st["node_work"]) if op in ("conv2d", "dense")]
+    assert got == _lenet_work(net)
+    # Every LeNet5 layer is far below the default threshold (2^20 multiply-adds): one thread.
+    assert max(st["node_work"]) < 2**20
+    assert st["num_serial"] == st["num_nodes"] and all(st["node_serial"])
+    # serial_work=0: every node may split; the threshold between the two convolutions splits the
+    # one above it only. Same outputs either way.
+    for serial_work, serial in ((0, [False] * len(ops)),
+                                (200_000, [w < 200_000 for w in st["node_work"]])):
+        t = lite.Session.from_file(path, num_threads=2, serial_work=serial_work)
+        _close(t.run([Tensor(x)])[0].asnumpy(), want)
+        assert t.stats()["node_serial"] == serial
+    assert serial[ops.index("conv2d")] and not serial[len(ops) - 1 - ops[::-1].index("conv2d")]
+
+
+def test_one_thread_plans_nothing_serial_and_pool_changes_replan(tmp_path):
+    net, x, path = _export("lenet5", tmp_path)
+    want = graph_outputs(net, x)
+    two = lite.Session.from_file(path, num_threads=2)
+    _close(two.run([Tensor(x)])[0].asnumpy(), want)
+    assert two.stats()["num_plans"] == 1 and two.stats()["num_serial"] > 0
+    one = lite.Session.from_file(path, num_threads=1)  # sets the shared pool to one thread
+    _close(one.run([Tensor(x)])[0].asnumpy(), want)
+    assert one.stats()["num_serial"] == 0 and one.stats()["plan_threads"] == 1
+    # The same input shape, but the pool changed: the first session plans again for it.
+    _close(two.run([Tensor(x)])[0].asnumpy(), want)
+    assert two.stats()["num_plans"] == 2 and two.stats()["plan_threads"] == 1
+    assert two.stats()["num_serial"] == 0
+
+
+@pytest.mark.parametrize("serial_work", [-1, 0, 2**40])
+def test_resnet18_outputs_at_every_threshold(serial_work, tmp_path):
+    net, x, path = _export("resnet18", tmp_path)
+    want = graph_outputs(net, x)
+    s = lite.Session.from_file(path, num_threads=2, serial_work=serial_work)
+    _close(s.run([Tensor(x)])[0].asnumpy(), want)
+    st = s.stats()
+    limit = 2**20 if serial_work < 0 else serial_work
+    assert st["node_serial"] == [w < limit for w in st["node_work"]]
+    if serial_work < 0:  # the default splits ResNet-18's large convolutions only
+        assert 0 < st["num_serial"] < st["num_nodes"]
+    # conv2d's count: the output's elements times the input channels and taps of each.
+    convs = [w for op, w in zip(s.node_ops, st["node_work"]) if op.startswith("conv2d")]
+    assert max(convs) == 512 * 4 * 4 * 512 * 9  # the last stage's 3x3 convolutions at 4x4
+
+
+def test_small_models_stay_float32_under_bf16(tmp_path):
+    """A bf16 request on a model under 2^20 multiply-adds per run (batch 1) runs float32: LeNet5
+    (0.43M) was 0.70x of float32 in bf16, its casts and bf16 kernel calls costing more than its
+    convolutions saved, while the small ResNet (3.3M) gained 1.2x. The note gives the count."""
+    net, x, path = _export("lenet5", tmp_path)
+    want = lite.Session.from_file(path, num_threads=1).run([Tensor(x)])[0].asnumpy()
+    s = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    st = s.stats()
+    assert st["precision"] == "float32" and "cast" not in s.node_ops
+    note = st["precision_note"]
+    assert note.startswith("bf16 requested, running float32: the model's ") and "below 1048576" in note
+    work = int(note.split("the model's ")[1].split()[0])
+    # at least its convolutions and dense layers, counted from their weights
+    assert sum(_lenet_work(net)) <= work < 2**20
+    np.testing.assert_array_equal(s.run([Tensor(x)])[0].asnumpy(), want)
+    forced = lite.Session.from_file(path, num_threads=1, precision="bfloat16", emulate_bf16=True,
+                                    bf16_min_work=0)
+    assert forced.stats()["precision"] == "bfloat16" and forced.node_ops[0] == "cast"
+    _, x18, path18 = _export("resnet18", tmp_path)
+    big = lite.Session.from_file(path18, num_threads=1, precision="bfloat16", emulate_bf16=True)
+    assert big.stats()["precision"] == "bfloat16"  # 556M multiply-adds: over the threshold
