@@ -46,8 +46,8 @@ NodePtr Parser::forwarding_without_shape(Block* b, nb::handle call) {
 std::vector<NodePtr> Parser::forwarded_args(Block* b, const NodePtr& args, const SourceLoc& loc) {
   std::vector<NodePtr> items;
   for (size_t i = 0; i < *b->scope->vararg_len; ++i)
-    items.push_back(prim(b, Prim::kTupleGetItem,
-                         {args, constant(ir::integer(static_cast<int64_t>(i)))}, loc));
+    items.push_back(
+        prim(b, Prim::kTupleGetItem, {args, constant(ir::integer(static_cast<int64_t>(i)))}, loc));
   return items;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mycel/kernels/cpu/mean_hw.h"
+
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
@@ -119,24 +121,8 @@ void unblock_to_nchw(const float* x, float* y, int64_t n, int64_t c, int64_t hw,
 }
 
 void mean_hw_blocked(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int64_t block) {
-  const int64_t cb = (c + block - 1) / block;
-  constexpr int64_t kLanes = 64;  // accumulators per pass over the positions
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t b = 0; b < cb; ++b) {
-      const float* xb = x + (i * cb + b) * hw * block;
-      for (int64_t l0 = 0; l0 < block; l0 += kLanes) {
-        const int64_t lanes = std::min(kLanes, block - l0);
-        float acc[kLanes] = {};
-        for (int64_t p = 0; p < hw; ++p) {
-          const float* xp = xb + p * block + l0;
-          for (int64_t l = 0; l < lanes; ++l) acc[l] += xp[l];
-        }
-        for (int64_t l = 0; l < lanes; ++l) {
-          const int64_t ch = b * block + l0 + l;
-          if (ch < c) y[i * c + ch] = acc[l] / static_cast<float>(hw);
-        }
-      }
-    }
+  mean_hw_blocked_of(
+      x, y, n, c, hw, block, [](float v) { return v; }, [](float v) { return v; });
 }
 
 void add_act(const float* a, const float* b, float* y, int64_t count, SmallAct act) {
