@@ -128,21 +128,36 @@ def test_same_bits_over_a_dynamic_batch(tmp_path):
         np.testing.assert_array_equal(g.view(np.uint32), i.view(np.uint32))
 
 
-def test_same_bits_with_one_thread_and_with_all(tmp_path):
-    """Each output is reduced by one thread in a fixed order: the thread count changes nothing
-    (a shape large enough to run on the thread team)."""
-    xv, av = (RNG.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
+# Shapes large enough to run on the thread team: rows split by slices, and reductions over the
+# leading axes (one slice), whose threads take ranges of the kept inner columns instead (a
+# transformer's bias gradient, odd sizes: parts of 32, 32 and 37 columns on three threads).
+THREAD_CASES = [
+    ("sum", (512, 300), -1),
+    ("sum", (16, 64, 128), (0, 1)),
+    ("sum", (37, 29, 101), (0, 1)),
+    ("max", (301, 67), 0),
+    ("mean", (2, 97, 160), 1),
+]
+
+
+@pytest.mark.parametrize("kind,shape,axis", THREAD_CASES)
+def test_same_bits_with_one_thread_and_with_all(kind, shape, axis, tmp_path):
+    """Each output is reduced by one thread in a fixed order: the thread count (and so the
+    split, by slices or by columns) changes nothing, on either runner."""
+    xv, av = (RNG.standard_normal(shape).astype(np.float32) for _ in range(2))
     x, a = ms.Tensor(xv), ms.Tensor(av)
     outs, n = [], ms.get_context("num_threads")
     for threads in (1, 2, 3):
         ms.set_context(num_threads=threads)
         try:
-            outs.append(interpreted(lambda: Reduce("sum", -1, False)(x, a).asnumpy(), tmp_path))
-            outs.append(generated(lambda: Reduce("sum", -1, False)(x, a).asnumpy()))
+            outs.append(interpreted(lambda: Reduce(kind, axis, False)(x, a).asnumpy(), tmp_path))
+            outs.append(generated(lambda: Reduce(kind, axis, False)(x, a).asnumpy()))
         finally:
             ms.set_context(num_threads=n)
     for o in outs[1:]:
         np.testing.assert_array_equal(o.view(np.uint32), outs[0].view(np.uint32))
+    # (sums of up to 1,073 values of magnitude ~3: rounding up to ~1e-4 in another order)
+    np.testing.assert_allclose(outs[0], numpy_ref(kind, axis, False, xv, av), rtol=2e-5, atol=2e-4)
 
 
 class Mlp(nn.Cell):

@@ -120,9 +120,16 @@ void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const 
   float* chain_out = r.keep_chain ? c.out(0).data<float>() : nullptr;
   float* out = c.out(n_out - 1).data<float>();
   const float divisor = r.mean ? count : 0.0f;
+  // The generated kernel's thread rule: serial below parallel_for's grain, else the slices or,
+  // when fewer than the threads, column ranges (which thread takes an output changes no bit).
   const int64_t cost = static_cast<int64_t>(r.prog.steps.size()) + 1;
-  parallel_for(plan.lead, plan.slice * cost, [&](int64_t s0, int64_t s1) {
-    cpu::ored::or_run(plan, r.kind, s0, s1, interp_block, &ctx, out, chain_out, divisor);
+  const int64_t work = plan.lead * plan.slice * cost;
+  const int threads = work < kParallelGrain || omp_in_parallel() ? 1 : num_threads();
+  const int64_t parts = cpu::ored::or_col_parts(plan, threads);
+  const int64_t items = cpu::ored::or_items(plan, parts);
+  parallel_for(items, (work + items - 1) / items, [&](int64_t b, int64_t e) {
+    cpu::ored::or_run_items(plan, r.kind, parts, b, e, interp_block, &ctx, out, chain_out,
+                            divisor);
   });
 }
 
