@@ -95,8 +95,8 @@ void check(const std::vector<int64_t>& dims, const std::vector<bool>& red, int k
     std::vector<float> out(want.size(), 12345.f), chain(n, 0.f);
     Source src{&x};
     for (int64_t t = 0; t < parts; ++t)
-      or_run(p, kind, p.lead * t / parts, p.lead * (t + 1) / parts, 0, p.ext[p.ng - 1],
-             copy_block, &src, out.data(), chain.data(), divisor);
+      or_run(p, kind, p.lead * t / parts, p.lead * (t + 1) / parts, 0, p.ext[p.ng - 1], copy_block,
+             &src, out.data(), chain.data(), divisor);
     EXPECT_LE(src.max_len, kOrBlock);
     ASSERT_EQ(0, std::memcmp(out.data(), want.data(), sizeof(float) * want.size()))
         << "kind " << kind << " slices in " << parts << " dims[0] " << dims[0];
@@ -128,9 +128,9 @@ TEST(OrderedReduce, MatchesItsDefinitionOnEveryPatternOfAxes) {
       {{3, 17, 2, 5}, {true, false, true, false}},  // alternating
       {{700, 3}, {false, true}},                    // short rows, many per block
       // Column splits (slices fewer than threads, the innermost axis kept):
-      {{16, 64, 128}, {true, true, false}},  // a transformer's bias gradient, sum(0, 1)
-      {{37, 101}, {true, false}},            // odd sizes: parts of 32, 32 and 37 columns
-      {{9, 3, 50}, {true, false, false}},    // kept groups merged: 150 columns
+      {{16, 64, 128}, {true, true, false}},           // a transformer's bias gradient, sum(0, 1)
+      {{37, 101}, {true, false}},                     // odd sizes: parts of 32, 32 and 37 columns
+      {{9, 3, 50}, {true, false, false}},             // kept groups merged: 150 columns
       {{2, 33, 7, 48}, {false, true, false, false}},  // two slices, 336 columns
       {{5, 4, 35, 5}, {true, false, true, false}},    // alternating, rows of 5: one part
       {{3, 700}, {true, false}},                      // rows longer than a block

@@ -128,8 +128,7 @@ void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const 
   const int64_t parts = cpu::ored::or_col_parts(plan, threads);
   const int64_t items = cpu::ored::or_items(plan, parts);
   parallel_for(items, (work + items - 1) / items, [&](int64_t b, int64_t e) {
-    cpu::ored::or_run_items(plan, r.kind, parts, b, e, interp_block, &ctx, out, chain_out,
-                            divisor);
+    cpu::ored::or_run_items(plan, r.kind, parts, b, e, interp_block, &ctx, out, chain_out, divisor);
   });
 }
 
