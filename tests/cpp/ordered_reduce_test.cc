@@ -1,8 +1,7 @@
 // kernels/cpu/ordered_reduce.h against a reference written from its definition alone: for each
 // output, its reduced elements numbered in row-major order of the reduced axes go to lane r mod
 // 16 in increasing r, and the lanes fold pairwise (+8, +4, +2, +1). Any thread split of the
-// slices, or of the innermost kept group's columns, gives the same bits; the chain callback sees
-// blocks of at most kOrBlock elements.
+// slices gives the same bits; the chain callback sees blocks of at most kOrBlock elements.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,59 +80,36 @@ void check(const std::vector<int64_t>& dims, const std::vector<bool>& red, int k
   const float divisor = mean ? 7.f : 0.f;
   const auto want = reference(dims, red, x, kind, divisor);
   ASSERT_EQ(static_cast<int64_t>(want.size()), p.lead * p.outs);
-  auto run_and_compare = [&](int64_t parts, int64_t items, const char* what) {
-    std::vector<float> out(want.size(), 12345.f), chain(n, 0.f);
-    Source src{&x};
-    for (int64_t t = 0; t < items; ++t)  // item ranges of a thread split, each run on its own
-      or_run_items(p, kind, parts, t, t + 1, copy_block, &src, out.data(), chain.data(), divisor);
-    EXPECT_LE(src.max_len, kOrBlock);
-    ASSERT_EQ(0, std::memcmp(out.data(), want.data(), sizeof(float) * want.size()))
-        << "kind " << kind << " " << what << " " << parts << " dims[0] " << dims[0];
-    ASSERT_EQ(0, std::memcmp(chain.data(), x.data(), sizeof(float) * n));  // written through
-  };
-  for (int64_t parts : {int64_t(1), int64_t(2), int64_t(3), p.lead}) {  // slice splits
+  for (int64_t parts : {int64_t(1), int64_t(2), int64_t(3), p.lead}) {  // thread splits
     std::vector<float> out(want.size(), 12345.f), chain(n, 0.f);
     Source src{&x};
     for (int64_t t = 0; t < parts; ++t)
-      or_run(p, kind, p.lead * t / parts, p.lead * (t + 1) / parts, 0, p.ext[p.ng - 1], copy_block,
-             &src, out.data(), chain.data(), divisor);
+      or_run(p, kind, p.lead * t / parts, p.lead * (t + 1) / parts, copy_block, &src, out.data(),
+             chain.data(), divisor);
     EXPECT_LE(src.max_len, kOrBlock);
     ASSERT_EQ(0, std::memcmp(out.data(), want.data(), sizeof(float) * want.size()))
-        << "kind " << kind << " slices in " << parts << " dims[0] " << dims[0];
-    ASSERT_EQ(0, std::memcmp(chain.data(), x.data(), sizeof(float) * n));
+        << "kind " << kind << " parts " << parts << " dims[0] " << dims[0];
+    ASSERT_EQ(0, std::memcmp(chain.data(), x.data(), sizeof(float) * n));  // written through
   }
-  // Column splits: what or_col_parts gives for 1 to 17 threads (every part count it can give).
-  for (int64_t threads = 1; threads <= 17; ++threads) {
-    const int64_t parts = or_col_parts(p, threads);
-    run_and_compare(parts, or_items(p, parts), "threads");
-  }
-  // Every column split the innermost kept group allows, whatever the slices (the rule aside).
-  if (!p.red[p.ng - 1])
-    for (int64_t parts = 2; parts <= p.ext[p.ng - 1] / kOrMinCols; ++parts)
-      run_and_compare(parts, parts, "column parts");
 }
 
 TEST(OrderedReduce, MatchesItsDefinitionOnEveryPatternOfAxes) {
   uint32_t seed = 1;
   const std::vector<std::pair<std::vector<int64_t>, std::vector<bool>>> cases = {
-      {{37, 1029}, {false, true}},                  // rows, longer than a block
-      {{130, 7}, {true, false}},                    // a bias gradient (over the batch)
-      {{5, 33, 17}, {true, false, true}},           // outer and inner reduced
-      {{3, 45, 19}, {false, true, false}},          // the middle axis
-      {{2, 3, 5, 7}, {true, true, true, true}},     // everything
-      {{4099}, {true}},                             // one long run
-      {{61, 1}, {false, true}},                     // an axis of extent 1 reduced
-      {{1, 1, 6}, {true, false, false}},            // nothing left to reduce
-      {{6, 1, 9, 4}, {false, true, true, false}},   // a unit axis inside a group
-      {{3, 17, 2, 5}, {true, false, true, false}},  // alternating
-      {{700, 3}, {false, true}},                    // short rows, many per block
-      // Column splits (slices fewer than threads, the innermost axis kept):
+      {{37, 1029}, {false, true}},                    // rows, longer than a block
+      {{130, 7}, {true, false}},                      // a bias gradient (over the batch)
+      {{5, 33, 17}, {true, false, true}},             // outer and inner reduced
+      {{3, 45, 19}, {false, true, false}},            // the middle axis
+      {{2, 3, 5, 7}, {true, true, true, true}},       // everything
+      {{4099}, {true}},                               // one long run
+      {{61, 1}, {false, true}},                       // an axis of extent 1 reduced
+      {{1, 1, 6}, {true, false, false}},              // nothing left to reduce
+      {{6, 1, 9, 4}, {false, true, true, false}},     // a unit axis inside a group
+      {{3, 17, 2, 5}, {true, false, true, false}},    // alternating
+      {{700, 3}, {false, true}},                      // short rows, many per block
       {{16, 64, 128}, {true, true, false}},           // a transformer's bias gradient, sum(0, 1)
-      {{37, 101}, {true, false}},                     // odd sizes: parts of 32, 32 and 37 columns
-      {{9, 3, 50}, {true, false, false}},             // kept groups merged: 150 columns
-      {{2, 33, 7, 48}, {false, true, false, false}},  // two slices, 336 columns
-      {{5, 4, 35, 5}, {true, false, true, false}},    // alternating, rows of 5: one part
-      {{3, 700}, {true, false}},                      // rows longer than a block
+      {{2, 33, 7, 48}, {false, true, false, false}},  // two slices, kept axes merged
+      {{5, 700}, {true, false}},                      // fewer rows than lanes, rows over a block
   };
   for (const auto& [dims, red] : cases)
     for (int kind = 0; kind < 3; ++kind) check(dims, red, kind, kind == 0 && dims[0] % 2, seed++);

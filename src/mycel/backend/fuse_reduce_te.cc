@@ -25,6 +25,25 @@ namespace {
 
 bool has_dynamic(const Shape& s) { return std::find(s.begin(), s.end(), ir::kDynamic) != s.end(); }
 
+// Whether the ordered reduction would run this chain on one thread where the unfused ops run on
+// the thread team: one slice (the first axis of extent > 1 is reduced: a bias gradient's sum over
+// the batch, a sum of everything), since each output's order gives it to one thread, and work
+// (elements times steps, a dynamic dim counted as 1) from parallel_for's grain on. Those stay
+// unfused: on the 2-core machine a relu layer's bias gradient (2048 x 512) fused took 575-660 us
+// a launch (minima), the chain and the sum unfused 280 + 210 us, and splitting the fused one's
+// rows (by lanes, the same order) or columns across the threads made it slower still (docs/te.md,
+// bench/te_reduce_split.cc).
+bool one_thread_too_long(const Shape& shape, const std::vector<bool>& reduced, size_t steps) {
+  int64_t n = 1;
+  int lead = -1;  // the first axis of extent > 1
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (lead < 0) lead = static_cast<int>(d);
+    if (shape[d] != ir::kDynamic) n *= shape[d];
+  }
+  return lead >= 0 && reduced[lead] && n * static_cast<int64_t>(steps + 1) >= kParallelGrain;
+}
+
 // What a fused chain-into-reduction instruction needs at run time.
 struct FusedReduce {
   cpu::EwProgram prog;
@@ -120,15 +139,9 @@ void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const 
   float* chain_out = r.keep_chain ? c.out(0).data<float>() : nullptr;
   float* out = c.out(n_out - 1).data<float>();
   const float divisor = r.mean ? count : 0.0f;
-  // The generated kernel's thread rule: serial below parallel_for's grain, else the slices or,
-  // when fewer than the threads, column ranges (which thread takes an output changes no bit).
   const int64_t cost = static_cast<int64_t>(r.prog.steps.size()) + 1;
-  const int64_t work = plan.lead * plan.slice * cost;
-  const int threads = work < kParallelGrain || omp_in_parallel() ? 1 : num_threads();
-  const int64_t parts = cpu::ored::or_col_parts(plan, threads);
-  const int64_t items = cpu::ored::or_items(plan, parts);
-  parallel_for(items, (work + items - 1) / items, [&](int64_t b, int64_t e) {
-    cpu::ored::or_run_items(plan, r.kind, parts, b, e, interp_block, &ctx, out, chain_out, divisor);
+  parallel_for(plan.lead, plan.slice * cost, [&](int64_t s0, int64_t s1) {
+    cpu::ored::or_run(plan, r.kind, s0, s1, interp_block, &ctx, out, chain_out, divisor);
   });
 }
 
@@ -289,6 +302,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
+    if (one_thread_too_long(shape, reduced, prog.steps.size())) continue;
     // Sums, means, maxima and minima (the ReduceFusion traits); the generated max / min
     // propagate NaN as the reduce kernels do.
     const ReduceFusion how = red.op->backend.reduce;

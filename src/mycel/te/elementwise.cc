@@ -138,8 +138,7 @@ std::string chain_block_source(const cpu::EwProgram& p, const std::vector<bool>&
 }
 
 // A chain-into-reduction kernel: the chain's blocks (chain_kernel) reduced by the pasted
-// ordered_reduce.h, its slices (or column ranges) on the thread team when the work reaches
-// parallel_for's grain.
+// ordered_reduce.h, its slices on the thread team when the work reaches parallel_for's grain.
 // Buffers: the chain's inputs (then a mean's count), the outputs (the chain's values first when
 // kept), then the size variables (sizes: their codes; dim d of the chain is d-th of shape).
 std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<bool>& broadcast,
@@ -185,16 +184,14 @@ std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<boo
      << "  const int nt = omp_get_max_threads();\n"
      << "  if (nt <= 1 || pl.lead * pl.slice * " << cost << " < " << kParallelGrain
      << " || omp_in_parallel()) {\n"
-     << "    mycel_or::or_run_items(pl, " << kind
-     << ", 1, 0, pl.lead, chain_block, (void*)in, out, chain_out, divisor);\n    return;\n  }\n"
-     << "  const int64_t parts = mycel_or::or_col_parts(pl, nt);\n"
-     << "  const int64_t items = mycel_or::or_items(pl, parts);\n"
+     << "    mycel_or::or_run(pl, " << kind
+     << ", 0, pl.lead, chain_block, (void*)in, out, chain_out, divisor);\n    return;\n  }\n"
      << "#pragma omp parallel num_threads(nt)\n  {\n"
      << "    const int64_t t = omp_get_thread_num(), T = omp_get_num_threads();\n"
-     << "    const int64_t chunk = (items + T - 1) / T, b = t * chunk;\n"
-     << "    const int64_t e = b + chunk < items ? b + chunk : items;\n"
-     << "    if (b < e) mycel_or::or_run_items(pl, " << kind
-     << ", parts, b, e, chain_block, (void*)in, out, chain_out, divisor);\n  }\n}\n";
+     << "    const int64_t chunk = (pl.lead + T - 1) / T, b = t * chunk;\n"
+     << "    const int64_t e = b + chunk < pl.lead ? b + chunk : pl.lead;\n"
+     << "    if (b < e) mycel_or::or_run(pl, " << kind
+     << ", b, e, chain_block, (void*)in, out, chain_out, divisor);\n  }\n}\n";
   return os.str();
 }
 

@@ -18,10 +18,6 @@
 // The work is split in slices, the indices of the leading kept axis (one slice when the first
 // axis is reduced): a thread takes a range of slices, and the chain is computed in blocks of
 // kOrBlock consecutive elements (across rows and slices), so short rows cost no call each.
-// With fewer slices than threads (a bias gradient's sum over the batch has one) and the innermost
-// axis kept, a thread takes a range of its columns instead, in every slice (or_col_parts): still
-// all of an output's elements, in the same order, so the split changes no bit either; the chain
-// is then computed in runs of the range's columns, packed into blocks of up to kOrBlock.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -150,55 +146,31 @@ MYCEL_ORDERED_REDUCE_DEFINE(
       for (int64_t i = 0; i < n; ++i) acc[i] = or_comb<K>(acc[i], v[i]);
     }
 
-    // The identity into the lanes of the slice's outputs in columns [c0, c1) of the innermost
-    // group (all of them when it is reduced: then c0 = 0, c1 = its extent).
+    // The lanes folded into the slice's outputs (divided by `divisor`, a mean's count, when > 0).
     template <int K>
-    inline void or_clear(const or_plan& p, float* acc, int64_t c0, int64_t c1) {
-      const int64_t L = p.ext[p.ng - 1];
-      if (p.red[p.ng - 1] || (c0 == 0 && c1 == L)) {
-        std::fill(acc, acc + p.outs * kOrLanes, or_identity<K>());
-        return;
-      }
-      for (int64_t r = 0; r < p.outs / L * kOrLanes; ++r)
-        std::fill(acc + r * L + c0, acc + r * L + c1, or_identity<K>());
-    }
-
-    // The lanes folded into the slice's outputs in columns [c0, c1) (divided by `divisor`, a
-    // mean's count, when > 0).
-    template <int K>
-    inline void or_flush(const or_plan& p, float* acc, float* out, float divisor, int64_t c0,
-                         int64_t c1) {
+    inline void or_flush(const or_plan& p, float* acc, float* out, float divisor) {
       const bool inner_red = p.red[p.ng - 1] != 0;
-      const int64_t L = inner_red ? 1 : p.ext[p.ng - 1];
-      if (inner_red) c0 = 0, c1 = 1;  // (outputs as rows of one column)
-      const int64_t nrow = p.outs / L;
       for (int w = kOrLanes / 2; w >= 1; w /= 2)
         for (int l = 0; l < w; ++l) {
           if (inner_red) {
             for (int64_t o = 0; o < p.outs; ++o)
               acc[o * kOrLanes + l] = or_comb<K>(acc[o * kOrLanes + l], acc[o * kOrLanes + l + w]);
           } else {
-            for (int64_t r = 0; r < nrow; ++r) {
-              float* a = acc + l * p.outs + r * L;
-              const float* b = acc + (l + w) * p.outs + r * L;
-              for (int64_t c = c0; c < c1; ++c) a[c] = or_comb<K>(a[c], b[c]);
-            }
+            float* a = acc + l * p.outs;
+            const float* b = acc + (l + w) * p.outs;
+            for (int64_t o = 0; o < p.outs; ++o) a[o] = or_comb<K>(a[o], b[o]);
           }
         }
       const int64_t step = inner_red ? kOrLanes : 1;
-      for (int64_t r = 0; r < nrow; ++r)
-        for (int64_t c = c0; c < c1; ++c) {
-          const int64_t o = r * L + c;
-          out[o] = divisor > 0 ? acc[o * step] / divisor : acc[o * step];
-        }
+      for (int64_t o = 0; o < p.outs; ++o)
+        out[o] = divisor > 0 ? acc[o * step] / divisor : acc[o * step];
     }
 
-    // Slices [s0, s1), columns [c0, c1) of their innermost group (all when it is reduced): those
-    // outputs into out (at slice * outs), the chain's values also into chain_out when not null.
+    // Slices [s0, s1): their outputs into out (at slice * outs), the chain's values also into
+    // chain_out when it is not null.
     template <int K>
-    inline void or_run_k(const or_plan& p, int64_t s0, int64_t s1, int64_t c0, int64_t c1,
-                         or_chain_fn chain, void* ctx, float* out, float* chain_out,
-                         float divisor) {
+    inline void or_run_k(const or_plan& p, int64_t s0, int64_t s1, or_chain_fn chain, void* ctx,
+                         float* out, float* chain_out, float divisor) {
       static thread_local std::vector<float> acc_v;  // reused: a warm launch allocates nothing
       if (acc_v.size() < static_cast<size_t>(p.outs * kOrLanes)) acc_v.resize(p.outs * kOrLanes);
       float* acc = acc_v.data();
@@ -206,41 +178,20 @@ MYCEL_ORDERED_REDUCE_DEFINE(
       const int ng = p.ng;
       const int64_t L = p.ext[ng - 1];
       const bool inner_red = p.red[ng - 1] != 0;
-      const bool whole = c0 == 0 && c1 == L;  // whole rows: the elements are consecutive
-      const int64_t rows = p.slice / L;       // rows of the innermost group per slice
-      const int64_t g_end = s1 * rows;        // rows counted from the first slice's
-      // The next element to compute (row fg, column ft) and the next to reduce: slice s, row q of
-      // it, column t (advanced per run, no division per run).
-      int64_t fg = s0 * rows;
-      int64_t ft = c0;
+      const int64_t end = s1 * p.slice;
+      const int64_t rows = p.slice / L;  // rows of the innermost group per slice
+      // The position of the next element: slice s, row q of it, t in the row (advanced per run,
+      // no division per run).
       int64_t s = s0;
       int64_t q = 0;
-      int64_t t = c0;
-      or_clear<K>(p, acc, c0, c1);
-      while (fg < g_end) {
-        int64_t len = 0;
-        if (whole) {
-          const int64_t pos = fg * L + ft;
-          len = std::min(kOrBlock, g_end * L - pos);
-          chain(ctx, pos, len, blk);
-          if (chain_out) std::memcpy(chain_out + pos, blk, sizeof(float) * len);
-          fg = (pos + len) / L;
-          ft = (pos + len) % L;
-        } else {
-          while (len < kOrBlock && fg < g_end) {  // runs of the range's columns, row by row
-            const int64_t n = std::min(kOrBlock - len, c1 - ft);
-            chain(ctx, fg * L + ft, n, blk + len);
-            if (chain_out) std::memcpy(chain_out + fg * L + ft, blk + len, sizeof(float) * n);
-            len += n;
-            ft += n;
-            if (ft == c1) {
-              ft = c0;
-              ++fg;
-            }
-          }
-        }
+      int64_t t = 0;
+      std::fill(acc, acc + p.outs * kOrLanes, or_identity<K>());
+      for (int64_t pos = s0 * p.slice; pos < end;) {
+        const int64_t len = std::min(kOrBlock, end - pos);
+        chain(ctx, pos, len, blk);
+        if (chain_out) std::memcpy(chain_out + pos, blk, sizeof(float) * len);
         for (int64_t i = 0; i < len;) {
-          const int64_t n = std::min(c1 - t, len - i);
+          const int64_t n = std::min(L - t, len - i);
           int64_t oq = 0;
           int64_t rq = 0;
           int64_t om = 1;
@@ -264,66 +215,29 @@ MYCEL_ORDERED_REDUCE_DEFINE(
             or_seg_kept<K>(acc + (rq & (kOrLanes - 1)) * p.outs + oq * L + t, blk + i, n);
           i += n;
           t += n;
-          if (t == c1) {
-            t = c0;
+          if (t == L) {
+            t = 0;
             if (++q == rows) {  // the slice is complete: its outputs
-              or_flush<K>(p, acc, out + s * p.outs, divisor, c0, c1);
-              or_clear<K>(p, acc, c0, c1);
+              or_flush<K>(p, acc, out + s * p.outs, divisor);
+              std::fill(acc, acc + p.outs * kOrLanes, or_identity<K>());
               q = 0;
               ++s;
             }
           }
         }
+        pos += len;
       }
-    }
-
-    // Columns per part of a column split, at least (two AVX2 vectors of a row).
-    constexpr int64_t kOrMinCols = 16;
-
-    // The parts each slice's columns are split in for `threads` threads: 1 (the threads take
-    // slices) unless the slices are fewer than the threads and the innermost group is kept.
-    inline int64_t or_col_parts(const or_plan& p, int64_t threads) {
-      if (threads <= 1 || p.lead >= threads || p.red[p.ng - 1]) return 1;
-      const int64_t most = p.ext[p.ng - 1] / kOrMinCols;
-      const int64_t parts = threads < most ? threads : most;
-      return parts > 1 ? parts : 1;
-    }
-
-    // The work items for a split in `parts`: its parts, or the slices when 1.
-    inline int64_t or_items(const or_plan& p, int64_t parts) { return parts > 1 ? parts : p.lead; }
-
-    // Where part k of `parts` begins (k = parts: the end), at a multiple of 16 columns (64 bytes:
-    // two threads share no cache line of a row).
-    inline int64_t or_col_bound(const or_plan& p, int64_t k, int64_t parts) {
-      const int64_t L = p.ext[p.ng - 1];
-      if (k >= parts) return L;
-      const int64_t c = (L + 15) / 16 * k / parts * 16;
-      return c < L ? c : L;
     }
 
     // kind: 0 sum, 1 max, 2 min; divisor > 0 divides each result (a mean).
-    inline void or_run(const or_plan& p, int kind, int64_t s0, int64_t s1, int64_t c0, int64_t c1,
-                       or_chain_fn chain, void* ctx, float* out, float* chain_out, float divisor) {
+    inline void or_run(const or_plan& p, int kind, int64_t s0, int64_t s1, or_chain_fn chain,
+                       void* ctx, float* out, float* chain_out, float divisor) {
       if (kind == 0)
-        or_run_k<0>(p, s0, s1, c0, c1, chain, ctx, out, chain_out, divisor);
+        or_run_k<0>(p, s0, s1, chain, ctx, out, chain_out, divisor);
       else if (kind == 1)
-        or_run_k<1>(p, s0, s1, c0, c1, chain, ctx, out, chain_out, divisor);
+        or_run_k<1>(p, s0, s1, chain, ctx, out, chain_out, divisor);
       else
-        or_run_k<2>(p, s0, s1, c0, c1, chain, ctx, out, chain_out, divisor);
-    }
-
-    // Work items [b, e) of a split in `parts` (or_items, or_col_parts): the one entry of both
-    // runners, serial (parts 1, items [0, lead)) or one call per thread.
-    inline void or_run_items(const or_plan& p, int kind, int64_t parts, int64_t b, int64_t e,
-                             or_chain_fn chain, void* ctx, float* out, float* chain_out,
-                             float divisor) {
-      if (parts <= 1) {
-        or_run(p, kind, b, e, 0, p.ext[p.ng - 1], chain, ctx, out, chain_out, divisor);
-        return;
-      }
-      for (int64_t k = b; k < e; ++k)
-        or_run(p, kind, 0, p.lead, or_col_bound(p, k, parts), or_col_bound(p, k + 1, parts), chain,
-               ctx, out, chain_out, divisor);
+        or_run_k<2>(p, s0, s1, chain, ctx, out, chain_out, divisor);
     })
 
 }  // namespace mycel::cpu::ored
