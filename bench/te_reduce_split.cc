@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
       if (mode == 0) {
         or_run(p, 0, 0, 1, chain, &src, out.data(), keep, 0.f);
       } else if (mode == 1) {
-        for (int t = 0; t < T; ++t) lanes(R, L, 16 * t / T, 16 * (t + 1) / T, &src, shared.data(), keep);
+        for (int t = 0; t < T; ++t)
+          lanes(R, L, 16 * t / T, 16 * (t + 1) / T, &src, shared.data(), keep);
         or_flush<0>(p, shared.data(), out.data(), 0.f);
       } else if (mode == 2) {
 #pragma omp parallel num_threads(T)
@@ -119,8 +120,8 @@ int main(int argc, char** argv) {
           columns(R, L, L * t / T, L * (t + 1) / T, &src, accs[t].data(), keep);
         }
       }
-      ts.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e6);
+      ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() *
+                   1e6);
     }
     std::sort(ts.begin(), ts.end());
     std::printf("[%lld, %lld] T=%d %-32s best %7.0f us  median %7.0f us\n",
