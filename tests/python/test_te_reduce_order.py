@@ -184,6 +184,23 @@ def test_one_slice_reductions_fuse_only_below_the_grain(shape, axis, fused):
                                rtol=rtol, atol=atol)
 
 
+@pytest.mark.parametrize("limit,small,large", [("0", False, False), ("10000000", True, True)])
+def test_the_one_thread_work_limit_can_be_set(limit, small, large, monkeypatch):
+    """MYCEL_TE_ONE_THREAD_WORK (read when a step compiles) moves the limit: 0 fuses none."""
+    monkeypatch.setenv("MYCEL_TE_ONE_THREAD_WORK", limit)
+    for shape, fused in (((64, 70), small), ((2048, 512), large)):
+        x = ms.Tensor(RNG.standard_normal(shape).astype(np.float32))
+        text = G.compile(Reduce("sum", 0, False)).program_text(x, x)
+        assert ("fused_reduce{" in text) == fused, (limit, shape, text)
+
+
+def test_a_bad_one_thread_work_limit_is_named(monkeypatch):
+    monkeypatch.setenv("MYCEL_TE_ONE_THREAD_WORK", "lots")
+    x = ms.Tensor(np.ones((64, 70), np.float32))
+    with pytest.raises(ValueError, match="MYCEL_TE_ONE_THREAD_WORK must be an integer >= 0.*'lots'"):
+        G.compile(Reduce("sum", 0, False)).program_text(x, x)
+
+
 def test_a_leading_kept_axis_fuses_at_any_size():
     """Two slices or more split across threads: fused however large (here 2 x 2048 x 512)."""
     xv, av = (RNG.standard_normal((2, 2048, 512)).astype(np.float32) for _ in range(2))

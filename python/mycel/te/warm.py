@@ -205,7 +205,8 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False,
     force=True runs the steps anyway."""
     names = list(models or MODELS)
     items = [MODELS[m] if isinstance(m, str) else m for m in names]
-    old_env = {k: os.environ.get(k) for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE")}
+    old_env = {k: os.environ.get(k)
+               for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE", "MYCEL_TE_ONE_THREAD_WORK")}
     old_mode = mycel.get_context("mode")
     os.environ["MYCEL_TE_FUSION"] = "1"  # read when a step compiles
     if cache:
@@ -221,7 +222,16 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False,
         for make, shape in items:
             for name in optimizers:
                 t0 = time.perf_counter()
-                _one_step(make, shape, OPTIMIZERS[name])
+                # A reduction over the batch fuses with its chain below a work limit and runs as
+                # the chain's kernel and the reduction's op above it: the small step twice, fused
+                # and with the limit at 0, puts both forms in the cache for every batch size.
+                for limit in (None, "0"):
+                    if limit is None:
+                        os.environ.pop("MYCEL_TE_ONE_THREAD_WORK", None)
+                    else:
+                        os.environ["MYCEL_TE_ONE_THREAD_WORK"] = limit
+                    _one_step(make, shape, OPTIMIZERS[name])
+                os.environ.pop("MYCEL_TE_ONE_THREAD_WORK", None)
                 if verbose:
                     print(f"[te.warm] {getattr(make, '__name__', make)} + {name}: "
                           f"{time.perf_counter() - t0:.1f} s, {_te.compile_count() - before} "
