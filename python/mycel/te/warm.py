@@ -6,7 +6,9 @@ while the step runs on the interpreter (MYCEL_TE_FUSION=async), with MYCEL_TE_FU
 first step. Those kernels take their
 sizes at run time (te.var), so a kernel compiled for one batch size or layer width serves all of
 them: compiling one small training step of each common model family fills the on-disk cache
-(MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model.
+(MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model. (A
+reduction over the batch fuses with its chain only below a work limit, MYCEL_TE_ONE_THREAD_WORK:
+the small step runs a second time with the limit at 0, so both forms are cached.)
 
     python -m mycel.te.warm [--cache DIR] [--only mlp|lenet5|transformer ...] [--force]
 
