@@ -197,7 +197,8 @@ def test_the_one_thread_work_limit_can_be_set(limit, small, large, monkeypatch):
 def test_a_bad_one_thread_work_limit_is_named(monkeypatch):
     monkeypatch.setenv("MYCEL_TE_ONE_THREAD_WORK", "lots")
     x = ms.Tensor(np.ones((64, 70), np.float32))
-    with pytest.raises(ValueError, match="MYCEL_TE_ONE_THREAD_WORK must be an integer >= 0.*'lots'"):
+    with pytest.raises(ValueError,
+                       match="MYCEL_TE_ONE_THREAD_WORK must be an integer >= 0.*'lots'"):
         G.compile(Reduce("sum", 0, False)).program_text(x, x)
 
 
