@@ -96,17 +96,20 @@ void check(const std::vector<int64_t>& dims, const std::vector<bool>& red, int k
 TEST(OrderedReduce, MatchesItsDefinitionOnEveryPatternOfAxes) {
   uint32_t seed = 1;
   const std::vector<std::pair<std::vector<int64_t>, std::vector<bool>>> cases = {
-      {{37, 1029}, {false, true}},                  // rows, longer than a block
-      {{130, 7}, {true, false}},                    // a bias gradient (over the batch)
-      {{5, 33, 17}, {true, false, true}},           // outer and inner reduced
-      {{3, 45, 19}, {false, true, false}},          // the middle axis
-      {{2, 3, 5, 7}, {true, true, true, true}},     // everything
-      {{4099}, {true}},                             // one long run
-      {{61, 1}, {false, true}},                     // an axis of extent 1 reduced
-      {{1, 1, 6}, {true, false, false}},            // nothing left to reduce
-      {{6, 1, 9, 4}, {false, true, true, false}},   // a unit axis inside a group
-      {{3, 17, 2, 5}, {true, false, true, false}},  // alternating
-      {{700, 3}, {false, true}},                    // short rows, many per block
+      {{37, 1029}, {false, true}},                    // rows, longer than a block
+      {{130, 7}, {true, false}},                      // a bias gradient (over the batch)
+      {{5, 33, 17}, {true, false, true}},             // outer and inner reduced
+      {{3, 45, 19}, {false, true, false}},            // the middle axis
+      {{2, 3, 5, 7}, {true, true, true, true}},       // everything
+      {{4099}, {true}},                               // one long run
+      {{61, 1}, {false, true}},                       // an axis of extent 1 reduced
+      {{1, 1, 6}, {true, false, false}},              // nothing left to reduce
+      {{6, 1, 9, 4}, {false, true, true, false}},     // a unit axis inside a group
+      {{3, 17, 2, 5}, {true, false, true, false}},    // alternating
+      {{700, 3}, {false, true}},                      // short rows, many per block
+      {{16, 64, 128}, {true, true, false}},           // a transformer's bias gradient, sum(0, 1)
+      {{2, 33, 7, 48}, {false, true, false, false}},  // two slices, kept axes merged
+      {{5, 700}, {true, false}},                      // fewer rows than lanes, rows over a block
   };
   for (const auto& [dims, red] : cases)
     for (int kind = 0; kind < 3; ++kind) check(dims, red, kind, kind == 0 && dims[0] % 2, seed++);

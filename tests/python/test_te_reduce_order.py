@@ -128,21 +128,87 @@ def test_same_bits_over_a_dynamic_batch(tmp_path):
         np.testing.assert_array_equal(g.view(np.uint32), i.view(np.uint32))
 
 
-def test_same_bits_with_one_thread_and_with_all(tmp_path):
-    """Each output is reduced by one thread in a fixed order: the thread count changes nothing
-    (a shape large enough to run on the thread team)."""
-    xv, av = (RNG.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
+# Shapes large enough to run on the thread team, split by slices (the leading kept axis): rows,
+# the middle axis of a few slices (fewer than three threads, and odd), two axes after one kept.
+THREAD_CASES = [
+    ("sum", (512, 300), -1),
+    ("max", (3, 301, 67), 1),
+    ("mean", (2, 97, 160), 1),
+    ("sum", (5, 37, 29, 21), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("kind,shape,axis", THREAD_CASES)
+def test_same_bits_with_one_thread_and_with_all(kind, shape, axis, tmp_path):
+    """Each output is reduced by one thread in a fixed order: the thread count (and so the
+    split, by slices or by columns) changes nothing, on either runner."""
+    xv, av = (RNG.standard_normal(shape).astype(np.float32) for _ in range(2))
     x, a = ms.Tensor(xv), ms.Tensor(av)
     outs, n = [], ms.get_context("num_threads")
     for threads in (1, 2, 3):
         ms.set_context(num_threads=threads)
         try:
-            outs.append(interpreted(lambda: Reduce("sum", -1, False)(x, a).asnumpy(), tmp_path))
-            outs.append(generated(lambda: Reduce("sum", -1, False)(x, a).asnumpy()))
+            outs.append(interpreted(lambda: Reduce(kind, axis, False)(x, a).asnumpy(), tmp_path))
+            outs.append(generated(lambda: Reduce(kind, axis, False)(x, a).asnumpy()))
         finally:
             ms.set_context(num_threads=n)
     for o in outs[1:]:
         np.testing.assert_array_equal(o.view(np.uint32), outs[0].view(np.uint32))
+    # (sums of up to 1,073 values of magnitude ~3: rounding up to ~1e-4 in another order)
+    np.testing.assert_allclose(outs[0], numpy_ref(kind, axis, False, xv, av), rtol=2e-5, atol=2e-4)
+
+
+# One slice (the first axis reduced) would run on one thread: fused only below parallel_for's
+# grain (32768 elements times the chain's 6 steps + 1), unfused above it (fuse_reduce_te.cc).
+ONE_SLICE_CASES = [
+    ((16, 64, 128), (0, 1), False),  # a transformer's bias gradient, sum over (batch, sequence)
+    ((2048, 512), 0, False),  # a relu layer's, over the batch
+    ((37, 29, 101), (0, 1), False),  # odd sizes
+    ((300, 700), None, False),  # everything
+    ((64, 70), 0, True),  # 4,480 elements x 7: fused, one thread
+    ((1, 1, 30, 150), (2,), True),  # unit axes ignored: 4,500 x 7
+]
+
+
+@pytest.mark.parametrize("shape,axis,fused", ONE_SLICE_CASES)
+def test_one_slice_reductions_fuse_only_below_the_grain(shape, axis, fused):
+    xv, av = (RNG.standard_normal(shape).astype(np.float32) for _ in range(2))
+    x, a = ms.Tensor(xv), ms.Tensor(av)
+    net = Reduce("sum", axis, False)
+    text = G.compile(net).program_text(x, a)
+    assert ("fused_reduce{" in text) == fused, text
+    if not fused:  # the chain fused alone, then the reduction's own kernel
+        assert "fused_elementwise" in text and "sum" in text, text
+    rtol, atol = 2e-5, 2e-4 * np.sqrt(xv.size / np.prod(net(x, a).shape))
+    np.testing.assert_allclose(net(x, a).asnumpy(), numpy_ref("sum", axis, False, xv, av),
+                               rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("limit,small,large", [("0", False, False), ("10000000", True, True)])
+def test_the_one_thread_work_limit_can_be_set(limit, small, large, monkeypatch):
+    """MYCEL_TE_ONE_THREAD_WORK (read when a step compiles) moves the limit: 0 fuses none."""
+    monkeypatch.setenv("MYCEL_TE_ONE_THREAD_WORK", limit)
+    for shape, fused in (((64, 70), small), ((2048, 512), large)):
+        x = ms.Tensor(RNG.standard_normal(shape).astype(np.float32))
+        text = G.compile(Reduce("sum", 0, False)).program_text(x, x)
+        assert ("fused_reduce{" in text) == fused, (limit, shape, text)
+
+
+def test_a_bad_one_thread_work_limit_is_named(monkeypatch):
+    monkeypatch.setenv("MYCEL_TE_ONE_THREAD_WORK", "lots")
+    x = ms.Tensor(np.ones((64, 70), np.float32))
+    with pytest.raises(ValueError,
+                       match="MYCEL_TE_ONE_THREAD_WORK must be an integer >= 0.*'lots'"):
+        G.compile(Reduce("sum", 0, False)).program_text(x, x)
+
+
+def test_a_leading_kept_axis_fuses_at_any_size():
+    """Two slices or more split across threads: fused however large (here 2 x 2048 x 512)."""
+    xv, av = (RNG.standard_normal((2, 2048, 512)).astype(np.float32) for _ in range(2))
+    x, a = ms.Tensor(xv), ms.Tensor(av)
+    assert "fused_reduce{" in G.compile(Reduce("sum", 1, False)).program_text(x, a)
+    np.testing.assert_allclose(Reduce("sum", 1, False)(x, a).asnumpy(),
+                               numpy_ref("sum", 1, False, xv, av), rtol=2e-5, atol=5e-3)
 
 
 class Mlp(nn.Cell):

@@ -6,7 +6,9 @@ while the step runs on the interpreter (MYCEL_TE_FUSION=async), with MYCEL_TE_FU
 first step. Those kernels take their
 sizes at run time (te.var), so a kernel compiled for one batch size or layer width serves all of
 them: compiling one small training step of each common model family fills the on-disk cache
-(MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model.
+(MYCEL_TE_CACHE, else ~/.cache/mycel/te) for every later process that trains such a model. (A
+reduction over the batch fuses with its chain only below a work limit, MYCEL_TE_ONE_THREAD_WORK:
+the small step runs a second time with the limit at 0, so both forms are cached.)
 
     python -m mycel.te.warm [--cache DIR] [--only mlp|lenet5|transformer ...] [--force]
 
@@ -205,7 +207,8 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False,
     force=True runs the steps anyway."""
     names = list(models or MODELS)
     items = [MODELS[m] if isinstance(m, str) else m for m in names]
-    old_env = {k: os.environ.get(k) for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE")}
+    old_env = {k: os.environ.get(k)
+               for k in ("MYCEL_TE_FUSION", "MYCEL_TE_CACHE", "MYCEL_TE_ONE_THREAD_WORK")}
     old_mode = mycel.get_context("mode")
     os.environ["MYCEL_TE_FUSION"] = "1"  # read when a step compiles
     if cache:
@@ -221,7 +224,16 @@ def warm_cache(models=None, optimizers=("momentum",), cache=None, verbose=False,
         for make, shape in items:
             for name in optimizers:
                 t0 = time.perf_counter()
-                _one_step(make, shape, OPTIMIZERS[name])
+                # A reduction over the batch fuses with its chain below a work limit and runs as
+                # the chain's kernel and the reduction's op above it: the small step twice, fused
+                # and with the limit at 0, puts both forms in the cache for every batch size.
+                for limit in (None, "0"):
+                    if limit is None:
+                        os.environ.pop("MYCEL_TE_ONE_THREAD_WORK", None)
+                    else:
+                        os.environ["MYCEL_TE_ONE_THREAD_WORK"] = limit
+                    _one_step(make, shape, OPTIMIZERS[name])
+                os.environ.pop("MYCEL_TE_ONE_THREAD_WORK", None)
                 if verbose:
                     print(f"[te.warm] {getattr(make, '__name__', make)} + {name}: "
                           f"{time.perf_counter() - t0:.1f} s, {_te.compile_count() - before} "

@@ -8,6 +8,7 @@
 // rounding (summation order: kernels/cpu/ordered_reduce.h's, the same for the interpreter, which
 // runs by default until the kernel is built in the background, and for the kernel).
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -24,6 +25,42 @@ namespace mycel::backend::detail {
 namespace {
 
 bool has_dynamic(const Shape& s) { return std::find(s.begin(), s.end(), ir::kDynamic) != s.end(); }
+
+// Whether the ordered reduction would run this chain on one thread where the unfused ops run on
+// the thread team: one slice (the first axis of extent > 1 is reduced: a bias gradient's sum over
+// the batch, a sum of everything), since each output's order gives it to one thread, and work
+// (elements times steps, a dynamic dim counted as 1) from parallel_for's grain on. Those stay
+// unfused: on the 2-core machine a relu layer's bias gradient (2048 x 512) fused took 575-660 us
+// a launch (minima), the chain and the sum unfused 280 + 210 us, and splitting the fused one's
+// rows (by lanes, the same order) or columns across the threads made it slower still (docs/te.md,
+// bench/te_reduce_split.cc).
+//
+// MYCEL_TE_ONE_THREAD_WORK overrides the limit (read when a step compiles; 0: none fuses): the
+// warm cache (mycel.te.warm) compiles its small steps with 0 too, so that both forms of each
+// such reduction are in the cache, whatever batch size decides between them later.
+int64_t one_thread_work_limit() {
+  const char* v = std::getenv("MYCEL_TE_ONE_THREAD_WORK");
+  if (!v || !*v) return kParallelGrain;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  MYCEL_CHECK(end && *end == 0 && n >= 0, ValueError,
+              "[graph fusion] MYCEL_TE_ONE_THREAD_WORK must be an integer >= 0 (work: elements "
+              "times steps; default ",
+              kParallelGrain, "), got '", v, "'");
+  return static_cast<int64_t>(n);
+}
+
+bool one_thread_too_long(const Shape& shape, const std::vector<bool>& reduced, size_t steps,
+                         int64_t limit) {
+  int64_t n = 1;
+  int lead = -1;  // the first axis of extent > 1
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (lead < 0) lead = static_cast<int>(d);
+    if (shape[d] != ir::kDynamic) n *= shape[d];
+  }
+  return lead >= 0 && reduced[lead] && n * static_cast<int64_t>(steps + 1) >= limit;
+}
 
 // What a fused chain-into-reduction instruction needs at run time.
 struct FusedReduce {
@@ -208,6 +245,7 @@ bool may_write_between(const Function& f, const std::vector<char>& keep, int fro
 }
 
 void fuse_function(Function& f, ProgramImpl& p) {
+  const int64_t one_thread_limit = one_thread_work_limit();
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
   std::vector<int> def(f.regs.size(), -1);  // the instruction writing each register (-2: several)
@@ -283,6 +321,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
           normalize_axis(a, static_cast<int64_t>(shape.size()), red.op->name.c_str()))] = true;
     for (size_t d = 0; d < reduced.size(); ++d)
       if (reduced[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
+    if (one_thread_too_long(shape, reduced, prog.steps.size(), one_thread_limit)) continue;
     // Sums, means, maxima and minima (the ReduceFusion traits); the generated max / min
     // propagate NaN as the reduce kernels do.
     const ReduceFusion how = red.op->backend.reduce;
