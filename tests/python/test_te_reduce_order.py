@@ -128,21 +128,27 @@ def test_same_bits_over_a_dynamic_batch(tmp_path):
         np.testing.assert_array_equal(g.view(np.uint32), i.view(np.uint32))
 
 
-def test_same_bits_with_one_thread_and_with_all(tmp_path):
+# Rows reduced (the last axis: threads split the slices); the first axis reduced (a bias
+# gradient: one slice, so the threads split its columns, ordered_reduce.h's or_run_share); two
+# slices of rows reduced into columns (three threads split the columns, two the slices).
+@pytest.mark.parametrize("kind,shape,axis", [("sum", (512, 300), -1), ("sum", (512, 300), 0),
+                                             ("max", (257, 333), 0), ("mean", (2, 64, 200), 1)])
+def test_same_bits_with_one_thread_and_with_all(kind, shape, axis, tmp_path):
     """Each output is reduced by one thread in a fixed order: the thread count changes nothing
-    (a shape large enough to run on the thread team)."""
-    xv, av = (RNG.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
+    (shapes large enough to run on the thread team)."""
+    xv, av = (RNG.standard_normal(shape).astype(np.float32) for _ in range(2))
     x, a = ms.Tensor(xv), ms.Tensor(av)
     outs, n = [], ms.get_context("num_threads")
     for threads in (1, 2, 3):
         ms.set_context(num_threads=threads)
         try:
-            outs.append(interpreted(lambda: Reduce("sum", -1, False)(x, a).asnumpy(), tmp_path))
-            outs.append(generated(lambda: Reduce("sum", -1, False)(x, a).asnumpy()))
+            outs.append(interpreted(lambda: Reduce(kind, axis, False)(x, a).asnumpy(), tmp_path))
+            outs.append(generated(lambda: Reduce(kind, axis, False)(x, a).asnumpy()))
         finally:
             ms.set_context(num_threads=n)
     for o in outs[1:]:
         np.testing.assert_array_equal(o.view(np.uint32), outs[0].view(np.uint32))
+    np.testing.assert_allclose(outs[0], numpy_ref(kind, axis, False, xv, av), rtol=2e-5, atol=2e-4)
 
 
 class Mlp(nn.Cell):
