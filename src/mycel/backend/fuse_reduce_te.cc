@@ -129,8 +129,8 @@ void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const 
     return;
   }
 #pragma omp parallel num_threads(nt)
-  cpu::ored::or_run_share(plan, r.kind, omp_get_thread_num(), omp_get_num_threads(),
-                          interp_block, &ctx, out, chain_out, divisor);
+  cpu::ored::or_run_share(plan, r.kind, omp_get_thread_num(), omp_get_num_threads(), interp_block,
+                          &ctx, out, chain_out, divisor);
 }
 
 std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const std::string& what,
