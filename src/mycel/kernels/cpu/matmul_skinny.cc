@@ -97,10 +97,25 @@ void rows_of_b(const float* a, const float* b, const float* bias, float* c, cons
       for (; i < i1; ++i) row_block(a, sai, sak, b, N, bias, c + i * N, i, j0, w, K);
     }
   };
-  if (M <= kSkinny)  // few rows: the threads split the column blocks
+  if (M <= kSkinny) {  // few rows: the threads split the column blocks
     parallel_for(blocks, M * K * kBlock, [&](int64_t b0, int64_t b1) { run(0, M, b0, b1); });
-  else
-    parallel_for(M, K * N, [&](int64_t i0, int64_t i1) { run(i0, i1, 0, blocks); });
+    return;
+  }
+  // Short reduction (dx through 10 classes): b is a few rows and stays in L1, so each pair of
+  // output rows is written whole, block after block. Block by block over all the rows instead,
+  // the 128-byte pieces of rows 2 KiB apart (N = 512) fell into a few L1 sets and were evicted
+  // before the next block completed their lines: 128 x 10 x 512 took 21 us in the MLP step, on
+  // one thread as on two.
+  parallel_for(M, K * N, [&](int64_t i0, int64_t i1) {
+    int64_t i = i0;
+    for (; i + 2 <= i1; i += 2) {
+      int64_t jb = 0;
+      for (; (jb + 1) * kBlock <= N; ++jb)
+        row_pair_block(a, sai, sak, b, N, bias, c, N, i, jb * kBlock, K);
+      if (jb * kBlock < N) run(i, i + 2, jb, blocks);
+    }
+    if (i < i1) run(i, i1, 0, blocks);
+  });
 }
 
 inline float dot(const float* x, const float* y, int64_t n) {
