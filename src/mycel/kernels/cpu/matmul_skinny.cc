@@ -84,6 +84,55 @@ inline void row_pair_block(const float* a, int64_t sai, int64_t sak, const float
   }
 }
 
+// Rows i .. i + R - 1 (R <= 5) of a 16-column block: ten accumulators at most, so a weight
+// gradient through 10 classes reads its K rows of b twice (rows 0-4, 5-9), not five times as
+// row pairs of 32 columns do; b's rows (2 KiB apart for N = 512) share a few L1 sets and come
+// from L2 on every pass. Each output sums k in order from the bias, as row_block does.
+template <int R>
+inline void rows_block16(const float* a, int64_t sai, int64_t sak, const float* b, int64_t ldb,
+                         const float* bias, float* c, int64_t ldc, int64_t i, int64_t j0,
+                         int64_t K) {
+  __m256 x[R], y[R];
+  for (int r = 0; r < R; ++r) {
+    x[r] = bias ? _mm256_loadu_ps(bias + j0) : _mm256_setzero_ps();
+    y[r] = bias ? _mm256_loadu_ps(bias + j0 + 8) : _mm256_setzero_ps();
+  }
+  const float* ai = a + i * sai;
+  for (int64_t k = 0; k < K; ++k) {
+    const float* bk = b + k * ldb + j0;
+    const __m256 v0 = _mm256_loadu_ps(bk), v1 = _mm256_loadu_ps(bk + 8);
+    for (int r = 0; r < R; ++r) {
+      const __m256 s = _mm256_set1_ps(ai[r * sai + k * sak]);
+      x[r] = _mm256_fmadd_ps(s, v0, x[r]);
+      y[r] = _mm256_fmadd_ps(s, v1, y[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_ps(c + (i + r) * ldc + j0, x[r]);
+    _mm256_storeu_ps(c + (i + r) * ldc + j0 + 8, y[r]);
+  }
+}
+
+// Rows [0, M) of columns [j0, j1) (M <= 16) by rows_block16, the last columns (under 16) by
+// row_block.
+void few_rows(const float* a, int64_t sai, int64_t sak, const float* b, const float* bias,
+              float* c, int64_t M, int64_t K, int64_t N, int64_t j0, int64_t j1) {
+  int64_t j = j0;
+  for (; j + 16 <= j1; j += 16) {
+    int64_t i = 0;
+    for (; i + 5 <= M; i += 5) rows_block16<5>(a, sai, sak, b, N, bias, c, N, i, j, K);
+    switch (M - i) {
+      case 4: rows_block16<4>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
+      case 3: rows_block16<3>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
+      case 2: rows_block16<2>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
+      case 1: rows_block16<1>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
+      default: break;
+    }
+  }
+  if (j < j1)
+    for (int64_t i = 0; i < M; ++i) row_block(a, sai, sak, b, N, bias, c + i * N, i, j, j1 - j, K);
+}
+
 void rows_of_b(const float* a, const float* b, const float* bias, float* c, const MatmulGeom& g) {
   const int64_t M = g.m, K = g.k, N = g.n;
   const int64_t sai = g.trans_a ? 1 : K, sak = g.trans_a ? M : 1;
@@ -98,7 +147,9 @@ void rows_of_b(const float* a, const float* b, const float* bias, float* c, cons
     }
   };
   if (M <= kSkinny) {  // few rows: the threads split the column blocks
-    parallel_for(blocks, M * K * kBlock, [&](int64_t b0, int64_t b1) { run(0, M, b0, b1); });
+    parallel_for(blocks, M * K * kBlock, [&](int64_t b0, int64_t b1) {
+      few_rows(a, sai, sak, b, bias, c, M, K, N, b0 * kBlock, std::min(N, b1 * kBlock));
+    });
     return;
   }
   // Short reduction (dx through 10 classes): b is a few rows and stays in L1, so each pair of
