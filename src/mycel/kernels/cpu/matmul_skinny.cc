@@ -115,18 +115,27 @@ inline void rows_block16(const float* a, int64_t sai, int64_t sak, const float* 
 
 // Rows [0, M) of columns [j0, j1) (M <= 16) by rows_block16, the last columns (under 16) by
 // row_block.
-void few_rows(const float* a, int64_t sai, int64_t sak, const float* b, const float* bias,
-              float* c, int64_t M, int64_t K, int64_t N, int64_t j0, int64_t j1) {
+void few_rows(const float* a, int64_t sai, int64_t sak, const float* b, const float* bias, float* c,
+              int64_t M, int64_t K, int64_t N, int64_t j0, int64_t j1) {
   int64_t j = j0;
   for (; j + 16 <= j1; j += 16) {
     int64_t i = 0;
     for (; i + 5 <= M; i += 5) rows_block16<5>(a, sai, sak, b, N, bias, c, N, i, j, K);
     switch (M - i) {
-      case 4: rows_block16<4>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
-      case 3: rows_block16<3>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
-      case 2: rows_block16<2>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
-      case 1: rows_block16<1>(a, sai, sak, b, N, bias, c, N, i, j, K); break;
-      default: break;
+      case 4:
+        rows_block16<4>(a, sai, sak, b, N, bias, c, N, i, j, K);
+        break;
+      case 3:
+        rows_block16<3>(a, sai, sak, b, N, bias, c, N, i, j, K);
+        break;
+      case 2:
+        rows_block16<2>(a, sai, sak, b, N, bias, c, N, i, j, K);
+        break;
+      case 1:
+        rows_block16<1>(a, sai, sak, b, N, bias, c, N, i, j, K);
+        break;
+      default:
+        break;
     }
   }
   if (j < j1)
@@ -197,8 +206,8 @@ inline float finish(__m256 s0, __m256 s1, const float* x, const float* y, int64_
 // The four dot products of rows x0, x1 with rows y0, y1, each summed as dot() sums it (the same
 // bits): a single dot's two accumulators are a chain of dependent FMAs, at a quarter of the FMA
 // rate; four at once keep eight independent chains in flight, and each load feeds two FMAs.
-inline void dots_2x2(const float* x0, const float* x1, const float* y0, const float* y1,
-                     int64_t n, float* c00, float* c01, float* c10, float* c11) {
+inline void dots_2x2(const float* x0, const float* x1, const float* y0, const float* y1, int64_t n,
+                     float* c00, float* c01, float* c10, float* c11) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, d0 = a0, d1 = a0, e0 = a0, e1 = a0;
   int64_t k = 0;
   for (; k + 16 <= n; k += 16) {
