@@ -26,12 +26,14 @@ constexpr int64_t kTileBytes = int64_t(1) << 20;
 constexpr int64_t kMinTileRows = 16;
 constexpr int kMaxInputs = 16, kMaxOutputs = 8;
 // As in dnnl_matmul.cc: an operand whose stored rows run along the output with a row of a
-// multiple of 2 KiB is copied into rows 64 bytes longer (oneDNN 2.6's packing otherwise
-// loads a panel from a few L1 sets and runs at 40-65% of its speed).
+// multiple of 2 KiB is copied into rows 64 bytes longer where oneDNN runs its AVX2 sgemm
+// (pad_power_of_two_rows: its packing otherwise loads a panel from a few L1 sets and runs at
+// 40-65% of its speed).
 constexpr int64_t kConflictBytes = 2048, kPadFloats = 16;
 
 int64_t padded_ld(int64_t rows, int64_t cols, bool along_output) {
-  if (!along_output || rows < 16 || (cols * 4) % kConflictBytes != 0) return cols;
+  if (!along_output || rows < 16 || (cols * 4) % kConflictBytes != 0 || !pad_power_of_two_rows())
+    return cols;
   return cols + kPadFloats;
 }
 
