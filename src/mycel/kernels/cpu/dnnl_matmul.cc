@@ -289,7 +289,7 @@ bool takes_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, const Te
 // With AVX-512 (Zen 4), oneDNN's kernels read these rows in place as fast as the padded copy:
 // one core, 128x512x512 with b in place 603 us against 612 padded, 512x128x512 (a transposed)
 // 601 against 602 (bench/bench_matmul_ld.py); in the MLP step on two cores the copy (1 MiB of
-// W2, a parallel region of its own) made dx2 20-25 us slower and the dW launches' copies 10-40.
+// W2, a parallel region of its own) made dx2 20-25 us slower and the dW launches 5-16.
 bool pad_power_of_two_rows() {
   static const bool pad = [] {
     if (const char* v = std::getenv("MYCEL_MATMUL_PAD"); v && *v) return std::strcmp(v, "0") != 0;
