@@ -4,6 +4,8 @@ updates that tile of the momentum state and the weight at once. Weights after se
 equal the unfused program's (MYCEL_FUSE_MATMUL_UPDATE=0, and MYCEL_FUSE=0) and a float64 numpy
 MLP with momentum SGD; shapes the tiles do not fit take the unfused path inside the launch."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -98,7 +100,8 @@ def numpy_train(sizes, x, y, steps):
     return ws, losses
 
 
-# The harness's MLP (784-512-512-10, batch 128: dW2's rows of 512 floats take the padded copy);
+# The harness's MLP (784-512-512-10, batch 128: dW2's rows of 512 floats take the padded copy where
+# oneDNN runs its AVX2 sgemm, test_padded_operands_forced);
 # hidden sizes whose weight gradients tile unevenly (97 rows: no tile count divides them, the
 # unfused path inside the launch; 200 rows: two tiles of 100).
 @pytest.mark.parametrize("sizes,batch", [((784, 512, 512, 10), 128), ((130, 97, 200, 10), 64)])
@@ -204,3 +207,14 @@ def test_other_thread_counts_equal_unfused(threads):
     for a, b, r in zip(fused, apart, ref):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+
+
+def test_padded_operands_forced():
+    """Where oneDNN runs its AVX2 sgemm, dW2's operands (rows of 2 KiB) take the padded copy
+    (dnnl_ops.h pad_power_of_two_rows); MYCEL_MATMUL_PAD=1 forces it here: the MLP tests in a
+    fresh process (the setting is read once)."""
+    env = dict(os.environ, MYCEL_MATMUL_PAD="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                        "-k", "weights_equal or other_thread_counts"], env=env, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

@@ -1,7 +1,13 @@
 """matmul and dense whose operand rows are a multiple of 2 KiB (kernels/cpu/dnnl_matmul.cc copies
-such an operand into rows padded by 64 bytes before oneDNN reads it): the results, the batched and
-broadcast forms and the gradients must equal float64 numpy, in both modes and warm (a graph step
-run twice reuses its prepared launch and the thread's padding buffers)."""
+such an operand into rows padded by 64 bytes before oneDNN reads it, where oneDNN runs its AVX2
+sgemm): the results, the batched and broadcast forms and the gradients must equal float64 numpy,
+in both modes and warm (a graph step run twice reuses its prepared launch and the thread's padding
+buffers); the whole module again with the copy forced on and off (MYCEL_MATMUL_PAD), so both
+paths run on every machine."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -86,3 +92,13 @@ def test_bfloat16_padded_operand():
     ref = ta.asnumpy().astype(np.float64) @ tb.asnumpy().astype(np.float64)
     got = ops.matmul(ta, tb).asnumpy().astype(np.float64)
     assert np.abs(got - ref).max() / np.abs(ref).max() < 1e-2
+
+
+@pytest.mark.parametrize("pad", ["1", "0"])
+def test_forced_padding_both_ways(pad):
+    """MYCEL_MATMUL_PAD is read once per process: the module's other tests in a fresh one."""
+    env = dict(os.environ, MYCEL_MATMUL_PAD=pad)
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                        "-k", "not forced_padding"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

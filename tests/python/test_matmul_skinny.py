@@ -30,9 +30,10 @@ def reference(a, b, ta, tb):
 
 
 CASES = [
-    # rows of b, few rows of the output (a weight gradient through 10 classes)
+    # rows of b, few rows of the output (a weight gradient through 10 classes; 5-row blocks of
+    # 16 columns, with 1-4 rows left over and a last block under 16 columns)
     (10, 128, 512, True, False), (16, 33, 31, False, False), (3, 200, 33, True, False),
-    (1, 1, 1, False, False), (16, 5, 100, True, False),
+    (1, 1, 1, False, False), (16, 5, 100, True, False), (14, 40, 72, False, False),
     # rows of b, short reduction (dx through 10 classes)
     (128, 10, 512, False, False), (129, 16, 47, False, False), (7, 1, 9, False, False),
     (300, 3, 65, True, False),
@@ -43,13 +44,27 @@ CASES = [
     (10, 128, 512, True, True), (17, 17, 17, False, False), (8, 2048, 1024, True, False)]
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("m,k,n,ta,tb", CASES)
 def test_skinny_matmul_equals_numpy(m, k, n, ta, tb, threads):
     mycel.set_context(num_threads=threads)
     a, b = operands(m, k, n, ta, tb, m * 1000 + k + n)
     got = ops.MatMul(transpose_a=ta, transpose_b=tb)(Tensor(a), Tensor(b)).asnumpy()
     np.testing.assert_allclose(got, reference(a, b, ta, tb), rtol=1e-4, atol=1e-5 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("m,k,n,ta,tb", CASES[:-3])
+def test_skinny_bits_do_not_depend_on_the_thread_count(m, k, n, ta, tb):
+    """Each output is summed over k in one order whichever thread computes it and however the
+    rows or column blocks are split: 1, 2 and 3 threads give the same bits."""
+    a, b = operands(m, k, n, ta, tb, 5)
+    op = ops.MatMul(transpose_a=ta, transpose_b=tb)
+    outs = []
+    for threads in (1, 2, 3):
+        mycel.set_context(num_threads=threads)
+        outs.append(op(Tensor(a), Tensor(b)).asnumpy())
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o.view(np.uint32), outs[0].view(np.uint32))
 
 
 def pad_small(a, b, m, k, n, ta, tb):

@@ -135,6 +135,11 @@ THREAD_CASES = [
     ("max", (3, 301, 67), 1),
     ("mean", (2, 97, 160), 1),
     ("sum", (5, 37, 29, 21), (1, 2)),
+    # the first axis reduced: one slice, which the threads split by columns when it is fused
+    # (ordered_reduce.h's or_run_share) and the reduction kernel splits when it is not
+    ("sum", (512, 300), 0),
+    ("max", (257, 333), 0),
+    ("mean", (2, 64, 200), 1),
 ]
 
 

@@ -158,9 +158,16 @@ void run_interpreter(const FusedReduce& r, const std::vector<Tensor>& in, const 
   float* out = c.out(n_out - 1).data<float>();
   const float divisor = r.mean ? count : 0.0f;
   const int64_t cost = static_cast<int64_t>(r.prog.steps.size()) + 1;
-  parallel_for(plan.lead, plan.slice * cost, [&](int64_t s0, int64_t s1) {
-    cpu::ored::or_run(plan, r.kind, s0, s1, interp_block, &ctx, out, chain_out, divisor);
-  });
+  // The generated kernel's thread rule (te/elementwise.cc): serial below the grain, else each
+  // thread its share of the slices or of the columns (ordered_reduce.h's or_run_share).
+  const int nt = num_threads();
+  if (nt <= 1 || plan.lead * plan.slice * cost < kParallelGrain || omp_in_parallel()) {
+    cpu::ored::or_run(plan, r.kind, 0, plan.lead, interp_block, &ctx, out, chain_out, divisor);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  cpu::ored::or_run_share(plan, r.kind, omp_get_thread_num(), omp_get_num_threads(), interp_block,
+                          &ctx, out, chain_out, divisor);
 }
 
 std::shared_ptr<const OpDef> make_op(std::shared_ptr<const FusedReduce> r, const std::string& what,

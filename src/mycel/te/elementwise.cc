@@ -187,11 +187,9 @@ std::string ordered_reduce_source(const cpu::EwProgram& p, const std::vector<boo
      << "    mycel_or::or_run(pl, " << kind
      << ", 0, pl.lead, chain_block, (void*)in, out, chain_out, divisor);\n    return;\n  }\n"
      << "#pragma omp parallel num_threads(nt)\n  {\n"
-     << "    const int64_t t = omp_get_thread_num(), T = omp_get_num_threads();\n"
-     << "    const int64_t chunk = (pl.lead + T - 1) / T, b = t * chunk;\n"
-     << "    const int64_t e = b + chunk < pl.lead ? b + chunk : pl.lead;\n"
-     << "    if (b < e) mycel_or::or_run(pl, " << kind
-     << ", b, e, chain_block, (void*)in, out, chain_out, divisor);\n  }\n}\n";
+     << "    mycel_or::or_run_share(pl, " << kind
+     << ", omp_get_thread_num(), omp_get_num_threads(), chain_block, (void*)in, out, chain_out, "
+        "divisor);\n  }\n}\n";
   return os.str();
 }
 

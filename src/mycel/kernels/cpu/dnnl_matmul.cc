@@ -2,6 +2,7 @@
 // broadcast, and the bias is a (1, ..., N) tensor.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -36,7 +37,8 @@ constexpr int64_t kSplitMinK = 1024;
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
 int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
   const int64_t bytes = cols * static_cast<int64_t>(isz);
-  if (!along_output || rows < 16 || bytes % kConflictBytes != 0) return 0;
+  if (!along_output || rows < 16 || bytes % kConflictBytes != 0 || !pad_power_of_two_rows())
+    return 0;
   return cols + kPadBytes / static_cast<int64_t>(isz);
 }
 
@@ -283,6 +285,20 @@ bool takes_skinny(const Tensor& a, const Tensor& b, const Tensor* bias, const Te
 }
 
 }  // namespace
+
+// With AVX-512 (Zen 4), oneDNN's kernels read these rows in place as fast as the padded copy:
+// one core, 128x512x512 with b in place 603 us against 612 padded, 512x128x512 (a transposed)
+// 601 against 602 (bench/bench_matmul_ld.py); in the MLP step on two cores the copy (1 MiB of
+// W2, a parallel region of its own) made dx2 20-25 us slower and the dW launches 5-16.
+bool pad_power_of_two_rows() {
+  static const bool pad = [] {
+    if (const char* v = std::getenv("MYCEL_MATMUL_PAD"); v && *v) return std::strcmp(v, "0") != 0;
+    const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const unsigned avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+    return (isa & avx512) != avx512;
+  }();
+  return pad;
+}
 
 bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                       KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {

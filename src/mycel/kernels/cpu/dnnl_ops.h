@@ -37,6 +37,13 @@ inline bool use_dnnl(DType t, bool dnnl_faster) {
 void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                  const MatmulGeom& g, KernelParams* params = nullptr,
                  std::unique_ptr<KernelPrepared>* slot = nullptr);
+/// Whether a float operand whose stored rows run along the output (b not transposed, a
+/// transposed) with a row of a multiple of 2 KiB is copied into rows 64 bytes longer before
+/// oneDNN reads it (dnnl_matmul.cc, matmul_chain.cc): where oneDNN 2.6 runs its AVX2 sgemm (no
+/// AVX-512), whose packing reads such rows from a few L1 sets. Its AVX-512 kernels run as fast
+/// on the rows in place (Zen 4), where the copy only cost time. MYCEL_MATMUL_PAD=1 or 0 forces
+/// it (read once).
+bool pad_power_of_two_rows();
 /// A warm graph-mode launch of matmul_dnnl: runs and returns true when `slot` holds a matmul
 /// prepared for these shapes and the current thread count (no geometry is computed), else false.
 bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,

@@ -27,12 +27,14 @@ constexpr int64_t kTileBytes = int64_t(1) << 20;
 constexpr int64_t kMinTileRows = 16;
 constexpr int kMaxInputs = 16, kMaxOutputs = 8;
 // As in dnnl_matmul.cc: an operand whose stored rows run along the output with a row of a
-// multiple of 2 KiB is copied into rows 64 bytes longer (oneDNN 2.6's packing otherwise
-// loads a panel from a few L1 sets and runs at 40-65% of its speed).
+// multiple of 2 KiB is copied into rows 64 bytes longer where oneDNN runs its AVX2 sgemm
+// (pad_power_of_two_rows: its packing otherwise loads a panel from a few L1 sets and runs at
+// 40-65% of its speed).
 constexpr int64_t kConflictBytes = 2048, kPadFloats = 16;
 
 int64_t padded_ld(int64_t rows, int64_t cols, bool along_output) {
-  if (!along_output || rows < 16 || (cols * 4) % kConflictBytes != 0) return cols;
+  if (!along_output || rows < 16 || (cols * 4) % kConflictBytes != 0 || !pad_power_of_two_rows())
+    return cols;
   return cols + kPadFloats;
 }
 
@@ -78,7 +80,7 @@ struct ChainPrepared : KernelPrepared {
 
 // The buffer (this thread's `which`) that operand t's rows of ld elements are copied into, or
 // null when t is read in place (ld == cols). The copy itself runs in the launch's parallel
-// region (copy_rows), not in a region of its own.
+// region (copy_rows for b, copy_tile for a tile's rows of op(a)), not in a region of its own.
 float* pad_buffer(int64_t rows, int64_t cols, int64_t ld, int which) {
   if (ld == cols) return nullptr;
   thread_local std::vector<float> buf[2];
@@ -93,6 +95,15 @@ void copy_rows(const Tensor& t, float* dst, int64_t ld, int64_t r0, int64_t r1) 
   const int64_t cols = t.shape()[1];
   const float* src = t.data<float>();
   for (int64_t r = r0; r < r1; ++r) std::memcpy(dst + r * ld, src + r * cols, cols * 4);
+}
+
+// Rows [m0, m0 + rows) of op(t) into dst with rows of ld elements: columns of t stored
+// transposed, else rows.
+void copy_tile(const Tensor& t, float* dst, int64_t ld, bool trans, int64_t m0, int64_t rows) {
+  if (!trans) return copy_rows(t, dst, ld, m0, m0 + rows);
+  const int64_t K = t.shape()[0], cols = t.shape()[1];
+  const float* src = t.data<float>();
+  for (int64_t r = 0; r < K; ++r) std::memcpy(dst + r * ld + m0, src + r * cols + m0, rows * 4);
 }
 
 // The matmul into a temporary, then the chain: shapes the tiles do not fit.
@@ -163,13 +174,9 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
 #pragma omp parallel num_threads(nt)
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
-    if (a_pad || b_pad) {  // each thread copies its share of the rows, then all read all
-      for (int w = 0; w < 2; ++w) {
-        const Tensor& t = w == 0 ? a : b;
-        float* dst = w == 0 ? a_pad : b_pad;
-        const int64_t rows = t.shape()[0];
-        if (dst) copy_rows(t, dst, w == 0 ? e.lda : e.ldb, rows * id / got, rows * (id + 1) / got);
-      }
+    if (b_pad) {  // each thread copies its share of b's rows, then all read all of them
+      const int64_t rows = b.shape()[0];
+      copy_rows(b, b_pad, e.ldb, rows * id / got, rows * (id + 1) / got);
 #pragma omp barrier
     }
     thread_local std::vector<float> tile;
@@ -182,6 +189,10 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
     float* dst[kMaxOutputs];
     for (int64_t t = id; t < e.tiles; t += got) {
       const int64_t start = t * e.rows * N;
+      // A tile reads only its own rows of op(a): the thread copies them (no barrier), and a dy
+      // whose bias-gradient pass split its columns alike (ordered_reduce.h) is in this core's
+      // cache.
+      if (a_pad) copy_tile(a, a_pad, e.lda, ch.trans_a, t * e.rows, e.rows);
       x.set(p->arg_a, pa + t * a_step);
       x.run();
       stream().wait();

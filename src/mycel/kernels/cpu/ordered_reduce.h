@@ -17,7 +17,9 @@
 //
 // The work is split in slices, the indices of the leading kept axis (one slice when the first
 // axis is reduced): a thread takes a range of slices, and the chain is computed in blocks of
-// kOrBlock consecutive elements (across rows and slices), so short rows cost no call each.
+// kOrBlock consecutive elements (across rows and slices), so short rows cost no call each. With
+// fewer slices than threads and rows reduced into kept columns (a bias gradient over the batch),
+// the threads split the columns instead (or_run_share), each computing its columns of every row.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -229,6 +231,52 @@ MYCEL_ORDERED_REDUCE_DEFINE(
       }
     }
 
+    // Columns [c0, c1) of every slice of a plan whose slices are rows reduced into a kept inner
+    // group (ng == 2: red[0], !red[1]; a bias gradient's sum of a (batch, features) chain over the
+    // batch), the chain's values also into chain_out when it is not null. Each output's lanes and
+    // fold are or_run_k's (row q into lane q mod 16, rows in order, the same pairwise fold), so
+    // the same bits whichever columns a thread takes.
+    template <int K>
+    inline void or_run_cols_k(const or_plan& p, int64_t c0, int64_t c1, or_chain_fn chain,
+                              void* ctx, float* out, float* chain_out, float divisor) {
+      static thread_local std::vector<float> acc_v;  // reused: a warm launch allocates nothing
+      const int64_t W = c1 - c0;
+      const int64_t R = p.ext[0];
+      const int64_t C = p.ext[1];
+      if (acc_v.size() < static_cast<size_t>(W * kOrLanes)) acc_v.resize(W * kOrLanes);
+      float* acc = acc_v.data();
+      float blk[kOrBlock];
+      for (int64_t s = 0; s < p.lead; ++s) {
+        std::fill(acc, acc + W * kOrLanes, or_identity<K>());
+        for (int64_t q = 0; q < R; ++q) {
+          float* a = acc + (q & (kOrLanes - 1)) * W;
+          for (int64_t c = c0; c < c1; c += kOrBlock) {
+            const int64_t len = std::min(kOrBlock, c1 - c);
+            const int64_t pos = (s * R + q) * C + c;
+            chain(ctx, pos, len, blk);
+            if (chain_out) std::memcpy(chain_out + pos, blk, sizeof(float) * len);
+            or_seg_kept<K>(a + (c - c0), blk, len);
+          }
+        }
+        for (int w = kOrLanes / 2; w >= 1; w /= 2)
+          for (int l = 0; l < w; ++l) {
+            float* a = acc + l * W;
+            const float* b = acc + (l + w) * W;
+            for (int64_t o = 0; o < W; ++o) a[o] = or_comb<K>(a[o], b[o]);
+          }
+        for (int64_t o = 0; o < W; ++o)
+          out[s * C + c0 + o] = divisor > 0 ? acc[o] / divisor : acc[o];
+      }
+    }
+
+    // Whether T threads split the columns rather than the slices: fewer slices than threads (one
+    // when the first axis is reduced) and at least two 16-float lines of kept columns per thread.
+    // Split by slices, one thread would run the whole of a (batch, features) bias gradient.
+    inline bool or_split_columns(const or_plan& p, int64_t T) {
+      return T > 1 && p.lead < T && p.ng == 2 && p.red[0] && !p.red[1] &&
+             p.ext[1] >= 2 * kOrLanes * T;
+    }
+
     // kind: 0 sum, 1 max, 2 min; divisor > 0 divides each result (a mean).
     inline void or_run(const or_plan& p, int kind, int64_t s0, int64_t s1, or_chain_fn chain,
                        void* ctx, float* out, float* chain_out, float divisor) {
@@ -238,6 +286,29 @@ MYCEL_ORDERED_REDUCE_DEFINE(
         or_run_k<1>(p, s0, s1, chain, ctx, out, chain_out, divisor);
       else
         or_run_k<2>(p, s0, s1, chain, ctx, out, chain_out, divisor);
+    }
+
+    // Thread t of T's share: a contiguous range of slices, or (or_split_columns) of the kept
+    // columns, cut at multiples of 16 floats so no two threads write one cache line of out.
+    inline void or_run_share(const or_plan& p, int kind, int64_t t, int64_t T, or_chain_fn chain,
+                             void* ctx, float* out, float* chain_out, float divisor) {
+      if (!or_split_columns(p, T)) {
+        const int64_t chunk = (p.lead + T - 1) / T;
+        const int64_t b = t * chunk;
+        const int64_t e = b + chunk < p.lead ? b + chunk : p.lead;
+        if (b < e) or_run(p, kind, b, e, chain, ctx, out, chain_out, divisor);
+        return;
+      }
+      const int64_t C = p.ext[1];
+      const int64_t c0 = t == 0 ? 0 : (C * t / T) / kOrLanes * kOrLanes;
+      const int64_t c1 = t + 1 == T ? C : (C * (t + 1) / T) / kOrLanes * kOrLanes;
+      if (c0 >= c1) return;
+      if (kind == 0)
+        or_run_cols_k<0>(p, c0, c1, chain, ctx, out, chain_out, divisor);
+      else if (kind == 1)
+        or_run_cols_k<1>(p, c0, c1, chain, ctx, out, chain_out, divisor);
+      else
+        or_run_cols_k<2>(p, c0, c1, chain, ctx, out, chain_out, divisor);
     })
 
 }  // namespace mycel::cpu::ored
