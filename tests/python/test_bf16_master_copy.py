@@ -203,3 +203,31 @@ def test_relu_bf16_gradient_matches_numpy(monkeypatch):
     xt, wt = Tensor(x).astype(mycel.bfloat16), Tensor(w).astype(mycel.bfloat16)
     got = g(xt, wt).astype(mycel.float32).asnumpy()
     np.testing.assert_array_equal(got, np.where(x > 0, w, 0.0).astype(np.float32))
+
+
+class DenseRelu(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(48, 40)
+        self.dense.to_float(mycel.bfloat16)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.dense(x))
+
+
+def test_bf16_dense_relu_fuses_and_equals_the_unfused_ops(monkeypatch):
+    """A bf16 dense followed by relu runs as one oneDNN primitive with a relu post-op: the same
+    values as relu applied to the unfused dense's bf16 output."""
+    rng = np.random.default_rng(4)
+    x = Tensor(rng.standard_normal((33, 48)).astype(np.float32))
+    out = {}
+    for fuse in ("1", "0"):
+        monkeypatch.setenv("MYCEL_FUSE", fuse)
+        mycel.set_seed(5)
+        f = DenseRelu()
+        out[fuse] = f(x).astype(mycel.float32).asnumpy()
+        text = f.__dict__["_compiled"]._graph.program_text(x)
+        assert ("dense+relu" in text) == (fuse == "1"), text
+    assert (out["1"] >= 0).all() and (out["1"] > 0).any() and (out["1"] == 0).any()
+    np.testing.assert_array_equal(out["1"], out["0"])
