@@ -1,9 +1,10 @@
-"""bf16 O2 fusions of the graph backend (issue 19): the optimizer's chain writes each weight's
-bfloat16 master copy in its own pass (backend/keep_master_copies.cc: the step's casts of the
-weight become checks of its write version, the gradient's cast folds into the chain), and a
+"""bf16 O2 work of the graph backend and kernels (issue 19): the optimizer's chain writes each
+weight's bfloat16 master copy in its own pass (backend/keep_master_copies.cc: the step's casts of
+the weight become checks of its write version, the gradient's cast folds into the chain), and a
 relu's bf16 backward dy * cast(y > 0) runs as one pass (backend/fuse_mask_product.cc). Both must
 give the unfused program's results bit for bit (MYCEL_MASTER_COPY=0 / MYCEL_FUSE_MASK_PRODUCT=0
-turn them off), also when the weights are written between steps from outside the program."""
+turn them off), also when the weights are written between steps from outside the program. Also:
+bf16 dense + relu as one oneDNN primitive, and bf16 weight-gradient matmuls split along K."""
 import os
 import sys
 
@@ -231,3 +232,28 @@ def test_bf16_dense_relu_fuses_and_equals_the_unfused_ops(monkeypatch):
         assert ("dense+relu" in text) == (fuse == "1"), text
     assert (out["1"] >= 0).all() and (out["1"] > 0).any() and (out["1"] == 0).any()
     np.testing.assert_array_equal(out["1"], out["0"])
+
+
+@pytest.mark.parametrize("shape", [(2048, 128, 512), (1024, 96, 40), (1030, 16, 24)])
+def test_bf16_weight_gradient_matmul_split_along_k(shape):
+    """x^T dy in bf16 with a long reduction (two threads: one float32 partial per thread, summed
+    and rounded once): within bf16's rounding of the float64 product of the same bf16 values, on
+    two threads as on one."""
+    k, m, n = shape
+    rng = np.random.default_rng(6)
+    a = _bf16_values(_bf16_bits(rng.standard_normal((k, m)).astype(np.float32)))
+    b = _bf16_values(_bf16_bits(rng.standard_normal((k, n)).astype(np.float32)))
+    ref = a.astype(np.float64).T @ b.astype(np.float64)
+    at, bt = Tensor(a).astype(mycel.bfloat16), Tensor(b).astype(mycel.bfloat16)
+    threads = mycel.get_context("num_threads")
+    got = {}
+    try:
+        for t in (2, 1):
+            mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=t)
+            got[t] = ops.matmul(at, bt, transpose_a=True).astype(mycel.float32).asnumpy()
+    finally:
+        mycel.set_context(num_threads=threads)
+    # bf16's half ulp (2^-9 relative) plus float32 accumulation over k terms of scale |a||b|
+    tol = np.abs(ref) * 2.0 ** -8 + k * 2.0 ** -22 * (np.abs(a).T @ np.abs(b))
+    for t, c in got.items():
+        assert (np.abs(c - ref) <= tol).all(), (t, np.abs(c - ref).max())
