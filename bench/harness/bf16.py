@@ -128,8 +128,12 @@ def markdown(result):
             "it in the pass that updates the float32 master weight and reads the bf16 gradient "
             "uncast, and the step's casts only check the weight's write version "
             "(`keep_master_copies.cc`: two launches and 12 bytes per element less per weight and "
-            "step; the same bits). `bench/bench_step_ops.py <workload> --amp O2` lists the step "
-            "launch by launch.",
+            "step; the same bits). A bf16 dense followed by relu is one oneDNN primitive with the "
+            "relu post-op, and a bf16 weight gradient (x^T dy, K >= 1024 rows) splits along K "
+            "over one-thread primitives into float32 partials, summed and rounded once, as the "
+            "float32 ones do (`dnnl_matmul.cc`; oneDNN's own two-thread bf16 matmul ran 3-4x "
+            "slower whenever another job held a core). `bench/bench_step_ops.py <workload> "
+            "--amp O2` lists the step launch by launch.",
             "",
             "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "
             "rate (Zen 4 runs AVX-512 as two 256-bit halves, so float32 AVX-512 is no faster than "
