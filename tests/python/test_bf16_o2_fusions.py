@@ -257,3 +257,21 @@ def test_bf16_weight_gradient_matmul_split_along_k(shape):
     tol = np.abs(ref) * 2.0 ** -8 + k * 2.0 ** -22 * (np.abs(a).T @ np.abs(b))
     for t, c in got.items():
         assert (np.abs(c - ref) <= tol).all(), (t, np.abs(c - ref).max())
+
+
+@pytest.mark.parametrize("name", ["mlp", "transformer"])
+def test_warm_o2_step_allocates_no_more_than_unfused(monkeypatch, name):
+    """The copies live with the program and the chains' block buffers with the threads: a warm
+    step makes no allocator call the unfused one does not."""
+    calls = {}
+    for fused in ("1", "0"):
+        for k in OFF:
+            monkeypatch.setenv(k, fused)
+        _, step = _step(name)
+        x, y = _data(MODELS[name][1])
+        for _ in range(3):
+            step(x, y)
+        before = mycel._mycel.allocator_stats()["num_allocs"]
+        step(x, y)
+        calls[fused] = mycel._mycel.allocator_stats()["num_allocs"] - before
+    assert calls["1"] <= calls["0"], calls
