@@ -52,23 +52,30 @@ def _data(shape, seed=0):
             Tensor(rng.integers(0, 10, shape[0]).astype(np.int32)))
 
 
-def _step(name):
+OPTIMIZERS = {
+    "momentum": lambda ps: nn.Momentum(ps, 0.02, 0.9),
+    "sgd": lambda ps: nn.SGD(ps, 0.02),
+    "adam": lambda ps: nn.Adam(ps, 0.002),
+}
+
+
+def _step(name, optimizer="momentum"):
     make, _ = MODELS[name]
     mycel.set_seed(3)
     net = make()
-    opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
+    opt = OPTIMIZERS[optimizer](net.trainable_params())
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = amp.build_train_network(net, opt, loss, level="O2")
     step.set_train(True)
     return net, step
 
 
-def _run(monkeypatch, fused, name, between=None, steps=6, batches=None):
+def _run(monkeypatch, fused, name, between=None, steps=6, batches=None, optimizer="momentum"):
     """Losses of `steps` O2 steps (`between(net, i)` runs before step i), the final weights and
     the first program's listing."""
     for k in OFF:
         monkeypatch.setenv(k, "1" if fused else "0")
-    net, step = _step(name)
+    net, step = _step(name, optimizer)
     shape = MODELS[name][1]
     batches = batches or [_data(shape)]
     losses = []
@@ -104,6 +111,16 @@ def test_o2_steps_equal_the_unfused_program(monkeypatch, name):
     assert "mask_product" in text and "mask_product" not in before, text
     if name == "mlp":  # both relus' backward fused: no bool mask left
         assert "greater(" not in text and before.count("greater(") == 2, text
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_other_optimizers_equal_the_unfused_program(monkeypatch, optimizer):
+    """SGD's update is one chain with one output, which writes the copies too; whatever Adam's
+    chains become, the step keeps the unfused bits."""
+    fused = _run(monkeypatch, True, "mlp", optimizer=optimizer)
+    _same(fused, _run(monkeypatch, False, "mlp", optimizer=optimizer))
+    if optimizer == "sgd":
+        assert fused[2].count("+master copy(") == 6, fused[2]
 
 
 def test_master_copy_follows_writes_from_outside(monkeypatch):

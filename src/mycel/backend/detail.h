@@ -166,8 +166,8 @@ struct ProgramImpl {
   // Ops of fused instructions (fuse_*.cc): owned here, not in the registry (backend-only).
   std::vector<std::shared_ptr<const OpDef>> fused_ops;
   size_t num_fused = 0;
-  /// The programs of fuse_elementwise's two-output chains (an optimizer's state and weight
-  /// updates), by op, for fuse_matmul_update.
+  /// The programs of fuse_elementwise's chains, by op: one output, or two (an optimizer's state
+  /// and weight updates, for fuse_matmul_update); keep_master_copies extends either kind.
   struct ChainOp {
     cpu::EwProgram prog;
     std::vector<int> out_steps;

@@ -1,6 +1,7 @@
 // bfloat16 master copies (amp O2): a float32 weight that the step reads through cast(w, bf16) and
-// updates with an optimizer's two-output chain (fuse_elementwise's merge, written in place by
-// assign_in_place) keeps a bf16 copy between steps. The chain writes it in the same pass that
+// updates with an optimizer's fused chain (fuse_elementwise: SGD's one output, or momentum's
+// merged state and weight updates; written in place by assign_in_place) keeps a bf16 copy
+// between steps. The chain writes it in the same pass that
 // writes w (one more store per element while the block is in cache), and the casts at the start
 // of the next step become checks: they recast only when w has a write version
 // (core/write_version.h) other than the one the chain left (set_data, a checkpoint load, another
