@@ -122,10 +122,18 @@ def markdown(result):
             "layer norm read and write bf16 activations with float32 statistics, parameters and "
             "sums (`norm_fast.cc`; oneDNN's bf16 layer norm): no cast on either side, where the "
             "float32 black-list norms cost 4 casts of each activation per step (84 of ResNet-18's "
-            "431 launches, 16 of the transformer's 216). A relu's bf16 backward casts its mask "
-            "with a vectorized select (17x the generic conversion). Master weights are cast to "
-            "bf16 once per step per read (`bench/bench_step_ops.py <workload> --amp O2` lists "
-            "the step launch by launch).",
+            "431 launches, 16 of the transformer's 216). A relu's bf16 backward dy * (y > 0) is one "
+            "pass over the bf16 activation and gradient (`fuse_mask_product.cc`: no bool mask, "
+            "no cast). Each weight's bf16 copy is kept between steps: the optimizer's chain writes "
+            "it in the pass that updates the float32 master weight and reads the bf16 gradient "
+            "uncast, and the step's casts only check the weight's write version "
+            "(`keep_master_copies.cc`: two launches and 12 bytes per element less per weight and "
+            "step; the same bits). A bf16 dense followed by relu is one oneDNN primitive with the "
+            "relu post-op, and a bf16 weight gradient (x^T dy, K >= 1024 rows) splits along K "
+            "over one-thread primitives into float32 partials, summed and rounded once, as the "
+            "float32 ones do (`dnnl_matmul.cc`; oneDNN's own two-thread bf16 matmul ran 3-4x "
+            "slower whenever another job held a core). `bench/bench_step_ops.py <workload> "
+            "--amp O2` lists the step launch by launch.",
             "",
             "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "
             "rate (Zen 4 runs AVX-512 as two 256-bit halves, so float32 AVX-512 is no faster than "

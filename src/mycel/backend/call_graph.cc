@@ -135,6 +135,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fuse_conv_pool(*impl);
     detail::fuse_reduce_te(*impl);  // unless MYCEL_TE_FUSION=0
     detail::fuse_elementwise(*impl);
+    detail::fuse_mask_product(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)
     detail::assign_layouts(*impl, opts.layout == CompileOptions::Layout::kAlways);
@@ -142,6 +143,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
   if (opts.fuse) {
     detail::assign_in_place(*impl);
     detail::fuse_matmul_update(*impl);
+    detail::keep_master_copies(*impl);
   }
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,

@@ -166,8 +166,8 @@ struct ProgramImpl {
   // Ops of fused instructions (fuse_*.cc): owned here, not in the registry (backend-only).
   std::vector<std::shared_ptr<const OpDef>> fused_ops;
   size_t num_fused = 0;
-  /// The programs of fuse_elementwise's two-output chains (an optimizer's state and weight
-  /// updates), by op, for fuse_matmul_update.
+  /// The programs of fuse_elementwise's chains, by op: one output, or two (an optimizer's state
+  /// and weight updates, for fuse_matmul_update); keep_master_copies extends either kind.
   struct ChainOp {
     cpu::EwProgram prog;
     std::vector<int> out_steps;
@@ -194,6 +194,8 @@ void fold_batch_norm(ProgramImpl& p);
 void fuse_post_ops(ProgramImpl& p);
 void fuse_conv_pool(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
+// fuse_mask_product.cc: dy * cast(y > t) in bf16 (a relu's backward) as one pass.
+void fuse_mask_product(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
 // `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
 void assign_layouts(ProgramImpl& p, bool always);
@@ -203,6 +205,9 @@ void assign_in_place(ProgramImpl& p);
 // fuse_matmul_update.cc: a weight gradient's matmul whose only reader is an optimizer's
 // two-output chain becomes one launch updating the weight tile by tile (after assign_in_place).
 void fuse_matmul_update(ProgramImpl& p);
+// keep_master_copies.cc: an optimizer's chain also writes its weight's bf16 copy, which the
+// step's casts of the weight then read (after fuse_matmul_update).
+void keep_master_copies(ProgramImpl& p);
 // dynamic.cc: the plan for concrete top-level input metas (throws on inconsistent shapes).
 std::unique_ptr<Plan> build_plan(ProgramImpl& p, const std::vector<TensorMeta>& inputs);
 // vm.cc

@@ -187,6 +187,7 @@ void fuse_function(Function& f, ProgramImpl& p, Chains& chains) {
                                         [&](int i) { return f.code[i].op->backend.keeps_zero; });
     p.fused_ops.push_back(make_fused_op(prog, f.regs[g.out].meta, broadcast, keeps_zero));
     chains[p.fused_ops.back().get()] = {prog, broadcast, keeps_zero};
+    p.chain_ops[p.fused_ops.back().get()] = {prog, {static_cast<int>(prog.steps.size()) - 1}};
     const int last = g.members.back();
     Instr fused = f.code[last];
     fused.op = p.fused_ops.back().get();

@@ -3,7 +3,10 @@
 // the intermediate is never written out and read back. Only float32 (the post-ops are then exact:
 // oneDNN adds in float32, its relu with alpha 0 equals max(y, 0) and its clip(0, 6) equals
 // min(max(y, 0), 6)), only when each intermediate has no other reader, and never across an
-// instruction with side effects.
+// instruction with side effects. A bfloat16 dense or matmul takes relu/relu6 too (amp O2's
+// feed-forward layers): oneDNN clips the float32 sum and rounds once, which equals clipping the
+// rounded value (rounding is monotonic and keeps 0 and 6) except that a negative sum too small
+// for bf16's subnormals gives +0 where the unfused relu kept -0.
 #include <memory>
 
 #include "mycel/backend/fuse_util.h"
@@ -13,6 +16,19 @@ namespace mycel::backend::detail {
 namespace {
 
 bool is_producer(const Instr& in) { return is_kernel1(in) && in.op->backend.accepts_post_ops; }
+
+// A bf16 output of a dense or matmul (no conv: its bf16 kernels and the pooling fusion are
+// float32-only) whose dims are static but perhaps the batch.
+bool is_bf16_product(const Function& f, const Instr& in) {
+  const int r = in.out[0];
+  if (in.op->backend.window != WindowKind::kNone || f.regs[r].type != RegType::kTensor ||
+      f.regs[r].meta.dtype != DType::bfloat16 || f.regs[r].blocked)
+    return false;
+  const Shape& s = f.regs[r].meta.shape;
+  for (size_t d = 1; d < s.size(); ++d)
+    if (s[d] == ir::kDynamic) return false;
+  return true;
+}
 
 // The post-op `in` would become after a producer (0: none).
 uint8_t post_op_of(const Instr& in) { return is_kernel1(in) ? in.op->backend.as_post_op : 0; }
@@ -48,7 +64,7 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
     b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, &p});
     if (!p.post_applied) cpu::apply_post_ops(p.post_ops, c.out(0));
   };
-  d->dtypes = {DType::float32};
+  d->dtypes = base.dtypes;
   d->dtype_input = base.dtype_input;
   d->grad = "none";
   // What the later rewrites (conv+pool fusion, layouts) need to know of the fused op.
@@ -70,8 +86,11 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<char> keep(n, 1);
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
-    if (!keep[i] || !is_producer(prod) || !is_f32_static_but_batch(f, prod.out[0])) continue;
-    const uint8_t accepts = prod.op->backend.accepts_post_ops;
+    if (!keep[i] || !is_producer(prod)) continue;
+    const bool bf16 = is_bf16_product(f, prod);
+    if (!bf16 && !is_f32_static_but_batch(f, prod.out[0])) continue;
+    const uint8_t accepts =
+        prod.op->backend.accepts_post_ops & (bf16 ? kPostRelu | kPostRelu6 : 0xff);
     std::vector<PostOp::Kind> ops;
     std::vector<int> rows, absorbed;
     int cur = prod.out[0], last = i;

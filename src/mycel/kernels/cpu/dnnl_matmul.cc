@@ -9,6 +9,7 @@
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 #include "mycel/kernels/cpu/matmul_skinny.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 
@@ -31,7 +32,8 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // post-ops) is split along K: each thread runs a one-thread primitive on its share of the rows
 // into its own partial product, and the partials are summed. oneDNN 2.6's own two-thread split
 // of these shapes is slower (two cores: 512x2048x128 2.72 -> 2.36 ms, 128x2048x512 2.05 -> 1.79,
-// 128x2048x128 0.55 -> 0.43).
+// 128x2048x128 0.55 -> 0.43). bfloat16 (amp O2's weight gradients) splits the same way, each
+// part into a float32 partial (oneDNN accumulates in float32 too), summed and rounded once.
 constexpr int64_t kSplitMinK = 1024;
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
@@ -59,8 +61,9 @@ struct MatmulEntry : Entry {
   int parts = 0;
   dnnl::matmul::primitive_desc part_pd;
   dnnl::matmul part_prim;
-  memory::desc part_a_md, part_b_md;
+  memory::desc part_a_md, part_b_md, part_c_md;  // part_c_md: float32 (bf16: every part)
   int64_t part_a_step = 0, part_b_step = 0;
+  bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -117,16 +120,18 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
     const int nt = num_threads();
     if (g.trans_a && K >= kSplitMinK && nt > 1 && K % nt == 0 && !has_bias &&
         (!post || post->post_ops.empty()) && g.batch.empty() && g.a_batch.empty() &&
-        g.b_batch.empty() && dtype == DType::float32) {
+        g.b_batch.empty() && (dtype == DType::float32 || dtype == DType::bfloat16)) {
       const int64_t Kp = K / nt;
       e->part_a_md = memory::desc({M, Kp}, dt, {1, lda});
       e->part_b_md =
           g.trans_b ? memory::desc({Kp, N}, dt, {1, ldb}) : memory::desc({Kp, N}, dt, {ldb, 1});
       e->part_a_step = Kp * lda;
       e->part_b_step = g.trans_b ? Kp : Kp * ldb;
+      e->bf16_parts = dtype == DType::bfloat16;
+      e->part_c_md = memory::desc({M, N}, memory::data_type::f32, {N, 1});
       const SerialScope one(0);  // built for the one thread that runs it
       e->part_pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(e->part_a_md, e->part_b_md, e->c_md), default_attr(), engine());
+          dnnl::matmul::desc(e->part_a_md, e->part_b_md, e->part_c_md), default_attr(), engine());
       e->part_prim = dnnl::matmul(e->part_pd);
       e->parts = nt;
     }
@@ -198,10 +203,11 @@ std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Te
       p->parts.emplace_back(e->part_prim, &e->part_pd);
       p->part_args[0] = p->parts.back().add(DNNL_ARG_SRC, e->part_a_md);
       p->part_args[1] = p->parts.back().add(DNNL_ARG_WEIGHTS, e->part_b_md);
-      p->part_args[2] = p->parts.back().add(DNNL_ARG_DST, e->c_md);
+      p->part_args[2] = p->parts.back().add(DNNL_ARG_DST, e->part_c_md);
     }
     if (e->parts > 1)
-      p->partial.resize(static_cast<size_t>(e->parts - 1) * e->c_md.get_size() / sizeof(float));
+      p->partial.resize(static_cast<size_t>(e->parts - (e->bf16_parts ? 0 : 1)) *
+                        e->part_c_md.get_size() / sizeof(float));
   }
   p->e = std::move(e);
   return p;
@@ -226,25 +232,41 @@ const void* padded(const Tensor& t, const OperandPad& pad, int which) {
 }
 
 // c = sum over the K parts of a_part^T b_part, one part per thread (MatmulEntry::parts); a
-// smaller team than asked for runs several parts per thread.
-void run_split_k(MatmulPrepared& p, const float* a, const float* b, float* c, int64_t numel) {
+// smaller team than asked for runs several parts per thread. float32: part 0 writes c, the others
+// their partials; bf16: every part writes a float32 partial, and c is their sum rounded once.
+void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t numel) {
   const int T = p.e->parts;
+  const bool bf16 = p.e->bf16_parts;
+  const size_t isz = bf16 ? 2 : 4;
 #pragma omp parallel num_threads(T)
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
     for (int t = id; t < T; t += got) {
       PreparedExec& x = p.parts[t];
-      x.set(p.part_args[0], a + t * p.e->part_a_step);
-      x.set(p.part_args[1], b + t * p.e->part_b_step);
-      x.set(p.part_args[2], t == 0 ? c : p.partial.data() + (t - 1) * numel);
+      x.set(p.part_args[0], static_cast<const char*>(a) + t * p.e->part_a_step * isz);
+      x.set(p.part_args[1], static_cast<const char*>(b) + t * p.e->part_b_step * isz);
+      x.set(p.part_args[2], bf16     ? p.partial.data() + t * numel
+                            : t == 0 ? c
+                                     : p.partial.data() + (t - 1) * numel);
       x.run();
       stream().wait();
     }
 #pragma omp barrier
     const int64_t i0 = numel * id / got, i1 = numel * (id + 1) / got;
-    for (int u = 1; u < T; ++u) {
-      const float* q = p.partial.data() + (u - 1) * numel;
-      for (int64_t i = i0; i < i1; ++i) c[i] += q[i];
+    if (bf16) {
+      uint16_t* o = static_cast<uint16_t*>(c);
+      const float* q0 = p.partial.data();
+      for (int64_t i = i0; i < i1; ++i) {
+        float sum = q0[i];
+        for (int u = 1; u < T; ++u) sum += q0[u * numel + i];
+        o[i] = bf16_round_bits(sum);
+      }
+    } else {
+      float* o = static_cast<float*>(c);
+      for (int u = 1; u < T; ++u) {
+        const float* q = p.partial.data() + (u - 1) * numel;
+        for (int64_t i = i0; i < i1; ++i) o[i] += q[i];
+      }
     }
   }
 }
@@ -252,8 +274,7 @@ void run_split_k(MatmulPrepared& p, const float* a, const float* b, float* c, in
 void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
          const KernelParams* post) {
   if (p.e->parts > 1 && num_threads() == p.e->parts && !omp_in_parallel()) {
-    run_split_k(p, static_cast<const float*>(padded(a, p.e->pad_a, 0)),
-                static_cast<const float*>(padded(b, p.e->pad_b, 1)), c.data<float>(), c.numel());
+    run_split_k(p, padded(a, p.e->pad_a, 0), padded(b, p.e->pad_b, 1), c.data(), c.numel());
     return;
   }
   p.exec.set(p.a_a, padded(a, p.e->pad_a, 0));

@@ -1,7 +1,11 @@
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 
+#include <cmath>
+
+#include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
 namespace mycel::cpu {
 
@@ -39,6 +43,23 @@ void append_post_ops(dnnl::primitive_attr& attr, const KernelParams* r,
 }
 
 void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
+  if (y.dtype() == DType::bfloat16) {
+    // A bf16 product (graph mode fuses relu/relu6 only, fuse_post_ops.cc): the unfused op on
+    // the rounded values.
+    uint16_t* o = y.data<uint16_t>();
+    for (const PostOp& p : ops) {
+      MYCEL_CHECK(p.kind != PostOp::Kind::kAddRow, RuntimeError,
+                  "[post-ops] a bf16 row add is not fused (backend bug)");
+      const float hi = p.kind == PostOp::Kind::kRelu6 ? 6.f : INFINITY;
+      parallel_for(y.numel(), 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const float v = bf16_widen(o[i]);
+          o[i] = bf16_round_bits(v < 0.f ? 0.f : v > hi ? hi : v);
+        }
+      });
+    }
+    return;
+  }
   float* o = y.data<float>();
   const int64_t n = y.numel();
   for (const PostOp& p : ops) {

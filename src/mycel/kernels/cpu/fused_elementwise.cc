@@ -208,6 +208,59 @@ void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, co
   });
 }
 
+void run_fused_elementwise_bf16_ends(const EwProgram& p, const void* const* base, const char* full,
+                                     const char* bf16_in, int64_t n, int nout, const int* out_steps,
+                                     float* const* outs, uint16_t* out16) {
+  if (n == 0) return;
+  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
+  float* last_out = nullptr;
+  constexpr int kStackOuts = 8;
+  MYCEL_CHECK(nout <= kStackOuts, RuntimeError, "[fused_elementwise] ", nout, " outputs, at most ",
+              kStackOuts, " with bfloat16 ends");
+  std::pair<int, float*> early[kStackOuts];
+  int nearly = 0;
+  for (int j = 0; j < nout; ++j) {
+    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError, "[fused_elementwise] output ",
+                j, " takes step ", out_steps[j], " of ", ns);
+    if (out_steps[j] == ns - 1)
+      last_out = outs[j];
+    else
+      early[nearly++] = {out_steps[j], outs[j]};
+  }
+  MYCEL_CHECK(last_out != nullptr, RuntimeError,
+              "[fused_elementwise] no output takes the chain's last step");
+  const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  parallel_for(nblocks, kBlock * (ns + nearly + 1), [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> tmp, wide;  // reused: warm runs allocate nothing
+    thread_local std::vector<const float*> at;
+    tmp.resize(static_cast<size_t>(kBlock) * (ns > 1 ? ns - 1 : 1));
+    wide.resize(static_cast<size_t>(kBlock) * ni);
+    at.resize(ni);
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t start = blk * kBlock, len = std::min(kBlock, n - start);
+      // The block's operands from element 0: bf16 ones widened into `wide`.
+      for (int k = 0; k < ni; ++k) {
+        const int64_t off = full[k] ? start : 0, cnt = full[k] ? len : 1;
+        if (bf16_in[k]) {
+          const uint16_t* s = static_cast<const uint16_t*>(base[k]) + off;
+          float* w = wide.data() + static_cast<size_t>(k) * kBlock;
+          for (int64_t i = 0; i < cnt; ++i) w[i] = bf16_widen(s[i]);
+          at[k] = w;
+        } else {
+          at[k] = static_cast<const float*>(base[k]) + off;
+        }
+      }
+      float* last = last_out + start;
+      run_block(p, at.data(), full, 0, len, tmp.data(), last);
+      for (int j = 0; j < nearly; ++j)
+        std::copy_n(tmp.data() + static_cast<size_t>(early[j].first) * kBlock, len,
+                    early[j].second + start);
+      if (out16)
+        for (int64_t i = 0; i < len; ++i) out16[start + i] = bf16_round_bits(last[i]);
+    }
+  });
+}
+
 void run_fused_elementwise(const EwProgram& p, const std::vector<Tensor>& inputs, Tensor& out) {
   const int last = static_cast<int>(p.steps.size()) - 1;
   float* o = out.data<float>();

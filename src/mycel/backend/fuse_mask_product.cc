@@ -1,0 +1,163 @@
+// A relu's backward in bfloat16 (amp O2): dy * cast(y > 0), three launches (a bool mask, its cast
+// to bf16, the product) and two temporaries, becomes one pass that reads y and dy and writes
+// dx. Any `greater`/`less` of a tensor and a one-element threshold, cast to the product's dtype and
+// multiplied by a tensor of the same shape, takes this form (float32 products already fuse into
+// fuse_elementwise's chains). Each element is the unfused result bit for bit: the comparison in
+// float (exact for bf16 and float32 operands), the product dy * 1 or dy * 0 in float, rounded to
+// bf16 as the mul kernel rounds. MYCEL_FUSE_MASK_PRODUCT=0 turns it off (A/B measurements).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "mycel/backend/fuse_util.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+using cpu::EwOp;
+
+bool is_step(const Instr& in, EwOp op) {
+  return is_kernel1(in) && in.op->backend.fuses_elementwise && in.op->backend.ew == op;
+}
+
+bool is_tensor(const Function& f, int r, DType d) {
+  return r >= 0 && f.regs[r].type == RegType::kTensor && f.regs[r].meta.dtype == d &&
+         !f.regs[r].blocked;
+}
+
+bool is_scalar_tensor(const Function& f, int r) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked) return false;
+  const DType d = f.regs[r].meta.dtype;
+  const Shape& s = f.regs[r].meta.shape;
+  return (d == DType::float32 || d == DType::bfloat16) &&
+         std::find(s.begin(), s.end(), ir::kDynamic) == s.end() && numel(s) == 1;
+}
+
+float load(const void* p, DType d, int64_t i) {
+  return d == DType::bfloat16 ? cpu::bf16_widen(static_cast<const uint16_t*>(p)[i])
+                              : static_cast<const float*>(p)[i];
+}
+
+// out = dy * (y > t), or y < t, or the threshold on the left (t > y, t < y); branch-free, so
+// the loop vectorizes.
+template <class Y, bool kLess, bool kLeft>
+void mask_product(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t n) {
+  parallel_for(n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v;
+      if constexpr (sizeof(Y) == 2)
+        v = cpu::bf16_widen(y[i]);
+      else
+        v = y[i];
+      const float lo = kLeft ? t : v, hi = kLeft ? v : t;
+      const float m = static_cast<float>(kLess ? lo < hi : lo > hi);
+      out[i] = cpu::bf16_round_bits(cpu::bf16_widen(dy[i]) * m);
+    }
+  });
+}
+
+template <class Y>
+void mask_product(const Y* y, float t, bool less, bool t_left, const uint16_t* dy, uint16_t* out,
+                  int64_t n) {
+  if (less)
+    t_left ? mask_product<Y, true, true>(y, t, dy, out, n)
+           : mask_product<Y, true, false>(y, t, dy, out, n);
+  else
+    t_left ? mask_product<Y, false, true>(y, t, dy, out, n)
+           : mask_product<Y, false, false>(y, t, dy, out, n);
+}
+
+std::shared_ptr<const OpDef> make_op(bool less, bool t_left, const std::string& cmp) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "mask_product{mul(i0,cast(" + cmp + "))}";
+  d->class_name = "MaskProduct";
+  d->doc = "dy * cast(compare(y, threshold)) in bfloat16, fused by the graph backend.";
+  d->inputs = {{"dy"}, {"y"}, {"threshold"}};
+  d->dtypes = {DType::bfloat16};
+  d->grad = "none";
+  d->elementwise = true;  // element i reads elements i: dx may take a dying dy's or y's buffer
+  d->infer = [](const InferContext& c) { return std::vector<TensorMeta>{c.in(0)}; };
+  d->kernel = [less, t_left](const KernelContext& c) {
+    const Tensor &dy = c.in(0), &y = c.in(1), &th = c.in(2);
+    MYCEL_CHECK(y.numel() == dy.numel(), RuntimeError, "[mask_product] y has ", y.numel(),
+                " elements, dy ", dy.numel());
+    const float t = load(th.data(), th.dtype(), 0);
+    if (y.dtype() == DType::bfloat16)
+      mask_product(y.data<uint16_t>(), t, less, t_left, dy.data<uint16_t>(),
+                   c.out(0).data<uint16_t>(), dy.numel());
+    else
+      mask_product(y.data<float>(), t, less, t_left, dy.data<uint16_t>(), c.out(0).data<uint16_t>(),
+                   dy.numel());
+  };
+  return d;
+}
+
+// Whether an instruction in (from, to) may write r (an assign to it, a kernel mutating it): the
+// comparison's read of r then cannot move down to the product.
+bool written_between(const Function& f, int r, int from, int to) {
+  for (int k = from + 1; k < to; ++k) {
+    const Instr& in = f.code[k];
+    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
+    if (in.code == Code::kCall) return true;
+    if (in.code == Code::kKernel)
+      for (int m : in.op->mutated_inputs)
+        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
+  }
+  return false;
+}
+
+void fuse_function(Function& f, ProgramImpl& p) {
+  const std::vector<int> uses = count_uses(f);
+  const int n = static_cast<int>(f.code.size());
+  std::vector<int> producer(f.regs.size(), -1);
+  for (int i = 0; i < n; ++i)
+    for (int r : f.code[i].out)
+      if (r >= 0) producer[r] = producer[r] == -1 ? i : -2;
+  std::vector<char> keep(n, 1);
+  for (int j = 0; j < n; ++j) {
+    const Instr& mul = f.code[j];
+    if (!is_step(mul, EwOp::kMul) || !is_tensor(f, mul.out[0], DType::bfloat16)) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int m = mul.in[side], dy = mul.in[1 - side];
+      const int ci = m >= 0 ? producer[m] : -1;
+      if (ci < 0 || uses[m] != 1 || !keep[ci] || !is_step(f.code[ci], EwOp::kCast)) continue;
+      const int b = f.code[ci].in[0];
+      const int gi = b >= 0 ? producer[b] : -1;
+      if (gi < 0 || uses[b] != 1 || !keep[gi] || !is_tensor(f, b, DType::bool_)) continue;
+      const Instr& cmp = f.code[gi];
+      const bool less = is_step(cmp, EwOp::kLess);
+      if (!less && !is_step(cmp, EwOp::kGreater)) continue;
+      const bool t_left = is_scalar_tensor(f, cmp.in[0]) && !is_scalar_tensor(f, cmp.in[1]);
+      const int y = cmp.in[t_left ? 1 : 0], t = cmp.in[t_left ? 0 : 1];
+      const TensorMeta& out = f.regs[mul.out[0]].meta;
+      if (!is_tensor(f, dy, DType::bfloat16) || f.regs[dy].meta != out || !is_scalar_tensor(f, t) ||
+          !(is_tensor(f, y, DType::bfloat16) || is_tensor(f, y, DType::float32)) ||
+          f.regs[y].meta.shape != out.shape || f.regs[b].meta.shape != out.shape ||
+          written_between(f, y, gi, j) || written_between(f, t, gi, j))
+        continue;
+      p.fused_ops.push_back(make_op(less, t_left, less ? "less" : "greater"));
+      Instr fused = mul;
+      fused.op = p.fused_ops.back().get();
+      fused.attrs = Attrs(fused.op, {});
+      fused.in = {dy, y, t};
+      keep[gi] = keep[ci] = 0;
+      f.code[j] = std::move(fused);
+      ++p.num_fused;
+      break;
+    }
+  }
+  compact(f, keep);
+}
+
+}  // namespace
+
+void fuse_mask_product(ProgramImpl& p) {
+  const char* v = std::getenv("MYCEL_FUSE_MASK_PRODUCT");
+  if (v && std::strcmp(v, "0") == 0) return;
+  for (Function& f : p.fns) fuse_function(f, p);
+}
+
+}  // namespace mycel::backend::detail
