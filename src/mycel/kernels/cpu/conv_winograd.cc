@@ -263,14 +263,18 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
     return s && *s ? int64_t{std::atol(s)} << 10 : kThreadBlockBytes;
   }();
   // Many tiles: each thread takes whole blocks of tiles, V and M of a block in its L2, no barrier
-  // between the steps; the blocks split the tiles evenly, their count a multiple of the threads.
-  const int64_t cap = std::max<int64_t>(kTileGroup, block_bytes / per_tile);
+  // between the steps. The blocks split the GEMM's groups of 6 tiles evenly (a block of 6k + 1
+  // tiles would run a 1-tile GEMM that reads U for one tile), their count a multiple of the
+  // threads.
+  const int64_t groups = (tiles + kTileGroup - 1) / kTileGroup;
+  const int64_t cap = std::max<int64_t>(1, block_bytes / per_tile / kTileGroup);  // in groups
   const int nth = omp_in_parallel() ? 1 : num_threads();
-  if (int64_t nb = (tiles + cap - 1) / cap; nb >= 2 * nth) {
+  if (int64_t nb = (groups + cap - 1) / cap; nb >= 2 * nth) {
     nb = (nb + nth - 1) / nth * nth;
     parallel_for(nb, int64_t{1} << 30, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t t0 = i * tiles / nb, t1 = (i + 1) * tiles / nb;
+        const int64_t t0 = i * groups / nb * kTileGroup,
+                      t1 = std::min(tiles, (i + 1) * groups / nb * kTileGroup);
         run_block<M>(q, x, u, bias8, residual, y, act, t0, t1 - t0);
       }
     });
