@@ -144,7 +144,8 @@ def test_graph_paths_and_threads_match_numpy():
     import subprocess
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
-    for extra in ({}, {"MYCEL_CONV_STREAM": "1"}, {"MYCEL_CONV_STREAM": "0", "MYCEL_CONV_NATIVE": "0"}):
+    paths = ({}, {"MYCEL_CONV_STREAM": "1"}, {"MYCEL_CONV_STREAM": "0", "MYCEL_CONV_NATIVE": "0"})
+    for extra in paths:
         env = dict(os.environ, **extra)
         r = subprocess.run([sys.executable, "-c", _PATHS_SCRIPT, here], env=env,
                            capture_output=True, text=True, timeout=300)
