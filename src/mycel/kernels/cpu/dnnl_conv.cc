@@ -82,14 +82,14 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
 // one thread, the reorders included: 512 channels at 7x7 2.49 -> 1.89 ms, the stride-2 ones 5-20%
 // (bench/bench_infer_ops.py per launch). 1x1 convolutions (the jit_1x1 kernel is as fast, the
 // reorders then cost more) and few input channels (the stem: its 3.2 MB output would be
-// reordered) keep the jit primitive; so do planes past 28x28 (not measured) and groups (depthwise
-// has its own kernels). MYCEL_CONV_NATIVE=0 turns it off (for measuring).
+// reordered) keep the jit primitive; so do batches above 1 and planes past 28x28 (not measured)
+// and groups (depthwise has its own kernels). MYCEL_CONV_NATIVE=0 turns it off (for measuring).
 bool keep_native(const std::string& impl, const WindowGeom& g) {
   static const bool on = [] {
     const char* v = std::getenv("MYCEL_CONV_NATIVE");
     return !(v && *v && std::atoi(v) == 0);
   }();
-  return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.groups == 1 &&
+  return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 && g.groups == 1 &&
          g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 28 * 28;
 }
 
