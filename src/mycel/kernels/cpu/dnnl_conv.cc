@@ -89,8 +89,8 @@ bool keep_native(const std::string& impl, const WindowGeom& g) {
     const char* v = std::getenv("MYCEL_CONV_NATIVE");
     return !(v && *v && std::atoi(v) == 0);
   }();
-  return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 && g.groups == 1 &&
-         g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 28 * 28;
+  return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 &&
+         g.groups == 1 && g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 28 * 28;
 }
 
 // `post` may only hold relu (conv2d has no row-vector post-op). `src_blocked`/`dst_blocked` say
