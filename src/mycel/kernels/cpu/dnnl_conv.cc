@@ -78,19 +78,20 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
 // Whether a convolution on the graph's blocked layouts keeps oneDNN's preferred primitive (with
 // a reorder of x and y on each side) instead of a jit primitive on the blocked layouts. On Zen 4
 // the graph's layout is nChw8c, where oneDNN has only its AVX2 kernels; its AVX-512 brgconv
-// (NHWC) ran ResNet-18's batch-1 3x3 convolutions that Winograd does not take 16-30% faster on
-// one thread, the reorders included: 512 channels at 7x7 2.49 -> 1.89 ms, the stride-2 ones 5-20%
-// (bench/bench_infer_ops.py per launch). 1x1 convolutions (the jit_1x1 kernel is as fast, the
-// reorders then cost more) and few input channels (the stem: its 3.2 MB output would be
-// reordered) keep the jit primitive; so do batches above 1 and planes past 28x28 (not measured)
-// and groups (depthwise has its own kernels). MYCEL_CONV_NATIVE=0 turns it off (for measuring).
+// (NHWC) ran the batch-1 3x3 convolutions of ResNet-18 that Winograd does not take faster on one
+// thread, the reorders included (bench/bench_infer_ops.py, per launch): 512 channels at 7x7
+// 2.51 -> 2.01 ms, at 4x4 1.13 -> 0.83, the stride-2 ones into 14x14, 8x8, 7x7 and 4x4 5-30%;
+// into 28x28 (from 56x56: 0.8 MB reordered) it was 4% slower, so output planes past 16x16 keep
+// the jit kernel. So do 1x1 convolutions (the jit_1x1 kernel is as fast, the reorders then cost
+// more), few input channels (the stem: its 3.2 MB output would be reordered), batches above 1
+// (not measured) and groups (depthwise has its own kernels). MYCEL_CONV_NATIVE=0 turns it off.
 bool keep_native(const std::string& impl, const WindowGeom& g) {
   static const bool on = [] {
     const char* v = std::getenv("MYCEL_CONV_NATIVE");
     return !(v && *v && std::atoi(v) == 0);
   }();
   return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 &&
-         g.groups == 1 && g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 28 * 28;
+         g.groups == 1 && g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 16 * 16;
 }
 
 // `post` may only hold relu (conv2d has no row-vector post-op). `src_blocked`/`dst_blocked` say
