@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 
 namespace mycel {
@@ -123,6 +124,30 @@ TEST(ConvWinograd, F4x4MatchesDirectLoop) {
   for (const Case& k : cases()) worst = std::max(worst, run_case(k, 4));
   EXPECT_LT(worst, 1e-5);
   std::printf("F(4x4,3x3) max relative error %.3g\n", worst);
+#else
+  GTEST_SKIP() << "AVX2 build only";
+#endif
+}
+
+// Planes with many tiles take the per-thread blocks (each thread runs the three steps on whole
+// blocks of tiles, which split the tiles unevenly here: odd sizes, batch 2, tile counts that no
+// thread count divides), on 1, 2 and 3 threads; the small cases above take the shared path.
+TEST(ConvWinograd, ThreadBlocksMatchDirectLoopOn1To3Threads) {
+#if defined(__AVX2__) && defined(__FMA__)
+  const int saved = num_threads();
+  const std::vector<Case> big = {
+      {geom(2, 24, 37, 29, 40, 1, 1, 1, 1), true, true, WinogradAct::kRelu},
+      {geom(1, 64, 56, 56, 64, 1, 1, 1, 1), true, false, WinogradAct::kNone},
+      {geom(1, 19, 45, 31, 21, 2, 0, 0, 2), false, true, WinogradAct::kRelu6},
+  };
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (const Case& k : big) {
+      EXPECT_LT(run_case(k, 2), 2e-6) << threads << " threads, F(2x2), c " << k.g.c;
+      EXPECT_LT(run_case(k, 4), 1e-5) << threads << " threads, F(4x4), c " << k.g.c;
+    }
+  }
+  set_num_threads(saved);
 #else
   GTEST_SKIP() << "AVX2 build only";
 #endif

@@ -32,8 +32,10 @@ struct StreamWeights {
 /// 16 positions at stride 1 or 256 at larger strides. Measured per layer in the lite runtime, one
 /// thread, weights from memory (bench/bench_conv_stream.py, under load), streamed / oneDNN time:
 /// 512 channels at 4x4 0.85, 256 -> 512 stride 2 from 8x8 0.90 and from 14x14 0.92, 128 -> 256
-/// from 28x28 0.99; 512 at 7x7, stride 1, was even (1.0) and stays on oneDNN. MYCEL_CONV_STREAM=0
-/// turns it off; MYCEL_CONV_STREAM_RULE="s1,s2" sets the largest planes at stride 1 and above.
+/// from 28x28 0.99; 512 at 7x7, stride 1, was even (1.0) and stays on oneDNN. Off by default on
+/// Zen 4 with AVX-512 (oneDNN's brgconv is faster there, conv_stream.cc). MYCEL_CONV_STREAM=0
+/// turns it off, =1 on; MYCEL_CONV_STREAM_RULE="s1,s2" sets the largest planes at stride 1 and
+/// above.
 bool conv_stream_fits(DType dtype, const WindowGeom& g);
 
 /// Whether conv2d (dnnl_conv.cc) runs conv2d_stream for one launch: conv_stream_fits where the

@@ -1,6 +1,7 @@
 #include "mycel/kernels/cpu/conv_winograd.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -30,6 +31,10 @@ constexpr int64_t kLanes = 8;  // floats per __m256, and channels per nChw8c blo
 constexpr int kTileGroup = 6;
 // V and M of one tile block stay below this many bytes (they pass through L2 once per point).
 constexpr int64_t kBlockBytes = int64_t{2} << 20;
+// The same for a block one thread runs alone: well inside Zen 4's 1 MiB L2 next to U's slices
+// (ResNet-18 b1, one thread, per launch: 64 channels at 56x56 0.80 -> 0.75 ms, 128 at 28x28
+// 0.80 -> 0.66, 256 at 14x14 1.27 -> 1.10 against 2 MiB blocks). MYCEL_WINOGRAD_BLOCK_KB sets it.
+constexpr int64_t kThreadBlockBytes = int64_t{256} << 10;
 // Largest transformed weights (U) winograd_tile chooses, in MiB.
 constexpr long kMaxWeightMiB = 8;
 
@@ -222,11 +227,61 @@ constexpr GemmFn kGemm[kTileGroup + 1] = {nullptr,
                                           gemm_kernel<5, NO>,
                                           gemm_kernel<6, NO>};
 
+// Tiles [t0, t0 + nt) through the three steps on the calling thread alone, V and M in its own
+// staging buffers 0 and 1.
+template <int M>
+void run_block(const Plan& q, const float* x, const float* u, const float* bias8,
+               const float* residual, float* y, WinogradAct act, int64_t t0, int64_t nt) {
+  float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * nt * q.c8 * sizeof(float)));
+  float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * nt * q.oc8 * sizeof(float)));
+  const int64_t vps = nt * q.c8, mps = nt * q.oc8;  // point strides of V and M
+  for (int64_t i = 0; i < nt * q.cb; ++i)
+    input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
+  for (int64_t pt = 0; pt < q.p; ++pt)
+    for (int64_t ob = 0; ob < q.ocb; ob += 2) {
+      const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
+      const bool two = ob + 1 < q.ocb;
+      for (int64_t t = 0; t < nt; t += kTileGroup) {
+        const int n = static_cast<int>(std::min<int64_t>(kTileGroup, nt - t));
+        (two ? kGemm<2>[n] : kGemm<1>[n])(v + pt * vps + t * q.c8, up,
+                                          mm + pt * mps + t * q.oc8 + ob * kLanes, q.c8, q.oc8);
+      }
+    }
+  for (int64_t i = 0; i < nt * q.ocb; ++i) {
+    const int64_t t = i / q.ocb, ob = i % q.ocb;
+    output_tile<M>(q, mm + t * q.oc8 + ob * kLanes, mps, t0 + t, ob, bias8, residual, y, act);
+  }
+}
+
 template <int M>
 void run(const Plan& q, const float* x, const float* u, const float* bias8, const float* residual,
          float* y, const WindowGeom& g, WinogradAct act) {
   const int64_t tiles = g.n * q.tiles_per_img;
   const int64_t per_tile = q.p * (q.c8 + q.oc8) * int64_t{sizeof(float)};
+  static const int64_t block_bytes = [] {
+    const char* s = std::getenv("MYCEL_WINOGRAD_BLOCK_KB");
+    return s && *s ? int64_t{std::atol(s)} << 10 : kThreadBlockBytes;
+  }();
+  // Many tiles: each thread takes whole blocks of tiles, V and M of a block in its L2, no barrier
+  // between the steps. The blocks split the GEMM's groups of 6 tiles evenly (a block of 6k + 1
+  // tiles would run a 1-tile GEMM that reads U for one tile), their count a multiple of the
+  // threads.
+  const int64_t groups = (tiles + kTileGroup - 1) / kTileGroup;
+  const int64_t cap = std::max<int64_t>(1, block_bytes / per_tile / kTileGroup);  // in groups
+  const int nth = omp_in_parallel() ? 1 : num_threads();
+  if (int64_t nb = (groups + cap - 1) / cap; nb >= 2 * nth) {
+    nb = (nb + nth - 1) / nth * nth;
+    parallel_for(nb, int64_t{1} << 30, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t t0 = i * groups / nb * kTileGroup,
+                      t1 = std::min(tiles, (i + 1) * groups / nb * kTileGroup);
+        run_block<M>(q, x, u, bias8, residual, y, act, t0, t1 - t0);
+      }
+    });
+    return;
+  }
+  // Few tiles (each thread would read all of U for little work): the threads split each step,
+  // the GEMM by points and output channels, so U is read once.
   int64_t tb = std::max<int64_t>(kTileGroup, kBlockBytes / per_tile / kTileGroup * kTileGroup);
   tb = std::min(tb, tiles);
   float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * tb * q.c8 * sizeof(float)));

@@ -1,6 +1,7 @@
 // conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
 // picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iterator>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/kernels/cpu/conv_batch_lanes.h"
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
@@ -73,6 +75,25 @@ Reorder make_reorder(const memory::desc& from, const memory::desc& to) {
   return r;
 }
 
+// Whether a convolution on the graph's blocked layouts keeps oneDNN's preferred primitive (with
+// a reorder of x and y on each side) instead of a jit primitive on the blocked layouts. On Zen 4
+// the graph's layout is nChw8c, where oneDNN has only its AVX2 kernels; its AVX-512 brgconv
+// (NHWC) ran the batch-1 3x3 convolutions of ResNet-18 that Winograd does not take faster on one
+// thread, the reorders included (bench/bench_infer_ops.py, per launch): 512 channels at 7x7
+// 2.51 -> 2.01 ms, at 4x4 1.13 -> 0.83, the stride-2 ones into 14x14, 8x8, 7x7 and 4x4 5-30%;
+// into 28x28 (from 56x56: 0.8 MB reordered) it was 4% slower, so output planes past 16x16 keep
+// the jit kernel. So do 1x1 convolutions (the jit_1x1 kernel is as fast, the reorders then cost
+// more), few input channels (the stem: its 3.2 MB output would be reordered), batches above 1
+// (not measured) and groups (depthwise has its own kernels). MYCEL_CONV_NATIVE=0 turns it off.
+bool keep_native(const std::string& impl, const WindowGeom& g) {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_CONV_NATIVE");
+    return !(v && *v && std::atoi(v) == 0);
+  }();
+  return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 &&
+         g.groups == 1 && g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 16 * 16;
+}
+
 // `post` may only hold relu (conv2d has no row-vector post-op). `src_blocked`/`dst_blocked` say
 // whether x and y are channel-blocked (graph backend) rather than NCHW.
 std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias,
@@ -102,7 +123,8 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
     append_post_ops(attr, post, e->bias_md);
     e->pd = dnnl::convolution_forward::primitive_desc(d, attr, engine());
     if ((src_blocked || dst_blocked) &&
-        (e->pd.src_desc() != src_user || e->pd.dst_desc() != dst_user)) {
+        (e->pd.src_desc() != src_user || e->pd.dst_desc() != dst_user) &&
+        !keep_native(e->pd.impl_info_str(), g)) {
       // The preferred primitive wants other activation layouts than the blocked ones the graph
       // chose (nChw8c on Zen 4, dnnl_layout.cc: oneDNN's AVX-512 kernels want NHWC): a jit
       // primitive that reads and writes the user's layouts saves the two reorders per launch
