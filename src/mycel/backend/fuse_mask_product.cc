@@ -112,10 +112,7 @@ bool written_between(const Function& f, int r, int from, int to) {
 void fuse_function(Function& f, ProgramImpl& p) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
-  std::vector<int> producer(f.regs.size(), -1);
-  for (int i = 0; i < n; ++i)
-    for (int r : f.code[i].out)
-      if (r >= 0) producer[r] = producer[r] == -1 ? i : -2;
+  const std::vector<int> producer = sole_producers(f);
   std::vector<char> keep(n, 1);
   for (int j = 0; j < n; ++j) {
     const Instr& mul = f.code[j];

@@ -76,10 +76,7 @@ std::shared_ptr<const OpDef> make_op(const OpDef& chain_op, const cpu::MatmulCha
 void fuse_function(Function& f, ProgramImpl& p) {
   if (f.recursive) return;
   const std::vector<int> uses = count_uses(f);
-  std::vector<int> producer(f.regs.size(), -1);
-  for (int i = 0; i < static_cast<int>(f.code.size()); ++i)
-    for (int r : f.code[i].out)
-      if (r >= 0) producer[r] = producer[r] == -1 ? i : -2;
+  const std::vector<int> producer = sole_producers(f);
   std::vector<char> keep(f.code.size(), 1);
   for (int j = 0; j < static_cast<int>(f.code.size()); ++j) {
     Instr& m = f.code[j];

@@ -9,6 +9,14 @@
 
 namespace mycel::backend::detail {
 
+std::vector<int> sole_producers(const Function& f) {
+  std::vector<int> producer(f.regs.size(), -1);
+  for (int i = 0; i < static_cast<int>(f.code.size()); ++i)
+    for (int r : f.code[i].out)
+      if (r >= 0) producer[r] = producer[r] == -1 ? i : -2;
+  return producer;
+}
+
 std::vector<int> count_uses(const Function& f) {
   std::vector<int> uses(f.regs.size(), 0);
   auto use = [&](int r) {

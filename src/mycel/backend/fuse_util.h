@@ -19,6 +19,9 @@ std::vector<int> count_uses(const Function& f);
 bool has_side_effect(const Instr& in);
 /// A kernel instruction with one output (the only kind fusion rewrites).
 bool is_kernel1(const Instr& in);
+/// The instruction writing each register as an output: its index when exactly one does, -1 when
+/// none does, -2 when several do.
+std::vector<int> sole_producers(const Function& f);
 /// The instruction reading each register that exactly one instruction reads once (else -1).
 std::vector<int> single_readers(const Function& f, const std::vector<int>& uses);
 /// Whether an instruction in (from, to) that `keep` still holds has a side effect.

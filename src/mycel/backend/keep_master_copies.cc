@@ -164,10 +164,7 @@ void rewrite(Function& f, ProgramImpl& p) {
   if (f.recursive) return;
   const int n = static_cast<int>(f.code.size());
   const std::vector<int> uses = count_uses(f);
-  std::vector<int> producer(f.regs.size(), -1);
-  for (int i = 0; i < n; ++i)
-    for (int r : f.code[i].out)
-      if (r >= 0) producer[r] = producer[r] == -1 ? i : -2;
+  const std::vector<int> producer = sole_producers(f);
   std::vector<char> keep(n, 1);
   for (int j = 0; j < n; ++j) {
     const Instr& k = f.code[j];
