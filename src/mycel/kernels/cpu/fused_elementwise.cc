@@ -170,29 +170,42 @@ void run_chain(const EwProgram& p, const std::vector<Tensor>& inputs, int64_t n,
 
 }  // namespace
 
-void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, const char* full,
-                                int64_t n, int nout, const int* out_steps, float* const* outs) {
-  if (n == 0) return;
-  const int ns = static_cast<int>(p.steps.size());
-  // The last step writes straight into its output; the results of other output steps are
-  // copied out of their block buffers once the block's steps have all run.
+namespace {
+
+// The output that takes the chain's last step (returned: the block runner writes it directly);
+// the others go to early as (step, buffer), copied out of the block buffers after each block.
+float* split_outputs(int ns, int nout, const int* out_steps, float* const* outs,
+                     std::pair<int, float*>* early, int* nearly) {
   float* last_out = nullptr;
-  constexpr int kStackOuts = 8;
-  std::pair<int, float*> early_stack[kStackOuts];
-  std::vector<std::pair<int, float*>> early_heap;
-  if (nout > kStackOuts) early_heap.resize(nout);
-  std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
-  int nearly = 0;
+  *nearly = 0;
   for (int j = 0; j < nout; ++j) {
     MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError, "[fused_elementwise] output ",
                 j, " takes step ", out_steps[j], " of ", ns);
     if (out_steps[j] == ns - 1)
       last_out = outs[j];
     else
-      early[nearly++] = {out_steps[j], outs[j]};
+      early[(*nearly)++] = {out_steps[j], outs[j]};
   }
   MYCEL_CHECK(last_out != nullptr, RuntimeError,
               "[fused_elementwise] no output takes the chain's last step");
+  return last_out;
+}
+
+}  // namespace
+
+void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, const char* full,
+                                int64_t n, int nout, const int* out_steps, float* const* outs) {
+  if (n == 0) return;
+  const int ns = static_cast<int>(p.steps.size());
+  // The last step writes straight into its output; the results of other output steps are
+  // copied out of their block buffers once the block's steps have all run.
+  constexpr int kStackOuts = 8;
+  std::pair<int, float*> early_stack[kStackOuts];
+  std::vector<std::pair<int, float*>> early_heap;
+  if (nout > kStackOuts) early_heap.resize(nout);
+  std::pair<int, float*>* early = nout > kStackOuts ? early_heap.data() : early_stack;
+  int nearly = 0;
+  float* const last_out = split_outputs(ns, nout, out_steps, outs, early, &nearly);
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
   parallel_for(nblocks, kBlock * (ns + nearly), [&](int64_t b0, int64_t b1) {
     // Step results of one block; the last step writes straight into the output.
@@ -213,22 +226,12 @@ void run_fused_elementwise_bf16_ends(const EwProgram& p, const void* const* base
                                      float* const* outs, uint16_t* out16) {
   if (n == 0) return;
   const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size());
-  float* last_out = nullptr;
   constexpr int kStackOuts = 8;
   MYCEL_CHECK(nout <= kStackOuts, RuntimeError, "[fused_elementwise] ", nout, " outputs, at most ",
               kStackOuts, " with bfloat16 ends");
   std::pair<int, float*> early[kStackOuts];
   int nearly = 0;
-  for (int j = 0; j < nout; ++j) {
-    MYCEL_CHECK(out_steps[j] >= 0 && out_steps[j] < ns, RuntimeError, "[fused_elementwise] output ",
-                j, " takes step ", out_steps[j], " of ", ns);
-    if (out_steps[j] == ns - 1)
-      last_out = outs[j];
-    else
-      early[nearly++] = {out_steps[j], outs[j]};
-  }
-  MYCEL_CHECK(last_out != nullptr, RuntimeError,
-              "[fused_elementwise] no output takes the chain's last step");
+  float* const last_out = split_outputs(ns, nout, out_steps, outs, early, &nearly);
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
   parallel_for(nblocks, kBlock * (ns + nearly + 1), [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> tmp, wide;  // reused: warm runs allocate nothing
