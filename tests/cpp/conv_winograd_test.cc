@@ -154,11 +154,10 @@ TEST(ConvWinograd, ThreadBlocksMatchDirectLoopOn1To3Threads) {
 }
 
 // Planes with few tiles (ResNet-18's 128 channels at 16x16 under F(4x4), 256 at 8x8 under
-// F(2x2)) split their output channels over the threads, each thread transforming every input
-// tile itself: on 1, 2 and 3 threads, with output channel block counts that split unevenly
-// (5 blocks: pairs 2 + 2 + 1; 3 pairs over 2 threads), batch 2, and one with fewer pairs than
-// threads (2 pairs on 3 threads: the step-by-step split), against the float64 loop.
-TEST(ConvWinograd, FewTilesSplitByOutputChannelsOn1To3Threads) {
+// F(2x2)) take the shared path, each step split over the threads: on 1, 2 and 3 threads, with
+// output channel block counts that split unevenly, batch 2, against the float64 loop, and every
+// thread count giving the same result (each output sums its channels in one order).
+TEST(ConvWinograd, FewTilesSharedPathOn1To3Threads) {
 #if defined(__AVX2__) && defined(__FMA__)
   const int saved = num_threads();
   const std::vector<Case> few = {
@@ -168,8 +167,6 @@ TEST(ConvWinograd, FewTilesSplitByOutputChannelsOn1To3Threads) {
       {geom(1, 32, 8, 8, 24, 1, 1, 1, 1), true, false, WinogradAct::kRelu},
   };
   // F(4x4) at 256 input channels rounds a little more (1.2e-5) than the smaller cases above.
-  // Each output sums its channels in the same order however the channels are split, so every
-  // thread count gives the same error.
   std::vector<double> first;
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);

@@ -228,19 +228,17 @@ constexpr GemmFn kGemm[kTileGroup + 1] = {nullptr,
                                           gemm_kernel<6, NO>};
 
 // Tiles [t0, t0 + nt) through the three steps on the calling thread alone, V and M in its own
-// staging buffers 0 and 1, for the output channel blocks [ob0, ob1) (ob0 even; all by default).
+// staging buffers 0 and 1.
 template <int M>
 void run_block(const Plan& q, const float* x, const float* u, const float* bias8,
-               const float* residual, float* y, WinogradAct act, int64_t t0, int64_t nt,
-               int64_t ob0 = 0, int64_t ob1 = -1) {
-  if (ob1 < 0) ob1 = q.ocb;
+               const float* residual, float* y, WinogradAct act, int64_t t0, int64_t nt) {
   float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * nt * q.c8 * sizeof(float)));
   float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * nt * q.oc8 * sizeof(float)));
   const int64_t vps = nt * q.c8, mps = nt * q.oc8;  // point strides of V and M
   for (int64_t i = 0; i < nt * q.cb; ++i)
     input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
   for (int64_t pt = 0; pt < q.p; ++pt)
-    for (int64_t ob = ob0; ob < ob1; ob += 2) {
+    for (int64_t ob = 0; ob < q.ocb; ob += 2) {
       const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
       const bool two = ob + 1 < q.ocb;
       for (int64_t t = 0; t < nt; t += kTileGroup) {
@@ -249,21 +247,10 @@ void run_block(const Plan& q, const float* x, const float* u, const float* bias8
                                           mm + pt * mps + t * q.oc8 + ob * kLanes, q.c8, q.oc8);
       }
     }
-  const int64_t nob = ob1 - ob0;
-  for (int64_t i = 0; i < nt * nob; ++i) {
-    const int64_t t = i / nob, ob = ob0 + i % nob;
+  for (int64_t i = 0; i < nt * q.ocb; ++i) {
+    const int64_t t = i / q.ocb, ob = i % q.ocb;
     output_tile<M>(q, mm + t * q.oc8 + ob * kLanes, mps, t0 + t, ob, bias8, residual, y, act);
   }
-}
-
-// Whether few-tile layers split their output channels over the threads (split_by_channels
-// below); MYCEL_WINOGRAD_OC_SPLIT=0 keeps the step-by-step split (for A/B measurements).
-bool oc_split_on() {
-  static const bool on = [] {
-    const char* s = std::getenv("MYCEL_WINOGRAD_OC_SPLIT");
-    return !(s && *s && std::atoi(s) == 0);
-  }();
-  return on;
 }
 
 template <int M>
@@ -293,29 +280,13 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
     });
     return;
   }
-  // Few tiles (each thread would read all of U for little work): U is read once, split over the
-  // threads by output channels.
+  // Few tiles (each thread would read all of U for little work): the threads split each step,
+  // the GEMM by points and output channels, so U is read once.
   int64_t tb = std::max<int64_t>(kTileGroup, kBlockBytes / per_tile / kTileGroup * kTileGroup);
   tb = std::min(tb, tiles);
-  const int64_t pairs = (q.ocb + 1) / 2;
-  if (nth > 1 && pairs >= nth && oc_split_on()) {
-    // One parallel region: each thread transforms every input tile itself (a few percent of the
-    // work at 64+ output channels) into its own V, then runs the GEMM and the output transform
-    // for its pairs of output channel blocks: no barrier between the steps, and no V or M that
-    // another core wrote. The step-by-step split below took three fork/joins per tile block
-    // and, at two threads, 20-30% more CPU time than one thread (ResNet-18's 128-channel layers
-    // at 16x16 and 256-channel ones at 8x8, per-thread CPU profile under load).
-#pragma omp parallel num_threads(nth)
-    {
-      const int64_t i = omp_get_thread_num(), n = omp_get_num_threads();
-      const int64_t ob0 = i * pairs / n * 2, ob1 = std::min(q.ocb, (i + 1) * pairs / n * 2);
-      for (int64_t t0 = 0; ob0 < ob1 && t0 < tiles; t0 += tb)
-        run_block<M>(q, x, u, bias8, residual, y, act, t0, std::min(tb, tiles - t0), ob0, ob1);
-    }
-    return;
-  }
   float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * tb * q.c8 * sizeof(float)));
   float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * tb * q.oc8 * sizeof(float)));
+  const int64_t pairs = (q.ocb + 1) / 2;
   for (int64_t t0 = 0; t0 < tiles; t0 += tb) {
     const int64_t nt = std::min(tb, tiles - t0);
     const int64_t vps = nt * q.c8, mps = nt * q.oc8;  // point strides of V and M
