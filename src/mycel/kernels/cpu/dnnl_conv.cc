@@ -121,8 +121,12 @@ void blocked8_to_nhwc(const float* x, float* y, int64_t n, int64_t c, int64_t hw
       const int64_t lanes = std::min<int64_t>(8, c - b * 8);
       const float* xs = x + (i * cb + b) * hw * 8;
       float* ys = y + i * hw * c + b * 8;
-      for (int64_t s = 0; s < hw; ++s)
-        std::memcpy(ys + s * c, xs + s * 8, static_cast<size_t>(lanes) * sizeof(float));
+      if (lanes == 8) {  // a fixed size: one 32-byte move, not a call to memcpy
+        for (int64_t s = 0; s < hw; ++s) std::memcpy(ys + s * c, xs + s * 8, 8 * sizeof(float));
+      } else {
+        for (int64_t s = 0; s < hw; ++s)
+          std::memcpy(ys + s * c, xs + s * 8, static_cast<size_t>(lanes) * sizeof(float));
+      }
     }
 }
 
@@ -134,9 +138,13 @@ void nhwc_to_blocked8(const float* x, float* y, int64_t n, int64_t c, int64_t hw
       const int64_t lanes = std::min<int64_t>(8, c - b * 8);
       const float* xs = x + i * hw * c + b * 8;
       float* ys = y + (i * cb + b) * hw * 8;
+      if (lanes == 8) {
+        for (int64_t s = 0; s < hw; ++s) std::memcpy(ys + s * 8, xs + s * c, 8 * sizeof(float));
+        continue;
+      }
       for (int64_t s = 0; s < hw; ++s) {
         std::memcpy(ys + s * 8, xs + s * c, static_cast<size_t>(lanes) * sizeof(float));
-        if (lanes < 8) std::memset(ys + s * 8 + lanes, 0, (8 - lanes) * sizeof(float));
+        std::memset(ys + s * 8 + lanes, 0, (8 - lanes) * sizeof(float));
       }
     }
 }
