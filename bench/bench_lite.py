@@ -6,7 +6,14 @@ int8 (all three): the net PTQ'd (min-max, 7-bit weights) on synthetic calibratio
 data, exported as int8 MINDIR (lite int8 kernels) and as QDQ ONNX (ONNX Runtime's int8 path).
 
     .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
-        [--torch-python /path/to/python-with-torch]
+        [--torch-python /path/to/python-with-torch] [--lite-spin N] [--ort-no-spin]
+
+Every process runs with OMP_WAIT_POLICY=PASSIVE, which the OpenMP runtimes (lite, PyTorch) honour:
+their pool threads sleep as soon as a parallel region ends. ONNX Runtime's own thread pool does not
+read it and spins between its parallel sections (session.intra_op.allow_spinning, default on). At
+two threads that difference decides the comparison (docs/edge.md, "Two threads"):
+`--lite-spin N` runs the lite runtime with GOMP_SPINCOUNT=N instead (its workers spin N rounds,
+about 26 ns each on Zen 4, before sleeping), `--ort-no-spin` turns ONNX Runtime's spinning off.
 """
 import argparse
 import json
@@ -45,6 +52,7 @@ print("{{}}")
 ORT = r"""
 import json, time, numpy as np, onnxruntime as ort
 so = ort.SessionOptions(); so.intra_op_num_threads = {threads}; so.inter_op_num_threads = 1
+if not {spin}: so.add_session_config_entry("session.intra_op.allow_spinning", "0")
 so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
 s = ort.InferenceSession({path!r}, so, providers=["CPUExecutionProvider"])
 x = np.random.default_rng(0).standard_normal({shape!r}).astype(np.float32)
@@ -111,9 +119,12 @@ def run_py(code, python=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_lite(path, threads, iters):
+def run_lite(path, threads, iters, spin=0):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
     env.pop("GOMP_SPINCOUNT", None)  # every runtime measured under the same policy
+    if spin:  # a bounded spin before sleeping (ONNX Runtime's pool spins by default)
+        env.pop("OMP_WAIT_POLICY")
+        env["GOMP_SPINCOUNT"] = str(spin)
     out = subprocess.run([os.path.join(BUILD, "mycel_lite_benchmark"), path, "--threads", str(threads),
                           "--iters", str(iters)], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:
@@ -141,6 +152,10 @@ def main():
     ap.add_argument("--models", default=",".join(SHAPES))
     ap.add_argument("--torch-python", default=sys.executable,
                     help="a Python that has torch (the eager baseline runs in its own process)")
+    ap.add_argument("--lite-spin", type=int, default=0,
+                    help="GOMP_SPINCOUNT for the lite runtime (0: OMP_WAIT_POLICY=PASSIVE, as the others)")
+    ap.add_argument("--ort-no-spin", action="store_true",
+                    help="ONNX Runtime without spinning (session.intra_op.allow_spinning=0)")
     a = ap.parse_args()
     models = [ALIASES.get(m, m) for m in a.models.split(",")]
     check = subprocess.run([a.torch_python, "-c", "import torch"], capture_output=True)
@@ -155,6 +170,8 @@ def main():
             tool_size = os.path.getsize(stripped)
         print(f"libmycel_lite.so: {os.path.getsize(lib) / 2**20:.2f} MiB (stripped); "
               f"mycel_lite_benchmark: {tool_size / 1024:.0f} KiB (stripped)")
+        print(f"lite: {'GOMP_SPINCOUNT=%d' % a.lite_spin if a.lite_spin else 'OMP_WAIT_POLICY=PASSIVE'}; "
+              f"ONNX Runtime: {'no spinning' if a.ort_no_spin else 'its pool spins (default)'}")
         print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median over rounds of each "
               "round's wall p50 and CPU ms per run (process CPU time / runs: on a loaded machine the cost "
               "without preemption; meaningful with --threads 1)\n")
@@ -165,12 +182,13 @@ def main():
         for m in models:
             lite, ort_, tor, lite8, ort8 = [], [], [], [], []
             for _ in range(a.rounds):
-                lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters))
-                ort_.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}.onnx", shape=SHAPES[m], iters=a.iters)))
+                lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters, a.lite_spin))
+                ort_.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}.onnx", shape=SHAPES[m], iters=a.iters,
+                                              spin=not a.ort_no_spin)))
                 if m in INT8:
-                    lite8.append(run_lite(f"{d}/{m}_int8.mindir", a.threads, a.iters))
+                    lite8.append(run_lite(f"{d}/{m}_int8.mindir", a.threads, a.iters, a.lite_spin))
                     ort8.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}_int8.onnx", shape=SHAPES[m],
-                                                  iters=a.iters)))
+                                                  iters=a.iters, spin=not a.ort_no_spin)))
                 if have_torch:
                     tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
                                                    shape=SHAPES[m], iters=a.iters), a.torch_python))

@@ -153,6 +153,42 @@ TEST(ConvWinograd, ThreadBlocksMatchDirectLoopOn1To3Threads) {
 #endif
 }
 
+// Planes with few tiles (ResNet-18's 128 channels at 16x16 under F(4x4), 256 at 8x8 under
+// F(2x2)) take the shared path, each step split over the threads: on 1, 2 and 3 threads, with
+// output channel block counts that split unevenly, batch 2, against the float64 loop, and every
+// thread count giving the same result (each output sums its channels in one order).
+TEST(ConvWinograd, FewTilesSharedPathOn1To3Threads) {
+#if defined(__AVX2__) && defined(__FMA__)
+  const int saved = num_threads();
+  const std::vector<Case> few = {
+      {geom(1, 128, 16, 16, 128, 1, 1, 1, 1), true, true, WinogradAct::kRelu},
+      {geom(1, 256, 8, 8, 256, 1, 1, 1, 1), true, false, WinogradAct::kNone},
+      {geom(2, 24, 9, 7, 40, 1, 1, 1, 1), false, true, WinogradAct::kRelu6},
+      {geom(1, 32, 8, 8, 24, 1, 1, 1, 1), true, false, WinogradAct::kRelu},
+  };
+  // F(4x4) at 256 input channels rounds a little more (1.2e-5) than the smaller cases above.
+  std::vector<double> first;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (size_t i = 0; i < few.size(); ++i) {
+      const Case& k = few[i];
+      const double e2 = run_case(k, 2), e4 = run_case(k, 4);
+      EXPECT_LT(e2, 2e-6) << threads << " threads, F(2x2), c " << k.g.c;
+      EXPECT_LT(e4, 2e-5) << threads << " threads, F(4x4), c " << k.g.c;
+      if (threads == 1) {
+        first.push_back(e2), first.push_back(e4);
+      } else {
+        EXPECT_EQ(e2, first[2 * i]) << threads << " threads, F(2x2), c " << k.g.c;
+        EXPECT_EQ(e4, first[2 * i + 1]) << threads << " threads, F(4x4), c " << k.g.c;
+      }
+    }
+  }
+  set_num_threads(saved);
+#else
+  GTEST_SKIP() << "AVX2 build only";
+#endif
+}
+
 TEST(ConvWinograd, RejectsMismatchedWeights) {
   const WindowGeom g = geom(1, 16, 8, 8, 16, 1, 1, 1, 1);
   Tensor w = Tensor::zeros({16, 8, 3, 3}, DType::float32);

@@ -114,3 +114,52 @@ def test_small_models_stay_float32_under_bf16(tmp_path):
     _, x18, path18 = _export("resnet18", tmp_path)
     big = lite.Session.from_file(path18, num_threads=1, precision="bfloat16", emulate_bf16=True)
     assert big.stats()["precision"] == "bfloat16"  # 556M multiply-adds: over the threshold
+
+
+class _SmallPlanes(mycel.nn.Cell):
+    """conv (Winograd at 8x8) -> stride-2 conv -> conv at 4x4: on Zen 4 the last two run oneDNN's
+    brgconv on NHWC between nChw8c tensors, their reorders as the plain loops of dnnl_conv.cc
+    (20 and 36 channels: the last 8-channel block of 20 is padding, kept zero)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = mycel.nn
+        self.c1 = nn.Conv2d(16, 20, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.c2 = nn.Conv2d(20, 36, 3, stride=2, pad_mode="pad", padding=1, has_bias=True)
+        self.c3 = nn.Conv2d(36, 20, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.c3(self.relu(self.c2(self.relu(self.c1(x)))))
+
+
+def _conv_f64(x, w, b, stride):
+    """3x3 convolution with padding 1 in float64 (N, C, H, W)."""
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    oh, ow = (h - 1) // stride + 1, (wd - 1) // stride + 1
+    y = np.zeros((n, w.shape[0], oh, ow))
+    for i in range(3):
+        for j in range(3):
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return y + b[None, :, None, None]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_small_plane_convolutions_match_float64_on_1_to_3_threads(threads, tmp_path):
+    net = randomize(_SmallPlanes(), seed=3)
+    x = np.random.default_rng(3).standard_normal((1, 16, 8, 8)).astype(np.float32)
+    path = mycel.export(net, Tensor(x), file_name=str(tmp_path / "small_planes"), file_format="MINDIR")
+    p = {k: v.asnumpy().astype(np.float64) for k, v in net.parameters_dict().items()}
+    h = np.maximum(_conv_f64(x.astype(np.float64), p["c1.weight"], p["c1.bias"], 1), 0)
+    h = np.maximum(_conv_f64(h, p["c2.weight"], p["c2.bias"], 2), 0)
+    want = _conv_f64(h, p["c3.weight"], p["c3.bias"], 1)
+    s = lite.Session.from_file(path, num_threads=threads, serial_work=0, profile=True)
+    for _ in range(2):  # the first run prepares the kernels, the second reuses them
+        _close(s.run([Tensor(x)])[0].asnumpy(), want)
+    st = s.stats()
+    assert len(st["node_us"]) == st["num_nodes"]
+    # With several threads the profile gives each thread's CPU time per node.
+    assert len(st["node_thread_us"]) == (st["num_nodes"] if threads > 1 else 0)
+    assert all(len(t) == threads and min(t) >= 0 for t in st["node_thread_us"])

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <optional>
 
+#include <omp.h>
+#include <time.h>
+
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/conv_stream.h"
@@ -103,6 +106,16 @@ SessionStats Session::stats() const {
     if (t.empty()) break;
     std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
     s.node_us.push_back(t[t.size() / 2] / 1e3);
+  }
+  for (const auto& per_thread : node_tcpu_ns_) {
+    std::vector<double> med;
+    for (std::vector<float> t : per_thread) {
+      if (t.empty()) break;
+      std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+      med.push_back(t[t.size() / 2] / 1e3);
+    }
+    if (med.empty()) break;
+    s.node_thread_us.push_back(std::move(med));
   }
   return s;
 }
@@ -270,7 +283,25 @@ bool Session::run_small(size_t k) {
 
 void Session::reset_profile() {
   for (auto& t : node_ns_) t.clear();
+  for (auto& per_thread : node_tcpu_ns_)
+    for (auto& t : per_thread) t.clear();
 }
+
+namespace {
+
+// Each pool thread's CPU clock (ns), read inside one parallel region of `threads` threads.
+void thread_clocks(int threads, std::vector<double>& ns) {
+  ns.assign(static_cast<size_t>(threads), 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    const int t = omp_get_thread_num();
+    if (t < threads) ns[t] = ts.tv_sec * 1e9 + ts.tv_nsec;
+  }
+}
+
+}  // namespace
 
 void Session::plan(const std::vector<Tensor>& inputs) {
   const size_t nv = g_.values.size();
@@ -482,6 +513,7 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   stats_.node_serial = serial_;
   stats_.plan_threads = planned_threads_;
   node_ns_.assign(g_.nodes.size(), {});
+  node_tcpu_ns_.clear();
   prepared_.clear();  // a new plan: kernels prepare again for its shapes and buffers
   prepared_.resize(g_.nodes.size());
   stats_.arena_bytes = total;
@@ -527,14 +559,26 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   for (auto [k, o] : patch_out_) out_[k][o] = slot_[g_.nodes[k].outputs[o]];
   if (options_.profile) {
     constexpr size_t kMaxRuns = 4096;
+    const auto keep = [](std::vector<float>& t, float ns) {
+      if (t.size() == kMaxRuns) t.erase(t.begin(), t.begin() + kMaxRuns / 2);
+      t.push_back(ns);
+    };
+    const int threads = planned_threads_;
+    if (threads > 1) node_tcpu_ns_.resize(g_.nodes.size());
+    std::vector<double> c0, c1;
     for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (threads > 1) thread_clocks(threads, c0);
       const auto t0 = std::chrono::steady_clock::now();
       run_node(k);
       const float ns =
           std::chrono::duration<float, std::nano>(std::chrono::steady_clock::now() - t0).count();
-      std::vector<float>& t = node_ns_[k];
-      if (t.size() == kMaxRuns) t.erase(t.begin(), t.begin() + kMaxRuns / 2);
-      t.push_back(ns);
+      keep(node_ns_[k], ns);
+      if (threads > 1) {
+        thread_clocks(threads, c1);
+        node_tcpu_ns_[k].resize(static_cast<size_t>(threads));
+        for (int t = 0; t < threads; ++t)
+          keep(node_tcpu_ns_[k][t], static_cast<float>(c1[t] - c0[t]));
+      }
     }
   } else {
     for (size_t k = 0; k < g_.nodes.size(); ++k) run_node(k);

@@ -61,6 +61,12 @@ struct SessionStats {
   /// reorders to NCHW included; medians shrug off preemption on a busy machine), over the runs
   /// since the last plan or reset_profile() (at most the last 4096).
   std::vector<double> node_us;
+  /// With SessionOptions::profile and a plan of several threads: per node, each pool thread's
+  /// median CPU time per run in microseconds (thread CPU clocks read in a parallel region before
+  /// and after the node). Unlike node_us it does not count waiting for a core, so on a loaded
+  /// machine it still shows whether a node splits its work evenly (the largest entry is its
+  /// critical path) or leaves a thread idle.
+  std::vector<std::vector<double>> node_thread_us;
   /// Per node, its work under the current plan (thread_plan.h's multiply-add count) and whether
   /// it runs on one thread.
   std::vector<int64_t> node_work;
@@ -121,6 +127,7 @@ class Session {
   std::vector<std::pair<int, int>> patch_in_;   // (node, input position) reading a model input
   std::vector<std::pair<int, int>> patch_out_;  // (node, output position) writing a model output
   std::vector<std::vector<float>> node_ns_;     // profile: per node, its time in each run
+  std::vector<std::vector<std::vector<float>>> node_tcpu_ns_;  // profile: per node, thread, run
   enum class Small : char {
     kNone,
     kDenseRows,

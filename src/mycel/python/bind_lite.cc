@@ -77,7 +77,8 @@ nb::dict stats_to_py(const lite::SessionStats& s) {
   d["constants_folded"] = s.optimized.constants_folded;
   d["activations_fused"] = s.optimized.activations_fused;
   d["dead_nodes_removed"] = s.optimized.dead_nodes_removed;
-  d["node_us"] = s.node_us;  // empty unless the session profiles
+  d["node_us"] = s.node_us;                // empty unless the session profiles
+  d["node_thread_us"] = s.node_thread_us;  // per node, each thread's CPU us (several threads)
   d["precision"] = s.precision;
   d["precision_note"] = s.precision_note;
   return d;

@@ -42,6 +42,9 @@ struct ConvEntry : Entry {
   dnnl::convolution_forward prim;
   memory::desc bias_md;
   Reorder src, wei, dst;
+  // The src (nChw8c -> NHWC) and dst (NHWC -> nChw8c) reorders run as plain loops on the
+  // calling thread (plain_reorders below) instead of oneDNN's parallel reorders.
+  bool src_loop = false, dst_loop = false;
   // Constant weights already in the primitive's layout, by their buffer (KernelParams::
   // const_weights); each keeps its source alive so the address cannot be reused by another.
   std::mutex const_mu;
@@ -92,6 +95,66 @@ bool keep_native(const std::string& impl, const WindowGeom& g) {
   }();
   return on && cpu_has_avx512() && cpu_is_zen4() && impl.rfind("brg", 0) == 0 && g.n == 1 &&
          g.groups == 1 && g.kh * g.kw > 1 && g.c >= 16 && g.oc >= 16 && g.oh * g.ow <= 16 * 16;
+}
+
+// The reorders around a kept native primitive (keep_native: brgconv on NHWC between nChw8c
+// tensors) of at most this many bytes run as plain loops on the calling thread. Each of oneDNN's
+// reorders is an OpenMP region of its own, and with OMP_WAIT_POLICY=PASSIVE every region wakes
+// the sleeping pool threads: on the 2-vCPU Zen 4 VM a wake-up, not the copy (256 KiB at most
+// here, a few us), is what such a reorder costs at two threads. ResNet-18 (32x32 input) has 12
+// of them per run, 44 regions in all. MYCEL_CONV_LOOP_REORDERS=0 keeps oneDNN's.
+constexpr size_t kLoopReorderBytes = size_t{256} << 10;
+
+bool loop_reorders_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_CONV_LOOP_REORDERS");
+    return !(v && *v && std::atoi(v) == 0);
+  }();
+  return on;
+}
+
+// nChw8c -> NHWC (c channels, hw positions per image, n images), float32.
+void blocked8_to_nhwc(const float* x, float* y, int64_t n, int64_t c, int64_t hw) {
+  const int64_t cb = (c + 7) / 8;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t b = 0; b < cb; ++b) {
+      const int64_t lanes = std::min<int64_t>(8, c - b * 8);
+      const float* xs = x + (i * cb + b) * hw * 8;
+      float* ys = y + i * hw * c + b * 8;
+      if (lanes == 8) {  // a fixed size: one 32-byte move, not a call to memcpy
+        for (int64_t s = 0; s < hw; ++s) std::memcpy(ys + s * c, xs + s * 8, 8 * sizeof(float));
+      } else {
+        for (int64_t s = 0; s < hw; ++s)
+          std::memcpy(ys + s * c, xs + s * 8, static_cast<size_t>(lanes) * sizeof(float));
+      }
+    }
+}
+
+// NHWC -> nChw8c, the channels past c (the last block's padding) zero.
+void nhwc_to_blocked8(const float* x, float* y, int64_t n, int64_t c, int64_t hw) {
+  const int64_t cb = (c + 7) / 8;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t b = 0; b < cb; ++b) {
+      const int64_t lanes = std::min<int64_t>(8, c - b * 8);
+      const float* xs = x + i * hw * c + b * 8;
+      float* ys = y + (i * cb + b) * hw * 8;
+      if (lanes == 8) {
+        for (int64_t s = 0; s < hw; ++s) std::memcpy(ys + s * 8, xs + s * c, 8 * sizeof(float));
+        continue;
+      }
+      for (int64_t s = 0; s < hw; ++s) {
+        std::memcpy(ys + s * 8, xs + s * c, static_cast<size_t>(lanes) * sizeof(float));
+        std::memset(ys + s * 8 + lanes, 0, (8 - lanes) * sizeof(float));
+      }
+    }
+}
+
+// Whether reorder r is from `from_tag` to `to_tag` on float32 dims, small enough for a loop.
+bool loop_reorder(const Reorder& r, const memory::dims& dims, memory::format_tag from_tag,
+                  memory::format_tag to_tag) {
+  if (!r.prim || !loop_reorders_on() || r.from.get_size() > kLoopReorderBytes) return false;
+  const auto f32 = memory::data_type::f32;
+  return r.from == memory::desc(dims, f32, from_tag) && r.to == memory::desc(dims, f32, to_tag);
 }
 
 // `post` may only hold relu (conv2d has no row-vector post-op). `src_blocked`/`dst_blocked` say
@@ -148,6 +211,8 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
     e->src = make_reorder(src_user, e->pd.src_desc());
     e->wei = make_reorder(wei_user, e->pd.weights_desc());
     e->dst = make_reorder(e->pd.dst_desc(), dst_user);
+    e->src_loop = loop_reorder(e->src, src_dims, tag::nChw8c, tag::nhwc);
+    e->dst_loop = loop_reorder(e->dst, dst_dims, tag::nhwc, tag::nChw8c);
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
     e->ok = false;
@@ -206,7 +271,12 @@ std::unique_ptr<ConvPrepared> prepare_conv(std::shared_ptr<ConvEntry> e, const W
 void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
   ConvEntry& e = *p.e;
   const void* src = x.data();
-  if (p.src.exec.defined()) {
+  if (e.src_loop) {
+    void* buf = staging_data(0, e.src.to.get_size());
+    blocked8_to_nhwc(static_cast<const float*>(src), static_cast<float*>(buf), p.g.n, p.g.c,
+                     p.g.h * p.g.w);
+    src = buf;
+  } else if (p.src.exec.defined()) {
     void* buf = staging_data(0, e.src.to.get_size());
     p.src.exec.set(p.src.in, src);
     p.src.exec.set(p.src.out, buf);
@@ -229,7 +299,11 @@ void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
   p.conv.set(p.a_dst, dst);
   if (bias) p.conv.set(p.a_bias, bias->data());
   p.conv.run();
-  if (p.dst.exec.defined()) {
+  if (e.dst_loop) {
+    stream().wait();  // the convolution's output complete before the loop reads it
+    nhwc_to_blocked8(static_cast<const float*>(dst), y.data<float>(), p.g.n, p.g.oc,
+                     p.g.oh * p.g.ow);
+  } else if (p.dst.exec.defined()) {
     p.dst.exec.set(p.dst.in, dst);
     p.dst.exec.set(p.dst.out, y.data());
     p.dst.exec.run();

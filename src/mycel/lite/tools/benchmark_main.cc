@@ -151,9 +151,14 @@ int main(int argc, char** argv) {
         const char* act = n.post_act == mycel::lite::NodeInfo::Act::kRelu    ? "+relu"
                           : n.post_act == mycel::lite::NodeInfo::Act::kRelu6 ? "+relu6"
                                                                              : "";
-        std::printf("  %8.3f  %zu: %s%s  work %lld%s\n", st.node_us[k], k, n.op->name.c_str(), act,
+        std::printf("  %8.3f  %zu: %s%s  work %lld%s", st.node_us[k], k, n.op->name.c_str(), act,
                     static_cast<long long>(st.node_work[k]),
                     st.node_serial[k] ? " (1 thread)" : "");
+        if (k < st.node_thread_us.size()) {  // each thread's CPU us in the node
+          std::printf("  cpu");
+          for (double us : st.node_thread_us[k]) std::printf(" %.1f", us);
+        }
+        std::printf("\n");
       }
     }
   } catch (const std::exception& e) {
