@@ -3,7 +3,7 @@ frontend rebinds x to (Parser::assign_item); the setitem functions are parsed li
 `key.dtype in (bool_,)` and the other dtype tests fold at compile time, so each assignment
 specializes to a few registry ops. Eager `Tensor.__setitem__` writes in place through numpy;
 these give the same values. f-strings call format_fstring at compile time. starred_end,
-pop_index, call_method and index_placement are plain Python run at compile time (starred
+pop_index, call_method, call_keywords and index_placement are plain Python run at compile time (starred
 assignment, list.pop, methods of compile-time values, an index tensor in a tuple key), raising
 the errors eager Python raises."""
 import builtins
@@ -120,6 +120,14 @@ def call_method(obj, name, keywords, *args):
     the last len(keywords) arguments are the values of those keywords."""
     n = len(args) - len(keywords)
     return getattr(obj, name)(*args[:n], **dict(zip(keywords, args[n:])))
+
+
+def call_keywords(fn, keywords, *args):
+    """`fn(*args)` of a compile-time callable (a Primitive's class, a Python helper) whose keyword
+    arguments are known only once analysis specializes the graph (a parameter's value): the last
+    len(keywords) arguments are the values of those keywords."""
+    n = len(args) - len(keywords)
+    return fn(*args[:n], **dict(zip(keywords, args[n:])))
 
 
 def index_placement(kinds, ndim, index_dtype, index_ndim):

@@ -407,6 +407,13 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
           return eval_op_call(*this, ctx, OpValue(oo.op, oo.attrs), args, loc);
       }
     if (NodePtr r = dict_get(*this, ctx, *o->value(), args, loc)) return r;
+    if (record_hooks().parsed_callable) {
+      bool all_const = true;
+      for (const auto& a : arg_abs) all_const &= constant_of(a) != nullptr;
+      if (!all_const)
+        if (FuncGraph* g = record_hooks().parsed_callable(*o->value()))
+          return call(ctx, method_node(ctx, g), args, loc);
+    }
     std::vector<ValuePtr> consts;
     for (size_t i = 0; i < args.size(); ++i) {
       ValuePtr v = constant_of(arg_abs[i]);

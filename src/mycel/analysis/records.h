@@ -37,6 +37,11 @@ struct RecordHooks {
   std::function<bool(const ir::Value& callee)> plain_class;
   /// A Python AttributeError with this message (raised for x.name on a tensor, as eagerly).
   std::function<ir::ValuePtr(const std::string& message)> attribute_error;
+  /// The graph of a Python object that graph mode can parse, called with run-time arguments
+  /// though only analysis made it: a Primitive configured from a graph's parameters
+  /// (`ops.Median(axis=axis)(x)`, MindSpore's scalar inputs being compile-time values).
+  /// nullptr for anything else.
+  std::function<ir::FuncGraph*(const ir::Value& callee)> parsed_callable;
 };
 void set_record_hooks(RecordHooks hooks);
 const RecordHooks& record_hooks();

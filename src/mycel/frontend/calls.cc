@@ -521,22 +521,16 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
                         std::move(kw), loc);
     if (op_handle_of(fn, &op, &preset))
       return sharded_op_call(b, fn, *op, preset, std::move(args), std::move(kw), loc);
-    if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1) {
+    bool constant_arguments = true;
+    for (auto& a : args) constant_arguments &= to_python(a).is_valid();
+    for (auto& [k, v] : kw) constant_arguments &= to_python(v).is_valid();
+    if (PyType_Check(fn.ptr()) && PyObject_IsSubclass(fn.ptr(), prim_type_.ptr()) == 1 &&
+        constant_arguments) {
       // ops.MatMul(transpose_b=True) inside construct: configure the primitive now.
       nb::list pa;
       nb::dict pk;
-      for (auto& a : args) {
-        nb::object o = to_python(a);
-        if (!o.is_valid())
-          error(loc, "TypeError", "primitive attributes must be compile-time constants");
-        pa.append(o);
-      }
-      for (auto& [k, v] : kw) {
-        nb::object o = to_python(v);
-        if (!o.is_valid())
-          error(loc, "TypeError", "primitive attributes must be compile-time constants");
-        pk[k.c_str()] = o;
-      }
+      for (auto& a : args) pa.append(to_python(a));
+      for (auto& [k, v] : kw) pk[k.c_str()] = to_python(v);
       try {
         return object_node(b, fn(*nb::tuple(pa), **pk), loc);
       } catch (nb::python_error& e) {
@@ -549,7 +543,23 @@ NodePtr Parser::call_value(Block* b, NodePtr callee, std::vector<NodePtr> args,
       NodePtr r = builtin(b, str_attr(fn, "__name__"), fn, args, kw, loc, &handled);
       if (handled) return r;
     }
-    // Anything else is evaluated by analysis at compile time; constant keywords are bound now.
+    // Anything else is evaluated by analysis at compile time: a primitive configured from a
+    // parameter (ops.Median(axis=axis)) once the graph is specialized to its value. Keywords
+    // known only then travel as trailing arguments (graph_syntax.call_keywords); constant
+    // keywords are bound now.
+    if (!constant_arguments && !kw.empty()) {
+      static nb::handle call_keywords =
+          nb::object(nb::module_::import_("mycel.common.graph_syntax").attr("call_keywords"))
+              .release();
+      std::vector<ir::ValuePtr> names;
+      for (auto& [k, v] : kw) {
+        names.push_back(ir::string(k));
+        args.push_back(v);
+      }
+      args.insert(args.begin(), {constant(py_object(call_keywords)), callee,
+                                 constant(ir::tuple(std::move(names)))});
+      return apply(b, std::move(args), loc);
+    }
     if (!kw.empty()) {
       nb::dict pk;
       for (auto& [k, v] : kw) {

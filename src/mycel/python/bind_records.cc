@@ -20,26 +20,39 @@ frontend::ParsedModule parse_or_raise(nb::handle obj);  // bind_frontend.cc
 namespace {
 using analysis::RecordMember;
 
-// Parsed methods by function object. Never freed: graphs hold Python objects, which must not
-// be released after the interpreter has finalized.
-ir::FuncGraph* method_graph(nb::handle fn) {
+// Parsed methods by the object they were parsed for (`key`: the function, or the object whose
+// `_mycel_graph_function` it is). Never freed: graphs hold Python objects, which must not be
+// released after the interpreter has finalized.
+ir::FuncGraph* parsed_graph(nb::handle key, nb::handle fn, const char* what) {
   static auto* cache = new std::map<PyObject*, frontend::ParsedModule>();
-  auto it = cache->find(fn.ptr());
+  auto it = cache->find(key.ptr());
   if (it != cache->end()) return it->second.entry;
   frontend::ParsedModule p = parse_or_raise(fn);
+  std::string name =
+      nb::cast<std::string>(nb::str(nb::getattr(fn, "__qualname__", key.type().attr("__name__"))));
   for (const ir::NodePtr& q : p.entry->parameters())
     if (static_cast<const ir::Parameter&>(*q).is_weight())
-      MYCEL_THROW(NotSupported, "graph mode: the record method ",
-                  nb::cast<std::string>(fn.attr("__qualname__")),
+      MYCEL_THROW(NotSupported, "graph mode: ", what, name,
                   " reads a Parameter; pass it as an argument instead");
   if (p.vararg >= 0)
-    MYCEL_THROW(NotSupported, "graph mode: the record method ",
-                nb::cast<std::string>(fn.attr("__qualname__")),
+    MYCEL_THROW(NotSupported, "graph mode: ", what, name,
                 " takes *args; name its parameters instead");
-  Py_INCREF(fn.ptr());  // the key stays valid
+  Py_INCREF(key.ptr());  // the key stays valid
   ir::FuncGraph* g = p.entry;
-  cache->emplace(fn.ptr(), std::move(p));
+  cache->emplace(key.ptr(), std::move(p));
   return g;
+}
+
+ir::FuncGraph* method_graph(nb::handle fn) { return parsed_graph(fn, fn, "the record method "); }
+
+// A Primitive made by compiled code from run-time-specialized values (graph_syntax.call_keywords),
+// then called with tensors: its parsable form (`_mycel_graph_function`).
+ir::FuncGraph* parsed_callable(const ir::Value& callee) {
+  if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
+  nb::gil_scoped_acquire gil;
+  nb::object obj = static_cast<const frontend::PyObjectValue&>(callee).object();
+  if (PyType_Check(obj.ptr()) || !nb::hasattr(obj, "_mycel_graph_function")) return nullptr;
+  return parsed_graph(obj, obj.attr("_mycel_graph_function"), "the primitive ");
 }
 
 RecordMember member(const ir::Value& cls_value, const std::string& name) {
@@ -125,6 +138,7 @@ nb::object rebuild_record(const analysis::detail::RecordAbs& r, nb::list values)
 void init_records() {
   analysis::RecordHooks h;
   h.member = member;
+  h.parsed_callable = parsed_callable;
   h.witness = [](const ir::Value& cls_value) -> ir::ValuePtr {
     nb::gil_scoped_acquire gil;
     nb::object cls = static_cast<const frontend::PyObjectValue&>(cls_value).object();

@@ -1,7 +1,7 @@
 """More primitives at MindSpore's import paths, each composed of registry ops (so both modes and
-gradients come with them): random_ops.Uniform, image_ops.RGBToHSV, ConjugateTranspose."""
+gradients come with them): random_ops.Uniform, image_ops.RGBToHSV, ConjugateTranspose, Median."""
 from mycel import _mycel
-from mycel.common.dtype import complex64, complex128, float16, float32, float64
+from mycel.common.dtype import complex64, complex128, float16, float32, float64, int16, int32, int64
 from mycel.ops.operations.compat_ops import _Composite
 
 _ops = _mycel.ops
@@ -60,6 +60,63 @@ class ConjugateTranspose(_Composite):
     def _call(self, x, perm):
         y = _ops.transpose(x, tuple(perm))
         return _ops.conj(y) if y.dtype in (complex64, complex128) else y
+
+
+class Median(_Composite):
+    """(values, indices) of the median along axis, or of all elements (global_median): the lower
+    middle for an even count, as MindSpore's math_ops.Median. A slice holding NaN has the median
+    NaN (its index points at a NaN) unless ignore_nan, which takes the median of the rest. An
+    empty input's global median is NaN for floats and 0 for integers."""
+
+    _DTYPES = (int16, int32, int64, float16, float32, float64)
+
+    def __init__(self, global_median=False, axis=0, keep_dims=False, ignore_nan=False):
+        for name, v in (("global_median", global_median), ("keep_dims", keep_dims), ("ignore_nan", ignore_nan)):
+            if not isinstance(v, bool):
+                raise TypeError(f"Median: argument '{name}' must be a bool, got {v!r}")
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"Median: argument 'axis' must be an int, got {axis!r}")
+        super().__init__(global_median=global_median, axis=axis, keep_dims=keep_dims, ignore_nan=ignore_nan)
+
+    def _call(self, x):
+        if x.dtype not in self._DTYPES:
+            raise TypeError(f"Median: input 'x' must be int16, int32, int64, float16, float32 or float64, "
+                            f"got {x.dtype}")
+        floating = x.dtype in (float16, float32, float64)
+        if self.global_median:
+            x, axis, keep = _ops.reshape(x, (-1,)), 0, False
+        else:
+            rank = max(x.ndim, 1)
+            if not -rank <= self.axis < rank:
+                raise ValueError(f"Median: argument 'axis' must be in [{-rank}, {rank}) for an input of "
+                                 f"shape {tuple(x.shape)}, got {self.axis}")
+            axis, keep = self.axis % rank, self.keep_dims
+            if x.ndim == 0:
+                x = _ops.reshape(x, (1,))
+        n = x.shape[axis]
+        # Shaped like the slices' results, axis kept: the zeros the answers are built on.
+        base = _ops.sum(_ops.zeros_like(x, int64), (axis,), True)
+        if n == 0:  # no element to take: NaN for floats, 0 for integers, as MindSpore
+            v, i = _ops.cast(base, x.dtype), base
+            if floating:
+                v = v + float("nan")
+            if not keep:
+                v, i = _ops.squeeze(v, (axis,)), _ops.squeeze(i, (axis,))
+            return v, i
+        values, order = _ops.sort(x, axis)
+        middle = base + (n - 1) // 2
+        k = middle
+        if floating:
+            # NaN sorts last: count the numbers before it, per slice.
+            count = _ops.sum(_ops.cast(_ops.logical_not(_ops.isnan(values)), int64), (axis,), True)
+            if self.ignore_nan:
+                k = _ops.maximum(_ops.floor_div(count - 1, 2), base)
+            else:
+                k = _ops.select(_ops.less(count, n), base + (n - 1), middle)
+        v, i = _ops.gather_elements(values, k, axis), _ops.gather_elements(order, k, axis)
+        if not keep:
+            v, i = _ops.squeeze(v, (axis,)), _ops.squeeze(i, (axis,))
+        return v, i
 
 
 COMPOSITES = [n for n, v in dict(globals()).items()
