@@ -16,6 +16,8 @@ import pytest
 import mycel as ms
 from mycel import Tensor, ops
 
+from complex_grad_helpers import check_gradients
+
 R = np.random.default_rng(5)
 MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
 
@@ -28,23 +30,6 @@ def _pynative_after():
 
 def _c(*shape):
     return R.normal(size=shape) + 1j * R.normal(size=shape)
-
-
-def _fd(loss, args, eps=1e-6):
-    """Central differences of a real numpy loss: dL/dx (+ i dL/dy for complex arguments)."""
-    grads = []
-    for k, a in enumerate(args):
-        g = np.zeros(a.shape, a.dtype)
-        steps = (1.0, 1j) if np.iscomplexobj(a) else (1.0,)
-        for idx in np.ndindex(a.shape):
-            for s in steps:
-                def at(h):
-                    b = [x.copy() for x in args]
-                    b[k][idx] += h * s
-                    return loss(*b)
-                g[idx] += s * (at(eps) - at(-eps)) / (2 * eps)
-        grads.append(g)
-    return grads
 
 
 # (name, mycel loss, numpy loss, argument factory)
@@ -88,20 +73,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_complex_gradients_match_finite_differences(case, mode):
     name, loss, ref, make = case
-    args = make()
-    ms.set_context(mode=mode)
-    positions = tuple(range(len(args)))
-
-    def grad(*a):
-        return ms.grad(loss, grad_position=positions)(*a)
-    if mode == ms.GRAPH_MODE:
-        grad = ms.jit(grad)
-    got = grad(*[Tensor(a) for a in args])
-    got = got if isinstance(got, tuple) else (got,)
-    expected = _fd(ref, args)
-    for g, e, a in zip(got, expected, args):
-        assert g.asnumpy().dtype == a.dtype, name
-        np.testing.assert_allclose(g.asnumpy(), e, rtol=1e-5, atol=1e-6, err_msg=name)
+    check_gradients(name, loss, ref, make(), mode)
 
 
 def test_a_complex_step_of_gradient_descent_lowers_the_loss():

@@ -11,6 +11,8 @@ import pytest
 import mycel as ms
 from mycel import Tensor, ops
 
+from complex_grad_helpers import check_gradients
+
 R = np.random.default_rng(21)
 MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
 
@@ -31,22 +33,6 @@ T3, T32, T0, T22 = Tensor(K3), Tensor(K32), Tensor(K2[0]), Tensor(K22)  # the we
 EYE3 = Tensor(3 * np.eye(3, dtype=np.complex128))
 W3 = Tensor(np.array([0.3, -1.0, 2.0]))
 ABS_K3 = Tensor(np.abs(K3))
-
-
-def _fd(loss, args, eps=1e-6):
-    """Central differences of a real numpy loss: dL/dx + i dL/dy per complex argument."""
-    grads = []
-    for k, a in enumerate(args):
-        g = np.zeros(a.shape, a.dtype)
-        for idx in np.ndindex(a.shape):
-            for s in (1.0, 1j):
-                def at(h):
-                    b = [x.copy() for x in args]
-                    b[k][idx] += h * s
-                    return loss(*b)
-                g[idx] += s * (at(eps) - at(-eps)) / (2 * eps)
-        grads.append(g)
-    return grads
 
 
 def _re(z, k):
@@ -99,19 +85,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_complex_linalg_gradients_match_finite_differences(case, mode):
     name, loss, ref, make = case
-    args = make()
-    ms.set_context(mode=mode)
-    positions = tuple(range(len(args)))
-
-    def grad(*a):
-        return ms.grad(loss, grad_position=positions)(*a)
-    if mode == ms.GRAPH_MODE:
-        grad = ms.jit(grad)
-    got = grad(*[Tensor(a) for a in args])
-    got = got if isinstance(got, tuple) else (got,)
-    for g, e, a in zip(got, _fd(ref, args), args):
-        assert g.asnumpy().dtype == a.dtype, name
-        np.testing.assert_allclose(g.asnumpy(), e, rtol=1e-5, atol=1e-6, err_msg=name)
+    check_gradients(name, loss, ref, make(), mode)
 
 
 def test_real_inputs_keep_their_gradients():
