@@ -5,6 +5,7 @@ depend, make_tuple) disappear here; anything else left in the graph is an error.
 import numpy as np
 
 from mycel import _mycel
+from mycel.common.graph_data import route
 from mycel.common.tensor import Tensor
 
 
@@ -53,17 +54,9 @@ def flatten(data):
         return env[tuple(ref)]
 
     for n in data["nodes"]:
-        key = ("node", n["id"])
-        if n["kind"] == "prim":
-            if n["op"] == "tuple_getitem":
-                env[key] = env[tuple(n["inputs"][0])][n["inputs"][1][1]]
-            elif n["op"] == "depend":
-                env[key] = value(n["inputs"][0])
-            elif n["op"] == "make_tuple":
-                env[key] = tuple(value(r) for r in n["inputs"])
-            else:
-                raise NotImplementedError(f"MINDIR export: graph primitive {n['op']} at {n['loc']}")
+        if route(n, env, value, "MINDIR export"):
             continue
+        key = ("node", n["id"])
         args = []
         for r in n["inputs"]:  # a variadic input (concat's tensors) arrives as one tuple
             v = value(r)

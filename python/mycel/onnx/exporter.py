@@ -4,6 +4,7 @@ opset 17. One rule per registry op turns an IR node into ONNX nodes; an op witho
 error naming it and its source line."""
 import numpy as np
 
+from mycel.common.graph_data import route
 from mycel.onnx import proto as pb
 from mycel.onnx.proto import Writer
 
@@ -406,17 +407,9 @@ def graph_to_onnx(data, input_names=None, output_names=None, graph_name="mycel",
         return env[tuple(ref)]
 
     for n in data["nodes"]:
-        key = ("node", n["id"])
-        if n["kind"] == "prim":
-            if n["op"] == "tuple_getitem":
-                env[key] = env[tuple(n["inputs"][0])][n["inputs"][1][1]]
-            elif n["op"] == "depend":
-                env[key] = value(n["inputs"][0])
-            elif n["op"] == "make_tuple":
-                env[key] = tuple(value(r) for r in n["inputs"])
-            else:
-                raise NotImplementedError(f"export: graph primitive {n['op']} at {n['loc']}")
+        if route(n, env, value, "export"):
             continue
+        key = ("node", n["id"])
         rule = RULES.get(n["op"])
         if rule is None:
             raise NotImplementedError(f"export to ONNX: op '{n['op']}' (at {n['loc']}) has no ONNX rule; "
