@@ -120,24 +120,12 @@ void check_conv_dy(const InferContext& c, const Shape& xs, const Shape& ws) {
   check_conv_dout(c, {g.n, g.oc, g.oh, g.ow}, xs, ws, "conv2d");
 }
 
-// conv2d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
 std::vector<TensorMeta> infer_conv_bwd_input(const InferContext& c) {
-  check_rank(c, 0, 4, 4);
-  check_rank(c, 1, 4, 4);
-  check_same_dtype(c, 0, 1);
-  const Shape xs = full_shape_attr(c, "input_size", 4, "N, C, H, W", c.in(0).shape[0]);
-  check_conv_dy(c, xs, c.in(1).shape);
-  return {{xs, c.in(0).dtype}};
+  return infer_conv_backprop(c, 4, "N, C, H, W", false, check_conv_dy);
 }
 
-// conv2d_backprop_filter(dout, x): dw of filter_size.
 std::vector<TensorMeta> infer_conv_bwd_filter(const InferContext& c) {
-  check_rank(c, 0, 4, 4);
-  check_rank(c, 1, 4, 4);
-  check_same_dtype(c, 0, 1);
-  const Shape ws = full_shape_attr(c, "filter_size", 4, "N, C, H, W");
-  check_conv_dy(c, c.in(1).shape, ws);
-  return {{ws, c.in(0).dtype}};
+  return infer_conv_backprop(c, 4, "N, C, H, W", true, check_conv_dy);
 }
 
 void conv_bwd_input_kernel(const KernelContext& c) {

@@ -85,24 +85,12 @@ void check_conv3_dout(const InferContext& c, const Shape& xs, const Shape& ws) {
   check_conv_dout(c, out_shape(xs, g, g.oc), xs, ws, "conv3d");
 }
 
-// conv3d_backprop_input(dout, w): dx of input_size, whose batch dim is taken from dout.
 std::vector<TensorMeta> infer_conv3_bwd_input(const InferContext& c) {
-  check_rank(c, 0, 5, 5);
-  check_rank(c, 1, 5, 5);
-  check_same_dtype(c, 0, 1);
-  const Shape xs = full_shape_attr(c, "input_size", 5, "N, C, D, H, W", c.in(0).shape[0]);
-  check_conv3_dout(c, xs, c.in(1).shape);
-  return {{xs, c.in(0).dtype}};
+  return infer_conv_backprop(c, 5, "N, C, D, H, W", false, check_conv3_dout);
 }
 
-// conv3d_backprop_filter(dout, x): dw of filter_size.
 std::vector<TensorMeta> infer_conv3_bwd_filter(const InferContext& c) {
-  check_rank(c, 0, 5, 5);
-  check_rank(c, 1, 5, 5);
-  check_same_dtype(c, 0, 1);
-  const Shape ws = full_shape_attr(c, "filter_size", 5, "N, C, D, H, W");
-  check_conv3_dout(c, c.in(1).shape, ws);
-  return {{ws, c.in(0).dtype}};
+  return infer_conv_backprop(c, 5, "N, C, D, H, W", true, check_conv3_dout);
 }
 
 void conv3_bwd_input_kernel(const KernelContext& c) {

@@ -144,4 +144,19 @@ void check_conv_dout(const InferContext& c, const Shape& want, const Shape& xs, 
                 shape_str(xs), " and weight shape ", shape_str(ws));
 }
 
+std::vector<TensorMeta> infer_conv_backprop(const InferContext& c, size_t rank, const char* dims,
+                                            bool filter, ConvDyCheck check_dy) {
+  check_rank(c, 0, rank, rank);
+  check_rank(c, 1, rank, rank);
+  check_same_dtype(c, 0, 1);
+  if (filter) {
+    const Shape ws = full_shape_attr(c, "filter_size", rank, dims);
+    check_dy(c, c.in(1).shape, ws);
+    return {{ws, c.in(0).dtype}};
+  }
+  const Shape xs = full_shape_attr(c, "input_size", rank, dims, c.in(0).shape[0]);
+  check_dy(c, xs, c.in(1).shape);
+  return {{xs, c.in(0).dtype}};
+}
+
 }  // namespace mycel

@@ -49,4 +49,12 @@ Shape full_shape_attr(const InferContext& c, const char* name, size_t rank, cons
 void check_conv_dout(const InferContext& c, const Shape& want, const Shape& xs, const Shape& ws,
                      const char* forward);
 
+/// The infer rule of a convolution's backward ops on rank-`rank` operands (dims names them,
+/// "N, C, H, W"): backprop_input(dout, w) gives dx of 'input_size' (its batch dim taken from
+/// dout), backprop_filter(dout, x) dw of 'filter_size'; check_dy(c, xs, ws) checks dout against
+/// the forward's output for x shape xs and weight shape ws.
+using ConvDyCheck = void (*)(const InferContext& c, const Shape& xs, const Shape& ws);
+std::vector<TensorMeta> infer_conv_backprop(const InferContext& c, size_t rank, const char* dims,
+                                            bool filter, ConvDyCheck check_dy);
+
 }  // namespace mycel
