@@ -112,3 +112,14 @@ def test_primitive_configured_from_parameters_in_graph_mode(graph_mode):
     y = np.arange(6, dtype=np.float32).reshape(2, 3)
     assert summed(mycel.Tensor(y), True).shape == (2, 1)
     np.testing.assert_allclose(summed(mycel.Tensor(y), False).asnumpy(), y.sum(1))
+
+
+@mycel.jit
+def median_with_tensor_axis(x, axis):
+    return ops.Median(axis=axis)(x)
+
+
+def test_primitive_attribute_known_only_at_run_time_is_refused(graph_mode):
+    x = mycel.Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match=r"Median\(\.\.\.\): keyword argument 'axis' \(i64\[\]\) is only known at run time"):
+        median_with_tensor_axis(x, mycel.Tensor(np.array(1)))

@@ -450,6 +450,26 @@ NodePtr Engine::call(Context* ctx, const NodePtr& callee, const std::vector<Node
                     "evaluated at compile time, so only compile-time values can be passed to it",
                     where(loc));
       }
+      // callee(k=v) with v known only to analysis is call_keywords(callee, keywords, args...)
+      // (the frontend's call of a compile-time callee): name the callee and the argument.
+      if (!v && o->value()->repr() == "py:mycel.common.graph_syntax.call_keywords" && i >= 2 &&
+          args.size() >= 2) {
+        auto* callee_abs = dynamic_cast<const OpaqueAbs*>(arg_abs[0].get());
+        ValuePtr callee = callee_abs ? callee_abs->value() : constant_of(arg_abs[0]);
+        std::vector<std::string> names;
+        if (ValuePtr t = constant_of(arg_abs[1]); t && t->kind() == ValueKind::kTuple)
+          for (const auto& k : static_cast<const SequenceValue&>(*t).items())
+            names.push_back(k->kind() == ValueKind::kStr ? static_cast<const StrValue&>(*k).value()
+                                                         : k->repr());
+        const size_t n_pos = args.size() - 2 - std::min(names.size(), args.size() - 2);
+        const std::string what = i - 2 < n_pos ? "argument " + std::to_string(i - 2)
+                                               : "keyword argument '" + names[i - 2 - n_pos] + "'";
+        MYCEL_THROW(TypeError, "[specialize] ", callee ? callee->repr().substr(3) : "the callee",
+                    "(...): ", what, " (", arg_abs[i]->repr(),
+                    ") is only known at run time; it is evaluated at compile time (a primitive's "
+                    "attributes, a Python helper), so pass a Python value",
+                    where(loc));
+      }
       if (!v && record_hooks().plain_class && record_hooks().plain_class(*o->value()))
         MYCEL_THROW(NotSupported, "[specialize] cannot create an instance of class ",
                     o->value()->repr().substr(3), " in graph mode: argument ", i, " (",
