@@ -1,11 +1,10 @@
-"""ops.Median (MindSpore's math_ops.Median) against numpy, eagerly and compiled, and primitives
-configured inside compiled code from a function's scalar parameters (MindSpore treats scalar
-inputs of a graph as compile-time values)."""
+"""ops.Median (MindSpore's math_ops.Median) against numpy (compiled, configured from a function's
+parameters: test_graph_made_objects.py)."""
 import numpy as np
 import pytest
 
 import mycel
-from mycel import nn, ops
+from mycel import ops
 
 
 def lower_median(a, axis, ignore_nan):
@@ -74,52 +73,3 @@ def test_median_bad_input():
         ops.Median()(mycel.Tensor(np.zeros((2,), np.bool_)))
     with pytest.raises(TypeError, match="Median: argument 'keep_dims' must be a bool"):
         ops.Median(keep_dims=1)
-
-
-@pytest.fixture
-def graph_mode():
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
-@mycel.jit
-def median_of(x, global_median=False, axis=0, ignore_nan=False):
-    op = ops.Median(global_median=global_median, axis=axis, ignore_nan=ignore_nan)
-    return op(x)
-
-
-@mycel.jit
-def summed(x, keep):
-    return ops.ReduceSum(keep_dims=keep)(x, 1)
-
-
-class MedianCell(nn.Cell):
-    def construct(self, x, axis=0, ignore_nan=False):
-        return ops.Median(axis=axis, ignore_nan=ignore_nan)(x)
-
-
-def test_primitive_configured_from_parameters_in_graph_mode(graph_mode):
-    x = np.array([[3, np.nan, 2, 0, 5], [1, 2, 3, 4, 9]], np.float32)
-    for kwargs in ({}, {"axis": 1}, {"axis": 1, "ignore_nan": True}, {"global_median": True, "ignore_nan": True}):
-        got = median_of(mycel.Tensor(x), **kwargs)
-        want = (lower_median(x.reshape(-1), 0, kwargs.get("ignore_nan", False)) if kwargs.get("global_median")
-                else lower_median(x, kwargs.get("axis", 0), kwargs.get("ignore_nan", False)))
-        np.testing.assert_array_equal(got[0].asnumpy(), want)
-    v, _ = MedianCell()(mycel.Tensor(x), 1, True)
-    np.testing.assert_array_equal(v.asnumpy(), lower_median(x, 1, True))
-    # A registry primitive configured from a parameter: each value compiles its own graph.
-    y = np.arange(6, dtype=np.float32).reshape(2, 3)
-    assert summed(mycel.Tensor(y), True).shape == (2, 1)
-    np.testing.assert_allclose(summed(mycel.Tensor(y), False).asnumpy(), y.sum(1))
-
-
-@mycel.jit
-def median_with_tensor_axis(x, axis):
-    return ops.Median(axis=axis)(x)
-
-
-def test_primitive_attribute_known_only_at_run_time_is_refused(graph_mode):
-    x = mycel.Tensor(np.ones((2, 3), np.float32))
-    with pytest.raises(TypeError, match=r"Median\(\.\.\.\): keyword argument 'axis' \(i64\[\]\) is only known at run time"):
-        median_with_tensor_axis(x, mycel.Tensor(np.array(1)))

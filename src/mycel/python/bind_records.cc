@@ -23,7 +23,8 @@ using analysis::RecordMember;
 // Parsed methods by the object they were parsed for (`key`: the function, or the object whose
 // `_mycel_graph_function` it is). Never freed: graphs hold Python objects, which must not be
 // released after the interpreter has finalized.
-ir::FuncGraph* parsed_graph(nb::handle key, nb::handle fn, const char* what) {
+ir::FuncGraph* parsed_graph(nb::handle key, nb::handle fn, const char* what,
+                            const char* weights_advice = "; pass it as an argument instead") {
   static auto* cache = new std::map<PyObject*, frontend::ParsedModule>();
   auto it = cache->find(key.ptr());
   if (it != cache->end()) return it->second.entry;
@@ -32,8 +33,7 @@ ir::FuncGraph* parsed_graph(nb::handle key, nb::handle fn, const char* what) {
       nb::cast<std::string>(nb::str(nb::getattr(fn, "__qualname__", key.type().attr("__name__"))));
   for (const ir::NodePtr& q : p.entry->parameters())
     if (static_cast<const ir::Parameter&>(*q).is_weight())
-      MYCEL_THROW(NotSupported, "graph mode: ", what, name,
-                  " reads a Parameter; pass it as an argument instead");
+      MYCEL_THROW(NotSupported, "graph mode: ", what, name, " reads a Parameter", weights_advice);
   if (p.vararg >= 0)
     MYCEL_THROW(NotSupported, "graph mode: ", what, name,
                 " takes *args; name its parameters instead");
@@ -45,14 +45,22 @@ ir::FuncGraph* parsed_graph(nb::handle key, nb::handle fn, const char* what) {
 
 ir::FuncGraph* method_graph(nb::handle fn) { return parsed_graph(fn, fn, "the record method "); }
 
-// A Primitive made by compiled code from run-time-specialized values (graph_syntax.call_keywords),
-// then called with tensors: its parsable form (`_mycel_graph_function`).
+// An object that compiled code made at compile time (a Primitive configured from specialized
+// values through graph_syntax.call_keywords, a Cell built inside a compiled function), then
+// called with tensors: its parsable form (`_mycel_graph_function`, or the Cell itself).
 ir::FuncGraph* parsed_callable(const ir::Value& callee) {
   if (callee.kind() != ir::ValueKind::kExternal) return nullptr;
   nb::gil_scoped_acquire gil;
   nb::object obj = static_cast<const frontend::PyObjectValue&>(callee).object();
-  if (PyType_Check(obj.ptr()) || !nb::hasattr(obj, "_mycel_graph_function")) return nullptr;
-  return parsed_graph(obj, obj.attr("_mycel_graph_function"), "the primitive ");
+  if (PyType_Check(obj.ptr())) return nullptr;
+  if (nb::hasattr(obj, "_mycel_graph_function"))
+    return parsed_graph(obj, obj.attr("_mycel_graph_function"), "the primitive ");
+  static nb::handle cell_type = nb::object(nb::module_::import_("mycel.nn").attr("Cell")).release();
+  if (PyObject_IsInstance(obj.ptr(), cell_type.ptr()) == 1)
+    return parsed_graph(obj, obj, "the Cell ",
+                        ", and it was made inside compiled code: create it outside (in __init__) "
+                        "so that its Parameters are the network's");
+  return nullptr;
 }
 
 RecordMember member(const ir::Value& cls_value, const std::string& name) {
