@@ -60,9 +60,20 @@ struct State {
   std::condition_variable cv;
 };
 
+std::atomic<State*> g_state{nullptr};
+
+// A forked child has none of the keepers, and a mutex one of them held is locked for good in
+// it: the child starts over with a fresh state (the old one is leaked, as above).
+void reset_in_child() { g_state.store(new State); }
+
 State& state() {
-  static State* s = new State;
-  return *s;
+  static const bool once = [] {
+    g_state.store(new State);
+    pthread_atfork(nullptr, nullptr, reset_in_child);
+    return true;
+  }();
+  (void)once;
+  return *g_state.load(std::memory_order_acquire);
 }
 
 void keeper_loop(State& s) {
