@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +36,7 @@ int64_t now_ns() {
 struct Config {
   bool on = true;
   int64_t linger_ns = 2'000'000;
+  int max_keepers = 0;  // one per CPU beyond the caller's
 };
 
 Config read_config() {
@@ -47,7 +49,8 @@ Config read_config() {
     const long long us = std::strtoll(s, &end, 10);
     if (end != s && us >= 0) c.linger_ns = us * 1000;
   }
-  if (std::thread::hardware_concurrency() <= 1) c.on = false;
+  c.max_keepers = static_cast<int>(std::thread::hardware_concurrency()) - 1;
+  if (c.max_keepers <= 0) c.on = false;
   return c;
 }
 
@@ -94,7 +97,7 @@ void keeper_loop(State& s) {
 void keep_cpus_awake(bool run_starts) {
   static const Config config = read_config();
   if (!config.on) return;
-  const int want = num_threads() - 1;
+  const int want = std::min(num_threads() - 1, config.max_keepers);
   if (want <= 0) return;
   State& s = state();
   s.until.store(run_starts ? std::numeric_limits<int64_t>::max() : now_ns() + config.linger_ns);

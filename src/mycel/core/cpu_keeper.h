@@ -14,9 +14,10 @@
 namespace mycel {
 
 /// A Program run starts (run_starts true) or ends: keeper threads, one per pool thread beyond
-/// the caller's, spin from the start until a linger after the end (MYCEL_CPU_KEEPER_US, default
-/// 2000), then sleep. Off with MYCEL_CPU_KEEPER=0, under OMP_WAIT_POLICY=PASSIVE (the user asked
-/// for no spinning) and with one pool thread. An atomic store and a clock read when warm.
+/// the caller's (at most one per other CPU), spin from the start until a linger after the end
+/// (MYCEL_CPU_KEEPER_US, default 2000), then sleep. Off with MYCEL_CPU_KEEPER=0, under
+/// OMP_WAIT_POLICY=PASSIVE (the user asked for no spinning) and with one pool thread. An atomic
+/// store and a clock read when warm.
 void keep_cpus_awake(bool run_starts);
 
 /// Keeper threads started so far (tests).
