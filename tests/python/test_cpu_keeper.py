@@ -1,5 +1,5 @@
 """Keeper threads (src/mycel/core/cpu_keeper.h): around graph runs, one SCHED_IDLE thread per
-pool thread beyond the caller's keeps a CPU from halting; it spins from a run's start until a
+pool thread beyond the caller's (at most one per other CPU) keeps a CPU from halting; it spins from a run's start until a
 linger after its end (also when the run throws), then sleeps; off under OMP_WAIT_POLICY=PASSIVE,
 with MYCEL_CPU_KEEPER=0 and with one thread. Results are those of a run without keepers (and of
 numpy), for 1, 2 and 3 threads. Each case runs in a fresh process: the settings are read once."""
@@ -92,7 +92,8 @@ def test_keepers_spin_around_a_run_then_sleep(script, threads):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one CPU: no keepers")
     r = _run(script, threads)
-    assert r["started"] == threads - 1 and r["idle"] == threads - 1
+    want = min(threads - 1, os.cpu_count() - 1)  # at most one per CPU beyond the caller's
+    assert r["started"] == want and r["idle"] == want
     # The 300 ms linger has just begun: the keeper spins (runs or waits for a CPU, never sleeps).
     assert r["spinning_after_run"]
     assert r["asleep_after_linger"]
