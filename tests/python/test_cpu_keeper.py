@@ -1,8 +1,9 @@
 """Keeper threads (src/mycel/core/cpu_keeper.h): around graph runs, one SCHED_IDLE thread per
-pool thread beyond the caller's (at most one per other CPU) keeps a CPU from halting; it spins from a run's start until a
-linger after its end (also when the run throws), then sleeps; off under OMP_WAIT_POLICY=PASSIVE,
-with MYCEL_CPU_KEEPER=0 and with one thread. Results are those of a run without keepers (and of
-numpy), for 1, 2 and 3 threads. Each case runs in a fresh process: the settings are read once."""
+pool thread beyond the caller's (at most one per other CPU) keeps a CPU from halting; it spins
+from a run's start until a linger after its end (also when the run throws), then sleeps; off
+under OMP_WAIT_POLICY=PASSIVE, with MYCEL_CPU_KEEPER=0 and with one thread. Results are those of
+a run without keepers (and of numpy), for 1, 2 and 3 threads. Each case runs in a fresh process:
+the settings are read once."""
 import json
 import os
 import subprocess
