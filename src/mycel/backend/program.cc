@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "mycel/backend/detail.h"
+#include "mycel/core/cpu_keeper.h"
 #include "mycel/insight/insight.h"
 
 namespace mycel::backend {
@@ -117,8 +118,31 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) {
   return outs;
 }
 
+namespace {
+
+// The outermost run on this thread keeps the pool's CPUs awake from its start until a linger
+// after its end (cpu_keeper.h), also when it throws.
+class KeepAwake {
+ public:
+  KeepAwake() {
+    if (depth_++ == 0) keep_cpus_awake(true);
+  }
+  ~KeepAwake() {
+    if (--depth_ == 0) keep_cpus_awake(false);
+  }
+  KeepAwake(const KeepAwake&) = delete;
+  KeepAwake& operator=(const KeepAwake&) = delete;
+
+ private:
+  static thread_local int depth_;
+};
+thread_local int KeepAwake::depth_ = 0;
+
+}  // namespace
+
 void Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outs) {
   detail::ProgramImpl& p = *impl_;
+  const KeepAwake awake;
   std::lock_guard<std::mutex> lock(p.run_mutex);
   const detail::Function& top = p.fns[0];
   check_inputs(top, inputs);

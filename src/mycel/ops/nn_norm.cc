@@ -5,6 +5,7 @@
 #include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/kernels/cpu/norm_fast.h"
+#include "mycel/kernels/cpu/softmax_rows.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
@@ -64,6 +65,8 @@ void softmax_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   int64_t outer, len, inner;
   split_at_axis(x.shape(), softmax_axis(c.op, c.attrs, x.ndim()), outer, len, inner);
+  // Short rows of a small tensor: a loop (oneDNN's set-up per row costs more than the row).
+  if (cpu::softmax_small_rows(x, c.out(0), outer, len, inner, Log)) return;
   // oneDNN's softmax is a fast jit kernel on the last axis (5x the loop), a reference one 7x
   // slower than the loop on other axes.
   if (cpu::use_dnnl(x.dtype(), inner == 1))

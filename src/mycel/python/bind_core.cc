@@ -2,6 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "mycel/core/cpu_features.h"
+#include "mycel/core/cpu_keeper.h"
 #include "mycel/core/parallel.h"
 #include "mycel/frontend/py_convert.h"
 
@@ -30,6 +31,8 @@ void init_core(nb::module_& m) {
       "cpu_has_avx512", &cpu_has_avx512,
       "Whether Mycel's AVX-512 kernels run here (the CPU has them and MYCEL_MAX_CPU_ISA allows).");
   m.def("serial_work_threshold", &serial_work_threshold);
+  m.def("cpu_keepers_started", &cpu_keepers_started,
+        "Keeper threads started so far (SCHED_IDLE spinners around graph runs, cpu_keeper.h).");
   m.def("allocator_stats", [] {
     AllocatorStats s = allocator_stats();
     nb::dict d;
