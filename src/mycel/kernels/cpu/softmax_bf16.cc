@@ -60,9 +60,10 @@ inline void store16(uint16_t* p, __m512 v) {  // bf16_round_bits lane by lane
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_maskz_cvtepi32_epi16(kAll, r));
 }
 
-// exp_nonpositive's polynomial in 16 lanes; 2^n by scalef.
+// exp_nonpositive's polynomial in 16 lanes; 2^n by scalef, which rounds into float32's denormals
+// as std::exp does and reaches 0 below -103.3 (the clamp at -120 keeps -inf's exp at 0).
 inline __m512 exp16_nonpositive(__m512 x) {
-  x = _mm512_maskz_max_ps(kAll, x, _mm512_set1_ps(-88.3762626647949f));
+  x = _mm512_maskz_max_ps(kAll, x, _mm512_set1_ps(-120.0f));
   const __m512 fx = _mm512_maskz_roundscale_ps(
       kAll, _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
       _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
