@@ -213,7 +213,8 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
   parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> xh, dyh, fsum;  // the row's xhat (and its dy in float, for bf16)
+    thread_local std::vector<float> xh, dyh,
+        fsum;  // the row's xhat (and its dy in float, for bf16)
     if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
     if (static_cast<int64_t>(dyh.size()) < inner) dyh.resize(static_cast<size_t>(inner));
     // dgamma/dbeta: float partial sums over blocks of kFloatRows rows, added into the chunk's
@@ -259,7 +260,8 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
         T* out = DX + r * inner;
         if (G)
-          for (int64_t i = 0; i < inner; ++i) out[i] = narrow<T>(rs * dp[i] * G[i] + bx * xhat[i] + k);
+          for (int64_t i = 0; i < inner; ++i)
+            out[i] = narrow<T>(rs * dp[i] * G[i] + bx * xhat[i] + k);
         else
           for (int64_t i = 0; i < inner; ++i) out[i] = narrow<T>(rs * dp[i] + bx * xhat[i] + k);
         if (G) {

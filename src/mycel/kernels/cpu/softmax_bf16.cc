@@ -111,7 +111,8 @@ bool softmax_row16(const uint16_t* x, uint16_t* y, int64_t len, float* buf) {
   }
   const float inv = 1.0f / sum;  // sum >= 1: the maximum's own exp(0)
   const __m512 vinv = _mm512_set1_ps(inv);
-  for (int64_t l = 0; l < vec; l += 16) store16(y + l, _mm512_mul_ps(_mm512_loadu_ps(buf + l), vinv));
+  for (int64_t l = 0; l < vec; l += 16)
+    store16(y + l, _mm512_mul_ps(_mm512_loadu_ps(buf + l), vinv));
   for (int64_t l = vec; l < len; ++l) y[l] = bf16_round_bits(buf[l] * inv);
   return true;
 }
@@ -146,7 +147,8 @@ inline __m256 load8(const uint16_t* p) {
 inline void store8(uint16_t* p, __m256 v) {
   const __m256i u = _mm256_castps_si256(v);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  __m256i r =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
   const __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
   r = _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
   // Pack the 8 values (each < 2^16) into 16 bits: packus works per 128-bit half, so the halves'
