@@ -289,6 +289,44 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
 
 }  // namespace
 
+bool layer_norm_bf16(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                     Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps) {
+  if (x.dtype() != DType::bfloat16 || y.dtype() != DType::bfloat16 || inner <= 0 ||
+      !all_f32({&gamma, &beta, &mean, &rstd}) || gamma.numel() != inner || beta.numel() != inner ||
+      !(eps >= 0))
+    return false;
+  const BFloat16* X = x.data<BFloat16>();
+  const float *G = gamma.data<float>(), *B = beta.data<float>();
+  BFloat16* Y = y.data<BFloat16>();
+  float *MU = mean.data<float>(), *RS = rstd.data<float>();
+  parallel_for(outer, inner * 8, [&](int64_t s, int64_t e) {
+    thread_local std::vector<float> row;  // the row widened once: it is read three times
+    if (static_cast<int64_t>(row.size()) < inner) row.resize(static_cast<size_t>(inner));
+    float* xf = row.data();
+    for (int64_t r = s; r < e; ++r) {
+      const BFloat16* xp = X + r * inner;
+      for (int64_t i = 0; i < inner; ++i) xf[i] = float(xp[i]);
+      const double mu = lane_sum(inner, [xf](int64_t i) { return xf[i]; }) / double(inner);
+      const float muf = static_cast<float>(mu);
+      // Two passes: the variance from the centred values (no cancellation).
+      const double var = lane_sum(inner,
+                                  [xf, muf](int64_t i) {
+                                    const float d = xf[i] - muf;
+                                    return d * d;
+                                  }) /
+                         double(inner);
+      const double rs = 1.0 / std::sqrt(var + eps);
+      MU[r] = muf;
+      RS[r] = static_cast<float>(rs);
+      const float rsf = static_cast<float>(rs);
+      BFloat16* out = Y + r * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        out[i] = narrow<BFloat16>((xf[i] - muf) * rsf * G[i] + B[i]);
+    }
+  });
+  return true;
+}
+
 bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
                          Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner) {
