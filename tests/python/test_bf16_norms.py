@@ -139,8 +139,8 @@ class LNWeighted(nn.Cell):
 
 # (shape, begin_norm_axis, begin_params_axis): oneDNN's path (params over the normalized dims,
 # rows of 128 and of an odd length) and the widened reference (params over fewer dims).
-# The first two (and the transformer step's 2048x128, split over the threads) take norm_fast's
-# bf16 rows forward and backward.
+# The first two (and the transformer step's 2048x128, split over the threads) take oneDNN's
+# forward and norm_fast's bf16 rows backward.
 LN_CASES = [((4, 16, 128), 2, 2), ((3, 5, 37), 2, 2), ((6, 4, 10), 1, 2), ((16, 128, 128), 2, 2)]
 
 

@@ -8,6 +8,7 @@
 #include "mycel/core/dtype.h"
 #include "mycel/core/half.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/bf16_round_row.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
 namespace mycel::cpu {
@@ -213,8 +214,9 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
   parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> xh, dyh,
-        fsum;  // the row's xhat (and its dy in float, for bf16)
+    // The row's xhat, its dy in float (bf16), the dgamma/dbeta block sums, dx's float row (bf16).
+    thread_local std::vector<float> xh, dyh, fsum, orow;
+    if (static_cast<int64_t>(orow.size()) < inner) orow.resize(static_cast<size_t>(inner));
     if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
     if (static_cast<int64_t>(dyh.size()) < inner) dyh.resize(static_cast<size_t>(inner));
     // dgamma/dbeta: float partial sums over blocks of kFloatRows rows, added into the chunk's
@@ -258,12 +260,16 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
         const double m = double(inner);
         const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
+        // bf16: the row in float first, rounded by bf16_round_row.
         T* out = DX + r * inner;
+        float* o = orow.data();
+        if constexpr (std::is_same_v<T, float>) o = out;
         if (G)
-          for (int64_t i = 0; i < inner; ++i)
-            out[i] = narrow<T>(rs * dp[i] * G[i] + bx * xhat[i] + k);
+          for (int64_t i = 0; i < inner; ++i) o[i] = rs * dp[i] * G[i] + bx * xhat[i] + k;
         else
-          for (int64_t i = 0; i < inner; ++i) out[i] = narrow<T>(rs * dp[i] + bx * xhat[i] + k);
+          for (int64_t i = 0; i < inner; ++i) o[i] = rs * dp[i] + bx * xhat[i] + k;
+        if constexpr (!std::is_same_v<T, float>)
+          bf16_round_row(o, reinterpret_cast<uint16_t*>(out), inner);
         if (G) {
           for (int64_t i = 0; i < inner; ++i) {
             fg[i] += dp[i] * xhat[i];
@@ -288,44 +294,6 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
 }
 
 }  // namespace
-
-bool layer_norm_bf16(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                     Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps) {
-  if (x.dtype() != DType::bfloat16 || y.dtype() != DType::bfloat16 || inner <= 0 ||
-      !all_f32({&gamma, &beta, &mean, &rstd}) || gamma.numel() != inner || beta.numel() != inner ||
-      !(eps >= 0))
-    return false;
-  const BFloat16* X = x.data<BFloat16>();
-  const float *G = gamma.data<float>(), *B = beta.data<float>();
-  BFloat16* Y = y.data<BFloat16>();
-  float *MU = mean.data<float>(), *RS = rstd.data<float>();
-  parallel_for(outer, inner * 8, [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> row;  // the row widened once: it is read three times
-    if (static_cast<int64_t>(row.size()) < inner) row.resize(static_cast<size_t>(inner));
-    float* xf = row.data();
-    for (int64_t r = s; r < e; ++r) {
-      const BFloat16* xp = X + r * inner;
-      for (int64_t i = 0; i < inner; ++i) xf[i] = float(xp[i]);
-      const double mu = lane_sum(inner, [xf](int64_t i) { return xf[i]; }) / double(inner);
-      const float muf = static_cast<float>(mu);
-      // Two passes: the variance from the centred values (no cancellation).
-      const double var = lane_sum(inner,
-                                  [xf, muf](int64_t i) {
-                                    const float d = xf[i] - muf;
-                                    return d * d;
-                                  }) /
-                         double(inner);
-      const double rs = 1.0 / std::sqrt(var + eps);
-      MU[r] = muf;
-      RS[r] = static_cast<float>(rs);
-      const float rsf = static_cast<float>(rs);
-      BFloat16* out = Y + r * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        out[i] = narrow<BFloat16>((xf[i] - muf) * rsf * G[i] + B[i]);
-    }
-  });
-  return true;
-}
 
 bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,

@@ -24,13 +24,6 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
                          Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
                          int64_t spatial, bool training);
 
-/// layer_norm_ref's contract for bf16 x and y with float32 gamma and beta covering one row and
-/// float32 statistics (amp O2's layer norm): each row widened once, its mean and centred variance
-/// summed in float lanes into double, y rounded once. oneDNN 2.6 runs this case with its
-/// reference-like simple_layer_normalization (0.11-0.14 ms for the transformer's 2048x128).
-bool layer_norm_bf16(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                     Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps);
-
 /// layer_norm_grad_ref's contract, every tensor float32 and gamma covering one row (numel ==
 /// inner; its usual form, begin_params_axis == begin_norm_axis) or empty.
 bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
