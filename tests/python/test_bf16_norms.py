@@ -139,13 +139,25 @@ class LNWeighted(nn.Cell):
 
 # (shape, begin_norm_axis, begin_params_axis): oneDNN's path (params over the normalized dims,
 # rows of 128 and of an odd length) and the widened reference (params over fewer dims).
-LN_CASES = [((4, 16, 128), 2, 2), ((3, 5, 37), 2, 2), ((6, 4, 10), 1, 2)]
+# The first two (and the transformer step's 2048x128, split over the threads) take oneDNN's
+# forward and norm_fast's bf16 rows backward.
+LN_CASES = [((4, 16, 128), 2, 2), ((3, 5, 37), 2, 2), ((6, 4, 10), 1, 2), ((16, 128, 128), 2, 2)]
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("shape,norm_axis,params_axis", LN_CASES)
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
-def test_layer_norm_bf16_activations_float32_params(shape, norm_axis, params_axis, mode):
-    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+def test_layer_norm_bf16_activations_float32_params(shape, norm_axis, params_axis, mode, threads):
+    saved = mycel.get_context("num_threads")
+    mycel.set_context(mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE,
+                      num_threads=threads)
+    try:
+        _check_layer_norm(shape, norm_axis, params_axis, mode)
+    finally:
+        mycel.set_context(num_threads=saved)
+
+
+def _check_layer_norm(shape, norm_axis, params_axis, mode):
     x = bf16_values(RNG.standard_normal(shape) * 2 + 0.7)
     w = bf16_values(RNG.standard_normal(shape))
     pshape = shape[params_axis:]

@@ -140,6 +140,22 @@ void convert_elements(const void* src, DType src_dtype, void* dst, DType dst_dty
     });
     return;
   }
+  if (src_dtype == DType::float32 && dst_dtype == DType::bfloat16) {
+    // amp's casts (a step's input, float32 black-list results): float_to_bf16_bits' rounding
+    // with its NaN branch turned into a select, so the loop vectorizes (the transformer step's
+    // input cast, 2048x128: 245 -> ~40 us on one core). The same bits.
+    const uint32_t* s = static_cast<const uint32_t*>(src);
+    uint16_t* d = static_cast<uint16_t*>(dst);
+    parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const uint32_t u = s[i];
+        const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x40u;
+        const uint32_t nan = 0u - static_cast<uint32_t>((u & 0x7fffffffu) > 0x7f800000u);
+        d[i] = static_cast<uint16_t>((q & nan) | (r & ~nan));
+      }
+    });
+    return;
+  }
   visit_any_dtype(src_dtype, [&](auto st) {
     using S = typename decltype(st)::type;
     visit_any_dtype(dst_dtype, [&](auto dt) {

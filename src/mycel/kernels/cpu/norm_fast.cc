@@ -8,11 +8,14 @@
 #include "mycel/core/dtype.h"
 #include "mycel/core/half.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/bf16_round_row.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
 namespace mycel::cpu {
 namespace {
 
 constexpr int kLanes = 8;  // one AVX2 register of floats: the compiler keeps each lane array in one
+constexpr int kFloatRows = 16;  // rows summed in float before their double sum (layer norm grad)
 
 // Sum of f(i) over [0, n) in kLanes float lanes, returned in double (lanes added last).
 template <class F>
@@ -50,6 +53,16 @@ namespace {
 template <class T>
 bool act_dtype_ok(const Tensor& t) {
   return t.dtype() == dtype_of<T>::value;
+}
+
+// A float result stored as T: for bf16 the bits of BFloat16(f) without its branch, so that the
+// store loops vectorize (the layer norm backward's rows: 3x faster on one core).
+template <class T>
+inline T narrow(float f) {
+  if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16::from_bits(bf16_round_bits(f));
+  else
+    return T(f);
 }
 
 template <class T>
@@ -94,7 +107,7 @@ void batch_norm_loop(const Tensor& x, const Tensor& scale, const Tensor& bias, T
       for (int64_t b = 0; b < n; ++b) {
         const T* p = X + (b * c + ch) * spatial;
         T* q = Y + (b * c + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i) q[i] = T(float(p[i]) * a + b0);
+        for (int64_t i = 0; i < spatial; ++i) q[i] = narrow<T>(float(p[i]) * a + b0);
       }
     }
   });
@@ -141,7 +154,7 @@ void batch_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& scale
         const T* dp = DY + (b * c + ch) * spatial;
         T* out = DX + (b * c + ch) * spatial;
         for (int64_t i = 0; i < spatial; ++i)
-          out[i] = T(af * float(dp[i]) + bxf * (float(xp[i]) - mu) + kf);
+          out[i] = narrow<T>(af * float(dp[i]) + bxf * (float(xp[i]) - mu) + kf);
       }
     }
   });
@@ -201,13 +214,31 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
   parallel_for(chunks, std::max<int64_t>(outer / chunks * inner * 8, 1), [&](int64_t s, int64_t e) {
-    thread_local std::vector<float> xh, dyh;  // the row's xhat (and its dy in float, for bf16)
+    // The row's xhat, its dy in float (bf16), the dgamma/dbeta block sums, dx's float row (bf16).
+    thread_local std::vector<float> xh, dyh, fsum, orow;
+    if (static_cast<int64_t>(orow.size()) < inner) orow.resize(static_cast<size_t>(inner));
     if (static_cast<int64_t>(xh.size()) < inner) xh.resize(static_cast<size_t>(inner));
     if (static_cast<int64_t>(dyh.size()) < inner) dyh.resize(static_cast<size_t>(inner));
+    // dgamma/dbeta: float partial sums over blocks of kFloatRows rows, added into the chunk's
+    // double sums per block (a double add per element and row cost as much as the rest of the
+    // row's work).
+    if (static_cast<int64_t>(fsum.size()) < 2 * inner) fsum.resize(static_cast<size_t>(2 * inner));
+    float* fg = fsum.data();
+    float* fb = fg + inner;
     for (int64_t ck = s; ck < e; ++ck) {
       double* sg = part + ck * 2 * inner;
       double* sb = sg + inner;
       std::fill(sg, sg + 2 * inner, 0.0);
+      std::fill(fg, fg + 2 * inner, 0.0f);
+      int block = 0;
+      auto flush = [&] {
+        for (int64_t i = 0; i < inner; ++i) {
+          sg[i] += double(fg[i]);
+          sb[i] += double(fb[i]);
+          fg[i] = fb[i] = 0.0f;
+        }
+        block = 0;
+      };
       for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
         const T* xp = X + r * inner;
         const float mu = MU[r], rs = RS[r];
@@ -229,17 +260,25 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
         const double m = double(inner);
         const float k = static_cast<float>((double(DMU[r]) - double(rs) * a) / m),
                     bx = static_cast<float>(-(double(rs) * b + double(DRS[r]) * rs * rs) / m);
+        // bf16: the row in float first, rounded by bf16_round_row.
         T* out = DX + r * inner;
+        float* o = orow.data();
+        if constexpr (std::is_same_v<T, float>) o = out;
         if (G)
-          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] * G[i] + bx * xhat[i] + k);
+          for (int64_t i = 0; i < inner; ++i) o[i] = rs * dp[i] * G[i] + bx * xhat[i] + k;
         else
-          for (int64_t i = 0; i < inner; ++i) out[i] = T(rs * dp[i] + bx * xhat[i] + k);
-        if (G)
+          for (int64_t i = 0; i < inner; ++i) o[i] = rs * dp[i] + bx * xhat[i] + k;
+        if constexpr (!std::is_same_v<T, float>)
+          bf16_round_row(o, reinterpret_cast<uint16_t*>(out), inner);
+        if (G) {
           for (int64_t i = 0; i < inner; ++i) {
-            sg[i] += double(dp[i] * xhat[i]);
-            sb[i] += double(dp[i]);
+            fg[i] += dp[i] * xhat[i];
+            fb[i] += dp[i];
           }
+          if (++block == kFloatRows) flush();
+        }
       }
+      flush();
     }
   });
   if (has_gamma) {

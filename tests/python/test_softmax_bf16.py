@@ -1,0 +1,149 @@
+"""bfloat16 softmax and softmax_grad on the last axis (kernels/cpu/softmax_bf16.cc, amp O2's
+attention weights): forward and gradient against float64 numpy on the same bf16-valued data
+(one rounding of the exact result), against the float32 kernel rounded once, rows whose length
+leaves a tail past the vector lanes, masked (-inf) and NaN rows, 1/2/3 threads, and the O2
+transformer step against its float32 twin."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import amp, nn, ops, Tensor
+
+from test_norm_fast import Weighted
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from models import TransformerClassifier  # noqa: E402
+
+RNG = np.random.default_rng(25)
+BF16_EPS = 2.0 ** -8  # bfloat16's unit roundoff: 8 significant bits
+SHAPES = [(64, 128, 128), (3, 5, 37), (2, 7), (4, 1), (5, 130), (2, 3, 16)]
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    threads = mycel.get_context("num_threads")
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+
+
+def bf16(a):
+    return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16)
+
+
+def values(t):
+    return t.astype(mycel.float32).asnumpy().astype(np.float64)
+
+
+class Softmax(nn.Cell):
+    def construct(self, x):
+        return ops.softmax(x, axis=-1)
+
+
+def softmax64(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_forward_one_rounding_of_exact(shape, threads):
+    mycel.set_context(num_threads=threads)
+    x = bf16(RNG.standard_normal(shape) * 4)
+    y = ops.softmax(x, axis=-1)
+    assert y.dtype == mycel.bfloat16
+    ref = softmax64(values(x))
+    got = values(y)
+    # One rounding of the float result (float exp: a few float ulps) to bf16: within 2^-8.
+    np.testing.assert_array_less(np.abs(got - ref), BF16_EPS * ref + 1e-30)
+    # The float32 kernel rounded once gives the same bits but for rare float-level ties.
+    y32 = ops.softmax(x.astype(mycel.float32), axis=-1).astype(mycel.bfloat16)
+    same = values(y32) == got
+    assert same.mean() > 0.99
+    np.testing.assert_allclose(got, values(y32), rtol=2 * BF16_EPS, atol=0)
+
+
+def test_forward_masked_and_nan_rows():
+    x = np.array([[1.0, -np.inf, 2.0, 0.5] * 5,
+                  [-np.inf] * 20,
+                  [0.0, np.nan] + [1.0] * 18,
+                  [3.0] * 20], np.float32)
+    got = values(ops.softmax(bf16(x), axis=-1))
+    e = np.exp(x[0] - 2.0)
+    np.testing.assert_allclose(got[0], e / e.sum(), rtol=BF16_EPS)
+    assert np.all(got[0][1::4] == 0)  # a masked key gets no weight
+    assert np.all(np.isnan(got[1]))   # all keys masked: NaN, as the float32 kernel gives
+    assert np.all(np.isnan(got[2]))
+    np.testing.assert_array_equal(got[3], values(bf16(np.full(20, 0.05))))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_gradient_against_closed_form(shape, threads, mode):
+    mycel.set_context(num_threads=threads,
+                      mode=mycel.GRAPH_MODE if mode == "graph" else mycel.PYNATIVE_MODE)
+    x = bf16(RNG.standard_normal(shape) * 3)
+    w = values(bf16(RNG.standard_normal(shape)))  # dy: bf16 values
+    net = Weighted(Softmax(), w)
+    net.w = bf16(w)
+    grad = ops.GradOperation()(net)
+    for _ in range(2 if mode == "graph" else 1):  # the second graph run: the warm launch
+        dx = grad(x)
+        assert dx.dtype == mycel.bfloat16
+    y = values(ops.softmax(x, axis=-1))  # the bf16 forward the backward reads
+    ref = y * (w - (y * w).sum(-1, keepdims=True))
+    # One rounding of the float result; the row's sum in float lanes adds a few float ulps of the
+    # row's scale (y * |w|).
+    scale = (y * np.abs(w)).sum(-1, keepdims=True) * y
+    np.testing.assert_array_less(np.abs(values(dx) - ref), BF16_EPS * np.abs(ref) + 1e-5 * scale + 1e-30)
+
+
+def test_gradient_matches_finite_differences():
+    """The float64 closed form above is the softmax's derivative: checked on float64 data."""
+    x = RNG.standard_normal((3, 9))
+    w = RNG.standard_normal((3, 9))
+    y = softmax64(x)
+    ref = y * (w - (y * w).sum(-1, keepdims=True))
+    h = 1e-6
+    fd = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = h
+        fd[i] = ((softmax64(x + d) * w).sum() - (softmax64(x - d) * w).sum()) / (2 * h)
+    np.testing.assert_allclose(ref, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_o2_transformer_step_tracks_float32(threads):
+    """Two O2 steps of a small transformer (bf16 softmax forward and backward inside) against the
+    float32 steps: losses within bf16 tolerance."""
+    mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=threads)
+    rng = np.random.default_rng(7)
+    x = Tensor(rng.standard_normal((4, 16, 32)).astype(np.float32))
+    y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
+    losses = {}
+    for level in ("O0", "O2"):
+        mycel.set_seed(5)
+        net = TransformerClassifier(d_model=32, nhead=2, dim_feedforward=64, num_layers=1)
+        opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = amp.build_train_network(net, opt, loss, level=level)
+        step.set_train(True)
+        losses[level] = [float(step(x, y).asnumpy()) for _ in range(3)]
+    np.testing.assert_allclose(losses["O2"], losses["O0"], rtol=2e-2)
+    assert losses["O2"][2] < losses["O2"][0]
+
+
+def test_avx2_lanes_in_a_subprocess():
+    """The AVX2 form (what a CPU without AVX-512 runs; MYCEL_MAX_CPU_ISA=avx2 forces it here): the
+    forward and gradient tests above in a fresh process."""
+    import subprocess
+    env = dict(os.environ, MYCEL_MAX_CPU_ISA="avx2")
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                        "-k", "forward or gradient_against"], env=env, capture_output=True, text=True,
+                       cwd=os.path.dirname(__file__), timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout
