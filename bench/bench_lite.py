@@ -6,14 +6,17 @@ int8 (all three): the net PTQ'd (min-max, 7-bit weights) on synthetic calibratio
 data, exported as int8 MINDIR (lite int8 kernels) and as QDQ ONNX (ONNX Runtime's int8 path).
 
     .venv/bin/python bench/bench_lite.py [--threads 1] [--rounds 3] [--iters 200] [--models lenet5,...]
-        [--torch-python /path/to/python-with-torch] [--lite-spin N] [--ort-no-spin]
+        [--torch-python /path/to/python-with-torch] [--passive] [--lite-spin N] [--ort-no-spin]
 
-Every process runs with OMP_WAIT_POLICY=PASSIVE, which the OpenMP runtimes (lite, PyTorch) honour:
-their pool threads sleep as soon as a parallel region ends. ONNX Runtime's own thread pool does not
-read it and spins between its parallel sections (session.intra_op.allow_spinning, default on). At
-two threads that difference decides the comparison (docs/edge.md, "Two threads"):
-`--lite-spin N` runs the lite runtime with GOMP_SPINCOUNT=N instead (its workers spin N rounds,
-about 26 ns each on Zen 4, before sleeping), `--ort-no-spin` turns ONNX Runtime's spinning off.
+By default each runtime runs with its own default wait policy, as a user gets it: no
+OMP_WAIT_POLICY or GOMP_SPINCOUNT in any process's environment, so the OpenMP runtimes (the lite
+runtime's libgomp, PyTorch's) spin about 300,000 rounds before a pool thread sleeps, and ONNX
+Runtime's own pool spins between its parallel sections (session.intra_op.allow_spinning, on by
+default). `--passive` measures them all without spinning: OMP_WAIT_POLICY=PASSIVE for the OpenMP
+runtimes and allow_spinning=0 for ONNX Runtime. At two threads the wait policy decides the
+comparison (docs/edge.md, "Two threads"). `--lite-spin N` runs the lite runtime with
+GOMP_SPINCOUNT=N instead (about 26 ns per spin round on Zen 4); `--ort-no-spin` turns ONNX
+Runtime's spinning off alone. Each runtime's threads and wait policy are printed first.
 """
 import argparse
 import json
@@ -62,7 +65,8 @@ lat = []; c0 = time.process_time()
 for _ in range({iters}):
     t = time.perf_counter(); s.run(None, {{name: x}}); lat.append((time.perf_counter() - t) * 1e3)
 cpu = (time.process_time() - c0) / {iters} * 1e3
-print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu}}))
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu,
+                  "threads": so.intra_op_num_threads}}))
 """
 
 TORCH = r"""
@@ -106,25 +110,44 @@ with torch.inference_mode():
     for _ in range({iters}):
         t = time.perf_counter(); net(x); lat.append((time.perf_counter() - t) * 1e3)
     cpu = (time.process_time() - c0) / {iters} * 1e3
-print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu}}))
+print(json.dumps({{"p50": float(np.percentile(lat, 50)), "p90": float(np.percentile(lat, 90)), "cpu": cpu,
+                  "threads": torch.get_num_threads()}}))
 """
 
 
-def run_py(code, python=None):
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    env.pop("GOMP_SPINCOUNT", None)  # set by `import mycel` here; it would override the policy
-    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+def wait_env(policy=None, spin=0):
+    """This environment without any OpenMP wait setting, then `policy` or `spin` if given.
+
+    `import mycel` sets GOMP_SPINCOUNT=1000 in the environment of this script's children when the
+    user set neither variable, and a user's own settings would make the comparison depend on their
+    shell: every process starts from none and gets only what its mode gives it."""
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    env.pop("GOMP_SPINCOUNT", None)
+    if spin:
+        env["GOMP_SPINCOUNT"] = str(spin)
+    elif policy:
+        env["OMP_WAIT_POLICY"] = policy
+    return env
+
+
+def omp_wait(env):
+    if "GOMP_SPINCOUNT" in env:
+        return f"GOMP_SPINCOUNT={env['GOMP_SPINCOUNT']}"
+    if "OMP_WAIT_POLICY" in env:
+        return f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}"
+    return "libgomp default (spins ~300000 rounds, then sleeps)"
+
+
+def run_py(code, python=None, env=None):
+    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, env=env or wait_env(),
+                         timeout=900)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_lite(path, threads, iters, spin=0):
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    env.pop("GOMP_SPINCOUNT", None)  # every runtime measured under the same policy
-    if spin:  # a bounded spin before sleeping (ONNX Runtime's pool spins by default)
-        env.pop("OMP_WAIT_POLICY")
-        env["GOMP_SPINCOUNT"] = str(spin)
+def run_lite(path, threads, iters, env):
     out = subprocess.run([os.path.join(BUILD, "mycel_lite_benchmark"), path, "--threads", str(threads),
                           "--iters", str(iters)], capture_output=True, text=True, env=env, timeout=900)
     if out.returncode:
@@ -134,6 +157,7 @@ def run_lite(path, threads, iters, spin=0):
     info["load_ms"] = float(re.search(r"load_ms: ([\d.]+)", out.stdout).group(1))
     info["rss"] = float(re.search(r"peak_rss_mb: ([\d.]+)", out.stdout).group(1))
     info["cpu"] = float(re.search(r"cpu_ms_per_run: ([\d.]+)", out.stdout).group(1))
+    info["threads"] = int(re.search(r"threads: (\d+)", out.stdout).group(1))
     return info
 
 
@@ -152,11 +176,16 @@ def main():
     ap.add_argument("--models", default=",".join(SHAPES))
     ap.add_argument("--torch-python", default=sys.executable,
                     help="a Python that has torch (the eager baseline runs in its own process)")
+    ap.add_argument("--passive", action="store_true",
+                    help="no runtime spins: OMP_WAIT_POLICY=PASSIVE (lite, PyTorch), allow_spinning=0 (ONNX Runtime)")
     ap.add_argument("--lite-spin", type=int, default=0,
-                    help="GOMP_SPINCOUNT for the lite runtime (0: OMP_WAIT_POLICY=PASSIVE, as the others)")
+                    help="GOMP_SPINCOUNT for the lite runtime (0: the mode's policy, as the others)")
     ap.add_argument("--ort-no-spin", action="store_true",
                     help="ONNX Runtime without spinning (session.intra_op.allow_spinning=0)")
     a = ap.parse_args()
+    omp_env = wait_env("PASSIVE" if a.passive else None)  # PyTorch's (and the export's)
+    lite_env = wait_env("PASSIVE" if a.passive else None, a.lite_spin)
+    ort_spin = not (a.passive or a.ort_no_spin)
     models = [ALIASES.get(m, m) for m in a.models.split(",")]
     check = subprocess.run([a.torch_python, "-c", "import torch"], capture_output=True)
     have_torch = check.returncode == 0  # not imported here: its own process
@@ -170,8 +199,12 @@ def main():
             tool_size = os.path.getsize(stripped)
         print(f"libmycel_lite.so: {os.path.getsize(lib) / 2**20:.2f} MiB (stripped); "
               f"mycel_lite_benchmark: {tool_size / 1024:.0f} KiB (stripped)")
-        print(f"lite: {'GOMP_SPINCOUNT=%d' % a.lite_spin if a.lite_spin else 'OMP_WAIT_POLICY=PASSIVE'}; "
-              f"ONNX Runtime: {'no spinning' if a.ort_no_spin else 'its pool spins (default)'}")
+        waits = {"lite": omp_wait(lite_env), "ort": "its own pool, " + (
+            "spins (allow_spinning, default)" if ort_spin else "no spinning (allow_spinning=0)"),
+            "torch": omp_wait(omp_env)}
+        for k, name in (("lite", "lite runtime"), ("ort", "ONNX Runtime"), ("torch", "PyTorch eager")):
+            print(f"{name}: {a.threads} thread(s) requested; wait: {waits[k]}")
+        seen = {"lite": set(), "ort": set(), "torch": set()}  # the thread counts each process reported
         print(f"threads {a.threads}, {a.rounds} rounds x {a.iters} runs, batch 1; median over rounds of each "
               "round's wall p50 and CPU ms per run (process CPU time / runs: on a loaded machine the cost "
               "without preemption; meaningful with --threads 1)\n")
@@ -182,16 +215,18 @@ def main():
         for m in models:
             lite, ort_, tor, lite8, ort8 = [], [], [], [], []
             for _ in range(a.rounds):
-                lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters, a.lite_spin))
+                lite.append(run_lite(f"{d}/{m}.mindir", a.threads, a.iters, lite_env))
                 ort_.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}.onnx", shape=SHAPES[m], iters=a.iters,
-                                              spin=not a.ort_no_spin)))
+                                              spin=ort_spin)))
                 if m in INT8:
-                    lite8.append(run_lite(f"{d}/{m}_int8.mindir", a.threads, a.iters, a.lite_spin))
+                    lite8.append(run_lite(f"{d}/{m}_int8.mindir", a.threads, a.iters, lite_env))
                     ort8.append(run_py(ORT.format(threads=a.threads, path=f"{d}/{m}_int8.onnx", shape=SHAPES[m],
-                                                  iters=a.iters, spin=not a.ort_no_spin)))
+                                                  iters=a.iters, spin=ort_spin)))
                 if have_torch:
                     tor.append(run_py(TORCH.format(bench=os.path.join(ROOT, "bench"), threads=a.threads, name=m,
-                                                   shape=SHAPES[m], iters=a.iters), a.torch_python))
+                                                   shape=SHAPES[m], iters=a.iters), a.torch_python, omp_env))
+            for k, rows in (("lite", lite), ("ort", ort_), ("torch", tor)):
+                seen[k].update(r["threads"] for r in rows)
             lp, lc, op, oc = med(lite, "p50"), med(lite, "cpu"), med(ort_, "p50"), med(ort_, "cpu")
             tp, tc = med(tor, "p50"), med(tor, "cpu")
             print(f"| {m} | {lp:.3f} | {med(lite, 'p90'):.3f} | {lc:.3f} | {lite[0]['load_ms']:.1f} | "
@@ -201,6 +236,8 @@ def main():
                 l8, l8c, o8, o8c = med(lite8, "p50"), med(lite8, "cpu"), med(ort8, "p50"), med(ort8, "cpu")
                 int8_rows.append(f"| {m} | {l8:.3f} | {l8c:.3f} | {lc:.3f} | {o8:.3f} | {o8c:.3f} | {oc:.3f} | "
                                  f"{tc:.3f} | {lc / l8c:.2f} | {l8c / o8c:.2f} | {l8c / tc:.2f} |")
+        print("\nthreads each process ran with: " + "; ".join(
+            f"{k} {', '.join(map(str, sorted(v))) or '-'}" for k, v in seen.items()))
         if int8_rows:
             print("\nint8 (PTQ, min-max, 7-bit weights): lite int8 MINDIR vs lite fp32, ONNX Runtime on the QDQ "
                   "export and on fp32, torch fp32 eager; ms (cpu: CPU ms per run)")

@@ -26,12 +26,13 @@ class _Mlp(nn.Cell):
 
 class _Residual(nn.Cell):
     """conv -> relu -> conv, + the shortcut, relu, global average pooling: a ResNet block's tail
-    with 12 channels (not a multiple of the layout's channel block: padded lanes)."""
+    with 12 or 44 channels (not a multiple of the layout's channel block: padded lanes; 44: the
+    pooling's four-block pass and a remainder of two blocks)."""
 
-    def __init__(self, keep_dims):
+    def __init__(self, keep_dims, channels=12):
         super().__init__()
-        self.a = nn.Conv2d(3, 12, 3, pad_mode="pad", padding=1, has_bias=True)
-        self.b = nn.Conv2d(12, 12, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.a = nn.Conv2d(3, channels, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.b = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1, has_bias=True)
         self.keep_dims = keep_dims
 
     def construct(self, x):
@@ -62,9 +63,26 @@ def test_dense_rows_panels_match_numpy(tmp_path):
             assert s.stats()["num_small"] == (2 if small and rows <= 4 else 0)
 
 
-@pytest.mark.parametrize("keep_dims", [False, True])
-def test_residual_add_relu_and_global_pool_on_blocked_layout(keep_dims, tmp_path):
-    net = randomize(_Residual(keep_dims), seed=5)
+@pytest.mark.parametrize("threads", [2, 3])
+def test_dense_rows_split_over_threads_match_numpy(threads, tmp_path):
+    """A wide classifier (1000 outputs: 16 panels, the last one 40 wide) with its panels split over
+    the pool's threads (serial_work=0: the plan keeps nothing on one thread)."""
+    net = randomize(nn.Dense(300, 1000), seed=6)
+    rng = np.random.default_rng(6)
+    path = mycel.export(net, Tensor(rng.standard_normal((1, 300)).astype(np.float32)),
+                        file_name=str(tmp_path / "wide"), file_format="MINDIR")
+    w, b = (p.asnumpy().astype(np.float64) for _, p in net.parameters_and_names())
+    s = lite.Session.from_file(path, num_threads=threads, serial_work=0)
+    for rows in (1, 3):
+        x = rng.standard_normal((rows, 300)).astype(np.float32)
+        np.testing.assert_allclose(s.run([Tensor(x)])[0].asnumpy(), x @ w.T + b, rtol=1e-4, atol=1e-4)
+        st = s.stats()
+        assert st["num_small"] == 1 and st["num_serial"] == 0 and st["plan_threads"] == threads
+
+
+@pytest.mark.parametrize("keep_dims,channels", [(False, 12), (True, 12), (False, 44)])
+def test_residual_add_relu_and_global_pool_on_blocked_layout(keep_dims, channels, tmp_path):
+    net = randomize(_Residual(keep_dims, channels), seed=5)
     rng = np.random.default_rng(5)
     path = mycel.export(net, Tensor(rng.standard_normal((2, 3, 9, 9)).astype(np.float32)),
                         file_name=str(tmp_path / "res"), file_format="MINDIR")

@@ -93,6 +93,29 @@ def test_resnet18_outputs_at_every_threshold(serial_work, tmp_path):
     assert max(convs) == 512 * 4 * 4 * 512 * 9  # the last stage's 3x3 convolutions at 4x4
 
 
+def test_depthwise_convolutions_count_four_times_their_work(tmp_path):
+    """A depthwise convolution runs at about a quarter of a dense one's multiply-add rate, so the
+    thread decision weighs its work 4x: MobileNetV2's depthwise layers between 2^18 and 2^20
+    multiply-adds split over two threads while 1x1 convolutions of the same work do not."""
+    net, x, path = _export("mobilenet_v2", tmp_path)
+    want = graph_outputs(net, x)
+    s = lite.Session.from_file(path, num_threads=2)
+    _close(s.run([Tensor(x)])[0].asnumpy(), want)
+    st = s.stats()
+    # The lite graph keeps the convolutions in the network's order (BatchNorm folded into them).
+    cells = [c for _, c in net.cells_and_names() if isinstance(c, mycel.nn.Conv2d)]
+    convs = [k for k, op in enumerate(s.node_ops) if op.startswith("conv2d")]
+    assert len(cells) == len(convs)
+    depthwise = [c.group > 1 and c.group == c.in_channels for c in cells]
+    assert any(depthwise) and not all(depthwise)
+    for k, dw in zip(convs, depthwise):
+        assert st["node_serial"][k] == ((4 if dw else 1) * st["node_work"][k] < 2**20), (k, dw)
+    # The rule decides some layers here: depthwise ones split that plain work would keep serial.
+    assert any(dw and st["node_work"][k] < 2**20 and not st["node_serial"][k]
+               for k, dw in zip(convs, depthwise))
+    assert any(not dw and st["node_serial"][k] for k, dw in zip(convs, depthwise))
+
+
 def test_small_models_stay_float32_under_bf16(tmp_path):
     """A bf16 request on a model under 2^20 multiply-adds per run (batch 1) runs float32: LeNet5
     (0.43M) was 0.70x of float32 in bf16, its casts and bf16 kernel calls costing more than its

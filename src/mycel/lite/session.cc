@@ -507,7 +507,7 @@ void Session::plan(const std::vector<Tensor>& inputs) {
   stats_.num_serial = 0;
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     stats_.node_work[k] = node_work(g_.nodes[k], meta);
-    serial_[k] = planned_threads_ > 1 && stats_.node_work[k] < serial_work;
+    serial_[k] = planned_threads_ > 1 && node_cost(g_.nodes[k], meta) < serial_work;
     stats_.num_serial += serial_[k];
   }
   stats_.node_serial = serial_;

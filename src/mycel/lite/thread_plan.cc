@@ -39,6 +39,18 @@ int64_t node_work(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
   return in + out;
 }
 
+int64_t node_cost(const NodeInfo& n, const std::vector<TensorMeta>& meta) {
+  const int64_t work = node_work(n, meta);
+  const std::string& op = n.op->name;
+  if ((op == "conv2d" || op == "qconv2d") && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+      n.inputs[0] >= 0) {
+    const Shape& w = meta[n.inputs[1]].shape;  // (oc, c / groups, kh, kw)
+    const Shape& x = meta[n.inputs[0]].shape;
+    if (w.size() == 4 && w[1] == 1 && x.size() == 4 && x[1] > 1) return 4 * work;  // depthwise
+  }
+  return work;
+}
+
 int64_t model_work(const Graph& g) {
   std::vector<TensorMeta> meta(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i) {

@@ -17,12 +17,18 @@ namespace mycel::lite {
 /// outputs x the reduced length; any other op: the elements it reads and writes.
 int64_t node_work(const NodeInfo& n, const std::vector<TensorMeta>& meta);
 
+/// What the thread decision compares with the threshold: node_work in multiply-adds at the
+/// rate of a dense convolution. A depthwise convolution (one input channel per group) reuses no
+/// input across output channels and runs at about a quarter of that rate (MobileNetV2 on AVX2,
+/// one thread: 12-16 GMAC/s against 40-45 for its 1x1 convolutions), so its work counts 4x.
+int64_t node_cost(const NodeInfo& n, const std::vector<TensorMeta>& meta);
+
 /// Total work of one run with every dynamic input dimension taken as 1 (batch 1), from each
 /// node's infer over the declared input shapes; -1 when the shapes do not infer (the caller then
 /// makes no decision on it).
 int64_t model_work(const Graph& g);
 
-/// Work (multiply-adds) below which the lite runtime runs a node on one thread:
+/// Cost (node_cost) below which the lite runtime runs a node on one thread:
 /// MYCEL_LITE_SERIAL_WORK when set (0: never force one thread), else the measured default.
 int64_t lite_serial_work();
 

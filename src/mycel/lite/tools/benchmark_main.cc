@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -137,6 +138,13 @@ int main(int argc, char** argv) {
     std::printf("precision: %s%s%s\n", st.precision.c_str(), st.precision_note.empty() ? "" : ": ",
                 st.precision_note.c_str());
     std::printf("threads: %d (%d nodes on one thread)\n", st.plan_threads, st.num_serial);
+    // How the pool's threads wait between parallel regions: libgomp reads this once, at load, and
+    // at two threads it decides the latency (docs/edge.md, "Two threads").
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const char* spins = std::getenv("GOMP_SPINCOUNT");
+    std::printf("omp_wait: OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s%s\n", policy ? policy : "(unset)",
+                spins ? spins : "(unset)",
+                policy || spins ? "" : " (libgomp's default: spin ~300000 rounds, then sleep)");
     std::printf("load_ms: %.3f\nfirst_run_ms: %.3f\n", load_ms, first_ms);
     std::printf("latency_ms: p50 %.4f p90 %.4f p99 %.4f mean %.4f (%d runs)\n", pct(lat, 50),
                 pct(lat, 90), pct(lat, 99), mean, iters);
