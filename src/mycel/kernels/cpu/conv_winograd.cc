@@ -330,6 +330,8 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
       for (int64_t i = b; i < e; ++i)
         input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
     });
+    const bool even = even_split();
+    const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
     parallel_for(q.p * pairs, nt * q.c8 * 16, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t pt = i / pairs, ob = i % pairs * 2;
@@ -337,8 +339,10 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
         const float* vp = v + pt * vps;
         float* mp = mm + pt * mps + ob * kLanes;
         const bool two = ob + 1 < q.ocb;
-        for (int64_t t = 0; t < nt; t += kTileGroup) {
-          const int n = static_cast<int>(std::min<int64_t>(kTileGroup, nt - t));
+        for (int64_t j = 0; j < ng; ++j) {  // even groups, as in run_block
+          const int64_t t = even ? j * nt / ng : j * kTileGroup;
+          const int n = static_cast<int>(even ? (j + 1) * nt / ng - t
+                                              : std::min<int64_t>(kTileGroup, nt - t));
           (two ? kGemm<2>[n] : kGemm<1>[n])(vp + t * q.c8, up, mp + t * q.oc8, q.c8, q.oc8);
         }
       }
