@@ -153,6 +153,34 @@ TEST(ConvWinograd, ThreadBlocksMatchDirectLoopOn1To3Threads) {
 #endif
 }
 
+// 49 tiles with channel counts that make each thread block one group of 6 tiles or less
+// (ResNet-18's 256 channels at 14x14 under F(2x2), 128 at 28x28 under F(4x4)): the blocks split
+// the tiles evenly (at most 6 per GEMM group, none of 1) on 1, 2 and 3 threads; every thread
+// count gives the same result (each output sums its channels in one order).
+TEST(ConvWinograd, EvenTileSplitAt49TilesOn1To3Threads) {
+#if defined(__AVX2__) && defined(__FMA__)
+  const int saved = num_threads();
+  const Case f2{geom(1, 200, 14, 14, 168, 1, 1, 1, 1), true, true, WinogradAct::kRelu};
+  const Case f4{geom(1, 96, 28, 28, 72, 1, 1, 1, 1), true, false, WinogradAct::kNone};
+  double e2_1 = 0, e4_1 = 0;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    const double e2 = run_case(f2, 2), e4 = run_case(f4, 4);
+    EXPECT_LT(e2, 2e-6) << threads << " threads, F(2x2)";
+    EXPECT_LT(e4, 1e-5) << threads << " threads, F(4x4)";
+    if (threads == 1) {
+      e2_1 = e2, e4_1 = e4;
+    } else {
+      EXPECT_EQ(e2, e2_1) << threads << " threads, F(2x2)";
+      EXPECT_EQ(e4, e4_1) << threads << " threads, F(4x4)";
+    }
+  }
+  set_num_threads(saved);
+#else
+  GTEST_SKIP() << "AVX2 build only";
+#endif
+}
+
 // Planes with few tiles (ResNet-18's 128 channels at 16x16 under F(4x4), 256 at 8x8 under
 // F(2x2)) take the shared path, each step split over the threads: on 1, 2 and 3 threads, with
 // output channel block counts that split unevenly, batch 2, against the float64 loop, and every

@@ -227,22 +227,52 @@ constexpr GemmFn kGemm[kTileGroup + 1] = {nullptr,
                                           gemm_kernel<5, NO>,
                                           gemm_kernel<6, NO>};
 
+// The distance in floats between two points' rows of V or M holding `n` floats each: n plus a
+// cache line. The transforms store (V) and load (M) all 16 or 36 points of a tile at once; at a
+// multiple of 4 KiB apart (few-tile planes: 16 tiles x 128 channels is 8 KiB) they all fall in
+// one set of the 8-way L1 and evict each other. Measured within the noise on a loaded machine
+// (ResNet-18 CIFAR b1, one thread, sum of per-launch minima over 3 alternating runs: 7.05 ms
+// unpadded, 7.00 padded); MYCEL_WINOGRAD_PAD=0 leaves them unpadded.
+int64_t point_stride(int64_t n) {
+  static const int64_t pad = [] {
+    const char* s = std::getenv("MYCEL_WINOGRAD_PAD");
+    return s && *s ? int64_t{std::atol(s)} : int64_t{16};
+  }();
+  return n + pad;
+}
+
 // Tiles [t0, t0 + nt) through the three steps on the calling thread alone, V and M in its own
 // staging buffers 0 and 1.
+// Whether the thread blocks split the tiles evenly (else in whole groups of 6, the last one
+// short); MYCEL_WINOGRAD_EVEN=0 for the old split (a measuring aid).
+bool even_split() {
+  static const bool on = [] {
+    const char* s = std::getenv("MYCEL_WINOGRAD_EVEN");
+    return !(s && *s && std::atoi(s) == 0);
+  }();
+  return on;
+}
+
 template <int M>
 void run_block(const Plan& q, const float* x, const float* u, const float* bias8,
                const float* residual, float* y, WinogradAct act, int64_t t0, int64_t nt) {
-  float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * nt * q.c8 * sizeof(float)));
-  float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * nt * q.oc8 * sizeof(float)));
-  const int64_t vps = nt * q.c8, mps = nt * q.oc8;  // point strides of V and M
+  const int64_t vps = point_stride(nt * q.c8), mps = point_stride(nt * q.oc8);
+  float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * vps * sizeof(float)));
+  float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * mps * sizeof(float)));
+  const bool even = even_split();
   for (int64_t i = 0; i < nt * q.cb; ++i)
     input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
+  // The GEMM's tile groups as even as they go (25 tiles: five of 5, not four of 6 and a 1-tile
+  // group that reads all of U for one tile).
+  const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
   for (int64_t pt = 0; pt < q.p; ++pt)
     for (int64_t ob = 0; ob < q.ocb; ob += 2) {
       const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
       const bool two = ob + 1 < q.ocb;
-      for (int64_t t = 0; t < nt; t += kTileGroup) {
-        const int n = static_cast<int>(std::min<int64_t>(kTileGroup, nt - t));
+      for (int64_t j = 0; j < ng; ++j) {
+        const int64_t t = even ? j * nt / ng : j * kTileGroup;
+        const int n =
+            static_cast<int>(even ? (j + 1) * nt / ng - t : std::min<int64_t>(kTileGroup, nt - t));
         (two ? kGemm<2>[n] : kGemm<1>[n])(v + pt * vps + t * q.c8, up,
                                           mm + pt * mps + t * q.oc8 + ob * kLanes, q.c8, q.oc8);
       }
@@ -263,18 +293,22 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
     return s && *s ? int64_t{std::atol(s)} << 10 : kThreadBlockBytes;
   }();
   // Many tiles: each thread takes whole blocks of tiles, V and M of a block in its L2, no barrier
-  // between the steps. The blocks split the GEMM's groups of 6 tiles evenly (a block of 6k + 1
-  // tiles would run a 1-tile GEMM that reads U for one tile), their count a multiple of the
-  // threads.
+  // between the steps. The blocks split the tiles evenly, their count a multiple of the threads,
+  // and each block its tiles into even GEMM groups of at most 6 (run_block). Splitting in whole
+  // groups of 6 instead left the last block a 1-tile GEMM that reads all of U for one tile, and
+  // at 49 tiles (ResNet-18's 128 channels at 28x28, 256 at 14x14) on two threads 25 tiles to one
+  // thread and 24 to the other, the extra one costing a whole pass over U.
   const int64_t groups = (tiles + kTileGroup - 1) / kTileGroup;
   const int64_t cap = std::max<int64_t>(1, block_bytes / per_tile / kTileGroup);  // in groups
   const int nth = omp_in_parallel() ? 1 : num_threads();
   if (int64_t nb = (groups + cap - 1) / cap; nb >= 2 * nth) {
     nb = (nb + nth - 1) / nth * nth;
+    const bool even = even_split();
     parallel_for(nb, int64_t{1} << 30, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t t0 = i * groups / nb * kTileGroup,
-                      t1 = std::min(tiles, (i + 1) * groups / nb * kTileGroup);
+        const int64_t t0 = even ? i * tiles / nb : i * groups / nb * kTileGroup,
+                      t1 = even ? (i + 1) * tiles / nb
+                                : std::min(tiles, (i + 1) * groups / nb * kTileGroup);
         run_block<M>(q, x, u, bias8, residual, y, act, t0, t1 - t0);
       }
     });
@@ -284,16 +318,20 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
   // the GEMM by points and output channels, so U is read once.
   int64_t tb = std::max<int64_t>(kTileGroup, kBlockBytes / per_tile / kTileGroup * kTileGroup);
   tb = std::min(tb, tiles);
-  float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * tb * q.c8 * sizeof(float)));
-  float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * tb * q.oc8 * sizeof(float)));
+  float* v = static_cast<float*>(
+      dnnl_util::staging_data(0, q.p * point_stride(tb * q.c8) * sizeof(float)));
+  float* mm = static_cast<float*>(
+      dnnl_util::staging_data(1, q.p * point_stride(tb * q.oc8) * sizeof(float)));
   const int64_t pairs = (q.ocb + 1) / 2;
   for (int64_t t0 = 0; t0 < tiles; t0 += tb) {
     const int64_t nt = std::min(tb, tiles - t0);
-    const int64_t vps = nt * q.c8, mps = nt * q.oc8;  // point strides of V and M
+    const int64_t vps = point_stride(nt * q.c8), mps = point_stride(nt * q.oc8);
     parallel_for(nt * q.cb, 40 * q.p, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
         input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
     });
+    const bool even = even_split();
+    const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
     parallel_for(q.p * pairs, nt * q.c8 * 16, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t pt = i / pairs, ob = i % pairs * 2;
@@ -301,8 +339,10 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
         const float* vp = v + pt * vps;
         float* mp = mm + pt * mps + ob * kLanes;
         const bool two = ob + 1 < q.ocb;
-        for (int64_t t = 0; t < nt; t += kTileGroup) {
-          const int n = static_cast<int>(std::min<int64_t>(kTileGroup, nt - t));
+        for (int64_t j = 0; j < ng; ++j) {  // even groups, as in run_block
+          const int64_t t = even ? j * nt / ng : j * kTileGroup;
+          const int n = static_cast<int>(even ? (j + 1) * nt / ng - t
+                                              : std::min<int64_t>(kTileGroup, nt - t));
           (two ? kGemm<2>[n] : kGemm<1>[n])(vp + t * q.c8, up, mp + t * q.oc8, q.c8, q.oc8);
         }
       }
