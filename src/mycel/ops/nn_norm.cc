@@ -72,7 +72,9 @@ void softmax_kernel(const KernelContext& c) {
   int64_t outer, len, inner;
   split_at_axis(x.shape(), softmax_axis(c.op, c.attrs, x.ndim()), outer, len, inner);
   // Short rows of a small tensor: a loop (oneDNN's set-up per row costs more than the row).
-  if (cpu::softmax_small_rows(x, c.out(0), outer, len, inner, Log)) return;
+  if (cpu::nn_backend() == cpu::NnBackend::kAuto &&
+      cpu::softmax_small_rows(x, c.out(0), outer, len, inner, Log))
+    return;
   // oneDNN's softmax is a fast jit kernel on the last axis (5x the loop), a reference one 7x
   // slower than the loop on other axes. A bf16 softmax on the last axis: softmax_bf16.h (the
   // transformer step's 8192 rows of 128: on par with oneDNN's on one core, 0.61 against 0.76 ms
