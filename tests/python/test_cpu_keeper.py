@@ -1,7 +1,7 @@
 """Keeper threads (src/mycel/core/cpu_keeper.h): around graph runs, one SCHED_IDLE thread per
 pool thread beyond the caller's (at most one per other CPU) keeps a CPU from halting; it spins
-from a run's start until a linger after its end (also when the run throws), then sleeps; off
-under OMP_WAIT_POLICY=PASSIVE, with MYCEL_CPU_KEEPER=0 and with one thread. Results are those of
+from a run's start until a linger after its end (also when the run throws), then sleeps; opt-in with
+MYCEL_CPU_KEEPER=1, never under OMP_WAIT_POLICY=PASSIVE or with one thread. Results are those of
 a run without keepers (and of numpy), for 1, 2 and 3 threads. Each case runs in a fresh process:
 the settings are read once."""
 import json
@@ -92,7 +92,7 @@ def _reference():
 def test_keepers_spin_around_a_run_then_sleep(script, threads):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one CPU: no keepers")
-    r = _run(script, threads)
+    r = _run(script, threads, MYCEL_CPU_KEEPER="1")
     want = min(threads - 1, os.cpu_count() - 1)  # at most one per CPU beyond the caller's
     assert r["started"] == want and r["idle"] == want
     # The 300 ms linger has just begun: the keeper spins (runs or waits for a CPU, never sleeps).
@@ -102,9 +102,10 @@ def test_keepers_spin_around_a_run_then_sleep(script, threads):
     np.testing.assert_allclose(r["out"], _reference(), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("env,threads", [({"OMP_WAIT_POLICY": "PASSIVE"}, 2),
+@pytest.mark.parametrize("env,threads", [({}, 2),  # opt-in: off by default
+                                         ({"OMP_WAIT_POLICY": "PASSIVE", "MYCEL_CPU_KEEPER": "1"}, 2),
                                          ({"MYCEL_CPU_KEEPER": "0"}, 2),
-                                         ({}, 1)])
+                                         ({"MYCEL_CPU_KEEPER": "1"}, 1)])
 def test_no_keepers_when_off(script, env, threads):
     r = _run(script, threads, **env)
     assert r["started"] == 0 and r["idle"] == 0
@@ -113,7 +114,7 @@ def test_no_keepers_when_off(script, env, threads):
 
 def test_results_equal_without_keepers(script):
     for threads in (1, 2, 3):
-        on = _run(script, threads, linger_us=1000)
+        on = _run(script, threads, linger_us=1000, MYCEL_CPU_KEEPER="1")
         off = _run(script, threads, MYCEL_CPU_KEEPER="0")
         assert on["out"] == off["out"]  # bit for bit: the keepers touch no data
         np.testing.assert_allclose(on["out"], _reference(), rtol=1e-4, atol=1e-4)

@@ -15,9 +15,10 @@ namespace mycel {
 
 /// A Program run starts (run_starts true) or ends: keeper threads, one per pool thread beyond
 /// the caller's (at most one per other CPU), spin from the start until a linger after the end
-/// (MYCEL_CPU_KEEPER_US, default 2000), then sleep. Off with MYCEL_CPU_KEEPER=0, under
-/// OMP_WAIT_POLICY=PASSIVE (the user asked for no spinning) and with one pool thread. An atomic
-/// store and a clock read when warm.
+/// (MYCEL_CPU_KEEPER_US, default 2000), then sleep. Opt-in with MYCEL_CPU_KEEPER=1 (measured
+/// slower on the harness's long steps, docs/perf_mlp.md); never under OMP_WAIT_POLICY=PASSIVE
+/// (the user asked for no spinning) or with one pool thread. An atomic store and a clock read
+/// when warm.
 void keep_cpus_awake(bool run_starts);
 
 /// Keeper threads started so far (tests).
