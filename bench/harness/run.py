@@ -293,21 +293,43 @@ def markdown(result):
                 "`torch.inference_mode()`. Same weights and random batch-norm statistics; the outputs "
                 f"agree within {INFER_RTOL} of the largest |output| before timing. Latency: median of "
                 "per-run median call times [range]; compile: the first call's extra time.", "",
-                "How Mycel's eval graph runs a batch-1 forward: each conv2d -> BatchNorm2d folds into "
-                "one convolution on weights w * s and bias (b - mean) * s + beta, refolded only when "
-                "a source Parameter changes (docs/graph_mode_internals.md); the following ReLU/ReLU6 "
-                "is the convolution's post-op; activations stay in the CPU's channel-blocked layout "
-                "between convolutions (nChw8c on AVX2 and on AMD Zen 4, NHWC on other AVX-512 CPUs); "
-                "on nChw8c, 3x3 stride-1 convolutions run Winograd F(4x4) or F(2x2) (planes with many "
-                "tiles in per-thread blocks of 256 KiB: the three steps on one thread, V and M in its "
-                "L2, no barrier between them) and, on AVX2, small planes the streamed direct kernel "
-                "(docs/edge.md); on Zen 4 the other 3x3 convolutions with output planes up to 16x16 "
-                "(stride 2, ResNet's 512 channels at 7x7 or 4x4) run oneDNN's AVX-512 brgconv with a "
-                "reorder to and from NHWC on each side (one thread, per launch: 2.51 -> 2.01 ms at "
-                "7x7, 1.13 -> 0.83 at 4x4, the stride-2 ones 5-30% faster than the AVX2 jit kernel "
-                "or the streamed kernel), the rest oneDNN's AVX2 jit kernels on nChw8c. `bench/bench_infer_ops.py <workload>` lists a row's launches with their "
-                "times (mycel.Profiler); tests/python/test_fold_batch_norm.py checks that the whole "
-                "folded ResNet-18 and MobileNetV2 graphs equal the eager forward.", "",
+                "How Mycel's eval graph runs a batch-1 forward: each conv2d -> BatchNorm2d folds into one "
+                'convolution on weights w * s and bias (b - mean) * s + beta, refolded only when a source '
+                'Parameter changes (docs/graph_mode_internals.md); the following ReLU/ReLU6 is the '
+                "convolution's post-op; activations stay in the CPU's channel-blocked layout between "
+                'convolutions (nChw8c on AVX2 and on AMD Zen 4, NHWC on other AVX-512 CPUs); on nChw8c, '
+                '3x3 stride-1 convolutions run Winograd F(4x4) or F(2x2) (planes with many tiles in '
+                'per-thread blocks of 256 KiB: the three steps on one thread, V and M in its L2, no '
+                "barrier between them; the blocks split the tiles evenly and each block's GEMM groups of "
+                'at most 6 tiles are even too, so that no block runs a 1-tile group that reads all of U '
+                'for one tile, as the 49-tile planes did; per-launch minima against the old split '
+                '(`MYCEL_WINOGRAD_EVEN=0`), alternating, load 2.5-7: the 256-channel layers at 14x14 '
+                '0.88-0.96x on one thread and 0.80-0.88x on two (e.g. 810/646/665 -> 644/558/584 us), the '
+                '128-channel ones at 28x28 0.88-1.14x, within the noise) and, on AVX2, small planes the '
+                'streamed direct kernel (docs/edge.md); on Zen 4 the other 3x3 convolutions with output '
+                "planes up to 16x16 (stride 2, ResNet's 512 channels at 7x7 or 4x4) run oneDNN's AVX-512 "
+                'brgconv with a reorder to and from NHWC on each side (one thread, per launch: 2.51 -> '
+                '2.01 ms at 7x7, 1.13 -> 0.83 at 4x4, the stride-2 ones 5-30% faster than the AVX2 jit '
+                "kernel or the streamed kernel), the rest oneDNN's AVX2 jit kernels on nChw8c. "
+                "`bench/bench_infer_ops.py <workload>` lists a row's launches with their times "
+                '(mycel.Profiler); tests/python/test_fold_batch_norm.py checks that the whole folded '
+                'ResNet-18 and MobileNetV2 graphs equal the eager forward.', "",
+                "Where resnet18_b1's time goes on one thread (`bench/bench_infer_ops.py resnet18_b1 "
+                '--threads 1`, per-launch minima, load 3-7, 20.4-20.9 ms in all): the 7x7 stem 2.06 ms, '
+                'the four 64-channel Winograd convolutions at 56x56 0.72-0.77 each, the three 128-channel '
+                'ones at 28x28 0.64-0.77, the three 256-channel ones at 14x14 (F(2x2)) 1.02-1.15, the '
+                'three 512-channel ones at 7x7 (brgconv) 1.92-2.09, the stride-2 3x3 ones 1.03-1.09, the '
+                '1x1 shortcuts 0.14-0.16, the classifier 0.21, max pool 0.12-0.16, every add+relu 8-40 '
+                'us. The direct convolutions (stem, stride 2, 7x7) run at about the FMA peak of one core '
+                '(115.6 MMAC in 1.92 ms), so only fewer multiplies make them faster; the 7x7 layers are '
+                '29% of the forward. Tried and taken out (branch `perf26-fly`, tests pass): Winograd '
+                'F(2x2) at 7x7 with the plain taps kept and transformed per call, 16 output channels at a '
+                'time into an L2-sized U chunk, then an AVX-512 GEMM with all 16 tiles in 16 zmm '
+                'accumulators (256 multiplies per channel pair against 441, and no more bytes than the '
+                "direct kernel's, where the stored F(2x2) weights, 16.7 MB, ran at 3.2-3.8 ms). It took "
+                "2.5-2.9 ms against brgconv's 2.0-2.2 (one thread, the same weights in L3, load 7): the "
+                'transform alone cost about 1 ms (16 zmm stores of U per channel for 9 loads of taps, 16 '
+                'MB of U written per call) and the GEMM 1.45 ms.', "",
                 "| workload | input | policy | threads mycel/torch | Mycel graph ms | PyTorch no_grad ms | "
                 "PyTorch inference_mode ms | Mycel / no_grad | output diff | Mycel compile s |",
                 "|---|---|---|---|---|---|---|---|---|---|"]
