@@ -10,6 +10,8 @@ import pytest
 import mycel as ms
 from mycel import Tensor, nn, ops
 
+from complex_grad_helpers import finite_differences
+
 R = np.random.default_rng(12)
 MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
 UNSIGNED = ("uint16", "uint32", "uint64")
@@ -81,23 +83,6 @@ def test_squared_difference_refuses_bool():
         ops.squared_difference(Tensor(np.array([True])), Tensor(np.array([False])))
 
 
-def _fd(loss, args, eps=1e-6):
-    """Central differences: dL/dx (+ i dL/dy for complex arguments)."""
-    grads = []
-    for k, a in enumerate(args):
-        g = np.zeros(a.shape, a.dtype)
-        steps = (1.0, 1j) if a.dtype.kind == "c" else (1.0,)
-        for idx in np.ndindex(a.shape):
-            for s in steps:
-                def at(h):
-                    b = [x.copy() for x in args]
-                    b[k][idx] += h * s
-                    return loss(*b)
-                g[idx] += s * (at(eps) - at(-eps)) / (2 * eps)
-        grads.append(g)
-    return grads
-
-
 @MODES
 @pytest.mark.parametrize("dt", ("float64", "complex128"))
 def test_squared_difference_gradient(mode, dt):
@@ -110,7 +95,7 @@ def test_squared_difference_gradient(mode, dt):
 
     ms.set_context(mode=mode)
     gx, gy = ms.grad(loss, grad_position=(0, 1))(Tensor(x), Tensor(y))
-    ref = _fd(lambda a, b: np.sum(np.real((a - b) ** 2 * np.conj(w))), [x, y])
+    ref = finite_differences(lambda a, b: np.sum(np.real((a - b) ** 2 * np.conj(w))), [x, y])
     np.testing.assert_allclose(gx.asnumpy(), ref[0], atol=1e-6)
     np.testing.assert_allclose(gy.asnumpy(), ref[1], atol=1e-6)
 
