@@ -28,6 +28,15 @@ bool is_conv(const Instr& in) {
   return is_kernel1(in) && in.op->backend.window == WindowKind::kConv;
 }
 
+// The inputs of a conv that are residuals added to its output (fuse_post_ops.cc), read in the
+// output's layout: those past the unfused op's own.
+size_t first_residual(const Instr& in) {
+  if (!(in.op->backend.fused_post_ops & kPostAddRow)) return in.in.size();
+  size_t k = in.op->inputs.size();
+  while (k > 0 && in.op->inputs[k - 1].name == "residual") --k;
+  return k;
+}
+
 bool is_pool(const Instr& in) {
   if (!is_kernel1(in)) return false;
   const WindowKind w = in.op->backend.window;
@@ -104,6 +113,9 @@ class LayoutAssigner {
     for (const Instr& in : f_.code) {
       if ((is_pool(in) || (is_conv(in) && !padded_channels(in.in[0]))) && in.in[0] >= 0)
         wanted_[in.in[0]] = 1;
+      if (is_conv(in))
+        for (size_t k = first_residual(in); k < in.in.size(); ++k)
+          if (in.in[k] >= 0) wanted_[in.in[k]] = 1;
       if (is_zero_keeping_elementwise(in))
         for (int r : in.in)
           if (r >= 0) wanted_[r] = 1;
@@ -144,14 +156,18 @@ class LayoutAssigner {
   // Rewrites `in` to read/write blocked tensors when it can; false leaves it untouched.
   bool try_blocked(Instr& in) {
     bool src_blocked = false, flat = false;
+    const size_t res = is_conv(in) ? first_residual(in) : in.in.size();
+    bool residuals_blocked = true;  // the residuals must come in the output's (blocked) layout
+    for (size_t k = res; k < in.in.size(); ++k) residuals_blocked &= blocked(in.in[k]);
     if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
-        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0) {
+        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0 &&
+        residuals_blocked) {
       src_blocked = blocked(in.in[0]);
       // Without the step the conv reorders its result from the layout it prefers, and its input
       // to it (unless one channel makes the two layouts the same bytes).
       saved_ += bytes(in.out[0]);
       if (src_blocked && f_.regs[in.in[0]].meta.shape[1] > 1) saved_ += bytes(in.in[0]);
-      for (size_t k = 1; k < in.in.size(); ++k) in.in[k] = plain(in.in[k]);
+      for (size_t k = 1; k < res; ++k) in.in[k] = plain(in.in[k]);
     } else if (is_pool(in) && blocked(in.in[0]) && is_nchw_f32(f_, in.out[0])) {
       src_blocked = true;
     } else if (is_zero_keeping_elementwise(in) && !in.in.empty() && is_nchw_f32(f_, in.out[0])) {

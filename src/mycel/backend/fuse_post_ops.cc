@@ -7,9 +7,20 @@
 // feed-forward layers): oneDNN clips the float32 sum and rounds once, which equals clipping the
 // rounded value (rounding is monotonic and keeps 0 and 6) except that a negative sum too small
 // for bf16's subnormals gives +0 where the unfused relu kept -0.
+//
+// A float32 conv2d also takes the residual add of a ResNet block as its first post-op: `add`
+// of a tensor of the conv's own (static) shape, then relu/relu6 (a kAddRow post-op whose
+// operand is the whole shortcut tensor, read in the conv's output layout). The kernels add it
+// in their output pass (Winograd's output transform, the brgconv's reorder loop) or, where they
+// cannot, the fused launch adds it by one loop: either way one launch and one pass fewer than a
+// separate add+relu. The shortcut is only read, so other readers of it do not matter. The sum
+// is the same float32 add, in the same order ((conv + bias) + shortcut, then the clip), as the
+// unfused ops. MYCEL_FUSE_RESIDUAL=0 turns it off (read at compile time).
+#include <cstdlib>
 #include <memory>
 
 #include "mycel/backend/fuse_util.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 
 namespace mycel::backend::detail {
@@ -33,6 +44,26 @@ bool is_bf16_product(const Function& f, const Instr& in) {
 // The post-op `in` would become after a producer (0: none).
 uint8_t post_op_of(const Instr& in) { return is_kernel1(in) ? in.op->backend.as_post_op : 0; }
 
+bool residual_fusion_on() {
+  const char* v = std::getenv("MYCEL_FUSE_RESIDUAL");
+  return !(v && *v && std::atoi(v) == 0);
+}
+
+// A float32 convolution (plain, or with its batch_norm folded) whose output may take a residual
+// add: the kernels that apply it read the shortcut in the output's layout.
+bool takes_residual(const Function& f, const Instr& prod) {
+  return prod.op->backend.window == WindowKind::kConv && (prod.op->backend.accepts_post_ops &
+                                                          kPostRelu) &&
+         is_static_f32(f, prod.out[0]) && f.regs[prod.out[0]].meta.shape.size() == 4;
+}
+
+// A flat view of a channel-blocked tensor's whole (padded) buffer.
+Tensor flat_view(const Tensor& t) {
+  const int64_t n =
+      static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
+  return Tensor(t.storage(), t.offset(), Shape{n}, t.dtype());
+}
+
 // The op of the fused instruction: the producer's infer and kernel, with the instruction's
 // post-ops (KernelParams) passed to the kernel, and applied by loops if the primitive could not
 // take them.
@@ -45,8 +76,9 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
   d->class_name = base.class_name;
   d->doc = "Fused " + base.name + " with oneDNN post-ops (graph backend only).";
   d->inputs = base.inputs;
+  const bool conv = base.backend.window == WindowKind::kConv;  // its add is the residual
   for (PostOp::Kind k : ops)
-    if (k == PostOp::Kind::kAddRow) d->inputs.push_back({"row"});
+    if (k == PostOp::Kind::kAddRow) d->inputs.push_back({conv ? "residual" : "row"});
   const size_t nbase = base.inputs.size();
   const OpDef* b = &base;
   d->infer = [b, nbase](const InferContext& c) {
@@ -62,7 +94,15 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
       if (op.kind == PostOp::Kind::kAddRow) op.operand = c.inputs[extra++];
     p.post_applied = false;
     b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, &p});
-    if (!p.post_applied) cpu::apply_post_ops(p.post_ops, c.out(0));
+    if (p.post_applied) return;
+    if (!p.dst_blocked) return cpu::apply_post_ops(p.post_ops, c.out(0));
+    // Channel-blocked (a conv's residual in its layout): the padded buffers whole, as flat
+    // elementwise ops see them (the padding stays zero: 0 + 0, then relu).
+    std::vector<PostOp> flat = p.post_ops;
+    for (PostOp& op : flat)
+      if (op.operand.defined()) op.operand = flat_view(op.operand);
+    Tensor y = flat_view(c.out(0));
+    cpu::apply_post_ops(flat, y);
   };
   d->dtypes = base.dtypes;
   d->dtype_input = base.dtype_input;
@@ -83,6 +123,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
   const std::vector<int> reader = single_readers(f, uses);
+  const bool residual_on = residual_fusion_on();
   std::vector<char> keep(n, 1);
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
@@ -91,6 +132,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     if (!bf16 && !is_f32_static_but_batch(f, prod.out[0])) continue;
     const uint8_t accepts =
         prod.op->backend.accepts_post_ops & (bf16 ? kPostRelu | kPostRelu6 : 0xff);
+    const bool residual = !bf16 && residual_on && takes_residual(f, prod);
     std::vector<PostOp::Kind> ops;
     std::vector<int> rows, absorbed;
     int cur = prod.out[0], last = i;
@@ -110,6 +152,13 @@ void fuse_function(Function& f, ProgramImpl& p) {
         if (c.in[0] == c.in[1] || !is_static_f32(f, other) || ys.empty() ||
             f.regs[other].meta.shape != Shape{ys.back()})
           break;
+        ops.push_back(PostOp::Kind::kAddRow);
+        rows.push_back(other);
+      } else if (residual && ops.empty() && post_op_of(c) == kPostAddRow && c.in.size() == 2 &&
+                 c.in[0] != c.in[1] && f.regs[c.out[0]].meta == f.regs[cur].meta) {
+        // The residual add (first, so that the kernels compute act(conv + bias + shortcut)).
+        const int other = c.in[0] == cur ? c.in[1] : c.in[0];
+        if (!is_static_f32(f, other) || !(f.regs[other].meta == f.regs[cur].meta)) break;
         ops.push_back(PostOp::Kind::kAddRow);
         rows.push_back(other);
       } else {

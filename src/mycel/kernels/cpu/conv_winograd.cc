@@ -393,8 +393,13 @@ int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* para
   if (!has_slot || !params || !params->const_weights || !params->src_blocked ||
       !params->dst_blocked)
     return 0;
-  for (const PostOp& op : params->post_ops)
-    if (op.kind != PostOp::Kind::kRelu && op.kind != PostOp::Kind::kRelu6) return 0;
+  for (size_t k = 0; k < params->post_ops.size(); ++k) {
+    const PostOp::Kind kind = params->post_ops[k].kind;
+    // A leading add is a residual of y's shape (graph mode's fuse_post_ops.cc).
+    if (kind != PostOp::Kind::kRelu && kind != PostOp::Kind::kRelu6 &&
+        !(k == 0 && kind == PostOp::Kind::kAddRow))
+      return 0;
+  }
   return winograd_tile(dtype, g);
 }
 

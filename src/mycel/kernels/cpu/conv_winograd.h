@@ -51,7 +51,8 @@ int winograd_forced();
 
 /// The tile conv2d (dnnl_conv.cc) runs Winograd with for one launch, 0 for none: winograd_tile's
 /// rule where the launch has a prepared-state slot, constant weights, blocked input and output,
-/// and post-ops that are activations only (the lite runtime counts its Winograd nodes with it).
+/// and post-ops that are activations only, perhaps after a residual add (a first kAddRow whose
+/// operand has y's shape and layout; the lite runtime counts its Winograd nodes with it).
 int winograd_tile_for(DType dtype, const WindowGeom& g, const KernelParams* params, bool has_slot);
 
 /// U = G w G^T for each (output, input) channel pair of w (OIHW, float32, g's shape), for tile m

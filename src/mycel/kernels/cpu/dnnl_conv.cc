@@ -1,6 +1,7 @@
 // conv2d and its backward (data and weights) on oneDNN's convolution primitives. Each primitive
 // picks its preferred (blocked) layouts; cached reorders move NCHW data in and out of them.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -149,6 +150,29 @@ void nhwc_to_blocked8(const float* x, float* y, int64_t n, int64_t c, int64_t hw
     }
 }
 
+// nhwc_to_blocked8 of a convolution's output, then y = act(y + residual) (residual in nChw8c,
+// y's layout) in the same pass: the residual add and relu of a ResNet block (fuse_post_ops.cc).
+void nhwc_to_blocked8_residual(const float* x, const float* residual, float* y, int64_t n,
+                               int64_t c, int64_t hw, WinogradAct act) {
+  nhwc_to_blocked8(x, y, n, c, hw);  // a block's rows are in L1 when the second loop reads them
+  const int64_t len = n * ((c + 7) / 8) * hw * 8;
+  const float hi = act == WinogradAct::kRelu6 ? 6.f : INFINITY;
+  if (act == WinogradAct::kNone) {
+    for (int64_t i = 0; i < len; ++i) y[i] = y[i] + residual[i];
+  } else {
+    for (int64_t i = 0; i < len; ++i) {
+      const float v = y[i] + residual[i];
+      y[i] = v < 0.f ? 0.f : v > hi ? hi : v;
+    }
+  }
+}
+
+// Whether the post-ops start with an add (a residual, or an operand residual_of turned down).
+bool has_residual_add(const KernelParams* params) {
+  return params && !params->post_ops.empty() &&
+         params->post_ops[0].kind == PostOp::Kind::kAddRow;
+}
+
 // Whether reorder r is from `from_tag` to `to_tag` on float32 dims, small enough for a loop.
 bool loop_reorder(const Reorder& r, const memory::dims& dims, memory::format_tag from_tag,
                   memory::format_tag to_tag) {
@@ -267,8 +291,11 @@ std::unique_ptr<ConvPrepared> prepare_conv(std::shared_ptr<ConvEntry> e, const W
   return p;
 }
 
-// Runs a prepared convolution: reorders into per-thread staging buffers where needed.
-void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
+// Runs a prepared convolution: reorders into per-thread staging buffers where needed. A residual
+// (y's shape and layout) and the activation after it are applied by the output's reorder loop
+// when there is one; returns whether they were (else the caller applies them).
+bool run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+              const Tensor* residual = nullptr, WinogradAct act = WinogradAct::kNone) {
   ConvEntry& e = *p.e;
   const void* src = x.data();
   if (e.src_loop) {
@@ -301,6 +328,11 @@ void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
   p.conv.run();
   if (e.dst_loop) {
     stream().wait();  // the convolution's output complete before the loop reads it
+    if (residual) {
+      nhwc_to_blocked8_residual(static_cast<const float*>(dst), residual->data<float>(),
+                                y.data<float>(), p.g.n, p.g.oc, p.g.oh * p.g.ow, act);
+      return true;
+    }
     nhwc_to_blocked8(static_cast<const float*>(dst), y.data<float>(), p.g.n, p.g.oc,
                      p.g.oh * p.g.ow);
   } else if (p.dst.exec.defined()) {
@@ -309,6 +341,34 @@ void run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
     p.dst.exec.run();
   }
   stream().wait();
+  return residual == nullptr;
+}
+
+// The activation that post-ops of relu/relu6 (perhaps after a residual add, which is not one)
+// come to.
+WinogradAct activation_of(const KernelParams* post) {
+  WinogradAct act = WinogradAct::kNone;
+  if (post)
+    for (const PostOp& op : post->post_ops) {  // relu then relu6 is relu6; relu6 then relu too
+      if (op.kind == PostOp::Kind::kAddRow) continue;
+      act = op.kind == PostOp::Kind::kRelu6 || act == WinogradAct::kRelu6 ? WinogradAct::kRelu6
+                                                                          : WinogradAct::kRelu;
+    }
+  return act;
+}
+
+// The residual of a convolution's post-ops (fuse_post_ops.cc): a first add of a float32 tensor
+// of y's shape (in y's layout), followed by activations only; else nullptr.
+const Tensor* residual_of(const KernelParams* params, const Tensor& y) {
+  if (!params || params->post_ops.empty() || params->post_ops[0].kind != PostOp::Kind::kAddRow)
+    return nullptr;
+  const Tensor& r = params->post_ops[0].operand;
+  if (!r.defined() || r.dtype() != DType::float32 || y.dtype() != DType::float32 ||
+      r.shape() != y.shape())
+    return nullptr;
+  for (size_t k = 1; k < params->post_ops.size(); ++k)
+    if (params->post_ops[k].kind == PostOp::Kind::kAddRow) return nullptr;
+  return &r;
 }
 
 // Winograd's prepared state: the tile chosen for the geometry and the weights transformed for
@@ -321,8 +381,8 @@ struct WinogradPrepared : KernelPrepared {
 };
 
 void conv2d_winograd_prepared(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                              const WindowGeom& g, int m, const KernelParams* post,
-                              std::unique_ptr<KernelPrepared>* slot) {
+                              const WindowGeom& g, int m, WinogradAct act,
+                              const Tensor* residual, std::unique_ptr<KernelPrepared>* slot) {
   std::unique_ptr<WinogradPrepared> local;
   WinogradPrepared& p = prepared_state<WinogradPrepared>(
       slot, local, [&](const WinogradPrepared& q) { return q.m == m && same_geom(q.g, g); },
@@ -336,22 +396,8 @@ void conv2d_winograd_prepared(const Tensor& x, const Tensor& w, const Tensor* bi
     p.u = winograd_weights(w, g, m);
     p.w = w;
   }
-  WinogradAct act = WinogradAct::kNone;
-  if (post)
-    for (const PostOp& op : post->post_ops)  // relu then relu6 is relu6; relu6 then relu too
-      act = op.kind == PostOp::Kind::kRelu6 || act == WinogradAct::kRelu6 ? WinogradAct::kRelu6
-                                                                          : WinogradAct::kRelu;
-  conv2d_winograd(x.data<float>(), p.u, bias ? bias->data<float>() : nullptr, nullptr,
-                  y.data<float>(), g, act);
-}
-
-WinogradAct activation_of(const KernelParams* post) {
-  WinogradAct act = WinogradAct::kNone;
-  if (post)
-    for (const PostOp& op : post->post_ops)  // relu then relu6 is relu6; relu6 then relu too
-      act = op.kind == PostOp::Kind::kRelu6 || act == WinogradAct::kRelu6 ? WinogradAct::kRelu6
-                                                                          : WinogradAct::kRelu;
-  return act;
+  conv2d_winograd(x.data<float>(), p.u, bias ? bias->data<float>() : nullptr,
+                  residual ? residual->data<float>() : nullptr, y.data<float>(), g, act);
 }
 
 // The streamed convolution's prepared state: the weights repacked for it, redone only when the
@@ -438,9 +484,12 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     }
   // 3x3 inference convolutions with constant weights on nChw8c: Winograd where it wins
   // (conv_winograd.h), the weights transformed once per weight buffer.
-  if (const int m = winograd_tile_for(y.dtype(), g, params, slot != nullptr); m != 0) {
-    conv2d_winograd_prepared(x, w, bias, y, g, m, post, slot);
-    if (post) params->post_applied = true;
+  // A residual add (then relu/relu6) in the output transform (fuse_post_ops.cc).
+  const Tensor* residual = residual_of(params, y);
+  if (const int m = winograd_tile_for(y.dtype(), g, params, slot != nullptr);
+      m != 0 && (residual || !has_residual_add(params))) {
+    conv2d_winograd_prepared(x, w, bias, y, g, m, activation_of(params), residual, slot);
+    if (params && !params->post_ops.empty()) params->post_applied = true;
     return;
   }
   // Batch-1 inference on small planes with constant weights on nChw8c: the weights streamed
@@ -485,8 +534,11 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
     convert_elements(y32.data(), DType::float32, y.data(), y.dtype(), y.numel());
     return;
   }
-  run_conv(p, x, w, bias, y);
-  if (post) params->post_applied = true;
+  // A residual (then the activations) by the output's reorder loop where it has one, else the
+  // caller's loops (post is null then: the primitive takes none of them).
+  if (run_conv(p, x, w, bias, y, residual, activation_of(residual ? params : nullptr)) &&
+      (post || residual))
+    params->post_applied = true;
 }
 
 namespace {
