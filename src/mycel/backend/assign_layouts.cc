@@ -113,9 +113,13 @@ class LayoutAssigner {
     for (const Instr& in : f_.code) {
       if ((is_pool(in) || (is_conv(in) && !padded_channels(in.in[0]))) && in.in[0] >= 0)
         wanted_[in.in[0]] = 1;
-      if (is_conv(in))
+      // A conv with a residual stands for the add it absorbed, which took blocked operands
+      // whole (a last block's output then has one reorder to NCHW, not its input and residual).
+      if (is_conv(in) && first_residual(in) < in.in.size()) {
+        wanted_[in.out[0]] = 1;
         for (size_t k = first_residual(in); k < in.in.size(); ++k)
           if (in.in[k] >= 0) wanted_[in.in[k]] = 1;
+      }
       if (is_zero_keeping_elementwise(in))
         for (int r : in.in)
           if (r >= 0) wanted_[r] = 1;

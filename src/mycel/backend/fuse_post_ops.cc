@@ -57,6 +57,14 @@ bool takes_residual(const Function& f, const Instr& prod) {
          is_static_f32(f, prod.out[0]) && f.regs[prod.out[0]].meta.shape.size() == 4;
 }
 
+// A conv whose (constant) weights are 1x1.
+bool is_1x1(const Function& f, const Instr& conv) {
+  const int w = conv.in.size() > 1 ? conv.in[1] : -1;
+  if (w < 0) return false;
+  const Shape& s = f.regs[w].meta.shape;
+  return s.size() == 4 && s[2] == 1 && s[3] == 1;
+}
+
 // A flat view of a channel-blocked tensor's whole (padded) buffer.
 Tensor flat_view(const Tensor& t) {
   const int64_t n =
@@ -124,6 +132,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   const int n = static_cast<int>(f.code.size());
   const std::vector<int> reader = single_readers(f, uses);
   const bool residual_on = residual_fusion_on();
+  const std::vector<int> producer = sole_producers(f);
   std::vector<char> keep(n, 1);
   for (int i = 0; i < n; ++i) {
     Instr& prod = f.code[i];
@@ -138,7 +147,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     int cur = prod.out[0], last = i;
     for (;;) {
       const int j = reader[cur];
-      if (j < 0) break;
+      if (j < 0 || !keep[j]) break;  // (a residual add another producer has taken)
       if (side_effect_between(f, keep, last, j)) break;
       const Instr& c = f.code[j];
       if ((accepts & kPostRelu) && post_op_of(c) == kPostRelu && c.in[0] == cur) {
@@ -159,6 +168,12 @@ void fuse_function(Function& f, ProgramImpl& p) {
         // The residual add (first, so that the kernels compute act(conv + bias + shortcut)).
         const int other = c.in[0] == cur ? c.in[1] : c.in[0];
         if (!is_static_f32(f, other) || !(f.regs[other].meta == f.regs[cur].meta)) break;
+        // A projection shortcut's 1x1 conv leaves the add to the block's 3x3 conv (whose
+        // kernels add it in their output pass; the 1x1's would by a loop).
+        const int q = producer[other];
+        if (is_1x1(f, prod) && q >= 0 && keep[q] && is_producer(f.code[q]) &&
+            takes_residual(f, f.code[q]) && !is_1x1(f, f.code[q]) && reader[other] == j)
+          break;
         ops.push_back(PostOp::Kind::kAddRow);
         rows.push_back(other);
       } else {
