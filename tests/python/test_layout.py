@@ -191,8 +191,9 @@ def test_residual_add_stays_blocked():
     a = relu(np_conv(x, w1))
     ref = np_pool(relu(a + np_conv(a, w2, pad=1)), 2, 2)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-4)
-    # The sum (fused with its relu or not) reads and writes the blocked layout.
-    assert "}fused_elementwise{" in text or "}add(" in text, text
+    # The sum (fused with its relu or not, or into the conv as its residual post-op,
+    # fuse_post_ops.cc) reads and writes the blocked layout.
+    assert "}fused_elementwise{" in text or "}add(" in text or "}conv2d+add+relu(" in text, text
     assert text.count("to_nchw(") == 1, text
 
 

@@ -1,0 +1,199 @@
+"""The residual add (+relu) of a ResNet block fused into the convolution before it (graph mode,
+src/mycel/backend/fuse_post_ops.cc): in eval mode conv -> BatchNorm2d -> add(shortcut) -> ReLU
+compiles to one "conv2d+batch_norm+add+relu" instruction, whose kernels add the shortcut in their
+output pass (Winograd's output transform, the brgconv's reorder loop) or by one loop. Its output
+equals a float64 numpy forward of the same block and eager mode within float32 rounding, at 1, 2
+and 3 threads, on every kernel path (Winograd F(4x4) and F(2x2), oneDNN with and without the
+NHWC reorder, a 1x1 and a 5x5 conv, channels that pad the 8-lane blocks); a shortcut with other
+readers is only read; MYCEL_FUSE_RESIDUAL=0 keeps the separate add."""
+import os
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import Tensor, nn
+from mycel._mycel import graph as G
+
+RTOL, ATOL = 2e-4, 2e-4
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    threads = mycel.get_context("num_threads")
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+    os.environ.pop("MYCEL_FUSE_RESIDUAL", None)
+
+
+class ConvBN(nn.Cell):
+    def __init__(self, cin, cout, k, stride=1):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride=stride, pad_mode="pad", padding=k // 2)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def construct(self, x):
+        return self.bn(self.conv(x))
+
+
+class Net(nn.Cell):
+    """A stem conv (so that the block input is a blocked tensor, as in ResNet), then a basic block
+    (conv-bn-relu, conv-bn, + shortcut, relu) whose shortcut is the identity or a 1x1 projection
+    (stride 2). `twice`: the shortcut is read again after the block."""
+
+    def __init__(self, cin, c, k=3, stride=1, projection=False, twice=False):
+        super().__init__()
+        self.stem = ConvBN(cin, c, 3)
+        self.c1 = ConvBN(c, c, k, stride)
+        self.c2 = ConvBN(c, c, k)
+        self.short = ConvBN(c, c, 1, stride) if projection else None
+        self.relu = nn.ReLU()
+        self.twice = twice
+
+    def construct(self, x):
+        x = self.relu(self.stem(x))
+        y = self.relu(self.c1(x))
+        y = self.c2(y)
+        s = self.short(x) if self.short is not None else x
+        y = self.relu(y + s)
+        return y + s if self.twice else y
+
+
+def randomize(net, seed):
+    rng = np.random.default_rng(seed)
+    for p in net.get_parameters():
+        shape = tuple(p.shape)
+        if p.name.endswith("weight"):
+            fan = np.prod(shape[1:])
+            a = rng.standard_normal(shape) / np.sqrt(fan)
+        elif p.name.endswith("gamma"):
+            a = rng.uniform(0.5, 2.0, shape)
+        elif p.name.endswith("moving_variance"):
+            a = rng.uniform(0.3, 3.0, shape)
+        else:  # beta, moving_mean, bias
+            a = rng.normal(0, 0.5, shape)
+        p.set_data(Tensor(a.astype(np.float32)))
+
+
+def conv_bn64(m, x):
+    """ConvBN m on x in float64 numpy."""
+    w = m.conv.weight.asnumpy().astype(np.float64)
+    oc, c, k, _ = w.shape
+    s, p = m.conv.stride[0] if isinstance(m.conv.stride, tuple) else m.conv.stride, k // 2
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    oh = (x.shape[2] + 2 * p - k) // s + 1
+    ow = (x.shape[3] + 2 * p - k) // s + 1
+    y = np.zeros((x.shape[0], oc, oh, ow))
+    for i in range(k):
+        for j in range(k):
+            y += np.einsum("nchw,oc->nohw", xp[:, :, i:i + s * oh:s, j:j + s * ow:s], w[:, :, i, j])
+    if m.conv.has_bias:
+        y += m.conv.bias.asnumpy().reshape(1, -1, 1, 1)
+    bn = m.bn
+    sc = bn.gamma.asnumpy().astype(np.float64) / np.sqrt(bn.moving_variance.asnumpy().astype(np.float64) + bn.eps)
+    return (y - bn.moving_mean.asnumpy().reshape(1, -1, 1, 1)) * sc.reshape(1, -1, 1, 1) + \
+        bn.beta.asnumpy().reshape(1, -1, 1, 1)
+
+
+def reference(net, x):
+    x = np.maximum(conv_bn64(net.stem, x.astype(np.float64)), 0)
+    y = np.maximum(conv_bn64(net.c1, x), 0)
+    y = conv_bn64(net.c2, y)
+    s = conv_bn64(net.short, x) if net.short is not None else x
+    y = np.maximum(y + s, 0)
+    return y + s if net.twice else y
+
+
+def eager(net, x):
+    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+    try:
+        return net(x).asnumpy()
+    finally:
+        mycel.set_context(mode=mycel.GRAPH_MODE)
+
+
+# (input channels, channels, side, kernel, stride, projection): the second conv's kernel path
+CASES = [
+    (3, 64, 20, 3, 1, False),   # Winograd F(4x4)
+    (3, 256, 8, 3, 1, False),   # Winograd F(2x2) (F(4x4)'s weights past 8 MiB)
+    (3, 512, 7, 3, 1, False),   # oneDNN (brgconv on NHWC on AVX-512 Zen 4: the reorder loop adds)
+    (3, 512, 4, 3, 1, False),   # oneDNN, 4x4 (ResNet-18 CIFAR's last stage)
+    (3, 24, 9, 3, 1, False),    # Winograd F(2x2), 24 channels
+    (3, 12, 9, 3, 1, False),    # channels that pad the 8-lane blocks: not Winograd (< 16)
+    (5, 32, 10, 5, 1, False),   # a 5x5 conv: oneDNN's jit on the blocked layout, the loop adds
+    (3, 32, 9, 1, 1, False),    # a 1x1 conv (a bottleneck block's last): the loop adds
+    (3, 64, 16, 3, 2, True),    # projection shortcut (1x1, stride 2): the 3x3 takes the add
+]
+
+
+@pytest.mark.parametrize("cin,c,side,k,stride,projection", CASES)
+def test_fused_block_equals_numpy_and_eager(cin, c, side, k, stride, projection):
+    mycel.set_seed(1)
+    net = Net(cin, c, k, stride, projection)
+    randomize(net, seed=c + side + k)
+    net.set_train(False)
+    x = Tensor(np.random.default_rng(side).standard_normal((1, cin, side, side)).astype(np.float32))
+    ref = reference(net, x.asnumpy())
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(eager(net, x), ref, rtol=RTOL, atol=ATOL * scale)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    text = G.compile(net).program_text(x)
+    fused = [line for line in text.splitlines() if "+add+relu(" in line]
+    assert len(fused) == 1 and " add(" not in text, text
+    for threads in (1, 2, 3):
+        mycel.set_context(num_threads=threads)
+        out = net(x).asnumpy()
+        np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL * scale, err_msg=f"{threads} threads")
+    os.environ["MYCEL_FUSE_RESIDUAL"] = "0"
+    plain = G.compile(net).program_text(x)
+    assert "+add+relu(" not in plain and "add(" in plain, plain
+    np.testing.assert_allclose(net(x).asnumpy(), out, rtol=RTOL, atol=ATOL * scale)
+
+
+def test_projection_takes_add_into_3x3():
+    """With a projection, the add's two operands both come from convs: the 3x3 (second) conv
+    takes it, the 1x1 stays plain conv2d+batch_norm."""
+    net = Net(3, 16, 3, 2, projection=True)
+    randomize(net, seed=3)
+    net.set_train(False)
+    x = Tensor(np.random.default_rng(0).standard_normal((1, 3, 12, 12)).astype(np.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    text = G.compile(net).program_text(x)
+    lines = [line.strip() for line in text.splitlines()]
+    fused = [line for line in lines if "+add+relu(" in line]
+    assert len(fused) == 1, text
+    # its input is the first conv's output (relu'd), its last operand the 1x1's output
+    first = next(line for line in lines if "conv2d+batch_norm+relu(" in line and "(r0" not in line)
+    short = next(line for line in lines if "conv2d+batch_norm(" in line)
+    args = fused[0].split("(", 1)[1].rstrip(")").split(", ")
+    assert args[0] == first.split(" = ")[0] and args[-1] == short.split(" = ")[0], text
+    np.testing.assert_allclose(net(x).asnumpy(), reference(net, x.asnumpy()), rtol=RTOL, atol=ATOL * 10)
+
+
+@pytest.mark.parametrize("c,side", [(64, 12), (512, 7), (12, 6)])
+def test_shortcut_read_again_after_the_block(c, side):
+    """The shortcut has another reader after the fused conv: the kernels only read it, so it is
+    intact for that reader (y + s equals numpy)."""
+    mycel.set_seed(2)
+    net = Net(3, c, twice=True)
+    randomize(net, seed=c)
+    net.set_train(False)
+    x = Tensor(np.random.default_rng(1).standard_normal((1, 3, side, side)).astype(np.float32))
+    ref = reference(net, x.asnumpy())
+    scale = np.abs(ref).max()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    text = G.compile(net).program_text(x)
+    assert "+add+relu(" in text, text
+    for threads in (1, 2, 3):
+        mycel.set_context(num_threads=threads)
+        np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=RTOL, atol=ATOL * scale)
+
+
+def test_training_mode_is_untouched():
+    """Training mode: no fold and no fusion (the batch norm updates its statistics)."""
+    net = Net(3, 16)
+    net.set_train(True)
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32))
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    text = G.compile(net).program_text(x)
+    assert "+add" not in text, text
