@@ -164,8 +164,7 @@ class LayoutAssigner {
     bool residuals_blocked = true;  // the residuals must come in the output's (blocked) layout
     for (size_t k = res; k < in.in.size(); ++k) residuals_blocked &= blocked(in.in[k]);
     if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
-        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0 &&
-        residuals_blocked) {
+        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0 && residuals_blocked) {
       src_blocked = blocked(in.in[0]);
       // Without the step the conv reorders its result from the layout it prefers, and its input
       // to it (unless one channel makes the two layouts the same bytes).

@@ -52,9 +52,9 @@ bool residual_fusion_on() {
 // A float32 convolution (plain, or with its batch_norm folded) whose output may take a residual
 // add: the kernels that apply it read the shortcut in the output's layout.
 bool takes_residual(const Function& f, const Instr& prod) {
-  return prod.op->backend.window == WindowKind::kConv && (prod.op->backend.accepts_post_ops &
-                                                          kPostRelu) &&
-         is_static_f32(f, prod.out[0]) && f.regs[prod.out[0]].meta.shape.size() == 4;
+  return prod.op->backend.window == WindowKind::kConv &&
+         (prod.op->backend.accepts_post_ops & kPostRelu) && is_static_f32(f, prod.out[0]) &&
+         f.regs[prod.out[0]].meta.shape.size() == 4;
 }
 
 // A conv whose (constant) weights are 1x1.

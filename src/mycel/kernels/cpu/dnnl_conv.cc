@@ -169,8 +169,7 @@ void nhwc_to_blocked8_residual(const float* x, const float* residual, float* y, 
 
 // Whether the post-ops start with an add (a residual, or an operand residual_of turned down).
 bool has_residual_add(const KernelParams* params) {
-  return params && !params->post_ops.empty() &&
-         params->post_ops[0].kind == PostOp::Kind::kAddRow;
+  return params && !params->post_ops.empty() && params->post_ops[0].kind == PostOp::Kind::kAddRow;
 }
 
 // Whether reorder r is from `from_tag` to `to_tag` on float32 dims, small enough for a loop.
@@ -381,8 +380,8 @@ struct WinogradPrepared : KernelPrepared {
 };
 
 void conv2d_winograd_prepared(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
-                              const WindowGeom& g, int m, WinogradAct act,
-                              const Tensor* residual, std::unique_ptr<KernelPrepared>* slot) {
+                              const WindowGeom& g, int m, WinogradAct act, const Tensor* residual,
+                              std::unique_ptr<KernelPrepared>* slot) {
   std::unique_ptr<WinogradPrepared> local;
   WinogradPrepared& p = prepared_state<WinogradPrepared>(
       slot, local, [&](const WinogradPrepared& q) { return q.m == m && same_geom(q.g, g); },
