@@ -62,8 +62,21 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
   }
   float* o = y.data<float>();
   const int64_t n = y.numel();
-  for (const PostOp& p : ops) {
-    if (p.kind == PostOp::Kind::kRelu) {
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const PostOp& p = ops[k];
+    if (p.kind == PostOp::Kind::kAddRow && k + 1 < ops.size() &&
+        ops[k + 1].kind != PostOp::Kind::kAddRow) {
+      // An add then relu/relu6 (a conv's residual, graph mode's fuse_post_ops.cc): one pass.
+      const float* v = p.operand.data<float>();
+      const int64_t len = p.operand.numel();
+      const float hi = ops[++k].kind == PostOp::Kind::kRelu6 ? 6.f : INFINITY;
+      parallel_for(n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const float s = o[i] + v[len == n ? i : i % len];
+          o[i] = s < 0.f ? 0.f : s > hi ? hi : s;
+        }
+      });
+    } else if (p.kind == PostOp::Kind::kRelu) {
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) o[i] = o[i] < 0.f ? 0.f : o[i];
       });
