@@ -197,6 +197,32 @@ def test_residual_add_stays_blocked():
     assert text.count("to_nchw(") == 1, text
 
 
+class ConvMean(nn.Cell):
+    def __init__(self, w, keep_dims):
+        super().__init__()
+        self.w = Parameter(Tensor(w))
+        self.keep_dims = keep_dims
+
+    def construct(self, x):
+        return ops.mean(ops.relu(ops.conv2d(x, self.w, pad_mode="same")), axis=(2, -1),
+                        keep_dims=self.keep_dims)
+
+
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_global_average_pool_reads_the_blocked_layout(keep_dims):
+    """A mean over H and W (ResNet's and MobileNetV2's global average pooling) reads the conv's
+    blocked output (20 channels: padded blocks) and writes (N, C) plain: no to_nchw at all, with
+    the default cost check too."""
+    x, w = arr(2, 3, 9, 7, seed=20), arr(20, 3, 3, 3, seed=21)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    ref = relu(np_conv(x, w, pad=1)).mean(axis=(2, 3), keepdims=keep_dims)
+    for layout in ("all", "1"):
+        out, text = compiled(ConvMean(w, keep_dims), Tensor(x), layout=layout)
+        np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+        assert out.shape == ref.shape
+        assert "}mean(" in text and "to_nchw(" not in text, text
+
+
 def test_op_that_does_not_keep_zeros_gets_plain_input():
     x, w = arr(2, 3, 8, 8, seed=13), arr(4, 3, 3, 3, seed=14)
     mycel.set_context(mode=mycel.GRAPH_MODE)

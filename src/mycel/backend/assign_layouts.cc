@@ -6,12 +6,15 @@
 // its first plain reader and shared by the later ones. Registers keep their logical NCHW meta;
 // `RegInfo::blocked` makes the memory planner reserve the padded size. Runs after fusion, before
 // calls are analysed.
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
+#include "mycel/kernels/cpu/infer_small.h"
 
 namespace mycel::backend::detail {
 namespace {
@@ -29,12 +32,11 @@ bool is_conv(const Instr& in) {
 }
 
 // The inputs of a conv that are residuals added to its output (fuse_post_ops.cc), read in the
-// output's layout: those past the unfused op's own.
+// output's layout: those past the inputs of the op it extended (a conv's only added inputs).
 size_t first_residual(const Instr& in) {
-  if (!(in.op->backend.fused_post_ops & kPostAddRow)) return in.in.size();
-  size_t k = in.op->inputs.size();
-  while (k > 0 && in.op->inputs[k - 1].name == "residual") --k;
-  return k;
+  const OpDef* base = in.op->backend.unfused;
+  if (!(in.op->backend.fused_post_ops & kPostAddRow) || !base) return in.in.size();
+  return std::min(base->inputs.size(), in.in.size());
 }
 
 bool is_pool(const Instr& in) {
@@ -90,6 +92,43 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
   return d;
 }
 
+// A float32 mean over axes 2 and 3 (global average pooling) of a 4-d tensor: it may read the
+// blocked layout and write its (N, C) or (N, C, 1, 1) result plain (the lite runtime's loop,
+// infer_small.h), which saves the whole activation's to_nchw before it (ResNet-18's last one).
+bool is_mean_hw(const Function& f, const Instr& in) {
+  if (!is_kernel1(in) || in.op->backend.reduce != ReduceFusion::kMean || in.in.size() != 1 ||
+      !is_nchw_f32(f, in.in[0]) || !is_f32_static_but_batch(f, in.out[0]) || !in.attrs.has("axis"))
+    return false;
+  std::vector<int64_t> axes = in.attrs.get_ints("axis");
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{2, 3};
+}
+
+bool mean_hw_blocked_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_MEAN_HW_BLOCKED");
+    return !(v && *v && std::atoi(v) == 0);
+  }();
+  return on;
+}
+
+std::shared_ptr<const OpDef> make_mean_hw_op(const OpDef& base) {
+  auto d = std::make_shared<OpDef>(base);
+  d->name = "{" + std::string(cpu::activation_tag_name()) + "}" + base.name;
+  d->view = nullptr;
+  d->grad = "none";
+  const OpDef* b = &base;
+  d->infer = [b](const InferContext& c) { return b->infer(InferContext{*b, c.inputs, c.attrs}); };
+  d->kernel = [](const KernelContext& c) {
+    const Tensor& x = c.in(0);
+    const Shape& s = x.shape();
+    cpu::mean_hw_blocked(x.data<float>(), c.out(0).data<float>(), s[0], s[1], s[2] * s[3],
+                         cpu::direct_block(s[1]));
+  };
+  return d;
+}
+
 std::shared_ptr<const OpDef> make_to_plain_op() {
   auto d = std::make_shared<OpDef>();
   d->name = "to_nchw";
@@ -123,11 +162,12 @@ class LayoutAssigner {
       if (is_zero_keeping_elementwise(in))
         for (int r : in.in)
           if (r >= 0) wanted_[r] = 1;
+      if (mean_hw_blocked_on() && is_mean_hw(f_, in)) wanted_[in.in[0]] = 1;
     }
     std::vector<Instr> old = std::move(f_.code);
     f_.code.clear();
     for (Instr& in : old) {
-      if (!try_blocked(in)) {
+      if (!try_blocked(in) && !try_mean_hw(in)) {
         for (int& r : in.in) r = plain(r);
         for (int& r : in.in_b) r = plain(r);
         in.cond = plain(in.cond);
@@ -189,6 +229,15 @@ class LayoutAssigner {
       in.params = std::move(params);
     }
     f_.regs[in.out[0]].blocked = true;
+    return true;
+  }
+
+  // A global average pooling of a blocked tensor reads it blocked (MYCEL_MEAN_HW_BLOCKED=0: a
+  // to_nchw first, as any plain reader; read once).
+  bool try_mean_hw(Instr& in) {
+    if (!mean_hw_blocked_on() || !is_mean_hw(f_, in) || !blocked(in.in[0])) return false;
+    p_.fused_ops.push_back(make_mean_hw_op(*in.op));
+    in.op = p_.fused_ops.back().get();
     return true;
   }
 
