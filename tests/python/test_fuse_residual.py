@@ -7,6 +7,8 @@ and 3 threads, on every kernel path (Winograd F(4x4) and F(2x2), oneDNN with and
 NHWC reorder, a 1x1 and a 5x5 conv, channels that pad the 8-lane blocks); a shortcut with other
 readers is only read; MYCEL_FUSE_RESIDUAL=0 keeps the separate add."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -197,3 +199,15 @@ def test_training_mode_is_untouched():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     text = G.compile(net).program_text(x)
     assert "+add" not in text, text
+
+
+@pytest.mark.parametrize("tag", ["nhwc", "nChw16c"])
+def test_other_layout_tags(tag):
+    """The CPU picks one activation layout per process; MYCEL_LAYOUT_TAG forces the others (no
+    Winograd there: the fused launch's loop adds over the padded buffers), and the tests above
+    pass with them."""
+    env = dict(os.environ, MYCEL_LAYOUT_TAG=tag)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__,
+                        "-k", "not other_layout_tags"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-3000:]
