@@ -313,14 +313,29 @@ def markdown(result):
                 "kernel or the streamed kernel), the rest oneDNN's AVX2 jit kernels on nChw8c. "
                 "`bench/bench_infer_ops.py <workload>` lists a row's launches with their times "
                 '(mycel.Profiler); tests/python/test_fold_batch_norm.py checks that the whole folded '
-                'ResNet-18 and MobileNetV2 graphs equal the eager forward.', "",
+                'ResNet-18 and MobileNetV2 graphs equal the eager forward. Each basic block\'s '
+                'residual add and its ReLU are post-ops of the block\'s second convolution '
+                '(`conv2d+batch_norm+add+relu`, the shortcut its last operand, read in nChw8c; with a '
+                'projection shortcut the 3x3 takes it, not the 1x1): Winograd adds it in its output '
+                'transform, the 512-channel brgconv in its NHWC -> nChw8c reorder loop, other kernels by '
+                'one add+relu loop in the same launch; and the global average pooling reads the blocked '
+                'layout (the lite runtime\'s loop), so no to_nchw precedes it. resnet18_b1 runs 23 '
+                'launches instead of 32: gone are 7 add+relu launches (one thread, minima 9.7-36.9 us), '
+                'the last add+relu+mean (25.4) and two to_nchw (17, 47); the mean costs 4.9 us and the '
+                'fused convolutions are within the noise of the plain ones. A/B alternating '
+                '(`bench/bench_infer_ops.py resnet18_b1`, fused vs `MYCEL_FUSE_RESIDUAL=0 '
+                'MYCEL_MEAN_HW_BLOCKED=0`, the switches that turn each off): one thread, load 4-5, sum of '
+                'launch minima 20.40-20.66 against 20.25-21.28 ms (4 pairs); two threads under '
+                '`chrt -f 10`, load 6-9, the call wall minimum lower in 6 of 8 pairs (11.66-17.37 against '
+                '12.48-17.66 ms: the 2-vCPU machine was too loaded to say more; '
+                'tests/python/test_fuse_residual.py).', "",
                 "Where resnet18_b1's time goes on one thread (`bench/bench_infer_ops.py resnet18_b1 "
                 '--threads 1`, per-launch minima, load 3-7, 20.4-20.9 ms in all): the 7x7 stem 2.06 ms, '
                 'the four 64-channel Winograd convolutions at 56x56 0.72-0.77 each, the three 128-channel '
                 'ones at 28x28 0.64-0.77, the three 256-channel ones at 14x14 (F(2x2)) 1.02-1.15, the '
                 'three 512-channel ones at 7x7 (brgconv) 1.92-2.09, the stride-2 3x3 ones 1.03-1.09, the '
                 '1x1 shortcuts 0.14-0.16, the classifier 0.21, max pool 0.12-0.16, every add+relu 8-40 '
-                'us. The direct convolutions (stem, stride 2, 7x7) run at about the FMA peak of one core '
+                'us (now in the convolutions, above). The direct convolutions (stem, stride 2, 7x7) run at about the FMA peak of one core '
                 '(115.6 MMAC in 1.92 ms), so only fewer multiplies make them faster; the 7x7 layers are '
                 '29% of the forward. Tried and taken out (branch `perf26-fly`, tests pass): Winograd '
                 'F(2x2) at 7x7 with the plain taps kept and transformed per call, 16 output channels at a '
