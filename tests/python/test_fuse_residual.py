@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mycel
-from mycel import Tensor, nn
+from mycel import Tensor, nn, ops
 from mycel._mycel import graph as G
 
 RTOL, ATOL = 2e-4, 2e-4
@@ -199,6 +199,49 @@ def test_training_mode_is_untouched():
     mycel.set_context(mode=mycel.GRAPH_MODE)
     text = G.compile(net).program_text(x)
     assert "+add" not in text, text
+
+
+class PlainBlock(nn.Cell):
+    """A block without batch norm: conv -> relu -> conv (bias) -> + x -> relu."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c1 = nn.Conv2d(c, c, 3, pad_mode="pad", padding=1)
+        self.c2 = nn.Conv2d(c, c, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.c2(self.relu(self.c1(x))) + x)
+
+
+def test_training_graph_with_fused_residual_matches_eager_gradients():
+    """A training step's graph fuses the residual too (weights that change: no Winograd of
+    constant weights; the launch's loop adds): value and gradients equal eager mode's."""
+    mycel.set_seed(4)
+    net = PlainBlock(16)
+    randomize(net, seed=4)
+    x = Tensor(np.random.default_rng(5).standard_normal((2, 16, 8, 8)).astype(np.float32))
+    params = net.trainable_params()
+
+    class SquareLoss(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def construct(self, x):
+            y = self.net(x)
+            return ops.sum(y * y)
+
+    loss = SquareLoss()
+    value_e, grads_e = mycel.value_and_grad(loss, None, params)(x)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    g = mycel.value_and_grad(loss, None, params)
+    value_g, grads_g = g(x)
+    text = list(g._compiled.values())[0].program_text(x)
+    assert "conv2d+add+relu(" in text, text
+    np.testing.assert_allclose(value_g.asnumpy(), value_e.asnumpy(), rtol=1e-4)
+    for a, b in zip(grads_g, grads_e):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("tag", ["nhwc", "nChw16c"])
