@@ -201,6 +201,34 @@ def test_training_mode_is_untouched():
     assert "+add" not in text, text
 
 
+class AddOnly(Net):
+    """The sum has two readers (its relu and the output): the conv takes the add alone."""
+
+    def construct(self, x):
+        x = self.relu(self.stem(x))
+        y = self.c2(self.relu(self.c1(x))) + x
+        return self.relu(y) * 0.5 + y
+
+
+@pytest.mark.parametrize("c,side", [(64, 12), (512, 7), (12, 6)])
+def test_residual_without_activation(c, side):
+    mycel.set_seed(6)
+    net = AddOnly(3, c)
+    randomize(net, seed=c + 1)
+    net.set_train(False)
+    x = Tensor(np.random.default_rng(2).standard_normal((1, 3, side, side)).astype(np.float32))
+    xs = np.maximum(conv_bn64(net.stem, x.asnumpy().astype(np.float64)), 0)
+    y = conv_bn64(net.c2, np.maximum(conv_bn64(net.c1, xs), 0)) + xs
+    ref = np.maximum(y, 0) * 0.5 + y
+    scale = np.abs(ref).max()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    text = G.compile(net).program_text(x)
+    assert "conv2d+batch_norm+add(" in text, text
+    for threads in (1, 2, 3):
+        mycel.set_context(num_threads=threads)
+        np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=RTOL, atol=ATOL * scale)
+
+
 class PlainBlock(nn.Cell):
     """A block without batch norm: conv -> relu -> conv (bias) -> + x -> relu."""
 

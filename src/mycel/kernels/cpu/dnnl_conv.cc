@@ -151,10 +151,11 @@ void nhwc_to_blocked8(const float* x, float* y, int64_t n, int64_t c, int64_t hw
 }
 
 // nhwc_to_blocked8 of a convolution's output, then y = act(y + residual) (residual in nChw8c,
-// y's layout) in the same pass: the residual add and relu of a ResNet block (fuse_post_ops.cc).
+// y's layout, its padding zero): the residual add and relu of a ResNet block (fuse_post_ops.cc)
+// in the same launch, over y while it is still in this core's cache (at most kLoopReorderBytes).
 void nhwc_to_blocked8_residual(const float* x, const float* residual, float* y, int64_t n,
                                int64_t c, int64_t hw, WinogradAct act) {
-  nhwc_to_blocked8(x, y, n, c, hw);  // a block's rows are in L1 when the second loop reads them
+  nhwc_to_blocked8(x, y, n, c, hw);
   const int64_t len = n * ((c + 7) / 8) * hw * 8;
   const float hi = act == WinogradAct::kRelu6 ? 6.f : INFINITY;
   if (act == WinogradAct::kNone) {
