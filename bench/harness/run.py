@@ -327,8 +327,13 @@ def markdown(result):
                 'MYCEL_MEAN_HW_BLOCKED=0`, the switches that turn each off): one thread, load 4-5, sum of '
                 'launch minima 20.40-20.66 against 20.25-21.28 ms (4 pairs); two threads under '
                 '`chrt -f 10`, load 6-9, the call wall minimum lower in 6 of 8 pairs (11.66-17.37 against '
-                '12.48-17.66 ms: the 2-vCPU machine was too loaded to say more; '
-                'tests/python/test_fuse_residual.py).', "",
+                '12.48-17.66 ms); at the raised priority in a quiet moment two threads ran a call in '
+                '11.3-11.5 ms (launch minima 10.9), so little is left between launches. This harness '
+                '(rows resnet18_b1 and resnet18_cifar_b1) under `chrt -f 10` for both frameworks, load '
+                '7-11, alternating: fused 11.91 and 11.99 ms against PyTorch no_grad 25.79 and 26.41 '
+                '(0.46x, 0.45x; CIFAR 0.42x, 0.37x), both switches off 15.37 against 32.37 (0.47x; '
+                'CIFAR 0.41x): within the noise of a loaded 2-vCPU machine, so the quiet machine has '
+                'the last word (tests/python/test_fuse_residual.py).', "",
                 "Where resnet18_b1's time goes on one thread (`bench/bench_infer_ops.py resnet18_b1 "
                 '--threads 1`, per-launch minima, load 3-7, 20.4-20.9 ms in all): the 7x7 stem 2.06 ms, '
                 'the four 64-channel Winograd convolutions at 56x56 0.72-0.77 each, the three 128-channel '
