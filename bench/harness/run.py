@@ -333,7 +333,10 @@ def markdown(result):
                 '7-11, alternating: fused 11.91 and 11.99 ms against PyTorch no_grad 25.79 and 26.41 '
                 '(0.46x, 0.45x; CIFAR 0.42x, 0.37x), both switches off 15.37 against 32.37 (0.47x; '
                 'CIFAR 0.41x): within the noise of a loaded 2-vCPU machine, so the quiet machine has '
-                'the last word (tests/python/test_fuse_residual.py).', "",
+                'the last word (tests/python/test_fuse_residual.py). Tried and left: Winograd F(4x4) '
+                'for the 256-channel layers at 14x14 (`MYCEL_WINOGRAD_RULE=10,6,10`, 9.4 MB of '
+                'transformed weights) ran 0.98-1.30 ms against F(2x2)\'s 1.04-1.08 on one thread and '
+                '621-862 us against 551-618 on two (per-launch minima, 2 alternating pairs).', "",
                 "Where resnet18_b1's time goes on one thread (`bench/bench_infer_ops.py resnet18_b1 "
                 '--threads 1`, per-launch minima, load 3-7, 20.4-20.9 ms in all): the 7x7 stem 2.06 ms, '
                 'the four 64-channel Winograd convolutions at 56x56 0.72-0.77 each, the three 128-channel '
