@@ -1,8 +1,7 @@
-"""Matmul thread policies (kernels/cpu/dnnl_matmul.cc). A^T B with a long reduction is shared
-among the threads, each part a one-thread oneDNN call: blocks of rows or columns, else a split
-along K with the partial products summed (kSplitMinK; test_matmul_split_out.py covers each):
-equal to numpy in float64 and to the one-thread path, on odd sizes, padded operands (rows of
-2 KiB), both b layouts, the weight gradient of a Dense layer in graph mode,
+"""Matmul thread policies (kernels/cpu/dnnl_matmul.cc). A^T B with a long reduction is split
+along K across the threads, each part a one-thread oneDNN call and the partial products summed
+(kSplitMinK): equal to numpy in float64 and to the one-thread path, on odd sizes, padded
+operands (rows of 2 KiB), both b layouts, the weight gradient of a Dense layer in graph mode,
 and sizes that must not split. Small-dimension matmuls (the MLP's classifier) on two threads."""
 import numpy as np
 import pytest

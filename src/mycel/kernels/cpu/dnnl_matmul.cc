@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mycel/kernels/cpu/bf16_round_row.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
@@ -29,30 +30,45 @@ constexpr int64_t kConflictBytes = 2048, kPadBytes = 64;
 // Larger operands are read in place: the copy's buffer stays with the thread.
 constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // A transposed `a` with a long reduction (a weight gradient x^T dy over many rows, no bias or
-// post-ops) runs as one one-thread primitive per thread over its share of the work, not as
-// oneDNN's own two-thread split (two cores, float32: 512x2048x128 2.72 -> 2.36 ms, 128x2048x512
-// 2.05 -> 1.79, 128x2048x128 0.55 -> 0.43; bf16: 3-4x slower whenever another job held a core,
-// its threads meet at spin barriers). The share is a block of the product's rows (or of its
-// columns where the rows do not divide), each over the whole K: bf16 on Zen 4, two threads,
-// 512x2048x128 0.88 -> 0.72 ms, 128x2048x512 0.82 -> 0.67, 128x2048x128 0.23 -> 0.18 against
-// a split along K into float32 partials summed and rounded once (the partials' pass and the
-// shorter K of each brgemm cost more than the duplicate read of the other operand;
-// bench/bench_matmul_split.cc). MYCEL_MATMUL_SPLIT=k restores the split along K (A/B), which
-// also remains for products too small to share out.
+// post-ops) is split along K: each thread runs a one-thread primitive on its share of the rows
+// into its own partial product, and the partials are summed. oneDNN 2.6's own two-thread split
+// of these shapes is slower (two cores: 512x2048x128 2.72 -> 2.36 ms, 128x2048x512 2.05 -> 1.79,
+// 128x2048x128 0.55 -> 0.43). bfloat16 (amp O2's weight gradients) splits the same way, each
+// part into a float32 partial (oneDNN accumulates in float32 too), summed and rounded once.
+// Splitting the product's rows (or columns) among the threads instead, each over the whole K,
+// ran faster alone (bf16, two threads, hot operands: 512x2048x128 0.88 -> 0.72 ms) but slower in
+// the transformer's O2 step (its four FFN weight gradients 0.79-0.84 -> 0.81-0.91 ms, minima):
+// there each thread reads the rows of x and dy that it wrote itself, from its own cache.
 constexpr int64_t kSplitMinK = 1024;
-// A row (column) block of at least this many: oneDNN's brgemm tiles rows by 16 or 32 and columns
-// by 16-64, so smaller blocks lose more to their edges than the split saves.
-constexpr int64_t kSplitMinBlock = 32;
 
-// How a split primitive shares the product among threads (MatmulEntry::split).
-enum class Split { kNone, kK, kRows, kCols };
-
-bool split_along_k_only() {
-  static const bool k = [] {
-    const char* v = std::getenv("MYCEL_MATMUL_SPLIT");
-    return v && std::strcmp(v, "k") == 0;
+// The bf16 split's sum of the partials in vector lanes (sum_round_partials); off
+// (MYCEL_MATMUL_SPLIT_SUM=scalar): the one-loop form, for A/B.
+bool vector_split_sum() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_MATMUL_SPLIT_SUM");
+    return !v || std::strcmp(v, "scalar") != 0;
   }();
-  return k;
+  return on;
+}
+
+// o[i] = the bf16 rounding of the sum of the T float32 partials (numel apart) at i, i0 <= i < i1,
+// in blocks of a stack buffer, so that the adds and the rounding (bf16_round_row) run in vector
+// lanes. The one-loop form (an inner loop over T, the scalar rounding) did not vectorize: in the
+// transformer's O2 step 45 us of each FFN weight gradient's 790 (0.55 ns an element) against
+// 8.5 now, and 11.6 -> 2.5 us for each 128x128 projection's (minima, two threads).
+void sum_round_partials(const float* q, int T, int64_t numel, int64_t i0, int64_t i1, uint16_t* o) {
+  constexpr int64_t kBlock = 512;
+  alignas(64) float acc[kBlock];
+  for (int64_t b = i0; b < i1; b += kBlock) {
+    const int64_t n = std::min(kBlock, i1 - b);
+    const float* q0 = q + b;
+    for (int64_t j = 0; j < n; ++j) acc[j] = q0[j];
+    for (int u = 1; u < T; ++u) {
+      const float* qu = q + u * numel + b;
+      for (int64_t j = 0; j < n; ++j) acc[j] += qu[j];
+    }
+    bf16_round_row(acc, o + b, n);
+  }
 }
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
@@ -75,17 +91,14 @@ struct MatmulEntry : Entry {
   dnnl::matmul prim;
   memory::desc a_md, b_md, bias_md, c_md, row_md;  // row_md: (1, ..., N), for add-row post-ops
   OperandPad pad_a, pad_b;                         // ld 0: the operand is read in place
-  // Split among threads (kSplitMinK): one one-thread primitive run by every part on its share
-  // (Split), and the strides (elements) between the parts' a, b and c. Along K each part writes
-  // a float32 partial (float32: part 0 writes c); along the rows or columns each writes its block
-  // of c.
+  // Split along K (kSplitMinK): a one-thread primitive over K / parts rows, and the strides
+  // (elements) between the parts' a and b.
   int parts = 0;
-  Split split = Split::kNone;
   dnnl::matmul::primitive_desc part_pd;
   dnnl::matmul part_prim;
-  memory::desc part_a_md, part_b_md, part_c_md;
-  int64_t part_a_step = 0, part_b_step = 0, part_c_step = 0;
-  bool bf16_parts = false;  // along K with bf16 operands: every part writes a float32 partial
+  memory::desc part_a_md, part_b_md, part_c_md;  // part_c_md: float32 (bf16: every part)
+  int64_t part_a_step = 0, part_b_step = 0;
+  bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -106,49 +119,6 @@ memory::dims dims_of(const Shape& batch, int64_t rows, int64_t cols) {
   d.push_back(rows);
   d.push_back(cols);
   return d;
-}
-
-// The one-thread primitive of a split among nt threads (MatmulEntry::split), or none where no
-// split fits. a is transposed: stored (K, M) with row stride lda; b: stored (K, N), or (N, K)
-// with trans_b, row stride ldb.
-void build_split(MatmulEntry& e, memory::data_type dt, int64_t M, int64_t K, int64_t N, int64_t lda,
-                 int64_t ldb, bool trans_b, int nt) {
-  const memory::dims a_st{1, lda}, b_st = trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1};
-  const int64_t b_col = trans_b ? ldb : 1;  // elements from one column of b to the next
-  const bool out = !split_along_k_only();
-  if (out && M % nt == 0 && M / nt >= kSplitMinBlock) {
-    const int64_t Mp = M / nt;
-    e.split = Split::kRows;
-    e.part_a_md = memory::desc({Mp, K}, dt, a_st);
-    e.part_b_md = memory::desc({K, N}, dt, b_st);
-    e.part_c_md = memory::desc({Mp, N}, dt, {N, 1});
-    e.part_a_step = Mp;
-    e.part_c_step = Mp * N;
-  } else if (out && N % nt == 0 && N / nt >= kSplitMinBlock) {
-    const int64_t Np = N / nt;
-    e.split = Split::kCols;
-    e.part_a_md = memory::desc({M, K}, dt, a_st);
-    e.part_b_md = memory::desc({K, Np}, dt, b_st);
-    e.part_c_md = memory::desc({M, Np}, dt, {N, 1});
-    e.part_b_step = Np * b_col;
-    e.part_c_step = Np;
-  } else if (K % nt == 0) {
-    const int64_t Kp = K / nt;
-    e.split = Split::kK;
-    e.part_a_md = memory::desc({M, Kp}, dt, a_st);
-    e.part_b_md = memory::desc({Kp, N}, dt, b_st);
-    e.part_a_step = Kp * lda;
-    e.part_b_step = trans_b ? Kp : Kp * ldb;
-    e.bf16_parts = dt == memory::data_type::bf16;
-    e.part_c_md = memory::desc({M, N}, memory::data_type::f32, {N, 1});
-  } else {
-    return;
-  }
-  const SerialScope one(0);  // built for the one thread that runs it
-  e.part_pd = dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(e.part_a_md, e.part_b_md, e.part_c_md), default_attr(), engine());
-  e.part_prim = dnnl::matmul(e.part_pd);
-  e.parts = nt;
 }
 
 std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bias,
@@ -183,10 +153,23 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
     e->pd = dnnl::matmul::primitive_desc(d, attr, engine());
     e->prim = dnnl::matmul(e->pd);
     const int nt = num_threads();
-    if (g.trans_a && K >= kSplitMinK && nt > 1 && !has_bias && (!post || post->post_ops.empty()) &&
-        g.batch.empty() && g.a_batch.empty() && g.b_batch.empty() &&
-        (dtype == DType::float32 || dtype == DType::bfloat16))
-      build_split(*e, dt, M, K, N, lda, ldb, g.trans_b, nt);
+    if (g.trans_a && K >= kSplitMinK && nt > 1 && K % nt == 0 && !has_bias &&
+        (!post || post->post_ops.empty()) && g.batch.empty() && g.a_batch.empty() &&
+        g.b_batch.empty() && (dtype == DType::float32 || dtype == DType::bfloat16)) {
+      const int64_t Kp = K / nt;
+      e->part_a_md = memory::desc({M, Kp}, dt, {1, lda});
+      e->part_b_md =
+          g.trans_b ? memory::desc({Kp, N}, dt, {1, ldb}) : memory::desc({Kp, N}, dt, {ldb, 1});
+      e->part_a_step = Kp * lda;
+      e->part_b_step = g.trans_b ? Kp : Kp * ldb;
+      e->bf16_parts = dtype == DType::bfloat16;
+      e->part_c_md = memory::desc({M, N}, memory::data_type::f32, {N, 1});
+      const SerialScope one(0);  // built for the one thread that runs it
+      e->part_pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(e->part_a_md, e->part_b_md, e->part_c_md), default_attr(), engine());
+      e->part_prim = dnnl::matmul(e->part_pd);
+      e->parts = nt;
+    }
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
     e->ok = false;
@@ -257,7 +240,7 @@ std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Te
       p->part_args[1] = p->parts.back().add(DNNL_ARG_WEIGHTS, e->part_b_md);
       p->part_args[2] = p->parts.back().add(DNNL_ARG_DST, e->part_c_md);
     }
-    if (e->parts > 1 && e->split == Split::kK)
+    if (e->parts > 1)
       p->partial.resize(static_cast<size_t>(e->parts - (e->bf16_parts ? 0 : 1)) *
                         e->part_c_md.get_size() / sizeof(float));
   }
@@ -283,46 +266,43 @@ const void* padded(const Tensor& t, const OperandPad& pad, int which) {
   return dst;
 }
 
-// One part per thread (MatmulEntry::parts); a smaller team than asked for runs several parts per
-// thread. Rows or columns: each part writes its block of c. Along K: c = the sum of the parts'
-// products; float32: part 0 writes c, the others their partials; bf16: every part writes a
-// float32 partial, and c is their sum rounded once.
-void run_split(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t numel,
-               size_t isz) {
-  const MatmulEntry& e = *p.e;
-  const int T = e.parts;
-  const bool along_k = e.split == Split::kK, bf16 = e.bf16_parts;
+// c = sum over the K parts of a_part^T b_part, one part per thread (MatmulEntry::parts); a
+// smaller team than asked for runs several parts per thread. float32: part 0 writes c, the others
+// their partials; bf16: every part writes a float32 partial, and c is their sum rounded once.
+void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t numel) {
+  const int T = p.e->parts;
+  const bool bf16 = p.e->bf16_parts;
+  const size_t isz = bf16 ? 2 : 4;
 #pragma omp parallel num_threads(T)
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
     for (int t = id; t < T; t += got) {
       PreparedExec& x = p.parts[t];
-      x.set(p.part_args[0], static_cast<const char*>(a) + t * e.part_a_step * isz);
-      x.set(p.part_args[1], static_cast<const char*>(b) + t * e.part_b_step * isz);
-      x.set(p.part_args[2], !along_k ? static_cast<char*>(c) + t * e.part_c_step * isz
-                            : bf16   ? p.partial.data() + t * numel
+      x.set(p.part_args[0], static_cast<const char*>(a) + t * p.e->part_a_step * isz);
+      x.set(p.part_args[1], static_cast<const char*>(b) + t * p.e->part_b_step * isz);
+      x.set(p.part_args[2], bf16     ? p.partial.data() + t * numel
                             : t == 0 ? c
                                      : p.partial.data() + (t - 1) * numel);
       x.run();
       stream().wait();
     }
-    if (along_k) {
 #pragma omp barrier
-      const int64_t i0 = numel * id / got, i1 = numel * (id + 1) / got;
-      if (bf16) {
-        uint16_t* o = static_cast<uint16_t*>(c);
-        const float* q0 = p.partial.data();
-        for (int64_t i = i0; i < i1; ++i) {
-          float sum = q0[i];
-          for (int u = 1; u < T; ++u) sum += q0[u * numel + i];
-          o[i] = bf16_round_bits(sum);
-        }
-      } else {
-        float* o = static_cast<float*>(c);
-        for (int u = 1; u < T; ++u) {
-          const float* q = p.partial.data() + (u - 1) * numel;
-          for (int64_t i = i0; i < i1; ++i) o[i] += q[i];
-        }
+    const int64_t i0 = numel * id / got, i1 = numel * (id + 1) / got;
+    if (bf16 && vector_split_sum()) {
+      sum_round_partials(p.partial.data(), T, numel, i0, i1, static_cast<uint16_t*>(c));
+    } else if (bf16) {
+      uint16_t* o = static_cast<uint16_t*>(c);
+      const float* q0 = p.partial.data();
+      for (int64_t i = i0; i < i1; ++i) {
+        float sum = q0[i];
+        for (int u = 1; u < T; ++u) sum += q0[u * numel + i];
+        o[i] = bf16_round_bits(sum);
+      }
+    } else {
+      float* o = static_cast<float*>(c);
+      for (int u = 1; u < T; ++u) {
+        const float* q = p.partial.data() + (u - 1) * numel;
+        for (int64_t i = i0; i < i1; ++i) o[i] += q[i];
       }
     }
   }
@@ -331,8 +311,7 @@ void run_split(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t
 void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
          const KernelParams* post) {
   if (p.e->parts > 1 && num_threads() == p.e->parts && !omp_in_parallel()) {
-    run_split(p, padded(a, p.e->pad_a, 0), padded(b, p.e->pad_b, 1), c.data(), c.numel(),
-              itemsize(c.dtype()));
+    run_split_k(p, padded(a, p.e->pad_a, 0), padded(b, p.e->pad_b, 1), c.data(), c.numel());
     return;
   }
   p.exec.set(p.a_a, padded(a, p.e->pad_a, 0));
