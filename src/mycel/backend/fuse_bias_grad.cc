@@ -73,8 +73,9 @@ std::shared_ptr<const OpDef> make_op(const TensorMeta& dw, const TensorMeta& db)
   auto d = std::make_shared<OpDef>();
   d->name = "matmul+sum";
   d->class_name = "MatmulColSums";
-  d->doc = "A weight gradient's matmul a^T b with the column sums of a (its bias gradient), "
-           "fused by the graph backend.";
+  d->doc =
+      "A weight gradient's matmul a^T b with the column sums of a (its bias gradient), "
+      "fused by the graph backend.";
   d->inputs = {{"a"}, {"b"}};
   d->dtypes = {DType::bfloat16};
   d->grad = "none";
