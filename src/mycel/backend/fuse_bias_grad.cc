@@ -39,13 +39,17 @@ int base_of(const Function& f, const std::vector<int>& producer, int r) {
   return r;
 }
 
-bool plain_kernel(const Instr& in, const char* name) {
-  return is_kernel1(in) && in.op->name == name && (!in.params || in.params->post_ops.empty());
+// Found by the registry's traits (ops/registry.h), as the other passes find theirs: a plain 2-d
+// matmul (backend.plain_matmul) and a reduction that sums (backend.reduce), neither with post-ops.
+bool plain_kernel(const Instr& in) {
+  return is_kernel1(in) && (!in.params || in.params->post_ops.empty());
 }
 
 // A sum over every axis but the last of a static bf16 tensor, its result the last axis's size.
 bool is_column_sum(const Function& f, const Instr& s) {
-  if (!plain_kernel(s, "sum") || s.in.size() != 1 || s.attrs.get_bool("keep_dims")) return false;
+  if (!plain_kernel(s) || s.op->backend.reduce != ReduceFusion::kSum || s.in.size() != 1 ||
+      s.attrs.get_bool("keep_dims"))
+    return false;
   const int x = s.in[0];
   if (x < 0 || f.regs[x].type != RegType::kTensor) return false;
   const size_t nd = f.regs[x].meta.shape.size();
@@ -63,9 +67,10 @@ bool is_column_sum(const Function& f, const Instr& s) {
 
 // dW = a^T b: a (K, M) and b (K, N) static bf16, no transpose of b, no post-ops.
 bool is_weight_gradient(const Function& f, const Instr& mm) {
-  return plain_kernel(mm, "matmul") && mm.in.size() == 2 && mm.attrs.get_bool("transpose_a") &&
-         !mm.attrs.get_bool("transpose_b") && is_static_bf16(f, mm.in[0], 2) &&
-         is_static_bf16(f, mm.in[1], 2) && is_static_bf16(f, mm.out[0], 2) &&
+  return plain_kernel(mm) && mm.op->backend.plain_matmul && mm.in.size() == 2 &&
+         mm.attrs.get_bool("transpose_a") && !mm.attrs.get_bool("transpose_b") &&
+         is_static_bf16(f, mm.in[0], 2) && is_static_bf16(f, mm.in[1], 2) &&
+         is_static_bf16(f, mm.out[0], 2) &&
          f.regs[mm.in[0]].meta.shape[0] == f.regs[mm.in[1]].meta.shape[0];
 }
 
