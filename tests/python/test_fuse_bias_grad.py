@@ -3,8 +3,9 @@ sum(dy) over the leading axes run as one launch (matmul+sum, cpu::matmul_col_sum
 outputs against a float64 numpy reference of the same bf16 values, at 1, 2 and 3 threads, with
 a long K (the split along K: each thread sums its rows) and a short one (the matmul, then the
 sums), through reshape views; what must not fuse; MYCEL_FUSE_BIAS_GRAD=0; the O2 transformer
-step fused against unfused."""
+step fused against unfused; the values again with padded operands (MYCEL_MATMUL_PAD=1)."""
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -60,9 +61,10 @@ def _operands(b, s, m, n, seed):
 
 
 # (batch, seq, M, N): the transformer's FFN and projection shapes (K = 2048 rows, split along K
-# on 2 and 3 threads where K divides), odd sizes, a K of 1030 (3 threads: no split), a short K.
+# on 2 and 3 threads where K divides), odd sizes, a K of 1030 (3 threads: no split), a short K,
+# dy rows of 2 KiB (M = 1024: a padded copy with MYCEL_MATMUL_PAD=1).
 SHAPES = [(16, 128, 512, 128), (16, 128, 128, 128), (8, 129, 33, 20), (2, 515, 96, 40),
-          (4, 16, 64, 48)]
+          (4, 16, 64, 48), (1, 1024, 1024, 24)]
 
 
 @pytest.mark.parametrize("b,s,m,n", SHAPES)
@@ -143,3 +145,12 @@ def test_o2_transformer_step_fused_against_unfused(monkeypatch):
     np.testing.assert_allclose(fused[0], plain[0], rtol=1e-4)
     for u, v in zip(fused[1], plain[1]):
         np.testing.assert_allclose(u, v, rtol=1e-3, atol=1e-4)
+
+
+def test_values_again_with_padded_operands():
+    """MYCEL_MATMUL_PAD is read once per process: the value tests in a fresh one."""
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                        "-k", "within_bf16_rounding"],
+                       env=dict(os.environ, MYCEL_MATMUL_PAD="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
