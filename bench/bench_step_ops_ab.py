@@ -13,7 +13,7 @@ import re
 import subprocess
 
 OPS = ["softmax", "softmax_grad", "layer_norm", "layer_norm_grad", "cast", "mul", "add", "matmul",
-       "dense", "dense+relu", "transpose"]
+       "matmul+sum", "dense", "dense+relu", "transpose"]
 
 
 def run(root, args):

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mycel/backend/detail.h"
+#include "mycel/backend/fuse_bias_grad.h"
 #include "mycel/backend/fuse_util.h"
 
 namespace mycel::backend {
@@ -144,6 +145,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::assign_in_place(*impl);
     detail::fuse_matmul_update(*impl);
     detail::keep_master_copies(*impl);
+    detail::fuse_bias_grad(*impl);
   }
   for (int r : impl->fns[0].params)
     MYCEL_CHECK(impl->fns[0].regs[r].type == detail::RegType::kTensor, NotSupported,

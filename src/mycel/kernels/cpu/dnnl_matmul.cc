@@ -4,12 +4,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "mycel/kernels/cpu/bf16_round_row.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/matmul_col_sums.h"
 #include "mycel/kernels/cpu/matmul_skinny.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 
@@ -34,7 +37,41 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // of these shapes is slower (two cores: 512x2048x128 2.72 -> 2.36 ms, 128x2048x512 2.05 -> 1.79,
 // 128x2048x128 0.55 -> 0.43). bfloat16 (amp O2's weight gradients) splits the same way, each
 // part into a float32 partial (oneDNN accumulates in float32 too), summed and rounded once.
+// Splitting the product's rows (or columns) among the threads instead, each over the whole K,
+// ran faster alone (bf16, two threads, hot operands: 512x2048x128 0.88 -> 0.72 ms) but slower in
+// the transformer's O2 step (its four FFN weight gradients 0.79-0.84 -> 0.81-0.91 ms, minima):
+// there each thread reads the rows of x and dy that it wrote itself, from its own cache.
 constexpr int64_t kSplitMinK = 1024;
+
+// The bf16 split's sum of the partials in vector lanes (sum_round_partials); off
+// (MYCEL_MATMUL_SPLIT_SUM=scalar): the one-loop form, for A/B.
+bool vector_split_sum() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_MATMUL_SPLIT_SUM");
+    return !v || std::strcmp(v, "scalar") != 0;
+  }();
+  return on;
+}
+
+// o[i] = the bf16 rounding of the sum of the T float32 partials (numel apart) at i, i0 <= i < i1,
+// in blocks of a stack buffer, so that the adds and the rounding (bf16_round_row) run in vector
+// lanes. The one-loop form (an inner loop over T, the scalar rounding) did not vectorize: in the
+// transformer's O2 step 45 us of each FFN weight gradient's 790 (0.55 ns an element) against
+// 8.5 now, and 11.6 -> 2.5 us for each 128x128 projection's (minima, two threads).
+void sum_round_partials(const float* q, int T, int64_t numel, int64_t i0, int64_t i1, uint16_t* o) {
+  constexpr int64_t kBlock = 512;
+  alignas(64) float acc[kBlock];
+  for (int64_t b = i0; b < i1; b += kBlock) {
+    const int64_t n = std::min(kBlock, i1 - b);
+    const float* q0 = q + b;
+    for (int64_t j = 0; j < n; ++j) acc[j] = q0[j];
+    for (int u = 1; u < T; ++u) {
+      const float* qu = q + u * numel + b;
+      for (int64_t j = 0; j < n; ++j) acc[j] += qu[j];
+    }
+    bf16_round_row(acc, o + b, n);
+  }
+}
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
 int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
@@ -175,7 +212,50 @@ struct MatmulPrepared : KernelPrepared {
   std::vector<PreparedExec> parts;
   int part_args[3] = {-1, -1, -1};
   std::vector<float> partial;
+  std::vector<float> col_partial;  // matmul_col_sums: each part's float column sums of a
 };
+
+// matmul_col_sums' second output: the column sums of a (K rows of M, row stride lda), written
+// into `out` (M elements of a's dtype).
+struct ColSums {
+  const void* a = nullptr;
+  int64_t lda = 0;
+  Tensor* out = nullptr;
+};
+
+// acc[j] += a[i, j] over the rows i0 <= i < i1 of a (row stride lda, M columns), in float.
+template <typename T>
+void add_rows(const T* a, int64_t lda, int64_t i0, int64_t i1, int64_t M, float* acc) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const T* row = a + i * lda;
+    for (int64_t j = 0; j < M; ++j) {
+      if constexpr (std::is_same_v<T, float>)
+        acc[j] += row[j];
+      else
+        acc[j] += bf16_widen(row[j]);
+    }
+  }
+}
+
+void add_rows(const void* a, bool bf16, int64_t lda, int64_t i0, int64_t i1, int64_t M,
+              float* acc) {
+  if (bf16)
+    add_rows(static_cast<const uint16_t*>(a), lda, i0, i1, M, acc);
+  else
+    add_rows(static_cast<const float*>(a), lda, i0, i1, M, acc);
+}
+
+// out[j] = the sum of the parts' column sums at j, rounded once to `dt` (bf16 or float32).
+void store_sums(const float* parts, int count, int64_t M, DType dt, void* out) {
+  for (int64_t j = 0; j < M; ++j) {
+    float s = parts[j];
+    for (int t = 1; t < count; ++t) s += parts[t * M + j];
+    if (dt == DType::bfloat16)
+      static_cast<uint16_t*>(out)[j] = bf16_round_bits(s);
+    else
+      static_cast<float*>(out)[j] = s;
+  }
+}
 
 std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Tensor& a,
                                         const Tensor& b, bool has_bias, int64_t work,
@@ -234,10 +314,15 @@ const void* padded(const Tensor& t, const OperandPad& pad, int which) {
 // c = sum over the K parts of a_part^T b_part, one part per thread (MatmulEntry::parts); a
 // smaller team than asked for runs several parts per thread. float32: part 0 writes c, the others
 // their partials; bf16: every part writes a float32 partial, and c is their sum rounded once.
-void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t numel) {
+// With `sums` (matmul_col_sums), each part also sums its rows of a into its float column sums,
+// while they are still in its cache, and thread 0 adds and rounds them after the barrier.
+void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64_t numel,
+                 const ColSums* sums = nullptr) {
   const int T = p.e->parts;
   const bool bf16 = p.e->bf16_parts;
   const size_t isz = bf16 ? 2 : 4;
+  const int64_t M = p.e->part_c_md.dims()[0], Kp = p.e->part_a_md.dims()[1];
+  if (sums) p.col_partial.resize(static_cast<size_t>(T * M));
 #pragma omp parallel num_threads(T)
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
@@ -250,10 +335,19 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
                                      : p.partial.data() + (t - 1) * numel);
       x.run();
       stream().wait();
+      if (sums) {
+        float* acc = p.col_partial.data() + t * M;
+        std::fill(acc, acc + M, 0.0f);
+        add_rows(sums->a, bf16, sums->lda, t * Kp, (t + 1) * Kp, M, acc);
+      }
     }
 #pragma omp barrier
+    if (sums && id == 0)
+      store_sums(p.col_partial.data(), T, M, sums->out->dtype(), sums->out->data());
     const int64_t i0 = numel * id / got, i1 = numel * (id + 1) / got;
-    if (bf16) {
+    if (bf16 && vector_split_sum()) {
+      sum_round_partials(p.partial.data(), T, numel, i0, i1, static_cast<uint16_t*>(c));
+    } else if (bf16) {
       uint16_t* o = static_cast<uint16_t*>(c);
       const float* q0 = p.partial.data();
       for (int64_t i = i0; i < i1; ++i) {
@@ -402,6 +496,50 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
   }
   run(p, a, b, bias, c, post);
   if (post) params->post_applied = true;
+}
+
+void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
+                     std::unique_ptr<KernelPrepared>* slot) {
+  const int64_t K = a.shape()[0], M = a.shape()[1], N = b.shape()[1];
+  MatmulGeom g;
+  g.m = M;
+  g.k = K;
+  g.n = N;
+  g.trans_a = true;
+  g.out_shape = {M, N};
+  const bool bf16 = a.dtype() == DType::bfloat16;
+  if (K > 0 && M * N > 0 && !takes_skinny(a, b, nullptr, c, g)) {
+    const SerialScope threads(c.numel() * K);
+    std::unique_ptr<MatmulPrepared> local;
+    MatmulPrepared& p = prepared_state<MatmulPrepared>(
+        slot, local,
+        [&](const MatmulPrepared& q) {
+          return !q.skinny && q.threads == num_threads() && !q.has_bias && q.a_shape == a.shape() &&
+                 q.b_shape == b.shape();
+        },
+        [&] {
+          const std::string k =
+              key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), M, K,
+                  N, true, false, false, post_ops_key(nullptr));
+          auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, false, nullptr); });
+          return prepare(std::move(e), a, b, false, c.numel() * K, nullptr);
+        });
+    if (p.e->ok && p.e->parts > 1 && num_threads() == p.e->parts && !omp_in_parallel()) {
+      const void* pa = padded(a, p.e->pad_a, 0);
+      const ColSums cs{pa, p.e->pad_a.ld ? p.e->pad_a.ld : M, &sums};
+      run_split_k(p, pa, padded(b, p.e->pad_b, 1), c.data(), c.numel(), &cs);
+      return;
+    }
+  }
+  // No split (one thread, a short K): the matmul, then the sums by blocks of columns.
+  matmul_dnnl(a, b, nullptr, c, g, nullptr, slot);
+  parallel_for(M, K, [&](int64_t j0, int64_t j1) {
+    std::vector<float> acc(static_cast<size_t>(j1 - j0), 0.0f);
+    const size_t isz = itemsize(a.dtype());
+    add_rows(static_cast<const char*>(a.data()) + j0 * isz, bf16, M, 0, K, j1 - j0, acc.data());
+    store_sums(acc.data(), 1, j1 - j0, sums.dtype(),
+               static_cast<char*>(sums.data()) + j0 * itemsize(sums.dtype()));
+  });
 }
 
 }  // namespace mycel::cpu
