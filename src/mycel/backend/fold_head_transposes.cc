@@ -92,8 +92,9 @@ std::shared_ptr<OpDef> make_op(const StridedMatmul& s, const TensorMeta& out,
   auto d = std::make_shared<OpDef>();
   d->name = "matmul_heads{" + which + "}";
   d->class_name = "MatMulHeads";
-  d->doc = "A batched bf16 matmul whose head-split operands or head-merged result are strided "
-           "views (fold_head_transposes.cc).";
+  d->doc =
+      "A batched bf16 matmul whose head-split operands or head-merged result are strided "
+      "views (fold_head_transposes.cc).";
   d->inputs = {{"x"}, {"y"}};
   d->dtypes = {DType::bfloat16};
   d->grad = "none";
@@ -193,8 +194,8 @@ void fold_function(Function& f, ProgramImpl& p) {
     } else {
       s.c = plain_view(so, A, C);
     }
-    const std::string which = std::string(sa >= 0 ? "a" : "") + (sb >= 0 ? "b" : "") +
-                              (mt >= 0 ? "c" : "");
+    const std::string which =
+        std::string(sa >= 0 ? "a" : "") + (sb >= 0 ? "b" : "") + (mt >= 0 ? "c" : "");
     p.fused_ops.push_back(make_op(s, f.regs[out].meta, which));
     Instr fused = mm;
     fused.op = p.fused_ops.back().get();

@@ -17,8 +17,7 @@ namespace mycel::backend::detail {
 namespace {
 
 bool is_static(const Function& f, int r, DType d) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked ||
-      f.regs[r].meta.dtype != d)
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked || f.regs[r].meta.dtype != d)
     return false;
   for (int64_t x : f.regs[r].meta.shape)
     if (x == ir::kDynamic) return false;
@@ -39,8 +38,8 @@ bool written_between(const Function& f, int r, int from, int to) {
 
 // The fused op: inputs (a, b, x, gamma, mean, rstd, dmean, drstd). Where the fast loop refuses at
 // run time (MYCEL_NN_BACKEND=ref), dy is materialized and the original kernel runs.
-std::shared_ptr<OpDef> make_op(const Instr& norm_grad, std::vector<TensorMeta> outs,
-                               int64_t outer, int64_t inner) {
+std::shared_ptr<OpDef> make_op(const Instr& norm_grad, std::vector<TensorMeta> outs, int64_t outer,
+                               int64_t inner) {
   auto d = std::make_shared<OpDef>();
   d->name = "layer_norm_grad{add(i0,i1)}";
   d->class_name = "LayerNormGradAdd";
@@ -53,8 +52,8 @@ std::shared_ptr<OpDef> make_op(const Instr& norm_grad, std::vector<TensorMeta> o
   const Attrs attrs = norm_grad.attrs;
   d->kernel = [orig, attrs, outer, inner](const KernelContext& c) {
     if (cpu::nn_backend() != cpu::NnBackend::kRef &&
-        cpu::layer_norm_grad_sum_bf16(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5),
-                                      c.in(6), c.in(7), c.out(0), c.out(1), c.out(2), outer, inner))
+        cpu::layer_norm_grad_sum_bf16(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5), c.in(6),
+                                      c.in(7), c.out(0), c.out(1), c.out(2), outer, inner))
       return;
     Tensor dy = Tensor::empty(c.in(0).shape(), DType::bfloat16);
     const uint16_t *a = static_cast<const uint16_t*>(c.in(0).data()),
@@ -78,8 +77,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
   for (int j = 0; j < n; ++j) {
     const Instr& ng = f.code[j];
     if (ng.code != Code::kKernel || ng.op->name != "layer_norm_grad" || ng.in.size() != 7 ||
-        ng.out.size() != 3 || ng.params ||
-        std::find(ng.in.begin(), ng.in.end(), -1) != ng.in.end())
+        ng.out.size() != 3 || ng.params || std::find(ng.in.begin(), ng.in.end(), -1) != ng.in.end())
       continue;
     const int dy = ng.in[0], x = ng.in[1], gamma = ng.in[2], mean = ng.in[3];
     const int ai = dy >= 0 ? producer[dy] : -1;

@@ -253,7 +253,8 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
         } else if (DY2) {  // the sum's bf16 value, as an add launch would have stored it
           const uint16_t* d1 = reinterpret_cast<const uint16_t*>(DY) + r * inner;
           for (int64_t i = 0; i < inner; ++i)
-            dyh[i] = bf16_widen(bf16_round_bits(bf16_widen(d1[i]) + bf16_widen(DY2[r * inner + i])));
+            dyh[i] =
+                bf16_widen(bf16_round_bits(bf16_widen(d1[i]) + bf16_widen(DY2[r * inner + i])));
           dp = dyh.data();
         } else {  // widened once: the row's dy is read four times below
           for (int64_t i = 0; i < inner; ++i) dyh[i] = float(DY[r * inner + i]);
@@ -332,8 +333,8 @@ bool layer_norm_grad_sum_bf16(const Tensor& dy_a, const Tensor& dy_b, const Tens
       inner <= 0 || !all_f32({&gamma, &mean, &rstd, &dmean, &drstd, &dgamma, &dbeta}) ||
       dy_a.dtype() != x.dtype() || dx.dtype() != x.dtype())
     return false;
-  layer_norm_grad_loop<BFloat16>(dy_a, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta,
-                                 outer, inner, true, &dy_b);
+  layer_norm_grad_loop<BFloat16>(dy_a, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                 inner, true, &dy_b);
   return true;
 }
 
