@@ -250,11 +250,16 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
         const float* dp;
         if constexpr (std::is_same_v<T, float>) {
           dp = DY + r * inner;
-        } else if (DY2) {  // the sum's bf16 value, as an add launch would have stored it
+        } else if (DY2) {  // the sum's bf16 value, as an add launch would have stored it: the
+          // float sums, rounded by bf16_round_row's lanes (GCC packs a scalar rounding loop
+          // poorly), widened back
           const uint16_t* d1 = reinterpret_cast<const uint16_t*>(DY) + r * inner;
-          for (int64_t i = 0; i < inner; ++i)
-            dyh[i] =
-                bf16_widen(bf16_round_bits(bf16_widen(d1[i]) + bf16_widen(DY2[r * inner + i])));
+          const uint16_t* d2 = DY2 + r * inner;
+          float* t = dyh.data();
+          for (int64_t i = 0; i < inner; ++i) t[i] = bf16_widen(d1[i]) + bf16_widen(d2[i]);
+          uint16_t* rounded = reinterpret_cast<uint16_t*>(orow.data());
+          bf16_round_row(t, rounded, inner);
+          for (int64_t i = 0; i < inner; ++i) t[i] = bf16_widen(rounded[i]);
           dp = dyh.data();
         } else {  // widened once: the row's dy is read four times below
           for (int64_t i = 0; i < inner; ++i) dyh[i] = float(DY[r * inner + i]);
