@@ -105,6 +105,17 @@ def test_attention_gradients_against_float64(monkeypatch, threads, extra_reader)
         np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
 
 
+def test_attention_fallback_without_onednn_bf16(monkeypatch):
+    """Where oneDNN has no bf16 matmul (AVX2 CPUs), the strided matmul copies its views to float32
+    and rounds once: still the float64 reference within bf16 rounding."""
+    monkeypatch.setenv("MYCEL_STRIDED_MATMUL_VIA_F32", "1")
+    rng = np.random.default_rng(7)
+    q, k, v, w = (bf16_values(rng.standard_normal((N, L, E))) for _ in range(4))
+    _switch(monkeypatch, True)
+    for g, r in zip(_attention(q, k, v, w, False), _reference(q, k, v, w, False)):
+        np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
+
+
 def _o2_run(monkeypatch, on, threads, steps=4):
     _switch(monkeypatch, on)
     mycel.set_context(num_threads=threads)

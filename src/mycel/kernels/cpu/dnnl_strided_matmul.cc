@@ -4,9 +4,11 @@
 // transpose that would make it contiguous is pure cost.
 #include "mycel/kernels/cpu/dnnl_strided_matmul.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
@@ -40,36 +42,51 @@ float load(const void* p, DType t, int64_t i) {
                               : static_cast<const float*>(p)[i];
 }
 
-// Where oneDNN has no kernel: the product in float over the views, rounded once per element.
-void strided_loop(const Tensor& a, const Tensor& b, Tensor& c, const StridedMatmul& s) {
-  const size_t nb = s.c.dims.size() - 2;
-  int64_t batches = 1;
-  for (size_t d = 0; d < nb; ++d) batches *= s.c.dims[d];
-  const int64_t M = s.c.dims[nb], N = s.c.dims[nb + 1], K = s.a.dims[nb + 1];
-  const DType t = c.dtype();
-  parallel_for(batches, M * N * K, [&](int64_t b0, int64_t b1) {
-    for (int64_t bi = b0; bi < b1; ++bi) {
-      int64_t oa = 0, ob = 0, oc = 0, rest = bi;
-      for (size_t d = nb; d-- > 0;) {
-        const int64_t i = rest % s.c.dims[d];
-        rest /= s.c.dims[d];
-        oa += i * s.a.strides[d];
-        ob += i * s.b.strides[d];
-        oc += i * s.c.strides[d];
-      }
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-          float acc = 0.f;
-          for (int64_t k = 0; k < K; ++k)
-            acc += load(a.data(), t, oa + m * s.a.strides[nb] + k * s.a.strides[nb + 1]) *
-                   load(b.data(), t, ob + k * s.b.strides[nb] + n * s.b.strides[nb + 1]);
-          const int64_t o = oc + m * s.c.strides[nb] + n * s.c.strides[nb + 1];
-          if (t == DType::bfloat16)
-            static_cast<uint16_t*>(c.data())[o] = bf16_round_bits(acc);
-          else
-            static_cast<float*>(c.data())[o] = acc;
-        }
+// Calls f(offset in the view's buffer, index in the contiguous order of v.dims) for every element.
+template <class F>
+void for_each_element(const StridedView& v, F&& f) {
+  const size_t nd = v.dims.size();
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t n = numel(Shape(v.dims.begin(), v.dims.end()));
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(off, i);
+    for (size_t d = nd; d-- > 0;) {  // the next index, last dim fastest
+      off += v.strides[d];
+      if (++idx[d] < v.dims[d]) break;
+      off -= v.strides[d] * v.dims[d];
+      idx[d] = 0;
     }
+  }
+}
+
+Tensor gather_f32(const Tensor& t, const StridedView& v) {
+  Tensor o = Tensor::empty(Shape(v.dims.begin(), v.dims.end()), DType::float32);
+  float* dst = o.data<float>();
+  for_each_element(v, [&](int64_t off, int64_t i) { dst[i] = load(t.data(), t.dtype(), off); });
+  return o;
+}
+
+// Where oneDNN has no kernel (bfloat16 without AVX-512): the views copied to contiguous float32,
+// matmul_dnnl's float32 product (what the unfused bf16 matmul runs there), rounded into c's view.
+void via_f32(const Tensor& a, const Tensor& b, Tensor& c, const StridedMatmul& s) {
+  const size_t nb = s.c.dims.size() - 2;
+  MatmulGeom g;
+  g.batch = Shape(s.c.dims.begin(), s.c.dims.begin() + static_cast<std::ptrdiff_t>(nb));
+  g.a_batch = g.b_batch = g.batch;
+  g.m = s.c.dims[nb];
+  g.n = s.c.dims[nb + 1];
+  g.k = s.a.dims[nb + 1];
+  g.out_shape = Shape(s.c.dims.begin(), s.c.dims.end());
+  Tensor a32 = gather_f32(a, s.a), b32 = gather_f32(b, s.b),
+         c32 = Tensor::empty(g.out_shape, DType::float32);
+  matmul_dnnl(a32, b32, nullptr, c32, g);
+  const float* src = c32.data<float>();
+  for_each_element(s.c, [&](int64_t off, int64_t i) {
+    if (c.dtype() == DType::bfloat16)
+      static_cast<uint16_t*>(c.data())[off] = bf16_round_bits(src[i]);
+    else
+      static_cast<float*>(c.data())[off] = src[i];
   });
 }
 
@@ -79,6 +96,11 @@ std::shared_ptr<StridedEntry> build(DType t, const StridedMatmul& s) {
   e->a_md = desc_of(s.a, dt);
   e->b_md = desc_of(s.b, dt);
   e->c_md = desc_of(s.c, dt);
+  // MYCEL_STRIDED_MATMUL_VIA_F32=1: the fallback below on any CPU (its tests).
+  if (const char* v = std::getenv("MYCEL_STRIDED_MATMUL_VIA_F32"); v && *v == '1') {
+    e->ok = false;
+    return e;
+  }
   try {
     e->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md),
                                          default_attr(), engine());
@@ -112,8 +134,10 @@ void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMa
         std::string views;
         for (const StridedView* v : {&s.a, &s.b, &s.c})
           views += shape_str(v->dims) + shape_str(v->strides);
-        q->e = cached<StridedEntry>(key("matmul_strided", dtype_name(c.dtype()), views),
-                                    [&] { return build(c.dtype(), s); });
+        const char* f32 = std::getenv("MYCEL_STRIDED_MATMUL_VIA_F32");
+        q->e = cached<StridedEntry>(
+            key("matmul_strided", dtype_name(c.dtype()), views, f32 && *f32 == '1'),
+            [&] { return build(c.dtype(), s); });
         if (q->e->ok) {
           q->exec = PreparedExec(q->e->prim, &q->e->pd);
           q->a_a = q->exec.add(DNNL_ARG_SRC, q->e->a_md);
@@ -122,7 +146,7 @@ void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMa
         }
         return q;
       });
-  if (!p.e->ok) return strided_loop(a, b, c, s);
+  if (!p.e->ok) return via_f32(a, b, c, s);
   p.exec.set(p.a_a, a.data());
   p.exec.set(p.a_b, b.data());
   p.exec.set(p.a_c, c.data());

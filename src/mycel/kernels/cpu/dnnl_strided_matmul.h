@@ -22,7 +22,8 @@ struct StridedMatmul {
 };
 
 /// c = a @ b over the views (float32 or bfloat16, the three of one dtype); oneDNN's matmul, or
-/// where it has none (bfloat16 without AVX-512) a float loop over the views that rounds once.
+/// where it has none (bfloat16 without AVX-512) the views copied to float32, multiplied and
+/// rounded once into c.
 void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMatmul& s,
                     std::unique_ptr<KernelPrepared>* slot);
 
