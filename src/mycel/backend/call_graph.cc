@@ -137,6 +137,8 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::fuse_reduce_te(*impl);  // unless MYCEL_TE_FUSION=0
     detail::fuse_elementwise(*impl);
     detail::fuse_mask_product(*impl);
+    detail::fold_head_transposes(*impl);
+    detail::fuse_add_norm_grad(*impl);
   }
   if (opts.layout != CompileOptions::Layout::kOff)
     detail::assign_layouts(*impl, opts.layout == CompileOptions::Layout::kAlways);

@@ -196,6 +196,11 @@ void fuse_conv_pool(ProgramImpl& p);
 void fuse_elementwise(ProgramImpl& p);
 // fuse_mask_product.cc: dy * cast(y > t) in bf16 (a relu's backward) as one pass.
 void fuse_mask_product(ProgramImpl& p);
+// fold_head_transposes.cc: attention's head split/merge transposes as strides of the batched
+// bf16 matmuls next to them.
+void fold_head_transposes(ProgramImpl& p);
+// fuse_add_norm_grad.cc: layer_norm_grad of a bf16 add(a, b) sums a and b in its own pass.
+void fuse_add_norm_grad(ProgramImpl& p);
 // assign_layouts.cc: channel-blocked conv/pool chains, reorders where plain NCHW is needed.
 // `always`: skip the cost check that keeps NCHW where the layout would add more than it saves.
 void assign_layouts(ProgramImpl& p, bool always);

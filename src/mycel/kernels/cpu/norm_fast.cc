@@ -204,8 +204,11 @@ template <class T>
 void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                           const Tensor& mean, const Tensor& rstd, const Tensor& dmean,
                           const Tensor& drstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
-                          int64_t outer, int64_t inner, bool has_gamma) {
+                          int64_t outer, int64_t inner, bool has_gamma,
+                          const Tensor* dy_b = nullptr) {
   const T *X = x.data<T>(), *DY = dy.data<T>();
+  // dy_b (bf16 only): dy is dy + dy_b, each element rounded to bf16 as the add kernel rounds.
+  const uint16_t* DY2 = dy_b ? static_cast<const uint16_t*>(dy_b->data()) : nullptr;
   const float *MU = mean.data<float>(), *RS = rstd.data<float>(), *DMU = dmean.data<float>(),
               *DRS = drstd.data<float>();
   const float* G = has_gamma ? gamma.data<float>() : nullptr;
@@ -247,6 +250,17 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
         const float* dp;
         if constexpr (std::is_same_v<T, float>) {
           dp = DY + r * inner;
+        } else if (DY2) {  // the sum's bf16 value, as an add launch would have stored it: the
+          // float sums, rounded by bf16_round_row's lanes (GCC packs a scalar rounding loop
+          // poorly), widened back
+          const uint16_t* d1 = reinterpret_cast<const uint16_t*>(DY) + r * inner;
+          const uint16_t* d2 = DY2 + r * inner;
+          float* t = dyh.data();
+          for (int64_t i = 0; i < inner; ++i) t[i] = bf16_widen(d1[i]) + bf16_widen(d2[i]);
+          uint16_t* rounded = reinterpret_cast<uint16_t*>(orow.data());
+          bf16_round_row(t, rounded, inner);
+          for (int64_t i = 0; i < inner; ++i) t[i] = bf16_widen(rounded[i]);
+          dp = dyh.data();
         } else {  // widened once: the row's dy is read four times below
           for (int64_t i = 0; i < inner; ++i) dyh[i] = float(DY[r * inner + i]);
           dp = dyh.data();
@@ -312,6 +326,20 @@ bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                    inner, has_gamma);
   else
     return false;
+  return true;
+}
+
+bool layer_norm_grad_sum_bf16(const Tensor& dy_a, const Tensor& dy_b, const Tensor& x,
+                              const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                              const Tensor& dmean, const Tensor& drstd, Tensor& dx, Tensor& dgamma,
+                              Tensor& dbeta, int64_t outer, int64_t inner) {
+  if (dy_a.dtype() != DType::bfloat16 || dy_b.dtype() != DType::bfloat16 ||
+      dy_b.numel() != dy_a.numel() || !act_dtype_ok<BFloat16>(x) || gamma.numel() != inner ||
+      inner <= 0 || !all_f32({&gamma, &mean, &rstd, &dmean, &drstd, &dgamma, &dbeta}) ||
+      dy_a.dtype() != x.dtype() || dx.dtype() != x.dtype())
+    return false;
+  layer_norm_grad_loop<BFloat16>(dy_a, x, gamma, mean, rstd, dmean, drstd, dx, dgamma, dbeta, outer,
+                                 inner, true, &dy_b);
   return true;
 }
 

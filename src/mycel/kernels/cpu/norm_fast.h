@@ -29,5 +29,12 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
 bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, const Tensor& dmean, const Tensor& drstd, Tensor& dx,
                          Tensor& dgamma, Tensor& dbeta, int64_t outer, int64_t inner);
+/// The same with dy = dy_a + dy_b, bfloat16 activations and a gamma only: each dy element the
+/// bf16 sum an add launch stores, read in the same pass (backend/fuse_add_norm_grad.cc). False
+/// (nothing written) outside that contract.
+bool layer_norm_grad_sum_bf16(const Tensor& dy_a, const Tensor& dy_b, const Tensor& x,
+                              const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                              const Tensor& dmean, const Tensor& drstd, Tensor& dx, Tensor& dgamma,
+                              Tensor& dbeta, int64_t outer, int64_t inner);
 
 }  // namespace mycel::cpu

@@ -1,0 +1,219 @@
+// Attention's head split and merge as strides of the batched matmuls (issue 19, bf16 O2). The
+// split, x (N, L, heads, d) -> transpose (0, 2, 1, 3) -> view (N * heads, L, d), copies x once per
+// use, and so does the merge of a matmul's result (N * heads, L, d) -> view (N, heads, L, d) ->
+// transpose (0, 2, 1, 3): eight copies of L x N x E per layer and step, forward and backward (q,
+// k, v, the output's gradient; the output, dq, dk, dv), 25-45 us each in the transformer's bf16
+// step. oneDNN's matmul reads (and writes) a 4-D view with the permuted strides as fast as the
+// copy (kernels/cpu/dnnl_strided_matmul.cc), so a split whose every reader is a batched matmul
+// is dropped and the matmuls read x through its strides, and a merge that is its matmul's only
+// reader becomes the matmul's output strides. The result is the same products in the same order,
+// bit for bit. bfloat16 only: float32's brgemm ran the strided P.V 30-50% slower than the
+// contiguous one on Zen 4. MYCEL_FOLD_HEAD_TRANSPOSES=0 turns it off (A/B measurements).
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "mycel/backend/fuse_util.h"
+#include "mycel/kernels/cpu/dnnl_strided_matmul.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+using cpu::StridedMatmul;
+using cpu::StridedView;
+
+bool is_static_bf16(const Function& f, int r, size_t rank) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked ||
+      f.regs[r].meta.dtype != DType::bfloat16 || f.regs[r].meta.shape.size() != rank)
+    return false;
+  for (int64_t d : f.regs[r].meta.shape)
+    if (d == ir::kDynamic) return false;
+  return true;
+}
+
+// A transpose swapping dims 1 and 2 of a static 4-D bf16 tensor.
+bool is_head_transpose(const Function& f, const Instr& in) {
+  if (!is_kernel1(in) || in.op->name != "transpose" || in.in.empty() ||
+      !is_static_bf16(f, in.in[0], 4) || !is_static_bf16(f, in.out[0], 4))
+    return false;
+  std::vector<int64_t> p = in.attrs.get_ints("perm");
+  for (int64_t& x : p) x = x < 0 ? x + 4 : x;
+  return p == std::vector<int64_t>{0, 2, 1, 3};
+}
+
+// A batched matmul of two static rank-3 bf16 operands of one batch, no post-ops.
+bool is_batched_matmul(const Function& f, const Instr& in) {
+  if (!is_kernel1(in) || in.op->name != "matmul" || in.in.size() != 2 || in.params ||
+      !is_static_bf16(f, in.in[0], 3) || !is_static_bf16(f, in.in[1], 3) ||
+      !is_static_bf16(f, in.out[0], 3))
+    return false;
+  return f.regs[in.in[0]].meta.shape[0] == f.regs[in.in[1]].meta.shape[0];
+}
+
+// Whether an instruction in (from, to) may write r (fuse_mask_product.cc's rule): the matmul's
+// read of the split's source cannot move past it.
+bool written_between(const Function& f, int r, int from, int to) {
+  for (int k = from + 1; k < to; ++k) {
+    const Instr& in = f.code[k];
+    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
+    if (in.code == Code::kCall) return true;
+    if (in.code == Code::kKernel)
+      for (int m : in.op->mutated_inputs)
+        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
+  }
+  return false;
+}
+
+// A split: the view register (A * C, B, D) of transpose(src (A, B, C, D)).
+struct Split {
+  int src = -1, transpose = -1, view = -1;
+  int64_t A = 0, B = 0, C = 0, D = 0;
+};
+
+// The (A, C, rows, cols) view of a split: src's strides with dims 1 and 2 swapped.
+StridedView split_view(const Split& s) {
+  return {{s.A, s.C, s.B, s.D}, {s.B * s.C * s.D, s.D, s.C * s.D, 1}};
+}
+
+// A contiguous (A * C, R, S) tensor as (A, C, R, S).
+StridedView plain_view(const Shape& s3, int64_t A, int64_t C) {
+  return {{A, C, s3[1], s3[2]}, {C * s3[1] * s3[2], s3[1] * s3[2], s3[2], 1}};
+}
+
+StridedView transposed(StridedView v) {
+  std::swap(v.dims[2], v.dims[3]);
+  std::swap(v.strides[2], v.strides[3]);
+  return v;
+}
+
+std::shared_ptr<OpDef> make_op(const StridedMatmul& s, const TensorMeta& out,
+                               const std::string& which) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "matmul_heads{" + which + "}";
+  d->class_name = "MatMulHeads";
+  d->doc =
+      "A batched bf16 matmul whose head-split operands or head-merged result are strided "
+      "views (fold_head_transposes.cc).";
+  d->inputs = {{"x"}, {"y"}};
+  d->dtypes = {DType::bfloat16};
+  d->grad = "none";
+  d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
+  d->kernel = [s](const KernelContext& c) {
+    cpu::matmul_strided(c.in(0), c.in(1), c.out(0), s, c.prepared);
+  };
+  return d;
+}
+
+void fold_function(Function& f, ProgramImpl& p) {
+  const int n = static_cast<int>(f.code.size());
+  const std::vector<int> uses = count_uses(f);
+  const std::vector<int> reader = single_readers(f, uses);
+  // Splits whose every reader is a batched matmul.
+  std::vector<Split> splits;
+  std::vector<int> split_of(f.regs.size(), -1);  // view register -> index in splits
+  for (int t = 0; t < n; ++t) {
+    const Instr& tr = f.code[t];
+    if (!is_head_transpose(f, tr) || uses[tr.out[0]] != 1) continue;
+    const int v = reader[tr.out[0]];
+    if (v < 0 || f.code[v].code != Code::kView || f.code[v].out.size() != 1 ||
+        f.code[v].in[0] != tr.out[0])
+      continue;
+    const Shape& s4 = f.regs[tr.in[0]].meta.shape;
+    const int rv = f.code[v].out[0];
+    if (!is_static_bf16(f, rv, 3) || f.regs[rv].meta.shape != Shape{s4[0] * s4[2], s4[1], s4[3]})
+      continue;
+    int readers = 0;
+    bool ok = true;
+    for (int k = v + 1; k < n && ok; ++k)
+      for (int r : f.code[k].in)
+        if (r == rv) {
+          ++readers;
+          ok = is_batched_matmul(f, f.code[k]) && !written_between(f, tr.in[0], t, k);
+        }
+    if (!ok || readers != uses[rv]) continue;
+    split_of[rv] = static_cast<int>(splits.size());
+    splits.push_back({tr.in[0], t, v, s4[0], s4[1], s4[2], s4[3]});
+  }
+  // The readers of a split must agree on (A, C) with the other split they read, if any.
+  std::vector<char> dead(splits.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int k = 0; k < n; ++k) {
+      const Instr& mm = f.code[k];
+      if (!is_batched_matmul(f, mm)) continue;
+      const int s0 = split_of[mm.in[0]], s1 = split_of[mm.in[1]];
+      if (s0 >= 0 && s1 >= 0 && !dead[s0] && !dead[s1] &&
+          (splits[s0].A != splits[s1].A || splits[s0].C != splits[s1].C)) {
+        dead[s0] = dead[s1] = 1;
+        changed = true;
+      }
+    }
+  }
+  std::vector<char> keep(n, 1);
+  for (size_t i = 0; i < splits.size(); ++i)
+    if (!dead[i]) keep[splits[i].transpose] = keep[splits[i].view] = 0;
+  for (int k = 0; k < n; ++k) {
+    const Instr& mm = f.code[k];
+    if (!is_batched_matmul(f, mm)) continue;
+    const int sa = split_of[mm.in[0]] >= 0 && !dead[split_of[mm.in[0]]] ? split_of[mm.in[0]] : -1;
+    const int sb = split_of[mm.in[1]] >= 0 && !dead[split_of[mm.in[1]]] ? split_of[mm.in[1]] : -1;
+    int64_t A = sa >= 0 ? splits[sa].A : sb >= 0 ? splits[sb].A : 0;
+    int64_t C = sa >= 0 ? splits[sa].C : sb >= 0 ? splits[sb].C : 0;
+    // The merge: out -> view (A, C, M, N) -> transpose (0, 2, 1, 3), each the other's only reader.
+    int mv = -1, mt = -1;
+    const int ro = mm.out[0];
+    const Shape& so = f.regs[ro].meta.shape;
+    if (uses[ro] == 1 && (mv = reader[ro]) >= 0 && f.code[mv].code == Code::kView &&
+        f.code[mv].out.size() == 1 && f.code[mv].in[0] == ro) {
+      const int r4 = f.code[mv].out[0];
+      const bool shaped = is_static_bf16(f, r4, 4) && f.regs[r4].meta.shape[2] == so[1] &&
+                          f.regs[r4].meta.shape[3] == so[2] &&
+                          f.regs[r4].meta.shape[0] * f.regs[r4].meta.shape[1] == so[0] &&
+                          (!A || (f.regs[r4].meta.shape[0] == A && f.regs[r4].meta.shape[1] == C));
+      mt = shaped && uses[r4] == 1 ? reader[r4] : -1;
+      if (mt >= 0 && (!is_head_transpose(f, f.code[mt]) || f.code[mt].in[0] != r4)) mt = -1;
+      if (mt >= 0) {
+        A = f.regs[r4].meta.shape[0];
+        C = f.regs[r4].meta.shape[1];
+      }
+    }
+    if (sa < 0 && sb < 0 && mt < 0) continue;
+    const bool ta = mm.attrs.get_bool("transpose_a"), tb = mm.attrs.get_bool("transpose_b");
+    StridedMatmul s;
+    s.a = sa >= 0 ? split_view(splits[sa]) : plain_view(f.regs[mm.in[0]].meta.shape, A, C);
+    s.b = sb >= 0 ? split_view(splits[sb]) : plain_view(f.regs[mm.in[1]].meta.shape, A, C);
+    if (ta) s.a = transposed(s.a);
+    if (tb) s.b = transposed(s.b);
+    int out = ro;
+    if (mt >= 0) {  // c (A, C, M, N) in the transpose's (A, M, C, N) buffer
+      const int64_t M = so[1], N = so[2];
+      s.c = {{A, C, M, N}, {M * C * N, N, C * N, 1}};
+      out = f.code[mt].out[0];
+      keep[mv] = keep[mt] = 0;
+    } else {
+      s.c = plain_view(so, A, C);
+    }
+    const std::string which =
+        std::string(sa >= 0 ? "a" : "") + (sb >= 0 ? "b" : "") + (mt >= 0 ? "c" : "");
+    p.fused_ops.push_back(make_op(s, f.regs[out].meta, which));
+    Instr fused = mm;
+    fused.op = p.fused_ops.back().get();
+    fused.attrs = Attrs(fused.op, {});
+    fused.in = {sa >= 0 ? splits[sa].src : mm.in[0], sb >= 0 ? splits[sb].src : mm.in[1]};
+    fused.out = {out};
+    f.code[k] = std::move(fused);
+    ++p.num_fused;
+  }
+  compact(f, keep);
+}
+
+}  // namespace
+
+void fold_head_transposes(ProgramImpl& p) {
+  const char* v = std::getenv("MYCEL_FOLD_HEAD_TRANSPOSES");
+  if (v && std::strcmp(v, "0") == 0) return;
+  for (Function& f : p.fns) fold_function(f, p);
+}
+
+}  // namespace mycel::backend::detail

@@ -1,0 +1,170 @@
+"""bf16 O2 attention block (issue 19): the head split/merge transposes folded into the batched
+matmuls' strides (backend/fold_head_transposes.cc, MYCEL_FOLD_HEAD_TRANSPOSES=0 off), a residual's
+gradient summed inside layer_norm_grad (backend/fuse_add_norm_grad.cc, MYCEL_FUSE_ADD_NORM_GRAD=0
+off), and mean's gradient divided before it is broadcast. Each gives the unfused program's bits;
+the attention's forward and gradients also match a float64 numpy reference within bf16 rounding,
+at 1, 2 and 3 threads."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import mycel
+from mycel import amp, nn, ops, Tensor
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from models import TransformerClassifier  # noqa: E402
+
+SWITCHES = ("MYCEL_FOLD_HEAD_TRANSPOSES", "MYCEL_FUSE_ADD_NORM_GRAD")
+N, L, H, D = 3, 8, 2, 4
+E = H * D
+
+
+@pytest.fixture(autouse=True)
+def _graph_mode():
+    threads = mycel.get_context("num_threads")
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+
+
+def _switch(monkeypatch, on):
+    for k in SWITCHES:
+        monkeypatch.setenv(k, "1" if on else "0")
+
+
+def bf16_values(a):
+    """a rounded to bfloat16 (nearest even), as float64."""
+    return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16).astype(mycel.float32).asnumpy() \
+        .astype(np.float64)
+
+
+class Attention(nn.Cell):
+    """sum(attention(x) * w) with the transformer's head split and merge (batch_first)."""
+
+    def __init__(self, w, extra_reader=False):
+        super().__init__()
+        self.w = Tensor(w.astype(np.float32), dtype=mycel.bfloat16)
+        self.extra_reader = extra_reader
+
+    def heads(self, t):
+        return ops.reshape(ops.transpose(ops.reshape(t, (N, L, H, D)), (0, 2, 1, 3)), (N * H, L, D))
+
+    def construct(self, q, k, v):
+        qh, kh, vh = self.heads(q), self.heads(k), self.heads(v)
+        p = ops.softmax(ops.matmul(qh, kh, transpose_b=True), axis=-1)
+        o = ops.matmul(p, vh)
+        o = ops.reshape(ops.transpose(ops.reshape(o, (N, H, L, D)), (0, 2, 1, 3)), (N, L, E))
+        out = (o * self.w).sum()
+        if self.extra_reader:  # q's split also read by a sum: that transpose stays
+            out = out + qh.sum()
+        return out
+
+
+def _attention(q, k, v, w, extra_reader):
+    net = Attention(w, extra_reader)
+    grad = ops.GradOperation(get_all=True)(net)
+    ts = [Tensor(a.astype(np.float32), dtype=mycel.bfloat16) for a in (q, k, v)]
+    for _ in range(2):  # the second run: the warm launches
+        gs = grad(*ts)
+    return [g.astype(mycel.float32).asnumpy() for g in gs]
+
+
+def _reference(q, k, v, w, extra_reader):
+    """float64 gradients of sum(attention * w) with respect to q, k, v."""
+    hs = lambda t: t.reshape(N, L, H, D).transpose(0, 2, 1, 3)  # noqa: E731
+    qh, kh, vh = hs(q), hs(k), hs(v)
+    s = qh @ kh.transpose(0, 1, 3, 2)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    do = w.reshape(N, L, H, D).transpose(0, 2, 1, 3)
+    dv = p.transpose(0, 1, 3, 2) @ do
+    dp = do @ vh.transpose(0, 1, 3, 2)
+    ds = p * (dp - (p * dp).sum(-1, keepdims=True))
+    dq, dk = ds @ kh, ds.transpose(0, 1, 3, 2) @ qh
+    if extra_reader:
+        dq = dq + 1.0
+    back = lambda t: t.transpose(0, 2, 1, 3).reshape(N, L, E)  # noqa: E731
+    return [back(dq), back(dk), back(dv)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("extra_reader", [False, True])
+def test_attention_gradients_against_float64(monkeypatch, threads, extra_reader):
+    mycel.set_context(num_threads=threads)
+    rng = np.random.default_rng(threads)
+    q, k, v, w = (bf16_values(rng.standard_normal((N, L, E))) for _ in range(4))
+    _switch(monkeypatch, True)
+    got = _attention(q, k, v, w, extra_reader)
+    _switch(monkeypatch, False)
+    plain = _attention(q, k, v, w, extra_reader)
+    for g, p, r in zip(got, plain, _reference(q, k, v, w, extra_reader)):
+        np.testing.assert_array_equal(g, p)  # the folded strides: the same products, same bits
+        # bf16 roundings of p, s, dp, ds and the results: a few 2^-8 of the terms' scale.
+        np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
+
+
+def test_attention_fallback_without_onednn_bf16(monkeypatch):
+    """Where oneDNN has no bf16 matmul (AVX2 CPUs), the strided matmul copies its views to float32
+    and rounds once: still the float64 reference within bf16 rounding."""
+    monkeypatch.setenv("MYCEL_STRIDED_MATMUL_VIA_F32", "1")
+    rng = np.random.default_rng(7)
+    q, k, v, w = (bf16_values(rng.standard_normal((N, L, E))) for _ in range(4))
+    _switch(monkeypatch, True)
+    for g, r in zip(_attention(q, k, v, w, False), _reference(q, k, v, w, False)):
+        np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
+
+
+def _o2_run(monkeypatch, on, threads, steps=4):
+    _switch(monkeypatch, on)
+    mycel.set_context(num_threads=threads)
+    mycel.set_seed(3)
+    net = TransformerClassifier(d_model=16, nhead=2, dim_feedforward=32, num_layers=2)
+    opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = amp.build_train_network(net, opt, loss, level="O2")
+    step.set_train(True)
+    rng = np.random.default_rng(0)
+    x = Tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
+    y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
+    losses = [step(x, y).asnumpy() for _ in range(steps)]
+    text = step.__dict__["_compiled"]._graph.program_text(x, y)
+    return np.array(losses), [p.asnumpy() for p in net.trainable_params()], text
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
+    la, wa, text = _o2_run(monkeypatch, True, threads)
+    lb, wb, before = _o2_run(monkeypatch, False, threads)
+    np.testing.assert_array_equal(la, lb)
+    for a, b in zip(wa, wb):
+        np.testing.assert_array_equal(a, b)
+    # Two layers: 8 head transposes each before, none after; the 6 batched matmuls of each (q k^T,
+    # p v and their 4 gradients) read or write strided views; 3 of the 4 layer norm gradients read a residual's add (the fourth's dy is
+    # the mean pool's gradient).
+    assert before.count("= transpose(") == 16 and "matmul_heads" not in before, before
+    assert text.count("= transpose(") == 0 and text.count("matmul_heads{") == 12, text
+    assert text.count("layer_norm_grad{add(i0,i1)}(") == 3, text
+    assert before.count("= add(") - text.count("= add(") == 3, text
+    assert np.all(np.isfinite(la)) and la[-1] < la[0]
+
+
+class Mean(nn.Cell):
+    def __init__(self, w):
+        super().__init__()
+        self.w = Tensor(w.astype(np.float32))
+
+    def construct(self, x):
+        return (ops.mean(x, axis=1) * self.w).sum()
+
+
+@pytest.mark.parametrize("mode", [mycel.GRAPH_MODE, mycel.PYNATIVE_MODE])
+def test_mean_gradient(mode):
+    mycel.set_context(mode=mode)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 5)).astype(np.float32)
+    dx = ops.GradOperation()(Mean(w))(Tensor(x)).asnumpy()
+    want = np.broadcast_to((w / np.float32(7))[:, None, :], x.shape)
+    np.testing.assert_array_equal(dx, want)  # the same quotient per element, float32
