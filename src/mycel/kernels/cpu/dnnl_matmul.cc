@@ -35,6 +35,20 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // 128x2048x128 0.55 -> 0.43). bfloat16 (amp O2's weight gradients) splits the same way, each
 // part into a float32 partial (oneDNN accumulates in float32 too), summed and rounded once.
 constexpr int64_t kSplitMinK = 1024;
+// A float32 2-d matmul whose `a` fits a core's L2 next to a share of b (a batch of activations
+// times a weight: the MLP's dense layers and dx) is split along N: each thread runs a one-thread
+// primitive on its columns of b and c (bias and post-ops sliced alike) and reads all of a. One
+// core runs 128x784x256 at 98% of its FMA peak where oneDNN's own two-thread 128x784x512 reached
+// 84% inside the MLP step (docs/perf_mlp.md, perf27). MYCEL_MATMUL_SPLIT_N=0 turns it off.
+constexpr int64_t kSplitNMaxABytes = int64_t(512) << 10;
+constexpr int64_t kSplitNMinCols = 128, kSplitNMinK = 256, kSplitNMinRows = 32;
+
+// Read when a launch is first prepared (a cache key names it), so that one process can A/B
+// two compiled steps (bench/bench_step_env_ab.py).
+bool split_n_enabled() {
+  const char* v = std::getenv("MYCEL_MATMUL_SPLIT_N");
+  return !v || std::strcmp(v, "0") != 0;
+}
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
 int64_t padded_row(int64_t rows, int64_t cols, bool along_output, size_t isz) {
@@ -64,6 +78,13 @@ struct MatmulEntry : Entry {
   memory::desc part_a_md, part_b_md, part_c_md;  // part_c_md: float32 (bf16: every part)
   int64_t part_a_step = 0, part_b_step = 0;
   bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
+  // Split along N (kSplitNMaxABytes): a one-thread primitive over N / cols columns; the strides
+  // (elements) between the parts' b and c (bias and add-row operands: col_c_step too).
+  int cols = 0;
+  dnnl::matmul::primitive_desc col_pd;
+  dnnl::matmul col_prim;
+  memory::desc col_b_md, col_c_md, col_row_md;
+  int64_t col_b_step = 0, col_c_step = 0;
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -135,6 +156,27 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
       e->part_prim = dnnl::matmul(e->part_pd);
       e->parts = nt;
     }
+    const int64_t Np = N / std::max(nt, 1);
+    if (!e->parts && !g.trans_b && split_n_enabled() && dtype == DType::float32 && nt > 1 &&
+        g.batch.empty() &&
+        g.a_batch.empty() && g.b_batch.empty() && N % nt == 0 && Np % 16 == 0 &&
+        Np >= kSplitNMinCols && K >= kSplitNMinK && M >= kSplitNMinRows &&
+        M * K * static_cast<int64_t>(isz) <= kSplitNMaxABytes) {
+      e->col_b_md = g.trans_b ? memory::desc({K, Np}, dt, {1, ldb}) : memory::desc({K, Np}, dt, {ldb, 1});
+      e->col_c_md = memory::desc({M, Np}, dt, {N, 1});
+      e->col_row_md = memory::desc({1, Np}, dt, {Np, 1});
+      e->col_b_step = g.trans_b ? Np * ldb : Np;
+      e->col_c_step = Np;
+      dnnl::primitive_attr cattr = default_attr();
+      append_post_ops(cattr, post, e->col_row_md);
+      const SerialScope one(0);  // built for the one thread that runs it
+      dnnl::matmul::desc d = has_bias
+                                 ? dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_row_md, e->col_c_md)
+                                 : dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_c_md);
+      e->col_pd = dnnl::matmul::primitive_desc(d, cattr, engine());
+      e->col_prim = dnnl::matmul(e->col_pd);
+      e->cols = nt;
+    }
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
     e->ok = false;
@@ -175,6 +217,10 @@ struct MatmulPrepared : KernelPrepared {
   std::vector<PreparedExec> parts;
   int part_args[3] = {-1, -1, -1};
   std::vector<float> partial;
+  // Split along N: one call per thread (a, b, c, bias at col_args; add-row operands as `rows`).
+  std::vector<PreparedExec> cols;
+  int col_args[4] = {-1, -1, -1, -1};
+  std::vector<std::pair<int, int>> col_rows;
 };
 
 std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Tensor& a,
@@ -204,6 +250,17 @@ std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Te
       p->part_args[0] = p->parts.back().add(DNNL_ARG_SRC, e->part_a_md);
       p->part_args[1] = p->parts.back().add(DNNL_ARG_WEIGHTS, e->part_b_md);
       p->part_args[2] = p->parts.back().add(DNNL_ARG_DST, e->part_c_md);
+    }
+    for (int t = 0; t < e->cols; ++t) {
+      PreparedExec& x = p->cols.emplace_back(e->col_prim, &e->col_pd);
+      p->col_args[0] = x.add(DNNL_ARG_SRC, e->a_md);
+      p->col_args[1] = x.add(DNNL_ARG_WEIGHTS, e->col_b_md);
+      p->col_args[2] = x.add(DNNL_ARG_DST, e->col_c_md);
+      if (has_bias) p->col_args[3] = x.add(DNNL_ARG_BIAS, e->col_row_md);
+      p->col_rows.clear();
+      for (const auto& [i, arg] : p->rows)
+        p->col_rows.push_back(
+            {i, x.add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1, e->col_row_md)});
     }
     if (e->parts > 1)
       p->partial.resize(static_cast<size_t>(e->parts - (e->bf16_parts ? 0 : 1)) *
@@ -271,10 +328,38 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
   }
 }
 
+// c's column blocks, one per thread (MatmulEntry::cols), each a one-thread call reading all of a
+// and its columns of b, bias and the add-row operands; a smaller team runs several per thread.
+void run_split_n(MatmulPrepared& p, const float* a, const float* b, float* c, const Tensor* bias,
+                 const KernelParams* post) {
+  const int T = p.e->cols;
+  const int64_t bs = p.e->col_b_step, cs = p.e->col_c_step;
+#pragma omp parallel num_threads(T)
+  {
+    const int id = omp_get_thread_num(), got = omp_get_num_threads();
+    for (int t = id; t < T; t += got) {
+      PreparedExec& x = p.cols[t];
+      x.set(p.col_args[0], a);
+      x.set(p.col_args[1], b + t * bs);
+      x.set(p.col_args[2], c + t * cs);
+      if (bias) x.set(p.col_args[3], bias->data<float>() + t * cs);
+      for (const auto& [i, arg] : p.col_rows)
+        x.set(arg, post->post_ops[i].operand.data<float>() + t * cs);
+      x.run();
+      stream().wait();
+    }
+  }
+}
+
 void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
          const KernelParams* post) {
   if (p.e->parts > 1 && num_threads() == p.e->parts && !omp_in_parallel()) {
     run_split_k(p, padded(a, p.e->pad_a, 0), padded(b, p.e->pad_b, 1), c.data(), c.numel());
+    return;
+  }
+  if (p.e->cols > 1 && num_threads() == p.e->cols && !omp_in_parallel()) {
+    run_split_n(p, static_cast<const float*>(padded(a, p.e->pad_a, 0)),
+                static_cast<const float*>(padded(b, p.e->pad_b, 1)), c.data<float>(), bias, post);
     return;
   }
   p.exec.set(p.a_a, padded(a, p.e->pad_a, 0));
@@ -392,7 +477,8 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
       [&] {
         const std::string k =
             key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
-                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));
+                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post),
+                split_n_enabled());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });
