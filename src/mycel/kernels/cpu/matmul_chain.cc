@@ -3,8 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 
@@ -45,10 +43,7 @@ struct ChainEntry : PlainMatmulEntry {
   int64_t lda = 0, ldb = 0;  // row strides of the operands as oneDNN reads them (padded or not)
 };
 
-// sum_scale: with `has_sum`, the primitive adds sum_scale times what its destination held
-// (oneDNN's sum post-op): the momentum form below writes v = m * v + dW straight into v.
-std::shared_ptr<ChainEntry> build(int64_t M, int64_t K, int64_t N, bool ta, bool tb, int nt,
-                                  bool has_sum = false, float sum_scale = 0.f) {
+std::shared_ptr<ChainEntry> build(int64_t M, int64_t K, int64_t N, bool ta, bool tb, int nt) {
   auto e = std::make_shared<ChainEntry>();
   e->m = M, e->k = K, e->n = N;
   const int64_t per = std::max<int64_t>(1, (M * N * 4 + nt * kTileBytes - 1) / (nt * kTileBytes));
@@ -71,99 +66,8 @@ std::shared_ptr<ChainEntry> build(int64_t M, int64_t K, int64_t N, bool ta, bool
   e->b_md = memory::desc({K, N}, f32, tb ? memory::dims{1, e->ldb} : memory::dims{e->ldb, 1});
   e->c_md = memory::desc({e->rows, N}, f32, memory::dims{N, 1});
   const SerialScope one(0);  // built for the one thread that runs each tile
-  if (!has_sum) {
-    e->build_primitive();
-    return e;
-  }
-  try {
-    dnnl::primitive_attr attr = default_attr();
-    dnnl::post_ops po;
-    po.append_sum(sum_scale);
-    attr.set_post_ops(po);
-    e->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md), attr,
-                                         engine());
-    e->prim = dnnl::matmul(e->pd);
-  } catch (const dnnl::error& err) {
-    if (!is_unimplemented(err)) throw;
-    e->ok = false;
-  }
+  e->build_primitive();
   return e;
-}
-
-// Momentum's chain read as `v' = m * v + P` (P the product, v an input written in place by an
-// output, m one element) and the rest of the chain, which reads v' and not v, P or m * v: the
-// matmul then accumulates into v itself (sum post-op, scale m) and the rest runs on v' in place.
-// The update pass reads and writes one state array fewer, and no product tile exists (in the
-// MLP step each thread's update took ~100 us for 256 x 784 of dW1: the tile, v and w did not
-// fit its L2 together, docs/perf_mlp.md, perf27). MYCEL_MATMUL_CHAIN_SUM=0 turns it off.
-struct SumForm {
-  bool ok = false;
-  int v = -1, m = -1, out = -1;  // input slots of v and m; the output holding v'
-  EwProgram rest;                // the chain without m * v and v' (reading v' from slot v)
-  std::vector<int> rest_steps;   // the other outputs' steps in `rest`
-  std::vector<int> rest_outs;    // ... and their indices in the launch's outputs
-};
-
-bool sum_form_enabled() {
-  const char* v = std::getenv("MYCEL_MATMUL_CHAIN_SUM");
-  return !v || std::strcmp(v, "0") != 0;
-}
-
-// The candidates (at most two: which operand of m * v is v is settled per launch, by their
-// sizes).
-std::vector<SumForm> sum_forms(const MatmulChain& ch) {
-  std::vector<SumForm> forms;
-  const EwProgram& p = ch.prog;
-  const int ni = p.num_inputs, ns = static_cast<int>(p.steps.size()), P = ch.product_slot;
-  auto reads = [&](int slot) {  // how many step operands read slot
-    int c = 0;
-    for (const EwStep& st : p.steps) c += (st.a == slot) + (ew_arity(st.op) == 2 && st.b == slot);
-    return c;
-  };
-  for (int s1 = 0; s1 < ns; ++s1) {
-    const EwStep& add = p.steps[s1];
-    if (add.op != EwOp::kAdd) continue;
-    const int other = add.a == P ? add.b : add.b == P ? add.a : -1;
-    if (other < ni) continue;
-    const int s0 = other - ni;
-    const EwStep& mul = p.steps[s0];
-    if (mul.op != EwOp::kMul || mul.a == mul.b || mul.a >= ni || mul.b >= ni || mul.a == P ||
-        mul.b == P)
-      continue;
-    for (int flip = 0; flip < 2; ++flip) {
-      SumForm f;
-      const int v = flip ? mul.b : mul.a, m = flip ? mul.a : mul.b;
-      int out = -1;
-      for (size_t j = 0; j < ch.out_steps.size(); ++j)
-        if (ch.out_steps[j] == s1) out = out < 0 ? static_cast<int>(j) : -2;
-      if (out < 0 || reads(P) != 1 || reads(ni + s0) != 1 || reads(v) != 1 || s1 == ns - 1 ||
-          s0 == ns - 1)
-        continue;
-      f.v = v, f.m = m, f.out = out;
-      std::vector<int> to(ns, -1);
-      f.rest.num_inputs = ni;
-      for (int k = 0; k < ns; ++k) {
-        if (k == s0 || k == s1) continue;
-        EwStep st = p.steps[k];
-        for (int* o : {&st.a, &st.b})
-          if (*o == ni + s1)
-            *o = v;
-          else if (*o >= ni)
-            *o = ni + to[*o - ni];
-        to[k] = static_cast<int>(f.rest.steps.size());
-        f.rest.steps.push_back(st);
-      }
-      for (size_t j = 0; j < ch.out_steps.size(); ++j)
-        if (static_cast<int>(j) != out) {
-          f.rest_steps.push_back(to[ch.out_steps[j]]);
-          f.rest_outs.push_back(static_cast<int>(j));
-        }
-      f.ok = true;
-      forms.push_back(std::move(f));
-    }
-    if (!forms.empty()) break;
-  }
-  return forms;
 }
 
 struct ChainPrepared : KernelPrepared {
@@ -172,23 +76,7 @@ struct ChainPrepared : KernelPrepared {
   std::shared_ptr<ChainEntry> e;
   std::vector<PreparedExec> exec;  // one per thread: its own argument memories
   int arg_a = -1, arg_b = -1, arg_c = -1;
-  // The sum form (SumForm), when the chain has it: its primitive for momentum sum_m (rebuilt
-  // when m changes) and one call per thread.
-  std::vector<SumForm> forms;
-  float sum_m = 0.f;
-  std::shared_ptr<ChainEntry> se;
-  std::vector<PreparedExec> sexec;
 };
-
-void prepare_exec(const ChainEntry& e, std::vector<PreparedExec>& exec, int nt, int* args) {
-  exec.clear();
-  for (int t = 0; t < nt; ++t) {
-    exec.emplace_back(e.prim, &e.pd);
-    args[0] = exec.back().add(DNNL_ARG_SRC, e.a_md);
-    args[1] = exec.back().add(DNNL_ARG_WEIGHTS, e.b_md);
-    args[2] = exec.back().add(DNNL_ARG_DST, e.c_md);
-  }
-}
 
 // The buffer (this thread's `which`) that operand t's rows of ld elements are copied into, or
 // null when t is read in place (ld == cols). The copy itself runs in the launch's parallel
@@ -263,42 +151,17 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
           q->threads = nt;
           q->e = cached<ChainEntry>(key("matmul_chain", M, K, N, ch.trans_a, ch.trans_b, nt),
                                     [&] { return build(M, K, N, ch.trans_a, ch.trans_b, nt); });
-          if (q->e->ok) {
-            int args[3];
-            prepare_exec(*q->e, q->exec, nt, args);
-            q->arg_a = args[0], q->arg_b = args[1], q->arg_c = args[2];
-          }
-          if (sum_form_enabled()) q->forms = sum_forms(ch);
+          if (q->e->ok)
+            for (int t = 0; t < nt; ++t) {
+              q->exec.emplace_back(q->e->prim, &q->e->pd);
+              q->arg_a = q->exec.back().add(DNNL_ARG_SRC, q->e->a_md);
+              q->arg_b = q->exec.back().add(DNNL_ARG_WEIGHTS, q->e->b_md);
+              q->arg_c = q->exec.back().add(DNNL_ARG_DST, q->e->c_md);
+            }
           return q;
         });
   }
   if (!p || !p->e->ok) return unfused(a, b, inputs, ch, outs, M, K, N);
-  // The sum form where this launch's operands fit it: v full and written in place, m one
-  // element. Its entry has the same geometry as e (same tiles and argument order).
-  const SumForm* fp = nullptr;
-  for (const SumForm& c : p->forms)
-    if (inputs[c.m].numel() == 1 && inputs[c.v].numel() == n &&
-        outs[c.out].data() == inputs[c.v].data()) {
-      fp = &c;
-      break;
-    }
-  bool use_sum = fp != nullptr;
-  static const SumForm none;
-  const SumForm& f = fp ? *fp : none;
-  if (use_sum) {
-    const float m = inputs[f.m].data<float>()[0];
-    if (!p->se || p->sum_m != m || std::signbit(p->sum_m) != std::signbit(m)) {
-      uint32_t bits;
-      std::memcpy(&bits, &m, 4);
-      p->se = cached<ChainEntry>(
-          key("matmul_chain_sum", M, K, N, ch.trans_a, ch.trans_b, nt, bits),
-          [&] { return build(M, K, N, ch.trans_a, ch.trans_b, nt, true, m); });
-      p->sum_m = m;
-      int args[3];
-      if (p->se->ok) prepare_exec(*p->se, p->sexec, nt, args);
-    }
-    use_sum = p->se->ok && p->se->tiles == p->e->tiles && m == m && m != 0.f;
-  }
   ChainEntry& e = *p->e;
   float* a_pad = pad_buffer(a.shape()[0], a.shape()[1], e.lda, 0);
   float* b_pad = pad_buffer(b.shape()[0], b.shape()[1], e.ldb, 1);
@@ -317,11 +180,10 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
 #pragma omp barrier
     }
     thread_local std::vector<float> tile;
-    if (!use_sum && tile.size() < static_cast<size_t>(e.rows * N))
-      tile.resize(static_cast<size_t>(e.rows * N));
-    PreparedExec& x = use_sum ? p->sexec[id] : p->exec[id];
+    if (tile.size() < static_cast<size_t>(e.rows * N)) tile.resize(static_cast<size_t>(e.rows * N));
+    PreparedExec& x = p->exec[id];
     x.set(p->arg_b, pb);
-    if (!use_sum) x.set(p->arg_c, tile.data());
+    x.set(p->arg_c, tile.data());
     const float* base[kMaxInputs];
     char full[kMaxInputs];
     float* dst[kMaxOutputs];
@@ -332,23 +194,6 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
       // cache.
       if (a_pad) copy_tile(a, a_pad, e.lda, ch.trans_a, t * e.rows, e.rows);
       x.set(p->arg_a, pa + t * a_step);
-      if (use_sum) {
-        // v' = m * v + dW into v's rows, then the rest of the chain on them (and the others).
-        x.set(p->arg_c, outp[f.out] + start);
-        x.run();
-        stream().wait();
-        for (int k = 0; k < ni; ++k) {
-          full[k] = k == ch.product_slot || inputs[k].numel() == n;
-          base[k] = k == ch.product_slot ? outp[f.out] + start
-                    : full[k]            ? inputs[k].data<float>() + start
-                                         : inputs[k].data<float>();
-        }
-        const int nr = static_cast<int>(f.rest_outs.size());
-        for (int j = 0; j < nr; ++j) dst[j] = outp[f.rest_outs[j]] + start;
-        if (nr > 0)
-          run_fused_elementwise_ptrs(f.rest, base, full, e.rows * N, nr, f.rest_steps.data(), dst);
-        continue;
-      }
       x.run();
       stream().wait();
       for (int k = 0; k < ni; ++k) {
