@@ -35,11 +35,13 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // 128x2048x128 0.55 -> 0.43). bfloat16 (amp O2's weight gradients) splits the same way, each
 // part into a float32 partial (oneDNN accumulates in float32 too), summed and rounded once.
 constexpr int64_t kSplitMinK = 1024;
-// A float32 2-d matmul whose `a` fits a core's L2 next to a share of b (a batch of activations
-// times a weight: the MLP's dense layers and dx) is split along N: each thread runs a one-thread
-// primitive on its columns of b and c (bias and post-ops sliced alike) and reads all of a. One
-// core runs 128x784x256 at 98% of its FMA peak where oneDNN's own two-thread 128x784x512 reached
-// 84% inside the MLP step (docs/perf_mlp.md, perf27). MYCEL_MATMUL_SPLIT_N=0 turns it off.
+// A float32 2-d matmul with b not transposed whose `a` fits a core's L2 next to a share of b
+// (the MLP's dx = dy W, 128 x 512 x 512) is split along N: each thread runs a one-thread
+// primitive on its columns of b and c (bias and add-row operands sliced alike) and reads all of
+// a. In the MLP step dx2 took 10 us less at the minimum and 35 less at the median than oneDNN's
+// own two-thread split (docs/perf_mlp.md, perf27). With b transposed (a Dense layer's forward,
+// W stored out x in) the same split was 15-60 us slower than oneDNN's: not taken.
+// MYCEL_MATMUL_SPLIT_N=0 turns it off.
 constexpr int64_t kSplitNMaxABytes = int64_t(512) << 10;
 constexpr int64_t kSplitNMinCols = 128, kSplitNMinK = 256, kSplitNMinRows = 32;
 
@@ -158,24 +160,27 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
     }
     const int64_t Np = N / std::max(nt, 1);
     if (!e->parts && !g.trans_b && split_n_enabled() && dtype == DType::float32 && nt > 1 &&
-        g.batch.empty() &&
-        g.a_batch.empty() && g.b_batch.empty() && N % nt == 0 && Np % 16 == 0 &&
+        g.batch.empty() && g.a_batch.empty() && g.b_batch.empty() && N % nt == 0 && Np % 16 == 0 &&
         Np >= kSplitNMinCols && K >= kSplitNMinK && M >= kSplitNMinRows &&
         M * K * static_cast<int64_t>(isz) <= kSplitNMaxABytes) {
-      e->col_b_md = g.trans_b ? memory::desc({K, Np}, dt, {1, ldb}) : memory::desc({K, Np}, dt, {ldb, 1});
+      e->col_b_md = memory::desc({K, Np}, dt, {ldb, 1});
       e->col_c_md = memory::desc({M, Np}, dt, {N, 1});
       e->col_row_md = memory::desc({1, Np}, dt, {Np, 1});
-      e->col_b_step = g.trans_b ? Np * ldb : Np;
+      e->col_b_step = Np;
       e->col_c_step = Np;
       dnnl::primitive_attr cattr = default_attr();
       append_post_ops(cattr, post, e->col_row_md);
       const SerialScope one(0);  // built for the one thread that runs it
-      dnnl::matmul::desc d = has_bias
-                                 ? dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_row_md, e->col_c_md)
-                                 : dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_c_md);
+      dnnl::matmul::desc d =
+          has_bias ? dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_row_md, e->col_c_md)
+                   : dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_c_md);
       e->col_pd = dnnl::matmul::primitive_desc(d, cattr, engine());
-      e->col_prim = dnnl::matmul(e->col_pd);
-      e->cols = nt;
+      // oneDNN 2.6 runs a row add into a strided dst only on its reference kernel (100x slower
+      // than the unsplit primitive's): keep oneDNN's own split there.
+      if (std::strstr(e->col_pd.impl_info_str(), "ref") == nullptr) {
+        e->col_prim = dnnl::matmul(e->col_pd);
+        e->cols = nt;
+      }
     }
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
@@ -475,10 +480,9 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
                q.a_shape == a.shape() && q.b_shape == b.shape();
       },
       [&] {
-        const std::string k =
-            key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
-                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post),
-                split_n_enabled());
+        const std::string k = key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch),
+                                  shape_str(g.b_batch), g.m, g.k, g.n, g.trans_a, g.trans_b,
+                                  bias != nullptr, post_ops_key(post), split_n_enabled());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });
