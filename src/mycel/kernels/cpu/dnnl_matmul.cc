@@ -44,6 +44,9 @@ constexpr int64_t kSplitMinK = 1024;
 // MYCEL_MATMUL_SPLIT_N=0 turns it off.
 constexpr int64_t kSplitNMaxABytes = int64_t(512) << 10;
 constexpr int64_t kSplitNMinCols = 128, kSplitNMinK = 256, kSplitNMinRows = 32;
+// ... and at least this many multiply-adds (~70 us on two cores): below, the extra calls'
+// preparation in eager mode (a launch without prepared state) is no longer small against it.
+constexpr int64_t kSplitNMinWork = int64_t(1) << 23;
 
 // Read when a launch is first prepared (a cache key names it), so that one process can A/B
 // two compiled steps (bench/bench_step_env_ab.py).
@@ -162,7 +165,7 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
     if (!e->parts && !g.trans_b && split_n_enabled() && dtype == DType::float32 && nt > 1 &&
         g.batch.empty() && g.a_batch.empty() && g.b_batch.empty() && N % nt == 0 && Np % 16 == 0 &&
         Np >= kSplitNMinCols && K >= kSplitNMinK && M >= kSplitNMinRows &&
-        M * K * static_cast<int64_t>(isz) <= kSplitNMaxABytes) {
+        M * K * static_cast<int64_t>(isz) <= kSplitNMaxABytes && M * K * N >= kSplitNMinWork) {
       e->col_b_md = memory::desc({K, Np}, dt, {ldb, 1});
       e->col_c_md = memory::desc({M, Np}, dt, {N, 1});
       e->col_row_md = memory::desc({1, Np}, dt, {Np, 1});
