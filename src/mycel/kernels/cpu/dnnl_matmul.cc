@@ -37,11 +37,11 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 constexpr int64_t kSplitMinK = 1024;
 // A float32 2-d matmul with b not transposed whose `a` fits a core's L2 next to a share of b
 // (the MLP's dx = dy W, 128 x 512 x 512) is split along N: each thread runs a one-thread
-// primitive on its columns of b and c (bias and add-row operands sliced alike) and reads all of
-// a. In the MLP step dx2 took 10 us less at the minimum and 35 less at the median than oneDNN's
-// own two-thread split (docs/perf_mlp.md, perf27). With b transposed (a Dense layer's forward,
-// W stored out x in) the same split was 15-60 us slower than oneDNN's: not taken.
-// MYCEL_MATMUL_SPLIT_N=0 turns it off.
+// primitive on its columns of b and c (a bias and add-row operands sliced alike, where oneDNN has
+// a non-reference kernel for that) and reads all of a. In the MLP step dx2 took 1-65 us less at
+// the minimum and 15-160 less at the median than on oneDNN's own two-thread split
+// (docs/perf_mlp.md, perf27). With b transposed (a Dense layer's forward, W stored out x in) the
+// same split was 15-195 us slower than oneDNN's: not taken. MYCEL_MATMUL_SPLIT_N=0 turns it off.
 constexpr int64_t kSplitNMaxABytes = int64_t(512) << 10;
 constexpr int64_t kSplitNMinCols = 128, kSplitNMinK = 256, kSplitNMinRows = 32;
 // ... and at least this many multiply-adds (~70 us on two cores): below, the extra calls'
