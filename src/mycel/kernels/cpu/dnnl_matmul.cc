@@ -42,6 +42,25 @@ constexpr int64_t kMaxPaddedBytes = int64_t(64) << 20;
 // the transformer's O2 step (its four FFN weight gradients 0.79-0.84 -> 0.81-0.91 ms, minima):
 // there each thread reads the rows of x and dy that it wrote itself, from its own cache.
 constexpr int64_t kSplitMinK = 1024;
+// A float32 2-d matmul with b not transposed whose `a` fits a core's L2 next to a share of b
+// (the MLP's dx = dy W, 128 x 512 x 512) is split along N: each thread runs a one-thread
+// primitive on its columns of b and c (a bias and add-row operands sliced alike, where oneDNN has
+// a non-reference kernel for that) and reads all of a. In the MLP step dx2 took 1-65 us less at
+// the minimum and 15-160 less at the median than on oneDNN's own two-thread split
+// (docs/perf_mlp.md, perf27). With b transposed (a Dense layer's forward, W stored out x in) the
+// same split was 15-195 us slower than oneDNN's: not taken. MYCEL_MATMUL_SPLIT_N=0 turns it off.
+constexpr int64_t kSplitNMaxABytes = int64_t(512) << 10;
+constexpr int64_t kSplitNMinCols = 128, kSplitNMinK = 256, kSplitNMinRows = 32;
+// ... and at least this many multiply-adds (~70 us on two cores): below, the extra calls'
+// preparation in eager mode (a launch without prepared state) is no longer small against it.
+constexpr int64_t kSplitNMinWork = int64_t(1) << 23;
+
+// Read when a launch is first prepared (a cache key names it), so that one process can A/B
+// two compiled steps (bench/bench_step_env_ab.py).
+bool split_n_enabled() {
+  const char* v = std::getenv("MYCEL_MATMUL_SPLIT_N");
+  return !v || std::strcmp(v, "0") != 0;
+}
 
 // The bf16 split's sum of the partials in vector lanes (sum_round_partials); off
 // (MYCEL_MATMUL_SPLIT_SUM=scalar): the one-loop form, for A/B.
@@ -101,6 +120,13 @@ struct MatmulEntry : Entry {
   memory::desc part_a_md, part_b_md, part_c_md;  // part_c_md: float32 (bf16: every part)
   int64_t part_a_step = 0, part_b_step = 0;
   bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
+  // Split along N (kSplitNMaxABytes): a one-thread primitive over N / cols columns; the strides
+  // (elements) between the parts' b and c (bias and add-row operands: col_c_step too).
+  int cols = 0;
+  dnnl::matmul::primitive_desc col_pd;
+  dnnl::matmul col_prim;
+  memory::desc col_b_md, col_c_md, col_row_md;
+  int64_t col_b_step = 0, col_c_step = 0;
 };
 
 // Row-major strides of `batch` with matrices of `mat` elements, then the matrix's own strides.
@@ -172,6 +198,30 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
       e->part_prim = dnnl::matmul(e->part_pd);
       e->parts = nt;
     }
+    const int64_t Np = N / std::max(nt, 1);
+    if (!e->parts && !g.trans_b && split_n_enabled() && dtype == DType::float32 && nt > 1 &&
+        g.batch.empty() && g.a_batch.empty() && g.b_batch.empty() && N % nt == 0 && Np % 16 == 0 &&
+        Np >= kSplitNMinCols && K >= kSplitNMinK && M >= kSplitNMinRows &&
+        M * K * static_cast<int64_t>(isz) <= kSplitNMaxABytes && M * K * N >= kSplitNMinWork) {
+      e->col_b_md = memory::desc({K, Np}, dt, {ldb, 1});
+      e->col_c_md = memory::desc({M, Np}, dt, {N, 1});
+      e->col_row_md = memory::desc({1, Np}, dt, {Np, 1});
+      e->col_b_step = Np;
+      e->col_c_step = Np;
+      dnnl::primitive_attr cattr = default_attr();
+      append_post_ops(cattr, post, e->col_row_md);
+      const SerialScope one(0);  // built for the one thread that runs it
+      dnnl::matmul::desc d =
+          has_bias ? dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_row_md, e->col_c_md)
+                   : dnnl::matmul::desc(e->a_md, e->col_b_md, e->col_c_md);
+      e->col_pd = dnnl::matmul::primitive_desc(d, cattr, engine());
+      // oneDNN 2.6 runs a row add into a strided dst only on its reference kernel (100x slower
+      // than the unsplit primitive's): keep oneDNN's own split there.
+      if (std::strstr(e->col_pd.impl_info_str(), "ref") == nullptr) {
+        e->col_prim = dnnl::matmul(e->col_pd);
+        e->cols = nt;
+      }
+    }
   } catch (const dnnl::error& err) {
     if (!is_unimplemented(err)) throw;
     e->ok = false;
@@ -213,6 +263,10 @@ struct MatmulPrepared : KernelPrepared {
   int part_args[3] = {-1, -1, -1};
   std::vector<float> partial;
   std::vector<float> col_partial;  // matmul_col_sums: each part's float column sums of a
+  // Split along N: one call per thread (a, b, c, bias at col_args; add-row operands as `rows`).
+  std::vector<PreparedExec> cols;
+  int col_args[4] = {-1, -1, -1, -1};
+  std::vector<std::pair<int, int>> col_rows;
 };
 
 // matmul_col_sums' second output: the column sums of a (K rows of M, row stride lda), written
@@ -284,6 +338,17 @@ std::unique_ptr<MatmulPrepared> prepare(std::shared_ptr<MatmulEntry> e, const Te
       p->part_args[0] = p->parts.back().add(DNNL_ARG_SRC, e->part_a_md);
       p->part_args[1] = p->parts.back().add(DNNL_ARG_WEIGHTS, e->part_b_md);
       p->part_args[2] = p->parts.back().add(DNNL_ARG_DST, e->part_c_md);
+    }
+    for (int t = 0; t < e->cols; ++t) {
+      PreparedExec& x = p->cols.emplace_back(e->col_prim, &e->col_pd);
+      p->col_args[0] = x.add(DNNL_ARG_SRC, e->a_md);
+      p->col_args[1] = x.add(DNNL_ARG_WEIGHTS, e->col_b_md);
+      p->col_args[2] = x.add(DNNL_ARG_DST, e->col_c_md);
+      if (has_bias) p->col_args[3] = x.add(DNNL_ARG_BIAS, e->col_row_md);
+      p->col_rows.clear();
+      for (const auto& [i, arg] : p->rows)
+        p->col_rows.push_back(
+            {i, x.add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1, e->col_row_md)});
     }
     if (e->parts > 1)
       p->partial.resize(static_cast<size_t>(e->parts - (e->bf16_parts ? 0 : 1)) *
@@ -365,10 +430,38 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
   }
 }
 
+// c's column blocks, one per thread (MatmulEntry::cols), each a one-thread call reading all of a
+// and its columns of b, bias and the add-row operands; a smaller team runs several per thread.
+void run_split_n(MatmulPrepared& p, const float* a, const float* b, float* c, const Tensor* bias,
+                 const KernelParams* post) {
+  const int T = p.e->cols;
+  const int64_t bs = p.e->col_b_step, cs = p.e->col_c_step;
+#pragma omp parallel num_threads(T)
+  {
+    const int id = omp_get_thread_num(), got = omp_get_num_threads();
+    for (int t = id; t < T; t += got) {
+      PreparedExec& x = p.cols[t];
+      x.set(p.col_args[0], a);
+      x.set(p.col_args[1], b + t * bs);
+      x.set(p.col_args[2], c + t * cs);
+      if (bias) x.set(p.col_args[3], bias->data<float>() + t * cs);
+      for (const auto& [i, arg] : p.col_rows)
+        x.set(arg, post->post_ops[i].operand.data<float>() + t * cs);
+      x.run();
+      stream().wait();
+    }
+  }
+}
+
 void run(MatmulPrepared& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
          const KernelParams* post) {
   if (p.e->parts > 1 && num_threads() == p.e->parts && !omp_in_parallel()) {
     run_split_k(p, padded(a, p.e->pad_a, 0), padded(b, p.e->pad_b, 1), c.data(), c.numel());
+    return;
+  }
+  if (p.e->cols > 1 && num_threads() == p.e->cols && !omp_in_parallel()) {
+    run_split_n(p, static_cast<const float*>(padded(a, p.e->pad_a, 0)),
+                static_cast<const float*>(padded(b, p.e->pad_b, 1)), c.data<float>(), bias, post);
     return;
   }
   p.exec.set(p.a_a, padded(a, p.e->pad_a, 0));
@@ -484,9 +577,9 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
                q.a_shape == a.shape() && q.b_shape == b.shape();
       },
       [&] {
-        const std::string k =
-            key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
-                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post));
+        const std::string k = key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch),
+                                  shape_str(g.b_batch), g.m, g.k, g.n, g.trans_a, g.trans_b,
+                                  bias != nullptr, post_ops_key(post), split_n_enabled());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });
