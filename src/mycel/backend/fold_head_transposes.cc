@@ -34,7 +34,7 @@ bool is_static_bf16(const Function& f, int r, size_t rank) {
 
 // A transpose swapping dims 1 and 2 of a static 4-D bf16 tensor.
 bool is_head_transpose(const Function& f, const Instr& in) {
-  if (!is_kernel1(in) || in.op->name != "transpose" || in.in.empty() ||
+  if (!is_kernel1(in) || !in.op->backend.permutes_axes || in.in.empty() ||
       !is_static_bf16(f, in.in[0], 4) || !is_static_bf16(f, in.out[0], 4))
     return false;
   std::vector<int64_t> p = in.attrs.get_ints("perm");
@@ -44,7 +44,7 @@ bool is_head_transpose(const Function& f, const Instr& in) {
 
 // A batched matmul of two static rank-3 bf16 operands of one batch, no post-ops.
 bool is_batched_matmul(const Function& f, const Instr& in) {
-  if (!is_kernel1(in) || in.op->name != "matmul" || in.in.size() != 2 || in.params ||
+  if (!is_kernel1(in) || !in.op->backend.plain_matmul || in.in.size() != 2 || in.params ||
       !is_static_bf16(f, in.in[0], 3) || !is_static_bf16(f, in.in[1], 3) ||
       !is_static_bf16(f, in.out[0], 3))
     return false;

@@ -76,13 +76,14 @@ void fuse_function(Function& f, ProgramImpl& p) {
   std::vector<char> keep(n, 1);
   for (int j = 0; j < n; ++j) {
     const Instr& ng = f.code[j];
-    if (ng.code != Code::kKernel || ng.op->name != "layer_norm_grad" || ng.in.size() != 7 ||
+    if (ng.code != Code::kKernel || !ng.op->backend.norm_grad_sums_dout || ng.in.size() != 7 ||
         ng.out.size() != 3 || ng.params || std::find(ng.in.begin(), ng.in.end(), -1) != ng.in.end())
       continue;
     const int dy = ng.in[0], x = ng.in[1], gamma = ng.in[2], mean = ng.in[3];
     const int ai = dy >= 0 ? producer[dy] : -1;
     if (ai < 0 || uses[dy] != 1 || !keep[ai] || !is_kernel1(f.code[ai]) ||
-        f.code[ai].op->name != "add" || f.code[ai].in.size() != 2 || f.code[ai].params)
+        !f.code[ai].op->backend.fuses_elementwise || f.code[ai].op->backend.ew != cpu::EwOp::kAdd ||
+        f.code[ai].in.size() != 2 || f.code[ai].params)
       continue;
     const Instr& add = f.code[ai];
     const int a = add.in[0], b = add.in[1];

@@ -376,13 +376,18 @@ MYCEL_REGISTER_OPS(nn_norm) {
     shard::set_label_rule(d, layer_norm_spec);
     r.add(std::move(d));
   }
-  r.add(make_op("layer_norm_grad", "LayerNormGrad",
+  {
+    OpDef d =
+        make_op("layer_norm_grad", "LayerNormGrad",
                 "Gradient of layer_norm: (dx, dgamma, dbeta) from dout, x, gamma, the saved mean "
                 "and rstd and their sensitivities.",
                 {{"dout"}, {"x"}, {"gamma"}, {"mean"}, {"rstd"}, {"dmean"}, {"drstd"}},
                 {{"begin_norm_axis", AttrKind::kInt, int64_t{-1}, false, {}},
                  {"begin_params_axis", AttrKind::kInt, int64_t{-1}, false, {}}},
-                infer_layer_norm_grad, layer_norm_grad_kernel, float_dtypes(), "unsupported"));
+                infer_layer_norm_grad, layer_norm_grad_kernel, float_dtypes(), "unsupported");
+    d.backend.norm_grad_sums_dout = true;  // layer_norm_grad_sum_bf16 (norm_fast.h)
+    r.add(std::move(d));
+  }
   {
     OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,

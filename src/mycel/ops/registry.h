@@ -92,7 +92,12 @@ struct BackendTraits {
   ReduceFusion reduce = ReduceFusion::kNone;  // a chain feeding it may fuse (fuse_reduce_te.cc)
   const OpDef* unfused = nullptr;             // a fused op: the registry op whose geometry it has
   uint8_t fused_post_ops = 0;                 // a fused op: the PostOpBits folded in
-  bool plain_matmul = false;  // a 2-d x @ y (transpose_a/b): cpu::matmul_chain may replace it
+  bool plain_matmul = false;   // x @ y (transpose_a/b, batched over leading dims): matmul_chain
+                               // may replace a 2-d one, fold_head_transposes a 3-d bf16 one
+  bool permutes_axes = false;  // y is x with its axes permuted by `perm` (fold_head_transposes.cc)
+  // A layer norm backward (dout, x, gamma, mean, rstd, ...) whose bf16 kernel may read dout as
+  // the sum of two addends (fuse_add_norm_grad.cc).
+  bool norm_grad_sums_dout = false;
 };
 
 /// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split

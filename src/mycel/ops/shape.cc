@@ -481,11 +481,15 @@ MYCEL_REGISTER_OPS(shape) {
                 {attr("axis", AttrKind::kInts, no_ints)}, infer_squeeze));
   r.add(view_op("identity", "Identity", "Returns x (a view in eager mode).", {},
                 infer_same_as_input));
-  r.add(with_rule(
-      make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
-              {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
-              infer_transpose, transpose_kernel, every_dtype(), "bprop"),
-      transpose_spec));  // bytes only
+  {
+    OpDef d = with_rule(
+        make_op("transpose", "Transpose", "Permutes dimensions by `perm` (empty: reverse them).",
+                {{"x"}}, {attr("perm", AttrKind::kInts, no_ints, {"input_perm", "axes"})},
+                infer_transpose, transpose_kernel, every_dtype(), "bprop"),
+        transpose_spec);  // bytes only
+    d.backend.permutes_axes = true;
+    r.add(std::move(d));
+  }
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 every_dtype(), "bprop"));  // bytes only
