@@ -23,13 +23,8 @@ namespace {
 using cpu::StridedMatmul;
 using cpu::StridedView;
 
-bool is_static_bf16(const Function& f, int r, size_t rank) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked ||
-      f.regs[r].meta.dtype != DType::bfloat16 || f.regs[r].meta.shape.size() != rank)
-    return false;
-  for (int64_t d : f.regs[r].meta.shape)
-    if (d == ir::kDynamic) return false;
-  return true;
+bool is_static_bf16(const Function& f, int r, int rank) {
+  return is_static_plain(f, r, DType::bfloat16, rank);
 }
 
 // A transpose swapping dims 1 and 2 of a static 4-D bf16 tensor.
@@ -49,20 +44,6 @@ bool is_batched_matmul(const Function& f, const Instr& in) {
       !is_static_bf16(f, in.out[0], 3))
     return false;
   return f.regs[in.in[0]].meta.shape[0] == f.regs[in.in[1]].meta.shape[0];
-}
-
-// Whether an instruction in (from, to) may write r (fuse_mask_product.cc's rule): the matmul's
-// read of the split's source cannot move past it.
-bool written_between(const Function& f, int r, int from, int to) {
-  for (int k = from + 1; k < to; ++k) {
-    const Instr& in = f.code[k];
-    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
-    if (in.code == Code::kCall) return true;
-    if (in.code == Code::kKernel)
-      for (int m : in.op->mutated_inputs)
-        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
-  }
-  return false;
 }
 
 // A split: the view register (A * C, B, D) of transpose(src (A, B, C, D)).

@@ -16,26 +16,6 @@
 namespace mycel::backend::detail {
 namespace {
 
-bool is_static(const Function& f, int r, DType d) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked || f.regs[r].meta.dtype != d)
-    return false;
-  for (int64_t x : f.regs[r].meta.shape)
-    if (x == ir::kDynamic) return false;
-  return true;
-}
-
-bool written_between(const Function& f, int r, int from, int to) {
-  for (int k = from + 1; k < to; ++k) {
-    const Instr& in = f.code[k];
-    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
-    if (in.code == Code::kCall) return true;
-    if (in.code == Code::kKernel)
-      for (int m : in.op->mutated_inputs)
-        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
-  }
-  return false;
-}
-
 // The fused op: inputs (a, b, x, gamma, mean, rstd, dmean, drstd). Where the fast loop refuses at
 // run time (MYCEL_NN_BACKEND=ref), dy is materialized and the original kernel runs.
 std::shared_ptr<OpDef> make_op(const Instr& norm_grad, std::vector<TensorMeta> outs, int64_t outer,
@@ -87,9 +67,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
       continue;
     const Instr& add = f.code[ai];
     const int a = add.in[0], b = add.in[1];
-    if (!is_static(f, dy, DType::bfloat16) || !is_static(f, a, DType::bfloat16) ||
-        !is_static(f, b, DType::bfloat16) || !is_static(f, x, DType::bfloat16) ||
-        !is_static(f, gamma, DType::float32) || !is_static(f, mean, DType::float32) ||
+    if (!is_static_plain(f, dy, DType::bfloat16) || !is_static_plain(f, a, DType::bfloat16) ||
+        !is_static_plain(f, b, DType::bfloat16) || !is_static_plain(f, x, DType::bfloat16) ||
+        !is_static_plain(f, gamma, DType::float32) || !is_static_plain(f, mean, DType::float32) ||
         f.regs[a].meta.shape != f.regs[dy].meta.shape ||
         f.regs[b].meta.shape != f.regs[dy].meta.shape ||
         f.regs[x].meta.shape != f.regs[dy].meta.shape || written_between(f, a, ai, j) ||

@@ -22,14 +22,8 @@ bool enabled() {
   return !v || std::strcmp(v, "0") != 0;
 }
 
-bool is_static_bf16(const Function& f, int r, size_t rank) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked || f.regs[r].is_const)
-    return false;
-  const TensorMeta& m = f.regs[r].meta;
-  if (m.dtype != DType::bfloat16 || m.shape.size() != rank) return false;
-  for (int64_t d : m.shape)
-    if (d == ir::kDynamic) return false;
-  return true;
+bool is_static_bf16(const Function& f, int r, int rank) {
+  return is_static_plain(f, r, DType::bfloat16, rank) && !f.regs[r].is_const;
 }
 
 // The register r views (through reshape-like views), or r.

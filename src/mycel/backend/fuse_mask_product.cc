@@ -95,20 +95,6 @@ std::shared_ptr<const OpDef> make_op(bool less, bool t_left, const std::string& 
   return d;
 }
 
-// Whether an instruction in (from, to) may write r (an assign to it, a kernel mutating it): the
-// comparison's read of r then cannot move down to the product.
-bool written_between(const Function& f, int r, int from, int to) {
-  for (int k = from + 1; k < to; ++k) {
-    const Instr& in = f.code[k];
-    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
-    if (in.code == Code::kCall) return true;
-    if (in.code == Code::kKernel)
-      for (int m : in.op->mutated_inputs)
-        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
-  }
-  return false;
-}
-
 void fuse_function(Function& f, ProgramImpl& p) {
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());

@@ -65,6 +65,28 @@ bool side_effect_between(const Function& f, const std::vector<char>& keep, int f
   return false;
 }
 
+bool is_static_plain(const Function& f, int r, DType d, int rank) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].blocked || f.regs[r].meta.dtype != d)
+    return false;
+  const Shape& s = f.regs[r].meta.shape;
+  if (rank >= 0 && s.size() != static_cast<size_t>(rank)) return false;
+  for (int64_t x : s)
+    if (x == ir::kDynamic) return false;
+  return true;
+}
+
+bool written_between(const Function& f, int r, int from, int to) {
+  for (int k = from + 1; k < to; ++k) {
+    const Instr& in = f.code[k];
+    if (in.code == Code::kAssign && !in.in.empty() && in.in[0] == r) return true;
+    if (in.code == Code::kCall) return true;
+    if (in.code == Code::kKernel)
+      for (int m : in.op->mutated_inputs)
+        if (m < static_cast<int>(in.in.size()) && in.in[m] == r) return true;
+  }
+  return false;
+}
+
 bool is_static_f32(const Function& f, int r) {
   if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != DType::float32)
     return false;

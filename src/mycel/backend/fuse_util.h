@@ -26,6 +26,12 @@ std::vector<int> sole_producers(const Function& f);
 std::vector<int> single_readers(const Function& f, const std::vector<int>& uses);
 /// Whether an instruction in (from, to) that `keep` still holds has a side effect.
 bool side_effect_between(const Function& f, const std::vector<char>& keep, int from, int to);
+/// A tensor register in the plain (not channel-blocked) layout whose shape has no kDynamic dim,
+/// of dtype `d`, and of rank `rank` unless it is negative.
+bool is_static_plain(const Function& f, int r, DType d, int rank = -1);
+/// Whether an instruction in (from, to) may write r (an assign to it, a call, a kernel that
+/// mutates it): a read of r cannot move from `from` down to `to` across it.
+bool written_between(const Function& f, int r, int from, int to);
 /// A tensor register whose static shape has no kDynamic dim and whose dtype is float32.
 bool is_static_f32(const Function& f, int r);
 /// A float32 tensor register whose dims are static except perhaps the first (a dynamic batch:

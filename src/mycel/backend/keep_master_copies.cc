@@ -38,14 +38,6 @@ bool is_cast(const Instr& in) {
          in.op->backend.ew == cpu::EwOp::kCast;
 }
 
-bool is_static_of(const Function& f, int r, DType d) {
-  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != d || f.regs[r].blocked)
-    return false;
-  for (int64_t s : f.regs[r].meta.shape)
-    if (s == ir::kDynamic) return false;
-  return true;
-}
-
 // The cast at the start of a step: out = its bf16 copy of w, recast only when w has changed
 // since the copy was made.
 std::shared_ptr<const OpDef> make_check_op(const OpDef& cast, std::shared_ptr<CopyState> st) {
@@ -189,7 +181,7 @@ void rewrite(Function& f, ProgramImpl& p) {
     for (int i = 0; i < n && ok; ++i) {
       const Instr& c = f.code[i];
       if (!is_cast(c) || c.in[0] != w) continue;
-      ok = i < j && keep[i] && is_static_of(f, c.out[0], DType::bfloat16) &&
+      ok = i < j && keep[i] && is_static_plain(f, c.out[0], DType::bfloat16) &&
            f.regs[c.out[0]].meta.shape == f.regs[w].meta.shape && f.regs[c.out[0]].alias_of < 0 &&
            read_only_before(f, c.out[0], j);
       casts.push_back(i);
@@ -203,7 +195,7 @@ void rewrite(Function& f, ProgramImpl& p) {
       const int i = g >= 0 ? producer[g] : -1;
       if (i < 0 || !keep[i] || uses[g] != 1 || !is_cast(f.code[i])) continue;
       const int src = f.code[i].in[0];
-      if (!is_static_of(f, src, DType::bfloat16) ||
+      if (!is_static_plain(f, src, DType::bfloat16) ||
           f.regs[src].meta.shape != f.regs[g].meta.shape || !is_static_f32(f, g) ||
           std::count(k.in.begin(), k.in.end(), g) != 1)
         continue;
