@@ -20,7 +20,6 @@
 #include <memory>
 
 #include "mycel/backend/fuse_util.h"
-#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 
 namespace mycel::backend::detail {
@@ -65,13 +64,6 @@ bool is_1x1(const Function& f, const Instr& conv) {
   return s.size() == 4 && s[2] == 1 && s[3] == 1;
 }
 
-// A flat view of a channel-blocked tensor's whole (padded) buffer.
-Tensor flat_view(const Tensor& t) {
-  const int64_t n =
-      static_cast<int64_t>(cpu::blocked_nbytes(t.shape(), t.dtype()) / itemsize(t.dtype()));
-  return Tensor(t.storage(), t.offset(), Shape{n}, t.dtype());
-}
-
 // The op of the fused instruction: the producer's infer and kernel, with the instruction's
 // post-ops (KernelParams) passed to the kernel, and applied by loops if the primitive could not
 // take them.
@@ -102,15 +94,7 @@ std::shared_ptr<const OpDef> make_fused_op(const OpDef& base,
       if (op.kind == PostOp::Kind::kAddRow) op.operand = c.inputs[extra++];
     p.post_applied = false;
     b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, &p});
-    if (p.post_applied) return;
-    if (!p.dst_blocked) return cpu::apply_post_ops(p.post_ops, c.out(0));
-    // Channel-blocked (a conv's residual in its layout): the padded buffers whole, as flat
-    // elementwise ops see them (the padding stays zero: 0 + 0, then relu).
-    std::vector<PostOp> flat = p.post_ops;
-    for (PostOp& op : flat)
-      if (op.operand.defined()) op.operand = flat_view(op.operand);
-    Tensor y = flat_view(c.out(0));
-    cpu::apply_post_ops(flat, y);
+    if (!p.post_applied) cpu::apply_post_ops(p.post_ops, c.out(0), p.dst_blocked);
   };
   d->dtypes = base.dtypes;
   d->dtype_input = base.dtype_input;

@@ -4,6 +4,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
@@ -42,7 +43,7 @@ void append_post_ops(dnnl::primitive_attr& attr, const KernelParams* r,
   attr.set_post_ops(po);
 }
 
-void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
+void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y, bool blocked) {
   if (y.dtype() == DType::bfloat16) {
     // A bf16 product (graph mode fuses relu/relu6 only, fuse_post_ops.cc): the unfused op on
     // the rounded values.
@@ -61,14 +62,17 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
     return;
   }
   float* o = y.data<float>();
-  const int64_t n = y.numel();
+  const int64_t n =
+      blocked ? static_cast<int64_t>(blocked_nbytes(y.shape(), y.dtype()) / 4) : y.numel();
+  // An operand's elements: y's whole buffer for one of y's shape.
+  auto length = [&](const Tensor& v) { return blocked && v.shape() == y.shape() ? n : v.numel(); };
   for (size_t k = 0; k < ops.size(); ++k) {
     const PostOp& p = ops[k];
     if (p.kind == PostOp::Kind::kAddRow && k + 1 < ops.size() &&
         ops[k + 1].kind != PostOp::Kind::kAddRow) {
       // An add then relu/relu6 (a conv's residual, graph mode's fuse_post_ops.cc): one pass.
       const float* v = p.operand.data<float>();
-      const int64_t len = p.operand.numel();
+      const int64_t len = length(p.operand);
       const float hi = ops[++k].kind == PostOp::Kind::kRelu6 ? 6.f : INFINITY;
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
@@ -86,7 +90,7 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y) {
       });
     } else {
       const float* v = p.operand.data<float>();
-      const int64_t len = p.operand.numel();
+      const int64_t len = length(p.operand);
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) o[i] = o[i] + v[i % len];
       });

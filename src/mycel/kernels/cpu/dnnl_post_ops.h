@@ -27,6 +27,8 @@ std::string post_ops_key(const KernelParams* p);
 void append_post_ops(dnnl::primitive_attr& attr, const KernelParams* p,
                      const dnnl::memory::desc& row_md);
 /// The same post-ops as plain loops over a float32 result (when the primitive could not take them).
-void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y);
+/// `blocked`: y is in a channel-blocked layout, taken whole with its zero padding, as is an operand
+/// of y's shape (a conv's residual in y's layout); the padding stays zero (0 + 0, then relu).
+void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y, bool blocked = false);
 
 }  // namespace mycel::cpu
