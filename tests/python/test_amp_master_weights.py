@@ -18,12 +18,6 @@ from models.resnet import BasicBlock, ResNet  # noqa: E402
 MODES = [pytest.param(mycel.GRAPH_MODE, id="graph"), pytest.param(mycel.PYNATIVE_MODE, id="pynative")]
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 class MLP(nn.Cell):
     def __init__(self):
         super().__init__()

@@ -11,13 +11,6 @@ from mycel import Tensor, nn, ops
 from mycel.common.parameter import Parameter
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-    os.environ.pop("MYCEL_FUSE", None)
-
-
 class MLP(nn.Cell):
     """Odd sizes, so no kernel sees a convenient multiple."""
 

@@ -28,12 +28,6 @@ def close(got, ref, tol):
     np.testing.assert_allclose(got, ref, rtol=0, atol=tol * (np.abs(ref).max() + 1e-3))
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 @pytest.mark.parametrize("shape", [(4, 7, 5, 3), (8, 16, 9, 9), (2, 3, 17, 1)])
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_bf16_activations_float32_statistics(shape, mode):

@@ -8,12 +8,6 @@ from mycel import Tensor, nn, ops
 from mycel.common.parameter import Parameter
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 class Block(nn.Cell):
     def __init__(self):
         super().__init__()

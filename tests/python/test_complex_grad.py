@@ -22,12 +22,6 @@ R = np.random.default_rng(5)
 MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
 
 
-@pytest.fixture(autouse=True)
-def _pynative_after():
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def _c(*shape):
     return R.normal(size=shape) + 1j * R.normal(size=shape)
 

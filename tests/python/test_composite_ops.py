@@ -7,12 +7,6 @@ import mycel
 from mycel import Tensor, ops
 
 
-@pytest.fixture(autouse=True)
-def _pynative_after():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def both_modes(fn, *args):
     eager = fn(*args)
     compiled = mycel.jit(fn)(*args)

@@ -9,13 +9,6 @@ import mycel
 from mycel import ops, Tensor
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-
-
 def _bf16(a):
     """a rounded to bfloat16 (nearest even) and back to float32: numpy's view of a bf16 tensor."""
     u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)

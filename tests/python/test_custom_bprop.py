@@ -10,12 +10,6 @@ from mycel import nn, ops, Tensor, Parameter
 MODES = [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE]
 
 
-@pytest.fixture(autouse=True)
-def restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 class ScaledMul(nn.Cell):
     """x * y whose gradient is deliberately (2 y dout, 3 x dout): not the true one."""
 

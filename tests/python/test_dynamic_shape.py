@@ -14,12 +14,6 @@ MODES = pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=[
 R = np.random.default_rng(11)
 
 
-@pytest.fixture(autouse=True)
-def _pynative_after():
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def _in_mode(fn, mode):
     ms.set_context(mode=mode)
     return ms.jit(fn) if mode == ms.GRAPH_MODE else fn

@@ -16,13 +16,6 @@ from mycel._mycel import graph as G
 RTOL, ATOL = 1e-4, 1e-5
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-    os.environ.pop("MYCEL_FUSE", None)
-
-
 def rand(*shape, seed=0, low=None, high=None):
     rng = np.random.default_rng(seed)
     a = rng.uniform(low, high, shape) if low is not None else rng.standard_normal(shape)

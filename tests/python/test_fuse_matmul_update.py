@@ -17,14 +17,6 @@ from mycel.common.parameter import Parameter
 LR, MOMENTUM = 0.01, 0.9
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-    os.environ.pop("MYCEL_FUSE", None)
-    os.environ.pop("MYCEL_FUSE_MATMUL_UPDATE", None)
-
-
 def rand(shape, seed, scale=1.0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
 

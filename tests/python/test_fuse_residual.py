@@ -20,14 +20,6 @@ from mycel._mycel import graph as G
 RTOL, ATOL = 2e-4, 2e-4
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-    os.environ.pop("MYCEL_FUSE_RESIDUAL", None)
-
-
 class ConvBN(nn.Cell):
     def __init__(self, cin, cout, k, stride=1):
         super().__init__()

@@ -13,13 +13,6 @@ from mycel import Tensor, nn, ops
 from mycel.common.parameter import Parameter
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-    os.environ.pop("MYCEL_FUSE", None)
-
-
 def rand(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 

@@ -8,13 +8,6 @@ import mycel
 from mycel import Tensor, ops
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    n = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(num_threads=n)
-
-
 def arr(shape, dtype=np.float32, seed=0):
     return (np.random.default_rng(seed).standard_normal(shape) * 10).astype(dtype)
 

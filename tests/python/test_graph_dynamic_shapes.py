@@ -9,12 +9,6 @@ import mycel
 from mycel import Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def _pynative_after():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def t(*shape, seed=0):
     return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
 

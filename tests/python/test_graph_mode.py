@@ -8,12 +8,6 @@ from mycel import Tensor, nn, ops
 from mycel.common.parameter import Parameter
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def t(*shape, seed=0, dtype=np.float32):
     return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
 

@@ -7,12 +7,6 @@ import mycel
 from mycel import Tensor, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def t(*shape, seed=0):
     return Tensor(np.abs(np.random.default_rng(seed).standard_normal(shape)).astype(np.float32) + 0.1)
 

@@ -10,12 +10,6 @@ from mycel import Parameter, Tensor, nn, ops
 from graph_helpers import arr
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def flat(out):
     if isinstance(out, dict):
         return [y for k in out for y in flat(out[k])]

@@ -16,12 +16,6 @@ from graph_helpers import arr, assert_same, line_of, located
 FILE = __file__.split("/")[-1]
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def same(fn, *args):
     """fn eagerly and compiled on the same arguments (numpy arrays become Tensors)."""
     args = [Tensor(a) if isinstance(a, np.ndarray) else a for a in args]

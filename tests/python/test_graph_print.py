@@ -9,12 +9,6 @@ import mycel
 from mycel import Tensor, nn
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def show(x):
     print(x)
     return x + 0

@@ -3,7 +3,6 @@ its shape-plan cache with many batch sizes (bounded; every size still computes c
 import threading
 
 import numpy as np
-import pytest
 
 import mycel
 from mycel import Tensor, nn, ops
@@ -19,12 +18,6 @@ class MLP(nn.Cell):
 
     def construct(self, x):
         return ops.softmax(self.fc2(ops.relu(self.fc1(x))), axis=-1)
-
-
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
 
 
 def _eager(net, xs):

@@ -17,13 +17,6 @@ from mycel.common.parameter import Parameter
 from train_helpers import LeNet5, WithLoss
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-    os.environ.pop("MYCEL_LAYOUT", None)
-
-
 def arr(*shape, seed=0, scale=1.0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
 

@@ -8,12 +8,6 @@ from mycel import Tensor, nn
 RNG = np.random.default_rng(5)
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 class Wrap(nn.Cell):
     def __init__(self, loss):
         super().__init__()

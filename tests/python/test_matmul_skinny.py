@@ -11,13 +11,6 @@ import mycel
 from mycel import Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    n = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=n)
-
-
 def operands(m, k, n, ta, tb, seed):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)

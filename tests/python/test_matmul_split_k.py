@@ -10,13 +10,6 @@ import mycel
 from mycel import Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-
-
 def operands(m, k, n, tb, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((k, m)).astype(np.float32)  # stored transposed

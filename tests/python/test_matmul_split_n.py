@@ -13,14 +13,6 @@ import mycel
 from mycel import Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-    os.environ.pop("MYCEL_MATMUL_SPLIT_N", None)
-
-
 def operands(m, k, n, ta=False, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)

@@ -15,13 +15,6 @@ import mycel
 from mycel import Tensor, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-
-
 def _bf16_round(a):
     """float32 -> the nearest-even bfloat16 value, as float32 (numpy, independent of Mycel)."""
     u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)

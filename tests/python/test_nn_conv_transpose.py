@@ -10,12 +10,6 @@ from mycel.common import dtype as mstype
 RNG = np.random.default_rng(3)
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 class Wrap(nn.Cell):
     def __init__(self, inner):
         super().__init__()

@@ -11,12 +11,6 @@ from mycel import Tensor, nn
 RNG = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def _restore_mode():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def t(*shape, dtype=np.float32):
     return Tensor(RNG.standard_normal(shape).astype(dtype))
 

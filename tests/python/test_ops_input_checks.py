@@ -34,12 +34,6 @@ CASES = [(op, arg, call, "a Tensor") for op, arg, call in [
 BAD = [(1.5, "float"), (3, "int"), (None, "NoneType"), ([1], "list"), (np.ones(3), "ndarray")]
 
 
-@pytest.fixture(autouse=True)
-def _pynative_after():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 @pytest.mark.parametrize("value,type_name", BAD)
 @pytest.mark.parametrize("op,arg,call,expected", CASES)
 def test_non_tensor_input_is_a_type_error_naming_op_and_argument(op, arg, call, expected, value,

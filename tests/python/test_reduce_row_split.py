@@ -10,13 +10,6 @@ import mycel
 from mycel import Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    n = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=n)
-
-
 # (shape, axis): row split; at the bounds (64 rows, 4096 outputs); just past them (column split);
 # an outer dim (column split).
 SHAPES = [((128, 512), 0), ((129, 257), 0), ((64, 600), 0), ((300, 4096), 0), ((63, 700), 0),

@@ -17,12 +17,6 @@ import mycel
 from mycel import Parameter, Tensor, nn, ops
 
 
-@pytest.fixture(autouse=True)
-def pynative_after():
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 MODES = [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE]
 
 

@@ -22,13 +22,6 @@ BF16_EPS = 2.0 ** -8  # bfloat16's unit roundoff: 8 significant bits
 SHAPES = [(64, 128, 128), (3, 5, 37), (2, 7), (4, 1), (5, 130), (2, 3, 16)]
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-
-
 def bf16(a):
     return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16)
 

@@ -11,12 +11,6 @@ from train_helpers import LeNet5, WithLoss
 from te_helpers import kernel_cache  # noqa: F401 (autouse: a fresh TE kernel cache per module)
 
 
-@pytest.fixture(autouse=True)
-def pynative_after():
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def te_relu(x):
     return te.vrelu(x)
 
