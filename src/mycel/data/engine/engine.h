@@ -103,7 +103,7 @@ class Pipeline {
   /// On the consumer it computes the packet and never times out.
   Status next(Row& row, int64_t timeout_ms);
   /// Whether this pipeline runs on its consumer's thread (the on_consumer mode took effect).
-  bool on_consumer() const { return !out_; }
+  bool on_consumer() const { return tree_on_consumer_; }
   /// Aborts and joins every thread; idempotent.
   void stop();
   /// Appends the counters of this pipeline's prefetch queue and ops (pre-order).
@@ -116,7 +116,7 @@ class Pipeline {
   std::shared_ptr<Op> root_;
   std::unique_ptr<Queue<Packet>> out_;
   std::thread prefetch_;
-  bool stopped_ = false, ended_ = false;
+  bool stopped_ = false, ended_ = false, tree_on_consumer_ = false;
 };
 
 }  // namespace mycel::data::engine

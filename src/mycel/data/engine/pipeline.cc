@@ -1,7 +1,17 @@
 // Pipeline: prepares the op tree (ids, epoch counts), starts every thread, and serves the root's
 // output through a bounded prefetch queue; stop() aborts every wait and joins every thread.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
+
+#include "mycel/core/parallel.h"
 
 #include "mycel/data/engine/engine.h"
 #include "mycel/insight/insight.h"
@@ -20,6 +30,23 @@ struct Live {
 Live& live() {
   static Live l;
   return l;
+}
+
+// Batches an on-consumer tree builds ahead of its consumer on one builder thread of its own
+// (MYCEL_DATA_LOOKAHEAD, default 0: none, each batch is built inside next()). See
+// Pipeline's comment in engine.h and docs/training.md ("Where an epoch's time goes").
+// Read per pipeline, so that one process can alternate the two (bench_epoch_lookahead.py).
+int lookahead_depth() {
+  const char* s = std::getenv("MYCEL_DATA_LOOKAHEAD");
+  const int v = s && *s ? std::atoi(s) : 0;
+  return v < 0 ? 0 : (v > 64 ? 64 : v);
+}
+
+// The builder thread's nice value (MYCEL_DATA_LOOKAHEAD_NICE, default 0): a higher one lets
+// the step's threads preempt it.
+int lookahead_nice() {
+  const char* s = std::getenv("MYCEL_DATA_LOOKAHEAD_NICE");
+  return s && *s ? std::atoi(s) : 0;
 }
 
 void collect(int pipeline, int parent, const Op& op, std::vector<OpStats>& out) {
@@ -65,10 +92,11 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
   int next_id = 0;
   root_->prepare(ctx_.get(), num_epochs, next_id);
   on_consumer = on_consumer && root_->can_run_on_consumer();
-  if (on_consumer)
-    root_->set_on_consumer();
-  else
-    out_ = std::make_unique<Queue<Packet>>(ctx_.get(), prefetch);
+  const int ahead = on_consumer ? lookahead_depth() : 0;
+  tree_on_consumer_ = on_consumer;
+  if (on_consumer) root_->set_on_consumer();
+  if (!on_consumer || ahead > 0)
+    out_ = std::make_unique<Queue<Packet>>(ctx_.get(), on_consumer ? ahead : prefetch);
   root_->start();
   {
     Live& l = live();
@@ -76,8 +104,25 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
     id_ = l.next_id++;
     l.running.push_back(this);
   }
-  if (on_consumer) return;
-  prefetch_ = std::thread([this] {
+  if (!out_) return;
+  prefetch_ = std::thread([this, builder = on_consumer] {
+    // A builder thread runs the one-pool tree: its kernels stay on this thread (a parallel
+    // region here would start a second OpenMP team beside the step's).
+    std::optional<SerialScope> serial;
+    if (builder) {
+      serial.emplace(-1);
+      // Never above the step's threads: under a real-time training loop (chrt) the builder
+      // runs as an ordinary thread, in the time the step leaves idle.
+      int policy = 0;
+      sched_param sp{};
+      if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+          (policy == SCHED_FIFO || policy == SCHED_RR)) {
+        sched_param other{};
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+      }
+      if (const int nice = lookahead_nice(); nice > 0)
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
+    }
     try {
       Packet p;
       while (root_->next(p)) {
