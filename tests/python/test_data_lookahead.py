@@ -135,3 +135,32 @@ def test_sink_stats_reset():
         assert g.sink_stats() == {"steps": 0, "wait_s": 0.0, "run_s": 0.0, "total_s": 0.0}
     finally:
         mycel.set_context(mode=mycel.PYNATIVE_MODE)
+
+
+def _threads():
+    import os
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.parametrize("policy, ahead, builders", [
+    ("PASSIVE", None, 1),   # unset: follows the OpenMP wait policy
+    ("passive", None, 1),
+    (None, None, 0),        # spinning waits: built on the loop's thread
+    ("ACTIVE", None, 0),
+    ("PASSIVE", "0", 0),    # the switch overrides the policy
+    (None, "2", 1),
+])
+def test_default_follows_the_wait_policy(monkeypatch, policy, ahead, builders):
+    for name, value in (("OMP_WAIT_POLICY", policy), ("MYCEL_DATA_LOOKAHEAD", ahead)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    it = _dataset()._create_sink_iterator(num_epochs=1)
+    try:
+        assert it._pipe.on_consumer
+        next(iter(it))
+        running = _threads()
+    finally:
+        it.stop()
+    assert running - _threads() == builders
