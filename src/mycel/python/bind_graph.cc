@@ -348,7 +348,7 @@ class CompiledGraph {
         sink_stats_.run_ns += ns_since(t0);
       }
       ++done;
-      // A pipeline on this thread never times out above: look for Ctrl-C after each step.
+      // A pipeline on this thread (no lookahead) never times out above: look for Ctrl-C here.
       if (PyErr_CheckSignals() != 0) throw nb::python_error();
     }
     sink_stats_.steps += done;
@@ -360,7 +360,8 @@ class CompiledGraph {
 
   /// Where run_sink's time went since the last reset, for the epoch breakdown
   /// (bench/bench_epoch_lookahead.py): steps, and seconds waiting for the pipeline's next row
-  /// (its build, on the consumer), running the step, and in all (the rest: the loop itself).
+  /// (its build, on the consumer), running the step, and in all (the rest: the loop itself and
+  /// a first call's compile).
   nb::dict sink_stats(bool reset) {
     nb::dict d;
     d["steps"] = sink_stats_.steps;

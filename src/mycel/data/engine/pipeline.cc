@@ -125,6 +125,12 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
         if (!out_->push(std::move(p)) || last) return;
       }
     } catch (...) {
+      if (builder) {  // after the batches already built, as next() on the consumer would
+        Packet err;
+        err.kind = Kind::kError;
+        err.error = std::current_exception();
+        if (out_->push(std::move(err))) return;
+      }
       ctx_->fail(std::current_exception());
     }
   });
