@@ -3,18 +3,18 @@ training loop runs on one builder thread of its own, k batches ahead of the loop
 inside each next(). The batches, their order, the epoch ends and the errors must be those of the
 pipeline built on the loop's thread, and training must reach the same losses and weights bit for
 bit, with and without sinking; run_sink's counters (CompiledGraph.sink_stats) add up."""
+import os
 import time
 
 import numpy as np
 import pytest
 
 import mycel
-import mycel.dataset as ds
 from mycel import nn
+from mycel.dataset import vision
 from mycel.train import Callback, Model
 
 from test_data_on_consumer import _dataset, _epochs, _images, _mixed, _same, Small
-from mycel.dataset import vision
 
 
 @pytest.mark.parametrize("ahead", ["1", "3"])
@@ -97,7 +97,7 @@ def test_training_same_bits_as_the_python_loop(monkeypatch):
     per-step loop on the same data: the same losses at each epoch end and the same weights."""
     mycel.set_context(mode=mycel.GRAPH_MODE)
     try:
-        steps = StepLosses()  # 7 batches of 10 (the last of 0 is absent: 70 rows) a step each
+        steps = StepLosses()  # 70 rows: 7 batches of 10 an epoch, each a step from Python
         _, w_python = _train(monkeypatch, "0", steps)
         per_epoch = [steps.losses[7 * e + 6] for e in range(6)]
         for ahead in ("0", "1"):
@@ -138,7 +138,6 @@ def test_sink_stats_reset():
 
 
 def _threads():
-    import os
     return len(os.listdir("/proc/self/task"))
 
 
