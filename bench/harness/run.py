@@ -238,6 +238,11 @@ def epoch_rows(policies, rounds, torch_ok, tmp, sink_size, limit, data_workers=0
             for f in ("step_images_per_s", "step_throughput_images_per_s"):
                 if f in rs[0]:
                     row[key][f] = statistics.median(r[f] for r in rs)
+            if "step_throughput_images_per_s" in rs[0]:
+                # each run's epoch over its own process's step (not another process's: on a
+                # shared host two processes can run at different speeds), then the median
+                row[key]["epoch_over_step_throughput"] = statistics.median(
+                    r["images_per_s"] / r["step_throughput_images_per_s"] for r in rs)
         rows.append(row)
     return rows
 
@@ -374,16 +379,20 @@ def markdown(result):
                 "`dataset_sink_mode=True` with the given sink_size. The fixed-batch column is the same "
                 "train network's step on one batch, in the same process (the median of 50 steps, each "
                 "read back; the last column: 200 more steps / their total time, the statistic of the "
-                "epoch's figure). PyTorch: a plain loop over "
+                "epoch's figure, each run's epoch over its own process's step, the median of the runs). "
+                "Under OMP_WAIT_POLICY=PASSIVE the batches are built one ahead on a builder thread "
+                "(MYCEL_DATA_LOOKAHEAD; its OpenMP threads sleep in the step's barriers and leave the "
+                "cores idle for it); with the default waits each is built on the loop's thread between "
+                "two steps (docs/training.md, \"Where an epoch's time goes\"). PyTorch: a plain loop over "
                 "the preprocessed images held in memory (no DataLoader).", "",
                 "| policy | Mycel Model.train img/s | Mycel sink img/s | Mycel fixed-batch step img/s | "
                 "epoch / step | PyTorch loop img/s | Mycel / PyTorch | epoch / step throughput |",
                 "|---|---|---|---|---|---|---|---|"]
         for r in result["epochs"]:
             my, sk, th = r["mycel"], r["mycel_sink"], r.get("torch")
-            st = my.get("step_throughput_images_per_s")
-            tput = (f" {my['images_per_s'] / st * 100:.0f}% / {sk['images_per_s'] / st * 100:.0f}% (sink) |"
-                    if st else " - |")
+            tput = (f" {my['epoch_over_step_throughput'] * 100:.0f}% / "
+                    f"{sk['epoch_over_step_throughput'] * 100:.0f}% (sink) |"
+                    if "epoch_over_step_throughput" in my and "epoch_over_step_throughput" in sk else " - |")
             out.append(f"| {r['policy']} | {my['images_per_s']:.0f} | {sk['images_per_s']:.0f} | "
                        f"{my['step_images_per_s']:.0f} | {my['images_per_s'] / my['step_images_per_s'] * 100:.0f}% / "
                        f"{sk['images_per_s'] / my['step_images_per_s'] * 100:.0f}% (sink) | "

@@ -8,7 +8,8 @@ loop over the dataset pipeline's prefetched rows (CompiledGraph.run_sink), and t
 callbacks run once per sink, as in MindSpore. Without sinking, a graph-mode epoch with no
 callback implementing a step hook also runs in that loop; otherwise steps run from Python. The
 pipeline of such a loop runs on the loop's thread when its tree allows (between the steps, with
-no thread competing with the step's: Dataset._create_sink_iterator)."""
+no thread competing with the step's: Dataset._create_sink_iterator), or under
+OMP_WAIT_POLICY=PASSIVE one batch ahead on a builder thread (MYCEL_DATA_LOOKAHEAD)."""
 import sys
 
 from mycel import _mycel, amp, context

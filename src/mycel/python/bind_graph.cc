@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+
 #include "mycel/ad/ad.h"
 #include "mycel/analysis/abstract_util.h"
 #include "mycel/analysis/analysis.h"
@@ -295,11 +297,15 @@ class CompiledGraph {
     bool rows_since_epoch_end =
         true;  // an epoch end left by the previous call is not an empty epoch
     int64_t done = 0;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point call_start = Clock::now();
     while (done < steps) {
       Status st;
       {
         nb::gil_scoped_release release;
+        const Clock::time_point t0 = Clock::now();
         st = pipe.next(row, 100);
+        sink_stats_.wait_ns += ns_since(t0);
       }
       if (st == Status::kTimeout) {
         if (PyErr_CheckSignals() != 0) throw nb::python_error();
@@ -337,15 +343,33 @@ class CompiledGraph {
       }
       {
         nb::gil_scoped_release release;
+        const Clock::time_point t0 = Clock::now();
         outs = step->program->run(row);
+        sink_stats_.run_ns += ns_since(t0);
       }
       ++done;
-      // A pipeline on this thread never times out above: look for Ctrl-C after each step.
+      // A pipeline on this thread (no lookahead) never times out above: look for Ctrl-C here.
       if (PyErr_CheckSignals() != 0) throw nb::python_error();
     }
+    sink_stats_.steps += done;
+    sink_stats_.total_ns += ns_since(call_start);
     if (!step) return nb::make_tuple(nb::none(), done);
     size_t k = 0;
     return nb::make_tuple(structured(outs, k, step->output), done);
+  }
+
+  /// Where run_sink's time went since the last reset, for the epoch breakdown
+  /// (bench/bench_epoch_lookahead.py): steps, and seconds waiting for the pipeline's next row
+  /// (its build, on the consumer), running the step, and in all (the rest: the loop itself and
+  /// a first call's compile).
+  nb::dict sink_stats(bool reset) {
+    nb::dict d;
+    d["steps"] = sink_stats_.steps;
+    d["wait_s"] = sink_stats_.wait_ns * 1e-9;
+    d["run_s"] = sink_stats_.run_ns * 1e-9;
+    d["total_s"] = sink_stats_.total_ns * 1e-9;
+    if (reset) sink_stats_ = SinkStats{};
+    return d;
   }
 
   std::string ir(nb::args args) { return ir::print(*compiled(signature(args)).graph); }
@@ -373,6 +397,16 @@ class CompiledGraph {
   backend::Program& program_for(nb::args args) { return *compiled(signature(args)).program; }
 
  private:
+  struct SinkStats {
+    int64_t steps = 0, wait_ns = 0, run_ns = 0, total_ns = 0;
+  };
+  SinkStats sink_stats_;  // run_sink's counters (two clock reads per pipeline wait and step)
+  static int64_t ns_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                t0)
+        .count();
+  }
+
   std::vector<ir::AbstractPtr> signature(nb::args args) {
     std::vector<ir::AbstractPtr> abs;
     // A Tensor(shape=[None, ...]) placeholder names dynamic dims (program_text, ir, stats).
@@ -628,6 +662,9 @@ void init_graph(nb::module_& m) {
            nb::arg("spec").none(), nb::arg("until_epoch_end") = false,
            "Dataset sink mode: `steps` runs of the step on the pipeline's next rows, in one call; "
            "returns (last outputs, steps run).")
+      .def("sink_stats", &CompiledGraph::sink_stats, nb::arg("reset") = true,
+           "run_sink's counters since the last reset: steps, wait_s (the pipeline's next row), "
+           "run_s (the steps), total_s.")
       .def("ir", &CompiledGraph::ir, "The specialized, optimized IR for these arguments.")
       .def("split_at_sens", &CompiledGraph::split_at_sens,
            "A gradient (return_value, sens_param) for these arguments cut at its sensitivity: a "

@@ -95,15 +95,18 @@ class Pipeline {
   /// With on_consumer, a tree that can (Op::can_run_on_consumer) runs with no thread of its
   /// own: next() computes each batch on the caller's thread and the OpenMP pool (a training
   /// loop that waits for each batch anyway, so the pipeline never competes with the step for
-  /// the cores); other trees run on their threads as usual.
+  /// the cores); other trees run on their threads as usual. With a lookahead (MYCEL_DATA_LOOKAHEAD,
+  /// by default 1 under OMP_WAIT_POLICY=PASSIVE: pipeline.cc) such a tree runs instead on one
+  /// builder thread that many batches ahead, in the time the step's sleeping threads leave idle.
   Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, size_t prefetch,
            bool on_consumer = false);
   ~Pipeline();
   /// Waits up to timeout_ms (< 0: forever) for the next packet; rethrows a worker's error.
-  /// On the consumer it computes the packet and never times out.
+  /// On the consumer without a lookahead it computes the packet and never times out.
   Status next(Row& row, int64_t timeout_ms);
-  /// Whether this pipeline runs on its consumer's thread (the on_consumer mode took effect).
-  bool on_consumer() const { return !out_; }
+  /// Whether the on_consumer mode took effect: the tree runs as one pool, on the consumer's
+  /// thread or on its one builder thread.
+  bool on_consumer() const { return tree_on_consumer_; }
   /// Aborts and joins every thread; idempotent.
   void stop();
   /// Appends the counters of this pipeline's prefetch queue and ops (pre-order).
@@ -116,7 +119,7 @@ class Pipeline {
   std::shared_ptr<Op> root_;
   std::unique_ptr<Queue<Packet>> out_;
   std::thread prefetch_;
-  bool stopped_ = false, ended_ = false;
+  bool stopped_ = false, ended_ = false, tree_on_consumer_ = false;
 };
 
 }  // namespace mycel::data::engine

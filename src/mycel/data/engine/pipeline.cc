@@ -1,8 +1,15 @@
 // Pipeline: prepares the op tree (ids, epoch counts), starts every thread, and serves the root's
 // output through a bounded prefetch queue; stop() aborts every wait and joins every thread.
-#include <algorithm>
-#include <mutex>
+#include <pthread.h>
+#include <sched.h>
+#include <strings.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "mycel/core/parallel.h"
 #include "mycel/data/engine/engine.h"
 #include "mycel/insight/insight.h"
 
@@ -20,6 +27,23 @@ struct Live {
 Live& live() {
   static Live l;
   return l;
+}
+
+// Batches an on-consumer tree builds ahead of its consumer on one builder thread of its own
+// (MYCEL_DATA_LOOKAHEAD=k; 0: none, each batch built inside next()). Unset, it follows the
+// OpenMP wait policy: 1 under OMP_WAIT_POLICY=PASSIVE, whose threads sleep in each of the step's
+// ~46 barriers and leave the cores idle for the builder (LeNet5 epoch under chrt: the wait for
+// a batch 0.20 -> 0.02-0.04 ms a step, 6-13% faster); 0 with spinning waits, where the builder
+// found no idle core and the wait stayed (bench/bench_epoch_lookahead.py, docs/training.md).
+// Read per pipeline, so that one process can alternate the two.
+int lookahead_depth() {
+  const char* s = std::getenv("MYCEL_DATA_LOOKAHEAD");
+  if (!s || !*s) {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    return policy && strcasecmp(policy, "passive") == 0 ? 1 : 0;
+  }
+  const int v = std::atoi(s);
+  return v < 0 ? 0 : (v > 64 ? 64 : v);
 }
 
 void collect(int pipeline, int parent, const Op& op, std::vector<OpStats>& out) {
@@ -65,10 +89,11 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
   int next_id = 0;
   root_->prepare(ctx_.get(), num_epochs, next_id);
   on_consumer = on_consumer && root_->can_run_on_consumer();
-  if (on_consumer)
-    root_->set_on_consumer();
-  else
-    out_ = std::make_unique<Queue<Packet>>(ctx_.get(), prefetch);
+  const int ahead = on_consumer ? lookahead_depth() : 0;
+  tree_on_consumer_ = on_consumer;
+  if (on_consumer) root_->set_on_consumer();
+  if (!on_consumer || ahead > 0)
+    out_ = std::make_unique<Queue<Packet>>(ctx_.get(), on_consumer ? ahead : prefetch);
   root_->start();
   {
     Live& l = live();
@@ -76,8 +101,23 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
     id_ = l.next_id++;
     l.running.push_back(this);
   }
-  if (on_consumer) return;
-  prefetch_ = std::thread([this] {
+  if (!out_) return;
+  prefetch_ = std::thread([this, builder = on_consumer] {
+    // A builder thread runs the one-pool tree: its kernels stay on this thread (a parallel
+    // region here would start a second OpenMP team beside the step's).
+    std::optional<SerialScope> serial;
+    if (builder) {
+      serial.emplace(-1);
+      // Never above the step's threads: under a real-time training loop (chrt) the builder
+      // runs as an ordinary thread, in the time the step leaves idle.
+      int policy = 0;
+      sched_param sp{};
+      if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+          (policy == SCHED_FIFO || policy == SCHED_RR)) {
+        sched_param other{};
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+      }
+    }
     try {
       Packet p;
       while (root_->next(p)) {
@@ -85,6 +125,12 @@ Pipeline::Pipeline(std::shared_ptr<Op> root, int64_t num_epochs, uint64_t seed, 
         if (!out_->push(std::move(p)) || last) return;
       }
     } catch (...) {
+      if (builder) {  // after the batches already built, as next() on the consumer would
+        Packet err;
+        err.kind = Kind::kError;
+        err.error = std::current_exception();
+        if (out_->push(std::move(err))) return;
+      }
       ctx_->fail(std::current_exception());
     }
   });
