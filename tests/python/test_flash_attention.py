@@ -1,0 +1,256 @@
+"""ops.flash_attention_score / the registry's flash_attention (issue 19): forward and gradients
+against a float64 numpy reference in both layouts, odd sizes, masks, 1-3 threads, graph and
+pynative; bad arguments; and nn.MultiheadAttention's fused path against its composed one
+(MYCEL_FLASH_ATTENTION=0) in float32 and amp O2."""
+import numpy as np
+import pytest
+
+import mycel
+from mycel import amp, nn, ops, Tensor
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    threads = mycel.get_context("num_threads")
+    yield
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+
+
+def bf16_values(a):
+    """a rounded to bfloat16, as float64."""
+    return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16).astype(mycel.float32).asnumpy() \
+        .astype(np.float64)
+
+
+def reference(q, k, v, w, scale, mask=None):
+    """float64 (out, dq, dk, dv) of sum(attention(q, k, v) * w); (B, N, S, D) arrays, mask True =
+    masked out (broadcast to (B, N, S1, S2))."""
+    s = scale * q @ k.transpose(0, 1, 3, 2)
+    if mask is not None:
+        s = np.where(mask, -np.inf, s)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    out = p @ v
+    dv = p.transpose(0, 1, 3, 2) @ w
+    dp = w @ v.transpose(0, 1, 3, 2)
+    ds = p * (dp - (p * dp).sum(-1, keepdims=True))
+    return out, scale * ds @ k, scale * ds.transpose(0, 1, 3, 2) @ q, dv
+
+
+def to_layout(a, layout):
+    """(B, N, S, D) -> the layout's shape."""
+    if layout == "BNSD":
+        return a
+    b, n, s, d = a.shape
+    return a.transpose(0, 2, 1, 3).reshape(b, s, n * d)
+
+
+class Attn(nn.Cell):
+    def __init__(self, heads, scale, layout, w, mask=None):
+        super().__init__()
+        self.heads, self.scale, self.layout, self.w, self.mask = heads, scale, layout, w, mask
+
+    def construct(self, q, k, v):
+        out = ops.flash_attention_score(q, k, v, self.heads, attn_mask=self.mask, scalar_value=self.scale,
+                                        input_layout=self.layout)
+        return (out.astype(mycel.float32) * self.w).sum(), out
+
+
+def run(q, k, v, w, heads, scale, layout, dtype=mycel.float32, mask=None):
+    """(out, dq, dk, dv) as float64 arrays in (B, N, S, D)."""
+    ts = [Tensor(to_layout(a, layout).astype(np.float32), dtype=dtype) for a in (q, k, v)]
+    wt = Tensor(to_layout(w, layout).astype(np.float32))
+    net = Attn(heads, scale, layout, wt, mask)
+    out = net(*ts)[1]
+
+    class Loss(nn.Cell):
+        def construct(self, a, b, c):
+            return net(a, b, c)[0]
+
+    grads = ops.GradOperation(get_all=True)(Loss())(*ts)
+    back = []
+    b, n, _, d = q.shape
+    for t, like in zip((out,) + tuple(grads), (q, q, k, v)):
+        a = t.astype(mycel.float32).asnumpy().astype(np.float64)
+        if layout == "BSH":
+            a = a.reshape(b, like.shape[2], n, d).transpose(0, 2, 1, 3)
+        back.append(a)
+    return back
+
+
+SIZES = [(2, 2, 37, 45, 8), (1, 3, 33, 20, 32), (2, 1, 64, 64, 64), (1, 2, 5, 70, 80), (3, 4, 1, 1, 16)]
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE])
+@pytest.mark.parametrize("layout", ["BSH", "BNSD"])
+@pytest.mark.parametrize("size", SIZES)
+def test_float32_against_float64(mode, layout, size):
+    mycel.set_context(mode=mode)
+    b, n, s1, s2, d = size
+    rng = np.random.default_rng(s1 * 7 + d)
+    q, w = rng.standard_normal((b, n, s1, d)), rng.standard_normal((b, n, s1, d))
+    k, v = rng.standard_normal((b, n, s2, d)), rng.standard_normal((b, n, s2, d))
+    q, k, v, w = (a.astype(np.float32).astype(np.float64) for a in (q, k, v, w))
+    scale = 1.0 / np.sqrt(d)
+    got = run(q, k, v, w, n, scale, layout)
+    for g, r in zip(got, reference(q, k, v, w, scale)):
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(r).max()))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("layout", ["BSH", "BNSD"])
+def test_bfloat16_and_threads(threads, layout):
+    mycel.set_context(num_threads=threads)
+    b, n, s1, s2, d = 3, 4, 50, 40, 32
+    rng = np.random.default_rng(threads)
+    q, w = bf16_values(rng.standard_normal((b, n, s1, d))), bf16_values(rng.standard_normal((b, n, s1, d)))
+    k, v = bf16_values(rng.standard_normal((b, n, s2, d))), bf16_values(rng.standard_normal((b, n, s2, d)))
+    got = run(q, k, v, w, n, 0.25, layout, mycel.bfloat16)
+    for g, r in zip(got, reference(q, k, v, w, 0.25)):
+        # float32 arithmetic, one bf16 rounding of each result (2^-8 relative) plus dout's.
+        np.testing.assert_allclose(g, r, rtol=1.5e-2, atol=1e-2 * np.abs(r).max())
+    if threads == 1:
+        return
+    mycel.set_context(num_threads=1)
+    one = run(q, k, v, w, n, 0.25, layout, mycel.bfloat16)
+    for g, o in zip(got, one):  # one thread owns each (batch, head): the same bits
+        np.testing.assert_array_equal(g, o)
+
+
+def test_float16():
+    rng = np.random.default_rng(5)
+    q, k, v, w = (rng.standard_normal((1, 2, 9, 16)) for _ in range(4))
+    q, k, v, w = (a.astype(np.float16).astype(np.float64) for a in (q, k, v, w))
+    got = run(q, k, v, w, 2, 0.5, "BNSD", mycel.float16)
+    for g, r in zip(got, reference(q, k, v, w, 0.5)):
+        np.testing.assert_allclose(g, r, rtol=3e-3, atol=3e-3 * np.abs(r).max())
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE])
+@pytest.mark.parametrize("shape", ["2d", "b1", "bn"])
+@pytest.mark.parametrize("mask_dtype", [np.bool_, np.uint8])
+def test_attn_mask(mode, shape, mask_dtype):
+    """True / 1 masks a position out (MindSpore's meaning); causal plus random holes, every row
+    keeping its diagonal."""
+    mycel.set_context(mode=mode)
+    b, n, s, d = 2, 3, 19, 16
+    rng = np.random.default_rng(11)
+    q, k, v, w = (rng.standard_normal((b, n, s, d)).astype(np.float32).astype(np.float64) for _ in range(4))
+    full = np.triu(np.ones((s, s), bool), 1) | (rng.random((b, n, s, s)) < 0.3)
+    full &= ~np.eye(s, dtype=bool)
+    mask = {"2d": full[0, 0], "b1": full[:, :1], "bn": full}[shape]
+    got = run(q, k, v, w, n, 0.3, "BSH", mask=Tensor(mask.astype(mask_dtype)))
+    for g, r in zip(got, reference(q, k, v, w, 0.3, np.broadcast_to(mask, (b, n, s, s)))):
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(r).max()))
+
+
+def test_fully_masked_row_gives_zero():
+    q = Tensor(np.ones((1, 1, 3, 8), np.float32))
+    mask = np.zeros((3, 3), bool)
+    mask[1] = True
+    out = ops.flash_attention_score(q, q, q, 1, attn_mask=Tensor(mask), input_layout="BNSD").asnumpy()
+    np.testing.assert_array_equal(out[0, 0, 1], 0)
+    np.testing.assert_allclose(out[0, 0, 0], 1, rtol=1e-6)
+
+
+def test_lse_and_its_gradient():
+    """The registry op's second output is each row's logsumexp, and its sensitivity enters dq, dk."""
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((1, 2, 6, 8)).astype(np.float32) for _ in range(3))
+    out, lse = ops.flash_attention(Tensor(q), Tensor(k), Tensor(v), head_num=2, scalar_value=0.5,
+                                   input_layout="BNSD")
+    s = 0.5 * q.astype(np.float64) @ k.astype(np.float64).transpose(0, 1, 3, 2)
+    want = np.log(np.exp(s).sum(-1))
+    np.testing.assert_allclose(lse.asnumpy(), want, rtol=1e-5)
+
+    def f(a, b):
+        return ops.flash_attention(a, b, Tensor(v), head_num=2, scalar_value=0.5, input_layout="BNSD")[1].sum()
+
+    dq, dk = ops.grad(f, grad_position=(0, 1))(Tensor(q), Tensor(k))
+    e = np.exp(s - want[..., None])  # d lse / d s = softmax(s)
+    np.testing.assert_allclose(dq.asnumpy(), 0.5 * e @ k, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dk.asnumpy(), 0.5 * e.transpose(0, 1, 3, 2) @ q, rtol=1e-4, atol=1e-5)
+
+
+def test_second_order_is_not_supported():
+    q = Tensor(np.ones((1, 4, 8), np.float32))
+
+    def first(x):
+        return ops.grad(lambda y: ops.flash_attention_score(y, y, y, 2).sum())(x).sum()
+
+    with pytest.raises(Exception, match="flash_attention_grad"):
+        ops.grad(first)(q)
+
+
+def _bad(match, *args, **kw):
+    with pytest.raises((ValueError, TypeError), match=match):
+        ops.flash_attention_score(*args, **kw)
+
+
+def test_bad_inputs():
+    q = Tensor(np.ones((2, 5, 8), np.float32))
+    q4 = Tensor(np.ones((2, 2, 5, 4), np.float32))
+    _bad(r"flash_attention.*divisible by head_num", q, q, q, 3)
+    _bad(r"flash_attention.*'key'.*\(B, S, H\)", q, q4, q4, 2)
+    _bad(r"flash_attention.*input_layout must be 'BSH' or 'BNSD', got 'SBH'", q, q, q, 2, input_layout="SBH")
+    _bad(r"flash_attention.*'query' has 2 heads .* head_num is 4", q4, q4, q4, 4, input_layout="BNSD")
+    _bad(r"flash_attention.*'value' must have the shape of 'key'", q, q, Tensor(np.ones((2, 6, 8), np.float32)), 2)
+    _bad(r"flash_attention.*fewer key/value heads", q, Tensor(np.ones((2, 5, 4), np.float32)),
+         Tensor(np.ones((2, 5, 4), np.float32)), 2)
+    _bad(r"flash_attention.*same dtype|flash_attention.*dtype", q, q.astype(mycel.bfloat16), q, 2)
+    _bad(r"flash_attention.*float64", *(Tensor(np.ones((2, 5, 8))),) * 3, 2)
+    _bad(r"flash_attention_score.*keep_prob.*not supported", q, q, q, 2, keep_prob=0.9)
+    _bad(r"flash_attention_score.*real_shift.*not supported", q, q, q, 2, real_shift=q)
+    _bad(r"flash_attention_score.*sparse_mode.*not supported", q, q, q, 2, sparse_mode=2)
+    _bad(r"flash_attention_score.*next_tokens.*not supported", q, q, q, 2, next_tokens=0)
+    _bad(r"flash_attention_score.*'query' must be a Tensor", np.ones((2, 5, 8)), q, q, 2)
+    _bad(r"flash_attention.*attn_mask must be bool or uint8", q, q, q, 2,
+         attn_mask=Tensor(np.zeros((5, 5), np.float32)))
+    _bad(r"flash_attention.*attn_mask must be \(S1, S2\) = \(5, 5\)", q, q, q, 2,
+         attn_mask=Tensor(np.zeros((4, 5), bool)))
+
+
+# ---- nn.MultiheadAttention: the fused path equals the composed one ----
+
+def _mha_grads(monkeypatch, fused, batch_first, dtype_o2=False, mode=mycel.PYNATIVE_MODE):
+    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "1" if fused else "0")
+    mycel.set_context(mode=mode)
+    mycel.set_seed(4)
+    mha = nn.MultiheadAttention(32, 4, batch_first=batch_first)
+    rng = np.random.default_rng(0)
+    x = Tensor(rng.standard_normal((3, 11, 32) if batch_first else (11, 3, 32)).astype(np.float32))
+    w = Tensor(rng.standard_normal(x.shape).astype(np.float32))
+
+    class Loss(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def construct(self, x):
+            out, _ = self.mha(x, None, None, None, False)
+            return (out.astype(mycel.float32) * w).sum()
+
+    net = Loss()
+    if dtype_o2:
+        net = amp.auto_mixed_precision(net, "O2")
+    params = mha.trainable_params()
+    grads = ops.GradOperation(get_by_list=True)(net, mycel.ParameterTuple(params))(x)
+    return net(x).asnumpy(), [g.astype(mycel.float32).asnumpy() for g in grads]
+
+
+@pytest.mark.parametrize("mode", [mycel.PYNATIVE_MODE, mycel.GRAPH_MODE])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_fused_equals_composed(monkeypatch, mode, batch_first):
+    la, ga = _mha_grads(monkeypatch, True, batch_first, mode=mode)
+    lb, gb = _mha_grads(monkeypatch, False, batch_first, mode=mode)
+    np.testing.assert_allclose(la, lb, rtol=1e-5)
+    for a, b in zip(ga, gb):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * np.abs(b).max())
+
+
+def test_multihead_attention_o2(monkeypatch):
+    la, ga = _mha_grads(monkeypatch, True, True, dtype_o2=True, mode=mycel.GRAPH_MODE)
+    lb, gb = _mha_grads(monkeypatch, False, True, dtype_o2=True, mode=mycel.GRAPH_MODE)
+    np.testing.assert_allclose(la, lb, rtol=3e-2, atol=0.5)
+    for a, b in zip(ga, gb):  # bf16 products both ways, rounded at different points
+        np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2 * np.abs(b).max())
