@@ -254,3 +254,57 @@ def test_multihead_attention_o2(monkeypatch):
     np.testing.assert_allclose(la, lb, rtol=3e-2, atol=0.5)
     for a, b in zip(ga, gb):  # bf16 products both ways, rounded at different points
         np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_multihead_attention_takes_the_fused_path(monkeypatch, on):
+    """The switch decides; need_weights, a mask or active dropout keep the composed path."""
+    calls = []
+    real = ops.flash_attention_score
+    monkeypatch.setattr(ops, "flash_attention_score", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "1" if on else "0")
+    mha = nn.MultiheadAttention(16, 2, batch_first=True)
+    x = Tensor(np.ones((2, 5, 16), np.float32))
+    mha(x, x, x, need_weights=False)
+    assert len(calls) == (1 if on else 0)
+    mha(x, x, x, need_weights=True)
+    mha(x, x, x, need_weights=False, attn_mask=Tensor(np.zeros((5, 5), bool)))
+    assert len(calls) == (1 if on else 0)
+    drop = nn.MultiheadAttention(16, 2, dropout=0.5, batch_first=True)
+    drop.set_train(True)
+    drop(x, x, x, need_weights=False)
+    assert len(calls) == (1 if on else 0)
+    drop.set_train(False)
+    drop(x, x, x, need_weights=False)
+    assert len(calls) == (2 if on else 0)
+
+
+def _o2_step(monkeypatch, on):
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    from models import TransformerClassifier
+    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "1" if on else "0")
+    mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=2)
+    mycel.set_seed(3)
+    net = TransformerClassifier(d_model=16, nhead=2, dim_feedforward=32, num_layers=2)
+    opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = amp.build_train_network(net, opt, loss, level="O2")
+    step.set_train(True)
+    rng = np.random.default_rng(0)
+    x = Tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
+    y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
+    losses = np.array([step(x, y).asnumpy() for _ in range(4)])
+    text = step.__dict__["_compiled"]._graph.program_text(x, y)
+    return losses, [p.asnumpy() for p in net.trainable_params()], text
+
+
+def test_o2_transformer_step_fused_equals_composed(monkeypatch):
+    la, wa, text = _o2_step(monkeypatch, True)
+    lb, wb, before = _o2_step(monkeypatch, False)
+    assert text.count("flash_attention(") == 2 and text.count("flash_attention_grad(") == 2, text
+    assert "flash_attention" not in before and text.count("= transpose(") == 0, text
+    np.testing.assert_allclose(la, lb, rtol=2e-2)
+    for a, b in zip(wa, wb):
+        np.testing.assert_allclose(a, b, rtol=5e-2, atol=2e-2 * max(np.abs(b).max(), 1e-3))
