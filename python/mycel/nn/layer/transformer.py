@@ -88,7 +88,8 @@ class MultiheadAttention(Cell):
         if query.dtype != weight.dtype:  # say which dtype came from the user, which from the layer
             raise TypeError(input_dtype_error("MultiheadAttention", query.dtype, weight.dtype, "query"))
         heads, d = self.num_heads, self.head_dim
-        if (not need_weights and attn_mask is None and key_padding_mask is None and not self.add_bias_kv
+        # The fused kernel computes in float32: float64 keeps the composed path.
+        if (not need_weights and query.dtype != mstype.float64 and attn_mask is None and key_padding_mask is None and not self.add_bias_kv
                 and not self.add_zero_attn and (not self.training or self.dropout_p == 0.0)
                 and _flash_attention_enabled()):
             return self._fused(query, key, value, self_attention), None
