@@ -9,7 +9,6 @@
 
 #include "mycel/core/dtype.h"
 #include "mycel/core/parallel.h"
-#include "mycel/kernels/cpu/vmath.h"
 
 namespace mycel::cpu {
 namespace {
@@ -29,9 +28,10 @@ inline V vload(const float* p) {
 inline void vstore(float* p, V v) { std::memcpy(p, &v, sizeof v); }
 inline int64_t round_up(int64_t n) { return (n + kW - 1) / kW * kW; }
 
-// C (MR x NV*kW) = or += A (MR x K, row stride lda) . B (K x NV*kW, row stride ldb): MR * NV
-// accumulators stay in registers over the whole K loop.
-template <int MR, int NV>
+// C (MR x NV*kW) = or += A (MR x K) . B (K x NV*kW, row stride ldb): MR * NV accumulators stay in
+// registers over the whole K loop. A's element (r, k) is A[r * lda + k], or A[k * lda + r] with TA
+// (A stored transposed: P^T dO and dS^T q read P and dS as they are).
+template <int MR, int NV, bool TA>
 inline void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                       int64_t ldc, bool acc) {
   V c[MR][NV];
@@ -41,7 +41,7 @@ inline void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B, in
     V b[NV];
     for (int v = 0; v < NV; ++v) b[v] = vload(B + k * ldb + v * kW);
     for (int r = 0; r < MR; ++r) {
-      const V a = V{} + A[r * lda + k];
+      const V a = V{} + (TA ? A[k * lda + r] : A[r * lda + k]);
       for (int v = 0; v < NV; ++v) c[r][v] += a * b[v];
     }
   }
@@ -49,27 +49,32 @@ inline void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B, in
     for (int v = 0; v < NV; ++v) vstore(C + r * ldc + v * kW, c[r][v]);
 }
 
-template <int NV>
+template <int NV, bool TA>
 void gemm_cols(int64_t M, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
                float* C, int64_t ldc, bool acc) {
+  const int64_t step = TA ? 1 : lda;  // from row i of A to row i + 1
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) gemm_tile<4, NV>(K, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc);
-  const float* a = A + i * lda;
+  for (; i + 4 <= M; i += 4)
+    gemm_tile<4, NV, TA>(K, A + i * step, lda, B, ldb, C + i * ldc, ldc, acc);
+  const float* a = A + i * step;
   float* c = C + i * ldc;
   switch (M - i) {
-    case 3: gemm_tile<3, NV>(K, a, lda, B, ldb, c, ldc, acc); break;
-    case 2: gemm_tile<2, NV>(K, a, lda, B, ldb, c, ldc, acc); break;
-    case 1: gemm_tile<1, NV>(K, a, lda, B, ldb, c, ldc, acc); break;
+    case 3: gemm_tile<3, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
+    case 2: gemm_tile<2, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
+    case 1: gemm_tile<1, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
     default: break;
   }
 }
 
-// C (M x N) = or += A (M x K) . B (K x N), row-major with strides; N a multiple of kW.
+// C (M x N) = or += A (M x K) . B (K x N), row-major with strides (A given transposed, K x M,
+// with TA); N a multiple of kW.
+template <bool TA = false>
 void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
           int64_t ldb, float* C, int64_t ldc, bool acc) {
   int64_t j = 0;
-  for (; j + 2 * kW <= N; j += 2 * kW) gemm_cols<2>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
-  if (j < N) gemm_cols<1>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
+  for (; j + 2 * kW <= N; j += 2 * kW)
+    gemm_cols<2, TA>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
+  if (j < N) gemm_cols<1, TA>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
 }
 
 inline float hmax(V v) {
@@ -90,9 +95,33 @@ void mask_row(float* row, int64_t lk, int64_t lkp, const uint8_t* mask) {
   for (int64_t j = lk; j < lkp; ++j) row[j] = -kInf;
 }
 
-// The row's softmax in place (lkp entries, a multiple of kW); returns its logsumexp (+inf for a
-// row with every entry masked, whose probabilities are then all 0).
-float softmax_row(float* row, int64_t lkp) {
+// exp(x) for x <= 0 in lanes (-inf and x < -87.3 give 0, as the probabilities of masked keys
+// must be): 2^n by the exponent bits, Cephes' expf polynomial on the remainder (about 2 ulp;
+// vm_exp's subnormal care costs 4x here, where such a probability only feeds sums).
+using VI = int32_t __attribute__((vector_size(kW * sizeof(float))));
+inline V exp_nonpositive(V x) {
+  const V lo = V{} - 87.3f;
+  const auto under = x < lo;
+  x = under ? lo : x;
+  const V magic = V{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const V n = (x * 1.44269504088896341f + magic) - magic;
+  V r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  V y = V{} + 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * (r * r) + (r + 1.0f);
+  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
+  y = y * (V)bits;  // a bit cast between vector types of one size
+  return under ? V{} : y;
+}
+
+// The row's unnormalized softmax exp(x - max) in place (lkp entries, a multiple of kW); returns
+// 1 / its sum and sets lse to its logsumexp (a row with every entry masked: all 0, lse +inf).
+float softmax_row(float* row, int64_t lkp, float& lse) {
   V mx = V{} - kInf;
   for (int64_t j = 0; j < lkp; j += kW) {
     const V x = vload(row + j);
@@ -101,14 +130,18 @@ float softmax_row(float* row, int64_t lkp) {
   const float m = hmax(mx);
   if (m == -kInf) {
     std::fill(row, row + lkp, 0.0f);
-    return kInf;
+    lse = kInf;
+    return 0.0f;
   }
-  for (int64_t j = 0; j < lkp; ++j) row[j] = vm::vm_exp(row[j] - m);
   V acc{};
-  for (int64_t j = 0; j < lkp; j += kW) acc += vload(row + j);
-  const float sum = hsum(acc), inv = 1.0f / sum;
-  for (int64_t j = 0; j < lkp; ++j) row[j] *= inv;
-  return m + std::log(sum);
+  for (int64_t j = 0; j < lkp; j += kW) {
+    const V e = exp_nonpositive(vload(row + j) - m);
+    vstore(row + j, e);
+    acc += e;
+  }
+  const float sum = hsum(acc);
+  lse = m + std::log(sum);
+  return 1.0f / sum;
 }
 
 // Element offset of (b, h, row 0, 0) and the row stride of a (B, S, N * D) or (B, N, S, D) tensor.
@@ -157,7 +190,7 @@ void forward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* 
   parallel_for(g.batch * g.heads, Lq * Lk * D, [&](int64_t begin, int64_t end) {
     // Padding columns of kt and rows/columns of vf are never written: they stay 0.
     std::vector<float> kt(D * Lkp, 0.0f), vf(Lkp * Dp, 0.0f), qb(kRows * D), s(kRows * Lkp),
-        ob(kRows * Dp);
+        ob(kRows * Dp), inv(kRows);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / g.heads, h = bh % g.heads;
       const HeadView hq = head_view(g, b, h, Lq), hk = head_view(g, b, h, Lk);
@@ -166,7 +199,7 @@ void forward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* 
       const uint8_t* mb = head_mask(mask, g, b, h);
       for (int64_t i0 = 0; i0 < Lq; i0 += kRows) {
         const int64_t m = std::min(kRows, Lq - i0);
-        // S = (scale q) k^T, P = softmax(S) in place, O = P v.
+        // S = (scale q) k^T, then its softmax's numerators in place.
         for (int64_t r = 0; r < m; ++r)
           for (int64_t d = 0; d < D; ++d)
             qb[r * D + d] = g.scale * static_cast<float>(Q[hq.base + (i0 + r) * hq.row + d]);
@@ -174,10 +207,12 @@ void forward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* 
         for (int64_t r = 0; r < m; ++r) {
           float* row = s.data() + r * Lkp;
           mask_row(row, Lk, Lkp, mb ? mb + (i0 + r) * g.mask_rows : nullptr);
-          L[bh * Lq + i0 + r] = softmax_row(row, Lkp);
+          inv[r] = softmax_row(row, Lkp, L[bh * Lq + i0 + r]);
         }
+        // O = exp(S - max) v, each row divided by its sum once (D values, not L_k).
         gemm(m, Dp, Lkp, s.data(), Lkp, vf.data(), Dp, ob.data(), Dp, false);
-        store_rows(ob.data(), Dp, 1.0f, m, D, O, hq, i0);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t d = 0; d < D; ++d) O[hq.base + (i0 + r) * hq.row + d] = static_cast<T>(ob[r * Dp + d] * inv[r]);
       }
     }
   });
@@ -196,7 +231,7 @@ void backward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
     // One thread owns a (batch, head): dk and dv accumulate over its row blocks without races.
     std::vector<float> kt(D * Lkp, 0.0f), vt(D * Lkp, 0.0f), kf(Lkp * Dp, 0.0f), dkf(Lkp * Dp),
         dvf(Lkp * Dp), qb(kRows * Dp, 0.0f), dob(kRows * Dp, 0.0f), p(kRows * Lkp),
-        ds(kRows * Lkp), pt(Lkp * kRows), dst(Lkp * kRows), dqb(kRows * Dp), di(kRows);
+        ds(kRows * Lkp), ofb(Dp), dqb(kRows * Dp), di(kRows);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / g.heads, h = bh % g.heads;
       const HeadView hq = head_view(g, b, h, Lq), hk = head_view(g, b, h, Lk);
@@ -210,15 +245,16 @@ void backward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
         const int64_t m = std::min(kRows, Lq - i0);
         for (int64_t r = 0; r < m; ++r) {
           const int64_t at = hq.base + (i0 + r) * hq.row;
-          float dot = 0;
+          float* go = dob.data() + r * Dp;
           for (int64_t d = 0; d < D; ++d) {
             qb[r * Dp + d] = g.scale * static_cast<float>(Q[at + d]);
-            const float go = static_cast<float>(dO[at + d]);
-            dob[r * Dp + d] = go;
-            dot += go * static_cast<float>(O[at + d]);
+            go[d] = static_cast<float>(dO[at + d]);
+            ofb[d] = static_cast<float>(O[at + d]);
           }
-          // D_i = rowsum(dO * O), less lse's own sensitivity (d lse / d S = P).
-          di[r] = dot - dL[bh * Lq + i0 + r];
+          // D_i = rowsum(dO * O), less lse's own sensitivity (d lse / d S = P); padding is 0.
+          V dot{};
+          for (int64_t d = 0; d < Dp; d += kW) dot += vload(go + d) * vload(ofb.data() + d);
+          di[r] = hsum(dot) - dL[bh * Lq + i0 + r];
         }
         // P = exp(S - lse) recomputed; dP = dO v^T; dS = P (dP - D_i).
         gemm(m, Lkp, D, qb.data(), Dp, kt.data(), Lkp, p.data(), Lkp, false);
@@ -228,19 +264,20 @@ void backward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
           float* drow = ds.data() + r * Lkp;
           mask_row(row, Lk, Lkp, mb ? mb + (i0 + r) * g.mask_rows : nullptr);
           const float l = L[bh * Lq + i0 + r], dr = di[r];
-          for (int64_t j = 0; j < Lkp; ++j) row[j] = vm::vm_exp(row[j] - l);
-          for (int64_t j = 0; j < Lkp; ++j) drow[j] = row[j] * (drow[j] - dr);
+          for (int64_t j = 0; j < Lkp; j += kW) {
+            // S - lse <= 0 up to rounding; +inf lse (a fully masked row) gives 0.
+            V x = vload(row + j) - l;
+            x = x > V{} ? V{} : x;
+            const V e = exp_nonpositive(x);
+            vstore(row + j, e);
+            vstore(drow + j, e * (vload(drow + j) - dr));
+          }
         }
         // dQ = scale dS k; dV += P^T dO; dK += dS^T (scale q).
         gemm(m, Dp, Lkp, ds.data(), Lkp, kf.data(), Dp, dqb.data(), Dp, false);
         store_rows(dqb.data(), Dp, g.scale, m, D, dQ, hq, i0);
-        for (int64_t r = 0; r < m; ++r)
-          for (int64_t j = 0; j < Lkp; ++j) {
-            pt[j * kRows + r] = p[r * Lkp + j];
-            dst[j * kRows + r] = ds[r * Lkp + j];
-          }
-        gemm(Lkp, Dp, m, pt.data(), kRows, dob.data(), Dp, dvf.data(), Dp, true);
-        gemm(Lkp, Dp, m, dst.data(), kRows, qb.data(), Dp, dkf.data(), Dp, true);
+        gemm<true>(Lkp, Dp, m, p.data(), Lkp, dob.data(), Dp, dvf.data(), Dp, true);
+        gemm<true>(Lkp, Dp, m, ds.data(), Lkp, qb.data(), Dp, dkf.data(), Dp, true);
       }
       store_rows(dkf.data(), Dp, 1.0f, Lk, D, dK, hk, 0);
       store_rows(dvf.data(), Dp, 1.0f, Lk, D, dV, hk, 0);
