@@ -1,5 +1,7 @@
 #include "mycel/kernels/cpu/flash_attention.h"
 
+#include "mycel/kernels/cpu/flash_attention_impl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,7 +19,6 @@ namespace {
 // baseline, which on Zen 4 reaches the FMA rate of AVX-512; plain loops elsewhere).
 constexpr int kW = 8;
 using V = float __attribute__((vector_size(kW * sizeof(float))));
-constexpr int64_t kRows = 32;  // query rows per block: their scores stay in L1/L2
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 inline V vload(const float* p) {
@@ -144,19 +145,10 @@ float softmax_row(float* row, int64_t lkp, float& lse) {
   return 1.0f / sum;
 }
 
-// Element offset of (b, h, row 0, 0) and the row stride of a (B, S, N * D) or (B, N, S, D) tensor.
-struct HeadView {
-  int64_t base, row;
-};
-HeadView head_view(const FlashGeometry& g, int64_t b, int64_t h, int64_t len) {
-  if (g.bsh) return {b * len * g.heads * g.dim + h * g.dim, g.heads * g.dim};
-  return {(b * g.heads + h) * len * g.dim, g.dim};
-}
-
-const uint8_t* head_mask(const Tensor* mask, const FlashGeometry& g, int64_t b, int64_t h) {
-  if (!mask || g.mask_rows == 0) return nullptr;
-  return static_cast<const uint8_t*>(mask->data()) + b * g.mask_b + h * g.mask_h;
-}
+using flash::head_mask;
+using flash::head_view;
+using flash::HeadView;
+using flash::kRows;
 
 // x's head rows (len x D) into dst, transposed (D x ld) or not (len x ld), as float32.
 template <class T>
@@ -293,7 +285,7 @@ void flash_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, double>)
       MYCEL_THROW(TypeError, "[flash_attention] float64 is not supported");
-    else
+    else if (!std::is_same_v<T, BFloat16> || !flash::bf16_forward(q, k, v, mask, g, out, lse))
       forward_t<T>(q, k, v, mask, g, out, lse);
   });
 }
@@ -306,7 +298,8 @@ void flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, double>)
       MYCEL_THROW(TypeError, "[flash_attention_grad] float64 is not supported");
-    else
+    else if (!std::is_same_v<T, BFloat16> ||
+             !flash::bf16_backward(q, k, v, out, dout, lse, dlse, mask, g, dq, dk, dv))
       backward_t<T>(q, k, v, out, dout, lse, dlse, mask, g, dq, dk, dv);
   });
 }
