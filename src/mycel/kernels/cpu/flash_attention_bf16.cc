@@ -49,11 +49,12 @@ inline float from_bf16(uint16_t b) {
   return f;
 }
 
-// C (MR x 16 NV) = or += A . B over KK pairs: A's pair (r, kk) at A + r * lda + 2 kk (bf16
-// units), B's pairs (kk, 16 NV columns) at B + kk * ldb (32-bit units).
+// C (MR x 16 NV) = or += A . B over KK pairs: A's pair (r, kk) at A + r * lda + kk * ldk (bf16
+// units: ldk 2 for bf16 rows, lda 2 for rows of pairs), B's pairs (kk, 16 NV columns) at
+// B + kk * ldb (32-bit units).
 template <int MR, int NV>
-inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, const uint32_t* B, int64_t ldb,
-                    float* C, int64_t ldc, bool acc) {
+inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk, const uint32_t* B,
+                    int64_t ldb, float* C, int64_t ldc, bool acc) {
   __m512 c[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
@@ -62,7 +63,7 @@ inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, const uint32_t* 
     __m512i b[NV];
     for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(B + kk * ldb + v * 16);
     for (int r = 0; r < MR; ++r) {
-      const __m512i a = _mm512_set1_epi32(static_cast<int>(pair_at(A + r * lda + 2 * kk)));
+      const __m512i a = _mm512_set1_epi32(static_cast<int>(pair_at(A + r * lda + kk * ldk)));
       for (int v = 0; v < NV; ++v)
         c[r][v] = _mm512_dpbf16_ps(c[r][v], (__m512bh)a, (__m512bh)b[v]);
     }
@@ -72,26 +73,28 @@ inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, const uint32_t* 
 }
 
 template <int NV>
-void dp_cols(int64_t M, int64_t KK, const uint16_t* A, int64_t lda, const uint32_t* B,
-             int64_t ldb, float* C, int64_t ldc, bool acc) {
+void dp_cols(int64_t M, int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk,
+             const uint32_t* B, int64_t ldb, float* C, int64_t ldc, bool acc) {
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) dp_tile<4, NV>(KK, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc);
+  for (; i + 4 <= M; i += 4)
+    dp_tile<4, NV>(KK, A + i * lda, lda, ldk, B, ldb, C + i * ldc, ldc, acc);
   const uint16_t* a = A + i * lda;
   float* c = C + i * ldc;
   switch (M - i) {
-    case 3: dp_tile<3, NV>(KK, a, lda, B, ldb, c, ldc, acc); break;
-    case 2: dp_tile<2, NV>(KK, a, lda, B, ldb, c, ldc, acc); break;
-    case 1: dp_tile<1, NV>(KK, a, lda, B, ldb, c, ldc, acc); break;
+    case 3: dp_tile<3, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
+    case 2: dp_tile<2, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
+    case 1: dp_tile<1, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
     default: break;
   }
 }
 
-// C (M x N) = or += A (M x 2 KK, bf16 rows) . B (KK pair rows x N); N a multiple of 16.
-void dp_gemm(int64_t M, int64_t N, int64_t KK, const uint16_t* A, int64_t lda, const uint32_t* B,
-             int64_t ldb, float* C, int64_t ldc, bool acc) {
+// C (M x N) = or += A (M x KK pairs) . B (KK pair rows x N); N a multiple of 16. A as bf16 rows
+// (row stride lda, ldk 2) or as rows of pairs (lda 2, ldk the pair row's length in bf16).
+void dp_gemm(int64_t M, int64_t N, int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk,
+             const uint32_t* B, int64_t ldb, float* C, int64_t ldc, bool acc) {
   int64_t j = 0;
-  for (; j + 32 <= N; j += 32) dp_cols<2>(M, KK, A, lda, B + j, ldb, C + j, ldc, acc);
-  if (j < N) dp_cols<1>(M, KK, A, lda, B + j, ldb, C + j, ldc, acc);
+  for (; j + 32 <= N; j += 32) dp_cols<2>(M, KK, A, lda, ldk, B + j, ldb, C + j, ldc, acc);
+  if (j < N) dp_cols<1>(M, KK, A, lda, ldk, B + j, ldb, C + j, ldc, acc);
 }
 
 // exp(x) for x <= 0 (-inf and x < -87.3 give 0): Cephes' expf polynomial, 2^n by scalef.
@@ -196,7 +199,7 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
       for (int64_t i0 = 0; i0 < Lq; i0 += kRows) {
         const int64_t m = std::min(kRows, Lq - i0);
         // S = q k^T straight from q's rows; exp(scale S - max) rounded to bf16; O = that . v.
-        dp_gemm(m, lk16, D / 2, Q + hq.base + i0 * hq.row, hq.row, kq.data(), lk16, s.data(),
+        dp_gemm(m, lk16, D / 2, Q + hq.base + i0 * hq.row, hq.row, 2, kq.data(), lk16, s.data(),
                 lk16, false);
         for (int64_t r = 0; r < m; ++r) {
           float* row = s.data() + r * lk16;
@@ -223,7 +226,7 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
           inv[r] = 1.0f / total;
           *lse = mval + std::log(total);
         }
-        dp_gemm(m, d16, lk16 / 2, pb.data(), lk16, vp.data(), d16, ob.data(), d16, false);
+        dp_gemm(m, d16, lk16 / 2, pb.data(), lk16, 2, vp.data(), d16, ob.data(), d16, false);
         for (int64_t r = 0; r < m; ++r) {
           uint16_t* dst = O + hq.base + (i0 + r) * hq.row;
           for (int64_t d = 0; d < D; ++d) dst[d] = to_bf16(ob[r * d16 + d] * inv[r]);
@@ -242,7 +245,8 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
     // One thread owns a (batch, head): dk and dv accumulate over its row blocks without races.
     std::vector<uint32_t> kq(D / 2 * lk16, 0), vq(D / 2 * lk16, 0), kp((lk16 / 2) * d16, 0),
         pi(half * lk16), dsi(half * lk16);
-    std::vector<uint16_t> dsb(kRows * lk16), qt(D * kRows), dot(D * kRows);
+    std::vector<uint32_t> qp(half * d16, 0), dop(half * d16, 0);
+    std::vector<uint16_t> dsb(kRows * lk16);
     std::vector<float> p(kRows * lk16), ds(kRows * lk16), dqb(kRows * d16), dkt(D * lk16),
         dvt(D * lk16), di(kRows);
     for (int64_t bh = begin; bh < end; ++bh) {
@@ -258,19 +262,16 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
         const int64_t m = std::min(kRows, Lq - i0), m2 = (m + 1) / 2;
         const uint16_t* qrows = Q + hq.base + i0 * hq.row;
         const uint16_t* dorows = dO + hq.base + i0 * hq.row;
-        // q and dO transposed (D x rows, a zero row past m): the left operands over rows.
-        for (int64_t r = 0; r < 2 * m2; ++r)
-          for (int64_t d = 0; d < D; ++d) {
-            qt[d * kRows + r] = r < m ? qrows[r * hq.row + d] : 0;
-            dot[d * kRows + r] = r < m ? dorows[r * hq.row + d] : 0;
-          }
+        // q's and dO's rows in pairs (a zero row past m): the left operands of sums over rows.
+        pack_row_pairs(Q, {hq.base + i0 * hq.row, hq.row}, m, D, d16, qp.data());
+        pack_row_pairs(dO, {hq.base + i0 * hq.row, hq.row}, m, D, d16, dop.data());
         for (int64_t r = 0; r < m; ++r) {  // D_i = rowsum(dO * O) - dlse_i
           const uint16_t* o = O + hq.base + (i0 + r) * hq.row;
           di[r] = dot_bf16(dorows + r * hq.row, o, D) - dL[bh * Lq + i0 + r];
         }
         // S = q k^T, dP = dO v^T; P = exp(scale S - lse), dS = P (dP - D_i).
-        dp_gemm(m, lk16, D / 2, qrows, hq.row, kq.data(), lk16, p.data(), lk16, false);
-        dp_gemm(m, lk16, D / 2, dorows, hq.row, vq.data(), lk16, ds.data(), lk16, false);
+        dp_gemm(m, lk16, D / 2, qrows, hq.row, 2, kq.data(), lk16, p.data(), lk16, false);
+        dp_gemm(m, lk16, D / 2, dorows, hq.row, 2, vq.data(), lk16, ds.data(), lk16, false);
         for (int64_t r = 0; r < m; ++r) {
           float* row = p.data() + r * lk16;
           float* drow = ds.data() + r * lk16;
@@ -301,13 +302,15 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
                                 pairs16(_mm512_loadu_ps(c), _mm512_loadu_ps(c + lk16)));
           }
         // dQ = scale dS k; dV^T += dO^T P; dK^T += q^T dS (scaled when stored).
-        dp_gemm(m, d16, lk16 / 2, dsb.data(), lk16, kp.data(), d16, dqb.data(), d16, false);
+        dp_gemm(m, d16, lk16 / 2, dsb.data(), lk16, 2, kp.data(), d16, dqb.data(), d16, false);
         for (int64_t r = 0; r < m; ++r) {
           uint16_t* dst = dQ + hq.base + (i0 + r) * hq.row;
           for (int64_t d = 0; d < D; ++d) dst[d] = to_bf16(dqb[r * d16 + d] * g.scale);
         }
-        dp_gemm(D, lk16, m2, dot.data(), kRows, pi.data(), lk16, dvt.data(), lk16, true);
-        dp_gemm(D, lk16, m2, qt.data(), kRows, dsi.data(), lk16, dkt.data(), lk16, true);
+        const auto* qpr = reinterpret_cast<const uint16_t*>(qp.data());
+        const auto* dopr = reinterpret_cast<const uint16_t*>(dop.data());
+        dp_gemm(D, lk16, m2, dopr, 2, 2 * d16, pi.data(), lk16, dvt.data(), lk16, true);
+        dp_gemm(D, lk16, m2, qpr, 2, 2 * d16, dsi.data(), lk16, dkt.data(), lk16, true);
       }
       for (int64_t j = 0; j < Lk; ++j) {
         uint16_t* k_row = dK + hk.base + j * hk.row;
