@@ -149,12 +149,27 @@ inline __m512i pairs16(__m512 a, __m512 b) {
   return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(kAll, hi, 16));
 }
 
-// The row of q k^T times scale, -inf where masked out and past lk (the row has lk16 entries).
-void scale_mask_row(float* row, float scale, int64_t lk, int64_t lk16, const uint8_t* mask) {
-  for (int64_t j = 0; j < lk; ++j) row[j] *= scale;
-  if (mask)
-    for (int64_t j = 0; j < lk; ++j) row[j] = mask[j] ? -kInf : row[j];
-  for (int64_t j = lk; j < lk16; ++j) row[j] = -kInf;
+// The lanes j .. j + 15 of a score row that take part: below lk and not masked out.
+inline __mmask16 live_lanes(int64_t j, int64_t lk, const uint8_t* mask) {
+  const __mmask16 valid =
+      j + 16 <= lk ? kAll : static_cast<__mmask16>(lk > j ? (1u << (lk - j)) - 1 : 0);
+  if (!mask) return valid;
+  const __m128i m = _mm_maskz_loadu_epi8(valid, mask + j);
+  return valid & ~_mm_cmpneq_epi8_mask(m, _mm_setzero_si128());
+}
+// scale * row[j .. j + 15], -inf in the lanes that take no part.
+inline __m512 scaled_scores(const float* row, int64_t j, __m512 scale, int64_t lk,
+                            const uint8_t* mask) {
+  return _mm512_mask_mul_ps(_mm512_set1_ps(-kInf), live_lanes(j, lk, mask), _mm512_loadu_ps(row + j),
+                            scale);
+}
+
+// dst[0 .. n) = bf16(src * scale).
+inline void store_row_bf16(uint16_t* dst, const float* src, int64_t n, float scale) {
+  const __m512 sc = _mm512_set1_ps(scale);
+  int64_t d = 0;
+  for (; d + 16 <= n; d += 16) store_bf16x16(dst + d, _mm512_mul_ps(_mm512_loadu_ps(src + d), sc));
+  for (; d < n; ++d) dst[d] = to_bf16(src[d] * scale);
 }
 
 // sum(a * b) over n bf16 values.
@@ -190,6 +205,7 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
     std::vector<uint32_t> kq(D / 2 * lk16, 0), vp((lk16 / 2) * d16, 0);
     std::vector<float> s(kRows * lk16), ob(kRows * d16), inv(kRows);
     std::vector<uint16_t> pb(kRows * lk16);
+    const __m512 sc = _mm512_set1_ps(g.scale);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / g.heads, h = bh % g.heads;
       const HeadView hq = head_view(g, b, h, Lq), hk = head_view(g, b, h, Lk);
@@ -203,10 +219,13 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
                 lk16, false);
         for (int64_t r = 0; r < m; ++r) {
           float* row = s.data() + r * lk16;
-          scale_mask_row(row, g.scale, Lk, lk16, mb ? mb + (i0 + r) * g.mask_rows : nullptr);
+          const uint8_t* mrow = mb ? mb + (i0 + r) * g.mask_rows : nullptr;
           __m512 mx = _mm512_set1_ps(-kInf);
-          for (int64_t j = 0; j < lk16; j += 16)
-            mx = _mm512_maskz_max_ps(kAll, mx, _mm512_loadu_ps(row + j));
+          for (int64_t j = 0; j < lk16; j += 16) {
+            const __m512 x = scaled_scores(row, j, sc, Lk, mrow);
+            _mm512_storeu_ps(row + j, x);
+            mx = _mm512_maskz_max_ps(kAll, mx, x);
+          }
           const float mval = max16(mx);
           float* lse = L + bh * Lq + i0 + r;
           if (mval == -kInf) {  // every key masked: 0
@@ -227,10 +246,8 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
           *lse = mval + std::log(total);
         }
         dp_gemm(m, d16, lk16 / 2, pb.data(), lk16, 2, vp.data(), d16, ob.data(), d16, false);
-        for (int64_t r = 0; r < m; ++r) {
-          uint16_t* dst = O + hq.base + (i0 + r) * hq.row;
-          for (int64_t d = 0; d < D; ++d) dst[d] = to_bf16(ob[r * d16 + d] * inv[r]);
-        }
+        for (int64_t r = 0; r < m; ++r)
+          store_row_bf16(O + hq.base + (i0 + r) * hq.row, ob.data() + r * d16, D, inv[r]);
       }
     }
   });
@@ -247,16 +264,17 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
         pi(half * lk16), dsi(half * lk16);
     std::vector<uint32_t> qp(half * d16, 0), dop(half * d16, 0);
     std::vector<uint16_t> dsb(kRows * lk16);
-    std::vector<float> p(kRows * lk16), ds(kRows * lk16), dqb(kRows * d16), dkt(D * lk16),
-        dvt(D * lk16), di(kRows);
+    std::vector<float> p(kRows * lk16), ds(kRows * lk16), dqb(kRows * d16), dkf(lk16 * d16),
+        dvf(lk16 * d16), di(kRows);
+    const __m512 sc = _mm512_set1_ps(g.scale);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / g.heads, h = bh % g.heads;
       const HeadView hq = head_view(g, b, h, Lq), hk = head_view(g, b, h, Lk);
       pack_along_d(K, hk, Lk, D, lk16, kq.data());
       pack_along_d(Vv, hk, Lk, D, lk16, vq.data());
       pack_row_pairs(K, hk, Lk, D, d16, kp.data());
-      std::fill(dkt.begin(), dkt.end(), 0.0f);
-      std::fill(dvt.begin(), dvt.end(), 0.0f);
+      std::fill(dkf.begin(), dkf.end(), 0.0f);
+      std::fill(dvf.begin(), dvf.end(), 0.0f);
       const uint8_t* mb = head_mask(mask, g, b, h);
       for (int64_t i0 = 0; i0 < Lq; i0 += kRows) {
         const int64_t m = std::min(kRows, Lq - i0), m2 = (m + 1) / 2;
@@ -275,12 +293,12 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
         for (int64_t r = 0; r < m; ++r) {
           float* row = p.data() + r * lk16;
           float* drow = ds.data() + r * lk16;
-          scale_mask_row(row, g.scale, Lk, lk16, mb ? mb + (i0 + r) * g.mask_rows : nullptr);
+          const uint8_t* mrow = mb ? mb + (i0 + r) * g.mask_rows : nullptr;
           const __m512 l = _mm512_set1_ps(L[bh * Lq + i0 + r]), dr = _mm512_set1_ps(di[r]);
           for (int64_t j = 0; j < lk16; j += 16) {
             // scale S - lse <= 0 up to rounding; a fully masked row (lse +inf) gives 0.
-            const __m512 x = _mm512_maskz_min_ps(kAll, _mm512_sub_ps(_mm512_loadu_ps(row + j), l),
-                                                 _mm512_setzero_ps());
+            const __m512 x = _mm512_maskz_min_ps(
+                kAll, _mm512_sub_ps(scaled_scores(row, j, sc, Lk, mrow), l), _mm512_setzero_ps());
             const __m512 e = exp16(x);
             const __m512 dsv = _mm512_mul_ps(e, _mm512_sub_ps(_mm512_loadu_ps(drow + j), dr));
             _mm512_storeu_ps(row + j, e);
@@ -301,24 +319,19 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
             _mm512_storeu_si512(dsi.data() + rr * lk16 + j,
                                 pairs16(_mm512_loadu_ps(c), _mm512_loadu_ps(c + lk16)));
           }
-        // dQ = scale dS k; dV^T += dO^T P; dK^T += q^T dS (scaled when stored).
+        // dQ = scale dS k; dV += P^T dO; dK += dS^T q (scaled when stored).
         dp_gemm(m, d16, lk16 / 2, dsb.data(), lk16, 2, kp.data(), d16, dqb.data(), d16, false);
-        for (int64_t r = 0; r < m; ++r) {
-          uint16_t* dst = dQ + hq.base + (i0 + r) * hq.row;
-          for (int64_t d = 0; d < D; ++d) dst[d] = to_bf16(dqb[r * d16 + d] * g.scale);
-        }
-        const auto* qpr = reinterpret_cast<const uint16_t*>(qp.data());
-        const auto* dopr = reinterpret_cast<const uint16_t*>(dop.data());
-        dp_gemm(D, lk16, m2, dopr, 2, 2 * d16, pi.data(), lk16, dvt.data(), lk16, true);
-        dp_gemm(D, lk16, m2, qpr, 2, 2 * d16, dsi.data(), lk16, dkt.data(), lk16, true);
+        for (int64_t r = 0; r < m; ++r)
+          store_row_bf16(dQ + hq.base + (i0 + r) * hq.row, dqb.data() + r * d16, D, g.scale);
+        // P and dS as rows of pairs over the block's rows: the left operands, key by key.
+        const auto* pir = reinterpret_cast<const uint16_t*>(pi.data());
+        const auto* dsir = reinterpret_cast<const uint16_t*>(dsi.data());
+        dp_gemm(Lk, d16, m2, pir, 2, 2 * lk16, dop.data(), d16, dvf.data(), d16, true);
+        dp_gemm(Lk, d16, m2, dsir, 2, 2 * lk16, qp.data(), d16, dkf.data(), d16, true);
       }
       for (int64_t j = 0; j < Lk; ++j) {
-        uint16_t* k_row = dK + hk.base + j * hk.row;
-        uint16_t* v_row = dV + hk.base + j * hk.row;
-        for (int64_t d = 0; d < D; ++d) {
-          k_row[d] = to_bf16(dkt[d * lk16 + j] * g.scale);
-          v_row[d] = to_bf16(dvt[d * lk16 + j]);
-        }
+        store_row_bf16(dK + hk.base + j * hk.row, dkf.data() + j * d16, D, g.scale);
+        store_row_bf16(dV + hk.base + j * hk.row, dvf.data() + j * d16, D, 1.0f);
       }
     }
   });
