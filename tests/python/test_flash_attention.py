@@ -117,6 +117,25 @@ def test_bfloat16_and_threads(threads, layout):
         np.testing.assert_array_equal(g, o)
 
 
+@pytest.mark.parametrize("size", [(2, 3, 37, 21, 16), (1, 2, 9, 13, 9), (2, 1, 33, 70, 80)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_bfloat16_odd_sizes(size, masked):
+    """An odd last block of rows, key lengths off the 16-lane grid, an odd head size (the float32
+    kernel's path), head size 80, with and without a mask."""
+    b, n, s1, s2, d = size
+    rng = np.random.default_rng(s1 + d)
+    q, w = bf16_values(rng.standard_normal((b, n, s1, d))), bf16_values(rng.standard_normal((b, n, s1, d)))
+    k, v = bf16_values(rng.standard_normal((b, n, s2, d))), bf16_values(rng.standard_normal((b, n, s2, d)))
+    mask = None
+    if masked:
+        mask = rng.random((b, 1, s1, s2)) < 0.4
+        mask[..., 0] = False  # every row keeps a key
+    got = run(q, k, v, w, n, 0.3, "BSH", mycel.bfloat16, None if mask is None else Tensor(mask))
+    ref = reference(q, k, v, w, 0.3, None if mask is None else np.broadcast_to(mask, (b, n, s1, s2)))
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(g, r, rtol=1.5e-2, atol=1e-2 * np.abs(r).max())
+
+
 def test_float16():
     rng = np.random.default_rng(5)
     q, k, v, w = (rng.standard_normal((1, 2, 9, 16)) for _ in range(4))
@@ -256,13 +275,17 @@ def test_multihead_attention_o2(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2 * np.abs(b).max())
 
 
-@pytest.mark.parametrize("on", [True, False])
+@pytest.mark.parametrize("on", [True, False, None])
 def test_multihead_attention_takes_the_fused_path(monkeypatch, on):
-    """The switch decides; need_weights, a mask or active dropout keep the composed path."""
+    """The switch decides (unset: the composed path); need_weights, a mask or active dropout keep
+    the composed path."""
     calls = []
     real = ops.flash_attention_score
     monkeypatch.setattr(ops, "flash_attention_score", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "1" if on else "0")
+    if on is None:
+        monkeypatch.delenv("MYCEL_FLASH_ATTENTION", raising=False)
+    else:
+        monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "1" if on else "0")
     mha = nn.MultiheadAttention(16, 2, batch_first=True)
     x = Tensor(np.ones((2, 5, 16), np.float32))
     mha(x, x, x, need_weights=False)
