@@ -93,6 +93,22 @@ std::vector<TensorMeta> infer_flash_attention(const InferContext& c) {
 // flash_attention_grad(q, k, v, out, dout, lse, dlse, attn_mask) -> (dq, dk, dv).
 std::vector<TensorMeta> infer_flash_attention_grad(const InferContext& c) {
   const AttnDims d = attn_dims(c);
+  for (size_t i : {3, 4}) {  // out and dout: query's shape and dtype
+    check_same_dtype(c, 0, i);
+    if (c.in(i).shape != c.in(0).shape)
+      MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' must have the shape ",
+                  "of 'query' ", shape_str(c.in(0).shape), ", got ", shape_str(c.in(i).shape));
+  }
+  const Shape stat = {d.batch, d.heads, d.lq};
+  for (size_t i : {5, 6}) {  // lse and dlse: float32 (B, N, S1)
+    const TensorMeta& m = c.in(i);
+    bool same = m.shape.size() == 3;
+    for (size_t a = 0; same && a < 3; ++a) same = !dims_differ(m.shape[a], stat[a]);
+    if (m.dtype != DType::float32 || !same)
+      MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must be float32 of shape ", shape_str(stat), ", got ", dtype_name(m.dtype), " ",
+                  shape_str(m.shape));
+  }
   check_mask(c, 7, d);
   return {c.in(0), c.in(1), c.in(2)};
 }
