@@ -331,3 +331,12 @@ def test_o2_transformer_step_fused_equals_composed(monkeypatch):
     np.testing.assert_allclose(la, lb, rtol=2e-2)
     for a, b in zip(wa, wb):
         np.testing.assert_allclose(a, b, rtol=5e-2, atol=2e-2 * max(np.abs(b).max(), 1e-3))
+
+
+def test_grad_op_checks_its_saved_inputs():
+    q = Tensor(np.ones((1, 4, 8), np.float32))
+    lse = Tensor(np.zeros((1, 2, 4), np.float32))
+    with pytest.raises(TypeError, match=r"flash_attention_grad.*'lse' must be float32 of shape \(1, 2, 4\)"):
+        ops.flash_attention_grad(q, q, q, q, q, lse.astype(mycel.bfloat16), lse, head_num=2)
+    with pytest.raises(ValueError, match=r"flash_attention_grad.*'dout' must have the shape"):
+        ops.flash_attention_grad(q, q, q, q, Tensor(np.ones((1, 3, 8), np.float32)), lse, lse, head_num=2)
