@@ -96,8 +96,9 @@ std::vector<TensorMeta> infer_flash_attention_grad(const InferContext& c) {
   for (size_t i : {3, 4}) {  // out and dout: query's shape and dtype
     check_same_dtype(c, 0, i);
     if (c.in(i).shape != c.in(0).shape)
-      MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i), "' must have the shape ",
-                  "of 'query' ", shape_str(c.in(0).shape), ", got ", shape_str(c.in(i).shape));
+      MYCEL_THROW(ShapeError, "[", c.op.name, "] input '", input_name(c, i),
+                  "' must have the shape ", "of 'query' ", shape_str(c.in(0).shape), ", got ",
+                  shape_str(c.in(i).shape));
   }
   const Shape stat = {d.batch, d.heads, d.lq};
   for (size_t i : {5, 6}) {  // lse and dlse: float32 (B, N, S1)
@@ -106,8 +107,8 @@ std::vector<TensorMeta> infer_flash_attention_grad(const InferContext& c) {
     for (size_t a = 0; same && a < 3; ++a) same = !dims_differ(m.shape[a], stat[a]);
     if (m.dtype != DType::float32 || !same)
       MYCEL_THROW(TypeError, "[", c.op.name, "] input '", input_name(c, i),
-                  "' must be float32 of shape ", shape_str(stat), ", got ", dtype_name(m.dtype), " ",
-                  shape_str(m.shape));
+                  "' must be float32 of shape ", shape_str(stat), ", got ", dtype_name(m.dtype),
+                  " ", shape_str(m.shape));
   }
   check_mask(c, 7, d);
   return {c.in(0), c.in(1), c.in(2)};
@@ -162,9 +163,7 @@ std::vector<AttrDef> attention_attrs() {
           {"input_layout", AttrKind::kStr, std::string("BSH"), false, {}}};
 }
 
-std::vector<DType> attention_dtypes() {
-  return {DType::float16, DType::bfloat16, DType::float32};
-}
+std::vector<DType> attention_dtypes() { return {DType::float16, DType::bfloat16, DType::float32}; }
 
 }  // namespace
 
@@ -174,20 +173,20 @@ MYCEL_REGISTER_OPS(nn_attention) {
                 "or 'BNSD'; returns (attention_out, softmax_lse float32 (B, N, S1)).",
                 {{"query"}, {"key"}, {"value"}, {"attn_mask", true}}, attention_attrs(),
                 infer_flash_attention, flash_attention_kernel, attention_dtypes(), "bprop"));
-  r.add(make_op("flash_attention_grad", "FlashAttentionGrad",
-                "Gradient of flash_attention: (dq, dk, dv) from q, k, v, the output, its "
-                "sensitivity, the saved logsumexp and its sensitivity, recomputing the scores.",
-                {{"query"}, {"key"}, {"value"}, {"out"}, {"dout"}, {"lse"}, {"dlse"},
-                 {"attn_mask", true}},
-                attention_attrs(), infer_flash_attention_grad, flash_attention_grad_kernel,
-                attention_dtypes(), "unsupported"));
+  r.add(make_op(
+      "flash_attention_grad", "FlashAttentionGrad",
+      "Gradient of flash_attention: (dq, dk, dv) from q, k, v, the output, its "
+      "sensitivity, the saved logsumexp and its sensitivity, recomputing the scores.",
+      {{"query"}, {"key"}, {"value"}, {"out"}, {"dout"}, {"lse"}, {"dlse"}, {"attn_mask", true}},
+      attention_attrs(), infer_flash_attention_grad, flash_attention_grad_kernel,
+      attention_dtypes(), "unsupported"));
 }
 
 MYCEL_REGISTER_BPROPS(nn_attention) {
   // One fused backward; the mask is not differentiable.
   b.add("flash_attention", [](BpropBuilder& g) -> std::vector<GradVar> {
     GradVar out = g.out(), dout = g.dout();
-    std::vector<GradVar> ins = {g.input(0),          g.input(1),          g.input(2),
+    std::vector<GradVar> ins = {g.input(0),          g.input(1),           g.input(2),
                                 g.tuple_get(out, 0), g.tuple_get(dout, 0), g.tuple_get(out, 1),
                                 g.tuple_get(dout, 1)};
     if (GradVar mask = g.input(3)) ins.push_back(mask);

@@ -1,7 +1,5 @@
 #include "mycel/kernels/cpu/flash_attention.h"
 
-#include "mycel/kernels/cpu/flash_attention_impl.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +9,7 @@
 
 #include "mycel/core/dtype.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/flash_attention_impl.h"
 
 namespace mycel::cpu {
 namespace {
@@ -60,21 +59,27 @@ void gemm_cols(int64_t M, int64_t K, const float* A, int64_t lda, const float* B
   const float* a = A + i * step;
   float* c = C + i * ldc;
   switch (M - i) {
-    case 3: gemm_tile<3, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
-    case 2: gemm_tile<2, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
-    case 1: gemm_tile<1, NV, TA>(K, a, lda, B, ldb, c, ldc, acc); break;
-    default: break;
+    case 3:
+      gemm_tile<3, NV, TA>(K, a, lda, B, ldb, c, ldc, acc);
+      break;
+    case 2:
+      gemm_tile<2, NV, TA>(K, a, lda, B, ldb, c, ldc, acc);
+      break;
+    case 1:
+      gemm_tile<1, NV, TA>(K, a, lda, B, ldb, c, ldc, acc);
+      break;
+    default:
+      break;
   }
 }
 
 // C (M x N) = or += A (M x K) . B (K x N), row-major with strides (A given transposed, K x M,
 // with TA); N a multiple of kW.
 template <bool TA = false>
-void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
-          int64_t ldb, float* C, int64_t ldc, bool acc) {
+void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+          float* C, int64_t ldc, bool acc) {
   int64_t j = 0;
-  for (; j + 2 * kW <= N; j += 2 * kW)
-    gemm_cols<2, TA>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
+  for (; j + 2 * kW <= N; j += 2 * kW) gemm_cols<2, TA>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
   if (j < N) gemm_cols<1, TA>(M, K, A, lda, B + j, ldb, C + j, ldc, acc);
 }
 
@@ -204,7 +209,8 @@ void forward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* 
         // O = exp(S - max) v, each row divided by its sum once (D values, not L_k).
         gemm(m, Dp, Lkp, s.data(), Lkp, vf.data(), Dp, ob.data(), Dp, false);
         for (int64_t r = 0; r < m; ++r)
-          for (int64_t d = 0; d < D; ++d) O[hq.base + (i0 + r) * hq.row + d] = static_cast<T>(ob[r * Dp + d] * inv[r]);
+          for (int64_t d = 0; d < D; ++d)
+            O[hq.base + (i0 + r) * hq.row + d] = static_cast<T>(ob[r * Dp + d] * inv[r]);
       }
     }
   });
@@ -222,8 +228,8 @@ void backward_t(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
   parallel_for(g.batch * g.heads, 3 * Lq * Lk * D, [&](int64_t begin, int64_t end) {
     // One thread owns a (batch, head): dk and dv accumulate over its row blocks without races.
     std::vector<float> kt(D * Lkp, 0.0f), vt(D * Lkp, 0.0f), kf(Lkp * Dp, 0.0f), dkf(Lkp * Dp),
-        dvf(Lkp * Dp), qb(kRows * Dp, 0.0f), dob(kRows * Dp, 0.0f), p(kRows * Lkp),
-        ds(kRows * Lkp), ofb(Dp), dqb(kRows * Dp), di(kRows);
+        dvf(Lkp * Dp), qb(kRows * Dp, 0.0f), dob(kRows * Dp, 0.0f), p(kRows * Lkp), ds(kRows * Lkp),
+        ofb(Dp), dqb(kRows * Dp), di(kRows);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / g.heads, h = bh % g.heads;
       const HeadView hq = head_view(g, b, h, Lq), hk = head_view(g, b, h, Lk);

@@ -64,8 +64,7 @@ inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk, con
     for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(B + kk * ldb + v * 16);
     for (int r = 0; r < MR; ++r) {
       const __m512i a = _mm512_set1_epi32(static_cast<int>(pair_at(A + r * lda + kk * ldk)));
-      for (int v = 0; v < NV; ++v)
-        c[r][v] = _mm512_dpbf16_ps(c[r][v], (__m512bh)a, (__m512bh)b[v]);
+      for (int v = 0; v < NV; ++v) c[r][v] = _mm512_dpbf16_ps(c[r][v], (__m512bh)a, (__m512bh)b[v]);
     }
   }
   for (int r = 0; r < MR; ++r)
@@ -73,18 +72,25 @@ inline void dp_tile(int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk, con
 }
 
 template <int NV>
-void dp_cols(int64_t M, int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk,
-             const uint32_t* B, int64_t ldb, float* C, int64_t ldc, bool acc) {
+void dp_cols(int64_t M, int64_t KK, const uint16_t* A, int64_t lda, int64_t ldk, const uint32_t* B,
+             int64_t ldb, float* C, int64_t ldc, bool acc) {
   int64_t i = 0;
   for (; i + 4 <= M; i += 4)
     dp_tile<4, NV>(KK, A + i * lda, lda, ldk, B, ldb, C + i * ldc, ldc, acc);
   const uint16_t* a = A + i * lda;
   float* c = C + i * ldc;
   switch (M - i) {
-    case 3: dp_tile<3, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
-    case 2: dp_tile<2, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
-    case 1: dp_tile<1, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc); break;
-    default: break;
+    case 3:
+      dp_tile<3, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc);
+      break;
+    case 2:
+      dp_tile<2, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc);
+      break;
+    case 1:
+      dp_tile<1, NV>(KK, a, lda, ldk, B, ldb, c, ldc, acc);
+      break;
+    default:
+      break;
   }
 }
 
@@ -102,9 +108,9 @@ inline __m512 exp16(__m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.3f);
   const __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
   x = _mm512_maskz_max_ps(kAll, x, lo);
-  const __m512 n = _mm512_maskz_roundscale_ps(
-      kAll, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n =
+      _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
   __m512 y = _mm512_set1_ps(1.9875691500e-4f);
@@ -160,8 +166,8 @@ inline __mmask16 live_lanes(int64_t j, int64_t lk, const uint8_t* mask) {
 // scale * row[j .. j + 15], -inf in the lanes that take no part.
 inline __m512 scaled_scores(const float* row, int64_t j, __m512 scale, int64_t lk,
                             const uint8_t* mask) {
-  return _mm512_mask_mul_ps(_mm512_set1_ps(-kInf), live_lanes(j, lk, mask), _mm512_loadu_ps(row + j),
-                            scale);
+  return _mm512_mask_mul_ps(_mm512_set1_ps(-kInf), live_lanes(j, lk, mask),
+                            _mm512_loadu_ps(row + j), scale);
 }
 
 // dst[0 .. n) = bf16(src * scale).
@@ -187,7 +193,8 @@ float dot_bf16(const uint16_t* a, const uint16_t* b, int64_t n) {
 void pack_along_d(const uint16_t* x, HeadView hv, int64_t lk, int64_t D, int64_t lk16,
                   uint32_t* dst) {
   for (int64_t j = 0; j < lk; ++j)
-    for (int64_t dd = 0; dd < D / 2; ++dd) dst[dd * lk16 + j] = pair_at(x + hv.base + j * hv.row + 2 * dd);
+    for (int64_t dd = 0; dd < D / 2; ++dd)
+      dst[dd * lk16 + j] = pair_at(x + hv.base + j * hv.row + 2 * dd);
 }
 void pack_row_pairs(const uint16_t* x, HeadView hv, int64_t lk, int64_t D, int64_t d16,
                     uint32_t* dst) {
@@ -366,8 +373,8 @@ bool bf16_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
 }
 
 #else
-bool bf16_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor*,
-                  const FlashGeometry&, Tensor&, Tensor&) {
+bool bf16_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor*, const FlashGeometry&,
+                  Tensor&, Tensor&) {
   return false;
 }
 bool bf16_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
