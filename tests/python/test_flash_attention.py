@@ -340,3 +340,24 @@ def test_grad_op_checks_its_saved_inputs():
         ops.flash_attention_grad(q, q, q, q, q, lse.astype(mycel.bfloat16), lse, head_num=2)
     with pytest.raises(ValueError, match=r"flash_attention_grad.*'dout' must have the shape"):
         ops.flash_attention_grad(q, q, q, q, Tensor(np.ones((1, 3, 8), np.float32)), lse, lse, head_num=2)
+
+
+def test_jit_function_and_grad_of_jit_equal_pynative():
+    rng = np.random.default_rng(8)
+    q, k, v = (Tensor(rng.standard_normal((2, 6, 16)).astype(np.float32)) for _ in range(3))
+
+    def loss(a, b, c):
+        return (ops.flash_attention_score(a, b, c, 4, scalar_value=0.5) ** 2).sum()
+
+    eager = ops.grad(loss, grad_position=(0, 1, 2))(q, k, v)
+    jitted = mycel.jit(loss)
+    np.testing.assert_allclose(jitted(q, k, v).asnumpy(), loss(q, k, v).asnumpy(), rtol=1e-6)
+    for g, e in zip(ops.grad(jitted, grad_position=(0, 1, 2))(q, k, v), eager):
+        np.testing.assert_allclose(g.asnumpy(), e.asnumpy(), rtol=1e-5, atol=1e-6)
+
+    @mycel.jit
+    def grads(a, b, c):  # jit of grad
+        return ops.grad(loss, grad_position=(0, 1, 2))(a, b, c)
+
+    for g, e in zip(grads(q, k, v), eager):
+        np.testing.assert_allclose(g.asnumpy(), e.asnumpy(), rtol=1e-5, atol=1e-6)
