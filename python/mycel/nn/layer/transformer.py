@@ -20,7 +20,7 @@ def _flash_attention_enabled():
     """MYCEL_FLASH_ATTENTION=1 puts MultiheadAttention on ops.flash_attention_score where it
     applies; read when the graph is built (each call in PyNative). Off by default: at the
     harness's sizes (L 128, head 32) the fused kernels are not yet faster than oneDNN's matmuls
-    and softmax (docs/nn.md, "Attention")."""
+    and softmax (docs/nn.md, "Fused attention")."""
     return os.environ.get("MYCEL_FLASH_ATTENTION", "0") == "1"
 
 
@@ -90,10 +90,11 @@ class MultiheadAttention(Cell):
         if query.dtype != weight.dtype:  # say which dtype came from the user, which from the layer
             raise TypeError(input_dtype_error("MultiheadAttention", query.dtype, weight.dtype, "query"))
         heads, d = self.num_heads, self.head_dim
-        # The fused kernel computes in float32: float64 keeps the composed path.
-        if (not need_weights and query.dtype != mstype.float64 and attn_mask is None and key_padding_mask is None and not self.add_bias_kv
-                and not self.add_zero_attn and (not self.training or self.dropout_p == 0.0)
-                and _flash_attention_enabled()):
+        # The fused attention where it computes the same thing: no weights asked for, no masks, no
+        # extra key, no active dropout; not float64 (its kernel computes in float32).
+        if (_flash_attention_enabled() and not need_weights and attn_mask is None and key_padding_mask is None
+                and not self.add_bias_kv and not self.add_zero_attn and query.dtype != mstype.float64
+                and (not self.training or self.dropout_p == 0.0)):
             return self._fused(query, key, value, self_attention), None
         # Self-attention: the input is moved to the heads' layout (N * heads, L, d) once per
         # projection, from either input layout, and batch_first transposes neither the input nor
