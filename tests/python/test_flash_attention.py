@@ -2,6 +2,8 @@
 against a float64 numpy reference in both layouts, odd sizes, masks, 1-3 threads, graph and
 pynative; bad arguments; and nn.MultiheadAttention's fused path against its composed one
 (MYCEL_FLASH_ATTENTION=0) in float32 and amp O2."""
+import os
+
 import numpy as np
 import pytest
 
@@ -361,3 +363,27 @@ def test_jit_function_and_grad_of_jit_equal_pynative():
 
     for g, e in zip(grads(q, k, v), eager):
         np.testing.assert_allclose(g.asnumpy(), e.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bfloat16_without_avx512_takes_the_float32_kernel(tmp_path):
+    """MYCEL_MAX_CPU_ISA=avx2 (read once per process): bf16 inputs go through the float32 kernel,
+    still the float64 reference within bf16 rounding."""
+    import subprocess
+    import sys
+    script = tmp_path / "avx2.py"
+    script.write_text(
+        "import numpy as np, mycel\n"
+        "from mycel import ops, Tensor\n"
+        "rng = np.random.default_rng(1)\n"
+        "q, k, v = (rng.standard_normal((2, 3, 9, 16)).astype(np.float32) for _ in range(3))\n"
+        "t = [Tensor(a, dtype=mycel.bfloat16) for a in (q, k, v)]\n"
+        "out = ops.flash_attention_score(*t, 3, scalar_value=0.25, input_layout='BNSD')\n"
+        "np.save(%r, out.astype(mycel.float32).asnumpy())\n"
+        "np.save(%r, np.stack([x.astype(mycel.float32).asnumpy() for x in t]))\n"
+        % (str(tmp_path / "out.npy"), str(tmp_path / "qkv.npy")))
+    env = dict(os.environ, MYCEL_MAX_CPU_ISA="avx2")
+    subprocess.run([sys.executable, str(script)], check=True, env=env, timeout=300)
+    q, k, v = np.load(tmp_path / "qkv.npy").astype(np.float64)
+    got = np.load(tmp_path / "out.npy")
+    want = reference(q, k, v, np.zeros_like(q), 0.25)[0]
+    np.testing.assert_allclose(got, want, rtol=1.5e-2, atol=1e-2 * np.abs(want).max())
