@@ -169,7 +169,7 @@ def markdown(result):
             "(`ops.flash_attention_score`, vdpbf16ps on bf16 pairs, the scores never stored; "
             "MultiheadAttention takes it with MYCEL_FLASH_ATTENTION=1) is not faster at these "
             "sizes yet: per layer on one core 1.15-1.3 ms forward against 1.23-1.4 for the "
-            "composed matmul, softmax, matmul, and 2.6-3.0 backward against 1.85-2.1 (its "
+            "composed matmul, softmax, matmul, and 2.6-3.0 backward against 1.74-2.1 (its "
             "backward recomputes the scores: five products against four), so the step keeps the "
             "composed attention (docs/nn.md, \"Fused attention\"). `bench/bench_step_ops.py "
             "<workload> --amp O2` lists the step launch by launch.",
