@@ -6,7 +6,10 @@ p10, median). The switch must be read when a launch is first prepared or compile
 MYCEL_MATMUL_SPLIT_N, MYCEL_FUSE_MATMUL_UPDATE); each step keeps what it prepared.
 
     env -u OMP_WAIT_POLICY .venv/bin/python bench/bench_step_env_ab.py mlp \\
-        --env MYCEL_MATMUL_SPLIT_N [--threads 2] [--steps 300]
+        --env MYCEL_MATMUL_SPLIT_N [--threads 2] [--steps 300] [--amp O2]
+
+Steps with different launch sequences (a switch that changes the program) are compared by the
+sums of their launch minima per op.
 """
 import argparse
 import contextlib
@@ -41,6 +44,8 @@ def main():
     ap.add_argument("--on", default="1", help="its value for B")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--amp", default="O0", choices=["O0", "O1", "O2", "O3"],
+                    help="amp level of the step (O2: the harness's bf16 rows)")
     args = ap.parse_args()
     mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=args.threads)
     with tempfile.TemporaryDirectory() as d:
@@ -51,7 +56,7 @@ def main():
     steps = {}
     for name, flag in (("A", "0"), ("B", args.on)):
         os.environ[args.env] = flag  # read while the step compiles and prepares its launches
-        steps[name] = W.train_step(W.make_net(args.workload), params)
+        steps[name] = W.train_step(W.make_net(args.workload), params, args.amp)
         for _ in range(3):
             steps[name](xt, yt).asnumpy()
     os.environ.pop(args.env)
@@ -73,7 +78,7 @@ def main():
             for i, e in enumerate(ev):
                 per[k][i].append((e[2] - e[1]) / 1e3)
             total[k].append(sum((e[2] - e[1]) / 1e3 for e in ev))
-    print(f"{args.workload}, {args.threads} threads, {args.env}: A=0, B={args.on}; "
+    print(f"{args.workload} {args.amp}, {args.threads} threads, {args.env}: A=0, B={args.on}; "
           f"load {os.getloadavg()[0]:.2f}")
     if count["A"] == count["B"]:
         print("   #  A min  B min  A median  B median  op")
@@ -81,6 +86,16 @@ def main():
             a, b = per["A"][i], per["B"][i]
             print(f"{i:4d} {min(a):6.1f} {min(b):6.1f} {statistics.median(a):9.1f} "
                   f"{statistics.median(b):9.1f}  {names['A'][i]}")
+    else:  # different programs: the launch minima summed by op
+        by_op = {k: {} for k in steps}
+        for k in steps:
+            for i, n in enumerate(names[k]):
+                op = n.split("[")[0].strip()
+                by_op[k][op] = by_op[k].get(op, 0.0) + min(per[k][i])
+        print("   A min sum  B min sum  op (us)")
+        for op in sorted(set(by_op["A"]) | set(by_op["B"]),
+                         key=lambda o: -max(by_op["A"].get(o, 0), by_op["B"].get(o, 0))):
+            print(f"{by_op['A'].get(op, 0):11.0f} {by_op['B'].get(op, 0):10.0f}  {op}")
     for k in steps:
         v = sorted(total[k])
         mins = sum(min(t) for t in per[k])

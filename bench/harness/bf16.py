@@ -165,7 +165,13 @@ def markdown(result):
             "off (A/B; the same bits either way). What is left is matmuls: on one core they are "
             "25.2 of the step's 33.5 ms of launches, the forward projections at 92-94% of the "
             "core's bf16 peak, the weight gradients (a transposed operand) at 73-79% and the "
-            "per-head attention matmuls (64 x 128x128x32) at 50-90%. `bench/bench_step_ops.py "
+            "per-head attention matmuls (64 x 128x128x32) at 50-90%. A fused attention "
+            "(`ops.flash_attention_score`, vdpbf16ps on bf16 pairs, the scores never stored; "
+            "MultiheadAttention takes it with MYCEL_FLASH_ATTENTION=1) is not faster at these "
+            "sizes yet: per layer on one core 1.15-1.3 ms forward against 1.23-1.4 for the "
+            "composed matmul, softmax, matmul, and 2.6-3.0 backward against 1.74-2.1 (its "
+            "backward recomputes the scores: five products against four), so the step keeps the "
+            "composed attention (docs/nn.md, \"Fused attention\"). `bench/bench_step_ops.py "
             "<workload> --amp O2` lists the step launch by launch.",
             "",
             "The ceiling: this CPU's bf16 dot products (vdpbf16ps) reach about twice its float32 FMA "

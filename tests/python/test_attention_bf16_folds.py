@@ -118,6 +118,7 @@ def test_attention_fallback_without_onednn_bf16(monkeypatch):
 
 def _o2_run(monkeypatch, on, threads, steps=4):
     _switch(monkeypatch, on)
+    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention these passes fold
     mycel.set_context(num_threads=threads)
     mycel.set_seed(3)
     net = TransformerClassifier(d_model=16, nhead=2, dim_feedforward=32, num_layers=2)

@@ -138,3 +138,6 @@ from mycel.ops.one_hot import one_hot, OneHot  # noqa: E402,F401,F811
 
 # MindSpore's F.string_eq / F.string_concat (on Python strings; compile-time in graph mode).
 from mycel.common.string_tensor import string_eq, string_concat  # noqa: E402,F401
+
+# MindSpore's fused attention (issue 19) over the registry's flash_attention.
+from mycel.ops.attention import flash_attention_score  # noqa: E402,F401

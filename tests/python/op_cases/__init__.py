@@ -30,6 +30,9 @@ class OpCase:
     # the text standing for the attribute in the call, so the example depends on nothing else.
     example_setup: tuple = ()
     example_attrs: dict = dataclasses.field(default_factory=dict)
+    # Inputs that stay float32 in test_op_table's bfloat16 run (saved float32 statistics, such as
+    # flash_attention_grad's logsumexp).
+    keep_f32: tuple = ()
 
     def name(self):
         return f"{self.op}[{self.id}]" if self.id else self.op

@@ -1,5 +1,6 @@
 """MultiheadAttention and TransformerEncoderLayer (sequence-first unless batch_first)."""
 import math
+import os
 
 from mycel import ops
 from mycel.common import dtype as mstype
@@ -11,6 +12,16 @@ from mycel.nn.layer._util import check_int, make_param
 from mycel.nn.layer.activation import GELU, get_activation
 from mycel.nn.layer.basic import Dense, Dropout
 from mycel.nn.layer.normalization import LayerNorm
+from mycel.ops.primitive import constexpr
+
+
+@constexpr
+def _flash_attention_enabled():
+    """MYCEL_FLASH_ATTENTION=1 puts MultiheadAttention on ops.flash_attention_score where it
+    applies; read when the graph is built (each call in PyNative). Off by default: at the
+    harness's sizes (L 128, head 32) the fused kernels are not yet faster than oneDNN's matmuls
+    and softmax (docs/nn.md, "Fused attention")."""
+    return os.environ.get("MYCEL_FLASH_ATTENTION", "0") == "1"
 
 
 def _masked(scores, mask):
@@ -62,6 +73,7 @@ class MultiheadAttention(Cell):
         self.bias_v = make_param("xavier_normal", (1, 1, e), dtype, "bias_v") if add_bias_kv else None
         self.out_proj = Dense(e, e, has_bias=has_bias, bias_init="zeros", dtype=dtype)
         self.dropout = Dropout(p=dropout)
+        self.dropout_p = float(dropout)  # 0 (or eval mode): the fused attention applies
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True):
@@ -78,6 +90,12 @@ class MultiheadAttention(Cell):
         if query.dtype != weight.dtype:  # say which dtype came from the user, which from the layer
             raise TypeError(input_dtype_error("MultiheadAttention", query.dtype, weight.dtype, "query"))
         heads, d = self.num_heads, self.head_dim
+        # The fused attention where it computes the same thing: no weights asked for, no masks, no
+        # extra key, no active dropout; not float64 (its kernel computes in float32).
+        if (_flash_attention_enabled() and not need_weights and attn_mask is None and key_padding_mask is None
+                and not self.add_bias_kv and not self.add_zero_attn and query.dtype != mstype.float64
+                and (not self.training or self.dropout_p == 0.0)):
+            return self._fused(query, key, value, self_attention), None
         # Self-attention: the input is moved to the heads' layout (N * heads, L, d) once per
         # projection, from either input layout, and batch_first transposes neither the input nor
         # the output (the general path with batch_first: four more copies of L x N x E forward, as
@@ -162,6 +180,32 @@ class MultiheadAttention(Cell):
         if average_attn_weights:
             weights = ops.mean(weights, axis=1)
         return out, weights
+
+    def _fused(self, query, key, value, self_attention):
+        """ops.flash_attention_score on the projections in its 'BSH' layout (N, L, E): no head
+        transposes, and neither the scores nor the probabilities reach memory (PyTorch's
+        MultiheadAttention takes its fused scaled_dot_product_attention in the same case)."""
+        if self.same_dims:
+            wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        bq, bk, bv = None, None, None
+        if self.has_bias:
+            bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+        if not self.batch_first:  # (L, N, E) -> (N, L, E)
+            query = ops.transpose(query, (1, 0, 2))
+            if self_attention:
+                key, value = query, query
+            else:
+                key, value = ops.transpose(key, (1, 0, 2)), ops.transpose(value, (1, 0, 2))
+        # The 1/sqrt(d) scale on q's weight and bias, as the composed path does.
+        scale = 1.0 / math.sqrt(self.head_dim)
+        q = ops.dense(query, wq * scale, None if bq is None else bq * scale)
+        out = ops.flash_attention_score(q, ops.dense(key, wk, bk), ops.dense(value, wv, bv), self.num_heads)
+        out = self.out_proj(out)
+        if not self.batch_first:
+            out = ops.transpose(out, (1, 0, 2))
+        return out
 
 
 class TransformerEncoderLayer(Cell):
