@@ -11,13 +11,6 @@ import mycel
 from mycel import amp, nn, ops, Tensor
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    threads = mycel.get_context("num_threads")
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
-
-
 def bf16_values(a):
     """a rounded to bfloat16, as float64."""
     return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16).astype(mycel.float32).asnumpy() \
