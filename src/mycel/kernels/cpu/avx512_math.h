@@ -6,6 +6,8 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace mycel::cpu::avx512 {
 
 /// VMAXPS(a, b): a where a > b, else b. The maskz form because GCC 12 warns (falsely) that
@@ -39,6 +41,32 @@ inline __m512 max_pool_2x2(__m512 r0_lo, __m512 r0_hi, __m512 r1_lo, __m512 r1_h
   const __m512 top = max_first(even_lanes(r0_lo, r0_hi), odd_lanes(r0_lo, r0_hi));
   const __m512 bottom = max_first(even_lanes(r1_lo, r1_hi), odd_lanes(r1_lo, r1_hi));
   return max_first(top, bottom);
+}
+
+/// The sum and the maximum of the 16 lanes: halves, then quarters, then within 128 bits.
+inline float hsum(__m512 v) {
+  constexpr __mmask16 all = 0xFFFF;
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(all, v, v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(all, v, v, 0xB1));
+  __m128 s = _mm512_maskz_extractf32x4_ps(0xF, v, 0);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+inline float hmax(__m512 v) {
+  constexpr __mmask16 all = 0xFFFF;
+  v = _mm512_maskz_max_ps(all, v, _mm512_maskz_shuffle_f32x4(all, v, v, 0x4E));
+  v = _mm512_maskz_max_ps(all, v, _mm512_maskz_shuffle_f32x4(all, v, v, 0xB1));
+  __m128 s = _mm512_maskz_extractf32x4_ps(0xF, v, 0);
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+
+/// 16 bfloat16 values (raw bits) widened to float32 lanes: exact, a shift of each into the high
+/// half.
+inline __m512 load_bf16(const uint16_t* p) {
+  const __m512i w = _mm512_maskz_cvtepu16_epi32(
+      __mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xFFFF), w, 16));
 }
 
 }  // namespace mycel::cpu::avx512

@@ -17,11 +17,12 @@
 #include <immintrin.h>  // here, at the baseline: each intrinsic carries its own target
 #endif
 
-namespace mycel::cpu::flash {
-
 #if MYCEL_AVX512_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
+#include "mycel/kernels/cpu/avx512_math.h"  // inside the target region, as it asks
+
+namespace mycel::cpu::flash {
 namespace {
 
 constexpr __mmask16 kAll = 0xFFFF;
@@ -123,28 +124,7 @@ inline __m512 exp16(__m512 x) {
   return _mm512_maskz_scalef_ps(keep, y, n);
 }
 
-// The sum and the maximum of 16 lanes (the maskz forms throughout: GCC 12 warns falsely that the
-// plain forms' pass-through operand is uninitialized, as softmax_bf16.cc notes).
-inline float sum16(__m512 v) {
-  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0x4E));
-  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0xB1));
-  __m128 s = _mm512_maskz_extractf32x4_ps(0xF, v, 0);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-inline float max16(__m512 v) {
-  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0x4E));
-  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0xB1));
-  __m128 s = _mm512_maskz_extractf32x4_ps(0xF, v, 0);
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
-}
 inline __m512i widen16(__m256i bf16) { return _mm512_maskz_cvtepu16_epi32(kAll, bf16); }
-inline __m512 load16(const uint16_t* p) {
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
-      kAll, widen16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
-}
-
 inline void store_bf16x16(uint16_t* p, __m512 v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
 }
@@ -182,8 +162,9 @@ inline void store_row_bf16(uint16_t* dst, const float* src, int64_t n, float sca
 float dot_bf16(const uint16_t* a, const uint16_t* b, int64_t n) {
   __m512 acc = _mm512_setzero_ps();
   int64_t d = 0;
-  for (; d + 16 <= n; d += 16) acc = _mm512_fmadd_ps(load16(a + d), load16(b + d), acc);
-  float s = sum16(acc);
+  for (; d + 16 <= n; d += 16)
+    acc = _mm512_fmadd_ps(avx512::load_bf16(a + d), avx512::load_bf16(b + d), acc);
+  float s = avx512::hsum(acc);
   for (; d < n; ++d) s += from_bf16(a[d]) * from_bf16(b[d]);
   return s;
 }
@@ -233,7 +214,7 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
             _mm512_storeu_ps(row + j, x);
             mx = _mm512_maskz_max_ps(kAll, mx, x);
           }
-          const float mval = max16(mx);
+          const float mval = avx512::hmax(mx);
           float* lse = L + bh * Lq + i0 + r;
           if (mval == -kInf) {  // every key masked: 0
             std::fill(pb.begin() + r * lk16, pb.begin() + (r + 1) * lk16, uint16_t(0));
@@ -248,7 +229,7 @@ void forward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const Ten
             sum = _mm512_add_ps(sum, e);
             store_bf16x16(pb.data() + r * lk16 + j, e);
           }
-          const float total = sum16(sum);
+          const float total = avx512::hsum(sum);
           inv[r] = 1.0f / total;
           *lse = mval + std::log(total);
         }
@@ -345,8 +326,13 @@ void backward(const uint16_t* Q, const uint16_t* K, const uint16_t* Vv, const ui
 }
 
 }  // namespace
+}  // namespace mycel::cpu::flash
 #pragma GCC pop_options
+#endif  // MYCEL_AVX512_KERNELS
 
+namespace mycel::cpu::flash {
+
+#if MYCEL_AVX512_KERNELS
 namespace {
 bool bf16_usable(const FlashGeometry& g) {
   static const bool cpu = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
