@@ -109,10 +109,7 @@ class MultiheadAttention(Cell):
             else:
                 tgt_len, bsz = query.shape[0], query.shape[1]
             src_len = tgt_len
-            wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
-            bq, bk, bv = None, None, None
-            if self.has_bias:
-                bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+            wq, wk, wv, bq, bk, bv = self._projections()
             # (N, L, E) -> (N, heads, L, d), or (L, N, E) -> (N, heads, L, d)
             perm = (0, 2, 1, 3) if self.batch_first else (1, 2, 0, 3)
             lead = (query.shape[0], query.shape[1], heads, d)
@@ -132,13 +129,7 @@ class MultiheadAttention(Cell):
                 key = ops.transpose(key, (1, 0, 2))
                 value = ops.transpose(value, (1, 0, 2))
             tgt_len, bsz, src_len = query.shape[0], query.shape[1], key.shape[0]
-            if self.same_dims:
-                wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
-            else:
-                wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-            bq, bk, bv = None, None, None
-            if self.has_bias:
-                bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+            wq, wk, wv, bq, bk, bv = self._projections()
             q = ops.dense(query, wq, bq) * (1.0 / math.sqrt(d))
             k = ops.dense(key, wk, bk)
             v = ops.dense(value, wv, bv)
@@ -181,10 +172,9 @@ class MultiheadAttention(Cell):
             weights = ops.mean(weights, axis=1)
         return out, weights
 
-    def _fused(self, query, key, value, self_attention):
-        """ops.flash_attention_score on the projections in its 'BSH' layout (N, L, E): no head
-        transposes, and neither the scores nor the probabilities reach memory (PyTorch's
-        MultiheadAttention takes its fused scaled_dot_product_attention in the same case)."""
+    def _projections(self):
+        """q, k and v's weights and biases (biases None without has_bias): slices of the packed
+        in_proj_weight / in_proj_bias, or the three separate weights when kdim/vdim differ."""
         if self.same_dims:
             wq, wk, wv = ops.split(self.in_proj_weight, axis=0, output_num=3)
         else:
@@ -192,6 +182,13 @@ class MultiheadAttention(Cell):
         bq, bk, bv = None, None, None
         if self.has_bias:
             bq, bk, bv = ops.split(self.in_proj_bias, axis=0, output_num=3)
+        return wq, wk, wv, bq, bk, bv
+
+    def _fused(self, query, key, value, self_attention):
+        """ops.flash_attention_score on the projections in its 'BSH' layout (N, L, E): no head
+        transposes, and neither the scores nor the probabilities reach memory (PyTorch's
+        MultiheadAttention takes its fused scaled_dot_product_attention in the same case)."""
+        wq, wk, wv, bq, bk, bv = self._projections()
         if not self.batch_first:  # (L, N, E) -> (N, L, E)
             query = ops.transpose(query, (1, 0, 2))
             if self_attention:
