@@ -6,7 +6,7 @@ p10, median). The switch must be read when a launch is first prepared or compile
 MYCEL_MATMUL_SPLIT_N, MYCEL_FUSE_MATMUL_UPDATE); each step keeps what it prepared.
 
     env -u OMP_WAIT_POLICY .venv/bin/python bench/bench_step_env_ab.py mlp \\
-        --env MYCEL_MATMUL_SPLIT_N [--threads 2] [--steps 300]
+        --env MYCEL_MATMUL_SPLIT_N [--threads 2] [--steps 300] [--amp O2]
 """
 import argparse
 import contextlib
@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--on", default="1", help="its value for B")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--amp", default="O0", choices=["O0", "O1", "O2", "O3"],
+                    help="amp level of both steps (O2: the harness's bf16 rows)")
     args = ap.parse_args()
     mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=args.threads)
     with tempfile.TemporaryDirectory() as d:
@@ -51,7 +53,7 @@ def main():
     steps = {}
     for name, flag in (("A", "0"), ("B", args.on)):
         os.environ[args.env] = flag  # read while the step compiles and prepares its launches
-        steps[name] = W.train_step(W.make_net(args.workload), params)
+        steps[name] = W.train_step(W.make_net(args.workload), params, args.amp)
         for _ in range(3):
             steps[name](xt, yt).asnumpy()
     os.environ.pop(args.env)
@@ -73,7 +75,7 @@ def main():
             for i, e in enumerate(ev):
                 per[k][i].append((e[2] - e[1]) / 1e3)
             total[k].append(sum((e[2] - e[1]) / 1e3 for e in ev))
-    print(f"{args.workload}, {args.threads} threads, {args.env}: A=0, B={args.on}; "
+    print(f"{args.workload} {args.amp}, {args.threads} threads, {args.env}: A=0, B={args.on}; "
           f"load {os.getloadavg()[0]:.2f}")
     if count["A"] == count["B"]:
         print("   #  A min  B min  A median  B median  op")

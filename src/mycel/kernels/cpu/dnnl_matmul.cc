@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "mycel/kernels/cpu/bf16_round_row.h"
-#include "mycel/kernels/cpu/matmul_bf16_atb.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/matmul_bf16_atb.h"
 #include "mycel/kernels/cpu/matmul_col_sums.h"
 #include "mycel/kernels/cpu/matmul_skinny.h"
 #include "mycel/kernels/cpu/nn_ref.h"
@@ -403,8 +403,8 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
       if (p.e->atb) {  // the kernel sums its rows of a while it packs them
         const int64_t N = numel / M;
         matmul_bf16_atb(static_cast<const uint16_t*>(a) + t * p.e->part_a_step, p.e->atb_lda,
-                        static_cast<const uint16_t*>(b) + t * p.e->part_b_step, p.e->atb_ldb, Kp,
-                        M, N, p.partial.data() + t * numel, N,
+                        static_cast<const uint16_t*>(b) + t * p.e->part_b_step, p.e->atb_ldb, Kp, M,
+                        N, p.partial.data() + t * numel, N,
                         sums ? p.col_partial.data() + t * M : nullptr);
         continue;
       }
@@ -593,10 +593,10 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
                q.a_shape == a.shape() && q.b_shape == b.shape();
       },
       [&] {
-        const std::string k = key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch),
-                                  shape_str(g.b_batch), g.m, g.k, g.n, g.trans_a, g.trans_b,
-                                  bias != nullptr, post_ops_key(post), split_n_enabled(),
-                                  matmul_bf16_atb_available());
+        const std::string k =
+            key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
+                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post),
+                split_n_enabled(), matmul_bf16_atb_available());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });

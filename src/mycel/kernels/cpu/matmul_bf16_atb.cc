@@ -56,7 +56,8 @@ inline Pairs interleave(__m512i v0, __m512i v1) {
 
 // 16 bf16 -> float.
 inline __m512 widen16(__m256i h) {
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, _mm512_maskz_cvtepu16_epi32(kAll16, h), 16));
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll16, _mm512_maskz_cvtepu16_epi32(kAll16, h), 16));
 }
 
 // a's rows k0 <= k < k1 as pairs: ap[p * m2 + m] = (a[k0 + 2p, m], a[k0 + 2p + 1, m]) (the
@@ -78,8 +79,7 @@ void pack_a(const uint16_t* a, int64_t lda, int64_t k0, int64_t k1, int64_t M, i
         const __m512 s0 = _mm512_add_ps(widen16(_mm512_maskz_extracti64x4_epi64(0xF, v0, 0)),
                                         widen16(_mm512_maskz_extracti64x4_epi64(0xF, v1, 0)));
         const __mmask16 m0 = mask16(M - m), m1 = mask16(M - m - 16);
-        _mm512_mask_storeu_ps(sums + m, m0,
-                              _mm512_add_ps(_mm512_maskz_loadu_ps(m0, sums + m), s0));
+        _mm512_mask_storeu_ps(sums + m, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, sums + m), s0));
         if (m1) {
           const __m512 s1 = _mm512_add_ps(widen16(_mm512_maskz_extracti64x4_epi64(0xF, v0, 1)),
                                           widen16(_mm512_maskz_extracti64x4_epi64(0xF, v1, 1)));
@@ -113,8 +113,8 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t k0, int64_t k1, int64_t N, u
 // c[r, 0..32) (+)= the sums over `pairs` of ap's rows r < R (ap: stride m2 between pairs) times
 // bp's panel; rows >= rows_valid and columns past the masks are not stored.
 template <int R>
-void tile(const uint32_t* ap, int64_t m2, const uint32_t* bp, int64_t pairs, float* c,
-          int64_t ldc, int rows_valid, __mmask16 c0, __mmask16 c1, bool add) {
+void tile(const uint32_t* ap, int64_t m2, const uint32_t* bp, int64_t pairs, float* c, int64_t ldc,
+          int rows_valid, __mmask16 c0, __mmask16 c1, bool add) {
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p) {
