@@ -36,8 +36,7 @@ void check(int64_t K, int64_t M, int64_t N, int64_t pad_a, int64_t pad_b, bool s
   for (auto& v : b) v = to_bf16(d(rng));
   const float sentinel = 12345.0f;
   std::vector<float> c(static_cast<size_t>(M * ldc), sentinel), s(static_cast<size_t>(M), -1.0f);
-  matmul_bf16_atb(a.data(), lda, b.data(), ldb, K, M, N, c.data(), ldc,
-                  sums ? s.data() : nullptr);
+  matmul_bf16_atb(a.data(), lda, b.data(), ldb, K, M, N, c.data(), ldc, sums ? s.data() : nullptr);
   for (int64_t m = 0; m < M; ++m) {
     double cs = 0;
     for (int64_t k = 0; k < K; ++k) cs += widen(a[k * lda + m]);
@@ -61,11 +60,11 @@ TEST(MatmulBf16Atb, MatchesDoubleReference) {
   check(1024, 512, 128, 0, 0, true);  // the transformer's FFN weight gradient's thread share
   check(1024, 128, 512, 0, 0, true);
   check(1, 1, 1, 0, 0, true);
-  check(3, 13, 7, 5, 1, true);       // odd K: the last pair's second row is 0
-  check(257, 25, 33, 0, 0, false);   // K one past a block; 2 row tiles + 1; 33 columns
-  check(771, 97, 48, 16, 8, true);   // K = 3 blocks + 3; N: a 32 panel and a 16 tail
-  check(600, 12, 15, 0, 0, true);    // one full tile, N < 16
-  check(64, 40, 100, 0, 0, true);    // N: 3 panels and a 4-column tail
+  check(3, 13, 7, 5, 1, true);      // odd K: the last pair's second row is 0
+  check(257, 25, 33, 0, 0, false);  // K one past a block; 2 row tiles + 1; 33 columns
+  check(771, 97, 48, 16, 8, true);  // K = 3 blocks + 3; N: a 32 panel and a 16 tail
+  check(600, 12, 15, 0, 0, true);   // one full tile, N < 16
+  check(64, 40, 100, 0, 0, true);   // N: 3 panels and a 4-column tail
 }
 
 }  // namespace
