@@ -83,6 +83,16 @@ def main():
             a, b = per["A"][i], per["B"][i]
             print(f"{i:4d} {min(a):6.1f} {min(b):6.1f} {statistics.median(a):9.1f} "
                   f"{statistics.median(b):9.1f}  {names['A'][i]}")
+    else:  # the switch changed the launches: per op name, the sums of their minima and medians
+        print("  A min sum  B min sum  A med sum  B med sum  count A/B  op")
+        for n in sorted(set(names["A"]) | set(names["B"])):
+            row = []
+            for k in ("A", "B"):
+                idx = [i for i, m in enumerate(names[k]) if m == n]
+                row.append((sum(min(per[k][i]) for i in idx),
+                            sum(statistics.median(per[k][i]) for i in idx), len(idx)))
+            (am, ad, ac), (bm, bd, bc) = row
+            print(f"  {am:9.1f}  {bm:9.1f}  {ad:9.1f}  {bd:9.1f}  {ac:4d}/{bc:<4d}  {n}")
     for k in steps:
         v = sorted(total[k])
         mins = sum(min(t) for t in per[k])

@@ -13,6 +13,7 @@
 #include "mycel/backend/fuse_util.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/mask_product_bf16.h"
 #include "mycel/kernels/cpu/matmul_rows.h"
 
 namespace mycel::backend::detail {
@@ -42,47 +43,7 @@ float load(const void* p, DType d, int64_t i) {
                               : static_cast<const float*>(p)[i];
 }
 
-// out[i] = dy[i] * (y[i] > t), or y < t, or the threshold on the left (t > y, t < y), for
-// b <= i < e; branch-free, so the loop vectorizes. out may be dy (in place).
-template <class Y, bool kLess, bool kLeft>
-void mask_range(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t b, int64_t e) {
-  for (int64_t i = b; i < e; ++i) {
-    float v;
-    if constexpr (sizeof(Y) == 2)
-      v = cpu::bf16_widen(y[i]);
-    else
-      v = y[i];
-    const float lo = kLeft ? t : v, hi = kLeft ? v : t;
-    const float m = static_cast<float>(kLess ? lo < hi : lo > hi);
-    out[i] = cpu::bf16_round_bits(cpu::bf16_widen(dy[i]) * m);
-  }
-}
-
-// The operands of one mask product: y (bf16 or float32), the threshold and the comparison.
-struct Mask {
-  const void* y = nullptr;
-  bool y_bf16 = true;
-  float t = 0;
-  bool less = false, t_left = false;
-};
-
-template <class Y>
-void mask_range(const Mask& k, const uint16_t* dy, uint16_t* out, int64_t b, int64_t e) {
-  const Y* y = static_cast<const Y*>(k.y);
-  if (k.less)
-    k.t_left ? mask_range<Y, true, true>(y, k.t, dy, out, b, e)
-             : mask_range<Y, true, false>(y, k.t, dy, out, b, e);
-  else
-    k.t_left ? mask_range<Y, false, true>(y, k.t, dy, out, b, e)
-             : mask_range<Y, false, false>(y, k.t, dy, out, b, e);
-}
-
-void mask_range(const Mask& k, const uint16_t* dy, uint16_t* out, int64_t b, int64_t e) {
-  if (k.y_bf16)
-    mask_range<uint16_t>(k, dy, out, b, e);
-  else
-    mask_range<float>(k, dy, out, b, e);
-}
+using Mask = cpu::MaskOperands;
 
 Mask mask_of(const Tensor& y, const Tensor& th, bool less, bool t_left) {
   return {y.data(), y.dtype() == DType::bfloat16, load(th.data(), th.dtype(), 0), less, t_left};
@@ -105,7 +66,8 @@ std::shared_ptr<const OpDef> make_op(bool less, bool t_left, const std::string& 
     const Mask k = mask_of(y, th, less, t_left);
     const uint16_t* D = dy.data<uint16_t>();
     uint16_t* O = c.out(0).data<uint16_t>();
-    parallel_for(dy.numel(), 1, [&](int64_t b, int64_t e) { mask_range(k, D, O, b, e); });
+    parallel_for(dy.numel(), 1,
+                 [&](int64_t b, int64_t e) { cpu::bf16_mask_product(k, D, O, b, e); });
   };
   return d;
 }
@@ -140,7 +102,7 @@ std::shared_ptr<const OpDef> make_matmul_op(bool less, bool t_left, const std::s
         a, b, out,
         [](void* p, int64_t r0, int64_t r1) {
           const auto& x = *static_cast<const RowsCtx*>(p);
-          mask_range(x.k, x.c, x.c, r0 * x.n, r1 * x.n);
+          cpu::bf16_mask_product(x.k, x.c, x.c, r0 * x.n, r1 * x.n);
         },
         &ctx, c.prepared);
   };

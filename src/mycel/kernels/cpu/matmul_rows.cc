@@ -72,9 +72,11 @@ void matmul_rows_then(const Tensor& a, const Tensor& b, Tensor& c, RowEpilogue a
   MYCEL_CHECK(as.size() >= 2 && b.shape().size() == 2 && b.shape()[0] == as.back() &&
                   a.dtype() == b.dtype() && c.dtype() == a.dtype() &&
                   (a.dtype() == DType::bfloat16 || a.dtype() == DType::float32),
-              RuntimeError, "[matmul_rows_then] expects a (..., M, K) and b (K, N) of one dtype "
-              "(bfloat16 or float32), given a ", shape_str(as), " ", dtype_name(a.dtype()), ", b ",
-              shape_str(b.shape()), " ", dtype_name(b.dtype()));
+              RuntimeError,
+              "[matmul_rows_then] expects a (..., M, K) and b (K, N) of one dtype "
+              "(bfloat16 or float32), given a ",
+              shape_str(as), " ", dtype_name(a.dtype()), ", b ", shape_str(b.shape()), " ",
+              dtype_name(b.dtype()));
   const int64_t K = as.back(), N = b.shape()[1], M = K ? a.numel() / K : 0;
   MYCEL_CHECK(c.numel() == M * N, RuntimeError, "[matmul_rows_then] c has ", c.numel(),
               " elements, expected ", M * N);
