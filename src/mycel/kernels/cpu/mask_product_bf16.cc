@@ -34,7 +34,8 @@ void mask_scalar(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t
 constexpr __mmask16 kAll = 0xFFFF;
 
 inline __m512 widen16(__m256i h) {
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
 }
 
 // bf16_round_bits lane by lane (nearest even, NaN quieted), as softmax_bf16.cc's store16.
