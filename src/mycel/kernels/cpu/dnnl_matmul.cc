@@ -123,7 +123,7 @@ struct MatmulEntry : Entry {
   bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
   // bf16 parts with b not transposed: each part runs matmul_bf16_atb (own AVX512-BF16 kernel)
   // on its rows, not the one-thread primitive; lda, ldb: the operands' row strides.
-  bool atb = false;
+  bool atb = false, atb_prefetch = false;
   int64_t atb_lda = 0, atb_ldb = 0;
   // Split along N (kSplitNMaxABytes): a one-thread primitive over N / cols columns; the strides
   // (elements) between the parts' b and c (bias and add-row operands: col_c_step too).
@@ -203,6 +203,7 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
       // against oneDNN's 162 us, 512x128 610-642 against 629-650, 128x512 666-668 against
       // 625-636: not taken where N > M.
       e->atb = e->bf16_parts && !g.trans_b && N <= M && matmul_bf16_atb_available();
+      e->atb_prefetch = matmul_bf16_atb_prefetch();
       e->atb_lda = lda;
       e->atb_ldb = ldb;
       e->part_c_md = memory::desc({M, N}, memory::data_type::f32, {N, 1});
@@ -411,7 +412,7 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
         matmul_bf16_atb(static_cast<const uint16_t*>(a) + t * p.e->part_a_step, p.e->atb_lda,
                         static_cast<const uint16_t*>(b) + t * p.e->part_b_step, p.e->atb_ldb, Kp, M,
                         N, p.partial.data() + t * numel, N,
-                        sums ? p.col_partial.data() + t * M : nullptr);
+                        sums ? p.col_partial.data() + t * M : nullptr, p.e->atb_prefetch);
         continue;
       }
       PreparedExec& x = p.parts[t];
@@ -637,7 +638,7 @@ void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
           const std::string k =
               key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), M, K,
                   N, true, false, false, post_ops_key(nullptr), split_n_enabled(),
-                  matmul_bf16_atb_available());
+                  matmul_bf16_atb_available(), matmul_bf16_atb_prefetch());
           auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, false, nullptr); });
           return prepare(std::move(e), a, b, false, c.numel() * K, nullptr);
         });

@@ -153,8 +153,33 @@ constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
   return fns[rows - 1];
 }
 
+// Brings the next block's rows of a and b towards L2 (prefetcht1) a few lines per register tile,
+// while the tiles of this block compute: the step's operands come cold from memory (x and the
+// relu output from the forward pass), and packing them then waited for each line.
+struct Prefetch {
+  const char *a = nullptr, *b = nullptr;
+  int64_t lda = 0, ldb = 0, la = 0, lb = 0;  // row strides (bytes), lines a row
+  int64_t next = 0, end = 0, per_tile = 0;   // line cursor over the block's rows
+  void block(const uint16_t* pa, int64_t sa, int64_t M, const uint16_t* pb, int64_t sb, int64_t N,
+             int64_t r0, int64_t r1, int64_t tiles) {
+    a = reinterpret_cast<const char*>(pa + r0 * sa);
+    b = reinterpret_cast<const char*>(pb + r0 * sb);
+    lda = sa * 2, ldb = sb * 2, la = (M * 2 + 63) / 64, lb = (N * 2 + 63) / 64;
+    next = 0;
+    end = (r1 - r0) * (la + lb);
+    per_tile = tiles > 0 ? (end + tiles - 1) / tiles : 0;
+  }
+  void step() {
+    for (int64_t i = 0; i < per_tile && next < end; ++i, ++next) {
+      const int64_t r = next / (la + lb), l = next % (la + lb);
+      const char* p = l < la ? a + r * lda + l * 64 : b + r * ldb + (l - la) * 64;
+      _mm_prefetch(p, _MM_HINT_T1);
+    }
+  }
+};
+
 void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K, int64_t M,
-         int64_t N, float* c, int64_t ldc, float* sums) {
+         int64_t N, float* c, int64_t ldc, float* sums, bool prefetch) {
   const int64_t m2 = (M + 15) / 16 * 16, panels = (N + kNr - 1) / kNr;
   const int64_t max_pairs = kKc / 2;
   // This thread's packs: they only grow, so warm launches allocate nothing.
@@ -169,14 +194,18 @@ void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t
     pack_a(a, lda, k0, k1, M, m2, abuf.data(), sums);
     pack_b(b, ldb, k0, k1, N, bbuf.data());
     const bool add = k0 > 0;
+    Prefetch pf;
+    if (prefetch && k1 < K)
+      pf.block(a, lda, M, b, ldb, N, k1, std::min(K, k1 + kKc), panels * ((M + kMr - 1) / kMr));
     for (int64_t j = 0; j < panels; ++j) {
       const int64_t n = j * kNr;
       const __mmask16 c0 = mask16(N - n), c1 = mask16(N - n - 16);
       const uint32_t* bp = bbuf.data() + j * pairs * kNr;
       int64_t m = 0;
-      for (; m + kMr <= M; m += kMr)
+      for (; m + kMr <= M; m += kMr, pf.step())
         tile<kMr>(abuf.data() + m, m2, bp, pairs, c + m * ldc + n, ldc, kMr, c0, c1, add);
       if (m < M) {
+        pf.step();
         const int rest = static_cast<int>(M - m);
         tile_for(rest, std::make_integer_sequence<int, kMr - 1>())(
             abuf.data() + m, m2, bp, pairs, c + m * ldc + n, ldc, rest, c0, c1, add);
@@ -208,13 +237,18 @@ bool matmul_bf16_atb_available() {
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }
 
+bool matmul_bf16_atb_prefetch() {
+  const char* v = std::getenv("MYCEL_MATMUL_BF16_ATB_PREFETCH");
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
 void matmul_bf16_atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K,
-                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums) {
+                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums, bool prefetch) {
 #if MYCEL_AVX512_KERNELS
-  atb(a, lda, b, ldb, K, M, N, c, ldc, col_sums);
+  atb(a, lda, b, ldb, K, M, N, c, ldc, col_sums, prefetch);
 #else
   (void)a, (void)lda, (void)b, (void)ldb, (void)K, (void)M, (void)N, (void)c, (void)ldc,
-      (void)col_sums;
+      (void)col_sums, (void)prefetch;
 #endif
 }
 

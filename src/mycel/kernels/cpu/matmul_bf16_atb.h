@@ -16,8 +16,13 @@ bool matmul_bf16_atb_available();
 /// not added to), a with row stride lda, b with row stride ldb (elements). With `col_sums`
 /// (M floats), col_sums[m] = the sum of a[k, m] over the same rows, in float: a dense layer's
 /// bias gradient, read from the rows this call packs anyway. Call only where
-/// matmul_bf16_atb_available(). Any K >= 1, M >= 1, N >= 1.
+/// matmul_bf16_atb_available(). Any K >= 1, M >= 1, N >= 1. `prefetch`: bring the next block of
+/// rows towards L2 while a block computes (matmul_bf16_atb_prefetch()).
 void matmul_bf16_atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K,
-                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums);
+                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums,
+                     bool prefetch = true);
+
+/// MYCEL_MATMUL_BF16_ATB_PREFETCH is not 0 (read on each call, as the switch above).
+bool matmul_bf16_atb_prefetch();
 
 }  // namespace mycel::cpu
