@@ -158,22 +158,26 @@ constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
 // relu output from the forward pass), and packing them then waited for each line.
 struct Prefetch {
   const char *a = nullptr, *b = nullptr;
-  int64_t lda = 0, ldb = 0, la = 0, lb = 0;  // row strides (bytes), lines a row
-  int64_t next = 0, end = 0, per_tile = 0;   // line cursor over the block's rows
+  int64_t lda = 0, ldb = 0, la = 0, lb = 0;           // row strides (bytes), lines a row
+  int64_t rows = 0, row = 0, line = 0, per_tile = 0;  // the cursor: row, line in a's then b's
   void block(const uint16_t* pa, int64_t sa, int64_t M, const uint16_t* pb, int64_t sb, int64_t N,
              int64_t r0, int64_t r1, int64_t tiles) {
     a = reinterpret_cast<const char*>(pa + r0 * sa);
     b = reinterpret_cast<const char*>(pb + r0 * sb);
     lda = sa * 2, ldb = sb * 2, la = (M * 2 + 63) / 64, lb = (N * 2 + 63) / 64;
-    next = 0;
-    end = (r1 - r0) * (la + lb);
-    per_tile = tiles > 0 ? (end + tiles - 1) / tiles : 0;
+    rows = r1 - r0;
+    row = line = 0;
+    per_tile = tiles > 0 ? (rows * (la + lb) + tiles - 1) / tiles : 0;
   }
   void step() {
-    for (int64_t i = 0; i < per_tile && next < end; ++i, ++next) {
-      const int64_t r = next / (la + lb), l = next % (la + lb);
-      const char* p = l < la ? a + r * lda + l * 64 : b + r * ldb + (l - la) * 64;
-      _mm_prefetch(p, _MM_HINT_T1);
+    for (int64_t i = 0; i < per_tile && row < rows; ++i) {
+      _mm_prefetch(line < la ? a + line * 64 : b + (line - la) * 64, _MM_HINT_T1);
+      if (++line == la + lb) {
+        line = 0;
+        ++row;
+        a += lda;
+        b += ldb;
+      }
     }
   }
 };
