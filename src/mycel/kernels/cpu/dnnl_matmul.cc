@@ -196,12 +196,12 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
       e->part_a_step = Kp * lda;
       e->part_b_step = g.trans_b ? Kp : Kp * ldb;
       e->bf16_parts = dtype == DType::bfloat16;
-      // Taken where it was not slower: in the transformer's O2 step (two threads, alternating
-      // A/B, launch minima) the eight 128x128 (K 2048) went 1700-1708 -> 1533-1553 us (medians
-      // 4111-4196 -> 3871-3889), the FFN's 512x128 and 128x512 within the A/B's noise (+-40 us
-      // of ~780); one core, hot operands (bench/bench_matmul_atb.cc, K 1024): 128x128 161
-      // against oneDNN's 162 us, 512x128 610-642 against 629-650, 128x512 666-668 against
-      // 625-636: not taken where N > M.
+      // Taken where it was faster: in the transformer's O2 step (two threads, alternating A/B,
+      // launch minima) the eight 128x128 (K 2048) went 1693-1708 -> 1533-1553 us (medians
+      // 4111-4196 -> 3871-3889), the two 512x128 780-816 -> 726-776; one core, hot operands
+      // (bench/bench_matmul_atb.cc, K 1024): 128x128 158-166 against oneDNN's 162 us, 512x128
+      // 649-650 against 639, 128x512 657-660 against 621: not taken where N > M (in the step
+      // within the A/B's noise there).
       e->atb = e->bf16_parts && !g.trans_b && N <= M && matmul_bf16_atb_available();
       e->atb_prefetch = matmul_bf16_atb_prefetch();
       e->atb_lda = lda;
