@@ -37,7 +37,8 @@ def profiled(run, steps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", choices=["lenet5", "mlp", "resnet18", "transformer"])
-    ap.add_argument("--env", required=True, help="the switch, set to 0 for A")
+    ap.add_argument("--env", required=True,
+                    help="the switch, set to 0 for A (several: comma-separated, all set alike)")
     ap.add_argument("--on", default="1", help="its value for B")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
@@ -52,11 +53,13 @@ def main():
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
     steps = {}
     for name, flag in (("A", "0"), ("B", args.on)):
-        os.environ[args.env] = flag  # read while the step compiles and prepares its launches
+        for var in args.env.split(","):
+            os.environ[var] = flag  # read while the step compiles and prepares its launches
         steps[name] = W.train_step(W.make_net(args.workload), params, args.amp)
         for _ in range(3):
             steps[name](xt, yt).asnumpy()
-    os.environ.pop(args.env)
+    for var in args.env.split(","):
+        os.environ.pop(var)
     for _ in range(20):
         for s in steps.values():
             s(xt, yt).asnumpy()
