@@ -40,12 +40,13 @@ def profiled(run, steps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", choices=["lenet5", "mlp", "resnet18", "transformer"])
-    ap.add_argument("--env", required=True, help="the switch, set to 0 for A")
+    ap.add_argument("--env", required=True,
+                    help="the switch, set to 0 for A (several: comma-separated, all set alike)")
     ap.add_argument("--on", default="1", help="its value for B")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--amp", default="O0", choices=["O0", "O1", "O2", "O3"],
-                    help="amp level of the step (O2: the harness's bf16 rows)")
+                    help="amp level of both steps (O2: the harness's bf16 rows)")
     args = ap.parse_args()
     mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=args.threads)
     with tempfile.TemporaryDirectory() as d:
@@ -55,11 +56,13 @@ def main():
     xt, yt = Tensor(x), Tensor(y.astype(np.int32))
     steps = {}
     for name, flag in (("A", "0"), ("B", args.on)):
-        os.environ[args.env] = flag  # read while the step compiles and prepares its launches
+        for var in args.env.split(","):
+            os.environ[var] = flag  # read while the step compiles and prepares its launches
         steps[name] = W.train_step(W.make_net(args.workload), params, args.amp)
         for _ in range(3):
             steps[name](xt, yt).asnumpy()
-    os.environ.pop(args.env)
+    for var in args.env.split(","):
+        os.environ.pop(var)
     for _ in range(20):
         for s in steps.values():
             s(xt, yt).asnumpy()
@@ -86,16 +89,16 @@ def main():
             a, b = per["A"][i], per["B"][i]
             print(f"{i:4d} {min(a):6.1f} {min(b):6.1f} {statistics.median(a):9.1f} "
                   f"{statistics.median(b):9.1f}  {names['A'][i]}")
-    else:  # different programs: the launch minima summed by op
-        by_op = {k: {} for k in steps}
-        for k in steps:
-            for i, n in enumerate(names[k]):
-                op = n.split("[")[0].strip()
-                by_op[k][op] = by_op[k].get(op, 0.0) + min(per[k][i])
-        print("   A min sum  B min sum  op (us)")
-        for op in sorted(set(by_op["A"]) | set(by_op["B"]),
-                         key=lambda o: -max(by_op["A"].get(o, 0), by_op["B"].get(o, 0))):
-            print(f"{by_op['A'].get(op, 0):11.0f} {by_op['B'].get(op, 0):10.0f}  {op}")
+    else:  # the switch changed the launches: per op name, the sums of their minima and medians
+        print("  A min sum  B min sum  A med sum  B med sum  count A/B  op")
+        for n in sorted(set(names["A"]) | set(names["B"])):
+            row = []
+            for k in ("A", "B"):
+                idx = [i for i, m in enumerate(names[k]) if m == n]
+                row.append((sum(min(per[k][i]) for i in idx),
+                            sum(statistics.median(per[k][i]) for i in idx), len(idx)))
+            (am, ad, ac), (bm, bd, bc) = row
+            print(f"  {am:9.1f}  {bm:9.1f}  {ad:9.1f}  {bd:9.1f}  {ac:4d}/{bc:<4d}  {n}")
     for k in steps:
         v = sorted(total[k])
         mins = sum(min(t) for t in per[k])

@@ -3,7 +3,8 @@ along K among the threads; in bf16 every part writes a float32 partial and the p
 rounded once, in vector lanes (sum_round_partials). float32 and bf16 at 1, 2 and 3 threads (odd
 blocks of the sum, sizes no 512-element block divides) against a float64 numpy product of the
 same values; the vector sum's bits equal the one-loop form's (MYCEL_MATMUL_SPLIT_SUM=scalar, in a
-fresh process); the module again with that switch and with padded operands (MYCEL_MATMUL_PAD=1)."""
+fresh process); the module again with that switch, with padded operands (MYCEL_MATMUL_PAD=1) and
+with oneDNN's primitives for the bf16 parts (MYCEL_MATMUL_BF16_ATB=0)."""
 import os
 import subprocess
 import sys
@@ -111,9 +112,12 @@ def test_vector_sum_bits_equal_the_scalar_loop(tmp_path, threads):
         np.testing.assert_array_equal(v[key], s[key])
 
 
-@pytest.mark.parametrize("env", [{"MYCEL_MATMUL_SPLIT_SUM": "scalar"}, {"MYCEL_MATMUL_PAD": "1"}])
+@pytest.mark.parametrize("env", [{"MYCEL_MATMUL_SPLIT_SUM": "scalar"}, {"MYCEL_MATMUL_PAD": "1"},
+                                 {"MYCEL_MATMUL_BF16_ATB": "0"}])
 def test_module_again_with(env):
-    """Both switches are read once per process: the module's other tests in a fresh one."""
+    """The module's other tests in a fresh process with each switch: the scalar sum, padded
+    operands, and oneDNN's one-thread primitives for the bf16 parts in place of Mycel's own
+    AVX512-BF16 kernel (kernels/cpu/matmul_bf16_atb.cc, taken by default where the CPU has it)."""
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
                         "-k", "not module_again and not bits_equal"], env=dict(os.environ, **env),
                        capture_output=True, text=True, timeout=600)

@@ -13,6 +13,8 @@
 #include "mycel/backend/fuse_util.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/mask_product_bf16.h"
+#include "mycel/kernels/cpu/matmul_rows.h"
 
 namespace mycel::backend::detail {
 namespace {
@@ -41,33 +43,10 @@ float load(const void* p, DType d, int64_t i) {
                               : static_cast<const float*>(p)[i];
 }
 
-// out = dy * (y > t), or y < t, or the threshold on the left (t > y, t < y); branch-free, so
-// the loop vectorizes.
-template <class Y, bool kLess, bool kLeft>
-void mask_product(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t n) {
-  parallel_for(n, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      float v;
-      if constexpr (sizeof(Y) == 2)
-        v = cpu::bf16_widen(y[i]);
-      else
-        v = y[i];
-      const float lo = kLeft ? t : v, hi = kLeft ? v : t;
-      const float m = static_cast<float>(kLess ? lo < hi : lo > hi);
-      out[i] = cpu::bf16_round_bits(cpu::bf16_widen(dy[i]) * m);
-    }
-  });
-}
+using Mask = cpu::MaskOperands;
 
-template <class Y>
-void mask_product(const Y* y, float t, bool less, bool t_left, const uint16_t* dy, uint16_t* out,
-                  int64_t n) {
-  if (less)
-    t_left ? mask_product<Y, true, true>(y, t, dy, out, n)
-           : mask_product<Y, true, false>(y, t, dy, out, n);
-  else
-    t_left ? mask_product<Y, false, true>(y, t, dy, out, n)
-           : mask_product<Y, false, false>(y, t, dy, out, n);
+Mask mask_of(const Tensor& y, const Tensor& th, bool less, bool t_left) {
+  return {y.data(), y.dtype() == DType::bfloat16, load(th.data(), th.dtype(), 0), less, t_left};
 }
 
 std::shared_ptr<const OpDef> make_op(bool less, bool t_left, const std::string& cmp) {
@@ -84,18 +63,81 @@ std::shared_ptr<const OpDef> make_op(bool less, bool t_left, const std::string& 
     const Tensor &dy = c.in(0), &y = c.in(1), &th = c.in(2);
     MYCEL_CHECK(y.numel() == dy.numel(), RuntimeError, "[mask_product] y has ", y.numel(),
                 " elements, dy ", dy.numel());
-    const float t = load(th.data(), th.dtype(), 0);
-    if (y.dtype() == DType::bfloat16)
-      mask_product(y.data<uint16_t>(), t, less, t_left, dy.data<uint16_t>(),
-                   c.out(0).data<uint16_t>(), dy.numel());
-    else
-      mask_product(y.data<float>(), t, less, t_left, dy.data<uint16_t>(), c.out(0).data<uint16_t>(),
-                   dy.numel());
+    const Mask k = mask_of(y, th, less, t_left);
+    const uint16_t* D = dy.data<uint16_t>();
+    uint16_t* O = c.out(0).data<uint16_t>();
+    parallel_for(dy.numel(), 1,
+                 [&](int64_t b, int64_t e) { cpu::bf16_mask_product(k, D, O, b, e); });
   };
   return d;
 }
 
+// The mask product folded into the matmul that produces its dy (a dense layer's dx, a (..., M,
+// K) times b (K, N)): each thread applies the mask to the rows of dx its part of the matmul has
+// just written (cpu::matmul_rows_then), while they are in its cache; the same bits as the
+// matmul and then the mask product.
+struct RowsCtx {
+  Mask k;
+  uint16_t* c;
+  int64_t n;
+};
+
+std::shared_ptr<const OpDef> make_matmul_op(bool less, bool t_left, const std::string& cmp,
+                                            const TensorMeta& out) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "matmul+mask_product{" + cmp + "}";
+  d->class_name = "MatmulMaskProduct";
+  d->doc = "(a @ b) * cast(compare(y, threshold)) in bfloat16, fused by the graph backend.";
+  d->inputs = {{"a"}, {"b"}, {"y"}, {"threshold"}};
+  d->dtypes = {DType::bfloat16};
+  d->grad = "none";
+  d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
+  d->kernel = [less, t_left](const KernelContext& c) {
+    const Tensor &a = c.in(0), &b = c.in(1), &y = c.in(2), &th = c.in(3);
+    Tensor& out = c.out(0);
+    MYCEL_CHECK(y.numel() == out.numel(), RuntimeError, "[matmul+mask_product] y has ", y.numel(),
+                " elements, the product ", out.numel());
+    RowsCtx ctx{mask_of(y, th, less, t_left), out.data<uint16_t>(), b.shape().back()};
+    cpu::matmul_rows_then(
+        a, b, out,
+        [](void* p, int64_t r0, int64_t r1) {
+          const auto& x = *static_cast<const RowsCtx*>(p);
+          cpu::bf16_mask_product(x.k, x.c, x.c, r0 * x.n, r1 * x.n);
+        },
+        &ctx, c.prepared);
+  };
+  return d;
+}
+
+// dy = a @ b of a plain matmul (registry trait backend.plain_matmul) that the mask product alone
+// reads: a (..., M, K) bf16, b (K, N) bf16, no transposes or post-ops, its output dy itself (no
+// view), and neither operand written before the product: its producer's index, or -1.
+int foldable_matmul(const Function& f, const std::vector<int>& producer,
+                    const std::vector<int>& uses, int dy, int j) {
+  const int mi = dy >= 0 ? producer[dy] : -1;
+  if (mi < 0 || uses[dy] != 1) return -1;
+  const Instr& mm = f.code[mi];
+  if (!is_kernel1(mm) || !mm.op->backend.plain_matmul ||
+      (mm.params && !mm.params->post_ops.empty()) || mm.in.size() != 2 || mm.out.size() != 1 ||
+      mm.out[0] != dy || mm.attrs.get_bool("transpose_a") || mm.attrs.get_bool("transpose_b"))
+    return -1;
+  const int a = mm.in[0], b = mm.in[1];
+  if (!is_tensor(f, a, DType::bfloat16) || !is_tensor(f, b, DType::bfloat16)) return -1;
+  const Shape &as = f.regs[a].meta.shape, &bs = f.regs[b].meta.shape;
+  if (as.size() < 2 || bs.size() != 2 || !is_static_plain(f, a, DType::bfloat16, as.size()) ||
+      !is_static_plain(f, b, DType::bfloat16, 2) || as.back() != bs[0] ||
+      written_between(f, a, mi, j) || written_between(f, b, mi, j))
+    return -1;
+  return mi;
+}
+
+bool fold_enabled() {
+  const char* v = std::getenv("MYCEL_FUSE_MASK_MATMUL");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 void fuse_function(Function& f, ProgramImpl& p) {
+  const bool fold = fold_enabled() && !f.recursive;
   const std::vector<int> uses = count_uses(f);
   const int n = static_cast<int>(f.code.size());
   const std::vector<int> producer = sole_producers(f);
@@ -121,11 +163,19 @@ void fuse_function(Function& f, ProgramImpl& p) {
           f.regs[y].meta.shape != out.shape || f.regs[b].meta.shape != out.shape ||
           written_between(f, y, gi, j) || written_between(f, t, gi, j))
         continue;
-      p.fused_ops.push_back(make_op(less, t_left, less ? "less" : "greater"));
+      const int mi = fold ? foldable_matmul(f, producer, uses, dy, j) : -1;
       Instr fused = mul;
+      if (mi >= 0 && keep[mi]) {
+        p.fused_ops.push_back(make_matmul_op(less, t_left, less ? "less" : "greater", out));
+        fused.in = {f.code[mi].in[0], f.code[mi].in[1], y, t};
+        keep[mi] = 0;
+      } else {
+        p.fused_ops.push_back(make_op(less, t_left, less ? "less" : "greater"));
+        fused.in = {dy, y, t};
+      }
       fused.op = p.fused_ops.back().get();
       fused.attrs = Attrs(fused.op, {});
-      fused.in = {dy, y, t};
+      fused.params = nullptr;
       keep[gi] = keep[ci] = 0;
       f.code[j] = std::move(fused);
       ++p.num_fused;

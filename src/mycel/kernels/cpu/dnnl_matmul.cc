@@ -12,6 +12,7 @@
 #include "mycel/kernels/cpu/dnnl_post_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/matmul_bf16_atb.h"
 #include "mycel/kernels/cpu/matmul_col_sums.h"
 #include "mycel/kernels/cpu/matmul_skinny.h"
 #include "mycel/kernels/cpu/nn_ref.h"
@@ -120,6 +121,10 @@ struct MatmulEntry : Entry {
   memory::desc part_a_md, part_b_md, part_c_md;  // part_c_md: float32 (bf16: every part)
   int64_t part_a_step = 0, part_b_step = 0;
   bool bf16_parts = false;  // bf16 operands: every part writes a float32 partial
+  // bf16 parts with b not transposed: each part runs matmul_bf16_atb (own AVX512-BF16 kernel)
+  // on its rows, not the one-thread primitive; lda, ldb: the operands' row strides.
+  bool atb = false, atb_prefetch = false;
+  int64_t atb_lda = 0, atb_ldb = 0;
   // Split along N (kSplitNMaxABytes): a one-thread primitive over N / cols columns; the strides
   // (elements) between the parts' b and c (bias and add-row operands: col_c_step too).
   int cols = 0;
@@ -191,6 +196,16 @@ std::shared_ptr<MatmulEntry> build(DType dtype, const MatmulGeom& g, bool has_bi
       e->part_a_step = Kp * lda;
       e->part_b_step = g.trans_b ? Kp : Kp * ldb;
       e->bf16_parts = dtype == DType::bfloat16;
+      // Taken where it was faster: in the transformer's O2 step (two threads, alternating A/B,
+      // launch minima) the eight 128x128 (K 2048) went 1693-1708 -> 1533-1553 us (medians
+      // 4111-4196 -> 3871-3889), the two 512x128 780-816 -> 726-776; one core, hot operands
+      // (bench/bench_matmul_atb.cc, K 1024): 128x128 158-166 against oneDNN's 162 us, 512x128
+      // 649-650 against 639, 128x512 657-660 against 621: not taken where N > M (in the step
+      // within the A/B's noise there).
+      e->atb = e->bf16_parts && !g.trans_b && N <= M && matmul_bf16_atb_available();
+      e->atb_prefetch = matmul_bf16_atb_prefetch();
+      e->atb_lda = lda;
+      e->atb_ldb = ldb;
       e->part_c_md = memory::desc({M, N}, memory::data_type::f32, {N, 1});
       const SerialScope one(0);  // built for the one thread that runs it
       e->part_pd = dnnl::matmul::primitive_desc(
@@ -392,6 +407,14 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
   {
     const int id = omp_get_thread_num(), got = omp_get_num_threads();
     for (int t = id; t < T; t += got) {
+      if (p.e->atb) {  // the kernel sums its rows of a while it packs them
+        const int64_t N = numel / M;
+        matmul_bf16_atb(static_cast<const uint16_t*>(a) + t * p.e->part_a_step, p.e->atb_lda,
+                        static_cast<const uint16_t*>(b) + t * p.e->part_b_step, p.e->atb_ldb, Kp, M,
+                        N, p.partial.data() + t * numel, N,
+                        sums ? p.col_partial.data() + t * M : nullptr, p.e->atb_prefetch);
+        continue;
+      }
       PreparedExec& x = p.parts[t];
       x.set(p.part_args[0], static_cast<const char*>(a) + t * p.e->part_a_step * isz);
       x.set(p.part_args[1], static_cast<const char*>(b) + t * p.e->part_b_step * isz);
@@ -577,9 +600,10 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
                q.a_shape == a.shape() && q.b_shape == b.shape();
       },
       [&] {
-        const std::string k = key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch),
-                                  shape_str(g.b_batch), g.m, g.k, g.n, g.trans_a, g.trans_b,
-                                  bias != nullptr, post_ops_key(post), split_n_enabled());
+        const std::string k =
+            key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
+                g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post),
+                split_n_enabled(), matmul_bf16_atb_available());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });
@@ -613,7 +637,8 @@ void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
         [&] {
           const std::string k =
               key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), M, K,
-                  N, true, false, false, post_ops_key(nullptr));
+                  N, true, false, false, post_ops_key(nullptr), split_n_enabled(),
+                  matmul_bf16_atb_available(), matmul_bf16_atb_prefetch());
           auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, false, nullptr); });
           return prepare(std::move(e), a, b, false, c.numel() * K, nullptr);
         });
