@@ -35,6 +35,9 @@ def test_rule_matches_finite_differences(case):
 # Send/Receive need a peer process: their gradients are checked under mpirun
 # (mpi_workers/collectives.py, send_receive_gradients).
 POINT_TO_POINT = {"send", "receive"}
+# Ops without a float64 kernel, which the finite-difference rows need: their gradients are checked
+# against float64 numpy references in their own files.
+CHECKED_ELSEWHERE = {"flash_attention": "test_flash_attention.py"}
 
 
 def test_every_bprop_op_has_a_rule_and_a_case():
@@ -43,5 +46,5 @@ def test_every_bprop_op_has_a_rule_and_a_case():
         grad = h.grad
         has_rule = _mycel.ad.has_bprop(name)
         assert (grad == "bprop") == has_rule, f"{name}: policy '{grad}' but rule registered: {has_rule}"
-        if has_rule and name not in POINT_TO_POINT:
+        if has_rule and name not in POINT_TO_POINT and name not in CHECKED_ELSEWHERE:
             assert name in covered, f"{name} has a backward rule but no row in tests/python/grad_cases"

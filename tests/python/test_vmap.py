@@ -264,6 +264,8 @@ LOOPED = {"arange", "barrier",
           # no rule yet: the 3-d windowed ops (a fold into N as the 2-d ones would do) and CTC
           "conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "max_pool3d",
           "max_pool3d_grad", "avg_pool3d", "avg_pool3d_grad", "ctc_loss", "ctc_loss_grad",
+          # nor the fused attention (the batch would fold into B, the mask broadcast beside it)
+          "flash_attention", "flash_attention_grad",
           # a size known only from the values: the loop refuses them, naming the op; the
           # masked_scatter pair has fixed shapes and loops
           "unique_with_counts", "masked_select", "nonzero", "masked_scatter", "masked_scatter_grad",

@@ -158,7 +158,7 @@ void flash_attention_grad_kernel(const KernelContext& c) {
 }
 
 std::vector<AttrDef> attention_attrs() {
-  return {{"head_num", AttrKind::kInt, {}, false, {}},
+  return {{"head_num", AttrKind::kInt, int64_t{1}, false, {}},
           {"scalar_value", AttrKind::kFloat, 1.0, false, {}},
           {"input_layout", AttrKind::kStr, std::string("BSH"), false, {}}};
 }
