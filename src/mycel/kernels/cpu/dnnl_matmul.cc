@@ -603,7 +603,7 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c
         const std::string k =
             key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), g.m,
                 g.k, g.n, g.trans_a, g.trans_b, bias != nullptr, post_ops_key(post),
-                split_n_enabled(), matmul_bf16_atb_available());
+                split_n_enabled(), matmul_bf16_atb_available(), matmul_bf16_atb_prefetch());
         auto e = cached<MatmulEntry>(k, [&] { return build(c.dtype(), g, bias != nullptr, post); });
         return prepare(std::move(e), a, b, bias != nullptr, work, post);
       });
