@@ -13,6 +13,7 @@
 #endif
 
 #include "mycel/data/vision/image.h"
+#include "mycel/data/vision/pixel_chain.h"
 
 namespace mycel::data::vision {
 namespace {
@@ -240,6 +241,95 @@ void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Inte
 template void resize_into<uint8_t>(const uint8_t*, const ImageShape&, int64_t, int64_t, Interp,
                                    uint8_t*);
 template void resize_into<float>(const float*, const ImageShape&, int64_t, int64_t, Interp, float*);
+
+namespace {
+
+// The float stages on 8 values: fma(v, a, b) (rescale) or (v - a) * b (normalize), as
+// rescale_value / normalize_value round them.
+#if defined(__AVX2__) && defined(__FMA__)
+inline __m256 steps8(__m256 v, const FloatStep* st, int n) {
+  for (int i = 0; i < n; ++i)
+    v = st[i].sub_mul
+            ? _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(st[i].a)), _mm256_set1_ps(st[i].b))
+            : _mm256_fmadd_ps(v, _mm256_set1_ps(st[i].a), _mm256_set1_ps(st[i].b));
+  return v;
+}
+#endif
+inline float steps1(float v, const FloatStep* st, int n) {
+  for (int i = 0; i < n; ++i)
+    v = st[i].sub_mul ? normalize_value(v, st[i].a, st[i].b) : rescale_value(v, st[i].a, st[i].b);
+  return v;
+}
+
+}  // namespace
+
+bool resize_u8c1_float(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow,
+                       Interp interp, const FloatStep* steps, int nsteps, float* dst) {
+  if (s.c != 1) return false;
+  ResizeCache& r = cached_taps(s, oh, ow, interp);
+  if (r.tx.k != 2 || r.ty.k != 2) return false;  // bilinear (or AREA enlarging, which is bilinear)
+  const int64_t iw = s.w;
+  float* row = r.row.data();
+  const int32_t* x0 = r.h2x.data();
+  const int32_t* x1 = x0 + ow;
+  const float* w0 = r.h2w.data();
+  const float* w1 = w0 + ow;
+  const int32_t* perm = r.h2p.empty() ? nullptr : r.h2p.data();
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    // Vertical pass, as resize_separable's: row = 0, then row = fma(w, src, row) for each tap
+    // whose weight is not zero, in tap order.
+    std::fill(row, row + iw, 0.f);
+    for (int j = 0; j < 2; ++j) {
+      const float w = r.ty.wt[oy * 2 + j];
+      if (w == 0.f) continue;
+      const uint8_t* sr = src + static_cast<int64_t>(r.ty.idx[oy * 2 + j]) * iw;
+      int64_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+      const __m256 wv = _mm256_set1_ps(w);
+      for (; i + 8 <= iw; i += 8) {
+        __m256 v = _mm256_cvtepi32_ps(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sr + i))));
+        _mm256_storeu_ps(row + i, _mm256_fmadd_ps(wv, v, _mm256_loadu_ps(row + i)));
+      }
+#endif
+      for (; i < iw; ++i) row[i] = std::fma(w, static_cast<float>(sr[i]), row[i]);
+    }
+    // Horizontal pass, the uint8 rounding (store<uint8_t>), the conversion back to float and the
+    // float stages, without leaving the registers.
+    float* d = dst + oy * ow;
+    int64_t ox = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    const __m256 zero = _mm256_setzero_ps();
+    for (; ox + 8 <= ow; ox += 8) {
+      __m256 r0, r1;
+      if (perm) {
+        r0 = _mm256_permutevar8x32_ps(
+            _mm256_loadu_ps(row + x0[ox]),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
+        r1 = _mm256_permutevar8x32_ps(
+            _mm256_loadu_ps(row + x1[ox]),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
+      } else {
+        r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)),
+                                 4);
+        r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)),
+                                 4);
+      }
+      __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+      __m256 v = _mm256_min_ps(_mm256_max_ps(acc, zero), _mm256_set1_ps(255.f));
+      v = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f))));
+      _mm256_storeu_ps(d + ox, steps8(v, steps, nsteps));
+    }
+#endif
+    for (; ox < ow; ++ox) {
+      float acc = std::fma(w0[ox], row[x0[ox]], 0.f);
+      acc = std::fma(w1[ox], row[x1[ox]], acc);
+      d[ox] = steps1(static_cast<float>(store<uint8_t>(acc)), steps, nsteps);
+    }
+  }
+  return true;
+}
 
 Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op) {
   ImageShape s = image_shape(img, op);
