@@ -263,8 +263,8 @@ struct RowPassScratch {
 
 // The kernel for N stages (N = 0: any count, read at run time).
 template <int N>
-void row_pass(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow,
-              const ResizeCache& r, const FloatStep* steps, int nsteps, float* dst) {
+void row_pass(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow, const ResizeCache& r,
+              const FloatStep* steps, int nsteps, float* dst) {
   thread_local RowPassScratch sc;
   const int64_t ih = s.h, iw = s.w, stride = (iw + 7) / 8 * 8;
   // + 8: the horizontal pass loads 8 values from a block's first tap, which may be near the end
@@ -319,7 +319,8 @@ void row_pass(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow,
 #if defined(__AVX2__) && defined(__FMA__)
   __m256 sa[N > 0 ? N : 1], sb[N > 0 ? N : 1];
   if constexpr (N > 0)
-    for (int i = 0; i < N; ++i) sa[i] = _mm256_set1_ps(steps[i].a), sb[i] = _mm256_set1_ps(steps[i].b);
+    for (int i = 0; i < N; ++i)
+      sa[i] = _mm256_set1_ps(steps[i].a), sb[i] = _mm256_set1_ps(steps[i].b);
 #endif
   for (int64_t oy = 0; oy < oh; ++oy) {
     const float* row = mid + oy * stride;
