@@ -3,7 +3,8 @@
 Rescale -> HWC2CHW -> batch(64)), built on the consumer's thread as Model.train's loop builds it
 (the sink iterator's pipe.next, no Python conversion), without a training step, A B A B in one
 process:
-the row pass on (the default) and off (MYCEL_DATA_ROWPASS=0), and optionally fusion off
+the row pass (MYCEL_DATA_ROWPASS=0: off) and the source's row prefetch (MYCEL_DATA_PREFETCH_ROWS=0:
+off) each on and off, and fusion off
 (MYCEL_DATA_FUSE=0; that tree runs on its own threads, so its CPU column is the wait). Printed per variant, in microseconds per batch, the median over rounds of:
 the wall time, the loop thread's CPU time, and the best round's wall time.
 
@@ -21,12 +22,15 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "harness"))
 import mycel  # noqa: E402
 from worker_mycel import fashion_dataset  # noqa: E402
 
-VARIANTS = {"row pass (default)": {}, "fused, no row pass": {"MYCEL_DATA_ROWPASS": "0"},
+VARIANTS = {"default": {}, "no row prefetch": {"MYCEL_DATA_PREFETCH_ROWS": "0"},
+            "no row pass": {"MYCEL_DATA_ROWPASS": "0"},
+            "neither": {"MYCEL_DATA_ROWPASS": "0", "MYCEL_DATA_PREFETCH_ROWS": "0"},
             "unfused": {"MYCEL_DATA_FUSE": "0"}}
+KEYS = ("MYCEL_DATA_ROWPASS", "MYCEL_DATA_FUSE", "MYCEL_DATA_PREFETCH_ROWS")
 
 
 def run(env, batches):
-    for k in ("MYCEL_DATA_ROWPASS", "MYCEL_DATA_FUSE"):
+    for k in KEYS:
         os.environ.pop(k, None)
     os.environ.update(env)
     it = fashion_dataset(64)._create_sink_iterator(num_epochs=1)  # keep it: dropping it stops it
