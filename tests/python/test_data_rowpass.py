@@ -128,3 +128,56 @@ def test_gray_2d_map_alone_and_float_input(monkeypatch):
                 [vision.Resize((31, 17)), vision.Rescale(1.0 / 255.0, 0.1)]).batch(7)
 
         _all_equal(monkeypatch, make_b)
+
+
+def _write_idx(path, array, magic):
+    import struct
+    head = struct.pack(">I", magic) + b"".join(struct.pack(">I", d) for d in array.shape)
+    path.write_bytes(head + array.astype(np.uint8).tobytes())
+
+
+@pytest.mark.parametrize("rows,cols", [(28, 28), (13, 7)])
+def test_shuffled_mnist_on_consumer_every_switch(monkeypatch, tmp_path, rows, cols):
+    """The harness's pipeline over a shuffled MnistDataset, read as Model.train's loop reads it
+    (on the consumer: the row pass and the source's row prefetch) and through the plain
+    iterator: every switch gives the unfused pipeline's batches, in the same order."""
+    import mycel
+    rng = np.random.default_rng(7)
+    imgs = rng.integers(0, 256, (150, rows, cols)).astype(np.uint8)
+    labels = rng.integers(0, 10, 150).astype(np.uint8)
+    _write_idx(tmp_path / "train-images-idx3-ubyte", imgs, 0x803)
+    _write_idx(tmp_path / "train-labels-idx1-ubyte", labels, 0x801)
+
+    def make():
+        d = ds.MnistDataset(str(tmp_path), usage="train", shuffle=True)
+        return d.map([vision.Resize((32, 32))] + HARNESS, input_columns="image").batch(
+            16, drop_remainder=True)
+
+    def consumer_rows(env):
+        for k in ("MYCEL_DATA_ROWPASS", "MYCEL_DATA_FUSE", "MYCEL_DATA_PREFETCH_ROWS"):
+            monkeypatch.delenv(k, raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        it = make()._create_sink_iterator(num_epochs=2)
+        out = []
+        while True:
+            try:
+                row = it._pipe.next(True)
+            except StopIteration:
+                break
+            if row is not None:
+                out.append([np.array(c, copy=True) for c in row])
+        return out, it._pipe.on_consumer
+
+    mycel.set_seed(3)
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    ref, on = consumer_rows({"MYCEL_DATA_FUSE": "0"})
+    assert len(ref) == 2 * (150 // 16) and not on
+    for env in ({}, {"MYCEL_DATA_PREFETCH_ROWS": "0"}, {"MYCEL_DATA_PREFETCH_ROWS": "1"},
+                {"MYCEL_DATA_ROWPASS": "0"}):
+        got, on = consumer_rows(env)
+        assert on, env
+        assert len(got) == len(ref), env
+        for a, b in zip(got, ref):
+            for x, y in zip(a, b):
+                assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(), env
