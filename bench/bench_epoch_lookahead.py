@@ -12,6 +12,8 @@ alternates, --rounds times, in this order:
 Both wait policies: run it once plain and once with OMP_WAIT_POLICY=PASSIVE.
 
     .venv/bin/python bench/bench_epoch_lookahead.py [--rounds 5] [--batches 300] [--sink 100] [--ahead 1]
+    .venv/bin/python bench/bench_epoch_lookahead.py --build-ab   # L=0 vs the build before the row
+                      pass and row prefetch (rows "L=old": MYCEL_DATA_ROWPASS=0 MYCEL_DATA_PREFETCH_ROWS=0)
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/bench_epoch_lookahead.py
 
 Printed: medians over the rounds, per step: wall ms, the process's CPU ms (all threads), its
@@ -61,12 +63,34 @@ def with_lookahead(depth, fn):
             os.environ["MYCEL_DATA_LOOKAHEAD"] = old
 
 
+# --build-ab: the batch build before the row pass and the row prefetch (docs/dataset.md)
+OLD_BUILD = {"MYCEL_DATA_ROWPASS": "0", "MYCEL_DATA_PREFETCH_ROWS": "0"}
+
+
+def with_env(env, fn):
+    """fn() with the environment variables env set (read when the pipeline is built)."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return fn()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batches", type=int, default=300, help="batches per epoch (0: all 937)")
     ap.add_argument("--sink", type=int, default=100, help="sink_size of the sink rows")
     ap.add_argument("--ahead", type=int, default=1, help="MYCEL_DATA_LOOKAHEAD of the L=k rows")
+    ap.add_argument("--build-ab", action="store_true",
+                    help="compare, at L=0, today's batch build with the one before the row pass and "
+                         "the row prefetch (MYCEL_DATA_ROWPASS=0 MYCEL_DATA_PREFETCH_ROWS=0) instead of "
+                         "L=0 with L=k")
     args = ap.parse_args()
     mycel.set_context(mode=mycel.GRAPH_MODE)
     mycel.set_seed(0)
@@ -112,16 +136,22 @@ def main():
         return timed(lambda: model.train(sinks, data, dataset_sink_mode=True, sink_size=args.sink),
                      sinks * args.sink)
 
-    k = args.ahead
+    k = "old" if args.build_ab else args.ahead  # the B side's label: L=old or L=k
+
+    def side(depth, fn):
+        if args.build_ab:
+            return with_lookahead(0, lambda: with_env(OLD_BUILD, fn) if depth == k else fn())
+        return with_lookahead(depth, fn)
+
     rows = {"fixed": [], "train L=0": [], f"train L={k}": [], "sink L=0": [], f"sink L={k}": []}
     for r in range(args.rounds):
         rows["fixed"].append(fixed())
         # A B B A order alternating by round, so neither side always runs first
         order = [0, k] if r % 2 == 0 else [k, 0]
         for depth in order:
-            rows[f"train L={depth}"].append(with_lookahead(depth, train))
+            rows[f"train L={depth}"].append(side(depth, train))
         for depth in order[::-1]:
-            rows[f"sink L={depth}"].append(with_lookahead(depth, sink))
+            rows[f"sink L={depth}"].append(side(depth, sink))
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, threads "
           f"{mycel.get_context('num_threads')}, {n} batches, sink_size {args.sink}, {args.rounds} rounds, "
           f"load {os.getloadavg()[0]:.1f}")

@@ -383,7 +383,10 @@ def markdown(result):
                 "Under OMP_WAIT_POLICY=PASSIVE the batches are built one ahead on a builder thread "
                 "(MYCEL_DATA_LOOKAHEAD; its OpenMP threads sleep in the step's barriers and leave the "
                 "cores idle for it); with the default waits each is built on the loop's thread between "
-                "two steps (docs/training.md, \"Where an epoch's time goes\"). PyTorch: a plain loop over "
+                "two steps (docs/training.md, \"Where an epoch's time goes\"). The image chain runs as one "
+                "pass per image written into the batch (Resize's bilinear taps, its uint8 rounding and the "
+                "two Rescales in one kernel, the same bytes as the transforms one by one; docs/dataset.md, "
+                "\"Row pass\"). PyTorch: a plain loop over "
                 "the preprocessed images held in memory (no DataLoader).", "",
                 "| policy | Mycel Model.train img/s | Mycel sink img/s | Mycel fixed-batch step img/s | "
                 "epoch / step | PyTorch loop img/s | Mycel / PyTorch | epoch / step throughput |",

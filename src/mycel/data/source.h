@@ -24,6 +24,9 @@ class Source {
   virtual int64_t size() const = 0;
   /// Row `index` in [0, size()); thread-safe; throws an Error naming the file on corrupt data.
   virtual Row get(int64_t index) const = 0;
+  /// A hint that get(index) comes soon (the consumer's pipeline knows its sampler order): an
+  /// in-memory source may start loading the row's bytes into the cache. No effect on results.
+  virtual void prefetch(int64_t index) const {}
 };
 
 using SourceFactory = std::function<std::shared_ptr<Source>(const Params&)>;

@@ -1,9 +1,21 @@
 // Leaf ops: a random-access Source read by parallel workers in sampler order, and a one-pass
 // stream (Python iterable) read by its dispatcher thread.
+#include <algorithm>
+#include <cstdlib>
+
 #include "mycel/data/engine/engine.h"
 
 namespace mycel::data::engine {
 namespace {
+
+// How far ahead of the consumer's reads a source is told of its rows (Source::prefetch): far
+// enough for a memory read to finish, near enough for the rows to still be cached.
+// MYCEL_DATA_PREFETCH_ROWS=k sets it (0: no hints), read when the pipeline is built.
+int64_t prefetch_ahead() {
+  const char* v = std::getenv("MYCEL_DATA_PREFETCH_ROWS");
+  if (v == nullptr || *v == '\0') return 4;
+  return std::max<int64_t>(0, std::atoll(v));
+}
 
 class SourceOp : public ParallelOp {
  public:
@@ -29,6 +41,10 @@ class SourceOp : public ParallelOp {
       at_ = 0;
     }
     if (at_ < static_cast<int64_t>(order_.size())) {
+      // A shuffled in-memory source reads rows at random: the row ahead_ places on
+      // starts coming into the cache while this one and the next are transformed
+      if (ahead_ > 0 && at_ + ahead_ < static_cast<int64_t>(order_.size()))
+        src_->prefetch(order_[static_cast<size_t>(at_ + ahead_)]);
       p.row = src_->get(order_[static_cast<size_t>(at_++)]);
       return true;
     }
@@ -67,6 +83,7 @@ class SourceOp : public ParallelOp {
   int64_t epoch_ = 0, at_ = -1;
   std::vector<int64_t> order_;
   bool eof_sent_ = false;
+  int64_t ahead_ = prefetch_ahead();
 };
 
 class StreamOp : public ParallelOp {

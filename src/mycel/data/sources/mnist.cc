@@ -89,6 +89,13 @@ class MnistSource : public Source {
     std::memcpy(image.data(), images_.data() + static_cast<size_t>(i) * n, n);
     return {image, Tensor::scalar(labels_[static_cast<size_t>(i)], DType::int32)};
   }
+  void prefetch(int64_t i) const override {
+    if (i < 0 || i >= size()) return;
+    const size_t n = static_cast<size_t>(rows_ * cols_);
+    const uint8_t* p = images_.data() + static_cast<size_t>(i) * n;
+    for (size_t o = 0; o < n; o += 64) __builtin_prefetch(p + o);
+    __builtin_prefetch(p + n - 1);
+  }
 
  private:
   static bool has_images(const std::string& dir, const std::string& prefix) {

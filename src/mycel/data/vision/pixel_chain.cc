@@ -54,6 +54,25 @@ void transpose_hwc(const T* s, T* d, int64_t hw, int64_t c) {
     for (int64_t i = 0; i < hw; ++i) d[ch * hw + i] = s[i * c + ch];
 }
 
+// The one-pass row kernel for a one-channel uint8 image resized to float (the Fashion-MNIST
+// chain): false where it does not apply.
+bool run_row_pass(const Tensor& img, const PixelPlan& p, void* dst) {
+  constexpr size_t kMaxSteps = 8;
+  if (p.in_dtype != DType::uint8 || p.out_dtype != DType::float32 || !p.resize || p.in.c != 1 ||
+      p.steps.size() > kMaxSteps)
+    return false;
+  FloatStep fs[kMaxSteps];
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PixelPlan::Step& s = p.steps[i];
+    if (s.per_channel)  // one channel: its single mean and inverse
+      fs[i] = {true, s.st->mean[0], s.st->inv[0]};
+    else
+      fs[i] = {s.normalize, s.a, s.b};
+  }
+  return resize_u8c1_float(img.data<uint8_t>(), p.in, p.oh, p.ow, p.interp, fs,
+                           static_cast<int>(p.steps.size()), static_cast<float*>(dst));
+}
+
 template <class T>
 void run_typed(const Tensor& img, const PixelPlan& p, void* dst) {
   const int64_t c = p.in.c, hw = p.oh * p.ow, n = hw * c;
@@ -149,6 +168,7 @@ bool PixelChain::plan(const Tensor& img, PixelPlan& p) const {
 }
 
 void PixelChain::run_into(const Tensor& img, const PixelPlan& p, void* dst) const {
+  if (row_pass_ && run_row_pass(img, p, dst)) return;
   if (p.in_dtype == DType::uint8)
     run_typed<uint8_t>(img, p, dst);
   else
@@ -169,6 +189,11 @@ bool PixelChain::apply(const std::vector<Tensor>& in, std::vector<Tensor>& out) 
   }
   out = std::move(res);
   return true;
+}
+
+bool row_pass_enabled() {
+  const char* v = std::getenv("MYCEL_DATA_ROWPASS");
+  return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
 bool fusion_enabled() {

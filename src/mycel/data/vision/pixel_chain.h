@@ -33,6 +33,18 @@ struct PixelStage {
 inline float rescale_value(float v, float scale, float shift) { return std::fma(v, scale, shift); }
 inline float normalize_value(float v, float mean, float inv) { return (v - mean) * inv; }
 
+/// One float stage of a one-channel image: fma(v, a, b) (Rescale), or (v - a) * b (Normalize).
+struct FloatStep {
+  bool sub_mul = false;
+  float a = 0, b = 0;
+};
+/// Bilinear resize of a one-channel uint8 image, its rounding to uint8, the conversion to float
+/// and `steps`, in one pass per output row (resize.cc): the same bits as resize_into<uint8_t>
+/// followed by the stages one by one, without the intermediate image. False (nothing written)
+/// where the taps are not bilinear or the image has several channels.
+bool resize_u8c1_float(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow,
+                       Interp interp, const FloatStep* steps, int nsteps, float* dst);
+
 /// How one image goes through a chain: the output's shape and dtype, found from the input's
 /// shape and dtype alone.
 struct PixelPlan {
@@ -52,10 +64,15 @@ struct PixelPlan {
   std::vector<Step> steps;
 };
 
+/// Whether a chain may resize, round and scale a one-channel uint8 image in one pass per row
+/// (resize_u8c1_float): MYCEL_DATA_ROWPASS is unset or not "0" (read when a chain is built).
+bool row_pass_enabled();
+
 /// A run of two or more fusable transforms, run as one pass.
 class PixelChain {
  public:
-  explicit PixelChain(std::vector<const PixelStage*> stages) : stages_(std::move(stages)) {}
+  explicit PixelChain(std::vector<const PixelStage*> stages)
+      : stages_(std::move(stages)), row_pass_(row_pass_enabled()) {}
   /// The plan for one image, or false when the pass does not cover it (then run the transforms
   /// one by one: they give the result, or the error, the user would get without fusion).
   bool plan(const Tensor& img, PixelPlan& p) const;
@@ -67,6 +84,7 @@ class PixelChain {
 
  private:
   std::vector<const PixelStage*> stages_;
+  bool row_pass_;  // resize_u8c1_float where it applies
 };
 
 /// A transform list cut into segments: [begin, end) with a chain when it fused (two or more

@@ -13,6 +13,7 @@
 #endif
 
 #include "mycel/data/vision/image.h"
+#include "mycel/data/vision/pixel_chain.h"
 
 namespace mycel::data::vision {
 namespace {
@@ -240,6 +241,147 @@ void resize_into(const T* src, const ImageShape& s, int64_t oh, int64_t ow, Inte
 template void resize_into<uint8_t>(const uint8_t*, const ImageShape&, int64_t, int64_t, Interp,
                                    uint8_t*);
 template void resize_into<float>(const float*, const ImageShape&, int64_t, int64_t, Interp, float*);
+
+namespace {
+
+// The float stages, rescale_value (fma(v, a, b)) or normalize_value ((v - a) * b) in turn; N > 0
+// fixes their count at compile time (the harness's chain has two).
+template <int N>
+inline float steps1(float v, const FloatStep* st, int n) {
+  for (int i = 0; i < (N > 0 ? N : n); ++i)
+    v = st[i].sub_mul ? normalize_value(v, st[i].a, st[i].b) : rescale_value(v, st[i].a, st[i].b);
+  return v;
+}
+
+// Per-thread buffers of the one-pass kernel: the image in float, rows padded to a multiple of 8
+// (the vertical pass then has no scalar tail), and the vertical pass's output for every output
+// row, written in full before the horizontal pass reads it (reading a row just stored, at
+// unaligned offsets, stalls on store forwarding).
+struct RowPassScratch {
+  std::vector<float> img, mid;
+};
+
+// The kernel for N stages (N = 0: any count, read at run time).
+template <int N>
+void row_pass(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow, const ResizeCache& r,
+              const FloatStep* steps, int nsteps, float* dst) {
+  thread_local RowPassScratch sc;
+  const int64_t ih = s.h, iw = s.w, stride = (iw + 7) / 8 * 8;
+  // + 8: the horizontal pass loads 8 values from a block's first tap, which may be near the end
+  if (sc.img.size() < static_cast<size_t>(ih * stride)) sc.img.resize(ih * stride);
+  if (sc.mid.size() < static_cast<size_t>(oh * stride + 8)) sc.mid.assign(oh * stride + 8, 0.f);
+  float* img = sc.img.data();
+  float* mid = sc.mid.data();
+  const int32_t* x0 = r.h2x.data();
+  const int32_t* x1 = x0 + ow;
+  const float* w0 = r.h2w.data();
+  const float* w1 = w0 + ow;
+  const int32_t* perm = r.h2p.empty() ? nullptr : r.h2p.data();
+  // uint8 -> float (exact), zeros in the padding
+  for (int64_t y = 0; y < ih; ++y) {
+    const uint8_t* sr = src + y * iw;
+    float* d = img + y * stride;
+    int64_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    for (; i + 8 <= iw; i += 8)
+      _mm256_storeu_ps(d + i, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sr + i)))));
+#endif
+    for (; i < iw; ++i) d[i] = static_cast<float>(sr[i]);
+    for (; i < stride; ++i) d[i] = 0.f;
+  }
+  // Vertical pass, as resize_separable's: 0, then fma(w, src, acc) for each tap whose weight is
+  // not zero, in tap order (fma(w, v, 0) rounds w * v once, as the fma into the zeroed row does)
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const float wa = r.ty.wt[oy * 2], wb = r.ty.wt[oy * 2 + 1];
+    const float* ra = img + static_cast<int64_t>(r.ty.idx[oy * 2]) * stride;
+    const float* rb = img + static_cast<int64_t>(r.ty.idx[oy * 2 + 1]) * stride;
+    float* m = mid + oy * stride;
+    int64_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    const __m256 va = _mm256_set1_ps(wa), vb = _mm256_set1_ps(wb), zero = _mm256_setzero_ps();
+    for (; i < stride; i += 8) {
+      __m256 acc = zero;
+      if (wa != 0.f) acc = _mm256_fmadd_ps(va, _mm256_loadu_ps(ra + i), acc);
+      if (wb != 0.f) acc = _mm256_fmadd_ps(vb, _mm256_loadu_ps(rb + i), acc);
+      _mm256_storeu_ps(m + i, acc);
+    }
+#endif
+    for (; i < stride; ++i) {
+      float acc = 0.f;
+      if (wa != 0.f) acc = std::fma(wa, ra[i], acc);
+      if (wb != 0.f) acc = std::fma(wb, rb[i], acc);
+      m[i] = acc;
+    }
+  }
+  // Horizontal pass, the uint8 rounding (store<uint8_t>), the conversion back to float and the
+  // float stages, without leaving the registers
+#if defined(__AVX2__) && defined(__FMA__)
+  __m256 sa[N > 0 ? N : 1], sb[N > 0 ? N : 1];
+  if constexpr (N > 0)
+    for (int i = 0; i < N; ++i)
+      sa[i] = _mm256_set1_ps(steps[i].a), sb[i] = _mm256_set1_ps(steps[i].b);
+#endif
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const float* row = mid + oy * stride;
+    float* d = dst + oy * ow;
+    int64_t ox = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    const __m256 zero = _mm256_setzero_ps();
+    for (; ox + 8 <= ow; ox += 8) {
+      __m256 r0, r1;
+      if (perm) {
+        r0 = _mm256_permutevar8x32_ps(
+            _mm256_loadu_ps(row + x0[ox]),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
+        r1 = _mm256_permutevar8x32_ps(
+            _mm256_loadu_ps(row + x1[ox]),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
+      } else {
+        r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)),
+                                 4);
+        r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)),
+                                 4);
+      }
+      __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+      __m256 v = _mm256_min_ps(_mm256_max_ps(acc, zero), _mm256_set1_ps(255.f));
+      v = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f))));
+      for (int i = 0; i < (N > 0 ? N : nsteps); ++i) {
+        const __m256 a = N > 0 ? sa[i] : _mm256_set1_ps(steps[i].a);
+        const __m256 b = N > 0 ? sb[i] : _mm256_set1_ps(steps[i].b);
+        v = steps[i].sub_mul ? _mm256_mul_ps(_mm256_sub_ps(v, a), b) : _mm256_fmadd_ps(v, a, b);
+      }
+      _mm256_storeu_ps(d + ox, v);
+    }
+#endif
+    for (; ox < ow; ++ox) {
+      float acc = std::fma(w0[ox], row[x0[ox]], 0.f);
+      acc = std::fma(w1[ox], row[x1[ox]], acc);
+      d[ox] = steps1<N>(static_cast<float>(store<uint8_t>(acc)), steps, nsteps);
+    }
+  }
+}
+
+}  // namespace
+
+bool resize_u8c1_float(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow,
+                       Interp interp, const FloatStep* steps, int nsteps, float* dst) {
+  if (s.c != 1) return false;
+  const ResizeCache& r = cached_taps(s, oh, ow, interp);
+  if (r.tx.k != 2 || r.ty.k != 2) return false;  // bilinear (or AREA enlarging, which is bilinear)
+  switch (nsteps) {
+    case 1:
+      row_pass<1>(src, s, oh, ow, r, steps, nsteps, dst);
+      break;
+    case 2:
+      row_pass<2>(src, s, oh, ow, r, steps, nsteps, dst);
+      break;
+    default:
+      row_pass<0>(src, s, oh, ow, r, steps, nsteps, dst);
+  }
+  return true;
+}
 
 Tensor resize(const Tensor& img, int64_t oh, int64_t ow, Interp interp, const std::string& op) {
   ImageShape s = image_shape(img, op);
