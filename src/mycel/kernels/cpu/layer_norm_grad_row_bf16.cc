@@ -13,9 +13,8 @@ namespace mycel::cpu {
 namespace {
 
 __m256 widen8(const uint16_t* p) {
-  return _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
-                        16));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(
+      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
 }
 
 // bf16_round_bits in 32-bit lanes (nearest even, NaN quieted): the bits in each lane's low half.
@@ -24,8 +23,8 @@ __m256i round8(__m256 v) {
                 quiet = _mm256_set1_epi32(0x40);
   const __m256i u = _mm256_castps_si256(v);
   const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i r = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(hi, one)), 16);
+  const __m256i r =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(hi, one)), 16);
   return _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet),
                             _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
@@ -68,11 +67,10 @@ void layer_norm_grad_row_bf16(const uint16_t* dy, const uint16_t* dy_b, const ui
     const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(widen8(x + i), vmu), vrs);
     __m256 d = widen8(dy + i);
     if (dy_b)
-      d = _mm256_castsi256_ps(
-          _mm256_slli_epi32(round8(_mm256_add_ps(d, widen8(dy_b + i))), 16));
+      d = _mm256_castsi256_ps(_mm256_slli_epi32(round8(_mm256_add_ps(d, widen8(dy_b + i))), 16));
     const __m256 gv = _mm256_loadu_ps(g + i);
-    sa = _mm256_fmadd_ps(d, gv, sa);                         // sum dy * g
-    sb = _mm256_fmadd_ps(_mm256_mul_ps(d, gv), xh, sb);      // sum dy * g * xhat
+    sa = _mm256_fmadd_ps(d, gv, sa);                     // sum dy * g
+    sb = _mm256_fmadd_ps(_mm256_mul_ps(d, gv), xh, sb);  // sum dy * g * xhat
     _mm256_storeu_ps(fg + i, _mm256_fmadd_ps(d, xh, _mm256_loadu_ps(fg + i)));
     _mm256_storeu_ps(fb + i, _mm256_add_ps(d, _mm256_loadu_ps(fb + i)));
     _mm256_storeu_ps(xhat + i, xh);
@@ -84,9 +82,9 @@ void layer_norm_grad_row_bf16(const uint16_t* dy, const uint16_t* dy_b, const ui
   const __m256 vk = _mm256_set1_ps(k), vbx = _mm256_set1_ps(bx);
   for (int64_t i = 0; i < inner; i += 8) {
     // (rs * dy * g + bx * xhat) + k, contracted as GCC contracts the generic loop's expression.
-    const __m256 o = _mm256_fmadd_ps(_mm256_mul_ps(vrs, _mm256_loadu_ps(dyf + i)),
-                                     _mm256_loadu_ps(g + i),
-                                     _mm256_mul_ps(vbx, _mm256_loadu_ps(xhat + i)));
+    const __m256 o =
+        _mm256_fmadd_ps(_mm256_mul_ps(vrs, _mm256_loadu_ps(dyf + i)), _mm256_loadu_ps(g + i),
+                        _mm256_mul_ps(vbx, _mm256_loadu_ps(xhat + i)));
     store8(dx + i, round8(_mm256_add_ps(o, vk)));
   }
 #endif

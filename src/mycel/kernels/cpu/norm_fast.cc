@@ -249,12 +249,12 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
       for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
         const T* xp = X + r * inner;
         const float mu = MU[r], rs = RS[r];
-        if (fast_rows) {  // bf16 with gamma: the same bits in two passes (layer_norm_grad_row_bf16.h)
-          layer_norm_grad_row_bf16(reinterpret_cast<const uint16_t*>(DY + r * inner),
-                                   DY2 ? DY2 + r * inner : nullptr,
-                                   reinterpret_cast<const uint16_t*>(xp), G, mu, rs, DMU[r], DRS[r],
-                                   reinterpret_cast<uint16_t*>(DX + r * inner), fg, fb, xh.data(),
-                                   dyh.data(), inner);
+        if (fast_rows) {  // bf16 with gamma: the same bits in two passes
+                          // (layer_norm_grad_row_bf16.h)
+          layer_norm_grad_row_bf16(
+              reinterpret_cast<const uint16_t*>(DY + r * inner), DY2 ? DY2 + r * inner : nullptr,
+              reinterpret_cast<const uint16_t*>(xp), G, mu, rs, DMU[r], DRS[r],
+              reinterpret_cast<uint16_t*>(DX + r * inner), fg, fb, xh.data(), dyh.data(), inner);
           if (++block == kFloatRows) flush();
           continue;
         }
