@@ -4,7 +4,7 @@
 #include <cstring>
 
 #if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
+#include "mycel/kernels/cpu/bf16_lanes.h"
 #endif
 
 namespace mycel::cpu {
@@ -12,28 +12,7 @@ namespace mycel::cpu {
 #if defined(__AVX2__) && defined(__FMA__)
 namespace {
 
-__m256 widen8(const uint16_t* p) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(
-      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
-}
-
-// bf16_round_bits in 32-bit lanes (nearest even, NaN quieted): the bits in each lane's low half.
-__m256i round8(__m256 v) {
-  const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff),
-                quiet = _mm256_set1_epi32(0x40);
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i r =
-      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(hi, one)), 16);
-  return _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet),
-                            _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
-
-void store8(uint16_t* p, __m256i r) {
-  // packus works per 128-bit half: gather the halves' low quadwords into the low 128 bits.
-  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
-}
+using namespace bf16_lanes;
 
 // lane_sum's ending: the eight float lanes added in order in double.
 double lanes_in_double(__m256 acc) {
@@ -66,8 +45,7 @@ void layer_norm_grad_row_bf16(const uint16_t* dy, const uint16_t* dy_b, const ui
   for (int64_t i = 0; i < inner; i += 8) {
     const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(widen8(x + i), vmu), vrs);
     __m256 d = widen8(dy + i);
-    if (dy_b)
-      d = _mm256_castsi256_ps(_mm256_slli_epi32(round8(_mm256_add_ps(d, widen8(dy_b + i))), 16));
+    if (dy_b) d = through_bf16(_mm256_add_ps(d, widen8(dy_b + i)));  // the add launch's bf16 value
     const __m256 gv = _mm256_loadu_ps(g + i);
     sa = _mm256_fmadd_ps(d, gv, sa);                     // sum dy * g
     sb = _mm256_fmadd_ps(_mm256_mul_ps(d, gv), xh, sb);  // sum dy * g * xhat
