@@ -20,8 +20,8 @@ inline __m256i round8(__m256 v) {
                 quiet = _mm256_set1_epi32(0x40);
   const __m256i u = _mm256_castps_si256(v);
   const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i r = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(hi, one)), 16);
+  const __m256i r =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(hi, one)), 16);
   return _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet),
                             _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
