@@ -11,6 +11,11 @@
 #include <immintrin.h>
 
 #include "mycel/kernels/cpu/bf16_lanes.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#include "mycel/kernels/cpu/bf16_lanes512.h"  // inside the target region, as it asks
+#pragma GCC pop_options
 #endif
 
 namespace mycel::cpu {
@@ -39,38 +44,22 @@ __m256 apply8(__m256 x, __m256 y) {
 #endif
 
 #if defined(__AVX2__)
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
 // 16 lanes where the CPU has AVX-512 (1.4x the AVX2 loop on this host's 2048x128 add): the same
-// widening, rounding (NaN: its top bits with the quiet bit) and float op. The maskz forms: GCC 12
-// warns (falsely) that the plain forms' pass-through operand is uninitialized.
-constexpr __mmask16 kAll = 0xFFFF;
-
-inline __m512 widen16(const uint16_t* p) {
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
-      kAll,
-      _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
-      16));
-}
-
+// widening, rounding and float op.
 template <Bf16BinOp Op>
-int64_t run16(const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t i, int64_t e) {
-  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff),
-                quiet = _mm512_set1_epi32(0x40);
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) int64_t run16(const uint16_t* a,
+                                                                            const uint16_t* b,
+                                                                            uint16_t* y, int64_t i,
+                                                                            int64_t e) {
+  using namespace bf16_lanes512;
   for (; i + 16 <= e; i += 16) {
     const __m512 x = widen16(a + i), z = widen16(b + i);
-    const __m512 v = Op == Bf16BinOp::kAdd   ? _mm512_add_ps(x, z)
-                     : Op == Bf16BinOp::kSub ? _mm512_sub_ps(x, z)
-                                             : _mm512_mul_ps(x, z);
-    const __m512i u = _mm512_castps_si512(v), hi = _mm512_maskz_srli_epi32(kAll, u, 16);
-    __m512i r = _mm512_maskz_srli_epi32(
-        kAll, _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(hi, one)), 16);
-    r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), hi, quiet);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_maskz_cvtepi32_epi16(kAll, r));
+    round_store16(y + i, Op == Bf16BinOp::kAdd   ? _mm512_add_ps(x, z)
+                         : Op == Bf16BinOp::kSub ? _mm512_sub_ps(x, z)
+                                                 : _mm512_mul_ps(x, z));
   }
   return i;
 }
-#pragma GCC pop_options
 #endif
 
 template <Bf16BinOp Op>
