@@ -1,8 +1,9 @@
 // One row of the bf16 layer norm backward (norm_fast.cc's layer_norm_grad_loop) in AVX2 lanes,
 // two passes instead of eight: the first widens x and dy (and rounds dy + dy_b to bf16, as the
 // add launch it replaces), forms xhat, the row's two sums and the dgamma/dbeta float partials;
-// the second writes dx rounded to bf16 (in AVX-512 lanes where the CPU has them). The generic loop's bits: the same lanes, the same
-// operation order (FMAs where GCC contracts the scalar loop's), the statistics in double.
+// the second writes dx rounded to bf16 (in AVX-512 lanes where the CPU has them). The generic
+// loop's bits: the same lanes, the same operation order (FMAs where GCC contracts the scalar
+// loop's), the statistics in double.
 #pragma once
 #include <cstdint>
 
