@@ -252,3 +252,47 @@ def test_o2_inference_uses_float32_moving_statistics(mode):
     got = wrapped(x)
     assert got.dtype == mycel.float32
     np.testing.assert_allclose(got.asnumpy(), want, rtol=0, atol=0.03 * np.abs(want).max())
+
+
+def _ln_grad_direct(dy, x, gamma, mean, rstd, dmean, drstd):
+    bf = lambda a: Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16)  # noqa: E731
+    f32 = lambda a: Tensor(np.asarray(a, np.float32))  # noqa: E731
+    dx, dg, db = ops.layer_norm_grad(bf(dy), bf(x), f32(gamma), f32(mean), f32(rstd), f32(dmean),
+                                     f32(drstd))
+    return dx.astype(mycel.float32).asnumpy(), dg.asnumpy(), db.asnumpy()
+
+
+# layer_norm_grad's bf16 rows of a multiple of 8 take two AVX2 passes
+# (kernels/cpu/layer_norm_grad_row_bf16.cc), others the generic loop; MYCEL_LN_GRAD_ROWS=0 forces
+# the generic loop for all. Both against float64 numpy (with the saved statistics' sensitivities
+# dmean, drstd), and the two paths bit for bit.
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("rows,inner", [(2048, 128), (37, 136), (5, 40), (9, 8), (6, 37)])
+def test_layer_norm_grad_bf16_rows_match_reference_and_generic_loop(rows, inner, threads,
+                                                                    monkeypatch):
+    saved = mycel.get_context("num_threads")
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+    try:
+        x = bf16_values(RNG.standard_normal((rows, inner)) * 2 + 0.7)
+        dy = bf16_values(RNG.standard_normal((rows, inner)))
+        gamma = RNG.uniform(0.5, 1.5, inner).astype(np.float32)
+        mean = x.mean(axis=1, keepdims=True).astype(np.float32)
+        rstd = (1 / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)).astype(np.float32)
+        dmean = (RNG.standard_normal((rows, 1)) * 0.1).astype(np.float32)
+        drstd = (RNG.standard_normal((rows, 1)) * 0.1).astype(np.float32)
+        fast = _ln_grad_direct(dy, x, gamma, mean, rstd, dmean, drstd)
+        monkeypatch.setenv("MYCEL_LN_GRAD_ROWS", "0")
+        generic = _ln_grad_direct(dy, x, gamma, mean, rstd, dmean, drstd)
+    finally:
+        mycel.set_context(num_threads=saved)
+    for a, b in zip(fast, generic):
+        np.testing.assert_array_equal(a, b)
+    mu, rs = mean.astype(np.float64), rstd.astype(np.float64)
+    xhat = (x - mu) * rs
+    dxh = dy * gamma.astype(np.float64)
+    m = inner
+    dx_ref = rs * dxh - rs / m * dxh.sum(1, keepdims=True) \
+        - rs / m * xhat * (dxh * xhat).sum(1, keepdims=True) + dmean / m - drstd * rs * rs * xhat / m
+    close(fast[0], dx_ref, 2 * BF16_EPS)
+    close(fast[1], (dy * xhat).sum(0), 1e-5)
+    close(fast[2], dy.sum(0), 1e-5)

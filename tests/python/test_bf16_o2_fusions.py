@@ -3,7 +3,8 @@ weight's bfloat16 master copy in its own pass (backend/keep_master_copies.cc: th
 the weight become checks of its write version, the gradient's cast folds into the chain), and a
 relu's bf16 backward dy * cast(y > 0) runs as one pass (backend/fuse_mask_product.cc). Both must
 give the unfused program's results bit for bit (MYCEL_MASTER_COPY=0 / MYCEL_FUSE_MASK_PRODUCT=0
-turn them off), also when the weights are written between steps from outside the program. Also:
+turn them off; the "unfused" runs also take the scalar loops that MYCEL_EW_ROUND_ROW,
+MYCEL_LN_GRAD_ROWS and MYCEL_BF16_BINARY_LANES replace with vector lanes), also when the weights are written between steps from outside the program. Also:
 bf16 dense + relu as one oneDNN primitive, and bf16 weight-gradient matmuls split along K."""
 import os
 import sys
@@ -18,7 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples
 from models import TransformerClassifier  # noqa: E402
 from models.resnet import BasicBlock, ResNet  # noqa: E402
 
-OFF = ("MYCEL_MASTER_COPY", "MYCEL_FUSE_MASK_PRODUCT")
+OFF = ("MYCEL_MASTER_COPY", "MYCEL_FUSE_MASK_PRODUCT", "MYCEL_EW_ROUND_ROW", "MYCEL_LN_GRAD_ROWS",
+       "MYCEL_BF16_BINARY_LANES")
 
 
 @pytest.fixture(autouse=True)

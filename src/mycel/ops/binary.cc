@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "mycel/kernels/cpu/binary.h"
+#include "mycel/kernels/cpu/binary_bf16.h"
 #include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/infer_util.h"
 
@@ -23,6 +24,14 @@ std::vector<TensorMeta> float_dtype(const InferContext& c) {
 std::vector<TensorMeta> div_dtype(const InferContext& c) {
   DType t = c.in(0).dtype;
   return {infer_broadcast(c, is_floating(t) || is_complex(t) ? t : DType::float64)};
+}
+
+// Same-shape bfloat16 operands first through binary_bf16.h's vector lanes (the same bits as
+// `core`'s scalar loop), everything else through `core`.
+KernelFn bf16_lanes_first(cpu::Bf16BinOp op, KernelFn core) {
+  return [op, core](const KernelContext& ctx) {
+    if (!cpu::bf16_binary_same_shape(op, ctx.in(0), ctx.in(1), ctx.out(0))) core(ctx);
+  };
 }
 
 // The unsigned and complex types run apart from the core kernels (whose functors compare,
@@ -215,49 +224,55 @@ MYCEL_REGISTER_OPS(binary) {
   std::vector<DType> all_uint = all;
   for (DType t : {DType::uint16, DType::uint32, DType::uint64}) all_uint.push_back(t);
   r.add(with_traits(
-      binary("add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
-             with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
-                                   if constexpr (std::is_same_v<decltype(x), bool>)
-                                     return x || y;
-                                   else
-                                     return wrap_add(x, y);
-                                 }),
-                                 [](auto x, auto y) -> decltype(x) {
-                                   if constexpr (is_complex_v<decltype(x)>)
-                                     return x + y;
-                                   else
-                                     return wrap_add(x, y);
-                                 }),
-             "bprop"),
+      binary(
+          "add", "Add", "Elementwise x + y with broadcasting.", all_ext, same_dtype,
+          bf16_lanes_first(cpu::Bf16BinOp::kAdd,
+                           with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
+                                                 if constexpr (std::is_same_v<decltype(x), bool>)
+                                                   return x || y;
+                                                 else
+                                                   return wrap_add(x, y);
+                                               }),
+                                               [](auto x, auto y) -> decltype(x) {
+                                                 if constexpr (is_complex_v<decltype(x)>)
+                                                   return x + y;
+                                                 else
+                                                   return wrap_add(x, y);
+                                               })),
+          "bprop"),
       py_op(PyOperator::kAdd), ew_step(cpu::EwOp::kAdd, kKeepsZero), as_post_op(kPostAddRow)));
   r.add(with_traits(
       binary("sub", "Sub", "Elementwise x - y with broadcasting.", numeric_ext, same_dtype,
-             with_extended<void>(
-                 numeric_binary([](auto x, auto y) -> decltype(x) { return wrap_sub(x, y); }),
-                 [](auto x, auto y) -> decltype(x) {
-                   if constexpr (is_complex_v<decltype(x)>)
-                     return x - y;
-                   else
-                     return wrap_sub(x, y);
-                 }),
+             bf16_lanes_first(cpu::Bf16BinOp::kSub,
+                              with_extended<void>(numeric_binary([](auto x, auto y) -> decltype(x) {
+                                                    return wrap_sub(x, y);
+                                                  }),
+                                                  [](auto x, auto y) -> decltype(x) {
+                                                    if constexpr (is_complex_v<decltype(x)>)
+                                                      return x - y;
+                                                    else
+                                                      return wrap_sub(x, y);
+                                                  })),
              "bprop"),
       py_op(PyOperator::kSub), ew_step(cpu::EwOp::kSub, kKeepsZero)));
-  r.add(
-      with_traits(binary("mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
-                         with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
-                                               if constexpr (std::is_same_v<decltype(x), bool>)
-                                                 return x && y;
-                                               else
-                                                 return wrap_mul(x, y);
-                                             }),
-                                             [](auto x, auto y) -> decltype(x) {
-                                               if constexpr (is_complex_v<decltype(x)>)
-                                                 return x * y;
-                                               else
-                                                 return wrap_mul(x, y);
-                                             }),
-                         "bprop"),
-                  py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
+  r.add(with_traits(
+      binary(
+          "mul", "Mul", "Elementwise x * y with broadcasting.", all_ext, same_dtype,
+          bf16_lanes_first(cpu::Bf16BinOp::kMul,
+                           with_extended<void>(same_dtype_binary([](auto x, auto y) -> decltype(x) {
+                                                 if constexpr (std::is_same_v<decltype(x), bool>)
+                                                   return x && y;
+                                                 else
+                                                   return wrap_mul(x, y);
+                                               }),
+                                               [](auto x, auto y) -> decltype(x) {
+                                                 if constexpr (is_complex_v<decltype(x)>)
+                                                   return x * y;
+                                                 else
+                                                   return wrap_mul(x, y);
+                                               })),
+          "bprop"),
+      py_op(PyOperator::kMul), ew_step(cpu::EwOp::kMul, kKeepsZero)));
   r.add(with_traits(
       binary("div", "Div", "Elementwise true division x / y (integers give floats).", all_ext,
              div_dtype, div_extended(float_binary([](auto x, auto y) { return x / y; })), "bprop"),

@@ -10,6 +10,7 @@
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/bf16_round_row.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/layer_norm_grad_row_bf16.h"
 
 namespace mycel::cpu {
 namespace {
@@ -213,6 +214,9 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
               *DRS = drstd.data<float>();
   const float* G = has_gamma ? gamma.data<float>() : nullptr;
   T* DX = dx.data<T>();
+  bool fast_rows = false;
+  if constexpr (std::is_same_v<T, BFloat16>)
+    fast_rows = has_gamma && layer_norm_grad_row_bf16_ok(inner);
   // Rows in a few contiguous chunks, each with its own dgamma/dbeta partial sums (double).
   const int64_t chunks = std::max<int64_t>(std::min<int64_t>(outer, num_threads()), 1);
   double* part = scratch(0, static_cast<size_t>(chunks * 2 * inner));
@@ -245,6 +249,15 @@ void layer_norm_grad_loop(const Tensor& dy, const Tensor& x, const Tensor& gamma
       for (int64_t r = ck * outer / chunks, r1 = (ck + 1) * outer / chunks; r < r1; ++r) {
         const T* xp = X + r * inner;
         const float mu = MU[r], rs = RS[r];
+        if (fast_rows) {  // bf16 with gamma: the same bits in two passes
+                          // (layer_norm_grad_row_bf16.h)
+          layer_norm_grad_row_bf16(
+              reinterpret_cast<const uint16_t*>(DY + r * inner), DY2 ? DY2 + r * inner : nullptr,
+              reinterpret_cast<const uint16_t*>(xp), G, mu, rs, DMU[r], DRS[r],
+              reinterpret_cast<uint16_t*>(DX + r * inner), fg, fb, xh.data(), dyh.data(), inner);
+          if (++block == kFloatRows) flush();
+          continue;
+        }
         float* xhat = xh.data();
         for (int64_t i = 0; i < inner; ++i) xhat[i] = (float(xp[i]) - mu) * rs;
         const float* dp;
