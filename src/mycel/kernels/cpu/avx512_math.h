@@ -61,12 +61,4 @@ inline float hmax(__m512 v) {
   return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
 }
 
-/// 16 bfloat16 values (raw bits) widened to float32 lanes: exact, a shift of each into the high
-/// half.
-inline __m512 load_bf16(const uint16_t* p) {
-  const __m512i w = _mm512_maskz_cvtepu16_epi32(
-      __mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xFFFF), w, 16));
-}
-
 }  // namespace mycel::cpu::avx512

@@ -20,7 +20,8 @@
 #if MYCEL_AVX512_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
-#include "mycel/kernels/cpu/avx512_math.h"  // inside the target region, as it asks
+#include "mycel/kernels/cpu/avx512_math.h"  // inside the target region, as they ask
+#include "mycel/kernels/cpu/bf16_lanes512.h"
 
 namespace mycel::cpu::flash {
 namespace {
@@ -163,7 +164,7 @@ float dot_bf16(const uint16_t* a, const uint16_t* b, int64_t n) {
   __m512 acc = _mm512_setzero_ps();
   int64_t d = 0;
   for (; d + 16 <= n; d += 16)
-    acc = _mm512_fmadd_ps(avx512::load_bf16(a + d), avx512::load_bf16(b + d), acc);
+    acc = _mm512_fmadd_ps(bf16_lanes512::widen16(a + d), bf16_lanes512::widen16(b + d), acc);
   float s = avx512::hsum(acc);
   for (; d < n; ++d) s += from_bf16(a[d]) * from_bf16(b[d]);
   return s;

@@ -6,6 +6,12 @@
 #if defined(__x86_64__)
 #include <immintrin.h>  // here, at the baseline: each intrinsic carries its own target
 #endif
+#if MYCEL_AVX512_KERNELS
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#include "mycel/kernels/cpu/bf16_lanes512.h"  // inside the target region, as it asks
+#pragma GCC pop_options
+#endif
 
 namespace mycel::cpu {
 namespace {
@@ -33,23 +39,6 @@ void mask_scalar(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t
 // The maskz forms: GCC 12 warns (falsely) that the plain forms' pass-through is uninitialized.
 constexpr __mmask16 kAll = 0xFFFF;
 
-inline __m512 widen16(__m256i h) {
-  return _mm512_castsi512_ps(
-      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
-}
-
-// bf16_round_bits lane by lane (nearest even, NaN quieted), as softmax_bf16.cc's store16.
-inline __m256i round16(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i hi = _mm512_maskz_srli_epi32(kAll, u, 16);
-  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-  __m512i r = _mm512_maskz_srli_epi32(
-      kAll, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
-  const __m512i q = _mm512_or_si512(hi, _mm512_set1_epi32(0x40));
-  r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), q);
-  return _mm512_maskz_cvtepi32_epi16(kAll, r);
-}
-
 // 16 elements a step, the tail masked; the comparisons ordered (false on NaN) as the scalar ones.
 template <class Y, bool kLess, bool kLeft>
 void mask16(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t b, int64_t e) {
@@ -58,14 +47,14 @@ void mask16(const Y* y, float t, const uint16_t* dy, uint16_t* out, int64_t b, i
     const __mmask16 live = e - i >= 16 ? kAll : static_cast<__mmask16>((1u << (e - i)) - 1);
     __m512 v;
     if constexpr (sizeof(Y) == 2)
-      v = widen16(_mm256_maskz_loadu_epi16(live, y + i));
+      v = bf16_lanes512::widen16(_mm256_maskz_loadu_epi16(live, y + i));
     else
       v = _mm512_maskz_loadu_ps(live, y + i);
     const __m512 lo = kLeft ? tv : v, hi = kLeft ? v : tv;
     const __mmask16 m = _mm512_cmp_ps_mask(lo, hi, kLess ? _CMP_LT_OQ : _CMP_GT_OQ);
-    const __m512 d = widen16(_mm256_maskz_loadu_epi16(live, dy + i));
+    const __m512 d = bf16_lanes512::widen16(_mm256_maskz_loadu_epi16(live, dy + i));
     const __m512 p = _mm512_mul_ps(d, _mm512_maskz_mov_ps(m, one));
-    _mm256_mask_storeu_epi16(out + i, live, round16(p));
+    _mm256_mask_storeu_epi16(out + i, live, bf16_lanes512::narrow16(p));
   }
 }
 
