@@ -88,6 +88,27 @@ inline T store(float v) {
   }
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
+// Outputs ox .. ox + 7 of a row's two-tap horizontal pass, before any rounding: acc =
+// fma(w0, r0, 0) then fma(w1, r1, acc), the scalar loop's chain (see horizontal2_c1 for perm).
+inline __m256 taps8(const float* row, int64_t ow, int64_t ox, const int32_t* x0, const int32_t* x1,
+                    const float* w0, const float* w1, const int32_t* perm) {
+  __m256 r0, r1;
+  if (perm) {
+    r0 = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + x0[ox]),
+                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
+    r1 = _mm256_permutevar8x32_ps(
+        _mm256_loadu_ps(row + x1[ox]),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
+  } else {
+    r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)), 4);
+    r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)), 4);
+  }
+  const __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, _mm256_setzero_ps());
+  return _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+}
+#endif
+
 // The horizontal pass of one row of a one-channel image with two taps (bilinear), 8 outputs
 // per step: the same fma chain as the scalar loop (acc = fma(w0, r0, 0); acc = fma(w1, r1, acc)),
 // so the same bits. x0/x1/w0/w1: the taps split by position. perm (or nullptr): each block of 8
@@ -101,22 +122,7 @@ int64_t horizontal2_c1(const float* row, T* d, int64_t ow, const int32_t* x0, co
   int64_t ox = 0;
   const __m256 zero = _mm256_setzero_ps();
   for (; ox + 8 <= ow; ox += 8) {
-    __m256 r0, r1;
-    if (perm) {
-      r0 =
-          _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + x0[ox]),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
-      r1 = _mm256_permutevar8x32_ps(
-          _mm256_loadu_ps(row + x1[ox]),
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
-    } else {
-      r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)),
-                               4);
-      r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)),
-                               4);
-    }
-    __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
-    acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+    const __m256 acc = taps8(row, ow, ox, x0, x1, w0, w1, perm);
     if constexpr (std::is_same_v<T, uint8_t>) {
       // store<uint8_t>: clamp to [0, 255], + 0.5, truncate (no NaN here: finite weights); the
       // packs cannot saturate what is already in [0, 255]
@@ -329,22 +335,7 @@ void row_pass(const uint8_t* src, const ImageShape& s, int64_t oh, int64_t ow, c
 #if defined(__AVX2__) && defined(__FMA__)
     const __m256 zero = _mm256_setzero_ps();
     for (; ox + 8 <= ow; ox += 8) {
-      __m256 r0, r1;
-      if (perm) {
-        r0 = _mm256_permutevar8x32_ps(
-            _mm256_loadu_ps(row + x0[ox]),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ox)));
-        r1 = _mm256_permutevar8x32_ps(
-            _mm256_loadu_ps(row + x1[ox]),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + ow + ox)));
-      } else {
-        r0 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + ox)),
-                                 4);
-        r1 = _mm256_i32gather_ps(row, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + ox)),
-                                 4);
-      }
-      __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + ox), r0, zero);
-      acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + ox), r1, acc);
+      const __m256 acc = taps8(row, ow, ox, x0, x1, w0, w1, perm);
       __m256 v = _mm256_min_ps(_mm256_max_ps(acc, zero), _mm256_set1_ps(255.f));
       v = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f))));
       for (int i = 0; i < (N > 0 ? N : nsteps); ++i) {
