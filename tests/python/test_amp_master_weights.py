@@ -10,6 +10,7 @@ import pytest
 
 import mycel
 from mycel import amp, nn, ops, Tensor
+from bf16_reference import bf16_round
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from models import TransformerClassifier  # noqa: E402
@@ -138,11 +139,8 @@ def test_o2_computes_in_bfloat16(mode):
     out = net(Tensor(x))
     assert out.dtype == mycel.bfloat16 and net.weight.dtype == mycel.float32
 
-    def bf16(a):  # round to nearest even at 16 bits
-        u = np.asarray(a, np.float32).view(np.uint32)
-        return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).view(np.float32)
-
-    want = bf16(bf16(x) @ bf16(net.weight.asnumpy()).T + bf16(net.bias.asnumpy()))
+    want = bf16_round(bf16_round(x) @ bf16_round(net.weight.asnumpy()).T
+                      + bf16_round(net.bias.asnumpy()))
     np.testing.assert_allclose(out.asnumpy().astype(np.float32), want, rtol=1e-2, atol=1e-2)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import mycel
 from mycel import amp, nn, ops, Tensor
+from bf16_reference import bf16_round
 
 from test_norm_fast import Weighted, bn_reference
 
@@ -17,8 +18,7 @@ BF16_EPS = 2.0 ** -8  # bfloat16's unit roundoff: 8 significant bits
 
 def bf16_values(a):
     """a rounded to bfloat16 (round to nearest even), as float64: what a bf16 tensor holds."""
-    return Tensor(np.asarray(a, np.float32), dtype=mycel.bfloat16).astype(mycel.float32).asnumpy() \
-        .astype(np.float64)
+    return bf16_round(a).astype(np.float64)
 
 
 def close(got, ref, tol):

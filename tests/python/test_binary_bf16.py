@@ -8,41 +8,30 @@ import pytest
 
 import mycel
 from mycel import Tensor
+from bf16_reference import bf16_bits, bf16_widen
 
 RNG = np.random.default_rng(35)
-
-
-def bf16_bits_of(f32):
-    """bfloat16 bits of float32 values: nearest even, a NaN keeps its top bits with the quiet bit."""
-    u = np.asarray(f32, np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
-    nan = (u & 0x7FFFFFFF) > 0x7F800000
-    return np.where(nan, (u >> 16) | 0x40, r).astype(np.uint16)
-
-
-def widen(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def operands(n):
     bits = RNG.integers(0, 1 << 16, size=(2, n), dtype=np.uint32).astype(np.uint16)
     # ordinary values in most places, the raw bit patterns (NaN, inf, subnormals) in the rest
-    normal = bf16_bits_of(RNG.standard_normal((2, n)).astype(np.float32) * 3)
+    normal = bf16_bits(RNG.standard_normal((2, n)).astype(np.float32) * 3)
     pick = RNG.random((2, n)) < 0.8
     bits = np.where(pick, normal, bits)
     if n >= 4:  # a tie: 1 + 2^-8 is halfway between two bf16 values
-        bits[0, :4] = bf16_bits_of(np.float32([1, 1, -1, 65280.0]))
-        bits[1, :4] = bf16_bits_of(np.float32([2.0 ** -8, 3 * 2.0 ** -8, -(2.0 ** -8), 128.0]))
+        bits[0, :4] = bf16_bits(np.float32([1, 1, -1, 65280.0]))
+        bits[1, :4] = bf16_bits(np.float32([2.0 ** -8, 3 * 2.0 ** -8, -(2.0 ** -8), 128.0]))
     return bits
 
 
 def as_tensor(bits):
-    return Tensor(widen(bits), dtype=mycel.bfloat16)
+    return Tensor(bf16_widen(bits), dtype=mycel.bfloat16)
 
 
 def result_bits(t):
     assert t.dtype == mycel.bfloat16
-    return bf16_bits_of(t.astype(mycel.float32).asnumpy())  # exact: a bf16 value widened
+    return bf16_bits(t.astype(mycel.float32).asnumpy())  # exact: a bf16 value widened
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -55,7 +44,7 @@ def test_bf16_binary_matches_numpy_and_scalar_loop(op, n, threads, monkeypatch):
         a, b = operands(n)
         fn = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}[op]
         with np.errstate(all="ignore"):
-            ref = bf16_bits_of(fn(widen(a), widen(b)))
+            ref = bf16_bits(fn(bf16_widen(a), bf16_widen(b)))
         got = result_bits(fn(as_tensor(a), as_tensor(b)))
         monkeypatch.setenv("MYCEL_BF16_BINARY_LANES", "0")
         scalar = result_bits(fn(as_tensor(a), as_tensor(b)))

@@ -7,14 +7,7 @@ import pytest
 
 import mycel
 from mycel import Tensor, ops
-
-
-def bf16_bits(a):
-    """numpy's reference: the top 16 bits after round to nearest even; NaN quieted."""
-    u = a.view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
-    nan = (u & 0x7FFFFFFF) > 0x7F800000
-    return np.where(nan, (u >> 16) | 0x40, r).astype(np.uint16)
+from bf16_reference import bf16_bits  # numpy's reference: nearest even, NaN quieted
 
 
 def got_bits(t):

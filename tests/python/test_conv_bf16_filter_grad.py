@@ -7,13 +7,7 @@ import pytest
 
 import mycel
 from mycel import ops, Tensor
-
-
-def _bf16(a):
-    """a rounded to bfloat16 (nearest even) and back to float32: numpy's view of a bf16 tensor."""
-    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
-    return u.astype(np.uint32).view(np.float32)
+from bf16_reference import bf16_round
 
 
 def _filter_grad_ref(x, dy, k, stride, pad):
@@ -48,10 +42,10 @@ SHAPES = [(32, 64, 128, 16, 2), (8, 32, 32, 8, 1), (6, 16, 48, 9, 1), (7, 24, 32
 def test_bf16_filter_grad_matches_float64(n, c, o, h, stride, mode, threads):
     mycel.set_context(mode=mode, num_threads=threads)
     rng = np.random.default_rng(n * 100 + c)
-    x = _bf16(rng.standard_normal((n, c, h, h)).astype(np.float32))
-    w = _bf16(rng.standard_normal((o, c, 3, 3)).astype(np.float32) * 0.1)
+    x = bf16_round(rng.standard_normal((n, c, h, h)).astype(np.float32))
+    w = bf16_round(rng.standard_normal((o, c, 3, 3)).astype(np.float32) * 0.1)
     oh = (h + 2 - 3) // stride + 1
-    dy = _bf16(rng.standard_normal((n, o, oh, oh)).astype(np.float32))
+    dy = bf16_round(rng.standard_normal((n, o, oh, oh)).astype(np.float32))
     ref = _filter_grad_ref(x, dy, 3, stride, 1)
     net = _Conv(stride, 1)
     grad = mycel.grad(net, grad_position=1)

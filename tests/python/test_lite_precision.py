@@ -13,6 +13,7 @@ import pytest
 import mycel
 from mycel import Tensor, _mycel
 from edge_helpers import MODELS, randomize
+from bf16_reference import bf16_round
 
 lite = _mycel.lite
 
@@ -23,13 +24,6 @@ def _export(name, tmp_path):
     x = np.random.default_rng(1).standard_normal((2,) + shape[1:]).astype(np.float32)
     path = mycel.export(net, Tensor(x), file_name=str(tmp_path / name), file_format="MINDIR")
     return net, x, path
-
-
-def _bf16(a):
-    """float32 -> nearest bf16 (ties to even), returned as float32."""
-    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
 
 
 def _conv(x, w, b=None):
@@ -86,7 +80,7 @@ def test_bf16_graph_numerics_lenet5(tmp_path):
     assert s.node_ops[0] == "cast" and s.node_ops[-1] == "cast"
     got = s.run([Tensor(x)])[0].asnumpy()
     f32 = _lenet5(net, x, lambda a: np.asarray(a, np.float64))
-    ref = _lenet5(net, x, _bf16)
+    ref = _lenet5(net, x, bf16_round)
     scale = np.abs(f32).max()
     # bf16 keeps 8 significant bits: each stored value is within 2^-9 relative of float32
     np.testing.assert_allclose(got, f32, atol=0.03 * scale)
