@@ -7,6 +7,7 @@ import pytest
 
 import mycel
 from mycel import Tensor, nn, ops
+from bf16_reference import bf16_round
 
 RNG = np.random.default_rng(11)
 
@@ -113,3 +114,41 @@ def test_layer_norm_grads(shape):
     close(dx, dx_ref, scale=np.abs(rs * dxhat).max())  # d == 1: terms of 1/sqrt(eps) cancel to 0
     close(dg, (w * xhat).sum(axis=axes))
     close(db, w.sum(axis=axes))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(5, 1), (3, 7, 37), (2048, 128), (6, 1000)])
+def test_layer_norm_forward_rows_match_numpy_and_onednn(shape, dtype, threads, monkeypatch):
+    """layer_norm's forward rows (norm_fast.cc) against float64 numpy, and against oneDNN's
+    primitive (MYCEL_LAYER_NORM_ROWS=0) within the output's rounding; a NaN stays in its row."""
+    mycel.set_context(num_threads=threads)
+    d = shape[-1]
+    x = (RNG.standard_normal(shape) * 3 + 1.5).astype(np.float32)
+    x.reshape(-1, d)[-1, 0] = np.nan
+    if dtype == "bfloat16":
+        x = bf16_round(x)
+    gamma = RNG.uniform(0.5, 1.5, d).astype(np.float32)
+    beta = RNG.standard_normal(d).astype(np.float32)
+
+    def run():
+        xt = Tensor(x, dtype=getattr(mycel, dtype))
+        y, mean, rstd = ops.layer_norm(xt, Tensor(gamma), Tensor(beta), epsilon=1e-5)
+        assert y.dtype == xt.dtype and mean.dtype == mycel.float32 and rstd.dtype == mycel.float32
+        return [t.astype(mycel.float32).asnumpy().astype(np.float64) for t in (y, mean, rstd)]
+
+    xd = x.astype(np.float64)
+    mu = xd.mean(-1, keepdims=True)
+    rs = 1 / np.sqrt(xd.var(-1, keepdims=True) + 1e-5)
+    y_ref = (xd - mu) * rs * gamma + beta
+    tol = 2 ** -8 if dtype == "bfloat16" else 1e-5  # the output's rounding
+    got = run()
+    monkeypatch.setenv("MYCEL_LAYER_NORM_ROWS", "0")
+    onednn = run()
+    rows = x.reshape(-1, d).shape[0]
+    finite = np.arange(rows) != rows - 1  # the last row holds the NaN
+    for g, o, ref in zip(got, onednn, (y_ref, mu, rs)):
+        g, o, ref = (a.reshape(rows, -1) for a in (g, o, ref))
+        assert np.isnan(g[~finite]).all()
+        close(g[finite], ref[finite], tol)
+        close(g[finite], o[finite], 2 * tol)

@@ -191,6 +191,10 @@ void layer_norm_kernel(const KernelContext& c) {
   for (int64_t i = 0; i < x.ndim(); ++i) (i < ax.norm ? outer : inner) *= x.dim(i);
   // oneDNN normalizes rows with per-column scale and shift: gamma must span the normalized dims.
   const bool mixed = x.dtype() != c.in(1).dtype();
+  const double eps = c.attrs.get_float("epsilon");
+  if (ax.params == ax.norm && cpu::nn_backend() != cpu::NnBackend::kRef &&
+      cpu::layer_norm_f32(x, c.in(1), c.in(2), c.out(0), c.out(1), c.out(2), outer, inner, eps))
+    return;
   // oneDNN reads bf16 x with float32 scale and shift (and writes float32 statistics) itself.
   if (ax.params == ax.norm && cpu::use_dnnl(x.dtype(), true))
     return cpu::layer_norm_dnnl(x, c.in(1), c.in(2), c.out(0), c.out(1), c.out(2), outer, inner,

@@ -24,6 +24,13 @@ bool batch_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& scale,
                          Tensor& dx, Tensor& dscale, Tensor& dbias, int64_t n, int64_t c,
                          int64_t spatial, bool training);
 
+/// layer_norm_ref's contract with gamma and beta float32 over one row (numel == inner), the
+/// statistics float32, x and y float32 or bfloat16 (one dtype: amp O2's activations, rounded once
+/// on store), in AVX-512 lanes (layer_norm_rows.h); false where the CPU has none, or with
+/// MYCEL_LAYER_NORM_ROWS=0 (oneDNN's primitive then runs: A/B).
+bool layer_norm_f32(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                    Tensor& mean, Tensor& rstd, int64_t outer, int64_t inner, double eps);
+
 /// layer_norm_grad_ref's contract, every tensor float32 and gamma covering one row (numel ==
 /// inner; its usual form, begin_params_axis == begin_norm_axis) or empty.
 bool layer_norm_grad_f32(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
