@@ -207,6 +207,51 @@ GradStep mlp(int64_t batch) {
   });
 }
 
+// A transformer encoder layer (float32, post-norm as nn.TransformerEncoderLayer), mean-pooled
+// into a classifier: layer norms, q/k/v projections, the head split and merge (reshape +
+// transpose), batched matmuls, softmax, the residual adds, the relu FFN, a split and a concat.
+GradStep transformer(int64_t batch) {
+  constexpr int64_t L = 16, E = 32, H = 4, D = E / H;
+  return GradStep({batch, L, E}, [&](FuncGraph* g, NodePtr x, auto& w) {
+    auto item = [&](NodePtr t, int64_t i) {
+      return g->prim(Prim::kTupleGetItem, {t, g->constant(ir::integer(i))});
+    };
+    auto reshape = [&](NodePtr t, std::vector<int64_t> s) {
+      return uop(g, "reshape", {t}, {{"shape", ints(g, s)}});
+    };
+    auto heads = [&](NodePtr t) {  // (B*L, E) -> (B*H, L, D)
+      t = uop(g, "transpose", {reshape(t, {batch, L, H, D})}, {{"perm", ints(g, {0, 2, 1, 3})}});
+      return reshape(t, {batch * H, L, D});
+    };
+    auto norm = [&](NodePtr t, const std::string& name) {
+      return item(uop(g, "layer_norm", {t, w(name + ".gamma", {E}), w(name + ".beta", {E})}), 0);
+    };
+    NodePtr h = reshape(x, {batch * L, E});
+    // One packed in-projection, split into q, k, v as MultiheadAttention does.
+    NodePtr qkv = uop(g, "dense", {h, w("in_proj.weight", {3 * E, E}), w("in_proj.bias", {3 * E})});
+    NodePtr parts =
+        uop(g, "split", {qkv},
+            {{"axis", g->constant(ir::integer(1))}, {"output_num", g->constant(ir::integer(3))}});
+    NodePtr q = heads(item(parts, 0)), k = heads(item(parts, 1)), v = heads(item(parts, 2));
+    NodePtr att =
+        uop(g, "softmax",
+            {uop(g, "matmul", {q, k}, {{"transpose_b", g->constant(ir::boolean(true))}})});
+    NodePtr o = uop(g, "transpose", {reshape(uop(g, "matmul", {att, v}), {batch, H, L, D})},
+                    {{"perm", ints(g, {0, 2, 1, 3})}});
+    o = uop(g, "dense",
+            {reshape(o, {batch * L, E}), w("out_proj.weight", {E, E}), w("out_proj.bias", {E})});
+    h = norm(uop(g, "add", {h, o}), "norm1");
+    NodePtr f =
+        uop(g, "relu", {uop(g, "dense", {h, w("ff1.weight", {4 * E, E}), w("ff1.bias", {4 * E})})});
+    f = uop(g, "dense", {f, w("ff2.weight", {E, 4 * E}), w("ff2.bias", {E})});
+    h = norm(uop(g, "add", {h, f}), "norm2");
+    NodePtr pooled = uop(g, "mean", {reshape(h, {batch, L, E})}, {{"axis", ints(g, {1})}});
+    NodePtr both = uop(g, "concat", {g->prim(Prim::kMakeTuple, {pooled, pooled})},
+                       {{"axis", g->constant(ir::integer(1))}});
+    return uop(g, "dense", {both, w("head.weight", {10, 2 * E}), w("head.bias", {10})});
+  });
+}
+
 // Warm runs of `net` reusing one output vector: Mycel allocates nothing at all, and the results
 // equal a fresh run's.
 void expect_no_mycel_allocations(GradStep& net, const char* name) {
@@ -237,6 +282,11 @@ TEST(BackendHeap, WarmLenet5TrainingStepAllocatesNothingInMycel) {
 TEST(BackendHeap, WarmMlpTrainingStepAllocatesNothingInMycel) {
   GradStep net = mlp(128);
   expect_no_mycel_allocations(net, "MLP b128");
+}
+
+TEST(BackendHeap, WarmTransformerTrainingStepAllocatesNothingInMycel) {
+  GradStep net = transformer(64);  // 1024 tokens: the weight gradients split along K
+  expect_no_mycel_allocations(net, "transformer encoder layer b64");
 }
 
 TEST(BackendHeap, PreparedStateFollowsTheThreadCount) {

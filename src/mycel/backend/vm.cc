@@ -287,7 +287,12 @@ class Vm {
           } else if (!fp.elided[pc]) {
             const Tensor& x = fp.regs[in.in[0]].t;
             const TensorMeta& m = fp.meta[in.out[0]];
-            fp.regs[in.out[0]].t = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
+            Tensor& y = fp.regs[in.out[0]].t;
+            // The last run's view where it is the same (planned buffers stay put): a new Tensor
+            // copies the shape, a heap allocation per launch.
+            if (!y.defined() || y.storage() != x.storage() || y.offset() != x.offset() ||
+                y.dtype() != m.dtype || y.shape() != m.shape)
+              y = Tensor(x.storage(), x.offset(), m.shape, m.dtype);
           }
           break;
         case Code::kScalar:

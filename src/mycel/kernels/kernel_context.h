@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -46,7 +47,7 @@ struct OpSchema {
   std::vector<InputDef> inputs;
   std::vector<AttrDef> attrs;
 
-  int attr_index(const std::string& name) const;  // -1 if absent (aliases accepted)
+  int attr_index(std::string_view name) const;  // -1 if absent (aliases accepted)
 };
 
 /// The attribute values of one op call, in the order of the op's schema.
@@ -55,15 +56,17 @@ class Attrs {
   Attrs() = default;
   Attrs(const OpSchema* op, std::vector<AttrValue> values) : op_(op), values_(std::move(values)) {}
   const OpSchema* op() const { return op_; }
-  bool has(const std::string& name) const;
-  const AttrValue& get(const std::string& name) const;
-  bool get_bool(const std::string& name) const;
-  int64_t get_int(const std::string& name) const;
-  double get_float(const std::string& name) const;
-  const std::string& get_str(const std::string& name) const;
-  const std::vector<int64_t>& get_ints(const std::string& name) const;
-  const std::vector<double>& get_floats(const std::string& name) const;
-  DType get_dtype(const std::string& name) const;
+  // Names as string_view: a kernel's c.attrs.get_int("begin_params_axis") built a std::string
+  // (a heap allocation past 15 characters) on every launch.
+  bool has(std::string_view name) const;
+  const AttrValue& get(std::string_view name) const;
+  bool get_bool(std::string_view name) const;
+  int64_t get_int(std::string_view name) const;
+  double get_float(std::string_view name) const;
+  const std::string& get_str(std::string_view name) const;
+  const std::vector<int64_t>& get_ints(std::string_view name) const;
+  const std::vector<double>& get_floats(std::string_view name) const;
+  DType get_dtype(std::string_view name) const;
   const std::vector<AttrValue>& values() const { return values_; }
   std::vector<AttrValue>& values() { return values_; }
 

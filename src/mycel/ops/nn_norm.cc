@@ -192,7 +192,8 @@ void layer_norm_kernel(const KernelContext& c) {
   // oneDNN normalizes rows with per-column scale and shift: gamma must span the normalized dims.
   const bool mixed = x.dtype() != c.in(1).dtype();
   const double eps = c.attrs.get_float("epsilon");
-  if (ax.params == ax.norm && cpu::nn_backend() != cpu::NnBackend::kRef &&
+  // Own rows unless a backend is forced (MYCEL_NN_BACKEND=dnnl: oneDNN wherever it can).
+  if (ax.params == ax.norm && cpu::nn_backend() == cpu::NnBackend::kAuto &&
       cpu::layer_norm_f32(x, c.in(1), c.in(2), c.out(0), c.out(1), c.out(2), outer, inner, eps))
     return;
   // oneDNN reads bf16 x with float32 scale and shift (and writes float32 statistics) itself.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "mycel/kernels/cpu/as_dtype.h"
 #include "mycel/kernels/cpu/elementwise.h"
 #include "mycel/kernels/kernel_context.h"
 
@@ -111,7 +112,8 @@ template <class F>
 KernelFn float_binary(F f) {
   return [f](const KernelContext& ctx) {
     DType od = ctx.out(0).dtype();
-    Tensor a = ctx.in(0).to(od), b = ctx.in(1).to(od);
+    Tensor ca, cb;
+    const Tensor &a = as_dtype(ctx.in(0), od, ca), &b = as_dtype(ctx.in(1), od, cb);
     visit_float_dtype(od, ctx.op.name.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       binary_map<T, T, T>(a, b, ctx.out(0), f);

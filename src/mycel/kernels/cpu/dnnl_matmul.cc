@@ -401,7 +401,8 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
   const int T = p.e->parts;
   const bool bf16 = p.e->bf16_parts;
   const size_t isz = bf16 ? 2 : 4;
-  const int64_t M = p.e->part_c_md.dims()[0], Kp = p.e->part_a_md.dims()[1];
+  // The descriptors' own dims: memory::desc::dims() returns a new vector (a heap allocation).
+  const int64_t M = p.e->part_c_md.data.dims[0], Kp = p.e->part_a_md.data.dims[1];
   if (sums) p.col_partial.resize(static_cast<size_t>(T * M));
 #pragma omp parallel num_threads(T)
   {
@@ -622,8 +623,7 @@ void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
   g.m = M;
   g.k = K;
   g.n = N;
-  g.trans_a = true;
-  g.out_shape = {M, N};
+  g.trans_a = true;  // g.out_shape is set only where a primitive is built: a heap allocation
   const bool bf16 = a.dtype() == DType::bfloat16;
   if (K > 0 && M * N > 0 && !takes_skinny(a, b, nullptr, c, g)) {
     const SerialScope threads(c.numel() * K);
@@ -635,6 +635,7 @@ void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
                  q.b_shape == b.shape();
         },
         [&] {
+          g.out_shape = {M, N};
           const std::string k =
               key("matmul", dtype_name(c.dtype()), shape_str(g.a_batch), shape_str(g.b_batch), M, K,
                   N, true, false, false, post_ops_key(nullptr), split_n_enabled(),
@@ -650,6 +651,7 @@ void matmul_col_sums(const Tensor& a, const Tensor& b, Tensor& c, Tensor& sums,
     }
   }
   // No split (one thread, a short K): the matmul, then the sums by blocks of columns.
+  g.out_shape = {M, N};
   matmul_dnnl(a, b, nullptr, c, g, nullptr, slot);
   parallel_for(M, K, [&](int64_t j0, int64_t j1) {
     std::vector<float> acc(static_cast<size_t>(j1 - j0), 0.0f);

@@ -29,6 +29,23 @@ void visit_size(size_t n, Fn&& fn) {  // elements moved as opaque bytes of their
   }
 }
 
+// A multi-index of up to kInline dims on the stack, zeroed (a vector was a heap allocation per
+// thread and launch); deeper ranks, rare, take the heap.
+class Index {
+ public:
+  explicit Index(int64_t n) : heap_(n > kInline ? static_cast<size_t>(n) : 0, 0) {
+    if (n <= kInline) std::fill(inline_, inline_ + kInline, int64_t{0});
+    p_ = n > kInline ? heap_.data() : inline_;
+  }
+  int64_t& operator[](int64_t d) { return p_[d]; }
+
+ private:
+  static constexpr int64_t kInline = 12;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+  int64_t* p_;
+};
+
 template <class U>
 void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t, int64_t base,
                  U fill) {
@@ -62,7 +79,7 @@ void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t
     const int64_t n_last = shape[nd - 2];
     const std::vector<int64_t>& tl = t[nd - 2];
     parallel_for(outer, inner, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> idx(nd - 1, 0);
+      Index idx(nd - 1);
       for (int64_t d = nd - 2, rem = b; d >= 0; --d) {
         idx[d] = rem % shape[d];
         rem /= shape[d];
@@ -91,7 +108,7 @@ void gather_impl(const U* src, U* dst, const Shape& shape, const OffsetTables& t
     return;
   }
   parallel_for(outer, inner, [&](int64_t b, int64_t e) {
-    std::vector<int64_t> idx(nd - 1, 0);
+    Index idx(nd - 1);
     for (int64_t d = nd - 2, rem = b; d >= 0; --d) {
       idx[d] = rem % shape[d];
       rem /= shape[d];
@@ -137,11 +154,14 @@ int64_t outer_of(const Shape& s, int64_t axis) {
 
 void gather_offsets(const Tensor& src, Tensor& out, const OffsetTables& tables, int64_t base,
                     double fill) {
-  Tensor f = Tensor::scalar(fill, out.dtype());
+  // The fill value in out's dtype, converted on the stack (a scalar tensor was a heap allocation
+  // per launch).
+  alignas(16) unsigned char f[16] = {};
+  convert_elements(&fill, DType::float64, f, out.dtype(), 1);
   visit_size(itemsize(out.dtype()), [&](auto tag) {
     using U = typename decltype(tag)::type;
     U fv;
-    std::memcpy(&fv, f.data(), sizeof(U));
+    std::memcpy(&fv, f, sizeof(U));
     gather_impl<U>(out.numel() && src.numel() ? src.data<U>() : nullptr, out.data<U>(), out.shape(),
                    tables, base, fv);
   });
@@ -193,16 +213,14 @@ void concat_blocks(const std::vector<Tensor>& inputs, Tensor& out, int64_t axis)
   const int64_t outer = outer_of(out.shape(), axis);
   const size_t row = out.numel() && outer ? out.nbytes() / outer : 0;
   if (row == 0) return;
-  std::vector<size_t> sizes;
-  for (const Tensor& t : inputs) sizes.push_back(t.nbytes() / outer);
   char* dst = static_cast<char*>(out.data());
   parallel_for(outer, static_cast<int64_t>(row / 4 + 1), [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       char* y = dst + o * row;
-      for (size_t k = 0; k < inputs.size(); ++k) {
-        if (sizes[k])
-          std::memcpy(y, static_cast<const char*>(inputs[k].data()) + o * sizes[k], sizes[k]);
-        y += sizes[k];
+      for (const Tensor& t : inputs) {
+        const size_t size = t.nbytes() / static_cast<size_t>(outer);
+        if (size) std::memcpy(y, static_cast<const char*>(t.data()) + o * size, size);
+        y += size;
       }
     }
   });
@@ -212,16 +230,14 @@ void split_blocks(const Tensor& in, std::vector<Tensor>& outputs, int64_t axis) 
   const int64_t outer = outer_of(in.shape(), axis);
   const size_t row = in.numel() && outer ? in.nbytes() / outer : 0;
   if (row == 0) return;
-  std::vector<size_t> sizes;
-  for (const Tensor& t : outputs) sizes.push_back(t.nbytes() / outer);
   const char* src = static_cast<const char*>(in.data());
   parallel_for(outer, static_cast<int64_t>(row / 4 + 1), [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       const char* x = src + o * row;
-      for (size_t k = 0; k < outputs.size(); ++k) {
-        if (sizes[k])
-          std::memcpy(static_cast<char*>(outputs[k].data()) + o * sizes[k], x, sizes[k]);
-        x += sizes[k];
+      for (Tensor& t : outputs) {
+        const size_t size = t.nbytes() / static_cast<size_t>(outer);
+        if (size) std::memcpy(static_cast<char*>(t.data()) + o * size, x, size);
+        x += size;
       }
     }
   });

@@ -1,5 +1,6 @@
 // Kernels for broadcasting ternary elementwise ops: select(cond, x, y) and clip_by_value.
 #pragma once
+#include "mycel/kernels/cpu/as_dtype.h"
 #include "mycel/kernels/cpu/binary.h"
 #include "mycel/kernels/cpu/elementwise.h"
 #include "mycel/kernels/kernel_context.h"
@@ -10,7 +11,8 @@ namespace mycel::cpu {
 /// GCC vectorizes a select on a byte mask but not on a bool load.
 inline void select_kernel(const KernelContext& ctx) {
   DType od = ctx.out(0).dtype();
-  Tensor x = ctx.in(1).to(od), y = ctx.in(2).to(od);
+  Tensor cx, cy;
+  const Tensor &x = as_dtype(ctx.in(1), od, cx), &y = as_dtype(ctx.in(2), od, cy);
   visit_any_dtype(od, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "mycel/kernels/cpu/as_dtype.h"
 #include "mycel/kernels/cpu/elementwise.h"
 #include "mycel/kernels/cpu/vmath.h"
 #include "mycel/kernels/kernel_context.h"
@@ -49,7 +50,8 @@ KernelFn same_dtype_unary(F f) {
 template <class F>
 KernelFn float_unary(F f) {
   return [f](const KernelContext& ctx) {
-    Tensor x = ctx.in(0).to(ctx.out(0).dtype());
+    Tensor cx;
+    const Tensor& x = as_dtype(ctx.in(0), ctx.out(0).dtype(), cx);
     visit_float_dtype(x.dtype(), ctx.op.name.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       unary_map<T, T>(x, ctx.out(0), f);
@@ -61,7 +63,8 @@ KernelFn float_unary(F f) {
 template <class Make>
 KernelFn float_unary_attrs(Make make) {
   return [make](const KernelContext& ctx) {
-    Tensor x = ctx.in(0).to(ctx.out(0).dtype());
+    Tensor cx;
+    const Tensor& x = as_dtype(ctx.in(0), ctx.out(0).dtype(), cx);
     visit_float_dtype(x.dtype(), ctx.op.name.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       unary_map<T, T>(x, ctx.out(0), make(ctx.attrs, compute_t<T>{}));
