@@ -64,7 +64,8 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t K, int64_t N, uint32_t* bp) 
     for (int64_t k = 0; k < K; k += 2, bp += kNr) {
       const uint16_t* r0 = b + k * ldb + n;
       const __m512i v0 = _mm512_maskz_loadu_epi16(mk, r0);
-      const __m512i v1 = k + 1 < K ? _mm512_maskz_loadu_epi16(mk, r0 + ldb) : _mm512_setzero_si512();
+      const __m512i v1 =
+          k + 1 < K ? _mm512_maskz_loadu_epi16(mk, r0 + ldb) : _mm512_setzero_si512();
       const Pairs q = interleave(v0, v1);
       _mm512_storeu_si512(bp, q.lo);
       _mm512_storeu_si512(bp + 16, q.hi);
@@ -72,22 +73,30 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t K, int64_t N, uint32_t* bp) 
   }
 }
 
-// a = at^T with at (K, M), row stride lda, as pairs: ap[p * m2 + m] = (at[2p, m], at[2p + 1, m]),
-// 0 past K (m2: M rounded up to 16; the lanes past M are not read).
-void pack_at(const uint16_t* at, int64_t lda, int64_t K, int64_t M, int64_t m2, uint32_t* ap) {
-  for (int64_t k = 0; k < K; k += 2, ap += m2) {
+// a = at^T with at (K, M), row stride lda, as pairs (at[2p, m], at[2p + 1, m]), 0 past K and
+// past M, in blocks of 32 rows: block i's pair p at ap + (i * kp + p) * 32 (kp = (K + 1) / 2), so
+// that a tile's broadcasts walk one 8 KiB block in order (a pack of pair rows M wide, read 12 of
+// each, ran the 64 heads of dV at 175 GFLOP/s a core against 200 for a read straight).
+// vpunpck{l,h}wd interleave within 128-bit lanes (a cross-lane permute is dearer), so a block's
+// rows land in the order packed_row() gives; the tiles store each row to its place.
+void pack_at(const uint16_t* at, int64_t lda, int64_t K, int64_t M, uint32_t* ap) {
+  const int64_t kp = (K + 1) / 2;
+  for (int64_t k = 0, p = 0; k < K; k += 2, ++p) {
     const uint16_t* r0 = at + k * lda;
-    for (int64_t m = 0; m < m2; m += 32) {
+    for (int64_t m = 0; m < M; m += 32) {
       const __mmask32 mk = mask32(M - m);
       const __m512i v0 = _mm512_maskz_loadu_epi16(mk, r0 + m);
       const __m512i v1 =
           k + 1 < K ? _mm512_maskz_loadu_epi16(mk, r0 + lda + m) : _mm512_setzero_si512();
-      const Pairs q = interleave(v0, v1);
-      _mm512_storeu_si512(ap + m, q.lo);
-      if (m + 16 < m2) _mm512_storeu_si512(ap + m + 16, q.hi);
+      uint32_t* dst = ap + ((m / 32) * kp + p) * 32;
+      _mm512_storeu_si512(dst, _mm512_unpacklo_epi16(v0, v1));
+      _mm512_storeu_si512(dst + 16, _mm512_unpackhi_epi16(v0, v1));
     }
   }
 }
+
+// The row of a (and c) at position j of a block of pack_at's pack.
+inline int64_t packed_row(int64_t j) { return 8 * ((j & 15) >> 2) + 4 * (j >> 4) + (j & 3); }
 
 inline uint32_t load32(const uint16_t* p) {
   uint32_t v;
@@ -95,13 +104,13 @@ inline uint32_t load32(const uint16_t* p) {
   return v;
 }
 
-// c[r, 0..32) = round(sum over `pairs` (and a tail) of a's row r pairs times bp's panel), rows
-// r < rows_valid, columns within the masks. a's pair p of row r is at a + r * rs + p * ps
-// (uint16 elements, two adjacent values); `tail`: one more pair holding a single value (odd K,
+// crow[r][0..32) = round(sum over `pairs` (and a tail) of a's row r pairs times bp's panel),
+// columns within the masks; a null crow[r] is not stored. a's pair p of row r is at a + r * rs + p
+// * ps (uint16 elements, two adjacent values); `tail`: one more pair holding a single value (odd K,
 // rows read straight), whose second half is not read.
 template <int R>
 void tile(const uint16_t* a, int64_t rs, int64_t ps, int64_t pairs, bool tail, const uint32_t* bp,
-          uint16_t* c, int64_t ldc, int rows_valid, __mmask16 c0, __mmask16 c1) {
+          uint16_t* const* crow, __mmask16 c0, __mmask16 c1) {
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p) {
@@ -128,15 +137,15 @@ void tile(const uint16_t* a, int64_t rs, int64_t ps, int64_t pairs, bool tail, c
   }
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
-    if (r >= rows_valid) break;
-    uint16_t* row = c + r * ldc;
+    uint16_t* row = crow[r];
+    if (!row) continue;
     _mm256_mask_storeu_epi16(row, c0, bf16_lanes512::narrow16(acc[r][0]));
     _mm256_mask_storeu_epi16(row + 16, c1, bf16_lanes512::narrow16(acc[r][1]));
   }
 }
 
 using TileFn = void (*)(const uint16_t*, int64_t, int64_t, int64_t, bool, const uint32_t*,
-                        uint16_t*, int64_t, int, __mmask16, __mmask16);
+                        uint16_t* const*, __mmask16, __mmask16);
 template <int... R>
 constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
   TileFn fns[] = {&tile<R + 1>...};
@@ -147,27 +156,34 @@ constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
 // (`direct`, row stride lda) or its columns (a^T's row stride lda).
 void head(const uint16_t* a, int64_t lda, bool direct, const uint16_t* b, int64_t ldb, uint16_t* c,
           int64_t ldc, int64_t M, int64_t N, int64_t K, uint32_t* abuf, uint32_t* bbuf) {
-  const int64_t m2 = (M + 15) / 16 * 16, panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
+  const int64_t panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
   pack_b(b, ldb, K, N, bbuf);
-  const uint16_t* ab = a;
-  int64_t rs = lda, ps = 2, pairs = K / 2;
-  bool tail = K % 2 != 0;
-  if (!direct) {
-    pack_at(a, lda, K, M, m2, abuf);
-    ab = reinterpret_cast<const uint16_t*>(abuf);
-    rs = 2, ps = 2 * m2, pairs = kp, tail = false;
-  }
+  if (!direct) pack_at(a, lda, K, M, abuf);
+  // Row blocks: all of M read straight; 32 rows of the pack (the last one's rows lie anywhere in
+  // it, each tile stores those below M).
+  const int64_t block = direct ? M : 32;
   for (int64_t j = 0; j < panels; ++j) {
     const int64_t n = j * kNr;
     const __mmask16 c0 = mask16(N - n), c1 = mask16(N - n - 16);
     const uint32_t* bp = bbuf + j * kp * kNr;
-    int64_t m = 0;
-    for (; m + kMr <= M; m += kMr)
-      tile<kMr>(ab + m * rs, rs, ps, pairs, tail, bp, c + m * ldc + n, ldc, kMr, c0, c1);
-    if (m < M) {
-      const int rest = static_cast<int>(M - m);
-      tile_for(rest, std::make_integer_sequence<int, kMr - 1>())(
-          ab + m * rs, rs, ps, pairs, tail, bp, c + m * ldc + n, ldc, rest, c0, c1);
+    for (int64_t m0 = 0; m0 < M; m0 += block) {
+      const uint16_t* ab =
+          direct ? a : reinterpret_cast<const uint16_t*>(abuf + (m0 / 32) * kp * 32);
+      const int64_t rs = direct ? lda : 2, ps = direct ? 2 : 64, pairs = direct ? K / 2 : kp;
+      const bool tail = direct && K % 2 != 0;
+      for (int64_t m = 0; m < block; m += kMr) {
+        const int r = static_cast<int>(std::min<int64_t>(kMr, block - m));
+        uint16_t* crow[kMr];
+        for (int i = 0; i < r; ++i) {
+          const int64_t row = direct ? m + i : m0 + packed_row(m + i);
+          crow[i] = row < M ? c + row * ldc + n : nullptr;
+        }
+        if (r == kMr)
+          tile<kMr>(ab + m * rs, rs, ps, pairs, tail, bp, crow, c0, c1);
+        else
+          tile_for(r, std::make_integer_sequence<int, kMr - 1>())(ab + m * rs, rs, ps, pairs, tail,
+                                                                  bp, crow, c0, c1);
+      }
     }
   }
 }
@@ -200,12 +216,12 @@ void heads(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmu
   const bool direct = s.a.strides[nb + 1] == 1 || K == 1;
   const int64_t lda = direct ? s.a.strides[nb] : s.a.strides[nb + 1];
   const int64_t ldb = s.b.strides[nb], ldc = s.c.strides[nb];
-  const int64_t m2 = (M + 15) / 16 * 16, panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
+  const int64_t m32 = (M + 31) / 32 * 32, panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
   parallel_for(batches, M * N * K, [&](int64_t h0, int64_t h1) {
     // This thread's packs: they only grow, so warm launches allocate nothing.
     thread_local std::vector<uint32_t> abuf, bbuf;
-    if (!direct && abuf.size() < static_cast<size_t>(kp * m2 + 16))
-      abuf.resize(static_cast<size_t>(kp * m2 + 16));
+    if (!direct && abuf.size() < static_cast<size_t>(kp * m32 + 16))
+      abuf.resize(static_cast<size_t>(kp * m32 + 16));  // (M / 32 blocks rounded up) * kp * 32
     if (bbuf.size() < static_cast<size_t>(kp * panels * kNr + 16))
       bbuf.resize(static_cast<size_t>(kp * panels * kNr + 16));
     for (int64_t h = h0; h < h1; ++h) {
@@ -254,7 +270,8 @@ bool matmul_heads_bf16_fits(const StridedMatmul& s) {
   if (s.a.dims[nb] != M || s.b.dims[nb] != K || s.b.dims[nb + 1] != N) return false;
   if (M < 1 || N < 1 || K < 1 || M > 1024 || N > 1024 || K > 1024) return false;
   const bool a_rows = s.a.strides[nb + 1] == 1 || K == 1, a_cols = s.a.strides[nb] == 1 || M == 1;
-  const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1, c_rows = s.c.strides[nb + 1] == 1 || N == 1;
+  const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1,
+             c_rows = s.c.strides[nb + 1] == 1 || N == 1;
   return (a_rows || a_cols) && b_rows && c_rows;
 }
 
