@@ -134,32 +134,35 @@ TEST(MatmulHeadsBf16, FitsOnlyRowContiguousBAndC) {
 
 // The per-launch time of the transformer's products (64 heads of 128x128 @ 128x32, b and c
 // head-split): minima over 300 calls, 1 and 2 threads, a read straight (P.V, dS.K) and transposed
-// (P^T.dO, dS^T.Q). Run with --gtest_also_run_disabled_tests --gtest_filter='*HeadsBf16*Bench'.
+// (P^T.dO, dS^T.Q), a's 2 MiB in cache (L3) or from memory (24 copies in turn). Run with
+// --gtest_also_run_disabled_tests --gtest_filter='*HeadsBf16*Bench'.
 TEST(MatmulHeadsBf16, DISABLED_Bench) {
   if (!matmul_heads_bf16_available()) GTEST_SKIP() << "no AVX512-BF16";
-  for (Layout la : {Layout::kPlain, Layout::kTransposed}) {
-    const View a = make(la, 16, 4, 128, 128), b = make(Layout::kSplit, 16, 4, 128, 32),
-               c = make(Layout::kSplit, 16, 4, 128, 32);
-    std::vector<uint16_t> av(static_cast<size_t>(a.size), 0x3f80),
-        bv(static_cast<size_t>(b.size), 0x3f80), cv(static_cast<size_t>(c.size));
-    const StridedMatmul s{a.v, b.v, c.v};
-    const int before = num_threads();
-    for (int t : {1, 2}) {
-      set_num_threads(t);
-      double best = 1e9;
-      for (int i = 0; i < 300; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        matmul_heads_bf16(av.data(), bv.data(), cv.data(), s);
-        best = std::min(
-            best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                      .count());
+  for (int copies : {1, 24})
+    for (Layout la : {Layout::kPlain, Layout::kTransposed}) {
+      const View a = make(la, 16, 4, 128, 128), b = make(Layout::kSplit, 16, 4, 128, 32),
+                 c = make(Layout::kSplit, 16, 4, 128, 32);
+      std::vector<uint16_t> av(static_cast<size_t>(a.size * copies), 0x3f80),
+          bv(static_cast<size_t>(b.size), 0x3f80), cv(static_cast<size_t>(c.size));
+      const StridedMatmul s{a.v, b.v, c.v};
+      const int before = num_threads();
+      for (int t : {1, 2}) {
+        set_num_threads(t);
+        double best = 1e9;
+        for (int i = 0; i < 300; ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          matmul_heads_bf16(av.data() + (i % copies) * a.size, bv.data(), cv.data(), s);
+          best = std::min(
+              best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                        .count());
+        }
+        std::printf("a %s, %s, %d threads: min %.1f us (%.0f GFLOP/s)\n",
+                    la == Layout::kPlain ? "rows" : "transposed",
+                    copies == 1 ? "in cache" : "from memory", t, best,
+                    2.0 * 64 * 128 * 128 * 32 / best / 1e3);
       }
-      std::printf("a %s, %d threads: min %.1f us (%.0f GFLOP/s)\n",
-                  la == Layout::kPlain ? "rows" : "transposed", t, best,
-                  2.0 * 64 * 128 * 128 * 32 / best / 1e3);
+      set_num_threads(before);
     }
-    set_num_threads(before);
-  }
 }
 
 }  // namespace
