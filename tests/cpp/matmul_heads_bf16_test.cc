@@ -10,12 +10,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "mycel/core/parallel.h"
+#include "mycel/core/tensor.h"
 #include "mycel/kernels/cpu/matmul_heads_bf16.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 namespace {
@@ -134,35 +138,48 @@ TEST(MatmulHeadsBf16, FitsOnlyRowContiguousBAndC) {
 
 // The per-launch time of the transformer's products (64 heads of 128x128 @ 128x32, b and c
 // head-split): minima over 300 calls, 1 and 2 threads, a read straight (P.V, dS.K) and transposed
-// (P^T.dO, dS^T.Q), a's 2 MiB in cache (L3) or from memory (24 copies in turn). Run with
-// --gtest_also_run_disabled_tests --gtest_filter='*HeadsBf16*Bench'.
+// (P^T.dO, dS^T.Q), a's 2 MiB in cache (L3) or from memory (24 copies in turn); this kernel and
+// oneDNN's primitive (matmul_strided with MYCEL_MATMUL_HEADS_BF16=0) alternating call by call.
+// Run with --gtest_also_run_disabled_tests --gtest_filter='*HeadsBf16*Bench'.
 TEST(MatmulHeadsBf16, DISABLED_Bench) {
   if (!matmul_heads_bf16_available()) GTEST_SKIP() << "no AVX512-BF16";
-  for (int copies : {1, 24})
+  const int before = num_threads();
+  for (int copies : {1, 24}) {
     for (Layout la : {Layout::kPlain, Layout::kTransposed}) {
       const View a = make(la, 16, 4, 128, 128), b = make(Layout::kSplit, 16, 4, 128, 32),
                  c = make(Layout::kSplit, 16, 4, 128, 32);
-      std::vector<uint16_t> av(static_cast<size_t>(a.size * copies), 0x3f80),
-          bv(static_cast<size_t>(b.size), 0x3f80), cv(static_cast<size_t>(c.size));
+      std::vector<Tensor> as;
+      for (int i = 0; i < copies; ++i) {
+        as.push_back(Tensor::empty(Shape{a.size}, DType::bfloat16));
+        std::fill_n(static_cast<uint16_t*>(as.back().data()), a.size, uint16_t{0x3f80});
+      }
+      Tensor bt = Tensor::empty(Shape{b.size}, DType::bfloat16),
+             ct = Tensor::empty(Shape{c.size}, DType::bfloat16);
+      std::fill_n(static_cast<uint16_t*>(bt.data()), b.size, uint16_t{0x3f80});
       const StridedMatmul s{a.v, b.v, c.v};
-      const int before = num_threads();
       for (int t : {1, 2}) {
         set_num_threads(t);
-        double best = 1e9;
-        for (int i = 0; i < 300; ++i) {
+        std::unique_ptr<KernelPrepared> slot[2];
+        double best[2] = {1e9, 1e9};
+        for (int i = 0; i < 600; ++i) {
+          const int own = i % 2;
+          setenv("MYCEL_MATMUL_HEADS_BF16", own ? "1" : "0", 1);  // read when first prepared
           const auto t0 = std::chrono::steady_clock::now();
-          matmul_heads_bf16(av.data() + (i % copies) * a.size, bv.data(), cv.data(), s);
-          best = std::min(
-              best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                        .count());
+          matmul_strided(as[static_cast<size_t>(i % copies)], bt, ct, s, &slot[own]);
+          best[own] = std::min(best[own], std::chrono::duration<double, std::micro>(
+                                              std::chrono::steady_clock::now() - t0)
+                                              .count());
         }
-        std::printf("a %s, %s, %d threads: min %.1f us (%.0f GFLOP/s)\n",
-                    la == Layout::kPlain ? "rows" : "transposed",
-                    copies == 1 ? "in cache" : "from memory", t, best,
-                    2.0 * 64 * 128 * 128 * 32 / best / 1e3);
+        unsetenv("MYCEL_MATMUL_HEADS_BF16");
+        for (int own : {0, 1})
+          std::printf("a %s, %s, %d threads, %s: min %.1f us (%.0f GFLOP/s)\n",
+                      la == Layout::kPlain ? "rows" : "transposed",
+                      copies == 1 ? "in cache" : "from memory", t, own ? "own" : "oneDNN",
+                      best[own], 2.0 * 64 * 128 * 128 * 32 / best[own] / 1e3);
       }
-      set_num_threads(before);
     }
+  }
+  set_num_threads(before);
 }
 
 }  // namespace

@@ -25,20 +25,13 @@
 #if MYCEL_AVX512_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
-#include "mycel/kernels/cpu/bf16_lanes512.h"
-
 namespace mycel::cpu {
 namespace {
 
 // A register tile is kMr rows of c by kNr columns (kMr x 2 of the 32 registers accumulate).
 constexpr int kMr = 12, kNr = 32;
-constexpr __mmask16 kAll16 = 0xFFFF;
-
 inline __mmask32 mask32(int64_t n) {
   return n >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((uint64_t(1) << n) - 1);
-}
-inline __mmask16 mask16(int64_t n) {
-  return n >= 16 ? kAll16 : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
 }
 
 // Interleaves 32 bf16 of row k (v0) and of row k + 1 (v1): lo holds pairs 0..15, hi 16..31.
@@ -110,7 +103,7 @@ inline uint32_t load32(const uint16_t* p) {
 // rows read straight), whose second half is not read.
 template <int R>
 void tile(const uint16_t* a, int64_t rs, int64_t ps, int64_t pairs, bool tail, const uint32_t* bp,
-          uint16_t* const* crow, __mmask16 c0, __mmask16 c1) {
+          uint16_t* const* crow, __mmask32 cm) {
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p) {
@@ -135,17 +128,18 @@ void tile(const uint16_t* a, int64_t rs, int64_t ps, int64_t pairs, bool tail, c
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
     }
   }
+  // vcvtne2ps2bf16: nearest even in one instruction, as oneDNN's bf16 matmuls round (subnormal
+  // sums flush to zero; bf16_lanes512's round16 took 7 integer ops a vector).
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     uint16_t* row = crow[r];
     if (!row) continue;
-    _mm256_mask_storeu_epi16(row, c0, bf16_lanes512::narrow16(acc[r][0]));
-    _mm256_mask_storeu_epi16(row + 16, c1, bf16_lanes512::narrow16(acc[r][1]));
+    _mm512_mask_storeu_epi16(row, cm, (__m512i)_mm512_cvtne2ps_pbh(acc[r][1], acc[r][0]));
   }
 }
 
 using TileFn = void (*)(const uint16_t*, int64_t, int64_t, int64_t, bool, const uint32_t*,
-                        uint16_t* const*, __mmask16, __mmask16);
+                        uint16_t* const*, __mmask32);
 template <int... R>
 constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
   TileFn fns[] = {&tile<R + 1>...};
@@ -164,7 +158,7 @@ void head(const uint16_t* a, int64_t lda, bool direct, const uint16_t* b, int64_
   const int64_t block = direct ? M : 32;
   for (int64_t j = 0; j < panels; ++j) {
     const int64_t n = j * kNr;
-    const __mmask16 c0 = mask16(N - n), c1 = mask16(N - n - 16);
+    const __mmask32 cm = mask32(N - n);
     const uint32_t* bp = bbuf + j * kp * kNr;
     for (int64_t m0 = 0; m0 < M; m0 += block) {
       const uint16_t* ab =
@@ -179,10 +173,10 @@ void head(const uint16_t* a, int64_t lda, bool direct, const uint16_t* b, int64_
           crow[i] = row < M ? c + row * ldc + n : nullptr;
         }
         if (r == kMr)
-          tile<kMr>(ab + m * rs, rs, ps, pairs, tail, bp, crow, c0, c1);
+          tile<kMr>(ab + m * rs, rs, ps, pairs, tail, bp, crow, cm);
         else
           tile_for(r, std::make_integer_sequence<int, kMr - 1>())(ab + m * rs, rs, ps, pairs, tail,
-                                                                  bp, crow, c0, c1);
+                                                                  bp, crow, cm);
       }
     }
   }
