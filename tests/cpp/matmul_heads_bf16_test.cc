@@ -131,9 +131,11 @@ TEST(MatmulHeadsBf16, FitsOnlyRowContiguousBAndC) {
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, a.v, a.v}));
   EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));  // q k^T, dO V^T: oneDNN
   EXPECT_FALSE(matmul_heads_bf16_fits({a.v, a.v, bt.v}));
-  const View big = make(Layout::kPlain, 1, 1, 2048, 64);
+  const View big = make(Layout::kPlain, 1, 1, 257, 64);  // M past 256: oneDNN's
   EXPECT_FALSE(matmul_heads_bf16_fits(
-      {big.v, make(Layout::kPlain, 1, 1, 64, 8).v, make(Layout::kPlain, 1, 1, 2048, 8).v}));
+      {big.v, make(Layout::kPlain, 1, 1, 64, 8).v, make(Layout::kPlain, 1, 1, 257, 8).v}));
+  const View edge = make(Layout::kPlain, 1, 1, 256, 256);
+  EXPECT_TRUE(matmul_heads_bf16_fits({edge.v, edge.v, edge.v}));
 }
 
 // The per-launch time of the transformer's products (64 heads of 128x128 @ 128x32, b and c

@@ -15,8 +15,8 @@ namespace mycel::cpu {
 bool matmul_heads_bf16_available();
 
 /// Whether the views suit the kernel: b's and c's rows contiguous (column stride 1), a's rows
-/// or columns contiguous (a = P or a = P^T), and each head small enough that its packs stay in
-/// L2 (M, N, K at most 1024).
+/// or columns contiguous (a = P or a = P^T), and each head small (M, N, K at most 256: where
+/// this kernel measured ahead of oneDNN's).
 bool matmul_heads_bf16_fits(const StridedMatmul& s);
 
 /// c = a @ b over the views (all bf16 bits), float32 sums rounded once to bf16. Call only where
