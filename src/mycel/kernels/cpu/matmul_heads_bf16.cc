@@ -1,12 +1,16 @@
 // matmul_heads_bf16: attention's per-head products in our own AVX512-BF16 kernel. oneDNN's
-// brgemm ran the backward's dV = P^T dO, dQ = dS K and dK = dS^T Q (64 heads of 128x128 @ 128x32
-// a launch, b and c head-split strided views) at 48-60% of the bf16 peak on two Zen 4 cores, the
-// forward P.V at 72-75%. Here each thread takes a range of heads and, per head, packs b in K-pairs
-// (vdpbf16ps multiplies pairs) once while it is in L1/L2, packs a only where it is transposed
-// (P^T, dS^T: rows k and k + 1 interleaved), else broadcasts a's pairs straight from its rows,
-// sums in float32 over all of K in a 12 x 32 register tile and rounds once to bf16 into c's view.
-// The same products within bf16 rounding (float32 sums in another order). MYCEL_MATMUL_HEADS_BF16=0
-// runs oneDNN's primitive instead (A/B).
+// brgemm (brg:avx512_core_bf16; a transposed a is copied inside the primitive, no reorder of
+// its own) ran the backward's dV = P^T dO, dQ = dS K and dK = dS^T Q (64 heads of 128x128 @
+// 128x32 a launch, b and c head-split strided views) at 48-60% of the bf16 peak on two Zen 4
+// cores, the forward P.V at 72-75%. Here each thread takes a range of heads and, per head, packs
+// b in K-pairs (vdpbf16ps multiplies pairs) once, packs a only where it is transposed (P^T, dS^T:
+// rows k and k + 1 interleaved), else broadcasts a's pairs straight from its rows, sums in
+// float32 over all of K in a 12 x 32 register tile and rounds once to bf16 into c's view. With a
+// in cache (tests/cpp/matmul_heads_bf16_test.cc's bench, alternating with oneDNN, a loaded host):
+// one core 310 us against oneDNN's 310 (a's rows) and 357 against 398 (transposed); two threads
+// 164 against 242 and 191 against 434. Each sum runs over K in order, as brgemm's do (the tests'
+// gradients came out with oneDNN's bits), but only bf16 rounding is promised.
+// MYCEL_MATMUL_HEADS_BF16=0 runs oneDNN's primitive instead (A/B).
 #include "mycel/kernels/cpu/matmul_heads_bf16.h"
 
 #include <algorithm>
@@ -68,8 +72,9 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t K, int64_t N, uint32_t* bp) 
 
 // a = at^T with at (K, M), row stride lda, as pairs (at[2p, m], at[2p + 1, m]), 0 past K and
 // past M, in blocks of 32 rows: block i's pair p at ap + (i * kp + p) * 32 (kp = (K + 1) / 2), so
-// that a tile's broadcasts walk one 8 KiB block in order (a pack of pair rows M wide, read 12 of
-// each, ran the 64 heads of dV at 175 GFLOP/s a core against 200 for a read straight).
+// that a tile's broadcasts walk one 8 KiB block in order. The pack costs ~45 us of the 64 heads'
+// 357 on one core, bound by its reads of a: prefetching the next head, or packing it a slice
+// before each tile of this one, or each block just before its tiles, all ran slower.
 // vpunpck{l,h}wd interleave within 128-bit lanes (a cross-lane permute is dearer), so a block's
 // rows land in the order packed_row() gives; the tiles store each row to its place.
 void pack_at(const uint16_t* at, int64_t lda, int64_t K, int64_t M, uint32_t* ap) {
