@@ -3,7 +3,9 @@ matmuls' strides (backend/fold_head_transposes.cc, MYCEL_FOLD_HEAD_TRANSPOSES=0 
 gradient summed inside layer_norm_grad (backend/fuse_add_norm_grad.cc, MYCEL_FUSE_ADD_NORM_GRAD=0
 off), and mean's gradient divided before it is broadcast. Each gives the unfused program's bits;
 the attention's forward and gradients also match a float64 numpy reference within bf16 rounding,
-at 1, 2 and 3 threads."""
+at 1, 2 and 3 threads. The bit-for-bit comparisons run oneDNN's strided matmul
+(MYCEL_MATMUL_HEADS_BF16=0); our per-head AVX512-BF16 kernel (kernels/cpu/matmul_heads_bf16.cc,
+float32 sums in another order) is checked against the float64 reference and the oneDNN run."""
 import os
 import sys
 
@@ -29,9 +31,10 @@ def _graph_mode():
     mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
 
 
-def _switch(monkeypatch, on):
+def _switch(monkeypatch, on, heads_kernel=False):
     for k in SWITCHES:
         monkeypatch.setenv(k, "1" if on else "0")
+    monkeypatch.setenv("MYCEL_MATMUL_HEADS_BF16", "1" if heads_kernel else "0")
 
 
 def bf16_values(a):
@@ -43,27 +46,30 @@ def bf16_values(a):
 class Attention(nn.Cell):
     """sum(attention(x) * w) with the transformer's head split and merge (batch_first)."""
 
-    def __init__(self, w, extra_reader=False):
+    def __init__(self, w, extra_reader=False, dims=(N, L, H, D)):
         super().__init__()
         self.w = Tensor(w.astype(np.float32), dtype=mycel.bfloat16)
         self.extra_reader = extra_reader
+        self.dims = dims
 
     def heads(self, t):
-        return ops.reshape(ops.transpose(ops.reshape(t, (N, L, H, D)), (0, 2, 1, 3)), (N * H, L, D))
+        n, l, h, d = self.dims
+        return ops.reshape(ops.transpose(ops.reshape(t, (n, l, h, d)), (0, 2, 1, 3)), (n * h, l, d))
 
     def construct(self, q, k, v):
         qh, kh, vh = self.heads(q), self.heads(k), self.heads(v)
         p = ops.softmax(ops.matmul(qh, kh, transpose_b=True), axis=-1)
         o = ops.matmul(p, vh)
-        o = ops.reshape(ops.transpose(ops.reshape(o, (N, H, L, D)), (0, 2, 1, 3)), (N, L, E))
+        n, l, h, d = self.dims
+        o = ops.reshape(ops.transpose(ops.reshape(o, (n, h, l, d)), (0, 2, 1, 3)), (n, l, h * d))
         out = (o * self.w).sum()
         if self.extra_reader:  # q's split also read by a sum: that transpose stays
             out = out + qh.sum()
         return out
 
 
-def _attention(q, k, v, w, extra_reader):
-    net = Attention(w, extra_reader)
+def _attention(q, k, v, w, extra_reader, dims=(N, L, H, D)):
+    net = Attention(w, extra_reader, dims)
     grad = ops.GradOperation(get_all=True)(net)
     ts = [Tensor(a.astype(np.float32), dtype=mycel.bfloat16) for a in (q, k, v)]
     for _ in range(2):  # the second run: the warm launches
@@ -71,21 +77,22 @@ def _attention(q, k, v, w, extra_reader):
     return [g.astype(mycel.float32).asnumpy() for g in gs]
 
 
-def _reference(q, k, v, w, extra_reader):
+def _reference(q, k, v, w, extra_reader, dims=(N, L, H, D)):
     """float64 gradients of sum(attention * w) with respect to q, k, v."""
-    hs = lambda t: t.reshape(N, L, H, D).transpose(0, 2, 1, 3)  # noqa: E731
+    n, l, h, d = dims
+    hs = lambda t: t.reshape(n, l, h, d).transpose(0, 2, 1, 3)  # noqa: E731
     qh, kh, vh = hs(q), hs(k), hs(v)
     s = qh @ kh.transpose(0, 1, 3, 2)
     e = np.exp(s - s.max(-1, keepdims=True))
     p = e / e.sum(-1, keepdims=True)
-    do = w.reshape(N, L, H, D).transpose(0, 2, 1, 3)
+    do = hs(w)
     dv = p.transpose(0, 1, 3, 2) @ do
     dp = do @ vh.transpose(0, 1, 3, 2)
     ds = p * (dp - (p * dp).sum(-1, keepdims=True))
     dq, dk = ds @ kh, ds.transpose(0, 1, 3, 2) @ qh
     if extra_reader:
         dq = dq + 1.0
-    back = lambda t: t.transpose(0, 2, 1, 3).reshape(N, L, E)  # noqa: E731
+    back = lambda t: t.transpose(0, 2, 1, 3).reshape(n, l, h * d)  # noqa: E731
     return [back(dq), back(dk), back(dv)]
 
 
@@ -116,8 +123,32 @@ def test_attention_fallback_without_onednn_bf16(monkeypatch):
         np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
 
 
-def _o2_run(monkeypatch, on, threads, steps=4):
-    _switch(monkeypatch, on)
+# (N, L, heads, d): the 12 x 32 register tile's rows and columns, odd L (the products' K: dS.K and
+# P.V read a's rows straight, their last pair half empty), d past 16 and past 32 (masked columns,
+# two column panels), L past one 32-row block of the transposed a's pack (P^T.dO, dS^T.Q).
+HEAD_DIMS = [(3, 8, 2, 4), (2, 13, 3, 5), (1, 37, 2, 33), (2, 45, 1, 17)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dims", HEAD_DIMS)
+def test_heads_kernel_against_float64(monkeypatch, threads, dims):
+    """The per-head kernel (MYCEL_MATMUL_HEADS_BF16 on): the float64 reference within bf16
+    rounding, and the oneDNN run within a bf16 rounding of each product's scale."""
+    mycel.set_context(num_threads=threads)
+    n, l, h, d = dims
+    rng = np.random.default_rng(l * 10 + threads)
+    q, k, v, w = (bf16_values(rng.standard_normal((n, l, h * d))) for _ in range(4))
+    _switch(monkeypatch, True, heads_kernel=True)
+    got = _attention(q, k, v, w, False, dims)
+    _switch(monkeypatch, True, heads_kernel=False)
+    onednn = _attention(q, k, v, w, False, dims)
+    for g, o, r in zip(got, onednn, _reference(q, k, v, w, False, dims)):
+        np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
+        np.testing.assert_allclose(g, o, rtol=2 ** -6, atol=2 ** -6 * np.abs(o).max())
+
+
+def _o2_run(monkeypatch, on, threads, steps=4, heads_kernel=False):
+    _switch(monkeypatch, on, heads_kernel)
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention these passes fold
     mycel.set_context(num_threads=threads)
     mycel.set_seed(3)
@@ -126,18 +157,19 @@ def _o2_run(monkeypatch, on, threads, steps=4):
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = amp.build_train_network(net, opt, loss, level="O2")
     step.set_train(True)
+    init = [p.asnumpy() for p in net.trainable_params()]
     rng = np.random.default_rng(0)
     x = Tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
     y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
     losses = [step(x, y).asnumpy() for _ in range(steps)]
     text = step.__dict__["_compiled"]._graph.program_text(x, y)
-    return np.array(losses), [p.asnumpy() for p in net.trainable_params()], text
+    return np.array(losses), [p.asnumpy() for p in net.trainable_params()], text, init
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
-    la, wa, text = _o2_run(monkeypatch, True, threads)
-    lb, wb, before = _o2_run(monkeypatch, False, threads)
+    la, wa, text, _ = _o2_run(monkeypatch, True, threads)
+    lb, wb, before, _ = _o2_run(monkeypatch, False, threads)
     np.testing.assert_array_equal(la, lb)
     for a, b in zip(wa, wb):
         np.testing.assert_array_equal(a, b)
@@ -148,6 +180,19 @@ def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
     assert text.count("= transpose(") == 0 and text.count("matmul_heads{") == 12, text
     assert text.count("layer_norm_grad{add(i0,i1)}(") == 3, text
     assert before.count("= add(") - text.count("= add(") == 3, text
+    assert np.all(np.isfinite(la)) and la[-1] < la[0]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_o2_transformer_step_heads_kernel(monkeypatch, threads):
+    """The O2 step with the per-head kernel on and off: the same losses and weights within bf16
+    rounding of the attention's products (4 steps of Momentum), and the kernel's launches."""
+    la, wa, text, w0 = _o2_run(monkeypatch, True, threads, heads_kernel=True)
+    lb, wb, _, _ = _o2_run(monkeypatch, True, threads, heads_kernel=False)
+    assert text.count("matmul_heads{") == 12, text
+    np.testing.assert_allclose(la, lb, rtol=1e-2)
+    for a, b, i in zip(wa, wb, w0):  # the 4 steps' updates
+        np.testing.assert_allclose(a - i, b - i, rtol=0.05, atol=0.05 * np.abs(b - i).max())
     assert np.all(np.isfinite(la)) and la[-1] < la[0]
 
 

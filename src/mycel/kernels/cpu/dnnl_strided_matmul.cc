@@ -11,6 +11,7 @@
 #include "mycel/kernels/cpu/dnnl_ops.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/matmul_heads_bf16.h"
 
 namespace mycel::cpu {
 namespace {
@@ -27,6 +28,7 @@ struct StridedEntry : Entry {
 struct StridedPrepared : KernelPrepared {
   int threads = 0;
   int64_t work = 0;
+  bool own = false;  // matmul_heads_bf16 (decided when prepared, so that an A/B reads the switch)
   std::shared_ptr<StridedEntry> e;
   PreparedExec exec;
   int a_a = -1, a_b = -1, a_c = -1;
@@ -131,10 +133,14 @@ void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMa
         auto q = std::make_unique<StridedPrepared>();
         q->threads = num_threads();
         q->work = work;
+        const char* f32 = std::getenv("MYCEL_STRIDED_MATMUL_VIA_F32");
+        q->own = c.dtype() == DType::bfloat16 && a.dtype() == DType::bfloat16 &&
+                 b.dtype() == DType::bfloat16 && !(f32 && *f32 == '1') &&
+                 matmul_heads_bf16_available() && matmul_heads_bf16_fits(s);
+        if (q->own) return q;
         std::string views;
         for (const StridedView* v : {&s.a, &s.b, &s.c})
           views += shape_str(v->dims) + shape_str(v->strides);
-        const char* f32 = std::getenv("MYCEL_STRIDED_MATMUL_VIA_F32");
         q->e = cached<StridedEntry>(
             key("matmul_strided", dtype_name(c.dtype()), views, f32 && *f32 == '1'),
             [&] { return build(c.dtype(), s); });
@@ -146,6 +152,10 @@ void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMa
         }
         return q;
       });
+  if (p.own)
+    return matmul_heads_bf16(static_cast<const uint16_t*>(a.data()),
+                             static_cast<const uint16_t*>(b.data()),
+                             static_cast<uint16_t*>(c.data()), s);
   if (!p.e->ok) return via_f32(a, b, c, s);
   p.exec.set(p.a_a, a.data());
   p.exec.set(p.a_b, b.data());

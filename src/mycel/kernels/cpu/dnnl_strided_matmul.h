@@ -21,7 +21,8 @@ struct StridedMatmul {
   StridedView a, b, c;
 };
 
-/// c = a @ b over the views (float32 or bfloat16, the three of one dtype); oneDNN's matmul, or
+/// c = a @ b over the views (float32 or bfloat16, the three of one dtype); for bf16 views that
+/// suit it our own per-head kernel (matmul_heads_bf16.h), else oneDNN's matmul, or
 /// where it has none (bfloat16 without AVX-512) the views copied to float32, multiplied and
 /// rounded once into c.
 void matmul_strided(const Tensor& a, const Tensor& b, Tensor& c, const StridedMatmul& s,

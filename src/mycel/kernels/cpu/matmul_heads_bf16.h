@@ -1,0 +1,26 @@
+// Attention's small per-head bf16 products (c = a @ b, 64 heads of 128x128 @ 128x32 in the
+// transformer step) in AVX512-BF16 dot products (vdpbf16ps), each thread a range of heads:
+// dnnl_strided_matmul.cc runs them in place of oneDNN's primitive where the views fit
+// (see matmul_heads_bf16.cc for the figures).
+#pragma once
+#include <cstdint>
+
+#include "mycel/kernels/cpu/dnnl_strided_matmul.h"
+
+namespace mycel::cpu {
+
+/// True when the CPU has AVX512-BF16 (and AVX-512 is not capped by MYCEL_MAX_CPU_ISA) and
+/// MYCEL_MATMUL_HEADS_BF16 is not 0 (then oneDNN's primitive runs, for A/B; read on each call:
+/// a launch reads it when it is first prepared).
+bool matmul_heads_bf16_available();
+
+/// Whether the views suit the kernel: b's and c's rows contiguous (column stride 1), a's rows
+/// or columns contiguous (a = P or a = P^T), and each head small (M, N, K at most 256: where
+/// this kernel measured ahead of oneDNN's).
+bool matmul_heads_bf16_fits(const StridedMatmul& s);
+
+/// c = a @ b over the views (all bf16 bits), float32 sums rounded once to bf16. Call only where
+/// matmul_heads_bf16_available() and matmul_heads_bf16_fits(s); K >= 1.
+void matmul_heads_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmul& s);
+
+}  // namespace mycel::cpu
