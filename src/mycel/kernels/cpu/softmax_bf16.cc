@@ -1,8 +1,10 @@
 #include "mycel/kernels/cpu/softmax_bf16.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "mycel/core/cpu_features.h"
@@ -21,6 +23,7 @@
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
 #include "mycel/kernels/cpu/avx512_math.h"  // inside the target region, as they ask
 #include "mycel/kernels/cpu/bf16_lanes512.h"
+#include "mycel/kernels/cpu/exp512_bf16.h"
 
 namespace mycel::cpu {
 namespace {
@@ -29,61 +32,96 @@ namespace {
 // is uninitialized (as avx512_math.h notes).
 constexpr __mmask16 kAll = 0xFFFF;
 
-// exp_nonpositive's polynomial in 16 lanes; 2^n by scalef, which rounds into float32's denormals
-// as std::exp does and reaches 0 below -103.3 (the clamp at -120 keeps -inf's exp at 0).
-inline __m512 exp16_nonpositive(__m512 x) {
-  x = _mm512_maskz_max_ps(kAll, x, _mm512_set1_ps(-120.0f));
-  const __m512 fx = _mm512_maskz_roundscale_ps(
-      kAll, _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
-      _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
-  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
-  return _mm512_maskz_scalef_ps(kAll, y, fx);
+using exp512::exp16_nonpositive_bf16;
+
+// round_store16 of finite lanes (the weights of a row that passed its finiteness check): no NaN
+// to quiet, two instructions fewer.
+inline void round_store16_finite(uint16_t* p, __m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, u, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_maskz_srli_epi32(
+      kAll, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_maskz_cvtepi32_epi16(kAll, r));
 }
 
-// softmax_row in 16 lanes (false: a NaN or an infinite maximum, for the caller's reference row).
-bool softmax_row16(const uint16_t* x, uint16_t* y, int64_t len, float* buf) {
-  const int64_t vec = len / 16 * 16;
+// The lanes of a row's last, partial vector (n < 16 elements): -inf past the row, which takes no
+// part in the maximum and whose exp, 0, none in the sum.
+inline __m512 widen_tail(const uint16_t* x, int64_t n, __mmask16& m) {
+  m = static_cast<__mmask16>((1u << n) - 1);
+  const __m512 v = bf16_lanes512::widen16(_mm256_maskz_loadu_epi16(m, x));
+  return _mm512_mask_mov_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), m, v);
+}
+
+// A row of 16 * NV elements (NV <= 16: the transformer's rows of 128 are 8) widened once into
+// registers: max, exp and sum, scale and round, no buffer between the passes. False where the
+// row has a NaN or an infinite maximum (its sum is then NaN or inf): the caller's reference row.
+template <int NV>
+bool softmax_row_regs(const uint16_t* x, uint16_t* y) {
+  __m512 v[NV];
   __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  __mmask16 nan = 0;
-  for (int64_t l = 0; l < vec; l += 16) {
-    const __m512 v = bf16_lanes512::widen16(x + l);
-    vmax = _mm512_maskz_max_ps(kAll, vmax, v);
-    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+#pragma GCC unroll 16
+  for (int i = 0; i < NV; ++i) {
+    v[i] = bf16_lanes512::widen16(x + 16 * i);
+    vmax = _mm512_maskz_max_ps(kAll, vmax, v[i]);
   }
-  float m = avx512::hmax(vmax);
-  bool special = nan != 0;
-  for (int64_t l = vec; l < len; ++l) {
-    const float v = bf16_widen(x[l]);
-    special |= std::isnan(v);
-    m = std::max(m, v);
+  const __m512 vm = _mm512_set1_ps(avx512::hmax(vmax));
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();  // two chains of adds
+#pragma GCC unroll 16
+  for (int i = 0; i < NV; ++i) {
+    v[i] = exp16_nonpositive_bf16(_mm512_sub_ps(v[i], vm));
+    if (i % 2) s1 = _mm512_add_ps(s1, v[i]);
+    else s0 = _mm512_add_ps(s0, v[i]);
   }
-  if (special || !std::isfinite(m)) return false;
-  const __m512 vm = _mm512_set1_ps(m);
+  const float sum = avx512::hsum(_mm512_add_ps(s0, s1));
+  if (!std::isfinite(sum)) return false;
+  const __m512 vinv = _mm512_set1_ps(1.0f / sum);  // sum >= 1: the maximum's own exp(0)
+#pragma GCC unroll 16
+  for (int i = 0; i < NV; ++i) round_store16_finite(y + 16 * i, _mm512_mul_ps(v[i], vinv));
+  return true;
+}
+
+// Any other length: the exps kept in buf between the passes, the tail in masked lanes.
+bool softmax_row16(const uint16_t* x, uint16_t* y, int64_t len, float* buf) {
+  const int64_t vec = len / 16 * 16, rest = len - vec;
+  __mmask16 tail = 0;
+  const __m512 vt = rest ? widen_tail(x + vec, rest, tail)
+                         : _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 vmax = vt;
+  for (int64_t l = 0; l < vec; l += 16)
+    vmax = _mm512_maskz_max_ps(kAll, vmax, bf16_lanes512::widen16(x + l));
+  const __m512 vm = _mm512_set1_ps(avx512::hmax(vmax));
   __m512 vsum = _mm512_setzero_ps();
   for (int64_t l = 0; l < vec; l += 16) {
-    const __m512 e = exp16_nonpositive(_mm512_sub_ps(bf16_lanes512::widen16(x + l), vm));
+    const __m512 e = exp16_nonpositive_bf16(_mm512_sub_ps(bf16_lanes512::widen16(x + l), vm));
     _mm512_storeu_ps(buf + l, e);
     vsum = _mm512_add_ps(vsum, e);
   }
-  float sum = avx512::hsum(vsum);
-  for (int64_t l = vec; l < len; ++l) {
-    buf[l] = std::exp(bf16_widen(x[l]) - m);
-    sum += buf[l];
-  }
-  const float inv = 1.0f / sum;  // sum >= 1: the maximum's own exp(0)
-  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512 et = exp16_nonpositive_bf16(_mm512_sub_ps(vt, vm));
+  const float sum = avx512::hsum(_mm512_add_ps(vsum, et));
+  if (!std::isfinite(sum)) return false;
+  const __m512 vinv = _mm512_set1_ps(1.0f / sum);
   for (int64_t l = 0; l < vec; l += 16)
-    bf16_lanes512::round_store16(y + l, _mm512_mul_ps(_mm512_loadu_ps(buf + l), vinv));
-  for (int64_t l = vec; l < len; ++l) y[l] = bf16_round_bits(buf[l] * inv);
+    round_store16_finite(y + l, _mm512_mul_ps(_mm512_loadu_ps(buf + l), vinv));
+  if (rest) {
+    uint16_t t[16];
+    round_store16_finite(t, _mm512_mul_ps(et, vinv));
+    _mm256_mask_storeu_epi16(y + vec, tail, _mm256_loadu_si256(reinterpret_cast<__m256i*>(t)));
+  }
   return true;
+}
+
+using RowFn = bool (*)(const uint16_t*, uint16_t*);
+template <int... NV>
+constexpr std::array<RowFn, sizeof...(NV) + 1> row_fns(std::integer_sequence<int, NV...>) {
+  return {nullptr, &softmax_row_regs<NV + 1>...};
+}
+// softmax_row_regs<len / 16> for len = 16, 32, ..., 256.
+constexpr auto kRowFns = row_fns(std::make_integer_sequence<int, 16>());
+
+// The softmax of one row (false: the caller's reference row).
+bool softmax_row_any(const uint16_t* x, uint16_t* y, int64_t len, float* buf) {
+  if (len % 16 == 0 && len <= 256) return kRowFns[len / 16](x, y);
+  return softmax_row16(x, y, len, buf);
 }
 
 void softmax_grad_row16(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64_t len) {
@@ -100,6 +138,36 @@ void softmax_grad_row16(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int
                                                _mm512_sub_ps(bf16_lanes512::widen16(dy + l), vs)));
   for (int64_t l = vec; l < len; ++l)
     dx[l] = bf16_round_bits(bf16_widen(y[l]) * (bf16_widen(dy[l]) - sum));
+}
+
+// softmax_grad_row16 of a row of 16 * NV elements (NV <= 8) with y and dy widened once into
+// registers: the same operations in the same order, the same bits.
+template <int NV>
+void softmax_grad_row_regs(const uint16_t* y, const uint16_t* dy, uint16_t* dx) {
+  __m512 a[NV], b[NV];
+  __m512 vsum = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int i = 0; i < NV; ++i) {
+    a[i] = bf16_lanes512::widen16(y + 16 * i);
+    b[i] = bf16_lanes512::widen16(dy + 16 * i);
+    vsum = _mm512_fmadd_ps(a[i], b[i], vsum);
+  }
+  const __m512 vs = _mm512_set1_ps(avx512::hsum(vsum));
+#pragma GCC unroll 8
+  for (int i = 0; i < NV; ++i)
+    bf16_lanes512::round_store16(dx + 16 * i, _mm512_mul_ps(a[i], _mm512_sub_ps(b[i], vs)));
+}
+
+using GradFn = void (*)(const uint16_t*, const uint16_t*, uint16_t*);
+template <int... NV>
+constexpr std::array<GradFn, sizeof...(NV) + 1> grad_fns(std::integer_sequence<int, NV...>) {
+  return {nullptr, &softmax_grad_row_regs<NV + 1>...};
+}
+constexpr auto kGradFns = grad_fns(std::make_integer_sequence<int, 8>());
+
+void softmax_grad_row_any(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64_t len) {
+  if (len % 16 == 0 && len <= 128) return kGradFns[len / 16](y, dy, dx);
+  softmax_grad_row16(y, dy, dx, len);
 }
 
 }  // namespace
@@ -241,7 +309,7 @@ bool softmax_bf16_last_axis(const Tensor& x, Tensor& y, int64_t rows, int64_t le
     for (int64_t r = r0; r < r1; ++r) {
 #if MYCEL_AVX512_KERNELS
       if (avx512) {
-        if (!softmax_row16(X + r * len, Y + r * len, len, buf.data()))
+        if (!softmax_row_any(X + r * len, Y + r * len, len, buf.data()))
           softmax_row_ref(X + r * len, Y + r * len, len);
         continue;
       }
@@ -265,7 +333,7 @@ bool softmax_grad_bf16_last_axis(const Tensor& y, const Tensor& dy, Tensor& dx, 
     for (int64_t r = r0; r < r1; ++r) {
 #if MYCEL_AVX512_KERNELS
       if (avx512) {
-        softmax_grad_row16(Y + r * len, D + r * len, X + r * len, len);
+        softmax_grad_row_any(Y + r * len, D + r * len, X + r * len, len);
         continue;
       }
 #endif
