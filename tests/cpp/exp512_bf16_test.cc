@@ -77,8 +77,8 @@ TEST(Exp512Bf16, RelativeErrorOverTheFloatRange) {
 TEST(Exp512Bf16, DenormalTailInfinityAndNaN) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
   const float inf = std::numeric_limits<float>::infinity();
-  float d[16] = {-87.5f, -90.f, -95.f, -100.f, -103.f, -104.f, -110.f, -150.f,
-                 -1e30f, -inf,   0.f,   -0.f,   std::nanf(""), -1e-30f, -1e-7f, -0.5f};
+  float d[16] = {-87.5f, -90.f, -95.f, -100.f, -103.f,        -104.f,  -110.f, -150.f,
+                 -1e30f, -inf,  0.f,   -0.f,   std::nanf(""), -1e-30f, -1e-7f, -0.5f};
   float e[16];
   exp16(d, e);
   for (int i = 0; i < 16; ++i) {

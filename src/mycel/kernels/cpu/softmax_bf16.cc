@@ -69,8 +69,10 @@ bool softmax_row_regs(const uint16_t* x, uint16_t* y) {
 #pragma GCC unroll 16
   for (int i = 0; i < NV; ++i) {
     v[i] = exp16_nonpositive_bf16(_mm512_sub_ps(v[i], vm));
-    if (i % 2) s1 = _mm512_add_ps(s1, v[i]);
-    else s0 = _mm512_add_ps(s0, v[i]);
+    if (i % 2)
+      s1 = _mm512_add_ps(s1, v[i]);
+    else
+      s0 = _mm512_add_ps(s0, v[i]);
   }
   const float sum = avx512::hsum(_mm512_add_ps(s0, s1));
   if (!std::isfinite(sum)) return false;
