@@ -178,6 +178,29 @@ void softmax_grad_row_any(const uint16_t* y, const uint16_t* dy, uint16_t* dx, i
 #endif  // MYCEL_AVX512_KERNELS
 
 namespace mycel::cpu {
+namespace {
+
+// One row as softmax_ref computes it (float exp, double sum): rows with a NaN or an infinite
+// maximum, whose special values the vector path does not follow.
+void softmax_row_ref(const uint16_t* x, uint16_t* y, int64_t len) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t l = 0; l < len; ++l) m = std::max(m, bf16_widen(x[l]));
+  double sum = 0;
+  for (int64_t l = 0; l < len; ++l) sum += double(std::exp(bf16_widen(x[l]) - m));
+  const float inv = float(1.0 / sum);
+  for (int64_t l = 0; l < len; ++l) y[l] = bf16_round_bits(std::exp(bf16_widen(x[l]) - m) * inv);
+}
+
+// softmax_grad_ref's row, the gradient where this build has no vector lanes.
+[[maybe_unused]] void softmax_grad_row_ref(const uint16_t* y, const uint16_t* dy, uint16_t* dx,
+                                           int64_t len) {
+  float sum = 0;
+  for (int64_t l = 0; l < len; ++l) sum += bf16_widen(y[l]) * bf16_widen(dy[l]);
+  for (int64_t l = 0; l < len; ++l)
+    dx[l] = bf16_round_bits(bf16_widen(y[l]) * (bf16_widen(dy[l]) - sum));
+}
+
+}  // namespace
 
 #if defined(__AVX2__) && defined(__FMA__)
 namespace {
@@ -237,17 +260,6 @@ inline __m256 exp_nonpositive(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(n, 23)));
 }
 
-// One row as softmax_ref computes it (float exp, double sum): rows with a NaN or an infinite
-// maximum, whose special values the vector path does not follow.
-void softmax_row_ref(const uint16_t* x, uint16_t* y, int64_t len) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t l = 0; l < len; ++l) m = std::max(m, bf16_widen(x[l]));
-  double sum = 0;
-  for (int64_t l = 0; l < len; ++l) sum += double(std::exp(bf16_widen(x[l]) - m));
-  const float inv = float(1.0 / sum);
-  for (int64_t l = 0; l < len; ++l) y[l] = bf16_round_bits(std::exp(bf16_widen(x[l]) - m) * inv);
-}
-
 void softmax_row(const uint16_t* x, uint16_t* y, int64_t len, float* buf) {
   const int64_t vec = len / 8 * 8;
   __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
@@ -299,59 +311,73 @@ void softmax_grad_row(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64
 
 }  // namespace
 
+void softmax_bf16_rows(const uint16_t* x, uint16_t* y, int64_t r0, int64_t r1, int64_t len) {
+  thread_local std::vector<float> buf;  // the row's widened values, then its exps
+  if (static_cast<int64_t>(buf.size()) < len) buf.resize(static_cast<size_t>(len));
+#if MYCEL_AVX512_KERNELS
+  if (cpu_has_avx512()) {
+    for (int64_t r = r0; r < r1; ++r)
+      if (!softmax_row_any(x + r * len, y + r * len, len, buf.data()))
+        softmax_row_ref(x + r * len, y + r * len, len);
+    return;
+  }
+#endif
+  for (int64_t r = r0; r < r1; ++r) softmax_row(x + r * len, y + r * len, len, buf.data());
+}
+
+void softmax_grad_bf16_rows(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64_t r0,
+                            int64_t r1, int64_t len) {
+#if MYCEL_AVX512_KERNELS
+  if (cpu_has_avx512()) {
+    for (int64_t r = r0; r < r1; ++r)
+      softmax_grad_row_any(y + r * len, dy + r * len, dx + r * len, len);
+    return;
+  }
+#endif
+  for (int64_t r = r0; r < r1; ++r) softmax_grad_row(y + r * len, dy + r * len, dx + r * len, len);
+}
+
+#else  // no AVX2/FMA in this build: the reference rows
+
+void softmax_bf16_rows(const uint16_t* x, uint16_t* y, int64_t r0, int64_t r1, int64_t len) {
+  for (int64_t r = r0; r < r1; ++r) softmax_row_ref(x + r * len, y + r * len, len);
+}
+
+void softmax_grad_bf16_rows(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64_t r0,
+                            int64_t r1, int64_t len) {
+  for (int64_t r = r0; r < r1; ++r)
+    softmax_grad_row_ref(y + r * len, dy + r * len, dx + r * len, len);
+}
+
+#endif
+
 bool softmax_bf16_last_axis(const Tensor& x, Tensor& y, int64_t rows, int64_t len) {
+#if !(defined(__AVX2__) && defined(__FMA__))
+  return false;  // the callers' kernels
+#endif
   if (x.dtype() != DType::bfloat16 || y.dtype() != DType::bfloat16 || len <= 0) return false;
   const auto* X = static_cast<const uint16_t*>(x.data());
   auto* Y = static_cast<uint16_t*>(y.data());
-  const bool avx512 = cpu_has_avx512();
-  // ~16 operations per element (the exp's polynomial and the three passes).
-  parallel_for(rows, len * 16, [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> buf;  // the row's widened values, then its exps
-    if (static_cast<int64_t>(buf.size()) < len) buf.resize(static_cast<size_t>(len));
-    for (int64_t r = r0; r < r1; ++r) {
-#if MYCEL_AVX512_KERNELS
-      if (avx512) {
-        if (!softmax_row_any(X + r * len, Y + r * len, len, buf.data()))
-          softmax_row_ref(X + r * len, Y + r * len, len);
-        continue;
-      }
-#endif
-      softmax_row(X + r * len, Y + r * len, len, buf.data());
-    }
-  });
+  // ~8 operations per element (the exp's polynomial and the three passes).
+  parallel_for(rows, len * 8,
+               [&](int64_t r0, int64_t r1) { softmax_bf16_rows(X, Y, r0, r1, len); });
   return true;
 }
 
 bool softmax_grad_bf16_last_axis(const Tensor& y, const Tensor& dy, Tensor& dx, int64_t rows,
                                  int64_t len) {
+#if !(defined(__AVX2__) && defined(__FMA__))
+  return false;
+#endif
   if (y.dtype() != DType::bfloat16 || dy.dtype() != DType::bfloat16 ||
       dx.dtype() != DType::bfloat16 || len <= 0)
     return false;
   const auto* Y = static_cast<const uint16_t*>(y.data());
   const auto* D = static_cast<const uint16_t*>(dy.data());
   auto* X = static_cast<uint16_t*>(dx.data());
-  const bool avx512 = cpu_has_avx512();
-  parallel_for(rows, len * 4, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-#if MYCEL_AVX512_KERNELS
-      if (avx512) {
-        softmax_grad_row_any(Y + r * len, D + r * len, X + r * len, len);
-        continue;
-      }
-#endif
-      softmax_grad_row(Y + r * len, D + r * len, X + r * len, len);
-    }
-  });
+  parallel_for(rows, len * 4,
+               [&](int64_t r0, int64_t r1) { softmax_grad_bf16_rows(Y, D, X, r0, r1, len); });
   return true;
 }
-
-#else  // no AVX2/FMA in this build: the callers' kernels
-
-bool softmax_bf16_last_axis(const Tensor&, Tensor&, int64_t, int64_t) { return false; }
-bool softmax_grad_bf16_last_axis(const Tensor&, const Tensor&, Tensor&, int64_t, int64_t) {
-  return false;
-}
-
-#endif
 
 }  // namespace mycel::cpu

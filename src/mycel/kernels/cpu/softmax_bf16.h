@@ -18,4 +18,12 @@ bool softmax_bf16_last_axis(const Tensor& x, Tensor& y, int64_t rows, int64_t le
 bool softmax_grad_bf16_last_axis(const Tensor& y, const Tensor& dy, Tensor& dx, int64_t rows,
                                  int64_t len);
 
+/// softmax of rows [r0, r1) of x (rows of len) into y, on the calling thread (y may be x): the
+/// rows of a product block that backend/fuse_heads_softmax.cc applies it to while in cache.
+void softmax_bf16_rows(const uint16_t* x, uint16_t* y, int64_t r0, int64_t r1, int64_t len);
+
+/// softmax_grad_bf16_last_axis's rows [r0, r1) on the calling thread (dx may be dy).
+void softmax_grad_bf16_rows(const uint16_t* y, const uint16_t* dy, uint16_t* dx, int64_t r0,
+                            int64_t r1, int64_t len);
+
 }  // namespace mycel::cpu
