@@ -13,8 +13,9 @@ namespace mycel::cpu {
 
 /// c = a @ b over `s` (c's view plain and contiguous: (A, C, M, N), A the first dim of all three
 /// views) and then `after` on every row of c (as A * C * M rows of N) exactly once, on the thread
-/// that wrote it. The batch is cut into blocks of about 256 KiB of c (whole first-dim entries),
-/// dealt out to the threads; each block is matmul_strided on its sub-views on one thread.
+/// that wrote it. The batch is cut into blocks of whole first-dim entries, one a thread but at
+/// most 1 MiB of c each (MYCEL_HEADS_BLOCK_KB overrides the bound, for measurements), dealt out
+/// to the threads; each block is matmul_strided on its sub-views on one thread.
 /// `slot`: the launch's prepared state (graph mode), or null.
 void matmul_strided_then(const Tensor& a, const Tensor& b, Tensor& c, const StridedMatmul& s,
                          RowEpilogue after, void* ctx, std::unique_ptr<KernelPrepared>* slot);
