@@ -53,8 +53,8 @@ std::shared_ptr<OpDef> make_op(const cpu::StridedMatmul& s, const TensorMeta& ou
     if (grad)
       MYCEL_CHECK(c.in(2).numel() == o.numel(), RuntimeError, "[", c.op.name, "] softmax has ",
                   c.in(2).numel(), " elements, the product ", o.numel());
-    cpu::matmul_strided_then(c.in(0), c.in(1), o, s, grad ? softmax_grad_rows : softmax_rows,
-                             &ctx, c.prepared);
+    cpu::matmul_strided_then(c.in(0), c.in(1), o, s, grad ? softmax_grad_rows : softmax_rows, &ctx,
+                             c.prepared);
   };
   return d;
 }
@@ -86,8 +86,8 @@ bool match_heads_softmax(const Function& f, const std::vector<int>& uses,
   if (axis != static_cast<int64_t>(shape.size()) - 1 || !is_static_plain(f, out, DType::bfloat16) ||
       f.regs[out].meta.shape != shape)
     return false;
-  if (grad && (!is_static_plain(f, row.in[0], DType::bfloat16) ||
-               f.regs[row.in[0]].meta.shape != shape))
+  if (grad &&
+      (!is_static_plain(f, row.in[0], DType::bfloat16) || f.regs[row.in[0]].meta.shape != shape))
     return false;
   for (int x : operands)
     if (written_between(f, x, k, j)) return false;

@@ -21,7 +21,7 @@ constexpr int64_t kBlockBytes = 1024 * 1024;
 
 struct BlocksPrepared : KernelPrepared {
   int threads = 0;
-  int64_t per = 0;  // first-dim entries a block
+  int64_t per = 0;                                     // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // each block's matmul_strided state
 };
 
@@ -47,7 +47,8 @@ void matmul_strided_then(const Tensor& a, const Tensor& b, Tensor& c, const Stri
                   s.a.dims[0] == d[0] && s.b.dims[0] == d[0] && s.c.strides[3] == 1 &&
                   s.c.strides[2] == d[3] && s.c.strides[1] == d[2] * d[3] &&
                   s.c.strides[0] == d[1] * d[2] * d[3] && c.numel() == d[0] * s.c.strides[0],
-              RuntimeError, "[matmul_strided_then] expects 4-d views of one first dim and a plain c");
+              RuntimeError,
+              "[matmul_strided_then] expects 4-d views of one first dim and a plain c");
   const int64_t A = d[0], rows_per = d[1] * d[2];  // rows of c a first-dim entry
   if (c.numel() == 0) return;
   const int64_t per_bytes = s.c.strides[0] * static_cast<int64_t>(itemsize(c.dtype()));
@@ -60,7 +61,8 @@ void matmul_strided_then(const Tensor& a, const Tensor& b, Tensor& c, const Stri
         const char* kb = std::getenv("MYCEL_HEADS_BLOCK_KB");  // block size experiments
         const int64_t bytes = kb ? std::atoll(kb) * 1024 : kBlockBytes;
         const int64_t share = (A + q->threads - 1) / q->threads;
-        q->per = std::clamp<int64_t>(std::min(share, bytes / std::max<int64_t>(per_bytes, 1)), 1, A);
+        q->per =
+            std::clamp<int64_t>(std::min(share, bytes / std::max<int64_t>(per_bytes, 1)), 1, A);
         q->slots.resize(static_cast<size_t>((A + q->per - 1) / q->per));
         return q;
       });
