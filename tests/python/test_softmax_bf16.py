@@ -192,3 +192,50 @@ def test_avx2_lanes_in_a_subprocess():
                        cwd=os.path.dirname(__file__), timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout
+
+
+_CVT_SCRIPT = """
+import sys, numpy as np, mycel
+from mycel import ops, Tensor
+rng = np.random.default_rng(11)
+x = Tensor((rng.standard_normal((512, 128)) * 6).astype(np.float32), dtype=mycel.bfloat16)
+dy = rng.standard_normal((512, 128)).astype(np.float32)
+dy[3, 5], dy[7, :] = np.nan, np.inf
+y = ops.softmax(x, axis=-1)
+w = Tensor(dy, dtype=mycel.bfloat16)
+from mycel import nn
+class S(nn.Cell):
+    def construct(self, x):
+        return (ops.softmax(x, axis=-1) * w).sum()
+dx = ops.GradOperation()(S())(x)
+bits = lambda t: t.astype(mycel.float32).asnumpy().view(np.uint32) >> 16
+np.save(sys.argv[1], np.stack([bits(y), bits(dx)]))
+"""
+
+
+def test_bf16_conversion_rounding_equals_the_integer_rounding(tmp_path):
+    """Where the CPU has AVX512-BF16, rows of 32k elements round by VCVTNE2PS2BF16
+    (MYCEL_SOFTMAX_BF16_CVT=0: the integer rounding): the same forward bits but for weights below
+    2^-126 (0 instead of a bf16 denormal); the gradient's row sum is taken in another lane order,
+    so its dx is within 1 ulp but where dy - sum cancels; a NaN or inf dy: the same NaN bits."""
+    import subprocess
+    out = {}
+    for v in ("0", "1"):
+        env = dict(os.environ, MYCEL_SOFTMAX_BF16_CVT=v)
+        path = str(tmp_path / f"cvt{v}.npy")
+        subprocess.run([sys.executable, "-c", _CVT_SCRIPT, path], env=env, check=True, timeout=300)
+        out[v] = np.load(path).astype(np.int64)
+    (y0, dx0), (y1, dx1) = out["0"], out["1"]
+    tiny = (y0 & 0x7F80) == 0  # a bf16 denormal (or 0) from the integer rounding
+    np.testing.assert_array_equal(y1[~tiny], y0[~tiny])
+    assert np.all(y1[tiny] == 0)
+    nan0, nan1 = (dx0 & 0x7FFF) > 0x7F80, (dx1 & 0x7FFF) > 0x7F80
+    np.testing.assert_array_equal(nan0, nan1)
+    np.testing.assert_array_equal(dx0[nan0], dx1[nan1])
+    # Elsewhere: one bf16 rounding apart, plus the sum's float error where dy - sum cancels.
+    val = lambda b: (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # noqa: E731
+    rows = ~np.any(nan0, axis=1)
+    v0, v1 = val(dx0[rows]), val(dx1[rows])
+    scale = np.abs(v0).max(axis=1, keepdims=True)
+    assert np.all(np.abs(v0 - v1) <= 2.0 ** -7 * np.abs(v0) + 1e-5 * scale)  # 1 ulp: 2^-7 rel.
+    assert (dx0[rows] == dx1[rows]).mean() > 0.95
