@@ -167,8 +167,9 @@ constexpr auto kRowFns = row_fns(std::make_integer_sequence<int, 16>());
 // Where the CPU has AVX512-BF16 (Zen 4, Sapphire Rapids): the weights rounded by VCVTNE2PS2BF16,
 // 32 in one instruction where the integer rounding takes eleven (round to nearest even as
 // bf16_round_bits, but a weight below 2^-126, float's normal range, becomes 0 rather than a bf16
-// denormal, as in the AVX2 path whose exp flushes them). One core, 8192 rows of 128: 0.41 ->
-// X ms. MYCEL_SOFTMAX_BF16_CVT=0 keeps the integer rounding (A/B).
+// denormal, as in the AVX2 path whose exp flushes them). One core, 8192 rows of 128: the forward
+// 0.40 -> 0.31 ms, the gradient 0.26 -> 0.13. MYCEL_SOFTMAX_BF16_CVT=0 keeps the integer
+// rounding (A/B; read once a process).
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
 namespace mycel::cpu {
