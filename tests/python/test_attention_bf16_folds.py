@@ -174,10 +174,13 @@ def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
     for a, b in zip(wa, wb):
         np.testing.assert_array_equal(a, b)
     # Two layers: 8 head transposes each before, none after; the 6 batched matmuls of each (q k^T,
-    # p v and their 4 gradients) read or write strided views; 3 of the 4 layer norm gradients read a residual's add (the fourth's dy is
-    # the mean pool's gradient).
+    # p v and their 4 gradients) read or write strided views, q k^T with its softmax and dP with
+    # softmax_grad in one launch (fuse_heads_softmax.cc); 3 of the 4 layer norm gradients read a
+    # residual's add (the fourth's dy is the mean pool's gradient).
     assert before.count("= transpose(") == 16 and "matmul_heads" not in before, before
-    assert text.count("= transpose(") == 0 and text.count("matmul_heads{") == 12, text
+    assert text.count("= transpose(") == 0 and text.count("matmul_heads{") == 8, text
+    assert text.count("matmul_heads+softmax(") == 2, text
+    assert text.count("matmul_heads+softmax_grad(") == 2, text
     assert text.count("layer_norm_grad{add(i0,i1)}(") == 3, text
     assert before.count("= add(") - text.count("= add(") == 3, text
     assert np.all(np.isfinite(la)) and la[-1] < la[0]

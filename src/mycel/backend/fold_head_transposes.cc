@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "mycel/backend/fuse_heads_softmax.h"
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/dnnl_strided_matmul.h"
 
@@ -175,13 +176,30 @@ void fold_function(Function& f, ProgramImpl& p) {
     } else {
       s.c = plain_view(so, A, C);
     }
+    const std::vector<int> operands = {sa >= 0 ? splits[sa].src : mm.in[0],
+                                       sb >= 0 ? splits[sb].src : mm.in[1]};
+    // A softmax (or its gradient) alone reading a plain result: one launch at the row op's place
+    // (fuse_heads_softmax.cc).
+    HeadsSoftmax hs;
+    if (mt < 0 && match_heads_softmax(f, uses, reader, k, ro, operands, s, hs)) {
+      p.fused_ops.push_back(hs.op);
+      Instr fused = f.code[hs.at];
+      fused.op = p.fused_ops.back().get();
+      fused.attrs = Attrs(fused.op, {});
+      fused.params = nullptr;
+      fused.in = hs.in;
+      f.code[hs.at] = std::move(fused);
+      keep[k] = 0;
+      ++p.num_fused;
+      continue;
+    }
     const std::string which =
         std::string(sa >= 0 ? "a" : "") + (sb >= 0 ? "b" : "") + (mt >= 0 ? "c" : "");
     p.fused_ops.push_back(make_op(s, f.regs[out].meta, which));
     Instr fused = mm;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
-    fused.in = {sa >= 0 ? splits[sa].src : mm.in[0], sb >= 0 ? splits[sb].src : mm.in[1]};
+    fused.in = operands;
     fused.out = {out};
     f.code[k] = std::move(fused);
     ++p.num_fused;

@@ -397,6 +397,7 @@ MYCEL_REGISTER_OPS(nn_norm) {
     OpDef d = make_op("softmax", "Softmax", "exp(x) / sum(exp(x)) along axis.", {{"x"}},
                       {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}}, infer_softmax,
                       softmax_kernel<false>, float_dtypes(), "bprop");
+    d.backend.softmax_rows = SoftmaxRows::kForward;  // backend/fuse_heads_softmax.cc
     shard::set_label_rule(d, softmax_spec);
     r.add(std::move(d));
   }
@@ -407,6 +408,7 @@ MYCEL_REGISTER_OPS(nn_norm) {
                 "y and the sensitivity dy, in one pass.",
                 {{"y"}, {"dy"}}, {{"axis", AttrKind::kInt, int64_t{-1}, false, {}}},
                 infer_softmax_grad, softmax_grad_kernel, float_dtypes(), "bprop");
+    d.backend.softmax_rows = SoftmaxRows::kGrad;
     shard::set_label_rule(d, softmax_grad_spec);
     r.add(std::move(d));
   }

@@ -80,6 +80,10 @@ enum class WindowKind : uint8_t { kNone, kConv, kMaxPool, kAvgPool };
 /// propagating, as the reduce kernels).
 enum class ReduceFusion : uint8_t { kNone, kSum, kMean, kMax, kMin };
 
+/// A row op over attribute `axis` that fuse_heads_softmax.cc may run on a product's rows while
+/// they are in cache: softmax(x), or softmax's gradient (y, dy) -> y * (dy - sum(y * dy)).
+enum class SoftmaxRows : uint8_t { kNone, kForward, kGrad };
+
 /// What the graph backend's rewrites (backend/fuse_*.cc, assign_layouts.cc) may do with an op.
 struct BackendTraits {
   uint8_t accepts_post_ops = 0;  // PostOpBits its oneDNN kernel can apply after it
@@ -98,6 +102,7 @@ struct BackendTraits {
   // A layer norm backward (dout, x, gamma, mean, rstd, ...) whose bf16 kernel may read dout as
   // the sum of two addends (fuse_add_norm_grad.cc).
   bool norm_grad_sums_dout = false;
+  SoftmaxRows softmax_rows = SoftmaxRows::kNone;
 };
 
 /// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split
