@@ -15,26 +15,23 @@
 namespace mycel::cpu {
 namespace {
 
+// Read at each match (a launch's preparation), so that one process can prepare a step with the
+// loop and one without (bench/bench_step_env_ab.py).
 bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("MYCEL_MOMENTUM_LANES");
-    return !v || std::strcmp(v, "0") != 0;
-  }();
-  return on;
+  const char* v = std::getenv("MYCEL_MOMENTUM_LANES");
+  return !v || std::strcmp(v, "0") != 0;
 }
 
 }  // namespace
 
-MomentumLanes match_momentum(const EwProgram& p, const char* full, int nout,
-                             const int* out_steps) {
+MomentumLanes match_momentum(const EwProgram& p, const char* full, int nout, const int* out_steps) {
   MomentumLanes r;
   const int ni = p.num_inputs;
   if (!enabled() || ni != 5 || p.steps.size() != 4 || nout != 2) return r;
   const EwStep *s0 = &p.steps[0], *s1 = &p.steps[1], *s2 = &p.steps[2], *s3 = &p.steps[3];
   const int t0 = ni, t1 = ni + 1, t2 = ni + 2;
   auto is_in = [&](int s, bool want_full) { return s < ni && (full[s] != 0) == want_full; };
-  if (s0->op != EwOp::kMul || s1->op != EwOp::kAdd || s2->op != EwOp::kMul ||
-      s3->op != EwOp::kSub)
+  if (s0->op != EwOp::kMul || s1->op != EwOp::kAdd || s2->op != EwOp::kMul || s3->op != EwOp::kSub)
     return r;
   // t0 = v * m (either order)
   if (is_in(s0->a, true) && is_in(s0->b, false))

@@ -21,9 +21,8 @@ struct MomentumLanes {
 /// Whether program p with outputs out_steps (nout of them) is exactly
 /// `t0=mul(v,m); t1=add(t0,g); t2=mul(t1,lr); t3=sub(w,t2)` (mul and add in either operand
 /// order) with outputs t1 and t3, where v, g, w hold every element (full) and m, lr one.
-/// MYCEL_MOMENTUM_LANES=0 never matches (A/B against the interpreter).
-MomentumLanes match_momentum(const EwProgram& p, const char* full, int nout,
-                             const int* out_steps);
+/// MYCEL_MOMENTUM_LANES=0 (read at each call) never matches: A/B against the interpreter.
+MomentumLanes match_momentum(const EwProgram& p, const char* full, int nout, const int* out_steps);
 
 /// The update over n elements: base[k] is input k (as for run_fused_elementwise_ptrs), outs[j]
 /// output j. An output may be the buffer of any input (each element is read before it is
