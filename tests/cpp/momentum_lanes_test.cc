@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -79,11 +80,14 @@ void check(int64_t n, bool in_place) {
   const float m = 0.9f, lr = 0.0137f;
   const EwProgram p = momentum_program(false);
   const int outs[2] = {1, 3};
-  // The interpreter's results into separate buffers.
+  // The interpreter's results into separate buffers (it takes the loop itself unless told not).
   std::vector<float> rv(n), rw(n);
   const float* base[5] = {v.data(), &m, g.data(), &lr, w.data()};
   float* rdst[2] = {rv.data(), rw.data()};
+  setenv("MYCEL_MOMENTUM_LANES", "0", 1);
+  EXPECT_FALSE(match_momentum(p, kFull, 2, outs).ok);
   run_fused_elementwise_ptrs(p, base, kFull, n, 2, outs, rdst);
+  unsetenv("MYCEL_MOMENTUM_LANES");
   const MomentumLanes mk = match_momentum(p, kFull, 2, outs);
   ASSERT_TRUE(mk.ok);
   std::vector<float> v0 = v, w0 = w, ov(n), ow(n);
@@ -105,6 +109,34 @@ void check(int64_t n, bool in_place) {
 TEST(MomentumLanes, EqualsTheInterpreterBitForBit) {
   for (int64_t n : {1, 7, 16, 23, 512, 1000, 200704 + 9})
     for (bool in_place : {false, true}) check(n, in_place);
+}
+
+// The chain runner's own entry takes the loop on its blocks (and threads): the same bits as the
+// interpreter, tails of blocks and vectors included.
+TEST(MomentumLanes, ChainRunnerTakesTheLoop) {
+  for (int64_t n : {5, 512 * 3 + 11, 70000 + 3}) {
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::normal_distribution<float> d;
+    std::vector<float> v(n), g(n), w(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = d(rng), g[i] = d(rng), w[i] = d(rng);
+    const float m = 0.5f, lr = 0.25f;
+    const float* base[5] = {v.data(), &m, g.data(), &lr, w.data()};
+    const int outs[2] = {3, 1};  // w' first
+    std::vector<float> a0(n), a1(n), b0(n), b1(n);
+    float* da[2] = {a0.data(), a1.data()};
+    float* db[2] = {b0.data(), b1.data()};
+    run_fused_elementwise_ptrs(momentum_program(true), base, kFull, n, 2, outs, da);
+    setenv("MYCEL_MOMENTUM_LANES", "0", 1);
+    run_fused_elementwise_ptrs(momentum_program(true), base, kFull, n, 2, outs, db);
+    unsetenv("MYCEL_MOMENTUM_LANES");
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::memcmp(&a0[i], &b0[i], 4), 0) << i;
+      ASSERT_EQ(std::memcmp(&a1[i], &b1[i], 4), 0) << i;
+      const double vd = double(m) * v[i] + g[i];
+      EXPECT_NEAR(a1[i], vd, 1e-6 * (1 + std::fabs(vd)));
+      EXPECT_NEAR(a0[i], w[i] - double(lr) * vd, 1e-6 * (1 + std::fabs(vd)));
+    }
+  }
 }
 
 }  // namespace
