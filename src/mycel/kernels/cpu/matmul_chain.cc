@@ -215,7 +215,7 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
       }
       for (int j = 0; j < nout; ++j) dst[j] = outp[j] + start;
       // Momentum's update (nn.Momentum's chain) as one register loop, 1.6-1.8x faster than the
-      // interpreter's block passes here (docs/perf_mlp.md, perf39); other chains interpreted.
+      // interpreter's block passes here at low load (docs/perf_mlp.md, perf39); others interpreted.
       if (lanes)
         run_momentum_lanes(p->lanes, base, e.rows * N, dst);
       else
