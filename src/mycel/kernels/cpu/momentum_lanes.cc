@@ -27,7 +27,7 @@ bool enabled() {
 MomentumLanes match_momentum(const EwProgram& p, const char* full, int nout, const int* out_steps) {
   MomentumLanes r;
   const int ni = p.num_inputs;
-  if (!enabled() || ni != 5 || p.steps.size() != 4 || nout != 2) return r;
+  if (ni != 5 || p.steps.size() != 4 || nout != 2 || !enabled()) return r;
   const EwStep *s0 = &p.steps[0], *s1 = &p.steps[1], *s2 = &p.steps[2], *s3 = &p.steps[3];
   const int t0 = ni, t1 = ni + 1, t2 = ni + 2;
   auto is_in = [&](int s, bool want_full) { return s < ni && (full[s] != 0) == want_full; };
