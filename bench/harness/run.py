@@ -277,7 +277,9 @@ def markdown(result):
                 "(`src/mycel/core/cpu_keeper.h`: a step's first parallel launch waits 4-8 µs for the "
                 "worker instead of 12-40 µs), off by default: on this machine ResNet-18's step took "
                 "600 against 534 ms with them and the MLP's was no faster "
-                "([perf_mlp.md](perf_mlp.md), perf24).", "",
+                "([perf_mlp.md](perf_mlp.md), perf24). Momentum's update runs as one register loop, "
+                "also on each weight gradient's tile in the MLP's fused dW launches "
+                "(`MYCEL_MOMENTUM_LANES=0`: the chain interpreter, for A/B; perf_mlp.md, perf39).", "",
                 "| workload | batch | policy | threads mycel/torch | Mycel graph ms | PyTorch eager ms | "
                 "speed-up | Mycel % of peak | loss diff | Mycel compile s |",
                 "|---|---|---|---|---|---|---|---|---|---|"]

@@ -210,3 +210,46 @@ def test_padded_operands_forced():
                         "-k", "weights_equal or other_thread_counts"], env=env, capture_output=True,
                        text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+_LANES_SCRIPT = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import mycel
+import test_fuse_matmul_update as T
+mycel.set_context(num_threads=int(sys.argv[2]))
+sizes = tuple(int(s) for s in sys.argv[3].split(","))
+batch = int(sys.argv[4])
+x = T.rand((batch, sizes[0]), 1)
+y = np.random.default_rng(2).integers(0, sizes[-1], batch).astype(np.int32)
+ws, losses = T.train(sizes, x, y, 5, {})
+np.savez(sys.argv[5], *ws, losses=np.array(losses))
+"""
+
+
+# The harness's MLP, and hidden sizes whose tiles end in a partial vector (80 rows of 77: tiles of
+# 40 x 77 = 3080 elements, 20 x 77 with three threads).
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("sizes,batch", [((784, 512, 512, 10), 128), ((77, 80, 96, 10), 50)])
+def test_momentum_lanes_equal_interpreter(tmp_path, threads, sizes, batch):
+    """The tiles' momentum update as one register loop (kernels/cpu/momentum_lanes.h) against the
+    chain interpreter (MYCEL_MOMENTUM_LANES=0, read once: fresh processes): equal bit for bit
+    after five steps, and within float32 tolerance of the float64 numpy MLP."""
+    runs = {}
+    for lanes in ("1", "0"):
+        out = tmp_path / f"w{lanes}.npz"
+        env = dict(os.environ, MYCEL_MOMENTUM_LANES=lanes)
+        r = subprocess.run([sys.executable, "-c", _LANES_SCRIPT, os.path.dirname(__file__),
+                            str(threads), ",".join(map(str, sizes)), str(batch), str(out)],
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        runs[lanes] = np.load(out)
+    x = rand((batch, sizes[0]), 1)
+    y = np.random.default_rng(2).integers(0, sizes[-1], batch).astype(np.int32)
+    ref, ref_losses = numpy_train(sizes, x, y, 5)
+    on, off = runs["1"], runs["0"]
+    for k, r in enumerate(ref):
+        a, b = on[f"arr_{k}"], off[f"arr_{k}"]
+        np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(on["losses"], ref_losses, rtol=1e-5)

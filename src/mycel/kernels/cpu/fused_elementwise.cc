@@ -11,6 +11,7 @@
 #include "mycel/kernels/cpu/bf16_round_row.h"
 #include "mycel/kernels/cpu/binary.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/momentum_lanes.h"
 #include "mycel/kernels/cpu/unary.h"
 
 namespace mycel::cpu {
@@ -210,6 +211,20 @@ void run_fused_elementwise_ptrs(const EwProgram& p, const float* const* base, co
   int nearly = 0;
   float* const last_out = split_outputs(ns, nout, out_steps, outs, early, &nearly);
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  // Momentum's update as one register loop (momentum_lanes.h), on the same blocks and threads
+  // as the interpreter (MYCEL_MOMENTUM_LANES=0: the interpreter).
+  const MomentumLanes mk = match_momentum(p, full, nout, out_steps);
+  if (mk.ok) {
+    parallel_for(nblocks, kBlock * (ns + nearly), [&](int64_t b0, int64_t b1) {  // same split
+      const float* at[5];
+      float* dst[2];
+      const int64_t start = b0 * kBlock, len = std::min(b1 * kBlock, n) - start;
+      for (int k = 0; k < 5; ++k) at[k] = full[k] ? base[k] + start : base[k];
+      for (int j = 0; j < 2; ++j) dst[j] = outs[j] + start;
+      run_momentum_lanes(mk, at, len, dst);
+    });
+    return;
+  }
   parallel_for(nblocks, kBlock * (ns + nearly), [&](int64_t b0, int64_t b1) {
     // Step results of one block; the last step writes straight into the output.
     thread_local std::vector<float> tmp;  // reused: warm runs allocate nothing

@@ -11,6 +11,7 @@
 #include "mycel/kernels/cpu/dnnl_plain_matmul.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/momentum_lanes.h"
 
 namespace mycel::cpu {
 namespace {
@@ -76,6 +77,7 @@ struct ChainPrepared : KernelPrepared {
   std::shared_ptr<ChainEntry> e;
   std::vector<PreparedExec> exec;  // one per thread: its own argument memories
   int arg_a = -1, arg_b = -1, arg_c = -1;
+  MomentumLanes lanes;  // momentum's chain, matched when the launch is prepared
 };
 
 // The buffer (this thread's `which`) that operand t's rows of ld elements are copied into, or
@@ -149,6 +151,9 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
           q->a_shape = a.shape();
           q->b_shape = b.shape();
           q->threads = nt;
+          char fl[kMaxInputs];
+          for (int k = 0; k < ni; ++k) fl[k] = k == ch.product_slot || inputs[k].numel() == n;
+          q->lanes = match_momentum(ch.prog, fl, nout, ch.out_steps.data());
           q->e = cached<ChainEntry>(key("matmul_chain", M, K, N, ch.trans_a, ch.trans_b, nt),
                                     [&] { return build(M, K, N, ch.trans_a, ch.trans_b, nt); });
           if (q->e->ok)
@@ -169,6 +174,12 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
   const float* pb = b_pad ? b_pad : b.data<float>();
   // A tile's first element of op(a): row m0 of op(a) is column m0 of a stored transposed.
   const int64_t a_step = ch.trans_a ? e.rows : e.rows * e.lda;
+  // The match holds for these inputs (graph mode's launch keeps its shapes; checked anyway).
+  const MomentumLanes& mk = p->lanes;
+  const bool lanes = mk.ok && inputs[mk.m].numel() == 1 && inputs[mk.lr].numel() == 1 &&
+                     (mk.v == ch.product_slot || inputs[mk.v].numel() == n) &&
+                     (mk.w == ch.product_slot || inputs[mk.w].numel() == n) &&
+                     (mk.g == ch.product_slot || inputs[mk.g].numel() == n);
   float* outp[kMaxOutputs];
   for (int j = 0; j < nout; ++j) outp[j] = outs[j].data<float>();
 #pragma omp parallel num_threads(nt)
@@ -203,7 +214,12 @@ void matmul_chain(const Tensor& a, const Tensor& b, const std::vector<Tensor>& i
                                        : inputs[k].data<float>();
       }
       for (int j = 0; j < nout; ++j) dst[j] = outp[j] + start;
-      run_fused_elementwise_ptrs(ch.prog, base, full, e.rows * N, nout, ch.out_steps.data(), dst);
+      // Momentum's update (nn.Momentum's chain) as one register loop, 1.6-1.8x faster than the
+      // interpreter's block passes here at low load (docs/perf_mlp.md, perf39); others interpreted.
+      if (lanes)
+        run_momentum_lanes(p->lanes, base, e.rows * N, dst);
+      else
+        run_fused_elementwise_ptrs(ch.prog, base, full, e.rows * N, nout, ch.out_steps.data(), dst);
     }
   }
 }
