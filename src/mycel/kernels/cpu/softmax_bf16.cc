@@ -63,17 +63,19 @@ inline void widen32(const uint16_t* p, __m512& lo, __m512& hi) {
   hi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, x));
 }
 
+// round_store16_finite's bits of v in each lane's low half (a function, not a lambda: GCC gives
+// a lambda in a target region no AVX-512 ABI and warns).
+inline __m512i finite_bits(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, u, 16), _mm512_set1_epi32(1));
+  return _mm512_maskz_srli_epi32(
+      kAll, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+}
+
 // round_store16_finite's bits of widen32's two vectors, in the elements' order at p: packus puts
 // each quarter's four words of lo, then of hi, back where unpacklo/unpackhi took them from.
 inline void narrow32_finite(uint16_t* p, __m512 lo, __m512 hi) {
-  auto bits = [](__m512 v) {
-    const __m512i u = _mm512_castps_si512(v);
-    const __m512i lsb =
-        _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, u, 16), _mm512_set1_epi32(1));
-    return _mm512_maskz_srli_epi32(
-        kAll, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
-  };
-  _mm512_storeu_si512(p, _mm512_packus_epi32(bits(lo), bits(hi)));
+  _mm512_storeu_si512(p, _mm512_packus_epi32(finite_bits(lo), finite_bits(hi)));
 }
 
 // A row of 16 * NV elements (NV <= 16: the transformer's rows of 128 are 8) widened once into
@@ -203,7 +205,7 @@ bool softmax_row_regs_cvt(const uint16_t* x, uint16_t* y) {
 #pragma GCC unroll 8
   for (int i = 0; i < NP; ++i) {
     const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_mul_ps(hi[i], vinv), _mm512_mul_ps(lo[i], vinv));
-    _mm512_storeu_si512(y + 32 * i, _mm512_permutexvar_epi64(order, (__m512i)b));
+    _mm512_storeu_si512(y + 32 * i, _mm512_maskz_permutexvar_epi64(0xFF, order, (__m512i)b));
   }
   return true;
 }
@@ -228,7 +230,7 @@ void softmax_grad_row_regs_cvt(const uint16_t* y, const uint16_t* dy, uint16_t* 
     const __m512 lo = _mm512_mul_ps(a[2 * i], _mm512_sub_ps(b[2 * i], vs));
     const __m512 hi = _mm512_mul_ps(a[2 * i + 1], _mm512_sub_ps(b[2 * i + 1], vs));
     const __m512bh r = _mm512_cvtne2ps_pbh(hi, lo);
-    _mm512_storeu_si512(dx + 32 * i, _mm512_permutexvar_epi64(order, (__m512i)r));
+    _mm512_storeu_si512(dx + 32 * i, _mm512_maskz_permutexvar_epi64(0xFF, order, (__m512i)r));
   }
 }
 
