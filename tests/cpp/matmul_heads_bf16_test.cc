@@ -105,7 +105,9 @@ void check(int64_t A, int64_t C, int64_t M, int64_t K, int64_t N, Layout la, Lay
                                               << "] M=" << M << " K=" << K << " N=" << N;
         }
   for (size_t o = 0; o < cv.size(); ++o)
-    if (!seen[o]) ASSERT_EQ(cv[o], sentinel) << "wrote outside the view at " << o;
+    if (!seen[o]) {
+      ASSERT_EQ(cv[o], sentinel) << "wrote outside the view at " << o;
+    }
 }
 
 TEST(MatmulHeadsBf16, MatchesDoubleReference) {
