@@ -53,4 +53,16 @@ bool cpu_has_avx512() {
   return has;
 }
 
+bool cpu_has_avx512_bf16() {
+  static const bool has = [] {
+#if MYCEL_AVX512_KERNELS
+    __builtin_cpu_init();
+    return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+  }();
+  return has;
+}
+
 }  // namespace mycel

@@ -9,6 +9,10 @@ namespace mycel {
 /// (MYCEL_MAX_CPU_ISA=avx2 forces the AVX2 paths, as ONEDNN_MAX_CPU_ISA does for oneDNN).
 bool cpu_has_avx512();
 
+/// True when cpu_has_avx512() and the CPU has AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16): the bf16
+/// kernels' own forms (matmul_bf16_atb, matmul_heads_bf16, flash attention, softmax's rounding).
+bool cpu_has_avx512_bf16();
+
 /// True on AMD Zen 4 (family 0x19 with AVX-512): it runs each 512-bit FMA as two 256-bit
 /// halves, so AVX2 code reaches the same FLOP rate as AVX-512 code there, and some of our AVX2
 /// kernels, measured against oneDNN's AVX-512 ones on it, are taken there too.

@@ -335,10 +335,7 @@ namespace mycel::cpu::flash {
 
 #if MYCEL_AVX512_KERNELS
 namespace {
-bool bf16_usable(const FlashGeometry& g) {
-  static const bool cpu = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
-  return cpu && g.dim % 2 == 0;
-}
+bool bf16_usable(const FlashGeometry& g) { return cpu_has_avx512_bf16() && g.dim % 2 == 0; }
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.data()); }
 uint16_t* bits(Tensor& t) { return static_cast<uint16_t*>(t.data()); }
 }  // namespace

@@ -222,21 +222,10 @@ void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t
 #pragma GCC pop_options
 #endif  // MYCEL_AVX512_KERNELS
 
-namespace {
-bool detect_bf16() {
-#if MYCEL_AVX512_KERNELS
-  __builtin_cpu_init();
-  return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-}  // namespace
-
 // The switch is read on every call (when a launch is first prepared), so that one process can
 // A/B two compiled steps (bench/bench_step_env_ab.py).
 bool matmul_bf16_atb_available() {
-  static const bool cpu = detect_bf16();
+  const bool cpu = cpu_has_avx512_bf16();
   const char* v = std::getenv("MYCEL_MATMUL_BF16_ATB");
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }

@@ -237,19 +237,9 @@ void heads(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmu
 #endif  // MYCEL_AVX512_KERNELS
 
 namespace mycel::cpu {
-namespace {
-bool detect_bf16() {
-#if MYCEL_AVX512_KERNELS
-  __builtin_cpu_init();
-  return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-}  // namespace
 
 bool matmul_heads_bf16_available() {
-  static const bool cpu = detect_bf16();
+  const bool cpu = cpu_has_avx512_bf16();
   const char* v = std::getenv("MYCEL_MATMUL_HEADS_BF16");
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }

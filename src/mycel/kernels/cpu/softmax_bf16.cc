@@ -260,9 +260,8 @@ namespace {
 
 bool use_cvt() {
   static const bool on = [] {
-    __builtin_cpu_init();
     const char* v = std::getenv("MYCEL_SOFTMAX_BF16_CVT");
-    return __builtin_cpu_supports("avx512bf16") && !(v && std::strcmp(v, "0") == 0);
+    return cpu_has_avx512_bf16() && !(v && std::strcmp(v, "0") == 0);
   }();
   return on;
 }
