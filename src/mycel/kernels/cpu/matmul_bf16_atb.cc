@@ -11,6 +11,12 @@
 #if defined(__x86_64__)
 #include <immintrin.h>  // here, at the baseline: each intrinsic carries its own target
 #endif
+#if MYCEL_AVX512_KERNELS
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#include "mycel/kernels/cpu/bf16_pairs512.h"  // inside a target region, as it asks
+#pragma GCC pop_options
+#endif
 
 namespace mycel::cpu {
 
@@ -32,27 +38,13 @@ constexpr int64_t kKc = 256;
 // The maskz forms: GCC 12 warns (falsely) that the plain forms' pass-through is uninitialized.
 constexpr __mmask16 kAll16 = 0xFFFF;
 
-inline __mmask32 mask32(int64_t n) {
-  return n >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((uint64_t(1) << n) - 1);
-}
 inline __mmask16 mask16(int64_t n) {
   return n >= 16 ? kAll16 : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// Interleaves 32 bf16 of row k (v0) and of row k + 1 (v1): lo holds pairs 0..15, hi 16..31.
-struct Pairs {
-  __m512i lo, hi;
-};
-inline Pairs interleave(__m512i v0, __m512i v1) {
-  alignas(64) static const uint16_t lo_idx[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
-                                                  37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
-                                                  11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  alignas(64) static const uint16_t hi_idx[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21,
-                                                  53, 22, 54, 23, 55, 24, 56, 25, 57, 26, 58,
-                                                  27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
-  const __m512i il = _mm512_load_si512(lo_idx), ih = _mm512_load_si512(hi_idx);
-  return {_mm512_permutex2var_epi16(v0, il, v1), _mm512_permutex2var_epi16(v0, ih, v1)};
-}
+using bf16_pairs512::interleave;
+using bf16_pairs512::mask32;
+using bf16_pairs512::Pairs;
 
 // 16 bf16 -> float.
 inline __m512 widen16(__m256i h) {

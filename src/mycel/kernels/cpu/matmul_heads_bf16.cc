@@ -29,29 +29,16 @@
 #if MYCEL_AVX512_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
+#include "mycel/kernels/cpu/bf16_pairs512.h"  // inside the target region, as it asks
 namespace mycel::cpu {
 namespace {
 
 // A register tile is kMr rows of c by kNr columns (kMr x 2 of the 32 registers accumulate).
 constexpr int kMr = 12, kNr = 32;
-inline __mmask32 mask32(int64_t n) {
-  return n >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((uint64_t(1) << n) - 1);
-}
 
-// Interleaves 32 bf16 of row k (v0) and of row k + 1 (v1): lo holds pairs 0..15, hi 16..31.
-struct Pairs {
-  __m512i lo, hi;
-};
-inline Pairs interleave(__m512i v0, __m512i v1) {
-  alignas(64) static const uint16_t lo_idx[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
-                                                  37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
-                                                  11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  alignas(64) static const uint16_t hi_idx[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21,
-                                                  53, 22, 54, 23, 55, 24, 56, 25, 57, 26, 58,
-                                                  27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
-  const __m512i il = _mm512_load_si512(lo_idx), ih = _mm512_load_si512(hi_idx);
-  return {_mm512_permutex2var_epi16(v0, il, v1), _mm512_permutex2var_epi16(v0, ih, v1)};
-}
+using bf16_pairs512::interleave;
+using bf16_pairs512::mask32;
+using bf16_pairs512::Pairs;
 
 // b (K, N), row stride ldb, as pairs in panels of kNr columns: bp[(j * pairs + p) * kNr + n] =
 // (b[2p, j * kNr + n], b[2p + 1, j * kNr + n]), 0 past K and past N; pairs = (K + 1) / 2.
