@@ -42,6 +42,20 @@ from common import BF16_STEPS, INFER, INFER_RTOL, ROOT, STEPS  # noqa: E402
 import bf16  # noqa: E402
 
 PY = sys.executable
+# PyTorch's side may run in an interpreter of its own (MYCEL_BENCH_TORCH_PYTHON): a machine whose
+# PyTorch lives in another Python than Mycel's build, e.g. a bundle of Mycel's Python carried to a
+# machine with AMX. That interpreter gets none of the variables that point at Mycel's.
+TORCH_PY = os.environ.get("MYCEL_BENCH_TORCH_PYTHON", PY)
+MYCEL_ONLY_ENV = ("PYTHONHOME", "PYTHONPATH", "LD_LIBRARY_PATH")
+
+
+def torch_env(env):
+    """env for a process of TORCH_PY: Mycel's interpreter variables dropped when it is another."""
+    env = dict(env)
+    if TORCH_PY != PY:
+        for key in MYCEL_ONLY_ENV:
+            env.pop(key, None)
+    return env
 LOSS_RTOL, LOSS_ATOL = 1e-3, 1e-4  # agreement of the first losses, Mycel vs PyTorch (float32)
 
 
@@ -52,7 +66,10 @@ def worker(framework, args, policy, timeout=1800):
     if policy == "passive":
         env["OMP_WAIT_POLICY"] = "PASSIVE"
     script = os.path.join(HERE, f"worker_{framework}.py")
-    p = subprocess.run([PY, script] + [str(a) for a in args], env=env, capture_output=True, text=True,
+    py = PY
+    if framework == "torch":
+        py, env = TORCH_PY, torch_env(env)
+    p = subprocess.run([py, script] + [str(a) for a in args], env=env, capture_output=True, text=True,
                        timeout=timeout, cwd=ROOT)
     if p.returncode != 0:
         raise RuntimeError(f"{framework} {' '.join(map(str, args))} failed:\n{p.stderr[-3000:]}")
@@ -60,7 +77,8 @@ def worker(framework, args, policy, timeout=1800):
 
 
 def have_torch():
-    return subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode == 0
+    return subprocess.run([TORCH_PY, "-c", "import torch"], capture_output=True,
+                          env=torch_env(os.environ)).returncode == 0
 
 
 def machine_has_bf16():
@@ -459,7 +477,8 @@ def main(argv=None):
     result["machine"] = machine()
     print(f"machine: {result['machine']}", flush=True)
     if torch_ok:
-        result["torch_version"] = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"],
+        result["torch_version"] = subprocess.run([TORCH_PY, "-c", "import torch; print(torch.__version__)"],
+                                                 env=torch_env(os.environ),
                                                  capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         result["steps"] = step_rows([n for n in selected if n in STEPS], policies, rounds, warmup, steps,

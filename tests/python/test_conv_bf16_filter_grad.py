@@ -59,3 +59,36 @@ def test_bf16_filter_grad_matches_float64(n, c, o, h, stride, mode, threads):
     g16 = grad(*(Tensor(a).astype(mycel.bfloat16) for a in (x, w, dy))).astype(mycel.float32).asnumpy()
     g32 = grad(*(Tensor(a) for a in (x, w, dy))).asnumpy()
     assert np.all(np.abs(g16 - g32) <= 2 ** -8 * np.abs(g32) + 1e-4 * np.abs(g32).max())
+
+
+_UNSPLIT = r"""
+import numpy as np, mycel
+from mycel import Tensor
+import test_conv_bf16_filter_grad as t
+from bf16_reference import bf16_round
+mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=2)
+worst = 0.0
+for n, c, o, h, stride in t.SHAPES[:3]:
+    rng = np.random.default_rng(n)
+    x = bf16_round(rng.standard_normal((n, c, h, h)).astype(np.float32))
+    w = bf16_round(rng.standard_normal((o, c, 3, 3)).astype(np.float32) * 0.1)
+    oh = (h + 2 - 3) // stride + 1
+    dy = bf16_round(rng.standard_normal((n, o, oh, oh)).astype(np.float32))
+    ref = t._filter_grad_ref(x, dy, 3, stride, 1)
+    got = mycel.grad(t._Conv(stride, 1), grad_position=1)(*(Tensor(a).astype(mycel.bfloat16) for a in (x, w, dy)))
+    worst = max(worst, float(np.abs(got.astype(mycel.float32).asnumpy() - ref).max() / np.abs(ref).max()))
+print(worst)
+"""
+
+
+def test_bf16_filter_grad_without_the_split_matches_float64():
+    """MYCEL_CONV_BWD_SPLIT=0 (read once per process): oneDNN's own threading computes the bf16
+    weight gradient; the same float64 reference holds."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, MYCEL_CONV_BWD_SPLIT="0", PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", _UNSPLIT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip().splitlines()[-1]) < 1e-2

@@ -688,6 +688,20 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   std::unique_ptr<KernelPrepared> fallback;
 };
 
+// MYCEL_CONV_BWD_SPLIT=0 leaves the bf16/f16 weight gradient to oneDNN's own threading (A/B;
+// read once per process). On two cores of a Xeon with AMX (the device machine, 2026-11-27) the
+// split runs oneDNN's one-thread AMX kernel (jit:avx512_core_amx_bf16) and ResNet-18's bf16 O2
+// step was bimodal, ~225 or ~450-540 ms from run to run with the split on and with it off (so
+// was PyTorch's, 520-805 ms): neighbours on the host's cores, not the split, set the figure
+// there, and the split stays on (docs/performance_amx.md).
+bool conv_bwd_split_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_CONV_BWD_SPLIT");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+
 // The threads the split uses: the pool, bounded by the batch, which they must share evenly.
 int split_threads(const WindowGeom& g) {
   int t = std::min<int64_t>(num_threads(), g.n);
@@ -769,7 +783,8 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
   }
   const int64_t work = dy.numel() * (g.c / g.groups) * g.kh * g.kw;
   std::unique_ptr<ConvBwdSplitPrepared> split_local;
-  if (weights && out.dtype() != DType::float32 && work >= serial_work_threshold()) {
+  if (weights && out.dtype() != DType::float32 && work >= serial_work_threshold() &&
+      conv_bwd_split_enabled()) {
     // bf16/f16 weight gradient: see ConvBwdSplitPrepared (one thread: one split part)
     std::unique_ptr<ConvBwdSplitPrepared>& local = split_local;
     const int t = split_threads(g);

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "mycel/core/error.h"
+#include "mycel/kernels/cpu/dnnl_isa.h"
 #include "mycel/kernels/cpu/dnnl_ops.h"
 
 namespace mycel::cpu::dnnl_util {
@@ -189,5 +190,14 @@ std::atomic<NnBackend>& backend_choice() {
 
 NnBackend nn_backend() { return backend_choice().load(std::memory_order_relaxed); }
 void set_nn_backend(NnBackend b) { backend_choice().store(b, std::memory_order_relaxed); }
+
+bool onednn_uses_amx() {
+  static const bool amx = [] {
+    const auto isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+    return (isa & static_cast<int>(dnnl::cpu_isa::avx512_core_amx)) ==
+           static_cast<int>(dnnl::cpu_isa::avx512_core_amx);
+  }();
+  return amx;
+}
 
 }  // namespace mycel::cpu

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mycel/core/cpu_features.h"
+#include "mycel/kernels/cpu/dnnl_isa.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // here, at the baseline: each intrinsic carries its own target
@@ -217,7 +218,7 @@ void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t
 // The switch is read on every call (when a launch is first prepared), so that one process can
 // A/B two compiled steps (bench/bench_step_env_ab.py).
 bool matmul_bf16_atb_available() {
-  const bool cpu = cpu_has_avx512_bf16();
+  const bool cpu = cpu_has_avx512_bf16() && !onednn_uses_amx();  // AMX: oneDNN wins
   const char* v = std::getenv("MYCEL_MATMUL_BF16_ATB");
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }

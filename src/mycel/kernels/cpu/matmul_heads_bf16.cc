@@ -21,6 +21,7 @@
 
 #include "mycel/core/cpu_features.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/dnnl_isa.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // here, at the baseline: each intrinsic carries its own target
@@ -226,7 +227,7 @@ void heads(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmu
 namespace mycel::cpu {
 
 bool matmul_heads_bf16_available() {
-  const bool cpu = cpu_has_avx512_bf16();
+  const bool cpu = cpu_has_avx512_bf16() && !onednn_uses_amx();  // AMX: oneDNN wins
   const char* v = std::getenv("MYCEL_MATMUL_HEADS_BF16");
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }
