@@ -30,4 +30,22 @@ void dense_grad_pair_bf16(const Tensor& dy, const Tensor& w, const Tensor& x,
                           const MaskOperands* mask, Tensor& dx, Tensor& dw, Tensor* db,
                           std::unique_ptr<KernelPrepared>* slot);
 
+/// One dense layer's backward in a chain: dx = dy W (masked where `mask`), dW = dy^T x, db =
+/// sum(dy) where db is given (dense_grad_pair_bf16's operands). A later stage's dy is the stage
+/// before's dx (its `dy` is ignored): a FFN's two layers, dH = mask(dOut W2), dX = dH W1.
+struct DenseGradStage {
+  const Tensor* dy = nullptr;
+  const Tensor* w = nullptr;
+  const Tensor* x = nullptr;
+  const MaskOperands* mask = nullptr;
+  Tensor* dx = nullptr;
+  Tensor* dw = nullptr;
+  Tensor* db = nullptr;
+};
+
+/// The n stages, each thread a block of rows at a time through all of them (a stage's dy block is
+/// the previous stage's dx block, still in that core's L2). `slot` as above.
+void dense_grad_chain_bf16(const DenseGradStage* stages, int n,
+                           std::unique_ptr<KernelPrepared>* slot);
+
 }  // namespace mycel::cpu
