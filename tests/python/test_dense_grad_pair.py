@@ -205,13 +205,61 @@ def _compare(on, off, pairs):
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_o2_mlp_training_with_the_switch_on_and_off(monkeypatch, threads):
+@pytest.mark.parametrize("chain", ["0", "1"])
+def test_o2_mlp_training_with_the_switch_on_and_off(monkeypatch, threads, chain):
+    monkeypatch.setenv("MYCEL_FUSE_DENSE_GRAD_CHAIN", chain)
     rng = np.random.default_rng(6)
     x = Tensor(rng.standard_normal((1030, 48)).astype(np.float32))
     y = Tensor(rng.integers(0, 10, 1030).astype(np.int32))
     on = _train(monkeypatch, "1", threads, MLP, x, y)
     off = _train(monkeypatch, "0", threads, MLP, x, y)
-    _compare(on, off, 2)  # the first layer has no dx
+    _compare(on, off, 2 if chain == "0" else 1)  # the first layer has no dx
+    # the chain: the last layer's pair, then the second's on the same rows (dx the next dy)
+    assert (on[2].count("dense_grad_chain") == 1) == (chain == "1"), on[2]
+
+
+class FFNBackward(nn.Cell):
+    """A FFN's backward by hand: dH = (dOut W2) * (h > 0), dW2 = dOut^T h, db2; dX = dH W1,
+    dW1 = dH^T x, db1 (what the chain fuses into one launch)."""
+
+    def construct(self, dout, w2, h, w1, x):
+        dh = ops.mul(ops.matmul(dout, w2), ops.cast(ops.greater(h, ops.zeros((), h.dtype)),
+                                                     mycel.bfloat16))
+        dw2 = ops.matmul(dout, h, transpose_a=True)
+        dx = ops.matmul(dh, w1)
+        dw1 = ops.matmul(dh, x, transpose_a=True)
+        return dh, dw2, dout.sum(0), dx, dw1, dh.sum(0)
+
+
+@pytest.mark.parametrize("rows", [2048, 1031])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_chain_against_numpy_and_the_pairs(monkeypatch, rows, threads):
+    mycel.set_context(num_threads=threads)
+    rng = np.random.default_rng(rows + threads)
+    r = lambda *s: bf16_round(rng.standard_normal(s).astype(np.float32))  # noqa: E731
+    dout, w2, h, w1, x = r(rows, 64), r(64, 256) / 8, r(rows, 256), r(256, 48) / 16, r(rows, 48)
+    args = [Tensor(v).astype(mycel.bfloat16) for v in (dout, w2, h, w1, x)]
+    got = {}
+    for chain in ("1", "0"):
+        monkeypatch.setenv("MYCEL_FUSE_DENSE_GRAD_CHAIN", chain)
+        f = FFNBackward()
+        got[chain] = [[t.astype(mycel.float32).asnumpy() for t in f(*args)] for _ in range(2)]
+        text = _text(f, *args)
+        assert ("dense_grad_chain" in text) == (chain == "1") and "matmul(" not in text, text
+        for u, v in zip(*got[chain]):
+            np.testing.assert_array_equal(u, v)
+    for u, v in zip(got["1"][0], got["0"][0]):  # each stage as its pair: the same bits
+        np.testing.assert_array_equal(u, v)
+    d64, h64, x64 = dout.astype(np.float64), h.astype(np.float64), x.astype(np.float64)
+    dh = got["1"][0][0]
+    with np.errstate(invalid="ignore"):
+        dh_ref = np.where(h > 0, d64 @ w2.astype(np.float64), 0.0)
+    np.testing.assert_allclose(dh, dh_ref, rtol=2.0 ** -7, atol=64 * 2.0 ** -20 * 8)
+    refs = [d64.T @ h64, d64.sum(0), dh.astype(np.float64) @ w1.astype(np.float64),
+            dh.astype(np.float64).T @ x64, dh.astype(np.float64).sum(0)]
+    for g, ref in zip(got["1"][0][1:], refs):
+        tol = np.abs(ref) * 2.0 ** -7 + rows * 2.0 ** -20 * (np.abs(ref).max() + 1)
+        assert (np.abs(g - ref) <= tol).all(), np.abs(g - ref).max()
 
 
 @pytest.mark.parametrize("threads", [2, 3])

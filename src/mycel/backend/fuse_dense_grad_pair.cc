@@ -12,8 +12,10 @@
 // turns it off (read when a step compiles, so one process can A/B two compiled steps).
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mycel/backend/fuse_bias_grad.h"
 #include "mycel/backend/fuse_util.h"
@@ -36,33 +38,60 @@ float scalar_of(const Tensor& t) {
                                       : t.data<float>()[0];
 }
 
-// inputs dy, W, x (then y, threshold where masked); outputs dx, dW (then db).
-std::shared_ptr<const OpDef> make_op(const ProgramImpl::MaskTest* mask,
+// One layer of a fused launch: its mask test (masked: dx = mask(dy W)) and whether it has db.
+struct StageDesc {
+  bool masked = false, has_db = false;
+  ProgramImpl::MaskTest mask;
+};
+
+// Inputs per stage: (dy for the first,) W, x, (y, threshold where masked); outputs per stage dx,
+// dW, (db). A later stage's dy is the stage before's dx.
+std::shared_ptr<const OpDef> make_op(const std::vector<StageDesc>& stages,
                                      std::vector<TensorMeta> outs) {
   auto d = std::make_shared<OpDef>();
-  const bool has_db = outs.size() == 3;
-  d->name = std::string("dense_grad_pair") + (mask ? "+mask_product" : "") + (has_db ? "+sum" : "");
+  d->name = stages.size() > 1 ? "dense_grad_chain" : "";
+  for (const StageDesc& g : stages)
+    d->name += std::string(stages.size() > 1 ? "{" : "") + "dense_grad_pair" +
+               (g.masked ? "+mask_product" : "") + (g.has_db ? "+sum" : "") +
+               (stages.size() > 1 ? "}" : "");
   d->class_name = "DenseGradPair";
   d->doc =
       "A bf16 dense layer's dx = dy W (optionally masked), dW = dy^T x (and db = sum(dy)) in one "
-      "launch, fused by the graph backend.";
-  d->inputs = {{"dy"}, {"w"}, {"x"}};
-  if (mask) d->inputs.insert(d->inputs.end(), {{"y"}, {"threshold"}});
+      "launch (several layers, each dx the next dy: a chain), fused by the graph backend.";
+  d->inputs = {{"dy"}};
+  for (const StageDesc& g : stages) {
+    d->inputs.insert(d->inputs.end(), {{"w"}, {"x"}});
+    if (g.masked) d->inputs.insert(d->inputs.end(), {{"y"}, {"threshold"}});
+  }
   d->dtypes = {DType::bfloat16};
   d->grad = "none";
   d->infer = [outs](const InferContext&) { return outs; };
-  const ProgramImpl::MaskTest m = mask ? *mask : ProgramImpl::MaskTest{};
-  const bool masked = mask != nullptr;
-  d->kernel = [m, masked, has_db](const KernelContext& c) {
-    cpu::MaskOperands k;
-    if (masked) {
-      const Tensor &y = c.in(3), &t = c.in(4);
-      MYCEL_CHECK(y.numel() == c.out(0).numel(), RuntimeError, "[dense_grad_pair] y has ",
-                  y.numel(), " elements, dx ", c.out(0).numel());
-      k = {y.data(), y.dtype() == DType::bfloat16, scalar_of(t), m.less, m.t_left};
+  d->kernel = [stages](const KernelContext& c) {
+    constexpr int kMax = 4;
+    MYCEL_CHECK(stages.size() <= kMax, RuntimeError, "[dense_grad_pair] at most ", kMax,
+                " stages, given ", stages.size());
+    cpu::MaskOperands masks[kMax];
+    cpu::DenseGradStage st[kMax];
+    size_t in = 1, out = 0;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      const StageDesc& g = stages[k];
+      st[k].dy = k == 0 ? &c.in(0) : nullptr;
+      st[k].w = &c.in(in++);
+      st[k].x = &c.in(in++);
+      st[k].dx = &c.out(out++);
+      st[k].dw = &c.out(out++);
+      st[k].db = g.has_db ? &c.out(out++) : nullptr;
+      if (g.masked) {
+        const Tensor &y = c.in(in), &t = c.in(in + 1);
+        in += 2;
+        MYCEL_CHECK(y.numel() == st[k].dx->numel(), RuntimeError, "[dense_grad_pair] y has ",
+                    y.numel(), " elements, dx ", st[k].dx->numel());
+        masks[k] = {y.data(), y.dtype() == DType::bfloat16, scalar_of(t), g.mask.less,
+                    g.mask.t_left};
+        st[k].mask = &masks[k];
+      }
     }
-    cpu::dense_grad_pair_bf16(c.in(0), c.in(1), c.in(2), masked ? &k : nullptr, c.out(0),
-                              c.out(1), has_db ? &c.out(2) : nullptr, c.prepared);
+    cpu::dense_grad_chain_bf16(st, static_cast<int>(stages.size()), c.prepared);
   };
   return d;
 }
@@ -103,11 +132,61 @@ int defined_at(const Function& f, const std::vector<int>& producer, int r, int a
   return b;
 }
 
+bool chain_enabled() {
+  const char* v = std::getenv("MYCEL_FUSE_DENSE_GRAD_CHAIN");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+// A fused launch A at j whose dx is the dy of a later one B (a FFN's dH = mask(dOut W2) feeding
+// dX = dH W1) becomes one launch at j, each block of rows through A's stages and then B's while
+// the block's dx is in its core's L2: B's dy is no longer read back from memory. Only where B's
+// other inputs exist at j and nothing writes them before B.
+void chain(Function& f, ProgramImpl& p, std::map<const OpDef*, std::vector<StageDesc>>& made) {
+  const std::vector<int> producer = sole_producers(f);
+  const int n = static_cast<int>(f.code.size());
+  std::vector<char> keep(n, 1);
+  for (int j = 0; j < n; ++j) {
+    auto a = made.find(f.code[j].op);
+    if (!keep[j] || a == made.end()) continue;
+    const int dx = f.code[j].out[0];
+    for (int k = j + 1; k < n; ++k) {
+      auto b = made.find(f.code[k].op);
+      if (!keep[k] || b == made.end() || base_of(f, producer, f.code[k].in[0]) != dx) continue;
+      const Instr& B = f.code[k];
+      if (f.regs[B.in[1]].meta.shape[0] != f.regs[dx].meta.shape.back()) break;  // rows differ
+      std::vector<int> rest(B.in.begin() + 1, B.in.end());
+      bool ok = !written_between(f, dx, j, k);
+      for (int& r : rest) {
+        r = defined_at(f, producer, r, j);
+        ok = ok && r >= 0 && !written_between(f, r, j, k);
+      }
+      if (!ok || a->second.size() + b->second.size() > 4) break;
+      std::vector<StageDesc> stages = a->second;
+      stages.insert(stages.end(), b->second.begin(), b->second.end());
+      std::vector<TensorMeta> outs;
+      Instr fused = f.code[j];
+      fused.in.insert(fused.in.end(), rest.begin(), rest.end());
+      fused.out.insert(fused.out.end(), B.out.begin(), B.out.end());
+      for (int r : fused.out) outs.push_back(f.regs[r].meta);
+      p.fused_ops.push_back(make_op(stages, outs));
+      made[p.fused_ops.back().get()] = stages;
+      fused.op = p.fused_ops.back().get();
+      fused.attrs = Attrs(fused.op, {});
+      f.code[j] = std::move(fused);
+      keep[k] = 0;
+      ++p.num_fused;
+      break;
+    }
+  }
+  compact(f, keep);
+}
+
 void fuse_function(Function& f, ProgramImpl& p) {
   if (f.recursive) return;
   const std::vector<int> producer = sole_producers(f);
   const int n = static_cast<int>(f.code.size());
   std::vector<char> keep(n, 1);
+  std::map<const OpDef*, std::vector<StageDesc>> made;  // the ops fused here, by op
   for (int j = 0; j < n; ++j) {
     const ProgramImpl::MaskTest* mask = nullptr;
     if (!keep[j] || !is_dx(f, p, f.code[j], &mask)) continue;
@@ -140,7 +219,12 @@ void fuse_function(Function& f, ProgramImpl& p) {
         si = s;
     std::vector<TensorMeta> outs = {f.regs[dx.out[0]].meta, f.regs[mm.out[0]].meta};
     if (si >= 0) outs.push_back(f.regs[f.code[si].out[0]].meta);
-    p.fused_ops.push_back(make_op(mask, outs));
+    StageDesc g;
+    g.masked = mask != nullptr;
+    g.has_db = si >= 0;
+    if (mask) g.mask = *mask;
+    p.fused_ops.push_back(make_op({g}, outs));
+    made[p.fused_ops.back().get()] = {g};
     Instr fused = dx;
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
@@ -155,6 +239,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
     ++p.num_fused;
   }
   compact(f, keep);
+  if (chain_enabled()) chain(f, p, made);
 }
 
 }  // namespace

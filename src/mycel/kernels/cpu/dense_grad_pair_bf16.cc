@@ -161,8 +161,9 @@ void dense_grad_chain_bf16(const DenseGradStage* st, int n, std::unique_ptr<Kern
     const int64_t O = ws.size() == 2 ? ws[0] : 0, I = ws.size() == 2 ? ws[1] : 0;
     MYCEL_CHECK(O > 0 && I > 0 && d.numel() % O == 0 && d.numel() / O * I == x.numel() &&
                     dx.numel() == x.numel() && dw.numel() == w.numel() &&
-                    (!db || db->numel() == O) && (k > 0 || (d.shape().size() >= 2 &&
-                                                            d.shape().back() == O)),
+                    (!db || db->numel() == O) &&
+                    (k > 0 ? st[k - 1].w->shape()[1] == O
+                           : d.shape().size() >= 2 && d.shape().back() == O),
                 RuntimeError,
                 "[dense_grad_pair] expects dy (..., O), W (O, I) and x of the same rows of I, "
                 "given dy ",
