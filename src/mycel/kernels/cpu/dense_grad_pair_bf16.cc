@@ -135,6 +135,11 @@ void sum_round(const float* q, int T, int64_t numel, int64_t i0, int64_t i1, uin
 
 bool dense_grad_pair_available() { return matmul_bf16_atb_available(); }
 
+// 256 rows: dy's, x's and dx's blocks (at most 256 KiB each for 512 columns) stay in a Zen 4
+// core's 1 MiB L2 beside the float32 partial. In the transformer's O2 step (alternating A/B) 512
+// did the same and 128 was 10-35 us slower a FFN launch; prefetching the next block's rows of dy
+// and x from the last K block of matmul_bf16_atb gained nothing (the x and dy the unfused
+// launches read cold cost less than expected: a FFN pair is within ~5% of both kernels' hot speed).
 int64_t dense_grad_pair_rows() {
   const char* v = std::getenv("MYCEL_DENSE_GRAD_PAIR_ROWS");
   const long n = v && *v ? std::strtol(v, nullptr, 10) : 256;
