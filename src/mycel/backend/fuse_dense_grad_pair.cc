@@ -39,8 +39,7 @@ bool enabled() {
 }
 
 float scalar_of(const Tensor& t) {
-  return t.dtype() == DType::bfloat16 ? cpu::bf16_widen(t.data<uint16_t>()[0])
-                                      : t.data<float>()[0];
+  return t.dtype() == DType::bfloat16 ? cpu::bf16_widen(t.data<uint16_t>()[0]) : t.data<float>()[0];
 }
 
 // One layer of a fused launch: its mask test (masked: dx = mask(dy W)) and whether it has db.
@@ -101,7 +100,9 @@ std::shared_ptr<const OpDef> make_op(const std::vector<StageDesc>& stages,
   return d;
 }
 
-bool plain(const Instr& in) { return is_kernel1(in) && (!in.params || in.params->post_ops.empty()); }
+bool plain(const Instr& in) {
+  return is_kernel1(in) && (!in.params || in.params->post_ops.empty());
+}
 
 // dx = dy W at j: a plain matmul (no transposes) or fuse_mask_product's matmul+mask_product, dy
 // (..., O) and W (O, I) static bf16. Its mask test, or null for the plain one, in `mask`.
@@ -121,8 +122,8 @@ bool is_dx(const Function& f, const ProgramImpl& p, const Instr& in,
   const int a = in.in[0], w = in.in[1];
   const Shape &as = f.regs[a].meta.shape, &ws = f.regs[w].meta.shape;
   return as.size() >= 2 && is_static_plain(f, a, DType::bfloat16, -1) &&
-         is_static_plain(f, w, DType::bfloat16, 2) && is_static_plain(f, in.out[0], DType::bfloat16) &&
-         as.back() == ws[0];
+         is_static_plain(f, w, DType::bfloat16, 2) &&
+         is_static_plain(f, in.out[0], DType::bfloat16) && as.back() == ws[0];
 }
 
 // The register r, or the register it views where r is defined only after `at` (a reshape view

@@ -96,8 +96,7 @@ std::unique_ptr<PairPrepared> prepare(std::vector<Shape> shapes, int64_t R) {
     };
     for (int t = 0; t < T; ++t) {
       Part& q = st.parts.emplace_back();
-      const int64_t n = p->r0[t + 1] - p->r0[t], full = std::min(n, p->block),
-                    tail = n % p->block;
+      const int64_t n = p->r0[t + 1] - p->r0[t], full = std::min(n, p->block), tail = n % p->block;
       if (full > 0) {
         q.full_e = entry(full);
         p->ok = p->ok && q.full_e->ok;
@@ -164,15 +163,14 @@ void dense_grad_chain_bf16(const DenseGradStage* st, int n, std::unique_ptr<Kern
     const Tensor* db = st[k].db;
     const Shape& ws = w.shape();
     const int64_t O = ws.size() == 2 ? ws[0] : 0, I = ws.size() == 2 ? ws[1] : 0;
-    MYCEL_CHECK(O > 0 && I > 0 && d.numel() % O == 0 && d.numel() / O * I == x.numel() &&
-                    dx.numel() == x.numel() && dw.numel() == w.numel() &&
-                    (!db || db->numel() == O) &&
-                    (k > 0 ? st[k - 1].w->shape()[1] == O
-                           : d.shape().size() >= 2 && d.shape().back() == O),
-                RuntimeError,
-                "[dense_grad_pair] expects dy (..., O), W (O, I) and x of the same rows of I, "
-                "given dy ",
-                shape_str(d.shape()), ", W ", shape_str(ws), ", x ", shape_str(x.shape()));
+    MYCEL_CHECK(
+        O > 0 && I > 0 && d.numel() % O == 0 && d.numel() / O * I == x.numel() &&
+            dx.numel() == x.numel() && dw.numel() == w.numel() && (!db || db->numel() == O) &&
+            (k > 0 ? st[k - 1].w->shape()[1] == O : d.shape().size() >= 2 && d.shape().back() == O),
+        RuntimeError,
+        "[dense_grad_pair] expects dy (..., O), W (O, I) and x of the same rows of I, "
+        "given dy ",
+        shape_str(d.shape()), ", W ", shape_str(ws), ", x ", shape_str(x.shape()));
     for (const Tensor* t : {&d, &w, &x, &dx, &dw, db})
       MYCEL_CHECK(!t || t->dtype() == DType::bfloat16, RuntimeError,
                   "[dense_grad_pair] expects bfloat16 operands, given ", dtype_name(t->dtype()));
