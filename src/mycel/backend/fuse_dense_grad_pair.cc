@@ -165,6 +165,7 @@ void chain(Function& f, ProgramImpl& p, std::map<const OpDef*, std::vector<Stage
       if (f.regs[B.in[1]].meta.shape[0] != f.regs[dx].meta.shape.back()) break;  // rows differ
       std::vector<int> rest(B.in.begin() + 1, B.in.end());
       bool ok = !written_between(f, dx, j, k);
+      for (int r : B.out) ok = ok && f.regs[r].alias_of < 0;  // written earlier now
       for (int& r : rest) {
         r = defined_at(f, producer, r, j);
         ok = ok && r >= 0 && !written_between(f, r, j, k);
@@ -215,6 +216,9 @@ void fuse_function(Function& f, ProgramImpl& p) {
     }
     if (wi < 0) continue;
     const Instr& mm = f.code[wi];
+    // dW is written earlier now: not where it is a weight's memory (assign_in_place.cc), whose
+    // old value may still be read before wi.
+    if (f.regs[mm.out[0]].alias_of >= 0) continue;
     const int x = defined_at(f, producer, mm.in[1], j);
     if (x < 0 || written_between(f, x, j, wi) || written_between(f, dy, j, wi) ||
         written_between(f, dyb, j, wi))
@@ -223,7 +227,8 @@ void fuse_function(Function& f, ProgramImpl& p) {
     int si = -1;
     for (int s = j + 1; s < n && si < 0; ++s)
       if (keep[s] && is_column_sum(f, f.code[s]) && base_of(f, producer, f.code[s].in[0]) == dyb &&
-          f.regs[f.code[s].out[0]].meta.shape == Shape{O} && !written_between(f, dy, j, s) &&
+          f.regs[f.code[s].out[0]].meta.shape == Shape{O} &&
+          f.regs[f.code[s].out[0]].alias_of < 0 && !written_between(f, dy, j, s) &&
           !written_between(f, dyb, j, s))
         si = s;
     std::vector<TensorMeta> outs = {f.regs[dx.out[0]].meta, f.regs[mm.out[0]].meta};
