@@ -11,7 +11,7 @@
 // before fuse_bias_grad (which takes the weight gradients left over); MYCEL_FUSE_DENSE_GRAD_PAIR=0
 // turns it off (read when a step compiles, so one process can A/B two compiled steps).
 // Measured in the transformer's O2 step (two threads, alternating A/B, loads 3.2-7): its nine
-// pairs' launches 7.83-8.37 -> 7.61-8.03 ms of minima in each of six runs; a FFN pair 1.29-1.42
+// pairs' launches 7.83-8.37 -> 7.61-8.03 ms of minima in six of seven runs; a FFN pair 1.29-1.42
 // ms against 1.38-1.47 for its two launches, about what the two kernels give on hot operands
 // (oneDNN's product 93% of the bf16 peak, matmul_bf16_atb 87%); the 128x128 projections' pairs
 // on par. The chain of a FFN's two pairs (below, MYCEL_FUSE_DENSE_GRAD_CHAIN=1) was not faster.
