@@ -147,6 +147,7 @@ std::unique_ptr<Program> compile(const ir::FuncGraph& g, const CompileOptions& o
     detail::assign_in_place(*impl);
     detail::fuse_matmul_update(*impl);
     detail::keep_master_copies(*impl);
+    detail::fuse_dense_grad_pair(*impl);
     detail::fuse_bias_grad(*impl);
   }
   for (int r : impl->fns[0].params)

@@ -173,6 +173,12 @@ struct ProgramImpl {
     std::vector<int> out_steps;
   };
   std::map<const OpDef*, ChainOp> chain_ops;
+  /// fuse_mask_product's matmul+mask_product ops, by op: the mask's test (y < t or y > t, t on
+  /// the left), so fuse_dense_grad_pair can fold such a dx with its weight gradient.
+  struct MaskTest {
+    bool less = false, t_left = false;
+  };
+  std::map<const OpDef*, MaskTest> mask_matmul_ops;
   // One run at a time: plans, frames and the arena are shared by every caller of run().
   std::mutex run_mutex;
 };

@@ -26,20 +26,20 @@ bool is_static_bf16(const Function& f, int r, int rank) {
   return is_static_plain(f, r, DType::bfloat16, rank) && !f.regs[r].is_const;
 }
 
-// The register r views (through reshape-like views), or r.
-int base_of(const Function& f, const std::vector<int>& producer, int r) {
-  while (r >= 0 && producer[r] >= 0 && f.code[producer[r]].code == Code::kView)
-    r = f.code[producer[r]].in[0];
-  return r;
-}
-
 // Found by the registry's traits (ops/registry.h), as the other passes find theirs: a plain 2-d
 // matmul (backend.plain_matmul) and a reduction that sums (backend.reduce), neither with post-ops.
 bool plain_kernel(const Instr& in) {
   return is_kernel1(in) && (!in.params || in.params->post_ops.empty());
 }
 
-// A sum over every axis but the last of a static bf16 tensor, its result the last axis's size.
+}  // namespace
+
+int base_of(const Function& f, const std::vector<int>& producer, int r) {
+  while (r >= 0 && producer[r] >= 0 && f.code[producer[r]].code == Code::kView)
+    r = f.code[producer[r]].in[0];
+  return r;
+}
+
 bool is_column_sum(const Function& f, const Instr& s) {
   if (!plain_kernel(s) || s.op->backend.reduce != ReduceFusion::kSum || s.in.size() != 1 ||
       s.attrs.get_bool("keep_dims"))
@@ -59,7 +59,6 @@ bool is_column_sum(const Function& f, const Instr& s) {
   return f.regs[s.out[0]].meta.shape[0] == f.regs[x].meta.shape[nd - 1];
 }
 
-// dW = a^T b: a (K, M) and b (K, N) static bf16, no transpose of b, no post-ops.
 bool is_weight_gradient(const Function& f, const Instr& mm) {
   return plain_kernel(mm) && mm.op->backend.plain_matmul && mm.in.size() == 2 &&
          mm.attrs.get_bool("transpose_a") && !mm.attrs.get_bool("transpose_b") &&
@@ -67,6 +66,8 @@ bool is_weight_gradient(const Function& f, const Instr& mm) {
          is_static_bf16(f, mm.out[0], 2) &&
          f.regs[mm.in[0]].meta.shape[0] == f.regs[mm.in[1]].meta.shape[0];
 }
+
+namespace {
 
 std::shared_ptr<const OpDef> make_op(const TensorMeta& dw, const TensorMeta& db) {
   auto d = std::make_shared<OpDef>();

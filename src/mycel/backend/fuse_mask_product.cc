@@ -167,6 +167,7 @@ void fuse_function(Function& f, ProgramImpl& p) {
       Instr fused = mul;
       if (mi >= 0 && keep[mi]) {
         p.fused_ops.push_back(make_matmul_op(less, t_left, less ? "less" : "greater", out));
+        p.mask_matmul_ops[p.fused_ops.back().get()] = {less, t_left};
         fused.in = {f.code[mi].in[0], f.code[mi].in[1], y, t};
         keep[mi] = 0;
       } else {

@@ -176,7 +176,7 @@ struct Prefetch {
 };
 
 void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K, int64_t M,
-         int64_t N, float* c, int64_t ldc, float* sums, bool prefetch) {
+         int64_t N, float* c, int64_t ldc, float* sums, bool prefetch, bool accumulate) {
   const int64_t m2 = (M + 15) / 16 * 16, panels = (N + kNr - 1) / kNr;
   const int64_t max_pairs = kKc / 2;
   // This thread's packs: they only grow, so warm launches allocate nothing.
@@ -185,12 +185,12 @@ void atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t
     abuf.resize(static_cast<size_t>(max_pairs * m2 + 16));
   if (bbuf.size() < static_cast<size_t>(max_pairs * panels * kNr + 16))
     bbuf.resize(static_cast<size_t>(max_pairs * panels * kNr + 16));
-  if (sums) std::fill(sums, sums + M, 0.0f);
+  if (sums && !accumulate) std::fill(sums, sums + M, 0.0f);
   for (int64_t k0 = 0; k0 < K; k0 += kKc) {
     const int64_t k1 = std::min(K, k0 + kKc), pairs = (k1 - k0 + 1) / 2;
     pack_a(a, lda, k0, k1, M, m2, abuf.data(), sums);
     pack_b(b, ldb, k0, k1, N, bbuf.data());
-    const bool add = k0 > 0;
+    const bool add = k0 > 0 || accumulate;
     Prefetch pf;
     if (prefetch && k1 < K)
       pf.block(a, lda, M, b, ldb, N, k1, std::min(K, k1 + kKc), panels * ((M + kMr - 1) / kMr));
@@ -229,12 +229,13 @@ bool matmul_bf16_atb_prefetch() {
 }
 
 void matmul_bf16_atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K,
-                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums, bool prefetch) {
+                     int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums, bool prefetch,
+                     bool accumulate) {
 #if MYCEL_AVX512_KERNELS
-  atb(a, lda, b, ldb, K, M, N, c, ldc, col_sums, prefetch);
+  atb(a, lda, b, ldb, K, M, N, c, ldc, col_sums, prefetch, accumulate);
 #else
   (void)a, (void)lda, (void)b, (void)ldb, (void)K, (void)M, (void)N, (void)c, (void)ldc,
-      (void)col_sums, (void)prefetch;
+      (void)col_sums, (void)prefetch, (void)accumulate;
 #endif
 }
 

@@ -17,10 +17,12 @@ bool matmul_bf16_atb_available();
 /// (M floats), col_sums[m] = the sum of a[k, m] over the same rows, in float: a dense layer's
 /// bias gradient, read from the rows this call packs anyway. Call only where
 /// matmul_bf16_atb_available(). Any K >= 1, M >= 1, N >= 1. `prefetch`: bring the next block of
-/// rows towards L2 while a block computes (matmul_bf16_atb_prefetch()).
+/// rows towards L2 while a block computes (matmul_bf16_atb_prefetch()). `accumulate`: c and
+/// col_sums are added to, not written (a sum over several calls on consecutive blocks of rows, in
+/// the order one call over all of them would add: cpu::dense_grad_pair_bf16).
 void matmul_bf16_atb(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t K,
                      int64_t M, int64_t N, float* c, int64_t ldc, float* col_sums,
-                     bool prefetch = true);
+                     bool prefetch = true, bool accumulate = false);
 
 /// MYCEL_MATMUL_BF16_ATB_PREFETCH is not 0 (read on each call, as the switch above).
 bool matmul_bf16_atb_prefetch();
