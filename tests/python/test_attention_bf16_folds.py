@@ -157,7 +157,7 @@ def _o2_run(monkeypatch, on, threads, steps=4, heads_kernel=False):
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = amp.build_train_network(net, opt, loss, level="O2")
     step.set_train(True)
-    init = [p.asnumpy() for p in net.trainable_params()]
+    init = [p.asnumpy().copy() for p in net.trainable_params()]  # asnumpy shares the memory
     rng = np.random.default_rng(0)
     x = Tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
     y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
