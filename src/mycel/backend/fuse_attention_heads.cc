@@ -1,0 +1,103 @@
+// Attention's backward in one launch per layer (issue 19, bf16 O2). After fold_head_transposes
+// a layer's attention backward is four strided launches: dV = P^T dO, dS = softmax_grad(P,
+// dO V^T) (fuse_heads_softmax.cc), dQ = dS K and dK = dS^T Q. Between them P (64 heads of
+// 128 x 128 bf16 in the transformer's step, 2 MiB) is read cold from L3 twice and dS goes out
+// and comes back for each of its two readers. cpu::attention_heads_grad runs the four on one
+// block of heads after another on each thread, P's and dS's block in its L2 and dS never in
+// memory. Each product and row is the unfused arithmetic, so the gradients are its bits.
+// The fused launch takes the first of the four places: dO, V, K, Q and P are all there by then
+// (checked), and dQ, dK come earlier than they did, which nothing reads before (they are new
+// registers). MYCEL_FUSE_ATTENTION_HEADS=0 turns it off (A/B measurements).
+#include "mycel/backend/fuse_attention_heads.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "mycel/kernels/cpu/attention_heads_grad.h"
+#include "mycel/kernels/cpu/matmul_heads_bf16.h"
+
+namespace mycel::backend::detail {
+namespace {
+
+std::shared_ptr<OpDef> make_op(const cpu::AttentionGradViews& s, std::vector<TensorMeta> outs) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "attention_heads_grad";
+  d->class_name = "AttentionHeadsGrad";
+  d->doc =
+      "dV = P^T dO, dS = softmax_grad(P, dO V^T), dQ = dS K, dK = dS^T Q over head blocks "
+      "(fuse_attention_heads.cc).";
+  d->inputs = {{"dv_a"}, {"dv_b"}, {"dp_a"}, {"dp_b"}, {"softmax"}, {"dq_b"}, {"dk_b"}};
+  d->dtypes = {DType::bfloat16};
+  d->grad = "none";
+  d->infer = [outs](const InferContext&) { return outs; };
+  d->kernel = [s](const KernelContext& c) {
+    cpu::attention_heads_grad(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5), c.in(6),
+                              c.out(0), c.out(1), c.out(2), s, c.prepared);
+  };
+  return d;
+}
+
+bool enabled() {
+  const char* v = std::getenv("MYCEL_FUSE_ATTENTION_HEADS");
+  return !(v && std::strcmp(v, "0") == 0) && cpu::matmul_heads_bf16_available();
+}
+
+bool four_d(const cpu::StridedMatmul& m, int64_t A) {
+  for (const cpu::StridedView* v : {&m.a, &m.b, &m.c})
+    if (v->dims.size() != 4 || v->strides.size() != 4 || v->dims[0] != A) return false;
+  return true;
+}
+
+}  // namespace
+
+void fuse_attention_heads(Function& f, ProgramImpl& p, const std::vector<StridedLaunch>& launches) {
+  if (!enabled() || f.recursive) return;
+  const std::vector<int> uses = count_uses(f);
+  const std::vector<int> producer = sole_producers(f);
+  std::vector<char> keep(f.code.size(), 1);
+  for (const StridedLaunch& g : launches) {
+    if (!g.softmax_grad || g.in.size() != 3 || !keep[g.at]) continue;
+    const int ds = g.out, dout = g.in[0], y = g.in[2];
+    if (uses[ds] != 2) continue;
+    const StridedLaunch *dq = nullptr, *dk = nullptr, *dv = nullptr;
+    for (const StridedLaunch& l : launches) {
+      if (l.softmax_grad || l.in.size() != 2 || !keep[l.at]) continue;
+      if (l.in[0] == ds && l.in[1] != ds) (dq ? dk : dq) = &l;
+      if (l.in[0] == y && l.in[1] == dout && !dv) dv = &l;
+    }
+    if (!dq || !dk || !dv) continue;
+    const int64_t A = g.s.c.dims.empty() ? -1 : g.s.c.dims[0];
+    if (!four_d(g.s, A) || !four_d(dv->s, A) || !four_d(dq->s, A) || !four_d(dk->s, A) ||
+        dq->s.a.strides[0] != g.s.c.strides[0] || dk->s.a.strides[0] != g.s.c.strides[0] ||
+        !is_static_plain(f, y, DType::bfloat16) ||
+        f.regs[y].meta.shape != f.regs[ds].meta.shape)
+      continue;
+    const int first = std::min({g.at, dq->at, dk->at, dv->at}),
+              last = std::max({g.at, dq->at, dk->at, dv->at});
+    const std::vector<int> ins = {dv->in[0], dv->in[1], g.in[0], g.in[1], y, dq->in[1], dk->in[1]};
+    bool ok = true;
+    for (int r : ins) ok = ok && r >= 0 && producer[r] != -2 && producer[r] < first &&
+                           !written_between(f, r, first, last);
+    for (int r : {dv->out, dq->out, dk->out})
+      ok = ok && r != ds && !written_between(f, r, first, last);
+    if (!ok) continue;
+    std::vector<TensorMeta> outs = {f.regs[dv->out].meta, f.regs[dq->out].meta,
+                                    f.regs[dk->out].meta};
+    p.fused_ops.push_back(make_op({dv->s, g.s, dq->s, dk->s}, std::move(outs)));
+    Instr fused = f.code[first];
+    fused.op = p.fused_ops.back().get();
+    fused.attrs = Attrs(fused.op, {});
+    fused.params = nullptr;
+    fused.in = ins;
+    fused.out = {dv->out, dq->out, dk->out};
+    for (int k : {g.at, dq->at, dk->at, dv->at}) keep[k] = 0;
+    f.code[first] = std::move(fused);
+    keep[first] = 1;
+    ++p.num_fused;
+  }
+  compact(f, keep);
+}
+
+}  // namespace mycel::backend::detail

@@ -1,0 +1,133 @@
+// attention_heads_grad: the backward of attention's heads as one launch. Unfused it is four
+// (dV = P^T dO; dP = dO V^T with softmax's gradient, matmul_heads_rows.h; dQ = dS K; dK = dS^T Q)
+// and P (2 MiB bf16 in the transformer's step, 64 heads of 128 x 128) comes back from L3 cold
+// for dV and again for dS, and dS goes out to L3 and comes back twice. Here each thread takes a
+// block of whole first-dim entries (one batch entry: 4 heads, 128 KiB of P and 128 KiB of dS in
+// the transformer) and runs the five steps on it, dS in a buffer of its own that stays in L2.
+#include "mycel/kernels/cpu/attention_heads_grad.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <vector>
+
+#include "mycel/core/error.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/softmax_bf16.h"
+
+namespace mycel::cpu {
+namespace {
+
+// P's and dS's bytes a block (both): the transformer's 256 KiB (one batch entry) leaves L2 room
+// for the block's dO, V, K, Q and outputs (7 x 32 KiB).
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+struct GradPrepared : KernelPrepared {
+  int threads = 0;
+  int64_t per = 0;                                     // first-dim entries a block
+  std::vector<std::unique_ptr<KernelPrepared>> slots;  // 4 a block: each product's state
+};
+
+StridedView sub_dims(StridedView v, int64_t n) {
+  v.dims[0] = n;
+  return v;
+}
+
+// The tensor of buffer t from first-dim entry i0 of view v on (its footprint: n entries).
+Tensor sub_tensor(const Tensor& t, const StridedView& v, int64_t i0, int64_t n) {
+  const size_t isz = itemsize(t.dtype());
+  return Tensor(t.storage(), t.offset() + static_cast<size_t>(i0 * v.strides[0]) * isz,
+                Shape{n * v.strides[0]}, t.dtype());
+}
+
+bool four_d(const StridedMatmul& m, int64_t A) {
+  for (const StridedView* v : {&m.a, &m.b, &m.c})
+    if (v->dims.size() != 4 || v->strides.size() != 4 || v->dims[0] != A) return false;
+  return true;
+}
+
+}  // namespace
+
+void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& dp_a,
+                          const Tensor& dp_b, const Tensor& y, const Tensor& dq_b,
+                          const Tensor& dk_b, Tensor& dv, Tensor& dq, Tensor& dk,
+                          const AttentionGradViews& s, std::unique_ptr<KernelPrepared>* slot) {
+  const std::vector<int64_t>& d = s.dp.c.dims;
+  const int64_t A = d.empty() ? 0 : d[0];
+  MYCEL_CHECK(d.size() == 4 && four_d(s.dv, A) && four_d(s.dp, A) && four_d(s.dq, A) &&
+                  four_d(s.dk, A) && s.dp.c.strides[3] == 1 && s.dp.c.strides[2] == d[3] &&
+                  s.dp.c.strides[1] == d[2] * d[3] && s.dp.c.strides[0] == d[1] * d[2] * d[3] &&
+                  y.numel() == A * s.dp.c.strides[0] && y.dtype() == DType::bfloat16 &&
+                  s.dq.a.strides[0] == s.dp.c.strides[0] && s.dk.a.strides[0] == s.dp.c.strides[0],
+              RuntimeError,
+              "[attention_heads_grad] expects 4-d views of one first dim, dS plain and P of its "
+              "shape");
+  if (A == 0) return;
+  const int64_t per_entry = s.dp.c.strides[0];  // dS's (and P's) elements a first-dim entry
+  const int64_t rows_per = d[1] * d[2], len = d[3];
+  std::unique_ptr<GradPrepared> local;
+  GradPrepared& p = prepared_state<GradPrepared>(
+      slot, local, [&](const GradPrepared& q) { return q.threads == num_threads(); },
+      [&] {
+        auto q = std::make_unique<GradPrepared>();
+        q->threads = num_threads();
+        const char* kb = std::getenv("MYCEL_ATTENTION_BLOCK_KB");  // block size experiments
+        const int64_t bytes = kb ? std::atoll(kb) * 1024 : kBlockBytes;
+        const int64_t share = (A + q->threads - 1) / q->threads;
+        q->per = std::clamp<int64_t>(std::min(share, bytes / std::max<int64_t>(4 * per_entry, 1)),
+                                     1, A);
+        q->slots.resize(static_cast<size_t>(4 * ((A + q->per - 1) / q->per)));
+        return q;
+      });
+  const int64_t per = p.per, blocks = static_cast<int64_t>(p.slots.size()) / 4;
+  auto block = [&](int64_t i) {
+    const int64_t i0 = i * per, n = std::min(per, A - i0);
+    // This thread's dS: it only grows, so warm launches allocate nothing.
+    thread_local Tensor ds;
+    if (!ds.defined() || ds.numel() < per * per_entry)
+      ds = Tensor::empty(Shape{per * per_entry}, DType::bfloat16);
+    std::unique_ptr<KernelPrepared>* sl = &p.slots[static_cast<size_t>(4 * i)];
+    auto sub = [&](const StridedMatmul& m) {
+      return StridedMatmul{sub_dims(m.a, n), sub_dims(m.b, n), sub_dims(m.c, n)};
+    };
+    const StridedMatmul v = sub(s.dv), pp = sub(s.dp), q = sub(s.dq), k = sub(s.dk);
+    {
+      Tensor c = sub_tensor(dv, s.dv.c, i0, n);
+      matmul_strided(sub_tensor(dv_a, s.dv.a, i0, n), sub_tensor(dv_b, s.dv.b, i0, n), c, v, sl);
+    }
+    matmul_strided(sub_tensor(dp_a, s.dp.a, i0, n), sub_tensor(dp_b, s.dp.b, i0, n), ds, pp,
+                   sl + 1);
+    uint16_t* g = ds.data<uint16_t>();
+    softmax_grad_bf16_rows(y.data<uint16_t>() + i0 * per_entry, g, g, 0, n * rows_per, len);
+    {
+      Tensor c = sub_tensor(dq, s.dq.c, i0, n);
+      matmul_strided(ds, sub_tensor(dq_b, s.dq.b, i0, n), c, q, sl + 2);
+    }
+    Tensor c = sub_tensor(dk, s.dk.c, i0, n);
+    matmul_strided(ds, sub_tensor(dk_b, s.dk.b, i0, n), c, k, sl + 3);
+  };
+  const int T = static_cast<int>(std::min<int64_t>(num_threads(), blocks));
+  if (T <= 1 || omp_in_parallel()) {
+    const SerialScope one(0);  // the blocks' primitives built for, and run on, this thread
+    for (int64_t i = 0; i < blocks; ++i) block(i);
+    return;
+  }
+  // Blocks dealt round-robin (static); the first exception is kept and rethrown after the region.
+  std::exception_ptr err;
+#pragma omp parallel num_threads(T)
+  {
+    const SerialScope one(0);
+    const int id = omp_get_thread_num(), got = omp_get_num_threads();
+    try {
+      for (int64_t i = id; i < blocks; i += got) block(i);
+    } catch (...) {
+#pragma omp critical(attention_heads_grad)
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace mycel::cpu
