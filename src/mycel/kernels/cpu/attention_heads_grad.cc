@@ -15,6 +15,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/matmul_heads_bf16.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
 
 namespace mycel::cpu {
@@ -26,6 +27,7 @@ constexpr int64_t kBlockBytes = 256 * 1024;
 
 struct GradPrepared : KernelPrepared {
   int threads = 0;
+  bool own = false;  // each head by matmul_head_bf16 (all four products fit it)
   int64_t per = 0;                                     // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // 4 a block: each product's state
 };
@@ -46,6 +48,48 @@ bool four_d(const StridedMatmul& m, int64_t A) {
   for (const StridedView* v : {&m.a, &m.b, &m.c})
     if (v->dims.size() != 4 || v->strides.size() != 4 || v->dims[0] != A) return false;
   return true;
+}
+
+// A head's operand in view v: head (i, j)'s first element and its row or column stride.
+HeadOperand operand(const Tensor& t, const StridedView& v, int64_t i, int64_t j) {
+  const bool rows = v.strides[3] == 1 || v.dims[3] == 1;
+  return {t.data<uint16_t>() + i * v.strides[0] + j * v.strides[1],
+          rows ? v.strides[2] : v.strides[3], rows};
+}
+
+// The own path: each thread a range of the A * C heads and, per head, the five steps with dS in
+// a buffer of its own (L x L: 32 KiB in the transformer, in L1/L2 between its writer and its
+// two readers), no oneDNN call and no per-block set-up.
+void by_heads(const Tensor& dv_a, const Tensor& dv_b, const Tensor& dp_a, const Tensor& dp_b,
+              const Tensor& y, const Tensor& dq_b, const Tensor& dk_b, Tensor& dv, Tensor& dq,
+              Tensor& dk, const AttentionGradViews& s) {
+  const std::vector<int64_t>& d = s.dp.c.dims;
+  const int64_t C = d[1], L = d[2], S = d[3], D = s.dv.c.dims[3], Kd = s.dp.a.dims[3];
+  const int64_t Dq = s.dq.c.dims[3], Dk = s.dk.c.dims[3];
+  const int64_t work = L * S * (2 * D + Kd) + S * Dq * L;  // the head's multiply-adds, about
+  parallel_for(d[0] * C, work, [&](int64_t h0, int64_t h1) {
+    thread_local std::vector<uint16_t> ds;  // only grows: warm launches allocate nothing
+    if (ds.size() < static_cast<size_t>(L * S)) ds.resize(static_cast<size_t>(L * S));
+    for (int64_t h = h0; h < h1; ++h) {
+      const int64_t i = h / C, j = h % C;
+      auto out = [&](Tensor& t, const StridedView& v) {
+        return t.data<uint16_t>() + i * v.strides[0] + j * v.strides[1];
+      };
+      matmul_head_bf16(operand(dv_a, s.dv.a, i, j), operand(dv_b, s.dv.b, i, j),
+                       out(dv, s.dv.c), s.dv.c.strides[2], s.dv.c.dims[2], D, s.dv.a.dims[3]);
+      matmul_head_bf16(operand(dp_a, s.dp.a, i, j), operand(dp_b, s.dp.b, i, j), ds.data(), S, L,
+                       S, Kd);
+      const uint16_t* p = y.data<uint16_t>() + i * s.dp.c.strides[0] + j * s.dp.c.strides[1];
+      softmax_grad_bf16_rows(p, ds.data(), ds.data(), 0, L, S);
+      for (const StridedMatmul* m : {&s.dq, &s.dk}) {
+        const bool rows = m->a.strides[3] == 1 || m->a.dims[3] == 1;
+        const HeadOperand a{ds.data(), rows ? m->a.strides[2] : m->a.strides[3], rows};
+        Tensor& c = m == &s.dq ? dq : dk;
+        matmul_head_bf16(a, operand(m == &s.dq ? dq_b : dk_b, m->b, i, j), out(c, m->c),
+                         m->c.strides[2], m->c.dims[2], m->c.dims[3], m->a.dims[3]);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -73,6 +117,9 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
       [&] {
         auto q = std::make_unique<GradPrepared>();
         q->threads = num_threads();
+        q->own = y.dtype() == DType::bfloat16 && matmul_heads_bf16_available();
+        for (const StridedMatmul* m : {&s.dv, &s.dp, &s.dq, &s.dk})
+          q->own = q->own && matmul_heads_bf16_fits(*m);
         const char* kb = std::getenv("MYCEL_ATTENTION_BLOCK_KB");  // block size experiments
         const int64_t bytes = kb ? std::atoll(kb) * 1024 : kBlockBytes;
         const int64_t share = (A + q->threads - 1) / q->threads;
@@ -81,6 +128,8 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
         q->slots.resize(static_cast<size_t>(4 * ((A + q->per - 1) / q->per)));
         return q;
       });
+  if (p.own) return by_heads(dv_a, dv_b, dp_a, dp_b, y, dq_b, dk_b, dv, dq, dk, s);
+  // Else (heads past matmul_heads_bf16's sizes): blocks of whole entries, matmul_strided each.
   const int64_t per = p.per, blocks = static_cast<int64_t>(p.slots.size()) / 4;
   auto block = [&](int64_t i) {
     const int64_t i0 = i * per, n = std::min(per, A - i0);
