@@ -79,7 +79,7 @@ void check(int64_t A, int64_t C, int64_t M, int64_t K, int64_t N, Layout la, Lay
   std::normal_distribution<float> d;
   const View a = make(la, A, C, M, K), b = make(lb, A, C, K, N), c = make(lc, A, C, M, N);
   StridedMatmul s{a.v, b.v, c.v};
-  ASSERT_TRUE(matmul_heads_bf16_fits(s));
+  ASSERT_TRUE(matmul_heads_bf16_fits(s, true));
   std::vector<uint16_t> av(static_cast<size_t>(a.size)), bv(static_cast<size_t>(b.size));
   for (auto& x : av) x = to_bf16(d(rng));
   for (auto& x : bv) x = to_bf16(d(rng));
@@ -137,9 +137,10 @@ TEST(MatmulHeadsBf16, MatchesDoubleReference) {
 TEST(MatmulHeadsBf16, FitsOnlyRowContiguousC) {
   const View a = make(Layout::kPlain, 2, 2, 8, 8), bt = make(Layout::kTransposed, 2, 2, 8, 8);
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, a.v, a.v}));
-  EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));  // q k^T, dO V^T
-  setenv("MYCEL_MATMUL_HEADS_BF16_BT", "0", 1);             // oneDNN's for those (A/B)
-  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));
+  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));  // q k^T, dO V^T: oneDNN's launches
+  EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}, true));  // attention_heads_grad's dP
+  setenv("MYCEL_MATMUL_HEADS_BF16_BT", "1", 1);                  // or on request (A/B)
+  EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));
   unsetenv("MYCEL_MATMUL_HEADS_BF16_BT");
   EXPECT_FALSE(matmul_heads_bf16_fits({a.v, a.v, bt.v}));
   const View big = make(Layout::kPlain, 1, 1, 257, 64);  // M past 256: oneDNN's

@@ -119,7 +119,7 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
         q->threads = num_threads();
         q->own = y.dtype() == DType::bfloat16 && matmul_heads_bf16_available();
         for (const StridedMatmul* m : {&s.dv, &s.dp, &s.dq, &s.dk})
-          q->own = q->own && matmul_heads_bf16_fits(*m);
+          q->own = q->own && matmul_heads_bf16_fits(*m, true);
         const char* kb = std::getenv("MYCEL_ATTENTION_BLOCK_KB");  // block size experiments
         const int64_t bytes = kb ? std::atoll(kb) * 1024 : kBlockBytes;
         const int64_t share = (A + q->threads - 1) / q->threads;

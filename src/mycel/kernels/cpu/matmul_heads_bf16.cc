@@ -306,15 +306,19 @@ bool matmul_heads_bf16_available() {
 }
 
 namespace {
-// MYCEL_MATMUL_HEADS_BF16_BT=0: products with b's columns contiguous (q k^T, dO V^T) on oneDNN's
-// primitive as before (A/B measurements; read when a launch is prepared).
-bool b_transposed_on() {
+// Products with b's columns contiguous (q k^T, dO V^T) as launches of their own stay on oneDNN's
+// primitive unless MYCEL_MATMUL_HEADS_BF16_BT=1: the transformer's O2 step, alternating A/B at
+// load 3.1-3.5, two threads, minima: the scores with their softmax 313 -> 336-349 us, dP with
+// softmax's gradient 233 -> 243 (the pack's transposes and K = 32's short sums). Inside
+// attention_heads_grad (no oneDNN call per block) they run here.
+bool b_transposed_on(bool b_cols_ok) {
+  if (b_cols_ok) return true;
   const char* v = std::getenv("MYCEL_MATMUL_HEADS_BF16_BT");
-  return !(v && std::strcmp(v, "0") == 0);
+  return v && std::strcmp(v, "1") == 0;
 }
 }  // namespace
 
-bool matmul_heads_bf16_fits(const StridedMatmul& s) {
+bool matmul_heads_bf16_fits(const StridedMatmul& s, bool b_cols_ok) {
   const size_t nd = s.c.dims.size();
   if (nd < 2 || s.a.dims.size() != nd || s.b.dims.size() != nd || s.a.strides.size() != nd ||
       s.b.strides.size() != nd || s.c.strides.size() != nd)
@@ -333,7 +337,7 @@ bool matmul_heads_bf16_fits(const StridedMatmul& s) {
   const bool a_rows = s.a.strides[nb + 1] == 1 || K == 1, a_cols = s.a.strides[nb] == 1 || M == 1;
   const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1, b_cols = s.b.strides[nb] == 1 || K == 1,
              c_rows = s.c.strides[nb + 1] == 1 || N == 1;
-  return (a_rows || a_cols) && (b_rows || (b_cols && b_transposed_on())) && c_rows;
+  return (a_rows || a_cols) && (b_rows || (b_cols && b_transposed_on(b_cols_ok))) && c_rows;
 }
 
 void matmul_heads_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmul& s) {

@@ -15,10 +15,10 @@ namespace mycel::cpu {
 bool matmul_heads_bf16_available();
 
 /// Whether the views suit the kernel: c's rows contiguous (column stride 1), a's rows or columns
-/// contiguous (a = P or a = P^T), b's rows or (unless MYCEL_MATMUL_HEADS_BF16_BT=0) its columns
-/// (b = K^T, V^T), and each head small (M, N, K at most 256: where this kernel measured ahead of
-/// oneDNN's).
-bool matmul_heads_bf16_fits(const StridedMatmul& s);
+/// contiguous (a = P or a = P^T), b's rows or, where `b_cols_ok` or MYCEL_MATMUL_HEADS_BF16_BT=1,
+/// its columns (b = K^T, V^T: as a launch of its own oneDNN's ran those faster), and each head
+/// small (M, N, K at most 256: where this kernel measured ahead of oneDNN's).
+bool matmul_heads_bf16_fits(const StridedMatmul& s, bool b_cols_ok = false);
 
 /// c = a @ b over the views (all bf16 bits), float32 sums rounded once to bf16. Call only where
 /// matmul_heads_bf16_available() and matmul_heads_bf16_fits(s); K >= 1.
