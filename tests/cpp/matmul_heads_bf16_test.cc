@@ -137,9 +137,9 @@ TEST(MatmulHeadsBf16, MatchesDoubleReference) {
 TEST(MatmulHeadsBf16, FitsOnlyRowContiguousC) {
   const View a = make(Layout::kPlain, 2, 2, 8, 8), bt = make(Layout::kTransposed, 2, 2, 8, 8);
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, a.v, a.v}));
-  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));  // q k^T, dO V^T: oneDNN's launches
+  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));       // q k^T, dO V^T: oneDNN's launches
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}, true));  // attention_heads_grad's dP
-  setenv("MYCEL_MATMUL_HEADS_BF16_BT", "1", 1);                  // or on request (A/B)
+  setenv("MYCEL_MATMUL_HEADS_BF16_BT", "1", 1);                 // or on request (A/B)
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));
   unsetenv("MYCEL_MATMUL_HEADS_BF16_BT");
   EXPECT_FALSE(matmul_heads_bf16_fits({a.v, a.v, bt.v}));
@@ -196,7 +196,8 @@ TEST(MatmulHeadsBf16, DISABLED_Bench) {
   // q k^T and dO V^T: b (d x L) the transpose of a head-split (L x d), c plain (the scores).
   for (int t : {1, 2}) {
     set_num_threads(t);
-    const View a = make(Layout::kSplit, 16, 4, 128, 32), b = make(Layout::kSplitTransposed, 16, 4, 32, 128),
+    const View a = make(Layout::kSplit, 16, 4, 128, 32),
+               b = make(Layout::kSplitTransposed, 16, 4, 32, 128),
                c = make(Layout::kPlain, 16, 4, 128, 128);
     Tensor at = Tensor::empty(Shape{a.size}, DType::bfloat16),
            bt = Tensor::empty(Shape{b.size}, DType::bfloat16),
@@ -211,9 +212,9 @@ TEST(MatmulHeadsBf16, DISABLED_Bench) {
       setenv("MYCEL_MATMUL_HEADS_BF16_BT", own ? "1" : "0", 1);
       const auto t0 = std::chrono::steady_clock::now();
       matmul_strided(at, bt, ct, s, &slot[own]);
-      best[own] = std::min(best[own], std::chrono::duration<double, std::micro>(
-                                          std::chrono::steady_clock::now() - t0)
-                                          .count());
+      best[own] = std::min(
+          best[own],
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     unsetenv("MYCEL_MATMUL_HEADS_BF16_BT");
     for (int own : {0, 1})
