@@ -96,8 +96,8 @@ void pack_bt(const uint16_t* bt, int64_t ldbt, int64_t K, int64_t N, uint32_t* b
         const __mmask32 mk = mask32(K - 2 * p);
         for (int64_t i = 0; i < 16; ++i) {
           const int64_t n = n0 + h + i;
-          r[i] = n < N ? _mm512_maskz_loadu_epi16(mk, bt + n * ldbt + 2 * p)
-                       : _mm512_setzero_si512();
+          r[i] =
+              n < N ? _mm512_maskz_loadu_epi16(mk, bt + n * ldbt + 2 * p) : _mm512_setzero_si512();
         }
         transpose16(r);
         for (int64_t i = 0; i < 16 && p + i < kp; ++i)
