@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "mycel/backend/fuse_attention_heads.h"
 #include "mycel/backend/fuse_heads_softmax.h"
@@ -191,7 +192,7 @@ void fold_function(Function& f, ProgramImpl& p) {
       fused.params = nullptr;
       fused.in = hs.in;
       f.code[hs.at] = std::move(fused);
-      launches.push_back({hs.at, s, hs.in, hs.out, hs.in.size() == 3});
+      launches.push_back({hs.at, s, hs.in, hs.out, hs.in.size() == 3, hs.in.size() == 2});
       keep[k] = 0;
       ++p.num_fused;
       continue;
@@ -213,7 +214,7 @@ void fold_function(Function& f, ProgramImpl& p) {
     if (keep[k]) moved[k] = j++;
   compact(f, keep);
   for (StridedLaunch& l : launches) l.at = moved[l.at];
-  fuse_attention_heads(f, p, launches);
+  fuse_attention_heads(f, p, std::move(launches));
 }
 
 }  // namespace

@@ -39,9 +39,30 @@ std::shared_ptr<OpDef> make_op(const cpu::AttentionGradViews& s, std::vector<Ten
   return d;
 }
 
+bool switched_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
 bool enabled() {
-  const char* v = std::getenv("MYCEL_FUSE_ATTENTION_HEADS");
-  return !(v && std::strcmp(v, "0") == 0) && cpu::matmul_heads_bf16_available();
+  return !switched_off("MYCEL_FUSE_ATTENTION_HEADS") && cpu::matmul_heads_bf16_available();
+}
+
+std::shared_ptr<OpDef> make_fwd_op(const cpu::StridedMatmul& scores, const cpu::StridedMatmul& out,
+                                   std::vector<TensorMeta> outs) {
+  auto d = std::make_shared<OpDef>();
+  d->name = "attention_heads";
+  d->class_name = "AttentionHeads";
+  d->doc = "P = softmax(Q K^T), O = P V over heads (fuse_attention_heads.cc).";
+  d->inputs = {{"q"}, {"kt"}, {"v"}};
+  d->dtypes = {DType::bfloat16};
+  d->grad = "none";
+  d->infer = [outs](const InferContext&) { return outs; };
+  d->kernel = [scores, out](const KernelContext& c) {
+    cpu::attention_heads_fwd(c.in(0), c.in(1), c.in(2), c.out(0), c.out(1), scores, out,
+                             c.prepared);
+  };
+  return d;
 }
 
 bool four_d(const cpu::StridedMatmul& m, int64_t A) {
@@ -52,18 +73,66 @@ bool four_d(const cpu::StridedMatmul& m, int64_t A) {
 
 }  // namespace
 
-void fuse_attention_heads(Function& f, ProgramImpl& p, const std::vector<StridedLaunch>& launches) {
-  if (!enabled() || f.recursive) return;
+namespace {
+
+// One pass (forward: `backward` false) over f, then compacted; `launches` re-indexed to match
+// (the dropped ones removed).
+void fuse_pass(Function& f, ProgramImpl& p, std::vector<StridedLaunch>& launches, bool backward) {
   const std::vector<int> uses = count_uses(f);
   const std::vector<int> producer = sole_producers(f);
   std::vector<char> keep(f.code.size(), 1);
+  // Whether r is there by instruction `first` and nothing writes it up to `last`.
+  auto ready = [&](int r, int first, int last) {
+    return r >= 0 && producer[r] != -2 && producer[r] < first && !written_between(f, r, first, last);
+  };
+  // The forward: scores + softmax (P) and P.V at the scores' place.
+  for (const StridedLaunch& sm : launches) {
+    if (backward || !sm.softmax || sm.in.size() != 2 ||
+        !keep[sm.at])
+      continue;
+    const int y = sm.out;
+    const StridedLaunch* pv = nullptr;
+    for (const StridedLaunch& l : launches)
+      if (!l.softmax && !l.softmax_grad && l.in.size() == 2 && l.in[0] == y && l.in[1] != y &&
+          l.at > sm.at && keep[l.at] && !pv)
+        pv = &l;
+    const int64_t A = sm.s.c.dims.empty() ? -1 : sm.s.c.dims[0];
+    if (!pv || !four_d(sm.s, A) || !four_d(pv->s, A) || pv->s.a.strides != sm.s.c.strides ||
+        pv->s.a.dims != sm.s.c.dims || written_between(f, pv->out, sm.at, pv->at) ||
+        written_between(f, y, sm.at, pv->at))
+      continue;
+    // At the scores' place where V is there by then, else at P.V's where nothing reads P in
+    // between (the step computes v's projection after the scores) and q, k stay as they were.
+    int at = sm.at;
+    if (!ready(pv->in[1], sm.at, pv->at)) {
+      bool read = false;
+      for (int k = sm.at + 1; k < pv->at && !read; ++k)
+        for (int r : f.code[k].in) read = read || r == y;
+      if (read || written_between(f, sm.in[0], sm.at, pv->at) ||
+          written_between(f, sm.in[1], sm.at, pv->at))
+        continue;
+      at = pv->at;
+    }
+    p.fused_ops.push_back(
+        make_fwd_op(sm.s, pv->s, {f.regs[y].meta, f.regs[pv->out].meta}));
+    Instr fused = f.code[sm.at];
+    fused.op = p.fused_ops.back().get();
+    fused.attrs = Attrs(fused.op, {});
+    fused.params = nullptr;
+    fused.in = {sm.in[0], sm.in[1], pv->in[1]};
+    fused.out = {y, pv->out};
+    keep[sm.at] = keep[pv->at] = 0;
+    f.code[at] = std::move(fused);
+    keep[at] = 1;
+    ++p.num_fused;
+  }
   for (const StridedLaunch& g : launches) {
-    if (!g.softmax_grad || g.in.size() != 3 || !keep[g.at]) continue;
+    if (!backward || !g.softmax_grad || g.in.size() != 3 || !keep[g.at]) continue;
     const int ds = g.out, dout = g.in[0], y = g.in[2];
     if (uses[ds] != 2) continue;
     const StridedLaunch *dq = nullptr, *dk = nullptr, *dv = nullptr;
     for (const StridedLaunch& l : launches) {
-      if (l.softmax_grad || l.in.size() != 2 || !keep[l.at]) continue;
+      if (l.softmax_grad || l.softmax || l.in.size() != 2 || !keep[l.at]) continue;
       if (l.in[0] == ds && l.in[1] != ds) (dq ? dk : dq) = &l;
       if (l.in[0] == y && l.in[1] == dout && !dv) dv = &l;
     }
@@ -78,8 +147,7 @@ void fuse_attention_heads(Function& f, ProgramImpl& p, const std::vector<Strided
               last = std::max({g.at, dq->at, dk->at, dv->at});
     const std::vector<int> ins = {dv->in[0], dv->in[1], g.in[0], g.in[1], y, dq->in[1], dk->in[1]};
     bool ok = true;
-    for (int r : ins) ok = ok && r >= 0 && producer[r] != -2 && producer[r] < first &&
-                           !written_between(f, r, first, last);
+    for (int r : ins) ok = ok && ready(r, first, last);
     for (int r : {dv->out, dq->out, dk->out})
       ok = ok && r != ds && !written_between(f, r, first, last);
     if (!ok) continue;
@@ -97,7 +165,25 @@ void fuse_attention_heads(Function& f, ProgramImpl& p, const std::vector<Strided
     keep[first] = 1;
     ++p.num_fused;
   }
+  std::vector<int> moved(keep.size(), -1);
+  for (size_t k = 0, j = 0; k < keep.size(); ++k)
+    if (keep[k]) moved[k] = static_cast<int>(j++);
   compact(f, keep);
+  std::vector<StridedLaunch> left;
+  for (StridedLaunch& l : launches)
+    if (keep[l.at] && f.code[moved[l.at]].out.size() == 1) {  // not dropped nor fused
+      l.at = moved[l.at];
+      left.push_back(std::move(l));
+    }
+  launches = std::move(left);
+}
+
+}  // namespace
+
+void fuse_attention_heads(Function& f, ProgramImpl& p, std::vector<StridedLaunch> launches) {
+  if (!enabled() || f.recursive) return;
+  if (!switched_off("MYCEL_FUSE_ATTENTION_FWD")) fuse_pass(f, p, launches, false);
+  fuse_pass(f, p, launches, true);
 }
 
 }  // namespace mycel::backend::detail

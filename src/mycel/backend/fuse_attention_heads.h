@@ -17,12 +17,16 @@ struct StridedLaunch {
   std::vector<int> in;
   int out = -1;
   bool softmax_grad = false;
+  bool softmax = false;  // the product followed by softmax (the forward's scores, P = out)
 };
 
 /// Where a softmax-gradient launch's dS is read only by two strided products as their a, and a
 /// third product reads its softmax output P as a with its dO as b (dV = P^T dO), the four become
 /// one cpu::attention_heads_grad launch at the first one's place (bf16 on a CPU with
-/// AVX512-BF16, unless MYCEL_FUSE_ATTENTION_HEADS=0, for A/B). `launches` index f.code as it is.
-void fuse_attention_heads(Function& f, ProgramImpl& p, const std::vector<StridedLaunch>& launches);
+/// AVX512-BF16, unless MYCEL_FUSE_ATTENTION_HEADS=0, for A/B). Likewise the forward's scores
+/// with their softmax and the product P.V reading P as a become one cpu::attention_heads_fwd
+/// launch (P still written; MYCEL_FUSE_ATTENTION_FWD=0 keeps them apart). `launches` index
+/// f.code as it is.
+void fuse_attention_heads(Function& f, ProgramImpl& p, std::vector<StridedLaunch> launches);
 
 }  // namespace mycel::backend::detail

@@ -16,6 +16,7 @@
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/matmul_heads_bf16.h"
+#include "mycel/kernels/cpu/matmul_heads_rows.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
 
 namespace mycel::cpu {
@@ -179,6 +180,66 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
     }
   }
   if (err) std::rethrow_exception(err);
+}
+
+namespace {
+
+struct FwdPrepared : KernelPrepared {
+  int threads = 0;
+  bool own = false;
+  std::unique_ptr<KernelPrepared> scores, out;  // the unfused kernels' states
+};
+
+struct SoftmaxCtx {
+  uint16_t* c;
+  int64_t n;
+};
+
+void softmax_rows(void* x, int64_t r0, int64_t r1) {
+  const auto& c = *static_cast<const SoftmaxCtx*>(x);
+  softmax_bf16_rows(c.c, c.c, r0, r1, c.n);
+}
+
+}  // namespace
+
+void attention_heads_fwd(const Tensor& q, const Tensor& kt, const Tensor& v, Tensor& p, Tensor& o,
+                         const StridedMatmul& scores, const StridedMatmul& out,
+                         std::unique_ptr<KernelPrepared>* slot) {
+  const std::vector<int64_t>& d = scores.c.dims;
+  const int64_t A = d.empty() ? 0 : d[0];
+  MYCEL_CHECK(d.size() == 4 && four_d(scores, A) && four_d(out, A) && scores.c.strides[3] == 1 &&
+                  scores.c.strides[2] == d[3] && scores.c.strides[1] == d[2] * d[3] &&
+                  scores.c.strides[0] == d[1] * d[2] * d[3] && p.numel() == A * scores.c.strides[0],
+              RuntimeError, "[attention_heads_fwd] expects 4-d views of one first dim, P plain");
+  if (A == 0) return;
+  std::unique_ptr<FwdPrepared> local;
+  FwdPrepared& st = prepared_state<FwdPrepared>(
+      slot, local, [&](const FwdPrepared& x) { return x.threads == num_threads(); },
+      [&] {
+        auto x = std::make_unique<FwdPrepared>();
+        x->threads = num_threads();
+        x->own = p.dtype() == DType::bfloat16 && matmul_heads_bf16_available() &&
+                 matmul_heads_bf16_fits(scores, true) && matmul_heads_bf16_fits(out, true);
+        return x;
+      });
+  const int64_t C = d[1], L = d[2], S = d[3], Dh = scores.a.dims[3], Dv = out.c.dims[3];
+  if (!st.own) {
+    SoftmaxCtx ctx{p.data<uint16_t>(), S};
+    matmul_strided_then(q, kt, p, scores, softmax_rows, &ctx, &st.scores);
+    matmul_strided(p, v, o, out, &st.out);
+    return;
+  }
+  parallel_for(A * C, L * S * (Dh + Dv), [&](int64_t h0, int64_t h1) {
+    for (int64_t h = h0; h < h1; ++h) {
+      const int64_t i = h / C, j = h % C;
+      uint16_t* ph = p.data<uint16_t>() + i * scores.c.strides[0] + j * scores.c.strides[1];
+      matmul_head_bf16(operand(q, scores.a, i, j), operand(kt, scores.b, i, j), ph, S, L, S, Dh);
+      softmax_bf16_rows(ph, ph, 0, L, S);
+      matmul_head_bf16(operand(p, out.a, i, j), operand(v, out.b, i, j),
+                       o.data<uint16_t>() + i * out.c.strides[0] + j * out.c.strides[1],
+                       out.c.strides[2], out.c.dims[2], Dv, out.a.dims[3]);
+    }
+  });
 }
 
 }  // namespace mycel::cpu

@@ -29,4 +29,13 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
                           const Tensor& dk_b, Tensor& dv, Tensor& dq, Tensor& dk,
                           const AttentionGradViews& s, std::unique_ptr<KernelPrepared>* slot);
 
+/// The forward's two launches as one: p = softmax(s.a @ s.b) over `scores` (c plain: (A, C, L,
+/// L)) and o = p @ v over `out` (its a: p's plain view); each thread a range of heads, each head's
+/// scores, softmax rows and product while its P is in L1/L2 (P is still written: the backward
+/// reads it). Where the views do not suit matmul_head_bf16, the two launches' kernels
+/// (matmul_strided_then with softmax's rows, then matmul_strided). The unfused bits.
+void attention_heads_fwd(const Tensor& q, const Tensor& kt, const Tensor& v, Tensor& p, Tensor& o,
+                         const StridedMatmul& scores, const StridedMatmul& out,
+                         std::unique_ptr<KernelPrepared>* slot);
+
 }  // namespace mycel::cpu
