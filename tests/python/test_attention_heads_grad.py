@@ -3,9 +3,10 @@ kernels/cpu/attention_heads_grad.cc; MYCEL_FUSE_ATTENTION_HEADS=0 off): dV = P^T
 dS = softmax_grad(P, dO V^T), dQ = dS K and dK = dS^T Q on each block of heads in turn. The same
 bits as the four unfused launches (the same per-head products and row kernel), the float64
 attention within bf16 rounding, 1/2/3 threads over batches that do not divide among them, odd
-and long rows, an additive mask with masked-out keys, and the O2 transformer step. The fused
-launch exists only on CPUs with AVX512-BF16 (elsewhere the checks compare the unfused program
-with itself and the reference)."""
+and long rows (300: past the per-head kernel, the blocked path), an additive mask with masked-out
+keys, and the O2 transformer step. The forward's scores, softmax and P.V in one launch
+(MYCEL_FUSE_ATTENTION_FWD=1, off by default) likewise. The fused launches exist only on CPUs with
+AVX512-BF16 (elsewhere the checks compare the unfused program with itself and the reference)."""
 import os
 import sys
 
@@ -80,6 +81,25 @@ def _run(q, k, v, w, dims, mask=None):
     return [g.astype(mycel.float32).asnumpy() for g in gs]
 
 
+def _forward(q, k, v, w, dims):
+    """The attention's output (N, L, E), as float32."""
+    n, l, h, d = dims
+
+    class Out(Attention):
+        def construct(self, q, k, v):
+            qh, kh, vh = self.heads(q), self.heads(k), self.heads(v)
+            p = ops.softmax(ops.matmul(qh, kh, transpose_b=True), axis=-1)
+            o = ops.matmul(p, vh)
+            return ops.reshape(ops.transpose(ops.reshape(o, (n, h, l, d)), (0, 2, 1, 3)),
+                               (n, l, h * d))
+
+    net = Out(w, dims)
+    ts = [Tensor(a.astype(np.float32), dtype=mycel.bfloat16) for a in (q, k, v)]
+    for _ in range(2):
+        o = net(*ts)
+    return o.astype(mycel.float32).asnumpy()
+
+
 def _reference(q, k, v, w, dims, mask=None):
     n, l, h, d = dims
     hs = lambda t: t.reshape(n, l, h, d).transpose(0, 2, 1, 3)  # noqa: E731
@@ -120,6 +140,27 @@ def test_fused_equals_unfused_and_float64(monkeypatch, threads, dims):
         np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dims", [(4, 128, 4, 32), (3, 37, 3, 8), (2, 300, 2, 8)])
+def test_forward_fused_equals_unfused_and_float64(monkeypatch, threads, dims):
+    mycel.set_context(num_threads=threads)
+    q, k, v, w = _inputs(threads + 2 * dims[1], dims)
+    q = bf16_values(q / np.sqrt(dims[3]))  # scores of unit size: P not one-hot
+    monkeypatch.setenv("MYCEL_FUSE_ATTENTION_FWD", "1")
+    got, got_g = _forward(q, k, v, w, dims), _run(q, k, v, w, dims)
+    monkeypatch.setenv("MYCEL_FUSE_ATTENTION_FWD", "0")
+    plain, plain_g = _forward(q, k, v, w, dims), _run(q, k, v, w, dims)
+    n, l, h, d = dims
+    hs = lambda t: t.reshape(n, l, h, d).transpose(0, 2, 1, 3)  # noqa: E731
+    s = hs(q) @ hs(k).transpose(0, 1, 3, 2)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    ref = ((e / e.sum(-1, keepdims=True)) @ hs(v)).transpose(0, 2, 1, 3).reshape(n, l, h * d)
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_allclose(got, ref, rtol=0.05, atol=0.02 * np.abs(ref).max())
+    for g, p in zip(got_g, plain_g):  # the backward reads the fused launch's P
+        np.testing.assert_array_equal(g, p)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_masked_keys(monkeypatch, threads):
     """A causal mask (-inf above the diagonal): its add's gradient passes dS through, so the
@@ -137,8 +178,9 @@ def test_masked_keys(monkeypatch, threads):
         np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
 
 
-def _o2_run(monkeypatch, on, threads, steps=3):
+def _o2_run(monkeypatch, on, threads, steps=3, fwd=False):
     monkeypatch.setenv(SWITCH, "1" if on else "0")
+    monkeypatch.setenv("MYCEL_FUSE_ATTENTION_FWD", "1" if fwd else "0")
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention this pass fuses
     mycel.set_context(num_threads=threads)
     mycel.set_seed(3)
@@ -167,4 +209,16 @@ def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
     if FUSES:  # each layer's four backward launches in one
         assert text.count("attention_heads_grad(") == 2, text
         assert "matmul_heads+softmax_grad(" not in text, text
+        assert "attention_heads(" not in text, text  # the forward's only on request
     assert np.all(np.isfinite(la)) and la[-1] < la[0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_o2_transformer_step_forward_fused(monkeypatch, threads):
+    la, wa, text = _o2_run(monkeypatch, True, threads, fwd=True)
+    lb, wb, before = _o2_run(monkeypatch, False, threads)
+    np.testing.assert_array_equal(la, lb)
+    for a, b in zip(wa, wb):
+        np.testing.assert_array_equal(a, b)
+    if FUSES:  # each layer's scores, softmax and P.V in one launch; no per-head product left
+        assert text.count("attention_heads(") == 2 and "matmul_heads" not in text, text

@@ -1,13 +1,16 @@
 // Attention's backward in one launch per layer (issue 19, bf16 O2). After fold_head_transposes
 // a layer's attention backward is four strided launches: dV = P^T dO, dS = softmax_grad(P,
-// dO V^T) (fuse_heads_softmax.cc), dQ = dS K and dK = dS^T Q. Between them P (64 heads of
-// 128 x 128 bf16 in the transformer's step, 2 MiB) is read cold from L3 twice and dS goes out
-// and comes back for each of its two readers. cpu::attention_heads_grad runs the four on one
-// block of heads after another on each thread, P's and dS's block in its L2 and dS never in
-// memory. Each product and row is the unfused arithmetic, so the gradients are its bits.
-// The fused launch takes the first of the four places: dO, V, K, Q and P are all there by then
-// (checked), and dQ, dK come earlier than they did, which nothing reads before (they are new
-// registers). MYCEL_FUSE_ATTENTION_HEADS=0 turns it off (A/B measurements).
+// dO V^T) (fuse_heads_softmax.cc), dQ = dS K and dK = dS^T Q, with P (64 heads of 128 x 128 bf16
+// in the transformer's step, 2 MiB) read from L3 by two of them and dS (2 MiB) written out and
+// read back by two. cpu::attention_heads_grad runs the five steps head by head on each thread,
+// P and dS in its L1/L2 and dS never in memory. The transformer's O2 step, two threads,
+// alternating A/B (bench/bench_step_env_ab.py --env MYCEL_FUSE_ATTENTION_HEADS) at load 5.5-6.6:
+// the two layers' backward attention 1917-1974 -> 1850-1880 us of minima, 4394-4505 -> 3896-4088
+// of medians, the step's launches 240-580 us less (minima of the per-step sums). The fused
+// launch takes the first of the four places: dO, V, K, Q and P are all there by then (checked),
+// and dQ, dK, dV come earlier than they did, which nothing reads before (new registers).
+// MYCEL_FUSE_ATTENTION_HEADS=0 turns it off (A/B measurements). The forward's pair (scores with
+// softmax, then P.V) fuses likewise only with MYCEL_FUSE_ATTENTION_FWD=1 (slower; see below).
 #include "mycel/backend/fuse_attention_heads.h"
 
 #include <algorithm>
@@ -83,13 +86,12 @@ void fuse_pass(Function& f, ProgramImpl& p, std::vector<StridedLaunch>& launches
   std::vector<char> keep(f.code.size(), 1);
   // Whether r is there by instruction `first` and nothing writes it up to `last`.
   auto ready = [&](int r, int first, int last) {
-    return r >= 0 && producer[r] != -2 && producer[r] < first && !written_between(f, r, first, last);
+    return r >= 0 && producer[r] != -2 && producer[r] < first &&
+           !written_between(f, r, first, last);
   };
   // The forward: scores + softmax (P) and P.V at the scores' place.
   for (const StridedLaunch& sm : launches) {
-    if (backward || !sm.softmax || sm.in.size() != 2 ||
-        !keep[sm.at])
-      continue;
+    if (backward || !sm.softmax || sm.in.size() != 2 || !keep[sm.at]) continue;
     const int y = sm.out;
     const StridedLaunch* pv = nullptr;
     for (const StridedLaunch& l : launches)
@@ -113,8 +115,7 @@ void fuse_pass(Function& f, ProgramImpl& p, std::vector<StridedLaunch>& launches
         continue;
       at = pv->at;
     }
-    p.fused_ops.push_back(
-        make_fwd_op(sm.s, pv->s, {f.regs[y].meta, f.regs[pv->out].meta}));
+    p.fused_ops.push_back(make_fwd_op(sm.s, pv->s, {f.regs[y].meta, f.regs[pv->out].meta}));
     Instr fused = f.code[sm.at];
     fused.op = p.fused_ops.back().get();
     fused.attrs = Attrs(fused.op, {});
@@ -140,8 +141,7 @@ void fuse_pass(Function& f, ProgramImpl& p, std::vector<StridedLaunch>& launches
     const int64_t A = g.s.c.dims.empty() ? -1 : g.s.c.dims[0];
     if (!four_d(g.s, A) || !four_d(dv->s, A) || !four_d(dq->s, A) || !four_d(dk->s, A) ||
         dq->s.a.strides[0] != g.s.c.strides[0] || dk->s.a.strides[0] != g.s.c.strides[0] ||
-        !is_static_plain(f, y, DType::bfloat16) ||
-        f.regs[y].meta.shape != f.regs[ds].meta.shape)
+        !is_static_plain(f, y, DType::bfloat16) || f.regs[y].meta.shape != f.regs[ds].meta.shape)
       continue;
     const int first = std::min({g.at, dq->at, dk->at, dv->at}),
               last = std::max({g.at, dq->at, dk->at, dv->at});
@@ -182,7 +182,13 @@ void fuse_pass(Function& f, ProgramImpl& p, std::vector<StridedLaunch>& launches
 
 void fuse_attention_heads(Function& f, ProgramImpl& p, std::vector<StridedLaunch> launches) {
   if (!enabled() || f.recursive) return;
-  if (!switched_off("MYCEL_FUSE_ATTENTION_FWD")) fuse_pass(f, p, launches, false);
+  // The forward only on request: its launch ran 8-10% slower than the two it replaces (the
+  // transformer's O2 step, two threads, alternating A/B at load 3.8-4.8: minima 960-969 ->
+  // 1039-1065 us a step for the two layers; medians 1034-1208 -> 1129-1360): q k^T in
+  // matmul_head_bf16 (its b transposed, K = 32) runs behind oneDNN's brgemm, and P.V gained
+  // little from P in L2 (it read P from L3 at 88% of the in-cache speed already).
+  const char* fwd = std::getenv("MYCEL_FUSE_ATTENTION_FWD");
+  if (fwd && std::strcmp(fwd, "1") == 0) fuse_pass(f, p, launches, false);
   fuse_pass(f, p, launches, true);
 }
 

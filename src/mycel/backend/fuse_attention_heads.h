@@ -25,8 +25,8 @@ struct StridedLaunch {
 /// one cpu::attention_heads_grad launch at the first one's place (bf16 on a CPU with
 /// AVX512-BF16, unless MYCEL_FUSE_ATTENTION_HEADS=0, for A/B). Likewise the forward's scores
 /// with their softmax and the product P.V reading P as a become one cpu::attention_heads_fwd
-/// launch (P still written; MYCEL_FUSE_ATTENTION_FWD=0 keeps them apart). `launches` index
-/// f.code as it is.
+/// launch (P still written), where MYCEL_FUSE_ATTENTION_FWD=1 (measured slower: off by default).
+/// `launches` index f.code as it is.
 void fuse_attention_heads(Function& f, ProgramImpl& p, std::vector<StridedLaunch> launches);
 
 }  // namespace mycel::backend::detail

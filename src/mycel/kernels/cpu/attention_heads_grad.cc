@@ -1,9 +1,16 @@
 // attention_heads_grad: the backward of attention's heads as one launch. Unfused it is four
 // (dV = P^T dO; dP = dO V^T with softmax's gradient, matmul_heads_rows.h; dQ = dS K; dK = dS^T Q)
-// and P (2 MiB bf16 in the transformer's step, 64 heads of 128 x 128) comes back from L3 cold
-// for dV and again for dS, and dS goes out to L3 and comes back twice. Here each thread takes a
-// block of whole first-dim entries (one batch entry: 4 heads, 128 KiB of P and 128 KiB of dS in
-// the transformer) and runs the five steps on it, dS in a buffer of its own that stays in L2.
+// and P (2 MiB bf16 in the transformer's step, 64 heads of 128 x 128) comes from L3 for dV and
+// again for dS, and dS goes out to L3 and comes back twice. Where the four products suit
+// matmul_head_bf16 (AVX512-BF16, heads up to 256), each thread takes a range of heads and runs a
+// head's five steps back to back (by_heads), dS in a 32 KiB buffer of its own; dP's b is V^T,
+// which as a launch of its own stays on oneDNN (faster there), so its sums are our kernel's:
+// both sum K in order in float32 and the tests found the unfused bits, but only bf16 rounding is
+// promised for dS. Elsewhere (larger heads) the first dim is cut into blocks of whole entries,
+// each block's products matmul_strided on one thread (oneDNN's bits exactly) with dS in a
+// per-thread buffer: a primitive call per block and product, which in the transformer's step
+// (16 blocks of 4 heads) ran slower than the four launches. attention_heads_fwd is the forward's
+// pair (scores, softmax, P.V) per head the same way.
 #include "mycel/kernels/cpu/attention_heads_grad.h"
 
 #include <omp.h>
@@ -29,7 +36,7 @@ constexpr int64_t kBlockBytes = 256 * 1024;
 struct GradPrepared : KernelPrepared {
   int threads = 0;
   bool own = false;  // each head by matmul_head_bf16 (all four products fit it)
-  int64_t per = 0;                                     // first-dim entries a block
+  int64_t per = 0;   // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // 4 a block: each product's state
 };
 
@@ -76,14 +83,14 @@ void by_heads(const Tensor& dv_a, const Tensor& dv_b, const Tensor& dp_a, const 
       auto out = [&](Tensor& t, const StridedView& v) {
         return t.data<uint16_t>() + i * v.strides[0] + j * v.strides[1];
       };
-      matmul_head_bf16(operand(dp_a, s.dp.a, i, j), operand(dp_b, s.dp.b, i, j), ds.data(), S, L,
-                       S, Kd);
+      matmul_head_bf16(operand(dp_a, s.dp.a, i, j), operand(dp_b, s.dp.b, i, j), ds.data(), S, L, S,
+                       Kd);
       const uint16_t* p = y.data<uint16_t>() + i * s.dp.c.strides[0] + j * s.dp.c.strides[1];
       softmax_grad_bf16_rows(p, ds.data(), ds.data(), 0, L, S);
       // dV after the rows: its pack of P^T then reads P from L1/L2, not L3 (the transformer's
       // O2 step, two threads, alternating A/B at load 3.7-5.7: 920-967 -> 882-952 us minima).
-      matmul_head_bf16(operand(dv_a, s.dv.a, i, j), operand(dv_b, s.dv.b, i, j),
-                       out(dv, s.dv.c), s.dv.c.strides[2], s.dv.c.dims[2], D, s.dv.a.dims[3]);
+      matmul_head_bf16(operand(dv_a, s.dv.a, i, j), operand(dv_b, s.dv.b, i, j), out(dv, s.dv.c),
+                       s.dv.c.strides[2], s.dv.c.dims[2], D, s.dv.a.dims[3]);
       for (const StridedMatmul* m : {&s.dq, &s.dk}) {
         const bool rows = m->a.strides[3] == 1 || m->a.dims[3] == 1;
         const HeadOperand a{ds.data(), rows ? m->a.strides[2] : m->a.strides[3], rows};
@@ -126,8 +133,8 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
         const char* kb = std::getenv("MYCEL_ATTENTION_BLOCK_KB");  // block size experiments
         const int64_t bytes = kb ? std::atoll(kb) * 1024 : kBlockBytes;
         const int64_t share = (A + q->threads - 1) / q->threads;
-        q->per = std::clamp<int64_t>(std::min(share, bytes / std::max<int64_t>(4 * per_entry, 1)),
-                                     1, A);
+        q->per =
+            std::clamp<int64_t>(std::min(share, bytes / std::max<int64_t>(4 * per_entry, 1)), 1, A);
         q->slots.resize(static_cast<size_t>(4 * ((A + q->per - 1) / q->per)));
         return q;
       });

@@ -18,11 +18,14 @@ struct AttentionGradViews {
 };
 
 /// dv_c = dv_a @ dv_b; ds = softmax_grad(y, dp_a @ dp_b); dq_c = ds @ dq_b; dk_c = ds @ dk_b
-/// (ds through the views s.dq.a and s.dk.a). The first dim is cut into blocks (whole entries,
-/// MYCEL_ATTENTION_BLOCK_KB of P and dS a block, default 256) dealt out to the threads; each
-/// block's products are matmul_strided on its sub-views on one thread, its rows
-/// softmax_grad_bf16_rows, and its dS lives in a buffer of the thread's only. So each product
-/// and row is the unfused launch's arithmetic: the results are its bits. y: P, plain, dS's shape.
+/// (ds through the views s.dq.a and s.dk.a); y: P, plain, dS's shape. Where the four products
+/// suit matmul_head_bf16 (matmul_heads_bf16_fits with b's columns allowed), each thread a range
+/// of heads, each head's five steps in turn with its dS in a buffer of the thread's (dV after the
+/// rows, which bring P into cache). Else the first dim is cut into blocks (whole entries,
+/// MYCEL_ATTENTION_BLOCK_KB of P and dS a block, default 256) dealt out to the threads, each
+/// block's products matmul_strided on its sub-views on one thread. Each product and row is the
+/// unfused launches' arithmetic but dP's, whose unfused launch is oneDNN's (bf16 rounding apart;
+/// the tests found the same bits).
 /// `slot`: the launch's prepared state (graph mode), or null.
 void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& dp_a,
                           const Tensor& dp_b, const Tensor& y, const Tensor& dq_b,
