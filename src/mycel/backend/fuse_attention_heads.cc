@@ -4,11 +4,14 @@
 // in the transformer's step, 2 MiB) read from L3 by two of them and dS (2 MiB) written out and
 // read back by two. cpu::attention_heads_grad runs the five steps head by head on each thread,
 // P and dS in its L1/L2 and dS never in memory. The transformer's O2 step, two threads,
-// alternating A/B (bench/bench_step_env_ab.py --env MYCEL_FUSE_ATTENTION_HEADS) at load 5.5-6.6:
-// the two layers' backward attention 1917-1974 -> 1850-1880 us of minima, 4394-4505 -> 3896-4088
-// of medians, the step's launches 240-580 us less (minima of the per-step sums). The fused
-// launch takes the first of the four places: dO, V, K, Q and P are all there by then (checked),
-// and dQ, dK, dV come earlier than they did, which nothing reads before (new registers).
+// alternating A/B (bench/bench_step_env_ab.py --env MYCEL_FUSE_ATTENTION_HEADS, 9 runs of 300
+// steps at loads 1.3-6.6): the two layers' backward attention within -4%..+4% of the four
+// launches' minima (1668-1777 -> 1674-1786 us at load 1.3-2.1), medians lower in 7 runs (by
+// 1-11%), and the step's launches 80-580 us less in every run (minimum of the per-step sums; the
+// other launches gain too, with 2 MiB less written to L3): a small gain, since these products are
+// compute bound (78-88% of the bf16 peak in cache), not bound by P's and dS's trips to L3. The
+// fused launch takes the first of the four places: dO, V, K, Q and P are all there by then
+// (checked), and dQ, dK, dV come earlier than they did, which nothing reads before (new registers).
 // MYCEL_FUSE_ATTENTION_HEADS=0 turns it off (A/B measurements). The forward's pair (scores with
 // softmax, then P.V) fuses likewise only with MYCEL_FUSE_ATTENTION_FWD=1 (slower; see below).
 #include "mycel/backend/fuse_attention_heads.h"
@@ -184,9 +187,9 @@ void fuse_attention_heads(Function& f, ProgramImpl& p, std::vector<StridedLaunch
   if (!enabled() || f.recursive) return;
   // The forward only on request: its launch ran 8-10% slower than the two it replaces (the
   // transformer's O2 step, two threads, alternating A/B at load 3.8-4.8: minima 960-969 ->
-  // 1039-1065 us a step for the two layers; medians 1034-1208 -> 1129-1360): q k^T in
-  // matmul_head_bf16 (its b transposed, K = 32) runs behind oneDNN's brgemm, and P.V gained
-  // little from P in L2 (it read P from L3 at 88% of the in-cache speed already).
+  // 1039-1065 us a step for the two layers; medians 1034-1208 -> 1129-1360), not understood
+  // yet: q k^T in matmul_head_bf16 (b transposed, K = 32) is on par with oneDNN's brgemm on two
+  // threads, and P.V read P from L3 at nearly its in-cache speed before.
   const char* fwd = std::getenv("MYCEL_FUSE_ATTENTION_FWD");
   if (fwd && std::strcmp(fwd, "1") == 0) fuse_pass(f, p, launches, false);
   fuse_pass(f, p, launches, true);
