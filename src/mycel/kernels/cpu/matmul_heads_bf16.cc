@@ -58,7 +58,11 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t K, int64_t N, uint32_t* bp) 
 }
 
 // r[0..16) as the rows of a 16 x 16 matrix of 32-bit elements, transposed in place: three
-// stages of shuffles (pairs, quads, 128-bit lanes twice), 64 instructions.
+// stages of shuffles (pairs, quads, 128-bit lanes twice), 64 instructions. (GCC 12's
+// unpack{lo,hi}_epi{32,64} pass an undefined vector as their unused merge source, which its
+// -Wmaybe-uninitialized takes for a read once inlined here.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 void transpose16(__m512i* r) {
   __m512i t[16], u[16];
   for (int i = 0; i < 16; i += 2) {
@@ -82,6 +86,7 @@ void transpose16(__m512i* r) {
     r[c + 12] = _mm512_shuffle_i32x4(w1, w3, 0xdd);
   }
 }
+#pragma GCC diagnostic pop
 
 // b = bt^T with bt (N, K), row stride ldbt (the query-key and value-output products, q k^T and
 // dO V^T): pack_b's layout, whose pair (b[2p, n], b[2p + 1, n]) is two adjacent values of bt's
