@@ -236,7 +236,7 @@ def markdown(result):
             "(P now in L1/L2), dQ = dS K and dK = dS^T Q: dS never goes to memory and P comes "
             "from L3 once (MYCEL_FUSE_ATTENTION_HEADS=0 for the four launches; the tests found "
             "their bits; two threads, alternating A/B, 9 runs of 300 steps at loads 1.3-6.6: the "
-            "backward attention's minima within -4..+4% of the four launches' (1668-1777 -> "
+            "backward attention's minima within -6..+4% of the four launches' (1664-1777 -> "
             "1674-1786 us for the two layers at load 1.3-2.1), its medians lower in 7 runs (by "
             "1-11%), and the minimum of the per-step launch sums 80-580 us lower in all 9, the "
             "other launches gaining from 2 MiB less written to L3; dV before the rows, reading P "

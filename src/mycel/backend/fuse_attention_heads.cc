@@ -5,8 +5,8 @@
 // read back by two. cpu::attention_heads_grad runs the five steps head by head on each thread,
 // P and dS in its L1/L2 and dS never in memory. The transformer's O2 step, two threads,
 // alternating A/B (bench/bench_step_env_ab.py --env MYCEL_FUSE_ATTENTION_HEADS, 9 runs of 300
-// steps at loads 1.3-6.6): the two layers' backward attention within -4%..+4% of the four
-// launches' minima (1668-1777 -> 1674-1786 us at load 1.3-2.1), medians lower in 7 runs (by
+// steps at loads 1.3-6.6): the two layers' backward attention within -6%..+4% of the four
+// launches' minima (1664-1777 -> 1674-1786 us at load 1.3-2.1), medians lower in 7 runs (by
 // 1-11%), and the step's launches 80-580 us less in every run (minimum of the per-step sums; the
 // other launches gain too, with 2 MiB less written to L3): a small gain, since these products are
 // compute bound (78-88% of the bf16 peak in cache), not bound by P's and dS's trips to L3. The
