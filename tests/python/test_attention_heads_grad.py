@@ -6,7 +6,8 @@ attention within bf16 rounding, 1/2/3 threads over batches that do not divide am
 and long rows (300: past the per-head kernel, the blocked path), an additive mask with masked-out
 keys, and the O2 transformer step. The forward's scores, softmax and P.V in one launch
 (MYCEL_FUSE_ATTENTION_FWD=1, off by default) likewise. The fused launches exist only on CPUs with
-AVX512-BF16 (elsewhere the checks compare the unfused program with itself and the reference)."""
+AVX512-BF16 and no AMX (elsewhere the checks compare the unfused program with itself and the
+reference)."""
 import os
 import sys
 
@@ -22,15 +23,19 @@ from models import TransformerClassifier  # noqa: E402
 SWITCH = "MYCEL_FUSE_ATTENTION_HEADS"
 
 
-def _has_avx512_bf16():
+def _own_heads_kernel():
+    """AVX512-BF16 without AMX (where oneDNN runs on AMX tiles Mycel's per-head kernel, and so
+    the fusion, stands aside) and no ISA cap."""
     try:
         with open("/proc/cpuinfo") as f:
-            return "avx512_bf16" in f.read()
+            flags = f.read()
     except OSError:
         return False
+    capped = os.environ.get("MYCEL_MAX_CPU_ISA") or os.environ.get("ONEDNN_MAX_CPU_ISA")
+    return "avx512_bf16" in flags and "amx_bf16" not in flags and not capped
 
 
-FUSES = _has_avx512_bf16() and os.environ.get("MYCEL_MAX_CPU_ISA") is None
+FUSES = _own_heads_kernel()
 
 
 @pytest.fixture(autouse=True)
