@@ -79,7 +79,7 @@ void check(int64_t A, int64_t C, int64_t M, int64_t K, int64_t N, Layout la, Lay
   std::normal_distribution<float> d;
   const View a = make(la, A, C, M, K), b = make(lb, A, C, K, N), c = make(lc, A, C, M, N);
   StridedMatmul s{a.v, b.v, c.v};
-  ASSERT_TRUE(matmul_heads_bf16_fits(s));
+  ASSERT_TRUE(matmul_heads_bf16_fits(s, true));
   std::vector<uint16_t> av(static_cast<size_t>(a.size)), bv(static_cast<size_t>(b.size));
   for (auto& x : av) x = to_bf16(d(rng));
   for (auto& x : bv) x = to_bf16(d(rng));
@@ -121,17 +121,27 @@ TEST(MatmulHeadsBf16, MatchesDoubleReference) {
     check(3, 2, 37, 29, 19, Layout::kTransposed, Layout::kPlain, Layout::kPadded, t);
     check(1, 3, 13, 7, 45, Layout::kSplit, Layout::kPadded, Layout::kPlain, t);
     check(1, 3, 25, 33, 70, Layout::kSplitTransposed, Layout::kSplit, Layout::kSplit, t);
+    // b's columns contiguous (q k^T, dO V^T: packed by scatter), K past 32 (two loads a row),
+    // odd K, N past a panel and masked.
+    check(2, 4, 128, 32, 128, Layout::kSplit, Layout::kSplitTransposed, Layout::kPlain, t);
+    check(3, 2, 37, 29, 19, Layout::kPlain, Layout::kTransposed, Layout::kPlain, t);
+    check(1, 3, 25, 45, 70, Layout::kTransposed, Layout::kSplitTransposed, Layout::kPadded, t);
   }
+  check(2, 2, 5, 1, 9, Layout::kPlain, Layout::kTransposed, Layout::kPlain, 2);  // K = 1
   // Degenerate dims: K = 1 (only the tail), M = 1, N = 1.
   check(2, 2, 5, 1, 9, Layout::kPlain, Layout::kPlain, Layout::kPlain, 2);
   check(2, 2, 1, 9, 5, Layout::kTransposed, Layout::kSplit, Layout::kPlain, 2);
   check(2, 2, 11, 6, 1, Layout::kSplit, Layout::kPlain, Layout::kSplit, 2);
 }
 
-TEST(MatmulHeadsBf16, FitsOnlyRowContiguousBAndC) {
+TEST(MatmulHeadsBf16, FitsOnlyRowContiguousC) {
   const View a = make(Layout::kPlain, 2, 2, 8, 8), bt = make(Layout::kTransposed, 2, 2, 8, 8);
   EXPECT_TRUE(matmul_heads_bf16_fits({a.v, a.v, a.v}));
-  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));  // q k^T, dO V^T: oneDNN
+  EXPECT_FALSE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));       // q k^T, dO V^T: oneDNN's launches
+  EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}, true));  // attention_heads_grad's dP
+  setenv("MYCEL_MATMUL_HEADS_BF16_BT", "1", 1);                 // or on request (A/B)
+  EXPECT_TRUE(matmul_heads_bf16_fits({a.v, bt.v, a.v}));
+  unsetenv("MYCEL_MATMUL_HEADS_BF16_BT");
   EXPECT_FALSE(matmul_heads_bf16_fits({a.v, a.v, bt.v}));
   const View big = make(Layout::kPlain, 1, 1, 257, 64);  // M past 256: oneDNN's
   EXPECT_FALSE(matmul_heads_bf16_fits(
@@ -182,6 +192,34 @@ TEST(MatmulHeadsBf16, DISABLED_Bench) {
                       best[own], 2.0 * 64 * 128 * 128 * 32 / best[own] / 1e3);
       }
     }
+  }
+  // q k^T and dO V^T: b (d x L) the transpose of a head-split (L x d), c plain (the scores).
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    const View a = make(Layout::kSplit, 16, 4, 128, 32),
+               b = make(Layout::kSplitTransposed, 16, 4, 32, 128),
+               c = make(Layout::kPlain, 16, 4, 128, 128);
+    Tensor at = Tensor::empty(Shape{a.size}, DType::bfloat16),
+           bt = Tensor::empty(Shape{b.size}, DType::bfloat16),
+           ct = Tensor::empty(Shape{c.size}, DType::bfloat16);
+    std::fill_n(static_cast<uint16_t*>(at.data()), a.size, uint16_t{0x3f80});
+    std::fill_n(static_cast<uint16_t*>(bt.data()), b.size, uint16_t{0x3f80});
+    const StridedMatmul s{a.v, b.v, c.v};
+    std::unique_ptr<KernelPrepared> slot[2];
+    double best[2] = {1e9, 1e9};
+    for (int i = 0; i < 600; ++i) {
+      const int own = i % 2;
+      setenv("MYCEL_MATMUL_HEADS_BF16_BT", own ? "1" : "0", 1);
+      const auto t0 = std::chrono::steady_clock::now();
+      matmul_strided(at, bt, ct, s, &slot[own]);
+      best[own] = std::min(
+          best[own],
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    unsetenv("MYCEL_MATMUL_HEADS_BF16_BT");
+    for (int own : {0, 1})
+      std::printf("b transposed (q k^T), %d threads, %s: min %.1f us (%.0f GFLOP/s)\n", t,
+                  own ? "own" : "oneDNN", best[own], 2.0 * 64 * 128 * 128 * 32 / best[own] / 1e3);
   }
   set_num_threads(before);
 }

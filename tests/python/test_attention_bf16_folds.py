@@ -150,6 +150,8 @@ def test_heads_kernel_against_float64(monkeypatch, threads, dims):
 def _o2_run(monkeypatch, on, threads, steps=4, heads_kernel=False):
     _switch(monkeypatch, on, heads_kernel)
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention these passes fold
+    # The launches these tests count; test_attention_heads_grad.py checks them fused per head.
+    monkeypatch.setenv("MYCEL_FUSE_ATTENTION_HEADS", "0")
     mycel.set_context(num_threads=threads)
     mycel.set_seed(3)
     net = TransformerClassifier(d_model=16, nhead=2, dim_feedforward=32, num_layers=2)

@@ -116,6 +116,7 @@ def test_scores_with_a_second_reader(monkeypatch, threads):
 def _o2_run(monkeypatch, on, threads, steps=3):
     monkeypatch.setenv(SWITCH, "1" if on else "0")
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention this pass fuses
+    monkeypatch.setenv("MYCEL_FUSE_ATTENTION_HEADS", "0")  # keeps the softmax_grad launches apart
     mycel.set_context(num_threads=threads)
     mycel.set_seed(3)
     net = TransformerClassifier(d_model=32, nhead=2, dim_feedforward=64, num_layers=2)

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "mycel/backend/fuse_attention_heads.h"
 #include "mycel/backend/fuse_heads_softmax.h"
 #include "mycel/backend/fuse_util.h"
 #include "mycel/kernels/cpu/dnnl_strided_matmul.h"
@@ -133,6 +135,7 @@ void fold_function(Function& f, ProgramImpl& p) {
     }
   }
   std::vector<char> keep(n, 1);
+  std::vector<StridedLaunch> launches;  // what fuse_attention_heads may fuse further
   for (size_t i = 0; i < splits.size(); ++i)
     if (!dead[i]) keep[splits[i].transpose] = keep[splits[i].view] = 0;
   for (int k = 0; k < n; ++k) {
@@ -189,6 +192,7 @@ void fold_function(Function& f, ProgramImpl& p) {
       fused.params = nullptr;
       fused.in = hs.in;
       f.code[hs.at] = std::move(fused);
+      launches.push_back({hs.at, s, hs.in, hs.out, hs.in.size() == 3, hs.in.size() == 2});
       keep[k] = 0;
       ++p.num_fused;
       continue;
@@ -202,9 +206,15 @@ void fold_function(Function& f, ProgramImpl& p) {
     fused.in = operands;
     fused.out = {out};
     f.code[k] = std::move(fused);
+    launches.push_back({k, s, operands, out, false});
     ++p.num_fused;
   }
+  std::vector<int> moved(n, -1);  // old instruction index -> its index after compact
+  for (int k = 0, j = 0; k < n; ++k)
+    if (keep[k]) moved[k] = j++;
   compact(f, keep);
+  for (StridedLaunch& l : launches) l.at = moved[l.at];
+  fuse_attention_heads(f, p, std::move(launches));
 }
 
 }  // namespace

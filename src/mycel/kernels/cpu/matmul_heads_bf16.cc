@@ -58,6 +58,59 @@ void pack_b(const uint16_t* b, int64_t ldb, int64_t K, int64_t N, uint32_t* bp) 
   }
 }
 
+// r[0..16) as the rows of a 16 x 16 matrix of 32-bit elements, transposed in place: three
+// stages of shuffles (pairs, quads, 128-bit lanes twice), 64 instructions. (GCC 12's
+// unpack{lo,hi}_epi{32,64} pass an undefined vector as their unused merge source, which its
+// -Wmaybe-uninitialized takes for a read once inlined here.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+void transpose16(__m512i* r) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);      // columns 4l of rows i..i+3 in lane l
+    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);  // columns 4l + 1
+    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i w0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88),
+                  w1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xdd),
+                  w2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88),
+                  w3 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xdd);
+    r[c] = _mm512_shuffle_i32x4(w0, w2, 0x88);
+    r[c + 8] = _mm512_shuffle_i32x4(w0, w2, 0xdd);
+    r[c + 4] = _mm512_shuffle_i32x4(w1, w3, 0x88);
+    r[c + 12] = _mm512_shuffle_i32x4(w1, w3, 0xdd);
+  }
+}
+#pragma GCC diagnostic pop
+
+// b = bt^T with bt (N, K), row stride ldbt (the query-key and value-output products, q k^T and
+// dO V^T): pack_b's layout, whose pair (b[2p, n], b[2p + 1, n]) is two adjacent values of bt's
+// row n, so 16 rows' 16 pairs are a 16 x 16 transpose of 32-bit elements (0 past K and past N).
+// (A scatter of each row down its column ran 20% slower than oneDNN's q k^T on its own.)
+void pack_bt(const uint16_t* bt, int64_t ldbt, int64_t K, int64_t N, uint32_t* bp) {
+  const int64_t kp = (K + 1) / 2;
+  for (int64_t n0 = 0; n0 < N; n0 += kNr, bp += kp * kNr)
+    for (int64_t h = 0; h < kNr; h += 16)
+      for (int64_t p = 0; p < kp; p += 16) {
+        __m512i r[16];
+        const __mmask32 mk = mask32(K - 2 * p);
+        for (int64_t i = 0; i < 16; ++i) {
+          const int64_t n = n0 + h + i;
+          r[i] =
+              n < N ? _mm512_maskz_loadu_epi16(mk, bt + n * ldbt + 2 * p) : _mm512_setzero_si512();
+        }
+        transpose16(r);
+        for (int64_t i = 0; i < 16 && p + i < kp; ++i)
+          _mm512_storeu_si512(bp + (p + i) * kNr + h, r[i]);
+      }
+}
+
 // a = at^T with at (K, M), row stride lda, as pairs (at[2p, m], at[2p + 1, m]), 0 past K and
 // past M, in blocks of 32 rows: block i's pair p at ap + (i * kp + p) * 32 (kp = (K + 1) / 2), so
 // that a tile's broadcasts walk one 8 KiB block in order. The pack costs ~45 us of the 64 heads'
@@ -139,12 +192,17 @@ constexpr TileFn tile_for(int rows, std::integer_sequence<int, R...>) {
   return fns[rows - 1];
 }
 
-// One head: c (M, N, row stride ldc) = a (M, K) @ b (K, N, row stride ldb); a's rows contiguous
-// (`direct`, row stride lda) or its columns (a^T's row stride lda).
-void head(const uint16_t* a, int64_t lda, bool direct, const uint16_t* b, int64_t ldb, uint16_t* c,
-          int64_t ldc, int64_t M, int64_t N, int64_t K, uint32_t* abuf, uint32_t* bbuf) {
+// One head: c (M, N, row stride ldc) = a (M, K) @ b (K, N); a's rows contiguous (`direct`, row
+// stride lda) or its columns (a^T's row stride lda); b's rows (`b_rows`, row stride ldb) or its
+// columns (b^T's row stride ldb).
+void head(const uint16_t* a, int64_t lda, bool direct, const uint16_t* b, int64_t ldb, bool b_rows,
+          uint16_t* c, int64_t ldc, int64_t M, int64_t N, int64_t K, uint32_t* abuf,
+          uint32_t* bbuf) {
   const int64_t panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
-  pack_b(b, ldb, K, N, bbuf);
+  if (b_rows)
+    pack_b(b, ldb, K, N, bbuf);
+  else
+    pack_bt(b, ldb, K, N, bbuf);
   if (!direct) pack_at(a, lda, K, M, abuf);
   // Row blocks: all of M read straight; 32 rows of the pack (the last one's rows lie anywhere in
   // it, each tile stores those below M).
@@ -201,8 +259,9 @@ void heads(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmu
                              ob = batch_offsets(s.b, nb, batches),
                              oc = batch_offsets(s.c, nb, batches);
   const bool direct = s.a.strides[nb + 1] == 1 || K == 1;
+  const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1;
   const int64_t lda = direct ? s.a.strides[nb] : s.a.strides[nb + 1];
-  const int64_t ldb = s.b.strides[nb], ldc = s.c.strides[nb];
+  const int64_t ldb = b_rows ? s.b.strides[nb] : s.b.strides[nb + 1], ldc = s.c.strides[nb];
   const int64_t m32 = (M + 31) / 32 * 32, panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
   parallel_for(batches, M * N * K, [&](int64_t h0, int64_t h1) {
     // This thread's packs: they only grow, so warm launches allocate nothing.
@@ -213,16 +272,36 @@ void heads(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmu
       bbuf.resize(static_cast<size_t>(kp * panels * kNr + 16));
     for (int64_t h = h0; h < h1; ++h) {
       const auto i = static_cast<size_t>(h);
-      head(a + oa[i], lda, direct, b + ob[i], ldb, c + oc[i], ldc, M, N, K, abuf.data(),
+      head(a + oa[i], lda, direct, b + ob[i], ldb, b_rows, c + oc[i], ldc, M, N, K, abuf.data(),
            bbuf.data());
     }
   });
 }
 
 }  // namespace
+
+void matmul_head_bf16(const HeadOperand& a, const HeadOperand& b, uint16_t* c, int64_t ldc,
+                      int64_t M, int64_t N, int64_t K) {
+  const int64_t m32 = (M + 31) / 32 * 32, panels = (N + kNr - 1) / kNr, kp = (K + 1) / 2;
+  thread_local std::vector<uint32_t> abuf, bbuf;  // only grow: warm calls allocate nothing
+  if (!a.rows && abuf.size() < static_cast<size_t>(kp * m32 + 16))
+    abuf.resize(static_cast<size_t>(kp * m32 + 16));
+  if (bbuf.size() < static_cast<size_t>(kp * panels * kNr + 16))
+    bbuf.resize(static_cast<size_t>(kp * panels * kNr + 16));
+  head(a.p, a.ld, a.rows || K == 1, b.p, b.ld, b.rows || N == 1, c, ldc, M, N, K, abuf.data(),
+       bbuf.data());
+}
+
 }  // namespace mycel::cpu
 #pragma GCC pop_options
 #endif  // MYCEL_AVX512_KERNELS
+
+#if !MYCEL_AVX512_KERNELS
+namespace mycel::cpu {
+void matmul_head_bf16(const HeadOperand&, const HeadOperand&, uint16_t*, int64_t, int64_t, int64_t,
+                      int64_t) {}  // never called: matmul_heads_bf16_available() is false
+}  // namespace mycel::cpu
+#endif
 
 namespace mycel::cpu {
 
@@ -232,7 +311,20 @@ bool matmul_heads_bf16_available() {
   return cpu && !(v && std::strcmp(v, "0") == 0);
 }
 
-bool matmul_heads_bf16_fits(const StridedMatmul& s) {
+namespace {
+// Products with b's columns contiguous (q k^T, dO V^T) as launches of their own stay on oneDNN's
+// primitive unless MYCEL_MATMUL_HEADS_BF16_BT=1: the transformer's O2 step, alternating A/B at
+// load 3.1-3.5, two threads, minima: the scores with their softmax 313 -> 336-349 us, dP with
+// softmax's gradient 233 -> 243 (the pack's transposes and K = 32's short sums). Inside
+// attention_heads_grad (no oneDNN call per block) they run here.
+bool b_transposed_on(bool b_cols_ok) {
+  if (b_cols_ok) return true;
+  const char* v = std::getenv("MYCEL_MATMUL_HEADS_BF16_BT");
+  return v && std::strcmp(v, "1") == 0;
+}
+}  // namespace
+
+bool matmul_heads_bf16_fits(const StridedMatmul& s, bool b_cols_ok) {
   const size_t nd = s.c.dims.size();
   if (nd < 2 || s.a.dims.size() != nd || s.b.dims.size() != nd || s.a.strides.size() != nd ||
       s.b.strides.size() != nd || s.c.strides.size() != nd)
@@ -249,9 +341,9 @@ bool matmul_heads_bf16_fits(const StridedMatmul& s) {
   // LxL @ Lx64, the transposed a within 3% either way); two threads were not measured there.
   if (M < 1 || N < 1 || K < 1 || M > 256 || N > 256 || K > 256) return false;
   const bool a_rows = s.a.strides[nb + 1] == 1 || K == 1, a_cols = s.a.strides[nb] == 1 || M == 1;
-  const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1,
+  const bool b_rows = s.b.strides[nb + 1] == 1 || N == 1, b_cols = s.b.strides[nb] == 1 || K == 1,
              c_rows = s.c.strides[nb + 1] == 1 || N == 1;
-  return (a_rows || a_cols) && b_rows && c_rows;
+  return (a_rows || a_cols) && (b_rows || (b_cols && b_transposed_on(b_cols_ok))) && c_rows;
 }
 
 void matmul_heads_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, const StridedMatmul& s) {
