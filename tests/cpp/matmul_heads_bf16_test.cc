@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "mycel/core/cpu_features.h"
 #include "mycel/core/parallel.h"
 #include "mycel/core/tensor.h"
 #include "mycel/kernels/cpu/matmul_heads_bf16.h"
@@ -111,7 +112,7 @@ void check(int64_t A, int64_t C, int64_t M, int64_t K, int64_t N, Layout la, Lay
 }
 
 TEST(MatmulHeadsBf16, MatchesDoubleReference) {
-  if (!matmul_heads_bf16_available()) GTEST_SKIP() << "no AVX512-BF16";
+  if (!cpu_has_avx512_bf16()) GTEST_SKIP() << "no AVX512-BF16";  // tested on AMX CPUs too
   for (int t : {1, 2, 3}) {
     // The transformer's products: P.V and dS.K (a's rows), P^T.dO and dS^T.Q (a's columns).
     check(2, 4, 128, 128, 32, Layout::kPlain, Layout::kSplit, Layout::kSplit, t);
@@ -156,7 +157,7 @@ TEST(MatmulHeadsBf16, FitsOnlyRowContiguousC) {
 // oneDNN's primitive (matmul_strided with MYCEL_MATMUL_HEADS_BF16=0) alternating call by call.
 // Run with --gtest_also_run_disabled_tests --gtest_filter='*HeadsBf16*Bench'.
 TEST(MatmulHeadsBf16, DISABLED_Bench) {
-  if (!matmul_heads_bf16_available()) GTEST_SKIP() << "no AVX512-BF16";
+  if (!cpu_has_avx512_bf16()) GTEST_SKIP() << "no AVX512-BF16";  // tested on AMX CPUs too
   const int before = num_threads();
   for (int copies : {1, 24}) {
     for (Layout la : {Layout::kPlain, Layout::kTransposed}) {
