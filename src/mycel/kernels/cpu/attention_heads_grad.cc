@@ -13,15 +13,13 @@
 // pair (scores, softmax, P.V) per head the same way.
 #include "mycel/kernels/cpu/attention_heads_grad.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
 #include <vector>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/head_blocks.h"
 #include "mycel/kernels/cpu/matmul_heads_bf16.h"
 #include "mycel/kernels/cpu/matmul_heads_rows.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
@@ -39,18 +37,6 @@ struct GradPrepared : KernelPrepared {
   int64_t per = 0;   // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // 4 a block: each product's state
 };
-
-StridedView sub_dims(StridedView v, int64_t n) {
-  v.dims[0] = n;
-  return v;
-}
-
-// The tensor of buffer t from first-dim entry i0 of view v on (its footprint: n entries).
-Tensor sub_tensor(const Tensor& t, const StridedView& v, int64_t i0, int64_t n) {
-  const size_t isz = itemsize(t.dtype());
-  return Tensor(t.storage(), t.offset() + static_cast<size_t>(i0 * v.strides[0]) * isz,
-                Shape{n * v.strides[0]}, t.dtype());
-}
 
 bool four_d(const StridedMatmul& m, int64_t A) {
   for (const StridedView* v : {&m.a, &m.b, &m.c})
@@ -167,26 +153,7 @@ void attention_heads_grad(const Tensor& dv_a, const Tensor& dv_b, const Tensor& 
     Tensor c = sub_tensor(dk, s.dk.c, i0, n);
     matmul_strided(ds, sub_tensor(dk_b, s.dk.b, i0, n), c, k, sl + 3);
   };
-  const int T = static_cast<int>(std::min<int64_t>(num_threads(), blocks));
-  if (T <= 1 || omp_in_parallel()) {
-    const SerialScope one(0);  // the blocks' primitives built for, and run on, this thread
-    for (int64_t i = 0; i < blocks; ++i) block(i);
-    return;
-  }
-  // Blocks dealt round-robin (static); the first exception is kept and rethrown after the region.
-  std::exception_ptr err;
-#pragma omp parallel num_threads(T)
-  {
-    const SerialScope one(0);
-    const int id = omp_get_thread_num(), got = omp_get_num_threads();
-    try {
-      for (int64_t i = id; i < blocks; i += got) block(i);
-    } catch (...) {
-#pragma omp critical(attention_heads_grad)
-      if (!err) err = std::current_exception();
-    }
-  }
-  if (err) std::rethrow_exception(err);
+  blocks_on_threads(blocks, block);
 }
 
 namespace {

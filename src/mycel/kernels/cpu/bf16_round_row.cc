@@ -1,5 +1,7 @@
 #include "mycel/kernels/cpu/bf16_round_row.h"
 
+#include <algorithm>
+
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
 
 #if defined(__AVX2__)
@@ -27,6 +29,22 @@ void bf16_round_row(const float* src, uint16_t* dst, int64_t n) {
   }
 #endif
   for (; i < n; ++i) dst[i] = bf16_round_bits(src[i]);
+}
+
+void bf16_sum_round_partials(const float* q, int T, int64_t numel, int64_t i0, int64_t i1,
+                             uint16_t* dst) {
+  constexpr int64_t kBlock = 512;
+  alignas(64) float acc[kBlock];
+  for (int64_t b = i0; b < i1; b += kBlock) {
+    const int64_t n = std::min(kBlock, i1 - b);
+    const float* q0 = q + b;
+    for (int64_t j = 0; j < n; ++j) acc[j] = q0[j];
+    for (int u = 1; u < T; ++u) {
+      const float* qu = q + u * numel + b;
+      for (int64_t j = 0; j < n; ++j) acc[j] += qu[j];
+    }
+    bf16_round_row(acc, dst + b, n);
+  }
 }
 
 }  // namespace mycel::cpu

@@ -114,22 +114,6 @@ std::unique_ptr<PairPrepared> prepare(std::vector<Shape> shapes, int64_t R) {
   return p;
 }
 
-// dst[i] = the bf16 rounding of the sum of the T partials (numel apart) at i, i0 <= i < i1, added
-// in the partials' order (as dnnl_matmul.cc's split-K sum), in blocks so the rounding vectorizes.
-void sum_round(const float* q, int T, int64_t numel, int64_t i0, int64_t i1, uint16_t* dst) {
-  constexpr int64_t kBlock = 512;
-  alignas(64) float acc[kBlock];
-  for (int64_t b = i0; b < i1; b += kBlock) {
-    const int64_t n = std::min(kBlock, i1 - b);
-    std::memcpy(acc, q + b, static_cast<size_t>(n) * sizeof(float));
-    for (int u = 1; u < T; ++u) {
-      const float* qu = q + u * numel + b;
-      for (int64_t j = 0; j < n; ++j) acc[j] += qu[j];
-    }
-    bf16_round_row(acc, dst + b, n);
-  }
-}
-
 }  // namespace
 
 bool dense_grad_pair_available() { return matmul_bf16_atb_available(); }
@@ -226,7 +210,7 @@ void dense_grad_chain_bf16(const DenseGradStage* st, int n, std::unique_ptr<Kern
     for (int k = 0; k < n; ++k) {
       Stage& g = p.stages[k];
       const int64_t numel = g.O * g.I, i0 = numel * id / got, i1 = numel * (id + 1) / got;
-      sum_round(g.partial.data(), T, numel, i0, i1, st[k].dw->data<uint16_t>());
+      bf16_sum_round_partials(g.partial.data(), T, numel, i0, i1, st[k].dw->data<uint16_t>());
       if (st[k].db && id == (k % got)) {
         uint16_t* o = st[k].db->data<uint16_t>();
         const float* sums = g.sums.data();

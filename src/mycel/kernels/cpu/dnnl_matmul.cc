@@ -63,7 +63,7 @@ bool split_n_enabled() {
   return !v || std::strcmp(v, "0") != 0;
 }
 
-// The bf16 split's sum of the partials in vector lanes (sum_round_partials); off
+// The bf16 split's sum of the partials in vector lanes (bf16_sum_round_partials); off
 // (MYCEL_MATMUL_SPLIT_SUM=scalar): the one-loop form, for A/B.
 bool vector_split_sum() {
   static const bool on = [] {
@@ -71,26 +71,6 @@ bool vector_split_sum() {
     return !v || std::strcmp(v, "scalar") != 0;
   }();
   return on;
-}
-
-// o[i] = the bf16 rounding of the sum of the T float32 partials (numel apart) at i, i0 <= i < i1,
-// in blocks of a stack buffer, so that the adds and the rounding (bf16_round_row) run in vector
-// lanes. The one-loop form (an inner loop over T, the scalar rounding) did not vectorize: in the
-// transformer's O2 step 45 us of each FFN weight gradient's 790 (0.55 ns an element) against
-// 8.5 now, and 11.6 -> 2.5 us for each 128x128 projection's (minima, two threads).
-void sum_round_partials(const float* q, int T, int64_t numel, int64_t i0, int64_t i1, uint16_t* o) {
-  constexpr int64_t kBlock = 512;
-  alignas(64) float acc[kBlock];
-  for (int64_t b = i0; b < i1; b += kBlock) {
-    const int64_t n = std::min(kBlock, i1 - b);
-    const float* q0 = q + b;
-    for (int64_t j = 0; j < n; ++j) acc[j] = q0[j];
-    for (int u = 1; u < T; ++u) {
-      const float* qu = q + u * numel + b;
-      for (int64_t j = 0; j < n; ++j) acc[j] += qu[j];
-    }
-    bf16_round_row(acc, o + b, n);
-  }
 }
 
 // The row stride (elements) an operand of `cols` elements per row gets, or 0: it is used as is.
@@ -435,7 +415,7 @@ void run_split_k(MatmulPrepared& p, const void* a, const void* b, void* c, int64
       store_sums(p.col_partial.data(), T, M, sums->out->dtype(), sums->out->data());
     const int64_t i0 = numel * id / got, i1 = numel * (id + 1) / got;
     if (bf16 && vector_split_sum()) {
-      sum_round_partials(p.partial.data(), T, numel, i0, i1, static_cast<uint16_t*>(c));
+      bf16_sum_round_partials(p.partial.data(), T, numel, i0, i1, static_cast<uint16_t*>(c));
     } else if (bf16) {
       uint16_t* o = static_cast<uint16_t*>(c);
       const float* q0 = p.partial.data();

@@ -1,14 +1,12 @@
 #include "mycel/kernels/cpu/matmul_heads_rows.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
 #include <vector>
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/head_blocks.h"
 
 namespace mycel::cpu {
 namespace {
@@ -24,19 +22,6 @@ struct BlocksPrepared : KernelPrepared {
   int64_t per = 0;                                     // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // each block's matmul_strided state
 };
-
-// The view restricted to first-dim entries [i0, i0 + n): the same strides from a later origin.
-StridedView sub_dims(StridedView v, int64_t n) {
-  v.dims[0] = n;
-  return v;
-}
-
-// The tensor of buffer t from first-dim entry i0 of view v on (its footprint: n entries).
-Tensor sub_tensor(const Tensor& t, const StridedView& v, int64_t i0, int64_t n) {
-  const size_t isz = itemsize(t.dtype());
-  return Tensor(t.storage(), t.offset() + static_cast<size_t>(i0 * v.strides[0]) * isz,
-                Shape{n * v.strides[0]}, t.dtype());
-}
 
 }  // namespace
 
@@ -75,27 +60,7 @@ void matmul_strided_then(const Tensor& a, const Tensor& b, Tensor& c, const Stri
     matmul_strided(as, bs, cs, sub, &p.slots[static_cast<size_t>(i)]);
     after(ctx, i0 * rows_per, (i0 + n) * rows_per);
   };
-  const int T = static_cast<int>(std::min<int64_t>(num_threads(), blocks));
-  if (T <= 1 || omp_in_parallel()) {
-    const SerialScope one(0);  // the blocks' primitives built for, and run on, this thread
-    for (int64_t i = 0; i < blocks; ++i) block(i);
-    return;
-  }
-  // Blocks dealt round-robin (static): each thread's products and epilogues on its own blocks.
-  // An exception must not leave the parallel region: the first is kept and rethrown after it.
-  std::exception_ptr err;
-#pragma omp parallel num_threads(T)
-  {
-    const SerialScope one(0);
-    const int id = omp_get_thread_num(), got = omp_get_num_threads();
-    try {
-      for (int64_t i = id; i < blocks; i += got) block(i);
-    } catch (...) {
-#pragma omp critical(matmul_strided_then)
-      if (!err) err = std::current_exception();
-    }
-  }
-  if (err) std::rethrow_exception(err);
+  blocks_on_threads(blocks, block);
 }
 
 }  // namespace mycel::cpu
