@@ -252,6 +252,19 @@ GradStep transformer(int64_t batch) {
   });
 }
 
+// A strided slice and a constant pad between two dense layers: their gather kernels forward and
+// scatter-add kernels backward (offset tables kept in the prepared slot, sums in place).
+GradStep slicing(int64_t batch) {
+  return GradStep({batch, 64}, [&](FuncGraph* g, NodePtr x, auto& w) {
+    NodePtr h = uop(g, "dense", {x, w("l1.weight", {32, 64}), w("l1.bias", {32})});
+    h = uop(
+        g, "strided_slice", {h},
+        {{"begin", ints(g, {0, 2})}, {"end", ints(g, {batch, 30})}, {"strides", ints(g, {1, 2})}});
+    h = uop(g, "pad", {h}, {{"paddings", ints(g, {0, 0, 1, 1})}});  // (batch, 14) -> (batch, 16)
+    return uop(g, "dense", {h, w("l2.weight", {10, 16}), w("l2.bias", {10})});
+  });
+}
+
 // Warm runs of `net` reusing one output vector: Mycel allocates nothing at all, and the results
 // equal a fresh run's.
 void expect_no_mycel_allocations(GradStep& net, const char* name) {
@@ -287,6 +300,11 @@ TEST(BackendHeap, WarmMlpTrainingStepAllocatesNothingInMycel) {
 TEST(BackendHeap, WarmTransformerTrainingStepAllocatesNothingInMycel) {
   GradStep net = transformer(64);  // 1024 tokens: the weight gradients split along K
   expect_no_mycel_allocations(net, "transformer encoder layer b64");
+}
+
+TEST(BackendHeap, WarmSlicingTrainingStepAllocatesNothingInMycel) {
+  GradStep net = slicing(32);
+  expect_no_mycel_allocations(net, "strided slice and pad b32");
 }
 
 TEST(BackendHeap, PreparedStateFollowsTheThreadCount) {

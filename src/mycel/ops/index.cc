@@ -7,6 +7,7 @@
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/bprop_complex.h"
 #include "mycel/ops/data_dependent.h"
+#include "mycel/ops/gather_tables.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -36,12 +37,14 @@ std::vector<TensorMeta> infer_slice(const InferContext& c) {
 }
 
 void slice_kernel(const KernelContext& c) {
-  const Ints& begin = c.attrs.get_ints("begin");
-  auto st = contiguous_strides(c.in(0).shape());
-  cpu::OffsetTables t;
-  for (size_t d = 0; d < st.size(); ++d)
-    t.push_back(cpu::strided_table(c.out(0).shape()[d], begin[d], 1, st[d]));
-  cpu::gather_offsets(c.in(0), c.out(0), t);
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    const Ints& begin = c.attrs.get_ints("begin");
+    auto st = contiguous_strides(c.in(0).shape());
+    for (size_t d = 0; d < st.size(); ++d)
+      g.tables.push_back(cpu::strided_table(c.out(0).shape()[d], begin[d], 1, st[d]));
+  });
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables);
 }
 
 // ---- strided_slice (MindSpore/TensorFlow semantics, masks included) ----
@@ -136,9 +139,11 @@ cpu::OffsetTables strided_slice_tables(const Shape& in, const Attrs& a, int64_t*
 }
 
 void strided_slice_kernel(const KernelContext& c) {
-  int64_t base = 0;
-  auto t = strided_slice_tables(c.in(0).shape(), c.attrs, &base);
-  cpu::gather_offsets(c.in(0), c.out(0), t, base);
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = strided_slice_tables(c.in(0).shape(), c.attrs, &g.base);
+  });
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables, t.base);
 }
 
 // The backward op's inputs: the output sensitivity dy and the forward input `like` (for its
@@ -158,9 +163,11 @@ std::vector<TensorMeta> infer_strided_slice_grad(const InferContext& c) {
 }
 
 void strided_slice_grad_kernel(const KernelContext& c) {
-  int64_t base = 0;
-  auto t = strided_slice_tables(c.in(1).shape(), c.attrs, &base);
-  cpu::scatter_add_offsets(c.in(0), c.out(0), t, base);
+  std::unique_ptr<GatherTables> local;  // keyed by dy's and dx's shapes (dx's is like's)
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = strided_slice_tables(c.in(1).shape(), c.attrs, &g.base);
+  });
+  cpu::scatter_add_offsets(c.in(0), c.out(0), t.tables, t.base);
 }
 
 // ---- strided_slice_dynamic: begin/end/strides as int tensors known only at run time ----
@@ -320,8 +327,11 @@ cpu::OffsetTables pad_tables(const Shape& s, const Shape& out, const Attrs& a) {
 }
 
 void pad_kernel(const KernelContext& c) {
-  auto t = pad_tables(c.in(0).shape(), c.out(0).shape(), c.attrs);
-  cpu::gather_offsets(c.in(0), c.out(0), t, 0, c.attrs.get_float("value"));
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = pad_tables(c.in(0).shape(), c.out(0).shape(), c.attrs);
+  });
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables, 0, c.attrs.get_float("value"));
 }
 
 // pad_grad(dy, like): each input element gets the sum of dy over the outputs that copied it.
@@ -332,8 +342,11 @@ std::vector<TensorMeta> infer_pad_grad(const InferContext& c) {
 }
 
 void pad_grad_kernel(const KernelContext& c) {
-  auto t = pad_tables(c.in(1).shape(), c.in(0).shape(), c.attrs);
-  cpu::scatter_add_offsets(c.in(0), c.out(0), t);
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = pad_tables(c.in(1).shape(), c.in(0).shape(), c.attrs);
+  });
+  cpu::scatter_add_offsets(c.in(0), c.out(0), t.tables);
 }
 
 }  // namespace

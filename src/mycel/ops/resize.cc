@@ -4,6 +4,7 @@
 #include "mycel/kernels/cpu/resize.h"
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/bprop_util.h"
+#include "mycel/ops/gather_tables.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -51,8 +52,11 @@ cpu::OffsetTables nearest_tables(const Shape& s, const Shape& o, bool corners) {
 }
 
 void nearest_kernel(const KernelContext& c) {
-  auto t = nearest_tables(c.in(0).shape(), c.out(0).shape(), c.attrs.get_bool("align_corners"));
-  cpu::gather_offsets(c.in(0), c.out(0), t);
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = nearest_tables(c.in(0).shape(), c.out(0).shape(), c.attrs.get_bool("align_corners"));
+  });
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables);
 }
 
 // Backward ops (dy, like): dy must be what resizing `like` gave (same N, C; any size).
@@ -72,8 +76,11 @@ std::vector<TensorMeta> infer_resize_grad(const InferContext& c) {
 }
 
 void nearest_grad_kernel(const KernelContext& c) {
-  auto t = nearest_tables(c.in(1).shape(), c.in(0).shape(), c.attrs.get_bool("align_corners"));
-  cpu::scatter_add_offsets(c.in(0), c.out(0), t);
+  std::unique_ptr<GatherTables> local;
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
+    g.tables = nearest_tables(c.in(1).shape(), c.in(0).shape(), c.attrs.get_bool("align_corners"));
+  });
+  cpu::scatter_add_offsets(c.in(0), c.out(0), t.tables);
 }
 
 cpu::CoordMode coord_mode(const Attrs& a) {

@@ -6,6 +6,7 @@
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/shape.h"
 #include "mycel/ops/bprop_complex.h"
+#include "mycel/ops/gather_tables.h"
 #include "mycel/ops/shape_common.h"
 
 namespace mycel {
@@ -209,41 +210,15 @@ std::vector<TensorMeta> infer_transpose(const InferContext& c) {
   return {{out, c.in(0).dtype}};
 }
 
-// The offset tables of a transpose or a broadcast: built on an instruction's first launch and
-// kept in its prepared slot while the shapes stay (graph mode builds no tables per launch: the
-// f32 transformer step's transposes made ~200 heap allocations a step building them).
-struct GatherTables : KernelPrepared {
-  Shape in, out;
-  cpu::OffsetTables tables;
-};
-
-template <class Build>
-const cpu::OffsetTables& gather_tables(const KernelContext& c, std::unique_ptr<GatherTables>& local,
-                                       Build&& build) {
-  const Shape &in = c.in(0).shape(), &out = c.out(0).shape();
-  return prepared_state<GatherTables>(
-             c.prepared, local, [&](const GatherTables& g) { return g.in == in && g.out == out; },
-             [&] {
-               auto g = std::make_unique<GatherTables>();
-               g->in = in;
-               g->out = out;
-               g->tables = build();
-               return g;
-             })
-      .tables;
-}
-
 void transpose_kernel(const KernelContext& c) {
   std::unique_ptr<GatherTables> local;
-  const cpu::OffsetTables& t = gather_tables(c, local, [&] {
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
     const Shape& s = c.in(0).shape();
     Ints p = transpose_perm(c.attrs.get_ints("perm"), c.in(0).ndim());
     auto st = contiguous_strides(s);
-    cpu::OffsetTables tables;
-    for (int64_t a : p) tables.push_back(cpu::strided_table(s[a], 0, 1, st[a]));
-    return tables;
+    for (int64_t a : p) g.tables.push_back(cpu::strided_table(s[a], 0, 1, st[a]));
   });
-  cpu::gather_offsets(c.in(0), c.out(0), t);
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables);
 }
 
 std::vector<TensorMeta> infer_broadcast_to(const InferContext& c) {
@@ -307,20 +282,18 @@ bool fill_broadcast(const Tensor& x, Tensor& out) {
 void broadcast_kernel(const KernelContext& c) {
   if (fill_broadcast(c.in(0), c.out(0))) return;
   std::unique_ptr<GatherTables> local;
-  const cpu::OffsetTables& t = gather_tables(c, local, [&] {
+  const GatherTables& t = gather_tables(c, local, [&](GatherTables& g) {
     const Shape& s = c.in(0).shape();
     const Shape& o = c.out(0).shape();
     auto st = contiguous_strides(s);
     const size_t lead = o.size() - s.size();
-    cpu::OffsetTables tables;
     for (size_t d = 0; d < o.size(); ++d) {
       bool stretched = d < lead || s[d - lead] == 1;
-      tables.push_back(
+      g.tables.push_back(
           cpu::strided_table(o[d], 0, stretched ? 0 : 1, stretched ? 0 : st[d - lead]));
     }
-    return tables;
   });
-  cpu::gather_offsets(c.in(0), c.out(0), t);
+  cpu::gather_offsets(c.in(0), c.out(0), t.tables);
 }
 
 // broadcast_like(x, like): x broadcast to like's shape, read at run time (dynamic dims welcome).

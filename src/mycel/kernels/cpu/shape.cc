@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "mycel/core/parallel.h"
 
@@ -176,10 +178,24 @@ void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tab
     using C = compute_t<T>;
     const T* x = total ? src.data<T>() : nullptr;
     T* y = out.data<T>();
-    // Sums build up in the compute type (float for float16/bfloat16), rounded once at the end.
-    // Serial: targets may repeat, and these backward kernels move little data per element.
-    std::vector<C> acc(static_cast<size_t>(out.numel()), C(0));
-    std::vector<int64_t> idx(nd, 0);
+    // Sums build up in the compute type (float for float16/bfloat16), rounded once at the end:
+    // in out itself where that is the compute type, else in this thread's buffer, which only
+    // grows (graph mode allocates nothing per launch). Serial: targets may repeat, and these
+    // backward kernels move little data per element.
+    const auto* xb = reinterpret_cast<const char*>(x);
+    const auto* yb = reinterpret_cast<const char*>(y);
+    const bool overlap = x && xb < yb + out.nbytes() && yb < xb + src.nbytes();
+    C* acc = nullptr;
+    if constexpr (std::is_same_v<T, C>)
+      if (!overlap) acc = y;
+    if (!acc) {
+      thread_local std::vector<unsigned char> buffer;  // bytes: C may be bool
+      const size_t bytes = static_cast<size_t>(out.numel()) * sizeof(C);
+      if (buffer.size() < bytes) buffer.resize(bytes);
+      acc = reinterpret_cast<C*>(buffer.data());
+    }
+    std::fill(acc, acc + out.numel(), C(0));
+    Index idx(nd);
     for (int64_t i = 0; i < total; ++i) {  // (no iteration for an empty src: out stays 0)
       int64_t off = base;
       bool pad = false;
@@ -199,7 +215,8 @@ void scatter_add_offsets(const Tensor& src, Tensor& out, const OffsetTables& tab
         idx[d] = 0;
       }
     }
-    for (int64_t k = 0; k < out.numel(); ++k) y[k] = static_cast<T>(acc[k]);
+    if (static_cast<const void*>(acc) != static_cast<const void*>(y))
+      for (int64_t k = 0; k < out.numel(); ++k) y[k] = static_cast<T>(acc[k]);
   });
 }
 
