@@ -6,17 +6,13 @@ the attention's forward and gradients also match a float64 numpy reference withi
 at 1, 2 and 3 threads. The bit-for-bit comparisons run oneDNN's strided matmul
 (MYCEL_MATMUL_HEADS_BF16=0); our per-head AVX512-BF16 kernel (kernels/cpu/matmul_heads_bf16.cc,
 float32 sums in another order) is checked against the float64 reference and the oneDNN run."""
-import os
-import sys
-
 import numpy as np
 import pytest
 
 import mycel
-from mycel import amp, nn, ops, Tensor
+from mycel import nn, ops, Tensor
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from models import TransformerClassifier  # noqa: E402
+from o2_transformer import o2_transformer_run
 
 SWITCHES = ("MYCEL_FOLD_HEAD_TRANSPOSES", "MYCEL_FUSE_ADD_NORM_GRAD")
 N, L, H, D = 3, 8, 2, 4
@@ -152,20 +148,7 @@ def _o2_run(monkeypatch, on, threads, steps=4, heads_kernel=False):
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention these passes fold
     # The launches these tests count; test_attention_heads_grad.py checks them fused per head.
     monkeypatch.setenv("MYCEL_FUSE_ATTENTION_HEADS", "0")
-    mycel.set_context(num_threads=threads)
-    mycel.set_seed(3)
-    net = TransformerClassifier(d_model=16, nhead=2, dim_feedforward=32, num_layers=2)
-    opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    step = amp.build_train_network(net, opt, loss, level="O2")
-    step.set_train(True)
-    init = [p.asnumpy().copy() for p in net.trainable_params()]  # asnumpy shares the memory
-    rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
-    y = Tensor(rng.integers(0, 10, 4).astype(np.int32))
-    losses = [step(x, y).asnumpy() for _ in range(steps)]
-    text = step.__dict__["_compiled"]._graph.program_text(x, y)
-    return np.array(losses), [p.asnumpy() for p in net.trainable_params()], text, init
+    return o2_transformer_run(threads, steps, d_model=16, ff=32, batch=4, seq=8)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import mycel
-from mycel import amp, nn, ops, Tensor
+from mycel import nn, ops, Tensor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from models import TransformerClassifier  # noqa: E402
+from o2_transformer import o2_transformer_run  # noqa: E402
 
 SWITCH = "MYCEL_FUSE_ATTENTION_HEADS"
 
@@ -187,19 +187,7 @@ def _o2_run(monkeypatch, on, threads, steps=3, fwd=False):
     monkeypatch.setenv(SWITCH, "1" if on else "0")
     monkeypatch.setenv("MYCEL_FUSE_ATTENTION_FWD", "1" if fwd else "0")
     monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")  # the composed attention this pass fuses
-    mycel.set_context(num_threads=threads)
-    mycel.set_seed(3)
-    net = TransformerClassifier(d_model=32, nhead=2, dim_feedforward=64, num_layers=2)
-    opt = nn.Momentum(net.trainable_params(), 0.02, 0.9)
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    step = amp.build_train_network(net, opt, loss, level="O2")
-    step.set_train(True)
-    rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((5, 24, 32)).astype(np.float32))
-    y = Tensor(rng.integers(0, 10, 5).astype(np.int32))
-    losses = [step(x, y).asnumpy() for _ in range(steps)]
-    text = step.__dict__["_compiled"]._graph.program_text(x, y)
-    return np.array(losses), [p.asnumpy() for p in net.trainable_params()], text
+    return o2_transformer_run(threads, steps, d_model=32, ff=64, batch=5, seq=24)[:3]
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
