@@ -5,6 +5,7 @@
 #include "mycel/kernels/cpu/nn_grad_ref.h"
 #include "mycel/kernels/cpu/nn_ref.h"
 #include "mycel/kernels/cpu/norm_fast.h"
+#include "mycel/kernels/cpu/norm_nhwc.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
 #include "mycel/kernels/cpu/softmax_rows.h"
 #include "mycel/ops/bprop.h"
@@ -114,10 +115,24 @@ std::vector<TensorMeta> infer_batch_norm(const InferContext& c) {
   return {c.in(0), stat, stat};
 }
 
+// The layout step's NHWC activations (KernelParams src/dst_blocked on a 4-D x where that layout
+// is NHWC, norm_nhwc.h): rows of channels, every 4-D tensor NHWC, the (C,) ones plain.
+bool nhwc_norm_launch(const KernelContext& c, const Tensor& x) {
+  return c.params && (c.params->src_blocked || c.params->dst_blocked) && x.ndim() == 4 &&
+         cpu::nn_backend() != cpu::NnBackend::kRef && cpu::nhwc_activations(x.dtype());
+}
+
 void batch_norm_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const int64_t n = x.dim(0), ch = x.dim(1), spatial = ch > 0 && n > 0 ? x.numel() / (n * ch) : 0;
   Tensor running_mean = c.in(3), running_var = c.in(4);
+  if (nhwc_norm_launch(c, x) &&
+      cpu::batch_norm_nhwc(x, c.in(1), c.in(2), running_mean, running_var, c.out(0), c.out(1),
+                           c.out(2), n * spatial, ch, c.attrs.get_bool("is_training"),
+                           c.attrs.get_float("epsilon"), c.attrs.get_float("momentum"))) {
+    c.params->layout_taken = true;
+    return;
+  }
   // oneDNN 2.6's NCHW batch norm (ncsp_bnorm) measured 1.5-3x slower than the loop; its jit
   // kernels need blocked/NHWC layouts, and the reorders cost more than they save.
   const bool dnnl = cpu::use_dnnl(x.dtype(), false);
@@ -234,6 +249,13 @@ std::vector<TensorMeta> infer_batch_norm_grad(const InferContext& c) {
 void batch_norm_grad_kernel(const KernelContext& c) {
   const Tensor& x = c.in(1);
   const int64_t n = x.dim(0), ch = x.dim(1), spatial = ch > 0 && n > 0 ? x.numel() / (n * ch) : 0;
+  if (nhwc_norm_launch(c, x) &&
+      cpu::batch_norm_grad_nhwc(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
+                                c.out(1), c.out(2), n * spatial, ch,
+                                c.attrs.get_bool("is_training"))) {
+    c.params->layout_taken = true;
+    return;
+  }
   if (cpu::nn_backend() != cpu::NnBackend::kRef &&
       cpu::batch_norm_grad_f32(c.in(0), x, c.in(2), c.in(3), c.in(4), c.in(5), c.in(6), c.out(0),
                                c.out(1), c.out(2), n, ch, spatial, c.attrs.get_bool("is_training")))

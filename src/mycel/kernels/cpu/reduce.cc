@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/norm_nhwc.h"
 
 namespace mycel::cpu {
 
@@ -187,6 +188,30 @@ void reduce_3d(const T* x, typename Op::Out* y, int64_t outer, int64_t R, int64_
     return;
   }
   if (inner == 1) {
+    // Runs shorter than kLanes (a mean over a small plane: ResNet-18's final 4x4 pooling of
+    // (32, 512) planes): reduce_run adds them in order into one accumulator and merges it with
+    // kLanes - 1 identities. For sums that merge changes nothing (x + 0 is x: an accumulator
+    // started at +0 never holds -0), so kG outputs go together, kG independent chains of adds
+    // instead of one chain plus 31 merges per output: 0.30 -> 0.05 ms for that pooling in bf16.
+    if constexpr (requires { Op::kAddsInOrder; }) {
+      if (R < kLanes) {
+        using C = compute_t<T>;
+        constexpr int64_t kG = 16;
+        parallel_for(outer, R, [&](int64_t b, int64_t e) {
+          int64_t o = b;
+          for (; o + kG <= e; o += kG) {
+            Acc a[kG];
+            for (auto& v : a) v = op.init();
+            const T* xo = x + o * R;
+            for (int64_t i = 0; i < R; ++i)
+              for (int64_t g = 0; g < kG; ++g) a[g] = op.step(a[g], C(xo[g * R + i]), i);
+            for (int64_t g = 0; g < kG; ++g) y[o + g] = op.finalize(a[g], R);
+          }
+          for (; o < e; ++o) y[o] = op.finalize(reduce_run(x + o * R, R, 0, op), R);
+        });
+        return;
+      }
+    }
     parallel_for(outer, R, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) y[o] = op.finalize(reduce_run(x + o * R, R, 0, op), R);
     });
@@ -243,6 +268,7 @@ template <class T>
 struct Sum {
   using Acc = sum_acc_t<T>;
   using Out = int64_promoted_t<T>;
+  static constexpr bool kAddsInOrder = true;  // merge(a, init()) == a (reduce_3d's short runs)
   Acc init() const { return Acc(0); }
   template <class C>
   Acc step(Acc a, C x, int64_t) const {
@@ -269,6 +295,7 @@ template <class T>
 struct Mean {
   using Acc = float_acc_t<T>;
   using Out = float_out_t<T>;
+  static constexpr bool kAddsInOrder = true;
   Acc init() const { return Acc(0); }
   template <class C>
   Acc step(Acc a, C x, int64_t) const {
@@ -539,6 +566,7 @@ void sum_kernel(const KernelContext& c) {
   reduce_axes<true>(c, [](auto t) { return Sum<tag_t<decltype(t)>>{}; });
 }
 void mean_kernel(const KernelContext& c) {
+  if (c.params && mean_hw_nhwc_launch(c)) return;  // the layout step's NHWC activations
   reduce_axes<true>(c, [](auto t) { return Mean<tag_t<decltype(t)>>{}; });
 }
 void prod_kernel(const KernelContext& c) {

@@ -1,0 +1,351 @@
+#include "mycel/kernels/cpu/norm_nhwc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "mycel/core/dtype.h"
+#include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/bf16_round_row.h"
+#include "mycel/kernels/cpu/dnnl_layout.h"
+#include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+
+namespace mycel::cpu {
+
+bool nhwc_activations(DType dtype) {
+  if (dtype == DType::bfloat16) return bf16_activation_tag() == dnnl::memory::format_tag::nhwc;
+  return dtype == DType::float32 && activation_tag() == dnnl::memory::format_tag::nhwc;
+}
+
+namespace {
+
+// Rows summed in float before their double sums: the NCHW loops' float lanes hold a plane's
+// elements (16 of ResNet-18's 4x4 planes, 1024 of its 32x32), so float partials over 16 rows
+// round no worse, and a double add per element and row would cost as much as the rest.
+constexpr int64_t kFloatRows = 16;
+// Floats staged per bf16 store: a row block computed in float, rounded by bf16_round_row's AVX2
+// lanes in one call (GCC packs a scalar rounding loop poorly), small enough for L1.
+constexpr int64_t kStage = 2048;
+
+// Activations are float (S = float) or bf16 bits (S = uint16_t), widened to float exactly.
+inline float widen(float v) { return v; }
+inline float widen(uint16_t v) { return bf16_widen(v); }
+
+// Grow-only scratch of this thread: a warm launch allocates nothing. Slots are separate uses
+// alive at once (the calling thread's coefficients are read by every thread of a later pass).
+float* floats(int slot, int64_t n) {
+  thread_local std::vector<float> buf[3];
+  if (static_cast<int64_t>(buf[slot].size()) < n) buf[slot].resize(static_cast<size_t>(n));
+  return buf[slot].data();
+}
+double* doubles(int slot, int64_t n) {
+  thread_local std::vector<double> buf[2];
+  if (static_cast<int64_t>(buf[slot].size()) < n) buf[slot].resize(static_cast<size_t>(n));
+  return buf[slot].data();
+}
+
+// out[j] (j < width) = the sum over rows r of the values add_row(r, acc) adds into acc[j]. The
+// rows go in min(rows, threads) contiguous chunks; each chunk adds blocks of kFloatRows rows in
+// float, each block's float sums into the chunk's doubles, and the chunks' doubles are added in
+// chunk order: the result depends on the thread count only, not on scheduling.
+template <class AddRow>
+void channel_sums(int64_t rows, int64_t width, double* out, AddRow add_row) {
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, num_threads()));
+  double* part = doubles(0, chunks * width);
+  parallel_for(chunks, std::max<int64_t>(rows / chunks * width * 2, 1), [&](int64_t s, int64_t e) {
+    float* acc = floats(0, width);
+    for (int64_t ck = s; ck < e; ++ck) {
+      double* pd = part + ck * width;
+      std::fill(pd, pd + width, 0.0);
+      std::fill(acc, acc + width, 0.0f);
+      const int64_t r1 = (ck + 1) * rows / chunks;
+      for (int64_t r = ck * rows / chunks; r < r1; r += kFloatRows) {
+        const int64_t re = std::min(r + kFloatRows, r1);
+        for (int64_t q = r; q < re; ++q) add_row(q, acc);
+        for (int64_t j = 0; j < width; ++j) {
+          pd[j] += double(acc[j]);
+          acc[j] = 0.0f;
+        }
+      }
+    }
+  });
+  for (int64_t j = 0; j < width; ++j) {
+    double s = 0;
+    for (int64_t ck = 0; ck < chunks; ++ck) s += part[ck * width + j];
+    out[j] = s;
+  }
+}
+
+// Y[r, j] = f(r, j, X rows) for every row, in float, stored as S: rows split across threads;
+// bf16 rows staged in float and rounded kStage values at a time. row(r, o) writes row r's c
+// float results to o.
+template <class S, class RowFn>
+void rows_out(S* Y, int64_t rows, int64_t c, RowFn row) {
+  parallel_for(rows, std::max<int64_t>(c * 3, 1), [&](int64_t s, int64_t e) {
+    if constexpr (std::is_same_v<S, float>) {
+      for (int64_t r = s; r < e; ++r) row(r, Y + r * c);
+    } else {
+      float* st = floats(0, std::max(kStage, c));
+      const int64_t per = std::max<int64_t>(1, kStage / std::max<int64_t>(c, 1));
+      for (int64_t r = s; r < e; r += per) {
+        const int64_t re = std::min(r + per, e);
+        for (int64_t q = r; q < re; ++q) row(q, st + (q - r) * c);
+        bf16_round_row(st, Y + r * c, (re - r) * c);
+      }
+    }
+  });
+}
+
+template <class S>
+void bn_forward(const S* X, const float* G, const float* B, float* RM, float* RV, S* Y, float* SM,
+                float* SI, int64_t rows, int64_t c, bool training, double eps, double momentum) {
+  // The calling thread's slots 1 and 2 hold per-channel floats the row passes read (slot 0 is
+  // each thread's own accumulator or staging row).
+  float* m = floats(1, c);  // the float mean of the deviations pass, then the scale a
+  float* b0 = floats(2, c);
+  double* sum = doubles(1, 2 * c);
+  double* sq = sum + c;
+  const double count = double(rows);
+  if (training) {
+    channel_sums(rows, c, sum, [&](int64_t r, float* acc) {
+      const S* p = X + r * c;
+      for (int64_t j = 0; j < c; ++j) acc[j] += widen(p[j]);
+    });
+    for (int64_t j = 0; j < c; ++j) m[j] = static_cast<float>(sum[j] / count);
+    // Two passes, as batch_norm_loop: no cancellation of sum(x^2) - mean^2.
+    channel_sums(rows, c, sq, [&](int64_t r, float* acc) {
+      const S* p = X + r * c;
+      for (int64_t j = 0; j < c; ++j) {
+        const float d = widen(p[j]) - m[j];
+        acc[j] += d * d;
+      }
+    });
+  }
+  for (int64_t j = 0; j < c; ++j) {
+    double mu = RM[j], var = RV[j];
+    if (training) {
+      mu = sum[j] / count;  // NaN for an empty batch, as batch_norm_ref
+      var = sq[j] / count;
+      RM[j] = static_cast<float>((1 - momentum) * double(RM[j]) + momentum * mu);
+      RV[j] = static_cast<float>((1 - momentum) * double(RV[j]) + momentum * sq[j] / (count - 1));
+    }
+    const double inv = 1.0 / std::sqrt(var + eps);
+    SM[j] = static_cast<float>(mu);
+    SI[j] = static_cast<float>(inv);
+    m[j] = static_cast<float>(double(G[j]) * inv);
+    b0[j] = static_cast<float>(double(B[j]) - mu * double(G[j]) * inv);
+  }
+  const float* a = m;
+  rows_out(Y, rows, c, [&](int64_t r, float* o) {
+    const S* p = X + r * c;
+    for (int64_t j = 0; j < c; ++j) o[j] = widen(p[j]) * a[j] + b0[j];
+  });
+}
+
+template <class S>
+void bn_backward(const S* DY, const S* X, const float* G, const float* MU, const float* INV,
+                 const float* DMU, const float* DINV, S* DX, float* DG, float* DB, int64_t rows,
+                 int64_t c, bool training) {
+  double* sums = doubles(1, 2 * c);  // sum(dy), then sum(dy * (x - mu))
+  channel_sums(rows, 2 * c, sums, [&](int64_t r, float* acc) {
+    const S* dp = DY + r * c;
+    const S* xp = X + r * c;
+    float* acc_xc = acc + c;
+    for (int64_t j = 0; j < c; ++j) {
+      const float d = widen(dp[j]);
+      acc[j] += d;
+      acc_xc[j] += d * (widen(xp[j]) - MU[j]);
+    }
+  });
+  float* af = floats(1, 2 * c);
+  float* bxf = af + c;
+  float* kf = floats(2, c);
+  const double m = double(rows);
+  for (int64_t j = 0; j < c; ++j) {  // batch_norm_grad_loop's coefficients
+    const double inv = INV[j], sum_dy = sums[j], sum_dy_xhat = sums[c + j] * inv;
+    DB[j] = static_cast<float>(sum_dy);
+    DG[j] = static_cast<float>(sum_dy_xhat);
+    // dx = a * dy + bx * xhat + k (bx, k = 0 in inference), with xhat = (x - mu) * inv.
+    const double a = double(G[j]) * inv;
+    double bx = 0, k = 0;
+    if (training && rows > 0) {
+      bx = -a * sum_dy_xhat / m - double(DINV[j]) * inv * inv / m;
+      k = -a * sum_dy / m + double(DMU[j]) / m;
+    }
+    af[j] = static_cast<float>(a);
+    bxf[j] = static_cast<float>(bx * inv);
+    kf[j] = static_cast<float>(k);
+  }
+  rows_out(DX, rows, c, [&](int64_t r, float* o) {
+    const S* dp = DY + r * c;
+    const S* xp = X + r * c;
+    for (int64_t j = 0; j < c; ++j)
+      o[j] = af[j] * widen(dp[j]) + bxf[j] * (widen(xp[j]) - MU[j]) + kf[j];
+  });
+}
+
+bool all_f32(std::initializer_list<const Tensor*> ts) {
+  return std::all_of(ts.begin(), ts.end(),
+                     [](const Tensor* t) { return t->dtype() == DType::float32; });
+}
+
+bool sized(std::initializer_list<const Tensor*> ts, int64_t n) {
+  return std::all_of(ts.begin(), ts.end(), [n](const Tensor* t) { return t->numel() == n; });
+}
+
+template <class S>
+const S* as(const Tensor& t) {
+  return static_cast<const S*>(t.data());
+}
+template <class S>
+S* as_mut(Tensor& t) {
+  return static_cast<S*>(t.data());
+}
+
+}  // namespace
+
+bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
+                     Tensor& saved_invstd, int64_t rows, int64_t c, bool training, double eps,
+                     double momentum) {
+  if (!all_f32({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}) ||
+      !sized({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}, c) ||
+      x.dtype() != y.dtype() || x.numel() != rows * c || y.numel() != rows * c || c <= 0)
+    return false;
+  const float *G = scale.data<float>(), *B = bias.data<float>();
+  float *RM = running_mean.data<float>(), *RV = running_var.data<float>(),
+        *SM = saved_mean.data<float>(), *SI = saved_invstd.data<float>();
+  if (x.dtype() == DType::float32)
+    bn_forward(as<float>(x), G, B, RM, RV, as_mut<float>(y), SM, SI, rows, c, training, eps,
+               momentum);
+  else if (x.dtype() == DType::bfloat16)
+    bn_forward(as<uint16_t>(x), G, B, RM, RV, as_mut<uint16_t>(y), SM, SI, rows, c, training, eps,
+               momentum);
+  else
+    return false;
+  return true;
+}
+
+bool batch_norm_grad_nhwc(const Tensor& dy, const Tensor& x, const Tensor& scale,
+                          const Tensor& mean, const Tensor& invstd, const Tensor& dmean,
+                          const Tensor& dinvstd, Tensor& dx, Tensor& dscale, Tensor& dbias,
+                          int64_t rows, int64_t c, bool training) {
+  if (!all_f32({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}) ||
+      !sized({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}, c) ||
+      dy.dtype() != x.dtype() || dx.dtype() != x.dtype() || !sized({&dy, &x, &dx}, rows * c) ||
+      c <= 0)
+    return false;
+  const float *G = scale.data<float>(), *MU = mean.data<float>(), *INV = invstd.data<float>(),
+              *DMU = dmean.data<float>(), *DINV = dinvstd.data<float>();
+  float *DG = dscale.data<float>(), *DB = dbias.data<float>();
+  if (x.dtype() == DType::float32)
+    bn_backward(as<float>(dy), as<float>(x), G, MU, INV, DMU, DINV, as_mut<float>(dx), DG, DB,
+                rows, c, training);
+  else if (x.dtype() == DType::bfloat16)
+    bn_backward(as<uint16_t>(dy), as<uint16_t>(x), G, MU, INV, DMU, DINV, as_mut<uint16_t>(dx), DG,
+                DB, rows, c, training);
+  else
+    return false;
+  return true;
+}
+
+namespace {
+
+template <class S>
+void mean_hw_rows(const S* X, S* Y, int64_t n, int64_t hw, int64_t c) {
+  // Items: (image, block of 64 channels); each block's 64 float sums stay in registers while
+  // the positions go by, in order (the NCHW mean's order for planes under 32 positions).
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (c + kBlock - 1) / kBlock;
+  const float fhw = static_cast<float>(hw);
+  parallel_for(n * blocks, std::max<int64_t>(hw * kBlock, 1), [&](int64_t s, int64_t e) {
+    for (int64_t item = s; item < e; ++item) {
+      const int64_t i = item / blocks, c0 = item % blocks * kBlock;
+      const int64_t w = std::min(kBlock, c - c0);
+      float acc[kBlock] = {};
+      const S* xb = X + i * hw * c + c0;
+      if (w == kBlock) {
+        for (int64_t p = 0; p < hw; ++p)
+          for (int64_t l = 0; l < kBlock; ++l) acc[l] += widen(xb[p * c + l]);
+      } else {
+        for (int64_t p = 0; p < hw; ++p)
+          for (int64_t l = 0; l < w; ++l) acc[l] += widen(xb[p * c + l]);
+      }
+      S* yb = Y + i * c + c0;
+      for (int64_t l = 0; l < w; ++l) {
+        const float v = acc[l] / fhw;  // a division, as the NCHW mean's finalize
+        if constexpr (std::is_same_v<S, float>)
+          yb[l] = v;
+        else
+          yb[l] = bf16_round_bits(v);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool mean_hw_nhwc(const Tensor& x, Tensor& y, int64_t n, int64_t hw, int64_t c) {
+  if (x.dtype() != y.dtype() || x.numel() != n * hw * c || y.numel() != n * c || hw <= 0)
+    return false;
+  if (x.dtype() == DType::float32)
+    mean_hw_rows(as<float>(x), as_mut<float>(y), n, hw, c);
+  else if (x.dtype() == DType::bfloat16)
+    mean_hw_rows(as<uint16_t>(x), as_mut<uint16_t>(y), n, hw, c);
+  else
+    return false;
+  return true;
+}
+
+bool broadcast_hw_nhwc(const Tensor& x, Tensor& y, int64_t n, int64_t hw, int64_t c) {
+  const size_t size = itemsize(y.dtype());
+  if (x.dtype() != y.dtype() || x.numel() != n * c || y.numel() != n * hw * c ||
+      (size != 1 && size != 2 && size != 4))
+    return false;
+  const char* X = static_cast<const char*>(x.data());
+  char* Y = static_cast<char*>(y.data());
+  const size_t row = static_cast<size_t>(c) * size;
+  parallel_for(n * hw, std::max<int64_t>(c, 1), [&](int64_t s, int64_t e) {
+    for (int64_t r = s; r < e; ++r)
+      std::memcpy(Y + static_cast<size_t>(r) * row, X + static_cast<size_t>(r / hw) * row, row);
+  });
+  return true;
+}
+
+namespace {
+
+// The launch's 4-D activations are in the layout step's layout, and that is NHWC for dtype.
+bool nhwc_launch(const KernelContext& c, DType dtype) {
+  return c.params && (c.params->src_blocked || c.params->dst_blocked) &&
+         (dtype == DType::float32 || dtype == DType::bfloat16) && nhwc_activations(dtype);
+}
+
+}  // namespace
+
+bool mean_hw_nhwc_launch(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.ndim() != 4 || !nhwc_launch(c, x.dtype()) || !c.attrs.has("axis")) return false;
+  std::vector<int64_t> axes = c.attrs.get_ints("axis");
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  if (axes != std::vector<int64_t>{2, 3}) return false;
+  const Shape& s = x.shape();
+  if (!mean_hw_nhwc(x, c.out(0), s[0], s[2] * s[3], s[1])) return false;
+  c.params->layout_taken = true;
+  return true;
+}
+
+bool broadcast_hw_nhwc_launch(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor& y = c.out(0);
+  if (y.ndim() != 4 || !nhwc_launch(c, y.dtype())) return false;
+  const Shape& o = y.shape();
+  if (x.shape() != Shape{o[0], o[1], 1, 1}) return false;
+  if (!broadcast_hw_nhwc(x, y, o[0], o[2] * o[3], o[1])) return false;
+  c.params->layout_taken = true;
+  return true;
+}
+
+}  // namespace mycel::cpu
