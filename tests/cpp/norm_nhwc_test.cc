@@ -188,7 +188,8 @@ TEST(NormNhwc, BatchNormForwardMatchesNchwAndDouble) {
     for (int64_t i = 0; i < total; ++i) {
       const int64_t j = i / hw % k.c;
       want[i] = static_cast<float>((xs[i] - mu[j]) * inv[j] * gs[j] + bs[j]);
-      mag[i] = std::abs(xs[i] * inv[j] * gs[j]) + std::abs(mu[j] * inv[j] * gs[j]) + std::abs(bs[j]);
+      mag[i] =
+          std::abs(xs[i] * inv[j] * gs[j]) + std::abs(mu[j] * inv[j] * gs[j]) + std::abs(bs[j]);
     }
     const std::vector<float> got = to_nchw(read(y2), k.n, k.c, hw);
     expect_close(got, read(y1), mag, k.dt, "y vs NCHW");
@@ -273,7 +274,8 @@ TEST(NormNhwc, DeterministicForAThreadCount) {
   std::mt19937 g(5);
   const int64_t n = 32, c = 64, hw = 16, total = n * c * hw;
   const Shape s{n, c, 4, 4};
-  Tensor x = make(s, DType::bfloat16, randn(total, g)), dy = make(s, DType::bfloat16, randn(total, g));
+  Tensor x = make(s, DType::bfloat16, randn(total, g)),
+         dy = make(s, DType::bfloat16, randn(total, g));
   Tensor p = make({c}, DType::float32, randn(c, g, 1, 0.1f));
   auto run = [&] {
     Tensor rm = make({c}, DType::float32, std::vector<float>(c, 0.f)),
@@ -348,8 +350,7 @@ TEST(NormNhwc, MeanOverHwAndItsBroadcast) {
             const std::vector<float> bv = read(b);
             for (int64_t i = 0; i < n; ++i)
               for (int64_t p = 0; p < hw; ++p)
-                for (int64_t j = 0; j < c; ++j)
-                  ASSERT_EQ(bv[(i * hw + p) * c + j], got[i * c + j]);
+                for (int64_t j = 0; j < c; ++j) ASSERT_EQ(bv[(i * hw + p) * c + j], got[i * c + j]);
           }
 }
 
@@ -365,7 +366,8 @@ TEST(NormNhwc, OpLaunchesTakeNhwcOnlyWhereTheLayoutIsNhwc) {
     Tensor x = make({n, c, h, w}, dt, xs);
     // mean over (2, 3), keep_dims
     const OpDef& mean = Registry::get().at("mean");
-    Attrs attrs = make_attrs(mean, Named{{"axis", std::vector<int64_t>{-1, 2}}, {"keep_dims", true}});
+    Attrs attrs =
+        make_attrs(mean, Named{{"axis", std::vector<int64_t>{-1, 2}}, {"keep_dims", true}});
     std::vector<Tensor> ins{x}, outs{Tensor::empty({n, c, 1, 1}, dt)};
     KernelParams params;
     params.src_blocked = true;
@@ -379,7 +381,8 @@ TEST(NormNhwc, OpLaunchesTakeNhwcOnlyWhereTheLayoutIsNhwc) {
           s += nhwc ? xs[(i * hw + p) * c + j] : xs[(i * c + j) * hw + p];
         EXPECT_NEAR(got[i * c + j], s / hw, 1e-2 * (1 + std::abs(s / hw)));
       }
-    Attrs other = make_attrs(mean, Named{{"axis", std::vector<int64_t>{1, 2}}, {"keep_dims", true}});
+    Attrs other =
+        make_attrs(mean, Named{{"axis", std::vector<int64_t>{1, 2}}, {"keep_dims", true}});
     std::vector<Tensor> outs2{Tensor::empty({n, 1, 1, w}, dt)};
     KernelParams p2;
     p2.src_blocked = true;
@@ -426,9 +429,9 @@ TEST(NormNhwc, DISABLED_Timings) {
     for (int r = 0; r < reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       fn();
-      best = std::min(best, std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - t0)
-                                .count());
+      best = std::min(
+          best,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     return best;
   };
@@ -447,27 +450,26 @@ TEST(NormNhwc, DISABLED_Timings) {
       Tensor p = vec(1), rm = vec(0), rv = vec(1), sm = vec(0), si = vec(1), dg = vec(0),
              db = vec(0);
       const int64_t sp = hw * hw;
-      const double f_nchw = min_ms([&] {
-        batch_norm_f32(x, p, p, rm, rv, y, sm, si, n, c, sp, true, 1e-5, 0.1);
-      });
-      const double f_nhwc = min_ms([&] {
-        cpu::batch_norm_nhwc(x, p, p, rm, rv, y, sm, si, n * sp, c, true, 1e-5, 0.1);
-      });
-      const double b_nchw = min_ms([&] {
-        batch_norm_grad_f32(dy, x, p, sm, si, p, p, dx, dg, db, n, c, sp, true);
-      });
-      const double b_nhwc = min_ms([&] {
-        cpu::batch_norm_grad_nhwc(dy, x, p, sm, si, p, p, dx, dg, db, n * sp, c, true);
-      });
-      Attrs attrs = make_attrs(mean, Named{{"axis", std::vector<int64_t>{2, 3}}, {"keep_dims", true}});
+      const double f_nchw =
+          min_ms([&] { batch_norm_f32(x, p, p, rm, rv, y, sm, si, n, c, sp, true, 1e-5, 0.1); });
+      const double f_nhwc = min_ms(
+          [&] { cpu::batch_norm_nhwc(x, p, p, rm, rv, y, sm, si, n * sp, c, true, 1e-5, 0.1); });
+      const double b_nchw =
+          min_ms([&] { batch_norm_grad_f32(dy, x, p, sm, si, p, p, dx, dg, db, n, c, sp, true); });
+      const double b_nhwc = min_ms(
+          [&] { cpu::batch_norm_grad_nhwc(dy, x, p, sm, si, p, p, dx, dg, db, n * sp, c, true); });
+      Attrs attrs =
+          make_attrs(mean, Named{{"axis", std::vector<int64_t>{2, 3}}, {"keep_dims", true}});
       std::vector<Tensor> ins{x}, outs{Tensor::empty({n, c, 1, 1}, dt)};
-      const double m_nchw =
-          min_ms([&] { mean.kernel(KernelContext{mean, ins, outs, attrs, nullptr, nullptr}); });
+      const double m_nchw = min_ms([&] {
+        mean.kernel(KernelContext{mean, ins, outs, attrs, nullptr, nullptr});
+      });
       const double m_nhwc = min_ms([&] { cpu::mean_hw_nhwc(x, outs[0], n, sp, c); });
       Attrs none = make_attrs(bl, Named{});
       std::vector<Tensor> bins{outs[0], x}, bouts{y};
-      const double g_nchw =
-          min_ms([&] { bl.kernel(KernelContext{bl, bins, bouts, none, nullptr, nullptr}); });
+      const double g_nchw = min_ms([&] {
+        bl.kernel(KernelContext{bl, bins, bouts, none, nullptr, nullptr});
+      });
       const double g_nhwc = min_ms([&] { cpu::broadcast_hw_nhwc(outs[0], y, n, sp, c); });
       std::printf(
           "threads %d (32,%ld,%ld,%ld) bf16 ms NCHW/NHWC: batch_norm %.3f/%.3f grad %.3f/%.3f "

@@ -206,10 +206,9 @@ S* as_mut(Tensor& t) {
 
 }  // namespace
 
-bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
-                     Tensor& saved_invstd, int64_t rows, int64_t c, bool training, double eps,
-                     double momentum) {
+bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t rows, int64_t c, bool training, double eps, double momentum) {
   if (!all_f32({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}) ||
       !sized({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}, c) ||
       x.dtype() != y.dtype() || x.numel() != rows * c || y.numel() != rows * c || c <= 0)
@@ -241,8 +240,8 @@ bool batch_norm_grad_nhwc(const Tensor& dy, const Tensor& x, const Tensor& scale
               *DMU = dmean.data<float>(), *DINV = dinvstd.data<float>();
   float *DG = dscale.data<float>(), *DB = dbias.data<float>();
   if (x.dtype() == DType::float32)
-    bn_backward(as<float>(dy), as<float>(x), G, MU, INV, DMU, DINV, as_mut<float>(dx), DG, DB,
-                rows, c, training);
+    bn_backward(as<float>(dy), as<float>(x), G, MU, INV, DMU, DINV, as_mut<float>(dx), DG, DB, rows,
+                c, training);
   else if (x.dtype() == DType::bfloat16)
     bn_backward(as<uint16_t>(dy), as<uint16_t>(x), G, MU, INV, DMU, DINV, as_mut<uint16_t>(dx), DG,
                 DB, rows, c, training);

@@ -24,10 +24,9 @@ bool nhwc_activations(DType dtype);
 /// statistics updated as batch_norm_loop does; inference: the running ones. Sums per thread in
 /// float over blocks of 16 rows, then in double, added in thread order (deterministic for a
 /// given thread count). False (nothing written) outside the contract.
-bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, Tensor& y, Tensor& saved_mean,
-                     Tensor& saved_invstd, int64_t rows, int64_t c, bool training, double eps,
-                     double momentum);
+bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
+                     Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
+                     int64_t rows, int64_t c, bool training, double eps, double momentum);
 
 /// batch_norm_grad_f32's contract on NHWC dy, x and dx (`rows` = N*H*W).
 bool batch_norm_grad_nhwc(const Tensor& dy, const Tensor& x, const Tensor& scale,
