@@ -454,6 +454,10 @@ TEST(NormNhwc, DISABLED_Timings) {
           min_ms([&] { batch_norm_f32(x, p, p, rm, rv, y, sm, si, n, c, sp, true, 1e-5, 0.1); });
       const double f_nhwc = min_ms(
           [&] { cpu::batch_norm_nhwc(x, p, p, rm, rv, y, sm, si, n * sp, c, true, 1e-5, 0.1); });
+      const double f_inf = min_ms(
+          [&] { cpu::batch_norm_nhwc(x, p, p, rm, rv, y, sm, si, n * sp, c, false, 1e-5, 0.1); });
+      const double b_inf = min_ms(
+          [&] { cpu::batch_norm_grad_nhwc(dy, x, p, sm, si, p, p, dx, dg, db, n * sp, c, false); });
       const double b_nchw =
           min_ms([&] { batch_norm_grad_f32(dy, x, p, sm, si, p, p, dx, dg, db, n, c, sp, true); });
       const double b_nhwc = min_ms(
@@ -473,9 +477,9 @@ TEST(NormNhwc, DISABLED_Timings) {
       const double g_nhwc = min_ms([&] { cpu::broadcast_hw_nhwc(outs[0], y, n, sp, c); });
       std::printf(
           "threads %d (32,%ld,%ld,%ld) bf16 ms NCHW/NHWC: batch_norm %.3f/%.3f grad %.3f/%.3f "
-          "mean %.3f/%.3f broadcast_like %.3f/%.3f\n",
+          "mean %.3f/%.3f broadcast_like %.3f/%.3f; NHWC inference batch_norm %.3f grad %.3f\n",
           threads, long(c), long(hw), long(hw), f_nchw, f_nhwc, b_nchw, b_nhwc, m_nchw, m_nhwc,
-          g_nchw, g_nhwc);
+          g_nchw, g_nhwc, f_inf, b_inf);
     }
   }
 }

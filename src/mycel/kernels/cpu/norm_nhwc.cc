@@ -232,7 +232,7 @@ bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias, T
                      int64_t rows, int64_t c, bool training, double eps, double momentum) {
   if (!all_f32({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}) ||
       !sized({&scale, &bias, &running_mean, &running_var, &saved_mean, &saved_invstd}, c) ||
-      x.dtype() != y.dtype() || x.numel() != rows * c || y.numel() != rows * c || c <= 0)
+      x.dtype() != y.dtype() || x.numel() != rows * c || y.numel() != rows * c || c < 0)
     return false;
   const float *G = scale.data<float>(), *B = bias.data<float>();
   float *RM = running_mean.data<float>(), *RV = running_var.data<float>(),
@@ -255,7 +255,7 @@ bool batch_norm_grad_nhwc(const Tensor& dy, const Tensor& x, const Tensor& scale
   if (!all_f32({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}) ||
       !sized({&scale, &mean, &invstd, &dmean, &dinvstd, &dscale, &dbias}, c) ||
       dy.dtype() != x.dtype() || dx.dtype() != x.dtype() || !sized({&dy, &x, &dx}, rows * c) ||
-      c <= 0)
+      c < 0)
     return false;
   const float *G = scale.data<float>(), *MU = mean.data<float>(), *INV = invstd.data<float>(),
               *DMU = dmean.data<float>(), *DINV = dinvstd.data<float>();
@@ -308,7 +308,7 @@ void mean_hw_rows(const S* X, S* Y, int64_t n, int64_t hw, int64_t c) {
 }  // namespace
 
 bool mean_hw_nhwc(const Tensor& x, Tensor& y, int64_t n, int64_t hw, int64_t c) {
-  if (x.dtype() != y.dtype() || x.numel() != n * hw * c || y.numel() != n * c || hw <= 0)
+  if (x.dtype() != y.dtype() || x.numel() != n * hw * c || y.numel() != n * c || hw < 0)
     return false;
   if (x.dtype() == DType::float32)
     mean_hw_rows(as<float>(x), as_mut<float>(y), n, hw, c);
@@ -320,16 +320,24 @@ bool mean_hw_nhwc(const Tensor& x, Tensor& y, int64_t n, int64_t hw, int64_t c) 
 }
 
 bool broadcast_hw_nhwc(const Tensor& x, Tensor& y, int64_t n, int64_t hw, int64_t c) {
-  const size_t size = itemsize(y.dtype());
-  if (x.dtype() != y.dtype() || x.numel() != n * c || y.numel() != n * hw * c ||
-      (size != 1 && size != 2 && size != 4))
-    return false;
+  if (x.dtype() != y.dtype() || x.numel() != n * c || y.numel() != n * hw * c) return false;
+  // Per image: its row of c values, then the rows written so far copied after themselves
+  // (1, 2, 4, ... rows: log2(hw) large memcpys). A copy per row cost ~3 ns a call (0.10 ms for
+  // ResNet-18's (32, 64, 32, 32) bf16 gradient), a vectorized loop per row 0.08, this 0.05.
+  const size_t row = static_cast<size_t>(c) * itemsize(y.dtype());
   const char* X = static_cast<const char*>(x.data());
   char* Y = static_cast<char*>(y.data());
-  const size_t row = static_cast<size_t>(c) * size;
-  parallel_for(n * hw, std::max<int64_t>(c, 1), [&](int64_t s, int64_t e) {
-    for (int64_t r = s; r < e; ++r)
-      std::memcpy(Y + static_cast<size_t>(r) * row, X + static_cast<size_t>(r / hw) * row, row);
+  if (row == 0 || hw == 0) return true;
+  parallel_for(n, std::max<int64_t>(hw * c, 1), [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) {
+      char* yi = Y + static_cast<size_t>(i * hw) * row;
+      std::memcpy(yi, X + static_cast<size_t>(i) * row, row);
+      for (int64_t done = 1; done < hw;) {
+        const int64_t k = std::min(done, hw - done);
+        std::memcpy(yi + static_cast<size_t>(done) * row, yi, static_cast<size_t>(k) * row);
+        done += k;
+      }
+    }
   });
   return true;
 }
