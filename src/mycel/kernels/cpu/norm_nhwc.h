@@ -6,6 +6,10 @@
 // NCHW shape; only their buffer is NHWC (the graph backend's layout step, backend/
 // assign_layouts.cc, says so through KernelParams). Activations float32 or bfloat16, parameters
 // and statistics float32, as norm_fast.h's NCHW loops, whose formulas these repeat.
+// Per launch, bf16, one core, minima (tests/cpp/norm_nhwc_test.cc DISABLED_Timings, load 2-3),
+// NCHW loop -> NHWC: batch_norm (32,64,32,32) 0.97 -> 0.67 ms, (32,512,4,4) 0.25 -> 0.09;
+// batch_norm_grad 1.36 -> 0.81 and 0.29 -> 0.10; the mean over 4x4 0.12 -> 0.02 (0.53 before
+// reduce.cc's short runs). Two threads with a free second core: 0.35 and 0.05 ms forward.
 #pragma once
 #include <cstdint>
 
