@@ -3,9 +3,11 @@
 // they write without the reorder to NCHW, and the layout flows on through the consumers that can
 // take it (max/avg pooling, a following conv2d, relu and sums of two blocked tensors). Any other
 // reader -- dense, reshape, outputs, calls, gradients -- gets one reorder to NCHW, inserted before
-// its first plain reader and shared by the later ones. Registers keep their logical NCHW meta;
-// `RegInfo::blocked` makes the memory planner reserve the padded size. Runs after fusion, before
-// calls are analysed.
+// its first plain reader and shared by the later ones. bf16 activations go NHWC instead (see
+// bf16_nhwc_wanted), where the convolutions' gradients, batch norm and its gradient, the global
+// mean pool and every elementwise op read them too (BackendTraits::nhwc), so that a bf16 training
+// step reorders only at its edges. Registers keep their logical NCHW meta; `RegInfo::blocked`
+// makes the memory planner reserve the padded size. Runs after fusion, before calls are analysed.
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -24,6 +26,30 @@ namespace {
 bool is_nchw_f32(const Function& f, int r) {
   return is_f32_static_but_batch(f, r) && f.regs[r].meta.shape.size() == 4 &&
          numel_per_sample(f, r) > 0;
+}
+
+// bf16 activations go channels-last (NHWC) where oneDNN's bf16 convolutions take NHWC natively
+// in all three passes (AVX512-BF16 and AMX: brgconv forward, jit_bf16 / AMX backward) and
+// MYCEL_BF16_NHWC is not 0 (read per compile, for A/B). NHWC pads nothing, so every elementwise
+// op runs on the flat buffers, and batch norm, its gradient, the convolution gradients and the
+// global mean pool read it (BackendTraits::nhwc): a training step then reorders only at its
+// edges, where NCHW kept each convolution's operands reordered to and from the primitives'
+// layouts (ResNet-18 CIFAR, batch 32: 1720 reorders a step, ~57 ms of a ~350 ms step).
+bool bf16_nhwc_wanted() {
+  const char* v = std::getenv("MYCEL_BF16_NHWC");
+  return !(v && *v && std::atoi(v) == 0) &&
+         cpu::bf16_activation_tag() == dnnl::memory::format_tag::nhwc;
+}
+
+// A bf16 4-d tensor register with static, non-zero C, H and W.
+bool is_4d_bf16(const Function& f, int r) {
+  if (r < 0 || f.regs[r].type != RegType::kTensor || f.regs[r].meta.dtype != DType::bfloat16)
+    return false;
+  const Shape& s = f.regs[r].meta.shape;
+  if (s.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d)
+    if (s[d] == ir::kDynamic) return false;
+  return numel_per_sample(f, r) > 0;
 }
 
 // conv2d, plain or with fused post-ops or pooling (the registry's window trait, kept by fusion).
@@ -55,10 +81,11 @@ bool is_zero_keeping_elementwise(const Instr& in) {
 // The op of a layout-aware instruction: `base`'s infer and kernel, the kernel told the layouts by
 // the instruction's KernelParams (conv, pool) or run on flat views of the padded buffers
 // (elementwise).
-std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked, bool flat) {
+std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked, bool flat,
+                                             DType dtype) {
   auto d = std::make_shared<OpDef>(base);
   // The listing shows the layouts read and written: "{nhwc}relu", "{nchw>nhwc}conv2d+relu".
-  const std::string tag = cpu::activation_tag_name();
+  const std::string tag = dtype == DType::bfloat16 ? "nhwc" : cpu::activation_tag_name();
   d->name = (src_blocked ? "{" + tag + "}" : "{nchw>" + tag + "}") + base.name;
   d->view = nullptr;
   d->grad = "none";
@@ -72,7 +99,10 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
         return Tensor(t.storage(), t.offset(), Shape{n}, t.dtype());
       };
       std::vector<Tensor> ins, outs;
-      for (const Tensor& t : c.inputs) ins.push_back(flat_view(t));
+      for (const Tensor& t : c.inputs)  // a one-element operand (relu mask's threshold) broadcasts
+        ins.push_back(t.numel() == 1 && t.shape() != c.out(0).shape()
+                          ? Tensor(t.storage(), t.offset(), Shape{}, t.dtype())
+                          : flat_view(t));
       for (const Tensor& t : c.outputs) outs.push_back(flat_view(t));
       b->kernel(KernelContext{*b, ins, outs, c.attrs, c.prepared, c.params});
     };
@@ -95,9 +125,12 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
 // A float32 mean over axes 2 and 3 (global average pooling) of a 4-d tensor: it may read the
 // blocked layout and write its (N, C) or (N, C, 1, 1) result plain (the lite runtime's loop,
 // infer_small.h), which saves the whole activation's to_nchw before it (ResNet-18's last one).
-bool is_mean_hw(const Function& f, const Instr& in) {
+bool is_mean_hw(const Function& f, const Instr& in, bool bf16 = false) {
   if (!is_kernel1(in) || in.op->backend.reduce != ReduceFusion::kMean || in.in.size() != 1 ||
-      !is_nchw_f32(f, in.in[0]) || !is_f32_static_but_batch(f, in.out[0]) || !in.attrs.has("axis"))
+      !in.attrs.has("axis"))
+    return false;
+  if (bf16 ? !is_4d_bf16(f, in.in[0]) || f.regs[in.out[0]].meta.dtype != DType::bfloat16
+           : !is_nchw_f32(f, in.in[0]) || !is_f32_static_but_batch(f, in.out[0]))
     return false;
   std::vector<int64_t> axes = in.attrs.get_ints("axis");
   for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
@@ -137,19 +170,22 @@ std::shared_ptr<const OpDef> make_to_plain_op() {
   d->inputs = {{"x"}};
   d->infer = [](const InferContext& c) { return std::vector<TensorMeta>{*c.inputs[0]}; };
   d->kernel = [](const KernelContext& c) { cpu::reorder_blocked(c.in(0), c.out(0), false); };
-  d->dtypes = {DType::float32};
+  d->dtypes = {DType::float32, DType::bfloat16};
   d->grad = "none";
   return d;
 }
 
+bool has_bit(uint8_t mask, size_t i) { return i < 8 && ((mask >> i) & 1); }
+
 class LayoutAssigner {
  public:
-  LayoutAssigner(Function& f, ProgramImpl& p)
-      : f_(f), p_(p), plain_(f.regs.size(), -1), wanted_(f.regs.size(), 0) {}
+  LayoutAssigner(Function& f, ProgramImpl& p, bool nhwc)
+      : f_(f), p_(p), nhwc_(nhwc), plain_(f.regs.size(), -1), wanted_(f.regs.size(), 0) {}
 
   void run() {
     // A conv whose result only plain readers take gains nothing: its own reorder moves as much.
     for (const Instr& in : f_.code) {
+      want_nhwc_operands(in);
       if ((is_pool(in) || (is_conv(in) && !padded_channels(in.in[0]))) && in.in[0] >= 0)
         wanted_[in.in[0]] = 1;
       // A conv with a residual stands for the add it absorbed, which took blocked operands
@@ -167,7 +203,7 @@ class LayoutAssigner {
     std::vector<Instr> old = std::move(f_.code);
     f_.code.clear();
     for (Instr& in : old) {
-      if (!try_blocked(in) && !try_mean_hw(in)) {
+      if (!try_blocked(in) && !try_mean_hw(in) && !try_nhwc(in)) {
         for (int& r : in.in) r = plain(r);
         for (int& r : in.in_b) r = plain(r);
         in.cond = plain(in.cond);
@@ -185,12 +221,17 @@ class LayoutAssigner {
 
  private:
   bool blocked(int r) const { return r >= 0 && f_.regs[r].blocked; }
+  // A register of a layout-aware op that may be stored in the blocked layout: float32 NCHW, or
+  // bf16 when this function's bf16 activations go NHWC.
+  bool is_act(int r) const { return is_nchw_f32(f_, r) || is_nhwc(r); }
+  bool is_nhwc(int r) const { return nhwc_ && is_4d_bf16(f_, r); }
+  bool nhwc_blocked(int r) const { return blocked(r) && is_nhwc(r); }
   // An NCHW register whose channels the blocked layout pads (6 in nChw8c, LeNet5's second conv's
   // input): no conv primitive reads that natively (oneDNN's AVX2 kernels want whole blocks), so
   // a conv reading it blocked reorders it back per launch; read plain, the few-channel direct
   // kernel takes it instead (conv_direct.h).
   bool padded_channels(int r) const {
-    if (r < 0 || f_.regs[r].meta.shape.size() != 4) return false;
+    if (r < 0 || f_.regs[r].meta.shape.size() != 4 || is_nhwc(r)) return false;
     const int64_t c = f_.regs[r].meta.shape[1], b = cpu::channel_block();
     return b > 1 && c > 1 && c % b != 0;
   }
@@ -203,15 +244,16 @@ class LayoutAssigner {
     const size_t res = is_conv(in) ? first_residual(in) : in.in.size();
     bool residuals_blocked = true;  // the residuals must come in the output's (blocked) layout
     for (size_t k = res; k < in.in.size(); ++k) residuals_blocked &= blocked(in.in[k]);
-    if (is_conv(in) && wanted_[in.out[0]] && is_nchw_f32(f_, in.out[0]) &&
-        is_nchw_f32(f_, in.in[0]) && numel(f_.regs[in.in[1]].meta.shape) > 0 && residuals_blocked) {
+    if (is_conv(in) && wanted_[in.out[0]] && is_act(in.out[0]) && is_act(in.in[0]) &&
+        f_.regs[in.in[0]].meta.dtype == f_.regs[in.out[0]].meta.dtype &&
+        numel(f_.regs[in.in[1]].meta.shape) > 0 && residuals_blocked) {
       src_blocked = blocked(in.in[0]);
       // Without the step the conv reorders its result from the layout it prefers, and its input
       // to it (unless one channel makes the two layouts the same bytes).
       saved_ += bytes(in.out[0]);
       if (src_blocked && f_.regs[in.in[0]].meta.shape[1] > 1) saved_ += bytes(in.in[0]);
       for (size_t k = 1; k < res; ++k) in.in[k] = plain(in.in[k]);
-    } else if (is_pool(in) && blocked(in.in[0]) && is_nchw_f32(f_, in.out[0])) {
+    } else if (is_pool(in) && blocked(in.in[0]) && is_act(in.out[0])) {
       src_blocked = true;
     } else if (is_zero_keeping_elementwise(in) && !in.in.empty() && is_nchw_f32(f_, in.out[0])) {
       for (int r : in.in)
@@ -220,7 +262,8 @@ class LayoutAssigner {
     } else {
       return false;
     }
-    p_.fused_ops.push_back(make_blocked_op(*in.op, src_blocked, flat));
+    p_.fused_ops.push_back(
+        make_blocked_op(*in.op, src_blocked, flat, f_.regs[in.out[0]].meta.dtype));
     in.op = p_.fused_ops.back().get();
     if (!flat) {
       auto params = std::make_shared<KernelParams>(in.params ? *in.params : KernelParams{});
@@ -229,6 +272,121 @@ class LayoutAssigner {
       in.params = std::move(params);
     }
     f_.regs[in.out[0]].blocked = true;
+    return true;
+  }
+
+  // The NHWC readers of bf16 activations want their operands blocked (see try_nhwc).
+  void want_nhwc_operands(const Instr& in) {
+    if (!nhwc_ || in.code != Code::kKernel) return;
+    const BackendTraits& t = in.op->backend;
+    if (t.nhwc != NhwcKind::kNone) {
+      for (size_t k = 0; k < in.in.size(); ++k)
+        if (has_bit(t.nhwc_inputs, k) && is_nhwc(in.in[k])) wanted_[in.in[k]] = 1;
+    } else if (is_mean_hw(f_, in, true)) {
+      wanted_[in.in[0]] = 1;
+    } else if (flat_nhwc_candidate(in)) {
+      for (int r : in.in)
+        if (same_shape_operand(in, r)) wanted_[r] = 1;
+    }
+  }
+
+  // An elementwise op of same-shape bf16 4-d tensors (and one-element operands, as a relu mask's
+  // threshold): on NHWC buffers it runs flat (no padding).
+  bool flat_nhwc_candidate(const Instr& in) const {
+    if (!in.op->elementwise || in.out.size() != 1 || in.in.empty() || !is_nhwc(in.out[0]))
+      return false;
+    bool activations = false;
+    for (int r : in.in) {
+      if (r < 0 || f_.regs[r].type != RegType::kTensor) return false;
+      if (same_shape_operand(in, r))
+        activations = true;
+      else if (!one_element(r))
+        return false;
+    }
+    return activations;
+  }
+  bool same_shape_operand(const Instr& in, int r) const {
+    return f_.regs[r].meta == f_.regs[in.out[0]].meta;
+  }
+  bool one_element(int r) const {
+    const Shape& s = f_.regs[r].meta.shape;
+    return !f_.regs[r].blocked && std::find(s.begin(), s.end(), ir::kDynamic) == s.end() &&
+           numel(s) == 1;
+  }
+
+  // Every operand read for its values is (N, C, 1, 1) with the output's N and C.
+  bool broadcasts_over_hw(const Instr& in, const BackendTraits& t) const {
+    const Shape& o = f_.regs[in.out[0]].meta.shape;
+    for (size_t k = 0; k < in.in.size(); ++k) {
+      if (has_bit(t.shape_only_inputs, k)) continue;
+      const int r = in.in[k];
+      if (r < 0 || f_.regs[r].type != RegType::kTensor) return false;
+      const Shape& s = f_.regs[r].meta.shape;
+      if (s.size() != 4 || s[0] != o[0] || s[1] != o[1] || s[2] != 1 || s[3] != 1) return false;
+    }
+    return true;
+  }
+
+  // Rewrites a reader of bf16 NHWC activations (BackendTraits::nhwc, or an elementwise op) to
+  // take them as they are; false leaves it untouched (its blocked operands are then reordered).
+  bool try_nhwc(Instr& in) {
+    if (!nhwc_ || in.code != Code::kKernel) return false;
+    const BackendTraits& t = in.op->backend;
+    bool src_blocked = false, dst_blocked = false;
+    std::vector<int> outs;  // the outputs written NHWC
+    if (t.nhwc == NhwcKind::kSame) {
+      bool reads = false, wanted = false;
+      for (size_t k = 0; k < in.in.size(); ++k)
+        if (has_bit(t.nhwc_inputs, k)) {
+          if (!nhwc_blocked(in.in[k])) return false;
+          reads = true;
+        }
+      for (size_t j = 0; j < in.out.size(); ++j)
+        if (has_bit(t.nhwc_outputs, j)) {
+          if (!is_nhwc(in.out[j])) return false;
+          wanted |= wanted_[in.out[j]] != 0;
+          outs.push_back(in.out[j]);
+        }
+      // Writes only (the mean pool's gradient): NHWC pays where its readers take it, and the
+      // kernels broadcast an (N, C, 1, 1) operand over H, W only.
+      if (!reads && (!wanted || !broadcasts_over_hw(in, t))) return false;
+      src_blocked = dst_blocked = true;
+    } else if (t.nhwc == NhwcKind::kConvGrad) {
+      dst_blocked = nhwc_blocked(in.in[0]);                                        // dy
+      const bool x_blocked = has_bit(t.nhwc_inputs, 1) && nhwc_blocked(in.in[1]);  // filter's x
+      const bool dx_blocked = has_bit(t.nhwc_outputs, 0) && is_nhwc(in.out[0]) &&
+                              wanted_[in.out[0]] && is_nhwc(in.in[0]);
+      if (!dst_blocked && !x_blocked && !dx_blocked) return false;
+      src_blocked = x_blocked || dx_blocked;
+      // Without the step the primitive reorders each of these to and from its layout.
+      if (dst_blocked) saved_ += bytes(in.in[0]);
+      if (x_blocked) saved_ += bytes(in.in[1]);
+      if (dx_blocked) saved_ += bytes(in.out[0]), outs.push_back(in.out[0]);
+    } else if (is_mean_hw(f_, in, true)) {  // global mean pool: NHWC in, (N, C) plain out
+      if (!nhwc_blocked(in.in[0])) return false;
+      src_blocked = true;
+    } else if (flat_nhwc_candidate(in)) {
+      for (int r : in.in)
+        if (same_shape_operand(in, r) && !nhwc_blocked(r)) return false;
+      p_.fused_ops.push_back(make_blocked_op(*in.op, true, true, DType::bfloat16));
+      in.op = p_.fused_ops.back().get();
+      f_.regs[in.out[0]].blocked = true;
+      return true;
+    } else {
+      return false;
+    }
+    for (size_t k = 0; k < in.in.size(); ++k) {
+      const bool nhwc_operand =
+          (has_bit(t.nhwc_inputs, k) || t.reduce == ReduceFusion::kMean) && nhwc_blocked(in.in[k]);
+      if (!nhwc_operand && !has_bit(t.shape_only_inputs, k)) in.in[k] = plain(in.in[k]);
+    }
+    p_.fused_ops.push_back(make_blocked_op(*in.op, true, false, DType::bfloat16));
+    in.op = p_.fused_ops.back().get();
+    auto params = std::make_shared<KernelParams>(in.params ? *in.params : KernelParams{});
+    params->src_blocked = src_blocked;
+    params->dst_blocked = dst_blocked;
+    in.params = std::move(params);
+    for (int r : outs) f_.regs[r].blocked = true;
     return true;
   }
 
@@ -267,6 +425,7 @@ class LayoutAssigner {
 
   Function& f_;
   ProgramImpl& p_;
+  const bool nhwc_;           // bf16 activations may go NHWC (bf16_nhwc_wanted)
   std::vector<int> plain_;    // per register: its NCHW copy, -1 if none yet
   std::vector<char> wanted_;  // per original register: read first by a layout-aware op
   const OpDef* to_plain_ = nullptr;
@@ -278,6 +437,7 @@ class LayoutAssigner {
 void assign_layouts(ProgramImpl& p, bool always) {
   if (cpu::nn_backend() == cpu::NnBackend::kRef) return;  // reference loops know only NCHW
   if (cpu::activation_tag() == dnnl::memory::format_tag::undef) return;
+  const bool nhwc = bf16_nhwc_wanted();
   for (Function& f : p.fns) {
     // Training graphs read most activations again in NCHW (relu masks, pooling and conv
     // gradients): when the reorders that adds move more bytes than the convs' own reorders that
@@ -286,7 +446,7 @@ void assign_layouts(ProgramImpl& p, bool always) {
     const std::vector<RegInfo> regs = f.regs;
     const std::vector<int> outputs = f.outputs;
     const size_t num_ops = p.fused_ops.size();
-    LayoutAssigner a(f, p);
+    LayoutAssigner a(f, p, nhwc);
     a.run();
     if (!always && a.reorder_bytes() > a.saved_bytes()) {
       f.code = code;

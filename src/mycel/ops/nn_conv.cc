@@ -132,14 +132,14 @@ void conv_bwd_input_kernel(const KernelContext& c) {
   const WindowGeom g = conv_geom(c.op, c.attrs, c.out(0).shape(), c.in(1).shape());
   if (c.out(0).dtype() == DType::float64)
     return cpu::conv2d_backprop_input_ref<double>(c.in(0), c.in(1), c.out(0), g);
-  cpu::conv2d_backprop_input_dnnl(c.in(0), c.in(1), c.out(0), g, c.prepared);
+  cpu::conv2d_backprop_input_dnnl(c.in(0), c.in(1), c.out(0), g, c.params, c.prepared);
 }
 
 void conv_bwd_filter_kernel(const KernelContext& c) {
   const WindowGeom g = conv_geom(c.op, c.attrs, c.in(1).shape(), c.out(0).shape());
   if (c.out(0).dtype() == DType::float64)
     return cpu::conv2d_backprop_filter_ref<double>(c.in(0), c.in(1), c.out(0), g);
-  cpu::conv2d_backprop_filter_dnnl(c.in(0), c.in(1), c.out(0), g, c.prepared);
+  cpu::conv2d_backprop_filter_dnnl(c.in(0), c.in(1), c.out(0), g, c.params, c.prepared);
 }
 
 // max/avg_pool2d_grad(x, dout): dx shaped like x; dout must be the pooled shape of x.
@@ -250,15 +250,26 @@ MYCEL_REGISTER_OPS(nn_conv) {
     d.backend.absorbs_max_pool = true;
     r.add(std::move(d));
   }
-  r.add(make_op("conv2d_backprop_input", "Conv2DBackpropInput",
-                "Gradient of conv2d with respect to its input: dout (N, OC, OH, OW) and w to dx of "
-                "input_size (its batch dim follows dout).",
-                {{"dout"}, {"w"}}, conv_bwd_attrs("input_size"), infer_conv_bwd_input,
-                conv_bwd_input_kernel, conv_dtypes(), "bprop"));
-  r.add(make_op("conv2d_backprop_filter", "Conv2DBackpropFilter",
-                "Gradient of conv2d with respect to its weights: dout and x to dw of filter_size.",
-                {{"dout"}, {"x"}}, conv_bwd_attrs("filter_size"), infer_conv_bwd_filter,
-                conv_bwd_filter_kernel, conv_dtypes(), "bprop"));
+  {
+    // Either gradient reads and writes NHWC bf16 activations where the layout step says so.
+    OpDef d = make_op("conv2d_backprop_input", "Conv2DBackpropInput",
+                      "Gradient of conv2d with respect to its input: dout (N, OC, OH, OW) and w to "
+                      "dx of input_size (its batch dim follows dout).",
+                      {{"dout"}, {"w"}}, conv_bwd_attrs("input_size"), infer_conv_bwd_input,
+                      conv_bwd_input_kernel, conv_dtypes(), "bprop");
+    d.backend.nhwc = NhwcKind::kConvGrad;
+    d.backend.nhwc_inputs = 1;   // dout
+    d.backend.nhwc_outputs = 1;  // dx
+    r.add(std::move(d));
+    OpDef f = make_op("conv2d_backprop_filter", "Conv2DBackpropFilter",
+                      "Gradient of conv2d with respect to its weights: dout and x to dw of "
+                      "filter_size.",
+                      {{"dout"}, {"x"}}, conv_bwd_attrs("filter_size"), infer_conv_bwd_filter,
+                      conv_bwd_filter_kernel, conv_dtypes(), "bprop");
+    f.backend.nhwc = NhwcKind::kConvGrad;
+    f.backend.nhwc_inputs = 3;  // dout, x
+    r.add(std::move(f));
+  }
   {
     std::vector<DType> dtypes = float_dtypes();
     dtypes.push_back(DType::uint8);  // quantized activations (lite int8 models)

@@ -381,16 +381,24 @@ MYCEL_REGISTER_OPS(nn_norm) {
                 infer_batch_norm, batch_norm_kernel, float_dtypes(), "bprop");
     d.mutated_inputs = {3, 4};
     d.backend.as_post_op = kPostChannelAffine;  // with is_training false
+    d.backend.nhwc = NhwcKind::kSame;           // x and y NHWC (norm_nhwc.h)
+    d.backend.nhwc_inputs = d.backend.nhwc_outputs = 1;
     shard::set_label_rule(d, batch_norm_spec);
     r.add(std::move(d));
   }
-  r.add(make_op(
-      "batch_norm_grad", "BatchNormGrad",
-      "Gradient of batch_norm: (dx, dscale, dbias) from dout, x, scale, the saved "
-      "statistics and their sensitivities.",
-      {{"dout"}, {"x"}, {"scale"}, {"saved_mean"}, {"saved_invstd"}, {"dmean"}, {"dinvstd"}},
-      {{"is_training", AttrKind::kBool, false, false, {}}}, infer_batch_norm_grad,
-      batch_norm_grad_kernel, float_dtypes(), "unsupported"));
+  {
+    OpDef d = make_op(
+        "batch_norm_grad", "BatchNormGrad",
+        "Gradient of batch_norm: (dx, dscale, dbias) from dout, x, scale, the saved "
+        "statistics and their sensitivities.",
+        {{"dout"}, {"x"}, {"scale"}, {"saved_mean"}, {"saved_invstd"}, {"dmean"}, {"dinvstd"}},
+        {{"is_training", AttrKind::kBool, false, false, {}}}, infer_batch_norm_grad,
+        batch_norm_grad_kernel, float_dtypes(), "unsupported");
+    d.backend.nhwc = NhwcKind::kSame;  // dout, x and dx NHWC (norm_nhwc.h)
+    d.backend.nhwc_inputs = 3;
+    d.backend.nhwc_outputs = 1;
+    r.add(std::move(d));
+  }
   {
     OpDef d =
         make_op("layer_norm", "LayerNorm",

@@ -84,6 +84,13 @@ enum class ReduceFusion : uint8_t { kNone, kSum, kMean, kMax, kMin };
 /// they are in cache: softmax(x), or softmax's gradient (y, dy) -> y * (dy - sum(y * dy)).
 enum class SoftmaxRows : uint8_t { kNone, kForward, kGrad };
 
+/// How an op's kernel takes bf16 activations stored channels-last (NHWC) by graph mode's layout
+/// step (assign_layouts.cc), told by the launch's KernelParams. kSame: the activation inputs and
+/// outputs (BackendTraits::nhwc_inputs / nhwc_outputs) are all NHWC when src_blocked (batch norm
+/// and its gradient, the mean's broadcast back). kConvGrad: the convolution gradients, each
+/// tensor free: dy (input 0) NHWC when dst_blocked, x (input 1) or dx (output 0) when src_blocked.
+enum class NhwcKind : uint8_t { kNone, kSame, kConvGrad };
+
 /// What the graph backend's rewrites (backend/fuse_*.cc, assign_layouts.cc) may do with an op.
 struct BackendTraits {
   uint8_t accepts_post_ops = 0;  // PostOpBits its oneDNN kernel can apply after it
@@ -103,6 +110,9 @@ struct BackendTraits {
   // the sum of two addends (fuse_add_norm_grad.cc).
   bool norm_grad_sums_dout = false;
   SoftmaxRows softmax_rows = SoftmaxRows::kNone;
+  NhwcKind nhwc = NhwcKind::kNone;
+  uint8_t nhwc_inputs = 0, nhwc_outputs = 0;  // bit i: input / output i is a 4-d activation
+  uint8_t shape_only_inputs = 0;  // bit i: input i is read for its shape only (any layout will do)
 };
 
 /// Where graph mode's scheduler places an op's kernel (backend/place_split.cc). The split

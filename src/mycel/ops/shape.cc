@@ -543,10 +543,17 @@ MYCEL_REGISTER_OPS(shape) {
   r.add(make_op("broadcast_to", "BroadcastTo", "Broadcasts x to `shape` (-1 keeps a dimension).",
                 {{"x"}}, {attr("shape", AttrKind::kInts, {})}, infer_broadcast_to, broadcast_kernel,
                 every_dtype(), "bprop"));  // bytes only
-  r.add(make_op("broadcast_like", "BroadcastLike",
-                "Broadcasts x to the shape of `like` (whose values are not read).",
-                {{"x"}, {"like"}}, {}, infer_broadcast_like, broadcast_kernel, every_dtype(),
-                "bprop"));
+  {
+    OpDef d = make_op("broadcast_like", "BroadcastLike",
+                      "Broadcasts x to the shape of `like` (whose values are not read).",
+                      {{"x"}, {"like"}}, {}, infer_broadcast_like, broadcast_kernel, every_dtype(),
+                      "bprop");
+    // The mean pool's gradient may write an NHWC activation (norm_nhwc.h); `like` is a shape.
+    d.backend.nhwc = NhwcKind::kSame;
+    d.backend.nhwc_outputs = 1;
+    d.backend.shape_only_inputs = 2;
+    r.add(std::move(d));
+  }
   r.add(make_op("tile", "Tile", "Repeats x `multiples` times along each dimension (numpy.tile).",
                 {{"x"}}, {attr("multiples", AttrKind::kInts, {}, {"reps", "dims"})}, infer_tile,
                 tile_kernel, every_dtype(), "bprop"));  // bytes only

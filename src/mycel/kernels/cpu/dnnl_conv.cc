@@ -551,24 +551,30 @@ struct ConvBwdEntry : Entry {
   Reorder dy, other, out;
 };
 
-// User (plain) and "any" descriptors and the window parameters of one convolution geometry.
+// User and "any" descriptors and the window parameters of one convolution geometry. The user's
+// activations are NCHW, or blocked (the layout step's, bf16: NHWC) where `src_blocked` (x, dx) or
+// `dst_blocked` (dy) say so; a blocked one is also the primitive's, so that oneDNN picks a kernel
+// that reads it as it is (its bf16 kernels take NHWC natively in all three passes).
 struct ConvDescs {
   memory::desc src_user, wei_user, dst_user, src_any, wei_any, dst_any;
   memory::dims strides, dil, pad_l, pad_r;
 };
 
-ConvDescs conv_descs(DType dtype, const WindowGeom& g) {
+ConvDescs conv_descs(DType dtype, const WindowGeom& g, bool src_blocked = false,
+                     bool dst_blocked = false) {
   const auto dt = to_dnnl(dtype);
   const memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.oc, g.oh, g.ow};
   const memory::dims wei = g.groups > 1
                                ? memory::dims{g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw}
                                : memory::dims{g.oc, g.c, g.kh, g.kw};
-  return {memory::desc(src, dt, tag::nchw),
+  const memory::desc src_user = blocked_desc({g.n, g.c, g.h, g.w}, dtype, src_blocked),
+                     dst_user = blocked_desc({g.n, g.oc, g.oh, g.ow}, dtype, dst_blocked);
+  return {src_user,
           memory::desc(wei, dt, g.groups > 1 ? tag::goihw : tag::oihw),
-          memory::desc(dst, dt, tag::nchw),
-          memory::desc(src, dt, tag::any),
+          dst_user,
+          src_blocked ? src_user : memory::desc(src, dt, tag::any),
           memory::desc(wei, dt, tag::any),
-          memory::desc(dst, dt, tag::any),
+          dst_blocked ? dst_user : memory::desc(dst, dt, tag::any),
           {g.sh, g.sw},
           {g.dh - 1, g.dw - 1},
           {g.pt, g.pl},
@@ -577,34 +583,72 @@ ConvDescs conv_descs(DType dtype, const WindowGeom& g) {
 
 // Backward data (weights == false: dx from dy and w) or backward weights (dw from dy and x).
 // f32_dw: the weight gradient in float32 (a bf16/f16 conv's partial sums, added before rounding).
-std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool weights,
-                                        bool f32_dw = false) {
-  auto e = std::make_shared<ConvBwdEntry>();
-  const ConvDescs d = conv_descs(dtype, g);
-  // the forward hint keeps the conv's own weight dtype (oneDNN has no bf16 x f32 forward)
+// Whether pd runs one of oneDNN's reference kernels ("ref:any", "gemm:ref"), many times slower.
+bool is_reference_impl(const dnnl::primitive_desc& pd) {
+  return std::strstr(pd.impl_info_str(), "ref") != nullptr;
+}
+
+dnnl::convolution_forward::primitive_desc forward_hint(const ConvDescs& a) {
+  // the hint keeps the conv's own weight dtype (oneDNN has no bf16 x f32 forward)
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                      dnnl::algorithm::convolution_direct, a.src_any, a.wei_any,
+                                      a.dst_any, a.strides, a.dil, a.pad_l, a.pad_r),
+      default_attr(), engine());
+}
+
+dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd(const ConvDescs& a, bool f32_dw) {
   const memory::desc dw_any =
-      f32_dw ? memory::desc(d.wei_any.dims(), memory::data_type::f32, tag::any) : d.wei_any;
+      f32_dw ? memory::desc(a.wei_any.dims(), memory::data_type::f32, tag::any) : a.wei_any;
+  return dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, a.src_any,
+                                               dw_any, a.dst_any, a.strides, a.dil, a.pad_l,
+                                               a.pad_r),
+      default_attr(), engine(), forward_hint(a));
+}
+
+dnnl::convolution_backward_data::primitive_desc bwd_data_pd(const ConvDescs& a) {
+  return dnnl::convolution_backward_data::primitive_desc(
+      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, a.src_any,
+                                            a.wei_any, a.dst_any, a.strides, a.dil, a.pad_l,
+                                            a.pad_r),
+      default_attr(), engine(), forward_hint(a));
+}
+
+// build(native): the primitive on the blocked activations as they are; where none or only a
+// reference kernel takes them (the bf16 stem's weight gradient, 3 input channels, dy NHWC: 1.9
+// -> 530 ms a launch), build(free): free layouts, reordered to and from.
+template <class F>
+auto native_or_free(const ConvDescs& native, const ConvDescs& free, bool differ, F build) {
+  decltype(build(native)) pd;
   try {
-    const auto alg = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::primitive_desc hint(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, d.src_any,
-                                        d.wei_any, d.dst_any, d.strides, d.dil, d.pad_l, d.pad_r),
-        default_attr(), engine());
+    pd = build(native);
+  } catch (const dnnl::error& err) {
+    if (!is_unimplemented(err) || !differ) throw;
+  }
+  if (differ && (!pd || is_reference_impl(pd))) pd = build(free);
+  return pd;
+}
+
+std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool weights, bool f32_dw,
+                                        bool src_blocked, bool dst_blocked) {
+  auto e = std::make_shared<ConvBwdEntry>();
+  const ConvDescs d = conv_descs(dtype, g, src_blocked, dst_blocked);
+  const bool blocked = src_blocked || dst_blocked;
+  ConvDescs free = conv_descs(dtype, g);
+  free.src_user = d.src_user;
+  free.dst_user = d.dst_user;
+  try {
     if (weights) {
-      dnnl::convolution_backward_weights::primitive_desc pd(
-          dnnl::convolution_backward_weights::desc(alg, d.src_any, dw_any, d.dst_any, d.strides,
-                                                   d.dil, d.pad_l, d.pad_r),
-          default_attr(), engine(), hint);
+      auto pd = native_or_free(d, free, blocked,
+                               [&](const ConvDescs& a) { return bwd_weights_pd(a, f32_dw); });
       e->pd = pd;
       e->prim = dnnl::convolution_backward_weights(pd);
       e->dy = make_reorder(d.dst_user, pd.diff_dst_desc());
       e->other = make_reorder(d.src_user, pd.src_desc());
       e->out = make_reorder(pd.diff_weights_desc(), d.wei_user);
     } else {
-      dnnl::convolution_backward_data::primitive_desc pd(
-          dnnl::convolution_backward_data::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides,
-                                                d.dil, d.pad_l, d.pad_r),
-          default_attr(), engine(), hint);
+      auto pd = native_or_free(d, free, blocked, [](const ConvDescs& a) { return bwd_data_pd(a); });
       e->pd = pd;
       e->prim = dnnl::convolution_backward_data(pd);
       e->dy = make_reorder(d.dst_user, pd.diff_dst_desc());
@@ -622,6 +666,7 @@ std::shared_ptr<ConvBwdEntry> build_bwd(DType dtype, const WindowGeom& g, bool w
 struct ConvBwdPrepared : KernelPrepared {
   int threads = 0;
   WindowGeom g;
+  bool src_blocked = false, dst_blocked = false;
   std::shared_ptr<ConvBwdEntry> e;
   PreparedReorder dy, other, out;
   PreparedExec exec;
@@ -629,10 +674,13 @@ struct ConvBwdPrepared : KernelPrepared {
 };
 
 std::unique_ptr<ConvBwdPrepared> prepare_bwd(std::shared_ptr<ConvBwdEntry> e, const WindowGeom& g,
-                                             int other_arg, int out_arg) {
+                                             int other_arg, int out_arg, bool src_blocked,
+                                             bool dst_blocked) {
   auto p = std::make_unique<ConvBwdPrepared>();
   p->threads = num_threads();
   p->g = g;
+  p->src_blocked = src_blocked;
+  p->dst_blocked = dst_blocked;
   if (e->ok) {
     p->dy.prepare(e->dy);
     p->other.prepare(e->other);
@@ -682,6 +730,7 @@ void run_bwd(ConvBwdPrepared& p, const Tensor& dy, const Tensor& other, Tensor& 
 struct ConvBwdSplitPrepared : KernelPrepared {
   int threads = 0;
   WindowGeom g;
+  bool src_blocked = false, dst_blocked = false;
   std::vector<std::unique_ptr<ConvBwdPrepared>> parts;  // one per thread, one shared entry
   // No parts (oneDNN has no bf16 kernel here, e.g. AVX2 only): the common path's state, kept
   // here so that the instruction's slot does not swap between the two each launch.
@@ -709,19 +758,24 @@ int split_threads(const WindowGeom& g) {
   return t;
 }
 
-std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeom& g, int t) {
+std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeom& g, int t,
+                                                    bool src_blocked, bool dst_blocked) {
   auto s = std::make_unique<ConvBwdSplitPrepared>();
   s->threads = num_threads();
   s->g = g;
+  s->src_blocked = src_blocked;
+  s->dst_blocked = dst_blocked;
   WindowGeom part = g;
   part.n = g.n / t;
   const SerialScope one(0);  // the primitives are built (and keyed) for one thread
   const std::string k = key("conv2d_bwd_w_split", dtype_name(dtype), part.n, part.c, part.h, part.w,
                             part.oc, part.kh, part.kw, part.sh, part.sw, part.dh, part.dw, part.pt,
-                            part.pb, part.pl, part.pr, part.groups);
-  auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(dtype, part, true, true); });
+                            part.pb, part.pl, part.pr, part.groups, src_blocked, dst_blocked);
+  auto e = cached<ConvBwdEntry>(
+      k, [&] { return build_bwd(dtype, part, true, true, src_blocked, dst_blocked); });
   for (int i = 0; i < t && e->ok; ++i)
-    s->parts.push_back(prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS));
+    s->parts.push_back(
+        prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, src_blocked, dst_blocked));
   return s;
 }
 
@@ -773,9 +827,23 @@ void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tenso
   stream().wait();
 }
 
+// `t` in NCHW: itself, or a plain copy of it when it is in the blocked layout.
+Tensor plain_copy(const Tensor& t, bool blocked) {
+  if (!blocked) return t;
+  Tensor p = Tensor::empty(t.shape(), t.dtype());
+  reorder_blocked(t, p, false);
+  return p;
+}
+
 // Shared driver of both backward kernels: empty shapes, the cache, and the float32 fallbacks.
+// `params` (may be null) says which activations are blocked: dy (dst_blocked), x or dx
+// (src_blocked); the fast paths below that know only NCHW step aside for them.
 void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const WindowGeom& g,
-                     bool weights, std::unique_ptr<KernelPrepared>* slot) {
+                     bool weights, KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  const bool dst_blocked = params && params->dst_blocked,
+             src_blocked = params && params->src_blocked;
+  if (params) params->layout_taken = true;
+  const bool plain = !src_blocked && !dst_blocked;
   if (out.numel() == 0) return;
   if (dy.numel() == 0 || other.numel() == 0) {  // nothing flows back: zero gradient
     std::memset(out.data(), 0, out.nbytes());
@@ -792,50 +860,66 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
         slot, local,
         [&](const ConvBwdSplitPrepared& q) {
           return q.threads == num_threads() && same_geom(q.g, g) &&
-                 static_cast<int>(q.parts.size()) == t;
+                 static_cast<int>(q.parts.size()) == t && q.src_blocked == src_blocked &&
+                 q.dst_blocked == dst_blocked;
         },
-        [&] { return prepare_split(out.dtype(), g, t); });
+        [&] { return prepare_split(out.dtype(), g, t, src_blocked, dst_blocked); });
     if (!s.parts.empty()) return run_bwd_filter_split(s, dy, other, out);
     slot = &s.fallback;
   }
   const SerialScope threads(work);
   // Few channels: our AVX2 loops beat oneDNN's (conv_direct.h); they read and write NCHW.
-  if (weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
+  if (plain && weights && conv2d_direct_bwd_filter_fits(out.dtype(), g)) {
     const size_t bytes = sizeof(float) * static_cast<size_t>(conv2d_direct_bwd_filter_scratch(g));
     return conv2d_direct_backprop_filter(dy, other, out, g,
                                          static_cast<float*>(staging_data(0, bytes)));
   }
-  if (weights && conv2d_gemm_bwd_filter_fits(out.dtype(), g))
+  if (plain && weights && conv2d_gemm_bwd_filter_fits(out.dtype(), g))
     return conv2d_gemm_backprop_filter(dy, other, out, g, slot);
   // 3x3 stride 1 at a batch: Winograd (conv_winograd_nchw.h).
-  if (!weights && dy.dtype() == DType::float32 && other.dtype() == DType::float32)
+  if (plain && !weights && dy.dtype() == DType::float32 && other.dtype() == DType::float32)
     if (const int m = winograd_nchw_bwd_data_tile(out.dtype(), g); m != 0)
       return conv2d_backprop_input_winograd_nchw(dy, other, out, g, m);
   // Few channels, narrow rows, a batch: images in the vector lanes (conv_batch_lanes.h).
-  if (!weights && conv2d_bwd_data_batch_lanes_fits(out.dtype(), g))
+  if (plain && !weights && conv2d_bwd_data_batch_lanes_fits(out.dtype(), g))
     return conv2d_backprop_input_batch_lanes(dy, other, out, g);
-  if (!weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
+  if (plain && !weights && conv2d_direct_bwd_data_fits(out.dtype(), g))
     return conv2d_direct_backprop_input(
         dy, other, out, g, static_cast<float*>(staging_data(0, sizeof(float) * other.numel())));
   std::unique_ptr<ConvBwdPrepared> local;
   ConvBwdPrepared& p = prepared_state<ConvBwdPrepared>(
       slot, local,
-      [&](const ConvBwdPrepared& q) { return q.threads == num_threads() && same_geom(q.g, g); },
+      [&](const ConvBwdPrepared& q) {
+        return q.threads == num_threads() && same_geom(q.g, g) && q.src_blocked == src_blocked &&
+               q.dst_blocked == dst_blocked;
+      },
       [&] {
         const std::string k =
             key(weights ? "conv2d_bwd_w" : "conv2d_bwd_d", dtype_name(out.dtype()), g.n, g.c, g.h,
-                g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups);
-        auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(out.dtype(), g, weights); });
+                g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, g.groups,
+                src_blocked, dst_blocked);
+        auto e = cached<ConvBwdEntry>(
+            k, [&] { return build_bwd(out.dtype(), g, weights, false, src_blocked, dst_blocked); });
         return prepare_bwd(std::move(e), g, weights ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS,
-                           weights ? DNNL_ARG_DIFF_WEIGHTS : DNNL_ARG_DIFF_SRC);
+                           weights ? DNNL_ARG_DIFF_WEIGHTS : DNNL_ARG_DIFF_SRC, src_blocked,
+                           dst_blocked);
       });
+  if (!p.e->ok && !plain) {  // no oneDNN kernel for these layouts: NCHW copies (a rare geometry)
+    const Tensor dy_plain = plain_copy(dy, dst_blocked);
+    const Tensor other_plain = plain_copy(other, weights && src_blocked);
+    if (weights || !src_blocked)
+      return conv2d_bwd_dnnl(dy_plain, other_plain, out, g, weights, nullptr, nullptr);
+    Tensor dx = Tensor::empty(out.shape(), out.dtype());
+    conv2d_bwd_dnnl(dy_plain, other_plain, dx, g, weights, nullptr, nullptr);
+    return reorder_blocked(dx, out, true);
+  }
   if (!p.e->ok) {
     if (out.dtype() == DType::float32)
       return weights ? conv2d_backprop_filter_ref<float>(dy, other, out, g)
                      : conv2d_backprop_input_ref<float>(dy, other, out, g);
     Tensor dy32 = dy.to(DType::float32), other32 = other.to(DType::float32);
     Tensor out32 = Tensor::empty(out.shape(), DType::float32);
-    conv2d_bwd_dnnl(dy32, other32, out32, g, weights, nullptr);
+    conv2d_bwd_dnnl(dy32, other32, out32, g, weights, nullptr, nullptr);
     convert_elements(out32.data(), DType::float32, out.data(), out.dtype(), out.numel());
     return;
   }
@@ -845,13 +929,13 @@ void conv2d_bwd_dnnl(const Tensor& dy, const Tensor& other, Tensor& out, const W
 }  // namespace
 
 void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g,
-                                std::unique_ptr<KernelPrepared>* slot) {
-  conv2d_bwd_dnnl(dy, w, dx, g, false, slot);
+                                KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  conv2d_bwd_dnnl(dy, w, dx, g, false, params, slot);
 }
 
 void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw, const WindowGeom& g,
-                                 std::unique_ptr<KernelPrepared>* slot) {
-  conv2d_bwd_dnnl(dy, x, dw, g, true, slot);
+                                 KernelParams* params, std::unique_ptr<KernelPrepared>* slot) {
+  conv2d_bwd_dnnl(dy, x, dw, g, true, params, slot);
 }
 
 }  // namespace mycel::cpu

@@ -53,11 +53,15 @@ bool matmul_dnnl_warm(const Tensor& a, const Tensor& b, const Tensor* bias, Tens
 void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                  const WindowGeom& g, KernelParams* params = nullptr,
                  std::unique_ptr<KernelPrepared>* slot = nullptr);
-/// dx of conv2d from dy and w (oneDNN backward data), same geometry as the forward.
+/// dx of conv2d from dy and w (oneDNN backward data), same geometry as the forward. `params` may
+/// say dy (dst_blocked) and dx (src_blocked) are bf16 activations in the blocked layout.
 void conv2d_backprop_input_dnnl(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeom& g,
+                                KernelParams* params = nullptr,
                                 std::unique_ptr<KernelPrepared>* slot = nullptr);
-/// dw of conv2d from dy and x (oneDNN backward weights), same geometry as the forward.
+/// dw of conv2d from dy and x (oneDNN backward weights), same geometry as the forward; `params`
+/// may say dy (dst_blocked) and x (src_blocked) are blocked, as above.
 void conv2d_backprop_filter_dnnl(const Tensor& dy, const Tensor& x, Tensor& dw, const WindowGeom& g,
+                                 KernelParams* params = nullptr,
                                  std::unique_ptr<KernelPrepared>* slot = nullptr);
 /// Max pooling, or average pooling (count_include_pad: padded positions count in the divisor);
 /// `params` may say x and y are channel-blocked.
