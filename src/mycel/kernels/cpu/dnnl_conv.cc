@@ -16,6 +16,7 @@
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
 #include "mycel/kernels/cpu/conv_stream.h"
+#include "mycel/kernels/cpu/conv_weight_reorder.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/conv_winograd_nchw.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
@@ -248,15 +249,43 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
 
 namespace {
 
-// A reorder prepared as a call: `in`/`out` are its argument indices.
+// A reorder prepared as a call: `in`/`out` are its argument indices. A weight reorder from the
+// plain layout into a primitive's (16-bit elements) runs as our loop (`loop`, conv_weight_reorder.h)
+// unless MYCEL_CONV_WEIGHT_LOOPS=0 when prepared.
 struct PreparedReorder {
   PreparedExec exec;
   int in = -1, out = -1;
-  void prepare(const Reorder& r) {
+  std::unique_ptr<WeightBlocking> loop;
+  void prepare(const Reorder& r, bool weights = false) {
     if (!r.prim) return;
     exec = PreparedExec(*r.prim);
     in = exec.add(DNNL_ARG_FROM, r.from);
     out = exec.add(DNNL_ARG_TO, r.to);
+    if (weights) loop = plain_to_blocked_loop(r);
+  }
+  // Runs the reorder from `from` to `to` (the caller waits on the stream).
+  void run(const void* from, void* to) {
+    if (loop) {
+      // as oneDNN's reorder: the launch's threads, one below 64K elements (a region's wake-up)
+      const int threads = loop->blocked_elems() >= (int64_t{1} << 16) ? num_threads() : 1;
+      weights_to_blocked(*loop, static_cast<const uint16_t*>(from), static_cast<uint16_t*>(to),
+                         threads);
+      return;
+    }
+    exec.set(in, from);
+    exec.set(out, to);
+    exec.run();
+  }
+  // Our loop for r where it is one from plain 16-bit weights (oihw, goihw) to a layout it walks.
+  static std::unique_ptr<WeightBlocking> plain_to_blocked_loop(const Reorder& r) {
+    const auto dt = r.from.data_type();
+    if (!conv_weight_loops_enabled() || dt != r.to.data_type() ||
+        (dt != memory::data_type::bf16 && dt != memory::data_type::f16))
+      return nullptr;
+    const memory::dims dims = r.from.dims();
+    if (r.from != memory::desc(dims, dt, dims.size() == 5 ? tag::goihw : tag::oihw))
+      return nullptr;
+    return WeightBlocking::make(r.to);
   }
 };
 
@@ -280,7 +309,7 @@ std::unique_ptr<ConvPrepared> prepare_conv(std::shared_ptr<ConvEntry> e, const W
   p->has_bias = has_bias;
   p->const_w = const_w;
   p->src.prepare(e->src);
-  if (!const_w) p->wei.prepare(e->wei);
+  if (!const_w) p->wei.prepare(e->wei, /*weights=*/true);
   p->dst.prepare(e->dst);
   p->conv = PreparedExec(e->prim, &e->pd);
   p->a_src = p->conv.add(DNNL_ARG_SRC, e->src.to);
@@ -315,9 +344,7 @@ bool run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
     wei = const_weights(e, w);
   } else if (p.wei.exec.defined()) {
     void* buf = staging_data(1, e.wei.to.get_size());
-    p.wei.exec.set(p.wei.in, wei);
-    p.wei.exec.set(p.wei.out, buf);
-    p.wei.exec.run();
+    p.wei.run(wei, buf);
     wei = buf;
   }
   void* dst = p.dst.exec.defined() ? staging_data(2, e.dst.from.get_size()) : y.data();
@@ -635,7 +662,7 @@ std::unique_ptr<ConvBwdPrepared> prepare_bwd(std::shared_ptr<ConvBwdEntry> e, co
   p->g = g;
   if (e->ok) {
     p->dy.prepare(e->dy);
-    p->other.prepare(e->other);
+    p->other.prepare(e->other, /*weights=*/other_arg == DNNL_ARG_WEIGHTS);
     p->out.prepare(e->out);
     p->exec = PreparedExec(e->prim, &e->pd);
     p->a_dy = p->exec.add(DNNL_ARG_DIFF_DST, e->dy.to);
@@ -651,9 +678,7 @@ std::unique_ptr<ConvBwdPrepared> prepare_bwd(std::shared_ptr<ConvBwdEntry> e, co
 const void* stage(PreparedReorder& r, const Tensor& t, size_t bytes, int slot) {
   if (!r.exec.defined()) return t.data();
   void* buf = staging_data(slot, bytes);
-  r.exec.set(r.in, t.data());
-  r.exec.set(r.out, buf);
-  r.exec.run();
+  r.run(t.data(), buf);
   return buf;
 }
 
@@ -686,6 +711,11 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   // No parts (oneDNN has no bf16 kernel here, e.g. AVX2 only): the common path's state, kept
   // here so that the instruction's slot does not swap between the two each launch.
   std::unique_ptr<KernelPrepared> fallback;
+  // The partials' layout when one pass adds them into the user's bf16 oihw (sum_blocked_to_bf16:
+  // 512x512x3x3 at two threads, 0.x ms against the adds' x ms and the reorder's 2.2); null:
+  // they are added into the first and reordered by oneDNN (MYCEL_CONV_WEIGHT_LOOPS=0, f16, a
+  // layout not walked, no AVX512-BF16).
+  std::unique_ptr<WeightBlocking> tail;
 };
 
 // MYCEL_CONV_BWD_SPLIT=0 leaves the bf16/f16 weight gradient to oneDNN's own threading (A/B;
@@ -722,6 +752,12 @@ std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeo
   auto e = cached<ConvBwdEntry>(k, [&] { return build_bwd(dtype, part, true, true); });
   for (int i = 0; i < t && e->ok; ++i)
     s->parts.push_back(prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS));
+  if (e->ok && dtype == DType::bfloat16 && conv_weight_loops_enabled() &&
+      sum_blocked_to_bf16_available() && e->out.prim &&
+      e->out.from.data_type() == memory::data_type::f32 &&
+      e->out.to == memory::desc(e->out.from.dims(), memory::data_type::bf16,
+                                g.groups > 1 ? tag::goihw : tag::oihw))
+    s->tail = WeightBlocking::make(e->out.from);
   return s;
 }
 
@@ -761,6 +797,10 @@ void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tenso
   }
   for (auto& f : failed)
     if (f) std::rethrow_exception(f);
+  if (s.tail) {  // one pass: the partials added and rounded into dw
+    sum_blocked_to_bf16(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), t);
+    return;
+  }
   const int64_t n = static_cast<int64_t>(dw_bytes / sizeof(float));
   parallel_for(n, t, [&](int64_t b, int64_t end) {
     for (int j = 1; j < t; ++j)

@@ -1,0 +1,70 @@
+// A convolution's weights between the user's plain layout (oihw, goihw) and a oneDNN primitive's
+// blocked one (AcdB32a2b, ABcd8a16b2a, ABcd16b16a, ...) as our own loops, in place of oneDNN's
+// reorders on the bf16 training path (dnnl_conv.cc):
+// - weights_to_blocked: the bf16 weights into the forward and backward-data layouts, once per
+//   launch. oneDNN 2.6's jit:uni reorder took 2.0 ms for 512x512x3x3 into AcdB32a2b (0.5 ms into
+//   ABcd8a16b2a, the same bytes) on two threads of the Zen 4 VM: ~13 ms of ResNet-18's bf16 O2
+//   step (b32), ~3.5% of it, and relatively three times that on an AMX Xeon.
+// - sum_blocked_to_bf16: the split bf16 weight gradient's tail (ConvBwdSplitPrepared): the T
+//   float32 partials, in the primitive's layout, added and written to the user's bf16 oihw in one
+//   pass with the rounding of oneDNN's reorder (vcvtneps2bf16). Today's tail added them into the
+//   first partial (T+1 full passes over float32) and then reordered it (2.2 ms for 512x512x3x3).
+// Any dense blocked layout of 4-5 dims is walked the same way: its levels (a dim's outer index or
+// one of its inner blocks), outermost first, each with its stride in the plain layout. The
+// innermost levels make a chunk (at most kChunk elements) whose plain offsets are a table built
+// once per prepared launch; the outer levels are counted through per chunk.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+namespace mycel::cpu {
+
+class WeightBlocking {
+ public:
+  /// md's layout against the plain one of its dims, or nullptr where md is not a dense blocked
+  /// layout of 4-5 dims (e.g. with compensation, an offset, a chunk level over kChunk).
+  static std::unique_ptr<WeightBlocking> make(const dnnl::memory::desc& md);
+
+  /// Elements of the blocked layout, padding included.
+  int64_t blocked_elems() const { return outer_count_ * chunk_; }
+  /// Elements of the plain layout.
+  int64_t plain_elems() const { return plain_elems_; }
+
+  struct Level {
+    int dim = 0;
+    int64_t count = 1;
+    int64_t plain_stride = 0;  // elements
+    int64_t weight = 1;        // this level's step in its dim's logical index
+  };
+  // The walk, public to the loops in the .cc file.
+  int ndims_ = 0;
+  int64_t dims_[5] = {};
+  int64_t plain_elems_ = 0;
+  std::vector<Level> outer_;  // outermost first
+  int64_t outer_count_ = 1, chunk_ = 1;
+  std::vector<int32_t> chunk_plain_;    // per chunk element (blocked order): plain offset
+  std::vector<int32_t> chunk_logical_;  // per chunk element: its logical index in each dim
+  int64_t chunk_max_[5] = {};           // the largest of those per dim
+  bool padded_ = false;                 // some padded_dims exceed dims: edge chunks check each
+};
+
+/// blocked = plain in b's layout, 16-bit elements (bf16, f16), the padding zero.
+void weights_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* blocked,
+                        int threads);
+
+/// Whether sum_blocked_to_bf16 runs here: the CPU has AVX512-BF16 (it rounds with vcvtneps2bf16,
+/// as oneDNN's reorder does there) and oneDNN's ISA is not capped below it.
+bool sum_blocked_to_bf16_available();
+
+/// plain (bf16, b's dims) = the bf16 rounding of partials[0] + ... + partials[T-1] (float32 in
+/// b's layout, added in that order): the same bits as adding them and reordering with oneDNN.
+void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, int T,
+                         uint16_t* plain, int threads);
+
+/// Whether MYCEL_CONV_WEIGHT_LOOPS (read at each call: a launch reads it once when prepared)
+/// leaves these loops on (default) or not (0: oneDNN's reorders, for A/B measurements).
+bool conv_weight_loops_enabled();
+
+}  // namespace mycel::cpu
