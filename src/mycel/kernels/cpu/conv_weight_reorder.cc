@@ -136,7 +136,8 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
   for (int i = 0; i < n; ++i) {
     if (d.padded_dims[i] % block[i] != 0) return nullptr;
     const int64_t count = d.padded_dims[i] / block[i];
-    if (count > 1) outer.push_back({{i, count, plain_stride[i] * block[i], block[i]}, bd.strides[i]});
+    if (count > 1)
+      outer.push_back({{i, count, plain_stride[i] * block[i], block[i]}, bd.strides[i]});
   }
   std::stable_sort(outer.begin(), outer.end(),
                    [](const Blocked& a, const Blocked& b) { return a.stride > b.stride; });
@@ -162,8 +163,9 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
   }
   int64_t padded = 1;
   for (int i = 0; i < n; ++i) padded *= d.padded_dims[i];
-  if (expect != padded || static_cast<int64_t>(md.get_size()) != padded * 
-      static_cast<int64_t>(dnnl::memory::data_type_size(md.data_type())))
+  if (expect != padded ||
+      static_cast<int64_t>(md.get_size()) !=
+          padded * static_cast<int64_t>(dnnl::memory::data_type_size(md.data_type())))
     return nullptr;
   for (const Blocked& b : all)
     if (b.level.count > 1) levels.push_back(b.level);

@@ -250,8 +250,8 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
 namespace {
 
 // A reorder prepared as a call: `in`/`out` are its argument indices. A weight reorder from the
-// plain layout into a primitive's (16-bit elements) runs as our loop (`loop`, conv_weight_reorder.h)
-// unless MYCEL_CONV_WEIGHT_LOOPS=0 when prepared.
+// plain layout into a primitive's (16-bit elements) runs as our loop (`loop`,
+// conv_weight_reorder.h) unless MYCEL_CONV_WEIGHT_LOOPS=0 when prepared.
 struct PreparedReorder {
   PreparedExec exec;
   int in = -1, out = -1;
@@ -283,8 +283,7 @@ struct PreparedReorder {
         (dt != memory::data_type::bf16 && dt != memory::data_type::f16))
       return nullptr;
     const memory::dims dims = r.from.dims();
-    if (r.from != memory::desc(dims, dt, dims.size() == 5 ? tag::goihw : tag::oihw))
-      return nullptr;
+    if (r.from != memory::desc(dims, dt, dims.size() == 5 ? tag::goihw : tag::oihw)) return nullptr;
     return WeightBlocking::make(r.to);
   }
 };
