@@ -1,0 +1,75 @@
+"""The bf16 convolution weights' own loops (kernels/cpu/conv_weight_reorder.h: the weights into
+the forward layout, the split weight gradient's partials added and rounded into plain bf16 in one
+pass) against oneDNN's reorders (MYCEL_CONV_WEIGHT_LOOPS=0): ResNet-18's bf16 O2 training steps
+leave the same weights, bit for bit, on 1, 2 and 3 threads; with the loops on, oneDNN runs none
+of the reorders they replace (ONEDNN_VERBOSE)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+STEPS = r"""
+import os, sys, numpy as np
+root, out, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, os.path.join(root, "examples"))
+import mycel
+from mycel import Tensor, nn, amp
+from models import resnet18_cifar
+mycel.set_context(mode=mycel.GRAPH_MODE, num_threads=threads)
+mycel.set_seed(3)
+net = resnet18_cifar()
+opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
+loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+step = amp.build_train_network(net, opt, loss, level="O2")
+step.set_train(True)
+rng = np.random.default_rng(1)
+x = Tensor(rng.standard_normal((6, 3, 32, 32)).astype(np.float32))
+y = Tensor(rng.integers(0, 10, 6).astype(np.int32))
+losses = [float(step(x, y).asnumpy()) for _ in range(2)]
+np.savez(out, losses=np.array(losses), *[p.asnumpy() for p in net.trainable_params()])
+"""
+
+
+def _cpu_has(flag):
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return flag in line.split()
+    except OSError:
+        pass
+    return False
+
+
+def _run(tmp_path, threads, loops):
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    path = str(tmp_path / f"w{threads}{loops}.npz")
+    env = dict(os.environ, MYCEL_CONV_WEIGHT_LOOPS=loops, ONEDNN_VERBOSE="1")
+    out = subprocess.run([sys.executable, "-c", STEPS, root, path, str(threads)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    reorders = [ln.split(",") for ln in out.stdout.splitlines()
+                if ln.startswith("onednn_verbose,exec,cpu,reorder")]
+    return np.load(path), reorders
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_resnet18_o2_steps_same_bits_with_and_without_the_loops(tmp_path, threads):
+    on, r_on = _run(tmp_path, threads, "1")
+    off, r_off = _run(tmp_path, threads, "0")
+    assert on.files == off.files
+    for k in off.files:  # the weights after two steps (each step's gradients fed the update)
+        np.testing.assert_array_equal(on[k], off[k], err_msg=k)
+    # The reorders the loops replace: float32 partials -> bf16 (the split's tail) and plain bf16
+    # weights -> the forward's AcdB*a2b layouts.
+    def tails(r):
+        return [f for f in r if f[6].startswith("src_f32:") and "dst_bf16::blocked:abcd" in f[6]]
+
+    def fwd(r):
+        return [f for f in r if f[6].startswith("src_bf16::blocked:abcd") and "AcdB" in f[6]]
+
+    assert tails(r_off) and fwd(r_off)  # the same steps take them with the loops off
+    if _cpu_has("avx512_bf16"):
+        assert not tails(r_on) and not fwd(r_on)
