@@ -35,13 +35,30 @@ struct Case {
 
 // ResNet-18's layouts (forward AcdB{32,48,64}a2b, backward-data ABcd8a16b2a, the weight
 // gradient's ABcd16b16a and Acdb16a) on shapes with channels off the blocks, 1x1, 5x5, groups.
-const Case kCases[] = {{{64, 64, 3, 3}, tag::AcdB64a2b},     {{512, 256, 1, 1}, tag::AcdB48a2b},
-                       {{64, 3, 3, 3}, tag::AcdB64a2b},      {{40, 13, 5, 5}, tag::AcdB32a2b},
-                       {{256, 128, 3, 3}, tag::ABcd8a16b2a}, {{20, 7, 3, 3}, tag::ABcd8a16b2a},
-                       {{128, 64, 3, 3}, tag::ABcd16b16a},   {{17, 33, 1, 1}, tag::ABcd16b16a},
-                       {{30, 18, 5, 5}, tag::ABcd16b16a},    {{64, 3, 3, 3}, tag::Acdb16a},
-                       {{9, 3, 7, 7}, tag::Acdb16a},         {{2, 16, 24, 3, 3}, tag::aBCde16c16b},
-                       {{3, 20, 10, 3, 3}, tag::gOIhw16i16o}};
+const Case kCases[] = {{{64, 64, 3, 3}, tag::AcdB64a2b},
+                       {{512, 256, 1, 1}, tag::AcdB48a2b},
+                       {{64, 3, 3, 3}, tag::AcdB64a2b},
+                       {{40, 13, 5, 5}, tag::AcdB32a2b},
+                       {{256, 128, 3, 3}, tag::ABcd8a16b2a},
+                       {{20, 7, 3, 3}, tag::ABcd8a16b2a},
+                       {{128, 64, 3, 3}, tag::ABcd16b16a},
+                       {{17, 33, 1, 1}, tag::ABcd16b16a},
+                       {{30, 18, 5, 5}, tag::ABcd16b16a},
+                       {{64, 3, 3, 3}, tag::Acdb16a},
+                       {{9, 3, 7, 7}, tag::Acdb16a},
+                       {{2, 16, 24, 3, 3}, tag::aBCde16c16b},
+                       {{3, 20, 10, 3, 3}, tag::gOIhw16i16o},
+                       // the register-tile paths: 1x1, 3x1, 2x2, 3x3; N of AcdBNa2b 16-64
+                       {{128, 64, 1, 1}, tag::AcdB64a2b},
+                       {{96, 32, 3, 3}, tag::AcdB48a2b},
+                       {{32, 48, 3, 1}, tag::AcdB16a2b},
+                       {{64, 16, 2, 2}, tag::AcdB32a2b},
+                       {{32, 64, 1, 1}, tag::ABcd8a16b2a},
+                       {{48, 32, 2, 2}, tag::ABcd8a16b2a},
+                       {{64, 32, 1, 1}, tag::ABcd16b16a},
+                       {{32, 48, 3, 1}, tag::ABcd16b16a},
+                       {{48, 16, 2, 2}, tag::ABcd16b16a},
+                       {{16, 16, 3, 3}, tag::ABcd16b16a}};
 
 uint16_t random_bits(std::mt19937& rng) { return static_cast<uint16_t>(rng() & 0xffff); }
 

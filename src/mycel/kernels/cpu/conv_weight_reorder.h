@@ -51,7 +51,7 @@ class WeightBlocking {
   // order of the destination, each row's run written whole).
   std::vector<int32_t> order_plain_;
   std::vector<uint16_t> order_k_;
-  bool padded_ = false;                 // some padded_dims exceed dims: edge chunks check each
+  bool padded_ = false;  // some padded_dims exceed dims: edge chunks check each
   // Runs (weights_to_blocked's fast path, layouts without padding whose two innermost levels are
   // `run_lanes_` lanes (a multiple of 16) of pairs: AcdB32a2b's 32a2b, lanes o and pairs i;
   // ABcd8a16b2a's 16b2a, lanes i and pairs o): element 2l+p of a run at plain offset
@@ -62,6 +62,17 @@ class WeightBlocking {
   struct RunLevel {
     int64_t count, plain_stride, blocked_stride;
   };
+  // Tiles of tile_rows_ output channels x 16 input channels transposed in registers
+  // (tiles_to_blocked), for layouts without padding, input channels a multiple of 16 and kernels
+  // of at most 12 positions (3x3, 1x1): AcdB{16,32,48,64}a2b (the forward's, tile_rows_ = N) or
+  // ABcd8a16b2a (backward data's, tile_rows_ 16, bwd_data_ true). 0: not one of these.
+  int tile_rows_ = 0;
+  bool bwd_data_ = false;
+  // float32 ABcd16b16a without padding, channels multiples of 16, kernels of at most 12
+  // positions: sum_blocked_to_bf16 by tiles of 16 x 16 channels (the split weight gradient's
+  // layout in ResNet-18).
+  bool tail16_ = false;
+  int64_t khw_ = 0;
   bool runs_ = false;
   std::vector<RunLevel> run_outer_;  // outermost first
   int64_t run_count_ = 0, run_lanes_ = 0;
