@@ -328,62 +328,6 @@ void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int 
   }
 }
 
-// weights_to_blocked by runs (WeightBlocking::runs_): per run, each 16 lanes' pairs gathered as
-// the low halves of 32-bit loads, then interleaved.
-void runs_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* blocked,
-                     int threads) {
-  const __m512i lanes =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(b.lane_stride_));
-  const __m512i lanes_hi = _mm512_add_epi32(lanes, _mm512_set1_epi32(b.pair_stride_));
-  const int64_t L = b.run_lanes_, nl = static_cast<int>(b.run_outer_.size());
-  const int64_t span = (L - 1) * b.lane_stride_ + b.pair_stride_;  // a run's last element
-  auto run = [&](int64_t r0, int64_t r1) {
-    int64_t digit[16], po = 0, bo = 0;
-    for (int64_t l = nl - 1, r = r0; l >= 0; --l) {
-      const WeightBlocking::RunLevel& v = b.run_outer_[l];
-      digit[l] = r % v.count;
-      r /= v.count;
-      po += digit[l] * v.plain_stride;
-      bo += digit[l] * v.blocked_stride;
-    }
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint16_t* s = plain + po;
-      uint16_t* d = blocked + bo;
-      if (po + span + 1 < b.plain_elems_) {
-        for (int64_t j = 0; j < L; j += 16) {
-          const __m512i lo = _mm512_i32gather_epi32(lanes, s + j * b.lane_stride_, 2);
-          const __m512i hi = _mm512_i32gather_epi32(lanes_hi, s + j * b.lane_stride_, 2);
-          _mm512_storeu_si512(d + 2 * j,
-                              _mm512_mask_blend_epi16(0xAAAAAAAA, lo, _mm512_slli_epi32(hi, 16)));
-        }
-      } else {  // the gathers read 4 bytes at each element: not at the buffer's last one
-        for (int64_t l = 0; l < L; ++l)
-          for (int p = 0; p < 2; ++p) d[2 * l + p] = s[l * b.lane_stride_ + p * b.pair_stride_];
-      }
-      for (int64_t l = nl - 1; l >= 0; --l) {
-        const WeightBlocking::RunLevel& v = b.run_outer_[l];
-        if (++digit[l] < v.count) {
-          po += v.plain_stride;
-          bo += v.blocked_stride;
-          break;
-        }
-        digit[l] = 0;
-        po -= (v.count - 1) * v.plain_stride;
-        bo -= (v.count - 1) * v.blocked_stride;
-      }
-    }
-  };
-  const int64_t n = b.run_count_;
-  if (threads <= 1 || n < 2 || omp_in_parallel()) return run(0, n);
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num(), T = omp_get_num_threads();
-    const int64_t per = (n + T - 1) / T;
-    const int64_t r0 = std::min<int64_t>(n, t * per), r1 = std::min<int64_t>(n, r0 + per);
-    if (r0 < r1) run(r0, r1);
-  }
-}
 #pragma GCC pop_options
 #endif
 
@@ -530,29 +474,6 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
     w->tail16_ = true;
     w->khw_ = d.dims[2] * d.dims[3];
   }
-  // The runs: the two innermost levels, the others by plain stride.
-  if (!w->padded_ && levels.size() >= 2) {
-    std::vector<Blocked> rest;
-    for (const Blocked& v : all)
-      if (v.level.count > 1) rest.push_back(v);
-    const Blocked pair = rest.back(), lane = rest[rest.size() - 2];
-    rest.resize(rest.size() - 2);
-    if (pair.level.count == 2 && lane.level.count % 16 == 0 && pair.stride == 1 &&
-        lane.stride == 2 && rest.size() <= 16) {
-      std::stable_sort(rest.begin(), rest.end(), [](const Blocked& a, const Blocked& b) {
-        return a.level.plain_stride > b.level.plain_stride;
-      });
-      w->runs_ = true;
-      w->run_count_ = 1;
-      for (const Blocked& v : rest) {
-        w->run_outer_.push_back({v.level.count, v.level.plain_stride, v.stride});
-        w->run_count_ *= v.level.count;
-      }
-      w->run_lanes_ = lane.level.count;
-      w->lane_stride_ = static_cast<int32_t>(lane.level.plain_stride);
-      w->pair_stride_ = static_cast<int32_t>(pair.level.plain_stride);
-    }
-  }
   return w;
 }
 
@@ -560,7 +481,6 @@ void weights_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t
                         int threads) {
 #if MYCEL_AVX512_KERNELS
   if (b.tile_rows_ && cpu_has_avx512()) return tiles_to_blocked(b, plain, blocked, threads);
-  if (b.runs_ && cpu_has_avx512()) return runs_to_blocked(b, plain, blocked, threads);
 #endif
   const int64_t chunk = b.chunk_;
   const int32_t* tbl = b.chunk_plain_.data();

@@ -52,16 +52,6 @@ class WeightBlocking {
   std::vector<int32_t> order_plain_;
   std::vector<uint16_t> order_k_;
   bool padded_ = false;  // some padded_dims exceed dims: edge chunks check each
-  // Runs (weights_to_blocked's fast path, layouts without padding whose two innermost levels are
-  // `run_lanes_` lanes (a multiple of 16) of pairs: AcdB32a2b's 32a2b, lanes o and pairs i;
-  // ABcd8a16b2a's 16b2a, lanes i and pairs o): element 2l+p of a run at plain offset
-  // l * lane_stride_ + p * pair_stride_ from the run's, 16 lanes made by two 32-bit gathers. The
-  // runs are visited in the order of their plain offsets (run_outer_: the other levels sorted by
-  // plain stride), so that the rows a run reads are still in L1 for the next one: 512x512x3x3
-  // into AcdB32a2b in the blocked order re-read each row from L2 once per kernel position.
-  struct RunLevel {
-    int64_t count, plain_stride, blocked_stride;
-  };
   // Tiles of tile_rows_ output channels x 16 input channels transposed in registers
   // (tiles_to_blocked), for layouts without padding, input channels a multiple of 16 and kernels
   // of at most 12 positions (3x3, 1x1): AcdB{16,32,48,64}a2b (the forward's, tile_rows_ = N) or
@@ -72,11 +62,7 @@ class WeightBlocking {
   // positions: sum_blocked_to_bf16 by tiles of 16 x 16 channels (the split weight gradient's
   // layout in ResNet-18).
   bool tail16_ = false;
-  int64_t khw_ = 0;
-  bool runs_ = false;
-  std::vector<RunLevel> run_outer_;  // outermost first
-  int64_t run_count_ = 0, run_lanes_ = 0;
-  int32_t lane_stride_ = 0, pair_stride_ = 0;
+  int64_t khw_ = 0;  // kernel positions (the tile paths)
 };
 
 /// blocked = plain in b's layout, 16-bit elements (bf16, f16), the padding zero.
