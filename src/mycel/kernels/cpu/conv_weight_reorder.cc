@@ -124,9 +124,8 @@ inline void transpose8x8(const __m256i* in, __m256i* out) {
 // weights_to_blocked by tiles (WeightBlocking::tile_rows_) of N output channels x 16 input
 // channels, each row's 16 x khw words read once: (1) per row, the 16 x khw matrix of its segment
 // transposed to khw x 16 by word permutes (at most 3 pairs of registers: khw <= 12); (2) per
-// kernel position: AcdBNa2b, the input channel pairs are 32-bit units and 8 rows x 8 units are
-// transposed into the destination's [pair][row] order; ABcd8a16b2a, two rows' 16 channels
-// interleaved into [channel][row pair]. On one thread of the Zen 4 VM (minima, bench/
+// kernel position, the input channel pairs are 32-bit units and 8 rows x 8 units are transposed
+// into the destination's [pair][row] order. On one thread of the Zen 4 VM (minima, bench/
 // bench_conv_weight_reorder.cc): 256x256x3x3 into AcdB32a2b 0.11 ms against oneDNN's 0.63
 // (jit:uni) and the generic walk's 0.27, 512x512x3x3 0.7 against 2.5.
 void tiles_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* blocked,
@@ -175,25 +174,6 @@ void tiles_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* 
           const __mmask32 out = 2 * v + 1 < khw ? ~__mmask32(0) : __mmask32(0xFFFF);
           _mm512_mask_storeu_epi16(d + 32 * v, out, o);
         }
-      }
-      if (b.bwd_data_) {
-        // dst word ((ob * I/16 + i0/16) * khw + pos) * 256 + row/2 * 32 + channel * 2 + row % 2
-        for (int64_t pos = 0; pos < khw; ++pos) {
-          uint16_t* d = blocked + ((ob * (I / 16) + i0 / 16) * khw + pos) * 256;
-#pragma GCC unroll 8
-          for (int64_t h = 0; h < 8; ++h) {
-            const __m256i a = _mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tile + (2 * h) * seg + pos * 16));
-            const __m256i c = _mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tile + (2 * h + 1) * seg + pos * 16));
-            const __m256i lo = _mm256_unpacklo_epi16(a, c), hi = _mm256_unpackhi_epi16(a, c);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + h * 32),
-                                _mm256_permute2x128_si256(lo, hi, 0x20));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + h * 32 + 16),
-                                _mm256_permute2x128_si256(lo, hi, 0x31));
-          }
-        }
-        continue;
       }
       // dst word ((ob * khw + pos) * I/2 + pair) * 2N + 2 * row + (channel & 1)
       for (int64_t pos = 0; pos < khw; ++pos) {
@@ -461,11 +441,6 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
       if (d.dims[0] % (16 * (k + 1)) == 0 &&
           md == dnnl::memory::desc(md.dims(), md.data_type(), tags[k]))
         w->tile_rows_ = 16 * (k + 1);
-    if (d.dims[0] % 16 == 0 &&
-        md == dnnl::memory::desc(md.dims(), md.data_type(), tag::ABcd8a16b2a)) {
-      w->tile_rows_ = 16;
-      w->bwd_data_ = true;
-    }
     w->khw_ = d.dims[2] * d.dims[3];
   }
   if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::f32 &&
