@@ -19,7 +19,7 @@ using tag = dnnl::memory::format_tag;
 
 // Elements per chunk at most: its offset table (4 bytes each) and the tail's rounded chunk
 // (2 bytes each) stay in L1 with room for the data passing through.
-constexpr int64_t kChunk = 4096;
+constexpr int64_t kChunk = 1024;
 
 // Runs fn(q0, q1) over b's chunks [0, outer_count_) split in contiguous ranges on `threads`
 // threads (1: the calling thread).
@@ -376,14 +376,32 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
   }
   int64_t padded = 1;
   for (int i = 0; i < n; ++i) padded *= d.padded_dims[i];
+  w->blocked_elems_ = padded;
   if (expect != padded ||
       static_cast<int64_t>(md.get_size()) !=
           padded * static_cast<int64_t>(dnnl::memory::data_type_size(md.data_type())))
     return nullptr;
+  if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::bf16 &&
+      d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12) {
+    const tag tags[] = {tag::AcdB16a2b, tag::AcdB32a2b, tag::AcdB48a2b, tag::AcdB64a2b};
+    for (int k = 0; k < 4; ++k)
+      if (d.dims[0] % (16 * (k + 1)) == 0 &&
+          md == dnnl::memory::desc(md.dims(), md.data_type(), tags[k]))
+        w->tile_rows_ = 16 * (k + 1);
+    w->khw_ = d.dims[2] * d.dims[3];
+  }
+  if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::f32 &&
+      d.dims[0] % 16 == 0 && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12 &&
+      md == dnnl::memory::desc(md.dims(), md.data_type(), tag::ABcd16b16a)) {
+    w->tail16_ = true;
+    w->khw_ = d.dims[2] * d.dims[3];
+  }
+  // (the tile paths need no chunk tables: a launch prepared per call, PyNative's, builds none)
+  if (w->tile_rows_ || w->tail16_) return w;
   for (const Blocked& b : all)
     if (b.level.count > 1) levels.push_back(b.level);
   // The chunk: the innermost levels up to kChunk elements, the last one split where it has a
-  // divisor that fits (AcdB32a2b's B level of 256 for 512 channels: 8 of it in a 512 chunk).
+  // divisor that fits (a B level of 256 pairs: 4 of it in a chunk of 4 x 2 x 32 x 2).
   int64_t chunk = 1;
   size_t first = levels.size();  // the chunk's outermost level
   while (first > 0) {
@@ -425,29 +443,6 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
     }
     w->chunk_plain_[k] = static_cast<int32_t>(plain);
     for (int i = 0; i < n; ++i) w->chunk_max_[i] = std::max<int64_t>(w->chunk_max_[i], li[i]);
-  }
-  std::vector<int32_t> idx(chunk);
-  for (int64_t k = 0; k < chunk; ++k) idx[k] = static_cast<int32_t>(k);
-  std::stable_sort(idx.begin(), idx.end(),
-                   [&](int32_t a, int32_t b) { return w->chunk_plain_[a] < w->chunk_plain_[b]; });
-  for (int32_t k : idx) {
-    w->order_plain_.push_back(w->chunk_plain_[k]);
-    w->order_k_.push_back(static_cast<uint16_t>(k));
-  }
-  if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::bf16 &&
-      d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12) {
-    const tag tags[] = {tag::AcdB16a2b, tag::AcdB32a2b, tag::AcdB48a2b, tag::AcdB64a2b};
-    for (int k = 0; k < 4; ++k)
-      if (d.dims[0] % (16 * (k + 1)) == 0 &&
-          md == dnnl::memory::desc(md.dims(), md.data_type(), tags[k]))
-        w->tile_rows_ = 16 * (k + 1);
-    w->khw_ = d.dims[2] * d.dims[3];
-  }
-  if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::f32 &&
-      d.dims[0] % 16 == 0 && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12 &&
-      md == dnnl::memory::desc(md.dims(), md.data_type(), tag::ABcd16b16a)) {
-    w->tail16_ = true;
-    w->khw_ = d.dims[2] * d.dims[3];
   }
   return w;
 }
@@ -499,9 +494,7 @@ void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, 
       sum_round_chunk(partials, T, q * chunk, chunk, r);
       uint16_t* dst = plain + c.plain;
       if (c.full()) {
-        const int32_t* op = b.order_plain_.data();
-        const uint16_t* ok = b.order_k_.data();
-        for (int64_t m = 0; m < chunk; ++m) dst[op[m]] = r[ok[m]];
+        for (int64_t k = 0; k < chunk; ++k) dst[tbl[k]] = r[k];
       } else {
         for (int64_t k = 0; k < chunk; ++k)
           if (c.inside(k)) dst[tbl[k]] = r[k];

@@ -28,7 +28,7 @@ class WeightBlocking {
   static std::unique_ptr<WeightBlocking> make(const dnnl::memory::desc& md);
 
   /// Elements of the blocked layout, padding included.
-  int64_t blocked_elems() const { return outer_count_ * chunk_; }
+  int64_t blocked_elems() const { return blocked_elems_; }
   /// Elements of the plain layout.
   int64_t plain_elems() const { return plain_elems_; }
 
@@ -41,16 +41,12 @@ class WeightBlocking {
   // The walk, public to the loops in the .cc file.
   int ndims_ = 0;
   int64_t dims_[5] = {};
-  int64_t plain_elems_ = 0;
+  int64_t plain_elems_ = 0, blocked_elems_ = 0;
   std::vector<Level> outer_;  // outermost first
   int64_t outer_count_ = 1, chunk_ = 1;
   std::vector<int32_t> chunk_plain_;    // per chunk element (blocked order): plain offset
   std::vector<int32_t> chunk_logical_;  // per chunk element: its logical index in each dim
   int64_t chunk_max_[5] = {};           // the largest of those per dim
-  // The chunk's elements in plain order: plain offset and chunk index (the tail's writes in the
-  // order of the destination, each row's run written whole).
-  std::vector<int32_t> order_plain_;
-  std::vector<uint16_t> order_k_;
   bool padded_ = false;  // some padded_dims exceed dims: edge chunks check each
   // Tiles of tile_rows_ output channels x 16 input channels transposed in registers
   // (tiles_to_blocked) for AcdB{16,32,48,64}a2b (the forward's layouts, tile_rows_ = N) without
