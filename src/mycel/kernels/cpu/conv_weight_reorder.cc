@@ -236,8 +236,9 @@ inline void transpose16x16_epi16(const __m256i* r, __m256i* out) {
 // order; per kernel position the 16 x 16 [input][output] words transposed; per output channel
 // its khw x 16 [position][input] words permuted into the row's 16 x khw (oihw) and stored whole.
 // The generic walk's writes (one word at a time, 16 rows apart) took half of its time.
+// Share `part` of `parts` of the tiles, on the calling thread.
 void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int T, uint16_t* plain,
-                     int threads) {
+                     int part, int parts) {
   const int64_t O = b.dims_[0], I = b.dims_[1], khw = b.khw_, seg = 16 * khw;
   const int64_t nv = (seg + 31) / 32;  // output vectors per row
   // Per output vector v (row words [32v, 32v + 32): channel w / khw, position w % khw) and
@@ -298,14 +299,9 @@ void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int 
       }
     }
   };
-  if (threads <= 1 || tiles < 2 || omp_in_parallel()) return run(0, tiles);
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    const int64_t per = (tiles + n - 1) / n;
-    const int64_t a = std::min<int64_t>(tiles, t * per), e = std::min<int64_t>(tiles, a + per);
-    if (a < e) run(a, e);
-  }
+  const int64_t per = (tiles + parts - 1) / parts;
+  const int64_t a = std::min<int64_t>(tiles, part * per), e = std::min<int64_t>(tiles, a + per);
+  if (a < e) run(a, e);
 }
 
 #pragma GCC pop_options
@@ -481,29 +477,37 @@ bool sum_blocked_to_bf16_available() {
 #endif
 }
 
+void sum_blocked_to_bf16_share(const WeightBlocking& b, const float* const* partials, int T,
+                               uint16_t* plain, int part, int parts) {
+#if MYCEL_AVX512_KERNELS
+  if (b.tail16_) return tail16_to_plain(b, partials, T, plain, part, parts);
+  const int64_t chunk = b.chunk_, n = b.outer_count_, per = (n + parts - 1) / parts;
+  const int64_t q0 = std::min<int64_t>(n, part * per), q1 = std::min<int64_t>(n, q0 + per);
+  if (q0 >= q1) return;
+  const int32_t* tbl = b.chunk_plain_.data();
+  alignas(64) uint16_t r[kChunk];
+  Cursor c(b, q0);
+  for (int64_t q = q0; q < q1; ++q, c.next()) {
+    sum_round_chunk(partials, T, q * chunk, chunk, r);
+    uint16_t* dst = plain + c.plain;
+    if (c.full()) {
+      for (int64_t k = 0; k < chunk; ++k) dst[tbl[k]] = r[k];
+    } else {
+      for (int64_t k = 0; k < chunk; ++k)
+        if (c.inside(k)) dst[tbl[k]] = r[k];
+    }
+  }
+#else
+  (void)b, (void)partials, (void)T, (void)plain, (void)part, (void)parts;
+#endif
+}
+
 void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, int T,
                          uint16_t* plain, int threads) {
-#if MYCEL_AVX512_KERNELS
-  if (b.tail16_) return tail16_to_plain(b, partials, T, plain, threads);
-  const int64_t chunk = b.chunk_;
-  const int32_t* tbl = b.chunk_plain_.data();
-  for_chunks(b, threads, [&](int64_t q0, int64_t q1) {
-    alignas(64) uint16_t r[kChunk];
-    Cursor c(b, q0);
-    for (int64_t q = q0; q < q1; ++q, c.next()) {
-      sum_round_chunk(partials, T, q * chunk, chunk, r);
-      uint16_t* dst = plain + c.plain;
-      if (c.full()) {
-        for (int64_t k = 0; k < chunk; ++k) dst[tbl[k]] = r[k];
-      } else {
-        for (int64_t k = 0; k < chunk; ++k)
-          if (c.inside(k)) dst[tbl[k]] = r[k];
-      }
-    }
-  });
-#else
-  (void)b, (void)partials, (void)T, (void)plain, (void)threads;
-#endif
+  if (threads <= 1 || omp_in_parallel())
+    return sum_blocked_to_bf16_share(b, partials, T, plain, 0, 1);
+#pragma omp parallel num_threads(threads)
+  sum_blocked_to_bf16_share(b, partials, T, plain, omp_get_thread_num(), omp_get_num_threads());
 }
 
 bool conv_weight_loops_enabled() {

@@ -47,7 +47,7 @@ class WeightBlocking {
   std::vector<int32_t> chunk_plain_;    // per chunk element (blocked order): plain offset
   std::vector<int32_t> chunk_logical_;  // per chunk element: its logical index in each dim
   int64_t chunk_max_[5] = {};           // the largest of those per dim
-  bool padded_ = false;  // some padded_dims exceed dims: edge chunks check each
+  bool padded_ = false;                 // some padded_dims exceed dims: edge chunks check each
   // Tiles of tile_rows_ output channels x 16 input channels transposed in registers
   // (tiles_to_blocked) for AcdB{16,32,48,64}a2b (the forward's layouts, tile_rows_ = N) without
   // padding, input channels a multiple of 16 and kernels of at most 12 positions (3x3, 1x1).
@@ -74,6 +74,11 @@ bool sum_blocked_to_bf16_available();
 /// b's layout, added in that order): the same bits as adding them and reordering with oneDNN.
 void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, int T,
                          uint16_t* plain, int threads);
+
+/// sum_blocked_to_bf16's share `part` of `parts` (0 <= part < parts), on the calling thread: inside
+/// a parallel region whose threads each take one share (the split's own, after its barrier).
+void sum_blocked_to_bf16_share(const WeightBlocking& b, const float* const* partials, int T,
+                               uint16_t* plain, int part, int parts);
 
 /// Whether MYCEL_CONV_WEIGHT_LOOPS (read at each call: a launch reads it once when prepared)
 /// leaves these loops on (default) or not (0: oneDNN's reorders, for A/B measurements).

@@ -795,13 +795,16 @@ void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tenso
     } catch (...) {
       failed[i] = std::current_exception();
     }
+    if (s.tail) {  // one pass in the same region: the partials added and rounded into dw
+#pragma omp barrier
+      if (std::none_of(failed.begin(), failed.end(), [](const auto& f) { return f != nullptr; }))
+        sum_blocked_to_bf16_share(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), i,
+                                  omp_get_num_threads());
+    }
   }
   for (auto& f : failed)
     if (f) std::rethrow_exception(f);
-  if (s.tail) {  // one pass: the partials added and rounded into dw
-    sum_blocked_to_bf16(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), t);
-    return;
-  }
+  if (s.tail) return;
   const int64_t n = static_cast<int64_t>(dw_bytes / sizeof(float));
   parallel_for(n, t, [&](int64_t b, int64_t end) {
     for (int j = 1; j < t; ++j)
