@@ -1,18 +1,26 @@
 // A convolution's weights between the user's plain layout (oihw, goihw) and a oneDNN primitive's
-// blocked one (AcdB32a2b, ABcd8a16b2a, ABcd16b16a, ...) as our own loops, in place of oneDNN's
-// reorders on the bf16 training path (dnnl_conv.cc):
-// - weights_to_blocked: the bf16 weights into the forward and backward-data layouts, once per
-//   launch. oneDNN 2.6's jit:uni reorder took 2.0 ms for 512x512x3x3 into AcdB32a2b (0.5 ms into
-//   ABcd8a16b2a, the same bytes) on two threads of the Zen 4 VM: ~13 ms of ResNet-18's bf16 O2
-//   step (b32), ~3.5% of it, and relatively three times that on an AMX Xeon.
+// blocked one (AcdB32a2b, ABcd16b16a, ...) as our own loops, in place of oneDNN's reorders on the
+// bf16 training path (dnnl_conv.cc). ResNet-18's bf16 O2 step (CIFAR, batch 32, two threads of
+// the Zen 4 VM) spent ~23 ms of ~350 in weight-side reorders, relatively ~3x that on an AMX Xeon
+// where the convolutions run ~3x faster:
+// - weights_to_blocked: the bf16 weights into the forward's layout, once per launch (the weights
+//   change every step: one forward and one backward-data reorder per weight and step, no
+//   duplicate). oneDNN 2.6's jit:uni reorder took 2.0 ms for 512x512x3x3 into AcdB32a2b (0.5 into
+//   the backward-data ABcd8a16b2a, which stays oneDNN's) on two threads: ~10.5 ms of the step.
 // - sum_blocked_to_bf16: the split bf16 weight gradient's tail (ConvBwdSplitPrepared): the T
 //   float32 partials, in the primitive's layout, added and written to the user's bf16 oihw in one
-//   pass with the rounding of oneDNN's reorder (vcvtneps2bf16). Today's tail added them into the
-//   first partial (T+1 full passes over float32) and then reordered it (2.2 ms for 512x512x3x3).
-// Any dense blocked layout of 4-5 dims is walked the same way: its levels (a dim's outer index or
-// one of its inner blocks), outermost first, each with its stride in the plain layout. The
-// innermost levels make a chunk (at most kChunk elements) whose plain offsets are a table built
-// once per prepared launch; the outer levels are counted through per chunk.
+//   pass with the rounding of oneDNN's reorder (vcvtneps2bf16), the same bits. The old tail added
+//   them into the first partial (T+1 passes over float32), then reordered it (2.2 ms for
+//   512x512x3x3): ~10 ms of the step.
+// Figures (bench/bench_conv_weight_reorder.cc, minima on one thread, load 3-5 on 2 cores):
+// 256x256x3x3 -> AcdB32a2b 0.11 ms vs oneDNN's 0.63, 512x512x3x3 0.7-1.5 vs 2.5-2.8 (memory
+// bound, varies with the neighbours); the tail of two 256x256x3x3 partials 0.16-0.22 vs 0.42-0.44
+// (adds + reorder), 512x512x3x3 1.9-2.2 vs 2.7-3.2.
+// The common layouts (AcdB{16,32,48,64}a2b, ABcd16b16a; 3x3 and 1x1) run register-tile kernels;
+// any other dense blocked layout of 4-5 dims is walked generically: its levels (a dim's outer
+// index or one of its inner blocks), outermost first, each with its stride in the plain layout.
+// The innermost levels make a chunk (at most kChunk elements) whose plain offsets are a table
+// built once per prepared launch; the outer levels are counted through per chunk.
 #pragma once
 #include <cstdint>
 #include <memory>
