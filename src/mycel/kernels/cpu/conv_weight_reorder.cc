@@ -377,8 +377,9 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
       static_cast<int64_t>(md.get_size()) !=
           padded * static_cast<int64_t>(dnnl::memory::data_type_size(md.data_type())))
     return nullptr;
-  if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::bf16 &&
-      d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12) {
+  const bool half = md.data_type() == dnnl::memory::data_type::bf16 ||
+                    md.data_type() == dnnl::memory::data_type::f16;
+  if (n == 4 && !w->padded_ && half && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12) {
     const tag tags[] = {tag::AcdB16a2b, tag::AcdB32a2b, tag::AcdB48a2b, tag::AcdB64a2b};
     for (int k = 0; k < 4; ++k)
       if (d.dims[0] % (16 * (k + 1)) == 0 &&
