@@ -86,10 +86,11 @@ struct Cursor {
 
 #if MYCEL_AVX512_KERNELS
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
 // dst[k] = bf16 of the sum of the T partials at k (k < n), rounded as vcvtneps2bf16 rounds
 // (nearest even, subnormals flushed, as oneDNN's f32 -> bf16 reorder on AVX512-BF16).
-void sum_round_chunk(const float* const* p, int T, int64_t off, int64_t n, uint16_t* dst) {
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"))) void sum_round_chunk(
+    const float* const* p, int T, int64_t off, int64_t n, uint16_t* dst) {
   for (int64_t k = 0; k < n; k += 16) {
     const __mmask16 m = n - k >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - k)) - 1);
     __m512 v = _mm512_maskz_loadu_ps(m, p[0] + off + k);
