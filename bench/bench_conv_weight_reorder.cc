@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
                       {{256, 256, 3, 3}, tag::AcdB32a2b, "256x256x3x3 -> AcdB32a2b"},
                       {{128, 128, 3, 3}, tag::AcdB64a2b, "128x128x3x3 -> AcdB64a2b"},
                       {{64, 64, 3, 3}, tag::AcdB64a2b, "64x64x3x3 -> AcdB64a2b"},
+                      {{512, 256, 1, 1}, tag::AcdB48a2b, "512x256x1x1 -> AcdB48a2b (padded)"},
+                      {{64, 3, 3, 3}, tag::AcdB64a2b, "64x3x3x3 -> AcdB64a2b (padded)"},
                       {{512, 512, 3, 3}, tag::ABcd8a16b2a, "512x512x3x3 -> ABcd8a16b2a"},
                       {{256, 256, 3, 3}, tag::ABcd8a16b2a, "256x256x3x3 -> ABcd8a16b2a"}};
   for (int threads = 1; threads <= 2; ++threads) {
@@ -86,7 +88,8 @@ int main(int argc, char** argv) {
     }
     const Case tails[] = {{{512, 512, 3, 3}, tag::ABcd16b16a, "tail 2x 512x512x3x3 ABcd16b16a"},
                           {{256, 256, 3, 3}, tag::ABcd16b16a, "tail 2x 256x256x3x3 ABcd16b16a"},
-                          {{64, 64, 3, 3}, tag::ABcd16b16a, "tail 2x 64x64x3x3 ABcd16b16a"}};
+                          {{64, 64, 3, 3}, tag::ABcd16b16a, "tail 2x 64x64x3x3 ABcd16b16a"},
+                          {{64, 3, 3, 3}, tag::Acdb16a, "tail 2x 64x3x3x3 Acdb16a"}};
     if (!mycel::cpu::sum_blocked_to_bf16_available()) continue;
     for (const Case& c : tails) {
       memory::desc blk(c.dims, memory::data_type::f32, c.to);

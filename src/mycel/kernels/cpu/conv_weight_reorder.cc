@@ -310,7 +310,8 @@ void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int 
 
 }  // namespace
 
-std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& md) {
+std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& md,
+                                                     bool tiles_only) {
   const dnnl_memory_desc_t& d = md.data;
   if (d.format_kind != dnnl_blocked || d.ndims < 4 || d.ndims > 5 || d.offset0 != 0 ||
       d.extra.flags != 0)
@@ -396,6 +397,7 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
   }
   // (the tile paths need no chunk tables: a launch prepared per call, PyNative's, builds none)
   if (w->tile_rows_ || w->tail16_) return w;
+  if (tiles_only) return nullptr;
   for (const Blocked& b : all)
     if (b.level.count > 1) levels.push_back(b.level);
   // The chunk: the innermost levels up to kChunk elements, the last one split where it has a

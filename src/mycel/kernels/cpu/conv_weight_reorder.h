@@ -32,8 +32,12 @@ namespace mycel::cpu {
 class WeightBlocking {
  public:
   /// md's layout against the plain one of its dims, or nullptr where md is not a dense blocked
-  /// layout of 4-5 dims (e.g. with compensation, an offset, a chunk level over kChunk).
-  static std::unique_ptr<WeightBlocking> make(const dnnl::memory::desc& md);
+  /// layout of 4-5 dims (e.g. with compensation, an offset, a chunk level over kChunk), or with
+  /// `tiles_only` not one the register-tile kernels take (tile_rows_, tail16_): dnnl_conv's
+  /// forward weights take our loop there alone. Elsewhere the generic walk was no faster than
+  /// oneDNN's reorder (512x256x1x1 into the padded AcdB48a2b: 64 us against 39).
+  static std::unique_ptr<WeightBlocking> make(const dnnl::memory::desc& md,
+                                              bool tiles_only = false);
 
   /// Elements of the blocked layout, padding included.
   int64_t blocked_elems() const { return blocked_elems_; }

@@ -287,7 +287,7 @@ struct PreparedReorder {
       return nullptr;
     const memory::dims dims = r.from.dims();
     if (r.from != memory::desc(dims, dt, dims.size() == 5 ? tag::goihw : tag::oihw)) return nullptr;
-    return WeightBlocking::make(r.to);
+    return WeightBlocking::make(r.to, /*tiles_only=*/true);
   }
 };
 
