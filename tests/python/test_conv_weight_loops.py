@@ -2,13 +2,18 @@
 the forward layout, the split weight gradient's partials added and rounded into plain bf16 in one
 pass) against oneDNN's reorders (MYCEL_CONV_WEIGHT_LOOPS=0): ResNet-18's bf16 O2 training steps
 leave the same weights, bit for bit, on 1, 2 and 3 threads; with the loops on, oneDNN runs none
-of the reorders they replace (ONEDNN_VERBOSE; on CPUs with AVX512-BF16)."""
+of the reorders they replace (ONEDNN_VERBOSE; on CPUs with AVX512-BF16). Single PyNative launches
+(each prepared anew, so each reads the switch) on odd shapes: channels off the blocks of 16, 1x1,
+5x5, groups, batches the split divides unevenly."""
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+import mycel
+from mycel import Tensor, ops
 
 STEPS = r"""
 import os, sys, numpy as np
@@ -76,3 +81,28 @@ def test_resnet18_o2_steps_same_bits_with_and_without_the_loops(tmp_path, thread
         # oneDNN's: no register tiles there
         assert not tails(r_on) and all(":p:" in f[6] for f in fwd(r_on))
         assert len(fwd(r_on)) < len(fwd(r_off))
+
+
+# (batch, in channels, out channels, size, groups, kernel)
+ODD = [(8, 32, 64, 8, 2, 3), (6, 48, 48, 7, 3, 3), (4, 17, 33, 9, 1, 3), (8, 64, 32, 6, 1, 1),
+       (4, 20, 30, 10, 1, 5), (5, 64, 64, 4, 1, 3), (6, 3, 64, 12, 1, 3)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_odd_shapes_same_bits_with_and_without_the_loops(threads, monkeypatch):
+    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+    rng = np.random.default_rng(threads)
+    for n, c, o, h, g, k in ODD:
+        pad = k // 2
+        x = Tensor(rng.standard_normal((n, c, h, h)).astype(np.float32)).astype(mycel.bfloat16)
+        dy = Tensor(rng.standard_normal((n, o, h, h)).astype(np.float32)).astype(mycel.bfloat16)
+        w = Tensor(rng.standard_normal((o, c // g, k, k)).astype(np.float32)).astype(mycel.bfloat16)
+        got = {}
+        for flag in ("0", "1"):
+            monkeypatch.setenv("MYCEL_CONV_WEIGHT_LOOPS", flag)
+            dw = ops.conv2d_backprop_filter(dy, x, filter_size=(o, c // g, k, k), pad_mode="pad",
+                                            pad=(pad,) * 4, groups=g)
+            y = ops.conv2d(x, w, pad_mode="pad", padding=pad, groups=g)
+            got[flag] = [t.astype(mycel.float32).asnumpy() for t in (dw, y)]
+        for a, b in zip(got["0"], got["1"]):
+            np.testing.assert_array_equal(a, b, err_msg=str((n, c, o, h, g, k)))
