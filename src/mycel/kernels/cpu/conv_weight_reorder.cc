@@ -481,6 +481,8 @@ bool sum_blocked_to_bf16_available() {
 #endif
 }
 
+namespace {
+// sum_blocked_to_bf16's share `part` of `parts` (0 <= part < parts), on the calling thread.
 void sum_blocked_to_bf16_share(const WeightBlocking& b, const float* const* partials, int T,
                                uint16_t* plain, int part, int parts) {
 #if MYCEL_AVX512_KERNELS
@@ -505,6 +507,8 @@ void sum_blocked_to_bf16_share(const WeightBlocking& b, const float* const* part
   (void)b, (void)partials, (void)T, (void)plain, (void)part, (void)parts;
 #endif
 }
+
+}  // namespace
 
 void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, int T,
                          uint16_t* plain, int threads) {

@@ -87,11 +87,6 @@ bool sum_blocked_to_bf16_available();
 void sum_blocked_to_bf16(const WeightBlocking& b, const float* const* partials, int T,
                          uint16_t* plain, int threads);
 
-/// sum_blocked_to_bf16's share `part` of `parts` (0 <= part < parts), on the calling thread: inside
-/// a parallel region whose threads each take one share (the split's own, after its barrier).
-void sum_blocked_to_bf16_share(const WeightBlocking& b, const float* const* partials, int T,
-                               uint16_t* plain, int part, int parts);
-
 /// Whether MYCEL_CONV_WEIGHT_LOOPS (read at each call: a launch reads it once when prepared)
 /// leaves these loops on (default) or not (0: oneDNN's reorders, for A/B measurements).
 bool conv_weight_loops_enabled();

@@ -714,7 +714,7 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   // here so that the instruction's slot does not swap between the two each launch.
   std::unique_ptr<KernelPrepared> fallback;
   // The partials' layout when one pass adds them into the user's bf16 oihw (sum_blocked_to_bf16,
-  // in the split's parallel region after a barrier): 512x512x3x3 at batch 32 (4x4), two threads,
+  // after the split's parallel region): 512x512x3x3 at batch 32 (4x4), two threads,
   // 0.9-2.1 ms per launch (thread 0, mean of 45 PyNative launches, load ~3) where the adds into
   // the first partial and oneDNN's reorder took 2.3-6.6. Null: they are added into the first and
   // reordered by oneDNN (MYCEL_CONV_WEIGHT_LOOPS=0, f16, a layout not walked, no AVX512-BF16).
@@ -797,16 +797,13 @@ void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tenso
     } catch (...) {
       failed[i] = std::current_exception();
     }
-    if (s.tail) {  // one pass in the same region: the partials added and rounded into dw
-#pragma omp barrier
-      if (std::none_of(failed.begin(), failed.end(), [](const auto& f) { return f != nullptr; }))
-        sum_blocked_to_bf16_share(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), i,
-                                  omp_get_num_threads());
-    }
   }
   for (auto& f : failed)
     if (f) std::rethrow_exception(f);
-  if (s.tail) return;
+  if (s.tail) {  // one pass: the partials added and rounded into dw
+    sum_blocked_to_bf16(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), t);
+    return;
+  }
   const int64_t n = static_cast<int64_t>(dw_bytes / sizeof(float));
   parallel_for(n, t, [&](int64_t b, int64_t end) {
     for (int j = 1; j < t; ++j)
