@@ -714,10 +714,11 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   // here so that the instruction's slot does not swap between the two each launch.
   std::unique_ptr<KernelPrepared> fallback;
   // The partials' layout when one pass adds them into the user's bf16 oihw (sum_blocked_to_bf16,
-  // after the split's parallel region): 512x512x3x3 at batch 32 (4x4), two threads,
-  // 0.9-2.1 ms per launch (thread 0, mean of 45 PyNative launches, load ~3) where the adds into
-  // the first partial and oneDNN's reorder took 2.3-6.6. Null: they are added into the first and
-  // reordered by oneDNN (MYCEL_CONV_WEIGHT_LOOPS=0, f16, a layout not walked, no AVX512-BF16).
+  // after the split's parallel region): 512x512x3x3 at batch 32 (4x4), two threads, 1.6-1.8 ms
+  // per launch where the adds into the first partial and oneDNN's reorder took 2.3-2.4 (means of
+  // 45 PyNative launches, 3 alternated runs, load ~2; memory bound: 19 MB of float32 read).
+  // Null: they are added into the first and reordered by oneDNN (MYCEL_CONV_WEIGHT_LOOPS=0, f16,
+  // a layout not walked, no AVX512-BF16).
   std::unique_ptr<WeightBlocking> tail;
 };
 
