@@ -98,6 +98,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"))) void su
     _mm256_mask_storeu_epi16(dst + k, m, (__m256i)_mm512_cvtneps_pbh(v));
   }
 }
+
 // 8 rows of 8 32-bit units -> their columns (out[k] = unit k of each row).
 inline void transpose8x8(const __m256i* in, __m256i* out) {
   __m256 t[8], u[8];
@@ -381,7 +382,9 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
     return nullptr;
   const bool half = md.data_type() == dnnl::memory::data_type::bf16 ||
                     md.data_type() == dnnl::memory::data_type::f16;
-  if (n == 4 && !w->padded_ && half && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12) {
+  // (the tile kernels need AVX-512, the tail's AVX512-BF16: without them, the generic walk)
+  if (n == 4 && !w->padded_ && half && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12 &&
+      cpu_has_avx512()) {
     const tag tags[] = {tag::AcdB16a2b, tag::AcdB32a2b, tag::AcdB48a2b, tag::AcdB64a2b};
     for (int k = 0; k < 4; ++k)
       if (d.dims[0] % (16 * (k + 1)) == 0 &&
@@ -391,7 +394,8 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
   }
   if (n == 4 && !w->padded_ && md.data_type() == dnnl::memory::data_type::f32 &&
       d.dims[0] % 16 == 0 && d.dims[1] % 16 == 0 && d.dims[2] * d.dims[3] <= 12 &&
-      md == dnnl::memory::desc(md.dims(), md.data_type(), tag::ABcd16b16a)) {
+      md == dnnl::memory::desc(md.dims(), md.data_type(), tag::ABcd16b16a) &&
+      sum_blocked_to_bf16_available()) {
     w->tail16_ = true;
     w->khw_ = d.dims[2] * d.dims[3];
   }
@@ -450,7 +454,7 @@ std::unique_ptr<WeightBlocking> WeightBlocking::make(const dnnl::memory::desc& m
 void weights_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* blocked,
                         int threads) {
 #if MYCEL_AVX512_KERNELS
-  if (b.tile_rows_ && cpu_has_avx512()) return tiles_to_blocked(b, plain, blocked, threads);
+  if (b.tile_rows_) return tiles_to_blocked(b, plain, blocked, threads);
 #endif
   const int64_t chunk = b.chunk_;
   const int32_t* tbl = b.chunk_plain_.data();
