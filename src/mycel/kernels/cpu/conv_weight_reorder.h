@@ -63,13 +63,13 @@ class WeightBlocking {
   // Tiles of tile_rows_ output channels x 16 input channels transposed in registers
   // (tiles_to_blocked) for AcdB{16,32,48,64}a2b (the forward's layouts, tile_rows_ = N) without
   // padding, input channels a multiple of 16 and kernels of at most 12 positions (3x3, 1x1).
-  // 0: not one of these. (Into ABcd8a16b2a, backward data's, the same tiles with two rows'
-  // channels interleaved ran as fast as oneDNN's reorder, 0.37 vs 0.39 ms for 512x512x3x3 on one
-  // thread: that one stays oneDNN's.)
+  // 0: not one of these, or no AVX-512 here. (Into ABcd8a16b2a, backward data's, the same tiles
+  // with two rows' channels interleaved ran as fast as oneDNN's reorder, 0.37 vs 0.39 ms for
+  // 512x512x3x3 on one thread: that one stays oneDNN's.)
   int tile_rows_ = 0;
   // float32 ABcd16b16a without padding, channels multiples of 16, kernels of at most 12
   // positions: sum_blocked_to_bf16 by tiles of 16 x 16 channels (the split weight gradient's
-  // layout in ResNet-18).
+  // layout in ResNet-18), where sum_blocked_to_bf16_available().
   bool tail16_ = false;
   int64_t khw_ = 0;  // kernel positions (the tile paths)
 };
