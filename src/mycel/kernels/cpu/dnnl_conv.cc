@@ -16,6 +16,7 @@
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
 #include "mycel/kernels/cpu/conv_stream.h"
+#include "mycel/kernels/cpu/conv_weight_reorder.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
 #include "mycel/kernels/cpu/conv_winograd_nchw.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
@@ -248,15 +249,45 @@ std::shared_ptr<ConvEntry> build(DType dtype, const WindowGeom& g, bool has_bias
 
 namespace {
 
-// A reorder prepared as a call: `in`/`out` are its argument indices.
+// A reorder prepared as a call: `in`/`out` are its argument indices. A weight reorder from the
+// plain layout into a primitive's (16-bit elements) runs as our loop (`loop`,
+// conv_weight_reorder.h) unless MYCEL_CONV_WEIGHT_LOOPS=0 when prepared: the forward's bf16
+// weights into AcdB32a2b, 512x512x3x3, 0.7-1.5 ms on one thread against oneDNN's 2.5-2.8;
+// ResNet-18's bf16 forward launch of it (batch 32, 4x4, two threads) 11.7 -> 9.9 ms CPU
+// (bench/bench_conv_weight_loops_ab.py, medians of 30 alternated launches).
 struct PreparedReorder {
   PreparedExec exec;
   int in = -1, out = -1;
-  void prepare(const Reorder& r) {
+  std::unique_ptr<WeightBlocking> loop;
+  void prepare(const Reorder& r, bool weights = false) {
     if (!r.prim) return;
     exec = PreparedExec(*r.prim);
     in = exec.add(DNNL_ARG_FROM, r.from);
     out = exec.add(DNNL_ARG_TO, r.to);
+    if (weights) loop = plain_to_blocked_loop(r);
+  }
+  // Runs the reorder from `from` to `to` (the caller waits on the stream).
+  void run(const void* from, void* to) {
+    if (loop) {
+      // as oneDNN's reorder: the launch's threads, one below 64K elements (a region's wake-up)
+      const int threads = loop->blocked_elems() >= (int64_t{1} << 16) ? num_threads() : 1;
+      weights_to_blocked(*loop, static_cast<const uint16_t*>(from), static_cast<uint16_t*>(to),
+                         threads);
+      return;
+    }
+    exec.set(in, from);
+    exec.set(out, to);
+    exec.run();
+  }
+  // Our loop for r where it is one from plain 16-bit weights (oihw, goihw) to a layout it walks.
+  static std::unique_ptr<WeightBlocking> plain_to_blocked_loop(const Reorder& r) {
+    const auto dt = r.from.data_type();
+    if (!conv_weight_loops_enabled() || dt != r.to.data_type() ||
+        (dt != memory::data_type::bf16 && dt != memory::data_type::f16))
+      return nullptr;
+    const memory::dims dims = r.from.dims();
+    if (r.from != memory::desc(dims, dt, dims.size() == 5 ? tag::goihw : tag::oihw)) return nullptr;
+    return WeightBlocking::make(r.to, /*tiles_only=*/true);
   }
 };
 
@@ -280,7 +311,7 @@ std::unique_ptr<ConvPrepared> prepare_conv(std::shared_ptr<ConvEntry> e, const W
   p->has_bias = has_bias;
   p->const_w = const_w;
   p->src.prepare(e->src);
-  if (!const_w) p->wei.prepare(e->wei);
+  if (!const_w) p->wei.prepare(e->wei, /*weights=*/true);
   p->dst.prepare(e->dst);
   p->conv = PreparedExec(e->prim, &e->pd);
   p->a_src = p->conv.add(DNNL_ARG_SRC, e->src.to);
@@ -315,9 +346,7 @@ bool run_conv(ConvPrepared& p, const Tensor& x, const Tensor& w, const Tensor* b
     wei = const_weights(e, w);
   } else if (p.wei.exec.defined()) {
     void* buf = staging_data(1, e.wei.to.get_size());
-    p.wei.exec.set(p.wei.in, wei);
-    p.wei.exec.set(p.wei.out, buf);
-    p.wei.exec.run();
+    p.wei.run(wei, buf);
     wei = buf;
   }
   void* dst = p.dst.exec.defined() ? staging_data(2, e.dst.from.get_size()) : y.data();
@@ -699,9 +728,7 @@ std::unique_ptr<ConvBwdPrepared> prepare_bwd(std::shared_ptr<ConvBwdEntry> e, co
 const void* stage(PreparedReorder& r, const Tensor& t, size_t bytes, int slot) {
   if (!r.exec.defined()) return t.data();
   void* buf = staging_data(slot, bytes);
-  r.exec.set(r.in, t.data());
-  r.exec.set(r.out, buf);
-  r.exec.run();
+  r.run(t.data(), buf);
   return buf;
 }
 
@@ -735,6 +762,13 @@ struct ConvBwdSplitPrepared : KernelPrepared {
   // No parts (oneDNN has no bf16 kernel here, e.g. AVX2 only): the common path's state, kept
   // here so that the instruction's slot does not swap between the two each launch.
   std::unique_ptr<KernelPrepared> fallback;
+  // The partials' layout when one pass adds them into the user's bf16 oihw (sum_blocked_to_bf16,
+  // after the split's parallel region): 512x512x3x3 at batch 32 (4x4), two threads, 1.6-1.8 ms
+  // per launch where the adds into the first partial and oneDNN's reorder took 2.3-2.4 (means of
+  // 45 PyNative launches, 3 alternated runs, load ~2; memory bound: 19 MB of float32 read).
+  // Null: they are added into the first and reordered by oneDNN (MYCEL_CONV_WEIGHT_LOOPS=0, f16,
+  // a layout not walked, no AVX512-BF16).
+  std::unique_ptr<WeightBlocking> tail;
 };
 
 // MYCEL_CONV_BWD_SPLIT=0 leaves the bf16/f16 weight gradient to oneDNN's own threading (A/B;
@@ -776,6 +810,12 @@ std::unique_ptr<ConvBwdSplitPrepared> prepare_split(DType dtype, const WindowGeo
   for (int i = 0; i < t && e->ok; ++i)
     s->parts.push_back(
         prepare_bwd(e, part, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, src_blocked, dst_blocked));
+  if (e->ok && dtype == DType::bfloat16 && conv_weight_loops_enabled() &&
+      sum_blocked_to_bf16_available() && e->out.prim &&
+      e->out.from.data_type() == memory::data_type::f32 &&
+      e->out.to == memory::desc(e->out.from.dims(), memory::data_type::bf16,
+                                g.groups > 1 ? tag::goihw : tag::oihw))
+    s->tail = WeightBlocking::make(e->out.from);
   return s;
 }
 
@@ -815,6 +855,10 @@ void run_bwd_filter_split(ConvBwdSplitPrepared& s, const Tensor& dy, const Tenso
   }
   for (auto& f : failed)
     if (f) std::rethrow_exception(f);
+  if (s.tail) {  // one pass: the partials added and rounded into dw
+    sum_blocked_to_bf16(*s.tail, partial.data(), t, static_cast<uint16_t*>(dw.data()), t);
+    return;
+  }
   const int64_t n = static_cast<int64_t>(dw_bytes / sizeof(float));
   parallel_for(n, t, [&](int64_t b, int64_t end) {
     for (int j = 1; j < t; ++j)
