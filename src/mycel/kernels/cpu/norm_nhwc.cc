@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <omp.h>
+
 #include "mycel/core/dtype.h"
 #include "mycel/core/parallel.h"
 #include "mycel/kernels/cpu/bf16_lanes.h"  // AVX2: the build's x86-64-v3 baseline
@@ -30,10 +32,10 @@ constexpr int64_t kFloatRows = 16;
 inline float widen(float v) { return v; }
 inline float widen(uint16_t v) { return bf16_widen(v); }
 
-// Grow-only scratch of this thread: a warm launch allocates nothing. Slots are separate uses
-// alive at once (the calling thread's coefficients are read by every thread of a later pass).
+// Grow-only scratch of the launching thread, shared with its team: a warm launch allocates
+// nothing. Slots are separate uses alive at once (partial sums, sums, per-channel coefficients).
 float* floats(int slot, int64_t n) {
-  thread_local std::vector<float> buf[3];
+  thread_local std::vector<float> buf[3];  // slot 0 unused
   if (static_cast<int64_t>(buf[slot].size()) < n) buf[slot].resize(static_cast<size_t>(n));
   return buf[slot].data();
 }
@@ -51,69 +53,102 @@ inline __m256 load8(const uint16_t* p) { return bf16_lanes::widen8(p); }
 // while a block of rows goes by (the batch norm backward's two quantities: 8 of the 16).
 constexpr int kRegs = 4;
 
-// out[k * c + j] (k < K, j < c) = the sum over rows r of quantity k of channel j: lanes(r, j, a)
-// adds channels j..j+7 of row r into the registers a[0..K), scalar(r, j, a) channel j into the
-// floats a[0..K). The rows go in min(rows, threads) contiguous chunks; each chunk adds blocks of
-// kFloatRows rows in float (blocks of kRegs * 8 channels held in registers across the rows: the
-// sums kept in memory cost a load and a store per 8 elements, ~0.1 ms of the 32x64x32x32 bf16
-// forward's 0.70), each block's float sums into the chunk's doubles, and the chunks' doubles are
-// added in chunk order: the result depends on the thread count only, not on scheduling.
-template <int K, class Lanes, class Scalar>
-void channel_sums(int64_t rows, int64_t c, double* out, Lanes lanes, Scalar scalar) {
-  const int64_t width = K * c;
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, num_threads()));
-  double* part = doubles(0, chunks * width);
-  parallel_for(chunks, std::max<int64_t>(rows / chunks * width * 2, 1), [&](int64_t s, int64_t e) {
-    for (int64_t ck = s; ck < e; ++ck) {
-      double* pd = part + ck * width;
-      std::fill(pd, pd + width, 0.0);
-      // lanes' float sums of a block of rows into the chunk's doubles.
-      auto flush = [&](const __m256* a, int64_t j) {
-        alignas(32) float t[8];
-        for (int k = 0; k < K; ++k) {
-          _mm256_store_ps(t, a[k]);
-          for (int l = 0; l < 8; ++l) pd[k * c + j + l] += double(t[l]);
-        }
-      };
-      const int64_t r1 = (ck + 1) * rows / chunks;
-      for (int64_t r = ck * rows / chunks; r < r1; r += kFloatRows) {
-        const int64_t re = std::min(r + kFloatRows, r1);
-        int64_t j = 0;
-        for (; j + 8 * kRegs <= c; j += 8 * kRegs) {
-          __m256 a[kRegs][K];
-          for (auto& v : a)
-            for (auto& w : v) w = _mm256_setzero_ps();
-          for (int64_t q = r; q < re; ++q)
-            for (int v = 0; v < kRegs; ++v) lanes(q, j + 8 * v, a[v]);
-          for (int v = 0; v < kRegs; ++v) flush(a[v], j + 8 * v);
-        }
-        for (; j + 8 <= c; j += 8) {
-          __m256 a[K];
-          for (auto& w : a) w = _mm256_setzero_ps();
-          for (int64_t q = r; q < re; ++q) lanes(q, j, a);
-          flush(a, j);
-        }
-        for (; j < c; ++j) {
-          float a[K] = {};
-          for (int64_t q = r; q < re; ++q) scalar(q, j, a);
-          for (int k = 0; k < K; ++k) pd[k * c + j] += double(a[k]);
-        }
-      }
-    }
-  });
-  for (int64_t j = 0; j < width; ++j) {
-    double sum = 0;
-    for (int64_t ck = 0; ck < chunks; ++ck) sum += part[ck * width + j];
-    out[j] = sum;
+// A batch norm launch runs as one OpenMP region whose threads meet at barriers between its
+// passes (sums, their combination per channel, the row pass), not as a region per pass: under
+// OMP_WAIT_POLICY=PASSIVE (or past GOMP_SPINCOUNT) each region wakes the sleeping pool, which
+// cost two threads more than they saved at ResNet-18's 4x4 stage (forward 0.086 ms on one
+// thread, 0.110 on two with three regions). fn(id, got) runs on each of the got threads
+// (got = 1, on the calling thread, for small work).
+template <class Fn>
+void team(int64_t work, Fn fn) {
+  const int nt = num_threads();
+  if (nt <= 1 || work < kParallelGrain || omp_in_parallel()) {
+    fn(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  fn(omp_get_thread_num(), omp_get_num_threads());
+}
+
+// The team's barrier. Only in a team of our own: a lone thread (got = 1) may run inside someone
+// else's parallel region (omp_in_parallel), where an orphaned barrier would bind to that team.
+inline void sync(int got) {
+  if (got > 1) {
+#pragma omp barrier
   }
 }
 
-// row(r) for every row, rows split across threads.
+// The row chunks of a launch: min(rows, threads) contiguous ones, whatever the team's size, so
+// that the sums depend on the thread count only. Chunk t's rows: [rows * t / T, rows * (t+1) / T).
+int64_t row_chunks(int64_t rows) {
+  return std::max<int64_t>(1, std::min<int64_t>(rows, num_threads()));
+}
+
+// Within a team: part[t * K * c + k * c + j] := chunk t's sum of quantity k of channel j, for the
+// chunks t = id, id + got, ... of T: lanes(r, j, a) adds channels j..j+7 of row r into the
+// registers a[0..K), scalar(r, j, a) channel j into the floats a[0..K). Each chunk adds blocks of
+// kFloatRows rows in float (blocks of kRegs * 8 channels held in registers across the rows: the
+// sums kept in memory cost a load and a store per 8 elements, the 16x16 bf16 backward 0.50 ->
+// 0.40 ms), each block's float sums into the chunk's doubles.
+template <int K, class Lanes, class Scalar>
+void chunk_sums(int64_t rows, int64_t c, int64_t T, double* part, int id, int got, Lanes lanes,
+                Scalar scalar) {
+  const int64_t width = K * c;
+  for (int64_t ck = id; ck < T; ck += got) {
+    double* pd = part + ck * width;
+    std::fill(pd, pd + width, 0.0);
+    // lanes' float sums of a block of rows into the chunk's doubles.
+    auto flush = [&](const __m256* a, int64_t j) {
+      alignas(32) float t[8];
+      for (int k = 0; k < K; ++k) {
+        _mm256_store_ps(t, a[k]);
+        for (int l = 0; l < 8; ++l) pd[k * c + j + l] += double(t[l]);
+      }
+    };
+    const int64_t r1 = (ck + 1) * rows / T;
+    for (int64_t r = ck * rows / T; r < r1; r += kFloatRows) {
+      const int64_t re = std::min(r + kFloatRows, r1);
+      int64_t j = 0;
+      for (; j + 8 * kRegs <= c; j += 8 * kRegs) {
+        __m256 a[kRegs][K];
+        for (auto& v : a)
+          for (auto& w : v) w = _mm256_setzero_ps();
+        for (int64_t q = r; q < re; ++q)
+          for (int v = 0; v < kRegs; ++v) lanes(q, j + 8 * v, a[v]);
+        for (int v = 0; v < kRegs; ++v) flush(a[v], j + 8 * v);
+      }
+      for (; j + 8 <= c; j += 8) {
+        __m256 a[K];
+        for (auto& w : a) w = _mm256_setzero_ps();
+        for (int64_t q = r; q < re; ++q) lanes(q, j, a);
+        flush(a, j);
+      }
+      for (; j < c; ++j) {
+        float a[K] = {};
+        for (int64_t q = r; q < re; ++q) scalar(q, j, a);
+        for (int k = 0; k < K; ++k) pd[k * c + j] += double(a[k]);
+      }
+    }
+  }
+}
+
+// out[k * c + j] := the chunks' sums added in chunk order, for the channels [j0, j1).
+template <int K>
+void combine_chunks(const double* part, int64_t T, int64_t c, double* out, int64_t j0, int64_t j1) {
+  for (int k = 0; k < K; ++k)
+    for (int64_t j = j0; j < j1; ++j) {
+      double s = 0;
+      for (int64_t t = 0; t < T; ++t) s += part[t * K * c + k * c + j];
+      out[k * c + j] = s;
+    }
+}
+
+// row(r) for the rows of the chunks id, id + got, ... (the rows whose sums this thread took:
+// still in its cache).
 template <class RowFn>
-void each_row(int64_t rows, int64_t c, RowFn row) {
-  parallel_for(rows, std::max<int64_t>(c * 3, 1), [&](int64_t s, int64_t e) {
-    for (int64_t r = s; r < e; ++r) row(r);
-  });
+void chunk_rows(int64_t rows, int64_t T, int id, int got, RowFn row) {
+  for (int64_t ck = id; ck < T; ck += got)
+    for (int64_t r = ck * rows / T, r1 = (ck + 1) * rows / T; r < r1; ++r) row(r);
 }
 
 // q[j] = bf16(v(j)) for j < c: 8 lanes at a time (vec(j) gives lanes j..j+7 as floats), rounded
@@ -129,60 +164,72 @@ inline void store_bf16_row(uint16_t* q, int64_t c, Vec vec, Scalar scalar) {
 template <class S>
 void bn_forward(const S* X, const float* G, const float* B, float* RM, float* RV, S* Y, float* SM,
                 float* SI, int64_t rows, int64_t c, bool training, double eps, double momentum) {
-  // The calling thread's slots 1 and 2 hold per-channel floats the row passes read (slot 0 is
-  // each thread's own accumulator or staging row).
+  // Scratch of the calling thread, shared by the team.
+  const int64_t T = row_chunks(rows);
+  double* part = doubles(0, T * c);
   float* m = floats(1, c);  // the float mean of the deviations pass, then the scale a
   float* b0 = floats(2, c);
   double* sum = doubles(1, 2 * c);
   double* sq = sum + c;
   const double count = double(rows);
-  if (training) {
-    channel_sums<1>(
-        rows, c, sum,
-        [&](int64_t r, int64_t j, __m256* a) { a[0] = _mm256_add_ps(a[0], load8(X + r * c + j)); },
-        [&](int64_t r, int64_t j, float* a) { a[0] += widen(X[r * c + j]); });
-    for (int64_t j = 0; j < c; ++j) m[j] = static_cast<float>(sum[j] / count);
-    // Two passes, as batch_norm_loop: no cancellation of sum(x^2) - mean^2.
-    channel_sums<1>(
-        rows, c, sq,
-        [&](int64_t r, int64_t j, __m256* a) {
-          const __m256 d = _mm256_sub_ps(load8(X + r * c + j), _mm256_loadu_ps(m + j));
-          a[0] = _mm256_fmadd_ps(d, d, a[0]);
-        },
-        [&](int64_t r, int64_t j, float* a) {
-          const float d = widen(X[r * c + j]) - m[j];
-          a[0] += d * d;
-        });
-  }
-  for (int64_t j = 0; j < c; ++j) {
-    double mu = RM[j], var = RV[j];
+  team(rows * c * (training ? 4 : 2), [&](int id, int got) {
+    const int64_t j0 = c * id / got, j1 = c * (id + 1) / got;  // this thread's channels
     if (training) {
-      mu = sum[j] / count;  // NaN for an empty batch, as batch_norm_ref
-      var = sq[j] / count;
-      RM[j] = static_cast<float>((1 - momentum) * double(RM[j]) + momentum * mu);
-      RV[j] = static_cast<float>((1 - momentum) * double(RV[j]) + momentum * sq[j] / (count - 1));
-    }
-    const double inv = 1.0 / std::sqrt(var + eps);
-    SM[j] = static_cast<float>(mu);
-    SI[j] = static_cast<float>(inv);
-    m[j] = static_cast<float>(double(G[j]) * inv);
-    b0[j] = static_cast<float>(double(B[j]) - mu * double(G[j]) * inv);
-  }
-  const float* a = m;
-  each_row(rows, c, [&](int64_t r) {
-    const S* p = X + r * c;
-    S* q = Y + r * c;
-    if constexpr (std::is_same_v<S, float>) {
-      for (int64_t j = 0; j < c; ++j) q[j] = p[j] * a[j] + b0[j];
-    } else {
-      store_bf16_row(
-          q, c,
-          [&](int64_t j) {
-            return _mm256_fmadd_ps(bf16_lanes::widen8(p + j), _mm256_loadu_ps(a + j),
-                                   _mm256_loadu_ps(b0 + j));
+      chunk_sums<1>(
+          rows, c, T, part, id, got,
+          [&](int64_t r, int64_t j, __m256* a) {
+            a[0] = _mm256_add_ps(a[0], load8(X + r * c + j));
           },
-          [&](int64_t j) { return widen(p[j]) * a[j] + b0[j]; });
+          [&](int64_t r, int64_t j, float* a) { a[0] += widen(X[r * c + j]); });
+      sync(got);
+      combine_chunks<1>(part, T, c, sum, j0, j1);
+      for (int64_t j = j0; j < j1; ++j) m[j] = static_cast<float>(sum[j] / count);
+      sync(got);
+      // Two passes, as batch_norm_loop: no cancellation of sum(x^2) - mean^2.
+      chunk_sums<1>(
+          rows, c, T, part, id, got,
+          [&](int64_t r, int64_t j, __m256* a) {
+            const __m256 d = _mm256_sub_ps(load8(X + r * c + j), _mm256_loadu_ps(m + j));
+            a[0] = _mm256_fmadd_ps(d, d, a[0]);
+          },
+          [&](int64_t r, int64_t j, float* a) {
+            const float d = widen(X[r * c + j]) - m[j];
+            a[0] += d * d;
+          });
+      sync(got);
+      combine_chunks<1>(part, T, c, sq, j0, j1);
     }
+    for (int64_t j = j0; j < j1; ++j) {
+      double mu = RM[j], var = RV[j];
+      if (training) {
+        mu = sum[j] / count;  // NaN for an empty batch, as batch_norm_ref
+        var = sq[j] / count;
+        RM[j] = static_cast<float>((1 - momentum) * double(RM[j]) + momentum * mu);
+        RV[j] = static_cast<float>((1 - momentum) * double(RV[j]) + momentum * sq[j] / (count - 1));
+      }
+      const double inv = 1.0 / std::sqrt(var + eps);
+      SM[j] = static_cast<float>(mu);
+      SI[j] = static_cast<float>(inv);
+      m[j] = static_cast<float>(double(G[j]) * inv);
+      b0[j] = static_cast<float>(double(B[j]) - mu * double(G[j]) * inv);
+    }
+    sync(got);
+    const float* a = m;
+    chunk_rows(rows, T, id, got, [&](int64_t r) {
+      const S* p = X + r * c;
+      S* q = Y + r * c;
+      if constexpr (std::is_same_v<S, float>) {
+        for (int64_t j = 0; j < c; ++j) q[j] = p[j] * a[j] + b0[j];
+      } else {
+        store_bf16_row(
+            q, c,
+            [&](int64_t j) {
+              return _mm256_fmadd_ps(bf16_lanes::widen8(p + j), _mm256_loadu_ps(a + j),
+                                     _mm256_loadu_ps(b0 + j));
+            },
+            [&](int64_t j) { return widen(p[j]) * a[j] + b0[j]; });
+      }
+    });
   });
 }
 
@@ -190,59 +237,67 @@ template <class S>
 void bn_backward(const S* DY, const S* X, const float* G, const float* MU, const float* INV,
                  const float* DMU, const float* DINV, S* DX, float* DG, float* DB, int64_t rows,
                  int64_t c, bool training) {
+  const int64_t T = row_chunks(rows);
+  double* part = doubles(0, T * 2 * c);
   double* sums = doubles(1, 2 * c);  // sum(dy), then sum(dy * (x - mu))
-  channel_sums<2>(
-      rows, c, sums,
-      [&](int64_t r, int64_t j, __m256* a) {
-        const __m256 d = load8(DY + r * c + j);
-        const __m256 xc = _mm256_sub_ps(load8(X + r * c + j), _mm256_loadu_ps(MU + j));
-        a[0] = _mm256_add_ps(a[0], d);
-        a[1] = _mm256_fmadd_ps(d, xc, a[1]);
-      },
-      [&](int64_t r, int64_t j, float* a) {
-        const float d = widen(DY[r * c + j]);
-        a[0] += d;
-        a[1] += d * (widen(X[r * c + j]) - MU[j]);
-      });
   float* af = floats(1, 2 * c);
   float* bxf = af + c;
   float* kf = floats(2, c);
   const double m = double(rows);
-  for (int64_t j = 0; j < c; ++j) {  // batch_norm_grad_loop's coefficients
-    const double inv = INV[j], sum_dy = sums[j], sum_dy_xhat = sums[c + j] * inv;
-    DB[j] = static_cast<float>(sum_dy);
-    DG[j] = static_cast<float>(sum_dy_xhat);
-    // dx = a * dy + bx * xhat + k (bx, k = 0 in inference), with xhat = (x - mu) * inv.
-    const double a = double(G[j]) * inv;
-    double bx = 0, k = 0;
-    if (training && rows > 0) {
-      bx = -a * sum_dy_xhat / m - double(DINV[j]) * inv * inv / m;
-      k = -a * sum_dy / m + double(DMU[j]) / m;
+  team(rows * c * 6, [&](int id, int got) {
+    const int64_t j0 = c * id / got, j1 = c * (id + 1) / got;  // this thread's channels
+    chunk_sums<2>(
+        rows, c, T, part, id, got,
+        [&](int64_t r, int64_t j, __m256* a) {
+          const __m256 d = load8(DY + r * c + j);
+          const __m256 xc = _mm256_sub_ps(load8(X + r * c + j), _mm256_loadu_ps(MU + j));
+          a[0] = _mm256_add_ps(a[0], d);
+          a[1] = _mm256_fmadd_ps(d, xc, a[1]);
+        },
+        [&](int64_t r, int64_t j, float* a) {
+          const float d = widen(DY[r * c + j]);
+          a[0] += d;
+          a[1] += d * (widen(X[r * c + j]) - MU[j]);
+        });
+    sync(got);
+    combine_chunks<2>(part, T, c, sums, j0, j1);
+    for (int64_t j = j0; j < j1; ++j) {  // batch_norm_grad_loop's coefficients
+      const double inv = INV[j], sum_dy = sums[j], sum_dy_xhat = sums[c + j] * inv;
+      DB[j] = static_cast<float>(sum_dy);
+      DG[j] = static_cast<float>(sum_dy_xhat);
+      // dx = a * dy + bx * xhat + k (bx, k = 0 in inference), with xhat = (x - mu) * inv.
+      const double a = double(G[j]) * inv;
+      double bx = 0, k = 0;
+      if (training && rows > 0) {
+        bx = -a * sum_dy_xhat / m - double(DINV[j]) * inv * inv / m;
+        k = -a * sum_dy / m + double(DMU[j]) / m;
+      }
+      af[j] = static_cast<float>(a);
+      bxf[j] = static_cast<float>(bx * inv);
+      kf[j] = static_cast<float>(k);
     }
-    af[j] = static_cast<float>(a);
-    bxf[j] = static_cast<float>(bx * inv);
-    kf[j] = static_cast<float>(k);
-  }
-  each_row(rows, c, [&](int64_t r) {
-    const S* dp = DY + r * c;
-    const S* xp = X + r * c;
-    S* q = DX + r * c;
-    auto scalar = [&](int64_t j) {
-      return af[j] * widen(dp[j]) + bxf[j] * (widen(xp[j]) - MU[j]) + kf[j];
-    };
-    if constexpr (std::is_same_v<S, float>) {
-      for (int64_t j = 0; j < c; ++j) q[j] = scalar(j);
-    } else {
-      store_bf16_row(
-          q, c,
-          [&](int64_t j) {
-            const __m256 xc = _mm256_sub_ps(bf16_lanes::widen8(xp + j), _mm256_loadu_ps(MU + j));
-            return _mm256_fmadd_ps(
-                _mm256_loadu_ps(af + j), bf16_lanes::widen8(dp + j),
-                _mm256_fmadd_ps(_mm256_loadu_ps(bxf + j), xc, _mm256_loadu_ps(kf + j)));
-          },
-          scalar);
-    }
+    sync(got);
+    chunk_rows(rows, T, id, got, [&](int64_t r) {
+      const S* dp = DY + r * c;
+      const S* xp = X + r * c;
+      S* q = DX + r * c;
+      auto scalar = [&](int64_t j) {
+        return af[j] * widen(dp[j]) + bxf[j] * (widen(xp[j]) - MU[j]) + kf[j];
+      };
+      if constexpr (std::is_same_v<S, float>) {
+        for (int64_t j = 0; j < c; ++j) q[j] = scalar(j);
+      } else {
+        store_bf16_row(
+            q, c,
+            [&](int64_t j) {
+              const __m256 xc = _mm256_sub_ps(bf16_lanes::widen8(xp + j), _mm256_loadu_ps(MU + j));
+              return _mm256_fmadd_ps(
+                  _mm256_loadu_ps(af + j), bf16_lanes::widen8(dp + j),
+                  _mm256_fmadd_ps(_mm256_loadu_ps(bxf + j), xc, _mm256_loadu_ps(kf + j)));
+            },
+            scalar);
+      }
+    });
   });
 }
 

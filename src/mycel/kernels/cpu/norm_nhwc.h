@@ -27,7 +27,8 @@ bool nhwc_activations(DType dtype);
 /// Training: batch statistics in two passes (sum, then the squared deviations), the running
 /// statistics updated as batch_norm_loop does; inference: the running ones. Sums per thread in
 /// float over blocks of 16 rows, then in double, added in thread order (deterministic for a
-/// given thread count). False (nothing written) outside the contract.
+/// given thread count); one OpenMP region with barriers between the passes, each thread
+/// normalizing the rows it summed. False (nothing written) outside the contract.
 bool batch_norm_nhwc(const Tensor& x, const Tensor& scale, const Tensor& bias, Tensor& running_mean,
                      Tensor& running_var, Tensor& y, Tensor& saved_mean, Tensor& saved_invstd,
                      int64_t rows, int64_t c, bool training, double eps, double momentum);
