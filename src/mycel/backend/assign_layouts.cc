@@ -78,6 +78,32 @@ bool is_zero_keeping_elementwise(const Instr& in) {
   return is_kernel1(in) && in.op->backend.keeps_zero;
 }
 
+// A kSame op whose kernel refused the NHWC tensors it was given (it wrote nothing: e.g. a batch
+// norm with bf16 parameters, amp O3): it runs on NCHW copies of them instead, its NHWC outputs
+// reordered back. Rare, so the copies are allocated per launch.
+void run_on_plain_copies(const OpDef& b, const KernelContext& c) {
+  auto nhwc_input = [&](size_t k) {
+    return c.in(k).ndim() == 4 && (((b.backend.nhwc_inputs >> k) & 1) ||
+                                   (k == 0 && b.backend.reduce == ReduceFusion::kMean));
+  };
+  auto plain_copy = [](const Tensor& t) {
+    Tensor p = Tensor::empty(t.shape(), t.dtype());
+    cpu::reorder_blocked(t, p, false);
+    return p;
+  };
+  std::vector<Tensor> ins, outs;
+  for (size_t k = 0; k < c.inputs.size(); ++k)
+    ins.push_back(k < 8 && nhwc_input(k) ? plain_copy(c.in(k)) : c.inputs[k]);
+  std::vector<size_t> nhwc_outs;
+  for (size_t j = 0; j < c.outputs.size(); ++j) {
+    const bool nhwc = j < 8 && ((b.backend.nhwc_outputs >> j) & 1) && c.out(j).ndim() == 4;
+    outs.push_back(nhwc ? Tensor::empty(c.out(j).shape(), c.out(j).dtype()) : c.outputs[j]);
+    if (nhwc) nhwc_outs.push_back(j);
+  }
+  b.kernel(KernelContext{b, ins, outs, c.attrs, nullptr, nullptr});
+  for (size_t j : nhwc_outs) cpu::reorder_blocked(outs[j], c.outputs[j], true);
+}
+
 // The op of a layout-aware instruction: `base`'s infer and kernel, the kernel told the layouts by
 // the instruction's KernelParams (conv, pool) or run on flat views of the padded buffers
 // (elementwise).
@@ -112,6 +138,8 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
                   "] launched without its layouts (backend bug)");
       c.params->layout_taken = false;
       b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, c.params});
+      if (!c.params->layout_taken && b->backend.nhwc == NhwcKind::kSame)
+        return run_on_plain_copies(*b, c);
       // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
       MYCEL_CHECK(c.params->layout_taken, RuntimeError, "[", b->name, "] ran without oneDNN on a ",
                   cpu::activation_tag_name(),
