@@ -77,6 +77,10 @@ def _run(monkeypatch, fused, name, between=None, steps=6, batches=None, optimize
     the first program's listing."""
     for k in OFF:
         monkeypatch.setenv(k, "1" if fused else "0")
+    # Both in NCHW: unfused, a relu's backward has a bool mask, which stays NCHW, so the two
+    # programs' convolutions would read their operands in other layouts and sum in another order
+    # (test_bf16_nhwc.py compares the NHWC step with the NCHW one).
+    monkeypatch.setenv("MYCEL_BF16_NHWC", "0")
     net, step = _step(name, optimizer)
     shape = MODELS[name][1]
     batches = batches or [_data(shape)]
