@@ -197,7 +197,9 @@ std::shared_ptr<const OpDef> make_to_plain_op() {
   d->doc = "Reorders a channel-blocked tensor to NCHW (graph backend layout step).";
   d->inputs = {{"x"}};
   d->infer = [](const InferContext& c) { return std::vector<TensorMeta>{*c.inputs[0]}; };
-  d->kernel = [](const KernelContext& c) { cpu::reorder_blocked(c.in(0), c.out(0), false); };
+  d->kernel = [](const KernelContext& c) {
+    cpu::reorder_blocked(c.in(0), c.out(0), false, c.prepared);
+  };
   d->dtypes = {DType::float32, DType::bfloat16};
   d->grad = "none";
   return d;

@@ -136,21 +136,57 @@ size_t blocked_nbytes(const Shape& s, DType dtype) {
   return static_cast<size_t>(s[0] * c * s[2] * s[3]) * itemsize(dtype);
 }
 
-void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked) {
+namespace {
+
+// A layout reorder prepared for one instruction (graph mode's to_nchw): no key, lock or
+// allocation per launch.
+struct ReorderPrepared : KernelPrepared {
+  Shape shape;
+  DType dtype = DType::float32;
+  bool to_blocked = false;
+  int threads = 0;
+  PreparedExec exec;
+  int src = -1, dst = -1;
+};
+
+}  // namespace
+
+void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked,
+                     std::unique_ptr<KernelPrepared>* slot) {
   const Shape& s = x.shape();
   if (x.numel() == 0) return;
   const SerialScope threads(4 * x.numel());
-  const std::string k =
-      key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3], to_blocked);
-  auto e = cached<ReorderEntry>(k, [&] {
-    auto r = std::make_shared<ReorderEntry>();
-    r->from = blocked_desc(s, x.dtype(), !to_blocked);
-    r->to = blocked_desc(s, x.dtype(), to_blocked);
-    r->prim = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), r->from, engine(), r->to));
-    return r;
-  });
-  dnnl::memory src = wrap(e->from, x), dst = wrap(e->to, y);
-  e->prim.execute(stream(), src, dst);
+  std::unique_ptr<ReorderPrepared> local;
+  ReorderPrepared& p = prepared_state<ReorderPrepared>(
+      slot, local,
+      [&](const ReorderPrepared& q) {
+        return q.shape == s && q.dtype == x.dtype() && q.to_blocked == to_blocked &&
+               q.threads == num_threads();
+      },
+      [&] {
+        const std::string k =
+            key("reorder_blocked", dtype_name(x.dtype()), s[0], s[1], s[2], s[3], to_blocked);
+        auto e = cached<ReorderEntry>(k, [&] {
+          auto r = std::make_shared<ReorderEntry>();
+          r->from = blocked_desc(s, x.dtype(), !to_blocked);
+          r->to = blocked_desc(s, x.dtype(), to_blocked);
+          r->prim =
+              dnnl::reorder(dnnl::reorder::primitive_desc(engine(), r->from, engine(), r->to));
+          return r;
+        });
+        auto q = std::make_unique<ReorderPrepared>();
+        q->shape = s;
+        q->dtype = x.dtype();
+        q->to_blocked = to_blocked;
+        q->threads = num_threads();
+        q->exec = PreparedExec(e->prim);
+        q->src = q->exec.add(DNNL_ARG_FROM, e->from);
+        q->dst = q->exec.add(DNNL_ARG_TO, e->to);
+        return q;
+      });
+  p.exec.set(p.src, x.data());
+  p.exec.set(p.dst, y.data());
+  p.exec.run();
   stream().wait();
 }
 

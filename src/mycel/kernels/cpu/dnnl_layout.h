@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "mycel/core/tensor.h"
+#include "mycel/kernels/kernel_context.h"
 
 namespace mycel::cpu {
 
@@ -34,6 +35,8 @@ size_t blocked_nbytes(const Shape& shape, DType dtype);
 dnnl::memory::desc blocked_desc(const Shape& shape, DType dtype, bool blocked);
 
 /// y (plain NCHW) := x (blocked), or the reverse with `to_blocked`; both of x's logical shape.
-void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked);
+/// `slot` (graph mode) keeps the prepared reorder between launches.
+void reorder_blocked(const Tensor& x, Tensor& y, bool to_blocked,
+                     std::unique_ptr<KernelPrepared>* slot = nullptr);
 
 }  // namespace mycel::cpu
