@@ -123,6 +123,24 @@ inline void transpose8x8(const __m256i* in, __m256i* out) {
   }
 }
 
+// z[0..5] := the seg (<= 192) 16-bit words at s, the lanes past seg zero.
+inline void load_segment(const uint16_t* s, int64_t seg, __m512i* z) {
+#pragma GCC unroll 6
+  for (int k = 0; k < 6; ++k) {
+    const int64_t left = seg - 32 * k;
+    const __mmask32 m = left >= 32 ? ~__mmask32(0) : left > 0 ? (__mmask32(1) << left) - 1 : 0;
+    z[k] = _mm512_maskz_loadu_epi16(m, s + 32 * k);
+  }
+}
+
+// 32 words picked from the segment z[0..5]: lane j from the pair (z[2p], z[2p + 1]) that take[p]
+// marks, at index idx[p][j].
+inline __m512i gather_words(const __m512i* z, const __m512i* idx, const __mmask32* take) {
+  __m512i o = _mm512_maskz_permutex2var_epi16(take[0], z[0], idx[0], z[1]);
+  o = _mm512_mask_mov_epi16(o, take[1], _mm512_permutex2var_epi16(z[2], idx[1], z[3]));
+  return _mm512_mask_mov_epi16(o, take[2], _mm512_permutex2var_epi16(z[4], idx[2], z[5]));
+}
+
 // weights_to_blocked by tiles (WeightBlocking::tile_rows_) of N output channels x 16 input
 // channels, each row's 16 x khw words read once: (1) per row, the 16 x khw matrix of its segment
 // transposed to khw x 16 by word permutes (at most 3 pairs of registers: khw <= 12); (2) per
@@ -158,21 +176,10 @@ void tiles_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* 
       for (int64_t r = 0; r < N; ++r) {
         const uint16_t* s = plain + ((ob * N + r) * I + i0) * khw;
         __m512i z[6];
-#pragma GCC unroll 6
-        for (int k = 0; k < 6; ++k) {
-          const int64_t left = seg - 32 * k;
-          const __mmask32 m = left >= 32 ? ~__mmask32(0)
-                              : left > 0 ? (__mmask32(1) << left) - 1
-                                         : 0;
-          z[k] = _mm512_maskz_loadu_epi16(m, s + 32 * k);
-        }
+        load_segment(s, seg, z);
         uint16_t* d = tile + r * seg;
         for (int64_t v = 0; v < nv; ++v) {
-          __m512i o = _mm512_maskz_permutex2var_epi16(take[v][0], z[0], idx[v][0], z[1]);
-          o = _mm512_mask_mov_epi16(o, take[v][1],
-                                    _mm512_permutex2var_epi16(z[2], idx[v][1], z[3]));
-          o = _mm512_mask_mov_epi16(o, take[v][2],
-                                    _mm512_permutex2var_epi16(z[4], idx[v][2], z[5]));
+          const __m512i o = gather_words(z, idx[v], take[v]);
           const __mmask32 out = 2 * v + 1 < khw ? ~__mmask32(0) : __mmask32(0xFFFF);
           _mm512_mask_storeu_epi16(d + 32 * v, out, o);
         }
@@ -279,21 +286,10 @@ void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int 
       for (int64_t o = 0; o < 16; ++o) {
         const uint16_t* s = tt + o * seg;
         __m512i z[6];
-#pragma GCC unroll 6
-        for (int k = 0; k < 6; ++k) {
-          const int64_t left = seg - 32 * k;
-          const __mmask32 m = left >= 32 ? ~__mmask32(0)
-                              : left > 0 ? (__mmask32(1) << left) - 1
-                                         : 0;
-          z[k] = _mm512_maskz_loadu_epi16(m, s + 32 * k);
-        }
+        load_segment(s, seg, z);
         uint16_t* d = plain + ((ob * 16 + o) * I + i0) * khw;
         for (int64_t v = 0; v < nv; ++v) {
-          __m512i x = _mm512_maskz_permutex2var_epi16(take[v][0], z[0], idx[v][0], z[1]);
-          x = _mm512_mask_mov_epi16(x, take[v][1],
-                                    _mm512_permutex2var_epi16(z[2], idx[v][1], z[3]));
-          x = _mm512_mask_mov_epi16(x, take[v][2],
-                                    _mm512_permutex2var_epi16(z[4], idx[v][2], z[5]));
+          const __m512i x = gather_words(z, idx[v], take[v]);
           const int64_t left = seg - 32 * v;
           _mm512_mask_storeu_epi16(d + 32 * v,
                                    left >= 32 ? ~__mmask32(0) : (__mmask32(1) << left) - 1, x);
