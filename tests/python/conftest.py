@@ -31,3 +31,11 @@ def _isolate_context():
     for k in [k for k in os.environ if k.startswith("MYCEL_") and k not in env]:
         del os.environ[k]
     os.environ.update(env)
+
+
+@pytest.fixture
+def graph_mode():
+    """The test runs in GRAPH_MODE (_isolate_context puts the mode and thread count back);
+    a file whose tests all do: `pytestmark = pytest.mark.usefixtures("graph_mode")`."""
+    import mycel
+    mycel.set_context(mode=mycel.GRAPH_MODE)

@@ -19,12 +19,7 @@ N, L, H, D = 3, 8, 2, 4
 E = H * D
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 def _switch(monkeypatch, on, heads_kernel=False):

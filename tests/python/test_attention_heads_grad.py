@@ -38,12 +38,7 @@ def _own_heads_kernel():
 FUSES = _own_heads_kernel()
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 def bf16_values(a):

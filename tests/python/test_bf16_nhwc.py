@@ -17,13 +17,6 @@ from mycel import Tensor, amp, nn, ops
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from models.resnet import BasicBlock, ResNet  # noqa: E402
 
-@pytest.fixture
-def graph_mode():
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
-
-
 def with_env(name, value, fn):
     old = os.environ.get(name)
     os.environ[name] = value

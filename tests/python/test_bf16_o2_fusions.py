@@ -23,11 +23,7 @@ OFF = ("MYCEL_MASTER_COPY", "MYCEL_FUSE_MASK_PRODUCT", "MYCEL_EW_ROUND_ROW", "MY
        "MYCEL_BF16_BINARY_LANES")
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 class MLP(nn.Cell):

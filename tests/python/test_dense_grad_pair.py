@@ -20,7 +20,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples
 from models import TransformerClassifier  # noqa: E402
 
 
-
 def _avx512_bf16():
     """The CPU has AVX512-BF16 and MYCEL_MAX_CPU_ISA does not cap it (the fused launch's kernel,
     cpu::matmul_bf16_atb, needs it; elsewhere the pass leaves the program alone)."""
@@ -34,15 +33,8 @@ def _avx512_bf16():
         return False
 
 
-pytestmark = pytest.mark.skipif(not _avx512_bf16(), reason="the fused launch needs AVX512-BF16")
-
-
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = [pytest.mark.skipif(not _avx512_bf16(), reason="the fused launch needs AVX512-BF16"),
+              pytest.mark.usefixtures("graph_mode")]
 
 
 class DenseBackward(nn.Cell):

@@ -11,11 +11,7 @@ from mycel import Tensor, nn, ops
 F32 = mycel.float32
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 def rand(*shape, seed=0):

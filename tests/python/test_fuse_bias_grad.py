@@ -18,12 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples
 from models import TransformerClassifier  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 def _bf16_round(a):

@@ -14,12 +14,7 @@ from o2_transformer import o2_transformer_run
 SWITCH = "MYCEL_FUSE_HEADS_SOFTMAX"
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 def bf16_values(a):

@@ -12,12 +12,7 @@ from mycel import amp, nn, ops, Tensor
 from bf16_reference import bf16_round
 
 
-@pytest.fixture(autouse=True)
-def _graph_mode():
-    threads = mycel.get_context("num_threads")
-    mycel.set_context(mode=mycel.GRAPH_MODE)
-    yield
-    mycel.set_context(mode=mycel.PYNATIVE_MODE, num_threads=threads)
+pytestmark = pytest.mark.usefixtures("graph_mode")
 
 
 class MaskedMatmul(nn.Cell):
