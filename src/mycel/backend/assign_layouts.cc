@@ -78,12 +78,20 @@ bool is_zero_keeping_elementwise(const Instr& in) {
   return is_kernel1(in) && in.op->backend.keeps_zero;
 }
 
-// A kSame op whose kernel refused the NHWC tensors it was given (it wrote nothing: e.g. a batch
-// norm with bf16 parameters, amp O3): it runs on NCHW copies of them instead, its NHWC outputs
-// reordered back. Rare, so the copies are allocated per launch.
+bool has_bit(uint8_t mask, size_t i) { return i < 8 && ((mask >> i) & 1); }
+
+// Whether an NHWC launch of `b` that its kernel refused can run on NCHW copies instead: the
+// kSame ops and the mean pool (the convolutions' gradients take either layout).
+bool has_plain_fallback(const OpDef& b) {
+  return b.backend.nhwc == NhwcKind::kSame || b.backend.reduce == ReduceFusion::kMean;
+}
+
+// Such a launch (the kernel wrote nothing: e.g. a batch norm with bf16 parameters, amp O3) on
+// NCHW copies of its NHWC tensors, its NHWC outputs reordered back. Rare, so the copies are
+// allocated per launch.
 void run_on_plain_copies(const OpDef& b, const KernelContext& c) {
   auto nhwc_input = [&](size_t k) {
-    return c.in(k).ndim() == 4 && (((b.backend.nhwc_inputs >> k) & 1) ||
+    return c.in(k).ndim() == 4 && (has_bit(b.backend.nhwc_inputs, k) ||
                                    (k == 0 && b.backend.reduce == ReduceFusion::kMean));
   };
   auto plain_copy = [](const Tensor& t) {
@@ -93,10 +101,10 @@ void run_on_plain_copies(const OpDef& b, const KernelContext& c) {
   };
   std::vector<Tensor> ins, outs;
   for (size_t k = 0; k < c.inputs.size(); ++k)
-    ins.push_back(k < 8 && nhwc_input(k) ? plain_copy(c.in(k)) : c.inputs[k]);
+    ins.push_back(nhwc_input(k) ? plain_copy(c.in(k)) : c.inputs[k]);
   std::vector<size_t> nhwc_outs;
   for (size_t j = 0; j < c.outputs.size(); ++j) {
-    const bool nhwc = j < 8 && ((b.backend.nhwc_outputs >> j) & 1) && c.out(j).ndim() == 4;
+    const bool nhwc = has_bit(b.backend.nhwc_outputs, j) && c.out(j).ndim() == 4;
     outs.push_back(nhwc ? Tensor::empty(c.out(j).shape(), c.out(j).dtype()) : c.outputs[j]);
     if (nhwc) nhwc_outs.push_back(j);
   }
@@ -138,8 +146,7 @@ std::shared_ptr<const OpDef> make_blocked_op(const OpDef& base, bool src_blocked
                   "] launched without its layouts (backend bug)");
       c.params->layout_taken = false;
       b->kernel(KernelContext{*b, c.inputs, c.outputs, c.attrs, c.prepared, c.params});
-      if (!c.params->layout_taken && b->backend.nhwc == NhwcKind::kSame)
-        return run_on_plain_copies(*b, c);
+      if (!c.params->layout_taken && has_plain_fallback(*b)) return run_on_plain_copies(*b, c);
       // E.g. set_nn_backend(kRef) after compiling: the reference loops know only NCHW.
       MYCEL_CHECK(c.params->layout_taken, RuntimeError, "[", b->name, "] ran without oneDNN on a ",
                   cpu::activation_tag_name(),
@@ -204,8 +211,6 @@ std::shared_ptr<const OpDef> make_to_plain_op() {
   d->grad = "none";
   return d;
 }
-
-bool has_bit(uint8_t mask, size_t i) { return i < 8 && ((mask >> i) & 1); }
 
 class LayoutAssigner {
  public:
@@ -391,7 +396,10 @@ class LayoutAssigner {
       // Without the step the primitive reorders each of these to and from its layout.
       if (dst_blocked) saved_ += bytes(in.in[0]);
       if (x_blocked) saved_ += bytes(in.in[1]);
-      if (dx_blocked) saved_ += bytes(in.out[0]), outs.push_back(in.out[0]);
+      if (dx_blocked) {
+        saved_ += bytes(in.out[0]);
+        outs.push_back(in.out[0]);
+      }
     } else if (is_mean_hw(f_, in, true)) {  // global mean pool: NHWC in, (N, C) plain out
       if (!nhwc_blocked(in.in[0])) return false;
       src_blocked = true;
