@@ -133,6 +133,24 @@ inline void load_segment(const uint16_t* s, int64_t seg, __m512i* z) {
   }
 }
 
+// gather_words' tables for nv output vectors: lane `lane` of vector v takes segment word
+// source(v, lane) (-1: none, the lane stays zero) from the register pair p holding it.
+template <class Source>
+void gather_tables(int64_t nv, __m512i (*idx)[3], __mmask32 (*take)[3], Source source) {
+  for (int64_t v = 0; v < nv; ++v)
+    for (int p = 0; p < 3; ++p) {
+      alignas(64) uint16_t ix[32];
+      uint32_t m = 0;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int64_t src = source(v, lane);
+        ix[lane] = static_cast<uint16_t>(src < 0 ? 0 : src & 63);
+        if (src >= 0 && src / 64 == p) m |= 1u << lane;
+      }
+      idx[v][p] = _mm512_load_si512(ix);
+      take[v][p] = m;
+    }
+}
+
 // 32 words picked from the segment z[0..5]: lane j from the pair (z[2p], z[2p + 1]) that take[p]
 // marks, at index idx[p][j].
 inline __m512i gather_words(const __m512i* z, const __m512i* idx, const __mmask32* take) {
@@ -156,18 +174,10 @@ void tiles_to_blocked(const WeightBlocking& b, const uint16_t* plain, uint16_t* 
   // (words [64p, 64p + 64)): the word indices and the lanes that pair supplies.
   __m512i idx[6][3];
   __mmask32 take[6][3];
-  for (int64_t v = 0; v < nv; ++v)
-    for (int p = 0; p < 3; ++p) {
-      alignas(64) uint16_t ix[32];
-      uint32_t m = 0;
-      for (int lane = 0; lane < 32; ++lane) {
-        const int64_t pos = 2 * v + lane / 16, ch = lane % 16, src = ch * khw + pos;
-        ix[lane] = static_cast<uint16_t>(src & 63);
-        if (pos < khw && src / 64 == p) m |= 1u << lane;
-      }
-      idx[v][p] = _mm512_load_si512(ix);
-      take[v][p] = m;
-    }
+  gather_tables(nv, idx, take, [&](int64_t v, int lane) {
+    const int64_t pos = 2 * v + lane / 16, ch = lane % 16;
+    return pos < khw ? ch * khw + pos : int64_t{-1};
+  });
   const int64_t tiles_i = I / 16, tiles = (O / N) * tiles_i;
   auto run = [&](int64_t t0, int64_t t1) {
     alignas(64) uint16_t tile[64 * 16 * 12];  // [row][position][16 channels]
@@ -254,18 +264,10 @@ void tail16_to_plain(const WeightBlocking& b, const float* const* partials, int 
   // source register pair p (words [64p, 64p + 64) of [position][channel]).
   __m512i idx[6][3];
   __mmask32 take[6][3];
-  for (int64_t v = 0; v < nv; ++v)
-    for (int p = 0; p < 3; ++p) {
-      alignas(64) uint16_t ix[32];
-      uint32_t m = 0;
-      for (int lane = 0; lane < 32; ++lane) {
-        const int64_t w = 32 * v + lane, src = (w % khw) * 16 + w / khw;
-        ix[lane] = static_cast<uint16_t>(src & 63);
-        if (w < seg && src / 64 == p) m |= 1u << lane;
-      }
-      idx[v][p] = _mm512_load_si512(ix);
-      take[v][p] = m;
-    }
+  gather_tables(nv, idx, take, [&](int64_t v, int lane) {
+    const int64_t w = 32 * v + lane;
+    return w < seg ? (w % khw) * 16 + w / khw : int64_t{-1};
+  });
   const int64_t tiles_i = I / 16, tiles = (O / 16) * tiles_i;
   auto run = [&](int64_t t0, int64_t t1) {
     alignas(64) uint16_t r[12 * 256];   // [position][input][output]
