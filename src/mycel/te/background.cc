@@ -5,6 +5,10 @@
 // on), its compiler niced (compiler_process.h). A build nobody holds any more leaves the queue;
 // at exit the queue is dropped, the compiler under way killed and the worker joined, so a short
 // process neither waits for compiles nor leaves a compiler or half-written files behind.
+// The exit hook runs only after the statics built later than its registration are destroyed,
+// and the worker builds some of them itself (jit.cc's first compile), so everything a build
+// touches is never destroyed: a destroyed map under a build still running at exit corrupted the
+// heap (CI, on a disk-cached kernel whose build ended during teardown).
 #include <unistd.h>
 
 #include <condition_variable>

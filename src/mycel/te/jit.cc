@@ -147,8 +147,8 @@ std::string compiler() {
 // size and modification time, so an upgraded g++ recompiles) and which CPU (-march=native code
 // from another machine sharing the folder may not run here). Computed once per compiler name.
 std::string compiler_identity(const std::string& cxx) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> known;
+  static auto& mu = *new std::mutex;  // never destroyed (background.cc: builds run at exit)
+  static auto& known = *new std::map<std::string, std::string>;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = known.find(cxx); it != known.end()) return it->second;
   std::string path = cxx;
@@ -193,7 +193,7 @@ constexpr int64_t kStaleTmpSeconds = 3600;
 // cleanup; a build killed at exit removes its own): removed, once per folder and process, when
 // they are older than kStaleTmpSeconds and their process is gone.
 void sweep_stale(const fs::path& dir) {
-  static std::set<std::string> swept;  // (under compile_shared's lock)
+  static auto& swept = *new std::set<std::string>;  // under compile_shared's lock; never destroyed
   if (!swept.insert(dir.string()).second) return;
   std::error_code ec;
   const time_t now = ::time(nullptr);
@@ -231,7 +231,7 @@ void Kernel::run(void** buffers) const { reinterpret_cast<void (*)(void**)>(fn_)
 
 std::string compile_shared(const std::string& source, const std::string& flags,
                            const std::string& what, bool* cached_out, double* seconds_out) {
-  static std::mutex mu;
+  static auto& mu = *new std::mutex;  // never destroyed
   std::lock_guard<std::mutex> lock(mu);
   std::string cxx = compiler();
   uint64_t h = fnv1a(compiler_identity(cxx) + "\n" + flags + "\n" + source);
@@ -330,8 +330,8 @@ std::vector<std::string> used_libraries() {
 }
 
 std::shared_ptr<Kernel> compile(const std::string& source) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<Kernel>> loaded;
+  static auto& mu = *new std::mutex;  // never destroyed
+  static auto& loaded = *new std::map<std::string, std::weak_ptr<Kernel>>;
   std::lock_guard<std::mutex> lock(mu);
   bool cached = false;
   double secs = 0;
