@@ -1,5 +1,5 @@
 """The few-channel conv2d gradients (kernels/cpu/conv_direct.h: direct loops where the CPU
-has AVX2 and not AVX-512 or is a Zen 4, oneDNN elsewhere; on Zen 4 the data gradient of a batch
+has AVX2 or AVX-512, oneDNN with MYCEL_CONV_DIRECT=0; on AVX-512 the data gradient of a batch
 with narrow rows runs with images in the vector lanes, conv_batch_lanes.h) against numpy, on LeNet5's shapes and on odd sizes
 with padding; and LeNet5's weight gradients in graph mode against central finite differences."""
 import numpy as np
@@ -15,7 +15,7 @@ CASES = [
     (3, 3, 17, 21, 16, 3, 3, 1, 1, 1, 1),   # same padding, odd sizes: by output channels
     (2, 5, 9, 20, 11, 5, 5, 2, 2, 2, 2),    # by output columns
     (2, 4, 12, 13, 7, 4, 4, 1, 2, 1, 2),    # even kernel, asymmetric padding
-    (40, 6, 12, 12, 16, 5, 5, 2, 1, 0, 2),  # data gradient with images in the lanes (Zen 4)
+    (40, 6, 12, 12, 16, 5, 5, 2, 1, 0, 2),  # data gradient with images in the lanes (AVX-512)
 ]
 
 
@@ -92,7 +92,7 @@ def test_lenet5_weight_gradients_match_finite_differences():
 
 @pytest.mark.parametrize("case", CASES)
 def test_conv2d_forward_with_relu_matches_numpy(case):
-    """The forward the few-channel kernels take (on Zen 4 at a batch, LeNet5's conv2 runs with
+    """The forward the few-channel kernels take (on AVX-512 at a batch, LeNet5's conv2 runs with
     images in the vector lanes): conv2d then relu, eager and in graph mode (fused conv2d+relu)."""
     n, c, h, wd, oc, kh, kw, pt, pb, pl, pr = case
     rng = np.random.default_rng(sum(case) + 1)

@@ -27,22 +27,24 @@ needs_direct = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                   reason="the direct conv kernel needs AVX2 or AVX-512")
 
 
-def zen4_batch_lanes():
-    """Whether this CPU is an AMD Zen 4 (family 25 with AVX-512), where a few-channel conv with
-    narrow rows at a batch of 16 or more runs with images in the vector lanes (conv_batch_lanes.h)
-    unless MYCEL_MAX_CPU_ISA caps the kernels below AVX-512."""
+def avx512_batch_lanes():
+    """Whether this CPU has AVX-512 (F, BW, DQ, VL), where a few-channel conv with narrow rows at
+    a batch of 16 or more runs with images in the vector lanes (conv_batch_lanes.h) unless
+    MYCEL_MAX_CPU_ISA caps the kernels below AVX-512 or MYCEL_CONV_DIRECT=0 keeps oneDNN's."""
     cap = os.environ.get("MYCEL_MAX_CPU_ISA", "").lower()
     if cap and not (cap.startswith(("avx512", "amx")) or cap == "all"):
+        return False
+    if os.environ.get("MYCEL_CONV_DIRECT") == "0":
         return False
     try:
         with open("/proc/cpuinfo") as f:
             text = f.read().split("\n\n")[0]
     except OSError:
         return False
-    info = dict((k.strip(), v.strip()) for k, v in
-                (line.split(":", 1) for line in text.splitlines() if ":" in line))
-    return (info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family") == "25" and
-            "avx512f" in info.get("flags", "").split())
+    flags = dict((k.strip(), v.strip()) for k, v in
+                 (line.split(":", 1) for line in text.splitlines() if ":" in line))
+    flags = flags.get("flags", "").split()
+    return all(f in flags for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl"))
 
 
 @pytest.fixture(autouse=True)
@@ -321,7 +323,7 @@ def test_dynamic_batch_program_fuses_and_keeps_layouts_bitwise_equal_to_eager():
     net.set_inputs(spec)
     mycel.set_context(mode=mycel.GRAPH_MODE)
     for x, e in zip(xs, eager):
-        if x.shape[0] >= 16 and zen4_batch_lanes():
+        if x.shape[0] >= 16 and avx512_batch_lanes():
             # eager's plain-layout conv2 at a batch of 16 runs with images in the vector lanes
             # (conv_batch_lanes.h), the graph's blocked one in oneDNN: other summation order
             np.testing.assert_allclose(net(x).asnumpy(), e, rtol=1e-5, atol=1e-6)

@@ -93,10 +93,10 @@ def test_lenet5_fashion_mnist_two_ranks_match_single_process(tmp_path, monkeypat
     each, gradients bucketed) against one process on the same batches: equal to 1e-5 throughout
     to a process that sums the two half batches' gradients as the ranks do, and for the first 50
     steps to plain global-batch steps (past that, float32 rounding of the two summation orders
-    grows through training's chaotic dynamics, as it would between two machines: on Zen 4 the
-    batch-32 convolution gradients sum in another order than the batch-16 ones). The reference
+    grows through training's chaotic dynamics, as it would between two machines: on AVX-512 CPUs
+    the batch-32 convolution gradients sum in another order than the batch-16 ones). The reference
     runs on one thread, as each of the two ranks on two cores does: some kernels (the direct
-    convolution gradients on Zen 4) split their sums by thread."""
+    convolution gradients) split their sums by thread."""
     from mycel import nn
     from mpi_workers.dp_lenet_common import GLOBAL_BATCH, STEPS, dataset, make_model
     if not os.path.isdir("/usr/share/datasets/fashion-mnist"):

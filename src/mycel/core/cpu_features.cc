@@ -48,6 +48,14 @@ bool cpu_is_zen4() {
   return zen4;
 }
 
+bool cpu_prefers_direct_conv() {
+  static const bool on = [] {
+    const char* v = std::getenv("MYCEL_CONV_DIRECT");
+    return cpu_has_avx512() && (!v || !*v || std::string(v) != "0");
+  }();
+  return on;
+}
+
 bool cpu_has_avx512() {
   static const bool has = detect_avx512() && isa_cap_allows_avx512();
   return has;

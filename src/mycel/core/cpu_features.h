@@ -18,6 +18,13 @@ bool cpu_has_avx512_bf16();
 /// kernels, measured against oneDNN's AVX-512 ones on it, are taken there too.
 bool cpu_is_zen4();
 
+/// True where Mycel's AVX-512 direct convolution kernels for few channels and narrow rows
+/// (conv_direct.h, conv_batch_lanes.h: LeNet-sized layers and their gradients) replace oneDNN's:
+/// every AVX-512 CPU unless MYCEL_CONV_DIRECT=0 (oneDNN's, for A/B; read once). First measured
+/// on Zen 4; on an Ice Lake Xeon, one thread, LeNet5's conv1 weight gradient 0.71 -> 0.27 ms,
+/// conv2's 0.53 -> 0.44, conv2's data gradient 1.00 -> 0.32 (bench/bench_lenet5_kernels.py).
+bool cpu_prefers_direct_conv();
+
 }  // namespace mycel
 
 // Whether this compiler can build AVX-512 target regions inside a baseline translation unit.

@@ -213,7 +213,7 @@ bool lanes_fit(const WindowGeom& g) {
   const int64_t np = (g.n + 15) / 16 * 16;
   if ((g.oc * g.oh * g.ow + g.c * g.h * g.w) * np * 4 > (int64_t{16} << 20)) return false;
 #if MYCEL_AVX512_KERNELS
-  return cpu_has_avx512() && cpu_is_zen4();
+  return cpu_prefers_direct_conv();
 #else
   return false;
 #endif

@@ -15,7 +15,8 @@ namespace mycel::cpu {
 /// Whether conv2d_backprop_input_batch_lanes takes this data gradient: float32, one group, stride
 /// and dilation 1, a batch of at least 16, at most 16 channels on each side, kernels up to 7
 /// wide, dy rows narrower than 16 columns, and transposed copies of at most 16 MiB; on AVX-512
-/// CPUs where it was measured against the direct kernel and oneDNN (AMD Zen 4).
+/// CPUs (cpu_prefers_direct_conv; measured against the direct kernel and oneDNN on AMD Zen 4 and
+/// an Ice Lake Xeon).
 bool conv2d_bwd_data_batch_lanes_fits(DType dtype, const WindowGeom& g);
 
 /// dx = conv2d_backprop_input(dy, w), all NCHW (dy (n, oc, oh, ow), w (oc, c, kh, kw)).

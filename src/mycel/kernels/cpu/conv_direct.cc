@@ -202,10 +202,9 @@ bool conv2d_direct_bwd_data_fits(DType dtype, const WindowGeom& g) {
   WindowGeom t;
   if (!transposed_geom(g, t)) return false;
 #if MYCEL_AVX512_KERNELS
-  // Measured against oneDNN on AVX2 and on Zen 4 (whose AVX-512 runs at AVX2's FLOP rate; LeNet5's
-  // conv2 data gradient, one thread: 0.74 ms oneDNN, 0.51 here, 0.54 the AVX2 copy); other AVX-512
-  // CPUs keep oneDNN's.
-  if (cpu_has_avx512()) return cpu_is_zen4() && direct512::fits_transposed_avx512(t);
+  // Measured against oneDNN on AVX2 and on Zen 4 (LeNet5's conv2 data gradient, one thread: 0.74
+  // ms oneDNN, 0.51 here, 0.54 the AVX2 copy); MYCEL_CONV_DIRECT=0 keeps oneDNN's.
+  if (cpu_has_avx512()) return cpu_prefers_direct_conv() && direct512::fits_transposed_avx512(t);
 #endif
 #if MYCEL_DIRECT_AVX2
   return direct256::fits_transposed_avx2(t);

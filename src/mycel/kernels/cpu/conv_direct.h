@@ -33,8 +33,8 @@ void conv2d_direct_max_pool(const Tensor& x, const Tensor& w, const Tensor* bias
 /// Whether conv2d_direct_backprop_input takes this data gradient: float32, one group, stride and
 /// dilation 1, padding at most kernel - 1, and the transposed convolution (x's channels as
 /// outputs, dy's rows as inputs) within conv2d_direct's geometry, with up to 400 weights per
-/// channel. AVX2 CPUs and Zen 4 (AVX-512 at AVX2's FLOP rate), where it was measured against
-/// oneDNN (LeNet5's conv2, 6 <- 16 channels); other AVX-512 CPUs keep oneDNN's.
+/// channel. AVX2 CPUs, and AVX-512 ones unless MYCEL_CONV_DIRECT=0 (cpu_prefers_direct_conv;
+/// measured against oneDNN on LeNet5's conv2, 6 <- 16 channels, on Zen 4 and Ice Lake).
 bool conv2d_direct_bwd_data_fits(DType dtype, const WindowGeom& g);
 
 /// dx = conv2d_backprop_input(dy, w), all NCHW, as the direct convolution of dy with the
@@ -44,7 +44,8 @@ void conv2d_direct_backprop_input(const Tensor& dy, const Tensor& w, Tensor& dx,
 
 /// Whether conv2d_direct_backprop_filter takes this weight gradient: float32, one group, stride
 /// and dilation 1, kernels up to 7 wide, 8 to 128 output columns, at most 16 x 16 channels; AVX2
-/// CPUs and Zen 4 (measured there against oneDNN: LeNet5's 1 -> 6 and 6 -> 16 convolutions).
+/// CPUs, and AVX-512 ones unless MYCEL_CONV_DIRECT=0 (measured against oneDNN on LeNet5's 1 -> 6
+/// and 6 -> 16 convolutions on Zen 4 and Ice Lake).
 bool conv2d_direct_bwd_filter_fits(DType dtype, const WindowGeom& g);
 
 /// Floats of scratch conv2d_direct_backprop_filter needs for g with num_threads() threads.

@@ -36,7 +36,7 @@ struct FilterArgs {
 }  // namespace mycel::cpu
 
 #if MYCEL_AVX512_KERNELS && MYCEL_FILTER_AVX2
-// The by-columns plan with 16-lane vectors, for Zen 4 (see conv2d_direct_bwd_filter_fits): 32
+// The by-columns plan with 16-lane vectors, for AVX-512 CPUs (conv2d_direct_bwd_filter_fits): 32
 // registers hold the sums of up to 4 output channels of a 5-wide kernel row with the row's 5
 // input vectors, so each input vector feeds twice the FMAs of the AVX2 loop (LeNet5's conv1
 // weight gradient, 6 channels: two blocks of 3 instead of three of 2).
@@ -361,10 +361,10 @@ bool conv2d_direct_bwd_filter_fits(DType dtype, const WindowGeom& g) {
       g.dw != 1 || g.kw < 1 || g.kw > 7 || g.ow < 8 || g.ow > 128 || g.c > 16 || g.oc > 16)
     return false;
 #if MYCEL_AVX512_KERNELS
-  // Measured against oneDNN on AVX2 and on Zen 4, whose AVX-512 runs at AVX2's FLOP rate (LeNet5's
-  // weight gradients, one thread: 0.47 -> 0.28 ms and 0.49 -> 0.32); other AVX-512 CPUs keep
-  // oneDNN's.
-  if (cpu_has_avx512() && !cpu_is_zen4()) return false;
+  // Measured against oneDNN on AVX2, on Zen 4 (LeNet5's weight gradients, one thread: 0.47 ->
+  // 0.28 ms and 0.49 -> 0.32) and on Ice Lake (0.71 -> 0.27, 0.53 -> 0.44); MYCEL_CONV_DIRECT=0
+  // keeps oneDNN's.
+  if (cpu_has_avx512() && !cpu_prefers_direct_conv()) return false;
 #endif
   return MYCEL_FILTER_AVX2 != 0;
 }
