@@ -144,6 +144,35 @@ def test_fused_block_equals_numpy_and_eager(cin, c, side, k, stride, projection)
     np.testing.assert_allclose(net(x).asnumpy(), out, rtol=RTOL, atol=ATOL * scale)
 
 
+@pytest.mark.parametrize("cin,c,side,k,stride,projection", CASES)
+def test_fused_add_relu_keeps_nan_and_inf_as_eager(cin, c, side, k, stride, projection):
+    """relu(NaN) is NaN in eager mode (x < 0 ? 0 : x), relu(-inf) 0 and relu(inf) inf: so is the
+    fused add+relu, whichever loop applies it (the branch-free clamp of relu_clamp.h). The second
+    conv's batch-norm beta carries them into whole channels of the sum (its fold puts them in the
+    bias), so no conv's window spreads them."""
+    mycel.set_seed(1)
+    net = Net(cin, c, k, stride, projection)
+    randomize(net, seed=c + side + k)
+    beta = net.c2.bn.beta.asnumpy().copy()
+    beta[0], beta[1], beta[c - 1] = np.nan, -np.inf, np.inf
+    net.c2.bn.beta.set_data(Tensor(beta))
+    net.set_train(False)
+    x = Tensor(np.random.default_rng(side).standard_normal((1, cin, side, side)).astype(np.float32))
+    want = eager(net, x)
+    assert np.isnan(want[:, 0]).all() and (want[:, 1] == 0).all() and np.isposinf(want[:, c - 1]).all()
+    assert np.isfinite(want[:, 2:c - 1]).all()
+    mycel.set_context(mode=mycel.GRAPH_MODE)
+    assert "+add+relu(" in G.compile(net).program_text(x)
+    scale = np.abs(want[:, 2:c - 1]).max()
+    for threads in (1, 2):
+        mycel.set_context(num_threads=threads)
+        out = net(x).asnumpy()
+        assert np.isnan(out[:, 0]).all(), f"{threads} threads"
+        np.testing.assert_array_equal(out[:, 1], 0, err_msg=f"{threads} threads")
+        assert np.isposinf(out[:, c - 1]).all(), f"{threads} threads"
+        np.testing.assert_allclose(out[:, 2:c - 1], want[:, 2:c - 1], rtol=RTOL, atol=ATOL * scale)
+
+
 def test_projection_takes_add_into_3x3():
     """With a projection, the add's two operands both come from convs: the 3x3 (second) conv
     takes it, the 1x1 stays plain conv2d+batch_norm."""

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "mycel/kernels/cpu/relu_clamp.h"
+
 namespace mycel::cpu {
 
 void blocked8_to_nhwc(const float* x, float* y, int64_t n, int64_t c, int64_t hw) {
@@ -48,10 +50,7 @@ void nhwc_to_blocked8_residual(const float* x, const float* residual, float* y, 
   if (act == WinogradAct::kNone) {
     for (int64_t i = 0; i < len; ++i) y[i] = y[i] + residual[i];
   } else {
-    for (int64_t i = 0; i < len; ++i) {
-      const float v = y[i] + residual[i];
-      y[i] = v < 0.f ? 0.f : v > hi ? hi : v;
-    }
+    for (int64_t i = 0; i < len; ++i) y[i] = relu_clamp(y[i] + residual[i], hi);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 #include "mycel/kernels/cpu/fused_elementwise_outputs.h"
+#include "mycel/kernels/cpu/relu_clamp.h"
 
 namespace mycel::cpu {
 
@@ -55,7 +56,7 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y, bool blocked) {
       parallel_for(y.numel(), 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const float v = bf16_widen(o[i]);
-          o[i] = bf16_round_bits(v < 0.f ? 0.f : v > hi ? hi : v);
+          o[i] = bf16_round_bits(relu_clamp(v, hi));
         }
       });
     }
@@ -74,19 +75,20 @@ void apply_post_ops(const std::vector<PostOp>& ops, Tensor& y, bool blocked) {
       const float* v = p.operand.data<float>();
       const int64_t len = length(p.operand);
       const float hi = ops[++k].kind == PostOp::Kind::kRelu6 ? 6.f : INFINITY;
-      parallel_for(n, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const float s = o[i] + v[len == n ? i : i % len];
-          o[i] = s < 0.f ? 0.f : s > hi ? hi : s;
+      parallel_for(n, 1, [&, hi](int64_t b, int64_t e) {
+        if (len == n) {
+          for (int64_t i = b; i < e; ++i) o[i] = relu_clamp(o[i] + v[i], hi);
+        } else {
+          for (int64_t i = b; i < e; ++i) o[i] = relu_clamp(o[i] + v[i % len], hi);
         }
       });
     } else if (p.kind == PostOp::Kind::kRelu) {
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = o[i] < 0.f ? 0.f : o[i];
+        for (int64_t i = b; i < e; ++i) o[i] = relu_clamp(o[i], INFINITY);
       });
     } else if (p.kind == PostOp::Kind::kRelu6) {
       parallel_for(n, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = o[i] < 0.f ? 0.f : o[i] > 6.f ? 6.f : o[i];
+        for (int64_t i = b; i < e; ++i) o[i] = relu_clamp(o[i], 6.f);
       });
     } else {
       const float* v = p.operand.data<float>();
