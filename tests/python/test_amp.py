@@ -1,5 +1,8 @@
 """mycel.amp: O0/O2/O3 compute dtypes (Parameters stay float32), outputs in float32,
 build_train_network with loss scaling."""
+import os
+import warnings
+
 import numpy as np
 import pytest
 
@@ -168,3 +171,36 @@ def test_dynamic_manager_host_rule_matches_update_cell():
         manager.update_loss_scale(overflow)
         cell(scale, Tensor(np.array(overflow)))
         assert manager.get_loss_scale() == float(scale.asnumpy())
+
+
+def _cpuinfo_has_bf16_units():
+    """The independent reference: the kernel's CPU flags (no ISA cap set in the environment)."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line for line in f if line.startswith("flags")), "").split()
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+@pytest.mark.skipif(any(os.environ.get(v) for v in ("MYCEL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA")),
+                    reason="an ISA cap changes what the process may use, not what /proc/cpuinfo lists")
+def test_bf16_level_warns_once_without_bf16_units(monkeypatch):
+    """Without AVX512-BF16 or AMX bfloat16 is emulated and slower than float32: a bfloat16 level
+    says so once per process (AmpPerformanceWarning); O0 and float16 never do; with the units,
+    nothing is said."""
+    from mycel import _mycel
+    has = _cpuinfo_has_bf16_units()
+    assert _mycel.cpu_has_bf16_units() == has
+    monkeypatch.setattr(amp, "_warned_no_bf16_units", False)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        amp.auto_mixed_precision(ConvBNNet(), "O0")
+        amp.auto_mixed_precision(ConvBNNet(), "O2", dtype=mycel.float16)
+        assert not [w for w in got if issubclass(w.category, amp.AmpPerformanceWarning)]
+        amp.auto_mixed_precision(ConvBNNet(), "O2")
+        amp.build_train_network(ConvBNNet(), nn.Momentum(ConvBNNet().trainable_params(), 0.1, 0.9),
+                                nn.MSELoss(), level="O3")
+    mine = [w for w in got if issubclass(w.category, amp.AmpPerformanceWarning)]
+    if has:
+        assert not mine
+    else:
+        assert len(mine) == 1 and "no bfloat16 units" in str(mine[0].message)
+        assert mine[0].filename == __file__  # points at the caller's line

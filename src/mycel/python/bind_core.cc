@@ -5,6 +5,7 @@
 #include "mycel/core/cpu_keeper.h"
 #include "mycel/core/parallel.h"
 #include "mycel/frontend/py_convert.h"
+#include "mycel/kernels/cpu/dnnl_isa.h"
 
 namespace mycel::py {
 
@@ -30,6 +31,11 @@ void init_core(nb::module_& m) {
   m.def(
       "cpu_has_avx512", &cpu_has_avx512,
       "Whether Mycel's AVX-512 kernels run here (the CPU has them and MYCEL_MAX_CPU_ISA allows).");
+  m.def(
+      "cpu_has_bf16_units", [] { return cpu_has_avx512_bf16() || cpu::onednn_uses_amx(); },
+      "Whether bfloat16 math has hardware here (AVX512-BF16 or AMX, as MYCEL_MAX_CPU_ISA and "
+      "ONEDNN_MAX_CPU_ISA allow); without it oneDNN and Mycel emulate bfloat16 with float32 "
+      "instructions, slower than float32 itself.");
   m.def("serial_work_threshold", &serial_work_threshold);
   m.def("cpu_keepers_started", &cpu_keepers_started,
         "Keeper threads started so far (SCHED_IDLE spinners around graph runs, cpu_keeper.h).");
