@@ -115,3 +115,38 @@ def test_resnet18_gradients_equal_onednn_path(tmp_path):
         # Gradients through 17 batch-normed layers: compare against each tensor's largest entry.
         scale = np.abs(off[k]).max()
         assert np.abs(on[k] - off[k]).max() <= 2e-3 * scale + 1e-7, k
+
+
+QUAD = """
+import sys
+import numpy as np
+from mycel import Tensor, ops
+out = {}
+for n, c, s, oc in ((4, 24, 12, 40), (4, 40, 9, 56), (4, 64, 16, 64), (4, 32, 6, 72)):
+    rng = np.random.default_rng(c + oc)
+    x = rng.standard_normal((n, c, s, s)).astype(np.float32)
+    w = rng.standard_normal((oc, c, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((n, oc, s, s)).astype(np.float32)
+    out[f"y{oc}"] = ops.conv2d(Tensor(x), Tensor(w), pad_mode="pad", pad=1).asnumpy()
+    out[f"dx{oc}"] = ops.conv2d_backprop_input(Tensor(dy), Tensor(w), input_size=x.shape,
+                                               pad_mode="pad", pad=1).asnumpy()
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_avx512_gemm_bit_identical_to_avx2(tmp_path):
+    """The AVX-512 GEMM (conv_winograd_gemm512.h: four output blocks at a time, on AVX-512 CPUs
+    other than Zen 4) sums each output's channels in the AVX2 kernel's order: forward and input
+    gradients equal MYCEL_WINOGRAD_AVX512=0's bit for bit, on output channels that end in a
+    quad, a pair or a single block (40, 56, 64, 72) and on many-tile and few-tile planes; and
+    both are Winograd's (not oneDNN's rounding: MYCEL_WINOGRAD=0 differs, within tolerance)."""
+    runs = {}
+    for name, extra in (("avx512", {}), ("avx2", {"MYCEL_WINOGRAD_AVX512": "0"}),
+                        ("onednn", {"MYCEL_WINOGRAD": "0"})):
+        path = str(tmp_path / f"{name}.npz")
+        subprocess.run([sys.executable, "-c", QUAD, path], env=dict(os.environ, **extra), check=True)
+        runs[name] = np.load(path)
+    for key in runs["avx2"].files:
+        np.testing.assert_array_equal(runs["avx512"][key], runs["avx2"][key], err_msg=key)
+        close(runs["avx2"][key], runs["onednn"][key].astype(np.float64), 2e-5)
+        assert not np.array_equal(runs["avx2"][key], runs["onednn"][key]), key

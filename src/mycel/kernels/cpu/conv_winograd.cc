@@ -11,6 +11,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/conv_winograd_gemm512.h"
 #include "mycel/kernels/cpu/dnnl_layout.h"
 #include "mycel/kernels/cpu/dnnl_util.h"
 
@@ -253,30 +254,41 @@ bool even_split() {
   return on;
 }
 
+// The GEMM of output blocks [ob, end) of one point for the tiles of v (groups as even as they go:
+// 25 tiles are five of 5, not four of 6 and a 1-tile group that reads all of U for one tile): four
+// blocks at a time in AVX-512 where winograd_gemm512_on(), else pairs, then a last single block.
+// up: U of this point at block ob; v, m: this point's V and M at tile 0 (m at block ob).
+void gemm_blocks(const float* v, const float* up, float* m, int64_t nt, int64_t ob, int64_t end,
+                 const Plan& q) {
+  const bool quad = winograd_gemm512_on(), even = even_split();
+  const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
+  for (int64_t o = ob; o < end;) {
+    const int blocks = quad && o + 4 <= end ? 4 : o + 1 < end ? 2 : 1;
+    const float* u = up + (o - ob) * q.c8 * kLanes;
+    float* mo = m + (o - ob) * kLanes;
+    for (int64_t j = 0; j < ng; ++j) {
+      const int64_t t = even ? j * nt / ng : j * kTileGroup;
+      const int n =
+          static_cast<int>(even ? (j + 1) * nt / ng - t : std::min<int64_t>(kTileGroup, nt - t));
+      if (blocks == 4)
+        winograd_gemm_quad(n, v + t * q.c8, u, mo + t * q.oc8, q.c8, q.oc8);
+      else
+        (blocks == 2 ? kGemm<2>[n] : kGemm<1>[n])(v + t * q.c8, u, mo + t * q.oc8, q.c8, q.oc8);
+    }
+    o += blocks;
+  }
+}
+
 template <int M>
 void run_block(const Plan& q, const float* x, const float* u, const float* bias8,
                const float* residual, float* y, WinogradAct act, int64_t t0, int64_t nt) {
   const int64_t vps = point_stride(nt * q.c8), mps = point_stride(nt * q.oc8);
   float* v = static_cast<float*>(dnnl_util::staging_data(0, q.p * vps * sizeof(float)));
   float* mm = static_cast<float*>(dnnl_util::staging_data(1, q.p * mps * sizeof(float)));
-  const bool even = even_split();
   for (int64_t i = 0; i < nt * q.cb; ++i)
     input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
-  // The GEMM's tile groups as even as they go (25 tiles: five of 5, not four of 6 and a 1-tile
-  // group that reads all of U for one tile).
-  const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
   for (int64_t pt = 0; pt < q.p; ++pt)
-    for (int64_t ob = 0; ob < q.ocb; ob += 2) {
-      const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
-      const bool two = ob + 1 < q.ocb;
-      for (int64_t j = 0; j < ng; ++j) {
-        const int64_t t = even ? j * nt / ng : j * kTileGroup;
-        const int n =
-            static_cast<int>(even ? (j + 1) * nt / ng - t : std::min<int64_t>(kTileGroup, nt - t));
-        (two ? kGemm<2>[n] : kGemm<1>[n])(v + pt * vps + t * q.c8, up,
-                                          mm + pt * mps + t * q.oc8 + ob * kLanes, q.c8, q.oc8);
-      }
-    }
+    gemm_blocks(v + pt * vps, u + pt * q.oc8 * q.c8, mm + pt * mps, nt, 0, q.ocb, q);
   for (int64_t i = 0; i < nt * q.ocb; ++i) {
     const int64_t t = i / q.ocb, ob = i % q.ocb;
     output_tile<M>(q, mm + t * q.oc8 + ob * kLanes, mps, t0 + t, ob, bias8, residual, y, act);
@@ -322,7 +334,8 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
       dnnl_util::staging_data(0, q.p * point_stride(tb * q.c8) * sizeof(float)));
   float* mm = static_cast<float*>(
       dnnl_util::staging_data(1, q.p * point_stride(tb * q.oc8) * sizeof(float)));
-  const int64_t pairs = (q.ocb + 1) / 2;
+  // The GEMM's work items: a point and 4 output blocks (AVX-512, gemm_blocks), else 2.
+  const int64_t step = winograd_gemm512_on() ? 4 : 2, units = (q.ocb + step - 1) / step;
   for (int64_t t0 = 0; t0 < tiles; t0 += tb) {
     const int64_t nt = std::min(tb, tiles - t0);
     const int64_t vps = point_stride(nt * q.c8), mps = point_stride(nt * q.oc8);
@@ -330,21 +343,11 @@ void run(const Plan& q, const float* x, const float* u, const float* bias8, cons
       for (int64_t i = b; i < e; ++i)
         input_tile<M>(q, x, t0 + i / q.cb, i % q.cb, v + i / q.cb * q.c8, vps);
     });
-    const bool even = even_split();
-    const int64_t ng = (nt + kTileGroup - 1) / kTileGroup;
-    parallel_for(q.p * pairs, nt * q.c8 * 16, [&](int64_t b, int64_t e) {
+    parallel_for(q.p * units, nt * q.c8 * kLanes * step, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t pt = i / pairs, ob = i % pairs * 2;
-        const float* up = u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes;
-        const float* vp = v + pt * vps;
-        float* mp = mm + pt * mps + ob * kLanes;
-        const bool two = ob + 1 < q.ocb;
-        for (int64_t j = 0; j < ng; ++j) {  // even groups, as in run_block
-          const int64_t t = even ? j * nt / ng : j * kTileGroup;
-          const int n = static_cast<int>(even ? (j + 1) * nt / ng - t
-                                              : std::min<int64_t>(kTileGroup, nt - t));
-          (two ? kGemm<2>[n] : kGemm<1>[n])(vp + t * q.c8, up, mp + t * q.oc8, q.c8, q.oc8);
-        }
+        const int64_t pt = i / units, ob = i % units * step;
+        gemm_blocks(v + pt * vps, u + pt * q.oc8 * q.c8 + ob * q.c8 * kLanes,
+                    mm + pt * mps + ob * kLanes, nt, ob, std::min(ob + step, q.ocb), q);
       }
     });
     parallel_for(nt * q.ocb, 40 * q.p, [&](int64_t b, int64_t e) {
