@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "mycel/core/cpu_features.h"
+#include "mycel/kernels/cpu/transpose8x8.h"
 
 #if MYCEL_AVX512_KERNELS
 #include <immintrin.h>
@@ -99,28 +100,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"))) void su
   }
 }
 
-// 8 rows of 8 32-bit units -> their columns (out[k] = unit k of each row).
+// 8 rows of 8 32-bit units -> their columns (out[k] = unit k of each row): transpose8x8.h's.
 inline void transpose8x8(const __m256i* in, __m256i* out) {
-  __m256 t[8], u[8];
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] =
-        _mm256_unpacklo_ps(_mm256_castsi256_ps(in[2 * k]), _mm256_castsi256_ps(in[2 * k + 1]));
-    t[2 * k + 1] =
-        _mm256_unpackhi_ps(_mm256_castsi256_ps(in[2 * k]), _mm256_castsi256_ps(in[2 * k + 1]));
-  }
-#pragma GCC unroll 2
-  for (int k = 0; k < 2; ++k) {
-    u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
-    u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0xEE);
-    u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
-    u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    out[k] = _mm256_castps_si256(_mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-    out[k + 4] = _mm256_castps_si256(_mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
-  }
+  mycel::cpu::transpose8x8(reinterpret_cast<const __m256*>(in), reinterpret_cast<__m256*>(out));
 }
 
 // z[0..5] := the seg (<= 192) 16-bit words at s, the lanes past seg zero.

@@ -6,6 +6,7 @@
 
 #include "mycel/core/error.h"
 #include "mycel/core/parallel.h"
+#include "mycel/kernels/cpu/transpose8x8.h"
 
 namespace mycel::cpu {
 namespace {
@@ -24,37 +25,53 @@ float* buffer(int which, int64_t n) {
   return buf[which].data<float>();
 }
 
-// NCHW (n, c, hw) -> nChw8c, channels padded with zeros to c8.
+// NCHW (n, c, hw) -> nChw8c, channels padded with zeros to c8. A whole block of 8 channels
+// moves 8 pixels at a time through an 8x8 register transpose: the scalar loop's strided stores
+// were 13% of a 64-channel Winograd forward's CPU samples (perf, one thread, batch 32).
 void to_blocked(const float* x, float* xb, int64_t n, int64_t c, int64_t hw) {
   const int64_t cb = (c + kLanes - 1) / kLanes;
   parallel_for(n * cb, hw * kLanes * 2, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
       const int64_t b = i / cb, blk = i % cb;
       float* out = xb + i * hw * kLanes;
+      const float* in0 = x + (b * c + blk * kLanes) * hw;
+      int64_t p0 = 0;
+      if (blk * kLanes + kLanes <= c)
+        for (; p0 + kLanes <= hw; p0 += kLanes) {
+          __m256 r[kLanes], t[kLanes];
+          for (int64_t k = 0; k < kLanes; ++k) r[k] = _mm256_loadu_ps(in0 + k * hw + p0);
+          transpose8x8(r, t);
+          for (int64_t j = 0; j < kLanes; ++j) _mm256_storeu_ps(out + (p0 + j) * kLanes, t[j]);
+        }
       for (int64_t k = 0; k < kLanes; ++k) {
-        const int64_t ch = blk * kLanes + k;
-        if (ch >= c) {
-          for (int64_t p = 0; p < hw; ++p) out[p * kLanes + k] = 0.0f;
+        if (blk * kLanes + k >= c) {
+          for (int64_t p = p0; p < hw; ++p) out[p * kLanes + k] = 0.0f;
           continue;
         }
-        const float* in = x + (b * c + ch) * hw;
-        for (int64_t p = 0; p < hw; ++p) out[p * kLanes + k] = in[p];
+        for (int64_t p = p0; p < hw; ++p) out[p * kLanes + k] = in0[k * hw + p];
       }
     }
   });
 }
 
-// nChw8c -> NCHW (n, c, hw), the padding channels dropped.
+// nChw8c -> NCHW (n, c, hw), the padding channels dropped; whole blocks as in to_blocked.
 void from_blocked(const float* yb, float* y, int64_t n, int64_t c, int64_t hw) {
   const int64_t cb = (c + kLanes - 1) / kLanes;
   parallel_for(n * cb, hw * kLanes * 2, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
       const int64_t b = i / cb, blk = i % cb;
       const float* in = yb + i * hw * kLanes;
-      for (int64_t k = 0; k < kLanes && blk * kLanes + k < c; ++k) {
-        float* out = y + (b * c + blk * kLanes + k) * hw;
-        for (int64_t p = 0; p < hw; ++p) out[p] = in[p * kLanes + k];
-      }
+      float* out0 = y + (b * c + blk * kLanes) * hw;
+      int64_t p0 = 0;
+      if (blk * kLanes + kLanes <= c)
+        for (; p0 + kLanes <= hw; p0 += kLanes) {
+          __m256 r[kLanes], t[kLanes];
+          for (int64_t j = 0; j < kLanes; ++j) r[j] = _mm256_loadu_ps(in + (p0 + j) * kLanes);
+          transpose8x8(r, t);
+          for (int64_t k = 0; k < kLanes; ++k) _mm256_storeu_ps(out0 + k * hw + p0, t[k]);
+        }
+      for (int64_t k = 0; k < kLanes && blk * kLanes + k < c; ++k)
+        for (int64_t p = p0; p < hw; ++p) out0[k * hw + p] = in[p * kLanes + k];
     }
   });
 }
