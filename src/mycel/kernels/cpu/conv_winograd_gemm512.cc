@@ -36,11 +36,11 @@ void quad(const float* v, const float* u, float* m, int64_t c8, int64_t oc8) {
   const float *v0 = v, *v1 = v + c8, *v2 = v + 2 * c8, *v3 = v + 3 * c8, *v4 = v + 4 * c8,
               *v5 = v + 5 * c8;
   const float* u1 = u + c8 * 16;
-#define MYCEL_WINO512_ROW(t)                                \
-  if constexpr (NT > t) {                                   \
-    const __m512 b = _mm512_set1_ps(v##t[c]);               \
-    a##t##0 = _mm512_fmadd_ps(b, w0, a##t##0);              \
-    a##t##1 = _mm512_fmadd_ps(b, w1, a##t##1);              \
+#define MYCEL_WINO512_ROW(t)                   \
+  if constexpr (NT > t) {                      \
+    const __m512 b = _mm512_set1_ps(v##t[c]);  \
+    a##t##0 = _mm512_fmadd_ps(b, w0, a##t##0); \
+    a##t##1 = _mm512_fmadd_ps(b, w1, a##t##1); \
   }
   for (int64_t c = 0; c < c8; ++c) {
     const __m512 w0 = _mm512_loadu_ps(u + c * 16);
@@ -64,16 +64,22 @@ void quad(const float* v, const float* u, float* m, int64_t c8, int64_t oc8) {
 
 }  // namespace
 
-void winograd_gemm_quad(int nt, const float* v, const float* u, float* m, int64_t c8,
-                        int64_t oc8) {
+void winograd_gemm_quad(int nt, const float* v, const float* u, float* m, int64_t c8, int64_t oc8) {
   switch (nt) {
-    case 1: return quad<1>(v, u, m, c8, oc8);
-    case 2: return quad<2>(v, u, m, c8, oc8);
-    case 3: return quad<3>(v, u, m, c8, oc8);
-    case 4: return quad<4>(v, u, m, c8, oc8);
-    case 5: return quad<5>(v, u, m, c8, oc8);
-    case 6: return quad<6>(v, u, m, c8, oc8);
-    default: MYCEL_THROW(RuntimeError, "[winograd] a GEMM group of ", nt, " tiles (backend bug)");
+    case 1:
+      return quad<1>(v, u, m, c8, oc8);
+    case 2:
+      return quad<2>(v, u, m, c8, oc8);
+    case 3:
+      return quad<3>(v, u, m, c8, oc8);
+    case 4:
+      return quad<4>(v, u, m, c8, oc8);
+    case 5:
+      return quad<5>(v, u, m, c8, oc8);
+    case 6:
+      return quad<6>(v, u, m, c8, oc8);
+    default:
+      MYCEL_THROW(RuntimeError, "[winograd] a GEMM group of ", nt, " tiles (backend bug)");
   }
 }
 #else

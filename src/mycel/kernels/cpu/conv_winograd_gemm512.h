@@ -16,7 +16,6 @@ bool winograd_gemm512_on();
 /// m[t][o] = sum_c v[t][c] u[c][o] for nt (1 to 6) tiles and 32 output channels, two pairs of
 /// 8-channel blocks: each pair's u rows hold 16 floats, the second pair's u starting at
 /// u + c8 * 16 (U's layout, conv_winograd.cc); v rows at stride c8, m rows at stride oc8.
-void winograd_gemm_quad(int nt, const float* v, const float* u, float* m, int64_t c8,
-                        int64_t oc8);
+void winograd_gemm_quad(int nt, const float* v, const float* u, float* m, int64_t c8, int64_t oc8);
 
 }  // namespace mycel::cpu
