@@ -1,4 +1,4 @@
-"""float64 numpy references for conv2d gradients, shared by the conv tests."""
+"""float64 numpy references for conv2d and its gradients, shared by the conv tests."""
 import numpy as np
 
 
@@ -12,3 +12,18 @@ def filter_grad_ref(x, dy, k, stride, pad):
             patch = x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
             dw[:, :, i, j] = np.einsum("nopq,ncpq->oc", dy.astype(np.float64), patch)
     return dw
+
+
+def forward_ref(x, w, stride, pad, dilation=1):
+    """y[n, o, p, q] = sum_{c, i, j} w[o, c, i, j] * xpad[n, c, p*stride + i*dilation, q*stride + j*dilation]."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oc, _, kh, kw = w.shape
+    oh = (x.shape[2] - dilation * (kh - 1) - 1) // stride + 1
+    ow = (x.shape[3] - dilation * (kw - 1) - 1) // stride + 1
+    y = np.zeros((x.shape[0], oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i * dilation:i * dilation + stride * oh:stride,
+                      j * dilation:j * dilation + stride * ow:stride]
+            y += np.einsum("ncpq,oc->nopq", patch, w[:, :, i, j].astype(np.float64))
+    return y

@@ -39,8 +39,20 @@ struct GemmFilterPrepared : KernelPrepared {
   int a_a = -1, a_b = -1, a_c = -1;
 };
 
-// colT[(c, i, j), (n, oh, ow)] = x[n, c, oh * sh - pt + i * dh, ow * sw - pl + j * dw], 0 outside.
-void gather_columns(const float* x, float* col, const WindowGeom& g) {
+// dyT[oc, (n, p)] = dy[n, oc, p].
+void transpose_dy(const float* dy, float* dyt, const WindowGeom& g) {
+  const int64_t plane = g.oh * g.ow, np = g.n * plane;
+  parallel_for(g.oc, np, [&](int64_t o0, int64_t o1) {
+    for (int64_t oc = o0; oc < o1; ++oc)
+      for (int64_t n = 0; n < g.n; ++n)
+        std::memcpy(dyt + oc * np + n * plane, dy + (n * g.oc + oc) * plane,
+                    sizeof(float) * static_cast<size_t>(plane));
+  });
+}
+
+}  // namespace
+
+void conv_gather_columns(const float* x, float* col, const WindowGeom& g) {
   const int64_t plane = g.oh * g.ow, np = g.n * plane, ckk = g.c * g.kh * g.kw;
   parallel_for(ckk, np, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -65,19 +77,6 @@ void gather_columns(const float* x, float* col, const WindowGeom& g) {
     }
   });
 }
-
-// dyT[oc, (n, p)] = dy[n, oc, p].
-void transpose_dy(const float* dy, float* dyt, const WindowGeom& g) {
-  const int64_t plane = g.oh * g.ow, np = g.n * plane;
-  parallel_for(g.oc, np, [&](int64_t o0, int64_t o1) {
-    for (int64_t oc = o0; oc < o1; ++oc)
-      for (int64_t n = 0; n < g.n; ++n)
-        std::memcpy(dyt + oc * np + n * plane, dy + (n * g.oc + oc) * plane,
-                    sizeof(float) * static_cast<size_t>(plane));
-  });
-}
-
-}  // namespace
 
 bool conv2d_gemm_bwd_filter_fits(DType dtype, const WindowGeom& g) {
   // 1x1 kernels stay with oneDNN's jit_1x1, which has no such loss.
@@ -115,7 +114,7 @@ void conv2d_gemm_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw, 
   auto* dyt = static_cast<float*>(staging_data(kSlotDy, sizeof(float) * size_t(g.oc * np)));
   auto* col = static_cast<float*>(staging_data(kSlotCol, sizeof(float) * size_t(ckk * np)));
   transpose_dy(dy.data<float>(), dyt, g);
-  gather_columns(x.data<float>(), col, g);
+  conv_gather_columns(x.data<float>(), col, g);
   p.exec.set(p.a_a, dyt);
   p.exec.set(p.a_b, col);
   p.exec.set(p.a_c, dw.data());

@@ -13,6 +13,11 @@
 
 namespace mycel::cpu {
 
+/// colT[(c, i, j), (n, oh, ow)] = x[n, c, oh * sh - pt + i * dh, ow * sw - pl + j * dw], 0 outside
+/// the input: the columns of x (NCHW) as a (C*KH*KW, N*OH*OW) row-major matrix (the small-plane
+/// GEMMs' shared gather: this weight gradient and conv_gemm_forward.h).
+void conv_gather_columns(const float* x, float* col, const WindowGeom& g);
+
 /// float32, one group, a kernel larger than 1x1, planes of at most 16 output positions, and
 /// gathered columns of at most 32 MiB (a per-thread staging buffer that is kept).
 bool conv2d_gemm_bwd_filter_fits(DType dtype, const WindowGeom& g);

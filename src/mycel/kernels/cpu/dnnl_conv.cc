@@ -16,6 +16,7 @@
 #include "mycel/kernels/cpu/conv_blocked8_loops.h"
 #include "mycel/kernels/cpu/conv_direct.h"
 #include "mycel/kernels/cpu/conv_gemm_filter.h"
+#include "mycel/kernels/cpu/conv_gemm_forward.h"
 #include "mycel/kernels/cpu/conv_stream.h"
 #include "mycel/kernels/cpu/conv_weight_reorder.h"
 #include "mycel/kernels/cpu/conv_winograd.h"
@@ -458,6 +459,12 @@ void conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y
       if (post) params->post_applied = true;
       return;
     }
+  // Small output planes whose weights change (training's last stage): one GEMM over the batch
+  // (conv_gemm_forward.h). Post-ops are left to the caller.
+  if (!src_blocked && !dst_blocked && !const_w && x.dtype() == DType::float32 &&
+      w.dtype() == DType::float32 && (!bias || bias->dtype() == DType::float32) &&
+      conv2d_gemm_forward_fits(y.dtype(), g))
+    return conv2d_gemm_forward(x, w, bias, y, g, slot);
   // 3x3 inference convolutions with constant weights on nChw8c: Winograd where it wins
   // (conv_winograd.h), the weights transformed once per weight buffer.
   // A residual add (then relu/relu6) in the output transform (fuse_post_ops.cc).
