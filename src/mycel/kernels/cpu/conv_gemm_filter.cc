@@ -34,9 +34,7 @@ std::shared_ptr<GemmFilterEntry> build(int64_t oc, int64_t np, int64_t ckk) {
 struct GemmFilterPrepared : KernelPrepared {
   int threads = 0;
   WindowGeom g;
-  std::shared_ptr<GemmFilterEntry> e;
-  PreparedExec exec;
-  int a_a = -1, a_b = -1, a_c = -1;
+  PlainMatmulCall mm;
 };
 
 // dyT[oc, (n, p)] = dy[n, oc, p].
@@ -100,26 +98,16 @@ void conv2d_gemm_backprop_filter(const Tensor& dy, const Tensor& x, Tensor& dw, 
         auto q = std::make_unique<GemmFilterPrepared>();
         q->threads = num_threads();
         q->g = g;
-        q->e = cached<GemmFilterEntry>(key("conv2d_gemm_bwd_w", g.oc, np, ckk),
-                                       [&] { return build(g.oc, np, ckk); });
-        if (q->e->ok) {
-          q->exec = PreparedExec(q->e->prim, &q->e->pd);
-          q->a_a = q->exec.add(DNNL_ARG_SRC, q->e->a_md);
-          q->a_b = q->exec.add(DNNL_ARG_WEIGHTS, q->e->b_md);
-          q->a_c = q->exec.add(DNNL_ARG_DST, q->e->c_md);
-        }
+        q->mm.bind(cached<GemmFilterEntry>(key("conv2d_gemm_bwd_w", g.oc, np, ckk),
+                                           [&] { return build(g.oc, np, ckk); }));
         return q;
       });
-  MYCEL_CHECK(p.e->ok, RuntimeError, "[conv2d_backprop_filter] oneDNN has no float32 matmul");
+  MYCEL_CHECK(p.mm.e->ok, RuntimeError, "[conv2d_backprop_filter] oneDNN has no float32 matmul");
   auto* dyt = static_cast<float*>(staging_data(kSlotDy, sizeof(float) * size_t(g.oc * np)));
   auto* col = static_cast<float*>(staging_data(kSlotCol, sizeof(float) * size_t(ckk * np)));
   transpose_dy(dy.data<float>(), dyt, g);
   conv_gather_columns(x.data<float>(), col, g);
-  p.exec.set(p.a_a, dyt);
-  p.exec.set(p.a_b, col);
-  p.exec.set(p.a_c, dw.data());
-  p.exec.run();
-  stream().wait();
+  p.mm.run(dyt, col, dw.data());
 }
 
 }  // namespace mycel::cpu

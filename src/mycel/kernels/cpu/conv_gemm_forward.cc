@@ -34,9 +34,7 @@ std::shared_ptr<PlainMatmulEntry> build(int64_t oc, int64_t np, int64_t ckk) {
 struct GemmForwardPrepared : KernelPrepared {
   int threads = 0;
   WindowGeom g;
-  std::shared_ptr<PlainMatmulEntry> e;
-  PreparedExec exec;
-  int a_a = -1, a_b = -1, a_c = -1;
+  PlainMatmulCall mm;
 };
 
 // y[n, oc, p] = y'[oc, (n, p)] + bias[oc].
@@ -87,25 +85,15 @@ void conv2d_gemm_forward(const Tensor& x, const Tensor& w, const Tensor* bias, T
         auto q = std::make_unique<GemmForwardPrepared>();
         q->threads = num_threads();
         q->g = g;
-        q->e = cached<PlainMatmulEntry>(key("conv2d_gemm_fwd", g.oc, np, ckk),
-                                        [&] { return build(g.oc, np, ckk); });
-        if (q->e->ok) {
-          q->exec = PreparedExec(q->e->prim, &q->e->pd);
-          q->a_a = q->exec.add(DNNL_ARG_SRC, q->e->a_md);
-          q->a_b = q->exec.add(DNNL_ARG_WEIGHTS, q->e->b_md);
-          q->a_c = q->exec.add(DNNL_ARG_DST, q->e->c_md);
-        }
+        q->mm.bind(cached<PlainMatmulEntry>(key("conv2d_gemm_fwd", g.oc, np, ckk),
+                                            [&] { return build(g.oc, np, ckk); }));
         return q;
       });
-  MYCEL_CHECK(p.e->ok, RuntimeError, "[conv2d] oneDNN has no float32 matmul");
+  MYCEL_CHECK(p.mm.e->ok, RuntimeError, "[conv2d] oneDNN has no float32 matmul");
   auto* yt = static_cast<float*>(staging_data(kSlotOut, sizeof(float) * size_t(g.oc * np)));
   auto* col = static_cast<float*>(staging_data(kSlotCol, sizeof(float) * size_t(ckk * np)));
   conv_gather_columns(x.data<float>(), col, g);
-  p.exec.set(p.a_a, w.data());
-  p.exec.set(p.a_b, col);
-  p.exec.set(p.a_c, yt);
-  p.exec.run();
-  stream().wait();
+  p.mm.run(w.data(), col, yt);
   scatter_rows(yt, bias ? bias->data<float>() : nullptr, y.data<float>(), g);
 }
 

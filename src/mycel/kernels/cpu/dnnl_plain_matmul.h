@@ -27,4 +27,31 @@ struct PlainMatmulEntry : Entry {
   }
 };
 
+/// A PlainMatmulEntry's call prepared for one instruction: its three arguments bound once, so a
+/// warm launch only sets their addresses (the small-plane convolution GEMMs).
+struct PlainMatmulCall {
+  std::shared_ptr<PlainMatmulEntry> e;
+  PreparedExec exec;
+  int a_a = -1, a_b = -1, a_c = -1;
+
+  /// Takes entry and, where it has a primitive, binds its arguments.
+  void bind(std::shared_ptr<PlainMatmulEntry> entry) {
+    e = std::move(entry);
+    if (!e->ok) return;
+    exec = PreparedExec(e->prim, &e->pd);
+    a_a = exec.add(DNNL_ARG_SRC, e->a_md);
+    a_b = exec.add(DNNL_ARG_WEIGHTS, e->b_md);
+    a_c = exec.add(DNNL_ARG_DST, e->c_md);
+  }
+
+  /// c = a x b, complete on return.
+  void run(const void* a, const void* b, void* c) {
+    exec.set(a_a, a);
+    exec.set(a_b, b);
+    exec.set(a_c, c);
+    exec.run();
+    stream().wait();
+  }
+};
+
 }  // namespace mycel::cpu::dnnl_util
