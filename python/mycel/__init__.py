@@ -44,6 +44,16 @@ from mycel.lite.graph import load
 from mycel.common.generator import (Generator, default_generator, manual_seed, seed, initial_seed,
                                     get_rng_state, set_rng_state)
 from mycel.common.misc import lazy_inline, is_tensor, from_numpy
+
+
+def set_flush_denormal(mode):
+    """Flush float32/float64 subnormals to zero (FTZ and DAZ) on this thread and the kernel thread
+    pool, as torch.set_flush_denormal: off by default. On Intel CPUs each subnormal costs a
+    microcode assist; a saturated training step can run several times slower without it
+    (docs/training.md, "Subnormal numbers"). Returns False where the CPU has no such control."""
+    return _mycel.set_flush_denormal(bool(mode))
+
+
 # MindSpore's top level re-exports mindspore.train (callbacks, metrics, loss scale managers, ...);
 # names defined above (export, load, ...) keep their meaning.
 _train_names = [n for n in train.__all__ if n not in globals() and n not in ("callback", "metrics", "summary")]
@@ -60,6 +70,7 @@ __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_conte
            "complex64", "complex128", "Generator", "default_generator", "manual_seed", "seed",
            "initial_seed", "get_rng_state", "set_rng_state", "lazy_inline", "is_tensor", "from_numpy"]
 __all__ += _train_names
+__all__ += ["set_flush_denormal"]
 
 # Submodules MindSpore's top level imports (ms.dataset, ms.numpy, ...): imported on first use here,
 # so that `import mycel` stays quick.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "mycel/core/denormals.h"
 #include "mycel/core/error.h"
 
 namespace mycel {
@@ -57,6 +58,7 @@ void set_num_threads(int n) {
               "with multiprocessing's 'spawn' or 'forkserver' method to use more)");
   g_threads.store(n, std::memory_order_relaxed);
   omp_set_num_threads(n);
+  refresh_flush_denormal();  // a larger team's new threads take the pool's FTZ/DAZ setting
 }
 
 int64_t serial_work_threshold() {

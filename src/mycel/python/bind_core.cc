@@ -3,6 +3,7 @@
 
 #include "mycel/core/cpu_features.h"
 #include "mycel/core/cpu_keeper.h"
+#include "mycel/core/denormals.h"
 #include "mycel/core/parallel.h"
 #include "mycel/frontend/py_convert.h"
 #include "mycel/kernels/cpu/dnnl_isa.h"
@@ -36,6 +37,10 @@ void init_core(nb::module_& m) {
       "Whether bfloat16 math has hardware here (AVX512-BF16 or AMX, as MYCEL_MAX_CPU_ISA and "
       "ONEDNN_MAX_CPU_ISA allow); without it oneDNN and Mycel emulate bfloat16 with float32 "
       "instructions, slower than float32 itself.");
+  m.def("set_flush_denormal", &set_flush_denormal,
+        "Sets or clears flush-to-zero and denormals-are-zero on this thread and the kernel thread "
+        "pool; False where the CPU has no such control.");
+  m.def("flush_denormal", &flush_denormal);
   m.def("serial_work_threshold", &serial_work_threshold);
   m.def("cpu_keepers_started", &cpu_keepers_started,
         "Keeper threads started so far (SCHED_IDLE spinners around graph runs, cpu_keeper.h).");
