@@ -55,12 +55,12 @@ void scatter_rows(const float* yt, const float* bias, float* y, const WindowGeom
   });
 }
 
+// Read at every call, as MYCEL_WINOGRAD_NCHW (a getenv against a convolution of milliseconds):
+// a test can take oneDNN's direct sums for a reference (test_int8.py's fake quant).
 bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("MYCEL_CONV_GEMM_FWD");
-    return cpu_has_avx512() && !cpu_is_zen4() && !(v && *v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
+  static const bool cpu = cpu_has_avx512() && !cpu_is_zen4();
+  const char* v = std::getenv("MYCEL_CONV_GEMM_FWD");
+  return cpu && !(v && *v && std::strcmp(v, "0") == 0);
 }
 
 }  // namespace

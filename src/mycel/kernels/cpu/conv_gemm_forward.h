@@ -15,7 +15,8 @@ namespace mycel::cpu {
 
 /// float32, one group, a kernel larger than 1x1, output planes of at most 16 positions, enough
 /// rows and channels for a GEMM, gathered columns of at most 32 MiB; on AVX-512 CPUs other than
-/// Zen 4 (not measured there) unless MYCEL_CONV_GEMM_FWD=0 (oneDNN's, for A/B; read once).
+/// Zen 4 (not measured there) unless MYCEL_CONV_GEMM_FWD=0 (oneDNN's: A/B, and references that
+/// want oneDNN's direct sums; read at every call).
 bool conv2d_gemm_forward_fits(DType dtype, const WindowGeom& g);
 /// y = conv2d(x, w) + bias (NCHW, OIHW; bias may be null).
 void conv2d_gemm_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
