@@ -2,7 +2,9 @@
 softmax's gradient right after its dP product (backend/fuse_heads_softmax.cc,
 MYCEL_FUSE_HEADS_SOFTMAX=0 off): the same bits as the two launches, the float64 attention within
 bf16 rounding, rows that fill whole vectors (128), odd (37) and longer than the register rows (300),
-scores with a second reader (not fused), 1/2/3 threads, and the O2 transformer step."""
+scores with a second reader (not fused), 1/2/3 threads, and the O2 transformer step. float32 the
+same way where its head transposes fold (fold_head_transposes.cc, MYCEL_FOLD_HEAD_TRANSPOSES_F32:
+the float64 attention within 1e-5), and the float32 transformer step with and without the folds."""
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from mycel import nn, ops, Tensor
 from o2_transformer import o2_transformer_run
 
 SWITCH = "MYCEL_FUSE_HEADS_SOFTMAX"
+F32 = "MYCEL_FOLD_HEAD_TRANSPOSES_F32"
 
 
 pytestmark = pytest.mark.usefixtures("graph_mode")
@@ -26,9 +29,9 @@ class Attention(nn.Cell):
     """sum(attention(q, k, v) * w) with the head split and merge (batch_first), as
     nn.MultiheadAttention computes it."""
 
-    def __init__(self, w, dims, extra_reader=False):
+    def __init__(self, w, dims, extra_reader=False, dtype=mycel.bfloat16):
         super().__init__()
-        self.w = Tensor(w.astype(np.float32), dtype=mycel.bfloat16)
+        self.w = Tensor(w.astype(np.float32), dtype=dtype)
         self.dims = dims
         self.extra_reader = extra_reader
 
@@ -49,10 +52,10 @@ class Attention(nn.Cell):
         return out
 
 
-def _run(q, k, v, w, dims, extra_reader):
-    net = Attention(w, dims, extra_reader)
+def _run(q, k, v, w, dims, extra_reader, dtype=mycel.bfloat16):
+    net = Attention(w, dims, extra_reader, dtype)
     grad = ops.GradOperation(get_all=True)(net)
-    ts = [Tensor(a.astype(np.float32), dtype=mycel.bfloat16) for a in (q, k, v)]
+    ts = [Tensor(a.astype(np.float32), dtype=dtype) for a in (q, k, v)]
     for _ in range(2):  # the second run: the warm launches
         gs = grad(*ts)
     return [g.astype(mycel.float32).asnumpy() for g in gs]
@@ -78,18 +81,24 @@ def _reference(q, k, v, w, dims, extra_reader):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("dims", [(4, 128, 2, 16), (3, 37, 3, 8), (2, 300, 2, 8), (5, 8, 1, 4)])
-def test_fused_equals_unfused_and_float64(monkeypatch, threads, dims):
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_fused_equals_unfused_and_float64(monkeypatch, threads, dims, dtype):
     mycel.set_context(num_threads=threads)
+    monkeypatch.setenv(F32, "1")
     rng = np.random.default_rng(threads + dims[1])
     n, l, h, d = dims
-    q, k, v, w = (bf16_values(rng.standard_normal((n, l, h * d))) for _ in range(4))
+    bf16 = dtype == "bfloat16"
+    values = bf16_values if bf16 else (lambda a: a.astype(np.float32).astype(np.float64))
+    q, k, v, w = (values(rng.standard_normal((n, l, h * d))) for _ in range(4))
+    dt = getattr(mycel, dtype)
     monkeypatch.setenv(SWITCH, "1")
-    got = _run(q, k, v, w, dims, False)
+    got = _run(q, k, v, w, dims, False, dt)
     monkeypatch.setenv(SWITCH, "0")
-    plain = _run(q, k, v, w, dims, False)
+    plain = _run(q, k, v, w, dims, False, dt)
+    tol = 0.05 if bf16 else 1e-5
     for g, p, r in zip(got, plain, _reference(q, k, v, w, dims, False)):
         np.testing.assert_array_equal(g, p)  # the same products and row kernels: the same bits
-        np.testing.assert_allclose(g, r, rtol=0.05, atol=0.05 * np.abs(r).max())
+        np.testing.assert_allclose(g, r, rtol=tol, atol=tol * np.abs(r).max())
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -125,4 +134,25 @@ def test_o2_transformer_step_equals_unfused(monkeypatch, threads):
     assert text.count("matmul_heads+softmax(") == 2, text
     assert text.count("matmul_heads+softmax_grad(") == 2, text
     assert text.count("= softmax(") == 1 and text.count("= softmax_grad(") == 0, text
+    assert np.all(np.isfinite(la)) and la[-1] < la[0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_f32_transformer_step_with_and_without_folds(monkeypatch, threads):
+    monkeypatch.setenv("MYCEL_FLASH_ATTENTION", "0")
+    monkeypatch.setenv(SWITCH, "1")
+    monkeypatch.setenv(F32, "1")
+    la, wa, text, _ = o2_transformer_run(threads, 3, d_model=32, ff=64, batch=4, seq=24, level="O0")
+    monkeypatch.setenv(F32, "0")
+    lb, wb, before, _ = o2_transformer_run(threads, 3, d_model=32, ff=64, batch=4, seq=24,
+                                           level="O0")
+    np.testing.assert_allclose(la, lb, rtol=1e-5)
+    for a, b in zip(wa, wb):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * np.abs(b).max())
+    # Two layers: q, k, v and the output split or merged, forward and backward (16 transposes),
+    # each layer's scores with its softmax and dP with softmax's gradient in one launch.
+    assert "matmul_heads" not in before and before.count("= softmax_grad(") == 2, before
+    assert before.count("= transpose(") - text.count("= transpose(") == 16, text
+    assert text.count("matmul_heads+softmax(") == 2, text
+    assert text.count("matmul_heads+softmax_grad(") == 2, text
     assert np.all(np.isfinite(la)) and la[-1] < la[0]

@@ -7,8 +7,8 @@
 // copy (kernels/cpu/dnnl_strided_matmul.cc), so a split whose every reader is a batched matmul
 // is dropped and the matmuls read x through its strides, and a merge that is its matmul's only
 // reader becomes the matmul's output strides. The result is the same products in the same order,
-// bit for bit. bfloat16 only: float32's brgemm ran the strided P.V 30-50% slower than the
-// contiguous one on Zen 4. MYCEL_FOLD_HEAD_TRANSPOSES=0 turns it off (A/B measurements).
+// bit for bit. bfloat16 always; float32 where its strided products run as fast (fold_f32).
+// MYCEL_FOLD_HEAD_TRANSPOSES=0 turns it off (A/B measurements).
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -18,6 +18,7 @@
 #include "mycel/backend/fuse_attention_heads.h"
 #include "mycel/backend/fuse_heads_softmax.h"
 #include "mycel/backend/fuse_util.h"
+#include "mycel/core/cpu_features.h"
 #include "mycel/kernels/cpu/dnnl_strided_matmul.h"
 
 namespace mycel::backend::detail {
@@ -26,25 +27,46 @@ namespace {
 using cpu::StridedMatmul;
 using cpu::StridedView;
 
-bool is_static_bf16(const Function& f, int r, int rank) {
-  return is_static_plain(f, r, DType::bfloat16, rank);
+// Whether float32's products fold too: on AVX-512 CPUs other than Zen 4, where oneDNN's float32
+// brgemm reads and writes the strided views at the contiguous speed (an Ice Lake Xeon, the
+// transformer step on two threads, alternating A/B, bench/bench_step_env_ab.py: attention's 12
+// products, 16 transposes and 4 softmax launches 8.5 ms of launch minima, its 12 strided
+// launches, 4 with their softmax (fuse_heads_softmax.cc), 7.0; the step's sum of launch minima
+// 32.7 -> 31.2 ms). On Zen 4 the strided P.V ran 30-50% slower.
+// MYCEL_FOLD_HEAD_TRANSPOSES_F32=1/0 overrides (read per program, for A/B).
+bool fold_f32() {
+  const char* v = std::getenv("MYCEL_FOLD_HEAD_TRANSPOSES_F32");
+  if (v && *v) return std::strcmp(v, "0") != 0;
+  return cpu_has_avx512() && !cpu_is_zen4();
 }
 
-// A transpose swapping dims 1 and 2 of a static 4-D bf16 tensor.
-bool is_head_transpose(const Function& f, const Instr& in) {
+// A static plain register of rank `rank` in a dtype whose head transposes fold.
+bool is_static_heads(const Function& f, int r, int rank, bool f32) {
+  return is_static_plain(f, r, DType::bfloat16, rank) ||
+         (f32 && is_static_plain(f, r, DType::float32, rank));
+}
+
+bool same_dtype(const Function& f, int r0, int r1) {
+  return f.regs[r0].meta.dtype == f.regs[r1].meta.dtype;
+}
+
+// A transpose swapping dims 1 and 2 of a static 4-D tensor.
+bool is_head_transpose(const Function& f, const Instr& in, bool f32) {
   if (!is_kernel1(in) || !in.op->backend.permutes_axes || in.in.empty() ||
-      !is_static_bf16(f, in.in[0], 4) || !is_static_bf16(f, in.out[0], 4))
+      !is_static_heads(f, in.in[0], 4, f32) || !is_static_heads(f, in.out[0], 4, f32) ||
+      !same_dtype(f, in.in[0], in.out[0]))
     return false;
   std::vector<int64_t> p = in.attrs.get_ints("perm");
   for (int64_t& x : p) x = x < 0 ? x + 4 : x;
   return p == std::vector<int64_t>{0, 2, 1, 3};
 }
 
-// A batched matmul of two static rank-3 bf16 operands of one batch, no post-ops.
-bool is_batched_matmul(const Function& f, const Instr& in) {
+// A batched matmul of two static rank-3 operands of one batch and dtype, no post-ops.
+bool is_batched_matmul(const Function& f, const Instr& in, bool f32) {
   if (!is_kernel1(in) || !in.op->backend.plain_matmul || in.in.size() != 2 || in.params ||
-      !is_static_bf16(f, in.in[0], 3) || !is_static_bf16(f, in.in[1], 3) ||
-      !is_static_bf16(f, in.out[0], 3))
+      !is_static_heads(f, in.in[0], 3, f32) || !is_static_heads(f, in.in[1], 3, f32) ||
+      !is_static_heads(f, in.out[0], 3, f32) || !same_dtype(f, in.in[0], in.out[0]) ||
+      !same_dtype(f, in.in[1], in.out[0]))
     return false;
   return f.regs[in.in[0]].meta.shape[0] == f.regs[in.in[1]].meta.shape[0];
 }
@@ -77,10 +99,10 @@ std::shared_ptr<OpDef> make_op(const StridedMatmul& s, const TensorMeta& out,
   d->name = "matmul_heads{" + which + "}";
   d->class_name = "MatMulHeads";
   d->doc =
-      "A batched bf16 matmul whose head-split operands or head-merged result are strided "
+      "A batched matmul whose head-split operands or head-merged result are strided "
       "views (fold_head_transposes.cc).";
   d->inputs = {{"x"}, {"y"}};
-  d->dtypes = {DType::bfloat16};
+  d->dtypes = {out.dtype};
   d->grad = "none";
   d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
   d->kernel = [s](const KernelContext& c) {
@@ -89,7 +111,7 @@ std::shared_ptr<OpDef> make_op(const StridedMatmul& s, const TensorMeta& out,
   return d;
 }
 
-void fold_function(Function& f, ProgramImpl& p) {
+void fold_function(Function& f, ProgramImpl& p, bool f32) {
   const int n = static_cast<int>(f.code.size());
   const std::vector<int> uses = count_uses(f);
   const std::vector<int> reader = single_readers(f, uses);
@@ -98,14 +120,15 @@ void fold_function(Function& f, ProgramImpl& p) {
   std::vector<int> split_of(f.regs.size(), -1);  // view register -> index in splits
   for (int t = 0; t < n; ++t) {
     const Instr& tr = f.code[t];
-    if (!is_head_transpose(f, tr) || uses[tr.out[0]] != 1) continue;
+    if (!is_head_transpose(f, tr, f32) || uses[tr.out[0]] != 1) continue;
     const int v = reader[tr.out[0]];
     if (v < 0 || f.code[v].code != Code::kView || f.code[v].out.size() != 1 ||
         f.code[v].in[0] != tr.out[0])
       continue;
     const Shape& s4 = f.regs[tr.in[0]].meta.shape;
     const int rv = f.code[v].out[0];
-    if (!is_static_bf16(f, rv, 3) || f.regs[rv].meta.shape != Shape{s4[0] * s4[2], s4[1], s4[3]})
+    if (!is_static_heads(f, rv, 3, f32) || !same_dtype(f, rv, tr.in[0]) ||
+        f.regs[rv].meta.shape != Shape{s4[0] * s4[2], s4[1], s4[3]})
       continue;
     int readers = 0;
     bool ok = true;
@@ -113,7 +136,7 @@ void fold_function(Function& f, ProgramImpl& p) {
       for (int r : f.code[k].in)
         if (r == rv) {
           ++readers;
-          ok = is_batched_matmul(f, f.code[k]) && !written_between(f, tr.in[0], t, k);
+          ok = is_batched_matmul(f, f.code[k], f32) && !written_between(f, tr.in[0], t, k);
         }
     if (!ok || readers != uses[rv]) continue;
     split_of[rv] = static_cast<int>(splits.size());
@@ -125,7 +148,7 @@ void fold_function(Function& f, ProgramImpl& p) {
     changed = false;
     for (int k = 0; k < n; ++k) {
       const Instr& mm = f.code[k];
-      if (!is_batched_matmul(f, mm)) continue;
+      if (!is_batched_matmul(f, mm, f32)) continue;
       const int s0 = split_of[mm.in[0]], s1 = split_of[mm.in[1]];
       if (s0 >= 0 && s1 >= 0 && !dead[s0] && !dead[s1] &&
           (splits[s0].A != splits[s1].A || splits[s0].C != splits[s1].C)) {
@@ -140,7 +163,7 @@ void fold_function(Function& f, ProgramImpl& p) {
     if (!dead[i]) keep[splits[i].transpose] = keep[splits[i].view] = 0;
   for (int k = 0; k < n; ++k) {
     const Instr& mm = f.code[k];
-    if (!is_batched_matmul(f, mm)) continue;
+    if (!is_batched_matmul(f, mm, f32)) continue;
     const int sa = split_of[mm.in[0]] >= 0 && !dead[split_of[mm.in[0]]] ? split_of[mm.in[0]] : -1;
     const int sb = split_of[mm.in[1]] >= 0 && !dead[split_of[mm.in[1]]] ? split_of[mm.in[1]] : -1;
     int64_t A = sa >= 0 ? splits[sa].A : sb >= 0 ? splits[sb].A : 0;
@@ -152,12 +175,12 @@ void fold_function(Function& f, ProgramImpl& p) {
     if (uses[ro] == 1 && (mv = reader[ro]) >= 0 && f.code[mv].code == Code::kView &&
         f.code[mv].out.size() == 1 && f.code[mv].in[0] == ro) {
       const int r4 = f.code[mv].out[0];
-      const bool shaped = is_static_bf16(f, r4, 4) && f.regs[r4].meta.shape[2] == so[1] &&
-                          f.regs[r4].meta.shape[3] == so[2] &&
+      const bool shaped = is_static_heads(f, r4, 4, f32) && same_dtype(f, r4, ro) &&
+                          f.regs[r4].meta.shape[2] == so[1] && f.regs[r4].meta.shape[3] == so[2] &&
                           f.regs[r4].meta.shape[0] * f.regs[r4].meta.shape[1] == so[0] &&
                           (!A || (f.regs[r4].meta.shape[0] == A && f.regs[r4].meta.shape[1] == C));
       mt = shaped && uses[r4] == 1 ? reader[r4] : -1;
-      if (mt >= 0 && (!is_head_transpose(f, f.code[mt]) || f.code[mt].in[0] != r4)) mt = -1;
+      if (mt >= 0 && (!is_head_transpose(f, f.code[mt], f32) || f.code[mt].in[0] != r4)) mt = -1;
       if (mt >= 0) {
         A = f.regs[r4].meta.shape[0];
         C = f.regs[r4].meta.shape[1];
@@ -222,7 +245,8 @@ void fold_function(Function& f, ProgramImpl& p) {
 void fold_head_transposes(ProgramImpl& p) {
   const char* v = std::getenv("MYCEL_FOLD_HEAD_TRANSPOSES");
   if (v && std::strcmp(v, "0") == 0) return;
-  for (Function& f : p.fns) fold_function(f, p);
+  const bool f32 = fold_f32();
+  for (Function& f : p.fns) fold_function(f, p, f32);
 }
 
 }  // namespace mycel::backend::detail

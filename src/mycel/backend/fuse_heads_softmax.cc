@@ -6,7 +6,8 @@
 // scores (2 MiB in the transformer step) go out to L3 and come back for the row op. Each block's
 // product is the same primitive's arithmetic on fewer batch entries and each row the same row
 // kernel (softmax_bf16.h), so the result is the unfused one bit for bit. Only where the product's
-// result has no other reader (P itself is still stored: the backward reads it).
+// result has no other reader (P itself is still stored: the backward reads it). bf16 and, where
+// fold_head_transposes.cc folds float32's products, float32 (softmax_f32.h's rows).
 // Two threads, the transformer's O2 step, alternating A/B at load 1.9-2.1: the four launches
 // 1.21 -> 1.12 ms of minima, 1.25 -> 1.15 of medians (on one thread a wash: the rows' work, not
 // the trip to L3, is the cost). MYCEL_FUSE_HEADS_SOFTMAX=0 turns it off (A/B measurements).
@@ -18,24 +19,39 @@
 
 #include "mycel/kernels/cpu/matmul_heads_rows.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
+#include "mycel/kernels/cpu/softmax_f32.h"
 
 namespace mycel::backend::detail {
 namespace {
 
 struct RowsCtx {
-  uint16_t* c;        // the product, then the row op's result, in place
-  const uint16_t* y;  // the gradient's softmax output (null for the forward)
-  int64_t n;          // the row length
+  void* c;        // the product, then the row op's result, in place
+  const void* y;  // the gradient's softmax output (null for the forward)
+  int64_t n;      // the row length
 };
 
-void softmax_rows(void* p, int64_t r0, int64_t r1) {
+void softmax_rows_bf16(void* p, int64_t r0, int64_t r1) {
   const auto& x = *static_cast<const RowsCtx*>(p);
-  cpu::softmax_bf16_rows(x.c, x.c, r0, r1, x.n);
+  auto* c = static_cast<uint16_t*>(x.c);
+  cpu::softmax_bf16_rows(c, c, r0, r1, x.n);
 }
 
-void softmax_grad_rows(void* p, int64_t r0, int64_t r1) {
+void softmax_grad_rows_bf16(void* p, int64_t r0, int64_t r1) {
   const auto& x = *static_cast<const RowsCtx*>(p);
-  cpu::softmax_grad_bf16_rows(x.y, x.c, x.c, r0, r1, x.n);
+  auto* c = static_cast<uint16_t*>(x.c);
+  cpu::softmax_grad_bf16_rows(static_cast<const uint16_t*>(x.y), c, c, r0, r1, x.n);
+}
+
+void softmax_rows_f32(void* p, int64_t r0, int64_t r1) {
+  const auto& x = *static_cast<const RowsCtx*>(p);
+  auto* c = static_cast<float*>(x.c);
+  cpu::softmax_f32_rows(c, c, r0, r1, x.n);
+}
+
+void softmax_grad_rows_f32(void* p, int64_t r0, int64_t r1) {
+  const auto& x = *static_cast<const RowsCtx*>(p);
+  auto* c = static_cast<float*>(x.c);
+  cpu::softmax_grad_f32_rows(static_cast<const float*>(x.y), c, c, r0, r1, x.n);
 }
 
 std::shared_ptr<OpDef> make_op(const cpu::StridedMatmul& s, const TensorMeta& out, bool grad) {
@@ -46,17 +62,21 @@ std::shared_ptr<OpDef> make_op(const cpu::StridedMatmul& s, const TensorMeta& ou
                 : "softmax(x @ y) over head blocks (fuse_heads_softmax.cc).";
   d->inputs = {{"x"}, {"y"}};
   if (grad) d->inputs.push_back({"softmax"});
-  d->dtypes = {DType::bfloat16};
+  d->dtypes = {out.dtype};
   d->grad = "none";
   d->infer = [out](const InferContext&) { return std::vector<TensorMeta>{out}; };
-  d->kernel = [s, grad](const KernelContext& c) {
+  const bool bf16 = out.dtype == DType::bfloat16;
+  const cpu::RowEpilogue rows = bf16 ? (grad ? softmax_grad_rows_bf16 : softmax_rows_bf16)
+                                     : (grad ? softmax_grad_rows_f32 : softmax_rows_f32);
+  d->kernel = [s, grad, rows](const KernelContext& c) {
     Tensor& o = c.out(0);
-    RowsCtx ctx{o.data<uint16_t>(), grad ? c.in(2).data<uint16_t>() : nullptr, s.c.dims[3]};
+    RowsCtx ctx{o.data(), grad ? c.in(2).data() : nullptr, s.c.dims[3]};
     if (grad)
-      MYCEL_CHECK(c.in(2).numel() == o.numel(), RuntimeError, "[", c.op.name, "] softmax has ",
-                  c.in(2).numel(), " elements, the product ", o.numel());
-    cpu::matmul_strided_then(c.in(0), c.in(1), o, s, grad ? softmax_grad_rows : softmax_rows, &ctx,
-                             c.prepared);
+      MYCEL_CHECK(c.in(2).numel() == o.numel() && c.in(2).dtype() == o.dtype(), RuntimeError, "[",
+                  c.op.name, "] softmax has ", c.in(2).numel(), " elements of ",
+                  dtype_name(c.in(2).dtype()), ", the product ", o.numel(), " of ",
+                  dtype_name(o.dtype()));
+    cpu::matmul_strided_then(c.in(0), c.in(1), o, s, rows, &ctx, c.prepared);
   };
   return d;
 }
@@ -85,11 +105,11 @@ bool match_heads_softmax(const Function& f, const std::vector<int>& uses,
   const int out = row.out[0];
   int64_t axis = row.attrs.get_int("axis");
   if (axis < 0) axis += static_cast<int64_t>(shape.size());
-  if (axis != static_cast<int64_t>(shape.size()) - 1 || !is_static_plain(f, out, DType::bfloat16) ||
+  const DType dt = f.regs[result].meta.dtype;  // the product's: bf16, or float32 (fold_f32)
+  if (axis != static_cast<int64_t>(shape.size()) - 1 || !is_static_plain(f, out, dt) ||
       f.regs[out].meta.shape != shape)
     return false;
-  if (grad &&
-      (!is_static_plain(f, row.in[0], DType::bfloat16) || f.regs[row.in[0]].meta.shape != shape))
+  if (grad && (!is_static_plain(f, row.in[0], dt) || f.regs[row.in[0]].meta.shape != shape))
     return false;
   for (int x : operands)
     if (written_between(f, x, k, j)) return false;

@@ -20,7 +20,7 @@ struct HeadsSoftmax {
 };
 
 /// Whether the product at instruction k (operands `operands`, the registers it will read; its
-/// plain result `result`, the views `s`) is read only by a bf16 softmax over the last axis, or
+/// plain result `result`, the views `s`) is read only by a softmax over the last axis, or
 /// only as the dy of such a softmax gradient (registry trait backend.softmax_rows), with nothing
 /// writing the operands in between; then `r` says what replaces the row op. Unless
 /// MYCEL_FUSE_HEADS_SOFTMAX=0 (A/B measurements).

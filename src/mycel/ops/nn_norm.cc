@@ -7,7 +7,7 @@
 #include "mycel/kernels/cpu/norm_fast.h"
 #include "mycel/kernels/cpu/norm_nhwc.h"
 #include "mycel/kernels/cpu/softmax_bf16.h"
-#include "mycel/kernels/cpu/softmax_rows.h"
+#include "mycel/kernels/cpu/softmax_f32.h"
 #include "mycel/ops/bprop.h"
 #include "mycel/ops/infer_util.h"
 
@@ -61,6 +61,12 @@ void softmax_grad_kernel(const KernelContext& c) {
   if (inner == 1 && cpu::nn_backend() == cpu::NnBackend::kAuto &&
       cpu::softmax_grad_bf16_last_axis(y, c.in(1), c.out(0), outer, len))
     return;
+  // float32 on the last axis: softmax_f32.h's rows in AVX-512 or AVX2 lanes (the transformer
+  // step's 8192 rows of 128 on two Ice Lake cores: 411-449 us the reference loop, 422-496 these;
+  // both are bound by the 12 MiB they move, but fuse_heads_softmax.cc runs them in cache).
+  if (inner == 1 && cpu::nn_backend() == cpu::NnBackend::kAuto &&
+      cpu::softmax_grad_f32_last_axis(y, c.in(1), c.out(0), outer, len))
+    return;
   visit_float_dtype(y.dtype(), c.op.name.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     cpu::softmax_grad_ref<T>(y, c.in(1), c.out(0), outer, len, inner);
@@ -72,12 +78,14 @@ void softmax_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   int64_t outer, len, inner;
   split_at_axis(x.shape(), softmax_axis(c.op, c.attrs, x.ndim()), outer, len, inner);
-  // Short rows of a small tensor: a loop (oneDNN's set-up per row costs more than the row).
-  if (cpu::nn_backend() == cpu::NnBackend::kAuto &&
-      cpu::softmax_small_rows(x, c.out(0), outer, len, inner, Log))
+  // float32 on the last axis: softmax_f32.h's row loops. oneDNN's set-up costs ~40 ns a row (5.9
+  // us for the MLP's 128 x 10 logits, the loop 1-2), and its jit kernel took 629-685 us (minima)
+  // for the transformer step's 8192 rows of 128 on two Ice Lake cores, the loops 566-600.
+  if (inner == 1 && cpu::nn_backend() == cpu::NnBackend::kAuto &&
+      cpu::softmax_f32_last_axis(x, c.out(0), outer, len, Log))
     return;
-  // oneDNN's softmax is a fast jit kernel on the last axis (5x the loop), a reference one 7x
-  // slower than the loop on other axes. A bf16 softmax on the last axis: softmax_bf16.h (the
+  // oneDNN's softmax on other axes is a reference kernel 7x slower than the loop; float64 on the
+  // last axis takes its jit kernel. A bf16 softmax on the last axis: softmax_bf16.h (the
   // transformer step's 8192 rows of 128: on par with oneDNN's on one core, 0.61 against 0.76 ms
   // for the step's two on two).
   if (!Log && inner == 1 && x.numel() > 0 && cpu::nn_backend() == cpu::NnBackend::kAuto &&
