@@ -296,7 +296,7 @@ def markdown(result):
         out += ["## Training steps (fixed batch, float32, momentum SGD)", "",
                 "Where a step spends its time, launch by launch: [perf_lenet5.md](perf_lenet5.md) "
                 "(lenet5), [perf_mlp.md](perf_mlp.md) (mlp), [perf_resnet.md](perf_resnet.md) "
-                "(resnet18). Between steps the OpenMP workers sleep and their CPUs go idle; "
+                "(resnet18), [perf_transformer.md](perf_transformer.md) (transformer). Between steps the OpenMP workers sleep and their CPUs go idle; "
                 "`MYCEL_CPU_KEEPER=1` keeps those CPUs from halting with SCHED_IDLE keeper threads "
                 "(`src/mycel/core/cpu_keeper.h`: a step's first parallel launch waits 4-8 µs for the "
                 "worker instead of 12-40 µs), off by default: on this machine ResNet-18's step took "

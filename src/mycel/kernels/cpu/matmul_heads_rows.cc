@@ -17,10 +17,20 @@ namespace {
 // 1 MiB, 2 threads, load 4.6), each block's product a primitive call of its own.
 constexpr int64_t kBlockBytes = 1024 * 1024;
 
+// One block's sub-views and its sub-tensors of a, b and c: built when the launch's buffers change
+// (the arena's stay put), so that a warm launch allocates nothing (the views' and shapes'
+// vectors would be three each a block).
+struct Block {
+  StridedMatmul sub;
+  Tensor a, b, c;
+};
+
 struct BlocksPrepared : KernelPrepared {
   int threads = 0;
   int64_t per = 0;                                     // first-dim entries a block
   std::vector<std::unique_ptr<KernelPrepared>> slots;  // each block's matmul_strided state
+  std::vector<Block> blocks;
+  const void *a = nullptr, *b = nullptr, *c = nullptr;  // the buffers `blocks` view
 };
 
 }  // namespace
@@ -52,12 +62,22 @@ void matmul_strided_then(const Tensor& a, const Tensor& b, Tensor& c, const Stri
         return q;
       });
   const int64_t per = p.per, blocks = static_cast<int64_t>(p.slots.size());
+  if (p.a != a.data() || p.b != b.data() || p.c != c.data() ||
+      static_cast<int64_t>(p.blocks.size()) != blocks) {
+    p.blocks.clear();
+    for (int64_t i = 0; i < blocks; ++i) {
+      const int64_t i0 = i * per, n = std::min(per, A - i0);
+      p.blocks.push_back({{sub_dims(s.a, n), sub_dims(s.b, n), sub_dims(s.c, n)},
+                          sub_tensor(a, s.a, i0, n),
+                          sub_tensor(b, s.b, i0, n),
+                          sub_tensor(c, s.c, i0, n)});
+    }
+    p.a = a.data(), p.b = b.data(), p.c = c.data();
+  }
   auto block = [&](int64_t i) {
     const int64_t i0 = i * per, n = std::min(per, A - i0);
-    StridedMatmul sub{sub_dims(s.a, n), sub_dims(s.b, n), sub_dims(s.c, n)};
-    Tensor as = sub_tensor(a, s.a, i0, n), bs = sub_tensor(b, s.b, i0, n),
-           cs = sub_tensor(c, s.c, i0, n);
-    matmul_strided(as, bs, cs, sub, &p.slots[static_cast<size_t>(i)]);
+    Block& k = p.blocks[static_cast<size_t>(i)];
+    matmul_strided(k.a, k.b, k.c, k.sub, &p.slots[static_cast<size_t>(i)]);
     after(ctx, i0 * rows_per, (i0 + n) * rows_per);
   };
   blocks_on_threads(blocks, block);
